@@ -121,19 +121,22 @@ class RuleTutorModel:
         if is_farewell(text):
             bilan = f" Bilan : {_summary(record)}." if record else ""
             return _text(f"À bientôt, {user} !{bilan}", **{QUESTION_KEY: None})
+        welcome_new = _text(
+            f"Bonjour {user} ! Je suis ton tuteur de Python. Quel est ton niveau, "
+            f"de {NIVEAU_MIN} (débutant) à {NIVEAU_MAX} (expert) ?",
+            **{QUESTION_KEY: ASK_LEVEL},
+        )
         if is_greeting(text):
             if record is None:
-                return _text(
-                    f"Bonjour {user} ! Je suis ton tuteur de Python. Quel est ton niveau, "
-                    f"de {NIVEAU_MIN} (débutant) à {NIVEAU_MAX} (expert) ?",
-                    **{QUESTION_KEY: ASK_LEVEL},
-                )
+                return welcome_new
             welcome = f"Bon retour, {user} ! Tu es au {_summary(record)}. "
             return _ask(choose_question(record), welcome)
         if record is None or pending == ASK_LEVEL:
             digits = re.findall(r"\d+", text)
             if len(digits) == 1 and NIVEAU_MIN <= int(digits[0]) <= NIVEAU_MAX:
                 return self._call(request, "fixer_niveau", {"niveau": int(digits[0])})
+            if pending != ASK_LEVEL:
+                return welcome_new
             return _text(
                 f"Réponds par un nombre entier de {NIVEAU_MIN} à {NIVEAU_MAX}, s'il te plaît.",
                 **{QUESTION_KEY: ASK_LEVEL},

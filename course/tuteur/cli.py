@@ -1,0 +1,228 @@
+"""Command line of the tutor, as the seed's `files/main.py`.
+
+    python -m course.tuteur --user alice [--reprendre] [--db PATH]
+    python -m course.tuteur demo [--db PATH]
+
+The database defaults to $TUTEUR_DB, else `tuteur.db`. Every event is stored as soon as it
+happens, so an interrupted session (Ctrl-C, end of input) loses nothing already said.
+Exit codes: 0 done, 1 database or demo error, 2 bad usage, 130 interrupted by Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+from .agent import APP_NAME, Tuteur
+from .demonstration import DEMO_USER, demo
+from .modele import is_farewell
+from .runner import Runner, message
+
+__all__ = ["DbPathError", "check_db_path", "default_db", "main"]
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class DbPathError(ValueError):
+    """The --db path cannot hold the tutor's database (nothing was written)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"Erreur : {message}\n")
+
+
+def default_db() -> str:
+    return os.environ.get("TUTEUR_DB") or "tuteur.db"
+
+
+def check_db_path(path: str) -> Path:
+    """Refuse, before anything is written, a path the service could not use."""
+    p = Path(path).expanduser()
+    if not str(path).strip():
+        raise DbPathError("Chemin de base vide : donnez un fichier avec --db.")
+    if not p.parent.is_dir():
+        raise DbPathError(
+            f"Le dossier « {p.parent} » n'existe pas : créez-le ou choisissez un autre --db."
+        )
+    if p.is_dir():
+        raise DbPathError(f"« {p} » est un dossier, pas un fichier de base de données.")
+    if p.is_file() and p.stat().st_size > 0:
+        with p.open("rb") as f:
+            if f.read(len(_SQLITE_HEADER)) != _SQLITE_HEADER:
+                raise DbPathError(
+                    f"« {p} » n'est pas une base SQLite : il n'a pas été modifié ; "
+                    "choisissez un autre fichier avec --db."
+                )
+    return p
+
+
+def _open_service(path: Path) -> Any:
+    from course.sessions import SqliteSessionService
+
+    return SqliteSessionService(str(path))
+
+
+def _say(text: str = "", *, err: bool = False) -> None:
+    print(text, file=sys.stderr if err else sys.stdout, flush=True)
+
+
+def _show(event: Any) -> None:
+    for part in event.content.parts or [] if event.content else []:
+        if part.function_call is not None:
+            args = ", ".join(f"{k}={v!r}" for k, v in (part.function_call.args or {}).items())
+            _say(f"  [outil] {part.function_call.name}({args})")
+        elif part.function_response is not None:
+            statut = (part.function_response.response or {}).get("statut", "?")
+            _say(f"  [outil] {part.function_response.name} -> {statut}")
+        elif part.text and event.author != "user":
+            _say(f"tuteur> {part.text}")
+
+
+def _read(prompt: str) -> str:
+    print(prompt, end="", flush=True)
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    if not sys.stdin.isatty():  # piped input: echo it so the transcript reads like a dialogue
+        print(line.rstrip("\n"), flush=True)
+    return line.rstrip("\n")
+
+
+def _run_session(user: str, reprendre: bool, db: Path) -> int:
+    loop = asyncio.new_event_loop()
+    service = session_id = None
+    try:
+        service = _open_service(db)
+        sessions = loop.run_until_complete(
+            service.list_sessions(app_name=APP_NAME, user_id=user)
+        ).sessions
+        if reprendre and sessions:
+            session_id = sessions[-1].id
+            _say(f"Reprise de la session {session_id}")
+            full = loop.run_until_complete(
+                service.get_session(app_name=APP_NAME, user_id=user, session_id=session_id)
+            )
+            said = [e for e in full.events if e.author != "user" and e.content and e.content.parts]
+            texts = [p.text for e in said for p in e.content.parts if p.text]
+            if texts:
+                _say(f"tuteur> {texts[-1]}")
+        else:
+            if reprendre:
+                _say(f"Aucune session précédente pour « {user} » : "
+                     "je commence une nouvelle session.")
+            session = loop.run_until_complete(
+                service.create_session(app_name=APP_NAME, user_id=user)
+            )
+            session_id = session.id
+            _say(f"Nouvelle session {session_id} pour {user}.")
+        _say("Écris ta réponse puis Entrée ; « au revoir » pour terminer.")
+        runner = Runner(agent=Tuteur(), app_name=APP_NAME, session_service=service)
+        while True:
+            try:
+                text = _read(f"{user}> ")
+            except EOFError:
+                _say(f"\nFin de l'entrée : session {session_id} arrêtée. Tout ce qui a été dit "
+                     "est enregistré ; reprends-la avec --reprendre.")
+                return EXIT_OK
+            except UnicodeDecodeError:
+                _say("Entrée illisible (pas en UTF-8) : ligne ignorée.", err=True)
+                continue
+            if not text.strip():
+                _say("Réponse vide : écris ta réponse, ou « au revoir » pour terminer.")
+                continue
+            loop.run_until_complete(_turn(runner, user, session_id, text))
+            if is_farewell(text):
+                return EXIT_OK
+    except KeyboardInterrupt:
+        _cancel_pending(loop)
+        where = f" (session {session_id})" if session_id else ""
+        _say(f"\nInterrompu (Ctrl-C) : ce qui était déjà dit est enregistré{where} ; "
+             "reprends avec --reprendre.", err=True)
+        return EXIT_INTERRUPTED
+    except (sqlite3.Error, ValueError, OSError) as exc:
+        _say(f"Erreur avec la base « {db} » : {exc}", err=True)
+        return EXIT_ERROR
+    finally:
+        try:
+            if service is not None:
+                loop.run_until_complete(service.close())
+        finally:
+            loop.close()
+
+
+async def _turn(runner: Runner, user: str, session_id: str, text: str) -> None:
+    async for event in runner.run_async(
+        user_id=user, session_id=session_id, new_message=message(text)
+    ):
+        _show(event)
+
+
+def _cancel_pending(loop: asyncio.AbstractEventLoop) -> None:
+    """Stop a turn cut by Ctrl-C; events appended before it stay in the file."""
+    pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+
+
+def _run_demo(db: Path) -> int:
+    async def replay() -> tuple[str, list[int]]:
+        service = _open_service(db)
+        try:
+            ids = await demo(service)
+            counts = []
+            for sid in ids:
+                s = await service.get_session(app_name=APP_NAME, user_id=DEMO_USER, session_id=sid)
+                counts.append(len(s.events))
+            return " / ".join(ids), counts
+        finally:
+            await service.close()
+
+    try:
+        ids, counts = asyncio.run(replay())
+    except (sqlite3.Error, ValueError, OSError) as exc:
+        _say(f"Erreur : {exc}", err=True)
+        return EXIT_ERROR
+    _say(f"Démonstration rejouée dans {db} pour {DEMO_USER} : sessions {ids}, "
+         f"{counts[0]} puis {counts[1]} événements.")
+    _say(f"Regardez le fichier : python -m course.inspecter {db}")
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `python -m course.tuteur`; returns the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["demo"]:
+        parser = _Parser(prog="python -m course.tuteur demo",
+                         description="Rejoue les deux sessions de démonstration d'alice.")
+        parser.add_argument("--db", default=default_db(), help="fichier SQLite (défaut : "
+                            "$TUTEUR_DB, sinon tuteur.db)")
+        opts = parser.parse_args(args[1:])
+    else:
+        parser = _Parser(prog="python -m course.tuteur",
+                         description="Tuteur de Python hors ligne, avec mémoire SQLite.")
+        parser.add_argument("--user", help="identifiant de l'élève (obligatoire)")
+        parser.add_argument("--reprendre", action="store_true",
+                            help="reprendre la dernière session au lieu d'en créer une")
+        parser.add_argument("--db", default=default_db(), help="fichier SQLite (défaut : "
+                            "$TUTEUR_DB, sinon tuteur.db)")
+        opts = parser.parse_args(args)
+        if opts.user is None or not opts.user.strip():
+            parser.error("indiquez l'élève avec --user NOM (non vide)")
+    try:
+        db = check_db_path(opts.db)
+    except DbPathError as exc:
+        _say(f"Erreur : {exc}", err=True)
+        return EXIT_ERROR
+    if args[:1] == ["demo"]:
+        return _run_demo(db)
+    return _run_session(opts.user.strip(), opts.reprendre, db)
