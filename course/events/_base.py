@@ -1,0 +1,32 @@
+"""Pydantic configuration shared by the event models.
+
+ADK and google.genai accept camelCase aliases and snake_case names, and dump snake_case;
+unknown fields are kept (``extra="allow"``) so an event written by a newer ADK survives a
+read-and-rewrite through the course's service without losing data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, alias_generators
+
+__all__ = ["EventModel"]
+
+
+class EventModel(BaseModel):
+    """Base of every event model: ADK's aliasing, bytes as base64, unknown fields kept."""
+
+    model_config = ConfigDict(
+        extra="allow",
+        alias_generator=alias_generators.to_camel,
+        populate_by_name=True,
+        ser_json_bytes="base64",
+        val_json_bytes="base64",
+    )
+
+    def __repr_args__(self) -> Any:
+        # Only the fields that say something: a learner printing an event sees a short line.
+        for name, value in super().__repr_args__():
+            if value is not None and value != {}:
+                yield name, value

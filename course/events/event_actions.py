@@ -1,0 +1,31 @@
+"""``EventActions``: what an event changes besides the conversation (state, transfers...)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from ._base import EventModel
+
+__all__ = ["EventActions"]
+
+
+class EventActions(EventModel):
+    """Mirror of ADK's ``EventActions``; ``state_delta`` is the part the session services use."""
+
+    skip_summarization: bool | None = None
+    state_delta: dict[str, Any] = Field(default_factory=dict)
+    artifact_delta: dict[str, int] = Field(default_factory=dict)
+    transfer_to_agent: str | None = None
+    transfer_reason: str | None = None
+    escalate: bool | None = None
+    requested_auth_configs: dict[str, Any] = Field(default_factory=dict)
+    requested_tool_confirmations: dict[str, Any] = Field(default_factory=dict)
+    compaction: Any | None = None
+    end_of_agent: bool | None = None
+    agent_state: dict[str, Any] | None = None
+    rewind_before_invocation_id: str | None = None
+    route: Any | None = None
+    render_ui_widgets: list[Any] | None = None
+    set_model_response: Any | None = None

@@ -1,0 +1,93 @@
+"""SQL of the SQLite file: ADK 2.10's four tables (the shared format) plus one index.
+
+The tables are byte-for-byte ADK's ``CREATE TABLE`` statements so that either service reads
+the other's file. The index is the course's addition: it serves "this session's events in
+time order" (get_session, list_events) and is ignored by ADK's reader.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "APP_STATES_TABLE_SCHEMA",
+    "CREATE_SCHEMA_SQL",
+    "EVENTS_BY_SESSION_INDEX",
+    "EVENTS_TABLE_SCHEMA",
+    "EXPECTED_COLUMNS",
+    "SESSIONS_TABLE_SCHEMA",
+    "USER_STATES_TABLE_SCHEMA",
+]
+
+APP_STATES_TABLE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS app_states (
+    app_name TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    update_time REAL NOT NULL
+);
+"""
+
+USER_STATES_TABLE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS user_states (
+    app_name TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    update_time REAL NOT NULL,
+    PRIMARY KEY (app_name, user_id)
+);
+"""
+
+SESSIONS_TABLE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    app_name TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    create_time REAL NOT NULL,
+    update_time REAL NOT NULL,
+    PRIMARY KEY (app_name, user_id, id)
+);
+"""
+
+EVENTS_TABLE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    id TEXT NOT NULL,
+    app_name TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    invocation_id TEXT NOT NULL,
+    timestamp REAL NOT NULL,
+    event_data TEXT NOT NULL,
+    PRIMARY KEY (app_name, user_id, session_id, id),
+    FOREIGN KEY (app_name, user_id, session_id)
+        REFERENCES sessions(app_name, user_id, id) ON DELETE CASCADE
+);
+"""
+
+EVENTS_BY_SESSION_INDEX = """
+CREATE INDEX IF NOT EXISTS idx_events_session_time
+    ON events (app_name, user_id, session_id, timestamp);
+"""
+
+CREATE_SCHEMA_SQL = "\n".join(
+    [
+        APP_STATES_TABLE_SCHEMA,
+        USER_STATES_TABLE_SCHEMA,
+        SESSIONS_TABLE_SCHEMA,
+        EVENTS_TABLE_SCHEMA,
+        EVENTS_BY_SESSION_INDEX,
+    ]
+)
+
+EXPECTED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "app_states": ("app_name", "state", "update_time"),
+    "user_states": ("app_name", "user_id", "state", "update_time"),
+    "sessions": ("app_name", "user_id", "id", "state", "create_time", "update_time"),
+    "events": (
+        "id",
+        "app_name",
+        "user_id",
+        "session_id",
+        "invocation_id",
+        "timestamp",
+        "event_data",
+    ),
+}

@@ -1,0 +1,348 @@
+"""``SqliteSessionService``: sessions in a SQLite file in ADK 2.10's format, on aiosqlite.
+
+Unlike ADK's service, it keeps ONE connection open (until ``close()`` or the end of an
+``async with`` block), runs in WAL mode with a busy timeout, has an index for a session's events
+in time order, and checks staleness inside the write transaction. Files stay interchangeable
+with ADK's ``SqliteSessionService``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import stat
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote, urlparse
+
+import aiosqlite
+
+from ..events import Event
+from . import _sqlite_ops as ops
+from ._schema import CREATE_SCHEMA_SQL, EXPECTED_COLUMNS
+from .base_session_service import (
+    BaseSessionService,
+    GetSessionConfig,
+    ListSessionsResponse,
+    check_name,
+)
+from .errors import (
+    InvalidArgumentError,
+    InvalidDatabaseError,
+    ReadOnlyDatabaseError,
+    ServiceClosedError,
+    SessionNotFoundError,
+)
+from .session import Session
+from .state import merge_state, split_state
+
+__all__ = ["SqliteSessionService"]
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+BUSY_TIMEOUT_MS = 5_000
+
+
+def _parse_path(db_path: Any) -> Path:
+    """A filesystem path from a path, a str, or ADK's ``sqlite:///file.db`` URL."""
+    if isinstance(db_path, os.PathLike):
+        db_path = os.fspath(db_path)
+    if not isinstance(db_path, str):
+        raise InvalidArgumentError(
+            f"db_path doit être un chemin de fichier (str ou Path), pas {type(db_path).__name__}."
+        )
+    if not db_path.strip():
+        raise InvalidArgumentError("db_path ne doit pas être vide.")
+    if db_path.startswith(("sqlite:", "sqlite+aiosqlite:")):
+        raw = unquote(urlparse(db_path).path)
+        db_path = raw[1:] if raw.startswith("/") else raw
+    return Path(db_path)
+
+
+def _is_read_only(path: Path) -> bool:
+    """True if the file may not be written: no write permission bit, or no access.
+
+    root ignores permission bits (``os.access`` says yes), so the bits are read too: a file
+    chmod 0444 is treated as read-only for everyone, as its owner meant.
+    """
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return False
+    return not (mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) or not os.access(path, os.W_OK)
+
+
+def _check_location(path: Path) -> None:
+    """Clear French errors for a path that cannot hold a session database."""
+    if str(path) == ":memory:":
+        return
+    folder = path.parent
+    if not folder.is_dir():
+        raise InvalidDatabaseError(
+            f"Le dossier {str(folder)!r} n'existe pas : impossible d'y créer ou d'y lire la base "
+            f"{path.name!r}. Créez d'abord le dossier ou choisissez un autre chemin."
+        )
+    if path.is_dir():
+        raise InvalidDatabaseError(f"{str(path)!r} est un dossier, pas un fichier de base SQLite.")
+    if path.exists():
+        try:
+            with path.open("rb") as file:
+                header = file.read(len(SQLITE_HEADER))
+        except PermissionError:
+            raise ReadOnlyDatabaseError(
+                f"Le fichier {str(path)!r} n'est pas lisible (droits d'accès)."
+            ) from None
+        if header and header != SQLITE_HEADER:
+            raise InvalidDatabaseError(
+                f"Le fichier {str(path)!r} n'est pas une base SQLite (en-tête inattendu). "
+                "Il n'a pas été modifié ; choisissez un autre chemin."
+            )
+
+
+def _prepare(db: sqlite3.Connection, path: Path, read_only: bool) -> None:
+    """Per-connection set-up; validates existing tables BEFORE changing anything in the file."""
+    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    db.execute("PRAGMA foreign_keys = ON")
+    try:
+        tables = {
+            name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+    except sqlite3.DatabaseError as exc:
+        raise InvalidDatabaseError(
+            f"Le fichier {str(path)!r} n'est pas une base SQLite lisible ({exc}). "
+            "Il n'a pas été modifié."
+        ) from None
+    for table, expected in EXPECTED_COLUMNS.items():
+        if table not in tables:
+            if read_only:
+                raise ReadOnlyDatabaseError(
+                    f"La base {str(path)!r} est en lecture seule et n'a pas de table {table!r} : "
+                    "ce n'est pas une base de sessions."
+                )
+            continue
+        columns = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        missing = [c for c in expected if c not in columns]
+        if missing:
+            raise InvalidDatabaseError(
+                f"La table {table!r} de {str(path)!r} n'a pas les colonnes attendues "
+                f"(il manque : {', '.join(missing)}). Ce fichier n'a pas le format des sessions "
+                "d'ADK 2.10 ; il n'a pas été modifié."
+            )
+    if read_only:
+        return
+    if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal" and str(path) != ":memory:":
+        db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = NORMAL")
+    ops.write(db, lambda d: [d.execute(s) for s in _statements(CREATE_SCHEMA_SQL)])
+
+
+def _statements(script: str) -> list[str]:
+    return [s.strip() for s in script.split(";") if s.strip()]
+
+
+class SqliteSessionService(BaseSessionService):
+    """Sessions stored in a SQLite file, readable and writable by ADK's own service too.
+
+    ``SqliteSessionService("tuteur.db")`` does no I/O beyond checking the path; the connection
+    opens on first use and stays open until ``await service.close()`` (or the end of
+    ``async with SqliteSessionService(path) as service:``).
+    """
+
+    def __init__(self, db_path: str | os.PathLike[str]) -> None:
+        self.db_path: Path = _parse_path(db_path)
+        _check_location(self.db_path)
+        self._conn: aiosqlite.Connection | None = None
+        self._open_lock: asyncio.Lock | None = None
+        self._closed = False
+        self._read_only = False
+
+    def __repr__(self) -> str:
+        state = "fermé" if self._closed else ("ouvert" if self._conn else "pas encore ouvert")
+        return f"SqliteSessionService({str(self.db_path)!r}, {state})"
+
+    @property
+    def read_only(self) -> bool:
+        """True when the file is read-only: reads work, writes raise ReadOnlyDatabaseError."""
+        return self._read_only
+
+    # -- connection -------------------------------------------------------------------------
+
+    async def _connection(self) -> aiosqlite.Connection:
+        if self._closed:
+            raise ServiceClosedError(
+                f"Ce service ({self.db_path}) a été fermé avec close() : créez-en un nouveau."
+            )
+        if self._conn is None:
+            if self._open_lock is None:
+                self._open_lock = asyncio.Lock()
+            async with self._open_lock:
+                if self._conn is None:
+                    self._conn = await self._open()
+        return self._conn
+
+    async def _open(self) -> aiosqlite.Connection:
+        path = self.db_path
+        _check_location(path)
+        self._read_only = _is_read_only(path)
+        if self._read_only:
+            target, uri = f"file:{quote(str(path.resolve()))}?mode=ro", True
+        else:
+            target, uri = str(path), False
+        conn = aiosqlite.connect(target, uri=uri, isolation_level=None, cached_statements=64)
+        # A forgotten close() must not keep the process alive at exit (aiosqlite's worker
+        # thread is not a daemon): the OS closes the file and SQLite's journal stays sound.
+        conn._thread.daemon = True
+        try:
+            await conn
+        except sqlite3.Error as exc:
+            raise InvalidDatabaseError(f"Impossible d'ouvrir {str(path)!r} : {exc}.") from None
+        try:
+            await conn._execute(lambda: _prepare(conn._conn, path, self._read_only))
+        except BaseException:
+            await conn.close()
+            raise
+        return conn
+
+    async def _run(self, work: Any, *args: Any, write: bool = False) -> Any:
+        """Run ``work(db, *args)`` in the connection's thread inside one transaction."""
+        conn = await self._connection()
+        if write and self._read_only:
+            raise ReadOnlyDatabaseError(
+                f"La base {str(self.db_path)!r} est en lecture seule (droits du fichier) : "
+                "lecture possible, écriture refusée. Rien n'a été modifié."
+            )
+        runner = ops.write if write else ops.read
+        try:
+            return await conn._execute(lambda: runner(conn._conn, work, *args))
+        except sqlite3.OperationalError as exc:
+            if "readonly" in str(exc):
+                raise ReadOnlyDatabaseError(
+                    f"La base {str(self.db_path)!r} ne peut pas être écrite ({exc}). "
+                    "Rien n'a été modifié."
+                ) from None
+            raise
+
+    async def close(self) -> None:
+        """Close the connection (idempotent). After it the file has no open handle left."""
+        self._closed = True
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await conn.close()
+
+    # -- API ----------------------------------------------------------------------------------
+
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        check_name(app_name, "app_name")
+        check_name(user_id, "user_id")
+        session_id = self._new_session_id(session_id)
+        deltas = self._split_initial_state(state)
+        now = time.time()
+        app_state, user_state, own = await self._run(
+            ops.create_session, app_name, user_id, session_id, deltas, now, write=True
+        )
+        return Session(
+            id=session_id,
+            app_name=app_name,
+            user_id=user_id,
+            state=merge_state(app_state, user_state, own),
+            last_update_time=now,
+        )
+
+    async def get_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> Session | None:
+        self._check_ids(app_name, user_id, session_id)
+        num_recent = config.num_recent_events if config else None
+        after = config.after_timestamp if config else None
+        found = await self._run(ops.get_session, app_name, user_id, session_id, num_recent, after)
+        if found is None:
+            return None
+        app_state, user_state, own, update_time, events = found
+        return Session(
+            id=session_id,
+            app_name=app_name,
+            user_id=user_id,
+            state=merge_state(app_state, user_state, own),
+            events=[Event.model_validate_json(data) for data in events],
+            last_update_time=update_time,
+        )
+
+    async def list_sessions(
+        self, *, app_name: str, user_id: str | None = None
+    ) -> ListSessionsResponse:
+        check_name(app_name, "app_name")
+        if user_id is not None:
+            check_name(user_id, "user_id")
+        app_state, users, rows = await self._run(ops.list_sessions, app_name, user_id)
+        sessions = []
+        no_user_state: dict[str, Any] = {}
+        for sid, uid, state_json, update_time in rows:
+            state = merge_state(
+                app_state, users.get(uid, no_user_state), ops._loads(state_json, "sessions")
+            )
+            sessions.append(
+                Session.model_construct(
+                    id=sid,
+                    app_name=app_name,
+                    user_id=uid,
+                    state=state,
+                    events=[],
+                    last_update_time=update_time,
+                )
+            )
+        return ListSessionsResponse.model_construct(sessions=sessions)
+
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        self._check_ids(app_name, user_id, session_id)
+        await self._run(ops.delete_session, app_name, user_id, session_id, write=True)
+
+    async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
+        self._check_ids(app_name, user_id)
+        return await self._run(ops.get_user_state, app_name, user_id)
+
+    async def list_events(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        after: int = 0,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[Event]:
+        self._check_ids(app_name, user_id, session_id)
+        self._check_page(after, limit, offset)
+        rows = await self._run(
+            ops.list_events, app_name, user_id, session_id, after + offset, limit
+        )
+        if rows is None:
+            raise SessionNotFoundError(f"Session {session_id!r} introuvable.")
+        return [Event.model_validate_json(data) for data in rows]
+
+    async def _store_event(self, session: Session, event: Event, event_json: str) -> float:
+        return await self._run(
+            ops.append_event,
+            session.app_name,
+            session.user_id,
+            session.id,
+            session.last_update_time,
+            event.id,
+            event.invocation_id,
+            event.timestamp,
+            event_json,
+            split_state(event.actions.state_delta),
+            write=True,
+        )
