@@ -1,0 +1,326 @@
+"""Quiz à correction immédiate pour les leçons du cours.
+
+Why one class: a question is written once (``Quiz(question, options=[Option(...)])``) and the same
+object gives the live widget (buttons, feedback after each click) and a static fallback
+(``text/html`` and ``text/plain`` in the same display bundle), so a static HTML export or an
+untrusted notebook still shows the question and its options.
+
+DOM contract (used by the browser tests): the quiz container has CSS class ``quiz``; each option
+button has ``quiz-option`` and the right one also ``quiz-correct``; the feedback area has
+``quiz-feedback`` and reads "Bonne réponse" or "Pas tout à fait" followed by the explanation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "BONNE",
+    "PAS_TOUT_A_FAIT",
+    "Bilan",
+    "Option",
+    "Quiz",
+    "QuizError",
+    "bilan",
+    "quiz_du_carnet",
+    "reinitialiser",
+]
+
+BONNE = "Bonne réponse"
+PAS_TOUT_A_FAIT = "Pas tout à fait"
+METADATA_KEY = "course/quiz"
+LETTRES = "ABCDEFGHIJ"
+
+
+class QuizError(ValueError):
+    """Quiz mal défini (message en français : c'est l'auteur ou l'élève qui le lit)."""
+
+
+def _echapper(texte: str) -> str:
+    """Escape text content (quotes stay readable: they are not inside an attribute)."""
+    return html.escape(texte, quote=False)
+
+
+def _texte_non_vide(valeur: object, nom: str) -> str:
+    if not isinstance(valeur, str) or not valeur.strip():
+        raise QuizError(f"{nom} doit être un texte non vide (reçu : {valeur!r}).")
+    return valeur.strip()
+
+
+@dataclass(frozen=True)
+class Option:
+    """Une réponse proposée : son texte, si elle est juste, et pourquoi."""
+
+    texte: str
+    juste: bool
+    explication: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "texte", _texte_non_vide(self.texte, "Le texte d'une option"))
+        object.__setattr__(
+            self, "explication", _texte_non_vide(self.explication, "L'explication d'une option")
+        )
+        if not isinstance(self.juste, bool):
+            raise QuizError(f"`juste` doit valoir True ou False (reçu : {self.juste!r}).")
+
+
+# Quizzes defined in this kernel (one kernel = one notebook), in definition order.
+# Keyed by id so that re-running a cell replaces its quiz instead of counting it twice.
+_CARNET: dict[str, Quiz] = {}
+_BILANS: weakref.WeakSet[Bilan] = weakref.WeakSet()
+
+
+class Quiz:
+    """Une question à choix multiple avec une explication pour chaque option.
+
+    ``objectif`` is the 1-based number of the lesson goal the question practises; ``revoir``
+    tells the learner what to re-read when the first answer was wrong.
+    """
+
+    def __init__(
+        self,
+        question: str,
+        options: Sequence[Option],
+        *,
+        objectif: int | None = None,
+        revoir: str | None = None,
+        ident: str | None = None,
+    ) -> None:
+        self.question = _texte_non_vide(question, "La question")
+        options = list(options) if not isinstance(options, str) else []
+        if len(options) < 2 or len(options) > len(LETTRES):
+            raise QuizError(
+                f"Un quiz propose entre 2 et {len(LETTRES)} options (reçu : {len(options)})."
+            )
+        for option in options:
+            if not isinstance(option, Option):
+                raise QuizError(f"Chaque option doit être un Option(...) (reçu : {option!r}).")
+        justes = [o for o in options if o.juste]
+        if len(justes) != 1:
+            raise QuizError(f"Un quiz a exactement une option juste (ici : {len(justes)}).")
+        if objectif is not None and (
+            isinstance(objectif, bool) or not isinstance(objectif, int) or objectif < 1
+        ):
+            raise QuizError(f"`objectif` est un numéro d'objectif ≥ 1 (reçu : {objectif!r}).")
+        self.options: tuple[Option, ...] = tuple(options)
+        self.objectif = objectif
+        self.revoir = _texte_non_vide(revoir, "`revoir`") if revoir is not None else None
+        self.ident = ident or hashlib.sha1(self.question.encode()).hexdigest()[:10]
+        self.reponses: list[int] = []
+        self._widget: Any = None
+        self._ecouteurs: list[Callable[[Quiz], None]] = []
+        _CARNET[self.ident] = self
+        _rafraichir_bilans()
+
+    # --- logic (no widget needed) ---
+    @property
+    def indice_juste(self) -> int:
+        return next(i for i, o in enumerate(self.options) if o.juste)
+
+    @property
+    def repondu(self) -> bool:
+        return bool(self.reponses)
+
+    @property
+    def juste_du_premier_coup(self) -> bool:
+        return bool(self.reponses) and self.reponses[0] == self.indice_juste
+
+    def repondre(self, indice: int) -> Option:
+        """Record a click on option ``indice`` (0-based) and return that option."""
+        if isinstance(indice, bool) or not isinstance(indice, int):
+            raise QuizError(f"Le numéro d'option doit être un entier (reçu : {indice!r}).")
+        if not 0 <= indice < len(self.options):
+            raise QuizError(
+                f"Option {indice} inexistante : choisissez entre 0 et {len(self.options) - 1}."
+            )
+        self.reponses.append(indice)
+        option = self.options[indice]
+        if self._widget is not None:
+            self._montrer(indice)
+        _rafraichir_bilans()
+        return option
+
+    def retour(self, indice: int) -> str:
+        """The feedback text for option ``indice``: verdict then that option's explanation."""
+        option = self.options[indice]
+        verdict = BONNE if option.juste else PAS_TOUT_A_FAIT
+        return f"{verdict} : {option.explication}"
+
+    # --- static fallbacks ---
+    def texte(self) -> str:
+        lignes = [f"Quiz : {self.question}"]
+        for i, option in enumerate(self.options):
+            lignes.append(f"  {LETTRES[i]}. {option.texte}")
+        lignes.append("(Exécutez la cellule dans JupyterLab pour répondre.)")
+        for i, option in enumerate(self.options):
+            verdict = "juste" if option.juste else "faux"
+            lignes.append(f"  {LETTRES[i]} ({verdict}) : {option.explication}")
+        return "\n".join(lignes)
+
+    def html(self) -> str:
+        e = _echapper
+        items = []
+        for option in self.options:
+            verdict = BONNE if option.juste else PAS_TOUT_A_FAIT
+            items.append(
+                f"<li><span>{e(option.texte)}</span><details><summary>Explication</summary>"
+                f"<p><strong>{verdict}</strong> : {e(option.explication)}</p></details></li>"
+            )
+        return (
+            f'<div class="quiz-statique" data-quiz="{html.escape(self.ident)}">'
+            f"<p><strong>Quiz : {e(self.question)}</strong></p>"
+            f'<ol type="A">{"".join(items)}</ol>'
+            "<p><em>Version statique : ouvrez chaque explication pour vérifier votre choix."
+            "</em></p></div>"
+        )
+
+    # --- live widget ---
+    def widget(self) -> Any:
+        """The ipywidgets view (built once); classes follow the DOM contract above."""
+        if self._widget is not None:
+            return self._widget
+        import ipywidgets as w
+
+        titre = w.HTML(f"<p><strong>{_echapper(self.question)}</strong></p>")
+        boutons = []
+        for i, option in enumerate(self.options):
+            bouton = w.Button(
+                description=f"{LETTRES[i]}. {option.texte}",
+                tooltip=option.texte,
+                layout=w.Layout(width="auto", max_width="100%", height="auto"),
+            )
+            bouton.add_class("quiz-option")
+            if option.juste:
+                bouton.add_class("quiz-correct")
+            bouton.on_click(lambda _b, i=i: self.repondre(i))
+            boutons.append(bouton)
+        retour = w.HTML("")
+        retour.add_class("quiz-feedback")
+        boite = w.VBox([titre, *boutons, retour])
+        boite.add_class("quiz")
+        self._boutons, self._retour = boutons, retour
+        self._widget = boite
+        return boite
+
+    def _montrer(self, indice: int) -> None:
+        option = self.options[indice]
+        verdict = BONNE if option.juste else PAS_TOUT_A_FAIT
+        couleur = "#1b5e20" if option.juste else "#8a1c1c"
+        self._retour.value = (
+            f'<p style="color:{couleur}"><strong>{verdict}</strong> : '
+            f"{_echapper(option.explication)}</p>"
+        )
+        for i, bouton in enumerate(self._boutons):
+            bouton.button_style = (
+                ("success" if option.juste else "danger") if i == indice else ""
+            )
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
+        data = dict(self.widget()._repr_mimebundle_())
+        data["text/plain"] = self.texte()
+        data["text/html"] = self.html()
+        meta = {METADATA_KEY: {"id": self.ident, "objectif": self.objectif,
+                               "options": len(self.options)}}
+        return data, meta
+
+    def __repr__(self) -> str:
+        return f"Quiz({self.question!r}, {len(self.options)} options)"
+
+
+def quiz_du_carnet() -> list[Quiz]:
+    """The quizzes defined in this kernel, in definition order."""
+    return list(_CARNET.values())
+
+
+def reinitialiser() -> None:
+    """Forget every quiz of this kernel (used by tests; a learner restarts the kernel instead)."""
+    _CARNET.clear()
+    _rafraichir_bilans()
+
+
+def _rafraichir_bilans() -> None:
+    for b in list(_BILANS):
+        b.rafraichir()
+
+
+class Bilan:
+    """Score summary of this notebook's quizzes, updated live after each answer."""
+
+    def __init__(self) -> None:
+        self._widget: Any = None
+        _BILANS.add(self)
+
+    def resume(self) -> dict[str, Any]:
+        quizzes = quiz_du_carnet()
+        a_revoir = [q for q in quizzes if q.repondu and not q.juste_du_premier_coup]
+        sans_reponse = [q for q in quizzes if not q.repondu]
+        return {
+            "total": len(quizzes),
+            "justes": sum(q.juste_du_premier_coup for q in quizzes),
+            "repondus": sum(q.repondu for q in quizzes),
+            "a_revoir": [q.revoir or q.question for q in a_revoir],
+            "sans_reponse": [q.revoir or q.question for q in sans_reponse],
+        }
+
+    def texte(self) -> str:
+        r = self.resume()
+        lignes = [
+            f"Bilan : {r['justes']} / {r['total']} bonnes réponses du premier coup "
+            f"({r['repondus']} questions répondues)."
+        ]
+        if r["a_revoir"]:
+            lignes.append("À revoir :")
+            lignes += [f"  - {x}" for x in r["a_revoir"]]
+        if r["sans_reponse"]:
+            lignes.append("Pas encore répondu :")
+            lignes += [f"  - {x}" for x in r["sans_reponse"]]
+        if r["total"] and r["justes"] == r["total"]:
+            lignes.append("Tout est juste du premier coup : passez à la leçon suivante.")
+        return "\n".join(lignes)
+
+    def html(self) -> str:
+        r = self.resume()
+        e = _echapper
+        parts = [
+            f"<p><strong>Bilan : {r['justes']} / {r['total']}</strong> bonnes réponses du "
+            f"premier coup ({r['repondus']} questions répondues).</p>"
+        ]
+        for titre, cle in (("À revoir", "a_revoir"), ("Pas encore répondu", "sans_reponse")):
+            if r[cle]:
+                parts.append(f"<p>{titre} :</p><ul>")
+                parts += [f"<li>{e(x)}</li>" for x in r[cle]]
+                parts.append("</ul>")
+        if r["total"] and r["justes"] == r["total"]:
+            parts.append("<p>Tout est juste du premier coup : passez à la leçon suivante.</p>")
+        return f'<div class="quiz-bilan">{"".join(parts)}</div>'
+
+    def rafraichir(self) -> None:
+        if self._widget is not None:
+            self._widget.value = self.html()
+
+    def widget(self) -> Any:
+        if self._widget is None:
+            import ipywidgets as w
+
+            self._widget = w.HTML(self.html())
+            self._widget.add_class("quiz-bilan")
+        return self._widget
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+        data = dict(self.widget()._repr_mimebundle_())
+        data["text/plain"] = self.texte()
+        data["text/html"] = self.html()
+        return data
+
+    def __repr__(self) -> str:
+        return self.texte()
+
+
+def bilan() -> Bilan:
+    """Le bilan des quiz de ce carnet : à afficher dans la dernière cellule."""
+    return Bilan()
