@@ -61,12 +61,6 @@ class Backend:
             return conn.execute(query, params).fetchall()
 
 
-def adk_does_worse(backend: Backend, request: pytest.FixtureRequest, reason: str, *names: str):
-    """Mark this test as an expected (strict) failure for ADK's services (or only ``names``)."""
-    if backend.is_adk and (not names or backend.name in names):
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
-
-
 def make_backend(name: str, tmp_path: Path) -> Backend:
     if name.startswith("course"):
         db_path = tmp_path / "course.db" if name.endswith("sqlite") else None
@@ -94,7 +88,8 @@ def make_backend(name: str, tmp_path: Path) -> Backend:
     from google.adk.errors.already_exists_error import AlreadyExistsError
     from google.adk.errors.session_not_found_error import SessionNotFoundError
     from google.adk.events import Event, EventActions
-    from google.adk.sessions import GetSessionConfig, InMemorySessionService
+    from google.adk.sessions import InMemorySessionService
+    from google.adk.sessions.base_session_service import GetSessionConfig
     from google.adk.sessions.sqlite_session_service import SqliteSessionService
     from google.genai import types
 
@@ -123,6 +118,31 @@ async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
     made = make_backend(request.param, tmp_path)
     yield made
     close = getattr(made.service, "close", None)
+    if close is not None:
+        await close()
+
+
+@pytest.fixture
+def adk_does_worse(request: pytest.FixtureRequest, backend: Backend):
+    """Call it with a reason (and optionally backend names) to mark this test as an expected,
+    strict failure for ADK's services: the course does better there."""
+
+    def mark(reason: str, *names: str) -> None:
+        if backend.is_adk and (not names or backend.name in names):
+            request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+
+    return mark
+
+
+@pytest.fixture
+async def second_service(backend: Backend, tmp_path: Path) -> AsyncIterator[Any]:
+    """Another service instance on the same storage: same file, or the same in-memory object."""
+    if backend.db_path is None:
+        yield backend.service
+        return
+    other = make_backend(backend.name, tmp_path).service
+    yield other
+    close = getattr(other, "close", None)
     if close is not None:
         await close()
 

@@ -1,0 +1,336 @@
+"""One conformance suite for the four session services.
+
+Each test runs on the course's in-memory and SQLite services and on google-adk 2.10's two, the
+reference. Where the course does better than ADK, the test is marked as a strict expected
+failure for ADK's services only: it proves both the improvement and that the test can fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest
+
+APP = "tuteur"
+
+
+async def new_session(backend, user: str = "alice", **kwargs):
+    return await backend.service.create_session(app_name=APP, user_id=user, **kwargs)
+
+
+async def reload(backend, session, **kwargs):
+    return await backend.service.get_session(
+        app_name=session.app_name, user_id=session.user_id, session_id=session.id, **kwargs
+    )
+
+
+# -- create_session -----------------------------------------------------------------------
+
+
+async def test_create_session_strips_id_and_generates_uuid(backend):
+    named = await new_session(backend, session_id="  s1  ")
+    assert named.id == "s1"
+    assert named.events == [] and named.last_update_time > 0
+    for empty in (None, "", "   "):
+        made = await new_session(backend, session_id=empty)
+        assert len(made.id) == 36 and made.id.count("-") == 4
+
+
+async def test_create_session_existing_id_raises_already_exists(backend):
+    await new_session(backend, session_id="s1")
+    with pytest.raises(backend.AlreadyExistsError):
+        await new_session(backend, session_id="s1")
+    other = await new_session(backend, user="bob", session_id="s1")
+    assert other.user_id == "bob"
+
+
+async def test_create_session_splits_state_by_scope(backend):
+    session = await new_session(
+        backend, state={"sujet": "python", "user:niveau": 2, "app:version": 1, "temp:x": 9}
+    )
+    assert session.state == {"sujet": "python", "app:version": 1, "user:niveau": 2}
+    assert await backend.service.get_user_state(app_name=APP, user_id="alice") == {"niveau": 2}
+    if backend.db_path:
+        assert backend.sql("SELECT state FROM user_states") == [('{"niveau": 2}',)] or json.loads(
+            backend.sql("SELECT state FROM user_states")[0][0]
+        ) == {"niveau": 2}
+        assert json.loads(backend.sql("SELECT state FROM app_states")[0][0]) == {"version": 1}
+        assert json.loads(backend.sql("SELECT state FROM sessions")[0][0]) == {"sujet": "python"}
+
+
+# -- get_session ----------------------------------------------------------------------------
+
+
+async def test_get_session_missing_or_wrong_user_is_none(backend):
+    session = await new_session(backend)
+    assert await backend.service.get_session(app_name=APP, user_id="alice", session_id="x") is None
+    assert (
+        await backend.service.get_session(app_name=APP, user_id="bob", session_id=session.id)
+        is None
+    )
+    assert (
+        await backend.service.get_session(app_name="autre", user_id="alice", session_id=session.id)
+        is None
+    )
+
+
+async def test_get_session_returns_events_in_time_order_and_merged_state(backend):
+    session = await new_session(backend, state={"user:niveau": 1})
+    texts = [f"message {i}" for i in range(5)]
+    for i, text in enumerate(texts):
+        await backend.service.append_event(
+            session=session, event=backend.text_event(text, delta={"user:niveau": i, "tour": i})
+        )
+    again = await reload(backend, session)
+    assert [e.content.parts[0].text for e in again.events] == texts
+    assert again.state == {"tour": 4, "user:niveau": 4}
+    assert again.last_update_time == session.last_update_time
+
+
+async def test_get_session_num_recent_events(backend):
+    session = await new_session(backend)
+    for i in range(6):
+        await backend.service.append_event(session=session, event=backend.text_event(str(i)))
+    last3 = await reload(backend, session, config=backend.GetSessionConfig(num_recent_events=3))
+    assert [e.content.parts[0].text for e in last3.events] == ["3", "4", "5"]
+    none = await reload(backend, session, config=backend.GetSessionConfig(num_recent_events=0))
+    assert none.events == []
+    with pytest.raises(ValueError):
+        backend.GetSessionConfig(num_recent_events=-1)
+
+
+async def test_get_session_after_timestamp_keeps_later_or_equal(backend):
+    session = await new_session(backend)
+    base = time.time()
+    for i in range(4):
+        event = backend.text_event(str(i), timestamp=base + i)
+        await backend.service.append_event(session=session, event=event)
+    later = await reload(
+        backend, session, config=backend.GetSessionConfig(after_timestamp=base + 2)
+    )
+    assert [e.content.parts[0].text for e in later.events] == ["2", "3"]
+
+
+async def test_equal_timestamps_keep_append_order(backend, adk_does_worse):
+    adk_does_worse("ADK's SQLite breaks timestamp ties by event id", "adk-sqlite")
+    session = await new_session(backend)
+    now = time.time()
+    for event_id in ("zz", "mm", "aa"):
+        event = backend.text_event(event_id, id=event_id, timestamp=now)
+        await backend.service.append_event(session=session, event=event)
+    again = await reload(backend, session)
+    assert [e.id for e in again.events] == ["zz", "mm", "aa"]
+
+
+async def test_returned_sessions_are_copies(backend):
+    session = await new_session(backend, state={"user:niveau": 1, "sujet": "python"})
+    session.state["sujet"] = "changé"
+    again = await reload(backend, session)
+    again.state["user:niveau"] = 99
+    again.events.append(backend.text_event("pas stocké"))
+    fresh = await reload(backend, session)
+    assert fresh.state == {"sujet": "python", "user:niveau": 1}
+    assert fresh.events == []
+
+
+# -- list_sessions --------------------------------------------------------------------------
+
+
+async def test_list_sessions_oldest_update_first_without_events(backend):
+    first = await new_session(backend, state={"user:niveau": 3})
+    second = await new_session(backend)
+    await new_session(backend, user="bob")
+    await backend.service.create_session(app_name="autre", user_id="alice")
+    await backend.service.append_event(session=first, event=backend.text_event("reprise"))
+    listed = (await backend.service.list_sessions(app_name=APP, user_id="alice")).sessions
+    assert [s.id for s in listed] == [second.id, first.id]
+    assert all(s.events == [] for s in listed)
+    assert listed[1].state == {"user:niveau": 3}
+    assert listed[0].state == {"user:niveau": 3}
+
+
+async def test_list_sessions_without_user_lists_every_user(backend):
+    await new_session(backend, user="alice")
+    await new_session(backend, user="bob")
+    await backend.service.create_session(app_name="autre", user_id="carol")
+    listed = (await backend.service.list_sessions(app_name=APP)).sessions
+    assert sorted(s.user_id for s in listed) == ["alice", "bob"]
+    assert (await backend.service.list_sessions(app_name=APP, user_id="nobody")).sessions == []
+
+
+# -- delete_session -------------------------------------------------------------------------
+
+
+async def test_delete_session_removes_events_and_keeps_user_state(backend):
+    session = await new_session(backend)
+    await backend.service.append_event(
+        session=session, event=backend.text_event("x", delta={"user:progression": {"niveau": 4}})
+    )
+    await new_session(backend, user="bob")
+    await backend.service.delete_session(app_name=APP, user_id="alice", session_id=session.id)
+    await backend.service.delete_session(app_name=APP, user_id="alice", session_id="absente")
+    assert await reload(backend, session) is None
+    assert (await backend.service.list_sessions(app_name=APP, user_id="alice")).sessions == []
+    assert await backend.service.get_user_state(app_name=APP, user_id="alice") == {
+        "progression": {"niveau": 4}
+    }
+    again = await new_session(backend)
+    assert again.state == {"user:progression": {"niveau": 4}}
+    if backend.db_path:
+        assert backend.sql("SELECT COUNT(*) FROM events") == [(0,)]
+        assert backend.sql("SELECT user_id FROM user_states") == [("alice",)]
+
+
+# -- append_event ---------------------------------------------------------------------------
+
+
+async def test_append_event_scopes_and_temp_keys(backend):
+    session = await new_session(backend)
+    event = backend.text_event(
+        "x", delta={"app:a": 1, "user:u": 2, "s": 3, "temp:t": 4, "rien": None}
+    )
+    returned = await backend.service.append_event(session=session, event=event)
+    assert returned is event
+    assert session.state["temp:t"] == 4
+    assert "temp:t" not in event.actions.state_delta
+    again = await reload(backend, session)
+    assert again.state == {"s": 3, "rien": None, "app:a": 1, "user:u": 2}
+    assert "temp:t" not in again.events[0].actions.state_delta
+    if backend.db_path:
+        assert json.loads(backend.sql("SELECT state FROM sessions")[0][0]) == {
+            "s": 3,
+            "rien": None,
+        }
+        assert "temp" not in backend.sql("SELECT event_data FROM events")[0][0]
+
+
+async def test_state_delta_merges_shallowly(backend):
+    session = await new_session(backend, state={"user:p": {"a": 1, "b": 2}, "user:q": 1})
+    await backend.service.append_event(
+        session=session, event=backend.text_event("x", delta={"user:p": {"a": 5}})
+    )
+    assert await backend.service.get_user_state(app_name=APP, user_id="alice") == {
+        "p": {"a": 5},
+        "q": 1,
+    }
+
+
+async def test_partial_events_are_not_stored(backend):
+    session = await new_session(backend)
+    event = backend.text_event("en cours", partial=True)
+    assert await backend.service.append_event(session=session, event=event) is event
+    assert (await reload(backend, session)).events == []
+
+
+async def test_append_to_missing_session_raises_not_found(backend):
+    session = await new_session(backend)
+    await backend.service.delete_session(app_name=APP, user_id="alice", session_id=session.id)
+    with pytest.raises(backend.SessionNotFoundError):
+        await backend.service.append_event(session=session, event=backend.text_event("x"))
+    assert issubclass(backend.SessionNotFoundError, ValueError)
+
+
+async def test_stale_session_raises_and_writes_nothing(backend, adk_does_worse):
+    adk_does_worse("ADK's in-memory service has no staleness check", "adk-memory")
+    session = await new_session(backend)
+    stale = await reload(backend, session)
+    await backend.service.append_event(session=session, event=backend.text_event("premier"))
+    with pytest.raises(backend.StaleSessionError):
+        await backend.service.append_event(
+            session=stale, event=backend.text_event("second", delta={"user:x": 1})
+        )
+    again = await reload(backend, session)
+    assert [e.content.parts[0].text for e in again.events] == ["premier"]
+    assert await backend.service.get_user_state(app_name=APP, user_id="alice") == {}
+
+
+async def test_same_event_twice_is_refused(backend, adk_does_worse):
+    adk_does_worse("ADK's in-memory service drops a repeated event silently", "adk-memory")
+    session = await new_session(backend)
+    event = backend.text_event("x")
+    await backend.service.append_event(session=session, event=event)
+    with pytest.raises(Exception) as caught:
+        await backend.service.append_event(session=session, event=event)
+    assert "integrity" in type(caught.value).__mro__.__repr__().lower()
+
+
+async def test_update_time_never_moves_backwards(backend, adk_does_worse):
+    adk_does_worse("ADK copies the event's timestamp, even an older one")
+    session = await new_session(backend)
+    old_event = backend.text_event("construit avant", timestamp=time.time() - 60)
+    await backend.service.append_event(session=session, event=backend.text_event("récent"))
+    before = session.last_update_time
+    await backend.service.append_event(session=session, event=old_event)
+    assert session.last_update_time > before
+    assert (await reload(backend, session)).last_update_time == session.last_update_time
+
+
+async def test_racing_writers_exactly_one_wins(backend, adk_does_worse, second_service):
+    adk_does_worse("ADK checks staleness outside the write transaction")
+    other = second_service
+    for trial in range(50):
+        session = await new_session(backend, session_id=f"course-{trial}")
+        copy_a = await reload(backend, session)
+        copy_b = await other.get_session(app_name=APP, user_id="alice", session_id=session.id)
+        results = await asyncio.gather(
+            backend.service.append_event(session=copy_a, event=backend.text_event("a")),
+            other.append_event(session=copy_b, event=backend.text_event("b")),
+            return_exceptions=True,
+        )
+        stale = [r for r in results if isinstance(r, backend.StaleSessionError)]
+        assert len(stale) == 1, f"essai {trial} : {results}"
+        assert len((await reload(backend, session)).events) == 1
+
+
+# -- get_user_state and bad input ---------------------------------------------------------
+
+
+async def test_get_user_state_without_prefix(backend):
+    assert await backend.service.get_user_state(app_name=APP, user_id="alice") == {}
+    await new_session(backend, state={"user:progression": {"niveau": 4}, "sujet": "x"})
+    assert await backend.service.get_user_state(app_name=APP, user_id="alice") == {
+        "progression": {"niveau": 4}
+    }
+
+
+async def test_empty_user_id_never_means_every_user(backend, adk_does_worse):
+    adk_does_worse("ADK treats user_id='' as 'all users' in list_sessions")
+    await new_session(backend, user="alice")
+    with pytest.raises(ValueError):
+        await backend.service.list_sessions(app_name=APP, user_id="")
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"app_name": "", "user_id": "alice"},
+        {"app_name": APP, "user_id": ""},
+        {"app_name": APP, "user_id": 42},
+        {"app_name": None, "user_id": "alice"},
+        {"app_name": APP, "user_id": "alice", "session_id": 7},
+    ],
+    ids=["empty-app", "empty-user", "int-user", "none-app", "int-session"],
+)
+async def test_bad_names_are_refused(backend, adk_does_worse, kwargs):
+    typed_by_pydantic = kwargs["app_name"] is None or kwargs["user_id"] == 42
+    # ADK's in-memory Session model rejects a non-str name, its SQLite service stores it first.
+    names = ("adk-sqlite",) if typed_by_pydantic else ()
+    adk_does_worse("ADK stores any app_name/user_id without a check", *names)
+    with pytest.raises(ValueError):
+        await backend.service.create_session(**kwargs)
+    assert (await backend.service.list_sessions(app_name=APP)).sessions == []
+
+
+async def test_state_that_is_not_json_is_refused_and_nothing_stored(backend, adk_does_worse):
+    adk_does_worse("ADK stores repr() of the value (or the object itself)")
+    with pytest.raises(ValueError):
+        await new_session(backend, state={"user:f": object()})
+    session = await new_session(backend)
+    with pytest.raises(ValueError):
+        await backend.service.append_event(
+            session=session, event=backend.text_event("x", delta={"user:f": {1, 2}})
+        )
+    assert (await reload(backend, session)).events == []
+    assert await backend.service.get_user_state(app_name=APP, user_id="alice") == {}
