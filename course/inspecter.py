@@ -20,8 +20,12 @@ if TYPE_CHECKING:
 __all__ = ["TABLES", "InspectionError", "connect_readonly", "inspecter", "tables", "main"]
 
 TABLES = ("app_states", "user_states", "sessions", "events")
-_JSON_COLUMNS = {"app_states": "state", "user_states": "state", "sessions": "state",
-                 "events": "event_data"}
+_JSON_COLUMNS = {
+    "app_states": "state",
+    "user_states": "state",
+    "sessions": "state",
+    "events": "event_data",
+}
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
 

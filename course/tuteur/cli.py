@@ -116,8 +116,9 @@ def _run_session(user: str, reprendre: bool, db: Path) -> int:
                 _say(f"tuteur> {texts[-1]}")
         else:
             if reprendre:
-                _say(f"Aucune session précédente pour « {user} » : "
-                     "je commence une nouvelle session.")
+                _say(
+                    f"Aucune session précédente pour « {user} » : je commence une nouvelle session."
+                )
             session = loop.run_until_complete(
                 service.create_session(app_name=APP_NAME, user_id=user)
             )
@@ -129,8 +130,10 @@ def _run_session(user: str, reprendre: bool, db: Path) -> int:
             try:
                 text = _read(f"{user}> ")
             except EOFError:
-                _say(f"\nFin de l'entrée : session {session_id} arrêtée. Tout ce qui a été dit "
-                     "est enregistré ; reprends-la avec --reprendre.")
+                _say(
+                    f"\nFin de l'entrée : session {session_id} arrêtée. Tout ce qui a été dit "
+                    "est enregistré ; reprends-la avec --reprendre."
+                )
                 return EXIT_OK
             except UnicodeDecodeError:
                 _say("Entrée illisible (pas en UTF-8) : ligne ignorée.", err=True)
@@ -144,8 +147,11 @@ def _run_session(user: str, reprendre: bool, db: Path) -> int:
     except KeyboardInterrupt:
         _cancel_pending(loop)
         where = f" (session {session_id})" if session_id else ""
-        _say(f"\nInterrompu (Ctrl-C) : ce qui était déjà dit est enregistré{where} ; "
-             "reprends avec --reprendre.", err=True)
+        _say(
+            f"\nInterrompu (Ctrl-C) : ce qui était déjà dit est enregistré{where} ; "
+            "reprends avec --reprendre.",
+            err=True,
+        )
         return EXIT_INTERRUPTED
     except (sqlite3.Error, ValueError, OSError) as exc:
         _say(f"Erreur avec la base « {db} » : {exc}", err=True)
@@ -192,8 +198,10 @@ def _run_demo(db: Path) -> int:
     except (sqlite3.Error, ValueError, OSError) as exc:
         _say(f"Erreur : {exc}", err=True)
         return EXIT_ERROR
-    _say(f"Démonstration rejouée dans {db} pour {DEMO_USER} : sessions {ids}, "
-         f"{counts[0]} puis {counts[1]} événements.")
+    _say(
+        f"Démonstration rejouée dans {db} pour {DEMO_USER} : sessions {ids}, "
+        f"{counts[0]} puis {counts[1]} événements."
+    )
     _say(f"Regardez le fichier : python -m course.inspecter {db}")
     return EXIT_OK
 
@@ -202,19 +210,32 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of `python -m course.tuteur`; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["demo"]:
-        parser = _Parser(prog="python -m course.tuteur demo",
-                         description="Rejoue les deux sessions de démonstration d'alice.")
-        parser.add_argument("--db", default=default_db(), help="fichier SQLite (défaut : "
-                            "$TUTEUR_DB, sinon tuteur.db)")
+        parser = _Parser(
+            prog="python -m course.tuteur demo",
+            description="Rejoue les deux sessions de démonstration d'alice.",
+        )
+        parser.add_argument(
+            "--db",
+            default=default_db(),
+            help="fichier SQLite (défaut : $TUTEUR_DB, sinon tuteur.db)",
+        )
         opts = parser.parse_args(args[1:])
     else:
-        parser = _Parser(prog="python -m course.tuteur",
-                         description="Tuteur de Python hors ligne, avec mémoire SQLite.")
+        parser = _Parser(
+            prog="python -m course.tuteur",
+            description="Tuteur de Python hors ligne, avec mémoire SQLite.",
+        )
         parser.add_argument("--user", help="identifiant de l'élève (obligatoire)")
-        parser.add_argument("--reprendre", action="store_true",
-                            help="reprendre la dernière session au lieu d'en créer une")
-        parser.add_argument("--db", default=default_db(), help="fichier SQLite (défaut : "
-                            "$TUTEUR_DB, sinon tuteur.db)")
+        parser.add_argument(
+            "--reprendre",
+            action="store_true",
+            help="reprendre la dernière session au lieu d'en créer une",
+        )
+        parser.add_argument(
+            "--db",
+            default=default_db(),
+            help="fichier SQLite (défaut : $TUTEUR_DB, sinon tuteur.db)",
+        )
         opts = parser.parse_args(args)
         if opts.user is None or not opts.user.strip():
             parser.error("indiquez l'élève avec --user NOM (non vide)")

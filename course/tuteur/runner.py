@@ -49,7 +49,7 @@ class Runner:
     ) -> AsyncIterator[Any]:
         """Append and yield the turn's events, the user's message first."""
         if getattr(new_message, "parts", None) is None:
-            raise TypeError("new_message doit être un Content : utilisez message(\"votre texte\")")
+            raise TypeError('new_message doit être un Content : utilisez message("votre texte")')
         session = await self.session_service.get_session(
             app_name=self.app_name, user_id=user_id, session_id=session_id
         )
@@ -61,7 +61,8 @@ class Runner:
         types = event_types_for(self.session_service)
         invocation_id = "e-" + str(uuid.uuid4())
         user_event = types.Event(
-            author="user", invocation_id=invocation_id,
+            author="user",
+            invocation_id=invocation_id,
             content=convert_content(new_message, types),
         )
         yield await self._append(session, user_event)
@@ -69,7 +70,8 @@ class Runner:
             calls = []
             async for response in self.agent.model.stream(self._request(session)):
                 event = types.Event(
-                    author=self.agent.name, invocation_id=invocation_id,
+                    author=self.agent.name,
+                    invocation_id=invocation_id,
                     content=convert_content(response.content, types),
                     actions=types.EventActions(state_delta=dict(response.state_delta)),
                 )
@@ -92,7 +94,9 @@ class Runner:
             if e.content is not None and e.content.parts
         ]
         return ModelRequest(
-            contents=contents, state=dict(session.state), user_id=session.user_id,
+            contents=contents,
+            state=dict(session.state),
+            user_id=session.user_id,
             tools=self.agent.tool_descriptions(),
         )
 
@@ -114,7 +118,8 @@ class Runner:
                     result = await result
         response = types.FunctionResponse(id=call.id, name=call.name, response=result)
         return types.Event(
-            author=self.agent.name, invocation_id=invocation_id,
+            author=self.agent.name,
+            invocation_id=invocation_id,
             content=types.Content(role="user", parts=[types.Part(function_response=response)]),
             actions=types.EventActions(state_delta=dict(context.state.delta)),
         )
