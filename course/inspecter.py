@@ -42,7 +42,7 @@ def connect_readonly(path: str | os.PathLike[str]) -> sqlite3.Connection:
         header = f.read(len(_SQLITE_HEADER))
     if header != _SQLITE_HEADER:
         raise InspectionError(f"{p} n'est pas une base SQLite (en-tête inattendu).")
-    con = sqlite3.connect(p.resolve().as_uri() + "?mode=ro", uri=True)
+    con = sqlite3.connect(p.resolve().as_uri() + _readonly_query(p), uri=True)
     try:
         found = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     except sqlite3.DatabaseError as exc:
@@ -55,6 +55,18 @@ def connect_readonly(path: str | os.PathLike[str]) -> sqlite3.Connection:
             f"{p} n'est pas une base du tuteur : table(s) absente(s) : {', '.join(missing)}."
         )
     return con
+
+
+def _readonly_query(p: Path) -> str:
+    """`mode=ro`, plus `immutable=1` when no writer left a -wal or -journal beside the file.
+
+    A plain read-only open of a WAL database creates empty -wal and -shm files and cannot
+    remove them; a closed database (no -wal, no -journal) is read as immutable instead, so
+    inspecting leaves the folder exactly as it was. With a -wal present (a writer is open, or
+    crashed), the read goes through it, so its pages are seen.
+    """
+    siblings = (p.with_name(p.name + "-wal"), p.with_name(p.name + "-journal"))
+    return "?mode=ro" if any(s.exists() for s in siblings) else "?mode=ro&immutable=1"
 
 
 def inspecter(path: str | os.PathLike[str] = "tuteur.db") -> str:
