@@ -61,9 +61,13 @@ class Backend:
             return conn.execute(query, params).fetchall()
 
 
-def make_backend(name: str, tmp_path: Path) -> Backend:
+def make_backend(name: str, tmp_path: Path, db_path: Path | None = None) -> Backend:
+    """A fresh backend by name; SQLite ones on ``db_path`` (default: a file in tmp_path)."""
+    if not name.endswith("sqlite"):
+        db_path = None
+    elif db_path is None:
+        db_path = tmp_path / f"{name}.db"
     if name.startswith("course"):
-        db_path = tmp_path / "course.db" if name.endswith("sqlite") else None
         service = (
             course_sessions.SqliteSessionService(db_path)
             if db_path
@@ -93,7 +97,6 @@ def make_backend(name: str, tmp_path: Path) -> Backend:
     from google.adk.sessions.sqlite_session_service import SqliteSessionService
     from google.genai import types
 
-    db_path = tmp_path / "adk.db" if name.endswith("sqlite") else None
     service = SqliteSessionService(str(db_path)) if db_path else InMemorySessionService()
     return Backend(
         name,
@@ -120,6 +123,12 @@ async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
     close = getattr(made.service, "close", None)
     if close is not None:
         await close()
+
+
+@pytest.fixture
+def backend_maker():
+    """``make_backend(name, tmp_path, db_path=None)``: build a backend inside a test."""
+    return make_backend
 
 
 @pytest.fixture
