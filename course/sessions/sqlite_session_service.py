@@ -229,6 +229,8 @@ class SqliteSessionService(BaseSessionService):
         conn, self._conn = self._conn, None
         if conn is not None:
             await conn.close()
+            # The worker has returned its last result; wait the microseconds it needs to end.
+            conn._thread.join(timeout=5)
 
     # -- API ----------------------------------------------------------------------------------
 

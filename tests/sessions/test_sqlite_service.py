@@ -1,0 +1,198 @@
+"""What the course's SQLite service does beyond ADK: one connection, WAL, index, paging, close."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+
+import pytest
+
+from course.events import Content, Event, Part
+from course.sessions import (
+    InMemorySessionService,
+    ServiceClosedError,
+    SessionNotFoundError,
+    SqliteSessionService,
+)
+
+APP = "tuteur"
+
+
+def say(text: str, **kwargs) -> Event:
+    return Event(
+        author="user",
+        invocation_id="inv",
+        content=Content(role="user", parts=[Part(text=text)]),
+        **kwargs,
+    )
+
+
+def open_fds_on(path) -> list[str]:
+    """Files this process holds open whose name starts with ``path`` (db, -wal, -shm)."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(str(path)):
+            found.append(target)
+    return found
+
+
+async def sql_on_service_connection(service: SqliteSessionService, query: str):
+    conn = await service._connection()
+    async with conn.execute(query) as cursor:
+        return await cursor.fetchall()
+
+
+async def test_one_connection_with_pragmas(sqlite_service):
+    await sqlite_service.create_session(app_name=APP, user_id="alice")
+    first = await sqlite_service._connection()
+    for _ in range(3):
+        await sqlite_service.list_sessions(app_name=APP)
+    assert await sqlite_service._connection() is first
+    assert await sql_on_service_connection(sqlite_service, "PRAGMA foreign_keys") == [(1,)]
+    assert await sql_on_service_connection(sqlite_service, "PRAGMA journal_mode") == [("wal",)]
+    assert (await sql_on_service_connection(sqlite_service, "PRAGMA busy_timeout"))[0][0] >= 1000
+    with sqlite3.connect(sqlite_service.db_path) as outside:
+        assert outside.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+async def test_close_leaves_no_file_handle_and_no_thread(sqlite_db_path):
+    threads_before = threading.active_count()
+    service = SqliteSessionService(sqlite_db_path)
+    session = await service.create_session(app_name=APP, user_id="alice")
+    await service.append_event(session=session, event=say("Bonjour"))
+    assert open_fds_on(sqlite_db_path)
+    await service.close()
+    await service.close()  # twice is fine
+    assert open_fds_on(sqlite_db_path) == []
+    assert threading.active_count() == threads_before
+    with pytest.raises(ServiceClosedError, match="fermé"):
+        await service.list_sessions(app_name=APP)
+
+
+async def test_async_with_closes_and_history_survives_a_new_service(sqlite_db_path):
+    async with SqliteSessionService(sqlite_db_path) as service:
+        session = await service.create_session(app_name=APP, user_id="alice")
+        for i in range(3):
+            await service.append_event(session=session, event=say(f"m{i}"))
+    assert open_fds_on(sqlite_db_path) == []
+    async with SqliteSessionService(str(sqlite_db_path)) as reopened:
+        again = await reopened.get_session(app_name=APP, user_id="alice", session_id=session.id)
+        assert [e.content.parts[0].text for e in again.events] == ["m0", "m1", "m2"]
+
+
+async def test_adk_style_sqlite_url_is_accepted(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    async with SqliteSessionService("sqlite:///url.db") as service:
+        await service.create_session(app_name=APP, user_id="alice")
+        assert service.db_path.name == "url.db"
+    assert (tmp_path / "url.db").exists()
+
+
+async def test_events_index_serves_reading_a_session_in_time_order(sqlite_service):
+    await sqlite_service.create_session(app_name=APP, user_id="alice")
+    plan = await sql_on_service_connection(
+        sqlite_service,
+        "EXPLAIN QUERY PLAN SELECT event_data FROM events WHERE app_name='a' AND user_id='u' "
+        "AND session_id='s' ORDER BY timestamp, rowid LIMIT 10 OFFSET 5",
+    )
+    details = " ".join(row[-1] for row in plan)
+    assert "idx_events_session_time" in details
+    assert "TEMP B-TREE" not in details
+
+
+async def test_list_sessions_never_reads_events(sqlite_service):
+    session = await sqlite_service.create_session(app_name=APP, user_id="alice")
+    for i in range(5):
+        await sqlite_service.append_event(session=session, event=say(f"m{i}"))
+    conn = await sqlite_service._connection()
+    statements: list[str] = []
+    await conn.set_trace_callback(statements.append)
+    listed = await sqlite_service.list_sessions(app_name=APP, user_id="alice")
+    await sqlite_service.list_sessions(app_name=APP)
+    await conn.set_trace_callback(None)
+    assert listed.sessions[0].events == []
+    assert any("FROM sessions" in s for s in statements)
+    assert not [s for s in statements if "events" in s.lower()]
+    # and the trace does see events when they are read
+    await conn.set_trace_callback(statements.append)
+    await sqlite_service.get_session(app_name=APP, user_id="alice", session_id=session.id)
+    await conn.set_trace_callback(None)
+    assert [s for s in statements if "FROM events" in s]
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def paged_session(request, tmp_path):
+    """A course service holding one session of 10 events m0..m9 in time order."""
+    if request.param == "memory":
+        service = InMemorySessionService()
+    else:
+        service = SqliteSessionService(tmp_path / "pages.db")
+    session = await service.create_session(app_name=APP, user_id="alice", session_id="s")
+    for i in range(10):
+        await service.append_event(session=session, event=say(f"m{i}"))
+    yield service
+    await service.close()
+
+
+async def page(service, **kwargs) -> list[str]:
+    events = await service.list_events(app_name=APP, user_id="alice", session_id="s", **kwargs)
+    return [e.content.parts[0].text for e in events]
+
+
+async def test_list_events_pages_in_time_order(paged_session):
+    assert await page(paged_session) == [f"m{i}" for i in range(10)]
+    # positions are 1-based: m0 is at position 1, so after=3 starts at m3
+    assert await page(paged_session, after=3) == ["m3", "m4", "m5", "m6", "m7", "m8", "m9"]
+    assert await page(paged_session, after=3, limit=2) == ["m3", "m4"]
+    assert await page(paged_session, limit=2, offset=2) == ["m2", "m3"]
+    assert await page(paged_session, after=2, limit=2, offset=2) == ["m4", "m5"]
+    assert await page(paged_session, after=10) == []
+    assert await page(paged_session, limit=0) == []
+
+
+async def test_list_events_bad_arguments(paged_session):
+    for bad in ({"after": -1}, {"limit": -5}, {"offset": 1.5}, {"limit": "10"}, {"after": True}):
+        with pytest.raises(ValueError, match="entier"):
+            await page(paged_session, **bad)
+    with pytest.raises(SessionNotFoundError):
+        await paged_session.list_events(app_name=APP, user_id="bob", session_id="s")
+
+
+async def test_in_memory_database_path_works_with_one_connection():
+    async with SqliteSessionService(":memory:") as service:
+        session = await service.create_session(app_name=APP, user_id="alice")
+        await service.append_event(session=session, event=say("x"))
+        again = await service.get_session(app_name=APP, user_id="alice", session_id=session.id)
+        assert len(again.events) == 1
+
+
+async def test_user_state_json_is_compact_like_the_lesson_shows(sqlite_service):
+    session = await sqlite_service.create_session(app_name=APP, user_id="alice")
+    progression = {
+        "python": {
+            "niveau": 4,
+            "serie": [False],
+            "bonnes": 2,
+            "total": 3,
+            "a_revoir": ["décorateurs de fonction"],
+        }
+    }
+    await sqlite_service.append_event(
+        session=session, event=say("x", actions={"state_delta": {"user:progression": progression}})
+    )
+    await sqlite_service.close()
+    with sqlite3.connect(sqlite_service.db_path) as conn:
+        rows = conn.execute("SELECT app_name, user_id, state FROM user_states").fetchall()
+    assert rows == [
+        (
+            "tuteur",
+            "alice",
+            '{"progression":{"python":{"niveau":4,"serie":[false],"bonnes":2,"total":3,'
+            '"a_revoir":["d\\u00e9corateurs de fonction"]}}}',
+        )
+    ]
