@@ -1,0 +1,11 @@
+import sqlite3
+
+
+def oublier(service, user_id: str) -> None:
+    conn = sqlite3.connect(service.db_path)
+    conn.execute("PRAGMA foreign_keys = ON")
+    with conn:
+        conn.execute("DELETE FROM sessions WHERE app_name = ? AND user_id = ?", (APP_NAME, user_id))
+        conn.execute("DELETE FROM user_states WHERE app_name = ? AND user_id = ?",
+                     (APP_NAME, user_id))
+    conn.close()
