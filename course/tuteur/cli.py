@@ -75,7 +75,7 @@ def _say(text: str = "", *, err: bool = False) -> None:
 
 
 def _show(event: Any) -> None:
-    for part in event.content.parts or [] if event.content else []:
+    for part in (event.content.parts or []) if event.content else []:
         if part.function_call is not None:
             args = ", ".join(f"{k}={v!r}" for k, v in (part.function_call.args or {}).items())
             _say(f"  [outil] {part.function_call.name}({args})")
@@ -91,6 +91,10 @@ def _read(prompt: str) -> str:
     line = sys.stdin.readline()
     if not line:
         raise EOFError
+    try:
+        line.encode("utf-8")  # bytes that are not UTF-8 arrive as lone surrogates
+    except UnicodeEncodeError:
+        raise UnicodeError("entrée pas en UTF-8") from None
     if not sys.stdin.isatty():  # piped input: echo it so the transcript reads like a dialogue
         print(line.rstrip("\n"), flush=True)
     return line.rstrip("\n")
@@ -135,7 +139,7 @@ def _run_session(user: str, reprendre: bool, db: Path) -> int:
                     "est enregistré ; reprends-la avec --reprendre."
                 )
                 return EXIT_OK
-            except UnicodeDecodeError:
+            except UnicodeError:
                 _say("Entrée illisible (pas en UTF-8) : ligne ignorée.", err=True)
                 continue
             if not text.strip():

@@ -207,3 +207,18 @@ def test_usage_errors_are_in_french(python: str, cli_env: dict[str, str], tmp_pa
     run = _run(python, cli_env, tmp_path, "--user", "  ")
     assert run.returncode == 2 and "--user" in run.stderr
     assert not (tmp_path / "tuteur.db").exists()
+
+
+def test_non_utf8_input_line_is_skipped(
+    python: str, cli_env: dict[str, str], sqlite_db_path: Path, read_db: Any
+) -> None:
+    run = subprocess.run(
+        [python, "-m", "course.tuteur", "--user", "alice", "--db", str(sqlite_db_path)],
+        input=b"Bonjour\n\xff\xfe\n3\n",
+        capture_output=True,
+        timeout=120,
+        env=cli_env,
+    )
+    assert run.returncode == 0, run.stderr.decode()
+    assert "Entrée illisible (pas en UTF-8) : ligne ignorée." in run.stderr.decode()
+    assert list(read_db(sqlite_db_path)["counts"].values()) == [6]  # Bonjour, then 3
