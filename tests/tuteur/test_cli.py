@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from collections.abc import Iterator
@@ -222,3 +223,34 @@ def test_non_utf8_input_line_is_skipped(
     assert run.returncode == 0, run.stderr.decode()
     assert "Entrée illisible (pas en UTF-8) : ligne ignorée." in run.stderr.decode()
     assert list(read_db(sqlite_db_path)["counts"].values()) == [6]  # Bonjour, then 3
+
+
+def test_ctrl_c_during_a_turn_leaves_a_consistent_prefix(
+    spawn_tutor: Any, sqlite_db_path: Path, read_db: Any
+) -> None:
+    """Ctrl-C right after sending an answer: whatever was stored is a prefix of the turn."""
+    child = spawn_tutor("--user", "alice", "--db", str(sqlite_db_path))
+    child.expect_exact(PROMPT)
+    child.sendline("Bonjour")
+    child.expect_exact(PROMPT)
+    child.sendline("3")
+    child.sendintr()  # lands during the turn or at the next prompt
+    child.expect_exact("Interrompu (Ctrl-C)")
+    assert _finish(child) == 130
+    import sqlite3
+
+    con = sqlite3.connect(sqlite_db_path)
+    assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    con.close()
+    kinds = []
+    for _, data in read_db(sqlite_db_path)["events"]:
+        part = json.loads(data)["content"]["parts"][0]
+        kinds.append(
+            "call"
+            if "function_call" in part
+            else "response"
+            if "function_response" in part
+            else "text"
+        )
+    full = ["text", "text", "text", "call", "response", "text"]
+    assert kinds == full[: len(kinds)] and len(kinds) >= 2
