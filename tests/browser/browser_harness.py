@@ -1,0 +1,652 @@
+"""Harness for the browser tests: JupyterLab server, process bookkeeping, notebook driver.
+
+Why a harness of our own: students meet the course in JupyterLab, so the tests open each notebook
+there, run it through the menus, and read what the front end shows (SVG diagrams, quiz widgets,
+error outputs). One JupyterLab server and one browser serve the whole session (2 shared cores);
+both are stopped by their process ids at the end, even when a test fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO / ".artefacts" / "screenshots"
+NOTEBOOK_TREES = ("notebooks", "solutions")
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+VIEWPORT = {"width": 1280, "height": 900}
+MERMAID_FENCE = re.compile(r"^[ \t]{0,3}(?:```|~~~)[ \t]*mermaid\b", re.MULTILINE)
+IGNORED_PARTS = {".ipynb_checkpoints", "__pycache__"}
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of ``pid``, read from /proc (no psutil needed)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # the command name may hold spaces and parentheses: the ppid follows the last ')'
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if int(fields[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (children, grandchildren, ...)."""
+    out, todo = [], [pid]
+    while todo:
+        for child in _children(todo.pop()):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return state[state.rfind(")") + 2] != "Z"
+
+
+def pids_with_argument(text: str) -> list[int]:
+    """Processes whose command line contains ``text`` (a unique temp path, never a bare name)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmdline and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def stop_pids(pids: list[int], grace: float = 10.0) -> list[int]:
+    """SIGTERM each pid, wait up to ``grace`` seconds, SIGKILL the rest; returns survivors."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(alive(p) for p in pids):
+        time.sleep(0.1)
+    for pid in pids:
+        if alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    time.sleep(0.2)
+    return [p for p in pids if alive(p)]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+# --------------------------------------------------------------------------- JupyterLab
+
+
+@dataclass
+class JupyterLab:
+    """A running JupyterLab server started by the tests."""
+
+    process: subprocess.Popen
+    port: int
+    token: str
+    root: Path
+    log: Path
+    home: Path
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def api(self, method: str, path: str) -> Any:
+        req = urllib.request.Request(
+            f"{self.base_url}{path}",
+            method=method,
+            headers={"Authorization": f"token {self.token}"},
+        )
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            body = resp.read()
+        return json.loads(body) if body else None
+
+    def shutdown_kernels(self) -> None:
+        """End every notebook session's kernel (one kernel at a time keeps 2 cores usable)."""
+        for session in self.api("GET", "/api/sessions"):
+            self.api("DELETE", f"/api/sessions/{session['id']}")
+        for kernel in self.api("GET", "/api/kernels"):
+            self.api("DELETE", f"/api/kernels/{kernel['id']}")
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+
+def _write_lab_settings(settings: Path) -> None:
+    """Fresh user settings: every cell attached to the DOM, no news or update check."""
+    files = {
+        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+        "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+            "fetchNews": "false",
+            "checkForUpdates": False,
+        },
+    }
+    for rel, value in files.items():
+        target = settings / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(value))
+
+
+def start_jupyterlab(workdir: Path, root: Path, timeout: float = 90.0) -> JupyterLab:
+    """Start ``jupyter lab`` on 127.0.0.1 with fresh config/settings/runtime folders."""
+    dirs = {}
+    for name in ("home", "config", "data", "runtime", "settings", "workspaces", "ipython"):
+        dirs[name] = workdir / name
+        dirs[name].mkdir(parents=True, exist_ok=True)
+    _write_lab_settings(dirs["settings"])
+    port, token = free_port(), secrets.token_hex(24)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("JUPYTER", "JPY_", "IPYTHON", "PYTEST_"))
+    }
+    venv_bin = str(Path(sys.executable).parent)
+    env.update(
+        HOME=str(dirs["home"]),
+        PATH=f"{venv_bin}{os.pathsep}{env.get('PATH', '')}",
+        JUPYTER_CONFIG_DIR=str(dirs["config"]),
+        JUPYTER_DATA_DIR=str(dirs["data"]),
+        JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
+        JUPYTERLAB_SETTINGS_DIR=str(dirs["settings"]),
+        JUPYTERLAB_WORKSPACES_DIR=str(dirs["workspaces"]),
+        IPYTHONDIR=str(dirs["ipython"]),
+        PYTHONDONTWRITEBYTECODE="1",
+    )
+    log = workdir / "jupyterlab.log"
+    cmd = [
+        sys.executable, "-m", "jupyterlab",
+        "--no-browser", "--allow-root",
+        "--ServerApp.ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
+        f"--ServerApp.token={token}", f"--ServerApp.root_dir={root}",
+        "--LabApp.expose_app_in_browser=True",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]  # fmt: skip
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            cmd,
+            env=env,
+            cwd=dirs["home"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    lab = JupyterLab(process, port, token, root, log, dirs["home"])
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"JupyterLab exited ({process.returncode}):\n{lab.log_tail()}")
+        try:
+            status = lab.api("GET", "/api/status")
+            if isinstance(status, dict) and "started" in status:
+                return lab
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            stop_jupyterlab(lab)
+            raise RuntimeError(f"JupyterLab not ready after {timeout:.0f} s:\n{lab.log_tail()}")
+        time.sleep(0.25)
+
+
+def stop_jupyterlab(lab: JupyterLab) -> list[int]:
+    """Stop the server and every process it started (kernels), by pid; returns survivors."""
+    pids = [lab.process.pid, *descendants(lab.process.pid)]
+    try:
+        os.killpg(lab.process.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    try:
+        lab.process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        pass
+    survivors = stop_pids([p for p in pids if alive(p)], grace=5.0)
+    if lab.process.poll() is None:
+        lab.process.kill()
+        lab.process.wait(timeout=5)
+    return survivors
+
+
+# --------------------------------------------------------------------------- browser
+
+
+@dataclass
+class Browser:
+    """One headless Chromium context; remembers every request that tried to leave 127.0.0.1."""
+
+    context: Any
+    base_url: str
+    blocked: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+
+
+
+# --------------------------------------------------------------------------- notebooks
+
+
+def notebook_paths() -> list[str]:
+    """Every lesson/lab notebook of notebooks/ and solutions/, relative to the repository."""
+    found = []
+    for tree in NOTEBOOK_TREES:
+        for path in sorted((REPO / tree).rglob("*.ipynb")):
+            rel = path.relative_to(REPO)
+            if IGNORED_PARTS.isdisjoint(rel.parts):
+                found.append(rel.as_posix())
+    return found
+
+
+@dataclass
+class Expected:
+    """What the .ipynb itself says the front end must show."""
+
+    fences: dict[int, int]  # markdown cell index -> number of mermaid fences
+    diagram_cells: list[int]  # code cells tagged `diagramme` (one diagram each)
+    quiz_cells: list[int]  # code cells tagged `quiz`
+    code_cells: list[int]  # non-empty code cells (all must run)
+    cell_ids: list[str]
+    n_cells: int
+
+    @property
+    def diagrams(self) -> int:
+        return sum(self.fences.values()) + len(self.diagram_cells)
+
+
+def expected_from_ipynb(path: Path) -> Expected:
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    fences, diagrams, quizzes, code = {}, [], [], []
+    for i, cell in enumerate(nb["cells"]):
+        src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        tags = cell.get("metadata", {}).get("tags", [])
+        if cell["cell_type"] == "markdown" and MERMAID_FENCE.search(src):
+            fences[i] = len(MERMAID_FENCE.findall(src))
+        if cell["cell_type"] == "code":
+            if src.strip():
+                code.append(i)
+            if "diagramme" in tags:
+                diagrams.append(i)
+            if "quiz" in tags:
+                quizzes.append(i)
+    ids = [c.get("id", "") for c in nb["cells"]]
+    return Expected(fences, diagrams, quizzes, code, ids, len(nb["cells"]))
+
+
+# JavaScript read-outs of the open notebook (the model for outputs, the DOM for what is seen).
+JS_FIND_PANEL = """(path) => {
+  const app = window.jupyterapp;
+  if (!app || !app.shell) return false;
+  const w = app.shell.currentWidget;
+  if (!w || !w.context || w.context.path !== path || !w.context.isReady) return false;
+  const k = w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+  if (!k || k.status !== 'idle' || w.content.widgets.length === 0) return false;
+  window.__nbpanel = w;
+  return true;
+}"""
+
+JS_IDLE = """() => {
+  const p = window.__nbpanel;
+  const k = p.sessionContext.session && p.sessionContext.session.kernel;
+  if (!k || k.status !== 'idle') return false;
+  for (const c of p.content.widgets) {
+    if (c.model.type !== 'code') continue;
+    const prompt = c.node.querySelector('.jp-InputPrompt');
+    if (c.model.executionState === 'running' || (prompt && prompt.textContent.includes('*')))
+      return false;
+  }
+  return true;
+}"""
+
+JS_CELLS = """() => {
+  const p = window.__nbpanel;
+  const nodes = p.content.node.querySelectorAll('.jp-Cell');
+  return p.content.widgets.map((c, i) => {
+    const m = c.model, n = c.node;
+    const imgs = Array.from(n.querySelectorAll(
+      '.jp-RenderedMermaid:not(.jp-mod-warning) img[src^="data:image/svg+xml"]'));
+    const rec = {
+      index: i, id: m.id, type: m.type, attached: n.isConnected,
+      tags: (m.getMetadata && m.getMetadata('tags')) || [],
+      svgs: imgs.length,
+      svg_titles: imgs.map(im => im.getAttribute('alt') || ''),
+      svg_sizes: imgs.map(im => [im.naturalWidth, im.naturalHeight]),
+      broken_diagrams: n.querySelectorAll('.jp-RenderedMermaid.jp-mod-warning').length,
+      quizzes: n.querySelectorAll('.quiz').length,
+      text: n.innerText.slice(0, 20000),
+    };
+    if (m.type === 'code') {
+      rec.source = m.sharedModel.getSource();
+      rec.execution_count = m.executionCount;
+      rec.outputs = m.outputs.toJSON().map(o => ({
+        output_type: o.output_type, ename: o.ename || null, evalue: o.evalue || null,
+        plain: (o.data && o.data['text/plain']) ? [].concat(o.data['text/plain']).join('') : '',
+        html: (o.data && o.data['text/html']) ? [].concat(o.data['text/html']).join('') : '',
+      }));
+      rec.stderr_shown = n.querySelectorAll(
+        '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]').length;
+    }
+    return rec;
+  }).concat([{dom_cells: nodes.length}]);
+}"""
+
+
+JS_FULL_HEIGHT = """() => {
+  const p = window.__nbpanel;
+  if (!p) return 0;
+  const outer = p.content.node.querySelector('.jp-WindowedPanel-outer') || p.content.node;
+  const inner = p.content.node.querySelector('.jp-WindowedPanel-viewport');
+  const content = inner ? inner.scrollHeight : outer.scrollHeight;
+  return content + (window.innerHeight - outer.clientHeight) + 40;
+}"""
+
+
+JS_SCROLL_TOP = """() => {
+  const p = window.__nbpanel;
+  const outer = p.content.node.querySelector('.jp-WindowedPanel-outer') || p.content.node;
+  outer.scrollTop = 0;
+}"""
+
+
+@dataclass
+class NotebookRun:
+    """What the browser showed after running every cell of one notebook."""
+
+    path: str
+    cells: list[dict]
+    dom_cells: int
+    seconds: float
+    run_passes: int
+
+    def errors(self) -> dict[int, list[str]]:
+        """Cell index -> exception names of its error outputs."""
+        out = {}
+        for c in self.cells:
+            names = [o["ename"] for o in c.get("outputs", []) if o["output_type"] == "error"]
+            if names:
+                out[c["index"]] = names
+        return out
+
+    def not_run(self, expected: Expected) -> list[int]:
+        return [i for i in expected.code_cells if self.cells[i]["execution_count"] is None]
+
+
+class LabPage:
+    """A Chromium page driving one notebook in JupyterLab through its menus."""
+
+    def __init__(self, browser: Browser, lab: JupyterLab, page: Any) -> None:
+        self.browser, self.lab, self.page = browser, lab, page
+        self.rel = ""
+        page.on("pageerror", lambda e: browser.page_errors.append(str(e)))
+
+    def open(self, rel: str, timeout: float = 90.0) -> None:
+        url = f"{self.lab.base_url}/lab/tree/{rel}?reset&token={self.lab.token}"
+        self.rel = rel
+        self.page.goto(url)
+        self._poll(JS_FIND_PANEL, rel, timeout=timeout, what=f"ouverture de {rel}")
+
+    def _poll(self, js: str, arg: Any = None, *, timeout: float, what: str) -> None:
+        self.page.wait_for_function(js, arg=arg, timeout=timeout * 1000, polling=250)
+
+    def menu(self, top: str, item: str) -> None:
+        self.page.get_by_role("menuitem", name=top, exact=True).click()
+        self.page.get_by_role("menuitem", name=item, exact=True).click()
+
+    def wait_idle(self, timeout: float) -> None:
+        """Kernel idle and no cell queued, seen three times in a row (cells start in a burst)."""
+        deadline = time.monotonic() + timeout
+        calm = 0
+        while calm < 3:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"le noyau n'est pas revenu au repos en {timeout:.0f} s")
+            calm = calm + 1 if self.page.evaluate(JS_IDLE) else 0
+            time.sleep(0.3)
+
+    def select_cell(self, index: int) -> None:
+        cell = self.page.locator(".jp-Notebook .jp-Cell").nth(index)
+        cell.scroll_into_view_if_needed()
+        cell.locator(".jp-InputPrompt").click()
+
+    def cells(self) -> tuple[list[dict], int]:
+        raw = self.page.evaluate(JS_CELLS)
+        return raw[:-1], raw[-1]["dom_cells"]
+
+    def run_everything(self, expected: Expected, timeout: float = 180.0) -> NotebookRun:
+        """Run > Run All Cells; after an error aborts the queue, run again from the next cell."""
+        start = time.monotonic()
+        self.menu("Run", "Run All Cells")
+        self.wait_idle(timeout)
+        passes, last = 1, -1
+        while True:
+            cells, _ = self.cells()
+            pending = [i for i in expected.code_cells if cells[i]["execution_count"] is None]
+            if not pending or pending[0] <= last:
+                break
+            last = pending[0]
+            self.select_cell(last)
+            self.menu("Run", "Run Selected Cell and All Below")
+            self.wait_idle(timeout - (time.monotonic() - start))
+            passes += 1
+        cells, dom_cells = self.cells()
+        return NotebookRun(self.rel, cells, dom_cells, time.monotonic() - start, passes)
+
+    def refresh(self, run: NotebookRun) -> NotebookRun:
+        """Read the cells again (after diagrams rendered), keeping the run's figures."""
+        cells, dom_cells = self.cells()
+        return NotebookRun(run.path, cells, dom_cells, run.seconds, run.run_passes)
+
+    def bilan_problems(self, exp: Expected) -> list[str]:
+        """After a wrong first answer to every quiz, the score summary must say what to review."""
+        bilans = self.page.locator(".jp-Notebook .quiz-bilan")
+        if not exp.quiz_cells or bilans.count() == 0:
+            return []
+        text = bilans.last.inner_text()
+        if "revoir" not in text:
+            return [f"le bilan des quiz ne dit pas quoi revoir après des erreurs : {text!r}"]
+        return []
+
+    def wait_diagrams(self, expected: Expected, timeout: float = 30.0) -> None:
+        """Mermaid renders asynchronously: wait until the expected SVGs (or errors) are there."""
+        js = """(n) => document.querySelectorAll('.jp-Notebook .jp-RenderedMermaid img, '
+                  + '.jp-Notebook .jp-RenderedMermaid.jp-mod-warning').length >= n"""
+        try:
+            self.page.wait_for_function(js, arg=expected.diagrams, timeout=timeout * 1000)
+        except Exception:  # the assertion that follows reports the exact cells
+            pass
+
+    def screenshot(self, name: str) -> Path:
+        """The whole notebook in one PNG: the viewport is stretched to the notebook's height."""
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        target = SCREENSHOTS / (re.sub(r"[^A-Za-z0-9_.-]+", "__", name) + ".png")
+        self.page.evaluate("() => window.jupyterapp && window.jupyterapp.shell.collapseLeft()")
+        self.page.wait_for_timeout(200)
+        height = self.page.evaluate(JS_FULL_HEIGHT)
+        height = max(VIEWPORT["height"], min(int(height or 0), 16000))
+        try:
+            self.page.set_viewport_size({"width": VIEWPORT["width"], "height": height})
+            self.page.wait_for_timeout(300)
+            self.page.evaluate(JS_SCROLL_TOP)
+            self.page.wait_for_timeout(300)
+            self.page.screenshot(path=str(target), full_page=True)
+        finally:
+            self.page.set_viewport_size(VIEWPORT)
+        return target
+
+
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def diagram_problems(run: NotebookRun, exp: Expected) -> list[str]:
+    """Every Mermaid fence and every `diagramme` cell became an SVG image with a title."""
+    problems = []
+    for c in run.cells:
+        i = c["index"]
+        want = exp.fences.get(i, 0) + (1 if i in exp.diagram_cells else 0)
+        if c["broken_diagrams"]:
+            problems.append(f"cellule {i} : {c['broken_diagrams']} diagramme(s) Mermaid en erreur")
+        if c["svgs"] != want:
+            problems.append(f"cellule {i} : {c['svgs']} SVG affiché(s), {want} attendu(s)")
+        for title, (w, h) in zip(c["svg_titles"], c["svg_sizes"], strict=True):
+            if not title.strip():
+                problems.append(f"cellule {i} : diagramme sans titre accessible (accTitle)")
+            if w <= 0 or h <= 0:
+                problems.append(f"cellule {i} : image SVG vide ({w}x{h})")
+    return problems
+
+
+def error_problems(run: NotebookRun, exp: Expected, allowed: dict[int, list[str]]) -> list[str]:
+    """Only the intended NotImplementedError cells fail, each error is shown, all cells ran."""
+    problems = []
+    errors = run.errors()
+    for i, names in errors.items():
+        if names != ["NotImplementedError"] or i not in allowed:
+            outs = run.cells[i]["outputs"]
+            evalue = next((o["evalue"] or "" for o in outs if o["output_type"] == "error"), "")
+            problems.append(f"cellule {i} : erreur inattendue {names} {evalue!r}")
+        if not run.cells[i]["stderr_shown"]:
+            problems.append(f"cellule {i} : l'erreur n'est pas affichée")
+    for i in sorted(set(allowed) - set(errors)):
+        problems.append(f"cellule {i} : devait lever {allowed[i]} et ne l'a pas fait")
+    for i in run.not_run(exp):
+        problems.append(f"cellule {i} : jamais exécutée")
+    if run.dom_cells != exp.n_cells:
+        problems.append(f"{run.dom_cells} cellules dans la page, {exp.n_cells} dans le .ipynb")
+    if len(run.cells) != exp.n_cells:
+        problems.append(f"{len(run.cells)} cellules chargées, {exp.n_cells} dans le .ipynb")
+    return problems
+
+
+def click_quizzes(lab_page: LabPage, run: NotebookRun, exp: Expected) -> list[str]:
+    """Click one wrong then the right option of every quiz; read the feedback shown."""
+    from playwright.sync_api import expect
+
+    problems = []
+    for i in exp.quiz_cells:
+        cell = lab_page.page.locator(".jp-Notebook .jp-Cell").nth(i)
+        quiz = cell.locator(".quiz")
+        if quiz.count() != 1:
+            problems.append(f"cellule {i} (quiz) : {quiz.count()} widget(s) .quiz affiché(s)")
+            continue
+        wrong = quiz.locator(".quiz-option:not(.quiz-correct)")
+        right = quiz.locator(".quiz-option.quiz-correct")
+        if wrong.count() < 1 or right.count() != 1:
+            problems.append(
+                f"cellule {i} (quiz) : {right.count()} bonne(s) et {wrong.count()} "
+                "mauvaise(s) option(s)"
+            )
+            continue
+        fallback = _norm(
+            run.cells[i]["source"]
+            + " ".join(o["plain"] + o["html"] for o in run.cells[i]["outputs"])
+        )
+        feedback = quiz.locator(".quiz-feedback")
+        explanations = []
+        for option, verdict in ((wrong.first, "Pas tout à fait"), (right, "Bonne réponse")):
+            option.scroll_into_view_if_needed()
+            option.click()
+            try:
+                expect(feedback).to_contain_text(verdict, timeout=15_000)
+            except AssertionError:
+                problems.append(
+                    f"cellule {i} (quiz) : « {verdict} » absent après le clic, "
+                    f"retour affiché : {feedback.inner_text()!r}"
+                )
+                continue
+            shown = _norm(feedback.inner_text())
+            explanation = _norm(shown.split(verdict, 1)[1]).lstrip(" :.-—").strip()
+            explanations.append(explanation)
+            if len(explanation) < 10:
+                problems.append(f"cellule {i} (quiz) : pas d'explication après « {verdict} »")
+            elif explanation not in fallback:
+                problems.append(
+                    f"cellule {i} (quiz) : explication affichée introuvable dans le quiz : "
+                    f"{explanation!r}"
+                )
+        if len(explanations) == 2 and explanations[0] == explanations[1]:
+            problems.append(f"cellule {i} (quiz) : même explication pour deux options")
+    return problems
+
+
+def reference_errors(nb_file: Path, workdir: Path, timeout: int = 120) -> dict[int, list[str]]:
+    """Which cells raise when the notebook runs in a plain kernel (nbclient, errors allowed)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    shutil.copytree(
+        nb_file.parent,
+        workdir,
+        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "*.db", "*.db-*"),
+        dirs_exist_ok=True,
+    )
+    nb = nbformat.read(nb_file, as_version=4)
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(workdir)}},
+    )
+    client.execute()
+    out = {}
+    for i, cell in enumerate(nb.cells):
+        names = [o.get("ename") for o in cell.get("outputs", []) if o.output_type == "error"]
+        if names:
+            out[i] = names
+    return out

@@ -1,0 +1,133 @@
+"""Fixtures of the browser tests: one JupyterLab and one headless Chromium for the session.
+
+Both are stopped by their process ids at the end, even when a test fails, and the teardown
+asserts that nothing is left running (server, kernels, browser processes, listening port).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from browser_harness import (  # noqa: E402
+    CHROMIUM_FLAGS,
+    NOTEBOOK_TREES,
+    REPO,
+    VIEWPORT,
+    Browser,
+    JupyterLab,
+    LabPage,
+    notebook_paths,
+    pids_with_argument,
+    port_open,
+    start_jupyterlab,
+    stop_jupyterlab,
+    stop_pids,
+)
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    """Debian's chromium (installed by .ci/system-deps), never a browser downloaded by a tool."""
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        pytest.fail("chromium introuvable : lancez `make system-deps` (apt-get install chromium)")
+    return path
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    shutil.copytree(
+        src,
+        dst,
+        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "*.db", "*.db-*"),
+        dirs_exist_ok=True,
+    )
+
+
+@pytest.fixture(scope="session")
+def lab_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A temporary copy of notebooks/ and solutions/ that the server serves and may dirty."""
+    root = tmp_path_factory.mktemp("lab-root")
+    for tree in NOTEBOOK_TREES:
+        if (REPO / tree).is_dir():
+            _copy_tree(REPO / tree, root / tree)
+    return root
+
+
+@pytest.fixture(scope="session")
+def jupyterlab(tmp_path_factory: pytest.TempPathFactory, lab_root: Path) -> Iterator[JupyterLab]:
+    """One JupyterLab for the whole session, stopped by its pid (and its kernels') at the end."""
+    lab = start_jupyterlab(tmp_path_factory.mktemp("jupyterlab"), lab_root)
+    try:
+        yield lab
+    finally:
+        survivors = stop_jupyterlab(lab)
+        assert lab.process.poll() is not None, "le serveur JupyterLab tourne encore"
+        assert not survivors, f"processus restés après l'arrêt de JupyterLab : {survivors}"
+        assert not port_open(lab.port), f"le port {lab.port} répond encore"
+
+
+@pytest.fixture(scope="session")
+def browser(
+    chromium_path: str, jupyterlab: JupyterLab, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Browser]:
+    """Headless Chromium with a fresh profile; every non-local request is blocked and recorded."""
+    from playwright.sync_api import sync_playwright
+
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    pw = sync_playwright().start()
+    context = None
+    try:
+        context = pw.chromium.launch_persistent_context(
+            str(profile),
+            executable_path=chromium_path,
+            headless=True,
+            args=CHROMIUM_FLAGS,
+            viewport=VIEWPORT,
+            locale="fr-FR",
+        )
+        state = Browser(context, jupyterlab.base_url)
+
+        def route(r: Any) -> None:
+            url = r.request.url
+            if url.startswith((state.base_url + "/", "data:", "blob:")):
+                r.continue_()
+            else:
+                state.blocked.append(url)
+                r.abort()
+
+        context.route("**/*", route)
+        yield state
+    finally:
+        if context is not None:
+            context.close()
+        pw.stop()
+        survivors = stop_pids(pids_with_argument(str(profile)), grace=5.0)
+        assert not survivors, f"processus Chromium restés : {survivors}"
+        assert not pids_with_argument(str(profile)), "Chromium tourne encore"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "course_notebook" in metafunc.fixturenames:
+        paths = notebook_paths()
+        metafunc.parametrize("course_notebook", paths, ids=paths)
+
+
+@pytest.fixture
+def lab_page(browser: Browser, jupyterlab: JupyterLab) -> Iterator[LabPage]:
+    """A fresh page; at the end the page closes and every kernel is shut down."""
+    page = browser.context.new_page()
+    try:
+        yield LabPage(browser, jupyterlab, page)
+    finally:
+        page.close()
+        jupyterlab.shutdown_kernels()

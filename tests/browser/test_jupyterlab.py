@@ -1,0 +1,173 @@
+"""Every lesson and lab notebook, run in JupyterLab in headless Chromium as a student would.
+
+For each notebook of notebooks/ (student version) and solutions/: Run > Run All Cells, wait for
+the kernel to go idle, then check what the front end shows: no error other than the intended
+NotImplementedError stubs, every Mermaid fence and generated diagram drawn as an SVG image, quiz
+buttons that answer clicks with a verdict and an explanation, no request leaving 127.0.0.1.
+A full-page screenshot of each notebook goes to .artefacts/screenshots/.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from browser_harness import (
+    REPO,
+    SCREENSHOTS,
+    Browser,
+    LabPage,
+    click_quizzes,
+    diagram_problems,
+    error_problems,
+    expected_from_ipynb,
+    reference_errors,
+)
+
+pytestmark = pytest.mark.browser
+
+TIMINGS = REPO / ".artefacts" / "browser-timings.json"
+
+# --------------------------------------------------------------------------- the harness itself
+
+QUIZ_SOURCE = """\
+import ipywidgets as w
+retour = w.HTML(); retour.add_class("quiz-feedback")
+EXPLICATIONS = {"faux": "Un fichier local n'est vu que par une instance.",
+                "juste": "Une base commune sert les trois instances."}
+def clic(bouton):
+    juste = "quiz-correct" in bouton._dom_classes
+    verdict = "Bonne réponse" if juste else "Pas tout à fait"
+    retour.value = f"<p><b>{verdict}</b> : {EXPLICATIONS['juste' if juste else 'faux']}</p>"
+a = w.Button(description="A. SQLite par instance"); a.add_class("quiz-option")
+b = w.Button(description="B. Une base partagée"); b.add_class("quiz-option")
+b.add_class("quiz-correct")
+a.on_click(clic); b.on_click(clic)
+boite = w.VBox([w.HTML("<b>Trois instances : quel service ?</b>"), a, b, retour])
+boite.add_class("quiz")
+boite
+"""
+
+SEQUENCE = (
+    "sequenceDiagram\\n  accTitle: Essai\\n  accDescr: Un message.\\n  Eleve->>Tuteur: Bonjour"
+)
+
+
+def throwaway_notebook() -> nbformat.NotebookNode:
+    """A small notebook with one of everything the harness must see, good and bad."""
+    v4 = nbformat.v4
+    nb = v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    nb.cells = [
+        v4.new_markdown_cell(
+            "# Essai\n\n```mermaid\nflowchart LR\n  accTitle: Deux boîtes\n"
+            "  accDescr: A pointe vers B.\n  A --> B\n```\n\n"
+            "![distant](http://example.invalid/image.png)\n"
+        ),
+        v4.new_markdown_cell("```mermaid\nflowchart LR\n  A --> ((((\n```\n"),
+        v4.new_code_cell(
+            "from IPython.display import display\n"
+            f"display({{'text/vnd.mermaid': '{SEQUENCE}', 'text/plain': 'Eleve->>Tuteur'}}, "
+            "raw=True)",
+            metadata={"tags": ["diagramme"]},
+        ),
+        v4.new_code_cell(QUIZ_SOURCE, metadata={"tags": ["quiz"]}),
+        v4.new_code_cell("def oublier():\n    raise NotImplementedError()\noublier()"),
+        v4.new_code_cell("print('après le bouchon')"),
+        v4.new_code_cell("raise ValueError('exprès')"),
+        v4.new_code_cell("fin = True"),
+        v4.new_code_cell(""),
+    ]
+    return nb
+
+
+def test_harness_sees_errors_diagrams_quizzes_and_network(
+    lab_page: LabPage, lab_root: Path, browser: Browser
+) -> None:
+    """The checks can fail: a stray error, a broken diagram and a remote image are all caught."""
+    folder = lab_root / "_essai_harnais"
+    folder.mkdir(exist_ok=True)
+    nb_file = folder / "essai.ipynb"
+    nbformat.write(throwaway_notebook(), nb_file)
+    exp = expected_from_ipynb(nb_file)
+    assert exp.fences == {0: 1, 1: 1} and exp.diagram_cells == [2] and exp.quiz_cells == [3]
+
+    browser.blocked.clear()
+    lab_page.open("_essai_harnais/essai.ipynb")
+    try:
+        run = lab_page.run_everything(exp, timeout=90)
+        lab_page.wait_diagrams(exp)
+        run = lab_page.refresh(run)
+        quiz = click_quizzes(lab_page, run, exp)
+    finally:
+        lab_page.screenshot("_essai_harnais")
+
+    # pass 2 ran the cells NotImplementedError aborted, pass 3 those after ValueError
+    assert run.errors() == {4: ["NotImplementedError"], 6: ["ValueError"]}
+    assert run.run_passes == 3 and run.not_run(exp) == []
+    assert "après le bouchon" in run.cells[5]["text"]
+    assert error_problems(run, exp, allowed={4: ["NotImplementedError"]}) == [
+        "cellule 6 : erreur inattendue ['ValueError'] 'exprès'"
+    ]
+    assert error_problems(run, exp, allowed={}) == [
+        "cellule 4 : erreur inattendue ['NotImplementedError'] ''",
+        "cellule 6 : erreur inattendue ['ValueError'] 'exprès'",
+    ]
+    assert diagram_problems(run, exp) == [
+        "cellule 1 : 1 diagramme(s) Mermaid en erreur",
+        "cellule 1 : 0 SVG affiché(s), 1 attendu(s)",
+    ]
+    assert run.cells[0]["svg_titles"] == ["Deux boîtes"]
+    assert run.cells[2]["svg_titles"] == ["Essai"]
+    assert quiz == []
+    assert browser.blocked == ["http://example.invalid/image.png"]
+    browser.blocked.clear()
+
+
+# --------------------------------------------------------------------------- the course
+
+
+def _record_timing(rel: str, seconds: float) -> None:
+    TIMINGS.parent.mkdir(parents=True, exist_ok=True)
+    data = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
+    data[rel] = round(seconds, 1)
+    TIMINGS.write_text(json.dumps(data, indent=1, sort_keys=True))
+
+
+def test_notebook_in_jupyterlab(
+    course_notebook: str, lab_page: LabPage, browser: Browser, tmp_path: Path
+) -> None:
+    """Run all cells in JupyterLab; errors, diagrams, quizzes and network as a student sees them."""
+    source = REPO / course_notebook
+    exp = expected_from_ipynb(source)
+    student = course_notebook.startswith("notebooks/")
+    allowed: dict[int, list[str]] = {}
+    if student and "NotImplementedError" in source.read_text(encoding="utf-8"):
+        allowed = reference_errors(source, tmp_path / "reference")
+        other = {i: n for i, n in allowed.items() if n != ["NotImplementedError"]}
+        assert not other, f"hors navigateur, des cellules lèvent autre chose : {other}"
+    if "/lecons/" in course_notebook:
+        assert exp.quiz_cells, "une leçon sans quiz (cellule marquée `quiz`)"
+
+    browser.blocked.clear()
+    started = time.monotonic()
+    lab_page.open(course_notebook)
+    problems: list[str] = []
+    try:
+        run = lab_page.run_everything(exp)
+        lab_page.wait_diagrams(exp)
+        run = lab_page.refresh(run)
+        problems += error_problems(run, exp, allowed)
+        problems += diagram_problems(run, exp)
+        problems += click_quizzes(lab_page, run, exp)
+        problems += lab_page.bilan_problems(exp)
+    finally:
+        shot = lab_page.screenshot(course_notebook)
+    _record_timing(course_notebook, time.monotonic() - started)
+    if browser.blocked:
+        problems.append(f"requêtes hors 127.0.0.1 : {browser.blocked}")
+    assert not problems, "\n".join([f"{course_notebook} (capture : {shot})", *problems])
+    assert shot.is_file() and shot.parent == SCREENSHOTS
