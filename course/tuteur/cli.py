@@ -114,7 +114,8 @@ def _run_session(user: str, reprendre: bool, db: Path) -> int:
             full = loop.run_until_complete(
                 service.get_session(app_name=APP_NAME, user_id=user, session_id=session_id)
             )
-            said = [e for e in full.events if e.author != "user" and e.content and e.content.parts]
+            events = full.events if full is not None else []
+            said = [e for e in events if e.author != "user" and e.content and e.content.parts]
             texts = [p.text for e in said for p in e.content.parts if p.text]
             if texts:
                 _say(f"tuteur> {texts[-1]}")

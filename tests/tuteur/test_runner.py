@@ -204,3 +204,18 @@ async def test_interrupted_turn_keeps_what_was_already_stored(
     assert [r["author"] for r in rows] == ["user", "scribe", "scribe"]
     assert rows[2]["content"]["parts"][0]["function_response"]["response"] == {"mot": "pomme"}
     assert json.loads(state[0]) == {"dernier_mot": "pomme"}
+
+
+async def test_a_model_that_never_stops_calling_tools_is_stopped(session_service: Any) -> None:
+    class Loops(ScriptedModel):
+        async def stream(self, request: ModelRequest) -> AsyncIterator[ModelResponse]:
+            call = FunctionCall(id=f"c{len(request.contents)}", name="noter", args={"mot": "x"})
+            yield ModelResponse(Content(role="model", parts=[Part(function_call=call)]))
+
+    agent = Agent(name="scribe", model=Loops(), tools={"noter": noter})
+    runner = Runner(agent=agent, app_name="carnet", session_service=session_service)
+    s = await session_service.create_session(app_name="carnet", user_id="zoe")
+    with pytest.raises(RuntimeError, match="Le modèle a dépassé 8 étapes"):
+        await _turn(runner, "zoe", s.id, "pomme")
+    got = await session_service.get_session(app_name="carnet", user_id="zoe", session_id=s.id)
+    assert len(got.events) == 1 + 2 * 8  # everything done before the stop is kept
