@@ -73,6 +73,20 @@ def _is_read_only(path: Path) -> bool:
     return not (mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) or not os.access(path, os.W_OK)
 
 
+def _read_only_flags(path: Path) -> str:
+    """URI flags to read a file we may not write, without creating any file beside it.
+
+    With no pending journal the file is complete by itself: ``immutable=1`` reads it without
+    the ``-shm`` file that WAL mode needs (a user who cannot write the folder could not create
+    it). With a pending ``-wal`` or ``-journal``, SQLite must read that too: plain ``mode=ro``.
+    """
+    for suffix in ("-wal", "-journal"):
+        pending = Path(f"{path}{suffix}")
+        if pending.exists() and pending.stat().st_size > 0:
+            return "mode=ro"
+    return "mode=ro&immutable=1"
+
+
 def _check_location(path: Path) -> None:
     """Clear French errors for a path that cannot hold a session database."""
     if str(path) == ":memory:":
@@ -108,6 +122,11 @@ def _prepare(db: sqlite3.Connection, path: Path, read_only: bool) -> None:
         tables = {
             name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         }
+    except sqlite3.OperationalError as exc:
+        error = ReadOnlyDatabaseError if read_only else InvalidDatabaseError
+        raise error(
+            f"Impossible de lire la base {str(path)!r} ({exc}). Elle n'a pas été modifiée."
+        ) from None
     except sqlite3.DatabaseError as exc:
         raise InvalidDatabaseError(
             f"Le fichier {str(path)!r} n'est pas une base SQLite lisible ({exc}). "
@@ -134,7 +153,11 @@ def _prepare(db: sqlite3.Connection, path: Path, read_only: bool) -> None:
     if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal" and str(path) != ":memory:":
         db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = NORMAL")
-    ops.write(db, lambda d: [d.execute(s) for s in _statements(CREATE_SCHEMA_SQL)])
+    index = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'idx_events_session_time'"
+    ).fetchone()
+    if index is None or len(tables & EXPECTED_COLUMNS.keys()) < len(EXPECTED_COLUMNS):
+        ops.write(db, lambda d: [d.execute(s) for s in _statements(CREATE_SCHEMA_SQL)])
 
 
 def _statements(script: str) -> list[str]:
@@ -186,7 +209,7 @@ class SqliteSessionService(BaseSessionService):
         _check_location(path)
         self._read_only = _is_read_only(path)
         if self._read_only:
-            target, uri = f"file:{quote(str(path.resolve()))}?mode=ro", True
+            target, uri = f"file:{quote(str(path.resolve()))}?{_read_only_flags(path)}", True
         else:
             target, uri = str(path), False
         conn = aiosqlite.connect(target, uri=uri, isolation_level=None, cached_statements=64)
