@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import html
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,7 +113,6 @@ class Quiz:
         self.ident = ident or hashlib.sha1(self.question.encode()).hexdigest()[:10]
         self.reponses: list[int] = []
         self._widget: Any = None
-        self._ecouteurs: list[Callable[[Quiz], None]] = []
         _CARNET[self.ident] = self
         _rafraichir_bilans()
 
@@ -248,6 +247,14 @@ def _rafraichir_bilans() -> None:
         b.rafraichir()
 
 
+def _uniques(textes: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(textes))
+
+
+def _questions_repondues(n: int) -> str:
+    return f"{n} question répondue" if n <= 1 else f"{n} questions répondues"
+
+
 class Bilan:
     """Score summary of this notebook's quizzes, updated live after each answer."""
 
@@ -263,15 +270,15 @@ class Bilan:
             "total": len(quizzes),
             "justes": sum(q.juste_du_premier_coup for q in quizzes),
             "repondus": sum(q.repondu for q in quizzes),
-            "a_revoir": [q.revoir or q.question for q in a_revoir],
-            "sans_reponse": [q.revoir or q.question for q in sans_reponse],
+            "a_revoir": _uniques(q.revoir or q.question for q in a_revoir),
+            "sans_reponse": _uniques(q.revoir or q.question for q in sans_reponse),
         }
 
     def texte(self) -> str:
         r = self.resume()
         lignes = [
             f"Bilan : {r['justes']} / {r['total']} bonnes réponses du premier coup "
-            f"({r['repondus']} questions répondues)."
+            f"({_questions_repondues(r['repondus'])})."
         ]
         if r["a_revoir"]:
             lignes.append("À revoir :")
@@ -288,7 +295,7 @@ class Bilan:
         e = _echapper
         parts = [
             f"<p><strong>Bilan : {r['justes']} / {r['total']}</strong> bonnes réponses du "
-            f"premier coup ({r['repondus']} questions répondues).</p>"
+            f"premier coup ({_questions_repondues(r['repondus'])}).</p>"
         ]
         for titre, cle in (("À revoir", "a_revoir"), ("Pas encore répondu", "sans_reponse")):
             if r[cle]:
