@@ -297,8 +297,16 @@ class Expected:
     diagram_cells: list[int]  # code cells tagged `diagramme` (one diagram each)
     quiz_cells: list[int]  # code cells tagged `quiz`
     code_cells: list[int]  # non-empty code cells (all must run)
+    test_cells: list[int]  # nbgrader autograder test cells (grade, not solution)
     cell_ids: list[str]
     n_cells: int
+
+    def intended(self, index: int, ename: str, evalue: str) -> bool:
+        """An error the stub causes on purpose: the stub's own NotImplementedError, or an
+        nbgrader test cell failing because the student's function still raises it."""
+        if ename == "NotImplementedError":
+            return True
+        return index in self.test_cells and "NotImplementedError" in (evalue or "")
 
     @property
     def diagrams(self) -> int:
@@ -307,7 +315,7 @@ class Expected:
 
 def expected_from_ipynb(path: Path) -> Expected:
     nb = json.loads(path.read_text(encoding="utf-8"))
-    fences, diagrams, quizzes, code = {}, [], [], []
+    fences, diagrams, quizzes, code, tests = {}, [], [], [], []
     for i, cell in enumerate(nb["cells"]):
         src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
         tags = cell.get("metadata", {}).get("tags", [])
@@ -320,8 +328,11 @@ def expected_from_ipynb(path: Path) -> Expected:
                 diagrams.append(i)
             if "quiz" in tags:
                 quizzes.append(i)
+            grading = cell.get("metadata", {}).get("nbgrader", {})
+            if grading.get("grade") and not grading.get("solution"):
+                tests.append(i)
     ids = [c.get("id", "") for c in nb["cells"]]
-    return Expected(fences, diagrams, quizzes, code, ids, len(nb["cells"]))
+    return Expected(fences, diagrams, quizzes, code, tests, ids, len(nb["cells"]))
 
 
 # JavaScript read-outs of the open notebook (the model for outputs, the DOM for what is seen).
@@ -552,14 +563,16 @@ def diagram_problems(run: NotebookRun, exp: Expected) -> list[str]:
 
 
 def error_problems(run: NotebookRun, exp: Expected, allowed: dict[int, list[str]]) -> list[str]:
-    """Only the intended NotImplementedError cells fail, each error is shown, all cells ran."""
+    """Only the cells the stubs make fail do fail (``allowed``: cell -> exception names, from a
+    plain-kernel run), each error is shown, and every cell ran."""
     problems = []
     errors = run.errors()
     for i, names in errors.items():
-        if names != ["NotImplementedError"] or i not in allowed:
-            outs = run.cells[i]["outputs"]
-            evalue = next((o["evalue"] or "" for o in outs if o["output_type"] == "error"), "")
-            problems.append(f"cellule {i} : erreur inattendue {names} {evalue!r}")
+        outs = [o for o in run.cells[i]["outputs"] if o["output_type"] == "error"]
+        evalue = outs[0]["evalue"] or ""
+        intended = all(exp.intended(i, o["ename"], o["evalue"]) for o in outs)
+        if not intended or allowed.get(i) != names:
+            problems.append(f"cellule {i} : erreur inattendue {names} {evalue[:300]!r}")
         if not run.cells[i]["stderr_shown"]:
             problems.append(f"cellule {i} : l'erreur n'est pas affichée")
     for i in sorted(set(allowed) - set(errors)):
@@ -624,8 +637,11 @@ def click_quizzes(lab_page: LabPage, run: NotebookRun, exp: Expected) -> list[st
     return problems
 
 
-def reference_errors(nb_file: Path, workdir: Path, timeout: int = 120) -> dict[int, list[str]]:
-    """Which cells raise when the notebook runs in a plain kernel (nbclient, errors allowed)."""
+def reference_errors(
+    nb_file: Path, workdir: Path, timeout: int = 120
+) -> tuple[dict[int, list[str]], dict[int, list[str]]]:
+    """Which cells raise when the notebook runs in a plain kernel (nbclient, errors allowed):
+    cell -> exception names, and the errors the stubs do not explain."""
     import nbformat
     from nbclient import NotebookClient
 
@@ -644,9 +660,12 @@ def reference_errors(nb_file: Path, workdir: Path, timeout: int = 120) -> dict[i
         resources={"metadata": {"path": str(workdir)}},
     )
     client.execute()
-    out = {}
+    out, unintended = {}, {}
+    exp = expected_from_ipynb(nb_file)
     for i, cell in enumerate(nb.cells):
-        names = [o.get("ename") for o in cell.get("outputs", []) if o.output_type == "error"]
-        if names:
-            out[i] = names
-    return out
+        errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
+        if errors:
+            out[i] = [o.ename for o in errors]
+            if not all(exp.intended(i, o.ename, o.evalue) for o in errors):
+                unintended[i] = [f"{o.ename}: {o.evalue[:300]}" for o in errors]
+    return out, unintended
