@@ -1,0 +1,338 @@
+"""The lessons: clean sources, offline runs, their claims, quizzes, diagrams, student version."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SOLUTIONS = ROOT / "solutions" / "lecons"
+STUDENT = ROOT / "notebooks" / "lecons"
+LESSONS = sorted(p.name for p in SOLUTIONS.glob("*.ipynb"))
+MERMAID = "text/vnd.mermaid"
+ADK_COLUMNS = {
+    "app_states": ["app_name", "state", "update_time"],
+    "events": ["id", "app_name", "user_id", "session_id", "invocation_id", "timestamp",
+               "event_data"],
+    "sessions": ["app_name", "user_id", "id", "state", "create_time", "update_time"],
+    "user_states": ["app_name", "user_id", "state", "update_time"],
+}
+REMOTE = re.compile(
+    r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//(?!localhost|127\.0\.0\.1)"""
+    r"""|url\(\s*["']?(?:https?:)?//|<script[^>]*\bsrc\s*=|@import""",
+    re.IGNORECASE,
+)
+
+
+def read(path: Path) -> nbformat.NotebookNode:
+    return nbformat.read(path, as_version=4)
+
+
+def tags(cell) -> list[str]:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def text_of(nb, cell_id: str) -> str:
+    """Everything a cell printed or displayed as text, joined."""
+    cell = next(c for c in nb.cells if c.get("id") == cell_id)
+    parts = []
+    for out in cell.get("outputs", []):
+        if out.output_type == "stream":
+            parts.append(out.text)
+        elif "data" in out:
+            parts.append(out.data.get("text/plain", ""))
+    return "".join(parts)
+
+
+def section_items(source: str, title: str) -> list[str]:
+    """Numbered or checkbox items right under a '## title' heading."""
+    block = source.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^(?:\d+\.|- \[ \]) (.+)$", block, re.MULTILINE)
+
+
+def goals_and_checklist(nb) -> tuple[list[str], list[str]]:
+    md = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    return section_items(md, "Objectifs"), section_items(md, "Je sais faire")
+
+
+def test_five_lessons_exist():
+    assert LESSONS == [
+        "01_choisir_un_service.ipynb", "02_brancher_sqlite.ipynb",
+        "03_ce_que_contient_le_fichier.ipynb", "04_effacer_un_eleve.ipynb",
+        "05_reprendre_apres_redemarrage.ipynb",
+    ]
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_sources_are_clean_and_structured(name: str):
+    nb = read(SOLUTIONS / name)
+    nbformat.validate(nb)
+    number = int(name[:2])
+    ids = [c.id for c in nb.cells]
+    assert ids == [f"l{number}-c{i:02d}" for i in range(1, len(ids) + 1)], "stable cell ids"
+    goals, checklist = goals_and_checklist(nb)
+    assert len(goals) >= 3 and len(checklist) == len(goals), "one 'Je sais faire' line per goal"
+    assert nb.cells[0].source.startswith(f"# Leçon {number}")
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None, f"{cell.id} has outputs"
+            assert ("quiz" in tags(cell)) == ("Quiz(" in cell.source), cell.id
+            assert ("diagramme" in tags(cell)) == ("afficher(" in cell.source), cell.id
+            marked = "### BEGIN SOLUTION" in cell.source
+            assert marked == bool(cell.metadata.get("nbgrader", {}).get("solution")), cell.id
+        else:
+            assert not REMOTE.search(cell.source), f"{cell.id} links to a remote resource"
+            for fence in re.findall(r"```mermaid\n(.*?)```", cell.source, re.DOTALL):
+                assert re.search(r"^\s*accTitle: \S", fence, re.MULTILINE), cell.id
+                assert re.search(r"^\s*accDescr: \S", fence, re.MULTILINE), cell.id
+    assert nb.cells[-1].source.strip() == "bilan()", "the score summary closes the lesson"
+
+
+def test_lessons_run_offline_fast_and_outside_the_repo(executed_lessons):
+    assert sorted(executed_lessons) == LESSONS
+    for name, (_nb, seconds, workdir) in executed_lessons.items():
+        assert seconds < 20, f"{name} took {seconds:.1f} s"
+        assert list(workdir.glob("lecon0*.db")), f"{name} wrote its database in its workdir"
+    assert not list(ROOT.glob("solutions/**/*.db")) and not list(ROOT.glob("notebooks/**/*.db"))
+
+
+def test_every_goal_has_a_quiz_with_feedback(executed_lessons):
+    for name, (nb, _s, _w) in executed_lessons.items():
+        goals, _ = goals_and_checklist(nb)
+        per_goal = {i: 0 for i in range(1, len(goals) + 1)}
+        for cell in nb.cells:
+            if "quiz" not in tags(cell):
+                continue
+            shown = [o for o in cell.outputs if "course/quiz" in o.get("metadata", {})]
+            assert len(shown) == 1, f"{name} {cell.id}: one quiz per cell"
+            data, meta = shown[0].data, shown[0].metadata["course/quiz"]
+            assert "application/vnd.jupyter.widget-view+json" in data
+            assert "quiz-statique" in data["text/html"] and "Quiz :" in data["text/plain"]
+            # an explanation for every option, readable without the widget
+            assert data["text/html"].count("<details>") == meta["options"] >= 2
+            per_goal[meta["objectif"]] += 1
+        assert all(per_goal.values()), f"{name}: goals without quiz {per_goal}"
+        assert "Bilan :" in text_of(nb, nb.cells[-1].id)
+
+
+def test_generated_diagrams_are_accessible_mermaid(executed_lessons):
+    counts = {}
+    for name, (nb, _s, _w) in executed_lessons.items():
+        counts[name] = 0
+        for cell in nb.cells:
+            mermaid = [o for o in cell.get("outputs", []) if MERMAID in o.get("data", {})]
+            assert bool(mermaid) == ("diagramme" in tags(cell)), f"{name} {cell.id}"
+            if not mermaid:
+                continue
+            assert len(mermaid) == 1 and len(cell.outputs) == 1, "exactly one diagram"
+            src, fallback = mermaid[0].data[MERMAID], mermaid[0].data["text/plain"]
+            assert re.search(r"^\taccTitle: \S", src, re.MULTILINE)
+            assert re.search(r"^\taccDescr: \S", src, re.MULTILINE)
+            assert fallback.strip() and fallback != src
+            counts[name] += 1
+    assert sum(counts.values()) >= 2
+    l2, l3 = executed_lessons[LESSONS[1]][0], executed_lessons[LESSONS[2]][0]
+    sequence = next(o.data[MERMAID] for c in l2.cells for o in c.get("outputs", [])
+                    if MERMAID in o.get("data", {}))
+    assert "sequenceDiagram" in sequence and "actor eleve as Élève" in sequence
+    assert "tuteur->>outil_fixer_niveau" in sequence and "tuteur->>outil_enregistrer" in sequence
+    schema = next(o.data[MERMAID] for c in l3.cells for o in c.get("outputs", [])
+                  if MERMAID in o.get("data", {}))
+    assert 'sessions||--o{events : "ON DELETE CASCADE"' in schema
+    assert 'user_states|o..o{sessions : "même clé, sans cascade"' in schema
+
+
+def test_no_output_calls_a_remote_url(executed_lessons):
+    for name, (nb, _s, _w) in executed_lessons.items():
+        for cell in nb.cells:
+            for out in cell.get("outputs", []):
+                blob = json.dumps(out.get("data", {})) + out.get("text", "")
+                assert not REMOTE.search(blob), f"{name} {cell.id}: {REMOTE.search(blob)}"
+                assert "mermaid.ink" not in blob and "cdn" not in blob.lower()
+
+
+def test_lesson_1_claims(executed_lessons):
+    nb = executed_lessons[LESSONS[0]][0]
+    assert "6 événements dans la session" in text_of(nb, "l1-c06")
+    restart = text_of(nb, "l1-c15")
+    assert "InMemory, après redémarrage : 0 session" in restart
+    assert "SQLite, après redémarrage : 1 session" in restart
+    assert "Progression retrouvée : {'progression': {'python': {'niveau': 2" in restart
+
+
+def test_lesson_2_claims(executed_lessons):
+    nb = executed_lessons[LESSONS[1]][0]
+    assert "C'est la seconde séance : True" in text_of(nb, "l2-c11")
+    greeting = text_of(nb, "l2-c15")
+    assert "Événements dans la nouvelle session : 0" in greeting
+    assert "Bon retour, alice ! Tu es au niveau 4" in greeting
+    index = text_of(nb, "l2-c18")
+    assert index.count("événements chargés : 0  niveau : 4") == 3
+    assert "get_session, première séance : 20 événements" in index
+    assert "avec num_recent_events=3 : ['tuteur', 'user', 'tuteur']" in index
+    assert "Seconde séance, 2 événements" in index and "Tu es au niveau 4" in index
+    assert "Bravo" in text_of(nb, "l2-c22")
+    cli = text_of(nb, "l2-c24")
+    assert "Reprise de la session" in cli and "À bientôt, alice" in cli
+
+
+def test_lesson_3_claims(executed_lessons):
+    nb = executed_lessons[LESSONS[2]][0]
+    listed = text_of(nb, "l3-c04").splitlines()
+    assert [line.split()[0] for line in listed] == sorted(ADK_COLUMNS)
+    for line in listed:
+        table, columns = line.split(maxsplit=1)
+        assert eval(columns) == ADK_COLUMNS[table]  # noqa: S307 (a printed list literal)
+    seed = text_of(nb, "l3-c09")
+    assert ("('tuteur', 'alice', '{\"progression\":{\"python\":{\"niveau\":4,\"serie\":[false],"
+            "\"bonnes\":2,\"total\":3,\"a_revoir\":[\"d\\\\u00e9corateurs de fonction\"]}}}')"
+            in seed)
+    assert re.search(r"\(20, '[0-9a-f-]{36}'\)", seed) and re.search(r"\(2, '[0-9a-f-]{36}'\)",
+                                                                         seed)
+    scopes = text_of(nb, "l3-c11")
+    assert "app_states  : [('tuteur', '{\"version_du_cours\":\"2026\"}')]" in scopes
+    assert "user_states : [('bob', '{\"langue\":\"fr\"}')]" in scopes
+    assert "sessions    : [('bob', '{\"etape\":\"accueil\"}')]" in scopes
+    assert "« brouillon » quelque part dans le fichier : False" in scopes
+    assert "{'app_states': 1, 'user_states': 2, 'sessions': 3, 'events': 22}" in text_of(
+        nb, "l3-c17")
+    assert "Bravo : alice est au niveau 4" in text_of(nb, "l3-c22")
+    assert "7 messages écrits par alice" in text_of(nb, "l3-c24")
+
+
+def counts_line(text: str, who: str) -> tuple[int, int, int]:
+    m = re.search(rf"^{who} : (\d+) session\(s\), (\d+) événement\(s\), (\d+) ligne\(s\) dans "
+                  r"user_states$", text, re.MULTILINE)
+    assert m, text
+    return tuple(int(x) for x in m.groups())
+
+
+def test_lesson_4_claims(executed_lessons):
+    nb = executed_lessons[LESSONS[3]][0]
+    before, after = text_of(nb, "l4-c03"), text_of(nb, "l4-c05")
+    assert counts_line(before, "alice") == (2, 22, 1)
+    assert counts_line(after, "alice") == (0, 0, 1)  # the seed's measured fact
+    assert counts_line(after, "bob") == counts_line(before, "bob")  # bob untouched
+    assert "Tuteur : Bon retour, alice ! Tu es au niveau 4" in text_of(nb, "l4-c07")
+    fk = text_of(nb, "l4-c11")
+    assert "foreign_keys au démarrage : 0" in fk
+    bob_events = counts_line(before, "bob")[1]
+    assert f"Événements orphelins (sans session) : {bob_events}" in fk
+    assert counts_line(fk, "bob") == (0, bob_events, 1)
+    pages = text_of(nb, "l4-c14")
+    trace = dict(re.findall(r"^(.+?)\s*: \{'fichier': (\d+)", pages, re.MULTILINE))
+    assert int(trace["avant"]) > 0
+    assert int(trace["après DELETE"]) > 0 and "SQL voit 0 événement de bob" in pages
+    assert int(trace["après checkpoint"]) > 0  # free pages keep the text
+    assert "après VACUUM + checkpoint : {'fichier': 0, '-wal': 0}" in pages
+    injection = text_of(nb, "l4-c19")
+    assert "f-string     : 2 ligne(s)" in injection and "paramètre ?  : 0 ligne" in injection
+    assert "syntax error" in injection
+
+
+def test_lesson_5_claims(executed_lessons):
+    nb = executed_lessons[LESSONS[4]][0]
+    files = text_of(nb, "l5-c04")
+    assert "Pendant : ['lecon05.db', 'lecon05.db-shm', 'lecon05.db-wal']" in files
+    assert "Après   : ['lecon05.db']" in files
+    other = text_of(nb, "l5-c06")
+    child = re.search(r"processus (\d+) : 20 événements relus", other)
+    kernel = re.search(r"processus de ce carnet : (\d+)", other)
+    assert child and kernel and child.group(1) != kernel.group(1)
+    assert "dernier message : À bientôt, alice" in other
+    assert text_of(nb, "l5-c09").count("\n") == 5
+    paging = text_of(nb, "l5-c10")
+    assert "tailles des pages : [6, 6, 6, 2] soit 20 événements" in paging
+    assert "positions 13 à 15 : True" in paging
+    assert "Bravo : les 6 messages" in text_of(nb, "l5-c14")
+    closing = text_of(nb, "l5-c16")
+    assert "Fermé  : ['lecon05.db']" in closing and "ServiceClosedError" in closing
+    title = text_of(nb, "l5-c19")
+    assert "→ Révisions : les décorateurs" in title and "Après suppression : 1 session" in title
+    assert "get_session sur la session supprimée : None" in title
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_student_version_runs_except_its_stubs(name: str, tmp_path: Path, run_notebook):
+    student = read(STUDENT / name)
+    assert "BEGIN SOLUTION" not in json.dumps(student)
+    stubs = [c for c in student.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    assert all("raise NotImplementedError()" in c.source for c in stubs)
+    nb, seconds = run_notebook(STUDENT / name, tmp_path, allow_errors=True)
+    assert seconds < 20
+    errors = [(c.id, o.ename) for c in nb.cells for o in c.get("outputs", [])
+              if o.output_type == "error"]
+    assert all(ename == "NotImplementedError" for _, ename in errors), errors
+    assert len(errors) == len(stubs), "each stub fails once, in its check cell"
+    assert "Bilan :" in text_of(nb, nb.cells[-1].id)
+
+
+@pytest.mark.slow
+def test_student_notebooks_are_regenerated_from_solutions(tmp_path: Path):
+    """What `make notebooks` produces from solutions/ (stock nbgrader) equals what is committed."""
+    (tmp_path / "grader").mkdir()
+    shutil.copy(ROOT / "grader" / "nbgrader_config.py", tmp_path / "grader")
+    shutil.copytree(SOLUTIONS, tmp_path / "solutions" / "lecons")
+    out = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "generate_assignment", "lecons", "--force",
+         f"--CourseDirectory.db_url=sqlite:///{tmp_path / 'gradebook.db'}", "--log-level=WARN"],
+        cwd=tmp_path / "grader", capture_output=True, text=True, timeout=240,
+        env={**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent),
+                                                    os.environ.get("PATH", "")])},
+    )
+    assert out.returncode == 0, out.stderr
+    generated = tmp_path / "notebooks" / "lecons"
+    assert sorted(p.name for p in generated.iterdir()) == sorted(
+        p.name for p in STUDENT.iterdir())
+    for path in sorted(generated.glob("*.ipynb")):
+        assert path.read_bytes() == (STUDENT / path.name).read_bytes(), (
+            f"notebooks/lecons/{path.name} is stale: run `make notebooks`")
+        solution_ids = [c.id for c in read(SOLUTIONS / path.name).cells]
+        assert [c.id for c in read(path).cells] == solution_ids, "cell ids kept"
+
+
+def test_the_kernel_network_block_works(tmp_path: Path, run_notebook, network_free_env):
+    """A kernel started like the lessons' cannot connect, even to a server listening locally."""
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.setblocking(False)
+    port = server.getsockname()[1]
+    try:
+        # control: without the block, this process does reach the server
+        control = socket.create_connection(("127.0.0.1", port), timeout=5)
+        server.accept()[0].close()
+        control.close()
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [
+            nbformat.v4.new_code_cell(
+                f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=5)"),
+            nbformat.v4.new_code_cell(
+                "import urllib.request\nurllib.request.urlopen('https://example.org', timeout=5)"),
+            nbformat.v4.new_code_cell("import socket\nsocket.getaddrinfo('cdn.jsdelivr.net', 443)"),
+        ]
+        path = tmp_path / "reseau.ipynb"
+        nbformat.write(nb, path)
+        ran, _ = run_notebook(path, tmp_path, allow_errors=True)
+        errors = [o for c in ran.cells for o in c.outputs if o.output_type == "error"]
+        assert len(errors) == 3
+        assert all("Réseau bloqué" in o.evalue for o in errors), [o.evalue for o in errors]
+        with pytest.raises(BlockingIOError):
+            server.accept()  # nothing from the kernel ever arrived
+        # a child process of the kernel is blocked too (the block travels with PYTHONPATH)
+        child = subprocess.run(
+            [sys.executable, "-c",
+             f"import socket; socket.create_connection(('127.0.0.1', {port}))"],
+            env=network_free_env, capture_output=True, text=True, timeout=60)
+        assert child.returncode != 0 and "Réseau bloqué" in child.stderr
+    finally:
+        server.close()
