@@ -6,7 +6,9 @@ asserts that nothing is left running (server, kernels, browser processes, listen
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +26,8 @@ from browser_harness import (  # noqa: E402
     Browser,
     JupyterLab,
     LabPage,
+    alive,
+    descendants,
     notebook_paths,
     pids_with_argument,
     port_open,
@@ -84,8 +88,9 @@ def browser(
     from playwright.sync_api import sync_playwright
 
     profile = tmp_path_factory.mktemp("chromium-profile")
+    before = set(descendants(os.getpid()))
     pw = sync_playwright().start()
-    context = None
+    context, started = None, set()
     try:
         context = pw.chromium.launch_persistent_context(
             str(profile),
@@ -95,6 +100,8 @@ def browser(
             viewport=VIEWPORT,
             locale="fr-FR",
         )
+        started = set(descendants(os.getpid())) - before  # Playwright's driver and Chromium
+        assert_debian_chromium(started)
         state = Browser(context, jupyterlab.base_url)
 
         def route(r: Any) -> None:
@@ -111,9 +118,28 @@ def browser(
         if context is not None:
             context.close()
         pw.stop()
-        survivors = stop_pids(pids_with_argument(str(profile)), grace=5.0)
+        ours = started | set(pids_with_argument(str(profile)))
+        leftovers = [p for p in ours if alive(p)]
+        survivors = stop_pids(leftovers, grace=5.0)
         assert not survivors, f"processus Chromium restés : {survivors}"
-        assert not pids_with_argument(str(profile)), "Chromium tourne encore"
+        assert not leftovers, f"processus du navigateur à arrêter à la main : {leftovers}"
+
+
+def assert_debian_chromium(pids: set[int]) -> None:
+    """The browser really is Debian's package, not one downloaded by Playwright."""
+    exes = set()
+    for pid in pids:
+        try:
+            exes.add(os.readlink(f"/proc/{pid}/exe"))
+        except OSError:
+            continue
+    browsers = {e for e in exes if "chrom" in Path(e).name}
+    assert browsers, f"aucun processus Chromium lancé (exécutables vus : {exes})"
+    for exe in browsers:
+        assert "ms-playwright" not in exe, f"navigateur téléchargé par Playwright : {exe}"
+        if shutil.which("dpkg"):
+            owner = subprocess.run(["dpkg", "-S", exe], capture_output=True, text=True)
+            assert owner.returncode == 0, f"{exe} n'appartient à aucun paquet Debian"
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
