@@ -1,9 +1,8 @@
 """nbgrader configuration of the course (stock nbgrader 0.9.6 commands read it).
 
-Run nbgrader commands from this folder (``cd grader``) or pass ``--config grader/nbgrader_config.py``:
-the course root is computed from this file, so the working folder does not matter otherwise.
-Instructors' and students' generated files (gradebook, submitted/, autograded/, feedback/) live
-under ``grader/`` and are git-ignored.
+Run nbgrader commands from this folder (``cd grader``): nbgrader reads the configuration of the
+folder it runs in. The course root is computed from this file. Generated files (gradebook,
+submitted/, autograded/, feedback/) live under ``grader/`` and are git-ignored.
 """
 
 from pathlib import Path
@@ -23,7 +22,9 @@ c.CourseDirectory.feedback_directory = "grader/feedback"
 c.CourseDirectory.solution_directory = "grader/solution"
 c.CourseDirectory.db_url = f"sqlite:///{HERE / 'gradebook.db'}"
 # Only notebooks and the files they need are released; never databases or caches.
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "*.db", "*.db-*", "feedback"]
+c.CourseDirectory.ignore = [
+    ".ipynb_checkpoints", "*.pyc", "__pycache__", "*.db", "*.db-*", "feedback",
+]
 
 # Student code must never stop the grading of a class.
 # ipykernel cannot interrupt a coroutine started by top-level await (ipykernel issue 881): with
@@ -32,16 +33,19 @@ c.Execute.timeout = 30
 c.Execute.raise_on_iopub_timeout = False
 c.Execute.interrupt_on_timeout = True
 # Minimal tracebacks: an error in a hidden test shows its message, never the hidden code.
-c.Execute.extra_arguments = ["--HistoryManager.hist_file=:memory:", "--InteractiveShell.xmode=Minimal"]
+c.Execute.extra_arguments = [
+    "--HistoryManager.hist_file=:memory:",
+    "--InteractiveShell.xmode=Minimal",
+]
 
 # The lab "oublier" is graded OUTSIDE the kernel: the student's function runs in a separate
 # process on a copy of the fixture database and the file is checked by another fresh process,
 # so nothing a submission does in the kernel (monkeypatching sqlite3, subprocess, the helpers,
 # IPython itself) can change its grade. Other notebooks pass through unchanged.
-_AUTOGRADE = [
-    "course.labo_nbgrader.DemarrerNotation",
+c.Autograde.autograde_preprocessors = [
+    "course.labo.nbgrader_hooks.StartOutOfKernelGrading",
     "nbgrader.preprocessors.Execute",
-    "course.labo_nbgrader.AppliquerNotation",
+    "course.labo.nbgrader_hooks.ApplyOutOfKernelGrading",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
@@ -49,7 +53,6 @@ _AUTOGRADE = [
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
-# (enabled below once course.labo_nbgrader exists)
 
 # Feedback never shows hidden tests (their source is removed before export).
 c.GenerateFeedback.preprocessors = [

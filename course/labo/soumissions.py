@@ -1,0 +1,89 @@
+"""Builds submission notebooks from the sample answers in ``grader/submissions/``.
+
+Each sample is the text a student would type in the ``oublier`` cell; it is put into the
+student version of the lab (``notebooks/oublier/oublier.ipynb``) and written where nbgrader
+collects submissions: ``<submitted>/<student_id>/oublier/oublier.ipynb``. The expected score of
+each sample and the tests it must fail are in ``grader/submissions/attendus.json``.
+
+    python -m course.labo.soumissions [--root DIR] [--copies N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import nbformat
+
+__all__ = ["ASSIGNMENT", "build_submission", "expected", "samples", "write_all"]
+
+ASSIGNMENT = "oublier"
+SOLUTION_GRADE_ID = "oublier"
+
+
+def samples(root: Path) -> dict[str, str]:
+    """Sample name -> cell text, from ``grader/submissions/*.py``."""
+    folder = root / "grader" / "submissions"
+    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py"))}
+
+
+def expected(root: Path) -> dict[str, dict]:
+    """Sample name -> {"score": int, "echecs": [test ids]}."""
+    path = root / "grader" / "submissions" / "attendus.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def build_submission(release_notebook: Path, cell_text: str) -> nbformat.NotebookNode:
+    """The student version with its ``oublier`` cell replaced by `cell_text`."""
+    nb = nbformat.read(release_notebook, as_version=4)
+    cells = [c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+             == SOLUTION_GRADE_ID]
+    if len(cells) != 1:
+        raise ValueError(f"{release_notebook} : une seule cellule « oublier » attendue, "
+                         f"{len(cells)} trouvée(s).")
+    cells[0].source = cell_text.rstrip("\n")
+    return nb
+
+
+def write_all(root: Path, submitted: Path, copies: int = 1,
+              only: list[str] | None = None) -> dict[str, str]:
+    """Write every sample (or `only` these) as a submission; return student_id -> sample.
+
+    With ``copies > 1`` each sample is written several times (student ids ``<sample>_<k>``), to
+    grade a class-sized batch.
+    """
+    release = root / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    if not release.exists():
+        raise FileNotFoundError(f"{release} manque : lancez d'abord « make notebooks ».")
+    students: dict[str, str] = {}
+    for name, text in samples(root).items():
+        if only and name not in only:
+            continue
+        nb = build_submission(release, text)
+        for k in range(copies):
+            student = name if copies == 1 else f"{name}_{k + 1}"
+            folder = submitted / student / ASSIGNMENT
+            folder.mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, folder / f"{ASSIGNMENT}.ipynb")
+            students[student] = name
+    return students
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2])
+    parser.add_argument("--submitted", type=Path, default=None,
+                        help="dossier des rendus (défaut : <root>/grader/submitted)")
+    parser.add_argument("--copies", type=int, default=1)
+    args = parser.parse_args(argv)
+    submitted = args.submitted or args.root / "grader" / "submitted"
+    students = write_all(args.root, submitted, args.copies)
+    print(f"{len(students)} rendus écrits dans {submitted}")
+    for student in students:
+        print(student)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
