@@ -9,6 +9,8 @@ with ADK's ``SqliteSessionService``.
 from __future__ import annotations
 
 import asyncio
+import gc
+import json
 import os
 import sqlite3
 import stat
@@ -18,6 +20,7 @@ from typing import Any
 from urllib.parse import quote, unquote, urlparse
 
 import aiosqlite
+from pydantic import TypeAdapter
 
 from ..events import Event
 from . import _sqlite_ops as ops
@@ -35,12 +38,31 @@ from .errors import (
     ServiceClosedError,
     SessionNotFoundError,
 )
-from .session import Session
-from .state import merge_state, split_state
+from .session import Session, stored_session
+from .state import State, merge_state, prefixed, split_state
 
 __all__ = ["SqliteSessionService"]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+EVENT_LIST = TypeAdapter(list[Event])
+
+
+def _parse_events(rows: list[str]) -> list[Event]:
+    """Events from their stored JSON in one validation call (much cheaper than one per row)."""
+    return EVENT_LIST.validate_json("[" + ",".join(rows) + "]") if rows else []
+
+
+def _parse_states(texts: list[str]) -> list[dict[str, Any]]:
+    """Session states from their stored JSON in one json.loads call; a bad row is named."""
+    try:
+        states = json.loads("[" + ",".join(texts) + "]")
+    except ValueError:
+        states = [ops._loads(text, "sessions") for text in texts]
+    if len(states) != len(texts) or not all(isinstance(s, dict) for s in states):
+        states = [ops._loads(text, "sessions") for text in texts]
+    return states
+
+
 BUSY_TIMEOUT_MS = 5_000
 
 
@@ -296,12 +318,12 @@ class SqliteSessionService(BaseSessionService):
         if found is None:
             return None
         app_state, user_state, own, update_time, events = found
-        return Session(
+        return stored_session(
             id=session_id,
             app_name=app_name,
             user_id=user_id,
             state=merge_state(app_state, user_state, own),
-            events=[Event.model_validate_json(data) for data in events],
+            events=_parse_events(events),
             last_update_time=update_time,
         )
 
@@ -312,22 +334,28 @@ class SqliteSessionService(BaseSessionService):
         if user_id is not None:
             check_name(user_id, "user_id")
         app_state, users, rows = await self._run(ops.list_sessions, app_name, user_id)
-        sessions = []
-        no_user_state: dict[str, Any] = {}
-        for sid, uid, state_json, update_time in rows:
-            state = merge_state(
-                app_state, users.get(uid, no_user_state), ops._loads(state_json, "sessions")
-            )
-            sessions.append(
-                Session.model_construct(
+        # Thousands of small acyclic objects: pausing the cyclic GC halves the time it takes.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            states = _parse_states([row[2] for row in rows])
+            app_part = prefixed(app_state, State.APP_PREFIX)
+            user_parts = {uid: prefixed(state, State.USER_PREFIX) for uid, state in users.items()}
+            none: dict[str, Any] = {}
+            sessions = [
+                stored_session(
                     id=sid,
                     app_name=app_name,
                     user_id=uid,
-                    state=state,
+                    state={**state, **app_part, **user_parts.get(uid, none)},
                     events=[],
                     last_update_time=update_time,
                 )
-            )
+                for (sid, uid, _, update_time), state in zip(rows, states, strict=True)
+            ]
+        finally:
+            if gc_was_enabled:
+                gc.enable()
         return ListSessionsResponse.model_construct(sessions=sessions)
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
@@ -355,7 +383,7 @@ class SqliteSessionService(BaseSessionService):
         )
         if rows is None:
             raise SessionNotFoundError(f"Session {session_id!r} introuvable.")
-        return [Event.model_validate_json(data) for data in rows]
+        return _parse_events(rows)
 
     async def _store_event(self, session: Session, event: Event, event_json: str) -> float:
         return await self._run(

@@ -12,7 +12,7 @@ from typing import Any
 
 from .errors import InvalidArgumentError
 
-__all__ = ["State", "dumps_state", "merge_state", "split_state"]
+__all__ = ["State", "dumps_state", "merge_state", "prefixed", "split_state"]
 
 
 class State:
@@ -38,16 +38,20 @@ def split_state(state: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str,
     return app, user, session
 
 
+def prefixed(state: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """``state`` with ``prefix`` put back in front of every key (as read into session.state)."""
+    return {prefix + key: value for key, value in state.items()}
+
+
 def merge_state(
     app_state: dict[str, Any], user_state: dict[str, Any], session_state: dict[str, Any]
 ) -> dict[str, Any]:
     """Session keys first, then ``app:`` keys, then ``user:`` keys (ADK's order)."""
-    merged = dict(session_state)
-    for key, value in app_state.items():
-        merged[State.APP_PREFIX + key] = value
-    for key, value in user_state.items():
-        merged[State.USER_PREFIX + key] = value
-    return merged
+    return {
+        **session_state,
+        **prefixed(app_state, State.APP_PREFIX),
+        **prefixed(user_state, State.USER_PREFIX),
+    }
 
 
 def dumps_state(state: dict[str, Any], what: str = "L'état") -> str:
