@@ -86,6 +86,8 @@ def test_sources_are_clean_and_structured(name: str):
         if cell.cell_type == "code":
             assert cell.outputs == [] and cell.execution_count is None, f"{cell.id} has outputs"
             assert ("quiz" in tags(cell)) == ("Quiz(" in cell.source), cell.id
+            if "quiz" in tags(cell):  # its source names the right answer: folded by default
+                assert cell.metadata.get("jupyter", {}).get("source_hidden") is True, cell.id
             assert ("diagramme" in tags(cell)) == ("afficher(" in cell.source), cell.id
             marked = "### BEGIN SOLUTION" in cell.source
             assert marked == bool(cell.metadata.get("nbgrader", {}).get("solution")), cell.id
