@@ -90,9 +90,18 @@ cp "$HERE/jupyterhub_config.py" "$PREFIX/etc/jupyterhub_config.py"
 # The instructors' course template: copied into an instructor's home at first start.
 rm -rf "$PREFIX/share/cours"
 mkdir -p "$PREFIX/share/cours"
-for part in solutions notebooks grader; do
-  [ -d "$REPO/$part" ] && cp -r "$REPO/$part" "$PREFIX/share/cours/"
-done
+# Only the course's own files (tracked by git when this is a checkout): never a local gradebook,
+# submissions or feedback left in the source tree.
+if git -C "$REPO" rev-parse --git-dir >/dev/null 2>&1; then
+  git -C "$REPO" ls-files -z -- solutions notebooks grader \
+    | tar -C "$REPO" --ignore-failed-read --null -T - -cf - 2>/dev/null | tar -C "$PREFIX/share/cours" -xf -
+else
+  for part in solutions notebooks grader; do
+    [ -d "$REPO/$part" ] && cp -r "$REPO/$part" "$PREFIX/share/cours/"
+  done
+  rm -rf "$PREFIX/share/cours/grader/"{submitted,autograded,feedback,solution} \
+    "$PREFIX/share/cours/grader/"gradebook.db*
+fi
 rm -rf "$PREFIX/share/cours/grader/hub"
 find "$PREFIX/share/cours" -name __pycache__ -prune -exec rm -rf {} +
 find "$PREFIX/share/cours" -name '.ipynb_checkpoints' -prune -exec rm -rf {} +

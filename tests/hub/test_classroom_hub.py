@@ -1,0 +1,316 @@
+"""A whole class on one machine: real Unix users, a real JupyterHub, nbgrader's exchange.
+
+The instructor releases the lab from formgrader, three students fetch it, answer (complete,
+partial, broken) and submit from their own servers, the instructor collects, autogrades and
+releases feedback, the students fetch it. Then: scores, what each group sees, and isolation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import pytest
+import requests
+
+pytestmark = pytest.mark.hub
+
+COURSE_ID = "memoire-tuteur"
+COURSE_DIR = "cours-memoire-tuteur"
+PASSWORD = "mot-de-passe-de-la-classe"
+STUDENT_ROLES = ("complet", "partiel", "casse")
+
+
+@dataclass
+class Lab:
+    """What the class works on: the assignment, its answers per student and expected scores."""
+
+    name: str
+    notebook: str
+    source: nbformat.NotebookNode | None  # uploaded by the instructor when not in the course
+    answers: dict[str, dict[str, str]]  # role -> {grade_id of a solution cell: new source}
+    expected: dict[str, float]
+    max_score: float
+
+
+def _small_lab() -> Lab:
+    """A two-test assignment, for when the course's own lab is not available."""
+
+    def cell(source: str, **nbgrader) -> nbformat.NotebookNode:
+        meta = {"schema_version": 3, "task": False, "locked": False, "solution": False}
+        meta.update(nbgrader)
+        return nbformat.v4.new_code_cell(source, metadata={"nbgrader": meta})
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Essai\nÉcrire `double(x)`."),
+        cell(
+            "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION",
+            grade=False, solution=True, grade_id="reponse",
+        ),
+        cell("assert double(2) == 4", grade=True, locked=True, points=1, grade_id="test_pos"),
+        cell("assert double(-3) == -6", grade=True, locked=True, points=1, grade_id="test_neg"),
+    ]
+    return Lab(
+        name="essai-hub",
+        notebook="essai.ipynb",
+        source=nb,
+        answers={
+            "complet": {"reponse": "def double(x):\n    return x + x"},
+            "partiel": {"reponse": "def double(x):\n    return abs(2 * x)"},
+            "casse": {"reponse": "def double(x):\n    return x +"},
+        },
+        expected={"complet": 2.0, "partiel": 1.0, "casse": 0.0},
+        max_score=2.0,
+    )
+
+
+@pytest.fixture(scope="module")
+def lab() -> Lab:
+    return _small_lab()
+
+
+def _ok(response: requests.Response) -> dict | list:
+    assert response.status_code == 200, (response.status_code, response.text[:2000])
+    return response.json()
+
+
+def _formgrader(hub, prof: str, path: str) -> dict:
+    result = _ok(hub.server(prof, "POST", f"/formgrader/api/{path}", timeout=300))
+    assert result.get("success"), json.dumps(result, ensure_ascii=False)[:4000]
+    return result
+
+
+def _put_directory(hub, owner: str, path: str) -> None:
+    """Create a folder and its missing parents in the owner's home, through the contents API."""
+    parts = path.split("/")
+    for depth in range(1, len(parts) + 1):
+        folder = "/".join(parts[:depth])
+        if hub.server(owner, "GET", f"/api/contents/{folder}", params={"content": 0}).ok:
+            continue
+        response = hub.server(
+            owner, "PUT", f"/api/contents/{folder}", json={"type": "directory"}
+        )
+        assert response.status_code in (200, 201), response.text
+
+
+def _assignment_list(hub, student: str) -> list[dict]:
+    listing = _ok(hub.server(student, "GET", "/assignments", params={"course_id": COURSE_ID}))
+    assert listing["success"], listing
+    return listing["value"]
+
+
+def _student_action(hub, student: str, action: str, lab: Lab) -> list[dict]:
+    response = hub.server(
+        student,
+        "POST",
+        f"/assignments/{action}",
+        data={"course_id": COURSE_ID, "assignment_id": lab.name},
+    )
+    result = _ok(response)
+    assert result.get("success"), result
+    return result["value"]
+
+
+@pytest.fixture(scope="module")
+def class_cycle(class_hub, class_users, lab: Lab, exchange_dir: Path) -> dict:
+    """Run the whole class once; the tests below read what happened."""
+    hub, users = class_hub, class_users
+    prof = users["prof"]
+    for name in users.values():  # all four servers start through the hub's REST API
+        hub.start_server(name)
+    servers = {name: hub.wait_ready(name) for name in users.values()}
+
+    # Instructor: the lab's source (if not in the course), generate and release from formgrader.
+    if lab.source is not None:
+        base = f"{COURSE_DIR}/solutions/{lab.name}"
+        _put_directory(hub, prof, base)
+        body = {"type": "notebook", "format": "json", "content": lab.source}
+        response = hub.server(prof, "PUT", f"/api/contents/{base}/{lab.notebook}", json=body)
+        assert response.status_code in (200, 201), response.text
+    _formgrader(hub, prof, f"assignment/{lab.name}/assign")
+    _formgrader(hub, prof, f"assignment/{lab.name}/release")
+
+    # Students: fetch, answer, submit, each from their own server.
+    for role in STUDENT_ROLES:
+        student = users[role]
+        released = [a for a in _assignment_list(hub, student) if a["assignment_id"] == lab.name]
+        assert released and released[0]["status"] == "released", released
+        _student_action(hub, student, "fetch", lab)
+        path = f"/api/contents/{lab.name}/{lab.notebook}"
+        model = _ok(hub.server(student, "GET", path))
+        nb = model["content"]
+        for cell in nb["cells"]:
+            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            if grade_id in lab.answers[role]:
+                cell["source"] = lab.answers[role][grade_id]
+        body = {"type": "notebook", "format": "json", "content": nb}
+        assert hub.server(student, "PUT", path, json=body).status_code == 200
+        after = _student_action(hub, student, "submit", lab)
+        mine = [a for a in after if a["assignment_id"] == lab.name and a["status"] == "submitted"]
+        assert mine, after
+
+    # Instructor: collect, autograde each submission, generate and release feedback.
+    _formgrader(hub, prof, f"assignment/{lab.name}/collect")
+    for role in STUDENT_ROLES:
+        _formgrader(hub, prof, f"submission/{lab.name}/{users[role]}/autograde")
+    _formgrader(hub, prof, f"assignment/{lab.name}/generate_feedback")
+    _formgrader(hub, prof, f"assignment/{lab.name}/release_feedback")
+    submissions = _ok(hub.server(prof, "GET", f"/formgrader/api/submissions/{lab.name}"))
+
+    # Students: fetch their feedback.
+    feedback = {}
+    for role in STUDENT_ROLES:
+        student = users[role]
+        listing = _student_action(hub, student, "fetch_feedback", lab)
+        feedback[role] = [a for a in listing if a["assignment_id"] == lab.name]
+    return {"servers": servers, "submissions": submissions, "feedback": feedback}
+
+
+def test_each_server_runs_as_its_own_unix_user(class_hub, class_users, class_cycle):
+    import pwd
+
+    for name in class_users.values():
+        account = pwd.getpwnam(name)
+        pid = class_hub.server_pids[name]
+        status = Path(f"/proc/{pid}/status").read_text()
+        uid = int(re.search(r"^Uid:\s+(\d+)", status, re.M).group(1))
+        assert uid == account.pw_uid, (name, uid)
+        # the hub made the home private, whatever the system default was
+        assert stat.S_IMODE(os.stat(account.pw_dir).st_mode) == 0o700
+
+
+def test_autograded_scores_match_each_answer(class_users, class_cycle, lab: Lab):
+    by_student = {row["student"]: row for row in class_cycle["submissions"]}
+    for role in STUDENT_ROLES:
+        row = by_student[class_users[role]]
+        assert row["autograded"], row
+        assert row["max_score"] == pytest.approx(lab.max_score)
+        assert row["score"] == pytest.approx(lab.expected[role]), (role, row)
+
+
+def test_every_student_fetched_their_feedback(class_hub, class_users, class_cycle, lab: Lab):
+    for role in STUDENT_ROLES:
+        student = class_users[role]
+        listing = class_cycle["feedback"][role]
+        # nbgrader's list: submitted assignments -> submissions -> notebooks with feedback flags
+        flags = [
+            nb
+            for a in listing
+            for sub in a.get("submissions", [a])
+            for nb in sub.get("notebooks", [])
+            if "has_local_feedback" in nb
+        ]
+        assert flags and all(nb["has_local_feedback"] for nb in flags), listing
+        assert not any(nb["feedback_updated"] for nb in flags), listing
+        folder = _ok(class_hub.server(student, "GET", f"/api/contents/{lab.name}/feedback"))
+        stamps = [item["name"] for item in folder["content"] if item["type"] == "directory"]
+        assert len(stamps) == 1, folder
+        html_path = f"/api/contents/{lab.name}/feedback/{stamps[0]}/{Path(lab.notebook).stem}.html"
+        html = _ok(class_hub.server(student, "GET", html_path))["content"]
+        score = f"{lab.expected[role]:g}"
+        assert re.search(rf"Score:\s*{re.escape(score)}(\.0+)?\s*/\s*{lab.max_score:g}", html), (
+            role,
+            re.findall(r"Score:[^<]*", html),
+        )
+
+
+def test_students_see_only_the_assignment_list(class_hub, class_users, class_cycle, lab: Lab):
+    hub, prof = class_hub, class_users["prof"]
+    managed = _ok(hub.server(prof, "GET", "/formgrader/api/assignments"))
+    assert lab.name in {a["name"] for a in managed}, managed
+    assert hub.server(prof, "GET", "/formgrader/manage_assignments").status_code == 200
+    assert hub.server(prof, "GET", "/formgraders").status_code == 200  # nbgrader's course list
+    for role in STUDENT_ROLES:
+        student = class_users[role]
+        assert hub.server(student, "GET", "/formgrader").status_code == 404
+        assert hub.server(student, "GET", "/formgrader/api/assignments").status_code == 404
+        assert hub.server(student, "GET", "/formgraders").status_code == 404
+        assert hub.server(student, "GET", "/assignments", params={"course_id": COURSE_ID}).ok
+    disabled = {}
+    for name in (prof, class_users["complet"]):
+        page = hub.server(name, "GET", "/lab")
+        assert page.status_code == 200, page.status_code
+        config = re.search(
+            r'<script id="jupyter-config-data" type="application/json">(.*?)</script>',
+            page.text,
+            re.S,
+        )
+        disabled[name] = json.loads(config.group(1)).get("disabledExtensions", {})
+    student_off = disabled[class_users["complet"]]
+    for plugin in ("formgrader", "course-list", "create-assignment"):
+        assert f"@jupyter/nbgrader:{plugin}" in student_off, student_off
+        assert f"@jupyter/nbgrader:{plugin}" not in disabled[prof]
+    assert "@jupyter/nbgrader:assignment-list" not in student_off
+
+
+def test_a_student_reaches_no_other_server(class_hub, class_users, class_cycle):
+    hub = class_hub
+    ana, bob, prof = class_users["complet"], class_users["partiel"], class_users["prof"]
+    for owner in (bob, prof):
+        response = hub.server(owner, "GET", "/api/contents", token_of=ana)
+        assert response.status_code in (403, 404), (owner, response.status_code)
+    assert hub.server(ana, "GET", "/api/contents").status_code == 200
+
+
+def test_unix_permissions_keep_students_apart(class_users, class_cycle, lab: Lab, exchange_dir,
+                                              run_as):
+    import pwd
+
+    ana, bob = class_users["complet"], class_users["partiel"]
+    prof_home = Path(pwd.getpwnam(class_users["prof"]).pw_dir)
+    ana_home = Path(pwd.getpwnam(ana).pw_dir)
+    inbound = exchange_dir / COURSE_ID / "inbound"
+    # ana's submission, as it sits in the exchange, and her own copies
+    ana_inbound = sorted(p for p in inbound.iterdir() if p.name.startswith(f"{ana}+{lab.name}+"))
+    assert ana_inbound, list(inbound.iterdir())
+    denied = {
+        "inbound listing": ["ls", str(inbound)],
+        "ana's answer": ["cat", str(ana_home / lab.name / lab.notebook)],
+        "ana's home": ["ls", str(ana_home)],
+        "instructor source": [
+            "cat", str(prof_home / COURSE_DIR / "solutions" / lab.name / lab.notebook)
+        ],
+        "gradebook": ["cat", str(prof_home / COURSE_DIR / "grader" / "gradebook.db")],
+        "instructor's submitted copy": [
+            "ls", str(prof_home / COURSE_DIR / "grader" / "submitted" / ana)
+        ],
+    }
+    # the instructor really has them (so a refusal means permissions, not absence)
+    assert (prof_home / COURSE_DIR / "grader" / "gradebook.db").is_file()
+    assert (prof_home / COURSE_DIR / "grader" / "submitted" / ana / lab.name).is_dir()
+    for what, command in denied.items():
+        result = run_as(bob, *command)
+        assert result.returncode != 0, (what, result.stdout[:300])
+        assert "Permission denied" in result.stderr, (what, result.stderr)
+    # while ana reads her own answer, and everybody reads the released lab
+    assert run_as(ana, "cat", str(ana_home / lab.name / lab.notebook)).returncode == 0
+    released = exchange_dir / COURSE_ID / "outbound" / lab.name / lab.notebook
+    assert run_as(bob, "cat", str(released)).returncode == 0
+
+
+def test_the_hub_refuses_a_wrong_password(class_hub, class_users):
+    student = class_users["partiel"]
+    for password, accepted in (("pas-le-bon", False), (PASSWORD, True)):
+        with requests.Session() as browser:
+            page = browser.get(f"{class_hub.url}/hub/login", timeout=30)
+            xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page.text)
+            form = {"username": student, "password": password}
+            if xsrf:
+                form["_xsrf"] = xsrf.group(1)
+            response = browser.post(
+                f"{class_hub.url}/hub/login", data=form, allow_redirects=False, timeout=30
+            )
+            if accepted:
+                assert response.status_code == 302, response.status_code
+                assert "jupyterhub-session-id" in browser.cookies or any(
+                    c.name.startswith("jupyterhub-hub-login") for c in browser.cookies
+                )
+            else:
+                assert response.status_code == 403, response.status_code
+                assert not any(c.name.startswith("jupyterhub-hub-login") for c in browser.cookies)
