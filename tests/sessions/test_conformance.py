@@ -8,7 +8,9 @@ failure for ADK's services only: it proves both the improvement and that the tes
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import os
 import time
 
 import pytest
@@ -334,3 +336,29 @@ async def test_state_that_is_not_json_is_refused_and_nothing_stored(backend, adk
         )
     assert (await reload(backend, session)).events == []
     assert await backend.service.get_user_state(app_name=APP, user_id="alice") == {}
+
+
+async def test_no_file_handle_left_once_closed(backend, backend_maker, tmp_path, adk_does_worse):
+    if backend.db_path is None:
+        pytest.skip("no file")
+    adk_does_worse("ADK's constructor leaves a sqlite3 connection open until garbage collection")
+    await new_session(backend)
+    await backend.service.get_user_state(app_name=APP, user_id="alice")
+    gc.disable()  # what a program holds, not what a lucky garbage collection would free
+    try:
+        other = backend_maker(backend.name, tmp_path, backend.db_path).service  # existing file
+        for service in (backend.service, other):
+            close = getattr(service, "close", None)
+            if close is not None:
+                await close()
+        held = []
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                target = os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith(str(backend.db_path)):
+                held.append(target)
+    finally:
+        gc.enable()
+    assert held == []
