@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -151,6 +152,21 @@ def test_generated_diagrams_are_accessible_mermaid(executed_lessons):
                   if MERMAID in o.get("data", {}))
     assert 'sessions||--o{events : "ON DELETE CASCADE"' in schema
     assert 'user_states|o..o{sessions : "même clé, sans cascade"' in schema
+
+
+def test_static_html_export_shows_every_quiz(executed_lessons):
+    """A lesson saved from JupyterLab (which by default does not save widget state) and exported
+    to HTML shows each question, its options and every explanation without the widget."""
+    from nbconvert import HTMLExporter
+
+    for name, (nb, _s, _w) in executed_lessons.items():
+        saved = copy.deepcopy(nb)
+        saved.metadata.pop("widgets", None)
+        body, _ = HTMLExporter().from_notebook_node(saved)
+        quizzes = [o for c in saved.cells if "quiz" in tags(c) for o in c.outputs]
+        assert body.count('class="quiz-statique"') == len(quizzes), name
+        for out in quizzes:
+            assert out.data["text/html"] in body, f"{name}: {out.data['text/plain'][:60]}"
 
 
 def test_no_output_calls_a_remote_url(executed_lessons):
