@@ -83,7 +83,8 @@ def _parse_path(db_path: Any) -> Path:
 
 
 def _is_read_only(path: Path) -> bool:
-    """True if the file may not be written: no write permission bit, or no access.
+    """True if the file may not be written: no write permission bit, or no write access to
+    the file or to its folder (where SQLite's journal goes).
 
     root ignores permission bits (``os.access`` says yes), so the bits are read too: a file
     chmod 0444 is treated as read-only for everyone, as its owner meant.
@@ -92,7 +93,10 @@ def _is_read_only(path: Path) -> bool:
         mode = path.stat().st_mode
     except FileNotFoundError:
         return False
-    return not (mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) or not os.access(path, os.W_OK)
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        return True
+    # SQLite writes through a journal file beside the database: the folder must be writable.
+    return not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK)
 
 
 def _read_only_flags(path: Path) -> str:
@@ -173,7 +177,10 @@ def _prepare(db: sqlite3.Connection, path: Path, read_only: bool) -> None:
     if read_only:
         return
     if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal" and str(path) != ":memory:":
-        db.execute("PRAGMA journal_mode = WAL")
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError:
+            pass  # another program holds the file open in its old mode: keep that mode, still safe
     db.execute("PRAGMA synchronous = NORMAL")
     index = db.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'idx_events_session_time'"

@@ -292,7 +292,10 @@ def python_for_user(user: str) -> str | None:
     return None
 
 
-async def test_file_a_real_user_cannot_write_reads_but_refuses_writes(children):
+@pytest.mark.parametrize(
+    "file_mode", [0o644, 0o666], ids=["file-not-writable", "folder-not-writable"]
+)
+async def test_file_a_real_user_cannot_write_reads_but_refuses_writes(children, file_mode):
     if os.geteuid() != 0:
         pytest.skip("needs root to run a child as another user")
     python = python_for_user("nobody")
@@ -303,7 +306,7 @@ async def test_file_a_real_user_cannot_write_reads_but_refuses_writes(children):
         folder.chmod(0o755)
         path = folder / "tuteur.db"
         await make_db(path, sessions=3)
-        path.chmod(0o644)
+        path.chmod(file_mode)
         before = digest(path)
         child = children(
             "readonly",
