@@ -14,7 +14,7 @@ __all__ = ["Content", "FunctionCall", "FunctionResponse", "Part"]
 
 
 class FunctionCall(EventModel):
-    """A tool call asked by the model (``Part(function_call=...)``)."""
+    """Un appel d'outil demandé par le modèle (``Part(function_call=...)``)."""
 
     id: str | None = None
     args: dict[str, Any] | None = None
@@ -24,7 +24,7 @@ class FunctionCall(EventModel):
 
 
 class FunctionResponse(EventModel):
-    """The result of a tool call, sent back to the model (``Part(function_response=...)``)."""
+    """Le résultat d'un appel d'outil, renvoyé au modèle (``Part(function_response=...)``)."""
 
     will_continue: bool | None = None
     scheduling: Any | None = None
@@ -35,7 +35,7 @@ class FunctionResponse(EventModel):
 
 
 class Part(EventModel):
-    """One piece of a message: text, a function call or a function response."""
+    """Un morceau de message : du texte, un appel de fonction ou sa réponse."""
 
     media_resolution: Any | None = None
     code_execution_result: Any | None = None
@@ -51,7 +51,7 @@ class Part(EventModel):
 
 
 class Content(EventModel):
-    """A message: its parts and who speaks (``"user"`` or ``"model"``)."""
+    """Un message : ses morceaux (``parts``) et qui parle (``"user"`` ou ``"model"``)."""
 
     parts: list[Part] | None = None
     role: str | None = None

@@ -17,9 +17,9 @@ __all__ = ["Event"]
 
 
 class Event(EventModel):
-    """Mirror of ADK's ``Event`` (fields in ADK's order, so the stored JSON is identical).
+    """Un événement de l'historique d'une session (comme ``Event`` d'ADK, même JSON stocké).
 
-    ``id`` gets a uuid4 and ``timestamp`` the current time when not given, as in ADK.
+    Sans ``id``, il reçoit un uuid4 ; sans ``timestamp``, l'heure actuelle, comme dans ADK.
     """
 
     model_version: str | None = None
@@ -69,21 +69,21 @@ class Event(EventModel):
 
     @staticmethod
     def new_id() -> str:
-        """A fresh event id (uuid4), as ADK makes them."""
+        """Un nouvel identifiant d'événement (uuid4), comme ADK."""
         return str(uuid.uuid4())
 
     def get_function_calls(self) -> list[FunctionCall]:
-        """The function calls carried by this event (empty list if none)."""
+        """Les appels de fonction portés par l'événement (liste vide sinon)."""
         parts = self.content.parts if self.content and self.content.parts else []
         return [p.function_call for p in parts if p.function_call is not None]
 
     def get_function_responses(self) -> list[FunctionResponse]:
-        """The function responses carried by this event (empty list if none)."""
+        """Les réponses de fonction portées par l'événement (liste vide sinon)."""
         parts = self.content.parts if self.content and self.content.parts else []
         return [p.function_response for p in parts if p.function_response is not None]
 
     def is_final_response(self) -> bool:
-        """True for a plain answer: no tool call or response pending and not partial."""
+        """True pour une réponse finale : ni appel ni réponse d'outil, pas partielle."""
         if self.actions.skip_summarization or self.long_running_tool_ids:
             return True
         return (
@@ -92,6 +92,6 @@ class Event(EventModel):
 
     @property
     def text(self) -> str:
-        """The concatenated text parts of this event ("" if none) — handy in lessons."""
+        """Le texte de l'événement (ses morceaux de texte mis bout à bout, "" sinon)."""
         parts = self.content.parts if self.content and self.content.parts else []
         return "".join(p.text for p in parts if p.text)

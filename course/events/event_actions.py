@@ -12,7 +12,8 @@ __all__ = ["EventActions"]
 
 
 class EventActions(EventModel):
-    """Mirror of ADK's ``EventActions``; ``state_delta`` is the part the session services use."""
+    """Ce que l'événement change en plus du dialogue (comme ``EventActions`` d'ADK) ; les
+    services de session utilisent ``state_delta``."""
 
     skip_summarization: bool | None = None
     state_delta: dict[str, Any] = Field(default_factory=dict)

@@ -22,10 +22,10 @@ __all__ = ["BaseSessionService", "GetSessionConfig", "ListSessionsResponse"]
 
 
 class GetSessionConfig(BaseModel):
-    """Which events ``get_session`` returns.
+    """Quels événements ``get_session`` renvoie.
 
-    ``num_recent_events``: None for all, n > 0 for the last n, 0 for none (negative refused);
-    ``after_timestamp``: keep events whose timestamp is >= it.
+    ``num_recent_events`` : None pour tous, n > 0 pour les n derniers, 0 pour aucun (négatif
+    refusé) ; ``after_timestamp`` : seulement les événements dont l'horodatage est >= à lui.
     """
 
     num_recent_events: int | None = None
@@ -40,7 +40,8 @@ class GetSessionConfig(BaseModel):
 
 
 class ListSessionsResponse(BaseModel):
-    """The sessions found, oldest update first, each without its events."""
+    """Les sessions trouvées, de la plus anciennement modifiée à la plus récente, sans
+    leurs événements."""
 
     sessions: list[Session] = Field(default_factory=list)
 
@@ -69,7 +70,10 @@ def next_update_time(event_timestamp: float, storage_time: float) -> float:
 
 
 class BaseSessionService(abc.ABC):
-    """Creates, reads, lists and deletes sessions and appends events to them."""
+    """Crée, relit, liste et supprime des sessions, et leur ajoute des événements.
+
+    Même API que les services de google-adk 2.10 : méthodes asynchrones, arguments nommés.
+    """
 
     @abc.abstractmethod
     async def create_session(
@@ -80,7 +84,12 @@ class BaseSessionService(abc.ABC):
         state: dict[str, Any] | None = None,
         session_id: str | None = None,
     ) -> Session:
-        """Create a session; ``session_id`` is stripped, a uuid4 when empty."""
+        """Crée une session et la renvoie.
+
+        ``session_id`` est débarrassé de ses espaces ; vide ou None, il devient un uuid4.
+        Les clés ``app:`` et ``user:`` de ``state`` vont dans l'état partagé, ``temp:`` n'est
+        pas gardé. Une session qui existe déjà lève ``AlreadyExistsError``.
+        """
 
     @abc.abstractmethod
     async def get_session(
@@ -91,21 +100,26 @@ class BaseSessionService(abc.ABC):
         session_id: str,
         config: GetSessionConfig | None = None,
     ) -> Session | None:
-        """The full session (merged state, events in time order), or None if missing."""
+        """La session complète (état fusionné, événements dans l'ordre du temps), ou None si
+        elle n'existe pas (ou appartient à un autre utilisateur)."""
 
     @abc.abstractmethod
     async def list_sessions(
         self, *, app_name: str, user_id: str | None = None
     ) -> ListSessionsResponse:
-        """Sessions oldest update first, state merged, ``events=[]``; all users if None."""
+        """Les sessions d'un utilisateur (de tous si ``user_id`` est None), de la plus
+        anciennement modifiée à la plus récente : état fusionné, mais ``events=[]`` (un index,
+        pas un rechargement)."""
 
     @abc.abstractmethod
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
-        """Delete a session and its events; user and app state stay. Missing: no error."""
+        """Supprime une session et ses événements. L'état ``user:`` et ``app:`` reste !
+        Une session absente n'est pas une erreur."""
 
     @abc.abstractmethod
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
-        """The user's ``user:`` state, keys without prefix; ``{}`` when none."""
+        """L'état ``user:`` de l'utilisateur, clés sans le préfixe ; ``{}`` s'il n'y en a
+        pas."""
 
     @abc.abstractmethod
     async def list_events(
@@ -118,19 +132,23 @@ class BaseSessionService(abc.ABC):
         limit: int = 100,
         offset: int = 0,
     ) -> list[Event]:
-        """A page of a session's events in time order: positions > ``after`` (1-based),
-        skipping ``offset`` more, at most ``limit``."""
+        """Une page des événements d'une session, dans l'ordre du temps.
+
+        Positions numérotées à partir de 1 : les événements après la position ``after``, en
+        sautant encore ``offset``, au plus ``limit``. Session absente : SessionNotFoundError.
+        """
 
     @abc.abstractmethod
     async def _store_event(self, session: Session, event: Event, event_json: str) -> float:
         """Store one event atomically (staleness check included); return the new update time."""
 
     async def append_event(self, session: Session, event: Event) -> Event:
-        """Append an event: store it with its state delta, then update ``session`` in memory.
+        """Ajoute un événement : l'enregistre avec son ``state_delta``, puis met ``session``
+        à jour en mémoire.
 
-        Partial events are returned and not stored; ``temp:`` keys reach ``session.state``
-        only. Raises SessionNotFoundError, StaleSessionError or DuplicateEventError, and then
-        nothing is written.
+        Un événement ``partial`` est renvoyé sans être enregistré ; les clés ``temp:`` ne vont
+        que dans ``session.state``. Lève SessionNotFoundError, StaleSessionError (la session a
+        changé ailleurs depuis sa lecture) ou DuplicateEventError, et alors rien n'est écrit.
         """
         if not isinstance(session, Session):
             raise InvalidArgumentError(
@@ -161,11 +179,11 @@ class BaseSessionService(abc.ABC):
         return event
 
     async def flush(self) -> None:
-        """Nothing is buffered: every append is committed before it returns (ADK's API)."""
+        """Rien à vider : chaque ajout est enregistré avant de rendre la main (API d'ADK)."""
         return None
 
     async def close(self) -> None:
-        """Release resources; the in-memory service has none."""
+        """Libère les ressources (le service en mémoire n'en a pas)."""
         return None
 
     async def __aenter__(self):

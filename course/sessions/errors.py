@@ -24,7 +24,7 @@ __all__ = [
 
 
 class AlreadyExistsError(Exception):
-    """A session with this (app_name, user_id, id) already exists (ADK: not a ValueError)."""
+    """Une session (app_name, user_id, id) existe déjà (comme dans ADK, pas une ValueError)."""
 
     def __init__(self, message: str = "La ressource existe déjà."):
         self.message = message
@@ -32,41 +32,41 @@ class AlreadyExistsError(Exception):
 
 
 class SessionNotFoundError(ValueError):
-    """The session given to ``append_event`` (or ``list_events``) is not in storage."""
+    """La session passée à ``append_event`` (ou ``list_events``) n'est pas enregistrée."""
 
     def __init__(self, message: str = "Session introuvable.") -> None:
         super().__init__(message)
 
 
 class StaleSessionError(ValueError):
-    """Storage was updated after this session object was read: reload it with get_session."""
+    """La session a changé après sa lecture : relisez-la avec get_session."""
 
 
 class InvalidArgumentError(ValueError, TypeError):
-    """An argument has the wrong type or value (empty name, state that is not JSON...)."""
+    """Un argument a un mauvais type ou une mauvaise valeur (nom vide, état non JSON…)."""
 
 
 class DuplicateEventError(ValueError, sqlite3.IntegrityError):
-    """The same event (same id) was appended twice to one session.
+    """Le même événement (même id) ajouté deux fois à une session.
 
-    Also an ``sqlite3.IntegrityError``, which is what ADK's SQLite service raises here.
+    C'est aussi une ``sqlite3.IntegrityError``, ce que lève le service SQLite d'ADK.
     """
 
 
 class InvalidDatabaseError(ValueError, RuntimeError):
-    """The database file cannot be used: missing folder, not SQLite, wrong tables.
+    """Fichier de base inutilisable : dossier absent, pas du SQLite, tables différentes.
 
-    Also a ``RuntimeError``, which is what ADK's SQLite service raises for an unreadable file.
+    C'est aussi une ``RuntimeError``, ce que lève ADK pour un fichier illisible.
     """
 
 
 class ReadOnlyDatabaseError(InvalidDatabaseError):
-    """The file is read-only: reading works, writing is refused before anything changes."""
+    """Fichier en lecture seule : on lit, l'écriture est refusée avant tout changement."""
 
 
 class DatabaseBusyError(RuntimeError):
-    """Another program held the write lock for too long (after waiting and retrying)."""
+    """Un autre programme a gardé le verrou d'écriture trop longtemps (après attente)."""
 
 
 class ServiceClosedError(RuntimeError):
-    """The service was closed with ``close()``: create a new one to keep working."""
+    """Le service a été fermé avec ``close()`` : créez-en un nouveau pour continuer."""

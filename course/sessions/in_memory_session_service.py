@@ -41,7 +41,7 @@ class _StoredSession:
 
 
 class InMemorySessionService(BaseSessionService):
-    """Sessions in a dict; lost when the process ends."""
+    """Les sessions en mémoire, perdues à la fin du processus : pour les tests et les démos."""
 
     def __init__(self) -> None:
         self._sessions: dict[tuple[str, str, str], _StoredSession] = {}

@@ -12,10 +12,10 @@ __all__ = ["Session"]
 
 
 class Session(BaseModel):
-    """Mirror of ADK's ``Session``.
+    """Une conversation d'un utilisateur dans une application (comme ``Session`` d'ADK).
 
-    ``state`` holds the session's own keys plus ``app:`` and ``user:`` keys merged in on read;
-    ``last_update_time`` is the storage revision used to detect stale copies.
+    ``state`` contient les clés de la session, plus les clés ``app:`` et ``user:`` fusionnées
+    à la lecture ; ``last_update_time`` sert à repérer une copie périmée.
     """
 
     model_config = ConfigDict(

@@ -194,11 +194,12 @@ def _statements(script: str) -> list[str]:
 
 
 class SqliteSessionService(BaseSessionService):
-    """Sessions stored in a SQLite file, readable and writable by ADK's own service too.
+    """Les sessions dans un fichier SQLite, au format d'ADK 2.10 (ADK le lit et l'écrit aussi).
 
-    ``SqliteSessionService("tuteur.db")`` does no I/O beyond checking the path; the connection
-    opens on first use and stays open until ``await service.close()`` (or the end of
-    ``async with SqliteSessionService(path) as service:``).
+    ``SqliteSessionService("tuteur.db")`` vérifie seulement le chemin ; la connexion s'ouvre au
+    premier appel et reste ouverte jusqu'à ``await service.close()`` (ou la fin de
+    ``async with SqliteSessionService(chemin) as service:``). ``service.db_path`` donne le
+    chemin du fichier.
     """
 
     def __init__(self, db_path: str | os.PathLike[str]) -> None:
@@ -215,7 +216,8 @@ class SqliteSessionService(BaseSessionService):
 
     @property
     def read_only(self) -> bool:
-        """True when the file is read-only: reads work, writes raise ReadOnlyDatabaseError."""
+        """True si le fichier est en lecture seule : on lit, toute écriture lève
+        ReadOnlyDatabaseError."""
         return self._read_only
 
     # -- connection -------------------------------------------------------------------------
@@ -276,7 +278,8 @@ class SqliteSessionService(BaseSessionService):
             raise
 
     async def close(self) -> None:
-        """Close the connection (idempotent). After it the file has no open handle left."""
+        """Ferme la connexion (deux fois sans souci) : plus aucun descripteur ouvert sur le
+        fichier ensuite."""
         self._closed = True
         conn, self._conn = self._conn, None
         if conn is not None:
