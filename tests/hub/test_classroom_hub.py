@@ -26,53 +26,45 @@ PASSWORD = "mot-de-passe-de-la-classe"
 STUDENT_ROLES = ("complet", "partiel", "casse")
 
 
+REPO = Path(__file__).resolve().parents[2]
+# The course's own lab and sample answers (grader/submissions, with their expected scores).
+LAB_NAME = "oublier"
+LAB_NOTEBOOK = "oublier.ipynb"
+LAB_CELL = "oublier"  # grade_id of the cell the student writes
+SAMPLES = {"complet": "complete_vacuum", "partiel": "graine", "casse": "exception"}
+
+
 @dataclass
 class Lab:
     """What the class works on: the assignment, its answers per student and expected scores."""
 
     name: str
     notebook: str
-    source: nbformat.NotebookNode | None  # uploaded by the instructor when not in the course
-    answers: dict[str, dict[str, str]]  # role -> {grade_id of a solution cell: new source}
+    answers: dict[str, str]  # role -> text of the student's `oublier` cell
     expected: dict[str, float]
     max_score: float
 
 
-def _small_lab() -> Lab:
-    """A two-test assignment, for when the course's own lab is not available."""
-
-    def cell(source: str, **nbgrader) -> nbformat.NotebookNode:
-        meta = {"schema_version": 3, "task": False, "locked": False, "solution": False}
-        meta.update(nbgrader)
-        return nbformat.v4.new_code_cell(source, metadata={"nbgrader": meta})
-
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_markdown_cell("# Essai\nÉcrire `double(x)`."),
-        cell(
-            "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION",
-            grade=False, solution=True, grade_id="reponse",
-        ),
-        cell("assert double(2) == 4", grade=True, locked=True, points=1, grade_id="test_pos"),
-        cell("assert double(-3) == -6", grade=True, locked=True, points=1, grade_id="test_neg"),
-    ]
-    return Lab(
-        name="essai-hub",
-        notebook="essai.ipynb",
-        source=nb,
-        answers={
-            "complet": {"reponse": "def double(x):\n    return x + x"},
-            "partiel": {"reponse": "def double(x):\n    return abs(2 * x)"},
-            "casse": {"reponse": "def double(x):\n    return x +"},
-        },
-        expected={"complet": 2.0, "partiel": 1.0, "casse": 0.0},
-        max_score=2.0,
-    )
-
-
 @pytest.fixture(scope="module")
 def lab() -> Lab:
-    return _small_lab()
+    source = REPO / "solutions" / LAB_NAME / LAB_NOTEBOOK
+    assert source.is_file(), f"le labo {source} manque"
+    points = sum(
+        cell.metadata.get("nbgrader", {}).get("points", 0)
+        for cell in nbformat.read(source, as_version=4).cells
+    )
+    folder = REPO / "grader" / "submissions"
+    expected = json.loads((folder / "attendus.json").read_text(encoding="utf-8"))
+    return Lab(
+        name=LAB_NAME,
+        notebook=LAB_NOTEBOOK,
+        answers={
+            role: (folder / f"{sample}.py").read_text(encoding="utf-8").rstrip("\n")
+            for role, sample in SAMPLES.items()
+        },
+        expected={role: float(expected[sample]["score"]) for role, sample in SAMPLES.items()},
+        max_score=float(points),
+    )
 
 
 def _ok(response: requests.Response) -> dict | list:
@@ -84,19 +76,6 @@ def _formgrader(hub, prof: str, path: str) -> dict:
     result = _ok(hub.server(prof, "POST", f"/formgrader/api/{path}", timeout=300))
     assert result.get("success"), json.dumps(result, ensure_ascii=False)[:4000]
     return result
-
-
-def _put_directory(hub, owner: str, path: str) -> None:
-    """Create a folder and its missing parents in the owner's home, through the contents API."""
-    parts = path.split("/")
-    for depth in range(1, len(parts) + 1):
-        folder = "/".join(parts[:depth])
-        if hub.server(owner, "GET", f"/api/contents/{folder}", params={"content": 0}).ok:
-            continue
-        response = hub.server(
-            owner, "PUT", f"/api/contents/{folder}", json={"type": "directory"}
-        )
-        assert response.status_code in (200, 201), response.text
 
 
 def _assignment_list(hub, student: str) -> list[dict]:
@@ -126,13 +105,7 @@ def class_cycle(class_hub, class_users, lab: Lab, exchange_dir: Path) -> dict:
         hub.start_server(name)
     servers = {name: hub.wait_ready(name) for name in users.values()}
 
-    # Instructor: the lab's source (if not in the course), generate and release from formgrader.
-    if lab.source is not None:
-        base = f"{COURSE_DIR}/solutions/{lab.name}"
-        _put_directory(hub, prof, base)
-        body = {"type": "notebook", "format": "json", "content": lab.source}
-        response = hub.server(prof, "PUT", f"/api/contents/{base}/{lab.notebook}", json=body)
-        assert response.status_code in (200, 201), response.text
+    # Instructor: generate the student version and release it, from formgrader.
     _formgrader(hub, prof, f"assignment/{lab.name}/assign")
     _formgrader(hub, prof, f"assignment/{lab.name}/release")
 
@@ -145,10 +118,13 @@ def class_cycle(class_hub, class_users, lab: Lab, exchange_dir: Path) -> dict:
         path = f"/api/contents/{lab.name}/{lab.notebook}"
         model = _ok(hub.server(student, "GET", path))
         nb = model["content"]
-        for cell in nb["cells"]:
-            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-            if grade_id in lab.answers[role]:
-                cell["source"] = lab.answers[role][grade_id]
+        cells = [
+            cell
+            for cell in nb["cells"]
+            if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == LAB_CELL
+        ]
+        assert len(cells) == 1, [c.get("metadata") for c in nb["cells"]]
+        cells[0]["source"] = lab.answers[role]
         body = {"type": "notebook", "format": "json", "content": nb}
         assert hub.server(student, "PUT", path, json=body).status_code == 200
         after = _student_action(hub, student, "submit", lab)
@@ -186,6 +162,8 @@ def test_each_server_runs_as_its_own_unix_user(class_hub, class_users, class_cyc
 
 
 def test_autograded_scores_match_each_answer(class_users, class_cycle, lab: Lab):
+    assert lab.expected["complet"] == lab.max_score > lab.expected["partiel"]
+    assert lab.expected["partiel"] > lab.expected["casse"]
     by_student = {row["student"]: row for row in class_cycle["submissions"]}
     for role in STUDENT_ROLES:
         row = by_student[class_users[role]]
@@ -283,6 +261,7 @@ def test_unix_permissions_keep_students_apart(class_users, class_cycle, lab: Lab
     }
     # the instructor really has them (so a refusal means permissions, not absence)
     assert (prof_home / COURSE_DIR / "grader" / "gradebook.db").is_file()
+    assert (prof_home / COURSE_DIR / "solutions" / lab.name / lab.notebook).is_file()
     assert (prof_home / COURSE_DIR / "grader" / "submitted" / ana / lab.name).is_dir()
     for what, command in denied.items():
         result = run_as(bob, *command)
