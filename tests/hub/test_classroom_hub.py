@@ -157,6 +157,10 @@ def test_each_server_runs_as_its_own_unix_user(class_hub, class_users, class_cyc
         status = Path(f"/proc/{pid}/status").read_text()
         uid = int(re.search(r"^Uid:\s+(\d+)", status, re.M).group(1))
         assert uid == account.pw_uid, (name, uid)
+        # from the shared course environment, not from anything under /root
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        assert any(b"/env/bin/" in part for part in command[:2]), command
+        assert not any(part.startswith(b"/root") for part in command), command
         # the hub made the home private, whatever the system default was
         assert stat.S_IMODE(os.stat(account.pw_dir).st_mode) == 0o700
 
