@@ -109,9 +109,15 @@ def run_notebook():
 @pytest.fixture(scope="session")
 def executed_lessons(tmp_path_factory) -> dict[str, tuple[nbformat.NotebookNode, float, Path]]:
     """Every solution lesson executed once (shared by the tests that read their outputs)."""
+    def repo_files() -> set[Path]:
+        return {p for tree in (SOLUTIONS, STUDENT) for p in tree.rglob("*") if p.is_file()}
+
+    before = repo_files()
     results = {}
     for path in sorted(SOLUTIONS.glob("*.ipynb")):
         workdir = tmp_path_factory.mktemp(path.stem)
         nb, seconds = execute_notebook(path, workdir)
         results[path.name] = (nb, seconds, workdir)
+    created = repo_files() - before
+    assert not created, f"running the lessons wrote into the repository: {sorted(created)}"
     return results
