@@ -192,20 +192,6 @@ class BaseSessionService(abc.ABC):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
-    def _apply_temp_state(self, session: Session, event: Event) -> None:
-        for key, value in (event.actions.state_delta or {}).items():
-            if key.startswith(State.TEMP_PREFIX):
-                session.state[key] = value
-
-    def _trim_temp_delta_state(self, event: Event) -> Event:
-        if event.actions.state_delta:
-            event.actions.state_delta = {
-                k: v
-                for k, v in event.actions.state_delta.items()
-                if not k.startswith(State.TEMP_PREFIX)
-            }
-        return event
-
     def _update_session_state(self, session: Session, event: Event) -> None:
         if event.actions.state_delta:
             session.state.update(event.actions.state_delta)

@@ -98,3 +98,22 @@ def sqlite_service_rows(path, query):
 
     with sqlite3.connect(path) as conn:
         return conn.execute(query).fetchall()
+
+
+async def test_an_adk_event_is_accepted_by_its_json(sqlite_service):
+    from google.adk.events import Event as AdkEvent
+    from google.genai import types
+
+    session = await sqlite_service.create_session(app_name="tuteur", user_id="alice")
+    adk_event = AdkEvent(
+        author="user",
+        invocation_id="i",
+        content=types.Content(role="user", parts=[types.Part(text="Bonjour")]),
+    )
+    stored = await sqlite_service.append_event(session=session, event=adk_event)
+    assert isinstance(stored, Event) and stored.id == adk_event.id
+    assert stored.model_dump_json(exclude_none=True) == adk_event.model_dump_json(exclude_none=True)
+    import pytest
+
+    with pytest.raises(ValueError, match="Event de course.events"):
+        await sqlite_service.append_event(session=session, event={"author": "user"})
