@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from course import events, sessions
 from course.events import Content, Event, EventActions, FunctionCall, FunctionResponse, Part
 from course.sessions import InMemorySessionService, SqliteSessionService
@@ -113,7 +115,5 @@ async def test_an_adk_event_is_accepted_by_its_json(sqlite_service):
     stored = await sqlite_service.append_event(session=session, event=adk_event)
     assert isinstance(stored, Event) and stored.id == adk_event.id
     assert stored.model_dump_json(exclude_none=True) == adk_event.model_dump_json(exclude_none=True)
-    import pytest
-
     with pytest.raises(ValueError, match="Event de course.events"):
         await sqlite_service.append_event(session=session, event={"author": "user"})
