@@ -146,11 +146,12 @@ class JupyterLab:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def api(self, method: str, path: str) -> Any:
+    def api(self, method: str, path: str, body: dict | None = None) -> Any:
         req = urllib.request.Request(
             f"{self.base_url}{path}",
             method=method,
-            headers={"Authorization": f"token {self.token}"},
+            headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
+            data=json.dumps(body).encode() if body is not None else None,
         )
         with urllib.request.urlopen(req, timeout=10) as resp:
             body = resp.read()
@@ -360,6 +361,12 @@ JS_IDLE = """() => {
   return true;
 }"""
 
+JS_STARTED = """(indexes) => {
+  const cells = window.__nbpanel.content.widgets;
+  return indexes.every(i => cells[i].model.executionState === 'running'
+                            || cells[i].model.executionCount !== null);
+}"""
+
 JS_CELLS = """() => {
   const p = window.__nbpanel;
   const nodes = p.content.node.querySelectorAll('.jp-Cell');
@@ -448,7 +455,18 @@ class LabPage:
         self._poll(JS_FIND_PANEL, rel, timeout=timeout, what=f"ouverture de {rel}")
 
     def _poll(self, js: str, arg: Any = None, *, timeout: float, what: str) -> None:
-        self.page.wait_for_function(js, arg=arg, timeout=timeout * 1000, polling=250)
+        """Wait for a JS condition; on timeout say what the page shows (a dialog, usually)."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        try:
+            self.page.wait_for_function(js, arg=arg, timeout=timeout * 1000, polling=250)
+        except PlaywrightTimeout:
+            dialogs = self.page.locator(".jp-Dialog")
+            shown = dialogs.first.inner_text() if dialogs.count() else "aucune boîte de dialogue"
+            raise AssertionError(
+                f"{what} : rien après {timeout:.0f} s ({shown!r}); journal du serveur :\n"
+                f"{self.lab.log_tail(15)}"
+            ) from None
 
     def menu(self, top: str, item: str) -> None:
         self.page.get_by_role("menuitem", name=top, exact=True).click()
@@ -477,6 +495,7 @@ class LabPage:
         """Run > Run All Cells; after an error aborts the queue, run again from the next cell."""
         start = time.monotonic()
         self.menu("Run", "Run All Cells")
+        self._poll(JS_STARTED, expected.code_cells[:1], timeout=30, what="Run All Cells")
         self.wait_idle(timeout)
         passes, last = 1, -1
         while True:
@@ -487,6 +506,7 @@ class LabPage:
             last = pending[0]
             self.select_cell(last)
             self.menu("Run", "Run Selected Cell and All Below")
+            self._poll(JS_STARTED, [last], timeout=30, what=f"relance depuis la cellule {last}")
             self.wait_idle(timeout - (time.monotonic() - start))
             passes += 1
         cells, dom_cells = self.cells()

@@ -20,11 +20,16 @@ from browser_harness import (
     SCREENSHOTS,
     Browser,
     LabPage,
+    alive,
     click_quizzes,
+    descendants,
     diagram_problems,
     error_problems,
     expected_from_ipynb,
+    port_open,
     reference_errors,
+    start_jupyterlab,
+    stop_jupyterlab,
 )
 
 pytestmark = pytest.mark.browser
@@ -32,6 +37,34 @@ pytestmark = pytest.mark.browser
 TIMINGS = REPO / ".artefacts" / "browser-timings.json"
 
 # --------------------------------------------------------------------------- the harness itself
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def test_server_and_its_kernel_are_stopped_by_pid(tmp_path: Path) -> None:
+    """The teardown used for the session's JupyterLab leaves no server, kernel or port behind."""
+    root = tmp_path / "racine"
+    root.mkdir()
+    lab = start_jupyterlab(tmp_path / "lab", root)
+    kernels: list[int] = []
+    try:
+        lab.api("POST", "/api/kernels", {"name": "python3"})
+        deadline = time.monotonic() + 60
+        while not kernels and time.monotonic() < deadline:
+            kernels = [p for p in descendants(lab.process.pid) if "ipykernel" in cmdline(p)]
+            time.sleep(0.2)
+        assert kernels, "le noyau n'a pas démarré"
+    finally:
+        survivors = stop_jupyterlab(lab)
+    assert survivors == []
+    assert lab.process.poll() is not None
+    assert not any(alive(pid) for pid in kernels)
+    assert not port_open(lab.port)
 
 QUIZ_SOURCE = """\
 import ipywidgets as w
