@@ -28,7 +28,6 @@ DEFAULT_TIMEOUT = float(os.environ.get("COURSE_LABO_TIMEOUT", "8"))
 
 # Captured at import: later monkeypatching of these modules does not reach the grader.
 _Popen = subprocess.Popen
-_run = subprocess.run
 _killpg = os.killpg
 _copyfile = shutil.copyfile
 _executable = sys.executable
@@ -142,13 +141,19 @@ def evaluate_source(source: str, timeout: float | None = None) -> Evaluation:
         if not lines and not timed_out and proc.returncode != 0:
             tail = (work / "sortie.txt").read_text(errors="replace")[-300:]
             load_error = f"le processus qui exécute oublier s'est arrêté : {tail}"
-        checked = _run(
+        checker = _Popen(
             [_executable, "-I", "-m", "course.labo.checker", str(work), str(fixture)],
-            cwd=work, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+            cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True,
         )
-        if checked.returncode != 0:
-            raise RuntimeError("le contrôle de la base a échoué :\n" + checked.stderr[-2000:])
-        facts = json.loads(checked.stdout)
+        try:
+            stdout, stderr = checker.communicate(timeout=120)
+        finally:
+            checker.kill()
+            checker.wait()
+        if checker.returncode != 0:
+            raise RuntimeError("le contrôle de la base a échoué :\n" + stderr[-2000:])
+        facts = json.loads(stdout)
         return Evaluation(
             verdicts=verdicts(load_error, journal, facts, timeout),
             load_error=load_error,

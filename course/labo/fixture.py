@@ -20,6 +20,7 @@ __all__ = ["AUTRE_APP", "MARKERS", "build", "fixture_path"]
 
 AUTRE_APP = "agenda"
 # Personal data only alice (in the tutor's app) has: none of it may stay readable in the file.
+_Popen = subprocess.Popen  # captured at import: later monkeypatching does not reach it
 MARKERS = {
     "alice": ("Alice Martin", "alice.martin@exemple.fr", "06 12 34 56 78"),
 }
@@ -103,11 +104,17 @@ def fixture_path() -> Path:
     tmp = Path(tempfile.mkdtemp(dir=folder))
     try:
         built = tmp / "fixture.db"
-        proc = subprocess.run([sys.executable, "-I", "-m", "course.labo.fixture", str(built)],
-                              capture_output=True, text=True, timeout=120)
+        proc = _Popen([sys.executable, "-I", "-m", "course.labo.fixture", str(built)],
+                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                      text=True)
+        try:
+            _, stderr = proc.communicate(timeout=120)
+        finally:
+            proc.kill()
+            proc.wait()
         if proc.returncode != 0 or not built.exists():
             raise RuntimeError("Impossible de construire la base d'exemple du labo :\n"
-                               + proc.stderr[-2000:])
+                               + stderr[-2000:])
         os.chmod(built, 0o444)
         os.replace(built, target)
     finally:
