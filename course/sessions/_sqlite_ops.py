@@ -32,6 +32,7 @@ __all__ = [
     "get_user_state",
     "list_events",
     "list_sessions",
+    "loads_state",
     "read",
     "write",
 ]
@@ -80,7 +81,7 @@ def read(db: sqlite3.Connection, work: Callable[..., T], *args: Any) -> T:
             db.execute("COMMIT")
 
 
-def _loads(text: str, where: str) -> dict[str, Any]:
+def loads_state(text: str, where: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except (TypeError, ValueError) as exc:
@@ -92,14 +93,14 @@ def _loads(text: str, where: str) -> dict[str, Any]:
 
 def _app_state(db: sqlite3.Connection, app_name: str) -> dict[str, Any]:
     row = db.execute("SELECT state FROM app_states WHERE app_name=?", (app_name,)).fetchone()
-    return _loads(row[0], "app_states") if row else {}
+    return loads_state(row[0], "app_states") if row else {}
 
 
 def _user_state(db: sqlite3.Connection, app_name: str, user_id: str) -> dict[str, Any]:
     row = db.execute(
         "SELECT state FROM user_states WHERE app_name=? AND user_id=?", (app_name, user_id)
     ).fetchone()
-    return _loads(row[0], "user_states") if row else {}
+    return loads_state(row[0], "user_states") if row else {}
 
 
 def _upsert_app(db: sqlite3.Connection, app_name: str, delta: dict, now: float) -> None:
@@ -185,7 +186,7 @@ def get_session(
     return (
         _app_state(db, app_name),
         _user_state(db, app_name, user_id),
-        _loads(row[0], "sessions"),
+        loads_state(row[0], "sessions"),
         row[1],
         events,
     )
@@ -205,7 +206,7 @@ def list_sessions(
             (app_name,),
         ).fetchall()
         users = {
-            uid: _loads(state, "user_states")
+            uid: loads_state(state, "user_states")
             for uid, state in db.execute(
                 "SELECT user_id, state FROM user_states WHERE app_name=?", (app_name,)
             )
@@ -299,7 +300,7 @@ def append_event(
         ) from None
     new_time = next_update_time(timestamp, storage_time)
     if own_delta:
-        own = _loads(own_json, "sessions")
+        own = loads_state(own_json, "sessions")
         own.update(own_delta)
         db.execute(
             "UPDATE sessions SET state=?, update_time=? WHERE app_name=? AND user_id=? AND id=?",

@@ -44,6 +44,7 @@ from .state import State, merge_state, prefixed, split_state
 __all__ = ["SqliteSessionService"]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+BUSY_TIMEOUT_MS = 5_000
 EVENT_LIST = TypeAdapter(list[Event])
 
 
@@ -57,13 +58,10 @@ def _parse_states(texts: list[str]) -> list[dict[str, Any]]:
     try:
         states = json.loads("[" + ",".join(texts) + "]")
     except ValueError:
-        states = [ops._loads(text, "sessions") for text in texts]
+        states = [ops.loads_state(text, "sessions") for text in texts]
     if len(states) != len(texts) or not all(isinstance(s, dict) for s in states):
-        states = [ops._loads(text, "sessions") for text in texts]
+        states = [ops.loads_state(text, "sessions") for text in texts]
     return states
-
-
-BUSY_TIMEOUT_MS = 5_000
 
 
 def _parse_path(db_path: Any) -> Path:
