@@ -380,3 +380,16 @@ async def test_error_messages_are_french(tmp_path):
                 await call
     await asyncio.sleep(0)
     assert time.time() > 0
+
+
+async def test_a_state_row_that_is_not_json_gets_a_clear_error(tmp_path):
+    path = tmp_path / "tuteur.db"
+    (session_id,) = await make_db(path)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE user_states SET state = '{pas du json'")
+    conn.close()
+    async with SqliteSessionService(path) as service:
+        with pytest.raises(InvalidDatabaseError, match="illisible dans la table user_states"):
+            await service.get_session(app_name=APP, user_id="alice", session_id=session_id)
+        with pytest.raises(InvalidDatabaseError, match="user_states"):
+            await service.list_sessions(app_name=APP)
