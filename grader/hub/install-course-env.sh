@@ -86,6 +86,7 @@ mkdir -p "$PREFIX/etc"
 rm -rf "$PREFIX/etc/instructors" "$PREFIX/etc/students"
 cp -r "$HERE/jupyter-config/instructors" "$HERE/jupyter-config/students" "$PREFIX/etc/"
 cp "$HERE/jupyterhub_config.py" "$PREFIX/etc/jupyterhub_config.py"
+install -m 0755 "$HERE/cours-singleuser" "$PREFIX/env/bin/cours-singleuser"
 
 # The instructors' course template: copied into an instructor's home at first start.
 rm -rf "$PREFIX/share/cours"
