@@ -27,6 +27,14 @@ ADK_COLUMNS = {
     "sessions": ["app_name", "user_id", "id", "state", "create_time", "update_time"],
     "user_states": ["app_name", "user_id", "state", "update_time"],
 }
+# per lesson: (quizzes, Mermaid fences, diagrams generated from the learner's file, exercises)
+EXPECTED = {
+    "01_choisir_un_service.ipynb": (5, 3, 0, 0),
+    "02_brancher_sqlite.ipynb": (5, 1, 1, 1),
+    "03_ce_que_contient_le_fichier.ipynb": (5, 1, 1, 1),
+    "04_effacer_un_eleve.ipynb": (5, 1, 1, 0),
+    "05_reprendre_apres_redemarrage.ipynb": (5, 1, 0, 1),
+}
 REMOTE = re.compile(
     r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//(?!localhost|127\.0\.0\.1)"""
     r"""|url\(\s*["']?(?:https?:)?//|<script[^>]*\bsrc\s*=|@import""",
@@ -65,12 +73,17 @@ def goals_and_checklist(nb) -> tuple[list[str], list[str]]:
     return section_items(md, "Objectifs"), section_items(md, "Je sais faire")
 
 
-def test_five_lessons_exist():
-    assert LESSONS == [
-        "01_choisir_un_service.ipynb", "02_brancher_sqlite.ipynb",
-        "03_ce_que_contient_le_fichier.ipynb", "04_effacer_un_eleve.ipynb",
-        "05_reprendre_apres_redemarrage.ipynb",
-    ]
+def test_five_lessons_with_their_quizzes_diagrams_and_exercises():
+    assert LESSONS == sorted(EXPECTED)
+    for name, expected in EXPECTED.items():
+        cells = read(SOLUTIONS / name).cells
+        found = (
+            sum("quiz" in tags(c) for c in cells),
+            sum(c.source.count("```mermaid") for c in cells if c.cell_type == "markdown"),
+            sum("diagramme" in tags(c) for c in cells),
+            sum(bool(c.metadata.get("nbgrader", {}).get("solution")) for c in cells),
+        )
+        assert found == expected, name
 
 
 @pytest.mark.parametrize("name", LESSONS)
