@@ -33,7 +33,8 @@ class DiagrammeError(ValueError):
 
 @dataclass(frozen=True)
 class Diagramme:
-    """A Mermaid diagram with its accessible title, description and plain-text fallback."""
+    """Un diagramme Mermaid, avec son titre, sa description (pour les lecteurs d'écran) et sa
+    version en texte (pour un export statique)."""
 
     titre: str
     description: str
@@ -51,7 +52,7 @@ class Diagramme:
 
 
 def afficher(diagramme: Diagramme) -> None:
-    """Display one diagram as ``text/vnd.mermaid`` with its text fallback."""
+    """Affiche un diagramme (JupyterLab le dessine hors ligne ; sinon, sa version texte)."""
     from IPython.display import display
 
     display(diagramme.bundle(), raw=True)
@@ -108,11 +109,11 @@ def _type(declare: str) -> str:
 
 
 def schema(db_path: str | Path) -> Diagramme:
-    """ER diagram of the file: tables, primary and foreign keys, cascades, and shared keys.
+    """Le schéma du fichier : ses tables, leurs clés primaires et étrangères, les cascades.
 
-    Tables whose key is contained in another table's key but with no foreign key between them
-    (``user_states`` and ``sessions``) are joined by a dotted line: deleting one does not
-    delete the other, which is the point of the "oublier" lesson.
+    Deux tables qui partagent une partie de leur clé sans clé étrangère entre elles
+    (``user_states`` et ``sessions``) sont reliées en pointillés : supprimer dans l'une ne
+    supprime rien dans l'autre, ce qui est tout l'enjeu du lab « oublier ».
     """
     conn = _ouvrir(db_path)
     try:
@@ -211,9 +212,10 @@ def sequence(
     user_id: str | None = None,
     limite: int = 40,
 ) -> Diagramme:
-    """Sequence diagram of one session's events: learner, tutor and each tool.
+    """Les événements d'une session en diagramme de séquence : l'élève, le tuteur, ses outils.
 
-    Without ``session_id``, takes the session with the most events (of ``user_id`` if given).
+    Sans ``session_id``, prend la session qui a le plus d'événements (de ``user_id`` s'il est
+    donné) ; ``limite`` borne le nombre d'événements dessinés.
     """
     if not isinstance(limite, int) or limite < 1:
         raise DiagrammeError(f"`limite` doit être un entier ≥ 1 (reçu : {limite!r}).")

@@ -76,10 +76,10 @@ _BILANS: weakref.WeakSet[Bilan] = weakref.WeakSet()
 
 
 class Quiz:
-    """Une question à choix multiple avec une explication pour chaque option.
+    """Une question à choix multiple, avec une explication pour chaque option.
 
-    ``objectif`` is the 1-based number of the lesson goal the question practises; ``revoir``
-    tells the learner what to re-read when the first answer was wrong.
+    ``objectif`` : numéro (à partir de 1) de l'objectif de la leçon que la question travaille ;
+    ``revoir`` : ce que l'élève doit relire si sa première réponse était fausse.
     """
 
     def __init__(
@@ -256,7 +256,7 @@ def _questions_repondues(n: int) -> str:
 
 
 class Bilan:
-    """Score summary of this notebook's quizzes, updated live after each answer."""
+    """Le score des quiz de ce carnet, mis à jour après chaque réponse."""
 
     def __init__(self) -> None:
         self._widget: Any = None
