@@ -389,6 +389,7 @@ JS_CELLS = """() => {
       rec.execution_count = m.executionCount;
       rec.outputs = m.outputs.toJSON().map(o => ({
         output_type: o.output_type, ename: o.ename || null, evalue: o.evalue || null,
+        name: o.name || null, stream: o.output_type === 'stream' ? [].concat(o.text).join('') : '',
         plain: (o.data && o.data['text/plain']) ? [].concat(o.data['text/plain']).join('') : '',
         html: (o.data && o.data['text/html']) ? [].concat(o.data['text/html']).join('') : '',
       }));
@@ -595,6 +596,11 @@ def error_problems(run: NotebookRun, exp: Expected, allowed: dict[int, list[str]
             problems.append(f"cellule {i} : erreur inattendue {names} {evalue[:300]!r}")
         if not run.cells[i]["stderr_shown"]:
             problems.append(f"cellule {i} : l'erreur n'est pas affichée")
+    for c in run.cells:
+        for o in c.get("outputs", []):
+            if o["output_type"] == "stream" and o["name"] == "stderr" and o["stream"].strip():
+                text = o["stream"][:300]
+                problems.append(f"cellule {c['index']} : texte rouge (stderr) {text!r}")
     for i in sorted(set(allowed) - set(errors)):
         problems.append(f"cellule {i} : devait lever {allowed[i]} et ne l'a pas fait")
     for i in run.not_run(exp):

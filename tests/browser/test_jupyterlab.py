@@ -10,6 +10,8 @@ A full-page screenshot of each notebook goes to .artefacts/screenshots/.
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -109,7 +111,9 @@ def throwaway_notebook() -> nbformat.NotebookNode:
         ),
         v4.new_code_cell(QUIZ_SOURCE, metadata={"tags": ["quiz"]}),
         v4.new_code_cell("def oublier():\n    raise NotImplementedError()\noublier()"),
-        v4.new_code_cell("print('après le bouchon')"),
+        v4.new_code_cell(
+            "import sys\nprint('après le bouchon')\nprint('attention', file=sys.stderr)"
+        ),
         v4.new_code_cell("raise ValueError('exprès')"),
         v4.new_code_cell("fin = True"),
         v4.new_code_cell(""),
@@ -143,11 +147,13 @@ def test_harness_sees_errors_diagrams_quizzes_and_network(
     assert run.run_passes == 3 and run.not_run(exp) == []
     assert "après le bouchon" in run.cells[5]["text"]
     assert error_problems(run, exp, allowed={4: ["NotImplementedError"]}) == [
-        "cellule 6 : erreur inattendue ['ValueError'] 'exprès'"
+        "cellule 6 : erreur inattendue ['ValueError'] 'exprès'",
+        "cellule 5 : texte rouge (stderr) 'attention\\n'",
     ]
     assert error_problems(run, exp, allowed={}) == [
         "cellule 4 : erreur inattendue ['NotImplementedError'] ''",
         "cellule 6 : erreur inattendue ['ValueError'] 'exprès'",
+        "cellule 5 : texte rouge (stderr) 'attention\\n'",
     ]
     assert diagram_problems(run, exp) == [
         "cellule 1 : 1 diagramme(s) Mermaid en erreur",
@@ -203,3 +209,6 @@ def test_notebook_in_jupyterlab(
         problems.append(f"requêtes hors 127.0.0.1 : {browser.blocked}")
     assert not problems, "\n".join([f"{course_notebook} (capture : {shot})", *problems])
     assert shot.is_file() and shot.parent == SCREENSHOTS
+    if shutil.which("git") and (REPO / ".git").exists():
+        ignored = subprocess.run(["git", "check-ignore", "-q", str(shot)], cwd=REPO)
+        assert ignored.returncode == 0, f"{shot} n'est pas ignoré par git"
