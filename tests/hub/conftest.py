@@ -36,6 +36,9 @@ def hub_requirements() -> None:
         pytest.skip("le test du hub crée de vrais utilisateurs Unix : il faut être root sous Linux")
     missing = [tool for tool in ("useradd", "userdel", "runuser") if not shutil.which(tool)]
     assert not missing, f"outils système manquants : {missing}"
+    if not shutil.which("configurable-http-proxy"):
+        # the hub's proxy comes from npm; .ci/system-deps installs it (and skips what is there)
+        subprocess.run(["bash", str(REPO / ".ci" / "system-deps")], timeout=900, check=False)
     assert shutil.which("configurable-http-proxy"), (
         "configurable-http-proxy manque : lancer `bash .ci/system-deps` (make system-deps)"
     )
