@@ -18,7 +18,9 @@ import nbformat
 import pytest
 import requests
 
-pytestmark = pytest.mark.hub
+# The first test also pays for the module's set-up: building the shared environment on a fresh
+# machine (about 1 min from PyPI), four servers and the whole class cycle (about 2 min).
+pytestmark = [pytest.mark.hub, pytest.mark.timeout(900)]
 
 COURSE_ID = "memoire-tuteur"
 COURSE_DIR = "cours-memoire-tuteur"
