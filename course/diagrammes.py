@@ -71,6 +71,23 @@ def _ligne(texte: str, limite: int | None = None) -> str:
     return texte
 
 
+def _court(texte: str, limite: int) -> str:
+    """Plain text on one line, cut to ``limite`` characters (for labels and the text fallback)."""
+    texte = " ".join(str(texte).split())
+    return texte if len(texte) <= limite else texte[: limite - 1].rstrip() + "…"
+
+
+# Mermaid entity codes: the learner's own characters survive (an answer « # » stays « # »)
+# without ending a statement (;), starting a comment (%%) or opening a tag or a shape.
+_ENTITES = {"#": "#35;", ";": "#59;", "%": "#37;", "<": "#lt;", ">": "#gt;", '"': "#quot;",
+            "{": "#123;", "}": "#125;"}
+
+
+def _etiquette(texte: str) -> str:
+    """A message or note label for a sequence diagram, characters kept as entity codes."""
+    return "".join(_ENTITES.get(c, c) for c in texte)
+
+
 def _ident(nom: str) -> str:
     ident = re.sub(r"[^A-Za-z0-9_]", "_", nom)
     return ident if ident and not ident[0].isdigit() else f"t_{ident}"
@@ -201,7 +218,7 @@ def _resume(valeur: Any, limite: int = 40) -> str:
             f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in valeur.items())
     elif isinstance(valeur, list):
         valeur = json.dumps(valeur, ensure_ascii=False)
-    return _ligne(str(valeur), limite)
+    return _court(str(valeur), limite)
 
 
 def sequence(
@@ -283,26 +300,27 @@ def sequence(
                 appel = part["function_call"]
                 nom = str(appel.get("name", "?"))
                 message = f"{nom}({_resume(appel.get('args', {}))})"
-                fleches.append(Fleche(tuteur, outil(nom), "Solid-arrow", _ligne(message, 60)))
+                message = _court(message, 60)
+                fleches.append(Fleche(tuteur, outil(nom), "Solid-arrow", _etiquette(message)))
                 texte.append(f"- le tuteur appelle l'outil {message}")
             elif part.get("function_response"):
                 rep = part["function_response"]
                 nom = str(rep.get("name", "?"))
                 message = _resume(rep.get("response", {}), 50)
-                fleches.append(Fleche(outil(nom), tuteur, "Dotted-arrow", message))
+                fleches.append(Fleche(outil(nom), tuteur, "Dotted-arrow", _etiquette(message)))
                 texte.append(f"- l'outil {nom} répond {message}")
             elif part.get("text"):
-                message = _ligne(part["text"], 60)
+                message = _court(part["text"], 60)
                 if auteur == "user":
-                    fleches.append(Fleche(eleve, tuteur, "Solid-arrow", message))
+                    fleches.append(Fleche(eleve, tuteur, "Solid-arrow", _etiquette(message)))
                     texte.append(f"- l'élève écrit : {message}")
                 else:
-                    fleches.append(Fleche(tuteur, eleve, "Dotted-arrow", message))
+                    fleches.append(Fleche(tuteur, eleve, "Dotted-arrow", _etiquette(message)))
                     texte.append(f"- le tuteur répond : {message}")
         delta = ((ev.get("actions") or {}).get("state_delta")) or {}
         if delta:
             cles = ", ".join(sorted(delta))
-            fleches.append(Note(_ligne(f"état modifié : {cles}", 60), tuteur))
+            fleches.append(Note(_etiquette(_court(f"état modifié : {cles}", 60)), tuteur))
             texte.append(f"  (état modifié : {cles})")
     if len(lignes_ev) > limite:
         reste = len(lignes_ev) - limite

@@ -45,7 +45,8 @@ def test_sequence_shows_learner_tutor_tools_and_state(adk_format_db: Path):
     # the learner's text cannot break the diagram: no statement separator, comment or tag
     line = next(x for x in src.splitlines() if x.startswith("\televe->>tuteur"))
     message = line.split(": ", 1)[1]
-    assert message == "Bonjour , je veux réviser n°python ‹b›"
+    assert message == "Bonjour #59; je veux réviser #35;python #lt;b#gt;"  # entity codes
+    assert "l'élève écrit : Bonjour ; je veux réviser #python <b>" in diagram.texte
     assert "l'élève écrit" in diagram.texte and "l'outil enregistrer_reponse" in diagram.texte
 
 
