@@ -118,10 +118,16 @@ def remove_user(name: str) -> None:
     subprocess.run(["userdel", "--force", "--remove", name], capture_output=True)
 
 
-def as_user(name: str, *command: str) -> subprocess.CompletedProcess[str]:
-    """Run a command as that Unix user (what the learner could do in a terminal)."""
+def as_user(
+    name: str, *command: str, cwd: str | Path | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """Run a command as that Unix user (what the user could do in a terminal)."""
     return subprocess.run(
-        ["runuser", "-u", name, "--", *command], capture_output=True, text=True, timeout=60
+        ["runuser", "-u", name, "--", *command],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
     )
 
 

@@ -204,6 +204,39 @@ def test_every_student_fetched_their_feedback(class_hub, class_users, class_cycl
         )
 
 
+def test_instructor_builds_the_grade_report_with_the_course_tools(
+    class_users, class_cycle, lab: Lab, course_env: Path, run_as
+):
+    """The course's own report tool, run by the instructor from the shared environment."""
+    import csv
+    import pwd
+
+    prof = class_users["prof"]
+    grader = Path(pwd.getpwnam(prof).pw_dir) / COURSE_DIR / "grader"
+    result = run_as(
+        prof,
+        str(course_env / "env" / "bin" / "python"),
+        "-m",
+        "course.labo.rapport",
+        "--db",
+        f"sqlite:///{grader / 'gradebook.db'}",
+        "--assignment",
+        lab.name,
+        "--out",
+        str(grader / "rapport"),
+        cwd=grader,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    with open(grader / "rapport" / "notes.csv", encoding="utf-8") as handle:
+        rows = {row["student_id"]: row for row in csv.DictReader(handle)}
+    for role in STUDENT_ROLES:
+        assert float(rows[class_users[role]]["score"]) == pytest.approx(lab.expected[role])
+    page = (grader / "rapport" / "rapport.html").read_text(encoding="utf-8")
+    assert "data:image/png;base64," in page  # plots embedded: the page opens offline
+    assert (grader / "rapport" / "notes.csv").stat().st_uid == pwd.getpwnam(prof).pw_uid
+
+
 def test_students_see_only_the_assignment_list(class_hub, class_users, class_cycle, lab: Lab):
     hub, prof = class_hub, class_users["prof"]
     managed = _ok(hub.server(prof, "GET", "/formgrader/api/assignments"))
