@@ -273,6 +273,19 @@ class Browser:
     base_url: str
     blocked: list[str] = field(default_factory=list)
     page_errors: list[str] = field(default_factory=list)
+    console_errors: list[str] = field(default_factory=list)
+
+    def reset(self) -> None:
+        """Forget what earlier pages did: each notebook is judged on its own requests/errors."""
+        self.blocked.clear()
+        self.page_errors.clear()
+        self.console_errors.clear()
+
+    def problems(self) -> list[str]:
+        out = [f"requête hors 127.0.0.1 bloquée : {url}" for url in self.blocked]
+        out += [f"exception JavaScript dans la page : {e}" for e in self.page_errors]
+        out += [f"erreur dans la console du navigateur : {e}" for e in self.console_errors]
+        return out
 
 
 
@@ -448,6 +461,10 @@ class LabPage:
         self.browser, self.lab, self.page = browser, lab, page
         self.rel = ""
         page.on("pageerror", lambda e: browser.page_errors.append(str(e)))
+        page.on(
+            "console",
+            lambda m: browser.console_errors.append(m.text) if m.type == "error" else None,
+        )
 
     def open(self, rel: str, timeout: float = 90.0) -> None:
         url = f"{self.lab.base_url}/lab/tree/{rel}?reset&token={self.lab.token}"

@@ -132,7 +132,7 @@ def test_harness_sees_errors_diagrams_quizzes_and_network(
     exp = expected_from_ipynb(nb_file)
     assert exp.fences == {0: 1, 1: 1} and exp.diagram_cells == [2] and exp.quiz_cells == [3]
 
-    browser.blocked.clear()
+    browser.reset()
     lab_page.open("_essai_harnais/essai.ipynb")
     try:
         run = lab_page.run_everything(exp, timeout=90)
@@ -162,8 +162,11 @@ def test_harness_sees_errors_diagrams_quizzes_and_network(
     assert run.cells[0]["svg_titles"] == ["Deux boîtes"]
     assert run.cells[2]["svg_titles"] == ["Essai"]
     assert quiz == []
-    assert browser.blocked == ["http://example.invalid/image.png"]
-    browser.blocked.clear()
+    assert browser.problems() == [
+        "requête hors 127.0.0.1 bloquée : http://example.invalid/image.png",
+        "erreur dans la console du navigateur : Failed to load resource: net::ERR_FAILED",
+    ]
+    browser.reset()
 
 
 # --------------------------------------------------------------------------- the course
@@ -190,7 +193,7 @@ def test_notebook_in_jupyterlab(
     if "/lecons/" in course_notebook:
         assert exp.quiz_cells, "une leçon sans quiz (cellule marquée `quiz`)"
 
-    browser.blocked.clear()
+    browser.reset()
     started = time.monotonic()
     lab_page.open(course_notebook)
     problems: list[str] = []
@@ -205,8 +208,7 @@ def test_notebook_in_jupyterlab(
     finally:
         shot = lab_page.screenshot(course_notebook)
     _record_timing(course_notebook, time.monotonic() - started)
-    if browser.blocked:
-        problems.append(f"requêtes hors 127.0.0.1 : {browser.blocked}")
+    problems += browser.problems()
     assert not problems, "\n".join([f"{course_notebook} (capture : {shot})", *problems])
     assert shot.is_file() and shot.parent == SCREENSHOTS
     if shutil.which("git") and (REPO / ".git").exists():
