@@ -23,6 +23,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+__all__ = [
+    "CHROMIUM_FLAGS",
+    "NOTEBOOK_TREES",
+    "REPO",
+    "SCREENSHOTS",
+    "VIEWPORT",
+    "Browser",
+    "Expected",
+    "JupyterLab",
+    "LabPage",
+    "NotebookRun",
+    "alive",
+    "click_quizzes",
+    "descendants",
+    "diagram_problems",
+    "error_problems",
+    "expected_from_ipynb",
+    "notebook_paths",
+    "pids_with_argument",
+    "port_open",
+    "reference_errors",
+    "start_jupyterlab",
+    "stop_jupyterlab",
+    "stop_pids",
+]
+
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / ".artefacts" / "screenshots"
 NOTEBOOK_TREES = ("notebooks", "solutions")
@@ -286,7 +312,6 @@ class Browser:
         out += [f"exception JavaScript dans la page : {e}" for e in self.page_errors]
         out += [f"erreur dans la console du navigateur : {e}" for e in self.console_errors]
         return out
-
 
 
 # --------------------------------------------------------------------------- notebooks
@@ -571,8 +596,6 @@ class LabPage:
         finally:
             self.page.set_viewport_size(VIEWPORT)
         return target
-
-
 
 
 # --------------------------------------------------------------------------- checks

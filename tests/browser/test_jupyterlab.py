@@ -68,6 +68,7 @@ def test_server_and_its_kernel_are_stopped_by_pid(tmp_path: Path) -> None:
     assert not any(alive(pid) for pid in kernels)
     assert not port_open(lab.port)
 
+
 QUIZ_SOURCE = """\
 import ipywidgets as w
 retour = w.HTML(); retour.add_class("quiz-feedback")
