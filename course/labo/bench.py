@@ -1,0 +1,120 @@
+"""Benchmark: autograde cost of this lab against a trivial one-cell assignment (stock nbgrader).
+
+Both runs happen here, now, on this machine, in temporary copies of the course: N submissions of
+the lab (the sample answers, cycled; the two that hit the time limit on purpose are left out,
+each would cost its 8 s limit) and N submissions of a one-cell assignment graded with nbgrader's
+default configuration. Prints seconds per submission, their ratio (goal: at most 1.5), and, with
+``--jobs``, the speed-up of the parallel autograde of ``course.labo.classe``.
+
+    python -m course.labo.bench [--submissions 30] [--jobs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook
+
+from .classe import BIN, _env, autograde
+from .soumissions import build_submission, samples
+
+__all__ = ["main"]
+
+ROOT = Path(__file__).resolve().parents[2]
+SLOW_ON_PURPOSE = {"boucle_infinie", "sommeil"}
+
+
+def _nbgrader(grader: Path, *args: str) -> None:
+    subprocess.run([str(BIN / "nbgrader"), *args, "--log-level=WARN"], cwd=grader, env=_env(),
+                   check=True, stdin=subprocess.DEVNULL)
+
+
+def _import_students(grader: Path, students: list[str]) -> None:
+    (grader / "eleves.csv").write_text("id\n" + "".join(f"{s}\n" for s in students))
+    _nbgrader(grader, "db", "student", "import", "eleves.csv")
+
+
+def _lab_course(base: Path, n: int) -> Path:
+    root = base / "labo"
+    shutil.copytree(ROOT / "solutions" / "oublier", root / "solutions" / "oublier")
+    (root / "grader").mkdir()
+    shutil.copy(ROOT / "grader" / "nbgrader_config.py", root / "grader")
+    grader = root / "grader"
+    _nbgrader(grader, "generate_assignment", "oublier")
+    release = root / "notebooks" / "oublier" / "oublier.ipynb"
+    answers = [text for name, text in samples(ROOT).items() if name not in SLOW_ON_PURPOSE]
+    students = [f"eleve{k:03d}" for k in range(n)]
+    for k, student in enumerate(students):
+        folder = grader / "submitted" / student / "oublier"
+        folder.mkdir(parents=True)
+        nbformat.write(build_submission(release, answers[k % len(answers)]),
+                       folder / "oublier.ipynb")
+    _import_students(grader, students)
+    return grader
+
+
+def _trivial_course(base: Path, n: int) -> Path:
+    root = base / "trivial"
+    source = root / "source" / "trivial"
+    source.mkdir(parents=True)
+    cell = new_code_cell("### BEGIN SOLUTION\nx = 1\n### END SOLUTION\nassert x == 1",
+                         metadata={"nbgrader": {"grade_id": "unique", "solution": True,
+                                                "grade": True, "points": 1, "locked": False,
+                                                "schema_version": 3}})
+    nb = new_notebook(cells=[cell], metadata={"kernelspec": {
+        "name": "python3", "display_name": "Python 3", "language": "python"}})
+    nbformat.write(nb, source / "trivial.ipynb")
+    (root / "nbgrader_config.py").write_text("c = get_config()\n")
+    _nbgrader(root, "generate_assignment", "trivial")
+    students = [f"eleve{k:03d}" for k in range(n)]
+    for student in students:
+        folder = root / "submitted" / student / "trivial"
+        folder.mkdir(parents=True)
+        shutil.copy(root / "release" / "trivial" / "trivial.ipynb", folder)
+    _import_students(root, students)
+    return root
+
+
+def _timed(assignment: str, grader: Path, jobs: int = 1, force: bool = False) -> float:
+    start = time.monotonic()
+    status = autograde(assignment, grader, jobs, ("--force",) if force else ())
+    if status != 0:
+        raise SystemExit(f"nbgrader autograde {assignment} a échoué (code {status}).")
+    return time.monotonic() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--submissions", type=int, default=30)
+    parser.add_argument("--jobs", type=int, default=1)
+    args = parser.parse_args(argv)
+    n = args.submissions
+    base = Path(tempfile.mkdtemp(prefix="bench-notation-"))
+    try:
+        lab = _lab_course(base, n)
+        trivial = _trivial_course(base, n)
+        t_trivial = _timed("trivial", trivial)
+        t_lab = _timed("oublier", lab)
+        per_trivial, per_lab = t_trivial / n, t_lab / n
+        print(f"\nautograde, {n} rendus chacun, un seul processus nbgrader :")
+        print(f"  devoir trivial (1 cellule, config par défaut) : {per_trivial:.2f} s par rendu")
+        print(f"  labo oublier (hors du noyau)                  : {per_lab:.2f} s par rendu")
+        print(f"  rapport labo / trivial : {per_lab / per_trivial:.2f}x (objectif <= 1.5x)")
+        if args.jobs > 1:
+            shutil.rmtree(lab / "autograded", ignore_errors=True)
+            t_par = _timed("oublier", lab, args.jobs, force=True)
+            print(f"  labo oublier, {args.jobs} processus : {t_par / n:.2f} s par rendu, "
+                  f"accélération {t_lab / t_par:.2f}x")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
