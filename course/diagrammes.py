@@ -16,11 +16,11 @@ import re
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mermaid.erdiagram import Entity, ERDiagram, Link
-from mermaid.sequence import Actor, Note, Participant, SequenceDiagram
-from mermaid.sequence import Link as Fleche
+if TYPE_CHECKING:  # mermaid-py is imported on use: its package imports requests, which probes
+    from mermaid.erdiagram import Entity, Link  # sockets at import time
+    from mermaid.sequence import Participant
 
 __all__ = ["Diagramme", "DiagrammeError", "afficher", "avec_accessibilite", "schema", "sequence"]
 
@@ -132,6 +132,8 @@ def schema(db_path: str | Path) -> Diagramme:
     (``user_states`` et ``sessions``) sont reliées en pointillés : supprimer dans l'une ne
     supprime rien dans l'autre, ce qui est tout l'enjeu du lab « oublier ».
     """
+    from mermaid.erdiagram import Entity, ERDiagram, Link
+
     conn = _ouvrir(db_path)
     try:
         noms = [r[0] for r in conn.execute(
@@ -234,6 +236,9 @@ def sequence(
     Sans ``session_id``, prend la session qui a le plus d'événements (de ``user_id`` s'il est
     donné) ; ``limite`` borne le nombre d'événements dessinés.
     """
+    from mermaid.sequence import Actor, Note, Participant, SequenceDiagram
+    from mermaid.sequence import Link as Fleche
+
     if not isinstance(limite, int) or limite < 1:
         raise DiagrammeError(f"`limite` doit être un entier ≥ 1 (reçu : {limite!r}).")
     conn = _ouvrir(db_path)
