@@ -28,6 +28,7 @@ from browser_harness import (
     diagram_problems,
     error_problems,
     expected_from_ipynb,
+    notebook_paths,
     port_open,
     reference_errors,
     start_jupyterlab,
@@ -171,6 +172,16 @@ def test_harness_sees_errors_diagrams_quizzes_and_network(
 
 
 # --------------------------------------------------------------------------- the course
+
+
+def test_every_solution_has_its_student_notebook() -> None:
+    """The parametrized run below covers both trees; neither may be silently empty."""
+    paths = notebook_paths()
+    student = {p.removeprefix("notebooks/") for p in paths if p.startswith("notebooks/")}
+    source = {p.removeprefix("solutions/") for p in paths if p.startswith("solutions/")}
+    assert student and source, f"notebooks trouvés : {paths}"
+    missing, extra = source - student, student - source
+    assert not missing and not extra, f"sans version élève : {missing}; en trop : {extra}"
 
 
 def _record_timing(rel: str, seconds: float) -> None:
