@@ -1,7 +1,7 @@
 """Benchmark: autograde cost of this lab against a trivial one-cell assignment (stock nbgrader).
 
 Both runs happen here, now, on this machine, in temporary copies of the course: N submissions of
-the lab (the sample answers, cycled; the two that hit the time limit on purpose are left out,
+the lab (the sample answers, cycled; the three that hit the time limit on purpose are left out,
 each would cost its 8 s limit) and N submissions of a one-cell assignment graded with nbgrader's
 default configuration. Prints seconds per submission, their ratio (goal: at most 1.5), and, with
 ``--jobs``, the speed-up of the parallel autograde of ``course.labo.classe``.
@@ -27,7 +27,7 @@ from .soumissions import build_submission, samples
 __all__ = ["main"]
 
 ROOT = Path(__file__).resolve().parents[2]
-SLOW_ON_PURPOSE = {"boucle_infinie", "sommeil"}
+SLOW_ON_PURPOSE = {"boucle_infinie", "sommeil", "essai_bloquant"}
 
 
 def _nbgrader(grader: Path, *args: str) -> None:

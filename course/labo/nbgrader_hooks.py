@@ -3,9 +3,13 @@
 Configured in ``grader/nbgrader_config.py`` around nbgrader's ``Execute``:
 ``StartOutOfKernelGrading`` takes the student's ``oublier`` cell from the notebook file, starts
 its evaluation in a background thread (it runs while the kernel executes the notebook) and tells
-the kernel's test cells not to grade; ``ApplyOutOfKernelGrading`` then writes each test cell's
-output from that evaluation (nothing on success, an error with a French message on failure), so
-nbgrader's ``SaveAutoGrades`` scores the file, not whatever the kernel printed.
+the kernel's test cells not to grade. It also keeps every cell the student could write out of the
+kernel (the ``oublier`` cell becomes a placeholder, unlocked cells are blanked, and both are
+restored afterwards): a top-level ``await`` that never ends, which a kernel interrupt cannot stop
+(ipykernel issue 881), can then never hold the grading of a class. ``ApplyOutOfKernelGrading``
+writes each test cell's output from the evaluation (a check mark on success, an error with a
+French message on failure), so nbgrader's ``SaveAutoGrades`` scores the file, not whatever the
+kernel printed.
 """
 
 from __future__ import annotations
@@ -24,6 +28,14 @@ __all__ = ["ApplyOutOfKernelGrading", "SOLUTION_GRADE_ID", "StartOutOfKernelGrad
 
 SOLUTION_GRADE_ID = "oublier"
 _RESOURCE = "labo_oublier_evaluation"
+_ORIGINALS = "labo_oublier_sources"
+PLACEHOLDER = (
+    "async def oublier(service, user_id: str) -> None:\n"
+    "    raise RuntimeError('oublier est notée hors du noyau')"
+)
+NOTE_SOLUTION = ("Cellule notée hors du noyau : oublier a été exécutée dans un processus séparé, "
+                 "sur une copie neuve de la base ; voir les tests ci-dessous.\n")
+NOTE_UNLOCKED = "Cellule non exécutée pendant la notation (seule la cellule oublier compte).\n"
 _BY_GRADE_ID = {t.grade_id: t for t in TESTS.values()}
 
 
@@ -51,6 +63,18 @@ class StartOutOfKernelGrading(NbGraderPreprocessor):
         resources[_RESOURCE] = pool.submit(evaluate_source, source)
         pool.shutdown(wait=False)
         os.environ[ENV_OUT_OF_KERNEL] = "1"
+        originals = {}
+        for index, cell in enumerate(nb.cells):
+            meta = _nbgrader(cell)
+            if cell.cell_type != "code":
+                continue
+            if meta.get("grade_id") == SOLUTION_GRADE_ID:
+                originals[index] = (cell.source, NOTE_SOLUTION)
+                cell.source = PLACEHOLDER
+            elif not meta.get("locked") and not meta.get("grade"):
+                originals[index] = (cell.source, NOTE_UNLOCKED)
+                cell.source = ""
+        resources[_ORIGINALS] = originals
         return nb, resources
 
 
@@ -62,6 +86,10 @@ class ApplyOutOfKernelGrading(NbGraderPreprocessor):
         future: Future | None = resources.pop(_RESOURCE, None)
         if future is None:
             return nb, resources
+        for index, (source, note) in resources.pop(_ORIGINALS, {}).items():
+            cell = nb.cells[index]
+            cell.source = source
+            cell.outputs = [NotebookNode(output_type="stream", name="stdout", text=note)]
         evaluation = future.result()  # an infrastructure failure fails the submission loudly
         for cell in nb.cells:
             test = _BY_GRADE_ID.get(_nbgrader(cell).get("grade_id"))

@@ -123,6 +123,23 @@ def test_feedback_explains_in_french_what_is_missing(graded_course):
     assert "n'a pas terminé en" in loop
 
 
+def test_no_cell_ever_times_out_in_the_kernel(graded_course):
+    """Student cells never run in the kernel during autograde: even a top-level await that
+    never ends (essai_bloquant) costs no kernel timeout."""
+    autograded = sorted((graded_course["root"] / "grader" / "autograded").glob("*/oublier/*.ipynb"))
+    assert len(autograded) == len(graded_course["students"])
+    for path in autograded:
+        nb = nbformat.read(path, 4)
+        for cell in nb.cells:
+            for out in cell.get("outputs", []):
+                assert out.get("ename") != "CellTimeoutError", path
+    essai = nbformat.read(graded_course["root"] / "grader" / "autograded" / "essai_bloquant"
+                          / "oublier" / "oublier.ipynb", 4)
+    cell = next(c for c in essai.cells if c.metadata.get("nbgrader", {}).get("grade_id")
+                == "oublier")
+    assert "await oublier(None" in cell.source  # the student's own code is kept for feedback
+
+
 def test_loops_do_not_delay_grading_beyond_their_time_limit(graded_course):
     log = graded_course["steps"]["autograde"].stderr
     seconds = [float(s) for s in re.findall(r"points hors du noyau en ([\d.]+) s", log)]
