@@ -1,8 +1,11 @@
-"""SQL of the SQLite file: ADK 2.10's four tables (the shared format) plus one index.
+"""SQL of the SQLite file: ADK 2.10's four tables (the shared format) plus three indexes.
 
 The tables are byte-for-byte ADK's ``CREATE TABLE`` statements so that either service reads
-the other's file. The index is the course's addition: it serves "this session's events in
-time order" (get_session, list_events) and is ignored by ADK's reader.
+the other's file. The indexes are the course's addition, in the order its queries read: a
+session's events in time order (get_session, list_events), and sessions by last update, per
+user or for the whole app (list_sessions reads them already sorted; the per-user one also
+holds the state, so listing a user's sessions never reads the table). ADK's reader ignores
+them or is sped up by them; SQLite keeps them up to date for any writer.
 """
 
 from __future__ import annotations
@@ -12,6 +15,9 @@ __all__ = [
     "CREATE_SCHEMA_SQL",
     "EVENTS_BY_SESSION_INDEX",
     "EVENTS_TABLE_SCHEMA",
+    "INDEX_NAMES",
+    "SESSIONS_BY_TIME_INDEX",
+    "SESSIONS_BY_USER_INDEX",
     "EXPECTED_COLUMNS",
     "SESSIONS_TABLE_SCHEMA",
     "USER_STATES_TABLE_SCHEMA",
@@ -67,6 +73,18 @@ CREATE INDEX IF NOT EXISTS idx_events_session_time
     ON events (app_name, user_id, session_id, timestamp);
 """
 
+SESSIONS_BY_USER_INDEX = """
+CREATE INDEX IF NOT EXISTS idx_sessions_user_time
+    ON sessions (app_name, user_id, update_time, id, state);
+"""
+
+SESSIONS_BY_TIME_INDEX = """
+CREATE INDEX IF NOT EXISTS idx_sessions_time
+    ON sessions (app_name, update_time, user_id, id);
+"""
+
+INDEX_NAMES = ("idx_events_session_time", "idx_sessions_user_time", "idx_sessions_time")
+
 CREATE_SCHEMA_SQL = "\n".join(
     [
         APP_STATES_TABLE_SCHEMA,
@@ -74,6 +92,8 @@ CREATE_SCHEMA_SQL = "\n".join(
         SESSIONS_TABLE_SCHEMA,
         EVENTS_TABLE_SCHEMA,
         EVENTS_BY_SESSION_INDEX,
+        SESSIONS_BY_USER_INDEX,
+        SESSIONS_BY_TIME_INDEX,
     ]
 )
 

@@ -153,6 +153,18 @@ def create_session(
     return _app_state(db, app_name), _user_state(db, app_name, user_id), own
 
 
+_SCOPED_STATES = (
+    "(SELECT state FROM app_states WHERE app_name=:app), "
+    "(SELECT state FROM user_states WHERE app_name=:app AND user_id=:user)"
+)
+
+
+def _scoped_states(app_json: str | None, user_json: str | None) -> tuple[dict, dict]:
+    """Parsed app and user states; a missing row (NULL) is an empty state."""
+    app_state = {} if app_json is None else loads_state(app_json, "app_states")
+    return app_state, {} if user_json is None else loads_state(user_json, "user_states")
+
+
 def get_session(
     db: sqlite3.Connection,
     app_name: str,
@@ -163,8 +175,9 @@ def get_session(
 ) -> tuple[dict, dict, dict, float, list[str]] | None:
     """Raw parts of a session: app, user, own state, update time, events JSON in time order."""
     row = db.execute(
-        "SELECT state, update_time FROM sessions WHERE app_name=? AND user_id=? AND id=?",
-        (app_name, user_id, session_id),
+        f"SELECT state, update_time, {_SCOPED_STATES} FROM sessions "
+        "WHERE app_name=:app AND user_id=:user AND id=:id",
+        {"app": app_name, "user": user_id, "id": session_id},
     ).fetchone()
     if row is None:
         return None
@@ -183,13 +196,8 @@ def get_session(
             params.append(num_recent)
             events = [r[0] for r in db.execute(sql, params)]
             events.reverse()
-    return (
-        _app_state(db, app_name),
-        _user_state(db, app_name, user_id),
-        loads_state(row[0], "sessions"),
-        row[1],
-        events,
-    )
+    app_state, user_state = _scoped_states(row[2], row[3])
+    return app_state, user_state, loads_state(row[0], "sessions"), row[1], events
 
 
 def list_sessions(
@@ -197,7 +205,7 @@ def list_sessions(
 ) -> tuple[dict, dict[str, dict], list[tuple[str, str, str, float]]]:
     """App state, user states by user, and (id, user_id, state JSON, update_time) rows.
 
-    Never touches the events table.
+    Never touches the events table; the rows come already sorted from the sessions indexes.
     """
     if user_id is None:
         rows = db.execute(
@@ -211,14 +219,17 @@ def list_sessions(
                 "SELECT user_id, state FROM user_states WHERE app_name=?", (app_name,)
             )
         }
-    else:
-        rows = db.execute(
-            "SELECT id, user_id, state, update_time FROM sessions WHERE app_name=? "
-            "AND user_id=? ORDER BY update_time, user_id, id",
-            (app_name, user_id),
-        ).fetchall()
-        users = {user_id: _user_state(db, app_name, user_id)}
-    return _app_state(db, app_name), users, rows
+        return _app_state(db, app_name), users, rows
+    rows = db.execute(
+        "SELECT id, user_id, state, update_time FROM sessions WHERE app_name=? "
+        "AND user_id=? ORDER BY update_time, user_id, id",
+        (app_name, user_id),
+    ).fetchall()
+    app_json, user_json = db.execute(
+        f"SELECT {_SCOPED_STATES}", {"app": app_name, "user": user_id}
+    ).fetchone()
+    app_state, user_state = _scoped_states(app_json, user_json)
+    return app_state, {user_id: user_state}, rows
 
 
 def delete_session(db: sqlite3.Connection, app_name: str, user_id: str, session_id: str) -> None:

@@ -15,6 +15,7 @@ import os
 import sqlite3
 import stat
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlparse
@@ -24,7 +25,7 @@ from pydantic import TypeAdapter
 
 from ..events import Event
 from . import _sqlite_ops as ops
-from ._schema import CREATE_SCHEMA_SQL, EXPECTED_COLUMNS
+from ._schema import CREATE_SCHEMA_SQL, EXPECTED_COLUMNS, INDEX_NAMES
 from .base_session_service import (
     BaseSessionService,
     GetSessionConfig,
@@ -53,15 +54,64 @@ def _parse_events(rows: list[str]) -> list[Event]:
     return EVENT_LIST.validate_json("[" + ",".join(rows) + "]") if rows else []
 
 
+def _events_from(rows: list[str] | None) -> list[Event] | None:
+    return None if rows is None else _parse_events(rows)
+
+
 def _parse_states(texts: list[str]) -> list[dict[str, Any]]:
     """Session states from their stored JSON in one json.loads call; a bad row is named."""
     try:
         states = json.loads("[" + ",".join(texts) + "]")
     except ValueError:
         states = [ops.loads_state(text, "sessions") for text in texts]
-    if len(states) != len(texts) or not all(isinstance(s, dict) for s in states):
+    if len(states) != len(texts) or not set(map(type, states)) <= {dict}:
         states = [ops.loads_state(text, "sessions") for text in texts]
     return states
+
+
+def _session_from(app_name: str, user_id: str, session_id: str, found: tuple | None):
+    """The Session that ``ops.get_session`` found (or None)."""
+    if found is None:
+        return None
+    app_state, user_state, own, update_time, events = found
+    return stored_session(
+        session_id,
+        app_name,
+        user_id,
+        merge_state(app_state, user_state, own),
+        _parse_events(events),
+        update_time,
+    )
+
+
+def _listing_from(app_name: str, found: tuple) -> ListSessionsResponse:
+    """The sessions that ``ops.list_sessions`` found, with their merged state, no events."""
+    app_state, users, rows = found
+    states = _parse_states([row[2] for row in rows])
+    # The app and user keys of each user, merged once: session keys, then app:, then user:.
+    app_part = prefixed(app_state, State.APP_PREFIX)
+    scoped = {
+        uid: {**app_part, **prefixed(state, State.USER_PREFIX)} for uid, state in users.items()
+    }
+    # Thousands of small acyclic objects: pausing the cyclic GC saves a third of the time.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        sessions = [
+            stored_session(
+                sid,
+                app_name,
+                uid,
+                {**state, **extra} if (extra := scoped.get(uid, app_part)) else state,
+                [],
+                update_time,
+            )
+            for (sid, uid, _, update_time), state in zip(rows, states, strict=True)
+        ]
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return ListSessionsResponse.model_construct(sessions=sessions)
 
 
 def _parse_path(db_path: Any) -> Path:
@@ -180,10 +230,10 @@ def _prepare(db: sqlite3.Connection, path: Path, read_only: bool) -> None:
         except sqlite3.OperationalError:
             pass  # another program holds the file open in its old mode: keep that mode, still safe
     db.execute("PRAGMA synchronous = NORMAL")
-    index = db.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'idx_events_session_time'"
-    ).fetchone()
-    if index is None or len(tables & EXPECTED_COLUMNS.keys()) < len(EXPECTED_COLUMNS):
+    indexes = {
+        name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+    }
+    if not indexes.issuperset(INDEX_NAMES) or not tables.issuperset(EXPECTED_COLUMNS):
         ops.write(db, lambda d: [d.execute(s) for s in _statements(CREATE_SCHEMA_SQL)])
 
 
@@ -256,8 +306,10 @@ class SqliteSessionService(BaseSessionService):
             raise
         return conn
 
-    async def _run(self, work: Any, *args: Any, write: bool = False) -> Any:
-        """Run ``work(db, *args)`` in the connection's thread inside one transaction."""
+    async def _run(self, work: Any, *args: Any, write: bool = False, then: Any = None) -> Any:
+        """Run ``work(db, *args)`` in the connection's thread inside one transaction, then
+        ``then(result)`` there too, after the transaction: one thread hop per call, and
+        building the results does not hold the database nor the event loop."""
         conn = await self._connection()
         if write and self._read_only:
             raise ReadOnlyDatabaseError(
@@ -265,8 +317,13 @@ class SqliteSessionService(BaseSessionService):
                 "lecture possible, écriture refusée. Rien n'a été modifié."
             )
         runner = ops.write if write else ops.read
+
+        def job() -> Any:
+            result = runner(conn._conn, work, *args)
+            return result if then is None else then(result)
+
         try:
-            return await conn._execute(lambda: runner(conn._conn, work, *args))
+            return await conn._execute(job)
         except sqlite3.OperationalError as exc:
             if "readonly" in str(exc):
                 raise ReadOnlyDatabaseError(
@@ -322,17 +379,14 @@ class SqliteSessionService(BaseSessionService):
         self._check_ids(app_name, user_id, session_id)
         num_recent = config.num_recent_events if config else None
         after = config.after_timestamp if config else None
-        found = await self._run(ops.get_session, app_name, user_id, session_id, num_recent, after)
-        if found is None:
-            return None
-        app_state, user_state, own, update_time, events = found
-        return stored_session(
-            id=session_id,
-            app_name=app_name,
-            user_id=user_id,
-            state=merge_state(app_state, user_state, own),
-            events=_parse_events(events),
-            last_update_time=update_time,
+        return await self._run(
+            ops.get_session,
+            app_name,
+            user_id,
+            session_id,
+            num_recent,
+            after,
+            then=partial(_session_from, app_name, user_id, session_id),
         )
 
     async def list_sessions(
@@ -341,30 +395,9 @@ class SqliteSessionService(BaseSessionService):
         check_name(app_name, "app_name")
         if user_id is not None:
             check_name(user_id, "user_id")
-        app_state, users, rows = await self._run(ops.list_sessions, app_name, user_id)
-        # Thousands of small acyclic objects: pausing the cyclic GC halves the time it takes.
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            states = _parse_states([row[2] for row in rows])
-            app_part = prefixed(app_state, State.APP_PREFIX)
-            user_parts = {uid: prefixed(state, State.USER_PREFIX) for uid, state in users.items()}
-            none: dict[str, Any] = {}
-            sessions = [
-                stored_session(
-                    id=sid,
-                    app_name=app_name,
-                    user_id=uid,
-                    state={**state, **app_part, **user_parts.get(uid, none)},
-                    events=[],
-                    last_update_time=update_time,
-                )
-                for (sid, uid, _, update_time), state in zip(rows, states, strict=True)
-            ]
-        finally:
-            if gc_was_enabled:
-                gc.enable()
-        return ListSessionsResponse.model_construct(sessions=sessions)
+        return await self._run(
+            ops.list_sessions, app_name, user_id, then=partial(_listing_from, app_name)
+        )
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         self._check_ids(app_name, user_id, session_id)
@@ -386,12 +419,12 @@ class SqliteSessionService(BaseSessionService):
     ) -> list[Event]:
         self._check_ids(app_name, user_id, session_id)
         self._check_page(after, limit, offset)
-        rows = await self._run(
-            ops.list_events, app_name, user_id, session_id, after + offset, limit
+        events = await self._run(
+            ops.list_events, app_name, user_id, session_id, after + offset, limit, then=_events_from
         )
-        if rows is None:
+        if events is None:
             raise SessionNotFoundError(f"Session {session_id!r} introuvable.")
-        return _parse_events(rows)
+        return events
 
     async def _store_event(self, session: Session, event: Event, event_json: str) -> float:
         return await self._run(

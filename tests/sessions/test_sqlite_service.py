@@ -125,6 +125,42 @@ async def test_list_sessions_never_reads_events(sqlite_service):
     assert [s for s in statements if "FROM events" in s]
 
 
+@pytest.mark.parametrize(
+    ("user_id", "index"), [("alice", "idx_sessions_user_time"), (None, "idx_sessions_time")]
+)
+async def test_list_sessions_reads_sessions_already_sorted_by_an_index(
+    sqlite_service, user_id, index
+):
+    for _ in range(3):
+        await sqlite_service.create_session(app_name=APP, user_id="alice")
+    conn = await sqlite_service._connection()
+    statements: list[str] = []
+    await conn.set_trace_callback(statements.append)
+    await sqlite_service.list_sessions(app_name=APP, user_id=user_id)
+    await conn.set_trace_callback(None)
+    (listing,) = [s for s in statements if "FROM sessions" in s]
+    plan = " ".join(
+        row[-1]
+        for row in await sql_on_service_connection(sqlite_service, f"EXPLAIN QUERY PLAN {listing}")
+    )
+    assert index in plan
+    assert "TEMP B-TREE" not in plan
+
+
+async def test_a_file_written_by_adk_gains_the_indexes_on_first_use(tmp_path):
+    from google.adk.sessions.sqlite_session_service import SqliteSessionService as AdkService
+
+    path = tmp_path / "adk.db"
+    await AdkService(str(path)).create_session(app_name=APP, user_id="alice", session_id="s")
+    async with SqliteSessionService(path) as service:
+        listed = await service.list_sessions(app_name=APP, user_id="alice")
+    assert [s.id for s in listed.sessions] == ["s"]
+    with sqlite3.connect(path) as conn:
+        names = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+    conn.close()
+    assert {"idx_events_session_time", "idx_sessions_user_time", "idx_sessions_time"} <= names
+
+
 @pytest.fixture(params=["memory", "sqlite"])
 async def paged_session(request, tmp_path):
     """A course service holding one session of 10 events m0..m9 in time order."""
