@@ -42,6 +42,8 @@ __all__ = [
 # Set by nbgrader's process during autograde: the grade is computed there, not in the kernel.
 ENV_OUT_OF_KERNEL = "COURSE_LABO_NOTATION_HORS_NOYAU"
 _cache: dict[str, Evaluation] = {}
+NOT_WRITTEN = ("oublier n'est pas encore écrite : remplacez « raise NotImplementedError() » par "
+               "votre code, puis relancez la cellule.")
 
 
 def base_exemple(chemin: str | os.PathLike[str] = "exemple_oublier.db") -> Path:
@@ -86,7 +88,10 @@ def noter(oublier: Any, test: str) -> None:
     if _out_of_kernel():
         print("Noté hors du noyau par nbgrader.")
         return
-    verdict = _evaluation(oublier).verdicts[test]
+    evaluation = _evaluation(oublier)
+    if evaluation.not_written:
+        raise NotImplementedError(NOT_WRITTEN)
+    verdict = evaluation.verdicts[test]
     if not verdict.ok:
         raise AssertionError(verdict.message)
     print(f"✔ {CRITERES[TESTS[test].critere]}")
@@ -98,6 +103,9 @@ def verifier(oublier: Any) -> None:
         print("Vérification faite hors du noyau par nbgrader.")
         return
     evaluation = _evaluation(oublier)
+    if evaluation.not_written:
+        print(NOT_WRITTEN)
+        return
     visibles = [t for t in TESTS.values() if t.visible]
     reussis = 0
     for t in visibles:

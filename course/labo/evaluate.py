@@ -41,10 +41,16 @@ class Evaluation:
     load_error: str | None
     seconds: float
     timed_out: bool
+    first_error: str | None = None  # exception type of the first call, if it raised
 
     @property
     def score(self) -> int:
         return sum(TESTS[t].points for t, v in self.verdicts.items() if v.ok)
+
+    @property
+    def not_written(self) -> bool:
+        """The untouched stub: the first call raised NotImplementedError."""
+        return self.first_error == "NotImplementedError"
 
 
 def _plain_python(cell_source: str) -> str:
@@ -159,6 +165,7 @@ def evaluate_source(source: str, timeout: float | None = None) -> Evaluation:
             load_error=load_error,
             seconds=time.monotonic() - start,
             timed_out=timed_out,
+            first_error=((journal.get("A1") or {}).get("erreur") or {}).get("type"),
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -73,7 +73,7 @@ def test_validate_passes_on_solution_and_fails_on_student_version(graded_course)
     steps = graded_course["steps"]
     assert "Success! Your notebook passes all the tests." in steps["validate_solution"].stdout
     student = steps["validate_student"].stdout
-    assert "VALIDATION FAILED" in student and "AssertionError" in student
+    assert "VALIDATION FAILED" in student and "NotImplementedError" in student
 
 
 def test_every_sample_gets_its_expected_score(graded_course, expected_scores):

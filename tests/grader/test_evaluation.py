@@ -136,3 +136,11 @@ def test_base_exemple_is_a_fresh_copy(tmp_path):
     again = course.labo.base_exemple(tmp_path / "exemple.db")
     assert sqlite3.connect(again).execute("SELECT COUNT(*) FROM sessions").fetchone()[0] > 0
     assert os.stat(course.labo.fixture.fixture_path()).st_mode & 0o222 == 0
+
+
+def test_untouched_stub_says_not_written(tmp_path, sample_answers, capsys):
+    oublier = _module_function(tmp_path, sample_answers["ebauche"], "ebauche")
+    with pytest.raises(NotImplementedError, match="pas encore écrite"):
+        noter(oublier, "sessions")
+    verifier(oublier)  # the check cell itself does not fail: it says what to do
+    assert "pas encore écrite" in capsys.readouterr().out
