@@ -4,12 +4,12 @@ Configured in ``grader/nbgrader_config.py`` around nbgrader's ``Execute``:
 ``StartOutOfKernelGrading`` takes the student's ``oublier`` cell from the notebook file, starts
 its evaluation in a background thread (it runs while the kernel executes the notebook) and tells
 the kernel's test cells not to grade. It also keeps every cell the student could write out of the
-kernel (the ``oublier`` cell becomes a placeholder, unlocked cells are blanked, and both are
-restored afterwards): a top-level ``await`` that never ends, which a kernel interrupt cannot stop
-(ipykernel issue 881), can then never hold the grading of a class. ``ApplyOutOfKernelGrading``
-writes each test cell's output from the evaluation (a check mark on success, an error with a
-French message on failure), so nbgrader's ``SaveAutoGrades`` scores the file, not whatever the
-kernel printed.
+kernel (the ``oublier`` cell becomes a placeholder, the other cells that are not tests are
+blanked, and all are restored afterwards): a top-level ``await`` that never ends, which a kernel
+interrupt cannot stop (ipykernel issue 881), can then never hold the grading of a class.
+``ApplyOutOfKernelGrading`` writes each test cell's output from the evaluation (a check mark on
+success, an error with a French message on failure), so nbgrader's ``SaveAutoGrades`` scores the
+file, not whatever the kernel printed.
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ from __future__ import annotations
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 
+# Imported here, in nbgrader's main thread: importing IPython for the first time from the
+# grading thread while the kernel client imports it too can fail (KeyError: 'IPython').
+import IPython.core.inputtransformer2  # noqa: F401
 from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 
@@ -30,6 +33,7 @@ SOLUTION_GRADE_ID = "oublier"
 _RESOURCE = "labo_oublier_evaluation"
 _ORIGINALS = "labo_oublier_sources"
 PLACEHOLDER = (
+    "from course.labo import base_exemple, noter, verifier\n\n\n"
     "async def oublier(service, user_id: str) -> None:\n"
     "    raise RuntimeError('oublier est notée hors du noyau')"
 )
@@ -71,8 +75,8 @@ class StartOutOfKernelGrading(NbGraderPreprocessor):
             if meta.get("grade_id") == SOLUTION_GRADE_ID:
                 originals[index] = (cell.source, NOTE_SOLUTION)
                 cell.source = PLACEHOLDER
-            elif not meta.get("locked") and not meta.get("grade"):
-                originals[index] = (cell.source, NOTE_UNLOCKED)
+            elif not meta.get("grade"):  # set-up, exploration, the student's own cells
+                originals[index] = (cell.source, None if meta.get("locked") else NOTE_UNLOCKED)
                 cell.source = ""
         resources[_ORIGINALS] = originals
         return nb, resources
@@ -89,7 +93,8 @@ class ApplyOutOfKernelGrading(NbGraderPreprocessor):
         for index, (source, note) in resources.pop(_ORIGINALS, {}).items():
             cell = nb.cells[index]
             cell.source = source
-            cell.outputs = [NotebookNode(output_type="stream", name="stdout", text=note)]
+            cell.outputs = [NotebookNode(output_type="stream", name="stdout", text=note)
+                            ] if note else []
         evaluation = future.result()  # an infrastructure failure fails the submission loudly
         for cell in nb.cells:
             test = _BY_GRADE_ID.get(_nbgrader(cell).get("grade_id"))

@@ -19,7 +19,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-__all__ = ["PLAN", "PRELUDE_NAMES", "main"]
+__all__ = ["APP_NAME", "PLAN", "PRELUDE_NAMES", "main"]
 
 # (call name, database copy, user_id): A = alice, B = again + unknown, C = bob, D = quotes.
 PLAN: tuple[tuple[str, str, str], ...] = (
@@ -30,6 +30,8 @@ PLAN: tuple[tuple[str, str, str], ...] = (
     ("D1", "d.db", "o'connor"),
     ("D2", "d.db", "x' OR '1'='1"),
 )
+# course.tuteur.APP_NAME, written here because importing the tutor costs every run a second.
+APP_NAME = "tuteur"
 # Names the lab's first cell imports, available to the student's cell here too.
 PRELUDE_NAMES = ("APP_NAME", "SqliteSessionService", "sqlite3", "asyncio")
 
@@ -96,7 +98,6 @@ def main(workdir: str) -> int:
     write = journal.write
     sqlite3.connect = _connect_secure_delete_off
     from course.sessions import SqliteSessionService
-    from course.tuteur import APP_NAME
 
     namespace = {
         "__name__": "soumission",

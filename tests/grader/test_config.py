@@ -68,6 +68,7 @@ def test_hooks_grade_out_of_kernel_and_restore_student_cells(repo_root, sample_a
         cells = {c.id: c for c in nb.cells}
         assert cells["oublier"].source == PLACEHOLDER  # the kernel never sees student code
         assert cells["explorer"].source == "" and cells["verifier"].source == ""
+        assert cells["imports"].source == ""  # the placeholder imports what the tests need
         assert "noter(oublier" in cells["test-sessions"].source  # tests are left alone
     finally:
         nb, resources = ApplyOutOfKernelGrading().preprocess(nb, resources)
@@ -76,6 +77,7 @@ def test_hooks_grade_out_of_kernel_and_restore_student_cells(repo_root, sample_a
     assert cells["oublier"].source.startswith("async def oublier")
     assert "for s in (await service.list_sessions" in cells["oublier"].source
     assert "hors du noyau" in cells["oublier"].outputs[0].text
+    assert "from course.tuteur import APP_NAME" in cells["imports"].source
     assert cells["test-sessions"].outputs[0].output_type == "stream"
     failed = cells["test-user-states"].outputs[0]
     assert failed.output_type == "error" and "user_states" in failed.evalue
@@ -88,3 +90,10 @@ def test_other_notebooks_pass_through(repo_root):
     assert nb.cells[0].source == "x = 1" and ENV_OUT_OF_KERNEL not in os.environ
     nb, resources = ApplyOutOfKernelGrading().preprocess(nb, resources)
     assert nb.cells[0].source == "x = 1" and resources == {}
+
+
+def test_runner_app_name_is_the_tutor_s():
+    from course.labo.runner import APP_NAME
+    from course.tuteur import APP_NAME as TUTOR_APP
+
+    assert APP_NAME == TUTOR_APP
