@@ -153,10 +153,16 @@ def create_session(
     return _app_state(db, app_name), _user_state(db, app_name, user_id), own
 
 
+# The app and user states in the same statement as what they go with: one consistent read.
 _SCOPED_STATES = (
     "(SELECT state FROM app_states WHERE app_name=:app), "
     "(SELECT state FROM user_states WHERE app_name=:app AND user_id=:user)"
 )
+_SESSION_SQL = (
+    f"SELECT state, update_time, {_SCOPED_STATES} FROM sessions "
+    "WHERE app_name=:app AND user_id=:user AND id=:id"
+)
+_SCOPED_STATES_SQL = f"SELECT {_SCOPED_STATES}"
 
 
 def _scoped_states(app_json: str | None, user_json: str | None) -> tuple[dict, dict]:
@@ -174,11 +180,7 @@ def get_session(
     after_timestamp: float | None,
 ) -> tuple[dict, dict, dict, float, list[str]] | None:
     """Raw parts of a session: app, user, own state, update time, events JSON in time order."""
-    row = db.execute(
-        f"SELECT state, update_time, {_SCOPED_STATES} FROM sessions "
-        "WHERE app_name=:app AND user_id=:user AND id=:id",
-        {"app": app_name, "user": user_id, "id": session_id},
-    ).fetchone()
+    row = db.execute(_SESSION_SQL, {"app": app_name, "user": user_id, "id": session_id}).fetchone()
     if row is None:
         return None
     events: list[str] = []
@@ -226,7 +228,7 @@ def list_sessions(
         (app_name, user_id),
     ).fetchall()
     app_json, user_json = db.execute(
-        f"SELECT {_SCOPED_STATES}", {"app": app_name, "user": user_id}
+        _SCOPED_STATES_SQL, {"app": app_name, "user": user_id}
     ).fetchone()
     app_state, user_state = _scoped_states(app_json, user_json)
     return app_state, {user_id: user_state}, rows

@@ -15,6 +15,8 @@ import os
 import sqlite3
 import stat
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -93,25 +95,32 @@ def _listing_from(app_name: str, found: tuple) -> ListSessionsResponse:
     scoped = {
         uid: {**app_part, **prefixed(state, State.USER_PREFIX)} for uid, state in users.items()
     }
-    # Thousands of small acyclic objects: pausing the cyclic GC saves a third of the time.
-    gc_was_enabled = gc.isenabled()
+    sessions = [
+        stored_session(
+            sid,
+            app_name,
+            uid,
+            {**state, **extra} if (extra := scoped.get(uid, app_part)) else state,
+            [],
+            update_time,
+        )
+        for (sid, uid, _, update_time), state in zip(rows, states, strict=True)
+    ]
+    return ListSessionsResponse.model_construct(sessions=sessions)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while reading rows and building results from them: thousands of
+    small acyclic objects, which reference counting frees, that it would only walk through
+    (a third of the time of a big listing)."""
+    was_enabled = gc.isenabled()
     gc.disable()
     try:
-        sessions = [
-            stored_session(
-                sid,
-                app_name,
-                uid,
-                {**state, **extra} if (extra := scoped.get(uid, app_part)) else state,
-                [],
-                update_time,
-            )
-            for (sid, uid, _, update_time), state in zip(rows, states, strict=True)
-        ]
+        yield
     finally:
-        if gc_was_enabled:
+        if was_enabled:
             gc.enable()
-    return ListSessionsResponse.model_construct(sessions=sessions)
 
 
 def _parse_path(db_path: Any) -> Path:
@@ -319,8 +328,10 @@ class SqliteSessionService(BaseSessionService):
         runner = ops.write if write else ops.read
 
         def job() -> Any:
-            result = runner(conn._conn, work, *args)
-            return result if then is None else then(result)
+            if then is None:
+                return runner(conn._conn, work, *args)
+            with _gc_paused():
+                return then(runner(conn._conn, work, *args))
 
         try:
             return await conn._execute(job)
