@@ -15,7 +15,7 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -57,6 +57,7 @@ def _parse_events(rows: list[str]) -> list[Event]:
 
 
 def _events_from(rows: list[str] | None) -> list[Event] | None:
+    """The events that ``ops.list_events`` found (None: no such session)."""
     return None if rows is None else _parse_events(rows)
 
 
@@ -315,10 +316,16 @@ class SqliteSessionService(BaseSessionService):
             raise
         return conn
 
-    async def _run(self, work: Any, *args: Any, write: bool = False, then: Any = None) -> Any:
+    async def _run(
+        self,
+        work: Callable[..., Any],
+        *args: Any,
+        write: bool = False,
+        then: Callable[[Any], Any] | None = None,
+    ) -> Any:
         """Run ``work(db, *args)`` in the connection's thread inside one transaction, then
-        ``then(result)`` there too, after the transaction: one thread hop per call, and
-        building the results does not hold the database nor the event loop."""
+        ``then(result)`` in that thread too once the transaction is over: one thread hop per
+        call, and building the results does not keep the database's read snapshot open."""
         conn = await self._connection()
         if write and self._read_only:
             raise ReadOnlyDatabaseError(
