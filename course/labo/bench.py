@@ -2,7 +2,7 @@
 
 Both runs happen here, now, on this machine, in temporary copies of the course: N submissions of
 the lab (the sample answers, cycled; the three that hit the time limit on purpose are left out,
-each would cost its 8 s limit) and N submissions of a one-cell assignment graded with nbgrader's
+each would cost its 10 s limit) and N submissions of a one-cell assignment graded with nbgrader's
 default configuration. Prints seconds per submission, their ratio (goal: at most 1.5), and, with
 ``--jobs``, the speed-up of the parallel autograde of ``course.labo.classe``.
 

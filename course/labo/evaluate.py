@@ -24,7 +24,7 @@ from .fixture import fixture_path
 
 __all__ = ["DEFAULT_TIMEOUT", "Evaluation", "evaluate_source", "extract_source"]
 
-DEFAULT_TIMEOUT = float(os.environ.get("COURSE_LABO_TIMEOUT", "8"))
+DEFAULT_TIMEOUT = float(os.environ.get("COURSE_LABO_TIMEOUT", "10"))
 
 # Captured at import: later monkeypatching of these modules does not reach the grader.
 _Popen = subprocess.Popen
