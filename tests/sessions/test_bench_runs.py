@@ -22,8 +22,9 @@ def test_bench_quick_mode_prints_every_ratio():
         "append_event",
         "get_session (20 events)",
         "list_sessions (user with 200 sessions)",
+        "list_sessions, user with 100,",
+        "list_sessions, user with 10,",
         "list_sessions, all users",
-        "list_sessions, one user",
         "append_event vs raw aiosqlite loop",
     ):
         line = next(line for line in done.stdout.splitlines() if line.startswith(workload))
