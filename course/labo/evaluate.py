@@ -28,7 +28,7 @@ DEFAULT_TIMEOUT = float(os.environ.get("COURSE_LABO_TIMEOUT", "10"))
 
 # Captured at import: later monkeypatching of these modules does not reach the grader.
 _Popen = subprocess.Popen
-_killpg = os.killpg
+_killpg = getattr(os, "killpg", None)  # POSIX; elsewhere only the runner itself is killed
 _copyfile = shutil.copyfile
 _executable = sys.executable
 
@@ -98,8 +98,12 @@ def _load_error(entry: dict) -> str:
 
 
 def _stop_group(proc: subprocess.Popen) -> None:
+    """Kill the runner and everything it started (its own process group)."""
     try:
-        _killpg(proc.pid, signal.SIGKILL)
+        if _killpg is not None:
+            _killpg(proc.pid, signal.SIGKILL)
+        else:  # pragma: no cover - Windows
+            proc.kill()
     except (ProcessLookupError, PermissionError):
         pass
 

@@ -96,7 +96,8 @@ def _key() -> str:
 
 def fixture_path() -> Path:
     """Path of the cached fixture, built in a clean interpreter the first time."""
-    folder = Path(tempfile.gettempdir()) / f"course-labo-{os.getuid()}"
+    user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "eleve")
+    folder = Path(tempfile.gettempdir()) / f"course-labo-{user}"
     target = folder / f"fixture-{_key()}.db"
     if target.exists():
         return target
