@@ -3,8 +3,8 @@
 The tables are byte-for-byte ADK's ``CREATE TABLE`` statements so that either service reads
 the other's file. The indexes are the course's addition, in the order its queries read: a
 session's events in time order (get_session, list_events), and sessions by last update, per
-user or for the whole app (list_sessions reads them already sorted; the per-user one also
-holds the state, so listing a user's sessions never reads the table). ADK's reader ignores
+user or for the whole app (list_sessions reads them already sorted; both also hold the
+state, so listing sessions never reads the table itself). ADK's reader ignores
 them or is sped up by them; SQLite keeps them up to date for any writer.
 """
 
@@ -16,6 +16,7 @@ __all__ = [
     "EVENTS_BY_SESSION_INDEX",
     "EVENTS_TABLE_SCHEMA",
     "EXPECTED_COLUMNS",
+    "INDEX_COLUMNS",
     "INDEX_NAMES",
     "SESSIONS_BY_TIME_INDEX",
     "SESSIONS_BY_USER_INDEX",
@@ -80,10 +81,17 @@ CREATE INDEX IF NOT EXISTS idx_sessions_user_time
 
 SESSIONS_BY_TIME_INDEX = """
 CREATE INDEX IF NOT EXISTS idx_sessions_time
-    ON sessions (app_name, update_time, user_id, id);
+    ON sessions (app_name, update_time, user_id, id, state);
 """
 
-INDEX_NAMES = ("idx_events_session_time", "idx_sessions_user_time", "idx_sessions_time")
+# The columns of each index: a file whose index of that name has other columns (an older
+# version of the course) gets it rebuilt on first use.
+INDEX_COLUMNS: dict[str, tuple[str, ...]] = {
+    "idx_events_session_time": ("app_name", "user_id", "session_id", "timestamp"),
+    "idx_sessions_user_time": ("app_name", "user_id", "update_time", "id", "state"),
+    "idx_sessions_time": ("app_name", "update_time", "user_id", "id", "state"),
+}
+INDEX_NAMES = tuple(INDEX_COLUMNS)
 
 CREATE_SCHEMA_SQL = "\n".join(
     [

@@ -34,6 +34,8 @@ __all__ = [
     "list_sessions",
     "loads_state",
     "read",
+    "run_alone",
+    "scoped_states",
     "write",
 ]
 
@@ -79,6 +81,12 @@ def read(db: sqlite3.Connection, work: Callable[..., T], *args: Any) -> T:
     finally:
         if db.in_transaction:
             db.execute("COMMIT")
+
+
+def run_alone(db: sqlite3.Connection, work: Callable[..., T], *args: Any) -> T:
+    """Run ``work(db, *args)`` that is a single statement: SQLite reads it in one snapshot
+    by itself, without the two extra statements of an explicit transaction."""
+    return work(db, *args)
 
 
 def loads_state(text: str, where: str) -> dict[str, Any]:
@@ -162,10 +170,9 @@ _SESSION_SQL = (
     f"SELECT state, update_time, {_SCOPED_STATES} FROM sessions "
     "WHERE app_name=:app AND user_id=:user AND id=:id"
 )
-_SCOPED_STATES_SQL = f"SELECT {_SCOPED_STATES}"
 
 
-def _scoped_states(app_json: str | None, user_json: str | None) -> tuple[dict, dict]:
+def scoped_states(app_json: str | None, user_json: str | None) -> tuple[dict, dict]:
     """Parsed app and user states; a missing row (NULL) is an empty state."""
     app_state = {} if app_json is None else loads_state(app_json, "app_states")
     return app_state, {} if user_json is None else loads_state(user_json, "user_states")
@@ -198,40 +205,38 @@ def get_session(
             params.append(num_recent)
             events = [r[0] for r in db.execute(sql, params)]
             events.reverse()
-    app_state, user_state = _scoped_states(row[2], row[3])
+    app_state, user_state = scoped_states(row[2], row[3])
     return app_state, user_state, loads_state(row[0], "sessions"), row[1], events
 
 
-def list_sessions(
-    db: sqlite3.Connection, app_name: str, user_id: str | None
-) -> tuple[dict, dict[str, dict], list[tuple[str, str, str, float]]]:
-    """App state, user states by user, and (id, user_id, state JSON, update_time) rows.
+# Listing is ONE statement (one snapshot without BEGIN/COMMIT): a head row holding the app
+# state and the user state(s), whose NULL sort key puts it first, then the sessions in order,
+# read already sorted from a covering index (no table lookup, no sort step).
+_USER_LISTING_SQL = (
+    f"SELECT NULL, {_SCOPED_STATES} UNION ALL "
+    "SELECT update_time, id, state FROM sessions WHERE app_name=:app AND user_id=:user "
+    "ORDER BY 1, 2"
+)
+_APP_LISTING_SQL = (
+    "SELECT NULL, NULL, (SELECT state FROM app_states WHERE app_name=:app), "
+    "(SELECT json_group_object(user_id, state) FROM user_states WHERE app_name=:app) "
+    "UNION ALL "
+    "SELECT update_time, user_id, id, state FROM sessions WHERE app_name=:app "
+    "ORDER BY 1, 2, 3"
+)
 
-    Never touches the events table; the rows come already sorted from the sessions indexes.
+
+def list_sessions(db: sqlite3.Connection, app_name: str, user_id: str | None) -> list[tuple]:
+    """The head row, then one row per session, oldest update first. Never touches events.
+
+    One user: head ``(None, app state JSON, user state JSON)``, then ``(update_time, id,
+    state JSON)``. Every user: head ``(None, None, app state JSON, {user_id: user state JSON}
+    as JSON)``, then ``(update_time, user_id, id, state JSON)``. A missing app or user state
+    is None. States stay JSON text: the caller parses them all in one call.
     """
     if user_id is None:
-        rows = db.execute(
-            "SELECT id, user_id, state, update_time FROM sessions WHERE app_name=? "
-            "ORDER BY update_time, user_id, id",
-            (app_name,),
-        ).fetchall()
-        users = {
-            uid: loads_state(state, "user_states")
-            for uid, state in db.execute(
-                "SELECT user_id, state FROM user_states WHERE app_name=?", (app_name,)
-            )
-        }
-        return _app_state(db, app_name), users, rows
-    rows = db.execute(
-        "SELECT id, user_id, state, update_time FROM sessions WHERE app_name=? "
-        "AND user_id=? ORDER BY update_time, user_id, id",
-        (app_name, user_id),
-    ).fetchall()
-    app_json, user_json = db.execute(
-        _SCOPED_STATES_SQL, {"app": app_name, "user": user_id}
-    ).fetchone()
-    app_state, user_state = _scoped_states(app_json, user_json)
-    return app_state, {user_id: user_state}, rows
+        return db.execute(_APP_LISTING_SQL, {"app": app_name}).fetchall()
+    return db.execute(_USER_LISTING_SQL, {"app": app_name, "user": user_id}).fetchall()
 
 
 def delete_session(db: sqlite3.Connection, app_name: str, user_id: str, session_id: str) -> None:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections import deque
+from itertools import repeat
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, alias_generators
 
 from ..events import Event
 
-__all__ = ["Session"]
+__all__ = ["Session", "stored_session", "stored_sessions"]
 
 
 class Session(BaseModel):
@@ -75,3 +77,22 @@ def stored_session(
     _set_extra(session, None)
     _set_private(session, None)
     return session
+
+
+_drain = deque(maxlen=0).extend  # runs an iterator to its end in C, keeping nothing
+
+
+def stored_sessions(fields: list[dict[str, Any]]) -> list[Session]:
+    """Sessions from their field dicts (each one's own, keys in field order), as
+    ``stored_session`` builds them, for a whole listing at once.
+
+    The same five steps as ``stored_session``, each done for every session by ``map`` in C:
+    no Python bytecode runs per session. Each dict becomes that session's ``__dict__``.
+    """
+    count = len(fields)
+    sessions = list(map(_new, repeat(Session, count)))
+    _drain(map(_set_dict, sessions, fields))
+    _drain(map(_set_fields_set, sessions, repeat(_FIELDS_SET, count)))
+    _drain(map(_set_extra, sessions, repeat(None, count)))
+    _drain(map(_set_private, sessions, repeat(None, count)))
+    return sessions

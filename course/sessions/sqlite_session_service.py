@@ -15,8 +15,7 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from pydantic import TypeAdapter
 
 from ..events import Event
 from . import _sqlite_ops as ops
-from ._schema import CREATE_SCHEMA_SQL, EXPECTED_COLUMNS, INDEX_NAMES
+from ._schema import CREATE_SCHEMA_SQL, EXPECTED_COLUMNS, INDEX_COLUMNS
 from .base_session_service import (
     BaseSessionService,
     GetSessionConfig,
@@ -41,7 +40,7 @@ from .errors import (
     ServiceClosedError,
     SessionNotFoundError,
 )
-from .session import Session, stored_session
+from .session import Session, stored_session, stored_sessions
 from .state import State, merge_state, prefixed, split_state
 
 __all__ = ["SqliteSessionService"]
@@ -61,11 +60,11 @@ def _events_from(rows: list[str] | None) -> list[Event] | None:
     return None if rows is None else _parse_events(rows)
 
 
-def _parse_states(texts: list[str]) -> list[dict[str, Any]]:
+def _parse_states(texts: Sequence[str]) -> list[dict[str, Any]]:
     """Session states from their stored JSON in one json.loads call; a bad row is named."""
     try:
         states = json.loads("[" + ",".join(texts) + "]")
-    except ValueError:
+    except (TypeError, ValueError):
         states = [ops.loads_state(text, "sessions") for text in texts]
     if len(states) != len(texts) or not set(map(type, states)) <= {dict}:
         states = [ops.loads_state(text, "sessions") for text in texts]
@@ -87,41 +86,56 @@ def _session_from(app_name: str, user_id: str, session_id: str, found: tuple | N
     )
 
 
-def _listing_from(app_name: str, found: tuple) -> ListSessionsResponse:
-    """The sessions that ``ops.list_sessions`` found, with their merged state, no events."""
-    app_state, users, rows = found
-    states = _parse_states([row[2] for row in rows])
-    # The app and user keys of each user, merged once: session keys, then app:, then user:.
-    app_part = prefixed(app_state, State.APP_PREFIX)
-    scoped = {
-        uid: {**app_part, **prefixed(state, State.USER_PREFIX)} for uid, state in users.items()
-    }
-    sessions = [
-        stored_session(
-            sid,
-            app_name,
-            uid,
-            {**state, **extra} if (extra := scoped.get(uid, app_part)) else state,
-            [],
-            update_time,
-        )
-        for (sid, uid, _, update_time), state in zip(rows, states, strict=True)
+def _user_listing(app_name: str, user_id: str, rows: list[tuple]) -> ListSessionsResponse:
+    """The sessions of one user that ``ops.list_sessions`` found, merged state, no events."""
+    (_, app_json, user_json), found = rows[0], rows[1:]
+    app_state, user_state = ops.scoped_states(app_json, user_json)
+    scoped = {**prefixed(app_state, State.APP_PREFIX), **prefixed(user_state, State.USER_PREFIX)}
+    times, ids, texts = zip(*found, strict=True) if found else ((), (), ())
+    states = _parse_states(texts)
+    # Each session's field dict (Session's field order), its own state dict (session keys,
+    # then app:, then user:, ADK's order) and its own events list.
+    fields = [
+        {
+            "id": sid,
+            "app_name": app_name,
+            "user_id": user_id,
+            "state": {**state, **scoped},
+            "events": [],
+            "last_update_time": update_time,
+        }
+        for sid, state, update_time in zip(ids, states, times, strict=True)
     ]
+    return _listing(stored_sessions(fields))
+
+
+def _app_listing(app_name: str, rows: list[tuple]) -> ListSessionsResponse:
+    """Every user's sessions that ``ops.list_sessions`` found, merged state, no events."""
+    (_, _, app_json, users_json), found = rows[0], rows[1:]
+    app_part = prefixed(ops.scoped_states(app_json, None)[0], State.APP_PREFIX)
+    # The scoped keys of each user, merged once: app:, then user:.
+    scoped = {
+        uid: {**app_part, **prefixed(ops.loads_state(text, "user_states"), State.USER_PREFIX)}
+        for uid, text in json.loads(users_json).items()
+    }
+    times, uids, ids, texts = zip(*found, strict=True) if found else ((), (), (), ())
+    states = _parse_states(texts)
+    fields = [
+        {
+            "id": sid,
+            "app_name": app_name,
+            "user_id": uid,
+            "state": {**state, **scoped.get(uid, app_part)},
+            "events": [],
+            "last_update_time": update_time,
+        }
+        for sid, uid, state, update_time in zip(ids, uids, states, times, strict=True)
+    ]
+    return _listing(stored_sessions(fields))
+
+
+def _listing(sessions: list[Session]) -> ListSessionsResponse:
     return ListSessionsResponse.model_construct(sessions=sessions)
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while reading rows and building results from them: thousands of
-    small acyclic objects, which reference counting frees, that it would only walk through
-    (a third of the time of a big listing)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _parse_path(db_path: Any) -> Path:
@@ -240,11 +254,20 @@ def _prepare(db: sqlite3.Connection, path: Path, read_only: bool) -> None:
         except sqlite3.OperationalError:
             pass  # another program holds the file open in its old mode: keep that mode, still safe
     db.execute("PRAGMA synchronous = NORMAL")
-    indexes = {
-        name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
-    }
-    if not indexes.issuperset(INDEX_NAMES) or not tables.issuperset(EXPECTED_COLUMNS):
-        ops.write(db, lambda d: [d.execute(s) for s in _statements(CREATE_SCHEMA_SQL)])
+    outdated = [
+        name
+        for name, columns in INDEX_COLUMNS.items()
+        if tuple(row[2] for row in db.execute(f"PRAGMA index_info({name})")) != columns
+    ]
+    if outdated or not tables.issuperset(EXPECTED_COLUMNS):
+
+        def create(d: sqlite3.Connection) -> None:
+            for name in outdated:  # missing, or an older definition under that name
+                d.execute(f"DROP INDEX IF EXISTS {name}")
+            for statement in _statements(CREATE_SCHEMA_SQL):
+                d.execute(statement)
+
+        ops.write(db, create)
 
 
 def _statements(script: str) -> list[str]:
@@ -321,24 +344,34 @@ class SqliteSessionService(BaseSessionService):
         work: Callable[..., Any],
         *args: Any,
         write: bool = False,
+        alone: bool = False,
         then: Callable[[Any], Any] | None = None,
     ) -> Any:
-        """Run ``work(db, *args)`` in the connection's thread inside one transaction, then
-        ``then(result)`` in that thread too once the transaction is over: one thread hop per
-        call, and building the results does not keep the database's read snapshot open."""
-        conn = await self._connection()
+        """Run ``work(db, *args)`` in the connection's thread inside one transaction (none of
+        its own if ``alone``: a single statement is one already), then ``then(result)`` in that
+        thread too once the transaction is over: one thread hop per call, and building the
+        results does not keep the database's read snapshot open."""
+        conn = self._conn if self._conn is not None else await self._connection()
         if write and self._read_only:
             raise ReadOnlyDatabaseError(
                 f"La base {str(self.db_path)!r} est en lecture seule (droits du fichier) : "
                 "lecture possible, écriture refusée. Rien n'a été modifié."
             )
-        runner = ops.write if write else ops.read
+        runner = ops.write if write else ops.run_alone if alone else ops.read
 
         def job() -> Any:
             if then is None:
                 return runner(conn._conn, work, *args)
-            with _gc_paused():
+            # The cyclic GC paused while rows are read and results built from them: thousands
+            # of small acyclic objects, which reference counting frees, that it would only
+            # walk through while they are being made (a third of a big listing's time).
+            gc_was_enabled = gc.isenabled()
+            gc.disable()
+            try:
                 return then(runner(conn._conn, work, *args))
+            finally:
+                if gc_was_enabled:
+                    gc.enable()
 
         try:
             return await conn._execute(job)
@@ -413,9 +446,12 @@ class SqliteSessionService(BaseSessionService):
         check_name(app_name, "app_name")
         if user_id is not None:
             check_name(user_id, "user_id")
-        return await self._run(
-            ops.list_sessions, app_name, user_id, then=partial(_listing_from, app_name)
+        then = (
+            partial(_app_listing, app_name)
+            if user_id is None
+            else partial(_user_listing, app_name, user_id)
         )
+        return await self._run(ops.list_sessions, app_name, user_id, alone=True, then=then)
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         self._check_ids(app_name, user_id, session_id)

@@ -162,6 +162,33 @@ async def test_list_sessions_without_user_lists_every_user(backend):
     assert (await backend.service.list_sessions(app_name=APP, user_id="nobody")).sessions == []
 
 
+async def test_list_sessions_merges_each_users_state_like_get_session(backend):
+    """Every listed session carries the same state as get_session gives it (same keys, same
+    order: session keys, then app:, then user:) and the same revision time; each listed
+    state is the session's own: changing one changes no other, nor storage."""
+    await new_session(backend, user="alice", state={"sujet": "python", "app:version": 2})
+    await new_session(backend, user="alice", state={"user:niveau": 3, "n": 1})
+    await new_session(backend, user="bob", state={"sujet": "sql", "user:niveau": 1})
+    await new_session(backend, user="carol")  # no user state at all
+    for user_id in ("alice", "bob", "carol", None):
+        listed = (await backend.service.list_sessions(app_name=APP, user_id=user_id)).sessions
+        assert listed
+        for session in listed:
+            got = await reload(backend, session)
+            assert list(session.state.items()) == list(got.state.items())
+            assert session.last_update_time == got.last_update_time
+            assert session.events == []
+        listed[0].state["app:version"] = 99
+        listed[0].state["ajout"] = True
+        listed[0].events.append("x")
+        assert all(s.state.get("app:version") == 2 for s in listed[1:])
+        assert all("ajout" not in s.state and s.events == [] for s in listed[1:])
+    again = (await backend.service.list_sessions(app_name=APP)).sessions
+    assert [s.state["app:version"] for s in again] == [2, 2, 2, 2]
+    assert not any("ajout" in s.state for s in again)
+    assert [s.state.get("user:niveau") for s in again] == [3, 3, 1, None]
+
+
 # -- delete_session -------------------------------------------------------------------------
 
 

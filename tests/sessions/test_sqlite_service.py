@@ -11,6 +11,7 @@ import pytest
 from course.events import Content, Event, Part
 from course.sessions import (
     InMemorySessionService,
+    InvalidDatabaseError,
     ServiceClosedError,
     SessionNotFoundError,
     SqliteSessionService,
@@ -143,8 +144,43 @@ async def test_list_sessions_reads_sessions_already_sorted_by_an_index(
         row[-1]
         for row in await sql_on_service_connection(sqlite_service, f"EXPLAIN QUERY PLAN {listing}")
     )
-    assert index in plan
+    assert f"COVERING INDEX {index}" in plan  # the sessions table itself is never read
     assert "TEMP B-TREE" not in plan
+
+
+async def test_an_older_index_of_the_same_name_is_rebuilt_on_first_use(tmp_path):
+    path = tmp_path / "ancien.db"
+    async with SqliteSessionService(path) as service:
+        await service.create_session(app_name=APP, user_id="alice", session_id="s")
+    with sqlite3.connect(path) as conn:  # the definition of an earlier version of the course
+        conn.execute("DROP INDEX idx_sessions_time")
+        conn.execute("CREATE INDEX idx_sessions_time ON sessions (app_name, update_time, id)")
+    conn.close()
+    async with SqliteSessionService(path) as service:
+        listed = await service.list_sessions(app_name=APP)
+        assert [s.id for s in listed.sessions] == ["s"]
+    with sqlite3.connect(path) as conn:
+        columns = [row[2] for row in conn.execute("PRAGMA index_info(idx_sessions_time)")]
+    conn.close()
+    assert columns == ["app_name", "update_time", "user_id", "id", "state"]
+
+
+@pytest.mark.parametrize("bad_state", ["{pas du json", "[1, 2]", '{"a": 1}, {"b": 2}', "", "null"])
+async def test_a_session_state_that_is_not_a_json_object_gets_a_clear_error(tmp_path, bad_state):
+    path = tmp_path / "tuteur.db"
+    async with SqliteSessionService(path) as service:
+        for n in range(3):
+            await service.create_session(app_name=APP, user_id="alice", state={"n": n})
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "UPDATE sessions SET state = ? WHERE rowid = (SELECT min(rowid) FROM sessions)",
+            (bad_state,),
+        )
+    conn.close()
+    async with SqliteSessionService(path) as service:
+        for user_id in ("alice", None):
+            with pytest.raises(InvalidDatabaseError, match="table sessions"):
+                await service.list_sessions(app_name=APP, user_id=user_id)
 
 
 async def test_a_file_written_by_adk_gains_the_indexes_on_first_use(tmp_path):
