@@ -80,7 +80,9 @@ def jupyterlab(tmp_path_factory: pytest.TempPathFactory, lab_root: Path) -> Iter
         assert not port_open(lab.port), f"le port {lab.port} répond encore"
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright's sync API keeps an event loop running in the main
+# thread until it stops, and every async test collected after it would fail to start its own.
+@pytest.fixture(scope="module")
 def browser(
     chromium_path: str, jupyterlab: JupyterLab, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Browser]:
