@@ -268,3 +268,32 @@ async def test_user_state_json_is_compact_like_the_lesson_shows(sqlite_service):
             '"a_revoir":["d\\u00e9corateurs de fonction"]}}}',
         )
     ]
+
+
+async def test_listed_sessions_are_whole_pydantic_sessions(sqlite_service):
+    """Listed sessions are built without re-validation: they must still be the very objects
+    a validated Session is (equality, dumps, copies, pickling, fields set, assignment)."""
+    import copy
+    import pickle
+
+    from course.sessions import Session
+
+    made = await sqlite_service.create_session(
+        app_name=APP, user_id="alice", state={"sujet": "sql", "user:niveau": 2}
+    )
+    for user_id in ("alice", None):
+        (listed,) = (await sqlite_service.list_sessions(app_name=APP, user_id=user_id)).sessions
+        validated = Session(**made.model_dump())
+        assert type(listed) is Session
+        assert listed == validated == made and listed.model_dump() == validated.model_dump()
+        assert listed.model_dump_json() == validated.model_dump_json()
+        assert repr(listed) == repr(validated)
+        assert listed.model_fields_set == validated.model_fields_set
+        assert listed.__pydantic_extra__ is None and listed.__pydantic_private__ is None
+        for twin in (copy.copy(listed), copy.deepcopy(listed), pickle.loads(pickle.dumps(listed))):
+            assert twin == listed
+        changed = listed.model_copy(update={"state": {}})
+        assert changed.state == {} and listed.state == made.state
+        listed.last_update_time = 0.0
+        listed.events.append(say("x"))
+        assert listed != made and validated == made
