@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections import deque
 from itertools import repeat
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, alias_generators
 
 from ..events import Event
 
-__all__ = ["Session", "stored_session", "stored_sessions"]
+__all__ = ["Session", "constructed", "stored_session", "stored_sessions"]
 
 
 class Session(BaseModel):
@@ -34,6 +34,8 @@ class Session(BaseModel):
     events: list[Event] = Field(default_factory=list)
     last_update_time: float = 0.0
 
+
+M = TypeVar("M", bound=BaseModel)
 
 _FIELDS_SET = set(Session.model_fields)
 _new = Session.__new__
@@ -77,6 +79,18 @@ def stored_session(
     _set_extra(session, None)
     _set_private(session, None)
     return session
+
+
+def constructed(model: type[M], fields: dict[str, Any], fields_set: set[str]) -> M:
+    """``model.model_construct(**fields)`` for a model without extras, private attributes or
+    ``model_post_init``, given ALL its fields; ``fields`` becomes its ``__dict__`` and
+    ``fields_set`` (every field name, shared: pydantic only ever adds names to it) its set."""
+    made = _new(model)
+    _set_dict(made, fields)
+    _set_fields_set(made, fields_set)
+    _set_extra(made, None)
+    _set_private(made, None)
+    return made
 
 
 _drain = deque(maxlen=0).extend  # runs an iterator to its end in C, keeping nothing

@@ -32,6 +32,7 @@ from .base_session_service import (
     GetSessionConfig,
     ListSessionsResponse,
     check_name,
+    stored_listing,
 )
 from .errors import (
     InvalidArgumentError,
@@ -60,14 +61,20 @@ def _events_from(rows: list[str] | None) -> list[Event] | None:
     return None if rows is None else _parse_events(rows)
 
 
-def _parse_states(texts: Sequence[str]) -> list[dict[str, Any]]:
-    """Session states from their stored JSON in one json.loads call; a bad row is named."""
+def _parse_states(texts: Sequence[str], *scoped: tuple[str | None, str]) -> list[dict[str, Any]]:
+    """States from their stored JSON in one json.loads call: first each ``(JSON or None,
+    table)`` of ``scoped`` (None: no row, an empty state), then the sessions' ``texts``.
+    A bad row gets the clear error of ``ops.loads_state``, naming its table."""
+    heads = ["{}" if text is None else text for text, _ in scoped]
     try:
-        states = json.loads("[" + ",".join(texts) + "]")
+        states = json.loads("[" + ",".join([*heads, *texts]) + "]")
     except (TypeError, ValueError):
-        states = [ops.loads_state(text, "sessions") for text in texts]
-    if len(states) != len(texts) or not set(map(type, states)) <= {dict}:
-        states = [ops.loads_state(text, "sessions") for text in texts]
+        states = None
+    if states is None or len(states) != len(heads) + len(texts) or set(map(type, states)) - {dict}:
+        states = [
+            ops.loads_state(text, table) for text, (_, table) in zip(heads, scoped, strict=True)
+        ]
+        states += [ops.loads_state(text, "sessions") for text in texts]
     return states
 
 
@@ -89,10 +96,11 @@ def _session_from(app_name: str, user_id: str, session_id: str, found: tuple | N
 def _user_listing(app_name: str, user_id: str, rows: list[tuple]) -> ListSessionsResponse:
     """The sessions of one user that ``ops.list_sessions`` found, merged state, no events."""
     (_, app_json, user_json), found = rows[0], rows[1:]
-    app_state, user_state = ops.scoped_states(app_json, user_json)
-    scoped = {**prefixed(app_state, State.APP_PREFIX), **prefixed(user_state, State.USER_PREFIX)}
     times, ids, texts = zip(*found, strict=True) if found else ((), (), ())
-    states = _parse_states(texts)
+    app_state, user_state, *states = _parse_states(
+        texts, (app_json, "app_states"), (user_json, "user_states")
+    )
+    scoped = {**prefixed(app_state, State.APP_PREFIX), **prefixed(user_state, State.USER_PREFIX)}
     # Each session's field dict (Session's field order), its own state dict (session keys,
     # then app:, then user:, ADK's order) and its own events list.
     fields = [
@@ -106,20 +114,20 @@ def _user_listing(app_name: str, user_id: str, rows: list[tuple]) -> ListSession
         }
         for sid, state, update_time in zip(ids, states, times, strict=True)
     ]
-    return _listing(stored_sessions(fields))
+    return stored_listing(stored_sessions(fields))
 
 
 def _app_listing(app_name: str, rows: list[tuple]) -> ListSessionsResponse:
     """Every user's sessions that ``ops.list_sessions`` found, merged state, no events."""
     (_, _, app_json, users_json), found = rows[0], rows[1:]
-    app_part = prefixed(ops.scoped_states(app_json, None)[0], State.APP_PREFIX)
+    times, uids, ids, texts = zip(*found, strict=True) if found else ((), (), (), ())
+    app_state, *states = _parse_states(texts, (app_json, "app_states"))
+    app_part = prefixed(app_state, State.APP_PREFIX)
     # The scoped keys of each user, merged once: app:, then user:.
     scoped = {
         uid: {**app_part, **prefixed(ops.loads_state(text, "user_states"), State.USER_PREFIX)}
         for uid, text in json.loads(users_json).items()
     }
-    times, uids, ids, texts = zip(*found, strict=True) if found else ((), (), (), ())
-    states = _parse_states(texts)
     fields = [
         {
             "id": sid,
@@ -131,11 +139,7 @@ def _app_listing(app_name: str, rows: list[tuple]) -> ListSessionsResponse:
         }
         for sid, uid, state, update_time in zip(ids, uids, states, times, strict=True)
     ]
-    return _listing(stored_sessions(fields))
-
-
-def _listing(sessions: list[Session]) -> ListSessionsResponse:
-    return ListSessionsResponse.model_construct(sessions=sessions)
+    return stored_listing(stored_sessions(fields))
 
 
 def _parse_path(db_path: Any) -> Path:

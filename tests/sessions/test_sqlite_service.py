@@ -297,3 +297,23 @@ async def test_listed_sessions_are_whole_pydantic_sessions(sqlite_service):
         listed.last_update_time = 0.0
         listed.events.append(say("x"))
         assert listed != made and validated == made
+
+
+@pytest.mark.parametrize("table", ["app_states", "user_states"])
+@pytest.mark.parametrize("bad_state", ["", "[]", '{"a": 1}, {}', "{pas du json"])
+async def test_a_scoped_state_that_is_not_a_json_object_gets_a_clear_error(
+    tmp_path, table, bad_state
+):
+    path = tmp_path / "tuteur.db"
+    async with SqliteSessionService(path) as service:
+        for n in range(2):
+            await service.create_session(
+                app_name=APP, user_id="alice", state={"n": n, "app:v": 1, "user:u": 2}
+            )
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"UPDATE {table} SET state = ?", (bad_state,))
+    conn.close()
+    async with SqliteSessionService(path) as service:
+        for user_id in ("alice", None):
+            with pytest.raises(InvalidDatabaseError, match=f"table {table}"):
+                await service.list_sessions(app_name=APP, user_id=user_id)
