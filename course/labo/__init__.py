@@ -15,13 +15,12 @@ from __future__ import annotations
 import hashlib
 import linecache
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 from .criteria import CRITERES, TESTS, Test, Verdict
 from .evaluate import DEFAULT_TIMEOUT, Evaluation, evaluate_source, extract_source
-from .fixture import fixture_path
+from .fixture import write_fixture
 
 __all__ = [
     "CRITERES",
@@ -51,9 +50,7 @@ def base_exemple(chemin: str | os.PathLike[str] = "exemple_oublier.db") -> Path:
     cible = Path(chemin)
     for suffixe in ("-wal", "-shm"):
         Path(f"{cible}{suffixe}").unlink(missing_ok=True)
-    shutil.copyfile(fixture_path(), cible)
-    os.chmod(cible, 0o644)
-    return cible
+    return write_fixture(cible)
 
 
 def source_de(oublier: Any) -> str:

@@ -1,8 +1,10 @@
-"""Judges the files a runner left (``python -I -m course.labo.checker DIR FIXTURE``).
+"""Judges the files a runner left (``python -I -m course.labo.checker DIR SHA256 < FIXTURE``).
 
 A fresh process that never ran student code: it reads each snapshot (the database and its
 ``-wal`` as they were right after a call) with its own sqlite3 connection, compares every row
-with the fixture, and scans the raw bytes for the learner's personal data. Prints JSON facts.
+with the fixture, and scans the raw bytes for the learner's personal data. The fixture comes on
+stdin from the grading process's memory (checked against its SHA-256), never from a file that a
+submission could have rewritten. Prints JSON facts.
 """
 
 from __future__ import annotations
@@ -22,14 +24,20 @@ APP = "tuteur"
 COLUMNS: dict[str, list[str]] = {}  # the fixture's, filled when it is read
 
 
-def _read_rows(path: Path, columns: dict[str, list[str]] | None = None,
-               uri_options: str = "") -> tuple[dict[str, set[tuple]] | None, str | None]:
-    """All rows of the four tables, or (None, problem in French).
+def _read_rows(path: Path | bytes, columns: dict[str, list[str]] | None = None,
+               ) -> tuple[dict[str, set[tuple]] | None, str | None]:
+    """All rows of the four tables of a file (or of a database image), or (None, problem).
 
     With `columns`, each table must have exactly those columns (the fixture's).
     """
     try:
-        conn = sqlite3.connect(f"file:{path}{uri_options}", uri=True)
+        if isinstance(path, bytes):
+            image = bytearray(path)
+            image[18:20] = b"\x01\x01"  # no WAL mode in memory: read it as a rollback journal
+            conn = sqlite3.connect(":memory:")
+            conn.deserialize(bytes(image))
+        else:
+            conn = sqlite3.connect(f"file:{path}", uri=True)
     except sqlite3.Error as exc:
         return None, f"fichier illisible : {exc}"
     try:
@@ -104,12 +112,15 @@ def facts_for(snapshot: Path, reference: dict[str, set[tuple]], user_id: str,
     }
 
 
-def main(workdir: str, fixture: str) -> int:
+def main(workdir: str, digest: str) -> int:
     from .fixture import MARKERS
     from .runner import PLAN
 
     work = Path(workdir)
-    reference, problem = _read_rows(Path(fixture), None, "?immutable=1")
+    image = sys.stdin.buffer.read()
+    if hashlib.sha256(image).hexdigest() != digest:
+        raise SystemExit("base d'exemple reçue altérée (empreinte SHA-256 différente)")
+    reference, problem = _read_rows(image, None)
     if reference is None:
         raise SystemExit(f"base d'exemple illisible : {problem}")
     ref_sessions = {r[2] for r in reference["sessions"] if r[0] == APP and r[1] == "alice"}

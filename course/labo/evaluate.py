@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .criteria import TESTS, Verdict, verdicts
-from .fixture import fixture_path
+from .fixture import fixture_bytes
 
 __all__ = ["DEFAULT_TIMEOUT", "Evaluation", "evaluate_source", "extract_source"]
 
@@ -29,7 +29,6 @@ DEFAULT_TIMEOUT = float(os.environ.get("COURSE_LABO_TIMEOUT", "10"))
 # Captured at import: later monkeypatching of these modules does not reach the grader.
 _Popen = subprocess.Popen
 _killpg = getattr(os, "killpg", None)  # POSIX; elsewhere only the runner itself is killed
-_copyfile = shutil.copyfile
 _executable = sys.executable
 
 _KEPT = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -112,12 +111,12 @@ def evaluate_source(source: str, timeout: float | None = None) -> Evaluation:
     """Run `source` (a cell defining ``oublier``) against copies of the fixture and judge it."""
     timeout = DEFAULT_TIMEOUT if timeout is None else timeout
     start = time.monotonic()
-    fixture = fixture_path()
+    # In memory, built by this process: a submission that rewrites files cannot change it.
+    fixture, digest = fixture_bytes()
     work = Path(tempfile.mkdtemp(prefix="labo-oublier-"))
     try:
         for db in ("a.db", "c.db", "d.db"):
-            _copyfile(fixture, work / db)
-            os.chmod(work / db, 0o644)
+            (work / db).write_bytes(fixture)
         (work / "soumission.py").write_text(extract_source(source), encoding="utf-8")
         timed_out = False
         with open(work / "sortie.txt", "wb") as out:
@@ -151,18 +150,19 @@ def evaluate_source(source: str, timeout: float | None = None) -> Evaluation:
         if not lines and not timed_out and proc.returncode != 0:
             tail = (work / "sortie.txt").read_text(errors="replace")[-300:]
             load_error = f"le processus qui exécute oublier s'est arrêté : {tail}"
+        # The reference goes to the checker through its stdin, never through a file.
         checker = _Popen(
-            [_executable, "-I", "-m", "course.labo.checker", str(work), str(fixture)],
-            cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True,
+            [_executable, "-I", "-m", "course.labo.checker", str(work), digest],
+            cwd=work, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
         try:
-            stdout, stderr = checker.communicate(timeout=120)
+            stdout, stderr = checker.communicate(input=fixture, timeout=120)
         finally:
             checker.kill()
             checker.wait()
         if checker.returncode != 0:
-            raise RuntimeError("le contrôle de la base a échoué :\n" + stderr[-2000:])
+            raise RuntimeError("le contrôle de la base a échoué :\n"
+                               + stderr.decode(errors="replace")[-2000:])
         facts = json.loads(stdout)
         return Evaluation(
             verdicts=verdicts(load_error, journal, facts, timeout),

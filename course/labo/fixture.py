@@ -1,8 +1,9 @@
 """The lab's fixture database: several learners, two apps, app state, personal data markers.
 
-Built once per machine (per Unix user and per version of this file) with the course's own
-session service and tutor, then copied for every grading run: each run starts from the same
-bytes. ``python -I -m course.labo.fixture PATH`` builds it in a clean interpreter.
+Built once per process with the course's own session service and tutor, in a fresh private
+folder, then kept in memory (with its SHA-256): every grading run starts from the same bytes, and
+no file on disk, which a submission could rewrite, is ever trusted.
+``python -I -m course.labo.fixture PATH`` builds it in a clean interpreter.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
-__all__ = ["AUTRE_APP", "MARKERS", "build", "fixture_path"]
+__all__ = ["AUTRE_APP", "MARKERS", "build", "fixture_bytes", "write_fixture"]
 
 AUTRE_APP = "agenda"
 # Personal data only alice (in the tutor's app) has: none of it may stay readable in the file.
@@ -84,27 +86,16 @@ def build(path: str | os.PathLike[str]) -> Path:
     return path
 
 
-def _key() -> str:
-    here = Path(__file__).resolve()
-    digest = hashlib.sha256(here.read_bytes())
-    for name in ("demonstration.py", "questions.py", "modele.py"):
-        other = here.parent.parent / "tuteur" / name
-        if other.exists():
-            digest.update(other.read_bytes())
-    return digest.hexdigest()[:16]
+_lock = threading.Lock()
+_built: tuple[bytes, str] | None = None  # (bytes, SHA-256), held by this process only
 
 
-def fixture_path() -> Path:
-    """Path of the cached fixture, built in a clean interpreter the first time."""
-    user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "eleve")
-    folder = Path(tempfile.gettempdir()) / f"course-labo-{user}"
-    target = folder / f"fixture-{_key()}.db"
-    if target.exists():
-        return target
-    folder.mkdir(mode=0o700, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=folder))
+def _build_private() -> bytes:
+    """Build the fixture in a clean interpreter, in a new private folder (0700), and read it."""
+    folder = Path(tempfile.mkdtemp(prefix="course-labo-base-"))
+    os.chmod(folder, 0o700)
     try:
-        built = tmp / "fixture.db"
+        built = folder / "fixture.db"
         proc = _Popen([sys.executable, "-I", "-m", "course.labo.fixture", str(built)],
                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                       text=True)
@@ -116,10 +107,33 @@ def fixture_path() -> Path:
         if proc.returncode != 0 or not built.exists():
             raise RuntimeError("Impossible de construire la base d'exemple du labo :\n"
                                + stderr[-2000:])
-        os.chmod(built, 0o444)
-        os.replace(built, target)
+        return built.read_bytes()
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def fixture_bytes() -> tuple[bytes, str]:
+    """The fixture's bytes and their SHA-256, built once per process and kept in memory.
+
+    Never read back from a shared cache: student code runs with the grader's Unix rights and
+    could rewrite any file, so every grading run copies these bytes (and the checker compares
+    with them) instead of trusting a file on disk.
+    """
+    global _built
+    with _lock:
+        if _built is None:
+            data = _build_private()
+            _built = (data, hashlib.sha256(data).hexdigest())
+        return _built
+
+
+def write_fixture(target: str | os.PathLike[str]) -> Path:
+    """Write a fresh copy of the fixture at `target` (replaced if it exists)."""
+    target = Path(target)
+    data, _digest = fixture_bytes()
+    target.unlink(missing_ok=True)
+    with open(target, "xb") as out:
+        out.write(data)
     return target
 
 

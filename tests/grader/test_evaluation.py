@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import hashlib
 import sqlite3
 import subprocess
 import time
@@ -135,7 +135,8 @@ def test_base_exemple_is_a_fresh_copy(tmp_path):
     assert counts["alice"] == 24  # the seed's 20 + 2 demo events, and the profile session
     again = course.labo.base_exemple(tmp_path / "exemple.db")
     assert sqlite3.connect(again).execute("SELECT COUNT(*) FROM sessions").fetchone()[0] > 0
-    assert os.stat(course.labo.fixture.fixture_path()).st_mode & 0o222 == 0
+    data, digest = course.labo.fixture.fixture_bytes()
+    assert again.read_bytes() == data and hashlib.sha256(data).hexdigest() == digest
 
 
 def test_untouched_stub_says_not_written(tmp_path, sample_answers, capsys):

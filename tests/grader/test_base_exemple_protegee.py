@@ -1,0 +1,78 @@
+"""A submission runs with the grader's Unix rights: it may rewrite any fixture file it finds.
+Neither its own verdict nor the next submission's may depend on such a file."""
+
+from __future__ import annotations
+
+import tempfile
+
+import pytest
+
+from course.labo import evaluate_source
+
+# Removes alice from every fixture file under `racine` (the fixture's cache, wherever it is),
+# then does `user_states_body` on its own database.
+TAMPER = '''
+import glob
+import os
+import sqlite3
+
+
+def _tamper(racine):
+    for path in glob.glob(os.path.join(racine, "**", "*.db"), recursive=True):
+        if "labo-oublier-" in path:  # the submission's own working copies
+            continue
+        try:
+            os.chmod(path, 0o644)
+            conn = sqlite3.connect(path)
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("DELETE FROM sessions WHERE app_name = 'tuteur' AND user_id = 'alice'")
+            conn.execute("DELETE FROM user_states")
+            conn.commit()
+            conn.execute("VACUUM")
+            conn.close()
+        except Exception:
+            pass
+
+
+async def oublier(service, user_id: str) -> None:
+    _tamper(RACINE)
+    for s in (await service.list_sessions(app_name=APP_NAME, user_id=user_id)).sessions:
+        await service.delete_session(app_name=APP_NAME, user_id=user_id, session_id=s.id)
+    conn = sqlite3.connect(service.db_path)
+    conn.execute("DELETE FROM user_states")
+    conn.commit()
+    conn.close()
+'''
+
+
+@pytest.fixture
+def private_tmp(tmp_path, monkeypatch):
+    """This test's own temporary folder for the grader and its subprocesses (the machine's
+    shared fixture cache, if any, is never touched)."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    return tmp_path
+
+
+def test_tampered_fixture_changes_no_verdict(private_tmp, sample_answers, expected_scores):
+    source = f"RACINE = {str(private_tmp)!r}\n" + TAMPER
+    # Without the tampering this is `user_states_sans_where`: 7 points ("autres" lost twice).
+    tampered = evaluate_source(source)
+    assert not tampered.verdicts["autres"].ok and not tampered.verdicts["autres_cache"].ok
+    assert tampered.score == expected_scores["user_states_sans_where"]["score"]
+    # The next submissions are judged on the real fixture, not on the tampered one.
+    assert evaluate_source(sample_answers["triche"]).score == 0
+    assert evaluate_source(sample_answers["graine"]).score == expected_scores["graine"]["score"]
+
+
+def test_checker_refuses_a_reference_that_is_not_the_grader_s(tmp_path):
+    import subprocess
+    import sys
+
+    from course.labo.fixture import fixture_bytes
+
+    data, digest = fixture_bytes()
+    altered = data[:-1] + bytes([data[-1] ^ 1])
+    proc = subprocess.run([sys.executable, "-I", "-m", "course.labo.checker", str(tmp_path),
+                           digest], input=altered, capture_output=True, timeout=60)
+    assert proc.returncode != 0 and b"SHA-256" in proc.stderr
