@@ -24,9 +24,11 @@ $(VENV)/.stamp-test: pyproject.toml $(VENV)/.stamp-runtime
 setup: $(VENV)/.stamp-runtime
 setup-test: $(VENV)/.stamp-test
 
-## make lab: installe le cours et ouvre JupyterLab sur notebooks/
+## make lab: installe le cours et ouvre JupyterLab sur notebooks/ (LAB_ARGS="--port=9999" etc.)
+LAB_ARGS ?=
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: setup
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(ROOT_FLAG) $(LAB_ARGS)
 
 ## system-deps: Debian's chromium and npm's configurable-http-proxy, for the browser and hub tests
 system-deps:

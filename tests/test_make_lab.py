@@ -1,0 +1,75 @@
+"""`make lab`, the students' command, really serves the lessons in JupyterLab."""
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get_json(url: str) -> object:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return json.load(response)
+
+
+def test_make_lab_serves_the_student_notebooks(tmp_path: Path) -> None:
+    port, token = free_port(), secrets.token_hex(16)
+    args = (
+        f"--no-browser --ServerApp.ip=127.0.0.1 --port={port} --ServerApp.token={token} "
+        f"--ServerApp.port_retries=0"
+    )
+    env = {
+        **os.environ,
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
+    }
+    lab = subprocess.Popen(
+        ["make", "--no-print-directory", "lab", f"LAB_ARGS={args}"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 90
+        while True:
+            assert lab.poll() is None, "make lab exited before serving"
+            try:
+                get_json(f"{base}/api/status?token={token}")
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "JupyterLab did not answer within 90 s"
+                time.sleep(0.5)
+        listing = get_json(f"{base}/api/contents/lecons?token={token}")
+        names = {entry["name"] for entry in listing["content"]}
+        expected = {p.name for p in (ROOT / "notebooks" / "lecons").glob("*.ipynb")}
+        assert expected and expected <= names
+        with urllib.request.urlopen(f"{base}/lab?token={token}", timeout=10) as page:
+            assert page.status == 200
+    finally:
+        os.killpg(lab.pid, signal.SIGTERM)
+        try:
+            lab.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(lab.pid, signal.SIGKILL)
+            lab.wait()
+    try:
+        os.killpg(lab.pid, 0)
+        leftover = True
+    except ProcessLookupError:
+        leftover = False
+    assert not leftover, "a process of make lab survived"
