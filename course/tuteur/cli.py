@@ -211,6 +211,14 @@ def _run_demo(db: Path) -> int:
     return EXIT_OK
 
 
+def _add_db_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        default=default_db(),
+        help="fichier SQLite (défaut : $TUTEUR_DB, sinon tuteur.db)",
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `python -m course.tuteur`; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -219,11 +227,7 @@ def main(argv: list[str] | None = None) -> int:
             prog="python -m course.tuteur demo",
             description="Rejoue les deux sessions de démonstration d'alice.",
         )
-        parser.add_argument(
-            "--db",
-            default=default_db(),
-            help="fichier SQLite (défaut : $TUTEUR_DB, sinon tuteur.db)",
-        )
+        _add_db_argument(parser)
         opts = parser.parse_args(args[1:])
     else:
         parser = _Parser(
@@ -236,11 +240,7 @@ def main(argv: list[str] | None = None) -> int:
             action="store_true",
             help="reprendre la dernière session au lieu d'en créer une",
         )
-        parser.add_argument(
-            "--db",
-            default=default_db(),
-            help="fichier SQLite (défaut : $TUTEUR_DB, sinon tuteur.db)",
-        )
+        _add_db_argument(parser)
         opts = parser.parse_args(args)
         if opts.user is None or not opts.user.strip():
             parser.error("indiquez l'élève avec --user NOM (non vide)")

@@ -94,24 +94,20 @@ async def test_demo_file_has_one_user_states_row(
 def test_cli_demo_then_inspecter_prints_the_seed_result(
     python: str, cli_env: dict[str, str], sqlite_db_path: Path, tmp_path: Path
 ) -> None:
-    run = subprocess.run(
-        [python, "-m", "course.tuteur", "demo", "--db", str(sqlite_db_path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=cli_env,
-        cwd=tmp_path,
-    )
+    def module(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [python, "-m", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=cli_env,
+            cwd=tmp_path,
+        )
+
+    run = module("course.tuteur", "demo", "--db", str(sqlite_db_path))
     assert run.returncode == 0, run.stderr
     assert "20 puis 2 événements" in run.stdout
-    shown = subprocess.run(
-        [python, "-m", "course.inspecter", str(sqlite_db_path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=cli_env,
-        cwd=tmp_path,
-    )
+    shown = module("course.inspecter", str(sqlite_db_path))
     assert shown.returncode == 0, shown.stderr
     states_line, counts_line = shown.stdout.strip().splitlines()
     states, counts = ast.literal_eval(states_line), ast.literal_eval(counts_line)
@@ -119,14 +115,7 @@ def test_cli_demo_then_inspecter_prints_the_seed_result(
     assert json.loads(states[0][2]) == SEED_PROGRESSION
     assert sorted(c for c, _ in counts) == [2, 20] and len({s for _, s in counts}) == 2
     # a second demo on the same file is refused and changes nothing
-    again = subprocess.run(
-        [python, "-m", "course.tuteur", "demo", "--db", str(sqlite_db_path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=cli_env,
-        cwd=tmp_path,
-    )
+    again = module("course.tuteur", "demo", "--db", str(sqlite_db_path))
     assert again.returncode == 1 and "a déjà des données" in again.stderr
     after = subprocess.run(
         [python, "-m", "course.inspecter", str(sqlite_db_path)],
