@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .criteria import CRITERES, TESTS, Test, Verdict
+from .criteria import CRITERES, NOT_WRITTEN, TESTS, Test, Verdict
 from .evaluate import DEFAULT_TIMEOUT, Evaluation, evaluate_source, extract_source
 from .fixture import write_fixture
 
@@ -26,7 +26,9 @@ __all__ = [
     "CRITERES",
     "DEFAULT_TIMEOUT",
     "ENV_OUT_OF_KERNEL",
+    "EchecDuTest",
     "Evaluation",
+    "OublierPasEcrite",
     "TESTS",
     "Test",
     "Verdict",
@@ -41,8 +43,31 @@ __all__ = [
 # Set by nbgrader's process during autograde: the grade is computed there, not in the kernel.
 ENV_OUT_OF_KERNEL = "COURSE_LABO_NOTATION_HORS_NOYAU"
 _cache: dict[str, Evaluation] = {}
-NOT_WRITTEN = ("oublier n'est pas encore écrite : remplacez « raise NotImplementedError() » par "
-               "votre code, puis relancez la cellule.")
+
+
+class _Lisible(Exception):
+    """An error IPython shows as its French lines only (``_render_traceback_``), without the
+    frames of this package: a student reads what to do, not the grader's internals. It is still
+    an error, so the cell fails and nbgrader gives it 0."""
+
+    def __init__(self, message: str, lignes: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.lignes = lignes or [message]
+
+    def _render_traceback_(self) -> list[str]:
+        return list(self.lignes)
+
+
+class OublierPasEcrite(_Lisible, NotImplementedError):
+    """oublier still is the stub (its first call raised NotImplementedError)."""
+
+
+class EchecDuTest(_Lisible, AssertionError):
+    """A lab test failed: the criterion and what is missing, in French."""
+
+
+class PasUneFonction(_Lisible, TypeError):
+    """What was passed as oublier is not a function defined in the notebook."""
 
 
 def base_exemple(chemin: str | os.PathLike[str] = "exemple_oublier.db") -> Path:
@@ -57,7 +82,8 @@ def source_de(oublier: Any) -> str:
     """Le texte de la cellule où `oublier` a été définie (toute la cellule, imports compris)."""
     code = getattr(oublier, "__code__", None)
     if code is None:
-        raise TypeError("oublier doit être une fonction (définie avec async def).")
+        raise PasUneFonction("oublier doit être une fonction, définie avec async def dans la "
+                             f"cellule prévue (reçu : {type(oublier).__name__}).")
     lines = linecache.getlines(code.co_filename)
     if not lines:
         import inspect
@@ -87,11 +113,12 @@ def noter(oublier: Any, test: str) -> None:
         return
     evaluation = _evaluation(oublier)
     if evaluation.not_written:
-        raise NotImplementedError(NOT_WRITTEN)
+        raise OublierPasEcrite(NOT_WRITTEN, [f"✘ {NOT_WRITTEN}"])
     verdict = evaluation.verdicts[test]
+    critere = CRITERES[TESTS[test].critere]
     if not verdict.ok:
-        raise AssertionError(verdict.message)
-    print(f"✔ {CRITERES[TESTS[test].critere]}")
+        raise EchecDuTest(verdict.message, [f"✘ {critere}", f"    → {verdict.message}"])
+    print(f"✔ {critere}")
 
 
 def verifier(oublier: Any) -> None:
@@ -100,10 +127,10 @@ def verifier(oublier: Any) -> None:
         print("Vérification faite hors du noyau par nbgrader.")
         return
     evaluation = _evaluation(oublier)
-    if evaluation.not_written:
-        print(NOT_WRITTEN)
-        return
     visibles = [t for t in TESTS.values() if t.visible]
+    if evaluation.not_written:
+        print(f"✘ {NOT_WRITTEN}\n\n0/{len(visibles)} tests visibles réussis.")
+        return
     reussis = 0
     for t in visibles:
         v = evaluation.verdicts[t.id]

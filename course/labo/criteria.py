@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CRITERES", "TESTS", "Test", "Verdict", "verdicts"]
+__all__ = ["CRITERES", "NOT_WRITTEN", "TESTS", "Test", "Verdict", "verdicts"]
 
 # criterion -> title shown to students in the statement
 CRITERES: dict[str, str] = {
@@ -75,6 +75,8 @@ MESSAGES: dict[str, str] = {
     "-wal (pages libérées mais pas effacées) : terminez par VACUUM puis "
     "PRAGMA wal_checkpoint(TRUNCATE).",
 }
+NOT_WRITTEN = ("oublier n'est pas encore écrite : remplacez `raise NotImplementedError()` par "
+               "votre code, puis relancez la cellule.")
 MESSAGE_NEEDS_ERASURE = (
     "ce point ne compte que si oublier a d'abord effacé les sessions de l'élève, ce qui n'est "
     "pas le cas."
@@ -110,7 +112,10 @@ def _error_note(name: str, journal: dict[str, Any]) -> str:
     if err.get("type") == "PasAsync":
         return (" De plus, oublier n'est pas une fonction asynchrone : définissez-la avec "
                 "async def (le tuteur l'appelle avec await).")
-    return f" De plus, oublier a levé {err.get('type')}: {err.get('message', '')[:300]}"
+    message = (err.get("message") or "").strip()[:300]
+    if not message:  # e.g. `raise KeyError`: no dangling colon after the exception's name
+        return f" De plus, oublier a levé {err.get('type')}."
+    return f" De plus, oublier a levé {err.get('type')} : {message}"
 
 
 def verdicts(load_error: str | None, journal: dict[str, Any], facts: dict[str, Any],
@@ -184,4 +189,7 @@ def verdicts(load_error: str | None, journal: dict[str, Any], facts: dict[str, A
                 and not a["user_state_restant"] and not a["marqueurs"])
 
     judge("fichier", "A1", file_ok)
+    if ((journal.get("A1") or {}).get("erreur") or {}).get("type") == "NotImplementedError":
+        # The stub's `raise NotImplementedError()` is still there: that is the one thing to say.
+        out = {tid: v if v.ok else Verdict(False, NOT_WRITTEN) for tid, v in out.items()}
     return {tid: out[tid] for tid in TESTS}

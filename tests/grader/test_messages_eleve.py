@@ -1,0 +1,101 @@
+"""What a student sees in JupyterLab when a lab cell fails: French sentences only, never the
+grader's internal frames, and still an error (nbgrader gives 0 to a cell that fails).
+
+The student version runs in a real kernel (nbclient), as JupyterLab would run it."""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from course.labo import TESTS, evaluate_source
+from course.labo.soumissions import build_submission
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+INTERNALS = ("course/labo", "Traceback", "File ", "----> ", "Cell In", "noter(oublier")
+
+
+def _run(nb: nbformat.NotebookNode, workdir) -> dict[str, nbformat.NotebookNode]:
+    """Execute `nb` in a fresh python3 kernel in `workdir`; cells by id."""
+    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(workdir)}}).execute()
+    return {c.id: c for c in nb.cells}
+
+
+def _shown(cell) -> str:
+    """What the front end shows for a cell's error: its traceback lines, without colours."""
+    errors = [o for o in cell.outputs if o.output_type == "error"]
+    assert len(errors) == 1, cell.outputs
+    return ANSI.sub("", "\n".join(errors[0].traceback))
+
+
+def _printed(cell) -> str:
+    return "".join(o.text for o in cell.outputs if o.output_type == "stream")
+
+
+@pytest.fixture(scope="module")
+def stub_cells(repo_root, tmp_path_factory) -> dict[str, nbformat.NotebookNode]:
+    work = tmp_path_factory.mktemp("ebauche")
+    nb = nbformat.read(repo_root / "notebooks" / "oublier" / "oublier.ipynb", as_version=4)
+    return _run(nb, work)
+
+
+@pytest.fixture(scope="module")
+def seed_answer_cells(repo_root, tmp_path_factory) -> dict[str, nbformat.NotebookNode]:
+    work = tmp_path_factory.mktemp("graine")
+    answer = (repo_root / "grader" / "submissions" / "graine.py").read_text(encoding="utf-8")
+    nb = build_submission(repo_root / "notebooks" / "oublier" / "oublier.ipynb", answer)
+    return _run(nb, work)
+
+
+@pytest.mark.parametrize("cell_id", ["test-sessions", "test-user-states", "test-autres"])
+def test_untouched_stub_shows_one_french_sentence(stub_cells, cell_id):
+    cell = stub_cells[cell_id]
+    error = next(o for o in cell.outputs if o.output_type == "error")
+    shown = _shown(cell)
+    assert "oublier n'est pas encore écrite" in shown
+    assert "remplacez `raise NotImplementedError()` par votre code" in shown
+    for internal in INTERNALS:
+        assert internal not in shown, shown
+    # nbgrader scores the error; tests/browser accepts it because it names NotImplementedError
+    assert "NotImplementedError" in error.ename + error.evalue
+    assert not re.search(r"NotImplementedError:\s*$", error.evalue)
+
+
+def test_verifier_reports_the_stub_in_french(stub_cells):
+    cell = stub_cells["verifier"]
+    assert not [o for o in cell.outputs if o.output_type == "error"]
+    out = _printed(cell)
+    assert "oublier n'est pas encore écrite" in out and "0/3 tests visibles réussis" in out
+
+
+def test_failed_test_shows_what_is_missing_without_internals(seed_answer_cells):
+    assert not [o for o in seed_answer_cells["test-sessions"].outputs
+                if o.output_type == "error"]
+    shown = _shown(seed_answer_cells["test-user-states"])
+    assert "la ligne user_states de l'élève existe encore" in shown
+    assert "Sa ligne user_states (l'état user:) a disparu" in shown
+    for internal in INTERNALS:
+        assert internal not in shown, shown
+    out = _printed(seed_answer_cells["verifier"])
+    assert "2/3 tests visibles réussis" in out and "✘ Sa ligne user_states" in out
+
+
+def test_graded_messages_for_the_stub_say_what_to_do(sample_answers):
+    """In the autograded notebook and its feedback: no "levé NotImplementedError: " and nothing."""
+    verdicts = evaluate_source(sample_answers["ebauche"]).verdicts
+    assert set(verdicts) == set(TESTS)
+    for verdict in verdicts.values():
+        assert not verdict.ok
+        assert not re.search(r"[:：]\s*$", verdict.message), verdict.message
+        assert "pas encore écrite" in verdict.message
+
+
+def test_an_error_without_message_is_named_without_a_dangling_colon():
+    source = "async def oublier(service, user_id):\n    raise KeyError\n"
+    verdicts = evaluate_source(source).verdicts
+    assert verdicts["sessions"].message.endswith("De plus, oublier a levé KeyError.")
+    assert not any("KeyError:" in v.message for v in verdicts.values())
