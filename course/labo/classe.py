@@ -7,6 +7,10 @@ students, with its own copy of the gradebook and its own view of ``submitted/`` 
 the results are then copied into the real gradebook by one process, through nbgrader's API.
 
     python -m course.labo.classe oublier [--jobs 2] [--grader-dir grader]
+
+Without ``--grader-dir`` the folder is found from the current one (``course.labo.cours``): the
+current folder if it holds ``nbgrader_config.py``, else its ``grader/`` subfolder. The
+submissions and the gradebook are those of that configuration, as stock nbgrader sees them.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import time
 from pathlib import Path
 
 from tqdm import tqdm
+
+from .cours import course_dirs, sqlite_path
 
 __all__ = ["autograde", "main", "merge_gradebook", "submitted_students"]
 
@@ -87,11 +93,12 @@ def merge_gradebook(main_url: str, worker_url: str, assignment: str,
     return merged
 
 
-def autograde(assignment: str, grader_dir: Path, jobs: int = 1,
+def autograde(assignment: str, grader_dir: Path | None = None, jobs: int = 1,
               extra_args: tuple[str, ...] = (), log_path: Path | None = None) -> int:
     """Run stock ``nbgrader autograde`` over every submission; return its exit status."""
-    grader_dir = Path(grader_dir).resolve()
-    submitted = grader_dir / "submitted"
+    dirs = course_dirs(grader_dir)
+    grader_dir = dirs.grader_dir
+    submitted = dirs.submitted
     students = submitted_students(submitted, assignment)
     if not students:
         print(f"Aucun rendu de « {assignment} » dans {submitted}.")
@@ -111,16 +118,19 @@ def autograde(assignment: str, grader_dir: Path, jobs: int = 1,
             _pump(proc, bar, log, lock)
             status = proc.wait()
         else:
-            status = _parallel(assignment, grader_dir, students, jobs, extra_args, bar, log,
-                               lock)
+            status = _parallel(assignment, dirs, students, jobs, extra_args, bar, log, lock)
     seconds = time.monotonic() - start
     print(f"{len(students)} rendus en {seconds:.1f} s ({seconds / len(students):.2f} s par "
           f"rendu, {jobs} processus) ; journal : {log_path}")
     return status
 
 
-def _parallel(assignment, grader_dir, students, jobs, extra_args, bar, log, lock) -> int:
-    main_db = grader_dir / "gradebook.db"
+def _parallel(assignment, dirs, students, jobs, extra_args, bar, log, lock) -> int:
+    grader_dir = dirs.grader_dir
+    main_db = sqlite_path(dirs.db_url)
+    if main_db is None:
+        raise ValueError(f"Notation en parallèle : le carnet de notes doit être un fichier "
+                         f"SQLite (sqlite:///...), pas {dirs.db_url}.")
     if not main_db.exists():
         raise FileNotFoundError(f"{main_db} manque : lancez d'abord generate_assignment.")
     # nbgrader.api takes seconds to import: do it while the workers grade, not after.
@@ -133,7 +143,7 @@ def _parallel(assignment, grader_dir, students, jobs, extra_args, bar, log, lock
             wdir = work / f"w{k}"
             (wdir / "submitted").mkdir(parents=True)
             for student in group:
-                (wdir / "submitted" / student).symlink_to(grader_dir / "submitted" / student)
+                (wdir / "submitted" / student).symlink_to(dirs.submitted / student)
             shutil.copyfile(main_db, wdir / "gradebook.db")
             cmd = [str(BIN / "nbgrader"), "autograde", assignment, *extra_args,
                    f"--CourseDirectory.submitted_directory={wdir / 'submitted'}",
@@ -164,10 +174,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("assignment", nargs="?", default="oublier")
     parser.add_argument("--jobs", type=int, default=1,
                         help="processus en parallèle (chacun avec sa copie du carnet de notes)")
-    parser.add_argument("--grader-dir", type=Path,
-                        default=Path(__file__).resolve().parents[2] / "grader")
+    parser.add_argument("--grader-dir", type=Path, default=None,
+                        help="dossier de nbgrader_config.py (défaut : le dossier courant s'il "
+                        "en a un, sinon son sous-dossier grader/)")
     args, extra = parser.parse_known_args(argv)
-    return autograde(args.assignment, args.grader_dir, args.jobs, tuple(extra))
+    try:
+        return autograde(args.assignment, args.grader_dir, args.jobs, tuple(extra))
+    except FileNotFoundError as exc:
+        parser.error(str(exc))
 
 
 if __name__ == "__main__":

@@ -4,8 +4,11 @@ The page shows the score distribution and, for each criterion, the share of stud
 points on it, so a teacher sees at a glance what the class missed. Images are embedded as
 base64 PNG: the page opens offline, with no CDN.
 
-    python -m course.labo.rapport [--db sqlite:///grader/gradebook.db] [--assignment oublier]
-                                  [--out grader/rapport]
+    python -m course.labo.rapport [--db URL] [--assignment oublier] [--out DOSSIER]
+
+Run from the course root or its ``grader/`` folder: by default the gradebook is the one nbgrader
+would use there (``CourseDirectory.db_url`` of ``nbgrader_config.py``, see ``course.labo.cours``)
+and the report goes to ``rapport/`` next to that configuration.
 """
 
 from __future__ import annotations
@@ -145,13 +148,23 @@ table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.2em .5em}
 
 
 def main(argv: list[str] | None = None) -> int:
-    grader = Path(__file__).resolve().parents[2] / "grader"
     parser = argparse.ArgumentParser(description="Rapport de notes (CSV et HTML) depuis le "
                                      "carnet de notes nbgrader.")
-    parser.add_argument("--db", default=f"sqlite:///{grader / 'gradebook.db'}")
+    parser.add_argument("--db", default=None, help="URL du carnet de notes (défaut : celui "
+                        "de nbgrader_config.py, trouvé depuis le dossier courant)")
     parser.add_argument("--assignment", default="oublier")
-    parser.add_argument("--out", type=Path, default=grader / "rapport")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="dossier du rapport (défaut : rapport/ à côté de nbgrader_config.py)")
     args = parser.parse_args(argv)
+    if args.db is None or args.out is None:
+        from .cours import course_dirs
+
+        try:
+            dirs = course_dirs()
+        except FileNotFoundError as exc:
+            parser.error(str(exc))
+        args.db = args.db or dirs.db_url
+        args.out = args.out or dirs.grader_dir / "rapport"
     df = collect(args.db, args.assignment)
     csv_path, html_path = write_report(df, args.out, args.assignment)
     print(f"{len(df)} rendus : {csv_path}\n{html_path}")

@@ -72,12 +72,23 @@ def write_all(root: Path, submitted: Path, copies: int = 1,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2])
+    parser.add_argument("--root", type=Path, default=None,
+                        help="racine du cours (défaut : celle de nbgrader_config.py, trouvé "
+                        "depuis le dossier courant)")
     parser.add_argument("--submitted", type=Path, default=None,
-                        help="dossier des rendus (défaut : <root>/grader/submitted)")
+                        help="dossier des rendus (défaut : celui de nbgrader_config.py)")
     parser.add_argument("--copies", type=int, default=1)
     args = parser.parse_args(argv)
-    submitted = args.submitted or args.root / "grader" / "submitted"
+    if args.root is None or args.submitted is None:
+        from .cours import course_dirs, find_grader_dir
+
+        try:
+            dirs = course_dirs(find_grader_dir(args.root) if args.root else None)
+        except FileNotFoundError as exc:
+            parser.error(str(exc))
+        args.root = args.root or dirs.root
+        args.submitted = args.submitted or dirs.submitted
+    submitted = args.submitted
     students = write_all(args.root, submitted, args.copies)
     print(f"{len(students)} rendus écrits dans {submitted}")
     for student in students:

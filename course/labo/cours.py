@@ -1,0 +1,81 @@
+"""Where the course's grading folders are, found the way nbgrader finds its configuration.
+
+The instructor tools (``course.labo.classe``, ``course.labo.rapport``, ``course.labo.soumissions``)
+never look next to this package's own file: once the course is installed (non-editable, as on
+a hub) that is ``site-packages``, not the course. They start from the current folder instead:
+
+- the *grader folder* is the current folder if it holds ``nbgrader_config.py`` (``cd grader``),
+  else its ``grader/`` subfolder (the repository root, where ``make`` runs), else the current
+  folder if a ``nbgrader_config.py`` is in Jupyter's configuration path (``~/.jupyter``,
+  ``/etc/jupyter``...), as nbgrader itself would use it;
+- the course root, ``submitted/`` and the gradebook are read from that configuration with
+  nbgrader's own ``CourseDirectory``, as ``nbgrader`` started in the grader folder sees them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["CONFIG", "CourseDirs", "course_dirs", "find_grader_dir", "sqlite_path"]
+
+CONFIG = "nbgrader_config.py"
+
+
+def _jupyter_configs() -> list[Path]:
+    from jupyter_core.paths import jupyter_config_path
+
+    return [Path(d) / CONFIG for d in jupyter_config_path() if (Path(d) / CONFIG).is_file()]
+
+
+def find_grader_dir(start: str | os.PathLike[str] | None = None) -> Path:
+    """The folder where nbgrader runs for this course, searched from `start` (default: cwd)."""
+    start = Path.cwd() if start is None else Path(start)
+    for candidate in (start, start / "grader"):
+        if (candidate / CONFIG).is_file():
+            return candidate.resolve()
+    if _jupyter_configs():
+        return start.resolve()
+    raise FileNotFoundError(
+        f"Aucun {CONFIG} dans {start} ni dans {start / 'grader'} (ni dans la configuration "
+        "Jupyter) : lancez la commande depuis la racine du cours ou depuis son dossier grader/, "
+        "ou donnez les chemins (--grader-dir, --db, --out).")
+
+
+@dataclass(frozen=True)
+class CourseDirs:
+    grader_dir: Path  # where nbgrader runs (and reads nbgrader_config.py)
+    root: Path  # CourseDirectory.root
+    submitted: Path  # CourseDirectory.submitted_directory, absolute
+    db_url: str  # CourseDirectory.db_url
+
+
+def sqlite_path(db_url: str) -> Path | None:
+    """The file of a ``sqlite:///`` URL, None for any other database."""
+    prefix = "sqlite:///"
+    return Path(db_url[len(prefix):]) if db_url.startswith(prefix) else None
+
+
+def course_dirs(grader_dir: str | os.PathLike[str] | None = None) -> CourseDirs:
+    """The course's folders as nbgrader, started in `grader_dir`, would configure them."""
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+
+    grader = find_grader_dir() if grader_dir is None else Path(grader_dir).resolve()
+    config = Config()
+    files = _jupyter_configs() + [grader / CONFIG]
+    for path in dict.fromkeys(p.resolve() for p in files if p.is_file()):
+        config.merge(PyFileConfigLoader(path.name, path=str(path.parent)).load_config())
+    # nbgrader resolves relative paths against the folder it runs in: here, grader_dir.
+    cd_config = config.CourseDirectory
+    cd_config.root = str((grader / cd_config.get("root", ".")).resolve())
+    db_url = cd_config.get("db_url", "")
+    db_file = sqlite_path(db_url)
+    if db_file is not None and not db_file.is_absolute():
+        cd_config.db_url = f"sqlite:///{(grader / db_file).resolve()}"
+    coursedir = CourseDirectory(config=config)
+    root = Path(coursedir.root)
+    return CourseDirs(grader_dir=grader, root=root,
+                      submitted=root / coursedir.submitted_directory, db_url=coursedir.db_url)
