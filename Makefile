@@ -35,8 +35,7 @@ system-deps:
 	bash .ci/system-deps
 
 ## make test: installe tout et lance tous les tests (c'est ce que lance la CI)
-test: setup-test system-deps
-	$(BIN)/ruff check course tests grader
+test: lint system-deps
 	$(PYTEST) -q -ra tests
 
 test-fast: setup-test
