@@ -4,19 +4,14 @@ import json
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
 from pathlib import Path
 
+from processus import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get_json(url: str) -> object:

@@ -14,7 +14,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from processus import alive, free_port, port_open, stop_pids
 
 __all__ = [
     "CHROMIUM_FLAGS",
@@ -98,15 +99,6 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
-def alive(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return state[state.rfind(")") + 2] != "Z"
-
-
 def pids_with_argument(text: str) -> list[int]:
     """Processes whose command line contains ``text`` (a unique temp path, never a bare name)."""
     found = []
@@ -120,38 +112,6 @@ def pids_with_argument(text: str) -> list[int]:
         if text in cmdline and alive(int(entry.name)):
             found.append(int(entry.name))
     return found
-
-
-def stop_pids(pids: list[int], grace: float = 10.0) -> list[int]:
-    """SIGTERM each pid, wait up to ``grace`` seconds, SIGKILL the rest; returns survivors."""
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and any(alive(p) for p in pids):
-        time.sleep(0.1)
-    for pid in pids:
-        if alive(pid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-    time.sleep(0.2)
-    return [p for p in pids if alive(p)]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def port_open(port: int) -> bool:
-    with socket.socket() as s:
-        s.settimeout(0.5)
-        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 # --------------------------------------------------------------------------- JupyterLab

@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,16 +14,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from processus import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 BIN = Path(sys.executable).parent
 TOKEN = "jeton-de-test-formgrader"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _get(url: str) -> tuple[int, str]:
@@ -40,7 +34,7 @@ def formgrader_url(tmp_path, repo_root, run_nbgrader):
     (root / "grader").mkdir()
     shutil.copy(repo_root / "grader" / "nbgrader_config.py", root / "grader")
     assert run_nbgrader(root / "grader", "generate_assignment", "oublier").returncode == 0
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
                JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
                JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),

@@ -7,16 +7,14 @@ real folder and every action goes through the hub's proxy exactly as a browser's
 
 from __future__ import annotations
 
-import os
 import pwd
-import signal
-import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import requests
+from processus import alive, free_port, stop_pids
 
 __all__ = [
     "ClassHub",
@@ -24,54 +22,8 @@ __all__ = [
     "create_user",
     "free_port",
     "remove_user",
-    "stop_pid",
     "user_pids",
 ]
-
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie is dead for our purpose.
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-def stop_pid(pid: int, timeout: float = 15) -> None:
-    """SIGTERM one process by its id, SIGKILL it if it is still there after `timeout`."""
-    if not pid_alive(pid):
-        return
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not pid_alive(pid):
-            return
-        time.sleep(0.2)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        return
-    for _ in range(50):
-        if not pid_alive(pid):
-            return
-        time.sleep(0.1)
 
 
 def user_pids(uid: int) -> list[int]:
@@ -86,7 +38,7 @@ def user_pids(uid: int) -> list[int]:
             continue
         for line in status.splitlines():
             if line.startswith("Uid:") and int(line.split()[1]) == uid:
-                if pid_alive(int(entry.name)):
+                if alive(int(entry.name)):
                     pids.append(int(entry.name))
                 break
     return pids
@@ -109,7 +61,7 @@ def remove_user(name: str) -> None:
     except KeyError:
         return
     for pid in user_pids(account.pw_uid):
-        stop_pid(pid, timeout=5)
+        stop_pids([pid], grace=5)
     subprocess.run(["userdel", "--remove", name], capture_output=True)
     try:
         pwd.getpwnam(name)
@@ -214,12 +166,12 @@ class ClassHub:
                     self.api("DELETE", f"/users/{name}/server", timeout=30)
                 except requests.RequestException:
                     pass
-            stop_pid(self.process.pid, timeout=30)
+            stop_pids([self.process.pid], grace=30)
             try:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=10)
         for pid in [*self.server_pids.values(), *([proxy] if proxy else [])]:
-            stop_pid(pid, timeout=10)
-        return [pid for pid in [*self.server_pids.values(), proxy] if pid and pid_alive(pid)]
+            stop_pids([pid], grace=10)
+        return [pid for pid in [*self.server_pids.values(), proxy] if pid and alive(pid)]
