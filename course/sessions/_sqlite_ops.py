@@ -1,8 +1,9 @@
 """The SQL work of ``SqliteSessionService``, as plain functions on a ``sqlite3.Connection``.
 
-Each function runs whole in aiosqlite's worker thread (one thread hop per service call), inside
-one transaction: writes take the write lock first (``BEGIN IMMEDIATE``), so the staleness check
-and the write see the same database and two racing writers cannot both succeed.
+Each function runs whole in one thread (aiosqlite's worker for writes; the event loop's for a
+read on an idle connection), inside one transaction: writes take the write lock first
+(``BEGIN IMMEDIATE``), so the staleness check and the write see the same database and two
+racing writers cannot both succeed.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ __all__ = [
     "delete_session",
     "get_session",
     "get_user_state",
+    "is_busy",
     "list_events",
     "list_sessions",
     "loads_state",
@@ -44,7 +46,7 @@ T = TypeVar("T")
 BEGIN_ATTEMPTS = 4  # each attempt already waits busy_timeout inside SQLite
 
 
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
+def is_busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in str(exc) or "busy" in str(exc)
 
 
@@ -55,7 +57,7 @@ def write(db: sqlite3.Connection, work: Callable[..., T], *args: Any) -> T:
             db.execute("BEGIN IMMEDIATE")
             break
         except sqlite3.OperationalError as exc:
-            if not _is_busy(exc):
+            if not is_busy(exc):
                 raise
             if attempt == BEGIN_ATTEMPTS - 1:
                 raise DatabaseBusyError(
