@@ -15,6 +15,7 @@ $(VENV)/.stamp-runtime: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -U pip
 	$(PY) -m pip install -q -e .
+	$(PY) -m course.save_hook
 	touch $@
 
 $(VENV)/.stamp-test: pyproject.toml $(VENV)/.stamp-runtime

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "BILAN_ENREGISTRE",
+    "BILAN_METADATA_KEY",
     "BONNE",
     "PAS_TOUT_A_FAIT",
     "Bilan",
@@ -34,6 +36,13 @@ __all__ = [
 BONNE = "Bonne réponse"
 PAS_TOUT_A_FAIT = "Pas tout à fait"
 METADATA_KEY = "course/quiz"
+BILAN_METADATA_KEY = "course/bilan"
+# What a saved notebook shows in place of the score (see course.save_hook): the answers live
+# in the kernel only, so a score saved with the file would be stale once it is reopened.
+BILAN_ENREGISTRE = (
+    "Bilan : les réponses aux quiz ne sont pas enregistrées avec le carnet. Exécutez les "
+    "cellules de quiz, répondez, puis exécutez cette cellule pour voir votre score."
+)
 LETTRES = "ABCDEFGHIJ"
 
 
@@ -318,11 +327,11 @@ class Bilan:
             self._widget.add_class("quiz-bilan")
         return self._widget
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
         data = dict(self.widget()._repr_mimebundle_())
         data["text/plain"] = self.texte()
         data["text/html"] = self.html()
-        return data
+        return data, {BILAN_METADATA_KEY: {"enregistre": BILAN_ENREGISTRE}}
 
     def __repr__(self) -> str:
         return self.texte()

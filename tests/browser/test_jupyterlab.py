@@ -226,3 +226,50 @@ def test_notebook_in_jupyterlab(
     if shutil.which("git") and (REPO / ".git").exists():
         ignored = subprocess.run(["git", "check-ignore", "-q", str(shot)], cwd=REPO)
         assert ignored.returncode == 0, f"{shot} n'est pas ignoré par git"
+
+
+def test_saved_lesson_reopens_with_readable_quizzes(
+    lab_page: LabPage, jupyterlab, lab_root: Path
+) -> None:
+    """A learner answers the quizzes, saves, and reopens the lesson later (new kernel): each quiz
+    shows its static question and explanations, never "Error displaying widget"."""
+    lesson = sorted((REPO / "notebooks" / "lecons").glob("*.ipynb"))[0]
+    rel = f"reouverture/{lesson.name}"
+    (lab_root / "reouverture").mkdir(exist_ok=True)
+    shutil.copyfile(lesson, lab_root / rel)
+    saved = lab_root / rel
+    exp = expected_from_ipynb(lesson)
+    assert exp.quiz_cells, f"{lesson.name} : pas de quiz"
+
+    lab_page.open(rel)
+    run = lab_page.run_everything(exp)
+    assert not click_quizzes(lab_page, run, exp)
+    before = saved.stat().st_mtime_ns
+    lab_page.page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    deadline = time.monotonic() + 30
+    while saved.stat().st_mtime_ns == before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert saved.stat().st_mtime_ns != before, "docmanager:save n'a rien enregistré"
+    nb = nbformat.read(saved, as_version=4)
+    shown = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    quizzes = [o for o in shown if "course/quiz" in o.get("metadata", {})]
+    bilans = [o for o in shown if "course/bilan" in o.get("metadata", {})]
+    assert len(quizzes) == len(exp.quiz_cells), "le fichier enregistré a perdu des quiz"
+    for output in quizzes + bilans:
+        assert "application/vnd.jupyter.widget-view+json" not in output["data"]
+        assert "text/html" in output["data"] and "text/plain" in output["data"]
+    assert bilans and all("pas enregistrées" in o["data"]["text/plain"] for o in bilans)
+
+    jupyterlab.shutdown_kernels()  # later: the answers and widget models are gone
+    lab_page.open(rel)
+    page = lab_page.page
+    page.wait_for_function(
+        "(n) => document.querySelectorAll('.jp-Notebook .quiz-statique').length >= n",
+        arg=len(exp.quiz_cells),
+        timeout=60_000,
+    )
+    page.wait_for_timeout(1000)  # any widget renderer would have had its say by now
+    text = page.locator(".jp-Notebook").first.inner_text()
+    assert "Error displaying widget" not in text
+    assert page.locator(".jp-Notebook .quiz-statique details").count() >= 2 * len(exp.quiz_cells)
+    assert "pas enregistrées" in page.locator(".jp-Notebook .quiz-bilan").last.inner_text()

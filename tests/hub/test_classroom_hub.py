@@ -336,3 +336,31 @@ def test_the_hub_refuses_a_wrong_password(class_hub, class_users):
             else:
                 assert response.status_code == 403, (user, response.status_code)
                 assert not logged_in
+
+
+def test_a_students_server_saves_quizzes_without_their_widget(class_hub, class_users, class_cycle):
+    """The hub's environment loads course.save_hook: what a student saves reopens readable."""
+    from course import quiz
+
+    quiz.reinitialiser()
+    question = quiz.Quiz(
+        "Que garde user_states ?",
+        [
+            quiz.Option("L'état user: de chaque élève", True, "Une ligne par (app, élève)."),
+            quiz.Option("Les messages", False, "Les messages sont dans events."),
+        ],
+    )
+    data, meta = question._repr_mimebundle_()
+    cell = nbformat.v4.new_code_cell(
+        "quiz", outputs=[nbformat.v4.new_output("display_data", data=data, metadata=meta)]
+    )
+    content = json.loads(json.dumps(nbformat.v4.new_notebook(cells=[cell])))
+    hub, student = class_hub, class_users["complet"]
+    path = "/api/contents/quiz-enregistre.ipynb"
+    body = {"type": "notebook", "format": "json", "content": content}
+    saved = hub.server(student, "PUT", path, json=body)
+    assert saved.status_code == 201, (saved.status_code, saved.text[:2000])
+    stored = _ok(hub.server(student, "GET", path))["content"]["cells"][0]["outputs"][0]["data"]
+    assert "application/vnd.jupyter.widget-view+json" not in stored
+    assert "quiz-statique" in stored["text/html"]
+    hub.server(student, "DELETE", path)

@@ -1,0 +1,104 @@
+"""Jupyter's pre-save hook: a saved notebook keeps each quiz as static HTML, not as a widget.
+
+A live quiz is an ipywidgets view whose model lives only in the running kernel. Saved as is,
+it reopens as "Error displaying widget: model not found" until the learner re-runs its cell.
+The hook drops the widget view from the outputs that the course's quizzes and score display
+(marked in their output metadata); their ``text/html`` and ``text/plain`` fallbacks stay, so a
+reopened notebook shows the question, its options and an explanation to open per option. The
+score's fallback is replaced by the sentence its metadata carries: the answers live in the
+kernel only, so a score saved with the file would be stale. The live page is untouched: only
+the file changes.
+
+It is a Jupyter server extension (it adds itself to the contents manager's save hooks, beside
+any an admin set). ``pip install`` enables it for the environment with the data file
+``course/jupyter-config/course-memoire-tuteur.json``; an editable install gets no data file,
+so ``python -m course.save_hook`` writes the same file (``make lab`` does it).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .quiz import BILAN_METADATA_KEY, METADATA_KEY
+
+__all__ = [
+    "COURSE_OUTPUT_KEYS",
+    "WIDGET_VIEW",
+    "CONFIG_FILE",
+    "SERVER_CONFIG",
+    "_jupyter_server_extension_points",
+    "_load_jupyter_server_extension",
+    "enable",
+    "strip_quiz_widgets",
+]
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+COURSE_OUTPUT_KEYS = (METADATA_KEY, BILAN_METADATA_KEY)
+CONFIG_FILE = "course-memoire-tuteur.json"  # in <prefix>/etc/jupyter/jupyter_server_config.d
+SERVER_CONFIG = {"ServerApp": {"jpserver_extensions": {"course.save_hook": True}}}
+
+
+def _is_course_widget(output: dict[str, Any]) -> bool:
+    data = output.get("data")
+    metadata = output.get("metadata")
+    return (
+        output.get("output_type") in ("display_data", "execute_result")
+        and isinstance(data, dict)
+        and WIDGET_VIEW in data
+        and "text/html" in data
+        and isinstance(metadata, dict)
+        and any(key in metadata for key in COURSE_OUTPUT_KEYS)
+    )
+
+
+def _replace_stale_score(output: dict[str, Any]) -> None:
+    """The score's fallbacks become the sentence its metadata carries (kept if it has none)."""
+    info = output["metadata"].get(BILAN_METADATA_KEY)
+    note = info.get("enregistre") if isinstance(info, dict) else None
+    if isinstance(note, str) and note:
+        output["data"]["text/plain"] = note
+        output["data"]["text/html"] = f'<div class="quiz-bilan"><p>{html.escape(note)}</p></div>'
+
+
+def strip_quiz_widgets(model: dict[str, Any], **_: Any) -> int:
+    """Drop the widget view of the course's quiz outputs in a notebook model about to be
+    saved (called by Jupyter with ``model``, ``path`` and ``contents_manager``); other widgets
+    and other files are left alone. Returns the number of outputs changed."""
+    content = model.get("content") if model.get("type") == "notebook" else None
+    if not isinstance(content, dict):
+        return 0
+    changed = 0
+    for cell in content.get("cells") or ():
+        if not isinstance(cell, dict):
+            continue
+        for output in cell.get("outputs") or ():
+            if isinstance(output, dict) and _is_course_widget(output):
+                del output["data"][WIDGET_VIEW]
+                _replace_stale_score(output)
+                changed += 1
+    return changed
+
+
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    return [{"module": "course.save_hook"}]
+
+
+def _load_jupyter_server_extension(serverapp: Any) -> None:
+    serverapp.contents_manager.register_pre_save_hook(strip_quiz_widgets)
+    serverapp.log.info("course.save_hook : les quiz sont enregistrés sans leur widget.")
+
+
+def enable(prefix: str | Path = sys.prefix) -> Path:
+    """Write the file that enables the extension for every Jupyter server of ``prefix``."""
+    target = Path(prefix) / "etc" / "jupyter" / "jupyter_server_config.d" / CONFIG_FILE
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(SERVER_CONFIG, indent=2) + "\n", encoding="utf-8")
+    return target
+
+
+if __name__ == "__main__":
+    print(f"Quiz enregistrés sans widget : extension activée dans {enable()}")
