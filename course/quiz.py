@@ -3,7 +3,8 @@
 Why one class: a question is written once (``Quiz(question, options=[Option(...)])``) and the same
 object gives the live widget (buttons, feedback after each click) and a static fallback
 (``text/html`` and ``text/plain`` in the same display bundle), so a static HTML export or an
-untrusted notebook still shows the question and its options.
+untrusted notebook still shows the question and its options. A saved notebook keeps only that
+fallback (``course.save_hook``): the widget's model dies with the kernel.
 
 DOM contract (used by the browser tests): the quiz container has CSS class ``quiz``; each option
 button has ``quiz-option`` and the right one also ``quiz-correct``; the feedback area has

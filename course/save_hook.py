@@ -26,12 +26,10 @@ from typing import Any
 from .quiz import BILAN_METADATA_KEY, METADATA_KEY
 
 __all__ = [
-    "COURSE_OUTPUT_KEYS",
-    "WIDGET_VIEW",
     "CONFIG_FILE",
+    "COURSE_OUTPUT_KEYS",
     "SERVER_CONFIG",
-    "_jupyter_server_extension_points",
-    "_load_jupyter_server_extension",
+    "WIDGET_VIEW",
     "enable",
     "strip_quiz_widgets",
 ]
@@ -84,10 +82,12 @@ def strip_quiz_widgets(model: dict[str, Any], **_: Any) -> int:
 
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    """Where Jupyter finds the extension (its own module)."""
     return [{"module": "course.save_hook"}]
 
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
+    """Called by Jupyter at start-up: add the hook beside any other pre-save hook."""
     serverapp.contents_manager.register_pre_save_hook(strip_quiz_widgets)
     serverapp.log.info("course.save_hook : les quiz sont enregistrés sans leur widget.")
 
