@@ -20,6 +20,7 @@ def get_json(url: str) -> object:
 
 
 def test_make_lab_serves_the_student_notebooks(tmp_path: Path) -> None:
+    """Served from notebooks/, with the extension that saves quizzes without their widget."""
     port, token = free_port(), secrets.token_hex(16)
     args = (
         f"--no-browser --ServerApp.ip=127.0.0.1 --port={port} --ServerApp.token={token} "
@@ -30,14 +31,16 @@ def test_make_lab_serves_the_student_notebooks(tmp_path: Path) -> None:
         "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
         "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
     }
-    lab = subprocess.Popen(
-        ["make", "--no-print-directory", "lab", f"LAB_ARGS={args}"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    log = tmp_path / "lab.log"
+    with log.open("wb") as out:
+        lab = subprocess.Popen(
+            ["make", "--no-print-directory", "lab", f"LAB_ARGS={args}"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 90
@@ -55,6 +58,9 @@ def test_make_lab_serves_the_student_notebooks(tmp_path: Path) -> None:
         assert expected and expected <= names
         with urllib.request.urlopen(f"{base}/lab?token={token}", timeout=10) as page:
             assert page.status == 200
+        assert "course.save_hook : les quiz sont enregistrés sans leur widget" in log.read_text(
+            errors="replace"
+        )
     finally:
         os.killpg(lab.pid, signal.SIGTERM)
         try:
