@@ -332,7 +332,7 @@ class Bilan:
         data = dict(self.widget()._repr_mimebundle_())
         data["text/plain"] = self.texte()
         data["text/html"] = self.html()
-        return data, {BILAN_METADATA_KEY: {"enregistre": BILAN_ENREGISTRE}}
+        return data, {BILAN_METADATA_KEY: {}}
 
     def __repr__(self) -> str:
         return self.texte()

@@ -5,7 +5,7 @@ it reopens as "Error displaying widget: model not found" until the learner re-ru
 The hook drops the widget view from the outputs that the course's quizzes and score display
 (marked in their output metadata); their ``text/html`` and ``text/plain`` fallbacks stay, so a
 reopened notebook shows the question, its options and an explanation to open per option. The
-score's fallback is replaced by the sentence its metadata carries: the answers live in the
+score's fallback is replaced by ``course.quiz.BILAN_ENREGISTRE``: the answers live in the
 kernel only, so a score saved with the file would be stale. The live page is untouched: only
 the file changes.
 
@@ -23,11 +23,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .quiz import BILAN_METADATA_KEY, METADATA_KEY
+from .quiz import BILAN_ENREGISTRE, BILAN_METADATA_KEY, METADATA_KEY
 
 __all__ = [
     "CONFIG_FILE",
     "COURSE_OUTPUT_KEYS",
+    "SAVED_SCORE",
     "SERVER_CONFIG",
     "WIDGET_VIEW",
     "enable",
@@ -53,13 +54,10 @@ def _is_course_widget(output: dict[str, Any]) -> bool:
     )
 
 
-def _replace_stale_score(output: dict[str, Any]) -> None:
-    """The score's fallbacks become the sentence its metadata carries (kept if it has none)."""
-    info = output["metadata"].get(BILAN_METADATA_KEY)
-    note = info.get("enregistre") if isinstance(info, dict) else None
-    if isinstance(note, str) and note:
-        output["data"]["text/plain"] = note
-        output["data"]["text/html"] = f'<div class="quiz-bilan"><p>{html.escape(note)}</p></div>'
+SAVED_SCORE = {
+    "text/plain": BILAN_ENREGISTRE,
+    "text/html": f'<div class="quiz-bilan"><p>{html.escape(BILAN_ENREGISTRE)}</p></div>',
+}
 
 
 def strip_quiz_widgets(model: dict[str, Any], **_: Any) -> int:
@@ -76,7 +74,8 @@ def strip_quiz_widgets(model: dict[str, Any], **_: Any) -> int:
         for output in cell.get("outputs") or ():
             if isinstance(output, dict) and _is_course_widget(output):
                 del output["data"][WIDGET_VIEW]
-                _replace_stale_score(output)
+                if BILAN_METADATA_KEY in output["metadata"]:
+                    output["data"].update(SAVED_SCORE)
                 changed += 1
     return changed
 

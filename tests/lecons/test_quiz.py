@@ -134,7 +134,7 @@ def test_bilan_counts_first_answers_and_says_what_to_review():
     assert "Section 3 : la table user_states" in bilan.texte()
     assert "1 / 2" in live.value and "Section 3" in live.value  # the widget updated itself
     data, meta = bilan._repr_mimebundle_()
-    assert meta == {"course/bilan": {"enregistre": q.BILAN_ENREGISTRE}}
+    assert meta == {"course/bilan": {}}
     assert "quiz-bilan" in data["text/html"] and "1 / 2" in data["text/plain"]
     assert "quiz-bilan" in live._dom_classes
 

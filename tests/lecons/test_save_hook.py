@@ -78,7 +78,7 @@ def test_other_widgets_files_and_odd_models_are_left_alone():
         assert odd == kept
 
 
-def test_the_extension_registers_the_hook_beside_an_existing_one():
+def test_the_extension_registers_its_hook_with_the_contents_manager():
     registered = []
 
     class ContentsManager:
