@@ -61,6 +61,13 @@ def release_later(conn: sqlite3.Connection, seconds: float) -> threading.Timer:
     return timer
 
 
+def stop_timer(timer: threading.Timer | None) -> None:
+    """Cancel the release if a failure came first, and wait for the timer's thread to end."""
+    if timer is not None:
+        timer.cancel()
+        timer.join()
+
+
 async def test_reads_run_in_the_loop_thread_and_writes_in_the_worker(sqlite_service):
     session = await sqlite_service.create_session(app_name=APP, user_id="alice")
     db = (await sqlite_service._connection())._conn
@@ -94,6 +101,7 @@ async def test_a_read_meeting_a_lock_waits_in_the_worker_not_in_the_loop(
     conn.close()
     other = sqlite3.connect(sqlite_db_path, isolation_level=None, check_same_thread=False)
     monkeypatch.setattr(service_module, "BUSY_TIMEOUT_MS", 1500)  # the open below waits this
+    timer = None
     try:
         other.execute("BEGIN")
         other.execute("SELECT count(*) FROM sessions").fetchone()
@@ -107,8 +115,8 @@ async def test_a_read_meeting_a_lock_waits_in_the_worker_not_in_the_loop(
                 start = time.perf_counter()
                 listing = await service.list_sessions(app_name=APP, user_id="alice")
                 waited = time.perf_counter() - start
-            timer.join()
     finally:
+        stop_timer(timer)
         other.close()
     assert [s.id for s in listing.sessions] == ["s1"]
     assert waited >= HELD - 0.1  # it did wait for the lock...
@@ -118,6 +126,7 @@ async def test_a_read_meeting_a_lock_waits_in_the_worker_not_in_the_loop(
 async def test_a_read_waits_for_the_worker_and_never_shares_the_connection(sqlite_service):
     session = await sqlite_service.create_session(app_name=APP, user_id="alice")
     other = sqlite3.connect(sqlite_service.db_path, isolation_level=None, check_same_thread=False)
+    timer = None
     try:
         other.execute("BEGIN IMMEDIATE")  # the service's write waits for this lock, in its worker
         timer = release_later(other, HELD)
@@ -134,8 +143,8 @@ async def test_a_read_waits_for_the_worker_and_never_shares_the_connection(sqlit
                 app_name=APP, user_id="alice", session_id=session.id
             )
             await write
-        timer.join()
     finally:
+        stop_timer(timer)
         other.close()
     # The read queued behind the write (same connection, one at a time): it sees the event.
     assert [e.content.parts[0].text for e in read.events] == ["Bonjour"]
