@@ -50,6 +50,7 @@ test-hub: setup-test system-deps
 
 lint: setup-test
 	$(BIN)/ruff check course tests grader
+	$(BIN)/ruff format --check course tests grader
 
 ## make bench: service de session du cours contre google-adk 2.10, ratios mesurés dans un seul run
 bench: setup-test

@@ -62,8 +62,14 @@ def _ligne(texte: str, limite: int | None = None) -> str:
     """One safe line of Mermaid label text (no statement separators, comments or entities)."""
     texte = " ".join(str(texte).split())
     for avant, apres in (
-        (";", ","), ("#", "n°"), ("%%", "%"), ("<", "‹"), (">", "›"), ('"', "'"),
-        ("{", "("), ("}", ")"),
+        (";", ","),
+        ("#", "n°"),
+        ("%%", "%"),
+        ("<", "‹"),
+        (">", "›"),
+        ('"', "'"),
+        ("{", "("),
+        ("}", ")"),
     ):
         texte = texte.replace(avant, apres)
     if limite is not None and len(texte) > limite:
@@ -79,8 +85,16 @@ def _court(texte: str, limite: int) -> str:
 
 # Mermaid entity codes: the learner's own characters survive (an answer « # » stays « # »)
 # without ending a statement (;), starting a comment (%%) or opening a tag or a shape.
-_ENTITES = {"#": "#35;", ";": "#59;", "%": "#37;", "<": "#lt;", ">": "#gt;", '"': "#quot;",
-            "{": "#123;", "}": "#125;"}
+_ENTITES = {
+    "#": "#35;",
+    ";": "#59;",
+    "%": "#37;",
+    "<": "#lt;",
+    ">": "#gt;",
+    '"': "#quot;",
+    "{": "#123;",
+    "}": "#125;",
+}
 
 
 def _etiquette(texte: str) -> str:
@@ -136,9 +150,13 @@ def schema(db_path: str | Path) -> Diagramme:
 
     conn = _ouvrir(db_path)
     try:
-        noms = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
-            "ORDER BY rowid")]
+        noms = [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
+                "ORDER BY rowid"
+            )
+        ]
         if not noms:
             raise DiagrammeError(f"{db_path} ne contient aucune table.")
         colonnes = {n: conn.execute(f'PRAGMA table_info("{n}")').fetchall() for n in noms}
@@ -174,12 +192,16 @@ def schema(db_path: str | Path) -> Diagramme:
             cols = ", ".join(f[3] for f in groupe)
             cascade = on_delete == "CASCADE"
             label = "ON DELETE CASCADE" if cascade else "clé étrangère"
-            liens.append(Link(entites[parent], entites[enfant], "exactly-one", "zero-or-more",
-                              label))
+            liens.append(
+                Link(entites[parent], entites[enfant], "exactly-one", "zero-or-more", label)
+            )
             texte_liens.append(
                 f"- {parent} → {enfant} : clé étrangère ({cols})"
-                + (", ON DELETE CASCADE : supprimer la ligne parente supprime les lignes "
-                   "liées" if cascade else "")
+                + (
+                    ", ON DELETE CASCADE : supprimer la ligne parente supprime les lignes liées"
+                    if cascade
+                    else ""
+                )
             )
     for enfant in noms:
         if cles_etr[enfant] or not pk[enfant]:
@@ -189,8 +211,16 @@ def schema(db_path: str | Path) -> Diagramme:
             continue
         parent = max(parents, key=lambda p: len(pk[p]))
         cle = ", ".join(pk[parent])
-        liens.append(Link(entites[parent], entites[enfant], "zero-or-one", "zero-or-more",
-                          "même clé, sans cascade", dotted=True))
+        liens.append(
+            Link(
+                entites[parent],
+                entites[enfant],
+                "zero-or-one",
+                "zero-or-more",
+                "même clé, sans cascade",
+                dotted=True,
+            )
+        )
         texte_liens.append(
             f"- {parent} ⇢ {enfant} : même ({cle}) mais aucune clé étrangère, donc aucune "
             "suppression en cascade entre elles"
@@ -202,8 +232,11 @@ def schema(db_path: str | Path) -> Diagramme:
         f"Les {len(noms)} tables de {nom_fichier} ({', '.join(noms)}), leurs clés primaires et "
         "étrangères, et les liens avec ou sans suppression en cascade."
     )
-    source = avec_accessibilite(ERDiagram(_ligne(titre).replace(":", " "), list(
-        entites.values()), liens).script, titre, description)
+    source = avec_accessibilite(
+        ERDiagram(_ligne(titre).replace(":", " "), list(entites.values()), liens).script,
+        titre,
+        description,
+    )
     lignes = [f"{titre} ({len(noms)} tables)"]
     for n in noms:
         cols = ", ".join(c[1] + (" (PK)" if c[5] else "") for c in colonnes[n])
@@ -216,8 +249,7 @@ def schema(db_path: str | Path) -> Diagramme:
 def _resume(valeur: Any, limite: int = 40) -> str:
     """Short label for tool arguments or results: ``k=v, k=v`` rather than JSON braces."""
     if isinstance(valeur, dict):
-        valeur = ", ".join(
-            f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in valeur.items())
+        valeur = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in valeur.items())
     elif isinstance(valeur, list):
         valeur = json.dumps(valeur, ensure_ascii=False)
     return _court(str(valeur), limite)
@@ -245,15 +277,19 @@ def sequence(
     try:
         try:
             if session_id is None:
-                requete = ("SELECT s.user_id, s.id FROM sessions s LEFT JOIN events e ON "
-                           "e.app_name=s.app_name AND e.user_id=s.user_id AND e.session_id=s.id "
-                           "WHERE s.app_name=?")
+                requete = (
+                    "SELECT s.user_id, s.id FROM sessions s LEFT JOIN events e ON "
+                    "e.app_name=s.app_name AND e.user_id=s.user_id AND e.session_id=s.id "
+                    "WHERE s.app_name=?"
+                )
                 params: list[Any] = [app_name]
                 if user_id is not None:
                     requete += " AND s.user_id=?"
                     params.append(user_id)
-                requete += (" GROUP BY s.app_name, s.user_id, s.id "
-                            "ORDER BY count(e.id) DESC, s.create_time, s.id LIMIT 1")
+                requete += (
+                    " GROUP BY s.app_name, s.user_id, s.id "
+                    "ORDER BY count(e.id) DESC, s.create_time, s.id LIMIT 1"
+                )
                 trouve = conn.execute(requete, params).fetchone()
             else:
                 requete = "SELECT user_id, id FROM sessions WHERE app_name=? AND id=?"
@@ -271,10 +307,13 @@ def sequence(
             user, sid = trouve
             lignes_ev = conn.execute(
                 "SELECT event_data FROM events WHERE app_name=? AND user_id=? AND session_id=? "
-                "ORDER BY timestamp, rowid", (app_name, user, sid)).fetchall()
+                "ORDER BY timestamp, rowid",
+                (app_name, user, sid),
+            ).fetchall()
         except sqlite3.OperationalError as exc:
-            raise DiagrammeError(f"{db_path} n'a pas le format d'une base de sessions : {exc}"
-                                 ) from exc
+            raise DiagrammeError(
+                f"{db_path} n'a pas le format d'une base de sessions : {exc}"
+            ) from exc
     finally:
         conn.close()
 
@@ -339,7 +378,8 @@ def sequence(
         f"Les {min(len(lignes_ev), limite)} premiers événements de la session {sid} dans "
         "l'ordre du temps, messages de l'élève, appels d'outils et réponses du tuteur."
     )
-    diagramme = SequenceDiagram(_ligne(titre).replace(":", " "),
-                                [eleve, tuteur, *outils.values(), *fleches])
+    diagramme = SequenceDiagram(
+        _ligne(titre).replace(":", " "), [eleve, tuteur, *outils.values(), *fleches]
+    )
     source = avec_accessibilite(diagramme.script, titre, description)
     return Diagramme(titre, description, source, "\n".join(texte))

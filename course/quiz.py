@@ -225,16 +225,19 @@ class Quiz:
             f"{_echapper(option.explication)}</p>"
         )
         for i, bouton in enumerate(self._boutons):
-            bouton.button_style = (
-                ("success" if option.juste else "danger") if i == indice else ""
-            )
+            bouton.button_style = ("success" if option.juste else "danger") if i == indice else ""
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
         data = dict(self.widget()._repr_mimebundle_())
         data["text/plain"] = self.texte()
         data["text/html"] = self.html()
-        meta = {METADATA_KEY: {"id": self.ident, "objectif": self.objectif,
-                               "options": len(self.options)}}
+        meta = {
+            METADATA_KEY: {
+                "id": self.ident,
+                "objectif": self.objectif,
+                "options": len(self.options),
+            }
+        }
         return data, meta
 
     def __repr__(self) -> str:

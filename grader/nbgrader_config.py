@@ -23,7 +23,12 @@ c.CourseDirectory.solution_directory = "grader/solution"
 c.CourseDirectory.db_url = f"sqlite:///{HERE / 'gradebook.db'}"
 # Only notebooks and the files they need are released; never databases or caches.
 c.CourseDirectory.ignore = [
-    ".ipynb_checkpoints", "*.pyc", "__pycache__", "*.db", "*.db-*", "feedback",
+    ".ipynb_checkpoints",
+    "*.pyc",
+    "__pycache__",
+    "*.db",
+    "*.db-*",
+    "feedback",
 ]
 
 # Student code must never stop the grading of a class.

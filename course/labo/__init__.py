@@ -82,8 +82,10 @@ def source_de(oublier: Any) -> str:
     """Le texte de la cellule où `oublier` a été définie (toute la cellule, imports compris)."""
     code = getattr(oublier, "__code__", None)
     if code is None:
-        raise PasUneFonction("oublier doit être une fonction, définie avec async def dans la "
-                             f"cellule prévue (reçu : {type(oublier).__name__}).")
+        raise PasUneFonction(
+            "oublier doit être une fonction, définie avec async def dans la "
+            f"cellule prévue (reçu : {type(oublier).__name__})."
+        )
     lines = linecache.getlines(code.co_filename)
     if not lines:
         import inspect
@@ -138,6 +140,8 @@ def verifier(oublier: Any) -> None:
         print(("✔ " if v.ok else "✘ ") + CRITERES[t.critere])
         if not v.ok:
             print(f"    → {v.message}")
-    print(f"\n{reussis}/{len(visibles)} tests visibles réussis "
-          f"(en {evaluation.seconds:.1f} s). Les tests cachés vérifient tous les critères "
-          "de l'énoncé, avec d'autres élèves.")
+    print(
+        f"\n{reussis}/{len(visibles)} tests visibles réussis "
+        f"(en {evaluation.seconds:.1f} s). Les tests cachés vérifient tous les critères "
+        "de l'énoncé, avec d'autres élèves."
+    )

@@ -31,8 +31,13 @@ SLOW_ON_PURPOSE = {"boucle_infinie", "sommeil", "essai_bloquant"}
 
 
 def _nbgrader(grader: Path, *args: str) -> None:
-    subprocess.run([str(BIN / "nbgrader"), *args, "--log-level=WARN"], cwd=grader, env=_env(),
-                   check=True, stdin=subprocess.DEVNULL)
+    subprocess.run(
+        [str(BIN / "nbgrader"), *args, "--log-level=WARN"],
+        cwd=grader,
+        env=_env(),
+        check=True,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _import_students(grader: Path, students: list[str]) -> None:
@@ -53,8 +58,9 @@ def _lab_course(base: Path, n: int) -> Path:
     for k, student in enumerate(students):
         folder = grader / "submitted" / student / "oublier"
         folder.mkdir(parents=True)
-        nbformat.write(build_submission(release, answers[k % len(answers)]),
-                       folder / "oublier.ipynb")
+        nbformat.write(
+            build_submission(release, answers[k % len(answers)]), folder / "oublier.ipynb"
+        )
     _import_students(grader, students)
     return grader
 
@@ -63,12 +69,25 @@ def _trivial_course(base: Path, n: int) -> Path:
     root = base / "trivial"
     source = root / "source" / "trivial"
     source.mkdir(parents=True)
-    cell = new_code_cell("### BEGIN SOLUTION\nx = 1\n### END SOLUTION\nassert x == 1",
-                         metadata={"nbgrader": {"grade_id": "unique", "solution": True,
-                                                "grade": True, "points": 1, "locked": False,
-                                                "schema_version": 3}})
-    nb = new_notebook(cells=[cell], metadata={"kernelspec": {
-        "name": "python3", "display_name": "Python 3", "language": "python"}})
+    cell = new_code_cell(
+        "### BEGIN SOLUTION\nx = 1\n### END SOLUTION\nassert x == 1",
+        metadata={
+            "nbgrader": {
+                "grade_id": "unique",
+                "solution": True,
+                "grade": True,
+                "points": 1,
+                "locked": False,
+                "schema_version": 3,
+            }
+        },
+    )
+    nb = new_notebook(
+        cells=[cell],
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+    )
     nbformat.write(nb, source / "trivial.ipynb")
     (root / "nbgrader_config.py").write_text("c = get_config()\n")
     _nbgrader(root, "generate_assignment", "trivial")
@@ -109,8 +128,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.jobs > 1:
             shutil.rmtree(lab / "autograded", ignore_errors=True)
             t_par = _timed("oublier", lab, args.jobs, force=True)
-            print(f"  labo oublier, {args.jobs} processus : {t_par / n:.2f} s par rendu, "
-                  f"accélération {t_lab / t_par:.2f}x")
+            print(
+                f"  labo oublier, {args.jobs} processus : {t_par / n:.2f} s par rendu, "
+                f"accélération {t_lab / t_par:.2f}x"
+            )
     finally:
         shutil.rmtree(base, ignore_errors=True)
     return 0

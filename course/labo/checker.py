@@ -24,8 +24,10 @@ APP = "tuteur"
 COLUMNS: dict[str, list[str]] = {}  # the fixture's, filled when it is read
 
 
-def _read_rows(path: Path | bytes, columns: dict[str, list[str]] | None = None,
-               ) -> tuple[dict[str, set[tuple]] | None, str | None]:
+def _read_rows(
+    path: Path | bytes,
+    columns: dict[str, list[str]] | None = None,
+) -> tuple[dict[str, set[tuple]] | None, str | None]:
     """All rows of the four tables of a file (or of a database image), or (None, problem).
 
     With `columns`, each table must have exactly those columns (the fixture's).
@@ -78,8 +80,9 @@ def _digest(rows: dict[str, set[tuple]]) -> str:
     return h.hexdigest()
 
 
-def facts_for(snapshot: Path, reference: dict[str, set[tuple]], user_id: str,
-              markers: tuple[str, ...]) -> dict:
+def facts_for(
+    snapshot: Path, reference: dict[str, set[tuple]], user_id: str, markers: tuple[str, ...]
+) -> dict:
     """Facts about one snapshot for the learner `user_id`."""
     if not snapshot.exists():
         return {"present": False, "valide": False}

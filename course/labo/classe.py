@@ -56,12 +56,18 @@ def _pump(proc: subprocess.Popen, bar: tqdm, log, lock: threading.Lock) -> None:
 
 
 def _start(cmd: list[str], cwd: Path) -> subprocess.Popen:
-    return subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, text=True, env=_env())
+    return subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=_env(),
+    )
 
 
-def merge_gradebook(main_url: str, worker_url: str, assignment: str,
-                    students: list[str]) -> int:
+def merge_gradebook(main_url: str, worker_url: str, assignment: str, students: list[str]) -> int:
     """Copy `students`' autograded results from a worker's gradebook into the main one."""
     from nbgrader.api import Gradebook, MissingEntry
 
@@ -72,8 +78,9 @@ def merge_gradebook(main_url: str, worker_url: str, assignment: str,
                 wsub = wg.find_submission(assignment, student)
             except MissingEntry:
                 continue
-            gb.update_or_create_submission(assignment, student, timestamp=wsub.timestamp,
-                                           extension=wsub.extension)
+            gb.update_or_create_submission(
+                assignment, student, timestamp=wsub.timestamp, extension=wsub.extension
+            )
             for wnb in wsub.notebooks:
                 nb = gb.find_submission_notebook(wnb.name, assignment, student)
                 nb.flagged = wnb.flagged
@@ -93,8 +100,13 @@ def merge_gradebook(main_url: str, worker_url: str, assignment: str,
     return merged
 
 
-def autograde(assignment: str, grader_dir: Path | None = None, jobs: int = 1,
-              extra_args: tuple[str, ...] = (), log_path: Path | None = None) -> int:
+def autograde(
+    assignment: str,
+    grader_dir: Path | None = None,
+    jobs: int = 1,
+    extra_args: tuple[str, ...] = (),
+    log_path: Path | None = None,
+) -> int:
     """Run stock ``nbgrader autograde`` over every submission; return its exit status."""
     dirs = course_dirs(grader_dir)
     grader_dir = dirs.grader_dir
@@ -110,9 +122,10 @@ def autograde(assignment: str, grader_dir: Path | None = None, jobs: int = 1,
     lock = threading.Lock()
     jobs = max(1, min(jobs, len(students)))
     start = time.monotonic()
-    with open(log_path, "w", encoding="utf-8") as log, tqdm(
-        total=len(students), desc=f"autograde {assignment}", unit="rendu"
-    ) as bar:
+    with (
+        open(log_path, "w", encoding="utf-8") as log,
+        tqdm(total=len(students), desc=f"autograde {assignment}", unit="rendu") as bar,
+    ):
         if jobs == 1:
             proc = _start([nbgrader, "autograde", assignment, *extra_args], grader_dir)
             _pump(proc, bar, log, lock)
@@ -120,8 +133,10 @@ def autograde(assignment: str, grader_dir: Path | None = None, jobs: int = 1,
         else:
             status = _parallel(assignment, dirs, students, jobs, extra_args, bar, log, lock)
     seconds = time.monotonic() - start
-    print(f"{len(students)} rendus en {seconds:.1f} s ({seconds / len(students):.2f} s par "
-          f"rendu, {jobs} processus) ; journal : {log_path}")
+    print(
+        f"{len(students)} rendus en {seconds:.1f} s ({seconds / len(students):.2f} s par "
+        f"rendu, {jobs} processus) ; journal : {log_path}"
+    )
     return status
 
 
@@ -129,8 +144,10 @@ def _parallel(assignment, dirs, students, jobs, extra_args, bar, log, lock) -> i
     grader_dir = dirs.grader_dir
     main_db = sqlite_path(dirs.db_url)
     if main_db is None:
-        raise ValueError(f"Notation en parallèle : le carnet de notes doit être un fichier "
-                         f"SQLite (sqlite:///...), pas {dirs.db_url}.")
+        raise ValueError(
+            f"Notation en parallèle : le carnet de notes doit être un fichier "
+            f"SQLite (sqlite:///...), pas {dirs.db_url}."
+        )
     if not main_db.exists():
         raise FileNotFoundError(f"{main_db} manque : lancez d'abord generate_assignment.")
     # nbgrader.api takes seconds to import: do it while the workers grade, not after.
@@ -145,9 +162,14 @@ def _parallel(assignment, dirs, students, jobs, extra_args, bar, log, lock) -> i
             for student in group:
                 (wdir / "submitted" / student).symlink_to(dirs.submitted / student)
             shutil.copyfile(main_db, wdir / "gradebook.db")
-            cmd = [str(BIN / "nbgrader"), "autograde", assignment, *extra_args,
-                   f"--CourseDirectory.submitted_directory={wdir / 'submitted'}",
-                   f"--CourseDirectory.db_url=sqlite:///{wdir / 'gradebook.db'}"]
+            cmd = [
+                str(BIN / "nbgrader"),
+                "autograde",
+                assignment,
+                *extra_args,
+                f"--CourseDirectory.submitted_directory={wdir / 'submitted'}",
+                f"--CourseDirectory.db_url=sqlite:///{wdir / 'gradebook.db'}",
+            ]
             proc = _start(cmd, grader_dir)
             pump = threading.Thread(target=_pump, args=(proc, bar, log, lock), daemon=True)
             pump.start()
@@ -157,8 +179,9 @@ def _parallel(assignment, dirs, students, jobs, extra_args, bar, log, lock) -> i
             status = max(status, proc.wait())
             pump.join()
         for _proc, _pump_thread, group, wdir in workers:
-            merge_gradebook(f"sqlite:///{main_db}", f"sqlite:///{wdir / 'gradebook.db'}",
-                            assignment, group)
+            merge_gradebook(
+                f"sqlite:///{main_db}", f"sqlite:///{wdir / 'gradebook.db'}", assignment, group
+            )
         return status
     finally:
         for proc, *_ in workers:
@@ -169,14 +192,23 @@ def _parallel(assignment, dirs, students, jobs, extra_args, bar, log, lock) -> i
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="nbgrader autograde pour toute la classe, "
-                                     "avec barre de progression.")
+    parser = argparse.ArgumentParser(
+        description="nbgrader autograde pour toute la classe, avec barre de progression."
+    )
     parser.add_argument("assignment", nargs="?", default="oublier")
-    parser.add_argument("--jobs", type=int, default=1,
-                        help="processus en parallèle (chacun avec sa copie du carnet de notes)")
-    parser.add_argument("--grader-dir", type=Path, default=None,
-                        help="dossier de nbgrader_config.py (défaut : le dossier courant s'il "
-                        "en a un, sinon son sous-dossier grader/)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="processus en parallèle (chacun avec sa copie du carnet de notes)",
+    )
+    parser.add_argument(
+        "--grader-dir",
+        type=Path,
+        default=None,
+        help="dossier de nbgrader_config.py (défaut : le dossier courant s'il "
+        "en a un, sinon son sous-dossier grader/)",
+    )
     args, extra = parser.parse_known_args(argv)
     try:
         return autograde(args.assignment, args.grader_dir, args.jobs, tuple(extra))

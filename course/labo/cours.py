@@ -40,7 +40,8 @@ def find_grader_dir(start: str | os.PathLike[str] | None = None) -> Path:
     raise FileNotFoundError(
         f"Aucun {CONFIG} dans {start} ni dans {start / 'grader'} (ni dans la configuration "
         "Jupyter) : lancez la commande depuis la racine du cours ou depuis son dossier grader/, "
-        "ou donnez les chemins (--grader-dir, --db, --out).")
+        "ou donnez les chemins (--grader-dir, --db, --out)."
+    )
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class CourseDirs:
 def sqlite_path(db_url: str) -> Path | None:
     """The file of a ``sqlite:///`` URL, None for any other database."""
     prefix = "sqlite:///"
-    return Path(db_url[len(prefix):]) if db_url.startswith(prefix) else None
+    return Path(db_url[len(prefix) :]) if db_url.startswith(prefix) else None
 
 
 def course_dirs(grader_dir: str | os.PathLike[str] | None = None) -> CourseDirs:
@@ -77,5 +78,9 @@ def course_dirs(grader_dir: str | os.PathLike[str] | None = None) -> CourseDirs:
         cd_config.db_url = f"sqlite:///{(grader / db_file).resolve()}"
     coursedir = CourseDirectory(config=config)
     root = Path(coursedir.root)
-    return CourseDirs(grader_dir=grader, root=root,
-                      submitted=root / coursedir.submitted_directory, db_url=coursedir.db_url)
+    return CourseDirs(
+        grader_dir=grader,
+        root=root,
+        submitted=root / coursedir.submitted_directory,
+        db_url=coursedir.db_url,
+    )

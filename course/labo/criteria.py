@@ -75,8 +75,10 @@ MESSAGES: dict[str, str] = {
     "-wal (pages libérées mais pas effacées) : terminez par VACUUM puis "
     "PRAGMA wal_checkpoint(TRUNCATE).",
 }
-NOT_WRITTEN = ("oublier n'est pas encore écrite : remplacez `raise NotImplementedError()` par "
-               "votre code, puis relancez la cellule.")
+NOT_WRITTEN = (
+    "oublier n'est pas encore écrite : remplacez `raise NotImplementedError()` par "
+    "votre code, puis relancez la cellule."
+)
 MESSAGE_NEEDS_ERASURE = (
     "ce point ne compte que si oublier a d'abord effacé les sessions de l'élève, ce qui n'est "
     "pas le cas."
@@ -89,19 +91,27 @@ class Verdict:
     message: str  # French, for the student
 
 
-def _call_problem(name: str, journal: dict[str, Any], facts: dict[str, Any],
-                  timeout: float) -> str | None:
+def _call_problem(
+    name: str, journal: dict[str, Any], facts: dict[str, Any], timeout: float
+) -> str | None:
     """Why call `name` produced no usable file, in French; None if it did."""
     if name not in journal:
-        return (f"oublier n'a pas terminé en {timeout:g} s (boucle sans fin ? attente trop "
-                "longue ?) ou a arrêté le processus : ce point n'a pas pu être vérifié.")
+        return (
+            f"oublier n'a pas terminé en {timeout:g} s (boucle sans fin ? attente trop "
+            "longue ?) ou a arrêté le processus : ce point n'a pas pu être vérifié."
+        )
     fact = facts.get(name) or {}
     if not fact.get("present"):
-        return ("la base de données n'existe plus après oublier : il faut effacer un élève, "
-                "pas le fichier.")
+        return (
+            "la base de données n'existe plus après oublier : il faut effacer un élève, "
+            "pas le fichier."
+        )
     if not fact.get("valide"):
-        return ("la base de données est abîmée après oublier (" + str(fact.get("probleme"))
-                + ") : il faut effacer des lignes, pas des tables.")
+        return (
+            "la base de données est abîmée après oublier ("
+            + str(fact.get("probleme"))
+            + ") : il faut effacer des lignes, pas des tables."
+        )
     return None
 
 
@@ -110,16 +120,19 @@ def _error_note(name: str, journal: dict[str, Any]) -> str:
     if not err:
         return ""
     if err.get("type") == "PasAsync":
-        return (" De plus, oublier n'est pas une fonction asynchrone : définissez-la avec "
-                "async def (le tuteur l'appelle avec await).")
+        return (
+            " De plus, oublier n'est pas une fonction asynchrone : définissez-la avec "
+            "async def (le tuteur l'appelle avec await)."
+        )
     message = (err.get("message") or "").strip()[:300]
     if not message:  # e.g. `raise KeyError`: no dangling colon after the exception's name
         return f" De plus, oublier a levé {err.get('type')}."
     return f" De plus, oublier a levé {err.get('type')} : {message}"
 
 
-def verdicts(load_error: str | None, journal: dict[str, Any], facts: dict[str, Any],
-             timeout: float) -> dict[str, Verdict]:
+def verdicts(
+    load_error: str | None, journal: dict[str, Any], facts: dict[str, Any], timeout: float
+) -> dict[str, Verdict]:
     """One verdict per test id from the runner's journal and the checker's facts."""
     if load_error:
         return {tid: Verdict(False, load_error) for tid in TESTS}
@@ -134,8 +147,11 @@ def verdicts(load_error: str | None, journal: dict[str, Any], facts: dict[str, A
         return name in journal and not journal[name].get("erreur")
 
     def same(a: str, b: str) -> bool:
-        return usable(a) is None and usable(b) is None and facts[a]["empreinte"] == facts[b][
-            "empreinte"]
+        return (
+            usable(a) is None
+            and usable(b) is None
+            and facts[a]["empreinte"] == facts[b]["empreinte"]
+        )
 
     out: dict[str, Verdict] = {}
 
@@ -155,14 +171,18 @@ def verdicts(load_error: str | None, journal: dict[str, Any], facts: dict[str, A
     judge("sessions_cache", "C1", lambda: erased_sessions("C1"), needs_erasure=False)
     judge("orphelins", "A1", lambda: erased_sessions("A1") and f["A1"]["evenements_restants"] == 0)
     judge("user_states", "A1", lambda: not f["A1"]["user_state_restant"], needs_erasure=False)
-    judge("user_states_cache", "C1", lambda: not f["C1"]["user_state_restant"],
-          needs_erasure=False)
+    judge("user_states_cache", "C1", lambda: not f["C1"]["user_state_restant"], needs_erasure=False)
     judge("autres", "A1", lambda: erased_sessions("A1") and f["A1"]["autres_intacts"])
     judge("autres_cache", "C1", lambda: erased_sessions("C1") and f["C1"]["autres_intacts"])
 
     def twice_ok() -> bool:
-        return (erased_sessions("A1") and no_error("B1") and no_error("B2")
-                and same("A1", "B1") and same("A1", "B2"))
+        return (
+            erased_sessions("A1")
+            and no_error("B1")
+            and no_error("B2")
+            and same("A1", "B1")
+            and same("A1", "B2")
+        )
 
     judge_call = "B2" if "B2" in journal else ("B1" if "B1" in journal else "A1")
     if usable("A1") is None and not erased_sessions("A1"):
@@ -174,8 +194,7 @@ def verdicts(load_error: str | None, journal: dict[str, Any], facts: dict[str, A
             out["deux_fois"] = Verdict(False, MESSAGES["deux_fois"] + notes)
 
     def quotes_ok() -> bool:
-        return (no_error("D1") and erased_sessions("D1") and no_error("D2")
-                and same("D1", "D2"))
+        return no_error("D1") and erased_sessions("D1") and no_error("D2") and same("D1", "D2")
 
     judge_call = "D2" if "D2" in journal else "D1"
     judge("guillemets", judge_call, quotes_ok, needs_erasure=False)
@@ -185,8 +204,12 @@ def verdicts(load_error: str | None, journal: dict[str, Any], facts: dict[str, A
 
     def file_ok() -> bool:
         a = f["A1"]
-        return (erased_sessions("A1") and a["evenements_restants"] == 0
-                and not a["user_state_restant"] and not a["marqueurs"])
+        return (
+            erased_sessions("A1")
+            and a["evenements_restants"] == 0
+            and not a["user_state_restant"]
+            and not a["marqueurs"]
+        )
 
     judge("fichier", "A1", file_ok)
     if ((journal.get("A1") or {}).get("erreur") or {}).get("type") == "NotImplementedError":

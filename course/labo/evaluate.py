@@ -122,7 +122,10 @@ def evaluate_source(source: str, timeout: float | None = None) -> Evaluation:
         with open(work / "sortie.txt", "wb") as out:
             proc = _Popen(
                 [_executable, "-I", "-m", "course.labo.runner", str(work)],
-                cwd=work, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                cwd=work,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
             try:
@@ -153,7 +156,10 @@ def evaluate_source(source: str, timeout: float | None = None) -> Evaluation:
         # The reference goes to the checker through its stdin, never through a file.
         checker = _Popen(
             [_executable, "-I", "-m", "course.labo.checker", str(work), digest],
-            cwd=work, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            cwd=work,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         try:
             stdout, stderr = checker.communicate(input=fixture, timeout=120)
@@ -161,8 +167,9 @@ def evaluate_source(source: str, timeout: float | None = None) -> Evaluation:
             checker.kill()
             checker.wait()
         if checker.returncode != 0:
-            raise RuntimeError("le contrôle de la base a échoué :\n"
-                               + stderr.decode(errors="replace")[-2000:])
+            raise RuntimeError(
+                "le contrôle de la base a échoué :\n" + stderr.decode(errors="replace")[-2000:]
+            )
         facts = json.loads(stdout)
         return Evaluation(
             verdicts=verdicts(load_error, journal, facts, timeout),

@@ -48,31 +48,51 @@ async def _build(path: Path) -> None:
     async with SqliteSessionService(path) as svc:
         # alice: the seed's two demo sessions (20 and 2 events), then a profile with personal data.
         await demo(svc)
-        s = await svc.create_session(app_name=APP_NAME, user_id="alice",
-                                     state={"app:programme": "python-2026"})
-        await _say(svc, s, "user", "Je m'appelle Alice Martin, écrivez-moi à "
-                   "alice.martin@exemple.fr ou au 06 12 34 56 78.",
-                   {"user:nom_complet": "Alice Martin", "user:courriel": "alice.martin@exemple.fr"})
+        s = await svc.create_session(
+            app_name=APP_NAME, user_id="alice", state={"app:programme": "python-2026"}
+        )
+        await _say(
+            svc,
+            s,
+            "user",
+            "Je m'appelle Alice Martin, écrivez-moi à "
+            "alice.martin@exemple.fr ou au 06 12 34 56 78.",
+            {"user:nom_complet": "Alice Martin", "user:courriel": "alice.martin@exemple.fr"},
+        )
         await _say(svc, s, "tuteur", "Merci Alice, c'est noté.")
         # bob: one session and his own progression.
         s = await svc.create_session(app_name=APP_NAME, user_id="bob")
-        await _say(svc, s, "user", "Bonjour, ici Bob Durand.",
-                   {"user:progression": {"python": {"niveau": 2, "bonnes": 1, "total": 2}}})
+        await _say(
+            svc,
+            s,
+            "user",
+            "Bonjour, ici Bob Durand.",
+            {"user:progression": {"python": {"niveau": 2, "bonnes": 1, "total": 2}}},
+        )
         await _say(svc, s, "tuteur", "Bonjour Bob, reprenons au niveau 2.")
         s = await svc.create_session(app_name=APP_NAME, user_id="bob")
         await _say(svc, s, "user", "Je reviens pour les listes.", {"user:dernier_sujet": "listes"})
         # a learner whose id holds quotes, the classic trap for SQL built by string formatting.
         s = await svc.create_session(app_name=APP_NAME, user_id="o'connor")
-        await _say(svc, s, "user", "Bonjour, je suis Sean O'Connor.",
-                   {"user:progression": {"python": {"niveau": 1}}})
+        await _say(
+            svc,
+            s,
+            "user",
+            "Bonjour, je suis Sean O'Connor.",
+            {"user:progression": {"python": {"niveau": 1}}},
+        )
         # chloé: progression only (her sessions were removed earlier through the API).
-        s = await svc.create_session(app_name=APP_NAME, user_id="chloé",
-                                     state={"user:progression": {"python": {"niveau": 3}}})
+        s = await svc.create_session(
+            app_name=APP_NAME,
+            user_id="chloé",
+            state={"user:progression": {"python": {"niveau": 3}}},
+        )
         await svc.delete_session(app_name=APP_NAME, user_id="chloé", session_id=s.id)
         # another app of the same school: alice and bob exist there too and must stay.
         for user in ("alice", "bob"):
-            s = await svc.create_session(app_name=AUTRE_APP, user_id=user,
-                                         state={"app:fuseau": "Europe/Paris"})
+            s = await svc.create_session(
+                app_name=AUTRE_APP, user_id=user, state={"app:fuseau": "Europe/Paris"}
+            )
             await _say(svc, s, "user", "Rendez-vous mardi à 10 h.", {"user:theme": "sombre"})
 
 
@@ -80,8 +100,9 @@ def build(path: str | os.PathLike[str]) -> Path:
     """Build the fixture at ``path`` (which must not exist)."""
     path = Path(path)
     if path.exists():
-        raise FileExistsError(f"{path} existe déjà : la base d'exemple se construit dans un "
-                              "fichier neuf.")
+        raise FileExistsError(
+            f"{path} existe déjà : la base d'exemple se construit dans un fichier neuf."
+        )
     asyncio.run(_build(path))
     return path
 
@@ -96,17 +117,22 @@ def _build_private() -> bytes:
     os.chmod(folder, 0o700)
     try:
         built = folder / "fixture.db"
-        proc = _Popen([sys.executable, "-I", "-m", "course.labo.fixture", str(built)],
-                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                      text=True)
+        proc = _Popen(
+            [sys.executable, "-I", "-m", "course.labo.fixture", str(built)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             _, stderr = proc.communicate(timeout=120)
         finally:
             proc.kill()
             proc.wait()
         if proc.returncode != 0 or not built.exists():
-            raise RuntimeError("Impossible de construire la base d'exemple du labo :\n"
-                               + stderr[-2000:])
+            raise RuntimeError(
+                "Impossible de construire la base d'exemple du labo :\n" + stderr[-2000:]
+            )
         return built.read_bytes()
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -37,8 +37,10 @@ PLACEHOLDER = (
     "async def oublier(service, user_id: str) -> None:\n"
     "    raise RuntimeError('oublier est notée hors du noyau')"
 )
-NOTE_SOLUTION = ("Cellule notée hors du noyau : oublier a été exécutée dans un processus séparé, "
-                 "sur une copie neuve de la base ; voir les tests ci-dessous.\n")
+NOTE_SOLUTION = (
+    "Cellule notée hors du noyau : oublier a été exécutée dans un processus séparé, "
+    "sur une copie neuve de la base ; voir les tests ci-dessous.\n"
+)
 NOTE_UNLOCKED = "Cellule non exécutée pendant la notation (seule la cellule oublier compte).\n"
 _BY_GRADE_ID = {t.grade_id: t for t in TESTS.values()}
 
@@ -93,8 +95,9 @@ class ApplyOutOfKernelGrading(NbGraderPreprocessor):
         for index, (source, note) in resources.pop(_ORIGINALS, {}).items():
             cell = nb.cells[index]
             cell.source = source
-            cell.outputs = [NotebookNode(output_type="stream", name="stdout", text=note)
-                            ] if note else []
+            cell.outputs = (
+                [NotebookNode(output_type="stream", name="stdout", text=note)] if note else []
+            )
         evaluation = future.result()  # an infrastructure failure fails the submission loudly
         for cell in nb.cells:
             test = _BY_GRADE_ID.get(_nbgrader(cell).get("grade_id"))
@@ -102,13 +105,24 @@ class ApplyOutOfKernelGrading(NbGraderPreprocessor):
                 continue
             verdict = evaluation.verdicts[test.id]
             if verdict.ok:
-                cell.outputs = [NotebookNode(output_type="stream", name="stdout",
-                                             text=f"✔ {CRITERES[test.critere]}\n")]
+                cell.outputs = [
+                    NotebookNode(
+                        output_type="stream", name="stdout", text=f"✔ {CRITERES[test.critere]}\n"
+                    )
+                ]
             else:
-                cell.outputs = [NotebookNode(
-                    output_type="error", ename="Échec", evalue=verdict.message,
-                    traceback=[f"Échec : {verdict.message}"],
-                )]
-        self.log.info("labo oublier : %s/%s points hors du noyau en %.1f s", evaluation.score,
-                      sum(t.points for t in TESTS.values()), evaluation.seconds)
+                cell.outputs = [
+                    NotebookNode(
+                        output_type="error",
+                        ename="Échec",
+                        evalue=verdict.message,
+                        traceback=[f"Échec : {verdict.message}"],
+                    )
+                ]
+        self.log.info(
+            "labo oublier : %s/%s points hors du noyau en %.1f s",
+            evaluation.score,
+            sum(t.points for t in TESTS.values()),
+            evaluation.seconds,
+        )
         return nb, resources

@@ -37,8 +37,9 @@ def collect(db_url: str, assignment: str) -> pd.DataFrame:
             gb.find_assignment(assignment)
             submissions = gb.assignment_submissions(assignment)
         except MissingEntry as exc:
-            raise ValueError(f"Le devoir « {assignment} » n'est pas dans le carnet de notes "
-                             f"{db_url}.") from exc
+            raise ValueError(
+                f"Le devoir « {assignment} » n'est pas dans le carnet de notes {db_url}."
+            ) from exc
         for sub in submissions:
             row = {"student_id": sub.student_id, "score": sub.score, "max_score": sub.max_score}
             for nb in sub.notebooks:
@@ -74,7 +75,8 @@ def criteria_failures(df: pd.DataFrame) -> pd.Series:
         name = _criterion_of(cell)
         by_criterion[name] = by_criterion.get(name, False) | lost
     return pd.Series({k: float(v.mean()) for k, v in by_criterion.items()}).sort_values(
-        ascending=False)
+        ascending=False
+    )
 
 
 def _png(fig) -> str:
@@ -109,8 +111,9 @@ def _plots(df: pd.DataFrame, failures: pd.Series) -> tuple[str, str]:
     return scores, crit
 
 
-def write_report(df: pd.DataFrame, out_dir: str | Path, assignment: str = "oublier"
-                 ) -> tuple[Path, Path]:
+def write_report(
+    df: pd.DataFrame, out_dir: str | Path, assignment: str = "oublier"
+) -> tuple[Path, Path]:
     """Write ``notes.csv`` and ``rapport.html`` into `out_dir`; return both paths."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -123,7 +126,8 @@ def write_report(df: pd.DataFrame, out_dir: str | Path, assignment: str = "oubli
     median = f"{df['score'].median():.1f}" if n else "—"
     max_score = f"{df['max_score'].max():g}" if n else "—"
     fail_table = "".join(
-        f"<tr><td>{html.escape(k)}</td><td>{v:.0%}</td></tr>" for k, v in failures.items())
+        f"<tr><td>{html.escape(k)}</td><td>{v:.0%}</td></tr>" for k, v in failures.items()
+    )
     page = f"""<!DOCTYPE html>
 <html lang="fr"><head><meta charset="utf-8">
 <title>Rapport de notes — {html.escape(assignment)}</title>
@@ -148,13 +152,22 @@ table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.2em .5em}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Rapport de notes (CSV et HTML) depuis le "
-                                     "carnet de notes nbgrader.")
-    parser.add_argument("--db", default=None, help="URL du carnet de notes (défaut : celui "
-                        "de nbgrader_config.py, trouvé depuis le dossier courant)")
+    parser = argparse.ArgumentParser(
+        description="Rapport de notes (CSV et HTML) depuis le carnet de notes nbgrader."
+    )
+    parser.add_argument(
+        "--db",
+        default=None,
+        help="URL du carnet de notes (défaut : celui "
+        "de nbgrader_config.py, trouvé depuis le dossier courant)",
+    )
     parser.add_argument("--assignment", default="oublier")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="dossier du rapport (défaut : rapport/ à côté de nbgrader_config.py)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="dossier du rapport (défaut : rapport/ à côté de nbgrader_config.py)",
+    )
     args = parser.parse_args(argv)
     if args.db is None or args.out is None:
         from .cours import course_dirs

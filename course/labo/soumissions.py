@@ -37,17 +37,22 @@ def expected(root: Path) -> dict[str, dict]:
 def build_submission(release_notebook: Path, cell_text: str) -> nbformat.NotebookNode:
     """The student version with its ``oublier`` cell replaced by `cell_text`."""
     nb = nbformat.read(release_notebook, as_version=4)
-    cells = [c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-             == SOLUTION_GRADE_ID]
+    cells = [
+        c
+        for c in nb.cells
+        if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == SOLUTION_GRADE_ID
+    ]
     if len(cells) != 1:
-        raise ValueError(f"{release_notebook} : une seule cellule « oublier » attendue, "
-                         f"{len(cells)} trouvée(s).")
+        raise ValueError(
+            f"{release_notebook} : une seule cellule « oublier » attendue, {len(cells)} trouvée(s)."
+        )
     cells[0].source = cell_text.rstrip("\n")
     return nb
 
 
-def write_all(root: Path, submitted: Path, copies: int = 1,
-              only: list[str] | None = None) -> dict[str, str]:
+def write_all(
+    root: Path, submitted: Path, copies: int = 1, only: list[str] | None = None
+) -> dict[str, str]:
     """Write every sample (or `only` these) as a submission; return student_id -> sample.
 
     With ``copies > 1`` each sample is written several times (student ids ``<sample>_<k>``), to
@@ -72,11 +77,19 @@ def write_all(root: Path, submitted: Path, copies: int = 1,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=Path, default=None,
-                        help="racine du cours (défaut : celle de nbgrader_config.py, trouvé "
-                        "depuis le dossier courant)")
-    parser.add_argument("--submitted", type=Path, default=None,
-                        help="dossier des rendus (défaut : celui de nbgrader_config.py)")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=None,
+        help="racine du cours (défaut : celle de nbgrader_config.py, trouvé "
+        "depuis le dossier courant)",
+    )
+    parser.add_argument(
+        "--submitted",
+        type=Path,
+        default=None,
+        help="dossier des rendus (défaut : celui de nbgrader_config.py)",
+    )
     parser.add_argument("--copies", type=int, default=1)
     args = parser.parse_args(argv)
     if args.root is None or args.submitted is None:

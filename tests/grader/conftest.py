@@ -30,11 +30,18 @@ def expected_scores() -> dict[str, dict]:
     return json.loads((ROOT / "grader" / "submissions" / "attendus.json").read_text("utf-8"))
 
 
-def _run_nbgrader(grader_dir: Path, *args: str, timeout: float = 900
-                  ) -> subprocess.CompletedProcess:
+def _run_nbgrader(
+    grader_dir: Path, *args: str, timeout: float = 900
+) -> subprocess.CompletedProcess:
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    return subprocess.run([str(BIN / "nbgrader"), *args], cwd=grader_dir, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [str(BIN / "nbgrader"), *args],
+        cwd=grader_dir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from course.labo import evaluate_source
 
 # Removes alice from every fixture file under `racine` (the fixture's cache, wherever it is),
 # then does `user_states_body` on its own database.
-TAMPER = '''
+TAMPER = """
 import glob
 import os
 import sqlite3
@@ -42,7 +42,7 @@ async def oublier(service, user_id: str) -> None:
     conn.execute("DELETE FROM user_states")
     conn.commit()
     conn.close()
-'''
+"""
 
 
 @pytest.fixture
@@ -73,6 +73,10 @@ def test_checker_refuses_a_reference_that_is_not_the_grader_s(tmp_path):
 
     data, digest = fixture_bytes()
     altered = data[:-1] + bytes([data[-1] ^ 1])
-    proc = subprocess.run([sys.executable, "-I", "-m", "course.labo.checker", str(tmp_path),
-                           digest], input=altered, capture_output=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-I", "-m", "course.labo.checker", str(tmp_path), digest],
+        input=altered,
+        capture_output=True,
+        timeout=60,
+    )
     assert proc.returncode != 0 and b"SHA-256" in proc.stderr

@@ -35,9 +35,11 @@ def graded_course(tmp_path_factory, repo_root: Path, run_nbgrader) -> dict:
     steps["generate"] = run_nbgrader(grader, "generate_assignment", "oublier")
     assert steps["generate"].returncode == 0, steps["generate"].stderr
     steps["validate_solution"] = run_nbgrader(
-        grader, "validate", str(root / "solutions" / "oublier" / "oublier.ipynb"))
+        grader, "validate", str(root / "solutions" / "oublier" / "oublier.ipynb")
+    )
     steps["validate_student"] = run_nbgrader(
-        grader, "validate", str(root / "notebooks" / "oublier" / "oublier.ipynb"))
+        grader, "validate", str(root / "notebooks" / "oublier" / "oublier.ipynb")
+    )
     students = write_all(root, grader / "submitted")
     first, *others = sorted(students)
     added = run_nbgrader(grader, "db", "student", "add", first, "--last-name=Exemple")
@@ -56,8 +58,10 @@ def graded_course(tmp_path_factory, repo_root: Path, run_nbgrader) -> dict:
 
 def test_student_version_is_the_committed_one(graded_course, repo_root):
     generated = graded_course["root"] / "notebooks" / "oublier" / "oublier.ipynb"
-    assert generated.read_bytes() == (repo_root / "notebooks" / "oublier" / "oublier.ipynb"
-                                      ).read_bytes()
+    assert (
+        generated.read_bytes()
+        == (repo_root / "notebooks" / "oublier" / "oublier.ipynb").read_bytes()
+    )
 
 
 def test_student_version_has_stub_and_no_hidden_test(graded_course):
@@ -83,7 +87,8 @@ def test_every_sample_gets_its_expected_score(graded_course, expected_scores):
             grades[row["student_id"]] = float(row["score"])
     assert len(grades) >= 12
     assert {s: grades[s] for s in expected_scores} == {
-        s: float(e["score"]) for s, e in expected_scores.items()}
+        s: float(e["score"]) for s, e in expected_scores.items()
+    }
 
 
 def test_every_sample_fails_exactly_the_expected_tests(graded_course, expected_scores):
@@ -92,10 +97,13 @@ def test_every_sample_fails_exactly_the_expected_tests(graded_course, expected_s
     with Gradebook(f"sqlite:///{db}") as gb:
         for student in expected_scores:
             nb = gb.find_submission("oublier", student).notebooks[0]
-            failed[student] = sorted(g.name.removeprefix("test_") for g in nb.grades
-                                     if g.score < g.max_score)
-    want = {s: sorted(TESTS) if e["echecs"] == "tous" else sorted(e["echecs"])
-            for s, e in expected_scores.items()}
+            failed[student] = sorted(
+                g.name.removeprefix("test_") for g in nb.grades if g.score < g.max_score
+            )
+    want = {
+        s: sorted(TESTS) if e["echecs"] == "tous" else sorted(e["echecs"])
+        for s, e in expected_scores.items()
+    }
     assert failed == want
 
 
@@ -109,17 +117,24 @@ def test_feedback_never_shows_hidden_tests(graded_course, repo_root):
     for page in pages:
         text = _feedback_text(page)
         assert 'noter(oublier, "sessions")' in text  # visible test code is there...
-        for tid in HIDDEN_TESTS:                    # ...hidden test code never is
+        for tid in HIDDEN_TESTS:  # ...hidden test code never is
             assert f'noter(oublier, "{tid}")' not in text, page
         assert "HIDDEN TESTS" not in text and "course/labo" not in text, page
 
 
 def test_feedback_explains_in_french_what_is_missing(graded_course):
-    text = _feedback_text(graded_course["root"] / "grader" / "feedback" / "graine" / "oublier"
-                          / "oublier.html")
+    text = _feedback_text(
+        graded_course["root"] / "grader" / "feedback" / "graine" / "oublier" / "oublier.html"
+    )
     assert "la ligne user_states de l'élève existe encore" in text
-    loop = _feedback_text(graded_course["root"] / "grader" / "feedback" / "boucle_infinie"
-                          / "oublier" / "oublier.html")
+    loop = _feedback_text(
+        graded_course["root"]
+        / "grader"
+        / "feedback"
+        / "boucle_infinie"
+        / "oublier"
+        / "oublier.html"
+    )
     assert "n'a pas terminé en" in loop
 
 
@@ -133,10 +148,18 @@ def test_no_cell_ever_times_out_in_the_kernel(graded_course):
         for cell in nb.cells:
             for out in cell.get("outputs", []):
                 assert out.get("ename") != "CellTimeoutError", path
-    essai = nbformat.read(graded_course["root"] / "grader" / "autograded" / "essai_bloquant"
-                          / "oublier" / "oublier.ipynb", 4)
-    cell = next(c for c in essai.cells if c.metadata.get("nbgrader", {}).get("grade_id")
-                == "oublier")
+    essai = nbformat.read(
+        graded_course["root"]
+        / "grader"
+        / "autograded"
+        / "essai_bloquant"
+        / "oublier"
+        / "oublier.ipynb",
+        4,
+    )
+    cell = next(
+        c for c in essai.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "oublier"
+    )
     assert "await oublier(None" in cell.source  # the student's own code is kept for feedback
 
 

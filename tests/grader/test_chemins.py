@@ -20,8 +20,9 @@ from course.labo.cours import course_dirs, find_grader_dir
 def installed_copy(repo_root, tmp_path_factory) -> Path:
     """A copy of the `course` package alone, as a non-editable install puts it."""
     site = tmp_path_factory.mktemp("site-packages")
-    shutil.copytree(repo_root / "course", site / "course",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        repo_root / "course", site / "course", ignore=shutil.ignore_patterns("__pycache__")
+    )
     return site
 
 
@@ -36,8 +37,9 @@ def course_template(repo_root, tmp_path_factory) -> Path:
         gb.add_assignment("oublier")
         gb.add_notebook("oublier", "oublier")
         for test in TESTS.values():
-            gb.add_grade_cell(test.grade_id, "oublier", "oublier", max_score=test.points,
-                              cell_type="code")
+            gb.add_grade_cell(
+                test.grade_id, "oublier", "oublier", max_score=test.points, cell_type="code"
+            )
         for student in ("ana", "ben"):
             gb.add_student(student)
             gb.add_submission("oublier", student)
@@ -56,8 +58,9 @@ def course_folder(course_template, tmp_path) -> Path:
 
 def _run(site: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(site))
-    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_installed_package_is_the_copy(installed_copy, tmp_path):
@@ -77,8 +80,16 @@ def test_rapport_defaults_come_from_the_current_folder(installed_copy, course_fo
 
 def test_rapport_explicit_paths_still_win(installed_copy, course_folder, tmp_path):
     db = f"sqlite:///{course_folder / 'grader' / 'gradebook.db'}"
-    proc = _run(installed_copy, tmp_path, "-m", "course.labo.rapport", "--db", db,
-                "--out", str(tmp_path / "ailleurs"))
+    proc = _run(
+        installed_copy,
+        tmp_path,
+        "-m",
+        "course.labo.rapport",
+        "--db",
+        db,
+        "--out",
+        str(tmp_path / "ailleurs"),
+    )
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "ailleurs" / "rapport.html").is_file()
     assert not (course_folder / "grader" / "rapport").exists()
@@ -96,11 +107,19 @@ def test_classe_looks_for_submissions_in_the_course_it_runs_in(installed_copy, c
     proc = _run(installed_copy, course_folder, "-m", "course.labo.classe", "oublier")
     assert proc.returncode == 1
     assert f"Aucun rendu de « oublier » dans {course_folder / 'grader' / 'submitted'}" in (
-        proc.stdout)
+        proc.stdout
+    )
     other = course_folder.parent / "autre"
     shutil.copytree(course_folder, other)
-    proc = _run(installed_copy, course_folder, "-m", "course.labo.classe", "oublier",
-                "--grader-dir", str(other / "grader"))
+    proc = _run(
+        installed_copy,
+        course_folder,
+        "-m",
+        "course.labo.classe",
+        "oublier",
+        "--grader-dir",
+        str(other / "grader"),
+    )
     assert f"dans {other / 'grader' / 'submitted'}" in proc.stdout
 
 

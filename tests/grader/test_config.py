@@ -31,8 +31,13 @@ def test_course_layout_and_gradebook_place(repo_root):
     for step in ("submitted", "autograded", "feedback"):
         assert getattr(c.CourseDirectory, f"{step}_directory") == f"grader/{step}"
     ignored = (repo_root / ".gitignore").read_text()
-    for path in ("grader/gradebook.db", "grader/submitted/", "grader/autograded/",
-                 "grader/feedback/", "grader/rapport/"):
+    for path in (
+        "grader/gradebook.db",
+        "grader/submitted/",
+        "grader/autograded/",
+        "grader/feedback/",
+        "grader/rapport/",
+    ):
         assert path in ignored
 
 
@@ -50,8 +55,9 @@ def test_execution_never_drops_a_submission_nor_leaks_hidden_tests(repo_root):
 
 
 def test_make_notebooks_regenerates_every_assignment_without_a_gradebook(repo_root):
-    dry = subprocess.run(["make", "-n", "notebooks"], cwd=repo_root, capture_output=True,
-                         text=True, check=True).stdout
+    dry = subprocess.run(
+        ["make", "-n", "notebooks"], cwd=repo_root, capture_output=True, text=True, check=True
+    ).stdout
     assert "generate_assignment" in dry and "--force" in dry
     assert "CourseDirectory.db_url" in dry and "mktemp" in dry
     assert "cd grader" in dry
@@ -59,8 +65,9 @@ def test_make_notebooks_regenerates_every_assignment_without_a_gradebook(repo_ro
 
 
 def test_hooks_grade_out_of_kernel_and_restore_student_cells(repo_root, sample_answers):
-    nb = build_submission(repo_root / "notebooks" / "oublier" / "oublier.ipynb",
-                          sample_answers["graine"])
+    nb = build_submission(
+        repo_root / "notebooks" / "oublier" / "oublier.ipynb", sample_answers["graine"]
+    )
     resources: dict = {}
     nb, resources = StartOutOfKernelGrading().preprocess(nb, resources)
     try:

@@ -22,10 +22,19 @@ def _want(expected: dict) -> list[str]:
     return sorted(TESTS) if expected["echecs"] == "tous" else sorted(expected["echecs"])
 
 
-@pytest.mark.parametrize("sample", [
-    "complete_vacuum", "complete", "graine", "sql_sans_foreign_keys", "user_states_sans_where",
-    "fstring", "tables_supprimees", "synchrone",
-])
+@pytest.mark.parametrize(
+    "sample",
+    [
+        "complete_vacuum",
+        "complete",
+        "graine",
+        "sql_sans_foreign_keys",
+        "user_states_sans_where",
+        "fstring",
+        "tables_supprimees",
+        "synchrone",
+    ],
+)
 def test_sample_gets_expected_verdicts(sample, sample_answers, expected_scores):
     evaluation = evaluate_source(sample_answers[sample])
     assert _failed(evaluation) == _want(expected_scores[sample])
@@ -36,8 +45,10 @@ def test_seed_answer_is_told_user_states_survive(sample_answers):
     v = evaluate_source(sample_answers["graine"]).verdicts
     assert v["sessions"].ok and v["orphelins"].ok and v["autres"].ok
     assert not v["user_states"].ok
-    assert "user_states" in v["user_states"].message and "supprimer ses sessions" in v[
-        "user_states"].message
+    assert (
+        "user_states" in v["user_states"].message
+        and "supprimer ses sessions" in v["user_states"].message
+    )
 
 
 def test_endless_loop_hits_the_time_limit_and_leaves_no_process(tmp_path):
@@ -69,7 +80,7 @@ def test_kernel_monkeypatching_does_not_reach_the_grader(monkeypatch, sample_ans
 
 
 def test_extract_source_keeps_definitions_only():
-    cell = '''
+    cell = """
 import sqlite3
 from pathlib import Path
 %load_ext autoreload
@@ -81,7 +92,7 @@ def aide(service):
     return None
 await oublier(service, "alice")
 print("fini")
-'''
+"""
     out = extract_source(cell)
     assert "async def oublier" in out and "def aide" in out and "LIMITE = 3" in out
     assert "import sqlite3" in out and "from pathlib import Path" in out
@@ -126,8 +137,11 @@ def test_base_exemple_is_a_fresh_copy(tmp_path):
     path = course.labo.base_exemple(tmp_path / "exemple.db")
     conn = sqlite3.connect(path)
     users = conn.execute("SELECT app_name, user_id FROM user_states ORDER BY 1, 2").fetchall()
-    counts = dict(conn.execute(
-        "SELECT user_id, COUNT(*) FROM events WHERE app_name = 'tuteur' GROUP BY user_id"))
+    counts = dict(
+        conn.execute(
+            "SELECT user_id, COUNT(*) FROM events WHERE app_name = 'tuteur' GROUP BY user_id"
+        )
+    )
     conn.execute("DELETE FROM sessions")
     conn.commit()
     conn.close()

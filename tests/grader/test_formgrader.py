@@ -35,16 +35,32 @@ def formgrader_url(tmp_path, repo_root, run_nbgrader):
     shutil.copy(repo_root / "grader" / "nbgrader_config.py", root / "grader")
     assert run_nbgrader(root / "grader", "generate_assignment", "oublier").returncode == 0
     port = free_port()
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
-               JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
-               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
-               JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "workspaces"))
+    env = dict(
+        os.environ,
+        PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
+        JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+        JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "workspaces"),
+    )
     log = open(tmp_path / "lab.log", "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
-        [str(BIN / "jupyter"), "lab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
-         f"--port={port}", f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}"],
-        cwd=root / "grader", env=env, stdout=log, stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL, start_new_session=True)
+        [
+            str(BIN / "jupyter"),
+            "lab",
+            "--no-browser",
+            "--allow-root",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            f"--IdentityProvider.token={TOKEN}",
+            f"--ServerApp.root_dir={root}",
+        ],
+        cwd=root / "grader",
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120

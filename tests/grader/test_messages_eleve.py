@@ -20,8 +20,13 @@ INTERNALS = ("course/labo", "Traceback", "File ", "----> ", "Cell In", "noter(ou
 
 def _run(nb: nbformat.NotebookNode, workdir) -> dict[str, nbformat.NotebookNode]:
     """Execute `nb` in a fresh python3 kernel in `workdir`; cells by id."""
-    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(workdir)}}).execute()
+    NotebookClient(
+        nb,
+        timeout=120,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(workdir)}},
+    ).execute()
     return {c.id: c for c in nb.cells}
 
 
@@ -73,8 +78,7 @@ def test_verifier_reports_the_stub_in_french(stub_cells):
 
 
 def test_failed_test_shows_what_is_missing_without_internals(seed_answer_cells):
-    assert not [o for o in seed_answer_cells["test-sessions"].outputs
-                if o.output_type == "error"]
+    assert not [o for o in seed_answer_cells["test-sessions"].outputs if o.output_type == "error"]
     shown = _shown(seed_answer_cells["test-user-states"])
     assert "la ligne user_states de l'élève existe encore" in shown
     assert "Sa ligne user_states (l'état user:) a disparu" in shown

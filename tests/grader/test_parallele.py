@@ -19,8 +19,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 SAMPLES = ["complete_vacuum", "graine", "fstring", "ebauche", "user_states_sans_where"]
 
 
-def test_parallel_autograde_gives_expected_grades(tmp_path, repo_root, run_nbgrader,
-                                                  expected_scores, capsys):
+def test_parallel_autograde_gives_expected_grades(
+    tmp_path, repo_root, run_nbgrader, expected_scores, capsys
+):
     root = tmp_path / "cours"
     shutil.copytree(repo_root / "solutions" / "oublier", root / "solutions" / "oublier")
     grader = root / "grader"

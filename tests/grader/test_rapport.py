@@ -27,8 +27,9 @@ def gradebook_url(tmp_path_factory) -> str:
         gb.add_assignment("oublier")
         gb.add_notebook("oublier", "oublier")
         for test in TESTS.values():
-            gb.add_grade_cell(test.grade_id, "oublier", "oublier", max_score=test.points,
-                              cell_type="code")
+            gb.add_grade_cell(
+                test.grade_id, "oublier", "oublier", max_score=test.points, cell_type="code"
+            )
         for student, failed in CLASS.items():
             gb.add_student(student)
             gb.add_submission("oublier", student)
@@ -60,8 +61,9 @@ def test_report_files_are_complete_and_offline(gradebook_url, tmp_path):
         rows = list(csv.DictReader(fh))
     assert [r["student_id"] for r in rows] == list(CLASS) and rows[1]["score"] == "7.0"
     page = html_path.read_text(encoding="utf-8")
-    images = re.findall(r'<img alt="[^"]+"\s+src="data:image/png;base64,([A-Za-z0-9+/=]{500,})"',
-                        page)
+    images = re.findall(
+        r'<img alt="[^"]+"\s+src="data:image/png;base64,([A-Za-z0-9+/=]{500,})"', page
+    )
     assert len(images) == 2
     assert not re.search(r"(src|href)=\"(https?:)?//", page)  # nothing fetched from a network
     assert "4 rendus notés" in page and "75%" in page

@@ -144,9 +144,7 @@ c.JupyterHub.load_roles = [{{
         "COURSE_HUB_EXCHANGE": str(exchange_dir),
         "COURSE_ID": COURSE_ID,
         "COURSE_INSTRUCTORS": class_users["prof"],
-        "COURSE_STUDENTS": ",".join(
-            class_users[k] for k in ("complet", "partiel", "casse")
-        ),
+        "COURSE_STUDENTS": ",".join(class_users[k] for k in ("complet", "partiel", "casse")),
     }
     log_path = hub_workdir / "jupyterhub.log"
     with open(log_path, "wb") as log:

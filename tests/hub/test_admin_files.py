@@ -93,7 +93,7 @@ def test_image_recipe_uses_the_tested_installer():
             for source in line.split()[1:-1]:
                 assert (REPO / source).exists(), source
     installer = (HUB / "install-course-env.sh").read_text(encoding="utf-8")
-    assert f'COURSE_HUB_PREFIX:-{PREFIX_IN_IMAGE}' in installer
+    assert f"COURSE_HUB_PREFIX:-{PREFIX_IN_IMAGE}" in installer
 
 
 def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):

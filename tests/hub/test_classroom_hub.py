@@ -275,8 +275,9 @@ def test_a_student_reaches_no_other_server(class_hub, class_users, class_cycle):
     assert hub.server(ana, "GET", "/api/contents").status_code == 200
 
 
-def test_unix_permissions_keep_students_apart(class_users, class_cycle, lab: Lab, exchange_dir,
-                                              run_as):
+def test_unix_permissions_keep_students_apart(
+    class_users, class_cycle, lab: Lab, exchange_dir, run_as
+):
     import pwd
 
     ana, bob = class_users["complet"], class_users["partiel"]
@@ -291,11 +292,13 @@ def test_unix_permissions_keep_students_apart(class_users, class_cycle, lab: Lab
         "ana's answer": ["cat", str(ana_home / lab.name / lab.notebook)],
         "ana's home": ["ls", str(ana_home)],
         "instructor source": [
-            "cat", str(prof_home / COURSE_DIR / "solutions" / lab.name / lab.notebook)
+            "cat",
+            str(prof_home / COURSE_DIR / "solutions" / lab.name / lab.notebook),
         ],
         "gradebook": ["cat", str(prof_home / COURSE_DIR / "grader" / "gradebook.db")],
         "instructor's submitted copy": [
-            "ls", str(prof_home / COURSE_DIR / "grader" / "submitted" / ana)
+            "ls",
+            str(prof_home / COURSE_DIR / "grader" / "submitted" / ana),
         ],
     }
     # the instructor really has them (so a refusal means permissions, not absence)

@@ -44,11 +44,23 @@ def _event(author: str, parts: list[dict], delta: dict | None = None) -> dict:
 
 ALICE_EVENTS = [
     _event("user", [{"text": "Bonjour ; je veux réviser #python <b>"}]),
-    _event("tuteur", [{"function_call": {"id": "c1", "name": "enregistrer_reponse",
-                                         "args": {"juste": True}}}]),
-    _event("tuteur", [{"function_response": {"id": "c1", "name": "enregistrer_reponse",
-                                             "response": {"niveau": 2}}}],
-           {"user:progression": {"python": {"niveau": 2}}}),
+    _event(
+        "tuteur",
+        [{"function_call": {"id": "c1", "name": "enregistrer_reponse", "args": {"juste": True}}}],
+    ),
+    _event(
+        "tuteur",
+        [
+            {
+                "function_response": {
+                    "id": "c1",
+                    "name": "enregistrer_reponse",
+                    "response": {"niveau": 2},
+                }
+            }
+        ],
+        {"user:progression": {"python": {"niveau": 2}}},
+    ),
     _event("tuteur", [{"text": "Bravo ! Vous passez au niveau 2."}]),
 ]
 
@@ -59,13 +71,17 @@ def adk_format_db(tmp_path: Path) -> Path:
     path = tmp_path / "tuteur.db"
     conn = sqlite3.connect(path)
     conn.executescript(ADK_SCHEMA)
-    conn.execute("INSERT INTO user_states VALUES ('tuteur', 'alice', ?, 1.0)",
-                 (json.dumps({"progression": {"python": {"niveau": 2}}}),))
+    conn.execute(
+        "INSERT INTO user_states VALUES ('tuteur', 'alice', ?, 1.0)",
+        (json.dumps({"progression": {"python": {"niveau": 2}}}),),
+    )
     conn.execute("INSERT INTO sessions VALUES ('tuteur', 'alice', 's-alice', '{}', 1.0, 5.0)")
     conn.execute("INSERT INTO sessions VALUES ('tuteur', 'bob', 's-bob', '{}', 2.0, 2.0)")
     for i, ev in enumerate(ALICE_EVENTS, start=1):
-        conn.execute("INSERT INTO events VALUES (?, 'tuteur', 'alice', 's-alice', 'inv', ?, ?)",
-                     (f"e{i}", float(i), json.dumps(ev, ensure_ascii=False)))
+        conn.execute(
+            "INSERT INTO events VALUES (?, 'tuteur', 'alice', 's-alice', 'inv', ?, ?)",
+            (f"e{i}", float(i), json.dumps(ev, ensure_ascii=False)),
+        )
     conn.commit()
     conn.close()
     return path
@@ -75,17 +91,24 @@ def kernel_env() -> dict[str, str]:
     """Environment for a kernel with sockets blocked and the checkout's `course` importable."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(SANS_RESEAU), str(ROOT), env.get("PYTHONPATH")) if p)
+        p for p in (str(SANS_RESEAU), str(ROOT), env.get("PYTHONPATH")) if p
+    )
     env.pop("TUTEUR_DB", None)
     return env
 
 
-def execute_notebook(path: Path, workdir: Path, *, allow_errors: bool = False,
-                     timeout: int = 60) -> tuple[nbformat.NotebookNode, float]:
+def execute_notebook(
+    path: Path, workdir: Path, *, allow_errors: bool = False, timeout: int = 60
+) -> tuple[nbformat.NotebookNode, float]:
     """Run a notebook top to bottom in a fresh network-free kernel whose cwd is ``workdir``."""
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                            allow_errors=allow_errors, resources={"metadata": {"path": workdir}})
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        allow_errors=allow_errors,
+        resources={"metadata": {"path": workdir}},
+    )
     start = time.perf_counter()
     try:
         client.execute(env=kernel_env(), cwd=str(workdir))
@@ -109,6 +132,7 @@ def run_notebook():
 @pytest.fixture(scope="session")
 def executed_lessons(tmp_path_factory) -> dict[str, tuple[nbformat.NotebookNode, float, Path]]:
     """Every solution lesson executed once (shared by the tests that read their outputs)."""
+
     def repo_files() -> set[Path]:
         return {p for tree in (SOLUTIONS, STUDENT) for p in tree.rglob("*") if p.is_file()}
 

@@ -13,6 +13,7 @@ from course import diagrammes as d
 
 ROOT = Path(__file__).resolve().parents[2]
 
+
 def test_schema_shows_tables_keys_cascade_and_missing_cascade(adk_format_db: Path):
     diagram = d.schema(adk_format_db)
     src = diagram.source
@@ -88,8 +89,11 @@ def test_clear_french_errors(tmp_path: Path, adk_format_db: Path):
 def test_accessibility_lines_go_after_the_keyword():
     src = "---\ntitle: T\n---\nflowchart LR\n  A --> B"
     out = d.avec_accessibilite(src, "Titre ; ici", "Une phrase #1.")
-    assert out.splitlines()[3:6] == ["flowchart LR", "\taccTitle: Titre , ici",
-                                     "\taccDescr: Une phrase n°1."]
+    assert out.splitlines()[3:6] == [
+        "flowchart LR",
+        "\taccTitle: Titre , ici",
+        "\taccDescr: Une phrase n°1.",
+    ]
     with pytest.raises(d.DiagrammeError):
         d.avec_accessibilite("%% rien", "t", "d")
 
@@ -118,8 +122,14 @@ def test_import_and_build_do_no_network(adk_format_db: Path, network_free_env: d
         "except OSError as exc:\n"
         "    print('bloqué', exc)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], env=network_free_env, cwd=ROOT,
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=network_free_env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     assert "bloqué" in out.stdout and "Réseau bloqué" in out.stdout
     source = (ROOT / "course" / "diagrammes.py").read_text()

@@ -22,8 +22,15 @@ LESSONS = sorted(p.name for p in SOLUTIONS.glob("*.ipynb"))
 MERMAID = "text/vnd.mermaid"
 ADK_COLUMNS = {
     "app_states": ["app_name", "state", "update_time"],
-    "events": ["id", "app_name", "user_id", "session_id", "invocation_id", "timestamp",
-               "event_data"],
+    "events": [
+        "id",
+        "app_name",
+        "user_id",
+        "session_id",
+        "invocation_id",
+        "timestamp",
+        "event_data",
+    ],
     "sessions": ["app_name", "user_id", "id", "state", "create_time", "update_time"],
     "user_states": ["app_name", "user_id", "state", "update_time"],
 }
@@ -158,12 +165,20 @@ def test_generated_diagrams_are_accessible_mermaid(executed_lessons):
             counts[name] += 1
     assert sum(counts.values()) >= 2
     l2, l3 = executed_lessons[LESSONS[1]][0], executed_lessons[LESSONS[2]][0]
-    sequence = next(o.data[MERMAID] for c in l2.cells for o in c.get("outputs", [])
-                    if MERMAID in o.get("data", {}))
+    sequence = next(
+        o.data[MERMAID]
+        for c in l2.cells
+        for o in c.get("outputs", [])
+        if MERMAID in o.get("data", {})
+    )
     assert "sequenceDiagram" in sequence and "actor eleve as Élève" in sequence
     assert "tuteur->>outil_fixer_niveau" in sequence and "tuteur->>outil_enregistrer" in sequence
-    schema = next(o.data[MERMAID] for c in l3.cells for o in c.get("outputs", [])
-                  if MERMAID in o.get("data", {}))
+    schema = next(
+        o.data[MERMAID]
+        for c in l3.cells
+        for o in c.get("outputs", [])
+        if MERMAID in o.get("data", {})
+    )
     assert 'sessions||--o{events : "ON DELETE CASCADE"' in schema
     assert 'user_states|o..o{sessions : "même clé, sans cascade"' in schema
 
@@ -225,25 +240,32 @@ def test_lesson_3_claims(executed_lessons):
         table, columns = line.split(maxsplit=1)
         assert eval(columns) == ADK_COLUMNS[table]  # noqa: S307 (a printed list literal)
     seed = text_of(nb, "l3-c09")
-    assert ("('tuteur', 'alice', '{\"progression\":{\"python\":{\"niveau\":4,\"serie\":[false],"
-            "\"bonnes\":2,\"total\":3,\"a_revoir\":[\"d\\\\u00e9corateurs de fonction\"]}}}')"
-            in seed)
-    assert re.search(r"\(20, '[0-9a-f-]{36}'\)", seed) and re.search(r"\(2, '[0-9a-f-]{36}'\)",
-                                                                         seed)
+    assert (
+        '(\'tuteur\', \'alice\', \'{"progression":{"python":{"niveau":4,"serie":[false],'
+        '"bonnes":2,"total":3,"a_revoir":["d\\\\u00e9corateurs de fonction"]}}}\')' in seed
+    )
+    assert re.search(r"\(20, '[0-9a-f-]{36}'\)", seed) and re.search(
+        r"\(2, '[0-9a-f-]{36}'\)", seed
+    )
     scopes = text_of(nb, "l3-c11")
     assert "app_states  : [('tuteur', '{\"version_du_cours\":\"2026\"}')]" in scopes
     assert "user_states : [('bob', '{\"langue\":\"fr\"}')]" in scopes
     assert "sessions    : [('bob', '{\"etape\":\"accueil\"}')]" in scopes
     assert "« brouillon » quelque part dans le fichier : False" in scopes
     assert "{'app_states': 1, 'user_states': 2, 'sessions': 3, 'events': 22}" in text_of(
-        nb, "l3-c17")
+        nb, "l3-c17"
+    )
     assert "Bravo : alice est au niveau 4" in text_of(nb, "l3-c22")
     assert "7 messages écrits par alice" in text_of(nb, "l3-c24")
 
 
 def counts_line(text: str, who: str) -> tuple[int, int, int]:
-    m = re.search(rf"^{who} : (\d+) session\(s\), (\d+) événement\(s\), (\d+) ligne\(s\) dans "
-                  r"user_states$", text, re.MULTILINE)
+    m = re.search(
+        rf"^{who} : (\d+) session\(s\), (\d+) événement\(s\), (\d+) ligne\(s\) dans "
+        r"user_states$",
+        text,
+        re.MULTILINE,
+    )
     assert m, text
     return tuple(int(x) for x in m.groups())
 
@@ -302,8 +324,9 @@ def test_student_version_runs_except_its_stubs(name: str, tmp_path: Path, run_no
     assert all("raise NotImplementedError()" in c.source for c in stubs)
     nb, seconds = run_notebook(STUDENT / name, tmp_path, allow_errors=True)
     assert seconds < 20
-    errors = [(c.id, o.ename) for c in nb.cells for o in c.get("outputs", [])
-              if o.output_type == "error"]
+    errors = [
+        (c.id, o.ename) for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"
+    ]
     assert all(ename == "NotImplementedError" for _, ename in errors), errors
     assert len(errors) == len(stubs), "each stub fails once, in its check cell"
     assert "Bilan :" in text_of(nb, nb.cells[-1].id)
@@ -316,19 +339,32 @@ def test_student_notebooks_are_regenerated_from_solutions(tmp_path: Path):
     shutil.copy(ROOT / "grader" / "nbgrader_config.py", tmp_path / "grader")
     shutil.copytree(SOLUTIONS, tmp_path / "solutions" / "lecons")
     out = subprocess.run(
-        [sys.executable, "-m", "nbgrader", "generate_assignment", "lecons", "--force",
-         f"--CourseDirectory.db_url=sqlite:///{tmp_path / 'gradebook.db'}", "--log-level=WARN"],
-        cwd=tmp_path / "grader", capture_output=True, text=True, timeout=240,
-        env={**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent),
-                                                    os.environ.get("PATH", "")])},
+        [
+            sys.executable,
+            "-m",
+            "nbgrader",
+            "generate_assignment",
+            "lecons",
+            "--force",
+            f"--CourseDirectory.db_url=sqlite:///{tmp_path / 'gradebook.db'}",
+            "--log-level=WARN",
+        ],
+        cwd=tmp_path / "grader",
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={
+            **os.environ,
+            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+        },
     )
     assert out.returncode == 0, out.stderr
     generated = tmp_path / "notebooks" / "lecons"
-    assert sorted(p.name for p in generated.iterdir()) == sorted(
-        p.name for p in STUDENT.iterdir())
+    assert sorted(p.name for p in generated.iterdir()) == sorted(p.name for p in STUDENT.iterdir())
     for path in sorted(generated.glob("*.ipynb")):
         assert path.read_bytes() == (STUDENT / path.name).read_bytes(), (
-            f"notebooks/lecons/{path.name} is stale: run `make notebooks`")
+            f"notebooks/lecons/{path.name} is stale: run `make notebooks`"
+        )
         solution_ids = [c.id for c in read(SOLUTIONS / path.name).cells]
         assert [c.id for c in read(path).cells] == solution_ids, "cell ids kept"
 
@@ -348,9 +384,11 @@ def test_the_kernel_network_block_works(tmp_path: Path, run_notebook, network_fr
         nb = nbformat.v4.new_notebook()
         nb.cells = [
             nbformat.v4.new_code_cell(
-                f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=5)"),
+                f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=5)"
+            ),
             nbformat.v4.new_code_cell(
-                "import urllib.request\nurllib.request.urlopen('https://example.org', timeout=5)"),
+                "import urllib.request\nurllib.request.urlopen('https://example.org', timeout=5)"
+            ),
             nbformat.v4.new_code_cell("import socket\nsocket.getaddrinfo('cdn.jsdelivr.net', 443)"),
         ]
         path = tmp_path / "reseau.ipynb"
@@ -363,9 +401,16 @@ def test_the_kernel_network_block_works(tmp_path: Path, run_notebook, network_fr
             server.accept()  # nothing from the kernel ever arrived
         # a child process of the kernel is blocked too (the block travels with PYTHONPATH)
         child = subprocess.run(
-            [sys.executable, "-c",
-             f"import socket; socket.create_connection(('127.0.0.1', {port}))"],
-            env=network_free_env, capture_output=True, text=True, timeout=60)
+            [
+                sys.executable,
+                "-c",
+                f"import socket; socket.create_connection(('127.0.0.1', {port}))",
+            ],
+            env=network_free_env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert child.returncode != 0 and "Réseau bloqué" in child.stderr
     finally:
         server.close()

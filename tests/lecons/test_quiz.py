@@ -122,8 +122,10 @@ def test_rerunning_a_cell_replaces_its_quiz():
 
 def test_bilan_counts_first_answers_and_says_what_to_review():
     first = make_quiz(revoir="Section 3 : la table user_states")
-    second = q.Quiz("Combien de tables ?", options=[q.Option("4", True, "Quatre tables."),
-                                                   q.Option("2", False, "Il y en a plus.")])
+    second = q.Quiz(
+        "Combien de tables ?",
+        options=[q.Option("4", True, "Quatre tables."), q.Option("2", False, "Il y en a plus.")],
+    )
     bilan = q.bilan()
     live = bilan.widget()
     assert "0 / 2" in bilan.texte() and "Pas encore répondu" in bilan.texte()
