@@ -5,10 +5,15 @@ folder it runs in. The course root is computed from this file. Generated files (
 submitted/, autograded/, feedback/) live under ``grader/`` and are git-ignored.
 """
 
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+# The instructor-side package `grading` (hidden tests, hooks, class tools) lives here, never in
+# the installed `course` package that students can read.
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
 
 c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this file)
 
