@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import app, dbfile
+
 if TYPE_CHECKING:  # mermaid-py is imported on use: its package imports requests, which probes
     from mermaid.erdiagram import Entity, Link  # sockets at import time
     from mermaid.sequence import Participant
@@ -123,16 +125,12 @@ def avec_accessibilite(source: str, titre: str, description: str) -> str:
     raise DiagrammeError("Texte Mermaid sans type de diagramme.")
 
 
-def _ouvrir(db_path: str | Path) -> sqlite3.Connection:
-    chemin = Path(db_path)
-    if not chemin.is_file():
-        raise DiagrammeError(f"Base introuvable : {chemin} (lancez d'abord la démonstration).")
+def _open(db_path: str | Path, *, tables: bool) -> sqlite3.Connection:
+    """``dbfile.connect_readonly`` (nothing beside the file is created), with DiagrammeError."""
     try:
-        conn = sqlite3.connect(f"{chemin.resolve().as_uri()}?mode=ro", uri=True)
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.DatabaseError as exc:
-        raise DiagrammeError(f"{chemin} n'est pas une base SQLite lisible : {exc}") from exc
-    return conn
+        return dbfile.connect_readonly(db_path, tables=tables)
+    except dbfile.DbFileError as exc:
+        raise DiagrammeError(str(exc)) from None
 
 
 def _type(declare: str) -> str:
@@ -148,7 +146,7 @@ def schema(db_path: str | Path) -> Diagramme:
     """
     from mermaid.erdiagram import Entity, ERDiagram, Link
 
-    conn = _ouvrir(db_path)
+    conn = _open(db_path, tables=False)
     try:
         noms = [
             r[0]
@@ -259,7 +257,7 @@ def sequence(
     db_path: str | Path,
     session_id: str | None = None,
     *,
-    app_name: str = "tuteur",
+    app_name: str = app.APP_NAME,
     user_id: str | None = None,
     limite: int = 40,
 ) -> Diagramme:
@@ -273,7 +271,7 @@ def sequence(
 
     if not isinstance(limite, int) or limite < 1:
         raise DiagrammeError(f"`limite` doit être un entier ≥ 1 (reçu : {limite!r}).")
-    conn = _ouvrir(db_path)
+    conn = _open(db_path, tables=True)
     try:
         try:
             if session_id is None:

@@ -14,21 +14,21 @@ import gc
 import json
 import os
 import sqlite3
-import stat
 import threading
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote, urlparse
+from urllib.parse import unquote, urlparse
 
 import aiosqlite
 from pydantic import TypeAdapter
 
+from .. import dbfile
 from ..events import Event
 from . import _sqlite_ops as ops
-from ._schema import CREATE_SCHEMA_SQL, EXPECTED_COLUMNS, INDEX_COLUMNS
+from ._schema import CREATE_SCHEMA_SQL, INDEX_COLUMNS
 from .base_session_service import (
     BaseSessionService,
     GetSessionConfig,
@@ -48,7 +48,6 @@ from .state import State, merge_state, prefixed, split_state
 
 __all__ = ["SqliteSessionService"]
 
-SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 5_000
 EVENT_LIST = TypeAdapter(list[Event])
 
@@ -160,62 +159,16 @@ def _parse_path(db_path: Any) -> Path:
     return Path(db_path)
 
 
-def _is_read_only(path: Path) -> bool:
-    """True if the file may not be written: no write permission bit, or no write access to
-    the file or to its folder (where SQLite's journal goes).
-
-    root ignores permission bits (``os.access`` says yes), so the bits are read too: a file
-    chmod 0444 is treated as read-only for everyone, as its owner meant.
-    """
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        return False
-    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
-        return True
-    # SQLite writes through a journal file beside the database: the folder must be writable.
-    return not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK)
-
-
-def _read_only_flags(path: Path) -> str:
-    """URI flags to read a file we may not write, without creating any file beside it.
-
-    With no pending journal the file is complete by itself: ``immutable=1`` reads it without
-    the ``-shm`` file that WAL mode needs (a user who cannot write the folder could not create
-    it). With a pending ``-wal`` or ``-journal``, SQLite must read that too: plain ``mode=ro``.
-    """
-    for suffix in ("-wal", "-journal"):
-        pending = Path(f"{path}{suffix}")
-        if pending.exists() and pending.stat().st_size > 0:
-            return "mode=ro"
-    return "mode=ro&immutable=1"
-
-
 def _check_location(path: Path) -> None:
-    """Clear French errors for a path that cannot hold a session database."""
+    """``dbfile.check_location`` with the service's errors (``:memory:`` needs no file)."""
     if str(path) == ":memory:":
         return
-    folder = path.parent
-    if not folder.is_dir():
-        raise InvalidDatabaseError(
-            f"Le dossier {str(folder)!r} n'existe pas : impossible d'y créer ou d'y lire la base "
-            f"{path.name!r}. Créez d'abord le dossier ou choisissez un autre chemin."
-        )
-    if path.is_dir():
-        raise InvalidDatabaseError(f"{str(path)!r} est un dossier, pas un fichier de base SQLite.")
-    if path.exists():
-        try:
-            with path.open("rb") as file:
-                header = file.read(len(SQLITE_HEADER))
-        except PermissionError:
-            raise ReadOnlyDatabaseError(
-                f"Le fichier {str(path)!r} n'est pas lisible (droits d'accès)."
-            ) from None
-        if header and header != SQLITE_HEADER:
-            raise InvalidDatabaseError(
-                f"Le fichier {str(path)!r} n'est pas une base SQLite (en-tête inattendu). "
-                "Il n'a pas été modifié ; choisissez un autre chemin."
-            )
+    try:
+        dbfile.check_location(path)
+    except dbfile.UnreadableFileError as exc:
+        raise ReadOnlyDatabaseError(str(exc)) from None
+    except dbfile.DbFileError as exc:
+        raise InvalidDatabaseError(str(exc)) from None
 
 
 def _prepare(db: sqlite3.Connection, path: Path, read_only: bool) -> None:
@@ -236,7 +189,7 @@ def _prepare(db: sqlite3.Connection, path: Path, read_only: bool) -> None:
             f"Le fichier {str(path)!r} n'est pas une base SQLite lisible ({exc}). "
             "Il n'a pas été modifié."
         ) from None
-    for table, expected in EXPECTED_COLUMNS.items():
+    for table, expected in dbfile.COLUMNS.items():
         if table not in tables:
             if read_only:
                 raise ReadOnlyDatabaseError(
@@ -265,7 +218,7 @@ def _prepare(db: sqlite3.Connection, path: Path, read_only: bool) -> None:
         for name, columns in INDEX_COLUMNS.items()
         if tuple(row[2] for row in db.execute(f"PRAGMA index_info({name})")) != columns
     ]
-    if outdated or not tables.issuperset(EXPECTED_COLUMNS):
+    if outdated or not tables.issuperset(dbfile.COLUMNS):
 
         def create(d: sqlite3.Connection) -> None:
             for name in outdated:  # missing, or an older definition under that name
@@ -345,9 +298,9 @@ class SqliteSessionService(BaseSessionService):
     async def _open(self) -> aiosqlite.Connection:
         path = self.db_path
         _check_location(path)
-        self._read_only = _is_read_only(path)
+        self._read_only = dbfile.is_read_only(path)
         if self._read_only:
-            target, uri = f"file:{quote(str(path.resolve()))}?{_read_only_flags(path)}", True
+            target, uri = dbfile.readonly_uri(path), True
         else:
             target, uri = str(path), False
         # check_same_thread=False: reads may run in the event loop's thread (see _run), never

@@ -6,12 +6,11 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..app import APP_NAME
 from .modele import RuleTutorModel, TurnModel
 from .outils import enregistrer_reponse, fixer_niveau
 
 __all__ = ["APP_NAME", "Agent", "Tuteur", "ToolContext", "DeltaState"]
-
-APP_NAME = "tuteur"
 
 Tool = Callable[..., dict[str, Any]]
 

@@ -12,25 +12,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sqlite3
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .agent import APP_NAME, Tuteur
+from .. import app, dbfile
+from ..app import APP_NAME
+from .agent import Tuteur
 from .demonstration import DEMO_USER, demo
 from .modele import is_farewell
 from .runner import Runner, message
 
-__all__ = ["DbPathError", "check_db_path", "default_db", "main"]
+__all__ = ["check_db_path", "main"]
 
-_SQLITE_HEADER = b"SQLite format 3\x00"
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-
-class DbPathError(ValueError):
-    """The --db path cannot hold the tutor's database (nothing was written)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,29 +35,11 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"Erreur : {message}\n")
 
 
-def default_db() -> str:
-    return os.environ.get("TUTEUR_DB") or "tuteur.db"
-
-
 def check_db_path(path: str) -> Path:
-    """Refuse, before anything is written, a path the service could not use."""
-    p = Path(path).expanduser()
+    """The --db path once ``dbfile.check_location`` accepts it (nothing is written before)."""
     if not str(path).strip():
-        raise DbPathError("Chemin de base vide : donnez un fichier avec --db.")
-    if not p.parent.is_dir():
-        raise DbPathError(
-            f"Le dossier « {p.parent} » n'existe pas : créez-le ou choisissez un autre --db."
-        )
-    if p.is_dir():
-        raise DbPathError(f"« {p} » est un dossier, pas un fichier de base de données.")
-    if p.is_file() and p.stat().st_size > 0:
-        with p.open("rb") as f:
-            if f.read(len(_SQLITE_HEADER)) != _SQLITE_HEADER:
-                raise DbPathError(
-                    f"« {p} » n'est pas une base SQLite : il n'a pas été modifié ; "
-                    "choisissez un autre fichier avec --db."
-                )
-    return p
+        raise dbfile.DbFileError("Chemin de base vide : donnez un fichier avec --db.")
+    return dbfile.check_location(Path(path).expanduser())
 
 
 def _open_service(path: Path) -> Any:
@@ -214,8 +192,8 @@ def _run_demo(db: Path) -> int:
 def _add_db_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
-        default=default_db(),
-        help="fichier SQLite (défaut : $TUTEUR_DB, sinon tuteur.db)",
+        default=app.default_db_path(),
+        help=f"fichier SQLite (défaut : ${app.DB_ENV_VAR}, sinon {app.DEFAULT_DB})",
     )
 
 
@@ -246,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("indiquez l'élève avec --user NOM (non vide)")
     try:
         db = check_db_path(opts.db)
-    except DbPathError as exc:
+    except dbfile.DbFileError as exc:
         _say(f"Erreur : {exc}", err=True)
         return EXIT_ERROR
     if args[:1] == ["demo"]:

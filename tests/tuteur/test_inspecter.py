@@ -79,7 +79,7 @@ async def test_inspecter_sees_a_writer_still_open(
 
 
 def test_bad_files_get_french_errors_and_stay_untouched(tmp_path: Path) -> None:
-    with pytest.raises(InspectionError, match="Fichier introuvable"):
+    with pytest.raises(InspectionError, match="Base introuvable"):
         inspecter(tmp_path / "absent.db")
     assert not (tmp_path / "absent.db").exists()
     text = tmp_path / "notes.txt"
@@ -92,7 +92,7 @@ def test_bad_files_get_french_errors_and_stay_untouched(tmp_path: Path) -> None:
     con.execute("CREATE TABLE sessions (id TEXT)")
     con.commit()
     con.close()
-    with pytest.raises(InspectionError, match="table\\(s\\) absente\\(s\\) : app_states"):
+    with pytest.raises(InspectionError, match="table\\(s\\) absente\\(s\\)\u00a0: app_states"):
         inspecter(other)
 
 
@@ -104,7 +104,7 @@ def test_cli_errors_exit_non_zero(python: str, cli_env: dict[str, str], tmp_path
         timeout=60,
         env=cli_env,
     )
-    assert missing.returncode == 1 and "Erreur : Fichier introuvable" in missing.stderr
+    assert missing.returncode == 1 and "Erreur : Base introuvable" in missing.stderr
     default = subprocess.run(
         [python, "-m", "course.inspecter"],
         capture_output=True,
