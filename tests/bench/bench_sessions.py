@@ -271,9 +271,11 @@ async def bench_raw_loop(folder: Path, n: int) -> Result:
             await course.append_event(session=session, event=events[i])
 
         raw_t, course_t = await alternate(raw.append, course_call, n)
+        query = "SELECT event_data FROM events ORDER BY rowid"
+        course_conn = await course._connection()
         stored = [
-            await db.execute_fetchall("SELECT event_data FROM events ORDER BY rowid")
-            for db in (raw.db, await course._connection())
+            await raw.db.execute_fetchall(query),
+            await course_conn.run(lambda db: db.execute(query).fetchall()),
         ]
     assert len(stored[0]) == len(stored[1]) == n
     return Result("append_event vs raw aiosqlite loop", raw_t, course_t, 2, lower_is_better=True)

@@ -31,3 +31,26 @@ def test_bench_quick_mode_prints_every_ratio():
         # median, min and CPU columns: each side's ms per call and their ratio
         assert len(re.findall(r"\d+\.\d+ +\d+\.\d+ +\d+\.\dx", line)) == 3, line
     assert "quick run: targets not checked" in done.stdout
+
+
+def test_speedups_bench_quick_mode_prints_every_trick():
+    done = subprocess.run(
+        [sys.executable, str(BENCH.with_name("bench_speedups.py")), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr
+    for trick in (
+        "parse_states",
+        "stored_session vs Session.model_construct",
+        "stored_session vs validated Session(...)",
+        "stored_sessions vs a loop of stored_session",
+        "stored_sessions vs Session.model_construct",
+        "gc_paused: list_sessions of all",
+        "read in place: get_session",
+    ):
+        line = next(line for line in done.stdout.splitlines() if line.startswith(trick))
+        # median and min columns: each side's ms per call and their ratio
+        assert len(re.findall(r"\d+\.\d+ +\d+\.\d+ +\d+\.\dx", line)) == 2, line
+    assert "quick run: floor not checked" in done.stdout

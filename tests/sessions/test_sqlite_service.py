@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import threading
@@ -44,8 +45,7 @@ def open_fds_on(path) -> list[str]:
 
 async def sql_on_service_connection(service: SqliteSessionService, query: str):
     conn = await service._connection()
-    async with conn.execute(query) as cursor:
-        return await cursor.fetchall()
+    return await conn.run(lambda db: db.execute(query).fetchall())
 
 
 async def test_one_connection_with_pragmas(sqlite_service):
@@ -112,17 +112,17 @@ async def test_list_sessions_never_reads_events(sqlite_service):
         await sqlite_service.append_event(session=session, event=say(f"m{i}"))
     conn = await sqlite_service._connection()
     statements: list[str] = []
-    await conn.set_trace_callback(statements.append)
+    await conn.run(lambda db: db.set_trace_callback(statements.append))
     listed = await sqlite_service.list_sessions(app_name=APP, user_id="alice")
     await sqlite_service.list_sessions(app_name=APP)
-    await conn.set_trace_callback(None)
+    await conn.run(lambda db: db.set_trace_callback(None))
     assert listed.sessions[0].events == []
     assert any("FROM sessions" in s for s in statements)
     assert not [s for s in statements if "events" in s.lower()]
     # and the trace does see events when they are read
-    await conn.set_trace_callback(statements.append)
+    await conn.run(lambda db: db.set_trace_callback(statements.append))
     await sqlite_service.get_session(app_name=APP, user_id="alice", session_id=session.id)
-    await conn.set_trace_callback(None)
+    await conn.run(lambda db: db.set_trace_callback(None))
     assert [s for s in statements if "FROM events" in s]
 
 
@@ -136,9 +136,9 @@ async def test_list_sessions_reads_sessions_already_sorted_by_an_index(
         await sqlite_service.create_session(app_name=APP, user_id="alice")
     conn = await sqlite_service._connection()
     statements: list[str] = []
-    await conn.set_trace_callback(statements.append)
+    await conn.run(lambda db: db.set_trace_callback(statements.append))
     await sqlite_service.list_sessions(app_name=APP, user_id=user_id)
-    await conn.set_trace_callback(None)
+    await conn.run(lambda db: db.set_trace_callback(None))
     (listing,) = [s for s in statements if "FROM sessions" in s]
     plan = " ".join(
         row[-1]
@@ -317,3 +317,20 @@ async def test_a_scoped_state_that_is_not_a_json_object_gets_a_clear_error(
         for user_id in ("alice", None):
             with pytest.raises(InvalidDatabaseError, match=f"table {table}"):
                 await service.list_sessions(app_name=APP, user_id=user_id)
+
+
+async def test_a_service_dropped_without_close_ends_its_thread_and_frees_the_file(sqlite_db_path):
+    import gc
+
+    threads_before = threading.active_count()
+    service = SqliteSessionService(sqlite_db_path)
+    await service.create_session(app_name=APP, user_id="alice")
+    assert threading.active_count() == threads_before + 1 and open_fds_on(sqlite_db_path)
+    del service
+    gc.collect()
+    for _ in range(100):  # the connection closes in its thread, then the thread ends
+        if threading.active_count() == threads_before and not open_fds_on(sqlite_db_path):
+            break
+        await asyncio.sleep(0.01)
+    assert threading.active_count() == threads_before
+    assert open_fds_on(sqlite_db_path) == []
