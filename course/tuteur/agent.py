@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..app import APP_NAME
-from .modele import RuleTutorModel, TurnModel
-from .outils import enregistrer_reponse, fixer_niveau
+from .model import RuleTutorModel, TurnModel
+from .tools import enregistrer_reponse, fixer_niveau
 
 __all__ = ["APP_NAME", "Agent", "Tuteur", "ToolContext", "DeltaState"]
 
@@ -68,7 +68,8 @@ class Agent:
 
 
 class Tuteur(Agent):
-    """The course's tutor: the rule-based model and the two progression tools."""
+    """Le tuteur du cours : un modèle à règles fixes et ses deux outils de progression
+    (``fixer_niveau``, ``enregistrer_reponse``), à donner à un ``Runner``."""
 
     def __init__(self, model: TurnModel | None = None) -> None:
         super().__init__(

@@ -1,4 +1,4 @@
-"""Command line of the tutor, as the seed's `files/main.py`.
+"""Command line of the tutor: talk to it in a terminal, with its memory in a SQLite file.
 
     python -m course.tuteur --user alice [--reprendre] [--db PATH]
     python -m course.tuteur demo [--db PATH]
@@ -20,8 +20,8 @@ from typing import Any, NoReturn
 from .. import app, dbfile
 from ..app import APP_NAME
 from .agent import Tuteur
-from .demonstration import DEMO_USER, demo
-from .modele import is_farewell
+from .demo_sessions import DEMO_USER, demo
+from .model import is_farewell
 from .runner import Runner, message
 
 __all__ = ["check_db_path", "main"]
@@ -58,8 +58,8 @@ def _show(event: Any) -> None:
             args = ", ".join(f"{k}={v!r}" for k, v in (part.function_call.args or {}).items())
             _say(f"  [outil] {part.function_call.name}({args})")
         elif part.function_response is not None:
-            statut = (part.function_response.response or {}).get("statut", "?")
-            _say(f"  [outil] {part.function_response.name} -> {statut}")
+            status = (part.function_response.response or {}).get("statut", "?")
+            _say(f"  [outil] {part.function_response.name} -> {status}")
         elif part.text and event.author != "user":
             _say(f"tuteur> {part.text}")
 
@@ -78,7 +78,7 @@ def _read(prompt: str) -> str:
     return line.rstrip("\n")
 
 
-def _run_session(user: str, reprendre: bool, db: Path) -> int:
+def _run_session(user: str, resume: bool, db: Path) -> int:
     loop = asyncio.new_event_loop()
     service = session_id = None
     try:
@@ -86,7 +86,7 @@ def _run_session(user: str, reprendre: bool, db: Path) -> int:
         sessions = loop.run_until_complete(
             service.list_sessions(app_name=APP_NAME, user_id=user)
         ).sessions
-        if reprendre and sessions:
+        if resume and sessions:
             session_id = sessions[-1].id
             _say(f"Reprise de la session {session_id}")
             full = loop.run_until_complete(
@@ -98,7 +98,7 @@ def _run_session(user: str, reprendre: bool, db: Path) -> int:
             if texts:
                 _say(f"tuteur> {texts[-1]}")
         else:
-            if reprendre:
+            if resume:
                 _say(
                     f"Aucune session précédente pour « {user} » : je commence une nouvelle session."
                 )

@@ -12,31 +12,32 @@ from typing import Any
 __all__ = [
     "Question",
     "QUESTIONS",
-    "NIVEAU_MIN",
-    "NIVEAU_MAX",
+    "LEVEL_MIN",
+    "LEVEL_MAX",
     "question_by_id",
     "choose_question",
     "normalize",
 ]
 
-NIVEAU_MIN = 1
-NIVEAU_MAX = 5
+LEVEL_MIN = 1
+LEVEL_MAX = 5
 
 
 @dataclass(frozen=True)
 class Question:
-    """One quiz question: its level, its topic (what goes to `a_revoir`) and accepted answers."""
+    """One quiz question: its level, its topic (what goes to `a_revoir`), its text, the
+    accepted answers (the first one is shown after a wrong answer) and an explanation."""
 
     id: str
-    niveau: int
-    sujet: str
-    texte: str
-    reponses: tuple[str, ...]
-    explication: str
+    level: int
+    topic: str
+    text: str
+    answers: tuple[str, ...]
+    explanation: str
 
-    def accepte(self, reponse: str) -> bool:
+    def accepts(self, answer: str) -> bool:
         """True when the learner's answer matches one accepted answer once normalized."""
-        return normalize(reponse) in {normalize(r) for r in self.reponses}
+        return normalize(answer) in {normalize(a) for a in self.answers}
 
 
 def normalize(text: str) -> str:
@@ -183,15 +184,15 @@ def choose_question(record: Mapping[str, Any], exclude: str | None = None) -> Qu
     A topic to review (`a_revoir`) at the current level comes first; otherwise the level's
     questions rotate with the number of answers given. `exclude` avoids asking twice in a row.
     """
-    niveau = min(max(int(record.get("niveau", NIVEAU_MIN)), NIVEAU_MIN), NIVEAU_MAX)
-    level = [q for q in QUESTIONS if q.niveau == niveau]
-    for sujet in record.get("a_revoir", []):
-        for q in level:
-            if q.sujet == sujet and q.id != exclude:
+    level = min(max(int(record.get("niveau", LEVEL_MIN)), LEVEL_MIN), LEVEL_MAX)
+    at_level = [q for q in QUESTIONS if q.level == level]
+    for topic in record.get("a_revoir", []):
+        for q in at_level:
+            if q.topic == topic and q.id != exclude:
                 return q
     start = int(record.get("total", 0))
-    for k in range(len(level)):
-        q = level[(start + k) % len(level)]
+    for k in range(len(at_level)):
+        q = at_level[(start + k) % len(at_level)]
         if q.id != exclude:
             return q
-    return level[0]
+    return at_level[0]

@@ -16,7 +16,7 @@ from course.events import Content, Part
 
 from .agent import Agent, DeltaState, ToolContext
 from .compat import COURSE_TYPES, EventTypes, convert_content, event_types_for
-from .modele import ModelRequest
+from .model import ModelRequest
 
 __all__ = ["Runner", "UnknownSessionError", "message"]
 
@@ -28,7 +28,7 @@ class UnknownSessionError(ValueError):
 
 
 def message(text: str) -> Content:
-    """The learner's message as a content, ready for `run_async(new_message=...)`."""
+    """Le message de l'élève, prêt pour ``runner.run_async(new_message=...)``."""
     if not isinstance(text, str):
         raise TypeError(f"message attend un texte (str), pas {type(text).__name__}")
     return Content(role="user", parts=[Part(text=text)])
