@@ -9,9 +9,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from processus import free_port
-
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import REPO as ROOT
+from helpers import free_port
 
 
 def get_json(url: str) -> object:

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from processus import alive, free_port, port_open, stop_pids
+import psutil
+from helpers import REPO, alive, free_port, port_open, stop_pids
 
 __all__ = [
     "CHROMIUM_FLAGS",
@@ -50,7 +51,6 @@ __all__ = [
     "stop_pids",
 ]
 
-REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / ".artefacts" / "screenshots"
 NOTEBOOK_TREES = ("notebooks", "solutions")
 CHROMIUM_FLAGS = [
@@ -72,45 +72,21 @@ IGNORED_PARTS = {".ipynb_checkpoints", "__pycache__"}
 # --------------------------------------------------------------------------- processes
 
 
-def _children(pid: int) -> list[int]:
-    """Direct children of ``pid``, read from /proc (no psutil needed)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # the command name may hold spaces and parentheses: the ppid follows the last ')'
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if int(fields[1]) == pid:
-            found.append(int(entry.name))
-    return found
-
-
 def descendants(pid: int) -> list[int]:
     """Every process below ``pid`` (children, grandchildren, ...)."""
-    out, todo = [], [pid]
-    while todo:
-        for child in _children(todo.pop()):
-            out.append(child)
-            todo.append(child)
-    return out
+    try:
+        return [p.pid for p in psutil.Process(pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
 
 
 def pids_with_argument(text: str) -> list[int]:
     """Processes whose command line contains ``text`` (a unique temp path, never a bare name)."""
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in cmdline and alive(int(entry.name)):
-            found.append(int(entry.name))
+    for proc in psutil.process_iter(["cmdline"]):
+        cmdline = " ".join(proc.info["cmdline"] or [])
+        if proc.pid != os.getpid() and text in cmdline and alive(proc.pid):
+            found.append(proc.pid)
     return found
 
 

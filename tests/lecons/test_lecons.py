@@ -14,8 +14,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from helpers import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = ROOT / "solutions" / "lecons"
 STUDENT = ROOT / "notebooks" / "lecons"
 LESSONS = sorted(p.name for p in SOLUTIONS.glob("*.ipynb"))

@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_sessions.py"
+from helpers import REPO
+
+BENCH = REPO / "tests" / "bench" / "bench_sessions.py"
 
 
 def test_bench_quick_mode_prints_every_ratio():

@@ -13,19 +13,14 @@ import sqlite3
 import threading
 import time
 
-from course.events import Content, Event, Part
+from helpers import say
+
 from course.sessions import SqliteSessionService
 from course.sessions import sqlite_session_service as service_module
 
 APP = "tuteur"
 HELD = 0.5  # seconds another program keeps its lock
 MAX_GAP = 0.25  # the loop must never stall this long while that lock is held
-
-
-def say(text: str) -> Event:
-    return Event(
-        author="user", invocation_id="inv", content=Content(role="user", parts=[Part(text=text)])
-    )
 
 
 class LoopWatch:

@@ -8,10 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import REPO, network_free_env
 
 from course import diagrammes as d
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_schema_shows_tables_keys_cascade_and_missing_cascade(adk_format_db: Path):
@@ -110,7 +109,7 @@ def test_afficher_displays_exactly_the_raw_bundle(adk_format_db: Path):
     assert captured.outputs[0].data == diagram.bundle()
 
 
-def test_import_and_build_do_no_network(adk_format_db: Path, network_free_env: dict):
+def test_import_and_build_do_no_network(adk_format_db: Path):
     """Run in a process whose sockets are blocked: mermaid-py must not try to reach mermaid.ink."""
     code = (
         "import socket, sys\n"
@@ -124,13 +123,13 @@ def test_import_and_build_do_no_network(adk_format_db: Path, network_free_env: d
     )
     out = subprocess.run(
         [sys.executable, "-c", code],
-        env=network_free_env,
-        cwd=ROOT,
+        env=network_free_env(),
+        cwd=REPO,
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert out.returncode == 0, out.stderr
     assert "bloqué" in out.stdout and "Réseau bloqué" in out.stdout
-    source = (ROOT / "course" / "diagrammes.py").read_text()
+    source = (REPO / "course" / "diagrammes.py").read_text()
     assert "Mermaid(" not in source.replace("mermaid.Mermaid(...)", "")
