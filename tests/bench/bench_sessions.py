@@ -375,15 +375,22 @@ def cost_model(results: list[Result]) -> str:
     )
 
 
+def in_scratch_folder(
+    run: Callable[[bool, Path], Awaitable[list[Result]]], quick: bool
+) -> list[Result]:
+    """``run(quick, folder)`` in a fresh temporary folder, removed afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix="bench-"))
+    try:
+        return asyncio.run(run(quick, folder))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few iterations, targets unchecked")
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="bench-sessions-"))
-    try:
-        results = asyncio.run(run(args.quick, folder))
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    results = in_scratch_folder(run, args.quick)
     report(results)
     if args.quick:
         print("quick run: targets not checked")

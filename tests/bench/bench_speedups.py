@@ -12,17 +12,14 @@ should go. ``--quick`` runs a few iterations only, to check that the benchmark w
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import shutil
 import statistics
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench_sessions import Result, alternate, course_event, fill_by_sql
+from bench_sessions import Result, alternate, course_event, fill_by_sql, in_scratch_folder
 
 from course.sessions import Session, SqliteSessionService
 from course.sessions import _speedups as speedups
@@ -196,12 +193,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="few iterations, floor unchecked")
     parser.add_argument("--floor", type=float, default=1.2, help="least ratio a trick must show")
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="bench-speedups-"))
-    try:
-        results = asyncio.run(run(args.quick, folder))
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-    missed = report(results, args.floor)
+    missed = report(in_scratch_folder(run, args.quick), args.floor)
     if args.quick:
         print("quick run: floor not checked")
         return 0
