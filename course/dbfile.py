@@ -52,7 +52,7 @@ TABLES: tuple[str, ...] = tuple(COLUMNS)
 
 
 class DbFileError(ValueError):
-    """Ce chemin ne peut pas être (ou ne contient pas) une base de sessions ; le message dit
+    """Ce chemin ne peut pas être (ou ne contient pas) une base de sessions ; le message dit
     pourquoi. Rien n'a été écrit."""
 
 

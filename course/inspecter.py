@@ -31,7 +31,7 @@ _JSON_COLUMNS = {
 
 
 class InspectionError(ValueError):
-    """Le fichier ne peut pas être inspecté : absent, pas du SQLite, ou sans les quatre
+    """Le fichier ne peut pas être inspecté : absent, pas du SQLite, ou sans les quatre
     tables d'une base de sessions."""
 
 
@@ -45,7 +45,7 @@ def connect_readonly(path: str | os.PathLike[str]) -> sqlite3.Connection:
 
 
 def inspecter(path: str | os.PathLike[str] = app.DEFAULT_DB) -> str:
-    """Les deux lignes à lire : les lignes de ``user_states``, puis le nombre d'événements
+    """Les deux lignes à lire : les lignes de ``user_states``, puis le nombre d'événements
     de chaque session (paires ``(nombre, session_id)``, par id de session)."""
     con = connect_readonly(path)
     try:
@@ -59,7 +59,7 @@ def inspecter(path: str | os.PathLike[str] = app.DEFAULT_DB) -> str:
 
 
 def tables(path: str | os.PathLike[str] = app.DEFAULT_DB) -> dict[str, pd.DataFrame]:
-    """Les quatre tables en DataFrames ; chaque colonne JSON est gardée et dépliée en colonnes.
+    """Les quatre tables en DataFrames ; chaque colonne JSON est gardée et dépliée en colonnes.
 
     Les colonnes dépliées portent le chemin JSON, par exemple
     ``state.progression.python.niveau`` ou ``event_data.content.parts``.

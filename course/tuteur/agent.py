@@ -68,7 +68,7 @@ class Agent:
 
 
 class Tuteur(Agent):
-    """Le tuteur du cours : un modèle à règles fixes et ses deux outils de progression
+    """Le tuteur du cours : un modèle à règles fixes et ses deux outils de progression
     (``fixer_niveau``, ``enregistrer_reponse``), à donner à un ``Runner``."""
 
     def __init__(self, model: TurnModel | None = None) -> None:

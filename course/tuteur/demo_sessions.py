@@ -23,9 +23,9 @@ DEMO_SESSIONS: tuple[tuple[str, ...], ...] = (
 
 
 async def demo(service: Any, *, user_id: str = DEMO_USER) -> tuple[str, str]:
-    """Rejoue les deux sessions de démonstration ; renvoie (id de la première, id de la seconde).
+    """Rejoue les deux sessions de démonstration ; renvoie (id de la première, id de la seconde).
 
-    Refuse un élève qui a déjà des sessions ou une progression : la démonstration part d'un
+    Refuse un élève qui a déjà des sessions ou une progression : la démonstration part d'un
     élève neuf pour donner le résultat de la leçon (niveau 4, 2 bonnes réponses sur 3), et
     n'écrase jamais les données de personne.
     """
