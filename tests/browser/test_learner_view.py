@@ -71,14 +71,14 @@ def status(lab: JupyterLab, path: str) -> int:
         return exc.code
 
 
-def view(browser: Browser, lab: JupyterLab, shot: str, url_path: str = "/lab") -> dict:
-    """Load ``url_path`` of ``lab``, read what the page offers, open the Nbgrader menu for the
-    screenshot and read its items."""
+def view(browser: Browser, lab: JupyterLab, shot: str, url_path: str = "/lab?reset") -> dict:
+    """Load ``url_path`` of ``lab`` (by default a fresh workspace: no notebook reopened from an
+    earlier test), read what the page offers, open the Nbgrader menu and read its items."""
     if lab.base_url != browser.base_url:
         browser.other_servers.append(lab.base_url)
     page = browser.context.new_page()
     try:
-        page.goto(f"{lab.base_url}{url_path}?token={lab.token}")
+        page.goto(f"{lab.base_url}{url_path}{'&' if '?' in url_path else '?'}token={lab.token}")
         page.wait_for_function(
             "() => window.jupyterapp && window.jupyterapp.shell && document.querySelector("
             "'#jp-menu-panel .lm-MenuBar-itemLabel')",
