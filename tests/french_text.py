@@ -190,17 +190,32 @@ def mask_markdown(text: str) -> str:
     return html.unescape(text)
 
 
+def _line_breaks(lines: list[str], i: int) -> list[tuple[int, str, None]]:
+    """A line break inside a paragraph renders as an ordinary space: a line that starts with
+    ``: ; ? ! »``, or one that ends with ``«``, lets the mark wrap alone."""
+    line, found = lines[i], []
+    head = line.lstrip()
+    if i and lines[i - 1].strip() and head[:1] in (":", ";", "?", "!", "»"):
+        if not (head.startswith("![") or head.startswith("!=")):
+            found.append((len(line) - len(head), f"retour à la ligne avant « {head[0]} »", None))
+    if line.rstrip().endswith("«") and i + 1 < len(lines) and lines[i + 1].strip():
+        found.append((len(line.rstrip()) - 1, "retour à la ligne après « « »", None))
+    return found
+
+
 def check_markdown(text: str, where: str, *, lesson: bool = True) -> list[Finding]:
     """Typography and vocabulary findings of a Markdown text, one ``where`` + line each.
 
     ``lesson``: a lesson's or the TP's text, French throughout; otherwise (a README), lines
     that do not look French are checked only for ordinary spaces before ``: ; ? !``."""
     findings = []
-    for number, line in enumerate(mask_markdown(text).split("\n"), start=1):
+    lines = mask_markdown(text).split("\n")
+    for number, line in enumerate(lines, start=1):
         french = lesson or looks_french(line)
         problems = check_text(line, strict=french)
         if french:
             problems += check_vocabulary(line, lesson=lesson)
+        problems += _line_breaks(lines, number - 1)
         for index, message, mark in sorted(problems, key=lambda p: p[0]):
             excerpt = _excerpt(line, index, mark)
             findings.append(Finding(f"{where}, ligne {number}", message, excerpt))

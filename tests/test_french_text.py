@@ -77,6 +77,15 @@ def test_markdown_code_urls_html_math_and_mermaid_are_not_prose():
     ]
 
 
+def test_a_line_break_inside_a_paragraph_is_an_ordinary_space():
+    text = f"Une question\n? Et une citation «\nici{NBSP}».\n\n![image]\n"
+    assert [(f.where, f.message) for f in check_markdown(text, "x")] == [
+        ("x, ligne 2", "retour à la ligne avant « ? »"),
+        ("x, ligne 2", "retour à la ligne après « « »"),
+    ]
+    assert check_markdown(f"Une question{NBSP}?\nEt une citation «{NBSP}ici{NBSP}».", "x") == []
+
+
 def test_a_code_span_followed_by_a_mark_still_needs_the_space():
     assert messages(check_markdown("La fonction `oublier`: elle efface.", "x")) == [
         "pas d'espace avant « : » (insécable U+00A0)"
