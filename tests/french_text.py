@@ -35,6 +35,7 @@ __all__ = [
     "check_python_file",
     "check_python_source",
     "check_text",
+    "check_vocabulary",
     "learner_files",
     "looks_french",
     "mask_markdown",

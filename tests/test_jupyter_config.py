@@ -58,11 +58,20 @@ def test_learner_view_hides_what_the_hubs_students_do_not_see():
         "@jupyter/nbgrader:course-list",
         "@jupyter/nbgrader:create-assignment",
     }
-    ours = read(LEARNER / "jupyter_server_config.d/course-eleve.json")
-    assert ours == read(HUB_STUDENTS / "jupyter_server_config.d/nbgrader-cours.json")
-    extensions = ours["ServerApp"]["jpserver_extensions"]
-    assert not extensions["nbgrader.server_extensions.formgrader"]
-    assert not extensions["nbgrader.server_extensions.course_list"]
+
+    def nbgrader_extensions(path: Path) -> dict:
+        extensions = read(path)["ServerApp"]["jpserver_extensions"]
+        return {k: v for k, v in extensions.items() if k.startswith("nbgrader.")}
+
+    ours = nbgrader_extensions(LEARNER / "jupyter_server_config.d/course-eleve.json")
+    hub = nbgrader_extensions(HUB_STUDENTS / "jupyter_server_config.d/nbgrader-cours.json")
+    assert ours == hub
+    assert ours == {
+        "nbgrader.server_extensions.formgrader": False,
+        "nbgrader.server_extensions.course_list": False,
+        "nbgrader.server_extensions.assignment_list": True,
+        "nbgrader.server_extensions.validate_assignment": True,
+    }
 
 
 def test_only_make_lab_loads_the_learner_view():
