@@ -20,8 +20,7 @@ from french_text import (
     learner_files,
     looks_french,
 )
-
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import REPO as ROOT
 
 
 def messages(findings) -> list[str]:

@@ -8,9 +8,10 @@ import re
 import tomllib
 from pathlib import Path
 
+from helpers import REPO
+
 from course import save_hook
 
-REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "course" / "jupyter-config"
 LEARNER = CONFIG / "eleve"
 HUB_STUDENTS = REPO / "grader" / "hub" / "jupyter-config" / "students"

@@ -7,15 +7,14 @@ import json
 import subprocess
 import sys
 import tomllib
-from pathlib import Path
 
 import nbformat
+from helpers import REPO
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from course import quiz as q
 from course import save_hook
 
-REPO = Path(__file__).resolve().parents[1]
 WIDGET = save_hook.WIDGET_VIEW
 
 
