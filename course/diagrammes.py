@@ -54,15 +54,21 @@ class Diagramme:
 
 
 def afficher(diagram: Diagramme) -> None:
-    """Affiche un diagramme (JupyterLab le dessine hors ligne ; sinon, sa version texte)."""
+    """Affiche un diagramme (JupyterLab le dessine hors ligne ; sinon, sa version texte)."""
     from IPython.display import display
 
     display(diagram.bundle(), raw=True)
 
 
+def _collapse(text: object) -> str:
+    """Runs of ordinary whitespace become one space; non-breaking spaces (French typography)
+    stay, which ``str.split()`` would not keep."""
+    return re.sub(r"[ \t\r\n\f\v]+", " ", str(text)).strip(" ")
+
+
 def _one_line(text: str, limit: int | None = None) -> str:
     """One safe line of Mermaid label text (no statement separators, comments or entities)."""
-    text = " ".join(str(text).split())
+    text = _collapse(text)
     for before, after in (
         (";", ","),
         ("#", "n°"),
@@ -81,7 +87,7 @@ def _one_line(text: str, limit: int | None = None) -> str:
 
 def _shorten(text: str, limit: int) -> str:
     """Plain text on one line, cut to ``limit`` characters (for labels and the text fallback)."""
-    text = " ".join(str(text).split())
+    text = _collapse(text)
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
@@ -138,11 +144,11 @@ def _sql_type(declared: str) -> str:
 
 
 def schema(db_path: str | Path) -> Diagramme:
-    """Le schéma du fichier : ses tables, leurs clés primaires et étrangères, les cascades.
+    """Le schéma du fichier : ses tables, leurs clés primaires et étrangères, les cascades.
 
     Deux tables qui partagent une partie de leur clé sans clé étrangère entre elles
-    (``user_states`` et ``sessions``) sont reliées en pointillés : supprimer dans l'une ne
-    supprime rien dans l'autre, ce qui est tout l'enjeu du lab « oublier ».
+    (``user_states`` et ``sessions``) sont reliées en pointillés : supprimer dans l'une ne
+    supprime rien dans l'autre, ce qui est tout l'enjeu du TP « oublier ».
     """
     from mermaid.erdiagram import Entity, ERDiagram, Link
 
@@ -196,9 +202,9 @@ def schema(db_path: str | Path) -> Diagramme:
                 Link(entities[parent], entities[child], "exactly-one", "zero-or-more", label)
             )
             link_lines.append(
-                f"- {parent} → {child} : clé étrangère ({cols})"
+                f"- {parent} → {child} : clé étrangère ({cols})"
                 + (
-                    ", ON DELETE CASCADE : supprimer la ligne parente supprime les lignes liées"
+                    ", ON DELETE CASCADE : supprimer la ligne parente supprime les lignes liées"
                     if cascade
                     else ""
                 )
@@ -222,7 +228,7 @@ def schema(db_path: str | Path) -> Diagramme:
             )
         )
         link_lines.append(
-            f"- {parent} ⇢ {child} : même ({shared_key}) mais aucune clé étrangère, donc aucune "
+            f"- {parent} ⇢ {child} : même ({shared_key}) mais aucune clé étrangère, donc aucune "
             "suppression en cascade entre elles"
         )
 
@@ -240,9 +246,9 @@ def schema(db_path: str | Path) -> Diagramme:
     lines = [f"{title} ({len(table_names)} tables)"]
     for n in table_names:
         cols = ", ".join(c[1] + (" (PK)" if c[5] else "") for c in columns[n])
-        lines.append(f"- {n} : {cols}")
+        lines.append(f"- {n} : {cols}")
     if link_lines:
-        lines += ["Liens :", *link_lines]
+        lines += ["Liens :", *link_lines]
     return Diagramme(title, description, source, "\n".join(lines))
 
 
@@ -263,16 +269,16 @@ def sequence(
     user_id: str | None = None,
     limite: int = 40,
 ) -> Diagramme:
-    """Les événements d'une session en diagramme de séquence : l'élève, le tuteur, ses outils.
+    """Les événements d'une session en diagramme de séquence : l'élève, le tuteur, ses outils.
 
     Sans ``session_id``, prend la session qui a le plus d'événements (de ``user_id`` s'il est
-    donné) ; ``limite`` borne le nombre d'événements dessinés.
+    donné) ; ``limite`` borne le nombre d'événements dessinés.
     """
     from mermaid.sequence import Actor, Note, Participant, SequenceDiagram
     from mermaid.sequence import Link as Arrow
 
     if not isinstance(limite, int) or limite < 1:
-        raise DiagrammeError(f"`limite` doit être un entier ≥ 1 (reçu : {limite!r}).")
+        raise DiagrammeError(f"`limite` doit être un entier ≥ 1 (reçu : {limite!r}).")
     conn = _open(db_path, tables=True)
     try:
         try:
@@ -312,7 +318,7 @@ def sequence(
             ).fetchall()
         except sqlite3.OperationalError as exc:
             raise DiagrammeError(
-                f"{db_path} n'a pas le format d'une base de sessions : {exc}"
+                f"{db_path} n'a pas le format d'une base de sessions : {exc}"
             ) from exc
     finally:
         conn.close()
@@ -322,7 +328,7 @@ def sequence(
     tutor = Participant("Tuteur")
     tools: dict[str, Participant] = {}
     arrows: list[Any] = []
-    text_lines = [f"Session {sid} de {user} ({len(event_rows)} événements) :"]
+    text_lines = [f"Session {sid} de {user} ({len(event_rows)} événements) :"]
 
     def tool(name: str) -> Participant:
         if name not in tools:
@@ -357,21 +363,21 @@ def sequence(
                 message = _shorten(part["text"], 60)
                 if author == "user":
                     arrows.append(Arrow(learner, tutor, "Solid-arrow", _label(message)))
-                    text_lines.append(f"- l'élève écrit : {message}")
+                    text_lines.append(f"- l'élève écrit : {message}")
                 else:
                     arrows.append(Arrow(tutor, learner, "Dotted-arrow", _label(message)))
-                    text_lines.append(f"- le tuteur répond : {message}")
+                    text_lines.append(f"- le tuteur répond : {message}")
         delta = ((event.get("actions") or {}).get("state_delta")) or {}
         if delta:
             keys = ", ".join(sorted(delta))
-            arrows.append(Note(_label(_shorten(f"état modifié : {keys}", 60)), tutor))
-            text_lines.append(f"  (état modifié : {keys})")
+            arrows.append(Note(_label(_shorten(f"état modifié : {keys}", 60)), tutor))
+            text_lines.append(f"  (état modifié : {keys})")
     if len(event_rows) > limite:
         rest = len(event_rows) - limite
         arrows.append(Note(f"… et {rest} événements de plus", tutor))
         text_lines.append(f"… et {rest} événements de plus")
     if not event_rows:
-        arrows.append(Note("session vide : aucun événement", tutor))
+        arrows.append(Note("session vide : aucun événement", tutor))
 
     title = f"Une session de l'élève {user}"
     description = (

@@ -84,13 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     """`python -m course.inspecter [PATH]` (default: $TUTEUR_DB, else tuteur.db)."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) > 1 or (args and args[0] in {"-h", "--help"}):
-        print("Usage : python -m course.inspecter [CHEMIN_DE_LA_BASE]", file=sys.stderr)
+        print("Usage : python -m course.inspecter [CHEMIN_DE_LA_BASE]", file=sys.stderr)
         return 0 if args and args[0] in {"-h", "--help"} else 2
     path = args[0] if args else app.default_db_path()
     try:
         print(inspecter(path))
     except InspectionError as exc:
-        print(f"Erreur : {exc}", file=sys.stderr)
+        print(f"Erreur : {exc}", file=sys.stderr)
         return 1
     return 0
 

@@ -113,7 +113,7 @@ def test_cli_errors_exit_non_zero(python: str, cli_env: dict[str, str], tmp_path
         timeout=60,
         env=cli_env,
     )
-    assert missing.returncode == 1 and "Erreur : Base introuvable" in missing.stderr
+    assert missing.returncode == 1 and "Erreur : Base introuvable" in missing.stderr
     default = subprocess.run(
         [python, "-m", "course.inspecter"],
         capture_output=True,

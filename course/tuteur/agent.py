@@ -34,7 +34,7 @@ class DeltaState(MutableMapping[str, Any]):
         self.delta[key] = value
 
     def __delitem__(self, key: str) -> None:
-        raise TypeError("l'état d'une session ne se supprime pas : écrire None à la place")
+        raise TypeError("l'état d'une session ne se supprime pas : écrire None à la place")
 
     def __iter__(self) -> Iterator[str]:
         yield from self.delta
@@ -76,5 +76,5 @@ class Tuteur(Agent):
             name=APP_NAME,
             model=model if model is not None else RuleTutorModel(),
             tools={"fixer_niveau": fixer_niveau, "enregistrer_reponse": enregistrer_reponse},
-            description="Tuteur de Python : pose des questions par niveau et suit la progression.",
+            description="Tuteur de Python : pose des questions par niveau et suit la progression.",
         )

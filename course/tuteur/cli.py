@@ -32,13 +32,13 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"Erreur : {message}\n")
+        self.exit(EXIT_USAGE, f"Erreur : {message}\n")
 
 
 def check_db_path(path: str) -> Path:
     """The --db path once ``dbfile.check_location`` accepts it (nothing is written before)."""
     if not str(path).strip():
-        raise dbfile.DbFileError("Chemin de base vide : donnez un fichier avec --db.")
+        raise dbfile.DbFileError("Chemin de base vide : donnez un fichier avec --db.")
     return dbfile.check_location(Path(path).expanduser())
 
 
@@ -100,29 +100,29 @@ def _run_session(user: str, resume: bool, db: Path) -> int:
         else:
             if resume:
                 _say(
-                    f"Aucune session précédente pour « {user} » : je commence une nouvelle session."
+                    f"Aucune session précédente pour « {user} » : je commence une nouvelle session."
                 )
             session = loop.run_until_complete(
                 service.create_session(app_name=APP_NAME, user_id=user)
             )
             session_id = session.id
             _say(f"Nouvelle session {session_id} pour {user}.")
-        _say("Écris ta réponse puis Entrée ; « au revoir » pour terminer.")
+        _say("Écris ta réponse puis Entrée ; « au revoir » pour terminer.")
         runner = Runner(agent=Tuteur(), app_name=APP_NAME, session_service=service)
         while True:
             try:
                 text = _read(f"{user}> ")
             except EOFError:
                 _say(
-                    f"\nFin de l'entrée : session {session_id} arrêtée. Tout ce qui a été dit "
-                    "est enregistré ; reprends-la avec --reprendre."
+                    f"\nFin de l'entrée : session {session_id} arrêtée. Tout ce qui a été dit "
+                    "est enregistré ; reprends-la avec --reprendre."
                 )
                 return EXIT_OK
             except UnicodeError:
-                _say("Entrée illisible (pas en UTF-8) : ligne ignorée.", err=True)
+                _say("Entrée illisible (pas en UTF-8) : ligne ignorée.", err=True)
                 continue
             if not text.strip():
-                _say("Réponse vide : écris ta réponse, ou « au revoir » pour terminer.")
+                _say("Réponse vide : écris ta réponse, ou « au revoir » pour terminer.")
                 continue
             loop.run_until_complete(_turn(runner, user, session_id, text))
             if is_farewell(text):
@@ -131,13 +131,13 @@ def _run_session(user: str, resume: bool, db: Path) -> int:
         _cancel_pending(loop)
         where = f" (session {session_id})" if session_id else ""
         _say(
-            f"\nInterrompu (Ctrl-C) : ce qui était déjà dit est enregistré{where} ; "
+            f"\nInterrompu (Ctrl-C) : ce qui était déjà dit est enregistré{where} ; "
             "reprends avec --reprendre.",
             err=True,
         )
         return EXIT_INTERRUPTED
     except (sqlite3.Error, ValueError, OSError) as exc:
-        _say(f"Erreur avec la base « {db} » : {exc}", err=True)
+        _say(f"Erreur avec la base « {db} » : {exc}", err=True)
         return EXIT_ERROR
     finally:
         try:
@@ -179,13 +179,13 @@ def _run_demo(db: Path) -> int:
     try:
         ids, counts = asyncio.run(replay())
     except (sqlite3.Error, ValueError, OSError) as exc:
-        _say(f"Erreur : {exc}", err=True)
+        _say(f"Erreur : {exc}", err=True)
         return EXIT_ERROR
     _say(
-        f"Démonstration rejouée dans {db} pour {DEMO_USER} : sessions {ids}, "
+        f"Démonstration rejouée dans {db} pour {DEMO_USER} : sessions {ids}, "
         f"{counts[0]} puis {counts[1]} événements."
     )
-    _say(f"Regardez le fichier : python -m course.inspecter {db}")
+    _say(f"Regardez le fichier : python -m course.inspecter {db}")
     return EXIT_OK
 
 
@@ -193,7 +193,7 @@ def _add_db_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
         default=app.default_db_path(),
-        help=f"fichier SQLite (défaut : ${app.DB_ENV_VAR}, sinon {app.DEFAULT_DB})",
+        help=f"fichier SQLite (défaut : ${app.DB_ENV_VAR}, sinon {app.DEFAULT_DB})",
     )
 
 
@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         db = check_db_path(opts.db)
     except dbfile.DbFileError as exc:
-        _say(f"Erreur : {exc}", err=True)
+        _say(f"Erreur : {exc}", err=True)
         return EXIT_ERROR
     if args[:1] == ["demo"]:
         return _run_demo(db)

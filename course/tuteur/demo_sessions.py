@@ -1,7 +1,7 @@
 """The lessons' two demonstration sessions for alice, replayed through any service.
 
 First session: greeting, level 3, three answers (two right, then the decorator question
-wrong), goodbye: 20 events. Second session: « Bonjour » and the greeting at level 4: 2 events.
+wrong), goodbye: 20 events. Second session: « Bonjour » and the greeting at level 4: 2 events.
 Lesson 2 and `python -m course.tuteur demo` replay them; lessons 3 to 5 read what they leave.
 """
 
@@ -32,7 +32,7 @@ async def demo(service: Any, *, user_id: str = DEMO_USER) -> tuple[str, str]:
     existing = await service.list_sessions(app_name=APP_NAME, user_id=user_id)
     if existing.sessions or await _has_user_state(service, user_id):
         raise ValueError(
-            f"L'élève « {user_id} » a déjà des données dans ce service : la démonstration "
+            f"L'élève « {user_id} » a déjà des données dans ce service : la démonstration "
             "demande une base neuve (choisissez un autre fichier)."
         )
     runner = Runner(agent=Tuteur(), app_name=APP_NAME, session_service=service)

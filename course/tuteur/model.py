@@ -65,13 +65,13 @@ def _words(text: str) -> str:
 
 
 def is_greeting(text: str) -> bool:
-    """True for « Bonjour », « Salut ! »…"""
+    """True for « Bonjour », « Salut ! »…"""
     words = _words(text).split()
     return bool(words) and words[0] in _GREETINGS
 
 
 def is_farewell(text: str) -> bool:
-    """True for « au revoir », « à bientôt », « quitter »…: the learner ends the session."""
+    """True for « au revoir », « à bientôt », « quitter »…: the learner ends the session."""
     t = _words(text)
     return any(t == f or t.startswith(f + " ") for f in _FAREWELLS)
 
@@ -81,14 +81,14 @@ def _text(text: str, **state_delta: Any) -> ModelResponse:
 
 
 def _ask(q: Question, intro: str = "") -> ModelResponse:
-    text = f"{intro}Question (niveau {q.level}, {q.topic}) : {q.text}"
+    text = f"{intro}Question (niveau {q.level}, {q.topic}) : {q.text}"
     return _text(text, **{QUESTION_KEY: q.id})
 
 
 def _summary(record: Mapping[str, Any]) -> str:
     s = f"niveau {record['niveau']} ({record['bonnes']} bonnes réponses sur {record['total']})"
     if record["a_revoir"]:
-        s += ". À revoir : " + ", ".join(record["a_revoir"])
+        s += ". À revoir : " + ", ".join(record["a_revoir"])
     return s
 
 
@@ -118,19 +118,19 @@ class RuleTutorModel:
         record = read_progression(state)
         pending = state.get(QUESTION_KEY)
         if not text.strip():
-            return _text("Je n'ai rien reçu : écris ta réponse, ou « au revoir » pour terminer.")
+            return _text("Je n'ai rien reçu : écris ta réponse, ou « au revoir » pour terminer.")
         if is_farewell(text):
-            summary = f" Bilan : {_summary(record)}." if record else ""
-            return _text(f"À bientôt, {user} !{summary}", **{QUESTION_KEY: None})
+            summary = f" Bilan : {_summary(record)}." if record else ""
+            return _text(f"À bientôt, {user} !{summary}", **{QUESTION_KEY: None})
         welcome_new = _text(
-            f"Bonjour {user} ! Je suis ton tuteur de Python. Quel est ton niveau, "
-            f"de {LEVEL_MIN} (débutant) à {LEVEL_MAX} (expert) ?",
+            f"Bonjour {user} ! Je suis ton tuteur de Python. Quel est ton niveau, "
+            f"de {LEVEL_MIN} (débutant) à {LEVEL_MAX} (expert) ?",
             **{QUESTION_KEY: ASK_LEVEL},
         )
         if is_greeting(text):
             if record is None:
                 return welcome_new
-            welcome = f"Bon retour, {user} ! Tu es au {_summary(record)}. "
+            welcome = f"Bon retour, {user} ! Tu es au {_summary(record)}. "
             return _ask(choose_question(record), welcome)
         if record is None or pending == ASK_LEVEL:
             digits = re.findall(r"\d+", text)
@@ -155,17 +155,17 @@ class RuleTutorModel:
         record = read_progression(request.state)
         if result.get("statut") != "ok" or record is None:
             detail = result.get("message", "réponse inattendue")
-            return _text(f"L'outil {name} a échoué ({detail}). Reprenons : écris « bonjour ».")
+            return _text(f"L'outil {name} a échoué ({detail}). Reprenons : écris « bonjour ».")
         if name == "fixer_niveau":
-            return _ask(choose_question(record), f"C'est noté : niveau {record['niveau']}. ")
+            return _ask(choose_question(record), f"C'est noté : niveau {record['niveau']}. ")
         asked = question_by_id(str(result.get("question")))
-        intro = "Bravo, c'est juste ! " if result.get("correcte") else "Ce n'est pas ça. "
+        intro = "Bravo, c'est juste ! " if result.get("correcte") else "Ce n'est pas ça. "
         if asked is not None:
             if not result.get("correcte"):
-                intro += f"La réponse attendue était « {asked.answers[0]} ». "
+                intro += f"La réponse attendue était « {asked.answers[0]} ». "
             intro += asked.explanation + " "
         if result["niveau"] > result["ancien_niveau"]:
-            intro += f"Tu passes au niveau {result['niveau']} ! "
+            intro += f"Tu passes au niveau {result['niveau']} ! "
         elif result["niveau"] < result["ancien_niveau"]:
             intro += f"On revient au niveau {result['niveau']} pour consolider. "
         return _ask(choose_question(record, exclude=asked.id if asked else None), intro)

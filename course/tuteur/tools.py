@@ -102,7 +102,7 @@ def enregistrer_reponse(
         return {"statut": "erreur", "message": "il faut un sujet (texte) et correcte (booléen)"}
     record = read_progression(tool_context.state)
     if record is None:
-        return {"statut": "erreur", "message": "niveau inconnu : appeler fixer_niveau d'abord"}
+        return {"statut": "erreur", "message": "niveau inconnu : appeler fixer_niveau d'abord"}
     before = record["niveau"]
     record = apply_answer(record, sujet, correcte)
     _store(tool_context, record)

@@ -86,8 +86,8 @@ def test_question_bank_and_choice_are_deterministic() -> None:
 
 
 def test_greetings_and_farewells() -> None:
-    assert is_greeting("Bonjour !") and is_greeting("salut") and not is_greeting("bon")
-    assert is_farewell("Au revoir") and is_farewell("à bientôt !") and is_farewell("quitter")
+    assert is_greeting("Bonjour !") and is_greeting("salut") and not is_greeting("bon")
+    assert is_farewell("Au revoir") and is_farewell("à bientôt !") and is_farewell("quitter")
     assert not is_farewell("fini") and not is_farewell("revoir les listes")
 
 
@@ -97,7 +97,7 @@ def test_model_follows_the_protocol_and_is_pure() -> None:
     req = _request(_user("Bonjour"))
     assert model.respond(req) == model.respond(req)
     hello = model.respond(req)
-    assert hello.content.parts[0].text.startswith("Bonjour alice !")
+    assert hello.content.parts[0].text.startswith("Bonjour alice !")
     assert hello.state_delta == {QUESTION_KEY: "niveau"}
 
 
