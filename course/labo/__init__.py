@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 # Set by nbgrader's process during autograde: the grade is computed there, not in the kernel.
-ENV_OUT_OF_KERNEL = "COURSE_LABO_NOTATION_HORS_NOYAU"
+ENV_OUT_OF_KERNEL = "COURSE_LABO_GRADED_OUT_OF_KERNEL"
 NO_SANDBOX_NOTE = (
     "Vérification sans bac à sable\u00a0: votre fonction s'exécute avec vos propres droits, "
     "dans un processus séparé, sur une copie de la base d'exemple. Pendant la notation, elle "
@@ -57,37 +57,37 @@ _cache: dict[str, Evaluation] = {}
 _told: list[bool] = []  # NO_SANDBOX_NOTE printed once per kernel
 
 
-class _Lisible(Exception):
+class _Readable(Exception):
     """An error IPython shows as its French lines only (``_render_traceback_``), without the
     frames of this package: a student reads what to do, not the grader's internals. It is still
     an error, so the cell fails and nbgrader gives it 0."""
 
-    def __init__(self, message: str, lignes: list[str] | None = None) -> None:
+    def __init__(self, message: str, lines: list[str] | None = None) -> None:
         super().__init__(message)
-        self.lignes = lignes or [message]
+        self.lines = lines or [message]
 
     def _render_traceback_(self) -> list[str]:
-        return list(self.lignes)
+        return list(self.lines)
 
 
-class OublierPasEcrite(_Lisible, NotImplementedError):
+class OublierPasEcrite(_Readable, NotImplementedError):
     """oublier still is the stub (its first call raised NotImplementedError)."""
 
 
-class EchecDuTest(_Lisible, AssertionError):
+class EchecDuTest(_Readable, AssertionError):
     """A test of the TP failed: the criterion and what is missing, in French."""
 
 
-class PasUneFonction(_Lisible, TypeError):
+class PasUneFonction(_Readable, TypeError):
     """What was passed as oublier is not a function defined in the notebook."""
 
 
 def base_exemple(chemin: str | os.PathLike[str] = "exemple_oublier.db") -> Path:
     """Copie la base d'exemple du TP dans `chemin` (remplacée si elle existe) et la renvoie."""
-    cible = Path(chemin)
-    for suffixe in ("-wal", "-shm"):
-        Path(f"{cible}{suffixe}").unlink(missing_ok=True)
-    return write_fixture(cible)
+    target = Path(chemin)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{target}{suffix}").unlink(missing_ok=True)
+    return write_fixture(target)
 
 
 def source_de(oublier: Any) -> str:

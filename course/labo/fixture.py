@@ -24,7 +24,7 @@ from typing import Any
 
 __all__ = [
     "ALICE_PERSONAL_DATA",
-    "AUTRE_APP",
+    "OTHER_APP",
     "LearnerSpec",
     "Turn",
     "build",
@@ -32,7 +32,7 @@ __all__ = [
     "write_fixture",
 ]
 
-AUTRE_APP = "agenda"
+OTHER_APP = "agenda"
 # Personal data only alice (in the tutor's app) has: none of it may stay readable in the file.
 ALICE_PERSONAL_DATA = ("Alice Martin", "alice.martin@exemple.fr", "06 12 34 56 78")
 _Popen = subprocess.Popen  # captured at import: later monkeypatching does not reach it
@@ -124,7 +124,7 @@ async def _build(path: Path, extra: tuple[LearnerSpec, ...]) -> None:
         # another app of the same school: alice and bob exist there too and must stay.
         for user in ("alice", "bob"):
             s = await svc.create_session(
-                app_name=AUTRE_APP, user_id=user, state={"app:fuseau": "Europe/Paris"}
+                app_name=OTHER_APP, user_id=user, state={"app:fuseau": "Europe/Paris"}
             )
             await _say(svc, s, "user", "Rendez-vous mardi à 10 h.", {"user:theme": "sombre"})
         for learner in extra:

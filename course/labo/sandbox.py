@@ -33,6 +33,7 @@ from pathlib import Path
 __all__ = [
     "LIMITS",
     "NO_SANDBOX_ENV",
+    "SANDBOX_UIDS",
     "Limits",
     "Sandbox",
     "sandbox_problem",
@@ -60,8 +61,7 @@ LIMITS = Limits()
 
 # When the grader runs as root, sandboxed processes get an uid from this range, which no account
 # uses (Debian gives accounts uids below 60000 and containers' subuid ranges start at 100000).
-_UID_BASE = 1_900_000_000
-_UID_SPAN = 100_000_000
+SANDBOX_UIDS = range(1_900_000_000, 2_000_000_000)
 _SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime")
 _TOOLS = ("bwrap", "prlimit")
@@ -107,7 +107,8 @@ class Sandbox:
 
     def __init__(self, limits: Limits = LIMITS) -> None:
         self.limits = limits
-        self.uid: int | None = _UID_BASE + secrets.randbelow(_UID_SPAN) if _is_root() else None
+        uids = SANDBOX_UIDS
+        self.uid: int | None = uids[secrets.randbelow(len(uids))] if _is_root() else None
 
     def hand_over(self, folder: Path) -> None:
         """Let the sandbox's uid write in `folder` and in everything it holds (root only)."""
@@ -151,6 +152,8 @@ class Sandbox:
             ("TMPDIR", "/tmp"),
             ("LANG", "C.UTF-8"),
             ("MALLOC_ARENA_MAX", "2"),  # threads reserve less address space
+            ("OPENBLAS_NUM_THREADS", "1"),  # numpy (pandas…) would reserve buffers per core
+            ("OMP_NUM_THREADS", "1"),
         ):
             args += ["--setenv", name, value]
         args += ["--ro-bind", "/usr", "/usr"]

@@ -104,9 +104,9 @@ def facts_for(
             present=True,
             problem=f"elle pèse {size >> 20}\u00a0Mio, bien plus que la base d'exemple",
         )
-    scratch = Path(tempfile.mkdtemp(prefix="controle-"))
+    scratch = Path(tempfile.mkdtemp(prefix="snapshot-check-"))
     try:
-        copy = scratch / "copie.db"
+        copy = scratch / "copy.db"
         shutil.copyfile(snapshot, copy)
         if wal.is_file():
             shutil.copyfile(wal, f"{copy}-wal")

@@ -187,12 +187,8 @@ def main(workdir: str, journal_fd: int) -> int:
     sqlite3.connect = watch.connect
     from course.sessions import SqliteSessionService
 
-    namespace = {
-        "__name__": "submission",
-        "APP_NAME": APP_NAME,
-        "SqliteSessionService": SqliteSessionService,
-        "sqlite3": sqlite3,
-    }
+    namespace = {"__name__": "submission"}
+    namespace.update(zip(PRELUDE, (APP_NAME, SqliteSessionService, sqlite3), strict=True))
     source = (work / SUBMISSION).read_text(encoding="utf-8")
     write(encode_record(Ready()))
     try:

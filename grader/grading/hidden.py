@@ -13,7 +13,7 @@ their final grade. Each input targets a mistake the visible example cannot revea
 
 from __future__ import annotations
 
-from course.labo.fixture import AUTRE_APP, LearnerSpec, Turn
+from course.labo.fixture import OTHER_APP, LearnerSpec, Turn
 from course.labo.scenario import Scenario
 
 __all__ = ["HIDDEN", "HIDDEN_LEARNERS"]
@@ -59,7 +59,7 @@ HIDDEN_LEARNERS: tuple[LearnerSpec, ...] = (
     LearnerSpec(
         "maelle",
         ((Turn("user", "Rappel : contrôle jeudi.", {"user:theme": "clair"}),),),
-        app_name=AUTRE_APP,
+        app_name=OTHER_APP,
     ),
 )
 

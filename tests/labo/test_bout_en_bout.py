@@ -20,6 +20,7 @@ from nbgrader.api import Gradebook
 
 from course.labo import TESTS
 from course.labo.evaluate import OUTCOMES
+from course.labo.sandbox import SANDBOX_UIDS
 from course.labo.soumissions import write_all
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
@@ -27,7 +28,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 HIDDEN_TESTS = [t.id for t in TESTS.values() if not t.visible]
 WRITER = "redaction"  # a complete answer with a written procedure, graded by hand
 PROCEDURE = "1. Supprimer ses sessions par l'API. 2. DELETE de sa ligne user_states. 3. VACUUM."
-SANDBOX_UIDS = range(1_900_000_000, 2_000_000_000)
 
 
 @pytest.fixture(scope="module")
