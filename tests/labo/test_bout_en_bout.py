@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 HIDDEN_TESTS = [t.id for t in TESTS.values() if not t.visible]
 WRITER = "redaction"  # a complete answer with a written procedure, graded by hand
-PROCEDURE = "1. Supprimer ses sessions par l'API. 2. DELETE de sa ligne user_states. 3. VACUUM."
+PROCEDURE = "Supprimer ses sessions par l'API, puis sa ligne user_states, puis VACUUM."
 
 
 @pytest.fixture(scope="module")
