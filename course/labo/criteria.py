@@ -52,6 +52,8 @@ class Gate(Enum):
 
 @dataclass(frozen=True)
 class Verdict:
+    """A criterion's or a test's result."""
+
     ok: bool
     message: str  # French, for the student
 
@@ -75,9 +77,11 @@ class Criterion:
 
     @property
     def tests(self) -> tuple[Test, ...]:
-        visible = (Test(self.visible_test, self.key, True, self.points_per_test),)
-        hidden = (Test(self.hidden_test, self.key, False, self.points_per_test),)
-        return (visible if self.visible_test else ()) + hidden
+        """Its graded tests: the visible one (if any), then the hidden one."""
+        hidden = Test(self.hidden_test, self.key, False, self.points_per_test)
+        if self.visible_test is None:
+            return (hidden,)
+        return (Test(self.visible_test, self.key, True, self.points_per_test), hidden)
 
     @property
     def points(self) -> int:

@@ -77,7 +77,7 @@ class Evaluation:
     criteria: dict[str, dict[str, Verdict]]  # scenario name -> criterion key -> verdict
     seconds: float
     sandboxed: bool
-    _by_kind: dict[bool, str] = field(default_factory=dict, repr=False)  # hidden -> scenario
+    names_by_hidden: dict[bool, str] = field(default_factory=dict)  # is hidden -> scenario name
 
     @property
     def verdicts(self) -> dict[str, Verdict]:
@@ -85,7 +85,7 @@ class Evaluation:
         ``verifier``: the hidden inputs are not in this package)."""
         out = {}
         for test in TESTS.values():
-            name = self._by_kind.get(not test.visible)
+            name = self.names_by_hidden.get(not test.visible)
             if name is not None:
                 out[test.id] = self.criteria[name][test.criterion]
         return out
@@ -410,7 +410,7 @@ def evaluate_source(
             criteria=judge_all(results),
             seconds=time.monotonic() - start,
             sandboxed=sandboxed,
-            _by_kind={s.hidden: s.name for s in scenarios},
+            names_by_hidden={s.hidden: s.name for s in scenarios},
         )
     finally:
         for run in runs:
