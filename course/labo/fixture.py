@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from course.app import APP_NAME
+
 __all__ = [
     "ALICE_PERSONAL_DATA",
     "OTHER_APP",
@@ -53,7 +55,7 @@ class LearnerSpec:
 
     user_id: str
     sessions: tuple[tuple[Turn, ...], ...]
-    app_name: str = "tuteur"
+    app_name: str = APP_NAME
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LearnerSpec:
@@ -76,7 +78,7 @@ async def _say(service, session, author: str, text: str, delta: dict | None = No
 
 async def _build(path: Path, extra: tuple[LearnerSpec, ...]) -> None:
     from course.sessions import SqliteSessionService
-    from course.tuteur import APP_NAME, demo
+    from course.tuteur import demo
 
     async with SqliteSessionService(path) as svc:
         # alice: the seed's two demo sessions (20 and 2 events), then a profile with personal data.
