@@ -112,10 +112,11 @@ async def oublier(service, user_id):
 def test_a_call_waiting_for_its_own_lock_is_told_so_at_the_time_limit():
     """The service waits for the write lock the student's own connection holds: at the time
     limit, the message names that lock, not an endless loop."""
-    evaluation = evaluate_source(LOCKED_BY_ITSELF, timeout=3, sandboxed=True)
+    # the service waits up to 20 s for that lock: any shorter limit stops it while it waits
+    evaluation = evaluate_source(LOCKED_BY_ITSELF, timeout=6, sandboxed=True)
     assert evaluation.timed_out and evaluation.outcome()[0] == "timeout"
     message = evaluation.verdicts["sessions"].message
-    assert message.startswith("oublier n'a pas terminé en 3\u00a0s\u00a0: elle attendait le verrou")
+    assert message.startswith("oublier n'a pas terminé en 6\u00a0s\u00a0: elle attendait le verrou")
     assert "votre propre connexion (transaction ouverte)" in message
     assert "boucle sans fin" not in message
 
