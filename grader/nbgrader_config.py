@@ -48,14 +48,17 @@ c.Execute.extra_arguments = [
     "--InteractiveShell.xmode=Minimal",
 ]
 
-# The lab "oublier" is graded OUTSIDE the kernel: the student's function runs in a separate
-# process on a copy of the fixture database and the file is checked by another fresh process,
-# so nothing a submission does in the kernel (monkeypatching sqlite3, subprocess, the helpers,
-# IPython itself) can change its grade. Other notebooks pass through unchanged.
+# The TP "oublier" is graded OUTSIDE the kernel (grader/grading/hooks.py): the student's function
+# runs in separate processes, in the bubblewrap sandbox (course/labo/sandbox.py), on copies of
+# the example base and of a base with hidden learners (grader/grading/hidden.py), and the files
+# are checked by another fresh process, so nothing a submission does in the kernel (monkeypatching
+# sqlite3, subprocess, the helpers, IPython itself) can change its grade. Without a usable
+# sandbox it refuses to grade, unless COURSE_GRADING_NO_SANDBOX=1 (unsafe, on purpose). Other
+# notebooks pass through unchanged.
 c.Autograde.autograde_preprocessors = [
-    "course.labo.nbgrader_hooks.StartOutOfKernelGrading",
+    "grading.hooks.StartOutOfKernelGrading",
     "nbgrader.preprocessors.Execute",
-    "course.labo.nbgrader_hooks.ApplyOutOfKernelGrading",
+    "grading.hooks.ApplyOutOfKernelGrading",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
@@ -63,6 +66,12 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
+# How each submission's grading went ({"outcome", "detail"}, written by the hooks) stays in the
+# autograded notebook for the class report: nbconvert's default mask keeps only the language.
+c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {
+    ("language_info", "name"),
+    ("course_grading",),
+}
 
 # Feedback never shows hidden tests (their source is removed before export).
 c.GenerateFeedback.preprocessors = [

@@ -1,13 +1,16 @@
-"""Le labo noté « oublier un élève » : base d'exemple, vérification et notation.
+"""Le TP noté «\u00a0oublier un élève\u00a0»\u00a0: base d'exemple, vérification et notation.
 
-- ``base_exemple()`` copie la base d'exemple (plusieurs élèves, deux applications) pour l'explorer ;
-- ``verifier(oublier)`` lance les tests visibles et dit ce qui manque ;
+- ``base_exemple()`` copie la base d'exemple (plusieurs élèves, deux applications), à
+  explorer\u00a0;
+- ``verifier(oublier)`` vérifie les sept critères de l'énoncé sur une copie de la base d'exemple
+  et dit ce qui manque, une ligne par critère\u00a0;
 - ``noter(oublier, "sessions")`` est ce qu'appellent les cellules de test du notebook.
 
-Votre fonction ne s'exécute jamais dans le noyau du notebook : elle tourne dans un processus
+Votre fonction ne s'exécute jamais dans le noyau du notebook\u00a0: elle tourne dans un processus
 séparé, avec une limite de temps, sur une copie neuve de la base, et un autre processus lit
 ensuite le fichier. Pendant la notation (nbgrader autograde), c'est le processus de nbgrader qui
-fait ce travail : rien de ce qui se passe dans le noyau ne change la note.
+fait ce travail, dans un bac à sable, avec d'autres élèves et d'autres identifiants que ceux de
+l'exemple\u00a0: rien de ce qui se passe dans le noyau ne change la note.
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .criteria import CRITERES, NOT_WRITTEN, TESTS, Test, Verdict
+from .criteria import CRITERES, CRITERIA, NOT_WRITTEN, TESTS, Test, Verdict, grade_titles
 from .evaluate import DEFAULT_TIMEOUT, Evaluation, evaluate_source, extract_source
 from .fixture import write_fixture
+from .scenario import VISIBLE
 
 __all__ = [
     "CRITERES",
+    "CRITERIA",
     "DEFAULT_TIMEOUT",
     "ENV_OUT_OF_KERNEL",
     "EchecDuTest",
@@ -35,47 +40,54 @@ __all__ = [
     "base_exemple",
     "evaluate_source",
     "extract_source",
+    "grade_titles",
     "noter",
     "source_de",
     "verifier",
 ]
 
 # Set by nbgrader's process during autograde: the grade is computed there, not in the kernel.
-ENV_OUT_OF_KERNEL = "COURSE_LABO_NOTATION_HORS_NOYAU"
+ENV_OUT_OF_KERNEL = "COURSE_LABO_GRADED_OUT_OF_KERNEL"
+NO_SANDBOX_NOTE = (
+    "Vérification sans bac à sable\u00a0: votre fonction s'exécute avec vos propres droits, "
+    "dans un processus séparé, sur une copie de la base d'exemple. Pendant la notation, elle "
+    "s'exécute dans un bac à sable (sans réseau, sans accès aux fichiers de l'enseignant)."
+)
 _cache: dict[str, Evaluation] = {}
+_told: list[bool] = []  # NO_SANDBOX_NOTE printed once per kernel
 
 
-class _Lisible(Exception):
+class _Readable(Exception):
     """An error IPython shows as its French lines only (``_render_traceback_``), without the
     frames of this package: a student reads what to do, not the grader's internals. It is still
     an error, so the cell fails and nbgrader gives it 0."""
 
-    def __init__(self, message: str, lignes: list[str] | None = None) -> None:
+    def __init__(self, message: str, lines: list[str] | None = None) -> None:
         super().__init__(message)
-        self.lignes = lignes or [message]
+        self.lines = lines or [message]
 
     def _render_traceback_(self) -> list[str]:
-        return list(self.lignes)
+        return list(self.lines)
 
 
-class OublierPasEcrite(_Lisible, NotImplementedError):
+class OublierPasEcrite(_Readable, NotImplementedError):
     """oublier still is the stub (its first call raised NotImplementedError)."""
 
 
-class EchecDuTest(_Lisible, AssertionError):
-    """A lab test failed: the criterion and what is missing, in French."""
+class EchecDuTest(_Readable, AssertionError):
+    """A test of the TP failed: the criterion and what is missing, in French."""
 
 
-class PasUneFonction(_Lisible, TypeError):
+class PasUneFonction(_Readable, TypeError):
     """What was passed as oublier is not a function defined in the notebook."""
 
 
 def base_exemple(chemin: str | os.PathLike[str] = "exemple_oublier.db") -> Path:
-    """Copie la base d'exemple du labo dans `chemin` (remplacée si elle existe) et la renvoie."""
-    cible = Path(chemin)
-    for suffixe in ("-wal", "-shm"):
-        Path(f"{cible}{suffixe}").unlink(missing_ok=True)
-    return write_fixture(cible)
+    """Copie la base d'exemple du TP dans `chemin` (remplacée si elle existe) et la renvoie."""
+    target = Path(chemin)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{target}{suffix}").unlink(missing_ok=True)
+    return write_fixture(target)
 
 
 def source_de(oublier: Any) -> str:
@@ -84,7 +96,7 @@ def source_de(oublier: Any) -> str:
     if code is None:
         raise PasUneFonction(
             "oublier doit être une fonction, définie avec async def dans la "
-            f"cellule prévue (reçu : {type(oublier).__name__})."
+            f"cellule prévue (reçu\u00a0: {type(oublier).__name__})."
         )
     lines = linecache.getlines(code.co_filename)
     if not lines:
@@ -98,7 +110,10 @@ def _evaluation(oublier: Any) -> Evaluation:
     source = source_de(oublier)
     key = hashlib.sha256(source.encode()).hexdigest()
     if key not in _cache:
-        _cache[key] = evaluate_source(source)
+        if not _told:
+            print(NO_SANDBOX_NOTE + "\n")
+            _told.append(True)
+        _cache[key] = evaluate_source(source, scenarios=(VISIBLE,), sandboxed=False)
     return _cache[key]
 
 
@@ -106,42 +121,56 @@ def _out_of_kernel() -> bool:
     return os.environ.get(ENV_OUT_OF_KERNEL) == "1"
 
 
+def _title(test: Test) -> str:
+    return CRITERES[test.criterion]
+
+
 def noter(oublier: Any, test: str) -> None:
-    """Un test du labo : ne dit rien s'il est réussi, lève AssertionError (en français) sinon."""
+    """Un test du TP\u00a0: ne dit rien s'il est réussi, lève AssertionError (en français) sinon."""
     if test not in TESTS:
-        raise ValueError(f"Test inconnu : {test!r} (connus : {', '.join(TESTS)}).")
+        raise ValueError(f"Test inconnu\u00a0: {test!r} (connus\u00a0: {', '.join(TESTS)}).")
     if _out_of_kernel():
         print("Noté hors du noyau par nbgrader.")
+        return
+    if not TESTS[test].visible:
+        print(
+            "Test caché\u00a0: il est calculé pendant la notation, hors de ce notebook, avec "
+            "d'autres élèves et d'autres identifiants."
+        )
         return
     evaluation = _evaluation(oublier)
     if evaluation.not_written:
         raise OublierPasEcrite(NOT_WRITTEN, [f"✘ {NOT_WRITTEN}"])
     verdict = evaluation.verdicts[test]
-    critere = CRITERES[TESTS[test].critere]
+    title = _title(TESTS[test])
     if not verdict.ok:
-        raise EchecDuTest(verdict.message, [f"✘ {critere}", f"    → {verdict.message}"])
-    print(f"✔ {critere}")
+        raise EchecDuTest(verdict.message, [f"✘ {title}", f"    → {verdict.message}"])
+    print(f"✔ {title}")
 
 
 def verifier(oublier: Any) -> None:
-    """Lance les tests visibles sur une copie de la base d'exemple et affiche le résultat."""
+    """Vérifie les sept critères sur une copie de la base d'exemple et affiche le résultat."""
     if _out_of_kernel():
         print("Vérification faite hors du noyau par nbgrader.")
         return
     evaluation = _evaluation(oublier)
-    visibles = [t for t in TESTS.values() if t.visible]
-    if evaluation.not_written:
-        print(f"✘ {NOT_WRITTEN}\n\n0/{len(visibles)} tests visibles réussis.")
-        return
-    reussis = 0
-    for t in visibles:
-        v = evaluation.verdicts[t.id]
-        reussis += v.ok
-        print(("✔ " if v.ok else "✘ ") + CRITERES[t.critere])
-        if not v.ok:
-            print(f"    → {v.message}")
+    verdicts = evaluation.criteria[VISIBLE.name]
+    problem = NOT_WRITTEN if evaluation.not_written else evaluation.load_error
+    respected = 0
+    if problem:
+        print(f"✘ {problem}")
+    else:
+        for criterion in CRITERIA:
+            verdict = verdicts[criterion.key]
+            respected += verdict.ok
+            print(("✔ " if verdict.ok else "✘ ") + f"{criterion.number}. {criterion.title}")
+            if not verdict.ok:
+                print(f"    → {verdict.message}")
+    visible = sum(1 for t in TESTS.values() if t.visible)
+    seconds = f"{evaluation.seconds:.1f}".replace(".", ",")
     print(
-        f"\n{reussis}/{len(visibles)} tests visibles réussis "
-        f"(en {evaluation.seconds:.1f} s). Les tests cachés vérifient tous les critères "
-        "de l'énoncé, avec d'autres élèves."
+        f"\n{respected}/{len(CRITERIA)} critères respectés sur la base d'exemple (vérifiés en "
+        f"{seconds}\u00a0s). La note vient des {len(TESTS)} tests notés\u00a0: {visible} "
+        f"visibles dans ce notebook, {len(TESTS) - visible} cachés, qui vérifient les mêmes "
+        "critères avec d'autres élèves et d'autres identifiants."
     )

@@ -50,6 +50,7 @@ def _lab_course(base: Path, n: int) -> Path:
     shutil.copytree(ROOT / "solutions" / "oublier", root / "solutions" / "oublier")
     (root / "grader").mkdir()
     shutil.copy(ROOT / "grader" / "nbgrader_config.py", root / "grader")
+    shutil.copytree(ROOT / "grader" / "grading", root / "grader" / "grading")  # grading hooks
     grader = root / "grader"
     _nbgrader(grader, "generate_assignment", "oublier")
     release = root / "notebooks" / "oublier" / "oublier.ipynb"

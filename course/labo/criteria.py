@@ -1,33 +1,99 @@
-"""The lab's criteria, their points, and the verdict of each test from measured facts.
+"""The TP's seven criteria: one structure each, used by ``verifier``, ``noter``, the grader's
+nbgrader hooks and the statement's table.
 
-Each test is one nbgrader grade cell (``grade_id == "test_" + id``) worth one point. Visible
-tests check alice in the example database; hidden tests check another learner and the harder
-points. A failed test explains in French what is missing, never how the hidden test works.
+A criterion says what it needs (the roles of the calls it reads), how it judges the typed facts
+of a scenario's run, and what to tell the student when it fails (French). Its graded tests are
+nbgrader grade cells (``grade_id == "test_" + id``), one point each: a visible one on the example
+base for some criteria, a hidden one, on other learners and other inputs, for all.
+
+The rubric weighs the lesson's central point and the harm done: criteria 2 and 4 count only once
+the learner's sessions are gone (doing nothing must not pay), criteria 5 to 7 only once the
+erasure itself is right (criteria 1 to 4 for that call: sessions, events, user_states, and nothing
+else). A failed check explains what is missing; on the hidden inputs it never names them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from enum import Enum
 
-__all__ = ["CRITERES", "NOT_WRITTEN", "TESTS", "Test", "Verdict", "verdicts"]
+from .protocol import CallOutcome
+from .scenario import CallResult, Role, RunEnd, ScenarioResult
 
-# criterion -> title shown to students in the statement
-CRITERES: dict[str, str] = {
-    "sessions": "Toutes les sessions de l'élève dans l'application du tuteur ont disparu",
-    "orphelins": "Aucun de ses événements ne reste dans la table events (pas d'orphelins)",
-    "user_states": "Sa ligne user_states (l'état user:) a disparu",
-    "autres": "Les autres élèves, les autres applications et app_states sont intacts",
-    "deux_fois": "Un second appel, ou un élève inconnu, ne lève pas d'erreur et ne change rien",
-    "guillemets": "Un user_id quelconque (apostrophes comprises) est traité sans erreur ni excès",
-    "fichier": "Plus rien de l'élève n'est lisible dans le fichier de la base ni dans son -wal",
-}
+__all__ = [
+    "CRITERES",
+    "CRITERIA",
+    "NOT_WRITTEN",
+    "TESTS",
+    "Criterion",
+    "Gate",
+    "Test",
+    "Verdict",
+    "grade_titles",
+    "judge",
+    "judge_all",
+    "judge_scenario",
+    "load_message",
+    "statement_table",
+    "unfinished_message",
+]
+
+NBSP = "\u00a0"
+
+
+class Gate(Enum):
+    """What must hold for the gate call before a criterion can give its points."""
+
+    NONE = "none"
+    SESSIONS_ERASED = "sessions_erased"  # the learner's sessions are gone
+    CORRECT_ERASURE = "correct_erasure"  # criteria 1 to 4 hold for that call
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A criterion's or a test's result."""
+
+    ok: bool
+    message: str  # French, for the student
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One criterion of the statement, from its title to its graded tests."""
+
+    key: str
+    number: int
+    title: str  # as in the statement (without its Markdown backticks)
+    roles: tuple[Role, ...]  # the calls it reads; each must have ended with a usable file
+    holds: Callable[[ScenarioResult], bool]  # judged once those calls and the gate are fine
+    failure: str  # French: what is missing when it does not hold
+    hidden_test: str
+    visible_test: str | None = None
+    gate: Gate = Gate.NONE
+    gate_role: Role = Role.ERASE
+    hidden_hint: str = ""  # French, added when only the hidden inputs fail it
+    points_per_test: int = 1
+
+    @property
+    def tests(self) -> tuple[Test, ...]:
+        """Its graded tests: the visible one (if any), then the hidden one."""
+        hidden = Test(self.hidden_test, self.key, False, self.points_per_test)
+        if self.visible_test is None:
+            return (hidden,)
+        return (Test(self.visible_test, self.key, True, self.points_per_test), hidden)
+
+    @property
+    def points(self) -> int:
+        return sum(t.points for t in self.tests)
 
 
 @dataclass(frozen=True)
 class Test:
+    """One graded test: an nbgrader grade cell of the TP notebook."""
+
     id: str
-    critere: str
+    criterion: str
     visible: bool
     points: int = 1
 
@@ -35,184 +101,330 @@ class Test:
     def grade_id(self) -> str:
         return f"test_{self.id}"
 
+    @property
+    def critere(self) -> str:
+        """Compatibility name (the grade report reads it): the criterion's key."""
+        return self.criterion
 
-TESTS: dict[str, Test] = {
-    t.id: t
-    for t in (
-        Test("sessions", "sessions", True),
-        Test("user_states", "user_states", True),
-        Test("autres", "autres", True),
-        Test("sessions_cache", "sessions", False),
-        Test("orphelins", "orphelins", False),
-        Test("user_states_cache", "user_states", False),
-        Test("autres_cache", "autres", False),
-        Test("deux_fois", "deux_fois", False),
-        Test("guillemets", "guillemets", False),
-        Test("fichier", "fichier", False),
-    )
-}
 
-MESSAGES: dict[str, str] = {
-    "sessions": "des sessions de l'élève existent encore dans la table sessions.",
-    "sessions_cache": "pour un autre élève que celui de l'exemple, des sessions restent : oublier "
-    "doit effacer l'élève reçu en paramètre (user_id), pas un nom écrit en dur.",
-    "orphelins": "des événements de l'élève restent dans la table events, sans leur session "
-    "(orphelins) : avec sqlite3, la suppression en cascade n'a lieu que si la connexion a "
-    "exécuté PRAGMA foreign_keys = ON.",
-    "user_states": "la ligne user_states de l'élève existe encore : supprimer ses sessions ne "
-    "suffit pas, l'état user: est rangé à part, sans lien avec une session.",
-    "user_states_cache": "pour un autre élève que celui de l'exemple, sa ligne user_states reste.",
-    "autres": "oublier a modifié ou supprimé des données qui ne sont pas à cet élève (autres "
-    "élèves, autres applications ou app_states) : chaque DELETE doit viser app_name ET user_id.",
-    "autres_cache": "pour un autre élève que celui de l'exemple, des données qui ne sont pas à lui "
-    "ont été modifiées ou supprimées.",
-    "deux_fois": "un second appel pour le même élève, ou un appel pour un élève inconnu, lève une "
-    "erreur ou modifie encore la base : oublier doit pouvoir être rappelée sans risque.",
-    "guillemets": "avec un user_id qui contient une apostrophe, oublier échoue ou efface ce qui ne "
-    "la concerne pas : passez user_id en paramètre de la requête (?), ne le collez jamais dans "
-    "le texte SQL.",
-    "fichier": "des données de l'élève sont encore lisibles dans le fichier de la base ou dans son "
-    "-wal (pages libérées mais pas effacées) : terminez par VACUUM puis "
-    "PRAGMA wal_checkpoint(TRUNCATE).",
-}
+# -- facts helpers ----------------------------------------------------------------------------
+
+
+def _facts(call: CallResult):
+    assert call.facts is not None  # judged only once the call ended with a usable file
+    return call.facts
+
+
+def _erased_sessions(call: CallResult) -> bool:
+    return _facts(call).sessions_left == 0
+
+
+def _correct_erasure(call: CallResult) -> bool:
+    f = _facts(call)
+    return f.sessions_left == 0 and f.events_left == 0 and not f.user_state_left and f.others_intact
+
+
+def _clean(outcome: CallOutcome | None) -> bool:
+    return outcome is not None and outcome.error is None and not outcome.not_async
+
+
+def _unchanged_after(result: ScenarioResult, base: Role, roles: tuple[Role, ...]) -> bool:
+    """Every call of `roles` raised nothing and left the file as the `base` call had left it."""
+    reference = _facts(result.first(base)).fingerprint
+    calls = [c for role in roles for c in result.of(role)]
+    return all(_clean(c.outcome) and _facts(c).fingerprint == reference for c in calls)
+
+
+CRITERIA: tuple[Criterion, ...] = (
+    Criterion(
+        key="sessions",
+        number=1,
+        title="Toutes les sessions de l'élève dans l'application du tuteur ont disparu",
+        roles=(Role.ERASE,),
+        holds=lambda r: _erased_sessions(r.first(Role.ERASE)),
+        failure="des sessions de l'élève existent encore dans la table sessions.",
+        hidden_hint=" oublier doit effacer l'élève reçu en paramètre (user_id), pas un nom "
+        "écrit en dur.",
+        visible_test="sessions",
+        hidden_test="sessions_cache",
+    ),
+    Criterion(
+        key="orphelins",
+        number=2,
+        title="Aucun de ses événements ne reste dans la table events (pas d'orphelins)",
+        roles=(Role.ERASE,),
+        holds=lambda r: _facts(r.first(Role.ERASE)).events_left == 0,
+        failure="des événements de l'élève restent dans la table events, sans leur session "
+        f"(orphelins){NBSP}: avec sqlite3, la suppression en cascade n'a lieu que si la "
+        "connexion a exécuté PRAGMA foreign_keys = ON.",
+        gate=Gate.SESSIONS_ERASED,
+        hidden_test="orphelins",
+    ),
+    Criterion(
+        key="user_states",
+        number=3,
+        title="Sa ligne user_states (l'état user:) a disparu",
+        roles=(Role.ERASE,),
+        holds=lambda r: not _facts(r.first(Role.ERASE)).user_state_left,
+        failure=f"la ligne user_states de l'élève existe encore{NBSP}: supprimer ses sessions "
+        "ne suffit pas, l'état user: est rangé à part, sans lien avec une session.",
+        hidden_hint=" oublier doit effacer l'élève reçu en paramètre (user_id), pas un nom "
+        "écrit en dur.",
+        visible_test="user_states",
+        hidden_test="user_states_cache",
+    ),
+    Criterion(
+        key="autres",
+        number=4,
+        title="Les autres élèves, les autres applications et app_states sont intacts",
+        roles=(Role.ERASE,),
+        holds=lambda r: _facts(r.first(Role.ERASE)).others_intact,
+        failure="oublier a modifié ou supprimé des données qui ne sont pas à cet élève (autres "
+        f"élèves, autres applications ou app_states){NBSP}: chaque DELETE doit viser "
+        "app_name ET user_id.",
+        gate=Gate.SESSIONS_ERASED,
+        visible_test="autres",
+        hidden_test="autres_cache",
+    ),
+    Criterion(
+        key="deux_fois",
+        number=5,
+        title="Un second appel, ou un élève inconnu, ne lève pas d'erreur et ne change rien",
+        roles=(Role.ERASE, Role.AGAIN, Role.UNKNOWN),
+        holds=lambda r: _unchanged_after(r, Role.ERASE, (Role.AGAIN, Role.UNKNOWN)),
+        failure="un second appel pour le même élève, ou un appel pour un élève inconnu, lève "
+        f"une erreur ou modifie encore la base{NBSP}: oublier doit pouvoir être rappelée sans "
+        "risque.",
+        gate=Gate.CORRECT_ERASURE,
+        hidden_test="deux_fois",
+    ),
+    Criterion(
+        key="guillemets",
+        number=6,
+        title="Un user_id quelconque (apostrophes comprises) est traité sans erreur ni excès",
+        roles=(Role.QUOTED, Role.HOSTILE),
+        holds=lambda r: (
+            _clean(r.first(Role.QUOTED).outcome)
+            and _unchanged_after(r, Role.QUOTED, (Role.HOSTILE,))
+        ),
+        failure="avec un user_id qui contient une apostrophe ou des guillemets, oublier échoue "
+        f"ou efface ce qui ne la concerne pas{NBSP}: passez user_id en paramètre de la requête "
+        "(?), ne le collez jamais dans le texte SQL.",
+        gate=Gate.CORRECT_ERASURE,
+        gate_role=Role.QUOTED,
+        hidden_test="guillemets",
+    ),
+    Criterion(
+        key="fichier",
+        number=7,
+        title="Plus rien de l'élève n'est lisible dans le fichier de la base ni dans son -wal",
+        roles=(Role.ERASE,),
+        holds=lambda r: _facts(r.first(Role.ERASE)).personal_data_found == 0,
+        failure="des données de l'élève sont encore lisibles dans le fichier de la base ou dans "
+        f"son -wal (pages libérées mais pas effacées){NBSP}: terminez par VACUUM puis "
+        "PRAGMA wal_checkpoint(TRUNCATE).",
+        gate=Gate.CORRECT_ERASURE,
+        hidden_test="fichier",
+    ),
+)
+
+TESTS: dict[str, Test] = {t.id: t for c in CRITERIA for t in c.tests}
+_BY_KEY = {c.key: c for c in CRITERIA}
+# Compatibility name (the grade report reads it): criterion key -> title.
+CRITERES: dict[str, str] = {c.key: c.title for c in CRITERIA}
+
+
+def grade_titles() -> dict[str, str]:
+    """grade_id of every graded test -> the French title of its criterion."""
+    return {t.grade_id: _BY_KEY[t.criterion].title for t in TESTS.values()}
+
+
+# -- French messages --------------------------------------------------------------------------
+
 NOT_WRITTEN = (
-    "oublier n'est pas encore écrite : remplacez `raise NotImplementedError()` par "
-    "votre code, puis relancez la cellule."
+    f"oublier n'est pas encore écrite{NBSP}: remplacez «{NBSP}raise NotImplementedError()"
+    f"{NBSP}» par votre code."
 )
-MESSAGE_NEEDS_ERASURE = (
-    "ce point ne compte que si oublier a d'abord effacé les sessions de l'élève, ce qui n'est "
-    "pas le cas."
+HIDDEN_PREFIX = "pour d'autres élèves et d'autres identifiants que ceux de l'exemple, "
+GATE_MESSAGES = {
+    Gate.SESSIONS_ERASED: "ce point ne compte que si oublier a d'abord effacé les sessions de "
+    "l'élève, ce qui n'est pas le cas.",
+    Gate.CORRECT_ERASURE: "ce point ne compte que si oublier a d'abord effacé l'élève en entier "
+    f"et rien d'autre (critères 1 à 4{NBSP}: ses sessions, ses événements, sa ligne "
+    "user_states, et aucune autre donnée), ce qui n'est pas le cas.",
+}
+NOT_ASYNC = (
+    f"De plus, oublier n'est pas une fonction asynchrone{NBSP}: définissez-la avec async def "
+    "(le tuteur l'appelle avec await)."
 )
+OPEN_TRANSACTION = (
+    f"Votre connexion garde une transaction ouverte{NBSP}: validez avec commit() avant VACUUM "
+    "(VACUUM ne s'exécute pas dans une transaction) et fermez-la avec close()\u00a0; sinon ses "
+    "modifications sont perdues et elle bloque les écritures suivantes."
+)
+MISSING_FUNCTION = "aucune fonction oublier n'est définie dans la cellule prévue."
 
 
-@dataclass(frozen=True)
-class Verdict:
-    ok: bool
-    message: str  # French, for the student
+def _seconds(value: float) -> str:
+    return f"{value:g}".replace(".", ",") + f"{NBSP}s"
 
 
-def _call_problem(
-    name: str, journal: dict[str, Any], facts: dict[str, Any], timeout: float
-) -> str | None:
-    """Why call `name` produced no usable file, in French; None if it did."""
-    if name not in journal:
+def load_message(reason: str, error_type: str = "", error_message: str = "") -> str:
+    """Why the cell gave no oublier, in French."""
+    if reason == "missing":
+        return MISSING_FUNCTION
+    if reason == "syntax":
+        return f"la cellule de oublier ne se lit pas (SyntaxError){NBSP}: {error_message}"
+    return (
+        f"la cellule de oublier lève {error_type} avant même d'appeler oublier{NBSP}: "
+        f"{error_message}"
+    )
+
+
+def unfinished_message(result: ScenarioResult) -> str:
+    """Why the calls of `result` that never ended could not be judged, in French."""
+    limit = _seconds(result.timeout)
+    if result.end is RunEnd.TIMED_OUT and result.stalled and result.stalled.open_transaction:
         return (
-            f"oublier n'a pas terminé en {timeout:g} s (boucle sans fin ? attente trop "
-            "longue ?) ou a arrêté le processus : ce point n'a pas pu être vérifié."
+            f"oublier n'a pas terminé en {limit}{NBSP}: elle attendait le verrou de la base, "
+            f"que garde votre propre connexion (transaction ouverte){NBSP}: validez avec "
+            "commit() et fermez la connexion avec close() avant d'appeler le service ou VACUUM."
         )
-    fact = facts.get(name) or {}
-    if not fact.get("present"):
+    if result.end is RunEnd.TIMED_OUT:
         return (
-            "la base de données n'existe plus après oublier : il faut effacer un élève, "
+            f"oublier n'a pas terminé en {limit} (boucle sans fin{NBSP}? attente trop "
+            f"longue{NBSP}?){NBSP}: ce point n'a pas pu être vérifié."
+        )
+    return (
+        "le processus qui exécutait oublier s'est arrêté avant la fin (sortie du programme, "
+        f"mémoire dépassée{NBSP}?){NBSP}: ce point n'a pas pu être vérifié."
+    )
+
+
+def _problem(call: CallResult, result: ScenarioResult) -> str | None:
+    """Why `call` left nothing to judge, in French; None if its file can be judged."""
+    if call.outcome is None or call.facts is None:
+        return unfinished_message(result)
+    if not call.facts.present:
+        return (
+            f"la base de données n'existe plus après oublier{NBSP}: il faut effacer un élève, "
             "pas le fichier."
         )
-    if not fact.get("valide"):
+    if not call.facts.readable:
         return (
-            "la base de données est abîmée après oublier ("
-            + str(fact.get("probleme"))
-            + ") : il faut effacer des lignes, pas des tables."
+            f"la base de données est abîmée après oublier ({call.facts.problem}){NBSP}: il faut "
+            "effacer des lignes, pas des tables."
         )
     return None
 
 
-def _error_note(name: str, journal: dict[str, Any]) -> str:
-    err = (journal.get(name) or {}).get("erreur")
-    if not err:
-        return ""
-    if err.get("type") == "PasAsync":
-        return (
-            " De plus, oublier n'est pas une fonction asynchrone : définissez-la avec "
-            "async def (le tuteur l'appelle avec await)."
+def _raised(outcome: CallOutcome, hidden: bool) -> str:
+    error = outcome.error
+    assert error is not None
+    message = error.message.strip()[:300]
+    if hidden or not message:  # hidden inputs may appear in an exception's message
+        return f"De plus, oublier a levé {error.type}."
+    end = "" if message.endswith((".", "!", "?", "…")) else "."
+    return f"De plus, oublier a levé {error.type}{NBSP}: {message}{end}"
+
+
+def _notes(calls: list[CallResult], hidden: bool) -> str:
+    """What went wrong while the calls ran (the first call that says something)."""
+    for call in calls:
+        outcome = call.outcome
+        if outcome is None:
+            continue
+        parts = []
+        if outcome.not_async:
+            parts.append(NOT_ASYNC)
+        elif outcome.error is not None:
+            parts.append(_raised(outcome, hidden))
+        if outcome.open_transaction:
+            parts.append(OPEN_TRANSACTION)
+        if parts:
+            return " " + " ".join(parts)
+    return ""
+
+
+def _not_written(result: ScenarioResult) -> bool:
+    erase = result.of(Role.ERASE)
+    outcome = erase[0].outcome if erase else None
+    return bool(outcome and outcome.error and outcome.error.type == "NotImplementedError")
+
+
+def _gate_holds(criterion: Criterion, result: ScenarioResult) -> bool:
+    call = result.first(criterion.gate_role)
+    if criterion.gate is Gate.SESSIONS_ERASED:
+        return _erased_sessions(call)
+    if criterion.gate is Gate.CORRECT_ERASURE:
+        return _correct_erasure(call)
+    return True
+
+
+def judge(criterion: Criterion, result: ScenarioResult) -> Verdict:
+    """The verdict of one criterion on one scenario's run."""
+    if result.load_failure is not None:
+        failure = result.load_failure
+        error = failure.error
+        return Verdict(
+            False,
+            load_message(
+                failure.reason, error.type if error else "", error.message if error else ""
+            ),
         )
-    message = (err.get("message") or "").strip()[:300]
-    if not message:  # e.g. `raise KeyError`: no dangling colon after the exception's name
-        return f" De plus, oublier a levé {err.get('type')}."
-    return f" De plus, oublier a levé {err.get('type')} : {message}"
-
-
-def verdicts(
-    load_error: str | None, journal: dict[str, Any], facts: dict[str, Any], timeout: float
-) -> dict[str, Verdict]:
-    """One verdict per test id from the runner's journal and the checker's facts."""
-    if load_error:
-        return {tid: Verdict(False, load_error) for tid in TESTS}
-
-    def usable(name: str) -> str | None:
-        return _call_problem(name, journal, facts, timeout)
-
-    def erased_sessions(name: str) -> bool:
-        return usable(name) is None and facts[name]["sessions_restantes"] == 0
-
-    def no_error(name: str) -> bool:
-        return name in journal and not journal[name].get("erreur")
-
-    def same(a: str, b: str) -> bool:
-        return (
-            usable(a) is None
-            and usable(b) is None
-            and facts[a]["empreinte"] == facts[b]["empreinte"]
-        )
-
-    out: dict[str, Verdict] = {}
-
-    def judge(tid: str, call: str, ok_fn, needs_erasure: bool = True) -> None:
-        problem = usable(call)
+    if _not_written(result):
+        return Verdict(False, NOT_WRITTEN)
+    hidden = result.scenario.hidden
+    prefix = HIDDEN_PREFIX if hidden else ""
+    roles = tuple(dict.fromkeys((criterion.gate_role, *criterion.roles)))
+    calls = [c for role in roles for c in result.of(role)]
+    notes = _notes(calls, hidden)
+    for call in calls:
+        problem = _problem(call, result)
         if problem:
-            out[tid] = Verdict(False, problem + _error_note(call, journal))
-        elif ok_fn():
-            out[tid] = Verdict(True, "réussi")
-        elif needs_erasure and not erased_sessions(call):
-            out[tid] = Verdict(False, MESSAGE_NEEDS_ERASURE + _error_note(call, journal))
-        else:
-            out[tid] = Verdict(False, MESSAGES[tid] + _error_note(call, journal))
+            return Verdict(False, prefix + problem + notes)
+    gate_ok = _gate_holds(criterion, result)
+    if gate_ok and criterion.holds(result):
+        return Verdict(True, "réussi")
+    # An error only on this criterion's own inputs (the plain learner's call went fine) is what
+    # the criterion is about: say so rather than that the erasure was incomplete.
+    own_error = _clean(result.first(Role.ERASE).outcome) and any(
+        not _clean(c.outcome) for c in calls if c.role is not Role.ERASE
+    )
+    if not gate_ok and not own_error:
+        return Verdict(False, prefix + GATE_MESSAGES[criterion.gate] + notes)
+    return Verdict(False, prefix + criterion.failure + notes)
 
-    f = facts
-    judge("sessions", "A1", lambda: erased_sessions("A1"), needs_erasure=False)
-    judge("sessions_cache", "C1", lambda: erased_sessions("C1"), needs_erasure=False)
-    judge("orphelins", "A1", lambda: erased_sessions("A1") and f["A1"]["evenements_restants"] == 0)
-    judge("user_states", "A1", lambda: not f["A1"]["user_state_restant"], needs_erasure=False)
-    judge("user_states_cache", "C1", lambda: not f["C1"]["user_state_restant"], needs_erasure=False)
-    judge("autres", "A1", lambda: erased_sessions("A1") and f["A1"]["autres_intacts"])
-    judge("autres_cache", "C1", lambda: erased_sessions("C1") and f["C1"]["autres_intacts"])
 
-    def twice_ok() -> bool:
-        return (
-            erased_sessions("A1")
-            and no_error("B1")
-            and no_error("B2")
-            and same("A1", "B1")
-            and same("A1", "B2")
+def judge_scenario(result: ScenarioResult) -> dict[str, Verdict]:
+    """criterion key -> verdict, for every criterion."""
+    return {c.key: judge(c, result) for c in CRITERIA}
+
+
+def judge_all(results: dict[str, ScenarioResult]) -> dict[str, dict[str, Verdict]]:
+    """scenario name -> criterion key -> verdict. A criterion met on the example but not on the
+    hidden inputs gets its ``hidden_hint`` (typically: a name written in the code)."""
+    verdicts = {name: judge_scenario(result) for name, result in results.items()}
+    shown = [n for n, r in results.items() if not r.scenario.hidden]
+    for name, result in results.items():
+        if not result.scenario.hidden or not shown:
+            continue
+        for criterion in CRITERIA:
+            verdict = verdicts[name][criterion.key]
+            if criterion.hidden_hint and not verdict.ok and verdicts[shown[0]][criterion.key].ok:
+                verdicts[name][criterion.key] = Verdict(
+                    False, verdict.message + criterion.hidden_hint
+                )
+    return verdicts
+
+
+def statement_table() -> list[tuple[str, int, int]]:
+    """The statement's table: (numbered title, points, points of visible tests) per criterion."""
+    return [
+        (
+            f"{c.number}. {c.title}",
+            c.points,
+            sum(t.points for t in c.tests if t.visible),
         )
-
-    judge_call = "B2" if "B2" in journal else ("B1" if "B1" in journal else "A1")
-    if usable("A1") is None and not erased_sessions("A1"):
-        out["deux_fois"] = Verdict(False, MESSAGE_NEEDS_ERASURE)
-    else:
-        judge("deux_fois", judge_call, twice_ok)
-        if not out["deux_fois"].ok and usable(judge_call) is None:
-            notes = _error_note("B1", journal) or _error_note("B2", journal)
-            out["deux_fois"] = Verdict(False, MESSAGES["deux_fois"] + notes)
-
-    def quotes_ok() -> bool:
-        return no_error("D1") and erased_sessions("D1") and no_error("D2") and same("D1", "D2")
-
-    judge_call = "D2" if "D2" in journal else "D1"
-    judge("guillemets", judge_call, quotes_ok, needs_erasure=False)
-    if not out["guillemets"].ok and usable(judge_call) is None:
-        notes = _error_note("D1", journal) or _error_note("D2", journal)
-        out["guillemets"] = Verdict(False, MESSAGES["guillemets"] + notes)
-
-    def file_ok() -> bool:
-        a = f["A1"]
-        return (
-            erased_sessions("A1")
-            and a["evenements_restants"] == 0
-            and not a["user_state_restant"]
-            and not a["marqueurs"]
-        )
-
-    judge("fichier", "A1", file_ok)
-    if ((journal.get("A1") or {}).get("erreur") or {}).get("type") == "NotImplementedError":
-        # The stub's `raise NotImplementedError()` is still there: that is the one thing to say.
-        out = {tid: v if v.ok else Verdict(False, NOT_WRITTEN) for tid, v in out.items()}
-    return {tid: out[tid] for tid in TESTS}
+        for c in CRITERIA
+    ]

@@ -1,8 +1,12 @@
-"""Grades one ``oublier`` source: runner process with a time limit, then checker process.
+"""Grades one ``oublier`` cell: one runner process per scenario, with a time limit, then one
+checker process that judges the files they left, then the criteria.
 
 Nothing here runs student code in the calling process, so a notebook kernel that a submission
-has tampered with can at worst fool its own copy of this module, never the grade written by
-nbgrader (see ``course.labo.nbgrader_hooks``, which calls this from nbgrader's process).
+has tampered with can at worst fool its own copy of this module, never the grade nbgrader writes
+(the grader's hooks call this from nbgrader's process). Each scenario runs in its own process and
+folder: a runner never holds the inputs of another scenario. With ``sandboxed=True`` (grading),
+runners and checker run in the sandbox of ``course.labo.sandbox``; ``verifier`` runs them
+without it, with the student's own rights.
 """
 
 from __future__ import annotations
@@ -16,15 +20,46 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from .criteria import TESTS, Verdict, verdicts
+from .criteria import (
+    NOT_WRITTEN,
+    TESTS,
+    Verdict,
+    judge_all,
+    load_message,
+    unfinished_message,
+)
 from .fixture import fixture_bytes
+from .protocol import (
+    CallOutcome,
+    CheckRequest,
+    LoadFailure,
+    Ready,
+    Reference,
+    RunPlan,
+    SnapshotCheck,
+    Stalled,
+    decode_facts,
+    decode_record,
+)
+from .sandbox import Sandbox
+from .scenario import VISIBLE, CallResult, Role, RunEnd, Scenario, ScenarioResult
+from .submission_runner import SNAPSHOTS, SUBMISSION
 
-__all__ = ["DEFAULT_TIMEOUT", "Evaluation", "evaluate_source", "extract_source"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "OUTCOMES",
+    "Evaluation",
+    "evaluate_source",
+    "extract_source",
+]
 
 DEFAULT_TIMEOUT = float(os.environ.get("COURSE_LABO_TIMEOUT", "10"))
+CHECKER_TIMEOUT = 120.0
+# How a submission's grading ended, for the class report (see ``Evaluation.outcome``).
+OUTCOMES = ("graded", "not_written", "timeout", "crash", "load_error")
 
 # Captured at import: later monkeypatching of these modules does not reach the grader.
 _Popen = subprocess.Popen
@@ -36,20 +71,76 @@ _KEPT = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.
 
 @dataclass(frozen=True)
 class Evaluation:
-    verdicts: dict[str, Verdict]
-    load_error: str | None
+    """Everything one evaluation found: per scenario, its run and a verdict per criterion."""
+
+    results: dict[str, ScenarioResult]
+    criteria: dict[str, dict[str, Verdict]]  # scenario name -> criterion key -> verdict
     seconds: float
-    timed_out: bool
-    first_error: str | None = None  # exception type of the first call, if it raised
+    sandboxed: bool
+    names_by_hidden: dict[bool, str] = field(default_factory=dict)  # is hidden -> scenario name
+
+    @property
+    def verdicts(self) -> dict[str, Verdict]:
+        """Test id -> verdict, for the graded tests whose scenario ran (visible ones only for
+        ``verifier``: the hidden inputs are not in this package)."""
+        out = {}
+        for test in TESTS.values():
+            name = self.names_by_hidden.get(not test.visible)
+            if name is not None:
+                out[test.id] = self.criteria[name][test.criterion]
+        return out
 
     @property
     def score(self) -> int:
         return sum(TESTS[t].points for t, v in self.verdicts.items() if v.ok)
 
     @property
+    def max_score(self) -> int:
+        return sum(TESTS[t].points for t in self.verdicts)
+
+    @property
+    def load_error(self) -> str | None:
+        for result in self.results.values():
+            failure = result.load_failure
+            if failure is not None:
+                error = failure.error
+                return load_message(
+                    failure.reason, error.type if error else "", error.message if error else ""
+                )
+        return None
+
+    @property
+    def timed_out(self) -> bool:
+        return any(r.end is RunEnd.TIMED_OUT for r in self.results.values())
+
+    @property
     def not_written(self) -> bool:
         """The untouched stub: the first call raised NotImplementedError."""
-        return self.first_error == "NotImplementedError"
+        for result in self.results.values():
+            erase = result.of(Role.ERASE)
+            outcome = erase[0].outcome if erase else None
+            if outcome and outcome.error and outcome.error.type == "NotImplementedError":
+                return True
+        return False
+
+    def outcome(self) -> tuple[str, str]:
+        """How grading went, for the class report: one of ``OUTCOMES`` and a French sentence."""
+        if self.not_written:
+            return "not_written", NOT_WRITTEN
+        load_error = self.load_error
+        if load_error:
+            return "load_error", load_error
+        for end, kind in ((RunEnd.TIMED_OUT, "timeout"), (RunEnd.CRASHED, "crash")):
+            for result in self.results.values():
+                if result.end is end:
+                    return kind, unfinished_message(result)
+        where = "dans le bac à sable" if self.sandboxed else "sans bac à sable"
+        seconds = f"{self.seconds:.1f}".replace(".", ",")
+        return (
+            "graded",
+            f"Noté\u00a0: {self.score}/{self.max_score} points aux tests automatiques, en "
+            f"{seconds}\u00a0s, {where}.",
+        )
 
 
 def _plain_python(cell_source: str) -> str:
@@ -87,96 +178,243 @@ def extract_source(cell_source: str) -> str:
     return ast.unparse(ast.Module(body=kept, type_ignores=[]))
 
 
-def _load_error(entry: dict) -> str:
-    kind, message = entry.get("type"), entry.get("message", "")
-    if kind == "Absente":
-        return "aucune fonction oublier n'est définie dans la cellule prévue."
-    if kind == "SyntaxError":
-        return f"la cellule de oublier ne se lit pas (SyntaxError) : {message}"
-    return f"la cellule de oublier lève {kind} avant même d'appeler oublier : {message}"
+@dataclass
+class _Run:
+    """One runner process and what is needed to stop it and read it."""
+
+    scenario: Scenario
+    folder: Path
+    proc: subprocess.Popen
+    journal: int  # read end of the journal pipe
+    info: int | None  # read end of bubblewrap's --info-fd pipe (the sandbox's first pid)
+    stderr: Path
+    timed_out: bool = False
 
 
-def _stop_group(proc: subprocess.Popen) -> None:
-    """Kill the runner and everything it started (its own process group)."""
+def _sandbox_pid(info_fd: int) -> int | None:
+    """The host pid of the sandbox's PID 1, from bubblewrap's --info-fd output."""
+    try:
+        data = os.read(info_fd, 65536)
+        return int(json.loads(data.decode())["child-pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _stop(run: _Run) -> None:
+    """Kill the runner and everything it started.
+
+    With the sandbox: kill the PID namespace's first process while bubblewrap still waits for it
+    (so its pid cannot have been reused); the kernel kills every other process of the namespace
+    before that one is gone, and bubblewrap exits only then. Without the sandbox: the runner's
+    process group (a detached process can escape it: that is the student's own machine).
+    """
+    if run.proc.poll() is None and run.info is not None:
+        pid = _sandbox_pid(run.info)
+        if pid is not None:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                run.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
     try:
         if _killpg is not None:
-            _killpg(proc.pid, signal.SIGKILL)
+            _killpg(run.proc.pid, signal.SIGKILL)
         else:  # pragma: no cover - Windows
-            proc.kill()
+            run.proc.kill()
     except (ProcessLookupError, PermissionError):
         pass
+    run.proc.wait()
 
 
-def evaluate_source(source: str, timeout: float | None = None) -> Evaluation:
-    """Run `source` (a cell defining ``oublier``) against copies of the fixture and judge it."""
+def _read_available(fd: int) -> str:
+    """What a pipe holds now, without waiting (a detached process may keep it open)."""
+    os.set_blocking(fd, False)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def _start_runner(scenario: Scenario, folder: Path, plan: RunPlan, sandbox: Sandbox | None) -> _Run:
+    journal_r, journal_w = os.pipe()
+    info_r = info_w = None
+    argv = [
+        _executable,
+        "-I",
+        "-X",
+        "utf8",
+        "-m",
+        "course.labo.submission_runner",
+        str(folder),
+        str(journal_w),
+    ]
+    pass_fds = [journal_w]
+    if sandbox is not None:
+        sandbox.hand_over(folder)
+        info_r, info_w = os.pipe()
+        pass_fds.append(info_w)
+        command = sandbox.command(argv, writable=folder)
+        command[1:1] = ["--info-fd", str(info_w)]
+    else:
+        command = argv
+    stderr = folder.parent / f"{scenario.name}.stderr"
+    with open(stderr, "wb") as err:
+        proc = _Popen(
+            command,
+            cwd=folder,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            pass_fds=pass_fds,
+            start_new_session=True,
+        )
+    for fd in pass_fds:
+        os.close(fd)
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(plan.to_json().encode())
+        proc.stdin.close()
+    except OSError:  # it died at once: its journal says why
+        pass
+    return _Run(scenario, folder, proc, journal_r, info_r, stderr)
+
+
+def _prepare(source: str, scenario: Scenario, folder: Path, image: bytes) -> None:
+    folder.mkdir()
+    (folder / SUBMISSION).write_text(extract_source(source), encoding="utf-8")
+    for database in scenario.databases():
+        (folder / database).write_bytes(image)
+
+
+def _scenario_result(run: _Run, facts, timeout: float) -> ScenarioResult:
+    records = [decode_record(line) for line in _read_available(run.journal).splitlines()]
+    outcomes = {r.call_id: r for r in records if isinstance(r, CallOutcome)}
+    load = next((r for r in records if isinstance(r, LoadFailure)), None)
+    stalled = next((r for r in records if isinstance(r, Stalled)), None)
+    calls = run.scenario.calls()
+    if load is not None:
+        end = RunEnd.LOAD_FAILED
+    elif all(call.call_id in outcomes for _role, call in calls):
+        end = RunEnd.FINISHED
+    elif run.timed_out:
+        end = RunEnd.TIMED_OUT
+    elif any(isinstance(r, Ready) for r in records):
+        end = RunEnd.CRASHED
+    else:
+        tail = run.stderr.read_text(errors="replace")[-2000:]
+        raise RuntimeError(
+            f"Le processus qui exécute oublier n'a pas démarré (code {run.proc.returncode})"
+            f"\u00a0:\n{tail}"
+        )
+    return ScenarioResult(
+        scenario=run.scenario,
+        end=end,
+        timeout=timeout,
+        calls=tuple(
+            CallResult(
+                role,
+                call,
+                outcomes.get(call.call_id),
+                facts.get(call.call_id) if call.call_id in outcomes else None,
+            )
+            for role, call in calls
+        ),
+        load_failure=load,
+        stalled=stalled if end is RunEnd.TIMED_OUT else None,
+    )
+
+
+def _check(runs: list[_Run], images: dict[str, tuple[bytes, str]], sandbox: Sandbox | None) -> dict:
+    """Run the checker on every snapshot of every run; the facts by call id."""
+    references = tuple(Reference(name, len(images[name][0]), images[name][1]) for name in images)
+    checks = tuple(
+        SnapshotCheck(
+            call_id=call.call_id,
+            reference=run.scenario.name,
+            snapshot=str(run.folder / SNAPSHOTS / f"{call.call_id}.db"),
+            user_id=call.user_id,
+            personal_data=run.scenario.personal_data if role is Role.ERASE else (),
+        )
+        for run in runs
+        for role, call in run.scenario.calls()
+    )
+    request = CheckRequest(references, checks).to_json().encode() + b"\n"
+    request += b"".join(images[ref.name][0] for ref in references)
+    argv = [_executable, "-I", "-X", "utf8", "-m", "course.labo.snapshot_checker"]
+    if sandbox is not None:
+        command = sandbox.command(argv, readable=tuple(run.folder for run in runs))
+    else:
+        command = argv
+    checker = _Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = checker.communicate(input=request, timeout=CHECKER_TIMEOUT)
+        checker.wait(timeout=10)  # bubblewrap exits once its namespace is empty
+    finally:
+        if checker.poll() is None:
+            checker.kill()
+        checker.wait()
+    if checker.returncode != 0:
+        raise RuntimeError(
+            "le contrôle de la base a échoué\u00a0:\n" + stderr.decode(errors="replace")[-2000:]
+        )
+    return decode_facts(stdout.decode())
+
+
+def evaluate_source(
+    source: str,
+    *,
+    scenarios: tuple[Scenario, ...] = (VISIBLE,),
+    sandboxed: bool = False,
+    timeout: float | None = None,
+) -> Evaluation:
+    """Run `source` (a cell defining ``oublier``) on every scenario and judge it."""
     timeout = DEFAULT_TIMEOUT if timeout is None else timeout
     start = time.monotonic()
-    # In memory, built by this process: a submission that rewrites files cannot change it.
-    fixture, digest = fixture_bytes()
-    work = Path(tempfile.mkdtemp(prefix="labo-oublier-"))
+    # In memory, built by this process: a submission that rewrites files cannot change them.
+    images = {s.name: fixture_bytes(s.extra_learners) for s in scenarios}
+    sandbox = Sandbox() if sandboxed else None
+    base = Path(tempfile.mkdtemp(prefix="labo-oublier-"))
+    runs: list[_Run] = []
     try:
-        for db in ("a.db", "c.db", "d.db"):
-            (work / db).write_bytes(fixture)
-        (work / "soumission.py").write_text(extract_source(source), encoding="utf-8")
-        timed_out = False
-        with open(work / "sortie.txt", "wb") as out:
-            proc = _Popen(
-                [_executable, "-I", "-m", "course.labo.runner", str(work)],
-                cwd=work,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+        deadline = time.monotonic() + timeout
+        for scenario in scenarios:
+            folder = base / scenario.name
+            _prepare(source, scenario, folder, images[scenario.name][0])
+            plan = RunPlan(tuple(call for _role, call in scenario.calls()), deadline)
+            runs.append(_start_runner(scenario, folder, plan, sandbox))
+        for run in runs:
             try:
-                proc.wait(timeout=timeout)
+                run.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                timed_out = True
-            finally:
-                _stop_group(proc)
-                proc.wait()
-        journal: dict[str, dict] = {}
-        load_error = None
-        journal_path = work / "journal.jsonl"
-        lines = []
-        if journal_path.exists():
-            lines = journal_path.read_text(encoding="utf-8").splitlines()
-        for line in lines:
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            if "chargement" in entry:
-                load_error = _load_error(entry["chargement"])
-            elif "appel" in entry:
-                journal[entry["appel"]] = entry
-        if not lines and not timed_out and proc.returncode != 0:
-            tail = (work / "sortie.txt").read_text(errors="replace")[-300:]
-            load_error = f"le processus qui exécute oublier s'est arrêté : {tail}"
-        # The reference goes to the checker through its stdin, never through a file.
-        checker = _Popen(
-            [_executable, "-I", "-m", "course.labo.checker", str(work), digest],
-            cwd=work,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        try:
-            stdout, stderr = checker.communicate(input=fixture, timeout=120)
-        finally:
-            checker.kill()
-            checker.wait()
-        if checker.returncode != 0:
-            raise RuntimeError(
-                "le contrôle de la base a échoué :\n" + stderr.decode(errors="replace")[-2000:]
-            )
-        facts = json.loads(stdout)
+                run.timed_out = True
+            _stop(run)
+        facts = _check(runs, images, sandbox)
+        results = {run.scenario.name: _scenario_result(run, facts, timeout) for run in runs}
         return Evaluation(
-            verdicts=verdicts(load_error, journal, facts, timeout),
-            load_error=load_error,
+            results=results,
+            criteria=judge_all(results),
             seconds=time.monotonic() - start,
-            timed_out=timed_out,
-            first_error=((journal.get("A1") or {}).get("erreur") or {}).get("type"),
+            sandboxed=sandboxed,
+            names_by_hidden={s.hidden: s.name for s in scenarios},
         )
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        for run in runs:
+            for fd in (run.journal, run.info):
+                if fd is not None:
+                    os.close(fd)
+        shutil.rmtree(base, ignore_errors=True)

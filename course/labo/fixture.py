@@ -1,31 +1,66 @@
-"""The lab's fixture database: several learners, two apps, app state, personal data markers.
+"""The TP's example database: several learners, two apps, app state, personal data.
 
 Built once per process with the course's own session service and tutor, in a fresh private
 folder, then kept in memory (with its SHA-256): every grading run starts from the same bytes, and
-no file on disk, which a submission could rewrite, is ever trusted.
-``python -I -m course.labo.fixture PATH`` builds it in a clean interpreter.
+no file on disk, which a submission could rewrite, is ever trusted. Learners can be added to it
+(``LearnerSpec``): the grader's hidden tests use a base with learners students never see.
+``python -I -m course.labo.fixture PATH < LEARNERS.json`` builds it in a clean interpreter.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
-__all__ = ["AUTRE_APP", "MARKERS", "build", "fixture_bytes", "write_fixture"]
+from course.app import APP_NAME
 
-AUTRE_APP = "agenda"
+__all__ = [
+    "ALICE_PERSONAL_DATA",
+    "OTHER_APP",
+    "LearnerSpec",
+    "Turn",
+    "build",
+    "fixture_bytes",
+    "write_fixture",
+]
+
+OTHER_APP = "agenda"
 # Personal data only alice (in the tutor's app) has: none of it may stay readable in the file.
+ALICE_PERSONAL_DATA = ("Alice Martin", "alice.martin@exemple.fr", "06 12 34 56 78")
 _Popen = subprocess.Popen  # captured at import: later monkeypatching does not reach it
-MARKERS = {
-    "alice": ("Alice Martin", "alice.martin@exemple.fr", "06 12 34 56 78"),
-}
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One message of a session: its author (``user`` or the tutor) and its state changes."""
+
+    author: str
+    text: str
+    state_delta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LearnerSpec:
+    """A learner added to the base: each session is a sequence of turns."""
+
+    user_id: str
+    sessions: tuple[tuple[Turn, ...], ...]
+    app_name: str = APP_NAME
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LearnerSpec:
+        sessions = tuple(tuple(Turn(**t) for t in s) for s in data["sessions"])
+        return cls(data["user_id"], sessions, data["app_name"])
 
 
 async def _say(service, session, author: str, text: str, delta: dict | None = None):
@@ -41,9 +76,9 @@ async def _say(service, session, author: str, text: str, delta: dict | None = No
     return await service.append_event(session=session, event=event)
 
 
-async def _build(path: Path) -> None:
+async def _build(path: Path, extra: tuple[LearnerSpec, ...]) -> None:
     from course.sessions import SqliteSessionService
-    from course.tuteur import APP_NAME, demo
+    from course.tuteur import demo
 
     async with SqliteSessionService(path) as svc:
         # alice: the seed's two demo sessions (20 and 2 events), then a profile with personal data.
@@ -91,70 +126,77 @@ async def _build(path: Path) -> None:
         # another app of the same school: alice and bob exist there too and must stay.
         for user in ("alice", "bob"):
             s = await svc.create_session(
-                app_name=AUTRE_APP, user_id=user, state={"app:fuseau": "Europe/Paris"}
+                app_name=OTHER_APP, user_id=user, state={"app:fuseau": "Europe/Paris"}
             )
             await _say(svc, s, "user", "Rendez-vous mardi à 10 h.", {"user:theme": "sombre"})
+        for learner in extra:
+            for turns in learner.sessions:
+                s = await svc.create_session(app_name=learner.app_name, user_id=learner.user_id)
+                for turn in turns:
+                    await _say(svc, s, turn.author, turn.text, turn.state_delta)
 
 
-def build(path: str | os.PathLike[str]) -> Path:
-    """Build the fixture at ``path`` (which must not exist)."""
+def build(path: str | os.PathLike[str], extra: tuple[LearnerSpec, ...] = ()) -> Path:
+    """Build the base at ``path`` (which must not exist), with the learners of `extra` added."""
     path = Path(path)
     if path.exists():
         raise FileExistsError(
-            f"{path} existe déjà : la base d'exemple se construit dans un fichier neuf."
+            f"{path} existe déjà\u00a0: la base d'exemple se construit dans un fichier neuf."
         )
-    asyncio.run(_build(path))
+    asyncio.run(_build(path, extra))
     return path
 
 
 _lock = threading.Lock()
-_built: tuple[bytes, str] | None = None  # (bytes, SHA-256), held by this process only
+# (bytes, SHA-256) per set of added learners, held by this process only
+_built: dict[str, tuple[bytes, str]] = {}
 
 
-def _build_private() -> bytes:
-    """Build the fixture in a clean interpreter, in a new private folder (0700), and read it."""
+def _build_private(extra_json: str) -> bytes:
+    """Build the base in a clean interpreter, in a new private folder (0700), and read it."""
     folder = Path(tempfile.mkdtemp(prefix="course-labo-base-"))
     os.chmod(folder, 0o700)
     try:
         built = folder / "fixture.db"
         proc = _Popen(
             [sys.executable, "-I", "-m", "course.labo.fixture", str(built)],
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
         try:
-            _, stderr = proc.communicate(timeout=120)
+            _, stderr = proc.communicate(extra_json, timeout=120)
         finally:
             proc.kill()
             proc.wait()
         if proc.returncode != 0 or not built.exists():
             raise RuntimeError(
-                "Impossible de construire la base d'exemple du labo :\n" + stderr[-2000:]
+                "Impossible de construire la base d'exemple du TP\u00a0:\n" + stderr[-2000:]
             )
         return built.read_bytes()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def fixture_bytes() -> tuple[bytes, str]:
-    """The fixture's bytes and their SHA-256, built once per process and kept in memory.
+def fixture_bytes(extra: tuple[LearnerSpec, ...] = ()) -> tuple[bytes, str]:
+    """The base's bytes (with the learners of `extra`) and their SHA-256, built once per
+    process and kept in memory.
 
-    Never read back from a shared cache: student code runs with the grader's Unix rights and
-    could rewrite any file, so every grading run copies these bytes (and the checker compares
-    with them) instead of trusting a file on disk.
+    Never read back from a shared cache: a submission run without the sandbox has the grader's
+    Unix rights and could rewrite any file, so every grading run copies these bytes (and the
+    checker compares with them) instead of trusting a file on disk.
     """
-    global _built
+    key = json.dumps([asdict(learner) for learner in extra], ensure_ascii=False)
     with _lock:
-        if _built is None:
-            data = _build_private()
-            _built = (data, hashlib.sha256(data).hexdigest())
-        return _built
+        if key not in _built:
+            data = _build_private(key)
+            _built[key] = (data, hashlib.sha256(data).hexdigest())
+        return _built[key]
 
 
 def write_fixture(target: str | os.PathLike[str]) -> Path:
-    """Write a fresh copy of the fixture at `target` (replaced if it exists)."""
+    """Write a fresh copy of the example base at `target` (replaced if it exists)."""
     target = Path(target)
     data, _digest = fixture_bytes()
     target.unlink(missing_ok=True)
@@ -163,5 +205,11 @@ def write_fixture(target: str | os.PathLike[str]) -> Path:
     return target
 
 
+def main(path: str) -> int:
+    learners = json.loads(sys.stdin.read() or "[]")
+    build(path, tuple(LearnerSpec.from_dict(d) for d in learners))
+    return 0
+
+
 if __name__ == "__main__":
-    build(sys.argv[1])
+    sys.exit(main(sys.argv[1]))

@@ -33,7 +33,7 @@ STUDENT_ROLES = ("complet", "partiel", "casse")
 LAB_NAME = "oublier"
 LAB_NOTEBOOK = "oublier.ipynb"
 LAB_CELL = "oublier"  # grade_id of the cell the student writes
-SAMPLES = {"complet": "complete_vacuum", "partiel": "graine", "casse": "exception"}
+SAMPLES = {"complet": "complete_vacuum", "partiel": "complete", "casse": "exception"}
 
 
 @dataclass
@@ -44,16 +44,20 @@ class Lab:
     notebook: str
     answers: dict[str, str]  # role -> text of the student's `oublier` cell
     expected: dict[str, float]
-    max_score: float
+    max_score: float  # every graded cell, the written answer (graded by hand) included
+    auto_max_score: float  # the cells autograde scores
 
 
 @pytest.fixture(scope="module")
 def lab() -> Lab:
     source = REPO / "solutions" / LAB_NAME / LAB_NOTEBOOK
     assert source.is_file(), f"le labo {source} manque"
-    points = sum(
+    cells = nbformat.read(source, as_version=4).cells
+    points = sum(cell.metadata.get("nbgrader", {}).get("points", 0) for cell in cells)
+    auto_points = sum(
         cell.metadata.get("nbgrader", {}).get("points", 0)
-        for cell in nbformat.read(source, as_version=4).cells
+        for cell in cells
+        if cell.cell_type == "code"
     )
     folder = REPO / "grader" / "submissions"
     expected = json.loads((folder / "attendus.json").read_text(encoding="utf-8"))
@@ -66,6 +70,7 @@ def lab() -> Lab:
         },
         expected={role: float(expected[sample]["score"]) for role, sample in SAMPLES.items()},
         max_score=float(points),
+        auto_max_score=float(auto_points),
     )
 
 
@@ -168,7 +173,7 @@ def test_each_server_runs_as_its_own_unix_user(class_hub, class_users, class_cyc
 
 
 def test_autograded_scores_match_each_answer(class_users, class_cycle, lab: Lab):
-    assert lab.expected["complet"] == lab.max_score > lab.expected["partiel"]
+    assert lab.expected["complet"] == lab.auto_max_score > lab.expected["partiel"]
     assert lab.expected["partiel"] > lab.expected["casse"]
     by_student = {row["student"]: row for row in class_cycle["submissions"]}
     for role in STUDENT_ROLES:

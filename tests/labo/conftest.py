@@ -1,4 +1,5 @@
-"""Fixtures for the grader's tests: the repository root, the sample answers and their scores."""
+"""Fixtures for the TP's tests: the repository root, the sample answers, their expected scores,
+and their grading as nbgrader's hooks grade them (both scenarios, in the sandbox)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,16 @@ import json
 import os
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from grading.hidden import HIDDEN
 from helpers import REPO as ROOT
+
+from course.labo import Evaluation, evaluate_source
+from course.labo.scenario import VISIBLE
 
 BIN = Path(sys.executable).parent
 
@@ -28,6 +35,39 @@ def sample_answers() -> dict[str, str]:
 @pytest.fixture(scope="session")
 def expected_scores() -> dict[str, dict]:
     return json.loads((ROOT / "grader" / "submissions" / "attendus.json").read_text("utf-8"))
+
+
+class GradedSamples:
+    """Each sample graded once per session, as the hooks grade it (visible and hidden scenarios,
+    sandboxed), two at a time."""
+
+    def __init__(self, answers: dict[str, str]) -> None:
+        self._answers = answers
+        self._pool = ThreadPoolExecutor(max_workers=2)
+        self._futures: dict[str, object] = {}
+        self._lock = threading.Lock()
+
+    def prefetch(self, names) -> None:
+        with self._lock:
+            for name in names:
+                if name not in self._futures:
+                    self._futures[name] = self._pool.submit(
+                        evaluate_source,
+                        self._answers[name],
+                        scenarios=(VISIBLE, HIDDEN),
+                        sandboxed=True,
+                    )
+
+    def __getitem__(self, name: str) -> Evaluation:
+        self.prefetch([name])
+        return self._futures[name].result()
+
+
+@pytest.fixture(scope="session")
+def graded_samples(sample_answers):
+    samples = GradedSamples(sample_answers)
+    yield samples
+    samples._pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _run_nbgrader(

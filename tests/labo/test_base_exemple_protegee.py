@@ -1,13 +1,16 @@
-"""A submission runs with the grader's Unix rights: it may rewrite any fixture file it finds.
-Neither its own verdict nor the next submission's may depend on such a file."""
+"""Without the sandbox (the student's verifier, or grading in the explicit unsafe mode), a
+submission runs with the grader's Unix rights: it may rewrite any fixture file it finds. Neither
+its own verdict nor the next submission's may depend on such a file."""
 
 from __future__ import annotations
 
 import tempfile
 
 import pytest
+from grading.hidden import HIDDEN
 
 from course.labo import evaluate_source
+from course.labo.scenario import VISIBLE
 
 # Removes alice from every fixture file under `racine` (the fixture's cache, wherever it is),
 # then does `user_states_body` on its own database.
@@ -54,15 +57,19 @@ def private_tmp(tmp_path, monkeypatch):
     return tmp_path
 
 
+def _unsafe(source: str):
+    return evaluate_source(source, scenarios=(VISIBLE, HIDDEN), sandboxed=False)
+
+
 def test_tampered_fixture_changes_no_verdict(private_tmp, sample_answers, expected_scores):
     source = f"RACINE = {str(private_tmp)!r}\n" + TAMPER
-    # Without the tampering this is `user_states_sans_where`: 7 points ("autres" lost twice).
-    tampered = evaluate_source(source)
+    # Without the tampering this is `user_states_sans_where`: "autres" lost twice.
+    tampered = _unsafe(source)
     assert not tampered.verdicts["autres"].ok and not tampered.verdicts["autres_cache"].ok
     assert tampered.score == expected_scores["user_states_sans_where"]["score"]
     # The next submissions are judged on the real fixture, not on the tampered one.
-    assert evaluate_source(sample_answers["triche"]).score == 0
-    assert evaluate_source(sample_answers["graine"]).score == expected_scores["graine"]["score"]
+    assert _unsafe(sample_answers["triche"]).score == 0
+    assert _unsafe(sample_answers["graine"]).score == expected_scores["graine"]["score"]
 
 
 def test_checker_refuses_a_reference_that_is_not_the_grader_s(tmp_path):
@@ -70,13 +77,23 @@ def test_checker_refuses_a_reference_that_is_not_the_grader_s(tmp_path):
     import sys
 
     from course.labo.fixture import fixture_bytes
+    from course.labo.protocol import CheckRequest, Reference
 
     data, digest = fixture_bytes()
     altered = data[:-1] + bytes([data[-1] ^ 1])
+    request = CheckRequest((Reference("example", len(altered), digest),), ())
     proc = subprocess.run(
-        [sys.executable, "-I", "-m", "course.labo.checker", str(tmp_path), digest],
-        input=altered,
+        [sys.executable, "-I", "-m", "course.labo.snapshot_checker"],
+        input=request.to_json().encode() + b"\n" + altered,
         capture_output=True,
         timeout=60,
     )
     assert proc.returncode != 0 and b"SHA-256" in proc.stderr
+    intact = CheckRequest((Reference("example", len(data), digest),), ())
+    proc = subprocess.run(
+        [sys.executable, "-I", "-m", "course.labo.snapshot_checker"],
+        input=intact.to_json().encode() + b"\n" + data,
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and proc.stdout == b"{}"

@@ -1,5 +1,7 @@
-"""End to end, with stock nbgrader commands on a copy of the course: every sample gets its
-expected score, per test, and no feedback page shows hidden test code."""
+"""End to end, with stock nbgrader commands on a copy of the course, in the sandbox: every sample
+gets its expected score, per test, and its grading outcome in the autograded notebook; no feedback
+page shows hidden test code or a hidden input; no process of any submission outlives autograde;
+the written answer goes through nbgrader's manual grading (gradebook API) into the feedback."""
 
 from __future__ import annotations
 
@@ -12,14 +14,20 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from grading.hidden import HIDDEN
+from grading.hooks import METADATA_KEY
 from nbgrader.api import Gradebook
 
 from course.labo import TESTS
+from course.labo.evaluate import OUTCOMES
+from course.labo.sandbox import SANDBOX_UIDS
 from course.labo.soumissions import write_all
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 HIDDEN_TESTS = [t.id for t in TESTS.values() if not t.visible]
+WRITER = "redaction"  # a complete answer with a written procedure, graded by hand
+PROCEDURE = "Supprimer ses sessions par l'API, puis sa ligne user_states, puis VACUUM."
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +37,11 @@ def graded_course(tmp_path_factory, repo_root: Path, run_nbgrader) -> dict:
     shutil.copytree(repo_root / "solutions" / "oublier", root / "solutions" / "oublier")
     (root / "grader").mkdir()
     shutil.copy(repo_root / "grader" / "nbgrader_config.py", root / "grader")
+    shutil.copytree(  # the hooks and the hidden tests, loaded by nbgrader_config.py
+        repo_root / "grader" / "grading",
+        root / "grader" / "grading",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     shutil.copytree(repo_root / "grader" / "submissions", root / "grader" / "submissions")
     grader = root / "grader"
     steps = {}
@@ -41,6 +54,11 @@ def graded_course(tmp_path_factory, repo_root: Path, run_nbgrader) -> dict:
         grader, "validate", str(root / "notebooks" / "oublier" / "oublier.ipynb")
     )
     students = write_all(root, grader / "submitted")
+    nb = nbformat.read(grader / "submitted" / "complete_vacuum" / "oublier" / "oublier.ipynb", 4)
+    next(c for c in nb.cells if c.id == "documentation").source = PROCEDURE
+    (grader / "submitted" / WRITER / "oublier").mkdir(parents=True)
+    nbformat.write(nb, grader / "submitted" / WRITER / "oublier" / "oublier.ipynb")
+    students[WRITER] = "complete_vacuum"
     first, *others = sorted(students)
     added = run_nbgrader(grader, "db", "student", "add", first, "--last-name=Exemple")
     assert added.returncode == 0, added.stderr
@@ -49,11 +67,41 @@ def graded_course(tmp_path_factory, repo_root: Path, run_nbgrader) -> dict:
     imported = run_nbgrader(grader, "db", "student", "import", "eleves.csv")
     assert imported.returncode == 0, imported.stderr
     steps["autograde"] = run_nbgrader(grader, "autograde", "oublier")
+    steps["left_after_autograde"] = _submission_processes()
+    # the written answer: left to grade by autograde, then graded by hand (nbgrader's API)
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        steps["to_grade_by_hand"] = {
+            student: gb.find_grade(
+                "documentation", "oublier", "oublier", student
+            ).needs_manual_grade
+            for student in students
+        }
+        grade = gb.find_grade("documentation", "oublier", "oublier", WRITER)
+        grade.manual_score = 1.5
+        gb.db.commit()
     steps["feedback"] = run_nbgrader(grader, "generate_feedback", "oublier")
     steps["export"] = run_nbgrader(grader, "export")
     for name in ("autograde", "feedback", "export"):
         assert steps[name].returncode == 0, steps[name].stderr[-3000:]
     return {"root": root, "steps": steps, "students": students}
+
+
+def _submission_processes() -> list[str]:
+    """Processes of a submission still alive: the sandbox's uids (grading as root), or the
+    detached sleep of evasion_processus_detache."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        uid = int(next(x for x in status.splitlines() if x.startswith("Uid:")).split()[1])
+        if uid in SANDBOX_UIDS or "sleep 864001" in cmdline:
+            found.append(f"{entry.name} {uid} {cmdline}")
+    return found
 
 
 def test_student_version_is_the_committed_one(graded_course, repo_root):
@@ -86,6 +134,7 @@ def test_every_sample_gets_its_expected_score(graded_course, expected_scores):
         for row in csv.DictReader(fh):
             grades[row["student_id"]] = float(row["score"])
     assert len(grades) >= 12
+    assert grades[WRITER] == 10 + 1.5  # the tests' 10 points and the written answer's 1.5
     assert {s: grades[s] for s in expected_scores} == {
         s: float(e["score"]) for s, e in expected_scores.items()
     }
@@ -98,7 +147,9 @@ def test_every_sample_fails_exactly_the_expected_tests(graded_course, expected_s
         for student in expected_scores:
             nb = gb.find_submission("oublier", student).notebooks[0]
             failed[student] = sorted(
-                g.name.removeprefix("test_") for g in nb.grades if g.score < g.max_score
+                g.name.removeprefix("test_")
+                for g in nb.grades
+                if g.score < g.max_score and g.name != "documentation"
             )
     want = {
         s: sorted(TESTS) if e["echecs"] == "tous" else sorted(e["echecs"])
@@ -114,12 +165,15 @@ def _feedback_text(path: Path) -> str:
 def test_feedback_never_shows_hidden_tests(graded_course, repo_root):
     pages = sorted((graded_course["root"] / "grader" / "feedback").glob("*/oublier/*.html"))
     assert len(pages) == len(graded_course["students"])
+    hidden_inputs = {HIDDEN.learner, HIDDEN.quoted, HIDDEN.unknown, "Girard", "artagnan"}
     for page in pages:
         text = _feedback_text(page)
         assert 'noter(oublier, "sessions")' in text  # visible test code is there...
         for tid in HIDDEN_TESTS:  # ...hidden test code never is
             assert f'noter(oublier, "{tid}")' not in text, page
         assert "HIDDEN TESTS" not in text and "course/labo" not in text, page
+        for word in hidden_inputs:  # nor any hidden input, even in a student's error
+            assert word not in text, (page, word)
 
 
 def test_feedback_explains_in_french_what_is_missing(graded_course):
@@ -136,6 +190,38 @@ def test_feedback_explains_in_french_what_is_missing(graded_course):
         / "oublier.html"
     )
     assert "n'a pas terminé en" in loop
+
+
+def test_each_autograded_notebook_says_how_its_grading_went(graded_course):
+    """``course_grading`` in the autograded notebook's metadata, for the class report."""
+    outcomes = {}
+    for student in graded_course["students"]:
+        path = graded_course["root"] / "grader" / "autograded" / student / "oublier"
+        record = nbformat.read(path / "oublier.ipynb", 4).metadata[METADATA_KEY]
+        assert set(record) == {"outcome", "detail"} and record["outcome"] in OUTCOMES
+        assert record["detail"], student
+        outcomes[student] = record["outcome"]
+    assert outcomes["complete_vacuum"] == outcomes["graine"] == "graded"
+    assert outcomes["ebauche"] == "not_written"
+    assert outcomes["boucle_infinie"] == outcomes["sommeil"] == "timeout"
+    assert outcomes["evasion_memoire"] == outcomes["evasion_processus"] == "graded"
+
+
+def test_no_process_of_a_submission_outlives_autograde(graded_course):
+    assert graded_course["steps"]["left_after_autograde"] == []
+
+
+def test_the_written_answer_is_graded_by_hand_and_shown_in_feedback(graded_course):
+    # autograde leaves the written answer to the instructor; nbgrader gives 0 itself to an
+    # answer left as the release's stub (every sample but WRITER)
+    to_grade = graded_course["steps"]["to_grade_by_hand"]
+    assert to_grade == {student: student == WRITER for student in graded_course["students"]}
+    text = _feedback_text(
+        graded_course["root"] / "grader" / "feedback" / WRITER / "oublier" / "oublier.html"
+    )
+    assert PROCEDURE in text
+    assert re.search(r"Score:\s*1\.5\s*/\s*2", text), re.findall(r"Score:[^\n]*", text)
+    assert re.search(r"Score:\s*11\.5\s*/\s*12", text)
 
 
 def test_no_cell_ever_times_out_in_the_kernel(graded_course):

@@ -4,17 +4,23 @@ command line (the slow end-to-end test runs the real commands)."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 
 import nbformat
+import pytest
+from grading.hooks import (
+    METADATA_KEY,
+    PLACEHOLDER,
+    ApplyOutOfKernelGrading,
+    SandboxUnavailable,
+    StartOutOfKernelGrading,
+)
+from nbconvert.preprocessors import ClearMetadataPreprocessor
 from traitlets.config.loader import PyFileConfigLoader
 
 from course.labo import ENV_OUT_OF_KERNEL
-from course.labo.nbgrader_hooks import (
-    PLACEHOLDER,
-    ApplyOutOfKernelGrading,
-    StartOutOfKernelGrading,
-)
+from course.labo.sandbox import NO_SANDBOX_ENV, sandbox_problem
 from course.labo.soumissions import build_submission
 
 
@@ -49,8 +55,8 @@ def test_execution_never_drops_a_submission_nor_leaks_hidden_tests(repo_root):
     assert "nbgrader.preprocessors.ClearHiddenTests" in c.GenerateFeedback.preprocessors
     chain = c.Autograde.autograde_preprocessors
     execute = chain.index("nbgrader.preprocessors.Execute")
-    assert chain[execute - 1].endswith("StartOutOfKernelGrading")
-    assert chain[execute + 1].endswith("ApplyOutOfKernelGrading")
+    assert chain[execute - 1] == "grading.hooks.StartOutOfKernelGrading"
+    assert chain[execute + 1] == "grading.hooks.ApplyOutOfKernelGrading"
     assert chain.index("nbgrader.preprocessors.SaveAutoGrades") > execute + 1
 
 
@@ -65,6 +71,7 @@ def test_make_notebooks_regenerates_every_assignment_without_a_gradebook(repo_ro
 
 
 def test_hooks_grade_out_of_kernel_and_restore_student_cells(repo_root, sample_answers):
+    assert sandbox_problem() is None, sandbox_problem()
     nb = build_submission(
         repo_root / "notebooks" / "oublier" / "oublier.ipynb", sample_answers["graine"]
     )
@@ -88,6 +95,59 @@ def test_hooks_grade_out_of_kernel_and_restore_student_cells(repo_root, sample_a
     assert cells["test-sessions"].outputs[0].output_type == "stream"
     failed = cells["test-user-states"].outputs[0]
     assert failed.output_type == "error" and "user_states" in failed.evalue
+    assert nb.metadata[METADATA_KEY] == {
+        "outcome": "graded",
+        "detail": nb.metadata[METADATA_KEY]["detail"],
+    }
+    assert nb.metadata[METADATA_KEY]["detail"].startswith("Noté\u00a0: 5/10 points")
+    assert "dans le bac à sable" in nb.metadata[METADATA_KEY]["detail"]
+
+
+def test_grading_outcome_survives_nbgrader_s_metadata_clearing(repo_root):
+    """The autograded notebook keeps ``course_grading`` for the class report, with the mask of
+    nbgrader_config.py (nbconvert's default would drop it)."""
+    nb = nbformat.v4.new_notebook(
+        metadata={
+            METADATA_KEY: {"outcome": "timeout", "detail": "oublier n'a pas terminé"},
+            "language_info": {"name": "python", "version": "3.11"},
+            "autre": {"x": 1},
+        }
+    )
+    cleared, _ = ClearMetadataPreprocessor(config=_config(repo_root)).preprocess(nb, {})
+    assert cleared.metadata == {
+        METADATA_KEY: {"outcome": "timeout", "detail": "oublier n'a pas terminé"},
+        "language_info": {"name": "python"},
+    }
+    default, _ = ClearMetadataPreprocessor().preprocess(nbformat.from_dict(nb), {})
+    assert METADATA_KEY not in default.metadata  # the mask is what keeps it
+
+
+def test_grading_refuses_without_sandbox_unless_asked(repo_root, tmp_path, monkeypatch):
+    """No bubblewrap on PATH: the hook stops with what to install; the unsafe switch grades."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for tool in ("prlimit", "setpriv"):
+        (tools / tool).symlink_to(shutil.which(tool))
+    monkeypatch.setenv("PATH", str(tools))
+    monkeypatch.delenv(NO_SANDBOX_ENV, raising=False)
+    sandbox_problem.cache_clear()
+    nb = build_submission(
+        repo_root / "notebooks" / "oublier" / "oublier.ipynb", "async def oublier(s, u):\n    pass"
+    )
+    try:
+        with pytest.raises(SandboxUnavailable) as refused:
+            StartOutOfKernelGrading().preprocess(nbformat.from_dict(nb), {})
+        message = str(refused.value)
+        assert "bwrap introuvable" in message and "installez le paquet bubblewrap" in message
+        assert "--sans-bac-a-sable" in message and f"{NO_SANDBOX_ENV}=1" in message
+        assert ENV_OUT_OF_KERNEL not in os.environ
+        monkeypatch.setenv(NO_SANDBOX_ENV, "1")
+        graded, resources = StartOutOfKernelGrading().preprocess(nbformat.from_dict(nb), {})
+        graded, _ = ApplyOutOfKernelGrading().preprocess(graded, resources)
+        assert graded.metadata[METADATA_KEY]["outcome"] == "graded"
+        assert "sans bac à sable" in graded.metadata[METADATA_KEY]["detail"]
+    finally:
+        sandbox_problem.cache_clear()
 
 
 def test_other_notebooks_pass_through(repo_root):
@@ -99,8 +159,19 @@ def test_other_notebooks_pass_through(repo_root):
     assert nb.cells[0].source == "x = 1" and resources == {}
 
 
-def test_runner_app_name_is_the_tutor_s():
-    from course.labo.runner import APP_NAME
-    from course.tuteur import APP_NAME as TUTOR_APP
+def test_runner_gives_the_cell_what_the_first_cell_imports(repo_root):
+    """The student's cell runs with the names the notebook's first cell imports, no more."""
+    import ast
 
-    assert APP_NAME == TUTOR_APP
+    from course.labo.submission_runner import PRELUDE
+
+    nb = nbformat.read(repo_root / "notebooks" / "oublier" / "oublier.ipynb", 4)
+    imports = next(c for c in nb.cells if c.id == "imports")
+    bound = {
+        alias.asname or alias.name
+        for node in ast.parse(imports.source).body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    learner_api = {"base_exemple", "noter", "verifier"}
+    assert set(PRELUDE) == bound - learner_api

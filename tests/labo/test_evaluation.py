@@ -1,17 +1,49 @@
-"""The lab's grading, out of process: scores, time limit, cleanup, and tamper resistance."""
+"""The TP's grading, out of process: rubric, diagnoses, time limit, cleanup, tamper resistance,
+and the student's own check (``verifier``), which covers every criterion."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
+from grading.hidden import HIDDEN
 
 import course.labo
-from course.labo import ENV_OUT_OF_KERNEL, TESTS, evaluate_source, extract_source, noter, verifier
+from course.labo import (
+    CRITERIA,
+    ENV_OUT_OF_KERNEL,
+    TESTS,
+    evaluate_source,
+    extract_source,
+    noter,
+    verifier,
+)
+from course.labo.scenario import VISIBLE
+
+SAMPLES = [
+    "complete_vacuum",
+    "complete",
+    "graine",
+    "sql_sans_foreign_keys",
+    "user_states_sans_where",
+    "fstring",
+    "tables_supprimees",
+    "synchrone",
+    "exception",
+    "alice_en_dur",
+    "vacuum_avant_commit",
+    "triche",
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _grade_samples_early(graded_samples):
+    graded_samples.prefetch(SAMPLES)
 
 
 def _failed(evaluation) -> list[str]:
@@ -22,49 +54,91 @@ def _want(expected: dict) -> list[str]:
     return sorted(TESTS) if expected["echecs"] == "tous" else sorted(expected["echecs"])
 
 
-@pytest.mark.parametrize(
-    "sample",
-    [
-        "complete_vacuum",
-        "complete",
-        "graine",
-        "sql_sans_foreign_keys",
-        "user_states_sans_where",
-        "fstring",
-        "tables_supprimees",
-        "synchrone",
-    ],
-)
-def test_sample_gets_expected_verdicts(sample, sample_answers, expected_scores):
-    evaluation = evaluate_source(sample_answers[sample])
+@pytest.mark.parametrize("sample", SAMPLES)
+def test_sample_gets_expected_verdicts(sample, graded_samples, expected_scores):
+    evaluation = graded_samples[sample]
     assert _failed(evaluation) == _want(expected_scores[sample])
     assert evaluation.score == expected_scores[sample]["score"]
+    assert evaluation.max_score == 10
+    for test_id, fragment in expected_scores[sample].get("messages", {}).items():
+        assert fragment in evaluation.verdicts[test_id].message
 
 
-def test_seed_answer_is_told_user_states_survive(sample_answers):
-    v = evaluate_source(sample_answers["graine"]).verdicts
+def test_rubric_weighs_the_central_point_and_the_harm(graded_samples):
+    # the seed's answer (sessions through the API, user_states left) misses the lesson's point
+    assert graded_samples["graine"].score <= 5
+    # erasing every learner's state is harm, not an erasure
+    assert graded_samples["user_states_sans_where"].score <= 5
+    # a complete erasure that leaves the bytes in the file's free pages still earns most points
+    assert graded_samples["complete"].score >= 8
+    assert graded_samples["complete_vacuum"].score == 10
+
+
+def test_seed_answer_is_told_user_states_survive(graded_samples):
+    v = graded_samples["graine"].verdicts
     assert v["sessions"].ok and v["orphelins"].ok and v["autres"].ok
     assert not v["user_states"].ok
-    assert (
-        "user_states" in v["user_states"].message
-        and "supprimer ses sessions" in v["user_states"].message
+    assert "la ligne user_states de l'élève existe encore" in v["user_states"].message
+    assert "supprimer ses sessions ne suffit pas" in v["user_states"].message
+    # criteria 5 to 7 wait for a complete erasure, and say so
+    assert "ce point ne compte que si oublier a d'abord effacé l'élève en entier" in (
+        v["deux_fois"].message
     )
 
 
-def test_endless_loop_hits_the_time_limit_and_leaves_no_process(tmp_path):
-    marker = "987654.25"  # a unique sleep duration to find a leaked grandchild
+def test_open_transaction_is_diagnosed_not_taken_for_a_loop(graded_samples):
+    evaluation = graded_samples["vacuum_avant_commit"]
+    assert not evaluation.timed_out and evaluation.outcome()[0] == "graded"
+    message = evaluation.verdicts["user_states"].message
+    assert "cannot VACUUM from within a transaction" in message
+    assert (
+        "Votre connexion garde une transaction ouverte\u00a0: validez avec commit() avant VACUUM"
+        in (message)
+    )
+    for verdict in evaluation.verdicts.values():
+        assert "boucle sans fin" not in verdict.message
+
+
+LOCKED_BY_ITSELF = """
+async def oublier(service, user_id):
+    conn = sqlite3.connect(service.db_path)
+    conn.execute("DELETE FROM user_states WHERE app_name = ? AND user_id = ?", (APP_NAME, user_id))
+    for s in (await service.list_sessions(app_name=APP_NAME, user_id=user_id)).sessions:
+        await service.delete_session(app_name=APP_NAME, user_id=user_id, session_id=s.id)
+    conn.commit()
+"""
+
+
+def test_a_call_waiting_for_its_own_lock_is_told_so_at_the_time_limit():
+    """The service waits for the write lock the student's own connection holds: at the time
+    limit, the message names that lock, not an endless loop."""
+    # the service waits up to 20 s for that lock: any shorter limit stops it while it waits
+    evaluation = evaluate_source(LOCKED_BY_ITSELF, timeout=6, sandboxed=True)
+    assert evaluation.timed_out and evaluation.outcome()[0] == "timeout"
+    message = evaluation.verdicts["sessions"].message
+    assert message.startswith("oublier n'a pas terminé en 6\u00a0s\u00a0: elle attendait le verrou")
+    assert "votre propre connexion (transaction ouverte)" in message
+    assert "boucle sans fin" not in message
+
+
+@pytest.mark.parametrize("sandboxed", [True, False], ids=["bac-a-sable", "sans"])
+def test_endless_loop_hits_the_time_limit_and_leaves_no_process(sandboxed):
+    marker = "987654.25" if sandboxed else "987654.5"  # a unique sleep to find a leak
     source = f'''
-import subprocess
+import os, subprocess
 async def oublier(service, user_id):
     subprocess.Popen(["sleep", "{marker}"])
     while True:
         pass
 '''
     start = time.monotonic()
-    evaluation = evaluate_source(source, timeout=2)
+    evaluation = evaluate_source(source, timeout=2, sandboxed=sandboxed)
     assert time.monotonic() - start < 2 + 20
     assert evaluation.timed_out and evaluation.score == 0
-    assert "n'a pas terminé en 2 s" in evaluation.verdicts["sessions"].message
+    assert evaluation.verdicts["sessions"].message == (
+        "oublier n'a pas terminé en 2\u00a0s (boucle sans fin\u00a0? attente trop longue\u00a0?)"
+        "\u00a0: ce point n'a pas pu être vérifié."
+    )
     leaked = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True)
     assert leaked.stdout == ""
 
@@ -74,9 +148,10 @@ def test_kernel_monkeypatching_does_not_reach_the_grader(monkeypatch, sample_ans
     monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: real_connect(":memory:"))
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, "{}"))
     monkeypatch.setattr(subprocess, "Popen", None)
-    # A do-nothing answer stays at 0 and the seed's answer keeps its 7 points.
+    # A do-nothing answer stays at 0, the seed's answer keeps its visible point.
     assert evaluate_source(sample_answers["triche"]).score == 0
-    assert evaluate_source(sample_answers["graine"]).score == 7
+    graine = evaluate_source(sample_answers["graine"])
+    assert (graine.score, graine.max_score) == (2, 3)
 
 
 def test_extract_source_keeps_definitions_only():
@@ -102,8 +177,10 @@ print("fini")
 
 def test_syntax_error_is_reported_in_french():
     evaluation = evaluate_source("async def oublier(service, user_id)\n    pass\n")
-    assert evaluation.score == 0
-    assert "SyntaxError" in evaluation.load_error and "ne se lit pas" in evaluation.load_error
+    assert evaluation.score == 0 and evaluation.outcome()[0] == "load_error"
+    assert evaluation.load_error.startswith(
+        "la cellule de oublier ne se lit pas (SyntaxError)\u00a0: "
+    )
 
 
 def _module_function(tmp_path: Path, source: str, name: str):
@@ -115,15 +192,51 @@ def _module_function(tmp_path: Path, source: str, name: str):
 
 
 def test_noter_raises_a_french_assertion_and_verifier_reports(tmp_path, sample_answers, capsys):
+    course.labo._told.clear()
     oublier = _module_function(tmp_path, sample_answers["graine"], "graine")
     noter(oublier, "sessions")
     with pytest.raises(AssertionError, match="user_states de l'élève existe encore"):
         noter(oublier, "user_states")
+    told = capsys.readouterr().out
+    assert told.count("Vérification sans bac à sable\u00a0:") == 1
     verifier(oublier)
     out = capsys.readouterr().out
-    assert "2/3 tests visibles réussis" in out and "✘" in out
+    assert "Vérification sans bac à sable" not in out  # said once per kernel, not per call
+    lines = [line for line in out.splitlines() if line.startswith(("✔ ", "✘ "))]
+    assert [line[2:] for line in lines] == [f"{c.number}. {c.title}" for c in CRITERIA]
+    assert [line[0] for line in lines] == ["✔", "✔", "✘", "✔", "✘", "✘", "✘"]
+    assert "3/7 critères respectés sur la base d'exemple" in out
     with pytest.raises(ValueError, match="Test inconnu"):
         noter(oublier, "inexistant")
+
+
+def test_verifier_checks_every_criterion_on_the_example(graded_samples):
+    """Each criterion fails visibly for some common mistake: the student can self-check all 7."""
+    failing = set()
+    for sample in ("triche", "sql_sans_foreign_keys", "graine", "user_states_sans_where"):
+        verdicts = graded_samples[sample].criteria[VISIBLE.name]
+        failing |= {key for key, verdict in verdicts.items() if not verdict.ok}
+    assert failing == {c.key for c in CRITERIA}
+    assert all(v.ok for v in graded_samples["complete_vacuum"].criteria[VISIBLE.name].values())
+
+
+def test_hidden_tests_are_not_computed_where_students_run(tmp_path, sample_answers, capsys):
+    evaluation = evaluate_source(sample_answers["graine"])
+    assert set(evaluation.verdicts) == {t.id for t in TESTS.values() if t.visible}
+    assert set(evaluation.results) == {VISIBLE.name}
+    oublier = _module_function(tmp_path, sample_answers["graine"], "graine_cache")
+    noter(oublier, "orphelins")  # a hidden test: no verdict in the kernel
+    assert "Test caché\u00a0: il est calculé pendant la notation" in capsys.readouterr().out
+
+
+def test_hidden_verdicts_never_name_hidden_inputs(graded_samples):
+    hidden_words = {HIDDEN.learner, HIDDEN.unknown, HIDDEN.quoted, *HIDDEN.hostile}
+    hidden_words |= {"maelle", "artagnan", "Girard", "personne-7", *HIDDEN.personal_data}
+    hidden_words |= {learner.user_id for learner in HIDDEN.extra_learners}
+    for sample in SAMPLES:
+        for test_id, verdict in graded_samples[sample].verdicts.items():
+            for word in hidden_words:
+                assert word not in verdict.message, (sample, test_id, word)
 
 
 def test_out_of_kernel_mode_leaves_grading_to_nbgrader(monkeypatch, tmp_path, capsys):
@@ -158,4 +271,25 @@ def test_untouched_stub_says_not_written(tmp_path, sample_answers, capsys):
     with pytest.raises(NotImplementedError, match="pas encore écrite"):
         noter(oublier, "sessions")
     verifier(oublier)  # the check cell itself does not fail: it says what to do
-    assert "pas encore écrite" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "✘ oublier n'est pas encore écrite" in out and "0/7 critères" in out
+
+
+FRENCH_TYPOGRAPHY_ERRORS = re.compile(r" [:;?!]|[«][^\u00a0]|[^\u00a0][»]|`")
+
+
+def test_messages_follow_french_typography_and_carry_no_markdown(graded_samples):
+    from course.labo import criteria
+
+    texts = [c.failure for c in CRITERIA] + [c.hidden_hint for c in CRITERIA]
+    texts += list(criteria.GATE_MESSAGES.values())
+    texts += [criteria.NOT_WRITTEN, criteria.NOT_ASYNC, criteria.OPEN_TRANSACTION]
+    texts += [course.labo.NO_SANDBOX_NOTE]
+    for sample in SAMPLES:
+        texts += [v.message for v in graded_samples[sample].verdicts.values()]
+        texts.append(graded_samples[sample].outcome()[1])
+    for text in texts:
+        # a student's exception message is quoted as is: judge only our own words
+        own = re.sub(r"oublier a levé \w+\u00a0: .*?(\.( |$)|$)", "", text)
+        assert not FRENCH_TYPOGRAPHY_ERRORS.search(own), text
+        assert "relancez" not in text.lower(), text  # read after the deadline too

@@ -89,7 +89,7 @@ def test_formgrader_lists_the_lab_and_the_extension_is_installed(formgrader_url)
     assert status == 200
     assignments = {a["name"]: a for a in json.loads(body)}
     assert "oublier" in assignments
-    assert assignments["oublier"]["max_score"] == 10
+    assert assignments["oublier"]["max_score"] == 12  # 10 for the tests, 2 graded by hand
     status, page = _get(f"{formgrader_url}/formgrader")
     assert status == 200 and "nbgrader" in page.lower()
     status, page = _get(f"{formgrader_url}/lab")  # JupyterLab's page config lists its extensions

@@ -62,7 +62,7 @@ def test_untouched_stub_shows_one_french_sentence(stub_cells, cell_id):
     error = next(o for o in cell.outputs if o.output_type == "error")
     shown = _shown(cell)
     assert "oublier n'est pas encore écrite" in shown
-    assert "remplacez `raise NotImplementedError()` par votre code" in shown
+    assert "remplacez «\u00a0raise NotImplementedError()\u00a0» par votre code" in shown
     for internal in INTERNALS:
         assert internal not in shown, shown
     # nbgrader scores the error; tests/browser accepts it because it names NotImplementedError
@@ -74,7 +74,7 @@ def test_verifier_reports_the_stub_in_french(stub_cells):
     cell = stub_cells["verifier"]
     assert not [o for o in cell.outputs if o.output_type == "error"]
     out = _printed(cell)
-    assert "oublier n'est pas encore écrite" in out and "0/3 tests visibles réussis" in out
+    assert "oublier n'est pas encore écrite" in out and "0/7 critères respectés" in out
 
 
 def test_failed_test_shows_what_is_missing_without_internals(seed_answer_cells):
@@ -85,12 +85,14 @@ def test_failed_test_shows_what_is_missing_without_internals(seed_answer_cells):
     for internal in INTERNALS:
         assert internal not in shown, shown
     out = _printed(seed_answer_cells["verifier"])
-    assert "2/3 tests visibles réussis" in out and "✘ Sa ligne user_states" in out
+    assert "3/7 critères respectés" in out and "✘ 3. Sa ligne user_states" in out
+    # verifier's cell runs the first evaluation of this kernel: it says, once, how it runs
+    assert out.count("Vérification sans bac à sable") == 1
 
 
-def test_graded_messages_for_the_stub_say_what_to_do(sample_answers):
+def test_graded_messages_for_the_stub_say_what_to_do(graded_samples):
     """In the autograded notebook and its feedback: no "levé NotImplementedError: " and nothing."""
-    verdicts = evaluate_source(sample_answers["ebauche"]).verdicts
+    verdicts = graded_samples["ebauche"].verdicts
     assert set(verdicts) == set(TESTS)
     for verdict in verdicts.values():
         assert not verdict.ok

@@ -27,6 +27,7 @@ def test_parallel_autograde_gives_expected_grades(
     grader = root / "grader"
     grader.mkdir()
     shutil.copy(repo_root / "grader" / "nbgrader_config.py", grader)
+    shutil.copytree(repo_root / "grader" / "grading", grader / "grading")  # the grading hooks
     shutil.copytree(repo_root / "grader" / "submissions", grader / "submissions")
     assert run_nbgrader(grader, "generate_assignment", "oublier").returncode == 0
     students = write_all(root, grader / "submitted", only=SAMPLES)

@@ -1,0 +1,120 @@
+"""A non-editable install of the course, as the hub installs it, in a folder any user can read.
+
+Built once per test session: a venv from Debian's ``python3`` (the repository's own interpreter
+may live under a folder other users cannot enter), the course installed by ``pip install .``
+(not editable), and the few distributions grading imports, copied from the test environment.
+Used to show what students can read (nothing hidden) and to grade as an unprivileged user.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import importlib.metadata
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["InstalledCourse", "installed_course"]
+
+ROOT = Path(__file__).resolve().parents[1]
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+# What grading imports beyond the standard library (course.sessions, the tutor, the runner).
+GRADING_DISTRIBUTIONS = ("aiosqlite", "pydantic")
+
+
+@dataclass(frozen=True)
+class InstalledCourse:
+    prefix: Path  # the venv
+    python: Path
+    site_packages: Path
+
+    @property
+    def package(self) -> Path:
+        return self.site_packages / "course"
+
+
+def _requirement_closure(names: tuple[str, ...]) -> list[importlib.metadata.Distribution]:
+    seen: dict[str, importlib.metadata.Distribution] = {}
+    todo = list(names)
+    while todo:
+        name = re.split(r"[ ;<>=!~\[]", todo.pop(), maxsplit=1)[0].lower().replace("_", "-")
+        if name in seen:
+            continue
+        dist = importlib.metadata.distribution(name)
+        seen[name] = dist
+        for req in dist.requires or []:
+            if "extra ==" not in req:
+                todo.append(req)
+    return list(seen.values())
+
+
+def _make_readable(folder: Path) -> None:
+    for parent, _dirs, files in os.walk(folder):
+        os.chmod(parent, 0o755)
+        for name in files:
+            path = os.path.join(parent, name)
+            if not os.path.islink(path):
+                os.chmod(path, os.stat(path).st_mode | 0o444)
+
+
+@functools.cache
+def installed_course() -> InstalledCourse:
+    """Build the install once per session, in a new folder of /tmp that every user can enter
+    (pytest's own temporary folders are private to root), removed when the session ends."""
+    base = Path(tempfile.mkdtemp(prefix="cours-installe-"))
+    atexit.register(shutil.rmtree, base, ignore_errors=True)
+    version = subprocess.run(
+        [str(SYSTEM_PYTHON), "-c", "import sys; print(sys.version_info[:2])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert version == str(sys.version_info[:2]), (
+        f"{SYSTEM_PYTHON} est en {version}, l'environnement de test en {sys.version_info[:2]} : "
+        "les paquets compilés copiés ne s'y chargeraient pas"
+    )
+    source = base / "source"
+    source.mkdir(parents=True)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source)
+    shutil.copytree(
+        ROOT / "course", source / "course", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    prefix = base / "venv"
+    subprocess.run([str(SYSTEM_PYTHON), "-m", "venv", "--without-pip", str(prefix)], check=True)
+    python = prefix / "bin" / "python"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q"]
+        + [str(source)],
+        check=True,
+        capture_output=True,
+    )
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    ours = Path(sysconfig.get_paths()["purelib"])
+    for dist in _requirement_closure(GRADING_DISTRIBUTIONS):
+        for file in dist.files or []:
+            origin = Path(dist.locate_file(file))
+            try:
+                relative = origin.relative_to(ours)
+            except ValueError:
+                continue  # scripts and data outside site-packages: not needed
+            if origin.is_file():
+                (site / relative).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(origin, site / relative)
+    shutil.rmtree(source)
+    _make_readable(base)
+    return InstalledCourse(prefix, python, site)
