@@ -18,12 +18,12 @@ import tempfile
 from pathlib import Path
 
 from course.app import APP_NAME
+from course.dbfile import TABLES, readonly_uri
 
 from .protocol import CheckRequest, SnapshotCheck, SnapshotFacts, encode_facts
 
 __all__ = ["MAX_SNAPSHOT_BYTES", "TABLES", "facts_for", "main", "read_tables"]
 
-TABLES = ("app_states", "user_states", "sessions", "events")
 # A base of a few hundred kilobytes cannot legitimately grow past this.
 MAX_SNAPSHOT_BYTES = 32 << 20
 
@@ -46,7 +46,7 @@ def read_tables(
             conn = sqlite3.connect(":memory:")
             conn.deserialize(bytes(image))
         else:
-            conn = sqlite3.connect(f"file:{source}", uri=True)
+            conn = sqlite3.connect(readonly_uri(source), uri=True)
     except sqlite3.Error as exc:
         return None, {}, f"fichier illisible\u00a0: {exc}"
     try:
