@@ -88,11 +88,11 @@ if [ "$TEMPLATE_ONLY" = 1 ]; then
   install_template
   exit 0
 fi
-[ -x "$PYTHON" ] || die "Python introuvable : $PYTHON (COURSE_HUB_PYTHON) / Python not found"
+[ -x "$PYTHON" ] || die "Python introuvable : $PYTHON (COURSE_HUB_PYTHON) / Python not found"
 "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' \
-  || die "$PYTHON est trop ancien : Python 3.11+ requis / Python 3.11+ required"
+  || die "$PYTHON est trop ancien : Python 3.11+ requis / Python 3.11+ required"
 "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null \
-  || die "le module venv manque : apt-get install python3-venv / venv module missing"
+  || die "le module venv manque : apt-get install python3-venv / venv module missing"
 # The interpreter itself must run for an unprivileged user (not a symlink into /root).
 runuser -u nobody -- "$PYTHON" -c 'import sys' 2>/dev/null \
   || die "$PYTHON n'est pas lisible par les autres utilisateurs (sous /root ?) / not readable by other users"

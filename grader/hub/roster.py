@@ -85,18 +85,22 @@ def parse_roster(text: str, source: str = "classe.csv") -> list[Member]:
         if not any(values.values()):
             continue  # blank line
         member_id, role = values.get("id", ""), values.get("role", "")
+        if not member_id:
+            raise RosterError(f"{source}, ligne {line}\u00a0: identifiant vide")
         if not _VALID_ID.match(member_id):
             raise RosterError(
-                f"{source}, ligne {line}\u00a0: identifiant invalide « {member_id} » "
+                f"{source}, ligne {line}\u00a0: identifiant invalide «\u00a0{member_id}\u00a0» "
                 "(minuscules, chiffres et _ . @ + - seulement, comme le nom du hub)"
             )
         if member_id in seen:
             raise RosterError(
-                f"{source}, ligne {line}\u00a0: « {member_id} » figure déjà ligne {seen[member_id]}"
+                f"{source}, ligne {line}\u00a0: «\u00a0{member_id}\u00a0» figure déjà "
+                f"ligne {seen[member_id]}"
             )
         if role not in ROLES:
             raise RosterError(
-                f"{source}, ligne {line}\u00a0: rôle « {role} » inconnu pour « {member_id} » "
+                f"{source}, ligne {line}\u00a0: rôle «\u00a0{role}\u00a0» inconnu pour "
+                f"«\u00a0{member_id}\u00a0» "
                 f"(valeurs possibles\u00a0: {', '.join(ROLES)})"
             )
         seen[member_id] = line
@@ -202,19 +206,19 @@ def students_csv(members: list[Member], unix_prefix: str = "") -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="cours-roster",
-        description="Liste de la classe : vérifier le fichier, écrire la liste des élèves "
-        "pour « nbgrader db student import ».",
+        description="Liste de la classe\u00a0: vérifier le fichier, écrire la liste des élèves "
+        "pour «\u00a0nbgrader db student import\u00a0».",
     )
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("verifier", help="vérifier le fichier et résumer la classe")
     check.add_argument("roster", help="le fichier de la classe (CSV)")
     students = commands.add_parser("eleves", help="écrire la liste des élèves pour nbgrader")
     students.add_argument("roster", help="le fichier de la classe (CSV)")
-    students.add_argument("-o", "--out", help="fichier à écrire (défaut : la sortie standard)")
+    students.add_argument("-o", "--out", help="fichier à écrire (défaut\u00a0: la sortie standard)")
     students.add_argument(
         "--prefixe-unix",
         default="",
-        help="préfixe des comptes Unix (The Littlest JupyterHub : jupyter-)",
+        help="préfixe des comptes Unix (The Littlest JupyterHub\u00a0: jupyter-)",
     )
     args = parser.parse_args(argv)
     try:
