@@ -76,6 +76,10 @@ def _names(variable: str) -> list[str]:
 
 MEMBERS = read_roster(ROSTER)
 GROUPS = hub_groups(MEMBERS, COURSE_ID)
+if GRADER:
+    # nbgrader's JupyterHubAuthPlugin asks the hub for the grading account's groups: it is a hub
+    # user of the course's graders group (created with the group, never allowed to log in)
+    GROUPS[f"formgrade-{COURSE_ID}"]["users"].append(GRADER)
 
 # Who may log in, in which group, with which rights (added to what another config may set).
 c.Authenticator.allowed_users.update(m.id for m in MEMBERS)
@@ -83,6 +87,7 @@ c.Authenticator.admin_users.update(_names("COURSE_HUB_ADMINS"))
 c.JupyterHub.load_groups.update(GROUPS)
 c.JupyterHub.load_roles.extend(
     hub_roles(
+        MEMBERS,
         COURSE_ID,
         access_student_servers=os.environ.get("COURSE_HUB_INSTRUCTORS_ACCESS", "0") == "1",
         shared_grader=bool(GRADER),
@@ -187,9 +192,10 @@ if GRADER:
             # the plugin keeps nbgrader-<course> in step when a student is added in formgrader
             "name": f"grader-{COURSE_ID}",
             "scopes": [
+                f"read:users!user={GRADER}",
+                f"read:users:groups!user={GRADER}",
                 f"read:groups!group=nbgrader-{COURSE_ID}",
                 f"groups!group=nbgrader-{COURSE_ID}",
-                f"read:users:groups!group=nbgrader-{COURSE_ID}",
             ],
             "services": [COURSE_ID],
         }

@@ -151,14 +151,19 @@ def hub_groups(members: list[Member], course_id: str) -> dict[str, dict[str, lis
 
 
 def hub_roles(
-    course_id: str, *, access_student_servers: bool = False, shared_grader: bool = False
+    members: list[Member],
+    course_id: str,
+    *,
+    access_student_servers: bool = False,
+    shared_grader: bool = False,
 ) -> list[dict]:
     """JupyterHub roles of the class staff: scoped rights instead of hub admin.
 
     Instructors see the users and groups of the hub's admin page, start and stop the students'
     servers (a stuck server in class), but open a student's JupyterLab (their files) only when
-    `access_student_servers` is chosen. Graders (instructors and TAs) reach the course's shared
-    formgrader service when `shared_grader` is on.
+    `access_student_servers` is chosen (one scope per student: a single-user server does not
+    resolve `!group=` filters, JupyterHub's HubAuth.check_scopes). Graders (instructors and TAs)
+    reach the course's shared formgrader service when `shared_grader` is on.
     """
     instructor_scopes = [
         "admin-ui",
@@ -169,7 +174,7 @@ def hub_roles(
         "servers!group=students",
     ]
     if access_student_servers:
-        instructor_scopes.append("access:servers!group=students")
+        instructor_scopes += [f"access:servers!user={name}" for name in _ids(members, "student")]
     roles = [{"name": "cours-enseignant", "groups": ["instructors"], "scopes": instructor_scopes}]
     if shared_grader:
         roles.append(

@@ -27,6 +27,7 @@ __all__ = [
     "create_user",
     "environment_of",
     "free_port",
+    "hub_settings",
     "launch_hub",
     "make_exchange",
     "open_tempdir",
@@ -36,6 +37,9 @@ __all__ = [
 ]
 
 PASSWORD = "mot-de-passe-de-la-classe"
+COURSE_ID = "memoire-tuteur"
+# The Unix group that alone reads the test prefix's course template (removed after the session).
+INSTRUCTORS_GROUP = "cours-enseignants-test"
 REPO = Path(__file__).resolve().parents[2]
 HUB_DIR = REPO / "grader" / "hub"
 
@@ -63,6 +67,11 @@ def user_pids(uid: int) -> list[int]:
                     pids.append(int(entry.name))
                 break
     return pids
+
+
+def hub_settings(**more: str) -> dict[str, str]:
+    """The hub's environment for a test hub (the test prefix's Unix group, the course id)."""
+    return {"COURSE_ID": COURSE_ID, "COURSE_HUB_INSTRUCTORS_GROUP": INSTRUCTORS_GROUP, **more}
 
 
 def write_roster(path: Path, members: dict[str, str]) -> Path:

@@ -20,9 +20,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from classhub import (  # noqa: E402
     HUB_DIR,
+    INSTRUCTORS_GROUP,
     ClassHub,
     as_user,
     create_user,
+    hub_settings,
     launch_hub,
     make_exchange,
     open_tempdir,
@@ -33,9 +35,6 @@ from classhub import (  # noqa: E402
 REPO = HUB_DIR.parents[1]
 # A test prefix, kept between runs (rebuilt only when pyproject.toml changes), like system deps.
 PREFIX = Path(os.environ.get("COURSE_HUB_TEST_PREFIX", "/opt/cours-memoire-tuteur-test"))
-# The Unix group that alone reads the test prefix's course template (removed after the session).
-INSTRUCTORS_GROUP = "cours-enseignants-test"
-COURSE_ID = "memoire-tuteur"
 
 
 @pytest.fixture(scope="session")
@@ -114,11 +113,6 @@ def class_users(hub_requirements) -> Iterator[dict[str, str]]:
     finally:
         for name in created:
             remove_user(name)
-
-
-def hub_settings(**more: str) -> dict[str, str]:
-    """The hub's environment for a test hub (the test prefix's Unix group, the course id)."""
-    return {"COURSE_ID": COURSE_ID, "COURSE_HUB_INSTRUCTORS_GROUP": INSTRUCTORS_GROUP, **more}
 
 
 @pytest.fixture(scope="module")

@@ -34,13 +34,15 @@ def test_the_roster_gives_the_hub_its_groups():
 
 
 def test_staff_roles_are_scoped_and_server_access_is_a_choice():
-    closed = {r["name"]: r for r in hub_roles("c", shared_grader=True)}
+    members = parse_roster(CLASS)
+    closed = {r["name"]: r for r in hub_roles(members, "c", shared_grader=True)}
     assert "admin:users" not in closed["cours-enseignant"]["scopes"]
     assert "servers!group=students" in closed["cours-enseignant"]["scopes"]
     assert not any(s.startswith("access:servers") for s in closed["cours-enseignant"]["scopes"])
     assert closed["formgrade-c"]["scopes"][0] == "access:services!service=c"
-    opened = hub_roles("c", access_student_servers=True)
-    assert "access:servers!group=students" in opened[0]["scopes"]
+    opened = hub_roles(members, "c", access_student_servers=True)
+    added = set(opened[0]["scopes"]) - set(closed["cours-enseignant"]["scopes"])
+    assert added == {"access:servers!user=ana", "access:servers!user=bob"}  # students only
     assert [r["name"] for r in opened] == ["cours-enseignant"]  # no service, no role for it
 
 
