@@ -33,6 +33,9 @@ Settings come from environment variables so one file serves every class:
   COURSE_HUB_CULL_EVERY    seconds between two checks of the culler (default 300)
   COURSE_HUB_GRADER    Unix account running the shared formgrader (default: none, no service)
   COURSE_HUB_GRADER_PORT   its port on 127.0.0.1           (default 9999)
+  COURSE_HUB_TLS_CERT, COURSE_HUB_TLS_KEY  HTTPS: certificate chain and key (Let's Encrypt's
+                       fullchain.pem and privkey.pem); the hub then listens on COURSE_HUB_URL
+                       (default https://:443)
   COURSE_HUB_PRIVATE_HOMES  "0" leaves home folder modes alone (default: made 0700)
   COURSE_HUB_SPAWNER   "local" (default): LocalProcessSpawner; "keep": keep the spawner class
                        another config chose (The Littlest JupyterHub's SystemdSpawner)
@@ -67,6 +70,8 @@ CULL_TIMEOUT = int(os.environ.get("COURSE_HUB_CULL_TIMEOUT", "3600"))
 CULL_EVERY = int(os.environ.get("COURSE_HUB_CULL_EVERY", "300"))
 GRADER = os.environ.get("COURSE_HUB_GRADER", "")
 GRADER_PORT = int(os.environ.get("COURSE_HUB_GRADER_PORT", "9999"))
+TLS_CERT = os.environ.get("COURSE_HUB_TLS_CERT", "")
+TLS_KEY = os.environ.get("COURSE_HUB_TLS_KEY", "")
 LOCAL_SPAWNER = os.environ.get("COURSE_HUB_SPAWNER", "local") == "local"
 
 
@@ -80,6 +85,17 @@ if GRADER:
     # nbgrader's JupyterHubAuthPlugin asks the hub for the grading account's groups: it is a hub
     # user of the course's graders group (created with the group, never allowed to log in)
     GROUPS[f"formgrade-{COURSE_ID}"]["users"].append(GRADER)
+
+# HTTPS: passwords and tokens never cross the network in clear (PAM logins send the Unix password).
+if TLS_CERT or TLS_KEY:
+    if not (TLS_CERT and TLS_KEY):
+        raise ValueError(
+            "HTTPS\u00a0: COURSE_HUB_TLS_CERT et COURSE_HUB_TLS_KEY se donnent ensemble "
+            "(certificate and key go together)"
+        )
+    c.JupyterHub.ssl_cert = TLS_CERT
+    c.JupyterHub.ssl_key = TLS_KEY
+    c.JupyterHub.bind_url = os.environ.get("COURSE_HUB_URL", "https://:443")
 
 # Who may log in, in which group, with which rights (added to what another config may set).
 c.Authenticator.allowed_users.update(m.id for m in MEMBERS)

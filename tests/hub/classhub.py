@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,11 +143,13 @@ class ClassHub:
     proxy_pid_file: Path
     server_pids: dict[str, int] = field(default_factory=dict)
     user_tokens: dict[str, str] = field(default_factory=dict)
+    verify: str | bool = True  # HTTPS: the certificate to trust
 
     # hub REST API, as the admin service
     def api(self, method: str, path: str, **kwargs) -> requests.Response:
         headers = {"Authorization": f"token {self.admin_token}"}
         kwargs.setdefault("timeout", 60)
+        kwargs.setdefault("verify", self.verify)
         return requests.request(method, f"{self.url}/hub/api{path}", headers=headers, **kwargs)
 
     def log_tail(self, lines: int = 60) -> str:
@@ -196,6 +199,7 @@ class ClassHub:
             headers=headers,
             timeout=kwargs.pop("timeout", 120),
             allow_redirects=False,
+            verify=self.verify,
             **kwargs,
         )
 
@@ -209,11 +213,16 @@ class ClassHub:
         """Stop servers, the hub and its proxy, each by its id; return the pids still alive."""
         proxy = self.proxy_pid()
         if self.process.poll() is None:
-            for name in list(self.server_pids):
+
+            def delete(name: str) -> None:
                 try:
-                    self.api("DELETE", f"/users/{name}/server", timeout=30)
+                    self.api("DELETE", f"/users/{name}/server", timeout=60)
                 except requests.RequestException:
                     pass
+
+            # all at once, as a class leaves: the hub stops them concurrently
+            with ThreadPoolExecutor(max_workers=max(1, len(self.server_pids))) as pool:
+                list(pool.map(delete, list(self.server_pids)))
             stop_pids([self.process.pid], grace=30)
             try:
                 self.process.wait(timeout=10)
@@ -235,15 +244,25 @@ def launch_hub(
     settings: dict[str, str] | None = None,
     overlay: str = "",
     hub_config: Path,
+    tls: tuple[Path, Path] | None = None,
 ) -> Iterator[ClassHub]:
     """Run the shipped `hub_config` with the env's jupyterhub on 127.0.0.1 free ports.
 
     The test overlay only changes what a test must: ports, DummyAuthenticator with a password,
     a database in `workdir`, and an admin service token to drive the REST API; `settings` are the
-    hub's environment variables (COURSE_HUB_*), `overlay` more configuration lines.
+    hub's environment variables (COURSE_HUB_*), `overlay` more configuration lines; `tls`
+    (certificate, key) serves HTTPS through the configuration's own COURSE_HUB_TLS_* settings.
     """
     port, hub_port, proxy_port = free_port(), free_port(), free_port()
     admin_token = secrets.token_hex(32)
+    scheme = "https" if tls else "http"
+    if tls:
+        settings = {
+            **(settings or {}),
+            "COURSE_HUB_TLS_CERT": str(tls[0]),
+            "COURSE_HUB_TLS_KEY": str(tls[1]),
+            "COURSE_HUB_URL": f"https://127.0.0.1:{port}",
+        }
     config = workdir / "jupyterhub_test_config.py"
     config.write_text(
         f"""
@@ -251,7 +270,7 @@ c = get_config()  # noqa
 load_subconfig({str(hub_config)!r})
 c.JupyterHub.authenticator_class = "dummy"
 c.DummyAuthenticator.password = {PASSWORD!r}
-c.JupyterHub.bind_url = "http://127.0.0.1:{port}"
+c.JupyterHub.bind_url = "{scheme}://127.0.0.1:{port}"
 c.JupyterHub.hub_bind_url = "http://127.0.0.1:{hub_port}"
 c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_port}"
 c.ConfigurableHTTPProxy.pid_file = {str(workdir / "proxy.pid")!r}
@@ -287,11 +306,12 @@ c.JupyterHub.load_roles.append({{
             stderr=subprocess.STDOUT,
         )
     hub = ClassHub(
-        url=f"http://127.0.0.1:{port}",
+        url=f"{scheme}://127.0.0.1:{port}",
         admin_token=admin_token,
         process=process,
         log_path=log_path,
         proxy_pid_file=workdir / "proxy.pid",
+        verify=str(tls[0]) if tls else True,
     )
     try:
         deadline = time.monotonic() + 120

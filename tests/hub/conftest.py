@@ -41,7 +41,7 @@ PREFIX = Path(os.environ.get("COURSE_HUB_TEST_PREFIX", "/opt/cours-memoire-tuteu
 def hub_requirements() -> None:
     if sys.platform != "linux" or os.geteuid() != 0:
         pytest.skip("le test du hub crée de vrais utilisateurs Unix : il faut être root sous Linux")
-    tools = ("useradd", "userdel", "runuser", "gpasswd", "setpriv", "unshare")
+    tools = ("useradd", "userdel", "runuser", "gpasswd", "setpriv", "unshare", "nsenter")
     missing = [tool for tool in tools if not shutil.which(tool)]
     assert not missing, f"outils système manquants : {missing}"
     if not shutil.which("configurable-http-proxy"):
