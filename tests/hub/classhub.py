@@ -19,8 +19,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
 import requests
-from processus import alive, free_port, stop_pids
+from helpers import REPO, alive, free_port, stop_pids
 
 __all__ = [
     "ClassHub",
@@ -41,7 +42,6 @@ PASSWORD = "mot-de-passe-de-la-classe"
 COURSE_ID = "memoire-tuteur"
 # The Unix group that alone reads the test prefix's course template (removed after the session).
 INSTRUCTORS_GROUP = "cours-enseignants-test"
-REPO = Path(__file__).resolve().parents[2]
 HUB_DIR = REPO / "grader" / "hub"
 
 
@@ -54,20 +54,11 @@ def open_tempdir(prefix: str) -> Path:
 
 def user_pids(uid: int) -> list[int]:
     """Ids of the live processes whose real uid is `uid` (processes a test user still runs)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text()
-        except OSError:
-            continue
-        for line in status.splitlines():
-            if line.startswith("Uid:") and int(line.split()[1]) == uid:
-                if alive(int(entry.name)):
-                    pids.append(int(entry.name))
-                break
-    return pids
+    return [
+        proc.pid
+        for proc in psutil.process_iter(["uids"])
+        if proc.info["uids"] is not None and proc.info["uids"].real == uid and alive(proc.pid)
+    ]
 
 
 def hub_settings(**more: str) -> dict[str, str]:

@@ -31,8 +31,8 @@ from classhub import (  # noqa: E402
     remove_user,
     write_roster,
 )
+from helpers import REPO  # noqa: E402
 
-REPO = HUB_DIR.parents[1]
 # A test prefix, kept between runs (rebuilt only when pyproject.toml changes), like system deps.
 PREFIX = Path(os.environ.get("COURSE_HUB_TEST_PREFIX", "/opt/cours-memoire-tuteur-test"))
 

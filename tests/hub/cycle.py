@@ -14,6 +14,7 @@ from pathlib import Path
 
 import nbformat
 import requests
+from helpers import REPO
 
 __all__ = [
     "COURSE_ID",
@@ -30,7 +31,6 @@ __all__ = [
 
 COURSE_ID = "memoire-tuteur"
 LAB_CELL = "oublier"  # grade_id of the cell the student writes
-REPO = Path(__file__).resolve().parents[2]
 
 
 @dataclass

@@ -20,11 +20,11 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
+from helpers import REPO
 from traitlets.config import Config
 
 pytestmark = pytest.mark.hub
 
-REPO = Path(__file__).resolve().parents[2]
 HUB = REPO / "grader" / "hub"
 sys.path.insert(0, str(HUB))  # roster.py, as the hub loads it
 Z2JH = HUB / "z2jh"

@@ -35,6 +35,7 @@ from classhub import (
     write_roster,
 )
 from cycle import COURSE_ID, Lab, load_lab, ok
+from helpers import alive
 
 pytestmark = [pytest.mark.hub, pytest.mark.timeout(900)]
 
@@ -282,8 +283,6 @@ def test_an_idle_server_is_culled_and_an_active_one_kept(ops_hub, ops_users, cul
     hours, minutes, seconds = map(int, culled[0])
     assert hours * 3600 + minutes * 60 + seconds >= CULL_TIMEOUT
     assert f"Culling server {bob}" not in log
-    from processus import alive
-
     cam_pid = culling["pids"][cam]
     for _ in range(50):
         if not alive(cam_pid):

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
-HUB = Path(__file__).resolve().parents[2] / "grader" / "hub"
+HUB = REPO / "grader" / "hub"
 sys.path.insert(0, str(HUB))
 from roster import RosterError, hub_groups, hub_roles, parse_roster, students_csv  # noqa: E402
 

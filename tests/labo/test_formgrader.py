@@ -14,7 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from processus import free_port
+from helpers import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 BIN = Path(sys.executable).parent

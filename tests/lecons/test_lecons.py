@@ -14,8 +14,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from helpers import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = ROOT / "solutions" / "lecons"
 STUDENT = ROOT / "notebooks" / "lecons"
 LESSONS = sorted(p.name for p in SOLUTIONS.glob("*.ipynb"))
@@ -140,12 +140,12 @@ def test_every_goal_has_a_quiz_with_feedback(executed_lessons):
             assert len(shown) == 1, f"{name} {cell.id}: one quiz per cell"
             data, meta = shown[0].data, shown[0].metadata["course/quiz"]
             assert "application/vnd.jupyter.widget-view+json" in data
-            assert "quiz-statique" in data["text/html"] and "Quiz :" in data["text/plain"]
+            assert "quiz-statique" in data["text/html"] and "Quiz\u00a0:" in data["text/plain"]
             # an explanation for every option, readable without the widget
             assert data["text/html"].count("<details>") == meta["options"] >= 2
             per_goal[meta["objectif"]] += 1
         assert all(per_goal.values()), f"{name}: goals without quiz {per_goal}"
-        assert "Bilan :" in text_of(nb, nb.cells[-1].id)
+        assert "Bilan\u00a0:" in text_of(nb, nb.cells[-1].id)
 
 
 def test_generated_diagrams_are_accessible_mermaid(executed_lessons):
@@ -329,7 +329,7 @@ def test_student_version_runs_except_its_stubs(name: str, tmp_path: Path, run_no
     ]
     assert all(ename == "NotImplementedError" for _, ename in errors), errors
     assert len(errors) == len(stubs), "each stub fails once, in its check cell"
-    assert "Bilan :" in text_of(nb, nb.cells[-1].id)
+    assert "Bilan\u00a0:" in text_of(nb, nb.cells[-1].id)
 
 
 @pytest.mark.slow
