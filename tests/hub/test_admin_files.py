@@ -279,3 +279,17 @@ def test_a_missing_roster_stops_the_hub_with_a_clear_error(tmp_path: Path):
     )
     assert result.returncode != 0
     assert "liste de la classe introuvable" in result.stderr, result.stderr[-2000:]
+
+
+def test_admin_guide_documents_every_hub_setting_in_correct_french():
+    """ADMIN.md names every setting the hub reads; its French half follows the typography rules."""
+    from french_text import check_markdown
+
+    guide = (HUB / "ADMIN.md").read_text(encoding="utf-8")
+    config = (HUB / "jupyterhub_config.py").read_text(encoding="utf-8")
+    settings = set(re.findall(r'os\.environ\.get\("(COURSE_[A-Z_]+)"', config))
+    assert {"COURSE_HUB_ROSTER", "COURSE_HUB_CULL_TIMEOUT", "COURSE_HUB_GRADER"} <= settings
+    undocumented = sorted(name for name in settings if f"`{name}" not in guide)
+    assert not undocumented, undocumented
+    french = guide.split('<a id="english"></a>')[0]
+    assert check_markdown(french, "grader/hub/ADMIN.md", lesson=False) == []
