@@ -260,6 +260,18 @@ def test_the_roster_imported_in_the_shared_formgrader_joins_the_hub_group(
     assert students == {ops_users[k] for k in ("ana", "bob", "cam")}  # staff never graded
 
 
+def test_the_instructors_course_list_leads_to_the_shared_formgrader(ops_hub, ops_users):
+    """nbgrader's Course List, in the instructor's own JupyterLab, finds the course's service."""
+    prof = ops_users["prof"]
+    ops_hub.start_server(prof)
+    ops_hub.wait_ready(prof)
+    listing = ok(ops_hub.server(prof, "GET", "/formgraders"))
+    assert listing["success"], listing
+    shared = [c for c in listing["value"] if c["kind"] == "jupyterhub"]
+    assert [c["course_id"] for c in shared] == [COURSE_ID], listing
+    assert f"{SERVICE}/" in shared[0]["url"], shared
+
+
 def test_instructors_open_a_students_server_when_the_hub_allows_it(ops_hub, ops_users, culling):
     bob = ops_users["bob"]
     assert (
