@@ -6,6 +6,12 @@ object gives the live widget (buttons, feedback after each click) and a static f
 untrusted notebook still shows the question and its options. A saved notebook keeps only that
 fallback (``course.save_hook``): the widget's model dies with the kernel.
 
+Option order: authors write the right answer wherever they like; the learner sees the options
+in an order shuffled deterministically from the quiz's key (its ``ident`` if given, else its
+question), the same in the widget and in the static fallback, so the right answer's position
+tells nothing and a re-run shows the same order. ``options``, ``repondre`` and ``retour`` keep
+the author's numbering; ``ordre`` maps the displayed position to it.
+
 DOM contract (used by the browser tests): the quiz container has CSS class ``quiz``; each option
 button has ``quiz-option`` and the right one also ``quiz-correct`` (the clicked one gets
 ``quiz-choisie``); the feedback area has ``quiz-feedback`` and, once an option is clicked, shows
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import random
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -33,6 +40,7 @@ __all__ = [
     "Quiz",
     "QuizError",
     "bilan",
+    "ordre_affiche",
     "quiz_du_carnet",
     "reinitialiser",
 ]
@@ -109,6 +117,18 @@ class Option:
             raise QuizError(f"`juste` doit valoir True ou False (reçu\u00a0: {self.juste!r}).")
 
 
+def ordre_affiche(cle: str, n: int) -> tuple[int, ...]:
+    """A permutation of ``range(n)`` drawn from ``cle``: the same key always gives the same order.
+
+    Why: written by hand, the right answer drifts to the first place; shuffling once per quiz
+    (not per run) keeps the order stable for a class, a screenshot and a saved notebook.
+    """
+    graine = int.from_bytes(hashlib.sha256(cle.encode("utf-8")).digest(), "big")
+    ordre = list(range(n))
+    random.Random(graine).shuffle(ordre)
+    return tuple(ordre)
+
+
 # Quizzes defined in this kernel (one kernel = one notebook), in definition order.
 # Keyed by id so that re-running a cell replaces its quiz instead of counting it twice.
 _CARNET: dict[str, Quiz] = {}
@@ -151,6 +171,8 @@ class Quiz:
         self.objectif = objectif
         self.revoir = _texte_non_vide(revoir, "`revoir`") if revoir is not None else None
         self.ident = ident or hashlib.sha1(self.question.encode()).hexdigest()[:10]
+        # displayed position -> index in `options` (author's order)
+        self.ordre: tuple[int, ...] = ordre_affiche(ident or self.question, len(self.options))
         self.reponses: list[int] = []
         self._widget: Any = None
         _CARNET[self.ident] = self
@@ -160,6 +182,16 @@ class Quiz:
     @property
     def indice_juste(self) -> int:
         return next(i for i, o in enumerate(self.options) if o.juste)
+
+    @property
+    def options_affichees(self) -> tuple[Option, ...]:
+        """The options in the order the learner sees them (A, B, C…)."""
+        return tuple(self.options[i] for i in self.ordre)
+
+    @property
+    def position_juste(self) -> int:
+        """Displayed position (0 for A) of the right answer."""
+        return self.ordre.index(self.indice_juste)
 
     @property
     def repondu(self) -> bool:
@@ -193,10 +225,10 @@ class Quiz:
     # --- static fallbacks ---
     def texte(self) -> str:
         lignes = [f"Quiz\u00a0: {self.question}"]
-        for i, option in enumerate(self.options):
+        for i, option in enumerate(self.options_affichees):
             lignes.append(f"  {LETTRES[i]}. {option.texte}")
         lignes.append("(Exécutez la cellule dans JupyterLab pour répondre.)")
-        for i, option in enumerate(self.options):
+        for i, option in enumerate(self.options_affichees):
             verdict = "juste" if option.juste else "faux"
             lignes.append(f"  {LETTRES[i]} ({verdict})\u00a0: {option.explication}")
         return "\n".join(lignes)
@@ -204,7 +236,7 @@ class Quiz:
     def html(self) -> str:
         e = _echapper
         items = []
-        for option in self.options:
+        for option in self.options_affichees:
             verdict = BONNE if option.juste else PAS_TOUT_A_FAIT
             items.append(
                 f"<li><span>{e(option.texte)}</span><details><summary>Explication</summary>"
@@ -227,9 +259,10 @@ class Quiz:
 
         titre = w.HTML(f"<p><strong>{_echapper(self.question)}</strong></p>")
         boutons = []
-        for i, option in enumerate(self.options):
+        for position, i in enumerate(self.ordre):
+            option = self.options[i]
             bouton = w.Button(
-                description=f"{LETTRES[i]}. {option.texte}",
+                description=f"{LETTRES[position]}. {option.texte}",
                 tooltip=option.texte,
                 layout=w.Layout(width="auto", max_width="100%", height="auto"),
             )
@@ -274,7 +307,7 @@ class Quiz:
         choix = [c for c in self._widget._dom_classes if not c.startswith("quiz-choix-")]
         self._widget._dom_classes = (*choix, f"quiz-choix-{indice}")
         sorte = "juste" if self.options[indice].juste else "faux"
-        for i, bouton in enumerate(self._boutons):
+        for i, bouton in zip(self.ordre, self._boutons, strict=True):
             garde = [c for c in bouton._dom_classes if not c.startswith("quiz-choisie")]
             marque = ("quiz-choisie", f"quiz-choisie-{sorte}") if i == indice else ()
             bouton._dom_classes = (*garde, *marque)
@@ -320,10 +353,18 @@ def _questions_repondues(n: int) -> str:
     return f"{n} question répondue" if n <= 1 else f"{n} questions répondues"
 
 
-class Bilan:
-    """Le score des quiz de ce notebook, mis à jour après chaque réponse."""
+SUITE_PAR_DEFAUT = "passez à la leçon suivante"
 
-    def __init__(self) -> None:
+
+class Bilan:
+    """Le score des quiz de ce notebook, mis à jour après chaque réponse.
+
+    ``suite`` : l'étape suivante, dite quand tout est juste (« passez au TP noté… » pour la
+    dernière leçon, qui n'a pas de leçon suivante).
+    """
+
+    def __init__(self, suite: str = SUITE_PAR_DEFAUT) -> None:
+        self.suite = _texte_non_vide(suite, "`suite`").rstrip(".")
         self._widget: Any = None
         _BILANS.add(self)
 
@@ -352,7 +393,7 @@ class Bilan:
             lignes.append("Pas encore répondu\u00a0:")
             lignes += [f"  - {x}" for x in r["sans_reponse"]]
         if r["total"] and r["justes"] == r["total"]:
-            lignes.append("Tout est juste du premier coup : passez à la leçon suivante.")
+            lignes.append(f"Tout est juste du premier coup\u00a0: {self.suite}.")
         return "\n".join(lignes)
 
     def html(self) -> str:
@@ -368,7 +409,7 @@ class Bilan:
                 parts += [f"<li>{e(x)}</li>" for x in r[cle]]
                 parts.append("</ul>")
         if r["total"] and r["justes"] == r["total"]:
-            parts.append("<p>Tout est juste du premier coup : passez à la leçon suivante.</p>")
+            parts.append(f"<p>Tout est juste du premier coup\u00a0: {e(self.suite)}.</p>")
         return f'<div class="quiz-bilan">{"".join(parts)}</div>'
 
     def rafraichir(self) -> None:
@@ -393,6 +434,10 @@ class Bilan:
         return self.texte()
 
 
-def bilan() -> Bilan:
-    """Le bilan des quiz de ce notebook : à afficher dans la dernière cellule."""
-    return Bilan()
+def bilan(suite: str = SUITE_PAR_DEFAUT) -> Bilan:
+    """Le bilan des quiz de ce notebook : à afficher dans la dernière cellule.
+
+    ``suite`` dit quoi faire ensuite quand tout est juste, par exemple
+    ``bilan(suite="passez au TP noté, oublier/oublier.ipynb")``.
+    """
+    return Bilan(suite)

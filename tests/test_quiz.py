@@ -82,8 +82,12 @@ def test_widget_follows_the_dom_contract_and_answers_clicks():
     buttons = [c for c in box.children if "quiz-option" in getattr(c, "_dom_classes", ())]
     feedback = [c for c in box.children if "quiz-feedback" in getattr(c, "_dom_classes", ())]
     assert len(buttons) == 3 and len(feedback) == 1
-    right, wrong = quiz.indice_juste, option_index(quiz, "sessions")
-    assert [("quiz-correct" in b._dom_classes) for b in buttons] == [i == right for i in range(3)]
+    right, wrong = quiz.indice_juste, option_index(quiz, "sessions")  # the author's numbering
+    # buttons come in the displayed (shuffled) order: button k shows option quiz.ordre[k]
+    at = quiz.ordre.index
+    assert [("quiz-correct" in b._dom_classes) for b in buttons] == [
+        quiz.ordre[k] == right for k in range(3)
+    ]
     [retour] = feedback
     rendered = (retour.value, retour._dom_classes)
 
@@ -91,13 +95,13 @@ def test_widget_follows_the_dom_contract_and_answers_clicks():
         return [c for c in box._dom_classes if c.startswith("quiz-choix-")]
 
     assert shown() == []
-    buttons[wrong].click()  # a wrong answer first
+    buttons[at(wrong)].click()  # a wrong answer first
     assert shown() == [f"quiz-choix-{wrong}"]
-    assert "quiz-choisie-faux" in buttons[wrong]._dom_classes
-    buttons[right].click()
+    assert "quiz-choisie-faux" in buttons[at(wrong)]._dom_classes
+    buttons[at(right)].click()
     assert shown() == [f"quiz-choix-{right}"]
-    assert "quiz-choisie-juste" in buttons[right]._dom_classes
-    assert not any(c.startswith("quiz-choisie") for c in buttons[wrong]._dom_classes)
+    assert "quiz-choisie-juste" in buttons[at(right)]._dom_classes
+    assert not any(c.startswith("quiz-choisie") for c in buttons[at(wrong)]._dom_classes)
     # the feedback widget (the live region) never changes: the browser never re-renders it
     assert (retour.value, retour._dom_classes) == rendered
     assert quiz.reponses == [wrong, right]
