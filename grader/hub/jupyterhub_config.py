@@ -36,6 +36,8 @@ Settings come from environment variables so one file serves every class:
   COURSE_HUB_TLS_CERT, COURSE_HUB_TLS_KEY  HTTPS: certificate chain and key (Let's Encrypt's
                        fullchain.pem and privkey.pem); the hub then listens on COURSE_HUB_URL
                        (default https://:443)
+  COURSE_HUB_PORT_BASE  user servers listen on 127.0.0.1:<base + hub user id> (default 20000,
+                       below Linux's ephemeral ports; "0": a random port, as JupyterHub does)
   COURSE_HUB_PRIVATE_HOMES  "0" leaves home folder modes alone (default: made 0700)
   COURSE_HUB_SPAWNER   "local" (default): LocalProcessSpawner; "keep": keep the spawner class
                        another config chose (The Littlest JupyterHub's SystemdSpawner)
@@ -73,6 +75,7 @@ GRADER_PORT = int(os.environ.get("COURSE_HUB_GRADER_PORT", "9999"))
 TLS_CERT = os.environ.get("COURSE_HUB_TLS_CERT", "")
 TLS_KEY = os.environ.get("COURSE_HUB_TLS_KEY", "")
 LOCAL_SPAWNER = os.environ.get("COURSE_HUB_SPAWNER", "local") == "local"
+PORT_BASE = int(os.environ.get("COURSE_HUB_PORT_BASE", "20000"))
 
 
 def _names(variable: str) -> list[str]:
@@ -150,6 +153,11 @@ def pre_spawn_hook(spawner) -> None:
     if LOCAL_SPAWNER:
         # the spawner sets the server's groups from /etc/group: update it before the start
         _set_unix_membership(UNIX_PREFIX + spawner.user.name, role == "instructors")
+    if PORT_BASE:
+        # One port per user: JupyterHub's random port (bind 0, close, start the server) races
+        # when a class starts at once; measured: two servers given the same port, the second
+        # one's route sent to the first. Below 32768, no program's random port takes it.
+        spawner.port = PORT_BASE + spawner.user.id
     environment = dict(spawner.environment)  # never mutate the shared configured dict
     environment["JUPYTER_CONFIG_PATH"] = str(GROUP_CONFIG / role)
     environment["COURSE_ROLE"] = role

@@ -168,7 +168,10 @@ def _run_cells(hub: ClassHub, student: str, codes: list[str]) -> None:
             ws.send(json.dumps({**message, "channel": "shell", "buffers": []}))
             errors = []
             while True:
-                reply = json.loads(ws.recv())
+                try:
+                    reply = json.loads(ws.recv())
+                except websocket.WebSocketException as lost:
+                    raise AssertionError(f"{student}: {lost!r}\n{hub.log_tail(120)}") from lost
                 if reply.get("parent_header", {}).get("msg_id") != msg_id:
                     continue
                 if reply["msg_type"] == "error":
@@ -241,8 +244,16 @@ def rush(rush_hub: ClassHub, rush_users) -> dict:
             _timed(mine, "submit", student_action, hub, name, "submit", lab)
 
         with ThreadPoolExecutor(max_workers=len(students)) as pool:
-            for future in [pool.submit(student_work, name) for name in students]:
-                future.result(timeout=1800)
+            futures = {name: pool.submit(student_work, name) for name in students}
+            for name, future in futures.items():
+                try:
+                    future.result(timeout=1800)
+                except Exception as failed:
+                    # the hub's log holds every server's: keep it where the run's figures go
+                    kept = REPO / ".artefacts" / "classe-hub.log"
+                    kept.parent.mkdir(exist_ok=True)
+                    shutil.copy(hub.log_path, kept)
+                    raise AssertionError(f"{name} : {failed!r} (journal : {kept})") from failed
         sitting = time.monotonic() - start
 
         # after the sitting: the instructor grades the class from a terminal

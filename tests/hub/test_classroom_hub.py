@@ -16,6 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import requests
+from classhub import environment_of
 from cycle import (
     COURSE_ID,
     Lab,
@@ -92,6 +93,7 @@ def class_cycle(class_hub, class_users, lab: Lab, exchange_dir: Path) -> dict:
 def test_each_server_runs_as_its_own_unix_user(class_hub, class_users, class_cycle):
     import pwd
 
+    ports: dict[str, int] = {}
     for name in class_users.values():
         account = pwd.getpwnam(name)
         pid = class_hub.server_pids[name]
@@ -104,6 +106,11 @@ def test_each_server_runs_as_its_own_unix_user(class_hub, class_users, class_cyc
         assert not any(part.startswith(b"/root") for part in command), command
         # the hub made the home private, whatever the system default was
         assert stat.S_IMODE(os.stat(account.pw_dir).st_mode) == 0o700
+        # a port of its own below Linux's ephemeral range (never one picked at random)
+        url = environment_of(pid)["JUPYTERHUB_SERVICE_URL"]
+        ports[name] = int(url.rsplit(":", 1)[1].split("/")[0])
+        assert 20000 < ports[name] < 32768, url
+    assert len(set(ports.values())) == len(ports)
 
 
 def test_autograded_scores_match_each_answer(class_users, class_cycle, lab: Lab):
@@ -344,3 +351,23 @@ def test_the_instructor_holds_a_scoped_role_not_admin(class_hub, class_users, cl
     # a student's files stay closed unless COURSE_HUB_INSTRUCTORS_ACCESS=1 was chosen
     response = hub.server(ana, "GET", "/api/contents", token_of=prof)
     assert response.status_code in (403, 404), response.status_code
+
+
+def test_kernels_talk_to_their_server_over_private_unix_sockets(
+    class_hub, class_users, class_cycle
+):
+    """No TCP port per kernel: ports picked at random by a class's servers collide."""
+    import pwd
+
+    hub, student = class_hub, class_users["partiel"]
+    kernel = hub.server(student, "POST", "/api/kernels", json={"name": "python3"})
+    assert kernel.status_code == 201, kernel.text[:500]
+    kernel_id = kernel.json()["id"]
+    try:
+        runtime = Path(pwd.getpwnam(student).pw_dir) / ".jupyter-run"
+        info = json.loads((runtime / f"kernel-{kernel_id}.json").read_text())
+        assert info["transport"] == "ipc", info
+        assert info["ip"].startswith(str(runtime)), info
+        assert stat.S_IMODE(runtime.stat().st_mode) & 0o077 == 0  # the student's alone
+    finally:
+        hub.server(student, "DELETE", f"/api/kernels/{kernel_id}")
