@@ -8,7 +8,7 @@ PY := $(BIN)/python
 PYTEST := $(BIN)/pytest
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: lab test test-fast test-browser test-hub lint bench system-deps setup setup-test notebooks clean
+.PHONY: lab test test-fast test-browser test-hub test-classe lint bench system-deps setup setup-test notebooks clean
 
 $(VENV)/.stamp-runtime: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("Python 3.11+ requis" if sys.version_info < (3, 11) else 0)'
@@ -52,6 +52,10 @@ test-browser: setup-test system-deps
 
 test-hub: setup-test system-deps
 	$(PYTEST) -q -ra tests -m hub
+
+## make test-classe: 30 élèves et leur enseignant sur le hub d'une machine, chiffres affichés
+test-classe: setup-test system-deps
+	$(PYTEST) -q -ra tests/hub/test_class_rush.py
 
 lint: setup-test
 	$(BIN)/ruff check course tests grader

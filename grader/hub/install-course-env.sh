@@ -8,17 +8,23 @@
 # /usr/bin/python3 by default) under a world-readable prefix and checks it as user `nobody`.
 #
 # Usage (as root):
-#   grader/hub/install-course-env.sh [--force]
+#   grader/hub/install-course-env.sh [--force]        the environment, its config and the template
+#   grader/hub/install-course-env.sh --template-only  only the instructors' course template
 # Settings (environment variables):
 #   COURSE_HUB_PREFIX    where to install               (default /opt/cours-memoire-tuteur)
 #   COURSE_HUB_PYTHON    Python 3.11+ readable by all   (default /usr/bin/python3)
 #   COURSE_HUB_EXCHANGE  nbgrader exchange folder       (default /srv/nbgrader/exchange)
+#   COURSE_HUB_INSTRUCTORS_GROUP  the only Unix group that reads the template (default
+#                        cours-enseignants, created if missing; the hub keeps instructors in it)
+#   COURSE_HUB_TEMPLATE  "0": no instructors' template (the students' image on Kubernetes)
 #   JUPYTERHUB_SPEC      pip requirement for JupyterHub (default "jupyterhub>=5,<7"; must match the hub)
 #   PIP_ARGS             extra pip arguments (e.g. an internal index or --find-links for offline hubs)
 # Result:
-#   $PREFIX/env          the venv: jupyterlab, nbgrader, the `course` package, jupyterhub-singleuser
-#   $PREFIX/etc          jupyterhub_config.py and the per-group Jupyter config (instructors/, students/)
-#   $PREFIX/share/cours  the instructors' course template (solutions/, grader/, notebooks/)
+#   $PREFIX/env          the venv: jupyterlab, nbgrader, the `course` package, jupyterhub-singleuser,
+#                        jupyterhub-idle-culler, cours-singleuser and cours-roster
+#   $PREFIX/etc          jupyterhub_config.py, roster.py and the per-group Jupyter config
+#   $PREFIX/share/cours  the instructors' course template (solutions/, grader/ with the hidden
+#                        tests, notebooks/): root:$GROUP, 0750, students cannot read it
 #   $EXCHANGE            nbgrader's exchange, mode 1777 (everyone writes, nobody deletes others' files)
 set -euo pipefail
 
@@ -28,25 +34,71 @@ PREFIX="${COURSE_HUB_PREFIX:-/opt/cours-memoire-tuteur}"
 PYTHON="${COURSE_HUB_PYTHON:-/usr/bin/python3}"
 EXCHANGE="${COURSE_HUB_EXCHANGE:-/srv/nbgrader/exchange}"
 JUPYTERHUB_SPEC="${JUPYTERHUB_SPEC:-jupyterhub>=5,<7}"
+INSTRUCTORS_GROUP="${COURSE_HUB_INSTRUCTORS_GROUP:-cours-enseignants}"
+TEMPLATE="${COURSE_HUB_TEMPLATE:-1}"
+# installed next to JupyterHub in the hub's environment (the hub runs it as a service)
+CULLER_SPEC="jupyterhub-idle-culler>=1.4,<3"
 read -r -a EXTRA_PIP <<<"${PIP_ARGS:-}"
-FORCE=0
-[ "${1:-}" = "--force" ] && FORCE=1
+FORCE=0 TEMPLATE_ONLY=0
+case "${1:-}" in
+  --force) FORCE=1 ;;
+  --template-only) TEMPLATE_ONLY=1 ;;
+  "") ;;
+  *) echo "install-course-env: option inconnue / unknown option: $1" >&2; exit 2 ;;
+esac
 
 die() { echo "install-course-env: $*" >&2; exit 1; }
 log() { echo "install-course-env: $*"; }
 
 [ "$(id -u)" = 0 ] || die "à lancer en root (il crée $PREFIX et $EXCHANGE) / must run as root"
-[ -x "$PYTHON" ] || die "Python introuvable : $PYTHON (COURSE_HUB_PYTHON) / Python not found"
+
+# The instructors' course template: sources with their solutions and the grader's hidden tests.
+# Copied into an instructor's home at first start; never readable by students.
+install_template() {
+  local dest="$PREFIX/share/cours"
+  getent group "$INSTRUCTORS_GROUP" >/dev/null || groupadd --system "$INSTRUCTORS_GROUP" \
+    || die "impossible de créer le groupe $INSTRUCTORS_GROUP / cannot create the group"
+  umask 022
+  mkdir -p "$PREFIX/share"
+  chmod 0755 "$PREFIX" "$PREFIX/share"
+  rm -rf "$dest"
+  # created private: nothing is readable by others, even for a moment
+  mkdir -m 0700 "$dest"
+  # Only the course's own files (tracked by git when this is a checkout): never a local
+  # gradebook, submissions or feedback left in the source tree.
+  if git -C "$REPO" rev-parse --git-dir >/dev/null 2>&1; then
+    git -C "$REPO" ls-files -z -- solutions notebooks grader \
+      | tar -C "$REPO" --ignore-failed-read --null -T - -cf - 2>/dev/null | tar -C "$dest" -xf -
+  else
+    for part in solutions notebooks grader; do
+      [ -d "$REPO/$part" ] && cp -r "$REPO/$part" "$dest/"
+    done
+    rm -rf "$dest/grader/"{submitted,autograded,feedback,solution} "$dest/grader/"gradebook.db*
+  fi
+  rm -rf "$dest/grader/hub"
+  find "$dest" -name __pycache__ -prune -exec rm -rf {} +
+  find "$dest" -name '.ipynb_checkpoints' -prune -exec rm -rf {} +
+  chown -R "root:$INSTRUCTORS_GROUP" "$dest"
+  chmod -R u=rwX,g=rX,o= "$dest"
+  chmod 0750 "$dest"
+  log "modèle du cours / course template: $dest (root:$INSTRUCTORS_GROUP 0750)"
+}
+
+if [ "$TEMPLATE_ONLY" = 1 ]; then
+  install_template
+  exit 0
+fi
+[ -x "$PYTHON" ] || die "Python introuvable : $PYTHON (COURSE_HUB_PYTHON) / Python not found"
 "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' \
-  || die "$PYTHON est trop ancien : Python 3.11+ requis / Python 3.11+ required"
+  || die "$PYTHON est trop ancien : Python 3.11+ requis / Python 3.11+ required"
 "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null \
-  || die "le module venv manque : apt-get install python3-venv / venv module missing"
+  || die "le module venv manque : apt-get install python3-venv / venv module missing"
 # The interpreter itself must run for an unprivileged user (not a symlink into /root).
 runuser -u nobody -- "$PYTHON" -c 'import sys' 2>/dev/null \
   || die "$PYTHON n'est pas lisible par les autres utilisateurs (sous /root ?) / not readable by other users"
 
 # Stamp: the dependency list and the JupyterHub spec decide whether the env must be rebuilt.
-stamp_value="$(cat "$REPO/pyproject.toml" | sha256sum | cut -c1-16) $JUPYTERHUB_SPEC $("$PYTHON" -V)"
+stamp_value="$(cat "$REPO/pyproject.toml" | sha256sum | cut -c1-16) $JUPYTERHUB_SPEC $CULLER_SPEC $("$PYTHON" -V)"
 stamp_file="$PREFIX/env/.course-stamp"
 
 umask 022
@@ -73,7 +125,7 @@ find "$build" -name __pycache__ -prune -exec rm -rf {} +
 if [ "$deps_only" = 1 ]; then
   log "installation du cours et de JupyterHub / installing the course and JupyterHub"
   "$PREFIX/env/bin/python" -m pip install -q --disable-pip-version-check "${EXTRA_PIP[@]}" \
-    "$build" "$JUPYTERHUB_SPEC"
+    "$build" "$JUPYTERHUB_SPEC" "$CULLER_SPEC"
   echo "$stamp_value" >"$stamp_file"
 else
   # Cheap refresh of the course package itself (its code may have changed).
@@ -85,28 +137,21 @@ fi
 mkdir -p "$PREFIX/etc"
 rm -rf "$PREFIX/etc/instructors" "$PREFIX/etc/students"
 cp -r "$HERE/jupyter-config/instructors" "$HERE/jupyter-config/students" "$PREFIX/etc/"
-cp "$HERE/jupyterhub_config.py" "$PREFIX/etc/jupyterhub_config.py"
+cp "$HERE/jupyterhub_config.py" "$HERE/roster.py" "$PREFIX/etc/"
 install -m 0755 "$HERE/cours-singleuser" "$PREFIX/env/bin/cours-singleuser"
+cat >"$PREFIX/env/bin/cours-roster" <<ROSTER
+#!/bin/sh
+exec "$PREFIX/env/bin/python" "$PREFIX/etc/roster.py" "\$@"
+ROSTER
+chmod 0755 "$PREFIX/env/bin/cours-roster"
+chmod -R a+rX "$PREFIX/env" "$PREFIX/etc"
 
-# The instructors' course template: copied into an instructor's home at first start.
-rm -rf "$PREFIX/share/cours"
-mkdir -p "$PREFIX/share/cours"
-# Only the course's own files (tracked by git when this is a checkout): never a local gradebook,
-# submissions or feedback left in the source tree.
-if git -C "$REPO" rev-parse --git-dir >/dev/null 2>&1; then
-  git -C "$REPO" ls-files -z -- solutions notebooks grader \
-    | tar -C "$REPO" --ignore-failed-read --null -T - -cf - 2>/dev/null | tar -C "$PREFIX/share/cours" -xf -
+if [ "$TEMPLATE" = 0 ]; then
+  rm -rf "$PREFIX/share/cours"
+  log "pas de modèle du cours / no course template (COURSE_HUB_TEMPLATE=0)"
 else
-  for part in solutions notebooks grader; do
-    [ -d "$REPO/$part" ] && cp -r "$REPO/$part" "$PREFIX/share/cours/"
-  done
-  rm -rf "$PREFIX/share/cours/grader/"{submitted,autograded,feedback,solution} \
-    "$PREFIX/share/cours/grader/"gradebook.db*
+  install_template
 fi
-rm -rf "$PREFIX/share/cours/grader/hub"
-find "$PREFIX/share/cours" -name __pycache__ -prune -exec rm -rf {} +
-find "$PREFIX/share/cours" -name '.ipynb_checkpoints' -prune -exec rm -rf {} +
-chmod -R a+rX "$PREFIX"
 
 # nbgrader's exchange: writable by all, sticky so nobody removes someone else's files.
 mkdir -p "$EXCHANGE"

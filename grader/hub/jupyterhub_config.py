@@ -1,32 +1,63 @@
 """JupyterHub configuration for one class of the course (one machine, real Unix users).
 
 Why each choice:
+- ONE roster file (roster.py: id, first_name, last_name, email, role) decides who logs in, the
+  hub groups and the staff's roles; the same file gives nbgrader its student list;
 - every learner's server runs as that learner's Unix user (LocalProcessSpawner), from the shared
   course environment built by install-course-env.sh (a venv readable by everyone, not under /root);
 - two hub groups decide what a server shows: `instructors` get formgrader and their own copy of
   the course, `students` get only the assignment list (nbgrader's server and lab extensions are
   switched per group through JUPYTER_CONFIG_PATH, set in a pre-spawn hook);
+- instructors hold scoped roles, not hub admin: they see users and groups and start or stop the
+  students' servers; they open a student's JupyterLab only if COURSE_HUB_INSTRUCTORS_ACCESS=1;
+- the course template (sources, hidden tests) is readable by one Unix group only: the hook keeps
+  the instructors in it, so a student cannot read the solutions or the hidden tests;
 - nbgrader's exchange is one shared folder (mode 1777) named in every server's environment;
+- jupyterhub-idle-culler stops servers idle for COURSE_HUB_CULL_TIMEOUT seconds (memory back);
+- optionally the course's shared formgrader (nbgrader's "one class, multiple graders"): a hub
+  service named after the course, run as one grading account, reached by instructors and TAs;
 - Unix permissions, not hidden menus, keep learners apart: home folders are made 0700
   (by cours-singleuser, which runs as the user, so it works with any spawner).
 
 Settings come from environment variables so one file serves every class:
-  COURSE_INSTRUCTORS, COURSE_STUDENTS, COURSE_HUB_ADMINS   comma-separated Unix user names
+  COURSE_HUB_ROSTER    the class roster (CSV, see roster.py)  (default /srv/jupyterhub/classe.csv)
+  COURSE_HUB_ADMINS    comma-separated hub admins (the IT staff; instructors need not be admins)
+  COURSE_HUB_INSTRUCTORS_ACCESS  "1": instructors may open students' servers (default "0")
   COURSE_HUB_PREFIX    install prefix of the course env    (default /opt/cours-memoire-tuteur)
   COURSE_HUB_EXCHANGE  nbgrader exchange folder            (default /srv/nbgrader/exchange)
   COURSE_ID            nbgrader course id                  (default memoire-tuteur)
+  COURSE_HUB_INSTRUCTORS_GROUP  the Unix group that reads the course template
+                       (default cours-enseignants)
+  COURSE_HUB_UNIX_PREFIX  Unix account = prefix + hub name (The Littlest JupyterHub: "jupyter-")
+  COURSE_HUB_CULL_TIMEOUT  idle seconds before a server is stopped (default 3600; "0": no culler)
+  COURSE_HUB_CULL_EVERY    seconds between two checks of the culler (default 300)
+  COURSE_HUB_GRADER    Unix account running the shared formgrader (default: none, no service)
+  COURSE_HUB_GRADER_PORT   its port on 127.0.0.1           (default 9999)
+  COURSE_HUB_TLS_CERT, COURSE_HUB_TLS_KEY  HTTPS: certificate chain and key (Let's Encrypt's
+                       fullchain.pem and privkey.pem); the hub then listens on COURSE_HUB_URL
+                       (default https://:443)
+  COURSE_HUB_PORT_BASE  user servers listen on 127.0.0.1:<base + hub user id> (default 20000,
+                       below Linux's ephemeral ports; "0": a random port, as JupyterHub does)
   COURSE_HUB_PRIVATE_HOMES  "0" leaves home folder modes alone (default: made 0700)
   COURSE_HUB_SPAWNER   "local" (default): LocalProcessSpawner; "keep": keep the spawner class
                        another config chose (The Littlest JupyterHub's SystemdSpawner)
-The authenticator is JupyterHub's default (PAM: the users' Unix passwords). User and group
-lists are added to whatever another config already allows. Load this file from another config
-with `load_subconfig(...)` to change ports, authenticator or database.
+The authenticator is JupyterHub's default (PAM: the users' Unix passwords). User, group, role
+and service lists are added to whatever another config already set. Load this file from another
+config with `load_subconfig(...)` to change ports, authenticator or database.
 """
 
+import grp
 import os
+import pwd
+import subprocess
+import sys
 from pathlib import Path
 
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
+
+# roster.py sits next to this file (in the repository and in $PREFIX/etc).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from roster import hub_groups, hub_roles, read_roster  # noqa: E402
 
 PREFIX = Path(os.environ.get("COURSE_HUB_PREFIX", "/opt/cours-memoire-tuteur"))
 ENV_BIN = PREFIX / "env" / "bin"
@@ -34,24 +65,56 @@ GROUP_CONFIG = PREFIX / "etc"
 EXCHANGE = os.environ.get("COURSE_HUB_EXCHANGE", "/srv/nbgrader/exchange")
 COURSE_ID = os.environ.get("COURSE_ID", "memoire-tuteur")
 PRIVATE_HOMES = os.environ.get("COURSE_HUB_PRIVATE_HOMES", "1") != "0"
+ROSTER = os.environ.get("COURSE_HUB_ROSTER", "/srv/jupyterhub/classe.csv")
+UNIX_GROUP = os.environ.get("COURSE_HUB_INSTRUCTORS_GROUP", "cours-enseignants")
+UNIX_PREFIX = os.environ.get("COURSE_HUB_UNIX_PREFIX", "")
+CULL_TIMEOUT = int(os.environ.get("COURSE_HUB_CULL_TIMEOUT", "3600"))
+CULL_EVERY = int(os.environ.get("COURSE_HUB_CULL_EVERY", "300"))
+GRADER = os.environ.get("COURSE_HUB_GRADER", "")
+GRADER_PORT = int(os.environ.get("COURSE_HUB_GRADER_PORT", "9999"))
+TLS_CERT = os.environ.get("COURSE_HUB_TLS_CERT", "")
+TLS_KEY = os.environ.get("COURSE_HUB_TLS_KEY", "")
+LOCAL_SPAWNER = os.environ.get("COURSE_HUB_SPAWNER", "local") == "local"
+PORT_BASE = int(os.environ.get("COURSE_HUB_PORT_BASE", "20000"))
 
 
 def _names(variable: str) -> list[str]:
     return [name.strip() for name in os.environ.get(variable, "").split(",") if name.strip()]
 
 
-INSTRUCTORS = _names("COURSE_INSTRUCTORS")
-STUDENTS = _names("COURSE_STUDENTS")
+MEMBERS = read_roster(ROSTER)
+GROUPS = hub_groups(MEMBERS, COURSE_ID)
+if GRADER:
+    # nbgrader's JupyterHubAuthPlugin asks the hub for the grading account's groups: it is a hub
+    # user of the course's graders group (created with the group, never allowed to log in)
+    GROUPS[f"formgrade-{COURSE_ID}"]["users"].append(GRADER)
 
-# Who may log in, and in which group (added to what another config may already allow).
-c.Authenticator.allowed_users.update(INSTRUCTORS + STUDENTS)
+# HTTPS: passwords and tokens never cross the network in clear (PAM logins send the Unix password).
+if TLS_CERT or TLS_KEY:
+    if not (TLS_CERT and TLS_KEY):
+        raise ValueError(
+            "HTTPS\u00a0: COURSE_HUB_TLS_CERT et COURSE_HUB_TLS_KEY se donnent ensemble "
+            "(certificate and key go together)"
+        )
+    c.JupyterHub.ssl_cert = TLS_CERT
+    c.JupyterHub.ssl_key = TLS_KEY
+    c.JupyterHub.bind_url = os.environ.get("COURSE_HUB_URL", "https://:443")
+
+# Who may log in, in which group, with which rights (added to what another config may set).
+c.Authenticator.allowed_users.update(m.id for m in MEMBERS)
 c.Authenticator.admin_users.update(_names("COURSE_HUB_ADMINS"))
-c.JupyterHub.load_groups.update(
-    {"instructors": {"users": INSTRUCTORS}, "students": {"users": STUDENTS}}
+c.JupyterHub.load_groups.update(GROUPS)
+c.JupyterHub.load_roles.extend(
+    hub_roles(
+        MEMBERS,
+        COURSE_ID,
+        access_student_servers=os.environ.get("COURSE_HUB_INSTRUCTORS_ACCESS", "0") == "1",
+        shared_grader=bool(GRADER),
+    )
 )
 
 # Each server runs as its Unix user, from the shared course environment.
-if os.environ.get("COURSE_HUB_SPAWNER", "local") == "local":
+if LOCAL_SPAWNER:
     c.JupyterHub.spawner_class = "jupyterhub.spawner.LocalProcessSpawner"
 # cours-singleuser (installed next to jupyterhub-singleuser) runs as the user: it makes the home
 # private and gives an instructor their copy of the course, then starts jupyterhub-singleuser.
@@ -68,10 +131,33 @@ c.Spawner.environment = {
 }
 
 
+def _set_unix_membership(unix_name: str, member: bool) -> None:
+    """Keep `unix_name` in (or out of) the Unix group that reads the course template."""
+    if os.geteuid() != 0:
+        return
+    try:
+        group = grp.getgrnam(UNIX_GROUP)
+        pwd.getpwnam(unix_name)
+    except KeyError:
+        return  # no such group (template not restricted) or account (not created yet)
+    if (unix_name in group.gr_mem) == member:
+        return
+    flag = "-a" if member else "-d"
+    subprocess.run(["gpasswd", flag, unix_name, UNIX_GROUP], check=True, capture_output=True)
+
+
 def pre_spawn_hook(spawner) -> None:
     """Choose the Jupyter configuration of the user's group (least privilege by default)."""
     groups = {group.name for group in spawner.user.groups}
     role = "instructors" if "instructors" in groups else "students"
+    if LOCAL_SPAWNER:
+        # the spawner sets the server's groups from /etc/group: update it before the start
+        _set_unix_membership(UNIX_PREFIX + spawner.user.name, role == "instructors")
+    if PORT_BASE:
+        # One port per user: JupyterHub's random port (bind 0, close, start the server) races
+        # when a class starts at once; measured: two servers given the same port, the second
+        # one's route sent to the first. Below 32768, no program's random port takes it.
+        spawner.port = PORT_BASE + spawner.user.id
     environment = dict(spawner.environment)  # never mutate the shared configured dict
     environment["JUPYTER_CONFIG_PATH"] = str(GROUP_CONFIG / role)
     environment["COURSE_ROLE"] = role
@@ -79,3 +165,68 @@ def pre_spawn_hook(spawner) -> None:
 
 
 c.Spawner.pre_spawn_hook = pre_spawn_hook
+
+# Idle servers are stopped (their files stay): a class's memory comes back between sittings.
+if CULL_TIMEOUT > 0:
+    c.JupyterHub.services.append(
+        {
+            "name": "idle-culler",
+            "command": [
+                sys.executable,
+                "-m",
+                "jupyterhub_idle_culler",
+                f"--timeout={CULL_TIMEOUT}",
+                f"--cull-every={CULL_EVERY}",
+            ],
+        }
+    )
+    c.JupyterHub.load_roles.append(
+        {
+            "name": "idle-culler",
+            "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
+            "services": ["idle-culler"],
+        }
+    )
+
+# The course's shared formgrader: one gradebook and one course folder, in the grading account's
+# home, reached at /services/<course id>/ by the `formgrade-<course id>` group (instructors, TAs).
+if GRADER:
+    grader_home = pwd.getpwnam(GRADER).pw_dir  # the account must exist (useradd -m)
+    _set_unix_membership(GRADER, True)  # it copies the course template at its first start
+    c.JupyterHub.services.append(
+        {
+            "name": COURSE_ID,
+            "url": f"http://127.0.0.1:{GRADER_PORT}",
+            "command": [str(ENV_BIN / "cours-singleuser")],
+            "user": GRADER,
+            "cwd": grader_home,
+            "environment": {
+                **c.Spawner.environment,
+                "JUPYTER_CONFIG_PATH": str(GROUP_CONFIG / "instructors"),
+                "COURSE_ROLE": "instructors",
+                "COURSE_HUB_AUTH_PLUGIN": "jupyterhub",
+                # nbgrader's JupyterHubAuthPlugin names its caller from JUPYTERHUB_USER
+                "JUPYTERHUB_USER": GRADER,
+                "JUPYTERHUB_DEFAULT_URL": "/lab",
+            },
+        }
+    )
+    c.JupyterHub.load_roles.append(
+        {
+            # the plugin keeps nbgrader-<course> in step when a student is added in formgrader
+            "name": f"grader-{COURSE_ID}",
+            "scopes": [
+                f"read:users!user={GRADER}",
+                f"read:users:groups!user={GRADER}",
+                f"read:groups!group=nbgrader-{COURSE_ID}",
+                f"groups!group=nbgrader-{COURSE_ID}",
+            ],
+            "services": [COURSE_ID],
+        }
+    )
+    # an instructor's own server finds the shared formgrader in nbgrader's course list
+    c.Spawner.server_token_scopes = [
+        "users:activity!user",
+        "access:servers!server",
+        f"access:services!service={COURSE_ID}",
+    ]

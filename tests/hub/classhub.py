@@ -7,24 +7,49 @@ real folder and every action goes through the hub's proxy exactly as a browser's
 
 from __future__ import annotations
 
+import csv
 import pwd
+import secrets
 import subprocess
+import tempfile
 import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
 import requests
-from helpers import alive, free_port, stop_pids
+from helpers import REPO, alive, free_port, stop_pids
 
 __all__ = [
     "ClassHub",
     "as_user",
     "create_user",
+    "environment_of",
     "free_port",
+    "hub_settings",
+    "launch_hub",
+    "make_exchange",
+    "open_tempdir",
     "remove_user",
     "user_pids",
+    "write_roster",
 ]
+
+PASSWORD = "mot-de-passe-de-la-classe"
+COURSE_ID = "memoire-tuteur"
+# The Unix group that alone reads the test prefix's course template (removed after the session).
+INSTRUCTORS_GROUP = "cours-enseignants-test"
+HUB_DIR = REPO / "grader" / "hub"
+
+
+def open_tempdir(prefix: str) -> Path:
+    """A temp folder every user may traverse (pytest's own tmp_path is private to root)."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    path.chmod(0o755)
+    return path
 
 
 def user_pids(uid: int) -> list[int]:
@@ -34,6 +59,29 @@ def user_pids(uid: int) -> list[int]:
         for proc in psutil.process_iter(["uids"])
         if proc.info["uids"] is not None and proc.info["uids"].real == uid and alive(proc.pid)
     ]
+
+
+def hub_settings(**more: str) -> dict[str, str]:
+    """The hub's environment for a test hub (the test prefix's Unix group, the course id)."""
+    return {"COURSE_ID": COURSE_ID, "COURSE_HUB_INSTRUCTORS_GROUP": INSTRUCTORS_GROUP, **more}
+
+
+def write_roster(path: Path, members: dict[str, str]) -> Path:
+    """The class roster the hub reads (grader/hub/roster.py's format): {user name: role}."""
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "first_name", "last_name", "email", "role"])
+        for name, role in members.items():
+            writer.writerow([name, name.capitalize(), "Test", f"{name}@example.org", role])
+    path.chmod(0o600)  # names and e-mails: for the hub (root) only
+    return path
+
+
+def make_exchange(path: Path) -> Path:
+    """nbgrader's exchange as install-course-env.sh makes it: writable by all, sticky."""
+    path.mkdir(parents=True, exist_ok=True)
+    path.chmod(0o1777)
+    return path
 
 
 def create_user(name: str) -> pwd.struct_passwd:
@@ -86,11 +134,13 @@ class ClassHub:
     proxy_pid_file: Path
     server_pids: dict[str, int] = field(default_factory=dict)
     user_tokens: dict[str, str] = field(default_factory=dict)
+    verify: str | bool = True  # HTTPS: the certificate to trust
 
     # hub REST API, as the admin service
     def api(self, method: str, path: str, **kwargs) -> requests.Response:
         headers = {"Authorization": f"token {self.admin_token}"}
         kwargs.setdefault("timeout", 60)
+        kwargs.setdefault("verify", self.verify)
         return requests.request(method, f"{self.url}/hub/api{path}", headers=headers, **kwargs)
 
     def log_tail(self, lines: int = 60) -> str:
@@ -140,6 +190,7 @@ class ClassHub:
             headers=headers,
             timeout=kwargs.pop("timeout", 120),
             allow_redirects=False,
+            verify=self.verify,
             **kwargs,
         )
 
@@ -153,11 +204,16 @@ class ClassHub:
         """Stop servers, the hub and its proxy, each by its id; return the pids still alive."""
         proxy = self.proxy_pid()
         if self.process.poll() is None:
-            for name in list(self.server_pids):
+
+            def delete(name: str) -> None:
                 try:
-                    self.api("DELETE", f"/users/{name}/server", timeout=30)
+                    self.api("DELETE", f"/users/{name}/server", timeout=60)
                 except requests.RequestException:
                     pass
+
+            # all at once, as a class leaves: the hub stops them concurrently
+            with ThreadPoolExecutor(max_workers=max(1, len(self.server_pids))) as pool:
+                list(pool.map(delete, list(self.server_pids)))
             stop_pids([self.process.pid], grace=30)
             try:
                 self.process.wait(timeout=10)
@@ -167,3 +223,106 @@ class ClassHub:
         for pid in [*self.server_pids.values(), *([proxy] if proxy else [])]:
             stop_pids([pid], grace=10)
         return [pid for pid in [*self.server_pids.values(), proxy] if pid and alive(pid)]
+
+
+@contextmanager
+def launch_hub(
+    *,
+    prefix: Path,
+    workdir: Path,
+    roster: Path,
+    exchange: Path,
+    settings: dict[str, str] | None = None,
+    overlay: str = "",
+    hub_config: Path,
+    tls: tuple[Path, Path] | None = None,
+) -> Iterator[ClassHub]:
+    """Run the shipped `hub_config` with the env's jupyterhub on 127.0.0.1 free ports.
+
+    The test overlay only changes what a test must: ports, DummyAuthenticator with a password,
+    a database in `workdir`, and an admin service token to drive the REST API; `settings` are the
+    hub's environment variables (COURSE_HUB_*), `overlay` more configuration lines; `tls`
+    (certificate, key) serves HTTPS through the configuration's own COURSE_HUB_TLS_* settings.
+    """
+    port, hub_port, proxy_port = free_port(), free_port(), free_port()
+    admin_token = secrets.token_hex(32)
+    scheme = "https" if tls else "http"
+    if tls:
+        settings = {
+            **(settings or {}),
+            "COURSE_HUB_TLS_CERT": str(tls[0]),
+            "COURSE_HUB_TLS_KEY": str(tls[1]),
+            "COURSE_HUB_URL": f"https://127.0.0.1:{port}",
+        }
+    config = workdir / "jupyterhub_test_config.py"
+    config.write_text(
+        f"""
+c = get_config()  # noqa
+load_subconfig({str(hub_config)!r})
+c.JupyterHub.authenticator_class = "dummy"
+c.DummyAuthenticator.password = {PASSWORD!r}
+c.JupyterHub.bind_url = "{scheme}://127.0.0.1:{port}"
+c.JupyterHub.hub_bind_url = "http://127.0.0.1:{hub_port}"
+c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_port}"
+c.ConfigurableHTTPProxy.pid_file = {str(workdir / "proxy.pid")!r}
+c.JupyterHub.db_url = "sqlite:///{workdir / "jupyterhub.sqlite"}"
+c.JupyterHub.cookie_secret_file = {str(workdir / "cookie_secret")!r}
+c.JupyterHub.cleanup_servers = True
+c.JupyterHub.services.append({{"name": "test-admin", "api_token": {admin_token!r}}})
+c.JupyterHub.load_roles.append({{
+    "name": "test-admin",
+    "scopes": ["admin:users", "admin:servers", "admin:server_state", "tokens", "admin:groups",
+               "read:hub", "list:services", "read:services", "read:roles"],
+    "services": ["test-admin"],
+}})
+{overlay}
+"""
+    )
+    env = {
+        "PATH": f"{prefix / 'env' / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "HOME": str(workdir),
+        "COURSE_HUB_PREFIX": str(prefix),
+        "COURSE_HUB_EXCHANGE": str(exchange),
+        "COURSE_HUB_ROSTER": str(roster),
+        **(settings or {}),
+    }
+    log_path = workdir / "jupyterhub.log"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            [str(prefix / "env" / "bin" / "jupyterhub"), "-f", str(config)],
+            cwd=workdir,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    hub = ClassHub(
+        url=f"{scheme}://127.0.0.1:{port}",
+        admin_token=admin_token,
+        process=process,
+        log_path=log_path,
+        proxy_pid_file=workdir / "proxy.pid",
+        verify=str(tls[0]) if tls else True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert process.poll() is None, f"le hub ne démarre pas :\n{hub.log_tail()}"
+            try:
+                if hub.api("GET", "/", timeout=5).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            assert time.monotonic() < deadline, f"hub injoignable :\n{hub.log_tail()}"
+            time.sleep(0.5)
+        yield hub
+    finally:
+        left = hub.stop()
+        assert not left, f"processus encore vivants : {left}"
+
+
+def environment_of(pid: int) -> dict[str, str]:
+    """The environment a live process started with (read from /proc, as root)."""
+    raw = Path(f"/proc/{pid}/environ").read_bytes()
+    items = raw.decode(errors="replace").split("\0")
+    return dict(item.split("=", 1) for item in items if "=" in item)

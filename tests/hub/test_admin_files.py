@@ -2,13 +2,16 @@
 
 No Kubernetes or TLJH runs here: these tests check that the Helm values, the exchange volume,
 the image recipe and the TLJH drop-in say the same thing as the one-machine hub that
-test_classroom_hub.py runs for real (same paths, same groups, same wrapper, same exchange).
+test_classroom_hub.py runs for real (same paths, same groups, same wrapper, same exchange), and
+that the hub configuration turns its settings (culler, instructors' access) into what it should.
+test_kubernetes_conditions.py runs the values' pods for real.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +26,7 @@ from traitlets.config import Config
 pytestmark = pytest.mark.hub
 
 HUB = REPO / "grader" / "hub"
+sys.path.insert(0, str(HUB))  # roster.py, as the hub loads it
 Z2JH = HUB / "z2jh"
 PREFIX_IN_IMAGE = "/opt/cours-memoire-tuteur"
 
@@ -50,44 +54,118 @@ def test_exchange_volume_is_shared_and_mounted_where_nbgrader_looks(values):
     assert "chmod 1777" in (HUB / "install-course-env.sh").read_text(encoding="utf-8")
 
 
-def test_groups_roster_and_wrapper_match_the_tested_hub(values):
-    config = values["hub"]["config"]
-    groups = config["JupyterHub"]["load_groups"]
-    assert set(groups) == {"instructors", "students"}
-    members = {u for g in groups.values() for u in g["users"]}
-    assert members <= set(config["Authenticator"]["allowed_users"])
-    assert not set(groups["students"]["users"]) & set(config["Authenticator"]["admin_users"])
+def _sample_roster(values: dict) -> str:
+    return values["hub"]["extraFiles"]["cours-classe"]["stringData"]
+
+
+def test_the_roster_mounted_in_the_hub_is_the_one_file_the_hub_reads(values):
+    from roster import parse_roster
+
+    files = values["hub"]["extraFiles"]
+    members = parse_roster(_sample_roster(values), "values.yaml")
+    roles = {m.role for m in members}
+    assert {"instructor", "student"} <= roles
+    etc = Path(files["cours-roster"]["mountPath"]).parent
+    assert files["cours-classe"]["mountPath"] == str(etc / "classe.csv")
+    assert "stringData" not in files["cours-roster"]  # helm --set-file gives roster.py itself
     assert values["singleuser"]["cmd"] == "cours-singleuser"
     assert (HUB / "cours-singleuser").is_file()
-    assert values["singleuser"]["extraEnv"]["COURSE_ID"] == "memoire-tuteur"
+    assert values["singleuser"]["extraEnv"]["COURSE_ID"] == values["hub"]["extraEnv"]["COURSE_ID"]
+    # no hub admin: instructors hold the roster's scoped role
+    assert values["hub"]["config"]["Authenticator"]["admin_users"] == []
 
 
-def test_kubernetes_hook_picks_the_tested_group_config_and_one_uid_per_user(values):
-    code = values["hub"]["extraConfig"]["cours-memoire-tuteur"]
+@pytest.fixture
+def kubernetes_hook(values, tmp_path: Path, monkeypatch):
+    """Run the values' extraConfig as the chart does, with the roster it mounts, on a real ORM."""
+    from jupyterhub import orm
+
+    shutil.copy(HUB / "roster.py", tmp_path / "roster.py")
+    (tmp_path / "classe.csv").write_text(_sample_roster(values), encoding="utf-8")
+    for key, value in values["hub"]["extraEnv"].items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("COURSE_HUB_ETC", str(tmp_path))
+    monkeypatch.syspath_prepend(str(tmp_path))
     c = Config()
-    exec(compile(code, "extraConfig", "exec"), {"c": c})  # what the chart does with it
+    c.JupyterHub.load_roles = []  # what the chart sets before running extraConfig
+    exec(
+        compile(values["hub"]["extraConfig"]["cours-memoire-tuteur"], "extraConfig", "exec"),
+        {"c": c},
+    )
+    db = orm.new_session_factory("sqlite:///:memory:")()
+    groups = {}
+    for name in c.JupyterHub.load_groups:
+        groups[name] = orm.Group(name=name)
+        db.add(groups[name])
+    users = {}
+    for name in sorted(c.Authenticator.allowed_users):
+        users[name] = orm.User(name=name)
+        db.add(users[name])
+    for name, group in c.JupyterHub.load_groups.items():
+        groups[name].users = [users[u] for u in group["users"]]
+    db.commit()
+    yield c, db, users
+    db.close()
+
+
+def test_kubernetes_hook_gives_groups_roles_uids_and_images(kubernetes_hook, values):
+    from jupyterhub.user import User
+
+    c, db, users = kubernetes_hook
+    groups = c.JupyterHub.load_groups
+    assert set(c.Authenticator.allowed_users) == {u for g in groups.values() for u in g["users"]}
+    assert groups["instructors"]["users"] and groups["students"]["users"]
+    (role,) = [r for r in c.JupyterHub.load_roles if r["name"] == "cours-enseignant"]
+    assert role["groups"] == ["instructors"]
+    assert not any(s.startswith(("admin:", "access:servers")) for s in role["scopes"]), role
     hook, uid = c.KubeSpawner.pre_spawn_hook, c.KubeSpawner.uid
+    student_image = "{name}:{tag}".format(**values["singleuser"]["image"])
     seen = {}
-    for user_id, group in ((1, "instructors"), (2, "students"), (3, None)):
-        groups = [SimpleNamespace(name=group)] if group else []
+    for name, orm_user in users.items():
         spawner = SimpleNamespace(
-            user=SimpleNamespace(id=user_id, groups=groups), environment={"KEEP": "1"}
+            user=User(orm_user, db=db), environment={"KEEP": "1"}, image=student_image
         )
         hook(spawner)
         role = spawner.environment["COURSE_ROLE"]
-        assert role == (group or "students")  # no group: least privilege
+        assert role == ("instructors" if name in groups["instructors"]["users"] else "students")
         path = spawner.environment["JUPYTER_CONFIG_PATH"]
         assert path == f"{PREFIX_IN_IMAGE}/etc/{role}"
         assert (HUB / "jupyter-config" / role).is_dir()  # the folders the image installs
         assert spawner.environment["KEEP"] == "1"
-        seen[user_id] = uid(spawner)
-    assert len(set(seen.values())) == 3 and min(seen.values()) >= 20000
+        if role == "instructors":
+            assert spawner.image == values["hub"]["extraEnv"]["COURSE_HUB_INSTRUCTOR_IMAGE"]
+            known = dict(e.split(":") for e in spawner.environment["COURSE_HUB_PASSWD"].split(","))
+            # every class uid has a name in the instructor's pod, by the uid rule itself
+            assert known == {n: str(uid(SimpleNamespace(user=u))) for n, u in users.items()}
+        else:
+            assert spawner.image == student_image  # no template, no hidden test in it
+            assert "COURSE_HUB_PASSWD" not in spawner.environment
+        seen[name] = uid(spawner)
+    assert len(set(seen.values())) == len(users) and min(seen.values()) > 20000
+    assert c.KubeSpawner.gid == values["singleuser"]["fsGid"] == 100
 
 
-def test_image_recipe_uses_the_tested_installer():
+def _stages(dockerfile: str) -> dict[str, str]:
+    parts = re.split(r"^FROM ", dockerfile, flags=re.M)[1:]
+    return {part.split()[2]: part for part in parts}
+
+
+def test_image_recipe_keeps_the_template_out_of_the_students_image():
     dockerfile = (Z2JH / "Dockerfile").read_text(encoding="utf-8")
-    assert "grader/hub/install-course-env.sh" in dockerfile
-    assert 'CMD ["cours-singleuser"]' in dockerfile
+    stages = _stages(dockerfile)
+    assert list(stages) == ["eleve", "enseignant"]
+    assert stages["enseignant"].startswith("eleve AS enseignant")
+    eleve, enseignant = stages["eleve"], stages["enseignant"]
+    # the students' image: the environment and the wrapper, never the sources or hidden tests
+    copied = [line.split()[1:-1] for line in eleve.splitlines() if line.startswith("COPY ")]
+    assert sorted(s for sources in copied for s in sources) == sorted(
+        ["pyproject.toml", "README.md", "course", "grader/hub"]
+    )
+    assert "COURSE_HUB_TEMPLATE=0" in eleve and "libnss-wrapper" in eleve
+    assert 'CMD ["cours-singleuser"]' in eleve
+    assert "grader/hub/install-course-env.sh" in eleve
+    # the instructors' image adds the template and the grading sandbox
+    assert "--template-only" in enseignant and "bubblewrap" in enseignant
     for line in dockerfile.splitlines():
         if line.startswith("COPY "):
             for source in line.split()[1:-1]:
@@ -96,35 +174,122 @@ def test_image_recipe_uses_the_tested_installer():
     assert f"COURSE_HUB_PREFIX:-{PREFIX_IN_IMAGE}" in installer
 
 
+def _load_config(config_file: Path, env: dict[str, str], expression: str) -> object:
+    """Load a hub configuration in a fresh process, as JupyterHub does; evaluate `expression`."""
+    probe = (
+        "import json, sys\n"
+        "from traitlets.config.loader import PyFileConfigLoader\n"
+        "c = PyFileConfigLoader(sys.argv[1]).load_config()\n"
+        "from jupyterhub.auth import Authenticator\n"
+        "def v(value):  # a list only appended to is still lazy: its value\n"
+        "    return value.get_value([]) if hasattr(value, 'get_value') else value\n"
+        f"print(json.dumps({expression}, default=str))\n"
+    )
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("COURSE_")}
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(config_file)],
+        env={**full_env, **env},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+ROSTER = (
+    "id,first_name,last_name,email,role\nprof,P,F,p@x.org,instructor\nana,A,L,a@x.org,student\n"
+)
+
+
 def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):
     prefix = tmp_path / "prefix"
     (prefix / "etc").mkdir(parents=True)
-    shutil.copy(HUB / "jupyterhub_config.py", prefix / "etc" / "jupyterhub_config.py")
+    for name in ("jupyterhub_config.py", "roster.py"):
+        shutil.copy(HUB / name, prefix / "etc" / name)
+    (tmp_path / "classe.csv").write_text(ROSTER + "bob,B,M,b@x.org,student\n")
     # what TLJH's own jupyterhub_config.py has set before it loads jupyterhub_config.d/*.py
     tljh = tmp_path / "tljh_config.py"
     tljh.write_text(
         "c = get_config()\n"
         "c.JupyterHub.spawner_class = 'tljh.spawner.UserCreatingSpawner'\n"
         "c.Authenticator.allowed_users = {'deja'}\n"
+        "c.UserCreatingSpawner.user_groups = {'autre': ['deja']}\n"
+        "c.JupyterHub.services = [{'name': 'cull-idle', 'command': ['tljh-culler']}]\n"
         f"load_subconfig({str(HUB / 'tljh' / 'cours-memoire-tuteur.py')!r})\n"
     )
-    probe = (
-        "import json, sys\n"
-        "from traitlets.config.loader import PyFileConfigLoader\n"
-        "c = PyFileConfigLoader(sys.argv[1]).load_config()\n"
-        "from jupyterhub.auth import Authenticator\n"
-        "print(json.dumps({'spawner': c.JupyterHub.spawner_class, 'cmd': c.Spawner.cmd,\n"
-        "  'allowed': sorted(Authenticator(config=c).allowed_users),\n"
-        "  'exchange': c.Spawner.environment['NBGRADER_EXCHANGE']}))\n"
+    loaded = _load_config(
+        tljh,
+        {"COURSE_HUB_PREFIX": str(prefix), "COURSE_HUB_ROSTER": str(tmp_path / "classe.csv")},
+        "{'spawner': c.JupyterHub.spawner_class, 'cmd': c.Spawner.cmd,"
+        " 'allowed': sorted(Authenticator(config=c).allowed_users),"
+        " 'services': [s['name'] for s in v(c.JupyterHub.services)],"
+        " 'user_groups': c.UserCreatingSpawner.user_groups,"
+        " 'exchange': c.Spawner.environment['NBGRADER_EXCHANGE']}",
     )
-    env = {**os.environ, "COURSE_HUB_PREFIX": str(prefix), "COURSE_STUDENTS": "ana,bob"}
-    env.pop("COURSE_INSTRUCTORS", None)
-    result = subprocess.run(
-        [sys.executable, "-c", probe, str(tljh)], env=env, capture_output=True, text=True
-    )
-    assert result.returncode == 0, result.stderr
-    loaded = json.loads(result.stdout)
     assert loaded["spawner"] == "tljh.spawner.UserCreatingSpawner"  # TLJH's spawner kept
     assert loaded["allowed"] == ["ana", "bob", "deja", "prof"]  # added, not replaced
     assert loaded["cmd"] == [str(prefix / "env" / "bin" / "cours-singleuser")]
     assert loaded["exchange"] == "/srv/nbgrader/exchange"
+    assert loaded["services"] == ["cull-idle"]  # TLJH's culler, not a second one
+    # TLJH adds each new Unix account to these groups: instructors read the template
+    assert loaded["user_groups"] == {"autre": ["deja"], "cours-enseignants": ["prof"]}
+
+
+def test_plain_hub_culls_idle_servers_unless_told_not_to(tmp_path: Path):
+    (tmp_path / "classe.csv").write_text(ROSTER)
+    config = HUB / "jupyterhub_config.py"
+    expression = "[(s['name'], s.get('command')) for s in v(c.JupyterHub.services)]"
+    roster = {"COURSE_HUB_ROSTER": str(tmp_path / "classe.csv")}
+    default = dict(_load_config(config, roster, expression))
+    assert default["idle-culler"][1:] == [
+        "-m",
+        "jupyterhub_idle_culler",
+        "--timeout=3600",
+        "--cull-every=300",
+    ]
+    short = dict(_load_config(config, {**roster, "COURSE_HUB_CULL_TIMEOUT": "120"}, expression))
+    assert "--timeout=120" in short["idle-culler"]
+    assert _load_config(config, {**roster, "COURSE_HUB_CULL_TIMEOUT": "0"}, expression) == []
+
+
+def test_instructors_open_student_servers_only_when_chosen(tmp_path: Path):
+    (tmp_path / "classe.csv").write_text(ROSTER)
+    config = HUB / "jupyterhub_config.py"
+    expression = "{r['name']: r['scopes'] for r in v(c.JupyterHub.load_roles)}"
+    roster = {"COURSE_HUB_ROSTER": str(tmp_path / "classe.csv")}
+    closed = _load_config(config, roster, expression)["cours-enseignant"]
+    opened = _load_config(config, {**roster, "COURSE_HUB_INSTRUCTORS_ACCESS": "1"}, expression)
+    assert not [scope for scope in closed if scope.startswith("access:servers")]
+    assert set(opened["cours-enseignant"]) - set(closed) == {"access:servers!user=ana"}
+
+
+def test_a_missing_roster_stops_the_hub_with_a_clear_error(tmp_path: Path):
+    probe = (
+        "import sys\n"
+        "from traitlets.config.loader import PyFileConfigLoader\n"
+        "PyFileConfigLoader(sys.argv[1]).load_config()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COURSE_")}
+    env["COURSE_HUB_ROSTER"] = str(tmp_path / "absente.csv")
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(HUB / "jupyterhub_config.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode != 0
+    assert "liste de la classe introuvable" in result.stderr, result.stderr[-2000:]
+
+
+def test_admin_guide_documents_every_hub_setting_in_correct_french():
+    """ADMIN.md names every setting the hub reads; its French half follows the typography rules."""
+    from french_text import check_markdown
+
+    guide = (HUB / "ADMIN.md").read_text(encoding="utf-8")
+    config = (HUB / "jupyterhub_config.py").read_text(encoding="utf-8")
+    settings = set(re.findall(r'os\.environ\.get\("(COURSE_[A-Z_]+)"', config))
+    assert {"COURSE_HUB_ROSTER", "COURSE_HUB_CULL_TIMEOUT", "COURSE_HUB_GRADER"} <= settings
+    undocumented = sorted(name for name in settings if f"`{name}" not in guide)
+    assert not undocumented, undocumented
+    french = guide.split('<a id="english"></a>')[0]
+    assert check_markdown(french, "grader/hub/ADMIN.md", lesson=False) == []

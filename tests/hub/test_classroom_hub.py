@@ -11,96 +11,43 @@ import json
 import os
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 import pytest
 import requests
-from helpers import REPO
+from classhub import environment_of
+from cycle import (
+    COURSE_ID,
+    Lab,
+    assignment_list,
+    formgrader,
+    load_lab,
+    ok,
+    student_action,
+    write_answer,
+)
 
 # The first test also pays for the module's set-up: building the shared environment on a fresh
 # machine (about 1 min from PyPI), four servers and the whole class cycle (about 2 min).
 pytestmark = [pytest.mark.hub, pytest.mark.timeout(900)]
 
-COURSE_ID = "memoire-tuteur"
 COURSE_DIR = "cours-memoire-tuteur"
 PASSWORD = "mot-de-passe-de-la-classe"
 STUDENT_ROLES = ("complet", "partiel", "casse")
 
-
-# The course's own lab and sample answers (grader/submissions, with their expected scores).
-LAB_NAME = "oublier"
-LAB_NOTEBOOK = "oublier.ipynb"
-LAB_CELL = "oublier"  # grade_id of the cell the student writes
+# The course's own sample answers (grader/submissions, with their expected scores).
 SAMPLES = {"complet": "complete_vacuum", "partiel": "complete", "casse": "exception"}
-
-
-@dataclass
-class Lab:
-    """What the class works on: the assignment, its answers per student and expected scores."""
-
-    name: str
-    notebook: str
-    answers: dict[str, str]  # role -> text of the student's `oublier` cell
-    expected: dict[str, float]
-    max_score: float  # every graded cell, the written answer (graded by hand) included
-    auto_max_score: float  # the cells autograde scores
+_ok = ok
 
 
 @pytest.fixture(scope="module")
 def lab() -> Lab:
-    source = REPO / "solutions" / LAB_NAME / LAB_NOTEBOOK
-    assert source.is_file(), f"le labo {source} manque"
-    cells = nbformat.read(source, as_version=4).cells
-    points = sum(cell.metadata.get("nbgrader", {}).get("points", 0) for cell in cells)
-    auto_points = sum(
-        cell.metadata.get("nbgrader", {}).get("points", 0)
-        for cell in cells
-        if cell.cell_type == "code"
-    )
-    folder = REPO / "grader" / "submissions"
-    expected = json.loads((folder / "attendus.json").read_text(encoding="utf-8"))
-    return Lab(
-        name=LAB_NAME,
-        notebook=LAB_NOTEBOOK,
-        answers={
-            role: (folder / f"{sample}.py").read_text(encoding="utf-8").rstrip("\n")
-            for role, sample in SAMPLES.items()
-        },
-        expected={role: float(expected[sample]["score"]) for role, sample in SAMPLES.items()},
-        max_score=float(points),
-        auto_max_score=float(auto_points),
-    )
-
-
-def _ok(response: requests.Response) -> dict | list:
-    assert response.status_code == 200, (response.status_code, response.text[:2000])
-    return response.json()
-
-
-def _formgrader(hub, prof: str, path: str) -> dict:
-    result = _ok(hub.server(prof, "POST", f"/formgrader/api/{path}", timeout=300))
-    assert result.get("success"), json.dumps(result, ensure_ascii=False)[:4000]
-    return result
-
-
-def _assignment_list(hub, student: str) -> list[dict]:
-    listing = _ok(hub.server(student, "GET", "/assignments", params={"course_id": COURSE_ID}))
-    assert listing["success"], listing
-    return listing["value"]
-
-
-def _student_action(hub, student: str, action: str, lab: Lab) -> list[dict]:
-    response = hub.server(
-        student,
-        "POST",
-        f"/assignments/{action}",
-        data={"course_id": COURSE_ID, "assignment_id": lab.name},
-    )
-    result = _ok(response)
-    assert result.get("success"), result
-    return result["value"]
+    samples = load_lab(list(SAMPLES.values()))
+    # keyed by the student's role in this class
+    samples.answers = {role: samples.answers[s] for role, s in SAMPLES.items()}
+    samples.expected = {role: samples.expected[s] for role, s in SAMPLES.items()}
+    return samples
 
 
 @pytest.fixture(scope="module")
@@ -113,44 +60,33 @@ def class_cycle(class_hub, class_users, lab: Lab, exchange_dir: Path) -> dict:
     servers = {name: hub.wait_ready(name) for name in users.values()}
 
     # Instructor: generate the student version and release it, from formgrader.
-    _formgrader(hub, prof, f"assignment/{lab.name}/assign")
-    _formgrader(hub, prof, f"assignment/{lab.name}/release")
+    formgrader(hub, prof, f"assignment/{lab.name}/assign")
+    formgrader(hub, prof, f"assignment/{lab.name}/release")
 
     # Students: fetch, answer, submit, each from their own server.
     for role in STUDENT_ROLES:
         student = users[role]
-        released = [a for a in _assignment_list(hub, student) if a["assignment_id"] == lab.name]
+        released = [a for a in assignment_list(hub, student) if a["assignment_id"] == lab.name]
         assert released and released[0]["status"] == "released", released
-        _student_action(hub, student, "fetch", lab)
-        path = f"/api/contents/{lab.name}/{lab.notebook}"
-        model = _ok(hub.server(student, "GET", path))
-        nb = model["content"]
-        cells = [
-            cell
-            for cell in nb["cells"]
-            if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == LAB_CELL
-        ]
-        assert len(cells) == 1, [c.get("metadata") for c in nb["cells"]]
-        cells[0]["source"] = lab.answers[role]
-        body = {"type": "notebook", "format": "json", "content": nb}
-        assert hub.server(student, "PUT", path, json=body).status_code == 200
-        after = _student_action(hub, student, "submit", lab)
+        student_action(hub, student, "fetch", lab)
+        write_answer(hub, student, lab, lab.answers[role])
+        after = student_action(hub, student, "submit", lab)
         mine = [a for a in after if a["assignment_id"] == lab.name and a["status"] == "submitted"]
         assert mine, after
 
     # Instructor: collect, autograde each submission, generate and release feedback.
-    _formgrader(hub, prof, f"assignment/{lab.name}/collect")
+    formgrader(hub, prof, f"assignment/{lab.name}/collect")
     for role in STUDENT_ROLES:
-        _formgrader(hub, prof, f"submission/{lab.name}/{users[role]}/autograde")
-    _formgrader(hub, prof, f"assignment/{lab.name}/generate_feedback")
-    _formgrader(hub, prof, f"assignment/{lab.name}/release_feedback")
-    submissions = _ok(hub.server(prof, "GET", f"/formgrader/api/submissions/{lab.name}"))
+        formgrader(hub, prof, f"submission/{lab.name}/{users[role]}/autograde")
+    formgrader(hub, prof, f"assignment/{lab.name}/generate_feedback")
+    formgrader(hub, prof, f"assignment/{lab.name}/release_feedback")
+    submissions = ok(hub.server(prof, "GET", f"/formgrader/api/submissions/{lab.name}"))
 
     # Students: fetch their feedback.
     feedback = {}
     for role in STUDENT_ROLES:
         student = users[role]
-        listing = _student_action(hub, student, "fetch_feedback", lab)
+        listing = student_action(hub, student, "fetch_feedback", lab)
         feedback[role] = [a for a in listing if a["assignment_id"] == lab.name]
     return {"servers": servers, "submissions": submissions, "feedback": feedback}
 
@@ -158,6 +94,7 @@ def class_cycle(class_hub, class_users, lab: Lab, exchange_dir: Path) -> dict:
 def test_each_server_runs_as_its_own_unix_user(class_hub, class_users, class_cycle):
     import pwd
 
+    ports: dict[str, int] = {}
     for name in class_users.values():
         account = pwd.getpwnam(name)
         pid = class_hub.server_pids[name]
@@ -170,6 +107,11 @@ def test_each_server_runs_as_its_own_unix_user(class_hub, class_users, class_cyc
         assert not any(part.startswith(b"/root") for part in command), command
         # the hub made the home private, whatever the system default was
         assert stat.S_IMODE(os.stat(account.pw_dir).st_mode) == 0o700
+        # a port of its own below Linux's ephemeral range (never one picked at random)
+        url = environment_of(pid)["JUPYTERHUB_SERVICE_URL"]
+        ports[name] = int(url.rsplit(":", 1)[1].split("/")[0])
+        assert 20000 < ports[name] < 32768, url
+    assert len(set(ports.values())) == len(ports)
 
 
 def test_autograded_scores_match_each_answer(class_users, class_cycle, lab: Lab):
@@ -372,3 +314,61 @@ def test_a_students_server_saves_quizzes_without_their_widget(class_hub, class_u
     assert "application/vnd.jupyter.widget-view+json" not in stored
     assert "quiz-statique" in stored["text/html"]
     hub.server(student, "DELETE", path)
+
+
+def test_only_instructors_read_the_course_template(class_users, class_cycle, course_env, run_as):
+    """The template holds the solutions and the grader's hidden part: students cannot read it."""
+    template = course_env / "share" / "cours"
+    assert (template / "grader" / "nbgrader_config.py").is_file()
+    assert (template / "solutions").is_dir()
+    assert stat.S_IMODE(template.stat().st_mode) & 0o007 == 0
+    prof, bob = class_users["prof"], class_users["partiel"]
+    for target in (template / "grader", template / "solutions", template):
+        refused = run_as(bob, "ls", str(target))
+        assert refused.returncode != 0 and "Permission denied" in refused.stderr, target
+    # the hub put the instructor in the template's group at spawn: their copy came from it
+    assert run_as(prof, "ls", str(template / "grader")).returncode == 0
+    prof_home = Path(__import__("pwd").getpwnam(prof).pw_dir)
+    assert (prof_home / COURSE_DIR / "grader" / "nbgrader_config.py").is_file()
+
+
+def test_the_instructor_holds_a_scoped_role_not_admin(class_hub, class_users, class_cycle):
+    """Instructors see the class and restart a student's server, but not into their files."""
+    hub, prof, ana = class_hub, class_users["prof"], class_users["complet"]
+    headers = {"Authorization": f"token {hub.token_for(prof)}"}
+
+    def as_prof(method: str, path: str) -> requests.Response:
+        return requests.request(method, f"{hub.url}/hub/api{path}", headers=headers, timeout=30)
+
+    me = _ok(as_prof("GET", "/user"))
+    assert me["admin"] is False and "instructors" in me["groups"], me
+    assert "cours-enseignant" in _ok(hub.api("GET", "/groups/instructors"))["roles"]
+    listed = {u["name"] for u in _ok(as_prof("GET", "/users"))}
+    assert set(class_users.values()) <= listed
+    assert ana in _ok(as_prof("GET", "/groups/students"))["users"]
+    # no admin right: neither create a user nor change the hub's roles
+    assert as_prof("POST", "/users/intrus").status_code == 403
+    assert as_prof("DELETE", f"/users/{ana}").status_code == 403
+    # a student's files stay closed unless COURSE_HUB_INSTRUCTORS_ACCESS=1 was chosen
+    response = hub.server(ana, "GET", "/api/contents", token_of=prof)
+    assert response.status_code in (403, 404), response.status_code
+
+
+def test_kernels_talk_to_their_server_over_private_unix_sockets(
+    class_hub, class_users, class_cycle
+):
+    """No TCP port per kernel: ports picked at random by a class's servers collide."""
+    import pwd
+
+    hub, student = class_hub, class_users["partiel"]
+    kernel = hub.server(student, "POST", "/api/kernels", json={"name": "python3"})
+    assert kernel.status_code == 201, kernel.text[:500]
+    kernel_id = kernel.json()["id"]
+    try:
+        runtime = Path(pwd.getpwnam(student).pw_dir) / ".jupyter-run"
+        info = json.loads((runtime / f"kernel-{kernel_id}.json").read_text())
+        assert info["transport"] == "ipc", info
+        assert info["ip"].startswith(str(runtime)), info
+        assert stat.S_IMODE(runtime.stat().st_mode) & 0o077 == 0  # the student's alone
+    finally:
+        hub.server(student, "DELETE", f"/api/kernels/{kernel_id}")

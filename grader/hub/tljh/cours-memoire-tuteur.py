@@ -1,22 +1,34 @@
 """Drop-in for The Littlest JupyterHub (TLJH): the course's class settings on top of TLJH's own.
 
-Copy to /opt/tljh/config/jupyterhub_config.d/cours-memoire-tuteur.py, then
-`sudo tljh-config reload hub`. TLJH keeps its authenticator, its user creation and its
-SystemdSpawner (each learner is the Unix user `jupyter-<name>`); this file adds the two groups,
-the per-group Jupyter configuration, the shared course environment and nbgrader's exchange.
-Edit the roster below (hub user names, without TLJH's `jupyter-` prefix).
+Copy to /opt/tljh/config/jupyterhub_config.d/cours-memoire-tuteur.py, put the class roster in
+/opt/tljh/config/classe.csv (see roster.py; hub names, without TLJH's `jupyter-` prefix), then
+`sudo tljh-config reload hub`. TLJH keeps its authenticator, its user creation, its
+SystemdSpawner (each learner is the Unix user `jupyter-<name>`) and its idle culler
+(`sudo tljh-config set services.cull.timeout 3600`); this file adds the roster's users, groups and
+roles, the per-group Jupyter configuration, the shared course environment and nbgrader's exchange.
 """
 
 import os
+import sys
 
 c = get_config()  # noqa: F821 (provided by traitlets when TLJH loads this file)
 
-os.environ.setdefault("COURSE_INSTRUCTORS", "prof")
-os.environ.setdefault("COURSE_STUDENTS", "")  # e.g. "ana,bob,cam"
+os.environ.setdefault("COURSE_HUB_ROSTER", "/opt/tljh/config/classe.csv")
 os.environ.setdefault("COURSE_HUB_PREFIX", "/opt/cours-memoire-tuteur")
 os.environ.setdefault("COURSE_HUB_EXCHANGE", "/srv/nbgrader/exchange")
+os.environ.setdefault("COURSE_HUB_INSTRUCTORS_GROUP", "cours-enseignants")
+os.environ["COURSE_HUB_UNIX_PREFIX"] = "jupyter-"  # TLJH's Unix names
 os.environ["COURSE_HUB_SPAWNER"] = "keep"  # TLJH's SystemdSpawner creates the Unix users
+os.environ["COURSE_HUB_CULL_TIMEOUT"] = "0"  # TLJH runs its own jupyterhub-idle-culler
 
-load_subconfig(  # noqa: F821
-    os.path.join(os.environ["COURSE_HUB_PREFIX"], "etc", "jupyterhub_config.py")
-)
+_etc = os.path.join(os.environ["COURSE_HUB_PREFIX"], "etc")
+load_subconfig(os.path.join(_etc, "jupyterhub_config.py"))  # noqa: F821
+
+# TLJH creates each Unix account at its first start, then adds it to these groups: instructors
+# join the only group that reads the course template (solutions, hidden tests).
+sys.path.insert(0, _etc)
+from roster import read_roster  # noqa: E402
+
+_roster = read_roster(os.environ["COURSE_HUB_ROSTER"])
+_instructors = [m.id for m in _roster if m.role == "instructor"]
+c.UserCreatingSpawner.user_groups.update({os.environ["COURSE_HUB_INSTRUCTORS_GROUP"]: _instructors})

@@ -1,0 +1,193 @@
+"""Zero to JupyterHub's pods, reproduced on this machine by a real hub without Kubernetes.
+
+`apply_chart_values` turns grader/hub/z2jh/values.yaml into the hub configuration the chart
+builds from it (the chart's own jupyterhub_config.py does the same for these keys), then runs the
+values' extraConfig. `KubeSpawner` (named like the real one, so `c.KubeSpawner.*` from the values
+applies to it) starts each server as its pod would run: the uid and gid the values compute (no
+passwd entry), the fsGroup as supplementary group, the user's volume and the shared exchange
+mounted at their paths in a private mount namespace, /home, /srv, /opt and /tmp private to the
+pod, the image's files at /opt/cours-memoire-tuteur, the image's environment and the values'
+extraEnv only (KubeSpawner keeps nothing of the hub's environment), the init containers run
+first, no privilege escalation. The only differences: the network namespace (loopback, shared)
+and the kernel are this machine's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import yaml
+from jupyterhub.spawner import LocalProcessSpawner
+from jupyterhub.utils import maybe_future, random_port
+from traitlets import Bool, Callable, Dict, Integer, List, Unicode, Union, default
+
+__all__ = ["KubeSpawner", "apply_chart_values", "dockerfile_env"]
+
+HERE = Path(__file__).resolve().parent
+# the base image's PATH (python:3.11-slim-bookworm), that the Dockerfile's ENV PATH extends
+BASE_IMAGE_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+POD_PRIVATE = ["/home", "/srv", "/opt", "/tmp"]
+
+
+def dockerfile_env(dockerfile: str, stage: str) -> tuple[dict[str, str], str]:
+    """The environment and WORKDIR a stage of the Dockerfile gives its containers."""
+    stages: dict[str, tuple[dict[str, str], str]] = {}
+    env, workdir, current = dict(BASE_IMAGE_ENV), "/", None
+    for raw in dockerfile.splitlines():
+        words = raw.split()
+        if not words or words[0].startswith("#"):
+            continue
+        if words[0] == "FROM":
+            base = words[1]
+            env, workdir = (
+                (dict(stages[base][0]), stages[base][1])
+                if base in stages
+                else (
+                    dict(BASE_IMAGE_ENV),
+                    "/",
+                )
+            )
+            current = words[3] if len(words) > 3 and words[2].upper() == "AS" else None
+        elif words[0] == "ENV":
+            for assignment in words[1:]:
+                key, value = assignment.split("=", 1)
+                env[key] = value.replace("$PATH", env.get("PATH", ""))
+        elif words[0] == "WORKDIR":
+            workdir = words[1]
+        if current:
+            stages[current] = (env, workdir)
+    return stages[stage]
+
+
+class KubeSpawner(LocalProcessSpawner):
+    """A LocalProcessSpawner that runs each server as its Kubernetes pod would (see module)."""
+
+    # the KubeSpawner settings the values use
+    uid = Union([Integer(), Callable()], allow_none=True, default_value=None, config=True)
+    gid = Union([Integer(), Callable()], allow_none=True, default_value=None, config=True)
+    fs_gid = Union([Integer(), Callable()], allow_none=True, default_value=None, config=True)
+    image = Unicode(config=True)
+    volumes = Dict(config=True)
+    volume_mounts = Dict(config=True)
+    init_containers = List(config=True)
+    allow_privilege_escalation = Bool(False, allow_none=True, config=True)
+    # where the reproduction keeps what Kubernetes would: images' files, volumes
+    image_binds = Dict(config=True, help="image name -> [[source folder, path in the image]]")
+    image_env = Dict(config=True, help="image name -> (environment, WORKDIR) of the image")
+    volumes_root = Unicode(config=True, help="folder holding one folder per volume claim")
+
+    @default("env_keep")
+    def _env_keep_default(self) -> list[str]:
+        return []  # KubeSpawner keeps nothing of the hub's environment
+
+    def user_env(self, env: dict[str, str]) -> dict[str, str]:
+        return env  # no passwd lookup: the hub user has no Unix account
+
+    def get_env(self) -> dict[str, str]:
+        env = super().get_env()
+        env["JUPYTER_IMAGE_SPEC"] = env["JUPYTER_IMAGE"] = self.image
+        return env
+
+    async def _value(self, trait: str):
+        value = getattr(self, trait)
+        return await maybe_future(value(self)) if callable(value) else value
+
+    def _claim(self, claim: str) -> str:
+        """A dynamically provisioned volume: created empty, owned by root, fsGroup 2775."""
+        folder = Path(self.volumes_root) / claim.format(pvc_name=f"claim-{self.user.name}")
+        if not folder.exists():
+            folder.mkdir(parents=True)
+            if self._fs_gid is not None:
+                os.chown(folder, 0, self._fs_gid)
+                folder.chmod(0o2775)
+        return str(folder)
+
+    async def start(self):
+        self.port = random_port()
+        uid, gid = await self._value("uid"), await self._value("gid")
+        self._fs_gid = await self._value("fs_gid")
+        binds = [list(pair) for pair in self.image_binds[self.image]]
+        for mount in self.volume_mounts.values():
+            volume = self.volumes[mount["name"]]
+            binds.append(
+                [self._claim(volume["persistentVolumeClaim"]["claimName"]), mount["mountPath"]]
+            )
+        init = []
+        for container in self.init_containers:
+            assert container.get("securityContext", {}).get("runAsUser") == 0, container
+            init.append(container["command"])
+        image_env, workdir = self.image_env[self.image]
+        env = {**image_env, **self.get_env()}
+        env.setdefault("HOME", "/")  # the container runtime's value for a uid without entry
+        spec = {
+            "binds": binds,
+            "tmpfs": POD_PRIVATE,
+            "init": init,
+            "uid": uid,
+            "gid": gid if gid is not None else 0,
+            "groups": [self._fs_gid] if self._fs_gid is not None else [],
+            "no_new_privs": not self.allow_privilege_escalation,
+            "workdir": workdir,
+            "env": env,
+            "cmd": [*self.cmd, *self.get_args()],
+        }
+        command = [
+            shutil.which("unshare") or "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "--",
+            "/usr/bin/python3",
+            str(HERE / "pod.py"),
+        ]
+        self.log.info("Pod %s: uid %s gid %s image %s", self.user.name, uid, gid, self.image)
+        from subprocess import Popen
+
+        self.proc = Popen(
+            command,
+            env={"COURSE_POD_SPEC": json.dumps(spec), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+            start_new_session=True,
+        )
+        self.pid = self.proc.pid
+        return ("127.0.0.1", self.port)
+
+
+def apply_chart_values(c, values_path: str | Path, reproduction: dict) -> None:
+    """What the chart's jupyterhub_config.py sets from these values, then their extraConfig."""
+    values = yaml.safe_load(Path(values_path).read_text(encoding="utf-8"))
+    single = values["singleuser"]
+    c.JupyterHub.spawner_class = KubeSpawner
+    c.JupyterHub.services = []
+    c.JupyterHub.load_roles = []
+    c.KubeSpawner.cmd = [single["cmd"]] if isinstance(single["cmd"], str) else single["cmd"]
+    c.KubeSpawner.default_url = single["defaultUrl"]
+    c.KubeSpawner.environment = dict(single["extraEnv"])
+    c.KubeSpawner.fs_gid = single["fsGid"]
+    c.KubeSpawner.uid = single.get("uid", 1000)  # the chart's default, before extraConfig
+    c.KubeSpawner.allow_privilege_escalation = single.get("allowPrivilegeEscalation", False)
+    c.KubeSpawner.image = f"{single['image']['name']}:{single['image']['tag']}"
+    c.KubeSpawner.init_containers = single.get("initContainers", [])
+    storage = single["storage"]
+    assert storage["type"] == "dynamic"
+    volumes = {"volume-{username}": {"persistentVolumeClaim": {"claimName": "{pvc_name}"}}}
+    mounts = {
+        "volume-{username}": {"name": "volume-{username}", "mountPath": storage["homeMountPath"]}
+    }
+    for volume in storage.get("extraVolumes", []):
+        volumes[volume["name"]] = volume
+    for index, mount in enumerate(storage.get("extraVolumeMounts", [])):
+        mounts[f"{index}-{mount['name']}"] = mount
+    c.KubeSpawner.volumes = volumes
+    c.KubeSpawner.volume_mounts = mounts
+    c.KubeSpawner.start_timeout = 180
+    c.KubeSpawner.http_timeout = 180
+    for section, settings in values["hub"].get("config", {}).items():
+        for key, value in settings.items():
+            setattr(c[section], key, value)
+    for key, setting in reproduction.items():
+        setattr(c.KubeSpawner, key, setting)
+    for name, code in sorted(values["hub"].get("extraConfig", {}).items()):
+        exec(compile(code, f"extraConfig/{name}", "exec"), {"c": c, "__name__": name})

@@ -1,0 +1,329 @@
+"""Zero to JupyterHub's conditions, reproduced on this machine: a class cycle in "pods".
+
+Kubernetes runs every server under the uid 20000 + hub user id (values.yaml), which has no
+passwd entry in the image, with HOME on the user's volume and nbgrader's exchange on a shared
+volume. nbgrader names the exchange's user with pwd.getpwuid(os.getuid()): without an entry,
+fetch, submit and fetch_feedback raise KeyError. Here a real hub runs the values' extraConfig and
+starts each server as its pod would (tests/hub/kube.py: uid, gid, fsGroup, volumes and image
+files mounted at their paths in a private mount namespace, the image's environment and the
+values' extraEnv only, init containers, no privilege escalation), through the image's wrapper
+cours-singleuser. Every value reproduced is read from values.yaml and the Dockerfile.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import re
+import secrets
+import shlex
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from classhub import HUB_DIR, ClassHub, environment_of, launch_hub, open_tempdir, write_roster
+from cycle import (
+    COURSE_ID,
+    Lab,
+    assignment_list,
+    feedback_score,
+    formgrader,
+    load_lab,
+    ok,
+    student_action,
+    write_answer,
+)
+
+pytestmark = [pytest.mark.hub, pytest.mark.timeout(900)]
+
+Z2JH = HUB_DIR / "z2jh"
+IMAGE_PREFIX = "/opt/cours-memoire-tuteur"
+SAMPLES = {"ana": "complete_vacuum", "bob": "graine"}
+
+
+@pytest.fixture(scope="module")
+def values() -> dict:
+    return yaml.safe_load((Z2JH / "values.yaml").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def dockerfile() -> str:
+    return (Z2JH / "Dockerfile").read_text(encoding="utf-8")
+
+
+def _stage_run_env(dockerfile: str, stage: str, marker: str) -> dict[str, str]:
+    """KEY=value settings of the RUN line of `stage` that calls the installer with `marker`."""
+    text = re.split(r"^FROM ", dockerfile, flags=re.M)
+    (body,) = [part for part in text if re.match(rf"\S+ AS {stage}\b", part)]
+    logical = body.replace("\\\n", " ")
+    (line,) = [ln for ln in logical.splitlines() if ln.startswith("RUN ") and marker in ln]
+    return dict(w.split("=", 1) for w in shlex.split(line[4:]) if re.match(r"^[A-Z_]+=", w))
+
+
+@pytest.fixture(scope="module")
+def kube_users(values) -> dict[str, str]:
+    """Hub users only: no Unix account anywhere, as in a Kubernetes cluster."""
+    tag = secrets.token_hex(2)
+    return {"prof": f"k8s{tag}prof", "ana": f"k8s{tag}ana", "bob": f"k8s{tag}bob"}
+
+
+@pytest.fixture(scope="module")
+def kube_hub(
+    course_env: Path, values: dict, dockerfile: str, kube_users: dict[str, str]
+) -> Iterator[ClassHub]:
+    import kube
+
+    work = open_tempdir("cours-k8s-")
+    work.chmod(0o700)  # the "cluster's" storage: no pod reaches it but through its mounts
+    try:
+        # The instructors' image: its template, built by the Dockerfile's own installer line.
+        settings = _stage_run_env(dockerfile, "enseignant", "--template-only")
+        assert settings == {"COURSE_HUB_INSTRUCTORS_GROUP": "users"}, settings
+        built = subprocess.run(
+            ["bash", str(HUB_DIR / "install-course-env.sh"), "--template-only"],
+            env={**os.environ, **settings, "COURSE_HUB_PREFIX": str(work / "enseignant")},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert built.returncode == 0, built.stderr
+        # The students' image is built with COURSE_HUB_TEMPLATE=0: no template at all.
+        assert (
+            _stage_run_env(dockerfile, "eleve", "install-course-env.sh")["COURSE_HUB_TEMPLATE"]
+            == "0"
+        )
+        (work / "no-template").mkdir(mode=0o755)
+        image = values["singleuser"]["image"]
+        student_image = f"{image['name']}:{image['tag']}"
+        instructor_image = values["hub"]["extraEnv"]["COURSE_HUB_INSTRUCTOR_IMAGE"]
+        env_files = [[str(course_env), IMAGE_PREFIX], [str(course_env), str(course_env)]]
+        template = f"{IMAGE_PREFIX}/share/cours"
+        reproduction = {
+            "image_binds": {
+                student_image: [*env_files, [str(work / "no-template"), template]],
+                instructor_image: [*env_files, [str(work / "enseignant/share/cours"), template]],
+            },
+            "image_env": {
+                student_image: kube.dockerfile_env(dockerfile, "eleve"),
+                instructor_image: kube.dockerfile_env(dockerfile, "enseignant"),
+            },
+            "volumes_root": str(work / "volumes"),
+        }
+        (work / "volumes").mkdir()
+        # hub.extraFiles: roster.py and the class roster, as `helm --set-file` mounts them
+        etc = work / "hub-etc"
+        etc.mkdir()
+        shutil.copy(HUB_DIR / "roster.py", etc / "roster.py")
+        roster = write_roster(
+            etc / "classe.csv",
+            {n: "instructor" if key == "prof" else "student" for key, n in kube_users.items()},
+        )
+        config = work / "kube_config.py"
+        config.write_text(
+            "import sys\n"
+            f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+            "from kube import apply_chart_values\n"
+            "c = get_config()  # noqa\n"
+            f"apply_chart_values(c, {str(Z2JH / 'values.yaml')!r}, {reproduction!r})\n"
+        )
+        hub_env = {**values["hub"]["extraEnv"], "COURSE_HUB_ETC": str(etc)}
+        with launch_hub(
+            prefix=course_env,
+            workdir=work,
+            roster=roster,
+            exchange=work / "volumes" / "nbgrader-exchange",
+            settings=hub_env,
+            hub_config=config,
+        ) as hub:
+            yield hub
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def lab() -> Lab:
+    return load_lab(list(SAMPLES.values()))
+
+
+def _hub_ids(hub: ClassHub, users: dict[str, str]) -> dict[str, int]:
+    """Each user's hub id, as the values' uid rule sees it (read from the hub's database)."""
+    import sqlite3
+
+    database = Path(hub.log_path).parent / "jupyterhub.sqlite"
+    with sqlite3.connect(database) as db:
+        rows = dict(db.execute("SELECT name, id FROM users").fetchall())
+    return {key: rows[name] for key, name in users.items()}
+
+
+@pytest.fixture(scope="module")
+def kube_cycle(kube_hub: ClassHub, kube_users: dict[str, str], lab: Lab, values: dict) -> dict:
+    """The class cycle of test_classroom_hub.py, in pods: two students and their instructor."""
+    hub, users = kube_hub, kube_users
+    prof = users["prof"]
+    ids = _hub_ids(hub, users)
+    # the condition reproduced: the uids the values compute exist nowhere on this machine
+    code = values["hub"]["extraConfig"]["cours-memoire-tuteur"]
+    assert "return 20000 + user_id" in code
+    for key in users:
+        with pytest.raises(KeyError):
+            pwd.getpwuid(20000 + ids[key])
+    for name in users.values():
+        hub.start_server(name)
+    for name in users.values():
+        hub.wait_ready(name)
+
+    formgrader(hub, prof, f"assignment/{lab.name}/assign")
+    formgrader(hub, prof, f"assignment/{lab.name}/release")
+    for key, sample in SAMPLES.items():
+        student = users[key]
+        released = [a for a in assignment_list(hub, student) if a["assignment_id"] == lab.name]
+        assert released and released[0]["status"] == "released", released
+        student_action(hub, student, "fetch", lab)
+        write_answer(hub, student, lab, lab.answers[sample])
+        after = student_action(hub, student, "submit", lab)
+        assert [a for a in after if a["status"] == "submitted"], after
+    collected = formgrader(hub, prof, f"assignment/{lab.name}/collect")
+    for key in SAMPLES:
+        formgrader(hub, prof, f"submission/{lab.name}/{users[key]}/autograde")
+    formgrader(hub, prof, f"assignment/{lab.name}/generate_feedback")
+    formgrader(hub, prof, f"assignment/{lab.name}/release_feedback")
+    submissions = ok(hub.server(prof, "GET", f"/formgrader/api/submissions/{lab.name}"))
+    scores = {}
+    for key in SAMPLES:
+        student_action(hub, users[key], "fetch_feedback", lab)
+        scores[key] = feedback_score(hub, users[key], lab)
+    return {"ids": ids, "collected": collected, "submissions": submissions, "scores": scores}
+
+
+def _in_pod(pid: int, uid: int, *command: str) -> subprocess.CompletedProcess[str]:
+    """Run a command inside a pod's mount namespace as its user (what its terminal would do)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    gid = int(re.search(r"^Gid:\s+(\d+)", status, re.M).group(1))
+    groups = re.search(r"^Groups:\s*(.*)$", status, re.M).group(1).split()
+    return subprocess.run(
+        ["nsenter", f"--target={pid}", "--mount", "--", "setpriv", f"--reuid={uid}"]
+        + [f"--regid={gid}", f"--groups={','.join(groups) or gid}", "--", *command],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_servers_run_as_the_values_uid_without_passwd_entry(kube_hub, kube_users, kube_cycle):
+    single = yaml.safe_load((Z2JH / "values.yaml").read_text())["singleuser"]
+    for key, name in kube_users.items():
+        pid = kube_hub.server_pids[name]
+        status = Path(f"/proc/{pid}/status").read_text()
+        uid = int(re.search(r"^Uid:\s+(\d+)", status, re.M).group(1))
+        assert uid == 20000 + kube_cycle["ids"][key]
+        assert re.search(r"^Gid:\s+100\b", status, re.M), status  # c.KubeSpawner.gid
+        assert re.search(rf"^Groups:\s*{single['fsGid']}\s*$", status, re.M), status
+        with pytest.raises(KeyError):
+            pwd.getpwuid(uid)
+        assert os.readlink(f"/proc/{pid}/ns/mnt") != os.readlink("/proc/self/ns/mnt")
+        env = environment_of(pid)
+        # HOME on the user's volume; the passwd entry came from cours-singleuser's nss_wrapper
+        assert env["HOME"] == single["storage"]["homeMountPath"] == "/home/jovyan"
+        assert "libnss_wrapper" in env["LD_PRELOAD"] and env["USER"] == name
+        entry = _in_pod(pid, uid, "getent", "passwd", str(uid))
+        assert entry.returncode != 0  # outside the server's process tree: still no entry
+        assert env["NBGRADER_EXCHANGE"] == single["extraEnv"]["NBGRADER_EXCHANGE"]
+
+
+def test_the_class_cycle_grades_both_students(kube_users, kube_cycle, lab: Lab):
+    by_student = {row["student"]: row for row in kube_cycle["submissions"]}
+    for key, sample in SAMPLES.items():
+        row = by_student[kube_users[key]]  # named after the hub user, not "jovyan" nor a uid
+        assert row["autograded"] and row["score"] == pytest.approx(lab.expected[sample]), row
+        score, total = kube_cycle["scores"][key]
+        assert float(score) == pytest.approx(lab.expected[sample])
+        assert float(total) == pytest.approx(lab.max_score)
+    # collect checks each submission's owner by name: the instructor's pod knows the class's uids
+    log = kube_cycle["collected"]["log"]
+    for key in SAMPLES:
+        assert f"Collecting submission: {kube_users[key]} {lab.name}" in log, log
+    assert "cheating attempt" not in log and "unknown id" not in log, log
+
+
+def test_students_cannot_read_each_other(kube_hub, kube_users, kube_cycle, lab: Lab):
+    ids = kube_cycle["ids"]
+    ana, bob = kube_users["ana"], kube_users["bob"]
+    bob_pid, bob_uid = kube_hub.server_pids[bob], 20000 + ids["bob"]
+    exchange = "/srv/nbgrader/exchange"
+    denied = {
+        "inbound listing": ["ls", f"{exchange}/{COURSE_ID}/inbound"],
+        "feedback listing": ["ls", f"{exchange}/{COURSE_ID}/feedback"],
+    }
+    for what, command in denied.items():
+        result = _in_pod(bob_pid, bob_uid, *command)
+        assert result.returncode != 0 and "Permission denied" in result.stderr, what
+    # bob's pod holds only his own volume: ana's answer is nowhere in it
+    homes = _in_pod(bob_pid, bob_uid, "ls", "-A", "/home")
+    assert homes.stdout.split() == ["jovyan"], homes
+    mine = _in_pod(bob_pid, bob_uid, "cat", f"/home/jovyan/{lab.name}/{lab.notebook}")
+    assert mine.returncode == 0 and "oublier" in mine.stdout
+    ana_volume = Path(kube_hub.log_path).parent / "volumes" / f"claim-{ana}"
+    assert (ana_volume / lab.name / lab.notebook).is_file()  # it exists, outside bob's pod
+    assert _in_pod(bob_pid, bob_uid, "ls", str(ana_volume)).returncode != 0
+    # and the hub lets no student into another's server
+    response = kube_hub.server(ana, "GET", "/api/contents", token_of=bob)
+    assert response.status_code in (403, 404), response.status_code
+
+
+def test_only_the_instructors_image_holds_the_course_template(kube_hub, kube_users, kube_cycle):
+    ids, template = kube_cycle["ids"], f"{IMAGE_PREFIX}/share/cours"
+    for key in ("ana", "bob"):
+        pid = kube_hub.server_pids[kube_users[key]]
+        listing = _in_pod(pid, 20000 + ids[key], "ls", "-A", template)
+        assert listing.returncode == 0 and listing.stdout.strip() == "", listing
+    prof_pid = kube_hub.server_pids[kube_users["prof"]]
+    listing = _in_pod(prof_pid, 20000 + ids["prof"], "ls", f"{template}/grader")
+    assert "nbgrader_config.py" in listing.stdout, listing
+
+
+def test_the_wrapper_gives_a_home_and_a_name_to_a_bare_uid(course_env):
+    """HOME=/ and no passwd entry (a pod without extraEnv HOME): the wrapper fixes both."""
+    nbgrader_probe = "from nbgrader.utils import get_username; print(get_username())"
+    probe = (
+        "import os, pwd; e = pwd.getpwuid(os.getuid()); "
+        f"print(e.pw_dir, os.environ['HOME']); {nbgrader_probe}"
+    )
+    uid = 29999
+    with pytest.raises(KeyError):
+        pwd.getpwuid(uid)
+    scratch = open_tempdir("cours-k8s-tmp-")
+    os.chown(scratch, uid, 100)  # the pod's own /tmp
+    env = {
+        "HOME": "/",
+        "JUPYTERHUB_USER": "zoe",
+        "TMPDIR": str(scratch),
+        "PATH": f"{course_env}/env/bin:/usr/bin:/bin",
+    }
+    try:
+        result = subprocess.run(
+            ["setpriv", f"--reuid={uid}", "--regid=100", "--clear-groups", "--"]
+            + [str(course_env / "env" / "bin" / "cours-singleuser"), "python", "-c", probe],
+            env=env,
+            capture_output=True,
+            text=True,
+            cwd="/",
+            timeout=60,
+        )
+        # the same process without the wrapper: what nbgrader met in a pod before
+        bare = subprocess.run(
+            ["setpriv", f"--reuid={uid}", "--regid=100", "--clear-groups", "--"]
+            + [str(course_env / "env" / "bin" / "python"), "-c", nbgrader_probe],
+            env=env,
+            capture_output=True,
+            text=True,
+            cwd="/",
+            timeout=60,
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["/home/jovyan", "/home/jovyan", "zoe"]
+    assert bare.returncode != 0 and "KeyError" in bare.stderr, bare.stderr
