@@ -10,9 +10,9 @@ needed). Each run clones the repository's committed HEAD into a new private fold
 with ``INSTALLER=uv`` (uv taken from PyPI into .venv, as on a machine without uv) and with
 ``INSTALLER=pip``, each with a cold package cache (a new, empty UV_CACHE_DIR and PIP_CACHE_DIR)
 and then a warm one (the same cache folders again, in a new clone). Every configuration runs in
-one process, in alternating order, so they meet the same machine load; the ratios printed are
-pip / uv, measured in this one run. Nothing is gated: the figures depend on the network and the
-machine's load, which are printed with them.
+one process, in alternating order, so they meet the same machine load; ``--repeat N`` runs N
+rounds and prints medians. The ratios printed are pip / uv, measured in this one run. Nothing is
+gated: the figures depend on the network and the machine's load, which are printed with them.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import secrets
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -156,29 +157,42 @@ def time_setup_test(workdir: Path, caches: Path, installer: str, cache: str, log
     return Measure(installer, cache, total, total)
 
 
-def measure(workdir: Path, what: str, log: Path) -> list[Measure]:
-    """Cold then warm, for uv and pip alternately, with caches of their own for this target."""
+def measure(workdir: Path, what: str, log: Path, repeat: int) -> list[Measure]:
+    """Cold then warm, uv and pip alternately (which goes first alternates too), own caches."""
     timer = time_lab if what == "lab" else time_setup_test
     caches = {installer: workdir / f"cache-{what}-{installer}" for installer in ("uv", "pip")}
     results = []
-    for cache in ("cold", "warm"):
-        for installer in ("uv", "pip"):
-            if cache == "cold":
-                shutil.rmtree(caches[installer], ignore_errors=True)
-                caches[installer].mkdir()
-            print(f"  {what}: {installer}, {cache} cache...", flush=True)
-            results.append(timer(workdir, caches[installer], installer, cache, log))
-            print(f"    {results[-1].total:.1f} s", flush=True)
+    for round_ in range(repeat):
+        order = ("uv", "pip") if round_ % 2 == 0 else ("pip", "uv")
+        for cache in ("cold", "warm"):
+            for installer in order:
+                if cache == "cold":
+                    shutil.rmtree(caches[installer], ignore_errors=True)
+                    caches[installer].mkdir()
+                print(f"  {what}: {installer}, {cache} cache...", end=" ", flush=True)
+                results.append(timer(workdir, caches[installer], installer, cache, log))
+                print(f"{results[-1].total:.1f} s", flush=True)
     return results
 
 
 def report(title: str, results: list[Measure], column: str) -> None:
-    by = {(m.installer, m.cache): m for m in results}
+    """Median per configuration, every run after it, and the ratio pip / uv of the medians."""
     print(f"\n{title}")
-    print(f"{'cache':<6} {'uv (s)':>9} {'pip (s)':>9} {'pip / uv':>9}")
+    print(f"{'cache':<6} {'uv (s)':>9} {'pip (s)':>9} {'pip / uv':>9}   runs uv | pip")
     for cache in ("cold", "warm"):
-        uv, pip = getattr(by["uv", cache], column), getattr(by["pip", cache], column)
-        print(f"{cache:<6} {uv:>9.1f} {pip:>9.1f} {pip / uv:>8.1f}x")
+        runs = {
+            installer: [
+                getattr(m, column) for m in results if (m.installer, m.cache) == (installer, cache)
+            ]
+            for installer in ("uv", "pip")
+        }
+        uv, pip = statistics.median(runs["uv"]), statistics.median(runs["pip"])
+        every = (
+            " ".join(f"{t:.0f}" for t in runs["uv"])
+            + " | "
+            + " ".join(f"{t:.0f}" for t in runs["pip"])
+        )
+        print(f"{cache:<6} {uv:>9.1f} {pip:>9.1f} {pip / uv:>8.1f}x   {every}")
 
 
 def uv_version() -> str:
@@ -189,6 +203,7 @@ def uv_version() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lab-only", action="store_true", help="skip make setup-test")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds (medians are printed)")
     args = parser.parse_args()
     if subprocess.run(["git", "-C", str(ROOT), "diff", "--quiet", "HEAD"]).returncode:
         print("note: uncommitted changes are not measured (the bench clones HEAD)")
@@ -196,8 +211,8 @@ def main() -> int:
     log = workdir / "make.log"
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
     try:
-        lab = measure(workdir, "lab", log)
-        test = [] if args.lab_only else measure(workdir, "setup-test", log)
+        lab = measure(workdir, "lab", log, args.repeat)
+        test = [] if args.lab_only else measure(workdir, "setup-test", log, args.repeat)
     except (RuntimeError, subprocess.SubprocessError) as error:
         print(f"FAILED: {error}\n--- end of the make log ---")
         print(log.read_text(errors="replace")[-4000:])
