@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -98,13 +99,17 @@ def make_args(checkout: Path, installer: str) -> list[str]:
 
 def time_lab(workdir: Path, caches: Path, installer: str, cache: str, log: Path) -> Measure:
     checkout = clone(workdir, f"lab-{installer}-{cache}")
-    port, token = free_port(), secrets.token_hex(16)
+    token = secrets.token_hex(16)
+    # the port is free now, perhaps not after a minute of set-up: Jupyter may move to the next
+    # one (port_retries), and the URL it prints says which
     lab_args = (
-        f"--no-browser --ServerApp.ip=127.0.0.1 --port={port} --ServerApp.token={token} "
-        "--ServerApp.port_retries=0"
+        f"--no-browser --ServerApp.ip=127.0.0.1 --port={free_port()} "
+        f"--IdentityProvider.token={token}"
     )
+    served = re.compile(rf"http://127\.0\.0\.1:(\d+)/lab\?token={token}")
     stamp = checkout / ".venv" / ".stamp-runtime"
-    with log.open("ab") as out:
+    run_log = workdir / f"lab-{installer}-{cache}.log"
+    with run_log.open("wb") as out:
         start = time.monotonic()
         proc = subprocess.Popen(
             [*make_args(checkout, installer), "lab", f"LAB_ARGS={lab_args}"],
@@ -121,11 +126,14 @@ def time_lab(workdir: Path, caches: Path, installer: str, cache: str, log: Path)
             if setup is None and stamp.exists():
                 setup = now - start
             if proc.poll() is not None:
-                raise RuntimeError(f"make lab exited ({proc.returncode}); see {log}")
+                raise RuntimeError(f"make lab exited ({proc.returncode})")
             if now - start > RUN_TIMEOUT:
-                raise RuntimeError(f"make lab: no answer within {RUN_TIMEOUT} s; see {log}")
+                raise RuntimeError(f"make lab: no answer within {RUN_TIMEOUT} s")
+            found = served.search(run_log.read_text(errors="replace"))
             try:
-                url = f"http://127.0.0.1:{port}/api/status?token={token}"
+                if not found:
+                    raise OSError("not serving yet")
+                url = f"http://127.0.0.1:{found.group(1)}/api/status?token={token}"
                 with urllib.request.urlopen(url, timeout=2) as response:
                     json.load(response)
                 total = time.monotonic() - start
@@ -134,6 +142,8 @@ def time_lab(workdir: Path, caches: Path, installer: str, cache: str, log: Path)
                 time.sleep(0.1)
     finally:
         stop_group(proc)
+        with log.open("ab") as out:
+            out.write(run_log.read_bytes())
     shutil.rmtree(checkout, ignore_errors=True)
     return Measure(installer, cache, setup if setup is not None else total, total)
 
