@@ -106,7 +106,7 @@ def time_lab(workdir: Path, caches: Path, installer: str, cache: str, log: Path)
         f"--no-browser --ServerApp.ip=127.0.0.1 --port={free_port()} "
         f"--IdentityProvider.token={token}"
     )
-    served = re.compile(rf"http://127\.0\.0\.1:(\d+)/lab\?token={token}")
+    served = re.compile(r"http://127\.0\.0\.1:(\d+)/lab")  # the token is masked there
     stamp = checkout / ".venv" / ".stamp-runtime"
     run_log = workdir / f"lab-{installer}-{cache}.log"
     with run_log.open("wb") as out:
