@@ -62,7 +62,7 @@ lock: $(VENV)/.stamp-venv
 	{ $(LOCK_HEADER); $(EXPORT) --extra hub; } >requirements/hub.txt
 	{ $(LOCK_HEADER); $(EXPORT) --extra test --group lint; } >requirements/test.txt
 	{ $(LOCK_HEADER); $(EXPORT) --only-group lint; } >requirements/lint.txt
-	{ $(LOCK_HEADER); echo "uv==$$($(UV) self version --short)" \
+	{ $(LOCK_HEADER); echo "uv==$$($(UV) --version | cut -d" " -f2)" \
 	  | $(UV) pip compile - --universal --generate-hashes --no-header -q; } >requirements/uv.txt
 
 ## make lab: installe le cours et ouvre JupyterLab sur notebooks/ (LAB_ARGS="--port=9999" etc.)
