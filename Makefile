@@ -9,21 +9,61 @@ PYTEST := $(BIN)/pytest
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: lab test test-fast test-browser test-hub test-classe lint bench system-deps setup setup-test notebooks clean
+.PHONY: lock bench-setup
 
-$(VENV)/.stamp-runtime: pyproject.toml
+# Every install comes from a lock in requirements/ (exact versions, hash-checked), made from
+# uv.lock by `make lock`. uv installs them in seconds: the uv on PATH, else uv from PyPI into .venv
+# (pinned in requirements/uv.txt). pip is the fallback: INSTALLER=pip, or when uv can't be had.
+INSTALLER ?= uv
+ifndef UV
+UV := $(or $(shell command -v uv 2>/dev/null),$(abspath $(BIN))/uv)
+endif
+GET_UV = $(PY) -m pip install -q --require-hashes -r requirements/uv.txt
+# $(call install,PIP ARGUMENTS): with uv when it is (or can be) there, else with pip
+define install
+@if [ "$(INSTALLER)" = uv ] && ! [ -x "$(UV)" ]; then \
+  $(GET_UV) || echo "uv indisponible : installation avec pip (plus lente)"; fi
+@if [ "$(INSTALLER)" = uv ] && [ -x "$(UV)" ]; then \
+  echo "uv pip install $(1)"; $(UV) pip install -q --python $(PY) $(1); \
+else echo "pip install $(1)"; $(PY) -m pip install -q $(1); fi
+endef
+
+$(VENV)/.stamp-venv:
 	@$(PYTHON) -c 'import sys; sys.exit("Python 3.11+ requis" if sys.version_info < (3, 11) else 0)'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -U pip
-	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.stamp-runtime: requirements/lab.txt pyproject.toml | $(VENV)/.stamp-venv
+	$(call install,--require-hashes -r requirements/lab.txt)
+	$(call install,--no-deps -e .)
 	$(PY) -m course.save_hook
 	touch $@
 
-$(VENV)/.stamp-test: pyproject.toml $(VENV)/.stamp-runtime
-	$(PY) -m pip install -q -e '.[test]'
+$(VENV)/.stamp-test: requirements/test.txt $(VENV)/.stamp-runtime
+	$(call install,--require-hashes -r requirements/test.txt)
+	touch $@
+
+$(VENV)/.stamp-lint: requirements/lint.txt | $(VENV)/.stamp-venv
+	$(call install,--require-hashes -r requirements/lint.txt)
 	touch $@
 
 setup: $(VENV)/.stamp-runtime
 setup-test: $(VENV)/.stamp-test
+
+## make lock: re-solve uv.lock for pyproject.toml (universal: every OS, Python 3.11+; keeps the
+## versions it can, UPGRADE=1 takes the newest) and export the sets every set-up installs
+EXPORT = $(UV) export --frozen --no-emit-project --no-header -q
+LOCK_HEADER = echo "\# Made by \`make lock\` from uv.lock (pyproject.toml). Do not edit."
+lock: $(VENV)/.stamp-venv
+	@[ -x "$(UV)" ] || $(GET_UV)
+	$(UV) lock -q $(if $(UPGRADE),--upgrade)
+	mkdir -p requirements
+	{ $(LOCK_HEADER); $(EXPORT); } >requirements/lab.txt
+	{ $(LOCK_HEADER); $(EXPORT) --extra hub; } >requirements/hub.txt
+	{ $(LOCK_HEADER); $(EXPORT) --extra test --group lint; } >requirements/test.txt
+	{ $(LOCK_HEADER); $(EXPORT) --only-group lint; } >requirements/lint.txt
+	{ $(LOCK_HEADER); echo "uv==$$($(UV) --version | cut -d" " -f2)" \
+	  | $(UV) pip compile - --universal --generate-hashes --no-header -q; } >requirements/uv.txt
 
 ## make lab: installe le cours et ouvre JupyterLab sur notebooks/ (LAB_ARGS="--port=9999" etc.),
 ## à la page de départ, avec la vue de l'élève (course/jupyter-config/eleve : sans les outils
@@ -41,7 +81,7 @@ system-deps:
 	bash .ci/system-deps
 
 ## make test: installe tout et lance tous les tests (c'est ce que lance la CI)
-test: lint system-deps
+test: setup-test lint system-deps
 	$(PYTEST) -q -ra tests
 
 test-fast: setup-test
@@ -57,13 +97,19 @@ test-hub: setup-test system-deps
 test-classe: setup-test system-deps
 	$(PYTEST) -q -ra tests/hub/test_class_rush.py
 
-lint: setup-test
+## make lint: ruff alone (requirements/lint.txt), not the course's whole set
+lint: $(VENV)/.stamp-lint
 	$(BIN)/ruff check course tests grader
 	$(BIN)/ruff format --check course tests grader
 
 ## make bench: service de session du cours contre google-adk 2.10, ratios mesurés dans un seul run
 bench: setup-test
 	$(PY) tests/bench/bench_sessions.py
+
+## make bench-setup: a fresh clone's `make lab` (until JupyterLab answers) and `make setup-test`,
+## uv against pip, cold and warm package caches, ratios measured in one run (minutes: cold pip)
+bench-setup:
+	$(PYTHON) tests/bench/bench_setup.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .artefacts build

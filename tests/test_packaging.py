@@ -1,35 +1,284 @@
-"""The project's packaging: pyproject.toml and environment.yml name the same runtime set."""
+"""The project's packaging: pyproject.toml, the lock and its exports, and environment.yml agree.
 
+uv.lock is solved from pyproject.toml (`make lock`); requirements/*.txt are its exports, the files
+every set-up installs from (make, the hub installer, the image); environment.yml gives conda and
+Binder users the same runtime versions.
+"""
+
+import importlib.metadata
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
+import zipfile
+from pathlib import Path
 
+import pytest
 import yaml
 from helpers import REPO as ROOT
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
+PROJECT = "course-memoire-tuteur"
 # conda-forge packages whose name differs from PyPI's
 CONDA_TO_PYPI: dict[str, str] = {}
+# each exported set: (with the course's runtime dependencies?, extras, dependency groups)
+EXPORTS: dict[str, tuple[bool, tuple[str, ...], tuple[str, ...]]] = {
+    "lab.txt": (True, (), ()),
+    "hub.txt": (True, ("hub",), ()),
+    "test.txt": (True, ("test",), ("lint",)),
+    "lint.txt": (False, (), ("lint",)),
+}
+
+
+def pyproject() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+
+
+def dependency_groups() -> dict[str, list[str]]:
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return data.get("dependency-groups", {})
 
 
 def pyproject_runtime() -> dict[str, Requirement]:
-    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    reqs = [Requirement(r) for r in data["project"]["dependencies"]]
+    reqs = [Requirement(r) for r in pyproject()["dependencies"]]
     return {canonicalize_name(r.name): r for r in reqs}
+
+
+def all_pyproject_requirements() -> list[tuple[str, Requirement]]:
+    """(where, requirement) for the dependencies, every extra and every dependency group."""
+    found = [("dependencies", Requirement(r)) for r in pyproject()["dependencies"]]
+    for extra, reqs in pyproject()["optional-dependencies"].items():
+        found += [(f"extra {extra}", Requirement(r)) for r in reqs]
+    for group, reqs in dependency_groups().items():
+        found += [(f"group {group}", Requirement(r)) for r in reqs]
+    return found
+
+
+def lock() -> dict:
+    return tomllib.loads((ROOT / "uv.lock").read_text(encoding="utf-8"))
+
+
+def locked_versions() -> dict[str, set[str]]:
+    versions: dict[str, set[str]] = {}
+    for package in lock()["package"]:
+        versions.setdefault(package["name"], set()).add(package["version"])
+    return versions
+
+
+def parse_export(name: str) -> dict[tuple[str, str], Requirement]:
+    """(name, version) -> requirement (and its marker) of a requirements/*.txt; each is hashed."""
+    text = (ROOT / "requirements" / name).read_text(encoding="utf-8").replace("\\\n", " ")
+    pins: dict[tuple[str, str], Requirement] = {}
+    for line in text.splitlines():
+        line = line.split(" #", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        spec, *hashes = line.split(" --hash=")
+        assert hashes and all(h.startswith("sha256:") for h in hashes), f"{name}: {line[:60]}"
+        req = Requirement(spec)
+        (pin,) = req.specifier
+        assert pin.operator == "==", f"{name}: not pinned: {spec}"
+        pins[(canonicalize_name(req.name), pin.version)] = req
+    return pins
+
+
+def lock_closure(runtime: bool, extras: tuple[str, ...], groups: tuple[str, ...]) -> set:
+    """Every (name, version) of uv.lock that the course's set (with these extras/groups) needs."""
+    packages = lock()["package"]
+    by_name: dict[str, list[dict]] = {}
+    for package in packages:
+        by_name.setdefault(package["name"], []).append(package)
+    root = next(p for p in packages if p["name"] == PROJECT)
+    todo = list(root.get("dependencies", [])) if runtime else []
+    for extra in extras:
+        todo += root["optional-dependencies"][extra]
+    for group in groups:
+        todo += root["dev-dependencies"][group]
+    seen: set[tuple[str, str]] = set()
+    seen_extras: set[tuple[str, str, str]] = set()
+    while todo:
+        dep = todo.pop()
+        if dep["name"] == PROJECT:
+            continue
+        candidates = by_name[dep["name"]]
+        if "version" in dep:
+            candidates = [p for p in candidates if p["version"] == dep["version"]]
+        assert len(candidates) == 1, dep
+        package = candidates[0]
+        key = (package["name"], package["version"])
+        if key not in seen:
+            seen.add(key)
+            todo += package.get("dependencies", [])
+        for extra in dep.get("extra", []):
+            if (*key, extra) not in seen_extras:
+                seen_extras.add((*key, extra))
+                todo += package.get("optional-dependencies", {}).get(extra, [])
+    return seen
+
+
+def test_lock_was_solved_from_this_pyproject() -> None:
+    """A pyproject.toml edited without `make lock` fails here: uv.lock records what it solved."""
+    metadata = next(p for p in lock()["package"] if p["name"] == PROJECT)["metadata"]
+
+    def recorded(entry: dict) -> tuple:
+        marker = entry.get("marker", "")
+        return (
+            entry["name"],
+            tuple(sorted(entry.get("extras", []))),
+            entry.get("specifier", ""),
+            marker,
+        )
+
+    def declared(req: Requirement, extra: str | None = None) -> tuple:
+        marker = f"extra == '{extra}'" if extra else ""
+        spec = str(SpecifierSet(str(req.specifier))) if req.specifier else ""
+        return (canonicalize_name(req.name), tuple(sorted(req.extras)), spec, marker)
+
+    want = {declared(Requirement(r)) for r in pyproject()["dependencies"]}
+    for extra, reqs in pyproject()["optional-dependencies"].items():
+        want |= {declared(Requirement(r), extra) for r in reqs}
+    got = {
+        (name, extras, str(SpecifierSet(spec)) if spec else "", marker)
+        for name, extras, spec, marker in map(recorded, metadata["requires-dist"])
+    }
+    assert got == want, "uv.lock ne correspond plus à pyproject.toml : lancez `make lock`"
+    assert set(metadata["provides-extras"]) == set(pyproject()["optional-dependencies"])
+    groups = {g: sorted(recorded(e)[::2] for e in v) for g, v in metadata["requires-dev"].items()}
+    assert groups == {
+        g: sorted(declared(Requirement(r))[::2] for r in v) for g, v in dependency_groups().items()
+    }, "uv.lock ne correspond plus à pyproject.toml : lancez `make lock`"
+
+
+def test_locked_versions_satisfy_every_range_of_pyproject() -> None:
+    versions = locked_versions()
+    for where, req in all_pyproject_requirements():
+        name = canonicalize_name(req.name)
+        if name == PROJECT:
+            continue
+        assert name in versions, f"{where}: {req} absent de uv.lock"
+        for version in versions[name]:
+            assert req.specifier.contains(version, prereleases=True), (where, str(req), version)
+
+
+def bounds(specifier: SpecifierSet, operator: str) -> list[str]:
+    return [spec.version for spec in specifier if spec.operator == operator]
+
+
+def test_floors_are_at_least_nbgrader_s_own() -> None:
+    """nbgrader 0.9.6 needs jupyterlab>=4.2,<5, notebook>=7.2,<8...: the course asks no less."""
+    from packaging.version import Version
+
+    assert pyproject_runtime()["nbgrader"].specifier == SpecifierSet("==0.9.6")
+    ours = {canonicalize_name(r.name): r.specifier for _, r in all_pyproject_requirements()}
+    theirs = [Requirement(r) for r in importlib.metadata.requires("nbgrader") or []]
+    checked = set()
+    for req in theirs:
+        name = canonicalize_name(req.name)
+        if req.marker is not None or name not in ours:
+            continue
+        for floor in bounds(req.specifier, ">="):
+            assert any(Version(f) >= Version(floor) for f in bounds(ours[name], ">=")), (
+                name,
+                str(ours[name]),
+                str(req.specifier),
+            )
+            checked.add(name)
+        for ceiling in bounds(req.specifier, "<"):
+            assert any(Version(c) <= Version(ceiling) for c in bounds(ours[name], "<")), (
+                name,
+                str(ours[name]),
+                str(req.specifier),
+            )
+    assert {"jupyterlab", "notebook", "ipywidgets", "pyyaml", "requests"} <= checked
+
+
+@pytest.mark.parametrize("export", sorted(EXPORTS))
+def test_each_requirements_file_is_exactly_its_set_of_the_lock(export: str) -> None:
+    """Every package the set needs, at uv.lock's version, hash-checked; nothing else."""
+    pins = parse_export(export)
+    assert set(pins) == lock_closure(*EXPORTS[export]), f"{export} : lancez `make lock`"
+    universal = {req.marker is not None for req in pins.values()}
+    if export != "lint.txt":
+        assert universal == {True, False}, "an export for every platform carries markers"
+
+
+def test_lint_installs_ruff_alone_and_test_holds_everything() -> None:
+    lint = {name for name, _ in parse_export("lint.txt")}
+    assert lint == {"ruff"}
+    lab, hub, test = (set(parse_export(n)) for n in ("lab.txt", "hub.txt", "test.txt"))
+    assert lab < hub < test
+    assert {("google-adk", "2.10.0")} <= test - hub
+
+
+def test_uv_bootstrap_is_pinned_and_hashed() -> None:
+    (pin,) = parse_export("uv.txt")
+    assert pin[0] == "uv"
+
+
+def test_this_environment_is_the_locked_test_set() -> None:
+    """`make setup-test` installed exactly the lock's versions (those whose markers apply here)."""
+    wrong = {}
+    for (name, version), req in parse_export("test.txt").items():
+        if req.marker is not None and not req.marker.evaluate():
+            continue
+        installed = importlib.metadata.version(name)
+        if installed != version:
+            wrong[name] = (installed, version)
+    assert not wrong, f"installé ≠ verrou (lancez `make setup-test`) : {wrong}"
+
+
+def make_dry_run(target: str) -> str:
+    """The commands `make TARGET` would run from scratch (-B: as if nothing were installed)."""
+    out = subprocess.run(
+        ["make", "--no-print-directory", "-n", "-B", target, "INSTALLER=uv", "UV=/uv"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout
+
+
+def test_make_installs_from_the_locks_only() -> None:
+    """lint gets ruff alone, lab the runtime, test everything; always hash-checked locks."""
+    installed = {}
+    for target in ("lint", "lab", "test"):
+        dry_run = make_dry_run(target)
+        installed[target] = set(re.findall(r"--require-hashes -r requirements/(\w+)\.txt", dry_run))
+        other = re.findall(
+            r"pip install -q (?:--python \S+ )?+(?!--require-hashes -r requirements/)([^;|]*)",
+            dry_run,
+        )
+        assert {o.strip() for o in other} <= {"--no-deps -e ."}, other
+    assert installed["lint"] == {"uv", "lint"}
+    assert installed["lab"] == {"uv", "lab"}
+    assert installed["test"] == {"uv", "lab", "test", "lint"}
+    assert "bash .ci/system-deps" in make_dry_run("test")
+
+
+def test_hub_installer_and_image_install_from_the_lock() -> None:
+    installer = (ROOT / "grader" / "hub" / "install-course-env.sh").read_text(encoding="utf-8")
+    assert '--require-hashes -r "$REPO/requirements/hub.txt"' in installer
+    dockerfile = (ROOT / "grader" / "hub" / "z2jh" / "Dockerfile").read_text(encoding="utf-8")
+    assert re.search(r"^COPY requirements /tmp/cours/requirements$", dockerfile, re.M)
+
+
+def environment() -> dict:
+    return yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
 
 
 def environment_pins() -> dict[str, str]:
     """Name -> pinned version from environment.yml (conda section and its pip section)."""
-    env = yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
+    env = environment()
     assert "conda-forge" in env["channels"]
     pins: dict[str, str] = {}
     for dep in env["dependencies"]:
         if isinstance(dep, dict):
             for line in dep["pip"]:
-                if line.startswith("-e"):
-                    assert line.split()[-1] == ".", "the course is installed with `-e .`"
+                if line == ".":
                     continue
                 name, _, version = line.partition("==")
                 assert version, f"pip entry not pinned: {line}"
@@ -47,27 +296,65 @@ def environment_pins() -> dict[str, str]:
     return pins
 
 
+def test_environment_installs_the_course_with_its_data_files() -> None:
+    """Not editable: an editable install gets no data file, so the quiz save hook would be off."""
+    (pip,) = [d["pip"] for d in environment()["dependencies"] if isinstance(d, dict)]
+    assert "." in pip
+    assert not [line for line in pip if line.startswith(("-e", "--editable"))]
+
+
 def test_environment_names_the_same_runtime_set_as_pyproject() -> None:
     assert set(environment_pins()) == set(pyproject_runtime())
 
 
-def test_environment_pins_satisfy_pyproject_ranges() -> None:
+def test_environment_pins_are_the_locked_runtime_versions() -> None:
     runtime = pyproject_runtime()
+    lab = {name: version for name, version in parse_export("lab.txt")}
     for name, version in environment_pins().items():
         assert runtime[name].specifier.contains(version, prereleases=True), (name, version)
+        assert version == lab[name], f"environment.yml {name}={version}, verrou {lab[name]}"
 
 
 def test_environment_python_matches_requires_python() -> None:
-    env = yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
-    python = next(d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python="))
-    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    assert data["project"]["requires-python"] == ">=3.11"
+    python = next(
+        d for d in environment()["dependencies"] if isinstance(d, str) and d.startswith("python=")
+    )
+    assert pyproject()["requires-python"] == ">=3.11"
     assert python == "python=3.11"
 
 
 def test_test_extra_pins_adk_reference() -> None:
-    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    assert "google-adk==2.10.0" in data["project"]["optional-dependencies"]["test"]
+    assert pyproject()["optional-dependencies"]["adk"] == ["google-adk==2.10.0"]
+    assert f"{PROJECT}[adk,hub]" in pyproject()["optional-dependencies"]["test"]
+
+
+def test_a_built_wheel_carries_every_data_file(tmp_path: Path) -> None:
+    """What conda, Binder and the hub install (not editable) holds the Jupyter config files."""
+    source = tmp_path / "source"
+    source.mkdir()
+    for part in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / part, source)
+    shutil.copytree(
+        ROOT / "course", source / "course", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    build = "from setuptools import build_meta as b; print(b.build_wheel(sys.argv[1]))"
+    out = subprocess.run(
+        [sys.executable, "-c", f"import sys; {build}", str(tmp_path / "dist")],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    wheel = tmp_path / "dist" / out.stdout.strip().splitlines()[-1]
+    names = set(zipfile.ZipFile(wheel).namelist())
+    data_files = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "setuptools"
+    ]["data-files"]
+    assert data_files
+    for destination, files in data_files.items():
+        for file in files:
+            wanted = f"course_memoire_tuteur-0.1.0.data/data/{destination}/{Path(file).name}"
+            assert wanted in names, wanted
 
 
 PUBLIC_MODULES = [

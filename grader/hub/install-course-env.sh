@@ -98,7 +98,7 @@ runuser -u nobody -- "$PYTHON" -c 'import sys' 2>/dev/null \
   || die "$PYTHON n'est pas lisible par les autres utilisateurs (sous /root ?) / not readable by other users"
 
 # Stamp: the dependency list and the JupyterHub spec decide whether the env must be rebuilt.
-stamp_value="$(cat "$REPO/pyproject.toml" | sha256sum | cut -c1-16) $JUPYTERHUB_SPEC $CULLER_SPEC $("$PYTHON" -V)"
+stamp_value="$(cat "$REPO/pyproject.toml" "$REPO/requirements/hub.txt" | sha256sum | cut -c1-16) $JUPYTERHUB_SPEC $CULLER_SPEC $("$PYTHON" -V)"
 stamp_file="$PREFIX/env/.course-stamp"
 
 umask 022
@@ -124,6 +124,8 @@ cp -r "$REPO/course" "$REPO/pyproject.toml" "$build/"
 find "$build" -name __pycache__ -prune -exec rm -rf {} +
 if [ "$deps_only" = 1 ]; then
   log "installation du cours et de JupyterHub / installing the course and JupyterHub"
+  "$PREFIX/env/bin/python" -m pip install -q --disable-pip-version-check "${EXTRA_PIP[@]}" \
+    --require-hashes -r "$REPO/requirements/hub.txt"  # the locked set; then the hub's version
   "$PREFIX/env/bin/python" -m pip install -q --disable-pip-version-check "${EXTRA_PIP[@]}" \
     "$build" "$JUPYTERHUB_SPEC" "$CULLER_SPEC"
   echo "$stamp_value" >"$stamp_file"
