@@ -12,10 +12,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from grading.samples import write_all
 from nbgrader.api import Gradebook
 
 from course.labo import TESTS
-from course.labo.soumissions import write_all
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 

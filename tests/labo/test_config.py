@@ -7,6 +7,7 @@ import os
 import subprocess
 
 import nbformat
+from grading.samples import build_submission
 from traitlets.config.loader import PyFileConfigLoader
 
 from course.labo import ENV_OUT_OF_KERNEL
@@ -15,7 +16,6 @@ from course.labo.nbgrader_hooks import (
     ApplyOutOfKernelGrading,
     StartOutOfKernelGrading,
 )
-from course.labo.soumissions import build_submission
 
 
 def _config(repo_root):

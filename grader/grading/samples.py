@@ -1,11 +1,15 @@
 """Builds submission notebooks from the sample answers in ``grader/submissions/``.
 
 Each sample is the text a student would type in the ``oublier`` cell; it is put into the
-student version of the lab (``notebooks/oublier/oublier.ipynb``) and written where nbgrader
-collects submissions: ``<submitted>/<student_id>/oublier/oublier.ipynb``. The expected score of
-each sample and the tests it must fail are in ``grader/submissions/attendus.json``.
+student version of the lab (the release notebook, ``notebooks/oublier/oublier.ipynb`` by
+default) and written where nbgrader collects submissions:
+``<submitted>/<student_id>/oublier/oublier.ipynb``. The expected score of each sample and the
+tests it must fail are in ``grader/submissions/attendus.json``.
 
-    python -m course.labo.soumissions [--root DIR] [--copies N]
+    python -m grading.samples [--root DIR] [--submitted DIR] [--copies N]
+
+Without options it writes into the ``submitted/`` folder of the course it runs in: that is the
+demo course's when ``make demo-grading`` calls it (``grading.demo``), never the real class's.
 """
 
 from __future__ import annotations
@@ -51,27 +55,43 @@ def build_submission(release_notebook: Path, cell_text: str) -> nbformat.Noteboo
 
 
 def write_all(
-    root: Path, submitted: Path, copies: int = 1, only: list[str] | None = None
+    root: Path,
+    submitted: Path,
+    copies: int = 1,
+    only: list[str] | None = None,
+    release_dir: Path | None = None,
+    overwrite: bool = False,
 ) -> dict[str, str]:
     """Write every sample (or `only` these) as a submission; return student_id -> sample.
 
-    With ``copies > 1`` each sample is written several times (student ids ``<sample>_<k>``), to
-    grade a class-sized batch.
+    The samples come from `root`'s ``grader/submissions/``, the student version from
+    `release_dir` (default ``<root>/notebooks``). With ``copies > 1`` each sample is written
+    several times (student ids ``<sample>_<k>``), to grade a class-sized batch. An existing
+    submission is never replaced unless `overwrite` (nothing is written then).
     """
-    release = root / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    release_dir = root / "notebooks" if release_dir is None else release_dir
+    release = release_dir / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     if not release.exists():
-        raise FileNotFoundError(f"{release} manque : lancez d'abord « make notebooks ».")
-    students: dict[str, str] = {}
+        raise FileNotFoundError(f"{release} manque\u00a0: lancez d'abord « make notebooks ».")
+    planned: dict[Path, tuple[str, str, nbformat.NotebookNode]] = {}
     for name, text in samples(root).items():
         if only and name not in only:
             continue
         nb = build_submission(release, text)
         for k in range(copies):
             student = name if copies == 1 else f"{name}_{k + 1}"
-            folder = submitted / student / ASSIGNMENT
-            folder.mkdir(parents=True, exist_ok=True)
-            nbformat.write(nb, folder / f"{ASSIGNMENT}.ipynb")
-            students[student] = name
+            planned[submitted / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"] = (student, name, nb)
+    existing = [p for p in planned if p.exists()]
+    if existing and not overwrite:
+        raise FileExistsError(
+            f"{len(existing)} rendu(s) existent déjà ({existing[0]}...)\u00a0: rien n'est écrit. "
+            "Les rendus d'exemple vont dans un cours à part (make demo-grading)."
+        )
+    students: dict[str, str] = {}
+    for path, (student, name, nb) in planned.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, path)
+        students[student] = name
     return students
 
 
@@ -91,9 +111,16 @@ def main(argv: list[str] | None = None) -> int:
         help="dossier des rendus (défaut : celui de nbgrader_config.py)",
     )
     parser.add_argument("--copies", type=int, default=1)
+    parser.add_argument(
+        "--remplacer",
+        dest="overwrite",
+        action="store_true",
+        help="remplacer les rendus de même nom déjà présents (sinon\u00a0: refus, rien "
+        "n'est écrit)",
+    )
     args = parser.parse_args(argv)
     if args.root is None or args.submitted is None:
-        from .cours import course_dirs, find_grader_dir
+        from .paths import course_dirs, find_grader_dir
 
         try:
             dirs = course_dirs(find_grader_dir(args.root) if args.root else None)
@@ -101,8 +128,16 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(exc))
         args.root = args.root or dirs.root
         args.submitted = args.submitted or dirs.submitted
+        release_dir = dirs.release
+    else:
+        release_dir = None
     submitted = args.submitted
-    students = write_all(args.root, submitted, args.copies)
+    try:
+        students = write_all(
+            args.root, submitted, args.copies, release_dir=release_dir, overwrite=args.overwrite
+        )
+    except (FileExistsError, FileNotFoundError) as exc:
+        parser.error(str(exc))
     print(f"{len(students)} rendus écrits dans {submitted}")
     for student in students:
         print(student)
