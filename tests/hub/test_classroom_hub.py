@@ -217,7 +217,7 @@ def test_instructor_builds_the_grade_report_with_the_course_tools(
         prof,
         str(course_env / "env" / "bin" / "python"),
         "-m",
-        "course.labo.rapport",
+        "grading.report",
         "--db",
         f"sqlite:///{grader / 'gradebook.db'}",
         "--assignment",
