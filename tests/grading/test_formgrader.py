@@ -29,7 +29,9 @@ def _get(url: str) -> tuple[int, str]:
 @pytest.fixture
 def formgrader_url(tmp_path):
     clone = clone_head(tmp_path / "clone")
-    assert nbgrader(clone / "grader", "generate_assignment", "oublier").returncode == 0
+    # a clone has notebooks/oublier already: without --force nbgrader would skip it and leave
+    # the gradebook without the assignment (`make grade` adds it; formgrader's Generate too)
+    assert nbgrader(clone / "grader", "generate_assignment", "oublier", "--force").returncode == 0
     port = free_port()
     lab_args = f"--no-browser --ip=127.0.0.1 --port={port} --IdentityProvider.token={TOKEN}"
     env = {
