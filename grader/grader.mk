@@ -47,7 +47,7 @@ zip-collect: setup
 
 ## make duedate DATE="2025-03-14 18:00:00 Europe/Paris": the assignment's due date (gradebook)
 duedate: setup
-	@test -n "$(DATE)" || { echo "Donnez la date : make duedate DATE=\"2025-03-14 18:00:00 Europe/Paris\"" >&2; exit 2; }
+	@test -n "$(DATE)" || { echo "Donnez la date : make duedate DATE=\"2025-03-14 18:00:00 Europe/Paris\"" >&2; exit 2; }
 	$(NBGRADER) db assignment add $(A) --duedate="$(DATE)"
 
 ## make grade [JOBS=2] [FORCE=1] [ARGS=...]: stock `nbgrader autograde`, progress bar, summary

@@ -55,8 +55,8 @@ __all__ = [
 ]
 
 CHECKSUM_NOTE = (
-    "avertissements « Attribute 'checksum' … has changed » de nbgrader dans le journal : sans "
-    "gravité (issue 1961 de nbgrader), voir « Ce que disent les avertissements » dans "
+    "avertissements « Attribute 'checksum' … has changed » de nbgrader dans le journal\u00a0: sans "
+    "gravité (issue 1961 de nbgrader), voir « Ce que disent les avertissements » dans "
     "grader/README.md"
 )
 
@@ -152,8 +152,8 @@ def ensure_assignment(dirs: CourseDirs, assignment: str, env: dict[str, str]) ->
     command = f"cd {dirs.grader_dir} && nbgrader generate_assignment {assignment}"
     if not source.is_dir():
         raise GradingError(
-            f"Le devoir « {assignment} » n'est pas dans le carnet de notes et ses sources "
-            f"({source}) manquent\u00a0: lancez « {command} » là où ses sources se trouvent."
+            f"Le devoir « {assignment} » n'est pas dans le carnet de notes et ses sources "
+            f"({source}) manquent\u00a0: lancez « {command} » là où ses sources se trouvent."
         )
     with tempfile.TemporaryDirectory(prefix="release-") as tmp:
         proc = _run_quiet(
@@ -170,11 +170,11 @@ def ensure_assignment(dirs: CourseDirs, assignment: str, env: dict[str, str]) ->
     if proc.returncode != 0:
         tail = (proc.stdout + proc.stderr).strip().splitlines()[-1:] or [""]
         raise GradingError(
-            f"Le devoir « {assignment} » n'est pas dans le carnet de notes et nbgrader n'a pas "
-            f"pu l'y ajouter ({tail[0]})\u00a0: lancez « {command} » pour voir l'erreur."
+            f"Le devoir « {assignment} » n'est pas dans le carnet de notes et nbgrader n'a pas "
+            f"pu l'y ajouter ({tail[0]})\u00a0: lancez « {command} » pour voir l'erreur."
         )
     return (
-        f"« {assignment} » manquait au carnet de notes\u00a0: ajouté depuis {source} "
+        f"« {assignment} » manquait au carnet de notes\u00a0: ajouté depuis {source} "
         "(nbgrader generate_assignment, notebooks/ inchangé)."
     )
 
@@ -316,7 +316,7 @@ def autograde(
     everyone = submitted_students(dirs.submitted, assignment)
     students = _students_of(extra_args, everyone)
     if not students:
-        raise GradingError(f"Aucun rendu de « {assignment} » dans {dirs.submitted}.")
+        raise GradingError(f"Aucun rendu de « {assignment} » dans {dirs.submitted}.")
     note = ensure_assignment(dirs, assignment, env)
     changed = [] if force else changed_submissions(dirs, assignment, students)
     if log_path is None:

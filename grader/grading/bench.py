@@ -129,15 +129,15 @@ def main(argv: list[str] | None = None) -> int:
         t_trivial = _timed("trivial", trivial)
         t_lab = _timed("oublier", lab)
         per_trivial, per_lab = t_trivial / n, t_lab / n
-        print(f"\nautograde, {n} rendus chacun, un seul processus nbgrader :")
-        print(f"  devoir trivial (1 cellule, config par défaut) : {per_trivial:.2f} s par rendu")
-        print(f"  TP oublier (hors du noyau)                    : {per_lab:.2f} s par rendu")
-        print(f"  rapport TP / trivial : {per_lab / per_trivial:.2f}x (objectif <= 1.5x)")
+        print(f"\nautograde, {n} rendus chacun, un seul processus nbgrader\u00a0:")
+        print(f"  devoir trivial (1 cellule, config par défaut) : {per_trivial:.2f} s par rendu")
+        print(f"  TP oublier (hors du noyau)                    : {per_lab:.2f} s par rendu")
+        print(f"  rapport TP / trivial\u00a0: {per_lab / per_trivial:.2f}x (objectif <= 1.5x)")
         if args.jobs > 1:
             shutil.rmtree(lab / "autograded", ignore_errors=True)
             t_par = _timed("oublier", lab, args.jobs, force=True)
             print(
-                f"  TP oublier, {args.jobs} processus : {t_par / n:.2f} s par rendu, "
+                f"  TP oublier, {args.jobs} processus\u00a0: {t_par / n:.2f} s par rendu, "
                 f"accélération {t_lab / t_par:.2f}x"
             )
     finally:

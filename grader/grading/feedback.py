@@ -52,7 +52,7 @@ def generate_feedback(
     students = submitted_students(dirs.autograded, assignment)
     if not students:
         raise GradingError(
-            f"Aucune copie notée de « {assignment} » dans {dirs.autograded}\u00a0: lancez "
+            f"Aucune copie notée de « {assignment} » dans {dirs.autograded}\u00a0: lancez "
             "d'abord make grade."
         )
     stale = [] if force else stale_feedback(dirs, assignment, students)

@@ -43,8 +43,8 @@ def find_grader_dir(start: str | os.PathLike[str] | None = None) -> Path:
         return start.resolve()
     raise FileNotFoundError(
         f"Aucun {CONFIG} dans {start} ni dans {start / 'grader'} (ni dans la configuration "
-        "Jupyter) : lancez la commande depuis la racine du cours ou depuis son dossier grader/, "
-        "ou donnez les chemins (--grader-dir, --db, --out)."
+        "Jupyter) : lancez la commande depuis la racine du cours ou depuis son dossier "
+        "grader/, ou donnez les chemins (--grader-dir, --db, --out)."
     )
 
 

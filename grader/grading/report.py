@@ -139,7 +139,7 @@ def class_table(gradebook: Gradebook, assignment: str, autograded: Path | None) 
         spec = gradebook.find_assignment(assignment)
     except MissingEntry as exc:
         raise ValueError(
-            f"Le devoir « {assignment} » n'est pas dans le carnet de notes\u00a0: rien à exporter."
+            f"Le devoir « {assignment} » n'est pas dans le carnet de notes\u00a0: rien à exporter."
         ) from exc
     criteria: dict[str, float] = {}
     for notebook in spec.notebooks:
@@ -295,13 +295,14 @@ box-sizing:border-box;line-height:1.4}}
 img{{max-width:100%;height:auto;display:block}}
 table{{border-collapse:collapse;width:100%;margin:.5em 0 1.5em}}
 td,th{{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top;
-overflow-wrap:anywhere}}
-th{{background:#f3f3f3}} td.num{{white-space:nowrap}} tr.zero td{{background:#fdecea}}
+overflow-wrap:break-word}}
+th{{background:#f3f3f3;white-space:nowrap}} td.num{{white-space:nowrap}}
+tr.zero td{{background:#fdecea}}
 .rule{{background:#fff6e0;padding:.4em .6em}}
 </style>
 </head><body>
 <h1>Rapport de notes — {html.escape(assignment)}</h1>
-<p>{n} élève(s) au carnet de notes\u00a0: {graded} rendu(s) noté(s), {missing} sans rendu
+<p>{n} élève(s) au carnet de notes\u00a0: {graded} avec un rendu, {missing} sans rendu
 (note 0). Moyenne {mean} / {max_score}, médiane {median} (pénalités de retard comprises, comme
 <code>nbgrader export</code>).</p>
 {rule}

@@ -48,7 +48,7 @@ def build_submission(release_notebook: Path, cell_text: str) -> nbformat.Noteboo
     ]
     if len(cells) != 1:
         raise ValueError(
-            f"{release_notebook} : une seule cellule « oublier » attendue, {len(cells)} trouvée(s)."
+            f"{release_notebook} : une seule cellule « oublier » attendue, {len(cells)} trouvée(s)."
         )
     cells[0].source = cell_text.rstrip("\n")
     return nb
@@ -72,7 +72,7 @@ def write_all(
     release_dir = root / "notebooks" if release_dir is None else release_dir
     release = release_dir / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     if not release.exists():
-        raise FileNotFoundError(f"{release} manque\u00a0: lancez d'abord « make notebooks ».")
+        raise FileNotFoundError(f"{release} manque\u00a0: lancez d'abord « make notebooks ».")
     planned: dict[Path, tuple[str, str, nbformat.NotebookNode]] = {}
     for name, text in samples(root).items():
         if only and name not in only:
@@ -101,14 +101,14 @@ def main(argv: list[str] | None = None) -> int:
         "--root",
         type=Path,
         default=None,
-        help="racine du cours (défaut : celle de nbgrader_config.py, trouvé "
+        help="racine du cours (défaut\u00a0: celle de nbgrader_config.py, trouvé "
         "depuis le dossier courant)",
     )
     parser.add_argument(
         "--submitted",
         type=Path,
         default=None,
-        help="dossier des rendus (défaut : celui de nbgrader_config.py)",
+        help="dossier des rendus (défaut\u00a0: celui de nbgrader_config.py)",
     )
     parser.add_argument("--copies", type=int, default=1)
     parser.add_argument(

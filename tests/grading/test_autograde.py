@@ -69,7 +69,7 @@ def test_a_failure_mid_class_is_named_and_fails_the_command(course, jobs):
     assert "  - ben\u00a0: NotJSONError" in proc.stdout
     assert _scores(course, ["ana", "cyr"]) == {"ana": 10, "cyr": 10}
     assert "has changed! (should be" not in proc.stdout + proc.stderr  # kept in the log only
-    assert "avertissements « Attribute 'checksum' … has changed »" in proc.stdout  # counted
+    assert "avertissements « Attribute 'checksum' … has changed »" in proc.stdout  # counted
     log = (course / "rapport" / "autograde.log").read_text()
     assert "has changed! (should be" in log and "There was an error processing assignment" in log
     assert set(Path(tempfile.gettempdir()).glob("autograde-parallele-*")) == before
@@ -161,7 +161,7 @@ def test_fresh_gradebook_gets_the_assignment_and_nbgrader_args_pass_through(tmp_
     before = {p: p.read_bytes() for p in release.rglob("*") if p.is_file()}
     proc = grading(grader, "autograde", "oublier", "--student=ana")  # nbgrader args pass through
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "« oublier » manquait au carnet de notes\u00a0: ajouté depuis" in proc.stdout
+    assert "« oublier » manquait au carnet de notes\u00a0: ajouté depuis" in proc.stdout
     assert "1 rendu(s) noté(s), 0 déjà noté(s)" in proc.stdout  # ben not selected, not counted
     assert _scores(grader, ["ana"]) == {"ana": 10}
     assert not (grader / "autograded" / "ben").exists()
@@ -194,7 +194,7 @@ def test_no_sandbox_no_grading_unless_asked(tmp_path, monkeypatch, capsys, flag)
     err = capsys.readouterr().err
     assert status == 2
     if flag:  # past the sandbox check: stopped only because there is nothing to grade
-        assert "Aucun rendu de « oublier »" in err and "bubblewrap" not in err
+        assert "Aucun rendu de « oublier »" in err and "bubblewrap" not in err
     else:
         assert "installez bubblewrap" in err and "SANS_BAC_A_SABLE=1" in err
         assert not (grader / "rapport").exists()

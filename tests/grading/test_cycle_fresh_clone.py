@@ -1,4 +1,4 @@
-"""The grading guide's table (grader/README.md, « Le cycle de notation »), followed in order on a
+"""The grading guide's table (grader/README.md, « Le cycle de notation »), followed in order on a
 fresh clone of this repository with a local class: it grades, regrades, collects a zip, applies a
 due date, writes feedback and a report, runs the demo beside the real class; nothing is lost,
 nothing is skipped in silence. Prints its duration."""
@@ -68,7 +68,7 @@ def test_the_grading_table_in_order_on_a_fresh_clone(tmp_path, expected_scores):
     # 5. grade: the fresh gradebook gets the assignment from solutions/
     _ok(
         make(clone, "grade"),
-        "« oublier » manquait au carnet de notes",
+        "« oublier » manquait au carnet de notes",
         "2 rendu(s) noté(s), 0 déjà noté(s)",
     )
     # ben sends a corrected notebook: named, not silently skipped; 6. FORCE=1 regrades

@@ -85,7 +85,7 @@ def test_autograde_looks_for_submissions_in_the_course_it_runs_in(course_folder)
     proc = _run(course_folder, "-m", "grading.autograde", "oublier")
     assert proc.returncode == 2
     submitted = course_folder / "grader" / "submitted"
-    assert f"Aucun rendu de « oublier » dans {submitted}" in proc.stderr
+    assert f"Aucun rendu de « oublier » dans {submitted}" in proc.stderr
     other = course_folder.parent / "autre"
     shutil.copytree(course_folder, other)
     proc = _run(
