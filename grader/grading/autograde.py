@@ -39,7 +39,7 @@ from pathlib import Path
 import nbformat
 
 from .nbgrader_log import LogWatcher, Outcomes
-from .nbgrader_run import BIN, ProgressBar, nbgrader_env, pump, run_logged, start
+from .nbgrader_run import BIN, ProgressBar, nbgrader_env, pump, run_logged, start, tools_on_path
 from .paths import CourseDirs, course_dirs, sqlite_path
 
 __all__ = [
@@ -299,6 +299,7 @@ def autograde(
     no_sandbox: bool = False,
 ) -> Summary:
     """Run stock ``nbgrader autograde`` over every submission of `assignment`."""
+    tools_on_path()
     dirs = course_dirs(grader_dir)
     if not no_sandbox:
         problem = sandbox_problem()

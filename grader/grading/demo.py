@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .autograde import GradingError, autograde
 from .feedback import generate_feedback
-from .nbgrader_run import BIN, nbgrader_env
+from .nbgrader_run import BIN, nbgrader_env, tools_on_path
 from .paths import CONFIG, course_dirs
 from .samples import ASSIGNMENT, write_all
 
@@ -89,6 +89,7 @@ def run_demo(
     only: list[str] | None = None, no_sandbox: bool = False, grader_dir: Path | None = None
 ) -> int:
     """Generate, submit the samples, grade, feedback, report: all inside the demo course."""
+    tools_on_path()
     demo = prepare_demo(grader_dir)
     dirs = course_dirs(demo)
     _nbgrader(demo, "generate_assignment", ASSIGNMENT, "--force")

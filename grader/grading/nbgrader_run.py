@@ -18,7 +18,16 @@ from tqdm import tqdm
 
 from .nbgrader_log import DONE, FAILED, SKIPPED, LogWatcher
 
-__all__ = ["BIN", "ENV_NO_SANDBOX", "ProgressBar", "nbgrader_env", "pump", "run_logged", "start"]
+__all__ = [
+    "BIN",
+    "ENV_NO_SANDBOX",
+    "ProgressBar",
+    "nbgrader_env",
+    "pump",
+    "run_logged",
+    "start",
+    "tools_on_path",
+]
 
 BIN = Path(sys.executable).parent
 # Read by the lab's grading (course.labo): "1" lets it run student code without the sandbox.
@@ -40,6 +49,14 @@ def nbgrader_env(no_sandbox: bool = False) -> dict[str, str]:
     if no_sandbox:
         env[ENV_NO_SANDBOX] = "1"
     return env
+
+
+def tools_on_path() -> None:
+    """Put this Python's bin/ first on PATH in this process too: nbgrader's gradebook, opened
+    here through its API, runs ``alembic`` when it creates a database."""
+    path = os.environ.get("PATH", "")
+    if not path.startswith(f"{BIN}{os.pathsep}"):
+        os.environ["PATH"] = f"{BIN}{os.pathsep}{path}"
 
 
 def start(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen:

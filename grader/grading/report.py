@@ -35,6 +35,7 @@ from nbgrader.plugins import CsvExportPlugin, ExportPlugin
 
 from .criterion_titles import criterion_title
 from .late_penalty import rule_of_config
+from .nbgrader_run import tools_on_path
 
 __all__ = [
     "OUTCOME_KEY",
@@ -372,6 +373,7 @@ def main(argv: list[str] | None = None) -> int:
         help="dossier du rapport (défaut\u00a0: rapport/ à côté de nbgrader_config.py)",
     )
     args = parser.parse_args(argv)
+    tools_on_path()
     autograded, late_rule = None, ""
     try:
         from .paths import course_dirs, load_config

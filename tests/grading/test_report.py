@@ -91,6 +91,7 @@ def _rows(path: Path) -> dict[str, dict[str, str]]:
         return {row["student_id"]: row for row in csv.DictReader(fh)}
 
 
+@pytest.mark.slow
 def test_report_totals_are_those_of_nbgrader_export(gradebook_class):
     grader = gradebook_class
     export = nbgrader(grader, "export", "--to=grades.csv")
@@ -116,6 +117,7 @@ def test_report_totals_are_those_of_nbgrader_export(gradebook_class):
     assert ours["eve"]["why"] == "note ramenée à 0 par la pénalité de retard"
 
 
+@pytest.mark.slow
 def test_report_page_says_it_at_a_glance(gradebook_class):
     grader = gradebook_class
     proc = grading(grader, "report")  # the direct command, defaults from the current folder
@@ -139,6 +141,7 @@ def test_report_page_says_it_at_a_glance(gradebook_class):
         assert width <= 1000  # fits the 1100 px page at 1280 px
 
 
+@pytest.mark.slow
 def test_export_plugin_needs_one_assignment_and_says_so(gradebook_class):
     grader = gradebook_class
     with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
