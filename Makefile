@@ -25,11 +25,16 @@ $(VENV)/.stamp-test: pyproject.toml $(VENV)/.stamp-runtime
 setup: $(VENV)/.stamp-runtime
 setup-test: $(VENV)/.stamp-test
 
-## make lab: installe le cours et ouvre JupyterLab sur notebooks/ (LAB_ARGS="--port=9999" etc.)
+## make lab: installe le cours et ouvre JupyterLab sur notebooks/ (LAB_ARGS="--port=9999" etc.),
+## à la page de départ, avec la vue de l'élève (course/jupyter-config/eleve : sans les outils
+## d'enseignant de nbgrader, comme sur le hub)
 LAB_ARGS ?=
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: setup
-	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(ROOT_FLAG) $(LAB_ARGS)
+	JUPYTER_CONFIG_PATH="$(abspath course/jupyter-config/eleve)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))" \
+	  $(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(ROOT_FLAG) \
+	  $(if $(wildcard notebooks/lecons/00_commencer_ici.ipynb),--LabApp.default_url=/lab/tree/lecons/00_commencer_ici.ipynb) \
+	  $(LAB_ARGS)
 
 ## system-deps: Debian's chromium and npm's configurable-http-proxy, for the browser and hub tests
 system-deps:

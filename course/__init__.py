@@ -1,4 +1,4 @@
-"""Cours : la mémoire d'un tuteur IA entre sessions, avec SQLite.
+"""Cours : la mémoire d'un tuteur IA entre sessions, avec SQLite.
 
 Importing the package does no I/O and no network; each sub-package is imported on demand.
 """

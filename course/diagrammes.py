@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import app, dbfile
+
 if TYPE_CHECKING:  # mermaid-py is imported on use: its package imports requests, which probes
     from mermaid.erdiagram import Entity, Link  # sockets at import time
     from mermaid.sequence import Participant
@@ -51,17 +53,23 @@ class Diagramme:
         return self.source
 
 
-def afficher(diagramme: Diagramme) -> None:
-    """Affiche un diagramme (JupyterLab le dessine hors ligne ; sinon, sa version texte)."""
+def afficher(diagram: Diagramme) -> None:
+    """Affiche un diagramme (JupyterLab le dessine hors ligne ; sinon, sa version texte)."""
     from IPython.display import display
 
-    display(diagramme.bundle(), raw=True)
+    display(diagram.bundle(), raw=True)
 
 
-def _ligne(texte: str, limite: int | None = None) -> str:
+def _collapse(text: object) -> str:
+    """Runs of ordinary whitespace become one space; non-breaking spaces (French typography)
+    stay, which ``str.split()`` would not keep."""
+    return re.sub(r"[ \t\r\n\f\v]+", " ", str(text)).strip(" ")
+
+
+def _one_line(text: str, limit: int | None = None) -> str:
     """One safe line of Mermaid label text (no statement separators, comments or entities)."""
-    texte = " ".join(str(texte).split())
-    for avant, apres in (
+    text = _collapse(text)
+    for before, after in (
         (";", ","),
         ("#", "n°"),
         ("%%", "%"),
@@ -71,21 +79,21 @@ def _ligne(texte: str, limite: int | None = None) -> str:
         ("{", "("),
         ("}", ")"),
     ):
-        texte = texte.replace(avant, apres)
-    if limite is not None and len(texte) > limite:
-        texte = texte[: limite - 1].rstrip() + "…"
-    return texte
+        text = text.replace(before, after)
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return text
 
 
-def _court(texte: str, limite: int) -> str:
-    """Plain text on one line, cut to ``limite`` characters (for labels and the text fallback)."""
-    texte = " ".join(str(texte).split())
-    return texte if len(texte) <= limite else texte[: limite - 1].rstrip() + "…"
+def _shorten(text: str, limit: int) -> str:
+    """Plain text on one line, cut to ``limit`` characters (for labels and the text fallback)."""
+    text = _collapse(text)
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 # Mermaid entity codes: the learner's own characters survive (an answer « # » stays « # »)
 # without ending a statement (;), starting a comment (%%) or opening a tag or a shape.
-_ENTITES = {
+_ENTITIES = {
     "#": "#35;",
     ";": "#59;",
     "%": "#37;",
@@ -97,289 +105,287 @@ _ENTITES = {
 }
 
 
-def _etiquette(texte: str) -> str:
+def _label(text: str) -> str:
     """A message or note label for a sequence diagram, characters kept as entity codes."""
-    return "".join(_ENTITES.get(c, c) for c in texte)
+    return "".join(_ENTITIES.get(c, c) for c in text)
 
 
-def _ident(nom: str) -> str:
-    ident = re.sub(r"[^A-Za-z0-9_]", "_", nom)
+def _ident(name: str) -> str:
+    ident = re.sub(r"[^A-Za-z0-9_]", "_", name)
     return ident if ident and not ident[0].isdigit() else f"t_{ident}"
 
 
 def avec_accessibilite(source: str, titre: str, description: str) -> str:
     """Insert ``accTitle``/``accDescr`` right after the diagram keyword line."""
-    lignes = source.split("\n")
-    debut = 0
-    if lignes and lignes[0].strip() == "---":  # skip a front-matter block
-        debut = next(i for i in range(1, len(lignes)) if lignes[i].strip() == "---") + 1
-    for i in range(debut, len(lignes)):
-        if lignes[i].strip() and not lignes[i].strip().startswith("%%"):
-            lignes[i + 1 : i + 1] = [
-                f"\taccTitle: {_ligne(titre)}",
-                f"\taccDescr: {_ligne(description)}",
+    lines = source.split("\n")
+    start = 0
+    if lines and lines[0].strip() == "---":  # skip a front-matter block
+        start = next(i for i in range(1, len(lines)) if lines[i].strip() == "---") + 1
+    for i in range(start, len(lines)):
+        if lines[i].strip() and not lines[i].strip().startswith("%%"):
+            lines[i + 1 : i + 1] = [
+                f"\taccTitle: {_one_line(titre)}",
+                f"\taccDescr: {_one_line(description)}",
             ]
-            return "\n".join(lignes)
+            return "\n".join(lines)
     raise DiagrammeError("Texte Mermaid sans type de diagramme.")
 
 
-def _ouvrir(db_path: str | Path) -> sqlite3.Connection:
-    chemin = Path(db_path)
-    if not chemin.is_file():
-        raise DiagrammeError(f"Base introuvable : {chemin} (lancez d'abord la démonstration).")
+def _open(db_path: str | Path, *, tables: bool) -> sqlite3.Connection:
+    """``dbfile.connect_readonly`` (nothing beside the file is created), with DiagrammeError."""
     try:
-        conn = sqlite3.connect(f"{chemin.resolve().as_uri()}?mode=ro", uri=True)
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.DatabaseError as exc:
-        raise DiagrammeError(f"{chemin} n'est pas une base SQLite lisible : {exc}") from exc
-    return conn
+        return dbfile.connect_readonly(db_path, tables=tables)
+    except dbfile.DbFileError as exc:
+        raise DiagrammeError(str(exc)) from None
 
 
-def _type(declare: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_]", "_", declare.strip()) or "ANY"
+def _sql_type(declared: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", declared.strip()) or "ANY"
 
 
 def schema(db_path: str | Path) -> Diagramme:
-    """Le schéma du fichier : ses tables, leurs clés primaires et étrangères, les cascades.
+    """Le schéma du fichier : ses tables, leurs clés primaires et étrangères, les cascades.
 
     Deux tables qui partagent une partie de leur clé sans clé étrangère entre elles
-    (``user_states`` et ``sessions``) sont reliées en pointillés : supprimer dans l'une ne
-    supprime rien dans l'autre, ce qui est tout l'enjeu du lab « oublier ».
+    (``user_states`` et ``sessions``) sont reliées en pointillés : supprimer dans l'une ne
+    supprime rien dans l'autre, ce qui est tout l'enjeu du TP « oublier ».
     """
     from mermaid.erdiagram import Entity, ERDiagram, Link
 
-    conn = _ouvrir(db_path)
+    conn = _open(db_path, tables=False)
     try:
-        noms = [
+        table_names = [
             r[0]
             for r in conn.execute(
                 "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
                 "ORDER BY rowid"
             )
         ]
-        if not noms:
+        if not table_names:
             raise DiagrammeError(f"{db_path} ne contient aucune table.")
-        colonnes = {n: conn.execute(f'PRAGMA table_info("{n}")').fetchall() for n in noms}
-        cles_etr = {n: conn.execute(f'PRAGMA foreign_key_list("{n}")').fetchall() for n in noms}
+        columns = {n: conn.execute(f'PRAGMA table_info("{n}")').fetchall() for n in table_names}
+        foreign_keys = {
+            n: conn.execute(f'PRAGMA foreign_key_list("{n}")').fetchall() for n in table_names
+        }
     finally:
         conn.close()
 
-    pk = {n: [c[1] for c in sorted(colonnes[n], key=lambda c: c[5]) if c[5]] for n in noms}
-    fk_cols = {n: {f[3]: f"{f[2]}.{f[4]}" for f in cles_etr[n]} for n in noms}
-    entites: dict[str, Entity] = {}
-    for n in noms:
-        attributs: dict[str, Any] = {}
-        for _cid, col, declare, _notnull, _defaut, rang in colonnes[n]:
-            cles = [k for k, oui in (("PK", rang), ("FK", col in fk_cols[n])) if oui]
-            definition = [_type(declare)]
-            if cles:
-                definition.append(", ".join(cles))
-            if "FK" in cles:  # mermaid-py quotes a 2-item "PK, FK": give it a comment too
-                definition.append(_ligne(f"vers {fk_cols[n][col]}"))
-            attributs[_ident(col)] = definition
-        entites[n] = Entity(_ident(n), attributs)
+    pk = {n: [c[1] for c in sorted(columns[n], key=lambda c: c[5]) if c[5]] for n in table_names}
+    fk_cols = {n: {f[3]: f"{f[2]}.{f[4]}" for f in foreign_keys[n]} for n in table_names}
+    entities: dict[str, Entity] = {}
+    for n in table_names:
+        attributes: dict[str, Any] = {}
+        for _cid, col, declared, _notnull, _default, pk_rank in columns[n]:
+            keys = [k for k, flag in (("PK", pk_rank), ("FK", col in fk_cols[n])) if flag]
+            definition = [_sql_type(declared)]
+            if keys:
+                definition.append(", ".join(keys))
+            if "FK" in keys:  # mermaid-py quotes a 2-item "PK, FK": give it a comment too
+                definition.append(_one_line(f"vers {fk_cols[n][col]}"))
+            attributes[_ident(col)] = definition
+        entities[n] = Entity(_ident(n), attributes)
 
-    liens: list[Link] = []
-    texte_liens: list[str] = []
-    for enfant in noms:
-        par_id: dict[int, list] = {}
-        for f in cles_etr[enfant]:
-            par_id.setdefault(f[0], []).append(f)
-        for groupe in par_id.values():
-            parent, on_delete = groupe[0][2], (groupe[0][6] or "").upper()
-            if parent not in entites:
+    links: list[Link] = []
+    link_lines: list[str] = []
+    for child in table_names:
+        by_id: dict[int, list] = {}
+        for f in foreign_keys[child]:
+            by_id.setdefault(f[0], []).append(f)
+        for group in by_id.values():
+            parent, on_delete = group[0][2], (group[0][6] or "").upper()
+            if parent not in entities:
                 continue
-            cols = ", ".join(f[3] for f in groupe)
+            cols = ", ".join(f[3] for f in group)
             cascade = on_delete == "CASCADE"
             label = "ON DELETE CASCADE" if cascade else "clé étrangère"
-            liens.append(
-                Link(entites[parent], entites[enfant], "exactly-one", "zero-or-more", label)
+            links.append(
+                Link(entities[parent], entities[child], "exactly-one", "zero-or-more", label)
             )
-            texte_liens.append(
-                f"- {parent} → {enfant} : clé étrangère ({cols})"
+            link_lines.append(
+                f"- {parent} → {child} : clé étrangère ({cols})"
                 + (
-                    ", ON DELETE CASCADE : supprimer la ligne parente supprime les lignes liées"
+                    ", ON DELETE CASCADE : supprimer la ligne parente supprime les lignes liées"
                     if cascade
                     else ""
                 )
             )
-    for enfant in noms:
-        if cles_etr[enfant] or not pk[enfant]:
+    for child in table_names:
+        if foreign_keys[child] or not pk[child]:
             continue
-        parents = [p for p in noms if p != enfant and pk[p] and set(pk[p]) < set(pk[enfant])]
+        parents = [p for p in table_names if p != child and pk[p] and set(pk[p]) < set(pk[child])]
         if not parents:
             continue
         parent = max(parents, key=lambda p: len(pk[p]))
-        cle = ", ".join(pk[parent])
-        liens.append(
+        shared_key = ", ".join(pk[parent])
+        links.append(
             Link(
-                entites[parent],
-                entites[enfant],
+                entities[parent],
+                entities[child],
                 "zero-or-one",
                 "zero-or-more",
                 "même clé, sans cascade",
                 dotted=True,
             )
         )
-        texte_liens.append(
-            f"- {parent} ⇢ {enfant} : même ({cle}) mais aucune clé étrangère, donc aucune "
+        link_lines.append(
+            f"- {parent} ⇢ {child} : même ({shared_key}) mais aucune clé étrangère, donc aucune "
             "suppression en cascade entre elles"
         )
 
-    nom_fichier = Path(db_path).name
-    titre = f"Schéma de {nom_fichier}"
+    file_name = Path(db_path).name
+    title = f"Schéma de {file_name}"
     description = (
-        f"Les {len(noms)} tables de {nom_fichier} ({', '.join(noms)}), leurs clés primaires et "
-        "étrangères, et les liens avec ou sans suppression en cascade."
+        f"Les {len(table_names)} tables de {file_name} ({', '.join(table_names)}), leurs clés "
+        "primaires et étrangères, et les liens avec ou sans suppression en cascade."
     )
     source = avec_accessibilite(
-        ERDiagram(_ligne(titre).replace(":", " "), list(entites.values()), liens).script,
-        titre,
+        ERDiagram(_one_line(title).replace(":", " "), list(entities.values()), links).script,
+        title,
         description,
     )
-    lignes = [f"{titre} ({len(noms)} tables)"]
-    for n in noms:
-        cols = ", ".join(c[1] + (" (PK)" if c[5] else "") for c in colonnes[n])
-        lignes.append(f"- {n} : {cols}")
-    if texte_liens:
-        lignes += ["Liens :", *texte_liens]
-    return Diagramme(titre, description, source, "\n".join(lignes))
+    lines = [f"{title} ({len(table_names)} tables)"]
+    for n in table_names:
+        cols = ", ".join(c[1] + (" (PK)" if c[5] else "") for c in columns[n])
+        lines.append(f"- {n} : {cols}")
+    if link_lines:
+        lines += ["Liens :", *link_lines]
+    return Diagramme(title, description, source, "\n".join(lines))
 
 
-def _resume(valeur: Any, limite: int = 40) -> str:
+def _summary(value: Any, limit: int = 40) -> str:
     """Short label for tool arguments or results: ``k=v, k=v`` rather than JSON braces."""
-    if isinstance(valeur, dict):
-        valeur = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in valeur.items())
-    elif isinstance(valeur, list):
-        valeur = json.dumps(valeur, ensure_ascii=False)
-    return _court(str(valeur), limite)
+    if isinstance(value, dict):
+        value = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in value.items())
+    elif isinstance(value, list):
+        value = json.dumps(value, ensure_ascii=False)
+    return _shorten(str(value), limit)
 
 
 def sequence(
     db_path: str | Path,
     session_id: str | None = None,
     *,
-    app_name: str = "tuteur",
+    app_name: str = app.APP_NAME,
     user_id: str | None = None,
     limite: int = 40,
 ) -> Diagramme:
-    """Les événements d'une session en diagramme de séquence : l'élève, le tuteur, ses outils.
+    """Les événements d'une session en diagramme de séquence : l'élève, le tuteur, ses outils.
 
     Sans ``session_id``, prend la session qui a le plus d'événements (de ``user_id`` s'il est
-    donné) ; ``limite`` borne le nombre d'événements dessinés.
+    donné) ; ``limite`` borne le nombre d'événements dessinés.
     """
     from mermaid.sequence import Actor, Note, Participant, SequenceDiagram
-    from mermaid.sequence import Link as Fleche
+    from mermaid.sequence import Link as Arrow
 
     if not isinstance(limite, int) or limite < 1:
-        raise DiagrammeError(f"`limite` doit être un entier ≥ 1 (reçu : {limite!r}).")
-    conn = _ouvrir(db_path)
+        raise DiagrammeError(f"`limite` doit être un entier ≥ 1 (reçu : {limite!r}).")
+    conn = _open(db_path, tables=True)
     try:
         try:
             if session_id is None:
-                requete = (
+                query = (
                     "SELECT s.user_id, s.id FROM sessions s LEFT JOIN events e ON "
                     "e.app_name=s.app_name AND e.user_id=s.user_id AND e.session_id=s.id "
                     "WHERE s.app_name=?"
                 )
                 params: list[Any] = [app_name]
                 if user_id is not None:
-                    requete += " AND s.user_id=?"
+                    query += " AND s.user_id=?"
                     params.append(user_id)
-                requete += (
+                query += (
                     " GROUP BY s.app_name, s.user_id, s.id "
                     "ORDER BY count(e.id) DESC, s.create_time, s.id LIMIT 1"
                 )
-                trouve = conn.execute(requete, params).fetchone()
+                found = conn.execute(query, params).fetchone()
             else:
-                requete = "SELECT user_id, id FROM sessions WHERE app_name=? AND id=?"
+                query = "SELECT user_id, id FROM sessions WHERE app_name=? AND id=?"
                 params = [app_name, session_id]
                 if user_id is not None:
-                    requete += " AND user_id=?"
+                    query += " AND user_id=?"
                     params.append(user_id)
-                trouve = conn.execute(requete, params).fetchone()
-            if trouve is None:
-                qui = f" pour {user_id}" if user_id is not None else ""
+                found = conn.execute(query, params).fetchone()
+            if found is None:
+                whose = f" pour {user_id}" if user_id is not None else ""
                 raise DiagrammeError(
-                    f"Aucune session{qui} dans l'application {app_name!r}"
+                    f"Aucune session{whose} dans l'application {app_name!r}"
                     + (f" avec l'id {session_id!r}." if session_id else ".")
                 )
-            user, sid = trouve
-            lignes_ev = conn.execute(
+            user, sid = found
+            event_rows = conn.execute(
                 "SELECT event_data FROM events WHERE app_name=? AND user_id=? AND session_id=? "
                 "ORDER BY timestamp, rowid",
                 (app_name, user, sid),
             ).fetchall()
         except sqlite3.OperationalError as exc:
             raise DiagrammeError(
-                f"{db_path} n'a pas le format d'une base de sessions : {exc}"
+                f"{db_path} n'a pas le format d'une base de sessions : {exc}"
             ) from exc
     finally:
         conn.close()
 
-    eleve = Actor("eleve")
-    eleve.name = "eleve as Élève"  # mermaid-py's Actor has no alias: id eleve, label Élève
-    tuteur = Participant("Tuteur")
-    outils: dict[str, Participant] = {}
-    fleches: list[Any] = []
-    texte = [f"Session {sid} de {user} ({len(lignes_ev)} événements) :"]
+    learner = Actor("eleve")
+    learner.name = "eleve as Élève"  # mermaid-py's Actor has no alias: id eleve, label Élève
+    tutor = Participant("Tuteur")
+    tools: dict[str, Participant] = {}
+    arrows: list[Any] = []
+    text_lines = [f"Session {sid} de {user} ({len(event_rows)} événements) :"]
 
-    def outil(nom: str) -> Participant:
-        if nom not in outils:
-            p = Participant(f"outil {_ident(nom)}")
-            outils[nom] = p
-        return outils[nom]
+    def tool(name: str) -> Participant:
+        if name not in tools:
+            p = Participant(f"outil {_ident(name)}")
+            tools[name] = p
+        return tools[name]
 
-    for (brut,) in lignes_ev[:limite]:
+    for (stored,) in event_rows[:limite]:
         try:
-            ev = json.loads(brut)
+            event = json.loads(stored)
         except json.JSONDecodeError:
-            fleches.append(Note("événement illisible", tuteur))
-            texte.append("- événement illisible")
+            arrows.append(Note("événement illisible", tutor))
+            text_lines.append("- événement illisible")
             continue
-        auteur = ev.get("author", "?")
-        parts = ((ev.get("content") or {}).get("parts")) or []
+        author = event.get("author", "?")
+        parts = ((event.get("content") or {}).get("parts")) or []
         for part in parts:
             if part.get("function_call"):
-                appel = part["function_call"]
-                nom = str(appel.get("name", "?"))
-                message = f"{nom}({_resume(appel.get('args', {}))})"
-                message = _court(message, 60)
-                fleches.append(Fleche(tuteur, outil(nom), "Solid-arrow", _etiquette(message)))
-                texte.append(f"- le tuteur appelle l'outil {message}")
+                call = part["function_call"]
+                name = str(call.get("name", "?"))
+                message = f"{name}({_summary(call.get('args', {}))})"
+                message = _shorten(message, 60)
+                arrows.append(Arrow(tutor, tool(name), "Solid-arrow", _label(message)))
+                text_lines.append(f"- le tuteur appelle l'outil {message}")
             elif part.get("function_response"):
-                rep = part["function_response"]
-                nom = str(rep.get("name", "?"))
-                message = _resume(rep.get("response", {}), 50)
-                fleches.append(Fleche(outil(nom), tuteur, "Dotted-arrow", _etiquette(message)))
-                texte.append(f"- l'outil {nom} répond {message}")
+                response = part["function_response"]
+                name = str(response.get("name", "?"))
+                message = _summary(response.get("response", {}), 50)
+                arrows.append(Arrow(tool(name), tutor, "Dotted-arrow", _label(message)))
+                text_lines.append(f"- l'outil {name} répond {message}")
             elif part.get("text"):
-                message = _court(part["text"], 60)
-                if auteur == "user":
-                    fleches.append(Fleche(eleve, tuteur, "Solid-arrow", _etiquette(message)))
-                    texte.append(f"- l'élève écrit : {message}")
+                message = _shorten(part["text"], 60)
+                if author == "user":
+                    arrows.append(Arrow(learner, tutor, "Solid-arrow", _label(message)))
+                    text_lines.append(f"- l'élève écrit : {message}")
                 else:
-                    fleches.append(Fleche(tuteur, eleve, "Dotted-arrow", _etiquette(message)))
-                    texte.append(f"- le tuteur répond : {message}")
-        delta = ((ev.get("actions") or {}).get("state_delta")) or {}
+                    arrows.append(Arrow(tutor, learner, "Dotted-arrow", _label(message)))
+                    text_lines.append(f"- le tuteur répond : {message}")
+        delta = ((event.get("actions") or {}).get("state_delta")) or {}
         if delta:
-            cles = ", ".join(sorted(delta))
-            fleches.append(Note(_etiquette(_court(f"état modifié : {cles}", 60)), tuteur))
-            texte.append(f"  (état modifié : {cles})")
-    if len(lignes_ev) > limite:
-        reste = len(lignes_ev) - limite
-        fleches.append(Note(f"… et {reste} événements de plus", tuteur))
-        texte.append(f"… et {reste} événements de plus")
-    if not lignes_ev:
-        fleches.append(Note("session vide : aucun événement", tuteur))
+            keys = ", ".join(sorted(delta))
+            arrows.append(Note(_label(_shorten(f"état modifié : {keys}", 60)), tutor))
+            text_lines.append(f"  (état modifié : {keys})")
+    if len(event_rows) > limite:
+        rest = len(event_rows) - limite
+        arrows.append(Note(f"… et {rest} événements de plus", tutor))
+        text_lines.append(f"… et {rest} événements de plus")
+    if not event_rows:
+        arrows.append(Note("session vide : aucun événement", tutor))
 
-    titre = f"Une session de l'élève {user}"
+    title = f"Une session de l'élève {user}"
     description = (
-        f"Les {min(len(lignes_ev), limite)} premiers événements de la session {sid} dans "
+        f"Les {min(len(event_rows), limite)} premiers événements de la session {sid} dans "
         "l'ordre du temps, messages de l'élève, appels d'outils et réponses du tuteur."
     )
-    diagramme = SequenceDiagram(
-        _ligne(titre).replace(":", " "), [eleve, tuteur, *outils.values(), *fleches]
+    diagram = SequenceDiagram(
+        _one_line(title).replace(":", " "), [learner, tutor, *tools.values(), *arrows]
     )
-    source = avec_accessibilite(diagramme.script, titre, description)
-    return Diagramme(titre, description, source, "\n".join(texte))
+    source = avec_accessibilite(diagram.script, title, description)
+    return Diagramme(title, description, source, "\n".join(text_lines))

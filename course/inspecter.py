@@ -1,8 +1,9 @@
-"""Look inside the tutor's SQLite file without changing it (the seed's `inspecter.py`).
+"""Look inside the tutor's SQLite file without changing it.
 
 `python -m course.inspecter [PATH]` prints the `user_states` rows and the number of events per
-session; `tables(path)` gives the four tables as pandas DataFrames for the lessons. The file
-is opened read-only (`mode=ro`), so inspecting never writes to it.
+session (the two SELECTs of lesson 3); `tables(path)` gives the four tables as pandas
+DataFrames for the lessons. The file is opened read-only by ``course.dbfile``, so inspecting
+never writes to it nor leaves a file beside it.
 """
 
 from __future__ import annotations
@@ -11,66 +12,41 @@ import json
 import os
 import sqlite3
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
+
+from . import app, dbfile
+from .dbfile import TABLES
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["TABLES", "InspectionError", "connect_readonly", "inspecter", "tables", "main"]
 
-TABLES = ("app_states", "user_states", "sessions", "events")
 _JSON_COLUMNS = {
     "app_states": "state",
     "user_states": "state",
     "sessions": "state",
     "events": "event_data",
 }
-_SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 class InspectionError(ValueError):
-    """The file cannot be inspected: missing, not SQLite, or not a tutor's database."""
+    """Le fichier ne peut pas être inspecté : absent, pas du SQLite, ou sans les quatre
+    tables d'une base de sessions."""
 
 
 def connect_readonly(path: str | os.PathLike[str]) -> sqlite3.Connection:
-    """A read-only connection to an existing tutor database, with a French error otherwise."""
-    p = Path(path)
-    if not p.is_file():
-        raise InspectionError(f"Fichier introuvable : {p}")
-    with p.open("rb") as f:
-        header = f.read(len(_SQLITE_HEADER))
-    if header != _SQLITE_HEADER:
-        raise InspectionError(f"{p} n'est pas une base SQLite (en-tête inattendu).")
-    con = sqlite3.connect(p.resolve().as_uri() + _readonly_query(p), uri=True)
+    """A read-only connection to an existing tutor database (``dbfile.connect_readonly``:
+    nothing beside the file is created or changed), with a French error otherwise."""
     try:
-        found = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    except sqlite3.DatabaseError as exc:
-        con.close()
-        raise InspectionError(f"{p} est illisible comme base SQLite : {exc}") from exc
-    missing = [t for t in TABLES if t not in found]
-    if missing:
-        con.close()
-        raise InspectionError(
-            f"{p} n'est pas une base du tuteur : table(s) absente(s) : {', '.join(missing)}."
-        )
-    return con
+        return dbfile.connect_readonly(path)
+    except dbfile.DbFileError as exc:
+        raise InspectionError(str(exc)) from None
 
 
-def _readonly_query(p: Path) -> str:
-    """`mode=ro`, plus `immutable=1` when no writer left a -wal or -journal beside the file.
-
-    A plain read-only open of a WAL database creates empty -wal and -shm files and cannot
-    remove them; a closed database (no -wal, no -journal) is read as immutable instead, so
-    inspecting leaves the folder exactly as it was. With a -wal present (a writer is open, or
-    crashed), the read goes through it, so its pages are seen.
-    """
-    siblings = (p.with_name(p.name + "-wal"), p.with_name(p.name + "-journal"))
-    return "?mode=ro" if any(s.exists() for s in siblings) else "?mode=ro&immutable=1"
-
-
-def inspecter(path: str | os.PathLike[str] = "tuteur.db") -> str:
-    """The two lines the seed's inspecter.py prints: user_states rows, (count, session) pairs."""
+def inspecter(path: str | os.PathLike[str] = app.DEFAULT_DB) -> str:
+    """Les deux lignes à lire : les lignes de ``user_states``, puis le nombre d'événements
+    de chaque session (paires ``(nombre, session_id)``, par id de session)."""
     con = connect_readonly(path)
     try:
         states = con.execute("SELECT app_name, user_id, state FROM user_states").fetchall()
@@ -82,11 +58,11 @@ def inspecter(path: str | os.PathLike[str] = "tuteur.db") -> str:
     return f"{states}\n{counts}"
 
 
-def tables(path: str | os.PathLike[str] = "tuteur.db") -> dict[str, pd.DataFrame]:
-    """The four tables as DataFrames; JSON columns are kept and also expanded into columns.
+def tables(path: str | os.PathLike[str] = app.DEFAULT_DB) -> dict[str, pd.DataFrame]:
+    """Les quatre tables en DataFrames ; chaque colonne JSON est gardée et dépliée en colonnes.
 
-    Expanded columns are named after the JSON path, e.g. `state.progression.python.niveau`
-    or `event_data.content.parts`.
+    Les colonnes dépliées portent le chemin JSON, par exemple
+    ``state.progression.python.niveau`` ou ``event_data.content.parts``.
     """
     import pandas as pd
 
@@ -108,13 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     """`python -m course.inspecter [PATH]` (default: $TUTEUR_DB, else tuteur.db)."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) > 1 or (args and args[0] in {"-h", "--help"}):
-        print("Usage : python -m course.inspecter [CHEMIN_DE_LA_BASE]", file=sys.stderr)
+        print("Usage : python -m course.inspecter [CHEMIN_DE_LA_BASE]", file=sys.stderr)
         return 0 if args and args[0] in {"-h", "--help"} else 2
-    path = args[0] if args else os.environ.get("TUTEUR_DB", "tuteur.db")
+    path = args[0] if args else app.default_db_path()
     try:
         print(inspecter(path))
     except InspectionError as exc:
-        print(f"Erreur : {exc}", file=sys.stderr)
+        print(f"Erreur : {exc}", file=sys.stderr)
         return 1
     return 0
 

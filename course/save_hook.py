@@ -11,8 +11,12 @@ the file changes.
 
 It is a Jupyter server extension (it adds itself to the contents manager's save hooks, beside
 any an admin set). ``pip install`` enables it for the environment with the data file
-``course/jupyter-config/course-memoire-tuteur.json``; an editable install gets no data file,
-so ``python -m course.save_hook`` writes the same file (``make lab`` does it).
+``course/jupyter-config/course-memoire-tuteur.json``, and installs a second one,
+``course/jupyter-config/overrides.d/course-memoire-tuteur.json``, that makes French
+(``jupyterlab-language-pack-fr-FR``, a dependency) JupyterLab's default language: the course
+is in French, its interface too (a learner may still pick another one in the Settings menu).
+An editable install gets no data file, so ``python -m course.save_hook`` writes the same two
+files into the environment (``make setup``, hence ``make lab``, does it).
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from .quiz import BILAN_ENREGISTRE, BILAN_METADATA_KEY, METADATA_KEY
 __all__ = [
     "CONFIG_FILE",
     "COURSE_OUTPUT_KEYS",
+    "DATA_FILES",
+    "LAB_SETTINGS",
     "SAVED_SCORE",
     "SERVER_CONFIG",
     "WIDGET_VIEW",
@@ -39,6 +45,14 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 COURSE_OUTPUT_KEYS = (METADATA_KEY, BILAN_METADATA_KEY)
 CONFIG_FILE = "course-memoire-tuteur.json"  # in <prefix>/etc/jupyter/jupyter_server_config.d
 SERVER_CONFIG = {"ServerApp": {"jpserver_extensions": {"course.save_hook": True}}}
+# JupyterLab's default settings for the environment (<prefix>/share/jupyter/lab/settings/
+# overrides.d/, one file per package): the interface in French
+LAB_SETTINGS = {"@jupyterlab/translation-extension:plugin": {"locale": "fr_FR"}}
+# what ``pip install`` puts in the environment (pyproject's data-files), and ``enable`` writes
+DATA_FILES = {
+    f"etc/jupyter/jupyter_server_config.d/{CONFIG_FILE}": SERVER_CONFIG,
+    f"share/jupyter/lab/settings/overrides.d/{CONFIG_FILE}": LAB_SETTINGS,
+}
 
 
 def _is_course_widget(output: dict[str, Any]) -> bool:
@@ -88,16 +102,22 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 def _load_jupyter_server_extension(serverapp: Any) -> None:
     """Called by Jupyter at start-up: add the hook beside any other pre-save hook."""
     serverapp.contents_manager.register_pre_save_hook(strip_quiz_widgets)
-    serverapp.log.info("course.save_hook : les quiz sont enregistrés sans leur widget.")
+    serverapp.log.info("course.save_hook\u00a0: les quiz sont enregistrés sans leur widget.")
 
 
-def enable(prefix: str | Path = sys.prefix) -> Path:
-    """Write the file that enables the extension for every Jupyter server of ``prefix``."""
-    target = Path(prefix) / "etc" / "jupyter" / "jupyter_server_config.d" / CONFIG_FILE
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(SERVER_CONFIG, indent=2) + "\n", encoding="utf-8")
-    return target
+def enable(prefix: str | Path = sys.prefix) -> list[Path]:
+    """Write the files of ``DATA_FILES`` into ``prefix``: every Jupyter server of that
+    environment loads the extension, and its JupyterLab speaks French by default."""
+    written = []
+    for rel, content in DATA_FILES.items():
+        target = Path(prefix) / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(content, indent=2) + "\n", encoding="utf-8")
+        written.append(target)
+    return written
 
 
 if __name__ == "__main__":
-    print(f"Quiz enregistrés sans widget : extension activée dans {enable()}")
+    server, lab = enable()
+    print(f"Quiz enregistrés sans widget\u00a0: extension activée dans {server}")
+    print(f"JupyterLab en français par défaut\u00a0: {lab}")

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+from helpers import REPO
 
 __all__ = [
     "BIN",
@@ -27,7 +28,7 @@ __all__ = [
     "tree_digest",
 ]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 BIN = Path(sys.executable).parent
 VENV = BIN.parent  # the set-up the README's `make` creates (.venv), reused by the clones
 # What a course copy needs to grade the TP: its sources, the configuration, the instructor-side

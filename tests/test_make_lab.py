@@ -9,9 +9,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from processus import free_port
-
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import REPO as ROOT
+from helpers import free_port
 
 
 def get_json(url: str) -> object:
@@ -58,9 +57,8 @@ def test_make_lab_serves_the_student_notebooks(tmp_path: Path) -> None:
         assert expected and expected <= names
         with urllib.request.urlopen(f"{base}/lab?token={token}", timeout=10) as page:
             assert page.status == 200
-        assert "course.save_hook : les quiz sont enregistrés sans leur widget" in log.read_text(
-            errors="replace"
-        )
+        loaded = "course.save_hook\u00a0: les quiz sont enregistrés sans leur widget"
+        assert loaded in log.read_text(errors="replace")
     finally:
         os.killpg(lab.pid, signal.SIGTERM)
         try:

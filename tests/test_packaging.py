@@ -4,13 +4,12 @@ import re
 import subprocess
 import sys
 import tomllib
-from pathlib import Path
 
 import yaml
+from helpers import REPO as ROOT
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-ROOT = Path(__file__).resolve().parents[1]
 # conda-forge packages whose name differs from PyPI's
 CONDA_TO_PYPI: dict[str, str] = {}
 

@@ -15,7 +15,6 @@ __all__ = [
     "CREATE_SCHEMA_SQL",
     "EVENTS_BY_SESSION_INDEX",
     "EVENTS_TABLE_SCHEMA",
-    "EXPECTED_COLUMNS",
     "INDEX_COLUMNS",
     "INDEX_NAMES",
     "SESSIONS_BY_TIME_INDEX",
@@ -104,18 +103,3 @@ CREATE_SCHEMA_SQL = "\n".join(
         SESSIONS_BY_TIME_INDEX,
     ]
 )
-
-EXPECTED_COLUMNS: dict[str, tuple[str, ...]] = {
-    "app_states": ("app_name", "state", "update_time"),
-    "user_states": ("app_name", "user_id", "state", "update_time"),
-    "sessions": ("app_name", "user_id", "id", "state", "create_time", "update_time"),
-    "events": (
-        "id",
-        "app_name",
-        "user_id",
-        "session_id",
-        "invocation_id",
-        "timestamp",
-        "event_data",
-    ),
-}

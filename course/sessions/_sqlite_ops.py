@@ -1,9 +1,9 @@
 """The SQL work of ``SqliteSessionService``, as plain functions on a ``sqlite3.Connection``.
 
-Each function runs whole in one thread (aiosqlite's worker for writes; the event loop's for a
-read on an idle connection), inside one transaction: writes take the write lock first
-(``BEGIN IMMEDIATE``), so the staleness check and the write see the same database and two
-racing writers cannot both succeed.
+Each function runs whole in one thread (the connection's own for writes, see
+``_connection_thread``; the event loop's for a read on an idle connection), inside one
+transaction: writes take the write lock first (``BEGIN IMMEDIATE``), so the staleness check
+and the write see the same database and two racing writers cannot both succeed.
 """
 
 from __future__ import annotations

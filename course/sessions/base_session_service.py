@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from ..events import Event
 from .errors import InvalidArgumentError
-from .session import Session, constructed
+from .session import Session
 from .state import State, dumps_state, split_state
 
 __all__ = ["BaseSessionService", "GetSessionConfig", "ListSessionsResponse"]
@@ -44,15 +44,6 @@ class ListSessionsResponse(BaseModel):
     leurs événements."""
 
     sessions: list[Session] = Field(default_factory=list)
-
-
-_LISTING_FIELDS_SET = {"sessions"}
-
-
-def stored_listing(sessions: list[Session]) -> ListSessionsResponse:
-    """What ``ListSessionsResponse.model_construct(sessions=sessions)`` builds (see
-    ``stored_session``), in a few C calls instead of pydantic's Python."""
-    return constructed(ListSessionsResponse, {"sessions": sessions}, _LISTING_FIELDS_SET)
 
 
 def check_name(value: Any, what: str) -> str:

@@ -1,40 +1,36 @@
-"""``SqliteSessionService``: sessions in a SQLite file in ADK 2.10's format, on aiosqlite.
+"""``SqliteSessionService``: sessions in a SQLite file in ADK 2.10's format.
 
 Unlike ADK's service, it keeps ONE connection open (until ``close()`` or the end of an
 ``async with`` block), runs in WAL mode with a busy timeout, has an index for a session's events
-in time order, and checks staleness inside the write transaction. Writes run in aiosqlite's
-thread; reads on an idle connection run in place, without a thread hop (see ``_run``). Files
-stay interchangeable with ADK's ``SqliteSessionService``.
+in time order, and checks staleness inside the write transaction. Files stay interchangeable
+with ADK's ``SqliteSessionService``. The SQL is in ``_sqlite_ops``, the tables in ``_schema``;
+statements run through one ``ConnectionThread`` (writes in its thread, reads in place when the
+connection is idle, see ``_run``); ``_speedups`` builds the results fast.
 """
 
 from __future__ import annotations
 
 import asyncio
-import gc
-import json
 import os
 import sqlite3
-import stat
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote, urlparse
+from urllib.parse import unquote, urlparse
 
-import aiosqlite
-from pydantic import TypeAdapter
-
+from .. import dbfile
 from ..events import Event
+from . import _speedups as speedups
 from . import _sqlite_ops as ops
-from ._schema import CREATE_SCHEMA_SQL, EXPECTED_COLUMNS, INDEX_COLUMNS
+from ._connection_thread import NOT_HERE, ConnectionThread
+from ._schema import CREATE_SCHEMA_SQL, INDEX_COLUMNS
 from .base_session_service import (
     BaseSessionService,
     GetSessionConfig,
     ListSessionsResponse,
     check_name,
-    stored_listing,
 )
 from .errors import (
     InvalidArgumentError,
@@ -43,105 +39,12 @@ from .errors import (
     ServiceClosedError,
     SessionNotFoundError,
 )
-from .session import Session, stored_session, stored_sessions
-from .state import State, merge_state, prefixed, split_state
+from .session import Session
+from .state import merge_state, split_state
 
 __all__ = ["SqliteSessionService"]
 
-SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 5_000
-EVENT_LIST = TypeAdapter(list[Event])
-
-
-def _parse_events(rows: list[str]) -> list[Event]:
-    """Events from their stored JSON in one validation call (much cheaper than one per row)."""
-    return EVENT_LIST.validate_json("[" + ",".join(rows) + "]") if rows else []
-
-
-def _events_from(rows: list[str] | None) -> list[Event] | None:
-    """The events that ``ops.list_events`` found (None: no such session)."""
-    return None if rows is None else _parse_events(rows)
-
-
-def _parse_states(texts: Sequence[str], *scoped: tuple[str | None, str]) -> list[dict[str, Any]]:
-    """States from their stored JSON in one json.loads call: first each ``(JSON or None,
-    table)`` of ``scoped`` (None: no row, an empty state), then the sessions' ``texts``.
-    A bad row gets the clear error of ``ops.loads_state``, naming its table."""
-    heads = ["{}" if text is None else text for text, _ in scoped]
-    try:
-        states = json.loads("[" + ",".join([*heads, *texts]) + "]")
-    except (TypeError, ValueError):
-        states = None
-    if states is None or len(states) != len(heads) + len(texts) or set(map(type, states)) - {dict}:
-        states = [
-            ops.loads_state(text, table) for text, (_, table) in zip(heads, scoped, strict=True)
-        ]
-        states += [ops.loads_state(text, "sessions") for text in texts]
-    return states
-
-
-def _session_from(app_name: str, user_id: str, session_id: str, found: tuple | None):
-    """The Session that ``ops.get_session`` found (or None)."""
-    if found is None:
-        return None
-    app_state, user_state, own, update_time, events = found
-    return stored_session(
-        session_id,
-        app_name,
-        user_id,
-        merge_state(app_state, user_state, own),
-        _parse_events(events),
-        update_time,
-    )
-
-
-def _user_listing(app_name: str, user_id: str, rows: list[tuple]) -> ListSessionsResponse:
-    """The sessions of one user that ``ops.list_sessions`` found, merged state, no events."""
-    (_, app_json, user_json), found = rows[0], rows[1:]
-    times, ids, texts = zip(*found, strict=True) if found else ((), (), ())
-    app_state, user_state, *states = _parse_states(
-        texts, (app_json, "app_states"), (user_json, "user_states")
-    )
-    scoped = {**prefixed(app_state, State.APP_PREFIX), **prefixed(user_state, State.USER_PREFIX)}
-    # Each session's field dict (Session's field order), its own state dict (session keys,
-    # then app:, then user:, ADK's order) and its own events list.
-    fields = [
-        {
-            "id": sid,
-            "app_name": app_name,
-            "user_id": user_id,
-            "state": {**state, **scoped},
-            "events": [],
-            "last_update_time": update_time,
-        }
-        for sid, state, update_time in zip(ids, states, times, strict=True)
-    ]
-    return stored_listing(stored_sessions(fields))
-
-
-def _app_listing(app_name: str, rows: list[tuple]) -> ListSessionsResponse:
-    """Every user's sessions that ``ops.list_sessions`` found, merged state, no events."""
-    (_, _, app_json, users_json), found = rows[0], rows[1:]
-    times, uids, ids, texts = zip(*found, strict=True) if found else ((), (), (), ())
-    app_state, *states = _parse_states(texts, (app_json, "app_states"))
-    app_part = prefixed(app_state, State.APP_PREFIX)
-    # The scoped keys of each user, merged once: app:, then user:.
-    scoped = {
-        uid: {**app_part, **prefixed(ops.loads_state(text, "user_states"), State.USER_PREFIX)}
-        for uid, text in json.loads(users_json).items()
-    }
-    fields = [
-        {
-            "id": sid,
-            "app_name": app_name,
-            "user_id": uid,
-            "state": {**state, **scoped.get(uid, app_part)},
-            "events": [],
-            "last_update_time": update_time,
-        }
-        for sid, uid, state, update_time in zip(ids, uids, states, times, strict=True)
-    ]
-    return stored_listing(stored_sessions(fields))
 
 
 def _parse_path(db_path: Any) -> Path:
@@ -160,62 +63,16 @@ def _parse_path(db_path: Any) -> Path:
     return Path(db_path)
 
 
-def _is_read_only(path: Path) -> bool:
-    """True if the file may not be written: no write permission bit, or no write access to
-    the file or to its folder (where SQLite's journal goes).
-
-    root ignores permission bits (``os.access`` says yes), so the bits are read too: a file
-    chmod 0444 is treated as read-only for everyone, as its owner meant.
-    """
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        return False
-    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
-        return True
-    # SQLite writes through a journal file beside the database: the folder must be writable.
-    return not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK)
-
-
-def _read_only_flags(path: Path) -> str:
-    """URI flags to read a file we may not write, without creating any file beside it.
-
-    With no pending journal the file is complete by itself: ``immutable=1`` reads it without
-    the ``-shm`` file that WAL mode needs (a user who cannot write the folder could not create
-    it). With a pending ``-wal`` or ``-journal``, SQLite must read that too: plain ``mode=ro``.
-    """
-    for suffix in ("-wal", "-journal"):
-        pending = Path(f"{path}{suffix}")
-        if pending.exists() and pending.stat().st_size > 0:
-            return "mode=ro"
-    return "mode=ro&immutable=1"
-
-
 def _check_location(path: Path) -> None:
-    """Clear French errors for a path that cannot hold a session database."""
+    """``dbfile.check_location`` with the service's errors (``:memory:`` needs no file)."""
     if str(path) == ":memory:":
         return
-    folder = path.parent
-    if not folder.is_dir():
-        raise InvalidDatabaseError(
-            f"Le dossier {str(folder)!r} n'existe pas : impossible d'y créer ou d'y lire la base "
-            f"{path.name!r}. Créez d'abord le dossier ou choisissez un autre chemin."
-        )
-    if path.is_dir():
-        raise InvalidDatabaseError(f"{str(path)!r} est un dossier, pas un fichier de base SQLite.")
-    if path.exists():
-        try:
-            with path.open("rb") as file:
-                header = file.read(len(SQLITE_HEADER))
-        except PermissionError:
-            raise ReadOnlyDatabaseError(
-                f"Le fichier {str(path)!r} n'est pas lisible (droits d'accès)."
-            ) from None
-        if header and header != SQLITE_HEADER:
-            raise InvalidDatabaseError(
-                f"Le fichier {str(path)!r} n'est pas une base SQLite (en-tête inattendu). "
-                "Il n'a pas été modifié ; choisissez un autre chemin."
-            )
+    try:
+        dbfile.check_location(path)
+    except dbfile.UnreadableFileError as exc:
+        raise ReadOnlyDatabaseError(str(exc)) from None
+    except dbfile.DbFileError as exc:
+        raise InvalidDatabaseError(str(exc)) from None
 
 
 def _prepare(db: sqlite3.Connection, path: Path, read_only: bool) -> None:
@@ -236,7 +93,7 @@ def _prepare(db: sqlite3.Connection, path: Path, read_only: bool) -> None:
             f"Le fichier {str(path)!r} n'est pas une base SQLite lisible ({exc}). "
             "Il n'a pas été modifié."
         ) from None
-    for table, expected in EXPECTED_COLUMNS.items():
+    for table, expected in dbfile.COLUMNS.items():
         if table not in tables:
             if read_only:
                 raise ReadOnlyDatabaseError(
@@ -265,7 +122,7 @@ def _prepare(db: sqlite3.Connection, path: Path, read_only: bool) -> None:
         for name, columns in INDEX_COLUMNS.items()
         if tuple(row[2] for row in db.execute(f"PRAGMA index_info({name})")) != columns
     ]
-    if outdated or not tables.issuperset(EXPECTED_COLUMNS):
+    if outdated or not tables.issuperset(dbfile.COLUMNS):
 
         def create(d: sqlite3.Connection) -> None:
             for name in outdated:  # missing, or an older definition under that name
@@ -274,23 +131,6 @@ def _prepare(db: sqlite3.Connection, path: Path, read_only: bool) -> None:
                 d.execute(statement)
 
         ops.write(db, create)
-
-
-class _LockedInPlace(Exception):
-    """A read in place met a lock that it would have had to wait for."""
-
-
-def _without_waiting(db: sqlite3.Connection, job: Callable[[], Any]) -> Any:
-    """``job()`` with a busy timeout of 0: it fails at once instead of waiting for a lock."""
-    db.execute("PRAGMA busy_timeout = 0")
-    try:
-        return job()
-    except sqlite3.OperationalError as exc:
-        if ops.is_busy(exc):
-            raise _LockedInPlace from exc
-        raise
-    finally:
-        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def _statements(script: str) -> list[str]:
@@ -309,13 +149,10 @@ class SqliteSessionService(BaseSessionService):
     def __init__(self, db_path: str | os.PathLike[str]) -> None:
         self.db_path: Path = _parse_path(db_path)
         _check_location(self.db_path)
-        self._conn: aiosqlite.Connection | None = None
+        self._conn: ConnectionThread | None = None
         self._open_lock: asyncio.Lock | None = None
         self._closed = False
         self._read_only = False
-        # Held by whichever thread runs statements on the connection: aiosqlite's worker for
-        # every job, the event loop's thread for a read done in place (see _run).
-        self._in_use = threading.Lock()
 
     def __repr__(self) -> str:
         state = "fermé" if self._closed else ("ouvert" if self._conn else "pas encore ouvert")
@@ -329,7 +166,7 @@ class SqliteSessionService(BaseSessionService):
 
     # -- connection -------------------------------------------------------------------------
 
-    async def _connection(self) -> aiosqlite.Connection:
+    async def _connection(self) -> ConnectionThread:
         if self._closed:
             raise ServiceClosedError(
                 f"Ce service ({self.db_path}) a été fermé avec close() : créez-en un nouveau."
@@ -342,28 +179,29 @@ class SqliteSessionService(BaseSessionService):
                     self._conn = await self._open()
         return self._conn
 
-    async def _open(self) -> aiosqlite.Connection:
+    async def _open(self) -> ConnectionThread:
         path = self.db_path
         _check_location(path)
-        self._read_only = _is_read_only(path)
-        if self._read_only:
-            target, uri = f"file:{quote(str(path.resolve()))}?{_read_only_flags(path)}", True
-        else:
-            target, uri = str(path), False
+        self._read_only = read_only = dbfile.is_read_only(path)
+        target = dbfile.readonly_uri(path) if read_only else str(path)
         # check_same_thread=False: reads may run in the event loop's thread (see _run), never
-        # at the same time as the worker, which the _in_use lock ensures.
-        conn = aiosqlite.connect(
-            target, uri=uri, isolation_level=None, cached_statements=64, check_same_thread=False
-        )
-        # A forgotten close() must not keep the process alive at exit (aiosqlite's worker
-        # thread is not a daemon): the OS closes the file and SQLite's journal stays sound.
-        conn._thread.daemon = True
+        # at the same time as the connection's own thread, which ConnectionThread ensures.
+        conn = ConnectionThread(BUSY_TIMEOUT_MS)
         try:
-            await conn
+            await conn.open(
+                partial(
+                    sqlite3.connect,
+                    target,
+                    uri=read_only,
+                    isolation_level=None,
+                    cached_statements=64,
+                    check_same_thread=False,
+                )
+            )
         except sqlite3.Error as exc:
             raise InvalidDatabaseError(f"Impossible d'ouvrir {str(path)!r} : {exc}.") from None
         try:
-            await conn._execute(lambda: _prepare(conn._conn, path, self._read_only))
+            await conn.run(partial(_prepare, path=path, read_only=read_only))
         except BaseException:
             await conn.close()
             raise
@@ -381,13 +219,10 @@ class SqliteSessionService(BaseSessionService):
         single statement is one already), then ``then(result)`` once it is over, so that
         building the results does not keep the database's read snapshot open.
 
-        Writes run in aiosqlite's thread: they may wait for another program's lock and for
-        the disk. A read runs in place, in the event loop's thread, when the connection is
-        idle: the thread hop costs more than the read itself (0.1-0.2 ms against 0.05-0.2 ms
-        for a session or a user's listing), and building the results is Python work that
-        holds the GIL, so the worker would not free the loop for it anyway. A read in place
-        never waits for a lock (busy timeout 0; in WAL mode readers seldom meet one): if it
-        meets one, or if the worker holds the connection, it goes to the worker's queue."""
+        Writes run in the connection's thread: they may wait for another program's lock and
+        for the disk. A read runs in place, in the event loop's thread, when the connection
+        is idle and no other program holds a lock (``ConnectionThread.run_here``); otherwise
+        it queues in the thread too."""
         conn = self._conn if self._conn is not None else await self._connection()
         if write and self._read_only:
             raise ReadOnlyDatabaseError(
@@ -395,35 +230,18 @@ class SqliteSessionService(BaseSessionService):
                 "lecture possible, écriture refusée. Rien n'a été modifié."
             )
         runner = ops.write if write else ops.run_alone if alone else ops.read
-        in_use = self._in_use
 
-        def job() -> Any:
+        def job(db: sqlite3.Connection) -> Any:
             if then is None:
-                return runner(conn._conn, work, *args)
-            # The cyclic GC paused while rows are read and results built from them: thousands
-            # of small acyclic objects, which reference counting frees, that it would only
-            # walk through while they are being made (a third of a big listing's time).
-            gc_was_enabled = gc.isenabled()
-            gc.disable()
-            try:
-                return then(runner(conn._conn, work, *args))
-            finally:
-                if gc_was_enabled:
-                    gc.enable()
-
-        def job_in_worker() -> Any:
-            with in_use:
-                return job()
+                return runner(db, work, *args)
+            return speedups.gc_paused(lambda: then(runner(db, work, *args)))
 
         try:
-            if not write and in_use.acquire(blocking=False):
-                try:
-                    return _without_waiting(conn._conn, job)
-                except _LockedInPlace:
-                    pass  # another program holds a lock: wait for it in the worker
-                finally:
-                    in_use.release()
-            return await conn._execute(job_in_worker)
+            if not write:
+                result = conn.run_here(job)
+                if result is not NOT_HERE:
+                    return result
+            return await conn.run(job)
         except sqlite3.OperationalError as exc:
             if "readonly" in str(exc):
                 raise ReadOnlyDatabaseError(
@@ -439,8 +257,6 @@ class SqliteSessionService(BaseSessionService):
         conn, self._conn = self._conn, None
         if conn is not None:
             await conn.close()
-            # The worker has returned its last result; wait the microseconds it needs to end.
-            conn._thread.join(timeout=5)
 
     # -- API ----------------------------------------------------------------------------------
 
@@ -486,7 +302,7 @@ class SqliteSessionService(BaseSessionService):
             session_id,
             num_recent,
             after,
-            then=partial(_session_from, app_name, user_id, session_id),
+            then=partial(speedups.session_from, app_name, user_id, session_id),
         )
 
     async def list_sessions(
@@ -496,9 +312,9 @@ class SqliteSessionService(BaseSessionService):
         if user_id is not None:
             check_name(user_id, "user_id")
         then = (
-            partial(_app_listing, app_name)
+            partial(speedups.app_listing, app_name)
             if user_id is None
-            else partial(_user_listing, app_name, user_id)
+            else partial(speedups.user_listing, app_name, user_id)
         )
         return await self._run(ops.list_sessions, app_name, user_id, alone=True, then=then)
 
@@ -523,7 +339,13 @@ class SqliteSessionService(BaseSessionService):
         self._check_ids(app_name, user_id, session_id)
         self._check_page(after, limit, offset)
         events = await self._run(
-            ops.list_events, app_name, user_id, session_id, after + offset, limit, then=_events_from
+            ops.list_events,
+            app_name,
+            user_id,
+            session_id,
+            after + offset,
+            limit,
+            then=speedups.events_from,
         )
         if events is None:
             raise SessionNotFoundError(f"Session {session_id!r} introuvable.")

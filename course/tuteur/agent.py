@@ -6,12 +6,11 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .modele import RuleTutorModel, TurnModel
-from .outils import enregistrer_reponse, fixer_niveau
+from ..app import APP_NAME
+from .model import RuleTutorModel, TurnModel
+from .tools import enregistrer_reponse, fixer_niveau
 
 __all__ = ["APP_NAME", "Agent", "Tuteur", "ToolContext", "DeltaState"]
-
-APP_NAME = "tuteur"
 
 Tool = Callable[..., dict[str, Any]]
 
@@ -35,7 +34,7 @@ class DeltaState(MutableMapping[str, Any]):
         self.delta[key] = value
 
     def __delitem__(self, key: str) -> None:
-        raise TypeError("l'état d'une session ne se supprime pas : écrire None à la place")
+        raise TypeError("l'état d'une session ne se supprime pas : écrire None à la place")
 
     def __iter__(self) -> Iterator[str]:
         yield from self.delta
@@ -69,12 +68,13 @@ class Agent:
 
 
 class Tuteur(Agent):
-    """The course's tutor: the rule-based model and the two progression tools."""
+    """Le tuteur du cours : un modèle à règles fixes et ses deux outils de progression
+    (``fixer_niveau``, ``enregistrer_reponse``), à donner à un ``Runner``."""
 
     def __init__(self, model: TurnModel | None = None) -> None:
         super().__init__(
             name=APP_NAME,
             model=model if model is not None else RuleTutorModel(),
             tools={"fixer_niveau": fixer_niveau, "enregistrer_reponse": enregistrer_reponse},
-            description="Tuteur de Python : pose des questions par niveau et suit la progression.",
+            description="Tuteur de Python : pose des questions par niveau et suit la progression.",
         )

@@ -1,4 +1,4 @@
-"""Command line of the tutor, as the seed's `files/main.py`.
+"""Command line of the tutor: talk to it in a terminal, with its memory in a SQLite file.
 
     python -m course.tuteur --user alice [--reprendre] [--db PATH]
     python -m course.tuteur demo [--db PATH]
@@ -12,56 +12,34 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sqlite3
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .agent import APP_NAME, Tuteur
-from .demonstration import DEMO_USER, demo
-from .modele import is_farewell
+from .. import app, dbfile
+from ..app import APP_NAME
+from .agent import Tuteur
+from .demo_sessions import DEMO_USER, demo
+from .model import is_farewell
 from .runner import Runner, message
 
-__all__ = ["DbPathError", "check_db_path", "default_db", "main"]
+__all__ = ["check_db_path", "main"]
 
-_SQLITE_HEADER = b"SQLite format 3\x00"
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-
-class DbPathError(ValueError):
-    """The --db path cannot hold the tutor's database (nothing was written)."""
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"Erreur : {message}\n")
-
-
-def default_db() -> str:
-    return os.environ.get("TUTEUR_DB") or "tuteur.db"
+        self.exit(EXIT_USAGE, f"Erreur : {message}\n")
 
 
 def check_db_path(path: str) -> Path:
-    """Refuse, before anything is written, a path the service could not use."""
-    p = Path(path).expanduser()
+    """The --db path once ``dbfile.check_location`` accepts it (nothing is written before)."""
     if not str(path).strip():
-        raise DbPathError("Chemin de base vide : donnez un fichier avec --db.")
-    if not p.parent.is_dir():
-        raise DbPathError(
-            f"Le dossier « {p.parent} » n'existe pas : créez-le ou choisissez un autre --db."
-        )
-    if p.is_dir():
-        raise DbPathError(f"« {p} » est un dossier, pas un fichier de base de données.")
-    if p.is_file() and p.stat().st_size > 0:
-        with p.open("rb") as f:
-            if f.read(len(_SQLITE_HEADER)) != _SQLITE_HEADER:
-                raise DbPathError(
-                    f"« {p} » n'est pas une base SQLite : il n'a pas été modifié ; "
-                    "choisissez un autre fichier avec --db."
-                )
-    return p
+        raise dbfile.DbFileError("Chemin de base vide : donnez un fichier avec --db.")
+    return dbfile.check_location(Path(path).expanduser())
 
 
 def _open_service(path: Path) -> Any:
@@ -80,8 +58,8 @@ def _show(event: Any) -> None:
             args = ", ".join(f"{k}={v!r}" for k, v in (part.function_call.args or {}).items())
             _say(f"  [outil] {part.function_call.name}({args})")
         elif part.function_response is not None:
-            statut = (part.function_response.response or {}).get("statut", "?")
-            _say(f"  [outil] {part.function_response.name} -> {statut}")
+            status = (part.function_response.response or {}).get("statut", "?")
+            _say(f"  [outil] {part.function_response.name} -> {status}")
         elif part.text and event.author != "user":
             _say(f"tuteur> {part.text}")
 
@@ -100,7 +78,7 @@ def _read(prompt: str) -> str:
     return line.rstrip("\n")
 
 
-def _run_session(user: str, reprendre: bool, db: Path) -> int:
+def _run_session(user: str, resume: bool, db: Path) -> int:
     loop = asyncio.new_event_loop()
     service = session_id = None
     try:
@@ -108,7 +86,7 @@ def _run_session(user: str, reprendre: bool, db: Path) -> int:
         sessions = loop.run_until_complete(
             service.list_sessions(app_name=APP_NAME, user_id=user)
         ).sessions
-        if reprendre and sessions:
+        if resume and sessions:
             session_id = sessions[-1].id
             _say(f"Reprise de la session {session_id}")
             full = loop.run_until_complete(
@@ -120,31 +98,31 @@ def _run_session(user: str, reprendre: bool, db: Path) -> int:
             if texts:
                 _say(f"tuteur> {texts[-1]}")
         else:
-            if reprendre:
+            if resume:
                 _say(
-                    f"Aucune session précédente pour « {user} » : je commence une nouvelle session."
+                    f"Aucune session précédente pour « {user} » : je commence une nouvelle session."
                 )
             session = loop.run_until_complete(
                 service.create_session(app_name=APP_NAME, user_id=user)
             )
             session_id = session.id
             _say(f"Nouvelle session {session_id} pour {user}.")
-        _say("Écris ta réponse puis Entrée ; « au revoir » pour terminer.")
+        _say("Écris ta réponse puis Entrée ; « au revoir » pour terminer.")
         runner = Runner(agent=Tuteur(), app_name=APP_NAME, session_service=service)
         while True:
             try:
                 text = _read(f"{user}> ")
             except EOFError:
                 _say(
-                    f"\nFin de l'entrée : session {session_id} arrêtée. Tout ce qui a été dit "
-                    "est enregistré ; reprends-la avec --reprendre."
+                    f"\nFin de l'entrée : session {session_id} arrêtée. Tout ce qui a été dit "
+                    "est enregistré ; reprends-la avec --reprendre."
                 )
                 return EXIT_OK
             except UnicodeError:
-                _say("Entrée illisible (pas en UTF-8) : ligne ignorée.", err=True)
+                _say("Entrée illisible (pas en UTF-8) : ligne ignorée.", err=True)
                 continue
             if not text.strip():
-                _say("Réponse vide : écris ta réponse, ou « au revoir » pour terminer.")
+                _say("Réponse vide : écris ta réponse, ou « au revoir » pour terminer.")
                 continue
             loop.run_until_complete(_turn(runner, user, session_id, text))
             if is_farewell(text):
@@ -153,13 +131,13 @@ def _run_session(user: str, reprendre: bool, db: Path) -> int:
         _cancel_pending(loop)
         where = f" (session {session_id})" if session_id else ""
         _say(
-            f"\nInterrompu (Ctrl-C) : ce qui était déjà dit est enregistré{where} ; "
+            f"\nInterrompu (Ctrl-C) : ce qui était déjà dit est enregistré{where} ; "
             "reprends avec --reprendre.",
             err=True,
         )
         return EXIT_INTERRUPTED
     except (sqlite3.Error, ValueError, OSError) as exc:
-        _say(f"Erreur avec la base « {db} » : {exc}", err=True)
+        _say(f"Erreur avec la base « {db} » : {exc}", err=True)
         return EXIT_ERROR
     finally:
         try:
@@ -201,21 +179,21 @@ def _run_demo(db: Path) -> int:
     try:
         ids, counts = asyncio.run(replay())
     except (sqlite3.Error, ValueError, OSError) as exc:
-        _say(f"Erreur : {exc}", err=True)
+        _say(f"Erreur : {exc}", err=True)
         return EXIT_ERROR
     _say(
-        f"Démonstration rejouée dans {db} pour {DEMO_USER} : sessions {ids}, "
+        f"Démonstration rejouée dans {db} pour {DEMO_USER} : sessions {ids}, "
         f"{counts[0]} puis {counts[1]} événements."
     )
-    _say(f"Regardez le fichier : python -m course.inspecter {db}")
+    _say(f"Regardez le fichier : python -m course.inspecter {db}")
     return EXIT_OK
 
 
 def _add_db_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
-        default=default_db(),
-        help="fichier SQLite (défaut : $TUTEUR_DB, sinon tuteur.db)",
+        default=app.default_db_path(),
+        help=f"fichier SQLite (défaut : ${app.DB_ENV_VAR}, sinon {app.DEFAULT_DB})",
     )
 
 
@@ -246,8 +224,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("indiquez l'élève avec --user NOM (non vide)")
     try:
         db = check_db_path(opts.db)
-    except DbPathError as exc:
-        _say(f"Erreur : {exc}", err=True)
+    except dbfile.DbFileError as exc:
+        _say(f"Erreur : {exc}", err=True)
         return EXIT_ERROR
     if args[:1] == ["demo"]:
         return _run_demo(db)

@@ -16,7 +16,7 @@ from course.events import Content, Part
 
 from .agent import Agent, DeltaState, ToolContext
 from .compat import COURSE_TYPES, EventTypes, convert_content, event_types_for
-from .modele import ModelRequest
+from .model import ModelRequest
 
 __all__ = ["Runner", "UnknownSessionError", "message"]
 
@@ -28,7 +28,7 @@ class UnknownSessionError(ValueError):
 
 
 def message(text: str) -> Content:
-    """The learner's message as a content, ready for `run_async(new_message=...)`."""
+    """Le message de l'élève, prêt pour ``runner.run_async(new_message=...)``."""
     if not isinstance(text, str):
         raise TypeError(f"message attend un texte (str), pas {type(text).__name__}")
     return Content(role="user", parts=[Part(text=text)])
@@ -49,14 +49,14 @@ class Runner:
     ) -> AsyncIterator[Any]:
         """Append and yield the turn's events, the user's message first."""
         if getattr(new_message, "parts", None) is None:
-            raise TypeError('new_message doit être un Content : utilisez message("votre texte")')
+            raise TypeError('new_message doit être un Content : utilisez message("votre texte")')
         session = await self.session_service.get_session(
             app_name=self.app_name, user_id=user_id, session_id=session_id
         )
         if session is None:
             raise UnknownSessionError(
-                f"Session « {session_id} » introuvable pour l'élève « {user_id} » "
-                f"dans l'application « {self.app_name} » : créez-la avec create_session."
+                f"Session « {session_id} » introuvable pour l'élève « {user_id} » "
+                f"dans l'application « {self.app_name} » : créez-la avec create_session."
             )
         types = event_types_for(self.session_service)
         invocation_id = "e-" + str(uuid.uuid4())
@@ -82,7 +82,7 @@ class Runner:
             for call in calls:
                 event = await self._run_tool(call, session, types, invocation_id)
                 yield await self._append(session, event)
-        raise RuntimeError(f"Le modèle a dépassé {MAX_STEPS} étapes dans un même tour : arrêt.")
+        raise RuntimeError(f"Le modèle a dépassé {MAX_STEPS} étapes dans un même tour : arrêt.")
 
     async def _append(self, session: Any, event: Any) -> Any:
         return await self.session_service.append_event(session=session, event=event)
@@ -106,12 +106,12 @@ class Runner:
         context = ToolContext(DeltaState(session.state), session.user_id, session.id)
         tool = self.agent.tools.get(call.name)
         if tool is None:
-            result: dict[str, Any] = {"statut": "erreur", "message": f"outil inconnu : {call.name}"}
+            result: dict[str, Any] = {"statut": "erreur", "message": f"outil inconnu : {call.name}"}
         else:
             try:
                 bound = inspect.signature(tool).bind(**(call.args or {}), tool_context=context)
             except TypeError as exc:
-                result = {"statut": "erreur", "message": f"arguments invalides : {exc}"}
+                result = {"statut": "erreur", "message": f"arguments invalides : {exc}"}
             else:
                 result = tool(*bound.args, **bound.kwargs)
                 if inspect.isawaitable(result):

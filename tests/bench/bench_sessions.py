@@ -271,9 +271,11 @@ async def bench_raw_loop(folder: Path, n: int) -> Result:
             await course.append_event(session=session, event=events[i])
 
         raw_t, course_t = await alternate(raw.append, course_call, n)
+        query = "SELECT event_data FROM events ORDER BY rowid"
+        course_conn = await course._connection()
         stored = [
-            await db.execute_fetchall("SELECT event_data FROM events ORDER BY rowid")
-            for db in (raw.db, await course._connection())
+            await raw.db.execute_fetchall(query),
+            await course_conn.run(lambda db: db.execute(query).fetchall()),
         ]
     assert len(stored[0]) == len(stored[1]) == n
     return Result("append_event vs raw aiosqlite loop", raw_t, course_t, 2, lower_is_better=True)
@@ -373,15 +375,22 @@ def cost_model(results: list[Result]) -> str:
     )
 
 
+def in_scratch_folder(
+    run: Callable[[bool, Path], Awaitable[list[Result]]], quick: bool
+) -> list[Result]:
+    """``run(quick, folder)`` in a fresh temporary folder, removed afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix="bench-"))
+    try:
+        return asyncio.run(run(quick, folder))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few iterations, targets unchecked")
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="bench-sessions-"))
-    try:
-        results = asyncio.run(run(args.quick, folder))
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    results = in_scratch_folder(run, args.quick)
     report(results)
     if args.quick:
         print("quick run: targets not checked")

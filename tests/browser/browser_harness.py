@@ -22,10 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from processus import alive, free_port, port_open, stop_pids
+import psutil
+from helpers import REPO, alive, free_port, port_open, stop_pids
 
 __all__ = [
     "CHROMIUM_FLAGS",
+    "DARK",
+    "LIGHT",
+    "MIN_CONTRAST",
     "NOTEBOOK_TREES",
     "REPO",
     "SCREENSHOTS",
@@ -45,12 +49,13 @@ __all__ = [
     "pids_with_argument",
     "port_open",
     "reference_errors",
+    "set_theme",
     "start_jupyterlab",
+    "start_make_lab",
     "stop_jupyterlab",
     "stop_pids",
 ]
 
-REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / ".artefacts" / "screenshots"
 NOTEBOOK_TREES = ("notebooks", "solutions")
 CHROMIUM_FLAGS = [
@@ -65,6 +70,13 @@ CHROMIUM_FLAGS = [
     "--disable-dev-shm-usage",
 ]
 VIEWPORT = {"width": 1280, "height": 900}
+# JupyterLab's two stock themes; the course must read in both
+LIGHT, DARK = "JupyterLab Light", "JupyterLab Dark"
+MIN_CONTRAST = 4.5  # WCAG 2 AA, normal text
+# the menus the harness drives, as a learner sees them: JupyterLab in French (course.save_hook)
+RUN_MENU = "Exécution"
+RUN_ALL = "Exécuter toutes les cellules"
+RUN_BELOW = "Exécuter la cellule sélectionnée et toutes les suivantes"
 MERMAID_FENCE = re.compile(r"^[ \t]{0,3}(?:```|~~~)[ \t]*mermaid\b", re.MULTILINE)
 IGNORED_PARTS = {".ipynb_checkpoints", "__pycache__"}
 
@@ -72,45 +84,21 @@ IGNORED_PARTS = {".ipynb_checkpoints", "__pycache__"}
 # --------------------------------------------------------------------------- processes
 
 
-def _children(pid: int) -> list[int]:
-    """Direct children of ``pid``, read from /proc (no psutil needed)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # the command name may hold spaces and parentheses: the ppid follows the last ')'
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if int(fields[1]) == pid:
-            found.append(int(entry.name))
-    return found
-
-
 def descendants(pid: int) -> list[int]:
     """Every process below ``pid`` (children, grandchildren, ...)."""
-    out, todo = [], [pid]
-    while todo:
-        for child in _children(todo.pop()):
-            out.append(child)
-            todo.append(child)
-    return out
+    try:
+        return [p.pid for p in psutil.Process(pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
 
 
 def pids_with_argument(text: str) -> list[int]:
     """Processes whose command line contains ``text`` (a unique temp path, never a bare name)."""
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in cmdline and alive(int(entry.name)):
-            found.append(int(entry.name))
+    for proc in psutil.process_iter(["cmdline"]):
+        cmdline = " ".join(proc.info["cmdline"] or [])
+        if proc.pid != os.getpid() and text in cmdline and alive(proc.pid):
+            found.append(proc.pid)
     return found
 
 
@@ -127,6 +115,7 @@ class JupyterLab:
     root: Path
     log: Path
     home: Path
+    settings: Path | None = None  # JUPYTERLAB_SETTINGS_DIR, when the test chose it
 
     @property
     def base_url(self) -> str:
@@ -154,6 +143,13 @@ class JupyterLab:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
 
 
+def set_theme(settings: Path, theme: str) -> None:
+    """The theme the next page load uses (a user setting, read when JupyterLab starts)."""
+    target = settings / "@jupyterlab/apputils-extension/themes.jupyterlab-settings"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps({"theme": theme}))
+
+
 def _write_lab_settings(settings: Path) -> None:
     """Fresh user settings: every cell attached to the DOM, no news or update check."""
     files = {
@@ -169,14 +165,17 @@ def _write_lab_settings(settings: Path) -> None:
         target.write_text(json.dumps(value))
 
 
-def start_jupyterlab(workdir: Path, root: Path, timeout: float = 90.0) -> JupyterLab:
-    """Start ``jupyter lab`` on 127.0.0.1 with fresh config/settings/runtime folders."""
+def _fresh_dirs(workdir: Path) -> dict[str, Path]:
     dirs = {}
     for name in ("home", "config", "data", "runtime", "settings", "workspaces", "ipython"):
         dirs[name] = workdir / name
         dirs[name].mkdir(parents=True, exist_ok=True)
     _write_lab_settings(dirs["settings"])
-    port, token = free_port(), secrets.token_hex(24)
+    return dirs
+
+
+def _environment(dirs: dict[str, Path], *, home: bool) -> dict[str, str]:
+    """This process's environment without any Jupyter setting, with fresh Jupyter folders."""
     env = {
         k: v
         for k, v in os.environ.items()
@@ -184,7 +183,6 @@ def start_jupyterlab(workdir: Path, root: Path, timeout: float = 90.0) -> Jupyte
     }
     venv_bin = str(Path(sys.executable).parent)
     env.update(
-        HOME=str(dirs["home"]),
         PATH=f"{venv_bin}{os.pathsep}{env.get('PATH', '')}",
         JUPYTER_CONFIG_DIR=str(dirs["config"]),
         JUPYTER_DATA_DIR=str(dirs["data"]),
@@ -194,26 +192,36 @@ def start_jupyterlab(workdir: Path, root: Path, timeout: float = 90.0) -> Jupyte
         IPYTHONDIR=str(dirs["ipython"]),
         PYTHONDONTWRITEBYTECODE="1",
     )
+    if home:
+        env["HOME"] = str(dirs["home"])
+    return env
+
+
+# what every server of the tests needs: loopback only, a known token, window.jupyterapp
+SERVER_ARGS = (
+    "--no-browser --ServerApp.ip=127.0.0.1 --port={port} --ServerApp.port_retries=0 "
+    "--ServerApp.token={token} --LabApp.expose_app_in_browser=True "
+    "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"
+)
+
+
+def _launch(
+    cmd: list[str], env: dict[str, str], cwd: Path, workdir: Path, dirs: dict[str, Path],
+    port: int, token: str, root: Path, timeout: float,
+) -> JupyterLab:  # fmt: skip
+    """Start ``cmd`` in its own session and wait until its server answers."""
     log = workdir / "jupyterlab.log"
-    cmd = [
-        sys.executable, "-m", "jupyterlab",
-        "--no-browser", "--allow-root",
-        "--ServerApp.ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
-        f"--ServerApp.token={token}", f"--ServerApp.root_dir={root}",
-        "--LabApp.expose_app_in_browser=True",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-    ]  # fmt: skip
     with log.open("wb") as out:
         process = subprocess.Popen(
             cmd,
             env=env,
-            cwd=dirs["home"],
+            cwd=cwd,
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
-    lab = JupyterLab(process, port, token, root, log, dirs["home"])
+    lab = JupyterLab(process, port, token, root, log, dirs["home"], dirs["settings"])
     deadline = time.monotonic() + timeout
     while True:
         if process.poll() is not None:
@@ -228,6 +236,30 @@ def start_jupyterlab(workdir: Path, root: Path, timeout: float = 90.0) -> Jupyte
             stop_jupyterlab(lab)
             raise RuntimeError(f"JupyterLab not ready after {timeout:.0f} s:\n{lab.log_tail()}")
         time.sleep(0.25)
+
+
+def start_jupyterlab(workdir: Path, root: Path, timeout: float = 90.0) -> JupyterLab:
+    """Start ``jupyter lab`` on 127.0.0.1 with fresh config/settings/runtime folders: the
+    environment's configuration only, as ``make formgrader`` runs it (the instructor's view)."""
+    dirs = _fresh_dirs(workdir)
+    port, token = free_port(), secrets.token_hex(24)
+    cmd = [
+        sys.executable, "-m", "jupyterlab", "--allow-root", f"--ServerApp.root_dir={root}",
+        *SERVER_ARGS.format(port=port, token=token).split(),
+    ]  # fmt: skip
+    env = _environment(dirs, home=True)
+    return _launch(cmd, env, dirs["home"], workdir, dirs, port, token, root, timeout)
+
+
+def start_make_lab(workdir: Path, timeout: float = 120.0) -> JupyterLab:
+    """``make lab``, the learner's command, from the repository (its recipe, its configuration,
+    notebooks/ served), with fresh Jupyter folders; LAB_ARGS only add the port and token."""
+    dirs = _fresh_dirs(workdir)
+    port, token = free_port(), secrets.token_hex(24)
+    args = SERVER_ARGS.format(port=port, token=token)
+    cmd = ["make", "--no-print-directory", "-C", str(REPO), "lab", f"LAB_ARGS={args}"]
+    env = _environment(dirs, home=False)  # make may run pip: keep its cache
+    return _launch(cmd, env, REPO, workdir, dirs, port, token, REPO / "notebooks", timeout)
 
 
 def stop_jupyterlab(lab: JupyterLab) -> list[int]:
@@ -257,9 +289,15 @@ class Browser:
 
     context: Any
     base_url: str
+    other_servers: list[str] = field(default_factory=list)  # base URLs also allowed
     blocked: list[str] = field(default_factory=list)
     page_errors: list[str] = field(default_factory=list)
     console_errors: list[str] = field(default_factory=list)
+
+    def local(self, url: str) -> bool:
+        """A request to one of the test servers (or inline data), never to the network."""
+        servers = (self.base_url, *self.other_servers)
+        return url.startswith((*(f"{b}/" for b in servers), "data:", "blob:"))
 
     def reset(self) -> None:
         """Forget what earlier pages did: each notebook is judged on its own requests/errors."""
@@ -451,11 +489,15 @@ class LabPage:
             lambda m: browser.console_errors.append(m.text) if m.type == "error" else None,
         )
 
-    def open(self, rel: str, timeout: float = 90.0) -> None:
+    def open(self, rel: str, timeout: float = 90.0, theme: str = LIGHT) -> None:
+        """Open notebook ``rel`` (fresh workspace) in ``theme``."""
+        assert self.lab.settings is not None, "serveur sans dossier de réglages connu"
+        set_theme(self.lab.settings, theme)
         url = f"{self.lab.base_url}/lab/tree/{rel}?reset&token={self.lab.token}"
         self.rel = rel
         self.page.goto(url)
         self._poll(JS_FIND_PANEL, rel, timeout=timeout, what=f"ouverture de {rel}")
+        self._poll("(t) => document.body.dataset.jpThemeName === t", theme, timeout=30, what=theme)
 
     def _poll(self, js: str, arg: Any = None, *, timeout: float, what: str) -> None:
         """Wait for a JS condition; on timeout say what the page shows (a dialog, usually)."""
@@ -495,10 +537,11 @@ class LabPage:
         return raw[:-1], raw[-1]["dom_cells"]
 
     def run_everything(self, expected: Expected, timeout: float = 180.0) -> NotebookRun:
-        """Run > Run All Cells; after an error aborts the queue, run again from the next cell."""
+        """Exécution > Exécuter toutes les cellules; after an error stops the queue, run again
+        from the next cell (Exécuter la cellule sélectionnée et toutes les suivantes)."""
         start = time.monotonic()
-        self.menu("Run", "Run All Cells")
-        self._poll(JS_STARTED, expected.code_cells[:1], timeout=30, what="Run All Cells")
+        self.menu(RUN_MENU, RUN_ALL)
+        self._poll(JS_STARTED, expected.code_cells[:1], timeout=30, what=RUN_ALL)
         self.wait_idle(timeout)
         passes, last = 1, -1
         while True:
@@ -508,7 +551,7 @@ class LabPage:
                 break
             last = pending[0]
             self.select_cell(last)
-            self.menu("Run", "Run Selected Cell and All Below")
+            self.menu(RUN_MENU, RUN_BELOW)
             self._poll(JS_STARTED, [last], timeout=30, what=f"relance depuis la cellule {last}")
             self.wait_idle(timeout - (time.monotonic() - start))
             passes += 1
@@ -612,8 +655,71 @@ def error_problems(run: NotebookRun, exp: Expected, allowed: dict[int, list[str]
     return problems
 
 
-def click_quizzes(lab_page: LabPage, run: NotebookRun, exp: Expected) -> list[str]:
-    """Click one wrong then the right option of every quiz; read the feedback shown."""
+# The feedback's accessibility, read in the page: its live region, and the contrast of every
+# visible piece of text against its effective background (the backgrounds of the element and of
+# its ancestors composited over a white canvas; colours from getComputedStyle; WCAG 2 formula).
+JS_MARK_REGION = """(fb) => {
+  const r = fb.querySelector('[aria-live]');
+  if (!r) return null;
+  r.__quizRegion = true;
+  return r.getAttribute('aria-live');
+}"""
+
+JS_REGION = """(fb) => {
+  const r = fb.querySelector('[aria-live]');
+  return r ? {same: r.__quizRegion === true, live: r.getAttribute('aria-live'),
+              text: r.innerText} : null;
+}"""
+
+JS_CONTRAST = """(fb) => {
+  const parse = (s) => {
+    const m = /^rgba?\\(([^)]*)\\)$/.exec(s.trim());
+    if (!m) return null;
+    const p = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+  };
+  const over = (top, below) =>
+    [0, 1, 2].map(i => top[i] * top[3] + below[i] * (1 - top[3])).concat([1]);
+  const background = (el) => {
+    const chain = [];
+    for (let e = el; e; e = e.parentElement) chain.unshift(e);
+    let color = [255, 255, 255, 1];
+    for (const e of chain) {
+      const c = parse(getComputedStyle(e).backgroundColor);
+      if (c === null) return null;
+      if (c[3] > 0) color = over(c, color);
+    }
+    return color;
+  };
+  const lum = (c) => {
+    const f = (v) => { v /= 255; return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
+  };
+  const rgb = (c) => 'rgb(' + c.slice(0, 3).map(Math.round).join(', ') + ')';
+  const out = [];
+  const walker = document.createTreeWalker(fb, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n.parentElement;
+    if (!n.textContent.trim() || !el || el.closest('style') || !el.getClientRects().length)
+      continue;
+    const st = getComputedStyle(el);
+    if (st.visibility !== 'visible') continue;
+    const bg = background(el), fg = parse(st.color);
+    const text = n.textContent.trim().slice(0, 50);
+    if (!bg || !fg) { out.push({text, ratio: 0, color: st.color, background: '?'}); continue; }
+    const [a, b] = [lum(over(fg, bg)), lum(bg)].sort((x, y) => y - x);
+    out.push({text, ratio: (a + 0.05) / (b + 0.05), color: rgb(over(fg, bg)), background: rgb(bg)});
+  }
+  return out;
+}"""
+
+
+def click_quizzes(
+    lab_page: LabPage, run: NotebookRun, exp: Expected, contrasts: list[dict] | None = None
+) -> list[str]:
+    """Click one wrong then the right option of every quiz; read the feedback shown: its
+    verdict and explanation, that it sits in the same polite live region before and after each
+    click, and the contrast of its text (each measure appended to ``contrasts``)."""
     from playwright.sync_api import expect
 
     problems = []
@@ -636,12 +742,19 @@ def click_quizzes(lab_page: LabPage, run: NotebookRun, exp: Expected) -> list[st
             + " ".join(o["plain"] + o["html"] for o in run.cells[i]["outputs"])
         )
         feedback = quiz.locator(".quiz-feedback")
+        if feedback.inner_text().strip():
+            problems.append(f"cellule {i} (quiz) : un retour est visible avant tout clic")
+        live = feedback.evaluate(JS_MARK_REGION)
+        if live != "polite":
+            problems.append(
+                f"cellule {i} (quiz) : pas de région aria-live « polite » dans le retour ({live!r})"
+            )
         explanations = []
         for option, verdict in ((wrong.first, "Pas tout à fait"), (right, "Bonne réponse")):
             option.scroll_into_view_if_needed()
             option.click()
             try:
-                expect(feedback).to_contain_text(verdict, timeout=15_000)
+                expect(feedback).to_contain_text(verdict, timeout=15_000, use_inner_text=True)
             except AssertionError:
                 problems.append(
                     f"cellule {i} (quiz) : « {verdict} » absent après le clic, "
@@ -658,6 +771,24 @@ def click_quizzes(lab_page: LabPage, run: NotebookRun, exp: Expected) -> list[st
                     f"cellule {i} (quiz) : explication affichée introuvable dans le quiz : "
                     f"{explanation!r}"
                 )
+            region = feedback.evaluate(JS_REGION)
+            if live == "polite" and not (region and region["same"]):
+                problems.append(
+                    f"cellule {i} (quiz) : la région aria-live a été remplacée par le clic "
+                    "(un lecteur d'écran n'annonce pas sûrement une région neuve)"
+                )
+            elif live == "polite" and verdict not in _norm(region["text"]):
+                problems.append(f"cellule {i} (quiz) : « {verdict} » hors de la région aria-live")
+            for measure in feedback.evaluate(JS_CONTRAST):
+                measure.update(cell=i, verdict=verdict)
+                if contrasts is not None:
+                    contrasts.append(measure)
+                if measure["ratio"] < MIN_CONTRAST:
+                    problems.append(
+                        f"cellule {i} (quiz, {verdict}) : contraste {measure['ratio']:.2f}:1 "
+                        f"< {MIN_CONTRAST}:1 pour {measure['text']!r} ({measure['color']} sur "
+                        f"{measure['background']})"
+                    )
         if len(explanations) == 2 and explanations[0] == explanations[1]:
             problems.append(f"cellule {i} (quiz) : même explication pour deux options")
     return problems

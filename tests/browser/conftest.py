@@ -108,7 +108,7 @@ def browser(
 
         def route(r: Any) -> None:
             url = r.request.url
-            if url.startswith((state.base_url + "/", "data:", "blob:")):
+            if state.local(url):
                 r.continue_()
             else:
                 state.blocked.append(url)

@@ -1,10 +1,14 @@
-"""Every lesson and lab notebook, run in JupyterLab in headless Chromium as a student would.
+"""Every lesson and TP notebook, run in JupyterLab in headless Chromium as a student would.
 
-For each notebook of notebooks/ (student version) and solutions/: Run > Run All Cells, wait for
-the kernel to go idle, then check what the front end shows: no error other than the intended
-NotImplementedError stubs, every Mermaid fence and generated diagram drawn as an SVG image, quiz
-buttons that answer clicks with a verdict and an explanation, no request leaving 127.0.0.1.
-A full-page screenshot of each notebook goes to .artefacts/screenshots/.
+For each notebook of notebooks/ (student version) and solutions/: Exécution > Exécuter toutes les
+cellules (JupyterLab is in French), wait for the kernel to go idle, then check what the front end
+shows: no error other than the intended NotImplementedError stubs, every Mermaid fence and
+generated diagram drawn as an SVG image, quiz buttons that answer clicks with a verdict and an
+explanation in a polite live region, feedback text at least 4.5:1 against its background, no
+request leaving 127.0.0.1. The student version runs in JupyterLab's light theme and the
+solutions in its dark theme: both trees hold the same diagrams and quizzes, so every diagram and
+every quiz is seen in both themes at no extra cost. A full-page screenshot of each notebook goes
+to .artefacts/screenshots/, the contrast measures to .artefacts/contrast.json.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from pathlib import Path
 import nbformat
 import pytest
 from browser_harness import (
+    DARK,
+    LIGHT,
     REPO,
     SCREENSHOTS,
     Browser,
@@ -38,6 +44,7 @@ from browser_harness import (
 pytestmark = pytest.mark.browser
 
 TIMINGS = REPO / ".artefacts" / "browser-timings.json"
+CONTRAST = REPO / ".artefacts" / "contrast.json"
 
 # --------------------------------------------------------------------------- the harness itself
 
@@ -78,7 +85,8 @@ EXPLICATIONS = {"faux": "Un fichier local n'est vu que par une instance.",
 def clic(bouton):
     juste = "quiz-correct" in bouton._dom_classes
     verdict = "Bonne réponse" if juste else "Pas tout à fait"
-    retour.value = f"<p><b>{verdict}</b> : {EXPLICATIONS['juste' if juste else 'faux']}</p>"
+    texte = EXPLICATIONS['juste' if juste else 'faux']
+    retour.value = f"<p style='color:#999'><b>{verdict}</b>\u00a0: {texte}</p>"
 a = w.Button(description="A. SQLite par instance"); a.add_class("quiz-option")
 b = w.Button(description="B. Une base partagée"); b.add_class("quiz-option")
 b.add_class("quiz-correct")
@@ -163,7 +171,11 @@ def test_harness_sees_errors_diagrams_quizzes_and_network(
     ]
     assert run.cells[0]["svg_titles"] == ["Deux boîtes"]
     assert run.cells[2]["svg_titles"] == ["Essai"]
-    assert quiz == []
+    # a quiz without a live region, whose grey feedback reads at 2.85:1 on white
+    assert quiz[0] == "cellule 3 (quiz) : pas de région aria-live « polite » dans le retour (None)"
+    assert len(quiz) == 1 + 2 * 2, quiz  # verdict and explanation, after each of the 2 clicks
+    assert all("contraste 2.85:1 < 4.5:1" in q and "rgb(153, 153, 153) sur rgb(255, 255, 255)" in q
+               for q in quiz[1:]), quiz  # fmt: skip
     assert browser.problems() == [
         "requête hors 127.0.0.1 bloquée : http://example.invalid/image.png",
         "erreur dans la console du navigateur : Failed to load resource: net::ERR_FAILED",
@@ -182,6 +194,36 @@ def test_every_solution_has_its_student_notebook() -> None:
     assert student and source, f"notebooks trouvés : {paths}"
     missing, extra = source - student, student - source
     assert not missing and not extra, f"sans version élève : {missing}; en trop : {extra}"
+
+
+def test_both_trees_hold_the_same_diagrams_and_quizzes() -> None:
+    """What makes one run of each tree (light, then dark) cover every diagram in both themes."""
+    students = [p for p in notebook_paths() if p.startswith("notebooks/")]
+    assert students
+    for rel in students:
+        shown = expected_from_ipynb(REPO / rel)
+        source = expected_from_ipynb(REPO / "solutions" / rel.removeprefix("notebooks/"))
+        assert shown.diagrams == source.diagrams, rel
+        assert len(shown.quiz_cells) == len(source.quiz_cells), rel
+
+
+def _record_contrast(rel: str, theme: str, measures: list[dict]) -> None:
+    """The lowest ratio per kind of text (symbol, verdict, explanation), with its colours."""
+    if not measures:
+        return
+    CONTRAST.parent.mkdir(parents=True, exist_ok=True)
+    data = json.loads(CONTRAST.read_text()) if CONTRAST.exists() else {}
+    kinds: dict[str, list[dict]] = {}
+    for m in measures:
+        kind = {"✓": "symbole", "✗": "symbole", "Bonne réponse": "verdict"}.get(m["text"])
+        kind = kind or ("verdict" if m["text"] == "Pas tout à fait" else "explication")
+        kinds.setdefault(kind, []).append(m)
+    data[rel] = {"theme": theme, "mesures": len(measures)} | {
+        kind: f"{w['ratio']:.2f}:1 ({w['color']} sur {w['background']})"
+        for kind, group in sorted(kinds.items())
+        for w in [min(group, key=lambda m: m["ratio"])]
+    }
+    CONTRAST.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False))
 
 
 def _record_timing(rel: str, seconds: float) -> None:
@@ -205,21 +247,26 @@ def test_notebook_in_jupyterlab(
     if "/lecons/" in course_notebook:
         assert exp.quiz_cells, "une leçon sans quiz (cellule marquée `quiz`)"
 
+    theme = LIGHT if student else DARK
     browser.reset()
     started = time.monotonic()
-    lab_page.open(course_notebook)
+    lab_page.open(course_notebook, theme=theme)
     problems: list[str] = []
+    contrasts: list[dict] = []
     try:
         run = lab_page.run_everything(exp)
         lab_page.wait_diagrams(exp)
         run = lab_page.refresh(run)
         problems += error_problems(run, exp, allowed)
         problems += diagram_problems(run, exp)
-        problems += click_quizzes(lab_page, run, exp)
+        problems += click_quizzes(lab_page, run, exp, contrasts)
         problems += lab_page.bilan_problems(exp)
     finally:
         shot = lab_page.screenshot(course_notebook)
     _record_timing(course_notebook, time.monotonic() - started)
+    _record_contrast(course_notebook, theme, contrasts)
+    if exp.quiz_cells:  # the verdict and the explanation, after each of the two clicks
+        assert len(contrasts) >= 4 * len(exp.quiz_cells), contrasts
     problems += browser.problems()
     assert not problems, "\n".join([f"{course_notebook} (capture : {shot})", *problems])
     assert shot.is_file() and shot.parent == SCREENSHOTS

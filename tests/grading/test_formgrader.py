@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 from grading_course import VENV, clone_head, nbgrader
-from processus import free_port
+from helpers import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 TOKEN = "jeton-de-test-formgrader"

@@ -13,8 +13,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
 import requests
-from processus import alive, free_port, stop_pids
+from helpers import alive, free_port, stop_pids
 
 __all__ = [
     "ClassHub",
@@ -28,20 +29,11 @@ __all__ = [
 
 def user_pids(uid: int) -> list[int]:
     """Ids of the live processes whose real uid is `uid` (processes a test user still runs)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text()
-        except OSError:
-            continue
-        for line in status.splitlines():
-            if line.startswith("Uid:") and int(line.split()[1]) == uid:
-                if alive(int(entry.name)):
-                    pids.append(int(entry.name))
-                break
-    return pids
+    return [
+        proc.pid
+        for proc in psutil.process_iter(["uids"])
+        if proc.info["uids"] is not None and proc.info["uids"].real == uid and alive(proc.pid)
+    ]
 
 
 def create_user(name: str) -> pwd.struct_passwd:

@@ -21,8 +21,8 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).parent))
 from classhub import ClassHub, as_user, create_user, free_port, remove_user  # noqa: E402
+from helpers import REPO  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
 HUB_DIR = REPO / "grader" / "hub"
 # A test prefix, kept between runs (rebuilt only when pyproject.toml changes), like system deps.
 PREFIX = Path(os.environ.get("COURSE_HUB_TEST_PREFIX", "/opt/cours-memoire-tuteur-test"))

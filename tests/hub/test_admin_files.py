@@ -17,11 +17,11 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
+from helpers import REPO
 from traitlets.config import Config
 
 pytestmark = pytest.mark.hub
 
-REPO = Path(__file__).resolve().parents[2]
 HUB = REPO / "grader" / "hub"
 Z2JH = HUB / "z2jh"
 PREFIX_IN_IMAGE = "/opt/cours-memoire-tuteur"

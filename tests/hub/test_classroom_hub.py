@@ -17,6 +17,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import requests
+from helpers import REPO
 
 # The first test also pays for the module's set-up: building the shared environment on a fresh
 # machine (about 1 min from PyPI), four servers and the whole class cycle (about 2 min).
@@ -28,7 +29,6 @@ PASSWORD = "mot-de-passe-de-la-classe"
 STUDENT_ROLES = ("complet", "partiel", "casse")
 
 
-REPO = Path(__file__).resolve().parents[2]
 # The course's own lab and sample answers (grader/submissions, with their expected scores).
 LAB_NAME = "oublier"
 LAB_NOTEBOOK = "oublier.ipynb"

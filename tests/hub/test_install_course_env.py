@@ -15,10 +15,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
 pytestmark = pytest.mark.hub
 
-INSTALLER = Path(__file__).resolve().parents[2] / "grader" / "hub" / "install-course-env.sh"
+INSTALLER = REPO / "grader" / "hub" / "install-course-env.sh"
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 
 

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 

@@ -1,90 +1,20 @@
-"""Lesson test fixtures: an ADK-format database, a network-free kernel, executed lessons."""
+"""Lesson test fixtures: a network-free kernel, executed lessons."""
 
 from __future__ import annotations
 
-import json
 import os
-import sqlite3
 import time
 from pathlib import Path
 
 import nbformat
 import pytest
+from helpers import REPO as ROOT
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = ROOT / "solutions" / "lecons"
 STUDENT = ROOT / "notebooks" / "lecons"
 SANS_RESEAU = Path(__file__).resolve().parent / "sans_reseau"
-
-ADK_SCHEMA = """
-CREATE TABLE app_states (app_name TEXT PRIMARY KEY, state TEXT NOT NULL,
-    update_time REAL NOT NULL);
-CREATE TABLE user_states (app_name TEXT NOT NULL, user_id TEXT NOT NULL, state TEXT NOT NULL,
-    update_time REAL NOT NULL, PRIMARY KEY (app_name, user_id));
-CREATE TABLE sessions (app_name TEXT NOT NULL, user_id TEXT NOT NULL, id TEXT NOT NULL,
-    state TEXT NOT NULL, create_time REAL NOT NULL, update_time REAL NOT NULL,
-    PRIMARY KEY (app_name, user_id, id));
-CREATE TABLE events (id TEXT NOT NULL, app_name TEXT NOT NULL, user_id TEXT NOT NULL,
-    session_id TEXT NOT NULL, invocation_id TEXT NOT NULL, timestamp REAL NOT NULL,
-    event_data TEXT NOT NULL, PRIMARY KEY (app_name, user_id, session_id, id),
-    FOREIGN KEY (app_name, user_id, session_id) REFERENCES sessions(app_name, user_id, id)
-    ON DELETE CASCADE);
-"""
-
-
-def _event(author: str, parts: list[dict], delta: dict | None = None) -> dict:
-    role = "user" if author == "user" else "model"
-    data: dict = {"author": author, "content": {"role": role, "parts": parts}}
-    if delta:
-        data["actions"] = {"state_delta": delta}
-    return data
-
-
-ALICE_EVENTS = [
-    _event("user", [{"text": "Bonjour ; je veux réviser #python <b>"}]),
-    _event(
-        "tuteur",
-        [{"function_call": {"id": "c1", "name": "enregistrer_reponse", "args": {"juste": True}}}],
-    ),
-    _event(
-        "tuteur",
-        [
-            {
-                "function_response": {
-                    "id": "c1",
-                    "name": "enregistrer_reponse",
-                    "response": {"niveau": 2},
-                }
-            }
-        ],
-        {"user:progression": {"python": {"niveau": 2}}},
-    ),
-    _event("tuteur", [{"text": "Bravo ! Vous passez au niveau 2."}]),
-]
-
-
-@pytest.fixture
-def adk_format_db(tmp_path: Path) -> Path:
-    """A real SQLite file in google-adk 2.10's format: alice (1 session, 4 events), bob (empty)."""
-    path = tmp_path / "tuteur.db"
-    conn = sqlite3.connect(path)
-    conn.executescript(ADK_SCHEMA)
-    conn.execute(
-        "INSERT INTO user_states VALUES ('tuteur', 'alice', ?, 1.0)",
-        (json.dumps({"progression": {"python": {"niveau": 2}}}),),
-    )
-    conn.execute("INSERT INTO sessions VALUES ('tuteur', 'alice', 's-alice', '{}', 1.0, 5.0)")
-    conn.execute("INSERT INTO sessions VALUES ('tuteur', 'bob', 's-bob', '{}', 2.0, 2.0)")
-    for i, ev in enumerate(ALICE_EVENTS, start=1):
-        conn.execute(
-            "INSERT INTO events VALUES (?, 'tuteur', 'alice', 's-alice', 'inv', ?, ?)",
-            (f"e{i}", float(i), json.dumps(ev, ensure_ascii=False)),
-        )
-    conn.commit()
-    conn.close()
-    return path
 
 
 def kernel_env() -> dict[str, str]:

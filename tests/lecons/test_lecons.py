@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 import os
 import re
@@ -14,12 +15,16 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from helpers import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = ROOT / "solutions" / "lecons"
 STUDENT = ROOT / "notebooks" / "lecons"
-LESSONS = sorted(p.name for p in SOLUTIONS.glob("*.ipynb"))
+NOTEBOOKS = sorted(p.name for p in SOLUTIONS.glob("*.ipynb"))
+# the five lessons proper (numbered 1 to 5); 00 is the start page, 06 the ADK appendix
+LESSONS = [name for name in NOTEBOOKS if name[:2] in {"01", "02", "03", "04", "05"}]
+WITH_GOALS = [*LESSONS, "06_annexe_adk.ipynb"]
 MERMAID = "text/vnd.mermaid"
+NBSP = "\u00a0"
 ADK_COLUMNS = {
     "app_states": ["app_name", "state", "update_time"],
     "events": [
@@ -34,14 +39,20 @@ ADK_COLUMNS = {
     "sessions": ["app_name", "user_id", "id", "state", "create_time", "update_time"],
     "user_states": ["app_name", "user_id", "state", "update_time"],
 }
-# per lesson: (quizzes, Mermaid fences, diagrams generated from the learner's file, exercises)
+# per notebook: (quizzes, Mermaid fences, diagrams generated from the learner's file, exercises)
 EXPECTED = {
-    "01_choisir_un_service.ipynb": (5, 3, 0, 0),
-    "02_brancher_sqlite.ipynb": (5, 1, 1, 1),
-    "03_ce_que_contient_le_fichier.ipynb": (5, 1, 1, 1),
-    "04_effacer_un_eleve.ipynb": (5, 1, 1, 0),
-    "05_reprendre_apres_redemarrage.ipynb": (5, 1, 0, 1),
+    "00_commencer_ici.ipynb": (2, 0, 0, 0),
+    "01_choisir_un_service.ipynb": (6, 3, 0, 0),
+    "02_brancher_sqlite.ipynb": (6, 1, 1, 1),
+    "03_ce_que_contient_le_fichier.ipynb": (7, 1, 1, 1),
+    "04_effacer_un_eleve.ipynb": (7, 1, 1, 0),
+    "05_reprendre_apres_redemarrage.ipynb": (7, 1, 0, 2),
+    "06_annexe_adk.ipynb": (5, 0, 0, 0),
+    "glossaire.ipynb": (2, 0, 0, 0),
 }
+# cell id prefix of each notebook (new cells take the next free number)
+ID_PREFIX = {name: f"l{int(name[:2])}-c" for name in NOTEBOOKS if name[:2].isdigit()}
+ID_PREFIX["glossaire.ipynb"] = "gl-c"
 # the tutor greets a returning alice with the level it read from user state
 GREETING_AT_4 = re.compile(r"alice.*niveau 4")
 REMOTE = re.compile(
@@ -60,7 +71,7 @@ def tags(cell) -> list[str]:
 
 
 def text_of(nb, cell_id: str) -> str:
-    """Everything a cell printed or displayed as text, joined."""
+    """Everything a cell printed or displayed as text, joined (non-breaking spaces as spaces)."""
     cell = next(c for c in nb.cells if c.get("id") == cell_id)
     parts = []
     for out in cell.get("outputs", []):
@@ -68,7 +79,11 @@ def text_of(nb, cell_id: str) -> str:
             parts.append(out.text)
         elif "data" in out:
             parts.append(out.data.get("text/plain", ""))
-    return "".join(parts)
+    return "".join(parts).replace(NBSP, " ")
+
+
+def markdown(nb) -> str:
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown").replace(NBSP, " ")
 
 
 def section_items(source: str, title: str) -> list[str]:
@@ -78,12 +93,13 @@ def section_items(source: str, title: str) -> list[str]:
 
 
 def goals_and_checklist(nb) -> tuple[list[str], list[str]]:
-    md = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    md = markdown(nb)
     return section_items(md, "Objectifs"), section_items(md, "Je sais faire")
 
 
-def test_five_lessons_with_their_quizzes_diagrams_and_exercises():
-    assert LESSONS == sorted(EXPECTED)
+def test_notebooks_with_their_quizzes_diagrams_and_exercises():
+    assert NOTEBOOKS == sorted(EXPECTED)
+    assert LESSONS == NOTEBOOKS[1:6]
     for name, expected in EXPECTED.items():
         cells = read(SOLUTIONS / name).cells
         found = (
@@ -95,16 +111,19 @@ def test_five_lessons_with_their_quizzes_diagrams_and_exercises():
         assert found == expected, name
 
 
-@pytest.mark.parametrize("name", LESSONS)
+@pytest.mark.parametrize("name", NOTEBOOKS)
 def test_sources_are_clean_and_structured(name: str):
     nb = read(SOLUTIONS / name)
     nbformat.validate(nb)
-    number = int(name[:2])
     ids = [c.id for c in nb.cells]
-    assert ids == [f"l{number}-c{i:02d}" for i in range(1, len(ids) + 1)], "stable cell ids"
-    goals, checklist = goals_and_checklist(nb)
-    assert len(goals) >= 3 and len(checklist) == len(goals), "one 'Je sais faire' line per goal"
-    assert nb.cells[0].source.startswith(f"# Leçon {number}")
+    assert len(set(ids)) == len(ids), "cell ids are unique"
+    prefix = ID_PREFIX[name]
+    assert all(re.fullmatch(re.escape(prefix) + r"\d{2}", i) for i in ids), "stable cell ids"
+    if name in WITH_GOALS:
+        goals, checklist = goals_and_checklist(nb)
+        assert len(goals) >= 3 and len(checklist) == len(goals), "one 'Je sais faire' per goal"
+    if name in LESSONS:
+        assert nb.cells[0].source.startswith(f"# Leçon {int(name[:2])}")
     for cell in nb.cells:
         if cell.cell_type == "code":
             assert cell.outputs == [] and cell.execution_count is None, f"{cell.id} has outputs"
@@ -119,19 +138,22 @@ def test_sources_are_clean_and_structured(name: str):
             for fence in re.findall(r"```mermaid\n(.*?)```", cell.source, re.DOTALL):
                 assert re.search(r"^\s*accTitle: \S", fence, re.MULTILINE), cell.id
                 assert re.search(r"^\s*accDescr: \S", fence, re.MULTILINE), cell.id
-    assert nb.cells[-1].source.strip() == "bilan()", "the score summary closes the lesson"
+    assert re.fullmatch(r'bilan\(suite="[^"]+"\)', nb.cells[-1].source.strip()), (
+        "the score summary, with the next step, closes the notebook"
+    )
 
 
 def test_lessons_run_offline_fast_and_outside_the_repo(executed_lessons):
-    assert sorted(executed_lessons) == LESSONS
+    assert sorted(executed_lessons) == NOTEBOOKS
     for name, (_nb, seconds, workdir) in executed_lessons.items():
         assert seconds < 20, f"{name} took {seconds:.1f} s"
-        assert list(workdir.glob("lecon0*.db")), f"{name} wrote its database in its workdir"
+        if name in LESSONS:
+            assert list(workdir.glob("lecon0*.db")), f"{name} wrote its database in its workdir"
 
 
 def test_every_goal_has_a_quiz_with_feedback(executed_lessons):
     for name, (nb, _s, _w) in executed_lessons.items():
-        goals, _ = goals_and_checklist(nb)
+        goals, _ = goals_and_checklist(nb) if name in WITH_GOALS else ([], [])
         per_goal = {i: 0 for i in range(1, len(goals) + 1)}
         for cell in nb.cells:
             if "quiz" not in tags(cell):
@@ -140,10 +162,13 @@ def test_every_goal_has_a_quiz_with_feedback(executed_lessons):
             assert len(shown) == 1, f"{name} {cell.id}: one quiz per cell"
             data, meta = shown[0].data, shown[0].metadata["course/quiz"]
             assert "application/vnd.jupyter.widget-view+json" in data
-            assert "quiz-statique" in data["text/html"] and "Quiz :" in data["text/plain"]
+            assert "quiz-statique" in data["text/html"] and "Quiz\u00a0:" in data["text/plain"]
             # an explanation for every option, readable without the widget
             assert data["text/html"].count("<details>") == meta["options"] >= 2
-            per_goal[meta["objectif"]] += 1
+            if goals:
+                per_goal[meta["objectif"]] += 1
+            else:
+                assert meta["objectif"] is None, f"{name} {cell.id}: no goals here"
         assert all(per_goal.values()), f"{name}: goals without quiz {per_goal}"
         assert "Bilan :" in text_of(nb, nb.cells[-1].id)
 
@@ -212,15 +237,25 @@ def test_lesson_1_claims(executed_lessons):
     assert "6 événements dans la session" in text_of(nb, "l1-c06")
     restart = text_of(nb, "l1-c15")
     assert "InMemory, après redémarrage : 0 session" in restart
-    assert "SQLite, après redémarrage : 1 session" in restart
+    assert "SQLite, après redémarrage : 1 session" in restart  # the same check finds one
     assert "Progression retrouvée : {'progression': {'python': {'niveau': 2" in restart
+
+
+def test_lesson_1_tree_and_table_use_the_same_criterion():
+    """The decision tree said « un seul processus » where the table said « une seule machine »."""
+    md = markdown(read(SOLUTIONS / LESSONS[0]))
+    tree = next(f for f in re.findall(r"```mermaid\n(.*?)```", md, re.DOTALL) if "Q2" in f)
+    table_row = next(line for line in md.splitlines() if line.startswith("| `SqliteSession"))
+    assert "une seule machine" in tree and "une seule machine" in table_row
+    assert "un seul processus" not in md and "processus servent" not in tree
 
 
 def test_lesson_2_claims(executed_lessons):
     nb = executed_lessons[LESSONS[1]][0]
     assert "C'est la seconde séance : True" in text_of(nb, "l2-c11")
     greeting = text_of(nb, "l2-c15")
-    assert "Événements dans la nouvelle session : 0" in greeting
+    assert "Événements dans la session nouvelle : 0" in greeting
+    assert "Événements dans la session de la première séance : 20" in greeting  # control
     assert GREETING_AT_4.search(greeting), greeting
     index = text_of(nb, "l2-c18")
     assert index.count("événements chargés : 0  niveau : 4") == 3
@@ -230,6 +265,29 @@ def test_lesson_2_claims(executed_lessons):
     assert "Bravo" in text_of(nb, "l2-c22")
     cli = text_of(nb, "l2-c24")
     assert "Reprise de la session" in cli and GREETING_AT_4.search(cli)
+    # the file came from TUTEUR_DB, not from --db: the CLI resumed alice's latest session
+    assert "Session reprise : la nouvelle session d'alice, lue dans lecon02.db : True" in cli
+
+
+def test_lesson_2_list_sessions_orders_by_last_update(executed_lessons):
+    """Lesson 2 said « de la plus ancienne à la plus récente »: it is by last update."""
+    nb = executed_lessons[LESSONS[1]][0]
+    order = text_of(nb, "l2-c27")
+    assert "Ordre de création       : s1, s2, s3" in order
+    assert "Ordre de list_sessions  : s2, s3, s1" in order
+    assert "sessions[-1]            : s1" in order
+    md = markdown(nb)
+    assert "plus ancienne à la plus récente" not in md + "".join(c.source for c in nb.cells)
+    assert "triées par date de dernière modification" in md
+
+
+def test_lesson_2_says_demo_builds_its_own_runner():
+    """Lesson 2 said `demo` used « ce Runner »; it builds its own on the same service."""
+    from course.tuteur import demo_sessions as demonstration
+
+    md = markdown(read(SOLUTIONS / LESSONS[1]))
+    assert "avec ce `Runner`" not in md and "avec **son propre** `Runner`" in md
+    assert "Runner(agent=" in inspect.getsource(demonstration.demo)
 
 
 def test_lesson_3_claims(executed_lessons):
@@ -239,6 +297,9 @@ def test_lesson_3_claims(executed_lessons):
     for line in listed:
         table, columns = line.split(maxsplit=1)
         assert eval(columns) == ADK_COLUMNS[table]  # noqa: S307 (a printed list literal)
+    indexes = text_of(nb, "l3-c36")
+    assert indexes.count("clé primaire (ADK et cours)") == 4
+    assert indexes.count("propre au cours") >= 1
     seed = text_of(nb, "l3-c09")
     assert (
         '(\'tuteur\', \'alice\', \'{"progression":{"python":{"niveau":4,"serie":[false],'
@@ -247,16 +308,36 @@ def test_lesson_3_claims(executed_lessons):
     assert re.search(r"\(20, '[0-9a-f-]{36}'\)", seed) and re.search(
         r"\(2, '[0-9a-f-]{36}'\)", seed
     )
+    by_hand = text_of(nb, "l3-c30")
+    assert by_hand.startswith(seed.rstrip("\n")) and "Identique à inspecter(DB) : True" in by_hand
+    escapes = text_of(nb, "l3-c32")
+    assert 'json.dumps(mot)                     : "d\\u00e9corateurs"' in escapes
+    assert 'json.dumps(mot, ensure_ascii=False) : "décorateurs"' in escapes
+    assert "user_states.state  : « décorateurs » 0 fois, « d\\u00e9corateurs » 1 fois" in escapes
+    raw = re.search(
+        r"events.event_data  : « décorateurs » (\d+) fois, « d\\u00e9corateurs » 0", escapes
+    )
+    assert raw and int(raw.group(1)) > 0, escapes
     scopes = text_of(nb, "l3-c11")
     assert "app_states  : [('tuteur', '{\"version_du_cours\":\"2026\"}')]" in scopes
     assert "user_states : [('bob', '{\"langue\":\"fr\"}')]" in scopes
     assert "sessions    : [('bob', '{\"etape\":\"accueil\"}')]" in scopes
-    assert "« brouillon » quelque part dans le fichier : False" in scopes
+    assert present_count(scopes, "etape") > 0  # the control is found by the same search
+    assert present_count(scopes, "brouillon") == 0
+    app = text_of(nb, "l3-c35")
+    assert "app:version_du_cours : 2026" in app and "user:langue          : None" in app
     assert "{'app_states': 1, 'user_states': 2, 'sessions': 3, 'events': 22}" in text_of(
         nb, "l3-c17"
     )
     assert "Bravo : alice est au niveau 4" in text_of(nb, "l3-c22")
     assert "7 messages écrits par alice" in text_of(nb, "l3-c24")
+
+
+def present_count(text: str, word: str) -> int:
+    """The count printed by lesson 3's on-disk search for « word »."""
+    m = re.search(rf"« {word} ».*?: (\d+) fois", text)
+    assert m, text
+    return int(m.group(1))
 
 
 def counts_line(text: str, who: str) -> tuple[int, int, int]:
@@ -270,53 +351,140 @@ def counts_line(text: str, who: str) -> tuple[int, int, int]:
     return tuple(int(x) for x in m.groups())
 
 
+def byte_steps(text: str) -> dict[str, tuple[dict, dict]]:
+    """Lesson 4's byte search: step -> (bob's counts, the control's counts)."""
+    steps = {}
+    for step, bob, control in re.findall(
+        r"^(\S.*?)\s*: bob (\{.*?\}) ; témoin (\{.*?\})$", text, re.MULTILINE
+    ):
+        steps[step] = (eval(bob), eval(control))  # noqa: S307 (printed dict literals)
+    return steps
+
+
 def test_lesson_4_claims(executed_lessons):
     nb = executed_lessons[LESSONS[3]][0]
     before, after = text_of(nb, "l4-c03"), text_of(nb, "l4-c05")
     assert counts_line(before, "alice") == (2, 22, 1)
     assert counts_line(after, "alice") == (0, 0, 1)  # the seed's measured fact
-    assert counts_line(after, "bob") == counts_line(before, "bob")  # bob untouched
+    assert counts_line(after, "bob") == counts_line(before, "bob")  # bob, the control, intact
+    assert counts_line(after, "bob")[1] > 0
     assert GREETING_AT_4.search(text_of(nb, "l4-c07"))  # the tutor still remembers alice
     fk = text_of(nb, "l4-c11")
-    assert "foreign_keys au démarrage : 0" in fk
+    assert "foreign_keys au démarrage d'une connexion sqlite3 : 0" in fk
     bob_events = counts_line(before, "bob")[1]
-    assert f"Événements orphelins (sans session) : {bob_events}" in fk
+    assert f"Sans PRAGMA foreign_keys = ON, événements orphelins : {bob_events}" in fk
+    assert "Avec PRAGMA foreign_keys = ON, événements orphelins : 0" in fk
     assert counts_line(fk, "bob") == (0, bob_events, 1)
     pages = text_of(nb, "l4-c14")
     assert "taille d'une page : 4096 octets" in pages
-    trace = dict(re.findall(r"^(.+?)\s*: \{'fichier': (\d+)", pages, re.MULTILINE))
-    assert int(trace["avant"]) > 0
-    assert int(trace["après DELETE"]) > 0 and "SQL voit 0 événement de bob" in pages
-    assert int(trace["après checkpoint"]) > 0  # free pages keep the text
-    assert "après VACUUM + checkpoint : {'fichier': 0, '-wal': 0}" in pages
+    steps = byte_steps(pages)
+    assert list(steps) == [
+        "avant",
+        "après DELETE",
+        "après checkpoint",
+        "secure_delete après coup",
+        "après VACUUM",
+        "après VACUUM + checkpoint",
+    ]
+    assert all(sum(control.values()) > 0 for _bob, control in steps.values())  # control found
+    assert sum(steps["avant"][0].values()) > 0
+    assert steps["après DELETE"][0]["fichier"] > 0 and "SQL voit 0 événement de bob" in pages
+    assert steps["après checkpoint"][0]["fichier"] > 0  # free pages keep the text
+    assert steps["après VACUUM + checkpoint"][0] == {"fichier": 0, "-wal": 0}
+    assert steps["après VACUUM + checkpoint"][1]["fichier"] > 0
     injection = text_of(nb, "l4-c19")
     assert "f-string     : 2 ligne(s)" in injection and "paramètre ?  : 0 ligne" in injection
+    assert "témoin, paramètre ? et 'alice' : 1 ligne" in injection
     assert "syntax error" in injection
+
+
+def test_lesson_4_sends_to_the_lab_after_lesson_5():
+    md = markdown(read(SOLUTIONS / LESSONS[3]))
+    assert "après la leçon 5" in md and "Et maintenant : le lab" not in md
 
 
 def test_lesson_5_claims(executed_lessons):
     nb = executed_lessons[LESSONS[4]][0]
     files = text_of(nb, "l5-c04")
     assert "Pendant : ['lecon05.db', 'lecon05.db-shm', 'lecon05.db-wal']" in files
+    # during: the last message is in -wal only (the control), never in -shm; after: in the file
+    assert "« Au revoir » : {'lecon05.db': 0, 'lecon05.db-wal': 1, 'lecon05.db-shm': 0}" in files
     assert "Après   : ['lecon05.db']" in files
+    assert "« Au revoir » : {'lecon05.db': 1, 'lecon05.db-wal': 0, 'lecon05.db-shm': 0}" in files
     other = text_of(nb, "l5-c06")
     child = re.search(r"processus (\d+) : 20 événements relus", other)
-    kernel = re.search(r"processus de ce carnet : (\d+)", other)
+    kernel = re.search(r"processus de ce notebook : (\d+)", other)
     assert child and kernel and child.group(1) != kernel.group(1)
     assert re.search(r"dernier message : .*alice", other)
     assert text_of(nb, "l5-c09").count("\n") == 5
     paging = text_of(nb, "l5-c10")
     assert "tailles des pages : [6, 6, 6, 2] soit 20 événements" in paging
     assert "positions 13 à 15 : True" in paging
+    recent = text_of(nb, "l5-c26")
+    assert recent.count("\n") == 5 and "list_events(after=16, limit=4) : True" in recent
     assert "Bravo : les 6 messages" in text_of(nb, "l5-c14")
     closing = text_of(nb, "l5-c16")
     assert "Fermé  : ['lecon05.db']" in closing and "ServiceClosedError" in closing
     title = text_of(nb, "l5-c19")
-    assert "→ Révisions : les décorateurs" in title and "Après suppression : 1 session" in title
+    assert "→ Révisions sur les décorateurs" in title and "Après suppression : 1 session" in title
     assert "get_session sur la session supprimée : None" in title
+    assert "témoin, get_session sur la première séance : 20 événements" in title
+    assert "Bravo" in text_of(nb, "l5-c29")
 
 
-@pytest.mark.parametrize("name", LESSONS)
+def test_lesson_5_title_adds_no_empty_user_turn(executed_lessons):
+    """The title was an `author="user"` event without content: an empty learner turn."""
+    nb = executed_lessons[LESSONS[4]][0]
+    title = text_of(nb, "l5-c19")
+    assert "Nouvel événement : system  (sans contenu) | {'titre': 'Révisions sur" in title
+    assert "Messages de l'élève : 1 avant, 1 après" in title
+    assert "Événements que le modèle relit (avec un contenu) : 2 sur 3" in title
+    source = next(c.source for c in nb.cells if c.id == "l5-c19")
+    assert 'author="system"' in source and 'author="user"' not in source
+
+
+def test_lesson_5_states_every_way_to_change_state_and_what_close_copies():
+    md = markdown(read(SOLUTIONS / LESSONS[4]))
+    assert "seule façon" not in md
+    assert "create_session(..., state=" in md and "tool_context.state" in md
+    # only the -wal is copied back; the -shm is an index
+    assert "le `-shm` n'a rien à recopier" in md
+    assert "`-wal` et `-shm` du mode WAL ont été recopiés" not in md
+
+
+def test_the_appendix_runs_the_key_steps_with_adk(executed_lessons):
+    nb = executed_lessons["06_annexe_adk.ipynb"][0]
+    assert "google-adk 2.10.0 est installé" in text_of(nb, "l6-c02")
+    assert "annexe_adk.db : la démonstration du cours" in text_of(nb, "l6-c04")
+    listing = text_of(nb, "l6-c06")
+    assert listing.count("événements chargés : 0") == 2
+    assert "2 événements relus par ADK" in listing and GREETING_AT_4.search(listing)
+    missing = text_of(nb, "l6-c09")
+    for name in ("close", "__aenter__", "db_path", "list_events"):
+        assert f"le service d'ADK a-t-il {name} ? non" in missing
+    assert "_db_path = 'annexe_adk.db'" in missing
+    assert re.search(r"créé par le cours  : mode wal .*-wal'\]", missing)  # control
+    assert "créé par ADK       : mode delete ; pendant une lecture : ['annexe_adk_neuf.db']" in (
+        missing
+    )
+    assert "index en plus des clés primaires : []" in missing
+    survives = text_of(nb, "l6-c14")
+    assert counts_line(survives, "alice") == (0, 0, 1)
+    assert counts_line(survives, "bob")[1] > 0
+    assert GREETING_AT_4.search(survives)
+    erased = text_of(nb, "l6-c16")
+    assert counts_line(erased, "alice") == (0, 0, 0)
+    assert counts_line(erased, "bob") == counts_line(survives, "bob")
+    assert "après  : « alice » {'fichier': 0, '-wal': 0} ; témoin « Lemercier » {'fichier': 1" in (
+        erased
+    )
+    assert "ADK relit alice : 0 session, état {}" in erased
+    other_way = text_of(nb, "l6-c19")
+    assert "le service du cours relit : 1 session de bob" in other_way
+    assert "mode du journal, ensuite : wal" in other_way and "ADK relit encore : 1" in other_way
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
 def test_student_version_runs_except_its_stubs(name: str, tmp_path: Path, run_notebook):
     student = read(STUDENT / name)
     assert "BEGIN SOLUTION" not in json.dumps(student)

@@ -1,8 +1,9 @@
 """Fixtures of the session-service tests: one backend fixture over four services.
 
 ``backend`` runs a test against the course's two services and, as the reference, google-adk
-2.10's two. Each backend brings the model classes its service expects (course.events or
-google.adk/google.genai), so one test body serves all four.
+2.10's two (``helpers.SERVICE_KINDS``, built by ``helpers.make_service``). Each backend brings
+the model classes its service expects (course.events or google.adk/google.genai), so one test
+body serves all four.
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import SERVICE_KINDS, close_service, make_service
 
 from course import events as course_events
 from course import sessions as course_sessions
-
-BACKENDS = ["course-memory", "course-sqlite", "adk-memory", "adk-sqlite"]
 
 
 @dataclasses.dataclass
@@ -67,12 +67,8 @@ def make_backend(name: str, tmp_path: Path, db_path: Path | None = None) -> Back
         db_path = None
     elif db_path is None:
         db_path = tmp_path / f"{name}.db"
+    service = make_service(name, db_path)
     if name.startswith("course"):
-        service = (
-            course_sessions.SqliteSessionService(db_path)
-            if db_path
-            else course_sessions.InMemorySessionService()
-        )
         return Backend(
             name,
             service,
@@ -92,12 +88,9 @@ def make_backend(name: str, tmp_path: Path, db_path: Path | None = None) -> Back
     from google.adk.errors.already_exists_error import AlreadyExistsError
     from google.adk.errors.session_not_found_error import SessionNotFoundError
     from google.adk.events import Event, EventActions
-    from google.adk.sessions import InMemorySessionService
     from google.adk.sessions.base_session_service import GetSessionConfig
-    from google.adk.sessions.sqlite_session_service import SqliteSessionService
     from google.genai import types
 
-    service = SqliteSessionService(str(db_path)) if db_path else InMemorySessionService()
     return Backend(
         name,
         service,
@@ -115,14 +108,12 @@ def make_backend(name: str, tmp_path: Path, db_path: Path | None = None) -> Back
     )
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=SERVICE_KINDS)
 async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
     """Each of the four session services, fresh, on its own file when it has one."""
     made = make_backend(request.param, tmp_path)
     yield made
-    close = getattr(made.service, "close", None)
-    if close is not None:
-        await close()
+    await close_service(made.service)
 
 
 @pytest.fixture
@@ -151,9 +142,7 @@ async def second_service(backend: Backend, tmp_path: Path) -> AsyncIterator[Any]
         return
     other = make_backend(backend.name, tmp_path).service
     yield other
-    close = getattr(other, "close", None)
-    if close is not None:
-        await close()
+    await close_service(other)
 
 
 @pytest.fixture
@@ -162,9 +151,3 @@ async def sqlite_service(tmp_path: Path) -> AsyncIterator[course_sessions.Sqlite
     service = course_sessions.SqliteSessionService(tmp_path / "tuteur.db")
     yield service
     await service.close()
-
-
-@pytest.fixture
-def sqlite_db_path(tmp_path: Path) -> Path:
-    """A path for a new database file (not created)."""
-    return tmp_path / "tuteur.db"

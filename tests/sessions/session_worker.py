@@ -17,19 +17,11 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from course.events import Content, Event, EventActions, Part
+from helpers import say
+
 from course.sessions import ReadOnlyDatabaseError, SqliteSessionService, StaleSessionError
 
 APP = "tuteur"
-
-
-def say(text: str, delta: dict | None = None) -> Event:
-    return Event(
-        author="user",
-        invocation_id="inv",
-        content=Content(role="user", parts=[Part(text=text)]),
-        actions=EventActions(state_delta=delta or {}),
-    )
 
 
 def tell(line: str) -> None:

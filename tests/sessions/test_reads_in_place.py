@@ -1,4 +1,4 @@
-"""Reads run in the event loop's thread, writes in aiosqlite's; a lock never blocks the loop.
+"""Reads run in the event loop's thread, writes in the connection's; a lock never blocks the loop.
 
 ``SqliteSessionService`` saves the thread hop on reads (see ``_run``). These tests show where
 each statement runs, that a read meeting another program's lock waits in the worker and not in
@@ -13,19 +13,14 @@ import sqlite3
 import threading
 import time
 
-from course.events import Content, Event, Part
+from helpers import say
+
 from course.sessions import SqliteSessionService
 from course.sessions import sqlite_session_service as service_module
 
 APP = "tuteur"
 HELD = 0.5  # seconds another program keeps its lock
 MAX_GAP = 0.25  # the loop must never stall this long while that lock is held
-
-
-def say(text: str) -> Event:
-    return Event(
-        author="user", invocation_id="inv", content=Content(role="user", parts=[Part(text=text)])
-    )
 
 
 class LoopWatch:
@@ -70,9 +65,11 @@ def stop_timer(timer: threading.Timer | None) -> None:
 
 async def test_reads_run_in_the_loop_thread_and_writes_in_the_worker(sqlite_service):
     session = await sqlite_service.create_session(app_name=APP, user_id="alice")
-    db = (await sqlite_service._connection())._conn
+    conn = await sqlite_service._connection()
     seen: list[int] = []
-    db.set_trace_callback(lambda _sql: seen.append(threading.get_ident()))
+    await conn.run(
+        lambda db: db.set_trace_callback(lambda _sql: seen.append(threading.get_ident()))
+    )
     await sqlite_service.get_session(app_name=APP, user_id="alice", session_id=session.id)
     await sqlite_service.list_sessions(app_name=APP, user_id="alice")
     await sqlite_service.list_sessions(app_name=APP)
@@ -83,10 +80,10 @@ async def test_reads_run_in_the_loop_thread_and_writes_in_the_worker(sqlite_serv
     await sqlite_service.create_session(app_name=APP, user_id="bob")
     await sqlite_service.delete_session(app_name=APP, user_id="alice", session_id=session.id)
     writes = set(seen)
-    db.set_trace_callback(None)
+    await conn.run(lambda db: db.set_trace_callback(None))
     assert reads == {threading.get_ident()}
     assert len(writes) == 1 and writes != reads
-    assert writes == {(await sqlite_service._connection())._thread.ident}
+    assert writes == {conn.thread.ident}
 
 
 async def test_a_read_meeting_a_lock_waits_in_the_worker_not_in_the_loop(
@@ -135,10 +132,10 @@ async def test_a_read_waits_for_the_worker_and_never_shares_the_connection(sqlit
                 sqlite_service.append_event(session=session, event=say("Bonjour"))
             )
             for _ in range(500):  # until the worker is inside the write, holding the connection
-                if sqlite_service._in_use.locked():
+                if sqlite_service._conn.in_use:
                     break
                 await asyncio.sleep(0.01)
-            assert sqlite_service._in_use.locked() and not write.done()
+            assert sqlite_service._conn.in_use and not write.done()
             read = await sqlite_service.get_session(
                 app_name=APP, user_id="alice", session_id=session.id
             )

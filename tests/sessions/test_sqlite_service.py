@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
+import asyncio
 import sqlite3
 import threading
 
 import pytest
+from helpers import open_files_under, say
 
-from course.events import Content, Event, Part
 from course.sessions import (
     InMemorySessionService,
     InvalidDatabaseError,
@@ -20,32 +20,9 @@ from course.sessions import (
 APP = "tuteur"
 
 
-def say(text: str, **kwargs) -> Event:
-    return Event(
-        author="user",
-        invocation_id="inv",
-        content=Content(role="user", parts=[Part(text=text)]),
-        **kwargs,
-    )
-
-
-def open_fds_on(path) -> list[str]:
-    """Files this process holds open whose name starts with ``path`` (db, -wal, -shm)."""
-    found = []
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith(str(path)):
-            found.append(target)
-    return found
-
-
 async def sql_on_service_connection(service: SqliteSessionService, query: str):
     conn = await service._connection()
-    async with conn.execute(query) as cursor:
-        return await cursor.fetchall()
+    return await conn.run(lambda db: db.execute(query).fetchall())
 
 
 async def test_one_connection_with_pragmas(sqlite_service):
@@ -56,7 +33,7 @@ async def test_one_connection_with_pragmas(sqlite_service):
     assert await sqlite_service._connection() is first
     assert await sql_on_service_connection(sqlite_service, "PRAGMA foreign_keys") == [(1,)]
     assert await sql_on_service_connection(sqlite_service, "PRAGMA journal_mode") == [("wal",)]
-    assert (await sql_on_service_connection(sqlite_service, "PRAGMA busy_timeout"))[0][0] >= 1000
+    assert await sql_on_service_connection(sqlite_service, "PRAGMA busy_timeout") == [(5000,)]
     with sqlite3.connect(sqlite_service.db_path) as outside:
         assert outside.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
@@ -66,10 +43,10 @@ async def test_close_leaves_no_file_handle_and_no_thread(sqlite_db_path):
     service = SqliteSessionService(sqlite_db_path)
     session = await service.create_session(app_name=APP, user_id="alice")
     await service.append_event(session=session, event=say("Bonjour"))
-    assert open_fds_on(sqlite_db_path)
+    assert open_files_under(sqlite_db_path)
     await service.close()
     await service.close()  # twice is fine
-    assert open_fds_on(sqlite_db_path) == []
+    assert open_files_under(sqlite_db_path) == []
     assert threading.active_count() == threads_before
     with pytest.raises(ServiceClosedError, match="fermé"):
         await service.list_sessions(app_name=APP)
@@ -80,7 +57,7 @@ async def test_async_with_closes_and_history_survives_a_new_service(sqlite_db_pa
         session = await service.create_session(app_name=APP, user_id="alice")
         for i in range(3):
             await service.append_event(session=session, event=say(f"m{i}"))
-    assert open_fds_on(sqlite_db_path) == []
+    assert open_files_under(sqlite_db_path) == []
     async with SqliteSessionService(str(sqlite_db_path)) as reopened:
         again = await reopened.get_session(app_name=APP, user_id="alice", session_id=session.id)
         assert [e.content.parts[0].text for e in again.events] == ["m0", "m1", "m2"]
@@ -112,17 +89,17 @@ async def test_list_sessions_never_reads_events(sqlite_service):
         await sqlite_service.append_event(session=session, event=say(f"m{i}"))
     conn = await sqlite_service._connection()
     statements: list[str] = []
-    await conn.set_trace_callback(statements.append)
+    await conn.run(lambda db: db.set_trace_callback(statements.append))
     listed = await sqlite_service.list_sessions(app_name=APP, user_id="alice")
     await sqlite_service.list_sessions(app_name=APP)
-    await conn.set_trace_callback(None)
+    await conn.run(lambda db: db.set_trace_callback(None))
     assert listed.sessions[0].events == []
     assert any("FROM sessions" in s for s in statements)
     assert not [s for s in statements if "events" in s.lower()]
     # and the trace does see events when they are read
-    await conn.set_trace_callback(statements.append)
+    await conn.run(lambda db: db.set_trace_callback(statements.append))
     await sqlite_service.get_session(app_name=APP, user_id="alice", session_id=session.id)
-    await conn.set_trace_callback(None)
+    await conn.run(lambda db: db.set_trace_callback(None))
     assert [s for s in statements if "FROM events" in s]
 
 
@@ -136,9 +113,9 @@ async def test_list_sessions_reads_sessions_already_sorted_by_an_index(
         await sqlite_service.create_session(app_name=APP, user_id="alice")
     conn = await sqlite_service._connection()
     statements: list[str] = []
-    await conn.set_trace_callback(statements.append)
+    await conn.run(lambda db: db.set_trace_callback(statements.append))
     await sqlite_service.list_sessions(app_name=APP, user_id=user_id)
-    await conn.set_trace_callback(None)
+    await conn.run(lambda db: db.set_trace_callback(None))
     (listing,) = [s for s in statements if "FROM sessions" in s]
     plan = " ".join(
         row[-1]
@@ -194,7 +171,8 @@ async def test_a_file_written_by_adk_gains_the_indexes_on_first_use(tmp_path):
     with sqlite3.connect(path) as conn:
         names = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
     conn.close()
-    assert {"idx_events_session_time", "idx_sessions_user_time", "idx_sessions_time"} <= names
+    added = {n for n in names if not n.startswith("sqlite_autoindex_")}  # primary keys' own
+    assert added == {"idx_events_session_time", "idx_sessions_user_time", "idx_sessions_time"}
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -255,7 +233,7 @@ async def test_user_state_json_is_compact_like_the_lesson_shows(sqlite_service):
         }
     }
     await sqlite_service.append_event(
-        session=session, event=say("x", actions={"state_delta": {"user:progression": progression}})
+        session=session, event=say("x", {"user:progression": progression})
     )
     await sqlite_service.close()
     with sqlite3.connect(sqlite_service.db_path) as conn:
@@ -317,3 +295,20 @@ async def test_a_scoped_state_that_is_not_a_json_object_gets_a_clear_error(
         for user_id in ("alice", None):
             with pytest.raises(InvalidDatabaseError, match=f"table {table}"):
                 await service.list_sessions(app_name=APP, user_id=user_id)
+
+
+async def test_a_service_dropped_without_close_ends_its_thread_and_frees_the_file(sqlite_db_path):
+    import gc
+
+    threads_before = threading.active_count()
+    service = SqliteSessionService(sqlite_db_path)
+    await service.create_session(app_name=APP, user_id="alice")
+    assert threading.active_count() == threads_before + 1 and open_files_under(sqlite_db_path)
+    del service
+    gc.collect()
+    for _ in range(100):  # the connection closes in its thread, then the thread ends
+        if threading.active_count() == threads_before and not open_files_under(sqlite_db_path):
+            break
+        await asyncio.sleep(0.01)
+    assert threading.active_count() == threads_before
+    assert open_files_under(sqlite_db_path) == []

@@ -67,7 +67,7 @@ def test_terminal_session_then_reprendre_then_ctrl_c(
     session_id = child.match.group(1)
     child.expect_exact(PROMPT)
     child.sendline("Bonjour")
-    child.expect_exact("Quel est ton niveau, de 1 (débutant) à 5 (expert) ?")
+    child.expect_exact("Quel est ton niveau, de 1 (débutant) à 5 (expert) ?")
     child.expect_exact(PROMPT)
     child.sendline("")  # an empty answer is refused, not sent
     child.expect_exact("Réponse vide")
@@ -77,19 +77,19 @@ def test_terminal_session_then_reprendre_then_ctrl_c(
     child.expect_exact("Question (niveau 3, compréhensions de liste)")
     child.expect_exact(PROMPT)
     child.sendline("au revoir")
-    child.expect_exact("À bientôt, alice ! Bilan : niveau 3 (0 bonnes réponses sur 0)")
+    child.expect_exact("À bientôt, alice ! Bilan : niveau 3 (0 bonnes réponses sur 0)")
     assert _finish(child) == 0
     assert read_db(sqlite_db_path)["counts"] == {session_id: 8}
 
     again = spawn_tutor("--user", "alice", "--db", str(sqlite_db_path), "--reprendre")
     again.expect_exact(f"Reprise de la session {session_id}")
-    again.expect_exact("tuteur> À bientôt, alice !")  # where the learner left off
+    again.expect_exact("tuteur> À bientôt, alice !")  # where the learner left off
     again.expect_exact(PROMPT)
     again.sendline("Bonjour")
-    again.expect_exact("Bon retour, alice ! Tu es au niveau 3")
+    again.expect_exact("Bon retour, alice ! Tu es au niveau 3")
     again.expect_exact(PROMPT)
     again.sendintr()  # Ctrl-C at the prompt
-    again.expect_exact("Interrompu (Ctrl-C) : ce qui était déjà dit est enregistré")
+    again.expect_exact("Interrompu (Ctrl-C) : ce qui était déjà dit est enregistré")
     assert _finish(again) == 130
     db = read_db(sqlite_db_path)
     assert db["counts"] == {session_id: 10} and len(db["sessions"]) == 1
@@ -102,7 +102,7 @@ def test_ctrl_c_and_end_of_input_keep_every_stored_event(
     for text in ("Bonjour", "3", "[0, 2, 4]"):
         child.expect_exact(PROMPT)
         child.sendline(text)
-    child.expect_exact("Bravo, c'est juste !")
+    child.expect_exact("Bravo, c'est juste !")
     child.expect_exact(PROMPT)
     child.sendintr()
     child.expect_exact("Interrompu (Ctrl-C)")
@@ -114,10 +114,10 @@ def test_ctrl_c_and_end_of_input_keep_every_stored_event(
     eof = spawn_tutor("--user", "alice", "--db", str(sqlite_db_path), "--reprendre")
     eof.expect_exact(PROMPT)
     eof.sendline("with")  # answers the question left pending before Ctrl-C
-    eof.expect_exact("Tu passes au niveau 4 !")
+    eof.expect_exact("Tu passes au niveau 4 !")
     eof.expect_exact(PROMPT)
     eof.sendeof()  # Ctrl-D
-    eof.expect_exact("Fin de l'entrée : session")
+    eof.expect_exact("Fin de l'entrée : session")
     assert _finish(eof) == 0
     assert read_db(sqlite_db_path)["counts"] == {sid: 14}
 
@@ -155,7 +155,7 @@ def test_unknown_learner_with_reprendre_gets_a_new_session(
         stdin="Bonjour\n",
     )
     assert run.returncode == 0, run.stderr
-    assert "Aucune session précédente pour « zoe » : je commence une nouvelle session." in (
+    assert "Aucune session précédente pour « zoe » : je commence une nouvelle session." in (
         run.stdout
     )
     assert re.search(r"Nouvelle session \S+ pour zoe\.", run.stdout)
@@ -204,7 +204,7 @@ def test_foreign_sqlite_file_gets_a_clear_error(
 
 def test_usage_errors_are_in_french(python: str, cli_env: dict[str, str], tmp_path: Path) -> None:
     run = _run(python, cli_env, tmp_path)
-    assert run.returncode == 2 and "Erreur : indiquez l'élève avec --user NOM" in run.stderr
+    assert run.returncode == 2 and "Erreur : indiquez l'élève avec --user NOM" in run.stderr
     run = _run(python, cli_env, tmp_path, "--user", "  ")
     assert run.returncode == 2 and "--user" in run.stderr
     assert not (tmp_path / "tuteur.db").exists()
@@ -221,7 +221,7 @@ def test_non_utf8_input_line_is_skipped(
         env=cli_env,
     )
     assert run.returncode == 0, run.stderr.decode()
-    assert "Entrée illisible (pas en UTF-8) : ligne ignorée." in run.stderr.decode()
+    assert "Entrée illisible (pas en UTF-8) : ligne ignorée." in run.stderr.decode()
     assert list(read_db(sqlite_db_path)["counts"].values()) == [6]  # Bonjour, then 3
 
 

@@ -1,4 +1,4 @@
-"""The two demonstration sessions give the seed lesson's result exactly, on every service."""
+"""The two demonstration sessions give the lessons' result exactly, on every service."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from course.tuteur import APP_NAME, demo
 
-SEED_PROGRESSION = {
+LESSON_PROGRESSION = {
     "progression": {
         "python": {
             "niveau": 4,
@@ -49,7 +49,7 @@ async def _replay(service: Any) -> tuple[Any, Any]:
     return first, second
 
 
-async def test_demo_gives_the_seed_result_on_every_service(
+async def test_demo_gives_the_lessons_result_on_every_service(
     session_service: Any, service_factory: Any, tmp_path: Path
 ) -> None:
     first, second = await _replay(session_service)
@@ -57,14 +57,14 @@ async def test_demo_gives_the_seed_result_on_every_service(
     kinds = [t[2][0] for t in transcript(first.events)]
     assert kinds.count("call") == 4 and kinds.count("response") == 4 and kinds.count("text") == 12
     assert await session_service.get_user_state(app_name=APP_NAME, user_id="alice") == (
-        SEED_PROGRESSION
+        LESSON_PROGRESSION
     )
     greeting = second.events[1].content.parts[0].text
-    assert greeting.startswith("Bon retour, alice ! Tu es au niveau 4 (2 bonnes réponses sur 3)")
+    assert greeting.startswith("Bon retour, alice ! Tu es au niveau 4 (2 bonnes réponses sur 3)")
     listed = await session_service.list_sessions(app_name=APP_NAME, user_id="alice")
     assert [s.id for s in listed.sessions] == [first.id, second.id]
     # same words, calls and deltas as a fresh run on the course's in-memory service
-    ref_first, ref_second = await _replay(service_factory("course-memoire", tmp_path / "x"))
+    ref_first, ref_second = await _replay(service_factory("course-memory", None))
     assert transcript(first.events) == transcript(ref_first.events)
     assert transcript(second.events) == transcript(ref_second.events)
 
@@ -87,11 +87,11 @@ async def test_demo_file_has_one_user_states_row(
     got = read_db(sqlite_db_path)
     assert len(got["user_states"]) == 1
     app, user, state = got["user_states"][0]
-    assert (app, user, json.loads(state)) == ("tuteur", "alice", SEED_PROGRESSION)
+    assert (app, user, json.loads(state)) == ("tuteur", "alice", LESSON_PROGRESSION)
     assert got["counts"] == {first_id: 20, second_id: 2}
 
 
-def test_cli_demo_then_inspecter_prints_the_seed_result(
+def test_cli_demo_then_inspecter_prints_the_lessons_result(
     python: str, cli_env: dict[str, str], sqlite_db_path: Path, tmp_path: Path
 ) -> None:
     def module(*args: str) -> subprocess.CompletedProcess[str]:
@@ -112,7 +112,7 @@ def test_cli_demo_then_inspecter_prints_the_seed_result(
     states_line, counts_line = shown.stdout.strip().splitlines()
     states, counts = ast.literal_eval(states_line), ast.literal_eval(counts_line)
     assert len(states) == 1 and states[0][:2] == ("tuteur", "alice")
-    assert json.loads(states[0][2]) == SEED_PROGRESSION
+    assert json.loads(states[0][2]) == LESSON_PROGRESSION
     assert sorted(c for c, _ in counts) == [2, 20] and len({s for _, s in counts}) == 2
     # a second demo on the same file is refused and changes nothing
     again = module("course.tuteur", "demo", "--db", str(sqlite_db_path))
@@ -145,4 +145,4 @@ async def test_file_written_by_the_cli_is_read_by_adk(
     listed = (await adk.list_sessions(app_name=APP_NAME, user_id="alice")).sessions
     second = await adk.get_session(app_name=APP_NAME, user_id="alice", session_id=listed[-1].id)
     assert len(second.events) == 2 and "niveau 4" in second.events[1].content.parts[0].text
-    assert second.state["user:progression"] == SEED_PROGRESSION["progression"]
+    assert second.state["user:progression"] == LESSON_PROGRESSION["progression"]

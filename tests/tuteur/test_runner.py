@@ -81,7 +81,7 @@ async def test_returning_learner_greeted_with_level_from_user_state(session_serv
     fresh = await session_service.create_session(app_name=APP_NAME, user_id="alice")
     reply = await _turn(runner, "alice", fresh.id, "Bonjour")
     assert len(reply) == 2
-    assert "Bon retour, alice ! Tu es au niveau 4 (1 bonnes réponses sur 1)" in (
+    assert "Bon retour, alice ! Tu es au niveau 4 (1 bonnes réponses sur 1)" in (
         reply[1].content.parts[0].text
     )
     # another learner starts from scratch: user state is per learner
@@ -92,10 +92,10 @@ async def test_returning_learner_greeted_with_level_from_user_state(session_serv
 
 async def test_unknown_session_gives_french_error(session_service: Any) -> None:
     runner = Runner(agent=Tuteur(), app_name=APP_NAME, session_service=session_service)
-    with pytest.raises(UnknownSessionError, match="Session « nulle-part » introuvable"):
+    with pytest.raises(UnknownSessionError, match="Session « nulle-part » introuvable"):
         await _turn(runner, "alice", "nulle-part", "Bonjour")
     s = await session_service.create_session(app_name=APP_NAME, user_id="alice")
-    with pytest.raises(UnknownSessionError, match="introuvable pour l'élève « bob »"):
+    with pytest.raises(UnknownSessionError, match="introuvable pour l'élève « bob »"):
         await _turn(runner, "bob", s.id, "Bonjour")  # someone else's session
 
 
@@ -167,7 +167,7 @@ async def test_bad_tool_call_is_answered_not_crashed(session_service: Any) -> No
     events = await _turn(runner, "zoe", s.id, "pomme")
     assert _kinds(events) == ["user", "call", "response", "response", "scribe"]
     errors = [e.content.parts[0].function_response.response for e in events[2:4]]
-    assert errors[0] == {"statut": "erreur", "message": "outil inconnu : inconnu"}
+    assert errors[0] == {"statut": "erreur", "message": "outil inconnu : inconnu"}
     assert errors[1]["statut"] == "erreur" and "arguments invalides" in errors[1]["message"]
 
 

@@ -1,4 +1,4 @@
-"""course.inspecter: the seed's two lines, DataFrames for the lessons, and never a write."""
+"""course.inspecter: the two lines lesson 3 reads, DataFrames for the lessons, and never a write."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import hashlib
 import json
 import sqlite3
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,33 +25,41 @@ def _snapshot(folder: Path) -> dict[str, tuple[str, int]]:
     }
 
 
+@dataclass
+class DemoFile:
+    """A closed tutor file and the ids of its two demonstration sessions (20, then 2 events)."""
+
+    path: Path
+    first: str
+    second: str
+
+
 @pytest.fixture
-async def demo_db(service_factory: Any, sqlite_db_path: Path) -> Path:
-    """A closed tutor file holding the two demonstration sessions (course's service)."""
+async def demo_file(service_factory: Any, sqlite_db_path: Path) -> DemoFile:
+    """The two demonstration sessions, written by the course's service, which is closed."""
     service = service_factory("course-sqlite", sqlite_db_path)
-    await demo(service)
+    first, second = await demo(service)
     await service.close()
-    return sqlite_db_path
+    return DemoFile(sqlite_db_path, first, second)
 
 
-def test_inspecter_prints_the_seed_lines_and_writes_nothing(demo_db: Path) -> None:
-    before = _snapshot(demo_db.parent)
-    states_line, counts_line = inspecter(demo_db).splitlines()
-    frames = tables(demo_db)
-    assert _snapshot(demo_db.parent) == before  # same files, same bytes, same times
+def test_inspecter_prints_the_two_lines_and_writes_nothing(demo_file: DemoFile) -> None:
+    before = _snapshot(demo_file.path.parent)
+    states_line, counts_line = inspecter(demo_file.path).splitlines()
+    frames = tables(demo_file.path)
+    assert _snapshot(demo_file.path.parent) == before  # same files, same bytes, same times
     (row,) = ast.literal_eval(states_line)
     assert (
         row[:2] == ("tuteur", "alice")
         and json.loads(row[2])["progression"]["python"]["niveau"] == 4
     )
-    counts = ast.literal_eval(counts_line)
-    assert [c for c, _ in counts] in ([2, 20], [20, 2])
-    assert [s for _, s in counts] == sorted(s for _, s in counts)  # ordered by session id
+    by_session_id = sorted([(20, demo_file.first), (2, demo_file.second)], key=lambda c: c[1])
+    assert ast.literal_eval(counts_line) == by_session_id
     assert set(frames) == {"app_states", "user_states", "sessions", "events"}
 
 
-def test_tables_expand_json_into_columns(demo_db: Path) -> None:
-    frames = tables(demo_db)
+def test_tables_expand_json_into_columns(demo_file: DemoFile) -> None:
+    frames = tables(demo_file.path)
     users = frames["user_states"]
     assert list(users.columns[:4]) == ["app_name", "user_id", "state", "update_time"]
     assert users.loc[0, "state.progression.python.niveau"] == 4
@@ -79,7 +88,7 @@ async def test_inspecter_sees_a_writer_still_open(
 
 
 def test_bad_files_get_french_errors_and_stay_untouched(tmp_path: Path) -> None:
-    with pytest.raises(InspectionError, match="Fichier introuvable"):
+    with pytest.raises(InspectionError, match="Base introuvable"):
         inspecter(tmp_path / "absent.db")
     assert not (tmp_path / "absent.db").exists()
     text = tmp_path / "notes.txt"
@@ -92,7 +101,7 @@ def test_bad_files_get_french_errors_and_stay_untouched(tmp_path: Path) -> None:
     con.execute("CREATE TABLE sessions (id TEXT)")
     con.commit()
     con.close()
-    with pytest.raises(InspectionError, match="table\\(s\\) absente\\(s\\) : app_states"):
+    with pytest.raises(InspectionError, match="table\\(s\\) absente\\(s\\)\u00a0: app_states"):
         inspecter(other)
 
 
@@ -104,7 +113,7 @@ def test_cli_errors_exit_non_zero(python: str, cli_env: dict[str, str], tmp_path
         timeout=60,
         env=cli_env,
     )
-    assert missing.returncode == 1 and "Erreur : Fichier introuvable" in missing.stderr
+    assert missing.returncode == 1 and "Erreur : Base introuvable" in missing.stderr
     default = subprocess.run(
         [python, "-m", "course.inspecter"],
         capture_output=True,

@@ -11,9 +11,9 @@ import pytest
 from course.events import Content, FunctionResponse, Part
 from course.tuteur import ModelRequest, RuleTutorModel, TurnModel
 from course.tuteur.agent import DeltaState, ToolContext
-from course.tuteur.modele import QUESTION_KEY, is_farewell, is_greeting
-from course.tuteur.outils import apply_answer, enregistrer_reponse, fixer_niveau, new_progression
+from course.tuteur.model import QUESTION_KEY, is_farewell, is_greeting
 from course.tuteur.questions import QUESTIONS, choose_question, question_by_id
+from course.tuteur.tools import apply_answer, enregistrer_reponse, fixer_niveau, new_progression
 
 
 def _user(text: str) -> Content:
@@ -60,19 +60,19 @@ def test_level_moves_after_two_equal_answers_and_stays_in_bounds() -> None:
 
 
 def test_answers_are_normalized_before_judging() -> None:
-    assert question_by_id("n4-decorateur").accepte("  @ ")
-    assert not question_by_id("n4-decorateur").accepte("#")
-    assert question_by_id("n3-comprehension").accepte("[0,2,4]")
-    assert question_by_id("n2-chaines").accepte("'pypy'")
-    assert question_by_id("n1-print").accepte("Print()")
+    assert question_by_id("n4-decorateur").accepts("  @ ")
+    assert not question_by_id("n4-decorateur").accepts("#")
+    assert question_by_id("n3-comprehension").accepts("[0,2,4]")
+    assert question_by_id("n2-chaines").accepts("'pypy'")
+    assert question_by_id("n1-print").accepts("Print()")
     assert question_by_id("inexistante") is None
     for q in QUESTIONS:
-        assert q.accepte(q.reponses[0]) and not q.accepte("")
+        assert q.accepts(q.answers[0]) and not q.accepts("")
 
 
 def test_question_bank_and_choice_are_deterministic() -> None:
-    for niveau in range(1, 6):
-        assert len([q for q in QUESTIONS if q.niveau == niveau]) == 3
+    for level in range(1, 6):
+        assert len([q for q in QUESTIONS if q.level == level]) == 3
     assert len({q.id for q in QUESTIONS}) == len(QUESTIONS)
     r = _record(niveau=4, total=3, a_revoir=["décorateurs de fonction"])
     assert choose_question(r).id == "n4-decorateur"  # a topic to review comes first
@@ -86,8 +86,8 @@ def test_question_bank_and_choice_are_deterministic() -> None:
 
 
 def test_greetings_and_farewells() -> None:
-    assert is_greeting("Bonjour !") and is_greeting("salut") and not is_greeting("bon")
-    assert is_farewell("Au revoir") and is_farewell("à bientôt !") and is_farewell("quitter")
+    assert is_greeting("Bonjour !") and is_greeting("salut") and not is_greeting("bon")
+    assert is_farewell("Au revoir") and is_farewell("à bientôt !") and is_farewell("quitter")
     assert not is_farewell("fini") and not is_farewell("revoir les listes")
 
 
@@ -97,7 +97,7 @@ def test_model_follows_the_protocol_and_is_pure() -> None:
     req = _request(_user("Bonjour"))
     assert model.respond(req) == model.respond(req)
     hello = model.respond(req)
-    assert hello.content.parts[0].text.startswith("Bonjour alice !")
+    assert hello.content.parts[0].text.startswith("Bonjour alice !")
     assert hello.state_delta == {QUESTION_KEY: "niveau"}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import nbformat
@@ -20,7 +21,7 @@ def empty_notebook_registry():
 
 def make_quiz(**kwargs) -> q.Quiz:
     return q.Quiz(
-        "Quelle table garde la progression ?",
+        "Quelle table garde la progression d'alice\u00a0?",
         options=[
             q.Option("sessions", False, "sessions ne garde que l'état propre à la session."),
             q.Option("user_states", True, "Les clés user: y sont rangées sans préfixe."),
@@ -54,11 +55,20 @@ def test_bad_definitions_get_french_errors():
     assert q.quiz_du_carnet() == []  # nothing half-registered
 
 
+def option_index(quiz: q.Quiz, texte: str) -> int:
+    """Where an option is shown (the quiz may order its options its own way)."""
+    return next(i for i, o in enumerate(quiz.options) if o.texte == texte)
+
+
 def test_every_option_gets_its_own_feedback():
     quiz = make_quiz()
-    assert quiz.retour(0).startswith("Pas tout à fait : sessions ne garde")
-    assert quiz.retour(1) == f"{q.BONNE} : Les clés user: y sont rangées sans préfixe."
-    assert quiz.retour(2).startswith(q.PAS_TOUT_A_FAIT)
+    assert quiz.retour(option_index(quiz, "sessions")) == (
+        "Pas tout à fait\u00a0: sessions ne garde que l'état propre à la session."
+    )
+    assert quiz.retour(option_index(quiz, "user_states")) == (
+        f"{q.BONNE}\u00a0: Les clés user: y sont rangées sans préfixe."
+    )
+    assert quiz.retour(option_index(quiz, "events seulement")).startswith(q.PAS_TOUT_A_FAIT)
     with pytest.raises(q.QuizError, match="inexistante"):
         quiz.repondre(3)
     with pytest.raises(q.QuizError, match="entier"):
@@ -72,18 +82,68 @@ def test_widget_follows_the_dom_contract_and_answers_clicks():
     buttons = [c for c in box.children if "quiz-option" in getattr(c, "_dom_classes", ())]
     feedback = [c for c in box.children if "quiz-feedback" in getattr(c, "_dom_classes", ())]
     assert len(buttons) == 3 and len(feedback) == 1
-    assert [("quiz-correct" in b._dom_classes) for b in buttons] == [False, True, False]
-    assert feedback[0].value == ""
+    right, wrong = quiz.indice_juste, option_index(quiz, "sessions")  # the author's numbering
+    # buttons come in the displayed (shuffled) order: button k shows option quiz.ordre[k]
+    at = quiz.ordre.index
+    assert [("quiz-correct" in b._dom_classes) for b in buttons] == [
+        quiz.ordre[k] == right for k in range(3)
+    ]
+    [retour] = feedback
+    rendered = (retour.value, retour._dom_classes)
 
-    buttons[0].click()  # a wrong answer first
-    assert "Pas tout à fait" in feedback[0].value
-    assert "sessions ne garde que l" in feedback[0].value
-    assert buttons[0].button_style == "danger"
-    buttons[1].click()
-    assert "Bonne réponse" in feedback[0].value and "sans préfixe" in feedback[0].value
-    assert buttons[1].button_style == "success" and buttons[0].button_style == ""
-    assert quiz.reponses == [0, 1]
+    def shown() -> list[str]:  # the box's class that reveals one option's feedback
+        return [c for c in box._dom_classes if c.startswith("quiz-choix-")]
+
+    assert shown() == []
+    buttons[at(wrong)].click()  # a wrong answer first
+    assert shown() == [f"quiz-choix-{wrong}"]
+    assert "quiz-choisie-faux" in buttons[at(wrong)]._dom_classes
+    buttons[at(right)].click()
+    assert shown() == [f"quiz-choix-{right}"]
+    assert "quiz-choisie-juste" in buttons[at(right)]._dom_classes
+    assert not any(c.startswith("quiz-choisie") for c in buttons[at(wrong)]._dom_classes)
+    # the feedback widget (the live region) never changes: the browser never re-renders it
+    assert (retour.value, retour._dom_classes) == rendered
+    assert quiz.reponses == [wrong, right]
     assert quiz.repondu and not quiz.juste_du_premier_coup
+
+
+def test_feedback_lives_in_one_polite_region_with_each_options_text():
+    """The region a screen reader watches holds every feedback, each revealed by its class."""
+    quiz = make_quiz()
+    value = quiz.widget().children[-1].value
+    region = re.search(r'<div class="quiz-retours" ([^>]*)>(.*)</div>$', value, re.S)
+    assert region, value
+    assert 'role="status"' in region.group(1) and 'aria-live="polite"' in region.group(1)
+    for i, option in enumerate(quiz.options):
+        verdict = q.BONNE if option.juste else q.PAS_TOUT_A_FAIT
+        sorte = "juste" if option.juste else "faux"
+        assert (
+            f'<p class="quiz-retour quiz-retour-{sorte}" data-option="{i}">'
+            f'<span class="quiz-verdict"><span aria-hidden="true">'
+            f"{'✓' if option.juste else '✗'} </span><strong>{verdict}</strong></span>\u00a0: "
+            f"{html.escape(option.explication, quote=False)}</p>"
+        ) in region.group(2)
+        # shown only while the quiz box carries quiz-choix-i
+        rule = f".quiz-retour[data-option='{i}']{{display:block}}"
+        assert f".quiz.quiz-choix-{i} .quiz-feedback {rule}" in value
+
+
+def test_feedback_colours_come_from_the_theme():
+    """JupyterLab's variables (light shade 0, dark shade 2 for the verdict), never a fixed
+    colour alone: the hex values only stand behind a variable as its fallback."""
+    style = re.search(r"<style>(.*?)</style>", q._STYLE, re.S).group(1)
+    for variable in (
+        "--jp-success-color0",
+        "--jp-error-color0",
+        "--jp-success-color2",
+        "--jp-error-color2",
+        "--jp-content-font-color1",
+    ):
+        assert f"var({variable}," in style
+    assert "[data-jp-theme-light=false]" in style
+    assert not re.search(r"(?<![,(])#[0-9a-fA-F]{3,6}\b", style)  # every colour has a var()
+    assert "#1b5e20" not in style.replace("var(--jp-success-color0,#1b5e20)", "")
 
 
 def test_one_display_bundle_carries_widget_html_and_text():
@@ -109,9 +169,9 @@ def test_static_html_export_shows_question_and_options():
     cell.outputs = [nbformat.v4.new_output("display_data", data=data, metadata=meta)]
     nb.cells.append(cell)
     body, _ = HTMLExporter().from_notebook_node(nb)
-    assert quiz.question.replace("'", "&#39;") in body or quiz.question in body
+    assert f"<p><strong>Quiz\u00a0: {html.escape(quiz.question, quote=False)}</strong></p>" in body
     for option in quiz.options:
-        assert option.texte in body
+        assert f"<li><span>{html.escape(option.texte, quote=False)}</span><details>" in body
 
 
 def test_rerunning_a_cell_replaces_its_quiz():
@@ -121,7 +181,7 @@ def test_rerunning_a_cell_replaces_its_quiz():
 
 
 def test_bilan_counts_first_answers_and_says_what_to_review():
-    first = make_quiz(revoir="Section 3 : la table user_states")
+    first = make_quiz(revoir="Section 3\u00a0: la table user_states")
     second = q.Quiz(
         "Combien de tables ?",
         options=[q.Option("4", True, "Quatre tables."), q.Option("2", False, "Il y en a plus.")],
@@ -129,11 +189,12 @@ def test_bilan_counts_first_answers_and_says_what_to_review():
     bilan = q.bilan()
     live = bilan.widget()
     assert "0 / 2" in bilan.texte() and "Pas encore répondu" in bilan.texte()
-    first.repondre(0)  # wrong first, then right: still to review
-    first.repondre(1)
-    second.repondre(0)
+    first.repondre(option_index(first, "sessions"))  # wrong first, then right: to review
+    first.repondre(first.indice_juste)
+    second.repondre(second.indice_juste)
     assert "1 / 2" in bilan.texte()
-    assert "Section 3 : la table user_states" in bilan.texte()
+    assert "Section 3\u00a0: la table user_states" in bilan.texte()
+    assert "Bilan\u00a0: 1 / 2 bonnes réponses du premier coup" in bilan.texte()
     assert "1 / 2" in live.value and "Section 3" in live.value  # the widget updated itself
     data, meta = bilan._repr_mimebundle_()
     assert meta == {"course/bilan": {}}
@@ -143,5 +204,5 @@ def test_bilan_counts_first_answers_and_says_what_to_review():
 
 def test_bilan_all_right():
     quiz = make_quiz()
-    quiz.repondre(1)
-    assert "passez à la leçon suivante" in q.bilan().texte()
+    quiz.repondre(quiz.indice_juste)
+    assert "Tout est juste du premier coup" in q.bilan().texte()

@@ -1,14 +1,16 @@
-"""The seed lesson's two demonstration sessions for alice, replayed through any service.
+"""The lessons' two demonstration sessions for alice, replayed through any service.
 
 First session: greeting, level 3, three answers (two right, then the decorator question
-wrong), goodbye: 20 events. Second session: « Bonjour » and the greeting at level 4: 2 events.
+wrong), goodbye: 20 events. Second session: « Bonjour » and the greeting at level 4: 2 events.
+Lesson 2 and `python -m course.tuteur demo` replay them; lessons 3 to 5 read what they leave.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .agent import APP_NAME, Tuteur
+from ..app import APP_NAME
+from .agent import Tuteur
 from .runner import Runner, message
 
 __all__ = ["DEMO_USER", "DEMO_SESSIONS", "demo"]
@@ -21,15 +23,16 @@ DEMO_SESSIONS: tuple[tuple[str, ...], ...] = (
 
 
 async def demo(service: Any, *, user_id: str = DEMO_USER) -> tuple[str, str]:
-    """Replay both sessions; return (first_session_id, second_session_id).
+    """Rejoue les deux sessions de démonstration ; renvoie (id de la première, id de la seconde).
 
-    Refuses a learner who already has sessions or progression: the demo must start from a
-    clean learner to give the seed's result, and it never overwrites anyone's data.
+    Refuse un élève qui a déjà des sessions ou une progression : la démonstration part d'un
+    élève neuf pour donner le résultat de la leçon (niveau 4, 2 bonnes réponses sur 3), et
+    n'écrase jamais les données de personne.
     """
     existing = await service.list_sessions(app_name=APP_NAME, user_id=user_id)
     if existing.sessions or await _has_user_state(service, user_id):
         raise ValueError(
-            f"L'élève « {user_id} » a déjà des données dans ce service : la démonstration "
+            f"L'élève « {user_id} » a déjà des données dans ce service : la démonstration "
             "demande une base neuve (choisissez un autre fichier)."
         )
     runner = Runner(agent=Tuteur(), app_name=APP_NAME, session_service=service)

@@ -1,7 +1,9 @@
 """The tutor's tools: they change `user:progression` through the tool context's state.
 
 Each write to `tool_context.state` becomes the `state_delta` of the tool's response event,
-exactly as with ADK's `ToolContext`, so the service stores it in `user_states`.
+exactly as with ADK's `ToolContext`, so the service stores it in `user_states`. The tools'
+names, parameters and result keys are what the model calls and what the events store, as the
+lessons show them: they stay French.
 """
 
 from __future__ import annotations
@@ -10,11 +12,12 @@ import copy
 from collections.abc import MutableMapping
 from typing import Any, Protocol
 
-from .questions import NIVEAU_MAX, NIVEAU_MIN
+from .questions import LEVEL_MAX, LEVEL_MIN
 
 __all__ = [
     "PROGRESSION_KEY",
-    "SUJET",
+    "STREAK_LENGTH",
+    "SUBJECT",
     "HasState",
     "new_progression",
     "read_progression",
@@ -23,29 +26,31 @@ __all__ = [
     "enregistrer_reponse",
 ]
 
+# The learner's record is data the lesson shows: its keys (`niveau`, `serie`, `bonnes`, `total`,
+# `a_revoir`) and this subject's name stay as they are stored.
 PROGRESSION_KEY = "user:progression"
-SUJET = "python"
-SERIE_LENGTH = 2  # two right answers in a row: level up; two wrong: level down
+SUBJECT = "python"
+STREAK_LENGTH = 2  # two right answers in a row: level up; two wrong: level down
 
 
 class HasState(Protocol):
     state: MutableMapping[str, Any]
 
 
-def new_progression(niveau: int) -> dict[str, Any]:
+def new_progression(level: int) -> dict[str, Any]:
     """A learner's starting record for the Python quiz."""
-    return {"niveau": niveau, "serie": [], "bonnes": 0, "total": 0, "a_revoir": []}
+    return {"niveau": level, "serie": [], "bonnes": 0, "total": 0, "a_revoir": []}
 
 
 def read_progression(state: MutableMapping[str, Any] | dict[str, Any]) -> dict[str, Any] | None:
     """The learner's Python record from a session state (merged `user:` keys), or None."""
     progression = state.get(PROGRESSION_KEY)
-    if not isinstance(progression, dict) or not isinstance(progression.get(SUJET), dict):
+    if not isinstance(progression, dict) or not isinstance(progression.get(SUBJECT), dict):
         return None
-    return progression[SUJET]
+    return progression[SUBJECT]
 
 
-def apply_answer(record: dict[str, Any], sujet: str, correcte: bool) -> dict[str, Any]:
+def apply_answer(record: dict[str, Any], topic: str, correct: bool) -> dict[str, Any]:
     """Return a new record after one answer (the input is left untouched).
 
     `serie` holds the last results at the current level; two equal results in a row move the
@@ -54,24 +59,24 @@ def apply_answer(record: dict[str, Any], sujet: str, correcte: bool) -> dict[str
     """
     r = copy.deepcopy(record)
     r["total"] += 1
-    r["bonnes"] += int(correcte)
-    serie = (r["serie"] + [correcte])[-SERIE_LENGTH:]
-    niveau = r["niveau"]
-    if serie == [True] * SERIE_LENGTH and niveau < NIVEAU_MAX:
-        niveau, serie = niveau + 1, []
-    elif serie == [False] * SERIE_LENGTH and niveau > NIVEAU_MIN:
-        niveau, serie = niveau - 1, []
-    r["niveau"], r["serie"] = niveau, serie
-    if not correcte and sujet not in r["a_revoir"]:
-        r["a_revoir"].append(sujet)
-    if correcte and sujet in r["a_revoir"]:
-        r["a_revoir"].remove(sujet)
+    r["bonnes"] += int(correct)
+    streak = (r["serie"] + [correct])[-STREAK_LENGTH:]
+    level = r["niveau"]
+    if streak == [True] * STREAK_LENGTH and level < LEVEL_MAX:
+        level, streak = level + 1, []
+    elif streak == [False] * STREAK_LENGTH and level > LEVEL_MIN:
+        level, streak = level - 1, []
+    r["niveau"], r["serie"] = level, streak
+    if not correct and topic not in r["a_revoir"]:
+        r["a_revoir"].append(topic)
+    if correct and topic in r["a_revoir"]:
+        r["a_revoir"].remove(topic)
     return r
 
 
 def _store(tool_context: HasState, record: dict[str, Any]) -> None:
     progression = copy.deepcopy(tool_context.state.get(PROGRESSION_KEY) or {})
-    progression[SUJET] = record
+    progression[SUBJECT] = record
     tool_context.state[PROGRESSION_KEY] = progression
 
 
@@ -79,8 +84,8 @@ def fixer_niveau(niveau: int, tool_context: HasState) -> dict[str, Any]:
     """Fixe le niveau de départ de l'élève en Python (1 débutant à 5 expert)."""
     if isinstance(niveau, bool) or not isinstance(niveau, int):
         return {"statut": "erreur", "message": f"niveau doit être un entier, reçu {niveau!r}"}
-    if not NIVEAU_MIN <= niveau <= NIVEAU_MAX:
-        return {"statut": "erreur", "message": f"niveau hors de {NIVEAU_MIN}..{NIVEAU_MAX}"}
+    if not LEVEL_MIN <= niveau <= LEVEL_MAX:
+        return {"statut": "erreur", "message": f"niveau hors de {LEVEL_MIN}..{LEVEL_MAX}"}
     record = read_progression(tool_context.state)
     record = copy.deepcopy(record) if record else new_progression(niveau)
     record["niveau"] = niveau
@@ -97,7 +102,7 @@ def enregistrer_reponse(
         return {"statut": "erreur", "message": "il faut un sujet (texte) et correcte (booléen)"}
     record = read_progression(tool_context.state)
     if record is None:
-        return {"statut": "erreur", "message": "niveau inconnu : appeler fixer_niveau d'abord"}
+        return {"statut": "erreur", "message": "niveau inconnu : appeler fixer_niveau d'abord"}
     before = record["niveau"]
     record = apply_answer(record, sujet, correcte)
     _store(tool_context, record)

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 import tomllib
-from pathlib import Path
 
 import nbformat
+from helpers import REPO
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from course import quiz as q
 from course import save_hook
 
-REPO = Path(__file__).resolve().parents[2]
 WIDGET = save_hook.WIDGET_VIEW
 
 
@@ -107,5 +108,23 @@ def test_installed_config_enables_the_extension(tmp_path):
         shipped.relative_to(REPO).as_posix()
     ]
     written = save_hook.enable(tmp_path)
-    assert written == tmp_path / "etc/jupyter/jupyter_server_config.d" / save_hook.CONFIG_FILE
-    assert written.read_text(encoding="utf-8") == shipped.read_text(encoding="utf-8")
+    assert written == [tmp_path / rel for rel in save_hook.DATA_FILES]
+    server, lab = written
+    assert server == tmp_path / "etc/jupyter/jupyter_server_config.d" / save_hook.CONFIG_FILE
+    assert server.read_text(encoding="utf-8") == shipped.read_text(encoding="utf-8")
+    assert json.loads(lab.read_text(encoding="utf-8")) == save_hook.LAB_SETTINGS
+    assert lab.parent == tmp_path / "share/jupyter/lab/settings/overrides.d"
+
+
+def test_running_the_module_installs_both_files(tmp_path):
+    """What `make setup` runs: the environment gets the extension and French by default."""
+    venv = tmp_path / "env"
+    code = (
+        "import runpy, sys; sys.prefix = sys.argv[1]; "
+        "runpy.run_module('course.save_hook', run_name='__main__')"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(venv)], capture_output=True, text=True, check=True
+    )
+    assert "activée dans" in out.stdout and "en français par défaut" in out.stdout
+    assert all((venv / rel).is_file() for rel in save_hook.DATA_FILES)

@@ -1,8 +1,8 @@
 """The turn model: the part of an agent that an LLM would play, here a deterministic rule set.
 
-The Runner only knows the `TurnModel` protocol (`stream(request)` yields `ModelResponse`s, as
-the second system's `TurnModel.stream`): an LLM client that follows it replaces
-`RuleTutorModel` without touching the Runner. No randomness and no clock: same text every run.
+The Runner only knows the `TurnModel` protocol (`stream(request)` yields `ModelResponse`s): an
+LLM client that follows it replaces `RuleTutorModel` without touching the Runner. No
+randomness and no clock: same text every run.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from course.events import Content, FunctionCall, Part
 
-from .outils import read_progression
-from .questions import NIVEAU_MAX, NIVEAU_MIN, Question, choose_question, question_by_id
+from .questions import LEVEL_MAX, LEVEL_MIN, Question, choose_question, question_by_id
+from .tools import read_progression
 
 __all__ = [
     "QUESTION_KEY",
@@ -27,7 +27,8 @@ __all__ = [
     "is_greeting",
 ]
 
-QUESTION_KEY = "question_en_cours"  # session-scoped: what the tutor is waiting for
+# Session state the lesson shows: what the tutor is waiting for, a question's id or ASK_LEVEL.
+QUESTION_KEY = "question_en_cours"
 ASK_LEVEL = "niveau"
 
 _GREETINGS = ("bonjour", "salut", "coucou", "bonsoir", "hello")
@@ -64,13 +65,13 @@ def _words(text: str) -> str:
 
 
 def is_greeting(text: str) -> bool:
-    """True for « Bonjour », « Salut ! »…"""
+    """True for « Bonjour », « Salut ! »…"""
     words = _words(text).split()
     return bool(words) and words[0] in _GREETINGS
 
 
 def is_farewell(text: str) -> bool:
-    """True for « au revoir », « à bientôt », « quitter »…: the learner ends the session."""
+    """True for « au revoir », « à bientôt », « quitter »…: the learner ends the session."""
     t = _words(text)
     return any(t == f or t.startswith(f + " ") for f in _FAREWELLS)
 
@@ -80,14 +81,14 @@ def _text(text: str, **state_delta: Any) -> ModelResponse:
 
 
 def _ask(q: Question, intro: str = "") -> ModelResponse:
-    text = f"{intro}Question (niveau {q.niveau}, {q.sujet}) : {q.texte}"
+    text = f"{intro}Question (niveau {q.level}, {q.topic}) : {q.text}"
     return _text(text, **{QUESTION_KEY: q.id})
 
 
 def _summary(record: Mapping[str, Any]) -> str:
     s = f"niveau {record['niveau']} ({record['bonnes']} bonnes réponses sur {record['total']})"
     if record["a_revoir"]:
-        s += ". À revoir : " + ", ".join(record["a_revoir"])
+        s += ". À revoir : " + ", ".join(record["a_revoir"])
     return s
 
 
@@ -117,35 +118,35 @@ class RuleTutorModel:
         record = read_progression(state)
         pending = state.get(QUESTION_KEY)
         if not text.strip():
-            return _text("Je n'ai rien reçu : écris ta réponse, ou « au revoir » pour terminer.")
+            return _text("Je n'ai rien reçu : écris ta réponse, ou « au revoir » pour terminer.")
         if is_farewell(text):
-            bilan = f" Bilan : {_summary(record)}." if record else ""
-            return _text(f"À bientôt, {user} !{bilan}", **{QUESTION_KEY: None})
+            summary = f" Bilan : {_summary(record)}." if record else ""
+            return _text(f"À bientôt, {user} !{summary}", **{QUESTION_KEY: None})
         welcome_new = _text(
-            f"Bonjour {user} ! Je suis ton tuteur de Python. Quel est ton niveau, "
-            f"de {NIVEAU_MIN} (débutant) à {NIVEAU_MAX} (expert) ?",
+            f"Bonjour {user} ! Je suis ton tuteur de Python. Quel est ton niveau, "
+            f"de {LEVEL_MIN} (débutant) à {LEVEL_MAX} (expert) ?",
             **{QUESTION_KEY: ASK_LEVEL},
         )
         if is_greeting(text):
             if record is None:
                 return welcome_new
-            welcome = f"Bon retour, {user} ! Tu es au {_summary(record)}. "
+            welcome = f"Bon retour, {user} ! Tu es au {_summary(record)}. "
             return _ask(choose_question(record), welcome)
         if record is None or pending == ASK_LEVEL:
             digits = re.findall(r"\d+", text)
-            if len(digits) == 1 and NIVEAU_MIN <= int(digits[0]) <= NIVEAU_MAX:
+            if len(digits) == 1 and LEVEL_MIN <= int(digits[0]) <= LEVEL_MAX:
                 return self._call(request, "fixer_niveau", {"niveau": int(digits[0])})
             if pending != ASK_LEVEL:
                 return welcome_new
             return _text(
-                f"Réponds par un nombre entier de {NIVEAU_MIN} à {NIVEAU_MAX}, s'il te plaît.",
+                f"Réponds par un nombre entier de {LEVEL_MIN} à {LEVEL_MAX}, s'il te plaît.",
                 **{QUESTION_KEY: ASK_LEVEL},
             )
         question = question_by_id(pending) if isinstance(pending, str) else None
         if question is None:
             return _ask(choose_question(record), "Je n'attendais pas de réponse. ")
-        correcte = question.accepte(text)
-        args = {"question": question.id, "sujet": question.sujet, "correcte": correcte}
+        correct = question.accepts(text)
+        args = {"question": question.id, "sujet": question.topic, "correcte": correct}
         return self._call(request, "enregistrer_reponse", args)
 
     def _after_tool(
@@ -154,17 +155,17 @@ class RuleTutorModel:
         record = read_progression(request.state)
         if result.get("statut") != "ok" or record is None:
             detail = result.get("message", "réponse inattendue")
-            return _text(f"L'outil {name} a échoué ({detail}). Reprenons : écris « bonjour ».")
+            return _text(f"L'outil {name} a échoué ({detail}). Reprenons : écris « bonjour ».")
         if name == "fixer_niveau":
-            return _ask(choose_question(record), f"C'est noté : niveau {record['niveau']}. ")
+            return _ask(choose_question(record), f"C'est noté : niveau {record['niveau']}. ")
         asked = question_by_id(str(result.get("question")))
-        intro = "Bravo, c'est juste ! " if result.get("correcte") else "Ce n'est pas ça. "
+        intro = "Bravo, c'est juste ! " if result.get("correcte") else "Ce n'est pas ça. "
         if asked is not None:
             if not result.get("correcte"):
-                intro += f"La réponse attendue était « {asked.reponses[0]} ». "
-            intro += asked.explication + " "
+                intro += f"La réponse attendue était « {asked.answers[0]} ». "
+            intro += asked.explanation + " "
         if result["niveau"] > result["ancien_niveau"]:
-            intro += f"Tu passes au niveau {result['niveau']} ! "
+            intro += f"Tu passes au niveau {result['niveau']} ! "
         elif result["niveau"] < result["ancien_niveau"]:
             intro += f"On revient au niveau {result['niveau']} pour consolider. "
         return _ask(choose_question(record, exclude=asked.id if asked else None), intro)

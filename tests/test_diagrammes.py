@@ -8,10 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import REPO, network_free_env
 
 from course import diagrammes as d
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_schema_shows_tables_keys_cascade_and_missing_cascade(adk_format_db: Path):
@@ -26,7 +25,7 @@ def test_schema_shows_tables_keys_cascade_and_missing_cascade(adk_format_db: Pat
     assert 'user_states|o..o{sessions : "même clé, sans cascade"' in src
     assert "accTitle: Schéma de tuteur.db" in src and "accDescr: Les 4 tables" in src
     text = diagram.texte
-    assert "- sessions → events : clé étrangère (app_name, user_id, session_id)" in text
+    assert "- sessions → events : clé étrangère (app_name, user_id, session_id)" in text
     assert "ON DELETE CASCADE" in text and "aucune suppression en cascade" in text
     assert diagram.bundle() == {"text/vnd.mermaid": src, "text/plain": text}
 
@@ -41,13 +40,13 @@ def test_sequence_shows_learner_tutor_tools_and_state(adk_format_db: Path):
     assert "\tparticipant tuteur as Tuteur\n" in src
     assert "tuteur->>outil_enregistrer_reponse: enregistrer_reponse(juste=true)" in src
     assert "outil_enregistrer_reponse-->>tuteur: niveau=2" in src
-    assert "Note over tuteur: état modifié : user:progression" in src
+    assert "Note over tuteur: état modifié : user:progression" in src
     assert "tuteur-->>eleve: Bravo ! Vous passez au niveau 2." in src
     # the learner's text cannot break the diagram: no statement separator, comment or tag
     line = next(x for x in src.splitlines() if x.startswith("\televe->>tuteur"))
     message = line.split(": ", 1)[1]
     assert message == "Bonjour #59; je veux réviser #35;python #lt;b#gt;"  # entity codes
-    assert "l'élève écrit : Bonjour ; je veux réviser #python <b>" in diagram.texte
+    assert "l'élève écrit : Bonjour ; je veux réviser #python <b>" in diagram.texte
     assert "l'élève écrit" in diagram.texte and "l'outil enregistrer_reponse" in diagram.texte
 
 
@@ -110,7 +109,7 @@ def test_afficher_displays_exactly_the_raw_bundle(adk_format_db: Path):
     assert captured.outputs[0].data == diagram.bundle()
 
 
-def test_import_and_build_do_no_network(adk_format_db: Path, network_free_env: dict):
+def test_import_and_build_do_no_network(adk_format_db: Path):
     """Run in a process whose sockets are blocked: mermaid-py must not try to reach mermaid.ink."""
     code = (
         "import socket, sys\n"
@@ -124,13 +123,13 @@ def test_import_and_build_do_no_network(adk_format_db: Path, network_free_env: d
     )
     out = subprocess.run(
         [sys.executable, "-c", code],
-        env=network_free_env,
-        cwd=ROOT,
+        env=network_free_env(),
+        cwd=REPO,
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert out.returncode == 0, out.stderr
     assert "bloqué" in out.stdout and "Réseau bloqué" in out.stdout
-    source = (ROOT / "course" / "diagrammes.py").read_text()
+    source = (REPO / "course" / "diagrammes.py").read_text()
     assert "Mermaid(" not in source.replace("mermaid.Mermaid(...)", "")

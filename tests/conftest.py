@@ -1,0 +1,135 @@
+"""Fixtures shared by the tests of every package (plain helpers are in ``tests/helpers.py``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import REPO, SERVICE_KINDS, close_service, make_service
+
+from course.sessions._schema import (
+    APP_STATES_TABLE_SCHEMA,
+    EVENTS_TABLE_SCHEMA,
+    SESSIONS_TABLE_SCHEMA,
+    USER_STATES_TABLE_SCHEMA,
+)
+
+
+@pytest.fixture
+def sqlite_db_path(tmp_path: Path) -> Path:
+    """Where a test's tutor database lives (not created yet)."""
+    return tmp_path / "tuteur.db"
+
+
+@pytest.fixture(params=SERVICE_KINDS)
+async def session_service(
+    request: pytest.FixtureRequest, sqlite_db_path: Path
+) -> AsyncIterator[Any]:
+    """Each of the four session services, fresh, closed after the test."""
+    service = make_service(request.param, sqlite_db_path)
+    try:
+        yield service
+    finally:
+        await close_service(service)
+
+
+@pytest.fixture
+async def service_factory() -> AsyncIterator[Callable[[str, Path | None], Any]]:
+    """``make(kind, db_path)``: a fresh service, closed at teardown even if the test fails."""
+    made: list[Any] = []
+
+    def make(kind: str, db_path: Path | None) -> Any:
+        service = make_service(kind, db_path)
+        made.append(service)
+        return service
+
+    try:
+        yield make
+    finally:
+        for service in made:
+            await close_service(service)
+
+
+ADK_TABLES = (
+    APP_STATES_TABLE_SCHEMA,
+    USER_STATES_TABLE_SCHEMA,
+    SESSIONS_TABLE_SCHEMA,
+    EVENTS_TABLE_SCHEMA,
+)
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    """Environment for the course's command lines (the tutor, the inspector): the checkout's
+    ``course`` importable, no TUTEUR_DB unless a test sets it."""
+    env = {k: v for k, v in os.environ.items() if k != "TUTEUR_DB"}
+    env["PYTHONPATH"] = str(REPO)
+    env["PYTHONUNBUFFERED"] = "1"
+    env["LANG"] = env["LC_ALL"] = "C.UTF-8"
+    return env
+
+
+@pytest.fixture
+def python() -> str:
+    """The Python that runs the tests (its venv has everything the course needs)."""
+    return sys.executable
+
+
+def _event(author: str, parts: list[dict], delta: dict | None = None) -> dict:
+    role = "user" if author == "user" else "model"
+    data: dict = {"author": author, "content": {"role": role, "parts": parts}}
+    if delta:
+        data["actions"] = {"state_delta": delta}
+    return data
+
+
+ALICE_EVENTS = [
+    _event("user", [{"text": "Bonjour ; je veux réviser #python <b>"}]),
+    _event(
+        "tuteur",
+        [{"function_call": {"id": "c1", "name": "enregistrer_reponse", "args": {"juste": True}}}],
+    ),
+    _event(
+        "tuteur",
+        [
+            {
+                "function_response": {
+                    "id": "c1",
+                    "name": "enregistrer_reponse",
+                    "response": {"niveau": 2},
+                }
+            }
+        ],
+        {"user:progression": {"python": {"niveau": 2}}},
+    ),
+    _event("tuteur", [{"text": "Bravo ! Vous passez au niveau 2."}]),
+]
+
+
+@pytest.fixture
+def adk_format_db(sqlite_db_path: Path) -> Path:
+    """A real SQLite file as google-adk 2.10 writes it (its four tables, none of the course's
+    indexes), filled by plain SQL: alice (1 session, 4 events), bob (1 empty session)."""
+    conn = sqlite3.connect(sqlite_db_path)
+    for table in ADK_TABLES:
+        conn.execute(table)
+    conn.execute(
+        "INSERT INTO user_states VALUES ('tuteur', 'alice', ?, 1.0)",
+        (json.dumps({"progression": {"python": {"niveau": 2}}}),),
+    )
+    conn.execute("INSERT INTO sessions VALUES ('tuteur', 'alice', 's-alice', '{}', 1.0, 5.0)")
+    conn.execute("INSERT INTO sessions VALUES ('tuteur', 'bob', 's-bob', '{}', 2.0, 2.0)")
+    for i, event in enumerate(ALICE_EVENTS, start=1):
+        conn.execute(
+            "INSERT INTO events VALUES (?, 'tuteur', 'alice', 's-alice', 'inv', ?, ?)",
+            (f"e{i}", float(i), json.dumps(event, ensure_ascii=False)),
+        )
+    conn.commit()
+    conn.close()
+    return sqlite_db_path

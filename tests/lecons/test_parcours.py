@@ -1,0 +1,194 @@
+"""The path through the course: the start page (order, computed times, how the TP is graded),
+the glossary and its anchors, links, recaps, hints and solutions, the next step after each
+notebook."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SOLUTIONS = ROOT / "solutions" / "lecons"
+STUDENT = ROOT / "notebooks" / "lecons"
+TP = ROOT / "solutions" / "oublier" / "oublier.ipynb"
+START = "00_commencer_ici.ipynb"  # `make lab` opens this one: keep the name
+GLOSSARY = "glossaire.ipynb"
+LESSONS = sorted(p.name for p in SOLUTIONS.glob("0[1-5]_*.ipynb"))
+APPENDIX = "06_annexe_adk.ipynb"
+NBSP = "\u00a0"
+LINK = re.compile(r"\[[^\]]+\]\(([^)\s]+)\)")
+# the terms the issue and the brief fix (slug of their anchor in the glossary)
+REQUIRED_TERMS = (
+    "session seance evenement etat portee cascade cle-etrangere page-libre wal checkpoint "
+    "vacuum droit-a-l-effacement notebook tp repartiteur-de-charge eleve enseignant rendu "
+    "bac-a-sable"
+).split()
+# how the start page computes a notebook's time (stated in its text)
+WORDS_PER_MINUTE = 150
+MINUTES_PER_CODE_CELL = 1
+MINUTES_PER_QUIZ = 1.5
+MINUTES_PER_EXERCISE = 10
+
+
+def read(path: Path) -> nbformat.NotebookNode:
+    return nbformat.read(path, as_version=4)
+
+
+def tags(cell) -> list[str]:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def md_text(nb) -> str:
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown").replace(NBSP, " ")
+
+
+def minutes(nb) -> int:
+    """Reading time of the text, plus a fixed time per code cell, quiz and exercise, rounded
+    up to 5 minutes."""
+    words = sum(len(re.findall(r"\w+", c.source)) for c in nb.cells if c.cell_type == "markdown")
+    quizzes = sum("quiz" in tags(c) for c in nb.cells)
+    exercises = sum(bool(c.metadata.get("nbgrader", {}).get("solution")) for c in nb.cells)
+    code = sum(
+        1
+        for c in nb.cells
+        if c.cell_type == "code"
+        and c.source.strip()
+        and "quiz" not in tags(c)
+        and not c.metadata.get("nbgrader", {}).get("solution")
+        and not c.source.strip().startswith("bilan(")
+    )
+    total = (
+        words / WORDS_PER_MINUTE
+        + code * MINUTES_PER_CODE_CELL
+        + quizzes * MINUTES_PER_QUIZ
+        + exercises * MINUTES_PER_EXERCISE
+    )
+    return math.ceil(total / 5) * 5
+
+
+def glossary_anchors() -> set[str]:
+    return set(re.findall(r'<a id="([a-z0-9-]+)"></a>', md_text(read(SOLUTIONS / GLOSSARY))))
+
+
+def test_the_start_page_gives_the_order_and_the_computed_times():
+    start = md_text(read(SOLUTIONS / START))
+    rows = re.findall(r"^\| (\S+) \| \[[^\]]+\]\(([^)]+)\) \|.*\| ([^|]+) \|$", start, re.M)
+    assert [target for _step, target, _time in rows] == [
+        *LESSONS,
+        "../oublier/oublier.ipynb",
+        APPENDIX,
+    ], "lessons 1 to 5, then the graded TP, then the optional appendix"
+    assert [step for step, _t, _m in rows][:6] == ["1", "2", "3", "4", "5", "TP"]
+    stated = {target: time.strip() for _s, target, time in rows}
+    for name in [*LESSONS, APPENDIX]:
+        assert stated[name] == f"{minutes(read(STUDENT / name))} min", name
+    # the rule the test applies is the rule the page states
+    start = " ".join(start.split())
+    assert f"({WORDS_PER_MINUTE} mots par minute)" in start
+    assert "1 minute par cellule de code, 1,5 minute par quiz et 10 minutes par exercice" in start
+    assert "arrondi aux 5 minutes supérieures" in start
+
+
+def test_the_start_page_covers_prerequisites_await_quizzes_and_the_tp():
+    nb = read(SOLUTIONS / START)
+    start = md_text(nb)
+    for heading in (
+        "## Ce qu'il faut savoir avant",
+        "## `async def` et `await` en trois minutes",
+        "## Les quiz et le bilan",
+        "## Le TP noté",
+    ):
+        assert heading in start
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert "async def saluer" in code and "await sans_await" in code  # top-level await, run
+
+
+def test_the_start_page_states_the_tp_grading_as_the_tp_defines_it():
+    graded = [
+        c
+        for c in read(TP).cells
+        if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"]["solution"]
+    ]
+    total = sum(c.metadata["nbgrader"]["points"] for c in graded)
+    hidden = sum(c.metadata["nbgrader"]["points"] for c in graded if "HIDDEN TESTS" in c.source)
+    start = md_text(read(SOLUTIONS / START))
+    assert f"**{total} points**" in start
+    assert f"**visibles** ({total - hidden} points)" in start
+    assert f"**cachés** ({hidden} points)" in start
+
+
+def test_the_glossary_defines_the_course_vocabulary_with_anchors():
+    anchors = glossary_anchors()
+    assert set(REQUIRED_TERMS) <= anchors, set(REQUIRED_TERMS) - anchors
+    glossary = read(SOLUTIONS / GLOSSARY)
+    index = glossary.cells[0].source
+    assert all(f"{GLOSSARY}#{slug})" in index for slug in anchors), "an index of every term"
+
+
+@pytest.mark.parametrize("tree", [SOLUTIONS, STUDENT])
+def test_every_relative_link_reaches_a_file_and_every_anchor_a_glossary_term(tree: Path):
+    anchors = glossary_anchors()
+    checked = 0
+    for path in sorted(tree.glob("*.ipynb")):
+        for cell in read(path).cells:
+            if cell.cell_type != "markdown":
+                continue
+            for target in LINK.findall(cell.source):
+                if re.match(r"[a-z]+:", target):
+                    continue  # no remote links in the lessons (test_lecons checks it)
+                file, _, anchor = target.partition("#")
+                assert (path.parent / file).is_file(), f"{path.name} {cell.id}: {target}"
+                if anchor:
+                    assert file == GLOSSARY and anchor in anchors, f"{path.name}: {target}"
+                checked += 1
+    assert checked > 50
+
+
+def test_lessons_link_the_core_terms_to_the_glossary():
+    linked = set()
+    for name in [START, *LESSONS]:
+        found = set(re.findall(rf"\]\({GLOSSARY}#([a-z0-9-]+)\)", md_text(read(SOLUTIONS / name))))
+        assert found or name == START, f"{name} never links to the glossary"
+        linked |= found
+    core = set(REQUIRED_TERMS) - {"notebook", "tp", "eleve", "rendu"}
+    assert core <= linked, core - linked
+
+
+@pytest.mark.parametrize("name", [*LESSONS, APPENDIX])
+def test_every_lesson_has_a_recap(name: str):
+    text = md_text(read(SOLUTIONS / name))
+    recap = text.split("## À retenir", 1)[1].split("\n## ", 1)[0]
+    assert len(re.findall(r"^- ", recap, re.M)) >= 3
+
+
+def test_every_exercise_has_a_folded_hint_before_and_a_folded_solution_after():
+    exercises = 0
+    for path in sorted(SOLUTIONS.glob("0*.ipynb")):
+        cells = read(path).cells
+        for i, cell in enumerate(cells):
+            if not cell.metadata.get("nbgrader", {}).get("solution"):
+                continue
+            exercises += 1
+            name = re.search(r"def (\w+)", cell.source).group(1)
+            before = next(c for c in reversed(cells[:i]) if c.cell_type == "markdown")
+            assert "<details>\n<summary>Indice</summary>" in before.source, (path.name, name)
+            after = next(c for c in cells[i + 1 :] if c.cell_type == "markdown")
+            assert "<details>\n<summary>Solution</summary>" in after.source, (path.name, name)
+            assert f"def {name}(" in after.source
+    assert exercises == 4
+
+
+def test_each_notebook_says_what_comes_next_and_the_last_lesson_points_to_the_tp():
+    order = [START, *LESSONS]
+    for current, following in zip(order, order[1:], strict=False):
+        last = read(SOLUTIONS / current).cells[-1].source
+        assert following in last, f"{current}: its score should send to {following}"
+    for name in (LESSONS[-1], APPENDIX):
+        nb = read(SOLUTIONS / name)
+        assert "oublier/oublier.ipynb" in nb.cells[-1].source
+        assert "](../oublier/oublier.ipynb)" in md_text(nb)
+    assert "leçon suivante" not in read(SOLUTIONS / LESSONS[-1]).cells[-1].source
