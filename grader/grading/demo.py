@@ -27,7 +27,7 @@ from .samples import ASSIGNMENT, write_all
 __all__ = ["DEMO_FOLDER", "MARKER", "demo_config", "main", "prepare_demo"]
 
 DEMO_FOLDER = "demo"
-MARKER = '"""Demo course of `make demo-grading` (grading.demo): generated, safe to delete."""'
+MARKER = '"""Demo course of make demo-grading (grading.demo), generated and safe to delete."""'
 
 
 def demo_config(course_config: Path, demo: Path) -> str:
@@ -42,8 +42,8 @@ def demo_config(course_config: Path, demo: Path) -> str:
     lines = [
         MARKER,
         "",
-        "c = get_config()  # noqa: F821",
-        f"load_subconfig({str(course_config)!r})  # noqa: F821",
+        "c = get_config()",
+        f"load_subconfig({str(course_config)!r})",
     ]
     lines += [f"c.CourseDirectory.{k} = {str(demo / v)!r}" for k, v in folders.items()]
     lines += [

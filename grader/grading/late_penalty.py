@@ -57,7 +57,7 @@ class PointsPerDayLate(LateSubmissionPlugin):
         days = math.ceil(total_seconds_late / 86400)
         penalty = min(score, days * self.points_per_day)
         self.log.info(
-            "Late by %.0f s (%d day(s) started): penalty %s for %s",
+            "Late by %.0f s, %d day(s) started, penalty %s for %s",
             total_seconds_late,
             days,
             penalty,

@@ -124,7 +124,7 @@ class LogWatcher:
                     self._decide(summary["s"], FAILED)
                 return
             student = self._student_in(text)
-            if text.startswith("There was an error processing assignment:") and student:
+            if text.startswith("There was an error processing assignment") and student:
                 self._current = student
                 self._decide(student, FAILED, self._pending or "")
                 self._needs_reason = student
@@ -133,7 +133,7 @@ class LogWatcher:
             else:
                 self._pending = text
             return
-        if text.startswith("Skipping existing assignment:"):
+        if text.startswith("Skipping existing assignment"):
             student = self._student_in(text)
             if student:
                 self._decide(student, SKIPPED)

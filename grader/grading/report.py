@@ -347,7 +347,7 @@ class ClassReport(ExportPlugin):
             self._fail(str(exc))
         out = Path(self.to or "rapport")
         csv_path, html_path = write_report(df, out, assignments[0], rule_of_config(self.config))
-        self.log.info("Class report: %s, %s", csv_path, html_path)
+        self.log.info("Class report written to %s and %s", csv_path, html_path)
 
     def _fail(self, message: str) -> None:
         self.log.error(message)
