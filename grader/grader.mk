@@ -1,20 +1,31 @@
 # Grading targets, included by the top Makefile (`-include grader/grader.mk`).
-# Run them from the repository root (`make grade`, ...). nbgrader itself runs in grader/, where it
-# finds nbgrader_config.py (the course root is computed from that file), and always with the
-# venv's bin/ on PATH (nbgrader's gradebook runs `alembic`).
-NBG_ENV := PATH="$(abspath $(BIN)):$$PATH"
-NBGRADER := cd grader && $(NBG_ENV) $(abspath $(BIN))/nbgrader
+# Run them from the repository root (`make grade`, ...). nbgrader itself runs in the grading folder
+# (NOTATION, grader/ by default), where it finds nbgrader_config.py (the course root is computed
+# from that file), always with the venv's bin/ on PATH (nbgrader's gradebook runs `alembic`) and
+# the instructor-side package grader/grading importable (its plugins, the class tools).
+NOTATION ?= grader
+NBG_ENV := PATH="$(abspath $(BIN)):$$PATH" PYTHONPATH="$(abspath grader)$${PYTHONPATH:+:$$PYTHONPATH}"
+NBGRADER = cd $(NOTATION) && $(NBG_ENV) $(abspath $(BIN))/nbgrader
+GRADING = cd $(NOTATION) && $(NBG_ENV) $(abspath $(PY)) -m grading.
 ASSIGNMENTS := $(notdir $(patsubst %/,%,$(wildcard solutions/*/)))
-# the assignment to grade (A=lecons for another one), parallel workers, the class list
+# the assignment (A=lecons for another one), parallel workers, the class list, a due date
 A ?= oublier
 JOBS ?= 1
 ELEVES ?= grader/eleves.csv
+DATE ?=
+# FORCE=1: regrade / rewrite everything; SANS_BAC_A_SABLE=1: grade without the sandbox (unsafe);
+# ARGS="...": more nbgrader options; EXEMPLES="complete ebauche": the demo's samples
+FORCE ?=
+SANS_BAC_A_SABLE ?=
+ARGS ?=
+EXEMPLES ?=
 
-.PHONY: notebooks students collect grade feedback release-feedback export rapport formgrader \
-	demo-grading bench-grading
+.PHONY: notebooks students collect zip-collect duedate grade feedback release-feedback export \
+	rapport formgrader demo-grading bench-grading
 
 ## make notebooks: regenerate ALL of notebooks/ from solutions/ with stock nbgrader (no outputs,
-## stable cell ids); a throw-away gradebook so none is left in the repository.
+## stable cell ids); a throw-away gradebook so none is left in the repository (`make grade` adds
+## the assignment to the real gradebook when it is missing).
 notebooks: setup
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	for a in $(ASSIGNMENTS); do \
@@ -28,42 +39,50 @@ students: setup
 
 ## make collect: collect submissions from nbgrader's exchange (JupyterHub) into grader/submitted/
 collect: setup
-	$(NBGRADER) collect $(A)
+	$(NBGRADER) collect $(A) $(ARGS)
 
-## make grade [A=oublier] [JOBS=2]: stock `nbgrader autograde`, with a progress bar
+## make zip-collect: submissions from an LMS or e-mail, zips in grader/downloaded/<A>/archive/
+zip-collect: setup
+	$(NBGRADER) zip_collect $(A) $(ARGS)
+
+## make duedate DATE="2025-03-14 18:00:00 Europe/Paris": the assignment's due date (gradebook)
+duedate: setup
+	@test -n "$(DATE)" || { echo "Donnez la date : make duedate DATE=\"2025-03-14 18:00:00 Europe/Paris\"" >&2; exit 2; }
+	$(NBGRADER) db assignment add $(A) --duedate="$(DATE)"
+
+## make grade [JOBS=2] [FORCE=1] [ARGS=...]: stock `nbgrader autograde`, progress bar, summary
 grade: setup
-	$(NBG_ENV) $(PY) -m course.labo.classe $(A) --jobs $(JOBS)
+	$(GRADING)autograde $(A) --jobs $(JOBS) $(if $(FORCE),--force) \
+	  $(if $(SANS_BAC_A_SABLE),--sans-bac-a-sable) $(ARGS)
 
-## make feedback: one HTML page per student in grader/feedback/ (hidden tests removed)
+## make feedback [FORCE=1]: one HTML page per student in grader/feedback/ (hidden tests removed)
 feedback: setup
-	$(NBGRADER) generate_feedback $(A)
+	$(GRADING)feedback $(A) $(if $(FORCE),--force) $(ARGS)
 
 ## make release-feedback: give feedback back through the exchange (JupyterHub)
 release-feedback: setup
-	$(NBGRADER) release_feedback $(A)
+	$(NBGRADER) release_feedback $(A) $(ARGS)
 
-## make export: every grade of the gradebook in grader/rapport/grades.csv
+## make export: every grade of the gradebook in grader/rapport/grades.csv (nbgrader's CSV)
 export: setup
-	mkdir -p grader/rapport
+	mkdir -p $(NOTATION)/rapport
 	$(NBGRADER) export --to rapport/grades.csv
 
-## make rapport: grader/rapport/notes.csv and rapport.html (plots of what the class missed)
+## make rapport: grader/rapport/notes.csv and rapport.html (nbgrader export, the course's plugin)
 rapport: setup
-	$(NBG_ENV) $(PY) -m course.labo.rapport --assignment $(A)
+	mkdir -p $(NOTATION)/rapport
+	$(NBGRADER) export --exporter=grading.report.ClassReport --assignment=$(A) --to=rapport
 
-## make formgrader: JupyterLab for instructors (menu Nbgrader > Formgrader), course root served
+## make formgrader [LAB_ARGS=...]: JupyterLab for instructors (menu Nbgrader > Formgrader)
 formgrader: setup
-	cd grader && $(NBG_ENV) $(abspath $(BIN))/jupyter lab --ServerApp.root_dir=$(abspath .)
+	cd $(NOTATION) && $(NBG_ENV) $(abspath $(BIN))/jupyter lab \
+	  --ServerApp.root_dir=$(abspath .) $(ROOT_FLAG) $(LAB_ARGS)
 
-## make demo-grading: the whole cycle on the sample submissions of grader/submissions/
+## make demo-grading [EXEMPLES=...]: the whole cycle on the sample submissions, in grader/demo/
 demo-grading: setup
-	rm -rf grader/submitted grader/autograded grader/feedback grader/gradebook.db
-	$(NBGRADER) generate_assignment oublier --force --log-level=WARN
-	$(NBG_ENV) $(PY) -m course.labo.soumissions
-	$(PY) -c "import sys,pathlib; ids=sorted(p.name for p in pathlib.Path('grader/submitted').iterdir()); pathlib.Path('grader/rapport').mkdir(exist_ok=True); pathlib.Path('grader/rapport/eleves.csv').write_text('id\n' + ''.join(i + '\n' for i in ids))"
-	$(NBGRADER) db student import rapport/eleves.csv --log-level=WARN
-	$(MAKE) --no-print-directory grade feedback export rapport A=oublier
+	cd grader && $(NBG_ENV) $(abspath $(PY)) -m grading.demo \
+	  $(if $(EXEMPLES),--only $(EXEMPLES)) $(if $(SANS_BAC_A_SABLE),--sans-bac-a-sable)
 
 ## make bench-grading: this lab against a trivial one-cell assignment, 30 submissions each
 bench-grading: setup
-	$(NBG_ENV) $(PY) -m course.labo.bench --submissions 30 --jobs 2
+	$(GRADING)bench --submissions 30 --jobs 2

@@ -8,6 +8,8 @@ submitted/, autograded/, feedback/) live under ``grader/`` and are git-ignored.
 import sys
 from pathlib import Path
 
+import nbgrader
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 # The instructor-side package `grading` (hidden tests, hooks, class tools) lives here, never in
@@ -79,6 +81,32 @@ c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.ClearHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
+
+# Feedback pages in French: grader/templates/feedback replaces nbgrader's "feedback" template (it
+# comes first in the search path, so `nbgrader generate_feedback` and formgrader's button both use
+# it); test cells are named by the lab criterion they check, `code` in messages shown as code.
+c.HTMLExporter.extra_template_basedirs = [
+    str(HERE / "templates"),
+    str(Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates"),
+]
+c.HTMLExporter.filters = {
+    "criterion_title": "grading.criterion_titles.criterion_title",
+    "code_spans": "grading.feedback_text.code_spans",
+    "points": "grading.feedback_text.points",
+}
+
+# Late submissions: nbgrader compares each submission's timestamp.txt with the assignment's due
+# date (`nbgrader db assignment add oublier --duedate="2025-03-14 18:00:00 Europe/Paris"`) and asks
+# this plugin for the penalty: 1 point per started day late, never below 0. The TP's statement and
+# the class report state the same rule (grading.late_penalty.rule).
+c.AssignLatePenalties.plugin_class = "grading.late_penalty.PointsPerDayLate"
+c.PointsPerDayLate.points_per_day = 1.0
+
+# Submissions gathered outside a hub (LMS download, e-mail): put the zip files (or notebooks) in
+# grader/downloaded/<assignment>/archive/ and run `nbgrader zip_collect <assignment>`; inside, each
+# student's notebooks sit in a folder named after their id: <id>/oublier.ipynb.
+c.ZipCollectApp.downloaded_directory = "grader/downloaded"
+c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/]+)/(?P<file_id>[^/]+\.ipynb)$"
 
 # Student version: no outputs, stable cell ids (nbformat 4.5 ids are kept by nbgrader).
 c.ClearSolutions.code_stub = {"python": "# VOTRE CODE ICI\nraise NotImplementedError()"}

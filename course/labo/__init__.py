@@ -21,13 +21,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .criteria import CRITERES, CRITERIA, NOT_WRITTEN, TESTS, Test, Verdict, grade_titles
+from .criteria import CRITERIA, NOT_WRITTEN, TESTS, TITLES, Test, Verdict, grade_titles
 from .evaluate import DEFAULT_TIMEOUT, Evaluation, evaluate_source, extract_source
 from .fixture import write_fixture
 from .scenario import VISIBLE
 
 __all__ = [
-    "CRITERES",
+    "TITLES",
     "CRITERIA",
     "DEFAULT_TIMEOUT",
     "ENV_OUT_OF_KERNEL",
@@ -122,7 +122,7 @@ def _out_of_kernel() -> bool:
 
 
 def _title(test: Test) -> str:
-    return CRITERES[test.criterion]
+    return TITLES[test.criterion]
 
 
 def noter(oublier: Any, test: str) -> None:

@@ -22,7 +22,7 @@ from .protocol import CallOutcome
 from .scenario import CallResult, Role, RunEnd, ScenarioResult
 
 __all__ = [
-    "CRITERES",
+    "TITLES",
     "CRITERIA",
     "NOT_WRITTEN",
     "TESTS",
@@ -100,11 +100,6 @@ class Test:
     @property
     def grade_id(self) -> str:
         return f"test_{self.id}"
-
-    @property
-    def critere(self) -> str:
-        """Compatibility name (the grade report reads it): the criterion's key."""
-        return self.criterion
 
 
 # -- facts helpers ----------------------------------------------------------------------------
@@ -230,8 +225,8 @@ CRITERIA: tuple[Criterion, ...] = (
 
 TESTS: dict[str, Test] = {t.id: t for c in CRITERIA for t in c.tests}
 _BY_KEY = {c.key: c for c in CRITERIA}
-# Compatibility name (the grade report reads it): criterion key -> title.
-CRITERES: dict[str, str] = {c.key: c.title for c in CRITERIA}
+# criterion key -> its French title (the hooks and the learner's verifier name criteria by it)
+TITLES: dict[str, str] = {c.key: c.title for c in CRITERIA}
 
 
 def grade_titles() -> dict[str, str]:

@@ -29,7 +29,7 @@ from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from course.labo import ENV_OUT_OF_KERNEL
-from course.labo.criteria import CRITERES, TESTS
+from course.labo.criteria import TESTS, TITLES
 from course.labo.evaluate import evaluate_source
 from course.labo.sandbox import NO_SANDBOX_ENV, sandbox_problem
 from course.labo.scenario import VISIBLE
@@ -153,7 +153,7 @@ class ApplyOutOfKernelGrading(NbGraderPreprocessor):
                 continue
             verdict = verdicts[test.id]
             if verdict.ok:
-                text = f"✔ {CRITERES[test.criterion]}\n"
+                text = f"✔ {TITLES[test.criterion]}\n"
                 cell.outputs = [NotebookNode(output_type="stream", name="stdout", text=text)]
             else:
                 cell.outputs = [

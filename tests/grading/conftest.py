@@ -1,15 +1,98 @@
-"""Fixtures for the tests of grader/grading (the instructor's side of the TP)."""
+"""Fixtures of the tests of grader/grading (the instructor's side of the TP): sample answers,
+course copies with the TP generated, a class graded with a due date, a late, a stub and a
+missing submission."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from grading_course import BIN, DUE, ROOT, copy_course, grading, nbgrader, submit
 
-ROOT = Path(__file__).resolve().parents[2]
+
+@pytest.fixture(autouse=True, scope="session")
+def venv_tools_on_path():
+    """nbgrader's gradebook runs the `alembic` command: the venv's bin/ must be on PATH."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PATH", f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+        yield
 
 
 @pytest.fixture(scope="session")
 def sample_answers() -> dict[str, str]:
     folder = ROOT / "grader" / "submissions"
     return {p.stem: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py"))}
+
+
+@pytest.fixture(scope="session")
+def expected_scores() -> dict[str, dict]:
+    return json.loads((ROOT / "grader" / "submissions" / "attendus.json").read_text("utf-8"))
+
+
+@pytest.fixture
+def course(tmp_path) -> Path:
+    """A fresh course copy with the TP generated into its real gradebook; its grader/ folder."""
+    grader = copy_course(tmp_path / "cours")
+    proc = nbgrader(grader, "generate_assignment", "oublier", "--log-level=WARN")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return grader
+
+
+@dataclass
+class GradedClass:
+    """A class graded with the course's tools: ana on time (complete answer), ben late by a day
+    and a half (the lesson's seed answer), cyr on time with the stub left as is, dou registered
+    but without a submission."""
+
+    grader: Path
+    grade_out: str
+    feedback_out: str
+    report_dir: Path
+    export_csv: Path
+
+    def feedback_page(self, student: str) -> Path:
+        return self.grader / "feedback" / student / "oublier" / "oublier.html"
+
+
+CLASS = {
+    "ana": ("complete_vacuum", "2025-03-14 17:59:00"),
+    "ben": ("graine", "2025-03-16 06:00:00"),
+    "cyr": ("ebauche", "2025-03-14 12:00:00"),
+}
+
+
+@pytest.fixture(scope="session")
+def graded_class(tmp_path_factory) -> GradedClass:
+    grader = copy_course(tmp_path_factory.mktemp("classe") / "cours")
+    steps: list[Callable[[], subprocess.CompletedProcess]] = [
+        lambda: nbgrader(grader, "generate_assignment", "oublier", "--log-level=WARN"),
+        lambda: nbgrader(grader, "db", "assignment", "add", "oublier", f"--duedate={DUE}"),
+    ]
+    for step in steps:
+        proc = step()
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    (grader / "eleves.csv").write_text(
+        "id,first_name,last_name\nana,Ana,Martin\nben,Ben,Durand\ncyr,Cyr,Petit\ndou,Dou,Leroy\n"
+    )
+    proc = nbgrader(grader, "db", "student", "import", "eleves.csv")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for student, (sample, stamp) in CLASS.items():
+        submit(grader, student, sample, stamp)
+    grade = grading(grader, "autograde", "oublier")
+    assert grade.returncode == 0, grade.stdout + grade.stderr
+    feedback = grading(grader, "feedback", "oublier")
+    assert feedback.returncode == 0, feedback.stdout + feedback.stderr
+    report = nbgrader(
+        grader, "export", "--exporter=grading.report.ClassReport", "--assignment=oublier"
+    )
+    assert report.returncode == 0, report.stdout + report.stderr
+    export = nbgrader(grader, "export", "--to=grades.csv")
+    assert export.returncode == 0, export.stdout + export.stderr
+    return GradedClass(
+        grader, grade.stdout, feedback.stdout, grader / "rapport", grader / "grades.csv"
+    )

@@ -145,9 +145,10 @@ def test_every_student_fetched_their_feedback(class_hub, class_users, class_cycl
         html_path = f"/api/contents/{lab.name}/feedback/{stamps[0]}/{Path(lab.notebook).stem}.html"
         html = _ok(class_hub.server(student, "GET", html_path))["content"]
         score = f"{lab.expected[role]:g}"
-        assert re.search(rf"Score:\s*{re.escape(score)}(\.0+)?\s*/\s*{lab.max_score:g}", html), (
+        # the course's French feedback template: "oublier — note : 7 / 10"
+        assert re.search(rf"note\u00a0:\s*{re.escape(score)}\s*/\s*{lab.max_score:g}", html), (
             role,
-            re.findall(r"Score:[^<]*", html),
+            re.findall(r"note\u00a0:[^<]*", html),
         )
 
 
@@ -164,7 +165,7 @@ def test_instructor_builds_the_grade_report_with_the_course_tools(
         prof,
         str(course_env / "env" / "bin" / "python"),
         "-m",
-        "course.labo.rapport",
+        "grading.report",
         "--db",
         f"sqlite:///{grader / 'gradebook.db'}",
         "--assignment",

@@ -74,6 +74,7 @@ def _run_nbgrader(
     grader_dir: Path, *args: str, timeout: float = 900
 ) -> subprocess.CompletedProcess:
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    env["PYTHONPATH"] = str(ROOT / "grader")  # the instructor package, as `make grade` has it
     return subprocess.run(
         [str(BIN / "nbgrader"), *args],
         cwd=grader_dir,

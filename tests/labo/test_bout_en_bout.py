@@ -16,12 +16,12 @@ import nbformat
 import pytest
 from grading.hidden import HIDDEN
 from grading.hooks import METADATA_KEY
+from grading.samples import write_all
 from nbgrader.api import Gradebook
 
 from course.labo import TESTS
 from course.labo.evaluate import OUTCOMES
 from course.labo.sandbox import SANDBOX_UIDS
-from course.labo.soumissions import write_all
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 

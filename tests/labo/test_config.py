@@ -16,12 +16,12 @@ from grading.hooks import (
     SandboxUnavailable,
     StartOutOfKernelGrading,
 )
+from grading.samples import build_submission
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from traitlets.config.loader import PyFileConfigLoader
 
 from course.labo import ENV_OUT_OF_KERNEL
 from course.labo.sandbox import NO_SANDBOX_ENV, sandbox_problem
-from course.labo.soumissions import build_submission
 
 
 def _config(repo_root):

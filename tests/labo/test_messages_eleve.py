@@ -9,10 +9,10 @@ import re
 
 import nbformat
 import pytest
+from grading.samples import build_submission
 from nbclient import NotebookClient
 
 from course.labo import TESTS, evaluate_source
-from course.labo.soumissions import build_submission
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 INTERNALS = ("course/labo", "Traceback", "File ", "----> ", "Cell In", "noter(oublier")

@@ -4,9 +4,12 @@ Both runs happen here, now, on this machine, in temporary copies of the course: 
 the lab (the sample answers, cycled; the three that hit the time limit on purpose are left out,
 each would cost its 10 s limit) and N submissions of a one-cell assignment graded with nbgrader's
 default configuration. Prints seconds per submission, their ratio (goal: at most 1.5), and, with
-``--jobs``, the speed-up of the parallel autograde of ``course.labo.classe``.
+``--jobs``, the speed-up of the parallel autograde of ``grading.autograde``.
 
-    python -m course.labo.bench [--submissions 30] [--jobs 2]
+    python -m grading.bench [--submissions 30] [--jobs 2]
+
+The course (its ``solutions/oublier``, ``nbgrader_config.py`` and sample answers) is found from
+the current folder, as every class tool finds it (``grading.paths``).
 """
 
 from __future__ import annotations
@@ -21,12 +24,13 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
-from .classe import BIN, _env, autograde
-from .soumissions import build_submission, samples
+from .autograde import autograde
+from .nbgrader_run import BIN, nbgrader_env
+from .paths import CourseDirs, course_dirs
+from .samples import build_submission, samples
 
 __all__ = ["main"]
 
-ROOT = Path(__file__).resolve().parents[2]
 SLOW_ON_PURPOSE = {"boucle_infinie", "sommeil", "essai_bloquant"}
 
 
@@ -34,7 +38,7 @@ def _nbgrader(grader: Path, *args: str) -> None:
     subprocess.run(
         [str(BIN / "nbgrader"), *args, "--log-level=WARN"],
         cwd=grader,
-        env=_env(),
+        env=nbgrader_env(),
         check=True,
         stdin=subprocess.DEVNULL,
     )
@@ -45,16 +49,16 @@ def _import_students(grader: Path, students: list[str]) -> None:
     _nbgrader(grader, "db", "student", "import", "eleves.csv")
 
 
-def _lab_course(base: Path, n: int) -> Path:
+def _lab_course(course: CourseDirs, base: Path, n: int) -> Path:
     root = base / "labo"
-    shutil.copytree(ROOT / "solutions" / "oublier", root / "solutions" / "oublier")
+    shutil.copytree(course.source / "oublier", root / "solutions" / "oublier")
     (root / "grader").mkdir()
-    shutil.copy(ROOT / "grader" / "nbgrader_config.py", root / "grader")
-    shutil.copytree(ROOT / "grader" / "grading", root / "grader" / "grading")  # grading hooks
+    shutil.copy(course.grader_dir / "nbgrader_config.py", root / "grader")
+    shutil.copytree(course.grader_dir / "grading", root / "grader" / "grading")  # grading hooks
     grader = root / "grader"
     _nbgrader(grader, "generate_assignment", "oublier")
     release = root / "notebooks" / "oublier" / "oublier.ipynb"
-    answers = [text for name, text in samples(ROOT).items() if name not in SLOW_ON_PURPOSE]
+    answers = [text for name, text in samples(course.root).items() if name not in SLOW_ON_PURPOSE]
     students = [f"eleve{k:03d}" for k in range(n)]
     for k, student in enumerate(students):
         folder = grader / "submitted" / student / "oublier"
@@ -103,9 +107,9 @@ def _trivial_course(base: Path, n: int) -> Path:
 
 def _timed(assignment: str, grader: Path, jobs: int = 1, force: bool = False) -> float:
     start = time.monotonic()
-    status = autograde(assignment, grader, jobs, ("--force",) if force else ())
-    if status != 0:
-        raise SystemExit(f"nbgrader autograde {assignment} a échoué (code {status}).")
+    summary = autograde(assignment, grader, jobs, force=force)
+    if not summary.ok:
+        raise SystemExit("\n".join(summary.lines(assignment)))
     return time.monotonic() - start
 
 
@@ -115,22 +119,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args(argv)
     n = args.submissions
+    try:
+        course = course_dirs()
+    except FileNotFoundError as exc:
+        parser.error(str(exc))
     base = Path(tempfile.mkdtemp(prefix="bench-notation-"))
     try:
-        lab = _lab_course(base, n)
+        lab = _lab_course(course, base, n)
         trivial = _trivial_course(base, n)
         t_trivial = _timed("trivial", trivial)
         t_lab = _timed("oublier", lab)
         per_trivial, per_lab = t_trivial / n, t_lab / n
-        print(f"\nautograde, {n} rendus chacun, un seul processus nbgrader :")
-        print(f"  devoir trivial (1 cellule, config par défaut) : {per_trivial:.2f} s par rendu")
-        print(f"  labo oublier (hors du noyau)                  : {per_lab:.2f} s par rendu")
-        print(f"  rapport labo / trivial : {per_lab / per_trivial:.2f}x (objectif <= 1.5x)")
+        print(f"\nautograde, {n} rendus chacun, un seul processus nbgrader\u00a0:")
+        print(f"  devoir trivial (1 cellule, config par défaut) : {per_trivial:.2f} s par rendu")
+        print(f"  TP oublier (hors du noyau)                    : {per_lab:.2f} s par rendu")
+        print(f"  rapport TP / trivial\u00a0: {per_lab / per_trivial:.2f}x (objectif <= 1.5x)")
         if args.jobs > 1:
             shutil.rmtree(lab / "autograded", ignore_errors=True)
             t_par = _timed("oublier", lab, args.jobs, force=True)
             print(
-                f"  labo oublier, {args.jobs} processus : {t_par / n:.2f} s par rendu, "
+                f"  TP oublier, {args.jobs} processus\u00a0: {t_par / n:.2f} s par rendu, "
                 f"accélération {t_lab / t_par:.2f}x"
             )
     finally:

@@ -1,8 +1,8 @@
 """Where the course's grading folders are, found the way nbgrader finds its configuration.
 
-The instructor tools (``course.labo.classe``, ``course.labo.rapport``, ``course.labo.soumissions``)
-never look next to this package's own file: once the course is installed (non-editable, as on
-a hub) that is ``site-packages``, not the course. They start from the current folder instead:
+The instructor tools (``grading.autograde``, ``grading.report``, ``grading.samples``...) never
+look next to their own file: an instructor may run them against another course folder (a demo
+course, a copy on a hub). They start from the current folder instead, as nbgrader does:
 
 - the *grader folder* is the current folder if it holds ``nbgrader_config.py`` (``cd grader``),
   else its ``grader/`` subfolder (the repository root, where ``make`` runs), else the current
@@ -17,8 +17,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["CONFIG", "CourseDirs", "course_dirs", "find_grader_dir", "sqlite_path"]
+if TYPE_CHECKING:
+    from traitlets.config import Config
+
+__all__ = ["CONFIG", "CourseDirs", "course_dirs", "find_grader_dir", "load_config", "sqlite_path"]
 
 CONFIG = "nbgrader_config.py"
 
@@ -39,8 +43,8 @@ def find_grader_dir(start: str | os.PathLike[str] | None = None) -> Path:
         return start.resolve()
     raise FileNotFoundError(
         f"Aucun {CONFIG} dans {start} ni dans {start / 'grader'} (ni dans la configuration "
-        "Jupyter) : lancez la commande depuis la racine du cours ou depuis son dossier grader/, "
-        "ou donnez les chemins (--grader-dir, --db, --out)."
+        "Jupyter) : lancez la commande depuis la racine du cours ou depuis son dossier "
+        "grader/, ou donnez les chemins (--grader-dir, --db, --out)."
     )
 
 
@@ -50,6 +54,10 @@ class CourseDirs:
     root: Path  # CourseDirectory.root
     submitted: Path  # CourseDirectory.submitted_directory, absolute
     db_url: str  # CourseDirectory.db_url
+    autograded: Path  # CourseDirectory.autograded_directory, absolute
+    feedback: Path  # CourseDirectory.feedback_directory, absolute
+    source: Path  # CourseDirectory.source_directory, absolute
+    release: Path  # CourseDirectory.release_directory, absolute
 
 
 def sqlite_path(db_url: str) -> Path | None:
@@ -58,17 +66,26 @@ def sqlite_path(db_url: str) -> Path | None:
     return Path(db_url[len(prefix) :]) if db_url.startswith(prefix) else None
 
 
-def course_dirs(grader_dir: str | os.PathLike[str] | None = None) -> CourseDirs:
-    """The course's folders as nbgrader, started in `grader_dir`, would configure them."""
-    from nbgrader.coursedir import CourseDirectory
+def load_config(grader_dir: str | os.PathLike[str]) -> Config:
+    """The nbgrader configuration nbgrader started in `grader_dir` reads (Jupyter's, then its
+    ``nbgrader_config.py``)."""
     from traitlets.config import Config
     from traitlets.config.loader import PyFileConfigLoader
 
-    grader = find_grader_dir() if grader_dir is None else Path(grader_dir).resolve()
+    grader = Path(grader_dir).resolve()
     config = Config()
     files = _jupyter_configs() + [grader / CONFIG]
     for path in dict.fromkeys(p.resolve() for p in files if p.is_file()):
         config.merge(PyFileConfigLoader(path.name, path=str(path.parent)).load_config())
+    return config
+
+
+def course_dirs(grader_dir: str | os.PathLike[str] | None = None) -> CourseDirs:
+    """The course's folders as nbgrader, started in `grader_dir`, would configure them."""
+    from nbgrader.coursedir import CourseDirectory
+
+    grader = find_grader_dir() if grader_dir is None else Path(grader_dir).resolve()
+    config = load_config(grader)
     # nbgrader resolves relative paths against the folder it runs in: here, grader_dir.
     cd_config = config.CourseDirectory
     cd_config.root = str((grader / cd_config.get("root", ".")).resolve())
@@ -83,4 +100,8 @@ def course_dirs(grader_dir: str | os.PathLike[str] | None = None) -> CourseDirs:
         root=root,
         submitted=root / coursedir.submitted_directory,
         db_url=coursedir.db_url,
+        autograded=root / coursedir.autograded_directory,
+        feedback=root / coursedir.feedback_directory,
+        source=root / coursedir.source_directory,
+        release=root / coursedir.release_directory,
     )

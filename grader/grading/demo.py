@@ -1,0 +1,146 @@
+"""The whole grading cycle on the sample submissions, in a demo course of its own.
+
+    python -m grading.demo [--only complete_vacuum ebauche] [--sans-bac-a-sable]
+
+``make demo-grading`` runs it. The demo is a separate nbgrader course directory,
+``grader/demo/``: its ``nbgrader_config.py`` loads the course's configuration and changes only
+the folders (release, submissions, graded copies, feedback, gradebook, downloads), so the demo
+grades exactly as the class is graded, and never reads or writes the real class's
+``grader/submitted``, ``autograded``, ``feedback`` or ``gradebook.db``. Running it again
+regrades the demo in place. A ``grader/demo`` folder that this tool did not create is refused,
+untouched. See the demo in formgrader with ``make formgrader NOTATION=grader/demo``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from .autograde import GradingError, autograde
+from .feedback import generate_feedback
+from .nbgrader_run import BIN, nbgrader_env, tools_on_path
+from .paths import CONFIG, course_dirs
+from .samples import ASSIGNMENT, write_all
+
+__all__ = ["DEMO_FOLDER", "MARKER", "demo_config", "main", "prepare_demo"]
+
+DEMO_FOLDER = "demo"
+MARKER = '"""Demo course of make demo-grading (grading.demo), generated and safe to delete."""'
+
+
+def demo_config(course_config: Path, demo: Path) -> str:
+    """The demo's nbgrader_config.py: the course's configuration, the demo's folders."""
+    folders = {
+        "release_directory": "release",
+        "submitted_directory": "submitted",
+        "autograded_directory": "autograded",
+        "feedback_directory": "feedback",
+        "solution_directory": "solution",
+    }
+    lines = [
+        MARKER,
+        "",
+        "c = get_config()",
+        f"load_subconfig({str(course_config)!r})",
+    ]
+    lines += [f"c.CourseDirectory.{k} = {str(demo / v)!r}" for k, v in folders.items()]
+    lines += [
+        f"c.CourseDirectory.db_url = {'sqlite:///' + str(demo / 'gradebook.db')!r}",
+        f"c.ZipCollectApp.downloaded_directory = {str(demo / 'downloaded')!r}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def prepare_demo(grader_dir: Path | None = None) -> Path:
+    """Create or refresh ``<grader>/demo`` (its configuration only); return its folder."""
+    course = course_dirs(grader_dir)
+    demo = course.grader_dir / DEMO_FOLDER
+    config = demo / CONFIG
+    if demo.exists() and not (config.is_file() and config.read_text().startswith(MARKER)):
+        raise GradingError(
+            f"{demo} existe et n'a pas été créé par make demo-grading\u00a0: rien n'y est "
+            "touché. Déplacez-le ou renommez-le pour lancer la démonstration."
+        )
+    demo.mkdir(exist_ok=True)
+    config.write_text(demo_config(course.grader_dir / CONFIG, demo), encoding="utf-8")
+    return demo
+
+
+def _nbgrader(demo: Path, *args: str) -> None:
+    proc = subprocess.run(
+        [str(BIN / "nbgrader"), *args, "--log-level=WARN"],
+        cwd=demo,
+        env=nbgrader_env(),
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    if proc.returncode != 0:
+        raise GradingError(
+            f"nbgrader {' '.join(args)} a échoué dans la démonstration\u00a0:\n"
+            + (proc.stdout + proc.stderr).strip()
+        )
+
+
+def run_demo(
+    only: list[str] | None = None, no_sandbox: bool = False, grader_dir: Path | None = None
+) -> int:
+    """Generate, submit the samples, grade, feedback, report: all inside the demo course."""
+    tools_on_path()
+    demo = prepare_demo(grader_dir)
+    dirs = course_dirs(demo)
+    _nbgrader(demo, "generate_assignment", ASSIGNMENT, "--force")
+    students = write_all(
+        dirs.root, dirs.submitted, only=only, release_dir=dirs.release, overwrite=True
+    )
+    if not students:
+        raise GradingError(f"Aucun rendu d'exemple ne correspond à {only}.")
+    from nbgrader.api import Gradebook
+
+    with Gradebook(dirs.db_url) as gb:
+        for student in students:
+            gb.update_or_create_student(student)
+    print(f"Démonstration dans {demo}\u00a0: {len(students)} rendus d'exemple.")
+    summary = autograde(ASSIGNMENT, demo, force=True, no_sandbox=no_sandbox)
+    print("\n".join(summary.lines(ASSIGNMENT)))
+    lines, feedback_status = generate_feedback(ASSIGNMENT, demo)
+    print("\n".join(lines))
+    _nbgrader(
+        demo,
+        "export",
+        "--exporter=grading.report.ClassReport",
+        f"--assignment={ASSIGNMENT}",
+        f"--to={demo / 'rapport'}",
+    )
+    print(
+        f"Rapport\u00a0: {demo / 'rapport' / 'rapport.html'}\n"
+        f"Dans formgrader\u00a0: make formgrader NOTATION={demo.relative_to(dirs.root)}"
+    )
+    return 0 if summary.ok and feedback_status == 0 else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", default=None, help="ces rendus d'exemple seulement")
+    parser.add_argument(
+        "--sans-bac-a-sable",
+        dest="no_sandbox",
+        action="store_true",
+        help="DANGEREUX\u00a0: noter sans bac à sable",
+    )
+    parser.add_argument("--grader-dir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    try:
+        return run_demo(args.only or None, args.no_sandbox, args.grader_dir)
+    except FileNotFoundError as exc:
+        parser.error(str(exc))
+    except GradingError as exc:
+        print(f"✘ {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,119 @@
+"""Feedback pages for the whole class with stock ``nbgrader generate_feedback``, and an honest
+summary: pages written, left as they were, failed, counted from nbgrader's own log.
+
+    python -m grading.feedback oublier [--force] [nbgrader args]
+
+nbgrader skips a student whose page exists unless ``timestamp.txt`` says the graded copy is
+newer: after ``make grade FORCE=1`` on local submissions (no ``timestamp.txt``) the pages would
+stay stale. A page is derived data (the graded copy and the gradebook hold everything), so a
+page older than its student's graded notebook is written again (``--force``), and the summary
+says which. Any failure ends with the students named and a non-zero exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from .autograde import GradingError, submitted_students
+from .nbgrader_log import LogWatcher
+from .nbgrader_run import BIN, ProgressBar, nbgrader_env, run_logged
+from .paths import CourseDirs, course_dirs
+
+__all__ = ["generate_feedback", "main", "stale_feedback"]
+
+
+def stale_feedback(dirs: CourseDirs, assignment: str, students: list[str]) -> list[str]:
+    """Students whose feedback page is missing or older than a graded notebook of theirs."""
+    stale = []
+    for student in students:
+        graded = dirs.autograded / student / assignment
+        pages = dirs.feedback / student / assignment
+        for notebook in sorted(graded.glob("*.ipynb")):
+            page = pages / f"{notebook.stem}.html"
+            if pages.is_dir() and (
+                not page.is_file() or page.stat().st_mtime < notebook.stat().st_mtime
+            ):
+                stale.append(student)
+                break
+    return stale
+
+
+def generate_feedback(
+    assignment: str,
+    grader_dir: Path | None = None,
+    extra_args: tuple[str, ...] = (),
+    force: bool = False,
+) -> tuple[list[str], int]:
+    """Run ``nbgrader generate_feedback``; return the summary lines and the exit status."""
+    dirs = course_dirs(grader_dir)
+    students = submitted_students(dirs.autograded, assignment)
+    if not students:
+        raise GradingError(
+            f"Aucune copie notée de « {assignment} » dans {dirs.autograded}\u00a0: lancez "
+            "d'abord make grade."
+        )
+    stale = [] if force else stale_feedback(dirs, assignment, students)
+    args = list(extra_args)
+    if (force or stale) and "--force" not in args:
+        args.append("--force")
+    args.append("--log-level=INFO")  # the summary is read from nbgrader's INFO lines
+    (dirs.grader_dir / "rapport").mkdir(exist_ok=True)
+    log_path = dirs.grader_dir / "rapport" / "feedback.log"
+    bar = ProgressBar(len(students), f"feedback {assignment}", done_label="écrits")
+    watcher = LogWatcher(assignment, students, bar)
+    begin = time.monotonic()
+    try:
+        with open(log_path, "w", encoding="utf-8") as log:
+            cmd = [str(BIN / "nbgrader"), "generate_feedback", assignment, *args]
+            status = run_logged(cmd, dirs.grader_dir, nbgrader_env(), watcher, log)
+    finally:
+        bar.close()
+    out = watcher.finish()
+    for student in students:
+        if student not in out.decided():
+            out.failed[student] = "nbgrader ne l'a pas traité (voir le journal)"
+    lines = [
+        f"{assignment}\u00a0: {len(out.done)} page(s) de retour écrite(s), {len(out.skipped)} "
+        f"déjà à jour, {len(out.failed)} en échec — {time.monotonic() - begin:.1f} s, dans "
+        f"{dirs.feedback}."
+    ]
+    if stale:
+        lines.append(
+            f"Pages plus anciennes que la copie notée, réécrites\u00a0: {', '.join(stale)}."
+        )
+    if out.failed:
+        lines.append(f"✘ {len(out.failed)} page(s) en échec\u00a0:")
+        lines += [f"  - {s}\u00a0: {why or 'voir le journal'}" for s, why in out.failed.items()]
+    if status and not out.failed:
+        lines.append(f"✘ nbgrader s'est arrêté en erreur (code {status}).")
+    lines.append(f"Journal complet de nbgrader\u00a0: {log_path}")
+    return lines, 1 if (out.failed or status) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="nbgrader generate_feedback pour toute la classe, avec un bilan (écrits, "
+        "déjà à jour, en échec). Les options inconnues sont passées à nbgrader."
+    )
+    parser.add_argument("assignment", nargs="?", default="oublier")
+    parser.add_argument("--force", action="store_true", help="réécrire toutes les pages")
+    parser.add_argument("--grader-dir", type=Path, default=None)
+    args, extra = parser.parse_known_args(argv)
+    try:
+        lines, status = generate_feedback(
+            args.assignment, args.grader_dir, tuple(extra), args.force
+        )
+    except FileNotFoundError as exc:
+        parser.error(str(exc))
+    except GradingError as exc:
+        print(f"✘ {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(lines))
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

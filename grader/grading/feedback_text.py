@@ -1,0 +1,28 @@
+"""Jinja filters of the course's French feedback template (``grader/templates/feedback``).
+
+Registered in ``grader/nbgrader_config.py`` (``HTMLExporter.filters``) next to
+``criterion_title``: the grading messages may hold `code` spans, which a feedback page must show
+as code, not as literal backticks; scores read the French way (``0,5``, ``10``).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["code_spans", "points"]
+
+_CODE = re.compile(r"`([^`\n<>]+)`")
+
+
+def code_spans(escaped_html: str) -> str:
+    """`x` -> <code>x</code> in text already escaped for HTML (nbconvert's ansi2html output)."""
+    return _CODE.sub(r"<code>\1</code>", escaped_html)
+
+
+def points(value: object) -> str:
+    """A score as a French reader writes it: 10, 7,5, 0,25 (two decimals at most)."""
+    try:
+        number = round(float(value), 2)
+    except (TypeError, ValueError):
+        return "—"
+    return f"{number:g}".replace(".", ",")

@@ -1,0 +1,66 @@
+"""The course's late-submission rule, as an nbgrader plugin: one point per day late, started.
+
+nbgrader computes how late a submission is (its ``timestamp.txt`` against the assignment's due
+date, ``nbgrader db assignment add … --duedate``) and asks this plugin for the penalty of each
+notebook; it stores it in the gradebook, where ``nbgrader export``, formgrader, the feedback
+pages and the class report read it. Configured in ``grader/nbgrader_config.py``
+(``AssignLatePenalties.plugin_class``); the statement of the TP says the same rule.
+"""
+
+from __future__ import annotations
+
+import math
+
+from nbgrader.plugins import LateSubmissionPlugin
+from traitlets import Float
+from traitlets.config import Config
+
+__all__ = ["DEFAULT_POINTS_PER_DAY", "PointsPerDayLate", "rule", "rule_of_config"]
+
+DEFAULT_POINTS_PER_DAY = 1.0
+
+
+def rule(points_per_day: float = DEFAULT_POINTS_PER_DAY) -> str:
+    """The rule in French, as the statement and the report say it."""
+    amount = f"{points_per_day:g}".replace(".", ",")
+    unit = "point" if points_per_day <= 1 else "points"
+    return (
+        f"Rendu en retard\u00a0: chaque jour de retard commencé retire {amount} {unit} à la "
+        "note, sans descendre sous 0."
+    )
+
+
+def rule_of_config(config: Config) -> str:
+    """The rule an nbgrader configuration applies, in French (for the report)."""
+    plugin = config.get("AssignLatePenalties", {}).get("plugin_class", "")
+    name = plugin if isinstance(plugin, str) else f"{plugin.__module__}.{plugin.__qualname__}"
+    if name.endswith("PointsPerDayLate"):
+        points = config.get("PointsPerDayLate", {}).get("points_per_day", DEFAULT_POINTS_PER_DAY)
+        return rule(float(points))
+    if config.get("LateSubmissionPlugin", {}).get("penalty_method") == "zero":
+        return "Rendu en retard\u00a0: la note est 0."
+    return "Aucune pénalité de retard n'est configurée (le retard est seulement affiché)."
+
+
+class PointsPerDayLate(LateSubmissionPlugin):
+    """`points_per_day` points per started day of lateness (nbgrader caps it at the score)."""
+
+    points_per_day = Float(DEFAULT_POINTS_PER_DAY, help="Points removed per started day late.").tag(
+        config=True
+    )
+
+    def late_submission_penalty(
+        self, student_id: str, score: float, total_seconds_late: float
+    ) -> float | None:
+        if total_seconds_late <= 0:
+            return None
+        days = math.ceil(total_seconds_late / 86400)
+        penalty = min(score, days * self.points_per_day)
+        self.log.info(
+            "Late by %.0f s, %d day(s) started, penalty %s for %s",
+            total_seconds_late,
+            days,
+            penalty,
+            student_id,
+        )
+        return penalty

@@ -1,0 +1,155 @@
+"""What nbgrader did for each student, read from its own log while it runs.
+
+nbgrader's converters (``autograde``, ``generate_feedback``) handle the students one after the
+other and say so in their log: a notebook path names the student being processed, "Skipping
+existing assignment" names one left as it was, "Setting destination file permissions" ends a
+student that went through, "There was an error processing assignment: <path>" starts a failure
+(its traceback follows) and "There was an error processing assignment '<a>' for student '<s>'"
+lists the failures at the end. The class tools count graded, skipped and failed students from
+these lines, never from the folders on disk, and keep the whole log in a file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+__all__ = ["CHECKSUM_WARNING", "LogWatcher", "Outcomes"]
+
+# nbgrader issue 1961: harmless, logged for each locked cell whose hidden tests the release
+# notebook does not carry (nbgrader puts them back from the gradebook).
+CHECKSUM_WARNING = "Attribute 'checksum' for cell"
+_RECORD = re.compile(r"^\[(?P<app>\w+) \| (?P<level>[A-Z]+)\] (?P<text>.*)$")
+_SUMMARY = re.compile(
+    r"There was an error processing assignment '(?P<a>.*)' for student '(?P<s>.*)'"
+)
+_STUDENT_ID = re.compile(r"student with ID '(?P<s>[^']+)'")
+_QUALIFIED = re.compile(r"^(?:[A-Za-z_][\w]*\.)+(?=[A-Za-z_]\w*(?:Error|Exception)\b)")
+
+DONE, SKIPPED, FAILED = "done", "skipped", "failed"
+
+
+@dataclass
+class Outcomes:
+    """Students by what nbgrader did with them, and why those that failed did."""
+
+    done: list[str] = field(default_factory=list)  # graded (autograde) or written (feedback)
+    skipped: list[str] = field(default_factory=list)  # left as they were, already processed
+    failed: dict[str, str] = field(default_factory=dict)  # student -> nbgrader's error
+    checksum_warnings: int = 0
+
+    def decided(self) -> set[str]:
+        return set(self.done) | set(self.skipped) | set(self.failed)
+
+
+class LogWatcher:
+    """Reads one nbgrader converter's log, line by line, for one assignment.
+
+    `on_decided(student, kind)` is called once per student as soon as nbgrader is done with
+    them (kind: "done", "skipped" or "failed"): a progress bar counts real work with it.
+    """
+
+    def __init__(
+        self,
+        assignment: str,
+        students: list[str],
+        on_decided: Callable[[str, str], None] | None = None,
+    ) -> None:
+        self.assignment = assignment
+        self.students = set(students)
+        self.outcomes = Outcomes()
+        self._on_decided = on_decided or (lambda student, kind: None)
+        self._current: str | None = None
+        self._error: list[str] | None = None  # the ERROR record being read, with its traceback
+        self._needs_reason: str | None = None  # failed student whose traceback comes next
+        self._path = re.compile(
+            rf"/(?P<student>[^/\s]+)/{re.escape(assignment)}(?:/[^/]+\.ipynb)?/?(?:[\s,:]|$)"
+        )
+
+    def _student_in(self, text: str) -> str | None:
+        for match in self._path.finditer(text):
+            if match["student"] in self.students:
+                return match["student"]
+        match = _STUDENT_ID.search(text)
+        if match and match["s"] in self.students:
+            return match["s"]
+        return None
+
+    def _decide(self, student: str, kind: str, reason: str = "") -> None:
+        out = self.outcomes
+        if kind == FAILED:
+            if student in out.done:  # an error after the end of a student still fails it
+                out.done.remove(student)
+            elif student in out.decided():
+                if reason and not out.failed.get(student):
+                    out.failed[student] = reason
+                return
+            out.failed[student] = reason
+            self._on_decided(student, kind)
+            return
+        if student in out.decided():
+            return
+        (out.done if kind == DONE else out.skipped).append(student)
+        self._on_decided(student, kind)
+
+    def _close_error(self) -> None:
+        if self._error is None:
+            return
+        lines = [line.strip() for line in self._error if line.strip()]
+        self._error = None
+        if self._needs_reason and len(lines) > 1 and lines[0].startswith("Traceback"):
+            reason = _QUALIFIED.sub("", lines[-1])
+            self.outcomes.failed[self._needs_reason] = reason
+            self._needs_reason = None
+
+    def feed(self, line: str) -> None:
+        """One line of nbgrader's output."""
+        line = line.rstrip("\n")
+        record = _RECORD.match(line)
+        if record is None:  # the rest of the previous record (a traceback)
+            if self._error is not None:
+                self._error.append(line)
+            return
+        self._close_error()
+        text, level = record["text"], record["level"]
+        if CHECKSUM_WARNING in text:
+            self.outcomes.checksum_warnings += 1
+            return
+        if level in ("ERROR", "CRITICAL"):
+            self._error = [text]
+            summary = _SUMMARY.search(text)
+            if summary:
+                if summary["a"] == self.assignment and summary["s"] in self.students:
+                    self._decide(summary["s"], FAILED)
+                return
+            student = self._student_in(text)
+            if text.startswith("There was an error processing assignment") and student:
+                self._current = student
+                self._decide(student, FAILED, self._pending or "")
+                self._needs_reason = student
+            elif student and text.startswith("While processing assignment"):
+                self._decide(student, FAILED, "le noyau ne répond plus (boucle ou mémoire\u00a0?)")
+            else:
+                self._pending = text
+            return
+        if text.startswith("Skipping existing assignment"):
+            student = self._student_in(text)
+            if student:
+                self._decide(student, SKIPPED)
+            return
+        if text.startswith("Setting destination file permissions"):
+            if self._current and self._current not in self.outcomes.failed:
+                self._decide(self._current, DONE)
+            return
+        student = self._student_in(text)
+        if student and student != self._current:
+            self._current = student
+            self._pending = ""
+
+    _pending = ""
+
+    def finish(self) -> Outcomes:
+        """After the process ended: what nbgrader did (students it never reached are absent)."""
+        self._close_error()
+        return self.outcomes

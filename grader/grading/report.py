@@ -1,0 +1,404 @@
+"""The class report, built on what ``nbgrader export`` exports: a CSV and an offline HTML page.
+
+Every student of the gradebook has a row, with 0 for those who did not submit and the late
+penalty applied, because the rows ARE nbgrader's own CSV export (``CsvExportPlugin``): the
+report's totals are ``nbgrader export``'s. It adds, per student, the points of each criterion
+(named by its French title), why a 0 is a 0 (no submission, the stub left as is, a timeout, a
+crash: what the lab's grading wrote in the autograded notebook) and how late the submission was.
+The page shows the score distribution and the share of the class that lost points on each
+criterion; charts are PNG inside the page (no CDN) and fit a 1280 px screen.
+
+As an nbgrader export plugin (what ``make rapport`` runs, from ``grader/``)::
+
+    nbgrader export --exporter=grading.report.ClassReport --assignment=oublier --to=rapport
+
+or directly (``--db`` and ``--out`` default to the course found from the current folder)::
+
+    python -m grading.report [--assignment oublier] [--db URL] [--out DOSSIER]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import io
+import math
+import tempfile
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+from nbgrader.api import Gradebook
+from nbgrader.plugins import CsvExportPlugin, ExportPlugin
+
+from .criterion_titles import criterion_title
+from .late_penalty import rule_of_config
+from .nbgrader_run import tools_on_path
+
+__all__ = [
+    "OUTCOME_KEY",
+    "ClassReport",
+    "class_table",
+    "criteria_failures",
+    "main",
+    "write_report",
+]
+
+# Written by the lab's grading hooks in each autograded notebook's metadata:
+# {"outcome": "graded" | "not_written" | "timeout" | "crash" | "load_error", "detail": "<French>"}
+OUTCOME_KEY = "course_grading"
+NO_SUBMISSION = "pas de rendu"
+NUMERIC = ["raw_score", "late_submission_penalty", "score", "max_score"]
+EXPORT_COLUMNS = [
+    "student_id",
+    "last_name",
+    "first_name",
+    "email",
+    "timestamp",
+    "duedate",
+    *NUMERIC,
+]
+
+
+def _nbgrader_export(gradebook: Gradebook, assignment: str) -> pd.DataFrame:
+    """nbgrader's own CSV export of `assignment`, read back (all students, penalties applied)."""
+    with tempfile.TemporaryDirectory(prefix="export-") as tmp:
+        path = Path(tmp) / "grades.csv"
+        CsvExportPlugin(to=str(path), assignment=[assignment]).export(gradebook)
+        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    for column in NUMERIC:
+        df[column] = pd.to_numeric(df[column])
+    return df[EXPORT_COLUMNS].reset_index(drop=True)
+
+
+def _outcome(autograded: Path | None, student: str, assignment: str) -> tuple[str, str]:
+    """(outcome, French detail) the lab's grading stored in the autograded notebooks.
+
+    ("not_graded", "") when there is no graded copy; ("", "") when the copies say nothing.
+    """
+    if autograded is None:
+        return "", ""
+    folder = autograded / student / assignment
+    copies = sorted(folder.glob("*.ipynb")) if folder.is_dir() else []
+    if not copies:
+        return "not_graded", ""
+    outcomes, details = [], []
+    for path in copies:
+        try:
+            meta = nbformat.read(path, as_version=4).metadata.get(OUTCOME_KEY) or {}
+        except Exception:  # an unreadable copy says nothing about the grade
+            continue
+        outcome = str(meta.get("outcome") or "graded")
+        outcomes.append(outcome)
+        if outcome != "graded" and meta.get("detail"):
+            details.append(str(meta["detail"]))
+    worst = next((o for o in outcomes if o != "graded"), "graded" if outcomes else "")
+    return worst, " ".join(details)
+
+
+def _why(submitted: bool, outcome: str, detail: str, raw: float, score: float) -> str:
+    """Why a student has the grade they have, when it needs saying (a 0 always does)."""
+    if not submitted:
+        return NO_SUBMISSION
+    if outcome == "not_graded":
+        return "pas de copie notée\u00a0: la notation a échoué (voir rapport/autograde.log)"
+    if outcome not in ("", "graded"):
+        return detail or {
+            "not_written": "oublier n'est pas écrite",
+            "timeout": "limite de temps dépassée",
+            "crash": "le code s'est arrêté en erreur",
+            "load_error": "la cellule ne se charge pas",
+        }.get(outcome, outcome)
+    if score == 0 and raw > 0:
+        return "note ramenée à 0 par la pénalité de retard"
+    if raw == 0:
+        return "aucun critère réussi"
+    return ""
+
+
+def _late(timestamp: str, duedate: str) -> float | None:
+    """Seconds late (0 when on time), None without a due date or a submission time."""
+    ts = pd.to_datetime(timestamp, errors="coerce")
+    due = pd.to_datetime(duedate, errors="coerce")
+    if pd.isna(ts) or pd.isna(due):
+        return None
+    return max(0.0, (ts - due).total_seconds())
+
+
+def class_table(gradebook: Gradebook, assignment: str, autograded: Path | None) -> pd.DataFrame:
+    """One row per student of the gradebook: nbgrader's export columns, then ``submitted``,
+    ``seconds_late``, ``outcome``, ``why`` (French) and the points of each criterion (French
+    titles).
+
+    ``df.attrs["criteria"]`` maps each criterion title to its maximum.
+    """
+    from nbgrader.api import MissingEntry
+
+    try:
+        spec = gradebook.find_assignment(assignment)
+    except MissingEntry as exc:
+        raise ValueError(
+            f"Le devoir « {assignment} » n'est pas dans le carnet de notes\u00a0: rien à exporter."
+        ) from exc
+    criteria: dict[str, float] = {}
+    for notebook in spec.notebooks:
+        for cell in notebook.grade_cells:
+            title = criterion_title(cell.name)
+            criteria[title] = criteria.get(title, 0.0) + float(cell.max_score)
+    df = _nbgrader_export(gradebook, assignment)
+    points: dict[str, dict[str, float]] = {}
+    for sub in gradebook.assignment_submissions(assignment):
+        row = points.setdefault(sub.student_id, dict.fromkeys(criteria, 0.0))
+        for notebook in sub.notebooks:
+            for grade in notebook.grades:
+                title = criterion_title(grade.name)
+                row[title] = row.get(title, 0.0) + float(grade.score or 0)
+    df["submitted"] = df["student_id"].isin(points)
+    df["seconds_late"] = [_late(t, d) for t, d in zip(df["timestamp"], df["duedate"], strict=True)]
+    found = [_outcome(autograded, s, assignment) for s in df["student_id"]]
+    submitted = list(df["submitted"])
+    df["outcome"] = [
+        o if sub else "no_submission" for (o, _), sub in zip(found, submitted, strict=True)
+    ]
+    df["why"] = [
+        _why(sub, outcome, detail, raw, score)
+        for sub, (outcome, detail), raw, score in zip(
+            submitted, found, df["raw_score"], df["score"], strict=True
+        )
+    ]
+    for title in criteria:
+        df[title] = [points[s][title] if s in points else math.nan for s in df["student_id"]]
+    df = df.sort_values("student_id").reset_index(drop=True)
+    df.attrs["criteria"] = criteria
+    return df
+
+
+def criteria_failures(df: pd.DataFrame) -> pd.Series:
+    """Share (0..1) of the submitted students who lost points on each criterion, largest first."""
+    criteria = df.attrs.get("criteria", {})
+    submitted = df[df["submitted"]] if "submitted" in df else df
+    if submitted.empty or not criteria:
+        return pd.Series(dtype=float)
+    shares = {
+        title: float((submitted[title].fillna(0) < maximum - 1e-9).mean())
+        for title, maximum in criteria.items()
+    }
+    return pd.Series(shares).sort_values(ascending=False, kind="stable")
+
+
+def _png(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _plots(df: pd.DataFrame, failures: pd.Series) -> tuple[str, str]:
+    """Histogram of the scores and bar chart of the criteria: 100 dpi, at most 1000 px wide."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    max_score = float(df["max_score"].max()) if not df.empty else 10.0
+    fig, ax = plt.subplots(figsize=(7, 3.4), layout="constrained")
+    bins = [x - 0.5 for x in range(math.ceil(max_score) + 2)]
+    ax.hist(df["score"], bins=bins, color="#4C72B0", edgecolor="white")
+    ax.set_xlabel("note (pénalités de retard comprises)")
+    ax.set_ylabel("nombre d'élèves")
+    ax.set_title("Répartition des notes")
+    ax.set_xticks(range(math.ceil(max_score) + 1))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    scores = _png(fig)
+    plt.close(fig)
+    labels = [textwrap.fill(title, 48) for title in failures.index]
+    height = 0.9 + 0.6 * max(len(failures), 1)
+    fig, ax = plt.subplots(figsize=(10, height), layout="constrained")
+    ax.barh(labels[::-1], list(failures.values * 100)[::-1], color="#DD8452")
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("% des élèves ayant rendu qui perdent des points")
+    ax.set_title("Critères manqués")
+    ax.tick_params(axis="y", labelsize=9)
+    criteria = _png(fig)
+    plt.close(fig)
+    return scores, criteria
+
+
+def _lateness(seconds: float | None, penalty: float) -> str:
+    """How late, for a person: "à l'heure", "35 min", "1 j 12 h (−2 pt)"; "—" when unknown."""
+    if seconds is None or math.isnan(seconds):
+        return "—"
+    if seconds <= 0:
+        return "à l'heure"
+    days, rest = divmod(int(seconds), 86400)
+    hours, rest = divmod(rest, 3600)
+    text = f"{days} j {hours} h" if days else (f"{hours} h {rest // 60} min" if hours else "")
+    text = text or f"{max(1, rest // 60)} min"
+    return f"{text} (−{penalty:g} pt)" if penalty else text
+
+
+def _num(value: float) -> str:
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:g}"
+
+
+def write_report(
+    df: pd.DataFrame, out_dir: str | Path, assignment: str = "oublier", late_rule: str = ""
+) -> tuple[Path, Path]:
+    """Write ``notes.csv`` and ``rapport.html`` into `out_dir`; return both paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    csv_path = out / "notes.csv"
+    df.to_csv(csv_path, index=False)
+    criteria = df.attrs.get("criteria", {})
+    failures = criteria_failures(df)
+    scores_png, criteria_png = _plots(df, failures)
+    n, graded = len(df), int(df["submitted"].sum())
+    missing = n - graded
+    mean = f"{df['score'].mean():.1f}".replace(".", ",") if n else "—"
+    median = f"{df['score'].median():.1f}".replace(".", ",") if n else "—"
+    max_score = f"{df['max_score'].max():g}" if n else "—"
+    numbers = {title: k + 1 for k, title in enumerate(criteria)}
+    legend = "".join(
+        f"<tr><td>C{numbers[t]}</td><td>{html.escape(t)}</td><td>{criteria[t]:g}</td>"
+        f"<td>{failures.get(t, 0):.0%}</td></tr>"
+        for t in criteria
+    )
+    rows = []
+    for _, r in df.iterrows():
+        name = " ".join(x for x in (r["first_name"], r["last_name"]) if x)
+        lost = [t for t in criteria if r["submitted"] and (r[t] or 0) < criteria[t] - 1e-9]
+        if not r["submitted"]:
+            lost_html = "—"
+        elif lost and len(lost) == len(criteria):
+            lost_html = "tous"
+        else:
+            lost_html = ", ".join(
+                f'<abbr title="{html.escape(t)}">C{numbers[t]}</abbr>' for t in lost
+            )
+        why = r["why"]
+        zero = ' class="zero"' if r["score"] == 0 else ""
+        rows.append(
+            f"<tr{zero}><td>{html.escape(r['student_id'])}</td><td>{html.escape(name)}</td>"
+            f"<td class='num'>{r['score']:g} / {r['max_score']:g}</td>"
+            f"<td>{html.escape(_lateness(r['seconds_late'], r['late_submission_penalty']))}</td>"
+            f"<td>{lost_html}</td><td>{html.escape(why)}</td></tr>"
+        )
+    rule = f"<p class='rule'>{html.escape(late_rule)}</p>" if late_rule else ""
+    page = f"""<!DOCTYPE html>
+<html lang="fr"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Rapport de notes — {html.escape(assignment)}</title>
+<style>
+body{{font-family:sans-serif;max-width:1100px;margin:1.5em auto;padding:0 1em;
+box-sizing:border-box;line-height:1.4}}
+img{{max-width:100%;height:auto;display:block}}
+table{{border-collapse:collapse;width:100%;margin:.5em 0 1.5em}}
+td,th{{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top;
+overflow-wrap:break-word}}
+th{{background:#f3f3f3;white-space:nowrap}} td.num{{white-space:nowrap}}
+tr.zero td{{background:#fdecea}}
+.rule{{background:#fff6e0;padding:.4em .6em}}
+</style>
+</head><body>
+<h1>Rapport de notes — {html.escape(assignment)}</h1>
+<p>{n} élève(s) au carnet de notes\u00a0: {graded} avec un rendu, {missing} sans rendu
+(note 0). Moyenne {mean} / {max_score}, médiane {median} (pénalités de retard comprises, comme
+<code>nbgrader export</code>).</p>
+{rule}
+<h2>Répartition des notes</h2>
+<img alt="Histogramme des notes des {n} élèves" src="data:image/png;base64,{scores_png}">
+<h2>Ce que la classe a manqué</h2>
+<img alt="Part des élèves qui perdent des points, par critère"
+ src="data:image/png;base64,{criteria_png}">
+<table><tr><th>n°</th><th>Critère</th><th>points</th><th>élèves qui perdent des points</th></tr>
+{legend}</table>
+<h2>Notes par élève</h2>
+<table><tr><th>Élève</th><th>Nom</th><th>Note</th><th>Retard</th><th>Critères manqués</th>
+<th>Pourquoi</th></tr>
+{"".join(rows)}</table>
+</body></html>
+"""
+    html_path = out / "rapport.html"
+    html_path.write_text(page, encoding="utf-8")
+    return csv_path, html_path
+
+
+class ClassReport(ExportPlugin):
+    """``nbgrader export --exporter=grading.report.ClassReport``: ``--to`` is the report's folder
+    (default ``rapport``), ``--assignment`` the assignment (needed when the gradebook has
+    several)."""
+
+    def export(self, gradebook: Gradebook) -> None:
+        assignments = [str(a) for a in self.assignment] or [a.name for a in gradebook.assignments]
+        if len(assignments) != 1:
+            self._fail(
+                "Le rapport porte sur un seul devoir\u00a0: précisez --assignment "
+                f"(devoirs du carnet de notes\u00a0: {', '.join(assignments) or 'aucun'})."
+            )
+        coursedir = getattr(self.parent, "coursedir", None)
+        autograded = None
+        if coursedir is not None:
+            autograded = Path(coursedir.root) / coursedir.autograded_directory
+        try:
+            df = class_table(gradebook, assignments[0], autograded)
+        except ValueError as exc:
+            self._fail(str(exc))
+        out = Path(self.to or "rapport")
+        csv_path, html_path = write_report(df, out, assignments[0], rule_of_config(self.config))
+        self.log.info("Class report written to %s and %s", csv_path, html_path)
+
+    def _fail(self, message: str) -> None:
+        self.log.error(message)
+        raise SystemExit(1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Rapport de la classe (CSV et HTML) depuis le carnet de notes nbgrader, "
+        "avec les totaux de nbgrader export."
+    )
+    parser.add_argument(
+        "--db",
+        default=None,
+        help="URL du carnet de notes (défaut\u00a0: celui de nbgrader_config.py, trouvé depuis le "
+        "dossier courant)",
+    )
+    parser.add_argument("--assignment", default="oublier")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="dossier du rapport (défaut\u00a0: rapport/ à côté de nbgrader_config.py)",
+    )
+    args = parser.parse_args(argv)
+    tools_on_path()
+    autograded, late_rule = None, ""
+    try:
+        from .paths import course_dirs, load_config
+
+        dirs = course_dirs()
+    except FileNotFoundError as exc:
+        if args.db is None or args.out is None:
+            parser.error(str(exc))
+    else:
+        args.db = args.db or dirs.db_url
+        args.out = args.out or dirs.grader_dir / "rapport"
+        if args.db == dirs.db_url:
+            autograded = dirs.autograded
+        late_rule = rule_of_config(load_config(dirs.grader_dir))
+    with Gradebook(args.db) as gb:
+        try:
+            df = class_table(gb, args.assignment, autograded)
+        except ValueError as exc:
+            parser.error(str(exc))
+    csv_path, html_path = write_report(df, args.out, args.assignment, late_rule)
+    print(
+        f"{len(df)} élève(s), {int(df['submitted'].sum())} rendu(s)\u00a0: {csv_path}\n{html_path}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

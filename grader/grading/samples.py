@@ -1,0 +1,148 @@
+"""Builds submission notebooks from the sample answers in ``grader/submissions/``.
+
+Each sample is the text a student would type in the ``oublier`` cell; it is put into the
+student version of the lab (the release notebook, ``notebooks/oublier/oublier.ipynb`` by
+default) and written where nbgrader collects submissions:
+``<submitted>/<student_id>/oublier/oublier.ipynb``. The expected score of each sample and the
+tests it must fail are in ``grader/submissions/attendus.json``.
+
+    python -m grading.samples [--root DIR] [--submitted DIR] [--copies N]
+
+Without options it writes into the ``submitted/`` folder of the course it runs in: that is the
+demo course's when ``make demo-grading`` calls it (``grading.demo``), never the real class's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import nbformat
+
+__all__ = ["ASSIGNMENT", "build_submission", "expected", "samples", "write_all"]
+
+ASSIGNMENT = "oublier"
+SOLUTION_GRADE_ID = "oublier"
+
+
+def samples(root: Path) -> dict[str, str]:
+    """Sample name -> cell text, from ``grader/submissions/*.py``."""
+    folder = root / "grader" / "submissions"
+    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py"))}
+
+
+def expected(root: Path) -> dict[str, dict]:
+    """Sample name -> {"score": int, "echecs": [test ids]}."""
+    path = root / "grader" / "submissions" / "attendus.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def build_submission(release_notebook: Path, cell_text: str) -> nbformat.NotebookNode:
+    """The student version with its ``oublier`` cell replaced by `cell_text`."""
+    nb = nbformat.read(release_notebook, as_version=4)
+    cells = [
+        c
+        for c in nb.cells
+        if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == SOLUTION_GRADE_ID
+    ]
+    if len(cells) != 1:
+        raise ValueError(
+            f"{release_notebook} : une seule cellule « oublier » attendue, {len(cells)} trouvée(s)."
+        )
+    cells[0].source = cell_text.rstrip("\n")
+    return nb
+
+
+def write_all(
+    root: Path,
+    submitted: Path,
+    copies: int = 1,
+    only: list[str] | None = None,
+    release_dir: Path | None = None,
+    overwrite: bool = False,
+) -> dict[str, str]:
+    """Write every sample (or `only` these) as a submission; return student_id -> sample.
+
+    The samples come from `root`'s ``grader/submissions/``, the student version from
+    `release_dir` (default ``<root>/notebooks``). With ``copies > 1`` each sample is written
+    several times (student ids ``<sample>_<k>``), to grade a class-sized batch. An existing
+    submission is never replaced unless `overwrite` (nothing is written then).
+    """
+    release_dir = root / "notebooks" if release_dir is None else release_dir
+    release = release_dir / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    if not release.exists():
+        raise FileNotFoundError(f"{release} manque\u00a0: lancez d'abord « make notebooks ».")
+    planned: dict[Path, tuple[str, str, nbformat.NotebookNode]] = {}
+    for name, text in samples(root).items():
+        if only and name not in only:
+            continue
+        nb = build_submission(release, text)
+        for k in range(copies):
+            student = name if copies == 1 else f"{name}_{k + 1}"
+            planned[submitted / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"] = (student, name, nb)
+    existing = [p for p in planned if p.exists()]
+    if existing and not overwrite:
+        raise FileExistsError(
+            f"{len(existing)} rendu(s) existent déjà ({existing[0]}...)\u00a0: rien n'est écrit. "
+            "Les rendus d'exemple vont dans un cours à part (make demo-grading)."
+        )
+    students: dict[str, str] = {}
+    for path, (student, name, nb) in planned.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, path)
+        students[student] = name
+    return students
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=None,
+        help="racine du cours (défaut\u00a0: celle de nbgrader_config.py, trouvé "
+        "depuis le dossier courant)",
+    )
+    parser.add_argument(
+        "--submitted",
+        type=Path,
+        default=None,
+        help="dossier des rendus (défaut\u00a0: celui de nbgrader_config.py)",
+    )
+    parser.add_argument("--copies", type=int, default=1)
+    parser.add_argument(
+        "--remplacer",
+        dest="overwrite",
+        action="store_true",
+        help="remplacer les rendus de même nom déjà présents (sinon\u00a0: refus, rien "
+        "n'est écrit)",
+    )
+    args = parser.parse_args(argv)
+    if args.root is None or args.submitted is None:
+        from .paths import course_dirs, find_grader_dir
+
+        try:
+            dirs = course_dirs(find_grader_dir(args.root) if args.root else None)
+        except FileNotFoundError as exc:
+            parser.error(str(exc))
+        args.root = args.root or dirs.root
+        args.submitted = args.submitted or dirs.submitted
+        release_dir = dirs.release
+    else:
+        release_dir = None
+    submitted = args.submitted
+    try:
+        students = write_all(
+            args.root, submitted, args.copies, release_dir=release_dir, overwrite=args.overwrite
+        )
+    except (FileExistsError, FileNotFoundError) as exc:
+        parser.error(str(exc))
+    print(f"{len(students)} rendus écrits dans {submitted}")
+    for student in students:
+        print(student)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,200 @@
+"""Class grading that says what it did: graded, skipped and failed counted from nbgrader's own
+log, a changed submission named (or regraded with --force), any failure named with a non-zero
+exit; the same with two workers, which must also grade students the gradebook does not know yet,
+assignments of several notebooks, and reruns."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import tempfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from grading.autograde import main as autograde_main
+from grading_course import copy_course, grading, nbgrader, submit
+from nbformat.v4 import new_code_cell, new_notebook
+from nbgrader.api import Gradebook
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+
+def _scores(grader: Path, students: list[str], assignment: str = "oublier") -> dict[str, float]:
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        return {s: gb.find_submission(assignment, s).score for s in students}
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_changed_submission_is_named_then_regraded_with_force(course, expected_scores, jobs):
+    submit(course, "ana", "complete_vacuum")
+    submit(course, "ben", "ebauche")
+    first = grading(course, "autograde", "oublier", "--jobs", jobs)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "2 rendu(s) noté(s), 0 déjà noté(s)" in first.stdout and "0 en échec" in first.stdout
+    # nobody was registered: with two workers, the merge creates the students (nbgrader's default)
+    stub = expected_scores["ebauche"]["score"]
+    assert _scores(course, ["ana", "ben"]) == {"ana": 10, "ben": stub}
+
+    submit(course, "ben", "complete_vacuum")  # ben sends a corrected notebook (no timestamp.txt)
+    again = grading(course, "autograde", "oublier", "--jobs", jobs)
+    assert again.returncode == 1, again.stdout
+    assert "0 rendu(s) noté(s), 2 déjà noté(s)" in again.stdout
+    assert "ben\u00a0: rendu modifié depuis sa notation" in again.stdout
+    assert "make grade FORCE=1" in again.stdout and "ana" not in again.stdout.split("⚠")[1]
+    assert _scores(course, ["ben"]) == {"ben": stub}
+
+    forced = grading(course, "autograde", "oublier", "--jobs", jobs, "--force")
+    assert forced.returncode == 0, forced.stdout + forced.stderr
+    assert "2 rendu(s) noté(s), 0 déjà noté(s)" in forced.stdout
+    assert _scores(course, ["ana", "ben"]) == {"ana": 10, "ben": 10}
+    with sqlite3.connect(course / "gradebook.db") as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_failure_mid_class_is_named_and_fails_the_command(course, jobs):
+    submit(course, "ana", "complete_vacuum")
+    broken = course / "submitted" / "ben" / "oublier"
+    broken.mkdir(parents=True)
+    (broken / "oublier.ipynb").write_text('{"pas": "un notebook"')
+    submit(course, "cyr", "complete_vacuum")
+    before = set(Path(tempfile.gettempdir()).glob("autograde-parallele-*"))
+    proc = grading(course, "autograde", "oublier", "--jobs", jobs)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "2 rendu(s) noté(s), 0 déjà noté(s) (laissé(s) tel(s) quel(s)), 1 en échec" in (
+        proc.stdout
+    )
+    assert "✘ 1 rendu(s) en échec" in proc.stdout
+    assert "  - ben\u00a0: NotJSONError" in proc.stdout
+    assert _scores(course, ["ana", "cyr"]) == {"ana": 10, "cyr": 10}
+    assert "has changed! (should be" not in proc.stdout + proc.stderr  # kept in the log only
+    assert "avertissements « Attribute 'checksum' … has changed »" in proc.stdout  # counted
+    log = (course / "rapport" / "autograde.log").read_text()
+    assert "has changed! (should be" in log and "There was an error processing assignment" in log
+    assert set(Path(tempfile.gettempdir()).glob("autograde-parallele-*")) == before
+
+
+def _two_notebook_assignment(grader: Path) -> None:
+    """solutions/deux: two notebooks, one graded cell each (a value the student computes)."""
+    for name, answer in (("partie1", "x = 2"), ("partie2", "y = 3")):
+        var, value = answer.split(" = ")
+        cells = [
+            new_code_cell(
+                f"### BEGIN SOLUTION\n{answer}\n### END SOLUTION",
+                metadata={
+                    "nbgrader": {
+                        "grade_id": f"reponse_{name}",
+                        "solution": True,
+                        "grade": False,
+                        "locked": False,
+                        "schema_version": 3,
+                    }
+                },
+            ),
+            new_code_cell(
+                f"assert {var} == {value}",
+                metadata={
+                    "nbgrader": {
+                        "grade_id": f"test_{name}",
+                        "solution": False,
+                        "grade": True,
+                        "points": 1,
+                        "locked": True,
+                        "schema_version": 3,
+                    }
+                },
+            ),
+        ]
+        nb = new_notebook(
+            cells=cells,
+            metadata={
+                "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+            },
+        )
+        folder = grader.parent / "solutions" / "deux"
+        folder.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, folder / f"{name}.ipynb")
+
+
+def test_two_workers_grade_several_notebooks_and_reruns(tmp_path):
+    grader = copy_course(tmp_path / "cours")
+    _two_notebook_assignment(grader)
+    assert nbgrader(grader, "generate_assignment", "deux").returncode == 0
+    release = grader.parent / "notebooks" / "deux"
+    for student, wrong in (("ana", None), ("ben", "partie2"), ("cyr", "partie1")):
+        folder = grader / "submitted" / student / "deux"
+        shutil.copytree(release, folder)
+        for name in ("partie1", "partie2"):
+            nb = nbformat.read(folder / f"{name}.ipynb", as_version=4)
+            answer = {"partie1": "x = 2", "partie2": "y = 3"}[name]
+            nb.cells[0].source = "x = 0" if name == wrong else answer
+            nbformat.write(nb, folder / f"{name}.ipynb")
+    proc = grading(grader, "autograde", "deux", "--jobs", "2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "3 rendu(s) noté(s)" in proc.stdout
+    expected = {"ana": 2, "ben": 1, "cyr": 1}
+    assert _scores(grader, list(expected), "deux") == expected
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        ben = gb.find_submission("deux", "ben")
+        assert {nb.name: nb.score for nb in ben.notebooks} == {"partie1": 1, "partie2": 0}
+    rerun = grading(grader, "autograde", "deux", "--jobs", "2", "--force")
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert "3 rendu(s) noté(s), 0 déjà noté(s)" in rerun.stdout
+    assert _scores(grader, list(expected), "deux") == expected
+
+
+def test_fresh_gradebook_gets_the_assignment_and_nbgrader_args_pass_through(tmp_path):
+    grader = copy_course(tmp_path / "cours")  # as a fresh clone: no gradebook
+    assert (
+        nbgrader(
+            grader,
+            "generate_assignment",
+            "oublier",
+            f"--CourseDirectory.db_url=sqlite:///{tmp_path / 'jetable.db'}",
+        ).returncode
+        == 0
+    )  # make notebooks
+    release = grader.parent / "notebooks"
+    submit(grader, "ana", "complete_vacuum")
+    submit(grader, "ben", "complete_vacuum")
+    before = {p: p.read_bytes() for p in release.rglob("*") if p.is_file()}
+    proc = grading(grader, "autograde", "oublier", "--student=ana")  # nbgrader args pass through
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "« oublier » manquait au carnet de notes\u00a0: ajouté depuis" in proc.stdout
+    assert "1 rendu(s) noté(s), 0 déjà noté(s)" in proc.stdout  # ben not selected, not counted
+    assert _scores(grader, ["ana"]) == {"ana": 10}
+    assert not (grader / "autograded" / "ben").exists()
+    assert {p: p.read_bytes() for p in release.rglob("*") if p.is_file()} == before
+
+
+def test_without_sources_one_sentence_names_the_command(tmp_path):
+    grader = copy_course(tmp_path / "cours")  # a copy with the student version, no sources
+    shutil.copytree(grader.parent / "solutions", grader.parent / "notebooks")
+    shutil.rmtree(grader.parent / "solutions")
+    submit(grader, "ana", "complete_vacuum")
+    proc = grading(grader, "autograde", "oublier")
+    assert proc.returncode == 2
+    assert "n'est pas dans le carnet de notes" in proc.stderr
+    assert f"cd {grader} && nbgrader generate_assignment oublier" in proc.stderr
+    assert not (grader / "autograded").exists()
+
+
+@pytest.mark.parametrize("flag", [[], ["--sans-bac-a-sable"]])
+def test_no_sandbox_no_grading_unless_asked(tmp_path, monkeypatch, capsys, flag):
+    """The refusal path, with the sandbox probe answering "unavailable" (the probe itself is the
+    lab's, tested with it)."""
+    grader = copy_course(tmp_path / "cours")
+    monkeypatch.chdir(grader)
+    monkeypatch.setattr(
+        "grading.autograde.sandbox_problem",
+        lambda: "Le bac à sable manque\u00a0: installez bubblewrap (apt install bubblewrap).",
+    )
+    status = autograde_main(["oublier", *flag])
+    err = capsys.readouterr().err
+    assert status == 2
+    if flag:  # past the sandbox check: stopped only because there is nothing to grade
+        assert "Aucun rendu de « oublier »" in err and "bubblewrap" not in err
+    else:
+        assert "installez bubblewrap" in err and "SANS_BAC_A_SABLE=1" in err
+        assert not (grader / "rapport").exists()

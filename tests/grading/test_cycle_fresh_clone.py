@@ -1,0 +1,122 @@
+"""The grading guide's table (grader/README.md, « Le cycle de notation »), followed in order on a
+fresh clone of this repository with a local class: it grades, regrades, collects a zip, applies a
+due date, writes feedback and a report, runs the demo beside the real class; nothing is lost,
+nothing is skipped in silence. Prints its duration."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+import time
+import zipfile
+
+import nbformat
+import pytest
+from grading.samples import build_submission
+from grading_course import clone_head, make, submit, tree_digest
+from nbgrader.api import Gradebook
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
+
+
+def _ok(proc: subprocess.CompletedProcess, *expected: str) -> str:
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    for text in expected:
+        assert text in proc.stdout, (text, proc.stdout[-3000:])
+    return proc.stdout
+
+
+def _rows(path) -> dict[str, dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return {row["student_id"]: row for row in csv.DictReader(fh)}
+
+
+def test_the_grading_table_in_order_on_a_fresh_clone(tmp_path, expected_scores):
+    start = time.monotonic()
+    clone = clone_head(tmp_path / "clone")
+    grader = clone / "grader"
+    readme = (clone / "grader" / "README.md").read_text(encoding="utf-8")
+    for command in (
+        "make notebooks",
+        "make students ELEVES=grader/eleves.csv",
+        "make duedate DATE=",
+        "grader/submitted/<id>/oublier/oublier.ipynb",
+        "make zip-collect",
+        "make grade",
+        "make grade FORCE=1",
+        "make feedback",
+        "make export",
+        "make rapport",
+        "make demo-grading",
+    ):
+        assert command in readme, command
+
+    # 1. the student version: regenerated identical, no gradebook left behind
+    _ok(make(clone, "notebooks"))
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True)
+    assert status.stdout == b""
+    # 2. the class, 3. the due date
+    (grader / "eleves.csv").write_text(
+        "id,first_name,last_name\nana,Ana,Martin\nben,Ben,Durand\ncyr,Cyr,Petit\ndou,Dou,Leroy\n"
+    )
+    _ok(make(clone, "students", "ELEVES=grader/eleves.csv"))
+    _ok(make(clone, "duedate", "DATE=2025-03-14 18:00:00 Europe/Paris"))
+    # 4. submissions received one by one (ben a day and a half late)
+    submit(grader, "ana", "complete_vacuum", "2025-03-14 17:30:00 Europe/Paris")
+    submit(grader, "ben", "ebauche", "2025-03-16 06:00:00 Europe/Paris")
+    # 5. grade: the fresh gradebook gets the assignment from solutions/
+    _ok(
+        make(clone, "grade"),
+        "« oublier » manquait au carnet de notes",
+        "2 rendu(s) noté(s), 0 déjà noté(s)",
+    )
+    # ben sends a corrected notebook: named, not silently skipped; 6. FORCE=1 regrades
+    submit(grader, "ben", "complete_vacuum", "2025-03-16 06:00:00 Europe/Paris")
+    stale = make(clone, "grade")
+    assert stale.returncode != 0
+    assert "ben\u00a0: rendu modifié depuis sa notation" in stale.stdout
+    _ok(make(clone, "grade", "FORCE=1"), "2 rendu(s) noté(s), 0 déjà noté(s)")
+    # 4. a zip from the school's platform: cyr and eve (not registered); graded with two workers
+    archive = grader / "downloaded" / "oublier" / "archive"
+    archive.mkdir(parents=True)
+    release = clone / "notebooks" / "oublier" / "oublier.ipynb"
+    with zipfile.ZipFile(archive / "ent.zip", "w") as zf:
+        for student, sample in (("cyr", "ebauche"), ("eve", "complete_vacuum")):
+            text = (grader / "submissions" / f"{sample}.py").read_text(encoding="utf-8")
+            zf.writestr(
+                f"{student}/oublier.ipynb", nbformat.writes(build_submission(release, text))
+            )
+    _ok(make(clone, "zip-collect"))
+    _ok(make(clone, "grade", "JOBS=2"), "2 rendu(s) noté(s), 2 déjà noté(s)", "0 en échec")
+    # 7. feedback, 9. export, 10. report
+    _ok(make(clone, "feedback"), "4 page(s) de retour écrite(s)")
+    _ok(make(clone, "export"))
+    _ok(make(clone, "rapport"))
+    theirs = _rows(grader / "rapport" / "grades.csv")
+    ours = _rows(grader / "rapport" / "notes.csv")
+    assert sorted(ours) == sorted(theirs) == ["ana", "ben", "cyr", "dou", "eve"]
+    for student in ours:
+        assert float(ours[student]["score"]) == float(theirs[student]["score"]), student
+    stub = expected_scores["ebauche"]["score"]
+    expected = {"ana": 10.0, "ben": 8.0, "cyr": float(stub), "dou": 0.0, "eve": 10.0}
+    assert {s: float(r["score"]) for s, r in ours.items()} == expected  # ben: 2 days started
+    assert float(ours["ben"]["late_submission_penalty"]) == 2
+    assert ours["dou"]["why"] == "pas de rendu"
+    page = (grader / "rapport" / "rapport.html").read_text(encoding="utf-8")
+    assert "Ben Durand" in page and "(−2 pt)" in page
+
+    # the demo, beside the real class: nothing of the class changes
+    real = {part: tree_digest(grader / part) for part in ("submitted", "autograded", "feedback")}
+    gradebook = (grader / "gradebook.db").read_bytes()
+    _ok(make(clone, "demo-grading", "EXEMPLES=complete_vacuum"), "1 rendu(s) noté(s)")
+    assert {part: tree_digest(grader / part) for part in real} == real
+    assert (grader / "gradebook.db").read_bytes() == gradebook
+    assert (grader / "demo" / "rapport" / "rapport.html").is_file()
+    with Gradebook(f"sqlite:///{grader / 'demo' / 'gradebook.db'}") as gb:
+        assert [s.id for s in gb.students] == ["complete_vacuum"]
+    # nothing lost: every submission is the last one received
+    for student in ("ana", "ben", "cyr", "eve"):
+        assert (grader / "submitted" / student / "oublier" / "oublier.ipynb").is_file()
+    seconds = time.monotonic() - start
+    print(f"\nCycle du guide sur un clone neuf\u00a0: {seconds:.0f} s", file=sys.stderr)

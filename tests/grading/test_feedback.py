@@ -1,0 +1,70 @@
+"""Feedback pages in French end to end, on a class graded with the course's tools: criterion
+titles instead of grade ids, no English label of nbgrader's template, no literal Markdown, the
+late penalty said; `make feedback` rewrites the pages a regrade made stale."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+
+import nbformat
+import pytest
+from grading.criterion_titles import criterion_title
+from grading_course import ROOT, grading, submit
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+ENGLISH = ["Score", "Grade cell", "Test cell", "Student's answer", "Comments", "(Top)", "Late"]
+
+
+def _text(page: str) -> str:
+    """What a reader sees: no tags, no style or script."""
+    visible = re.sub(r"<(style|script)\b.*?</\1>", " ", page, flags=re.S)
+    return unescape(re.sub(r"<[^>]+>", " ", visible))
+
+
+def _test_cells() -> list[str]:
+    nb = nbformat.read(ROOT / "solutions" / "oublier" / "oublier.ipynb", as_version=4)
+    return [
+        c.metadata.nbgrader["grade_id"]
+        for c in nb.cells
+        if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata.nbgrader.get("solution")
+    ]
+
+
+def test_feedback_pages_speak_french(graded_class):
+    assert "3 page(s) de retour écrite(s), 0 déjà à jour, 0 en échec" in graded_class.feedback_out
+    titles = {criterion_title(g) for g in _test_cells()}
+    for student in ("ana", "ben", "cyr"):
+        page = graded_class.feedback_page(student).read_text(encoding="utf-8")
+        text = _text(page)
+        assert '<html lang="fr">' in page
+        for word in ENGLISH:
+            assert word not in text, (student, word)
+        outputs = " ".join(re.findall(r'<div class="output_subarea[^"]*">(.*?)</div>', page, re.S))
+        assert "`" not in _text(outputs), student  # messages: code spans rendered as code
+        for title in titles:
+            assert f"Critère\u00a0: {title}" in text, (student, title)
+        assert not re.search(r"\btest_\w+", text)  # no grade id shown
+        assert "note\u00a0:" in text
+    ben = _text(graded_class.feedback_page("ben").read_text(encoding="utf-8"))
+    assert "Pénalité de retard\u00a0: −2" in ben  # a day and a half late: two started days
+    cyr = graded_class.feedback_page("cyr").read_text(encoding="utf-8")
+    assert "<code>" in cyr  # the stub's message quotes code: shown as code
+
+
+def test_feedback_follows_a_regrade(course):
+    submit(course, "ana", "ebauche")
+    assert grading(course, "autograde", "oublier").returncode == 0
+    first = grading(course, "feedback", "oublier")
+    assert first.returncode == 0 and "1 page(s) de retour écrite(s)" in first.stdout
+    page = course / "feedback" / "ana" / "oublier" / "oublier.html"
+    assert "note\u00a0: 0 / 10" in _text(page.read_text(encoding="utf-8"))
+    again = grading(course, "feedback", "oublier")
+    assert again.returncode == 0 and "0 page(s) de retour écrite(s), 1 déjà à jour" in again.stdout
+    submit(course, "ana", "complete_vacuum")
+    assert grading(course, "autograde", "oublier", "--force").returncode == 0
+    after = grading(course, "feedback", "oublier")
+    assert after.returncode == 0, after.stdout + after.stderr
+    assert "1 page(s) de retour écrite(s)" in after.stdout
+    assert "Pages plus anciennes que la copie notée, réécrites\u00a0: ana." in after.stdout
+    assert "note\u00a0: 10 / 10" in _text(page.read_text(encoding="utf-8"))

@@ -1,0 +1,71 @@
+"""`make grade` and `make rapport` as an ordinary Unix user, on their own fresh clone, with a
+Python environment every user can read (built by the shipped grader/hub/install-course-env.sh,
+from Debian's python3): no root-only flag, no file left to root, the grades right."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+from grading_course import ROOT, clone_head, make, submit
+from hub.classhub import create_user, remove_user
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
+# A prefix of its own (kept between runs, rebuilt when pyproject.toml changes, like the hub's).
+PREFIX = Path(os.environ.get("COURSE_GRADING_TEST_PREFIX", "/opt/cours-memoire-tuteur-notation"))
+
+
+@pytest.fixture(scope="module")
+def readable_env() -> Path:
+    if os.geteuid() != 0 or not shutil.which("runuser"):
+        pytest.skip("crée un vrai utilisateur Unix\u00a0: il faut être root sous Linux")
+    exchange = Path(tempfile.mkdtemp(prefix="echange-notation-"))
+    try:
+        proc = subprocess.run(
+            ["bash", str(ROOT / "grader" / "hub" / "install-course-env.sh")],
+            env={
+                **os.environ,
+                "COURSE_HUB_PREFIX": str(PREFIX),
+                "COURSE_HUB_EXCHANGE": str(exchange / "exchange"),
+            },
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
+    finally:
+        shutil.rmtree(exchange, ignore_errors=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return PREFIX / "env"
+
+
+def test_a_normal_user_grades_and_reports(readable_env, expected_scores):
+    user = f"prof{os.getpid() % 100000}"
+    account = create_user(user)
+    base = Path(tempfile.mkdtemp(prefix="cours-prof-"))  # 0700 by default: made readable
+    base.chmod(0o755)
+    try:
+        clone = clone_head(base / "cours")
+        grader = clone / "grader"
+        submit(grader, "ana", "complete_vacuum")
+        submit(grader, "ben", "graine")
+        subprocess.run(["chown", "-R", f"{user}:{user}", str(base)], check=True)
+        home = {"HOME": account.pw_dir, "USER": user, "LOGNAME": user}
+        grade = make(clone, "grade", venv=readable_env, user=user, extra_env=home)
+        assert grade.returncode == 0, grade.stdout[-3000:] + grade.stderr[-3000:]
+        assert "2 rendu(s) noté(s), 0 déjà noté(s)" in grade.stdout
+        report = make(clone, "rapport", venv=readable_env, user=user, extra_env=home)
+        assert report.returncode == 0, report.stdout[-3000:] + report.stderr[-3000:]
+        notes = grader / "rapport" / "notes.csv"
+        with open(notes, newline="", encoding="utf-8") as fh:
+            scores = {row["student_id"]: float(row["score"]) for row in csv.DictReader(fh)}
+        assert scores == {"ana": 10, "ben": expected_scores["graine"]["score"]}
+        for path in (notes, grader / "gradebook.db", grader / "autograded" / "ana"):
+            assert path.stat().st_uid == account.pw_uid, path
+    finally:
+        remove_user(user)
+        shutil.rmtree(base, ignore_errors=True)

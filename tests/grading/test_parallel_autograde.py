@@ -1,0 +1,40 @@
+"""Parallel autograde: each worker has its own gradebook copy; results merged into the real one
+give the same grades as stock sequential nbgrader (the expected scores of the samples)."""
+
+from __future__ import annotations
+
+import sqlite3
+import tempfile
+from pathlib import Path
+
+import pytest
+from grading.autograde import autograde
+from grading.samples import write_all
+from grading_course import nbgrader
+from nbgrader.api import Gradebook
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+SAMPLES = ["complete_vacuum", "graine", "fstring", "ebauche", "user_states_sans_where"]
+
+
+def test_parallel_autograde_gives_expected_grades(course, expected_scores):
+    students = write_all(course.parent, course / "submitted", only=SAMPLES)
+    (course / "eleves.csv").write_text("id\n" + "".join(f"{s}\n" for s in students))
+    assert nbgrader(course, "db", "student", "import", "eleves.csv").returncode == 0
+    before = set(Path(tempfile.gettempdir()).glob("autograde-parallele-*"))
+
+    summary = autograde("oublier", course, jobs=2)
+
+    assert summary.ok and summary.jobs == 2
+    assert sorted(summary.outcomes.done) == sorted(SAMPLES)
+    assert not summary.outcomes.skipped and not summary.outcomes.failed
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        scores = {s: gb.find_submission("oublier", s).score for s in SAMPLES}
+    assert scores == {s: expected_scores[s]["score"] for s in SAMPLES}
+    conn = sqlite3.connect(course / "gradebook.db")
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    conn.close()
+    for s in SAMPLES:  # the autograded notebooks are in the real folder, not a worker's
+        assert (course / "autograded" / s / "oublier" / "oublier.ipynb").exists()
+    assert set(Path(tempfile.gettempdir()).glob("autograde-parallele-*")) == before

@@ -1,0 +1,168 @@
+"""The class report is nbgrader's export plus what an instructor needs at a glance: every student
+of the gradebook, the totals of `nbgrader export` (late penalties, 0 without a submission),
+criteria by their French titles, names, lateness, and why a 0 is a 0."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import re
+from datetime import datetime
+from pathlib import Path
+
+import nbformat
+import pytest
+from grading.criterion_titles import criterion_title
+from grading.late_penalty import PointsPerDayLate, rule, rule_of_config
+from grading.paths import load_config
+from grading.report import OUTCOME_KEY
+from grading_course import copy_course, grading, nbgrader
+from nbgrader.api import Gradebook
+from PIL import Image
+
+DUE = datetime(2025, 3, 14, 18, 0)
+TIMEOUT_DETAIL = "oublier n'a pas terminé en 10\u00a0s\u00a0: aucun critère n'a pu être vérifié."
+
+
+def _grade_cells(solution: Path) -> dict[str, float]:
+    """grade_id -> points of the TP's graded test cells, read from its source notebook."""
+    nb = nbformat.read(solution, as_version=4)
+    cells = {}
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade") and not meta.get("solution"):
+            cells[meta["grade_id"]] = float(meta["points"])
+    return cells
+
+
+# student -> (first, last, submitted at, which grade cells fail, late penalty)
+CLASS = {
+    "ana": ("Ana", "Martin", datetime(2025, 3, 14, 17, 0), lambda ids: [], 0.0),
+    "ben": ("Ben", "Durand", datetime(2025, 3, 16, 6, 0), lambda ids: ids[-1:], 2.0),
+    "cyr": ("Cyr", "Petit", datetime(2025, 3, 14, 12, 0), lambda ids: ids, 0.0),
+    "dou": ("Dou", "Leroy", None, None, 0.0),  # no submission
+    "eve": ("", "", datetime(2025, 3, 17, 19, 0), lambda ids: ids[1:], 1.0),  # 1 point left
+}
+
+
+@pytest.fixture
+def gradebook_class(tmp_path) -> Path:
+    """A course whose gradebook holds the class above (written with nbgrader's API), and an
+    autograded copy for each submission: cyr's says it timed out (as the lab's grading records
+    it), the others carry no grading metadata."""
+    grader = copy_course(tmp_path / "cours")
+    cells = _grade_cells(grader.parent / "solutions" / "oublier" / "oublier.ipynb")
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        gb.add_assignment("oublier", duedate=DUE)
+        gb.add_notebook("oublier", "oublier")
+        for grade_id, points in cells.items():
+            gb.add_grade_cell(grade_id, "oublier", "oublier", max_score=points, cell_type="code")
+        for student, (first, last_name, when, failed, penalty) in CLASS.items():
+            gb.add_student(student, first_name=first, last_name=last_name)
+            if when is None:
+                continue
+            gb.add_submission("oublier", student, timestamp=when)
+            lost = failed(list(cells))
+            for grade_id, points in cells.items():
+                grade = gb.find_grade(grade_id, "oublier", "oublier", student)
+                grade.auto_score = 0 if grade_id in lost else points
+            notebook = gb.find_submission_notebook("oublier", "oublier", student)
+            notebook.late_submission_penalty = penalty or None
+            gb.db.commit()
+    copies = {
+        "ana": None,
+        "ben": None,
+        "eve": None,
+        "cyr": {"outcome": "timeout", "detail": TIMEOUT_DETAIL},
+    }
+    for student, meta in copies.items():
+        folder = grader / "autograded" / student / "oublier"
+        folder.mkdir(parents=True)
+        nb = nbformat.v4.new_notebook()
+        if meta:
+            nb.metadata[OUTCOME_KEY] = meta
+        nbformat.write(nb, folder / "oublier.ipynb")
+    return grader
+
+
+def _rows(path: Path) -> dict[str, dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return {row["student_id"]: row for row in csv.DictReader(fh)}
+
+
+@pytest.mark.slow
+def test_report_totals_are_those_of_nbgrader_export(gradebook_class):
+    grader = gradebook_class
+    export = nbgrader(grader, "export", "--to=grades.csv")
+    assert export.returncode == 0, export.stderr
+    report = nbgrader(
+        grader, "export", "--exporter=grading.report.ClassReport", "--assignment=oublier"
+    )
+    assert report.returncode == 0, report.stdout + report.stderr
+    theirs, ours = _rows(grader / "grades.csv"), _rows(grader / "rapport" / "notes.csv")
+    assert sorted(ours) == sorted(theirs) == sorted(CLASS)  # dou, who did not submit, is there
+    for student in CLASS:
+        for column in ("raw_score", "late_submission_penalty", "score", "max_score"):
+            assert float(ours[student][column]) == float(theirs[student][column]), (
+                student,
+                column,
+            )
+    assert float(ours["dou"]["score"]) == 0
+    assert float(ours["ben"]["score"]) == float(ours["ben"]["raw_score"]) - 2
+    assert float(ours["eve"]["score"]) == 0 < float(ours["eve"]["raw_score"])
+    assert ours["dou"]["why"] == "pas de rendu"
+    assert ours["cyr"]["why"] == TIMEOUT_DETAIL and ours["cyr"]["outcome"] == "timeout"
+    assert ours["ana"]["outcome"] == "graded" and ours["ana"]["why"] == ""
+    assert ours["eve"]["why"] == "note ramenée à 0 par la pénalité de retard"
+
+
+@pytest.mark.slow
+def test_report_page_says_it_at_a_glance(gradebook_class):
+    grader = gradebook_class
+    proc = grading(grader, "report")  # the direct command, defaults from the current folder
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "5 élève(s), 4 rendu(s)" in proc.stdout
+    page = (grader / "rapport" / "rapport.html").read_text(encoding="utf-8")
+    text = re.sub(r"<[^>]+>", " ", page.replace("&#x27;", "'"))
+    assert "Ana Martin" in text and "Ben Durand" in text
+    assert "1 j 12 h (−2 pt)" in text and "3 j 1 h (−1 pt)" in text and "à l'heure" in text
+    assert rule(1.0) in text  # the late rule the configuration applies
+    assert TIMEOUT_DETAIL in text and "pas de rendu" in text
+    cells = _grade_cells(grader.parent / "solutions" / "oublier" / "oublier.ipynb")
+    for title in {criterion_title(g) for g in cells}:
+        assert title in text
+    assert not re.search(r"\btest_\w+", text)  # no raw grade ids
+    assert not re.search(r"(src|href)=\"(https?:)?//", page)  # nothing fetched from a network
+    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert len(images) == 2
+    for data in images:
+        width, _ = Image.open(io.BytesIO(base64.b64decode(data))).size
+        assert width <= 1000  # fits the 1100 px page at 1280 px
+
+
+@pytest.mark.slow
+def test_export_plugin_needs_one_assignment_and_says_so(gradebook_class):
+    grader = gradebook_class
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        gb.add_assignment("lecons")
+    proc = nbgrader(grader, "export", "--exporter=grading.report.ClassReport")
+    assert proc.returncode != 0
+    assert "précisez --assignment" in proc.stdout + proc.stderr
+    proc = grading(grader, "report", "--assignment", "inexistant")
+    assert proc.returncode == 2 and "n'est pas dans le carnet de notes" in proc.stderr
+
+
+def test_late_rule_one_point_per_started_day(tmp_path):
+    plugin = PointsPerDayLate()
+    assert plugin.late_submission_penalty("ana", 7.0, 0) is None
+    assert plugin.late_submission_penalty("ana", 7.0, 60) == 1
+    assert plugin.late_submission_penalty("ana", 7.0, 86400) == 1
+    assert plugin.late_submission_penalty("ana", 7.0, 86401) == 2
+    assert plugin.late_submission_penalty("ana", 0.5, 10 * 86400) == 0.5  # never below 0
+    config = load_config(copy_course(tmp_path / "cours"))
+    assert rule_of_config(config) == rule(1.0)
+    assert rule(1.0) == (
+        "Rendu en retard\u00a0: chaque jour de retard commencé retire 1 point à la note, "
+        "sans descendre sous 0."
+    )
