@@ -39,8 +39,6 @@ __all__ = [
     "unfinished_message",
 ]
 
-NBSP = "\u00a0"
-
 
 class Gate(Enum):
     """What must hold for the gate call before a criterion can give its points."""
@@ -150,7 +148,7 @@ CRITERIA: tuple[Criterion, ...] = (
         roles=(Role.ERASE,),
         holds=lambda r: _facts(r.first(Role.ERASE)).events_left == 0,
         failure="des événements de l'élève restent dans la table events, sans leur session "
-        f"(orphelins){NBSP}: avec sqlite3, la suppression en cascade n'a lieu que si la "
+        "(orphelins)\u00a0: avec sqlite3, la suppression en cascade n'a lieu que si la "
         "connexion a exécuté PRAGMA foreign_keys = ON.",
         gate=Gate.SESSIONS_ERASED,
         hidden_test="orphelins",
@@ -161,7 +159,7 @@ CRITERIA: tuple[Criterion, ...] = (
         title="Sa ligne user_states (l'état user:) a disparu",
         roles=(Role.ERASE,),
         holds=lambda r: not _facts(r.first(Role.ERASE)).user_state_left,
-        failure=f"la ligne user_states de l'élève existe encore{NBSP}: supprimer ses sessions "
+        failure="la ligne user_states de l'élève existe encore\u00a0: supprimer ses sessions "
         "ne suffit pas, l'état user: est rangé à part, sans lien avec une session.",
         hidden_hint=" oublier doit effacer l'élève reçu en paramètre (user_id), pas un nom "
         "écrit en dur.",
@@ -175,7 +173,7 @@ CRITERIA: tuple[Criterion, ...] = (
         roles=(Role.ERASE,),
         holds=lambda r: _facts(r.first(Role.ERASE)).others_intact,
         failure="oublier a modifié ou supprimé des données qui ne sont pas à cet élève (autres "
-        f"élèves, autres applications ou app_states){NBSP}: chaque DELETE doit viser "
+        "élèves, autres applications ou app_states)\u00a0: chaque DELETE doit viser "
         "app_name ET user_id.",
         gate=Gate.SESSIONS_ERASED,
         visible_test="autres",
@@ -188,7 +186,7 @@ CRITERIA: tuple[Criterion, ...] = (
         roles=(Role.ERASE, Role.AGAIN, Role.UNKNOWN),
         holds=lambda r: _unchanged_after(r, Role.ERASE, (Role.AGAIN, Role.UNKNOWN)),
         failure="un second appel pour le même élève, ou un appel pour un élève inconnu, lève "
-        f"une erreur ou modifie encore la base{NBSP}: oublier doit pouvoir être rappelée sans "
+        "une erreur ou modifie encore la base\u00a0: oublier doit pouvoir être rappelée sans "
         "risque.",
         gate=Gate.CORRECT_ERASURE,
         hidden_test="deux_fois",
@@ -203,7 +201,7 @@ CRITERIA: tuple[Criterion, ...] = (
             and _unchanged_after(r, Role.QUOTED, (Role.HOSTILE,))
         ),
         failure="avec un user_id qui contient une apostrophe ou des guillemets, oublier échoue "
-        f"ou efface ce qui ne la concerne pas{NBSP}: passez user_id en paramètre de la requête "
+        "ou efface ce qui ne la concerne pas\u00a0: passez user_id en paramètre de la requête "
         "(?), ne le collez jamais dans le texte SQL.",
         gate=Gate.CORRECT_ERASURE,
         gate_role=Role.QUOTED,
@@ -216,7 +214,7 @@ CRITERIA: tuple[Criterion, ...] = (
         roles=(Role.ERASE,),
         holds=lambda r: _facts(r.first(Role.ERASE)).personal_data_found == 0,
         failure="des données de l'élève sont encore lisibles dans le fichier de la base ou dans "
-        f"son -wal (pages libérées mais pas effacées){NBSP}: terminez par VACUUM puis "
+        "son -wal (pages libérées mais pas effacées)\u00a0: terminez par VACUUM puis "
         "PRAGMA wal_checkpoint(TRUNCATE).",
         gate=Gate.CORRECT_ERASURE,
         hidden_test="fichier",
@@ -237,23 +235,23 @@ def grade_titles() -> dict[str, str]:
 # -- French messages --------------------------------------------------------------------------
 
 NOT_WRITTEN = (
-    f"oublier n'est pas encore écrite{NBSP}: remplacez «{NBSP}raise NotImplementedError()"
-    f"{NBSP}» par votre code."
+    "oublier n'est pas encore écrite\u00a0: remplacez «\u00a0raise NotImplementedError()"
+    "\u00a0» par votre code."
 )
 HIDDEN_PREFIX = "pour d'autres élèves et d'autres identifiants que ceux de l'exemple, "
 GATE_MESSAGES = {
     Gate.SESSIONS_ERASED: "ce point ne compte que si oublier a d'abord effacé les sessions de "
     "l'élève, ce qui n'est pas le cas.",
     Gate.CORRECT_ERASURE: "ce point ne compte que si oublier a d'abord effacé l'élève en entier "
-    f"et rien d'autre (critères 1 à 4{NBSP}: ses sessions, ses événements, sa ligne "
+    "et rien d'autre (critères 1 à 4\u00a0: ses sessions, ses événements, sa ligne "
     "user_states, et aucune autre donnée), ce qui n'est pas le cas.",
 }
 NOT_ASYNC = (
-    f"De plus, oublier n'est pas une fonction asynchrone{NBSP}: définissez-la avec async def "
+    "De plus, oublier n'est pas une fonction asynchrone\u00a0: définissez-la avec async def "
     "(le tuteur l'appelle avec await)."
 )
 OPEN_TRANSACTION = (
-    f"Votre connexion garde une transaction ouverte{NBSP}: validez avec commit() avant VACUUM "
+    "Votre connexion garde une transaction ouverte\u00a0: validez avec commit() avant VACUUM "
     "(VACUUM ne s'exécute pas dans une transaction) et fermez-la avec close()\u00a0; sinon ses "
     "modifications sont perdues et elle bloque les écritures suivantes."
 )
@@ -261,7 +259,7 @@ MISSING_FUNCTION = "aucune fonction oublier n'est définie dans la cellule prév
 
 
 def _seconds(value: float) -> str:
-    return f"{value:g}".replace(".", ",") + f"{NBSP}s"
+    return f"{value:g}".replace(".", ",") + "\u00a0s"
 
 
 def load_message(reason: str, error_type: str = "", error_message: str = "") -> str:
@@ -269,9 +267,9 @@ def load_message(reason: str, error_type: str = "", error_message: str = "") -> 
     if reason == "missing":
         return MISSING_FUNCTION
     if reason == "syntax":
-        return f"la cellule de oublier ne se lit pas (SyntaxError){NBSP}: {error_message}"
+        return f"la cellule de oublier ne se lit pas (SyntaxError)\u00a0: {error_message}"
     return (
-        f"la cellule de oublier lève {error_type} avant même d'appeler oublier{NBSP}: "
+        f"la cellule de oublier lève {error_type} avant même d'appeler oublier\u00a0: "
         f"{error_message}"
     )
 
@@ -281,18 +279,18 @@ def unfinished_message(result: ScenarioResult) -> str:
     limit = _seconds(result.timeout)
     if result.end is RunEnd.TIMED_OUT and result.stalled and result.stalled.open_transaction:
         return (
-            f"oublier n'a pas terminé en {limit}{NBSP}: elle attendait le verrou de la base, "
-            f"que garde votre propre connexion (transaction ouverte){NBSP}: validez avec "
+            f"oublier n'a pas terminé en {limit}\u00a0: elle attendait le verrou de la base, "
+            f"que garde votre propre connexion (transaction ouverte)\u00a0: validez avec "
             "commit() et fermez la connexion avec close() avant d'appeler le service ou VACUUM."
         )
     if result.end is RunEnd.TIMED_OUT:
         return (
-            f"oublier n'a pas terminé en {limit} (boucle sans fin{NBSP}? attente trop "
-            f"longue{NBSP}?){NBSP}: ce point n'a pas pu être vérifié."
+            f"oublier n'a pas terminé en {limit} (boucle sans fin\u00a0? attente trop "
+            f"longue\u00a0?)\u00a0: ce point n'a pas pu être vérifié."
         )
     return (
         "le processus qui exécutait oublier s'est arrêté avant la fin (sortie du programme, "
-        f"mémoire dépassée{NBSP}?){NBSP}: ce point n'a pas pu être vérifié."
+        "mémoire dépassée\u00a0?)\u00a0: ce point n'a pas pu être vérifié."
     )
 
 
@@ -302,12 +300,12 @@ def _problem(call: CallResult, result: ScenarioResult) -> str | None:
         return unfinished_message(result)
     if not call.facts.present:
         return (
-            f"la base de données n'existe plus après oublier{NBSP}: il faut effacer un élève, "
+            "la base de données n'existe plus après oublier\u00a0: il faut effacer un élève, "
             "pas le fichier."
         )
     if not call.facts.readable:
         return (
-            f"la base de données est abîmée après oublier ({call.facts.problem}){NBSP}: il faut "
+            f"la base de données est abîmée après oublier ({call.facts.problem})\u00a0: il faut "
             "effacer des lignes, pas des tables."
         )
     return None
@@ -320,7 +318,7 @@ def _raised(outcome: CallOutcome, hidden: bool) -> str:
     if hidden or not message:  # hidden inputs may appear in an exception's message
         return f"De plus, oublier a levé {error.type}."
     end = "" if message.endswith((".", "!", "?", "…")) else "."
-    return f"De plus, oublier a levé {error.type}{NBSP}: {message}{end}"
+    return f"De plus, oublier a levé {error.type}\u00a0: {message}{end}"
 
 
 def _notes(calls: list[CallResult], hidden: bool) -> str:

@@ -58,7 +58,7 @@ HIDDEN_LEARNERS: tuple[LearnerSpec, ...] = (
     ),
     LearnerSpec(
         "maelle",
-        ((Turn("user", "Rappel : contrôle jeudi.", {"user:theme": "clair"}),),),
+        ((Turn("user", "Rappel\u00a0: contrôle jeudi.", {"user:theme": "clair"}),),),
         app_name=OTHER_APP,
     ),
 )

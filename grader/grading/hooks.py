@@ -167,7 +167,7 @@ class ApplyOutOfKernelGrading(NbGraderPreprocessor):
         outcome, detail = evaluation.outcome()
         nb.metadata[METADATA_KEY] = {"outcome": outcome, "detail": detail}
         self.log.info(
-            "TP oublier : %s/%s points hors du noyau en %.1f s (%s, %s)",
+            "TP oublier\u00a0: %s/%s points hors du noyau en %.1f s (%s, %s)",
             evaluation.score,
             evaluation.max_score,
             evaluation.seconds,

@@ -17,7 +17,7 @@ from grading.criterion_titles import criterion_title
 from grading.late_penalty import PointsPerDayLate, rule, rule_of_config
 from grading.paths import load_config
 from grading.report import OUTCOME_KEY
-from grading_course import copy_course, grading, nbgrader
+from grading_course import ROOT, copy_course, grading, nbgrader
 from nbgrader.api import Gradebook
 from PIL import Image
 
@@ -166,3 +166,13 @@ def test_late_rule_one_point_per_started_day(tmp_path):
         "Rendu en retard\u00a0: chaque jour de retard commencé retire 1 point à la note, "
         "sans descendre sous 0."
     )
+
+
+@pytest.mark.parametrize("folder", ["solutions", "notebooks"])
+def test_the_statement_states_the_configured_late_rule(tmp_path, folder):
+    """The student reads, in the TP itself, the rule nbgrader_config.py applies."""
+    config = load_config(copy_course(tmp_path / "cours"))
+    notebook = nbformat.read(ROOT / folder / "oublier" / "oublier.ipynb", as_version=4)
+    markdown = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+    statement = re.sub(r"[ \n]+", " ", markdown)  # a line break renders as a space
+    assert rule_of_config(config) in statement
