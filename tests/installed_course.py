@@ -21,9 +21,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from helpers import REPO as ROOT
+
 __all__ = ["InstalledCourse", "installed_course"]
 
-ROOT = Path(__file__).resolve().parents[1]
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 # What grading imports beyond the standard library (course.sessions, the tutor, the runner).
 GRADING_DISTRIBUTIONS = ("aiosqlite", "pydantic")

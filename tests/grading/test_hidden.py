@@ -11,13 +11,12 @@ import subprocess
 from pathlib import Path
 
 from grading.hidden import HIDDEN
+from helpers import REPO
 from installed_course import installed_course
 
 import course
 from course.labo import TESTS, evaluate_source
 from course.labo.scenario import VISIBLE, Scenario
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _hidden_words() -> set[str]:

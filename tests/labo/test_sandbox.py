@@ -24,13 +24,12 @@ from pathlib import Path
 import nbformat
 import pytest
 from evasions import grade_escapes, with_target
+from helpers import REPO
 from installed_course import installed_course
 
 from course.labo.sandbox import LIMITS, SANDBOX_UIDS, Sandbox, sandbox_problem
 
 pytestmark = pytest.mark.timeout(600)
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 class Listener:

@@ -11,12 +11,12 @@ import time
 from pathlib import Path
 
 import nbformat
+from helpers import REPO as ROOT
 from nbclient import NotebookClient
 
 from course.sessions import SqliteSessionService
 from course.tuteur import demo
 
-ROOT = Path(__file__).resolve().parents[2]
 APPENDIX = ROOT / "solutions" / "lecons" / "06_annexe_adk.ipynb"
 STUDENT_APPENDIX = ROOT / "notebooks" / "lecons" / "06_annexe_adk.ipynb"
 NBSP = "\u00a0"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from helpers import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = ROOT / "solutions" / "lecons"
 STUDENT = ROOT / "notebooks" / "lecons"
 TP = ROOT / "solutions" / "oublier" / "oublier.ipynb"

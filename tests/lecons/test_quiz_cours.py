@@ -4,14 +4,13 @@ quizzes before the cell that reveals their answer, the topics the course must as
 from __future__ import annotations
 
 import collections
-from pathlib import Path
 
 import nbformat
 import pytest
+from helpers import REPO as ROOT
 
 from course import quiz as q
 
-ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = ROOT / "solutions" / "lecons"
 NOTEBOOKS = sorted(SOLUTIONS.glob("*.ipynb"))
 LESSONS = [p for p in NOTEBOOKS if p.name[:2].isdigit()]  # 00 to 06; not the glossary
