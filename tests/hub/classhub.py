@@ -24,6 +24,7 @@ import requests
 from helpers import REPO, alive, free_port, stop_pids
 
 __all__ = [
+    "unix_users",
     "ClassHub",
     "as_user",
     "create_user",
@@ -92,6 +93,20 @@ def create_user(name: str) -> pwd.struct_passwd:
         capture_output=True,
     )
     return pwd.getpwnam(name)
+
+
+@contextmanager
+def unix_users(names: list[str]) -> Iterator[None]:
+    """These real Unix accounts for the block; every one created is removed, even on failure."""
+    created: list[str] = []
+    try:
+        for name in names:
+            create_user(name)
+            created.append(name)
+        yield
+    finally:
+        for name in created:
+            remove_user(name)
 
 
 def remove_user(name: str) -> None:

@@ -23,12 +23,11 @@ from classhub import (  # noqa: E402
     INSTRUCTORS_GROUP,
     ClassHub,
     as_user,
-    create_user,
     hub_settings,
     launch_hub,
     make_exchange,
     open_tempdir,
-    remove_user,
+    unix_users,
     write_roster,
 )
 from helpers import REPO  # noqa: E402
@@ -104,15 +103,8 @@ def class_users(hub_requirements) -> Iterator[dict[str, str]]:
         "partiel": f"hubt{tag}bob",
         "casse": f"hubt{tag}cam",
     }
-    created: list[str] = []
-    try:
-        for name in names.values():
-            create_user(name)
-            created.append(name)
+    with unix_users(list(names.values())):
         yield names
-    finally:
-        for name in created:
-            remove_user(name)
 
 
 @pytest.fixture(scope="module")

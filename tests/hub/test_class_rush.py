@@ -36,13 +36,12 @@ from classhub import (
     REPO,
     ClassHub,
     as_user,
-    create_user,
     environment_of,
     hub_settings,
     launch_hub,
     make_exchange,
     open_tempdir,
-    remove_user,
+    unix_users,
     write_roster,
 )
 from cycle import LAB_CELL, Lab, formgrader, load_lab, ok, student_action, write_answer
@@ -89,15 +88,8 @@ def rush_users(hub_requirements) -> Iterator[dict[str, list[str] | str]]:
     tag = secrets.token_hex(2)
     prof = f"hubr{tag}prof"
     students = [f"hubr{tag}e{k:02d}" for k in range(1, STUDENTS + 1)]
-    created: list[str] = []
-    try:
-        for name in [prof, *students]:
-            create_user(name)
-            created.append(name)
+    with unix_users([prof, *students]):
         yield {"prof": prof, "students": students}
-    finally:
-        for name in created:
-            remove_user(name)
 
 
 def members_of(rush_users) -> dict[str, str]:

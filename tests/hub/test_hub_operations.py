@@ -24,14 +24,13 @@ from classhub import (
     HUB_DIR,
     ClassHub,
     as_user,
-    create_user,
     environment_of,
     free_port,
     hub_settings,
     launch_hub,
     make_exchange,
     open_tempdir,
-    remove_user,
+    unix_users,
     write_roster,
 )
 from cycle import COURSE_ID, Lab, load_lab, ok
@@ -50,15 +49,8 @@ def ops_users(hub_requirements) -> Iterator[dict[str, str]]:
     tag = secrets.token_hex(2)
     keys = ("prof", "ta", "grader", "ana", "bob", "cam")
     names = {key: f"hubo{tag}{key}" for key in keys}
-    created: list[str] = []
-    try:
-        for name in names.values():
-            create_user(name)
-            created.append(name)
+    with unix_users(list(names.values())):
         yield names
-    finally:
-        for name in created:
-            remove_user(name)
 
 
 @pytest.fixture(scope="module")
