@@ -82,7 +82,7 @@ system-deps:
 
 ## make test: installe tout et lance tous les tests (c'est ce que lance la CI)
 test: setup-test lint system-deps
-	$(PYTEST) -q -ra tests
+	$(PYTEST) -q -ra --durations=25 tests
 
 test-fast: setup-test
 	$(PYTEST) -q -ra tests -m "not browser and not hub and not slow"

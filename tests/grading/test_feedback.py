@@ -58,7 +58,8 @@ def test_feedback_follows_a_regrade(course):
     first = grading(course, "feedback", "oublier")
     assert first.returncode == 0 and "1 page(s) de retour écrite(s)" in first.stdout
     page = course / "feedback" / "ana" / "oublier" / "oublier.html"
-    assert "note\u00a0: 0 / 10" in _text(page.read_text(encoding="utf-8"))
+    # out of 12: 10 for the tests, 2 for the written answer (not graded by hand yet)
+    assert "note\u00a0: 0 / 12" in _text(page.read_text(encoding="utf-8"))
     again = grading(course, "feedback", "oublier")
     assert again.returncode == 0 and "0 page(s) de retour écrite(s), 1 déjà à jour" in again.stdout
     submit(course, "ana", "complete_vacuum")
@@ -67,4 +68,4 @@ def test_feedback_follows_a_regrade(course):
     assert after.returncode == 0, after.stdout + after.stderr
     assert "1 page(s) de retour écrite(s)" in after.stdout
     assert "Pages plus anciennes que la copie notée, réécrites\u00a0: ana." in after.stdout
-    assert "note\u00a0: 10 / 10" in _text(page.read_text(encoding="utf-8"))
+    assert "note\u00a0: 10 / 12" in _text(page.read_text(encoding="utf-8"))
