@@ -10,6 +10,7 @@ Both speak French (course.save_hook's settings override). Screenshots go to .art
 from __future__ import annotations
 
 import json
+import shutil
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -54,11 +55,15 @@ JS_VIEW = """() => {
 @pytest.fixture(scope="module")
 def make_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterLab]:
     """`make lab`'s server, stopped by its process group at the end."""
+    checkpoints = REPO / "notebooks" / "lecons" / ".ipynb_checkpoints"
+    existed = checkpoints.exists()
     lab = start_make_lab(tmp_path_factory.mktemp("make-lab"))
     try:
         yield lab
     finally:
         survivors = stop_jupyterlab(lab)
+        if not existed:  # JupyterLab's checkpoint of the start page opened in the checkout
+            shutil.rmtree(checkpoints, ignore_errors=True)
         assert not survivors, f"processus restés après l'arrêt de make lab : {survivors}"
         assert not port_open(lab.port), f"le port {lab.port} répond encore"
 

@@ -49,7 +49,7 @@ def test_feedback_pages_speak_french(graded_class):
     ben = _text(graded_class.feedback_page("ben").read_text(encoding="utf-8"))
     assert "Pénalité de retard\u00a0: −2" in ben  # a day and a half late: two started days
     cyr = graded_class.feedback_page("cyr").read_text(encoding="utf-8")
-    assert "<code>" in cyr  # the stub's message quotes code: shown as code
+    assert "«\u00a0raise NotImplementedError()\u00a0»" in _text(cyr)  # the stub's message
 
 
 def test_feedback_follows_a_regrade(course):

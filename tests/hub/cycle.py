@@ -25,6 +25,7 @@ __all__ = [
     "formgrader",
     "load_lab",
     "ok",
+    "page_score",
     "student_action",
     "write_answer",
 ]
@@ -84,7 +85,8 @@ def formgrader(hub, owner: str, path: str, token_of: str | None = None, prefix: 
     else:
         response = hub.server(owner, "POST", f"/formgrader/api/{path}", timeout=300)
     result = ok(response)
-    assert result.get("success"), json.dumps(result, ensure_ascii=False)[:4000]
+    # the end of nbgrader's log says why (the start is its routine INFO lines)
+    assert result.get("success"), (result.get("error"), str(result.get("log", ""))[-6000:])
     return result
 
 
@@ -124,13 +126,20 @@ def write_answer(hub, student: str, lab: Lab, answer: str) -> dict:
     return nb
 
 
-def feedback_score(hub, student: str, lab: Lab) -> str:
-    """The `Score: x / y` line of the student's only feedback page, read from their server."""
+def feedback_score(hub, student: str, lab: Lab) -> tuple[str, str]:
+    """Score and maximum shown by the student's only feedback page, read from their server."""
     folder = ok(hub.server(student, "GET", f"/api/contents/{lab.name}/feedback"))
     stamps = [item["name"] for item in folder["content"] if item["type"] == "directory"]
     assert len(stamps) == 1, folder
     html_path = f"/api/contents/{lab.name}/feedback/{stamps[0]}/{Path(lab.notebook).stem}.html"
     html = ok(hub.server(student, "GET", html_path))["content"]
-    found = re.findall(r"Score:\s*([0-9.]+)\s*/\s*([0-9.]+)", html)
-    assert len(found) >= 1, html[:500]
-    return found[0]
+    return page_score(html)
+
+
+def page_score(html: str) -> tuple[str, str]:
+    """Score and maximum of a feedback page in the course's French template
+    ("oublier — note : 9 / 12", decimal comma), with a decimal point."""
+    found = re.findall(r"note\u00a0:\s*([0-9]+(?:,[0-9]+)?)\s*/\s*([0-9]+(?:,[0-9]+)?)", html)
+    assert found, html[:500]
+    score, total = found[0]
+    return score.replace(",", "."), total.replace(",", ".")

@@ -159,7 +159,7 @@ def test_image_recipe_keeps_the_template_out_of_the_students_image():
     # the students' image: the environment and the wrapper, never the sources or hidden tests
     copied = [line.split()[1:-1] for line in eleve.splitlines() if line.startswith("COPY ")]
     assert sorted(s for sources in copied for s in sources) == sorted(
-        ["pyproject.toml", "README.md", "course", "grader/hub"]
+        ["pyproject.toml", "README.md", "requirements", "course", "grader/hub"]
     )
     assert "COURSE_HUB_TEMPLATE=0" in eleve and "libnss-wrapper" in eleve
     assert 'CMD ["cours-singleuser"]' in eleve

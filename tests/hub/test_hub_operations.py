@@ -33,7 +33,7 @@ from classhub import (
     unix_users,
     write_roster,
 )
-from cycle import COURSE_ID, Lab, load_lab, ok
+from cycle import COURSE_ID, Lab, load_lab, ok, page_score
 from helpers import alive
 
 pytestmark = [pytest.mark.hub, pytest.mark.timeout(900)]
@@ -208,8 +208,8 @@ def test_instructor_and_ta_grade_one_course_together(ops_users, shared_grading):
         for who in (prof, ta):  # each sees the other's grading: one gradebook
             row = rows[who][ops_users[key]]
             assert row["autograded"] and row["score"] == pytest.approx(lab.expected[sample]), row
-        score = re.findall(r"Score:\s*([0-9.]+)\s*/", shared_grading["feedback"][key])
-        assert score and float(score[0]) == pytest.approx(lab.expected[sample]), score
+        score, _ = page_score(shared_grading["feedback"][key])
+        assert float(score) == pytest.approx(lab.expected[sample]), score
     grader = pwd.getpwnam(ops_users["grader"])
     gradebook = Path(grader.pw_dir) / "cours-memoire-tuteur" / "grader" / "gradebook.db"
     assert gradebook.stat().st_uid == grader.pw_uid  # written by the grading account only
