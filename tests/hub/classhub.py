@@ -218,6 +218,10 @@ class ClassHub:
     def stop(self) -> list[int]:
         """Stop servers, the hub and its proxy, each by its id; return the pids still alive."""
         proxy = self.proxy_pid()
+        try:  # the hub's managed services (the idle culler) too: measured, one outlived the hub
+            spawned = [p.pid for p in psutil.Process(self.process.pid).children(recursive=True)]
+        except psutil.NoSuchProcess:
+            spawned = []
         if self.process.poll() is None:
 
             def delete(name: str) -> None:
@@ -235,9 +239,10 @@ class ClassHub:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=10)
-        for pid in [*self.server_pids.values(), *([proxy] if proxy else [])]:
+        others = [*self.server_pids.values(), *spawned, *([proxy] if proxy else [])]
+        for pid in dict.fromkeys(others):
             stop_pids([pid], grace=10)
-        return [pid for pid in [*self.server_pids.values(), proxy] if pid and alive(pid)]
+        return [pid for pid in dict.fromkeys(others) if alive(pid)]
 
 
 @contextmanager
