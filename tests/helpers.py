@@ -12,6 +12,7 @@ import os
 import signal
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ __all__ = [
     "network_free_env",
     "open_files_under",
     "port_open",
+    "processes_matching",
     "say",
     "stop_pids",
 ]
@@ -110,6 +112,25 @@ def port_open(port: int) -> bool:
     with socket.socket() as sock:
         sock.settimeout(0.5)
         return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def processes_matching(match: Callable[[int, str], bool]) -> list[str]:
+    """Live processes (zombies included: not yet reaped is not gone) whose real uid and command
+    line satisfy ``match(uid, cmdline)``, one line each: ``pid uid=… state ppid=… name``."""
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            with proc.oneshot():
+                uid, state, ppid, name = proc.uids().real, proc.status(), proc.ppid(), proc.name()
+                try:
+                    cmdline = " ".join(proc.cmdline())
+                except psutil.ZombieProcess:
+                    cmdline = ""
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        if match(uid, cmdline):
+            found.append(f"{proc.pid} uid={uid} {state} ppid={ppid} {name} {cmdline}".rstrip())
+    return found
 
 
 def alive(pid: int) -> bool:

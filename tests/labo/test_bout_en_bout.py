@@ -17,6 +17,7 @@ import pytest
 from grading.hidden import HIDDEN
 from grading.hooks import METADATA_KEY
 from grading.samples import write_all
+from helpers import processes_matching
 from nbgrader.api import Gradebook
 
 from course.labo import TESTS
@@ -89,19 +90,7 @@ def graded_course(tmp_path_factory, repo_root: Path, run_nbgrader) -> dict:
 def _submission_processes() -> list[str]:
     """Processes of a submission still alive: the sandbox's uids (grading as root), or the
     detached sleep of evasion_processus_detache."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text()
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        uid = int(next(x for x in status.splitlines() if x.startswith("Uid:")).split()[1])
-        if uid in SANDBOX_UIDS or "sleep 864001" in cmdline:
-            found.append(f"{entry.name} {uid} {cmdline}")
-    return found
+    return processes_matching(lambda uid, cmd: uid in SANDBOX_UIDS or "sleep 864001" in cmd)
 
 
 def test_student_version_is_the_committed_one(graded_course, repo_root):

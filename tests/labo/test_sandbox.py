@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from evasions import grade_escapes, with_target
-from helpers import REPO
+from helpers import REPO, processes_matching
 from installed_course import installed_course
 
 from course.labo.sandbox import LIMITS, SANDBOX_UIDS, Sandbox, sandbox_problem
@@ -99,25 +99,6 @@ def _digest(folder: Path) -> dict[str, str]:
     }
 
 
-def _processes(match) -> list[str]:
-    """Live processes (zombies included: not yet reaped is not gone) that `match`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text()
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        uid = int(fields["Uid"].split()[0])
-        if match(uid, cmdline):
-            state, ppid = fields["State"].strip(), fields["PPid"].strip()
-            found.append(f"{entry.name} uid={uid} {state} ppid={ppid} {fields['Name'].strip()}")
-    return found
-
-
 def _assert_refused(result: dict, files, listener: Listener, package: Path, before, marker):
     assert result["sandbox_problem"] is None
     scores = result["scores"]
@@ -128,7 +109,7 @@ def _assert_refused(result: dict, files, listener: Listener, package: Path, befo
     assert listener.accepted == 0
     assert not (files["outside"] / "evasion_oublier.txt").exists()
     assert _digest(package) == before
-    assert _processes(lambda uid, cmd: f"sleep {marker}" in cmd) == []
+    assert processes_matching(lambda uid, cmd: f"sleep {marker}" in cmd) == []
 
 
 @pytest.fixture(scope="module")
@@ -200,7 +181,7 @@ def test_escapes_are_refused_as_root(usable_sandbox, sample_answers, tmp_path, l
     }
     result = grade_escapes(config)
     _assert_refused(result, files, listener, package, before, marker)
-    assert _processes(lambda uid, cmd: uid in SANDBOX_UIDS) == []
+    assert processes_matching(lambda uid, cmd: uid in SANDBOX_UIDS) == []
 
 
 def test_the_same_escapes_succeed_without_the_sandbox(sample_answers, tmp_path, listener):
@@ -245,7 +226,7 @@ def _remove_user(name: str) -> None:
         account = pwd.getpwnam(name)
     except KeyError:
         return
-    for line in _processes(lambda uid, cmd: uid == account.pw_uid):
+    for line in processes_matching(lambda uid, cmd: uid == account.pw_uid):
         try:
             os.kill(int(line.split()[0]), 9)
         except ProcessLookupError:
@@ -306,7 +287,7 @@ def test_escapes_are_refused_as_an_unprivileged_instructor(
         assert done.returncode == 0, done.stderr[-3000:]
         result = json.loads(done.stdout)
         _assert_refused(result, files, listener, package, before, marker)
-        assert _processes(lambda uid, cmd: uid == account.pw_uid) == []
+        assert processes_matching(lambda uid, cmd: uid == account.pw_uid) == []
     finally:
         _remove_user(name)
         shutil.rmtree(base, ignore_errors=True)
