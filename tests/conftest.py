@@ -21,6 +21,19 @@ from course.sessions._schema import (
 )
 
 
+@pytest.fixture(scope="session")
+def sample_answers() -> dict[str, str]:
+    """The TP's sample submissions (grader/submissions/<name>.py): name -> `oublier` cell text."""
+    folder = REPO / "grader" / "submissions"
+    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py"))}
+
+
+@pytest.fixture(scope="session")
+def expected_scores() -> dict[str, dict]:
+    """Each sample submission's expected score and failed tests (grader/submissions)."""
+    return json.loads((REPO / "grader" / "submissions" / "attendus.json").read_text("utf-8"))
+
+
 @pytest.fixture
 def sqlite_db_path(tmp_path: Path) -> Path:
     """Where a test's tutor database lives (not created yet)."""

@@ -4,7 +4,6 @@ missing submission."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from collections.abc import Callable
@@ -12,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from grading_course import BIN, DUE, ROOT, copy_course, grading, nbgrader, submit
+from grading_course import BIN, DUE, copy_course, grading, nbgrader, submit
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -21,17 +20,6 @@ def venv_tools_on_path():
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PATH", f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
         yield
-
-
-@pytest.fixture(scope="session")
-def sample_answers() -> dict[str, str]:
-    folder = ROOT / "grader" / "submissions"
-    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py"))}
-
-
-@pytest.fixture(scope="session")
-def expected_scores() -> dict[str, dict]:
-    return json.loads((ROOT / "grader" / "submissions" / "attendus.json").read_text("utf-8"))
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ and their grading as nbgrader's hooks grade them (both scenarios, in the sandbox
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -24,17 +23,6 @@ BIN = Path(sys.executable).parent
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return ROOT
-
-
-@pytest.fixture(scope="session")
-def sample_answers() -> dict[str, str]:
-    folder = ROOT / "grader" / "submissions"
-    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py"))}
-
-
-@pytest.fixture(scope="session")
-def expected_scores() -> dict[str, dict]:
-    return json.loads((ROOT / "grader" / "submissions" / "attendus.json").read_text("utf-8"))
 
 
 class GradedSamples:
