@@ -179,10 +179,12 @@ def test_where_a_learner_imports_adk_s_names():
         sessions
     )
     assert Agent is LlmAgent
+    assert "model" in LlmAgent.model_fields  # it answers with the model this field names
     assert {"agent", "app_name", "session_service"} <= set(inspect.signature(Runner).parameters)
     run_async = inspect.signature(Runner.run_async).parameters
     assert {"user_id", "session_id", "new_message"} <= set(run_async)
     assert all(run_async[n].kind is inspect.Parameter.KEYWORD_ONLY for n in ("user_id",))
+    assert "types.Content" in str(run_async["new_message"].annotation)
     content = types.Content(role="user", parts=[types.Part(text="Bonjour")])
     event = Event(author="user", invocation_id="i", content=content, actions=EventActions())
     assert event.content.parts[0].text == "Bonjour"
@@ -293,3 +295,48 @@ async def test_the_course_service_turns_an_adk_file_to_wal_and_adk_still_reads_i
     c.close()
     again = (await adk.list_sessions(app_name=APP_NAME, user_id="bob")).sessions
     assert [s.id for s in again] == [session.id]
+
+
+def test_adk_runs_no_pragma_but_foreign_keys():
+    """« ADK n'exécute aucun PRAGMA à part foreign_keys » (and a read of the columns)."""
+    import inspect
+    import re
+
+    source = inspect.getsource(inspect.getmodule(AdkService))
+    pragmas = set(re.findall(r"PRAGMA[ _]\w+(?: = \w+|\(\w+\))?", source))
+    assert pragmas == {
+        "PRAGMA foreign_keys = ON",
+        "PRAGMA_FOREIGN_KEYS",
+        "PRAGMA table_info(events)",
+    }
+
+
+async def test_each_adk_call_opens_and_closes_its_own_connection(tmp_path: Path, monkeypatch):
+    """« chaque méthode ouvre puis ferme sa connexion »: one aiosqlite connection per call,
+    and none left on the file once the calls are done (the real connections, counted)."""
+    import aiosqlite
+    import psutil
+
+    db = tmp_path / "a.db"
+    service = AdkService(str(db))  # a new file: no connection of the constructor's own
+    opened = []
+    real_connect = aiosqlite.connect
+
+    def counting_connect(*args, **kwargs):
+        opened.append(args[0] if args else kwargs.get("database"))
+        return real_connect(*args, **kwargs)
+
+    monkeypatch.setattr(aiosqlite, "connect", counting_connect)
+    session = await service.create_session(app_name=APP_NAME, user_id="bob")
+    await service.list_sessions(app_name=APP_NAME, user_id="bob")
+    await service.get_session(app_name=APP_NAME, user_id="bob", session_id=session.id)
+    assert len(opened) == 3
+
+    def on_the_file() -> list[str]:
+        return [f.path for f in psutil.Process().open_files() if f.path.startswith(str(db))]
+
+    assert on_the_file() == []
+    control = sqlite3.connect(db)  # control: an open connection is seen
+    control.execute("SELECT count(*) FROM sessions").fetchone()
+    assert on_the_file() == [str(db)]
+    control.close()
