@@ -91,6 +91,18 @@ def _python_texts(source: str) -> list[str] | None:
     return texts
 
 
+def _comments(source: str) -> list[str]:
+    """Comments a learner reads too (``# DELETE FROM events``)."""
+    import io
+    import tokenize
+
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    return [t.string.lstrip("#") for t in tokens if t.type == tokenize.COMMENT]
+
+
 def _quoted(source: str) -> list[str]:
     """Strings in code that does not parse: whatever sits between quotes."""
     return [m.group(2) for m in re.finditer(r"([\"'])(.*?)(?<!\\)\1", source, re.DOTALL)]
@@ -101,7 +113,10 @@ def _markdown_texts(source: str) -> list[str]:
     for language, body in FENCE.findall(source):
         found = _python_texts(body) if language in ("python", "py", "ipython3") else None
         texts.extend(found if found is not None else [body])
-    texts.extend(INLINE.findall(FENCE.sub("", source)))
+    prose = FENCE.sub("", source)
+    texts.extend(INLINE.findall(prose))
+    # a line of plain Markdown that is a statement (list markers and quotes taken off)
+    texts.extend(re.sub(r"^[\s>*+\-\d.)]*", "", line) for line in prose.splitlines())
     return texts
 
 
@@ -139,6 +154,7 @@ def notebook_texts(nb: nbformat.NotebookNode) -> list[str]:
         if cell.cell_type == "code":
             found = _python_texts(cell.source)
             texts.extend(found if found is not None else _quoted(cell.source))
+            texts.extend(_comments(cell.source))
         else:
             texts.extend(_markdown_texts(cell.source))
     return texts
@@ -148,7 +164,7 @@ def file_texts(path: Path) -> list[str]:
     text = path.read_text(encoding="utf-8", errors="replace")
     if path.suffix == ".py":
         found = _python_texts(text)
-        return found if found is not None else _quoted(text)
+        return (found if found is not None else _quoted(text)) + _comments(text)
     if path.suffix == ".ipynb":
         return notebook_texts(nbformat.reads(text, as_version=4))
     if path.suffix == ".md":
@@ -264,6 +280,19 @@ DISGUISED = {
 def test_a_disguised_erasure_in_one_cell_is_found(name: str):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(DISGUISED[name])])
     assert is_complete(erasure(notebook_texts(nb))), name
+
+
+def test_an_erasure_in_comments_and_plain_markdown_is_found():
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell("# DELETE FROM events WHERE user_id = ?\nx = 1  # VACUUM"),
+            nbformat.v4.new_markdown_cell(
+                "La recette :\n\n1. DELETE FROM sessions WHERE user_id = ?\n"
+                "> DELETE FROM user_states WHERE user_id = ?"
+            ),
+        ]
+    )
+    assert is_complete(erasure(notebook_texts(nb)))
 
 
 def test_an_erasure_spread_over_cells_and_markdown_is_found():
