@@ -2,7 +2,8 @@
 
 ADK and google.genai accept camelCase aliases and snake_case names, and dump snake_case;
 unknown fields are kept (``extra="allow"``) so an event written by a newer ADK survives a
-read-and-rewrite through the course's service without losing data.
+read-and-rewrite through the course's service without losing data. A field also takes ADK's or
+google.genai's own object (``from_attributes``): ``Part(inline_data=types.Blob(...))`` works.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ class EventModel(BaseModel):
         extra="allow",
         alias_generator=alias_generators.to_camel,
         populate_by_name=True,
+        from_attributes=True,
         ser_json_bytes="base64",
         val_json_bytes="base64",
     )

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import Field, field_serializer
 
 from ._base import EventModel
-from .content import Content, FunctionCall, FunctionResponse
+from .content import Content, FunctionCall, FunctionResponse, Transcription
 from .event_actions import EventActions
 from .node_info import NodeInfo
 
@@ -19,7 +19,7 @@ __all__ = ["Event"]
 class Event(EventModel):
     """Un événement de l'historique d'une session (comme ``Event`` d'ADK, même JSON stocké).
 
-    Sans ``id``, il reçoit un uuid4 ; sans ``timestamp``, l'heure actuelle, comme dans ADK.
+    Sans ``id``, il reçoit un uuid4\u00a0; sans ``timestamp``, l'heure actuelle, comme dans ADK.
     """
 
     model_version: str | None = None
@@ -39,8 +39,8 @@ class Event(EventModel):
     live_session_id: str | None = None
     go_away: Any | None = None
     voice_activity: Any | None = None
-    input_transcription: Any | None = None
-    output_transcription: Any | None = None
+    input_transcription: Transcription | None = None
+    output_transcription: Transcription | None = None
     avg_logprobs: float | None = None
     logprobs_result: Any | None = None
     cache_metadata: Any | None = None
@@ -83,7 +83,7 @@ class Event(EventModel):
         return [p.function_response for p in parts if p.function_response is not None]
 
     def is_final_response(self) -> bool:
-        """True pour une réponse finale : ni appel ni réponse d'outil, pas partielle."""
+        """True pour une réponse finale\u00a0: ni appel ni réponse d'outil, pas partielle."""
         if self.actions.skip_summarization or self.long_running_tool_ids:
             return True
         return (

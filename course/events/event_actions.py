@@ -7,12 +7,21 @@ from typing import Any
 from pydantic import Field
 
 from ._base import EventModel
+from .content import Content
 
-__all__ = ["EventActions"]
+__all__ = ["EventActions", "EventCompaction"]
+
+
+class EventCompaction(EventModel):
+    """Le résumé d'une suite d'événements (``compacted_content``), entre deux instants."""
+
+    start_timestamp: float
+    end_timestamp: float
+    compacted_content: Content
 
 
 class EventActions(EventModel):
-    """Ce que l'événement change en plus du dialogue (comme ``EventActions`` d'ADK) ; les
+    """Ce que l'événement change en plus du dialogue (comme ``EventActions`` d'ADK)\u00a0; les
     services de session utilisent ``state_delta``."""
 
     skip_summarization: bool | None = None
@@ -23,7 +32,7 @@ class EventActions(EventModel):
     escalate: bool | None = None
     requested_auth_configs: dict[str, Any] = Field(default_factory=dict)
     requested_tool_confirmations: dict[str, Any] = Field(default_factory=dict)
-    compaction: Any | None = None
+    compaction: EventCompaction | None = None
     end_of_agent: bool | None = None
     agent_state: dict[str, Any] | None = None
     rewind_before_invocation_id: str | None = None

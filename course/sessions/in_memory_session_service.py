@@ -109,8 +109,8 @@ class InMemorySessionService(BaseSessionService):
             start = bisect.bisect_left(rows, (config.after_timestamp,))
             rows = rows[start:]
         if config is not None and config.num_recent_events is not None:
-            n = config.num_recent_events
-            rows = rows[len(rows) - n :] if n else []
+            # the last n, or all of them when there are fewer (never a negative start)
+            rows = rows[max(0, len(rows) - config.num_recent_events) :]
         return Session(
             id=session_id,
             app_name=app_name,
