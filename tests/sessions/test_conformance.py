@@ -367,13 +367,13 @@ async def test_state_that_is_not_json_is_refused_and_nothing_stored(backend, adk
 
 
 @pytest.mark.parametrize("backend", ["course-sqlite", "adk-sqlite"], indirect=True)
-async def test_no_file_handle_left_once_closed(backend, backend_maker, tmp_path, adk_does_worse):
+async def test_no_file_handle_left_once_closed(backend, adk_does_worse):
     adk_does_worse("ADK's constructor leaves a sqlite3 connection open until garbage collection")
     await new_session(backend)
     await backend.service.get_user_state(app_name=APP, user_id="alice")
     gc.disable()  # what a program holds, not what a lucky garbage collection would free
     try:
-        other = backend_maker(backend.name, tmp_path, backend.db_path).service  # existing file
+        other = backend.again()  # a second service on the existing file
         for service in (backend.service, other):
             close = getattr(service, "close", None)
             if close is not None:
