@@ -181,9 +181,10 @@ class _AdkEvents:
     def __getattr__(self, name: str) -> Any:
         from google.adk import events
         from google.adk.events import event_actions
+        from google.adk.tools import tool_confirmation
         from google.genai import types
 
-        for module in (events, event_actions, types):
+        for module in (events, event_actions, tool_confirmation, types):
             if hasattr(module, name):
                 return getattr(module, name)
         raise AttributeError(name)

@@ -16,6 +16,8 @@ from .content import (
     FunctionResponseBlob,
     FunctionResponseFileData,
     FunctionResponsePart,
+    GenerateContentResponseUsageMetadata,
+    ModalityTokenCount,
     Part,
     PartialArg,
     PartMediaResolution,
@@ -27,7 +29,7 @@ from .content import (
     WordInfo,
 )
 from .event import Event
-from .event_actions import EventActions, EventCompaction
+from .event_actions import EventActions, EventCompaction, ToolConfirmation
 from .node_info import NodeInfo
 
 __all__ = [
@@ -44,12 +46,15 @@ __all__ = [
     "FunctionResponseBlob",
     "FunctionResponseFileData",
     "FunctionResponsePart",
+    "GenerateContentResponseUsageMetadata",
+    "ModalityTokenCount",
     "NodeInfo",
     "Part",
     "PartMediaResolution",
     "PartialArg",
     "SpeechMetadata",
     "ToolCall",
+    "ToolConfirmation",
     "ToolResponse",
     "Transcription",
     "VideoMetadata",

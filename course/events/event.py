@@ -9,7 +9,13 @@ from typing import Any
 from pydantic import Field, field_serializer
 
 from ._base import EventModel
-from .content import Content, FunctionCall, FunctionResponse, Transcription
+from .content import (
+    Content,
+    FunctionCall,
+    FunctionResponse,
+    GenerateContentResponseUsageMetadata,
+    Transcription,
+)
 from .event_actions import EventActions
 from .node_info import NodeInfo
 
@@ -34,7 +40,7 @@ class Event(EventModel):
     error_message: str | None = None
     interrupted: bool | None = None
     custom_metadata: dict[str, Any] | None = None
-    usage_metadata: Any | None = None
+    usage_metadata: GenerateContentResponseUsageMetadata | None = None
     live_session_resumption_update: Any | None = None
     live_session_id: str | None = None
     go_away: Any | None = None

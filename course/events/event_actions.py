@@ -9,7 +9,7 @@ from pydantic import Field
 from ._base import EventModel
 from .content import Content
 
-__all__ = ["EventActions", "EventCompaction"]
+__all__ = ["EventActions", "EventCompaction", "ToolConfirmation"]
 
 
 class EventCompaction(EventModel):
@@ -18,6 +18,14 @@ class EventCompaction(EventModel):
     start_timestamp: float
     end_timestamp: float
     compacted_content: Content
+
+
+class ToolConfirmation(EventModel):
+    """La confirmation demandée avant d'exécuter un outil (``hint``, ``confirmed``)."""
+
+    hint: str = ""
+    confirmed: bool = False
+    payload: Any | None = None
 
 
 class EventActions(EventModel):
@@ -31,7 +39,7 @@ class EventActions(EventModel):
     transfer_reason: str | None = None
     escalate: bool | None = None
     requested_auth_configs: dict[str, Any] = Field(default_factory=dict)
-    requested_tool_confirmations: dict[str, Any] = Field(default_factory=dict)
+    requested_tool_confirmations: dict[str, ToolConfirmation] = Field(default_factory=dict)
     compaction: EventCompaction | None = None
     end_of_agent: bool | None = None
     agent_state: dict[str, Any] | None = None
