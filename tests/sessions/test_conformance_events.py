@@ -353,3 +353,160 @@ def differences(got: Any, want: Any, path: str = "event") -> list[str]:
         )
         return [f"{path}: {got_text} au lieu de {want_text}"]
     return []
+
+
+# -- a whole scenario, call by call, against ADK's services ------------------------------------
+
+
+async def _scenario(backend: Backend, ns: Any, now: float) -> list[tuple[str, Any]]:
+    """Every call of the contract on one service, with events built from ``ns`` and stamped
+    from ``now``; what each call returned (a copy, taken then) or the name of the error it
+    raised, in order."""
+    svc, seen = backend.service, []
+
+    async def call(label: str, make: Callable[[], Any]) -> Any:
+        try:
+            result = await make()
+        except Exception as exc:  # noqa: BLE001 - the error is the result compared
+            result = type(exc).__name__
+        seen.append(
+            (label, result.model_copy(deep=True) if isinstance(result, BaseModel) else result)
+        )
+        return result
+
+    def event(i: int, text: str, delta: dict | None = None, **fields: Any) -> Any:
+        return ns.Event(
+            id=f"e{i}",
+            timestamp=now + i,
+            author="tuteur" if i % 2 else "user",
+            invocation_id=f"inv-{i // 2}",
+            content=ns.Content(role="model" if i % 2 else "user", parts=[ns.Part(text=text)]),
+            actions=ns.EventActions(state_delta=delta or {}),
+            **fields,
+        )
+
+    s1 = await call(
+        "create alice s1",
+        lambda: svc.create_session(
+            app_name=APP,
+            user_id="alice",
+            session_id="s1",
+            state={"sujet": "python", "user:niveau": 1, "app:v": 1, "temp:t": 0},
+        ),
+    )
+    await call(
+        "create alice s1 again",
+        lambda: svc.create_session(app_name=APP, user_id="alice", session_id="s1"),
+    )
+    await call(
+        "create alice s2",
+        lambda: svc.create_session(app_name=APP, user_id="alice", session_id="s2"),
+    )
+    await call(
+        "create bob s1",
+        lambda: svc.create_session(
+            app_name=APP, user_id="bob", session_id="s1", state={"user:niveau": 5}
+        ),
+    )
+    await call(
+        "create alice s1 elsewhere",
+        lambda: svc.create_session(app_name="autre", user_id="alice", session_id="s1"),
+    )
+    for i, (text, delta) in enumerate(
+        [
+            ("Bonjour", {"user:niveau": 2, "tour": 1, "temp:x": 1}),
+            ("Quel niveau ?", {"app:v": 2, "user:a_revoir": ["sql"], "tour": None}),
+            ("Niveau 2", {}),
+        ]
+    ):
+        returned = await call(
+            f"append e{i}",
+            lambda text=text, delta=delta, i=i: svc.append_event(
+                session=s1, event=event(i, text, delta)
+            ),
+        )
+        seen.append((f"session after e{i}", s1.model_copy(deep=True)))
+        assert returned is s1.events[-1]
+    await call(
+        "append partial", lambda: svc.append_event(session=s1, event=event(7, "…", partial=True))
+    )
+    for label, config in [
+        ("get s1", None),
+        ("get s1 last 2", ns.GetSessionConfig(num_recent_events=2)),
+        ("get s1 from e1", ns.GetSessionConfig(after_timestamp=now + 1)),
+    ]:
+        await call(
+            label,
+            lambda config=config: svc.get_session(
+                app_name=APP, user_id="alice", session_id="s1", config=config
+            ),
+        )
+    await call(
+        "get s1 as bob", lambda: svc.get_session(app_name=APP, user_id="bob", session_id="s1")
+    )
+    await call(
+        "get missing", lambda: svc.get_session(app_name=APP, user_id="alice", session_id="s9")
+    )
+    await call("list alice", lambda: svc.list_sessions(app_name=APP, user_id="alice"))
+    await call("list all", lambda: svc.list_sessions(app_name=APP))
+    await call("list nobody", lambda: svc.list_sessions(app_name=APP, user_id="personne"))
+    for user in ("alice", "bob", "personne"):
+        await call(
+            f"user state {user}", lambda user=user: svc.get_user_state(app_name=APP, user_id=user)
+        )
+    await call(
+        "delete s1 as carol",
+        lambda: svc.delete_session(app_name=APP, user_id="carol", session_id="s1"),
+    )
+    await call(
+        "delete missing", lambda: svc.delete_session(app_name=APP, user_id="alice", session_id="s9")
+    )
+    await call(
+        "delete alice s1",
+        lambda: svc.delete_session(app_name=APP, user_id="alice", session_id="s1"),
+    )
+    await call("append to deleted", lambda: svc.append_event(session=s1, event=event(8, "x")))
+    await call(
+        "get deleted", lambda: svc.get_session(app_name=APP, user_id="alice", session_id="s1")
+    )
+    await call("list alice after", lambda: svc.list_sessions(app_name=APP, user_id="alice"))
+    await call(
+        "get bob s1 after", lambda: svc.get_session(app_name=APP, user_id="bob", session_id="s1")
+    )
+    await call("user state alice after", lambda: svc.get_user_state(app_name=APP, user_id="alice"))
+    return seen
+
+
+def _comparable(result: Any) -> Any:
+    """A result as compared: a session without its revision time (each service stamps its
+    own now). States compare as dicts: the order of their keys after a merge is an artefact
+    of ADK's SQLite service (its SQL merge puts new keys first), not part of the contract."""
+    if hasattr(result, "sessions"):
+        return [_comparable(s) for s in result.sessions]
+    if hasattr(result, "last_update_time"):
+        return {
+            "id": result.id,
+            "app_name": result.app_name,
+            "user_id": result.user_id,
+            "state": result.state,
+            "events": result.events,
+        }
+    return result
+
+
+@pytest.mark.parametrize("built_with", ["course-classes", "adk-classes"])
+@pytest.mark.parametrize(("course", "adk"), PAIRS, ids=["memory", "sqlite"])
+async def test_a_whole_scenario_returns_what_adk_returns(backend_factory, course, adk, built_with):
+    now = time.time() - 50
+    adk_backend = backend_factory(adk)
+    reference = await _scenario(adk_backend, adk_backend, now)
+    course_backend = backend_factory(course)
+    ns = course_backend if built_with == "course-classes" else adk_backend
+    got = await _scenario(course_backend, ns, now)
+    assert [label for label, _ in got] == [label for label, _ in reference]
+    wrong = {}
+    for (label, mine), (_, theirs) in zip(got, reference, strict=True):
+        found = differences(_comparable(mine), _comparable(theirs), label)
+        if found:
+            wrong[label] = found
+    assert wrong == {}
