@@ -41,7 +41,7 @@ class _StoredSession:
 
 
 class InMemorySessionService(BaseSessionService):
-    """Les sessions en mémoire, perdues à la fin du processus : pour les tests et les démos."""
+    """Les sessions en mémoire, perdues à la fin du processus\u00a0: pour les tests et les démos."""
 
     def __init__(self) -> None:
         self._sessions: dict[tuple[str, str, str], _StoredSession] = {}
@@ -175,7 +175,7 @@ class InMemorySessionService(BaseSessionService):
         if stored.update_time > session.last_update_time:
             raise StaleSessionError(
                 "Cette session a été modifiée ailleurs depuis sa lecture (last_update_time "
-                "plus ancien que celui enregistré) : relisez-la avec get_session."
+                "plus ancien que celui enregistré)\u00a0: relisez-la avec get_session."
             )
         if event.id in stored.event_ids:
             raise DuplicateEventError(
