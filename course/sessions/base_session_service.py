@@ -24,8 +24,9 @@ __all__ = ["BaseSessionService", "GetSessionConfig", "ListSessionsResponse"]
 class GetSessionConfig(BaseModel):
     """Quels événements ``get_session`` renvoie.
 
-    ``num_recent_events``\u00a0: None pour tous, n > 0 pour les n derniers, 0 pour aucun (négatif
-    refusé)\u00a0; ``after_timestamp``\u00a0: seulement les événements dont l'horodatage est >= à lui.
+    ``num_recent_events``\u00a0: None pour tous, n > 0 pour les n derniers, 0 pour aucun
+    (négatif refusé)\u00a0; ``after_timestamp``\u00a0: seulement les événements dont
+    l'horodatage est >= à lui.
     """
 
     num_recent_events: int | None = None

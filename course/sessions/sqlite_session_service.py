@@ -97,8 +97,8 @@ def _prepare(db: sqlite3.Connection, path: Path, read_only: bool) -> None:
         if table not in tables:
             if read_only:
                 raise ReadOnlyDatabaseError(
-                    f"La base {str(path)!r} est en lecture seule et n'a pas de table {table!r}\u00a0: "
-                    "ce n'est pas une base de sessions."
+                    f"La base {str(path)!r} est en lecture seule et n'a pas de table "
+                    f"{table!r}\u00a0: ce n'est pas une base de sessions."
                 )
             continue
         columns = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
@@ -106,8 +106,8 @@ def _prepare(db: sqlite3.Connection, path: Path, read_only: bool) -> None:
         if missing:
             raise InvalidDatabaseError(
                 f"La table {table!r} de {str(path)!r} n'a pas les colonnes attendues "
-                f"(il manque\u00a0: {', '.join(missing)}). Ce fichier n'a pas le format des sessions "
-                "d'ADK 2.10\u00a0; il n'a pas été modifié."
+                f"(il manque\u00a0: {', '.join(missing)}). Ce fichier n'a pas le format des "
+                "sessions d'ADK 2.10\u00a0; il n'a pas été modifié."
             )
     if read_only:
         return

@@ -510,3 +510,11 @@ async def test_a_whole_scenario_returns_what_adk_returns(backend_factory, course
         if found:
             wrong[label] = found
     assert wrong == {}
+
+
+@pytest.mark.parametrize("case", list(BUILDERS))
+def test_the_stored_json_is_adks_own_text(case):
+    """What goes in ``events.event_data``: the very text ADK's SQLite service writes."""
+    course, adk = BUILDERS[case](course_events), BUILDERS[case](_adk())
+    course.id, course.timestamp = adk.id, adk.timestamp
+    assert course.model_dump_json(exclude_none=True) == adk.model_dump_json(exclude_none=True)
