@@ -155,10 +155,13 @@ class BaseSessionService(abc.ABC):
             raise InvalidArgumentError(
                 f"session doit être une Session de course.sessions, pas {type(session).__name__}."
             )
+        # An event of ADK's own classes is stored by its JSON, and, as ADK does, the very
+        # object given is what the session gets and what is returned.
+        given = event
         if not isinstance(event, Event):
             event = _as_course_event(event)
         if event.partial:
-            return event
+            return given
         delta = event.actions.state_delta or {}
         kept = {k: v for k, v in delta.items() if not k.startswith(State.TEMP_PREFIX)}
         dumps_state(kept, "Le state_delta de l'événement")
@@ -176,8 +179,10 @@ class BaseSessionService(abc.ABC):
                 session.state[key] = value
         session.last_update_time = await self._store_event(session, event, event_json)
         self._update_session_state(session, event)
-        session.events.append(event)
-        return event
+        if given is not event and delta:
+            given.actions.state_delta = dict(kept)
+        session.events.append(given)
+        return given
 
     async def flush(self) -> None:
         """Rien à vider\u00a0: chaque ajout est enregistré avant de rendre la main (API d'ADK)."""

@@ -518,3 +518,22 @@ def test_the_stored_json_is_adks_own_text(case):
     course, adk = BUILDERS[case](course_events), BUILDERS[case](_adk())
     course.id, course.timestamp = adk.id, adk.timestamp
     assert course.model_dump_json(exclude_none=True) == adk.model_dump_json(exclude_none=True)
+
+
+async def test_an_event_of_the_other_side_is_appended_as_it_is(backend):
+    """ADK's append_event returns the very event it was given and appends it to the session,
+    ``temp:`` keys moved out of its delta into the session's state: so with an event of the
+    other side's classes (ADK's handed to the course, the course's handed to ADK)."""
+    other = _adk() if not backend.is_adk else course_events
+    session = await backend.service.create_session(app_name=APP, user_id="alice")
+    event = _event(other, [other.Part(text="bonjour")])
+    event.actions.state_delta.update({"user:niveau": 3, "temp:brouillon": "x"})
+    returned = await backend.service.append_event(session=session, event=event)
+    assert returned is event and session.events[-1] is event
+    assert event.actions.state_delta == {"user:niveau": 3}
+    assert session.state == {"user:niveau": 3, "temp:brouillon": "x"}
+    partial = _event(other, [other.Part(text="en cours")], partial=True)
+    assert await backend.service.append_event(session=session, event=partial) is partial
+    again = await backend.service.get_session(app_name=APP, user_id="alice", session_id=session.id)
+    assert [e.content.parts[0].text for e in again.events] == ["bonjour"]
+    assert again.state == {"user:niveau": 3}
