@@ -5,6 +5,7 @@ of part (``Blob``, ``FileData``, ``FunctionCall``, ``FunctionResponse``, ``Execu
 mirror ``google.genai.types``. The JSON they produce is what ADK stores.
 """
 
+from ._base import Record
 from .content import (
     Blob,
     CodeExecutionResult,
@@ -16,8 +17,6 @@ from .content import (
     FunctionResponseBlob,
     FunctionResponseFileData,
     FunctionResponsePart,
-    GenerateContentResponseUsageMetadata,
-    ModalityTokenCount,
     Part,
     PartialArg,
     PartMediaResolution,
@@ -30,6 +29,13 @@ from .content import (
 )
 from .event import Event
 from .event_actions import EventActions, EventCompaction, ToolConfirmation
+from .metadata import (
+    GenerateContentResponseUsageMetadata,
+    GroundingMetadata,
+    ModalityTokenCount,
+    SearchEntryPoint,
+    UiWidget,
+)
 from .node_info import NodeInfo
 
 __all__ = [
@@ -47,16 +53,20 @@ __all__ = [
     "FunctionResponseFileData",
     "FunctionResponsePart",
     "GenerateContentResponseUsageMetadata",
+    "GroundingMetadata",
     "ModalityTokenCount",
     "NodeInfo",
     "Part",
     "PartMediaResolution",
     "PartialArg",
+    "Record",
+    "SearchEntryPoint",
     "SpeechMetadata",
     "ToolCall",
     "ToolConfirmation",
     "ToolResponse",
     "Transcription",
+    "UiWidget",
     "VideoMetadata",
     "WordInfo",
 ]

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, alias_generators
+from pydantic import BaseModel, ConfigDict, alias_generators, model_validator
 
-__all__ = ["EventModel"]
+__all__ = ["EventModel", "Record"]
 
 
 class EventModel(BaseModel):
@@ -32,3 +32,27 @@ class EventModel(BaseModel):
         for name, value in super().__repr_args__():
             if value is not None and value != {}:
                 yield name, value
+
+
+class Record(EventModel):
+    """Un objet de google.genai que le cours garde tel quel\u00a0: ses champs se lisent comme
+    des attributs (``event.citation_metadata.citations[0].uri``), comme avec ADK."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _objects_inside(cls, data: Any) -> Any:
+        # A google.genai object is read by its fields; a mapping inside it is an object too
+        # (these genai types hold no plain dicts), except in the fields a subclass declares.
+        if isinstance(data, BaseModel):
+            data = data.model_dump(exclude_none=True)
+        if isinstance(data, dict):
+            return {k: v if k in cls.model_fields else _as_records(v) for k, v in data.items()}
+        return data
+
+
+def _as_records(value: Any) -> Any:
+    if isinstance(value, dict | BaseModel):
+        return Record.model_validate(value)
+    if isinstance(value, list):
+        return [_as_records(v) for v in value]
+    return value

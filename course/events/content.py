@@ -26,8 +26,6 @@ __all__ = [
     "FunctionResponseBlob",
     "FunctionResponseFileData",
     "FunctionResponsePart",
-    "GenerateContentResponseUsageMetadata",
-    "ModalityTokenCount",
     "Part",
     "PartMediaResolution",
     "PartialArg",
@@ -214,26 +212,3 @@ class Content(EventModel):
 
     parts: list[Part] | None = None
     role: str | None = None
-
-
-class ModalityTokenCount(EventModel):
-    """Le nombre de jetons d'un type de contenu (texte, image...)."""
-
-    modality: str | None = None
-    token_count: int | None = None
-
-
-class GenerateContentResponseUsageMetadata(EventModel):
-    """Les jetons consommés par une réponse du modèle (``Event.usage_metadata``)."""
-
-    cache_tokens_details: list[ModalityTokenCount] | None = None
-    cached_content_token_count: int | None = None
-    candidates_token_count: int | None = None
-    candidates_tokens_details: list[ModalityTokenCount] | None = None
-    prompt_token_count: int | None = None
-    prompt_tokens_details: list[ModalityTokenCount] | None = None
-    thoughts_token_count: int | None = None
-    tool_use_prompt_token_count: int | None = None
-    tool_use_prompt_tokens_details: list[ModalityTokenCount] | None = None
-    total_token_count: int | None = None
-    traffic_type: str | None = None

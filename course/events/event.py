@@ -8,15 +8,10 @@ from typing import Any
 
 from pydantic import Field, field_serializer
 
-from ._base import EventModel
-from .content import (
-    Content,
-    FunctionCall,
-    FunctionResponse,
-    GenerateContentResponseUsageMetadata,
-    Transcription,
-)
+from ._base import EventModel, Record
+from .content import Content, FunctionCall, FunctionResponse, Transcription
 from .event_actions import EventActions
+from .metadata import GenerateContentResponseUsageMetadata, GroundingMetadata
 from .node_info import NodeInfo
 
 __all__ = ["Event"]
@@ -30,7 +25,7 @@ class Event(EventModel):
 
     model_version: str | None = None
     content: Content | None = None
-    grounding_metadata: Any | None = None
+    grounding_metadata: GroundingMetadata | None = None
     partial: bool | None = None
     turn_complete: bool | None = None
     turn_complete_reason: Any | None = None
@@ -41,16 +36,16 @@ class Event(EventModel):
     interrupted: bool | None = None
     custom_metadata: dict[str, Any] | None = None
     usage_metadata: GenerateContentResponseUsageMetadata | None = None
-    live_session_resumption_update: Any | None = None
+    live_session_resumption_update: Record | None = None
     live_session_id: str | None = None
-    go_away: Any | None = None
-    voice_activity: Any | None = None
+    go_away: Record | None = None
+    voice_activity: Record | None = None
     input_transcription: Transcription | None = None
     output_transcription: Transcription | None = None
     avg_logprobs: float | None = None
-    logprobs_result: Any | None = None
-    cache_metadata: Any | None = None
-    citation_metadata: Any | None = None
+    logprobs_result: Record | None = None
+    cache_metadata: Record | None = None
+    citation_metadata: Record | None = None
     interaction_id: str | None = None
     environment_id: str | None = None
     invocation_id: str = ""

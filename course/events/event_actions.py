@@ -8,6 +8,7 @@ from pydantic import Field
 
 from ._base import EventModel
 from .content import Content
+from .metadata import UiWidget
 
 __all__ = ["EventActions", "EventCompaction", "ToolConfirmation"]
 
@@ -45,5 +46,5 @@ class EventActions(EventModel):
     agent_state: dict[str, Any] | None = None
     rewind_before_invocation_id: str | None = None
     route: Any | None = None
-    render_ui_widgets: list[Any] | None = None
+    render_ui_widgets: list[UiWidget] | None = None
     set_model_response: Any | None = None
