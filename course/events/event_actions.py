@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from ._base import EventModel
+from ._base import EventModel, Record
 from .content import Content
 from .metadata import UiWidget
 
@@ -39,7 +39,7 @@ class EventActions(EventModel):
     transfer_to_agent: str | None = None
     transfer_reason: str | None = None
     escalate: bool | None = None
-    requested_auth_configs: dict[str, Any] = Field(default_factory=dict)
+    requested_auth_configs: dict[str, Record] = Field(default_factory=dict)
     requested_tool_confirmations: dict[str, ToolConfirmation] = Field(default_factory=dict)
     compaction: EventCompaction | None = None
     end_of_agent: bool | None = None

@@ -243,7 +243,12 @@ def _full_event(ns: Any, **fields: Any) -> Any:
             rewind_before_invocation_id="inv-3",
             route="suite",
             set_model_response={"note": 2},
-            requested_auth_configs={"c1": {"scheme": "oauth2", "scopes": ["lire"]}},
+            requested_auth_configs={
+                "c1": {
+                    "auth_scheme": {"type_": "apiKey", "in_": "header", "name": "X-Cle"},
+                    "credential_key": "k1",
+                }
+            },
             render_ui_widgets=[{"id": "w1", "provider": "mcp", "payload": {"a": {"b": [1]}}}],
             requested_tool_confirmations={
                 "c1": ns.ToolConfirmation(hint="Effacer alice\u00a0?", payload={"n": 1})
