@@ -27,6 +27,16 @@ class EventModel(BaseModel):
         val_json_bytes="base64",
     )
 
+    def __eq__(self, other: object) -> bool:
+        # The same message held by ADK's or google.genai's own classes is equal, as ADK's
+        # services compare what they return with what was given (field for field, as JSON).
+        if isinstance(other, BaseModel) and not isinstance(other, EventModel):
+            mine = self.model_dump(mode="json", exclude_none=True)
+            return mine == other.model_dump(mode="json", exclude_none=True)
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as pydantic's models
+
     def __repr_args__(self) -> Any:
         # Only the fields that say something: a learner printing an event sees a short line.
         for name, value in super().__repr_args__():

@@ -612,3 +612,31 @@ async def test_an_event_of_the_other_side_is_appended_as_it_is(backend):
     again = await backend.service.get_session(app_name=APP, user_id="alice", session_id=session.id)
     assert [e.content.parts[0].text for e in again.events] == ["bonjour"]
     assert again.state == {"user:niveau": 3}
+
+
+@pytest.mark.parametrize("built_with", ["own-classes", "other-classes"])
+async def test_what_comes_back_equals_what_was_given(backend, built_with, adk_does_worse):
+    """ADK's services answer ``get_session(...) == session`` once events are appended, and
+    ``stored.content == content_given``: so do the course's, with events of their own classes
+    or of ADK's (a course object equals ADK's or google.genai's holding the same data)."""
+    if built_with == "other-classes":
+        adk_does_worse(
+            "ADK's models equal only their own classes: its SQLite service gives back ADK "
+            "events, which never equal the course's events still in the session",
+            "adk-sqlite",
+        )
+    ns = backend if built_with == "own-classes" else (course_events if backend.is_adk else _adk())
+    service = backend.service
+    session = await service.create_session(app_name=APP, user_id="alice", state={"n": 1})
+    assert (
+        await service.get_session(app_name=APP, user_id="alice", session_id=session.id) == session
+    )
+    given = [_full_event(ns)] + [_event(ns, _parts(ns)[kind]) for kind in PART_KINDS]
+    start = time.time()
+    for i, event in enumerate(given):
+        event.timestamp = start + i
+        await service.append_event(session=session, event=event)
+    got = await service.get_session(app_name=APP, user_id="alice", session_id=session.id)
+    assert got == session
+    assert [e.content for e in got.events] == [e.content for e in given]
+    assert [e.actions for e in got.events] == [e.actions for e in given]
