@@ -4,7 +4,10 @@
   explorer\u00a0;
 - ``verifier(oublier)`` vérifie les sept critères de l'énoncé sur une copie de la base d'exemple
   et dit ce qui manque, une ligne par critère\u00a0;
-- ``noter(oublier, "sessions")`` est ce qu'appellent les cellules de test du notebook.
+- ``noter(oublier, "sessions")`` est ce qu'appellent les cellules de test du notebook\u00a0;
+- ``cellule_oublier()`` relit votre cellule ``oublier`` dans le TP enregistré, et
+  ``verifier(..., avec_adk=True)`` la vérifie sur la même base écrite par google-adk 2.10
+  (l'annexe ADK).
 
 Votre fonction ne s'exécute jamais dans le noyau du notebook\u00a0: elle tourne dans un processus
 séparé, avec une limite de temps, sur une copie neuve de la base, et un autre processus lit
@@ -25,6 +28,7 @@ from .criteria import CRITERIA, NOT_WRITTEN, TESTS, TITLES, Test, Verdict, grade
 from .evaluate import DEFAULT_TIMEOUT, Evaluation, evaluate_source, extract_source
 from .fixture import write_fixture
 from .scenario import VISIBLE
+from .tp_notebook import TP_NOTEBOOK, OublierIntrouvable, oublier_cell_source
 
 __all__ = [
     "TITLES",
@@ -38,6 +42,7 @@ __all__ = [
     "Test",
     "Verdict",
     "base_exemple",
+    "cellule_oublier",
     "evaluate_source",
     "extract_source",
     "grade_titles",
@@ -91,7 +96,10 @@ def base_exemple(chemin: str | os.PathLike[str] = "exemple_oublier.db") -> Path:
 
 
 def source_de(oublier: Any) -> str:
-    """Le texte de la cellule où `oublier` a été définie (toute la cellule, imports compris)."""
+    """Le texte de la cellule où `oublier` a été définie (toute la cellule, imports compris)\u00a0;
+    un texte (le contenu d'une cellule, lu par `cellule_oublier`) est renvoyé tel quel."""
+    if isinstance(oublier, str):
+        return oublier
     code = getattr(oublier, "__code__", None)
     if code is None:
         raise PasUneFonction(
@@ -106,14 +114,26 @@ def source_de(oublier: Any) -> str:
     return "".join(lines)
 
 
-def _evaluation(oublier: Any) -> Evaluation:
+def cellule_oublier(notebook: str | os.PathLike[str] = TP_NOTEBOOK) -> str | None:
+    """Le texte de votre cellule `oublier`, lu dans le TP enregistré (par défaut
+    ../oublier/oublier.ipynb)\u00a0; None, avec la raison affichée, s'il n'y est pas encore."""
+    try:
+        return oublier_cell_source(notebook)
+    except OublierIntrouvable as reason:
+        print(f"✘ {reason}")
+        return None
+
+
+def _evaluation(oublier: Any, backend: str = "course") -> Evaluation:
     source = source_de(oublier)
-    key = hashlib.sha256(source.encode()).hexdigest()
+    key = backend + ":" + hashlib.sha256(source.encode()).hexdigest()
     if key not in _cache:
         if not _told:
             print(NO_SANDBOX_NOTE + "\n")
             _told.append(True)
-        _cache[key] = evaluate_source(source, scenarios=(VISIBLE,), sandboxed=False)
+        _cache[key] = evaluate_source(
+            source, scenarios=(VISIBLE,), sandboxed=False, backend=backend
+        )
     return _cache[key]
 
 
@@ -148,12 +168,17 @@ def noter(oublier: Any, test: str) -> None:
     print(f"✔ {title}")
 
 
-def verifier(oublier: Any) -> None:
-    """Vérifie les sept critères sur une copie de la base d'exemple et affiche le résultat."""
+def verifier(oublier: Any, *, avec_adk: bool = False) -> None:
+    """Vérifie les sept critères sur une copie de la base d'exemple et affiche le résultat.
+
+    Avec ``avec_adk=True``, la base d'exemple est écrite par le SqliteSessionService de
+    google-adk 2.10, et `oublier` reçoit ce service-là (avec ``db_path``, le chemin que vous
+    garderiez vous-même\u00a0: ADK ne le donne pas).
+    """
     if _out_of_kernel():
         print("Vérification faite hors du noyau par nbgrader.")
         return
-    evaluation = _evaluation(oublier)
+    evaluation = _evaluation(oublier, "adk" if avec_adk else "course")
     verdicts = evaluation.criteria[VISIBLE.name]
     problem = NOT_WRITTEN if evaluation.not_written else evaluation.load_error
     respected = 0
@@ -168,6 +193,13 @@ def verifier(oublier: Any) -> None:
                 print(f"    → {verdict.message}")
     visible = sum(1 for t in TESTS.values() if t.visible)
     seconds = f"{evaluation.seconds:.1f}".replace(".", ",")
+    if avec_adk:
+        print(
+            f"\n{respected}/{len(CRITERIA)} critères respectés sur la base d'exemple écrite par "
+            f"google-adk 2.10, avec le service d'ADK (vérifiés en {seconds}\u00a0s). Ce n'est "
+            "pas une note\u00a0: le TP est noté par ses tests, avec le service du cours."
+        )
+        return
     print(
         f"\n{respected}/{len(CRITERIA)} critères respectés sur la base d'exemple (vérifiés en "
         f"{seconds}\u00a0s). La note vient des {len(TESTS)} tests notés\u00a0: {visible} "

@@ -381,12 +381,17 @@ def evaluate_source(
     scenarios: tuple[Scenario, ...] = (VISIBLE,),
     sandboxed: bool = False,
     timeout: float | None = None,
+    backend: str = "course",
 ) -> Evaluation:
-    """Run `source` (a cell defining ``oublier``) on every scenario and judge it."""
+    """Run `source` (a cell defining ``oublier``) on every scenario and judge it.
+
+    ``backend="adk"``: the bases are written by google-adk 2.10 and ``oublier`` gets ADK's
+    service (the ADK appendix); the criteria and the checker are the same.
+    """
     timeout = DEFAULT_TIMEOUT if timeout is None else timeout
     start = time.monotonic()
     # In memory, built by this process: a submission that rewrites files cannot change them.
-    images = {s.name: fixture_bytes(s.extra_learners) for s in scenarios}
+    images = {s.name: fixture_bytes(s.extra_learners, backend) for s in scenarios}
     sandbox = Sandbox() if sandboxed else None
     base = Path(tempfile.mkdtemp(prefix="labo-oublier-"))
     runs: list[_Run] = []
@@ -395,7 +400,8 @@ def evaluate_source(
         for scenario in scenarios:
             folder = base / scenario.name
             _prepare(source, scenario, folder, images[scenario.name][0])
-            plan = RunPlan(tuple(call for _role, call in scenario.calls()), deadline)
+            calls = tuple(call for _role, call in scenario.calls())
+            plan = RunPlan(calls, deadline, "adk" if backend == "adk" else "course")
             runs.append(_start_runner(scenario, folder, plan, sandbox))
         for run in runs:
             try:

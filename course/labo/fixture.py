@@ -4,7 +4,10 @@ Built once per process with the course's own session service and tutor, in a fre
 folder, then kept in memory (with its SHA-256): every grading run starts from the same bytes, and
 no file on disk, which a submission could rewrite, is ever trusted. Learners can be added to it
 (``LearnerSpec``): the grader's hidden tests use a base with learners students never see.
-``python -I -m course.labo.fixture PATH < LEARNERS.json`` builds it in a clean interpreter.
+The same base can be written by google-adk 2.10's own ``SqliteSessionService`` (``backend="adk"``):
+the ADK appendix checks a learner's ``oublier`` on a file that ADK wrote.
+``python -I -m course.labo.fixture PATH [course|adk] < LEARNERS.json`` builds it in a clean
+interpreter.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from course.app import APP_NAME
 
 __all__ = [
     "ALICE_PERSONAL_DATA",
+    "BACKENDS",
     "OTHER_APP",
     "LearnerSpec",
     "Turn",
@@ -35,6 +39,8 @@ __all__ = [
 ]
 
 OTHER_APP = "agenda"
+# Which session service writes the base: the course's, or google-adk 2.10's SqliteSessionService.
+BACKENDS = ("course", "adk")
 # Personal data only alice (in the tutor's app) has: none of it may stay readable in the file.
 ALICE_PERSONAL_DATA = ("Alice Martin", "alice.martin@exemple.fr", "06 12 34 56 78")
 _Popen = subprocess.Popen  # captured at import: later monkeypatching does not reach it
@@ -64,102 +70,126 @@ class LearnerSpec:
 
 
 async def _say(service, session, author: str, text: str, delta: dict | None = None):
-    from course.events import Content, Event, EventActions, Part
+    from course.tuteur.compat import event_types_for
 
+    types = event_types_for(service)  # ADK's service stores ADK's own classes
     role = "user" if author == "user" else "model"
-    event = Event(
+    event = types.Event(
         author=author,
         invocation_id=f"inv-{session.id[:8]}-{len(session.events)}",
-        content=Content(role=role, parts=[Part(text=text)]),
-        actions=EventActions(state_delta=delta or {}),
+        content=types.Content(role=role, parts=[types.Part(text=text)]),
+        actions=types.EventActions(state_delta=delta or {}),
     )
     return await service.append_event(session=session, event=event)
 
 
-async def _build(path: Path, extra: tuple[LearnerSpec, ...]) -> None:
-    from course.sessions import SqliteSessionService
+def open_service(path: Path, backend: str):
+    """A session service of `backend` (one of ``BACKENDS``) on the file `path`."""
+    if backend == "adk":
+        from google.adk.sessions.sqlite_session_service import SqliteSessionService as Adk
+
+        return Adk(str(path))
+    if backend == "course":
+        from course.sessions import SqliteSessionService
+
+        return SqliteSessionService(path)
+    raise ValueError(f"backend inconnu : {backend!r} (connus : {', '.join(BACKENDS)})")
+
+
+async def _build(path: Path, extra: tuple[LearnerSpec, ...], backend: str = "course") -> None:
+    svc = open_service(path, backend)
+    try:
+        await _fill(svc, extra)
+    finally:
+        close = getattr(svc, "close", None)  # ADK 2.10's service has none
+        if close is not None:
+            await close()
+
+
+async def _fill(svc, extra: tuple[LearnerSpec, ...]) -> None:
     from course.tuteur import demo
 
-    async with SqliteSessionService(path) as svc:
-        # alice: the seed's two demo sessions (20 and 2 events), then a profile with personal data.
-        await demo(svc)
+    # alice: the seed's two demo sessions (20 and 2 events), then a profile with personal data.
+    await demo(svc)
+    s = await svc.create_session(
+        app_name=APP_NAME, user_id="alice", state={"app:programme": "python-2026"}
+    )
+    await _say(
+        svc,
+        s,
+        "user",
+        "Je m'appelle Alice Martin, écrivez-moi à alice.martin@exemple.fr ou au 06 12 34 56 78.",
+        {"user:nom_complet": "Alice Martin", "user:courriel": "alice.martin@exemple.fr"},
+    )
+    await _say(svc, s, "tuteur", "Merci Alice, c'est noté.")
+    # bob: one session and his own progression.
+    s = await svc.create_session(app_name=APP_NAME, user_id="bob")
+    await _say(
+        svc,
+        s,
+        "user",
+        "Bonjour, ici Bob Durand.",
+        {"user:progression": {"python": {"niveau": 2, "bonnes": 1, "total": 2}}},
+    )
+    await _say(svc, s, "tuteur", "Bonjour Bob, reprenons au niveau 2.")
+    s = await svc.create_session(app_name=APP_NAME, user_id="bob")
+    await _say(svc, s, "user", "Je reviens pour les listes.", {"user:dernier_sujet": "listes"})
+    # a learner whose id holds quotes, the classic trap for SQL built by string formatting.
+    s = await svc.create_session(app_name=APP_NAME, user_id="o'connor")
+    await _say(
+        svc,
+        s,
+        "user",
+        "Bonjour, je suis Sean O'Connor.",
+        {"user:progression": {"python": {"niveau": 1}}},
+    )
+    # chloé: progression only (her sessions were removed earlier through the API).
+    s = await svc.create_session(
+        app_name=APP_NAME,
+        user_id="chloé",
+        state={"user:progression": {"python": {"niveau": 3}}},
+    )
+    await svc.delete_session(app_name=APP_NAME, user_id="chloé", session_id=s.id)
+    # another app of the same school: alice and bob exist there too and must stay.
+    for user in ("alice", "bob"):
         s = await svc.create_session(
-            app_name=APP_NAME, user_id="alice", state={"app:programme": "python-2026"}
+            app_name=OTHER_APP, user_id=user, state={"app:fuseau": "Europe/Paris"}
         )
-        await _say(
-            svc,
-            s,
-            "user",
-            "Je m'appelle Alice Martin, écrivez-moi à "
-            "alice.martin@exemple.fr ou au 06 12 34 56 78.",
-            {"user:nom_complet": "Alice Martin", "user:courriel": "alice.martin@exemple.fr"},
-        )
-        await _say(svc, s, "tuteur", "Merci Alice, c'est noté.")
-        # bob: one session and his own progression.
-        s = await svc.create_session(app_name=APP_NAME, user_id="bob")
-        await _say(
-            svc,
-            s,
-            "user",
-            "Bonjour, ici Bob Durand.",
-            {"user:progression": {"python": {"niveau": 2, "bonnes": 1, "total": 2}}},
-        )
-        await _say(svc, s, "tuteur", "Bonjour Bob, reprenons au niveau 2.")
-        s = await svc.create_session(app_name=APP_NAME, user_id="bob")
-        await _say(svc, s, "user", "Je reviens pour les listes.", {"user:dernier_sujet": "listes"})
-        # a learner whose id holds quotes, the classic trap for SQL built by string formatting.
-        s = await svc.create_session(app_name=APP_NAME, user_id="o'connor")
-        await _say(
-            svc,
-            s,
-            "user",
-            "Bonjour, je suis Sean O'Connor.",
-            {"user:progression": {"python": {"niveau": 1}}},
-        )
-        # chloé: progression only (her sessions were removed earlier through the API).
-        s = await svc.create_session(
-            app_name=APP_NAME,
-            user_id="chloé",
-            state={"user:progression": {"python": {"niveau": 3}}},
-        )
-        await svc.delete_session(app_name=APP_NAME, user_id="chloé", session_id=s.id)
-        # another app of the same school: alice and bob exist there too and must stay.
-        for user in ("alice", "bob"):
-            s = await svc.create_session(
-                app_name=OTHER_APP, user_id=user, state={"app:fuseau": "Europe/Paris"}
-            )
-            await _say(svc, s, "user", "Rendez-vous mardi à 10 h.", {"user:theme": "sombre"})
-        for learner in extra:
-            for turns in learner.sessions:
-                s = await svc.create_session(app_name=learner.app_name, user_id=learner.user_id)
-                for turn in turns:
-                    await _say(svc, s, turn.author, turn.text, turn.state_delta)
+        await _say(svc, s, "user", "Rendez-vous mardi à 10 h.", {"user:theme": "sombre"})
+    for learner in extra:
+        for turns in learner.sessions:
+            s = await svc.create_session(app_name=learner.app_name, user_id=learner.user_id)
+            for turn in turns:
+                await _say(svc, s, turn.author, turn.text, turn.state_delta)
 
 
-def build(path: str | os.PathLike[str], extra: tuple[LearnerSpec, ...] = ()) -> Path:
-    """Build the base at ``path`` (which must not exist), with the learners of `extra` added."""
+def build(
+    path: str | os.PathLike[str], extra: tuple[LearnerSpec, ...] = (), backend: str = "course"
+) -> Path:
+    """Build the base at ``path`` (which must not exist), with the learners of `extra` added,
+    written by the session service of `backend`."""
     path = Path(path)
     if path.exists():
         raise FileExistsError(
             f"{path} existe déjà\u00a0: la base d'exemple se construit dans un fichier neuf."
         )
-    asyncio.run(_build(path, extra))
+    asyncio.run(_build(path, extra, backend))
     return path
 
 
 _lock = threading.Lock()
-# (bytes, SHA-256) per set of added learners, held by this process only
+# (bytes, SHA-256) per set of added learners and backend, held by this process only
 _built: dict[str, tuple[bytes, str]] = {}
 
 
-def _build_private(extra_json: str) -> bytes:
+def _build_private(extra_json: str, backend: str = "course") -> bytes:
     """Build the base in a clean interpreter, in a new private folder (0700), and read it."""
     folder = Path(tempfile.mkdtemp(prefix="course-labo-base-"))
     os.chmod(folder, 0o700)
     try:
         built = folder / "fixture.db"
         proc = _Popen(
-            [sys.executable, "-I", "-m", "course.labo.fixture", str(built)],
+            [sys.executable, "-I", "-m", "course.labo.fixture", str(built), backend],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -179,18 +209,25 @@ def _build_private(extra_json: str) -> bytes:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def fixture_bytes(extra: tuple[LearnerSpec, ...] = ()) -> tuple[bytes, str]:
-    """The base's bytes (with the learners of `extra`) and their SHA-256, built once per
-    process and kept in memory.
+def fixture_bytes(
+    extra: tuple[LearnerSpec, ...] = (), backend: str = "course"
+) -> tuple[bytes, str]:
+    """The base's bytes (with the learners of `extra`, written by `backend`'s service) and their
+    SHA-256, built once per process and kept in memory.
 
     Never read back from a shared cache: a submission run without the sandbox has the grader's
     Unix rights and could rewrite any file, so every grading run copies these bytes (and the
     checker compares with them) instead of trusting a file on disk.
     """
-    key = json.dumps([asdict(learner) for learner in extra], ensure_ascii=False)
+    if backend not in BACKENDS:
+        raise ValueError(
+            f"backend inconnu\u00a0: {backend!r} (connus\u00a0: {', '.join(BACKENDS)})"
+        )
+    learners = json.dumps([asdict(learner) for learner in extra], ensure_ascii=False)
+    key = f"{backend}:{learners}"
     with _lock:
         if key not in _built:
-            data = _build_private(key)
+            data = _build_private(learners, backend)
             _built[key] = (data, hashlib.sha256(data).hexdigest())
         return _built[key]
 
@@ -205,11 +242,11 @@ def write_fixture(target: str | os.PathLike[str]) -> Path:
     return target
 
 
-def main(path: str) -> int:
+def main(path: str, backend: str = "course") -> int:
     learners = json.loads(sys.stdin.read() or "[]")
-    build(path, tuple(LearnerSpec.from_dict(d) for d in learners))
+    build(path, tuple(LearnerSpec.from_dict(d) for d in learners), backend)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(*sys.argv[1:3]))

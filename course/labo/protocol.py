@@ -49,6 +49,7 @@ class RunPlan:
 
     calls: tuple[PlannedCall, ...]
     deadline: float
+    service: Literal["course", "adk"] = "course"  # whose SqliteSessionService oublier gets
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -56,7 +57,8 @@ class RunPlan:
     @classmethod
     def from_json(cls, text: str) -> RunPlan:
         data = json.loads(text)
-        return cls(tuple(PlannedCall(**c) for c in data["calls"]), float(data["deadline"]))
+        service = "adk" if data.get("service") == "adk" else "course"
+        return cls(tuple(PlannedCall(**c) for c in data["calls"]), float(data["deadline"]), service)
 
 
 @dataclass(frozen=True)

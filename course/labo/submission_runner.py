@@ -4,10 +4,11 @@
 The grading process starts it (in the sandbox when grading, see ``course.labo.sandbox``), with a
 time limit, and never imports anything from the notebook's kernel. The work folder holds the
 cell (``submission.py``) and fresh copies of the base. For each planned call it opens a new
-``SqliteSessionService`` on its copy, awaits ``oublier(service, user_id)``, copies the database
-file and its ``-wal`` as they are right after the call (before the service closes, as in a tutor
-that keeps running), then writes the call's outcome on the journal (a pipe). The files are
-judged by another fresh process (``course.labo.snapshot_checker``).
+``SqliteSessionService`` on its copy (the course's; or, for the ADK appendix, google-adk 2.10's,
+given the path as ``db_path`` since ADK keeps it private), awaits ``oublier(service, user_id)``,
+copies the database file and its ``-wal`` as they are right after the call (before the service
+closes, as in a tutor that keeps running), then writes the call's outcome on the journal (a
+pipe). The files are judged by another fresh process (``course.labo.snapshot_checker``).
 
 Connections the student's code opens with ``sqlite3.connect`` are watched: one left with an open
 transaction is reported (it holds the database's write lock), then closed, so that the next call
@@ -120,6 +121,16 @@ class _Watch:
                 pass
 
 
+def _adk_service(path: Path):
+    """google-adk 2.10's SqliteSessionService on `path`, with the path a learner keeps herself
+    (ADK has no ``db_path``) under the name the TP's ``oublier`` reads."""
+    from google.adk.sessions.sqlite_session_service import SqliteSessionService as Adk
+
+    service = Adk(str(path))
+    service.db_path = str(path)
+    return service
+
+
 def _describe(exc: BaseException) -> RaisedError:
     return RaisedError(type(exc).__name__, str(exc)[:500])
 
@@ -208,7 +219,8 @@ def main(workdir: str, journal_fd: int) -> int:
     os.chdir(work)
     current: list[str] = []
     _start_watchdog(plan, watch, current, write)
-    asyncio.run(_run_calls(oublier, work, plan, SqliteSessionService, watch, write, current))
+    service_cls = _adk_service if plan.service == "adk" else SqliteSessionService
+    asyncio.run(_run_calls(oublier, work, plan, service_cls, watch, write, current))
     return 0
 
 

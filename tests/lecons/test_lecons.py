@@ -452,38 +452,6 @@ def test_lesson_5_states_every_way_to_change_state_and_what_close_copies():
     assert "`-wal` et `-shm` du mode WAL ont été recopiés" not in md
 
 
-def test_the_appendix_runs_the_key_steps_with_adk(executed_lessons):
-    nb = executed_lessons["06_annexe_adk.ipynb"][0]
-    assert "google-adk 2.10.0 est installé" in text_of(nb, "l6-c02")
-    assert "annexe_adk.db : la démonstration du cours" in text_of(nb, "l6-c04")
-    listing = text_of(nb, "l6-c06")
-    assert listing.count("événements chargés : 0") == 2
-    assert "2 événements relus par ADK" in listing and GREETING_AT_4.search(listing)
-    missing = text_of(nb, "l6-c09")
-    for name in ("close", "__aenter__", "db_path", "list_events"):
-        assert f"le service d'ADK a-t-il {name} ? non" in missing
-    assert "_db_path = 'annexe_adk.db'" in missing
-    assert re.search(r"créé par le cours  : mode wal .*-wal'\]", missing)  # control
-    assert "créé par ADK       : mode delete ; pendant une lecture : ['annexe_adk_neuf.db']" in (
-        missing
-    )
-    assert "index en plus des clés primaires : []" in missing
-    survives = text_of(nb, "l6-c14")
-    assert counts_line(survives, "alice") == (0, 0, 1)
-    assert counts_line(survives, "bob")[1] > 0
-    assert GREETING_AT_4.search(survives)
-    erased = text_of(nb, "l6-c16")
-    assert counts_line(erased, "alice") == (0, 0, 0)
-    assert counts_line(erased, "bob") == counts_line(survives, "bob")
-    assert "après  : « alice » {'fichier': 0, '-wal': 0} ; témoin « Lemercier » {'fichier': 1" in (
-        erased
-    )
-    assert "ADK relit alice : 0 session, état {}" in erased
-    other_way = text_of(nb, "l6-c19")
-    assert "le service du cours relit : 1 session de bob" in other_way
-    assert "mode du journal, ensuite : wal" in other_way and "ADK relit encore : 1" in other_way
-
-
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_student_version_runs_except_its_stubs(name: str, tmp_path: Path, run_notebook):
     student = read(STUDENT / name)

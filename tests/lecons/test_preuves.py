@@ -155,15 +155,21 @@ def test_lesson_5_deleted_session_check_returns_a_session_that_exists(run_until,
     assert deleted not in kept and "get_session sur la session supprimée : id=" in kept
 
 
-def test_appendix_erasure_check_finds_a_learner_that_was_not_erased(run_until, executed_lessons):
+def test_appendix_count_finds_sessions_that_adk_did_not_delete(run_until, executed_lessons):
     lesson = "06_annexe_adk.ipynb"
-    gone = "après  : « alice » {'fichier': 0, '-wal': 0}"
-    assert gone in written(executed_lessons, lesson, "l6-c16")
+    gone = "Alice : 0 session(s), 0 événement(s), 1 ligne(s) dans user_states"
+    assert gone in written(executed_lessons, lesson, "l6-c14")
     kept = run_until(
-        lesson, "l6-c16", ("l6-c16", 'await oublier_avec_adk(adk, COPIE, "alice")', "pass")
+        lesson,
+        "l6-c14",
+        (
+            "l6-c14",
+            'await adk.delete_session(app_name=APP_NAME, user_id="alice", session_id=s.id)',
+            "pass",
+        ),
     )
-    m = re.search(r"après  : « alice » \{'fichier': (\d+)", kept)
-    assert m and int(m.group(1)) > 0
+    m = re.search(r"Alice : (\d+) session\(s\), (\d+) événement", kept)
+    assert m and int(m.group(1)) > 0 and int(m.group(2)) > 0
 
 
 def test_appendix_listing_shows_a_wal_when_the_adk_file_has_one(run_until, executed_lessons):
@@ -177,7 +183,7 @@ def test_appendix_listing_shows_a_wal_when_the_adk_file_has_one(run_until, execu
             "l6-c09",
             "neuf = AdkSqliteSessionService(str(NEUF))",
             "sqlite3.connect(NEUF).execute('PRAGMA journal_mode = WAL').connection.close()\n"
-            "    neuf = AdkSqliteSessionService(str(NEUF))",
+            "neuf = AdkSqliteSessionService(str(NEUF))",
         ),
     )
     assert "créé par ADK       : mode wal" in in_wal and "annexe_adk_neuf.db-wal" in in_wal

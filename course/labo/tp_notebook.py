@@ -1,0 +1,89 @@
+"""Reads a learner's own ``oublier`` cell from their saved TP notebook.
+
+The ADK appendix checks the learner's function on a base written by google-adk 2.10 instead of
+showing an erasure of its own: the TP's answer is the learner's to write. The notebook is the
+learner's file (any content): every problem is a French sentence saying what to do, never a
+traceback, and nothing of it runs here.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+from pathlib import Path
+
+__all__ = ["TP_NOTEBOOK", "OublierIntrouvable", "oublier_cell_source"]
+
+# Where the TP sits beside the lessons (notebooks/lecons and notebooks/oublier, or the folders
+# nbgrader's fetch makes on a hub)
+TP_NOTEBOOK = Path("..") / "oublier" / "oublier.ipynb"
+GRADE_ID = "oublier"  # the nbgrader id of the TP's answer cell
+
+
+class OublierIntrouvable(Exception):
+    """No usable ``oublier`` in the notebook; the message says why, in French."""
+
+
+def _defines_oublier(source: str) -> ast.AsyncFunctionDef | ast.FunctionDef | None:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.AsyncFunctionDef | ast.FunctionDef) and node.name == "oublier":
+            return node
+    return None
+
+
+def _is_stub(function: ast.AsyncFunctionDef | ast.FunctionDef) -> bool:
+    """The generated stub: the body raises NotImplementedError at its top level."""
+    for statement in function.body:
+        if isinstance(statement, ast.Raise) and statement.exc is not None:
+            exc = statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc
+            if isinstance(exc, ast.Name) and exc.id == "NotImplementedError":
+                return True
+    return False
+
+
+def oublier_cell_source(notebook: str | os.PathLike[str] = TP_NOTEBOOK) -> str:
+    """The source of the TP's ``oublier`` cell, as last saved; raises OublierIntrouvable."""
+    path = Path(notebook)
+    if not path.is_file():
+        raise OublierIntrouvable(
+            f"Votre TP est introuvable\u00a0: {path} n'existe pas (depuis le dossier "
+            f"{Path.cwd().name}/). Le TP noté est oublier/oublier.ipynb, à côté du dossier des "
+            "leçons\u00a0; sur le hub, récupérez-le d'abord (onglet Assignments)."
+        )
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        sources = []
+        for cell in cells:
+            if cell.get("cell_type") != "code":
+                continue
+            source = cell.get("source", "")
+            source = "".join(source) if isinstance(source, list) else str(source)
+            grade_id = (cell.get("metadata") or {}).get("nbgrader", {}).get("grade_id")
+            sources.append((grade_id == GRADE_ID, source))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise OublierIntrouvable(
+            f"{path} n'est pas un notebook lisible ({type(exc).__name__})\u00a0: ouvrez-le dans "
+            "JupyterLab et enregistrez-le."
+        ) from None
+    # the answer cell first (its nbgrader id), else any code cell that defines oublier
+    for _answer, source in sorted(sources, key=lambda item: not item[0]):
+        function = _defines_oublier(source)
+        if function is None:
+            continue
+        if _is_stub(function):
+            raise OublierIntrouvable(
+                f"Votre fonction oublier n'est pas encore écrite dans {path} (elle lève encore "
+                "NotImplementedError)\u00a0: écrivez-la dans le TP, enregistrez le notebook, "
+                "puis relancez cette cellule."
+            )
+        return source
+    raise OublierIntrouvable(
+        f"Aucune cellule de {path} ne définit oublier (avec async def oublier(service, "
+        "user_id)), ou elle contient une erreur de syntaxe\u00a0: corrigez-la dans le TP, "
+        "enregistrez, puis relancez cette cellule."
+    )
