@@ -19,7 +19,7 @@ TP = ROOT / "solutions" / "oublier" / "oublier.ipynb"
 LESSONS = sorted(p.name for p in SOLUTIONS.glob("0[1-5]_*.ipynb"))
 START = "00_commencer_ici.ipynb"
 NBSP = "\u00a0"
-BOX = "> **Du cours ou d'ADK ?**"
+BOX = "> **Du cours ou d'ADK\u00a0?**"
 # a course name -> the import a learner writes with google-adk 2.10 instead (None: the course's own)
 ADK_IMPORT = {
     "Runner": "from google.adk.runners import Runner",
