@@ -428,7 +428,7 @@ def test_lesson_5_claims(executed_lessons):
     child = re.search(r"processus (\d+) : 20 événements relus", other)
     kernel = re.search(r"processus de ce notebook : (\d+)", other)
     assert child and kernel and child.group(1) != kernel.group(1)
-    assert re.search(r"dernier message : .*alice", other)
+    assert re.search(r"dernier message : .*Alice", other)
     assert text_of(nb, "l5-c09").count("\n") == 5
     paging = text_of(nb, "l5-c10")
     assert "tailles des pages : [6, 6, 6, 2] soit 20 événements" in paging
