@@ -9,7 +9,14 @@ PYTEST := $(BIN)/pytest
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: lab test test-fast test-browser test-hub test-classe lint bench system-deps setup setup-test notebooks clean
-.PHONY: lock bench-setup
+.PHONY: lock bench-setup help
+
+## make help: every target and what it does (from the `##` comment that names it, in this
+## Makefile and grader/grader.mk)
+help:
+	@awk '/^## / { line = substr($$0, 4); \
+	    if (!block) { sub(/^make /, "", line); printf "\nmake %s\n", line } \
+	    else print "    " line; block = 1; next } { block = 0 }' $(MAKEFILE_LIST)
 
 # Every install comes from a lock in requirements/ (exact versions, hash-checked), made from
 # uv.lock by `make lock`. uv installs them in seconds: the uv on PATH, else uv from PyPI into .venv
@@ -47,7 +54,9 @@ $(VENV)/.stamp-lint: requirements/lint.txt | $(VENV)/.stamp-venv
 	$(call install,--require-hashes -r requirements/lint.txt)
 	touch $@
 
+## make setup: .venv with the course and what the lessons need (as `make lab`, without opening it)
 setup: $(VENV)/.stamp-runtime
+## make setup-test: .venv with what the tests need too
 setup-test: $(VENV)/.stamp-test
 
 ## make lock: re-solve uv.lock for pyproject.toml (universal: every OS, Python 3.11+; keeps the
@@ -84,12 +93,15 @@ system-deps:
 test: setup-test lint system-deps
 	$(PYTEST) -q -ra --durations=25 tests
 
+## make test-fast: everything but the browser, hub and end-to-end nbgrader tests
 test-fast: setup-test
 	$(PYTEST) -q -ra tests -m "not browser and not hub and not slow"
 
+## make test-browser: every notebook run in JupyterLab in headless Chromium
 test-browser: setup-test system-deps
 	$(PYTEST) -q -ra tests -m browser
 
+## make test-hub: a whole class cycle on a real JupyterHub with nbgrader's exchange
 test-hub: setup-test system-deps
 	$(PYTEST) -q -ra tests -m hub
 
@@ -111,6 +123,7 @@ bench: setup-test
 bench-setup:
 	$(PYTHON) tests/bench/bench_setup.py $(BENCH_ARGS)
 
+## make clean: remove .venv, .artefacts and build (nothing of the instructor's)
 clean:
 	rm -rf $(VENV) .artefacts build
 

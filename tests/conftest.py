@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO, SERVICE_KINDS, close_service, make_service
+from helpers import REPO, SERVICE_KINDS, Backend, close_service, make_backend
 
 from course.sessions._schema import (
     APP_STATES_TABLE_SCHEMA,
@@ -40,33 +40,63 @@ def sqlite_db_path(tmp_path: Path) -> Path:
     return tmp_path / "tuteur.db"
 
 
-@pytest.fixture(params=SERVICE_KINDS)
-async def session_service(
-    request: pytest.FixtureRequest, sqlite_db_path: Path
-) -> AsyncIterator[Any]:
-    """Each of the four session services, fresh, closed after the test."""
-    service = make_service(request.param, sqlite_db_path)
-    try:
-        yield service
-    finally:
-        await close_service(service)
+# -- the session services: one family ----------------------------------------------------------
+# ``backend`` is each of the four services (helpers.SERVICE_KINDS) with its classes;
+# ``session_service`` is its service, ``second_service`` a second instance on the same storage
+# (``Backend.again``), ``backend_factory``/``service_factory`` build more inside a test. Every
+# service made here is closed at teardown, even when the test fails.
 
 
 @pytest.fixture
-async def service_factory() -> AsyncIterator[Callable[[str, Path | None], Any]]:
-    """``make(kind, db_path)``: a fresh service, closed at teardown even if the test fails."""
+async def backend_factory(tmp_path: Path) -> AsyncIterator[Callable[..., Backend]]:
+    """``make(kind, db_path=None)``: a fresh Backend (a file kind on ``db_path``, else on a
+    new file of its own)."""
     made: list[Any] = []
 
-    def make(kind: str, db_path: Path | None) -> Any:
-        service = make_service(kind, db_path)
-        made.append(service)
-        return service
+    def make(kind: str, db_path: Path | None = None) -> Backend:
+        if db_path is None:
+            db_path = tmp_path / f"{kind}-{len(made)}.db"
+        backend = make_backend(kind, db_path)
+        made.append(backend.service)
+        return backend
 
     try:
         yield make
     finally:
         for service in made:
             await close_service(service)
+
+
+@pytest.fixture(params=SERVICE_KINDS)
+def backend(
+    request: pytest.FixtureRequest, backend_factory: Callable[..., Backend], sqlite_db_path: Path
+) -> Backend:
+    """Each of the four session services, fresh (a file kind on ``sqlite_db_path``)."""
+    return backend_factory(request.param, sqlite_db_path)
+
+
+@pytest.fixture
+def session_service(backend: Backend) -> Any:
+    """Each of the four session services, fresh, closed after the test."""
+    return backend.service
+
+
+@pytest.fixture
+async def second_service(backend: Backend) -> AsyncIterator[Any]:
+    """A second instance of ``backend``'s service on the same storage: a new service object on
+    the same file; for an in-memory kind, whose store lives in its object, that object."""
+    other = backend.again()
+    try:
+        yield other
+    finally:
+        if other is not backend.service:
+            await close_service(other)
+
+
+@pytest.fixture
+def service_factory(backend_factory: Callable[..., Backend]) -> Callable[[str, Path | None], Any]:
+    """``make(kind, db_path)``: a fresh service, closed at teardown even if the test fails."""
+    return lambda kind, db_path=None: backend_factory(kind, db_path).service
 
 
 ADK_TABLES = (

@@ -236,6 +236,10 @@ _MERMAID = re.compile(
     re.MULTILINE,
 )
 _CSS = re.compile(r"\{[^{}]*[\w-]+\s*:\s*[^;{}]+;[^{}]*\}")
+# a string that starts with an SQL statement (in capitals, as the course writes SQL) is SQL
+_SQL = re.compile(
+    r"^\s*(CREATE|SELECT|INSERT|UPDATE|DELETE|REPLACE|PRAGMA|DROP|ALTER|WITH|BEGIN|COMMIT)\b"
+)
 _CODE_IN_STRING = re.compile(
     r"^\s*(def|async def|class|import|from|for|while|if|with|return|await)\b", re.MULTILINE
 )
@@ -255,8 +259,9 @@ _PY_HEADER = re.compile(
 
 
 def _is_code(text: str) -> bool:
-    """Mermaid or CSS source, or Python source held in a string (a lesson writing a .py file)."""
-    if _MERMAID.search(text) or _CSS.search(text):
+    """Mermaid, CSS or SQL source, or Python source held in a string (a lesson writing a .py
+    file)."""
+    if _MERMAID.search(text) or _CSS.search(text) or _SQL.match(text):
         return True
     if _CODE_IN_STRING.search(text):
         try:
@@ -396,21 +401,15 @@ def check_notebook(path: Path, root: Path) -> list[Finding]:
 
 # ---------------------------------------------------------------------------- what is checked
 
-# the course's internals that mirror google-adk (its API, its English errors) are not prose
-INTERNAL = ("course/sessions/", "course/events/")
-
 
 def learner_files(root: Path) -> list[Path]:
     """Every file whose text a learner (or an instructor) reads: the lessons and the TP (both
-    versions), the README, and the course's and the grading's Python modules."""
+    versions), the README, and the course's and the grading's Python modules (the session
+    service's errors and docstrings included: a learner reads them)."""
     files = sorted(root.glob("notebooks/**/*.ipynb")) + sorted(root.glob("solutions/**/*.ipynb"))
     files += [root / "README.md"]
     for tree in ("course", "grader/grading"):
-        files += [
-            p
-            for p in sorted((root / tree).glob("**/*.py"))
-            if not p.relative_to(root).as_posix().startswith(INTERNAL)
-        ]
+        files += sorted((root / tree).glob("**/*.py"))
     return [
         p
         for p in files

@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import sqlite3
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +23,12 @@ import psutil
 __all__ = [
     "REPO",
     "SERVICE_KINDS",
+    "STORAGE",
+    "Backend",
     "alive",
     "close_service",
     "free_port",
+    "make_backend",
     "make_service",
     "network_free_env",
     "open_files_under",
@@ -36,8 +41,19 @@ __all__ = [
 REPO = Path(__file__).resolve().parent.parent
 
 # The session services every test of the tutor and of the service runs against: the course's
-# two and, as the reference, google-adk 2.10's two.
+# two and, as the reference, google-adk 2.10's two. Each kind says where its storage lives,
+# which decides what a second instance is (``Backend.again``): "file", a new service object on
+# the same file; "object", the service object itself (an in-memory store lives in its object:
+# a second object would be a second, empty store, so two callers share one by sharing the
+# object). A server backend would add "server" (a new client on the same URL); a kind that
+# declares no storage is refused, so it can never get a second instance by accident.
 SERVICE_KINDS = ("course-memory", "course-sqlite", "adk-memory", "adk-sqlite")
+STORAGE = {
+    "course-memory": "object",
+    "course-sqlite": "file",
+    "adk-memory": "object",
+    "adk-sqlite": "file",
+}
 
 
 def make_service(kind: str, db_path: Path | None) -> Any:
@@ -66,6 +82,112 @@ async def close_service(service: Any) -> None:
     close = getattr(service, "close", None)
     if close is not None:
         await close()
+
+
+@dataclass
+class Backend:
+    """A session service of one kind, with the model classes and errors that go with it
+    (course.events and course.sessions, or google.adk and google.genai), so that one test
+    body serves every kind."""
+
+    name: str
+    service: Any
+    db_path: Path | None
+    events: Any  # the module holding Event, EventActions, Content, Part and the part kinds
+    GetSessionConfig: Any
+    AlreadyExistsError: type[BaseException]
+    SessionNotFoundError: type[BaseException]
+    StaleSessionError: type[BaseException]
+
+    @property
+    def is_adk(self) -> bool:
+        return self.name.startswith("adk")
+
+    def __getattr__(self, name: str) -> Any:
+        # Event, EventActions, Content, Part, Blob, FunctionCall...: the kind's own classes
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.events, name)
+
+    def again(self) -> Any:
+        """A second service instance on the same storage (see ``STORAGE``)."""
+        storage = STORAGE[self.name]
+        if storage == "file":
+            return make_service(self.name, self.db_path)
+        if storage == "object":
+            return self.service
+        raise ValueError(f"no second instance declared for storage {storage!r}")
+
+    def text_event(self, text: str, author: str = "user", delta: dict | None = None, **kw):
+        """An event carrying one text part and an optional state delta."""
+        role = "user" if author == "user" else "model"
+        return self.Event(
+            author=author,
+            invocation_id=kw.pop("invocation_id", "inv-1"),
+            content=self.Content(role=role, parts=[self.Part(text=text)]),
+            actions=self.EventActions(state_delta=delta or {}),
+            **kw,
+        )
+
+    def sql(self, query: str, params: tuple = ()) -> list[tuple]:
+        """Read the file directly (file backends only)."""
+        assert self.db_path is not None
+        with sqlite3.connect(self.db_path) as conn:
+            return conn.execute(query, params).fetchall()
+
+
+def make_backend(kind: str, db_path: Path | None) -> Backend:
+    """A fresh ``Backend`` of one of ``SERVICE_KINDS`` (a file kind on ``db_path``)."""
+    if kind not in STORAGE:
+        raise ValueError(f"unknown service kind {kind!r}: one of {SERVICE_KINDS}")
+    if STORAGE[kind] == "file" and db_path is None:
+        raise ValueError(f"{kind} needs a db_path")
+    if STORAGE[kind] != "file":
+        db_path = None
+    service = make_service(kind, db_path)
+    if kind.startswith("course"):
+        from course import events, sessions
+
+        return Backend(
+            kind,
+            service,
+            db_path,
+            events,
+            sessions.GetSessionConfig,
+            sessions.AlreadyExistsError,
+            sessions.SessionNotFoundError,
+            sessions.StaleSessionError,
+        )
+    from google.adk.errors._stale_session_error import StaleSessionError
+    from google.adk.errors.already_exists_error import AlreadyExistsError
+    from google.adk.errors.session_not_found_error import SessionNotFoundError
+    from google.adk.sessions.base_session_service import GetSessionConfig
+
+    return Backend(
+        kind,
+        service,
+        db_path,
+        _AdkEvents(),
+        GetSessionConfig,
+        AlreadyExistsError,
+        SessionNotFoundError,
+        StaleSessionError,
+    )
+
+
+class _AdkEvents:
+    """ADK's Event and EventActions, google.genai's content types, under one roof."""
+
+    def __getattr__(self, name: str) -> Any:
+        from google.adk import events
+        from google.adk.events import event_actions
+        from google.adk.tools import tool_confirmation
+        from google.genai import types
+
+        for module in (events, event_actions, tool_confirmation, types):
+            if hasattr(module, name):
+                return getattr(module, name)
+        raise AttributeError(name)
 
 
 def say(text: str, delta: dict[str, Any] | None = None, **fields: Any) -> Any:

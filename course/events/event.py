@@ -8,9 +8,10 @@ from typing import Any
 
 from pydantic import Field, field_serializer
 
-from ._base import EventModel
-from .content import Content, FunctionCall, FunctionResponse
+from ._base import EventModel, Record
+from .content import Content, FunctionCall, FunctionResponse, Transcription
 from .event_actions import EventActions
+from .metadata import GenerateContentResponseUsageMetadata, GroundingMetadata
 from .node_info import NodeInfo
 
 __all__ = ["Event"]
@@ -19,12 +20,12 @@ __all__ = ["Event"]
 class Event(EventModel):
     """Un événement de l'historique d'une session (comme ``Event`` d'ADK, même JSON stocké).
 
-    Sans ``id``, il reçoit un uuid4 ; sans ``timestamp``, l'heure actuelle, comme dans ADK.
+    Sans ``id``, il reçoit un uuid4\u00a0; sans ``timestamp``, l'heure actuelle, comme dans ADK.
     """
 
     model_version: str | None = None
     content: Content | None = None
-    grounding_metadata: Any | None = None
+    grounding_metadata: GroundingMetadata | None = None
     partial: bool | None = None
     turn_complete: bool | None = None
     turn_complete_reason: Any | None = None
@@ -34,17 +35,17 @@ class Event(EventModel):
     error_message: str | None = None
     interrupted: bool | None = None
     custom_metadata: dict[str, Any] | None = None
-    usage_metadata: Any | None = None
-    live_session_resumption_update: Any | None = None
+    usage_metadata: GenerateContentResponseUsageMetadata | None = None
+    live_session_resumption_update: Record | None = None
     live_session_id: str | None = None
-    go_away: Any | None = None
-    voice_activity: Any | None = None
-    input_transcription: Any | None = None
-    output_transcription: Any | None = None
+    go_away: Record | None = None
+    voice_activity: Record | None = None
+    input_transcription: Transcription | None = None
+    output_transcription: Transcription | None = None
     avg_logprobs: float | None = None
-    logprobs_result: Any | None = None
-    cache_metadata: Any | None = None
-    citation_metadata: Any | None = None
+    logprobs_result: Record | None = None
+    cache_metadata: Record | None = None
+    citation_metadata: Record | None = None
     interaction_id: str | None = None
     environment_id: str | None = None
     invocation_id: str = ""
@@ -83,7 +84,7 @@ class Event(EventModel):
         return [p.function_response for p in parts if p.function_response is not None]
 
     def is_final_response(self) -> bool:
-        """True pour une réponse finale : ni appel ni réponse d'outil, pas partielle."""
+        """True pour une réponse finale\u00a0: ni appel ni réponse d'outil, pas partielle."""
         if self.actions.skip_summarization or self.long_running_tool_ids:
             return True
         return (

@@ -62,7 +62,7 @@ def write(db: sqlite3.Connection, work: Callable[..., T], *args: Any) -> T:
             if attempt == BEGIN_ATTEMPTS - 1:
                 raise DatabaseBusyError(
                     "La base est verrouillée en écriture par un autre programme depuis trop "
-                    "longtemps ; réessayez plus tard. Rien n'a été écrit."
+                    "longtemps\u00a0; réessayez plus tard. Rien n'a été écrit."
                 ) from exc
             time.sleep(0.05 * (attempt + 1))
     try:
@@ -95,9 +95,9 @@ def loads_state(text: str, where: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except (TypeError, ValueError) as exc:
-        raise InvalidDatabaseError(f"État illisible dans la table {where} : {exc}.") from None
+        raise InvalidDatabaseError(f"État illisible dans la table {where}\u00a0: {exc}.") from None
     if not isinstance(value, dict):
-        raise InvalidDatabaseError(f"État de la table {where} : un objet JSON était attendu.")
+        raise InvalidDatabaseError(f"État de la table {where}\u00a0: un objet JSON était attendu.")
     return value
 
 
@@ -301,7 +301,7 @@ def append_event(
     if storage_time > seen_update_time:
         raise StaleSessionError(
             "Cette session a été modifiée ailleurs depuis sa lecture (last_update_time plus "
-            "ancien que celui enregistré) : relisez-la avec get_session. Rien n'a été écrit."
+            "ancien que celui enregistré)\u00a0: relisez-la avec get_session. Rien n'a été écrit."
         )
     app_delta, user_delta, own_delta = deltas
     if app_delta:

@@ -24,8 +24,9 @@ __all__ = ["BaseSessionService", "GetSessionConfig", "ListSessionsResponse"]
 class GetSessionConfig(BaseModel):
     """Quels événements ``get_session`` renvoie.
 
-    ``num_recent_events`` : None pour tous, n > 0 pour les n derniers, 0 pour aucun (négatif
-    refusé) ; ``after_timestamp`` : seulement les événements dont l'horodatage est >= à lui.
+    ``num_recent_events``\u00a0: None pour tous, n > 0 pour les n derniers, 0 pour aucun
+    (négatif refusé)\u00a0; ``after_timestamp``\u00a0: seulement les événements dont
+    l'horodatage est >= à lui.
     """
 
     num_recent_events: int | None = None
@@ -72,7 +73,7 @@ def next_update_time(event_timestamp: float, storage_time: float) -> float:
 class BaseSessionService(abc.ABC):
     """Crée, relit, liste et supprime des sessions, et leur ajoute des événements.
 
-    Même API que les services de google-adk 2.10 : méthodes asynchrones, arguments nommés.
+    Même API que les services de google-adk 2.10\u00a0: méthodes asynchrones, arguments nommés.
     """
 
     @abc.abstractmethod
@@ -86,7 +87,7 @@ class BaseSessionService(abc.ABC):
     ) -> Session:
         """Crée une session et la renvoie.
 
-        ``session_id`` est débarrassé de ses espaces ; vide ou None, il devient un uuid4.
+        ``session_id`` est débarrassé de ses espaces\u00a0; vide ou None, il devient un uuid4.
         Les clés ``app:`` et ``user:`` de ``state`` vont dans l'état partagé, ``temp:`` n'est
         pas gardé. Une session qui existe déjà lève ``AlreadyExistsError``.
         """
@@ -108,17 +109,17 @@ class BaseSessionService(abc.ABC):
         self, *, app_name: str, user_id: str | None = None
     ) -> ListSessionsResponse:
         """Les sessions d'un utilisateur (de tous si ``user_id`` est None), de la plus
-        anciennement modifiée à la plus récente : état fusionné, mais ``events=[]`` (un index,
+        anciennement modifiée à la plus récente\u00a0: état fusionné, mais ``events=[]`` (un index,
         pas un rechargement)."""
 
     @abc.abstractmethod
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
-        """Supprime une session et ses événements. L'état ``user:`` et ``app:`` reste !
+        """Supprime une session et ses événements. L'état ``user:`` et ``app:`` reste\u00a0!
         Une session absente n'est pas une erreur."""
 
     @abc.abstractmethod
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
-        """L'état ``user:`` de l'utilisateur, clés sans le préfixe ; ``{}`` s'il n'y en a
+        """L'état ``user:`` de l'utilisateur, clés sans le préfixe\u00a0; ``{}`` s'il n'y en a
         pas."""
 
     @abc.abstractmethod
@@ -134,8 +135,8 @@ class BaseSessionService(abc.ABC):
     ) -> list[Event]:
         """Une page des événements d'une session, dans l'ordre du temps.
 
-        Positions numérotées à partir de 1 : les événements après la position ``after``, en
-        sautant encore ``offset``, au plus ``limit``. Session absente : SessionNotFoundError.
+        Positions numérotées à partir de 1\u00a0: les événements après la position ``after``, en
+        sautant encore ``offset``, au plus ``limit``. Session absente\u00a0: SessionNotFoundError.
         """
 
     @abc.abstractmethod
@@ -143,10 +144,10 @@ class BaseSessionService(abc.ABC):
         """Store one event atomically (staleness check included); return the new update time."""
 
     async def append_event(self, session: Session, event: Event) -> Event:
-        """Ajoute un événement : l'enregistre avec son ``state_delta``, puis met ``session``
+        """Ajoute un événement\u00a0: l'enregistre avec son ``state_delta``, puis met ``session``
         à jour en mémoire.
 
-        Un événement ``partial`` est renvoyé sans être enregistré ; les clés ``temp:`` ne vont
+        Un événement ``partial`` est renvoyé sans être enregistré\u00a0; les clés ``temp:`` ne vont
         que dans ``session.state``. Lève SessionNotFoundError, StaleSessionError (la session a
         changé ailleurs depuis sa lecture) ou DuplicateEventError, et alors rien n'est écrit.
         """
@@ -154,10 +155,13 @@ class BaseSessionService(abc.ABC):
             raise InvalidArgumentError(
                 f"session doit être une Session de course.sessions, pas {type(session).__name__}."
             )
+        # An event of ADK's own classes is stored by its JSON, and, as ADK does, the very
+        # object given is what the session gets and what is returned.
+        given = event
         if not isinstance(event, Event):
             event = _as_course_event(event)
         if event.partial:
-            return event
+            return given
         delta = event.actions.state_delta or {}
         kept = {k: v for k, v in delta.items() if not k.startswith(State.TEMP_PREFIX)}
         dumps_state(kept, "Le state_delta de l'événement")
@@ -168,18 +172,20 @@ class BaseSessionService(abc.ABC):
         except Exception as exc:
             event.actions.state_delta = delta
             raise InvalidArgumentError(
-                f"L'événement ne peut pas s'écrire en JSON : {exc}. Rien n'a été enregistré."
+                f"L'événement ne peut pas s'écrire en JSON\u00a0: {exc}. Rien n'a été enregistré."
             ) from None
         for key, value in delta.items():
             if key.startswith(State.TEMP_PREFIX):
                 session.state[key] = value
         session.last_update_time = await self._store_event(session, event, event_json)
         self._update_session_state(session, event)
-        session.events.append(event)
-        return event
+        if given is not event and delta:
+            given.actions.state_delta = dict(kept)
+        session.events.append(given)
+        return given
 
     async def flush(self) -> None:
-        """Rien à vider : chaque ajout est enregistré avant de rendre la main (API d'ADK)."""
+        """Rien à vider\u00a0: chaque ajout est enregistré avant de rendre la main (API d'ADK)."""
         return None
 
     async def close(self) -> None:

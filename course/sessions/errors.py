@@ -39,7 +39,7 @@ class SessionNotFoundError(ValueError):
 
 
 class StaleSessionError(ValueError):
-    """La session a changé après sa lecture : relisez-la avec get_session."""
+    """La session a changé après sa lecture\u00a0: relisez-la avec get_session."""
 
 
 class InvalidArgumentError(ValueError, TypeError):
@@ -54,14 +54,14 @@ class DuplicateEventError(ValueError, sqlite3.IntegrityError):
 
 
 class InvalidDatabaseError(ValueError, RuntimeError):
-    """Fichier de base inutilisable : dossier absent, pas du SQLite, tables différentes.
+    """Fichier de base inutilisable\u00a0: dossier absent, pas du SQLite, tables différentes.
 
     C'est aussi une ``RuntimeError``, ce que lève ADK pour un fichier illisible.
     """
 
 
 class ReadOnlyDatabaseError(InvalidDatabaseError):
-    """Fichier en lecture seule : on lit, l'écriture est refusée avant tout changement."""
+    """Fichier en lecture seule\u00a0: on lit, l'écriture est refusée avant tout changement."""
 
 
 class DatabaseBusyError(RuntimeError):
@@ -69,4 +69,4 @@ class DatabaseBusyError(RuntimeError):
 
 
 class ServiceClosedError(RuntimeError):
-    """Le service a été fermé avec ``close()`` : créez-en un nouveau pour continuer."""
+    """Le service a été fermé avec ``close()``\u00a0: créez-en un nouveau pour continuer."""

@@ -41,7 +41,7 @@ class _StoredSession:
 
 
 class InMemorySessionService(BaseSessionService):
-    """Les sessions en mémoire, perdues à la fin du processus : pour les tests et les démos."""
+    """Les sessions en mémoire, perdues à la fin du processus\u00a0: pour les tests et les démos."""
 
     def __init__(self) -> None:
         self._sessions: dict[tuple[str, str, str], _StoredSession] = {}
@@ -109,8 +109,8 @@ class InMemorySessionService(BaseSessionService):
             start = bisect.bisect_left(rows, (config.after_timestamp,))
             rows = rows[start:]
         if config is not None and config.num_recent_events is not None:
-            n = config.num_recent_events
-            rows = rows[len(rows) - n :] if n else []
+            # the last n, or all of them when there are fewer (never a negative start)
+            rows = rows[max(0, len(rows) - config.num_recent_events) :]
         return Session(
             id=session_id,
             app_name=app_name,
@@ -175,7 +175,7 @@ class InMemorySessionService(BaseSessionService):
         if stored.update_time > session.last_update_time:
             raise StaleSessionError(
                 "Cette session a été modifiée ailleurs depuis sa lecture (last_update_time "
-                "plus ancien que celui enregistré) : relisez-la avec get_session."
+                "plus ancien que celui enregistré)\u00a0: relisez-la avec get_session."
             )
         if event.id in stored.event_ids:
             raise DuplicateEventError(

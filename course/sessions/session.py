@@ -15,7 +15,7 @@ class Session(BaseModel):
     """Une conversation d'un utilisateur dans une application (comme ``Session`` d'ADK).
 
     ``state`` contient les clés de la session, plus les clés ``app:`` et ``user:`` fusionnées
-    à la lecture ; ``last_update_time`` sert à repérer une copie périmée.
+    à la lecture\u00a0; ``last_update_time`` sert à repérer une copie périmée.
     """
 
     model_config = ConfigDict(

@@ -97,8 +97,8 @@ def _prepare(db: sqlite3.Connection, path: Path, read_only: bool) -> None:
         if table not in tables:
             if read_only:
                 raise ReadOnlyDatabaseError(
-                    f"La base {str(path)!r} est en lecture seule et n'a pas de table {table!r} : "
-                    "ce n'est pas une base de sessions."
+                    f"La base {str(path)!r} est en lecture seule et n'a pas de table "
+                    f"{table!r}\u00a0: ce n'est pas une base de sessions."
                 )
             continue
         columns = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
@@ -106,8 +106,8 @@ def _prepare(db: sqlite3.Connection, path: Path, read_only: bool) -> None:
         if missing:
             raise InvalidDatabaseError(
                 f"La table {table!r} de {str(path)!r} n'a pas les colonnes attendues "
-                f"(il manque : {', '.join(missing)}). Ce fichier n'a pas le format des sessions "
-                "d'ADK 2.10 ; il n'a pas été modifié."
+                f"(il manque\u00a0: {', '.join(missing)}). Ce fichier n'a pas le format des "
+                "sessions d'ADK 2.10\u00a0; il n'a pas été modifié."
             )
     if read_only:
         return
@@ -140,7 +140,7 @@ def _statements(script: str) -> list[str]:
 class SqliteSessionService(BaseSessionService):
     """Les sessions dans un fichier SQLite, au format d'ADK 2.10 (ADK le lit et l'écrit aussi).
 
-    ``SqliteSessionService("tuteur.db")`` vérifie seulement le chemin ; la connexion s'ouvre au
+    ``SqliteSessionService("tuteur.db")`` vérifie seulement le chemin\u00a0; la connexion s'ouvre au
     premier appel et reste ouverte jusqu'à ``await service.close()`` (ou la fin de
     ``async with SqliteSessionService(chemin) as service:``). ``service.db_path`` donne le
     chemin du fichier.
@@ -160,7 +160,7 @@ class SqliteSessionService(BaseSessionService):
 
     @property
     def read_only(self) -> bool:
-        """True si le fichier est en lecture seule : on lit, toute écriture lève
+        """True si le fichier est en lecture seule\u00a0: on lit, toute écriture lève
         ReadOnlyDatabaseError."""
         return self._read_only
 
@@ -169,7 +169,7 @@ class SqliteSessionService(BaseSessionService):
     async def _connection(self) -> ConnectionThread:
         if self._closed:
             raise ServiceClosedError(
-                f"Ce service ({self.db_path}) a été fermé avec close() : créez-en un nouveau."
+                f"Ce service ({self.db_path}) a été fermé avec close()\u00a0: créez-en un nouveau."
             )
         if self._conn is None:
             if self._open_lock is None:
@@ -199,7 +199,7 @@ class SqliteSessionService(BaseSessionService):
                 )
             )
         except sqlite3.Error as exc:
-            raise InvalidDatabaseError(f"Impossible d'ouvrir {str(path)!r} : {exc}.") from None
+            raise InvalidDatabaseError(f"Impossible d'ouvrir {str(path)!r}\u00a0: {exc}.") from None
         try:
             await conn.run(partial(_prepare, path=path, read_only=read_only))
         except BaseException:
@@ -226,7 +226,7 @@ class SqliteSessionService(BaseSessionService):
         conn = self._conn if self._conn is not None else await self._connection()
         if write and self._read_only:
             raise ReadOnlyDatabaseError(
-                f"La base {str(self.db_path)!r} est en lecture seule (droits du fichier) : "
+                f"La base {str(self.db_path)!r} est en lecture seule (droits du fichier)\u00a0: "
                 "lecture possible, écriture refusée. Rien n'a été modifié."
             )
         runner = ops.write if write else ops.run_alone if alone else ops.read
@@ -251,7 +251,7 @@ class SqliteSessionService(BaseSessionService):
             raise
 
     async def close(self) -> None:
-        """Ferme la connexion (deux fois sans souci) : plus aucun descripteur ouvert sur le
+        """Ferme la connexion (deux fois sans souci)\u00a0: plus aucun descripteur ouvert sur le
         fichier ensuite."""
         self._closed = True
         conn, self._conn = self._conn, None

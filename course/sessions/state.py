@@ -66,12 +66,12 @@ def dumps_state(state: dict[str, Any], what: str = "L'état") -> str:
     for key in state:
         if not isinstance(key, str):
             raise InvalidArgumentError(
-                f"{what} n'accepte que des clés texte (str) ; clé refusée : {key!r}."
+                f"{what} n'accepte que des clés texte (str)\u00a0; clé refusée\u00a0: {key!r}."
             )
     try:
         return json.dumps(state, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidArgumentError(
             f"{what} doit pouvoir s'écrire en JSON (texte, nombres, booléens, None, listes, "
-            f"dictionnaires) : {exc}. Rien n'a été enregistré."
+            f"dictionnaires)\u00a0: {exc}. Rien n'a été enregistré."
         ) from None

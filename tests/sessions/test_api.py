@@ -112,7 +112,13 @@ async def test_an_adk_event_is_accepted_by_its_json(sqlite_service):
         invocation_id="i",
         content=types.Content(role="user", parts=[types.Part(text="Bonjour")]),
     )
-    stored = await sqlite_service.append_event(session=session, event=adk_event)
+    # as with ADK, the event given is the one returned (and appended to the session)...
+    assert await sqlite_service.append_event(session=session, event=adk_event) is adk_event
+    # ...and what is read back is the course's Event, with the very same JSON
+    again = await sqlite_service.get_session(
+        app_name="tuteur", user_id="alice", session_id=session.id
+    )
+    [stored] = again.events
     assert isinstance(stored, Event) and stored.id == adk_event.id
     assert stored.model_dump_json(exclude_none=True) == adk_event.model_dump_json(exclude_none=True)
     with pytest.raises(ValueError, match="Event de course.events"):

@@ -13,7 +13,7 @@ import json
 import time
 
 import pytest
-from helpers import open_files_under
+from helpers import STORAGE, make_backend, open_files_under
 
 APP = "tuteur"
 
@@ -92,28 +92,80 @@ async def test_get_session_returns_events_in_time_order_and_merged_state(backend
     assert again.last_update_time == session.last_update_time
 
 
-async def test_get_session_num_recent_events(backend):
+# num_recent_events: none, one, some, exactly all, more than exist, none at all (None)
+RECENT = [0, 1, 3, 5, 6, 100, None]
+# after_timestamp, as an offset from the first event (events at 0, 1, 2, 3, 4): before all,
+# equal to the first, between two, equal to one in the middle, equal to the last, after all;
+# None for no filter
+AFTER = [-10.0, 0.0, 1.5, 2.0, 4.0, 4.5, None]
+
+
+async def test_get_session_config_at_every_boundary(backend):
+    """Every combination of num_recent_events and after_timestamp: the events stamped at or
+    after ``after_timestamp`` (``>=``), of which the last ``num_recent_events``, in time order."""
     session = await new_session(backend)
-    for i in range(6):
-        await backend.service.append_event(session=session, event=backend.text_event(str(i)))
-    last3 = await reload(backend, session, config=backend.GetSessionConfig(num_recent_events=3))
-    assert [e.content.parts[0].text for e in last3.events] == ["3", "4", "5"]
-    none = await reload(backend, session, config=backend.GetSessionConfig(num_recent_events=0))
-    assert none.events == []
+    base = time.time() - 100
+    for i in range(5):
+        event = backend.text_event(str(i), timestamp=base + i)
+        await backend.service.append_event(session=session, event=event)
+    wrong = {}
+    for recent in RECENT:
+        for after in AFTER:
+            kept = [str(i) for i in range(5) if after is None or i >= after]
+            if recent is not None:
+                kept = kept[len(kept) - min(recent, len(kept)) :]
+            config = backend.GetSessionConfig(
+                num_recent_events=recent, after_timestamp=None if after is None else base + after
+            )
+            got = [
+                e.content.parts[0].text
+                for e in (await reload(backend, session, config=config)).events
+            ]
+            if got != kept:
+                wrong[(recent, after)] = (got, kept)
+    assert wrong == {}
+
+
+async def test_get_session_config_on_an_empty_session_and_by_default(backend):
+    session = await new_session(backend)
+    for config in (
+        backend.GetSessionConfig(),
+        backend.GetSessionConfig(num_recent_events=3),
+        backend.GetSessionConfig(after_timestamp=time.time() - 10, num_recent_events=0),
+    ):
+        assert (await reload(backend, session, config=config)).events == []
+    assert backend.GetSessionConfig().num_recent_events is None
+    assert backend.GetSessionConfig().after_timestamp is None
+    await backend.service.append_event(session=session, event=backend.text_event("seul"))
+    whole = await reload(backend, session, config=backend.GetSessionConfig())
+    assert [e.content.parts[0].text for e in whole.events] == ["seul"]
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"num_recent_events": -1}, {"num_recent_events": 1.5}, {"after_timestamp": "hier"}],
+    ids=["negative", "not-an-int", "not-a-time"],
+)
+def test_get_session_config_refuses_bad_values(backend, fields):
     with pytest.raises(ValueError):
-        backend.GetSessionConfig(num_recent_events=-1)
+        backend.GetSessionConfig(**fields)
 
 
-async def test_get_session_after_timestamp_keeps_later_or_equal(backend):
+async def test_the_other_sides_config_is_read_the_same(backend):
+    """A GetSessionConfig of ADK handed to the course's service, and the other way round."""
+    from google.adk.sessions.base_session_service import GetSessionConfig as AdkConfig
+
+    from course.sessions import GetSessionConfig as CourseConfig
+
+    other = CourseConfig if backend.is_adk else AdkConfig
     session = await new_session(backend)
-    base = time.time()
+    base = time.time() - 100
     for i in range(4):
         event = backend.text_event(str(i), timestamp=base + i)
         await backend.service.append_event(session=session, event=event)
-    later = await reload(
-        backend, session, config=backend.GetSessionConfig(after_timestamp=base + 2)
-    )
-    assert [e.content.parts[0].text for e in later.events] == ["2", "3"]
+    config = other(num_recent_events=2, after_timestamp=base + 1)
+    got = await reload(backend, session, config=config)
+    assert [e.content.parts[0].text for e in got.events] == ["2", "3"]
 
 
 async def test_equal_timestamps_keep_append_order(backend, adk_does_worse):
@@ -297,6 +349,29 @@ async def test_update_time_never_moves_backwards(backend, adk_does_worse):
     assert (await reload(backend, session)).last_update_time == session.last_update_time
 
 
+async def test_a_second_instance_reads_and_writes_the_same_storage(backend, second_service):
+    """What the two-instance tests rest on: a second instance is another service object
+    wherever the storage lives outside the object (a file), the object itself for an
+    in-memory store, and each sees and extends what the other wrote."""
+    if STORAGE[backend.name] == "object":
+        assert second_service is backend.service
+    else:
+        assert second_service is not backend.service
+    session = await new_session(backend, state={"user:niveau": 2})
+    await backend.service.append_event(session=session, event=backend.text_event("un"))
+    seen = await second_service.get_session(app_name=APP, user_id="alice", session_id=session.id)
+    assert [e.content.parts[0].text for e in seen.events] == ["un"]
+    assert seen.state == {"user:niveau": 2}
+    await second_service.append_event(session=seen, event=backend.text_event("deux"))
+    again = await reload(backend, session)
+    assert [e.content.parts[0].text for e in again.events] == ["un", "deux"]
+
+
+def test_a_kind_that_declares_no_storage_gets_no_service():
+    with pytest.raises(ValueError, match="unknown service kind"):
+        make_backend("serveur-sans-stockage", None)
+
+
 async def test_racing_writers_exactly_one_wins(backend, adk_does_worse, second_service):
     adk_does_worse("ADK checks staleness outside the write transaction")
     other = second_service
@@ -367,13 +442,13 @@ async def test_state_that_is_not_json_is_refused_and_nothing_stored(backend, adk
 
 
 @pytest.mark.parametrize("backend", ["course-sqlite", "adk-sqlite"], indirect=True)
-async def test_no_file_handle_left_once_closed(backend, backend_maker, tmp_path, adk_does_worse):
+async def test_no_file_handle_left_once_closed(backend, adk_does_worse):
     adk_does_worse("ADK's constructor leaves a sqlite3 connection open until garbage collection")
     await new_session(backend)
     await backend.service.get_user_state(app_name=APP, user_id="alice")
     gc.disable()  # what a program holds, not what a lucky garbage collection would free
     try:
-        other = backend_maker(backend.name, tmp_path, backend.db_path).service  # existing file
+        other = backend.again()  # a second service on the existing file
         for service in (backend.service, other):
             close = getattr(service, "close", None)
             if close is not None:

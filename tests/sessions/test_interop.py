@@ -96,15 +96,15 @@ async def describe_file(kit) -> dict:
     [("course-sqlite", "adk-sqlite"), ("adk-sqlite", "course-sqlite")],
     ids=["course-writes-adk-reads", "adk-writes-course-reads"],
 )
-async def test_file_written_by_one_is_read_by_the_other(backend_maker, tmp_path, writer, reader):
+async def test_file_written_by_one_is_read_by_the_other(backend_factory, tmp_path, writer, reader):
     db_path = tmp_path / "partage.db"
-    write_kit = backend_maker(writer, tmp_path, db_path)
+    write_kit = backend_factory(writer, db_path)
     await write_conversation(write_kit)
     seen_by_writer = await describe_file(write_kit)
     if hasattr(write_kit.service, "close"):
         await write_kit.service.close()
 
-    read_kit = backend_maker(reader, tmp_path, db_path)
+    read_kit = backend_factory(reader, db_path)
     seen_by_reader = await describe_file(read_kit)
     assert seen_by_reader == seen_by_writer
     alice_first = seen_by_reader[("alice", seen_by_reader["alice"][0])]
@@ -122,7 +122,7 @@ async def test_file_written_by_one_is_read_by_the_other(backend_maker, tmp_path,
     )
     if hasattr(read_kit.service, "close"):
         await read_kit.service.close()
-    again = backend_maker(writer, tmp_path, db_path)
+    again = backend_factory(writer, db_path)
     bob = await again.service.get_session(app_name=APP, user_id="bob", session_id=session.id)
     assert [e.content.parts[0].text for e in bob.events] == ["Salut", "suite"]
     assert bob.state == {"app:version": 1, "app:vu": True, "user:niveau": 2}
@@ -155,10 +155,10 @@ def file_layout(path) -> dict:
         }
 
 
-async def test_course_file_has_adk_tables_plus_its_indexes(backend_maker, tmp_path):
+async def test_course_file_has_adk_tables_plus_its_indexes(backend_factory):
     layouts = {}
     for name in ("course-sqlite", "adk-sqlite"):
-        kit = backend_maker(name, tmp_path)
+        kit = backend_factory(name)
         await kit.service.create_session(app_name=APP, user_id="alice")
         if hasattr(kit.service, "close"):
             await kit.service.close()

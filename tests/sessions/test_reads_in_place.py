@@ -3,7 +3,9 @@
 ``SqliteSessionService`` saves the thread hop on reads (see ``_run``). These tests show where
 each statement runs, that a read meeting another program's lock waits in the worker and not in
 the event loop, that a read never uses the connection while the worker holds it, and that many
-concurrent reads and writes on one service stay consistent.
+concurrent reads and writes on one service stay consistent. They assert what happened, in what
+order, never how fast: the event loop itself releases the lock a read waits for, so a read that
+blocked the loop would never end (it fails once SQLite's busy timeout runs out).
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-import time
 
 from helpers import say
 
@@ -19,48 +20,34 @@ from course.sessions import SqliteSessionService
 from course.sessions import sqlite_session_service as service_module
 
 APP = "tuteur"
-HELD = 0.5  # seconds another program keeps its lock
-MAX_GAP = 0.25  # the loop must never stall this long while that lock is held
+PATIENT_MS = 30_000  # a busy timeout no passing run reaches: the test itself releases the lock
 
 
-class LoopWatch:
-    """Ticks every 5 ms on the event loop and keeps the longest gap between two ticks."""
-
-    def __init__(self) -> None:
-        self.longest = 0.0
-        self._task: asyncio.Task | None = None
-
-    async def _tick(self) -> None:
-        last = time.perf_counter()
-        while True:
-            await asyncio.sleep(0.005)
-            now = time.perf_counter()
-            self.longest = max(self.longest, now - last)
-            last = now
-
-    async def __aenter__(self) -> LoopWatch:
-        self._task = asyncio.create_task(self._tick())
-        await asyncio.sleep(0.02)
-        return self
-
-    async def __aexit__(self, *exc) -> None:
-        assert self._task is not None
-        await asyncio.sleep(0.02)  # a tick after the last call: a stall just before counts too
-        self._task.cancel()
+async def until(condition, what: str) -> None:
+    """Yield to the event loop until ``condition()`` holds (at most about 100 s)."""
+    for _ in range(100_000):
+        if condition():
+            return
+        await asyncio.sleep(0.001)
+    raise AssertionError(f"jamais arrivé : {what}")
 
 
-def release_later(conn: sqlite3.Connection, seconds: float) -> threading.Timer:
-    """Commit ``conn``'s transaction (releasing its lock) from another thread after a while."""
-    timer = threading.Timer(seconds, lambda: conn.execute("COMMIT"))
-    timer.start()
-    return timer
+def timeouts_of_reads(statements: list[str]) -> set[str]:
+    """The busy timeouts in force when each statement other than a PRAGMA ran."""
+    current, seen = "default", set()
+    for sql in statements:
+        if sql.startswith("PRAGMA busy_timeout"):
+            current = sql.split("=")[1].strip()
+        elif not sql.startswith("PRAGMA"):
+            seen.add(current)
+    return seen
 
 
-def stop_timer(timer: threading.Timer | None) -> None:
-    """Cancel the release if a failure came first, and wait for the timer's thread to end."""
-    if timer is not None:
-        timer.cancel()
-        timer.join()
+async def patient(service: SqliteSessionService) -> None:
+    """Make the service's connection wait for locks as long as it takes (in its worker)."""
+    conn = await service._connection()
+    conn._busy_timeout_ms = PATIENT_MS
+    await conn.run(lambda db: db.execute(f"PRAGMA busy_timeout = {PATIENT_MS}"))
 
 
 async def test_reads_run_in_the_loop_thread_and_writes_in_the_worker(sqlite_service):
@@ -89,6 +76,8 @@ async def test_reads_run_in_the_loop_thread_and_writes_in_the_worker(sqlite_serv
 async def test_a_read_meeting_a_lock_waits_in_the_worker_not_in_the_loop(
     sqlite_db_path, monkeypatch
 ):
+    """The lock is released by the event loop itself, while the read waits: had the read
+    waited in the loop's thread, nothing could release it and it would fail (busy)."""
     # A file in a rollback journal: the service cannot switch it to WAL while another program
     # reads it, so its readers can meet a writer's lock (in WAL they seldom do).
     async with SqliteSessionService(sqlite_db_path) as service:
@@ -97,55 +86,75 @@ async def test_a_read_meeting_a_lock_waits_in_the_worker_not_in_the_loop(
         conn.execute("PRAGMA journal_mode = DELETE")
     conn.close()
     other = sqlite3.connect(sqlite_db_path, isolation_level=None, check_same_thread=False)
-    monkeypatch.setattr(service_module, "BUSY_TIMEOUT_MS", 1500)  # the open below waits this
-    timer = None
+    monkeypatch.setattr(service_module, "BUSY_TIMEOUT_MS", 200)  # the open below waits this
     try:
         other.execute("BEGIN")
         other.execute("SELECT count(*) FROM sessions").fetchone()
         async with SqliteSessionService(sqlite_db_path) as service:
             await service.list_sessions(app_name=APP)  # opens, keeping the old mode
+            await patient(service)
+            statements: list[tuple[int, str]] = []
+            await service._conn.run(
+                lambda db: db.set_trace_callback(
+                    lambda sql: statements.append((threading.get_ident(), sql))
+                )
+            )
             other.execute("COMMIT")
             assert other.execute("PRAGMA journal_mode").fetchone() == ("delete",)
             other.execute("BEGIN EXCLUSIVE")  # no one may read until it commits
-            timer = release_later(other, HELD)
-            async with LoopWatch() as watch:
-                start = time.perf_counter()
-                listing = await service.list_sessions(app_name=APP, user_id="alice")
-                waited = time.perf_counter() - start
+            read = asyncio.create_task(service.list_sessions(app_name=APP, user_id="alice"))
+            # the read went to the worker, which now waits for the lock...
+            await until(lambda: service._conn.in_use, "la lecture attend dans le fil")
+            for _ in range(10):  # the loop goes on running while the read waits
+                await asyncio.sleep(0)
+            assert not read.done()
+            other.execute("COMMIT")  # ...and the loop, free meanwhile, releases it
+            listing = await read
+            await service._conn.run(lambda db: db.set_trace_callback(None))
     finally:
-        stop_timer(timer)
         other.close()
     assert [s.id for s in listing.sessions] == ["s1"]
-    assert waited >= HELD - 0.1  # it did wait for the lock...
-    assert watch.longest < MAX_GAP  # ...and the loop kept running meanwhile
+    # in the loop's thread, the read was tried with no patience at all (busy timeout 0), then
+    # the worker read the listing
+    loop = threading.get_ident()
+    assert timeouts_of_reads([sql for thread, sql in statements if thread == loop]) == {"0"}
+    assert any("FROM sessions" in sql for thread, sql in statements if thread != loop)
 
 
 async def test_a_read_waits_for_the_worker_and_never_shares_the_connection(sqlite_service):
+    """A read arriving while the worker holds the connection queues behind it (it does not
+    use the connection in place): it ends after the write and sees its event."""
     session = await sqlite_service.create_session(app_name=APP, user_id="alice")
+    await patient(sqlite_service)
     other = sqlite3.connect(sqlite_service.db_path, isolation_level=None, check_same_thread=False)
-    timer = None
+    order: list[str] = []
     try:
         other.execute("BEGIN IMMEDIATE")  # the service's write waits for this lock, in its worker
-        timer = release_later(other, HELD)
-        async with LoopWatch() as watch:
-            write = asyncio.create_task(
-                sqlite_service.append_event(session=session, event=say("Bonjour"))
-            )
-            for _ in range(500):  # until the worker is inside the write, holding the connection
-                if sqlite_service._conn.in_use:
-                    break
-                await asyncio.sleep(0.01)
-            assert sqlite_service._conn.in_use and not write.done()
-            read = await sqlite_service.get_session(
+
+        async def write() -> None:
+            await sqlite_service.append_event(session=session, event=say("Bonjour"))
+            order.append("write")
+
+        async def read():
+            got = await sqlite_service.get_session(
                 app_name=APP, user_id="alice", session_id=session.id
             )
-            await write
+            order.append("read")
+            return got
+
+        writing = asyncio.create_task(write())
+        await until(lambda: sqlite_service._conn.in_use, "l'écriture tient la connexion")
+        reading = asyncio.create_task(read())
+        for _ in range(10):  # a read wrongly run in place would end in its first step
+            await asyncio.sleep(0)
+        assert order == [] and not reading.done() and not writing.done()
+        other.execute("COMMIT")  # released by the loop, free while both wait
+        await writing
+        got = await reading
     finally:
-        stop_timer(timer)
         other.close()
-    # The read queued behind the write (same connection, one at a time): it sees the event.
-    assert [e.content.parts[0].text for e in read.events] == ["Bonjour"]
-    assert watch.longest < MAX_GAP
+    assert order == ["write", "read"]
+    assert [e.content.parts[0].text for e in got.events] == ["Bonjour"]
 
 
 async def test_concurrent_reads_and_writes_on_one_service_stay_consistent(sqlite_service):

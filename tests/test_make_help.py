@@ -1,0 +1,46 @@
+"""`make help` lists every target of the Makefile and grader/grader.mk, from its `##` comment."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+from helpers import REPO
+
+MAKEFILES = (REPO / "Makefile", REPO / "grader" / "grader.mk")
+
+
+def phony_targets() -> set[str]:
+    """The targets each file declares .PHONY (the ones a person types)."""
+    names: set[str] = set()
+    for path in MAKEFILES:
+        text = path.read_text(encoding="utf-8").replace("\\\n", " ")
+        for line in re.findall(r"^\.PHONY:(.*)$", text, flags=re.M):
+            names.update(line.split())
+    return names
+
+
+def defined_targets() -> set[str]:
+    return {
+        name
+        for path in MAKEFILES
+        for name in re.findall(r"^([a-z][a-z-]*):", path.read_text(encoding="utf-8"), flags=re.M)
+    }
+
+
+def test_make_help_lists_every_target_with_what_it_does():
+    out = subprocess.run(
+        ["make", "-s", "--no-print-directory", "help"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    listed = re.findall(r"^make ([a-z][a-z-]*)\b(.*)$", out, flags=re.M)
+    names = [name for name, _ in listed]
+    assert len(names) == len(set(names)), names
+    assert set(names) == phony_targets()
+    assert set(names) <= defined_targets()
+    # each with a description, not only its name
+    assert all(":" in rest and rest.split(":", 1)[1].strip() for _, rest in listed), listed
