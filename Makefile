@@ -40,7 +40,7 @@ $(VENV)/.stamp-venv:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	touch $@
 
-$(VENV)/.stamp-runtime: requirements/lab.txt pyproject.toml | $(VENV)/.stamp-venv
+$(VENV)/.stamp-runtime: requirements/lab.txt pyproject.toml course/save_hook.py | $(VENV)/.stamp-venv
 	$(call install,--require-hashes -r requirements/lab.txt)
 	$(call install,--no-deps -e .)
 	$(PY) -m course.save_hook

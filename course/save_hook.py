@@ -47,7 +47,15 @@ CONFIG_FILE = "course-memoire-tuteur.json"  # in <prefix>/etc/jupyter/jupyter_se
 SERVER_CONFIG = {"ServerApp": {"jpserver_extensions": {"course.save_hook": True}}}
 # JupyterLab's default settings for the environment (<prefix>/share/jupyter/lab/settings/
 # overrides.d/, one file per package): the interface in French
-LAB_SETTINGS = {"@jupyterlab/translation-extension:plugin": {"locale": "fr_FR"}}
+LAB_SETTINGS = {
+    "@jupyterlab/translation-extension:plugin": {"locale": "fr_FR"},
+    # no « Souhaitez-vous être informé des nouvelles officielles de Jupyter ? » on the first
+    # screen: the course runs offline, news and update checks would only reach for the network
+    "@jupyterlab/apputils-extension:notification": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
+}
 # what ``pip install`` puts in the environment (pyproject's data-files), and ``enable`` writes
 DATA_FILES = {
     f"etc/jupyter/jupyter_server_config.d/{CONFIG_FILE}": SERVER_CONFIG,

@@ -119,14 +119,19 @@ VOCABULARY: list[tuple[re.Pattern[str], str, bool]] = [
     (re.compile(_WORD.format(r"carnets?(?! de notes)"), re.I), "« notebook »", False),
     (re.compile(_WORD.format(r"(?<!make )(?<!jupyter )labo?s?"), re.I), "« TP »", False),
     (re.compile(_WORD.format(r"équilibreurs?"), re.I), "« répartiteur de charge »", False),
-    # the learner of the lessons is `alice`, her user_id (a name in a chat message is data)
-    (re.compile(_WORD.format(r"Alice")), "`alice` (son user_id)", True),
+    # a person's name takes a capital in prose (« Alice va écrire », issue 21); her user_id is
+    # code, `alice`, and a quoted id ('bob' in SQL, "alice" in a call) is left alone
+    (
+        re.compile(_WORD.format(r"(?<!['\"])(?:alice|bob|chloé|chloe)(?!['\"])")),
+        "« Alice », « Bob », « Chloé » (un prénom prend une majuscule ; l'identifiant : `alice`)",
+        True,
+    ),
 ]
 
 
 def check_vocabulary(text: str, *, lesson: bool = True) -> list[tuple[int, str, None]]:
     """Words the glossary replaces, in a prose ``text`` (code already masked); ``lesson``: the
-    text is a lesson's or the TP's, where the learner is always ``alice``."""
+    text is a lesson's or the TP's, where learners are named (Alice, Bob)."""
     found = []
     for pattern, word, lessons_only in VOCABULARY:
         if lessons_only and not lesson:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import tomllib
 from pathlib import Path
 
@@ -34,7 +35,11 @@ def test_every_shipped_data_file_is_one_that_enable_writes():
     }
     assert shipped == save_hook.DATA_FILES
     assert save_hook.LAB_SETTINGS == {
-        "@jupyterlab/translation-extension:plugin": {"locale": "fr_FR"}
+        "@jupyterlab/translation-extension:plugin": {"locale": "fr_FR"},
+        "@jupyterlab/apputils-extension:notification": {
+            "fetchNews": "false",
+            "checkForUpdates": False,
+        },
     }
     assert "share/jupyter/lab/settings/overrides.d/course-memoire-tuteur.json" in shipped
 
@@ -92,3 +97,27 @@ def test_only_make_lab_loads_the_learner_view():
     lab_recipe = re.search(r"^lab:.*?(?=^\S|\Z)", (REPO / "Makefile").read_text(), re.M | re.S)
     assert lab_recipe and "jupyter-config/eleve" in lab_recipe.group(0)
     assert "jupyter-config/eleve" not in (REPO / "pyproject.toml").read_text()
+
+
+def test_the_news_prompt_is_off_by_a_setting_jupyterlab_accepts():
+    """JupyterLab asks « Souhaitez-vous être informé des nouvelles officielles de Jupyter ? » while
+    `fetchNews` is "none" (its default): the course sets it to "false" in the environment's
+    overrides, which `make lab` (save_hook.enable) and the hub's environment (a pip install of
+    the course, grader/hub/install-course-env.sh) both write. The value is checked against the
+    installed JupyterLab's own schema, so a misspelt key or value fails here."""
+    schema_file = (
+        Path(sys.prefix)
+        / "share/jupyter/lab/schemas/@jupyterlab/apputils-extension/notification.json"
+    )
+    assert schema_file.is_file(), schema_file
+    properties = read(schema_file)["properties"]
+    assert properties["fetchNews"]["default"] == "none"  # control: JupyterLab's default asks
+    shipped = read(CONFIG / "overrides.d" / "course-memoire-tuteur.json")
+    news = shipped["@jupyterlab/apputils-extension:notification"]
+    assert set(news) <= set(properties)
+    accepted = {choice["const"] for choice in properties["fetchNews"]["oneOf"]}
+    assert news["fetchNews"] in accepted and news["fetchNews"] == "false"
+    assert news["checkForUpdates"] is False
+    install = (REPO / "grader" / "hub" / "install-course-env.sh").read_text()
+    assert re.search(r'pip install .*\n?.*"\$build"', install), "the hub installs the course"
+    assert "-e " not in install.split('"$build"')[0].rsplit("pip install", 1)[1]

@@ -24,12 +24,16 @@ __all__ = [
     "TurnModel",
     "RuleTutorModel",
     "is_farewell",
+    "display_name",
     "is_greeting",
 ]
 
 # Session state the lesson shows: what the tutor is waiting for, a question's id or ASK_LEVEL.
 QUESTION_KEY = "question_en_cours"
 ASK_LEVEL = "niveau"
+
+# A user id is lower case in code ("alice"); the tutor greets a person: « Bonjour Alice ! ».
+_NAME_START = re.compile(r"(^|[\s'’-])(\w)")
 
 _GREETINGS = ("bonjour", "salut", "coucou", "bonsoir", "hello")
 _FAREWELLS = ("au revoir", "à bientôt", "a bientot", "bye", "quitter", "fin", "stop")
@@ -62,6 +66,12 @@ class TurnModel(Protocol):
 
 def _words(text: str) -> str:
     return " ".join(re.sub(r"[!?.,;:]", " ", text.lower()).split())
+
+
+def display_name(user_id: str) -> str:
+    """The name the tutor says: each word of the id capitalised (« o'connor » → « O'Connor »),
+    since French writes a person's name with a capital; the id itself stays as it is."""
+    return _NAME_START.sub(lambda m: m[1] + m[2].upper(), user_id)
 
 
 def is_greeting(text: str) -> bool:
@@ -114,7 +124,7 @@ class RuleTutorModel:
         return ModelResponse(Content(role="model", parts=[Part(function_call=call)]))
 
     def _after_user(self, request: ModelRequest, text: str) -> ModelResponse:
-        user, state = request.user_id, request.state
+        user, state = display_name(request.user_id), request.state
         record = read_progression(state)
         pending = state.get(QUESTION_KEY)
         if not text.strip():

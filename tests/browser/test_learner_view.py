@@ -139,6 +139,15 @@ def test_french_is_the_course_default_not_the_browser_locale(
     ) as response:
         plugin = json.load(response)
     assert plugin["schema"]["properties"]["locale"]["default"] == "fr_FR"
+    # and no news prompt on the first screen (JupyterLab asks while fetchNews is "none")
+    with urllib.request.urlopen(
+        f"{make_lab.base_url}/lab/api/settings/@jupyterlab/apputils-extension:notification"
+        f"?token={make_lab.token}",
+        timeout=10,
+    ) as response:
+        news = json.load(response)
+    assert news["schema"]["properties"]["fetchNews"]["default"] == "false"
+    assert news["schema"]["properties"]["checkForUpdates"]["default"] is False
     assert make_lab.settings is not None
     chosen = make_lab.settings / "@jupyterlab/translation-extension/plugin.jupyterlab-settings"
     chosen.parent.mkdir(parents=True, exist_ok=True)

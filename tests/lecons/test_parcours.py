@@ -115,10 +115,23 @@ def test_the_start_page_states_the_tp_grading_as_the_tp_defines_it():
     ]
     total = sum(c.metadata["nbgrader"]["points"] for c in graded)
     hidden = sum(c.metadata["nbgrader"]["points"] for c in graded if "HIDDEN TESTS" in c.source)
+    by_hand = sum(
+        c.metadata["nbgrader"]["points"]
+        for c in read(TP).cells
+        if c.metadata.get("nbgrader", {}).get("grade") and c.metadata["nbgrader"]["solution"]
+    )
     start = md_text(read(SOLUTIONS / START))
-    assert f"**{total} points**" in start
     assert f"**visibles** ({total - hidden} points)" in start
     assert f"**cachés** ({hidden} points)" in start
+    # the points stated one way everywhere: the start page, the TP's statement, the README
+    stated = f"noté sur **{total + by_hand} points** : **{total} points** de tests automatiques"
+    tp = md_text(read(TP))
+    readme = " ".join((ROOT / "README.md").read_text().replace(NBSP, " ").split())
+    for where, text in (("start", start), ("TP", tp), ("README", readme)):
+        text = " ".join(text.split())
+        assert stated in text, where
+        assert f"**{by_hand} points** de documentation" in text, where
+    assert (total, by_hand) == (10, 2)
 
 
 def test_the_glossary_defines_the_course_vocabulary_with_anchors():

@@ -115,10 +115,23 @@ def test_lesson_4_orphan_count_reports_orphans_when_the_pragma_is_missing(
 
 def test_lesson_4_byte_search_finds_a_name_that_was_not_deleted(run_until, executed_lessons):
     lesson = "04_effacer_un_eleve.ipynb"
-    last = re.compile(r"après VACUUM \+ checkpoint : bob \{'fichier': (\d+), '-wal': (\d+)\}")
+    last = re.compile(r"après VACUUM \+ checkpoint\s+: Bob \{'fichier': (\d+), '-wal': (\d+)\}")
     as_written = last.search(written(executed_lessons, lesson, "l4-c14"))
     assert as_written and as_written.groups() == ("0", "0")
-    kept = last.search(run_until(lesson, "l4-c14", ("l4-c14", 'eleve = "bob"', 'eleve = "zoe"')))
+    change = ("l4-c14", '(APP_NAME, "bob"))\n    c.commit()', '(APP_NAME, "zoe"))\n    c.commit()')
+    kept = last.search(run_until(lesson, "l4-c14", change))
+    assert kept and int(kept.group(1)) > 0
+
+
+def test_lesson_4_secure_delete_step_finds_the_name_when_the_pragma_is_off(
+    run_until, executed_lessons
+):
+    lesson = "04_effacer_un_eleve.ipynb"
+    line = re.compile(r"secure_delete \+ checkpoint\s*: Bob \{'fichier': (\d+), '-wal': (\d+)\}")
+    as_written = line.search(written(executed_lessons, lesson, "l4-c14"))
+    assert as_written and as_written.groups() == ("0", "0")
+    change = ("l4-c14", "(autre, secure_delete=True)", "(autre, secure_delete=False)")
+    kept = line.search(run_until(lesson, "l4-c14", change))
     assert kept and int(kept.group(1)) > 0
 
 

@@ -77,16 +77,16 @@ def test_terminal_session_then_reprendre_then_ctrl_c(
     child.expect_exact("Question (niveau 3, compréhensions de liste)")
     child.expect_exact(PROMPT)
     child.sendline("au revoir")
-    child.expect_exact("À bientôt, alice ! Bilan : niveau 3 (0 bonnes réponses sur 0)")
+    child.expect_exact("À bientôt, Alice ! Bilan : niveau 3 (0 bonnes réponses sur 0)")
     assert _finish(child) == 0
     assert read_db(sqlite_db_path)["counts"] == {session_id: 8}
 
     again = spawn_tutor("--user", "alice", "--db", str(sqlite_db_path), "--reprendre")
     again.expect_exact(f"Reprise de la session {session_id}")
-    again.expect_exact("tuteur> À bientôt, alice !")  # where the learner left off
+    again.expect_exact("tuteur> À bientôt, Alice !")  # where the learner left off
     again.expect_exact(PROMPT)
     again.sendline("Bonjour")
-    again.expect_exact("Bon retour, alice ! Tu es au niveau 3")
+    again.expect_exact("Bon retour, Alice ! Tu es au niveau 3")
     again.expect_exact(PROMPT)
     again.sendintr()  # Ctrl-C at the prompt
     again.expect_exact("Interrompu (Ctrl-C) : ce qui était déjà dit est enregistré")

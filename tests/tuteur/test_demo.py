@@ -60,7 +60,7 @@ async def test_demo_gives_the_lessons_result_on_every_service(
         LESSON_PROGRESSION
     )
     greeting = second.events[1].content.parts[0].text
-    assert greeting.startswith("Bon retour, alice ! Tu es au niveau 4 (2 bonnes réponses sur 3)")
+    assert greeting.startswith("Bon retour, Alice ! Tu es au niveau 4 (2 bonnes réponses sur 3)")
     listed = await session_service.list_sessions(app_name=APP_NAME, user_id="alice")
     assert [s.id for s in listed.sessions] == [first.id, second.id]
     # same words, calls and deltas as a fresh run on the course's in-memory service

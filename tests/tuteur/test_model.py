@@ -11,7 +11,7 @@ import pytest
 from course.events import Content, FunctionResponse, Part
 from course.tuteur import ModelRequest, RuleTutorModel, TurnModel
 from course.tuteur.agent import DeltaState, ToolContext
-from course.tuteur.model import QUESTION_KEY, is_farewell, is_greeting
+from course.tuteur.model import QUESTION_KEY, display_name, is_farewell, is_greeting
 from course.tuteur.questions import QUESTIONS, choose_question, question_by_id
 from course.tuteur.tools import apply_answer, enregistrer_reponse, fixer_niveau, new_progression
 
@@ -97,7 +97,7 @@ def test_model_follows_the_protocol_and_is_pure() -> None:
     req = _request(_user("Bonjour"))
     assert model.respond(req) == model.respond(req)
     hello = model.respond(req)
-    assert hello.content.parts[0].text.startswith("Bonjour alice !")
+    assert hello.content.parts[0].text.startswith("Bonjour Alice !")
     assert hello.state_delta == {QUESTION_KEY: "niveau"}
 
 
@@ -182,3 +182,14 @@ def test_importing_the_tutor_writes_nothing_and_needs_no_adk() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_the_tutor_greets_a_name_with_a_capital_and_keeps_the_id() -> None:
+    """French writes a person's name with a capital: « Bonjour Alice ! », not « alice »."""
+    assert display_name("alice") == "Alice" and display_name("chloé") == "Chloé"
+    assert display_name("o'connor") == "O'Connor"
+    assert display_name("jean-paul") == "Jean-Paul"
+    model = RuleTutorModel()
+    hello = model.respond(_request(_user("Bonjour")))
+    assert "alice" not in hello.content.parts[0].text  # control: the request's id is "alice"
+    assert _request(_user("Bonjour")).user_id == "alice"

@@ -1,0 +1,283 @@
+"""Issue 21, the lessons' side: each lesson says which names are the course's and which a
+learner imports from ADK, lessons lead to the TP (not to an answer), retention is a time rule,
+no lesson leaves personal data behind, and the smaller facts and words the issue lists."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from helpers import REPO as ROOT
+
+from course.labo.evaluate import extract_source
+from course.sessions._schema import INDEX_NAMES
+
+SOLUTIONS = ROOT / "solutions" / "lecons"
+TP = ROOT / "solutions" / "oublier" / "oublier.ipynb"
+LESSONS = sorted(p.name for p in SOLUTIONS.glob("0[1-5]_*.ipynb"))
+START = "00_commencer_ici.ipynb"
+NBSP = "\u00a0"
+BOX = "> **Du cours ou d'ADK\u00a0?**"
+# a course name -> the import a learner writes with google-adk 2.10 instead (None: the course's own)
+ADK_IMPORT = {
+    "Runner": "from google.adk.runners import Runner",
+    "Tuteur": "from google.adk.agents import LlmAgent",
+    "message": "from google.genai.types import Content, Part",
+    "SqliteSessionService": (
+        "from google.adk.sessions.sqlite_session_service import SqliteSessionService"
+    ),
+    "InMemorySessionService": "from google.adk.sessions import InMemorySessionService",
+    "GetSessionConfig": "from google.adk.sessions.base_session_service import GetSessionConfig",
+    "Event": "from google.adk.events import Event, EventActions",
+    "EventActions": "from google.adk.events import Event, EventActions",
+    "Content": "from google.genai.types import Content, Part",
+    "Part": "from google.genai.types import Content, Part",
+    "APP_NAME": None,
+    "demo": None,
+}
+WORDS = {2: "deux", 3: "trois", 4: "quatre"}
+# what the lessons make learners say about themselves: no file a lesson leaves may hold it
+PERSONAL_DATA = ("Lemercier",)
+
+
+def read(name: str | Path) -> nbformat.NotebookNode:
+    return nbformat.read(SOLUTIONS / name if isinstance(name, str) else name, as_version=4)
+
+
+def tags(cell) -> list[str]:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def prose(source: str) -> str:
+    """Markdown without code fences, code spans and link targets, one kind of space."""
+    source = re.sub(r"```.*?```", " ", source, flags=re.S)
+    source = re.sub(r"`[^`\n]*`", " ", source)
+    source = re.sub(r"\]\([^)]*\)", "]", source)
+    return source.replace(NBSP, " ")
+
+
+def markdown(nb) -> str:
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown").replace(NBSP, " ")
+
+
+def output(nb, cell_id: str) -> str:
+    cell = next(c for c in nb.cells if c.id == cell_id)
+    return "".join(
+        o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in cell.outputs
+    ).replace(NBSP, " ")
+
+
+# ------------------------------------------------------------------ the course's names and ADK's
+
+
+def course_imports(nb) -> list[str]:
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    found = re.findall(r"^from course\.(?:tuteur|sessions|events) import (.+)$", code, re.M)
+    return [name.strip() for line in found for name in line.split(",")]
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_each_lesson_says_which_names_are_the_courses_and_what_adk_imports_instead(name):
+    nb = read(name)
+    boxes = [c for c in nb.cells if c.cell_type == "markdown" and c.source.startswith(BOX)]
+    assert len(boxes) == 1, f"{name}: one « Du cours ou d'ADK ? » box"
+    assert nb.cells.index(boxes[0]) == 2, "right after the imports"
+    box = boxes[0].source.replace(NBSP, " ")
+    names = course_imports(nb)
+    assert names, name
+    for course_name in names:
+        assert course_name in ADK_IMPORT, f"{name}: say what {course_name} is"
+        assert f"`{course_name}`" in box, f"{name}: the box names {course_name}"
+        if ADK_IMPORT[course_name]:
+            assert f"> {ADK_IMPORT[course_name]}" in box, (name, course_name)
+    own = [n for n in names if ADK_IMPORT[n] is None or n in {"Tuteur", "message"}]
+    assert re.search(r"sont propres au cours|est propre au cours", box)
+    assert all(f"`{n}`" in box.split("propre")[0] for n in own), "the course's own, named first"
+
+
+def test_the_adk_imports_the_boxes_give_work_with_adk_2_10():
+    pytest.importorskip("google.adk")
+    lines = set()
+    for name in LESSONS:
+        box = next(c.source for c in read(name).cells if c.source.startswith(BOX))
+        lines |= {ln[2:].split("  #")[0] for ln in box.splitlines() if ln.startswith("> from ")}
+    assert "from google.adk.runners import Runner" in lines and len(lines) >= 6
+    for line in sorted(lines):
+        exec(line, {})  # noqa: S102 - the course's own lines, checked against the real ADK
+
+
+# ------------------------------------------------------------------ lessons lead to the TP
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_lessons_lead_to_the_tp_not_to_the_annex(name):
+    text = "\n".join(c.source for c in read(name).cells)
+    assert "06_annexe_adk.ipynb" not in text, f"{name} links to the annex before the TP"
+    assert "fait le même effacement" not in text
+
+
+@pytest.mark.parametrize("name", [START, *LESSONS])
+def test_no_lesson_code_deletes_what_only_the_tp_erases(name):
+    """Lessons measure (sessions deleted in copies); the user_states DELETE is the TP's."""
+    for cell in read(name).cells:
+        if cell.cell_type != "code":
+            continue
+        deleted = set(re.findall(r"DELETE FROM (\w+)", cell.source))
+        assert deleted <= {"sessions"}, (name, cell.id, deleted)
+
+
+# ------------------------------------------------------------------ retention, personal data
+
+
+def test_retention_is_a_time_rule_with_user_states_justified():
+    nb = read(LESSONS[4])
+    section = markdown(nb).split("## Une durée de conservation", 1)[1].split("\n## ", 1)[0]
+    assert "depuis 30 jours" in section and "dernière" in section and "last_update_time" in section
+    assert "user_states" in section and "oublier" in section  # kept, and why, and until when
+    code = "\n".join(c.source for c in nb.cells)
+    assert "garder_les_dernieres" not in code and "sessions[:-k]" not in code
+    solution = next(c.source for c in nb.cells if "def supprimer_inactives" in c.source)
+    assert "last_update_time" in solution and "86400" in solution
+
+
+def test_the_retention_check_rejects_a_count_rule(tmp_path: Path, run_notebook):
+    """Control: a « keep the 2 latest » rule, the old exercise, fails the time rule's check."""
+    nb = read(LESSONS[4])
+    ids = [c.id for c in nb.cells]
+    nb.cells = nb.cells[: ids.index("l5-c29") + 1]
+    exercise = next(c for c in nb.cells if c.id == "l5-c28")
+    exercise.source = (
+        "async def supprimer_inactives(service, jours):\n"
+        "    if jours < 0:\n"
+        "        raise ValueError(jours)\n"
+        "    reponse = await service.list_sessions(app_name=APP_NAME, user_id='chloe')\n"
+        "    sessions = reponse.sessions\n"
+        "    for s in sessions[:-2]:\n"
+        "        await service.delete_session(app_name=APP_NAME, user_id='chloe', "
+        "session_id=s.id)\n"
+        "    return len(sessions[:-2])\n"
+    )
+    path = tmp_path / "conservation.ipynb"
+    nbformat.write(nb, path)
+    ran, _ = run_notebook(path, tmp_path, allow_errors=True)
+    errors = [o for o in ran.cells[-1].outputs if o.output_type == "error"]
+    assert errors and errors[0].ename == "AssertionError", "the count rule passed the check"
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        pytest.param([START, *LESSONS, "glossaire.ipynb"], id="lessons"),
+        pytest.param(
+            ["06_annexe_adk.ipynb"],
+            id="annex",
+            marks=pytest.mark.xfail(
+                reason="the ADK annex, rewritten in parallel (issue 21), still leaves "
+                "annexe_adk.db with Bob's surname",
+                strict=False,
+            ),
+        ),
+    ],
+)
+def test_no_lesson_leaves_personal_data_in_the_files_it_makes(executed_lessons, names):
+    for marker in PERSONAL_DATA:
+        assert any(marker in "\n".join(c.source for c in read(n).cells) for n in LESSONS)
+    left = {}
+    for name in names:
+        _nb, _seconds, workdir = executed_lessons[name]
+        for path in Path(workdir).rglob("*"):
+            if path.is_file():
+                data = path.read_bytes()
+                found = [m for m in PERSONAL_DATA if m.encode() in data]
+                if found:
+                    left[f"{name}: {path.name}"] = found
+    assert left == {}
+    # control: the same search found the surname in lesson 4's files before it removed them
+    tidy = output(executed_lessons[LESSONS[3]][0], "l4-c22")
+    assert re.search(r"Où se lit « Lemercier » : \[.*'lecon04\.db'.*\]", tidy), tidy
+    assert "Fichiers de la leçon après le rangement : []" in tidy
+
+
+# ------------------------------------------------------------------ smaller facts
+
+
+def test_lesson_1_counts_the_courses_indexes_and_names_synchronous():
+    md = markdown(read(LESSONS[0]))
+    assert f"{WORDS[len(INDEX_NAMES)]} index de plus" in md and "deux index" not in md
+    glossary = markdown(read("glossaire.ipynb"))
+    assert f"en ajoute {WORDS[len(INDEX_NAMES)]}." in glossary
+    service = (ROOT / "course" / "sessions" / "sqlite_session_service.py").read_text()
+    assert 'PRAGMA synchronous = NORMAL"' in service
+    assert "| `PRAGMA synchronous = NORMAL` |" in md
+    assert "tout écrit sur le disque" not in "\n".join(c.source for c in read(LESSONS[4]).cells)
+
+
+def test_lesson_0_says_the_kernel_runs_the_event_loop():
+    md = markdown(read(START))
+    assert "JupyterLab fait déjà tourner" not in md and "le noyau Python du notebook" in md
+
+
+def test_lesson_5_says_close_checkpoints_only_as_the_last_connection():
+    md = markdown(read(LESSONS[4]))
+    assert "dernière** connexion" in md and "`close()` fait le checkpoint et supprime" not in md
+
+
+# ------------------------------------------------------------------ the TP's statement
+
+
+def tp_markdown() -> str:
+    nb = nbformat.read(TP, as_version=4)
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown").replace(NBSP, " ")
+
+
+def test_the_tp_says_what_criterion_7_searches_and_what_the_grader_keeps():
+    md = tp_markdown()
+    assert "**Ce que cherche le critère 7.**" in md and "`agenda`" in md
+    assert "ne sont pas exécutées par le\n  correcteur" not in md
+    assert "leçon 4 (« Effacer un élève : les faits »)" in md
+    assert "`service` vous est donné **ouvert**" in md and "Ne le fermez pas" in md
+    # what the statement says is kept is what the grader keeps
+    cell = "import os\nLIMITE = 30\nasync def oublier(s, u):\n    pass\nclass A:\n    pass\n"
+    extra = "await oublier(None, 'alice')\nprint('x')\nfor i in range(3):\n    pass\nA.x = 1\n"
+    kept = extract_source(cell + extra)
+    assert kept.split() == extract_source(cell).split() and "LIMITE = 30" in kept
+    assert "print" not in kept and "await" not in kept and "for " not in kept
+
+
+def test_the_written_procedure_and_its_rubric_ask_for_backups_and_a_control():
+    nb = nbformat.read(TP, as_version=4)
+    cells = {c.id: c.source.replace(NBSP, " ") for c in nb.cells}
+    for cell_id in ("documenter-md", "documentation"):
+        assert "sauvegardes" in cells[cell_id] and "témoin" in cells[cell_id], cell_id
+
+
+# ------------------------------------------------------------------ French
+
+
+FAMILIAR = ("fait pareil", "c'est pareil", "Ça ne sert à rien", "journal d'annulation")
+
+
+@pytest.mark.parametrize("name", [START, *LESSONS, "glossaire.ipynb"])
+def test_one_register_one_term_and_names_with_a_capital(name):
+    nb = read(name)
+    every = "\n".join(c.source for c in nb.cells).replace(NBSP, " ")
+    for phrase in FAMILIAR:
+        assert phrase.lower() not in every.lower(), (name, phrase)
+    assert "est dans le `-wal`, ni dans" not in every
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            text = prose(cell.source)
+        elif "quiz" in tags(cell):  # the question, options and explanations are prose
+            text = " ".join(re.findall(r'"((?:[^"\\]|\\.)*)"', cell.source))
+            text = re.sub(r"'[^']*'", " ", text)  # SQL literals such as user_id = 'bob'
+        else:
+            continue
+        lower = re.findall(r"(?<![\w'\"=/.-])(alice|bob|chloé|chloe)(?![\w'\".@-])", text)
+        assert lower == [], (name, cell.id, lower)
+
+
+def test_the_control_finds_a_lower_case_name_in_prose():
+    text = prose("alice va écrire ; le `user_id` vaut `alice`.")
+    assert re.findall(r"(?<![\w'\"=/.-])(alice|bob)(?![\w'\".@-])", text) == ["alice"]
