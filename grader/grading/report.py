@@ -34,6 +34,7 @@ from nbgrader.api import Gradebook
 from nbgrader.plugins import CsvExportPlugin, ExportPlugin
 
 from .criterion_titles import criterion_title
+from .csv_safe import neutralise_frame
 from .late_penalty import rule_of_config
 from .nbgrader_run import tools_on_path
 
@@ -250,7 +251,7 @@ def write_report(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     csv_path = out / "notes.csv"
-    df.to_csv(csv_path, index=False)
+    neutralise_frame(df).to_csv(csv_path, index=False)  # an id such as =2+5 is no formula
     criteria = df.attrs.get("criteria", {})
     failures = criteria_failures(df)
     scores_png, criteria_png = _plots(df, failures)
