@@ -18,9 +18,12 @@ import pandas as pd
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins import CsvExportPlugin
 
-__all__ = ["FORMULA_STARTS", "SafeCsvExport", "neutralise", "neutralise_frame"]
+__all__ = ["FORMULA_STARTS", "LINE_END", "SafeCsvExport", "neutralise", "neutralise_frame"]
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# RFC 4180's line end: the csv module then quotes a field holding a lone CR or LF (with "\n"
+# alone, a CR inside an id was written bare and split its row in two).
+LINE_END = "\r\n"
 EXPORT_KEYS = [
     "assignment",
     "duedate",
@@ -105,7 +108,7 @@ class SafeCsvExport(CsvExportPlugin):
         dest = self.to or "grades.csv"
         self.log.info("Exporting grades to %s", dest)
         with open(dest, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh, lineterminator="\n")
+            writer = csv.writer(fh, lineterminator=LINE_END)
             writer.writerow(EXPORT_KEYS)
             for row in self.rows(gradebook):
                 writer.writerow([neutralise(row[k]) for k in EXPORT_KEYS])
