@@ -52,6 +52,11 @@ __all__ = [
 # {"outcome": "graded" | "not_written" | "timeout" | "crash" | "load_error", "detail": "<French>"}
 OUTCOME_KEY = "course_grading"
 NO_SUBMISSION = "pas de rendu"
+# The page runs no script and fetches nothing: names and ids come from students and archives.
+CSP = (
+    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; "
+    "form-action 'none'"
+)
 NUMERIC = ["raw_score", "late_submission_penalty", "score", "max_score"]
 EXPORT_COLUMNS = [
     "student_id",
@@ -291,6 +296,7 @@ def write_report(
     rule = f"<p class='rule'>{html.escape(late_rule)}</p>" if late_rule else ""
     page = f"""<!DOCTYPE html>
 <html lang="fr"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Rapport de notes — {html.escape(assignment)}</title>
 <style>
