@@ -53,10 +53,14 @@ __all__ = [
 OUTCOME_KEY = "course_grading"
 NO_SUBMISSION = "pas de rendu"
 # The page runs no script and fetches nothing: names and ids come from students and archives.
-CSP = (
-    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; "
-    "form-action 'none'"
-)
+_CSP = {
+    "default-src": "'none'",
+    "img-src": "data:",
+    "style-src": "'unsafe-inline'",
+    "base-uri": "'none'",
+    "form-action": "'none'",
+}
+CSP = ";".join(f"{name} {value}" for name, value in _CSP.items())
 NUMERIC = ["raw_score", "late_submission_penalty", "score", "max_score"]
 EXPORT_COLUMNS = [
     "student_id",
