@@ -92,6 +92,8 @@ def test_written_answer_still_reads_as_written():
         "![x](http://127.0.0.1:9/pixel.png)",
         '<a href="https://example.org" onclick="alert(1)" target="_top">ok</a>',
         '<div class="navbar-fixed-top modal" id="statusmessage">x</div>',
+        # a file of the submission, served by formgrader on the instructor's own origin
+        "[voir](piege.html) ![x](piege.svg) [api](/api/terminals)",
     ],
 )
 def test_links_and_images_cannot_run_or_fetch(source):
