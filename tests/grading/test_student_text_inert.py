@@ -340,6 +340,8 @@ def _api(url: str, path: str) -> tuple[int, str]:
 def test_formgrader_submission_view_runs_nothing(hostile_course, formgrader, browser):
     with Gradebook(f"sqlite:///{hostile_course / 'gradebook.db'}") as gb:
         submission = gb.find_submission_notebook("oublier", "oublier", STUDENT).id
+        # the sample's expected score (attendus.json): the complete answer, 10 points
+        assert gb.find_submission("oublier", STUDENT).code_score == 10
     status, raw = _api(formgrader, f"/formgrader/submissions/{submission}/")
     assert status == 200 and VISIBLE_OUTPUT in raw  # the hostile copy is the one shown
     assert _live_payloads(raw) == []
