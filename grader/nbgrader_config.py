@@ -99,9 +99,13 @@ c.HTMLExporter.filters = {
     "clean_html": "grading.safe_html.clean_html",
 }
 # HTML outputs, raw cells and SVG go through clean_html; outputs' JavaScript and widgets are
-# dropped; formgrader's page gets the student's id and names escaped.
+# dropped; formgrader's page gets the student's id and names escaped; output image paths (any URL)
+# are dropped.
 c.HTMLExporter.sanitize_html = True
-c.HTMLExporter.preprocessors = ["grading.safe_html.EscapeStudentNames"]
+c.HTMLExporter.preprocessors = [
+    "grading.safe_html.EscapeStudentNames",
+    "grading.safe_html.DropOutputFilenames",
+]
 
 # `nbgrader export` (make export): nbgrader's CSV, with any cell that a spreadsheet would take for
 # a formula (a student id such as =2+5) neutralised, and quoted as CSV needs (grading/csv_safe.py).

@@ -15,8 +15,9 @@ feedback button), whatever the template:
   them through it);
 
 and ``EscapeStudentNames`` escapes the student's id and names formgrader writes raw in its page
-(an id comes from a zip folder's name). Forbidden markup is shown as text, so the instructor
-sees what the student wrote.
+(an id comes from a zip folder's name); ``DropOutputFilenames`` removes the image paths an
+output's metadata may name (nbconvert puts them in ``<img src>`` as they are: any URL).
+Forbidden markup is shown as text, so the instructor sees what the student wrote.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from markupsafe import Markup
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.preprocessors import Preprocessor
 
-__all__ = ["EscapeStudentNames", "clean_html", "markdown2html", "sanitize"]
+__all__ = ["DropOutputFilenames", "EscapeStudentNames", "clean_html", "markdown2html", "sanitize"]
 
 TAGS = frozenset(
     {
@@ -169,3 +170,16 @@ class EscapeStudentNames(Preprocessor):
             if isinstance(resources.get(key), str):
                 resources[key] = html.escape(resources[key], quote=True)
         return nb, resources
+
+
+class DropOutputFilenames(Preprocessor):
+    """An output's ``metadata.filenames`` becomes an ``<img src>`` as written (a URL fetched by
+    the instructor's browser); only nbconvert's ExtractOutputPreprocessor sets it, which these
+    pages never run, so any found in a notebook is dropped."""
+
+    def preprocess_cell(self, cell, resources, index):
+        for output in cell.get("outputs", []):
+            metadata = output.get("metadata")
+            if isinstance(metadata, dict):
+                metadata.pop("filenames", None)
+        return cell, resources

@@ -8,7 +8,13 @@ from __future__ import annotations
 from html.parser import HTMLParser
 
 import pytest
-from grading.safe_html import TAGS, EscapeStudentNames, clean_html, markdown2html
+from grading.safe_html import (
+    TAGS,
+    DropOutputFilenames,
+    EscapeStudentNames,
+    clean_html,
+    markdown2html,
+)
 from grading_course import ROOT
 from jinja2 import Environment
 
@@ -138,3 +144,16 @@ def test_formgrader_names_are_escaped():
     for key in ("student", "first_name", "notebook_path"):
         assert "<" not in out[key] and '"' not in out[key]
     assert out["submission_id"] == "abc"
+
+
+def test_output_image_paths_are_dropped():
+    import nbformat
+
+    output = nbformat.v4.new_output(
+        "display_data",
+        data={"image/png": "iVBORw0KGgo="},
+        metadata={"filenames": {"image/png": "http://127.0.0.1:9/pixel.png"}, "width": 9},
+    )
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x", outputs=[output])])
+    nb, _ = DropOutputFilenames(enabled=True).preprocess(nb, {})
+    assert nb.cells[0].outputs[0].metadata == {"width": 9}

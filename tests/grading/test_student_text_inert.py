@@ -70,6 +70,11 @@ OUTPUTS = [
         data={"text/html": "<script>window.__pwned='isolee'</script>", "text/plain": "i"},
         metadata={"text/html": {"isolated": True}},
     ),
+    nbformat.v4.new_output(  # an image whose path (metadata) is any URL
+        "display_data",
+        data={"image/png": "iVBORw0KGgo=", "text/plain": "png"},
+        metadata={"filenames": {"image/png": f"http://{ATTACKER}/sortie-png"}},
+    ),
     nbformat.v4.new_output(
         "execute_result",
         data={"text/html": "<svg><script>window.__pwned='resultat'</script></svg>"},
