@@ -93,7 +93,23 @@ c.HTMLExporter.filters = {
     "criterion_title": "grading.criterion_titles.criterion_title",
     "code_spans": "grading.feedback_text.code_spans",
     "points": "grading.feedback_text.points",
+    # Student text is inert in every page (grading/safe_html.py): nbconvert's own filter names,
+    # so nbgrader's templates (formgrader's submission view, the feedback page) use them too.
+    "markdown2html": "grading.safe_html.markdown2html",
+    "clean_html": "grading.safe_html.clean_html",
 }
+# HTML outputs, raw cells and SVG go through clean_html; outputs' JavaScript and widgets are
+# dropped; formgrader's page gets the student's id and names escaped; output image paths (any URL)
+# are dropped.
+c.HTMLExporter.sanitize_html = True
+c.HTMLExporter.preprocessors = [
+    "grading.safe_html.EscapeStudentNames",
+    "grading.safe_html.DropOutputFilenames",
+]
+
+# `nbgrader export` (make export): nbgrader's CSV, with any cell that a spreadsheet would take for
+# a formula (a student id such as =2+5) neutralised, and quoted as CSV needs (grading/csv_safe.py).
+c.ExportApp.plugin_class = "grading.csv_safe.SafeCsvExport"
 
 # Late submissions: nbgrader compares each submission's timestamp.txt with the assignment's due
 # date (`nbgrader db assignment add oublier --duedate="2025-03-14 18:00:00 Europe/Paris"`) and asks

@@ -87,13 +87,14 @@ def copy_course(dest: Path) -> Path:
 
 def submit(grader: Path, student: str, sample: str, timestamp: str | None = None) -> Path:
     """Put the sample answer `sample` where a local class puts submissions, as `student`."""
-    from grading.samples import build_submission
+    from grading.samples import build_submission, written_answer
 
     text = (ROOT / "grader" / "submissions" / f"{sample}.py").read_text(encoding="utf-8")
     release = grader.parent / "notebooks" / "oublier" / "oublier.ipynb"
     folder = grader / "submitted" / student / "oublier"
     folder.mkdir(parents=True, exist_ok=True)
-    nbformat.write(build_submission(release, text), folder / "oublier.ipynb")
+    nb = build_submission(release, text, written_answer(ROOT, sample))
+    nbformat.write(nb, folder / "oublier.ipynb")
     if timestamp:
         (folder / "timestamp.txt").write_text(timestamp)
     return folder

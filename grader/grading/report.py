@@ -1,10 +1,12 @@
 """The class report, built on what ``nbgrader export`` exports: a CSV and an offline HTML page.
 
 Every student of the gradebook has a row, with 0 for those who did not submit and the late
-penalty applied, because the rows ARE nbgrader's own CSV export (``CsvExportPlugin``): the
-report's totals are ``nbgrader export``'s. It adds, per student, the points of each criterion
-(named by its French title), why a 0 is a 0 (no submission, the stub left as is, a timeout, a
-crash: what the lab's grading wrote in the autograded notebook) and how late the submission was.
+penalty applied, because the rows ARE nbgrader's own CSV export (``CsvExportPlugin``'s rows,
+computed by ``grading.csv_safe.SafeCsvExport``): the report's totals are ``nbgrader export``'s.
+It adds, per student, the points of each criterion (named by its French title), why a 0 is a 0
+(no submission, the stub left as is, a timeout, a crash: what the lab's grading wrote in the
+autograded notebook) and how late the submission was. In ``notes.csv`` a cell a spreadsheet
+would take for a formula (an id such as ``=2+5``) is neutralised.
 The page shows the score distribution and the share of the class that lost points on each
 criterion; charts are PNG inside the page (no CDN) and fit a 1280 px screen.
 
@@ -24,16 +26,16 @@ import base64
 import html
 import io
 import math
-import tempfile
 import textwrap
 from pathlib import Path
 
 import nbformat
 import pandas as pd
 from nbgrader.api import Gradebook
-from nbgrader.plugins import CsvExportPlugin, ExportPlugin
+from nbgrader.plugins import ExportPlugin
 
 from .criterion_titles import criterion_title
+from .csv_safe import EXPORT_KEYS, LINE_END, SafeCsvExport, neutralise_frame
 from .late_penalty import rule_of_config
 from .nbgrader_run import tools_on_path
 
@@ -50,6 +52,15 @@ __all__ = [
 # {"outcome": "graded" | "not_written" | "timeout" | "crash" | "load_error", "detail": "<French>"}
 OUTCOME_KEY = "course_grading"
 NO_SUBMISSION = "pas de rendu"
+# The page runs no script and fetches nothing: names and ids come from students and archives.
+_CSP = {
+    "default-src": "'none'",
+    "img-src": "data:",
+    "style-src": "'unsafe-inline'",
+    "base-uri": "'none'",
+    "form-action": "'none'",
+}
+CSP = ";".join(f"{name} {value}" for name, value in _CSP.items())
 NUMERIC = ["raw_score", "late_submission_penalty", "score", "max_score"]
 EXPORT_COLUMNS = [
     "student_id",
@@ -63,11 +74,11 @@ EXPORT_COLUMNS = [
 
 
 def _nbgrader_export(gradebook: Gradebook, assignment: str) -> pd.DataFrame:
-    """nbgrader's own CSV export of `assignment`, read back (all students, penalties applied)."""
-    with tempfile.TemporaryDirectory(prefix="export-") as tmp:
-        path = Path(tmp) / "grades.csv"
-        CsvExportPlugin(to=str(path), assignment=[assignment]).export(gradebook)
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    """nbgrader's CSV export of `assignment` (all students, penalties applied), as rows: read
+    back from a file, stock nbgrader's unquoted CSV shifted every column after a comma in a name
+    or an id."""
+    rows = SafeCsvExport(assignment=[assignment]).rows(gradebook)
+    df = pd.DataFrame(rows, columns=EXPORT_KEYS, dtype=object)
     for column in NUMERIC:
         df[column] = pd.to_numeric(df[column])
     return df[EXPORT_COLUMNS].reset_index(drop=True)
@@ -250,7 +261,8 @@ def write_report(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     csv_path = out / "notes.csv"
-    df.to_csv(csv_path, index=False)
+    # an id such as =2+5 is no formula; a CR or LF inside a cell is quoted
+    neutralise_frame(df).to_csv(csv_path, index=False, lineterminator=LINE_END)
     criteria = df.attrs.get("criteria", {})
     failures = criteria_failures(df)
     scores_png, criteria_png = _plots(df, failures)
@@ -288,6 +300,7 @@ def write_report(
     rule = f"<p class='rule'>{html.escape(late_rule)}</p>" if late_rule else ""
     page = f"""<!DOCTYPE html>
 <html lang="fr"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Rapport de notes — {html.escape(assignment)}</title>
 <style>

@@ -4,7 +4,8 @@ Each sample is the text a student would type in the ``oublier`` cell; it is put 
 student version of the lab (the release notebook, ``notebooks/oublier/oublier.ipynb`` by
 default) and written where nbgrader collects submissions:
 ``<submitted>/<student_id>/oublier/oublier.ipynb``. The expected score of each sample and the
-tests it must fail are in ``grader/submissions/attendus.json``.
+tests it must fail are in ``grader/submissions/attendus.json``. A sample may carry a written
+answer too (the Markdown cell graded by hand): ``<sample>.md`` next to ``<sample>.py``.
 
     python -m grading.samples [--root DIR] [--submitted DIR] [--copies N]
 
@@ -20,10 +21,11 @@ from pathlib import Path
 
 import nbformat
 
-__all__ = ["ASSIGNMENT", "build_submission", "expected", "samples", "write_all"]
+__all__ = ["ASSIGNMENT", "build_submission", "expected", "samples", "write_all", "written_answer"]
 
 ASSIGNMENT = "oublier"
 SOLUTION_GRADE_ID = "oublier"
+WRITTEN_GRADE_ID = "documentation"
 
 
 def samples(root: Path) -> dict[str, str]:
@@ -32,25 +34,39 @@ def samples(root: Path) -> dict[str, str]:
     return {p.stem: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py"))}
 
 
+def written_answer(root: Path, name: str) -> str | None:
+    """The written answer of sample `name` (``<name>.md``), None when it has none."""
+    path = root / "grader" / "submissions" / f"{name}.md"
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
 def expected(root: Path) -> dict[str, dict]:
     """Sample name -> {"score": int, "echecs": [test ids]}."""
     path = root / "grader" / "submissions" / "attendus.json"
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def build_submission(release_notebook: Path, cell_text: str) -> nbformat.NotebookNode:
-    """The student version with its ``oublier`` cell replaced by `cell_text`."""
+def build_submission(
+    release_notebook: Path, cell_text: str, written: str | None = None
+) -> nbformat.NotebookNode:
+    """The student version with its ``oublier`` cell replaced by `cell_text` (and its written
+    answer by `written`, when given)."""
     nb = nbformat.read(release_notebook, as_version=4)
-    cells = [
-        c
-        for c in nb.cells
-        if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == SOLUTION_GRADE_ID
-    ]
-    if len(cells) != 1:
-        raise ValueError(
-            f"{release_notebook} : une seule cellule « oublier » attendue, {len(cells)} trouvée(s)."
-        )
-    cells[0].source = cell_text.rstrip("\n")
+    replacements = {SOLUTION_GRADE_ID: cell_text}
+    if written is not None:
+        replacements[WRITTEN_GRADE_ID] = written
+    for grade_id, text in replacements.items():
+        cells = [
+            c
+            for c in nb.cells
+            if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id
+        ]
+        if len(cells) != 1:
+            raise ValueError(
+                f"{release_notebook} : une seule cellule « {grade_id} » attendue, "
+                f"{len(cells)} trouvée(s)."
+            )
+        cells[0].source = text.rstrip("\n")
     return nb
 
 
@@ -77,7 +93,7 @@ def write_all(
     for name, text in samples(root).items():
         if only and name not in only:
             continue
-        nb = build_submission(release, text)
+        nb = build_submission(release, text, written_answer(root, name))
         for k in range(copies):
             student = name if copies == 1 else f"{name}_{k + 1}"
             planned[submitted / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"] = (student, name, nb)

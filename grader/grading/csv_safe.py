@@ -1,0 +1,114 @@
+"""CSV files a spreadsheet opens as data, never as formulas.
+
+A student id comes from a folder name (a zip archive, an exchange) and is hostile: ``=2+5`` or
+``=HYPERLINK(...)`` written raw into ``notes.csv`` is a formula when the instructor opens the file
+in a spreadsheet. Every CSV the course writes goes through :func:`neutralise` (OWASP's rule: a
+text cell starting with ``= + - @``, a tab or a carriage return gets a leading ``'``); every
+other value (numbers included) is written unchanged. ``nbgrader export`` (``make export``)
+writes with :class:`SafeCsvExport` (``ExportApp.plugin_class`` in ``grader/nbgrader_config.py``):
+nbgrader's own columns and rows, written by the ``csv`` module (stock nbgrader joins fields with
+commas and no quoting, so a comma in a name shifted every column after it).
+"""
+
+from __future__ import annotations
+
+import csv
+
+import pandas as pd
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.plugins import CsvExportPlugin
+
+__all__ = ["FORMULA_STARTS", "LINE_END", "SafeCsvExport", "neutralise", "neutralise_frame"]
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# RFC 4180's line end: the csv module then quotes a field holding a lone CR or LF (with "\n"
+# alone, a CR inside an id was written bare and split its row in two).
+LINE_END = "\r\n"
+EXPORT_KEYS = [
+    "assignment",
+    "duedate",
+    "timestamp",
+    "student_id",
+    "last_name",
+    "first_name",
+    "email",
+    "raw_score",
+    "late_submission_penalty",
+    "score",
+    "max_score",
+]
+
+
+def neutralise(value: object) -> object:
+    """`value` as a spreadsheet must show it: text that would start a formula gets a ``'``;
+    a number written as text (``-1.5``) stays a number."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _is_number(value):
+        return "'" + value
+    return value
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return text.strip() == text
+
+
+def neutralise_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy of `df` with every text cell neutralised (numbers are left as they are)."""
+    out = df.copy()
+    for column in out.columns:
+        if out[column].dtype == object:
+            out[column] = out[column].map(neutralise)
+    out.columns = [neutralise(str(c)) for c in out.columns]
+    return out
+
+
+class SafeCsvExport(CsvExportPlugin):
+    """nbgrader's CSV export (same columns, rows and scores), with every field neutralised and
+    quoted as CSV needs."""
+
+    def rows(self, gradebook: Gradebook) -> list[dict[str, str]]:
+        """One row per (assignment, student), as nbgrader's ``CsvExportPlugin`` computes it."""
+        wanted_students = {str(s) for s in self.student}
+        wanted_assignments = {str(a) for a in self.assignment}
+        rows = []
+        for assignment in gradebook.assignments:
+            if wanted_assignments and assignment.name not in wanted_assignments:
+                continue
+            for student in gradebook.students:
+                if wanted_students and student.id not in wanted_students:
+                    continue
+                row = {
+                    "assignment": assignment.name,
+                    "duedate": assignment.duedate,
+                    "student_id": student.id,
+                    "last_name": student.last_name,
+                    "first_name": student.first_name,
+                    "email": student.email,
+                    "max_score": assignment.max_score,
+                }
+                try:
+                    sub = gradebook.find_submission(assignment.name, student.id)
+                except MissingEntry:
+                    row.update(timestamp="", raw_score=0.0, late_submission_penalty=0.0, score=0.0)
+                else:
+                    penalty = sub.late_submission_penalty
+                    row.update(
+                        timestamp=sub.timestamp,
+                        raw_score=sub.score,
+                        late_submission_penalty=penalty,
+                        score=max(0.0, sub.score - penalty),
+                    )
+                rows.append({k: "" if v is None else str(v) for k, v in row.items()})
+        return rows
+
+    def export(self, gradebook: Gradebook) -> None:
+        dest = self.to or "grades.csv"
+        self.log.info("Exporting grades to %s", dest)
+        with open(dest, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh, lineterminator=LINE_END)
+            writer.writerow(EXPORT_KEYS)
+            for row in self.rows(gradebook):
+                writer.writerow([neutralise(row[k]) for k in EXPORT_KEYS])

@@ -1,0 +1,362 @@
+"""No student text is live in a page an instructor opens, in Debian's chromium: the hostile
+written answer (grader/submissions/reponse_ecrite_piegee.md: <script>, event handlers, iframes,
+SVG, MathML and javascript: links, object, meta refresh, form, CSS url()), hostile HTML, SVG,
+JavaScript and Markdown outputs, hostile names. Each page (the feedback page of `make feedback`,
+the class report, formgrader's submission view on a real Jupyter server) is hovered, clicked and
+tabbed through; no script runs (window.__pwned stays unset in every frame), no request leaves
+the page, no terminal is opened, and the French answer still reads as written. A positive control
+shows the same probe catches the payloads when nbconvert renders them unsanitised."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+import urllib.request
+from html.parser import HTMLParser
+from pathlib import Path
+
+import nbformat
+import pytest
+from grading_course import BIN, copy_course, grading, nbgrader, submit, tool_env
+from helpers import free_port
+from nbgrader.api import Gradebook
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage"]
+STUDENT = "eve"
+FIRST = "<img src=x onerror=\"window.__pwned='prenom'\">"
+LAST = "<script>window.__pwned='nom'</script>"
+TOKEN = "jeton-de-test-pages-inertes"
+ATTACKER = "127.0.0.1:9"
+VISIBLE_OUTPUT = "sortie HTML visible"
+OUTPUTS = [
+    nbformat.v4.new_output(
+        "display_data",
+        data={
+            "text/html": "<img src=x onerror=\"window.__pwned='sortie-html'\">"
+            "<script>window.__pwned='sortie-script'</script>"
+            f'<iframe src="http://{ATTACKER}/sortie-iframe"></iframe>'
+            f"<b>{VISIBLE_OUTPUT}</b>",
+            "text/plain": "html",
+        },
+    ),
+    nbformat.v4.new_output(
+        "display_data",
+        data={"application/javascript": "window.__pwned='sortie-js'", "text/plain": "js"},
+    ),
+    nbformat.v4.new_output(
+        "display_data",
+        data={
+            "image/svg+xml": "<svg xmlns='http://www.w3.org/2000/svg' "
+            "onload=\"window.__pwned='sortie-svg'\"><script>window.__pwned='svg-script'</script>"
+            f"<image href='http://{ATTACKER}/sortie-svg-image' width='9' height='9'/></svg>",
+            "text/plain": "svg",
+        },
+    ),
+    nbformat.v4.new_output(
+        "display_data",
+        data={
+            "text/markdown": "[md](javascript:window.__pwned='sortie-md') "
+            "<img src=x onerror=\"window.__pwned='sortie-md-img'\">",
+            "text/plain": "md",
+        },
+    ),
+    nbformat.v4.new_output(
+        "display_data",
+        data={"text/html": "<script>window.__pwned='isolee'</script>", "text/plain": "i"},
+        metadata={"text/html": {"isolated": True}},
+    ),
+    nbformat.v4.new_output(  # an image whose path (metadata) is any URL
+        "display_data",
+        data={"image/png": "iVBORw0KGgo=", "text/plain": "png"},
+        metadata={"filenames": {"image/png": f"http://{ATTACKER}/sortie-png"}},
+    ),
+    nbformat.v4.new_output(
+        "execute_result",
+        data={"text/html": "<svg><script>window.__pwned='resultat'</script></svg>"},
+        execution_count=1,
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def hostile_course(tmp_path_factory) -> Path:
+    """A course graded with the course's tools: eve (hostile names) submitted the hostile
+    written answer and a code cell whose outputs are hostile; her feedback page and the class
+    report are written. Returns grader/."""
+    grader = copy_course(tmp_path_factory.mktemp("pieges") / "cours")
+    steps = [
+        ("generate_assignment", "oublier", "--log-level=WARN"),
+        ("db", "student", "add", STUDENT, f"--first-name={FIRST}", f"--last-name={LAST}"),
+    ]
+    for step in steps:
+        proc = nbgrader(grader, *step)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    folder = submit(grader, STUDENT, "reponse_ecrite_piegee")
+    nb = nbformat.read(folder / "oublier.ipynb", as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("1 + 1"))
+    nbformat.write(nb, folder / "oublier.ipynb")
+    proc = grading(grader, "autograde", "oublier")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # the graded copy holds the outputs as the cell's run would leave them (display(HTML(...))…)
+    graded = grader / "autograded" / STUDENT / "oublier" / "oublier.ipynb"
+    nb = nbformat.read(graded, as_version=4)
+    nb.cells[-1].outputs = OUTPUTS
+    nbformat.write(nb, graded)
+    proc = grading(grader, "feedback", "oublier")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = nbgrader(
+        grader, "export", "--exporter=grading.report.ClassReport", "--assignment=oublier"
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return grader
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        pytest.fail("chromium introuvable\u00a0: lancez `make system-deps`")
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=path, headless=True, args=FLAGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def _probe(browser, url: str, own: tuple[str, ...]) -> dict:
+    """Open `url`, move the mouse over the whole page, click every link and every element of
+    the written answer, tab through it; report what ran and every request the page made (those
+    outside `own` prefixes are refused and recorded)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="fr-FR")
+    page = context.new_page()
+    requests: list[str] = []
+    refused: list[str] = []
+    dialogs: list[str] = []
+
+    def guard(route):
+        requests.append(route.request.url)
+        if route.request.url.startswith(own):
+            route.continue_()
+        else:
+            refused.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", guard)
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    try:
+        page.goto(url)
+        page.wait_for_load_state("load")
+        for x in range(0, 1280, 80):
+            for y in range(0, 900, 60):
+                page.mouse.move(x, y)
+        cell = page.locator(".text_cell_render", has_text="Ma procédure").first
+        for element in cell.locator("*").all():
+            if element.is_visible():
+                element.hover(timeout=2000, force=True)
+                element.click(timeout=2000, force=True, no_wait_after=True)
+        for _ in range(10):
+            page.keyboard.press("Tab")
+        page.wait_for_timeout(1500)  # a meta refresh of 0 s, a late onerror
+        flags = [
+            frame.evaluate("() => window.__pwned === undefined ? null : String(window.__pwned)")
+            for frame in page.frames
+            if not frame.is_detached()
+        ]
+        return {
+            "flags": [f for f in flags if f is not None],
+            "requests": requests,
+            "refused": refused,
+            "dialogs": dialogs,
+            "url": page.url,
+            "answer": cell.inner_html(),
+            "answer_text": cell.inner_text(),
+            "text": page.inner_text("body"),
+        }
+    finally:
+        context.close()
+
+
+def _reads_as_written(seen: dict) -> None:
+    text, html = seen["answer_text"], seen["answer"]
+    assert "Ma procédure" in text and "puis je lance VACUUM" in text
+    assert "il n'en reste « rien » de lisible" in text
+    assert "<code>user_states</code>" in html and "<strong>d'abord</strong>" in html
+    assert html.count("<li>") == 3 and "lister les sessions de l'élève" in text
+    assert "<script>window.__pwned" in text  # the refused markup is shown, as text
+
+
+def _inert(seen: dict, url: str) -> None:
+    assert seen["flags"] == [], seen["flags"]
+    assert seen["dialogs"] == []
+    assert seen["url"].split("?")[0] == url  # no refresh, no navigation
+    assert not [r for r in seen["requests"] if ATTACKER in r or "javascript:" in r], seen
+
+
+def test_feedback_page_runs_nothing_and_fetches_nothing(hostile_course, browser):
+    page = hostile_course / "feedback" / STUDENT / "oublier" / "oublier.html"
+    html = page.read_text(encoding="utf-8")
+    assert VISIBLE_OUTPUT in html and "Content-Security-Policy" in html  # outputs are there
+    assert _live_payloads(html) == []
+    url = page.as_uri()
+    seen = _probe(browser, url, ("file:", "data:"))
+    _inert(seen, url)
+    assert seen["refused"] == [] and seen["requests"] == [url]  # the page, nothing else
+    _reads_as_written(seen)
+    assert VISIBLE_OUTPUT in seen["text"]
+
+
+def test_class_report_runs_nothing_with_hostile_names(hostile_course, browser):
+    url = (hostile_course / "rapport" / "rapport.html").as_uri()
+    context = browser.new_context()
+    page = context.new_page()
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(url)
+    page.wait_for_load_state("load")
+    page.mouse.move(300, 300)
+    page.wait_for_timeout(500)
+    pwned = page.evaluate("() => window.__pwned === undefined ? null : String(window.__pwned)")
+    text = page.inner_text("body")
+    context.close()
+    assert pwned is None
+    assert FIRST in text and LAST in text  # shown as text, not markup
+    assert [r for r in requests if not r.startswith("data:")] == [url]
+
+
+def test_the_probe_catches_the_payloads_when_unsanitised(browser, tmp_path):
+    """Positive control: nbconvert's stock filter leaves the payloads live; the probe sees
+    the script run and the requests leave."""
+    from grading_course import ROOT
+    from nbconvert.filters import markdown2html
+
+    written = (ROOT / "grader" / "submissions" / "reponse_ecrite_piegee.md").read_text("utf-8")
+    # without the payloads that navigate away (the probe reads the page afterwards)
+    written = "\n".join(
+        line for line in written.splitlines() if "http-equiv" not in line and "<form" not in line
+    )
+    raw = tmp_path / "brut.html"
+    raw.write_text(
+        '<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>'
+        f'<div class="text_cell_render">{markdown2html(written)}</div></body></html>',
+        encoding="utf-8",
+    )
+    url = raw.as_uri()
+    seen = _probe(browser, url, ("file:", "data:"))
+    assert seen["flags"], "la sonde ne voit pas le script"
+    assert any(ATTACKER in r for r in seen["refused"]), seen["refused"]
+
+
+@pytest.fixture
+def formgrader(hostile_course, tmp_path):
+    """A real Jupyter server with nbgrader's formgrader on the hostile course, started as
+    `make formgrader` starts it (from grader/, the course's configuration)."""
+    port = free_port()
+    env = {
+        **tool_env(),
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+    }
+    cmd = [
+        str(BIN / "jupyter"),
+        "server",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        f"--IdentityProvider.token={TOKEN}",
+        f"--ServerApp.root_dir={hostile_course.parent}",
+    ]
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    log = open(tmp_path / "server.log", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        cmd,
+        cwd=hostile_course,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if _api(url, "/api/status")[0] == 200:
+                    break
+            except OSError:
+                pass
+            assert proc.poll() is None, (tmp_path / "server.log").read_text()
+            assert time.monotonic() < deadline, "le serveur Jupyter n'a pas démarré"
+            time.sleep(1)
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+
+
+class _Live(HTMLParser):
+    """The payloads an HTML parser would make live: a script's code or an attribute's value
+    that mentions window.__pwned (escaped text is data, not markup)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        self._in_script = tag == "script"
+        self.found += [f"{tag} {name}" for name, value in attrs if "__pwned" in (value or "")]
+
+    def handle_endtag(self, tag):
+        self._in_script = False
+
+    def handle_data(self, data):
+        if self._in_script and "__pwned" in data:
+            self.found.append(f"script: {data[:60]}")
+
+
+def _live_payloads(html: str) -> list[str]:
+    parser = _Live()
+    parser.feed(html)
+    parser.close()
+    return parser.found
+
+
+def _api(url: str, path: str) -> tuple[int, str]:
+    req = urllib.request.Request(url + path, headers={"Authorization": f"token {TOKEN}"})
+    with urllib.request.urlopen(req, timeout=20) as resp:  # noqa: S310 - localhost only
+        return resp.status, resp.read().decode()
+
+
+def test_formgrader_submission_view_runs_nothing(hostile_course, formgrader, browser):
+    with Gradebook(f"sqlite:///{hostile_course / 'gradebook.db'}") as gb:
+        submission = gb.find_submission_notebook("oublier", "oublier", STUDENT).id
+        # the sample's expected score (attendus.json): the complete answer, 10 points
+        assert gb.find_submission("oublier", STUDENT).code_score == 10
+    status, raw = _api(formgrader, f"/formgrader/submissions/{submission}/")
+    assert status == 200 and VISIBLE_OUTPUT in raw  # the hostile copy is the one shown
+    assert _live_payloads(raw) == []
+    page = f"{formgrader}/formgrader/submissions/{submission}/"
+    seen = _probe(browser, f"{page}?token={TOKEN}", (formgrader, "data:"))
+    _inert(seen, page)
+    # the page's own resources only: formgrader's scripts and API (MathJax's CDN is refused)
+    outside = [r for r in seen["refused"] if "mathjax" not in r.lower()]
+    assert outside == [], outside
+    assert not [r for r in seen["requests"] if "/api/terminals" in r or "/api/kernels" in r]
+    assert json.loads(_api(formgrader, "/api/terminals")[1]) == []  # no terminal opened
+    _reads_as_written(seen)
+    assert LAST in seen["text"] or FIRST in seen["text"] or STUDENT in seen["text"]
