@@ -1,0 +1,39 @@
+"""Hidden scenarios leak nothing: for every sample submission (the hostile ones included), every
+message a feedback page or the class report shows (each criterion's verdict on both scenarios,
+the outcome, the load error) holds no hidden input, no sandbox uid and no grading folder. The
+control: the samples that try to leak really see the hidden inputs (they raise them, by name)."""
+
+from __future__ import annotations
+
+import pytest
+from fuites import hidden_leaks, hidden_values
+
+from course.labo.criteria import KNOWN_ERRORS, _raised
+from course.labo.protocol import CallOutcome, RaisedError
+
+pytestmark = pytest.mark.timeout(900)
+
+
+def test_no_feedback_message_holds_a_hidden_input(graded_samples, sample_answers):
+    graded_samples.prefetch(sorted(sample_answers))
+    leaks = hidden_leaks()
+    seen = {}
+    for name in sorted(sample_answers):
+        evaluation = graded_samples[name]
+        messages = [v.message for c in evaluation.criteria.values() for v in c.values()]
+        messages += [evaluation.outcome()[1], evaluation.load_error or ""]
+        seen[name] = {m: leaks(m) for m in messages if leaks(m)}
+    assert {name: found for name, found in seen.items() if found} == {}
+
+
+def test_a_hostile_class_name_is_replaced_for_hidden_inputs():
+    """The control for the scan: a class name holding a hidden input is shown on the example,
+    replaced on the hidden inputs; Python's own names stay."""
+    secret = sorted(hidden_values())[0]
+    forged = CallOutcome("c", RaisedError(f"Erreur_{secret}", secret))
+    assert secret in _raised(forged, hidden=False)
+    shown = _raised(forged, hidden=True)
+    assert secret not in shown and shown == "De plus, oublier a levé une exception."
+    known = CallOutcome("c", RaisedError("OperationalError", secret))
+    assert _raised(known, hidden=True) == "De plus, oublier a levé OperationalError."
+    assert {"KeyError", "OperationalError", "IntegrityError"} <= KNOWN_ERRORS
