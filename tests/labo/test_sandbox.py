@@ -212,9 +212,9 @@ for where in ({WORK_DIR!r}, "/tmp"):
     st = os.statvfs(where)
     out[where] = st.f_blocks * st.f_frsize
 try:
-    with open("plein.bin", "wb") as f:
-        for _ in range(200):
-            f.write(b"x" * (1 << 20))
+    for n in range(20):  # 200 Mio in files of 10 Mio, each under the file size limit
+        with open(f"plein-{{n}}.bin", "wb") as f:
+            f.write(b"x" * (10 << 20))
     out["write"] = "écrit"
 except OSError as exc:
     out["write"] = exc.strerror
