@@ -37,7 +37,6 @@ import inspect
 import json
 import os
 import select
-import shutil
 import signal
 import sqlite3
 import stat
@@ -323,44 +322,66 @@ def _read_file(path: Path) -> tuple[FileState, bytes]:
         os.close(fd)
 
 
-def _force_writable(function, path, _exc) -> None:
-    try:
-        os.chmod(os.path.dirname(path) or ".", 0o700)
-        os.chmod(path, 0o700)
-        function(path)
-    except OSError:
-        pass
-
-
-def _empty(folder: Path) -> None:
-    """Remove everything in `folder` (a student may have taken rights away: give them back)."""
+def _entries(folder: Path, device: int) -> list[tuple[str, bool]]:
+    """Everything under `folder` on its own file system, children before their folder (a
+    mount point inside it, such as a read-only bind that bubblewrap placed under /tmp, is
+    left out with all it holds)."""
+    found: list[tuple[str, bool]] = []
     try:
         names = os.listdir(folder)
     except OSError:
-        return
+        return found
     for name in names:
-        path = folder / name
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, onerror=_force_writable)
-        else:
+        path = os.path.join(folder, name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if info.st_dev != device:
+            continue
+        if stat.S_ISDIR(info.st_mode):
             try:
-                path.unlink()
+                os.chmod(path, 0o700)  # a student may have taken the rights away
             except OSError:
-                _force_writable(os.unlink, str(path), None)
+                pass
+            found += _entries(Path(path), device)
+            found.append((path, True))
+        else:
+            found.append((path, False))
+    return found
+
+
+def _device(folder: Path) -> int | None:
+    try:
+        return os.stat(folder).st_dev
+    except OSError:
+        return None
+
+
+def _empty(folder: Path) -> None:
+    """Remove everything in `folder` that is on its own file system."""
+    device = _device(folder)
+    if device is None:
+        return
+    for path, is_dir in _entries(folder, device):
+        try:
+            os.rmdir(path) if is_dir else os.unlink(path)
+        except OSError:
+            pass  # a mount point's parent: bubblewrap's, not the student's
 
 
 def _stray_files(folders: list[Path], kept: set[str]) -> int:
-    """Files left in the work folder and /tmp that are not a database of the scenario."""
+    """Files left in the work folder and /tmp (on their own tmpfs) that are not a database of
+    the scenario."""
     count = 0
     for folder in folders:
-        for parent, dirs, files in os.walk(folder, onerror=lambda _e: None):
-            for name in files + [d for d in dirs if os.path.islink(os.path.join(parent, d))]:
-                path = os.path.join(parent, name)
-                if os.path.dirname(path) == str(folder) and name in kept:
-                    continue
-                count += 1
-                if count > 1000:
-                    return count
+        device = _device(folder)
+        if device is None:
+            continue
+        for path, is_dir in _entries(folder, device):
+            if is_dir or (os.path.dirname(path) == str(folder) and os.path.basename(path) in kept):
+                continue
+            count += 1
     return count
 
 
