@@ -143,12 +143,12 @@ def _file_clean(result: ScenarioResult) -> bool:
 
 
 EXTRA_OBJECTS = (
-    "la base contient des tables, vues, index ou déclencheurs qu'elle n'avait pas : une copie "
+    "la base contient des tables, vues, index ou déclencheurs qu'elle n'avait pas\u00a0: une copie "
     "des données de l'élève peut s'y cacher. oublier efface des lignes, elle ne crée rien."
 )
 STRAY_FILES = (
     "oublier a laissé d'autres fichiers que la base dans son dossier de travail ou dans "
-    "/tmp : une copie des données de l'élève peut s'y cacher. oublier ne crée aucun fichier."
+    "/tmp\u00a0: une copie des données de l'élève peut s'y cacher. oublier ne crée aucun fichier."
 )
 
 
