@@ -375,8 +375,11 @@ def _problem(call: CallResult, result: ScenarioResult) -> str | None:
             "pas le fichier."
         )
     if not call.facts.readable:
+        # SQLite's reasons may quote names the student's code chose (a table, a broken schema):
+        # for the hidden inputs, where those names may hold them, none is shown
+        detail = "" if result.scenario.hidden else f" ({str(call.facts.problem)[:300]})"
         return (
-            f"la base de données est abîmée après oublier ({call.facts.problem})\u00a0: il faut "
+            f"la base de données est abîmée après oublier{detail}\u00a0: il faut "
             "effacer des lignes, pas des tables."
         )
     return None

@@ -37,3 +37,38 @@ def test_a_hostile_class_name_is_replaced_for_hidden_inputs():
     known = CallOutcome("c", RaisedError("OperationalError", secret))
     assert _raised(known, hidden=True) == "De plus, oublier a levé OperationalError."
     assert {"KeyError", "OperationalError", "IntegrityError"} <= KNOWN_ERRORS
+
+
+SCHEMA_LEAK = """
+async def oublier(service, user_id: str) -> None:
+    conn = sqlite3.connect(service.db_path)
+    try:
+        lignes = conn.execute("SELECT user_id FROM sessions").fetchall()
+        nom = "_".join(sorted({l[0] for l in lignes})).replace('"', "")
+        conn.execute("PRAGMA writable_schema = ON")
+        with conn:
+            conn.execute(
+                "UPDATE sqlite_master SET sql = ? WHERE name = 'events'",
+                (f"CREATE TABLE events (cassee {nom} {user_id.replace(chr(34), '')}",),
+            )
+    finally:
+        conn.close()
+"""
+
+
+def test_a_schema_broken_with_the_inputs_shows_no_reason_for_hidden_inputs():
+    """SQLite names the broken object in its error: the reason is shown on the example only.
+    The control: on the example the reason really quotes what the answer wrote there."""
+    from grading.hidden import HIDDEN
+
+    from course.labo import evaluate_source
+    from course.labo.scenario import VISIBLE
+
+    evaluation = evaluate_source(SCHEMA_LEAK, scenarios=(VISIBLE, HIDDEN), sandboxed=True)
+    assert evaluation.score == 0
+    visible = evaluation.criteria[VISIBLE.name]["sessions"].message
+    assert "la base de données est abîmée après oublier (" in visible and "alice" in visible
+    leaks = hidden_leaks()
+    for verdict in evaluation.criteria[HIDDEN.name].values():
+        assert leaks(verdict.message) == [], verdict.message
+        assert "abîmée après oublier\u00a0: il faut" in verdict.message
