@@ -188,8 +188,9 @@ def _call_process(plan: RunPlan, source: str, call: PlannedCall, report: int) ->
             signal.signal(sig, signal.SIG_DFL)
         os.closerange(3, report)
         os.closerange(report + 1, 1 << 16)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):  # its output is never shown, nor written to the host's disk
+            os.dup2(null, fd)
         os.close(null)
         lock = threading.Lock()
 
@@ -267,7 +268,7 @@ class _Processes:
     def stop_all(self, group: int) -> None:
         """SIGKILL every process of the submission and reap them (the namespace's orphans are
         this process's children)."""
-        for _round in range(50):
+        for _round in range(500):
             pids = self.pids(group) if self.sandboxed else []
             if not self.sandboxed:
                 try:
