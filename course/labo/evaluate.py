@@ -29,7 +29,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .criteria import (
@@ -397,9 +397,14 @@ def _snapshot_problem(outcome: CallOutcome) -> SnapshotFacts | None:
 
 
 def _scenario_results(
-    run: _Run, scenarios: tuple[Scenario, ...], facts: dict, timeout: float
+    run: _Run,
+    scenarios: tuple[Scenario, ...],
+    outcomes: dict[str, CallOutcome],
+    facts: dict,
+    timeout: float,
 ) -> dict[str, ScenarioResult]:
-    """Each scenario's result from the journal's records, believed up to a violation."""
+    """Each scenario's result from the journal's records (believed up to a violation), with
+    the call outcomes as this process settled them (`outcomes`)."""
     by_scenario: dict[str, list] = {s.name: [] for s in scenarios}
     stop = None  # Stalled or LimitExceeded: every scenario not finished ends that way
     started = False
@@ -419,7 +424,6 @@ def _scenario_results(
     results = {}
     for scenario in scenarios:
         records = by_scenario[scenario.name]
-        outcomes = {r.call_id: r for r in records if isinstance(r, CallOutcome)}
         load = next((r for r in records if isinstance(r, LoadFailure)), None)
         calls = scenario.calls()
         stalled, limit = None, None
@@ -601,8 +605,7 @@ def evaluate_source(
                     )
                 )
         facts.update(_check(tuple(for_checker), snapshots, images, sandbox))
-        results = _scenario_results(run, scenarios, facts, timeout)
-        results = {name: _with_outcomes(result, outcomes) for name, result in results.items()}
+        results = _scenario_results(run, scenarios, outcomes, facts, timeout)
         return _judge(results, start, sandboxed, scenarios)
     finally:
         if run is not None:
@@ -618,16 +621,4 @@ def evaluate_source(
 def _replace_async(outcome: CallOutcome) -> CallOutcome:
     """The syntax tree says ``oublier`` is not an ``async def``: so is the outcome, whatever
     the call's process reported."""
-    from dataclasses import replace
-
     return replace(outcome, not_async=True)
-
-
-def _with_outcomes(result: ScenarioResult, outcomes: dict[str, CallOutcome]) -> ScenarioResult:
-    from dataclasses import replace
-
-    calls = tuple(
-        replace(c, outcome=outcomes.get(c.planned.call_id)) if c.outcome is not None else c
-        for c in result.calls
-    )
-    return replace(result, calls=calls)
