@@ -5,7 +5,8 @@ Run in the test process (as root) or as an unprivileged user (``python evasions.
 from a copy this user can read), always with the interpreter of an environment where the
 course is installed. CONFIG (JSON): ``sources`` (sample -> cell text, targets included),
 ``complete`` (the complete answer), ``grader`` (a folder holding ``grading/``, for the hidden
-scenario), ``sandboxed``.
+scenario), ``sandboxed``, and ``attacks`` (sample -> cell text: graded on both scenarios, as the
+hooks grade them, with the messages a feedback page would show).
 """
 
 from __future__ import annotations
@@ -42,11 +43,26 @@ def grade_escapes(config: dict) -> dict:
             "outcome": evaluation.outcome()[0],
         }
 
+    def attack(item):
+        name, source = item
+        evaluation = evaluate_source(source, scenarios=(VISIBLE, HIDDEN), sandboxed=sandboxed)
+        messages = [
+            v.message for verdicts in evaluation.criteria.values() for v in verdicts.values()
+        ]
+        messages += [evaluation.outcome()[1], evaluation.load_error or ""]
+        return name, {
+            "score": evaluation.score,
+            "outcome": evaluation.outcome()[0],
+            "failed": sorted(t for t, v in evaluation.verdicts.items() if not v.ok),
+            "messages": messages,
+        }
+
     items = [(name, src, (VISIBLE,)) for name, src in config["sources"].items()]
     items.append(("complete", config["complete"], (VISIBLE, HIDDEN)))
     with ThreadPoolExecutor(max_workers=2) as pool:
         scores = dict(pool.map(grade, items))
-    return {"sandbox_problem": sandbox_problem(), "scores": scores}
+        attacks = dict(pool.map(attack, config.get("attacks", {}).items()))
+    return {"sandbox_problem": sandbox_problem(), "scores": scores, "attacks": attacks}
 
 
 if __name__ == "__main__":

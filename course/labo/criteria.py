@@ -9,11 +9,15 @@ base for some criteria, a hidden one, on other learners and other inputs, for al
 The rubric weighs the lesson's central point and the harm done: criteria 2 and 4 count only once
 the learner's sessions are gone (doing nothing must not pay), criteria 5 to 7 only once the
 erasure itself is right (criteria 1 to 4 for that call: sessions, events, user_states, and nothing
-else). A failed check explains what is missing; on the hidden inputs it never names them.
+else). A failed check explains what is missing; on the hidden inputs it never names them, and it
+shows no text the student's code chose: an exception's message is left out and its class name
+is shown only if it is one of Python's or sqlite3's own (``KNOWN_ERRORS``), else a fixed text.
 """
 
 from __future__ import annotations
 
+import builtins
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
@@ -22,6 +26,7 @@ from .protocol import CallOutcome
 from .scenario import CallResult, Role, RunEnd, ScenarioResult
 
 __all__ = [
+    "KNOWN_ERRORS",
     "TITLES",
     "CRITERIA",
     "NOT_WRITTEN",
@@ -72,6 +77,7 @@ class Criterion:
     gate_role: Role = Role.ERASE
     hidden_hint: str = ""  # French, added when only the hidden inputs fail it
     points_per_test: int = 1
+    explain: Callable[[ScenarioResult], str | None] | None = None  # a sharper failure, French
 
     @property
     def tests(self) -> tuple[Test, ...]:
@@ -126,6 +132,33 @@ def _unchanged_after(result: ScenarioResult, base: Role, roles: tuple[Role, ...]
     reference = _facts(result.first(base)).fingerprint
     calls = [c for role in roles for c in result.of(role)]
     return all(_clean(c.outcome) and _facts(c).fingerprint == reference for c in calls)
+
+
+def _file_clean(result: ScenarioResult) -> bool:
+    """Criterion 7: nothing of the learner readable, no object or file where a copy can hide."""
+    call = result.first(Role.ERASE)
+    f = _facts(call)
+    stray = call.outcome.stray_files if call.outcome else 0
+    return f.personal_data_found == 0 and f.extra_objects == 0 and stray == 0
+
+
+EXTRA_OBJECTS = (
+    "la base contient des tables, vues, index ou déclencheurs qu'elle n'avait pas\u00a0: une copie "
+    "des données de l'élève peut s'y cacher. oublier efface des lignes, elle ne crée rien."
+)
+STRAY_FILES = (
+    "oublier a laissé d'autres fichiers que la base dans son dossier de travail ou dans "
+    "/tmp\u00a0: une copie des données de l'élève peut s'y cacher. oublier ne crée aucun fichier."
+)
+
+
+def _explain_file(result: ScenarioResult) -> str | None:
+    call = result.first(Role.ERASE)
+    if _facts(call).extra_objects:
+        return EXTRA_OBJECTS
+    if call.outcome is not None and call.outcome.stray_files:
+        return STRAY_FILES
+    return None
 
 
 CRITERIA: tuple[Criterion, ...] = (
@@ -212,7 +245,8 @@ CRITERIA: tuple[Criterion, ...] = (
         number=7,
         title="Plus rien de l'élève n'est lisible dans le fichier de la base ni dans son -wal",
         roles=(Role.ERASE,),
-        holds=lambda r: _facts(r.first(Role.ERASE)).personal_data_found == 0,
+        holds=_file_clean,
+        explain=_explain_file,
         failure="des données de l'élève sont encore lisibles dans le fichier de la base ou dans "
         "son -wal (pages libérées mais pas effacées)\u00a0: terminez par VACUUM puis "
         "PRAGMA wal_checkpoint(TRUNCATE).",
@@ -262,10 +296,42 @@ def _seconds(value: float) -> str:
     return f"{value:g}".replace(".", ",") + "\u00a0s"
 
 
-def load_message(reason: str, error_type: str = "", error_message: str = "") -> str:
-    """Why the cell gave no oublier, in French."""
+# Exception class names shown for a hidden scenario: Python's and sqlite3's own, nothing else.
+KNOWN_ERRORS = frozenset(
+    name
+    for module in (builtins, sqlite3)
+    for name, value in vars(module).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+)
+HIDDEN_LOAD = (
+    "la cellule de oublier lève une exception avant même d'appeler oublier (pour les tests "
+    "cachés, ni son nom ni son message ne sont montrés)."
+)
+HIDDEN_SYNTAX = "la cellule de oublier ne se lit pas (SyntaxError)."
+LIMIT_MESSAGES = {
+    "memory": "l'ensemble des processus de votre rendu a dépassé la mémoire permise",
+    "cpu": "l'ensemble des processus de votre rendu a dépassé le temps de calcul permis",
+    "protocol": "le compte rendu du processus qui exécutait oublier n'était pas valide",
+    "bad_report": "le processus qui exécutait oublier a écrit lui-même sur le canal où le "
+    "correcteur reçoit le compte rendu de l'appel (compte rendu forgé ou répété)",
+}
+
+
+def _error_name(error_type: str, hidden: bool) -> str:
+    """An exception's class name as it may be shown: for a hidden scenario, only a known one."""
+    if hidden and error_type not in KNOWN_ERRORS:
+        return "une exception"
+    return error_type[:100]
+
+
+def load_message(
+    reason: str, error_type: str = "", error_message: str = "", *, hidden: bool = False
+) -> str:
+    """Why the cell gave no oublier, in French (for a hidden scenario, no text of the cell's)."""
     if reason == "missing":
         return MISSING_FUNCTION
+    if hidden:
+        return HIDDEN_SYNTAX if reason == "syntax" else HIDDEN_LOAD
     if reason == "syntax":
         return f"la cellule de oublier ne se lit pas (SyntaxError)\u00a0: {error_message}"
     return (
@@ -288,6 +354,11 @@ def unfinished_message(result: ScenarioResult) -> str:
             f"oublier n'a pas terminé en {limit} (boucle sans fin\u00a0? attente trop "
             f"longue\u00a0?)\u00a0: ce point n'a pas pu être vérifié."
         )
+    if result.limit in LIMIT_MESSAGES:
+        return (
+            f"{LIMIT_MESSAGES[result.limit]}\u00a0: tout a été arrêté, et ce point n'a pas "
+            "pu être vérifié."
+        )
     return (
         "le processus qui exécutait oublier s'est arrêté avant la fin (sortie du programme, "
         "mémoire dépassée\u00a0?)\u00a0: ce point n'a pas pu être vérifié."
@@ -304,8 +375,11 @@ def _problem(call: CallResult, result: ScenarioResult) -> str | None:
             "pas le fichier."
         )
     if not call.facts.readable:
+        # SQLite's reasons may quote names the student's code chose (a table, a broken schema):
+        # for the hidden inputs, where those names may hold them, none is shown
+        detail = "" if result.scenario.hidden else f" ({str(call.facts.problem)[:300]})"
         return (
-            f"la base de données est abîmée après oublier ({call.facts.problem})\u00a0: il faut "
+            f"la base de données est abîmée après oublier{detail}\u00a0: il faut "
             "effacer des lignes, pas des tables."
         )
     return None
@@ -315,10 +389,11 @@ def _raised(outcome: CallOutcome, hidden: bool) -> str:
     error = outcome.error
     assert error is not None
     message = error.message.strip()[:300]
+    name = _error_name(error.type, hidden)
     if hidden or not message:  # hidden inputs may appear in an exception's message
-        return f"De plus, oublier a levé {error.type}."
+        return f"De plus, oublier a levé {name}."
     end = "" if message.endswith((".", "!", "?", "…")) else "."
-    return f"De plus, oublier a levé {error.type}\u00a0: {message}{end}"
+    return f"De plus, oublier a levé {name}\u00a0: {message}{end}"
 
 
 def _notes(calls: list[CallResult], hidden: bool) -> str:
@@ -362,7 +437,10 @@ def judge(criterion: Criterion, result: ScenarioResult) -> Verdict:
         return Verdict(
             False,
             load_message(
-                failure.reason, error.type if error else "", error.message if error else ""
+                failure.reason,
+                error.type if error else "",
+                error.message if error else "",
+                hidden=result.scenario.hidden,
             ),
         )
     if _not_written(result):
@@ -386,7 +464,8 @@ def judge(criterion: Criterion, result: ScenarioResult) -> Verdict:
     )
     if not gate_ok and not own_error:
         return Verdict(False, prefix + GATE_MESSAGES[criterion.gate] + notes)
-    return Verdict(False, prefix + criterion.failure + notes)
+    sharper = criterion.explain(result) if criterion.explain and gate_ok else None
+    return Verdict(False, prefix + (sharper or criterion.failure) + notes)
 
 
 def judge_scenario(result: ScenarioResult) -> dict[str, Verdict]:

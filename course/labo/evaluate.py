@@ -1,12 +1,20 @@
-"""Grades one ``oublier`` cell: one runner process per scenario, with a time limit, then one
-checker process that judges the files they left, then the criteria.
+"""Grades one ``oublier`` cell: one runner (a supervisor and one process per call, see
+``course.labo.submission_runner``) for all scenarios, with one time limit and one set of budgets
+for the whole submission, then one checker process that judges the files, then the criteria.
 
 Nothing here runs student code in the calling process, so a notebook kernel that a submission
 has tampered with can at worst fool its own copy of this module, never the grade nbgrader writes
-(the grader's hooks call this from nbgrader's process). Each scenario runs in its own process and
-folder: a runner never holds the inputs of another scenario. With ``sandboxed=True`` (grading),
-runners and checker run in the sandbox of ``course.labo.sandbox``; ``verifier`` runs them
-without it, with the student's own rights.
+(the grader's hooks call this from nbgrader's process). What is decided here, never by a process
+that ran student code: whether the cell parses and defines ``oublier`` as an ``async def`` (its
+syntax tree, read with bounded size and depth: a cell that breaks the parser is a 0 with a
+reason, not an error of the grader); which records are believed (the journal's frames are
+checked against the plan, ``protocol.JournalReader``: one outcome per planned call, in order;
+anything else ends the run as a crash); where the snapshots are written (a private folder of
+this process, out of the sandbox's reach). A checker that fails (crash, time limit, bad output)
+makes every call unreadable, with a reason: a 0, never an exception that stops the class.
+
+With ``sandboxed=True`` (grading), runner and checker run in the sandbox of
+``course.labo.sandbox``; ``verifier`` runs them without it, with the student's own rights.
 """
 
 from __future__ import annotations
@@ -19,8 +27,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .criteria import (
@@ -35,18 +44,23 @@ from .fixture import fixture_bytes
 from .protocol import (
     CallOutcome,
     CheckRequest,
+    Crashed,
+    ImageSpec,
+    JournalReader,
+    LimitExceeded,
     LoadFailure,
-    Ready,
+    ProtocolViolation,
+    RaisedError,
     Reference,
     RunPlan,
+    ScenarioPlan,
     SnapshotCheck,
+    SnapshotFacts,
     Stalled,
     decode_facts,
-    decode_record,
 )
-from .sandbox import Sandbox
+from .sandbox import LIMITS, WORK_DIR, Sandbox
 from .scenario import VISIBLE, CallResult, Role, RunEnd, Scenario, ScenarioResult
-from .submission_runner import SNAPSHOTS, SUBMISSION
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -66,6 +80,11 @@ _Popen = subprocess.Popen
 _killpg = getattr(os, "killpg", None)  # POSIX; elsewhere only the runner itself is killed
 _executable = sys.executable
 
+# A cell longer than this is not an answer: it is refused before it is parsed.
+MAX_CELL_CHARS = 100_000
+# Grace after the deadline before this process kills the runner itself (the supervisor stops at
+# the deadline on its own).
+GRACE = 5.0
 _KEPT = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -105,7 +124,10 @@ class Evaluation:
             if failure is not None:
                 error = failure.error
                 return load_message(
-                    failure.reason, error.type if error else "", error.message if error else ""
+                    failure.reason,
+                    error.type if error else "",
+                    error.message if error else "",
+                    hidden=result.scenario.hidden,
                 )
         return None
 
@@ -151,7 +173,7 @@ def _plain_python(cell_source: str) -> str:
         return cell_source
     try:
         return TransformerManager().transform_cell(cell_source)
-    except Exception:  # noqa: BLE001 - a broken cell is reported by the runner
+    except Exception:  # noqa: BLE001 - a broken cell is reported below
         return cell_source
 
 
@@ -160,40 +182,78 @@ def extract_source(cell_source: str) -> str:
 
     Calls such as ``await oublier(...)`` on the student's own database, or monkeypatching at top
     level, are left out: only what ``oublier`` needs to exist is kept. A cell that does not parse
-    is returned unchanged, so the runner reports its SyntaxError.
+    (or breaks the parser: too long, too deep) is returned unchanged; ``_analyse`` says why.
     """
+    if len(cell_source) > MAX_CELL_CHARS:
+        return cell_source
     source = _plain_python(cell_source)
     try:
         tree = ast.parse(source)
-    except SyntaxError:
-        return source
-    kept = []
-    for node in tree.body:
-        if isinstance(node, _KEPT):
-            kept.append(node)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if all(isinstance(t, ast.Name) for t in targets):
+        kept = []
+        for node in tree.body:
+            if isinstance(node, _KEPT):
                 kept.append(node)
-    return ast.unparse(ast.Module(body=kept, type_ignores=[]))
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if all(isinstance(t, ast.Name) for t in targets):
+                    kept.append(node)
+        return ast.unparse(ast.Module(body=kept, type_ignores=[]))
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        return source
+
+
+def _analyse(cell_source: str) -> tuple[str, LoadFailure | None, bool]:
+    """The code the runner gets, why the cell gives no ``oublier`` (or None), and whether
+    ``oublier`` is an ``async def`` (its last top-level definition), from the syntax tree."""
+    if len(cell_source) > MAX_CELL_CHARS:
+        return "", LoadFailure("syntax", RaisedError("SyntaxError", "cellule trop longue")), False
+    source = extract_source(cell_source)
+    try:
+        tree = ast.parse(source)
+        compile(tree, "cellule_oublier", "exec")
+    except SyntaxError as exc:
+        message = f"{exc.msg} (ligne {exc.lineno})" if exc.lineno else str(exc.msg)
+        return source, LoadFailure("syntax", RaisedError("SyntaxError", message)), False
+    except (RecursionError, MemoryError, ValueError):
+        error = RaisedError("SyntaxError", "expression trop imbriquée pour être lue")
+        return source, LoadFailure("syntax", error), False
+    bound = None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == "oublier":
+                bound = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom)):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.asname or a.name.split(".")[0] for a in node.names]
+            else:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = [t.id for t in targets if isinstance(t, ast.Name)]
+            if "oublier" in names:
+                bound = node
+    if bound is None:
+        return source, LoadFailure("missing"), False
+    return source, None, isinstance(bound, ast.AsyncFunctionDef)
 
 
 @dataclass
 class _Run:
-    """One runner process and what is needed to stop it and read it."""
+    """The runner process, the frames it sent, and what is needed to stop it."""
 
-    scenario: Scenario
-    folder: Path
+    plan: RunPlan
     proc: subprocess.Popen
     journal: int  # read end of the journal pipe
     info: int | None  # read end of bubblewrap's --info-fd pipe (the sandbox's first pid)
     stderr: Path
+    reader: JournalReader
+    thread: threading.Thread | None = None
+    violation: str | None = None
     timed_out: bool = False
 
 
 def _sandbox_pid(info_fd: int) -> int | None:
     """The host pid of the sandbox's PID 1, from bubblewrap's --info-fd output."""
     try:
+        os.set_blocking(info_fd, False)
         data = os.read(info_fd, 65536)
         return int(json.loads(data.decode())["child-pid"])
     except (OSError, ValueError, KeyError, TypeError):
@@ -229,24 +289,42 @@ def _stop(run: _Run) -> None:
     run.proc.wait()
 
 
-def _read_available(fd: int) -> str:
-    """What a pipe holds now, without waiting (a detached process may keep it open)."""
-    os.set_blocking(fd, False)
-    chunks = []
+def _read_journal(run: _Run) -> None:
+    """Feed the journal to its reader until the pipe closes or a frame breaks the protocol."""
     while True:
         try:
-            chunk = os.read(fd, 65536)
-        except BlockingIOError:
-            break
+            chunk = os.read(run.journal, 1 << 20)
+        except OSError:
+            return
         if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks).decode("utf-8", errors="replace")
+            return
+        if run.violation is not None:
+            continue  # keep draining so the writer never blocks; believe nothing more
+        try:
+            run.reader.feed(chunk)
+        except ProtocolViolation as exc:
+            run.violation = str(exc)
 
 
-def _start_runner(scenario: Scenario, folder: Path, plan: RunPlan, sandbox: Sandbox | None) -> _Run:
+def _feed_stdin(proc: subprocess.Popen, chunks: list[bytes]) -> None:
+    try:
+        assert proc.stdin is not None
+        for chunk in chunks:
+            proc.stdin.write(chunk)
+        proc.stdin.close()
+    except (OSError, ValueError):  # it died at once: its stderr says why
+        pass
+
+
+def _start_runner(plan: RunPlan, stdin: list[bytes], base: Path, sandbox: Sandbox | None) -> _Run:
     journal_r, journal_w = os.pipe()
     info_r = info_w = None
+    if sandbox is not None:
+        work = WORK_DIR
+        command = None
+    else:
+        work = str(base / "work")
+        os.mkdir(work, 0o700)
     argv = [
         _executable,
         "-I",
@@ -254,23 +332,22 @@ def _start_runner(scenario: Scenario, folder: Path, plan: RunPlan, sandbox: Sand
         "utf8",
         "-m",
         "course.labo.submission_runner",
-        str(folder),
+        work,
         str(journal_w),
     ]
     pass_fds = [journal_w]
     if sandbox is not None:
-        sandbox.hand_over(folder)
         info_r, info_w = os.pipe()
         pass_fds.append(info_w)
-        command = sandbox.command(argv, writable=folder)
+        command = sandbox.command(argv, work=True)
         command[1:1] = ["--info-fd", str(info_w)]
     else:
         command = argv
-    stderr = folder.parent / f"{scenario.name}.stderr"
+    stderr = base / "runner.stderr"
     with open(stderr, "wb") as err:
         proc = _Popen(
             command,
-            cwd=folder,
+            cwd=base,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=err,
@@ -279,79 +356,134 @@ def _start_runner(scenario: Scenario, folder: Path, plan: RunPlan, sandbox: Sand
         )
     for fd in pass_fds:
         os.close(fd)
-    try:
-        assert proc.stdin is not None
-        proc.stdin.write(plan.to_json().encode())
-        proc.stdin.close()
-    except OSError:  # it died at once: its journal says why
-        pass
-    return _Run(scenario, folder, proc, journal_r, info_r, stderr)
+    run = _Run(plan, proc, journal_r, info_r, stderr, JournalReader(plan))
+    run.thread = threading.Thread(target=_read_journal, args=(run,), daemon=True)
+    run.thread.start()
+    threading.Thread(target=_feed_stdin, args=(proc, stdin), daemon=True).start()
+    return run
 
 
-def _prepare(source: str, scenario: Scenario, folder: Path, image: bytes) -> None:
-    folder.mkdir()
-    (folder / SUBMISSION).write_text(extract_source(source), encoding="utf-8")
-    for database in scenario.databases():
-        (folder / database).write_bytes(image)
+def _write_snapshots(run: _Run, folder: Path) -> dict[str, CallOutcome]:
+    """The outcomes the journal gave, their snapshots written in `folder` (this process's)."""
+    outcomes = {}
+    for _name, record, payload in run.reader.records:
+        if not isinstance(record, CallOutcome):
+            continue
+        outcomes[record.call_id] = record
+        offset = 0
+        for suffix, state in (("", record.database), ("-wal", record.wal)):
+            if state.state == "ok":
+                path = folder / f"{record.call_id}.db{suffix}"
+                path.write_bytes(payload[offset : offset + state.size])
+                offset += state.size
+    return outcomes
 
 
-def _scenario_result(run: _Run, facts, timeout: float) -> ScenarioResult:
-    records = [decode_record(line) for line in _read_available(run.journal).splitlines()]
-    outcomes = {r.call_id: r for r in records if isinstance(r, CallOutcome)}
-    load = next((r for r in records if isinstance(r, LoadFailure)), None)
-    stalled = next((r for r in records if isinstance(r, Stalled)), None)
-    calls = run.scenario.calls()
-    if load is not None:
-        end = RunEnd.LOAD_FAILED
-    elif all(call.call_id in outcomes for _role, call in calls):
-        end = RunEnd.FINISHED
-    elif run.timed_out:
-        end = RunEnd.TIMED_OUT
-    elif any(isinstance(r, Ready) for r in records):
-        end = RunEnd.CRASHED
-    else:
+def _snapshot_problem(outcome: CallOutcome) -> SnapshotFacts | None:
+    """Facts the checker need not read: the file was missing, unreadable or too big."""
+    db = outcome.database
+    if db.state == "missing":
+        return SnapshotFacts(present=False)
+    if db.state == "unreadable" or outcome.wal.state == "unreadable":
+        return SnapshotFacts(
+            present=True, problem="fichier illisible (droits retirés, ou pas un fichier)"
+        )
+    if "too_big" in (db.state, outcome.wal.state):
+        size = (db.size + outcome.wal.size) >> 20
+        return SnapshotFacts(
+            present=True, problem=f"elle pèse {size}\u00a0Mio, bien plus que la base d'exemple"
+        )
+    return None
+
+
+def _scenario_results(
+    run: _Run,
+    scenarios: tuple[Scenario, ...],
+    outcomes: dict[str, CallOutcome],
+    facts: dict,
+    timeout: float,
+) -> dict[str, ScenarioResult]:
+    """Each scenario's result from the journal's records (believed up to a violation), with
+    the call outcomes as this process settled them (`outcomes`)."""
+    by_scenario: dict[str, list] = {s.name: [] for s in scenarios}
+    stop = None  # Stalled or LimitExceeded: every scenario not finished ends that way
+    started = False
+    for name, record, _payload in run.reader.records:
+        if name is None:
+            started = True
+            continue
+        by_scenario[name].append(record)
+        if isinstance(record, Stalled | LimitExceeded):
+            stop = record
+    if not started and run.violation is None:
         tail = run.stderr.read_text(errors="replace")[-2000:]
         raise RuntimeError(
             f"Le processus qui exécute oublier n'a pas démarré (code {run.proc.returncode})"
             f"\u00a0:\n{tail}"
         )
-    return ScenarioResult(
-        scenario=run.scenario,
-        end=end,
-        timeout=timeout,
-        calls=tuple(
-            CallResult(
-                role,
-                call,
-                outcomes.get(call.call_id),
-                facts.get(call.call_id) if call.call_id in outcomes else None,
-            )
-            for role, call in calls
-        ),
-        load_failure=load,
-        stalled=stalled if end is RunEnd.TIMED_OUT else None,
-    )
-
-
-def _check(runs: list[_Run], images: dict[str, tuple[bytes, str]], sandbox: Sandbox | None) -> dict:
-    """Run the checker on every snapshot of every run; the facts by call id."""
-    references = tuple(Reference(name, len(images[name][0]), images[name][1]) for name in images)
-    checks = tuple(
-        SnapshotCheck(
-            call_id=call.call_id,
-            reference=run.scenario.name,
-            snapshot=str(run.folder / SNAPSHOTS / f"{call.call_id}.db"),
-            user_id=call.user_id,
-            personal_data=run.scenario.personal_data if role is Role.ERASE else (),
+    results = {}
+    for scenario in scenarios:
+        records = by_scenario[scenario.name]
+        load = next((r for r in records if isinstance(r, LoadFailure)), None)
+        calls = scenario.calls()
+        stalled, limit = None, None
+        if load is not None:
+            end = RunEnd.LOAD_FAILED
+        elif all(call.call_id in outcomes for _role, call in calls):
+            end = RunEnd.FINISHED
+        elif isinstance(stop, Stalled) or (stop is None and run.timed_out):
+            end = RunEnd.TIMED_OUT
+            stalled = stop if isinstance(stop, Stalled) and stop in records else None
+        else:
+            end = RunEnd.CRASHED
+            if isinstance(stop, LimitExceeded):
+                limit = stop.kind
+            elif run.violation is not None:
+                limit = "protocol"
+            elif any(isinstance(r, Crashed) and r.reason == "bad_report" for r in records):
+                limit = "bad_report"
+        results[scenario.name] = ScenarioResult(
+            scenario=scenario,
+            end=end,
+            timeout=timeout,
+            calls=tuple(
+                CallResult(
+                    role,
+                    call,
+                    outcomes.get(call.call_id),
+                    facts.get(call.call_id) if call.call_id in outcomes else None,
+                )
+                for role, call in calls
+            ),
+            load_failure=load,
+            stalled=stalled,
+            limit=limit,
         )
-        for run in runs
-        for role, call in run.scenario.calls()
-    )
+    return results
+
+
+def _checker_failed(checks: tuple[SnapshotCheck, ...], why: str) -> dict[str, SnapshotFacts]:
+    problem = f"le contrôle de la base n'a pas pu la lire ({why})"
+    return {c.call_id: SnapshotFacts(present=True, problem=problem) for c in checks}
+
+
+def _check(
+    checks: tuple[SnapshotCheck, ...],
+    folder: Path,
+    images: dict[str, tuple[bytes, str]],
+    sandbox: Sandbox | None,
+) -> dict[str, SnapshotFacts]:
+    """Run the checker on the snapshots in `folder`; the facts by call id. Any failure of the
+    checker makes each of its snapshots unreadable, with the reason: never an exception."""
+    if not checks:
+        return {}
+    references = tuple(Reference(name, len(images[name][0]), images[name][1]) for name in images)
     request = CheckRequest(references, checks).to_json().encode() + b"\n"
     request += b"".join(images[ref.name][0] for ref in references)
     argv = [_executable, "-I", "-X", "utf8", "-m", "course.labo.snapshot_checker"]
     if sandbox is not None:
-        command = sandbox.command(argv, readable=tuple(run.folder for run in runs))
+        sandbox.hand_over(folder)
+        command = sandbox.command(argv, readable=(folder,))
     else:
         command = argv
     checker = _Popen(
@@ -362,17 +494,37 @@ def _check(runs: list[_Run], images: dict[str, tuple[bytes, str]], sandbox: Sand
         start_new_session=True,
     )
     try:
-        stdout, stderr = checker.communicate(input=request, timeout=CHECKER_TIMEOUT)
+        stdout, _stderr = checker.communicate(input=request, timeout=CHECKER_TIMEOUT)
         checker.wait(timeout=10)  # bubblewrap exits once its namespace is empty
+    except subprocess.TimeoutExpired:
+        return _checker_failed(checks, "temps dépassé")
     finally:
         if checker.poll() is None:
-            checker.kill()
+            try:
+                _killpg(checker.pid, signal.SIGKILL) if _killpg else checker.kill()
+            except (ProcessLookupError, PermissionError):
+                pass
         checker.wait()
     if checker.returncode != 0:
-        raise RuntimeError(
-            "le contrôle de la base a échoué\u00a0:\n" + stderr.decode(errors="replace")[-2000:]
-        )
-    return decode_facts(stdout.decode())
+        return _checker_failed(checks, f"arrêt du contrôle, code {checker.returncode}")
+    try:
+        facts = decode_facts(stdout.decode())
+    except (ValueError, TypeError, AttributeError):
+        return _checker_failed(checks, "réponse du contrôle illisible")
+    missing = [c for c in checks if c.call_id not in facts]
+    return {**facts, **_checker_failed(tuple(missing), "réponse du contrôle incomplète")}
+
+
+def _judge(
+    results: dict[str, ScenarioResult], start: float, sandboxed: bool, scenarios
+) -> Evaluation:
+    return Evaluation(
+        results=results,
+        criteria=judge_all(results),
+        seconds=time.monotonic() - start,
+        sandboxed=sandboxed,
+        names_by_hidden={s.hidden: s.name for s in scenarios},
+    )
 
 
 def evaluate_source(
@@ -390,37 +542,89 @@ def evaluate_source(
     """
     timeout = DEFAULT_TIMEOUT if timeout is None else timeout
     start = time.monotonic()
+    code, load_failure, is_async = _analyse(source)
+    if load_failure is not None:  # nothing to run: the same reason for every scenario
+        results = {
+            s.name: ScenarioResult(s, RunEnd.LOAD_FAILED, timeout, (), load_failure=load_failure)
+            for s in scenarios
+        }
+        return _judge(results, start, sandboxed, scenarios)
     # In memory, built by this process: a submission that rewrites files cannot change them.
     images = {s.name: fixture_bytes(s.extra_learners, backend) for s in scenarios}
     sandbox = Sandbox() if sandboxed else None
     base = Path(tempfile.mkdtemp(prefix="labo-oublier-"))
-    runs: list[_Run] = []
+    run = None
     try:
-        deadline = time.monotonic() + timeout
-        for scenario in scenarios:
-            folder = base / scenario.name
-            _prepare(source, scenario, folder, images[scenario.name][0])
-            calls = tuple(call for _role, call in scenario.calls())
-            plan = RunPlan(calls, deadline, "adk" if backend == "adk" else "course")
-            runs.append(_start_runner(scenario, folder, plan, sandbox))
-        for run in runs:
-            try:
-                run.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                run.timed_out = True
-            _stop(run)
-        facts = _check(runs, images, sandbox)
-        results = {run.scenario.name: _scenario_result(run, facts, timeout) for run in runs}
-        return Evaluation(
-            results=results,
-            criteria=judge_all(results),
-            seconds=time.monotonic() - start,
-            sandboxed=sandboxed,
-            names_by_hidden={s.hidden: s.name for s in scenarios},
+        plans = tuple(
+            ScenarioPlan(
+                s.name,
+                tuple(call for _role, call in s.calls()),
+                tuple(ImageSpec(db, len(images[s.name][0])) for db in s.databases()),
+            )
+            for s in scenarios
         )
+        encoded = code.encode("utf-8")
+        deadline = time.monotonic() + timeout
+        plan = RunPlan(
+            plans,
+            len(encoded),
+            deadline,
+            memory_bytes=LIMITS.total_memory_bytes,
+            cpu_seconds=LIMITS.total_cpu_seconds,
+            sandboxed=sandboxed,
+            service="adk" if backend == "adk" else "course",
+        )
+        stdin = [plan.to_json().encode() + b"\n", encoded]
+        stdin += [images[s.name][0] for s in scenarios for _db in s.databases()]
+        run = _start_runner(plan, stdin, base, sandbox)
+        try:
+            run.proc.wait(timeout=max(0.0, deadline + GRACE - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            run.timed_out = True
+        _stop(run)
+        assert run.thread is not None
+        run.thread.join(timeout=10)
+        if run.reader.incomplete and run.violation is None:
+            run.violation = "frame cut short"
+        snapshots = base / "snapshots"
+        snapshots.mkdir()
+        outcomes = _write_snapshots(run, snapshots)
+        for_checker, facts = [], {}
+        for scenario in scenarios:
+            for role, call in scenario.calls():
+                outcome = outcomes.get(call.call_id)
+                if outcome is None:
+                    continue
+                if not is_async and not outcome.not_async:
+                    outcomes[call.call_id] = outcome = _replace_async(outcome)
+                known = _snapshot_problem(outcome)
+                if known is not None:
+                    facts[call.call_id] = known
+                    continue
+                for_checker.append(
+                    SnapshotCheck(
+                        call_id=call.call_id,
+                        reference=scenario.name,
+                        snapshot=str(snapshots / f"{call.call_id}.db"),
+                        user_id=call.user_id,
+                        personal_data=scenario.personal_data if role is Role.ERASE else (),
+                    )
+                )
+        facts.update(_check(tuple(for_checker), snapshots, images, sandbox))
+        results = _scenario_results(run, scenarios, outcomes, facts, timeout)
+        return _judge(results, start, sandboxed, scenarios)
     finally:
-        for run in runs:
+        if run is not None:
             for fd in (run.journal, run.info):
                 if fd is not None:
-                    os.close(fd)
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _replace_async(outcome: CallOutcome) -> CallOutcome:
+    """The syntax tree says ``oublier`` is not an ``async def``: so is the outcome, whatever
+    the call's process reported."""
+    return replace(outcome, not_async=True)

@@ -1,9 +1,15 @@
 """The TP's wire protocol: typed records that the grading process, the submission runner and
-the snapshot checker pass to each other, as JSON with English keys.
+the snapshot checker pass to each other, with English keys.
 
-- grading process → runner (stdin): a ``RunPlan``;
-- runner → grading process (a pipe, one JSON line per record): ``Ready``, then ``LoadFailure``
-  or one ``CallOutcome`` per call, and ``Stalled`` if its time runs out;
+- grading process → runner (stdin): a ``RunPlan`` as one JSON line, then the cell's text and
+  the database images, as many bytes as the plan says;
+- runner → grading process (a pipe): length-prefixed frames (``encode_frame``), written only by
+  the runner's supervisor, which never runs student code: ``Ready``, then per scenario either a
+  ``LoadFailure`` or one ``CallOutcome`` per call (its payload: the database file and its
+  ``-wal`` right after the call), and ``Stalled``, ``Crashed`` or ``LimitExceeded`` when a call
+  ends otherwise. ``JournalReader`` checks each frame against the plan: a frame that does not
+  parse, comes out of order, repeats a call or claims a size it does not have is a protocol
+  violation, never a record (see ``course.labo.evaluate``);
 - grading process → checker (stdin): a ``CheckRequest``; checker → grading process (stdout):
   one ``SnapshotFacts`` per call.
 """
@@ -11,26 +17,42 @@ the snapshot checker pass to each other, as JSON with English keys.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 __all__ = [
+    "MAX_ERROR_MESSAGE",
+    "MAX_ERROR_TYPE",
+    "MAX_SNAPSHOT_BYTES",
     "CallOutcome",
     "CheckRequest",
+    "Crashed",
+    "FileState",
+    "ImageSpec",
+    "JournalReader",
+    "LimitExceeded",
     "LoadFailure",
     "PlannedCall",
+    "ProtocolViolation",
     "RaisedError",
     "Ready",
     "Reference",
     "RunPlan",
+    "ScenarioPlan",
     "SnapshotCheck",
     "SnapshotFacts",
     "Stalled",
     "decode_facts",
-    "decode_record",
     "encode_facts",
-    "encode_record",
+    "encode_frame",
 ]
+
+# A base of a few hundred kilobytes cannot legitimately grow past this.
+MAX_SNAPSHOT_BYTES = 32 << 20
+MAX_ERROR_TYPE = 100
+MAX_ERROR_MESSAGE = 500
+_MAX_HEADER = 16 << 10
+_PREFIX = 18  # "%08x %08x\n"
 
 
 @dataclass(frozen=True)
@@ -43,12 +65,34 @@ class PlannedCall:
 
 
 @dataclass(frozen=True)
-class RunPlan:
-    """What the runner does, in order; ``deadline`` is the ``time.monotonic()`` (the system's
-    monotonic clock, shared by every process) at which the grading process stops it."""
+class ImageSpec:
+    """A database file the runner writes in its work folder before a scenario's first call."""
 
+    name: str
+    size: int
+
+
+@dataclass(frozen=True)
+class ScenarioPlan:
+    """One scenario's calls, in order, and the files they start from."""
+
+    name: str
     calls: tuple[PlannedCall, ...]
+    images: tuple[ImageSpec, ...]
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What the runner does, in order. ``deadline`` is the ``time.monotonic()`` (the system's
+    monotonic clock, shared by every process) at which the whole submission stops; the budgets
+    count every process the submission starts, together."""
+
+    scenarios: tuple[ScenarioPlan, ...]
+    source_size: int
     deadline: float
+    memory_bytes: int  # resident memory of all the submission's processes together
+    cpu_seconds: float  # CPU time of all of them together
+    sandboxed: bool = True
     service: Literal["course", "adk"] = "course"  # whose SqliteSessionService oublier gets
 
     def to_json(self) -> str:
@@ -57,13 +101,21 @@ class RunPlan:
     @classmethod
     def from_json(cls, text: str) -> RunPlan:
         data = json.loads(text)
-        service = "adk" if data.get("service") == "adk" else "course"
-        return cls(tuple(PlannedCall(**c) for c in data["calls"]), float(data["deadline"]), service)
+        scenarios = tuple(
+            ScenarioPlan(
+                s["name"],
+                tuple(PlannedCall(**c) for c in s["calls"]),
+                tuple(ImageSpec(**i) for i in s["images"]),
+            )
+            for s in data.pop("scenarios")
+        )
+        return cls(scenarios=scenarios, **data)
 
 
 @dataclass(frozen=True)
 class RaisedError:
-    """An exception that came out of the student's code: its class name and message."""
+    """An exception that came out of the student's code: its class name and message, both
+    chosen by the student's code (bounded here, never shown for a hidden scenario)."""
 
     type: str
     message: str
@@ -71,8 +123,8 @@ class RaisedError:
 
 @dataclass(frozen=True)
 class Ready:
-    """The runner started in its sandbox and is about to load the student's cell: anything
-    that goes wrong after this is the submission's doing, not the grader's."""
+    """The runner's supervisor started in its sandbox: anything that goes wrong after this is
+    the submission's doing, not the grader's."""
 
 
 @dataclass(frozen=True)
@@ -84,21 +136,50 @@ class LoadFailure:
 
 
 @dataclass(frozen=True)
+class FileState:
+    """A database file as the supervisor found it after the call (every process stopped)."""
+
+    state: Literal["ok", "missing", "unreadable", "too_big"]
+    size: int = 0  # bytes sent as payload when ok; the file's size when too_big
+
+
+@dataclass(frozen=True)
 class CallOutcome:
-    """How one call ended, as the runner saw it (the file is judged by the checker)."""
+    """How one call ended, as the supervisor saw it (the files are judged by the checker)."""
 
     call_id: str
     error: RaisedError | None = None
     not_async: bool = False  # oublier returned something that cannot be awaited
-    open_transaction: bool = False  # a connection it opened still held an open transaction
+    open_transaction: bool = False  # a hint from the call's process: wording only
+    stray_files: int = 0  # files left in the work folder or /tmp besides the base and -wal
+    database: FileState = field(default_factory=lambda: FileState("missing"))
+    wal: FileState = field(default_factory=lambda: FileState("missing"))
 
 
 @dataclass(frozen=True)
 class Stalled:
-    """Written just before the deadline by the runner's watchdog: the call still running."""
+    """The call still running at the deadline, and the call's own hint: did a connection of
+    the student's hold a transaction (the usual reason for waiting: its own lock)."""
 
     call_id: str
     open_transaction: bool
+
+
+@dataclass(frozen=True)
+class Crashed:
+    """The call's process ended without a valid report: it died (exit, signal) or wrote on its
+    report pipe what no call writes (a forged or repeated report). Its scenario stops."""
+
+    call_id: str
+    reason: Literal["died", "bad_report"] = "died"
+
+
+@dataclass(frozen=True)
+class LimitExceeded:
+    """The submission's processes together went past a budget: everything stopped."""
+
+    call_id: str
+    kind: Literal["memory", "cpu"]
 
 
 _RECORDS: dict[str, type] = {
@@ -106,27 +187,160 @@ _RECORDS: dict[str, type] = {
     "load_failure": LoadFailure,
     "call_outcome": CallOutcome,
     "stalled": Stalled,
+    "crashed": Crashed,
+    "limit": LimitExceeded,
 }
 _NAMES = {cls: name for name, cls in _RECORDS.items()}
-Record = Ready | LoadFailure | CallOutcome | Stalled
+Record = Ready | LoadFailure | CallOutcome | Stalled | Crashed | LimitExceeded
 
 
-def encode_record(record: Record) -> str:
-    """One JSON line (with its newline) for a runner record."""
-    return json.dumps({"record": _NAMES[type(record)], **asdict(record)}) + "\n"
+def encode_frame(record: Record, payload: bytes = b"") -> bytes:
+    """One frame: ``%08x %08x\\n`` (header and payload lengths), the JSON header, the payload."""
+    header = json.dumps({"record": _NAMES[type(record)], **asdict(record)}).encode()
+    return b"%08x %08x\n" % (len(header), len(payload)) + header + payload
 
 
-def decode_record(line: str) -> Record | None:
-    """The record of a JSON line, or None for anything else (a line a submission forged badly)."""
-    try:
-        data = json.loads(line)
-        cls = _RECORDS[data.pop("record")]
-        error = data.pop("error", None)
-        if error is not None:
-            data["error"] = RaisedError(str(error["type"]), str(error["message"]))
-        return cls(**data)
-    except (ValueError, KeyError, TypeError, AttributeError):
+class ProtocolViolation(Exception):
+    """A frame the plan does not allow: the run's records stop being trusted there."""
+
+
+def _error(data) -> RaisedError | None:
+    if data is None:
         return None
+    kind, message = data["type"], data["message"]
+    if not isinstance(kind, str) or not isinstance(message, str):
+        raise TypeError("error")
+    return RaisedError(kind[:MAX_ERROR_TYPE], message[:MAX_ERROR_MESSAGE])
+
+
+def _file(data) -> FileState:
+    state, size = data["state"], data["size"]
+    if state not in ("ok", "missing", "unreadable", "too_big") or type(size) is not int:
+        raise TypeError("file")
+    if size < 0 or (state == "ok" and size > MAX_SNAPSHOT_BYTES):
+        raise ValueError("size")
+    return FileState(state, size)
+
+
+def _decode(header: bytes) -> Record:
+    data = json.loads(header)
+    cls = _RECORDS[data.pop("record")]
+    if "error" in data:
+        data["error"] = _error(data["error"])
+    for key in ("database", "wal"):
+        if key in data:
+            data[key] = _file(data[key])
+    record = cls(**data)
+    for name, value in asdict(record).items():
+        expected = {"call_id": str, "not_async": bool, "open_transaction": bool}.get(name)
+        if expected is not None and type(value) is not expected:
+            raise TypeError(name)
+    if isinstance(record, CallOutcome) and type(record.stray_files) is not int:
+        raise TypeError("stray_files")
+    if isinstance(record, LoadFailure) and record.reason not in ("syntax", "exception", "missing"):
+        raise ValueError("reason")
+    if isinstance(record, Crashed) and record.reason not in ("died", "bad_report"):
+        raise ValueError("reason")
+    if isinstance(record, LimitExceeded) and record.kind not in ("memory", "cpu"):
+        raise ValueError("kind")
+    return record
+
+
+class JournalReader:
+    """Reads the runner's frames and checks them against the plan, in order.
+
+    Allowed: ``Ready``; then, scenario after scenario, a ``LoadFailure`` (which ends that
+    scenario) or the ``CallOutcome`` of each planned call in order, where a ``Crashed`` ends the
+    scenario; a ``Stalled`` or ``LimitExceeded`` for the call expected next ends the run. Every
+    other frame (unknown, malformed, repeated, out of order, after the end, payload of another
+    size than its header says) raises ``ProtocolViolation`` and nothing after it is read.
+    """
+
+    def __init__(self, plan: RunPlan) -> None:
+        self._plan = plan
+        self._buffer = b""
+        self._scenario = -1  # -1: waiting for Ready
+        self._call = 0
+        self.ended = False
+        self.records: list[tuple[str | None, Record, bytes]] = []  # scenario name, record, payload
+
+    def _expected(self) -> PlannedCall | None:
+        if self._scenario < 0 or self._scenario >= len(self._plan.scenarios):
+            return None
+        calls = self._plan.scenarios[self._scenario].calls
+        return calls[self._call] if self._call < len(calls) else None
+
+    def _next_scenario(self) -> None:
+        self._scenario += 1
+        self._call = 0
+        if self._scenario >= len(self._plan.scenarios):
+            self.ended = True
+
+    def _accept(self, record: Record, payload: bytes) -> None:
+        if self.ended:
+            raise ProtocolViolation("frame after the end")
+        if self._scenario < 0:
+            if not isinstance(record, Ready) or payload:
+                raise ProtocolViolation("Ready expected first")
+            self.records.append((None, record, payload))
+            self._next_scenario()
+            return
+        name = self._plan.scenarios[self._scenario].name
+        call = self._expected()
+        if isinstance(record, LoadFailure):
+            if self._call != 0 or payload:
+                raise ProtocolViolation("load failure after a call")
+            self.records.append((name, record, payload))
+            self._next_scenario()
+            return
+        if isinstance(record, Ready) or call is None or record.call_id != call.call_id:
+            raise ProtocolViolation("record for another call than the next planned one")
+        if isinstance(record, CallOutcome):
+            sizes = sum(f.size for f in (record.database, record.wal) if f.state == "ok")
+            if sizes != len(payload):
+                raise ProtocolViolation("payload of another size")
+            self.records.append((name, record, payload))
+            self._call += 1
+            if self._call == len(self._plan.scenarios[self._scenario].calls):
+                self._next_scenario()
+            return
+        if payload:
+            raise ProtocolViolation("payload on a record that has none")
+        self.records.append((name, record, payload))
+        if isinstance(record, Crashed):
+            self._next_scenario()
+        else:  # Stalled, LimitExceeded: the whole run stops
+            self.ended = True
+
+    def feed(self, data: bytes) -> None:
+        """Add bytes read from the pipe; raises ProtocolViolation on the first bad frame."""
+        self._buffer += data
+        while len(self._buffer) >= _PREFIX:
+            prefix = self._buffer[:_PREFIX]
+            try:
+                if prefix[8:9] != b" " or prefix[17:18] != b"\n":
+                    raise ValueError(prefix)
+                header_size, payload_size = int(prefix[:8], 16), int(prefix[9:17], 16)
+            except ValueError as exc:
+                raise ProtocolViolation("bad frame prefix") from exc
+            if header_size > _MAX_HEADER or payload_size > 2 * MAX_SNAPSHOT_BYTES:
+                raise ProtocolViolation("frame too large")
+            end = _PREFIX + header_size + payload_size
+            if len(self._buffer) < end:
+                return
+            header = self._buffer[_PREFIX : _PREFIX + header_size]
+            payload = self._buffer[_PREFIX + header_size : end]
+            self._buffer = self._buffer[end:]
+            try:
+                record = _decode(header)
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise ProtocolViolation("bad frame header") from exc
+            self._accept(record, payload)
+
+    @property
+    def incomplete(self) -> bool:
+        """Bytes left that do not make a whole frame (the writer died mid-frame)."""
+        return bool(self._buffer)
 
 
 @dataclass(frozen=True)
@@ -185,6 +399,7 @@ class SnapshotFacts:
     user_state_left: bool = False
     others_intact: bool = False  # every row that is not the learner's is as in the reference
     personal_data_found: int = 0  # how many of the learner's texts are still in the bytes
+    extra_objects: int = 0  # tables, views, triggers, indexes the reference does not have
     fingerprint: str = ""  # SHA-256 of every row: equal fingerprints, equal contents
 
 

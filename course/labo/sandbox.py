@@ -4,13 +4,18 @@ touches a submission, with resource limits set by ``prlimit`` inside it.
 What a sandboxed process gets (see ``grader/README.md``, section « Le bac à sable »):
 
 - a root file system of its own: the system's ``/usr`` (and the ``/bin``, ``/lib``… links), the
-  Python environment and the ``course`` package, all read-only; its work folder, writable only
-  when asked; a private ``/tmp`` of limited size; a new ``/proc`` and a minimal ``/dev``. Nothing
-  else exists there: no home folder, no gradebook, no ``grader/`` folder, no other submission;
+  Python environment and the ``course`` package, all read-only; for the runner, a work folder
+  (``WORK_DIR``) and a ``/tmp`` that are its own tmpfs, each of a fixed size (nothing it writes
+  reaches the host's disk, and a full folder is an ``ENOSPC`` for it, not for the machine); for
+  the checker, the snapshots read-only; a new ``/proc`` and a minimal ``/dev``. Nothing else
+  exists there: no home folder, no gradebook, no ``grader/`` folder, no other submission;
 - a network of its own with nothing in it (a new network namespace: its loopback leads only to
   itself, never to the machine's services), no IPC, its own PID namespace: the sandboxed command
   is its PID 1, and when it ends the kernel kills every process it started, detached or not;
-- the limits of ``LIMITS`` (memory, processes, open files, file size, CPU time, no core dump);
+- the limits of ``LIMITS``: per process (setrlimit: address space, open files, file size, CPU,
+  no core dump), per sandbox uid (processes), and for the whole submission together (resident
+  memory and CPU time of all its processes, polled by the runner's supervisor, which stops them
+  all past the budget: cgroups are not delegated on every grading machine, this works on all);
 - no privilege: run by root, bubblewrap switches to an uid that no account uses, chosen per
   evaluation, without capabilities; run by anyone else, it creates a user namespace and the
   processes keep that user's rights, restricted to the folders above.
@@ -32,6 +37,7 @@ from pathlib import Path
 
 __all__ = [
     "LIMITS",
+    "WORK_DIR",
     "NO_SANDBOX_ENV",
     "SANDBOX_UIDS",
     "Limits",
@@ -45,16 +51,24 @@ NO_SANDBOX_ENV = "COURSE_GRADING_NO_SANDBOX"
 _MiB = 1 << 20
 
 
+# The runner's work folder inside the sandbox: a tmpfs of ``Limits.work_bytes``.
+WORK_DIR = "/labo-work"
+
+
 @dataclass(frozen=True)
 class Limits:
-    """Resource limits of every sandboxed process (setrlimit values, set by prlimit)."""
+    """Resource limits of a submission: per process (setrlimit values, set by prlimit), and
+    for all its processes together (``total_*``, enforced by the runner's supervisor)."""
 
-    memory_bytes: int = 1024 * _MiB  # address space: a 2 GiB allocation fails
-    processes: int = 64  # processes and threads of the sandbox (RLIMIT_NPROC)
+    memory_bytes: int = 1024 * _MiB  # address space of one process: a 2 GiB allocation fails
+    processes: int = 64  # processes and threads of the sandbox's uid (RLIMIT_NPROC)
     open_files: int = 256
     file_bytes: int = 64 * _MiB  # largest file it may write
-    tmp_bytes: int = 64 * _MiB  # size of its private /tmp
-    cpu_seconds: int = 30  # a backstop: the grader's time limit (10 s) comes first
+    tmp_bytes: int = 64 * _MiB  # size of its private /tmp (a tmpfs)
+    work_bytes: int = 64 * _MiB  # size of its work folder (a tmpfs)
+    cpu_seconds: int = 30  # per process, a backstop: the totals below come first
+    total_memory_bytes: int = 1024 * _MiB  # resident memory of all its processes together
+    total_cpu_seconds: float = 20.0  # CPU time of all its processes together
 
 
 LIMITS = Limits()
@@ -125,8 +139,10 @@ class Sandbox:
         *,
         writable: Path | None = None,
         readable: tuple[Path, ...] = (),
+        work: bool = False,
     ) -> list[str]:
-        """The command that runs `argv` in the sandbox, in `writable` (or ``/``) as its folder."""
+        """The command that runs `argv` in the sandbox, in `writable` (or ``/``) as its folder;
+        with `work`, in a size-limited tmpfs ``WORK_DIR`` of its own instead."""
         bwrap = shutil.which("bwrap") or "bwrap"
         args = [
             bwrap,
@@ -145,7 +161,7 @@ class Sandbox:
         ]
         if self.uid is None:
             args += ["--unshare-user", "--disable-userns"]
-        home = str(writable) if writable else "/tmp"
+        home = WORK_DIR if work else str(writable) if writable else "/tmp"
         for name, value in (
             ("PATH", "/usr/bin:/bin"),
             ("HOME", home),
@@ -166,6 +182,8 @@ class Sandbox:
             args += ["--ro-bind-try", path, path]
         args += ["--proc", "/proc", "--dev", "/dev"]
         args += ["--perms", "1777", "--size", str(self.limits.tmp_bytes), "--tmpfs", "/tmp"]
+        if work:
+            args += ["--perms", "1777", "--size", str(self.limits.work_bytes), "--tmpfs", WORK_DIR]
         binds = [(path, "--ro-bind") for path in _python_dirs()]
         binds += [(str(path), "--ro-bind") for path in readable]
         if writable is not None:
@@ -180,7 +198,7 @@ class Sandbox:
                     args += ["--perms", "0755", "--dir", parent]
                     made.add(parent)
             args += [kind, path, path]
-        args += ["--chdir", home if writable else "/", "--"]
+        args += ["--chdir", home if (writable or work) else "/", "--"]
         if self.uid is not None:
             args += [
                 "setpriv",

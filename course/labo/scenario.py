@@ -106,6 +106,9 @@ class ScenarioResult:
     calls: tuple[CallResult, ...]
     load_failure: LoadFailure | None = None
     stalled: Stalled | None = None
+    limit: str | None = None  # CRASHED: "memory" or "cpu" (a budget of the whole submission),
+    # "protocol" (the runner's journal broke its protocol), "bad_report" (the call's process
+    # forged its report), None (the call's process died)
 
     def of(self, role: Role) -> tuple[CallResult, ...]:
         return tuple(c for c in self.calls if c.role is role)

@@ -6,6 +6,14 @@ call) with its own sqlite3 connection, compares every row with the reference bas
 raw bytes for the learner's personal data. The references come on stdin from the grading
 process's memory (each checked against its SHA-256), never from a file that a submission could
 have rewritten. Prints one ``SnapshotFacts`` per call, as JSON.
+
+It reads only real tables of the reference's schema: each of the four must be in
+``sqlite_master`` as a table with the reference's exact ``CREATE`` statement (a view, a virtual
+table or a changed definition makes the file unusable, so no view's query ever runs here), with
+``trusted_schema`` off and a budget of SQLite steps per snapshot. Any other object (table, view,
+trigger, index) the reference does not have is counted (``extra_objects``: criterion 7, a copy
+can hide there). Whatever goes wrong with one snapshot (unreadable file, corrupt database, step
+budget spent) becomes that snapshot's ``problem``, never an error of the checker.
 """
 
 from __future__ import annotations
@@ -20,24 +28,52 @@ from pathlib import Path
 from course.app import APP_NAME
 from course.dbfile import TABLES, readonly_uri
 
-from .protocol import CheckRequest, SnapshotCheck, SnapshotFacts, encode_facts
+from .protocol import (
+    MAX_SNAPSHOT_BYTES,
+    CheckRequest,
+    SnapshotCheck,
+    SnapshotFacts,
+    encode_facts,
+)
 
 __all__ = ["MAX_SNAPSHOT_BYTES", "TABLES", "facts_for", "main", "read_tables"]
 
-# A base of a few hundred kilobytes cannot legitimately grow past this.
-MAX_SNAPSHOT_BYTES = 32 << 20
+# SQLite virtual-machine steps allowed per snapshot (a few hundred thousand suffice for a base
+# of a few hundred kilobytes; a hostile file stops here, not at a time limit).
+MAX_STEPS = 50_000_000
+_STEP = 10_000
 
 Rows = dict[str, set[tuple]]
+Schema = frozenset[tuple[str, str, str]]  # (type, name, sql) of every object
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.left = MAX_STEPS // _STEP
+
+    def __call__(self) -> int:
+        self.left -= 1
+        return 1 if self.left < 0 else 0  # non-zero interrupts the statement
+
+
+def _schema(conn: sqlite3.Connection) -> Schema:
+    return frozenset(
+        (str(t), str(n), str(q))
+        for t, n, q in conn.execute("SELECT type, name, sql FROM sqlite_master")
+    )
 
 
 def read_tables(
-    source: Path | bytes, columns: dict[str, list[str]] | None = None
-) -> tuple[Rows | None, dict[str, list[str]], str | None]:
+    source: Path | bytes,
+    columns: dict[str, list[str]] | None = None,
+    reference: Schema | None = None,
+) -> tuple[Rows | None, dict[str, list[str]], str | None, Schema]:
     """All rows of the four tables of a file (or of a database image), with each table's
-    columns, or (None, {}, problem in French).
+    columns and the file's schema, or (None, {}, problem in French, schema).
 
-    With `columns`, each table must have exactly those columns (the reference's). The one place
-    that opens the course's SQLite files here.
+    With `columns`, each table must have exactly those columns (the reference's); with
+    `reference`, each must be a real table defined exactly as there. The one place that opens
+    the course's SQLite files here.
     """
     try:
         if isinstance(source, bytes):
@@ -47,23 +83,35 @@ def read_tables(
             conn.deserialize(bytes(image))
         else:
             conn = sqlite3.connect(readonly_uri(source), uri=True)
-    except sqlite3.Error as exc:
-        return None, {}, f"fichier illisible\u00a0: {exc}"
+    except (sqlite3.Error, OSError, ValueError) as exc:
+        return None, {}, f"fichier illisible\u00a0: {exc}", frozenset()
+    conn.set_progress_handler(_Budget(), _STEP)
+    schema: Schema = frozenset()
     try:
+        conn.execute("PRAGMA trusted_schema = OFF")
+        schema = _schema(conn)
+        tables = {name: sql for kind, name, sql in schema if kind == "table"}
+        wanted = {name: sql for kind, name, sql in reference or () if kind == "table"}
         rows: Rows = {}
         found: dict[str, list[str]] = {}
         for table in TABLES:
+            if table not in tables:
+                return None, {}, f"la table {table} n'existe plus (ou n'est plus une table)", schema
+            if reference is not None and tables[table] != wanted.get(table):
+                return None, {}, f"la définition de la table {table} a changé", schema
             cols = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
-            if not cols:
-                return None, {}, f"la table {table} n'existe plus"
             if columns is not None and cols != columns[table]:
-                return None, {}, f"les colonnes de la table {table} ont changé"
+                return None, {}, f"les colonnes de la table {table} ont changé", schema
             names = ", ".join(f'"{c}"' for c in cols)
-            rows[table] = set(conn.execute(f"SELECT {names} FROM {table}"))
+            rows[table] = set(conn.execute(f'SELECT {names} FROM main."{table}"'))
             found[table] = cols
-        return rows, found, None
-    except sqlite3.Error as exc:
-        return None, {}, f"lecture impossible\u00a0: {exc}"
+        return rows, found, None, schema
+    except sqlite3.OperationalError as exc:
+        if "interrupted" in str(exc):
+            return None, {}, "lecture trop longue (la base a été piégée)", schema
+        return None, {}, f"lecture impossible\u00a0: {exc}", schema
+    except (sqlite3.Error, MemoryError, OverflowError, ValueError) as exc:
+        return None, {}, f"lecture impossible\u00a0: {exc}", schema
     finally:
         conn.close()
 
@@ -93,8 +141,23 @@ def facts_for(
     columns: dict[str, list[str]],
     user_id: str,
     personal_data: tuple[str, ...],
+    schema: Schema | None = None,
 ) -> SnapshotFacts:
-    """Facts about one snapshot for the learner `user_id`."""
+    """Facts about one snapshot for the learner `user_id`; any failure is its problem."""
+    try:
+        return _facts_for(snapshot, reference, columns, user_id, personal_data, schema)
+    except (OSError, MemoryError, sqlite3.Error, ValueError) as exc:
+        return SnapshotFacts(present=True, problem=f"fichier illisible ({type(exc).__name__})")
+
+
+def _facts_for(
+    snapshot: Path,
+    reference: Rows,
+    columns: dict[str, list[str]],
+    user_id: str,
+    personal_data: tuple[str, ...],
+    schema: Schema | None,
+) -> SnapshotFacts:
     if not snapshot.is_file():
         return SnapshotFacts(present=False)
     wal = Path(f"{snapshot}-wal")
@@ -110,7 +173,7 @@ def facts_for(
         shutil.copyfile(snapshot, copy)
         if wal.is_file():
             shutil.copyfile(wal, f"{copy}-wal")
-        rows, _cols, problem = read_tables(copy, columns)
+        rows, _cols, problem, found_schema = read_tables(copy, columns, schema)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if rows is None:
@@ -132,29 +195,30 @@ def facts_for(
         user_state_left=bool(mine["user_states"]),
         others_intact=others == expected_others,
         personal_data_found=found,
+        extra_objects=len(found_schema - schema) if schema is not None else 0,
         fingerprint=_fingerprint(rows),
     )
 
 
-def _check(
-    check: SnapshotCheck, references: dict[str, tuple[Rows, dict[str, list[str]]]]
-) -> SnapshotFacts:
-    reference, columns = references[check.reference]
-    return facts_for(Path(check.snapshot), reference, columns, check.user_id, check.personal_data)
+def _check(check: SnapshotCheck, references: dict) -> SnapshotFacts:
+    reference, columns, schema = references[check.reference]
+    return facts_for(
+        Path(check.snapshot), reference, columns, check.user_id, check.personal_data, schema
+    )
 
 
 def main() -> int:
     stdin = sys.stdin.buffer
     request = CheckRequest.from_json(stdin.readline().decode("utf-8"))
-    references: dict[str, tuple[Rows, dict[str, list[str]]]] = {}
+    references: dict[str, tuple[Rows, dict[str, list[str]], Schema]] = {}
     for ref in request.references:
         image = stdin.read(ref.size)
         if len(image) != ref.size or hashlib.sha256(image).hexdigest() != ref.sha256:
             raise SystemExit(f"base de référence {ref.name} reçue altérée (SHA-256 différent)")
-        rows, columns, problem = read_tables(image)
+        rows, columns, problem, schema = read_tables(image)
         if rows is None:
             raise SystemExit(f"base de référence {ref.name} illisible\u00a0: {problem}")
-        references[ref.name] = (rows, columns)
+        references[ref.name] = (rows, columns, schema)
     facts = {check.call_id: _check(check, references) for check in request.checks}
     sys.stdout.write(encode_facts(facts))
     return 0

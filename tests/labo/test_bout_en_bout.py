@@ -14,6 +14,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from fuites import hidden_leaks
 from grading.hidden import HIDDEN
 from grading.hooks import METADATA_KEY
 from grading.samples import write_all
@@ -155,6 +156,7 @@ def test_feedback_never_shows_hidden_tests(graded_course, repo_root):
     pages = sorted((graded_course["root"] / "grader" / "feedback").glob("*/oublier/*.html"))
     assert len(pages) == len(graded_course["students"])
     hidden_inputs = {HIDDEN.learner, HIDDEN.quoted, HIDDEN.unknown, "Girard", "artagnan"}
+    leaks = hidden_leaks()
     for page in pages:
         text = _feedback_text(page)
         assert 'noter(oublier, "sessions")' in text  # visible test code is there...
@@ -163,6 +165,9 @@ def test_feedback_never_shows_hidden_tests(graded_course, repo_root):
         assert "HIDDEN TESTS" not in text and "course/labo" not in text, page
         for word in hidden_inputs:  # nor any hidden input, even in a student's error
             assert word not in text, (page, word)
+        # every hidden value, a sandbox uid, a grading folder: not even in a class name that a
+        # hostile sample (fuite_*) builds from what it saw
+        assert leaks(text) == [], page
 
 
 def test_feedback_explains_in_french_what_is_missing(graded_course):

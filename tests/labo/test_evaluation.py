@@ -38,6 +38,19 @@ SAMPLES = [
     "alice_en_dur",
     "vacuum_avant_commit",
     "triche",
+    # attacks on the grade itself (issue 18): their scores and the reason each one gets
+    "verdict_reecrit",
+    "verdict_fd",
+    "fuite_nom_exception",
+    "fuite_au_chargement",
+    "processus_memoire",
+    "disque_plein",
+    "instantane_illisible",
+    "expression_profonde",
+    "vue_recursive",
+    "copie_base64",
+    "declencheur",
+    "base_attachee",
 ]
 
 

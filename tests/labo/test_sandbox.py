@@ -3,7 +3,12 @@
 for writing, reach a loopback listener, allocate 2 GiB, start 300 processes, leave a detached
 process), as root and as an unprivileged instructor, while a complete answer graded in the same
 run still scores 10/10. The same escapes, without the sandbox, succeed: the control that shows
-the submissions really try."""
+the submissions really try.
+
+In the same runs, the attacks on the grade itself (``ATTACKS``: a forged verdict, a leak of the
+hidden inputs, the whole submission's memory and disk, traps for the checker, copies of the
+learner's data kept beside the erasure) get exactly their score of ``attendus.json``, and none
+of the messages a feedback page shows holds a hidden input, the sandbox's uid or a host path."""
 
 from __future__ import annotations
 
@@ -24,12 +29,29 @@ from pathlib import Path
 import nbformat
 import pytest
 from evasions import grade_escapes, with_target
+from fuites import hidden_leaks
 from helpers import REPO, processes_matching
 from installed_course import installed_course
 
-from course.labo.sandbox import LIMITS, SANDBOX_UIDS, Sandbox, sandbox_problem
+from course.labo.criteria import TESTS
+from course.labo.sandbox import LIMITS, SANDBOX_UIDS, WORK_DIR, Sandbox, sandbox_problem
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = pytest.mark.timeout(900)
+
+ATTACKS = (
+    "verdict_reecrit",
+    "verdict_fd",
+    "fuite_nom_exception",
+    "fuite_au_chargement",
+    "processus_memoire",
+    "disque_plein",
+    "instantane_illisible",
+    "expression_profonde",
+    "vue_recursive",
+    "copie_base64",
+    "declencheur",
+    "base_attachee",
+)
 
 
 class Listener:
@@ -97,6 +119,18 @@ def _digest(folder: Path) -> dict[str, str]:
         str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(folder.rglob("*.py"))
     }
+
+
+def _assert_attacks_fail(result: dict, expected_scores: dict, leaks) -> None:
+    attacks = result["attacks"]
+    assert set(attacks) == set(ATTACKS)
+    for name, got in attacks.items():
+        want = expected_scores[name]
+        failed = sorted(TESTS) if want["echecs"] == "tous" else sorted(want["echecs"])
+        assert (name, got["score"], got["failed"]) == (name, want["score"], failed)
+        assert got["outcome"] != "error"
+        for message in got["messages"]:
+            assert leaks(message) == [], (name, message)
 
 
 def _assert_refused(result: dict, files, listener: Listener, package: Path, before, marker):
@@ -168,7 +202,39 @@ print(json.dumps(out))
         assert seen["uid"] in SANDBOX_UIDS  # never root inside
 
 
-def test_escapes_are_refused_as_root(usable_sandbox, sample_answers, tmp_path, listener):
+def test_work_folder_and_tmp_are_tmpfs_of_a_fixed_size(usable_sandbox):
+    """The runner's work folder and /tmp are its own tmpfs: writing past their size fails for
+    the submission (ENOSPC), never fills the machine's disk."""
+    probe = f"""
+import json, os
+out = {{}}
+for where in ({WORK_DIR!r}, "/tmp"):
+    st = os.statvfs(where)
+    out[where] = st.f_blocks * st.f_frsize
+try:
+    for n in range(20):  # 200 Mio in files of 10 Mio, each under the file size limit
+        with open(f"plein-{{n}}.bin", "wb") as f:
+            f.write(b"x" * (10 << 20))
+    out["write"] = "écrit"
+except OSError as exc:
+    out["write"] = exc.strerror
+out["cwd"] = os.getcwd()
+print(json.dumps(out))
+"""
+    command = Sandbox().command([sys.executable, "-I", "-c", probe], work=True)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=True)
+    seen = json.loads(done.stdout)
+    assert seen == {
+        WORK_DIR: LIMITS.work_bytes,
+        "/tmp": LIMITS.tmp_bytes,
+        "write": "No space left on device",
+        "cwd": WORK_DIR,
+    }
+
+
+def test_escapes_are_refused_as_root(
+    usable_sandbox, sample_answers, expected_scores, tmp_path, listener
+):
     files = _instructor_files(tmp_path)
     marker = f"86{secrets.randbelow(10**6):06d}.5"
     package = REPO / "course"
@@ -178,9 +244,11 @@ def test_escapes_are_refused_as_root(usable_sandbox, sample_answers, tmp_path, l
         "complete": sample_answers["complete_vacuum"],
         "grader": str(REPO / "grader"),
         "sandboxed": True,
+        "attacks": {name: sample_answers[name] for name in ATTACKS},
     }
     result = grade_escapes(config)
     _assert_refused(result, files, listener, package, before, marker)
+    _assert_attacks_fail(result, expected_scores, hidden_leaks(paths=(str(tmp_path),)))
     assert processes_matching(lambda uid, cmd: uid in SANDBOX_UIDS) == []
 
 
@@ -243,7 +311,7 @@ def _chown_tree(folder: Path, uid: int, gid: int) -> None:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="créer un utilisateur Unix demande root")
 def test_escapes_are_refused_as_an_unprivileged_instructor(
-    usable_sandbox, sample_answers, listener
+    usable_sandbox, sample_answers, expected_scores, listener
 ):
     """An instructor without privileges, with a course environment of their own (writable by
     them: only the sandbox keeps a submission from rewriting it)."""
@@ -272,6 +340,7 @@ def test_escapes_are_refused_as_an_unprivileged_instructor(
             "complete": sample_answers["complete_vacuum"],
             "grader": str(base / "grader"),
             "sandboxed": True,
+            "attacks": {name: sample_answers[name] for name in ATTACKS},
         }
         done = subprocess.run(
             [shutil.which("runuser") or "runuser", "-u", name, "--"]
@@ -282,11 +351,13 @@ def test_escapes_are_refused_as_an_unprivileged_instructor(
             text=True,
             cwd=home,
             env={"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": "/tmp", "LANG": "C.UTF-8"},
-            timeout=500,
+            timeout=850,
         )
         assert done.returncode == 0, done.stderr[-3000:]
         result = json.loads(done.stdout)
         _assert_refused(result, files, listener, package, before, marker)
+        leaks = hidden_leaks(paths=(str(base), str(home)), uids=(account.pw_uid,))
+        _assert_attacks_fail(result, expected_scores, leaks)
         assert processes_matching(lambda uid, cmd: uid == account.pw_uid) == []
     finally:
         _remove_user(name)
