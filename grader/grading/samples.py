@@ -74,6 +74,7 @@ def build_carnet(
 ) -> nbformat.NotebookNode:
     """The student version with the carnet `name`'s answer, then mutated by its ``carnet``."""
     module = _load(carnets(root)[name])
+    canary.parent.mkdir(parents=True, exist_ok=True)  # a hostile cell that runs can write it
     answers = samples(root)
     nb = build_submission(release_notebook, answers[module.REPONSE])
     module.carnet(nb, answers, str(canary))
