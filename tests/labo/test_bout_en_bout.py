@@ -20,7 +20,7 @@ import nbformat
 import pytest
 from grading.hidden import HIDDEN
 from grading.hooks import METADATA_KEY
-from grading.samples import carnets, write_all
+from grading.samples import build_submission, carnets, write_all
 from helpers import processes_matching
 from nbgrader.api import Gradebook
 
@@ -32,6 +32,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 HIDDEN_TESTS = [t.id for t in TESTS.values() if not t.visible]
 WRITER = "redaction"  # a complete answer with a written procedure, graded by hand
+SOLUTION = "solution_enseignant"  # the source notebook's own answer cell, as a submission
 PROCEDURE = "Supprimer ses sessions par l'API, puis sa ligne user_states, puis VACUUM."
 
 
@@ -64,6 +65,14 @@ def graded_course(tmp_path_factory, repo_root: Path, run_nbgrader) -> dict:
     (grader / "submitted" / WRITER / "oublier").mkdir(parents=True)
     nbformat.write(nb, grader / "submitted" / WRITER / "oublier" / "oublier.ipynb")
     students[WRITER] = "complete_vacuum"
+    source = nbformat.read(root / "solutions" / "oublier" / "oublier.ipynb", 4)
+    answer = next(c for c in source.cells if c.id == "oublier").source
+    (grader / "submitted" / SOLUTION / "oublier").mkdir(parents=True)
+    nbformat.write(
+        build_submission(root / "notebooks" / "oublier" / "oublier.ipynb", answer),
+        grader / "submitted" / SOLUTION / "oublier" / "oublier.ipynb",
+    )
+    students[SOLUTION] = "complete_vacuum"
     first, *others = sorted(students)
     added = run_nbgrader(grader, "db", "student", "add", first, "--last-name=Exemple")
     assert added.returncode == 0, added.stderr
@@ -114,11 +123,24 @@ def test_student_version_has_stub_and_no_hidden_test(graded_course):
         assert f'"{tid}"' not in text
 
 
-def test_validate_passes_on_solution_and_fails_on_student_version(graded_course):
+def test_validate_fails_hidden_tests_in_a_kernel_and_on_the_student_version(graded_course):
+    """nbgrader validate runs notebooks in a kernel, where a hidden test never passes (only the
+    grading hooks compute it, out of the kernel): the solution fails there on its hidden tests
+    alone; its answer, graded as a submission, gets 10/10 (test_the_instructor_s_solution_...)."""
     steps = graded_course["steps"]
-    assert "Success! Your notebook passes all the tests." in steps["validate_solution"].stdout
+    solution = steps["validate_solution"].stdout
+    assert "VALIDATION FAILED" in solution and "Test caché" in solution
+    assert "user_states de l'élève existe encore" not in solution  # the visible tests pass
+    for tid in ("sessions", "user_states", "autres"):  # only hidden test cells failed
+        assert f'noter(oublier, "{tid}")' not in solution
     student = steps["validate_student"].stdout
     assert "VALIDATION FAILED" in student and "NotImplementedError" in student
+
+
+def test_the_instructor_s_solution_gets_every_point(graded_course):
+    with open(graded_course["root"] / "grader" / "grades.csv", newline="") as fh:
+        grades = {row["student_id"]: float(row["score"]) for row in csv.DictReader(fh)}
+    assert grades[SOLUTION] == 10
 
 
 def test_every_sample_gets_its_expected_score(graded_course, expected_scores):
