@@ -53,13 +53,25 @@ c.Execute.extra_arguments = [
 # The TP "oublier" is graded OUTSIDE the kernel (grader/grading/hooks.py): the student's function
 # runs in separate processes, in the bubblewrap sandbox (course/labo/sandbox.py), on copies of
 # the example base and of a base with hidden learners (grader/grading/hidden.py), and the files
-# are checked by another fresh process, so nothing a submission does in the kernel (monkeypatching
-# sqlite3, subprocess, the helpers, IPython itself) can change its grade. Without a usable
-# sandbox it refuses to grade, unless COURSE_GRADING_NO_SANDBOX=1 (unsafe, on purpose). Other
-# notebooks pass through unchanged.
+# are checked by another fresh process, so nothing a submission does (monkeypatching sqlite3,
+# subprocess, the helpers, IPython itself) can change its grade. Without a usable sandbox it
+# refuses to grade, unless COURSE_GRADING_NO_SANDBOX=1 (unsafe, on purpose).
+# Nothing in the submitted file is trusted: sanitizing starts by rebuilding every notebook of the
+# TP's assignment on the release (RebuildFromRelease: the instructor's cells, the student's
+# answer and written answer, nothing else; a copy-pasted or metadata-stripped answer cell is
+# graded as what it is and never reaches DeduplicateIds/CheckCellMetadata), and no cell of the
+# TP's notebook runs in nbgrader's kernel (ExecuteOutsideTheLab). Other assignments pass through.
+c.Autograde.sanitize_preprocessors = [
+    "grading.hooks.RebuildFromRelease",
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "nbgrader.preprocessors.OverwriteCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 c.Autograde.autograde_preprocessors = [
     "grading.hooks.StartOutOfKernelGrading",
-    "nbgrader.preprocessors.Execute",
+    "grading.hooks.ExecuteOutsideTheLab",
     "grading.hooks.ApplyOutOfKernelGrading",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",

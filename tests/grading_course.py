@@ -100,6 +100,18 @@ def submit(grader: Path, student: str, sample: str, timestamp: str | None = None
     return folder
 
 
+def submit_carnet(grader: Path, student: str, carnet: str, canary: Path) -> Path:
+    """Put the notebook-level attack `carnet` (grader/submissions/carnets) where a local class
+    puts submissions, as `student`; its hostile cells would write `canary` if they ever ran."""
+    from grading.samples import build_carnet
+
+    release = grader.parent / "notebooks" / "oublier" / "oublier.ipynb"
+    folder = grader / "submitted" / student / "oublier"
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(build_carnet(release, ROOT, carnet, canary), folder / "oublier.ipynb")
+    return folder
+
+
 def tree_digest(folder: Path) -> dict[str, bytes]:
     """Every file under `folder` with its bytes (to show nothing changed)."""
     return {

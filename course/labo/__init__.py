@@ -11,9 +11,11 @@
 
 Votre fonction ne s'exécute jamais dans le noyau du notebook\u00a0: elle tourne dans un processus
 séparé, avec une limite de temps, sur une copie neuve de la base, et un autre processus lit
-ensuite le fichier. Pendant la notation (nbgrader autograde), c'est le processus de nbgrader qui
-fait ce travail, dans un bac à sable, avec d'autres élèves et d'autres identifiants que ceux de
-l'exemple\u00a0: rien de ce qui se passe dans le noyau ne change la note.
+ensuite le fichier. Pendant la notation (nbgrader autograde), aucune cellule de votre notebook
+n'est exécutée\u00a0: le processus de nbgrader prend votre fonction et la fait tourner dans un bac à
+sable, avec d'autres élèves et d'autres identifiants que ceux de l'exemple\u00a0; rien de ce qui se
+passe dans le noyau ne change la note. Ici, les tests cachés échouent toujours\u00a0: seule la
+notation les calcule.
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ __all__ = [
     "TITLES",
     "CRITERIA",
     "DEFAULT_TIMEOUT",
-    "ENV_OUT_OF_KERNEL",
     "EchecDuTest",
     "Evaluation",
     "OublierPasEcrite",
@@ -51,8 +52,19 @@ __all__ = [
     "verifier",
 ]
 
-# Set by nbgrader's process during autograde: the grade is computed there, not in the kernel.
-ENV_OUT_OF_KERNEL = "COURSE_LABO_GRADED_OUT_OF_KERNEL"
+# Set by nbgrader for the kernels it starts (nbgrader.utils.setenv): during autograde no cell of
+# the TP runs in a kernel (grader/grading/hooks.py), so a kernel that sees this value is one the
+# grading hooks were meant to keep out; there noter fails and verifier starts nothing. A student
+# who sets it only turns off their own checks: it never makes a test pass.
+NBGRADER_EXECUTION = "NBGRADER_EXECUTION"
+HIDDEN_HERE = (
+    "Test caché\u00a0: il n'est calculé que pendant la notation, hors de ce notebook, avec "
+    "d'autres élèves et d'autres identifiants\u00a0; ici, il échoue toujours."
+)
+IN_AUTOGRADE = (
+    "Notation en cours\u00a0: les tests sont calculés hors de ce noyau, dans un bac à sable\u00a0; "
+    "ici, ils échouent toujours."
+)
 NO_SANDBOX_NOTE = (
     "Vérification sans bac à sable\u00a0: votre fonction s'exécute avec vos propres droits, "
     "dans un processus séparé, sur une copie de la base d'exemple. Pendant la notation, elle "
@@ -137,8 +149,8 @@ def _evaluation(oublier: Any, backend: str = "course") -> Evaluation:
     return _cache[key]
 
 
-def _out_of_kernel() -> bool:
-    return os.environ.get(ENV_OUT_OF_KERNEL) == "1"
+def _in_autograde() -> bool:
+    return os.environ.get(NBGRADER_EXECUTION) == "autograde"
 
 
 def _title(test: Test) -> str:
@@ -149,15 +161,10 @@ def noter(oublier: Any, test: str) -> None:
     """Un test du TP\u00a0: ne dit rien s'il est réussi, lève AssertionError (en français) sinon."""
     if test not in TESTS:
         raise ValueError(f"Test inconnu\u00a0: {test!r} (connus\u00a0: {', '.join(TESTS)}).")
-    if _out_of_kernel():
-        print("Noté hors du noyau par nbgrader.")
-        return
+    if _in_autograde():
+        raise EchecDuTest(IN_AUTOGRADE, [f"✘ {IN_AUTOGRADE}"])
     if not TESTS[test].visible:
-        print(
-            "Test caché\u00a0: il est calculé pendant la notation, hors de ce notebook, avec "
-            "d'autres élèves et d'autres identifiants."
-        )
-        return
+        raise EchecDuTest(HIDDEN_HERE, [f"✘ {HIDDEN_HERE}"])
     evaluation = _evaluation(oublier)
     if evaluation.not_written:
         raise OublierPasEcrite(NOT_WRITTEN, [f"✘ {NOT_WRITTEN}"])
@@ -175,8 +182,8 @@ def verifier(oublier: Any, *, avec_adk: bool = False) -> None:
     google-adk 2.10, et `oublier` reçoit ce service-là (avec ``db_path``, le chemin que vous
     garderiez vous-même\u00a0: ADK ne le donne pas).
     """
-    if _out_of_kernel():
-        print("Vérification faite hors du noyau par nbgrader.")
+    if _in_autograde():
+        print("Vérification non lancée pendant la notation (elle est faite hors du noyau).")
         return
     evaluation = _evaluation(oublier, "adk" if avec_adk else "course")
     verdicts = evaluation.criteria[VISIBLE.name]

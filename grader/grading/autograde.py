@@ -15,6 +15,10 @@ nbgrader does). What it adds to ``nbgrader autograde``:
   (``nbgrader generate_assignment`` into a throw-away release folder), or one French sentence
   names the command to run;
 - it refuses to grade when the grading sandbox is unavailable, unless ``--sans-bac-a-sable``;
+- one broken submission never stops the class: when nbgrader stops on one (its whole run ends
+  there), that student is named with the reason and the others are graded by a new run without
+  it; failures are recorded next to the gradebook (``grading.known_failures``) and a submission
+  that failed less than a minute ago, unchanged, is not retried (``--reessayer`` forces it);
 - ``--jobs N``: nbgrader has no parallel autograde (its issue 174) and its SQLite gradebook is
   not meant for concurrent writers, so each worker runs the stock command on its share of the
   students with its own copy of the gradebook and its own view of ``submitted/`` (symbolic
@@ -24,6 +28,7 @@ nbgrader does). What it adds to ``nbgrader autograde``:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fnmatch
 import shutil
 import sqlite3
@@ -40,7 +45,8 @@ import nbformat
 
 from course.labo.sandbox import sandbox_problem
 
-from .nbgrader_log import LogWatcher, Outcomes
+from . import known_failures
+from .nbgrader_log import FAILED, LogWatcher, Outcomes
 from .nbgrader_run import BIN, ProgressBar, nbgrader_env, pump, run_logged, start, tools_on_path
 from .paths import CourseDirs, course_dirs, sqlite_path
 
@@ -290,8 +296,13 @@ def autograde(
     log_path: Path | None = None,
     force: bool = False,
     no_sandbox: bool = False,
+    retry_failed: bool = False,
 ) -> Summary:
-    """Run stock ``nbgrader autograde`` over every submission of `assignment`."""
+    """Run stock ``nbgrader autograde`` over every submission of `assignment`.
+
+    Submissions that failed less than a minute ago and have not changed are skipped (named as
+    failures) unless `retry_failed`; every failure of this run is recorded for the next one.
+    """
     tools_on_path()
     dirs = course_dirs(grader_dir)
     if not no_sandbox:
@@ -318,30 +329,138 @@ def autograde(
         log_path = dirs.grader_dir / "rapport" / "autograde.log"
     # our parser needs nbgrader's INFO lines: this comes last so it wins over any --log-level
     extra_args += ("--log-level=INFO",)
-    jobs = max(1, min(jobs, len(students)))
+    failures_file = _failures_file(dirs)
+    known_bad = (
+        {}
+        if retry_failed
+        else known_failures.recent(failures_file, assignment, dirs.submitted, students)
+    )
+    to_grade = [s for s in students if s not in known_bad]
+    jobs = max(1, min(jobs, len(to_grade) or 1))
     lock = threading.Lock()
     start = time.monotonic()
     bar = ProgressBar(len(students), f"autograde {assignment}")
+    for student in known_bad:
+        bar(student, FAILED)
     try:
         with open(log_path, "w", encoding="utf-8") as log:
-            if jobs == 1:
-                watcher = LogWatcher(assignment, students, bar)
-                cmd = [str(BIN / "nbgrader"), "autograde", assignment, *extra_args]
-                status = run_logged(cmd, dirs.grader_dir, env, watcher, log)
-                outcomes = watcher.finish()
+            if not to_grade:
+                outcomes, status = Outcomes(), 0
+            elif jobs == 1:
+                outcomes, status = _sequential(
+                    assignment, dirs, to_grade, extra_args, env, bar, log, view=bool(known_bad)
+                )
             else:
                 outcomes, status = _parallel(
-                    assignment, dirs, students, jobs, extra_args, env, bar, log, lock
+                    assignment, dirs, to_grade, jobs, extra_args, env, bar, log, lock
                 )
+                left = [s for s in to_grade if s not in outcomes.decided()]
+                if status != 0 and left:  # a worker stopped on a submission: finish its share
+                    more, more_status = _sequential(
+                        assignment, dirs, left, extra_args, env, bar, log, view=True
+                    )
+                    _merge(outcomes, more)
+                    status = max(status, more_status)
     finally:
         bar.close()
-    for student in students:
+    attributed = dict(outcomes.failed)  # failures nbgrader tied to a submission: recorded
+    for student in to_grade:
         if student not in outcomes.decided():
             outcomes.failed[student] = "nbgrader ne l'a pas traité (voir le journal)"
+    known_failures.record(failures_file, assignment, dirs.submitted, attributed, outcomes.done)
+    outcomes.failed.update(known_bad)
     stale = {s: "rendu modifié depuis sa notation" for s in changed if s in outcomes.skipped}
     stale.update(_check_gradebook(dirs.db_url, assignment, outcomes))
     seconds = time.monotonic() - start
     return Summary(students, outcomes, stale, seconds, jobs, status, log_path, note)
+
+
+STOPPED_ON = (
+    "nbgrader s'est arrêté sur ce rendu (les autres ont été notés par un nouveau passage, "
+    "sans lui)\u00a0: "
+)
+BAD_METADATA = (
+    "métadonnées nbgrader invalides dans le notebook (une cellule notée copiée-collée, ou des "
+    "métadonnées modifiées à la main\u00a0?)"
+)
+
+
+def _failures_file(dirs: CourseDirs) -> Path:
+    """Next to the gradebook (the grading folder when the gradebook is not a SQLite file)."""
+    db = sqlite_path(dirs.db_url)
+    return (db.parent if db else dirs.grader_dir) / known_failures.FILE_NAME
+
+
+class _RunWatcher(LogWatcher):
+    """A LogWatcher that also keeps the student nbgrader was on and its ERROR lines: when
+    nbgrader stops its whole run on one submission, that is the culprit and the reason."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.errors: list[str] = []
+
+    @property
+    def current(self) -> str | None:
+        return self._current
+
+    def feed(self, line: str) -> None:
+        if "| ERROR]" in line or "| CRITICAL]" in line:
+            self.errors.append(line.split("]", 1)[-1].strip())
+        super().feed(line)
+
+
+def _stop_reason(errors: list[str]) -> str:
+    text = " ".join(errors)
+    if "version of the nbgrader metadata format" in text or "old version" in text:
+        return STOPPED_ON + BAD_METADATA
+    last = next((e for e in reversed(errors) if e and not e.startswith("Please see")), "")
+    return STOPPED_ON + (last[:200] or "voir le journal")
+
+
+def _merge(outcomes: Outcomes, part: Outcomes) -> None:
+    outcomes.done += [s for s in part.done if s not in outcomes.done]
+    outcomes.skipped += [s for s in part.skipped if s not in outcomes.skipped]
+    outcomes.failed.update(part.failed)
+    outcomes.checksum_warnings += part.checksum_warnings
+
+
+@contextlib.contextmanager
+def _submitted_view(dirs: CourseDirs, students: list[str]):
+    """A throw-away submitted/ holding only `students` (symbolic links to their folders)."""
+    view = Path(tempfile.mkdtemp(prefix="autograde-rendus-"))
+    try:
+        for student in students:
+            (view / student).symlink_to(dirs.submitted / student)
+        yield view
+    finally:
+        shutil.rmtree(view, ignore_errors=True)
+
+
+def _sequential(assignment, dirs, students, extra_args, env, bar, log, view=False):
+    """One stock ``nbgrader autograde`` over `students`; if it stops on one submission (nbgrader
+    ends its whole run on some errors), that one fails with the reason and the rest are graded
+    by a new run without it."""
+    outcomes = Outcomes()
+    status = 0
+    todo = list(students)
+    while todo:
+        watcher = _RunWatcher(assignment, todo, bar)
+        cmd = [str(BIN / "nbgrader"), "autograde", assignment, *extra_args]
+        with _submitted_view(dirs, todo) if view else contextlib.nullcontext() as folder:
+            if folder is not None:
+                cmd.insert(3, f"--CourseDirectory.submitted_directory={folder}")
+            run_status = run_logged(cmd, dirs.grader_dir, env, watcher, log)
+        _merge(outcomes, watcher.finish())
+        status = max(status, run_status)
+        left = [s for s in todo if s not in outcomes.decided()]
+        culprit = watcher.current
+        if run_status == 0 or not left or culprit not in left:
+            break
+        outcomes.failed[culprit] = _stop_reason(watcher.errors)
+        bar(culprit, FAILED)
+        todo = [s for s in left if s != culprit]
+        view = True
+    return outcomes, status
 
 
 def _check_gradebook(db_url: str, assignment: str, outcomes: Outcomes) -> dict[str, str]:
@@ -448,6 +567,14 @@ def main(argv: list[str] | None = None) -> int:
         help="renoter tous les rendus, même déjà notés (nbgrader autograde --force)",
     )
     parser.add_argument(
+        "--reessayer",
+        dest="retry_failed",
+        action="store_true",
+        help="renoter aussi les rendus en échec il y a moins d'une minute et inchangés depuis "
+        f"(sinon ils sont sautés\u00a0; voir {known_failures.FILE_NAME}, à côté du carnet de "
+        "notes)",
+    )
+    parser.add_argument(
         "--sans-bac-a-sable",
         dest="no_sandbox",
         action="store_true",
@@ -472,6 +599,7 @@ def main(argv: list[str] | None = None) -> int:
             tuple(extra),
             force=args.force,
             no_sandbox=args.no_sandbox,
+            retry_failed=args.retry_failed,
         )
     except FileNotFoundError as exc:
         parser.error(str(exc))

@@ -1,17 +1,24 @@
 """nbgrader preprocessors that grade the TP outside the notebook's kernel, in the sandbox.
 
-Configured in ``grader/nbgrader_config.py`` around nbgrader's ``Execute``:
-``StartOutOfKernelGrading`` takes the student's ``oublier`` cell from the notebook file, starts
-its evaluation in a background thread (it runs while the kernel executes the notebook: visible
-and hidden scenarios, each in its own sandboxed process) and tells the kernel's test cells not to
-grade. It also keeps every cell the student could write out of the kernel (the ``oublier`` cell
-becomes a placeholder, the other cells that are not tests are blanked, and all are restored
-afterwards): a top-level ``await`` that never ends, which a kernel interrupt cannot stop
-(ipykernel issue 881), can then never hold the grading of a class.
-``ApplyOutOfKernelGrading`` writes each test cell's output from the evaluation (a check mark on
-success, an error with a French message on failure), so nbgrader's ``SaveAutoGrades`` scores the
-file, not whatever the kernel printed, and records how grading went in the notebook's metadata
-(``course_grading``: ``outcome`` and ``detail``) for the class report.
+Nothing in a submitted notebook is trusted to say which cell is which (a student can strip or
+forge any metadata, change cell ids, copy-paste or move the answer cell). Configured in
+``grader/nbgrader_config.py``:
+
+- ``RebuildFromRelease`` comes first in nbgrader's sanitizing step: every notebook of the TP's
+  assignment is rebuilt on the release (``grading.release``): the instructor's cells, the
+  student's ``oublier`` answer and written answer, nothing else. A copy-pasted answer cell can
+  then no longer make ``DeduplicateIds``/``CheckCellMetadata`` stop the class's grading, and a
+  cell with forged nbgrader metadata is gone before anything reads it.
+- ``StartOutOfKernelGrading`` takes the answer and starts its evaluation in a background thread
+  (visible and hidden scenarios, each in its own sandboxed process).
+- ``ExecuteOutsideTheLab`` is nbgrader's ``Execute``, skipped for the TP's notebook: no cell of
+  it runs in nbgrader's kernel, which runs as the grading user and could reach the gradebook,
+  the hidden inputs and every other submission. Other notebooks of the assignment run only the
+  instructor's cells (they were rebuilt); other assignments run as nbgrader runs them.
+- ``ApplyOutOfKernelGrading`` writes each test cell's output from the evaluation (a check mark on
+  success, an error with a French message on failure), so nbgrader's ``SaveAutoGrades`` scores the
+  file, and records how grading went in the notebook's metadata (``course_grading``: ``outcome``
+  and ``detail``, where the answer was found included) for the class report.
 
 Without a usable sandbox, grading stops with a French message that says what to install, unless
 ``COURSE_GRADING_NO_SANDBOX=1`` asks for the unsafe mode on purpose.
@@ -21,51 +28,58 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 
 # Imported here, in nbgrader's main thread: importing IPython for the first time from the
 # grading thread while the kernel client imports it too can fail (KeyError: 'IPython').
 import IPython.core.inputtransformer2  # noqa: F401
 from nbformat import NotebookNode
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 
-from course.labo import ENV_OUT_OF_KERNEL
 from course.labo.criteria import TESTS, TITLES
 from course.labo.evaluate import evaluate_source
 from course.labo.sandbox import NO_SANDBOX_ENV, sandbox_problem
 from course.labo.scenario import VISIBLE
 
 from .hidden import HIDDEN
+from .release import ANSWER_GRADE_ID, MAX_NOTE, find_answer, read_template, rebuild, template_path
 
 __all__ = [
+    "ASSIGNMENT",
     "METADATA_KEY",
-    "PLACEHOLDER",
     "SOLUTION_GRADE_ID",
     "ApplyOutOfKernelGrading",
+    "ExecuteOutsideTheLab",
+    "NotRebuilt",
+    "RebuildFromRelease",
     "SandboxUnavailable",
     "StartOutOfKernelGrading",
     "unsafe_mode",
 ]
 
-SOLUTION_GRADE_ID = "oublier"
+ASSIGNMENT = "oublier"  # the TP's assignment and notebook
+SOLUTION_GRADE_ID = ANSWER_GRADE_ID
 METADATA_KEY = "course_grading"  # kept by ClearMetadataPreprocessor (nbgrader_config.py)
+_REBUILT = "rebuilt_from"  # in METADATA_KEY between the sanitizing and the grading steps
+_ANSWER_NOTE = "answer"
 SCENARIOS = (VISIBLE, HIDDEN)
 _RESOURCE = "labo_oublier_evaluation"
-_ORIGINALS = "labo_oublier_sources"
-PLACEHOLDER = (
-    "from course.labo import base_exemple, noter, verifier\n\n\n"
-    "async def oublier(service, user_id: str) -> None:\n"
-    "    raise RuntimeError('oublier est notée hors du noyau')"
-)
+_NOTE = "labo_oublier_note"
 NOTE_SOLUTION = (
     "Cellule notée hors du noyau\u00a0: oublier a été exécutée dans un processus séparé, "
     "sur une copie neuve de la base\u00a0; voir les tests ci-dessous.\n"
 )
 NOTE_UNLOCKED = "Cellule non exécutée pendant la notation (seule la cellule oublier compte).\n"
 _BY_GRADE_ID = {t.grade_id: t for t in TESTS.values()}
+_COURSE_ROOT = Path(__file__).resolve().parents[2]  # grader/grading/hooks.py
 
 
 class SandboxUnavailable(RuntimeError):
     """Grading refused: no usable sandbox and no explicit unsafe mode."""
+
+
+class NotRebuilt(RuntimeError):
+    """A notebook of the TP's assignment reached grading without being rebuilt on the release."""
 
 
 def unsafe_mode() -> bool:
@@ -83,29 +97,73 @@ def _refusal(problem: str) -> str:
 
 
 def _nbgrader(cell: NotebookNode) -> dict:
-    return cell.get("metadata", {}).get("nbgrader", {})
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return meta if isinstance(meta, dict) else {}
 
 
-def _solution_source(nb: NotebookNode) -> str | None:
-    for cell in nb.cells:
-        meta = _nbgrader(cell)
-        if cell.cell_type == "code" and meta.get("grade_id") == SOLUTION_GRADE_ID:
-            return cell.source
-    return None
+def _ids(resources: dict) -> tuple[str | None, str | None]:
+    ids = resources.get("nbgrader") or {}
+    return ids.get("assignment"), ids.get("notebook")
+
+
+def _in_lab_assignment(resources: dict) -> bool:
+    return _ids(resources)[0] == ASSIGNMENT
+
+
+def _is_lab(resources: dict) -> bool:
+    return _ids(resources) == (ASSIGNMENT, ASSIGNMENT)
 
 
 def _evaluate(source: str):
     return evaluate_source(source, scenarios=SCENARIOS, sandboxed=not unsafe_mode())
 
 
-class StartOutOfKernelGrading(NbGraderPreprocessor):
-    """Before Execute: start grading the ``oublier`` cell in separate, sandboxed processes."""
+class RebuildFromRelease(NbGraderPreprocessor):
+    """Sanitizing, first: the notebook to grade is the release with the student's two answers."""
+
+    def _template(self, resources: dict) -> Path:
+        course = self.config.get("CourseDirectory", {})
+        root = Path(course.get("root") or _COURSE_ROOT)
+        # nbgrader_config.py always sets them; the defaults are this course's, for direct use
+        folders = (
+            course.get("release_directory", "notebooks"),
+            course.get("source_directory", "solutions"),
+        )
+        assignment, notebook = _ids(resources)
+        return template_path(root, folders, assignment, notebook)
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
-        os.environ.pop(ENV_OUT_OF_KERNEL, None)
-        source = _solution_source(nb)
-        if source is None:
+        if not _in_lab_assignment(resources):
             return nb, resources
+        path = self._template(resources)
+        rebuilt = rebuild(nb, read_template(path))
+        if rebuilt.dropped:
+            self.log.warning(
+                "TP oublier\u00a0: %s cellule(s) ajoutée(s) ou modifiée(s) par l'élève ignorée(s)",
+                rebuilt.dropped,
+            )
+        rebuilt.nb.metadata[METADATA_KEY] = {_REBUILT: path.name, _ANSWER_NOTE: rebuilt.note}
+        return rebuilt.nb, resources
+
+
+class StartOutOfKernelGrading(NbGraderPreprocessor):
+    """Before Execute: start grading the ``oublier`` answer in separate, sandboxed processes."""
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        if not _in_lab_assignment(resources):
+            return nb, resources
+        record = nb.metadata.get(METADATA_KEY)
+        if not isinstance(record, dict) or _REBUILT not in record:
+            raise NotRebuilt(
+                "Ce notebook du TP n'a pas été reconstruit sur la version distribuée avant la "
+                "notation\u00a0: ajoutez grading.hooks.RebuildFromRelease en tête de "
+                "Autograde.sanitize_preprocessors (grader/nbgrader_config.py)."
+            )
+        if not _is_lab(resources):
+            return nb, resources
+        source, note = find_answer(nb.cells, None)
+        earlier = record.get(_ANSWER_NOTE)
+        note = earlier if isinstance(earlier, str) and earlier else note
         if not unsafe_mode():
             problem = sandbox_problem()
             if problem:
@@ -113,37 +171,40 @@ class StartOutOfKernelGrading(NbGraderPreprocessor):
         else:
             self.log.warning("TP oublier\u00a0: notation SANS bac à sable (%s=1)", NO_SANDBOX_ENV)
         pool = ThreadPoolExecutor(max_workers=1)
-        resources[_RESOURCE] = pool.submit(_evaluate, source)
+        resources[_RESOURCE] = pool.submit(_evaluate, source or "")
         pool.shutdown(wait=False)
-        os.environ[ENV_OUT_OF_KERNEL] = "1"
-        originals = {}
-        for index, cell in enumerate(nb.cells):
-            meta = _nbgrader(cell)
-            if cell.cell_type != "code":
-                continue
-            if meta.get("grade_id") == SOLUTION_GRADE_ID:
-                originals[index] = (cell.source, NOTE_SOLUTION)
-                cell.source = PLACEHOLDER
-            elif not meta.get("grade"):  # set-up, exploration, the student's own cells
-                originals[index] = (cell.source, None if meta.get("locked") else NOTE_UNLOCKED)
-                cell.source = ""
-        resources[_ORIGINALS] = originals
+        resources[_NOTE] = note[:MAX_NOTE]
         return nb, resources
+
+
+class ExecuteOutsideTheLab(Execute):
+    """nbgrader's Execute, except for the TP's notebook: none of its cells runs in the kernel
+    (its tests are answered by ``ApplyOutOfKernelGrading`` from the sandboxed evaluation)."""
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        if resources.get(_RESOURCE) is not None:
+            return nb, resources
+        return super().preprocess(nb, resources)
 
 
 class ApplyOutOfKernelGrading(NbGraderPreprocessor):
     """After Execute: replace each test cell's outputs by the out-of-kernel verdict."""
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
-        os.environ.pop(ENV_OUT_OF_KERNEL, None)
         future: Future | None = resources.pop(_RESOURCE, None)
         if future is None:
             return nb, resources
-        for index, (source, note) in resources.pop(_ORIGINALS, {}).items():
-            cell = nb.cells[index]
-            cell.source = source
+        note = resources.pop(_NOTE, "")
+        for cell in nb.cells:
+            meta = _nbgrader(cell)
+            if cell.cell_type != "code" or meta.get("grade"):
+                continue
+            if meta.get("grade_id") == SOLUTION_GRADE_ID:
+                text = NOTE_SOLUTION
+            else:
+                text = None if meta.get("locked") else NOTE_UNLOCKED
             cell.outputs = (
-                [NotebookNode(output_type="stream", name="stdout", text=note)] if note else []
+                [NotebookNode(output_type="stream", name="stdout", text=text)] if text else []
             )
         evaluation = future.result()  # an infrastructure failure fails the submission loudly
         verdicts = evaluation.verdicts
@@ -165,6 +226,7 @@ class ApplyOutOfKernelGrading(NbGraderPreprocessor):
                     )
                 ]
         outcome, detail = evaluation.outcome()
+        detail = f"{note} {detail}" if note else detail
         nb.metadata[METADATA_KEY] = {"outcome": outcome, "detail": detail}
         self.log.info(
             "TP oublier\u00a0: %s/%s points hors du noyau en %.1f s (%s, %s)",

@@ -7,6 +7,14 @@ default) and written where nbgrader collects submissions:
 tests it must fail are in ``grader/submissions/attendus.json``. A sample may carry a written
 answer too (the Markdown cell graded by hand): ``<sample>.md`` next to ``<sample>.py``.
 
+Attacks on the notebook around the answer (metadata stripped, cell ids changed, answer cell
+copy-pasted or moved, cells added that set the environment or read the instructor's files) are
+in ``grader/submissions/carnets/<name>.py``: each module has a docstring (the attack), ``REPONSE``
+(the answer-cell sample it starts from) and ``carnet(nb, reponses, canari)``, which mutates the
+release notebook in place (the ``oublier`` cell already holds ``REPONSE``). Every cell it adds
+that must never run outside the sandbox writes the file ``canari`` first: the tests check that
+no such file exists after grading. Their expected scores are in the same ``attendus.json``.
+
     python -m grading.samples [--root DIR] [--submitted DIR] [--copies N]
 
 Without options it writes into the ``submitted/`` folder of the course it runs in: that is the
@@ -16,12 +24,23 @@ demo course's when ``make demo-grading`` calls it (``grading.demo``), never the 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 from pathlib import Path
+from types import ModuleType
 
 import nbformat
 
-__all__ = ["ASSIGNMENT", "build_submission", "expected", "samples", "write_all", "written_answer"]
+__all__ = [
+    "ASSIGNMENT",
+    "build_carnet",
+    "build_submission",
+    "carnets",
+    "expected",
+    "samples",
+    "write_all",
+    "written_answer",
+]
 
 ASSIGNMENT = "oublier"
 SOLUTION_GRADE_ID = "oublier"
@@ -38,6 +57,37 @@ def written_answer(root: Path, name: str) -> str | None:
     """The written answer of sample `name` (``<name>.md``), None when it has none."""
     path = root / "grader" / "submissions" / f"{name}.md"
     return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def carnets(root: Path) -> dict[str, Path]:
+    """Notebook-level attack name -> its module, from ``grader/submissions/carnets/*.py``."""
+    folder = root / "grader" / "submissions" / "carnets"
+    found = {p.stem: p for p in sorted(folder.glob("*.py")) if not p.stem.startswith("_")}
+    clash = set(found) & set(samples(root))
+    if clash:
+        raise ValueError(
+            f"Noms en double dans grader/submissions\u00a0: {', '.join(sorted(clash))}."
+        )
+    return found
+
+
+def _load(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"carnet_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def build_carnet(
+    release_notebook: Path, root: Path, name: str, canary: Path
+) -> nbformat.NotebookNode:
+    """The student version with the carnet `name`'s answer, then mutated by its ``carnet``."""
+    module = _load(carnets(root)[name])
+    canary.parent.mkdir(parents=True, exist_ok=True)  # a hostile cell that runs can write it
+    answers = samples(root)
+    nb = build_submission(release_notebook, answers[module.REPONSE])
+    module.carnet(nb, answers, str(canary))
+    return nb
 
 
 def expected(root: Path) -> dict[str, dict]:
@@ -77,8 +127,13 @@ def write_all(
     only: list[str] | None = None,
     release_dir: Path | None = None,
     overwrite: bool = False,
+    canary_dir: Path | None = None,
 ) -> dict[str, str]:
     """Write every sample (or `only` these) as a submission; return student_id -> sample.
+
+    The notebook-level attacks (``carnets/``) come with the answer-cell samples; their hostile
+    cells would write into `canary_dir` (default: ``canaris/`` beside `submitted`), one file
+    per student, if they ever ran.
 
     The samples come from `root`'s ``grader/submissions/``, the student version from
     `release_dir` (default ``<root>/notebooks``). With ``copies > 1`` each sample is written
@@ -89,13 +144,18 @@ def write_all(
     release = release_dir / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     if not release.exists():
         raise FileNotFoundError(f"{release} manque\u00a0: lancez d'abord « make notebooks ».")
+    canary_dir = submitted.parent / "canaris" if canary_dir is None else canary_dir
     planned: dict[Path, tuple[str, str, nbformat.NotebookNode]] = {}
-    for name, text in samples(root).items():
+    answers = samples(root)
+    for name in [*answers, *carnets(root)]:
         if only and name not in only:
             continue
-        nb = build_submission(release, text, written_answer(root, name))
         for k in range(copies):
             student = name if copies == 1 else f"{name}_{k + 1}"
+            if name in answers:
+                nb = build_submission(release, answers[name], written_answer(root, name))
+            else:
+                nb = build_carnet(release, root, name, canary_dir / student)
             planned[submitted / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"] = (student, name, nb)
     existing = [p for p in planned if p.exists()]
     if existing and not overwrite:

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from grading_course import ROOT, clone_head, make, submit
+from grading_course import ROOT, clone_head, make, submit, submit_carnet
 from hub.classhub import create_user, remove_user
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
@@ -53,17 +53,33 @@ def test_a_normal_user_grades_and_reports(readable_env, expected_scores):
         grader = clone / "grader"
         submit(grader, "ana", "complete_vacuum")
         submit(grader, "ben", "graine")
+        # notebook-level attacks, graded by this unprivileged instructor: their hostile cells
+        # would write a canary (they can: the folder is theirs) if they ever ran outside the
+        # sandbox; the copy-pasted answer cell no longer stops the class
+        canaries = base / "canaris"
+        carnets = {
+            "cam": "carnet_lecture_carnet_de_notes",
+            "dan": "carnet_cellule_dupliquee",
+            "eve": "carnet_variable_env",
+        }
+        for student, carnet in carnets.items():
+            submit_carnet(grader, student, carnet, canaries / student)
         subprocess.run(["chown", "-R", f"{user}:{user}", str(base)], check=True)
         home = {"HOME": account.pw_dir, "USER": user, "LOGNAME": user}
         grade = make(clone, "grade", venv=readable_env, user=user, extra_env=home)
         assert grade.returncode == 0, grade.stdout[-3000:] + grade.stderr[-3000:]
-        assert "2 rendu(s) noté(s), 0 déjà noté(s)" in grade.stdout
+        assert "5 rendu(s) noté(s), 0 déjà noté(s)" in grade.stdout
+        assert canaries.is_dir() and list(canaries.iterdir()) == []
         report = make(clone, "rapport", venv=readable_env, user=user, extra_env=home)
         assert report.returncode == 0, report.stdout[-3000:] + report.stderr[-3000:]
         notes = grader / "rapport" / "notes.csv"
         with open(notes, newline="", encoding="utf-8") as fh:
             scores = {row["student_id"]: float(row["score"]) for row in csv.DictReader(fh)}
-        assert scores == {"ana": 10, "ben": expected_scores["graine"]["score"]}
+        assert scores == {
+            "ana": 10,
+            "ben": expected_scores["graine"]["score"],
+            **{s: expected_scores[c]["score"] for s, c in carnets.items()},
+        }
         for path in (notes, grader / "gradebook.db", grader / "autograded" / "ana"):
             assert path.stat().st_uid == account.pw_uid, path
     finally:

@@ -1,7 +1,11 @@
 """End to end, with stock nbgrader commands on a copy of the course, in the sandbox: every sample
 gets its expected score, per test, and its grading outcome in the autograded notebook; no feedback
 page shows hidden test code or a hidden input; no process of any submission outlives autograde;
-the written answer goes through nbgrader's manual grading (gradebook API) into the feedback."""
+the written answer goes through nbgrader's manual grading (gradebook API) into the feedback.
+The notebook-level attacks (grader/submissions/carnets: metadata stripped, cell id changed,
+answer cell copy-pasted or moved, cells that set the environment or read the gradebook) are graded
+in the same single nbgrader run: each scores what it should, and none of their hostile cells ever
+ran (no canary file)."""
 
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ import pytest
 from fuites import hidden_leaks
 from grading.hidden import HIDDEN
 from grading.hooks import METADATA_KEY
-from grading.samples import write_all
+from grading.samples import build_submission, carnets, write_all
 from helpers import processes_matching
 from nbgrader.api import Gradebook
 
@@ -29,6 +33,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 HIDDEN_TESTS = [t.id for t in TESTS.values() if not t.visible]
 WRITER = "redaction"  # a complete answer with a written procedure, graded by hand
+SOLUTION = "solution_enseignant"  # the source notebook's own answer cell, as a submission
 PROCEDURE = "Supprimer ses sessions par l'API, puis sa ligne user_states, puis VACUUM."
 
 
@@ -55,12 +60,20 @@ def graded_course(tmp_path_factory, repo_root: Path, run_nbgrader) -> dict:
     steps["validate_student"] = run_nbgrader(
         grader, "validate", str(root / "notebooks" / "oublier" / "oublier.ipynb")
     )
-    students = write_all(root, grader / "submitted")
+    students = write_all(root, grader / "submitted", canary_dir=root / "canaris")
     nb = nbformat.read(grader / "submitted" / "complete_vacuum" / "oublier" / "oublier.ipynb", 4)
     next(c for c in nb.cells if c.id == "documentation").source = PROCEDURE
     (grader / "submitted" / WRITER / "oublier").mkdir(parents=True)
     nbformat.write(nb, grader / "submitted" / WRITER / "oublier" / "oublier.ipynb")
     students[WRITER] = "complete_vacuum"
+    source = nbformat.read(root / "solutions" / "oublier" / "oublier.ipynb", 4)
+    answer = next(c for c in source.cells if c.id == "oublier").source
+    (grader / "submitted" / SOLUTION / "oublier").mkdir(parents=True)
+    nbformat.write(
+        build_submission(root / "notebooks" / "oublier" / "oublier.ipynb", answer),
+        grader / "submitted" / SOLUTION / "oublier" / "oublier.ipynb",
+    )
+    students[SOLUTION] = "complete_vacuum"
     first, *others = sorted(students)
     added = run_nbgrader(grader, "db", "student", "add", first, "--last-name=Exemple")
     assert added.returncode == 0, added.stderr
@@ -111,11 +124,24 @@ def test_student_version_has_stub_and_no_hidden_test(graded_course):
         assert f'"{tid}"' not in text
 
 
-def test_validate_passes_on_solution_and_fails_on_student_version(graded_course):
+def test_validate_fails_hidden_tests_in_a_kernel_and_on_the_student_version(graded_course):
+    """nbgrader validate runs notebooks in a kernel, where a hidden test never passes (only the
+    grading hooks compute it, out of the kernel): the solution fails there on its hidden tests
+    alone; its answer, graded as a submission, gets 10/10 (test_the_instructor_s_solution_...)."""
     steps = graded_course["steps"]
-    assert "Success! Your notebook passes all the tests." in steps["validate_solution"].stdout
+    solution = steps["validate_solution"].stdout
+    assert "VALIDATION FAILED" in solution and "Test caché" in solution
+    assert "user_states de l'élève existe encore" not in solution  # the visible tests pass
+    for tid in ("sessions", "user_states", "autres"):  # only hidden test cells failed
+        assert f'noter(oublier, "{tid}")' not in solution
     student = steps["validate_student"].stdout
     assert "VALIDATION FAILED" in student and "NotImplementedError" in student
+
+
+def test_the_instructor_s_solution_gets_every_point(graded_course):
+    with open(graded_course["root"] / "grader" / "grades.csv", newline="") as fh:
+        grades = {row["student_id"]: float(row["score"]) for row in csv.DictReader(fh)}
+    assert grades[SOLUTION] == 10
 
 
 def test_every_sample_gets_its_expected_score(graded_course, expected_scores):
@@ -199,6 +225,39 @@ def test_each_autograded_notebook_says_how_its_grading_went(graded_course):
     assert outcomes["ebauche"] == "not_written"
     assert outcomes["boucle_infinie"] == outcomes["sommeil"] == "timeout"
     assert outcomes["evasion_memoire"] == outcomes["evasion_processus"] == "graded"
+
+
+def test_no_hostile_cell_of_a_notebook_ran_outside_the_sandbox(graded_course, repo_root):
+    """Every carnet is graded (one nbgrader run for the whole class: a copy-pasted cell no longer
+    stops it) and no cell it added or changed ever ran: no canary was written."""
+    carnet_names = set(carnets(repo_root))
+    assert len(carnet_names) >= 8 and carnet_names <= set(graded_course["students"])
+    canaries = graded_course["root"] / "canaris"
+    assert canaries.is_dir() and list(canaries.iterdir()) == []
+
+
+def test_where_the_answer_was_found_is_said_in_french(graded_course):
+    def detail(student: str) -> str:
+        path = graded_course["root"] / "grader" / "autograded" / student / "oublier"
+        return nbformat.read(path / "oublier.ipynb", 4).metadata[METADATA_KEY]["detail"]
+
+    assert detail("carnet_sans_reponse").startswith("Aucune cellule du rendu ne définit oublier")
+    assert "la dernière (cellule 22) est notée" in detail("carnet_reponse_deplacee")
+    assert "la dernière (cellule 7) est notée" in detail("carnet_cellule_dupliquee")
+    assert "hors de la cellule prévue" in detail("carnet_id_change")
+    assert "cellule" not in detail("complete_vacuum").split("Noté")[0]
+
+
+def test_graded_notebooks_are_the_release_with_the_student_s_answers(graded_course):
+    """Cells the student added are gone, the instructor's are back, ids are the release's."""
+    release = nbformat.read(graded_course["root"] / "notebooks" / "oublier" / "oublier.ipynb", 4)
+    for student in graded_course["students"]:
+        path = graded_course["root"] / "grader" / "autograded" / student / "oublier"
+        nb = nbformat.read(path / "oublier.ipynb", 4)
+        assert [c.id for c in nb.cells] == [c.id for c in release.cells], student
+        for cell, ref in zip(nb.cells, release.cells, strict=True):
+            if ref.id not in ("oublier", "documentation") and "HIDDEN" not in cell.source:
+                assert cell.source == ref.source, (student, ref.id)
 
 
 def test_no_process_of_a_submission_outlives_autograde(graded_course):

@@ -3,7 +3,6 @@ command line (the slow end-to-end test runs the real commands)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 
@@ -11,8 +10,10 @@ import nbformat
 import pytest
 from grading.hooks import (
     METADATA_KEY,
-    PLACEHOLDER,
     ApplyOutOfKernelGrading,
+    ExecuteOutsideTheLab,
+    NotRebuilt,
+    RebuildFromRelease,
     SandboxUnavailable,
     StartOutOfKernelGrading,
 )
@@ -20,8 +21,21 @@ from grading.samples import build_submission
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from traitlets.config.loader import PyFileConfigLoader
 
-from course.labo import ENV_OUT_OF_KERNEL
 from course.labo.sandbox import NO_SANDBOX_ENV, sandbox_problem
+
+LAB = {"nbgrader": {"assignment": "oublier", "notebook": "oublier", "student": "x"}}
+
+
+def _resources() -> dict:
+    return {"nbgrader": dict(LAB["nbgrader"])}
+
+
+def _graded(nb, config=None) -> tuple:
+    """The notebook through the hooks as nbgrader chains them (the kernel step included)."""
+    nb, resources = RebuildFromRelease(config=config).preprocess(nb, _resources())
+    nb, resources = StartOutOfKernelGrading().preprocess(nb, resources)
+    nb, resources = ExecuteOutsideTheLab().preprocess(nb, resources)
+    return ApplyOutOfKernelGrading().preprocess(nb, resources)
 
 
 def _config(repo_root):
@@ -54,10 +68,15 @@ def test_execution_never_drops_a_submission_nor_leaks_hidden_tests(repo_root):
     assert "--InteractiveShell.xmode=Minimal" in c.Execute.extra_arguments
     assert "nbgrader.preprocessors.ClearHiddenTests" in c.GenerateFeedback.preprocessors
     chain = c.Autograde.autograde_preprocessors
-    execute = chain.index("nbgrader.preprocessors.Execute")
+    execute = chain.index("grading.hooks.ExecuteOutsideTheLab")
+    assert "nbgrader.preprocessors.Execute" not in chain
     assert chain[execute - 1] == "grading.hooks.StartOutOfKernelGrading"
     assert chain[execute + 1] == "grading.hooks.ApplyOutOfKernelGrading"
     assert chain.index("nbgrader.preprocessors.SaveAutoGrades") > execute + 1
+    sanitize = c.Autograde.sanitize_preprocessors
+    assert sanitize[0] == "grading.hooks.RebuildFromRelease"  # before DeduplicateIds reads ids
+    assert sanitize.index("nbgrader.preprocessors.DeduplicateIds") > 0
+    assert sanitize[-1] == "nbgrader.preprocessors.CheckCellMetadata"
 
 
 def test_make_notebooks_regenerates_every_assignment_without_a_gradebook(repo_root):
@@ -70,28 +89,23 @@ def test_make_notebooks_regenerates_every_assignment_without_a_gradebook(repo_ro
     assert "for a in" in dry and "oublier" in dry
 
 
-def test_hooks_grade_out_of_kernel_and_restore_student_cells(repo_root, sample_answers):
+def test_hooks_grade_the_answer_out_of_kernel_on_the_release(repo_root, sample_answers):
     assert sandbox_problem() is None, sandbox_problem()
     nb = build_submission(
         repo_root / "notebooks" / "oublier" / "oublier.ipynb", sample_answers["graine"]
     )
-    resources: dict = {}
-    nb, resources = StartOutOfKernelGrading().preprocess(nb, resources)
-    try:
-        assert os.environ[ENV_OUT_OF_KERNEL] == "1"  # the kernel would inherit this
-        cells = {c.id: c for c in nb.cells}
-        assert cells["oublier"].source == PLACEHOLDER  # the kernel never sees student code
-        assert cells["explorer"].source == "" and cells["verifier"].source == ""
-        assert cells["imports"].source == ""  # the placeholder imports what the tests need
-        assert "noter(oublier" in cells["test-sessions"].source  # tests are left alone
-    finally:
-        nb, resources = ApplyOutOfKernelGrading().preprocess(nb, resources)
-    assert ENV_OUT_OF_KERNEL not in os.environ
+    nb.cells.insert(3, nbformat.v4.new_code_cell("print('ajoutée')"))  # a cell of the student's
+    next(c for c in nb.cells if c.id == "explorer").source = "print('modifiée')"
+    nb, _ = _graded(nb, _config(repo_root))
     cells = {c.id: c for c in nb.cells}
+    release = nbformat.read(repo_root / "notebooks" / "oublier" / "oublier.ipynb", 4)
+    assert [c.id for c in nb.cells] == [c.id for c in release.cells]  # the added cell is gone
+    assert cells["explorer"].source == next(c for c in release.cells if c.id == "explorer").source
     assert cells["oublier"].source.startswith("async def oublier")
     assert "for s in (await service.list_sessions" in cells["oublier"].source
     assert "hors du noyau" in cells["oublier"].outputs[0].text
     assert "from course.tuteur import APP_NAME" in cells["imports"].source
+    assert cells["imports"].get("execution_count") is None  # the kernel ran nothing
     assert cells["test-sessions"].outputs[0].output_type == "stream"
     failed = cells["test-user-states"].outputs[0]
     assert failed.output_type == "error" and "user_states" in failed.evalue
@@ -101,6 +115,17 @@ def test_hooks_grade_out_of_kernel_and_restore_student_cells(repo_root, sample_a
     }
     assert nb.metadata[METADATA_KEY]["detail"].startswith("Noté\u00a0: 5/10 points")
     assert "dans le bac à sable" in nb.metadata[METADATA_KEY]["detail"]
+
+
+def test_grading_refuses_a_lab_notebook_that_was_not_rebuilt(repo_root, sample_answers):
+    """Without RebuildFromRelease in the sanitizing step (a configuration mistake), grading a
+    notebook of the TP's assignment stops rather than trusting its cells."""
+    nb = build_submission(
+        repo_root / "notebooks" / "oublier" / "oublier.ipynb", sample_answers["graine"]
+    )
+    nb.metadata[METADATA_KEY] = {"answer": "forgé"}
+    with pytest.raises(NotRebuilt, match="RebuildFromRelease"):
+        StartOutOfKernelGrading().preprocess(nb, _resources())
 
 
 def test_grading_outcome_survives_nbgrader_s_metadata_clearing(repo_root):
@@ -135,28 +160,26 @@ def test_grading_refuses_without_sandbox_unless_asked(repo_root, tmp_path, monke
         repo_root / "notebooks" / "oublier" / "oublier.ipynb", "async def oublier(s, u):\n    pass"
     )
     try:
+        rebuilt, _ = RebuildFromRelease(config=_config(repo_root)).preprocess(nb, _resources())
         with pytest.raises(SandboxUnavailable) as refused:
-            StartOutOfKernelGrading().preprocess(nbformat.from_dict(nb), {})
+            StartOutOfKernelGrading().preprocess(nbformat.from_dict(rebuilt), _resources())
         message = str(refused.value)
         assert "bwrap introuvable" in message and "installez le paquet bubblewrap" in message
         assert "--sans-bac-a-sable" in message and f"{NO_SANDBOX_ENV}=1" in message
-        assert ENV_OUT_OF_KERNEL not in os.environ
         monkeypatch.setenv(NO_SANDBOX_ENV, "1")
-        graded, resources = StartOutOfKernelGrading().preprocess(nbformat.from_dict(nb), {})
-        graded, _ = ApplyOutOfKernelGrading().preprocess(graded, resources)
+        graded, _ = _graded(nbformat.from_dict(nb), _config(repo_root))
         assert graded.metadata[METADATA_KEY]["outcome"] == "graded"
         assert "sans bac à sable" in graded.metadata[METADATA_KEY]["detail"]
     finally:
         sandbox_problem.cache_clear()
 
 
-def test_other_notebooks_pass_through(repo_root):
+def test_other_assignments_pass_through(repo_root):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
-    resources: dict = {}
-    nb, resources = StartOutOfKernelGrading().preprocess(nb, resources)
-    assert nb.cells[0].source == "x = 1" and ENV_OUT_OF_KERNEL not in os.environ
-    nb, resources = ApplyOutOfKernelGrading().preprocess(nb, resources)
-    assert nb.cells[0].source == "x = 1" and resources == {}
+    other = {"nbgrader": {"assignment": "autre", "notebook": "autre", "student": "x"}}
+    for hook in (RebuildFromRelease(), StartOutOfKernelGrading(), ApplyOutOfKernelGrading()):
+        nb, resources = hook.preprocess(nb, other)
+        assert nb.cells[0].source == "x = 1" and resources == other
 
 
 def test_runner_gives_the_cell_what_the_first_cell_imports(repo_root):

@@ -16,7 +16,6 @@ from grading.hidden import HIDDEN
 import course.labo
 from course.labo import (
     CRITERIA,
-    ENV_OUT_OF_KERNEL,
     TESTS,
     evaluate_source,
     extract_source,
@@ -238,8 +237,8 @@ def test_hidden_tests_are_not_computed_where_students_run(tmp_path, sample_answe
     assert set(evaluation.verdicts) == {t.id for t in TESTS.values() if t.visible}
     assert set(evaluation.results) == {VISIBLE.name}
     oublier = _module_function(tmp_path, sample_answers["graine"], "graine_cache")
-    noter(oublier, "orphelins")  # a hidden test: no verdict in the kernel
-    assert "Test caché\u00a0: il est calculé pendant la notation" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="Test caché"):  # never passes in a kernel
+        noter(oublier, "orphelins")
 
 
 def test_hidden_verdicts_never_name_hidden_inputs(graded_samples):
@@ -252,11 +251,51 @@ def test_hidden_verdicts_never_name_hidden_inputs(graded_samples):
                 assert word not in verdict.message, (sample, test_id, word)
 
 
-def test_out_of_kernel_mode_leaves_grading_to_nbgrader(monkeypatch, tmp_path, capsys):
-    monkeypatch.setenv(ENV_OUT_OF_KERNEL, "1")
-    oublier = _module_function(tmp_path, "async def oublier(service, user_id):\n    pass\n", "x")
-    noter(oublier, "sessions")  # no evaluation, no error: the nbgrader hook grades
-    assert "hors du noyau" in capsys.readouterr().out
+HIDDEN_TEST_IDS = [t.id for t in TESTS.values() if not t.visible]
+# What a student can set from a cell of their notebook to look like the grading process.
+FORGED_ENV = {
+    "COURSE_LABO_GRADED_OUT_OF_KERNEL": "1",  # the variable noter used to trust
+    "NBGRADER_EXECUTION": "validate",
+    "COURSE_GRADING_NO_SANDBOX": "1",
+}
+
+
+@pytest.mark.parametrize("test_id", HIDDEN_TEST_IDS)
+def test_noter_never_passes_a_hidden_test_outside_grading(
+    test_id, monkeypatch, tmp_path, sample_answers
+):
+    """Whatever the environment says, a hidden test called in a notebook fails, even for a
+    complete answer: only the grading hooks compute it, out of the kernel."""
+    oublier = _module_function(tmp_path, sample_answers["complete_vacuum"], f"c_{test_id}")
+    for env in ({}, FORGED_ENV):
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        with pytest.raises(AssertionError) as failed:
+            noter(oublier, test_id)
+        assert "Test caché" in str(failed.value) and "échoue toujours" in str(failed.value)
+
+
+def test_in_an_autograde_kernel_noter_fails_and_verifier_starts_nothing(
+    monkeypatch, tmp_path, capsys
+):
+    """A kernel nbgrader starts for autograde (NBGRADER_EXECUTION=autograde): the hooks keep every
+    cell of the TP out of it, so if one ever runs there, its tests fail and verifier starts no
+    process (a visible test that passes elsewhere fails here; setting the variable only turns a
+    student's own checks off)."""
+    monkeypatch.setattr(course.labo, "_cache", {})
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    marker = tmp_path / "lance"
+    source = f"async def oublier(service, user_id):\n    open({str(marker)!r}, 'w').write('x')\n"
+    oublier = _module_function(tmp_path, source, "autograde_kernel")
+    for test_id in TESTS:
+        with pytest.raises(AssertionError, match="Notation en cours"):
+            noter(oublier, test_id)
+    verifier(oublier)
+    assert "non lancée pendant la notation" in capsys.readouterr().out
+    assert not marker.exists()  # no evaluation ran (it would have called oublier)
+    monkeypatch.delenv("NBGRADER_EXECUTION")
+    verifier(oublier)  # the learner's own check still runs (the control)
+    assert marker.exists()
 
 
 def test_base_exemple_is_a_fresh_copy(tmp_path):

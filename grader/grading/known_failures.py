@@ -1,0 +1,121 @@
+"""Submissions whose grading failed lately, so that the next class run does not retry them at once.
+
+A submission that stops nbgrader, or that costs its whole time limit before failing, would
+otherwise be graded again on every ``make grade`` and hold the class each time. The failures of a
+run are recorded in a small JSON file next to the gradebook (``echecs-autograde.json``): the
+reason, when, and a fingerprint of the submission's files. The next run skips a submission that
+failed less than ``RETRY_AFTER`` seconds ago and has not changed since, names it in its summary
+with the reason and how to force a new try (``--reessayer``), and still exits non-zero. A
+student graded since is removed from the file; deleting the file forgets every failure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = ["FILE_NAME", "RETRY_AFTER", "fingerprint", "record", "recent"]
+
+FILE_NAME = "echecs-autograde.json"
+RETRY_AFTER = 60.0  # seconds
+_MAX_REASON = 300
+
+
+def fingerprint(folder: Path) -> str:
+    """SHA-256 of the submission's regular files (names and bytes), symbolic links not followed."""
+    digest = hashlib.sha256()
+    if folder.is_dir():
+        for path in sorted(folder.rglob("*")):
+            if path.is_symlink() or not path.is_file():
+                continue
+            digest.update(str(path.relative_to(folder)).encode("utf-8", "surrogateescape"))
+            digest.update(b"\0")
+            try:
+                digest.update(path.read_bytes())
+            except OSError:
+                digest.update(b"<illisible>")
+            digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _load(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save(path: Path, data: dict) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=".echecs-", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, ensure_ascii=False, indent=1, sort_keys=True)
+    os.replace(tmp, path)
+
+
+def _seconds(value: float) -> str:
+    return f"{max(0, round(value))}\u00a0s"
+
+
+def recent(
+    path: Path,
+    assignment: str,
+    submitted: Path,
+    students: Iterable[str],
+    now: float | None = None,
+) -> dict[str, str]:
+    """Students whose unchanged submission failed less than ``RETRY_AFTER`` s ago -> a French
+    sentence that says it was skipped, why, and how to force a new try."""
+    now = time.time() if now is None else now
+    known = _load(path).get(assignment, {})
+    skipped = {}
+    for student in students:
+        entry = known.get(student)
+        if not isinstance(entry, dict):
+            continue
+        age = now - float(entry.get("at", 0))
+        if not 0 <= age < RETRY_AFTER:
+            continue
+        if entry.get("fingerprint") != fingerprint(submitted / student / assignment):
+            continue
+        skipped[student] = (
+            f"non renoté cette fois\u00a0: sa notation a échoué il y a {_seconds(age)} "
+            f"({entry.get('reason') or 'voir le journal'}) et son rendu n'a pas changé "
+            f"depuis. Nouvel essai automatique dans {_seconds(RETRY_AFTER - age)}, ou tout de "
+            "suite avec --reessayer (make grade ARGS=--reessayer)."
+        )
+    return skipped
+
+
+def record(
+    path: Path,
+    assignment: str,
+    submitted: Path,
+    failed: dict[str, str],
+    graded: Iterable[str],
+    now: float | None = None,
+) -> None:
+    """Remember this run's failures (`failed`: student -> reason) and forget `graded` ones."""
+    now = time.time() if now is None else now
+    data = _load(path)
+    known = data.get(assignment)
+    known = known if isinstance(known, dict) else {}
+    for student in graded:
+        known.pop(student, None)
+    for student, reason in failed.items():
+        known[student] = {
+            "reason": (reason or "")[:_MAX_REASON],
+            "at": now,
+            "fingerprint": fingerprint(submitted / student / assignment),
+        }
+    if known:
+        data[assignment] = known
+    else:
+        data.pop(assignment, None)
+    if data or path.exists():
+        _save(path, data)

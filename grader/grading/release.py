@@ -1,0 +1,174 @@
+"""A submission of the TP as the release defines it: the instructor's cells, the student's answer.
+
+A student can edit every cell of the notebook and its metadata (nbgrader's, the cell ids), add
+cells, copy-paste the answer cell, move it. Nothing in the submitted file is trusted to say which
+cell is which: ``rebuild`` starts from the release notebook (the student version, or the source
+when the release is missing) and puts into it only two texts taken from the submission, the
+``oublier`` answer and the written answer, which never run in nbgrader's kernel (the answer runs
+in the sandbox, the written answer is Markdown). Every other cell, code or Markdown, is the
+release's own; cells the student added are dropped; the notebook's metadata is the release's.
+
+Finding the answer does not parse student code (a hostile text can crash a parser): a top-level
+``def oublier`` / ``async def oublier`` (or ``oublier =``), found by a line regex, marks a cell
+that defines the function; the last such code cell wins, as "Exécuter tout" would leave it.
+Without one, the release's answer cell (matched by its cell id, then by its nbgrader id) is
+taken as it is; with neither, the answer is empty and graded 0, with a French reason.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from nbformat import NotebookNode
+
+__all__ = [
+    "ANSWER_GRADE_ID",
+    "Rebuilt",
+    "TemplateMissing",
+    "defines_answer",
+    "find_answer",
+    "rebuild",
+    "read_template",
+    "template_path",
+]
+
+ANSWER_GRADE_ID = "oublier"
+_DEFINES = re.compile(
+    r"^(?:async[ \t]+)?def[ \t]+oublier\b|^oublier[ \t]*(?::[^=\n]*)?=(?!=)", re.M
+)
+MAX_NOTE = 500
+
+
+class TemplateMissing(RuntimeError):
+    """Neither the release notebook nor the source is there: grading this notebook is refused."""
+
+
+@dataclass
+class Rebuilt:
+    """The notebook to grade, and how its answer was found (a French note, empty when the answer
+    is in the release's own answer cell, alone)."""
+
+    nb: NotebookNode
+    answer_found: bool
+    note: str
+    dropped: int  # cells of the submission that are not the release's and were left out
+
+
+def _nbgrader(cell: dict) -> dict:
+    meta = cell.get("metadata", {})
+    value = meta.get("nbgrader", {}) if isinstance(meta, dict) else {}
+    return value if isinstance(value, dict) else {}
+
+
+def _text(cell: dict) -> str:
+    source = cell.get("source", "")
+    if isinstance(source, list):
+        source = "".join(s for s in source if isinstance(s, str))
+    return source if isinstance(source, str) else ""
+
+
+def defines_answer(source: str) -> bool:
+    """True when `source` defines ``oublier`` at top level (a line regex, no parser)."""
+    return _DEFINES.search(source) is not None
+
+
+def template_path(root: Path, folders: tuple[str, ...], assignment: str, notebook: str) -> Path:
+    """The first of ``<root>/<folder>/<assignment>/<notebook>.ipynb`` that exists."""
+    for folder in folders:
+        path = Path(root, folder, assignment, f"{notebook}.ipynb")
+        if path.is_file():
+            return path
+    tried = ", ".join(str(Path(root, f, assignment, f"{notebook}.ipynb")) for f in folders)
+    raise TemplateMissing(
+        f"Notebook de référence introuvable ({tried})\u00a0: la notation refuse de noter un rendu "
+        "sans la version distribuée («\u00a0make notebooks\u00a0» la régénère)."
+    )
+
+
+def _matching(cells: list[dict], cell_id: str | None, grade_id: str | None) -> list[int]:
+    """Indices of the submission's cells that claim to be the release cell (id, then grade id)."""
+    by_id = [k for k, c in enumerate(cells) if cell_id and c.get("id") == cell_id]
+    if by_id:
+        return by_id
+    return [k for k, c in enumerate(cells) if grade_id and _nbgrader(c).get("grade_id") == grade_id]
+
+
+def find_answer(cells: list[dict], cell_id: str | None) -> tuple[str | None, str]:
+    """The answer's text (None: no cell defines oublier nor claims to be its cell) and a French
+    note on where it was found (empty: in its own cell, alone)."""
+    code = [k for k, c in enumerate(cells) if c.get("cell_type") == "code"]
+    defining = [k for k in code if defines_answer(_text(cells[k]))]
+    claimed = [k for k in _matching(cells, cell_id, ANSWER_GRADE_ID) if k in code]
+    if defining:
+        chosen = defining[-1]
+        if len(defining) == 1 and chosen in claimed:
+            return _text(cells[chosen]), ""
+        if len(defining) > 1:
+            where = ", ".join(str(k + 1) for k in defining)
+            note = (
+                f"{len(defining)} cellules définissent oublier (cellules {where})"
+                f"\u00a0: la dernière (cellule {chosen + 1}) est notée."
+            )
+        else:
+            note = (
+                f"oublier est définie hors de la cellule prévue (cellule {chosen + 1})\u00a0: "
+                "c'est cette définition qui est notée."
+            )
+        return _text(cells[chosen]), note
+    if claimed:
+        return _text(cells[claimed[-1]]), ""
+    return None, (
+        "Aucune cellule du rendu ne définit oublier (cellule supprimée ou vidée\u00a0?)\u00a0: "
+        "0 point pour le code."
+    )
+
+
+def _written(cells: list[dict], template: NotebookNode, cell: NotebookNode) -> str:
+    claimed = _matching(cells, cell.get("id"), _nbgrader(cell).get("grade_id"))
+    if claimed:
+        return _text(cells[claimed[-1]])
+    known = {_text(c) for c in template.cells}
+    added = [
+        _text(c)
+        for c in cells
+        if c.get("cell_type") == "markdown" and _text(c).strip() and _text(c) not in known
+    ]
+    return "\n\n".join(added) if added else cell.source
+
+
+def rebuild(submission: NotebookNode | dict, template: NotebookNode) -> Rebuilt:
+    """The release `template` with the answer and the written answer of `submission`.
+
+    Solution code cells of the template other than the TP's answer keep the template's text:
+    no code of the submission can reach nbgrader's kernel through them.
+    """
+    raw = submission.get("cells", []) if isinstance(submission, dict) else []
+    cells = [c for c in raw if isinstance(c, dict)]
+    nb = copy.deepcopy(template)
+    found = True
+    note = ""
+    for cell in nb.cells:
+        meta = _nbgrader(cell)
+        if cell.cell_type == "code" and "outputs" in cell:
+            cell.outputs = []
+            cell.execution_count = None
+        if not meta.get("solution"):
+            continue
+        if cell.cell_type == "code" and meta.get("grade_id") == ANSWER_GRADE_ID:
+            source, note = find_answer(cells, cell.get("id"))
+            found = source is not None
+            cell.source = source if source is not None else ""
+        elif cell.cell_type == "markdown":
+            cell.source = _written(cells, template, cell)
+    used = {(c.cell_type, c.source) for c in nb.cells}
+    dropped = sum(1 for c in cells if (c.get("cell_type"), _text(c)) not in used)
+    return Rebuilt(nb=nb, answer_found=found, note=note[:MAX_NOTE], dropped=dropped)
+
+
+def read_template(path: Path) -> NotebookNode:
+    """The release (or source) notebook, read once per grading."""
+    return nbformat.read(path, as_version=4)

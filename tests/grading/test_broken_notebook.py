@@ -1,0 +1,129 @@
+"""One broken notebook never stops the class (issue 18, point 3), with real nbgrader runs.
+
+nbgrader ends its whole run on some errors (``SchemaTooOldError`` from a copy-pasted graded cell:
+``DeduplicateIds`` empties the twin's metadata, ``CheckCellMetadata`` stops). The TP's notebooks
+are rebuilt on the release first, so a copy-pasted answer cell is simply graded; a plain
+assignment of the course, which nbgrader grades as it is, still stops nbgrader: the class tool
+then names the culprit in French, grades everyone else, exits non-zero, and does not retry the
+same unchanged submission for a minute unless asked.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from grading.known_failures import FILE_NAME
+from grading_course import copy_course, grading, nbgrader, submit
+from nbformat.v4 import new_code_cell, new_notebook
+from nbgrader.api import Gradebook
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+
+def _plain_assignment(grader: Path) -> Path:
+    """solutions/simple: one answer cell and one graded test, graded by stock nbgrader."""
+    meta = {"solution": False, "locked": True, "schema_version": 3}
+    cells = [
+        new_code_cell(
+            "### BEGIN SOLUTION\nx = 2\n### END SOLUTION",
+            metadata={
+                "nbgrader": {
+                    **meta,
+                    "grade_id": "reponse",
+                    "solution": True,
+                    "grade": False,
+                    "locked": False,
+                }
+            },
+        ),
+        new_code_cell(
+            "assert x == 2",
+            metadata={"nbgrader": {**meta, "grade_id": "test_x", "grade": True, "points": 1}},
+        ),
+    ]
+    kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    folder = grader.parent / "solutions" / "simple"
+    folder.mkdir(parents=True)
+    nbformat.write(new_notebook(cells=cells, metadata=kernel), folder / "simple.ipynb")
+    assert nbgrader(grader, "generate_assignment", "simple").returncode == 0
+    return grader.parent / "notebooks" / "simple" / "simple.ipynb"
+
+
+def _scores(grader: Path, assignment: str, students: list[str]) -> dict[str, float]:
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        return {s: gb.find_submission(assignment, s).score for s in students}
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_notebook_that_stops_nbgrader_is_named_and_the_class_is_graded(tmp_path, jobs):
+    grader = copy_course(tmp_path / "cours")
+    release = _plain_assignment(grader)
+    for student in ("ana", "ben", "cyr", "dan"):
+        nb = nbformat.read(release, as_version=4)
+        nb.cells[0].source = "x = 2"
+        if student == "ben":  # the answer cell copy-pasted (a new id, the same nbgrader id)
+            twin = copy.deepcopy(nb.cells[0])
+            twin["id"] = "copie"
+            nb.cells.insert(1, twin)
+        folder = grader / "submitted" / student / "simple"
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / "simple.ipynb")
+    alone = nbgrader(grader, "autograde", "simple")  # stock nbgrader: the class stops at ben
+    assert alone.returncode != 0 and "old version" in alone.stderr
+    assert not (grader / "autograded" / "cyr").exists()
+    shutil.rmtree(grader / "autograded")
+
+    first = grading(grader, "autograde", "simple", "--jobs", jobs)
+    out = first.stdout
+    assert first.returncode == 1, out + first.stderr
+    assert "3 rendu(s) noté(s), 0 déjà noté(s) (laissé(s) tel(s) quel(s)), 1 en échec" in out
+    assert "  - ben\u00a0: nbgrader s'est arrêté sur ce rendu" in out
+    assert "cellule notée copiée-collée" in out
+    assert _scores(grader, "simple", ["ana", "cyr", "dan"]) == {"ana": 1, "cyr": 1, "dan": 1}
+    record = json.loads((grader / FILE_NAME).read_text(encoding="utf-8"))
+    assert list(record["simple"]) == ["ben"] and record["simple"]["ben"]["fingerprint"]
+
+    again = grading(grader, "autograde", "simple", "--jobs", jobs)  # within the minute
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "0 rendu(s) noté(s), 3 déjà noté(s)" in again.stdout
+    assert "  - ben\u00a0: non renoté cette fois\u00a0: sa notation a échoué il y a" in again.stdout
+    assert "--reessayer" in again.stdout and "cellule notée copiée-collée" in again.stdout
+    log = (grader / "rapport" / "autograde.log").read_text(encoding="utf-8")
+    assert "/ben/" not in log  # nbgrader was not asked to grade it again
+
+    forced = grading(grader, "autograde", "simple", "--jobs", jobs, "--reessayer")
+    assert forced.returncode == 1
+    assert "  - ben\u00a0: nbgrader s'est arrêté sur ce rendu" in forced.stdout
+
+    fixed = grader / "submitted" / "ben" / "simple" / "simple.ipynb"  # ben sends a fixed copy
+    nb = nbformat.read(fixed, as_version=4)
+    nb.cells.pop(1)
+    nbformat.write(nb, fixed)
+    retried = grading(grader, "autograde", "simple", "--jobs", jobs)  # changed: graded at once
+    assert retried.returncode == 0, retried.stdout + retried.stderr
+    assert _scores(grader, "simple", ["ben"]) == {"ben": 1}
+    assert json.loads((grader / FILE_NAME).read_text(encoding="utf-8")) == {}
+
+
+def test_a_copy_pasted_answer_cell_of_the_lab_is_graded_with_the_class(tmp_path):
+    """The TP itself: the copy-pasted answer cell no longer reaches DeduplicateIds."""
+    grader = copy_course(tmp_path / "cours")
+    assert nbgrader(grader, "generate_assignment", "oublier", "--log-level=WARN").returncode == 0
+    submit(grader, "ana", "complete_vacuum")
+    path = submit(grader, "ben", "complete_vacuum") / "oublier.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    at = next(k for k, c in enumerate(nb.cells) if c.id == "oublier")
+    twin = copy.deepcopy(nb.cells[at])
+    twin["id"] = "oublier-copie"
+    nb.cells.insert(at + 1, twin)
+    nbformat.write(nb, path)
+    submit(grader, "cyr", "graine")
+    proc = grading(grader, "autograde", "oublier")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "3 rendu(s) noté(s)" in proc.stdout
+    assert _scores(grader, "oublier", ["ana", "ben", "cyr"]) == {"ana": 10, "ben": 10, "cyr": 5}

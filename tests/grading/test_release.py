@@ -1,0 +1,74 @@
+"""Rebuilding a submission on the release (grading.release), without grading it: which text is
+the answer for each notebook-level attack, what is dropped, and that a notebook of the TP's
+assignment without a release never falls back to the student's cells."""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+from grading.hooks import RebuildFromRelease
+from grading.release import TemplateMissing, defines_answer, read_template, rebuild
+from grading.samples import build_carnet, carnets, samples
+from helpers import REPO
+
+RELEASE = REPO / "notebooks" / "oublier" / "oublier.ipynb"
+# carnet -> the sample whose text must end up in the answer cell (None: no answer)
+ANSWER = {
+    "carnet_cellule_dupliquee": "complete_vacuum",
+    "carnet_fausse_cellule_notee": "ebauche",
+    "carnet_id_change": "graine",
+    "carnet_lecture_carnet_de_notes": "graine",
+    "carnet_reponse_deplacee": "complete_vacuum",
+    "carnet_sans_metadonnees": "triche",
+    "carnet_sans_metadonnees_complete": "complete_vacuum",
+    "carnet_sans_reponse": None,
+    "carnet_variable_env": None,  # its own empty function: checked below
+}
+
+
+def test_every_carnet_is_listed_here():
+    assert set(carnets(REPO)) == set(ANSWER)
+
+
+@pytest.mark.parametrize("name", sorted(ANSWER))
+def test_each_carnet_rebuilds_to_the_release_with_its_answer(name, tmp_path):
+    canary = tmp_path / "canaris" / name
+    nb = build_carnet(RELEASE, REPO, name, canary)
+    nb = nbformat.reads(nbformat.writes(nb), as_version=4)  # as nbgrader reads the file
+    template = read_template(RELEASE)
+    rebuilt = rebuild(nb, template)
+    assert [c.id for c in rebuilt.nb.cells] == [c.id for c in template.cells]
+    assert rebuilt.nb.metadata == template.metadata
+    for cell, ref in zip(rebuilt.nb.cells, template.cells, strict=True):
+        assert cell.metadata == ref.metadata
+        if ref.id != "oublier":
+            assert cell.source == ref.source, ref.id
+    answer = next(c for c in rebuilt.nb.cells if c.id == "oublier").source
+    assert str(canary) not in "".join(c.source for c in rebuilt.nb.cells if c.id != "oublier")
+    sample = ANSWER[name]
+    if sample:
+        assert samples(REPO)[sample].rstrip("\n") in answer
+    elif name == "carnet_sans_reponse":
+        assert answer == "" and not rebuilt.answer_found
+        assert rebuilt.note.startswith("Aucune cellule du rendu ne définit oublier")
+    else:
+        assert answer.endswith("    pass")
+
+
+def test_defines_answer_reads_lines_not_code():
+    assert defines_answer("import os\n\nasync def oublier(s, u):\n    pass")
+    assert defines_answer("def oublier(s, u): ...")
+    assert defines_answer("oublier = autre")
+    assert not defines_answer("class A:\n    def oublier(self): ...")
+    assert not defines_answer("oublier == 3\nprint(oublier)")
+    assert not defines_answer("(" * 5000 + ")" * 5000)  # never parsed
+
+
+def test_a_notebook_of_the_lab_without_a_release_is_refused(tmp_path):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os")])
+    resources = {"nbgrader": {"assignment": "oublier", "notebook": "autre", "student": "x"}}
+    config = {"CourseDirectory": {"root": str(tmp_path)}}
+    from traitlets.config import Config
+
+    with pytest.raises(TemplateMissing, match="Notebook de référence introuvable"):
+        RebuildFromRelease(config=Config(config)).preprocess(nb, resources)
