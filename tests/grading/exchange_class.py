@@ -12,20 +12,14 @@ import sysconfig
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 from grading.samples import SOLUTION_GRADE_ID, build_submission
 from grading_course import ROOT, nbgrader
 
-__all__ = [
-    "answer_of",
-    "exchange_root",
-    "release",
-    "student_run",
-    "student_submit",
-    "unix_users",
-]
+__all__ = ["Student", "answer_of", "exchange_root", "release", "sample_text", "tag", "unix_users"]
 
 sys.path.insert(0, str(ROOT / "tests" / "hub"))
 from classhub import unix_users  # noqa: E402
@@ -38,6 +32,9 @@ STUDENT_NBGRADER = (
     f"import sys; sys.path.insert(0, {sysconfig.get_paths()['purelib']!r}); "
     "from nbgrader.apps.nbgraderapp import main; sys.argv[0] = 'nbgrader'; sys.exit(main())",
 )
+
+
+WRAPPER = ROOT / "grader" / "hub" / "cours-singleuser"
 
 
 def tag() -> str:
@@ -63,45 +60,69 @@ def release(grader: Path, exchange: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def student_run(user: str, *args: str, env: dict[str, str] | None = None, prefix=()):
-    """A command run by `user` in their home, with a clean environment."""
-    home = Path(os.path.expanduser(f"~{user}"))
-    clean = {"HOME": str(home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **(env or {})}
-    return subprocess.run(
-        [*(prefix or ["runuser", "-u", user, "--"]), "env", "-i"]
-        + [f"{k}={v}" for k, v in clean.items()]
-        + list(args),
-        cwd=home,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
+@dataclass(frozen=True)
+class Student:
+    """Who runs a student's commands: a Unix account (runuser), or, as in a Kubernetes pod, a
+    bare uid without passwd entry started through the image's wrapper (cours-singleuser), which
+    names it after the hub user with nss_wrapper."""
 
+    name: str
+    home: Path
+    prefix: tuple[str, ...]
 
-def student_submit(
-    user: str, grader: Path, exchange: Path, sample: str, *extra: str, prefix=(), home=None
-) -> subprocess.CompletedProcess:
-    """`user` writes the sample answer in ~/oublier/oublier.ipynb and runs nbgrader submit."""
-    home = Path(home or os.path.expanduser(f"~{user}"))
-    text = (ROOT / "grader" / "submissions" / f"{sample}.py").read_text(encoding="utf-8")
-    nb = build_submission(grader.parent / "notebooks" / "oublier" / "oublier.ipynb", text)
-    folder = home / "oublier"
-    folder.mkdir(exist_ok=True)
-    nbformat.write(nb, folder / "oublier.ipynb")
-    owner = (home.stat().st_uid, home.stat().st_gid)
-    for path in (folder, folder / "oublier.ipynb"):
-        os.chown(path, *owner)
-    return student_run(
-        user,
-        *STUDENT_NBGRADER,
-        "submit",
-        "oublier",
-        "--course=memoire-tuteur",
-        f"--Exchange.root={exchange}",
-        *extra,
-        prefix=prefix,
-    )
+    @classmethod
+    def account(cls, name: str) -> Student:
+        return cls(name, Path(os.path.expanduser(f"~{name}")), ("runuser", "-u", name, "--"))
+
+    @classmethod
+    def pod(cls, name: str, uid: int, base: Path) -> Student:
+        home = base / f"volume-{name}"
+        home.mkdir()
+        os.chown(home, uid, 100)
+        setpriv = ("setpriv", f"--reuid={uid}", "--regid=100", "--clear-groups")
+        return cls(name, home, setpriv)
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = {"HOME": str(self.home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+        if self.prefix[0] == "setpriv":
+            env["JUPYTERHUB_USER"] = self.name
+        return env
+
+    def run(self, *args: str) -> subprocess.CompletedProcess:
+        """A command run by this student in their home, with a clean environment."""
+        wrapper = [str(WRAPPER)] if self.prefix[0] == "setpriv" else []
+        return subprocess.run(
+            [*self.prefix, "env", "-i", *(f"{k}={v}" for k, v in self.env.items())]
+            + wrapper
+            + list(args),
+            cwd=self.home,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def submit(
+        self, grader: Path, exchange: Path, sample: str, *extra: str
+    ) -> subprocess.CompletedProcess:
+        """Writes the sample answer in ~/oublier/oublier.ipynb and runs nbgrader submit."""
+        text = (ROOT / "grader" / "submissions" / f"{sample}.py").read_text(encoding="utf-8")
+        nb = build_submission(grader.parent / "notebooks" / "oublier" / "oublier.ipynb", text)
+        folder = self.home / "oublier"
+        folder.mkdir(exist_ok=True)
+        nbformat.write(nb, folder / "oublier.ipynb")
+        owner = (self.home.stat().st_uid, self.home.stat().st_gid)
+        for path in (folder, folder / "oublier.ipynb"):
+            os.chown(path, *owner)
+        return self.run(
+            *STUDENT_NBGRADER,
+            "submit",
+            "oublier",
+            "--course=memoire-tuteur",
+            f"--Exchange.root={exchange}",
+            *extra,
+        )
 
 
 def answer_of(notebook: Path) -> str:
@@ -115,6 +136,3 @@ def answer_of(notebook: Path) -> str:
 
 def sample_text(sample: str) -> str:
     return (ROOT / "grader" / "submissions" / f"{sample}.py").read_text(encoding="utf-8").rstrip()
-
-
-__all__ += ["sample_text", "tag", "unix_users"]

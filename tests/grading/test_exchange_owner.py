@@ -11,15 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from exchange_class import (
-    answer_of,
-    exchange_root,
-    release,
-    sample_text,
-    student_submit,
-    tag,
-    unix_users,
-)
+from exchange_class import Student, answer_of, exchange_root, release, sample_text, tag, unix_users
 from grading_course import nbgrader
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -34,9 +26,9 @@ def test_copy_under_a_classmates_name_is_set_aside(course):
     bob, eve = f"h18{t}bob", f"h18{t}eve"
     with unix_users([bob, eve]), exchange_root() as exchange:
         release(course, exchange)
-        done = student_submit(bob, course, exchange, "complete_vacuum")
+        done = Student.account(bob).submit(course, exchange, "complete_vacuum")
         assert done.returncode == 0, done.stdout + done.stderr
-        forged = student_submit(eve, course, exchange, "ebauche", f"--student={bob}")
+        forged = Student.account(eve).submit(course, exchange, "ebauche", f"--student={bob}")
         assert forged.returncode == 0, forged.stdout + forged.stderr  # nbgrader accepts it
         copies = sorted(p.name for p in _inbound(exchange).iterdir())
         assert len(copies) == 2 and all(c.startswith(f"{bob}+oublier+") for c in copies)
@@ -58,7 +50,7 @@ def test_copy_under_a_classmates_name_is_set_aside(course):
         assert answer_of(mine) == sample_text("complete_vacuum")
 
         # bob's own resubmission replaces his earlier one
-        resubmitted = student_submit(bob, course, exchange, "graine")
+        resubmitted = Student.account(bob).submit(course, exchange, "graine")
         assert resubmitted.returncode == 0, resubmitted.stdout + resubmitted.stderr
         update = nbgrader(course, "collect", "--update", "oublier", f"--Exchange.root={exchange}")
         assert update.returncode != 0  # eve's copy is still in the exchange, and still named
@@ -72,7 +64,7 @@ def test_honest_class_collects_with_status_zero(course):
     with unix_users([ana, bob]), exchange_root() as exchange:
         release(course, exchange)
         for user, sample in ((ana, "complete_vacuum"), (bob, "graine")):
-            done = student_submit(user, course, exchange, sample)
+            done = Student.account(user).submit(course, exchange, sample)
             assert done.returncode == 0, done.stdout + done.stderr
         collected = nbgrader(course, "collect", "oublier", f"--Exchange.root={exchange}")
         assert collected.returncode == 0, collected.stdout + collected.stderr
@@ -90,17 +82,15 @@ def test_link_and_unparsable_name_in_the_exchange(course):
     ana, bob = f"h18{t}ana", f"h18{t}bob"
     with unix_users([ana, bob]), exchange_root() as exchange:
         release(course, exchange)
-        done = student_submit(ana, course, exchange, "complete_vacuum")
+        done = Student.account(ana).submit(course, exchange, "complete_vacuum")
         assert done.returncode == 0, done.stdout + done.stderr
         inbound = _inbound(exchange)
-        from exchange_class import student_run
-
         link = f"{bob}+oublier+2099-01-01 00:00:00.000000 UTC+abc"
         target = os.path.expanduser(f"~{ana}/oublier")
-        made = student_run(bob, "ln", "-s", target, str(inbound / link))
+        made = Student.account(bob).run("ln", "-s", target, str(inbound / link))
         assert made.returncode == 0, made.stderr
         bad = f"{bob}+oublier+pas-une-date+xyz"
-        made = student_run(bob, "mkdir", str(inbound / bad))
+        made = Student.account(bob).run("mkdir", str(inbound / bad))
         assert made.returncode == 0, made.stderr
         collected = nbgrader(course, "collect", "oublier", f"--Exchange.root={exchange}")
         out = collected.stdout + collected.stderr
@@ -109,3 +99,95 @@ def test_link_and_unparsable_name_in_the_exchange(course):
         assert bad in out and "nom de dépôt illisible" in out, out
         assert (course / "submitted" / ana / "oublier" / "oublier.ipynb").is_file()
         assert not (course / "submitted" / bob).exists()
+
+
+def _free_uids(count: int) -> list[int]:
+    import pwd
+    import secrets
+
+    uids: list[int] = []
+    while len(uids) < count:
+        uid = 20000 + secrets.randbelow(9000)
+        try:
+            pwd.getpwuid(uid)
+        except KeyError:
+            if uid not in uids:
+                uids.append(uid)
+    return uids
+
+
+def _collect(course: Path, exchange: Path, env: dict[str, str], *args: str):
+    import subprocess
+
+    from grading_course import BIN, tool_env
+
+    return subprocess.run(
+        [str(BIN / "nbgrader"), "collect", *args, "oublier", f"--Exchange.root={exchange}"],
+        cwd=course,
+        env={**tool_env(), **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_kubernetes_uids_without_passwd_entry(course):
+    """Kubernetes conditions (tests/hub/test_kubernetes_conditions.py): each student's server
+    runs under a bare uid, named only by nss_wrapper inside its pod (cours-singleuser); the
+    instructor's pod names the class's uids from COURSE_HUB_PASSWD. Owners are checked there
+    too, and an owner nobody can name is never taken for the student."""
+    t = tag()
+    bob, eve = f"k{t}bob", f"k{t}eve"
+    bob_uid, eve_uid = _free_uids(2)
+    with exchange_root() as exchange:
+        release(course, exchange)
+        pods = {n: Student.pod(n, u, exchange.parent) for n, u in ((bob, bob_uid), (eve, eve_uid))}
+        done = pods[bob].submit(course, exchange, "complete_vacuum")
+        assert done.returncode == 0, done.stdout + done.stderr
+        forged = pods[eve].submit(course, exchange, "ebauche", f"--student={bob}")
+        assert forged.returncode == 0, forged.stdout + forged.stderr
+        inbound = _inbound(exchange)
+        owners = {p.name: p.stat().st_uid for p in inbound.iterdir()}
+        assert sorted(owners.values()) == sorted([bob_uid, eve_uid]), owners
+        (eves,) = [name for name, uid in owners.items() if uid == eve_uid]
+        (bobs,) = [name for name, uid in owners.items() if uid == bob_uid]
+        mine = course / "submitted" / bob / "oublier" / "oublier.ipynb"
+
+        # an instructor's pod started before the class had uids: nobody can be named
+        unnamed = _collect(course, exchange, {"COURSE_HUB_PASSWD": ""})
+        out = unnamed.stdout + unnamed.stderr
+        assert unnamed.returncode != 0, out
+        assert f"l'uid {bob_uid}, sans nom" in out and f"l'uid {eve_uid}, sans nom" in out, out
+        assert not mine.exists()
+
+        # the hook's COURSE_HUB_PASSWD (without nss_wrapper): bob's own copy is collected
+        named = _collect(
+            course, exchange, {"COURSE_HUB_PASSWD": f"{bob}:{bob_uid},{eve}:{eve_uid}"}
+        )
+        out = named.stdout + named.stderr
+        assert named.returncode != 0 and eves in out and bobs not in out, out
+        assert f"appartient à « {eve} », pas à « {bob} »" in out, out
+        assert answer_of(mine) == sample_text("complete_vacuum")
+
+        # nss_wrapper names them, as cours-singleuser does in the instructor's pod
+        passwd = exchange.parent / "passwd"
+        passwd.write_text(
+            Path("/etc/passwd").read_text()
+            + f"{bob}:x:{bob_uid}:100::/nonexistent:/usr/sbin/nologin\n"
+            + f"{eve}:x:{eve_uid}:100::/nonexistent:/usr/sbin/nologin\n"
+        )
+        (lib,) = Path("/usr/lib").glob("*/libnss_wrapper.so")
+        wrapped = {
+            "LD_PRELOAD": str(lib),
+            "NSS_WRAPPER_PASSWD": str(passwd),
+            "NSS_WRAPPER_GROUP": "/etc/group",
+            "COURSE_HUB_PASSWD": "",
+        }
+        update = _collect(course, exchange, wrapped, "--update")
+        out = update.stdout + update.stderr
+        assert update.returncode != 0 and eves in out, out
+        assert f"appartient à « {eve} », pas à « {bob} »" in out, out
+        assert answer_of(mine) == sample_text("complete_vacuum")
+        kept = course / "quarantaine" / "oublier" / eves / "oublier.ipynb"
+        assert answer_of(kept) == sample_text("ebauche")
