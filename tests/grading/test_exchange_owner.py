@@ -191,3 +191,83 @@ def test_kubernetes_uids_without_passwd_entry(course):
         assert answer_of(mine) == sample_text("complete_vacuum")
         kept = course / "quarantaine" / "oublier" / eves / "oublier.ipynb"
         assert answer_of(kept) == sample_text("ebauche")
+
+
+def test_formgrader_collect_button(course, tmp_path):
+    """formgrader's Collect (POST /formgrader/api/assignment/oublier/collect, what the button
+    sends) in a real JupyterLab started in grader/ as `make formgrader` does: bob's work is
+    collected, eve's copy under his name is set aside and the button reports a failure."""
+    import json
+    import signal
+    import subprocess
+    import time
+    import urllib.request
+
+    from grading_course import BIN, tool_env
+    from helpers import free_port
+
+    token = "jeton-collecte"
+    t = tag()
+    bob, eve = f"h18{t}bob", f"h18{t}eve"
+    with unix_users([bob, eve]), exchange_root() as exchange:
+        release(course, exchange)
+        done = Student.account(bob).submit(course, exchange, "complete_vacuum")
+        assert done.returncode == 0, done.stdout + done.stderr
+        forged = Student.account(eve).submit(course, exchange, "ebauche", f"--student={bob}")
+        assert forged.returncode == 0, forged.stdout + forged.stderr
+        config = tmp_path / "config"
+        config.mkdir()
+        (config / "nbgrader_config.py").write_text(f"c.Exchange.root = {str(exchange)!r}\n")
+        port = free_port()
+        env = {
+            **tool_env(),
+            "JUPYTER_CONFIG_DIR": str(config),
+            "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+        }
+        log = open(tmp_path / "lab.log", "wb")  # noqa: SIM115 - closed below
+        lab = subprocess.Popen(
+            [str(BIN / "jupyter"), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}"]
+            + [f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={course.parent}"]
+            + (["--allow-root"] if os.geteuid() == 0 else []),
+            cwd=course,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        url = f"http://127.0.0.1:{port}"
+        headers = {"Authorization": f"token {token}"}
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    req = urllib.request.Request(f"{url}/api/status", headers=headers)
+                    with urllib.request.urlopen(req, timeout=10):  # noqa: S310 - localhost
+                        break
+                except OSError:
+                    assert lab.poll() is None, (tmp_path / "lab.log").read_text()
+                    assert time.monotonic() < deadline, "JupyterLab n'a pas démarré"
+                    time.sleep(1)
+            req = urllib.request.Request(
+                f"{url}/formgrader/api/assignment/oublier/collect",
+                data=b"",
+                headers=headers,
+                method="POST",
+            )
+            with urllib.request.urlopen(req, timeout=120) as resp:  # noqa: S310 - localhost
+                result = json.loads(resp.read())
+        finally:
+            os.killpg(lab.pid, signal.SIGTERM)
+            try:
+                lab.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(lab.pid, signal.SIGKILL)
+                lab.wait()
+            log.close()
+        assert result["success"] is False, result
+        assert f"appartient à « {eve} », pas à « {bob} »" in result["log"], result
+        mine = course / "submitted" / bob / "oublier" / "oublier.ipynb"
+        assert answer_of(mine) == sample_text("complete_vacuum")
+        (kept,) = (course / "quarantaine" / "oublier").iterdir()
+        assert answer_of(kept / "oublier.ipynb") == sample_text("ebauche")
