@@ -37,7 +37,7 @@ from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import check_mode, parse_utc
 from traitlets import Unicode
 
-from .ids import normalize_id
+from .ids import normalize_id, quoted
 
 __all__ = ["OwnerCheckedCollect", "SetAside", "class_uids", "owner_name", "ownership_problem"]
 
@@ -65,7 +65,7 @@ def owner_name(uid: int) -> str | None:
 
 def _owner_text(uid: int) -> str:
     name = owner_name(uid)
-    return f"« {name} »" if name else f"l'uid {uid}, sans nom sur cette machine"
+    return f"«\u00a0{name}\u00a0»" if name else f"l'uid {uid}, sans nom sur cette machine"
 
 
 def ownership_problem(path: Path, student: str, check_owner: bool = True) -> str | None:
@@ -84,7 +84,7 @@ def ownership_problem(path: Path, student: str, check_owner: bool = True) -> str
             info = entry.lstat()
         except OSError as exc:
             return f"illisible ({exc.strerror})"
-        where = "le dossier" if entry == path else f"« {entry.relative_to(path)} »"
+        where = "le dossier" if entry == path else f"«\u00a0{entry.relative_to(path)}\u00a0»"
         if stat.S_ISLNK(info.st_mode):
             return f"{where} est un lien symbolique"
         if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
@@ -93,7 +93,7 @@ def ownership_problem(path: Path, student: str, check_owner: bool = True) -> str
             continue
         name = owner_name(info.st_uid)
         if name is None or normalize_id(name) != want:
-            return f"{where} appartient à {_owner_text(info.st_uid)}, pas à « {student} »"
+            return f"{where} appartient à {_owner_text(info.st_uid)}, pas à «\u00a0{student}\u00a0»"
     return None
 
 
@@ -128,13 +128,13 @@ class OwnerCheckedCollect(ExchangeCollect):
         # nbgrader's own checks, without its choice of copies (one unparsable folder name would
         # stop it for the whole class)
         if self.coursedir.course_id == "":
-            self.fail("No course id specified. Re-run with --course flag.")
+            self.fail("Aucun cours indiqué (CourseDirectory.course_id, ou --course).")
         self.course_path = os.path.join(self.root, self.coursedir.course_id)
         self.inbound_path = os.path.join(self.course_path, "inbound")
         if not os.path.isdir(self.inbound_path):
-            self.fail(f"Course not found: {self.inbound_path}")
+            self.fail(f"Cours introuvable dans l'échange ({self.inbound_path}).")
         if not check_mode(self.inbound_path, read=True, execute=True):
-            self.fail(f"You don't have read permissions for the directory: {self.inbound_path}")
+            self.fail(f"Dossier de l'échange illisible ({self.inbound_path}).")
         with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
             try:
                 self.duedate = gb.find_assignment(self.coursedir.assignment_id).duedate
@@ -200,7 +200,7 @@ class OwnerCheckedCollect(ExchangeCollect):
         for item in self.set_aside:
             self._keep(item)
         lines = [
-            f"{len(self.set_aside)} copie(s) de « {self.coursedir.assignment_id} » mise(s) de "
+            f"{len(self.set_aside)} copie(s) de {quoted(self.coursedir.assignment_id)} mise(s) de "
             "côté, non collectée(s)\u00a0:"
         ]
         for item in self.set_aside:

@@ -13,12 +13,17 @@ import difflib
 import unicodedata
 from collections.abc import Iterable
 
-__all__ = ["closest", "id_problem", "normalize_id", "registered_students"]
+__all__ = ["closest", "id_problem", "normalize_id", "quoted", "registered_students"]
 
 
 def normalize_id(value: str) -> str:
     """The id in Unicode NFC (composed accents), the form every tool compares."""
     return unicodedata.normalize("NFC", value)
+
+
+def quoted(text: object) -> str:
+    """`text` between French quotes, with their no-break spaces."""
+    return f"«\u00a0{text}\u00a0»"
 
 
 def _folded(value: str) -> str:
@@ -48,9 +53,9 @@ def id_problem(value: str) -> str | None:
     if not value:
         return "identifiant vide"
     if value in (".", ".."):
-        return f"identifiant « {value} » interdit"
+        return f"identifiant {quoted(value)} interdit"
     if "/" in value or "\\" in value:
-        return "identifiant contenant « / » ou « \\ »"
+        return "identifiant contenant " + quoted("/") + " ou " + quoted("\\")
     if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in value):
         return "identifiant contenant un caractère de contrôle"
     if value != value.strip():
