@@ -17,6 +17,10 @@ from grading_course import nbgrader
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
+def _not_his(owner: str, student: str) -> str:
+    return f"appartient à «\u00a0{owner}\u00a0», pas à «\u00a0{student}\u00a0»"
+
+
 def _inbound(exchange: Path) -> Path:
     return exchange / "memoire-tuteur" / "inbound"
 
@@ -38,7 +42,7 @@ def test_copy_under_a_classmates_name_is_set_aside(course):
         collected = nbgrader(course, "collect", "oublier", f"--Exchange.root={exchange}")
         out = collected.stdout + collected.stderr
         assert collected.returncode != 0, out
-        assert eves[0] in out and f"appartient à «\u00a0{eve}\u00a0», pas à «\u00a0{bob}\u00a0»" in out, out
+        assert eves[0] in out and _not_his(eve, bob) in out, out
         mine = course / "submitted" / bob / "oublier" / "oublier.ipynb"
         assert answer_of(mine) == sample_text("complete_vacuum")
         kept = course / "quarantaine" / "oublier" / eves[0] / "oublier.ipynb"
@@ -167,7 +171,7 @@ def test_kubernetes_uids_without_passwd_entry(course):
         )
         out = named.stdout + named.stderr
         assert named.returncode != 0 and eves in out and bobs not in out, out
-        assert f"appartient à «\u00a0{eve}\u00a0», pas à «\u00a0{bob}\u00a0»" in out, out
+        assert _not_his(eve, bob) in out, out
         assert answer_of(mine) == sample_text("complete_vacuum")
 
         # nss_wrapper names them, as cours-singleuser does in the instructor's pod
@@ -187,7 +191,7 @@ def test_kubernetes_uids_without_passwd_entry(course):
         update = _collect(course, exchange, wrapped, "--update")
         out = update.stdout + update.stderr
         assert update.returncode != 0 and eves in out, out
-        assert f"appartient à «\u00a0{eve}\u00a0», pas à «\u00a0{bob}\u00a0»" in out, out
+        assert _not_his(eve, bob) in out, out
         assert answer_of(mine) == sample_text("complete_vacuum")
         kept = course / "quarantaine" / "oublier" / eves / "oublier.ipynb"
         assert answer_of(kept) == sample_text("ebauche")
@@ -266,7 +270,7 @@ def test_formgrader_collect_button(course, tmp_path):
                 lab.wait()
             log.close()
         assert result["success"] is False, result
-        assert f"appartient à «\u00a0{eve}\u00a0», pas à «\u00a0{bob}\u00a0»" in result["log"], result
+        assert _not_his(eve, bob) in result["log"], result
         mine = course / "submitted" / bob / "oublier" / "oublier.ipynb"
         assert answer_of(mine) == sample_text("complete_vacuum")
         (kept,) = (course / "quarantaine" / "oublier").iterdir()
