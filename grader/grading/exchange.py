@@ -37,7 +37,7 @@ from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import check_mode, parse_utc
 from traitlets import Unicode
 
-from .ids import normalize_id, quoted
+from .ids import id_problem, normalize_id, quoted
 
 __all__ = ["OwnerCheckedCollect", "SetAside", "class_uids", "owner_name", "ownership_problem"]
 
@@ -152,7 +152,9 @@ class OwnerCheckedCollect(ExchangeCollect):
             except (ValueError, OverflowError):
                 self.set_aside.append(SetAside(name, "nom de dépôt illisible", None))
                 continue
-            problem = ownership_problem(Path(path), parts[0], self.check_owner)
+            problem = id_problem(parts[0]) or ownership_problem(
+                Path(path), parts[0], self.check_owner
+            )
             if problem:
                 self.set_aside.append(SetAside(name, problem, None))
                 continue
