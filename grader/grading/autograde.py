@@ -304,7 +304,7 @@ def _matched_students(
     if not students:
         if pattern:
             raise GradingError(unknown_student_message(assignment, pattern, everyone))
-        lines = [f"Aucun rendu de {quoted(assignment)} à noter dans {dirs.submitted}."]
+        lines = [f"Aucun rendu de {quoted(assignment)} dans {dirs.submitted}."]
         raise GradingError("\n".join(lines + ids.lines()))
     if pattern:  # nbgrader compares the glob with the folder names as they are: NFC now
         extra_args = tuple(a for a in extra_args if a != pattern and not a.endswith(f"={pattern}"))

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .ids import closest, id_problem, normalize_id, quoted, registered_students
+from .paths import sqlite_path
 
 __all__ = ["IdReport", "check_submitted_ids", "unknown_student_message"]
 
@@ -49,10 +50,10 @@ def check_submitted_ids(dirs, assignment: str) -> IdReport:
     submitted: Path = dirs.submitted
     if not submitted.is_dir():
         return report
-    try:
+    db_file = sqlite_path(dirs.db_url)
+    registered: list[str] = []
+    if db_file is None or db_file.is_file():  # never create a gradebook just to read it
         registered = [normalize_id(s) for s in registered_students(dirs.db_url)]
-    except Exception:  # no gradebook yet: nothing registered to match against
-        registered = []
     expected = _expected(dirs, assignment)
     for folder in sorted(p for p in submitted.iterdir() if p.is_dir()):
         name = folder.name
