@@ -37,13 +37,15 @@ notebooks: setup
 students: setup
 	$(NBGRADER) db student import $(abspath $(ELEVES))
 
-## make collect: collect submissions from nbgrader's exchange (JupyterHub) into grader/submitted/
+## make collect: collect submissions from nbgrader's exchange (JupyterHub) into grader/submitted/;
+## a copy not owned by the student it names is set aside in grader/quarantaine/ (exit status 1)
 collect: setup
 	$(NBGRADER) collect $(A) $(ARGS)
 
-## make zip-collect: submissions from an LMS or e-mail, zips in grader/downloaded/<A>/archive/
+## make zip-collect: submissions from an LMS or e-mail, zips in grader/downloaded/<A>/archive/;
+## adds new students and newer copies, never clears (grading.zip_collect), names every bad file
 zip-collect: setup
-	$(NBGRADER) zip_collect $(A) $(ARGS)
+	$(GRADING)zip_collect $(A) $(ARGS)
 
 ## make duedate DATE="2025-03-14 18:00:00 Europe/Paris": the assignment's due date (gradebook)
 duedate: setup

@@ -130,6 +130,12 @@ c.ExportApp.plugin_class = "grading.csv_safe.SafeCsvExport"
 c.AssignLatePenalties.plugin_class = "grading.late_penalty.PointsPerDayLate"
 c.PointsPerDayLate.points_per_day = 1.0
 
+# Collect from the exchange (make collect, nbgrader collect, formgrader's Collect): only copies
+# owned by the student they name are collected; a copy dropped under a classmate's name (`nbgrader
+# submit --student bob` run by eve), a link or an unreadable folder is set aside in
+# grader/quarantaine/<assignment>/, named, and the command fails (grader/grading/exchange.py).
+c.ExchangeFactory.collect = "grading.exchange.OwnerCheckedCollect"
+
 # Submissions gathered outside a hub (LMS download, e-mail): put the zip files (or notebooks) in
 # grader/downloaded/<assignment>/archive/ and run `nbgrader zip_collect <assignment>`; inside, each
 # student's notebooks sit in a folder named after their id: <id>/oublier.ipynb.

@@ -46,9 +46,11 @@ import nbformat
 from course.labo.sandbox import sandbox_problem
 
 from . import known_failures
+from .ids import normalize_id, quoted
 from .nbgrader_log import FAILED, LogWatcher, Outcomes
 from .nbgrader_run import BIN, ProgressBar, nbgrader_env, pump, run_logged, start, tools_on_path
 from .paths import CourseDirs, course_dirs, sqlite_path
+from .submitted_ids import IdReport, check_submitted_ids, matching, unknown_student_message
 
 __all__ = [
     "GradingError",
@@ -239,10 +241,12 @@ class Summary:
     status: int  # nbgrader's worst exit status
     log_path: Path
     note: str | None = None  # the gradebook had to be completed first
+    ids: IdReport | None = None  # folders of submitted/ not matched to the class
 
     @property
     def ok(self) -> bool:
-        return not self.outcomes.failed and not self.stale and self.status == 0
+        ids_ok = self.ids is None or not self.ids.problems
+        return not self.outcomes.failed and not self.stale and self.status == 0 and ids_ok
 
     def lines(self, assignment: str) -> list[str]:
         out = self.outcomes
@@ -271,21 +275,51 @@ class Summary:
             lines.append(f"✘ nbgrader s'est arrêté en erreur (code {self.status}).")
         if out.checksum_warnings:
             lines.append(f"({out.checksum_warnings} {CHECKSUM_NOTE}.)")
+        if self.ids is not None:
+            lines += self.ids.lines()
         lines.append(f"Journal complet de nbgrader\u00a0: {self.log_path}")
         return lines
 
 
-def _students_of(args: Sequence[str], students: list[str]) -> list[str]:
-    """The students an nbgrader ``--student`` option (a glob) leaves, if the instructor gave one."""
+def _student_pattern(args: Sequence[str]) -> str | None:
+    """The instructor's nbgrader ``--student`` option (a glob), if any."""
     pattern = None
     for k, arg in enumerate(args):
         if arg.startswith(("--student=", "--CourseDirectory.student_id=")):
             pattern = arg.split("=", 1)[1]
         elif arg in ("--student", "--CourseDirectory.student_id") and k + 1 < len(args):
             pattern = args[k + 1]
-    if not pattern:
-        return students
-    return [s for s in students if fnmatch.fnmatchcase(s, pattern)]
+    return pattern
+
+
+def _students_of(args: Sequence[str], students: list[str]) -> list[str]:
+    """The students an nbgrader ``--student`` option (a glob) leaves, if the instructor gave one;
+    compared in Unicode NFC."""
+    pattern = _student_pattern(args)
+    return matching(pattern, students) if pattern else students
+
+
+def _matched_students(
+    dirs: CourseDirs, assignment: str, extra_args: tuple[str, ...]
+) -> tuple[list[str], IdReport, tuple[str, ...]]:
+    """The submissions to grade, matched against the class (``grading.submitted_ids``); the
+    folders left out are excluded from nbgrader's run too."""
+    ids = check_submitted_ids(dirs, assignment)
+    everyone = [s for s in submitted_students(dirs.submitted, assignment) if s not in ids.excluded]
+    students = _students_of(extra_args, everyone)
+    pattern = _student_pattern(extra_args)
+    if not students:
+        if pattern:
+            raise GradingError(unknown_student_message(assignment, pattern, everyone))
+        lines = [f"Aucun rendu de {quoted(assignment)} dans {dirs.submitted}."]
+        raise GradingError("\n".join(lines + ids.lines()))
+    if pattern:  # nbgrader compares the glob with the folder names as they are: NFC now
+        extra_args = tuple(a for a in extra_args if a != pattern and not a.endswith(f"={pattern}"))
+        extra_args = tuple(a for a in extra_args if a not in ("--student",))
+        extra_args += (f"--student={normalize_id(pattern)}",)
+    if ids.excluded:
+        extra_args += (f"--CourseDirectory.student_id_exclude={','.join(sorted(ids.excluded))}",)
+    return students, ids, extra_args
 
 
 def autograde(
@@ -318,10 +352,7 @@ def autograde(
     force = force or "--force" in extra_args or "-f" in extra_args
     if force and "--force" not in extra_args:
         extra_args += ("--force",)
-    everyone = submitted_students(dirs.submitted, assignment)
-    students = _students_of(extra_args, everyone)
-    if not students:
-        raise GradingError(f"Aucun rendu de « {assignment} » dans {dirs.submitted}.")
+    students, ids, extra_args = _matched_students(dirs, assignment, extra_args)
     note = ensure_assignment(dirs, assignment, env)
     changed = [] if force else changed_submissions(dirs, assignment, students)
     if log_path is None:
@@ -372,7 +403,7 @@ def autograde(
     stale = {s: "rendu modifié depuis sa notation" for s in changed if s in outcomes.skipped}
     stale.update(_check_gradebook(dirs.db_url, assignment, outcomes))
     seconds = time.monotonic() - start
-    return Summary(students, outcomes, stale, seconds, jobs, status, log_path, note)
+    return Summary(students, outcomes, stale, seconds, jobs, status, log_path, note, ids)
 
 
 STOPPED_ON = (

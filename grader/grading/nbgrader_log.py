@@ -64,7 +64,7 @@ class LogWatcher:
         self._error: list[str] | None = None  # the ERROR record being read, with its traceback
         self._needs_reason: str | None = None  # failed student whose traceback comes next
         self._path = re.compile(
-            rf"/(?P<student>[^/\s]+)/{re.escape(assignment)}(?:/[^/]+\.ipynb)?/?(?:[\s,:]|$)"
+            rf"/(?P<student>[^/]+)/{re.escape(assignment)}(?:/[^/]+\.ipynb)?/?(?:[\s,:']|$)"
         )
 
     def _student_in(self, text: str) -> str | None:

@@ -87,7 +87,15 @@ def test_the_grading_table_in_order_on_a_fresh_clone(tmp_path, expected_scores):
             zf.writestr(
                 f"{student}/oublier.ipynb", nbformat.writes(build_submission(release, text))
             )
-    _ok(make(clone, "zip-collect"))
+    # eve is not on the class list: named, not collected as a ghost; once registered, the same
+    # zip again collects her alone (cyr, already collected, is left as he is)
+    refused = make(clone, "zip-collect")
+    assert refused.returncode != 0, refused.stdout + refused.stderr
+    assert "«\u00a0eve\u00a0» n'est pas un élève inscrit" in refused.stdout, refused.stdout
+    with open(grader / "eleves.csv", "a", encoding="utf-8") as roster:
+        roster.write("eve,Eve,Morel\n")
+    _ok(make(clone, "students", "ELEVES=grader/eleves.csv"))
+    _ok(make(clone, "zip-collect"), "Collectés\u00a0: eve")
     _ok(make(clone, "grade", "JOBS=2"), "2 rendu(s) noté(s), 2 déjà noté(s)", "0 en échec")
     # 7. feedback, 9. export, 10. report
     _ok(make(clone, "feedback"), "4 page(s) de retour écrite(s)")

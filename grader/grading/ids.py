@@ -1,0 +1,71 @@
+"""Student ids as the class tools read them: matched, never guessed.
+
+An id comes from a folder name, an archive member, a roster or ``--student``; the same id can
+reach us in two Unicode forms (macOS writes ``chloé`` as ``chlo`` + U+0301 in zips and on
+disk, a roster typed on Windows has the composed ``é``). Every id is compared in NFC. An id
+that matches no registered student is never mapped to one: it is named, with the closest
+registered id as a hint for the instructor.
+"""
+
+from __future__ import annotations
+
+import difflib
+import unicodedata
+from collections.abc import Iterable
+
+__all__ = ["closest", "id_problem", "normalize_id", "quoted", "registered_students"]
+
+
+def normalize_id(value: str) -> str:
+    """The id in Unicode NFC (composed accents), the form every tool compares."""
+    return unicodedata.normalize("NFC", value)
+
+
+def quoted(text: object) -> str:
+    """`text` between French quotes, with their no-break spaces."""
+    return f"«\u00a0{text}\u00a0»"
+
+
+def _folded(value: str) -> str:
+    """Lower case without accents: only to *suggest* an id, never to match one."""
+    decomposed = unicodedata.normalize("NFD", value.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def closest(value: str, candidates: Iterable[str]) -> str | None:
+    """The registered id nearest to `value` (a hint in a message), or None."""
+    options = sorted(set(candidates))
+    if not options:
+        return None
+    folded = {_folded(c): c for c in options}
+    if _folded(value) in folded:
+        return folded[_folded(value)]
+    best = difflib.get_close_matches(_folded(value), list(folded), n=1, cutoff=0.6)
+    return folded[best[0]] if best else None
+
+
+def id_problem(value: str) -> str | None:
+    """Why `value` cannot be a student id (a folder name in submitted/), in French, or None.
+
+    Spaces and accents are allowed; path separators, ``.``/``..``, control characters and
+    surrounding blanks are not.
+    """
+    if not value:
+        return "identifiant vide"
+    if value in (".", ".."):
+        return f"identifiant {quoted(value)} interdit"
+    if "/" in value or "\\" in value:
+        return "identifiant contenant " + quoted("/") + " ou " + quoted("\\")
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in value):
+        return "identifiant contenant un caractère de contrôle"
+    if value != value.strip():
+        return "identifiant commençant ou finissant par un blanc"
+    return None
+
+
+def registered_students(db_url: str) -> list[str]:
+    """Ids of the students in the gradebook (``nbgrader db student import``)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url) as gb:
+        return sorted(s.id for s in gb.students)

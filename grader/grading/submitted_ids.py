@@ -1,0 +1,124 @@
+"""The folders of ``submitted/`` matched against the class before grading, never guessed.
+
+A folder written by macOS (``chlo`` + U+0301) is the registered ``chloé``: it is renamed to
+NFC (a move, nothing is lost) when no ``chloé`` folder exists, so nbgrader grades it under the
+registered id instead of creating a ghost student. A folder that matches no registered student
+(``zoe`` for ``zoé``), a notebook outside ``<id>/<assignment>/`` (``lucas/oublier.ipynb``) or a
+notebook name the assignment does not have (``oublier (1).ipynb``) is named with the closest
+registered id or notebook name, left out of the grading, and the command exits non-zero.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .ids import closest, id_problem, normalize_id, quoted, registered_students
+from .paths import sqlite_path
+
+__all__ = ["IdReport", "check_submitted_ids", "unknown_student_message"]
+
+
+@dataclass
+class IdReport:
+    problems: dict[str, str] = field(default_factory=dict)  # folder or file -> why (French)
+    excluded: set[str] = field(default_factory=set)  # folders left out of the grading
+    notes: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = list(self.notes)
+        if self.problems:
+            out.append(
+                f"✘ {len(self.problems)} rendu(s) non noté(s), à renommer ou déplacer\u00a0:"
+            )
+            out += [f"  - {name}\u00a0: {why}" for name, why in sorted(self.problems.items())]
+        return out
+
+
+def _expected(dirs, assignment: str) -> list[str]:
+    for folder in (dirs.release / assignment, dirs.source / assignment):
+        names = sorted(p.name for p in folder.glob("*.ipynb"))
+        if names:
+            return names
+    return []
+
+
+def check_submitted_ids(dirs, assignment: str) -> IdReport:
+    """Check (and NFC-rename) the folders of ``dirs.submitted`` for `assignment`."""
+    report = IdReport()
+    submitted: Path = dirs.submitted
+    if not submitted.is_dir():
+        return report
+    db_file = sqlite_path(dirs.db_url)
+    registered: list[str] = []
+    if db_file is None or db_file.is_file():  # never create a gradebook just to read it
+        registered = [normalize_id(s) for s in registered_students(dirs.db_url)]
+    expected = _expected(dirs, assignment)
+    for folder in sorted(p for p in submitted.iterdir() if p.is_dir()):
+        name = folder.name
+        nfc = normalize_id(name)
+        if nfc != name:
+            target = submitted / nfc
+            if target.exists():
+                report.problems[name] = (
+                    f"même identifiant que le dossier {quoted(nfc)} (écrit autrement en "
+                    "Unicode)\u00a0: fusionnez-les à la main"
+                )
+                report.excluded.add(name)
+                continue
+            folder.rename(target)
+            report.notes.append(
+                f"Dossier {quoted(name)} renommé en {quoted(nfc)} (même identifiant, forme "
+                "Unicode NFC)."
+            )
+            folder, name = target, nfc
+        problem = id_problem(name)
+        if problem is None and registered and name not in registered:
+            hint = closest(name, registered)
+            problem = "pas un élève inscrit" + (
+                f"\u00a0; le plus proche inscrit est {quoted(hint)}" if hint else ""
+            )
+        if problem:
+            report.problems[f"{name}/"] = problem
+            report.excluded.add(name)
+            continue
+        for stray in sorted(folder.glob("*.ipynb")):
+            report.problems[f"{name}/{stray.name}"] = (
+                f"notebook hors du dossier {quoted(assignment)}\u00a0: attendu dans "
+                f"{name}/{assignment}/"
+            )
+            report.excluded.add(name)
+        inner = folder / assignment
+        if not inner.is_dir() or not expected:
+            continue
+        for notebook in sorted(inner.glob("*.ipynb")):
+            if normalize_id(notebook.name) in expected:
+                continue
+            hint = closest(notebook.name, expected)
+            report.problems[f"{name}/{assignment}/{notebook.name}"] = (
+                f"pas un notebook de {quoted(assignment)}"
+                + (f"\u00a0; attendu\u00a0: {quoted(hint)}" if hint else "")
+            )
+            report.excluded.add(name)
+    return report
+
+
+def unknown_student_message(assignment: str, pattern: str, submitted: list[str]) -> str:
+    """French sentence for a ``--student`` that matches no submission: who did submit."""
+    who = ", ".join(submitted) if submitted else "personne"
+    hint = closest(pattern, submitted) if not any(c in pattern for c in "*?[") else None
+    near = f" Vouliez-vous dire {quoted(hint)}\u00a0?" if hint else ""
+    return (
+        f"Aucun rendu de {quoted(assignment)} pour {quoted(pattern)}. Rendus présents\u00a0: "
+        f"{who}.{near}"
+    )
+
+
+def matching(pattern: str, students: list[str]) -> list[str]:
+    """Students an nbgrader ``--student`` glob names, compared in NFC."""
+    pattern = normalize_id(pattern)
+    return [s for s in students if fnmatch.fnmatchcase(normalize_id(s), pattern)]
+
+
+__all__ += ["matching"]

@@ -1,0 +1,138 @@
+"""A class on one machine with nbgrader's exchange between real Unix users (tests/grading):
+an exchange folder students can reach, their accounts, and the commands each one runs."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from grading.samples import SOLUTION_GRADE_ID, build_submission
+from grading_course import ROOT, nbgrader
+
+__all__ = ["Student", "answer_of", "exchange_root", "release", "sample_text", "tag", "unix_users"]
+
+sys.path.insert(0, str(ROOT / "tests" / "hub"))
+from classhub import unix_users  # noqa: E402
+
+# A student's nbgrader: Debian's python3 (same 3.11) on the test venv's site-packages, which
+# any user can read; the venv's own interpreter may live under root's private home.
+STUDENT_NBGRADER = (
+    "/usr/bin/python3",
+    "-c",
+    f"import sys; sys.path.insert(0, {sysconfig.get_paths()['purelib']!r}); "
+    "from nbgrader.apps.nbgraderapp import main; sys.argv[0] = 'nbgrader'; sys.exit(main())",
+)
+
+
+WRAPPER = ROOT / "grader" / "hub" / "cours-singleuser"
+
+
+def tag() -> str:
+    return secrets.token_hex(2)
+
+
+@contextmanager
+def exchange_root() -> Iterator[Path]:
+    """nbgrader's exchange as the hub's installer makes it (1777), in a folder others reach."""
+    base = Path(tempfile.mkdtemp(prefix="echange-", dir="/tmp"))
+    try:
+        base.chmod(0o755)
+        root = base / "exchange"
+        root.mkdir()
+        root.chmod(0o1777)
+        yield root
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def release(grader: Path, exchange: Path) -> None:
+    proc = nbgrader(grader, "release_assignment", "oublier", f"--Exchange.root={exchange}")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@dataclass(frozen=True)
+class Student:
+    """Who runs a student's commands: a Unix account (runuser), or, as in a Kubernetes pod, a
+    bare uid without passwd entry started through the image's wrapper (cours-singleuser), which
+    names it after the hub user with nss_wrapper."""
+
+    name: str
+    home: Path
+    prefix: tuple[str, ...]
+
+    @classmethod
+    def account(cls, name: str) -> Student:
+        return cls(name, Path(os.path.expanduser(f"~{name}")), ("runuser", "-u", name, "--"))
+
+    @classmethod
+    def pod(cls, name: str, uid: int, base: Path) -> Student:
+        home = base / f"volume-{name}"
+        home.mkdir()
+        os.chown(home, uid, 100)
+        setpriv = ("setpriv", f"--reuid={uid}", "--regid=100", "--clear-groups")
+        return cls(name, home, setpriv)
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = {"HOME": str(self.home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+        if self.prefix[0] == "setpriv":
+            env["JUPYTERHUB_USER"] = self.name
+        return env
+
+    def run(self, *args: str) -> subprocess.CompletedProcess:
+        """A command run by this student in their home, with a clean environment."""
+        wrapper = [str(WRAPPER)] if self.prefix[0] == "setpriv" else []
+        return subprocess.run(
+            [*self.prefix, "env", "-i", *(f"{k}={v}" for k, v in self.env.items())]
+            + wrapper
+            + list(args),
+            cwd=self.home,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def submit(
+        self, grader: Path, exchange: Path, sample: str, *extra: str
+    ) -> subprocess.CompletedProcess:
+        """Writes the sample answer in ~/oublier/oublier.ipynb and runs nbgrader submit."""
+        text = (ROOT / "grader" / "submissions" / f"{sample}.py").read_text(encoding="utf-8")
+        nb = build_submission(grader.parent / "notebooks" / "oublier" / "oublier.ipynb", text)
+        folder = self.home / "oublier"
+        folder.mkdir(exist_ok=True)
+        nbformat.write(nb, folder / "oublier.ipynb")
+        owner = (self.home.stat().st_uid, self.home.stat().st_gid)
+        for path in (folder, folder / "oublier.ipynb"):
+            os.chown(path, *owner)
+        return self.run(
+            *STUDENT_NBGRADER,
+            "submit",
+            "oublier",
+            "--course=memoire-tuteur",
+            f"--Exchange.root={exchange}",
+            *extra,
+        )
+
+
+def answer_of(notebook: Path) -> str:
+    """The source of the answer cell of a collected notebook."""
+    nb = nbformat.read(notebook, as_version=4)
+    (cell,) = [
+        c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == SOLUTION_GRADE_ID
+    ]
+    return cell.source
+
+
+def sample_text(sample: str) -> str:
+    return (ROOT / "grader" / "submissions" / f"{sample}.py").read_text(encoding="utf-8").rstrip()

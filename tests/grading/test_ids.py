@@ -1,0 +1,98 @@
+"""Student ids matched, never guessed (issue 22 point 1, issue 18 point 8): NFC everywhere,
+unknown folders and notebook names named with the closest match, ids with spaces followed in
+nbgrader's log like any other."""
+
+from __future__ import annotations
+
+import unicodedata
+from pathlib import Path
+
+import pytest
+from grading.ids import closest, id_problem, normalize_id
+from grading.nbgrader_log import LogWatcher
+from grading.paths import CourseDirs
+from grading.submitted_ids import check_submitted_ids, matching, unknown_student_message
+
+Q = "\u00a0"
+
+
+def test_nfc_and_closest():
+    nfd = unicodedata.normalize("NFD", "chloé")
+    assert normalize_id(nfd) == "chloé" and nfd != "chloé"
+    assert closest("zoe", ["zoé", "ana", "lucas"]) == "zoé"
+    assert closest("anais", ["ana", "anaïs", "ben"]) == "anaïs"
+    assert closest("xxxxxxxx", ["ana", "ben"]) is None
+    assert matching(nfd, ["chloé", "ana"]) == ["chloé"]
+
+
+@pytest.mark.parametrize("bad", ["", ".", "..", "a/b", "a\\b", " ana", "ana\n", "a\x00b"])
+def test_unusable_ids(bad):
+    assert id_problem(bad)
+
+
+@pytest.mark.parametrize("good", ["jean marc", "zoé", "jean-marc", "O'Brien"])
+def test_usable_ids(good):
+    assert id_problem(good) is None
+
+
+def test_log_follows_an_id_with_a_space():
+    watcher = LogWatcher("oublier", ["jean marc", "ana"])
+    lines = [
+        "[AutogradeApp | INFO] Sanitizing /c/grader/submitted/jean marc/oublier/oublier.ipynb",
+        "[AutogradeApp | INFO] Setting destination file permissions to 444",
+        "[AutogradeApp | INFO] Sanitizing /c/grader/submitted/ana/oublier/oublier.ipynb",
+        "[AutogradeApp | INFO] Setting destination file permissions to 444",
+    ]
+    for line in lines:
+        watcher.feed(line + "\n")
+    assert watcher.finish().done == ["jean marc", "ana"]
+
+
+def test_unknown_student_lists_who_submitted():
+    text = unknown_student_message("oublier", "anais", ["ana", "anaïs", "ben"])
+    assert f"Rendus présents{Q}: ana, anaïs, ben." in text
+    assert f"Vouliez-vous dire «{Q}anaïs{Q}»{Q}?" in text
+
+
+def test_submitted_folders_matched_against_the_class(tmp_path):
+    from nbgrader.api import Gradebook
+
+    db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with Gradebook(db_url) as gb:
+        for student in ("chloé", "zoé", "lucas", "ana"):
+            gb.add_student(student)
+    submitted = tmp_path / "submitted"
+    release = tmp_path / "release" / "oublier"
+    release.mkdir(parents=True)
+    (release / "oublier.ipynb").write_text("{}")
+    nfd = unicodedata.normalize("NFD", "chloé")
+    for folder in (f"{nfd}/oublier", "zoe/oublier", "lucas", "ana/oublier"):
+        (submitted / folder).mkdir(parents=True)
+    (submitted / nfd / "oublier" / "oublier.ipynb").write_text("{}")
+    (submitted / "zoe" / "oublier" / "oublier.ipynb").write_text("{}")
+    (submitted / "lucas" / "oublier.ipynb").write_text("{}")
+    (submitted / "ana" / "oublier" / "oublier (1).ipynb").write_text("{}")
+    dirs = CourseDirs(
+        tmp_path,
+        tmp_path,
+        submitted,
+        db_url,
+        tmp_path / "autograded",
+        tmp_path / "fb",
+        tmp_path / "source",
+        tmp_path / "release",
+    )
+    report = check_submitted_ids(dirs, "oublier")
+    assert (submitted / "chloé" / "oublier" / "oublier.ipynb").is_file()  # renamed, kept
+    assert not (submitted / nfd).exists()
+    assert report.excluded == {"zoe", "lucas", "ana"}
+    assert (
+        report.problems["zoe/"]
+        == f"pas un élève inscrit{Q}; le plus proche inscrit est «{Q}zoé{Q}»"
+    )
+    assert "lucas/oublier.ipynb" in report.problems
+    assert report.problems["ana/oublier/oublier (1).ipynb"].endswith(
+        f"attendu{Q}: «{Q}oublier.ipynb{Q}»"
+    )
+    assert any("renommé" in note for note in report.notes)
+    assert Path(submitted / "zoe").is_dir()  # nothing deleted
