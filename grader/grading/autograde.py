@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fnmatch
 import shutil
 import sqlite3
 import subprocess
