@@ -41,9 +41,11 @@ Settings come from environment variables so one file serves every class:
   COURSE_HUB_PRIVATE_HOMES  "0" leaves home folder modes alone (default: made 0700)
   COURSE_HUB_SPAWNER   "local" (default): LocalProcessSpawner; "keep": keep the spawner class
                        another config chose (The Littlest JupyterHub's SystemdSpawner)
-The authenticator is JupyterHub's default (PAM: the users' Unix passwords). User, group, role
-and service lists are added to whatever another config already set. Load this file from another
-config with `load_subconfig(...)` to change ports, authenticator or database.
+The authenticator is JupyterHub's default (PAM: the users' Unix passwords) unless another config
+names a real one (LDAP...); the hub refuses to start with a login that lets a stranger in
+(login_guard.py: DummyAuthenticator, FirstUseAuthenticator, allow_all, an empty list).
+User, group, role and service lists are added to whatever another config already set. Load this
+file from another config with `load_subconfig(...)` to change ports, authenticator or database.
 """
 
 import grp
@@ -57,6 +59,7 @@ c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 
 # roster.py sits next to this file (in the repository and in $PREFIX/etc).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import login_guard  # noqa: E402
 from roster import hub_groups, hub_roles, read_roster  # noqa: E402
 
 PREFIX = Path(os.environ.get("COURSE_HUB_PREFIX", "/opt/cours-memoire-tuteur"))
@@ -102,6 +105,11 @@ if TLS_CERT or TLS_KEY:
 
 # Who may log in, in which group, with which rights (added to what another config may set).
 c.Authenticator.allowed_users.update(m.id for m in MEMBERS)
+# No login that lets a stranger in: checked at start, once every configuration file is loaded.
+from jupyterhub.app import JupyterHub  # noqa: E402
+
+if JupyterHub.initialized():
+    login_guard.install(JupyterHub.instance())
 c.Authenticator.admin_users.update(_names("COURSE_HUB_ADMINS"))
 c.JupyterHub.load_groups.update(GROUPS)
 c.JupyterHub.load_roles.extend(

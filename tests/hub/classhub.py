@@ -305,6 +305,9 @@ c.JupyterHub.load_roles.append({{
         "COURSE_HUB_PREFIX": str(prefix),
         "COURSE_HUB_EXCHANGE": str(exchange),
         "COURSE_HUB_ROSTER": str(roster),
+        # DummyAuthenticator, for the test suite only: login_guard.py honours it because this
+        # process (pytest) is the hub's parent and the hub listens on 127.0.0.1 only
+        "COURSE_HUB_TEST_LOGIN": "dummy",
         **(settings or {}),
     }
     log_path = workdir / "jupyterhub.log"
