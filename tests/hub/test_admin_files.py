@@ -55,7 +55,14 @@ def test_exchange_volume_is_shared_and_mounted_where_nbgrader_looks(values):
 
 
 def _sample_roster(values: dict) -> str:
-    return values["hub"]["extraFiles"]["cours-classe"]["stringData"]
+    """A class, given at install time (`--set-file`): the values bake in no roster."""
+    assert "stringData" not in values["hub"]["extraFiles"]["cours-classe"]
+    return (
+        "id,first_name,last_name,email,role\n"
+        "prof,Paule,Fesseur,prof@example.org,instructor\n"
+        "ana,Ana,Lima,ana@example.org,student\n"
+        "bob,Bob,Martin,bob@example.org,student\n"
+    )
 
 
 def test_the_roster_mounted_in_the_hub_is_the_one_file_the_hub_reads(values):
@@ -67,7 +74,13 @@ def test_the_roster_mounted_in_the_hub_is_the_one_file_the_hub_reads(values):
     assert {"instructor", "student"} <= roles
     etc = Path(files["cours-roster"]["mountPath"]).parent
     assert files["cours-classe"]["mountPath"] == str(etc / "classe.csv")
-    assert "stringData" not in files["cours-roster"]  # helm --set-file gives roster.py itself
+    # helm --set-file gives roster.py, login_guard.py and the class itself: nothing baked in
+    assert not [name for name, file in files.items() if "stringData" in file]
+    assert files["cours-login-guard"]["mountPath"] == str(etc / "login_guard.py")
+    # a real login named, never the chart's default `dummy` (login_guard.py refuses it)
+    assert values["hub"]["config"]["JupyterHub"]["authenticator_class"] == (
+        "ldapauthenticator.LDAPAuthenticator"
+    )
     assert values["singleuser"]["cmd"] == "cours-singleuser"
     assert (HUB / "cours-singleuser").is_file()
     assert values["singleuser"]["extraEnv"]["COURSE_ID"] == values["hub"]["extraEnv"]["COURSE_ID"]
@@ -81,6 +94,7 @@ def kubernetes_hook(values, tmp_path: Path, monkeypatch):
     from jupyterhub import orm
 
     shutil.copy(HUB / "roster.py", tmp_path / "roster.py")
+    shutil.copy(HUB / "login_guard.py", tmp_path / "login_guard.py")
     (tmp_path / "classe.csv").write_text(_sample_roster(values), encoding="utf-8")
     for key, value in values["hub"]["extraEnv"].items():
         monkeypatch.setenv(key, value)
@@ -204,7 +218,7 @@ ROSTER = (
 def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):
     prefix = tmp_path / "prefix"
     (prefix / "etc").mkdir(parents=True)
-    for name in ("jupyterhub_config.py", "roster.py"):
+    for name in ("jupyterhub_config.py", "roster.py", "login_guard.py"):
         shutil.copy(HUB / name, prefix / "etc" / name)
     (tmp_path / "classe.csv").write_text(ROSTER + "bob,B,M,b@x.org,student\n")
     # what TLJH's own jupyterhub_config.py has set before it loads jupyterhub_config.d/*.py

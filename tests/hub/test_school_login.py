@@ -10,28 +10,33 @@ name with its password, and refuses a wrong password and a directory name outsid
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import requests
+import yaml
 from classhub import hub_settings, launch_hub, open_tempdir, write_roster
 from conftest import HUB_DIR
 from helpers import free_port, stop_pids
 from ldapserver import ldap_server
 
 pytestmark = pytest.mark.hub
+Z2JH = HUB_DIR / "z2jh"
 
 ROSTER = {"prof": "instructor", "ana": "student"}
 
 
-def _start_refused(prefix: Path, workdir: Path, lines: str, **env: str) -> str:
-    """Run the shipped config plus `lines`; the hub must exit before serving: its output."""
+def _start_refused(
+    prefix: Path, workdir: Path, lines: str, base: Path = HUB_DIR / "jupyterhub_config.py", **env
+) -> str:
+    """Run the `base` config plus `lines`; the hub must exit before serving: its output."""
     roster = env.pop("roster", None) or write_roster(workdir / "classe.csv", ROSTER)
     proxy_pid = workdir / "proxy.pid"
-    config = workdir / "jupyterhub_config.py"
+    config = workdir / "jupyterhub_test_config.py"
     config.write_text(
-        f"c = get_config()  # noqa\nload_subconfig({str(HUB_DIR / 'jupyterhub_config.py')!r})\n"
+        f"c = get_config()  # noqa\nload_subconfig({str(base)!r})\n"
         f'c.JupyterHub.hub_bind_url = "http://127.0.0.1:{free_port()}"\n'
         f'c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{free_port()}"\n'
         f"c.ConfigurableHTTPProxy.pid_file = {str(proxy_pid)!r}\n"
@@ -105,6 +110,24 @@ def test_an_open_login_stops_the_hub(course_env, case, lines, env, expected):
     assert expected in text, text[-3000:]
 
 
+def test_tljhs_first_use_login_stops_the_hub(course_env):
+    """TLJH's default login under the course's drop-in: the first to type a name owns it."""
+    workdir = open_tempdir("cours-hub-login-tljh-")
+    tljh = workdir / "tljh_config.py"  # what TLJH sets before loading jupyterhub_config.d/
+    tljh.write_text(
+        "from jupyterhub.auth import Authenticator\n"
+        "class FirstUseAuthenticator(Authenticator):\n"
+        "    async def authenticate(self, handler, data):\n"
+        "        return data['username']\n"
+        "c = get_config()  # noqa\n"
+        "c.JupyterHub.authenticator_class = FirstUseAuthenticator\n"
+        f"load_subconfig({str(HUB_DIR / 'tljh' / 'cours-memoire-tuteur.py')!r})\n"
+        'c.JupyterHub.spawner_class = "simple"  # no SystemdSpawner here; never started\n'
+    )
+    text = _start_refused(course_env, workdir, "", base=tljh)
+    assert "FirstUseAuthenticator" in text
+
+
 def test_an_empty_roster_stops_the_hub(course_env):
     workdir = open_tempdir("cours-hub-login-empty-")
     empty = write_roster(workdir / "vide.csv", {})
@@ -158,3 +181,32 @@ def test_the_school_directory_admits_the_roster_only(course_env):
             # the hub knows ana as logged in, and never created the outsider
             users = {u["name"] for u in hub.api("GET", "/users").json()}
             assert "intrus" not in users and "ana" in users
+
+
+def test_the_charts_default_login_stops_the_kubernetes_hub(course_env):
+    """z2jh: values without their authenticator fall back to the chart's `dummy`: refused."""
+    workdir = open_tempdir("cours-hub-login-z2jh-")
+    values = yaml.safe_load((Z2JH / "values.yaml").read_text(encoding="utf-8"))
+    assert values["hub"]["config"]["JupyterHub"].pop("authenticator_class")
+    (workdir / "values.yaml").write_text(yaml.safe_dump(values), encoding="utf-8")
+    etc = workdir / "hub-etc"  # hub.extraFiles, as `helm --set-file` mounts them
+    etc.mkdir()
+    for name in ("roster.py", "login_guard.py"):
+        shutil.copy(HUB_DIR / name, etc / name)
+    roster = write_roster(etc / "classe.csv", ROSTER)
+    chart = workdir / "chart_config.py"
+    chart.write_text(
+        f"import sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from kube import apply_chart_values\nc = get_config()  # noqa\n"
+        f"apply_chart_values(c, {str(workdir / 'values.yaml')!r}, {{}})\n"
+    )
+    text = _start_refused(
+        course_env,
+        workdir,
+        "",
+        base=chart,
+        roster=str(roster),
+        COURSE_HUB_ETC=str(etc),
+        **values["hub"]["extraEnv"],
+    )
+    assert "DummyAuthenticator" in text
