@@ -29,6 +29,8 @@ Settings come from environment variables so one file serves every class:
   COURSE_HUB_INSTRUCTORS_GROUP  the Unix group that reads the course template
                        (default cours-enseignants)
   COURSE_HUB_UNIX_PREFIX  Unix account = prefix + hub name (The Littlest JupyterHub: "jupyter-")
+  COURSE_HUB_ROSTER_SYNC_EVERY  seconds between two looks at the roster (default 30): the
+                       roster-sync service applies an edited roster without a restart
   COURSE_HUB_CULL_TIMEOUT  idle seconds before a server is stopped (default 3600; "0": no culler)
   COURSE_HUB_CULL_EVERY    seconds between two checks of the culler (default 300)
   COURSE_HUB_GRADER    Unix account running the shared formgrader (default: none, no service)
@@ -173,6 +175,42 @@ def pre_spawn_hook(spawner) -> None:
 
 
 c.Spawner.pre_spawn_hook = pre_spawn_hook
+
+# The roster is the truth while the hub runs: roster_sync.py re-reads it when it changes and
+# removes, demotes or adds through the hub's API (load_groups alone only ever adds).
+c.JupyterHub.services.append(
+    {
+        "name": "roster-sync",
+        "command": [
+            sys.executable,
+            os.path.join(os.path.dirname(os.path.abspath(__file__)), "roster_sync.py"),
+        ],
+        "environment": {
+            "COURSE_HUB_ROSTER": ROSTER,
+            "COURSE_ID": COURSE_ID,
+            "COURSE_HUB_GRADER": GRADER,
+            "COURSE_HUB_INSTRUCTORS_GROUP": UNIX_GROUP,
+            "COURSE_HUB_UNIX_PREFIX": UNIX_PREFIX,
+            "COURSE_HUB_ROSTER_SYNC_EVERY": os.environ.get("COURSE_HUB_ROSTER_SYNC_EVERY", "30"),
+        },
+    }
+)
+c.JupyterHub.load_roles.append(
+    {
+        "name": "roster-sync",
+        "scopes": [
+            "list:users",
+            "read:users",
+            "admin:users",
+            "list:groups",
+            "read:groups",
+            "admin:groups",
+            "groups",
+            "servers",
+        ],
+        "services": ["roster-sync"],
+    }
+)
 
 # Idle servers are stopped (their files stay): a class's memory comes back between sittings.
 if CULL_TIMEOUT > 0:

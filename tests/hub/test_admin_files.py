@@ -244,7 +244,8 @@ def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):
     assert loaded["allowed"] == ["ana", "bob", "deja", "prof"]  # added, not replaced
     assert loaded["cmd"] == [str(prefix / "env" / "bin" / "cours-singleuser")]
     assert loaded["exchange"] == "/srv/nbgrader/exchange"
-    assert loaded["services"] == ["cull-idle"]  # TLJH's culler, not a second one
+    # TLJH's culler, not a second one; the roster kept in step without a restart
+    assert loaded["services"] == ["cull-idle", "roster-sync"]
     # TLJH adds each new Unix account to these groups: instructors read the template
     assert loaded["user_groups"] == {"autre": ["deja"], "cours-enseignants": ["prof"]}
 
@@ -263,7 +264,8 @@ def test_plain_hub_culls_idle_servers_unless_told_not_to(tmp_path: Path):
     ]
     short = dict(_load_config(config, {**roster, "COURSE_HUB_CULL_TIMEOUT": "120"}, expression))
     assert "--timeout=120" in short["idle-culler"]
-    assert _load_config(config, {**roster, "COURSE_HUB_CULL_TIMEOUT": "0"}, expression) == []
+    no_culler = _load_config(config, {**roster, "COURSE_HUB_CULL_TIMEOUT": "0"}, expression)
+    assert [name for name, _ in no_culler] == ["roster-sync"]
 
 
 def test_instructors_open_student_servers_only_when_chosen(tmp_path: Path):
