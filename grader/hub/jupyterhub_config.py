@@ -123,6 +123,12 @@ c.JupyterHub.load_roles.extend(
     )
 )
 
+# A hub restart (roster, certificate, upgrade) keeps every server and kernel: the hub leaves
+# them running when it stops and finds them again at start (their pid and token are in its
+# database). The systemd unit must then stop the hub's process alone (KillMode=process,
+# jupyterhub-cours.service); TLJH's SystemdSpawner runs each server in its own unit.
+c.JupyterHub.cleanup_servers = False
+
 # Each server runs as its Unix user, from the shared course environment.
 if LOCAL_SPAWNER:
     c.JupyterHub.spawner_class = "jupyterhub.spawner.LocalProcessSpawner"

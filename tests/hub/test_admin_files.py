@@ -238,8 +238,10 @@ def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):
         " 'allowed': sorted(Authenticator(config=c).allowed_users),"
         " 'services': [s['name'] for s in v(c.JupyterHub.services)],"
         " 'user_groups': c.UserCreatingSpawner.user_groups,"
-        " 'exchange': c.Spawner.environment['NBGRADER_EXCHANGE']}",
+        " 'exchange': c.Spawner.environment['NBGRADER_EXCHANGE'],"
+        " 'cleanup': c.JupyterHub.cleanup_servers}",
     )
+    assert loaded["cleanup"] is False  # a hub restart keeps every server (test_restart_safe.py)
     assert loaded["spawner"] == "tljh.spawner.UserCreatingSpawner"  # TLJH's spawner kept
     assert loaded["allowed"] == ["ana", "bob", "deja", "prof"]  # added, not replaced
     assert loaded["cmd"] == [str(prefix / "env" / "bin" / "cours-singleuser")]
