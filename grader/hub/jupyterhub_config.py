@@ -37,7 +37,8 @@ Settings come from environment variables so one file serves every class:
   COURSE_HUB_GRADER_PORT   its port on 127.0.0.1           (default 9999)
   COURSE_HUB_TLS_CERT, COURSE_HUB_TLS_KEY  HTTPS: certificate chain and key (Let's Encrypt's
                        fullchain.pem and privkey.pem); the hub then listens on COURSE_HUB_URL
-                       (default https://:443)
+                       (default https://:443; without them http://127.0.0.1:8000, for a
+                       reverse proxy on the same machine)
   COURSE_HUB_PORT_BASE  user servers listen on 127.0.0.1:<base + hub user id> (default 20000,
                        below Linux's ephemeral ports; "0": a random port, as JupyterHub does)
   COURSE_HUB_PRIVATE_HOMES  "0" leaves home folder modes alone (default: made 0700)
@@ -104,6 +105,9 @@ if TLS_CERT or TLS_KEY:
     c.JupyterHub.ssl_cert = TLS_CERT
     c.JupyterHub.ssl_key = TLS_KEY
     c.JupyterHub.bind_url = os.environ.get("COURSE_HUB_URL", "https://:443")
+else:
+    # behind a reverse proxy (nginx, Caddy) that holds the certificate: loopback only
+    c.JupyterHub.bind_url = os.environ.get("COURSE_HUB_URL", "http://127.0.0.1:8000")
 
 # Who may log in, in which group, with which rights (added to what another config may set).
 c.Authenticator.allowed_users.update(m.id for m in MEMBERS)
@@ -131,7 +135,11 @@ c.JupyterHub.cleanup_servers = False
 
 # Each server runs as its Unix user, from the shared course environment.
 if LOCAL_SPAWNER:
-    c.JupyterHub.spawner_class = "jupyterhub.spawner.LocalProcessSpawner"
+    # LocalProcessSpawner that routes only to a port held by the user's own uid: a classmate
+    # who binds the port first is refused (verified_spawner.py)
+    from verified_spawner import VerifiedLocalProcessSpawner  # noqa: E402
+
+    c.JupyterHub.spawner_class = VerifiedLocalProcessSpawner
 # cours-singleuser (installed next to jupyterhub-singleuser) runs as the user: it makes the home
 # private and gives an instructor their copy of the course, then starts jupyterhub-singleuser.
 c.Spawner.cmd = [str(ENV_BIN / "cours-singleuser")]

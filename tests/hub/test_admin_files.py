@@ -270,6 +270,16 @@ def test_plain_hub_culls_idle_servers_unless_told_not_to(tmp_path: Path):
     assert [name for name, _ in no_culler] == ["roster-sync"]
 
 
+def test_the_hub_listens_on_loopback_unless_it_serves_https(tmp_path: Path):
+    """Behind a reverse proxy (no certificate here) the hub is reachable from 127.0.0.1 only."""
+    (tmp_path / "classe.csv").write_text(ROSTER)
+    config = HUB / "jupyterhub_config.py"
+    roster = {"COURSE_HUB_ROSTER": str(tmp_path / "classe.csv")}
+    assert _load_config(config, roster, "c.JupyterHub.bind_url") == "http://127.0.0.1:8000"
+    tls = {**roster, "COURSE_HUB_TLS_CERT": "/c.pem", "COURSE_HUB_TLS_KEY": "/k.pem"}
+    assert _load_config(config, tls, "c.JupyterHub.bind_url") == "https://:443"
+
+
 def test_instructors_open_student_servers_only_when_chosen(tmp_path: Path):
     (tmp_path / "classe.csv").write_text(ROSTER)
     config = HUB / "jupyterhub_config.py"
