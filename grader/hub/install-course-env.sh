@@ -102,6 +102,8 @@ install_exchange() {
   local course="$EXCHANGE/$COURSE_ID" owner="$EXCHANGE_OWNER"
   id -u "$owner" >/dev/null 2>&1 \
     || die "COURSE_HUB_EXCHANGE_OWNER : compte inconnu « $owner » / unknown account"
+  getent group "$INSTRUCTORS_GROUP" >/dev/null || groupadd --system "$INSTRUCTORS_GROUP" \
+    || die "impossible de créer le groupe $INSTRUCTORS_GROUP / cannot create the group"
   umask 022
   mkdir -p "$EXCHANGE"
   chmod 1777 "$EXCHANGE"
@@ -129,7 +131,6 @@ if [ "$TEMPLATE_ONLY" = 1 ]; then
   exit 0
 fi
 if [ "$EXCHANGE_ONLY" = 1 ]; then
-  getent group "$INSTRUCTORS_GROUP" >/dev/null || groupadd --system "$INSTRUCTORS_GROUP"
   install_exchange
   exit 0
 fi
