@@ -148,6 +148,8 @@ def test_kubernetes_hook_gives_groups_roles_uids_and_images(kubernetes_hook, val
         assert spawner.environment["KEEP"] == "1"
         if role == "instructors":
             assert spawner.image == values["hub"]["extraEnv"]["COURSE_HUB_INSTRUCTOR_IMAGE"]
+            # grading limits of their own, above a student's
+            assert spawner.mem_limit == "4G" and spawner.cpu_limit == 2.0
             known = dict(e.split(":") for e in spawner.environment["COURSE_HUB_PASSWD"].split(","))
             # every class uid has a name in the instructor's pod, by the uid rule itself
             assert known == {n: str(uid(SimpleNamespace(user=u))) for n, u in users.items()}
@@ -321,3 +323,33 @@ def test_admin_guide_documents_every_hub_setting_in_correct_french():
     assert not undocumented, undocumented
     french = guide.split('<a id="english"></a>')[0]
     assert check_markdown(french, "grader/hub/ADMIN.md", lesson=False) == []
+
+
+def test_kubernetes_values_hold_a_class_of_200(values):
+    """Spawn limit above the class, guarantees from the measured rush, one course per hub."""
+    assert values["hub"]["concurrentSpawnLimit"] >= 200  # the chart's 64: login 65 gets a 429
+    single = values["singleuser"]
+    assert single["memory"]["guarantee"] == "256M"  # about 190 MiB measured per student
+    assert 0 < single["cpu"]["guarantee"] <= 0.05  # 200 students reserve 10 CPUs at most
+    assert single["image"]["pullSecrets"]  # the instructors' image holds the solutions
+    guide = (HUB / "ADMIN.md").read_text(encoding="utf-8")
+    assert "un hub par cours" in guide.lower() and "one hub per course" in guide.lower()
+    assert "spawner.extra_container_config" not in guide  # replaces the security context
+    assert "spawner.container_security_context" in guide  # merges with runAsUser & co
+
+
+def test_the_sandbox_preflight_is_the_sandboxs_own_check():
+    """The pod check in ADMIN.md runs grading's own sandbox probe (with --proc), not bare bwrap."""
+    guide = (HUB / "ADMIN.md").read_text(encoding="utf-8")
+    (line,) = {
+        ln.strip().lstrip("`").split("` (")[0]
+        for ln in guide.splitlines()
+        if "sandbox_problem" in ln and ln.strip().startswith(("python -c", "`python -c"))
+    }
+    assert "bwrap --unshare-all --die-with-parent --ro-bind / / true" not in guide
+    command = line.replace("python -c", f"{sys.executable} -c", 1)
+    result = subprocess.run(
+        ["bash", "-c", command], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "bac à sable disponible", result.stdout
