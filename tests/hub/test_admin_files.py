@@ -353,3 +353,11 @@ def test_the_sandbox_preflight_is_the_sandboxs_own_check():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "bac à sable disponible", result.stdout
+
+
+def test_the_images_install_jupyterhub_from_the_hash_checked_lock():
+    """The Dockerfile's JupyterHub is the lock's: the installer's hashed set already holds it."""
+    dockerfile = (Z2JH / "Dockerfile").read_text(encoding="utf-8")
+    (spec,) = re.findall(r'^ARG JUPYTERHUB_SPEC="([^"]+)"', dockerfile, flags=re.M)
+    locked = re.search(r"^jupyterhub==(\S+)", (REPO / "requirements" / "hub.txt").read_text(), re.M)
+    assert locked and spec == f"jupyterhub=={locked.group(1)}", spec
