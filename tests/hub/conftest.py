@@ -106,6 +106,20 @@ def install_exchange(exchange: Path, owner: str) -> subprocess.CompletedProcess[
     )
 
 
+@pytest.fixture
+def scratch(hub_requirements) -> Iterator:
+    """Fresh folders every user may traverse (`scratch("prefix-")`), removed after the test."""
+    made: list[Path] = []
+
+    def make(prefix: str) -> Path:
+        made.append(open_tempdir(prefix))
+        return made[-1]
+
+    yield make
+    for path in made:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.fixture(scope="module")
 def exchange_dir(hub_workdir: Path, class_users: dict[str, str]) -> Path:
     """The exchange as the installer makes it, the course's folder given to the instructor."""

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from classhub import COURSE_ID, INSTRUCTORS_GROUP, as_user, open_tempdir, unix_users
+from classhub import COURSE_ID, INSTRUCTORS_GROUP, as_user, unix_users
 from conftest import install_exchange
 
 pytestmark = pytest.mark.hub
@@ -30,8 +30,10 @@ def people(hub_requirements) -> Iterator[dict[str, str]]:
         yield names
 
 
-def test_the_course_folder_belongs_to_the_instructor_before_any_student(people, course_env):
-    exchange = open_tempdir("cours-exchange-") / "exchange"
+def test_the_course_folder_belongs_to_the_instructor_before_any_student(
+    people, course_env, scratch
+):
+    exchange = scratch("cours-exchange-") / "exchange"
     made = install_exchange(exchange, people["prof"])
     assert made.returncode == 0, made.stderr
     course = exchange / COURSE_ID
@@ -68,8 +70,8 @@ def test_the_course_folder_belongs_to_the_instructor_before_any_student(people, 
     assert (course / "inbound" / f"{eve}+oublier+x").is_dir()
 
 
-def test_a_folder_a_student_made_first_is_reported_not_taken(people, course_env):
-    exchange = open_tempdir("cours-exchange-squat-") / "exchange"
+def test_a_folder_a_student_made_first_is_reported_not_taken(people, course_env, scratch):
+    exchange = scratch("cours-exchange-squat-") / "exchange"
     exchange.mkdir()
     exchange.chmod(0o1777)  # an older install: the open root only
     squatted = as_user(people["eve"], "mkdir", str(exchange / COURSE_ID))

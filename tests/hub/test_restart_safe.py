@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 import psutil
 import pytest
-from classhub import ClassHub, hub_settings, launch_hub, open_tempdir, unix_users, write_roster
+from classhub import ClassHub, hub_settings, launch_hub, unix_users, write_roster
 from conftest import HUB_DIR
 from helpers import alive
 
@@ -68,8 +68,8 @@ def student() -> Iterator[str]:
         yield name
 
 
-def test_a_hub_restart_keeps_the_students_server_and_kernel(course_env, student):
-    workdir = open_tempdir("cours-hub-restart-")
+def test_a_hub_restart_keeps_the_students_server_and_kernel(course_env, student, scratch):
+    workdir = scratch("cours-hub-restart-")
     roster = write_roster(workdir / "classe.csv", {student: "student"})
     with launch_hub(
         prefix=course_env,

@@ -23,7 +23,6 @@ from classhub import (
     environment_of,
     hub_settings,
     launch_hub,
-    open_tempdir,
     unix_users,
     write_roster,
 )
@@ -49,8 +48,8 @@ def names() -> Iterator[dict[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def sync_hub(course_env, names) -> Iterator[tuple[ClassHub, object]]:
-    workdir = open_tempdir("cours-hub-sync-")
+def sync_hub(course_env, names, hub_workdir) -> Iterator[tuple[ClassHub, object]]:
+    workdir = hub_workdir
     roster = write_roster(
         workdir / "classe.csv",
         {names["prof"]: "instructor", names["ana"]: "student", names["bob"]: "student"},

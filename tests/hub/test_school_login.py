@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import requests
 import yaml
-from classhub import hub_settings, launch_hub, open_tempdir, write_roster
+from classhub import hub_settings, launch_hub, write_roster
 from conftest import HUB_DIR
 from helpers import free_port, stop_pids
 from ldapserver import ldap_server
@@ -104,15 +104,15 @@ def _start_refused(
     ],
     ids=["dummy", "first-use", "allow-all", "opt-in-copied", "opt-in-open-bind"],
 )
-def test_an_open_login_stops_the_hub(course_env, case, lines, env, expected):
-    workdir = open_tempdir(f"cours-hub-login-{case}-")
+def test_an_open_login_stops_the_hub(course_env, case, lines, env, expected, scratch):
+    workdir = scratch(f"cours-hub-login-{case}-")
     text = _start_refused(course_env, workdir, lines, **env)
     assert expected in text, text[-3000:]
 
 
-def test_tljhs_first_use_login_stops_the_hub(course_env):
+def test_tljhs_first_use_login_stops_the_hub(course_env, scratch):
     """TLJH's default login under the course's drop-in: the first to type a name owns it."""
-    workdir = open_tempdir("cours-hub-login-tljh-")
+    workdir = scratch("cours-hub-login-tljh-")
     tljh = workdir / "tljh_config.py"  # what TLJH sets before loading jupyterhub_config.d/
     tljh.write_text(
         "from jupyterhub.auth import Authenticator\n"
@@ -128,8 +128,8 @@ def test_tljhs_first_use_login_stops_the_hub(course_env):
     assert "FirstUseAuthenticator" in text
 
 
-def test_an_empty_roster_stops_the_hub(course_env):
-    workdir = open_tempdir("cours-hub-login-empty-")
+def test_an_empty_roster_stops_the_hub(course_env, scratch):
+    workdir = scratch("cours-hub-login-empty-")
     empty = write_roster(workdir / "vide.csv", {})
     text = _start_refused(course_env, workdir, "", roster=str(empty))
     assert "la liste des utilisateurs autorisés est vide" in text
@@ -146,9 +146,9 @@ def _login(url: str, name: str, password: str) -> requests.Response:
     )
 
 
-def test_the_school_directory_admits_the_roster_only(course_env):
+def test_the_school_directory_admits_the_roster_only(course_env, scratch):
     """A real slapd; the hub's LDAPAuthenticator binds as each person, the roster filters."""
-    workdir = open_tempdir("cours-hub-ldap-")
+    workdir = scratch("cours-hub-ldap-")
     people = {"prof": "mdp-prof", "ana": "mdp-ana", "intrus": "mdp-intrus"}
     with ldap_server(workdir, people) as directory:
         overlay = (
@@ -183,9 +183,9 @@ def test_the_school_directory_admits_the_roster_only(course_env):
             assert "intrus" not in users and "ana" in users
 
 
-def test_the_charts_default_login_stops_the_kubernetes_hub(course_env):
+def test_the_charts_default_login_stops_the_kubernetes_hub(course_env, scratch):
     """z2jh: values without their authenticator fall back to the chart's `dummy`: refused."""
-    workdir = open_tempdir("cours-hub-login-z2jh-")
+    workdir = scratch("cours-hub-login-z2jh-")
     values = yaml.safe_load((Z2JH / "values.yaml").read_text(encoding="utf-8"))
     assert values["hub"]["config"]["JupyterHub"].pop("authenticator_class")
     (workdir / "values.yaml").write_text(yaml.safe_dump(values), encoding="utf-8")

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 import psutil
 import pytest
-from classhub import hub_settings, launch_hub, open_tempdir, unix_users, write_roster
+from classhub import hub_settings, launch_hub, unix_users, write_roster
 from conftest import HUB_DIR
 from helpers import stop_pids
 
@@ -50,9 +50,9 @@ def _listeners(port: int) -> set[int]:
     }
 
 
-def test_a_classmate_on_the_port_is_refused(course_env, pair):
+def test_a_classmate_on_the_port_is_refused(course_env, pair, scratch):
     ana, bob = pair
-    workdir = open_tempdir("cours-hub-ports-")
+    workdir = scratch("cours-hub-ports-")
     base = random.randrange(21000, 29000, 100)
     with launch_hub(
         prefix=course_env,
