@@ -162,10 +162,10 @@ def sync_once(api: HubApi, roster: str, course_id: str) -> Plan:
         api.call("POST", f"/groups/{group}/users", json={"users": names})
     for group, names in plan.group_remove.items():
         api.call("DELETE", f"/groups/{group}/users", json={"users": names})
+    _leave_unix_group(plan.demoted)  # before any server stops: no read of the solutions left
     for name in plan.restart:
         if users[name].get("server") or users[name].get("pending") == "spawn":
             api.call("DELETE", f"/users/{name}/server")
-    _leave_unix_group(plan.demoted)
     return plan
 
 

@@ -103,7 +103,7 @@ def test_an_edited_roster_removes_demotes_and_adds_without_restart(sync_hub, nam
     assert "students" in _groups(hub, prof)
     assert "formgrade-memoire-tuteur" not in _groups(hub, prof)
     _wait(lambda: not alive(prof_pid), "l'ancien serveur d'enseignant tourne encore", hub)
-    assert prof not in grp.getgrnam(INSTRUCTORS_GROUP).gr_mem
+    _wait(lambda: prof not in grp.getgrnam(INSTRUCTORS_GROUP).gr_mem, "groupe Unix gardé", hub)
     assert _groups(hub, cam) >= {"students", "nbgrader-memoire-tuteur"}
     assert _login(hub, cam) == 302
     assert hub.process.pid == hub_pid and hub.process.poll() is None  # no restart
