@@ -10,6 +10,8 @@
 # Usage (as root):
 #   grader/hub/install-course-env.sh [--force]        the environment, its config and the template
 #   grader/hub/install-course-env.sh --template-only  only the instructors' course template
+#   grader/hub/install-course-env.sh --exchange-only  only the exchange (e.g. to give the
+#                        course's folder to the instructor once their account exists)
 # Settings (environment variables):
 #   COURSE_HUB_PREFIX    where to install               (default /opt/cours-memoire-tuteur)
 #   COURSE_HUB_PYTHON    Python 3.11+ readable by all   (default /usr/bin/python3)
@@ -17,6 +19,10 @@
 #   COURSE_HUB_INSTRUCTORS_GROUP  the only Unix group that reads the template (default
 #                        cours-enseignants, created if missing; the hub keeps instructors in it)
 #   COURSE_HUB_TEMPLATE  "0": no instructors' template (the students' image on Kubernetes)
+#   COURSE_ID            nbgrader course id: its exchange folder is made now (default memoire-tuteur)
+#   COURSE_HUB_EXCHANGE_OWNER  the account that releases assignments (the instructor, or the
+#                        shared grading account): owns the course's exchange folder (default
+#                        root: then re-run with --exchange-only once that account exists)
 #   JUPYTERHUB_SPEC      pip requirement for JupyterHub (default "jupyterhub>=5,<7"; must match the hub)
 #   PIP_ARGS             extra pip arguments (e.g. an internal index or --find-links for offline hubs)
 # Result:
@@ -26,6 +32,7 @@
 #   $PREFIX/share/cours  the instructors' course template (solutions/, grader/ with the hidden
 #                        tests, notebooks/): root:$GROUP, 0750, students cannot read it
 #   $EXCHANGE            nbgrader's exchange, mode 1777 (everyone writes, nobody deletes others' files)
+#                        with $EXCHANGE/$COURSE_ID made now, owned by COURSE_HUB_EXCHANGE_OWNER
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -36,13 +43,16 @@ EXCHANGE="${COURSE_HUB_EXCHANGE:-/srv/nbgrader/exchange}"
 JUPYTERHUB_SPEC="${JUPYTERHUB_SPEC:-jupyterhub>=5,<7}"
 INSTRUCTORS_GROUP="${COURSE_HUB_INSTRUCTORS_GROUP:-cours-enseignants}"
 TEMPLATE="${COURSE_HUB_TEMPLATE:-1}"
+COURSE_ID="${COURSE_ID:-memoire-tuteur}"
+EXCHANGE_OWNER="${COURSE_HUB_EXCHANGE_OWNER:-root}"
 # installed next to JupyterHub in the hub's environment (the hub runs it as a service)
 CULLER_SPEC="jupyterhub-idle-culler>=1.4,<3"
 read -r -a EXTRA_PIP <<<"${PIP_ARGS:-}"
-FORCE=0 TEMPLATE_ONLY=0
+FORCE=0 TEMPLATE_ONLY=0 EXCHANGE_ONLY=0
 case "${1:-}" in
   --force) FORCE=1 ;;
   --template-only) TEMPLATE_ONLY=1 ;;
+  --exchange-only) EXCHANGE_ONLY=1 ;;
   "") ;;
   *) echo "install-course-env: option inconnue / unknown option: $1" >&2; exit 2 ;;
 esac
@@ -84,8 +94,44 @@ install_template() {
   log "modèle du cours / course template: $dest (root:$INSTRUCTORS_GROUP 0750)"
 }
 
+# nbgrader's exchange, made before any student exists. Its root stays writable by all and
+# sticky (nbgrader requires it); the course's own folder is made here, owned by the account
+# that releases (an instructor, or the shared grading account), with nbgrader's modes:
+# a student can neither create it first (squat) nor remove or rename it.
+install_exchange() {
+  local course="$EXCHANGE/$COURSE_ID" owner="$EXCHANGE_OWNER"
+  id -u "$owner" >/dev/null 2>&1 \
+    || die "COURSE_HUB_EXCHANGE_OWNER : compte inconnu « $owner » / unknown account"
+  getent group "$INSTRUCTORS_GROUP" >/dev/null || groupadd --system "$INSTRUCTORS_GROUP" \
+    || die "impossible de créer le groupe $INSTRUCTORS_GROUP / cannot create the group"
+  umask 022
+  mkdir -p "$EXCHANGE"
+  chmod 1777 "$EXCHANGE"
+  local parent
+  parent="$(dirname "$EXCHANGE")"
+  while [ "$parent" != "/" ]; do chmod a+x "$parent"; parent="$(dirname "$parent")"; done
+  if [ -e "$course" ] || [ -L "$course" ]; then
+    local found
+    found="$(stat -c %U "$course")"
+    if [ -L "$course" ] || [ ! -d "$course" ] || { [ "$found" != "$owner" ] && [ "$found" != root ]; }; then
+      die "$course existe déjà et appartient à « $found » (pas à $owner) : vérifiez qui l'a créé," \
+        "déplacez-le puis relancez / already exists, owned by $found: move it aside and re-run"
+    fi
+  fi
+  mkdir -p "$course/outbound" "$course/inbound" "$course/feedback"
+  chown "$owner:$INSTRUCTORS_GROUP" "$course" "$course/outbound" "$course/inbound" "$course/feedback"
+  chmod 0755 "$course" "$course/outbound"
+  chmod 2733 "$course/inbound"  # students drop submissions, never list them
+  chmod 0711 "$course/feedback"
+  log "échange / exchange: $course ($owner:$INSTRUCTORS_GROUP)"
+}
+
 if [ "$TEMPLATE_ONLY" = 1 ]; then
   install_template
+  exit 0
+fi
+if [ "$EXCHANGE_ONLY" = 1 ]; then
+  install_exchange
   exit 0
 fi
 [ -x "$PYTHON" ] || die "Python introuvable : $PYTHON (COURSE_HUB_PYTHON) / Python not found"
@@ -139,7 +185,8 @@ fi
 mkdir -p "$PREFIX/etc"
 rm -rf "$PREFIX/etc/instructors" "$PREFIX/etc/students"
 cp -r "$HERE/jupyter-config/instructors" "$HERE/jupyter-config/students" "$PREFIX/etc/"
-cp "$HERE/jupyterhub_config.py" "$HERE/roster.py" "$PREFIX/etc/"
+cp "$HERE/jupyterhub_config.py" "$HERE/roster.py" "$HERE/login_guard.py" "$HERE/roster_sync.py" \
+  "$HERE/verified_spawner.py" "$PREFIX/etc/"
 install -m 0755 "$HERE/cours-singleuser" "$PREFIX/env/bin/cours-singleuser"
 cat >"$PREFIX/env/bin/cours-roster" <<ROSTER
 #!/bin/sh
@@ -155,11 +202,7 @@ else
   install_template
 fi
 
-# nbgrader's exchange: writable by all, sticky so nobody removes someone else's files.
-mkdir -p "$EXCHANGE"
-chmod 1777 "$EXCHANGE"
-parent="$(dirname "$EXCHANGE")"
-while [ "$parent" != "/" ]; do chmod a+x "$parent"; parent="$(dirname "$parent")"; done
+install_exchange
 
 # Final check, as an unprivileged user: the env runs and imports what a learner's server needs.
 runuser -u nobody -- "$PREFIX/env/bin/python" -c \

@@ -29,21 +29,26 @@ Settings come from environment variables so one file serves every class:
   COURSE_HUB_INSTRUCTORS_GROUP  the Unix group that reads the course template
                        (default cours-enseignants)
   COURSE_HUB_UNIX_PREFIX  Unix account = prefix + hub name (The Littlest JupyterHub: "jupyter-")
+  COURSE_HUB_ROSTER_SYNC_EVERY  seconds between two looks at the roster (default 30): the
+                       roster-sync service applies an edited roster without a restart
   COURSE_HUB_CULL_TIMEOUT  idle seconds before a server is stopped (default 3600; "0": no culler)
   COURSE_HUB_CULL_EVERY    seconds between two checks of the culler (default 300)
   COURSE_HUB_GRADER    Unix account running the shared formgrader (default: none, no service)
   COURSE_HUB_GRADER_PORT   its port on 127.0.0.1           (default 9999)
   COURSE_HUB_TLS_CERT, COURSE_HUB_TLS_KEY  HTTPS: certificate chain and key (Let's Encrypt's
                        fullchain.pem and privkey.pem); the hub then listens on COURSE_HUB_URL
-                       (default https://:443)
+                       (default https://:443; without them http://127.0.0.1:8000, for a
+                       reverse proxy on the same machine)
   COURSE_HUB_PORT_BASE  user servers listen on 127.0.0.1:<base + hub user id> (default 20000,
                        below Linux's ephemeral ports; "0": a random port, as JupyterHub does)
   COURSE_HUB_PRIVATE_HOMES  "0" leaves home folder modes alone (default: made 0700)
   COURSE_HUB_SPAWNER   "local" (default): LocalProcessSpawner; "keep": keep the spawner class
                        another config chose (The Littlest JupyterHub's SystemdSpawner)
-The authenticator is JupyterHub's default (PAM: the users' Unix passwords). User, group, role
-and service lists are added to whatever another config already set. Load this file from another
-config with `load_subconfig(...)` to change ports, authenticator or database.
+The authenticator is JupyterHub's default (PAM: the users' Unix passwords) unless another config
+names a real one (LDAP...); the hub refuses to start with a login that lets a stranger in
+(login_guard.py: DummyAuthenticator, FirstUseAuthenticator, allow_all, an empty list).
+User, group, role and service lists are added to whatever another config already set. Load this
+file from another config with `load_subconfig(...)` to change ports, authenticator or database.
 """
 
 import grp
@@ -57,6 +62,7 @@ c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 
 # roster.py sits next to this file (in the repository and in $PREFIX/etc).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import login_guard  # noqa: E402
 from roster import hub_groups, hub_roles, read_roster  # noqa: E402
 
 PREFIX = Path(os.environ.get("COURSE_HUB_PREFIX", "/opt/cours-memoire-tuteur"))
@@ -99,9 +105,17 @@ if TLS_CERT or TLS_KEY:
     c.JupyterHub.ssl_cert = TLS_CERT
     c.JupyterHub.ssl_key = TLS_KEY
     c.JupyterHub.bind_url = os.environ.get("COURSE_HUB_URL", "https://:443")
+else:
+    # behind a reverse proxy (nginx, Caddy) that holds the certificate: loopback only
+    c.JupyterHub.bind_url = os.environ.get("COURSE_HUB_URL", "http://127.0.0.1:8000")
 
 # Who may log in, in which group, with which rights (added to what another config may set).
 c.Authenticator.allowed_users.update(m.id for m in MEMBERS)
+# No login that lets a stranger in: checked at start, once every configuration file is loaded.
+from jupyterhub.app import JupyterHub  # noqa: E402
+
+if JupyterHub.initialized():
+    login_guard.install(JupyterHub.instance())
 c.Authenticator.admin_users.update(_names("COURSE_HUB_ADMINS"))
 c.JupyterHub.load_groups.update(GROUPS)
 c.JupyterHub.load_roles.extend(
@@ -113,9 +127,19 @@ c.JupyterHub.load_roles.extend(
     )
 )
 
+# A hub restart (roster, certificate, upgrade) keeps every server and kernel: the hub leaves
+# them running when it stops and finds them again at start (their pid and token are in its
+# database). The systemd unit must then stop the hub's process alone (KillMode=process,
+# jupyterhub-cours.service); TLJH's SystemdSpawner runs each server in its own unit.
+c.JupyterHub.cleanup_servers = False
+
 # Each server runs as its Unix user, from the shared course environment.
 if LOCAL_SPAWNER:
-    c.JupyterHub.spawner_class = "jupyterhub.spawner.LocalProcessSpawner"
+    # LocalProcessSpawner that routes only to a port held by the user's own uid: a classmate
+    # who binds the port first is refused (verified_spawner.py)
+    from verified_spawner import VerifiedLocalProcessSpawner  # noqa: E402
+
+    c.JupyterHub.spawner_class = VerifiedLocalProcessSpawner
 # cours-singleuser (installed next to jupyterhub-singleuser) runs as the user: it makes the home
 # private and gives an instructor their copy of the course, then starts jupyterhub-singleuser.
 c.Spawner.cmd = [str(ENV_BIN / "cours-singleuser")]
@@ -165,6 +189,42 @@ def pre_spawn_hook(spawner) -> None:
 
 
 c.Spawner.pre_spawn_hook = pre_spawn_hook
+
+# The roster is the truth while the hub runs: roster_sync.py re-reads it when it changes and
+# removes, demotes or adds through the hub's API (load_groups alone only ever adds).
+c.JupyterHub.services.append(
+    {
+        "name": "roster-sync",
+        "command": [
+            sys.executable,
+            os.path.join(os.path.dirname(os.path.abspath(__file__)), "roster_sync.py"),
+        ],
+        "environment": {
+            "COURSE_HUB_ROSTER": ROSTER,
+            "COURSE_ID": COURSE_ID,
+            "COURSE_HUB_GRADER": GRADER,
+            "COURSE_HUB_INSTRUCTORS_GROUP": UNIX_GROUP,
+            "COURSE_HUB_UNIX_PREFIX": UNIX_PREFIX,
+            "COURSE_HUB_ROSTER_SYNC_EVERY": os.environ.get("COURSE_HUB_ROSTER_SYNC_EVERY", "30"),
+        },
+    }
+)
+c.JupyterHub.load_roles.append(
+    {
+        "name": "roster-sync",
+        "scopes": [
+            "list:users",
+            "read:users",
+            "admin:users",
+            "list:groups",
+            "read:groups",
+            "admin:groups",
+            "groups",
+            "servers",
+        ],
+        "services": ["roster-sync"],
+    }
+)
 
 # Idle servers are stopped (their files stay): a class's memory comes back between sittings.
 if CULL_TIMEOUT > 0:

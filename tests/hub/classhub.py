@@ -150,6 +150,8 @@ class ClassHub:
     server_pids: dict[str, int] = field(default_factory=dict)
     user_tokens: dict[str, str] = field(default_factory=dict)
     verify: str | bool = True  # HTTPS: the certificate to trust
+    command: list[str] = field(default_factory=list)  # how it was started: restart() again
+    env: dict[str, str] = field(default_factory=dict)
 
     # hub REST API, as the admin service
     def api(self, method: str, path: str, **kwargs) -> requests.Response:
@@ -208,6 +210,33 @@ class ClassHub:
             verify=self.verify,
             **kwargs,
         )
+
+    def wait_up(self, timeout: float = 120) -> None:
+        """Until the hub's API answers (AssertionError with its log if it stops or never does)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            assert self.process.poll() is None, f"le hub ne démarre pas :\n{self.log_tail()}"
+            try:
+                if self.api("GET", "/", timeout=5).status_code == 200:
+                    return
+            except requests.RequestException:
+                pass
+            assert time.monotonic() < deadline, f"hub injoignable :\n{self.log_tail()}"
+            time.sleep(0.5)
+
+    def restart(self) -> None:
+        """Stop the hub process alone (systemd's KillMode=process), then start it again."""
+        stop_pids([self.process.pid], grace=30)
+        self.process.wait(timeout=30)
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                self.command,
+                cwd=self.log_path.parent,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        self.wait_up()
 
     def proxy_pid(self) -> int | None:
         try:
@@ -287,7 +316,6 @@ c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_port}"
 c.ConfigurableHTTPProxy.pid_file = {str(workdir / "proxy.pid")!r}
 c.JupyterHub.db_url = "sqlite:///{workdir / "jupyterhub.sqlite"}"
 c.JupyterHub.cookie_secret_file = {str(workdir / "cookie_secret")!r}
-c.JupyterHub.cleanup_servers = True
 c.JupyterHub.services.append({{"name": "test-admin", "api_token": {admin_token!r}}})
 c.JupyterHub.load_roles.append({{
     "name": "test-admin",
@@ -305,12 +333,16 @@ c.JupyterHub.load_roles.append({{
         "COURSE_HUB_PREFIX": str(prefix),
         "COURSE_HUB_EXCHANGE": str(exchange),
         "COURSE_HUB_ROSTER": str(roster),
+        # DummyAuthenticator, for the test suite only: login_guard.py honours it because this
+        # process (pytest) is the hub's parent and the hub listens on 127.0.0.1 only
+        "COURSE_HUB_TEST_LOGIN": "dummy",
         **(settings or {}),
     }
     log_path = workdir / "jupyterhub.log"
+    command = [str(prefix / "env" / "bin" / "jupyterhub"), "-f", str(config)]
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            [str(prefix / "env" / "bin" / "jupyterhub"), "-f", str(config)],
+            command,
             cwd=workdir,
             env=env,
             stdout=log,
@@ -323,18 +355,11 @@ c.JupyterHub.load_roles.append({{
         log_path=log_path,
         proxy_pid_file=workdir / "proxy.pid",
         verify=str(tls[0]) if tls else True,
+        command=command,
+        env=env,
     )
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert process.poll() is None, f"le hub ne démarre pas :\n{hub.log_tail()}"
-            try:
-                if hub.api("GET", "/", timeout=5).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            assert time.monotonic() < deadline, f"hub injoignable :\n{hub.log_tail()}"
-            time.sleep(0.5)
+        hub.wait_up()
         yield hub
     finally:
         left = hub.stop()

@@ -19,13 +19,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from classhub import (  # noqa: E402
+    COURSE_ID,
     HUB_DIR,
     INSTRUCTORS_GROUP,
     ClassHub,
     as_user,
     hub_settings,
     launch_hub,
-    make_exchange,
     open_tempdir,
     unix_users,
     write_roster,
@@ -88,9 +88,44 @@ def hub_workdir(hub_requirements) -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
+def install_exchange(exchange: Path, owner: str) -> subprocess.CompletedProcess[str]:
+    """The shipped installer's exchange step: the course's folder owned by `owner`."""
+    env = {
+        **os.environ,
+        "COURSE_HUB_EXCHANGE": str(exchange),
+        "COURSE_ID": COURSE_ID,
+        "COURSE_HUB_EXCHANGE_OWNER": owner,
+        "COURSE_HUB_INSTRUCTORS_GROUP": INSTRUCTORS_GROUP,
+    }
+    return subprocess.run(
+        ["bash", str(HUB_DIR / "install-course-env.sh"), "--exchange-only"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def scratch(hub_requirements) -> Iterator:
+    """Fresh folders every user may traverse (`scratch("prefix-")`), removed after the test."""
+    made: list[Path] = []
+
+    def make(prefix: str) -> Path:
+        made.append(open_tempdir(prefix))
+        return made[-1]
+
+    yield make
+    for path in made:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.fixture(scope="module")
-def exchange_dir(hub_workdir: Path) -> Path:
-    return make_exchange(hub_workdir / "exchange")
+def exchange_dir(hub_workdir: Path, class_users: dict[str, str]) -> Path:
+    """The exchange as the installer makes it, the course's folder given to the instructor."""
+    made = install_exchange(hub_workdir / "exchange", class_users["prof"])
+    assert made.returncode == 0, made.stderr
+    return hub_workdir / "exchange"
 
 
 @pytest.fixture(scope="module")

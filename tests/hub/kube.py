@@ -159,6 +159,7 @@ def apply_chart_values(c, values_path: str | Path, reproduction: dict) -> None:
     """What the chart's jupyterhub_config.py sets from these values, then their extraConfig."""
     values = yaml.safe_load(Path(values_path).read_text(encoding="utf-8"))
     single = values["singleuser"]
+    c.JupyterHub.authenticator_class = "dummy"  # the chart's default, unless the values name one
     c.JupyterHub.spawner_class = KubeSpawner
     c.JupyterHub.services = []
     c.JupyterHub.load_roles = []

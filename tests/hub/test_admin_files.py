@@ -55,7 +55,14 @@ def test_exchange_volume_is_shared_and_mounted_where_nbgrader_looks(values):
 
 
 def _sample_roster(values: dict) -> str:
-    return values["hub"]["extraFiles"]["cours-classe"]["stringData"]
+    """A class, given at install time (`--set-file`): the values bake in no roster."""
+    assert "stringData" not in values["hub"]["extraFiles"]["cours-classe"]
+    return (
+        "id,first_name,last_name,email,role\n"
+        "prof,Paule,Fesseur,prof@example.org,instructor\n"
+        "ana,Ana,Lima,ana@example.org,student\n"
+        "bob,Bob,Martin,bob@example.org,student\n"
+    )
 
 
 def test_the_roster_mounted_in_the_hub_is_the_one_file_the_hub_reads(values):
@@ -67,7 +74,13 @@ def test_the_roster_mounted_in_the_hub_is_the_one_file_the_hub_reads(values):
     assert {"instructor", "student"} <= roles
     etc = Path(files["cours-roster"]["mountPath"]).parent
     assert files["cours-classe"]["mountPath"] == str(etc / "classe.csv")
-    assert "stringData" not in files["cours-roster"]  # helm --set-file gives roster.py itself
+    # helm --set-file gives roster.py, login_guard.py and the class itself: nothing baked in
+    assert not [name for name, file in files.items() if "stringData" in file]
+    assert files["cours-login-guard"]["mountPath"] == str(etc / "login_guard.py")
+    # a real login named, never the chart's default `dummy` (login_guard.py refuses it)
+    assert values["hub"]["config"]["JupyterHub"]["authenticator_class"] == (
+        "ldapauthenticator.LDAPAuthenticator"
+    )
     assert values["singleuser"]["cmd"] == "cours-singleuser"
     assert (HUB / "cours-singleuser").is_file()
     assert values["singleuser"]["extraEnv"]["COURSE_ID"] == values["hub"]["extraEnv"]["COURSE_ID"]
@@ -81,6 +94,7 @@ def kubernetes_hook(values, tmp_path: Path, monkeypatch):
     from jupyterhub import orm
 
     shutil.copy(HUB / "roster.py", tmp_path / "roster.py")
+    shutil.copy(HUB / "login_guard.py", tmp_path / "login_guard.py")
     (tmp_path / "classe.csv").write_text(_sample_roster(values), encoding="utf-8")
     for key, value in values["hub"]["extraEnv"].items():
         monkeypatch.setenv(key, value)
@@ -134,6 +148,8 @@ def test_kubernetes_hook_gives_groups_roles_uids_and_images(kubernetes_hook, val
         assert spawner.environment["KEEP"] == "1"
         if role == "instructors":
             assert spawner.image == values["hub"]["extraEnv"]["COURSE_HUB_INSTRUCTOR_IMAGE"]
+            # grading limits of their own, above a student's
+            assert spawner.mem_limit == "4G" and spawner.cpu_limit == 2.0
             known = dict(e.split(":") for e in spawner.environment["COURSE_HUB_PASSWD"].split(","))
             # every class uid has a name in the instructor's pod, by the uid rule itself
             assert known == {n: str(uid(SimpleNamespace(user=u))) for n, u in users.items()}
@@ -204,7 +220,7 @@ ROSTER = (
 def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):
     prefix = tmp_path / "prefix"
     (prefix / "etc").mkdir(parents=True)
-    for name in ("jupyterhub_config.py", "roster.py"):
+    for name in ("jupyterhub_config.py", "roster.py", "login_guard.py"):
         shutil.copy(HUB / name, prefix / "etc" / name)
     (tmp_path / "classe.csv").write_text(ROSTER + "bob,B,M,b@x.org,student\n")
     # what TLJH's own jupyterhub_config.py has set before it loads jupyterhub_config.d/*.py
@@ -224,13 +240,16 @@ def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):
         " 'allowed': sorted(Authenticator(config=c).allowed_users),"
         " 'services': [s['name'] for s in v(c.JupyterHub.services)],"
         " 'user_groups': c.UserCreatingSpawner.user_groups,"
-        " 'exchange': c.Spawner.environment['NBGRADER_EXCHANGE']}",
+        " 'exchange': c.Spawner.environment['NBGRADER_EXCHANGE'],"
+        " 'cleanup': c.JupyterHub.cleanup_servers}",
     )
+    assert loaded["cleanup"] is False  # a hub restart keeps every server (test_restart_safe.py)
     assert loaded["spawner"] == "tljh.spawner.UserCreatingSpawner"  # TLJH's spawner kept
     assert loaded["allowed"] == ["ana", "bob", "deja", "prof"]  # added, not replaced
     assert loaded["cmd"] == [str(prefix / "env" / "bin" / "cours-singleuser")]
     assert loaded["exchange"] == "/srv/nbgrader/exchange"
-    assert loaded["services"] == ["cull-idle"]  # TLJH's culler, not a second one
+    # TLJH's culler, not a second one; the roster kept in step without a restart
+    assert loaded["services"] == ["cull-idle", "roster-sync"]
     # TLJH adds each new Unix account to these groups: instructors read the template
     assert loaded["user_groups"] == {"autre": ["deja"], "cours-enseignants": ["prof"]}
 
@@ -249,7 +268,18 @@ def test_plain_hub_culls_idle_servers_unless_told_not_to(tmp_path: Path):
     ]
     short = dict(_load_config(config, {**roster, "COURSE_HUB_CULL_TIMEOUT": "120"}, expression))
     assert "--timeout=120" in short["idle-culler"]
-    assert _load_config(config, {**roster, "COURSE_HUB_CULL_TIMEOUT": "0"}, expression) == []
+    no_culler = _load_config(config, {**roster, "COURSE_HUB_CULL_TIMEOUT": "0"}, expression)
+    assert [name for name, _ in no_culler] == ["roster-sync"]
+
+
+def test_the_hub_listens_on_loopback_unless_it_serves_https(tmp_path: Path):
+    """Behind a reverse proxy (no certificate here) the hub is reachable from 127.0.0.1 only."""
+    (tmp_path / "classe.csv").write_text(ROSTER)
+    config = HUB / "jupyterhub_config.py"
+    roster = {"COURSE_HUB_ROSTER": str(tmp_path / "classe.csv")}
+    assert _load_config(config, roster, "c.JupyterHub.bind_url") == "http://127.0.0.1:8000"
+    tls = {**roster, "COURSE_HUB_TLS_CERT": "/c.pem", "COURSE_HUB_TLS_KEY": "/k.pem"}
+    assert _load_config(config, tls, "c.JupyterHub.bind_url") == "https://:443"
 
 
 def test_instructors_open_student_servers_only_when_chosen(tmp_path: Path):
@@ -293,3 +323,41 @@ def test_admin_guide_documents_every_hub_setting_in_correct_french():
     assert not undocumented, undocumented
     french = guide.split('<a id="english"></a>')[0]
     assert check_markdown(french, "grader/hub/ADMIN.md", lesson=False) == []
+
+
+def test_kubernetes_values_hold_a_class_of_200(values):
+    """Spawn limit above the class, guarantees from the measured rush, one course per hub."""
+    assert values["hub"]["concurrentSpawnLimit"] >= 200  # the chart's 64: login 65 gets a 429
+    single = values["singleuser"]
+    assert single["memory"]["guarantee"] == "256M"  # about 190 MiB measured per student
+    assert 0 < single["cpu"]["guarantee"] <= 0.05  # 200 students reserve 10 CPUs at most
+    assert single["image"]["pullSecrets"]  # the instructors' image holds the solutions
+    guide = (HUB / "ADMIN.md").read_text(encoding="utf-8")
+    assert "un hub par cours" in guide.lower() and "one hub per course" in guide.lower()
+    assert "spawner.extra_container_config" not in guide  # replaces the security context
+    assert "spawner.container_security_context" in guide  # merges with runAsUser & co
+
+
+def test_the_sandbox_preflight_is_the_sandboxs_own_check():
+    """The pod check in ADMIN.md runs grading's own sandbox probe (with --proc), not bare bwrap."""
+    guide = (HUB / "ADMIN.md").read_text(encoding="utf-8")
+    (line,) = {
+        ln.strip().lstrip("`").split("` (")[0]
+        for ln in guide.splitlines()
+        if "sandbox_problem" in ln and ln.strip().startswith(("python -c", "`python -c"))
+    }
+    assert "bwrap --unshare-all --die-with-parent --ro-bind / / true" not in guide
+    command = line.replace("python -c", f"{sys.executable} -c", 1)
+    result = subprocess.run(
+        ["bash", "-c", command], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "bac à sable disponible", result.stdout
+
+
+def test_the_images_install_jupyterhub_from_the_hash_checked_lock():
+    """The Dockerfile's JupyterHub is the lock's: the installer's hashed set already holds it."""
+    dockerfile = (Z2JH / "Dockerfile").read_text(encoding="utf-8")
+    (spec,) = re.findall(r'^ARG JUPYTERHUB_SPEC="([^"]+)"', dockerfile, flags=re.M)
+    locked = re.search(r"^jupyterhub==(\S+)", (REPO / "requirements" / "hub.txt").read_text(), re.M)
+    assert locked and spec == f"jupyterhub=={locked.group(1)}", spec

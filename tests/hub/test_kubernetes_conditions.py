@@ -117,6 +117,7 @@ def kube_hub(
         etc = work / "hub-etc"
         etc.mkdir()
         shutil.copy(HUB_DIR / "roster.py", etc / "roster.py")
+        shutil.copy(HUB_DIR / "login_guard.py", etc / "login_guard.py")
         roster = write_roster(
             etc / "classe.csv",
             {n: "instructor" if key == "prof" else "student" for key, n in kube_users.items()},

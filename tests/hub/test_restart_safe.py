@@ -1,0 +1,113 @@
+"""A hub restart (roster, certificate, upgrade) keeps every student's server and kernel.
+
+A real hub (the shipped jupyterhub_config.py), a real student and their server; a variable is
+set in a real kernel. The hub's own process is stopped alone, as the shipped systemd unit's
+KillMode=process does, and started again on the same database: the same server and kernel
+processes still run, the student reaches them through the hub again, the variable is still
+there. The unit and the TLJH drop-in are checked to keep that behaviour.
+"""
+
+from __future__ import annotations
+
+import configparser
+import json
+import secrets
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import psutil
+import pytest
+from classhub import ClassHub, hub_settings, launch_hub, unix_users, write_roster
+from conftest import HUB_DIR
+from helpers import alive
+
+pytestmark = pytest.mark.hub
+
+
+def _execute(hub: ClassHub, student: str, kernel_id: str, code: str) -> str:
+    """Run `code` in that kernel through the hub's proxy; its printed output."""
+    import websocket
+
+    ws = websocket.create_connection(
+        f"{hub.url.replace('http://', 'ws://')}/user/{student}/api/kernels/{kernel_id}/channels",
+        header=[f"Authorization: token {hub.token_for(student)}"],
+        timeout=120,
+    )
+    msg_id, out = uuid.uuid4().hex, []
+    header = {
+        "msg_id": msg_id,
+        "msg_type": "execute_request",
+        "username": student,
+        "session": uuid.uuid4().hex,
+        "date": datetime.now(UTC).isoformat(),
+        "version": "5.3",
+    }
+    content = {"code": code, "silent": False, "store_history": False, "user_expressions": {}}
+    message = {"header": header, "parent_header": {}, "metadata": {}, "content": content}
+    try:
+        ws.send(json.dumps({**message, "channel": "shell", "buffers": []}))
+        while True:
+            reply = json.loads(ws.recv())
+            if reply.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            if reply["msg_type"] == "stream":
+                out.append(reply["content"]["text"])
+            if reply["msg_type"] == "error":
+                raise AssertionError(reply["content"])
+            if reply["msg_type"] == "execute_reply":
+                return "".join(out)
+    finally:
+        ws.close()
+
+
+@pytest.fixture(scope="module")
+def student() -> Iterator[str]:
+    name = f"rst{secrets.token_hex(2)}ana"
+    with unix_users([name]):
+        yield name
+
+
+def test_a_hub_restart_keeps_the_students_server_and_kernel(course_env, student, scratch):
+    workdir = scratch("cours-hub-restart-")
+    roster = write_roster(workdir / "classe.csv", {student: "student"})
+    with launch_hub(
+        prefix=course_env,
+        workdir=workdir,
+        roster=roster,
+        exchange=workdir / "exchange",
+        settings=hub_settings(COURSE_HUB_CULL_TIMEOUT="0"),
+        hub_config=HUB_DIR / "jupyterhub_config.py",
+    ) as hub:
+        hub.start_server(student)
+        hub.wait_ready(student)
+        server_pid = hub.server_pids[student]
+        created = hub.server(student, "POST", "/api/kernels", json={"name": "python3"})
+        assert created.status_code == 201, created.text
+        kernel = created.json()["id"]
+        assert _execute(hub, student, kernel, "x = 41\nprint('avant')") == "avant\n"
+        kernels = [p.pid for p in psutil.Process(server_pid).children(recursive=True)]
+        assert kernels, "pas de processus noyau"
+        old_hub = hub.process.pid
+
+        hub.restart()
+
+        assert hub.process.pid != old_hub and not alive(old_hub)
+        assert alive(server_pid) and all(alive(pid) for pid in kernels)
+        server = hub.wait_ready(student)
+        assert hub.server_pids[student] == server_pid  # the same server, found again
+        listed = hub.server(student, "GET", "/api/kernels")
+        assert listed.status_code == 200 and kernel in {k["id"] for k in listed.json()}
+        assert _execute(hub, student, kernel, "print(x + 1)") == "42\n"
+        assert server["ready"]
+
+
+def test_the_shipped_unit_stops_the_hub_alone():
+    unit = configparser.ConfigParser(strict=False, interpolation=None)
+    unit.optionxform = str
+    unit.read_string((HUB_DIR / "jupyterhub-cours.service").read_text(encoding="utf-8"))
+    service = unit["Service"]
+    assert service["KillMode"] == "process"  # the default, control-group, kills the class
+    assert "/etc/jupyterhub_config.py" in service["ExecStart"]
+    # the configuration leaves servers running (TLJH's drop-in: test_admin_files.py)
+    assert "KillMode=process" in (HUB_DIR / "ADMIN.md").read_text(encoding="utf-8")

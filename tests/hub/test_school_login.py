@@ -1,0 +1,212 @@
+"""Who may log in: the hub refuses an open login, and a school's LDAP admits the roster only.
+
+The shipped jupyterhub_config.py runs for real each time. An open login (DummyAuthenticator,
+FirstUseAuthenticator, allow_all, an empty roster) stops the hub before it accepts anyone, with
+a French message; the test suite's own DummyAuthenticator opt-in does not survive being copied
+into a production start (another parent than pytest, a hub on every interface). Then Debian's
+slapd, started here, is the school's directory: JupyterHub's LDAPAuthenticator admits a roster
+name with its password, and refuses a wrong password and a directory name outside the roster.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import requests
+import yaml
+from classhub import hub_settings, launch_hub, write_roster
+from conftest import HUB_DIR
+from helpers import free_port, stop_pids
+from ldapserver import ldap_server
+
+pytestmark = pytest.mark.hub
+Z2JH = HUB_DIR / "z2jh"
+
+ROSTER = {"prof": "instructor", "ana": "student"}
+
+
+def _start_refused(
+    prefix: Path, workdir: Path, lines: str, base: Path = HUB_DIR / "jupyterhub_config.py", **env
+) -> str:
+    """Run the `base` config plus `lines`; the hub must exit before serving: its output."""
+    roster = env.pop("roster", None) or write_roster(workdir / "classe.csv", ROSTER)
+    proxy_pid = workdir / "proxy.pid"
+    config = workdir / "jupyterhub_test_config.py"
+    config.write_text(
+        f"c = get_config()  # noqa\nload_subconfig({str(base)!r})\n"
+        f'c.JupyterHub.hub_bind_url = "http://127.0.0.1:{free_port()}"\n'
+        f'c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{free_port()}"\n'
+        f"c.ConfigurableHTTPProxy.pid_file = {str(proxy_pid)!r}\n"
+        f'c.JupyterHub.db_url = "sqlite:///{workdir / "jupyterhub.sqlite"}"\n'
+        f"c.JupyterHub.cookie_secret_file = {str(workdir / 'cookie_secret')!r}\n"
+        f'c.JupyterHub.bind_url = "http://127.0.0.1:{free_port()}"\n' + lines
+    )
+    environment = {
+        "PATH": f"{prefix / 'env' / 'bin'}:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "HOME": str(workdir),
+        "COURSE_HUB_PREFIX": str(prefix),
+        "COURSE_HUB_EXCHANGE": str(workdir / "exchange"),
+        "COURSE_HUB_ROSTER": str(roster),
+        **hub_settings(COURSE_HUB_CULL_TIMEOUT="0"),
+        **env,
+    }
+    command = [str(prefix / "env" / "bin" / "jupyterhub"), "-f", str(config)]
+    if env.pop("via_shell", None):
+        command = ["sh", "-c", '"$@" & wait $!', "sh", *command]  # parent: sh, not pytest
+    process = subprocess.Popen(
+        command, cwd=workdir, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        output, _ = process.communicate(timeout=60)
+    finally:
+        stop_pids([process.pid], grace=5)
+    text = output.decode(errors="replace")
+    assert process.returncode != 0, f"le hub a démarré :\n{text[-3000:]}"
+    assert "Le hub de la classe refuse de démarrer" in text, text[-3000:]
+    assert not proxy_pid.exists(), "le proxy a été lancé"
+    return text
+
+
+@pytest.mark.parametrize(
+    ("case", "lines", "env", "expected"),
+    [
+        ("dummy", 'c.JupyterHub.authenticator_class = "dummy"\n', {}, "DummyAuthenticator"),
+        (
+            "first-use",  # TLJH's default: the first to type a roster name sets its password
+            "from jupyterhub.auth import Authenticator\n"
+            "class FirstUseAuthenticator(Authenticator):\n"
+            "    async def authenticate(self, handler, data):\n"
+            "        return data['username']\n"
+            "c.JupyterHub.authenticator_class = FirstUseAuthenticator\n",
+            {},
+            "FirstUseAuthenticator",
+        ),
+        ("allow-all", "c.Authenticator.allow_all = True\n", {}, "allow_all est activé"),
+        (
+            # the test suite's opt-in copied into a unit: the hub's parent is not pytest
+            "opt-in-copied",
+            'c.JupyterHub.authenticator_class = "dummy"\n',
+            {"COURSE_HUB_TEST_LOGIN": "dummy", "via_shell": "1"},
+            "DummyAuthenticator",
+        ),
+        (
+            # the opt-in on a hub reachable from the network
+            "opt-in-open-bind",
+            'c.JupyterHub.authenticator_class = "dummy"\n'
+            f'c.JupyterHub.bind_url = "http://:{free_port()}"\n',
+            {"COURSE_HUB_TEST_LOGIN": "dummy"},
+            "DummyAuthenticator",
+        ),
+    ],
+    ids=["dummy", "first-use", "allow-all", "opt-in-copied", "opt-in-open-bind"],
+)
+def test_an_open_login_stops_the_hub(course_env, case, lines, env, expected, scratch):
+    workdir = scratch(f"cours-hub-login-{case}-")
+    text = _start_refused(course_env, workdir, lines, **env)
+    assert expected in text, text[-3000:]
+
+
+def test_tljhs_first_use_login_stops_the_hub(course_env, scratch):
+    """TLJH's default login under the course's drop-in: the first to type a name owns it."""
+    workdir = scratch("cours-hub-login-tljh-")
+    tljh = workdir / "tljh_config.py"  # what TLJH sets before loading jupyterhub_config.d/
+    tljh.write_text(
+        "from jupyterhub.auth import Authenticator\n"
+        "class FirstUseAuthenticator(Authenticator):\n"
+        "    async def authenticate(self, handler, data):\n"
+        "        return data['username']\n"
+        "c = get_config()  # noqa\n"
+        "c.JupyterHub.authenticator_class = FirstUseAuthenticator\n"
+        f"load_subconfig({str(HUB_DIR / 'tljh' / 'cours-memoire-tuteur.py')!r})\n"
+        'c.JupyterHub.spawner_class = "simple"  # no SystemdSpawner here; never started\n'
+    )
+    text = _start_refused(course_env, workdir, "", base=tljh)
+    assert "FirstUseAuthenticator" in text
+
+
+def test_an_empty_roster_stops_the_hub(course_env, scratch):
+    workdir = scratch("cours-hub-login-empty-")
+    empty = write_roster(workdir / "vide.csv", {})
+    text = _start_refused(course_env, workdir, "", roster=str(empty))
+    assert "la liste des utilisateurs autorisés est vide" in text
+
+
+def _login(url: str, name: str, password: str) -> requests.Response:
+    session = requests.Session()
+    session.get(f"{url}/hub/login", timeout=30)
+    return session.post(
+        f"{url}/hub/login",
+        data={"username": name, "password": password, "_xsrf": session.cookies.get("_xsrf", "")},
+        allow_redirects=False,
+        timeout=60,
+    )
+
+
+def test_the_school_directory_admits_the_roster_only(course_env, scratch):
+    """A real slapd; the hub's LDAPAuthenticator binds as each person, the roster filters."""
+    workdir = scratch("cours-hub-ldap-")
+    people = {"prof": "mdp-prof", "ana": "mdp-ana", "intrus": "mdp-intrus"}
+    with ldap_server(workdir, people) as directory:
+        overlay = (
+            'c.JupyterHub.authenticator_class = "ldapauthenticator.LDAPAuthenticator"\n'
+            f"c.LDAPAuthenticator.server_address = {directory.host!r}\n"
+            f"c.LDAPAuthenticator.server_port = {directory.port}\n"
+            'c.LDAPAuthenticator.tls_strategy = "insecure"\n'
+            f"c.LDAPAuthenticator.bind_dn_template = [{directory.people_dn_template!r}]\n"
+        )
+        with launch_hub(
+            prefix=course_env,
+            workdir=workdir,
+            roster=write_roster(workdir / "classe.csv", ROSTER),
+            exchange=workdir / "exchange",
+            settings=hub_settings(COURSE_HUB_CULL_TIMEOUT="0"),
+            overlay=overlay,
+            hub_config=HUB_DIR / "jupyterhub_config.py",
+        ) as hub:
+            assert "LDAPAuthenticator" in hub.log_path.read_text()
+            admitted = _login(hub.url, "ana", "mdp-ana")
+            assert admitted.status_code == 302, (admitted.status_code, hub.log_tail())
+            assert "jupyterhub-hub-login" in admitted.cookies
+            assert "/hub/login" not in admitted.headers["Location"]
+            wrong = _login(hub.url, "ana", "mdp-prof")
+            assert wrong.status_code == 403, wrong.status_code
+            outsider = _login(hub.url, "intrus", "mdp-intrus")  # in the directory, not the class
+            assert outsider.status_code == 403, outsider.status_code
+            unknown = _login(hub.url, "zoe", "mdp-ana")  # neither
+            assert unknown.status_code == 403, unknown.status_code
+            # the hub knows ana as logged in, and never created the outsider
+            users = {u["name"] for u in hub.api("GET", "/users").json()}
+            assert "intrus" not in users and "ana" in users
+
+
+def test_the_charts_default_login_stops_the_kubernetes_hub(course_env, scratch):
+    """z2jh: values without their authenticator fall back to the chart's `dummy`: refused."""
+    workdir = scratch("cours-hub-login-z2jh-")
+    values = yaml.safe_load((Z2JH / "values.yaml").read_text(encoding="utf-8"))
+    assert values["hub"]["config"]["JupyterHub"].pop("authenticator_class")
+    (workdir / "values.yaml").write_text(yaml.safe_dump(values), encoding="utf-8")
+    etc = workdir / "hub-etc"  # hub.extraFiles, as `helm --set-file` mounts them
+    etc.mkdir()
+    for name in ("roster.py", "login_guard.py"):
+        shutil.copy(HUB_DIR / name, etc / name)
+    roster = write_roster(etc / "classe.csv", ROSTER)
+    chart = workdir / "chart_config.py"
+    chart.write_text(
+        f"import sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from kube import apply_chart_values\nc = get_config()  # noqa\n"
+        f"apply_chart_values(c, {str(workdir / 'values.yaml')!r}, {{}})\n"
+    )
+    text = _start_refused(
+        course_env,
+        workdir,
+        "",
+        base=chart,
+        roster=str(roster),
+        COURSE_HUB_ETC=str(etc),
+        **values["hub"]["extraEnv"],
+    )
+    assert "DummyAuthenticator" in text

@@ -1,0 +1,110 @@
+"""No port a classmate can take: the hub routes a student only to a port that student holds.
+
+Each server has a fixed port on 127.0.0.1 (the class rush showed JupyterHub's random ports
+colliding), so a classmate knows it and can bind it first. A real hub, two real Unix users:
+bob listens on ana's port with a web server of his own; ana's start is refused with the port
+and bob's uid named, and none of her requests reaches bob; once bob is gone ana starts and the
+port is hers. Also: without HTTPS the hub listens on 127.0.0.1 only (a reverse proxy in front).
+"""
+
+from __future__ import annotations
+
+import pwd
+import random
+import secrets
+import subprocess
+import time
+from collections.abc import Iterator
+
+import psutil
+import pytest
+from classhub import hub_settings, launch_hub, unix_users, write_roster
+from conftest import HUB_DIR
+from helpers import stop_pids
+
+pytestmark = pytest.mark.hub
+
+
+@pytest.fixture(scope="module")
+def pair() -> Iterator[tuple[str, str]]:
+    tag = secrets.token_hex(2)
+    names = (f"prt{tag}ana", f"prt{tag}bob")
+    with unix_users(list(names)):
+        yield names
+
+
+def _listening_port(pid: int) -> int:
+    (port,) = {
+        c.laddr.port
+        for c in psutil.Process(pid).net_connections(kind="tcp")
+        if c.status == psutil.CONN_LISTEN
+    }
+    return port
+
+
+def _listeners(port: int) -> set[int]:
+    return {
+        c.pid
+        for c in psutil.net_connections(kind="tcp")
+        if c.status == psutil.CONN_LISTEN and c.laddr.port == port and c.pid
+    }
+
+
+def test_a_classmate_on_the_port_is_refused(course_env, pair, scratch):
+    ana, bob = pair
+    workdir = scratch("cours-hub-ports-")
+    base = random.randrange(21000, 29000, 100)
+    with launch_hub(
+        prefix=course_env,
+        workdir=workdir,
+        roster=write_roster(workdir / "classe.csv", {ana: "student", bob: "student"}),
+        exchange=workdir / "exchange",
+        settings=hub_settings(COURSE_HUB_CULL_TIMEOUT="0", COURSE_HUB_PORT_BASE=str(base)),
+        hub_config=HUB_DIR / "jupyterhub_config.py",
+    ) as hub:
+        hub.start_server(ana)
+        hub.wait_ready(ana)
+        port = _listening_port(hub.server_pids.pop(ana))
+        assert hub.api("DELETE", f"/users/{ana}/server").status_code in (202, 204)
+        deadline = time.monotonic() + 60
+        while _listeners(port):
+            assert time.monotonic() < deadline, "le port d'ana reste occupé"
+            time.sleep(0.5)
+
+        # bob takes ana's port first, with a web server that would log any request
+        squatter = subprocess.Popen(
+            ["runuser", "-u", bob, "--", "python3", "-m", "http.server", str(port)]
+            + ["--bind", "127.0.0.1"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd="/tmp",
+        )
+        try:
+            while not _listeners(port):
+                assert squatter.poll() is None and time.monotonic() < deadline + 30
+                time.sleep(0.2)
+            # refused at once (500: the start raised) or after the hub's 10 s wait (202)
+            refused = hub.api("POST", f"/users/{ana}/server")
+            assert refused.status_code in (202, 500), (refused.status_code, refused.text)
+            deadline = time.monotonic() + 120
+            while True:
+                model = hub.api("GET", f"/users/{ana}").json()
+                if not model["pending"]:
+                    break
+                assert time.monotonic() < deadline, hub.log_tail()
+                time.sleep(0.5)
+            assert not model["servers"], model  # no server, no route to bob
+            bob_uid = pwd.getpwnam(bob).pw_uid
+            assert f"déjà pris par l'uid {bob_uid}" in hub.log_tail(200)
+            reached = hub.server(ana, "GET", "/api/status")
+            assert reached.status_code != 200 or "Directory listing" not in reached.text
+        finally:
+            stop_pids([squatter.pid], grace=5)
+            output = squatter.communicate(timeout=10)[0].decode(errors="replace")
+        assert "GET " not in output, output  # not one of ana's requests reached bob
+
+        # bob gone: ana's server starts on her port, held by her uid
+        hub.start_server(ana)
+        hub.wait_ready(ana)
+        holders = {psutil.Process(pid).uids().real for pid in _listeners(port)}
+        assert holders == {pwd.getpwnam(ana).pw_uid}, holders
