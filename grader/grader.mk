@@ -33,9 +33,11 @@ notebooks: setup
 	    --CourseDirectory.db_url="sqlite:///$$tmp/gradebook.db" --log-level=WARN ); \
 	done
 
-## make students ELEVES=eleves.csv: register the class (CSV with an `id` column) in the gradebook
+## make students ELEVES=grader/eleves.csv: register the class in the gradebook from a spreadsheet's
+## CSV (UTF-8 or Windows-1252, `,` or `;`, columns id/identifiant, prénom, nom, courriel), every
+## line checked first (grading.roster_csv), then stock `nbgrader db student import`
 students: setup
-	$(NBGRADER) db student import $(abspath $(ELEVES))
+	$(GRADING)roster_csv $(abspath $(ELEVES))
 
 ## make collect: collect submissions from nbgrader's exchange (JupyterHub) into grader/submitted/
 collect: setup
