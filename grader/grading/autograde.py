@@ -40,6 +40,7 @@ import nbformat
 
 from course.labo.sandbox import sandbox_problem
 
+from . import manual_grades
 from .nbgrader_log import LogWatcher, Outcomes
 from .nbgrader_run import BIN, ProgressBar, nbgrader_env, pump, run_logged, start, tools_on_path
 from .paths import CourseDirs, course_dirs, sqlite_path
@@ -319,6 +320,7 @@ def autograde(
     # our parser needs nbgrader's INFO lines: this comes last so it wins over any --log-level
     extra_args += ("--log-level=INFO",)
     jobs = max(1, min(jobs, len(students)))
+    hand_grades = manual_grades.record(dirs.db_url, dirs.autograded, assignment, students)
     lock = threading.Lock()
     start = time.monotonic()
     bar = ProgressBar(len(students), f"autograde {assignment}")
@@ -340,6 +342,9 @@ def autograde(
             outcomes.failed[student] = "nbgrader ne l'a pas traité (voir le journal)"
     stale = {s: "rendu modifié depuis sa notation" for s in changed if s in outcomes.skipped}
     stale.update(_check_gradebook(dirs.db_url, assignment, outcomes))
+    # hand grades nbgrader reset to "needs manual grade": graded again where the answer is unchanged
+    kept = manual_grades.restore(dirs.db_url, dirs.autograded, assignment, hand_grades)
+    note = "\n".join(filter(None, [note, manual_grades.note(*kept)])) or None
     seconds = time.monotonic() - start
     return Summary(students, outcomes, stale, seconds, jobs, status, log_path, note)
 
