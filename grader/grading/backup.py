@@ -220,8 +220,8 @@ def _read_archive(archive: Path) -> dict[str, tuple[bytes, int]]:
             for info in tar:
                 if not info.isfile() or not _safe(info.name):
                     raise BackupError(
-                        f"{archive.name}\u00a0: membre « {info.name} » refusé (pas un fichier "
-                        "simple, ou chemin hors de la sauvegarde)."
+                        f"{archive.name}\u00a0: membre «\u00a0{info.name}\u00a0» refusé (pas "
+                        "un fichier simple, ou chemin hors de la sauvegarde)."
                     )
                 data = tar.extractfile(info).read()
                 members[info.name] = (data, info.mtime)
@@ -234,7 +234,9 @@ def _read_archive(archive: Path) -> dict[str, tuple[bytes, int]]:
         raise BackupError(f"{archive.name}\u00a0: fichiers manquants ou en trop (manifeste).")
     for name, (data, _) in members.items():
         if hashlib.sha256(data).hexdigest() != expected[name]:
-            raise BackupError(f"{archive.name}\u00a0: « {name} » abîmé (empreinte différente).")
+            raise BackupError(
+                f"{archive.name}\u00a0: «\u00a0{name}\u00a0» abîmé (empreinte différente)."
+            )
     return members
 
 

@@ -27,24 +27,25 @@ from pathlib import Path
 
 __all__ = ["LearnerNotFound", "export_learner", "known_ids", "main"]
 
-README = """Vos données dans le cours « {course} »
+README = """Vos données dans le cours «\u00a0{course}\u00a0»
 =====================================
 
 Cette archive contient tout ce que le système de notation du cours garde à votre sujet
-(identifiant « {sid} »), exportée le {when} (UTC), au titre des articles 15 (droit d'accès) et
-20 (droit à la portabilité) du RGPD.
+(identifiant «\u00a0{sid}\u00a0»), exportée le {when} (UTC), au titre des articles 15
+(droit d'accès) et 20 (droit à la portabilité) du RGPD.
 
-- eleve.json : votre fiche (identifiant, prénom, nom, courriel) dans le carnet de notes, et
-  votre ligne de la liste des élèves de l'enseignant ;
-- notes.json : pour chaque devoir, l'heure de votre rendu, la pénalité de retard, votre note,
-  et pour chaque critère les points (automatiques, donnés à la main, bonus) et les commentaires ;
-- notes.csv : les mêmes notes, une ligne par critère (tableur) ;
-- rendus/ : les notebooks que vous avez rendus (format .ipynb, à ouvrir dans Jupyter) ;
-- copies_notees/ : vos notebooks tels qu'ils ont été notés ;
-- retours/ : vos pages de retour (HTML, à ouvrir dans un navigateur).
+- eleve.json\u00a0: votre fiche (identifiant, prénom, nom, courriel) dans le carnet de notes, et
+  votre ligne de la liste des élèves de l'enseignant\u00a0;
+- notes.json\u00a0: pour chaque devoir, l'heure de votre rendu, la pénalité de retard,
+  votre note, et pour chaque critère les points (automatiques, donnés à la main, bonus)
+  et les commentaires\u00a0;
+- notes.csv\u00a0: les mêmes notes, une ligne par critère (tableur)\u00a0;
+- rendus/\u00a0: les notebooks que vous avez rendus (format .ipynb, à ouvrir dans Jupyter)\u00a0;
+- copies_notees/\u00a0: vos notebooks tels qu'ils ont été notés\u00a0;
+- retours/\u00a0: vos pages de retour (HTML, à ouvrir dans un navigateur).
 
 Les archives reçues d'une plateforme (ENT, LMS) qui contiennent aussi les rendus d'autres
-élèves n'y sont pas : votre rendu en a été extrait et se trouve dans rendus/. Pour faire
+élèves n'y sont pas\u00a0: votre rendu en a été extrait et se trouve dans rendus/. Pour faire
 corriger ou effacer ces données, adressez-vous à votre enseignant.
 """
 
@@ -192,8 +193,8 @@ def export_learner(
         close = difflib.get_close_matches(sid.casefold(), list(folded), n=5, cutoff=0.5)
         hint = ", ".join(folded[c] for c in close) or "aucun"
         raise LearnerNotFound(
-            f"Aucune donnée pour l'identifiant « {sid} » (carnet de notes, liste des élèves, "
-            f"rendus, copies notées, retours). Identifiants proches\u00a0: {hint}."
+            f"Aucune donnée pour l'identifiant «\u00a0{sid}\u00a0» (carnet de notes, liste des "
+            f"élèves, rendus, copies notées, retours). Identifiants proches\u00a0: {hint}."
         )
     course = load_config(dirs.grader_dir).CourseDirectory.get("course_id", "") or "cours"
     now = datetime.now(UTC)
@@ -249,8 +250,9 @@ def main(argv: list[str] | None = None) -> int:
     except (LearnerNotFound, FileNotFoundError) as exc:
         print(f"✘ {exc}", file=sys.stderr)
         return 2
+    sid = _nfc(args.student_id.strip())
     print(
-        f"Données de « {_nfc(args.student_id.strip())} »\u00a0: {path} ({counts['devoirs']} "
+        f"Données de «\u00a0{sid}\u00a0»\u00a0: {path} ({counts['devoirs']} "
         f"devoir(s), {counts['rendus']} fichier(s) rendu(s), {counts['copies_notees']} copie(s) "
         f"notée(s), {counts['retours']} retour(s))."
     )

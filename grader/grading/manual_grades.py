@@ -2,7 +2,7 @@
 
 nbgrader 0.9.6's ``SaveAutoGrades`` keeps a grade's ``manual_score`` and ``manual_comment`` on
 a regrade, but sets ``needs_manual_grade = True`` on every grade that has a manual score: after
-``autograde --force`` formgrader shows the whole class as « to grade » again, although the
+``autograde --force`` formgrader shows the whole class as «\u00a0to grade\u00a0» again, although the
 grades and comments are all there. ``make grade`` (``grading.autograde``) records the hand
 grades before running nbgrader (:func:`record`) and marks them graded again afterwards
 (:func:`restore`), but only where what the grader judged is unchanged:
@@ -11,7 +11,7 @@ grades before running nbgrader (:func:`record`) and marks them graded again afte
   copy is the one that was graded (its SHA-256);
 - a test whose automatic score a grader overrode: nbgrader gives it the same automatic score.
 
-Anything else (a resubmitted answer) stays « needs manual grade », as nbgrader leaves it, and
+Anything else (a resubmitted answer) stays "needs manual grade", as nbgrader leaves it, and
 is named. A raw ``nbgrader autograde --force`` does not do this (the guide says so).
 """
 

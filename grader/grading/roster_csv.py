@@ -1,7 +1,7 @@
 """The class list as teachers have it (an Excel or LibreOffice export), registered in the gradebook.
 
 nbgrader's ``db student import`` wants UTF-8, commas and its own English column names: a French
-spreadsheet (BOM, ``;``, Windows-1252, « Prénom ») gives « Unknown keys in csv » or a
+spreadsheet (BOM, ``;``, Windows-1252, "Prénom") gives "Unknown keys in csv" or a
 ``UnicodeDecodeError``. This reads what a teacher's spreadsheet writes, checks every line first
 (so nothing is half-imported), then hands a clean copy to stock ``nbgrader db student import``::
 
@@ -96,7 +96,7 @@ def _decode(data: bytes, name: str) -> str:
         raise RosterError(
             [
                 f"Ligne {line} de {name}\u00a0: octet {data[exc.start]:#04x} illisible (ni UTF-8 "
-                "ni Windows-1252)\u00a0; enregistrez la liste en « CSV UTF-8 »."
+                "ni Windows-1252)\u00a0; enregistrez la liste en «\u00a0CSV UTF-8\u00a0»."
             ]
         ) from None
 
@@ -127,11 +127,13 @@ def read_roster(path: str | Path) -> list[Student]:
         field = COLUMNS.get(_fold(raw))
         if field is None:
             problems.append(
-                f"Ligne 1 de {name}\u00a0: colonne inconnue « {raw.strip()} » (colonnes "
+                f"Ligne 1 de {name}\u00a0: colonne inconnue «\u00a0{raw.strip()}\u00a0» (colonnes "
                 "reconnues\u00a0: id ou identifiant, prénom, nom, courriel)."
             )
         elif field in fields:
-            problems.append(f"Ligne 1 de {name}\u00a0: colonne « {raw.strip()} » en double.")
+            problems.append(
+                f"Ligne 1 de {name}\u00a0: colonne «\u00a0{raw.strip()}\u00a0» en double."
+            )
         fields.append(field or "")
     if "id" not in fields and not problems:
         problems.append(f"Ligne 1 de {name}\u00a0: pas de colonne id (ou identifiant).")
@@ -158,18 +160,22 @@ def read_roster(path: str | Path) -> list[Student]:
             continue
         if BAD_ID.search(sid):
             problems.append(
-                f"Ligne {line} de {name}\u00a0: identifiant « {sid} » refusé (ni espace, ni "
-                "/ \\ + * ? [ ], ni « . » ou « .. »\u00a0: il devient un nom de dossier)."
+                f"Ligne {line} de {name}\u00a0: identifiant «\u00a0{sid}\u00a0» refusé (ni "
+                "espace, ni barre, +, *, ?, [ ou ], ni «\u00a0.\u00a0» ou «\u00a0..\u00a0»\u00a0: "
+                "il devient un nom de dossier)."
             )
             continue
         if sid in seen:
             problems.append(
-                f"Ligne {line} de {name}\u00a0: identifiant « {sid} » déjà donné ligne {seen[sid]}."
+                f"Ligne {line} de {name}\u00a0: identifiant «\u00a0{sid}\u00a0» déjà donné "
+                f"ligne {seen[sid]}."
             )
             continue
         email = values.get("email", "")
         if email and not EMAIL.match(email):
-            problems.append(f"Ligne {line} de {name}\u00a0: courriel « {email} » invalide.")
+            problems.append(
+                f"Ligne {line} de {name}\u00a0: courriel «\u00a0{email}\u00a0» invalide."
+            )
             continue
         seen[sid] = line
         students.append(Student(**{f: values.get(f, "") for f in FIELDS}, line=line))
@@ -241,8 +247,8 @@ def _registered(db_url: str) -> set[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Inscrire la classe au carnet de notes depuis une liste CSV (Excel, "
-        "LibreOffice\u00a0: UTF-8 ou Windows-1252, « , » ou « ; », colonnes en français ou en "
-        "anglais)."
+        "LibreOffice\u00a0: UTF-8 ou Windows-1252, «\u00a0,\u00a0» ou «\u00a0;\u00a0», "
+        "colonnes en français ou en anglais)."
     )
     parser.add_argument("roster", type=Path, help="la liste des élèves (CSV)")
     parser.add_argument("--grader-dir", type=Path, default=None)

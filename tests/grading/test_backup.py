@@ -82,7 +82,7 @@ def test_a_backup_restores_into_a_fresh_clone(graded_class, tmp_path):
     fresh = copy_course(tmp_path / "neuf")
     proc = grading(fresh, "backup", "restaurer", str(damaged))
     assert proc.returncode == 2
-    assert "« submitted/ana/oublier/oublier.ipynb » abîmé" in proc.stderr
+    assert "«\u00a0submitted/ana/oublier/oublier.ipynb\u00a0» abîmé" in proc.stderr
     assert not (fresh / "gradebook.db").exists() and not (fresh / "submitted").exists()
 
 

@@ -47,7 +47,7 @@ def test_the_archive_holds_the_learner_and_no_one_else(graded_class, tmp_path, s
     data_files = {"LISEZMOI.txt", "eleve.json", "notes.json", "notes.csv"}
     assert set(members) == data_files | set(own)
     readme = members["LISEZMOI.txt"].decode()
-    assert "articles 15 (droit d'accès)" in readme and f"« {sid} »" in readme
+    assert "articles 15 (droit d'accès)" in readme and f"«\u00a0{sid}\u00a0»" in readme
     fiche = json.loads(members["eleve.json"])
     assert fiche["carnet_de_notes"]["identifiant"] == sid
     assert fiche["carnet_de_notes"]["nom"] == OTHERS[sid][0]
@@ -90,6 +90,6 @@ def test_nfd_id_and_unknown_id(tmp_path):
     assert "Martin" not in members["eleve.json"].decode()
     proc = grading(grader, "learner_export", "chloe", "--eleves", "eleves.csv")
     assert proc.returncode == 2
-    assert "Aucune donnée pour l'identifiant « chloe »" in proc.stderr
+    assert "Aucune donnée pour l'identifiant «\u00a0chloe\u00a0»" in proc.stderr
     assert "Identifiants proches\u00a0: chloé." in proc.stderr
     assert not (grader / "exports").exists()

@@ -91,7 +91,7 @@ def test_hand_grades_survive_a_forced_regrade(course, tmp_path):
     assert rows["ana"]["why"] == "" and float(rows["ana"]["score"]) == 12.0
     assert rows["ben"]["why"] == "réponse écrite à noter"
 
-    # control: stock nbgrader alone puts ana's graded answer back to « needs manual grade »
+    # control: stock nbgrader alone puts ana's graded answer back to "needs manual grade"
     raw = nbgrader(grader, "autograde", "oublier", "--force", "--student=ana")
     assert raw.returncode == 0, raw.stdout + raw.stderr
     assert _written(grader, "ana") == (2.0, True, "Très clair.")

@@ -31,7 +31,7 @@ def grader(tmp_path):
 
 
 def test_excel_rosters_are_registered(grader, tmp_path):
-    excel = tmp_path / "liste excel.csv"  # Excel's « CSV UTF-8 (délimité par des points-virgules) »
+    excel = tmp_path / "liste excel.csv"  # Excel's "CSV UTF-8 (délimité par…)"
     excel.write_bytes(
         "\ufeffIdentifiant;Prénom;Nom;Courriel\r\n"
         f"{NFD_CHLOE};Chloé;Roux;chloe.roux@exemple.fr\r\n"
@@ -45,7 +45,7 @@ def test_excel_rosters_are_registered(grader, tmp_path):
         "chloé": ("Chloé", "Roux", "chloe.roux@exemple.fr"),  # NFC
         "jean-marc": ("Jean-Marc", "N'Diaye", None),
     }
-    legacy = tmp_path / "ancien excel.csv"  # « CSV (séparateur : virgule) », Windows-1252
+    legacy = tmp_path / "ancien excel.csv"  # Excel's "CSV", Windows-1252
     legacy.write_bytes(
         "id,first_name,last_name,E-mail\r\néloïse,Éloïse,Lefèvre,eloise@exemple.fr\r\n"
         "jean-marc,Jean-Marc,N'Diaye,jm@exemple.fr\r\n".encode("cp1252")
@@ -64,16 +64,16 @@ def test_excel_rosters_are_registered(grader, tmp_path):
     [
         (
             f"id;nom\nchloé;Roux\nana;Martin\n{NFD_CHLOE};Roux\n",
-            "Ligne 4 de eleves.csv\u00a0: identifiant « chloé » déjà donné ligne 2.",
+            "Ligne 4 de eleves.csv\u00a0: identifiant «\u00a0chloé\u00a0» déjà donné ligne 2.",
         ),
         ("id,nom\nana,Martin\n,Durand\n", "Ligne 3 de eleves.csv\u00a0: identifiant vide."),
         (
             "id;nom;classe\nana;Martin;2nde B\n",
-            "Ligne 1 de eleves.csv\u00a0: colonne inconnue « classe »",
+            "Ligne 1 de eleves.csv\u00a0: colonne inconnue «\u00a0classe\u00a0»",
         ),
         ("nom;prénom\nMartin;Ana\n", "Ligne 1 de eleves.csv\u00a0: pas de colonne id"),
-        ("id\nana\n../ben\n", "Ligne 3 de eleves.csv\u00a0: identifiant « ../ben » refusé"),
-        ("id\nana\nben+cyr\n", "Ligne 3 de eleves.csv\u00a0: identifiant « ben+cyr » refusé"),
+        ("id\nana\n../ben\n", "Ligne 3 de eleves.csv\u00a0: identifiant «\u00a0../ben\u00a0»"),
+        ("id\nana\nben+cyr\n", "Ligne 3 de eleves.csv\u00a0: identifiant «\u00a0ben+cyr\u00a0»"),
         ("id;nom\nana;Martin;en trop\n", "Ligne 2 de eleves.csv\u00a0: 3 valeurs pour 2 colonnes."),
     ],
 )
