@@ -13,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import tarfile
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -104,16 +105,18 @@ def test_backups_taken_while_grading_are_consistent(course, tmp_path):
             path, _ = backup(tmp_path / "sauv", grader_dir=grader)
             archives.append(path)
             during += grade.poll() is None
+            time.sleep(0.5)
     finally:
         out = grade.communicate()[0]
     assert grade.returncode == 0, out
     assert during >= 2, (during, out)
     final = _export(grader)
-    graded_counts = set()
-    for k, archive in enumerate(archives):
-        target = copy_course(tmp_path / f"r{k}")
-        restore(archive, grader_dir=target)
-        db = target / "gradebook.db"
+    by_count: dict[int, object] = {}
+    for archive in archives:
+        with tarfile.open(archive) as tar:
+            data = tar.extractfile("gradebook.db").read()
+        db = tmp_path / "snapshot.db"
+        db.write_bytes(data)
         with sqlite3.connect(db) as con:
             assert con.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
             assert con.execute("PRAGMA foreign_key_check").fetchall() == []
@@ -122,14 +125,19 @@ def test_backups_taken_while_grading_are_consistent(course, tmp_path):
                 "SELECT sn.id, count(g.id) FROM submitted_notebook sn "
                 "LEFT JOIN grade g ON g.notebook_id = sn.id GROUP BY sn.id"
             ).fetchall()
-            assert all(n == 12 for _, n in rows), rows
-            graded_counts.add(len(rows))
-        _export(target)  # the restored gradebook opens in nbgrader
-        shutil.rmtree(target.parent)
-    assert len(graded_counts) >= 2, graded_counts  # snapshots at different moments
-    # the first backup, taken mid-grading, is completed by the next grading: same export
+        con.close()
+        assert all(n == 12 for _, n in rows), rows
+        by_count.setdefault(len(rows), archive)
+    assert len(by_count) >= 2, by_count  # snapshots of different moments
+    # one snapshot per moment restores into a course where nbgrader opens it; the one taken
+    # earliest mid-grading is completed by the next grading: the same export as the original
+    for k, archive in enumerate(by_count.values()):
+        target = copy_course(tmp_path / f"r{k}")
+        restore(archive, grader_dir=target)
+        _export(target)
+    middle = [by_count[n] for n in sorted(by_count) if 0 < n < 3] or [by_count[min(by_count)]]
     target = copy_course(tmp_path / "suite")
-    restore(archives[0], grader_dir=target)
+    restore(middle[0], grader_dir=target)
     again = grading(target, "autograde", "oublier")
     assert again.returncode == 0, again.stdout + again.stderr
     assert _export(target) == final
