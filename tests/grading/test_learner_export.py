@@ -47,7 +47,8 @@ def test_the_archive_holds_the_learner_and_no_one_else(graded_class, tmp_path, s
     data_files = {"LISEZMOI.txt", "eleve.json", "notes.json", "notes.csv"}
     assert set(members) == data_files | set(own)
     readme = members["LISEZMOI.txt"].decode()
-    assert "articles 15 (droit d'accès)" in readme and f"«\u00a0{sid}\u00a0»" in readme
+    assert "(droit d'accès) et 20 (droit à la portabilité) du RGPD" in readme
+    assert f"«\u00a0{sid}\u00a0»" in readme
     fiche = json.loads(members["eleve.json"])
     assert fiche["carnet_de_notes"]["identifiant"] == sid
     assert fiche["carnet_de_notes"]["nom"] == OTHERS[sid][0]
