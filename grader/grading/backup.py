@@ -10,13 +10,12 @@ Why this way:
 
 - the gradebook (and the hub's SQLite database) is copied with SQLite's online backup API, in one
   step under a read lock: the copy is the database as of one committed transaction, even while
-  ``make grade`` writes to it (nbgrader creates a submission with all its grade rows in one
-  transaction, so a snapshot never holds half a submission); a plain file copy taken during a
-  write can be torn;
-- files are copied first and the gradebook last: a student graded during the backup has, in the
-  backup, grades without a graded copy or nothing; either way the next ``make grade`` grades them
-  (nbgrader grades a submission without a graded copy). A notebook caught while nbgrader writes
-  it (unreadable JSON) is read again;
+  ``make grade`` writes to it; a plain file copy taken during a write can be torn;
+- files are copied first and the gradebook last. nbgrader commits grade by grade and writes the
+  graded copy after the last one, so a student whose graded copy is in the backup has all their
+  grades in it; a student being graded during the backup has some grades and no graded copy, and
+  the next ``make grade`` grades them again (nbgrader grades a submission without a graded copy).
+  A notebook caught while nbgrader writes it (unreadable JSON) is read again;
 - one ``.tar.gz`` with a ``manifest.json`` (SHA-256 of every member): a restore checks every byte
   before it writes anything, refuses an archive with unsafe names, and never writes over an
   existing gradebook, submission or roster;
