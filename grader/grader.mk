@@ -19,9 +19,18 @@ FORCE ?=
 SANS_BAC_A_SABLE ?=
 ARGS ?=
 EXEMPLES ?=
+# backups: where (DOSSIER, default grader/sauvegardes), retention (GARDER newest, GARDER_JOURS days),
+# the hub's SQLite database (HUB_DB), the archive to restore (SAUVEGARDE); ID: one learner
+DOSSIER ?=
+GARDER ?=
+GARDER_JOURS ?=
+HUB_DB ?=
+SAUVEGARDE ?=
+ID ?=
 
 .PHONY: notebooks students collect zip-collect duedate grade feedback release-feedback export \
-	rapport formgrader demo-grading bench-grading
+	rapport formgrader demo-grading bench-grading \
+	sauvegarde restauration purge-sauvegardes donnees-eleve
 
 ## make notebooks: regenerate ALL of notebooks/ from solutions/ with stock nbgrader (no outputs,
 ## stable cell ids); a throw-away gradebook so none is left in the repository (`make grade` adds
@@ -33,9 +42,11 @@ notebooks: setup
 	    --CourseDirectory.db_url="sqlite:///$$tmp/gradebook.db" --log-level=WARN ); \
 	done
 
-## make students ELEVES=eleves.csv: register the class (CSV with an `id` column) in the gradebook
+## make students ELEVES=grader/eleves.csv: register the class in the gradebook from a spreadsheet's
+## CSV (UTF-8 or Windows-1252, `,` or `;`, columns id/identifiant, prénom, nom, courriel), every
+## line checked first (grading.roster_csv), then stock `nbgrader db student import`
 students: setup
-	$(NBGRADER) db student import $(abspath $(ELEVES))
+	$(GRADING)roster_csv $(abspath $(ELEVES))
 
 ## make collect: collect submissions from nbgrader's exchange (JupyterHub) into grader/submitted/;
 ## a copy not owned by the student it names is set aside in grader/quarantaine/ (exit status 1)
@@ -88,3 +99,30 @@ demo-grading: setup
 ## make bench-grading: this lab against a trivial one-cell assignment, 30 submissions each
 bench-grading: setup
 	$(GRADING)bench --submissions 30 --jobs 2
+
+BACKUP_PLACE = $(if $(DOSSIER),--dossier $(abspath $(DOSSIER))) \
+	$(if $(GARDER),--garder $(GARDER)) $(if $(GARDER_JOURS),--garder-jours $(GARDER_JOURS))
+
+## make sauvegarde [DOSSIER=...] [GARDER=N] [GARDER_JOURS=J] [HUB_DB=...]: one .tar.gz in
+## grader/sauvegardes/ (gradebook by SQLite's online backup, safe during `make grade`; submitted/,
+## autograded/, feedback/, downloaded/, the roster ELEVES, the hub's database), then the purge
+sauvegarde: setup
+	$(GRADING)backup sauvegarder --eleves $(abspath $(ELEVES)) $(BACKUP_PLACE) \
+	  $(if $(HUB_DB),--hub-db $(abspath $(HUB_DB)))
+
+## make restauration SAUVEGARDE=...: restore a backup into a course that has no gradebook,
+## submissions or roster yet (a fresh clone); every byte checked first, nothing overwritten
+restauration: setup
+	@test -n "$(SAUVEGARDE)" || { echo "Donnez la sauvegarde : make restauration SAUVEGARDE=grader/sauvegardes/sauvegarde-….tar.gz" >&2; exit 2; }
+	$(GRADING)backup restaurer $(abspath $(SAUVEGARDE)) --eleves $(abspath $(ELEVES)) \
+	  $(if $(HUB_DB),--hub-db $(abspath $(HUB_DB)))
+
+## make purge-sauvegardes GARDER=N GARDER_JOURS=J: delete the backups neither rule keeps
+purge-sauvegardes: setup
+	$(GRADING)backup purger $(BACKUP_PLACE)
+
+## make donnees-eleve ID=...: everything the class system holds about one learner, in one zip
+## (grader/exports/; RGPD articles 15 and 20)
+donnees-eleve: setup
+	@test -n "$(ID)" || { echo "Donnez l'identifiant : make donnees-eleve ID=chloé" >&2; exit 2; }
+	$(GRADING)learner_export "$(ID)" --eleves $(abspath $(ELEVES))

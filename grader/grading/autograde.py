@@ -44,7 +44,7 @@ import nbformat
 
 from course.labo.sandbox import sandbox_problem
 
-from . import known_failures
+from . import known_failures, manual_grades
 from .ids import normalize_id, quoted
 from .nbgrader_log import FAILED, LogWatcher, Outcomes
 from .nbgrader_run import BIN, ProgressBar, nbgrader_env, pump, run_logged, start, tools_on_path
@@ -367,6 +367,7 @@ def autograde(
     )
     to_grade = [s for s in students if s not in known_bad]
     jobs = max(1, min(jobs, len(to_grade) or 1))
+    hand_grades = manual_grades.record(dirs.db_url, dirs.autograded, assignment, students)
     lock = threading.Lock()
     start = time.monotonic()
     bar = ProgressBar(len(students), f"autograde {assignment}")
@@ -401,6 +402,9 @@ def autograde(
     outcomes.failed.update(known_bad)
     stale = {s: "rendu modifié depuis sa notation" for s in changed if s in outcomes.skipped}
     stale.update(_check_gradebook(dirs.db_url, assignment, outcomes))
+    # hand grades nbgrader reset to "needs manual grade": graded again where the answer is unchanged
+    kept = manual_grades.restore(dirs.db_url, dirs.autograded, assignment, hand_grades)
+    note = "\n".join(filter(None, [note, manual_grades.note(*kept)])) or None
     seconds = time.monotonic() - start
     return Summary(students, outcomes, stale, seconds, jobs, status, log_path, note, ids)
 

@@ -181,9 +181,37 @@ def class_table(gradebook: Gradebook, assignment: str, autograded: Path | None) 
     ]
     for title in criteria:
         df[title] = [points[s][title] if s in points else math.nan for s in df["student_id"]]
+    pending = _awaiting_hand_grading(gradebook, assignment)
+    df["why"] = [
+        _why_pending(why, pending.get(s, {}))
+        for why, s in zip(df["why"], df["student_id"], strict=True)
+    ]
     df = df.sort_values("student_id").reset_index(drop=True)
     df.attrs["criteria"] = criteria
+    df.attrs["pending"] = pending
     return df
+
+
+def _awaiting_hand_grading(gradebook: Gradebook, assignment: str) -> dict[str, dict[str, str]]:
+    """student -> {criterion title: French state} of the grades a grader has not graded yet
+    (nbgrader's ``needs_manual_grade``): their 0 is not a failure, the report must not call it
+    one."""
+    from .manual_grades import pending_hand_grades
+
+    return {
+        student: {
+            criterion_title(name): "réponse écrite à noter"
+            if kind == "markdown"
+            else f"{criterion_title(name)} : note à la main à revoir"
+            for name, kind in grades
+        }
+        for student, grades in pending_hand_grades(gradebook, assignment).items()
+    }
+
+
+def _why_pending(why: str, waiting: dict[str, str]) -> str:
+    """What waits for hand grading first (« réponse écrite à noter »), then why."""
+    return " ; ".join(dict.fromkeys(filter(None, [*waiting.values(), why])))
 
 
 def criteria_failures(df: pd.DataFrame) -> pd.Series:
@@ -280,7 +308,12 @@ def write_report(
     rows = []
     for _, r in df.iterrows():
         name = " ".join(x for x in (r["first_name"], r["last_name"]) if x)
-        lost = [t for t in criteria if r["submitted"] and (r[t] or 0) < criteria[t] - 1e-9]
+        waiting = df.attrs.get("pending", {}).get(r["student_id"], {})
+        lost = [
+            t
+            for t in criteria
+            if r["submitted"] and (r[t] or 0) < criteria[t] - 1e-9 and t not in waiting
+        ]
         if not r["submitted"]:
             lost_html = "—"
         elif lost and len(lost) == len(criteria):

@@ -1,0 +1,373 @@
+"""Back up, restore and purge what an instructor cannot rebuild: the gradebook, the submissions,
+the graded copies, the feedback pages, the archives received, the roster, the hub's database.
+
+    python -m grading.backup sauvegarder [--dossier D] [--eleves F] [--hub-db F] [--garder N]
+                                         [--garder-jours J]       (make sauvegarde)
+    python -m grading.backup restaurer ARCHIVE [--eleves F] [--hub-db F]   (make restauration)
+    python -m grading.backup purger [--dossier D] [--garder N] [--garder-jours J]
+
+Why this way:
+
+- the gradebook (and the hub's SQLite database) is copied with SQLite's online backup API, in one
+  step under a read lock: the copy is the database as of one committed transaction, even while
+  ``make grade`` writes to it; a plain file copy taken during a write can be torn;
+- files are copied first and the gradebook last. nbgrader commits grade by grade and writes the
+  graded copy after the last one, so a student whose graded copy is in the backup has all their
+  grades in it; a student being graded during the backup has some grades and no graded copy, and
+  the next ``make grade`` grades them again (nbgrader grades a submission without a graded copy).
+  A notebook caught while nbgrader writes it (unreadable JSON) is read again;
+- one ``.tar.gz`` with a ``manifest.json`` (SHA-256 of every member): a restore checks every byte
+  before it writes anything, refuses an archive with unsafe names, and never writes over an
+  existing gradebook, submission or roster;
+- names carry their UTC time (``sauvegarde-20250314-180000.tar.gz``): retention reads it, not the
+  file's mtime (a copied backup keeps its age). A backup is kept when it is one of the ``--garder``
+  newest or younger than ``--garder-jours`` days; only files with that name pattern are purged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import re
+import sqlite3
+import sys
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from urllib.parse import quote
+
+__all__ = [
+    "BackupError",
+    "backup",
+    "backups_in",
+    "main",
+    "purge",
+    "restore",
+    "sqlite_snapshot",
+]
+
+NAME = re.compile(r"^sauvegarde-(\d{8}-\d{6})(?:-\d+)?\.tar\.gz$")
+FOLDERS = ("submitted", "autograded", "feedback", "downloaded")
+GRADEBOOK = "gradebook.db"
+ROSTER = "eleves.csv"
+HUB_DB = "hub/jupyterhub.sqlite"
+MANIFEST = "manifest.json"
+
+
+class BackupError(Exception):
+    """A backup or restore that cannot be done, in one French sentence."""
+
+
+def sqlite_snapshot(source: Path, dest: Path) -> None:
+    """A consistent copy of the SQLite file `source` (online backup API, one step)."""
+    if not source.is_file():
+        raise BackupError(f"Base SQLite introuvable\u00a0: {source}.")
+    src = sqlite3.connect(f"file:{quote(str(source))}?mode=ro", uri=True, timeout=60)
+    dst = sqlite3.connect(dest)
+    try:
+        src.backup(dst)  # pages=-1: the whole database under one read lock
+    finally:
+        dst.close()
+        src.close()
+
+
+@dataclass(frozen=True)
+class _Dirs:
+    grader_dir: Path
+    gradebook: Path
+    folders: dict[str, Path]
+
+
+def _dirs(grader_dir: Path | None) -> _Dirs:
+    from .nbgrader_run import tools_on_path
+    from .paths import course_dirs, load_config, sqlite_path
+
+    tools_on_path()
+    dirs = course_dirs(grader_dir)
+    gradebook = sqlite_path(dirs.db_url)
+    if gradebook is None:
+        raise BackupError(
+            f"Le carnet de notes n'est pas un fichier SQLite ({dirs.db_url})\u00a0: sauvegardez "
+            "sa base avec ses propres outils (pg_dump…)."
+        )
+    config = load_config(dirs.grader_dir)
+    downloaded = config.ZipCollectApp.get("downloaded_directory", "downloaded")
+    folders = {
+        "submitted": dirs.submitted,
+        "autograded": dirs.autograded,
+        "feedback": dirs.feedback,
+        "downloaded": dirs.root / downloaded,
+    }
+    return _Dirs(dirs.grader_dir, gradebook, folders)
+
+
+def _read_stable(path: Path) -> bytes | None:
+    """The bytes of `path`; a notebook being written is read again. None if it went away."""
+    for _ in range(20):
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        if path.suffix != ".ipynb":
+            return data
+        try:
+            json.loads(data)
+            return data
+        except ValueError:
+            time.sleep(0.1)
+    return data
+
+
+class _Writer:
+    def __init__(self, tar: tarfile.TarFile) -> None:
+        self.tar = tar
+        self.files: dict[str, str] = {}
+
+    def add(self, name: str, data: bytes, mtime: float | None = None) -> None:
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        info.mtime = int(mtime if mtime is not None else time.time())
+        info.mode = 0o600
+        self.tar.addfile(info, io.BytesIO(data))
+        self.files[name] = hashlib.sha256(data).hexdigest()
+
+
+def _new_name(folder: Path, now: datetime) -> Path:
+    stamp = now.strftime("%Y%m%d-%H%M%S")
+    path = folder / f"sauvegarde-{stamp}.tar.gz"
+    k = 1
+    while path.exists():
+        path = folder / f"sauvegarde-{stamp}-{k}.tar.gz"
+        k += 1
+    return path
+
+
+def backup(
+    dest_dir: Path | None = None,
+    roster: Path | None = None,
+    hub_db: Path | None = None,
+    grader_dir: Path | None = None,
+) -> tuple[Path, dict[str, int]]:
+    """Write one backup archive; (its path, files per part)."""
+    dirs = _dirs(grader_dir)
+    dest_dir = dest_dir or dirs.grader_dir / "sauvegardes"
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    os.chmod(dest_dir, 0o700)  # names, e-mails, grades: the instructor's eyes only
+    now = datetime.now(UTC)
+    path = _new_name(dest_dir, now)
+    counts: dict[str, int] = {}
+    tmp = path.with_name(path.name + ".partiel")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz") as tar:
+            out = _Writer(tar)
+            for part, folder in dirs.folders.items():
+                counts[part] = 0
+                if not folder.is_dir():
+                    continue
+                for file in sorted(folder.rglob("*")):
+                    if file.is_symlink() or not file.is_file():
+                        continue  # a link in a submission points outside: never followed
+                    data = _read_stable(file)
+                    if data is None:
+                        continue
+                    rel = file.relative_to(folder).as_posix()
+                    out.add(f"{part}/{rel}", data, file.stat().st_mtime)
+                    counts[part] += 1
+            if roster is not None and roster.is_file():
+                out.add(ROSTER, roster.read_bytes(), roster.stat().st_mtime)
+                counts["roster"] = 1
+            with tempfile.TemporaryDirectory(prefix="sauvegarde-") as work:
+                if hub_db is not None:
+                    sqlite_snapshot(hub_db, Path(work) / "hub.sqlite")
+                    out.add(HUB_DB, (Path(work) / "hub.sqlite").read_bytes())
+                    counts["hub"] = 1
+                # last: a student graded meanwhile is regraded by the next make grade
+                if dirs.gradebook.is_file():
+                    sqlite_snapshot(dirs.gradebook, Path(work) / GRADEBOOK)
+                    out.add(GRADEBOOK, (Path(work) / GRADEBOOK).read_bytes())
+                    counts["gradebook"] = 1
+            manifest = {
+                "format": 1,
+                "created": now.isoformat(timespec="seconds"),
+                "files": out.files,
+            }
+            out.add(MANIFEST, json.dumps(manifest, indent=1, sort_keys=True).encode())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path, counts
+
+
+def _safe(name: str) -> bool:
+    parts = Path(name).parts
+    return bool(parts) and not Path(name).is_absolute() and ".." not in parts
+
+
+def _read_archive(archive: Path) -> dict[str, tuple[bytes, int]]:
+    """Every member of a backup, checked against its manifest, before anything is written."""
+    members: dict[str, tuple[bytes, int]] = {}
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            for info in tar:
+                if not info.isfile() or not _safe(info.name):
+                    raise BackupError(
+                        f"{archive.name}\u00a0: membre «\u00a0{info.name}\u00a0» refusé (pas "
+                        "un fichier simple, ou chemin hors de la sauvegarde)."
+                    )
+                data = tar.extractfile(info).read()
+                members[info.name] = (data, info.mtime)
+    except (OSError, tarfile.TarError, EOFError) as exc:
+        raise BackupError(f"Sauvegarde illisible\u00a0: {archive} ({exc}).") from None
+    if MANIFEST not in members:
+        raise BackupError(f"{archive.name} n'est pas une sauvegarde du cours (pas de {MANIFEST}).")
+    expected = json.loads(members.pop(MANIFEST)[0])["files"]
+    if set(expected) != set(members):
+        raise BackupError(f"{archive.name}\u00a0: fichiers manquants ou en trop (manifeste).")
+    for name, (data, _) in members.items():
+        if hashlib.sha256(data).hexdigest() != expected[name]:
+            raise BackupError(
+                f"{archive.name}\u00a0: «\u00a0{name}\u00a0» abîmé (empreinte différente)."
+            )
+    return members
+
+
+def restore(
+    archive: Path,
+    roster: Path | None = None,
+    hub_db: Path | None = None,
+    grader_dir: Path | None = None,
+) -> dict[str, int]:
+    """Restore `archive` into a course with no gradebook, submissions or roster yet."""
+    dirs = _dirs(grader_dir)
+    members = _read_archive(archive)
+    targets: dict[str, Path] = {}
+    for name in members:
+        part, _, rel = name.partition("/")
+        if part in FOLDERS:
+            targets[name] = dirs.folders[part] / rel
+        elif name == GRADEBOOK:
+            targets[name] = dirs.gradebook
+        elif name == ROSTER and roster is not None:
+            targets[name] = roster
+        elif name == HUB_DB and hub_db is not None:
+            targets[name] = hub_db
+    occupied = [str(p) for p in (dirs.gradebook, roster, hub_db) if p is not None and p.exists()]
+    occupied += [str(f) for f in dirs.folders.values() if f.is_dir() and any(f.iterdir())]
+    if occupied:
+        raise BackupError(
+            "Restauration refusée, rien n'a été écrit\u00a0: ces données existent déjà et ne sont "
+            f"jamais écrasées ({', '.join(occupied)})\u00a0; restaurez dans un clone neuf ou "
+            "déplacez-les."
+        )
+    counts: dict[str, int] = {}
+    for name, target in targets.items():
+        data, mtime = members[name]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.restauration")
+        tmp.write_bytes(data)
+        os.utime(tmp, (mtime, mtime))
+        os.replace(tmp, target)
+        part = name.partition("/")[0] if "/" in name else name
+        counts[part] = counts.get(part, 0) + 1
+    return counts
+
+
+def backups_in(folder: Path) -> list[tuple[datetime, Path]]:
+    """The course's backups in `folder`, newest first, with the UTC time in their name."""
+    found = []
+    for path in folder.iterdir() if folder.is_dir() else []:
+        match = NAME.match(path.name)
+        if match and path.is_file():
+            when = datetime.strptime(match.group(1), "%Y%m%d-%H%M%S").replace(tzinfo=UTC)
+            found.append((when, path))
+    return sorted(found, key=lambda item: (item[0], item[1].name), reverse=True)
+
+
+def purge(
+    folder: Path,
+    keep: int | None = None,
+    keep_days: float | None = None,
+    now: datetime | None = None,
+) -> list[Path]:
+    """Delete the backups that neither rule keeps; the deleted paths."""
+    if keep is None and keep_days is None:
+        return []
+    now = now or datetime.now(UTC)
+    deleted = []
+    for rank, (when, path) in enumerate(backups_in(folder)):
+        by_count = keep is not None and rank < keep
+        by_age = keep_days is not None and now - when <= timedelta(days=keep_days)
+        if not (by_count or by_age):
+            path.unlink()
+            deleted.append(path)
+    return deleted
+
+
+def _summary(counts: dict[str, int]) -> str:
+    labels = {
+        "submitted": "rendus",
+        "autograded": "copies notées",
+        "feedback": "retours",
+        "downloaded": "archives reçues",
+    }
+    parts = [f"{counts.get(k, 0)} fichier(s) de {v}" for k, v in labels.items()]
+    if counts.get("gradebook") or counts.get(GRADEBOOK):
+        parts.insert(0, "carnet de notes")
+    if counts.get("roster") or counts.get(ROSTER):
+        parts.append("liste des élèves")
+    if counts.get("hub"):
+        parts.append("base du hub")
+    return ", ".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Sauvegarder, restaurer, purger les données de la classe (carnet de notes, "
+        "rendus, copies notées, retours, archives reçues, liste des élèves, base du hub)."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    save = sub.add_parser("sauvegarder", help="écrire une sauvegarde")
+    rest = sub.add_parser("restaurer", help="restaurer une sauvegarde dans un cours vide")
+    rest.add_argument("archive", type=Path)
+    purge_p = sub.add_parser("purger", help="effacer les sauvegardes trop anciennes")
+    for p in (save, purge_p):
+        p.add_argument(
+            "--dossier", type=Path, default=None, help="défaut\u00a0: grader/sauvegardes"
+        )
+        p.add_argument("--garder", type=int, default=None, help="garder les N plus récentes")
+        p.add_argument("--garder-jours", type=float, default=None, help="garder J jours")
+    for p in (save, rest):
+        p.add_argument("--eleves", type=Path, default=None, help="la liste des élèves (CSV)")
+        p.add_argument("--hub-db", type=Path, default=None, help="la base SQLite du hub")
+    for p in (save, rest, purge_p):
+        p.add_argument("--grader-dir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "restaurer":
+            counts = restore(args.archive, args.eleves, args.hub_db, args.grader_dir)
+            print(f"Restauré depuis {args.archive.name}\u00a0: {_summary(counts)}.")
+            return 0
+        folder = args.dossier or _dirs(args.grader_dir).grader_dir / "sauvegardes"
+        if args.command == "sauvegarder":
+            path, counts = backup(folder, args.eleves, args.hub_db, args.grader_dir)
+            print(f"Sauvegarde écrite\u00a0: {path} ({_summary(counts)}).")
+        deleted = purge(folder, args.garder, args.garder_jours)
+        kept = len(backups_in(folder))
+        if deleted or args.command == "purger":
+            print(f"{len(deleted)} sauvegarde(s) effacée(s), {kept} gardée(s) dans {folder}.")
+    except (BackupError, FileNotFoundError) as exc:
+        print(f"✘ {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

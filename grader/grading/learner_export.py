@@ -1,0 +1,263 @@
+"""Give a learner their data (RGPD articles 15 and 20): one zip of everything the class system
+holds about them, in open formats, with a French README.
+
+    python -m grading.learner_export ID [--eleves grader/eleves.csv] [--out DOSSIER]
+    (make donnees-eleve ID=chloé)
+
+What goes in: their gradebook rows (student record, each submission with its time, late penalty,
+every grade and comment) as JSON and CSV, their roster line, and their files in ``submitted/``,
+``autograded/`` and ``feedback/`` (notebooks and HTML, as they are). Only their own folders and
+rows are read: nothing of another learner can enter the archive. The id is NFC-normalised (a
+macOS keyboard or zip gives NFD); an unknown id is refused with the closest known ids.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import difflib
+import io
+import json
+import os
+import sys
+import unicodedata
+import zipfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+__all__ = ["LearnerNotFound", "export_learner", "known_ids", "main"]
+
+README = """Vos données dans le cours «\u00a0{course}\u00a0»
+=====================================
+
+Cette archive contient tout ce que le système de notation du cours garde à votre sujet
+(identifiant «\u00a0{sid}\u00a0»), exportée le {when} (UTC), au titre des articles 15
+(droit d'accès) et 20 (droit à la portabilité) du RGPD.
+
+- eleve.json\u00a0: votre fiche (identifiant, prénom, nom, courriel) dans le carnet de notes, et
+  votre ligne de la liste des élèves de l'enseignant\u00a0;
+- notes.json\u00a0: pour chaque devoir, l'heure de votre rendu, la pénalité de retard,
+  votre note, et pour chaque critère les points (automatiques, donnés à la main, bonus)
+  et les commentaires\u00a0;
+- notes.csv\u00a0: les mêmes notes, une ligne par critère (tableur)\u00a0;
+- rendus/\u00a0: les notebooks que vous avez rendus (format .ipynb, à ouvrir dans Jupyter)\u00a0;
+- copies_notees/\u00a0: vos notebooks tels qu'ils ont été notés\u00a0;
+- retours/\u00a0: vos pages de retour (HTML, à ouvrir dans un navigateur).
+
+Les archives reçues d'une plateforme (ENT, LMS) qui contiennent aussi les rendus d'autres
+élèves n'y sont pas\u00a0: votre rendu en a été extrait et se trouve dans rendus/. Pour faire
+corriger ou effacer ces données, adressez-vous à votre enseignant.
+"""
+
+
+class LearnerNotFound(Exception):
+    """No trace of the id anywhere; the message names the closest known ids (French)."""
+
+
+def _nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
+
+
+def _roster(path: Path | None):
+    from .roster_csv import RosterError, read_roster
+
+    if path is None or not path.is_file():
+        return []
+    try:
+        return read_roster(path)
+    except RosterError:
+        return []
+
+
+def known_ids(db_url: str, folders: list[Path], roster: Path | None) -> set[str]:
+    """Every learner id the class system knows: gradebook, roster, submission folders."""
+    from nbgrader.api import Gradebook
+
+    ids = {s.id for s in _roster(roster)}
+    with Gradebook(db_url) as gb:
+        ids |= {s.id for s in gb.students}
+    for folder in folders:
+        if folder.is_dir():
+            ids |= {_nfc(p.name) for p in folder.iterdir() if p.is_dir()}
+    return ids
+
+
+def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    from .criterion_titles import criterion_title
+
+    with Gradebook(db_url) as gb:
+        try:
+            student = gb.find_student(sid)
+        except MissingEntry:
+            return None, []
+        record = {
+            "identifiant": student.id,
+            "prenom": student.first_name,
+            "nom": student.last_name,
+            "courriel": student.email,
+            "identifiant_lms": student.lms_user_id,
+        }
+        submissions = []
+        for sub in student.submissions:
+            notebooks = []
+            for nb in sub.notebooks:
+                comments = {c.name: c for c in nb.comments}
+                criteria = []
+                for grade in sorted(nb.grades, key=lambda g: g.name):
+                    comment = comments.get(grade.name)
+                    criteria.append(
+                        {
+                            "cellule": grade.name,
+                            "critere": criterion_title(grade.name),
+                            "points_automatiques": grade.auto_score,
+                            "points_a_la_main": grade.manual_score,
+                            "bonus": grade.extra_credit,
+                            "note": grade.score,
+                            "note_maximale": grade.max_score,
+                            "a_noter_a_la_main": grade.needs_manual_grade,
+                            "commentaire_automatique": comment.auto_comment if comment else None,
+                            "commentaire_enseignant": comment.manual_comment if comment else None,
+                        }
+                    )
+                notebooks.append(
+                    {
+                        "notebook": nb.name,
+                        "penalite_de_retard": nb.late_submission_penalty,
+                        "criteres": criteria,
+                    }
+                )
+            submissions.append(
+                {
+                    "devoir": sub.assignment.name,
+                    "rendu_le": sub.timestamp.isoformat() if sub.timestamp else None,
+                    "date_limite": sub.duedate.isoformat() if sub.duedate else None,
+                    "secondes_de_retard": sub.total_seconds_late,
+                    "note": sub.score,
+                    "note_maximale": sub.max_score,
+                    "notebooks": notebooks,
+                }
+            )
+    return record, submissions
+
+
+def _grades_csv(submissions: list[dict]) -> bytes:
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter=";")
+    writer.writerow(
+        ["devoir", "notebook", "critère", "points automatiques", "points à la main", "bonus",
+         "note", "note maximale", "commentaire de l'enseignant"]
+    )  # fmt: skip
+    for sub in submissions:
+        for nb in sub["notebooks"]:
+            for c in nb["criteres"]:
+                writer.writerow(
+                    [sub["devoir"], nb["notebook"], c["critere"], c["points_automatiques"],
+                     c["points_a_la_main"], c["bonus"], c["note"], c["note_maximale"],
+                     c["commentaire_enseignant"] or ""]
+                )  # fmt: skip
+    return ("\ufeff" + out.getvalue()).encode("utf-8")  # BOM: French Excel reads UTF-8 right
+
+
+def _own_folder(parent: Path, sid: str) -> Path | None:
+    """`parent`/<sid>, matched by NFC (a folder made from an NFD zip is found too)."""
+    if not parent.is_dir():
+        return None
+    for child in parent.iterdir():
+        if child.is_dir() and not child.is_symlink() and _nfc(child.name) == sid:
+            return child
+    return None
+
+
+def export_learner(
+    student_id: str,
+    out_dir: Path | None = None,
+    roster: Path | None = None,
+    grader_dir: Path | None = None,
+) -> tuple[Path, dict[str, int]]:
+    """Write the learner's archive; (its path, what it holds)."""
+    from .nbgrader_run import tools_on_path
+    from .paths import course_dirs, load_config
+
+    tools_on_path()
+    sid = _nfc(student_id.strip())
+    dirs = course_dirs(grader_dir)
+    places = {"rendus": dirs.submitted, "copies_notees": dirs.autograded, "retours": dirs.feedback}
+    record, submissions = _gradebook_rows(dirs.db_url, sid)
+    line = next((s for s in _roster(roster) if s.id == sid), None)
+    folders = {name: _own_folder(parent, sid) for name, parent in places.items()}
+    if record is None and line is None and not any(folders.values()):
+        ids = known_ids(dirs.db_url, list(places.values()), roster)
+        folded = {i.casefold(): i for i in ids}
+        close = difflib.get_close_matches(sid.casefold(), list(folded), n=5, cutoff=0.5)
+        hint = ", ".join(folded[c] for c in close) or "aucun"
+        raise LearnerNotFound(
+            f"Aucune donnée pour l'identifiant «\u00a0{sid}\u00a0» (carnet de notes, liste des "
+            f"élèves, rendus, copies notées, retours). Identifiants proches\u00a0: {hint}."
+        )
+    course = load_config(dirs.grader_dir).CourseDirectory.get("course_id", "") or "cours"
+    now = datetime.now(UTC)
+    out_dir = out_dir or dirs.grader_dir / "exports"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    os.chmod(out_dir, 0o700)
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in sid)
+    path = out_dir / f"donnees-{safe}-{now:%Y%m%d-%H%M%S}.zip"
+    counts = {"devoirs": len(submissions)}
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as zf:
+        when = now.strftime("%d/%m/%Y à %H:%M")
+        zf.writestr("LISEZMOI.txt", README.format(course=course, sid=sid, when=when))
+        fiche = {
+            "carnet_de_notes": record,
+            "liste_des_eleves": None
+            if line is None
+            else {
+                "ligne": line.line,
+                "identifiant": line.id,
+                "prenom": line.first_name,
+                "nom": line.last_name,
+                "courriel": line.email,
+            },
+        }
+        zf.writestr("eleve.json", json.dumps(fiche, ensure_ascii=False, indent=2))
+        zf.writestr("notes.json", json.dumps(submissions, ensure_ascii=False, indent=2))
+        zf.writestr("notes.csv", _grades_csv(submissions))
+        for name, folder in folders.items():
+            counts[name] = 0
+            if folder is None:
+                continue
+            for file in sorted(folder.rglob("*")):
+                if file.is_symlink() or not file.is_file():
+                    continue  # never follow a link out of the learner's own folder
+                zf.writestr(f"{name}/{file.relative_to(folder).as_posix()}", file.read_bytes())
+                counts[name] += 1
+    return path, counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Exporter dans une archive zip toutes les données d'un élève (RGPD, "
+        "articles 15 et 20)."
+    )
+    parser.add_argument("student_id", help="l'identifiant de l'élève")
+    parser.add_argument("--eleves", type=Path, default=None, help="la liste des élèves (CSV)")
+    parser.add_argument("--out", type=Path, default=None, help="défaut\u00a0: grader/exports")
+    parser.add_argument("--grader-dir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    try:
+        path, counts = export_learner(args.student_id, args.out, args.eleves, args.grader_dir)
+    except (LearnerNotFound, FileNotFoundError) as exc:
+        print(f"✘ {exc}", file=sys.stderr)
+        return 2
+    sid = _nfc(args.student_id.strip())
+    print(
+        f"Données de «\u00a0{sid}\u00a0»\u00a0: {path} ({counts['devoirs']} "
+        f"devoir(s), {counts['rendus']} fichier(s) rendu(s), {counts['copies_notees']} copie(s) "
+        f"notée(s), {counts['retours']} retour(s))."
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,142 @@
+"""Hand grades survive a regrade when what they judged did not change.
+
+nbgrader 0.9.6's ``SaveAutoGrades`` keeps a grade's ``manual_score`` and ``manual_comment`` on
+a regrade, but sets ``needs_manual_grade = True`` on every grade that has a manual score: after
+``autograde --force`` formgrader shows the whole class as «\u00a0to grade\u00a0» again, although the
+grades and comments are all there. ``make grade`` (``grading.autograde``) records the hand
+grades before running nbgrader (:func:`record`) and marks them graded again afterwards
+(:func:`restore`), but only where what the grader judged is unchanged:
+
+- a written answer (a solution cell with a grade): the text of the answer in the new graded
+  copy is the one that was graded (its SHA-256);
+- a test whose automatic score a grader overrode: nbgrader gives it the same automatic score.
+
+Anything else (a resubmitted answer) stays "needs manual grade", as nbgrader leaves it, and
+is named. A raw ``nbgrader autograde --force`` does not do this (the guide says so).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+__all__ = ["HandGrade", "pending_hand_grades", "record", "restore"]
+
+
+@dataclass(frozen=True)
+class HandGrade:
+    student: str
+    notebook: str
+    name: str  # the grade cell's grade_id
+    auto_score: float | None
+    answer: str | None  # SHA-256 of the graded answer's text, None for a test cell
+
+
+def _answers(autograded: Path, student: str, assignment: str, notebook: str) -> dict[str, str]:
+    """grade_id -> SHA-256 of the source, for the solution grade cells of a graded copy."""
+    path = autograded / student / assignment / f"{notebook}.ipynb"
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception:  # no graded copy (or unreadable): nothing can be shown unchanged
+        return {}
+    out = {}
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("grade") and meta.get("solution") and meta.get("grade_id"):
+            out[str(meta["grade_id"])] = hashlib.sha256(cell.source.encode()).hexdigest()
+    return out
+
+
+def record(
+    db_url: str, autograded: Path, assignment: str, students: Sequence[str]
+) -> list[HandGrade]:
+    """The grades of `students` a grader has set and marked graded, before a regrade."""
+    from nbgrader.api import Gradebook
+
+    wanted = set(students)
+    kept: list[HandGrade] = []
+    with Gradebook(db_url) as gb:
+        for sub in gb.assignment_submissions(assignment):
+            if sub.student_id not in wanted:
+                continue
+            for nb in sub.notebooks:
+                answers = None
+                for grade in nb.grades:
+                    if grade.manual_score is None or grade.needs_manual_grade:
+                        continue
+                    if answers is None:
+                        answers = _answers(autograded, sub.student_id, assignment, nb.name)
+                    kept.append(
+                        HandGrade(
+                            sub.student_id,
+                            nb.name,
+                            grade.name,
+                            grade.auto_score,
+                            answers.get(grade.name),
+                        )
+                    )
+    return kept
+
+
+def restore(
+    db_url: str, autograded: Path, assignment: str, kept: Sequence[HandGrade]
+) -> tuple[int, list[str]]:
+    """Mark `kept` graded again where unchanged; (how many, French lines for the others)."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    from .criterion_titles import criterion_title
+
+    restored, changed = 0, []
+    answers: dict[tuple[str, str], dict[str, str]] = {}
+    with Gradebook(db_url) as gb:
+        for hand in kept:
+            try:
+                grade = gb.find_grade(hand.name, hand.notebook, assignment, hand.student)
+            except MissingEntry:
+                continue
+            if grade.manual_score is None or not grade.needs_manual_grade:
+                continue
+            key = (hand.student, hand.notebook)
+            if key not in answers:
+                answers[key] = _answers(autograded, hand.student, assignment, hand.notebook)
+            if hand.answer is not None:
+                same = answers[key].get(hand.name) == hand.answer
+            else:
+                same = grade.auto_score == hand.auto_score
+            if same:
+                grade.needs_manual_grade = False
+                restored += 1
+            else:
+                changed.append(f"{hand.student} ({criterion_title(hand.name)})")
+        gb.db.commit()
+    return restored, changed
+
+
+def note(restored: int, changed: list[str]) -> str | None:
+    """What the regrade did to hand grades, in French (None when there were none)."""
+    if not restored and not changed:
+        return None
+    text = f"{restored} note(s) à la main gardée(s) comme notée(s) (réponse inchangée)."
+    if changed:
+        text += (
+            " Réponse modifiée depuis la notation à la main, à revoir dans formgrader (note et "
+            f"commentaire gardés)\u00a0: {', '.join(changed)}."
+        )
+    return text
+
+
+def pending_hand_grades(gradebook, assignment: str) -> dict[str, list[tuple[str, str]]]:
+    """student -> [(grade_id, cell type)] of the grades still waiting for a grader."""
+    pending: dict[str, list[tuple[str, str]]] = {}
+    for sub in gradebook.assignment_submissions(assignment):
+        for nb in sub.notebooks:
+            for grade in nb.grades:
+                if grade.needs_manual_grade:
+                    pending.setdefault(sub.student_id, []).append(
+                        (grade.name, str(grade.cell_type))
+                    )
+    return pending

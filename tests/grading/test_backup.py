@@ -1,0 +1,175 @@
+"""Backup and restore (issue 22, point 9), with real nbgrader commands and files: a backup of a
+graded class restored into a fresh clone (``make restauration``) gives the same ``nbgrader
+export``, byte for byte, and the same files; backups taken while ``make grade`` runs restore to
+gradebooks that open and hold whole submissions, and the next grading completes them; a
+restore never writes over a class, nor from a damaged archive; retention purges only old
+backups."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tarfile
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from grading.backup import backup, backups_in, restore
+from grading_course import (
+    clone_head,
+    copy_course,
+    grading,
+    make,
+    nbgrader,
+    submit,
+    tool_env,
+    tree_digest,
+)
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
+
+PARTS = ("submitted", "autograded", "feedback")
+
+
+def _export(grader, name: str = "export.csv") -> bytes:
+    proc = nbgrader(grader, "export", f"--to={name}")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return (grader / name).read_bytes()
+
+
+def test_a_backup_restores_into_a_fresh_clone(graded_class, tmp_path):
+    grader = graded_class.grader
+    roster = grader / "eleves.csv"
+    save = grading(
+        grader,
+        "backup",
+        "sauvegarder",
+        "--dossier",
+        str(tmp_path / "sauv"),
+        "--eleves",
+        str(roster),
+    )
+    assert save.returncode == 0, save.stdout + save.stderr
+    assert "Sauvegarde écrite" in save.stdout and "carnet de notes" in save.stdout
+    [(_, archive)] = backups_in(tmp_path / "sauv")
+
+    clone = clone_head(tmp_path / "clone")
+    restored = make(clone, "restauration", f"SAUVEGARDE={archive}")
+    assert restored.returncode == 0, restored.stdout + restored.stderr
+    assert "Restauré depuis" in restored.stdout
+    assert _export(clone / "grader") == _export(grader)
+    for part in PARTS:
+        assert tree_digest(clone / "grader" / part) == tree_digest(grader / part), part
+    assert (clone / "grader" / "eleves.csv").read_bytes() == roster.read_bytes()
+
+    # a second restore would overwrite the class: refused, nothing written
+    gradebook = (clone / "grader" / "gradebook.db").read_bytes()
+    again = make(clone, "restauration", f"SAUVEGARDE={archive}")
+    assert again.returncode != 0
+    assert "Restauration refusée, rien n'a été écrit" in again.stderr
+    assert (clone / "grader" / "gradebook.db").read_bytes() == gradebook
+
+    # a damaged archive (one byte of a submission changed) is refused before anything is written
+    damaged = tmp_path / "sauvegarde-20250101-000000.tar.gz"
+    with tarfile.open(archive) as src, tarfile.open(damaged, "w:gz") as dst:
+        for info in src:
+            data = src.extractfile(info).read()
+            if info.name == "submitted/ana/oublier/oublier.ipynb":
+                data = data.replace(b"oublier", b"0ublier", 1)
+            dst.addfile(info, io.BytesIO(data))
+    fresh = copy_course(tmp_path / "neuf")
+    proc = grading(fresh, "backup", "restaurer", str(damaged))
+    assert proc.returncode == 2
+    assert "«\u00a0submitted/ana/oublier/oublier.ipynb\u00a0» abîmé" in proc.stderr
+    assert not (fresh / "gradebook.db").exists() and not (fresh / "submitted").exists()
+
+
+def test_backups_taken_while_grading_are_consistent(course, tmp_path):
+    grader = course
+    for student, sample in (("ana", "complete_vacuum"), ("ben", "graine"), ("cyr", "ebauche")):
+        submit(grader, student, sample, "2025-03-14 17:00:00")
+    grade = subprocess.Popen(
+        [sys.executable, "-m", "grading.autograde", "oublier"],
+        cwd=grader,
+        env=tool_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    archives, during = [], 0
+    try:
+        while grade.poll() is None:
+            path, _ = backup(tmp_path / "sauv", grader_dir=grader)
+            archives.append(path)
+            during += grade.poll() is None
+            time.sleep(0.5)
+    finally:
+        out = grade.communicate()[0]
+    assert grade.returncode == 0, out
+    assert during >= 2, (during, out)
+    final = _export(grader)
+    by_count: dict[int, object] = {}
+    partial = []
+    for archive in archives:
+        with tarfile.open(archive) as tar:
+            data = tar.extractfile("gradebook.db").read()
+            copies = {
+                n.split("/")[1]
+                for n in tar.getnames()
+                if n.startswith("autograded/") and n.endswith("/oublier/oublier.ipynb")
+            }
+        db = tmp_path / "snapshot.db"
+        db.write_bytes(data)
+        with sqlite3.connect(db) as con:
+            assert con.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+            assert con.execute("PRAGMA foreign_key_check").fetchall() == []
+            grades = dict(
+                con.execute(
+                    "SELECT sa.student_id, count(g.id) FROM submitted_assignment sa "
+                    "JOIN submitted_notebook sn ON sn.assignment_id = sa.id "
+                    "LEFT JOIN grade g ON g.notebook_id = sn.id GROUP BY sa.student_id"
+                ).fetchall()
+            )
+        con.close()
+        # nbgrader commits grade by grade and writes the graded copy last: a student whose graded
+        # copy is in the backup has all 12 grades in its gradebook
+        assert all(grades.get(s) == 12 for s in copies), (copies, grades)
+        assert all(n <= 12 for n in grades.values()), grades
+        if any(n < 12 for n in grades.values()):
+            partial.append(archive)
+        by_count.setdefault(len(grades), archive)
+    assert len(by_count) >= 2, by_count  # snapshots of different moments
+    # one snapshot per moment restores into a course where nbgrader opens it; one taken mid-grading
+    # (a student half graded, if one was caught) is completed by the next grading: same export
+    for k, archive in enumerate(by_count.values()):
+        target = copy_course(tmp_path / f"r{k}")
+        restore(archive, grader_dir=target)
+        _export(target)
+    middle = partial or [by_count[n] for n in sorted(by_count) if 0 < n < 3]
+    middle = middle or [by_count[min(by_count)]]
+    target = copy_course(tmp_path / "suite")
+    restore(middle[0], grader_dir=target)
+    again = grading(target, "autograde", "oublier")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert _export(target) == final
+
+
+def test_retention_keeps_recent_backups_only(course, tmp_path):
+    folder = tmp_path / "sauv"
+    path, _ = backup(folder, grader_dir=course)
+    now = datetime.now(UTC)
+    for days in (2, 10, 30):
+        old = now - timedelta(days=days)
+        shutil.copy(path, folder / f"sauvegarde-{old:%Y%m%d-%H%M%S}.tar.gz")
+    (folder / "notes-a-garder.tar.gz").write_bytes(b"pas une sauvegarde")
+    proc = grading(course, "backup", "purger", "--dossier", str(folder), "--garder-jours", "7")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 sauvegarde(s) effacée(s), 2 gardée(s)" in proc.stdout
+    assert [p for _, p in backups_in(folder)][0] == path
+    proc = grading(course, "backup", "purger", "--dossier", str(folder), "--garder", "1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [p for _, p in backups_in(folder)] == [path]
+    assert (folder / "notes-a-garder.tar.gz").exists()

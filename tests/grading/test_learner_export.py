@@ -1,0 +1,96 @@
+"""Give a learner their data (issue 22, point 8): `python -m grading.learner_export` (what
+`make donnees-eleve ID=…` runs) on a class graded by real nbgrader commands writes one zip with
+the learner's gradebook rows, roster line and files, in open formats, with a French README, and
+nothing of the other learners, who are in the class (the control: their own export holds their
+data); an NFD id finds its NFC learner; an unknown id is refused with the closest ids."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+import zipfile
+
+import pytest
+from grading_course import copy_course, grading
+from nbgrader.api import Gradebook
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+OTHERS = {"ana": ("Martin",), "ben": ("Durand",), "cyr": ("Petit",), "dou": ("Leroy",)}
+
+
+def _export(grader, sid: str, out) -> dict[str, bytes]:
+    proc = grading(grader, "learner_export", sid, "--eleves", "eleves.csv", "--out", str(out))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [archive] = sorted(out.glob("donnees-*.zip"))
+    with zipfile.ZipFile(archive) as zf:
+        return {name: zf.read(name) for name in zf.namelist()}
+
+
+def _own_files(grader, sid: str) -> dict[str, bytes]:
+    files = {}
+    for part, name in (("submitted", "rendus"), ("autograded", "copies_notees"),
+                       ("feedback", "retours")):  # fmt: skip
+        folder = grader / part / sid
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                files[f"{name}/{path.relative_to(folder).as_posix()}"] = path.read_bytes()
+    return files
+
+
+@pytest.mark.parametrize("sid", ["ben", "ana"])
+def test_the_archive_holds_the_learner_and_no_one_else(graded_class, tmp_path, sid):
+    grader = graded_class.grader
+    members = _export(grader, sid, tmp_path)
+    own = _own_files(grader, sid)
+    assert own and {k: members[k] for k in own} == own  # every file, byte for byte
+    data_files = {"LISEZMOI.txt", "eleve.json", "notes.json", "notes.csv"}
+    assert set(members) == data_files | set(own)
+    readme = members["LISEZMOI.txt"].decode()
+    assert "(droit d'accès) et 20 (droit à la portabilité) du RGPD" in readme
+    assert f"«\u00a0{sid}\u00a0»" in readme
+    fiche = json.loads(members["eleve.json"])
+    assert fiche["carnet_de_notes"]["identifiant"] == sid
+    assert fiche["carnet_de_notes"]["nom"] == OTHERS[sid][0]
+    assert fiche["liste_des_eleves"]["nom"] == OTHERS[sid][0]
+    notes = json.loads(members["notes.json"])
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        sub = gb.find_submission("oublier", sid)
+        assert [n["note"] for n in notes] == [sub.score]
+        grades = {g.name: g.score for nb in sub.notebooks for g in nb.grades}
+    assert {c["cellule"]: c["note"] for c in notes[0]["notebooks"][0]["criteres"]} == grades
+    assert members["notes.csv"].startswith("\ufeffdevoir;".encode())
+    # nothing of another learner: their ids and names appear in no data file, no member name
+    for other, (last_name,) in OTHERS.items():
+        if other == sid:
+            continue
+        assert not any(f"/{other}/" in f"/{name}" for name in members)
+        for name in data_files:
+            text = members[name].decode("utf-8")
+            assert last_name not in text, (other, name)
+            assert f'"{other}"' not in text, (other, name)
+
+
+def test_nfd_id_and_unknown_id(tmp_path):
+    grader = copy_course(tmp_path / "cours")
+    (grader / "eleves.csv").write_text(
+        "identifiant;prénom;nom;courriel\nchloé;Chloé;Roux;chloe@exemple.fr\nana;Ana;Martin;\n",
+        encoding="utf-8",
+    )
+    proc = grading(grader, "roster_csv", "eleves.csv")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    members = _export(grader, unicodedata.normalize("NFD", "chloé"), tmp_path / "out")
+    fiche = json.loads(members["eleve.json"])
+    assert fiche["liste_des_eleves"] == {
+        "ligne": 2,
+        "identifiant": "chloé",
+        "prenom": "Chloé",
+        "nom": "Roux",
+        "courriel": "chloe@exemple.fr",
+    }
+    assert "Martin" not in members["eleve.json"].decode()
+    proc = grading(grader, "learner_export", "chloe", "--eleves", "eleves.csv")
+    assert proc.returncode == 2
+    assert "Aucune donnée pour l'identifiant «\u00a0chloe\u00a0»" in proc.stderr
+    assert "Identifiants proches\u00a0: chloé." in proc.stderr
+    assert not (grader / "exports").exists()
