@@ -44,11 +44,15 @@ def closest(value: str, candidates: Iterable[str]) -> str | None:
     return folded[best[0]] if best else None
 
 
+MARKUP = '"<>&`'  # never in an id: formgrader writes ids raw into its pages' scripts
+
+
 def id_problem(value: str) -> str | None:
     """Why `value` cannot be a student id (a folder name in submitted/), in French, or None.
 
-    Spaces and accents are allowed; path separators, ``.``/``..``, control characters and
-    surrounding blanks are not.
+    Spaces and accents are allowed; path separators, ``.``/``..``, control characters,
+    surrounding blanks and the characters that end a string or a tag in a page are not
+    (nbgrader's formgrader writes an id raw into a script: ``var student_id = "…";``).
     """
     if not value:
         return "identifiant vide"
@@ -58,6 +62,8 @@ def id_problem(value: str) -> str | None:
         return "identifiant contenant " + quoted("/") + " ou " + quoted("\\")
     if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in value):
         return "identifiant contenant un caractère de contrôle"
+    if any(c in MARKUP for c in value):
+        return "identifiant contenant " + ", ".join(quoted(c) for c in MARKUP)
     if value != value.strip():
         return "identifiant commençant ou finissant par un blanc"
     return None

@@ -46,8 +46,9 @@ COLUMNS = {
 }
 FIELDS = ("id", "first_name", "last_name", "email", "lms_user_id")
 # An id becomes a folder name (submitted/<id>/), an exchange name (<id>+<assignment>+<time>)
-# and an nbgrader --student glob: none of these characters may be in it.
-BAD_ID = re.compile(r"[/\\+*?\[\]\x00-\x1f\x7f]|^\.{1,2}$|\s")
+# and an nbgrader --student glob, and formgrader writes it raw into its pages' scripts: none of
+# these characters may be in it.
+BAD_ID = re.compile(r"[/\\+*?\[\]\x00-\x1f\x7f\"<>&`]|^\.{1,2}$|\s")
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 
 

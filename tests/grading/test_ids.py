@@ -25,7 +25,10 @@ def test_nfc_and_closest():
     assert matching(nfd, ["chloé", "ana"]) == ["chloé"]
 
 
-@pytest.mark.parametrize("bad", ["", ".", "..", "a/b", "a\\b", " ana", "ana\n", "a\x00b"])
+@pytest.mark.parametrize(
+    "bad",
+    ["", ".", "..", "a/b", "a\\b", " ana", "ana\n", "a\x00b", 'x";alert(1);"', "a<b", "a&b", "a`b"],
+)
 def test_unusable_ids(bad):
     assert id_problem(bad)
 

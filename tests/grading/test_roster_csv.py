@@ -74,6 +74,7 @@ def test_excel_rosters_are_registered(grader, tmp_path):
         ("nom;prénom\nMartin;Ana\n", "Ligne 1 de eleves.csv\u00a0: pas de colonne id"),
         ("id\nana\n../ben\n", "Ligne 3 de eleves.csv\u00a0: identifiant «\u00a0../ben\u00a0»"),
         ("id\nana\nben+cyr\n", "Ligne 3 de eleves.csv\u00a0: identifiant «\u00a0ben+cyr\u00a0»"),
+        ("id\nana\neve<img>\n", "Ligne 3 de eleves.csv\u00a0: identifiant «\u00a0eve<img>\u00a0»"),
         ("id;nom\nana;Martin;en trop\n", "Ligne 2 de eleves.csv\u00a0: 3 valeurs pour 2 colonnes."),
     ],
 )
