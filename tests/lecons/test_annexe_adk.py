@@ -202,6 +202,8 @@ def test_on_lesson_2s_file_it_checks_the_learners_own_oublier(tmp_path: Path, ru
     c.close()
     beside = sorted(p.name for p in lecons.iterdir())
     before = hashlib.sha256(own.read_bytes()).hexdigest()
+    notes = lecons / "annexe_adk_mes_notes.txt"  # the learner's, with a name like the annex's
+    notes.write_text("à garder")
     out = printed(run(APPENDIX, lecons, kernel_env()))
     assert "annexe_adk.db : une copie de votre lecon02.db." in out["l6-c04"]
     assert f"Sessions d'Alice dans la copie : {alice}" in out["l6-c04"] and alice >= 3
@@ -211,7 +213,9 @@ def test_on_lesson_2s_file_it_checks_the_learners_own_oublier(tmp_path: Path, ru
     assert "Ce n'est pas une note" in checked and "DELETE" not in checked
     assert hashlib.sha256(own.read_bytes()).hexdigest() == before
     assert not [p.name for p in lecons.glob("lecon02.db*") if p.name not in beside]
-    assert not list(lecons.glob("annexe_adk*")), "the appendix removes the copies it made"
+    left = sorted(p.name for p in lecons.glob("annexe_adk*"))
+    assert left == [notes.name], "the appendix removes the copies it made, and only them"
+    assert notes.read_text() == "à garder"
 
 
 def test_an_unwritten_oublier_and_a_file_without_alice_are_named(tmp_path: Path):
