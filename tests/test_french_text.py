@@ -182,15 +182,8 @@ def test_the_checked_files_are_the_learners_texts():
     } <= rel
 
 
-# The ADK annex is rewritten in parallel (issue 21, point 1): names capitalised there when it
-# lands; remove it from this set then.
-NAMES_PENDING = {"06_annexe_adk.ipynb"}
-
-
 @pytest.mark.parametrize("path", FILES, ids=[p.relative_to(ROOT).as_posix() for p in FILES])
 def test_french_typography_and_vocabulary(path: Path):
     """Every learner-facing text: U+00A0 before : ; ? ! and inside « », one word per idea."""
     findings = check_file(path, ROOT)
-    if path.name in NAMES_PENDING:  # only the capitalised-names rule, only there
-        findings = [f for f in findings if "un prénom prend une majuscule" not in f.message]
     assert not findings, f"{len(findings)} problème(s) :\n" + "\n".join(map(str, findings))

@@ -29,7 +29,7 @@ LESSON_2 = ROOT / "solutions" / "lecons" / "02_brancher_sqlite.ipynb"
 TP_SOLUTION = ROOT / "solutions" / "oublier" / "oublier.ipynb"
 TP_STUDENT = ROOT / "notebooks" / "oublier" / "oublier.ipynb"
 NBSP = "\u00a0"
-GREETING_AT_4 = re.compile(r"alice.*niveau 4")
+GREETING_AT_4 = re.compile(r"Alice.*niveau 4")
 
 
 def kernel_env() -> dict[str, str]:
@@ -137,7 +137,7 @@ def test_in_an_empty_folder_it_says_which_lesson_makes_the_file(in_an_empty_fold
     assert "lecon02.db : absent de ce dossier." in out
     assert "exécutez d'abord la leçon 2 (02_brancher_sqlite.ipynb), qui écrit lecon02.db" in out
     assert "pas de session d'" not in out.lower() and "sans session" not in out
-    assert "Sessions d'alice dans la copie : 2" in out  # the demo's two sittings
+    assert "Sessions d'Alice dans la copie : 2" in out  # the demo's two sittings
     assert (
         "Votre TP est introuvable : ../oublier/oublier.ipynb n'existe pas"
         in (in_an_empty_folder["l6-c16"])
@@ -174,8 +174,11 @@ def test_the_appendix_shows_each_step_with_adk(in_an_empty_folder):
     assert "PRAGMA wal_checkpoint(TRUNCATE) : (0, -1, -1)" in checkpoint
     assert "à côté du fichier : ['annexe_adk_neuf.db']" in checkpoint
     other_way = out["l6-c19"]
-    assert "le service du cours relit : 1 session de bob" in other_way
+    assert "le service du cours relit : 1 session de Bob" in other_way
     assert "mode du journal, ensuite : wal" in other_way and "ADK relit encore : 1" in other_way
+    # Bob's surname was in the copy (the control) and no file of the appendix is left
+    assert re.search(r"Où se lit « Lemercier » : \[.*'annexe_adk\.db'.*\]", other_way), other_way
+    assert "Fichiers de l'annexe après le rangement : []" in other_way
 
 
 def test_quiz_explanations_name_a_cell_that_ran(in_an_empty_folder):
@@ -199,15 +202,20 @@ def test_on_lesson_2s_file_it_checks_the_learners_own_oublier(tmp_path: Path, ru
     c.close()
     beside = sorted(p.name for p in lecons.iterdir())
     before = hashlib.sha256(own.read_bytes()).hexdigest()
+    notes = lecons / "annexe_adk_mes_notes.txt"  # the learner's, with a name like the annex's
+    notes.write_text("à garder")
     out = printed(run(APPENDIX, lecons, kernel_env()))
     assert "annexe_adk.db : une copie de votre lecon02.db." in out["l6-c04"]
-    assert f"Sessions d'alice dans la copie : {alice}" in out["l6-c04"] and alice >= 3
+    assert f"Sessions d'Alice dans la copie : {alice}" in out["l6-c04"] and alice >= 3
     assert out["l6-c06"].count("événements chargés : 0") == alice
     checked = out["l6-c16"]
     assert "7/7 critères respectés sur la base d'exemple écrite par google-adk 2.10" in checked
     assert "Ce n'est pas une note" in checked and "DELETE" not in checked
     assert hashlib.sha256(own.read_bytes()).hexdigest() == before
     assert not [p.name for p in lecons.glob("lecon02.db*") if p.name not in beside]
+    left = sorted(p.name for p in lecons.glob("annexe_adk*"))
+    assert left == [notes.name], "the appendix removes the copies it made, and only them"
+    assert notes.read_text() == "à garder"
 
 
 def test_an_unwritten_oublier_and_a_file_without_alice_are_named(tmp_path: Path):
@@ -222,9 +230,9 @@ def test_an_unwritten_oublier_and_a_file_without_alice_are_named(tmp_path: Path)
 
     asyncio.run(only_bob())
     out = printed(run(APPENDIX, lecons, dict(kernel_env(), TUTEUR_DB=str(other))))
-    assert f"{other} : présent, sans session d'alice." in out["l6-c04"]
+    assert f"{other} : présent, sans session d'Alice." in out["l6-c04"]
     assert "lecon02.db : absent de ce dossier." in out["l6-c04"]
-    assert "annexe_adk.db : les deux séances de démonstration d'alice" in out["l6-c04"]
+    assert "annexe_adk.db : les deux séances de démonstration d'Alice" in out["l6-c04"]
     assert (
         "Votre fonction oublier n'est pas encore écrite dans ../oublier/oublier.ipynb"
         in out["l6-c16"]
