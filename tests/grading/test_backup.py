@@ -8,6 +8,7 @@ backups."""
 from __future__ import annotations
 
 import io
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -102,7 +103,7 @@ def test_backups_taken_while_grading_are_consistent(course, tmp_path):
     archives, during = [], 0
     try:
         while grade.poll() is None:
-            path, _ = backup(tmp_path / "sauv", grader_dir=grader)
+            path, _, _ = backup(tmp_path / "sauv", grader_dir=grader)
             archives.append(path)
             during += grade.poll() is None
             time.sleep(0.5)
@@ -121,6 +122,9 @@ def test_backups_taken_while_grading_are_consistent(course, tmp_path):
                 for n in tar.getnames()
                 if n.startswith("autograded/") and n.endswith("/oublier/oublier.ipynb")
             }
+            graded = ("autograded/", "feedback/")
+            others = {n.split("/")[1] for n in tar.getnames() if n.startswith(graded)}
+            left_out = json.loads(tar.extractfile("manifest.json").read())["left_out"]
         db = tmp_path / "snapshot.db"
         db.write_bytes(data)
         with sqlite3.connect(db) as con:
@@ -134,9 +138,11 @@ def test_backups_taken_while_grading_are_consistent(course, tmp_path):
                 ).fetchall()
             )
         con.close()
-        # nbgrader commits grade by grade and writes the graded copy last: a student whose graded
-        # copy is in the backup has all 12 grades in its gradebook
+        # the gradebook is taken first; a graded copy is kept only when all its grades are in it:
+        # a student with a graded file (copy, other file, feedback) in the backup has all 12 grades
+        assert others == copies, (others, copies)
         assert all(grades.get(s) == 12 for s in copies), (copies, grades)
+        assert all(p.split("/")[1] not in copies for p in left_out), (left_out, copies)
         assert all(n <= 12 for n in grades.values()), grades
         if any(n < 12 for n in grades.values()):
             partial.append(archive)
