@@ -181,6 +181,40 @@ def _complete_in(gradebook: Path) -> dict[tuple[str, str], set[str]]:
     return {key: names for key, names in pairs.items() if key not in broken}
 
 
+def _grades_in(gradebook: Path, student: str, assignment: str, notebook: str) -> set[str]:
+    """The names of the cells that have a grade row for this submitted notebook."""
+    con = sqlite3.connect(f"file:{quote(str(gradebook))}?mode=ro", uri=True)
+    try:
+        rows = con.execute(
+            "SELECT c.name FROM grade g JOIN base_cell c ON c.id = g.cell_id "
+            "JOIN submitted_notebook sn ON sn.id = g.notebook_id "
+            "JOIN notebook n ON n.id = sn.notebook_id "
+            "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
+            "JOIN assignment a ON a.id = sa.assignment_id "
+            "WHERE sa.student_id = ? AND a.name = ? AND n.name = ?",
+            (student, assignment, notebook),
+        ).fetchall()
+    except sqlite3.DatabaseError:
+        return set()
+    finally:
+        con.close()
+    return {name for (name,) in rows}
+
+
+def _graded_cells(data: bytes) -> set[str] | None:
+    """The grade ids of the graded cells of a graded notebook; None if it is not one."""
+    try:
+        cells = json.loads(data).get("cells", [])
+        ids = set()
+        for cell in cells:
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            if meta.get("grade") or meta.get("task"):
+                ids.add(str(meta["grade_id"]))
+        return ids
+    except (ValueError, AttributeError, KeyError, TypeError):
+        return None
+
+
 def _take_graded(folder: Path, since_ns: int) -> list[tuple[Path, bytes, float]] | None:
     """Every file under `folder`, read, if each was last written before `since_ns` and did not
     change while read (a notebook must be whole JSON); None otherwise. Links are never followed."""
@@ -257,8 +291,14 @@ def backup(
                     taken = _take_graded(folder / key[0] / key[1], since_ns)
                     if part == "autograded":
                         top = folder / key[0] / key[1]
-                        names = {f.name for f, _, _ in taken or [] if f.parent == top}
+                        notebooks = {f: d for f, d, _ in taken or [] if f.parent == top}
+                        names = {f.name for f in notebooks}
                         whole = key in complete and {f"{nb}.ipynb" for nb in complete[key]} <= names
+                        for file, data in notebooks.items() if whole else ():
+                            # every graded cell of the copy has its grade in the gradebook copy
+                            cells = _graded_cells(data)
+                            grades = _grades_in(snapshot, key[0], key[1], file.stem)
+                            whole = whole and cells is not None and cells <= grades
                     else:  # feedback is made from the graded copy: kept with it only
                         whole = key in kept
                     if taken is None or not whole:

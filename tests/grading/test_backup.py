@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -179,3 +180,35 @@ def test_retention_keeps_recent_backups_only(course, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert [p for _, p in backups_in(folder)] == [path]
     assert (folder / "notes-a-garder.tar.gz").exists()
+
+
+def test_graded_copies_not_whole_in_the_gradebook_are_left_out(graded_class, tmp_path):
+    """A copy written after the gradebook copy began, or whose grades are not all in it, is
+    left out with its feedback and named; a link planted in a graded folder is not followed."""
+    shutil.copytree(graded_class.grader.parent, tmp_path / "cours", symlinks=True)
+    grader = tmp_path / "cours" / "grader"
+    os.utime(grader / "autograded" / "ana" / "oublier" / "oublier.ipynb")  # graded just now
+    with sqlite3.connect(grader / "gradebook.db") as con:
+        con.execute(
+            "DELETE FROM grade WHERE id = (SELECT g.id FROM grade g "
+            "JOIN submitted_notebook sn ON g.notebook_id = sn.id "
+            "JOIN submitted_assignment sa ON sn.assignment_id = sa.id "
+            "WHERE sa.student_id = 'ben' LIMIT 1)"
+        )
+    con.close()
+    (grader / "autograded" / "cyr" / "oublier" / "lien").symlink_to("/etc/passwd")
+    save = grading(grader, "backup", "sauvegarder", "--dossier", str(tmp_path / "sauv"))
+    assert save.returncode == 0, save.stdout + save.stderr
+    assert "Laissées de côté" in save.stdout, save.stdout
+    [(_, archive)] = backups_in(tmp_path / "sauv")
+    with tarfile.open(archive) as tar:
+        names = tar.getnames()
+        left_out = json.loads(tar.extractfile("manifest.json").read())["left_out"]
+    expected = [f"{p}/{s}/oublier" for p in ("autograded", "feedback") for s in ("ana", "ben")]
+    assert sorted(left_out) == sorted(expected), left_out
+    assert all(name in save.stdout for name in expected), save.stdout
+    assert not [n for n in names if n.startswith(tuple(expected))], names
+    assert "autograded/cyr/oublier/oublier.ipynb" in names
+    assert "feedback/cyr/oublier/oublier.html" in names
+    assert "autograded/cyr/oublier/lien" not in names
+    assert "submitted/ana/oublier/oublier.ipynb" in names
