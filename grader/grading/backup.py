@@ -291,7 +291,11 @@ def backup(
                     taken = _take_graded(folder / key[0] / key[1], since_ns)
                     if part == "autograded":
                         top = folder / key[0] / key[1]
-                        notebooks = {f: d for f, d, _ in taken or [] if f.parent == top}
+                        notebooks = {
+                            f: d
+                            for f, d, _ in taken or []
+                            if f.parent == top and f.suffix == ".ipynb"
+                        }
                         names = {f.name for f in notebooks}
                         whole = key in complete and {f"{nb}.ipynb" for nb in complete[key]} <= names
                         for file, data in notebooks.items() if whole else ():
