@@ -41,6 +41,14 @@ def _readable_by_all(path: Path) -> bool:
     return all(parent.stat().st_mode & stat.S_IXOTH for parent in path.parents)
 
 
+def student_wrapper() -> str:
+    """The image's wrapper (cours-singleuser), from a place a bare uid can read."""
+    if _readable_by_all(WRAPPER):
+        return str(WRAPPER)
+    student_nbgrader()  # builds the readable course environment, which installs the wrapper
+    return str(READABLE_PREFIX / "env" / "bin" / "cours-singleuser")
+
+
 @functools.cache
 def student_nbgrader() -> tuple[str, ...]:
     purelib = Path(sysconfig.get_paths()["purelib"])
@@ -128,7 +136,7 @@ class Student:
 
     def run(self, *args: str) -> subprocess.CompletedProcess:
         """A command run by this student in their home, with a clean environment."""
-        wrapper = [str(WRAPPER)] if self.prefix[0] == "setpriv" else []
+        wrapper = [student_wrapper()] if self.prefix[0] == "setpriv" else []
         return subprocess.run(
             [*self.prefix, "env", "-i", *(f"{k}={v}" for k, v in self.env.items())]
             + wrapper
