@@ -21,7 +21,16 @@ import nbformat
 from grading.samples import SOLUTION_GRADE_ID, build_submission
 from grading_course import ROOT, nbgrader
 
-__all__ = ["Student", "answer_of", "exchange_root", "release", "sample_text", "tag", "unix_users"]
+__all__ = [
+    "Student",
+    "answer_of",
+    "exchange_root",
+    "readable_course_env",
+    "release",
+    "sample_text",
+    "tag",
+    "unix_users",
+]
 
 sys.path.insert(0, str(ROOT / "tests" / "hub"))
 from classhub import unix_users  # noqa: E402
@@ -41,25 +50,10 @@ def _readable_by_all(path: Path) -> bool:
     return all(parent.stat().st_mode & stat.S_IXOTH for parent in path.parents)
 
 
-def student_wrapper() -> str:
-    """The image's wrapper (cours-singleuser), from a place a bare uid can read."""
-    if _readable_by_all(WRAPPER):
-        return str(WRAPPER)
-    student_nbgrader()  # builds the readable course environment, which installs the wrapper
-    return str(READABLE_PREFIX / "env" / "bin" / "cours-singleuser")
-
-
 @functools.cache
-def student_nbgrader() -> tuple[str, ...]:
-    purelib = Path(sysconfig.get_paths()["purelib"])
-    if _readable_by_all(purelib):
-        return (
-            "/usr/bin/python3",
-            "-c",
-            f"import sys; sys.path.insert(0, {str(purelib)!r}); "
-            "from nbgrader.apps.nbgraderapp import main; sys.argv[0] = 'nbgrader'; "
-            "sys.exit(main())",
-        )
+def readable_course_env() -> Path:
+    """The course environment any user can read, built once by the shipped installer from
+    Debian's python3 (kept between runs, rebuilt when pyproject.toml changes)."""
     scratch = Path(tempfile.mkdtemp(prefix="echange-notation-"))
     try:
         proc = subprocess.run(
@@ -76,7 +70,28 @@ def student_nbgrader() -> tuple[str, ...]:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return (str(READABLE_PREFIX / "env" / "bin" / "python"), "-m", "nbgrader")
+    return READABLE_PREFIX / "env"
+
+
+def student_wrapper() -> str:
+    """The image's wrapper (cours-singleuser), from a place a bare uid can read."""
+    if _readable_by_all(WRAPPER):
+        return str(WRAPPER)
+    return str(readable_course_env() / "bin" / "cours-singleuser")
+
+
+@functools.cache
+def student_nbgrader() -> tuple[str, ...]:
+    purelib = Path(sysconfig.get_paths()["purelib"])
+    if _readable_by_all(purelib):
+        return (
+            "/usr/bin/python3",
+            "-c",
+            f"import sys; sys.path.insert(0, {str(purelib)!r}); "
+            "from nbgrader.apps.nbgraderapp import main; sys.argv[0] = 'nbgrader'; "
+            "sys.exit(main())",
+        )
+    return (str(readable_course_env() / "bin" / "python"), "-m", "nbgrader")
 
 
 WRAPPER = ROOT / "grader" / "hub" / "cours-singleuser"
