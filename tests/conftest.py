@@ -21,6 +21,15 @@ from course.sessions._schema import (
 )
 
 
+@pytest.fixture(autouse=True, scope="session")
+def venv_tools_on_path() -> None:
+    """nbgrader's gradebook runs the ``alembic`` command when it creates a database: this
+    Python's bin/ first on PATH, by the grading tools' own rule."""
+    from grading.nbgrader_run import tools_on_path
+
+    tools_on_path()
+
+
 @pytest.fixture(scope="session")
 def sample_answers() -> dict[str, str]:
     """The TP's sample submissions (grader/submissions/<name>.py): name -> `oublier` cell text."""

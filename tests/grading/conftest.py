@@ -4,7 +4,6 @@ missing submission."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -12,18 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from grading_course import BIN, DUE, generated_course, grading, nbgrader, submit
+from grading_course import DUE, generated_course, grading, nbgrader, submit
 
 # this folder's helper modules (exchange_class.py) import as tests/hub's do
 sys.path.insert(0, str(Path(__file__).parent))
-
-
-@pytest.fixture(autouse=True, scope="session")
-def venv_tools_on_path():
-    """nbgrader's gradebook runs the `alembic` command: the venv's bin/ must be on PATH."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PATH", f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-        yield
 
 
 @pytest.fixture
