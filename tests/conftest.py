@@ -188,24 +188,36 @@ def adk_format_db(sqlite_db_path: Path) -> Path:
 
 
 # -- parallel runs (pytest-xdist, ``--dist loadgroup``: `make test`) ----------------------------
-# Every test is put in a group, and a group runs on one worker. The tests that share an
-# expensive session fixture form one group, so it is built once; every other module is a group
-# of its own, so its module fixtures are built once too. Machine-wide paths are per worker
-# (helpers.worker_suffix); Unix accounts, ports and folders are unique per test already.
+# Every test is put in a group, and a group runs on one worker. The tests that share what only
+# exists once per machine (Unix accounts and groups, the course environments the hub installer
+# builds in /opt, the instructors' group it creates and removes) form one group: they run one
+# after the other, as before. The tests that share an expensive session fixture form one group,
+# so it is built once; every other module is a group of its own, its module fixtures built once.
+MACHINE_GROUP = "machine"
+MACHINE_MODULES = (
+    "tests/hub/",
+    "tests/grading/test_exchange_owner.py",  # the readable course environment in /opt
+    "tests/grading/test_normal_user.py",  # the same, and a Unix account
+)
 SHARED_FIXTURES = (
     "graded_class",  # tests/grading: a class graded by the course's tools
     "graded_samples",  # tests/labo: every sample submission through the runner
     "executed_lessons",  # tests/lecons: every lesson run
     "jupyterlab",  # tests/browser: one JupyterLab server
 )
-# tests/hub's `course_env` is left out on purpose: the hub modules are the longest, so they
-# spread over the workers, each building its own environment once (about a minute).
+
+
+def xdist_group_of(nodeid: str, fixturenames: tuple[str, ...] | list[str]) -> str:
+    """The group a test runs in (see above)."""
+    path = nodeid.split("::")[0]
+    if path.startswith(MACHINE_MODULES):
+        return MACHINE_GROUP
+    shared = next((name for name in SHARED_FIXTURES if name in fixturenames), None)
+    return shared or path
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if item.get_closest_marker("xdist_group"):
-            continue
-        names = getattr(item, "fixturenames", ())
-        shared = next((name for name in SHARED_FIXTURES if name in names), None)
-        item.add_marker(pytest.mark.xdist_group(shared or item.nodeid.split("::")[0]))
+        if not item.get_closest_marker("xdist_group"):
+            group = xdist_group_of(item.nodeid, getattr(item, "fixturenames", ()))
+            item.add_marker(pytest.mark.xdist_group(group))
