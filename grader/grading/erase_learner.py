@@ -1,0 +1,953 @@
+"""Erase one learner from the whole class system, and prove it with a control (RGPD article 17).
+
+    python -m grading.erase_learner ID [--eleves F] [--temoin ID2] [--confirmer]
+    (make oublier-eleve ID=ben, then make oublier-eleve ID=ben CONFIRMER=1)
+
+The course teaches erasure as « find, delete, prove with a control »; this is that lesson applied
+to the class system itself:
+
+- the scan lists every place the learner is found, by id, name and e-mail: their gradebook rows
+  (and the raw bytes of the gradebook file, free pages and ``-wal`` included), their folders in
+  ``submitted/``, ``autograded/``, ``feedback/``, the previous copies kept by ``zip_collect``,
+  the quarantine, their data exports, each member of the LMS archives in ``downloaded/``, their
+  roster line, the class report, nbgrader's exchange (``inbound/<id>+…``, their released
+  feedback ``feedback/<hash>.html``), and on a hub their account (REST API), their row in the
+  hub's database and their home folder;
+- without ``--confirmer`` nothing is touched (dry run); with it, every place is erased: the
+  student is removed with nbgrader's API then the gradebook is rebuilt by ``VACUUM`` (no trace
+  in free pages), archives are rewritten without the learner's members (the other members keep
+  their names, dates and bytes), the roster loses one line (the others keep their bytes), the
+  report is regenerated;
+- what cannot be erased at once (backups, logs, the hub database's free pages, Helm history) is
+  listed with its expiry and the command that purges it;
+- the proof: the same scan runs again; it must find nothing of the learner, and still find the
+  control learner (``--temoin``, default: another learner of the class) in every place it was
+  found before; every other learner's ``nbgrader export`` row must be unchanged. A failure is
+  named in French and the command exits with status 1. Running it twice is harmless: the second
+  run finds nothing and erases nothing. Only the learner's own files, rows, members and lines are
+  ever deleted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import html
+import io
+import json
+import os
+import pwd
+import re
+import shutil
+import sqlite3
+import sys
+import tarfile
+import urllib.error
+import urllib.parse
+import urllib.request
+import zipfile
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path, PurePosixPath
+from urllib.parse import quote
+
+from .ids import normalize_id, quoted
+
+__all__ = ["Found", "Pending", "Scan", "Setup", "erase", "main", "scan", "setup_of"]
+
+RETENTION_DAYS = 30.0  # the backups' retention this runbook assumes (make sauvegarde GARDER_JOURS)
+HUB_TOKEN_ENV = "JUPYTERHUB_API_TOKEN"
+DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
+
+
+@dataclass
+class Found:
+    """One place where the learner is, and how to erase it."""
+
+    kind: str  # French label of the place, shown to the instructor
+    where: str  # a path, an archive member, a URL
+    detail: str = ""
+    action: str = ""  # internal: which eraser handles it
+    target: object = None
+
+
+@dataclass
+class Pending:
+    """A place that cannot be erased at once: when it expires and the command that purges it."""
+
+    kind: str
+    where: str
+    expires: str
+    command: str
+
+
+@dataclass
+class Scan:
+    sid: str
+    identity: str
+    found: list[Found] = field(default_factory=list)
+    pending: list[Pending] = field(default_factory=list)
+
+    def kinds(self) -> set[str]:
+        return {f.kind for f in self.found}
+
+
+@dataclass
+class Setup:
+    """Where the class system keeps its data (every option of the command)."""
+
+    grader_dir: Path | None = None
+    roster: Path | None = None
+    exchange: Path | None = None  # nbgrader's Exchange.root (the course folder is under it)
+    hub_url: str | None = None  # e.g. http://127.0.0.1:8081/hub/api
+    hub_token: str | None = None
+    hub_db: Path | None = None
+    homes: Path | None = None  # the folder that holds the learners' homes (/home)
+    unix_prefix: str = ""  # TLJH names the Unix user jupyter-<name>
+    backups: Path | None = None
+    keep_days: float = RETENTION_DAYS
+    helm_release: str | None = None
+
+
+class _Ctx:
+    """The course's folders and configuration, read once."""
+
+    def __init__(self, setup: Setup) -> None:
+        from .nbgrader_run import tools_on_path
+        from .paths import course_dirs, load_config
+
+        tools_on_path()
+        self.setup = setup
+        self.dirs = course_dirs(setup.grader_dir)
+        self.config = load_config(self.dirs.grader_dir)
+        self.gradebook = _sqlite_file(self.dirs.db_url)
+        zc = self.config.ZipCollectApp
+        self.downloaded = self.dirs.root / zc.get("downloaded_directory", "downloaded")
+        self.archive_name = zc.get("archive_directory", "archive")
+        self.regexp = self.config.FileNameCollectorPlugin.get("named_regexp", "")
+        self.course_id = self.config.CourseDirectory.get("course_id", "") or ""
+        quarantine = self.config.OwnerCheckedCollect.get(
+            "quarantine_directory", "grader/quarantaine"
+        )
+        self.quarantine = self.dirs.root / quarantine
+        self.backups = setup.backups or self.dirs.grader_dir / "sauvegardes"
+        self.exports = self.dirs.grader_dir / "exports"
+        self.rapport = self.dirs.grader_dir / "rapport"
+        # nbgrader's default exchange, when no other is named (the hub's: COURSE_HUB_EXCHANGE)
+        root = setup.exchange or self.config.Exchange.get("root", None) or DEFAULT_EXCHANGE
+        self.exchange = Path(root) / self.course_id if self.course_id else None
+
+
+def _sqlite_file(db_url: str) -> Path | None:
+    from .paths import sqlite_path
+
+    return sqlite_path(db_url)
+
+
+def setup_of(**kwargs) -> Setup:
+    return Setup(**kwargs)
+
+
+# --------------------------------------------------------------------------- who the learner is
+
+
+@dataclass
+class _Who:
+    sid: str
+    first: str = ""
+    last: str = ""
+    email: str = ""
+    roster_line: int = 0
+
+    def identity(self) -> str:
+        name = " ".join(x for x in (self.first, self.last) if x)
+        extra = ", ".join(x for x in (name, self.email) if x)
+        return f"{quoted(self.sid)}" + (f" ({extra})" if extra else "")
+
+    def tokens(self) -> list[bytes]:
+        """Byte strings that betray the learner in a SQLite file, free pages included: their
+        student row (id, first and last name stored side by side) and their e-mail."""
+        out = []
+        if self.first or self.last:
+            out.append(f"{self.sid}{self.first}{self.last}".encode())
+        if self.email:
+            out.append(self.email.encode())
+        return out
+
+    def patterns(self) -> list[re.Pattern[bytes]]:
+        # a submission row: its assignment's uuid, then the student id, then the timestamp
+        sub = re.compile(rb"[0-9a-f]{32}" + re.escape(self.sid.encode()) + rb"\d{4}-\d\d-\d\d")
+        return [re.compile(re.escape(t)) for t in self.tokens()] + [sub]
+
+
+def _roster_students(path: Path | None):
+    from .roster_csv import RosterError, read_roster
+
+    if path is None or not path.is_file():
+        return []
+    try:
+        return read_roster(path)
+    except RosterError as exc:
+        raise ErasureError(f"Liste des élèves illisible ({path})\u00a0: {exc}") from None
+
+
+class ErasureError(Exception):
+    """An erasure that cannot go on, in one French sentence."""
+
+
+def _who(ctx: _Ctx, sid: str) -> _Who:
+    who = _Who(sid)
+    for line in _roster_students(ctx.setup.roster):
+        if line.id == sid:
+            who.first, who.last, who.email = line.first_name, line.last_name, line.email
+            who.roster_line = line.line
+    row = _student_row(ctx, sid)
+    if row is not None:
+        who.first = who.first or row[1] or ""
+        who.last = who.last or row[2] or ""
+        who.email = who.email or row[3] or ""
+    return who
+
+
+def _ro(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=30)
+
+
+def _student_row(ctx: _Ctx, sid: str) -> tuple | None:
+    if ctx.gradebook is None or not ctx.gradebook.is_file():
+        return None
+    con = _ro(ctx.gradebook)
+    try:
+        return con.execute(
+            "SELECT id, first_name, last_name, email FROM student WHERE id = ?", (sid,)
+        ).fetchone()
+    except sqlite3.DatabaseError:
+        return None
+    finally:
+        con.close()
+
+
+# --------------------------------------------------------------------------- the scan
+
+
+def _own_folder(parent: Path, sid: str) -> Path | None:
+    if not parent.is_dir():
+        return None
+    for child in sorted(parent.iterdir()):
+        if child.is_dir() and not child.is_symlink() and normalize_id(child.name) == sid:
+            return child
+    return None
+
+
+def _count_files(folder: Path) -> int:
+    return sum(1 for p in folder.rglob("*") if p.is_file() or p.is_symlink())
+
+
+def _raw_hits(path: Path, patterns: list[re.Pattern[bytes]]) -> int:
+    hits = 0
+    for part in (path, Path(f"{path}-wal"), Path(f"{path}-journal")):
+        if part.is_file():
+            data = part.read_bytes()
+            hits += sum(len(p.findall(data)) for p in patterns)
+    return hits
+
+
+def _scan_gradebook(ctx: _Ctx, who: _Who, out: Scan) -> None:
+    db = ctx.gradebook
+    if db is None or not db.is_file():
+        return
+    con = _ro(db)
+    try:
+        row = con.execute("SELECT 1 FROM student WHERE id = ?", (who.sid,)).fetchone()
+        subs = con.execute(
+            "SELECT count(*) FROM submitted_assignment WHERE student_id = ?", (who.sid,)
+        ).fetchone()[0]
+        grades = con.execute(
+            "SELECT count(*) FROM grade g JOIN submitted_notebook sn ON sn.id = g.notebook_id "
+            "JOIN submitted_assignment sa ON sa.id = sn.assignment_id WHERE sa.student_id = ?",
+            (who.sid,),
+        ).fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        raise ErasureError(f"Carnet de notes illisible ({db})\u00a0: {exc}.") from None
+    finally:
+        con.close()
+    if row or subs:
+        out.found.append(
+            Found(
+                "carnet de notes",
+                str(db),
+                f"fiche de l'élève, {subs} rendu(s), {grades} note(s) et commentaire(s)",
+                "gradebook",
+                db,
+            )
+        )
+    hits = _raw_hits(db, who.patterns())
+    if hits and not (row or subs):
+        out.found.append(
+            Found(
+                "carnet de notes",
+                str(db),
+                f"{hits} trace(s) dans les octets du fichier (pages libres)",
+                "vacuum",
+                db,
+            )
+        )
+
+
+def _scan_folders(ctx: _Ctx, who: _Who, out: Scan) -> None:
+    labels = (
+        ("rendus", ctx.dirs.submitted),
+        ("copies notées", ctx.dirs.autograded),
+        ("retours", ctx.dirs.feedback),
+    )
+    for kind, parent in labels:
+        folder = _own_folder(parent, who.sid)
+        if folder is not None:
+            n = _count_files(folder)
+            out.found.append(Found(kind, str(folder), f"{n} fichier(s)", "tree", folder))
+    if ctx.downloaded.is_dir():
+        for base in sorted(p for p in ctx.downloaded.iterdir() if p.is_dir()):
+            folder = _own_folder(base / "remplaces", who.sid)
+            if folder is not None:
+                out.found.append(
+                    Found("copies remplacées", str(folder), "anciennes copies", "tree", folder)
+                )
+    if ctx.quarantine.is_dir():
+        for base in sorted(p for p in ctx.quarantine.iterdir() if p.is_dir()):
+            for entry in sorted(base.iterdir()):
+                if normalize_id(entry.name).split("+")[0] == who.sid:
+                    out.found.append(Found("quarantaine", str(entry), "", "tree", entry))
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in who.sid)
+    if ctx.exports.is_dir():
+        for file in sorted(ctx.exports.glob(f"donnees-{safe}-*.zip")):
+            if re.fullmatch(rf"donnees-{re.escape(safe)}-\d{{8}}-\d{{6}}\.zip", file.name):
+                out.found.append(Found("export de ses données", str(file), "", "tree", file))
+
+
+def _owned(ctx: _Ctx, path: str, sid: str) -> bool:
+    """Whether a download member (``/<archive stem>/<member>``) is the learner's: the collector's
+    regexp names them, or one of its folders (or the archive) is named by their id."""
+    if ctx.regexp:
+        match = re.match(ctx.regexp, path)
+        if match and "student_id" in match.groupdict() and normalize_id(match["student_id"]) == sid:
+            return True
+    parts = PurePosixPath(path).parts
+    folders = parts[1:] if path.endswith("/") else parts[1:-1]
+    return any(normalize_id(p) == sid for p in folders)
+
+
+def _scan_downloads(ctx: _Ctx, who: _Who, out: Scan) -> None:
+    if not ctx.downloaded.is_dir():
+        return
+    for base in sorted(p for p in ctx.downloaded.iterdir() if p.is_dir()):
+        archive_dir = base / ctx.archive_name
+        for sub in (archive_dir, base / "extracted"):
+            if not sub.is_dir():
+                continue
+            for file in sorted(p for p in sub.rglob("*") if p.is_file() and not p.is_symlink()):
+                rel = file.relative_to(sub).as_posix()
+                if file.suffix.lower() == ".zip":
+                    _scan_zip(ctx, who, file, out)
+                elif _owned(ctx, f"/{rel}", who.sid) or normalize_id(file.stem) == who.sid:
+                    out.found.append(Found("archives reçues", str(file), "fichier", "tree", file))
+
+
+def _scan_zip(ctx: _Ctx, who: _Who, file: Path, out: Scan) -> None:
+    stem = file.name[: -len(file.suffix)]
+    try:
+        with zipfile.ZipFile(file) as zf:
+            names = [i.filename for i in zf.infolist()]
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ErasureError(f"Archive illisible\u00a0: {file} ({exc}).") from None
+    mine = []
+    for name in names:
+        norm = normalize_id(name.replace("\\", "/"))
+        if _owned(ctx, f"/{stem}/{norm}", who.sid):
+            mine.append(name)
+    if mine:
+        whole = len(mine) == len(names)
+        detail = ", ".join(mine) + (" (toute l'archive)" if whole else "")
+        out.found.append(Found("archives reçues", str(file), detail, "zip", (file, mine)))
+
+
+def _scan_roster(ctx: _Ctx, who: _Who, out: Scan) -> None:
+    if who.roster_line:
+        out.found.append(
+            Found(
+                "liste des élèves",
+                f"{ctx.setup.roster}, ligne {who.roster_line}",
+                "",
+                "roster",
+                who.roster_line,
+            )
+        )
+
+
+def _scan_reports(ctx: _Ctx, who: _Who, out: Scan) -> None:
+    places = [
+        ctx.rapport / "notes.csv",
+        ctx.rapport / "grades.csv",
+        ctx.dirs.grader_dir / "grades.csv",
+    ]
+    for path in places:
+        if path.is_file() and who.sid in _csv_ids(path):
+            out.found.append(Found("rapport", str(path), "ligne de notes", "report", path))
+    page = ctx.rapport / "rapport.html"
+    if page.is_file() and f"<td>{html.escape(who.sid)}</td>" in page.read_text(errors="replace"):
+        out.found.append(Found("rapport", str(page), "ligne du tableau", "report", page))
+
+
+def _csv_ids(path: Path) -> set[str]:
+    text = path.read_text(encoding="utf-8-sig", errors="replace")
+    sep = ";" if text.split("\n", 1)[0].count(";") > text.split("\n", 1)[0].count(",") else ","
+    ids = set()
+    for row in csv.DictReader(io.StringIO(text), delimiter=sep):
+        for key in ("student_id", "identifiant", "élève"):
+            if row.get(key):
+                ids.add(normalize_id(row[key].lstrip("'")))
+    return ids
+
+
+def _secrets(ctx: _Ctx, sid: str) -> list[tuple[str, str]]:
+    """(secret, notebook) of the learner's submissions: nbgrader names their released feedback
+    ``feedback/<md5(secret + notebook)>.html`` in the exchange."""
+    found = []
+    for parent in (ctx.dirs.submitted, ctx.dirs.autograded, ctx.dirs.feedback):
+        folder = _own_folder(parent, sid)
+        if folder is None:
+            continue
+        for secret_file in folder.glob("*/submission_secret.txt"):
+            secret = secret_file.read_text().strip()
+            for nb in secret_file.parent.glob("*.*"):
+                if nb.suffix in (".ipynb", ".html"):
+                    found.append((secret, nb.stem))
+    return sorted(set(found))
+
+
+def _scan_exchange(ctx: _Ctx, who: _Who, out: Scan) -> None:
+    if ctx.exchange is None or not ctx.exchange.is_dir():
+        return
+    inbound = ctx.exchange / "inbound"
+    if inbound.is_dir():
+        for entry in sorted(inbound.iterdir()):
+            if normalize_id(entry.name).split("+")[0] == who.sid:
+                out.found.append(Found("échange nbgrader", str(entry), "rendu", "tree", entry))
+    from nbgrader.utils import notebook_hash
+
+    feedback = ctx.exchange / "feedback"
+    for secret, notebook in _secrets(ctx, who.sid):
+        page = feedback / f"{notebook_hash(secret=secret, notebook_id=notebook)}.html"
+        if page.is_file():
+            out.found.append(Found("échange nbgrader", str(page), "retour publié", "tree", page))
+
+
+def _hub_request(setup: Setup, method: str, name: str) -> tuple[int, dict]:
+    url = f"{setup.hub_url.rstrip('/')}/users/{urllib.parse.quote(name, safe='')}"
+    req = urllib.request.Request(url, method=method)
+    req.add_header("Authorization", f"token {setup.hub_token}")
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            body = resp.read()
+            return resp.status, json.loads(body) if body else {}
+    except urllib.error.HTTPError as exc:
+        return exc.code, {}
+    except (urllib.error.URLError, OSError) as exc:
+        raise ErasureError(f"Hub injoignable ({setup.hub_url})\u00a0: {exc}.") from None
+
+
+def _scan_hub(ctx: _Ctx, who: _Who, out: Scan) -> None:
+    setup = ctx.setup
+    if setup.hub_url:
+        status, user = _hub_request(setup, "GET", who.sid)
+        if status == 200:
+            servers = ", ".join(user.get("servers", {}) or {}) or "aucun"
+            detail = f"compte du hub (serveurs\u00a0: {servers or 'défaut'})"
+            out.found.append(Found("hub", f"{setup.hub_url}/users/{who.sid}", detail, "hub_user"))
+        elif status in (401, 403):
+            raise ErasureError(
+                f"Le hub refuse le jeton ({status})\u00a0: il faut le jeton d'un administrateur "
+                f"(variable {HUB_TOKEN_ENV})."
+            )
+        elif status != 404:
+            raise ErasureError(f"Le hub répond {status} pour «\u00a0{who.sid}\u00a0».")
+    if setup.hub_db is not None and setup.hub_db.is_file():
+        con = _ro(setup.hub_db)
+        try:
+            row = con.execute("SELECT id FROM users WHERE name = ?", (who.sid,)).fetchone()
+            detail = ""
+            if row:
+                servers = con.execute(
+                    "SELECT count(*) FROM spawners WHERE user_id = ?", row
+                ).fetchone()[0]
+                tokens = con.execute(
+                    "SELECT count(*) FROM api_tokens WHERE user_id = ?", row
+                ).fetchone()[0]
+                detail = f"utilisateur, {servers} serveur(s), {tokens} jeton(s)"
+        except sqlite3.DatabaseError as exc:
+            raise ErasureError(f"Base du hub illisible ({setup.hub_db})\u00a0: {exc}.") from None
+        finally:
+            con.close()
+        if row:
+            action = "hub_db" if not setup.hub_url else "via_hub_user"
+            out.found.append(Found("base du hub", str(setup.hub_db), detail, action))
+    home = _home(setup, who.sid)
+    if home is not None and home.exists():
+        out.found.append(Found("dossier personnel", str(home), "", "home", home))
+
+
+def _home(setup: Setup, sid: str) -> Path | None:
+    if setup.homes is None:
+        return None
+    return setup.homes / f"{setup.unix_prefix}{sid}"
+
+
+def _scan_pending(ctx: _Ctx, who: _Who, out: Scan) -> None:
+    from .backup import backups_in
+
+    keep = ctx.setup.keep_days
+    for when, path in backups_in(ctx.backups):
+        if _backup_holds(path, who):
+            expires = (when + timedelta(days=keep)).strftime("%d/%m/%Y")
+            out.pending.append(
+                Pending(
+                    "sauvegarde",
+                    str(path),
+                    f"le {expires} (rétention de {keep:g} jours)",
+                    "make sauvegarde GARDER=1   (une sauvegarde neuve sans l'élève, puis "
+                    "purge des autres)",
+                )
+            )
+    logs = sorted(ctx.rapport.glob("*.log")) if ctx.rapport.is_dir() else []
+    logs += [p for p in (ctx.dirs.grader_dir / "echecs-autograde.json",) if p.is_file()]
+    for log in logs:
+        if who.sid.encode() in log.read_bytes():
+            out.pending.append(
+                Pending(
+                    "journal de notation",
+                    str(log),
+                    "au prochain make grade (réécrit)",
+                    f"rm {log}   (un journal, pas une note)",
+                )
+            )
+    hub_db = ctx.setup.hub_db
+    if (
+        hub_db is not None
+        and hub_db.is_file()
+        and not any(f.action in ("hub_db", "via_hub_user") for f in out.found)
+    ):
+        if _raw_hits(hub_db, [re.compile(re.escape(b'"' + who.sid.encode() + b'"'))]) or (
+            who.sid.encode() in hub_db.read_bytes()
+        ):
+            out.pending.append(
+                Pending(
+                    "base du hub (pages libres)",
+                    str(hub_db),
+                    "au prochain VACUUM",
+                    f"systemctl stop jupyterhub && sqlite3 {hub_db} 'VACUUM;' "
+                    "&& systemctl start jupyterhub",
+                )
+            )
+    if ctx.setup.hub_url or ctx.setup.hub_db:
+        out.pending.append(
+            Pending(
+                "journaux du hub",
+                "journald (jupyterhub, proxy)",
+                "selon la rétention de journald (SystemMaxUse, MaxRetentionSec)",
+                "journalctl --rotate && journalctl --vacuum-time=1s -u jupyterhub",
+            )
+        )
+    if ctx.setup.helm_release:
+        rel = ctx.setup.helm_release
+        out.pending.append(
+            Pending(
+                "historique Helm",
+                f"secrets sh.helm.release.v1.{rel}.v*",
+                "après 10 révisions (helm upgrade --history-max 10)",
+                f"kubectl delete secret -l owner=helm,name={rel},status=superseded",
+            )
+        )
+
+
+def _backup_holds(path: Path, who: _Who) -> bool:
+    """Whether a backup holds the learner: a member in their folder, or their row or line."""
+    try:
+        with tarfile.open(path, "r:gz") as tar:
+            for info in tar:
+                parts = PurePosixPath(info.name).parts
+                if len(parts) > 2 and normalize_id(parts[1]) == who.sid:
+                    return True
+                if info.isfile() and info.name in ("gradebook.db", "eleves.csv"):
+                    data = tar.extractfile(info).read()
+                    pats = who.patterns() + [re.compile(re.escape(who.sid.encode()))]
+                    if info.name == "eleves.csv" and who.sid.encode() in data:
+                        return True
+                    if info.name == "gradebook.db" and any(p.search(data) for p in pats[:-1]):
+                        return True
+    except (OSError, tarfile.TarError, EOFError):
+        return True  # unreadable: assume it holds them, the instructor checks
+    return False
+
+
+def scan(sid: str, setup: Setup) -> Scan:
+    """Every place where `sid` is, and what cannot be erased at once."""
+    ctx = _Ctx(setup)
+    return _scan(ctx, normalize_id(sid.strip()))
+
+
+def _scan(ctx: _Ctx, sid: str) -> Scan:
+    who = _who(ctx, sid)
+    out = Scan(sid, who.identity())
+    for step in (
+        _scan_gradebook,
+        _scan_folders,
+        _scan_downloads,
+        _scan_roster,
+        _scan_reports,
+        _scan_exchange,
+        _scan_hub,
+        _scan_pending,
+    ):
+        step(ctx, who, out)
+    return out
+
+
+# --------------------------------------------------------------------------- the erasure
+
+
+def _rm(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def _erase_gradebook(ctx: _Ctx, sid: str, found: Found) -> None:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    if found.action == "gradebook":
+        with Gradebook(ctx.dirs.db_url) as gb:
+            try:
+                gb.remove_student(sid)
+            except MissingEntry:
+                pass
+    _vacuum(Path(found.target))
+
+
+def _vacuum(db: Path) -> None:
+    """Rebuild the file: the deleted rows leave no trace in free pages or in ``-wal``."""
+    con = sqlite3.connect(db, timeout=60)
+    try:
+        con.execute("PRAGMA secure_delete = ON")
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        con.execute("VACUUM")
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.OperationalError as exc:
+        raise ErasureError(
+            f"VACUUM impossible sur {db} ({exc})\u00a0: une notation est-elle en cours\u00a0? "
+            "Relancez la commande quand elle est finie."
+        ) from None
+    finally:
+        con.close()
+
+
+def _rewrite_zip(file: Path, mine: list[str]) -> None:
+    """The archive without the learner's members; every other member keeps its name, date,
+    attributes, compression and bytes."""
+    with zipfile.ZipFile(file) as src:
+        keep = [i for i in src.infolist() if i.filename not in set(mine)]
+        if not keep:
+            file.unlink()
+            return
+        tmp = file.with_name(f".{file.name}.oubli")
+        with zipfile.ZipFile(tmp, "w") as dst:
+            dst.comment = src.comment
+            for info in keep:
+                dst.writestr(info, src.read(info), compress_type=info.compress_type)
+    os.replace(tmp, file)
+
+
+def _erase_roster(ctx: _Ctx, who_sid: str, line: int) -> None:
+    """Remove one line of the roster, keeping the other lines' bytes and the file's encoding;
+    checked by reading it back before it replaces the file."""
+    from .roster_csv import read_roster
+
+    path = ctx.setup.roster
+    before = read_roster(path)
+    data = path.read_bytes()
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ErasureError(f"{path}\u00a0: liste en UTF-16, retirez la ligne {line} à la main.")
+    lines = data.splitlines(keepends=True)
+    if not (0 < line <= len(lines)):
+        raise ErasureError(f"{path}\u00a0: ligne {line} introuvable.")
+    tmp = path.with_name(f".{path.name}.oubli")
+    tmp.write_bytes(b"".join(lines[: line - 1] + lines[line:]))
+    try:
+        after = read_roster(tmp)
+        expected = [(s.id, s.first_name, s.last_name, s.email) for s in before if s.id != who_sid]
+        if [(s.id, s.first_name, s.last_name, s.email) for s in after] != expected:
+            raise ErasureError(
+                f"{path}\u00a0: la ligne {line} ne se retire pas proprement (champ sur plusieurs "
+                "lignes\u00a0?)\u00a0; retirez-la à la main."
+            )
+        shutil.copymode(path, tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _regenerate_reports(ctx: _Ctx, paths: set[Path]) -> None:
+    from nbgrader.api import Gradebook
+
+    from .csv_safe import SafeCsvExport
+    from .late_penalty import rule_of_config
+    from .report import class_table, write_report
+
+    with Gradebook(ctx.dirs.db_url) as gb:
+        if {ctx.rapport / "notes.csv", ctx.rapport / "rapport.html"} & paths:
+            page = ctx.rapport / "rapport.html"
+            title = re.search(r"<title>Rapport de notes — (.*?)</title>", page.read_text())
+            assignment = html.unescape(title.group(1)) if title else "oublier"
+            df = class_table(gb, assignment, ctx.dirs.autograded)
+            write_report(df, ctx.rapport, assignment, rule_of_config(ctx.config))
+        for path in paths:
+            if path.name == "grades.csv":
+                SafeCsvExport(to=str(path)).export(gb)
+
+
+def _hub_user_delete(ctx: _Ctx, sid: str) -> None:
+    status, _ = _hub_request(ctx.setup, "DELETE", sid)
+    if status not in (204, 404):
+        raise ErasureError(f"Le hub refuse d'effacer «\u00a0{sid}\u00a0» (statut {status}).")
+
+
+def _erase_home(ctx: _Ctx, sid: str, home: Path) -> None:
+    """The learner's home, only under the homes folder named, and only if it is theirs."""
+    homes = ctx.setup.homes.resolve()
+    real = home.resolve()
+    if real.parent != homes or home.is_symlink():
+        raise ErasureError(f"{home}\u00a0: pas un dossier de {homes}, laissé tel quel.")
+    owner = home.stat().st_uid
+    try:
+        expected = pwd.getpwnam(f"{ctx.setup.unix_prefix}{sid}").pw_uid
+    except KeyError:
+        expected = None
+    if owner == 0 or (expected is not None and owner != expected):
+        raise ErasureError(
+            f"{home}\u00a0: appartient à l'uid {owner}, pas à l'élève\u00a0; laissé tel quel."
+        )
+    shutil.rmtree(home)
+
+
+def _apply(ctx: _Ctx, sid: str, found: list[Found]) -> list[str]:
+    """Erase every place; the failures, each in one French sentence."""
+    failures: list[str] = []
+    reports: set[Path] = set()
+    order = ["hub_user", "home", "tree", "zip", "roster", "gradebook", "vacuum", "report"]
+    for action in order:
+        for f in (x for x in found if x.action == action):
+            try:
+                if action == "tree":
+                    _rm(Path(f.target))
+                elif action == "zip":
+                    _rewrite_zip(*f.target)
+                elif action == "roster":
+                    _erase_roster(ctx, sid, f.target)
+                elif action in ("gradebook", "vacuum"):
+                    _erase_gradebook(ctx, sid, f)
+                elif action == "hub_user":
+                    _hub_user_delete(ctx, sid)
+                elif action == "home":
+                    _erase_home(ctx, sid, Path(f.target))
+                elif action == "report":
+                    reports.add(Path(f.target))
+            except (ErasureError, OSError, zipfile.BadZipFile, ValueError) as exc:
+                failures.append(f"{f.kind} ({f.where})\u00a0: {exc}")
+    if reports:
+        try:
+            _regenerate_reports(ctx, reports)
+        except (OSError, ValueError) as exc:
+            failures.append(f"rapport\u00a0: régénération impossible ({exc})")
+    for f in found:
+        if f.action == "hub_db":
+            failures.append(
+                f"{f.kind} ({f.where})\u00a0: effacez l'utilisateur par l'API du hub "
+                f"(--hub-url et le jeton d'un administrateur dans {HUB_TOKEN_ENV})"
+            )
+    return failures
+
+
+def _export_rows(ctx: _Ctx, without: str) -> list[dict]:
+    """Every row of nbgrader's CSV export except the learner's."""
+    from nbgrader.api import Gradebook
+
+    from .csv_safe import SafeCsvExport
+
+    if ctx.gradebook is not None and not ctx.gradebook.is_file():
+        return []
+    with Gradebook(ctx.dirs.db_url) as gb:
+        rows = SafeCsvExport().rows(gb)
+    return [r for r in rows if r["student_id"] != without]
+
+
+def _control(ctx: _Ctx, sid: str, wanted: str | None) -> str | None:
+    if wanted:
+        return normalize_id(wanted.strip())
+    ids = sorted(
+        {s.id for s in _roster_students(ctx.setup.roster)}
+        | {normalize_id(p.name) for p in ctx.dirs.submitted.glob("*") if p.is_dir()}
+    )
+    with_folder = [i for i in ids if i != sid and _own_folder(ctx.dirs.submitted, i)]
+    others = with_folder or [i for i in ids if i != sid]
+    return others[0] if others else None
+
+
+@dataclass
+class Result:
+    before: Scan
+    after: Scan | None
+    control_before: Scan | None
+    control_after: Scan | None
+    failures: list[str]
+
+
+def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> Result:
+    """Scan, then (confirmed) erase and prove it: rescan, control, others' export rows."""
+    ctx = _Ctx(setup)
+    sid = normalize_id(sid.strip())
+    witness = _control(ctx, sid, control)
+    if witness == sid:
+        raise ErasureError("Le témoin doit être un autre élève que celui à effacer.")
+    before = _scan(ctx, sid)
+    control_before = _scan(ctx, witness) if witness else None
+    if not confirm or not before.found:
+        return Result(before, None, control_before, None, [])
+    rows_before = _export_rows(ctx, sid)
+    failures = _apply(ctx, sid, before.found)
+    after = _scan(ctx, sid)
+    control_after = _scan(ctx, witness) if witness else None
+    for f in after.found:
+        failures.append(f"encore trouvé après l'effacement\u00a0: {f.kind} ({f.where})")
+    if control_before is not None and control_after is not None:
+        lost = sorted(control_before.kinds() - control_after.kinds())
+        if lost:
+            failures.append(
+                f"le témoin {quoted(witness)} n'est plus trouvé dans\u00a0: {', '.join(lost)} "
+                "(la recherche ne prouve donc plus rien, ou un autre élève a été touché)"
+            )
+    if _export_rows(ctx, sid) != rows_before:
+        failures.append("les lignes de nbgrader export des autres élèves ont changé")
+    return Result(before, after, control_before, control_after, failures)
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def _print_scan(title: str, s: Scan) -> None:
+    print(f"{title} {s.identity}\u00a0: {len(s.found)} endroit(s).")
+    for f in s.found:
+        print(f"  - {f.kind}\u00a0: {f.where}" + (f" — {f.detail}" if f.detail else ""))
+
+
+def _print_pending(s: Scan) -> None:
+    if not s.pending:
+        return
+    print("Ne peut pas être effacé tout de suite (à purger)\u00a0:")
+    for p in s.pending:
+        print(f"  - {p.kind}\u00a0: {p.where} — expire {p.expires}\n      purge\u00a0: {p.command}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Effacer un élève de tout le système de la classe (RGPD, article 17), "
+        "avec une preuve par un témoin. Sans --confirmer, rien n'est effacé."
+    )
+    parser.add_argument("student_id", help="l'identifiant de l'élève")
+    parser.add_argument("--confirmer", action="store_true", help="effacer vraiment")
+    parser.add_argument("--temoin", default=None, help="l'élève témoin (défaut\u00a0: un autre)")
+    parser.add_argument("--eleves", type=Path, default=None, help="la liste des élèves (CSV)")
+    parser.add_argument("--echange", type=Path, default=None, help="Exchange.root de nbgrader")
+    parser.add_argument(
+        "--hub-url", default=None, help="API du hub, ex. http://127.0.0.1:8081/hub/api"
+    )
+    parser.add_argument("--hub-db", type=Path, default=None, help="la base SQLite du hub")
+    parser.add_argument("--dossiers-personnels", type=Path, default=None, help="ex. /home")
+    parser.add_argument("--prefixe-unix", default="", help="ex. jupyter- (TLJH)")
+    parser.add_argument("--sauvegardes", type=Path, default=None)
+    parser.add_argument("--garder-jours", type=float, default=RETENTION_DAYS)
+    parser.add_argument("--helm-release", default=None)
+    parser.add_argument("--grader-dir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    token = os.environ.get(HUB_TOKEN_ENV)
+    if args.hub_url and not token:
+        print(
+            f"✘ --hub-url demande le jeton d'un administrateur dans {HUB_TOKEN_ENV}.",
+            file=sys.stderr,
+        )
+        return 2
+    setup = Setup(
+        grader_dir=args.grader_dir,
+        roster=args.eleves if args.eleves and args.eleves.is_file() else None,
+        exchange=args.echange,
+        hub_url=args.hub_url,
+        hub_token=token,
+        hub_db=args.hub_db,
+        homes=args.dossiers_personnels,
+        unix_prefix=args.prefixe_unix,
+        backups=args.sauvegardes,
+        keep_days=args.garder_jours,
+        helm_release=args.helm_release,
+    )
+    try:
+        result = erase(args.student_id, setup, args.confirmer, args.temoin)
+    except (ErasureError, FileNotFoundError) as exc:
+        print(f"✘ {exc}", file=sys.stderr)
+        return 2
+    before = result.before
+    if not before.found:
+        print(
+            f"Aucune trace de {before.identity} dans le système de la classe\u00a0: rien à effacer."
+        )
+        if result.control_before is None or not result.control_before.found:
+            print("✘ Et aucun témoin trouvé\u00a0: la recherche ne prouve rien.", file=sys.stderr)
+            return 1
+        print(
+            f"Le témoin {result.control_before.identity} est bien trouvé "
+            f"({len(result.control_before.found)} endroit(s))\u00a0: la recherche fonctionne."
+        )
+        _print_pending(before)
+        return 0
+    _print_scan("Trouvé", before)
+    if result.control_before is not None:
+        _print_scan("Témoin", result.control_before)
+    if result.after is None:
+        _print_pending(before)
+        print(
+            "Rien n'a été effacé (essai à blanc). Pour effacer\u00a0: make oublier-eleve "
+            f"ID={before.sid} CONFIRMER=1"
+        )
+        return 0
+    print(f"Effacé\u00a0: {len(before.found) - len(result.after.found)} endroit(s).")
+    print(
+        f"Contrôle\u00a0: {before.identity} trouvé dans {len(result.after.found)} endroit(s) "
+        "après l'effacement."
+    )
+    if result.control_after is not None:
+        print(
+            f"Témoin {result.control_after.identity}\u00a0: {len(result.control_before.found)} "
+            f"endroit(s) avant, {len(result.control_after.found)} après."
+        )
+    _print_pending(result.after)
+    if result.failures:
+        print(f"✘ {len(result.failures)} échec(s)\u00a0:", file=sys.stderr)
+        for failure in result.failures:
+            print(f"  - {failure}", file=sys.stderr)
+        return 1
+    print(
+        "Preuve faite\u00a0: plus rien de l'élève, le témoin partout où il était, les notes des "
+        "autres inchangées."
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
