@@ -525,7 +525,8 @@ def _scan_pending(ctx: _Ctx, who: _Who, out: Scan) -> None:
                 Pending(
                     "journal de notation",
                     str(log),
-                    "au prochain make grade (réécrit)",
+                    f"au prochain make {'feedback' if 'feedback' in log.name else 'grade'} "
+                    "(le journal est réécrit)",
                     f"rm {log}   (un journal, pas une note)",
                 )
             )

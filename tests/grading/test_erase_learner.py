@@ -151,7 +151,12 @@ def test_erase_with_control(classe, tmp_path):
     assert before.kinds() == PLACES
     control = _scan(classe, "ana")
     assert control.kinds() == PLACES - {"quarantaine", "export de ses données"}
-    assert [p.kind for p in before.pending] == ["sauvegarde"]
+    assert [(p.kind, Path(p.where).name) for p in before.pending] == [
+        ("sauvegarde", before.pending[0].where.rsplit("/", 1)[1]),
+        ("journal de notation", "autograde.log"),
+        ("journal de notation", "feedback.log"),
+    ]
+    assert before.pending[0].where.startswith(str(grader / "sauvegardes" / "sauvegarde-"))
     export_before = _export(grader)
     db = grader / "gradebook.db"
     naive = tmp_path / "naive.db"
@@ -261,9 +266,12 @@ def test_hub_database_and_home(tmp_path, classe):
 
     hub_db = tmp_path / "jupyterhub.sqlite"
     session = orm.new_session_factory(f"sqlite:///{hub_db}")()
+    session.add(orm.OAuthClient(identifier="jupyterhub"))
     for name in ("ana", "ben"):
         user = orm.User(name=name)
         session.add(user)
+        session.commit()
+        session.add(orm.Spawner(name="", user_id=user.id))
         session.commit()
         orm.APIToken.new(user=user)
     session.close()
@@ -279,7 +287,7 @@ def test_hub_database_and_home(tmp_path, classe):
         homes=homes,
     )
     found = {f.kind: f for f in scan("ben", setup).found}
-    assert "1 jeton(s)" in found["base du hub"].detail
+    assert found["base du hub"].detail == "utilisateur, 1 serveur(s), 1 jeton(s)"
     assert found["dossier personnel"].where == str(homes / "ben")
     assert {f.kind for f in scan("ana", setup).found} >= {"base du hub", "dossier personnel"}
     result = erase("ben", setup, confirm=True, control="ana")
@@ -290,3 +298,92 @@ def test_hub_database_and_home(tmp_path, classe):
     con = sqlite3.connect(hub_db)
     assert con.execute("SELECT count(*) FROM users").fetchone()[0] == 2
     con.close()
+
+
+@pytest.mark.hub
+def test_hub_account_erased_through_the_rest_api(tmp_path, classe, monkeypatch):
+    """A real JupyterHub (venv's, 127.0.0.1, no server spawned): the scan finds ben's account
+    through the REST API with an admin token, the erasure DELETEs it, ana's stays; the hub's
+    journal and database free pages are listed as what cannot be erased at once."""
+    import secrets
+    import subprocess
+    import sys
+    import time
+
+    import requests
+    from grading.erase_learner import Setup, erase, scan
+    from helpers import free_port, stop_pids
+
+    port, hub_port, proxy_port = free_port(), free_port(), free_port()
+    token = secrets.token_hex(32)
+    config = tmp_path / "jupyterhub_config.py"
+    config.write_text(
+        f"""
+c = get_config()  # noqa
+c.JupyterHub.authenticator_class = "dummy"
+c.Authenticator.allowed_users = {{"ana", "ben"}}
+c.JupyterHub.bind_url = "http://127.0.0.1:{port}"
+c.JupyterHub.hub_bind_url = "http://127.0.0.1:{hub_port}"
+c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_port}"
+c.ConfigurableHTTPProxy.pid_file = {str(tmp_path / "proxy.pid")!r}
+c.JupyterHub.db_url = "sqlite:///{tmp_path / "jupyterhub.sqlite"}"
+c.JupyterHub.cookie_secret_file = {str(tmp_path / "cookie_secret")!r}
+c.JupyterHub.services = [{{"name": "effacement", "api_token": {token!r}}}]
+c.JupyterHub.load_roles = [{{"name": "effacement", "scopes": ["admin:users"],
+                            "services": ["effacement"]}}]
+"""
+    )
+    bin_dir = Path(sys.executable).parent
+    with open(tmp_path / "jupyterhub.log", "wb") as log:
+        hub = subprocess.Popen(
+            [str(bin_dir / "jupyterhub"), "-f", str(config)],
+            cwd=tmp_path,
+            env={"PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path)},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    api = f"http://127.0.0.1:{port}/hub/api"
+    headers = {"Authorization": f"token {token}"}
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert hub.poll() is None, (tmp_path / "jupyterhub.log").read_text()[-3000:]
+            try:
+                if requests.get(f"{api}/users/ana", headers=headers, timeout=5).ok:
+                    break
+            except requests.RequestException:
+                pass
+            assert time.monotonic() < deadline, (tmp_path / "jupyterhub.log").read_text()[-3000:]
+            time.sleep(0.5)
+        monkeypatch.setenv("JUPYTERHUB_API_TOKEN", token)
+        setup = Setup(
+            grader_dir=classe["grader"],
+            roster=classe["roster"],
+            exchange=classe["exchange"],
+            hub_url=api,
+            hub_token=token,
+            hub_db=tmp_path / "jupyterhub.sqlite",
+        )
+        kinds = {f.kind for f in scan("ben", setup).found}
+        assert {"hub", "base du hub"} <= kinds
+        result = erase("ben", setup, confirm=True, control="ana")
+        assert result.failures == []
+        assert requests.get(f"{api}/users/ben", headers=headers, timeout=10).status_code == 404
+        assert requests.get(f"{api}/users/ana", headers=headers, timeout=10).status_code == 200
+        assert {f.kind for f in result.control_after.found} >= {"hub", "base du hub"}
+        pending = {p.kind for p in result.after.pending}
+        assert "journaux du hub" in pending
+        # a wrong token is named, nothing erased
+        bad = Setup(grader_dir=classe["grader"], hub_url=api, hub_token="faux")
+        with pytest.raises(Exception, match="jeton d'un administrateur"):
+            scan("ana", bad)
+    finally:
+        proxy = (
+            (tmp_path / "proxy.pid").read_text().strip()
+            if (tmp_path / "proxy.pid").exists()
+            else ""
+        )
+        stop_pids([hub.pid], grace=20)
+        hub.wait(timeout=30)
+        if proxy.isdigit():
+            stop_pids([int(proxy)], grace=10)
