@@ -29,13 +29,15 @@ SAUVEGARDE ?=
 ID ?=
 # make oublier-eleve: CONFIRMER=1 erases (default: a dry run); TEMOIN: the control learner;
 # on a hub: HUB_URL (its API, with an admin token in JUPYTERHUB_API_TOKEN), HUB_DB, ECHANGE
-# (nbgrader's Exchange.root), HOMES (the homes' folder), PREFIXE_UNIX (TLJH: jupyter-)
+# (nbgrader's Exchange.root), HOMES (the homes' folder), PREFIXE_UNIX (TLJH: jupyter-),
+# HELM_RELEASE (Kubernetes: the release whose history keeps the roster)
 CONFIRMER ?=
 TEMOIN ?=
 HUB_URL ?=
 ECHANGE ?=
 HOMES ?=
 PREFIXE_UNIX ?=
+HELM_RELEASE ?=
 
 .PHONY: notebooks students collect zip-collect duedate grade feedback release-feedback export \
 	rapport formgrader demo-grading bench-grading \
@@ -148,4 +150,5 @@ oublier-eleve: setup
 	  $(if $(HOMES),--dossiers-personnels $(abspath $(HOMES))) \
 	  $(if $(PREFIXE_UNIX),--prefixe-unix $(PREFIXE_UNIX)) \
 	  $(if $(DOSSIER),--sauvegardes $(abspath $(DOSSIER))) \
-	  $(if $(GARDER_JOURS),--garder-jours $(GARDER_JOURS))
+	  $(if $(GARDER_JOURS),--garder-jours $(GARDER_JOURS)) \
+	  $(if $(HELM_RELEASE),--helm-release $(HELM_RELEASE))

@@ -58,6 +58,7 @@ __all__ = ["Found", "Pending", "Scan", "Setup", "erase", "main", "scan", "setup_
 RETENTION_DAYS = 30.0  # the backups' retention this runbook assumes (make sauvegarde GARDER_JOURS)
 HUB_TOKEN_ENV = "JUPYTERHUB_API_TOKEN"
 DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
+TITLE = re.compile("<title>" + "Rapport de notes — " + "([^<]*)</title>")  # the report's title
 
 
 @dataclass
@@ -706,7 +707,7 @@ def _regenerate_reports(ctx: _Ctx, paths: set[Path]) -> None:
     with Gradebook(ctx.dirs.db_url) as gb:
         if {ctx.rapport / "notes.csv", ctx.rapport / "rapport.html"} & paths:
             page = ctx.rapport / "rapport.html"
-            title = re.search(r"<title>Rapport de notes — (.*?)</title>", page.read_text())
+            title = TITLE.search(page.read_text())
             assignment = html.unescape(title.group(1)) if title else "oublier"
             df = class_table(gb, assignment, ctx.dirs.autograded)
             write_report(df, ctx.rapport, assignment, rule_of_config(ctx.config))
