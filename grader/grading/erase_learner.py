@@ -51,7 +51,7 @@ from datetime import timedelta
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
-from .ids import normalize_id, quoted
+from .ids import id_problem, normalize_id, quoted
 
 __all__ = ["Found", "Pending", "Scan", "Setup", "erase", "main", "scan", "setup_of"]
 
@@ -321,20 +321,37 @@ def _scan_folders(ctx: _Ctx, who: _Who, out: Scan) -> None:
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in who.sid)
     if ctx.exports.is_dir():
         for file in sorted(ctx.exports.glob(f"donnees-{safe}-*.zip")):
-            if re.fullmatch(rf"donnees-{re.escape(safe)}-\d{{8}}-\d{{6}}\.zip", file.name):
+            # two ids can share a file name (« a b », « a_b »): the archive says whose it is
+            if re.fullmatch(rf"donnees-{re.escape(safe)}-\d{{8}}-\d{{6}}\.zip", file.name) and (
+                _export_of(file) == who.sid
+            ):
                 out.found.append(Found("export de ses données", str(file), "", "tree", file))
 
 
+def _export_of(file: Path) -> str | None:
+    """The learner a data export (``make donnees-eleve``) belongs to, read from its card."""
+    try:
+        with zipfile.ZipFile(file) as zf:
+            card = json.loads(zf.read("eleve.json"))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return None
+    for part in ("carnet_de_notes", "liste_des_eleves"):
+        if isinstance(card.get(part), dict) and card[part].get("identifiant"):
+            return normalize_id(str(card[part]["identifiant"]))
+    return None
+
+
 def _owned(ctx: _Ctx, path: str, sid: str) -> bool:
-    """Whether a download member (``/<archive stem>/<member>``) is the learner's: the collector's
-    regexp names them, or one of its folders (or the archive) is named by their id."""
+    """Whether a download member (``/<archive stem>/<member>``) is the learner's, read as
+    ``zip_collect`` reads it: the collector's regexp names the student when it matches; else the
+    folder that holds the file (the archive's stem for a file at its root)."""
     if ctx.regexp:
         match = re.match(ctx.regexp, path)
-        if match and "student_id" in match.groupdict() and normalize_id(match["student_id"]) == sid:
-            return True
+        if match and "student_id" in match.groupdict():
+            return normalize_id(match["student_id"]) == sid
     parts = PurePosixPath(path).parts
-    folders = parts[1:] if path.endswith("/") else parts[1:-1]
-    return any(normalize_id(p) == sid for p in folders)
+    owner = parts[-1] if path.endswith("/") else parts[-2] if len(parts) > 2 else None
+    return owner is not None and normalize_id(owner) == sid
 
 
 def _scan_downloads(ctx: _Ctx, who: _Who, out: Scan) -> None:
@@ -366,9 +383,8 @@ def _scan_zip(ctx: _Ctx, who: _Who, file: Path, out: Scan) -> None:
         if _owned(ctx, f"/{stem}/{norm}", who.sid):
             mine.append(name)
     if mine:
-        whole = len(mine) == len(names)
-        detail = ", ".join(mine) + (" (toute l'archive)" if whole else "")
-        out.found.append(Found("archives reçues", str(file), detail, "zip", (file, mine)))
+        # only the learner's members: the same text before and after for the control
+        out.found.append(Found("archives reçues", str(file), ", ".join(mine), "zip", (file, mine)))
 
 
 def _scan_roster(ctx: _Ctx, who: _Who, out: Scan) -> None:
@@ -592,8 +608,18 @@ def _backup_holds(path: Path, who: _Who) -> bool:
 
 def scan(sid: str, setup: Setup) -> Scan:
     """Every place where `sid` is, and what cannot be erased at once."""
-    ctx = _Ctx(setup)
-    return _scan(ctx, normalize_id(sid.strip()))
+    sid = _checked_id(sid)
+    return _scan(_Ctx(setup), sid)
+
+
+def _checked_id(value: str) -> str:
+    """The id in NFC; an id that cannot be a learner's (``..``, ``/``, control characters) is
+    refused before anything is read: it would name a folder that is not theirs."""
+    sid = normalize_id(value.strip())
+    problem = id_problem(sid)
+    if problem:
+        raise ErasureError(f"Identifiant {quoted(value)} refusé\u00a0: {problem}.")
+    return sid
 
 
 def _scan(ctx: _Ctx, sid: str) -> Scan:
@@ -762,12 +788,12 @@ def _apply(ctx: _Ctx, sid: str, found: list[Found]) -> list[str]:
                     _erase_home(ctx, sid, Path(f.target))
                 elif action == "report":
                     reports.add(Path(f.target))
-            except (ErasureError, OSError, zipfile.BadZipFile, ValueError) as exc:
+            except Exception as exc:  # noqa: BLE001 — every place is tried, each failure named
                 failures.append(f"{f.kind} ({f.where})\u00a0: {exc}")
     if reports:
         try:
             _regenerate_reports(ctx, reports)
-        except (OSError, ValueError) as exc:
+        except Exception as exc:  # noqa: BLE001
             failures.append(f"rapport\u00a0: régénération impossible ({exc})")
     for f in found:
         if f.action == "hub_db":
@@ -814,8 +840,8 @@ class Result:
 
 def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> Result:
     """Scan, then (confirmed) erase and prove it: rescan, control, others' export rows."""
+    sid = _checked_id(sid)
     ctx = _Ctx(setup)
-    sid = normalize_id(sid.strip())
     witness = _control(ctx, sid, control)
     if witness == sid:
         raise ErasureError("Le témoin doit être un autre élève que celui à effacer.")
@@ -830,11 +856,17 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
     for f in after.found:
         failures.append(f"encore trouvé après l'effacement\u00a0: {f.kind} ({f.where})")
     if control_before is not None and control_after is not None:
-        lost = sorted(control_before.kinds() - control_after.kinds())
+        # every place, archive member and count of the control as it was: a member of another
+        # learner dropped with the learner's archive, or a file of theirs deleted, is seen here
+        after_places = {(f.kind, f.where, f.detail) for f in control_after.found}
+        lost = [f for f in control_before.found if (f.kind, f.where, f.detail) not in after_places]
         if lost:
+            where = ", ".join(
+                f"{f.kind} ({f.where}{' — ' + f.detail if f.detail else ''})" for f in lost
+            )
             failures.append(
-                f"le témoin {quoted(witness)} n'est plus trouvé dans\u00a0: {', '.join(lost)} "
-                "(la recherche ne prouve donc plus rien, ou un autre élève a été touché)"
+                f"le témoin {quoted(witness)} n'est plus trouvé tel qu'il était dans\u00a0: "
+                f"{where} (un autre élève a été touché, ou la recherche ne prouve plus rien)"
             )
     if _export_rows(ctx, sid) != rows_before:
         failures.append("les lignes de nbgrader export des autres élèves ont changé")

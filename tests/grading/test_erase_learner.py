@@ -76,6 +76,11 @@ def classe(graded_class, tmp_path) -> dict[str, Path]:
         },
     )
     _zip(archive / "ben.zip", {"oublier.ipynb": nb["ben"]})
+    # hostile: an archive named after ben that holds ana's copy too (the member's folder decides)
+    _zip(
+        archive / "lot2" / "ben.zip",
+        {"ana/oublier.ipynb": nb["ana"], "ben/oublier.ipynb": nb["ben"]},
+    )
     kept = grader / "downloaded" / "oublier" / "remplaces"
     for sid in ("ana", "ben"):
         (kept / sid / "20250314-173000").mkdir(parents=True)
@@ -162,6 +167,7 @@ def test_erase_with_control(classe, tmp_path):
     naive = tmp_path / "naive.db"
     shutil.copy(db, naive)
     everything = tree_digest(course)
+    nb_ana = (grader / "submitted" / "ana" / "oublier" / "oublier.ipynb").read_bytes()
 
     dry = _run(classe, "ben")
     assert dry.returncode == 0, dry.stdout + dry.stderr
@@ -197,6 +203,9 @@ def test_erase_with_control(classe, tmp_path):
     # archives: ben's members gone, every other member the same name, date, attributes, bytes
     archive = classe["archive"]
     assert not (archive / "ben.zip").exists()
+    assert _members(archive / "lot2" / "ben.zip") == {
+        "ana/oublier.ipynb": ((2025, 3, 14, 17, 30, 0), 0o600 << 16, nb_ana)
+    }
     members = _members(archive / "classe.zip")
     assert set(members) == {"ana/oublier.ipynb", "cyr/oublier.ipynb"}
     with zipfile.ZipFile(archive / "classe.zip") as zf:
@@ -214,6 +223,7 @@ def test_erase_with_control(classe, tmp_path):
         "grader/gradebook.db",
         "grader/eleves.csv",
         "grader/downloaded/oublier/archive/classe.zip",
+        "grader/downloaded/oublier/archive/lot2/ben.zip",
         "grader/rapport/notes.csv",
         "grader/rapport/rapport.html",
         "grader/grades.csv",
@@ -479,3 +489,12 @@ def test_class_of_30(classe, capsys):
         )
     with capsys.disabled():
         print(f"\neffacement d'un élève dans une classe de 30\u00a0: {seconds:.2f} s")
+
+
+@pytest.mark.parametrize("bad", ["", "..", "../grader", "ben/../ana", "ben\x00"])
+def test_an_id_that_names_no_learner_is_refused(bad, capsys):
+    """An id that is not one (path, control character) is refused before anything is read."""
+    from grading.erase_learner import main
+
+    assert main([bad, "--confirmer", "--grader-dir", "/nonexistent"]) == 2
+    assert "refusé" in capsys.readouterr().err
