@@ -71,6 +71,11 @@ class Found:
     action: str = ""  # internal: which eraser handles it
     target: object = None
 
+    def key(self) -> tuple[str, str, str]:
+        """What must be the same for the control before and after: the place and what it holds
+        (a roster line's number moves when a line above is removed)."""
+        return (self.kind, self.where, "" if self.action == "roster" else self.detail)
+
 
 @dataclass
 class Pending:
@@ -392,8 +397,8 @@ def _scan_roster(ctx: _Ctx, who: _Who, out: Scan) -> None:
         out.found.append(
             Found(
                 "liste des élèves",
-                f"{ctx.setup.roster}, ligne {who.roster_line}",
-                "",
+                str(ctx.setup.roster),
+                f"ligne {who.roster_line}",
                 "roster",
                 who.roster_line,
             )
@@ -858,8 +863,8 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
     if control_before is not None and control_after is not None:
         # every place, archive member and count of the control as it was: a member of another
         # learner dropped with the learner's archive, or a file of theirs deleted, is seen here
-        after_places = {(f.kind, f.where, f.detail) for f in control_after.found}
-        lost = [f for f in control_before.found if (f.kind, f.where, f.detail) not in after_places]
+        after_places = {f.key() for f in control_after.found}
+        lost = [f for f in control_before.found if f.key() not in after_places]
         if lost:
             where = ", ".join(
                 f"{f.kind} ({f.where}{' — ' + f.detail if f.detail else ''})" for f in lost

@@ -477,7 +477,7 @@ def test_class_of_30(classe, capsys):
     start = time.perf_counter()
     result = erase("eleve13", setup, confirm=True, control="eleve14")
     seconds = time.perf_counter() - start
-    assert result.failures == []
+    assert result.failures == [], result.failures
     assert {f.kind for f in result.before.found} == {
         "carnet de notes", "rendus", "copies notées", "retours", "liste des élèves",
     }  # fmt: skip
