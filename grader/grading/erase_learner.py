@@ -313,6 +313,16 @@ def _print_pending(s: Scan) -> None:
         print(f"  - {p.kind}\u00a0: {p.where} — expire {p.expires}\n      purge\u00a0: {p.command}")
 
 
+def _closest_known(setup: Setup, sid: str) -> str | None:
+    """A known id close to one found nowhere: a typo must not pass for an erasure done."""
+    from .ids import closest
+    from .learner_export import known_ids
+
+    ctx = Context(setup)
+    ids = known_ids(ctx.dirs.db_url, [ctx.dirs.submitted], setup.roster) - {sid}
+    return closest(sid, ids)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Effacer un élève de tout le système de la classe (RGPD, article 17), "
@@ -364,6 +374,9 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"Aucune trace de {before.identity} dans le système de la classe\u00a0: rien à effacer."
         )
+        hint = _closest_known(setup, before.sid)
+        if hint:
+            print(f"Identifiant proche\u00a0: {quoted(hint)} (faute de frappe\u00a0?).")
         if result.control_before is None or not result.control_before.found:
             print("✘ Et aucun témoin trouvé\u00a0: la recherche ne prouve rien.", file=sys.stderr)
             return 1

@@ -169,6 +169,9 @@ def test_erase_with_control(classe, tmp_path):
     everything = tree_digest(course)
     nb_ana = (grader / "submitted" / "ana" / "oublier" / "oublier.ipynb").read_bytes()
 
+    typo = _run(classe, "bne", "--confirmer")  # a typo: named with the closest id, nothing done
+    assert typo.returncode == 0 and "Aucune trace" in typo.stdout
+    assert "Identifiant proche\u00a0: «\u00a0ben\u00a0»" in typo.stdout
     dry = _run(classe, "ben")
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert "essai à blanc" in dry.stdout and "Ben Durand, ben.durand@exemple.fr" in dry.stdout
@@ -247,6 +250,7 @@ def test_erase_with_control(classe, tmp_path):
     again = _run(classe, "ben", "--confirmer")
     assert again.returncode == 0, again.stdout + again.stderr
     assert "Aucune trace" in again.stdout and "témoin" in again.stdout
+    assert "Identifiant proche" not in again.stdout
     assert tree_digest(course) == after
 
 
