@@ -469,8 +469,9 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
     if setup.hub_url:
         status, user = hub_request(setup, "GET", who.sid)
         if status == 200:
-            servers = ", ".join(user.get("servers", {}) or {}) or "aucun"
-            detail = f"compte du hub (serveurs\u00a0: {servers or 'défaut'})"
+            names = user.get("servers") or {}
+            servers = ", ".join(quoted(n) if n else "défaut" for n in names) or "aucun"
+            detail = f"compte du hub (serveurs\u00a0: {servers})"
             out.found.append(Found("hub", f"{setup.hub_url}/users/{who.sid}", detail, "hub_user"))
         elif status in (401, 403):
             raise ErasureError(
@@ -563,7 +564,8 @@ def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
                 "journaux du hub",
                 "journald (jupyterhub, proxy)",
                 "selon la rétention de journald (SystemMaxUse, MaxRetentionSec)",
-                "journalctl --rotate && journalctl --vacuum-time=1s -u jupyterhub",
+                "journalctl --rotate && journalctl --vacuum-time=1s   (efface tout le journal "
+                "de la machine, pas seulement celui du hub)",
             )
         )
     if ctx.setup.helm_release:
@@ -574,6 +576,14 @@ def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
                 f"secrets sh.helm.release.v1.{rel}.v*",
                 "après 10 révisions (helm upgrade --history-max 10)",
                 f"kubectl delete secret -l owner=helm,name={rel},status=superseded",
+            )
+        )
+        out.pending.append(
+            Pending(
+                "journaux des pods (Kubernetes)",
+                "kubectl logs deploy/hub, deploy/proxy",
+                "au redémarrage des pods (et selon la rétention des nœuds)",
+                "kubectl rollout restart deploy/hub deploy/proxy",
             )
         )
 
