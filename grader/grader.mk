@@ -30,7 +30,8 @@ ID ?=
 # make oublier-eleve: CONFIRMER=1 erases (default: a dry run); TEMOIN: the control learner;
 # on a hub: HUB_URL (its API, with an admin token in JUPYTERHUB_API_TOKEN), HUB_DB, ECHANGE
 # (nbgrader's Exchange.root), HOMES (the homes' folder), PREFIXE_UNIX (TLJH: jupyter-),
-# HELM_RELEASE (Kubernetes: the release whose history keeps the roster)
+# HELM_RELEASE (Kubernetes: the release whose history keeps the roster), MOTS_DE_PASSE (TLJH's
+# FirstUseAuthenticator password file, /opt/tljh/state/passwords.dbm)
 CONFIRMER ?=
 TEMOIN ?=
 HUB_URL ?=
@@ -38,6 +39,7 @@ ECHANGE ?=
 HOMES ?=
 PREFIXE_UNIX ?=
 HELM_RELEASE ?=
+MOTS_DE_PASSE ?=
 
 .PHONY: notebooks students collect zip-collect duedate grade feedback release-feedback export \
 	rapport formgrader demo-grading bench-grading \
@@ -151,4 +153,5 @@ oublier-eleve: setup
 	  $(if $(PREFIXE_UNIX),--prefixe-unix $(PREFIXE_UNIX)) \
 	  $(if $(DOSSIER),--sauvegardes $(abspath $(DOSSIER))) \
 	  $(if $(GARDER_JOURS),--garder-jours $(GARDER_JOURS)) \
-	  $(if $(HELM_RELEASE),--helm-release $(HELM_RELEASE))
+	  $(if $(HELM_RELEASE),--helm-release $(HELM_RELEASE)) \
+	  $(if $(MOTS_DE_PASSE),--mots-de-passe-tljh $(abspath $(MOTS_DE_PASSE)))

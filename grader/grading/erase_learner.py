@@ -171,6 +171,17 @@ def _hub_user_delete(ctx: Context, sid: str) -> None:
         raise ErasureError(f"Le hub refuse d'effacer «\u00a0{sid}\u00a0» (statut {status}).")
 
 
+def _erase_firstuse(path: Path, sid: str) -> None:
+    """Their key out of FirstUseAuthenticator's password file (then ``reorganize`` where the
+    dbm has it, so the freed record is rewritten)."""
+    import dbm
+
+    with dbm.open(str(path), "w") as db:
+        del db[sid.encode()]
+        if hasattr(db, "reorganize"):
+            db.reorganize()
+
+
 def _erase_home(ctx: Context, sid: str, home: Path) -> None:
     """The learner's home, only under the homes folder named, and only if it is theirs."""
     homes = ctx.setup.homes.resolve()
@@ -193,7 +204,17 @@ def _apply(ctx: Context, sid: str, found: list[Found]) -> list[str]:
     """Erase every place; the failures, each in one French sentence."""
     failures: list[str] = []
     reports: set[Path] = set()
-    order = ["hub_user", "home", "tree", "zip", "roster", "gradebook", "vacuum", "report"]
+    order = [
+        "hub_user",
+        "firstuse",
+        "home",
+        "tree",
+        "zip",
+        "roster",
+        "gradebook",
+        "vacuum",
+        "report",
+    ]
     for action in order:
         for f in (x for x in found if x.action == action):
             try:
@@ -207,6 +228,8 @@ def _apply(ctx: Context, sid: str, found: list[Found]) -> list[str]:
                     _erase_gradebook(ctx, sid, f)
                 elif action == "hub_user":
                     _hub_user_delete(ctx, sid)
+                elif action == "firstuse":
+                    _erase_firstuse(Path(f.target), sid)
                 elif action == "home":
                     _erase_home(ctx, sid, Path(f.target))
                 elif action == "report":
@@ -342,6 +365,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sauvegardes", type=Path, default=None)
     parser.add_argument("--garder-jours", type=float, default=RETENTION_DAYS)
     parser.add_argument("--helm-release", default=None)
+    parser.add_argument(
+        "--mots-de-passe-tljh", type=Path, default=None, help="ex. /opt/tljh/state/passwords.dbm"
+    )
     parser.add_argument("--grader-dir", type=Path, default=None)
     args = parser.parse_args(argv)
     token = os.environ.get(HUB_TOKEN_ENV)
@@ -363,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
         backups=args.sauvegardes,
         keep_days=args.garder_jours,
         helm_release=args.helm_release,
+        firstuse_db=args.mots_de_passe_tljh,
     )
     try:
         result = erase(args.student_id, setup, args.confirmer, args.temoin)

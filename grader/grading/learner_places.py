@@ -104,6 +104,7 @@ class Setup:
     backups: Path | None = None
     keep_days: float = RETENTION_DAYS
     helm_release: str | None = None
+    firstuse_db: Path | None = None  # TLJH's FirstUseAuthenticator: /opt/tljh/state/passwords.dbm
 
 
 class Context:
@@ -500,9 +501,30 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
         if row:
             action = "hub_db" if not setup.hub_url else "via_hub_user"
             out.found.append(Found("base du hub", str(setup.hub_db), detail, action))
+    if setup.firstuse_db is not None and _firstuse_has(setup.firstuse_db, who.sid):
+        out.found.append(
+            Found(
+                "mots de passe du hub (TLJH)",
+                str(setup.firstuse_db),
+                "mot de passe haché de la première connexion",
+                "firstuse",
+                setup.firstuse_db,
+            )
+        )
     home = _home(setup, who.sid)
     if home is not None and home.exists():
         out.found.append(Found("dossier personnel", str(home), "", "home", home))
+
+
+def _firstuse_has(path: Path, sid: str) -> bool:
+    """Whether FirstUseAuthenticator's password file (a ``dbm`` keyed by user name) holds them."""
+    import dbm
+
+    try:
+        with dbm.open(str(path), "r") as db:
+            return sid.encode() in db
+    except dbm.error as exc:  # a tuple of exception classes
+        raise ErasureError(f"Fichier de mots de passe illisible ({path})\u00a0: {exc}.") from None
 
 
 def _home(setup: Setup, sid: str) -> Path | None:

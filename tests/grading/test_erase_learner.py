@@ -12,6 +12,7 @@ files, rows, members and line is deleted."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import zipfile
@@ -293,22 +294,38 @@ def test_hub_database_and_home(tmp_path, classe):
     for name in ("ana", "ben"):
         (homes / name).mkdir(parents=True)
         (homes / name / "oublier.ipynb").write_text("{}")
+    import dbm
+
+    firstuse = tmp_path / "passwords.dbm"  # TLJH's FirstUseAuthenticator: dbm, key = user name
+    with dbm.open(str(firstuse), "c", 0o600) as db:
+        db[b"ana"], db[b"ben"] = b"$2b$12$hash-ana", b"$2b$12$hash-ben"
+    if os.geteuid() == 0:
+        os.chown(homes / "ben", 54321, 54321)  # a learner's home (uid without a passwd entry)
     setup = Setup(
         grader_dir=classe["grader"],
         roster=classe["roster"],
         exchange=classe["exchange"],
         hub_db=hub_db,
         homes=homes,
+        firstuse_db=firstuse,
     )
     found = {f.kind: f for f in scan("ben", setup).found}
     assert found["base du hub"].detail == "utilisateur, 1 serveur(s), 1 jeton(s)"
     assert found["dossier personnel"].where == str(homes / "ben")
     assert {f.kind for f in scan("ana", setup).found} >= {"base du hub", "dossier personnel"}
+    assert {f.kind for f in scan("ana", setup).found} >= {"mots de passe du hub (TLJH)"}
     result = erase("ben", setup, confirm=True, control="ana")
-    # the test runs as root: a home owned by root is never erased (not a learner's)
-    assert any("dossier personnel" in f and "uid 0" in f for f in result.failures)
-    assert any("API du hub" in f for f in result.failures)
-    assert (homes / "ben").is_dir() and (homes / "ana").is_dir()
+    # the hub's database is never edited behind the hub's back: named, left
+    assert [f for f in result.failures if "API du hub" in f]
+    # ana's home is root's here: a home owned by root is never erased (not a learner's)
+    with dbm.open(str(firstuse), "r") as db:
+        assert b"ben" not in db and db[b"ana"] == b"$2b$12$hash-ana"
+    assert not (homes / "ben").exists()  # a learner's own home, directly under the homes
+    assert (homes / "ana" / "oublier.ipynb").is_file()
+    if os.geteuid() == 0:
+        refused = erase("ana", setup, confirm=True, control="ben")
+        assert any("dossier personnel" in f and "uid 0" in f for f in refused.failures)
+        assert (homes / "ana" / "oublier.ipynb").is_file()
     con = sqlite3.connect(hub_db)
     assert con.execute("SELECT count(*) FROM users").fetchone()[0] == 2
     con.close()
