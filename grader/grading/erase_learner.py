@@ -40,6 +40,7 @@ import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from .ids import normalize_id, quoted
 from .learner_places import (
@@ -337,13 +338,23 @@ def _print_pending(s: Scan) -> None:
 
 
 def _closest_known(setup: Setup, sid: str) -> str | None:
-    """A known id close to one found nowhere: a typo must not pass for an erasure done."""
+    """A known id close to one found nowhere: a typo must not pass for an erasure done. Read
+    only: no gradebook is created where there is none."""
     from .ids import closest
-    from .learner_export import known_ids
 
     ctx = Context(setup)
-    ids = known_ids(ctx.dirs.db_url, [ctx.dirs.submitted], setup.roster) - {sid}
-    return closest(sid, ids)
+    ids = {s.id for s in roster_students(setup.roster)}
+    if ctx.dirs.submitted.is_dir():
+        ids |= {normalize_id(p.name) for p in ctx.dirs.submitted.iterdir() if p.is_dir()}
+    if ctx.gradebook is not None and ctx.gradebook.is_file():
+        con = sqlite3.connect(f"file:{quote(str(ctx.gradebook))}?mode=ro", uri=True)
+        try:
+            ids |= {row[0] for row in con.execute("SELECT id FROM student")}
+        except sqlite3.DatabaseError:
+            pass
+        finally:
+            con.close()
+    return closest(sid, ids - {sid})
 
 
 def main(argv: list[str] | None = None) -> int:
