@@ -111,10 +111,14 @@ def _rewrite_zip(file: Path, mine: list[str]) -> None:
             file.unlink()
             return
         tmp = file.with_name(f".{file.name}.oubli")
-        with zipfile.ZipFile(tmp, "w") as dst:
-            dst.comment = src.comment
-            for info in keep:
-                dst.writestr(info, src.read(info), compress_type=info.compress_type)
+        try:
+            with zipfile.ZipFile(tmp, "w") as dst:
+                dst.comment = src.comment
+                for info in keep:
+                    dst.writestr(info, src.read(info), compress_type=info.compress_type)
+        except BaseException:
+            tmp.unlink(missing_ok=True)  # the archive stays as it was; the failure is named
+            raise
     os.replace(tmp, file)
 
 
