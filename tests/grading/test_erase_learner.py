@@ -19,10 +19,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from grading_course import grading, nbgrader, tree_digest
+from grading_course import copy_course, grading, nbgrader, tree_digest
 from nbgrader.api import Gradebook
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.timeout(900)]
 
 ROSTER = (
     "identifiant;prénom;nom;courriel\r\n"
@@ -151,6 +151,7 @@ PLACES = {
 }
 
 
+@pytest.mark.slow
 def test_erase_with_control(classe, tmp_path):
     grader, course = classe["grader"], classe["grader"].parent
     before = _scan(classe, "ben")
@@ -255,6 +256,7 @@ def test_erase_with_control(classe, tmp_path):
     assert tree_digest(course) == after
 
 
+@pytest.mark.slow
 def test_a_failure_is_named_and_the_rest_erased(classe):
     """A roster the tool cannot rewrite safely (UTF-16) is named; everything else is erased."""
     from grading.erase_learner import Setup, erase
@@ -272,6 +274,7 @@ def test_a_failure_is_named_and_the_rest_erased(classe):
     assert proc.returncode == 1 and "✘ 2 échec(s)" in proc.stderr
 
 
+@pytest.mark.slow
 def test_hub_database_and_home(tmp_path, classe):
     """The hub part on a real JupyterHub database file (JupyterHub's own ORM) and real folders:
     found by name; without the hub's API it is named as a failure, never edited behind the hub's
@@ -332,10 +335,11 @@ def test_hub_database_and_home(tmp_path, classe):
 
 
 @pytest.mark.hub
-def test_hub_account_erased_through_the_rest_api(tmp_path, classe, monkeypatch):
-    """A real JupyterHub (venv's, 127.0.0.1, no server spawned): the scan finds ben's account
-    through the REST API with an admin token, the erasure DELETEs it, ana's stays; the hub's
-    journal and database free pages are listed as what cannot be erased at once."""
+def test_hub_account_erased_through_the_rest_api(tmp_path, monkeypatch):
+    """A real JupyterHub (venv's, 127.0.0.1, no server spawned, no Unix user), beside a course
+    with no class yet: the scan finds ben's account through the REST API with an admin token,
+    the erasure DELETEs it, ana's stays; the hub's journal and database free pages are listed
+    as what cannot be erased at once."""
     import secrets
     import subprocess
     import sys
@@ -387,10 +391,10 @@ c.JupyterHub.load_roles = [{{"name": "effacement", "scopes": ["admin:users"],
             assert time.monotonic() < deadline, (tmp_path / "jupyterhub.log").read_text()[-3000:]
             time.sleep(0.5)
         monkeypatch.setenv("JUPYTERHUB_API_TOKEN", token)
+        grader = copy_course(tmp_path / "cours")
         setup = Setup(
-            grader_dir=classe["grader"],
-            roster=classe["roster"],
-            exchange=classe["exchange"],
+            grader_dir=grader,
+            exchange=tmp_path / "echange",
             hub_url=api,
             hub_token=token,
             hub_db=tmp_path / "jupyterhub.sqlite",
@@ -408,7 +412,7 @@ c.JupyterHub.load_roles = [{{"name": "effacement", "scopes": ["admin:users"],
         left = b"ben" in (tmp_path / "jupyterhub.sqlite").read_bytes()
         assert left == ("base du hub (pages libres)" in pending), pending
         # a wrong token is named, nothing erased
-        bad = Setup(grader_dir=classe["grader"], hub_url=api, hub_token="faux")
+        bad = Setup(grader_dir=grader, hub_url=api, hub_token="faux")
         with pytest.raises(Exception, match="jeton d'un administrateur"):
             scan("ana", bad)
     finally:
@@ -479,6 +483,7 @@ def _grow_class(grader: Path, roster: Path, size: int) -> list[str]:
     return added
 
 
+@pytest.mark.slow
 def test_class_of_30(classe, capsys):
     """An erasure in a class of 30 (the time is printed, never asserted: the machine is shared),
     with the same proof: nothing of eleve13, the control everywhere, the others' rows unchanged."""
