@@ -248,7 +248,14 @@ def _raw_hits(path: Path, patterns: list[re.Pattern[bytes]]) -> int:
 
 def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
     db = ctx.gradebook
-    if db is None or not db.is_file():
+    if db is None:  # PostgreSQL, MySQL: not scanned to the byte here, so not claimed erased
+        raise ErasureError(
+            f"Le carnet de notes n'est pas un fichier SQLite ({ctx.dirs.db_url.split('@')[-1]})"
+            f"\u00a0: effacez l'élève avec «\u00a0nbgrader db student remove {who.sid} "
+            "--force\u00a0», puis «\u00a0VACUUM FULL\u00a0» de la base, et relancez avec "
+            "une copie SQLite pour la preuve."
+        )
+    if not db.is_file():
         return
     con = _ro(db)
     try:
