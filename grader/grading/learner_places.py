@@ -252,8 +252,8 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
         raise ErasureError(
             f"Le carnet de notes n'est pas un fichier SQLite ({ctx.dirs.db_url.split('@')[-1]})"
             f"\u00a0: effacez l'élève avec «\u00a0nbgrader db student remove {who.sid} "
-            "--force\u00a0», puis «\u00a0VACUUM FULL\u00a0» de la base, et relancez avec "
-            "une copie SQLite pour la preuve."
+            "--force\u00a0», puis «\u00a0VACUUM FULL\u00a0» de la base (cette commande ne "
+            "sait prouver l'effacement que dans un fichier SQLite)."
         )
     if not db.is_file():
         return
