@@ -306,7 +306,12 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
     control_after = scan_in(ctx, witness) if witness else None
     for f in after.found:
         failures.append(f"encore trouvé après l'effacement\u00a0: {f.kind} ({f.where})")
-    if control_before is not None and control_after is not None:
+    if control_before is None or not control_before.found:
+        failures.append(
+            f"aucun témoin trouvé ({quoted(witness) if witness else 'aucun autre élève'})\u00a0: "
+            "la recherche n'est pas prouvée capable de trouver un élève (--temoin)"
+        )
+    elif control_after is not None:
         # every place, archive member and count of the control as it was: a member of another
         # learner dropped with the learner's archive, or a file of theirs deleted, is seen here
         after_places = {f.key() for f in control_after.found}

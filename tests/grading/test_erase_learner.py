@@ -269,6 +269,9 @@ def test_a_failure_is_named_and_the_rest_erased(classe):
     assert "retirez la ligne 3 à la main" in result.failures[0]
     assert "encore trouvé après l'effacement\u00a0: liste des élèves" in result.failures[1]
     assert classe["roster"].read_bytes() == data
+    # a control found nowhere proves nothing: named
+    unknown = erase("cyr", setup, confirm=True, control="personne")
+    assert any("aucun témoin trouvé" in f for f in unknown.failures), unknown.failures
     assert {f.kind for f in result.after.found} == {"liste des élèves"}
     proc = _run(classe, "ben", "--confirmer")
     assert proc.returncode == 1 and "✘ 2 échec(s)" in proc.stderr
