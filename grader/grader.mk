@@ -27,10 +27,23 @@ GARDER_JOURS ?=
 HUB_DB ?=
 SAUVEGARDE ?=
 ID ?=
+# make oublier-eleve: CONFIRMER=1 erases (default: a dry run); TEMOIN: the control learner;
+# on a hub: HUB_URL (its API, with an admin token in JUPYTERHUB_API_TOKEN), HUB_DB, ECHANGE
+# (nbgrader's Exchange.root), HOMES (the homes' folder), PREFIXE_UNIX (TLJH: jupyter-),
+# HELM_RELEASE (Kubernetes: the release whose history keeps the roster), MOTS_DE_PASSE (TLJH's
+# FirstUseAuthenticator password file, /opt/tljh/state/passwords.dbm)
+CONFIRMER ?=
+TEMOIN ?=
+HUB_URL ?=
+ECHANGE ?=
+HOMES ?=
+PREFIXE_UNIX ?=
+HELM_RELEASE ?=
+MOTS_DE_PASSE ?=
 
 .PHONY: notebooks students collect zip-collect duedate grade feedback release-feedback export \
 	rapport formgrader demo-grading bench-grading \
-	sauvegarde restauration purge-sauvegardes donnees-eleve
+	sauvegarde restauration purge-sauvegardes donnees-eleve oublier-eleve
 
 ## make notebooks: regenerate ALL of notebooks/ from solutions/ with stock nbgrader (no outputs,
 ## stable cell ids); a throw-away gradebook so none is left in the repository (`make grade` adds
@@ -126,3 +139,19 @@ purge-sauvegardes: setup
 donnees-eleve: setup
 	@test -n "$(ID)" || { echo "Donnez l'identifiant : make donnees-eleve ID=chloé" >&2; exit 2; }
 	$(GRADING)learner_export "$(ID)" --eleves $(abspath $(ELEVES))
+
+## make oublier-eleve ID=... [CONFIRMER=1] [TEMOIN=...]: erase one learner from the whole class
+## system (RGPD article 17): without CONFIRMER, a dry run listing every place they are found;
+## with it, everything erased, then the same scan proves it (nothing of them, the control still
+## found, the others' grades unchanged); backups, logs and Helm history listed with their expiry
+oublier-eleve: setup
+	@test -n "$(ID)" || { echo "Donnez l'identifiant : make oublier-eleve ID=chloé (CONFIRMER=1 pour effacer)" >&2; exit 2; }
+	$(GRADING)erase_learner "$(ID)" --eleves $(abspath $(ELEVES)) $(if $(CONFIRMER),--confirmer) \
+	  $(if $(TEMOIN),--temoin "$(TEMOIN)") $(if $(HUB_URL),--hub-url $(HUB_URL)) \
+	  $(if $(HUB_DB),--hub-db $(abspath $(HUB_DB))) $(if $(ECHANGE),--echange $(abspath $(ECHANGE))) \
+	  $(if $(HOMES),--dossiers-personnels $(abspath $(HOMES))) \
+	  $(if $(PREFIXE_UNIX),--prefixe-unix $(PREFIXE_UNIX)) \
+	  $(if $(DOSSIER),--sauvegardes $(abspath $(DOSSIER))) \
+	  $(if $(GARDER_JOURS),--garder-jours $(GARDER_JOURS)) \
+	  $(if $(HELM_RELEASE),--helm-release $(HELM_RELEASE)) \
+	  $(if $(MOTS_DE_PASSE),--mots-de-passe-tljh $(abspath $(MOTS_DE_PASSE)))

@@ -1,0 +1,470 @@
+"""Erase one learner from the whole class system, and prove it with a control (RGPD article 17).
+
+    python -m grading.erase_learner ID [--eleves F] [--temoin ID2] [--confirmer]
+    (make oublier-eleve ID=ben, then make oublier-eleve ID=ben CONFIRMER=1)
+
+The course teaches erasure as « find, delete, prove with a control »; this is that lesson applied
+to the class system itself:
+
+- the scan lists every place the learner is found, by id, name and e-mail: their gradebook rows
+  (and the raw bytes of the gradebook file, free pages and ``-wal`` included), their folders in
+  ``submitted/``, ``autograded/``, ``feedback/``, the previous copies kept by ``zip_collect``,
+  the quarantine, their data exports, each member of the LMS archives in ``downloaded/``, their
+  roster line, the class report, nbgrader's exchange (``inbound/<id>+…``, their released
+  feedback ``feedback/<hash>.html``), and on a hub their account (REST API), their row in the
+  hub's database and their home folder;
+- without ``--confirmer`` nothing is touched (dry run); with it, every place is erased: the
+  student is removed with nbgrader's API then the gradebook is rebuilt by ``VACUUM`` (no trace
+  in free pages), archives are rewritten without the learner's members (the other members keep
+  their names, dates and bytes), the roster loses one line (the others keep their bytes), the
+  report is regenerated;
+- what cannot be erased at once (backups, logs, the hub database's free pages, Helm history) is
+  listed with its expiry and the command that purges it;
+- the proof: the same scan runs again; it must find nothing of the learner, and still find the
+  control learner (``--temoin``, default: another learner of the class) in every place it was
+  found before; every other learner's ``nbgrader export`` row must be unchanged. A failure is
+  named in French and the command exits with status 1. Running it twice is harmless: the second
+  run finds nothing and erases nothing. Only the learner's own files, rows, members and lines are
+  ever deleted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import os
+import pwd
+import shutil
+import sqlite3
+import sys
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from .ids import normalize_id, quoted
+from .learner_places import (
+    HUB_TOKEN_ENV,
+    RETENTION_DAYS,
+    TITLE,
+    Context,
+    ErasureError,
+    Found,
+    Scan,
+    Setup,
+    checked_id,
+    hub_request,
+    own_folder,
+    roster_students,
+    scan,
+    scan_in,
+)
+
+__all__ = ["Result", "Setup", "erase", "main", "scan"]
+
+
+# --------------------------------------------------------------------------- the erasure
+
+
+def _rm(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def _erase_gradebook(ctx: Context, sid: str, found: Found) -> None:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    if found.action == "gradebook":
+        with Gradebook(ctx.dirs.db_url) as gb:
+            try:
+                gb.remove_student(sid)
+            except MissingEntry:
+                pass
+    _vacuum(Path(found.target))
+
+
+def _vacuum(db: Path) -> None:
+    """Rebuild the file: the deleted rows leave no trace in free pages or in ``-wal``."""
+    con = sqlite3.connect(db, timeout=60)
+    try:
+        con.execute("PRAGMA secure_delete = ON")
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        con.execute("VACUUM")
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.OperationalError as exc:
+        raise ErasureError(
+            f"VACUUM impossible sur {db} ({exc})\u00a0: une notation est-elle en cours\u00a0? "
+            "Relancez la commande quand elle est finie."
+        ) from None
+    finally:
+        con.close()
+
+
+def _rewrite_zip(file: Path, mine: list[str]) -> None:
+    """The archive without the learner's members; every other member keeps its name, date,
+    attributes, compression and bytes."""
+    with zipfile.ZipFile(file) as src:
+        keep = [i for i in src.infolist() if i.filename not in set(mine)]
+        if not keep:
+            file.unlink()
+            return
+        tmp = file.with_name(f".{file.name}.oubli")
+        try:
+            with zipfile.ZipFile(tmp, "w") as dst:
+                dst.comment = src.comment
+                for info in keep:
+                    dst.writestr(info, src.read(info), compress_type=info.compress_type)
+        except BaseException:
+            tmp.unlink(missing_ok=True)  # the archive stays as it was; the failure is named
+            raise
+    os.replace(tmp, file)
+
+
+def _erase_roster(ctx: Context, who_sid: str, line: int) -> None:
+    """Remove one line of the roster, keeping the other lines' bytes and the file's encoding;
+    checked by reading it back before it replaces the file."""
+    from .roster_csv import read_roster
+
+    path = ctx.setup.roster
+    before = read_roster(path)
+    data = path.read_bytes()
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ErasureError(f"{path}\u00a0: liste en UTF-16, retirez la ligne {line} à la main.")
+    lines = data.splitlines(keepends=True)
+    if not (0 < line <= len(lines)):
+        raise ErasureError(f"{path}\u00a0: ligne {line} introuvable.")
+    tmp = path.with_name(f".{path.name}.oubli")
+    tmp.write_bytes(b"".join(lines[: line - 1] + lines[line:]))
+    try:
+        after = read_roster(tmp)
+        expected = [(s.id, s.first_name, s.last_name, s.email) for s in before if s.id != who_sid]
+        if [(s.id, s.first_name, s.last_name, s.email) for s in after] != expected:
+            raise ErasureError(
+                f"{path}\u00a0: la ligne {line} ne se retire pas proprement (champ sur plusieurs "
+                "lignes\u00a0?)\u00a0; retirez-la à la main."
+            )
+        shutil.copymode(path, tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _regenerate_reports(ctx: Context, paths: set[Path]) -> None:
+    from nbgrader.api import Gradebook
+
+    from .csv_safe import SafeCsvExport
+    from .late_penalty import rule_of_config
+    from .report import class_table, write_report
+
+    with Gradebook(ctx.dirs.db_url) as gb:
+        if {ctx.rapport / "notes.csv", ctx.rapport / "rapport.html"} & paths:
+            page = ctx.rapport / "rapport.html"
+            title = TITLE.search(page.read_text())
+            assignment = html.unescape(title.group(1)) if title else "oublier"
+            df = class_table(gb, assignment, ctx.dirs.autograded)
+            write_report(df, ctx.rapport, assignment, rule_of_config(ctx.config))
+        for path in paths:
+            if path.name == "grades.csv":
+                SafeCsvExport(to=str(path)).export(gb)
+
+
+def _hub_user_delete(ctx: Context, sid: str) -> None:
+    status, _ = hub_request(ctx.setup, "DELETE", sid)
+    if status not in (204, 404):
+        raise ErasureError(f"Le hub refuse d'effacer «\u00a0{sid}\u00a0» (statut {status}).")
+
+
+def _erase_firstuse(path: Path, sid: str) -> None:
+    """Their key out of FirstUseAuthenticator's password file (then ``reorganize`` where the
+    dbm has it, so the freed record is rewritten)."""
+    import dbm
+
+    with dbm.open(str(path), "w") as db:
+        del db[sid.encode()]
+        if hasattr(db, "reorganize"):
+            db.reorganize()
+
+
+def _erase_home(ctx: Context, sid: str, home: Path) -> None:
+    """The learner's home, only under the homes folder named, and only if it is theirs."""
+    homes = ctx.setup.homes.resolve()
+    real = home.resolve()
+    if real.parent != homes or home.is_symlink():
+        raise ErasureError(f"{home}\u00a0: pas un dossier de {homes}, laissé tel quel.")
+    owner = home.stat().st_uid
+    try:
+        expected = pwd.getpwnam(f"{ctx.setup.unix_prefix}{sid}").pw_uid
+    except KeyError:
+        expected = None
+    if owner == 0 or (expected is not None and owner != expected):
+        raise ErasureError(
+            f"{home}\u00a0: appartient à l'uid {owner}, pas à l'élève\u00a0; laissé tel quel."
+        )
+    shutil.rmtree(home)
+
+
+def _apply(ctx: Context, sid: str, found: list[Found]) -> list[str]:
+    """Erase every place; the failures, each in one French sentence."""
+    failures: list[str] = []
+    reports: set[Path] = set()
+    order = [
+        "hub_user",
+        "firstuse",
+        "home",
+        "tree",
+        "zip",
+        "roster",
+        "gradebook",
+        "vacuum",
+        "report",
+    ]
+    for action in order:
+        for f in (x for x in found if x.action == action):
+            try:
+                if action == "tree":
+                    _rm(Path(f.target))
+                elif action == "zip":
+                    _rewrite_zip(*f.target)
+                elif action == "roster":
+                    _erase_roster(ctx, sid, f.target)
+                elif action in ("gradebook", "vacuum"):
+                    _erase_gradebook(ctx, sid, f)
+                elif action == "hub_user":
+                    _hub_user_delete(ctx, sid)
+                elif action == "firstuse":
+                    _erase_firstuse(Path(f.target), sid)
+                elif action == "home":
+                    _erase_home(ctx, sid, Path(f.target))
+                elif action == "report":
+                    reports.add(Path(f.target))
+            except Exception as exc:  # noqa: BLE001 — every place is tried, each failure named
+                failures.append(f"{f.kind} ({f.where})\u00a0: {exc}")
+    if reports:
+        try:
+            _regenerate_reports(ctx, reports)
+        except Exception as exc:  # noqa: BLE001
+            failures.append(f"rapport\u00a0: régénération impossible ({exc})")
+    for f in found:
+        if f.action == "hub_db":
+            failures.append(
+                f"{f.kind} ({f.where})\u00a0: effacez l'utilisateur par l'API du hub "
+                f"(--hub-url et le jeton d'un administrateur dans {HUB_TOKEN_ENV})"
+            )
+    return failures
+
+
+def _export_rows(ctx: Context, without: str) -> list[dict]:
+    """Every row of nbgrader's CSV export except the learner's."""
+    from nbgrader.api import Gradebook
+
+    from .csv_safe import SafeCsvExport
+
+    if ctx.gradebook is not None and not ctx.gradebook.is_file():
+        return []
+    with Gradebook(ctx.dirs.db_url) as gb:
+        rows = SafeCsvExport().rows(gb)
+    return [r for r in rows if r["student_id"] != without]
+
+
+def _control(ctx: Context, sid: str, wanted: str | None) -> str | None:
+    if wanted:
+        return normalize_id(wanted.strip())
+    ids = sorted(
+        {s.id for s in roster_students(ctx.setup.roster)}
+        | {normalize_id(p.name) for p in ctx.dirs.submitted.glob("*") if p.is_dir()}
+    )
+    with_folder = [i for i in ids if i != sid and own_folder(ctx.dirs.submitted, i)]
+    others = with_folder or [i for i in ids if i != sid]
+    return others[0] if others else None
+
+
+@dataclass
+class Result:
+    before: Scan
+    after: Scan | None
+    control_before: Scan | None
+    control_after: Scan | None
+    failures: list[str]
+
+
+def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> Result:
+    """Scan, then (confirmed) erase and prove it: rescan, control, others' export rows."""
+    sid = checked_id(sid)
+    ctx = Context(setup)
+    witness = _control(ctx, sid, control)
+    if witness == sid:
+        raise ErasureError("Le témoin doit être un autre élève que celui à effacer.")
+    before = scan_in(ctx, sid)
+    control_before = scan_in(ctx, witness) if witness else None
+    if not confirm or not before.found:
+        return Result(before, None, control_before, None, [])
+    rows_before = _export_rows(ctx, sid)
+    failures = _apply(ctx, sid, before.found)
+    after = scan_in(ctx, sid)
+    control_after = scan_in(ctx, witness) if witness else None
+    for f in after.found:
+        failures.append(f"encore trouvé après l'effacement\u00a0: {f.kind} ({f.where})")
+    if control_before is None or not control_before.found:
+        failures.append(
+            f"aucun témoin trouvé ({quoted(witness) if witness else 'aucun autre élève'})\u00a0: "
+            "la recherche n'est pas prouvée capable de trouver un élève (--temoin)"
+        )
+    elif control_after is not None:
+        # every place, archive member and count of the control as it was: a member of another
+        # learner dropped with the learner's archive, or a file of theirs deleted, is seen here
+        after_places = {f.key() for f in control_after.found}
+        lost = [f for f in control_before.found if f.key() not in after_places]
+        if lost:
+            where = ", ".join(
+                f"{f.kind} ({f.where}{' — ' + f.detail if f.detail else ''})" for f in lost
+            )
+            failures.append(
+                f"le témoin {quoted(witness)} n'est plus trouvé tel qu'il était dans\u00a0: "
+                f"{where} (un autre élève a été touché, ou la recherche ne prouve plus rien)"
+            )
+    if _export_rows(ctx, sid) != rows_before:
+        failures.append("les lignes de nbgrader export des autres élèves ont changé")
+    return Result(before, after, control_before, control_after, failures)
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def _printscan_in(title: str, s: Scan) -> None:
+    print(f"{title} {s.identity}\u00a0: {len(s.found)} endroit(s).")
+    for f in s.found:
+        print(f"  - {f.kind}\u00a0: {f.where}" + (f" — {f.detail}" if f.detail else ""))
+
+
+def _print_pending(s: Scan) -> None:
+    if not s.pending:
+        return
+    print("Ne peut pas être effacé tout de suite (à purger)\u00a0:")
+    for p in s.pending:
+        print(f"  - {p.kind}\u00a0: {p.where} — expire {p.expires}\n      purge\u00a0: {p.command}")
+
+
+def _closest_known(setup: Setup, sid: str) -> str | None:
+    """A known id close to one found nowhere: a typo must not pass for an erasure done. Read
+    only: no gradebook is created where there is none."""
+    from .ids import closest
+
+    ctx = Context(setup)
+    ids = {s.id for s in roster_students(setup.roster)}
+    if ctx.dirs.submitted.is_dir():
+        ids |= {normalize_id(p.name) for p in ctx.dirs.submitted.iterdir() if p.is_dir()}
+    if ctx.gradebook is not None and ctx.gradebook.is_file():
+        con = sqlite3.connect(f"file:{quote(str(ctx.gradebook))}?mode=ro", uri=True)
+        try:
+            ids |= {row[0] for row in con.execute("SELECT id FROM student")}
+        except sqlite3.DatabaseError:
+            pass
+        finally:
+            con.close()
+    return closest(sid, ids - {sid})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Effacer un élève de tout le système de la classe (RGPD, article 17), "
+        "avec une preuve par un témoin. Sans --confirmer, rien n'est effacé."
+    )
+    parser.add_argument("student_id", help="l'identifiant de l'élève")
+    parser.add_argument("--confirmer", action="store_true", help="effacer vraiment")
+    parser.add_argument("--temoin", default=None, help="l'élève témoin (défaut\u00a0: un autre)")
+    parser.add_argument("--eleves", type=Path, default=None, help="la liste des élèves (CSV)")
+    parser.add_argument("--echange", type=Path, default=None, help="Exchange.root de nbgrader")
+    parser.add_argument(
+        "--hub-url", default=None, help="API du hub, ex. http://127.0.0.1:8081/hub/api"
+    )
+    parser.add_argument("--hub-db", type=Path, default=None, help="la base SQLite du hub")
+    parser.add_argument("--dossiers-personnels", type=Path, default=None, help="ex. /home")
+    parser.add_argument("--prefixe-unix", default="", help="ex. jupyter- (TLJH)")
+    parser.add_argument("--sauvegardes", type=Path, default=None)
+    parser.add_argument("--garder-jours", type=float, default=RETENTION_DAYS)
+    parser.add_argument("--helm-release", default=None)
+    parser.add_argument(
+        "--mots-de-passe-tljh", type=Path, default=None, help="ex. /opt/tljh/state/passwords.dbm"
+    )
+    parser.add_argument("--grader-dir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    token = os.environ.get(HUB_TOKEN_ENV)
+    if args.hub_url and not token:
+        print(
+            f"✘ --hub-url demande le jeton d'un administrateur dans {HUB_TOKEN_ENV}.",
+            file=sys.stderr,
+        )
+        return 2
+    setup = Setup(
+        grader_dir=args.grader_dir,
+        roster=args.eleves if args.eleves and args.eleves.is_file() else None,
+        exchange=args.echange,
+        hub_url=args.hub_url,
+        hub_token=token,
+        hub_db=args.hub_db,
+        homes=args.dossiers_personnels,
+        unix_prefix=args.prefixe_unix,
+        backups=args.sauvegardes,
+        keep_days=args.garder_jours,
+        helm_release=args.helm_release,
+        firstuse_db=args.mots_de_passe_tljh,
+    )
+    try:
+        result = erase(args.student_id, setup, args.confirmer, args.temoin)
+    except (ErasureError, FileNotFoundError) as exc:
+        print(f"✘ {exc}", file=sys.stderr)
+        return 2
+    before = result.before
+    if not before.found:
+        print(
+            f"Aucune trace de {before.identity} dans le système de la classe\u00a0: rien à effacer."
+        )
+        hint = _closest_known(setup, before.sid)
+        if hint:
+            print(f"Identifiant proche\u00a0: {quoted(hint)} (faute de frappe\u00a0?).")
+        if result.control_before is None or not result.control_before.found:
+            print("✘ Et aucun témoin trouvé\u00a0: la recherche ne prouve rien.", file=sys.stderr)
+            return 1
+        print(
+            f"Le témoin {result.control_before.identity} est bien trouvé "
+            f"({len(result.control_before.found)} endroit(s))\u00a0: la recherche fonctionne."
+        )
+        _print_pending(before)
+        return 0
+    _printscan_in("Trouvé", before)
+    if result.control_before is not None:
+        _printscan_in("Témoin", result.control_before)
+    if result.after is None:
+        _print_pending(before)
+        print(
+            "Rien n'a été effacé (essai à blanc). Pour effacer\u00a0: make oublier-eleve "
+            f"ID={before.sid} CONFIRMER=1"
+        )
+        return 0
+    print(f"Effacé\u00a0: {len(before.found) - len(result.after.found)} endroit(s).")
+    print(
+        f"Contrôle\u00a0: {before.identity} trouvé dans {len(result.after.found)} endroit(s) "
+        "après l'effacement."
+    )
+    if result.control_after is not None:
+        print(
+            f"Témoin {result.control_after.identity}\u00a0: {len(result.control_before.found)} "
+            f"endroit(s) avant, {len(result.control_after.found)} après."
+        )
+    _print_pending(result.after)
+    if result.failures:
+        print(f"✘ {len(result.failures)} échec(s)\u00a0:", file=sys.stderr)
+        for failure in result.failures:
+            print(f"  - {failure}", file=sys.stderr)
+        return 1
+    print(
+        "Preuve faite\u00a0: plus rien de l'élève, le témoin partout où il était, les notes des "
+        "autres inchangées."
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,670 @@
+"""Where one learner lives in the class system: the scan behind ``make oublier-eleve``.
+
+Every place is found by the learner's id (NFC), with their name and e-mail from the roster and
+the gradebook: gradebook rows and the raw bytes of its file (free pages and ``-wal`` included),
+their folders in ``submitted/``, ``autograded/``, ``feedback/``, zip_collect's previous copies,
+the quarantine, their data exports, each member of the LMS archives in ``downloaded/`` (read as
+``zip_collect`` reads it), their roster line, the class report, nbgrader's exchange
+(``inbound/<id>+…``, released feedback ``feedback/<md5(secret + notebook)>.html``), and on a hub
+their account (REST API), their row in the hub's database and their home. What cannot be erased
+at once (backups, logs, the hub database's free pages, Helm history) is listed apart, with its
+expiry and the command that purges it. The scan only reads: ``grading.erase_learner`` erases.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import re
+import sqlite3
+import tarfile
+import urllib.error
+import urllib.parse
+import urllib.request
+import zipfile
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path, PurePosixPath
+from urllib.parse import quote
+
+from .ids import id_problem, normalize_id, quoted
+
+__all__ = [
+    "Context",
+    "ErasureError",
+    "Found",
+    "Pending",
+    "Scan",
+    "Setup",
+    "checked_id",
+    "hub_request",
+    "own_folder",
+    "roster_students",
+    "scan",
+    "scan_in",
+]
+
+RETENTION_DAYS = 30.0  # the backups' retention this runbook assumes (make sauvegarde GARDER_JOURS)
+HUB_TOKEN_ENV = "JUPYTERHUB_API_TOKEN"
+DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
+TITLE = re.compile("<title>" + "Rapport de notes — " + "([^<]*)</title>")  # the report's title
+
+
+@dataclass
+class Found:
+    """One place where the learner is, and how to erase it."""
+
+    kind: str  # French label of the place, shown to the instructor
+    where: str  # a path, an archive member, a URL
+    detail: str = ""
+    action: str = ""  # internal: which eraser handles it
+    target: object = None
+
+    def key(self) -> tuple[str, str, str]:
+        """What must be the same for the control before and after: the place and what it holds
+        (a roster line's number moves when a line above is removed)."""
+        return (self.kind, self.where, "" if self.action == "roster" else self.detail)
+
+
+@dataclass
+class Pending:
+    """A place that cannot be erased at once: when it expires and the command that purges it."""
+
+    kind: str
+    where: str
+    expires: str
+    command: str
+
+
+@dataclass
+class Scan:
+    sid: str
+    identity: str
+    found: list[Found] = field(default_factory=list)
+    pending: list[Pending] = field(default_factory=list)
+
+    def kinds(self) -> set[str]:
+        return {f.kind for f in self.found}
+
+
+@dataclass
+class Setup:
+    """Where the class system keeps its data (every option of the command)."""
+
+    grader_dir: Path | None = None
+    roster: Path | None = None
+    exchange: Path | None = None  # nbgrader's Exchange.root (the course folder is under it)
+    hub_url: str | None = None  # e.g. http://127.0.0.1:8081/hub/api
+    hub_token: str | None = None
+    hub_db: Path | None = None
+    homes: Path | None = None  # the folder that holds the learners' homes (/home)
+    unix_prefix: str = ""  # TLJH names the Unix user jupyter-<name>
+    backups: Path | None = None
+    keep_days: float = RETENTION_DAYS
+    helm_release: str | None = None
+    firstuse_db: Path | None = None  # TLJH's FirstUseAuthenticator: /opt/tljh/state/passwords.dbm
+
+
+class Context:
+    """The course's folders and configuration, read once."""
+
+    def __init__(self, setup: Setup) -> None:
+        from .nbgrader_run import tools_on_path
+        from .paths import course_dirs, load_config
+
+        tools_on_path()
+        self.setup = setup
+        self.dirs = course_dirs(setup.grader_dir)
+        self.config = load_config(self.dirs.grader_dir)
+        self.gradebook = _sqlite_file(self.dirs.db_url)
+        zc = self.config.ZipCollectApp
+        self.downloaded = self.dirs.root / zc.get("downloaded_directory", "downloaded")
+        self.archive_name = zc.get("archive_directory", "archive")
+        self.regexp = self.config.FileNameCollectorPlugin.get("named_regexp", "")
+        self.course_id = self.config.CourseDirectory.get("course_id", "") or ""
+        quarantine = self.config.OwnerCheckedCollect.get(
+            "quarantine_directory", "grader/quarantaine"
+        )
+        self.quarantine = self.dirs.root / quarantine
+        self.backups = setup.backups or self.dirs.grader_dir / "sauvegardes"
+        self.exports = self.dirs.grader_dir / "exports"
+        self.rapport = self.dirs.grader_dir / "rapport"
+        # nbgrader's default exchange, when no other is named (the hub's: COURSE_HUB_EXCHANGE)
+        root = setup.exchange or self.config.Exchange.get("root", None) or DEFAULT_EXCHANGE
+        self.exchange = Path(root) / self.course_id if self.course_id else None
+
+
+def _sqlite_file(db_url: str) -> Path | None:
+    from .paths import sqlite_path
+
+    return sqlite_path(db_url)
+
+
+# --------------------------------------------------------------------------- who the learner is
+
+
+@dataclass
+class _Who:
+    sid: str
+    first: str = ""
+    last: str = ""
+    email: str = ""
+    roster_line: int = 0
+
+    def identity(self) -> str:
+        name = " ".join(x for x in (self.first, self.last) if x)
+        extra = ", ".join(x for x in (name, self.email) if x)
+        return f"{quoted(self.sid)}" + (f" ({extra})" if extra else "")
+
+    def tokens(self) -> list[bytes]:
+        """Byte strings that betray the learner in a SQLite file, free pages included: their
+        student row (id, first and last name stored side by side) and their e-mail."""
+        out = []
+        if self.first or self.last:
+            out.append(f"{self.sid}{self.first}{self.last}".encode())
+        if self.email:
+            out.append(self.email.encode())
+        return out
+
+    def patterns(self) -> list[re.Pattern[bytes]]:
+        # a submission row: its assignment's uuid, then the student id, then the timestamp
+        sub = re.compile(rb"[0-9a-f]{32}" + re.escape(self.sid.encode()) + rb"\d{4}-\d\d-\d\d")
+        return [re.compile(re.escape(t)) for t in self.tokens()] + [sub]
+
+
+def roster_students(path: Path | None):
+    from .roster_csv import RosterError, read_roster
+
+    if path is None or not path.is_file():
+        return []
+    try:
+        return read_roster(path)
+    except RosterError as exc:
+        raise ErasureError(f"Liste des élèves illisible ({path})\u00a0: {exc}") from None
+
+
+class ErasureError(Exception):
+    """An erasure that cannot go on, in one French sentence."""
+
+
+def _who(ctx: Context, sid: str) -> _Who:
+    who = _Who(sid)
+    for line in roster_students(ctx.setup.roster):
+        if line.id == sid:
+            who.first, who.last, who.email = line.first_name, line.last_name, line.email
+            who.roster_line = line.line
+    row = _student_row(ctx, sid)
+    if row is not None:
+        who.first = who.first or row[1] or ""
+        who.last = who.last or row[2] or ""
+        who.email = who.email or row[3] or ""
+    return who
+
+
+def _ro(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=30)
+
+
+def _student_row(ctx: Context, sid: str) -> tuple | None:
+    if ctx.gradebook is None or not ctx.gradebook.is_file():
+        return None
+    con = _ro(ctx.gradebook)
+    try:
+        return con.execute(
+            "SELECT id, first_name, last_name, email FROM student WHERE id = ?", (sid,)
+        ).fetchone()
+    except sqlite3.DatabaseError:
+        return None
+    finally:
+        con.close()
+
+
+# --------------------------------------------------------------------------- the scan
+
+
+def own_folder(parent: Path, sid: str) -> Path | None:
+    if not parent.is_dir():
+        return None
+    for child in sorted(parent.iterdir()):
+        if child.is_dir() and not child.is_symlink() and normalize_id(child.name) == sid:
+            return child
+    return None
+
+
+def _count_files(folder: Path) -> int:
+    return sum(1 for p in folder.rglob("*") if p.is_file() or p.is_symlink())
+
+
+def _raw_hits(path: Path, patterns: list[re.Pattern[bytes]]) -> int:
+    hits = 0
+    for part in (path, Path(f"{path}-wal"), Path(f"{path}-journal")):
+        if part.is_file():
+            data = part.read_bytes()
+            hits += sum(len(p.findall(data)) for p in patterns)
+    return hits
+
+
+def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
+    db = ctx.gradebook
+    if db is None:  # PostgreSQL, MySQL: not scanned to the byte here, so not claimed erased
+        raise ErasureError(
+            f"Le carnet de notes n'est pas un fichier SQLite ({ctx.dirs.db_url.split('@')[-1]})"
+            f"\u00a0: effacez l'élève avec «\u00a0nbgrader db student remove {who.sid} "
+            "--force\u00a0», puis «\u00a0VACUUM FULL\u00a0» de la base (cette commande ne "
+            "sait prouver l'effacement que dans un fichier SQLite)."
+        )
+    if not db.is_file():
+        return
+    con = _ro(db)
+    try:
+        row = con.execute("SELECT 1 FROM student WHERE id = ?", (who.sid,)).fetchone()
+        subs = con.execute(
+            "SELECT count(*) FROM submitted_assignment WHERE student_id = ?", (who.sid,)
+        ).fetchone()[0]
+        grades = con.execute(
+            "SELECT count(*) FROM grade g JOIN submitted_notebook sn ON sn.id = g.notebook_id "
+            "JOIN submitted_assignment sa ON sa.id = sn.assignment_id WHERE sa.student_id = ?",
+            (who.sid,),
+        ).fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        raise ErasureError(f"Carnet de notes illisible ({db})\u00a0: {exc}.") from None
+    finally:
+        con.close()
+    if row or subs:
+        out.found.append(
+            Found(
+                "carnet de notes",
+                str(db),
+                f"fiche de l'élève, {subs} rendu(s), {grades} note(s) et commentaire(s)",
+                "gradebook",
+                db,
+            )
+        )
+    hits = _raw_hits(db, who.patterns())
+    if hits and not (row or subs):
+        out.found.append(
+            Found(
+                "carnet de notes",
+                str(db),
+                f"{hits} trace(s) dans les octets du fichier (pages libres)",
+                "vacuum",
+                db,
+            )
+        )
+
+
+def _scan_folders(ctx: Context, who: _Who, out: Scan) -> None:
+    labels = (
+        ("rendus", ctx.dirs.submitted),
+        ("copies notées", ctx.dirs.autograded),
+        ("retours", ctx.dirs.feedback),
+    )
+    for kind, parent in labels:
+        folder = own_folder(parent, who.sid)
+        if folder is not None:
+            n = _count_files(folder)
+            out.found.append(Found(kind, str(folder), f"{n} fichier(s)", "tree", folder))
+    if ctx.downloaded.is_dir():
+        for base in sorted(p for p in ctx.downloaded.iterdir() if p.is_dir()):
+            folder = own_folder(base / "remplaces", who.sid)
+            if folder is not None:
+                out.found.append(
+                    Found("copies remplacées", str(folder), "anciennes copies", "tree", folder)
+                )
+    if ctx.quarantine.is_dir():
+        for base in sorted(p for p in ctx.quarantine.iterdir() if p.is_dir()):
+            for entry in sorted(base.iterdir()):
+                if normalize_id(entry.name).split("+")[0] == who.sid:
+                    out.found.append(Found("quarantaine", str(entry), "", "tree", entry))
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in who.sid)
+    if ctx.exports.is_dir():
+        for file in sorted(ctx.exports.glob(f"donnees-{safe}-*.zip")):
+            # two ids can share a file name (« a b », « a_b »): the archive says whose it is
+            if re.fullmatch(rf"donnees-{re.escape(safe)}-\d{{8}}-\d{{6}}\.zip", file.name) and (
+                _export_of(file) == who.sid
+            ):
+                out.found.append(Found("export de ses données", str(file), "", "tree", file))
+
+
+def _export_of(file: Path) -> str | None:
+    """The learner a data export (``make donnees-eleve``) belongs to, read from its card."""
+    try:
+        with zipfile.ZipFile(file) as zf:
+            card = json.loads(zf.read("eleve.json"))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return None
+    for part in ("carnet_de_notes", "liste_des_eleves"):
+        if isinstance(card.get(part), dict) and card[part].get("identifiant"):
+            return normalize_id(str(card[part]["identifiant"]))
+    return None
+
+
+def _owned(ctx: Context, path: str, sid: str) -> bool:
+    """Whether a download member (``/<archive stem>/<member>``) is the learner's, read as
+    ``zip_collect`` reads it: the collector's regexp names the student when it matches; else the
+    folder that holds the file (the archive's stem for a file at its root)."""
+    if ctx.regexp:
+        match = re.match(ctx.regexp, path)
+        if match and "student_id" in match.groupdict():
+            return normalize_id(match["student_id"]) == sid
+    parts = PurePosixPath(path).parts
+    owner = parts[-1] if path.endswith("/") else parts[-2] if len(parts) > 2 else None
+    return owner is not None and normalize_id(owner) == sid
+
+
+def _scan_downloads(ctx: Context, who: _Who, out: Scan) -> None:
+    if not ctx.downloaded.is_dir():
+        return
+    for base in sorted(p for p in ctx.downloaded.iterdir() if p.is_dir()):
+        archive_dir = base / ctx.archive_name
+        for sub in (archive_dir, base / "extracted"):
+            if not sub.is_dir():
+                continue
+            for file in sorted(p for p in sub.rglob("*") if p.is_file() and not p.is_symlink()):
+                rel = file.relative_to(sub).as_posix()
+                if file.suffix.lower() == ".zip":
+                    _scan_zip(ctx, who, file, out)
+                elif _owned(ctx, f"/{rel}", who.sid) or normalize_id(file.stem) == who.sid:
+                    out.found.append(Found("archives reçues", str(file), "fichier", "tree", file))
+
+
+def _scan_zip(ctx: Context, who: _Who, file: Path, out: Scan) -> None:
+    stem = file.name[: -len(file.suffix)]
+    try:
+        with zipfile.ZipFile(file) as zf:
+            names = [i.filename for i in zf.infolist()]
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ErasureError(f"Archive illisible\u00a0: {file} ({exc}).") from None
+    mine = []
+    for name in names:
+        norm = normalize_id(name.replace("\\", "/"))
+        if _owned(ctx, f"/{stem}/{norm}", who.sid):
+            mine.append(name)
+    if mine:
+        # only the learner's members: the same text before and after for the control
+        out.found.append(Found("archives reçues", str(file), ", ".join(mine), "zip", (file, mine)))
+
+
+def _scan_roster(ctx: Context, who: _Who, out: Scan) -> None:
+    if who.roster_line:
+        out.found.append(
+            Found(
+                "liste des élèves",
+                str(ctx.setup.roster),
+                f"ligne {who.roster_line}",
+                "roster",
+                who.roster_line,
+            )
+        )
+
+
+def _scan_reports(ctx: Context, who: _Who, out: Scan) -> None:
+    places = [
+        ctx.rapport / "notes.csv",
+        ctx.rapport / "grades.csv",
+        ctx.dirs.grader_dir / "grades.csv",
+    ]
+    for path in places:
+        if path.is_file() and who.sid in _csv_ids(path):
+            out.found.append(Found("rapport", str(path), "ligne de notes", "report", path))
+    page = ctx.rapport / "rapport.html"
+    if page.is_file() and f"<td>{html.escape(who.sid)}</td>" in page.read_text(errors="replace"):
+        out.found.append(Found("rapport", str(page), "ligne du tableau", "report", page))
+
+
+def _csv_ids(path: Path) -> set[str]:
+    text = path.read_text(encoding="utf-8-sig", errors="replace")
+    sep = ";" if text.split("\n", 1)[0].count(";") > text.split("\n", 1)[0].count(",") else ","
+    ids = set()
+    for row in csv.DictReader(io.StringIO(text), delimiter=sep):
+        for key in ("student_id", "identifiant", "élève"):
+            if row.get(key):
+                ids.add(normalize_id(row[key].lstrip("'")))
+    return ids
+
+
+def _secrets(ctx: Context, sid: str) -> list[tuple[str, str]]:
+    """(secret, notebook) of the learner's submissions: nbgrader names their released feedback
+    ``feedback/<md5(secret + notebook)>.html`` in the exchange."""
+    found = []
+    for parent in (ctx.dirs.submitted, ctx.dirs.autograded, ctx.dirs.feedback):
+        folder = own_folder(parent, sid)
+        if folder is None:
+            continue
+        for secret_file in folder.glob("*/submission_secret.txt"):
+            secret = secret_file.read_text().strip()
+            for nb in secret_file.parent.glob("*.*"):
+                if nb.suffix in (".ipynb", ".html"):
+                    found.append((secret, nb.stem))
+    return sorted(set(found))
+
+
+def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
+    if ctx.exchange is None or not ctx.exchange.is_dir():
+        return
+    inbound = ctx.exchange / "inbound"
+    if inbound.is_dir():
+        for entry in sorted(inbound.iterdir()):
+            if normalize_id(entry.name).split("+")[0] == who.sid:
+                out.found.append(Found("échange nbgrader", str(entry), "rendu", "tree", entry))
+    from nbgrader.utils import notebook_hash
+
+    feedback = ctx.exchange / "feedback"
+    for secret, notebook in _secrets(ctx, who.sid):
+        page = feedback / f"{notebook_hash(secret=secret, notebook_id=notebook)}.html"
+        if page.is_file():
+            out.found.append(Found("échange nbgrader", str(page), "retour publié", "tree", page))
+
+
+def hub_request(setup: Setup, method: str, name: str) -> tuple[int, dict]:
+    url = f"{setup.hub_url.rstrip('/')}/users/{urllib.parse.quote(name, safe='')}"
+    req = urllib.request.Request(url, method=method)
+    req.add_header("Authorization", f"token {setup.hub_token}")
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            body = resp.read()
+            return resp.status, json.loads(body) if body else {}
+    except urllib.error.HTTPError as exc:
+        return exc.code, {}
+    except (urllib.error.URLError, OSError) as exc:
+        raise ErasureError(f"Hub injoignable ({setup.hub_url})\u00a0: {exc}.") from None
+
+
+def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
+    setup = ctx.setup
+    if setup.hub_url:
+        status, user = hub_request(setup, "GET", who.sid)
+        if status == 200:
+            names = user.get("servers") or {}
+            servers = ", ".join(quoted(n) if n else "défaut" for n in names) or "aucun"
+            detail = f"compte du hub (serveurs\u00a0: {servers})"
+            out.found.append(Found("hub", f"{setup.hub_url}/users/{who.sid}", detail, "hub_user"))
+        elif status in (401, 403):
+            raise ErasureError(
+                f"Le hub refuse le jeton ({status})\u00a0: il faut le jeton d'un administrateur "
+                f"(variable {HUB_TOKEN_ENV})."
+            )
+        elif status != 404:
+            raise ErasureError(f"Le hub répond {status} pour «\u00a0{who.sid}\u00a0».")
+    if setup.hub_db is not None and setup.hub_db.is_file():
+        con = _ro(setup.hub_db)
+        try:
+            row = con.execute("SELECT id FROM users WHERE name = ?", (who.sid,)).fetchone()
+            detail = ""
+            if row:
+                servers = con.execute(
+                    "SELECT count(*) FROM spawners WHERE user_id = ?", row
+                ).fetchone()[0]
+                tokens = con.execute(
+                    "SELECT count(*) FROM api_tokens WHERE user_id = ?", row
+                ).fetchone()[0]
+                detail = f"utilisateur, {servers} serveur(s), {tokens} jeton(s)"
+        except sqlite3.DatabaseError as exc:
+            raise ErasureError(f"Base du hub illisible ({setup.hub_db})\u00a0: {exc}.") from None
+        finally:
+            con.close()
+        if row:
+            action = "hub_db" if not setup.hub_url else "via_hub_user"
+            out.found.append(Found("base du hub", str(setup.hub_db), detail, action))
+    if setup.firstuse_db is not None and _firstuse_has(setup.firstuse_db, who.sid):
+        out.found.append(
+            Found(
+                "mots de passe du hub (TLJH)",
+                str(setup.firstuse_db),
+                "mot de passe haché de la première connexion",
+                "firstuse",
+                setup.firstuse_db,
+            )
+        )
+    home = _home(setup, who.sid)
+    if home is not None and home.exists():
+        out.found.append(Found("dossier personnel", str(home), "", "home", home))
+
+
+def _firstuse_has(path: Path, sid: str) -> bool:
+    """Whether FirstUseAuthenticator's password file (a ``dbm`` keyed by user name) holds them."""
+    import dbm
+
+    try:
+        with dbm.open(str(path), "r") as db:
+            return sid.encode() in db
+    except dbm.error as exc:  # a tuple of exception classes
+        raise ErasureError(f"Fichier de mots de passe illisible ({path})\u00a0: {exc}.") from None
+
+
+def _home(setup: Setup, sid: str) -> Path | None:
+    if setup.homes is None:
+        return None
+    return setup.homes / f"{setup.unix_prefix}{sid}"
+
+
+def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
+    from .backup import backups_in
+
+    keep = ctx.setup.keep_days
+    for when, path in backups_in(ctx.backups):
+        if _backup_holds(path, who):
+            expires = (when + timedelta(days=keep)).strftime("%d/%m/%Y")
+            out.pending.append(
+                Pending(
+                    "sauvegarde",
+                    str(path),
+                    f"le {expires} (rétention de {keep:g} jours)",
+                    "make sauvegarde GARDER=1   (une sauvegarde neuve sans l'élève, puis "
+                    "purge des autres)",
+                )
+            )
+    logs = sorted(ctx.rapport.glob("*.log")) if ctx.rapport.is_dir() else []
+    logs += [p for p in (ctx.dirs.grader_dir / "echecs-autograde.json",) if p.is_file()]
+    for log in logs:
+        if who.sid.encode() in log.read_bytes():
+            out.pending.append(
+                Pending(
+                    "journal de notation",
+                    str(log),
+                    f"au prochain make {'feedback' if 'feedback' in log.name else 'grade'} "
+                    "(le journal est réécrit)",
+                    f"rm {log}   (un journal, pas une note)",
+                )
+            )
+    hub_db = ctx.setup.hub_db
+    if (
+        hub_db is not None
+        and hub_db.is_file()
+        and not any(f.action in ("hub_db", "via_hub_user") for f in out.found)
+    ):
+        if _raw_hits(hub_db, [re.compile(re.escape(b'"' + who.sid.encode() + b'"'))]) or (
+            who.sid.encode() in hub_db.read_bytes()
+        ):
+            out.pending.append(
+                Pending(
+                    "base du hub (pages libres)",
+                    str(hub_db),
+                    "au prochain VACUUM",
+                    f"systemctl stop jupyterhub && sqlite3 {hub_db} 'VACUUM;' "
+                    "&& systemctl start jupyterhub",
+                )
+            )
+    if ctx.setup.hub_url or ctx.setup.hub_db:
+        out.pending.append(
+            Pending(
+                "journaux du hub",
+                "journald (jupyterhub, proxy)",
+                "selon la rétention de journald (SystemMaxUse, MaxRetentionSec)",
+                "journalctl --rotate && journalctl --vacuum-time=1s   (efface tout le journal "
+                "de la machine, pas seulement celui du hub)",
+            )
+        )
+    if ctx.setup.helm_release:
+        rel = ctx.setup.helm_release
+        out.pending.append(
+            Pending(
+                "historique Helm",
+                f"secrets sh.helm.release.v1.{rel}.v*",
+                "après 10 révisions (helm upgrade --history-max 10)",
+                f"kubectl delete secret -l owner=helm,name={rel},status=superseded",
+            )
+        )
+        out.pending.append(
+            Pending(
+                "journaux des pods (Kubernetes)",
+                "kubectl logs deploy/hub, deploy/proxy",
+                "au redémarrage des pods (et selon la rétention des nœuds)",
+                "kubectl rollout restart deploy/hub deploy/proxy",
+            )
+        )
+
+
+def _backup_holds(path: Path, who: _Who) -> bool:
+    """Whether a backup holds the learner: a member in their folder, or their row or line."""
+    try:
+        with tarfile.open(path, "r:gz") as tar:
+            for info in tar:
+                parts = PurePosixPath(info.name).parts
+                if len(parts) > 2 and normalize_id(parts[1]) == who.sid:
+                    return True
+                if info.isfile() and info.name in ("gradebook.db", "eleves.csv"):
+                    data = tar.extractfile(info).read()
+                    pats = who.patterns() + [re.compile(re.escape(who.sid.encode()))]
+                    if info.name == "eleves.csv" and who.sid.encode() in data:
+                        return True
+                    if info.name == "gradebook.db" and any(p.search(data) for p in pats[:-1]):
+                        return True
+    except (OSError, tarfile.TarError, EOFError):
+        return True  # unreadable: assume it holds them, the instructor checks
+    return False
+
+
+def scan(sid: str, setup: Setup) -> Scan:
+    """Every place where `sid` is, and what cannot be erased at once."""
+    sid = checked_id(sid)
+    return scan_in(Context(setup), sid)
+
+
+def checked_id(value: str) -> str:
+    """The id in NFC; an id that cannot be a learner's (``..``, ``/``, control characters) is
+    refused before anything is read: it would name a folder that is not theirs."""
+    sid = normalize_id(value.strip())
+    problem = id_problem(sid)
+    if problem:
+        raise ErasureError(f"Identifiant {quoted(value)} refusé\u00a0: {problem}.")
+    return sid
+
+
+def scan_in(ctx: Context, sid: str) -> Scan:
+    who = _who(ctx, sid)
+    out = Scan(sid, who.identity())
+    for step in (
+        _scan_gradebook,
+        _scan_folders,
+        _scan_downloads,
+        _scan_roster,
+        _scan_reports,
+        _scan_exchange,
+        _scan_hub,
+        _scan_pending,
+    ):
+        step(ctx, who, out)
+    return out
