@@ -98,11 +98,12 @@ def test_a_new_release_never_touches_the_one_in_use(course_env: Path):
         for release, marked in ((first, False), (second, True)):
             check = subprocess.run(
                 ["runuser", "-u", "nobody", "--", str(release / "env" / "bin" / "python"), "-c",
-                 "import course, inspect; print(inspect.getsource(course).endswith("
-                 f"{MARKER!r}))"],
-                capture_output=True, text=True, timeout=120,
+                 "import course, inspect; print(course.__file__); print(inspect.getsource(course)"
+                 f".endswith({MARKER!r}))"],
+                capture_output=True, text=True, timeout=120, cwd="/",
             )  # fmt: skip
-            assert check.stdout.strip() == str(marked), check.stderr
+            where, ends = check.stdout.split()
+            assert where.startswith(f"{release}/env/") and ends == str(marked), check.stderr
             # each release's scripts name its own Python
             shebang = (release / "env" / "bin" / "jupyterhub").read_text().splitlines()[0]
             assert shebang == f"#!{release}/env/bin/python", shebang
