@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -57,9 +58,12 @@ def test_a_gradebook_of_an_older_nbgrader_keeps_every_grade(tmp_path):
 
 
 def _hub(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """`jupyterhub …` as ADMIN.md writes it: the environment's bin/ first on PATH (upgrade-db
+    runs `alembic` from PATH; measured: without it, FileNotFoundError)."""
     return subprocess.run(
         [str(BIN / "jupyterhub"), *args],
         cwd=cwd,
+        env={**os.environ, "PATH": f"{BIN}{os.pathsep}/usr/bin:/bin"},
         capture_output=True,
         text=True,
         timeout=300,
