@@ -175,6 +175,9 @@ fingerprint="$(
 umask 022
 mkdir -p "$PREFIX/releases"
 chmod 0755 "$PREFIX" "$PREFIX/releases"
+# one install at a time on a prefix (two would switch and prune under each other)
+exec 9>"$PREFIX/.install.lock"
+flock 9
 
 # An install made before releases existed: $PREFIX/env and $PREFIX/etc are real folders.
 current=""
