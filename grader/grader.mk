@@ -1,5 +1,5 @@
 # Grading targets, included by the top Makefile (`-include grader/grader.mk`).
-# Run them from the repository root (`make grade`, ...). nbgrader itself runs in the grading folder
+# Run them from the repository root (`make grade`, ...) or from grader/ (grader/Makefile delegates). nbgrader itself runs in the grading folder
 # (NOTATION, grader/ by default), where it finds nbgrader_config.py (the course root is computed
 # from that file), always with the venv's bin/ on PATH (nbgrader's gradebook runs `alembic`) and
 # the instructor-side package grader/grading importable (its plugins, the class tools).

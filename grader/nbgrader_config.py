@@ -5,6 +5,7 @@ folder it runs in. The course root is computed from this file. Generated files (
 submitted/, autograded/, feedback/) live under ``grader/`` and are git-ignored.
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -16,6 +17,11 @@ ROOT = HERE.parent
 # the installed `course` package that students can read.
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
+# nbgrader's gradebook runs `alembic` from PATH: the one next to this Python, so that
+# `../.venv/bin/nbgrader …` works without an activated venv (same environment as nbgrader).
+_BIN = str(Path(sys.executable).parent)
+if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = os.pathsep.join(filter(None, [_BIN, os.environ.get("PATH", "")]))
 
 c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this file)
 

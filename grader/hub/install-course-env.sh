@@ -9,6 +9,7 @@
 #
 # Usage (as root):
 #   grader/hub/install-course-env.sh [--force]        the environment, its config and the template
+#                        (--force: a full rebuild, in a new release as always)
 #   grader/hub/install-course-env.sh --template-only  only the instructors' course template
 #   grader/hub/install-course-env.sh --exchange-only  only the exchange (e.g. to give the
 #                        course's folder to the instructor once their account exists)
@@ -25,10 +26,14 @@
 #                        root: then re-run with --exchange-only once that account exists)
 #   JUPYTERHUB_SPEC      pip requirement for JupyterHub (default "jupyterhub>=5,<7"; must match the hub)
 #   PIP_ARGS             extra pip arguments (e.g. an internal index or --find-links for offline hubs)
-# Result:
-#   $PREFIX/env          the venv: jupyterlab, nbgrader, the `course` package, jupyterhub-singleuser,
-#                        jupyterhub-idle-culler, cours-singleuser and cours-roster
-#   $PREFIX/etc          jupyterhub_config.py, roster.py and the per-group Jupyter config
+# Result (every run that changes something makes a new release; a running hub keeps its own):
+#   $PREFIX/releases/<date>-<fingerprint>/  one release: env/ and etc/ below, never modified later
+#   $PREFIX/current      symlink to the release in service, switched atomically (rename);
+#   $PREFIX/previous     the one before it, kept to roll back (see ADMIN.md, « Mettre à jour »)
+#   $PREFIX/env          -> current/env: jupyterlab, nbgrader, the `course` package,
+#                        jupyterhub-singleuser, jupyterhub-idle-culler, cours-singleuser, cours-roster
+#   $PREFIX/etc          -> current/etc: jupyterhub_config.py, roster.py, the per-group Jupyter config
+#   Older releases are removed unless a running process (hub, server, kernel) still uses them.
 #   $PREFIX/share/cours  the instructors' course template (solutions/, grader/ with the hidden
 #                        tests, notebooks/): root:$GROUP, 0750, students cannot read it
 #   $EXCHANGE            nbgrader's exchange, mode 1777 (everyone writes, nobody deletes others' files)
@@ -58,6 +63,13 @@ case "${1:-}" in
 esac
 
 die() { echo "install-course-env: $*" >&2; exit 1; }
+# on any exit: the scratch build folder goes, and so does a release that was not finished
+build="" pending=""
+cleanup() {
+  [ -z "$build" ] || rm -rf "$build"
+  [ -z "$pending" ] || rm -rf "$pending"
+}
+trap cleanup EXIT
 log() { echo "install-course-env: $*"; }
 
 [ "$(id -u)" = 0 ] || die "à lancer en root (il crée $PREFIX et $EXCHANGE) / must run as root"
@@ -143,57 +155,141 @@ fi
 runuser -u nobody -- "$PYTHON" -c 'import sys' 2>/dev/null \
   || die "$PYTHON n'est pas lisible par les autres utilisateurs (sous /root ?) / not readable by other users"
 
-# Stamp: the dependency list and the JupyterHub spec decide whether the env must be rebuilt.
+# Releases: every install that changes something goes into a new folder,
+# $PREFIX/releases/<date>-<fingerprint>/{env,etc}, checked as `nobody`, then made current by
+# one atomic rename of the symlink $PREFIX/current ($PREFIX/env and $PREFIX/etc point through
+# it). A running hub and its servers keep the release they started from: its scripts name
+# their own release's Python. The previous release stays ($PREFIX/previous, to roll back), and
+# so does any release a running process still uses; older ones are removed.
+# The stamp (dependency list, JupyterHub spec, Python) decides between a full build and a copy
+# of the current release (hard links) with only the `course` package reinstalled.
 stamp_value="$(cat "$REPO/pyproject.toml" "$REPO/requirements/hub.txt" | sha256sum | cut -c1-16) $JUPYTERHUB_SPEC $CULLER_SPEC $("$PYTHON" -V)"
-stamp_file="$PREFIX/env/.course-stamp"
+fingerprint="$(
+  cd "$REPO" && {
+    echo "$stamp_value"
+    find course "grader/hub" -type f ! -path '*/__pycache__/*' ! -name '*.pyc' -print0 \
+      | LC_ALL=C sort -z | xargs -0 sha256sum
+  } | sha256sum | cut -c1-12
+)"
 
 umask 022
-mkdir -p "$PREFIX"
-chmod 0755 "$PREFIX"
-if [ "$FORCE" = 1 ] || [ ! -f "$stamp_file" ] || [ "$(cat "$stamp_file")" != "$stamp_value" ]; then
-  log "création du venv / creating the venv in $PREFIX/env"
-  rm -rf "$PREFIX/env"
-  "$PYTHON" -m venv "$PREFIX/env"
-  "$PREFIX/env/bin/python" -m pip install -q --disable-pip-version-check -U pip "${EXTRA_PIP[@]}"
-  deps_only=1
-else
-  log "venv à jour / venv up to date ($stamp_value)"
-  deps_only=0
-fi
+mkdir -p "$PREFIX/releases"
+chmod 0755 "$PREFIX" "$PREFIX/releases"
+# one install at a time on a prefix (two would switch and prune under each other)
+exec 9>"$PREFIX/.install.lock"
+flock 9
 
-# Build the course from a scratch copy: pip must not write build/ or *.egg-info into the repo.
-build="$(mktemp -d)"
-trap 'rm -rf "$build"' EXIT
-cp -r "$REPO/course" "$REPO/pyproject.toml" "$build/"
-[ -f "$REPO/README.md" ] && cp "$REPO/README.md" "$build/"
-[ -f "$REPO/LICENSE" ] && cp "$REPO/LICENSE" "$build/"
-find "$build" -name __pycache__ -prune -exec rm -rf {} +
-if [ "$deps_only" = 1 ]; then
-  log "installation du cours et de JupyterHub / installing the course and JupyterHub"
-  "$PREFIX/env/bin/python" -m pip install -q --disable-pip-version-check "${EXTRA_PIP[@]}" \
-    --require-hashes -r "$REPO/requirements/hub.txt"  # the locked set; then the hub's version
-  "$PREFIX/env/bin/python" -m pip install -q --disable-pip-version-check "${EXTRA_PIP[@]}" \
-    "$build" "$JUPYTERHUB_SPEC" "$CULLER_SPEC"
-  echo "$stamp_value" >"$stamp_file"
-else
-  # Cheap refresh of the course package itself (its code may have changed).
-  "$PREFIX/env/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
-    --force-reinstall "${EXTRA_PIP[@]}" "$build"
+# An install made before releases existed: $PREFIX/env and $PREFIX/etc are real folders.
+current=""
+if [ -L "$PREFIX/current" ]; then
+  current="$(readlink -f "$PREFIX/current")"
+elif [ -d "$PREFIX/env" ] && [ ! -L "$PREFIX/env" ]; then
+  current="$PREFIX/releases/ancienne-$(date -u +%Y%m%dT%H%M%SZ)"
+  log "ancienne installation déplacée / previous layout moved to $current"
+  mkdir -p "$current"
+  mv "$PREFIX/env" "$current/env"
+  [ -d "$PREFIX/etc" ] && [ ! -L "$PREFIX/etc" ] && mv "$PREFIX/etc" "$current/etc"
+  ln -sfn "releases/$(basename "$current")" "$PREFIX/current"
 fi
+for part in env etc; do
+  if [ ! -L "$PREFIX/$part" ]; then
+    [ -e "$PREFIX/$part" ] && die "$PREFIX/$part existe et n'est pas un lien : déplacez-le / not a symlink"
+    ln -s "current/$part" "$PREFIX/$part"
+  fi
+done
 
-# Per-group Jupyter configuration and the hub's configuration file.
-mkdir -p "$PREFIX/etc"
-rm -rf "$PREFIX/etc/instructors" "$PREFIX/etc/students"
-cp -r "$HERE/jupyter-config/instructors" "$HERE/jupyter-config/students" "$PREFIX/etc/"
-cp "$HERE/jupyterhub_config.py" "$HERE/roster.py" "$HERE/login_guard.py" "$HERE/roster_sync.py" \
-  "$HERE/verified_spawner.py" "$PREFIX/etc/"
-install -m 0755 "$HERE/cours-singleuser" "$PREFIX/env/bin/cours-singleuser"
-cat >"$PREFIX/env/bin/cours-roster" <<ROSTER
+if [ "$FORCE" = 0 ] && [ -n "$current" ] && [ -f "$current/.course-fingerprint" ] \
+  && [ "$(cat "$current/.course-fingerprint")" = "$fingerprint" ]; then
+  log "version à jour / release up to date: $current"
+else
+  release="$PREFIX/releases/$(date -u +%Y%m%dT%H%M%SZ)-$fingerprint"
+  [ -e "$release" ] && release="$release-$$"
+  mkdir -m 0755 "$release"
+  # a failed build never becomes current, and leaves no half-made release behind
+  pending="$release"
+
+  # Build the course from a scratch copy: pip must not write build/ or *.egg-info into the repo.
+  build="$(mktemp -d)"
+  cp -r "$REPO/course" "$REPO/pyproject.toml" "$build/"
+  [ -f "$REPO/README.md" ] && cp "$REPO/README.md" "$build/"
+  [ -f "$REPO/LICENSE" ] && cp "$REPO/LICENSE" "$build/"
+  find "$build" -name __pycache__ -prune -exec rm -rf {} +
+
+  if [ "$FORCE" = 0 ] && [ -n "$current" ] && [ -f "$current/env/.course-stamp" ] \
+    && [ "$(cat "$current/env/.course-stamp")" = "$stamp_value" ]; then
+    log "nouvelle version : copie de $current et paquet course / new release from $current"
+    # hard links: cheap, and nothing below writes into a shared file (pip and sed replace files)
+    cp -al "$current/env" "$release/env" 2>/dev/null || cp -a "$current/env" "$release/env"
+    # the scripts name the Python of the release they were installed in (its path at the time)
+    old_env="$(head -n 1 "$current/env/bin/pip" | sed -E 's|^#! *||; s|/bin/python[0-9.]*$||')"
+    { grep -rlIF -- "$old_env/" "$release/env/bin" || true; } | while IFS= read -r script; do
+      sed -i "s|$old_env/|$release/env/|g" "$script"
+    done
+    "$release/env/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
+      --force-reinstall "${EXTRA_PIP[@]}" "$build"
+  else
+    log "création du venv / creating the venv in $release/env"
+    "$PYTHON" -m venv "$release/env"
+    "$release/env/bin/python" -m pip install -q --disable-pip-version-check -U pip "${EXTRA_PIP[@]}"
+    log "installation du cours et de JupyterHub / installing the course and JupyterHub"
+    "$release/env/bin/python" -m pip install -q --disable-pip-version-check "${EXTRA_PIP[@]}" \
+      --require-hashes -r "$REPO/requirements/hub.txt"  # the locked set; then the hub's version
+    "$release/env/bin/python" -m pip install -q --disable-pip-version-check "${EXTRA_PIP[@]}" \
+      "$build" "$JUPYTERHUB_SPEC" "$CULLER_SPEC"
+  fi
+  echo "$stamp_value" >"$release/env/.course-stamp"
+
+  # Per-group Jupyter configuration and the hub's configuration file.
+  mkdir -p "$release/etc"
+  cp -r "$HERE/jupyter-config/instructors" "$HERE/jupyter-config/students" "$release/etc/"
+  cp "$HERE/jupyterhub_config.py" "$HERE/roster.py" "$HERE/login_guard.py" "$HERE/roster_sync.py" \
+    "$HERE/verified_spawner.py" "$release/etc/"
+  install -m 0755 "$HERE/cours-singleuser" "$release/env/bin/cours-singleuser"
+  cat >"$release/env/bin/cours-roster" <<ROSTER
 #!/bin/sh
-exec "$PREFIX/env/bin/python" "$PREFIX/etc/roster.py" "\$@"
+exec "$release/env/bin/python" "$release/etc/roster.py" "\$@"
 ROSTER
-chmod 0755 "$PREFIX/env/bin/cours-roster"
-chmod -R a+rX "$PREFIX/env" "$PREFIX/etc"
+  chmod 0755 "$release/env/bin/cours-roster"
+  chmod -R a+rX "$release"
+
+  # Checked as an unprivileged user before it becomes current.
+  runuser -u nobody -- "$release/env/bin/python" -c \
+    'import course, nbgrader, jupyterlab, jupyterhub; print("ok", nbgrader.__version__)' >/dev/null \
+    || die "l'environnement ne marche pas pour un utilisateur ordinaire / env unusable by a regular user"
+  echo "$fingerprint" >"$release/.course-fingerprint"
+  pending=""
+
+  # The switch: one rename(2) of a symlink, atomic for every reader.
+  if [ -n "$current" ]; then
+    ln -sfn "releases/$(basename "$current")" "$PREFIX/.previous.new"
+    mv -Tf "$PREFIX/.previous.new" "$PREFIX/previous"
+  fi
+  ln -sfn "releases/$(basename "$release")" "$PREFIX/.current.new"
+  mv -Tf "$PREFIX/.current.new" "$PREFIX/current"
+  log "version en service / current release: $release (précédente / previous: ${current:-aucune})"
+  current="$release"
+fi
+
+# Old releases: removed, except the current one, the previous one and any that a running
+# process (a hub, a server, a kernel) still uses: its command line or a mapped file names it.
+# (The path is read from a file, not given on grep's command line, which would name it.)
+release_in_use() {
+  grep -qsaF -f <(printf '%s/\n' "$1") /proc/[0-9]*/cmdline /proc/[0-9]*/maps
+}
+previous="$(readlink -f "$PREFIX/previous" 2>/dev/null || true)"
+shopt -s nullglob
+for old in "$PREFIX"/releases/*/; do
+  old="${old%/}"
+  if [ "$old" = "$current" ] || [ "$old" = "$previous" ]; then
+    continue
+  fi
+  if release_in_use "$old"; then
+    log "gardée, encore utilisée / kept, still in use: $old"
+  else
+    rm -rf "$old"
+    log "ancienne version supprimée / old release removed: $old"
+  fi
+done
 
 if [ "$TEMPLATE" = 0 ]; then
   rm -rf "$PREFIX/share/cours"
@@ -204,8 +300,4 @@ fi
 
 install_exchange
 
-# Final check, as an unprivileged user: the env runs and imports what a learner's server needs.
-runuser -u nobody -- "$PREFIX/env/bin/python" -c \
-  'import course, nbgrader, jupyterlab, jupyterhub; print("ok", nbgrader.__version__)' >/dev/null \
-  || die "l'environnement ne marche pas pour un utilisateur ordinaire / env unusable by a regular user"
 log "prêt / ready: $PREFIX/env/bin/jupyterhub -f $PREFIX/etc/jupyterhub_config.py"
