@@ -186,7 +186,7 @@ mkdir -p "$PREFIX/etc"
 rm -rf "$PREFIX/etc/instructors" "$PREFIX/etc/students"
 cp -r "$HERE/jupyter-config/instructors" "$HERE/jupyter-config/students" "$PREFIX/etc/"
 cp "$HERE/jupyterhub_config.py" "$HERE/roster.py" "$HERE/login_guard.py" "$HERE/roster_sync.py" \
-  "$HERE/verified_spawner.py" "$PREFIX/etc/"
+  "$HERE/verified_spawner.py" "$HERE/capped_spawner.py" "$HERE/cgroup_caps.py" "$PREFIX/etc/"
 install -m 0755 "$HERE/cours-singleuser" "$PREFIX/env/bin/cours-singleuser"
 cat >"$PREFIX/env/bin/cours-roster" <<ROSTER
 #!/bin/sh
