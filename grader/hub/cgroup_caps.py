@@ -32,7 +32,8 @@ __all__ = ["PARENT", "Caps", "UserCgroup", "cgroup_version", "probe_problem"]
 
 PARENT = "jupyterhub-cours"
 V1_CONTROLLERS = ("memory", "cpu", "pids")
-_SAFE_NAME = re.compile(r"^[a-z_][a-z0-9_.-]{0,63}$")
+# a roster id (roster.py) or a Unix name: never "/", ".", ".." (a path out of the parent)
+_SAFE_NAME = re.compile(r"^[a-z0-9_][a-z0-9_.@+-]{0,199}$")
 
 
 @dataclass(frozen=True)
@@ -56,8 +57,11 @@ class Caps:
             }
         return {
             "memory": [
+                # memory+swap (only where swap is counted) may never be below memory: raise it
+                # first for a larger cap, set it again once memory is set for a smaller one
+                ("memory.memsw.limit_in_bytes", "-1"),
                 ("memory.limit_in_bytes", str(self.memory)),
-                ("memory.memsw.limit_in_bytes", str(self.memory)),  # only where swap is counted
+                ("memory.memsw.limit_in_bytes", str(self.memory)),
             ],
             "cpu": [("cpu.shares", str(max(2, self.cpu_weight * 1024 // 100)))],
             "pids": [("pids.max", str(self.tasks))],

@@ -168,6 +168,11 @@ def test_every_process_of_a_user_is_in_their_capped_cgroup(class_hub, class_user
             for controller, folder in _folders(pid).items():
                 assert folder.parts[-2:] == (PARENT, name), (name, pid, controller, folder)
         assert _limits(_folders(server)) == expected, name
+        # the user cannot leave it: moving their own process to the parent cgroup is refused
+        parent = next(iter(_folders(server).values())).parent / "cgroup.procs"
+        escape = f"open({str(parent)!r}, 'w').write(str(__import__('os').getpid()))"
+        with pytest.raises(AssertionError, match="PermissionError"):
+            _execute(class_hub, name, running[name], escape)
         assert (
             Path(f"/proc/{server}/environ")
             .read_bytes()
