@@ -173,6 +173,12 @@ def test_every_process_of_a_user_is_in_their_capped_cgroup(class_hub, class_user
         escape = f"open({str(parent)!r}, 'w').write(str(__import__('os').getpid()))"
         with pytest.raises(AssertionError, match="PermissionError"):
             _execute(class_hub, name, running[name], escape)
+        # nor raise their own cap
+        own = next(iter(_folders(server).values()))
+        cap = own / ("memory.max" if V2 else "memory.limit_in_bytes")
+        with pytest.raises(AssertionError, match="PermissionError"):
+            _execute(class_hub, name, running[name], f"open({str(cap)!r}, 'w').write('-1')")
+        assert _limits(_folders(server)) == expected, name
         assert (
             Path(f"/proc/{server}/environ")
             .read_bytes()
