@@ -112,6 +112,7 @@ def _execute(hub: ClassHub, user: str, kernel: str, code: str, timeout: float = 
         "version": "5.3",
     }
     content = {"code": code, "silent": False, "store_history": False, "user_expressions": {}}
+    content["stop_on_error"] = False  # a failed cell must not abort the next test's cell
     message = {"header": header, "parent_header": {}, "metadata": {}, "content": content}
     try:
         ws.send(json.dumps({**message, "channel": "shell", "buffers": []}))
@@ -129,6 +130,7 @@ def _execute(hub: ClassHub, user: str, kernel: str, code: str, timeout: float = 
             if reply["msg_type"] == "error":
                 raise AssertionError(reply["content"])
             if reply["msg_type"] == "execute_reply":
+                assert reply["content"]["status"] == "ok", reply["content"]
                 return "".join(out)
     finally:
         ws.close()
