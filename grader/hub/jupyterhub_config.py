@@ -44,6 +44,12 @@ Settings come from environment variables so one file serves every class:
   COURSE_HUB_PRIVATE_HOMES  "0" leaves home folder modes alone (default: made 0700)
   COURSE_HUB_SPAWNER   "local" (default): LocalProcessSpawner; "keep": keep the spawner class
                        another config chose (The Littlest JupyterHub's SystemdSpawner)
+  COURSE_HUB_CAPS      "0" turns off the per-server caps (default on: each server in its own
+                       cgroup, capped; the hub refuses to start where no cgroup is writable)
+  COURSE_HUB_MEM_STUDENT, COURSE_HUB_MEM_INSTRUCTOR  memory cap of a student's / an instructor's
+                       server and kernels (default 1G / 4G; CPU weights and task caps:
+                       c.VerifiedLocalProcessSpawner.*, see capped_spawner.py)
+  COURSE_HUB_CGROUP_FS  where the cgroup filesystems are mounted (default /sys/fs/cgroup)
 The authenticator is JupyterHub's default (PAM: the users' Unix passwords) unless another config
 names a real one (LDAP...); the hub refuses to start with a login that lets a stranger in
 (login_guard.py: DummyAuthenticator, FirstUseAuthenticator, allow_all, an empty list).
@@ -82,6 +88,10 @@ TLS_CERT = os.environ.get("COURSE_HUB_TLS_CERT", "")
 TLS_KEY = os.environ.get("COURSE_HUB_TLS_KEY", "")
 LOCAL_SPAWNER = os.environ.get("COURSE_HUB_SPAWNER", "local") == "local"
 PORT_BASE = int(os.environ.get("COURSE_HUB_PORT_BASE", "20000"))
+CAPS = os.environ.get("COURSE_HUB_CAPS", "1") != "0"
+MEM_STUDENT = os.environ.get("COURSE_HUB_MEM_STUDENT", "1G")
+MEM_INSTRUCTOR = os.environ.get("COURSE_HUB_MEM_INSTRUCTOR", "4G")
+CGROUP_FS = os.environ.get("COURSE_HUB_CGROUP_FS", "/sys/fs/cgroup")
 
 
 def _names(variable: str) -> list[str]:
@@ -140,6 +150,26 @@ if LOCAL_SPAWNER:
     from verified_spawner import VerifiedLocalProcessSpawner  # noqa: E402
 
     c.JupyterHub.spawner_class = VerifiedLocalProcessSpawner
+    # One student cannot starve the class: each server and its kernels in a capped cgroup
+    # (capped_spawner.py); the hub refuses to start if the caps cannot work, unless turned off.
+    c.VerifiedLocalProcessSpawner.cgroup_caps = CAPS
+    c.VerifiedLocalProcessSpawner.student_memory = MEM_STUDENT
+    c.VerifiedLocalProcessSpawner.instructor_memory = MEM_INSTRUCTOR
+    c.VerifiedLocalProcessSpawner.cgroup_fs = CGROUP_FS
+    if JupyterHub.initialized():
+        import capped_spawner  # noqa: E402
+
+        capped_spawner.install(JupyterHub.instance())
+else:
+    # Another spawner (TLJH's SystemdSpawner: one systemd unit per server): its own limits, the
+    # same sizes (memory cap, equal CPU weight, task cap); an instructor's are set at spawn.
+    if "mem_limit" not in c.Spawner and "mem_limit" not in c.SystemdSpawner:
+        c.SystemdSpawner.mem_limit = MEM_STUDENT
+    c.SystemdSpawner.unit_extra_properties = {
+        "CPUWeight": "100",
+        "TasksMax": "512",
+        **c.SystemdSpawner.get("unit_extra_properties", {}),
+    }
 # cours-singleuser (installed next to jupyterhub-singleuser) runs as the user: it makes the home
 # private and gives an instructor their copy of the course, then starts jupyterhub-singleuser.
 c.Spawner.cmd = [str(ENV_BIN / "cours-singleuser")]
@@ -182,6 +212,14 @@ def pre_spawn_hook(spawner) -> None:
         # when a class starts at once; measured: two servers given the same port, the second
         # one's route sent to the first. Below 32768, no program's random port takes it.
         spawner.port = PORT_BASE + spawner.user.id
+    if role == "instructors" and hasattr(spawner, "unit_extra_properties"):
+        # SystemdSpawner (TLJH): an instructor grades from their server, larger limits
+        spawner.mem_limit = MEM_INSTRUCTOR
+        spawner.unit_extra_properties = {
+            **spawner.unit_extra_properties,
+            "CPUWeight": "400",
+            "TasksMax": "2048",
+        }
     environment = dict(spawner.environment)  # never mutate the shared configured dict
     environment["JUPYTER_CONFIG_PATH"] = str(GROUP_CONFIG / role)
     environment["COURSE_ROLE"] = role

@@ -16,6 +16,7 @@ import pwd
 import time
 from pathlib import Path
 
+from capped_spawner import CgroupCapsMixin
 from jupyterhub.spawner import LocalProcessSpawner
 
 __all__ = ["VerifiedLocalProcessSpawner", "listener_uids"]
@@ -46,8 +47,8 @@ def listener_uids(port: int, *, any6: bool = True) -> set[int]:
     return uids
 
 
-class VerifiedLocalProcessSpawner(LocalProcessSpawner):
-    """Each server runs as its Unix user; the hub routes only to a port that user holds."""
+class VerifiedLocalProcessSpawner(CgroupCapsMixin, LocalProcessSpawner):
+    """Each server runs as its Unix user, in its capped cgroup; routed only to a port it holds."""
 
     def _uid(self) -> int:
         return pwd.getpwnam(self.user.name).pw_uid

@@ -190,10 +190,12 @@ def test_image_recipe_keeps_the_template_out_of_the_students_image():
     assert f"COURSE_HUB_PREFIX:-{PREFIX_IN_IMAGE}" in installer
 
 
-def _load_config(config_file: Path, env: dict[str, str], expression: str) -> object:
+def _load_config(
+    config_file: Path, env: dict[str, str], expression: str, helpers: str = ""
+) -> object:
     """Load a hub configuration in a fresh process, as JupyterHub does; evaluate `expression`."""
     probe = (
-        "import json, sys\n"
+        helpers + "import json, sys\n"
         "from traitlets.config.loader import PyFileConfigLoader\n"
         "c = PyFileConfigLoader(sys.argv[1]).load_config()\n"
         "from jupyterhub.auth import Authenticator\n"
@@ -241,8 +243,25 @@ def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):
         " 'services': [s['name'] for s in v(c.JupyterHub.services)],"
         " 'user_groups': c.UserCreatingSpawner.user_groups,"
         " 'exchange': c.Spawner.environment['NBGRADER_EXCHANGE'],"
-        " 'cleanup': c.JupyterHub.cleanup_servers}",
+        " 'cleanup': c.JupyterHub.cleanup_servers,"
+        " 'mem_limit': c.SystemdSpawner.mem_limit,"
+        " 'unit': c.SystemdSpawner.unit_extra_properties,"
+        " 'instructor': _instructor_limits(c)}",
+        helpers=(
+            "def _instructor_limits(c):\n"
+            "    from types import SimpleNamespace as NS\n"
+            "    user = NS(name='prof', id=1, groups=[NS(name='instructors')])\n"
+            "    spawner = NS(user=user, port=0, environment={}, mem_limit=None,\n"
+            "                 unit_extra_properties=dict(c.SystemdSpawner.unit_extra_properties))\n"
+            "    c.Spawner.pre_spawn_hook(spawner)\n"
+            "    return [spawner.mem_limit, spawner.unit_extra_properties]\n"
+        ),
     )
+    # one student cannot starve the class: SystemdSpawner's own limits, the one-machine sizes
+    # (capped_spawner.py; test_student_caps.py runs them as cgroups), larger for an instructor
+    assert loaded["mem_limit"] == "1G"
+    assert loaded["unit"] == {"CPUWeight": "100", "TasksMax": "512"}
+    assert loaded["instructor"] == ["4G", {"CPUWeight": "400", "TasksMax": "2048"}]
     assert loaded["cleanup"] is False  # a hub restart keeps every server (test_restart_safe.py)
     assert loaded["spawner"] == "tljh.spawner.UserCreatingSpawner"  # TLJH's spawner kept
     assert loaded["allowed"] == ["ana", "bob", "deja", "prof"]  # added, not replaced

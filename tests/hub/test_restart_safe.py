@@ -12,9 +12,11 @@ from __future__ import annotations
 import configparser
 import json
 import secrets
+import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import psutil
 import pytest
@@ -61,6 +63,17 @@ def _execute(hub: ClassHub, student: str, kernel_id: str, code: str) -> str:
         ws.close()
 
 
+def _cgroup_folders(pid: int) -> list[Path]:
+    """The capped cgroup folders of a process (memory, cpu, pids for v1; the one for v2)."""
+    fs, folders = Path("/sys/fs/cgroup"), []
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if "/jupyterhub-cours/" in path:
+            hierarchy = fs / controllers.split(",")[0] if controllers else fs
+            folders.append(hierarchy / path.lstrip("/"))
+    return sorted(set(folders))
+
+
 @pytest.fixture(scope="module")
 def student() -> Iterator[str]:
     name = f"rst{secrets.token_hex(2)}ana"
@@ -89,6 +102,8 @@ def test_a_hub_restart_keeps_the_students_server_and_kernel(course_env, student,
         kernels = [p.pid for p in psutil.Process(server_pid).children(recursive=True)]
         assert kernels, "pas de processus noyau"
         old_hub = hub.process.pid
+        cgroups = _cgroup_folders(server_pid)  # its capped cgroup (test_student_caps.py)
+        assert cgroups and all(folder.parts[-1] == student for folder in cgroups)
 
         hub.restart()
 
@@ -100,6 +115,15 @@ def test_a_hub_restart_keeps_the_students_server_and_kernel(course_env, student,
         assert listed.status_code == 200 and kernel in {k["id"] for k in listed.json()}
         assert _execute(hub, student, kernel, "print(x + 1)") == "42\n"
         assert server["ready"]
+        # still in its cgroup; the restarted hub stops it and removes that cgroup all the same
+        assert _cgroup_folders(server_pid) == cgroups
+        assert hub.api("DELETE", f"/users/{student}/server").status_code in (202, 204)
+        deadline = time.monotonic() + 60
+        while hub.api("GET", f"/users/{student}").json()["servers"]:
+            assert time.monotonic() < deadline, hub.log_tail()
+            time.sleep(0.5)
+        hub.server_pids.pop(student)
+        assert not any(folder.exists() for folder in cgroups)
 
 
 def test_the_shipped_unit_stops_the_hub_alone():

@@ -1,0 +1,300 @@
+"""One student cannot starve the class: each server runs in its own capped cgroup.
+
+One real hub for the module (the shipped jupyterhub_config.py, its default caps), real Unix
+users: an instructor and two students, each with a real kernel. Shown with the kernel's own
+files, never a wall-clock threshold (the machine is shared): every process of each user sits
+in that user's cgroup with the caps of their role; bob's runaway cell (1.5 GiB, past his 1 GiB)
+kills his kernel alone (hub, servers and ana's kernel stay up and answer); bob's four busy loops
+run inside his cgroup, of the same CPU weight as ana's, and the speed ratio of ana's loop (alone,
+then beside them) is printed; stopping a server kills what it left behind (a detached process)
+and removes its cgroup. A hub that cannot cap refuses to start, unless the caps are turned off.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psutil
+import pytest
+from classhub import ClassHub, hub_settings, launch_hub, user_pids, write_roster
+from conftest import HUB_DIR
+from helpers import alive
+
+pytestmark = [pytest.mark.hub, pytest.mark.slow]
+
+FS = Path("/sys/fs/cgroup")
+V2 = (FS / "cgroup.controllers").is_file()
+PARENT = "jupyterhub-cours"
+GIB = 2**30
+# the defaults of capped_spawner.py: (memory, CPU weight, tasks)
+STUDENT, INSTRUCTOR = (1 * GIB, 100, 512), (4 * GIB, 400, 2048)
+LOOP = "import time\nt = time.perf_counter()\nfor _ in range({n}): pass\n" + (
+    "print(time.perf_counter() - t)"
+)
+
+
+def _cgroups_of(pid: int) -> dict[str, str]:
+    """{controller: path} of a live process ("" for cgroup v2), from /proc/<pid>/cgroup."""
+    found = {}
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(",") if controllers else [""]:
+            found[controller] = path
+    return found
+
+
+def _folders(pid: int) -> dict[str, Path]:
+    """The cgroup folders holding `pid`, per capped controller."""
+    paths = _cgroups_of(pid)
+    if V2:
+        return {"": FS / paths[""].lstrip("/")}
+    return {c: FS / c / paths[c].lstrip("/") for c in ("memory", "cpu", "pids")}
+
+
+def _limits(folders: dict[str, Path]) -> tuple[int, int, int]:
+    """(memory cap, CPU weight on the v2 scale, task cap) read back from the kernel."""
+    if V2:
+        folder = folders[""]
+        read = lambda name: (folder / name).read_text().strip()  # noqa: E731
+        return int(read("memory.max")), int(read("cpu.weight")), int(read("pids.max"))
+    memory = int((folders["memory"] / "memory.limit_in_bytes").read_text())
+    shares = int((folders["cpu"] / "cpu.shares").read_text())
+    return memory, shares * 100 // 1024, int((folders["pids"] / "pids.max").read_text())
+
+
+def _oom_kills(folders: dict[str, Path]) -> int:
+    if V2:
+        events = (folders[""] / "memory.events").read_text().split()
+        return int(events[events.index("oom_kill") + 1])
+    control = (folders["memory"] / "memory.oom_control").read_text().split()
+    if "oom_kill" in control:
+        return int(control[control.index("oom_kill") + 1])
+    return int((folders["memory"] / "memory.failcnt").read_text())
+
+
+def _uid(name: str) -> int:
+    import pwd
+
+    return pwd.getpwnam(name).pw_uid
+
+
+def _kernels(name: str) -> list[int]:
+    return [
+        pid
+        for pid in user_pids(_uid(name))
+        if "ipykernel" in " ".join(psutil.Process(pid).cmdline())
+    ]
+
+
+def _execute(hub: ClassHub, user: str, kernel: str, code: str, timeout: float = 120) -> str:
+    """Run `code` in that kernel through the hub; its output, or "died" if the kernel died."""
+    import websocket
+
+    ws = websocket.create_connection(
+        f"{hub.url.replace('http://', 'ws://')}/user/{user}/api/kernels/{kernel}/channels",
+        header=[f"Authorization: token {hub.token_for(user)}"],
+        timeout=timeout,
+    )
+    msg_id, out = uuid.uuid4().hex, []
+    header = {
+        "msg_id": msg_id,
+        "msg_type": "execute_request",
+        "username": user,
+        "session": uuid.uuid4().hex,
+        "date": datetime.now(UTC).isoformat(),
+        "version": "5.3",
+    }
+    content = {"code": code, "silent": False, "store_history": False, "user_expressions": {}}
+    content["stop_on_error"] = False  # a failed cell must not abort the next test's cell
+    message = {"header": header, "parent_header": {}, "metadata": {}, "content": content}
+    try:
+        ws.send(json.dumps({**message, "channel": "shell", "buffers": []}))
+        while True:
+            reply = json.loads(ws.recv())
+            if reply["msg_type"] == "status" and reply["content"]["execution_state"] in (
+                "restarting",
+                "dead",
+            ):
+                return "died"
+            if reply.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            if reply["msg_type"] == "stream":
+                out.append(reply["content"]["text"])
+            if reply["msg_type"] == "error":
+                raise AssertionError(reply["content"])
+            if reply["msg_type"] == "execute_reply":
+                assert reply["content"]["status"] == "ok", reply["content"]
+                return "".join(out)
+    finally:
+        ws.close()
+
+
+@pytest.fixture(scope="module")
+def running(class_hub: ClassHub, class_users: dict[str, str]) -> dict[str, str]:
+    """The instructor's and two students' servers, each with one kernel: {user: kernel id}."""
+    names = [class_users["prof"], class_users["complet"], class_users["partiel"]]
+    for name in names:
+        class_hub.start_server(name)
+    with ThreadPoolExecutor(max_workers=len(names)) as pool:
+        list(pool.map(class_hub.wait_ready, names))
+
+    def kernel(name: str) -> str:
+        response = class_hub.server(name, "POST", "/api/kernels", json={"name": "python3"})
+        assert response.status_code == 201, (response.status_code, response.text[:500])
+        return response.json()["id"]
+
+    with ThreadPoolExecutor(max_workers=len(names)) as pool:
+        kernels = dict(zip(names, pool.map(kernel, names), strict=True))
+    for name, kernel_id in kernels.items():  # each kernel is up (its process exists)
+        assert _execute(class_hub, name, kernel_id, "print(6 * 7)").strip() == "42"
+    return kernels
+
+
+def test_every_process_of_a_user_is_in_their_capped_cgroup(class_hub, class_users, running):
+    for name, expected in (
+        (class_users["prof"], INSTRUCTOR),
+        (class_users["complet"], STUDENT),
+        (class_users["partiel"], STUDENT),
+    ):
+        server = class_hub.server_pids[name]
+        processes = user_pids(_uid(name))
+        assert server in processes and _kernels(name), (name, processes)
+        for pid in processes:  # the server, its kernel, anything they started
+            for controller, folder in _folders(pid).items():
+                assert folder.parts[-2:] == (PARENT, name), (name, pid, controller, folder)
+        assert _limits(_folders(server)) == expected, name
+        # the user cannot leave it: moving their own process to the parent cgroup is refused
+        parent = next(iter(_folders(server).values())).parent / "cgroup.procs"
+        escape = f"open({str(parent)!r}, 'w').write(str(__import__('os').getpid()))"
+        with pytest.raises(AssertionError, match="PermissionError"):
+            _execute(class_hub, name, running[name], escape)
+        # nor raise their own cap
+        own = next(iter(_folders(server).values()))
+        cap = own / ("memory.max" if V2 else "memory.limit_in_bytes")
+        with pytest.raises(AssertionError, match="PermissionError"):
+            _execute(class_hub, name, running[name], f"open({str(cap)!r}, 'w').write('-1')")
+        assert _limits(_folders(server)) == expected, name
+        assert (
+            Path(f"/proc/{server}/environ")
+            .read_bytes()
+            .count(f"MEM_LIMIT={expected[0]}\0".encode())
+        )
+
+
+def test_a_runaway_cell_is_stopped_alone(class_hub, class_users, running):
+    ana, bob = class_users["complet"], class_users["partiel"]
+    (bob_kernel,) = _kernels(bob)
+    ana_kernels = _kernels(ana)
+    folders = _folders(class_hub.server_pids[bob])
+    kills_before = _oom_kills(folders)
+    runaway = "x = bytearray(3 * 2**29)  # 1.5 GiB, past the 1 GiB cap\nprint('encore là')"
+    assert _execute(class_hub, bob, running[bob], runaway) == "died"
+    deadline = time.monotonic() + 30
+    while alive(bob_kernel):
+        assert time.monotonic() < deadline, "le noyau de bob vit encore"
+        time.sleep(0.2)
+    assert _oom_kills(folders) > kills_before  # killed by his cgroup's cap, not by chance
+    # everyone else is untouched: the hub, both servers, ana's kernel, which still computes
+    assert class_hub.process.poll() is None
+    assert all(alive(class_hub.server_pids[name]) for name in (ana, bob))
+    assert _kernels(ana) == ana_kernels
+    assert _execute(class_hub, ana, running[ana], "print(sum(range(10)))").strip() == "45"
+    assert class_hub.api("GET", f"/users/{bob}").json()["servers"][""]["ready"]
+
+
+def test_busy_loops_share_the_cpu_by_cgroup_not_by_process(class_hub, class_users, running):
+    ana, bob = class_users["complet"], class_users["partiel"]
+    # bob's kernel was killed by the previous test (or not, run alone): a fresh one
+    response = class_hub.server(bob, "POST", "/api/kernels", json={"name": "python3"})
+    assert response.status_code == 201, response.text[:500]
+    bob_kernel = response.json()["id"]
+    loop = LOOP.format(n=25_000_000)
+    alone = float(_execute(class_hub, ana, running[ana], loop))
+    start_loops = (
+        "import subprocess, sys\n"
+        "busy = 'import time\\nend = time.time() + 60\\nwhile time.time() < end: pass'\n"
+        "loops = [subprocess.Popen([sys.executable, '-c', busy]) for _ in range(4)]\n"
+        "print(' '.join(str(p.pid) for p in loops))"
+    )
+    loops = [int(pid) for pid in _execute(class_hub, bob, bob_kernel, start_loops).split()]
+    try:
+        time.sleep(0.5)
+        beside = float(_execute(class_hub, ana, running[ana], loop))
+        # the mechanism: bob's loops sit in bob's cgroup, whose weight equals ana's
+        bob_folders = _folders(class_hub.server_pids[bob])
+        ana_folders = _folders(class_hub.server_pids[ana])
+        for pid in loops:
+            assert _folders(pid) == bob_folders, pid
+        assert _limits(bob_folders)[1] == _limits(ana_folders)[1] == STUDENT[1]
+    finally:
+        for pid in loops:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    cores = len(os.sched_getaffinity(0))
+    print(
+        f"\n--- boucle d'ana : seule {alone:.2f} s, à côté des 4 boucles de bob {beside:.2f} s, "
+        f"rapport {beside / alone:.2f} ({cores} cœurs, charge {os.getloadavg()[0]:.1f} ; "
+        f"sans plafond, 5 boucles sur {cores} cœurs donneraient environ {5 / cores:.1f})"
+    )
+
+
+def test_stopping_a_server_kills_its_leftovers_and_removes_its_cgroup(class_hub, class_users):
+    names = [class_users["prof"], class_users["complet"], class_users["partiel"]]
+    bob = class_users["partiel"]
+    folders = {name: _folders(class_hub.server_pids[name]) for name in names}
+    # bob leaves a detached process behind (new session, parent gone): the cgroup still holds it
+    response = class_hub.server(bob, "POST", "/api/kernels", json={"name": "python3"})
+    kernel = response.json()["id"]
+    _execute(class_hub, bob, kernel, "import os\nos.system('setsid sh -c \"sleep 600 &\"')")
+    (leftover,) = [
+        pid for pid in user_pids(_uid(bob)) if psutil.Process(pid).cmdline() == ["sleep", "600"]
+    ]
+    assert psutil.Process(leftover).ppid() != class_hub.server_pids[bob]
+    for name in names:
+        assert class_hub.api("DELETE", f"/users/{name}/server").status_code in (202, 204)
+    deadline = time.monotonic() + 120
+    for name in names:
+        while class_hub.api("GET", f"/users/{name}").json()["servers"]:
+            assert time.monotonic() < deadline, class_hub.log_tail()
+            time.sleep(0.5)
+        class_hub.server_pids.pop(name)
+        assert not any(folder.exists() for folder in folders[name].values()), name
+        assert not user_pids(_uid(name)), name
+    assert not alive(leftover)
+
+
+def test_a_hub_that_cannot_cap_refuses_to_start_unless_caps_are_off(
+    course_env, class_users, scratch
+):
+    from test_school_login import _start_refused
+
+    workdir = scratch("cours-hub-caps-")
+    no_cgroups = scratch("pas-de-cgroup-")
+    text = _start_refused(course_env, workdir, "", COURSE_HUB_CGROUP_FS=str(no_cgroups))
+    assert "il ne peut pas plafonner la mémoire et le processeur" in text, text[-2000:]
+    assert "COURSE_HUB_CAPS=0" in text
+    # turned off explicitly: the same hub starts
+    workdir = scratch("cours-hub-caps-off-")
+    roster = write_roster(workdir / "classe.csv", {class_users["casse"]: "student"})
+    with launch_hub(
+        prefix=course_env,
+        workdir=workdir,
+        roster=roster,
+        exchange=workdir / "exchange",
+        settings=hub_settings(
+            COURSE_HUB_CULL_TIMEOUT="0",
+            COURSE_HUB_CAPS="0",
+            COURSE_HUB_CGROUP_FS=str(no_cgroups),
+        ),
+        hub_config=HUB_DIR / "jupyterhub_config.py",
+    ) as hub:
+        assert hub.api("GET", "/").status_code == 200
