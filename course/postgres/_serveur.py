@@ -1,0 +1,267 @@
+"""A private PostgreSQL cluster in a folder of the learner's own, started by the course.
+
+The server runs under a watchdog process (``_gardien``) that stops it when this process ends,
+however it ends; it listens on no TCP port, only on a Unix socket in the folder. Its binaries
+come from the ``pgserver`` wheel (PostgreSQL 16, installed from the lock), else from Debian's
+``postgresql`` package, else from ``$COURS_PG_BIN``. As root, the server runs as an ordinary
+user (``$COURS_PG_USER``, ``nobody`` by default): PostgreSQL refuses to run as root.
+"""
+
+from __future__ import annotations
+
+import atexit
+import glob
+import importlib.util
+import json
+import os
+import pwd
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from types import TracebackType
+
+__all__ = [
+    "ClusterOccupe",
+    "PostgresIndisponible",
+    "ServeurArrete",
+    "ServeurPostgres",
+    "binaires_postgres",
+]
+
+NBSP = "\u00a0"
+INSTALL_HINT = (
+    (
+        "installez le paquet Python « pgserver » (pip install pgserver) ou le paquet Debian "
+        "« postgresql » (apt-get install postgresql)"
+    )
+    .replace("« ", "«" + NBSP)
+    .replace(" »", NBSP + "»")
+)
+_SOCKET_MAX = 107  # sun_path, less the final NUL
+
+
+class PostgresIndisponible(RuntimeError):
+    """PostgreSQL is missing or failed to start: the message says what to install or read."""
+
+
+class ClusterOccupe(RuntimeError):
+    """Another process (another kernel) already runs this cluster folder."""
+
+
+class ServeurArrete(RuntimeError):
+    """The server was stopped (or died) while still in use."""
+
+
+def binaires_postgres() -> Path:
+    """The folder holding ``initdb``, ``postgres`` and ``pg_isready``."""
+    candidates: list[Path] = []
+    if os.environ.get("COURS_PG_BIN"):
+        candidates.append(Path(os.environ["COURS_PG_BIN"]))
+    # pgserver's binaries, found without importing pgserver (its import does I/O and warns)
+    spec = importlib.util.find_spec("pgserver")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        candidates.append(Path(location) / "pginstall" / "bin")
+    candidates += sorted((Path(p) for p in glob.glob("/usr/lib/postgresql/*/bin")), reverse=True)
+    for folder in candidates:
+        if all(os.access(folder / exe, os.X_OK) for exe in ("initdb", "postgres", "pg_isready")):
+            return folder
+    raise PostgresIndisponible(f"PostgreSQL est introuvable{NBSP}: {INSTALL_HINT}.")
+
+
+def _run_as() -> str | None:
+    if os.geteuid() != 0:
+        return None
+    name = os.environ.get("COURS_PG_USER", "nobody")
+    try:
+        pwd.getpwnam(name)
+    except KeyError as err:
+        raise PostgresIndisponible(
+            f"PostgreSQL refuse de tourner en root et l'utilisateur «{NBSP}{name}{NBSP}» "
+            f"n'existe pas{NBSP}: créez-le ou nommez-en un autre dans COURS_PG_USER."
+        ) from err
+    return name
+
+
+class ServeurPostgres:
+    """Un serveur PostgreSQL privé dans ``dossier``, joignable par une socket Unix.
+
+    ``with ServeurPostgres(dossier) as pg:`` (ou ``async with``) le démarre puis l'arrête;
+    ``demarrer()`` / ``arreter()`` font de même explicitement. Il s'arrête aussi à la fin du
+    noyau, même tué."""
+
+    def __init__(self, dossier: str | os.PathLike[str]) -> None:
+        self.dossier = Path(dossier).expanduser().resolve()
+        self._watchdog: subprocess.Popen[bytes] | None = None
+        self._socket_dir: Path | None = None
+
+    # -- life -------------------------------------------------------------------------------
+    def demarrer(self) -> ServeurPostgres:
+        """Crée le cluster s'il n'existe pas, démarre le serveur, attend qu'il réponde."""
+        if self.en_marche:
+            return self
+        binaries = binaires_postgres()
+        user = _run_as()
+        if self.dossier.exists() and not self.dossier.is_dir():
+            raise PostgresIndisponible(
+                f"{self.dossier} n'est pas un dossier{NBSP}: donnez un dossier pour le cluster."
+            )
+        self.dossier.mkdir(parents=True, exist_ok=True)
+        socket_dir = self.dossier
+        if len(str(socket_dir / ".s.PGSQL.5432")) > _SOCKET_MAX:
+            socket_dir = Path(tempfile.mkdtemp(prefix="pg-"))
+            os.chmod(socket_dir, 0o700)
+        if user is not None:
+            _open_path_for(binaries, user)
+        config = {
+            "bin": str(binaries),
+            "folder": str(self.dossier),
+            "socket": str(socket_dir),
+            "data": str(self.dossier / "donnees"),
+            "user": user,
+        }
+        watchdog = subprocess.Popen(
+            [sys.executable, "-m", "course.postgres._gardien", json.dumps(config)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            start_new_session=True,  # a kernel's process-group kill must not reach it first
+            env={**os.environ, "PYTHONPATH": _import_root()},
+        )
+        assert watchdog.stdout is not None
+        line = watchdog.stdout.readline().decode("utf-8", "replace").strip()
+        if line != "ready":
+            if watchdog.stdin is not None:
+                watchdog.stdin.close()
+            watchdog.wait(30)
+            if line.startswith("busy"):
+                raise ClusterOccupe(
+                    f"Le cluster {self.dossier} est déjà démarré par un autre processus "
+                    f"(pid {line.split()[-1]}){NBSP}: arrêtez-le (ou redémarrez cet autre "
+                    f"noyau) ou choisissez un autre dossier."
+                )
+            raise PostgresIndisponible(
+                f"PostgreSQL n'a pas démarré ({line.removeprefix('error ') or 'aucune réponse'})"
+                f"{NBSP}; lisez {self.dossier / 'journal-postgres.log'} ou {INSTALL_HINT}."
+            )
+        self._watchdog = watchdog
+        self._socket_dir = socket_dir
+        _RUNNING.add(self)
+        return self
+
+    def arreter(self) -> None:
+        """Arrête le serveur, sans rien effacer du dossier (sans effet s'il est arrêté)."""
+        watchdog, self._watchdog = self._watchdog, None
+        if watchdog is None:
+            return
+        _RUNNING.discard(self)
+        if watchdog.stdin is not None:
+            try:
+                watchdog.stdin.close()
+            except OSError:
+                pass
+        try:
+            watchdog.wait(45)
+        except subprocess.TimeoutExpired:
+            watchdog.terminate()
+            watchdog.wait(10)
+
+    @property
+    def en_marche(self) -> bool:
+        return self._watchdog is not None and self._watchdog.poll() is None
+
+    def verifier(self) -> None:
+        """Lève ``ServeurArrete`` si le serveur n'est plus en marche."""
+        if not self.en_marche:
+            raise ServeurArrete(
+                f"Le serveur PostgreSQL de {self.dossier} est arrêté{NBSP}: relancez "
+                f"demarrer() (vos données sont restées dans le dossier)."
+            )
+
+    # -- use --------------------------------------------------------------------------------
+    @property
+    def dossier_socket(self) -> Path:
+        self.verifier()
+        assert self._socket_dir is not None
+        return self._socket_dir
+
+    def url(self, base: str = "postgres") -> str:
+        """L'URL SQLAlchemy asynchrone (asyncpg) de ``base``, pour le DatabaseSessionService
+        d'ADK."""
+        return f"postgresql+asyncpg://postgres@/{base}?host={self.dossier_socket}"
+
+    def creer_base(self, base: str) -> str:
+        """Crée la base ``base`` (vide) et renvoie son URL."""
+        if not base.replace("_", "").isalnum() or not base.isascii():
+            raise ValueError(
+                f"Nom de base refusé{NBSP}: {base!r} (lettres, chiffres et _ seulement)."
+            )
+        done = subprocess.run(
+            [str(binaires_postgres() / "createdb"), "-h", str(self.dossier_socket)]
+            + ["-U", "postgres", base],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            self.verifier()
+            raise RuntimeError(f"createdb {base}{NBSP}: {done.stderr.strip()}")
+        return self.url(base)
+
+    # -- context managers -------------------------------------------------------------------
+    def __enter__(self) -> ServeurPostgres:
+        return self.demarrer()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.arreter()
+
+    async def __aenter__(self) -> ServeurPostgres:
+        import asyncio
+
+        return await asyncio.to_thread(self.demarrer)
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        import asyncio
+
+        await asyncio.to_thread(self.arreter)
+
+    def __repr__(self) -> str:
+        state = "en marche" if self.en_marche else "arrêté"
+        return f"<ServeurPostgres {self.dossier} {state}>"
+
+
+def _import_root() -> str:
+    root = str(Path(__file__).resolve().parent.parent.parent)
+    current = os.environ.get("PYTHONPATH")
+    return root if not current else f"{root}{os.pathsep}{current}"
+
+
+def _open_path_for(binaries: Path, user: str) -> None:
+    """As root: the server's user must reach the binaries (a root-only venv would hide them)."""
+    probe = subprocess.run(
+        [str(binaries / "postgres"), "--version"],
+        capture_output=True,
+        user=user,
+    )
+    if probe.returncode != 0:
+        raise PostgresIndisponible(
+            f"L'utilisateur «{NBSP}{user}{NBSP}» ne peut pas exécuter {binaries / 'postgres'}"
+            f"{NBSP}: installez PostgreSQL dans un dossier lisible par tous, ou {INSTALL_HINT}."
+        )
+
+
+_RUNNING: set[ServeurPostgres] = set()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for server in list(_RUNNING):
+        server.arreter()
