@@ -56,17 +56,24 @@ class ServeurArrete(RuntimeError):
 def binaires_postgres() -> Path:
     """The folder holding ``initdb``, ``postgres`` and ``pg_isready``."""
     candidates: list[Path] = []
-    if os.environ.get("COURS_PG_BIN"):
+    if os.environ.get("COURS_PG_BIN"):  # the teacher's choice, and nothing else
         candidates.append(Path(os.environ["COURS_PG_BIN"]))
+    else:
+        candidates += _default_binaries()
+    for folder in candidates:
+        if all(os.access(folder / exe, os.X_OK) for exe in ("initdb", "postgres", "pg_isready")):
+            return folder
+    raise PostgresIndisponible(f"PostgreSQL est introuvable{NBSP}: {INSTALL_HINT}.")
+
+
+def _default_binaries() -> list[Path]:
+    candidates: list[Path] = []
     # pgserver's binaries, found without importing pgserver (its import does I/O and warns)
     spec = importlib.util.find_spec("pgserver")
     for location in (spec.submodule_search_locations or []) if spec else []:
         candidates.append(Path(location) / "pginstall" / "bin")
     candidates += sorted((Path(p) for p in glob.glob("/usr/lib/postgresql/*/bin")), reverse=True)
-    for folder in candidates:
-        if all(os.access(folder / exe, os.X_OK) for exe in ("initdb", "postgres", "pg_isready")):
-            return folder
-    raise PostgresIndisponible(f"PostgreSQL est introuvable{NBSP}: {INSTALL_HINT}.")
+    return candidates
 
 
 def _run_as() -> str | None:
@@ -112,7 +119,7 @@ class ServeurPostgres:
             socket_dir = Path(tempfile.mkdtemp(prefix="pg-"))
             os.chmod(socket_dir, 0o700)
         if user is not None:
-            _open_path_for(binaries, user)
+            _open_path_for(binaries, self.dossier, user)
         config = {
             "bin": str(binaries),
             "folder": str(self.dossier),
@@ -244,8 +251,20 @@ def _import_root() -> str:
     return root if not current else f"{root}{os.pathsep}{current}"
 
 
-def _open_path_for(binaries: Path, user: str) -> None:
-    """As root: the server's user must reach the binaries (a root-only venv would hide them)."""
+def _open_path_for(binaries: Path, folder: Path, user: str) -> None:
+    """As root: the server's user must reach the binaries and the folder. Nothing is opened up
+    for it (pgserver, as root, makes every parent folder world-readable: not here)."""
+    probe = subprocess.run(
+        ["/bin/sh", "-c", 'test -x "$1" && test -w "$1"', "sh", str(folder.parent)],
+        capture_output=True,
+        user=user,
+    )
+    if probe.returncode != 0:
+        raise PostgresIndisponible(
+            f"PostgreSQL refuse de tourner en root et l'utilisateur «{NBSP}{user}{NBSP}» qui "
+            f"le fait tourner ne peut pas écrire dans {folder.parent}{NBSP}: choisissez un "
+            f"dossier qui lui est ouvert, ou lancez le cours sans être root."
+        )
     probe = subprocess.run(
         [str(binaries / "postgres"), "--version"],
         capture_output=True,
