@@ -1,8 +1,8 @@
 """Un PostgreSQL privé, démarré par le cours lui-même, sans root ni réseau.
 
-``ServeurPostgres(dossier)`` : un cluster dans un dossier à vous, joignable par une socket Unix
+``ServeurPostgres(dossier)`` : un cluster dans un dossier à vous, joignable par une socket Unix
 de ce dossier, arrêté à la fin (``with``/``async with``, ``arreter()``) et avec le noyau.
-Importing this package does no I/O: the server module is loaded on first use.
+Importing this package does no I/O (the server module is loaded on first use).
 """
 
 from __future__ import annotations

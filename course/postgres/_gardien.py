@@ -105,7 +105,7 @@ def main() -> int:
             **_drop(user),
         )
         if done.returncode != 0:
-            _say(f"error initdb: {(done.stderr or done.stdout).strip()[-400:]}")
+            _say(f"error initdb > {(done.stderr or done.stdout).strip()[-400:]}")
             return 1
     with open(log, "ab") as out:
         _own(log, user)
@@ -133,7 +133,7 @@ def main() -> int:
     if not ready:
         _stop(server)
         tail = log.read_text(errors="replace").strip().splitlines()[-3:]
-        _say(f"error postgres: {' | '.join(tail)}")
+        _say(f"error postgres > {' | '.join(tail)}")
         return 1
     _say("ready")
     signal.signal(signal.SIGTERM, _exit)
@@ -150,5 +150,5 @@ if __name__ == "__main__":
     try:
         raise SystemExit(main())
     except Exception as err:  # noqa: BLE001 - the kernel reads one line, whatever went wrong
-        _say(f"error {type(err).__name__}: {err}")
+        _say(f"error {type(err).__name__} > {err}")
         raise SystemExit(1) from err

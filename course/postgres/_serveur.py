@@ -29,14 +29,9 @@ __all__ = [
     "binaires_postgres",
 ]
 
-NBSP = "\u00a0"
 INSTALL_HINT = (
-    (
-        "installez le paquet Python « pgserver » (pip install pgserver) ou le paquet Debian "
-        "« postgresql » (apt-get install postgresql)"
-    )
-    .replace("« ", "«" + NBSP)
-    .replace(" »", NBSP + "»")
+    "installez le paquet Python «\u00a0pgserver\u00a0» (pip install pgserver) ou le paquet "
+    "Debian «\u00a0postgresql\u00a0» (apt-get install postgresql)"
 )
 _SOCKET_MAX = 107  # sun_path, less the final NUL
 
@@ -63,7 +58,7 @@ def binaires_postgres() -> Path:
     for folder in candidates:
         if all(os.access(folder / exe, os.X_OK) for exe in ("initdb", "postgres", "pg_isready")):
             return folder
-    raise PostgresIndisponible(f"PostgreSQL est introuvable{NBSP}: {INSTALL_HINT}.")
+    raise PostgresIndisponible(f"PostgreSQL est introuvable\u00a0: {INSTALL_HINT}.")
 
 
 def _default_binaries() -> list[Path]:
@@ -84,8 +79,8 @@ def _run_as() -> str | None:
         pwd.getpwnam(name)
     except KeyError as err:
         raise PostgresIndisponible(
-            f"PostgreSQL refuse de tourner en root et l'utilisateur «{NBSP}{name}{NBSP}» "
-            f"n'existe pas{NBSP}: créez-le ou nommez-en un autre dans COURS_PG_USER."
+            f"PostgreSQL refuse de tourner en root et l'utilisateur «\u00a0{name}\u00a0» "
+            f"n'existe pas\u00a0: créez-le ou nommez-en un autre dans COURS_PG_USER."
         ) from err
     return name
 
@@ -93,7 +88,7 @@ def _run_as() -> str | None:
 class ServeurPostgres:
     """Un serveur PostgreSQL privé dans ``dossier``, joignable par une socket Unix.
 
-    ``with ServeurPostgres(dossier) as pg:`` (ou ``async with``) le démarre puis l'arrête;
+    ``with ServeurPostgres(dossier) as pg:`` (ou ``async with``) le démarre puis l'arrête ;
     ``demarrer()`` / ``arreter()`` font de même explicitement. Il s'arrête aussi à la fin du
     noyau, même tué."""
 
@@ -111,7 +106,7 @@ class ServeurPostgres:
         user = _run_as()
         if self.dossier.exists() and not self.dossier.is_dir():
             raise PostgresIndisponible(
-                f"{self.dossier} n'est pas un dossier{NBSP}: donnez un dossier pour le cluster."
+                f"{self.dossier} n'est pas un dossier\u00a0: donnez un dossier pour le cluster."
             )
         self.dossier.mkdir(parents=True, exist_ok=True)
         socket_dir = self.dossier
@@ -143,12 +138,12 @@ class ServeurPostgres:
             if line.startswith("busy"):
                 raise ClusterOccupe(
                     f"Le cluster {self.dossier} est déjà démarré par un autre processus "
-                    f"(pid {line.split()[-1]}){NBSP}: arrêtez-le (ou redémarrez cet autre "
+                    f"(pid {line.split()[-1]})\u00a0: arrêtez-le (ou redémarrez cet autre "
                     f"noyau) ou choisissez un autre dossier."
                 )
             raise PostgresIndisponible(
                 f"PostgreSQL n'a pas démarré ({line.removeprefix('error ') or 'aucune réponse'})"
-                f"{NBSP}; lisez {self.dossier / 'journal-postgres.log'} ou {INSTALL_HINT}."
+                f"\u00a0; lisez {self.dossier / 'journal-postgres.log'} ou {INSTALL_HINT}."
             )
         self._watchdog = watchdog
         self._socket_dir = socket_dir
@@ -180,7 +175,7 @@ class ServeurPostgres:
         """Lève ``ServeurArrete`` si le serveur n'est plus en marche."""
         if not self.en_marche:
             raise ServeurArrete(
-                f"Le serveur PostgreSQL de {self.dossier} est arrêté{NBSP}: relancez "
+                f"Le serveur PostgreSQL de {self.dossier} est arrêté\u00a0: relancez "
                 f"demarrer() (vos données sont restées dans le dossier)."
             )
 
@@ -200,7 +195,7 @@ class ServeurPostgres:
         """Crée la base ``base`` (vide) et renvoie son URL."""
         if not base.replace("_", "").isalnum() or not base.isascii():
             raise ValueError(
-                f"Nom de base refusé{NBSP}: {base!r} (lettres, chiffres et _ seulement)."
+                f"Nom de base refusé\u00a0: {base!r} (lettres, chiffres et _ seulement)."
             )
         done = subprocess.run(
             [str(binaires_postgres() / "createdb"), "-h", str(self.dossier_socket)]
@@ -210,7 +205,7 @@ class ServeurPostgres:
         )
         if done.returncode != 0:
             self.verifier()
-            raise RuntimeError(f"createdb {base}{NBSP}: {done.stderr.strip()}")
+            raise RuntimeError(f"createdb {base}\u00a0: {done.stderr.strip()}")
         return self.url(base)
 
     # -- context managers -------------------------------------------------------------------
@@ -261,8 +256,8 @@ def _open_path_for(binaries: Path, folder: Path, user: str) -> None:
     )
     if probe.returncode != 0:
         raise PostgresIndisponible(
-            f"PostgreSQL refuse de tourner en root et l'utilisateur «{NBSP}{user}{NBSP}» qui "
-            f"le fait tourner ne peut pas écrire dans {folder.parent}{NBSP}: choisissez un "
+            f"PostgreSQL refuse de tourner en root et l'utilisateur «\u00a0{user}\u00a0» qui "
+            f"le fait tourner ne peut pas écrire dans {folder.parent}\u00a0: choisissez un "
             f"dossier qui lui est ouvert, ou lancez le cours sans être root."
         )
     probe = subprocess.run(
@@ -272,8 +267,8 @@ def _open_path_for(binaries: Path, folder: Path, user: str) -> None:
     )
     if probe.returncode != 0:
         raise PostgresIndisponible(
-            f"L'utilisateur «{NBSP}{user}{NBSP}» ne peut pas exécuter {binaries / 'postgres'}"
-            f"{NBSP}: installez PostgreSQL dans un dossier lisible par tous, ou {INSTALL_HINT}."
+            f"L'utilisateur «\u00a0{user}\u00a0» ne peut pas exécuter {binaries / 'postgres'}"
+            f"\u00a0: installez PostgreSQL dans un dossier lisible par tous, ou {INSTALL_HINT}."
         )
 
 
