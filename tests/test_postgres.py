@@ -75,6 +75,9 @@ async def test_start_use_stop_leaves_nothing(tmp_path: Path) -> None:
         url = await asyncio.to_thread(pg.creer_base, "tuteur")
         assert await _select(url, "select current_database()") == [("tuteur",)]
         assert (folder / ".s.PGSQL.5432").exists()  # a socket in the learner's folder
+        # trust authentication: only the folder's owner may reach that socket
+        assert folder.stat().st_mode & 0o777 == 0o700
+        assert (folder / ".s.PGSQL.5432").stat().st_mode & 0o777 == 0o700
         # no TCP: the server listens on nothing but that socket
         assert await _select(url, "show listen_addresses") == [("",)]
         servers = _servers_in(folder)
@@ -180,6 +183,9 @@ def test_bad_database_name_is_refused(tmp_path: Path) -> None:
     with ServeurPostgres(tmp_path / "cluster") as pg:
         with pytest.raises(ValueError, match="Nom de base refusé"):
             pg.creer_base("x; drop database postgres")
+        for hostile in ("x?host=/tmp", "../x", "", "é"):
+            with pytest.raises(ValueError, match="Nom de base refusé"):
+                pg.url(hostile)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="créer un utilisateur Unix demande root")

@@ -93,12 +93,16 @@ def main() -> int:
     lock.flush()
     _own(folder, user)
     _own(socket_dir, user)
+    # trust authentication is safe only if nobody else reaches the socket: the folder is private
+    folder.chmod(0o700)
+    socket_dir.chmod(0o700)
     log = folder / "journal-postgres.log"
     if not (data / "PG_VERSION").exists():
         data.mkdir(mode=0o700, exist_ok=True)
         _own(data, user)
         done = subprocess.run(
             [str(binaries / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust"]
+            # --no-sync: an empty new cluster; the server itself syncs as usual
             + ["--encoding=UTF8", "--locale=C", "--no-sync"],
             capture_output=True,
             text=True,
@@ -111,8 +115,8 @@ def main() -> int:
         _own(log, user)
         server = subprocess.Popen(
             [str(binaries / "postgres"), "-D", str(data), "-k", str(socket_dir)]
-            + ["-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off"]
-            + ["-c", "full_page_writes=off"],
+            # PostgreSQL's own durability defaults kept: no data lost if the machine stops
+            + ["-c", "listen_addresses=", "-c", "unix_socket_permissions=0700"],
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=out,

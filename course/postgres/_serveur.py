@@ -189,14 +189,12 @@ class ServeurPostgres:
     def url(self, base: str = "postgres") -> str:
         """L'URL SQLAlchemy asynchrone (asyncpg) de ``base``, pour le DatabaseSessionService
         d'ADK."""
+        _check_name(base)
         return f"postgresql+asyncpg://postgres@/{base}?host={self.dossier_socket}"
 
     def creer_base(self, base: str) -> str:
         """Crée la base ``base`` (vide) et renvoie son URL."""
-        if not base.replace("_", "").isalnum() or not base.isascii():
-            raise ValueError(
-                f"Nom de base refusé\u00a0: {base!r} (lettres, chiffres et _ seulement)."
-            )
+        _check_name(base)
         done = subprocess.run(
             [str(binaires_postgres() / "createdb"), "-h", str(self.dossier_socket)]
             + ["-U", "postgres", base],
@@ -238,6 +236,11 @@ class ServeurPostgres:
     def __repr__(self) -> str:
         state = "en marche" if self.en_marche else "arrêté"
         return f"<ServeurPostgres {self.dossier} {state}>"
+
+
+def _check_name(base: str) -> None:
+    if not isinstance(base, str) or not base.replace("_", "").isalnum() or not base.isascii():
+        raise ValueError(f"Nom de base refusé\u00a0: {base!r} (lettres, chiffres et _ seulement).")
 
 
 def _import_root() -> str:
