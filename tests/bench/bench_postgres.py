@@ -81,13 +81,16 @@ import json, os, time
 from course.postgres import ServeurPostgres
 folder = {folder!r}
 t = time.perf_counter(); pg = ServeurPostgres(folder).demarrer(); cold = time.perf_counter() - t
+import psutil
+pid = int((pg.dossier / "donnees" / "postmaster.pid").read_text().split()[0])
+runs_as = psutil.Process(pid).username()
 t = time.perf_counter(); pg.arreter(); stop = time.perf_counter() - t
 size = sum(f.stat().st_size for f in __import__("pathlib").Path(folder).rglob("*") if f.is_file())
 warm = []
 for _ in range({repeat}):
     t = time.perf_counter(); pg.demarrer(); warm.append(time.perf_counter() - t); pg.arreter()
 print(json.dumps({{"cold": cold, "warm": sorted(warm)[len(warm) // 2], "stop": stop,
-                  "cluster": size}}))
+                  "cluster": size, "runs_as": runs_as, "caller": psutil.Process().username()}}))
 """
 
 PGSERVER_START = """
@@ -177,7 +180,8 @@ def bench_servers(base: Path, repeat: int) -> None:
             f"  course.postgres + {label} ({binaries}): à froid (initdb + démarrage) "
             f"{got['cold']:.2f} s, à chaud {got['warm']:.2f} s, arrêt {got['stop']:.2f} s; "
             f"binaires {_mb(disk)}, cluster neuf {_mb(got['cluster'])}; "
-            f"en root: tourne comme {'nobody' if root else '(pas root)'}; hors réseau: {offline}; "
+            f"lancé par {got['caller']}, le serveur tourne comme {got['runs_as']}; "
+            f"hors réseau: {offline}; "
             f"noyau tué (kill -9): {killed}"
         )
     if _pgserver_bin() is not None:
@@ -188,6 +192,12 @@ def bench_servers(base: Path, repeat: int) -> None:
             print(f"  pgserver.get_server: ERREUR {cold['error']}")
         else:
             warms = sorted(w.get("warm", float("nan")) for w in warm)
+            as_root = (
+                f"en root, le serveur tourne comme l'utilisateur système {cold['system_user']!r} "
+                f"qu'il crée (useradd) et il rend lisibles par tous les dossiers parents"
+                if cold["system_user"]
+                else "lancé par un utilisateur ordinaire, le serveur tourne comme lui"
+            )
             killed = _survives_kill9(
                 f"import pgserver\npgserver.get_server({str(base / 'k-pgserver-own')!r})",
                 base / "k-pgserver-own",
@@ -195,9 +205,8 @@ def bench_servers(base: Path, repeat: int) -> None:
             )
             print(
                 f"  pgserver.get_server (son propre pilote): à froid {cold['cold']:.2f} s, "
-                f"à chaud {warms[len(warms) // 2]:.2f} s, arrêt {cold['stop']:.2f} s; en root: "
-                f"crée l'utilisateur système {cold['system_user']!r} et rend lisibles par tous "
-                f"les dossiers parents; noyau tué (kill -9): {killed}"
+                f"à chaud {warms[len(warms) // 2]:.2f} s, arrêt {cold['stop']:.2f} s; {as_root}; "
+                f"noyau tué (kill -9): {killed}"
             )
 
 
