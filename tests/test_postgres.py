@@ -188,6 +188,30 @@ def test_bad_database_name_is_refused(tmp_path: Path) -> None:
                 pg.url(hostile)
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="le cas root")
+def test_as_root_binaries_the_server_user_cannot_reach_are_copied(tmp_path: Path, monkeypatch):
+    """CI runs as root with the venv under a root-only home: nobody cannot run pgserver's
+    binaries there, so a world-readable copy is made (once) and the server starts."""
+    from course.postgres import binaires_postgres
+
+    closed = tmp_path / "racine-privee"
+    closed.mkdir(mode=0o700)
+    install = binaires_postgres().parent
+    if install.parent.name != "pgserver":
+        pytest.skip("le cas des binaires de pgserver (l'installation du verrou)")
+    shutil.copytree(install, closed / "pgserver" / "pginstall", symlinks=True)
+    shutil.copytree(install.parent.parent / "pgserver.libs", closed / "pgserver.libs")
+    monkeypatch.setenv("COURS_PG_BIN", str(closed / "pgserver" / "pginstall" / "bin"))
+    before = set(Path(tempfile.gettempdir()).glob("cours-postgres-*"))
+    try:
+        with ServeurPostgres(tmp_path / "cluster") as pg:
+            assert pg.en_marche
+        assert closed.stat().st_mode & 0o777 == 0o700  # not opened up
+    finally:
+        for made in set(Path(tempfile.gettempdir()).glob("cours-postgres-*")) - before:
+            shutil.rmtree(made, ignore_errors=True)
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="créer un utilisateur Unix demande root")
 def test_an_ordinary_user_runs_their_own_cluster() -> None:
     """A learner's kernel is an ordinary user: the server runs as them, in their folder."""

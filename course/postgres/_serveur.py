@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import atexit
 import glob
+import hashlib
 import importlib.util
 import json
 import os
 import pwd
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -114,7 +116,7 @@ class ServeurPostgres:
             socket_dir = Path(tempfile.mkdtemp(prefix="pg-"))
             os.chmod(socket_dir, 0o700)
         if user is not None:
-            _open_path_for(binaries, self.dossier, user)
+            binaries = _open_path_for(binaries, self.dossier, user)
         config = {
             "bin": str(binaries),
             "folder": str(self.dossier),
@@ -249,9 +251,49 @@ def _import_root() -> str:
     return root if not current else f"{root}{os.pathsep}{current}"
 
 
-def _open_path_for(binaries: Path, folder: Path, user: str) -> None:
-    """As root: the server's user must reach the binaries and the folder. Nothing is opened up
-    for it (pgserver, as root, makes every parent folder world-readable: not here)."""
+def _runs(binaries: Path, user: str) -> bool:
+    try:
+        probe = subprocess.run(
+            [str(binaries / "postgres"), "--version"], capture_output=True, user=user
+        )
+    except OSError:  # exec refused: the user cannot reach the file
+        return False
+    return probe.returncode == 0
+
+
+def _shared_copy(binaries: Path) -> Path:
+    """A root-owned, world-readable copy of a relocatable install (pgserver's) whose folder the
+    server's user cannot reach (a venv under /root): made once, renamed into place atomically.
+    The wheel's libraries (``pgserver.libs``, found through ``$ORIGIN/../../..``) come too."""
+    install = binaries.parent  # .../site-packages/pgserver/pginstall
+    package = install.parent
+    libs = package.parent / f"{package.name}.libs"
+    stamp = hashlib.sha256(f"{install}:{install.stat().st_mtime_ns}".encode()).hexdigest()[:16]
+    target = Path(tempfile.gettempdir()) / f"cours-postgres-{stamp}"
+    if not (target / package.name / install.name / "bin" / "postgres").exists():
+        scratch = Path(tempfile.mkdtemp(prefix="cours-postgres-", dir=target.parent))
+        made = scratch / "copy"
+        shutil.copytree(install, made / package.name / install.name, symlinks=True)
+        if libs.is_dir():
+            shutil.copytree(libs, made / libs.name, symlinks=True)
+        for parent, _dirs, files in os.walk(made):
+            os.chmod(parent, 0o755)
+            for name in files:
+                path = os.path.join(parent, name)
+                if not os.path.islink(path):
+                    os.chmod(path, os.stat(path).st_mode | 0o444)
+        try:
+            os.rename(made, target)
+        except OSError:  # another kernel made it first
+            pass
+        shutil.rmtree(scratch, ignore_errors=True)
+    return target / package.name / install.name / "bin"
+
+
+def _open_path_for(binaries: Path, folder: Path, user: str) -> Path:
+    """As root: the server's user must reach the binaries and the folder. Nothing of the
+    learner's is opened up for it (pgserver, as root, makes every parent folder of its data
+    world-readable: not here); binaries it cannot reach are copied where it can."""
     probe = subprocess.run(
         ["/bin/sh", "-c", 'test -x "$1" && test -w "$1"', "sh", str(folder.parent)],
         capture_output=True,
@@ -263,16 +305,16 @@ def _open_path_for(binaries: Path, folder: Path, user: str) -> None:
             f"le fait tourner ne peut pas écrire dans {folder.parent}\u00a0: choisissez un "
             f"dossier qui lui est ouvert, ou lancez le cours sans être root."
         )
-    probe = subprocess.run(
-        [str(binaries / "postgres"), "--version"],
-        capture_output=True,
-        user=user,
+    if _runs(binaries, user):
+        return binaries
+    if (binaries.parent / "lib").is_dir() and not str(binaries).startswith("/usr/"):
+        copy = _shared_copy(binaries)
+        if _runs(copy, user):
+            return copy
+    raise PostgresIndisponible(
+        f"L'utilisateur «\u00a0{user}\u00a0» ne peut pas exécuter {binaries / 'postgres'}"
+        f"\u00a0: installez PostgreSQL dans un dossier lisible par tous, ou {INSTALL_HINT}."
     )
-    if probe.returncode != 0:
-        raise PostgresIndisponible(
-            f"L'utilisateur «\u00a0{user}\u00a0» ne peut pas exécuter {binaries / 'postgres'}"
-            f"\u00a0: installez PostgreSQL dans un dossier lisible par tous, ou {INSTALL_HINT}."
-        )
 
 
 _RUNNING: set[ServeurPostgres] = set()
