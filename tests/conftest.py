@@ -60,7 +60,7 @@ def postgres_cluster() -> Iterator[Any]:
     base = Path(tempfile.mkdtemp(prefix="pg-tests-"))
     base.chmod(0o777)
     try:
-        with ServeurPostgres(base / "cluster") as server:
+        with ServeurPostgres(base / "cluster", durable=False) as server:
             yield server
     finally:
         shutil.rmtree(base, ignore_errors=True)

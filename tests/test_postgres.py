@@ -80,6 +80,7 @@ async def test_start_use_stop_leaves_nothing(tmp_path: Path) -> None:
         assert (folder / ".s.PGSQL.5432").stat().st_mode & 0o777 == 0o700
         # no TCP: the server listens on nothing but that socket
         assert await _select(url, "show listen_addresses") == [("",)]
+        assert await _select(url, "show fsync") == [("on",)]  # durable unless asked otherwise
         servers = _servers_in(folder)
         assert servers
         if os.geteuid() == 0:  # PostgreSQL refuses root: it runs as an ordinary user

@@ -26,6 +26,7 @@ from pathlib import Path
 __all__ = ["main"]
 
 LOCK_NAME = ".verrou"
+_FAST = ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
 SOCKET_NAME = ".s.PGSQL.5432"
 
 
@@ -115,8 +116,9 @@ def main() -> int:
         _own(log, user)
         server = subprocess.Popen(
             [str(binaries / "postgres"), "-D", str(data), "-k", str(socket_dir)]
-            # PostgreSQL's own durability defaults kept: no data lost if the machine stops
-            + ["-c", "listen_addresses=", "-c", "unix_socket_permissions=0700"],
+            + ["-c", "listen_addresses=", "-c", "unix_socket_permissions=0700"]
+            # PostgreSQL's durability defaults unless asked (a test suite's throwaway cluster)
+            + ([] if config.get("durable", True) else _FAST),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=out,

@@ -94,8 +94,10 @@ class ServeurPostgres:
     ``demarrer()`` / ``arreter()`` font de même explicitement. Il s'arrête aussi à la fin du
     noyau, même tué."""
 
-    def __init__(self, dossier: str | os.PathLike[str]) -> None:
+    def __init__(self, dossier: str | os.PathLike[str], *, durable: bool = True) -> None:
         self.dossier = Path(dossier).expanduser().resolve()
+        # durable=False: no fsync (a test suite's throwaway cluster; a crash may lose it)
+        self.durable = durable
         self._watchdog: subprocess.Popen[bytes] | None = None
         self._socket_dir: Path | None = None
 
@@ -123,6 +125,7 @@ class ServeurPostgres:
             "socket": str(socket_dir),
             "data": str(self.dossier / "donnees"),
             "user": user,
+            "durable": self.durable,
         }
         watchdog = subprocess.Popen(
             [sys.executable, "-m", "course.postgres._gardien", json.dumps(config)],
