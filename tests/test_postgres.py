@@ -180,6 +180,23 @@ def test_a_server_killed_mid_use_gives_a_clear_error(tmp_path: Path) -> None:
     assert _wait_no_server(folder) == []
 
 
+async def test_adk_reaches_a_cluster_in_a_folder_with_an_awkward_name(tmp_path: Path) -> None:
+    """The URL quotes the socket folder: spaces, accents, ``&``, ``?``, ``#`` survive."""
+    from google.adk.sessions.database_session_service import DatabaseSessionService
+
+    folder = tmp_path / "mon dossier é&x?y#z"
+    async with ServeurPostgres(folder) as pg:
+        service = DatabaseSessionService(await asyncio.to_thread(pg.creer_base, "tuteur"))
+        try:
+            made = await service.create_session(app_name="tuteur", user_id="alice")
+            again = await service.get_session(
+                app_name="tuteur", user_id="alice", session_id=made.id
+            )
+            assert again is not None and again.id == made.id
+        finally:
+            await service.close()
+
+
 def test_bad_database_name_is_refused(tmp_path: Path) -> None:
     with ServeurPostgres(tmp_path / "cluster") as pg:
         with pytest.raises(ValueError, match="Nom de base refusé"):

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 from pathlib import Path
 from types import TracebackType
 
@@ -195,7 +196,8 @@ class ServeurPostgres:
         """L'URL SQLAlchemy asynchrone (asyncpg) de ``base``, pour le DatabaseSessionService
         d'ADK."""
         _check_name(base)
-        return f"postgresql+asyncpg://postgres@/{base}?host={self.dossier_socket}"
+        host = urllib.parse.quote(str(self.dossier_socket), safe="/")
+        return f"postgresql+asyncpg://postgres@/{base}?host={host}"
 
     def creer_base(self, base: str) -> str:
         """Crée la base ``base`` (vide) et renvoie son URL."""
