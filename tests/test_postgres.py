@@ -120,6 +120,8 @@ def test_a_killed_kernel_leaves_no_server(tmp_path: Path) -> None:
         child.kill()
         child.wait(10)
     assert _wait_no_server(folder) == []
+    with ServeurPostgres(folder) as again:  # the folder is free again, its cluster intact
+        assert again.en_marche
 
 
 def test_two_kernels_on_one_folder_get_a_clear_error(tmp_path: Path) -> None:
@@ -195,6 +197,22 @@ async def test_adk_reaches_a_cluster_in_a_folder_with_an_awkward_name(tmp_path: 
             assert again is not None and again.id == made.id
         finally:
             await service.close()
+
+
+def test_a_postmaster_killed_under_the_learner_is_seen(tmp_path: Path) -> None:
+    folder = tmp_path / "cluster"
+    pg = ServeurPostgres(folder).demarrer()
+    try:
+        pid = int((folder / "donnees" / "postmaster.pid").read_text().split()[0])
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while pg.en_marche and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with pytest.raises(ServeurArrete, match="est arrêté"):
+            pg.url()
+    finally:
+        pg.arreter()
+    assert _wait_no_server(folder) == []
 
 
 def test_bad_database_name_is_refused(tmp_path: Path) -> None:

@@ -3,8 +3,9 @@
 Why a process of its own: ``pg_ctl`` detaches the server, so a kernel killed with ``kill -9``
 would leave it running. Here the server is this process's child, and this process reads its
 stdin, whose other end only the kernel holds: when the kernel dies (or closes it), stdin ends
-and the server is stopped (fast shutdown, then SIGQUIT, then SIGKILL). An exclusive ``flock``
-on the cluster folder, held for the server's whole life, refuses a second kernel clearly.
+and the server is stopped (fast shutdown, then SIGQUIT, then SIGKILL); when the server dies,
+this process ends, so the kernel sees it stopped. An exclusive ``flock`` on the cluster folder,
+held for the server's whole life, refuses a second kernel clearly.
 
 Protocol: argv[1] is a JSON object (bin, folder, data, user); one line on stdout: ``ready``,
 ``busy <pid>`` or ``error <message>``.
@@ -19,6 +20,7 @@ import pwd
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -145,8 +147,18 @@ def main() -> int:
     signal.signal(signal.SIGTERM, _exit)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
+    closed = threading.Event()
+
+    def _watch_kernel() -> None:
         sys.stdin.buffer.read()  # returns when the kernel closes the pipe or dies
+        closed.set()
+
+    threading.Thread(target=_watch_kernel, daemon=True).start()
+    try:
+        # until the kernel goes, or the server dies (then this process ends too, so the
+        # kernel sees it stopped)
+        while not closed.wait(0.2) and server.poll() is None:
+            pass
     finally:
         _stop(server)
     return 0
