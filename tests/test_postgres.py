@@ -157,6 +157,18 @@ def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:
         ServeurPostgres(not_a_folder).demarrer()
 
 
+def test_a_folder_holding_something_else_is_refused_untouched(tmp_path: Path) -> None:
+    """The cluster folder is made private (as root, given to the server's user): never someone's
+    existing folder, such as a home."""
+    home = tmp_path / "maison"
+    home.mkdir(mode=0o755)
+    (home / "notes.txt").write_text("à garder")
+    with pytest.raises(PostgresIndisponible, match="contient déjà autre chose"):
+        ServeurPostgres(home).demarrer()
+    assert home.stat().st_mode & 0o777 == 0o755 and home.stat().st_uid == os.geteuid()
+    assert sorted(p.name for p in home.iterdir()) == ["notes.txt"]
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="le cas root")
 def test_as_root_a_closed_folder_is_refused_not_opened(tmp_path: Path) -> None:
     closed = tmp_path / "prive"

@@ -113,6 +113,13 @@ class ServeurPostgres:
             raise PostgresIndisponible(
                 f"{self.dossier} n'est pas un dossier\u00a0: donnez un dossier pour le cluster."
             )
+        if self.dossier.is_dir() and not _is_cluster_folder(self.dossier):
+            # the folder is made private (and, as root, given to the server's user): never
+            # someone's existing folder
+            raise PostgresIndisponible(
+                f"{self.dossier} contient déjà autre chose qu'un cluster\u00a0: donnez un "
+                f"dossier neuf ou vide, réservé au serveur."
+            )
         self.dossier.mkdir(parents=True, exist_ok=True)
         socket_dir = self.dossier
         if len(str(socket_dir / ".s.PGSQL.5432")) > _SOCKET_MAX:
@@ -243,6 +250,12 @@ class ServeurPostgres:
     def __repr__(self) -> str:
         state = "en marche" if self.en_marche else "arrêté"
         return f"<ServeurPostgres {self.dossier} {state}>"
+
+
+def _is_cluster_folder(folder: Path) -> bool:
+    """Empty, or made by this module (its lock file, its data folder)."""
+    names = {p.name for p in folder.iterdir()}
+    return not names or ".verrou" in names or (folder / "donnees" / "PG_VERSION").exists()
 
 
 def _check_name(base: str) -> None:
