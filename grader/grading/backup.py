@@ -11,11 +11,17 @@ Why this way:
 - the gradebook (and the hub's SQLite database) is copied with SQLite's online backup API, in one
   step under a read lock: the copy is the database as of one committed transaction, even while
   ``make grade`` writes to it; a plain file copy taken during a write can be torn;
-- files are copied first and the gradebook last. nbgrader commits grade by grade and writes the
-  graded copy after the last one, so a student whose graded copy is in the backup has all their
-  grades in it; a student being graded during the backup has some grades and no graded copy, and
-  the next ``make grade`` grades them again (nbgrader grades a submission without a graded copy).
-  A notebook caught while nbgrader writes it (unreadable JSON) is read again;
+- the gradebook is copied first, then the files. A graded copy (``autograded/<student>/<a>``)
+  is kept only if, in that gradebook copy, the submission has a grade for every graded cell of
+  every notebook, the folder holds every notebook, and none of its files changed since a second
+  before the gradebook copy began (nbgrader removes the folder, saves the grades, then writes the
+  notebook: such a copy's grades are all in the backup, as they were when it was written); its
+  feedback (``feedback/…``) is kept only with it. The others are left out, listed in the manifest
+  (``left_out``) and in the command's summary: after a restore, ``make grade`` grades them again
+  (no graded copy), ``make feedback`` rewrites their feedback. Not guaranteed: that a backup
+  taken during ``make grade FORCE=1`` holds only old or only new grades across the class (each
+  student kept is one or the other; a student left out may have grades of two gradings until
+  ``make grade`` regrades them); submissions and received archives are copied as read;
 - one ``.tar.gz`` with a ``manifest.json`` (SHA-256 of every member): a restore checks every byte
   before it writes anything, refuses an archive with unsafe names, and never writes over an
   existing gradebook, submission or roster;
@@ -148,13 +154,95 @@ def _new_name(folder: Path, now: datetime) -> Path:
     return path
 
 
+def _complete_in(gradebook: Path) -> dict[tuple[str, str], set[str]]:
+    """(student, assignment) pairs whose every notebook has all its grades in `gradebook`, with
+    the names of these notebooks."""
+    con = sqlite3.connect(f"file:{quote(str(gradebook))}?mode=ro", uri=True)
+    try:
+        rows = con.execute(
+            "SELECT sa.student_id, a.name, n.name, "
+            " (SELECT count(*) FROM base_cell c WHERE c.notebook_id = n.id"
+            "  AND (c.id IN (SELECT id FROM grade_cells) OR c.id IN (SELECT id FROM task_cells))),"
+            " (SELECT count(*) FROM submitted_notebook sn JOIN grade g ON g.notebook_id = sn.id"
+            "  WHERE sn.assignment_id = sa.id AND sn.notebook_id = n.id) "
+            "FROM submitted_assignment sa JOIN assignment a ON a.id = sa.assignment_id "
+            "JOIN notebook n ON n.assignment_id = a.id"
+        ).fetchall()
+    except sqlite3.DatabaseError:
+        return {}  # not an nbgrader gradebook yet: no graded copy can be vouched for
+    finally:
+        con.close()
+    pairs: dict[tuple[str, str], set[str]] = {}
+    broken: set[tuple[str, str]] = set()
+    for student, assignment, notebook, expected, found in rows:
+        pairs.setdefault((student, assignment), set()).add(notebook)
+        if found != expected:
+            broken.add((student, assignment))
+    return {key: names for key, names in pairs.items() if key not in broken}
+
+
+def _grades_in(gradebook: Path, student: str, assignment: str, notebook: str) -> set[str]:
+    """The names of the cells that have a grade row for this submitted notebook."""
+    con = sqlite3.connect(f"file:{quote(str(gradebook))}?mode=ro", uri=True)
+    try:
+        rows = con.execute(
+            "SELECT c.name FROM grade g JOIN base_cell c ON c.id = g.cell_id "
+            "JOIN submitted_notebook sn ON sn.id = g.notebook_id "
+            "JOIN notebook n ON n.id = sn.notebook_id "
+            "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
+            "JOIN assignment a ON a.id = sa.assignment_id "
+            "WHERE sa.student_id = ? AND a.name = ? AND n.name = ?",
+            (student, assignment, notebook),
+        ).fetchall()
+    except sqlite3.DatabaseError:
+        return set()
+    finally:
+        con.close()
+    return {name for (name,) in rows}
+
+
+def _graded_cells(data: bytes) -> set[str] | None:
+    """The grade ids of the graded cells of a graded notebook; None if it is not one."""
+    try:
+        cells = json.loads(data).get("cells", [])
+        ids = set()
+        for cell in cells:
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            if meta.get("grade") or meta.get("task"):
+                ids.add(str(meta["grade_id"]))
+        return ids
+    except (ValueError, AttributeError, KeyError, TypeError):
+        return None
+
+
+def _take_graded(folder: Path, since_ns: int) -> list[tuple[Path, bytes, float]] | None:
+    """Every file under `folder`, read, if each was last written before `since_ns` and did not
+    change while read (a notebook must be whole JSON); None otherwise. Links are never followed."""
+    taken = []
+    for file in sorted(folder.rglob("*")):
+        if file.is_symlink() or not file.is_file():
+            continue
+        try:
+            before = file.stat().st_mtime_ns
+            data = file.read_bytes()
+            after = file.stat().st_mtime_ns
+            if file.suffix == ".ipynb":
+                json.loads(data)
+        except (OSError, ValueError):
+            return None
+        if before >= since_ns or after != before:
+            return None
+        taken.append((file, data, after / 1e9))
+    return taken or None
+
+
 def backup(
     dest_dir: Path | None = None,
     roster: Path | None = None,
     hub_db: Path | None = None,
     grader_dir: Path | None = None,
-) -> tuple[Path, dict[str, int]]:
-    """Write one backup archive; (its path, files per part)."""
+) -> tuple[Path, dict[str, int], list[str]]:
+    """Write one backup archive; (its path, files per part, graded copies left out)."""
     dirs = _dirs(grader_dir)
     dest_dir = dest_dir or dirs.grader_dir / "sauvegardes"
     dest_dir.mkdir(parents=True, exist_ok=True)
@@ -162,48 +250,90 @@ def backup(
     now = datetime.now(UTC)
     path = _new_name(dest_dir, now)
     counts: dict[str, int] = {}
+    left_out: list[str] = []
     tmp = path.with_name(path.name + ".partiel")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz") as tar:
+        with (
+            os.fdopen(fd, "wb") as raw,
+            tarfile.open(fileobj=raw, mode="w:gz") as tar,
+            tempfile.TemporaryDirectory(prefix="sauvegarde-") as work,
+        ):
             out = _Writer(tar)
+            # first the gradebook; every graded copy is then checked against this snapshot
+            snapshot = Path(work) / GRADEBOOK
+            # a file's mtime comes from a coarse clock (a tick behind): one second of margin
+            since_ns = time.time_ns() - 1_000_000_000
+            complete: dict[tuple[str, str], set[str]] = {}
+            kept: set[tuple[str, str]] = set()  # graded copies taken
+            if dirs.gradebook.is_file():
+                sqlite_snapshot(dirs.gradebook, snapshot)
+                complete = _complete_in(snapshot)
             for part, folder in dirs.folders.items():
                 counts[part] = 0
                 if not folder.is_dir():
                     continue
+                graded_parts = part in ("autograded", "feedback")
+                keys: set[tuple[str, str]] = set()
                 for file in sorted(folder.rglob("*")):
                     if file.is_symlink() or not file.is_file():
                         continue  # a link in a submission points outside: never followed
+                    rel = file.relative_to(folder)
+                    if graded_parts and len(rel.parts) > 2:
+                        keys.add((rel.parts[0], rel.parts[1]))
+                        continue  # taken whole below, or left out
                     data = _read_stable(file)
                     if data is None:
                         continue
-                    rel = file.relative_to(folder).as_posix()
-                    out.add(f"{part}/{rel}", data, file.stat().st_mtime)
+                    out.add(f"{part}/{rel.as_posix()}", data, file.stat().st_mtime)
                     counts[part] += 1
+                for key in sorted(keys):
+                    taken = _take_graded(folder / key[0] / key[1], since_ns)
+                    if part == "autograded":
+                        top = folder / key[0] / key[1]
+                        notebooks = {
+                            f: d
+                            for f, d, _ in taken or []
+                            if f.parent == top and f.suffix == ".ipynb"
+                        }
+                        names = {f.name for f in notebooks}
+                        whole = key in complete and {f"{nb}.ipynb" for nb in complete[key]} <= names
+                        for file, data in notebooks.items() if whole else ():
+                            # every graded cell of the copy has its grade in the gradebook copy
+                            cells = _graded_cells(data)
+                            grades = _grades_in(snapshot, key[0], key[1], file.stem)
+                            whole = whole and cells is not None and cells <= grades
+                    else:  # feedback is made from the graded copy: kept with it only
+                        whole = key in kept
+                    if taken is None or not whole:
+                        left_out.append(f"{part}/{key[0]}/{key[1]}")
+                        continue
+                    kept.add(key)
+                    for file, data, mtime in taken:
+                        out.add(f"{part}/{file.relative_to(folder).as_posix()}", data, mtime)
+                        counts[part] += 1
             if roster is not None and roster.is_file():
                 out.add(ROSTER, roster.read_bytes(), roster.stat().st_mtime)
                 counts["roster"] = 1
-            with tempfile.TemporaryDirectory(prefix="sauvegarde-") as work:
-                if hub_db is not None:
-                    sqlite_snapshot(hub_db, Path(work) / "hub.sqlite")
-                    out.add(HUB_DB, (Path(work) / "hub.sqlite").read_bytes())
-                    counts["hub"] = 1
-                # last: a student graded meanwhile is regraded by the next make grade
-                if dirs.gradebook.is_file():
-                    sqlite_snapshot(dirs.gradebook, Path(work) / GRADEBOOK)
-                    out.add(GRADEBOOK, (Path(work) / GRADEBOOK).read_bytes())
-                    counts["gradebook"] = 1
+            if hub_db is not None:
+                sqlite_snapshot(hub_db, Path(work) / "hub.sqlite")
+                out.add(HUB_DB, (Path(work) / "hub.sqlite").read_bytes())
+                counts["hub"] = 1
+            if snapshot.is_file():
+                out.add(GRADEBOOK, snapshot.read_bytes())
+                counts["gradebook"] = 1
             manifest = {
                 "format": 1,
                 "created": now.isoformat(timespec="seconds"),
                 "files": out.files,
+                "left_out": left_out,
             }
             out.add(MANIFEST, json.dumps(manifest, indent=1, sort_keys=True).encode())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    return path, counts
+    return path, counts, left_out
 
 
 def _safe(name: str) -> bool:
@@ -357,8 +487,13 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         folder = args.dossier or _dirs(args.grader_dir).grader_dir / "sauvegardes"
         if args.command == "sauvegarder":
-            path, counts = backup(folder, args.eleves, args.hub_db, args.grader_dir)
+            path, counts, left_out = backup(folder, args.eleves, args.hub_db, args.grader_dir)
             print(f"Sauvegarde écrite\u00a0: {path} ({_summary(counts)}).")
+            if left_out:
+                print(
+                    "Laissées de côté (notées après la copie du carnet de notes, refaites par "
+                    f"le prochain make grade, puis make feedback)\u00a0: {', '.join(left_out)}."
+                )
         deleted = purge(folder, args.garder, args.garder_jours)
         kept = len(backups_in(folder))
         if deleted or args.command == "purger":

@@ -70,8 +70,19 @@ def id_problem(value: str) -> str | None:
 
 
 def registered_students(db_url: str) -> list[str]:
-    """Ids of the students in the gradebook (``nbgrader db student import``)."""
+    """Ids of the class list, or ``[]`` when the class has none (then any id is accepted).
+
+    A class has a list once one student was registered by hand: with a name or an e-mail
+    (``make students``, ``nbgrader db student import``), or before handing anything in
+    (``nbgrader db student add``). The students nbgrader registers itself while grading have
+    neither: counting them would refuse, as « pas un élève inscrit », every student not yet
+    graded after a grading stopped half-way, a backup restored from the middle of one, or a
+    late submission in a class without a list.
+    """
     from nbgrader.api import Gradebook
 
     with Gradebook(db_url) as gb:
-        return sorted(s.id for s in gb.students)
+        students = list(gb.students)
+        if not any(s.first_name or s.last_name or s.email or not s.submissions for s in students):
+            return []
+        return sorted(s.id for s in students)

@@ -162,8 +162,9 @@ def read_roster(path: str | Path) -> list[Student]:
         if BAD_ID.search(sid):
             problems.append(
                 f"Ligne {line} de {name}\u00a0: identifiant «\u00a0{sid}\u00a0» refusé (ni "
-                "espace, ni barre, +, *, ?, [ ou ], ni «\u00a0.\u00a0» ou «\u00a0..\u00a0»\u00a0: "
-                "il devient un nom de dossier)."
+                'espace, ni barre, +, *, ?, [ ou ], ni ", <, >, & ou `, ni «\u00a0.\u00a0» ou '
+                "«\u00a0..\u00a0»\u00a0: il devient un nom de dossier et s'affiche dans "
+                "formgrader)."
             )
             continue
         if sid in seen:

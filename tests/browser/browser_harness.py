@@ -25,6 +25,8 @@ from typing import Any
 import psutil
 from helpers import REPO, alive, free_port, port_open, stop_pids
 
+from course.labo import HIDDEN_HERE
+
 __all__ = [
     "CHROMIUM_FLAGS",
     "DARK",
@@ -337,12 +339,16 @@ class Expected:
     test_cells: list[int]  # nbgrader autograder test cells (grade, not solution)
     cell_ids: list[str]
     n_cells: int
+    hidden_test_cells: list[int] = field(default_factory=list)  # tests with hidden parts
 
     def intended(self, index: int, ename: str, evalue: str) -> bool:
         """An error the stub causes on purpose: the stub's own NotImplementedError, or an
-        nbgrader test cell failing because the student's function still raises it."""
+        nbgrader test cell failing because the student's function still raises it; or a hidden
+        test, which ``noter`` always fails outside grading (course.labo.HIDDEN_HERE)."""
         if ename == "NotImplementedError":
             return True
+        if index in self.hidden_test_cells and ename == "EchecDuTest":
+            return HIDDEN_HERE in (evalue or "")
         return index in self.test_cells and "NotImplementedError" in (evalue or "")
 
     @property
@@ -352,7 +358,7 @@ class Expected:
 
 def expected_from_ipynb(path: Path) -> Expected:
     nb = json.loads(path.read_text(encoding="utf-8"))
-    fences, diagrams, quizzes, code, tests = {}, [], [], [], []
+    fences, diagrams, quizzes, code, tests, hidden = {}, [], [], [], [], []
     for i, cell in enumerate(nb["cells"]):
         src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
         tags = cell.get("metadata", {}).get("tags", [])
@@ -368,8 +374,10 @@ def expected_from_ipynb(path: Path) -> Expected:
             grading = cell.get("metadata", {}).get("nbgrader", {})
             if grading.get("grade") and not grading.get("solution"):
                 tests.append(i)
+                if "BEGIN HIDDEN TESTS" in src:
+                    hidden.append(i)
     ids = [c.get("id", "") for c in nb["cells"]]
-    return Expected(fences, diagrams, quizzes, code, tests, ids, len(nb["cells"]))
+    return Expected(fences, diagrams, quizzes, code, tests, ids, len(nb["cells"]), hidden)
 
 
 # JavaScript read-outs of the open notebook (the model for outputs, the DOM for what is seen).

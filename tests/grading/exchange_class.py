@@ -3,9 +3,11 @@ an exchange folder students can reach, their accounts, and the commands each one
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -19,19 +21,77 @@ import nbformat
 from grading.samples import SOLUTION_GRADE_ID, build_submission
 from grading_course import ROOT, nbgrader
 
-__all__ = ["Student", "answer_of", "exchange_root", "release", "sample_text", "tag", "unix_users"]
+__all__ = [
+    "Student",
+    "answer_of",
+    "exchange_root",
+    "readable_course_env",
+    "release",
+    "sample_text",
+    "tag",
+    "unix_users",
+]
 
 sys.path.insert(0, str(ROOT / "tests" / "hub"))
 from classhub import unix_users  # noqa: E402
 
-# A student's nbgrader: Debian's python3 (same 3.11) on the test venv's site-packages, which
-# any user can read; the venv's own interpreter may live under root's private home.
-STUDENT_NBGRADER = (
-    "/usr/bin/python3",
-    "-c",
-    f"import sys; sys.path.insert(0, {sysconfig.get_paths()['purelib']!r}); "
-    "from nbgrader.apps.nbgraderapp import main; sys.argv[0] = 'nbgrader'; sys.exit(main())",
+# A student's nbgrader: Debian's python3 (same 3.11) on the test venv's site-packages when any
+# user can read them; otherwise (a clone in a private folder, as CI's may be) the course
+# environment the hub installer builds from Debian's python3, shared with test_normal_user.py.
+READABLE_PREFIX = Path(
+    os.environ.get("COURSE_GRADING_TEST_PREFIX", "/opt/cours-memoire-tuteur-notation")
 )
+
+
+def _readable_by_all(path: Path) -> bool:
+    """`path` can be read by any user: every folder above it can be crossed."""
+    if not path.stat().st_mode & stat.S_IROTH:
+        return False
+    return all(parent.stat().st_mode & stat.S_IXOTH for parent in path.parents)
+
+
+@functools.cache
+def readable_course_env() -> Path:
+    """The course environment any user can read, built once by the shipped installer from
+    Debian's python3 (kept between runs, rebuilt when pyproject.toml changes)."""
+    scratch = Path(tempfile.mkdtemp(prefix="echange-notation-"))
+    try:
+        proc = subprocess.run(
+            ["bash", str(ROOT / "grader" / "hub" / "install-course-env.sh")],
+            env={
+                **os.environ,
+                "COURSE_HUB_PREFIX": str(READABLE_PREFIX),
+                "COURSE_HUB_EXCHANGE": str(scratch / "exchange"),
+            },
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return READABLE_PREFIX / "env"
+
+
+def student_wrapper() -> str:
+    """The image's wrapper (cours-singleuser), from a place a bare uid can read."""
+    if _readable_by_all(WRAPPER):
+        return str(WRAPPER)
+    return str(readable_course_env() / "bin" / "cours-singleuser")
+
+
+@functools.cache
+def student_nbgrader() -> tuple[str, ...]:
+    purelib = Path(sysconfig.get_paths()["purelib"])
+    if _readable_by_all(purelib):
+        return (
+            "/usr/bin/python3",
+            "-c",
+            f"import sys; sys.path.insert(0, {str(purelib)!r}); "
+            "from nbgrader.apps.nbgraderapp import main; sys.argv[0] = 'nbgrader'; "
+            "sys.exit(main())",
+        )
+    return (str(readable_course_env() / "bin" / "python"), "-m", "nbgrader")
 
 
 WRAPPER = ROOT / "grader" / "hub" / "cours-singleuser"
@@ -91,7 +151,7 @@ class Student:
 
     def run(self, *args: str) -> subprocess.CompletedProcess:
         """A command run by this student in their home, with a clean environment."""
-        wrapper = [str(WRAPPER)] if self.prefix[0] == "setpriv" else []
+        wrapper = [student_wrapper()] if self.prefix[0] == "setpriv" else []
         return subprocess.run(
             [*self.prefix, "env", "-i", *(f"{k}={v}" for k, v in self.env.items())]
             + wrapper
@@ -116,7 +176,7 @@ class Student:
         for path in (folder, folder / "oublier.ipynb"):
             os.chown(path, *owner)
         return self.run(
-            *STUDENT_NBGRADER,
+            *student_nbgrader(),
             "submit",
             "oublier",
             "--course=memoire-tuteur",

@@ -8,6 +8,8 @@ backups."""
 from __future__ import annotations
 
 import io
+import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -102,7 +104,7 @@ def test_backups_taken_while_grading_are_consistent(course, tmp_path):
     archives, during = [], 0
     try:
         while grade.poll() is None:
-            path, _ = backup(tmp_path / "sauv", grader_dir=grader)
+            path, _, _ = backup(tmp_path / "sauv", grader_dir=grader)
             archives.append(path)
             during += grade.poll() is None
             time.sleep(0.5)
@@ -111,6 +113,15 @@ def test_backups_taken_while_grading_are_consistent(course, tmp_path):
     assert grade.returncode == 0, out
     assert during >= 2, (during, out)
     final = _export(grader)
+    # what a finished grading gives one student
+    with sqlite3.connect(grader / "gradebook.db") as con:
+        [(full,)] = con.execute(
+            "SELECT count(g.id) FROM submitted_assignment sa "
+            "JOIN submitted_notebook sn ON sn.assignment_id = sa.id "
+            "JOIN grade g ON g.notebook_id = sn.id WHERE sa.student_id = 'ana'"
+        ).fetchall()
+    con.close()
+    assert full >= 10, full
     by_count: dict[int, object] = {}
     partial = []
     for archive in archives:
@@ -121,6 +132,9 @@ def test_backups_taken_while_grading_are_consistent(course, tmp_path):
                 for n in tar.getnames()
                 if n.startswith("autograded/") and n.endswith("/oublier/oublier.ipynb")
             }
+            graded = ("autograded/", "feedback/")
+            others = {n.split("/")[1] for n in tar.getnames() if n.startswith(graded)}
+            left_out = json.loads(tar.extractfile("manifest.json").read())["left_out"]
         db = tmp_path / "snapshot.db"
         db.write_bytes(data)
         with sqlite3.connect(db) as con:
@@ -134,11 +148,13 @@ def test_backups_taken_while_grading_are_consistent(course, tmp_path):
                 ).fetchall()
             )
         con.close()
-        # nbgrader commits grade by grade and writes the graded copy last: a student whose graded
-        # copy is in the backup has all 12 grades in its gradebook
-        assert all(grades.get(s) == 12 for s in copies), (copies, grades)
-        assert all(n <= 12 for n in grades.values()), grades
-        if any(n < 12 for n in grades.values()):
+        # the gradebook is taken first; a graded copy is kept only when all its grades are in it:
+        # a student with a graded file (copy, other file, feedback) in the backup has all its grades
+        assert others == copies, (others, copies)
+        assert all(grades.get(s) == full for s in copies), (copies, grades, full)
+        assert all(p.split("/")[1] not in copies for p in left_out), (left_out, copies)
+        assert all(n <= full for n in grades.values()), (grades, full)
+        if any(n < full for n in grades.values()):
             partial.append(archive)
         by_count.setdefault(len(grades), archive)
     assert len(by_count) >= 2, by_count  # snapshots of different moments
@@ -159,7 +175,7 @@ def test_backups_taken_while_grading_are_consistent(course, tmp_path):
 
 def test_retention_keeps_recent_backups_only(course, tmp_path):
     folder = tmp_path / "sauv"
-    path, _ = backup(folder, grader_dir=course)
+    path, _, _ = backup(folder, grader_dir=course)
     now = datetime.now(UTC)
     for days in (2, 10, 30):
         old = now - timedelta(days=days)
@@ -173,3 +189,36 @@ def test_retention_keeps_recent_backups_only(course, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert [p for _, p in backups_in(folder)] == [path]
     assert (folder / "notes-a-garder.tar.gz").exists()
+
+
+def test_graded_copies_not_whole_in_the_gradebook_are_left_out(graded_class, tmp_path):
+    """A copy written after the gradebook copy began, or whose grades are not all in it, is
+    left out with its feedback and named; a link planted in a graded folder is not followed."""
+    shutil.copytree(graded_class.grader.parent, tmp_path / "cours", symlinks=True)
+    grader = tmp_path / "cours" / "grader"
+    later = time.time() + 60  # graded after the gradebook copy began
+    os.utime(grader / "autograded" / "ana" / "oublier" / "oublier.ipynb", (later, later))
+    with sqlite3.connect(grader / "gradebook.db") as con:
+        con.execute(
+            "DELETE FROM grade WHERE id = (SELECT g.id FROM grade g "
+            "JOIN submitted_notebook sn ON g.notebook_id = sn.id "
+            "JOIN submitted_assignment sa ON sn.assignment_id = sa.id "
+            "WHERE sa.student_id = 'ben' LIMIT 1)"
+        )
+    con.close()
+    (grader / "autograded" / "cyr" / "oublier" / "lien").symlink_to("/etc/passwd")
+    save = grading(grader, "backup", "sauvegarder", "--dossier", str(tmp_path / "sauv"))
+    assert save.returncode == 0, save.stdout + save.stderr
+    assert "Laissées de côté" in save.stdout, save.stdout
+    [(_, archive)] = backups_in(tmp_path / "sauv")
+    with tarfile.open(archive) as tar:
+        names = tar.getnames()
+        left_out = json.loads(tar.extractfile("manifest.json").read())["left_out"]
+    expected = [f"{p}/{s}/oublier" for p in ("autograded", "feedback") for s in ("ana", "ben")]
+    assert sorted(left_out) == sorted(expected), left_out
+    assert all(name in save.stdout for name in expected), save.stdout
+    assert not [n for n in names if n.startswith(tuple(expected))], names
+    assert "autograded/cyr/oublier/oublier.ipynb" in names
+    assert "feedback/cyr/oublier/oublier.html" in names
+    assert "autograded/cyr/oublier/lien" not in names
+    assert "submitted/ana/oublier/oublier.ipynb" in names

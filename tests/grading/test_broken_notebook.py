@@ -63,6 +63,8 @@ def _scores(grader: Path, assignment: str, students: list[str]) -> dict[str, flo
 def test_a_notebook_that_stops_nbgrader_is_named_and_the_class_is_graded(tmp_path, jobs):
     grader = copy_course(tmp_path / "cours")
     release = _plain_assignment(grader)
+    for student in ("ana", "ben", "cyr", "dan"):  # the class, registered as the guide says
+        assert nbgrader(grader, "db", "student", "add", student).returncode == 0
     for student in ("ana", "ben", "cyr", "dan"):
         nb = nbformat.read(release, as_version=4)
         nb.cells[0].source = "x = 2"

@@ -99,3 +99,26 @@ def test_submitted_folders_matched_against_the_class(tmp_path):
     )
     assert any("renommé" in note for note in report.notes)
     assert Path(submitted / "zoe").is_dir()  # nothing deleted
+
+
+def test_students_nbgrader_registered_itself_are_not_a_class_list(tmp_path):
+    """A grading stopped half-way (or a backup restored from the middle of one) leaves the
+    students nbgrader reached in the gradebook: the others are still accepted. A student
+    registered by hand (a name, or no submission yet) makes the gradebook the class list."""
+    from grading.ids import registered_students
+    from nbgrader.api import Gradebook
+
+    db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with Gradebook(db_url) as gb:
+        gb.add_assignment("oublier")
+        gb.add_student("ana")  # what `nbgrader autograde` does for a student it reaches
+        gb.add_submission("oublier", "ana")
+    assert registered_students(db_url) == []
+    with Gradebook(db_url) as gb:
+        gb.add_student("ben", first_name="Ben", last_name="Durand")
+        gb.add_submission("oublier", "ben")
+    assert registered_students(db_url) == ["ana", "ben"]
+    db_url = f"sqlite:///{tmp_path / 'ids-only.db'}"
+    with Gradebook(db_url) as gb:
+        gb.add_student("cyr")  # `nbgrader db student add cyr`, before any submission
+    assert registered_students(db_url) == ["cyr"]

@@ -12,35 +12,18 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from grading_course import ROOT, clone_head, make, submit, submit_carnet
+from exchange_class import readable_course_env
+from grading_course import clone_head, make, submit, submit_carnet
 from hub.classhub import create_user, remove_user
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
-# A prefix of its own (kept between runs, rebuilt when pyproject.toml changes, like the hub's).
-PREFIX = Path(os.environ.get("COURSE_GRADING_TEST_PREFIX", "/opt/cours-memoire-tuteur-notation"))
 
 
 @pytest.fixture(scope="module")
 def readable_env() -> Path:
     if os.geteuid() != 0 or not shutil.which("runuser"):
         pytest.skip("crée un vrai utilisateur Unix\u00a0: il faut être root sous Linux")
-    exchange = Path(tempfile.mkdtemp(prefix="echange-notation-"))
-    try:
-        proc = subprocess.run(
-            ["bash", str(ROOT / "grader" / "hub" / "install-course-env.sh")],
-            env={
-                **os.environ,
-                "COURSE_HUB_PREFIX": str(PREFIX),
-                "COURSE_HUB_EXCHANGE": str(exchange / "exchange"),
-            },
-            capture_output=True,
-            text=True,
-            timeout=1800,
-        )
-    finally:
-        shutil.rmtree(exchange, ignore_errors=True)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return PREFIX / "env"
+    return readable_course_env()
 
 
 def test_a_normal_user_grades_and_reports(readable_env, expected_scores):

@@ -67,6 +67,7 @@ def gradebook_class(tmp_path) -> Path:
             for grade_id, points in cells.items():
                 grade = gb.find_grade(grade_id, "oublier", "oublier", student)
                 grade.auto_score = 0 if grade_id in lost else points
+                grade.needs_manual_grade = False  # as SaveAutoGrades leaves a scored code cell
             notebook = gb.find_submission_notebook("oublier", "oublier", student)
             notebook.late_submission_penalty = penalty or None
             gb.db.commit()

@@ -21,7 +21,7 @@ import pytest
 from fuites import hidden_leaks
 from grading.hidden import HIDDEN
 from grading.hooks import METADATA_KEY
-from grading.samples import build_submission, carnets, write_all
+from grading.samples import build_submission, carnets, write_all, written_answer
 from helpers import processes_matching
 from nbgrader.api import Gradebook
 
@@ -266,9 +266,13 @@ def test_no_process_of_a_submission_outlives_autograde(graded_course):
 
 def test_the_written_answer_is_graded_by_hand_and_shown_in_feedback(graded_course):
     # autograde leaves the written answer to the instructor; nbgrader gives 0 itself to an
-    # answer left as the release's stub (every sample but WRITER)
+    # answer left as the release's stub (every sample but WRITER and those with a <sample>.md)
     to_grade = graded_course["steps"]["to_grade_by_hand"]
-    assert to_grade == {student: student == WRITER for student in graded_course["students"]}
+    root = graded_course["root"]
+    assert to_grade == {
+        student: student == WRITER or written_answer(root, sample) is not None
+        for student, sample in graded_course["students"].items()
+    }
     text = _feedback_text(
         graded_course["root"] / "grader" / "feedback" / WRITER / "oublier" / "oublier.html"
     )

@@ -265,7 +265,7 @@ def test_the_adk_base_is_written_by_adk_with_the_same_learners():
     assert adk[18:20] == b"\x01\x01" and course[18:20] == b"\x02\x02"  # rollback vs WAL
 
     def summary(image: bytes) -> dict:
-        rows, _columns, problem = read_tables(image)
+        rows, _columns, problem, _schema = read_tables(image)
         assert problem is None
         out: dict = {}
         for app, user, _id, state, *_ in rows["sessions"]:  # ids are random: states sorted

@@ -488,6 +488,12 @@ def test_student_notebooks_are_regenerated_from_solutions(tmp_path: Path):
     """What `make notebooks` produces from solutions/ (stock nbgrader) equals what is committed."""
     (tmp_path / "grader").mkdir()
     shutil.copy(ROOT / "grader" / "nbgrader_config.py", tmp_path / "grader")
+    # the configuration names the course's exchange class, which traitlets imports on load
+    shutil.copytree(
+        ROOT / "grader" / "grading",
+        tmp_path / "grader" / "grading",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     shutil.copytree(SOLUTIONS, tmp_path / "solutions" / "lecons")
     out = subprocess.run(
         [
