@@ -15,10 +15,16 @@ __all__ = [
     "ServeurArrete",
     "ServeurPostgres",
     "binaires_postgres",
+    "dossier_cluster",
+    "passer_sans_postgres",
 ]
 
 
 def __getattr__(name: str) -> Any:
+    if name == "passer_sans_postgres":
+        from course.postgres._absence import passer_sans_postgres
+
+        return passer_sans_postgres
     if name in __all__:
         from course.postgres import _serveur
 

@@ -30,6 +30,7 @@ __all__ = [
     "ServeurArrete",
     "ServeurPostgres",
     "binaires_postgres",
+    "dossier_cluster",
 ]
 
 INSTALL_HINT = (
@@ -62,6 +63,24 @@ def binaires_postgres() -> Path:
         if all(os.access(folder / exe, os.X_OK) for exe in ("initdb", "postgres", "pg_isready")):
             return folder
     raise PostgresIndisponible(f"PostgreSQL est introuvable\u00a0: {INSTALL_HINT}.")
+
+
+def dossier_cluster(nom: str) -> Path:
+    """Le dossier du cluster d'une leçon : ``nom``, à côté du notebook.
+
+    En root, le serveur tourne sous un autre utilisateur, qui ne peut pas entrer dans le dossier
+    du notebook (et rien du vôtre ne lui est ouvert) : le cluster va alors dans un dossier
+    temporaire propre à ce dossier de notebook, où cet utilisateur peut créer le sien."""
+    _check_name(nom.replace("-", "_"))
+    if os.geteuid() != 0:
+        return Path(nom).resolve()
+    tag = hashlib.sha256(str(Path.cwd().resolve()).encode()).hexdigest()[:12]
+    parent = Path(tempfile.gettempdir()) / f"cours-pg-{tag}"
+    parent.mkdir(mode=0o700, exist_ok=True)
+    if parent.is_symlink() or parent.stat().st_uid != 0:
+        raise PostgresIndisponible(f"{parent} n'appartient pas à root\u00a0: supprimez-le.")
+    parent.chmod(0o733)  # the server's user may create its folder here, not list or read it
+    return parent / nom
 
 
 def _default_binaries() -> list[Path]:
