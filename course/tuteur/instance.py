@@ -1,18 +1,20 @@
 """Tutor instances, each its own process, as web servers behind a load balancer would run them.
 
-``python -m course.tuteur.instance --sqlite-dir DIR [--url URL] NAME:IN_FD:OUT_FD …`` imports
+``python -m course.tuteur.instance --sqlite-dir DIR NAME:IN_FD:OUT_FD …`` imports
 ADK once, then forks one process per instance (ADK's import costs about 3 s of CPU: three
 separate imports made lesson 7 wait 20 s on a loaded machine). Each instance reads one JSON
 request a line from its IN_FD and answers one JSON line on its OUT_FD; it ends when that pipe
-closes, so it never outlives the kernel that started it. Lesson 7 starts three of them. Each
-instance owns two session services: a SQLite file of its own (ADK 2.10's
-``SqliteSessionService``) and, with ``--url``, the shared database (ADK 2.10's
-``DatabaseSessionService``); a request names the ``store`` to use, so that both are measured in
-one run.
+closes, so it never outlives the kernel that started it. Lesson 7 starts three of them.
 
-Request: ``{"store": "sqlite"|"shared", "user_id": …, "session_id": … or null, "text": …}``
-(``session_id`` null: create the session). Answer: ``{"instance", "pid", "session_id",
-"replies", "seconds", "error"}``. The first line the instance writes is ``{"ready": …}``.
+Each instance owns a SQLite file of its own through ADK 2.10's ``SqliteSessionService``
+(``sqlite``), a second one through the course's service (``course``, for lesson 7's measures)
+and, per database URL a request names, ADK 2.10's ``DatabaseSessionService`` (``shared``); a
+request names its store, so that all are measured in one run.
+
+Request: ``{"store": "sqlite"|"course"|"shared", "user_id": …, "session_id": … or null (create
+the session), "text": …, "url": … (with "shared")}``. Answer: ``{"instance", "pid",
+"session_id", "replies", "seconds", "error"}``. The first line an instance writes is
+``{"ready": …}``.
 """
 
 from __future__ import annotations
@@ -38,7 +40,15 @@ def _reply_texts(event: Any) -> list[str]:
 
 
 async def _turn(services: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
-    service = services.get(request.get("store", ""))
+    store = request.get("store", "")
+    if store == "shared" and isinstance(request.get("url"), str):
+        from google.adk.sessions.database_session_service import DatabaseSessionService
+
+        url = request["url"]
+        if url not in services:  # one service (one connection pool) per database
+            services[url] = DatabaseSessionService(url)
+        store = url
+    service = services.get(store) if store != "shared" else None
     if service is None:
         return {"error": f"stockage inconnu\u00a0: {request.get('store')!r}"}
     user_id, session_id = str(request["user_id"]), request.get("session_id")
@@ -57,14 +67,16 @@ async def _turn(services: dict[str, Any], request: dict[str, Any]) -> dict[str, 
     return {"session_id": session_id, "replies": replies, "seconds": time.perf_counter() - start}
 
 
-async def serve(name: str, sqlite_path: str, url: str | None, inp: TextIO, out: TextIO) -> None:
+async def serve(name: str, sqlite_path: str, inp: TextIO, out: TextIO) -> None:
     """Answer requests from ``inp`` until it closes."""
-    from google.adk.sessions.database_session_service import DatabaseSessionService
     from google.adk.sessions.sqlite_session_service import SqliteSessionService
 
-    services: dict[str, Any] = {"sqlite": SqliteSessionService(sqlite_path)}
-    if url:
-        services["shared"] = DatabaseSessionService(url)
+    from ..sessions import SqliteSessionService as CourseSqliteSessionService
+
+    services: dict[str, Any] = {
+        "sqlite": SqliteSessionService(sqlite_path),
+        "course": CourseSqliteSessionService(sqlite_path.removesuffix(".db") + "-cours.db"),
+    }
     loop = asyncio.get_running_loop()
     print(json.dumps({"ready": name, "pid": os.getpid()}), file=out, flush=True)
     try:
@@ -76,14 +88,14 @@ async def serve(name: str, sqlite_path: str, url: str | None, inp: TextIO, out: 
             answer.update(instance=name, pid=os.getpid())
             print(json.dumps(answer, ensure_ascii=False), file=out, flush=True)
     finally:
-        if "shared" in services:
-            await services["shared"].close()
+        for store, service in services.items():
+            if store != "sqlite":  # ADK's SQLite service has nothing to close
+                await service.close()
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Les instances du tuteur (leçon 7).")
     parser.add_argument("--sqlite-dir", required=True)
-    parser.add_argument("--url")
     parser.add_argument("instances", nargs="+", help="NOM:FD_ENTREE:FD_SORTIE")
     args = parser.parse_args(argv)
     specs = [(name, int(i), int(o)) for name, i, o in (s.split(":") for s in args.instances)]
@@ -104,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
                 inp = os.fdopen(fd_in, "r", encoding="utf-8")
                 out = os.fdopen(fd_out, "w", encoding="utf-8")
                 sqlite_path = os.path.join(args.sqlite_dir, f"instance{name}.db")
-                asyncio.run(serve(name, sqlite_path, args.url, inp, out))
+                asyncio.run(serve(name, sqlite_path, inp, out))
                 status = 0
             finally:
                 os._exit(status)

@@ -23,9 +23,10 @@ __all__ = ["Repartiteur"]
 class Repartiteur:
     """Envoie chaque tour de l'élève à l'instance suivante, à tour de rôle.
 
-    Chaque instance a son propre fichier SQLite (``instance1.db``…, dans ``dossier``) et, si
-    ``url`` est donnée, la base partagée. ``envoyer(...)`` renvoie la réponse de l'instance
-    (un dictionnaire : ``instance``, ``session_id``, ``replies``, ``error``…)."""
+    Chaque instance a son propre fichier SQLite (``instance1.db``…, dans ``dossier``) et la
+    base partagée d'URL ``url`` (qu'on peut donner après coup : les instances démarrent, et
+    importent ADK, pendant que le serveur démarre). ``envoyer(...)`` renvoie la réponse de
+    l'instance (un dictionnaire : ``instance``, ``session_id``, ``replies``, ``error``…)."""
 
     def __init__(self, dossier: str | os.PathLike[str], n: int = 3, url: str | None = None):
         if not isinstance(n, int) or n < 1:
@@ -33,6 +34,8 @@ class Repartiteur:
         self.dossier = Path(dossier)
         self.dossier.mkdir(parents=True, exist_ok=True)
         self.suivante = 0
+        self.url = url
+        self.pids: list[int] = []
         self._pipes: list[tuple[TextIO, TextIO]] = []
         start = time.perf_counter()
         specs, child_ends = [], []
@@ -48,7 +51,7 @@ class Repartiteur:
                 )
             )
         command = [sys.executable, "-m", "course.tuteur.instance"]
-        command += ["--sqlite-dir", str(self.dossier), *(["--url", url] if url else []), *specs]
+        command += ["--sqlite-dir", str(self.dossier), *specs]
         try:
             self._launcher = subprocess.Popen(
                 command, pass_fds=child_ends, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -56,12 +59,19 @@ class Repartiteur:
         finally:
             for fd in child_ends:
                 os.close(fd)
-        try:
-            self.pids = [self._read(i, "ready")["pid"] for i in range(n)]
-        except BaseException:
-            self.fermer()
-            raise
-        self.secondes_demarrage = time.perf_counter() - start
+        self._start = start
+        self.secondes_demarrage: float | None = None
+
+    def attendre(self) -> list[int]:
+        """Attend que chaque instance soit prête ; renvoie leurs numéros de processus."""
+        if not self.pids:
+            try:
+                self.pids = [self._read(i, "ready")["pid"] for i in range(len(self._pipes))]
+            except BaseException:
+                self.fermer()
+                raise
+            self.secondes_demarrage = time.perf_counter() - self._start
+        return self.pids
 
     def _read(self, index: int, expected: str) -> dict[str, Any]:
         line = self._pipes[index][1].readline()
@@ -99,12 +109,15 @@ class Repartiteur:
         parallèle)."""
         if len(tours) > len(self._pipes):
             raise ValueError("au plus un tour par instance à la fois")
+        if any(stockage == "shared" for *_, stockage in tours) and not self.url:
+            raise ValueError("la base partagée n'a pas d'URL\u00a0: donnez repartiteur.url.")
+        self.attendre()
         targets = []
         for texte, user_id, session_id, stockage in tours:
             index = self.suivante
             self.suivante = (self.suivante + 1) % len(self._pipes)
             request = {"store": stockage, "user_id": user_id, "session_id": session_id}
-            request["text"] = texte
+            request.update(text=texte, **({"url": self.url} if stockage == "shared" else {}))
             pipe = self._pipes[index][0]
             pipe.write(json.dumps(request, ensure_ascii=False) + "\n")
             pipe.flush()
@@ -120,6 +133,8 @@ class Repartiteur:
                 pass
         launcher = getattr(self, "_launcher", None)
         if launcher is not None:
+            if not self.pids:  # never ready: no need to wait for ADK's import to finish
+                launcher.kill()
             try:
                 launcher.wait(30)
             except subprocess.TimeoutExpired:

@@ -36,7 +36,7 @@ def test_round_robin_one_file_per_instance_and_bad_requests(tmp_path: Path):
     with pytest.raises(ValueError, match="entier positif"):
         Repartiteur(tmp_path, n=0)
     with Repartiteur(tmp_path, n=3) as balancer:
-        assert len(set(balancer.pids)) == 3 and os.getpid() not in balancer.pids
+        assert len(set(balancer.attendre())) == 3 and os.getpid() not in balancer.pids
         first = balancer.envoyer(
             "Bonjour, je m'appelle Alice", user_id="alice", session_id=None, stockage="sqlite"
         )
@@ -75,7 +75,7 @@ def test_instances_end_when_their_owner_is_killed(tmp_path: Path):
             "import json, sys, time\n"
             "from course.tuteur.repartiteur import Repartiteur\n"
             f"r = Repartiteur({str(tmp_path)!r}, n=2)\n"
-            "print(json.dumps(r.pids), flush=True)\n"
+            "print(json.dumps(r.attendre()), flush=True)\n"
             "time.sleep(600)\n",
         ],
         stdout=subprocess.PIPE,
