@@ -66,10 +66,10 @@ def binaires_postgres() -> Path:
 
 
 def dossier_cluster(nom: str) -> Path:
-    """Le dossier du cluster d'une leçon : ``nom``, à côté du notebook.
+    """Le dossier du cluster d'une leçon : ``nom``, à côté du notebook.
 
     En root, le serveur tourne sous un autre utilisateur, qui ne peut pas entrer dans le dossier
-    du notebook (et rien du vôtre ne lui est ouvert) : le cluster va alors dans un dossier
+    du notebook (et rien du vôtre ne lui est ouvert) : le cluster va alors dans un dossier
     temporaire propre à ce dossier de notebook, où cet utilisateur peut créer le sien."""
     _check_name(nom.replace("-", "_"))
     if os.geteuid() != 0:

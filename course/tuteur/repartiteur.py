@@ -24,9 +24,9 @@ class Repartiteur:
     """Envoie chaque tour de l'élève à l'instance suivante, à tour de rôle.
 
     Chaque instance a son propre fichier SQLite (``instance1.db``…, dans ``dossier``) et la
-    base partagée d'URL ``url`` (qu'on peut donner après coup : les instances démarrent, et
+    base partagée d'URL ``url`` (qu'on peut donner après coup : les instances démarrent, et
     importent ADK, pendant que le serveur démarre). ``envoyer(...)`` renvoie la réponse de
-    l'instance (un dictionnaire : ``instance``, ``session_id``, ``replies``, ``error``…)."""
+    l'instance (un dictionnaire : ``instance``, ``session_id``, ``replies``, ``error``…)."""
 
     def __init__(self, dossier: str | os.PathLike[str], n: int = 3, url: str | None = None):
         if not isinstance(n, int) or n < 1:
@@ -63,7 +63,7 @@ class Repartiteur:
         self.secondes_demarrage: float | None = None
 
     def attendre(self) -> list[int]:
-        """Attend que chaque instance soit prête ; renvoie leurs numéros de processus."""
+        """Attend que chaque instance soit prête ; renvoie leurs numéros de processus."""
         if not self.pids:
             try:
                 self.pids = [self._read(i, "ready")["pid"] for i in range(len(self._pipes))]
@@ -91,8 +91,8 @@ class Repartiteur:
         stockage: str,
         instance: int | None = None,
     ) -> dict[str, Any]:
-        """Envoie un tour à l'instance suivante (ou à ``instance``, de 1 à n : une session
-        « collante ») ; renvoie sa réponse."""
+        """Envoie un tour à l'instance suivante (ou à ``instance``, de 1 à n : une session
+        « collante ») ; renvoie sa réponse."""
         if instance is not None:
             if not isinstance(instance, int) or not 1 <= instance <= len(self._pipes):
                 raise ValueError(
@@ -105,7 +105,7 @@ class Repartiteur:
         self, tours: list[tuple[str, str, str | None, str]]
     ) -> list[dict[str, Any]]:
         """Envoie plusieurs tours en même temps, chacun à l'instance suivante, puis lit les
-        réponses (au plus un tour par instance à la fois : les instances travaillent en
+        réponses (au plus un tour par instance à la fois : les instances travaillent en
         parallèle)."""
         if len(tours) > len(self._pipes):
             raise ValueError("au plus un tour par instance à la fois")

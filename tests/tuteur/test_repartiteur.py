@@ -50,10 +50,10 @@ def test_round_robin_one_file_per_instance_and_bad_requests(tmp_path: Path):
             "3", user_id="alice", session_id=first["session_id"], stockage="sqlite", instance=1
         )
         assert sticky["instance"] == "1" and "niveau 3" in sticky["replies"][0]
-        assert (
-            "stockage inconnu"
-            in balancer.envoyer("x", user_id="a", session_id=None, stockage="shared")["error"]
-        )  # no URL given: no shared store
+        with pytest.raises(ValueError, match="pas d'URL"):
+            balancer.envoyer("x", user_id="a", session_id=None, stockage="shared")
+        unknown = balancer.envoyer("x", user_id="a", session_id=None, stockage="nulle-part")
+        assert unknown["error"].startswith("stockage inconnu")
         with pytest.raises(ValueError, match="instance doit aller de 1 à 3"):
             balancer.envoyer("x", user_id="a", session_id=None, stockage="sqlite", instance=4)
         with pytest.raises(ValueError, match="au plus un tour"):
