@@ -90,12 +90,16 @@ system-deps:
 	bash .ci/system-deps
 
 ## make test: installe tout et lance tous les tests (c'est ce que lance la CI)
+## (TEST_WORKERS=3 processus côte à côte, avec pytest-xdist, qui garde ensemble les tests
+## d'un même fixture coûteux ; TEST_WORKERS=0 les lance l'un après l'autre)
+TEST_WORKERS ?= 3
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
 test: setup-test lint system-deps
-	$(PYTEST) -q -ra --durations=25 tests
+	$(PYTEST) -q -ra --durations=25 $(XDIST) tests
 
 ## make test-fast: everything but the browser, hub and end-to-end nbgrader tests
 test-fast: setup-test
-	$(PYTEST) -q -ra tests -m "not browser and not hub and not slow"
+	$(PYTEST) -q -ra $(XDIST) tests -m "not browser and not hub and not slow"
 
 ## make test-browser: every notebook run in JupyterLab in headless Chromium
 test-browser: setup-test system-deps

@@ -22,6 +22,15 @@ from course.sessions._schema import (
 )
 
 
+@pytest.fixture(autouse=True, scope="session")
+def venv_tools_on_path() -> None:
+    """nbgrader's gradebook runs the ``alembic`` command when it creates a database: this
+    Python's bin/ first on PATH, by the grading tools' own rule."""
+    from grading.nbgrader_run import tools_on_path
+
+    tools_on_path()
+
+
 @pytest.fixture(scope="session")
 def sample_answers() -> dict[str, str]:
     """The TP's sample submissions (grader/submissions/<name>.py): name -> `oublier` cell text."""
@@ -222,3 +231,27 @@ def adk_format_db(sqlite_db_path: Path) -> Path:
     conn.commit()
     conn.close()
     return sqlite_db_path
+
+
+# -- parallel runs (pytest-xdist, ``--dist loadgroup``: `make test`) ----------------------------
+# Every test is put in a group, and a group runs on one worker. The tests that share an
+# expensive session fixture form one group, so it is built once; every other module is a group
+# of its own, so its module fixtures are built once too. Machine-wide paths are per worker
+# (helpers.worker_suffix); Unix accounts, ports and folders are unique per test already.
+SHARED_FIXTURES = (
+    "graded_class",  # tests/grading: a class graded by the course's tools
+    "graded_samples",  # tests/labo: every sample submission through the runner
+    "executed_lessons",  # tests/lecons: every lesson run
+    "jupyterlab",  # tests/browser: one JupyterLab server
+)
+# tests/hub's `course_env` is left out on purpose: the hub modules are the longest, so they
+# spread over the workers, each building its own environment once (about a minute).
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("xdist_group"):
+            continue
+        names = getattr(item, "fixturenames", ())
+        shared = next((name for name in SHARED_FIXTURES if name in names), None)
+        item.add_marker(pytest.mark.xdist_group(shared or item.nodeid.split("::")[0]))

@@ -3,10 +3,12 @@ nbgrader or a class tool run the way `make` runs them."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -19,6 +21,7 @@ __all__ = [
     "VENV",
     "clone_head",
     "copy_course",
+    "generated_course",
     "grading",
     "make",
     "nbgrader",
@@ -82,6 +85,27 @@ def copy_course(dest: Path) -> Path:
             shutil.copytree(src, target, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy(src, target)
+    return dest / "grader"
+
+
+_TEMPLATE: list[Path] = []  # this test process's generated course, made once
+
+
+def generated_course(dest: Path) -> Path:
+    """A course copy in `dest` with the TP generated into its own new gradebook, as
+    ``nbgrader generate_assignment oublier`` leaves it; returns its grader/ folder.
+
+    The first call runs the real command (about 10 s, 30 s under load: creating a gradebook
+    starts nbgrader's ``alembic``); later calls copy that result, which is the same bytes.
+    """
+    if not _TEMPLATE:
+        base = Path(tempfile.mkdtemp(prefix="cours-genere-"))
+        atexit.register(shutil.rmtree, base, ignore_errors=True)
+        grader = copy_course(base / "cours")
+        proc = nbgrader(grader, "generate_assignment", "oublier", "--log-level=WARN")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        _TEMPLATE.append(base / "cours")
+    shutil.copytree(_TEMPLATE[0], dest, symlinks=True)
     return dest / "grader"
 
 

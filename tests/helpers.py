@@ -37,6 +37,7 @@ __all__ = [
     "processes_matching",
     "say",
     "stop_pids",
+    "worker_suffix",
 ]
 
 REPO = Path(__file__).resolve().parent.parent
@@ -306,3 +307,10 @@ def stop_pids(pids: list[int], grace: float = 10.0) -> list[int]:
     _signal_each([p for p in pids if alive(p)], signal.SIGKILL)
     _wait_gone(pids, 5)
     return [p for p in pids if alive(p)]
+
+
+def worker_suffix() -> str:
+    """``-gw0``… under pytest-xdist, else ``""``: a machine-wide path (an environment in /opt)
+    made per worker, so two workers never build or use the same one at once."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return f"-{worker}" if worker else ""

@@ -4,7 +4,6 @@ missing submission."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -12,27 +11,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from grading_course import BIN, DUE, copy_course, grading, nbgrader, submit
+from grading_course import DUE, generated_course, grading, nbgrader, submit
 
 # this folder's helper modules (exchange_class.py) import as tests/hub's do
 sys.path.insert(0, str(Path(__file__).parent))
 
 
-@pytest.fixture(autouse=True, scope="session")
-def venv_tools_on_path():
-    """nbgrader's gradebook runs the `alembic` command: the venv's bin/ must be on PATH."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PATH", f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-        yield
-
-
 @pytest.fixture
 def course(tmp_path) -> Path:
     """A fresh course copy with the TP generated into its real gradebook; its grader/ folder."""
-    grader = copy_course(tmp_path / "cours")
-    proc = nbgrader(grader, "generate_assignment", "oublier", "--log-level=WARN")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return grader
+    return generated_course(tmp_path / "cours")
 
 
 @dataclass
@@ -60,9 +48,8 @@ CLASS = {
 
 @pytest.fixture(scope="session")
 def graded_class(tmp_path_factory) -> GradedClass:
-    grader = copy_course(tmp_path_factory.mktemp("classe") / "cours")
+    grader = generated_course(tmp_path_factory.mktemp("classe") / "cours")
     steps: list[Callable[[], subprocess.CompletedProcess]] = [
-        lambda: nbgrader(grader, "generate_assignment", "oublier", "--log-level=WARN"),
         lambda: nbgrader(grader, "db", "assignment", "add", "oublier", f"--duedate={DUE}"),
     ]
     for step in steps:

@@ -20,6 +20,7 @@ from pathlib import Path
 import nbformat
 from grading.samples import SOLUTION_GRADE_ID, build_submission
 from grading_course import ROOT, nbgrader
+from helpers import worker_suffix
 
 __all__ = [
     "Student",
@@ -40,6 +41,7 @@ from classhub import unix_users  # noqa: E402
 # environment the hub installer builds from Debian's python3, shared with test_normal_user.py.
 READABLE_PREFIX = Path(
     os.environ.get("COURSE_GRADING_TEST_PREFIX", "/opt/cours-memoire-tuteur-notation")
+    + worker_suffix()
 )
 
 

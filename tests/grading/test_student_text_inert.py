@@ -21,7 +21,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from grading_course import BIN, copy_course, grading, nbgrader, submit, tool_env
+from grading_course import BIN, generated_course, grading, nbgrader, submit, tool_env
 from helpers import free_port
 from nbgrader.api import Gradebook
 
@@ -88,9 +88,8 @@ def hostile_course(tmp_path_factory) -> Path:
     """A course graded with the course's tools: eve (hostile names) submitted the hostile
     written answer and a code cell whose outputs are hostile; her feedback page and the class
     report are written. Returns grader/."""
-    grader = copy_course(tmp_path_factory.mktemp("pieges") / "cours")
+    grader = generated_course(tmp_path_factory.mktemp("pieges") / "cours")
     steps = [
-        ("generate_assignment", "oublier", "--log-level=WARN"),
         ("db", "student", "add", STUDENT, f"--first-name={FIRST}", f"--last-name={LAST}"),
     ]
     for step in steps:

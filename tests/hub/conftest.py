@@ -30,10 +30,13 @@ from classhub import (  # noqa: E402
     unix_users,
     write_roster,
 )
-from helpers import REPO  # noqa: E402
+from helpers import REPO, worker_suffix  # noqa: E402
 
 # A test prefix, kept between runs (rebuilt only when pyproject.toml changes), like system deps.
-PREFIX = Path(os.environ.get("COURSE_HUB_TEST_PREFIX", "/opt/cours-memoire-tuteur-test"))
+# One per pytest-xdist worker: two workers never build or use the same one at once.
+PREFIX = Path(
+    os.environ.get("COURSE_HUB_TEST_PREFIX", "/opt/cours-memoire-tuteur-test") + worker_suffix()
+)
 
 
 @pytest.fixture(scope="session")

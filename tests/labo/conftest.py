@@ -77,11 +77,3 @@ def _run_nbgrader(
 def run_nbgrader():
     """Runs a stock nbgrader command where instructors run it: in the course's grader/ folder."""
     return _run_nbgrader
-
-
-@pytest.fixture(autouse=True, scope="session")
-def venv_tools_on_path():
-    """nbgrader's gradebook runs the `alembic` command: the venv's bin/ must be on PATH."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PATH", f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-        yield
