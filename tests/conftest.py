@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sqlite3
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO, SERVICE_KINDS, Backend, close_service, make_backend
+from helpers import REPO, SERVER_KINDS, SERVICE_KINDS, STORAGE, Backend, close_service, make_backend
 
 from course.sessions._schema import (
     APP_STATES_TABLE_SCHEMA,
@@ -56,13 +57,42 @@ def sqlite_db_path(tmp_path: Path) -> Path:
 # service made here is closed at teardown, even when the test fails.
 
 
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[Any]:
+    """One private PostgreSQL for the whole run (course.postgres), started on first use, in a
+    folder an ordinary user can reach (as root, the server runs as ``nobody``)."""
+    import shutil
+    import tempfile
+
+    from course.postgres import ServeurPostgres
+
+    base = Path(tempfile.mkdtemp(prefix="pg-tests-"))
+    base.chmod(0o777)
+    try:
+        with ServeurPostgres(base / "cluster", durable=False) as server:
+            yield server
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+_databases = itertools.count()
+
+
 @pytest.fixture
-async def backend_factory(tmp_path: Path) -> AsyncIterator[Callable[..., Backend]]:
+async def backend_factory(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[Callable[..., Backend]]:
     """``make(kind, db_path=None)``: a fresh Backend (a file kind on ``db_path``, else on a
-    new file of its own)."""
+    new file of its own; a server kind on a fresh database of the session's server)."""
     made: list[Any] = []
 
     def make(kind: str, db_path: Path | None = None) -> Backend:
+        if STORAGE.get(kind) == "server":
+            cluster = request.getfixturevalue("postgres_cluster")
+            url = cluster.creer_base(f"t{os.getpid()}_{next(_databases)}")
+            backend = make_backend(kind, None, url)
+            made.append(backend.service)
+            return backend
         if db_path is None:
             db_path = tmp_path / f"{kind}-{len(made)}.db"
         backend = make_backend(kind, db_path)
@@ -76,7 +106,23 @@ async def backend_factory(tmp_path: Path) -> AsyncIterator[Callable[..., Backend
             await close_service(service)
 
 
-@pytest.fixture(params=SERVICE_KINDS)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``backend`` runs on the four services; a module that sets ``ALSO_ON_SERVERS = True``
+    runs on the server kinds too (helpers.SERVER_KINDS). A test that parametrizes ``backend``
+    itself keeps its own list."""
+    if "backend" not in metafunc.fixturenames:
+        return
+    for mark in metafunc.definition.iter_markers("parametrize"):
+        names = mark.args[0]
+        if "backend" in (names.replace(" ", "").split(",") if isinstance(names, str) else names):
+            return
+    kinds = SERVICE_KINDS
+    if getattr(metafunc.module, "ALSO_ON_SERVERS", False):
+        kinds = SERVICE_KINDS + SERVER_KINDS
+    metafunc.parametrize("backend", kinds, indirect=True)
+
+
+@pytest.fixture
 def backend(
     request: pytest.FixtureRequest, backend_factory: Callable[..., Backend], sqlite_db_path: Path
 ) -> Backend:

@@ -22,6 +22,7 @@ import psutil
 
 __all__ = [
     "REPO",
+    "SERVER_KINDS",
     "SERVICE_KINDS",
     "STORAGE",
     "Backend",
@@ -48,16 +49,21 @@ REPO = Path(__file__).resolve().parent.parent
 # object). A server backend would add "server" (a new client on the same URL); a kind that
 # declares no storage is refused, so it can never get a second instance by accident.
 SERVICE_KINDS = ("course-memory", "course-sqlite", "adk-memory", "adk-sqlite")
+# ADK 2.10's DatabaseSessionService on a private PostgreSQL (course.postgres): only the modules
+# that opt in run on it (``ALSO_ON_SERVERS = True``; tests/conftest.py), a fresh database each.
+SERVER_KINDS = ("adk-postgres",)
 STORAGE = {
     "course-memory": "object",
     "course-sqlite": "file",
     "adk-memory": "object",
     "adk-sqlite": "file",
+    "adk-postgres": "server",
 }
 
 
-def make_service(kind: str, db_path: Path | None) -> Any:
-    """A fresh session service of one of ``SERVICE_KINDS``; the SQLite ones on ``db_path``."""
+def make_service(kind: str, db_path: Path | None, db_url: str | None = None) -> Any:
+    """A fresh session service of one of ``SERVICE_KINDS``; the SQLite ones on ``db_path``,
+    a server one on ``db_url``."""
     if kind == "course-memory":
         from course.sessions import InMemorySessionService
 
@@ -74,6 +80,11 @@ def make_service(kind: str, db_path: Path | None) -> Any:
         from google.adk.sessions.sqlite_session_service import SqliteSessionService as AdkSqlite
 
         return AdkSqlite(str(db_path))
+    if kind == "adk-postgres":
+        from google.adk.sessions.database_session_service import DatabaseSessionService
+
+        assert db_url is not None, "adk-postgres needs a db_url"
+        return DatabaseSessionService(db_url)
     raise ValueError(f"unknown service kind {kind!r}: one of {SERVICE_KINDS}")
 
 
@@ -98,6 +109,7 @@ class Backend:
     AlreadyExistsError: type[BaseException]
     SessionNotFoundError: type[BaseException]
     StaleSessionError: type[BaseException]
+    db_url: str | None = None  # a server kind's database
 
     @property
     def is_adk(self) -> bool:
@@ -116,6 +128,8 @@ class Backend:
             return make_service(self.name, self.db_path)
         if storage == "object":
             return self.service
+        if storage == "server":  # a new client on the same database
+            return make_service(self.name, None, self.db_url)
         raise ValueError(f"no second instance declared for storage {storage!r}")
 
     def text_event(self, text: str, author: str = "user", delta: dict | None = None, **kw):
@@ -136,15 +150,18 @@ class Backend:
             return conn.execute(query, params).fetchall()
 
 
-def make_backend(kind: str, db_path: Path | None) -> Backend:
-    """A fresh ``Backend`` of one of ``SERVICE_KINDS`` (a file kind on ``db_path``)."""
+def make_backend(kind: str, db_path: Path | None, db_url: str | None = None) -> Backend:
+    """A fresh ``Backend`` of one of ``SERVICE_KINDS`` or ``SERVER_KINDS`` (a file kind on
+    ``db_path``, a server kind on ``db_url``)."""
     if kind not in STORAGE:
-        raise ValueError(f"unknown service kind {kind!r}: one of {SERVICE_KINDS}")
+        raise ValueError(f"unknown service kind {kind!r}: one of {SERVICE_KINDS + SERVER_KINDS}")
     if STORAGE[kind] == "file" and db_path is None:
         raise ValueError(f"{kind} needs a db_path")
+    if STORAGE[kind] == "server" and db_url is None:
+        raise ValueError(f"{kind} needs a db_url")
     if STORAGE[kind] != "file":
         db_path = None
-    service = make_service(kind, db_path)
+    service = make_service(kind, db_path, db_url)
     if kind.startswith("course"):
         from course import events, sessions
 
@@ -172,6 +189,7 @@ def make_backend(kind: str, db_path: Path | None) -> Backend:
         AlreadyExistsError,
         SessionNotFoundError,
         StaleSessionError,
+        db_url,
     )
 
 

@@ -133,7 +133,8 @@ def test_lock_was_solved_from_this_pyproject() -> None:
         )
 
     def declared(req: Requirement, extra: str | None = None) -> tuple:
-        marker = f"extra == '{extra}'" if extra else ""
+        # a plain requirement's own marker, as uv records it (single quotes)
+        marker = f"extra == '{extra}'" if extra else str(req.marker or "").replace('"', "'")
         spec = str(SpecifierSet(str(req.specifier))) if req.specifier else ""
         return (canonicalize_name(req.name), tuple(sorted(req.extras)), spec, marker)
 

@@ -172,6 +172,7 @@ def test_the_retention_check_rejects_a_count_rule(tmp_path: Path, run_notebook):
     [
         pytest.param([START, *LESSONS, "glossaire.ipynb"], id="lessons"),
         pytest.param(["06_annexe_adk.ipynb"], id="annex"),
+        pytest.param(["07_partager_la_memoire.ipynb"], id="shared"),
     ],
 )
 def test_no_lesson_leaves_personal_data_in_the_files_it_makes(executed_lessons, names):
@@ -256,7 +257,9 @@ def test_the_written_procedure_and_its_rubric_ask_for_backups_and_a_control():
 FAMILIAR = ("fait pareil", "c'est pareil", "Ça ne sert à rien", "journal d'annulation")
 
 
-@pytest.mark.parametrize("name", [START, *LESSONS, "glossaire.ipynb"])
+@pytest.mark.parametrize(
+    "name", [START, *LESSONS, "glossaire.ipynb", "07_partager_la_memoire.ipynb"]
+)
 def test_one_register_one_term_and_names_with_a_capital(name):
     nb = read(name)
     every = "\n".join(c.source for c in nb.cells).replace(NBSP, " ")

@@ -19,6 +19,7 @@ START = "00_commencer_ici.ipynb"  # `make lab` opens this one: keep the name
 GLOSSARY = "glossaire.ipynb"
 LESSONS = sorted(p.name for p in SOLUTIONS.glob("0[1-5]_*.ipynb"))
 APPENDIX = "06_annexe_adk.ipynb"
+SHARED = "07_partager_la_memoire.ipynb"  # after the TP: it assumes what oublier must ensure
 NBSP = "\u00a0"
 LINK = re.compile(r"\[[^\]]+\]\(([^)\s]+)\)")
 # the terms the issue and the brief fix (slug of their anchor in the glossary)
@@ -80,11 +81,12 @@ def test_the_start_page_gives_the_order_and_the_computed_times():
     assert [target for _step, target, _time in rows] == [
         *LESSONS,
         "../oublier/oublier.ipynb",
+        SHARED,
         APPENDIX,
-    ], "lessons 1 to 5, then the graded TP, then the optional appendix"
-    assert [step for step, _t, _m in rows][:6] == ["1", "2", "3", "4", "5", "TP"]
+    ], "lessons 1 to 5, the graded TP, the shared database (lesson 7), the optional appendix"
+    assert [step for step, _t, _m in rows][:7] == ["1", "2", "3", "4", "5", "TP", "7"]
     stated = {target: time.strip() for _s, target, time in rows}
-    for name in [*LESSONS, APPENDIX]:
+    for name in [*LESSONS, SHARED, APPENDIX]:
         assert stated[name] == f"{minutes(read(STUDENT / name))} min", name
     # the rule the test applies is the rule the page states
     start = " ".join(start.split())
@@ -171,7 +173,7 @@ def test_lessons_link_the_core_terms_to_the_glossary():
     assert core <= linked, core - linked
 
 
-@pytest.mark.parametrize("name", [*LESSONS, APPENDIX])
+@pytest.mark.parametrize("name", [*LESSONS, APPENDIX, SHARED])
 def test_every_lesson_has_a_recap(name: str):
     text = md_text(read(SOLUTIONS / name))
     recap = text.split("## À retenir", 1)[1].split("\n## ", 1)[0]
@@ -192,7 +194,7 @@ def test_every_exercise_has_a_folded_hint_before_and_a_folded_solution_after():
             after = next(c for c in cells[i + 1 :] if c.cell_type == "markdown")
             assert "<details>\n<summary>Solution</summary>" in after.source, (path.name, name)
             assert f"def {name}(" in after.source
-    assert exercises == 4
+    assert exercises == 5
 
 
 def test_each_notebook_says_what_comes_next_and_the_last_lesson_points_to_the_tp():

@@ -22,6 +22,7 @@ from course import quiz as q
 SOLUTIONS = ROOT / "solutions" / "lecons"
 LESSONS = sorted(p.name for p in SOLUTIONS.glob("0[0-5]_*.ipynb"))
 APPENDIX = "06_annexe_adk.ipynb"
+SHARED = "07_partager_la_memoire.ipynb"
 
 
 def normalise(text: str) -> str:
@@ -63,7 +64,7 @@ def lesson_cells(name: str):
     return nbformat.read(SOLUTIONS / name, as_version=4).cells
 
 
-@pytest.mark.parametrize("name", [*LESSONS, APPENDIX])
+@pytest.mark.parametrize("name", [*LESSONS, APPENDIX, SHARED])
 def test_nothing_before_a_prediction_quiz_states_its_answer(name: str):
     cells = lesson_cells(name)
     found = predictions(cells)
@@ -80,7 +81,7 @@ def test_nothing_before_a_prediction_quiz_states_its_answer(name: str):
         assert stated_before(cells, index, keys) == [], f"{name} {quiz.ident}: answer given first"
 
 
-@pytest.mark.parametrize("name", [*LESSONS, APPENDIX])
+@pytest.mark.parametrize("name", [*LESSONS, APPENDIX, SHARED])
 def test_control_the_check_finds_a_right_answer_put_before_its_quiz(name: str):
     """The check can fail: the right option, copied into a heading above the quiz (or into the
     objectives), is found for every prediction quiz of the lesson."""

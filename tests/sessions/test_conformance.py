@@ -17,6 +17,9 @@ from helpers import STORAGE, make_backend, open_files_under
 
 APP = "tuteur"
 
+# also on ADK 2.10's DatabaseSessionService over a private PostgreSQL (tests/conftest.py)
+ALSO_ON_SERVERS = True
+
 
 async def new_session(backend, user: str = "alice", **kwargs):
     return await backend.service.create_session(app_name=APP, user_id=user, **kwargs)
@@ -31,7 +34,8 @@ async def reload(backend, session, **kwargs):
 # -- create_session -----------------------------------------------------------------------
 
 
-async def test_create_session_strips_id_and_generates_uuid(backend):
+async def test_create_session_strips_id_and_generates_uuid(backend, adk_does_worse):
+    adk_does_worse("ADK's DatabaseSessionService keeps a session id's spaces", "adk-postgres")
     named = await new_session(backend, session_id="  s1  ")
     assert named.id == "s1"
     assert named.events == [] and named.last_update_time > 0
@@ -169,7 +173,11 @@ async def test_the_other_sides_config_is_read_the_same(backend):
 
 
 async def test_equal_timestamps_keep_append_order(backend, adk_does_worse):
-    adk_does_worse("ADK's SQLite breaks timestamp ties by event id", "adk-sqlite")
+    adk_does_worse(
+        "ADK's SQLite and DatabaseSessionService break timestamp ties by event id",
+        "adk-sqlite",
+        "adk-postgres",
+    )
     session = await new_session(backend)
     now = time.time()
     for event_id in ("zz", "mm", "aa"):
@@ -373,7 +381,8 @@ def test_a_kind_that_declares_no_storage_gets_no_service():
 
 
 async def test_racing_writers_exactly_one_wins(backend, adk_does_worse, second_service):
-    adk_does_worse("ADK checks staleness outside the write transaction")
+    # on PostgreSQL, ADK locks the session's row (SELECT ... FOR UPDATE): exactly one wins there
+    adk_does_worse("ADK checks staleness outside the write transaction", "adk-memory", "adk-sqlite")
     other = second_service
     for trial in range(50):
         session = await new_session(backend, session_id=f"course-{trial}")
@@ -420,8 +429,9 @@ async def test_empty_user_id_never_means_every_user(backend, adk_does_worse):
 )
 async def test_bad_names_are_refused(backend, adk_does_worse, kwargs):
     typed_by_pydantic = kwargs["app_name"] is None or kwargs["user_id"] == 42
-    # ADK's in-memory Session model rejects a non-str name, its SQLite service stores it first.
-    names = ("adk-sqlite",) if typed_by_pydantic else ()
+    # ADK's in-memory Session model rejects a non-str name, its SQLite service stores it first,
+    # its DatabaseSessionService hands it to PostgreSQL, whose driver error is no ValueError.
+    names = ("adk-sqlite", "adk-postgres") if typed_by_pydantic else ()
     adk_does_worse("ADK stores any app_name/user_id without a check", *names)
     with pytest.raises(ValueError):
         await backend.service.create_session(**kwargs)

@@ -29,6 +29,9 @@ APP = "tuteur"
 # every byte value, so that base64's '+', '/' (or '-', '_') and padding all occur
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
 
+# also on ADK 2.10's DatabaseSessionService over a private PostgreSQL (tests/conftest.py)
+ALSO_ON_SERVERS = True
+
 
 def _parts(ns: Any) -> dict[str, list[Any]]:
     """One message per kind of part, built with the classes of ``ns`` (a Backend, or the
@@ -621,9 +624,10 @@ async def test_what_comes_back_equals_what_was_given(backend, built_with, adk_do
     or of ADK's (a course object equals ADK's or google.genai's holding the same data)."""
     if built_with == "other-classes":
         adk_does_worse(
-            "ADK's models equal only their own classes: its SQLite service gives back ADK "
-            "events, which never equal the course's events still in the session",
+            "ADK's models equal only their own classes: its SQLite and database services give "
+            "back ADK events, which never equal the course's events still in the session",
             "adk-sqlite",
+            "adk-postgres",
         )
     ns = backend if built_with == "own-classes" else (course_events if backend.is_adk else _adk())
     service = backend.service

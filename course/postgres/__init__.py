@@ -1,0 +1,32 @@
+"""Un PostgreSQL privé, démarré par le cours lui-même, sans root ni réseau.
+
+``ServeurPostgres(dossier)`` : un cluster dans un dossier à vous, joignable par une socket Unix
+de ce dossier, arrêté à la fin (``with``/``async with``, ``arreter()``) et avec le noyau.
+Importing this package does no I/O (the server module is loaded on first use).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ClusterOccupe",
+    "PostgresIndisponible",
+    "ServeurArrete",
+    "ServeurPostgres",
+    "binaires_postgres",
+    "dossier_cluster",
+    "passer_sans_postgres",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "passer_sans_postgres":
+        from course.postgres._absence import passer_sans_postgres
+
+        return passer_sans_postgres
+    if name in __all__:
+        from course.postgres import _serveur
+
+        return getattr(_serveur, name)
+    raise AttributeError(name)

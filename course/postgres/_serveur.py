@@ -1,0 +1,363 @@
+"""A private PostgreSQL cluster in a folder of the learner's own, started by the course.
+
+The server runs under a watchdog process (``_gardien``) that stops it when this process ends,
+however it ends; it listens on no TCP port, only on a Unix socket in the folder. Its binaries
+come from the ``pgserver`` wheel (PostgreSQL 16, installed from the lock), else from Debian's
+``postgresql`` package, else from ``$COURS_PG_BIN``. As root, the server runs as an ordinary
+user (``$COURS_PG_USER``, ``nobody`` by default): PostgreSQL refuses to run as root.
+"""
+
+from __future__ import annotations
+
+import atexit
+import glob
+import hashlib
+import importlib.util
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+from pathlib import Path
+from types import TracebackType
+
+__all__ = [
+    "ClusterOccupe",
+    "PostgresIndisponible",
+    "ServeurArrete",
+    "ServeurPostgres",
+    "binaires_postgres",
+    "dossier_cluster",
+]
+
+INSTALL_HINT = (
+    "installez le paquet Python «\u00a0pgserver\u00a0» (pip install pgserver) ou le paquet "
+    "Debian «\u00a0postgresql\u00a0» (apt-get install postgresql)"
+)
+_SOCKET_MAX = 107  # sun_path, less the final NUL
+
+
+class PostgresIndisponible(RuntimeError):
+    """PostgreSQL is missing or failed to start: the message says what to install or read."""
+
+
+class ClusterOccupe(RuntimeError):
+    """Another process (another kernel) already runs this cluster folder."""
+
+
+class ServeurArrete(RuntimeError):
+    """The server was stopped (or died) while still in use."""
+
+
+def binaires_postgres() -> Path:
+    """The folder holding ``initdb``, ``postgres`` and ``pg_isready``."""
+    candidates: list[Path] = []
+    if os.environ.get("COURS_PG_BIN"):  # the teacher's choice, and nothing else
+        candidates.append(Path(os.environ["COURS_PG_BIN"]))
+    else:
+        candidates += _default_binaries()
+    for folder in candidates:
+        if all(os.access(folder / exe, os.X_OK) for exe in ("initdb", "postgres", "pg_isready")):
+            return folder
+    raise PostgresIndisponible(f"PostgreSQL est introuvable\u00a0: {INSTALL_HINT}.")
+
+
+def dossier_cluster(nom: str) -> Path:
+    """Le dossier du cluster d'une leçon : ``nom``, à côté du notebook.
+
+    En root, le serveur tourne sous un autre utilisateur, qui ne peut pas entrer dans le dossier
+    du notebook (et rien du vôtre ne lui est ouvert) : le cluster va alors dans un dossier
+    temporaire propre à ce dossier de notebook, où cet utilisateur peut créer le sien."""
+    _check_name(nom.replace("-", "_"))
+    if os.geteuid() != 0:
+        return Path(nom).resolve()
+    tag = hashlib.sha256(str(Path.cwd().resolve()).encode()).hexdigest()[:12]
+    parent = Path(tempfile.gettempdir()) / f"cours-pg-{tag}"
+    parent.mkdir(mode=0o700, exist_ok=True)
+    if parent.is_symlink() or parent.stat().st_uid != 0:
+        raise PostgresIndisponible(f"{parent} n'appartient pas à root\u00a0: supprimez-le.")
+    parent.chmod(0o733)  # the server's user may create its folder here, not list or read it
+    return parent / nom
+
+
+def _default_binaries() -> list[Path]:
+    candidates: list[Path] = []
+    # pgserver's binaries, found without importing pgserver (its import does I/O and warns)
+    spec = importlib.util.find_spec("pgserver")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        candidates.append(Path(location) / "pginstall" / "bin")
+    candidates += sorted((Path(p) for p in glob.glob("/usr/lib/postgresql/*/bin")), reverse=True)
+    return candidates
+
+
+def _run_as() -> str | None:
+    if os.geteuid() != 0:
+        return None
+    name = os.environ.get("COURS_PG_USER", "nobody")
+    try:
+        pwd.getpwnam(name)
+    except KeyError as err:
+        raise PostgresIndisponible(
+            f"PostgreSQL refuse de tourner en root et l'utilisateur «\u00a0{name}\u00a0» "
+            f"n'existe pas\u00a0: créez-le ou nommez-en un autre dans COURS_PG_USER."
+        ) from err
+    return name
+
+
+class ServeurPostgres:
+    """Un serveur PostgreSQL privé dans ``dossier``, joignable par une socket Unix.
+
+    ``with ServeurPostgres(dossier) as pg:`` (ou ``async with``) le démarre puis l'arrête ;
+    ``demarrer()`` / ``arreter()`` font de même explicitement. Il s'arrête aussi à la fin du
+    noyau, même tué."""
+
+    def __init__(self, dossier: str | os.PathLike[str], *, durable: bool = True) -> None:
+        self.dossier = Path(dossier).expanduser().resolve()
+        # durable=False: no fsync (a test suite's throwaway cluster; a crash may lose it)
+        self.durable = durable
+        self._watchdog: subprocess.Popen[bytes] | None = None
+        self._socket_dir: Path | None = None
+
+    # -- life -------------------------------------------------------------------------------
+    def demarrer(self) -> ServeurPostgres:
+        """Crée le cluster s'il n'existe pas, démarre le serveur, attend qu'il réponde."""
+        if self.en_marche:
+            return self
+        binaries = binaires_postgres()
+        user = _run_as()
+        if self.dossier.exists() and not self.dossier.is_dir():
+            raise PostgresIndisponible(
+                f"{self.dossier} n'est pas un dossier\u00a0: donnez un dossier pour le cluster."
+            )
+        if self.dossier.is_dir() and not _is_cluster_folder(self.dossier):
+            # the folder is made private (and, as root, given to the server's user): never
+            # someone's existing folder
+            raise PostgresIndisponible(
+                f"{self.dossier} contient déjà autre chose qu'un cluster\u00a0: donnez un "
+                f"dossier neuf ou vide, réservé au serveur."
+            )
+        self.dossier.mkdir(parents=True, exist_ok=True)
+        socket_dir = self.dossier
+        if len(str(socket_dir / ".s.PGSQL.5432")) > _SOCKET_MAX:
+            socket_dir = Path(tempfile.mkdtemp(prefix="pg-"))
+            os.chmod(socket_dir, 0o700)
+        if user is not None:
+            binaries = _open_path_for(binaries, self.dossier, user)
+        config = {
+            "bin": str(binaries),
+            "folder": str(self.dossier),
+            "socket": str(socket_dir),
+            "data": str(self.dossier / "donnees"),
+            "user": user,
+            "durable": self.durable,
+        }
+        watchdog = subprocess.Popen(
+            [sys.executable, "-m", "course.postgres._gardien", json.dumps(config)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            start_new_session=True,  # a kernel's process-group kill must not reach it first
+            env={**os.environ, "PYTHONPATH": _import_root()},
+        )
+        assert watchdog.stdout is not None
+        line = watchdog.stdout.readline().decode("utf-8", "replace").strip()
+        if line != "ready":
+            if watchdog.stdin is not None:
+                watchdog.stdin.close()
+            watchdog.wait(30)
+            if line.startswith("busy"):
+                raise ClusterOccupe(
+                    f"Le cluster {self.dossier} est déjà démarré par un autre processus "
+                    f"(pid {line.split()[-1]})\u00a0: arrêtez-le (ou redémarrez cet autre "
+                    f"noyau) ou choisissez un autre dossier."
+                )
+            raise PostgresIndisponible(
+                f"PostgreSQL n'a pas démarré ({line.removeprefix('error ') or 'aucune réponse'})"
+                f"\u00a0; lisez {self.dossier / 'journal-postgres.log'} ou {INSTALL_HINT}."
+            )
+        self._watchdog = watchdog
+        self._socket_dir = socket_dir
+        _RUNNING.add(self)
+        return self
+
+    def arreter(self) -> None:
+        """Arrête le serveur, sans rien effacer du dossier (sans effet s'il est arrêté)."""
+        watchdog, self._watchdog = self._watchdog, None
+        if watchdog is None:
+            return
+        _RUNNING.discard(self)
+        if watchdog.stdin is not None:
+            try:
+                watchdog.stdin.close()
+            except OSError:
+                pass
+        try:
+            watchdog.wait(45)
+        except subprocess.TimeoutExpired:
+            watchdog.terminate()
+            watchdog.wait(10)
+
+    @property
+    def en_marche(self) -> bool:
+        return self._watchdog is not None and self._watchdog.poll() is None
+
+    def verifier(self) -> None:
+        """Lève ``ServeurArrete`` si le serveur n'est plus en marche."""
+        if not self.en_marche:
+            raise ServeurArrete(
+                f"Le serveur PostgreSQL de {self.dossier} est arrêté\u00a0: relancez "
+                f"demarrer() (vos données sont restées dans le dossier)."
+            )
+
+    # -- use --------------------------------------------------------------------------------
+    @property
+    def dossier_socket(self) -> Path:
+        self.verifier()
+        assert self._socket_dir is not None
+        return self._socket_dir
+
+    def url(self, base: str = "postgres") -> str:
+        """L'URL SQLAlchemy asynchrone (asyncpg) de ``base``, pour le DatabaseSessionService
+        d'ADK."""
+        _check_name(base)
+        host = urllib.parse.quote(str(self.dossier_socket), safe="/")
+        return f"postgresql+asyncpg://postgres@/{base}?host={host}"
+
+    def creer_base(self, base: str) -> str:
+        """Crée la base ``base`` (vide) et renvoie son URL."""
+        _check_name(base)
+        done = subprocess.run(
+            [str(binaires_postgres() / "createdb"), "-h", str(self.dossier_socket)]
+            + ["-U", "postgres", base],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            self.verifier()
+            raise RuntimeError(f"createdb {base}\u00a0: {done.stderr.strip()}")
+        return self.url(base)
+
+    # -- context managers -------------------------------------------------------------------
+    def __enter__(self) -> ServeurPostgres:
+        return self.demarrer()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.arreter()
+
+    async def __aenter__(self) -> ServeurPostgres:
+        import asyncio
+
+        return await asyncio.to_thread(self.demarrer)
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        import asyncio
+
+        await asyncio.to_thread(self.arreter)
+
+    def __repr__(self) -> str:
+        state = "en marche" if self.en_marche else "arrêté"
+        return f"<ServeurPostgres {self.dossier} {state}>"
+
+
+def _is_cluster_folder(folder: Path) -> bool:
+    """Empty, or made by this module (its lock file, its data folder)."""
+    names = {p.name for p in folder.iterdir()}
+    return not names or ".verrou" in names or (folder / "donnees" / "PG_VERSION").exists()
+
+
+def _check_name(base: str) -> None:
+    if not isinstance(base, str) or not base.replace("_", "").isalnum() or not base.isascii():
+        raise ValueError(f"Nom de base refusé\u00a0: {base!r} (lettres, chiffres et _ seulement).")
+
+
+def _import_root() -> str:
+    root = str(Path(__file__).resolve().parent.parent.parent)
+    current = os.environ.get("PYTHONPATH")
+    return root if not current else f"{root}{os.pathsep}{current}"
+
+
+def _runs(binaries: Path, user: str) -> bool:
+    try:
+        probe = subprocess.run(
+            [str(binaries / "postgres"), "--version"], capture_output=True, user=user
+        )
+    except OSError:  # exec refused: the user cannot reach the file
+        return False
+    return probe.returncode == 0
+
+
+def _shared_copy(binaries: Path) -> Path:
+    """A root-owned, world-readable copy of a relocatable install (pgserver's) whose folder the
+    server's user cannot reach (a venv under /root): made once, renamed into place atomically.
+    The wheel's libraries (``pgserver.libs``, found through ``$ORIGIN/../../..``) come too."""
+    install = binaries.parent  # .../site-packages/pgserver/pginstall
+    package = install.parent
+    libs = package.parent / f"{package.name}.libs"
+    stamp = hashlib.sha256(f"{install}:{install.stat().st_mtime_ns}".encode()).hexdigest()[:16]
+    target = Path(tempfile.gettempdir()) / f"cours-postgres-{stamp}"
+    if not (target / package.name / install.name / "bin" / "postgres").exists():
+        scratch = Path(tempfile.mkdtemp(prefix="cours-postgres-", dir=target.parent))
+        made = scratch / "copy"
+        shutil.copytree(install, made / package.name / install.name, symlinks=True)
+        if libs.is_dir():
+            shutil.copytree(libs, made / libs.name, symlinks=True)
+        for parent, _dirs, files in os.walk(made):
+            os.chmod(parent, 0o755)
+            for name in files:
+                path = os.path.join(parent, name)
+                if not os.path.islink(path):
+                    os.chmod(path, os.stat(path).st_mode | 0o444)
+        try:
+            os.rename(made, target)
+        except OSError:  # another kernel made it first
+            pass
+        shutil.rmtree(scratch, ignore_errors=True)
+    return target / package.name / install.name / "bin"
+
+
+def _open_path_for(binaries: Path, folder: Path, user: str) -> Path:
+    """As root: the server's user must reach the binaries and the folder. Nothing of the
+    learner's is opened up for it (pgserver, as root, makes every parent folder of its data
+    world-readable: not here); binaries it cannot reach are copied where it can."""
+    probe = subprocess.run(
+        ["/bin/sh", "-c", 'test -x "$1" && test -w "$1"', "sh", str(folder.parent)],
+        capture_output=True,
+        user=user,
+    )
+    if probe.returncode != 0:
+        raise PostgresIndisponible(
+            f"PostgreSQL refuse de tourner en root et l'utilisateur «\u00a0{user}\u00a0» qui "
+            f"le fait tourner ne peut pas écrire dans {folder.parent}\u00a0: choisissez un "
+            f"dossier qui lui est ouvert, ou lancez le cours sans être root."
+        )
+    if _runs(binaries, user):
+        return binaries
+    if (binaries.parent / "lib").is_dir() and not str(binaries).startswith("/usr/"):
+        copy = _shared_copy(binaries)
+        if _runs(copy, user):
+            return copy
+    raise PostgresIndisponible(
+        f"L'utilisateur «\u00a0{user}\u00a0» ne peut pas exécuter {binaries / 'postgres'}"
+        f"\u00a0: installez PostgreSQL dans un dossier lisible par tous, ou {INSTALL_HINT}."
+    )
+
+
+_RUNNING: set[ServeurPostgres] = set()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for server in list(_RUNNING):
+        server.arreter()

@@ -1,0 +1,156 @@
+"""A load balancer in front of tutor instances, each a real process (lesson 7).
+
+``Repartiteur(dossier, n=3, url=…)`` starts ``n`` instance processes
+(``course.tuteur.instance``) and sends each learner turn to the next one in turn (round robin),
+as a load balancer without sticky sessions does. The instances end when ``fermer()`` closes
+their pipes, or when the kernel that started them dies (their stdin closes too).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TextIO
+
+__all__ = ["Repartiteur"]
+
+
+class Repartiteur:
+    """Envoie chaque tour de l'élève à l'instance suivante, à tour de rôle.
+
+    Chaque instance a son propre fichier SQLite (``instance1.db``…, dans ``dossier``) et la
+    base partagée d'URL ``url`` (qu'on peut donner après coup : les instances démarrent, et
+    importent ADK, pendant que le serveur démarre). ``envoyer(...)`` renvoie la réponse de
+    l'instance (un dictionnaire : ``instance``, ``session_id``, ``replies``, ``error``…)."""
+
+    def __init__(self, dossier: str | os.PathLike[str], n: int = 3, url: str | None = None):
+        if not isinstance(n, int) or n < 1:
+            raise ValueError(f"n doit être un entier positif (reçu\u00a0: {n!r}).")
+        self.dossier = Path(dossier)
+        self.dossier.mkdir(parents=True, exist_ok=True)
+        self.suivante = 0
+        self.url = url
+        self.pids: list[int] = []
+        self._pipes: list[tuple[TextIO, TextIO]] = []
+        start = time.perf_counter()
+        specs, child_ends = [], []
+        for i in range(1, n + 1):
+            to_child, from_parent = os.pipe()[::-1]  # (write end, read end)
+            to_parent, from_child = os.pipe()[::-1]
+            specs.append(f"{i}:{from_parent}:{to_parent}")
+            child_ends += [from_parent, to_parent]
+            self._pipes.append(
+                (
+                    os.fdopen(to_child, "w", encoding="utf-8"),
+                    os.fdopen(from_child, "r", encoding="utf-8"),
+                )
+            )
+        command = [sys.executable, "-m", "course.tuteur.instance"]
+        command += ["--sqlite-dir", str(self.dossier), *specs]
+        try:
+            self._launcher = subprocess.Popen(
+                command, pass_fds=child_ends, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+        finally:
+            for fd in child_ends:
+                os.close(fd)
+        self._start = start
+        self.secondes_demarrage: float | None = None
+
+    def attendre(self) -> list[int]:
+        """Attend que chaque instance soit prête ; renvoie leurs numéros de processus."""
+        if not self.pids:
+            try:
+                self.pids = [self._read(i, "ready")["pid"] for i in range(len(self._pipes))]
+            except BaseException:
+                self.fermer()
+                raise
+            self.secondes_demarrage = time.perf_counter() - self._start
+        return self.pids
+
+    def _read(self, index: int, expected: str) -> dict[str, Any]:
+        line = self._pipes[index][1].readline()
+        if not line:
+            raise RuntimeError(
+                f"L'instance {index + 1} s'est arrêtée sans répondre ({expected})\u00a0: "
+                f"google-adk et la base partagée sont-ils disponibles\u00a0?"
+            )
+        return json.loads(line)
+
+    def envoyer(
+        self,
+        texte: str,
+        *,
+        user_id: str,
+        session_id: str | None,
+        stockage: str,
+        instance: int | None = None,
+    ) -> dict[str, Any]:
+        """Envoie un tour à l'instance suivante (ou à ``instance``, de 1 à n : une session
+        « collante ») ; renvoie sa réponse."""
+        if instance is not None:
+            if not isinstance(instance, int) or not 1 <= instance <= len(self._pipes):
+                raise ValueError(
+                    f"instance doit aller de 1 à {len(self._pipes)}\u00a0: {instance!r}"
+                )
+            self.suivante = instance - 1
+        return self.envoyer_ensemble([(texte, user_id, session_id, stockage)])[0]
+
+    def envoyer_ensemble(
+        self, tours: list[tuple[str, str, str | None, str]]
+    ) -> list[dict[str, Any]]:
+        """Envoie plusieurs tours en même temps, chacun à l'instance suivante, puis lit les
+        réponses (au plus un tour par instance à la fois : les instances travaillent en
+        parallèle)."""
+        if len(tours) > len(self._pipes):
+            raise ValueError("au plus un tour par instance à la fois")
+        if any(stockage == "shared" for *_, stockage in tours) and not self.url:
+            raise ValueError("la base partagée n'a pas d'URL\u00a0: donnez repartiteur.url.")
+        self.attendre()
+        targets = []
+        for texte, user_id, session_id, stockage in tours:
+            index = self.suivante
+            self.suivante = (self.suivante + 1) % len(self._pipes)
+            request = {"store": stockage, "user_id": user_id, "session_id": session_id}
+            request.update(text=texte, **({"url": self.url} if stockage == "shared" else {}))
+            pipe = self._pipes[index][0]
+            pipe.write(json.dumps(request, ensure_ascii=False) + "\n")
+            pipe.flush()
+            targets.append(index)
+        return [self._read(i, "answer") for i in targets]
+
+    def fermer(self) -> None:
+        """Arrête les instances (ferme leurs entrées, attend leur fin)."""
+        for to_child, _ in self._pipes:
+            try:
+                to_child.close()
+            except OSError:
+                pass
+        launcher = getattr(self, "_launcher", None)
+        if launcher is not None:
+            if not self.pids:  # never ready: no need to wait for ADK's import to finish
+                launcher.kill()
+            try:
+                launcher.wait(30)
+            except subprocess.TimeoutExpired:
+                launcher.kill()
+                launcher.wait(10)
+        for _, from_child in self._pipes:
+            from_child.close()
+        self._pipes = []
+
+    def __enter__(self) -> Repartiteur:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.fermer()

@@ -1,0 +1,300 @@
+"""course.postgres: a private PostgreSQL started by the course, stopped however its kernel ends.
+
+Real servers (pgserver's PostgreSQL 16 from the lock, or Debian's), real processes killed with
+SIGKILL, a real Unix user when the tests run as root.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers import REPO, processes_matching
+
+from course.postgres import ClusterOccupe, PostgresIndisponible, ServeurArrete, ServeurPostgres
+
+
+@pytest.fixture
+def tmp_path() -> Iterator[Path]:
+    """A fresh folder an ordinary user can reach: as root, the server runs as ``nobody``, who
+    cannot enter pytest's root-only temporary folders."""
+    base = Path(tempfile.mkdtemp(prefix="pg-test-"))
+    base.chmod(0o777)
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _servers_in(folder: Path) -> list[str]:
+    """The postmaster serving ``folder`` (and the watchdog, whose command line names it too)."""
+    data = str(folder / "donnees")
+    return processes_matching(lambda _uid, cmd: data in cmd)
+
+
+def _wait_no_server(folder: Path, seconds: float = 30.0) -> list[str]:
+    deadline = time.monotonic() + seconds
+    while (left := _servers_in(folder)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+async def _select(url: str, query: str) -> list:
+    import asyncpg
+
+    address, host = url.split("?host=")
+    database = address.rsplit("/", 1)[-1]
+    conn = await asyncpg.connect(host=host, user="postgres", database=database)
+    try:
+        return [tuple(row) for row in await conn.fetch(query)]
+    finally:
+        await conn.close()
+
+
+def test_import_does_no_io() -> None:
+    code = "import course, course.postgres, sys; print('course.postgres._serveur' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert done.stdout.strip() == "False", done.stderr
+
+
+async def test_start_use_stop_leaves_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "cluster"
+    async with ServeurPostgres(folder) as pg:
+        assert pg.en_marche
+        url = await asyncio.to_thread(pg.creer_base, "tuteur")
+        assert await _select(url, "select current_database()") == [("tuteur",)]
+        assert (folder / ".s.PGSQL.5432").exists()  # a socket in the learner's folder
+        # trust authentication: only the folder's owner may reach that socket
+        assert folder.stat().st_mode & 0o777 == 0o700
+        assert (folder / ".s.PGSQL.5432").stat().st_mode & 0o777 == 0o700
+        # no TCP: the server listens on nothing but that socket
+        assert await _select(url, "show listen_addresses") == [("",)]
+        assert await _select(url, "show fsync") == [("on",)]  # durable unless asked otherwise
+        servers = _servers_in(folder)
+        assert servers
+        if os.geteuid() == 0:  # PostgreSQL refuses root: it runs as an ordinary user
+            postmaster = [line for line in servers if "/postgres -D" in line]
+            assert postmaster and "uid=0" not in postmaster[0], servers
+    assert not pg.en_marche
+    assert _wait_no_server(folder, 5) == []
+    assert not (folder / ".s.PGSQL.5432").exists()
+    with pytest.raises(ServeurArrete, match="arrêté"):
+        pg.url()
+    pg.arreter()  # idempotent
+    # data kept: a warm restart finds the database again
+    with ServeurPostgres(folder) as again:
+        url = again.url("tuteur")
+        assert await _select(url, "select 1") == [(1,)]
+
+
+def test_a_killed_kernel_leaves_no_server(tmp_path: Path) -> None:
+    """A kernel-like child starts a server and is killed with SIGKILL: no atexit runs, yet the
+    watchdog sees its pipe close and stops the server."""
+    folder = tmp_path / "cluster"
+    code = (
+        "import sys, time\n"
+        "from course.postgres import ServeurPostgres\n"
+        f"pg = ServeurPostgres({str(folder)!r}).demarrer()\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "ready"
+        assert _servers_in(folder)
+    finally:
+        child.kill()
+        child.wait(10)
+    assert _wait_no_server(folder) == []
+    with ServeurPostgres(folder) as again:  # the folder is free again, its cluster intact
+        assert again.en_marche
+
+
+def test_two_kernels_on_one_folder_get_a_clear_error(tmp_path: Path) -> None:
+    folder = tmp_path / "cluster"
+    with ServeurPostgres(folder):
+        second = ServeurPostgres(folder)
+        with pytest.raises(ClusterOccupe, match="déjà démarré par un autre processus"):
+            second.demarrer()
+        assert not second.en_marche
+        assert len(_servers_in(folder)) >= 1
+    assert _wait_no_server(folder, 5) == []
+
+
+def test_missing_postgres_says_what_to_install(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("COURS_PG_BIN", str(tmp_path / "nulle-part"))
+    with pytest.raises(PostgresIndisponible, match="installez le paquet Python") as caught:
+        ServeurPostgres(tmp_path / "cluster").demarrer()
+    assert "\u00a0: installez" in str(caught.value)
+    assert not (tmp_path / "cluster").exists()
+
+
+def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:
+    folder = tmp_path / "cluster"
+    (folder / "donnees").mkdir(parents=True)
+    (folder / "donnees" / "PG_VERSION").write_text("abîmé\n")  # a broken cluster
+    with pytest.raises(PostgresIndisponible, match="n'a pas démarré") as caught:
+        ServeurPostgres(folder).demarrer()
+    assert "journal-postgres.log" in str(caught.value)
+    assert _servers_in(folder) == []
+    not_a_folder = tmp_path / "fichier"
+    not_a_folder.write_text("")
+    with pytest.raises(PostgresIndisponible, match="n'est pas un dossier"):
+        ServeurPostgres(not_a_folder).demarrer()
+
+
+def test_a_folder_holding_something_else_is_refused_untouched(tmp_path: Path) -> None:
+    """The cluster folder is made private (as root, given to the server's user): never someone's
+    existing folder, such as a home."""
+    home = tmp_path / "maison"
+    home.mkdir(mode=0o755)
+    (home / "notes.txt").write_text("à garder")
+    with pytest.raises(PostgresIndisponible, match="contient déjà autre chose"):
+        ServeurPostgres(home).demarrer()
+    assert home.stat().st_mode & 0o777 == 0o755 and home.stat().st_uid == os.geteuid()
+    assert sorted(p.name for p in home.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="le cas root")
+def test_as_root_a_closed_folder_is_refused_not_opened(tmp_path: Path) -> None:
+    closed = tmp_path / "prive"
+    closed.mkdir(mode=0o700)
+    with pytest.raises(PostgresIndisponible, match="ne peut pas écrire dans"):
+        ServeurPostgres(closed / "cluster").demarrer()
+    assert closed.stat().st_mode & 0o777 == 0o700  # nothing opened up behind the owner's back
+
+
+def test_a_server_killed_mid_use_gives_a_clear_error(tmp_path: Path) -> None:
+    folder = tmp_path / "cluster"
+    pg = ServeurPostgres(folder).demarrer()
+    try:
+        assert pg._watchdog is not None
+        os.kill(pg._watchdog.pid, signal.SIGTERM)  # someone stops it under the learner's feet
+        pg._watchdog.wait(30)
+        with pytest.raises(ServeurArrete, match="relancez"):
+            pg.url()
+        with pytest.raises(ServeurArrete):
+            pg.creer_base("tuteur")
+    finally:
+        pg.arreter()
+    assert _wait_no_server(folder) == []
+
+
+async def test_adk_reaches_a_cluster_in_a_folder_with_an_awkward_name(tmp_path: Path) -> None:
+    """The URL quotes the socket folder: spaces, accents, ``&``, ``?``, ``#`` survive."""
+    from google.adk.sessions.database_session_service import DatabaseSessionService
+
+    folder = tmp_path / "mon dossier é&x?y#z"
+    async with ServeurPostgres(folder) as pg:
+        service = DatabaseSessionService(await asyncio.to_thread(pg.creer_base, "tuteur"))
+        try:
+            made = await service.create_session(app_name="tuteur", user_id="alice")
+            again = await service.get_session(
+                app_name="tuteur", user_id="alice", session_id=made.id
+            )
+            assert again is not None and again.id == made.id
+        finally:
+            await service.close()
+
+
+def test_a_postmaster_killed_under_the_learner_is_seen(tmp_path: Path) -> None:
+    folder = tmp_path / "cluster"
+    pg = ServeurPostgres(folder).demarrer()
+    try:
+        pid = int((folder / "donnees" / "postmaster.pid").read_text().split()[0])
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while pg.en_marche and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with pytest.raises(ServeurArrete, match="est arrêté"):
+            pg.url()
+    finally:
+        pg.arreter()
+    assert _wait_no_server(folder) == []
+
+
+def test_bad_database_name_is_refused(tmp_path: Path) -> None:
+    with ServeurPostgres(tmp_path / "cluster") as pg:
+        with pytest.raises(ValueError, match="Nom de base refusé"):
+            pg.creer_base("x; drop database postgres")
+        for hostile in ("x?host=/tmp", "../x", "", "é"):
+            with pytest.raises(ValueError, match="Nom de base refusé"):
+                pg.url(hostile)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="le cas root")
+def test_as_root_binaries_the_server_user_cannot_reach_are_copied(tmp_path: Path, monkeypatch):
+    """CI runs as root with the venv under a root-only home: nobody cannot run pgserver's
+    binaries there, so a world-readable copy is made (once) and the server starts."""
+    from course.postgres import binaires_postgres
+
+    closed = tmp_path / "racine-privee"
+    closed.mkdir(mode=0o700)
+    install = binaires_postgres().parent
+    if install.parent.name != "pgserver":
+        pytest.skip("le cas des binaires de pgserver (l'installation du verrou)")
+    shutil.copytree(install, closed / "pgserver" / "pginstall", symlinks=True)
+    shutil.copytree(install.parent.parent / "pgserver.libs", closed / "pgserver.libs")
+    monkeypatch.setenv("COURS_PG_BIN", str(closed / "pgserver" / "pginstall" / "bin"))
+    before = set(Path(tempfile.gettempdir()).glob("cours-postgres-*"))
+    try:
+        with ServeurPostgres(tmp_path / "cluster") as pg:
+            assert pg.en_marche
+        assert closed.stat().st_mode & 0o777 == 0o700  # not opened up
+    finally:
+        for made in set(Path(tempfile.gettempdir()).glob("cours-postgres-*")) - before:
+            shutil.rmtree(made, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="créer un utilisateur Unix demande root")
+def test_an_ordinary_user_runs_their_own_cluster() -> None:
+    """A learner's kernel is an ordinary user: the server runs as them, in their folder."""
+    name = f"pg{secrets.token_hex(4)}"
+    subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", name], check=True)
+    base = Path(tempfile.mkdtemp(prefix="pg-eleve-"))
+    account = pwd.getpwnam(name)
+    # the venv's python links to a root-only interpreter here: the system's, on the venv's
+    # packages (course.postgres needs only the standard library and pgserver's binaries)
+    python = "/usr/bin/python3"
+    path = os.pathsep.join([str(REPO), *(p for p in sys.path if p.endswith("site-packages"))])
+    try:
+        os.chown(base, account.pw_uid, account.pw_gid)
+        folder = base / "cluster"
+        code = (
+            "import asyncio, os\n"
+            "from course.postgres import ServeurPostgres\n"
+            f"with ServeurPostgres({str(folder)!r}) as pg:\n"
+            "    print(os.getuid(), pg.url())\n"
+        )
+        done = subprocess.run(
+            [shutil.which("runuser") or "runuser", "-u", name, "--", python, "-c", code],
+            capture_output=True,
+            text=True,
+            cwd=base,
+            env={"PATH": "/usr/bin:/bin", "HOME": account.pw_dir, "PYTHONPATH": path},
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.split()[0] == str(account.pw_uid)
+        assert f"host={folder}" in done.stdout
+        assert (folder / "donnees").stat().st_uid == account.pw_uid
+        assert _wait_no_server(folder, 10) == []
+    finally:
+        for line in processes_matching(lambda uid, _cmd: uid == account.pw_uid):
+            os.kill(int(line.split()[0]), signal.SIGKILL)
+        subprocess.run(["userdel", "--force", "--remove", name], capture_output=True)
+        shutil.rmtree(base, ignore_errors=True)

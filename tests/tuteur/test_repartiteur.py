@@ -1,0 +1,97 @@
+"""course.tuteur.repartiteur and course.tuteur.instance: tutor instances as real processes.
+
+One balancer with SQLite files only (no server here: lesson 7's run covers the shared base),
+then a balancer whose owner is SIGKILLed: its instances must not outlive it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import REPO
+
+from course.tuteur.repartiteur import Repartiteur
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead too
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(") ", 1)[1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_round_robin_one_file_per_instance_and_bad_requests(tmp_path: Path):
+    with pytest.raises(ValueError, match="entier positif"):
+        Repartiteur(tmp_path, n=0)
+    with Repartiteur(tmp_path, n=3) as balancer:
+        assert len(set(balancer.attendre())) == 3 and os.getpid() not in balancer.pids
+        first = balancer.envoyer(
+            "Bonjour, je m'appelle Alice", user_id="alice", session_id=None, stockage="sqlite"
+        )
+        assert first["instance"] == "1" and first["replies"][0].startswith("Bonjour Alice")
+        second = balancer.envoyer(
+            "3", user_id="alice", session_id=first["session_id"], stockage="sqlite"
+        )
+        assert (second["instance"], second["error"]) == ("2", "session inconnue")
+        # control: the same session, sent back to the instance that holds its file, goes on
+        sticky = balancer.envoyer(
+            "3", user_id="alice", session_id=first["session_id"], stockage="sqlite", instance=1
+        )
+        assert sticky["instance"] == "1" and "niveau 3" in sticky["replies"][0]
+        with pytest.raises(ValueError, match="pas d'URL"):
+            balancer.envoyer("x", user_id="a", session_id=None, stockage="shared")
+        unknown = balancer.envoyer("x", user_id="a", session_id=None, stockage="nulle-part")
+        assert unknown["error"].startswith("stockage inconnu")
+        with pytest.raises(ValueError, match="instance doit aller de 1 à 3"):
+            balancer.envoyer("x", user_id="a", session_id=None, stockage="sqlite", instance=4)
+        with pytest.raises(ValueError, match="au plus un tour"):
+            balancer.envoyer_ensemble([("x", "a", None, "sqlite")] * 4)
+        together = balancer.envoyer_ensemble(
+            [("Bonjour", f"e{i}", None, "sqlite") for i in range(3)]
+        )
+        assert sorted(a["instance"] for a in together) == ["1", "2", "3"]
+        pids = balancer.pids
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"instance{i}.db" for i in (1, 2, 3)]
+    assert not any(_alive(pid) for pid in pids), "fermer() ends the instances"
+
+
+def test_instances_end_when_their_owner_is_killed(tmp_path: Path):
+    owner = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import json, sys, time\n"
+            "from course.tuteur.repartiteur import Repartiteur\n"
+            f"r = Repartiteur({str(tmp_path)!r}, n=2)\n"
+            "print(json.dumps(r.attendre()), flush=True)\n"
+            "time.sleep(600)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
+    try:
+        pids = json.loads(owner.stdout.readline())
+        assert len(pids) == 2 and all(_alive(pid) for pid in pids)
+        owner.send_signal(signal.SIGKILL)
+        owner.wait(30)
+        deadline = time.monotonic() + 30
+        while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(_alive(pid) for pid in pids), "an instance outlived its kernel"
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+            owner.wait(10)
