@@ -29,6 +29,7 @@ from typing import Any
 from .criteria import CRITERIA, NOT_WRITTEN, TESTS, TITLES, Test, Verdict, grade_titles
 from .evaluate import DEFAULT_TIMEOUT, Evaluation, evaluate_source, extract_source
 from .fixture import write_fixture
+from .french_number import french_number
 from .scenario import VISIBLE
 from .tp_notebook import TP_NOTEBOOK, OublierIntrouvable, oublier_cell_source
 
@@ -199,7 +200,7 @@ def verifier(oublier: Any, *, avec_adk: bool = False) -> None:
             if not verdict.ok:
                 print(f"    → {verdict.message}")
     visible = sum(1 for t in TESTS.values() if t.visible)
-    seconds = f"{evaluation.seconds:.1f}".replace(".", ",")
+    seconds = french_number(evaluation.seconds, 1)
     if avec_adk:
         print(
             f"\n{respected}/{len(CRITERIA)} critères respectés sur la base d'exemple écrite par "

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
+from .french_number import french_number
 from .protocol import CallOutcome
 from .scenario import CallResult, Role, RunEnd, ScenarioResult
 
@@ -293,7 +294,7 @@ MISSING_FUNCTION = "aucune fonction oublier n'est définie dans la cellule prév
 
 
 def _seconds(value: float) -> str:
-    return f"{value:g}".replace(".", ",") + "\u00a0s"
+    return french_number(value) + "\u00a0s"
 
 
 # Exception class names shown for a hidden scenario: Python's and sqlite3's own, nothing else.

@@ -41,6 +41,7 @@ from .criteria import (
     unfinished_message,
 )
 from .fixture import fixture_bytes
+from .french_number import french_number
 from .protocol import (
     CallOutcome,
     CheckRequest,
@@ -157,7 +158,7 @@ class Evaluation:
                 if result.end is end:
                     return kind, unfinished_message(result)
         where = "dans le bac à sable" if self.sandboxed else "sans bac à sable"
-        seconds = f"{self.seconds:.1f}".replace(".", ",")
+        seconds = french_number(self.seconds, 1)
         return (
             "graded",
             f"Noté\u00a0: {self.score}/{self.max_score} points aux tests automatiques, en "

@@ -34,6 +34,8 @@ import pandas as pd
 from nbgrader.api import Gradebook
 from nbgrader.plugins import ExportPlugin
 
+from course.labo.french_number import french_number
+
 from .criterion_titles import criterion_title
 from .csv_safe import EXPORT_KEYS, LINE_END, SafeCsvExport, neutralise_frame
 from .late_penalty import rule_of_config
@@ -296,8 +298,8 @@ def write_report(
     scores_png, criteria_png = _plots(df, failures)
     n, graded = len(df), int(df["submitted"].sum())
     missing = n - graded
-    mean = f"{df['score'].mean():.1f}".replace(".", ",") if n else "—"
-    median = f"{df['score'].median():.1f}".replace(".", ",") if n else "—"
+    mean = french_number(df["score"].mean(), 1) if n else "—"
+    median = french_number(df["score"].median(), 1) if n else "—"
     max_score = f"{df['max_score'].max():g}" if n else "—"
     numbers = {title: k + 1 for k, title in enumerate(criteria)}
     legend = "".join(
