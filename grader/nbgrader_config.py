@@ -55,7 +55,8 @@ c.Execute.extra_arguments = [
 # the example base and of a base with hidden learners (grader/grading/hidden.py), and the files
 # are checked by another fresh process, so nothing a submission does (monkeypatching sqlite3,
 # subprocess, the helpers, IPython itself) can change its grade. Without a usable sandbox it
-# refuses to grade, unless COURSE_GRADING_NO_SANDBOX=1 (unsafe, on purpose).
+# refuses to grade, unless StartOutOfKernelGrading.sandboxed is False (grading/sandbox_setting.py:
+# COURSE_GRADING_NO_SANDBOX=1, unsafe, on purpose).
 # Nothing in the submitted file is trusted: sanitizing starts by rebuilding every notebook of the
 # TP's assignment on the release (RebuildFromRelease: the instructor's cells, the student's
 # answer and written answer, nothing else; a copy-pasted or metadata-stripped answer cell is

@@ -49,6 +49,7 @@ from .ids import normalize_id, quoted
 from .nbgrader_log import FAILED, LogWatcher, Outcomes
 from .nbgrader_run import BIN, ProgressBar, nbgrader_env, pump, run_logged, start, tools_on_path
 from .paths import CourseDirs, course_dirs, sqlite_path
+from .sandbox_setting import refusal
 from .submitted_ids import IdReport, check_submitted_ids, matching, unknown_student_message
 
 __all__ = [
@@ -328,7 +329,7 @@ def autograde(
     extra_args: tuple[str, ...] = (),
     log_path: Path | None = None,
     force: bool = False,
-    no_sandbox: bool = False,
+    sandboxed: bool = True,
     retry_failed: bool = False,
 ) -> Summary:
     """Run stock ``nbgrader autograde`` over every submission of `assignment`.
@@ -338,15 +339,11 @@ def autograde(
     """
     tools_on_path()
     dirs = course_dirs(grader_dir)
-    if not no_sandbox:
+    if sandboxed:
         problem = sandbox_problem()
         if problem:
-            raise GradingError(
-                f"{problem} Sans bac à sable, le code des élèves s'exécuterait avec vos "
-                "droits\u00a0: notation refusée (--sans-bac-a-sable, ou make grade "
-                "SANS_BAC_A_SABLE=1, passe outre, à vos risques)."
-            )
-    env = nbgrader_env(no_sandbox)
+            raise GradingError(refusal(problem))
+    env = nbgrader_env(sandboxed)
     extra_args = tuple(extra_args)
     force = force or "--force" in extra_args or "-f" in extra_args
     if force and "--force" not in extra_args:
@@ -610,8 +607,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--sans-bac-a-sable",
-        dest="no_sandbox",
-        action="store_true",
+        dest="sandboxed",
+        action="store_false",
         help="DANGEREUX\u00a0: noter sans bac à sable, le code des élèves s'exécute avec vos "
         "droits (lecture du carnet de notes, des autres rendus, réseau...)",
     )
@@ -632,7 +629,7 @@ def main(argv: list[str] | None = None) -> int:
             args.jobs,
             tuple(extra),
             force=args.force,
-            no_sandbox=args.no_sandbox,
+            sandboxed=args.sandboxed,
             retry_failed=args.retry_failed,
         )
     except FileNotFoundError as exc:
@@ -640,7 +637,7 @@ def main(argv: list[str] | None = None) -> int:
     except GradingError as exc:
         print(f"✘ {exc}", file=sys.stderr)
         return 2
-    if args.no_sandbox:
+    if not args.sandboxed:
         print("⚠ Notation SANS bac à sable (--sans-bac-a-sable)\u00a0: à éviter.", file=sys.stderr)
     print("\n".join(summary.lines(args.assignment)))
     return 0 if summary.ok else 1

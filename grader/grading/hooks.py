@@ -21,12 +21,12 @@ forge any metadata, change cell ids, copy-paste or move the answer cell). Config
   and ``detail``, where the answer was found included) for the class report.
 
 Without a usable sandbox, grading stops with a French message that says what to install, unless
-``COURSE_GRADING_NO_SANDBOX=1`` asks for the unsafe mode on purpose.
+``StartOutOfKernelGrading.sandboxed`` is False (``grading.sandbox_setting``: the unsafe mode,
+asked for on purpose).
 """
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -35,14 +35,22 @@ from pathlib import Path
 import IPython.core.inputtransformer2  # noqa: F401
 from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from traitlets import Bool, default
 
 from course.labo.criteria import TESTS, TITLES
 from course.labo.evaluate import evaluate_source
-from course.labo.sandbox import NO_SANDBOX_ENV, sandbox_problem
+from course.labo.sandbox import sandbox_problem
 from course.labo.scenario import VISIBLE
 
 from .hidden import HIDDEN
 from .release import ANSWER_GRADE_ID, MAX_NOTE, find_answer, read_template, rebuild, template_path
+from .sandbox_setting import (
+    NO_SANDBOX_ENV,
+    SANDBOXED_HELP,
+    SandboxUnavailable,
+    refusal,
+    sandboxed_by_default,
+)
 
 __all__ = [
     "ASSIGNMENT",
@@ -54,7 +62,6 @@ __all__ = [
     "RebuildFromRelease",
     "SandboxUnavailable",
     "StartOutOfKernelGrading",
-    "unsafe_mode",
 ]
 
 ASSIGNMENT = "oublier"  # the TP's assignment and notebook
@@ -74,26 +81,8 @@ _BY_GRADE_ID = {t.grade_id: t for t in TESTS.values()}
 _COURSE_ROOT = Path(__file__).resolve().parents[2]  # grader/grading/hooks.py
 
 
-class SandboxUnavailable(RuntimeError):
-    """Grading refused: no usable sandbox and no explicit unsafe mode."""
-
-
 class NotRebuilt(RuntimeError):
     """A notebook of the TP's assignment reached grading without being rebuilt on the release."""
-
-
-def unsafe_mode() -> bool:
-    """True when the instructor asked to grade without the sandbox (at their own risk)."""
-    return os.environ.get(NO_SANDBOX_ENV) == "1"
-
-
-def _refusal(problem: str) -> str:
-    return (
-        f"{problem} La notation refuse d'exécuter le code des élèves sans bac à sable. "
-        "Pour noter quand même, à vos risques (leur code aurait alors tous vos droits), "
-        f"lancez-la avec --sans-bac-a-sable (make grade SANS_BAC_A_SABLE=1), qui pose "
-        f"{NO_SANDBOX_ENV}=1."
-    )
 
 
 def _nbgrader(cell: NotebookNode) -> dict:
@@ -114,8 +103,8 @@ def _is_lab(resources: dict) -> bool:
     return _ids(resources) == (ASSIGNMENT, ASSIGNMENT)
 
 
-def _evaluate(source: str):
-    return evaluate_source(source, scenarios=SCENARIOS, sandboxed=not unsafe_mode())
+def _evaluate(source: str, sandboxed: bool):
+    return evaluate_source(source, scenarios=SCENARIOS, sandboxed=sandboxed)
 
 
 class RebuildFromRelease(NbGraderPreprocessor):
@@ -149,6 +138,12 @@ class RebuildFromRelease(NbGraderPreprocessor):
 class StartOutOfKernelGrading(NbGraderPreprocessor):
     """Before Execute: start grading the ``oublier`` answer in separate, sandboxed processes."""
 
+    sandboxed = Bool(help=SANDBOXED_HELP).tag(config=True)
+
+    @default("sandboxed")
+    def _sandboxed_default(self) -> bool:
+        return sandboxed_by_default()
+
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         if not _in_lab_assignment(resources):
             return nb, resources
@@ -164,14 +159,14 @@ class StartOutOfKernelGrading(NbGraderPreprocessor):
         source, note = find_answer(nb.cells, None)
         earlier = record.get(_ANSWER_NOTE)
         note = earlier if isinstance(earlier, str) and earlier else note
-        if not unsafe_mode():
+        if self.sandboxed:
             problem = sandbox_problem()
             if problem:
-                raise SandboxUnavailable(_refusal(problem))
+                raise SandboxUnavailable(refusal(problem))
         else:
             self.log.warning("TP oublier\u00a0: notation SANS bac à sable (%s=1)", NO_SANDBOX_ENV)
         pool = ThreadPoolExecutor(max_workers=1)
-        resources[_RESOURCE] = pool.submit(_evaluate, source or "")
+        resources[_RESOURCE] = pool.submit(_evaluate, source or "", self.sandboxed)
         pool.shutdown(wait=False)
         resources[_NOTE] = note[:MAX_NOTE]
         return nb, resources

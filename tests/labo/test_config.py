@@ -18,10 +18,11 @@ from grading.hooks import (
     StartOutOfKernelGrading,
 )
 from grading.samples import build_submission
+from grading.sandbox_setting import NO_SANDBOX_ENV
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from traitlets.config.loader import PyFileConfigLoader
 
-from course.labo.sandbox import NO_SANDBOX_ENV, sandbox_problem
+from course.labo.sandbox import sandbox_problem
 
 LAB = {"nbgrader": {"assignment": "oublier", "notebook": "oublier", "student": "x"}}
 
