@@ -17,6 +17,8 @@ ROOT = HERE.parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
+from grading.outcome_record import METADATA_KEY  # noqa: E402  (importable from the line above)
+
 c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this file)
 
 c.CourseDirectory.course_id = "memoire-tuteur"
@@ -85,7 +87,7 @@ c.Autograde.autograde_preprocessors = [
 # autograded notebook for the class report: nbconvert's default mask keeps only the language.
 c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {
     ("language_info", "name"),
-    ("course_grading",),
+    (METADATA_KEY,),
 }
 
 # Feedback never shows hidden tests (their source is removed before export).

@@ -43,6 +43,7 @@ from course.labo.sandbox import sandbox_problem
 from course.labo.scenario import VISIBLE
 
 from .hidden import HIDDEN
+from .outcome_record import METADATA_KEY, record
 from .release import ANSWER_GRADE_ID, MAX_NOTE, find_answer, read_template, rebuild, template_path
 from .sandbox_setting import (
     NO_SANDBOX_ENV,
@@ -54,7 +55,6 @@ from .sandbox_setting import (
 
 __all__ = [
     "ASSIGNMENT",
-    "METADATA_KEY",
     "SOLUTION_GRADE_ID",
     "ApplyOutOfKernelGrading",
     "ExecuteOutsideTheLab",
@@ -66,7 +66,6 @@ __all__ = [
 
 ASSIGNMENT = "oublier"  # the TP's assignment and notebook
 SOLUTION_GRADE_ID = ANSWER_GRADE_ID
-METADATA_KEY = "course_grading"  # kept by ClearMetadataPreprocessor (nbgrader_config.py)
 _REBUILT = "rebuilt_from"  # in METADATA_KEY between the sanitizing and the grading steps
 _ANSWER_NOTE = "answer"
 SCENARIOS = (VISIBLE, HIDDEN)
@@ -220,15 +219,13 @@ class ApplyOutOfKernelGrading(NbGraderPreprocessor):
                         traceback=[f"Échec\u00a0: {verdict.message}"],
                     )
                 ]
-        outcome, detail = evaluation.outcome()
-        detail = f"{note} {detail}" if note else detail
-        nb.metadata[METADATA_KEY] = {"outcome": outcome, "detail": detail}
+        nb.metadata[METADATA_KEY] = record(evaluation, note)
         self.log.info(
             "TP oublier\u00a0: %s/%s points hors du noyau en %.1f s (%s, %s)",
             evaluation.score,
             evaluation.max_score,
             evaluation.seconds,
             "bac à sable" if evaluation.sandboxed else "SANS bac à sable",
-            outcome,
+            nb.metadata[METADATA_KEY]["outcome"],
         )
         return nb, resources

@@ -35,14 +35,15 @@ from nbgrader.api import Gradebook
 from nbgrader.plugins import ExportPlugin
 
 from course.labo.french_number import french_number
+from course.labo.outcome import OUTCOMES, Outcome
 
 from .criterion_titles import criterion_title
 from .csv_safe import EXPORT_KEYS, LINE_END, SafeCsvExport, neutralise_frame
 from .late_penalty import rule_of_config
 from .nbgrader_run import tools_on_path
+from .outcome_record import read_record
 
 __all__ = [
-    "OUTCOME_KEY",
     "ClassReport",
     "class_table",
     "criteria_failures",
@@ -50,9 +51,6 @@ __all__ = [
     "write_report",
 ]
 
-# Written by the lab's grading hooks in each autograded notebook's metadata:
-# {"outcome": "graded" | "not_written" | "timeout" | "crash" | "load_error", "detail": "<French>"}
-OUTCOME_KEY = "course_grading"
 NO_SUBMISSION = "pas de rendu"
 # The page runs no script and fetches nothing: names and ids come from students and archives.
 _CSP = {
@@ -100,14 +98,15 @@ def _outcome(autograded: Path | None, student: str, assignment: str) -> tuple[st
     outcomes, details = [], []
     for path in copies:
         try:
-            meta = nbformat.read(path, as_version=4).metadata.get(OUTCOME_KEY) or {}
+            outcome, detail = read_record(nbformat.read(path, as_version=4).metadata)
         except Exception:  # an unreadable copy says nothing about the grade
             continue
-        outcome = str(meta.get("outcome") or "graded")
         outcomes.append(outcome)
-        if outcome != "graded" and meta.get("detail"):
-            details.append(str(meta["detail"]))
-    worst = next((o for o in outcomes if o != "graded"), "graded" if outcomes else "")
+        if outcome != Outcome.GRADED and detail:
+            details.append(detail)
+    worst = next(
+        (o for o in outcomes if o != Outcome.GRADED), Outcome.GRADED.value if outcomes else ""
+    )
     return worst, " ".join(details)
 
 
@@ -117,13 +116,8 @@ def _why(submitted: bool, outcome: str, detail: str, raw: float, score: float) -
         return NO_SUBMISSION
     if outcome == "not_graded":
         return "pas de copie notée\u00a0: la notation a échoué (voir rapport/autograde.log)"
-    if outcome not in ("", "graded"):
-        return detail or {
-            "not_written": "oublier n'est pas écrite",
-            "timeout": "limite de temps dépassée",
-            "crash": "le code s'est arrêté en erreur",
-            "load_error": "la cellule ne se charge pas",
-        }.get(outcome, outcome)
+    if outcome not in ("", Outcome.GRADED):
+        return detail or (Outcome(outcome).label if outcome in OUTCOMES else outcome)
     if score == 0 and raw > 0:
         return "note ramenée à 0 par la pénalité de retard"
     if raw == 0:

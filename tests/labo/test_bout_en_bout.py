@@ -20,13 +20,13 @@ import nbformat
 import pytest
 from fuites import hidden_leaks
 from grading.hidden import HIDDEN
-from grading.hooks import METADATA_KEY
+from grading.outcome_record import METADATA_KEY
 from grading.samples import build_submission, carnets, write_all, written_answer
 from helpers import processes_matching
 from nbgrader.api import Gradebook
 
 from course.labo import TESTS
-from course.labo.evaluate import OUTCOMES
+from course.labo.outcome import OUTCOMES
 from course.labo.sandbox import SANDBOX_UIDS
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
