@@ -25,9 +25,10 @@ __all__ = [
 # The explicit unsafe switch: "1" grades student code without the sandbox.
 NO_SANDBOX_ENV = "COURSE_GRADING_NO_SANDBOX"
 SANDBOXED_HELP = (
-    "Run the lab's student code in the bubblewrap sandbox (course.labo.sandbox). False is "
-    f"unsafe: student code gets the grader's rights. Default: True, unless {NO_SANDBOX_ENV}=1 "
-    "(what --sans-bac-a-sable and make grade SANS_BAC_A_SABLE=1 set)."
+    "Exécuter le code des élèves du TP dans le bac à sable bubblewrap (course.labo.sandbox). "
+    "False est DANGEREUX\u00a0: leur code aurait tous les droits du correcteur. Par "
+    f"défaut\u00a0: True, sauf si {NO_SANDBOX_ENV}=1 (ce que posent --sans-bac-a-sable et "
+    "make grade SANS_BAC_A_SABLE=1)."
 )
 
 
