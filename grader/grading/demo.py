@@ -18,8 +18,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .autograde import GradingError, autograde
+from .autograde import autograde
 from .feedback import generate_feedback
+from .grading_error import GradingError
 from .nbgrader_run import BIN, nbgrader_env, tools_on_path
 from .paths import CONFIG, course_dirs
 from .samples import ASSIGNMENT, write_all
