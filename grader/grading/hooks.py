@@ -27,6 +27,7 @@ asked for on purpose).
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -35,10 +36,10 @@ from pathlib import Path
 import IPython.core.inputtransformer2  # noqa: F401
 from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
-from traitlets import Bool, default
+from traitlets import Bool, Float, default
 
 from course.labo.criteria import TESTS, TITLES
-from course.labo.evaluate import evaluate_source
+from course.labo.evaluate import DEFAULT_TIMEOUT, evaluate_source
 from course.labo.sandbox import sandbox_problem
 from course.labo.scenario import VISIBLE
 
@@ -77,6 +78,7 @@ NOTE_SOLUTION = (
 )
 NOTE_UNLOCKED = "Cellule non exécutée pendant la notation (seule la cellule oublier compte).\n"
 _BY_GRADE_ID = {t.grade_id: t for t in TESTS.values()}
+TIMEOUT_ENV = "COURSE_LABO_TIMEOUT"  # the instructor's time limit, as grader/README.md says
 _COURSE_ROOT = Path(__file__).resolve().parents[2]  # grader/grading/hooks.py
 
 
@@ -102,8 +104,8 @@ def _is_lab(resources: dict) -> bool:
     return _ids(resources) == (ASSIGNMENT, ASSIGNMENT)
 
 
-def _evaluate(source: str, sandboxed: bool):
-    return evaluate_source(source, scenarios=SCENARIOS, sandboxed=sandboxed)
+def _evaluate(source: str, sandboxed: bool, timeout: float):
+    return evaluate_source(source, scenarios=SCENARIOS, sandboxed=sandboxed, timeout=timeout)
 
 
 class RebuildFromRelease(NbGraderPreprocessor):
@@ -139,9 +141,18 @@ class StartOutOfKernelGrading(NbGraderPreprocessor):
 
     sandboxed = Bool(help=SANDBOXED_HELP).tag(config=True)
 
+    timeout = Float(
+        help="Limite de temps (secondes) de toute la notation d'un rendu. Par défaut\u00a0: "
+        f"{TIMEOUT_ENV} s'il est posé, sinon {DEFAULT_TIMEOUT:g}."
+    ).tag(config=True)
+
     @default("sandboxed")
     def _sandboxed_default(self) -> bool:
         return sandboxed_by_default()
+
+    @default("timeout")
+    def _timeout_default(self) -> float:
+        return float(os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT)
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         if not _in_lab_assignment(resources):
@@ -165,7 +176,7 @@ class StartOutOfKernelGrading(NbGraderPreprocessor):
         else:
             self.log.warning("TP oublier\u00a0: notation SANS bac à sable (%s=1)", NO_SANDBOX_ENV)
         pool = ThreadPoolExecutor(max_workers=1)
-        resources[_RESOURCE] = pool.submit(_evaluate, source or "", self.sandboxed)
+        resources[_RESOURCE] = pool.submit(_evaluate, source or "", self.sandboxed, self.timeout)
         pool.shutdown(wait=False)
         resources[_NOTE] = note[:MAX_NOTE]
         return nb, resources
