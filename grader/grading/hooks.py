@@ -44,7 +44,7 @@ from course.labo.sandbox import sandbox_problem
 from course.labo.scenario import VISIBLE
 
 from .hidden import HIDDEN
-from .outcome_record import METADATA_KEY, record
+from .outcome_record import METADATA_KEY, grading_record
 from .release import ANSWER_GRADE_ID, MAX_NOTE, find_answer, read_template, rebuild, template_path
 from .sandbox_setting import (
     NO_SANDBOX_ENV,
@@ -230,7 +230,7 @@ class ApplyOutOfKernelGrading(NbGraderPreprocessor):
                         traceback=[f"Échec\u00a0: {verdict.message}"],
                     )
                 ]
-        nb.metadata[METADATA_KEY] = record(evaluation, note)
+        nb.metadata[METADATA_KEY] = grading_record(evaluation, note)
         self.log.info(
             "TP oublier\u00a0: %s/%s points hors du noyau en %.1f s (%s, %s)",
             evaluation.score,

@@ -13,7 +13,7 @@ from course.labo.evaluate import Evaluation
 from course.labo.french_number import french_number
 from course.labo.outcome import Outcome
 
-__all__ = ["METADATA_KEY", "graded_detail", "read_record", "record"]
+__all__ = ["METADATA_KEY", "graded_detail", "grading_record", "read_record"]
 
 METADATA_KEY = "course_grading"
 
@@ -28,7 +28,7 @@ def graded_detail(evaluation: Evaluation) -> str:
     )
 
 
-def record(evaluation: Evaluation, note: str = "") -> dict[str, str]:
+def grading_record(evaluation: Evaluation, note: str = "") -> dict[str, str]:
     """What the hooks write under ``METADATA_KEY``; `note` says where the answer was found."""
     outcome, detail = evaluation.outcome()
     detail = detail or graded_detail(evaluation)
