@@ -23,6 +23,8 @@ _BIN = str(Path(sys.executable).parent)
 if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = os.pathsep.join(filter(None, [_BIN, os.environ.get("PATH", "")]))
 
+from grading.outcome_record import METADATA_KEY  # noqa: E402  (importable from the line above)
+
 c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this file)
 
 c.CourseDirectory.course_id = "memoire-tuteur"
@@ -61,7 +63,8 @@ c.Execute.extra_arguments = [
 # the example base and of a base with hidden learners (grader/grading/hidden.py), and the files
 # are checked by another fresh process, so nothing a submission does (monkeypatching sqlite3,
 # subprocess, the helpers, IPython itself) can change its grade. Without a usable sandbox it
-# refuses to grade, unless COURSE_GRADING_NO_SANDBOX=1 (unsafe, on purpose).
+# refuses to grade, unless StartOutOfKernelGrading.sandboxed is False (grading/sandbox_setting.py:
+# COURSE_GRADING_NO_SANDBOX=1, unsafe, on purpose).
 # Nothing in the submitted file is trusted: sanitizing starts by rebuilding every notebook of the
 # TP's assignment on the release (RebuildFromRelease: the instructor's cells, the student's
 # answer and written answer, nothing else; a copy-pasted or metadata-stripped answer cell is
@@ -90,7 +93,7 @@ c.Autograde.autograde_preprocessors = [
 # autograded notebook for the class report: nbconvert's default mask keeps only the language.
 c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {
     ("language_info", "name"),
-    ("course_grading",),
+    (METADATA_KEY,),
 }
 
 # Feedback never shows hidden tests (their source is removed before export).

@@ -28,7 +28,7 @@ def grade_escapes(config: dict) -> dict:
         sys.path.insert(0, config["grader"])
     from grading.hidden import HIDDEN
 
-    from course.labo import evaluate_source
+    from course.labo.evaluate import evaluate_source
     from course.labo.sandbox import sandbox_problem
     from course.labo.scenario import VISIBLE
 

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
+from .french_number import french_number
 from .protocol import CallOutcome
 from .scenario import CallResult, Role, RunEnd, ScenarioResult
 
@@ -40,6 +41,8 @@ __all__ = [
     "judge_all",
     "judge_scenario",
     "load_message",
+    "load_problem",
+    "not_written",
     "statement_table",
     "unfinished_message",
 ]
@@ -293,7 +296,7 @@ MISSING_FUNCTION = "aucune fonction oublier n'est définie dans la cellule prév
 
 
 def _seconds(value: float) -> str:
-    return f"{value:g}".replace(".", ",") + "\u00a0s"
+    return french_number(value) + "\u00a0s"
 
 
 # Exception class names shown for a hidden scenario: Python's and sqlite3's own, nothing else.
@@ -414,7 +417,8 @@ def _notes(calls: list[CallResult], hidden: bool) -> str:
     return ""
 
 
-def _not_written(result: ScenarioResult) -> bool:
+def not_written(result: ScenarioResult) -> bool:
+    """The untouched stub: the first call raised NotImplementedError."""
     erase = result.of(Role.ERASE)
     outcome = erase[0].outcome if erase else None
     return bool(outcome and outcome.error and outcome.error.type == "NotImplementedError")
@@ -429,21 +433,26 @@ def _gate_holds(criterion: Criterion, result: ScenarioResult) -> bool:
     return True
 
 
+def load_problem(result: ScenarioResult) -> str | None:
+    """Why the cell gave no oublier to run in `result`, in French; None if it did."""
+    failure = result.load_failure
+    if failure is None:
+        return None
+    error = failure.error
+    return load_message(
+        failure.reason,
+        error.type if error else "",
+        error.message if error else "",
+        hidden=result.scenario.hidden,
+    )
+
+
 def judge(criterion: Criterion, result: ScenarioResult) -> Verdict:
     """The verdict of one criterion on one scenario's run."""
-    if result.load_failure is not None:
-        failure = result.load_failure
-        error = failure.error
-        return Verdict(
-            False,
-            load_message(
-                failure.reason,
-                error.type if error else "",
-                error.message if error else "",
-                hidden=result.scenario.hidden,
-            ),
-        )
-    if _not_written(result):
+    load = load_problem(result)
+    if load is not None:
+        return Verdict(False, load)
+    if not_written(result):
         return Verdict(False, NOT_WRITTEN)
     hidden = result.scenario.hidden
     prefix = HIDDEN_PREFIX if hidden else ""

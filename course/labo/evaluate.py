@@ -37,10 +37,12 @@ from .criteria import (
     TESTS,
     Verdict,
     judge_all,
-    load_message,
+    load_problem,
+    not_written,
     unfinished_message,
 )
 from .fixture import fixture_bytes
+from .outcome import Outcome
 from .protocol import (
     CallOutcome,
     CheckRequest,
@@ -64,16 +66,13 @@ from .scenario import VISIBLE, CallResult, Role, RunEnd, Scenario, ScenarioResul
 
 __all__ = [
     "DEFAULT_TIMEOUT",
-    "OUTCOMES",
     "Evaluation",
     "evaluate_source",
     "extract_source",
 ]
 
-DEFAULT_TIMEOUT = float(os.environ.get("COURSE_LABO_TIMEOUT", "10"))
+DEFAULT_TIMEOUT = 10.0  # seconds for the whole submission; the grader may set its own
 CHECKER_TIMEOUT = 120.0
-# How a submission's grading ended, for the class report (see ``Evaluation.outcome``).
-OUTCOMES = ("graded", "not_written", "timeout", "crash", "load_error")
 
 # Captured at import: later monkeypatching of these modules does not reach the grader.
 _Popen = subprocess.Popen
@@ -119,17 +118,8 @@ class Evaluation:
 
     @property
     def load_error(self) -> str | None:
-        for result in self.results.values():
-            failure = result.load_failure
-            if failure is not None:
-                error = failure.error
-                return load_message(
-                    failure.reason,
-                    error.type if error else "",
-                    error.message if error else "",
-                    hidden=result.scenario.hidden,
-                )
-        return None
+        """Why the cell gave no oublier (the first scenario that says so), in French."""
+        return next(filter(None, map(load_problem, self.results.values())), None)
 
     @property
     def timed_out(self) -> bool:
@@ -138,31 +128,21 @@ class Evaluation:
     @property
     def not_written(self) -> bool:
         """The untouched stub: the first call raised NotImplementedError."""
-        for result in self.results.values():
-            erase = result.of(Role.ERASE)
-            outcome = erase[0].outcome if erase else None
-            if outcome and outcome.error and outcome.error.type == "NotImplementedError":
-                return True
-        return False
+        return any(map(not_written, self.results.values()))
 
-    def outcome(self) -> tuple[str, str]:
-        """How grading went, for the class report: one of ``OUTCOMES`` and a French sentence."""
+    def outcome(self) -> tuple[Outcome, str]:
+        """How grading ended and, unless it ended graded, the French reason (a verdict's
+        message); the grader's record says the rest (``grading.outcome_record``)."""
         if self.not_written:
-            return "not_written", NOT_WRITTEN
+            return Outcome.NOT_WRITTEN, NOT_WRITTEN
         load_error = self.load_error
         if load_error:
-            return "load_error", load_error
-        for end, kind in ((RunEnd.TIMED_OUT, "timeout"), (RunEnd.CRASHED, "crash")):
+            return Outcome.LOAD_ERROR, load_error
+        for end, kind in ((RunEnd.TIMED_OUT, Outcome.TIMEOUT), (RunEnd.CRASHED, Outcome.CRASH)):
             for result in self.results.values():
                 if result.end is end:
                     return kind, unfinished_message(result)
-        where = "dans le bac à sable" if self.sandboxed else "sans bac à sable"
-        seconds = f"{self.seconds:.1f}".replace(".", ",")
-        return (
-            "graded",
-            f"Noté\u00a0: {self.score}/{self.max_score} points aux tests automatiques, en "
-            f"{seconds}\u00a0s, {where}.",
-        )
+        return Outcome.GRADED, ""
 
 
 def _plain_python(cell_source: str) -> str:

@@ -33,6 +33,7 @@ __all__ = [
     "OTHER_APP",
     "LearnerSpec",
     "Turn",
+    "base_exemple",
     "build",
     "fixture_bytes",
     "write_fixture",
@@ -240,6 +241,14 @@ def write_fixture(target: str | os.PathLike[str]) -> Path:
     with open(target, "xb") as out:
         out.write(data)
     return target
+
+
+def base_exemple(chemin: str | os.PathLike[str] = "exemple_oublier.db") -> Path:
+    """Copie la base d'exemple du TP dans `chemin` (remplacée si elle existe) et la renvoie."""
+    target = Path(chemin)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{target}{suffix}").unlink(missing_ok=True)
+    return write_fixture(target)
 
 
 def main(path: str, backend: str = "course") -> int:

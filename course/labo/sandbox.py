@@ -20,8 +20,9 @@ What a sandboxed process gets (see ``grader/README.md``, section « Le bac à sa
   evaluation, without capabilities; run by anyone else, it creates a user namespace and the
   processes keep that user's rights, restricted to the folders above.
 
-The student's own ``verifier`` does not use it (their code, their rights); grading does, and
-refuses to run without it unless ``COURSE_GRADING_NO_SANDBOX=1`` is set on purpose.
+The student's own ``verifier`` does not use it (their code, their rights); grading does
+(``sandboxed=True``), and the grader refuses to run without it unless told to on purpose
+(``grading.sandbox_setting``, instructor side).
 """
 
 from __future__ import annotations
@@ -38,15 +39,11 @@ from pathlib import Path
 __all__ = [
     "LIMITS",
     "WORK_DIR",
-    "NO_SANDBOX_ENV",
     "SANDBOX_UIDS",
     "Limits",
     "Sandbox",
     "sandbox_problem",
 ]
-
-# The explicit unsafe switch: grading runs student code without the sandbox.
-NO_SANDBOX_ENV = "COURSE_GRADING_NO_SANDBOX"
 
 _MiB = 1 << 20
 

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-__all__ = ["TP_NOTEBOOK", "OublierIntrouvable", "oublier_cell_source"]
+__all__ = ["TP_NOTEBOOK", "OublierIntrouvable", "cellule_oublier", "oublier_cell_source"]
 
 # Where the TP sits beside the lessons (notebooks/lecons and notebooks/oublier, or the folders
 # nbgrader's fetch makes on a hub)
@@ -87,3 +87,13 @@ def oublier_cell_source(notebook: str | os.PathLike[str] = TP_NOTEBOOK) -> str:
         "user_id)), ou elle contient une erreur de syntaxe\u00a0: corrigez-la dans le TP, "
         "enregistrez, puis relancez cette cellule."
     )
+
+
+def cellule_oublier(notebook: str | os.PathLike[str] = TP_NOTEBOOK) -> str | None:
+    """Le texte de votre cellule `oublier`, lu dans le TP enregistré (par défaut
+    ../oublier/oublier.ipynb)\u00a0; None, avec la raison affichée, s'il n'y est pas encore."""
+    try:
+        return oublier_cell_source(notebook)
+    except OublierIntrouvable as reason:
+        print(f"✘ {reason}")
+        return None

@@ -18,8 +18,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .autograde import GradingError, autograde
+from .autograde import autograde
 from .feedback import generate_feedback
+from .grading_error import GradingError
 from .nbgrader_run import BIN, nbgrader_env, tools_on_path
 from .paths import CONFIG, course_dirs
 from .samples import ASSIGNMENT, write_all
@@ -86,7 +87,7 @@ def _nbgrader(demo: Path, *args: str) -> None:
 
 
 def run_demo(
-    only: list[str] | None = None, no_sandbox: bool = False, grader_dir: Path | None = None
+    only: list[str] | None = None, sandboxed: bool = True, grader_dir: Path | None = None
 ) -> int:
     """Generate, submit the samples, grade, feedback, report: all inside the demo course."""
     tools_on_path()
@@ -104,7 +105,7 @@ def run_demo(
         for student in students:
             gb.update_or_create_student(student)
     print(f"Démonstration dans {demo}\u00a0: {len(students)} rendus d'exemple.")
-    summary = autograde(ASSIGNMENT, demo, force=True, no_sandbox=no_sandbox)
+    summary = autograde(ASSIGNMENT, demo, force=True, sandboxed=sandboxed)
     print("\n".join(summary.lines(ASSIGNMENT)))
     lines, feedback_status = generate_feedback(ASSIGNMENT, demo)
     print("\n".join(lines))
@@ -127,14 +128,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=None, help="ces rendus d'exemple seulement")
     parser.add_argument(
         "--sans-bac-a-sable",
-        dest="no_sandbox",
-        action="store_true",
+        dest="sandboxed",
+        action="store_false",
         help="DANGEREUX\u00a0: noter sans bac à sable",
     )
     parser.add_argument("--grader-dir", type=Path, default=None)
     args = parser.parse_args(argv)
     try:
-        return run_demo(args.only or None, args.no_sandbox, args.grader_dir)
+        return run_demo(args.only or None, args.sandboxed, args.grader_dir)
     except FileNotFoundError as exc:
         parser.error(str(exc))
     except GradingError as exc:

@@ -17,10 +17,11 @@ import sys
 import time
 from pathlib import Path
 
-from .autograde import GradingError, submitted_students
+from .grading_error import GradingError
 from .nbgrader_log import LogWatcher
 from .nbgrader_run import BIN, ProgressBar, nbgrader_env, run_logged
 from .paths import CourseDirs, course_dirs
+from .submitted_ids import submitted_students
 
 __all__ = ["generate_feedback", "main", "stale_feedback"]
 

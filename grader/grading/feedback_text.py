@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from course.labo.french_number import french_number
+
 __all__ = ["code_spans", "points"]
 
 _CODE = re.compile(r"`([^`\n<>]+)`")
@@ -25,4 +27,4 @@ def points(value: object) -> str:
         number = round(float(value), 2)
     except (TypeError, ValueError):
         return "—"
-    return f"{number:g}".replace(".", ",")
+    return french_number(number)

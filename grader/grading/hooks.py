@@ -21,7 +21,8 @@ forge any metadata, change cell ids, copy-paste or move the answer cell). Config
   and ``detail``, where the answer was found included) for the class report.
 
 Without a usable sandbox, grading stops with a French message that says what to install, unless
-``COURSE_GRADING_NO_SANDBOX=1`` asks for the unsafe mode on purpose.
+``StartOutOfKernelGrading.sandboxed`` is False (``grading.sandbox_setting``: the unsafe mode,
+asked for on purpose).
 """
 
 from __future__ import annotations
@@ -35,18 +36,26 @@ from pathlib import Path
 import IPython.core.inputtransformer2  # noqa: F401
 from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from traitlets import Bool, Float, default
 
 from course.labo.criteria import TESTS, TITLES
-from course.labo.evaluate import evaluate_source
-from course.labo.sandbox import NO_SANDBOX_ENV, sandbox_problem
+from course.labo.evaluate import DEFAULT_TIMEOUT, evaluate_source
+from course.labo.sandbox import sandbox_problem
 from course.labo.scenario import VISIBLE
 
 from .hidden import HIDDEN
+from .outcome_record import METADATA_KEY, grading_record
 from .release import ANSWER_GRADE_ID, MAX_NOTE, find_answer, read_template, rebuild, template_path
+from .sandbox_setting import (
+    NO_SANDBOX_ENV,
+    SANDBOXED_HELP,
+    SandboxUnavailable,
+    refusal,
+    sandboxed_by_default,
+)
 
 __all__ = [
     "ASSIGNMENT",
-    "METADATA_KEY",
     "SOLUTION_GRADE_ID",
     "ApplyOutOfKernelGrading",
     "ExecuteOutsideTheLab",
@@ -54,12 +63,10 @@ __all__ = [
     "RebuildFromRelease",
     "SandboxUnavailable",
     "StartOutOfKernelGrading",
-    "unsafe_mode",
 ]
 
 ASSIGNMENT = "oublier"  # the TP's assignment and notebook
 SOLUTION_GRADE_ID = ANSWER_GRADE_ID
-METADATA_KEY = "course_grading"  # kept by ClearMetadataPreprocessor (nbgrader_config.py)
 _REBUILT = "rebuilt_from"  # in METADATA_KEY between the sanitizing and the grading steps
 _ANSWER_NOTE = "answer"
 SCENARIOS = (VISIBLE, HIDDEN)
@@ -71,29 +78,12 @@ NOTE_SOLUTION = (
 )
 NOTE_UNLOCKED = "Cellule non exécutée pendant la notation (seule la cellule oublier compte).\n"
 _BY_GRADE_ID = {t.grade_id: t for t in TESTS.values()}
+TIMEOUT_ENV = "COURSE_LABO_TIMEOUT"  # the instructor's time limit, as grader/README.md says
 _COURSE_ROOT = Path(__file__).resolve().parents[2]  # grader/grading/hooks.py
-
-
-class SandboxUnavailable(RuntimeError):
-    """Grading refused: no usable sandbox and no explicit unsafe mode."""
 
 
 class NotRebuilt(RuntimeError):
     """A notebook of the TP's assignment reached grading without being rebuilt on the release."""
-
-
-def unsafe_mode() -> bool:
-    """True when the instructor asked to grade without the sandbox (at their own risk)."""
-    return os.environ.get(NO_SANDBOX_ENV) == "1"
-
-
-def _refusal(problem: str) -> str:
-    return (
-        f"{problem} La notation refuse d'exécuter le code des élèves sans bac à sable. "
-        "Pour noter quand même, à vos risques (leur code aurait alors tous vos droits), "
-        f"lancez-la avec --sans-bac-a-sable (make grade SANS_BAC_A_SABLE=1), qui pose "
-        f"{NO_SANDBOX_ENV}=1."
-    )
 
 
 def _nbgrader(cell: NotebookNode) -> dict:
@@ -114,8 +104,8 @@ def _is_lab(resources: dict) -> bool:
     return _ids(resources) == (ASSIGNMENT, ASSIGNMENT)
 
 
-def _evaluate(source: str):
-    return evaluate_source(source, scenarios=SCENARIOS, sandboxed=not unsafe_mode())
+def _evaluate(source: str, sandboxed: bool, timeout: float):
+    return evaluate_source(source, scenarios=SCENARIOS, sandboxed=sandboxed, timeout=timeout)
 
 
 class RebuildFromRelease(NbGraderPreprocessor):
@@ -149,6 +139,21 @@ class RebuildFromRelease(NbGraderPreprocessor):
 class StartOutOfKernelGrading(NbGraderPreprocessor):
     """Before Execute: start grading the ``oublier`` answer in separate, sandboxed processes."""
 
+    sandboxed = Bool(help=SANDBOXED_HELP).tag(config=True)
+
+    timeout = Float(
+        help="Limite de temps (secondes) de toute la notation d'un rendu. Par défaut\u00a0: "
+        f"{TIMEOUT_ENV} s'il est posé, sinon {DEFAULT_TIMEOUT:g}."
+    ).tag(config=True)
+
+    @default("sandboxed")
+    def _sandboxed_default(self) -> bool:
+        return sandboxed_by_default()
+
+    @default("timeout")
+    def _timeout_default(self) -> float:
+        return float(os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT)
+
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         if not _in_lab_assignment(resources):
             return nb, resources
@@ -164,14 +169,14 @@ class StartOutOfKernelGrading(NbGraderPreprocessor):
         source, note = find_answer(nb.cells, None)
         earlier = record.get(_ANSWER_NOTE)
         note = earlier if isinstance(earlier, str) and earlier else note
-        if not unsafe_mode():
+        if self.sandboxed:
             problem = sandbox_problem()
             if problem:
-                raise SandboxUnavailable(_refusal(problem))
+                raise SandboxUnavailable(refusal(problem))
         else:
             self.log.warning("TP oublier\u00a0: notation SANS bac à sable (%s=1)", NO_SANDBOX_ENV)
         pool = ThreadPoolExecutor(max_workers=1)
-        resources[_RESOURCE] = pool.submit(_evaluate, source or "")
+        resources[_RESOURCE] = pool.submit(_evaluate, source or "", self.sandboxed, self.timeout)
         pool.shutdown(wait=False)
         resources[_NOTE] = note[:MAX_NOTE]
         return nb, resources
@@ -225,15 +230,13 @@ class ApplyOutOfKernelGrading(NbGraderPreprocessor):
                         traceback=[f"Échec\u00a0: {verdict.message}"],
                     )
                 ]
-        outcome, detail = evaluation.outcome()
-        detail = f"{note} {detail}" if note else detail
-        nb.metadata[METADATA_KEY] = {"outcome": outcome, "detail": detail}
+        nb.metadata[METADATA_KEY] = grading_record(evaluation, note)
         self.log.info(
             "TP oublier\u00a0: %s/%s points hors du noyau en %.1f s (%s, %s)",
             evaluation.score,
             evaluation.max_score,
             evaluation.seconds,
             "bac à sable" if evaluation.sandboxed else "SANS bac à sable",
-            outcome,
+            nb.metadata[METADATA_KEY]["outcome"],
         )
         return nb, resources

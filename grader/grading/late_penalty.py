@@ -15,6 +15,8 @@ from nbgrader.plugins import LateSubmissionPlugin
 from traitlets import Float
 from traitlets.config import Config
 
+from course.labo.french_number import french_number
+
 __all__ = ["DEFAULT_POINTS_PER_DAY", "PointsPerDayLate", "rule", "rule_of_config"]
 
 DEFAULT_POINTS_PER_DAY = 1.0
@@ -22,7 +24,7 @@ DEFAULT_POINTS_PER_DAY = 1.0
 
 def rule(points_per_day: float = DEFAULT_POINTS_PER_DAY) -> str:
     """The rule in French, as the statement and the report say it."""
-    amount = f"{points_per_day:g}".replace(".", ",")
+    amount = french_number(points_per_day)
     unit = "point" if points_per_day <= 1 else "points"
     return (
         f"Rendu en retard\u00a0: chaque jour de retard commencé retire {amount} {unit} à la "

@@ -16,13 +16,11 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from course.labo.sandbox import NO_SANDBOX_ENV
-
 from .nbgrader_log import DONE, FAILED, SKIPPED, LogWatcher
+from .sandbox_setting import NO_SANDBOX_ENV
 
 __all__ = [
     "BIN",
-    "ENV_NO_SANDBOX",
     "ProgressBar",
     "nbgrader_env",
     "pump",
@@ -32,8 +30,6 @@ __all__ = [
 ]
 
 BIN = Path(sys.executable).parent
-# Read by the lab's grading (course.labo): "1" lets it run student code without the sandbox.
-ENV_NO_SANDBOX = NO_SANDBOX_ENV  # read by grading.hooks
 
 
 # The folder holding this `grading` package: nbgrader must import it (the export plugin, the late
@@ -41,15 +37,15 @@ ENV_NO_SANDBOX = NO_SANDBOX_ENV  # read by grading.hooks
 PACKAGE_PARENT = Path(__file__).resolve().parent.parent
 
 
-def nbgrader_env(no_sandbox: bool = False) -> dict[str, str]:
+def nbgrader_env(sandboxed: bool = True) -> dict[str, str]:
     """The environment of an nbgrader command: this Python's bin/ first (its gradebook runs
     ``alembic``), this ``grading`` package importable, and the sandbox switch when the
     instructor turned it off."""
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     path = [str(PACKAGE_PARENT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(path))
-    if no_sandbox:
-        env[ENV_NO_SANDBOX] = "1"
+    if not sandboxed:  # the default of StartOutOfKernelGrading.sandboxed (grading.hooks)
+        env[NO_SANDBOX_ENV] = "1"
     return env
 
 

@@ -29,18 +29,23 @@ import math
 import textwrap
 from pathlib import Path
 
+import jinja2
 import nbformat
 import pandas as pd
+from markupsafe import Markup
 from nbgrader.api import Gradebook
 from nbgrader.plugins import ExportPlugin
+
+from course.labo.french_number import french_number
+from course.labo.outcome import OUTCOMES, Outcome
 
 from .criterion_titles import criterion_title
 from .csv_safe import EXPORT_KEYS, LINE_END, SafeCsvExport, neutralise_frame
 from .late_penalty import rule_of_config
 from .nbgrader_run import tools_on_path
+from .outcome_record import read_record
 
 __all__ = [
-    "OUTCOME_KEY",
     "ClassReport",
     "class_table",
     "criteria_failures",
@@ -48,10 +53,8 @@ __all__ = [
     "write_report",
 ]
 
-# Written by the lab's grading hooks in each autograded notebook's metadata:
-# {"outcome": "graded" | "not_written" | "timeout" | "crash" | "load_error", "detail": "<French>"}
-OUTCOME_KEY = "course_grading"
 NO_SUBMISSION = "pas de rendu"
+TEMPLATES = Path(__file__).resolve().parents[1] / "templates"  # grader/templates
 # The page runs no script and fetches nothing: names and ids come from students and archives.
 _CSP = {
     "default-src": "'none'",
@@ -98,14 +101,15 @@ def _outcome(autograded: Path | None, student: str, assignment: str) -> tuple[st
     outcomes, details = [], []
     for path in copies:
         try:
-            meta = nbformat.read(path, as_version=4).metadata.get(OUTCOME_KEY) or {}
+            outcome, detail = read_record(nbformat.read(path, as_version=4).metadata)
         except Exception:  # an unreadable copy says nothing about the grade
             continue
-        outcome = str(meta.get("outcome") or "graded")
         outcomes.append(outcome)
-        if outcome != "graded" and meta.get("detail"):
-            details.append(str(meta["detail"]))
-    worst = next((o for o in outcomes if o != "graded"), "graded" if outcomes else "")
+        if outcome != Outcome.GRADED and detail:
+            details.append(detail)
+    worst = next(
+        (o for o in outcomes if o != Outcome.GRADED), Outcome.GRADED.value if outcomes else ""
+    )
     return worst, " ".join(details)
 
 
@@ -115,13 +119,8 @@ def _why(submitted: bool, outcome: str, detail: str, raw: float, score: float) -
         return NO_SUBMISSION
     if outcome == "not_graded":
         return "pas de copie notée\u00a0: la notation a échoué (voir rapport/autograde.log)"
-    if outcome not in ("", "graded"):
-        return detail or {
-            "not_written": "oublier n'est pas écrite",
-            "timeout": "limite de temps dépassée",
-            "crash": "le code s'est arrêté en erreur",
-            "load_error": "la cellule ne se charge pas",
-        }.get(outcome, outcome)
+    if outcome not in ("", Outcome.GRADED):
+        return detail or (Outcome(outcome).label if outcome in OUTCOMES else outcome)
     if score == 0 and raw > 0:
         return "note ramenée à 0 par la pénalité de retard"
     if raw == 0:
@@ -278,8 +277,28 @@ def _lateness(seconds: float | None, penalty: float) -> str:
     return f"{text} (−{penalty:g} pt)" if penalty else text
 
 
-def _num(value: float) -> str:
-    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:g}"
+def _page(**context: object) -> str:
+    """The report's page from ``grader/templates/rapport.html.j2``; student text escaped."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["h"] = lambda value: Markup(html.escape(str(value)))
+    return env.get_template("rapport.html.j2").render(nbsp="\u00a0", csp=Markup(CSP), **context)
+
+
+def _lost(row: pd.Series, criteria: dict[str, float], waiting: dict[str, str]):
+    """The criteria a student lost points on: None without a submission, "all", or
+    (title, number) pairs; a grade still to be graded by hand is not lost."""
+    if not row["submitted"]:
+        return None
+    numbers = {title: k + 1 for k, title in enumerate(criteria)}
+    lost = [t for t in criteria if (row[t] or 0) < criteria[t] - 1e-9 and t not in waiting]
+    if lost and len(lost) == len(criteria):
+        return "all"
+    return [(t, numbers[t]) for t in lost]
 
 
 def write_report(
@@ -295,77 +314,40 @@ def write_report(
     failures = criteria_failures(df)
     scores_png, criteria_png = _plots(df, failures)
     n, graded = len(df), int(df["submitted"].sum())
-    missing = n - graded
-    mean = f"{df['score'].mean():.1f}".replace(".", ",") if n else "—"
-    median = f"{df['score'].median():.1f}".replace(".", ",") if n else "—"
-    max_score = f"{df['max_score'].max():g}" if n else "—"
-    numbers = {title: k + 1 for k, title in enumerate(criteria)}
-    legend = "".join(
-        f"<tr><td>C{numbers[t]}</td><td>{html.escape(t)}</td><td>{criteria[t]:g}</td>"
-        f"<td>{failures.get(t, 0):.0%}</td></tr>"
-        for t in criteria
+    pending = df.attrs.get("pending", {})
+    page = _page(
+        assignment=assignment,
+        n=n,
+        graded=graded,
+        missing=n - graded,
+        mean=french_number(df["score"].mean(), 1) if n else "—",
+        median=french_number(df["score"].median(), 1) if n else "—",
+        max_score=f"{df['max_score'].max():g}" if n else "—",
+        late_rule=late_rule,
+        scores_png=scores_png,
+        criteria_png=criteria_png,
+        legend=[
+            {
+                "number": k + 1,
+                "title": t,
+                "points": f"{criteria[t]:g}",
+                "share": f"{failures.get(t, 0):.0%}",
+            }
+            for k, t in enumerate(criteria)
+        ],
+        rows=[
+            {
+                "student_id": r["student_id"],
+                "name": " ".join(x for x in (r["first_name"], r["last_name"]) if x),
+                "score": f"{r['score']:g} / {r['max_score']:g}",
+                "late": _lateness(r["seconds_late"], r["late_submission_penalty"]),
+                "lost": _lost(r, criteria, pending.get(r["student_id"], {})),
+                "why": r["why"],
+                "zero": r["score"] == 0,
+            }
+            for _, r in df.iterrows()
+        ],
     )
-    rows = []
-    for _, r in df.iterrows():
-        name = " ".join(x for x in (r["first_name"], r["last_name"]) if x)
-        waiting = df.attrs.get("pending", {}).get(r["student_id"], {})
-        lost = [
-            t
-            for t in criteria
-            if r["submitted"] and (r[t] or 0) < criteria[t] - 1e-9 and t not in waiting
-        ]
-        if not r["submitted"]:
-            lost_html = "—"
-        elif lost and len(lost) == len(criteria):
-            lost_html = "tous"
-        else:
-            lost_html = ", ".join(
-                f'<abbr title="{html.escape(t)}">C{numbers[t]}</abbr>' for t in lost
-            )
-        why = r["why"]
-        zero = ' class="zero"' if r["score"] == 0 else ""
-        rows.append(
-            f"<tr{zero}><td>{html.escape(r['student_id'])}</td><td>{html.escape(name)}</td>"
-            f"<td class='num'>{r['score']:g} / {r['max_score']:g}</td>"
-            f"<td>{html.escape(_lateness(r['seconds_late'], r['late_submission_penalty']))}</td>"
-            f"<td>{lost_html}</td><td>{html.escape(why)}</td></tr>"
-        )
-    rule = f"<p class='rule'>{html.escape(late_rule)}</p>" if late_rule else ""
-    page = f"""<!DOCTYPE html>
-<html lang="fr"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{CSP}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Rapport de notes — {html.escape(assignment)}</title>
-<style>
-body{{font-family:sans-serif;max-width:1100px;margin:1.5em auto;padding:0 1em;
-box-sizing:border-box;line-height:1.4}}
-img{{max-width:100%;height:auto;display:block}}
-table{{border-collapse:collapse;width:100%;margin:.5em 0 1.5em}}
-td,th{{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top;
-overflow-wrap:break-word}}
-th{{background:#f3f3f3;white-space:nowrap}} td.num{{white-space:nowrap}}
-tr.zero td{{background:#fdecea}}
-.rule{{background:#fff6e0;padding:.4em .6em}}
-</style>
-</head><body>
-<h1>Rapport de notes — {html.escape(assignment)}</h1>
-<p>{n} élève(s) au carnet de notes\u00a0: {graded} avec un rendu, {missing} sans rendu
-(note 0). Moyenne {mean} / {max_score}, médiane {median} (pénalités de retard comprises, comme
-<code>nbgrader export</code>).</p>
-{rule}
-<h2>Répartition des notes</h2>
-<img alt="Histogramme des notes des {n} élèves" src="data:image/png;base64,{scores_png}">
-<h2>Ce que la classe a manqué</h2>
-<img alt="Part des élèves qui perdent des points, par critère"
- src="data:image/png;base64,{criteria_png}">
-<table><tr><th>n°</th><th>Critère</th><th>points</th><th>élèves qui perdent des points</th></tr>
-{legend}</table>
-<h2>Notes par élève</h2>
-<table><tr><th>Élève</th><th>Nom</th><th>Note</th><th>Retard</th><th>Critères manqués</th>
-<th>Pourquoi</th></tr>
-{"".join(rows)}</table>
-</body></html>
-"""
     html_path = out / "rapport.html"
     html_path.write_text(page, encoding="utf-8")
     return csv_path, html_path

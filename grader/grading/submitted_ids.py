@@ -17,7 +17,7 @@ from pathlib import Path
 from .ids import closest, id_problem, normalize_id, quoted, registered_students
 from .paths import sqlite_path
 
-__all__ = ["IdReport", "check_submitted_ids", "unknown_student_message"]
+__all__ = ["IdReport", "check_submitted_ids", "submitted_students", "unknown_student_message"]
 
 
 @dataclass
@@ -122,3 +122,10 @@ def matching(pattern: str, students: list[str]) -> list[str]:
 
 
 __all__ += ["matching"]
+
+
+def submitted_students(submitted: Path, assignment: str) -> list[str]:
+    """Students who have a submission of `assignment` in `submitted`."""
+    if not submitted.is_dir():
+        return []
+    return sorted(p.name for p in submitted.iterdir() if (p / assignment).is_dir())

@@ -25,7 +25,7 @@ from typing import Any
 import psutil
 from helpers import REPO, alive, free_port, port_open, stop_pids
 
-from course.labo import HIDDEN_HERE
+from course.labo.checks import HIDDEN_HERE
 
 __all__ = [
     "CHROMIUM_FLAGS",
@@ -344,7 +344,7 @@ class Expected:
     def intended(self, index: int, ename: str, evalue: str) -> bool:
         """An error the stub causes on purpose: the stub's own NotImplementedError, or an
         nbgrader test cell failing because the student's function still raises it; or a hidden
-        test, which ``noter`` always fails outside grading (course.labo.HIDDEN_HERE)."""
+        test, which ``noter`` always fails outside grading (course.labo.checks.HIDDEN_HERE)."""
         if ename == "NotImplementedError":
             return True
         if index in self.hidden_test_cells and ename == "EchecDuTest":

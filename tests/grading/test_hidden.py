@@ -15,7 +15,8 @@ from helpers import REPO
 from installed_course import installed_course
 
 import course
-from course.labo import TESTS, evaluate_source
+from course.labo.criteria import TESTS
+from course.labo.evaluate import evaluate_source
 from course.labo.scenario import VISIBLE, Scenario
 
 

@@ -15,8 +15,8 @@ import nbformat
 import pytest
 from grading.criterion_titles import criterion_title
 from grading.late_penalty import PointsPerDayLate, rule, rule_of_config
+from grading.outcome_record import METADATA_KEY as OUTCOME_KEY
 from grading.paths import load_config
-from grading.report import OUTCOME_KEY
 from grading_course import ROOT, copy_course, grading, nbgrader
 from nbgrader.api import Gradebook
 from PIL import Image

@@ -14,7 +14,7 @@ import pytest
 from grading.hidden import HIDDEN
 from helpers import REPO as ROOT
 
-from course.labo import Evaluation, evaluate_source
+from course.labo.evaluate import Evaluation, evaluate_source
 from course.labo.scenario import VISIBLE
 
 BIN = Path(sys.executable).parent

@@ -9,7 +9,7 @@ import tempfile
 import pytest
 from grading.hidden import HIDDEN
 
-from course.labo import evaluate_source
+from course.labo.evaluate import evaluate_source
 from course.labo.scenario import VISIBLE
 
 # Removes alice from every fixture file under `racine` (the fixture's cache, wherever it is),

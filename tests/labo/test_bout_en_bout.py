@@ -20,13 +20,13 @@ import nbformat
 import pytest
 from fuites import hidden_leaks
 from grading.hidden import HIDDEN
-from grading.hooks import METADATA_KEY
+from grading.outcome_record import METADATA_KEY
 from grading.samples import build_submission, carnets, write_all, written_answer
 from helpers import processes_matching
 from nbgrader.api import Gradebook
 
-from course.labo import TESTS
-from course.labo.evaluate import OUTCOMES
+from course.labo.criteria import TESTS
+from course.labo.outcome import OUTCOMES
 from course.labo.sandbox import SANDBOX_UIDS
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
@@ -310,7 +310,7 @@ def test_loops_do_not_delay_grading_beyond_their_time_limit(graded_course):
     log = graded_course["steps"]["autograde"].stderr
     seconds = [float(s) for s in re.findall(r"points hors du noyau en ([\d.]+) s", log)]
     assert len(seconds) == len(graded_course["students"])
-    from course.labo import DEFAULT_TIMEOUT
+    from course.labo.evaluate import DEFAULT_TIMEOUT
 
     assert max(seconds) < DEFAULT_TIMEOUT + 15
     assert json.dumps(seconds)

@@ -9,7 +9,6 @@ import subprocess
 import nbformat
 import pytest
 from grading.hooks import (
-    METADATA_KEY,
     ApplyOutOfKernelGrading,
     ExecuteOutsideTheLab,
     NotRebuilt,
@@ -17,11 +16,13 @@ from grading.hooks import (
     SandboxUnavailable,
     StartOutOfKernelGrading,
 )
+from grading.outcome_record import METADATA_KEY
 from grading.samples import build_submission
+from grading.sandbox_setting import NO_SANDBOX_ENV
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from traitlets.config.loader import PyFileConfigLoader
 
-from course.labo.sandbox import NO_SANDBOX_ENV, sandbox_problem
+from course.labo.sandbox import sandbox_problem
 
 LAB = {"nbgrader": {"assignment": "oublier", "notebook": "oublier", "student": "x"}}
 

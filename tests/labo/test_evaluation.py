@@ -14,14 +14,10 @@ import pytest
 from grading.hidden import HIDDEN
 
 import course.labo
-from course.labo import (
-    CRITERIA,
-    TESTS,
-    evaluate_source,
-    extract_source,
-    noter,
-    verifier,
-)
+import course.labo.checks
+from course.labo import noter, verifier
+from course.labo.criteria import CRITERIA, TESTS
+from course.labo.evaluate import evaluate_source, extract_source
 from course.labo.scenario import VISIBLE
 
 SAMPLES = [
@@ -204,7 +200,7 @@ def _module_function(tmp_path: Path, source: str, name: str):
 
 
 def test_noter_raises_a_french_assertion_and_verifier_reports(tmp_path, sample_answers, capsys):
-    course.labo._told.clear()
+    course.labo.checks._told.clear()
     oublier = _module_function(tmp_path, sample_answers["graine"], "graine")
     noter(oublier, "sessions")
     with pytest.raises(AssertionError, match="user_states de l'élève existe encore"):
@@ -282,7 +278,7 @@ def test_in_an_autograde_kernel_noter_fails_and_verifier_starts_nothing(
     cell of the TP out of it, so if one ever runs there, its tests fail and verifier starts no
     process (a visible test that passes elsewhere fails here; setting the variable only turns a
     student's own checks off)."""
-    monkeypatch.setattr(course.labo, "_cache", {})
+    monkeypatch.setattr(course.labo.checks, "_cache", {})
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
     marker = tmp_path / "lance"
     source = f"async def oublier(service, user_id):\n    open({str(marker)!r}, 'w').write('x')\n"
@@ -336,7 +332,7 @@ def test_messages_follow_french_typography_and_carry_no_markdown(graded_samples)
     texts = [c.failure for c in CRITERIA] + [c.hidden_hint for c in CRITERIA]
     texts += list(criteria.GATE_MESSAGES.values())
     texts += [criteria.NOT_WRITTEN, criteria.NOT_ASYNC, criteria.OPEN_TRANSACTION]
-    texts += [course.labo.NO_SANDBOX_NOTE]
+    texts += [course.labo.checks.NO_SANDBOX_NOTE]
     for sample in SAMPLES:
         texts += [v.message for v in graded_samples[sample].verdicts.values()]
         texts.append(graded_samples[sample].outcome()[1])

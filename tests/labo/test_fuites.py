@@ -61,7 +61,7 @@ def test_a_schema_broken_with_the_inputs_shows_no_reason_for_hidden_inputs():
     The control: on the example the reason really quotes what the answer wrote there."""
     from grading.hidden import HIDDEN
 
-    from course.labo import evaluate_source
+    from course.labo.evaluate import evaluate_source
     from course.labo.scenario import VISIBLE
 
     evaluation = evaluate_source(SCHEMA_LEAK, scenarios=(VISIBLE, HIDDEN), sandboxed=True)

@@ -12,7 +12,8 @@ import pytest
 from grading.samples import build_submission
 from nbclient import NotebookClient
 
-from course.labo import TESTS, evaluate_source
+from course.labo.criteria import TESTS
+from course.labo.evaluate import evaluate_source
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 INTERNALS = ("course/labo", "Traceback", "File ", "----> ", "Cell In", "noter(oublier")

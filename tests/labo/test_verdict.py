@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 from grading.hidden import HIDDEN
 
-from course.labo import evaluate_source
-from course.labo.evaluate import _analyse, _check
+from course.labo.evaluate import _analyse, _check, evaluate_source
 from course.labo.fixture import fixture_bytes
 from course.labo.protocol import (
     CallOutcome,

@@ -286,7 +286,7 @@ def test_the_adk_base_is_written_by_adk_with_the_same_learners():
 
 
 def test_oublier_gets_adks_own_service_with_the_path_it_keeps():
-    from course.labo import evaluate_source
+    from course.labo.evaluate import evaluate_source
     from course.labo.scenario import Role
 
     probe = (

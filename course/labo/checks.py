@@ -1,0 +1,146 @@
+"""``noter`` and ``verifier``, the checks a learner runs in the TP's notebook.
+
+Each evaluates the learner's cell out of the kernel (``course.labo.evaluate``, without the
+sandbox: their code, their rights) on the visible scenario only, once per cell text and backend
+per kernel, and says the result in French. Hidden tests always fail here: only the grading hooks
+compute them. In a kernel nbgrader starts for autograde (``NBGRADER_EXECUTION=autograde``) the
+hooks keep every cell of the TP out of it, so if one ever runs there, its tests fail and
+``verifier`` starts nothing; a student who sets the variable only turns off their own checks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import linecache
+import os
+from typing import Any
+
+from .criteria import CRITERIA, NOT_WRITTEN, TESTS, TITLES
+from .evaluate import Evaluation, evaluate_source
+from .french_number import french_number
+from .learner_errors import EchecDuTest, OublierPasEcrite, PasUneFonction
+from .scenario import VISIBLE
+
+__all__ = [
+    "HIDDEN_HERE",
+    "IN_AUTOGRADE",
+    "NO_SANDBOX_NOTE",
+    "noter",
+    "source_de",
+    "verifier",
+]
+
+# Set by nbgrader for the kernels it starts (nbgrader.utils.setenv).
+NBGRADER_EXECUTION = "NBGRADER_EXECUTION"
+HIDDEN_HERE = (
+    "Test caché\u00a0: il n'est calculé que pendant la notation, hors de ce notebook, avec "
+    "d'autres élèves et d'autres identifiants\u00a0; ici, il échoue toujours."
+)
+IN_AUTOGRADE = (
+    "Notation en cours\u00a0: les tests sont calculés hors de ce noyau, dans un bac à sable\u00a0; "
+    "ici, ils échouent toujours."
+)
+NO_SANDBOX_NOTE = (
+    "Vérification sans bac à sable\u00a0: votre fonction s'exécute avec vos propres droits, "
+    "dans un processus séparé, sur une copie de la base d'exemple. Pendant la notation, elle "
+    "s'exécute dans un bac à sable (sans réseau, sans accès aux fichiers de l'enseignant)."
+)
+_cache: dict[str, Evaluation] = {}  # backend and cell text -> its evaluation, per kernel
+_told: set[str] = set()  # notes already printed in this kernel (each is said once)
+
+
+def source_de(oublier: Any) -> str:
+    """Le texte de la cellule où `oublier` a été définie (toute la cellule, imports compris)\u00a0;
+    un texte (le contenu d'une cellule, lu par `cellule_oublier`) est renvoyé tel quel."""
+    if isinstance(oublier, str):
+        return oublier
+    code = getattr(oublier, "__code__", None)
+    if code is None:
+        raise PasUneFonction(
+            "oublier doit être une fonction, définie avec async def dans la "
+            f"cellule prévue (reçu\u00a0: {type(oublier).__name__})."
+        )
+    lines = linecache.getlines(code.co_filename)
+    if not lines:
+        return inspect.getsource(oublier)
+    return "".join(lines)
+
+
+def _tell_once(note: str) -> None:
+    if note not in _told:
+        print(note + "\n")
+        _told.add(note)
+
+
+def _evaluation(oublier: Any, backend: str = "course") -> Evaluation:
+    source = source_de(oublier)
+    key = backend + ":" + hashlib.sha256(source.encode()).hexdigest()
+    if key not in _cache:
+        _tell_once(NO_SANDBOX_NOTE)
+        _cache[key] = evaluate_source(
+            source, scenarios=(VISIBLE,), sandboxed=False, backend=backend
+        )
+    return _cache[key]
+
+
+def _in_autograde() -> bool:
+    return os.environ.get(NBGRADER_EXECUTION) == "autograde"
+
+
+def noter(oublier: Any, test: str) -> None:
+    """Un test du TP\u00a0: ne dit rien s'il est réussi, lève AssertionError (en français) sinon."""
+    if test not in TESTS:
+        raise ValueError(f"Test inconnu\u00a0: {test!r} (connus\u00a0: {', '.join(TESTS)}).")
+    if _in_autograde():
+        raise EchecDuTest(IN_AUTOGRADE, [f"✘ {IN_AUTOGRADE}"])
+    if not TESTS[test].visible:
+        raise EchecDuTest(HIDDEN_HERE, [f"✘ {HIDDEN_HERE}"])
+    evaluation = _evaluation(oublier)
+    if evaluation.not_written:
+        raise OublierPasEcrite(NOT_WRITTEN, [f"✘ {NOT_WRITTEN}"])
+    verdict = evaluation.verdicts[test]
+    title = TITLES[TESTS[test].criterion]
+    if not verdict.ok:
+        raise EchecDuTest(verdict.message, [f"✘ {title}", f"    → {verdict.message}"])
+    print(f"✔ {title}")
+
+
+def verifier(oublier: Any, *, avec_adk: bool = False) -> None:
+    """Vérifie les sept critères sur une copie de la base d'exemple et affiche le résultat.
+
+    Avec ``avec_adk=True``, la base d'exemple est écrite par le SqliteSessionService de
+    google-adk 2.10, et `oublier` reçoit ce service-là (avec ``db_path``, le chemin que vous
+    garderiez vous-même\u00a0: ADK ne le donne pas).
+    """
+    if _in_autograde():
+        print("Vérification non lancée pendant la notation (elle est faite hors du noyau).")
+        return
+    evaluation = _evaluation(oublier, "adk" if avec_adk else "course")
+    verdicts = evaluation.criteria[VISIBLE.name]
+    problem = NOT_WRITTEN if evaluation.not_written else evaluation.load_error
+    respected = 0
+    if problem:
+        print(f"✘ {problem}")
+    else:
+        for criterion in CRITERIA:
+            verdict = verdicts[criterion.key]
+            respected += verdict.ok
+            print(("✔ " if verdict.ok else "✘ ") + f"{criterion.number}. {criterion.title}")
+            if not verdict.ok:
+                print(f"    → {verdict.message}")
+    visible = sum(1 for t in TESTS.values() if t.visible)
+    seconds = french_number(evaluation.seconds, 1)
+    if avec_adk:
+        print(
+            f"\n{respected}/{len(CRITERIA)} critères respectés sur la base d'exemple écrite par "
+            f"google-adk 2.10, avec le service d'ADK (vérifiés en {seconds}\u00a0s). Ce n'est "
+            "pas une note\u00a0: le TP est noté par ses tests, avec le service du cours."
+        )
+        return
+    print(
+        f"\n{respected}/{len(CRITERIA)} critères respectés sur la base d'exemple (vérifiés en "
+        f"{seconds}\u00a0s). La note vient des {len(TESTS)} tests notés\u00a0: {visible} "
+        f"visibles dans ce notebook, {len(TESTS) - visible} cachés, qui vérifient les mêmes "
+        "critères avec d'autres élèves et d'autres identifiants."
+    )

@@ -1,0 +1,192 @@
+"""Running stock ``nbgrader autograde`` over a class: one run that carries on past a
+submission nbgrader stops on, or several workers that never share a gradebook.
+
+nbgrader has no parallel autograde (its issue 174) and its SQLite gradebook is not meant for
+concurrent writers: each worker runs the stock command on its share of the students with its
+own copy of the gradebook and its own view of ``submitted/`` (symbolic links); this process then
+copies the results into the real gradebook (``grading.gradebook_merge``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from .gradebook_merge import copy_gradebook, merge_gradebook
+from .grading_error import GradingError
+from .nbgrader_log import FAILED, LogWatcher, Outcomes
+from .nbgrader_run import BIN, ProgressBar, pump, run_logged, start
+from .paths import CourseDirs, sqlite_path
+
+__all__ = ["BAD_METADATA", "STOPPED_ON", "ClassRun", "merge_outcomes", "parallel", "sequential"]
+
+STOPPED_ON = (
+    "nbgrader s'est arrêté sur ce rendu (les autres ont été notés par un nouveau passage, "
+    "sans lui)\u00a0: "
+)
+BAD_METADATA = (
+    "métadonnées nbgrader invalides dans le notebook (une cellule notée copiée-collée, ou des "
+    "métadonnées modifiées à la main\u00a0?)"
+)
+
+
+@dataclass
+class ClassRun:
+    """What every nbgrader run of one class grading shares."""
+
+    assignment: str
+    dirs: CourseDirs
+    extra_args: tuple[str, ...]  # nbgrader's, passed through
+    env: dict[str, str]
+    bar: ProgressBar
+    log: TextIO  # nbgrader's whole log, every run's lines
+    lock: threading.Lock = field(default_factory=threading.Lock)  # guards `log`
+
+    def command(self, *options: str) -> list[str]:
+        return [str(BIN / "nbgrader"), "autograde", self.assignment, *options, *self.extra_args]
+
+
+class _RunWatcher(LogWatcher):
+    """A LogWatcher that also keeps the student nbgrader was on and its ERROR lines: when
+    nbgrader stops its whole run on one submission, that is the culprit and the reason."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.errors: list[str] = []
+
+    @property
+    def current(self) -> str | None:
+        return self._current
+
+    def feed(self, line: str) -> None:
+        if "| ERROR]" in line or "| CRITICAL]" in line:
+            self.errors.append(line.split("]", 1)[-1].strip())
+        super().feed(line)
+
+
+def _stop_reason(errors: list[str]) -> str:
+    text = " ".join(errors)
+    if "version of the nbgrader metadata format" in text or "old version" in text:
+        return STOPPED_ON + BAD_METADATA
+    last = next((e for e in reversed(errors) if e and not e.startswith("Please see")), "")
+    return STOPPED_ON + (last[:200] or "voir le journal")
+
+
+def merge_outcomes(outcomes: Outcomes, part: Outcomes) -> None:
+    """Add what one run decided to `outcomes`."""
+    outcomes.done += [s for s in part.done if s not in outcomes.done]
+    outcomes.skipped += [s for s in part.skipped if s not in outcomes.skipped]
+    outcomes.failed.update(part.failed)
+    outcomes.checksum_warnings += part.checksum_warnings
+
+
+@contextlib.contextmanager
+def _submitted_view(dirs: CourseDirs, students: list[str]) -> Iterator[Path]:
+    """A throw-away submitted/ holding only `students` (symbolic links to their folders)."""
+    view = Path(tempfile.mkdtemp(prefix="autograde-rendus-"))
+    try:
+        for student in students:
+            (view / student).symlink_to(dirs.submitted / student)
+        yield view
+    finally:
+        shutil.rmtree(view, ignore_errors=True)
+
+
+def sequential(run: ClassRun, students: list[str], view: bool = False) -> tuple[Outcomes, int]:
+    """One stock ``nbgrader autograde`` over `students`; if it stops on one submission (nbgrader
+    ends its whole run on some errors), that one fails with the reason and the rest are graded
+    by a new run without it. `view`: show nbgrader only `students`' folders."""
+    outcomes = Outcomes()
+    status = 0
+    todo = list(students)
+    while todo:
+        watcher = _RunWatcher(run.assignment, todo, run.bar)
+        with _submitted_view(run.dirs, todo) if view else contextlib.nullcontext() as folder:
+            options = [f"--CourseDirectory.submitted_directory={folder}"] if folder else []
+            run_status = run_logged(
+                run.command(*options), run.dirs.grader_dir, run.env, watcher, run.log
+            )
+        merge_outcomes(outcomes, watcher.finish())
+        status = max(status, run_status)
+        left = [s for s in todo if s not in outcomes.decided()]
+        culprit = watcher.current
+        if run_status == 0 or not left or culprit not in left:
+            break
+        outcomes.failed[culprit] = _stop_reason(watcher.errors)
+        run.bar(culprit, FAILED)
+        todo = [s for s in left if s != culprit]
+        view = True
+    return outcomes, status
+
+
+@dataclass
+class _Worker:
+    proc: subprocess.Popen
+    reader: threading.Thread
+    watcher: LogWatcher
+    folder: Path  # its submitted/ view and its gradebook copy
+
+
+def parallel(run: ClassRun, students: list[str], jobs: int) -> tuple[Outcomes, int]:
+    """`jobs` stock ``nbgrader autograde`` at once, each on every `jobs`-th student with its own
+    gradebook copy; their results merged into the real gradebook."""
+    main_db = sqlite_path(run.dirs.db_url)
+    if main_db is None:
+        raise GradingError(
+            f"Notation en parallèle\u00a0: le carnet de notes doit être un fichier SQLite "
+            f"(sqlite:///...), pas {run.dirs.db_url}. Lancez sans --jobs."
+        )
+    # nbgrader.api takes seconds to import: do it while the workers grade, not after.
+    threading.Thread(target=__import__, args=("nbgrader.api",), daemon=True).start()
+    work = Path(tempfile.mkdtemp(prefix="autograde-parallele-"))
+    workers: list[_Worker] = []
+    try:
+        for k in range(jobs):
+            group = students[k::jobs]
+            folder = work / f"w{k}"
+            (folder / "submitted").mkdir(parents=True)
+            for student in group:
+                (folder / "submitted" / student).symlink_to(run.dirs.submitted / student)
+            copy_gradebook(main_db, folder / "gradebook.db")
+            cmd = run.command(
+                f"--CourseDirectory.submitted_directory={folder / 'submitted'}",
+                f"--CourseDirectory.db_url=sqlite:///{folder / 'gradebook.db'}",
+            )
+            watcher = LogWatcher(run.assignment, group, run.bar)
+            proc = start(cmd, run.dirs.grader_dir, run.env)
+            reader = threading.Thread(
+                target=pump, args=(proc, watcher, run.log, run.lock), daemon=True
+            )
+            reader.start()
+            workers.append(_Worker(proc, reader, watcher, folder))
+        status = 0
+        for worker in workers:
+            status = max(status, worker.proc.wait())
+            worker.reader.join()
+        outcomes = Outcomes()
+        for worker in workers:
+            part = worker.watcher.finish()
+            merge_gradebook(
+                f"sqlite:///{main_db}",
+                f"sqlite:///{worker.folder / 'gradebook.db'}",
+                run.assignment,
+                part.done,
+            )
+            outcomes.done += part.done
+            outcomes.skipped += part.skipped
+            outcomes.failed.update(part.failed)
+            outcomes.checksum_warnings += part.checksum_warnings
+        return outcomes, status
+    finally:
+        for worker in workers:
+            if worker.proc.poll() is None:
+                worker.proc.kill()
+                worker.proc.wait()
+        shutil.rmtree(work, ignore_errors=True)

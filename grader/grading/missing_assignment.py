@@ -1,0 +1,67 @@
+"""Adding an assignment the gradebook lacks (a fresh clone): stock ``nbgrader
+generate_assignment`` from its sources, into a throw-away release folder."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from pathlib import Path
+
+from .grading_error import GradingError
+from .nbgrader_run import BIN
+from .paths import CourseDirs
+
+__all__ = ["ensure_assignment"]
+
+
+def _run_quiet(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        cmd, cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL
+    )
+
+
+def ensure_assignment(dirs: CourseDirs, assignment: str, env: dict[str, str]) -> str | None:
+    """Make sure the gradebook knows `assignment` and its notebooks (autograde needs them).
+
+    Missing ones are added from the sources with stock ``nbgrader generate_assignment``,
+    writing the release into a throw-away folder (``notebooks/`` is left alone) and keeping a
+    due date already set. Returns a French note when it added something.
+    """
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(dirs.db_url) as gb:
+        try:
+            notebooks = len(gb.find_assignment(assignment).notebooks)
+        except MissingEntry:
+            notebooks = 0
+    if notebooks:
+        return None
+    source = dirs.source / assignment
+    command = f"cd {dirs.grader_dir} && nbgrader generate_assignment {assignment}"
+    if not source.is_dir():
+        raise GradingError(
+            f"Le devoir « {assignment} » n'est pas dans le carnet de notes et ses sources "
+            f"({source}) manquent\u00a0: lancez « {command} » là où ses sources se trouvent."
+        )
+    with tempfile.TemporaryDirectory(prefix="release-") as tmp:
+        proc = _run_quiet(
+            [
+                str(BIN / "nbgrader"),
+                "generate_assignment",
+                assignment,
+                f"--CourseDirectory.release_directory={tmp}",
+                "--log-level=WARN",
+            ],
+            dirs.grader_dir,
+            env,
+        )
+    if proc.returncode != 0:
+        tail = (proc.stdout + proc.stderr).strip().splitlines()[-1:] or [""]
+        raise GradingError(
+            f"Le devoir « {assignment} » n'est pas dans le carnet de notes et nbgrader n'a pas "
+            f"pu l'y ajouter ({tail[0]})\u00a0: lancez « {command} » pour voir l'erreur."
+        )
+    return (
+        f"« {assignment} » manquait au carnet de notes\u00a0: ajouté depuis {source} "
+        "(nbgrader generate_assignment, notebooks/ inchangé)."
+    )
