@@ -254,9 +254,31 @@ def port_open(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
+def _other_workers() -> set[int]:
+    """The other pytest-xdist workers of this run (the master's other children), if any."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return set()
+    try:
+        return {c.pid for c in psutil.Process(os.getppid()).children() if c.pid != os.getpid()}
+    except psutil.NoSuchProcess:
+        return set()
+
+
+def _started_by(proc: psutil.Process, pids: set[int]) -> bool:
+    try:
+        return any(parent.pid in pids for parent in proc.parents())
+    except psutil.NoSuchProcess:
+        return False
+
+
 def processes_matching(match: Callable[[int, str], bool]) -> list[str]:
     """Live processes (zombies included: not yet reaped is not gone) whose real uid and command
-    line satisfy ``match(uid, cmdline)``, one line each: ``pid uid=… state ppid=… name``."""
+    line satisfy ``match(uid, cmdline)``, one line each: ``pid uid=… state ppid=… name``.
+
+    Under pytest-xdist, the processes another worker's tests started and still run (its
+    gradings' sandboxes, its servers) are left out: they are not this test's. A process that
+    escaped any test is reparented away from its worker, so it is still found."""
+    others = _other_workers()
     found = []
     for proc in psutil.process_iter():
         try:
@@ -268,7 +290,7 @@ def processes_matching(match: Callable[[int, str], bool]) -> list[str]:
                     cmdline = ""
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
-        if match(uid, cmdline):
+        if match(uid, cmdline) and not (others and _started_by(proc, others)):
             found.append(f"{proc.pid} uid={uid} {state} ppid={ppid} {name} {cmdline}".rstrip())
     return found
 

@@ -65,6 +65,7 @@ from .sandbox import LIMITS, WORK_DIR, Sandbox
 from .scenario import VISIBLE, CallResult, Role, RunEnd, Scenario, ScenarioResult
 
 __all__ = [
+    "ADK_TIMEOUT",
     "DEFAULT_TIMEOUT",
     "Evaluation",
     "evaluate_source",
@@ -72,6 +73,8 @@ __all__ = [
 ]
 
 DEFAULT_TIMEOUT = 10.0  # seconds for the whole submission; the grader may set its own
+# google-adk's import alone takes 3-10 s on a loaded hub: the ADK appendix's check gets more
+ADK_TIMEOUT = 60.0
 CHECKER_TIMEOUT = 120.0
 
 # Captured at import: later monkeypatching of these modules does not reach the grader.
@@ -520,7 +523,8 @@ def evaluate_source(
     ``backend="adk"``: the bases are written by google-adk 2.10 and ``oublier`` gets ADK's
     service (the ADK appendix); the criteria and the checker are the same.
     """
-    timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+    if timeout is None:
+        timeout = ADK_TIMEOUT if backend == "adk" else DEFAULT_TIMEOUT
     start = time.monotonic()
     code, load_failure, is_async = _analyse(source)
     if load_failure is not None:  # nothing to run: the same reason for every scenario

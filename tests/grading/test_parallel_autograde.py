@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sqlite3
 import tempfile
-from pathlib import Path
 
 import pytest
 from grading.autograde import autograde
@@ -18,11 +17,15 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 SAMPLES = ["complete_vacuum", "graine", "fstring", "ebauche", "user_states_sans_where"]
 
 
-def test_parallel_autograde_gives_expected_grades(course, expected_scores):
+def test_parallel_autograde_gives_expected_grades(course, expected_scores, tmp_path, monkeypatch):
+    # a temporary folder of its own: other tests run beside this one (pytest-xdist)
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private_tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
     students = write_all(course.parent, course / "submitted", only=SAMPLES)
     (course / "eleves.csv").write_text("id\n" + "".join(f"{s}\n" for s in students))
     assert nbgrader(course, "db", "student", "import", "eleves.csv").returncode == 0
-    before = set(Path(tempfile.gettempdir()).glob("autograde-parallele-*"))
 
     summary = autograde("oublier", course, jobs=2)
 
@@ -37,4 +40,4 @@ def test_parallel_autograde_gives_expected_grades(course, expected_scores):
     conn.close()
     for s in SAMPLES:  # the autograded notebooks are in the real folder, not a worker's
         assert (course / "autograded" / s / "oublier" / "oublier.ipynb").exists()
-    assert set(Path(tempfile.gettempdir()).glob("autograde-parallele-*")) == before
+    assert not list(private_tmp.glob("autograde-parallele-*"))  # the workers' copies removed

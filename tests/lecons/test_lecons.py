@@ -157,9 +157,13 @@ def test_sources_are_clean_and_structured(name: str):
 
 def test_lessons_run_offline_fast_and_outside_the_repo(executed_lessons):
     assert sorted(executed_lessons) == NOTEBOOKS
+    # 20 s each on a machine with a free core; the budget grows with the run queue per core, so
+    # the suite's own parallel workers (or a loaded CI runner) do not make it fail. Printed.
+    budget = 20 * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
     for name, (nb, seconds, workdir) in executed_lessons.items():
         seconds = without_server_start(name, nb, seconds)
-        assert seconds < 20, f"{name} took {seconds:.1f} s"
+        print(f"{name}\u00a0: {seconds:.1f} s (budget {budget:.0f} s)")
+        assert seconds < budget, f"{name} took {seconds:.1f} s (budget {budget:.0f} s)"
         if name in LESSONS and name != LESSONS[3]:
             assert list(workdir.glob("lecon0*.db")), f"{name} wrote its database in its workdir"
     # lesson 4 removes its files at the end (personal data): its output names them instead
