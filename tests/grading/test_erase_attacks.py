@@ -167,3 +167,28 @@ def test_a_symlinked_submitted_folder_is_named(petite_classe):
     result = _erase(c, "ana")
     named = [f for f in result.before.found if f.where.endswith("submitted/ana")]
     assert named or result.failures, "rendu d'ana (lien) ni effacé ni nommé, « Preuve faite »"
+
+
+def test_a_wal_gradebook_read_meanwhile_keeps_no_byte_of_her(petite_classe):
+    """A gradebook in WAL mode (journal_mode=wal) that another process reads meanwhile (the
+    formgrader open, a report being made): VACUUM goes to the -wal, `wal_checkpoint(TRUNCATE)`
+    is silently busy, and the main file keeps her old pages (her e-mail), while the command says
+    « Preuve faite ». The proof cannot see it: after the erasure her name and e-mail are no
+    longer known (roster line and gradebook row gone), so the rescan looks for her id only."""
+    import sqlite3
+
+    c = petite_classe
+    db = c["grader"] / "gradebook.db"
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA journal_mode=wal").fetchone()[0] == "wal"
+    con.close()
+    reader = sqlite3.connect(db, isolation_level=None)
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM student").fetchone()
+        result = _erase(c, "ana")
+        raw = b"".join(p.read_bytes() for p in (db, Path(f"{db}-wal")) if p.is_file())
+    finally:
+        reader.close()
+    left = b"ana.martin@exemple.fr" in raw
+    assert not left or result.failures, "courriel d'ana dans gradebook.db, « Preuve faite »"
