@@ -192,3 +192,27 @@ def test_a_wal_gradebook_read_meanwhile_keeps_no_byte_of_her(petite_classe):
         reader.close()
     left = b"ana.martin@exemple.fr" in raw
     assert not left or result.failures, "courriel d'ana dans gradebook.db, « Preuve faite »"
+
+
+def test_a_home_of_someone_who_is_not_a_learner_is_kept(petite_classe):
+    """A careless teacher types the id of the teaching assistant (« tom »: on the hub, not in the
+    roster, the gradebook nor submitted/) with HOMES=/home CONFIRMER=1: his home is deleted (as
+    his hub account would be with HUB_URL): nothing checks that the id is a learner's."""
+    import os
+
+    from grading.erase_learner import Setup, erase
+
+    c = petite_classe
+    homes = c["tmp"] / "home"
+    (homes / "tom").mkdir(parents=True)
+    (homes / "tom" / "preparation.ipynb").write_text("le cours de l'assistant")
+    if os.geteuid() == 0:  # a home owned by root is refused: give it to a non-root owner
+        os.chown(homes / "tom", 65534, 65534)
+    setup = Setup(
+        grader_dir=c["grader"], roster=c["roster"], exchange=c["exchange"], homes=homes
+    )
+    try:
+        erase("tom", setup, confirm=True, control="cyr")
+    except Exception:  # noqa: BLE001 — refusing is fine; deleting is not
+        pass
+    assert (homes / "tom" / "preparation.ipynb").exists(), "dossier personnel de tom effacé"
