@@ -216,3 +216,24 @@ def test_a_home_of_someone_who_is_not_a_learner_is_kept(petite_classe):
     except Exception:  # noqa: BLE001 — refusing is fine; deleting is not
         pass
     assert (homes / "tom" / "preparation.ipynb").exists(), "dossier personnel de tom effacé"
+
+
+def test_her_members_one_folder_deeper_in_an_archive_are_erased(petite_classe):
+    """An ENT archive that puts each copy one folder deeper (ana/oublier/oublier.ipynb, a draft
+    in ana/brouillon/): named_regexp reads the student as « oublier » / « brouillon », so her
+    members are not hers for the scan; the archive keeps her notebooks while the command says
+    « Preuve faite » (zip_collect skips those members: they stay in the archive)."""
+    import zipfile
+
+    c = petite_classe
+    archive = c["grader"] / "downloaded" / "oublier" / "archive" / "ent.zip"
+    archive.parent.mkdir(parents=True)
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("ana/oublier/oublier.ipynb", b"copie d'Ana Martin")
+        zf.writestr("ana/brouillon/essai.ipynb", b"brouillon d'Ana Martin")
+        zf.writestr("ben/oublier/oublier.ipynb", b"copie de ben")
+    result = _erase(c, "ana")
+    assert not result.failures
+    with zipfile.ZipFile(archive) as zf:
+        left = [n for n in zf.namelist() if n.startswith("ana/")]
+    assert left == [], f"membres d'ana laissés dans {archive.name}, « Preuve faite »"
