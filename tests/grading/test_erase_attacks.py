@@ -31,10 +31,12 @@ def petite_classe(tmp_path) -> dict[str, Path]:
     roster = grader / "eleves.csv"
     roster.write_text(ROSTER, encoding="utf-8")
     with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
-        gb.update_or_create_student("ana", first_name="Ana", last_name="Martin",
-                                    email="ana.martin@exemple.fr")
-        gb.update_or_create_student("ben", first_name="Ben", last_name="Durand",
-                                    email="ben.durand@exemple.fr")
+        gb.update_or_create_student(
+            "ana", first_name="Ana", last_name="Martin", email="ana.martin@exemple.fr"
+        )
+        gb.update_or_create_student(
+            "ben", first_name="Ben", last_name="Durand", email="ben.durand@exemple.fr"
+        )
         gb.update_or_create_student("cyr", first_name="Cyr", last_name="Petit")
     for sid in ("ana", "ben", "cyr"):
         folder = grader / "submitted" / sid / "oublier"
@@ -144,8 +146,9 @@ def test_a_gradebook_row_in_nfd_is_erased(petite_classe):
     c = petite_classe
     nfd = unicodedata.normalize("NFD", "chloé")
     with Gradebook(f"sqlite:///{c['grader'] / 'gradebook.db'}") as gb:
-        gb.update_or_create_student(nfd, first_name="Chloé", last_name="Roux",
-                                    email="chloe.roux@exemple.fr")
+        gb.update_or_create_student(
+            nfd, first_name="Chloé", last_name="Roux", email="chloe.roux@exemple.fr"
+        )
     folder = c["grader"] / "submitted" / nfd / "oublier"
     folder.mkdir(parents=True)
     (folder / "oublier.ipynb").write_text("{}")
@@ -208,9 +211,7 @@ def test_a_home_of_someone_who_is_not_a_learner_is_kept(petite_classe):
     (homes / "tom" / "preparation.ipynb").write_text("le cours de l'assistant")
     if os.geteuid() == 0:  # a home owned by root is refused: give it to a non-root owner
         os.chown(homes / "tom", 65534, 65534)
-    setup = Setup(
-        grader_dir=c["grader"], roster=c["roster"], exchange=c["exchange"], homes=homes
-    )
+    setup = Setup(grader_dir=c["grader"], roster=c["roster"], exchange=c["exchange"], homes=homes)
     try:
         erase("tom", setup, confirm=True, control="cyr")
     except Exception:  # noqa: BLE001 — refusing is fine; deleting is not
@@ -237,3 +238,18 @@ def test_her_members_one_folder_deeper_in_an_archive_are_erased(petite_classe):
     with zipfile.ZipFile(archive) as zf:
         left = [n for n in zf.namelist() if n.startswith("ana/")]
     assert left == [], f"membres d'ana laissés dans {archive.name}, « Preuve faite »"
+
+
+def test_a_witness_found_nowhere_stops_before_anything_is_erased(petite_classe):
+    """TEMOIN=zoe (a typo, or a learner already erased): the dry run says « Témoin « zoe » :
+    0 endroit(s) » with exit status 0 and no warning; the confirmed run then erases everything
+    and only afterwards says the proof is impossible. The control is known before: a witness
+    found nowhere should stop the command before it deletes (nothing can be re-done)."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    try:
+        _erase(c, "ana", control="zoe")
+    except ErasureError:
+        pass
+    assert (c["grader"] / "submitted" / "ana").exists(), "effacé sans témoin possible"
