@@ -1,0 +1,255 @@
+"""Red-team attacks on `make oublier-eleve` (grading.erase_learner): each test is a hole found
+by a hostile classmate, a careless teacher or an odd set-up, on a small class built in a few
+seconds (course copy, a gradebook made with nbgrader's API, a roster, submitted folders; no
+grading). Every test here fails on the code as reviewed: they say what the docs promise
+(« Rien d'autre que ses fichiers… n'est jamais effacé », « Preuve faite » only when nothing of
+the learner is left)."""
+
+from __future__ import annotations
+
+import unicodedata
+from pathlib import Path
+
+import pytest
+from grading_course import copy_course
+from nbgrader.api import Gradebook
+
+pytestmark = [pytest.mark.timeout(300)]
+
+ROSTER = (
+    "identifiant;prénom;nom;courriel\n"
+    "ana;Ana;Martin;ana.martin@exemple.fr\n"
+    "ben;Ben;Durand;ben.durand@exemple.fr\n"
+    "cyr;Cyr;Petit;\n"
+)
+
+
+@pytest.fixture
+def petite_classe(tmp_path) -> dict[str, Path]:
+    """ana, ben, cyr: registered, each with a submitted notebook; a roster; an exchange."""
+    grader = copy_course(tmp_path / "cours")
+    roster = grader / "eleves.csv"
+    roster.write_text(ROSTER, encoding="utf-8")
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        gb.update_or_create_student(
+            "ana", first_name="Ana", last_name="Martin", email="ana.martin@exemple.fr"
+        )
+        gb.update_or_create_student(
+            "ben", first_name="Ben", last_name="Durand", email="ben.durand@exemple.fr"
+        )
+        gb.update_or_create_student("cyr", first_name="Cyr", last_name="Petit")
+    for sid in ("ana", "ben", "cyr"):
+        folder = grader / "submitted" / sid / "oublier"
+        folder.mkdir(parents=True)
+        (folder / "oublier.ipynb").write_text(f'{{"copie de": "{sid}"}}')
+    exchange = tmp_path / "echange"
+    (exchange / "memoire-tuteur" / "inbound").mkdir(parents=True)
+    (exchange / "memoire-tuteur" / "feedback").mkdir(parents=True)
+    return {"grader": grader, "roster": roster, "exchange": exchange, "tmp": tmp_path}
+
+
+def _setup(c, roster: Path | None = None):
+    from grading.erase_learner import Setup
+
+    return Setup(grader_dir=c["grader"], roster=roster or c["roster"], exchange=c["exchange"])
+
+
+def _erase(c, sid: str, control: str = "cyr", roster: Path | None = None):
+    from grading.erase_learner import erase
+
+    return erase(sid, _setup(c, roster), confirm=True, control=control)
+
+
+def test_a_classmates_file_named_after_the_learner_is_kept(petite_classe):
+    """ben names a file of his « ana.ipynb » (or the LMS extracted it so): erasing ana deletes
+    ben's file (the stem rule of _scan_downloads), and the proof (control cyr) says « Preuve
+    faite ». zip_collect itself would give ben/ana.ipynb to ben (named_regexp)."""
+    base = petite_classe["grader"] / "downloaded" / "oublier"
+    bens = [base / "extracted" / "ben" / "ana.ipynb", base / "archive" / "ben" / "ana.txt"]
+    for path in bens:
+        path.parent.mkdir(parents=True)
+        path.write_text("le travail de ben")
+    result = _erase(petite_classe, "ana")
+    assert not result.failures  # « Preuve faite »…
+    assert [p for p in bens if not p.exists()] == []  # …but ben's files are gone
+
+
+def test_nothing_outside_the_course_is_deleted_through_a_symlinked_folder(petite_classe):
+    """The teacher points downloaded/oublier/extracted at a folder of theirs (another class,
+    their downloads): rglob follows the link at its root, and erasing ana deletes the teacher's
+    files outside the course."""
+    outside = petite_classe["tmp"] / "autre-classe"
+    (outside / "ana").mkdir(parents=True)
+    (outside / "ana" / "bulletin.pdf").write_text("autre classe, autre Ana")
+    (outside / "ana.txt").write_text("notes de l'enseignant")
+    base = petite_classe["grader"] / "downloaded" / "oublier"
+    base.mkdir(parents=True)
+    (base / "extracted").symlink_to(outside, target_is_directory=True)
+    _erase(petite_classe, "ana")
+    assert (outside / "ana" / "bulletin.pdf").exists()
+    assert (outside / "ana.txt").exists()
+
+
+def test_released_feedback_is_erased_when_her_folders_are_already_gone(petite_classe):
+    """Her released feedback (exchange feedback/<md5(secret + notebook)>.html) is found only
+    through submission_secret.txt in submitted/autograded/feedback. If those folders are gone
+    (removed by hand before, or a first run that failed after deleting them: « relancez »), the
+    page stays while the command says « Preuve faite ». Her inbound copy holds the same secret
+    (nbgrader submit writes it there)."""
+    from nbgrader.utils import notebook_hash
+
+    c = petite_classe
+    x = c["exchange"] / "memoire-tuteur"
+    inbound = x / "inbound" / "ana+oublier+2025-03-14 17:00:00.000000 UTC+abc"
+    inbound.mkdir()
+    (inbound / "oublier.ipynb").write_text("{}")
+    (inbound / "submission_secret.txt").write_text("secret-ana")
+    page = x / "feedback" / f"{notebook_hash(secret='secret-ana', notebook_id='oublier')}.html"
+    page.write_text("<html>retour d'Ana : ses réponses, sa note</html>")
+    import shutil
+
+    shutil.rmtree(c["grader"] / "submitted" / "ana")
+    result = _erase(c, "ana")
+    assert not result.failures
+    assert not page.exists(), "retour publié d'ana laissé dans l'échange, « Preuve faite » dite"
+
+
+def test_a_roster_that_is_not_there_is_an_error(petite_classe):
+    """`make oublier-eleve ID=ben ELEVES=grader/eleve.csv` (typo, or the roster kept elsewhere):
+    the roster is silently ignored, ben's line (name, e-mail) stays in grader/eleves.csv, and
+    the command says « Preuve faite » with exit status 0."""
+    from grading.erase_learner import main
+
+    c = petite_classe
+    rc = main(
+        [
+            "ben",
+            "--confirmer",
+            "--temoin",
+            "cyr",
+            "--eleves",
+            str(c["grader"] / "eleve.csv"),
+            "--echange",
+            str(c["exchange"]),
+            "--grader-dir",
+            str(c["grader"]),
+        ]
+    )
+    left = "ben.durand@exemple.fr" in c["roster"].read_text(encoding="utf-8")
+    assert rc != 0 or not left, "ligne de ben laissée dans la liste, sortie 0"
+
+
+def test_a_gradebook_row_in_nfd_is_erased(petite_classe):
+    """chloé registered in NFD (typed on macOS in formgrader, or `nbgrader autograde` run by hand
+    on a folder from macOS): the scan asks `WHERE id = 'chloé'` in NFC only, so her row (name,
+    e-mail) stays while the command says « Preuve faite »."""
+    c = petite_classe
+    nfd = unicodedata.normalize("NFD", "chloé")
+    with Gradebook(f"sqlite:///{c['grader'] / 'gradebook.db'}") as gb:
+        gb.update_or_create_student(
+            nfd, first_name="Chloé", last_name="Roux", email="chloe.roux@exemple.fr"
+        )
+    folder = c["grader"] / "submitted" / nfd / "oublier"
+    folder.mkdir(parents=True)
+    (folder / "oublier.ipynb").write_text("{}")
+    result = _erase(c, "chloé")
+    assert not result.failures
+    with Gradebook(f"sqlite:///{c['grader'] / 'gradebook.db'}") as gb:
+        left = [s.id for s in gb.students if unicodedata.normalize("NFC", s.id) == "chloé"]
+    assert left == [], "fiche de chloé (NFD) laissée dans le carnet de notes"
+
+
+def test_a_symlinked_submitted_folder_is_named(petite_classe):
+    """submitted/ana is a link to where the teacher keeps the copies (another disk): the scan
+    skips links (good: nothing outside is deleted), but says nothing either: her copy stays and
+    the command says « Preuve faite » with exit status 0. It should at least be named."""
+    c = petite_classe
+    elsewhere = c["tmp"] / "disque" / "ana"
+    (c["grader"] / "submitted" / "ana").rename(elsewhere.parent.mkdir() or elsewhere)
+    (c["grader"] / "submitted" / "ana").symlink_to(elsewhere, target_is_directory=True)
+    result = _erase(c, "ana")
+    named = [f for f in result.before.found if f.where.endswith("submitted/ana")]
+    assert named or result.failures, "rendu d'ana (lien) ni effacé ni nommé, « Preuve faite »"
+
+
+def test_a_wal_gradebook_read_meanwhile_keeps_no_byte_of_her(petite_classe):
+    """A gradebook in WAL mode (journal_mode=wal) that another process reads meanwhile (the
+    formgrader open, a report being made): VACUUM goes to the -wal, `wal_checkpoint(TRUNCATE)`
+    is silently busy, and the main file keeps her old pages (her e-mail), while the command says
+    « Preuve faite ». The proof cannot see it: after the erasure her name and e-mail are no
+    longer known (roster line and gradebook row gone), so the rescan looks for her id only."""
+    import sqlite3
+
+    c = petite_classe
+    db = c["grader"] / "gradebook.db"
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA journal_mode=wal").fetchone()[0] == "wal"
+    con.close()
+    reader = sqlite3.connect(db, isolation_level=None)
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM student").fetchone()
+        result = _erase(c, "ana")
+        raw = b"".join(p.read_bytes() for p in (db, Path(f"{db}-wal")) if p.is_file())
+    finally:
+        reader.close()
+    left = b"ana.martin@exemple.fr" in raw
+    assert not left or result.failures, "courriel d'ana dans gradebook.db, « Preuve faite »"
+
+
+def test_a_home_of_someone_who_is_not_a_learner_is_kept(petite_classe):
+    """A careless teacher types the id of the teaching assistant (« tom »: on the hub, not in the
+    roster, the gradebook nor submitted/) with HOMES=/home CONFIRMER=1: his home is deleted (as
+    his hub account would be with HUB_URL): nothing checks that the id is a learner's."""
+    import os
+
+    from grading.erase_learner import Setup, erase
+
+    c = petite_classe
+    homes = c["tmp"] / "home"
+    (homes / "tom").mkdir(parents=True)
+    (homes / "tom" / "preparation.ipynb").write_text("le cours de l'assistant")
+    if os.geteuid() == 0:  # a home owned by root is refused: give it to a non-root owner
+        os.chown(homes / "tom", 65534, 65534)
+    setup = Setup(grader_dir=c["grader"], roster=c["roster"], exchange=c["exchange"], homes=homes)
+    try:
+        erase("tom", setup, confirm=True, control="cyr")
+    except Exception:  # noqa: BLE001 — refusing is fine; deleting is not
+        pass
+    assert (homes / "tom" / "preparation.ipynb").exists(), "dossier personnel de tom effacé"
+
+
+def test_her_members_one_folder_deeper_in_an_archive_are_erased(petite_classe):
+    """An ENT archive that puts each copy one folder deeper (ana/oublier/oublier.ipynb, a draft
+    in ana/brouillon/): named_regexp reads the student as « oublier » / « brouillon », so her
+    members are not hers for the scan; the archive keeps her notebooks while the command says
+    « Preuve faite » (zip_collect skips those members: they stay in the archive)."""
+    import zipfile
+
+    c = petite_classe
+    archive = c["grader"] / "downloaded" / "oublier" / "archive" / "ent.zip"
+    archive.parent.mkdir(parents=True)
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("ana/oublier/oublier.ipynb", b"copie d'Ana Martin")
+        zf.writestr("ana/brouillon/essai.ipynb", b"brouillon d'Ana Martin")
+        zf.writestr("ben/oublier/oublier.ipynb", b"copie de ben")
+    result = _erase(c, "ana")
+    assert not result.failures
+    with zipfile.ZipFile(archive) as zf:
+        left = [n for n in zf.namelist() if n.startswith("ana/")]
+    assert left == [], f"membres d'ana laissés dans {archive.name}, « Preuve faite »"
+
+
+def test_a_witness_found_nowhere_stops_before_anything_is_erased(petite_classe):
+    """TEMOIN=zoe (a typo, or a learner already erased): the dry run says « Témoin « zoe » :
+    0 endroit(s) » with exit status 0 and no warning; the confirmed run then erases everything
+    and only afterwards says the proof is impossible. The control is known before: a witness
+    found nowhere should stop the command before it deletes (nothing can be re-done)."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    try:
+        _erase(c, "ana", control="zoe")
+    except ErasureError:
+        pass
+    assert (c["grader"] / "submitted" / "ana").exists(), "effacé sans témoin possible"
