@@ -146,7 +146,9 @@ donnees-eleve: setup
 ## found, the others' grades unchanged); backups, logs and Helm history listed with their expiry
 oublier-eleve: setup
 	@test -n "$(ID)" || { echo "Donnez l'identifiant : make oublier-eleve ID=chloé (CONFIRMER=1 pour effacer)" >&2; exit 2; }
-	$(GRADING)erase_learner "$(ID)" --eleves $(abspath $(ELEVES)) $(if $(CONFIRMER),--confirmer) \
+	$(GRADING)erase_learner "$(ID)" \
+	  $(if $(or $(wildcard $(ELEVES)),$(filter command line environment,$(origin ELEVES))),--eleves $(abspath $(ELEVES))) \
+	  $(if $(CONFIRMER),--confirmer) \
 	  $(if $(TEMOIN),--temoin "$(TEMOIN)") $(if $(HUB_URL),--hub-url $(HUB_URL)) \
 	  $(if $(HUB_DB),--hub-db $(abspath $(HUB_DB))) $(if $(ECHANGE),--echange $(abspath $(ECHANGE))) \
 	  $(if $(HOMES),--dossiers-personnels $(abspath $(HOMES))) \

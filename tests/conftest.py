@@ -244,6 +244,7 @@ MACHINE_MODULES = (
     "tests/hub/",
     "tests/grading/test_exchange_owner.py",  # the readable course environment in /opt
     "tests/grading/test_normal_user.py",  # the same, and a Unix account
+    "tests/test_postgres.py::test_an_ordinary_user_runs_their_own_cluster",  # the same
 )
 SHARED_FIXTURES = (
     "graded_class",  # tests/grading: a class graded by the course's tools
@@ -256,7 +257,7 @@ SHARED_FIXTURES = (
 def xdist_group_of(nodeid: str, fixturenames: tuple[str, ...] | list[str]) -> str:
     """The group a test runs in (see above)."""
     path = nodeid.split("::")[0]
-    if path.startswith(MACHINE_MODULES):
+    if nodeid.startswith(MACHINE_MODULES):
         return MACHINE_GROUP
     shared = next((name for name in SHARED_FIXTURES if name in fixturenames), None)
     return shared or path

@@ -92,7 +92,11 @@ def _vacuum(db: Path) -> None:
         con.execute("PRAGMA secure_delete = ON")
         con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         con.execute("VACUUM")
-        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        busy = con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy is not None and busy[0]:
+            # another program (formgrader, a grading) still reads an old copy: the -wal file, and
+            # the pages it needs, still hold the learner
+            raise sqlite3.OperationalError("database is read by another program")
     except sqlite3.OperationalError as exc:
         raise ErasureError(
             f"VACUUM impossible sur {db} ({exc})\u00a0: une notation est-elle en cours\u00a0? "
@@ -300,6 +304,26 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
     control_before = scan_in(ctx, witness) if witness else None
     if not confirm or not before.found:
         return Result(before, None, control_before, None, [])
+    if control_before is None or not control_before.found:
+        raise ErasureError(
+            f"Aucun témoin trouvé ({quoted(witness) if witness else 'aucun autre élève'})\u00a0: "
+            "sans lui, l'effacement ne pourrait pas être prouvé. Rien n'a été effacé "
+            "(--temoin, un élève encore présent)."
+        )
+    # a learner: in the class (gradebook, roster, submissions) or a plain user of the hub; never
+    # a hub account with an admin or instructor role, whatever else is found
+    staff = any(f.action == "hub_user" and f.target for f in before.found)
+    known = any(
+        f.kind in ("carnet de notes", "liste des élèves", "rendus")
+        or (f.action == "hub_user" and not f.target)
+        for f in before.found
+    )
+    if staff or not known:
+        raise ErasureError(
+            f"{quoted(sid)} n'est ni dans la liste des élèves, ni dans le carnet de notes, ni "
+            "dans submitted/\u00a0: ce n'est pas un élève du cours (un enseignant, un "
+            "assistant\u00a0?). Rien n'a été effacé."
+        )
     rows_before = _export_rows(ctx, sid)
     failures = _apply(ctx, sid, before.found)
     after = scan_in(ctx, sid)
@@ -397,9 +421,16 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.eleves is not None and not args.eleves.is_file():
+        print(
+            f"✘ Liste des élèves introuvable\u00a0: {args.eleves}. Rien n'a été effacé "
+            "(sans elle, sa ligne resterait dans la liste).",
+            file=sys.stderr,
+        )
+        return 2
     setup = Setup(
         grader_dir=args.grader_dir,
-        roster=args.eleves if args.eleves and args.eleves.is_file() else None,
+        roster=args.eleves,
         exchange=args.echange,
         hub_url=args.hub_url,
         hub_token=token,

@@ -302,6 +302,17 @@ def _scan_folders(ctx: Context, who: _Who, out: Scan) -> None:
         ("retours", ctx.dirs.feedback),
     )
     for kind, parent in labels:
+        links = [
+            c
+            for c in (sorted(parent.iterdir()) if parent.is_dir() else [])
+            if c.is_symlink() and normalize_id(c.name) == who.sid
+        ]
+        if links:
+            raise ErasureError(
+                f"{links[0]} est un lien vers {links[0].resolve()}\u00a0: il n'est pas suivi "
+                "(il pourrait mener hors du cours). Remplacez-le par le dossier lui-même, puis "
+                "relancez. Rien n'a été effacé."
+            )
         folder = own_folder(parent, who.sid)
         if folder is not None:
             n = _count_files(folder)
@@ -355,18 +366,19 @@ def _owned(ctx: Context, path: str, sid: str) -> bool:
 
 
 def _scan_downloads(ctx: Context, who: _Who, out: Scan) -> None:
-    if not ctx.downloaded.is_dir():
+    # a folder that is a link (to the teacher's Downloads, another class) is never followed
+    if not ctx.downloaded.is_dir() or ctx.downloaded.is_symlink():
         return
-    for base in sorted(p for p in ctx.downloaded.iterdir() if p.is_dir()):
+    for base in sorted(p for p in ctx.downloaded.iterdir() if p.is_dir() and not p.is_symlink()):
         archive_dir = base / ctx.archive_name
         for sub in (archive_dir, base / "extracted"):
-            if not sub.is_dir():
+            if not sub.is_dir() or sub.is_symlink():
                 continue
             for file in sorted(p for p in sub.rglob("*") if p.is_file() and not p.is_symlink()):
                 rel = file.relative_to(sub).as_posix()
                 if file.suffix.lower() == ".zip":
                     _scan_zip(ctx, who, file, out)
-                elif _owned(ctx, f"/{rel}", who.sid) or normalize_id(file.stem) == who.sid:
+                elif _owned(ctx, f"/{rel}", who.sid):
                     out.found.append(Found("archives reçues", str(file), "fichier", "tree", file))
 
 
@@ -480,7 +492,10 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
             names = user.get("servers") or {}
             servers = ", ".join(quoted(n) if n else "défaut" for n in names) or "aucun"
             detail = f"compte du hub (serveurs\u00a0: {servers})"
-            out.found.append(Found("hub", f"{setup.hub_url}/users/{who.sid}", detail, "hub_user"))
+            staff = bool(user.get("admin")) or bool(set(user.get("roles") or ["user"]) - {"user"})
+            out.found.append(
+                Found("hub", f"{setup.hub_url}/users/{who.sid}", detail, "hub_user", staff)
+            )
         elif status in (401, 403):
             raise ErasureError(
                 f"Le hub refuse le jeton ({status})\u00a0: il faut le jeton d'un administrateur "

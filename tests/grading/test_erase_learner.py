@@ -259,7 +259,7 @@ def test_erase_with_control(classe, tmp_path):
 @pytest.mark.slow
 def test_a_failure_is_named_and_the_rest_erased(classe):
     """A roster the tool cannot rewrite safely (UTF-16) is named; everything else is erased."""
-    from grading.erase_learner import Setup, erase
+    from grading.erase_learner import ErasureError, Setup, erase, scan
 
     data = ROSTER.encode("utf-16")
     classe["roster"].write_bytes(data)
@@ -269,9 +269,10 @@ def test_a_failure_is_named_and_the_rest_erased(classe):
     assert "retirez la ligne 3 à la main" in result.failures[0]
     assert "encore trouvé après l'effacement\u00a0: liste des élèves" in result.failures[1]
     assert classe["roster"].read_bytes() == data
-    # a control found nowhere proves nothing: named
-    unknown = erase("cyr", setup, confirm=True, control="personne")
-    assert any("aucun témoin trouvé" in f for f in unknown.failures), unknown.failures
+    # a control found nowhere proves nothing: refused before anything is erased
+    with pytest.raises(ErasureError, match="Aucun témoin trouvé"):
+        erase("cyr", setup, confirm=True, control="personne")
+    assert scan("cyr", setup).found  # nothing of cyr was erased
     assert {f.kind for f in result.after.found} == {"liste des élèves"}
     proc = _run(classe, "ben", "--confirmer")
     assert proc.returncode == 1 and "✘ 2 échec(s)" in proc.stderr
