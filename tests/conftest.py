@@ -264,7 +264,18 @@ def xdist_group_of(nodeid: str, fixturenames: tuple[str, ...] | list[str]) -> st
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # a module goes whole to the group of the first of its tests that has one other than its
+    # own: its module fixtures (test_bout_en_bout's graded course) are then built once too
+    by_module: dict[str, str] = {}
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        group = xdist_group_of(item.nodeid, getattr(item, "fixturenames", ()))
+        if group != path:
+            by_module.setdefault(path, group)
     for item in items:
         if not item.get_closest_marker("xdist_group"):
+            path = item.nodeid.split("::")[0]
             group = xdist_group_of(item.nodeid, getattr(item, "fixturenames", ()))
-            item.add_marker(pytest.mark.xdist_group(group))
+            item.add_marker(
+                pytest.mark.xdist_group(group if group != path else by_module.get(path, path))
+            )
