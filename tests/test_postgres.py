@@ -262,6 +262,7 @@ def test_as_root_binaries_the_server_user_cannot_reach_are_copied(tmp_path: Path
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="créer un utilisateur Unix demande root")
+@pytest.mark.timeout(1800)  # from a private clone, it may build the readable course environment
 def test_an_ordinary_user_runs_their_own_cluster() -> None:
     """A learner's kernel is an ordinary user: the server runs as them, in their folder."""
     name = f"pg{secrets.token_hex(4)}"
