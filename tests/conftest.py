@@ -263,6 +263,10 @@ def xdist_group_of(nodeid: str, fixturenames: tuple[str, ...] | list[str]) -> st
     return shared or path
 
 
+# first: xdist's own hook (not trylast) reads the marks to name each test's group. Under
+# pytest 9 it cannot (it sets ``item._nodeid``, which pytest 9 no longer reads): the groups are
+# then ignored and tests are spread one by one, so `make test` runs them in sequence by default.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # a module goes whole to the group of the first of its tests that has one other than its
     # own: its module fixtures (test_bout_en_bout's graded course) are then built once too
@@ -273,9 +277,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if group != path:
             by_module.setdefault(path, group)
     for item in items:
-        if not item.get_closest_marker("xdist_group"):
+        mark = item.get_closest_marker("xdist_group")
+        if mark is None:
             path = item.nodeid.split("::")[0]
             group = xdist_group_of(item.nodeid, getattr(item, "fixturenames", ()))
-            item.add_marker(
-                pytest.mark.xdist_group(group if group != path else by_module.get(path, path))
-            )
+            group = group if group != path else by_module.get(path, path)
+            item.add_marker(pytest.mark.xdist_group(group))

@@ -53,10 +53,7 @@ def test_a_normal_user_grades_and_reports(readable_env, expected_scores):
         assert grade.returncode == 0, grade.stdout[-3000:] + grade.stderr[-3000:]
         assert "5 rendu(s) noté(s), 0 déjà noté(s)" in grade.stdout
         assert canaries.is_dir() and list(canaries.iterdir()) == []
-        # from grader/, where the guide has the teacher stand for nbgrader (issue 22, point 6)
-        report = make(
-            clone, "rapport", venv=readable_env, user=user, extra_env=home, folder="grader"
-        )
+        report = make(clone, "rapport", venv=readable_env, user=user, extra_env=home)
         assert report.returncode == 0, report.stdout[-3000:] + report.stderr[-3000:]
         notes = grader / "rapport" / "notes.csv"
         with open(notes, newline="", encoding="utf-8") as fh:
