@@ -93,9 +93,9 @@ system-deps:
 	bash .ci/system-deps
 
 ## make test: installe tout et lance tous les tests (c'est ce que lance la CI)
-## (l'un après l'autre ; TEST_WORKERS=3 les répartit entre 3 processus avec pytest-xdist,
-## mais ses groupes, qui gardent ensemble les tests d'un même fixture coûteux, ne tiennent pas
-## sous pytest 9 : à n'utiliser que pour les tests sans état partagé)
+## (l'un après l'autre ; TEST_WORKERS=3 les répartit un à un entre 3 processus avec
+## pytest-xdist, dont les groupes ne tiennent pas sous pytest 9 : à n'utiliser que pour les
+## tests sans état partagé)
 TEST_WORKERS ?= 0
 XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
 test: setup-test lint system-deps
