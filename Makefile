@@ -97,7 +97,7 @@ system-deps:
 ## pytest-xdist, dont les groupes ne tiennent pas sous pytest 9 : à n'utiliser que pour les
 ## tests sans état partagé)
 TEST_WORKERS ?= 0
-XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist load)
 test: setup-test lint system-deps
 	$(PYTEST) -q -ra --durations=25 $(XDIST) tests
 
