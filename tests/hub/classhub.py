@@ -8,15 +8,18 @@ real folder and every action goes through the hub's proxy exactly as a browser's
 from __future__ import annotations
 
 import csv
+import json
 import pwd
 import secrets
 import subprocess
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psutil
@@ -210,6 +213,54 @@ class ClassHub:
             verify=self.verify,
             **kwargs,
         )
+
+    def execute(self, owner: str, kernel_id: str, code: str, timeout: float = 120) -> str:
+        """Run `code` in that user's kernel through the hub's proxy; what it printed, or "died".
+
+        The reply (shell) and the printed text (iopub) travel on two channels whose order is not
+        guaranteed: measured in CI, the reply came first once. So this waits for both the reply
+        and iopub's "idle" for this request, after which no more output can come.
+        """
+        import websocket  # imported here: only the kernel tests need it
+
+        ws = websocket.create_connection(
+            f"{self.url.replace('http', 'ws', 1)}/user/{owner}/api/kernels/{kernel_id}/channels",
+            header=[f"Authorization: token {self.token_for(owner)}"],
+            timeout=timeout,
+        )
+        msg_id, out, replied, idle = uuid.uuid4().hex, [], False, False
+        header = {
+            "msg_id": msg_id,
+            "msg_type": "execute_request",
+            "username": owner,
+            "session": uuid.uuid4().hex,
+            "date": datetime.now(UTC).isoformat(),
+            "version": "5.3",
+        }
+        content = {"code": code, "silent": False, "store_history": False, "user_expressions": {}}
+        content["stop_on_error"] = False  # a failed cell must not abort the next one
+        message = {"header": header, "parent_header": {}, "metadata": {}, "content": content}
+        try:
+            ws.send(json.dumps({**message, "channel": "shell", "buffers": []}))
+            while not (replied and idle):
+                reply = json.loads(ws.recv())
+                kind, body = reply["msg_type"], reply["content"]
+                if kind == "status" and body["execution_state"] in ("restarting", "dead"):
+                    return "died"
+                if reply.get("parent_header", {}).get("msg_id") != msg_id:
+                    continue
+                if kind == "stream":
+                    out.append(body["text"])
+                elif kind == "error":
+                    raise AssertionError(body)
+                elif kind == "execute_reply":
+                    assert body["status"] == "ok", body
+                    replied = True
+                elif kind == "status" and body["execution_state"] == "idle":
+                    idle = True
+            return "".join(out)
+        finally:
+            ws.close()
 
     def wait_up(self, timeout: float = 120) -> None:
         """Until the hub's API answers (AssertionError with its log if it stops or never does)."""

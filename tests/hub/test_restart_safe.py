@@ -10,57 +10,18 @@ there. The unit and the TLJH drop-in are checked to keep that behaviour.
 from __future__ import annotations
 
 import configparser
-import json
 import secrets
 import time
-import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import psutil
 import pytest
-from classhub import ClassHub, hub_settings, launch_hub, unix_users, write_roster
+from classhub import hub_settings, launch_hub, unix_users, write_roster
 from conftest import HUB_DIR
 from helpers import alive
 
 pytestmark = pytest.mark.hub
-
-
-def _execute(hub: ClassHub, student: str, kernel_id: str, code: str) -> str:
-    """Run `code` in that kernel through the hub's proxy; its printed output."""
-    import websocket
-
-    ws = websocket.create_connection(
-        f"{hub.url.replace('http://', 'ws://')}/user/{student}/api/kernels/{kernel_id}/channels",
-        header=[f"Authorization: token {hub.token_for(student)}"],
-        timeout=120,
-    )
-    msg_id, out = uuid.uuid4().hex, []
-    header = {
-        "msg_id": msg_id,
-        "msg_type": "execute_request",
-        "username": student,
-        "session": uuid.uuid4().hex,
-        "date": datetime.now(UTC).isoformat(),
-        "version": "5.3",
-    }
-    content = {"code": code, "silent": False, "store_history": False, "user_expressions": {}}
-    message = {"header": header, "parent_header": {}, "metadata": {}, "content": content}
-    try:
-        ws.send(json.dumps({**message, "channel": "shell", "buffers": []}))
-        while True:
-            reply = json.loads(ws.recv())
-            if reply.get("parent_header", {}).get("msg_id") != msg_id:
-                continue
-            if reply["msg_type"] == "stream":
-                out.append(reply["content"]["text"])
-            if reply["msg_type"] == "error":
-                raise AssertionError(reply["content"])
-            if reply["msg_type"] == "execute_reply":
-                return "".join(out)
-    finally:
-        ws.close()
 
 
 def _cgroup_folders(pid: int) -> list[Path]:
@@ -98,7 +59,7 @@ def test_a_hub_restart_keeps_the_students_server_and_kernel(course_env, student,
         created = hub.server(student, "POST", "/api/kernels", json={"name": "python3"})
         assert created.status_code == 201, created.text
         kernel = created.json()["id"]
-        assert _execute(hub, student, kernel, "x = 41\nprint('avant')") == "avant\n"
+        assert hub.execute(student, kernel, "x = 41\nprint('avant')") == "avant\n"
         kernels = [p.pid for p in psutil.Process(server_pid).children(recursive=True)]
         assert kernels, "pas de processus noyau"
         old_hub = hub.process.pid
@@ -113,7 +74,7 @@ def test_a_hub_restart_keeps_the_students_server_and_kernel(course_env, student,
         assert hub.server_pids[student] == server_pid  # the same server, found again
         listed = hub.server(student, "GET", "/api/kernels")
         assert listed.status_code == 200 and kernel in {k["id"] for k in listed.json()}
-        assert _execute(hub, student, kernel, "print(x + 1)") == "42\n"
+        assert hub.execute(student, kernel, "print(x + 1)") == "42\n"
         assert server["ready"]
         # still in its cgroup; the restarted hub stops it and removes that cgroup all the same
         assert _cgroup_folders(server_pid) == cgroups

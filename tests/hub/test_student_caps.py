@@ -12,13 +12,10 @@ and removes its cgroup. A hub that cannot cap refuses to start, unless the caps 
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
 from pathlib import Path
 
 import psutil
@@ -93,49 +90,6 @@ def _kernels(name: str) -> list[int]:
     ]
 
 
-def _execute(hub: ClassHub, user: str, kernel: str, code: str, timeout: float = 120) -> str:
-    """Run `code` in that kernel through the hub; its output, or "died" if the kernel died."""
-    import websocket
-
-    ws = websocket.create_connection(
-        f"{hub.url.replace('http://', 'ws://')}/user/{user}/api/kernels/{kernel}/channels",
-        header=[f"Authorization: token {hub.token_for(user)}"],
-        timeout=timeout,
-    )
-    msg_id, out = uuid.uuid4().hex, []
-    header = {
-        "msg_id": msg_id,
-        "msg_type": "execute_request",
-        "username": user,
-        "session": uuid.uuid4().hex,
-        "date": datetime.now(UTC).isoformat(),
-        "version": "5.3",
-    }
-    content = {"code": code, "silent": False, "store_history": False, "user_expressions": {}}
-    content["stop_on_error"] = False  # a failed cell must not abort the next test's cell
-    message = {"header": header, "parent_header": {}, "metadata": {}, "content": content}
-    try:
-        ws.send(json.dumps({**message, "channel": "shell", "buffers": []}))
-        while True:
-            reply = json.loads(ws.recv())
-            if reply["msg_type"] == "status" and reply["content"]["execution_state"] in (
-                "restarting",
-                "dead",
-            ):
-                return "died"
-            if reply.get("parent_header", {}).get("msg_id") != msg_id:
-                continue
-            if reply["msg_type"] == "stream":
-                out.append(reply["content"]["text"])
-            if reply["msg_type"] == "error":
-                raise AssertionError(reply["content"])
-            if reply["msg_type"] == "execute_reply":
-                assert reply["content"]["status"] == "ok", reply["content"]
-                return "".join(out)
-    finally:
-        ws.close()
-
-
 @pytest.fixture(scope="module")
 def running(class_hub: ClassHub, class_users: dict[str, str]) -> dict[str, str]:
     """The instructor's and two students' servers, each with one kernel: {user: kernel id}."""
@@ -153,7 +107,7 @@ def running(class_hub: ClassHub, class_users: dict[str, str]) -> dict[str, str]:
     with ThreadPoolExecutor(max_workers=len(names)) as pool:
         kernels = dict(zip(names, pool.map(kernel, names), strict=True))
     for name, kernel_id in kernels.items():  # each kernel is up (its process exists)
-        assert _execute(class_hub, name, kernel_id, "print(6 * 7)").strip() == "42"
+        assert class_hub.execute(name, kernel_id, "print(6 * 7)").strip() == "42"
     return kernels
 
 
@@ -174,12 +128,12 @@ def test_every_process_of_a_user_is_in_their_capped_cgroup(class_hub, class_user
         parent = next(iter(_folders(server).values())).parent / "cgroup.procs"
         escape = f"open({str(parent)!r}, 'w').write(str(__import__('os').getpid()))"
         with pytest.raises(AssertionError, match="PermissionError"):
-            _execute(class_hub, name, running[name], escape)
+            class_hub.execute(name, running[name], escape)
         # nor raise their own cap
         own = next(iter(_folders(server).values()))
         cap = own / ("memory.max" if V2 else "memory.limit_in_bytes")
         with pytest.raises(AssertionError, match="PermissionError"):
-            _execute(class_hub, name, running[name], f"open({str(cap)!r}, 'w').write('-1')")
+            class_hub.execute(name, running[name], f"open({str(cap)!r}, 'w').write('-1')")
         assert _limits(_folders(server)) == expected, name
         assert (
             Path(f"/proc/{server}/environ")
@@ -195,7 +149,7 @@ def test_a_runaway_cell_is_stopped_alone(class_hub, class_users, running):
     folders = _folders(class_hub.server_pids[bob])
     kills_before = _oom_kills(folders)
     runaway = "x = bytearray(3 * 2**29)  # 1.5 GiB, past the 1 GiB cap\nprint('encore là')"
-    assert _execute(class_hub, bob, running[bob], runaway) == "died"
+    assert class_hub.execute(bob, running[bob], runaway) == "died"
     deadline = time.monotonic() + 30
     while alive(bob_kernel):
         assert time.monotonic() < deadline, "le noyau de bob vit encore"
@@ -205,7 +159,7 @@ def test_a_runaway_cell_is_stopped_alone(class_hub, class_users, running):
     assert class_hub.process.poll() is None
     assert all(alive(class_hub.server_pids[name]) for name in (ana, bob))
     assert _kernels(ana) == ana_kernels
-    assert _execute(class_hub, ana, running[ana], "print(sum(range(10)))").strip() == "45"
+    assert class_hub.execute(ana, running[ana], "print(sum(range(10)))").strip() == "45"
     assert class_hub.api("GET", f"/users/{bob}").json()["servers"][""]["ready"]
 
 
@@ -216,17 +170,17 @@ def test_busy_loops_share_the_cpu_by_cgroup_not_by_process(class_hub, class_user
     assert response.status_code == 201, response.text[:500]
     bob_kernel = response.json()["id"]
     loop = LOOP.format(n=25_000_000)
-    alone = float(_execute(class_hub, ana, running[ana], loop))
+    alone = float(class_hub.execute(ana, running[ana], loop))
     start_loops = (
         "import subprocess, sys\n"
         "busy = 'import time\\nend = time.time() + 60\\nwhile time.time() < end: pass'\n"
         "loops = [subprocess.Popen([sys.executable, '-c', busy]) for _ in range(4)]\n"
         "print(' '.join(str(p.pid) for p in loops))"
     )
-    loops = [int(pid) for pid in _execute(class_hub, bob, bob_kernel, start_loops).split()]
+    loops = [int(pid) for pid in class_hub.execute(bob, bob_kernel, start_loops).split()]
     try:
         time.sleep(0.5)
-        beside = float(_execute(class_hub, ana, running[ana], loop))
+        beside = float(class_hub.execute(ana, running[ana], loop))
         # the mechanism: bob's loops sit in bob's cgroup, whose weight equals ana's
         bob_folders = _folders(class_hub.server_pids[bob])
         ana_folders = _folders(class_hub.server_pids[ana])
@@ -254,7 +208,7 @@ def test_stopping_a_server_kills_its_leftovers_and_removes_its_cgroup(class_hub,
     # bob leaves a detached process behind (new session, parent gone): the cgroup still holds it
     response = class_hub.server(bob, "POST", "/api/kernels", json={"name": "python3"})
     kernel = response.json()["id"]
-    _execute(class_hub, bob, kernel, "import os\nos.system('setsid sh -c \"sleep 600 &\"')")
+    class_hub.execute(bob, kernel, "import os\nos.system('setsid sh -c \"sleep 600 &\"')")
     (leftover,) = [
         pid for pid in user_pids(_uid(bob)) if psutil.Process(pid).cmdline() == ["sleep", "600"]
     ]
