@@ -8,7 +8,7 @@ PY := $(BIN)/python
 PYTEST := $(BIN)/pytest
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: lab test test-fast test-browser test-hub test-classe lint bench system-deps setup setup-test notebooks clean
+.PHONY: lab test test-units test-fast test-browser test-hub test-classe lint bench system-deps setup setup-test notebooks clean
 .PHONY: lock bench-setup help
 
 ## make help: every target and what it does (from the `##` comment that names it, in this

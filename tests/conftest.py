@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from helpers import REPO, SERVER_KINDS, SERVICE_KINDS, STORAGE, Backend, close_service, make_backend
+from work_units import pytest_collection_modifyitems, pytest_xdist_make_scheduler  # noqa: F401
 
 from course.sessions._schema import (
     APP_STATES_TABLE_SCHEMA,

@@ -1,0 +1,41 @@
+"""Rewrite tests/unit_seconds.json from a JUnit report: seconds per work unit (work_units.py).
+
+Run after a sequential ``make test`` that wrote ``--junitxml``; the file only orders the units
+under xdist (longest first), so its figures need not be exact, only in the right order.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import xml.etree.ElementTree as ET
+from collections import Counter
+from pathlib import Path
+
+from work_units import DURATIONS_FILE, unit_of
+
+__all__ = ["unit_seconds"]
+
+
+def unit_seconds(junit: Path) -> dict[str, float]:
+    """Seconds per unit (setup, call and teardown: JUnit's default "total" time)."""
+    totals: Counter[str] = Counter()
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        module = case.get("classname", "").replace(".", "/")
+        # classname is the module path with dots (a class adds one more part)
+        path = next(
+            (
+                f"{'/'.join(module.split('/')[:n])}.py"
+                for n in range(module.count("/") + 1, 0, -1)
+                if Path(f"{'/'.join(module.split('/')[:n])}.py").exists()
+            ),
+            module,
+        )
+        totals[unit_of(path)] += float(case.get("time", 0))
+    return {unit: round(seconds, 1) for unit, seconds in totals.most_common()}
+
+
+if __name__ == "__main__":
+    figures = unit_seconds(Path(sys.argv[1]))
+    DURATIONS_FILE.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
+    print(f"{DURATIONS_FILE.name} : {len(figures)} unités, {sum(figures.values()):.0f} s")

@@ -1,0 +1,77 @@
+"""Spread the suite over pytest-xdist workers by work unit, longest first.
+
+A work unit is a test module, or a whole folder whose tests share one machine-wide resource
+(``SHARED_FOLDERS``): the hub tests share the test prefix, its Unix group and the installer's
+template, so they run in one worker, one after the other, as they do without xdist. A unit's
+module fixtures (a generated course, a graded class, a running hub) are built once, in the
+worker that runs the unit.
+
+xdist's own ``loadgroup`` cannot do this under pytest 9 (it renames items through ``_nodeid``,
+which pytest 9 no longer reads), so the grouping is done here, by node id, in the scheduler:
+``pytest_xdist_make_scheduler`` returns a ``LoadScopeScheduling`` whose scope is the unit.
+Units start longest first (``UNIT_SECONDS``, measured in one sequential run; an unknown unit
+counts as short), which keeps the slowest unit from starting last.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+__all__ = ["SHARED_FOLDERS", "UNIT_SECONDS", "unit_of"]
+
+# Folders whose tests must stay in one worker: they share a resource of the machine.
+SHARED_FOLDERS = ("tests/hub/",)
+
+# Seconds each unit took in one sequential run (make test-durees rewrites the file).
+DURATIONS_FILE = Path(__file__).with_name("unit_seconds.json")
+UNIT_SECONDS: dict[str, float] = (
+    json.loads(DURATIONS_FILE.read_text(encoding="utf-8")) if DURATIONS_FILE.exists() else {}
+)
+
+
+def unit_of(nodeid: str) -> str:
+    """The work unit of a test: its shared folder, or its module."""
+    for folder in SHARED_FOLDERS:
+        if nodeid.startswith(folder):
+            return folder.rstrip("/")
+    return nodeid.split("::", 1)[0]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist, order the collection by unit, longest unit first (a stable sort: the
+    tests of a unit keep their order). Every worker sorts the same way, as xdist requires."""
+    if not getattr(config.option, "numprocesses", None):
+        return
+    items.sort(key=lambda item: -UNIT_SECONDS.get(unit_of(item.nodeid), 0.0))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):  # noqa: ANN201 (xdist's type)
+    from xdist.scheduler import LoadScopeScheduling
+
+    class UnitScheduling(LoadScopeScheduling):
+        """xdist's per-scope scheduling with the course's units as scopes, in collection
+        order (already longest first), never more than one unit queued behind a running one."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+        def _reschedule(self, node) -> None:  # noqa: ANN001 (xdist's WorkerController)
+            # xdist queues a new unit once 2 tests are left; a worker holds its last test
+            # until it knows the next one, so 1 is the least that never stalls. A long test
+            # left at the end then delays one unit, not two.
+            if node.shutting_down:
+                return
+            if not self.workqueue:
+                node.shutdown()
+                return
+            if self._pending_of(self.assigned_work[node]) > 1:
+                return
+            self._assign_work_unit(node)
+
+    config.option.loadscopereorder = False
+    return UnitScheduling(config, log)
