@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from grading.hidden import HIDDEN
+from helpers import load_factor
 
 import course.labo
 import course.labo.checks
@@ -141,7 +142,7 @@ async def oublier(service, user_id):
 '''
     start = time.monotonic()
     evaluation = evaluate_source(source, timeout=2, sandboxed=sandboxed)
-    assert time.monotonic() - start < 2 + 20
+    assert time.monotonic() - start < 2 + 20 * load_factor()  # stopped at 2 s, not left to run
     assert evaluation.timed_out and evaluation.score == 0
     assert evaluation.verdicts["sessions"].message == (
         "oublier n'a pas terminé en 2\u00a0s (boucle sans fin\u00a0? attente trop longue\u00a0?)"
