@@ -20,10 +20,15 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["SHARED_FOLDERS", "UNIT_SECONDS", "unit_of"]
+__all__ = ["SHARED_FOLDERS", "SPLIT_MODULES", "UNIT_SECONDS", "unit_of", "units_of"]
 
 # Folders whose tests must stay in one worker: they share a resource of the machine.
 SHARED_FOLDERS = ("tests/hub/",)
+
+# Modules long enough to be the whole run's tail, cut into this many units (their tests dealt
+# in turn, so each unit gets some of every kind); each unit builds the module's fixtures again
+# (a JupyterLab and a Chromium each), which costs less than waiting for one worker.
+SPLIT_MODULES = {"tests/browser/test_jupyterlab.py": 3}
 
 # Seconds each unit took in one sequential run (make test-durees rewrites the file).
 DURATIONS_FILE = Path(__file__).with_name("unit_seconds.json")
@@ -40,13 +45,35 @@ def unit_of(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
+def units_of(nodeids: list[str]) -> dict[str, str]:
+    """Each test's unit, a split module's tests dealt in turn into its parts ("module#0"…)."""
+    dealt: dict[str, int] = {}
+    units = {}
+    for nodeid in nodeids:
+        unit = unit_of(nodeid)
+        if unit in SPLIT_MODULES:
+            turn = dealt.get(unit, 0)
+            dealt[unit] = turn + 1
+            unit = f"{unit}#{turn % SPLIT_MODULES[unit]}"
+        units[nodeid] = unit
+    return units
+
+
+def _seconds(unit: str) -> float:
+    """A unit's expected seconds (a split module's share of its module's)."""
+    module, _, part = unit.partition("#")
+    seconds = UNIT_SECONDS.get(module, 0.0)
+    return seconds / SPLIT_MODULES[module] if part else seconds
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """In an xdist worker, order the collection by unit, longest unit first (a stable sort: the
     tests of a unit keep their order). Every worker sorts the same way, as xdist requires."""
     if not hasattr(config, "workerinput"):  # xdist's workers have it (and numprocesses=None)
         return
-    items.sort(key=lambda item: -UNIT_SECONDS.get(unit_of(item.nodeid), 0.0))
+    units = units_of([item.nodeid for item in items])
+    items.sort(key=lambda item: -_seconds(units[item.nodeid]))
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -57,8 +84,13 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):  # noqa: ANN201 (xd
         """xdist's per-scope scheduling with the course's units as scopes, in collection
         order (already longest first), never more than one unit queued behind a running one."""
 
+        units: dict[str, str] = {}
+
         def _split_scope(self, nodeid: str) -> str:
-            return unit_of(nodeid)
+            if nodeid not in self.units:  # every worker collected the same, in the same order
+                collection = next(iter(self.registered_collections.values()))
+                self.units = units_of(list(collection))
+            return self.units[nodeid]
 
         def _reschedule(self, node) -> None:  # noqa: ANN001 (xdist's WorkerController)
             # xdist queues a new unit once 2 tests are left; a worker holds its last test
