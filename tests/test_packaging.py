@@ -262,9 +262,20 @@ def test_make_installs_from_the_locks_only() -> None:
 
 def test_hub_installer_and_image_install_from_the_lock() -> None:
     installer = (ROOT / "grader" / "hub" / "install-course-env.sh").read_text(encoding="utf-8")
-    assert '--require-hashes -r "$REPO/requirements/hub.txt"' in installer
+    # complete sets: nothing resolved, so nothing the lock leaves out is fetched unhashed
+    assert '--no-deps --require-hashes -r "$REPO/requirements/hub.txt"' in installer
+    assert '--no-deps "$build" "$JUPYTERHUB_SPEC" "$CULLER_SPEC"' in installer
     dockerfile = (ROOT / "grader" / "hub" / "z2jh" / "Dockerfile").read_text(encoding="utf-8")
     assert re.search(r"^COPY requirements /tmp/cours/requirements$", dockerfile, re.M)
+
+
+def test_the_slow_iri_checker_is_left_out_of_every_set() -> None:
+    """rfc3987-syntax costs about 2 s of CPU in every Jupyter server and nbgrader command
+    (pyproject.toml's [tool.uv] says why): no set installs it, nor lark, which only it needs."""
+    for path in sorted((ROOT / "requirements").glob("*.txt")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if re.match(r"(rfc3987-syntax|lark)==", line):
+                assert "sys_platform == 'never'" in line, (path.name, line)
 
 
 def environment() -> dict:

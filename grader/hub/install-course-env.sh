@@ -232,10 +232,20 @@ else
     "$PYTHON" -m venv "$release/env"
     "$release/env/bin/python" -m pip install -q --disable-pip-version-check -U pip "${EXTRA_PIP[@]}"
     log "installation du cours et de JupyterHub / installing the course and JupyterHub"
+    # the locked set is complete by itself: --no-deps, so that pip neither asks for a hash of a
+    # package the lock leaves out on purpose (rfc3987-syntax: pyproject.toml says why) nor
+    # downloads it unhashed; then the course and the hub's version, already in the lock
     "$release/env/bin/python" -m pip install -q --disable-pip-version-check "${EXTRA_PIP[@]}" \
-      --require-hashes -r "$REPO/requirements/hub.txt"  # the locked set; then the hub's version
+      --no-deps --require-hashes -r "$REPO/requirements/hub.txt"
     "$release/env/bin/python" -m pip install -q --disable-pip-version-check "${EXTRA_PIP[@]}" \
-      "$build" "$JUPYTERHUB_SPEC" "$CULLER_SPEC"
+      --no-deps "$build" "$JUPYTERHUB_SPEC" "$CULLER_SPEC"
+    # a JUPYTERHUB_SPEC outside the lock could need what --no-deps skipped: said, not half-built
+    missing="$("$release/env/bin/python" -m pip check 2>&1 | grep -v 'rfc3987-syntax' || true)"
+    if [ -n "$missing" ] && ! printf '%s' "$missing" | grep -q '^No broken requirements'; then
+      echo "install-course-env: dépendances manquantes / missing dependencies:" >&2
+      printf '%s\n' "$missing" >&2
+      exit 1
+    fi
   fi
   echo "$stamp_value" >"$release/env/.course-stamp"
 
