@@ -9,8 +9,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from helpers import REPO as ROOT
-from helpers import free_port
+from helpers import REPO, free_port
 
 
 def get_json(url: str) -> object:
@@ -34,7 +33,7 @@ def test_make_lab_serves_the_student_notebooks(tmp_path: Path) -> None:
     with log.open("wb") as out:
         lab = subprocess.Popen(
             ["make", "--no-print-directory", "lab", f"LAB_ARGS={args}"],
-            cwd=ROOT,
+            cwd=REPO,
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -53,7 +52,7 @@ def test_make_lab_serves_the_student_notebooks(tmp_path: Path) -> None:
                 time.sleep(0.5)
         listing = get_json(f"{base}/api/contents/lecons?token={token}")
         names = {entry["name"] for entry in listing["content"]}
-        expected = {p.name for p in (ROOT / "notebooks" / "lecons").glob("*.ipynb")}
+        expected = {p.name for p in (REPO / "notebooks" / "lecons").glob("*.ipynb")}
         assert expected and expected <= names
         with urllib.request.urlopen(f"{base}/lab?token={token}", timeout=10) as page:
             assert page.status == 200

@@ -235,10 +235,10 @@ def test_class_report_runs_nothing_with_hostile_names(hostile_course, browser):
 def test_the_probe_catches_the_payloads_when_unsanitised(browser, tmp_path):
     """Positive control: nbconvert's stock filter leaves the payloads live; the probe sees
     the script run and the requests leave."""
-    from grading_course import ROOT
+    from helpers import REPO
     from nbconvert.filters import markdown2html
 
-    written = (ROOT / "grader" / "submissions" / "reponse_ecrite_piegee.md").read_text("utf-8")
+    written = (REPO / "grader" / "submissions" / "reponse_ecrite_piegee.md").read_text("utf-8")
     # without the payloads that navigate away (the probe reads the page afterwards)
     written = "\n".join(
         line for line in written.splitlines() if "http-equiv" not in line and "<form" not in line

@@ -10,6 +10,7 @@ import re
 import nbformat
 import pytest
 from grading.samples import build_submission
+from helpers import REPO
 from nbclient import NotebookClient
 
 from course.labo.criteria import TESTS
@@ -43,17 +44,17 @@ def _printed(cell) -> str:
 
 
 @pytest.fixture(scope="module")
-def stub_cells(repo_root, tmp_path_factory) -> dict[str, nbformat.NotebookNode]:
+def stub_cells(tmp_path_factory) -> dict[str, nbformat.NotebookNode]:
     work = tmp_path_factory.mktemp("ebauche")
-    nb = nbformat.read(repo_root / "notebooks" / "oublier" / "oublier.ipynb", as_version=4)
+    nb = nbformat.read(REPO / "notebooks" / "oublier" / "oublier.ipynb", as_version=4)
     return _run(nb, work)
 
 
 @pytest.fixture(scope="module")
-def seed_answer_cells(repo_root, tmp_path_factory) -> dict[str, nbformat.NotebookNode]:
+def seed_answer_cells(tmp_path_factory) -> dict[str, nbformat.NotebookNode]:
     work = tmp_path_factory.mktemp("graine")
-    answer = (repo_root / "grader" / "submissions" / "graine.py").read_text(encoding="utf-8")
-    nb = build_submission(repo_root / "notebooks" / "oublier" / "oublier.ipynb", answer)
+    answer = (REPO / "grader" / "submissions" / "graine.py").read_text(encoding="utf-8")
+    nb = build_submission(REPO / "notebooks" / "oublier" / "oublier.ipynb", answer)
     return _run(nb, work)
 
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from helpers import REPO as ROOT
+from helpers import REPO
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-SOLUTIONS = ROOT / "solutions" / "lecons"
-STUDENT = ROOT / "notebooks" / "lecons"
+SOLUTIONS = REPO / "solutions" / "lecons"
+STUDENT = REPO / "notebooks" / "lecons"
 SANS_RESEAU = Path(__file__).resolve().parent / "sans_reseau"
 
 
@@ -21,7 +21,7 @@ def kernel_env() -> dict[str, str]:
     """Environment for a kernel with sockets blocked and the checkout's `course` importable."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(SANS_RESEAU), str(ROOT), env.get("PYTHONPATH")) if p
+        p for p in (str(SANS_RESEAU), str(REPO), env.get("PYTHONPATH")) if p
     )
     env.pop("TUTEUR_DB", None)
     return env

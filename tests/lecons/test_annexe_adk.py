@@ -17,17 +17,17 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from helpers import REPO as ROOT
+from helpers import REPO
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from course.sessions import SqliteSessionService
 
-APPENDIX = ROOT / "solutions" / "lecons" / "06_annexe_adk.ipynb"
-STUDENT_APPENDIX = ROOT / "notebooks" / "lecons" / "06_annexe_adk.ipynb"
-LESSON_2 = ROOT / "solutions" / "lecons" / "02_brancher_sqlite.ipynb"
-TP_SOLUTION = ROOT / "solutions" / "oublier" / "oublier.ipynb"
-TP_STUDENT = ROOT / "notebooks" / "oublier" / "oublier.ipynb"
+APPENDIX = REPO / "solutions" / "lecons" / "06_annexe_adk.ipynb"
+STUDENT_APPENDIX = REPO / "notebooks" / "lecons" / "06_annexe_adk.ipynb"
+LESSON_2 = REPO / "solutions" / "lecons" / "02_brancher_sqlite.ipynb"
+TP_SOLUTION = REPO / "solutions" / "oublier" / "oublier.ipynb"
+TP_STUDENT = REPO / "notebooks" / "oublier" / "oublier.ipynb"
 NBSP = "\u00a0"
 GREETING_AT_4 = re.compile(r"Alice.*niveau 4")
 
@@ -37,7 +37,7 @@ def kernel_env() -> dict[str, str]:
     env = dict(os.environ)
     blocker = Path(__file__).resolve().parent / "sans_reseau"
     env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(blocker), str(ROOT), env.get("PYTHONPATH")) if p
+        p for p in (str(blocker), str(REPO), env.get("PYTHONPATH")) if p
     )
     env.pop("TUTEUR_DB", None)
     return env

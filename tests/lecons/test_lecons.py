@@ -15,10 +15,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from helpers import REPO as ROOT
+from helpers import REPO
 
-SOLUTIONS = ROOT / "solutions" / "lecons"
-STUDENT = ROOT / "notebooks" / "lecons"
+SOLUTIONS = REPO / "solutions" / "lecons"
+STUDENT = REPO / "notebooks" / "lecons"
 NOTEBOOKS = sorted(p.name for p in SOLUTIONS.glob("*.ipynb"))
 # the five lessons proper (numbered 1 to 5); 00 is the start page, 06 the ADK appendix, 07 the
 # shared database (after the TP: it starts a PostgreSQL server)
@@ -504,10 +504,10 @@ def test_student_version_runs_except_its_stubs(name: str, tmp_path: Path, run_no
 def test_student_notebooks_are_regenerated_from_solutions(tmp_path: Path):
     """What `make notebooks` produces from solutions/ (stock nbgrader) equals what is committed."""
     (tmp_path / "grader").mkdir()
-    shutil.copy(ROOT / "grader" / "nbgrader_config.py", tmp_path / "grader")
+    shutil.copy(REPO / "grader" / "nbgrader_config.py", tmp_path / "grader")
     # the configuration names the course's exchange class, which traitlets imports on load
     shutil.copytree(
-        ROOT / "grader" / "grading",
+        REPO / "grader" / "grading",
         tmp_path / "grader" / "grading",
         ignore=shutil.ignore_patterns("__pycache__"),
     )

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from helpers import REPO as ROOT
+from helpers import REPO
 
 from course.labo.evaluate import extract_source
 from course.sessions._schema import INDEX_NAMES
 
-SOLUTIONS = ROOT / "solutions" / "lecons"
-TP = ROOT / "solutions" / "oublier" / "oublier.ipynb"
+SOLUTIONS = REPO / "solutions" / "lecons"
+TP = REPO / "solutions" / "oublier" / "oublier.ipynb"
 LESSONS = sorted(p.name for p in SOLUTIONS.glob("0[1-5]_*.ipynb"))
 START = "00_commencer_ici.ipynb"
 APPENDIX = "06_annexe_adk.ipynb"
@@ -206,7 +206,7 @@ def test_lesson_1_counts_the_courses_indexes_and_names_synchronous():
     assert f"{WORDS[len(INDEX_NAMES)]} index de plus" in md and "deux index" not in md
     glossary = markdown(read("glossaire.ipynb"))
     assert f"en ajoute {WORDS[len(INDEX_NAMES)]}." in glossary
-    service = (ROOT / "course" / "sessions" / "sqlite_session_service.py").read_text()
+    service = (REPO / "course" / "sessions" / "sqlite_session_service.py").read_text()
     assert 'PRAGMA synchronous = NORMAL"' in service
     assert "| `PRAGMA synchronous = NORMAL` |" in md
     assert "tout écrit sur le disque" not in "\n".join(c.source for c in read(LESSONS[4]).cells)

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from helpers import REPO as ROOT
+from helpers import REPO
 
-SOLUTIONS = ROOT / "solutions" / "lecons"
-STUDENT = ROOT / "notebooks" / "lecons"
-TP = ROOT / "solutions" / "oublier" / "oublier.ipynb"
+SOLUTIONS = REPO / "solutions" / "lecons"
+STUDENT = REPO / "notebooks" / "lecons"
+TP = REPO / "solutions" / "oublier" / "oublier.ipynb"
 START = "00_commencer_ici.ipynb"  # `make lab` opens this one: keep the name
 GLOSSARY = "glossaire.ipynb"
 LESSONS = sorted(p.name for p in SOLUTIONS.glob("0[1-5]_*.ipynb"))
@@ -128,7 +128,7 @@ def test_the_start_page_states_the_tp_grading_as_the_tp_defines_it():
     # the points stated one way everywhere: the start page, the TP's statement, the README
     stated = f"noté sur **{total + by_hand} points** : **{total} points** de tests automatiques"
     tp = md_text(read(TP))
-    readme = " ".join((ROOT / "README.md").read_text().replace(NBSP, " ").split())
+    readme = " ".join((REPO / "README.md").read_text().replace(NBSP, " ").split())
     for where, text in (("start", start), ("TP", tp), ("README", readme)):
         text = " ".join(text.split())
         assert stated in text, where

@@ -15,11 +15,11 @@ import unicodedata
 
 import nbformat
 import pytest
-from helpers import REPO as ROOT
+from helpers import REPO
 
 from course import quiz as q
 
-SOLUTIONS = ROOT / "solutions" / "lecons"
+SOLUTIONS = REPO / "solutions" / "lecons"
 LESSONS = sorted(p.name for p in SOLUTIONS.glob("0[0-5]_*.ipynb"))
 APPENDIX = "06_annexe_adk.ipynb"
 SHARED = "07_partager_la_memoire.ipynb"

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from helpers import REPO as ROOT
+from helpers import REPO
 
-SOLUTIONS = ROOT / "solutions" / "lecons"
+SOLUTIONS = REPO / "solutions" / "lecons"
 NBSP = "\u00a0"
 
 

@@ -7,11 +7,11 @@ import collections
 
 import nbformat
 import pytest
-from helpers import REPO as ROOT
+from helpers import REPO
 
 from course import quiz as q
 
-SOLUTIONS = ROOT / "solutions" / "lecons"
+SOLUTIONS = REPO / "solutions" / "lecons"
 NOTEBOOKS = sorted(SOLUTIONS.glob("*.ipynb"))
 LESSONS = [p for p in NOTEBOOKS if p.name[:2].isdigit()]  # 00 to 06; not the glossary
 MAX_SHARE_PER_POSITION = 0.40
