@@ -18,6 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from helpers import REPO
+from helpers import network_free_env as kernel_env
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
@@ -30,17 +31,6 @@ TP_SOLUTION = REPO / "solutions" / "oublier" / "oublier.ipynb"
 TP_STUDENT = REPO / "notebooks" / "oublier" / "oublier.ipynb"
 NBSP = "\u00a0"
 GREETING_AT_4 = re.compile(r"Alice.*niveau 4")
-
-
-def kernel_env() -> dict[str, str]:
-    """As tests/lecons/conftest.py's kernel: sockets blocked, this checkout's course first."""
-    env = dict(os.environ)
-    blocker = Path(__file__).resolve().parent / "sans_reseau"
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(blocker), str(REPO), env.get("PYTHONPATH")) if p
-    )
-    env.pop("TUTEUR_DB", None)
-    return env
 
 
 def run(path: Path, workdir: Path, env: dict[str, str]) -> nbformat.NotebookNode:

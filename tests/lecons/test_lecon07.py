@@ -12,20 +12,10 @@ from pathlib import Path
 
 import pytest
 from helpers import processes_matching
+from notebook_text import text_of
 
 NAME = "07_partager_la_memoire.ipynb"
 NBSP = "\u00a0"
-
-
-def text_of(nb, cell_id: str) -> str:
-    cell = next(c for c in nb.cells if c.get("id") == cell_id)
-    parts = []
-    for out in cell.get("outputs", []):
-        if out.output_type == "stream":
-            parts.append(out.text)
-        elif "data" in out:
-            parts.append(out.data.get("text/plain", ""))
-    return "".join(parts).replace(NBSP, " ")
 
 
 def turns(text: str) -> list[tuple[int, int, str]]:

@@ -8,6 +8,7 @@ import collections
 import nbformat
 import pytest
 from helpers import REPO
+from notebook_text import tags
 
 from course import quiz as q
 
@@ -23,10 +24,6 @@ WEAK_DISTRACTORS = (  # replaced by mistakes learners really make (issue 11)
     "ne contiennent que des dates",
     "f-strings sont interdites",
 )
-
-
-def tags(cell) -> list[str]:
-    return cell.get("metadata", {}).get("tags", [])
 
 
 def course_quizzes() -> list[tuple[str, nbformat.NotebookNode, q.Quiz]]:
