@@ -3,13 +3,11 @@
 import json
 import os
 import secrets
-import signal
 import subprocess
-import time
 import urllib.request
 from pathlib import Path
 
-from helpers import REPO, free_port
+from helpers import REPO, free_port, stop_group, wait_for_http
 
 
 def get_json(url: str) -> object:
@@ -41,15 +39,7 @@ def test_make_lab_serves_the_student_notebooks(tmp_path: Path) -> None:
         )
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 90
-        while True:
-            assert lab.poll() is None, "make lab exited before serving"
-            try:
-                get_json(f"{base}/api/status?token={token}")
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "JupyterLab did not answer within 90 s"
-                time.sleep(0.5)
+        wait_for_http(f"{base}/api/status?token={token}", lab, log, "make lab", timeout=90)
         listing = get_json(f"{base}/api/contents/lecons?token={token}")
         names = {entry["name"] for entry in listing["content"]}
         expected = {p.name for p in (REPO / "notebooks" / "lecons").glob("*.ipynb")}
@@ -59,12 +49,7 @@ def test_make_lab_serves_the_student_notebooks(tmp_path: Path) -> None:
         loaded = "course.save_hook\u00a0: les quiz sont enregistrés sans leur widget"
         assert loaded in log.read_text(errors="replace")
     finally:
-        os.killpg(lab.pid, signal.SIGTERM)
-        try:
-            lab.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(lab.pid, signal.SIGKILL)
-            lab.wait()
+        stop_group(lab)
     try:
         os.killpg(lab.pid, 0)
         leftover = True

@@ -202,13 +202,11 @@ def test_formgrader_collect_button(course, tmp_path):
     sends) in a real JupyterLab started in grader/ as `make formgrader` does: bob's work is
     collected, eve's copy under his name is set aside and the button reports a failure."""
     import json
-    import signal
     import subprocess
-    import time
     import urllib.request
 
     from grading_course import BIN, tool_env
-    from helpers import free_port
+    from helpers import free_port, stop_group, wait_for_http
 
     token = "jeton-collecte"
     t = tag()
@@ -243,16 +241,7 @@ def test_formgrader_collect_button(course, tmp_path):
         url = f"http://127.0.0.1:{port}"
         headers = {"Authorization": f"token {token}"}
         try:
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    req = urllib.request.Request(f"{url}/api/status", headers=headers)
-                    with urllib.request.urlopen(req, timeout=10):  # noqa: S310 - localhost
-                        break
-                except OSError:
-                    assert lab.poll() is None, (tmp_path / "lab.log").read_text()
-                    assert time.monotonic() < deadline, "JupyterLab n'a pas démarré"
-                    time.sleep(1)
+            wait_for_http(f"{url}/api/status", lab, tmp_path / "lab.log", "JupyterLab", headers)
             req = urllib.request.Request(
                 f"{url}/formgrader/api/assignment/oublier/collect",
                 data=b"",
@@ -262,12 +251,7 @@ def test_formgrader_collect_button(course, tmp_path):
             with urllib.request.urlopen(req, timeout=120) as resp:  # noqa: S310 - localhost
                 result = json.loads(resp.read())
         finally:
-            os.killpg(lab.pid, signal.SIGTERM)
-            try:
-                lab.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(lab.pid, signal.SIGKILL)
-                lab.wait()
+            stop_group(lab)
             log.close()
         assert result["success"] is False, result
         assert _not_his(eve, bob) in result["log"], result

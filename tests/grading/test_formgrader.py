@@ -7,14 +7,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
-import time
 import urllib.request
 
 import pytest
 from grading_course import VENV, clone_head, nbgrader
-from helpers import free_port
+from helpers import free_port, stop_group, wait_for_http
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 TOKEN = "jeton-de-test-formgrader"
@@ -59,24 +57,11 @@ def formgrader_url(tmp_path):
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if _get(f"{url}/api/status")[0] == 200:
-                    break
-            except OSError:
-                pass
-            assert proc.poll() is None, (tmp_path / "formgrader.log").read_text()
-            assert time.monotonic() < deadline, "JupyterLab n'a pas démarré"
-            time.sleep(1)
+        headers = {"Authorization": f"token {TOKEN}"}
+        wait_for_http(f"{url}/api/status", proc, tmp_path / "formgrader.log", "JupyterLab", headers)
         yield url, (tmp_path / "formgrader.log")
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=20)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_group(proc)
         log.close()
 
 

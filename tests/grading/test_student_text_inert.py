@@ -12,9 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
-import time
 import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
@@ -22,7 +20,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from grading_course import BIN, generated_course, grading, nbgrader, submit, tool_env
-from helpers import free_port
+from helpers import free_port, stop_group, wait_for_http
 from nbgrader.api import Gradebook
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]
@@ -288,24 +286,11 @@ def formgrader(hostile_course, tmp_path):
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if _api(url, "/api/status")[0] == 200:
-                    break
-            except OSError:
-                pass
-            assert proc.poll() is None, (tmp_path / "server.log").read_text()
-            assert time.monotonic() < deadline, "le serveur Jupyter n'a pas démarré"
-            time.sleep(1)
+        headers = {"Authorization": f"token {TOKEN}"}
+        wait_for_http(f"{url}/api/status", proc, tmp_path / "server.log", "Jupyter", headers)
         yield url
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_group(proc)
         log.close()
 
 

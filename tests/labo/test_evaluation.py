@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from grade_attacks import GRADE_ATTACKS
 from grading.hidden import HIDDEN
 
 import course.labo
@@ -34,18 +35,7 @@ SAMPLES = [
     "vacuum_avant_commit",
     "triche",
     # attacks on the grade itself (issue 18): their scores and the reason each one gets
-    "verdict_reecrit",
-    "verdict_fd",
-    "fuite_nom_exception",
-    "fuite_au_chargement",
-    "processus_memoire",
-    "disque_plein",
-    "instantane_illisible",
-    "expression_profonde",
-    "vue_recursive",
-    "copie_base64",
-    "declencheur",
-    "base_attachee",
+    *GRADE_ATTACKS,
 ]
 
 
