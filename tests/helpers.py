@@ -41,6 +41,7 @@ __all__ = [
     "say",
     "stop_group",
     "stop_pids",
+    "tp_points",
     "wait_for_http",
 ]
 
@@ -384,3 +385,21 @@ def wait_for_http(
         assert proc.poll() is None, f"{what} exited:\n{log.read_text(errors='replace')[-3000:]}"
         assert time.monotonic() < deadline, f"{what} did not answer within {timeout:.0f} s"
         time.sleep(1)
+
+
+def tp_points() -> tuple[int, int]:
+    """The graded TP's points: its automatic tests' (the criteria table, course/labo/criteria.py)
+    and the written answer's, graded by hand (the TP's source notebook). Tests compare a full
+    score with these, so a new criterion needs no edit in tests."""
+    import nbformat
+
+    from course.labo.criteria import TESTS
+
+    nb = nbformat.read(REPO / "solutions" / "oublier" / "oublier.ipynb", as_version=4)
+    by_hand = sum(
+        cell.metadata["nbgrader"]["points"]
+        for cell in nb.cells
+        if cell.metadata.get("nbgrader", {}).get("grade")
+        and cell.metadata["nbgrader"].get("solution")
+    )
+    return sum(test.points for test in TESTS.values()), by_hand

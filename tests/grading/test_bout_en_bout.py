@@ -23,12 +23,15 @@ from grading.hidden import HIDDEN
 from grading.outcome_record import METADATA_KEY
 from grading.samples import build_submission, carnets, write_all, written_answer
 from grading_course import nbgrader
-from helpers import REPO, processes_matching
+from helpers import REPO, processes_matching, tp_points
 from nbgrader.api import Gradebook
 
 from course.labo.criteria import TESTS
 from course.labo.outcome import OUTCOMES
 from course.labo.sandbox import SANDBOX_UIDS
+
+# every automatic test of the TP passed: the criteria table's points (helpers.tp_points)
+FULL = tp_points()[0]
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
@@ -139,7 +142,7 @@ def test_validate_fails_hidden_tests_in_a_kernel_and_on_the_student_version(grad
 def test_the_instructor_s_solution_gets_every_point(graded_course):
     with open(graded_course["root"] / "grader" / "grades.csv", newline="") as fh:
         grades = {row["student_id"]: float(row["score"]) for row in csv.DictReader(fh)}
-    assert grades[SOLUTION] == 10
+    assert grades[SOLUTION] == FULL
 
 
 def test_every_sample_gets_its_expected_score(graded_course, expected_scores):
@@ -148,7 +151,7 @@ def test_every_sample_gets_its_expected_score(graded_course, expected_scores):
         for row in csv.DictReader(fh):
             grades[row["student_id"]] = float(row["score"])
     assert len(grades) >= 12
-    assert grades[WRITER] == 10 + 1.5  # the tests' 10 points and the written answer's 1.5
+    assert grades[WRITER] == FULL + 1.5  # the tests' points and the written answer's 1.5
     assert {s: grades[s] for s in expected_scores} == {
         s: float(e["score"]) for s, e in expected_scores.items()
     }

@@ -19,11 +19,14 @@ from grading.hooks import (
 from grading.outcome_record import METADATA_KEY
 from grading.samples import build_submission
 from grading.sandbox_setting import NO_SANDBOX_ENV
-from helpers import REPO
+from helpers import REPO, tp_points
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from traitlets.config.loader import PyFileConfigLoader
 
 from course.labo.sandbox import sandbox_problem
+
+# every automatic test of the TP passed: the criteria table's points (helpers.tp_points)
+FULL = tp_points()[0]
 
 LAB = {"nbgrader": {"assignment": "oublier", "notebook": "oublier", "student": "x"}}
 
@@ -91,7 +94,7 @@ def test_make_notebooks_regenerates_every_assignment_without_a_gradebook():
     assert "for a in" in dry and "oublier" in dry
 
 
-def test_hooks_grade_the_answer_out_of_kernel_on_the_release(sample_answers):
+def test_hooks_grade_the_answer_out_of_kernel_on_the_release(sample_answers, expected_scores):
     assert sandbox_problem() is None, sandbox_problem()
     nb = build_submission(
         REPO / "notebooks" / "oublier" / "oublier.ipynb", sample_answers["graine"]
@@ -115,7 +118,8 @@ def test_hooks_grade_the_answer_out_of_kernel_on_the_release(sample_answers):
         "outcome": "graded",
         "detail": nb.metadata[METADATA_KEY]["detail"],
     }
-    assert nb.metadata[METADATA_KEY]["detail"].startswith("Noté\u00a0: 5/10 points")
+    graine = expected_scores["graine"]["score"]
+    assert nb.metadata[METADATA_KEY]["detail"].startswith(f"Noté\u00a0: {graine}/{FULL} points")
     assert "dans le bac à sable" in nb.metadata[METADATA_KEY]["detail"]
 
 

@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 from grading_course import VENV, clone_head, nbgrader
-from helpers import free_port, stop_group, wait_for_http
+from helpers import free_port, stop_group, tp_points, wait_for_http
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 TOKEN = "jeton-de-test-formgrader"
@@ -73,7 +73,7 @@ def test_make_formgrader_lists_the_tp_for_the_instructor(formgrader_url):
     status, body = _get(f"{url}/formgrader/api/assignments")
     assert status == 200
     assignments = {a["name"]: a for a in json.loads(body)}
-    assert assignments["oublier"]["max_score"] == 12  # 10 for the tests, 2 graded by hand
+    assert assignments["oublier"]["max_score"] == sum(tp_points())  # tests, and by hand
     status, page = _get(f"{url}/formgrader")
     assert status == 200 and "nbgrader" in page.lower()
     status, page = _get(f"{url}/lab")  # JupyterLab's page config lists its extensions

@@ -20,8 +20,11 @@ from pathlib import Path
 import nbformat
 import pytest
 from grading_course import BIN, generated_course, grading, nbgrader, submit, tool_env
-from helpers import free_port, stop_group, wait_for_http
+from helpers import free_port, stop_group, tp_points, wait_for_http
 from nbgrader.api import Gradebook
+
+# every automatic test of the TP passed: the criteria table's points (helpers.tp_points)
+FULL = tp_points()[0]
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage"]
@@ -331,8 +334,8 @@ def _api(url: str, path: str) -> tuple[int, str]:
 def test_formgrader_submission_view_runs_nothing(hostile_course, formgrader, browser):
     with Gradebook(f"sqlite:///{hostile_course / 'gradebook.db'}") as gb:
         submission = gb.find_submission_notebook("oublier", "oublier", STUDENT).id
-        # the sample's expected score (attendus.json): the complete answer, 10 points
-        assert gb.find_submission("oublier", STUDENT).code_score == 10
+        # the sample's expected score (attendus.json): the complete answer, full marks
+        assert gb.find_submission("oublier", STUDENT).code_score == FULL
     status, raw = _api(formgrader, f"/formgrader/submissions/{submission}/")
     assert status == 200 and VISIBLE_OUTPUT in raw  # the hostile copy is the one shown
     assert _live_payloads(raw) == []

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from grade_attacks import GRADE_ATTACKS
 from grading.hidden import HIDDEN
+from helpers import tp_points
 
 import course.labo
 import course.labo.checks
@@ -20,6 +21,9 @@ from course.labo import noter, verifier
 from course.labo.criteria import CRITERIA, TESTS
 from course.labo.evaluate import evaluate_source, extract_source
 from course.labo.scenario import VISIBLE
+
+# every automatic test of the TP passed: the criteria table's points (helpers.tp_points)
+FULL = tp_points()[0]
 
 SAMPLES = [
     "complete_vacuum",
@@ -57,7 +61,7 @@ def test_sample_gets_expected_verdicts(sample, graded_samples, expected_scores):
     evaluation = graded_samples[sample]
     assert _failed(evaluation) == _want(expected_scores[sample])
     assert evaluation.score == expected_scores[sample]["score"]
-    assert evaluation.max_score == 10
+    assert evaluation.max_score == FULL
     for test_id, fragment in expected_scores[sample].get("messages", {}).items():
         assert fragment in evaluation.verdicts[test_id].message
 
@@ -69,7 +73,7 @@ def test_rubric_weighs_the_central_point_and_the_harm(graded_samples):
     assert graded_samples["user_states_sans_where"].score <= 5
     # a complete erasure that leaves the bytes in the file's free pages still earns most points
     assert graded_samples["complete"].score >= 8
-    assert graded_samples["complete_vacuum"].score == 10
+    assert graded_samples["complete_vacuum"].score == FULL
 
 
 def test_seed_answer_is_told_user_states_survive(graded_samples):

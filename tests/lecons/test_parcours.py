@@ -10,7 +10,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from helpers import REPO
+from helpers import REPO, tp_points
 from notebook_text import NBSP, markdown, tags
 from parcours import GLOSSARY, PARCOURS, START, TP
 
@@ -132,7 +132,7 @@ def test_the_start_page_states_the_tp_grading_as_the_tp_defines_it():
         text = " ".join(text.split())
         assert stated in text, where
         assert f"**{by_hand} points** de documentation" in text, where
-    assert (total, by_hand) == (10, 2)
+    assert (total, by_hand) == tp_points()
 
 
 def test_the_glossary_defines_the_course_vocabulary_with_anchors():
