@@ -15,7 +15,8 @@ import sqlite3
 import subprocess
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ __all__ = [
     "alive",
     "close_service",
     "free_port",
+    "http_server",
     "make_backend",
     "make_service",
     "network_free_env",
@@ -403,3 +405,33 @@ def tp_points() -> tuple[int, int]:
         and cell.metadata["nbgrader"].get("solution")
     )
     return sum(test.points for test in TESTS.values()), by_hand
+
+
+@contextmanager
+def http_server(
+    cmd: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    log: Path,
+    url: str,
+    what: str,
+    headers: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> Iterator[subprocess.Popen]:
+    """``cmd`` (a server: make lab, formgrader, jupyter server) started in its own session with
+    its output in ``log``, once ``url`` answers; stopped with its whole group on exit."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            cmd,
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    try:
+        wait_for_http(url, proc, log, what, headers, timeout)
+        yield proc
+    finally:
+        stop_group(proc)

@@ -3,11 +3,10 @@
 import json
 import os
 import secrets
-import subprocess
 import urllib.request
 from pathlib import Path
 
-from helpers import REPO, free_port, stop_group, wait_for_http
+from helpers import REPO, free_port, http_server
 
 
 def get_json(url: str) -> object:
@@ -27,19 +26,10 @@ def test_make_lab_serves_the_student_notebooks(tmp_path: Path) -> None:
         "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
         "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
     }
-    log = tmp_path / "lab.log"
-    with log.open("wb") as out:
-        lab = subprocess.Popen(
-            ["make", "--no-print-directory", "lab", f"LAB_ARGS={args}"],
-            cwd=REPO,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        wait_for_http(f"{base}/api/status?token={token}", lab, log, "make lab", timeout=90)
+    log, base = tmp_path / "lab.log", f"http://127.0.0.1:{port}"
+    cmd = ["make", "--no-print-directory", "lab", f"LAB_ARGS={args}"]
+    status = f"{base}/api/status?token={token}"
+    with http_server(cmd, REPO, env, log, status, "make lab", timeout=90) as lab:
         listing = get_json(f"{base}/api/contents/lecons?token={token}")
         names = {entry["name"] for entry in listing["content"]}
         expected = {p.name for p in (REPO / "notebooks" / "lecons").glob("*.ipynb")}
@@ -48,8 +38,6 @@ def test_make_lab_serves_the_student_notebooks(tmp_path: Path) -> None:
             assert page.status == 200
         loaded = "course.save_hook\u00a0: les quiz sont enregistrés sans leur widget"
         assert loaded in log.read_text(errors="replace")
-    finally:
-        stop_group(lab)
     try:
         os.killpg(lab.pid, 0)
         leftover = True

@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import urllib.request
 
 import pytest
 from grading_course import VENV, clone_head, nbgrader
-from helpers import free_port, stop_group, tp_points, wait_for_http
+from helpers import free_port, http_server, tp_points
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 TOKEN = "jeton-de-test-formgrader"
@@ -38,31 +37,18 @@ def formgrader_url(tmp_path):
         "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
         "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
     }
-    log = open(tmp_path / "formgrader.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [
-            "make",
-            "--no-print-directory",
-            f"VENV={VENV}",
-            f"--old-file={VENV / '.stamp-runtime'}",
-            "formgrader",
-            f"LAB_ARGS={lab_args}",
-        ],
-        cwd=clone,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        headers = {"Authorization": f"token {TOKEN}"}
-        wait_for_http(f"{url}/api/status", proc, tmp_path / "formgrader.log", "JupyterLab", headers)
-        yield url, (tmp_path / "formgrader.log")
-    finally:
-        stop_group(proc)
-        log.close()
+    cmd = [
+        "make",
+        "--no-print-directory",
+        f"VENV={VENV}",
+        f"--old-file={VENV / '.stamp-runtime'}",
+        "formgrader",
+        f"LAB_ARGS={lab_args}",
+    ]
+    url, log = f"http://127.0.0.1:{port}", tmp_path / "formgrader.log"
+    headers = {"Authorization": f"token {TOKEN}"}
+    with http_server(cmd, clone, env, log, f"{url}/api/status", "JupyterLab", headers):
+        yield url, log
 
 
 def test_make_formgrader_lists_the_tp_for_the_instructor(formgrader_url):

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
@@ -20,7 +19,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from grading_course import BIN, generated_course, grading, nbgrader, submit, tool_env
-from helpers import free_port, stop_group, tp_points, wait_for_http
+from helpers import free_port, http_server, tp_points
 from nbgrader.api import Gradebook
 
 # every automatic test of the TP passed: the criteria table's points (helpers.tp_points)
@@ -277,24 +276,10 @@ def formgrader(hostile_course, tmp_path):
     ]
     if os.geteuid() == 0:
         cmd.append("--allow-root")
-    log = open(tmp_path / "server.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        cmd,
-        cwd=hostile_course,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        headers = {"Authorization": f"token {TOKEN}"}
-        wait_for_http(f"{url}/api/status", proc, tmp_path / "server.log", "Jupyter", headers)
+    url, log = f"http://127.0.0.1:{port}", tmp_path / "server.log"
+    headers = {"Authorization": f"token {TOKEN}"}
+    with http_server(cmd, hostile_course, env, log, f"{url}/api/status", "Jupyter", headers):
         yield url
-    finally:
-        stop_group(proc)
-        log.close()
 
 
 class _Live(HTMLParser):
