@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import processes_matching
+from helpers import REPO, processes_matching
 from notebook_text import text_of
 
 NAME = "07_partager_la_memoire.ipynb"
@@ -118,7 +118,7 @@ def test_without_postgresql_one_sentence_then_clean_skips(
     tmp_path: Path, run_notebook, monkeypatch
 ):
     monkeypatch.setenv("COURS_PG_BIN", str(tmp_path / "pas-de-postgres"))
-    source = Path(__file__).resolve().parents[2] / "solutions" / "lecons" / NAME
+    source = REPO / "solutions" / "lecons" / NAME
     nb, _seconds = run_notebook(source, tmp_path)  # any error fails the run
     said = text_of(nb, "l7-c02").strip()
     assert said.startswith("PostgreSQL est introuvable : installez le paquet Python")
