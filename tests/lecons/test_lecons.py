@@ -478,7 +478,7 @@ def test_student_version_runs_except_its_stubs(name: str, tmp_path: Path, run_no
     stubs = [c for c in student.cells if c.metadata.get("nbgrader", {}).get("solution")]
     assert all("raise NotImplementedError()" in c.source for c in stubs)
     nb, seconds = run_notebook(STUDENT / name, tmp_path, allow_errors=True)
-    assert without_server_start(name, nb, seconds) < 20
+    assert without_server_start(nb, seconds) < 20
     errors = [
         (c.id, o.ename) for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"
     ]
