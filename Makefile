@@ -93,13 +93,18 @@ system-deps:
 	bash .ci/system-deps
 
 ## make test: installe tout et lance tous les tests (c'est ce que lance la CI)
-## (l'un après l'autre ; TEST_WORKERS=3 les répartit un à un entre 3 processus avec
-## pytest-xdist, dont les groupes ne tiennent pas sous pytest 9 : à n'utiliser que pour les
-## tests sans état partagé)
-TEST_WORKERS ?= 0
-XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist load)
+## (répartis entre TEST_WORKERS processus par unité : un module, ou tout tests/hub ;
+## TEST_WORKERS=0 les lance l'un après l'autre ; tests/work_units.py dit pourquoi)
+TEST_WORKERS ?= 3
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS))
+JUNIT ?= $(VENV)/rapport-tests.xml
 test: setup-test lint system-deps
-	$(PYTEST) -q -ra --durations=25 $(XDIST) tests
+	$(PYTEST) -q -ra --durations=25 --junitxml=$(JUNIT) $(XDIST) tests
+
+## make test-units: rewrites tests/unit_seconds.json (the order units start in) from the last
+## `make test`'s report ; best after a sequential `make test TEST_WORKERS=0`
+test-units:
+	$(PY) tests/unit_seconds.py $(JUNIT)
 
 ## make test-fast: everything but the browser, hub and end-to-end nbgrader tests
 test-fast: setup-test

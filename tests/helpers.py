@@ -25,6 +25,7 @@ import psutil
 
 __all__ = [
     "LESSON_PROGRESSION",
+    "load_factor",
     "REPO",
     "SERVER_KINDS",
     "SERVICE_KINDS",
@@ -260,6 +261,14 @@ def open_files_under(prefix: Path) -> list[str]:
 
 
 # -- processes and ports ----------------------------------------------------------------------
+
+
+def load_factor() -> float:
+    """How much slower than on a free core things run now: the run queue per core, at least 1.
+
+    A wall-clock bound in a test is multiplied by it, so that the suite's own parallel workers
+    or a loaded CI runner cannot make a correct test fail (a hang still does)."""
+    return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
 
 
 def free_port() -> int:

@@ -42,9 +42,9 @@ def unit_of(nodeid: str) -> str:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under xdist, order the collection by unit, longest unit first (a stable sort: the
+    """In an xdist worker, order the collection by unit, longest unit first (a stable sort: the
     tests of a unit keep their order). Every worker sorts the same way, as xdist requires."""
-    if not getattr(config.option, "numprocesses", None):
+    if not hasattr(config, "workerinput"):  # xdist's workers have it (and numprocesses=None)
         return
     items.sort(key=lambda item: -UNIT_SECONDS.get(unit_of(item.nodeid), 0.0))
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from grade_attacks import GRADE_ATTACKS
 from grading.hidden import HIDDEN
-from helpers import tp_points
+from helpers import load_factor, tp_points
 
 import course.labo
 import course.labo.checks
@@ -138,7 +138,7 @@ async def oublier(service, user_id):
 '''
     start = time.monotonic()
     evaluation = evaluate_source(source, timeout=2, sandboxed=sandboxed)
-    assert time.monotonic() - start < 2 + 20
+    assert time.monotonic() - start < 2 + 20 * load_factor()  # stopped at 2 s, not left to run
     assert evaluation.timed_out and evaluation.score == 0
     assert evaluation.verdicts["sessions"].message == (
         "oublier n'a pas terminé en 2\u00a0s (boucle sans fin\u00a0? attente trop longue\u00a0?)"
