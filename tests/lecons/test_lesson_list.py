@@ -105,8 +105,9 @@ def course_copy(dest: Path, row: str | None) -> Path:
 def run_pytest(copy: Path, *args: str) -> dict[str, str]:
     """The copy's own tests run by pytest in the copy: node id -> outcome."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHONPATH"))}
+    basetemp = copy / "tmp"  # its own, inside this test's folder
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:xdist", "-v", *args],
+        [sys.executable, "-m", "pytest", "-p", "no:xdist", "-v", f"--basetemp={basetemp}", *args],
         cwd=copy,
         env=env,
         capture_output=True,
