@@ -17,7 +17,6 @@ from helpers import REPO
 __all__ = [
     "BIN",
     "DUE",
-    "ROOT",
     "VENV",
     "clone_head",
     "copy_course",
@@ -31,7 +30,6 @@ __all__ = [
     "tree_digest",
 ]
 
-ROOT = REPO
 BIN = Path(sys.executable).parent
 VENV = BIN.parent  # the set-up the README's `make` creates (.venv), reused by the clones
 # What a course copy needs to grade the TP: its sources, the configuration, the instructor-side
@@ -49,7 +47,7 @@ DUE = "2025-03-14 18:00:00"
 def tool_env() -> dict[str, str]:
     """The environment `make` gives the class tools: the venv's bin/, grader/ importable."""
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    env["PYTHONPATH"] = str(ROOT / "grader")
+    env["PYTHONPATH"] = str(REPO / "grader")
     return env
 
 
@@ -79,7 +77,7 @@ def grading(grader: Path, module: str, *args: str) -> subprocess.CompletedProces
 def copy_course(dest: Path) -> Path:
     """A copy of the course's grading parts in `dest`; returns its grader/ folder."""
     for part in COURSE_PARTS:
-        src, target = ROOT / part, dest / part
+        src, target = REPO / part, dest / part
         target.parent.mkdir(parents=True, exist_ok=True)
         if src.is_dir():
             shutil.copytree(src, target, ignore=shutil.ignore_patterns("__pycache__"))
@@ -113,11 +111,11 @@ def submit(grader: Path, student: str, sample: str, timestamp: str | None = None
     """Put the sample answer `sample` where a local class puts submissions, as `student`."""
     from grading.samples import build_submission, written_answer
 
-    text = (ROOT / "grader" / "submissions" / f"{sample}.py").read_text(encoding="utf-8")
+    text = (REPO / "grader" / "submissions" / f"{sample}.py").read_text(encoding="utf-8")
     release = grader.parent / "notebooks" / "oublier" / "oublier.ipynb"
     folder = grader / "submitted" / student / "oublier"
     folder.mkdir(parents=True, exist_ok=True)
-    nb = build_submission(release, text, written_answer(ROOT, sample))
+    nb = build_submission(release, text, written_answer(REPO, sample))
     nbformat.write(nb, folder / "oublier.ipynb")
     if timestamp:
         (folder / "timestamp.txt").write_text(timestamp)
@@ -132,7 +130,7 @@ def submit_carnet(grader: Path, student: str, carnet: str, canary: Path) -> Path
     release = grader.parent / "notebooks" / "oublier" / "oublier.ipynb"
     folder = grader / "submitted" / student / "oublier"
     folder.mkdir(parents=True, exist_ok=True)
-    nbformat.write(build_carnet(release, ROOT, carnet, canary), folder / "oublier.ipynb")
+    nbformat.write(build_carnet(release, REPO, carnet, canary), folder / "oublier.ipynb")
     return folder
 
 
@@ -147,7 +145,7 @@ def tree_digest(folder: Path) -> dict[str, bytes]:
 
 def clone_head(dest: Path) -> Path:
     """A fresh clone of this repository's HEAD in `dest` (committed files only)."""
-    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(dest)], check=True, timeout=300)
+    subprocess.run(["git", "clone", "--quiet", str(REPO), str(dest)], check=True, timeout=300)
     return dest
 
 

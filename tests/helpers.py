@@ -12,8 +12,11 @@ import os
 import signal
 import socket
 import sqlite3
+import subprocess
 import time
-from collections.abc import Callable
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,7 @@ from typing import Any
 import psutil
 
 __all__ = [
+    "LESSON_PROGRESSION",
     "load_factor",
     "REPO",
     "SERVER_KINDS",
@@ -30,6 +34,7 @@ __all__ = [
     "alive",
     "close_service",
     "free_port",
+    "http_server",
     "make_backend",
     "make_service",
     "network_free_env",
@@ -37,10 +42,27 @@ __all__ = [
     "port_open",
     "processes_matching",
     "say",
+    "stop_group",
     "stop_pids",
+    "tp_points",
+    "wait_for_http",
 ]
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Alice's user state as the lessons show it (after the tutor's demo), one copy for the tests
+# that write it and the ones that expect it
+LESSON_PROGRESSION = {
+    "progression": {
+        "python": {
+            "niveau": 4,
+            "serie": [False],
+            "bonnes": 2,
+            "total": 3,
+            "a_revoir": ["décorateurs de fonction"],
+        }
+    }
+}
 
 # The session services every test of the tutor and of the service runs against: the course's
 # two and, as the reference, google-adk 2.10's two. Each kind says where its storage lives,
@@ -337,3 +359,88 @@ def stop_pids(pids: list[int], grace: float = 10.0) -> list[int]:
     _signal_each([p for p in pids if alive(p)], signal.SIGKILL)
     _wait_gone(pids, 5)
     return [p for p in pids if alive(p)]
+
+
+def stop_group(proc: subprocess.Popen, grace: float = 20.0) -> None:
+    """Stop a process started with ``start_new_session=True`` and its whole group (a server
+    and the kernels it started): SIGTERM, SIGKILL after ``grace`` seconds, reaped."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=grace)
+    except ProcessLookupError:
+        proc.wait()
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def wait_for_http(
+    url: str,
+    proc: subprocess.Popen,
+    log: Path,
+    what: str,
+    headers: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> None:
+    """Wait until ``url`` answers 200 while ``proc`` (the server ``what``, writing ``log``)
+    runs; fails with its log if it exits, and after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            request = urllib.request.Request(url, headers=headers or {})
+            with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - local
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        assert proc.poll() is None, f"{what} exited:\n{log.read_text(errors='replace')[-3000:]}"
+        assert time.monotonic() < deadline, f"{what} did not answer within {timeout:.0f} s"
+        time.sleep(1)
+
+
+def tp_points() -> tuple[int, int]:
+    """The graded TP's points: its automatic tests' (the criteria table, course/labo/criteria.py)
+    and the written answer's, graded by hand (the TP's source notebook). Tests compare a full
+    score with these, so a new criterion needs no edit in tests."""
+    import nbformat
+
+    from course.labo.criteria import TESTS
+
+    nb = nbformat.read(REPO / "solutions" / "oublier" / "oublier.ipynb", as_version=4)
+    by_hand = sum(
+        cell.metadata["nbgrader"]["points"]
+        for cell in nb.cells
+        if cell.metadata.get("nbgrader", {}).get("grade")
+        and cell.metadata["nbgrader"].get("solution")
+    )
+    return sum(test.points for test in TESTS.values()), by_hand
+
+
+@contextmanager
+def http_server(
+    cmd: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    log: Path,
+    url: str,
+    what: str,
+    headers: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> Iterator[subprocess.Popen]:
+    """``cmd`` (a server: make lab, formgrader, jupyter server) started in its own session with
+    its output in ``log``, once ``url`` answers; stopped with its whole group on exit."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            cmd,
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    try:
+        wait_for_http(url, proc, log, what, headers, timeout)
+        yield proc
+    finally:
+        stop_group(proc)

@@ -21,7 +21,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers import REPO as ROOT
+from helpers import REPO
 
 __all__ = ["InstalledCourse", "installed_course"]
 
@@ -84,9 +84,9 @@ def installed_course() -> InstalledCourse:
     source = base / "source"
     source.mkdir(parents=True)
     for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, source)
+        shutil.copy(REPO / name, source)
     shutil.copytree(
-        ROOT / "course", source / "course", ignore=shutil.ignore_patterns("__pycache__")
+        REPO / "course", source / "course", ignore=shutil.ignore_patterns("__pycache__")
     )
     prefix = base / "venv"
     subprocess.run([str(SYSTEM_PYTHON), "-m", "venv", "--without-pip", str(prefix)], check=True)

@@ -20,7 +20,7 @@ from french_text import (
     learner_files,
     looks_french,
 )
-from helpers import REPO as ROOT
+from helpers import REPO
 
 
 def messages(findings) -> list[str]:
@@ -166,11 +166,11 @@ def test_notebook_cells_are_read_as_markdown_and_as_code(tmp_path):
 
 # --------------------------------------------------------------------------- the course
 
-FILES = learner_files(ROOT)
+FILES = learner_files(REPO)
 
 
 def test_the_checked_files_are_the_learners_texts():
-    rel = {p.relative_to(ROOT).as_posix() for p in FILES}
+    rel = {p.relative_to(REPO).as_posix() for p in FILES}
     assert any(r.startswith("notebooks/lecons/") for r in rel)
     assert any(r.startswith("solutions/oublier/") for r in rel)
     assert {"README.md", "course/quiz.py", "course/save_hook.py", "course/inspecter.py"} <= rel
@@ -182,8 +182,8 @@ def test_the_checked_files_are_the_learners_texts():
     } <= rel
 
 
-@pytest.mark.parametrize("path", FILES, ids=[p.relative_to(ROOT).as_posix() for p in FILES])
+@pytest.mark.parametrize("path", FILES, ids=[p.relative_to(REPO).as_posix() for p in FILES])
 def test_french_typography_and_vocabulary(path: Path):
     """Every learner-facing text: U+00A0 before : ; ? ! and inside « », one word per idea."""
-    findings = check_file(path, ROOT)
+    findings = check_file(path, REPO)
     assert not findings, f"{len(findings)} problème(s) :\n" + "\n".join(map(str, findings))

@@ -3,14 +3,10 @@
 import json
 import os
 import secrets
-import signal
-import subprocess
-import time
 import urllib.request
 from pathlib import Path
 
-from helpers import REPO as ROOT
-from helpers import free_port
+from helpers import REPO, free_port, http_server
 
 
 def get_json(url: str) -> object:
@@ -30,42 +26,18 @@ def test_make_lab_serves_the_student_notebooks(tmp_path: Path) -> None:
         "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
         "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
     }
-    log = tmp_path / "lab.log"
-    with log.open("wb") as out:
-        lab = subprocess.Popen(
-            ["make", "--no-print-directory", "lab", f"LAB_ARGS={args}"],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 90
-        while True:
-            assert lab.poll() is None, "make lab exited before serving"
-            try:
-                get_json(f"{base}/api/status?token={token}")
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "JupyterLab did not answer within 90 s"
-                time.sleep(0.5)
+    log, base = tmp_path / "lab.log", f"http://127.0.0.1:{port}"
+    cmd = ["make", "--no-print-directory", "lab", f"LAB_ARGS={args}"]
+    status = f"{base}/api/status?token={token}"
+    with http_server(cmd, REPO, env, log, status, "make lab", timeout=90) as lab:
         listing = get_json(f"{base}/api/contents/lecons?token={token}")
         names = {entry["name"] for entry in listing["content"]}
-        expected = {p.name for p in (ROOT / "notebooks" / "lecons").glob("*.ipynb")}
+        expected = {p.name for p in (REPO / "notebooks" / "lecons").glob("*.ipynb")}
         assert expected and expected <= names
         with urllib.request.urlopen(f"{base}/lab?token={token}", timeout=10) as page:
             assert page.status == 200
         loaded = "course.save_hook\u00a0: les quiz sont enregistrés sans leur widget"
         assert loaded in log.read_text(errors="replace")
-    finally:
-        os.killpg(lab.pid, signal.SIGTERM)
-        try:
-            lab.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(lab.pid, signal.SIGKILL)
-            lab.wait()
     try:
         os.killpg(lab.pid, 0)
         leftover = True

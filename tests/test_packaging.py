@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import REPO as ROOT
+from helpers import REPO
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
@@ -34,11 +34,11 @@ EXPORTS: dict[str, tuple[bool, tuple[str, ...], tuple[str, ...]]] = {
 
 
 def pyproject() -> dict:
-    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 
 
 def dependency_groups() -> dict[str, list[str]]:
-    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    data = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     return data.get("dependency-groups", {})
 
 
@@ -58,7 +58,7 @@ def all_pyproject_requirements() -> list[tuple[str, Requirement]]:
 
 
 def lock() -> dict:
-    return tomllib.loads((ROOT / "uv.lock").read_text(encoding="utf-8"))
+    return tomllib.loads((REPO / "uv.lock").read_text(encoding="utf-8"))
 
 
 def locked_versions() -> dict[str, set[str]]:
@@ -70,7 +70,7 @@ def locked_versions() -> dict[str, set[str]]:
 
 def parse_export(name: str) -> dict[tuple[str, str], Requirement]:
     """(name, version) -> requirement (and its marker) of a requirements/*.txt; each is hashed."""
-    text = (ROOT / "requirements" / name).read_text(encoding="utf-8").replace("\\\n", " ")
+    text = (REPO / "requirements" / name).read_text(encoding="utf-8").replace("\\\n", " ")
     pins: dict[tuple[str, str], Requirement] = {}
     for line in text.splitlines():
         line = line.split(" #", 1)[0].strip()
@@ -235,7 +235,7 @@ def make_dry_run(target: str) -> str:
     """The commands `make TARGET` would run from scratch (-B: as if nothing were installed)."""
     out = subprocess.run(
         ["make", "--no-print-directory", "-n", "-B", target, "INSTALLER=uv", "UV=/uv"],
-        cwd=ROOT,
+        cwd=REPO,
         capture_output=True,
         text=True,
         check=True,
@@ -261,25 +261,25 @@ def test_make_installs_from_the_locks_only() -> None:
 
 
 def test_hub_installer_and_image_install_from_the_lock() -> None:
-    installer = (ROOT / "grader" / "hub" / "install-course-env.sh").read_text(encoding="utf-8")
+    installer = (REPO / "grader" / "hub" / "install-course-env.sh").read_text(encoding="utf-8")
     # complete sets: nothing resolved, so nothing the lock leaves out is fetched unhashed
     assert '--no-deps --require-hashes -r "$REPO/requirements/hub.txt"' in installer
     assert '--no-deps "$build" "$JUPYTERHUB_SPEC" "$CULLER_SPEC"' in installer
-    dockerfile = (ROOT / "grader" / "hub" / "z2jh" / "Dockerfile").read_text(encoding="utf-8")
+    dockerfile = (REPO / "grader" / "hub" / "z2jh" / "Dockerfile").read_text(encoding="utf-8")
     assert re.search(r"^COPY requirements /tmp/cours/requirements$", dockerfile, re.M)
 
 
 def test_the_slow_iri_checker_is_left_out_of_every_set() -> None:
     """rfc3987-syntax costs about 2 s of CPU in every Jupyter server and nbgrader command
     (pyproject.toml's [tool.uv] says why): no set installs it, nor lark, which only it needs."""
-    for path in sorted((ROOT / "requirements").glob("*.txt")):
+    for path in sorted((REPO / "requirements").glob("*.txt")):
         for line in path.read_text(encoding="utf-8").splitlines():
             if re.match(r"(rfc3987-syntax|lark)==", line):
                 assert "sys_platform == 'never'" in line, (path.name, line)
 
 
 def environment() -> dict:
-    return yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
+    return yaml.safe_load((REPO / "environment.yml").read_text(encoding="utf-8"))
 
 
 def environment_pins() -> dict[str, str]:
@@ -349,9 +349,9 @@ def test_a_built_wheel_carries_every_data_file(tmp_path: Path) -> None:
     source = tmp_path / "source"
     source.mkdir()
     for part in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / part, source)
+        shutil.copy(REPO / part, source)
     shutil.copytree(
-        ROOT / "course", source / "course", ignore=shutil.ignore_patterns("__pycache__")
+        REPO / "course", source / "course", ignore=shutil.ignore_patterns("__pycache__")
     )
     build = "from setuptools import build_meta as b; print(b.build_wheel(sys.argv[1]))"
     out = subprocess.run(
@@ -363,7 +363,7 @@ def test_a_built_wheel_carries_every_data_file(tmp_path: Path) -> None:
     )
     wheel = tmp_path / "dist" / out.stdout.strip().splitlines()[-1]
     names = set(zipfile.ZipFile(wheel).namelist())
-    data_files = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+    data_files = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
         "setuptools"
     ]["data-files"]
     assert data_files
@@ -409,13 +409,13 @@ def test_import_course_does_no_io() -> None:
         "print(seen)\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=REPO
     )
     assert out.stdout.strip() == "[]"
 
 
 def test_ci_runs_the_readme_test_command() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert "make test" in readme and "make lab" in readme
     assert re.search(r"^exec make test$", ci, re.M)

@@ -34,7 +34,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[2]
 RUN_TIMEOUT = 1800  # seconds; a cold pip set-up of the test set takes minutes
 
 
@@ -54,7 +54,7 @@ def free_port() -> int:
 
 def clone(workdir: Path, name: str) -> Path:
     dest = workdir / name
-    subprocess.run(["git", "clone", "-q", str(ROOT), str(dest)], check=True)
+    subprocess.run(["git", "clone", "-q", str(REPO), str(dest)], check=True)
     return dest
 
 
@@ -206,7 +206,7 @@ def report(title: str, results: list[Measure], column: str) -> None:
 
 
 def uv_version() -> str:
-    lock = (ROOT / "requirements" / "uv.txt").read_text(encoding="utf-8")
+    lock = (REPO / "requirements" / "uv.txt").read_text(encoding="utf-8")
     return next(line.split("==")[1].split()[0] for line in lock.splitlines() if "==" in line)
 
 
@@ -215,7 +215,7 @@ def main() -> int:
     parser.add_argument("--lab-only", action="store_true", help="skip make setup-test")
     parser.add_argument("--repeat", type=int, default=1, help="rounds (medians are printed)")
     args = parser.parse_args()
-    if subprocess.run(["git", "-C", str(ROOT), "diff", "--quiet", "HEAD"]).returncode:
+    if subprocess.run(["git", "-C", str(REPO), "diff", "--quiet", "HEAD"]).returncode:
         print("note: uncommitted changes are not measured (the bench clones HEAD)")
     workdir = Path(tempfile.mkdtemp(prefix="bench-setup-"))
     log = workdir / "make.log"

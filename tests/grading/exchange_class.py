@@ -19,7 +19,8 @@ from pathlib import Path
 
 import nbformat
 from grading.samples import SOLUTION_GRADE_ID, build_submission
-from grading_course import ROOT, nbgrader
+from grading_course import nbgrader
+from helpers import REPO
 
 __all__ = [
     "Student",
@@ -32,7 +33,7 @@ __all__ = [
     "unix_users",
 ]
 
-sys.path.insert(0, str(ROOT / "tests" / "hub"))
+sys.path.insert(0, str(REPO / "tests" / "hub"))
 from classhub import unix_users  # noqa: E402
 
 # A student's nbgrader: Debian's python3 (same 3.11) on the test venv's site-packages when any
@@ -57,7 +58,7 @@ def readable_course_env() -> Path:
     scratch = Path(tempfile.mkdtemp(prefix="echange-notation-"))
     try:
         proc = subprocess.run(
-            ["bash", str(ROOT / "grader" / "hub" / "install-course-env.sh")],
+            ["bash", str(REPO / "grader" / "hub" / "install-course-env.sh")],
             env={
                 **os.environ,
                 "COURSE_HUB_PREFIX": str(READABLE_PREFIX),
@@ -94,7 +95,7 @@ def student_nbgrader() -> tuple[str, ...]:
     return (str(readable_course_env() / "bin" / "python"), "-m", "nbgrader")
 
 
-WRAPPER = ROOT / "grader" / "hub" / "cours-singleuser"
+WRAPPER = REPO / "grader" / "hub" / "cours-singleuser"
 
 
 def tag() -> str:
@@ -167,7 +168,7 @@ class Student:
         self, grader: Path, exchange: Path, sample: str, *extra: str
     ) -> subprocess.CompletedProcess:
         """Writes the sample answer in ~/oublier/oublier.ipynb and runs nbgrader submit."""
-        text = (ROOT / "grader" / "submissions" / f"{sample}.py").read_text(encoding="utf-8")
+        text = (REPO / "grader" / "submissions" / f"{sample}.py").read_text(encoding="utf-8")
         nb = build_submission(grader.parent / "notebooks" / "oublier" / "oublier.ipynb", text)
         folder = self.home / "oublier"
         folder.mkdir(exist_ok=True)
@@ -195,4 +196,4 @@ def answer_of(notebook: Path) -> str:
 
 
 def sample_text(sample: str) -> str:
-    return (ROOT / "grader" / "submissions" / f"{sample}.py").read_text(encoding="utf-8").rstrip()
+    return (REPO / "grader" / "submissions" / f"{sample}.py").read_text(encoding="utf-8").rstrip()

@@ -25,15 +25,20 @@ def _inbound(exchange: Path) -> Path:
     return exchange / "memoire-tuteur" / "inbound"
 
 
+def _bob_and_a_copy_under_his_name(course, exchange, bob: str, eve: str) -> None:
+    """The TP released; bob submits his answer, then eve submits the stub under bob's name."""
+    release(course, exchange)
+    done = Student.account(bob).submit(course, exchange, "complete_vacuum")
+    assert done.returncode == 0, done.stdout + done.stderr
+    forged = Student.account(eve).submit(course, exchange, "ebauche", f"--student={bob}")
+    assert forged.returncode == 0, forged.stdout + forged.stderr  # nbgrader accepts it
+
+
 def test_copy_under_a_classmates_name_is_set_aside(course):
     t = tag()
     bob, eve = f"h18{t}bob", f"h18{t}eve"
     with unix_users([bob, eve]), exchange_root() as exchange:
-        release(course, exchange)
-        done = Student.account(bob).submit(course, exchange, "complete_vacuum")
-        assert done.returncode == 0, done.stdout + done.stderr
-        forged = Student.account(eve).submit(course, exchange, "ebauche", f"--student={bob}")
-        assert forged.returncode == 0, forged.stdout + forged.stderr  # nbgrader accepts it
+        _bob_and_a_copy_under_his_name(course, exchange, bob, eve)
         copies = sorted(p.name for p in _inbound(exchange).iterdir())
         assert len(copies) == 2 and all(c.startswith(f"{bob}+oublier+") for c in copies)
         eves = [c for c in copies if (_inbound(exchange) / c).owner() == eve]
@@ -202,23 +207,16 @@ def test_formgrader_collect_button(course, tmp_path):
     sends) in a real JupyterLab started in grader/ as `make formgrader` does: bob's work is
     collected, eve's copy under his name is set aside and the button reports a failure."""
     import json
-    import signal
-    import subprocess
-    import time
     import urllib.request
 
     from grading_course import BIN, tool_env
-    from helpers import free_port
+    from helpers import free_port, http_server
 
     token = "jeton-collecte"
     t = tag()
     bob, eve = f"h18{t}bob", f"h18{t}eve"
     with unix_users([bob, eve]), exchange_root() as exchange:
-        release(course, exchange)
-        done = Student.account(bob).submit(course, exchange, "complete_vacuum")
-        assert done.returncode == 0, done.stdout + done.stderr
-        forged = Student.account(eve).submit(course, exchange, "ebauche", f"--student={bob}")
-        assert forged.returncode == 0, forged.stdout + forged.stderr
+        _bob_and_a_copy_under_his_name(course, exchange, bob, eve)
         config = tmp_path / "config"
         config.mkdir()
         (config / "nbgrader_config.py").write_text(f"c.Exchange.root = {str(exchange)!r}\n")
@@ -228,31 +226,12 @@ def test_formgrader_collect_button(course, tmp_path):
             "JUPYTER_CONFIG_DIR": str(config),
             "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
         }
-        log = open(tmp_path / "lab.log", "wb")  # noqa: SIM115 - closed below
-        lab = subprocess.Popen(
-            [str(BIN / "jupyter"), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}"]
-            + [f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={course.parent}"]
-            + (["--allow-root"] if os.geteuid() == 0 else []),
-            cwd=course,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        url = f"http://127.0.0.1:{port}"
+        cmd = [str(BIN / "jupyter"), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}"]
+        cmd += [f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={course.parent}"]
+        cmd += ["--allow-root"] if os.geteuid() == 0 else []
+        url, log = f"http://127.0.0.1:{port}", tmp_path / "lab.log"
         headers = {"Authorization": f"token {token}"}
-        try:
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    req = urllib.request.Request(f"{url}/api/status", headers=headers)
-                    with urllib.request.urlopen(req, timeout=10):  # noqa: S310 - localhost
-                        break
-                except OSError:
-                    assert lab.poll() is None, (tmp_path / "lab.log").read_text()
-                    assert time.monotonic() < deadline, "JupyterLab n'a pas démarré"
-                    time.sleep(1)
+        with http_server(cmd, course, env, log, f"{url}/api/status", "JupyterLab", headers):
             req = urllib.request.Request(
                 f"{url}/formgrader/api/assignment/oublier/collect",
                 data=b"",
@@ -261,14 +240,6 @@ def test_formgrader_collect_button(course, tmp_path):
             )
             with urllib.request.urlopen(req, timeout=120) as resp:  # noqa: S310 - localhost
                 result = json.loads(resp.read())
-        finally:
-            os.killpg(lab.pid, signal.SIGTERM)
-            try:
-                lab.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(lab.pid, signal.SIGKILL)
-                lab.wait()
-            log.close()
         assert result["success"] is False, result
         assert _not_his(eve, bob) in result["log"], result
         mine = course / "submitted" / bob / "oublier" / "oublier.ipynb"

@@ -10,7 +10,8 @@ from html import unescape
 import nbformat
 import pytest
 from grading.criterion_titles import criterion_title
-from grading_course import ROOT, grading, submit
+from grading_course import grading, submit
+from helpers import REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 ENGLISH = ["Score", "Grade cell", "Test cell", "Student's answer", "Comments", "(Top)", "Late"]
@@ -23,7 +24,7 @@ def _text(page: str) -> str:
 
 
 def _test_cells() -> list[str]:
-    nb = nbformat.read(ROOT / "solutions" / "oublier" / "oublier.ipynb", as_version=4)
+    nb = nbformat.read(REPO / "solutions" / "oublier" / "oublier.ipynb", as_version=4)
     return [
         c.metadata.nbgrader["grade_id"]
         for c in nb.cells

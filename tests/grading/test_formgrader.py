@@ -7,14 +7,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import subprocess
-import time
 import urllib.request
 
 import pytest
 from grading_course import VENV, clone_head, nbgrader
-from helpers import free_port
+from helpers import free_port, http_server, tp_points
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 TOKEN = "jeton-de-test-formgrader"
@@ -40,44 +37,18 @@ def formgrader_url(tmp_path):
         "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
         "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
     }
-    log = open(tmp_path / "formgrader.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [
-            "make",
-            "--no-print-directory",
-            f"VENV={VENV}",
-            f"--old-file={VENV / '.stamp-runtime'}",
-            "formgrader",
-            f"LAB_ARGS={lab_args}",
-        ],
-        cwd=clone,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if _get(f"{url}/api/status")[0] == 200:
-                    break
-            except OSError:
-                pass
-            assert proc.poll() is None, (tmp_path / "formgrader.log").read_text()
-            assert time.monotonic() < deadline, "JupyterLab n'a pas démarré"
-            time.sleep(1)
-        yield url, (tmp_path / "formgrader.log")
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=20)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        log.close()
+    cmd = [
+        "make",
+        "--no-print-directory",
+        f"VENV={VENV}",
+        f"--old-file={VENV / '.stamp-runtime'}",
+        "formgrader",
+        f"LAB_ARGS={lab_args}",
+    ]
+    url, log = f"http://127.0.0.1:{port}", tmp_path / "formgrader.log"
+    headers = {"Authorization": f"token {TOKEN}"}
+    with http_server(cmd, clone, env, log, f"{url}/api/status", "JupyterLab", headers):
+        yield url, log
 
 
 def test_make_formgrader_lists_the_tp_for_the_instructor(formgrader_url):
@@ -88,7 +59,7 @@ def test_make_formgrader_lists_the_tp_for_the_instructor(formgrader_url):
     status, body = _get(f"{url}/formgrader/api/assignments")
     assert status == 200
     assignments = {a["name"]: a for a in json.loads(body)}
-    assert assignments["oublier"]["max_score"] == 12  # 10 for the tests, 2 graded by hand
+    assert assignments["oublier"]["max_score"] == sum(tp_points())  # tests, and by hand
     status, page = _get(f"{url}/formgrader")
     assert status == 200 and "nbgrader" in page.lower()
     status, page = _get(f"{url}/lab")  # JupyterLab's page config lists its extensions

@@ -12,7 +12,11 @@ import nbformat
 import pytest
 from grading.criterion_titles import criterion_title
 from grading_course import grading, nbgrader, submit
+from helpers import tp_points
 from nbgrader.api import Gradebook
+
+# every automatic test of the TP passed: the criteria table's points (helpers.tp_points)
+FULL = tp_points()[0]
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -65,7 +69,7 @@ def test_hand_grades_survive_a_forced_regrade(course, tmp_path):
     rows = _report(grader, tmp_path / "avant")
     title = criterion_title(WRITTEN)
     assert rows["ana"]["why"] == "réponse écrite à noter"
-    assert float(rows["ana"]["score"]) == 10.0
+    assert float(rows["ana"]["score"]) == FULL
     page = (tmp_path / "avant" / "rapport.html").read_text(encoding="utf-8")
     ana_row = page[page.index("<td>ana</td>") :].split("</tr>")[0]
     assert "réponse écrite à noter" in ana_row
@@ -74,8 +78,8 @@ def test_hand_grades_survive_a_forced_regrade(course, tmp_path):
     _grade_by_hand(grader, "ana", 2.0, "Très clair.")
     _grade_by_hand(grader, "ben", 1.0, "Incomplet : et le -wal ?")
     rows = _report(grader, tmp_path / "apres")
-    assert rows["ana"]["why"] == "" and float(rows["ana"]["score"]) == 12.0
-    assert rows["ben"]["why"] == "" and float(rows["ben"]["score"]) == 11.0
+    assert rows["ana"]["why"] == "" and float(rows["ana"]["score"]) == FULL + 2
+    assert rows["ben"]["why"] == "" and float(rows["ben"]["score"]) == FULL + 1
 
     # ben rewrites his answer; the class is regraded with make grade FORCE=1
     _write_answer(grader, "ben", "Nouvelle réponse de ben : VACUUM et wal_checkpoint.")
@@ -88,7 +92,7 @@ def test_hand_grades_survive_a_forced_regrade(course, tmp_path):
     assert _written(grader, "ana") == (2.0, False, "Très clair.")
     assert _written(grader, "ben") == (1.0, True, "Incomplet : et le -wal ?")
     rows = _report(grader, tmp_path / "renote")
-    assert rows["ana"]["why"] == "" and float(rows["ana"]["score"]) == 12.0
+    assert rows["ana"]["why"] == "" and float(rows["ana"]["score"]) == FULL + 2
     assert rows["ben"]["why"] == "réponse écrite à noter"
 
     # control: stock nbgrader alone puts ana's graded answer back to "needs manual grade"

@@ -17,7 +17,8 @@ from grading.criterion_titles import criterion_title
 from grading.late_penalty import PointsPerDayLate, rule, rule_of_config
 from grading.outcome_record import METADATA_KEY as OUTCOME_KEY
 from grading.paths import load_config
-from grading_course import ROOT, copy_course, grading, nbgrader
+from grading_course import copy_course, grading, nbgrader
+from helpers import REPO
 from nbgrader.api import Gradebook
 from PIL import Image
 
@@ -173,7 +174,7 @@ def test_late_rule_one_point_per_started_day(tmp_path):
 def test_the_statement_states_the_configured_late_rule(tmp_path, folder):
     """The student reads, in the TP itself, the rule nbgrader_config.py applies."""
     config = load_config(copy_course(tmp_path / "cours"))
-    notebook = nbformat.read(ROOT / folder / "oublier" / "oublier.ipynb", as_version=4)
+    notebook = nbformat.read(REPO / folder / "oublier" / "oublier.ipynb", as_version=4)
     markdown = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
     statement = re.sub(r"[ \n]+", " ", markdown)  # a line break renders as a space
     assert rule_of_config(config) in statement

@@ -10,7 +10,7 @@ import shutil
 import nbformat
 import pytest
 from grading.criterion_titles import criterion_title
-from grading_course import ROOT
+from helpers import REPO
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]
 VIEWPORT = {"width": 1280, "height": 900}
@@ -65,7 +65,7 @@ def test_report_fits_the_page_and_names_every_criterion(graded_class, browser_pa
         assert image["complete"], image["alt"]
         assert image["right"] <= layout["page"], image  # inside the page
         assert image["natural"] <= image["shown"] + 1, image  # shown whole, not shrunk
-    nb = nbformat.read(ROOT / "solutions" / "oublier" / "oublier.ipynb", as_version=4)
+    nb = nbformat.read(REPO / "solutions" / "oublier" / "oublier.ipynb", as_version=4)
     titles = {
         criterion_title(c.metadata.nbgrader["grade_id"])
         for c in nb.cells
@@ -78,7 +78,7 @@ def test_report_fits_the_page_and_names_every_criterion(graded_class, browser_pa
     assert "pas de rendu" in layout["text"] and "1 j 12 h (−2 pt)" in layout["text"]
     assert not refused
     if os.environ.get("COURSE_SCREENSHOTS"):
-        shots = ROOT / ".artefacts" / "screenshots"
+        shots = REPO / ".artefacts" / "screenshots"
         shots.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(shots / "rapport-de-classe.png"), full_page=True)
 

@@ -9,7 +9,8 @@ import subprocess
 import unicodedata
 
 import pytest
-from grading_course import ROOT, copy_course, grading
+from grading_course import copy_course, grading
+from helpers import REPO
 from nbgrader.api import Gradebook
 
 pytestmark = pytest.mark.timeout(300)
@@ -100,5 +101,5 @@ def test_unreadable_bytes_are_named(grader):
 
 def test_default_roster_path_is_git_ignored():
     for path in ("grader/eleves.csv", "grader/sauvegardes/x.tar.gz", "grader/exports/ana.zip"):
-        check = subprocess.run(["git", "check-ignore", "-q", path], cwd=ROOT)
+        check = subprocess.run(["git", "check-ignore", "-q", path], cwd=REPO)
         assert check.returncode == 0, path

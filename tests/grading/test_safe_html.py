@@ -15,10 +15,10 @@ from grading.safe_html import (
     clean_html,
     markdown2html,
 )
-from grading_course import ROOT
+from helpers import REPO
 from jinja2 import Environment
 
-WRITTEN = (ROOT / "grader" / "submissions" / "reponse_ecrite_piegee.md").read_text("utf-8")
+WRITTEN = (REPO / "grader" / "submissions" / "reponse_ecrite_piegee.md").read_text("utf-8")
 HOSTILE_OUTPUT = (
     "<img src=x onerror=\"window.__pwned='html'\"><script>window.__pwned='s'</script>"
     '<iframe src="http://127.0.0.1:9/f"></iframe><a href="JaVaScRiPt:alert(1)">a</a>'

@@ -12,9 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import subprocess
-import time
 import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
@@ -22,8 +19,11 @@ from pathlib import Path
 import nbformat
 import pytest
 from grading_course import BIN, generated_course, grading, nbgrader, submit, tool_env
-from helpers import free_port
+from helpers import free_port, http_server, tp_points
 from nbgrader.api import Gradebook
+
+# every automatic test of the TP passed: the criteria table's points (helpers.tp_points)
+FULL = tp_points()[0]
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage"]
@@ -235,10 +235,10 @@ def test_class_report_runs_nothing_with_hostile_names(hostile_course, browser):
 def test_the_probe_catches_the_payloads_when_unsanitised(browser, tmp_path):
     """Positive control: nbconvert's stock filter leaves the payloads live; the probe sees
     the script run and the requests leave."""
-    from grading_course import ROOT
+    from helpers import REPO
     from nbconvert.filters import markdown2html
 
-    written = (ROOT / "grader" / "submissions" / "reponse_ecrite_piegee.md").read_text("utf-8")
+    written = (REPO / "grader" / "submissions" / "reponse_ecrite_piegee.md").read_text("utf-8")
     # without the payloads that navigate away (the probe reads the page afterwards)
     written = "\n".join(
         line for line in written.splitlines() if "http-equiv" not in line and "<form" not in line
@@ -276,37 +276,10 @@ def formgrader(hostile_course, tmp_path):
     ]
     if os.geteuid() == 0:
         cmd.append("--allow-root")
-    log = open(tmp_path / "server.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        cmd,
-        cwd=hostile_course,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if _api(url, "/api/status")[0] == 200:
-                    break
-            except OSError:
-                pass
-            assert proc.poll() is None, (tmp_path / "server.log").read_text()
-            assert time.monotonic() < deadline, "le serveur Jupyter n'a pas démarré"
-            time.sleep(1)
+    url, log = f"http://127.0.0.1:{port}", tmp_path / "server.log"
+    headers = {"Authorization": f"token {TOKEN}"}
+    with http_server(cmd, hostile_course, env, log, f"{url}/api/status", "Jupyter", headers):
         yield url
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        log.close()
 
 
 class _Live(HTMLParser):
@@ -346,8 +319,8 @@ def _api(url: str, path: str) -> tuple[int, str]:
 def test_formgrader_submission_view_runs_nothing(hostile_course, formgrader, browser):
     with Gradebook(f"sqlite:///{hostile_course / 'gradebook.db'}") as gb:
         submission = gb.find_submission_notebook("oublier", "oublier", STUDENT).id
-        # the sample's expected score (attendus.json): the complete answer, 10 points
-        assert gb.find_submission("oublier", STUDENT).code_score == 10
+        # the sample's expected score (attendus.json): the complete answer, full marks
+        assert gb.find_submission("oublier", STUDENT).code_score == FULL
     status, raw = _api(formgrader, f"/formgrader/submissions/{submission}/")
     assert status == 200 and VISIBLE_OUTPUT in raw  # the hostile copy is the one shown
     assert _live_payloads(raw) == []

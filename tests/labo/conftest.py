@@ -1,10 +1,8 @@
-"""Fixtures for the TP's tests: the repository root, the sample answers, their expected scores,
-and their grading as nbgrader's hooks grade them (both scenarios, in the sandbox)."""
+"""Fixtures of the tests of course/labo: the sample answers graded as nbgrader's hooks grade
+them (both scenarios, in the sandbox)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -12,17 +10,12 @@ from pathlib import Path
 
 import pytest
 from grading.hidden import HIDDEN
-from helpers import REPO as ROOT
 
 from course.labo.evaluate import Evaluation, evaluate_source
 from course.labo.scenario import VISIBLE
 
-BIN = Path(sys.executable).parent
-
-
-@pytest.fixture(scope="session")
-def repo_root() -> Path:
-    return ROOT
+# this folder's helper modules (grade_attacks.py) import as tests/grading's do
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 class GradedSamples:
@@ -56,24 +49,3 @@ def graded_samples(sample_answers):
     samples = GradedSamples(sample_answers)
     yield samples
     samples._pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _run_nbgrader(
-    grader_dir: Path, *args: str, timeout: float = 900
-) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    env["PYTHONPATH"] = str(ROOT / "grader")  # the instructor package, as `make grade` has it
-    return subprocess.run(
-        [str(BIN / "nbgrader"), *args],
-        cwd=grader_dir,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-@pytest.fixture(scope="session")
-def run_nbgrader():
-    """Runs a stock nbgrader command where instructors run it: in the course's grader/ folder."""
-    return _run_nbgrader

@@ -7,13 +7,14 @@ import re
 
 import nbformat
 import pytest
+from helpers import REPO
 
 from course.labo.criteria import CRITERIA, TESTS, grade_titles, statement_table
 
 
 @pytest.fixture(scope="module")
-def solution(repo_root) -> nbformat.NotebookNode:
-    return nbformat.read(repo_root / "solutions" / "oublier" / "oublier.ipynb", as_version=4)
+def solution() -> nbformat.NotebookNode:
+    return nbformat.read(REPO / "solutions" / "oublier" / "oublier.ipynb", as_version=4)
 
 
 def _grade_cells(nb) -> dict[str, dict]:
@@ -40,17 +41,16 @@ def test_every_test_is_a_grade_cell_worth_its_points(solution):
         assert cell.metadata["nbgrader"]["points"] == test.points
         assert f'noter(oublier, "{test.id}")' in cell.source
         assert ("### BEGIN HIDDEN TESTS" in cell.source) is (not test.visible)
-    assert sum(t.points for t in TESTS.values()) == 10
-    assert sum(c.points for c in CRITERIA) == 10
+    assert sum(t.points for t in TESTS.values()) == sum(c.points for c in CRITERIA)
 
 
-def test_the_written_answer_is_graded_by_hand(solution, repo_root):
+def test_the_written_answer_is_graded_by_hand(solution):
     cells = _grade_cells(solution)
     answer = cells["documentation"]
     meta = answer.metadata["nbgrader"]
     assert answer.cell_type == "markdown" and meta["solution"] and meta["points"] == 2
     assert "Barème pour le correcteur" in answer.source  # the instructor's version only
-    release = nbformat.read(repo_root / "notebooks" / "oublier" / "oublier.ipynb", as_version=4)
+    release = nbformat.read(REPO / "notebooks" / "oublier" / "oublier.ipynb", as_version=4)
     student = next(c for c in release.cells if c.id == "documentation")
     assert student.source == "VOTRE RÉPONSE ICI"
 

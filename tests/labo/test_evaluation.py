@@ -11,8 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
+from grade_attacks import GRADE_ATTACKS
 from grading.hidden import HIDDEN
-from helpers import load_factor
+from helpers import load_factor, tp_points
 
 import course.labo
 import course.labo.checks
@@ -20,6 +21,12 @@ from course.labo import noter, verifier
 from course.labo.criteria import CRITERIA, TESTS
 from course.labo.evaluate import evaluate_source, extract_source
 from course.labo.scenario import VISIBLE
+
+# the criteria table's count (course/labo/criteria.py), as the messages state it
+N = len(CRITERIA)
+
+# every automatic test of the TP passed: the criteria table's points (helpers.tp_points)
+FULL = tp_points()[0]
 
 SAMPLES = [
     "complete_vacuum",
@@ -35,18 +42,7 @@ SAMPLES = [
     "vacuum_avant_commit",
     "triche",
     # attacks on the grade itself (issue 18): their scores and the reason each one gets
-    "verdict_reecrit",
-    "verdict_fd",
-    "fuite_nom_exception",
-    "fuite_au_chargement",
-    "processus_memoire",
-    "disque_plein",
-    "instantane_illisible",
-    "expression_profonde",
-    "vue_recursive",
-    "copie_base64",
-    "declencheur",
-    "base_attachee",
+    *GRADE_ATTACKS,
 ]
 
 
@@ -68,7 +64,7 @@ def test_sample_gets_expected_verdicts(sample, graded_samples, expected_scores):
     evaluation = graded_samples[sample]
     assert _failed(evaluation) == _want(expected_scores[sample])
     assert evaluation.score == expected_scores[sample]["score"]
-    assert evaluation.max_score == 10
+    assert evaluation.max_score == FULL
     for test_id, fragment in expected_scores[sample].get("messages", {}).items():
         assert fragment in evaluation.verdicts[test_id].message
 
@@ -80,7 +76,7 @@ def test_rubric_weighs_the_central_point_and_the_harm(graded_samples):
     assert graded_samples["user_states_sans_where"].score <= 5
     # a complete erasure that leaves the bytes in the file's free pages still earns most points
     assert graded_samples["complete"].score >= 8
-    assert graded_samples["complete_vacuum"].score == 10
+    assert graded_samples["complete_vacuum"].score == FULL
 
 
 def test_seed_answer_is_told_user_states_survive(graded_samples):
@@ -214,7 +210,7 @@ def test_noter_raises_a_french_assertion_and_verifier_reports(tmp_path, sample_a
     lines = [line for line in out.splitlines() if line.startswith(("✔ ", "✘ "))]
     assert [line[2:] for line in lines] == [f"{c.number}. {c.title}" for c in CRITERIA]
     assert [line[0] for line in lines] == ["✔", "✔", "✘", "✔", "✘", "✘", "✘"]
-    assert "3/7 critères respectés sur la base d'exemple" in out
+    assert f"3/{N} critères respectés sur la base d'exemple" in out
     with pytest.raises(ValueError, match="Test inconnu"):
         noter(oublier, "inexistant")
 
@@ -321,7 +317,7 @@ def test_untouched_stub_says_not_written(tmp_path, sample_answers, capsys):
         noter(oublier, "sessions")
     verifier(oublier)  # the check cell itself does not fail: it says what to do
     out = capsys.readouterr().out
-    assert "✘ oublier n'est pas encore écrite" in out and "0/7 critères" in out
+    assert "✘ oublier n'est pas encore écrite" in out and f"0/{N} critères" in out
 
 
 FRENCH_TYPOGRAPHY_ERRORS = re.compile(r" [:;?!]|[«][^\u00a0]|[^\u00a0][»]|`")

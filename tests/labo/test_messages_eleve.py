@@ -10,10 +10,14 @@ import re
 import nbformat
 import pytest
 from grading.samples import build_submission
+from helpers import REPO
 from nbclient import NotebookClient
 
-from course.labo.criteria import TESTS
+from course.labo.criteria import CRITERIA, TESTS
 from course.labo.evaluate import evaluate_source
+
+# the criteria table's count (course/labo/criteria.py), as the messages state it
+N = len(CRITERIA)
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 INTERNALS = ("course/labo", "Traceback", "File ", "----> ", "Cell In", "noter(oublier")
@@ -43,17 +47,17 @@ def _printed(cell) -> str:
 
 
 @pytest.fixture(scope="module")
-def stub_cells(repo_root, tmp_path_factory) -> dict[str, nbformat.NotebookNode]:
+def stub_cells(tmp_path_factory) -> dict[str, nbformat.NotebookNode]:
     work = tmp_path_factory.mktemp("ebauche")
-    nb = nbformat.read(repo_root / "notebooks" / "oublier" / "oublier.ipynb", as_version=4)
+    nb = nbformat.read(REPO / "notebooks" / "oublier" / "oublier.ipynb", as_version=4)
     return _run(nb, work)
 
 
 @pytest.fixture(scope="module")
-def seed_answer_cells(repo_root, tmp_path_factory) -> dict[str, nbformat.NotebookNode]:
+def seed_answer_cells(tmp_path_factory) -> dict[str, nbformat.NotebookNode]:
     work = tmp_path_factory.mktemp("graine")
-    answer = (repo_root / "grader" / "submissions" / "graine.py").read_text(encoding="utf-8")
-    nb = build_submission(repo_root / "notebooks" / "oublier" / "oublier.ipynb", answer)
+    answer = (REPO / "grader" / "submissions" / "graine.py").read_text(encoding="utf-8")
+    nb = build_submission(REPO / "notebooks" / "oublier" / "oublier.ipynb", answer)
     return _run(nb, work)
 
 
@@ -75,7 +79,7 @@ def test_verifier_reports_the_stub_in_french(stub_cells):
     cell = stub_cells["verifier"]
     assert not [o for o in cell.outputs if o.output_type == "error"]
     out = _printed(cell)
-    assert "oublier n'est pas encore écrite" in out and "0/7 critères respectés" in out
+    assert "oublier n'est pas encore écrite" in out and f"0/{N} critères respectés" in out
 
 
 def test_failed_test_shows_what_is_missing_without_internals(seed_answer_cells):
@@ -86,7 +90,7 @@ def test_failed_test_shows_what_is_missing_without_internals(seed_answer_cells):
     for internal in INTERNALS:
         assert internal not in shown, shown
     out = _printed(seed_answer_cells["verifier"])
-    assert "3/7 critères respectés" in out and "✘ 3. Sa ligne user_states" in out
+    assert f"3/{N} critères respectés" in out and "✘ 3. Sa ligne user_states" in out
     # verifier's cell runs the first evaluation of this kernel: it says, once, how it runs
     assert out.count("Vérification sans bac à sable") == 1
 

@@ -5,9 +5,9 @@ process), as root and as an unprivileged instructor, while a complete answer gra
 run still scores 10/10. The same escapes, without the sandbox, succeed: the control that shows
 the submissions really try.
 
-In the same runs, the attacks on the grade itself (``ATTACKS``: a forged verdict, a leak of the
-hidden inputs, the whole submission's memory and disk, traps for the checker, copies of the
-learner's data kept beside the erasure) get exactly their score of ``attendus.json``, and none
+In the same runs, the attacks on the grade itself (``GRADE_ATTACKS``: a forged verdict, a leak
+of the hidden inputs, the whole submission's memory and disk, traps for the checker, copies of
+the learner's data kept beside the erasure) get exactly their score of ``attendus.json``, and none
 of the messages a feedback page shows holds a hidden input, the sandbox's uid or a host path."""
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import nbformat
 import pytest
 from evasions import grade_escapes, with_target
 from fuites import hidden_leaks
+from grade_attacks import GRADE_ATTACKS
 from helpers import REPO, processes_matching
 from installed_course import installed_course
 
@@ -37,21 +38,6 @@ from course.labo.criteria import TESTS
 from course.labo.sandbox import LIMITS, SANDBOX_UIDS, WORK_DIR, Sandbox, sandbox_problem
 
 pytestmark = pytest.mark.timeout(900)
-
-ATTACKS = (
-    "verdict_reecrit",
-    "verdict_fd",
-    "fuite_nom_exception",
-    "fuite_au_chargement",
-    "processus_memoire",
-    "disque_plein",
-    "instantane_illisible",
-    "expression_profonde",
-    "vue_recursive",
-    "copie_base64",
-    "declencheur",
-    "base_attachee",
-)
 
 
 class Listener:
@@ -123,7 +109,7 @@ def _digest(folder: Path) -> dict[str, str]:
 
 def _assert_attacks_fail(result: dict, expected_scores: dict, leaks) -> None:
     attacks = result["attacks"]
-    assert set(attacks) == set(ATTACKS)
+    assert set(attacks) == set(GRADE_ATTACKS)
     for name, got in attacks.items():
         want = expected_scores[name]
         failed = sorted(TESTS) if want["echecs"] == "tous" else sorted(want["echecs"])
@@ -244,7 +230,7 @@ def test_escapes_are_refused_as_root(
         "complete": sample_answers["complete_vacuum"],
         "grader": str(REPO / "grader"),
         "sandboxed": True,
-        "attacks": {name: sample_answers[name] for name in ATTACKS},
+        "attacks": {name: sample_answers[name] for name in GRADE_ATTACKS},
     }
     result = grade_escapes(config)
     _assert_refused(result, files, listener, package, before, marker)
@@ -340,7 +326,7 @@ def test_escapes_are_refused_as_an_unprivileged_instructor(
             "complete": sample_answers["complete_vacuum"],
             "grader": str(base / "grader"),
             "sandboxed": True,
-            "attacks": {name: sample_answers[name] for name in ATTACKS},
+            "attacks": {name: sample_answers[name] for name in GRADE_ATTACKS},
         }
         done = subprocess.run(
             [shutil.which("runuser") or "runuser", "-u", name, "--"]

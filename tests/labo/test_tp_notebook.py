@@ -9,13 +9,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from helpers import REPO as ROOT
+from helpers import REPO
 
 from course.labo import cellule_oublier
 from course.labo.tp_notebook import OublierIntrouvable, oublier_cell_source
 
-SOLUTION = ROOT / "solutions" / "oublier" / "oublier.ipynb"
-RELEASED = ROOT / "notebooks" / "oublier" / "oublier.ipynb"
+SOLUTION = REPO / "solutions" / "oublier" / "oublier.ipynb"
+RELEASED = REPO / "notebooks" / "oublier" / "oublier.ipynb"
 
 
 def test_the_answer_cell_of_a_written_tp_is_read():

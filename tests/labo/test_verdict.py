@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from grading.hidden import HIDDEN
+from helpers import tp_points
 
 from course.labo.evaluate import _analyse, _check, evaluate_source
 from course.labo.fixture import fixture_bytes
@@ -29,6 +30,9 @@ from course.labo.protocol import (
 )
 from course.labo.sandbox import Sandbox
 from course.labo.scenario import VISIBLE
+
+# every automatic test of the TP passed: the criteria table's points (helpers.tp_points)
+FULL = tp_points()[0]
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -156,7 +160,7 @@ def test_the_calls_cannot_reach_their_supervisor():
         HOSTILE_TO_THE_SUPERVISOR, scenarios=(VISIBLE, HIDDEN), sandboxed=True
     )
     assert evaluation.outcome()[0] == "graded"
-    assert evaluation.score == 10
+    assert evaluation.score == FULL
 
 
 def _snapshot(folder: Path, name: str, image: bytes) -> SnapshotCheck:

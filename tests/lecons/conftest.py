@@ -2,29 +2,21 @@
 
 from __future__ import annotations
 
-import os
+import sys
 import time
 from pathlib import Path
 
+import helpers
 import nbformat
 import pytest
-from helpers import REPO as ROOT
+from helpers import REPO
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-SOLUTIONS = ROOT / "solutions" / "lecons"
-STUDENT = ROOT / "notebooks" / "lecons"
-SANS_RESEAU = Path(__file__).resolve().parent / "sans_reseau"
-
-
-def kernel_env() -> dict[str, str]:
-    """Environment for a kernel with sockets blocked and the checkout's `course` importable."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(SANS_RESEAU), str(ROOT), env.get("PYTHONPATH")) if p
-    )
-    env.pop("TUTEUR_DB", None)
-    return env
+SOLUTIONS = REPO / "solutions" / "lecons"
+STUDENT = REPO / "notebooks" / "lecons"
+# this folder's helper modules (parcours.py) import as tests/grading's do
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 def execute_notebook(
@@ -41,7 +33,7 @@ def execute_notebook(
     )
     start = time.perf_counter()
     try:
-        client.execute(env=kernel_env(), cwd=str(workdir))
+        client.execute(env=helpers.network_free_env(), cwd=str(workdir))
     except CellExecutionError as exc:
         raise AssertionError(f"{path.name} : {exc}") from None
     return nb, time.perf_counter() - start
@@ -50,7 +42,7 @@ def execute_notebook(
 @pytest.fixture
 def network_free_env() -> dict[str, str]:
     """Environment whose Python processes cannot open a network connection."""
-    return kernel_env()
+    return helpers.network_free_env()
 
 
 @pytest.fixture

@@ -17,30 +17,24 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from helpers import REPO as ROOT
+from helpers import REPO
+from helpers import network_free_env as kernel_env
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from course.labo.criteria import CRITERIA
 from course.sessions import SqliteSessionService
 
-APPENDIX = ROOT / "solutions" / "lecons" / "06_annexe_adk.ipynb"
-STUDENT_APPENDIX = ROOT / "notebooks" / "lecons" / "06_annexe_adk.ipynb"
-LESSON_2 = ROOT / "solutions" / "lecons" / "02_brancher_sqlite.ipynb"
-TP_SOLUTION = ROOT / "solutions" / "oublier" / "oublier.ipynb"
-TP_STUDENT = ROOT / "notebooks" / "oublier" / "oublier.ipynb"
+# the criteria table's count (course/labo/criteria.py), as the messages state it
+N = len(CRITERIA)
+
+APPENDIX = REPO / "solutions" / "lecons" / "06_annexe_adk.ipynb"
+STUDENT_APPENDIX = REPO / "notebooks" / "lecons" / "06_annexe_adk.ipynb"
+LESSON_2 = REPO / "solutions" / "lecons" / "02_brancher_sqlite.ipynb"
+TP_SOLUTION = REPO / "solutions" / "oublier" / "oublier.ipynb"
+TP_STUDENT = REPO / "notebooks" / "oublier" / "oublier.ipynb"
 NBSP = "\u00a0"
 GREETING_AT_4 = re.compile(r"Alice.*niveau 4")
-
-
-def kernel_env() -> dict[str, str]:
-    """As tests/lecons/conftest.py's kernel: sockets blocked, this checkout's course first."""
-    env = dict(os.environ)
-    blocker = Path(__file__).resolve().parent / "sans_reseau"
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(blocker), str(ROOT), env.get("PYTHONPATH")) if p
-    )
-    env.pop("TUTEUR_DB", None)
-    return env
 
 
 def run(path: Path, workdir: Path, env: dict[str, str]) -> nbformat.NotebookNode:
@@ -209,7 +203,7 @@ def test_on_lesson_2s_file_it_checks_the_learners_own_oublier(tmp_path: Path, ru
     assert f"Sessions d'Alice dans la copie : {alice}" in out["l6-c04"] and alice >= 3
     assert out["l6-c06"].count("événements chargés : 0") == alice
     checked = out["l6-c16"]
-    assert "7/7 critères respectés sur la base d'exemple écrite par google-adk 2.10" in checked
+    assert f"{N}/{N} critères respectés sur la base d'exemple écrite par google-adk 2.10" in checked
     assert "Ce n'est pas une note" in checked and "DELETE" not in checked
     assert hashlib.sha256(own.read_bytes()).hexdigest() == before
     assert not [p.name for p in lecons.glob("lecon02.db*") if p.name not in beside]
@@ -253,7 +247,7 @@ def test_the_adk_check_fails_an_oublier_that_leaves_bytes(capsys):
     verifier(answer.replace('conn.execute("VACUUM")', "pass"), avec_adk=True)
     out = capsys.readouterr().out.replace(NBSP, " ")
     assert "✘ 7. Plus rien de l'élève n'est lisible" in out
-    assert "6/7 critères respectés sur la base d'exemple écrite par google-adk 2.10" in out
+    assert f"{N - 1}/{N} critères respectés sur la base d'exemple écrite par google-adk 2.10" in out
 
 
 def test_the_adk_base_is_written_by_adk_with_the_same_learners():

@@ -11,21 +11,11 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import processes_matching
+from helpers import REPO, processes_matching
+from notebook_text import text_of
 
 NAME = "07_partager_la_memoire.ipynb"
 NBSP = "\u00a0"
-
-
-def text_of(nb, cell_id: str) -> str:
-    cell = next(c for c in nb.cells if c.get("id") == cell_id)
-    parts = []
-    for out in cell.get("outputs", []):
-        if out.output_type == "stream":
-            parts.append(out.text)
-        elif "data" in out:
-            parts.append(out.data.get("text/plain", ""))
-    return "".join(parts).replace(NBSP, " ")
 
 
 def turns(text: str) -> list[tuple[int, int, str]]:
@@ -128,7 +118,7 @@ def test_without_postgresql_one_sentence_then_clean_skips(
     tmp_path: Path, run_notebook, monkeypatch
 ):
     monkeypatch.setenv("COURS_PG_BIN", str(tmp_path / "pas-de-postgres"))
-    source = Path(__file__).resolve().parents[2] / "solutions" / "lecons" / NAME
+    source = REPO / "solutions" / "lecons" / NAME
     nb, _seconds = run_notebook(source, tmp_path)  # any error fails the run
     said = text_of(nb, "l7-c02").strip()
     assert said.startswith("PostgreSQL est introuvable : installez le paquet Python")

@@ -9,17 +9,17 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from helpers import REPO as ROOT
+from helpers import REPO
+from notebook_text import NBSP, markdown, tags, text_of
+from parcours import GLOSSARY, PARCOURS, START
 
 from course.labo.evaluate import extract_source
 from course.sessions._schema import INDEX_NAMES
 
-SOLUTIONS = ROOT / "solutions" / "lecons"
-TP = ROOT / "solutions" / "oublier" / "oublier.ipynb"
-LESSONS = sorted(p.name for p in SOLUTIONS.glob("0[1-5]_*.ipynb"))
-START = "00_commencer_ici.ipynb"
-APPENDIX = "06_annexe_adk.ipynb"
-NBSP = "\u00a0"
+SOLUTIONS = REPO / "solutions" / "lecons"
+TP = REPO / "solutions" / "oublier" / "oublier.ipynb"
+LESSONS = PARCOURS.lessons  # before the TP (parcours.py reads them from the start page)
+APPENDIX = "06_annexe_adk.ipynb"  # for its own claims (cells l6-…)
 BOX = "> **Du cours ou d'ADK\u00a0?**"
 # a course name -> the import a learner writes with google-adk 2.10 instead (None: the course's own)
 ADK_IMPORT = {
@@ -47,27 +47,12 @@ def read(name: str | Path) -> nbformat.NotebookNode:
     return nbformat.read(SOLUTIONS / name if isinstance(name, str) else name, as_version=4)
 
 
-def tags(cell) -> list[str]:
-    return cell.get("metadata", {}).get("tags", [])
-
-
 def prose(source: str) -> str:
     """Markdown without code fences, code spans and link targets, one kind of space."""
     source = re.sub(r"```.*?```", " ", source, flags=re.S)
     source = re.sub(r"`[^`\n]*`", " ", source)
     source = re.sub(r"\]\([^)]*\)", "]", source)
     return source.replace(NBSP, " ")
-
-
-def markdown(nb) -> str:
-    return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown").replace(NBSP, " ")
-
-
-def output(nb, cell_id: str) -> str:
-    cell = next(c for c in nb.cells if c.id == cell_id)
-    return "".join(
-        o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in cell.outputs
-    ).replace(NBSP, " ")
 
 
 # ------------------------------------------------------------------ the course's names and ADK's
@@ -115,7 +100,8 @@ def test_the_adk_imports_the_boxes_give_work_with_adk_2_10():
 @pytest.mark.parametrize("name", LESSONS)
 def test_lessons_lead_to_the_tp_not_to_the_annex(name):
     text = "\n".join(c.source for c in read(name).cells)
-    assert "06_annexe_adk.ipynb" not in text, f"{name} links to the annex before the TP"
+    for appendix in PARCOURS.appendices:
+        assert appendix not in text, f"{name} links to the annex before the TP"
     assert "fait le même effacement" not in text
 
 
@@ -170,9 +156,9 @@ def test_the_retention_check_rejects_a_count_rule(tmp_path: Path, run_notebook):
 @pytest.mark.parametrize(
     "names",
     [
-        pytest.param([START, *LESSONS, "glossaire.ipynb"], id="lessons"),
-        pytest.param(["06_annexe_adk.ipynb"], id="annex"),
-        pytest.param(["07_partager_la_memoire.ipynb"], id="shared"),
+        pytest.param([START, *LESSONS, GLOSSARY], id="lessons"),
+        pytest.param(PARCOURS.appendices, id="annex"),
+        pytest.param(PARCOURS.after_tp, id="shared"),
     ],
 )
 def test_no_lesson_leaves_personal_data_in_the_files_it_makes(executed_lessons, names):
@@ -189,11 +175,11 @@ def test_no_lesson_leaves_personal_data_in_the_files_it_makes(executed_lessons, 
                     left[f"{name}: {path.name}"] = found
     assert left == {}
     # control: the same search found the surname in lesson 4's files before it removed them
-    tidy = output(executed_lessons[LESSONS[3]][0], "l4-c22")
+    tidy = text_of(executed_lessons[LESSONS[3]][0], "l4-c22")
     assert re.search(r"Où se lit « Lemercier » : \[.*'lecon04\.db'.*\]", tidy), tidy
     assert "Fichiers de la leçon après le rangement : []" in tidy
     # and the annex's search found it in its copy before it removed its files
-    tidy = output(executed_lessons[APPENDIX][0], "l6-c19")
+    tidy = text_of(executed_lessons[APPENDIX][0], "l6-c19")
     assert re.search(r"Où se lit « Lemercier » : \[.*'annexe_adk\.db'.*\]", tidy), tidy
     assert "Fichiers de l'annexe après le rangement : []" in tidy
 
@@ -206,7 +192,7 @@ def test_lesson_1_counts_the_courses_indexes_and_names_synchronous():
     assert f"{WORDS[len(INDEX_NAMES)]} index de plus" in md and "deux index" not in md
     glossary = markdown(read("glossaire.ipynb"))
     assert f"en ajoute {WORDS[len(INDEX_NAMES)]}." in glossary
-    service = (ROOT / "course" / "sessions" / "sqlite_session_service.py").read_text()
+    service = (REPO / "course" / "sessions" / "sqlite_session_service.py").read_text()
     assert 'PRAGMA synchronous = NORMAL"' in service
     assert "| `PRAGMA synchronous = NORMAL` |" in md
     assert "tout écrit sur le disque" not in "\n".join(c.source for c in read(LESSONS[4]).cells)
@@ -226,8 +212,7 @@ def test_lesson_5_says_close_checkpoints_only_as_the_last_connection():
 
 
 def tp_markdown() -> str:
-    nb = nbformat.read(TP, as_version=4)
-    return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown").replace(NBSP, " ")
+    return markdown(nbformat.read(TP, as_version=4))
 
 
 def test_the_tp_says_what_criterion_7_searches_and_what_the_grader_keeps():
@@ -257,9 +242,7 @@ def test_the_written_procedure_and_its_rubric_ask_for_backups_and_a_control():
 FAMILIAR = ("fait pareil", "c'est pareil", "Ça ne sert à rien", "journal d'annulation")
 
 
-@pytest.mark.parametrize(
-    "name", [START, *LESSONS, "glossaire.ipynb", "07_partager_la_memoire.ipynb"]
-)
+@pytest.mark.parametrize("name", [START, *LESSONS, GLOSSARY, *PARCOURS.after_tp])
 def test_one_register_one_term_and_names_with_a_capital(name):
     nb = read(name)
     every = "\n".join(c.source for c in nb.cells).replace(NBSP, " ")

@@ -10,17 +10,18 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from helpers import REPO as ROOT
+from helpers import REPO, tp_points
+from notebook_text import NBSP, markdown, tags
+from parcours import GLOSSARY, PARCOURS, START, TP
 
-SOLUTIONS = ROOT / "solutions" / "lecons"
-STUDENT = ROOT / "notebooks" / "lecons"
-TP = ROOT / "solutions" / "oublier" / "oublier.ipynb"
-START = "00_commencer_ici.ipynb"  # `make lab` opens this one: keep the name
-GLOSSARY = "glossaire.ipynb"
-LESSONS = sorted(p.name for p in SOLUTIONS.glob("0[1-5]_*.ipynb"))
-APPENDIX = "06_annexe_adk.ipynb"
-SHARED = "07_partager_la_memoire.ipynb"  # after the TP: it assumes what oublier must ensure
-NBSP = "\u00a0"
+SOLUTIONS = REPO / "solutions" / "lecons"
+STUDENT = REPO / "notebooks" / "lecons"
+TP_SOURCE = REPO / "solutions" / "oublier" / "oublier.ipynb"
+# the path, from the start page's table (parcours.py): the lessons before the TP, the ones
+# after it (they assume what oublier must ensure), the optional appendices
+LESSONS = PARCOURS.lessons
+AFTER_TP = PARCOURS.after_tp
+APPENDICES = PARCOURS.appendices
 LINK = re.compile(r"\[[^\]]+\]\(([^)\s]+)\)")
 # the terms the issue and the brief fix (slug of their anchor in the glossary)
 REQUIRED_TERMS = (
@@ -37,14 +38,6 @@ MINUTES_PER_EXERCISE = 10
 
 def read(path: Path) -> nbformat.NotebookNode:
     return nbformat.read(path, as_version=4)
-
-
-def tags(cell) -> list[str]:
-    return cell.get("metadata", {}).get("tags", [])
-
-
-def md_text(nb) -> str:
-    return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown").replace(NBSP, " ")
 
 
 def minutes(nb) -> int:
@@ -72,21 +65,27 @@ def minutes(nb) -> int:
 
 
 def glossary_anchors() -> set[str]:
-    return set(re.findall(r'<a id="([a-z0-9-]+)"></a>', md_text(read(SOLUTIONS / GLOSSARY))))
+    return set(re.findall(r'<a id="([a-z0-9-]+)"></a>', markdown(read(SOLUTIONS / GLOSSARY))))
 
 
 def test_the_start_page_gives_the_order_and_the_computed_times():
-    start = md_text(read(SOLUTIONS / START))
-    rows = re.findall(r"^\| (\S+) \| \[[^\]]+\]\(([^)]+)\) \|.*\| ([^|]+) \|$", start, re.M)
-    assert [target for _step, target, _time in rows] == [
-        *LESSONS,
-        "../oublier/oublier.ipynb",
-        SHARED,
-        APPENDIX,
-    ], "lessons 1 to 5, the graded TP, the shared database (lesson 7), the optional appendix"
-    assert [step for step, _t, _m in rows][:7] == ["1", "2", "3", "4", "5", "TP", "7"]
-    stated = {target: time.strip() for _s, target, time in rows}
-    for name in [*LESSONS, SHARED, APPENDIX]:
+    start = markdown(read(SOLUTIONS / START))
+    steps = PARCOURS.steps
+    assert [s.notebook for s in steps].count(TP) == 1, "the graded TP, once"
+    # every numbered notebook of the folder is a step, once; the start page is the page itself
+    numbered = sorted(p.name for p in SOLUTIONS.glob("[0-9][0-9]_*.ipynb") if p.name != START)
+    assert sorted(PARCOURS.notebooks) == numbered
+    # lessons 1 to n, the graded TP, the lessons after it, the optional appendices last
+    assert LESSONS and [s.notebook for s in steps] == [*LESSONS, TP, *AFTER_TP, *APPENDICES]
+    for step in steps:
+        if step.numbered:
+            assert step.notebook.startswith(f"{int(step.label):02d}_"), step
+    numbers = [int(s.label) for s in steps if s.numbered]
+    assert numbers[: len(LESSONS)] == list(range(1, len(LESSONS) + 1)), "lessons 1 to n"
+    assert numbers == sorted(set(numbers)), "numbers in order, each once"
+    assert [s.label for s in steps if s.notebook == TP] == ["TP"]
+    stated = {s.notebook: s.time for s in steps}
+    for name in PARCOURS.notebooks:
         assert stated[name] == f"{minutes(read(STUDENT / name))} min", name
     # the rule the test applies is the rule the page states
     start = " ".join(start.split())
@@ -97,7 +96,7 @@ def test_the_start_page_gives_the_order_and_the_computed_times():
 
 def test_the_start_page_covers_prerequisites_await_quizzes_and_the_tp():
     nb = read(SOLUTIONS / START)
-    start = md_text(nb)
+    start = markdown(nb)
     for heading in (
         "## Ce qu'il faut savoir avant",
         "## `async def` et `await` en trois minutes",
@@ -112,28 +111,28 @@ def test_the_start_page_covers_prerequisites_await_quizzes_and_the_tp():
 def test_the_start_page_states_the_tp_grading_as_the_tp_defines_it():
     graded = [
         c
-        for c in read(TP).cells
+        for c in read(TP_SOURCE).cells
         if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"]["solution"]
     ]
     total = sum(c.metadata["nbgrader"]["points"] for c in graded)
     hidden = sum(c.metadata["nbgrader"]["points"] for c in graded if "HIDDEN TESTS" in c.source)
     by_hand = sum(
         c.metadata["nbgrader"]["points"]
-        for c in read(TP).cells
+        for c in read(TP_SOURCE).cells
         if c.metadata.get("nbgrader", {}).get("grade") and c.metadata["nbgrader"]["solution"]
     )
-    start = md_text(read(SOLUTIONS / START))
+    start = markdown(read(SOLUTIONS / START))
     assert f"**visibles** ({total - hidden} points)" in start
     assert f"**cachés** ({hidden} points)" in start
     # the points stated one way everywhere: the start page, the TP's statement, the README
     stated = f"noté sur **{total + by_hand} points** : **{total} points** de tests automatiques"
-    tp = md_text(read(TP))
-    readme = " ".join((ROOT / "README.md").read_text().replace(NBSP, " ").split())
+    tp = markdown(read(TP_SOURCE))
+    readme = " ".join((REPO / "README.md").read_text().replace(NBSP, " ").split())
     for where, text in (("start", start), ("TP", tp), ("README", readme)):
         text = " ".join(text.split())
         assert stated in text, where
         assert f"**{by_hand} points** de documentation" in text, where
-    assert (total, by_hand) == (10, 2)
+    assert (total, by_hand) == tp_points()
 
 
 def test_the_glossary_defines_the_course_vocabulary_with_anchors():
@@ -166,16 +165,16 @@ def test_every_relative_link_reaches_a_file_and_every_anchor_a_glossary_term(tre
 def test_lessons_link_the_core_terms_to_the_glossary():
     linked = set()
     for name in [START, *LESSONS]:
-        found = set(re.findall(rf"\]\({GLOSSARY}#([a-z0-9-]+)\)", md_text(read(SOLUTIONS / name))))
+        found = set(re.findall(rf"\]\({GLOSSARY}#([a-z0-9-]+)\)", markdown(read(SOLUTIONS / name))))
         assert found or name == START, f"{name} never links to the glossary"
         linked |= found
     core = set(REQUIRED_TERMS) - {"notebook", "tp", "eleve", "rendu"}
     assert core <= linked, core - linked
 
 
-@pytest.mark.parametrize("name", [*LESSONS, APPENDIX, SHARED])
+@pytest.mark.parametrize("name", PARCOURS.notebooks)
 def test_every_lesson_has_a_recap(name: str):
-    text = md_text(read(SOLUTIONS / name))
+    text = markdown(read(SOLUTIONS / name))
     recap = text.split("## À retenir", 1)[1].split("\n## ", 1)[0]
     assert len(re.findall(r"^- ", recap, re.M)) >= 3
 
@@ -202,8 +201,8 @@ def test_each_notebook_says_what_comes_next_and_the_last_lesson_points_to_the_tp
     for current, following in zip(order, order[1:], strict=False):
         last = read(SOLUTIONS / current).cells[-1].source
         assert following in last, f"{current}: its score should send to {following}"
-    for name in (LESSONS[-1], APPENDIX):
+    for name in (LESSONS[-1], *APPENDICES):
         nb = read(SOLUTIONS / name)
         assert "oublier/oublier.ipynb" in nb.cells[-1].source
-        assert "](../oublier/oublier.ipynb)" in md_text(nb)
+        assert "](../oublier/oublier.ipynb)" in markdown(nb)
     assert "leçon suivante" not in read(SOLUTIONS / LESSONS[-1]).cells[-1].source

@@ -15,14 +15,16 @@ import unicodedata
 
 import nbformat
 import pytest
-from helpers import REPO as ROOT
+from helpers import REPO
+from notebook_text import tags
+from parcours import PARCOURS, START
 
 from course import quiz as q
 
-SOLUTIONS = ROOT / "solutions" / "lecons"
-LESSONS = sorted(p.name for p in SOLUTIONS.glob("0[0-5]_*.ipynb"))
-APPENDIX = "06_annexe_adk.ipynb"
-SHARED = "07_partager_la_memoire.ipynb"
+SOLUTIONS = REPO / "solutions" / "lecons"
+# the start page and every notebook of its path (parcours.py)
+LESSONS = [START, *PARCOURS.notebooks]
+APPENDIX = "06_annexe_adk.ipynb"  # for its own claims (cells l6-…)
 
 
 def normalise(text: str) -> str:
@@ -31,10 +33,6 @@ def normalise(text: str) -> str:
     text = text.replace("\u00a0", " ").replace("\u202f", " ").replace("’", "'")
     text = re.sub(r"[`*_\\]", "", text)
     return re.sub(r"\s+", " ", text)
-
-
-def tags(cell) -> list[str]:
-    return cell.get("metadata", {}).get("tags", [])
 
 
 def build(cell) -> q.Quiz:
@@ -64,7 +62,7 @@ def lesson_cells(name: str):
     return nbformat.read(SOLUTIONS / name, as_version=4).cells
 
 
-@pytest.mark.parametrize("name", [*LESSONS, APPENDIX, SHARED])
+@pytest.mark.parametrize("name", LESSONS)
 def test_nothing_before_a_prediction_quiz_states_its_answer(name: str):
     cells = lesson_cells(name)
     found = predictions(cells)
@@ -81,7 +79,7 @@ def test_nothing_before_a_prediction_quiz_states_its_answer(name: str):
         assert stated_before(cells, index, keys) == [], f"{name} {quiz.ident}: answer given first"
 
 
-@pytest.mark.parametrize("name", [*LESSONS, APPENDIX, SHARED])
+@pytest.mark.parametrize("name", LESSONS)
 def test_control_the_check_finds_a_right_answer_put_before_its_quiz(name: str):
     """The check can fail: the right option, copied into a heading above the quiz (or into the
     objectives), is found for every prediction quiz of the lesson."""

@@ -13,18 +13,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from helpers import REPO as ROOT
+from helpers import REPO
+from notebook_text import text_of
 
-SOLUTIONS = ROOT / "solutions" / "lecons"
+SOLUTIONS = REPO / "solutions" / "lecons"
 NBSP = "\u00a0"
-
-
-def output(nb, cell_id: str) -> str:
-    cell = next(c for c in nb.cells if c.id == cell_id)
-    text = "".join(
-        o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in cell.outputs
-    )
-    return text.replace(NBSP, " ")
 
 
 @pytest.fixture
@@ -43,14 +36,14 @@ def run_until(tmp_path: Path, run_notebook):
         path = tmp_path / lesson
         nbformat.write(nb, path)
         ran, _seconds = run_notebook(path, tmp_path)
-        return output(ran, cell_id)
+        return text_of(ran, cell_id)
 
     return run
 
 
 def written(executed_lessons, lesson: str, cell_id: str) -> str:
     """What the cell printed in the lesson as written."""
-    return output(executed_lessons[lesson][0], cell_id)
+    return text_of(executed_lessons[lesson][0], cell_id)
 
 
 def count_after(text: str, label: str) -> int:

@@ -7,11 +7,12 @@ import collections
 
 import nbformat
 import pytest
-from helpers import REPO as ROOT
+from helpers import REPO
+from notebook_text import tags
 
 from course import quiz as q
 
-SOLUTIONS = ROOT / "solutions" / "lecons"
+SOLUTIONS = REPO / "solutions" / "lecons"
 NOTEBOOKS = sorted(SOLUTIONS.glob("*.ipynb"))
 LESSONS = [p for p in NOTEBOOKS if p.name[:2].isdigit()]  # 00 to 06; not the glossary
 MAX_SHARE_PER_POSITION = 0.40
@@ -23,10 +24,6 @@ WEAK_DISTRACTORS = (  # replaced by mistakes learners really make (issue 11)
     "ne contiennent que des dates",
     "f-strings sont interdites",
 )
-
-
-def tags(cell) -> list[str]:
-    return cell.get("metadata", {}).get("tags", [])
 
 
 def course_quizzes() -> list[tuple[str, nbformat.NotebookNode, q.Quiz]]:

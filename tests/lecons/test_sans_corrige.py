@@ -23,7 +23,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from helpers import REPO as ROOT
+from helpers import REPO
 
 ERASED = frozenset({"events", "sessions", "user_states"})
 HOLE = "\x00"  # a part of a SQL text that the code fills at run time
@@ -178,7 +178,7 @@ def file_texts(path: Path) -> list[str]:
 def nbgrader_config():
     from traitlets.config.loader import PyFileConfigLoader
 
-    return PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "grader")).load_config()
+    return PyFileConfigLoader("nbgrader_config.py", path=str(REPO / "grader")).load_config()
 
 
 def as_released(path: Path) -> nbformat.NotebookNode:
@@ -195,18 +195,18 @@ def as_released(path: Path) -> nbformat.NotebookNode:
 def student_side() -> dict[str, list[str]]:
     """Every place a learner reads, with its SQL candidates."""
     places: dict[str, list[str]] = {}
-    for path in sorted((ROOT / "notebooks").rglob("*.ipynb")):
+    for path in sorted((REPO / "notebooks").rglob("*.ipynb")):
         if ".ipynb_checkpoints" not in path.parts:
-            places[str(path.relative_to(ROOT))] = notebook_texts(nbformat.read(path, 4))
-    for path in sorted((ROOT / "solutions").rglob("*.ipynb")):
+            places[str(path.relative_to(REPO))] = notebook_texts(nbformat.read(path, 4))
+    for path in sorted((REPO / "solutions").rglob("*.ipynb")):
         if ".ipynb_checkpoints" not in path.parts:
-            name = f"{path.relative_to(ROOT)} (version élève)"
+            name = f"{path.relative_to(REPO)} (version élève)"
             places[name] = notebook_texts(as_released(path))
     package = importlib.resources.files("course")
     for path in sorted(Path(str(package)).rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts:
             places[f"course/{path.relative_to(Path(str(package)))}"] = file_texts(path)
-    places["README.md"] = file_texts(ROOT / "README.md")
+    places["README.md"] = file_texts(REPO / "README.md")
     return places
 
 
@@ -222,7 +222,7 @@ def test_no_place_a_learner_reads_holds_a_complete_erasure():
 def test_the_tp_solution_is_found_before_nbgrader_strips_it():
     """Positive control: the same search finds the answer in the instructor's notebook, and
     loses it exactly where nbgrader clears the solution region."""
-    path = ROOT / "solutions" / "oublier" / "oublier.ipynb"
+    path = REPO / "solutions" / "oublier" / "oublier.ipynb"
     raw = erasure(notebook_texts(nbformat.read(path, as_version=4)))
     assert raw == {"tables": ERASED, "vacuum": True}
     released = as_released(path)

@@ -7,7 +7,7 @@ import sqlite3
 import threading
 
 import pytest
-from helpers import open_files_under, say
+from helpers import LESSON_PROGRESSION, open_files_under, say
 
 from course.sessions import (
     InMemorySessionService,
@@ -223,15 +223,7 @@ async def test_in_memory_database_path_works_with_one_connection():
 
 async def test_user_state_json_is_compact_like_the_lesson_shows(sqlite_service):
     session = await sqlite_service.create_session(app_name=APP, user_id="alice")
-    progression = {
-        "python": {
-            "niveau": 4,
-            "serie": [False],
-            "bonnes": 2,
-            "total": 3,
-            "a_revoir": ["décorateurs de fonction"],
-        }
-    }
+    progression = LESSON_PROGRESSION["progression"]
     await sqlite_service.append_event(
         session=session, event=say("x", {"user:progression": progression})
     )

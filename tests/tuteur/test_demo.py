@@ -9,20 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import LESSON_PROGRESSION
 
 from course.tuteur import APP_NAME, demo
-
-LESSON_PROGRESSION = {
-    "progression": {
-        "python": {
-            "niveau": 4,
-            "serie": [False],
-            "bonnes": 2,
-            "total": 3,
-            "a_revoir": ["décorateurs de fonction"],
-        }
-    }
-}
 
 
 def transcript(events: list[Any]) -> list[tuple]:

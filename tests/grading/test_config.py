@@ -19,10 +19,14 @@ from grading.hooks import (
 from grading.outcome_record import METADATA_KEY
 from grading.samples import build_submission
 from grading.sandbox_setting import NO_SANDBOX_ENV
+from helpers import REPO, tp_points
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from traitlets.config.loader import PyFileConfigLoader
 
 from course.labo.sandbox import sandbox_problem
+
+# every automatic test of the TP passed: the criteria table's points (helpers.tp_points)
+FULL = tp_points()[0]
 
 LAB = {"nbgrader": {"assignment": "oublier", "notebook": "oublier", "student": "x"}}
 
@@ -39,19 +43,19 @@ def _graded(nb, config=None) -> tuple:
     return ApplyOutOfKernelGrading().preprocess(nb, resources)
 
 
-def _config(repo_root):
-    return PyFileConfigLoader("nbgrader_config.py", path=str(repo_root / "grader")).load_config()
+def _config():
+    return PyFileConfigLoader("nbgrader_config.py", path=str(REPO / "grader")).load_config()
 
 
-def test_course_layout_and_gradebook_place(repo_root):
-    c = _config(repo_root)
-    assert c.CourseDirectory.root == str(repo_root)
+def test_course_layout_and_gradebook_place():
+    c = _config()
+    assert c.CourseDirectory.root == str(REPO)
     assert c.CourseDirectory.source_directory == "solutions"
     assert c.CourseDirectory.release_directory == "notebooks"
-    assert c.CourseDirectory.db_url == f"sqlite:///{repo_root / 'grader' / 'gradebook.db'}"
+    assert c.CourseDirectory.db_url == f"sqlite:///{REPO / 'grader' / 'gradebook.db'}"
     for step in ("submitted", "autograded", "feedback"):
         assert getattr(c.CourseDirectory, f"{step}_directory") == f"grader/{step}"
-    ignored = (repo_root / ".gitignore").read_text()
+    ignored = (REPO / ".gitignore").read_text()
     for path in (
         "grader/gradebook.db",
         "grader/submitted/",
@@ -62,8 +66,8 @@ def test_course_layout_and_gradebook_place(repo_root):
         assert path in ignored
 
 
-def test_execution_never_drops_a_submission_nor_leaks_hidden_tests(repo_root):
-    c = _config(repo_root)
+def test_execution_never_drops_a_submission_nor_leaks_hidden_tests():
+    c = _config()
     assert c.Execute.raise_on_iopub_timeout is False
     assert 0 < c.Execute.timeout <= 60
     assert "--InteractiveShell.xmode=Minimal" in c.Execute.extra_arguments
@@ -80,9 +84,9 @@ def test_execution_never_drops_a_submission_nor_leaks_hidden_tests(repo_root):
     assert sanitize[-1] == "nbgrader.preprocessors.CheckCellMetadata"
 
 
-def test_make_notebooks_regenerates_every_assignment_without_a_gradebook(repo_root):
+def test_make_notebooks_regenerates_every_assignment_without_a_gradebook():
     dry = subprocess.run(
-        ["make", "-n", "notebooks"], cwd=repo_root, capture_output=True, text=True, check=True
+        ["make", "-n", "notebooks"], cwd=REPO, capture_output=True, text=True, check=True
     ).stdout
     assert "generate_assignment" in dry and "--force" in dry
     assert "CourseDirectory.db_url" in dry and "mktemp" in dry
@@ -90,16 +94,16 @@ def test_make_notebooks_regenerates_every_assignment_without_a_gradebook(repo_ro
     assert "for a in" in dry and "oublier" in dry
 
 
-def test_hooks_grade_the_answer_out_of_kernel_on_the_release(repo_root, sample_answers):
+def test_hooks_grade_the_answer_out_of_kernel_on_the_release(sample_answers, expected_scores):
     assert sandbox_problem() is None, sandbox_problem()
     nb = build_submission(
-        repo_root / "notebooks" / "oublier" / "oublier.ipynb", sample_answers["graine"]
+        REPO / "notebooks" / "oublier" / "oublier.ipynb", sample_answers["graine"]
     )
     nb.cells.insert(3, nbformat.v4.new_code_cell("print('ajoutée')"))  # a cell of the student's
     next(c for c in nb.cells if c.id == "explorer").source = "print('modifiée')"
-    nb, _ = _graded(nb, _config(repo_root))
+    nb, _ = _graded(nb, _config())
     cells = {c.id: c for c in nb.cells}
-    release = nbformat.read(repo_root / "notebooks" / "oublier" / "oublier.ipynb", 4)
+    release = nbformat.read(REPO / "notebooks" / "oublier" / "oublier.ipynb", 4)
     assert [c.id for c in nb.cells] == [c.id for c in release.cells]  # the added cell is gone
     assert cells["explorer"].source == next(c for c in release.cells if c.id == "explorer").source
     assert cells["oublier"].source.startswith("async def oublier")
@@ -114,22 +118,23 @@ def test_hooks_grade_the_answer_out_of_kernel_on_the_release(repo_root, sample_a
         "outcome": "graded",
         "detail": nb.metadata[METADATA_KEY]["detail"],
     }
-    assert nb.metadata[METADATA_KEY]["detail"].startswith("Noté\u00a0: 5/10 points")
+    graine = expected_scores["graine"]["score"]
+    assert nb.metadata[METADATA_KEY]["detail"].startswith(f"Noté\u00a0: {graine}/{FULL} points")
     assert "dans le bac à sable" in nb.metadata[METADATA_KEY]["detail"]
 
 
-def test_grading_refuses_a_lab_notebook_that_was_not_rebuilt(repo_root, sample_answers):
+def test_grading_refuses_a_lab_notebook_that_was_not_rebuilt(sample_answers):
     """Without RebuildFromRelease in the sanitizing step (a configuration mistake), grading a
     notebook of the TP's assignment stops rather than trusting its cells."""
     nb = build_submission(
-        repo_root / "notebooks" / "oublier" / "oublier.ipynb", sample_answers["graine"]
+        REPO / "notebooks" / "oublier" / "oublier.ipynb", sample_answers["graine"]
     )
     nb.metadata[METADATA_KEY] = {"answer": "forgé"}
     with pytest.raises(NotRebuilt, match="RebuildFromRelease"):
         StartOutOfKernelGrading().preprocess(nb, _resources())
 
 
-def test_grading_outcome_survives_nbgrader_s_metadata_clearing(repo_root):
+def test_grading_outcome_survives_nbgrader_s_metadata_clearing():
     """The autograded notebook keeps ``course_grading`` for the class report, with the mask of
     nbgrader_config.py (nbconvert's default would drop it)."""
     nb = nbformat.v4.new_notebook(
@@ -139,7 +144,7 @@ def test_grading_outcome_survives_nbgrader_s_metadata_clearing(repo_root):
             "autre": {"x": 1},
         }
     )
-    cleared, _ = ClearMetadataPreprocessor(config=_config(repo_root)).preprocess(nb, {})
+    cleared, _ = ClearMetadataPreprocessor(config=_config()).preprocess(nb, {})
     assert cleared.metadata == {
         METADATA_KEY: {"outcome": "timeout", "detail": "oublier n'a pas terminé"},
         "language_info": {"name": "python"},
@@ -148,7 +153,7 @@ def test_grading_outcome_survives_nbgrader_s_metadata_clearing(repo_root):
     assert METADATA_KEY not in default.metadata  # the mask is what keeps it
 
 
-def test_grading_refuses_without_sandbox_unless_asked(repo_root, tmp_path, monkeypatch):
+def test_grading_refuses_without_sandbox_unless_asked(tmp_path, monkeypatch):
     """No bubblewrap on PATH: the hook stops with what to install; the unsafe switch grades."""
     tools = tmp_path / "bin"
     tools.mkdir()
@@ -158,24 +163,24 @@ def test_grading_refuses_without_sandbox_unless_asked(repo_root, tmp_path, monke
     monkeypatch.delenv(NO_SANDBOX_ENV, raising=False)
     sandbox_problem.cache_clear()
     nb = build_submission(
-        repo_root / "notebooks" / "oublier" / "oublier.ipynb", "async def oublier(s, u):\n    pass"
+        REPO / "notebooks" / "oublier" / "oublier.ipynb", "async def oublier(s, u):\n    pass"
     )
     try:
-        rebuilt, _ = RebuildFromRelease(config=_config(repo_root)).preprocess(nb, _resources())
+        rebuilt, _ = RebuildFromRelease(config=_config()).preprocess(nb, _resources())
         with pytest.raises(SandboxUnavailable) as refused:
             StartOutOfKernelGrading().preprocess(nbformat.from_dict(rebuilt), _resources())
         message = str(refused.value)
         assert "bwrap introuvable" in message and "installez le paquet bubblewrap" in message
         assert "--sans-bac-a-sable" in message and f"{NO_SANDBOX_ENV}=1" in message
         monkeypatch.setenv(NO_SANDBOX_ENV, "1")
-        graded, _ = _graded(nbformat.from_dict(nb), _config(repo_root))
+        graded, _ = _graded(nbformat.from_dict(nb), _config())
         assert graded.metadata[METADATA_KEY]["outcome"] == "graded"
         assert "sans bac à sable" in graded.metadata[METADATA_KEY]["detail"]
     finally:
         sandbox_problem.cache_clear()
 
 
-def test_other_assignments_pass_through(repo_root):
+def test_other_assignments_pass_through():
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
     other = {"nbgrader": {"assignment": "autre", "notebook": "autre", "student": "x"}}
     for hook in (RebuildFromRelease(), StartOutOfKernelGrading(), ApplyOutOfKernelGrading()):
@@ -183,13 +188,13 @@ def test_other_assignments_pass_through(repo_root):
         assert nb.cells[0].source == "x = 1" and resources == other
 
 
-def test_runner_gives_the_cell_what_the_first_cell_imports(repo_root):
+def test_runner_gives_the_cell_what_the_first_cell_imports():
     """The student's cell runs with the names the notebook's first cell imports, no more."""
     import ast
 
     from course.labo.submission_runner import PRELUDE
 
-    nb = nbformat.read(repo_root / "notebooks" / "oublier" / "oublier.ipynb", 4)
+    nb = nbformat.read(REPO / "notebooks" / "oublier" / "oublier.ipynb", 4)
     imports = next(c for c in nb.cells if c.id == "imports")
     bound = {
         alias.asname or alias.name

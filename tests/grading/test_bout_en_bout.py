@@ -22,12 +22,16 @@ from fuites import hidden_leaks
 from grading.hidden import HIDDEN
 from grading.outcome_record import METADATA_KEY
 from grading.samples import build_submission, carnets, write_all, written_answer
-from helpers import processes_matching
+from grading_course import nbgrader
+from helpers import REPO, processes_matching, tp_points
 from nbgrader.api import Gradebook
 
 from course.labo.criteria import TESTS
 from course.labo.outcome import OUTCOMES
 from course.labo.sandbox import SANDBOX_UIDS
+
+# every automatic test of the TP passed: the criteria table's points (helpers.tp_points)
+FULL = tp_points()[0]
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
@@ -38,26 +42,26 @@ PROCEDURE = "Supprimer ses sessions par l'API, puis sa ligne user_states, puis V
 
 
 @pytest.fixture(scope="module")
-def graded_course(tmp_path_factory, repo_root: Path, run_nbgrader) -> dict:
+def graded_course(tmp_path_factory) -> dict:
     """Copy the course, then generate, validate, add students, autograde, feedback, export."""
     root = tmp_path_factory.mktemp("cours")
-    shutil.copytree(repo_root / "solutions" / "oublier", root / "solutions" / "oublier")
+    shutil.copytree(REPO / "solutions" / "oublier", root / "solutions" / "oublier")
     (root / "grader").mkdir()
-    shutil.copy(repo_root / "grader" / "nbgrader_config.py", root / "grader")
+    shutil.copy(REPO / "grader" / "nbgrader_config.py", root / "grader")
     shutil.copytree(  # the hooks and the hidden tests, loaded by nbgrader_config.py
-        repo_root / "grader" / "grading",
+        REPO / "grader" / "grading",
         root / "grader" / "grading",
         ignore=shutil.ignore_patterns("__pycache__"),
     )
-    shutil.copytree(repo_root / "grader" / "submissions", root / "grader" / "submissions")
+    shutil.copytree(REPO / "grader" / "submissions", root / "grader" / "submissions")
     grader = root / "grader"
     steps = {}
-    steps["generate"] = run_nbgrader(grader, "generate_assignment", "oublier")
+    steps["generate"] = nbgrader(grader, "generate_assignment", "oublier")
     assert steps["generate"].returncode == 0, steps["generate"].stderr
-    steps["validate_solution"] = run_nbgrader(
+    steps["validate_solution"] = nbgrader(
         grader, "validate", str(root / "solutions" / "oublier" / "oublier.ipynb")
     )
-    steps["validate_student"] = run_nbgrader(
+    steps["validate_student"] = nbgrader(
         grader, "validate", str(root / "notebooks" / "oublier" / "oublier.ipynb")
     )
     students = write_all(root, grader / "submitted", canary_dir=root / "canaris")
@@ -75,13 +79,13 @@ def graded_course(tmp_path_factory, repo_root: Path, run_nbgrader) -> dict:
     )
     students[SOLUTION] = "complete_vacuum"
     first, *others = sorted(students)
-    added = run_nbgrader(grader, "db", "student", "add", first, "--last-name=Exemple")
+    added = nbgrader(grader, "db", "student", "add", first, "--last-name=Exemple")
     assert added.returncode == 0, added.stderr
     # the rest in one stock command (each CLI start costs seconds)
     (grader / "eleves.csv").write_text("id,last_name\n" + "".join(f"{s},Exemple\n" for s in others))
-    imported = run_nbgrader(grader, "db", "student", "import", "eleves.csv")
+    imported = nbgrader(grader, "db", "student", "import", "eleves.csv")
     assert imported.returncode == 0, imported.stderr
-    steps["autograde"] = run_nbgrader(grader, "autograde", "oublier")
+    steps["autograde"] = nbgrader(grader, "autograde", "oublier")
     steps["left_after_autograde"] = _submission_processes()
     # the written answer: left to grade by autograde, then graded by hand (nbgrader's API)
     with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
@@ -94,8 +98,8 @@ def graded_course(tmp_path_factory, repo_root: Path, run_nbgrader) -> dict:
         grade = gb.find_grade("documentation", "oublier", "oublier", WRITER)
         grade.manual_score = 1.5
         gb.db.commit()
-    steps["feedback"] = run_nbgrader(grader, "generate_feedback", "oublier")
-    steps["export"] = run_nbgrader(grader, "export")
+    steps["feedback"] = nbgrader(grader, "generate_feedback", "oublier")
+    steps["export"] = nbgrader(grader, "export")
     for name in ("autograde", "feedback", "export"):
         assert steps[name].returncode == 0, steps[name].stderr[-3000:]
     return {"root": root, "steps": steps, "students": students}
@@ -107,12 +111,9 @@ def _submission_processes() -> list[str]:
     return processes_matching(lambda uid, cmd: uid in SANDBOX_UIDS or "sleep 864001" in cmd)
 
 
-def test_student_version_is_the_committed_one(graded_course, repo_root):
+def test_student_version_is_the_committed_one(graded_course):
     generated = graded_course["root"] / "notebooks" / "oublier" / "oublier.ipynb"
-    assert (
-        generated.read_bytes()
-        == (repo_root / "notebooks" / "oublier" / "oublier.ipynb").read_bytes()
-    )
+    assert generated.read_bytes() == (REPO / "notebooks" / "oublier" / "oublier.ipynb").read_bytes()
 
 
 def test_student_version_has_stub_and_no_hidden_test(graded_course):
@@ -141,7 +142,7 @@ def test_validate_fails_hidden_tests_in_a_kernel_and_on_the_student_version(grad
 def test_the_instructor_s_solution_gets_every_point(graded_course):
     with open(graded_course["root"] / "grader" / "grades.csv", newline="") as fh:
         grades = {row["student_id"]: float(row["score"]) for row in csv.DictReader(fh)}
-    assert grades[SOLUTION] == 10
+    assert grades[SOLUTION] == FULL
 
 
 def test_every_sample_gets_its_expected_score(graded_course, expected_scores):
@@ -150,7 +151,7 @@ def test_every_sample_gets_its_expected_score(graded_course, expected_scores):
         for row in csv.DictReader(fh):
             grades[row["student_id"]] = float(row["score"])
     assert len(grades) >= 12
-    assert grades[WRITER] == 10 + 1.5  # the tests' 10 points and the written answer's 1.5
+    assert grades[WRITER] == FULL + 1.5  # the tests' points and the written answer's 1.5
     assert {s: grades[s] for s in expected_scores} == {
         s: float(e["score"]) for s, e in expected_scores.items()
     }
@@ -178,7 +179,7 @@ def _feedback_text(path: Path) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", path.read_text(encoding="utf-8")))
 
 
-def test_feedback_never_shows_hidden_tests(graded_course, repo_root):
+def test_feedback_never_shows_hidden_tests(graded_course):
     pages = sorted((graded_course["root"] / "grader" / "feedback").glob("*/oublier/*.html"))
     assert len(pages) == len(graded_course["students"])
     hidden_inputs = {HIDDEN.learner, HIDDEN.quoted, HIDDEN.unknown, "Girard", "artagnan"}
@@ -227,10 +228,10 @@ def test_each_autograded_notebook_says_how_its_grading_went(graded_course):
     assert outcomes["evasion_memoire"] == outcomes["evasion_processus"] == "graded"
 
 
-def test_no_hostile_cell_of_a_notebook_ran_outside_the_sandbox(graded_course, repo_root):
+def test_no_hostile_cell_of_a_notebook_ran_outside_the_sandbox(graded_course):
     """Every carnet is graded (one nbgrader run for the whole class: a copy-pasted cell no longer
     stops it) and no cell it added or changed ever ran: no canary was written."""
-    carnet_names = set(carnets(repo_root))
+    carnet_names = set(carnets(REPO))
     assert len(carnet_names) >= 8 and carnet_names <= set(graded_course["students"])
     canaries = graded_course["root"] / "canaris"
     assert canaries.is_dir() and list(canaries.iterdir()) == []
