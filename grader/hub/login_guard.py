@@ -8,8 +8,9 @@ it must name a real login (PAM, LDAP, OAuth...) and admit the roster's names onl
 The check runs inside the hub, at start, after every configuration file has been loaded (a
 later file may change the authenticator), just before JupyterHub loads its users. The test
 suite alone may run DummyAuthenticator: `COURSE_HUB_TEST_LOGIN=dummy` in the hub's environment
-is honoured only when the hub's parent process is pytest and the hub listens on the loopback
-interface only, so a production unit or chart that copied the variable still refuses to start.
+is honoured only when the hub's parent process is pytest (or a pytest-xdist worker of pytest)
+and the hub listens on the loopback interface only, so a production unit or chart that copied
+the variable still refuses to start.
 No dependency beyond the standard library and JupyterHub (the z2jh hub image loads it as it is).
 """
 
@@ -70,13 +71,37 @@ def _loopback(url: str) -> bool:
         return False  # "" (every interface) or a name
 
 
-def _parent_is_pytest() -> bool:
+def _cmdline(pid: int) -> list[str]:
     try:
-        raw = Path(f"/proc/{os.getppid()}/cmdline").read_bytes()
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
-        return False
-    args = [arg.decode(errors="replace") for arg in raw.split(b"\0") if arg]
+        return []
+    return [arg.decode(errors="replace") for arg in raw.split(b"\0") if arg]
+
+
+def _parent_pid(pid: int) -> int:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0
+    return int(stat.rsplit(")", 1)[1].split()[1])  # the field after the state
+
+
+def _is_pytest(args: list[str]) -> bool:
     return any(Path(arg).name.startswith("pytest") for arg in args[:3])
+
+
+# How pytest-xdist starts a worker (execnet's bootstrap over stdin); the worker's parent is pytest.
+XDIST_WORKER = ["-u", "-c", "import sys;exec(eval(sys.stdin.readline()))"]
+
+
+def _parent_is_pytest() -> bool:
+    """The hub's parent is pytest, or an xdist worker whose own parent is pytest."""
+    parent = os.getppid()
+    args = _cmdline(parent)
+    if _is_pytest(args):
+        return True
+    return args[1:] == XDIST_WORKER and _is_pytest(_cmdline(_parent_pid(parent)))
 
 
 def test_opt_in(app: object) -> bool:
