@@ -106,8 +106,8 @@ def warnings_to_log(log_path: Path) -> Iterator[None]:
         with open(log_path, "a", encoding="utf-8") as log:
             for w in caught:
                 log.write(
-                    f"[grading | WARNING] {w.category.__name__}: {w.message} "
-                    f"({w.filename}:{w.lineno})\n"
+                    f"[grading | WARNING] {w.category.__name__} in {w.filename} line "
+                    f"{w.lineno} - {w.message}\n"
                 )
 
 
