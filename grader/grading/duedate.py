@@ -23,7 +23,7 @@ from .paths import course_dirs
 
 __all__ = ["main", "set_duedate"]
 
-_ZONE = re.compile(r"(?:[A-Za-z_]+/[A-Za-z_]+|UTC|GMT|Z|[+-]\d{2}:?\d{2})\s*$")
+_ZONE = re.compile(r"(?:[A-Za-z_]+/[A-Za-z_]+|[A-Z]{1,5}|[+-]\d{2}:?\d{2})\s*$")
 
 
 def set_duedate(

@@ -49,3 +49,29 @@ def test_titles_and_names_for_readers():
     assert criterion_title("inconnu") == "inconnu"
     assert student_name("Chloé", "Roux", "chloé") == "Chloé Roux (chloé)"
     assert student_name(None, " ", "zoé") == "zoé"
+
+
+def test_spreadsheet_file_is_data_for_french_excel(tmp_path):
+    from grading.french_csv import write_french_csv
+
+    path = write_french_csv(
+        tmp_path / "t.csv",
+        ["identifiant", "nom", "note", "rendu"],
+        [["=2+5", "N'Diaye; Roux", 1.5, True], ["zoé", "Line\nbreak", float("nan"), False]],
+    )
+    data = path.read_bytes()
+    assert data.startswith("\ufeff".encode()) and data.count(b"\r\n") == 3
+    text = data.decode("utf-8-sig")
+    assert text.startswith("identifiant;nom;note;rendu\r\n")
+    # a formula stays text, a ';' in a name is quoted, decimal comma, French yes/no
+    assert "'=2+5;\"N'Diaye; Roux\";1,5;oui\r\n" in text
+    assert 'zoé;"Line\nbreak";;non\r\n' in text
+
+
+def test_duedate_sees_a_zone():
+    from grading.duedate import _ZONE
+
+    for date in ("2025-03-14 18:00:00 Europe/Paris", "2025-03-14 18:00 UTC", "2025-03-14 CET"):
+        assert _ZONE.search(date), date
+    assert _ZONE.search("2025-03-14T18:00:00+01:00")
+    assert not _ZONE.search("2025-03-14 18:00:00")
