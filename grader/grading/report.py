@@ -523,7 +523,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(exc))
     csv_path, html_path = write_report(df, args.out, args.assignment, late_rule)
     print(
-        f"{len(df)} élève(s), {int(df['submitted'].sum())} rendu(s)\u00a0: {csv_path}\n{html_path}"
+        f"{len(df)} élève(s), {int(df['submitted'].sum())} rendu(s)\u00a0: {html_path}\n"
+        f"{csv_path.with_name(REPORT_NAME)} (tableur français)\n{csv_path} (pour un script)"
     )
     return 0
 
