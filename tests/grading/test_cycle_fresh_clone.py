@@ -125,6 +125,25 @@ def test_the_grading_table_in_order_on_a_fresh_clone(tmp_path, expected_scores):
     assert ours["dou"]["why"] == "pas de rendu"
     page = (grader / "rapport" / "rapport.html").read_text(encoding="utf-8")
     assert "Ben Durand" in page and "(−2\u00a0pt)" in page
+    # one lateness rule for every submission: the zip's (no time given) is on time for nbgrader,
+    # and says why, in the page and in the spreadsheet file alike
+    sheet = (grader / "rapport" / "notes-tableur.csv").read_text(encoding="utf-8-sig")
+    late = {
+        row["identifiant"]: row["retard"]
+        for row in csv.DictReader(sheet.splitlines(), delimiter=";")
+    }
+    assert late == {
+        "ana": "à l'heure",
+        "ben": "1 j 12 h (−2\u00a0pt)",
+        "cyr": "à l'heure (heure de rendu inconnue)",
+        "dou": "—",
+        "eve": "à l'heure (heure de rendu inconnue)",
+    }
+    assert (
+        page.count("à l&#x27;heure (heure de rendu inconnue)")
+        + page.count("à l'heure (heure de rendu inconnue)")
+        == 2
+    )
 
     # the demo, beside the real class: nothing of the class changes
     real = {part: tree_digest(grader / part) for part in ("submitted", "autograded", "feedback")}
