@@ -18,7 +18,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from .french_format import COURSE_TIME_ZONE, french_datetime
 from .nbgrader_quiet import run_quiet
-from .nbgrader_run import tools_on_path
+from .nbgrader_run import tools_on_path, warnings_to_log
 from .paths import course_dirs
 
 __all__ = ["main", "set_duedate"]
@@ -37,7 +37,7 @@ def set_duedate(
     if run.status:
         return 1, [run.failure(f"date limite de «\u00a0{assignment}\u00a0» non fixée")]
     tools_on_path()
-    with Gradebook(dirs.db_url) as gradebook:
+    with warnings_to_log(run.log_path), Gradebook(dirs.db_url) as gradebook:
         try:
             due = gradebook.find_assignment(assignment).duedate
         except MissingEntry:

@@ -17,7 +17,7 @@ from nbgrader.api import Gradebook
 
 from .french_csv import EXPORT_HEADER, EXPORT_NAME, export_rows, write_french_csv
 from .nbgrader_quiet import run_quiet
-from .nbgrader_run import tools_on_path
+from .nbgrader_run import tools_on_path, warnings_to_log
 from .paths import course_dirs
 
 __all__ = ["export", "main"]
@@ -32,7 +32,7 @@ def export(grader_dir: Path | None = None) -> tuple[int, list[str]]:
     if run.status:
         return 1, [run.failure("export des notes")]
     tools_on_path()
-    with Gradebook(dirs.db_url) as gradebook:
+    with warnings_to_log(run.log_path), Gradebook(dirs.db_url) as gradebook:
         rows = export_rows(gradebook)
     french = write_french_csv(out / EXPORT_NAME, EXPORT_HEADER, rows)
     students = len({row[3] for row in rows})
