@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from nbconvert.preprocessors import Preprocessor
 from nbgrader.api import Gradebook, MissingEntry
+from traitlets import Bool
 
 __all__ = ["StudentName", "student_name"]
 
@@ -23,6 +24,10 @@ def student_name(first_name: str | None, last_name: str | None, student_id: str)
 
 class StudentName(Preprocessor):
     """Put the student's name, as the gradebook has it, in the page's resources."""
+
+    # nbgrader registers its converters' preprocessors as they are: nbconvert's default (off)
+    # would leave this one out, as nbgrader's own preprocessors default to on
+    enabled = Bool(True).tag(config=True)
 
     def preprocess(self, nb, resources):
         info = resources.get("nbgrader", {})
