@@ -36,7 +36,7 @@ __all__ = [
 
 EXPORT_NAME = "export-tableur.csv"
 REPORT_NAME = "notes-tableur.csv"
-ZONE = f"heure de {COURSE_TIME_ZONE}"
+ZONE = f"fuseau {COURSE_TIME_ZONE}"
 EXPORT_HEADER = [
     "devoir",
     f"date limite ({ZONE})",

@@ -217,7 +217,7 @@ def test_report_spreadsheet_file_is_french(gradebook_class):
     assert [r["identifiant"] for r in rows] == FRENCH_ORDER  # éloïse not last
     by_id = {r["identifiant"]: r for r in rows}
     ana, ben, cyr, dou = by_id["ana"], by_id["ben"], by_id["cyr"], by_id["dou"]
-    zone = "heure de Europe/Paris"
+    zone = "fuseau Europe/Paris"
     # 17:00 UTC is 18:00 in Paris in March (UTC+1); the due date 18:00 UTC is 19:00 there
     assert ana[f"heure de rendu ({zone})"] == "14/03/2025 18:00"
     assert ana[f"date limite ({zone})"] == "14/03/2025 19:00"
@@ -268,6 +268,6 @@ def test_export_and_duedate_speak_french_and_keep_nbgraders_file(gradebook_class
     assert [r["identifiant"] for r in rows] == FRENCH_ORDER
     ana = rows[0]
     assert ana["devoir"] == "oublier" and ana["note"] == "9,5"
-    assert ana["date limite (heure de Europe/Paris)"] == "14/03/2025 19:00"
+    assert ana["date limite (fuseau Europe/Paris)"] == "14/03/2025 19:00"
     bad = grading(grader, "duedate", "oublier", "pas une date")
     assert bad.returncode == 1 and "✘ date limite" in bad.stderr and "| INFO]" not in bad.stderr
