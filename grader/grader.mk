@@ -74,7 +74,7 @@ zip-collect: setup
 ## make duedate DATE="2025-03-14 18:00:00 Europe/Paris": the assignment's due date (gradebook)
 duedate: setup
 	@test -n "$(DATE)" || { echo "Donnez la date : make duedate DATE=\"2025-03-14 18:00:00 Europe/Paris\"" >&2; exit 2; }
-	$(NBGRADER) db assignment add $(A) --duedate="$(DATE)"
+	$(GRADING)duedate $(A) "$(DATE)"
 
 ## make grade [JOBS=2] [FORCE=1] [ARGS=...]: stock `nbgrader autograde`, progress bar, summary
 grade: setup
@@ -89,15 +89,15 @@ feedback: setup
 release-feedback: setup
 	$(NBGRADER) release_feedback $(A) $(ARGS)
 
-## make export: every grade of the gradebook in grader/rapport/grades.csv (nbgrader's CSV)
+## make export: every grade of the gradebook in grader/rapport/grades.csv (stock `nbgrader export`,
+## its log in rapport/export.log) and rapport/export-tableur.csv (the same for French spreadsheets)
 export: setup
-	mkdir -p $(NOTATION)/rapport
-	$(NBGRADER) export --to rapport/grades.csv
+	$(GRADING)export
 
-## make rapport: grader/rapport/notes.csv and rapport.html (nbgrader export, the course's plugin)
+## make rapport: grader/rapport/rapport.html, notes-tableur.csv (French spreadsheets) and notes.csv
+## (stock `nbgrader export` with the course's plugin, its log in rapport/rapport.log)
 rapport: setup
-	mkdir -p $(NOTATION)/rapport
-	$(NBGRADER) export --exporter=grading.report.ClassReport --assignment=$(A) --to=rapport
+	$(GRADING)rapport $(A)
 
 ## make formgrader [LAB_ARGS=...]: JupyterLab for instructors (menu Nbgrader > Formgrader)
 formgrader: setup

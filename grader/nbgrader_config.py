@@ -99,6 +99,7 @@ c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {
 # Feedback never shows hidden tests (their source is removed before export).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
+    "grading.feedback_student.StudentName",  # the page names its student
     "nbgrader.preprocessors.ClearHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]

@@ -42,7 +42,7 @@ from .ids import normalize_id, quoted
 from .missing_assignment import ensure_assignment
 from .nbgrader_flags import student_pattern, students_of, with_force
 from .nbgrader_log import FAILED, Outcomes
-from .nbgrader_run import ProgressBar, nbgrader_env, tools_on_path
+from .nbgrader_run import ProgressBar, nbgrader_env, tools_on_path, warnings_to_log
 from .paths import CourseDirs, course_dirs, sqlite_path
 from .sandbox_setting import refusal
 from .stale_submissions import changed_submissions, missing_from_gradebook
@@ -118,38 +118,40 @@ def autograde(
     )
     to_grade = [s for s in students if s not in known_bad]
     jobs = max(1, min(jobs, len(to_grade) or 1))
-    hand_grades = manual_grades.record(dirs.db_url, dirs.autograded, assignment, students)
-    start = time.monotonic()
-    bar = ProgressBar(len(students), f"autograde {assignment}")
-    for student in known_bad:
-        bar(student, FAILED)
-    try:
-        with open(log_path, "w", encoding="utf-8") as log:
-            run = ClassRun(assignment, dirs, extra_args, env, bar, log)
-            if not to_grade:
-                outcomes, status = Outcomes(), 0
-            elif jobs == 1:
-                outcomes, status = sequential(run, to_grade, view=bool(known_bad))
-            else:
-                outcomes, status = parallel(run, to_grade, jobs)
-                left = [s for s in to_grade if s not in outcomes.decided()]
-                if status != 0 and left:  # a worker stopped on a submission: finish its share
-                    more, more_status = sequential(run, left, view=True)
-                    merge_outcomes(outcomes, more)
-                    status = max(status, more_status)
-    finally:
-        bar.close()
-    attributed = dict(outcomes.failed)  # failures nbgrader tied to a submission: recorded
-    for student in to_grade:
-        if student not in outcomes.decided():
-            outcomes.failed[student] = "nbgrader ne l'a pas traité (voir le journal)"
-    known_failures.record(failures_file, assignment, dirs.submitted, attributed, outcomes.done)
-    outcomes.failed.update(known_bad)
-    stale = {s: "rendu modifié depuis sa notation" for s in changed if s in outcomes.skipped}
-    stale.update(missing_from_gradebook(dirs.db_url, assignment, outcomes))
-    # hand grades nbgrader reset to "needs manual grade": graded again where the answer is unchanged
-    kept = manual_grades.restore(dirs.db_url, dirs.autograded, assignment, hand_grades)
-    note = "\n".join(filter(None, [note, manual_grades.note(*kept)])) or None
+    with warnings_to_log(log_path):
+        hand_grades = manual_grades.record(dirs.db_url, dirs.autograded, assignment, students)
+        start = time.monotonic()
+        bar = ProgressBar(len(students), f"autograde {assignment}")
+        for student in known_bad:
+            bar(student, FAILED)
+        try:
+            with open(log_path, "w", encoding="utf-8") as log:
+                run = ClassRun(assignment, dirs, extra_args, env, bar, log)
+                if not to_grade:
+                    outcomes, status = Outcomes(), 0
+                elif jobs == 1:
+                    outcomes, status = sequential(run, to_grade, view=bool(known_bad))
+                else:
+                    outcomes, status = parallel(run, to_grade, jobs)
+                    left = [s for s in to_grade if s not in outcomes.decided()]
+                    if status != 0 and left:  # a worker stopped on a submission: finish its share
+                        more, more_status = sequential(run, left, view=True)
+                        merge_outcomes(outcomes, more)
+                        status = max(status, more_status)
+        finally:
+            bar.close()
+        attributed = dict(outcomes.failed)  # failures nbgrader tied to a submission: recorded
+        for student in to_grade:
+            if student not in outcomes.decided():
+                outcomes.failed[student] = "nbgrader ne l'a pas traité (voir le journal)"
+        known_failures.record(failures_file, assignment, dirs.submitted, attributed, outcomes.done)
+        outcomes.failed.update(known_bad)
+        stale = {s: "rendu modifié depuis sa notation" for s in changed if s in outcomes.skipped}
+        stale.update(missing_from_gradebook(dirs.db_url, assignment, outcomes))
+        # hand grades nbgrader reset to "needs manual grade": graded again where the answer
+        # is unchanged
+        kept = manual_grades.restore(dirs.db_url, dirs.autograded, assignment, hand_grades)
+        note = "\n".join(filter(None, [note, manual_grades.note(*kept)])) or None
     seconds = time.monotonic() - start
     return Summary(students, outcomes, stale, seconds, jobs, status, log_path, note, ids)
 

@@ -48,7 +48,7 @@ class Summary:
         )
         if self.stale:
             lines.append(
-                f"⚠ {len(self.stale)} rendu(s) sautés par nbgrader alors que leur note n'est pas "
+                f"⚠ {len(self.stale)} rendu(s) sauté(s) par nbgrader alors que leur note n'est pas "
                 "à jour\u00a0:"
             )
             lines += [f"  - {s}\u00a0: {why}" for s, why in self.stale.items()]

@@ -159,19 +159,23 @@ def _regenerate_reports(ctx: Context, paths: set[Path]) -> None:
     from nbgrader.api import Gradebook
 
     from .csv_safe import SafeCsvExport
+    from .french_csv import EXPORT_NAME, write_export
     from .late_penalty import rule_of_config
     from .report import class_table, write_report
 
     with Gradebook(ctx.dirs.db_url) as gb:
-        if {ctx.rapport / "notes.csv", ctx.rapport / "rapport.html"} & paths:
+        report_files = {"notes.csv", "notes-tableur.csv", "rapport.html"}
+        if {ctx.rapport / name for name in report_files} & paths:
             page = ctx.rapport / "rapport.html"
-            title = TITLE.search(page.read_text())
+            title = TITLE.search(page.read_text()) if page.is_file() else None
             assignment = html.unescape(title.group(1)) if title else "oublier"
             df = class_table(gb, assignment, ctx.dirs.autograded)
             write_report(df, ctx.rapport, assignment, rule_of_config(ctx.config))
         for path in paths:
             if path.name == "grades.csv":
                 SafeCsvExport(to=str(path)).export(gb)
+            elif path.name == EXPORT_NAME:
+                write_export(gb, path)
 
 
 def _hub_user_delete(ctx: Context, sid: str) -> None:

@@ -415,7 +415,9 @@ def _scan_roster(ctx: Context, who: _Who, out: Scan) -> None:
 def _scan_reports(ctx: Context, who: _Who, out: Scan) -> None:
     places = [
         ctx.rapport / "notes.csv",
+        ctx.rapport / "notes-tableur.csv",
         ctx.rapport / "grades.csv",
+        ctx.rapport / "export-tableur.csv",
         ctx.dirs.grader_dir / "grades.csv",
     ]
     for path in places:

@@ -12,6 +12,9 @@ import os
 import subprocess
 import sys
 import threading
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tqdm import tqdm
@@ -27,6 +30,7 @@ __all__ = [
     "run_logged",
     "start",
     "tools_on_path",
+    "warnings_to_log",
 ]
 
 BIN = Path(sys.executable).parent
@@ -88,6 +92,23 @@ def run_logged(cmd: list[str], cwd: Path, env: dict[str, str], watcher: LogWatch
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@contextmanager
+def warnings_to_log(log_path: Path) -> Iterator[None]:
+    """Python warnings raised in this process (SQLAlchemy's ``SAWarning`` when nbgrader's
+    gradebook API merges parallel results, for one) go to the end of the log, not to the
+    teacher's terminal, whose only text is the tools' French summary."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        yield
+    if caught:
+        with open(log_path, "a", encoding="utf-8") as log:
+            for w in caught:
+                log.write(
+                    f"[grading | WARNING] {w.category.__name__} in {w.filename} line "
+                    f"{w.lineno} - {w.message}\n"
+                )
 
 
 class ProgressBar:

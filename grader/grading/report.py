@@ -36,11 +36,12 @@ from markupsafe import Markup
 from nbgrader.api import Gradebook
 from nbgrader.plugins import ExportPlugin
 
-from course.labo.french_number import french_number
 from course.labo.outcome import OUTCOMES, Outcome
 
 from .criterion_titles import criterion_title
 from .csv_safe import EXPORT_KEYS, LINE_END, SafeCsvExport, neutralise_frame
+from .french_csv import REPORT_NAME, ZONE, write_french_csv
+from .french_format import collation_key, french_datetime, french_score, points_text
 from .late_penalty import rule_of_config
 from .nbgrader_run import tools_on_path
 from .outcome_record import read_record
@@ -113,18 +114,41 @@ def _outcome(autograded: Path | None, student: str, assignment: str) -> tuple[st
     return worst, " ".join(details)
 
 
+# Why a grading ended as it did, said to the teacher (the lab's own detail, recorded in the
+# graded copy, speaks to the student: it is quoted after this)
+FOR_THE_TEACHER = {
+    Outcome.NOT_WRITTEN: "oublier n'est pas écrite\u00a0: l'élève a rendu l'ébauche telle quelle",
+    Outcome.TIMEOUT: "le code de l'élève a dépassé la limite de temps (boucle sans fin ou attente)",
+    Outcome.CRASH: "le code de l'élève s'est arrêté sur une erreur",
+    Outcome.LOAD_ERROR: "la cellule de l'élève ne se charge pas (erreur de syntaxe ou au "
+    "chargement)",
+}
+# French words for the report's states, in the spreadsheet file
+STATE_WORDS = {
+    **{o.value: o.label for o in Outcome},
+    "": "noté",
+    "not_graded": "pas de copie notée",
+    "no_submission": NO_SUBMISSION,
+}
+
+
 def _why(submitted: bool, outcome: str, detail: str, raw: float, score: float) -> str:
-    """Why a student has the grade they have, when it needs saying (a 0 always does)."""
+    """Why a student has the grade they have, when it needs saying (a 0 always does), written
+    for the teacher."""
     if not submitted:
         return NO_SUBMISSION
     if outcome == "not_graded":
         return "pas de copie notée\u00a0: la notation a échoué (voir rapport/autograde.log)"
     if outcome not in ("", Outcome.GRADED):
-        return detail or (Outcome(outcome).label if outcome in OUTCOMES else outcome)
+        known = Outcome(outcome) if outcome in OUTCOMES else None
+        why = FOR_THE_TEACHER.get(known, known.label if known else outcome)
+        if detail and known is not Outcome.NOT_WRITTEN:
+            why += f" (message donné à l'élève\u00a0: «\u00a0{detail}\u00a0»)"
+        return why
     if score == 0 and raw > 0:
         return "note ramenée à 0 par la pénalité de retard"
     if raw == 0:
-        return "aucun critère réussi"
+        return "l'élève ne réussit aucun critère"
     return ""
 
 
@@ -185,7 +209,8 @@ def class_table(gradebook: Gradebook, assignment: str, autograded: Path | None) 
         _why_pending(why, pending.get(s, {}))
         for why, s in zip(df["why"], df["student_id"], strict=True)
     ]
-    df = df.sort_values("student_id").reset_index(drop=True)
+    order = sorted(range(len(df)), key=lambda i: collation_key(df["student_id"].iloc[i]))
+    df = df.iloc[order].reset_index(drop=True)
     df.attrs["criteria"] = criteria
     df.attrs["pending"] = pending
     return df
@@ -264,8 +289,22 @@ def _plots(df: pd.DataFrame, failures: pd.Series) -> tuple[str, str]:
     return scores, criteria
 
 
-def _lateness(seconds: float | None, penalty: float) -> str:
-    """How late, for a person: "à l'heure", "35 min", "1 j 12 h (−2 pt)"; "—" when unknown."""
+def _lateness(
+    seconds: float | None,
+    penalty: float,
+    submitted: bool = True,
+    timestamp: str = "x",
+    duedate: str = "x",
+) -> str:
+    """How late, for a person, one rule for every submission (dropped by hand, collected from a
+    hub or from a zip): "à l'heure", "35 min", "1 j 12 h (−2 pt)"; "—" without a submission;
+    a submission whose time or due date is unknown is on time for nbgrader, and says why."""
+    if not submitted:
+        return "—"
+    if not duedate:
+        return "à l'heure (pas de date limite)"
+    if not timestamp:
+        return "à l'heure (heure de rendu inconnue)"
     if seconds is None or math.isnan(seconds):
         return "—"
     if seconds <= 0:
@@ -274,7 +313,65 @@ def _lateness(seconds: float | None, penalty: float) -> str:
     hours, rest = divmod(rest, 3600)
     text = f"{days} j {hours} h" if days else (f"{hours} h {rest // 60} min" if hours else "")
     text = text or f"{max(1, rest // 60)} min"
-    return f"{text} (−{penalty:g} pt)" if penalty else text
+    return f"{text} (−{points_text(penalty)}\u00a0pt)" if penalty else text
+
+
+def _row_lateness(r: pd.Series) -> str:
+    return _lateness(
+        r["seconds_late"],
+        r["late_submission_penalty"],
+        bool(r["submitted"]),
+        r["timestamp"],
+        r["duedate"],
+    )
+
+
+def _share(value: float) -> str:
+    return f"{round(value * 100)}\u00a0%"
+
+
+# The spreadsheet file of the report (notes-tableur.csv): French headers, one column per
+# criterion after these
+REPORT_HEADER = [
+    "identifiant",
+    "nom",
+    "prénom",
+    "courriel",
+    f"heure de rendu ({ZONE})",
+    f"date limite ({ZONE})",
+    "note brute",
+    "pénalité de retard",
+    "note",
+    "note maximale",
+    "rendu",
+    "retard",
+    "état",
+    "pourquoi",
+]
+
+
+def _spreadsheet_rows(df: pd.DataFrame) -> list[list[object]]:
+    criteria = list(df.attrs.get("criteria", {}))
+    return [
+        [
+            r["student_id"],
+            r["last_name"],
+            r["first_name"],
+            r["email"],
+            french_datetime(r["timestamp"]),
+            french_datetime(r["duedate"]),
+            r["raw_score"],
+            r["late_submission_penalty"],
+            r["score"],
+            r["max_score"],
+            bool(r["submitted"]),
+            _row_lateness(r),
+            STATE_WORDS.get(r["outcome"], r["outcome"]),
+            r["why"],
+            *(r[t] for t in criteria),
+        ]
+        for _, r in df.iterrows()
+    ]
 
 
 def _page(**context: object) -> str:
@@ -311,6 +408,8 @@ def write_report(
     # an id such as =2+5 is no formula; a CR or LF inside a cell is quoted
     neutralise_frame(df).to_csv(csv_path, index=False, lineterminator=LINE_END)
     criteria = df.attrs.get("criteria", {})
+    header = REPORT_HEADER + [f"{t} (sur {points_text(m)})" for t, m in criteria.items()]
+    write_french_csv(out / REPORT_NAME, header, _spreadsheet_rows(df))
     failures = criteria_failures(df)
     scores_png, criteria_png = _plots(df, failures)
     n, graded = len(df), int(df["submitted"].sum())
@@ -320,9 +419,10 @@ def write_report(
         n=n,
         graded=graded,
         missing=n - graded,
-        mean=french_number(df["score"].mean(), 1) if n else "—",
-        median=french_number(df["score"].median(), 1) if n else "—",
-        max_score=f"{df['max_score'].max():g}" if n else "—",
+        mean=points_text(df["score"].mean()) if n else "—",
+        median=points_text(df["score"].median()) if n else "—",
+        max_score=points_text(df["max_score"].max()) if n else "—",
+        duedate=french_datetime(df["duedate"].iloc[0], with_zone=True) if n else "",
         late_rule=late_rule,
         scores_png=scores_png,
         criteria_png=criteria_png,
@@ -330,8 +430,8 @@ def write_report(
             {
                 "number": k + 1,
                 "title": t,
-                "points": f"{criteria[t]:g}",
-                "share": f"{failures.get(t, 0):.0%}",
+                "points": points_text(criteria[t]),
+                "share": _share(failures.get(t, 0)),
             }
             for k, t in enumerate(criteria)
         ],
@@ -339,8 +439,8 @@ def write_report(
             {
                 "student_id": r["student_id"],
                 "name": " ".join(x for x in (r["first_name"], r["last_name"]) if x),
-                "score": f"{r['score']:g} / {r['max_score']:g}",
-                "late": _lateness(r["seconds_late"], r["late_submission_penalty"]),
+                "score": french_score(r["score"], r["max_score"]),
+                "late": _row_lateness(r),
                 "lost": _lost(r, criteria, pending.get(r["student_id"], {})),
                 "why": r["why"],
                 "zero": r["score"] == 0,
@@ -423,7 +523,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(exc))
     csv_path, html_path = write_report(df, args.out, args.assignment, late_rule)
     print(
-        f"{len(df)} élève(s), {int(df['submitted'].sum())} rendu(s)\u00a0: {csv_path}\n{html_path}"
+        f"{len(df)} élève(s), {int(df['submitted'].sum())} rendu(s)\u00a0: {html_path}\n"
+        f"{csv_path.with_name(REPORT_NAME)} (tableur français)\n{csv_path} (pour un script)"
     )
     return 0
 

@@ -5,11 +5,12 @@ written unchanged (grading/csv_safe.py): the class report's notes.csv and `nbgra
 from __future__ import annotations
 
 import csv
+import io
 from datetime import datetime
 from pathlib import Path
 
 import pytest
-from grading.csv_safe import neutralise
+from grading.csv_safe import FORMULA_STARTS, neutralise
 from grading.report import class_table, write_report
 from grading_course import copy_course, nbgrader
 from nbgrader.api import Gradebook
@@ -65,6 +66,13 @@ def test_class_report_csv_is_neutralised(tmp_path):
     assert rows["ana"]["first_name"] == '\'=HYPERLINK("x")' and rows["ben"]["score"] == "1.0"
     # the page shows the ids as they are (escaped for HTML, no quote added)
     assert "=2+5" in html_path.read_text(encoding="utf-8")
+    # the French spreadsheet file too: every hostile cell is text, every row holds
+    sheet = (tmp_path / "rapport" / "notes-tableur.csv").read_bytes().decode("utf-8-sig")
+    french = list(csv.DictReader(io.StringIO(sheet, newline=""), delimiter=";"))
+    assert sorted(r["identifiant"] for r in french) == sorted(neutralise(s) for s in students)
+    for row in french:
+        assert row["prénom"] == '\'=HYPERLINK("x")'
+        assert not row["nom"].startswith(FORMULA_STARTS) and row["note"] == "1"
 
 
 @pytest.mark.slow

@@ -31,6 +31,15 @@ def _ok(proc: subprocess.CompletedProcess, *expected: str) -> str:
     return proc.stdout
 
 
+def _french_only(proc: subprocess.CompletedProcess, *expected: str) -> str:
+    """A command that says what it did in French: nbgrader's English records and Python's
+    warnings stay in its log."""
+    out = _ok(proc, *expected)
+    for english in ("| INFO]", "| WARNING]", "SAWarning", "Warning:"):
+        assert english not in proc.stdout + proc.stderr, (english, proc.stdout + proc.stderr)
+    return out
+
+
 def _rows(path) -> dict[str, dict[str, str]]:
     with open(path, newline="", encoding="utf-8") as fh:
         return {row["student_id"]: row for row in csv.DictReader(fh)}
@@ -65,7 +74,10 @@ def test_the_grading_table_in_order_on_a_fresh_clone(tmp_path, expected_scores):
         "id,first_name,last_name\nana,Ana,Martin\nben,Ben,Durand\ncyr,Cyr,Petit\ndou,Dou,Leroy\n"
     )
     _ok(make(clone, "students", "ELEVES=grader/eleves.csv"))
-    _ok(make(clone, "duedate", "DATE=2025-03-14 18:00:00 Europe/Paris"))
+    _french_only(
+        make(clone, "duedate", "DATE=2025-03-14 18:00:00 Europe/Paris"),
+        "14/03/2025 18:00 (Europe/Paris)",
+    )
     # 4. submissions received one by one (ben a day and a half late)
     submit(grader, "ana", "complete_vacuum", "2025-03-14 17:30:00 Europe/Paris")
     submit(grader, "ben", "ebauche", "2025-03-16 06:00:00 Europe/Paris")
@@ -100,11 +112,11 @@ def test_the_grading_table_in_order_on_a_fresh_clone(tmp_path, expected_scores):
         roster.write("eve,Eve,Morel\n")
     _ok(make(clone, "students", "ELEVES=grader/eleves.csv"))
     _ok(make(clone, "zip-collect"), "Collectés\u00a0: eve")
-    _ok(make(clone, "grade", "JOBS=2"), "2 rendu(s) noté(s), 2 déjà noté(s)", "0 en échec")
+    _french_only(make(clone, "grade", "JOBS=2"), "2 rendu(s) noté(s), 2 déjà noté(s)", "0 en échec")
     # 7. feedback, 9. export, 10. report
     _ok(make(clone, "feedback"), "4 page(s) de retour écrite(s)")
-    _ok(make(clone, "export"))
-    _ok(make(clone, "rapport"))
+    _french_only(make(clone, "export"), "Notes exportées\u00a0: 5 ligne(s), 5 élève(s)")
+    _french_only(make(clone, "rapport"), "Rapport de «\u00a0oublier\u00a0»\u00a0: 5 élève(s)")
     theirs = _rows(grader / "rapport" / "grades.csv")
     ours = _rows(grader / "rapport" / "notes.csv")
     assert sorted(ours) == sorted(theirs) == ["ana", "ben", "cyr", "dou", "eve"]
@@ -116,7 +128,26 @@ def test_the_grading_table_in_order_on_a_fresh_clone(tmp_path, expected_scores):
     assert float(ours["ben"]["late_submission_penalty"]) == 2
     assert ours["dou"]["why"] == "pas de rendu"
     page = (grader / "rapport" / "rapport.html").read_text(encoding="utf-8")
-    assert "Ben Durand" in page and "(−2 pt)" in page
+    assert "Ben Durand" in page and "(−2\u00a0pt)" in page
+    # one lateness rule for every submission: the zip's (no time given) is on time for nbgrader,
+    # and says why, in the page and in the spreadsheet file alike
+    sheet = (grader / "rapport" / "notes-tableur.csv").read_text(encoding="utf-8-sig")
+    late = {
+        row["identifiant"]: row["retard"]
+        for row in csv.DictReader(sheet.splitlines(), delimiter=";")
+    }
+    assert late == {
+        "ana": "à l'heure",
+        "ben": "1 j 12 h (−2\u00a0pt)",
+        "cyr": "à l'heure (heure de rendu inconnue)",
+        "dou": "—",
+        "eve": "à l'heure (heure de rendu inconnue)",
+    }
+    assert (
+        page.count("à l&#x27;heure (heure de rendu inconnue)")
+        + page.count("à l'heure (heure de rendu inconnue)")
+        == 2
+    )
 
     # the demo, beside the real class: nothing of the class changes
     real = {part: tree_digest(grader / part) for part in ("submitted", "autograded", "feedback")}

@@ -222,6 +222,8 @@ def test_erase_with_control(classe, tmp_path):
     # the report is regenerated without ben, with the others
     page = (grader / "rapport" / "rapport.html").read_text()
     assert "<td>ben</td>" not in page and "<td>ana</td>" in page and "<td>cyr</td>" in page
+    sheet = (grader / "rapport" / "notes-tableur.csv").read_bytes().decode("utf-8-sig")
+    assert "\r\nben;" not in sheet and "\r\nana;" in sheet and "\r\ncyr;" in sheet
     # nothing else deleted or changed: only ben's files, and the files rewritten without him
     after = tree_digest(course)
     rewritten = {
@@ -230,6 +232,7 @@ def test_erase_with_control(classe, tmp_path):
         "grader/downloaded/oublier/archive/classe.zip",
         "grader/downloaded/oublier/archive/lot2/ben.zip",
         "grader/rapport/notes.csv",
+        "grader/rapport/notes-tableur.csv",  # the same table for a French spreadsheet
         "grader/rapport/rapport.html",
         "grader/grades.csv",
     }

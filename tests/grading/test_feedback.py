@@ -51,6 +51,12 @@ def test_feedback_pages_speak_french(graded_class):
     assert "Pénalité de retard\u00a0: −2" in ben  # a day and a half late: two started days
     cyr = graded_class.feedback_page("cyr").read_text(encoding="utf-8")
     assert "«\u00a0raise NotImplementedError()\u00a0»" in _text(cyr)  # the stub's message
+    # the page names its student; nbgrader's automatic « No response. » on the stub left as it
+    # was is no teacher's comment
+    assert "Retour pour Cyr Petit (cyr)" in _text(cyr)
+    assert "No response" not in cyr and "Commentaire de l'enseignant" not in cyr
+    assert re.search(r"Pas de réponse\u00a0:\s+cette cellule est restée telle", _text(cyr))
+    assert "Retour pour Ana Martin (ana)" in _text(graded_class.feedback_page("ana").read_text())
 
 
 def test_feedback_follows_a_regrade(course):

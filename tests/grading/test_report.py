@@ -24,6 +24,11 @@ from PIL import Image
 
 DUE = datetime(2025, 3, 14, 18, 0)
 TIMEOUT_DETAIL = "oublier n'a pas terminé en 10\u00a0s\u00a0: aucun critère n'a pu être vérifié."
+# « Pourquoi » speaks to the teacher, then quotes what the student was told
+TIMEOUT_WHY = (
+    "le code de l'élève a dépassé la limite de temps (boucle sans fin ou attente) "
+    f"(message donné à l'élève\u00a0: «\u00a0{TIMEOUT_DETAIL}\u00a0»)"
+)
 
 
 def _grade_cells(solution: Path) -> dict[str, float]:
@@ -114,7 +119,7 @@ def test_report_totals_are_those_of_nbgrader_export(gradebook_class):
     assert float(ours["ben"]["score"]) == float(ours["ben"]["raw_score"]) - 2
     assert float(ours["eve"]["score"]) == 0 < float(ours["eve"]["raw_score"])
     assert ours["dou"]["why"] == "pas de rendu"
-    assert ours["cyr"]["why"] == TIMEOUT_DETAIL and ours["cyr"]["outcome"] == "timeout"
+    assert ours["cyr"]["why"] == TIMEOUT_WHY and ours["cyr"]["outcome"] == "timeout"
     assert ours["ana"]["outcome"] == "graded" and ours["ana"]["why"] == ""
     assert ours["eve"]["why"] == "note ramenée à 0 par la pénalité de retard"
 
@@ -128,7 +133,8 @@ def test_report_page_says_it_at_a_glance(gradebook_class):
     page = (grader / "rapport" / "rapport.html").read_text(encoding="utf-8")
     text = re.sub(r"<[^>]+>", " ", page.replace("&#x27;", "'"))
     assert "Ana Martin" in text and "Ben Durand" in text
-    assert "1 j 12 h (−2 pt)" in text and "3 j 1 h (−1 pt)" in text and "à l'heure" in text
+    assert "1 j 12 h (−2\u00a0pt)" in text and "3 j 1 h (−1\u00a0pt)" in text
+    assert "à l'heure" in text
     assert rule(1.0) in text  # the late rule the configuration applies
     assert TIMEOUT_DETAIL in text and "pas de rendu" in text
     cells = _grade_cells(grader.parent / "solutions" / "oublier" / "oublier.ipynb")
@@ -178,3 +184,91 @@ def test_the_statement_states_the_configured_late_rule(tmp_path, folder):
     markdown = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
     statement = re.sub(r"[ \n]+", " ", markdown)  # a line break renders as a space
     assert rule_of_config(config) in statement
+
+
+def _add_accented_class(grader: Path) -> None:
+    """élodie, éloïse and emma registered without a submission; ana's score gets a half point
+    off by hand (9,5), so a decimal shows."""
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        for student in ("éloïse", "emma", "élodie"):
+            gb.add_student(student, first_name=student.capitalize(), last_name="Roux")
+        submission = gb.find_submission_notebook("oublier", "oublier", "ana")
+        grade = submission.grades[0]
+        grade.manual_score = grade.max_score - 0.5
+        gb.db.commit()
+
+
+FRENCH_ORDER = ["ana", "ben", "cyr", "dou", "élodie", "éloïse", "emma", "eve"]
+
+
+def _french_rows(path: Path) -> list[dict[str, str]]:
+    data = path.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf")  # the BOM French Excel needs to read UTF-8
+    assert b"\r\n" in data
+    return list(csv.DictReader(io.StringIO(data.decode("utf-8-sig"), newline=""), delimiter=";"))
+
+
+@pytest.mark.slow
+def test_report_spreadsheet_file_is_french(gradebook_class):
+    grader = gradebook_class
+    _add_accented_class(grader)
+    proc = grading(grader, "report")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = _french_rows(grader / "rapport" / "notes-tableur.csv")
+    assert [r["identifiant"] for r in rows] == FRENCH_ORDER  # éloïse not last
+    by_id = {r["identifiant"]: r for r in rows}
+    ana, ben, cyr, dou = by_id["ana"], by_id["ben"], by_id["cyr"], by_id["dou"]
+    zone = "fuseau Europe/Paris"
+    # 17:00 UTC is 18:00 in Paris in March (UTC+1); the due date 18:00 UTC is 19:00 there
+    assert ana[f"heure de rendu ({zone})"] == "14/03/2025 18:00"
+    assert ana[f"date limite ({zone})"] == "14/03/2025 19:00"
+    assert ana["note brute"] == ana["note"] == "9,5" and ana["note maximale"] == "10"
+    assert ana["rendu"] == "oui" and ana["état"] == "noté" and ana["retard"] == "à l'heure"
+    assert dou["rendu"] == "non" and dou["état"] == "pas de rendu" and dou["retard"] == "—"
+    assert ben["pénalité de retard"] == "2" and ben["retard"] == "1 j 12 h (−2\u00a0pt)"
+    assert cyr["état"] == "limite de temps dépassée" and cyr["pourquoi"] == TIMEOUT_WHY
+    values = {v for r in rows for v in r.values()}
+    assert not values & {"graded", "timeout", "no_submission", "True", "False", "9.5"}
+    cells = _grade_cells(grader.parent / "solutions" / "oublier" / "oublier.ipynb")
+    titles = {criterion_title(g) for g in cells}
+    criteria = {re.sub(r" \(sur [\d,]+\)$", "", h) for h in rows[0] if h.endswith(")")}
+    assert titles <= criteria and not [h for h in rows[0] if h.startswith("test_")]
+    # the page writes numbers as the file does: one format, heading and table alike
+    page = (grader / "rapport" / "rapport.html").read_text(encoding="utf-8")
+    assert "9,5 / 10" in page and "9.5" not in page
+    mean = re.search(r"Moyenne (\S+) / (\S+),", page)
+    assert mean and "." not in mean.group(1), page[:2000]
+    assert "Date limite\u00a0: 14/03/2025 19:00 (Europe/Paris)" in page
+    order = [re.escape(f"<td>{s}</td>") for s in FRENCH_ORDER]
+    assert re.search(".*".join(order), page, re.S)  # the table in French order too
+    # notes.csv, for scripts, keeps nbgrader's columns and values
+    assert _rows(grader / "rapport" / "notes.csv")["ana"]["raw_score"] == "9.5"
+
+
+@pytest.mark.slow
+def test_export_and_duedate_speak_french_and_keep_nbgraders_file(gradebook_class):
+    grader = gradebook_class
+    _add_accented_class(grader)
+    due = grading(grader, "duedate", "oublier", "2025-03-14 18:00:00 Europe/Paris")
+    assert due.returncode == 0, due.stdout + due.stderr
+    said = "Date limite de «\u00a0oublier\u00a0»\u00a0: 14/03/2025 18:00 (Europe/Paris)"
+    assert said in due.stdout
+    assert "| INFO]" not in due.stdout + due.stderr  # nbgrader's English lines: in the log only
+    assert "Creating/updating assignment" in (grader / "rapport" / "duedate.log").read_text()
+    naive = grading(grader, "duedate", "oublier", "2025-03-14 18:00:00")
+    assert naive.returncode == 0 and "14/03/2025 19:00 (Europe/Paris)" in naive.stdout
+    assert "sans fuseau" in naive.stdout and "| INFO]" not in naive.stdout + naive.stderr
+    proc = grading(grader, "export")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Notes exportées\u00a0: 8 ligne(s), 8 élève(s), 1 devoir(s)." in proc.stdout
+    assert "| INFO]" not in proc.stdout + proc.stderr
+    stock = nbgrader(grader, "export", "--to=stock.csv")
+    assert stock.returncode == 0, stock.stdout + stock.stderr
+    assert (grader / "rapport" / "grades.csv").read_bytes() == (grader / "stock.csv").read_bytes()
+    rows = _french_rows(grader / "rapport" / "export-tableur.csv")
+    assert [r["identifiant"] for r in rows] == FRENCH_ORDER
+    ana = rows[0]
+    assert ana["devoir"] == "oublier" and ana["note"] == "9,5"
+    assert ana["date limite (fuseau Europe/Paris)"] == "14/03/2025 19:00"
+    bad = grading(grader, "duedate", "oublier", "pas une date")
+    assert bad.returncode == 1 and "✘ date limite" in bad.stderr and "| INFO]" not in bad.stderr

@@ -75,7 +75,7 @@ def test_report_fits_the_page_and_names_every_criterion(graded_class, browser_pa
         assert title in layout["text"], title
     for name in ("Ana Martin", "Ben Durand", "Cyr Petit", "Dou Leroy"):
         assert name in layout["text"]
-    assert "pas de rendu" in layout["text"] and "1 j 12 h (−2 pt)" in layout["text"]
+    assert "pas de rendu" in layout["text"] and "1 j 12 h (−2\u00a0pt)" in layout["text"]
     assert not refused
     if os.environ.get("COURSE_SCREENSHOTS"):
         shots = REPO / ".artefacts" / "screenshots"

@@ -1,0 +1,77 @@
+"""``make duedate``: the assignment's due date in the gradebook, said back in French.
+
+    python -m grading.duedate oublier "2025-03-14 18:00:00 Europe/Paris"
+
+Stock ``nbgrader db assignment add`` (its log in ``rapport/duedate.log``), then the date as
+the gradebook now holds it, read back in the course's time zone: a date typed without a zone is
+UTC for nbgrader, an hour or two off a Paris deadline, and the summary says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from nbgrader.api import Gradebook, MissingEntry
+
+from .french_format import COURSE_TIME_ZONE, french_datetime
+from .nbgrader_quiet import run_quiet
+from .nbgrader_run import tools_on_path, warnings_to_log
+from .paths import course_dirs
+
+__all__ = ["main", "set_duedate"]
+
+_ZONE = re.compile(r"(?:[A-Za-z_]+/[A-Za-z_]+|[A-Z]{1,5}|[+-]\d{2}:?\d{2})\s*$")
+
+
+def set_duedate(
+    assignment: str, date: str, grader_dir: Path | None = None
+) -> tuple[int, list[str]]:
+    """Set the due date; (exit status, French summary lines)."""
+    dirs = course_dirs(grader_dir)
+    run = run_quiet(
+        dirs.grader_dir, ["db", "assignment", "add", assignment, f"--duedate={date}"], "duedate"
+    )
+    if run.status:
+        return 1, [run.failure(f"date limite de «\u00a0{assignment}\u00a0» non fixée")]
+    tools_on_path()
+    with warnings_to_log(run.log_path), Gradebook(dirs.db_url) as gradebook:
+        try:
+            due = gradebook.find_assignment(assignment).duedate
+        except MissingEntry:
+            due = None
+    if due is None:
+        return 1, [f"✘ «\u00a0{assignment}\u00a0» n'a pas de date limite dans le carnet de notes."]
+    lines = [
+        f"Date limite de «\u00a0{assignment}\u00a0»\u00a0: {french_datetime(due, with_zone=True)} "
+        f"(carnet de notes\u00a0: {dirs.db_url})."
+    ]
+    if not _ZONE.search(date.strip()):
+        lines.append(
+            f"⚠ Heure donnée sans fuseau\u00a0: nbgrader l'a lue en UTC. Pour l'heure de Paris, "
+            f'relancez avec le fuseau\u00a0: make duedate DATE="{date.strip()} {COURSE_TIME_ZONE}".'
+        )
+    return 0, lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Fixe la date limite d'un devoir (nbgrader db assignment add) et la redit "
+        f"dans le fuseau du cours ({COURSE_TIME_ZONE})."
+    )
+    parser.add_argument("assignment")
+    parser.add_argument("date", help='par exemple "2025-03-14 18:00:00 Europe/Paris"')
+    parser.add_argument("--grader-dir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    try:
+        status, lines = set_duedate(args.assignment, args.date, args.grader_dir)
+    except FileNotFoundError as exc:
+        parser.error(str(exc))
+    print("\n".join(lines), file=sys.stderr if status else sys.stdout)
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,66 @@
+"""``make export``: nbgrader's CSV of every grade, and its French twin for a spreadsheet.
+
+    python -m grading.export            (from grader/, or the course root)
+
+Stock ``nbgrader export --to rapport/grades.csv`` writes nbgrader's file, unchanged (its log in
+``rapport/export.log``); then ``rapport/export-tableur.csv`` gets the same rows for French
+Excel or LibreOffice (``grading.french_csv``). The summary says, in French, what was written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from nbgrader.api import Gradebook
+
+from .french_csv import EXPORT_HEADER, EXPORT_NAME, export_rows, write_french_csv
+from .nbgrader_quiet import run_quiet
+from .nbgrader_run import tools_on_path, warnings_to_log
+from .paths import course_dirs
+
+__all__ = ["export", "main"]
+
+
+def export(grader_dir: Path | None = None) -> tuple[int, list[str]]:
+    """Both files in ``rapport/``; (exit status, French summary lines)."""
+    dirs = course_dirs(grader_dir)
+    out = dirs.grader_dir / "rapport"
+    out.mkdir(exist_ok=True)
+    run = run_quiet(dirs.grader_dir, ["export", "--to", "rapport/grades.csv"], "export")
+    if run.status:
+        return 1, [run.failure("export des notes")]
+    tools_on_path()
+    with warnings_to_log(run.log_path), Gradebook(dirs.db_url) as gradebook:
+        rows = export_rows(gradebook)
+    french = write_french_csv(out / EXPORT_NAME, EXPORT_HEADER, rows)
+    students = len({row[3] for row in rows})
+    assignments = len({row[0] for row in rows})
+    return 0, [
+        f"Notes exportées\u00a0: {len(rows)} ligne(s), {students} élève(s), "
+        f"{assignments} devoir(s).",
+        f"  - {out / 'grades.csv'}\u00a0: le CSV de nbgrader (virgules, point décimal, UTC)",
+        f"  - {french}\u00a0: pour un tableur français («\u00a0;\u00a0», virgule décimale, "
+        "heure de Paris)",
+        f"Journal de nbgrader\u00a0: {run.log_path}",
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Exporte toutes les notes (nbgrader export) et leur version pour un tableur "
+        "français."
+    )
+    parser.add_argument("--grader-dir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    try:
+        status, lines = export(args.grader_dir)
+    except FileNotFoundError as exc:
+        parser.error(str(exc))
+    print("\n".join(lines), file=sys.stderr if status else sys.stdout)
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

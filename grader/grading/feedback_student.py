@@ -1,0 +1,46 @@
+"""The student a feedback page is for, named in its header.
+
+nbgrader gives the feedback template the student's id only (``resources.nbgrader.student``); a
+page printed or forwarded must say whose it is, by name. This preprocessor, run by
+``nbgrader generate_feedback`` after ``GetGrades`` (``GenerateFeedback.preprocessors`` in
+``grader/nbgrader_config.py``), reads the student's first and last names from the gradebook into
+``resources.nbgrader.student_name``; the template escapes it (names and ids are untrusted).
+"""
+
+from __future__ import annotations
+
+from nbconvert.preprocessors import Preprocessor
+from nbgrader.api import Gradebook, MissingEntry
+from traitlets import Bool
+
+__all__ = ["StudentName", "student_name"]
+
+
+def student_name(first_name: str | None, last_name: str | None, student_id: str) -> str:
+    """« Chloé Roux (chloé) », or the id alone when the gradebook has no name."""
+    name = " ".join(part.strip() for part in (first_name, last_name) if part and part.strip())
+    return f"{name} ({student_id})" if name else student_id
+
+
+class StudentName(Preprocessor):
+    """Put the student's name, as the gradebook has it, in the page's resources."""
+
+    # nbgrader registers its converters' preprocessors as they are: nbconvert's default (off)
+    # would leave this one out, as nbgrader's own preprocessors default to on
+    enabled = Bool(True).tag(config=True)
+
+    def preprocess(self, nb, resources):
+        info = resources.get("nbgrader", {})
+        student_id, db_url = info.get("student"), info.get("db_url")
+        if student_id is None:
+            return nb, resources
+        first = last = None
+        if db_url:
+            try:
+                with Gradebook(db_url) as gradebook:
+                    student = gradebook.find_student(student_id)
+                    first, last = student.first_name, student.last_name
+            except MissingEntry:
+                pass
+        info["student_name"] = student_name(first, last, str(student_id))
+        return nb, resources

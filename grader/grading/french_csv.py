@@ -1,0 +1,108 @@
+"""CSV files a French spreadsheet opens right, next to the ones scripts read.
+
+French Excel reads a CSV with ``;`` between fields, a decimal comma and, to know it is UTF-8, a
+byte-order mark; without them it puts a whole row in one cell, reads ``1.5`` as a date and
+``Chloé`` as ``ChloÃ©``. nbgrader's own export (``grades.csv``) and the report's ``notes.csv``
+stay as they are, for scripts and for nbgrader; these files add, beside them, the same rows with
+French headers and values, dates in the course's time zone (named in the header), and the rows
+in French order:
+
+- ``rapport/export-tableur.csv`` (``make export``): nbgrader's export, every assignment;
+- ``rapport/notes-tableur.csv`` (``make rapport``): the class report's table.
+
+Every text cell is neutralised as in ``notes.csv`` (an id ``=2+5`` is no formula).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterable
+from pathlib import Path
+
+from nbgrader.api import Gradebook
+
+from .csv_safe import LINE_END, SafeCsvExport, neutralise
+from .french_format import COURSE_TIME_ZONE, collation_key, french_datetime, points_text
+
+__all__ = [
+    "EXPORT_HEADER",
+    "EXPORT_NAME",
+    "REPORT_NAME",
+    "export_rows",
+    "write_export",
+    "write_french_csv",
+]
+
+EXPORT_NAME = "export-tableur.csv"
+REPORT_NAME = "notes-tableur.csv"
+ZONE = f"fuseau {COURSE_TIME_ZONE}"
+EXPORT_HEADER = [
+    "devoir",
+    f"date limite ({ZONE})",
+    f"heure de rendu ({ZONE})",
+    "identifiant",
+    "nom",
+    "prénom",
+    "courriel",
+    "note brute",
+    "pénalité de retard",
+    "note",
+    "note maximale",
+]
+
+
+def _cell(value: object) -> str:
+    """A cell as French Excel reads it: numbers with a decimal comma, text neutralised."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, bool):
+        return "oui" if value else "non"
+    if isinstance(value, int | float):
+        return points_text(value)
+    return str(neutralise(str(value)))
+
+
+def write_french_csv(path: Path, header: list[str], rows: Iterable[list[object]]) -> Path:
+    """Write `rows` under `header`: ``;``, UTF-8 with a BOM, CRLF line ends, French numbers."""
+    with open(path, "w", newline="", encoding="utf-8-sig") as fh:
+        writer = csv.writer(fh, delimiter=";", lineterminator=LINE_END)
+        writer.writerow(header)
+        for row in rows:
+            writer.writerow([_cell(v) for v in row])
+    return path
+
+
+def _number(text: str) -> float | str:
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def export_rows(gradebook: Gradebook, assignments: list[str] | None = None) -> list[list[object]]:
+    """nbgrader's export rows (``SafeCsvExport.rows``: the same students, scores and
+    penalties), in French order (assignment, then student) and French values."""
+    rows = SafeCsvExport(assignment=assignments or []).rows(gradebook)
+    rows.sort(key=lambda r: (collation_key(r["assignment"]), collation_key(r["student_id"])))
+    return [
+        [
+            r["assignment"],
+            french_datetime(r["duedate"]),
+            french_datetime(r["timestamp"]),
+            r["student_id"],
+            r["last_name"],
+            r["first_name"],
+            r["email"],
+            _number(r["raw_score"]),
+            _number(r["late_submission_penalty"]),
+            _number(r["score"]),
+            _number(r["max_score"]),
+        ]
+        for r in rows
+    ]
+
+
+def write_export(gradebook: Gradebook, dest: Path) -> Path:
+    """``export-tableur.csv``: the French twin of ``nbgrader export``'s ``grades.csv``."""
+    return write_french_csv(dest, EXPORT_HEADER, export_rows(gradebook))

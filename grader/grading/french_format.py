@@ -1,0 +1,76 @@
+"""How the class tools write dates, scores and names' order for a French reader.
+
+One place, so the report's table, its heading, its CSV and the command summaries agree:
+nbgrader keeps dates as naive UTC (``2025-03-14 17:00:00`` for an 18:00 Paris deadline), a
+teacher reads them in the course's time zone, with the zone said; scores read ``1,5 / 12``
+everywhere; students are listed in French order (``éloïse`` between ``élodie`` and ``emma``)
+with a key that needs no OS locale (CI machines have none).
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
+from course.labo.french_number import french_number
+
+__all__ = [
+    "COURSE_TIME_ZONE",
+    "collation_key",
+    "french_datetime",
+    "french_score",
+    "points_text",
+]
+
+COURSE_TIME_ZONE = "Europe/Paris"
+_ZONE = ZoneInfo(COURSE_TIME_ZONE)
+
+
+def collation_key(text: str) -> tuple[str, str, str]:
+    """French dictionary order without a locale: letters first (accents and case folded away),
+    then accents, then the exact text so that no two distinct ids compare equal."""
+    decomposed = unicodedata.normalize("NFKD", str(text))
+    letters = "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+    return letters, decomposed.casefold(), str(text)
+
+
+def _as_utc(value: object) -> datetime | None:
+    """nbgrader's naive UTC datetime (or its text, as its export writes it), aware; None when
+    there is none."""
+    if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, datetime):
+        moment = value
+    else:
+        try:
+            moment = datetime.fromisoformat(str(value).strip())
+        except ValueError:
+            return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment
+
+
+def french_datetime(value: object, with_zone: bool = False) -> str:
+    """``14/03/2025 18:00`` in the course's time zone ("" without a date); with `with_zone`,
+    followed by the zone: ``14/03/2025 18:00 (Europe/Paris)``."""
+    moment = _as_utc(value)
+    if moment is None:
+        return ""
+    local = moment.astimezone(_ZONE)
+    text = local.strftime("%d/%m/%Y %H:%M")
+    if local.second:
+        text = local.strftime("%d/%m/%Y %H:%M:%S")
+    return f"{text} ({COURSE_TIME_ZONE})" if with_zone else text
+
+
+def points_text(value: float) -> str:
+    """A number of points the French way, two decimals at most: ``1,5``, ``12``, ``0,25``."""
+    return french_number(round(float(value), 2))
+
+
+def french_score(score: float, max_score: float) -> str:
+    """``1,5 / 12``: the one way a score is written in the report."""
+    return f"{points_text(score)} / {points_text(max_score)}"

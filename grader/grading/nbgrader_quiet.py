@@ -1,0 +1,68 @@
+"""An nbgrader command whose English log goes to a file, never to the teacher's terminal.
+
+``nbgrader db assignment add``, ``nbgrader export`` print only their own English INFO lines;
+the class tools run them through :func:`run_quiet`, keep the whole log in
+``rapport/<name>.log`` and print their own French summary. On a failure the summary names
+nbgrader's last error line and the log.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from .nbgrader_run import BIN, nbgrader_env
+
+__all__ = ["QuietRun", "run_quiet"]
+
+_RECORD = re.compile(r"^\[(?P<app>\w+) \| (?P<level>[A-Z]+)\] (?P<text>.*)$")
+
+
+@dataclass
+class QuietRun:
+    """How an nbgrader command ended, and where its log is."""
+
+    status: int
+    log_path: Path
+    log: str
+
+    @property
+    def last_error(self) -> str:
+        """nbgrader's last ERROR or CRITICAL line, else the log's last line ("" if empty)."""
+        errors = [
+            m["text"]
+            for m in map(_RECORD.match, self.log.splitlines())
+            if m and m["level"] in ("ERROR", "CRITICAL")
+        ]
+        lines = [line for line in self.log.splitlines() if line.strip()]
+        return errors[-1] if errors else (lines[-1] if lines else "")
+
+    def failure(self, what: str) -> str:
+        """One French sentence for a failed run: what failed, nbgrader's reason, the log."""
+        reason = self.last_error
+        reason = f"\u00a0: {reason}" if reason else ""
+        return (
+            f"✘ {what}\u00a0: nbgrader s'est arrêté en erreur (code {self.status}){reason}. "
+            f"Journal complet\u00a0: {self.log_path}"
+        )
+
+
+def run_quiet(grader_dir: Path, args: list[str], log_name: str) -> QuietRun:
+    """Run ``nbgrader <args>`` in `grader_dir`; its output goes to ``rapport/<log_name>.log``."""
+    log_dir = grader_dir / "rapport"
+    log_dir.mkdir(exist_ok=True)
+    log_path = log_dir / f"{log_name}.log"
+    proc = subprocess.run(
+        [str(BIN / "nbgrader"), *args],
+        cwd=grader_dir,
+        env=nbgrader_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        check=False,
+    )
+    log_path.write_text(proc.stdout, encoding="utf-8")
+    return QuietRun(proc.returncode, log_path, proc.stdout)

@@ -1,0 +1,66 @@
+"""``make rapport``: the class report through ``nbgrader export``, summed up in French.
+
+    python -m grading.rapport oublier
+
+Stock ``nbgrader export --exporter=grading.report.ClassReport`` (its log in
+``rapport/rapport.log``) writes ``notes.csv``, ``notes-tableur.csv`` and ``rapport.html``; the
+summary gives the class's numbers from the French file it wrote, and the three paths.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+
+from .french_csv import REPORT_NAME
+from .nbgrader_quiet import run_quiet
+from .paths import course_dirs
+
+__all__ = ["main", "rapport"]
+
+
+def rapport(assignment: str, grader_dir: Path | None = None) -> tuple[int, list[str]]:
+    """The report of `assignment` in ``rapport/``; (exit status, French summary lines)."""
+    dirs = course_dirs(grader_dir)
+    args = [
+        "export",
+        "--exporter=grading.report.ClassReport",
+        f"--assignment={assignment}",
+        "--to=rapport",
+    ]
+    run = run_quiet(dirs.grader_dir, args, "rapport")
+    if run.status:
+        return 1, [run.failure(f"rapport de «\u00a0{assignment}\u00a0»")]
+    out = dirs.grader_dir / "rapport"
+    with open(out / REPORT_NAME, newline="", encoding="utf-8-sig") as fh:
+        rows = list(csv.DictReader(fh, delimiter=";"))
+    submitted = sum(row["rendu"] == "oui" for row in rows)
+    return 0, [
+        f"Rapport de «\u00a0{assignment}\u00a0»\u00a0: {len(rows)} élève(s), {submitted} avec un "
+        f"rendu, {len(rows) - submitted} sans.",
+        f"  - {out / 'rapport.html'}\u00a0: la page à lire",
+        f"  - {out / REPORT_NAME}\u00a0: pour un tableur français",
+        f"  - {out / 'notes.csv'}\u00a0: les mêmes données pour un script (colonnes de nbgrader)",
+        f"Journal de nbgrader\u00a0: {run.log_path}",
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Rapport de la classe (nbgrader export avec le greffon du cours)."
+    )
+    parser.add_argument("assignment", nargs="?", default="oublier")
+    parser.add_argument("--grader-dir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    try:
+        status, lines = rapport(args.assignment, args.grader_dir)
+    except FileNotFoundError as exc:
+        parser.error(str(exc))
+    print("\n".join(lines), file=sys.stderr if status else sys.stdout)
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

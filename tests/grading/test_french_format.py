@@ -1,0 +1,77 @@
+"""Dates, scores and the order of names as a French reader expects them, with no OS locale
+(grading/french_format.py)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from grading.criterion_titles import criterion_title
+from grading.feedback_student import student_name
+from grading.french_format import collation_key, french_datetime, french_score
+
+
+def test_french_order_without_a_locale():
+    ids = ["emma", "Zoé", "éloïse", "élodie", "eve", "zoe", "Élise", "ana"]
+    assert sorted(ids, key=collation_key) == [
+        "ana",
+        "Élise",
+        "élodie",
+        "éloïse",
+        "emma",
+        "eve",
+        "zoe",
+        "Zoé",
+    ]
+    # NFD (a macOS zip) and NFC sort together, and no two distinct ids compare equal
+    assert collation_key("chlo\u0301e")[0] == collation_key("chloé")[0]
+    assert collation_key("chlo\u0301e") != collation_key("chloé")
+
+
+def test_dates_in_the_course_time_zone():
+    # nbgrader keeps naive UTC: winter UTC+1, summer UTC+2
+    assert french_datetime("2025-03-14 17:00:00") == "14/03/2025 18:00"
+    assert french_datetime(datetime(2025, 6, 1, 16, 0)) == "01/06/2025 18:00"
+    assert french_datetime("2025-03-14 17:00:00.250000") == "14/03/2025 18:00"
+    assert french_datetime("2025-03-14 17:00:30", with_zone=True) == (
+        "14/03/2025 18:00:30 (Europe/Paris)"
+    )
+    assert french_datetime("") == french_datetime(None) == french_datetime("n'importe") == ""
+
+
+def test_one_number_format():
+    assert french_score(1.5, 12) == "1,5 / 12"
+    assert french_score(10.0, 12.0) == "10 / 12"
+    assert french_score(1 / 3, 12) == "0,33 / 12"
+
+
+def test_titles_and_names_for_readers():
+    assert criterion_title("documentation").startswith("Réponse écrite")
+    assert criterion_title("inconnu") == "inconnu"
+    assert student_name("Chloé", "Roux", "chloé") == "Chloé Roux (chloé)"
+    assert student_name(None, " ", "zoé") == "zoé"
+
+
+def test_spreadsheet_file_is_data_for_french_excel(tmp_path):
+    from grading.french_csv import write_french_csv
+
+    path = write_french_csv(
+        tmp_path / "t.csv",
+        ["identifiant", "nom", "note", "rendu"],
+        [["=2+5", "N'Diaye; Roux", 1.5, True], ["zoé", "Line\nbreak", float("nan"), False]],
+    )
+    data = path.read_bytes()
+    assert data.startswith("\ufeff".encode()) and data.count(b"\r\n") == 3
+    text = data.decode("utf-8-sig")
+    assert text.startswith("identifiant;nom;note;rendu\r\n")
+    # a formula stays text, a ';' in a name is quoted, decimal comma, French yes/no
+    assert "'=2+5;\"N'Diaye; Roux\";1,5;oui\r\n" in text
+    assert 'zoé;"Line\nbreak";;non\r\n' in text
+
+
+def test_duedate_sees_a_zone():
+    from grading.duedate import _ZONE
+
+    for date in ("2025-03-14 18:00:00 Europe/Paris", "2025-03-14 18:00 UTC", "2025-03-14 CET"):
+        assert _ZONE.search(date), date
+    assert _ZONE.search("2025-03-14T18:00:00+01:00")
+    assert not _ZONE.search("2025-03-14 18:00:00")
