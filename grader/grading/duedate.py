@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
 from .french_format import COURSE_TIME_ZONE, french_datetime
-from .nbgrader_quiet import run_quiet
+from .nbgrader_quiet import finish, run_quiet
 from .nbgrader_run import tools_on_path, warnings_to_log
 from .paths import course_dirs
 
@@ -65,12 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("date", help='par exemple "2025-03-14 18:00:00 Europe/Paris"')
     parser.add_argument("--grader-dir", type=Path, default=None)
     args = parser.parse_args(argv)
-    try:
-        status, lines = set_duedate(args.assignment, args.date, args.grader_dir)
-    except FileNotFoundError as exc:
-        parser.error(str(exc))
-    print("\n".join(lines), file=sys.stderr if status else sys.stdout)
-    return status
+    return finish(parser, lambda: set_duedate(args.assignment, args.date, args.grader_dir))
 
 
 if __name__ == "__main__":

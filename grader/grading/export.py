@@ -10,13 +10,12 @@ Excel or LibreOffice (``grading.french_csv``). The summary says, in French, what
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from nbgrader.api import Gradebook
 
 from .french_csv import EXPORT_HEADER, EXPORT_NAME, export_rows, write_french_csv
-from .nbgrader_quiet import run_quiet
+from .nbgrader_quiet import finish, run_quiet
 from .nbgrader_run import tools_on_path, warnings_to_log
 from .paths import course_dirs
 
@@ -54,12 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--grader-dir", type=Path, default=None)
     args = parser.parse_args(argv)
-    try:
-        status, lines = export(args.grader_dir)
-    except FileNotFoundError as exc:
-        parser.error(str(exc))
-    print("\n".join(lines), file=sys.stderr if status else sys.stdout)
-    return status
+    return finish(parser, lambda: export(args.grader_dir))
 
 
 if __name__ == "__main__":

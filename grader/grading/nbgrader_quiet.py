@@ -8,14 +8,17 @@ nbgrader's last error line and the log.
 
 from __future__ import annotations
 
+import argparse
 import re
 import subprocess
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from .nbgrader_run import BIN, nbgrader_env
 
-__all__ = ["QuietRun", "run_quiet"]
+__all__ = ["QuietRun", "finish", "run_quiet"]
 
 _RECORD = re.compile(r"^\[(?P<app>\w+) \| (?P<level>[A-Z]+)\] (?P<text>.*)$")
 
@@ -66,3 +69,14 @@ def run_quiet(grader_dir: Path, args: list[str], log_name: str) -> QuietRun:
     )
     log_path.write_text(proc.stdout, encoding="utf-8")
     return QuietRun(proc.returncode, log_path, proc.stdout)
+
+
+def finish(parser: argparse.ArgumentParser, run: Callable[[], tuple[int, list[str]]]) -> int:
+    """Run a class command, print its French summary (on stderr if it failed), return its
+    status; a missing course folder is the parser's one-line error."""
+    try:
+        status, lines = run()
+    except FileNotFoundError as exc:
+        parser.error(str(exc))
+    print("\n".join(lines), file=sys.stderr if status else sys.stdout)
+    return status

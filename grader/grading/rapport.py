@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import argparse
 import csv
-import sys
 from pathlib import Path
 
 from .french_csv import REPORT_NAME
-from .nbgrader_quiet import run_quiet
+from .nbgrader_quiet import finish, run_quiet
 from .paths import course_dirs
 
 __all__ = ["main", "rapport"]
@@ -54,12 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("assignment", nargs="?", default="oublier")
     parser.add_argument("--grader-dir", type=Path, default=None)
     args = parser.parse_args(argv)
-    try:
-        status, lines = rapport(args.assignment, args.grader_dir)
-    except FileNotFoundError as exc:
-        parser.error(str(exc))
-    print("\n".join(lines), file=sys.stderr if status else sys.stdout)
-    return status
+    return finish(parser, lambda: rapport(args.assignment, args.grader_dir))
 
 
 if __name__ == "__main__":
