@@ -69,6 +69,7 @@ c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 # roster.py sits next to this file (in the repository and in $PREFIX/etc).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import login_guard  # noqa: E402
+import one_course  # noqa: E402
 from roster import hub_groups, hub_roles, read_roster  # noqa: E402
 
 PREFIX = Path(os.environ.get("COURSE_HUB_PREFIX", "/opt/cours-memoire-tuteur"))
@@ -126,6 +127,8 @@ from jupyterhub.app import JupyterHub  # noqa: E402
 
 if JupyterHub.initialized():
     login_guard.install(JupyterHub.instance())
+    # One hub, one course: a hub whose base holds another course's groups refuses to start.
+    one_course.install(JupyterHub.instance(), COURSE_ID)
 c.Authenticator.admin_users.update(_names("COURSE_HUB_ADMINS"))
 c.JupyterHub.load_groups.update(GROUPS)
 c.JupyterHub.load_roles.extend(
