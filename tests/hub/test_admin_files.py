@@ -47,9 +47,11 @@ def test_exchange_volume_is_shared_and_mounted_where_nbgrader_looks(values):
     assert volumes[name]["persistentVolumeClaim"]["claimName"] == pvc["metadata"]["name"]
     exchange = singleuser["extraEnv"]["NBGRADER_EXCHANGE"]
     assert mounts[name]["mountPath"] == exchange
-    # the exchange root is made 1777, as install-course-env.sh does on one machine
+    # the exchange root is made 1777 and the course's folder made, as install-course-env.sh does
+    # on one machine (the script runs for real in test_kubernetes_exchange.py)
     (init,) = singleuser["initContainers"]
-    assert f"chmod 1777 {exchange}" in " ".join(init["command"])
+    assert {"name": "NBGRADER_EXCHANGE", "value": exchange} in init["env"]
+    assert 'chmod 01777 "$x"' in init["command"][-1]
     assert init["volumeMounts"][0]["mountPath"] == exchange
     assert "chmod 1777" in (HUB / "install-course-env.sh").read_text(encoding="utf-8")
 
@@ -88,13 +90,19 @@ def test_the_roster_mounted_in_the_hub_is_the_one_file_the_hub_reads(values):
     assert values["hub"]["config"]["Authenticator"]["admin_users"] == []
 
 
+def mounted_modules(values: dict) -> list[str]:
+    """The hub's Python modules the values mount (`hub.extraFiles`, given by --set-file)."""
+    paths = [Path(f["mountPath"]) for f in values["hub"]["extraFiles"].values()]
+    return [path.name for path in paths if path.suffix == ".py"]
+
+
 @pytest.fixture
 def kubernetes_hook(values, tmp_path: Path, monkeypatch):
     """Run the values' extraConfig as the chart does, with the roster it mounts, on a real ORM."""
     from jupyterhub import orm
 
-    shutil.copy(HUB / "roster.py", tmp_path / "roster.py")
-    shutil.copy(HUB / "login_guard.py", tmp_path / "login_guard.py")
+    for name in mounted_modules(values):
+        shutil.copy(HUB / name, tmp_path / name)
     (tmp_path / "classe.csv").write_text(_sample_roster(values), encoding="utf-8")
     for key, value in values["hub"]["extraEnv"].items():
         monkeypatch.setenv(key, value)
@@ -134,12 +142,25 @@ def test_kubernetes_hook_gives_groups_roles_uids_and_images(kubernetes_hook, val
     assert not any(s.startswith(("admin:", "access:servers")) for s in role["scopes"]), role
     hook, uid = c.KubeSpawner.pre_spawn_hook, c.KubeSpawner.uid
     student_image = "{name}:{tag}".format(**values["singleuser"]["image"])
+    init = values["singleuser"]["initContainers"]
+    # the course's folder in the exchange: the roster's first instructor's uid, the hub's course
+    prof_uid = str(uid(SimpleNamespace(user=users["prof"])))
+    made_by = [
+        {"name": "COURSE_ID", "value": values["hub"]["extraEnv"]["COURSE_ID"]},
+        {"name": "COURSE_EXCHANGE_OWNER_UID", "value": prof_uid},
+    ]
     seen = {}
     for name, orm_user in users.items():
         spawner = SimpleNamespace(
-            user=User(orm_user, db=db), environment={"KEEP": "1"}, image=student_image
+            user=User(orm_user, db=db),
+            environment={"KEEP": "1"},
+            image=student_image,
+            init_containers=init,
         )
         hook(spawner)
+        (container,) = spawner.init_containers
+        assert container["env"] == [*init[0]["env"], *made_by]
+        assert spawner.environment["COURSE_ID"] == values["hub"]["extraEnv"]["COURSE_ID"]
         role = spawner.environment["COURSE_ROLE"]
         assert role == ("instructors" if name in groups["instructors"]["users"] else "students")
         path = spawner.environment["JUPYTER_CONFIG_PATH"]
@@ -222,7 +243,7 @@ ROSTER = (
 def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):
     prefix = tmp_path / "prefix"
     (prefix / "etc").mkdir(parents=True)
-    for name in ("jupyterhub_config.py", "roster.py", "login_guard.py"):
+    for name in ("jupyterhub_config.py", "roster.py", "login_guard.py", "one_course.py"):
         shutil.copy(HUB / name, prefix / "etc" / name)
     (tmp_path / "classe.csv").write_text(ROSTER + "bob,B,M,b@x.org,student\n")
     # what TLJH's own jupyterhub_config.py has set before it loads jupyterhub_config.d/*.py

@@ -116,8 +116,10 @@ def kube_hub(
         # hub.extraFiles: roster.py and the class roster, as `helm --set-file` mounts them
         etc = work / "hub-etc"
         etc.mkdir()
-        shutil.copy(HUB_DIR / "roster.py", etc / "roster.py")
-        shutil.copy(HUB_DIR / "login_guard.py", etc / "login_guard.py")
+        for mounted in values["hub"]["extraFiles"].values():
+            if mounted["mountPath"].endswith(".py"):
+                name = Path(mounted["mountPath"]).name
+                shutil.copy(HUB_DIR / name, etc / name)
         roster = write_roster(
             etc / "classe.csv",
             {n: "instructor" if key == "prof" else "student" for key, n in kube_users.items()},

@@ -100,7 +100,9 @@ def _check(name: str, exchange: Path) -> subprocess.CompletedProcess[str]:
 
 def test_the_init_container_makes_the_course_folder_for_the_releasing_instructor(accounts, scratch):
     exchange = scratch("cours-k8s-xch-") / "exchange"
-    exchange.mkdir()  # a fresh volume: root's, 0755
+    exchange.mkdir()  # a fresh volume as provisioned for a pod with fsGroup: root's, 2775
+    os.chown(exchange, 0, FS_GROUP)
+    exchange.chmod(0o2775)
     prof_uid = pwd.getpwnam(accounts["prof"]).pw_uid
     made = run_init_container(exchange, prof_uid)
     assert made.returncode == 0, made.stderr
