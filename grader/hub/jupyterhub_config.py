@@ -164,8 +164,17 @@ if LOCAL_SPAWNER:
 
         capped_spawner.install(JupyterHub.instance())
 else:
-    # Another spawner (TLJH's SystemdSpawner: one systemd unit per server): its own limits, the
-    # same sizes (memory cap, equal CPU weight, task cap); an instructor's are set at spawn.
+    # Another spawner (TLJH's SystemdSpawner: one systemd unit per server, on a random port
+    # that is free between its pick and the server's start): routed only to a port held by the
+    # user's own Unix account too (verified_spawner.py), under the same Unix names.
+    # (at start: the spawner class is only known once every configuration file is loaded)
+    c.PortOwnerCheckMixin.unix_prefix = UNIX_PREFIX
+    if JupyterHub.initialized():
+        import verified_spawner  # noqa: E402
+
+        verified_spawner.install(JupyterHub.instance())
+    # Its own limits, the same sizes (memory cap, equal CPU weight, task cap); an instructor's
+    # are set at spawn.
     if "mem_limit" not in c.Spawner and "mem_limit" not in c.SystemdSpawner:
         c.SystemdSpawner.mem_limit = MEM_STUDENT
     c.SystemdSpawner.unit_extra_properties = {

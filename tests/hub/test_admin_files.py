@@ -243,14 +243,16 @@ ROSTER = (
 def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):
     prefix = tmp_path / "prefix"
     (prefix / "etc").mkdir(parents=True)
-    for name in ("jupyterhub_config.py", "roster.py", "login_guard.py", "one_course.py"):
-        shutil.copy(HUB / name, prefix / "etc" / name)
+    for module in HUB.glob("*.py"):  # what the installer puts in $PREFIX/etc
+        shutil.copy(module, prefix / "etc" / module.name)
     (tmp_path / "classe.csv").write_text(ROSTER + "bob,B,M,b@x.org,student\n")
     # what TLJH's own jupyterhub_config.py has set before it loads jupyterhub_config.d/*.py
     tljh = tmp_path / "tljh_config.py"
     tljh.write_text(
+        f"import sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from tljh_spawner import UserCreatingSpawner  # TLJH's, reproduced without systemd\n"
         "c = get_config()\n"
-        "c.JupyterHub.spawner_class = 'tljh.spawner.UserCreatingSpawner'\n"
+        "c.JupyterHub.spawner_class = UserCreatingSpawner\n"
         "c.Authenticator.allowed_users = {'deja'}\n"
         "c.UserCreatingSpawner.user_groups = {'autre': ['deja']}\n"
         "c.JupyterHub.services = [{'name': 'cull-idle', 'command': ['tljh-culler']}]\n"
@@ -259,7 +261,8 @@ def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):
     loaded = _load_config(
         tljh,
         {"COURSE_HUB_PREFIX": str(prefix), "COURSE_HUB_ROSTER": str(tmp_path / "classe.csv")},
-        "{'spawner': c.JupyterHub.spawner_class, 'cmd': c.Spawner.cmd,"
+        "{'spawner': c.JupyterHub.spawner_class.__name__,"
+        " 'unix_prefix': c.PortOwnerCheckMixin.unix_prefix, 'cmd': c.Spawner.cmd,"
         " 'allowed': sorted(Authenticator(config=c).allowed_users),"
         " 'services': [s['name'] for s in v(c.JupyterHub.services)],"
         " 'user_groups': c.UserCreatingSpawner.user_groups,"
@@ -284,7 +287,10 @@ def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):
     assert loaded["unit"] == {"CPUWeight": "100", "TasksMax": "512"}
     assert loaded["instructor"] == ["4G", {"CPUWeight": "400", "TasksMax": "2048"}]
     assert loaded["cleanup"] is False  # a hub restart keeps every server (test_restart_safe.py)
-    assert loaded["spawner"] == "tljh.spawner.UserCreatingSpawner"  # TLJH's spawner kept
+    # TLJH's spawner kept; at start the hub checks its ports under TLJH's Unix names
+    # (verified_spawner.install, run for real by test_tljh_ports.py)
+    assert loaded["spawner"] == "UserCreatingSpawner"
+    assert loaded["unix_prefix"] == "jupyter-"
     assert loaded["allowed"] == ["ana", "bob", "deja", "prof"]  # added, not replaced
     assert loaded["cmd"] == [str(prefix / "env" / "bin" / "cours-singleuser")]
     assert loaded["exchange"] == "/srv/nbgrader/exchange"
