@@ -407,3 +407,49 @@ def test_the_images_install_jupyterhub_from_the_hash_checked_lock():
     (spec,) = re.findall(r'^ARG JUPYTERHUB_SPEC="([^"]+)"', dockerfile, flags=re.M)
     locked = re.search(r"^jupyterhub==(\S+)", (REPO / "requirements" / "hub.txt").read_text(), re.M)
     assert locked and spec == f"jupyterhub=={locked.group(1)}", spec
+
+
+def _guide_sections(guide: str) -> dict[str, str]:
+    """Each `###` or `####` section of ADMIN.md: its heading and its text."""
+    parts = re.split(r"^(#{2,4} .*)$", guide, flags=re.M)
+    return {parts[i]: parts[i + 1] for i in range(1, len(parts), 2) if parts[i].startswith("###")}
+
+
+def test_every_admin_section_names_an_existing_test():
+    """ADMIN.md states only what a test shows: each section names its test, and it exists."""
+    guide = (HUB / "ADMIN.md").read_text(encoding="utf-8")
+    sections = _guide_sections(guide)
+    assert len(sections) > 30 and "#### Le stockage de l'échange" in sections
+    untested = [
+        head for head, body in sections.items() if not re.search(r"`[^`\n]*\btest_\w+", body)
+    ]
+    assert not untested, untested
+    test_files = {path.name for path in (REPO / "tests").rglob("test_*.py")}
+    sources = "\n".join(
+        (REPO / "tests" / path).read_text(encoding="utf-8")
+        for path in sorted(p.relative_to(REPO / "tests") for p in (REPO / "tests").rglob("*.py"))
+    )
+    named = set(re.findall(r"`(?:tests/[\w/]+/)?(test_\w+)(\.py)?`", guide))
+    named |= {(m, "") for m in re.findall(r"`[^`]*?\b(test_\w+)\b[^`]*`", guide)}
+    missing = sorted(
+        name + ext
+        for name, ext in named
+        if (ext and f"{name}.py" not in test_files)
+        or (not ext and f"{name}.py" not in test_files and f"def {name}(" not in sources)
+    )
+    assert not missing, missing
+
+
+def test_every_shipped_file_is_in_the_guide():
+    """The tables of shipped files (French and English) name every file of grader/hub/."""
+    guide = (HUB / "ADMIN.md").read_text(encoding="utf-8")
+    french, english = guide.split('<a id="english"></a>')
+    shipped = sorted(
+        path.name + ("/" if path.is_dir() else "")
+        for path in HUB.iterdir()
+        if path.name not in {"ADMIN.md", "__pycache__"}
+    )
+    for half in (french, english):
+        table = half[: half.index("### Le principe" if half is french else "### How it works")]
+        absent = [name for name in shipped if f"`{name.rstrip('/')}" not in table]
+        assert not absent, absent
