@@ -18,6 +18,10 @@ Why each choice:
   service named after the course, run as one grading account, reached by instructors and TAs;
 - Unix permissions, not hidden menus, keep learners apart: home folders are made 0700
   (by cours-singleuser, which runs as the user, so it works with any spawner).
+- one hub, one course: a hub whose database holds another course's groups refuses to start
+  (one_course.py);
+- the hub routes a user only to a port their own Unix account holds (verified_spawner.py), with
+  LocalProcessSpawner and with a kept spawner (TLJH's SystemdSpawner, on a random port).
 
 Settings come from environment variables so one file serves every class:
   COURSE_HUB_ROSTER    the class roster (CSV, see roster.py)  (default /srv/jupyterhub/classe.csv)
