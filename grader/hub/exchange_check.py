@@ -8,8 +8,10 @@ folder writable by every student. Whether a cluster's driver does it cannot be r
 chart: run this, as a student (in a student's pod), once after deploying and after any storage
 change:
 
-    kubectl exec -n cours jupyter-<élève> -- python /opt/cours-memoire-tuteur/etc/exchange_check.py
+    kubectl exec -n cours jupyter-<élève> -- \
+        python -I /opt/cours-memoire-tuteur/etc/exchange_check.py
 
+`-I`: the student's own files (user site, sitecustomize) cannot change what it reports.
 It reads the folders' modes and tries what a student would (list inbound/ and feedback/, write in
 the course's folder); exit status 0 and « échange privé » when nothing is open, else 1 and each
 hole named. Only the standard library: it runs with any Python of the image.

@@ -311,7 +311,11 @@ def test_the_first_students_pod_finds_the_course_folder_made_for_the_instructor(
     for command in (["rm", "-rf", course], ["mv", course, "/srv/nbgrader/exchange/x"]):
         assert _in_pod(bob_pid, bob_uid, *command).returncode != 0, command
     check = _in_pod(
-        bob_pid, bob_uid, f"{IMAGE_PREFIX}/env/bin/python", f"{IMAGE_PREFIX}/etc/exchange_check.py"
+        bob_pid,
+        bob_uid,
+        f"{IMAGE_PREFIX}/env/bin/python",
+        "-I",
+        f"{IMAGE_PREFIX}/etc/exchange_check.py",
     )
     assert check.returncode == 0, check.stderr
     assert check.stdout.strip() == f"échange privé\u00a0: {course}", check.stdout
