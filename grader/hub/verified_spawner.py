@@ -110,7 +110,7 @@ class PortOwnerCheckMixin(LoggingConfigurable):
         return status
 
 
-class VerifiedLocalProcessSpawner(CgroupCapsMixin, PortOwnerCheckMixin, LocalProcessSpawner):
+class VerifiedLocalProcessSpawner(PortOwnerCheckMixin, CgroupCapsMixin, LocalProcessSpawner):
     """Each server runs as its Unix user, in its capped cgroup; routed only to a port it holds."""
 
 
