@@ -31,7 +31,7 @@ def course_id_problem(course_id: str) -> str | None:
         return None
     return (
         f"COURSE_ID «\u00a0{course_id}\u00a0» n'est pas l'identifiant d'un seul cours "
-        f"(lettres, chiffres, « . », « _ », « - »)\u00a0; {_WHY}"
+        f"(lettres, chiffres, point, tiret, tiret bas)\u00a0; {_WHY}"
     )
 
 
