@@ -252,7 +252,8 @@ else
   # Per-group Jupyter configuration and the hub's configuration file.
   mkdir -p "$release/etc"
   cp -r "$HERE/jupyter-config/instructors" "$HERE/jupyter-config/students" "$release/etc/"
-  cp "$HERE/jupyterhub_config.py" "$HERE/roster.py" "$HERE/login_guard.py" "$HERE/roster_sync.py" \
+  cp "$HERE/jupyterhub_config.py" "$HERE/roster.py" "$HERE/login_guard.py" "$HERE/one_course.py" \
+    "$HERE/exchange_check.py" "$HERE/roster_sync.py" \
     "$HERE/verified_spawner.py" "$HERE/capped_spawner.py" "$HERE/cgroup_caps.py" "$release/etc/"
   install -m 0755 "$HERE/cours-singleuser" "$release/env/bin/cours-singleuser"
   cat >"$release/env/bin/cours-roster" <<ROSTER

@@ -18,6 +18,10 @@ Why each choice:
   service named after the course, run as one grading account, reached by instructors and TAs;
 - Unix permissions, not hidden menus, keep learners apart: home folders are made 0700
   (by cours-singleuser, which runs as the user, so it works with any spawner).
+- one hub, one course: a hub whose database holds another course's groups refuses to start
+  (one_course.py);
+- the hub routes a user only to a port their own Unix account holds (verified_spawner.py), with
+  LocalProcessSpawner and with a kept spawner (TLJH's SystemdSpawner, on a random port).
 
 Settings come from environment variables so one file serves every class:
   COURSE_HUB_ROSTER    the class roster (CSV, see roster.py)  (default /srv/jupyterhub/classe.csv)
@@ -69,6 +73,7 @@ c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 # roster.py sits next to this file (in the repository and in $PREFIX/etc).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import login_guard  # noqa: E402
+import one_course  # noqa: E402
 from roster import hub_groups, hub_roles, read_roster  # noqa: E402
 
 PREFIX = Path(os.environ.get("COURSE_HUB_PREFIX", "/opt/cours-memoire-tuteur"))
@@ -126,6 +131,8 @@ from jupyterhub.app import JupyterHub  # noqa: E402
 
 if JupyterHub.initialized():
     login_guard.install(JupyterHub.instance())
+    # One hub, one course: a hub whose base holds another course's groups refuses to start.
+    one_course.install(JupyterHub.instance(), COURSE_ID)
 c.Authenticator.admin_users.update(_names("COURSE_HUB_ADMINS"))
 c.JupyterHub.load_groups.update(GROUPS)
 c.JupyterHub.load_roles.extend(
@@ -161,8 +168,17 @@ if LOCAL_SPAWNER:
 
         capped_spawner.install(JupyterHub.instance())
 else:
-    # Another spawner (TLJH's SystemdSpawner: one systemd unit per server): its own limits, the
-    # same sizes (memory cap, equal CPU weight, task cap); an instructor's are set at spawn.
+    # Another spawner (TLJH's SystemdSpawner: one systemd unit per server, on a random port
+    # that is free between its pick and the server's start): routed only to a port held by the
+    # user's own Unix account too (verified_spawner.py), under the same Unix names.
+    # (at start: the spawner class is only known once every configuration file is loaded)
+    c.PortOwnerCheckMixin.unix_prefix = UNIX_PREFIX
+    if JupyterHub.initialized():
+        import verified_spawner  # noqa: E402
+
+        verified_spawner.install(JupyterHub.instance())
+    # Its own limits, the same sizes (memory cap, equal CPU weight, task cap); an instructor's
+    # are set at spawn.
     if "mem_limit" not in c.Spawner and "mem_limit" not in c.SystemdSpawner:
         c.SystemdSpawner.mem_limit = MEM_STUDENT
     c.SystemdSpawner.unit_extra_properties = {

@@ -1,12 +1,15 @@
-"""LocalProcessSpawner that checks the port it routes to is held by the user's own server.
+"""Spawners that check the port they route to is held by the user's own server.
 
 Why: on one machine every student can open a TCP port on 127.0.0.1. A student who binds a
-classmate's server port first (each user has a fixed port, see jupyterhub_config.py) would
-receive that classmate's requests through the hub's proxy, their cookies and tokens included:
-JupyterHub only checks that *something* answers HTTP there. This spawner reads the kernel's
-table of listening sockets (/proc/net/tcp, tcp6: the owner uid of each socket) once the server
-is started, and again at each poll: a listener of another uid on the port stops the spawn (or
-marks the server dead, so the hub drops its route) with a message naming the port and the uid.
+classmate's server port first (each user has a fixed port, see jupyterhub_config.py; on TLJH,
+SystemdSpawner's random port is free between its pick and the server's start) would receive
+that classmate's requests through the hub's proxy, their cookies and tokens included: JupyterHub
+only checks that *something* answers HTTP there. `PortOwnerCheckMixin` reads the kernel's table
+of listening sockets (/proc/net/tcp, tcp6: the owner uid of each socket) once the server is
+started, and again at each poll: a listener of another uid on the port stops the spawn (or marks
+the server dead, so the hub drops its route) with a message naming the port and the uid. It
+wraps any spawner that runs servers as Unix users: LocalProcessSpawner (one machine) and TLJH's
+SystemdSpawner (`install`, used by jupyterhub_config.py when it keeps another spawner).
 """
 
 from __future__ import annotations
@@ -14,12 +17,22 @@ from __future__ import annotations
 import asyncio
 import pwd
 import time
+from importlib.metadata import entry_points
 from pathlib import Path
 
 from capped_spawner import CgroupCapsMixin
-from jupyterhub.spawner import LocalProcessSpawner
+from jupyterhub.spawner import LocalProcessSpawner, Spawner
+from traitlets import Unicode
+from traitlets.config import LoggingConfigurable
+from traitlets.utils.importstring import import_item
 
-__all__ = ["VerifiedLocalProcessSpawner", "listener_uids"]
+__all__ = [
+    "PortOwnerCheckMixin",
+    "VerifiedLocalProcessSpawner",
+    "install",
+    "listener_uids",
+    "with_port_check",
+]
 
 _LISTEN = "0A"
 
@@ -47,17 +60,33 @@ def listener_uids(port: int, *, any6: bool = True) -> set[int]:
     return uids
 
 
-class VerifiedLocalProcessSpawner(CgroupCapsMixin, LocalProcessSpawner):
-    """Each server runs as its Unix user, in its capped cgroup; routed only to a port it holds."""
+class PortOwnerCheckMixin(LoggingConfigurable):
+    """Put before the spawner in the bases: route only to a port the user's own uid holds."""
+
+    unix_prefix = Unicode(
+        "",
+        config=True,
+        help="Unix account = prefix + hub name (TLJH: 'jupyter-'), unless the spawner has a "
+        "SystemdSpawner username_template, which wins.",
+    )
+
+    def _unix_name(self) -> str:
+        template = getattr(self, "username_template", "")  # SystemdSpawner; TLJH sets it at start
+        if template:
+            return template.replace("{USERNAME}", self.user.name).replace(
+                "{USERID}", str(self.user.id)
+            )
+        return self.unix_prefix + self.user.name
 
     def _uid(self) -> int:
-        return pwd.getpwnam(self.user.name).pw_uid
+        return pwd.getpwnam(self._unix_name()).pw_uid
 
     def _intruders(self) -> set[int]:
         return listener_uids(self.port, any6=False) - {self._uid()}
 
     async def start(self):
         ip, port = await super().start()
+        self.port = port
         deadline = time.monotonic() + self.http_timeout
         while time.monotonic() < deadline:
             intruders = listener_uids(port) - {self._uid()}
@@ -79,3 +108,35 @@ class VerifiedLocalProcessSpawner(CgroupCapsMixin, LocalProcessSpawner):
             self.log.error("port %s of %s held by another uid: dropped", self.port, self.user.name)
             return 1
         return status
+
+
+class VerifiedLocalProcessSpawner(PortOwnerCheckMixin, CgroupCapsMixin, LocalProcessSpawner):
+    """Each server runs as its Unix user, in its capped cgroup; routed only to a port it holds."""
+
+
+def _spawner_class(chosen: type | str) -> type:
+    if not isinstance(chosen, str):
+        return chosen
+    named = entry_points(group="jupyterhub.spawners", name=chosen)
+    return next(iter(named)).load() if named else import_item(chosen)
+
+
+def with_port_check(chosen: type | str) -> type:
+    """The spawner class `chosen` (a class, an import string or an entry point name), checked."""
+    base = _spawner_class(chosen)
+    if not (isinstance(base, type) and issubclass(base, Spawner)):
+        raise TypeError(f"{chosen!r} n'est pas une classe de spawner JupyterHub")
+    if issubclass(base, PortOwnerCheckMixin):
+        return base
+    return type(f"Verified{base.__name__}", (PortOwnerCheckMixin, base), {})
+
+
+def install(app) -> None:
+    """Give `app` (the JupyterHub) its configured spawner class, checked, before users load."""
+    load_users = app.init_users
+
+    async def init_users_with_port_check() -> None:
+        app.spawner_class = with_port_check(app.spawner_class)
+        await load_users()
+
+    app.init_users = init_users_with_port_check

@@ -118,7 +118,8 @@ class KubeSpawner(LocalProcessSpawner):
         init = []
         for container in self.init_containers:
             assert container.get("securityContext", {}).get("runAsUser") == 0, container
-            init.append(container["command"])
+            env = {item["name"]: item["value"] for item in container.get("env", [])}
+            init.append({"command": container["command"], "env": env})
         image_env, workdir = self.image_env[self.image]
         env = {**image_env, **self.get_env()}
         env.setdefault("HOME", "/")  # the container runtime's value for a uid without entry

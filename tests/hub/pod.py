@@ -4,7 +4,7 @@ Run as root by `unshare --mount --propagation private -- python3 pod.py` with th
 specification (JSON) in the environment variable COURSE_POD_SPEC:
   binds        [[source, target], ...]  the image's files and the pod's volumes, at their paths
   tmpfs        [path, ...]              folders the pod sees empty (its own /home, /srv, /tmp...)
-  init         [[command...], ...]      init containers' commands, run as root with the mounts
+  init         [{command, env}, ...]    init containers' commands and env, run as root
   uid, gid, groups                      the container's user: the pod's uid, gid, fsGroup
   no_new_privs                          allowPrivilegeEscalation: false
   workdir, env, cmd                     the image's WORKDIR, the container's environment, command
@@ -46,8 +46,9 @@ def main() -> None:
     for stage, target in sorted(staged, key=lambda item: item[1].count("/")):
         os.makedirs(target, exist_ok=True)
         _mount("--move", stage, target)
-    for command in spec["init"]:
-        subprocess.run(command, check=True)
+    for container in spec["init"]:
+        env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", **container["env"]}
+        subprocess.run(container["command"], env=env, check=True)
     subprocess.run(["umount", STAGE], check=True)
 
     os.setgroups(spec["groups"])

@@ -47,9 +47,11 @@ def test_exchange_volume_is_shared_and_mounted_where_nbgrader_looks(values):
     assert volumes[name]["persistentVolumeClaim"]["claimName"] == pvc["metadata"]["name"]
     exchange = singleuser["extraEnv"]["NBGRADER_EXCHANGE"]
     assert mounts[name]["mountPath"] == exchange
-    # the exchange root is made 1777, as install-course-env.sh does on one machine
+    # the exchange root is made 1777 and the course's folder made, as install-course-env.sh does
+    # on one machine (the script runs for real in test_kubernetes_exchange.py)
     (init,) = singleuser["initContainers"]
-    assert f"chmod 1777 {exchange}" in " ".join(init["command"])
+    assert {"name": "NBGRADER_EXCHANGE", "value": exchange} in init["env"]
+    assert 'chmod 01777 "$x"' in init["command"][-1]
     assert init["volumeMounts"][0]["mountPath"] == exchange
     assert "chmod 1777" in (HUB / "install-course-env.sh").read_text(encoding="utf-8")
 
@@ -88,13 +90,19 @@ def test_the_roster_mounted_in_the_hub_is_the_one_file_the_hub_reads(values):
     assert values["hub"]["config"]["Authenticator"]["admin_users"] == []
 
 
+def mounted_modules(values: dict) -> list[str]:
+    """The hub's Python modules the values mount (`hub.extraFiles`, given by --set-file)."""
+    paths = [Path(f["mountPath"]) for f in values["hub"]["extraFiles"].values()]
+    return [path.name for path in paths if path.suffix == ".py"]
+
+
 @pytest.fixture
 def kubernetes_hook(values, tmp_path: Path, monkeypatch):
     """Run the values' extraConfig as the chart does, with the roster it mounts, on a real ORM."""
     from jupyterhub import orm
 
-    shutil.copy(HUB / "roster.py", tmp_path / "roster.py")
-    shutil.copy(HUB / "login_guard.py", tmp_path / "login_guard.py")
+    for name in mounted_modules(values):
+        shutil.copy(HUB / name, tmp_path / name)
     (tmp_path / "classe.csv").write_text(_sample_roster(values), encoding="utf-8")
     for key, value in values["hub"]["extraEnv"].items():
         monkeypatch.setenv(key, value)
@@ -134,12 +142,25 @@ def test_kubernetes_hook_gives_groups_roles_uids_and_images(kubernetes_hook, val
     assert not any(s.startswith(("admin:", "access:servers")) for s in role["scopes"]), role
     hook, uid = c.KubeSpawner.pre_spawn_hook, c.KubeSpawner.uid
     student_image = "{name}:{tag}".format(**values["singleuser"]["image"])
+    init = values["singleuser"]["initContainers"]
+    # the course's folder in the exchange: the roster's first instructor's uid, the hub's course
+    prof_uid = str(uid(SimpleNamespace(user=users["prof"])))
+    made_by = [
+        {"name": "COURSE_ID", "value": values["hub"]["extraEnv"]["COURSE_ID"]},
+        {"name": "COURSE_EXCHANGE_OWNER_UID", "value": prof_uid},
+    ]
     seen = {}
     for name, orm_user in users.items():
         spawner = SimpleNamespace(
-            user=User(orm_user, db=db), environment={"KEEP": "1"}, image=student_image
+            user=User(orm_user, db=db),
+            environment={"KEEP": "1"},
+            image=student_image,
+            init_containers=init,
         )
         hook(spawner)
+        (container,) = spawner.init_containers
+        assert container["env"] == [*init[0]["env"], *made_by]
+        assert spawner.environment["COURSE_ID"] == values["hub"]["extraEnv"]["COURSE_ID"]
         role = spawner.environment["COURSE_ROLE"]
         assert role == ("instructors" if name in groups["instructors"]["users"] else "students")
         path = spawner.environment["JUPYTER_CONFIG_PATH"]
@@ -222,14 +243,16 @@ ROSTER = (
 def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):
     prefix = tmp_path / "prefix"
     (prefix / "etc").mkdir(parents=True)
-    for name in ("jupyterhub_config.py", "roster.py", "login_guard.py"):
-        shutil.copy(HUB / name, prefix / "etc" / name)
+    for module in HUB.glob("*.py"):  # what the installer puts in $PREFIX/etc
+        shutil.copy(module, prefix / "etc" / module.name)
     (tmp_path / "classe.csv").write_text(ROSTER + "bob,B,M,b@x.org,student\n")
     # what TLJH's own jupyterhub_config.py has set before it loads jupyterhub_config.d/*.py
     tljh = tmp_path / "tljh_config.py"
     tljh.write_text(
+        f"import sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from tljh_spawner import UserCreatingSpawner  # TLJH's, reproduced without systemd\n"
         "c = get_config()\n"
-        "c.JupyterHub.spawner_class = 'tljh.spawner.UserCreatingSpawner'\n"
+        "c.JupyterHub.spawner_class = UserCreatingSpawner\n"
         "c.Authenticator.allowed_users = {'deja'}\n"
         "c.UserCreatingSpawner.user_groups = {'autre': ['deja']}\n"
         "c.JupyterHub.services = [{'name': 'cull-idle', 'command': ['tljh-culler']}]\n"
@@ -238,7 +261,8 @@ def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):
     loaded = _load_config(
         tljh,
         {"COURSE_HUB_PREFIX": str(prefix), "COURSE_HUB_ROSTER": str(tmp_path / "classe.csv")},
-        "{'spawner': c.JupyterHub.spawner_class, 'cmd': c.Spawner.cmd,"
+        "{'spawner': c.JupyterHub.spawner_class.__name__,"
+        " 'unix_prefix': c.PortOwnerCheckMixin.unix_prefix, 'cmd': c.Spawner.cmd,"
         " 'allowed': sorted(Authenticator(config=c).allowed_users),"
         " 'services': [s['name'] for s in v(c.JupyterHub.services)],"
         " 'user_groups': c.UserCreatingSpawner.user_groups,"
@@ -263,7 +287,10 @@ def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):
     assert loaded["unit"] == {"CPUWeight": "100", "TasksMax": "512"}
     assert loaded["instructor"] == ["4G", {"CPUWeight": "400", "TasksMax": "2048"}]
     assert loaded["cleanup"] is False  # a hub restart keeps every server (test_restart_safe.py)
-    assert loaded["spawner"] == "tljh.spawner.UserCreatingSpawner"  # TLJH's spawner kept
+    # TLJH's spawner kept; at start the hub checks its ports under TLJH's Unix names
+    # (verified_spawner.install, run for real by test_tljh_ports.py)
+    assert loaded["spawner"] == "UserCreatingSpawner"
+    assert loaded["unix_prefix"] == "jupyter-"
     assert loaded["allowed"] == ["ana", "bob", "deja", "prof"]  # added, not replaced
     assert loaded["cmd"] == [str(prefix / "env" / "bin" / "cours-singleuser")]
     assert loaded["exchange"] == "/srv/nbgrader/exchange"
@@ -380,3 +407,49 @@ def test_the_images_install_jupyterhub_from_the_hash_checked_lock():
     (spec,) = re.findall(r'^ARG JUPYTERHUB_SPEC="([^"]+)"', dockerfile, flags=re.M)
     locked = re.search(r"^jupyterhub==(\S+)", (REPO / "requirements" / "hub.txt").read_text(), re.M)
     assert locked and spec == f"jupyterhub=={locked.group(1)}", spec
+
+
+def _guide_sections(guide: str) -> dict[str, str]:
+    """Each `###` or `####` section of ADMIN.md: its heading and its text."""
+    parts = re.split(r"^(#{2,4} .*)$", guide, flags=re.M)
+    return {parts[i]: parts[i + 1] for i in range(1, len(parts), 2) if parts[i].startswith("###")}
+
+
+def test_every_admin_section_names_an_existing_test():
+    """ADMIN.md states only what a test shows: each section names its test, and it exists."""
+    guide = (HUB / "ADMIN.md").read_text(encoding="utf-8")
+    sections = _guide_sections(guide)
+    assert len(sections) > 30 and "#### Le stockage de l'échange" in sections
+    untested = [
+        head for head, body in sections.items() if not re.search(r"`[^`\n]*\btest_\w+", body)
+    ]
+    assert not untested, untested
+    test_files = {path.name for path in (REPO / "tests").rglob("test_*.py")}
+    sources = "\n".join(
+        (REPO / "tests" / path).read_text(encoding="utf-8")
+        for path in sorted(p.relative_to(REPO / "tests") for p in (REPO / "tests").rglob("*.py"))
+    )
+    named = set(re.findall(r"`(?:tests/[\w/]+/)?(test_\w+)(\.py)?`", guide))
+    named |= {(m, "") for m in re.findall(r"`[^`]*?\b(test_\w+)\b[^`]*`", guide)}
+    missing = sorted(
+        name + ext
+        for name, ext in named
+        if (ext and f"{name}.py" not in test_files)
+        or (not ext and f"{name}.py" not in test_files and f"def {name}(" not in sources)
+    )
+    assert not missing, missing
+
+
+def test_every_shipped_file_is_in_the_guide():
+    """The tables of shipped files (French and English) name every file of grader/hub/."""
+    guide = (HUB / "ADMIN.md").read_text(encoding="utf-8")
+    french, english = guide.split('<a id="english"></a>')
+    shipped = sorted(
+        path.name + ("/" if path.is_dir() else "")
+        for path in HUB.iterdir()
+        if path.name not in {"ADMIN.md", "__pycache__"}
+    )
+    for half in (french, english):
+        table = half[: half.index("### Le principe" if half is french else "### How it works")]
+        absent = [name for name in shipped if f"`{name.rstrip('/')}" not in table]
+        assert not absent, absent

@@ -18,6 +18,7 @@ import re
 import secrets
 import shlex
 import shutil
+import stat
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -116,8 +117,10 @@ def kube_hub(
         # hub.extraFiles: roster.py and the class roster, as `helm --set-file` mounts them
         etc = work / "hub-etc"
         etc.mkdir()
-        shutil.copy(HUB_DIR / "roster.py", etc / "roster.py")
-        shutil.copy(HUB_DIR / "login_guard.py", etc / "login_guard.py")
+        for mounted in values["hub"]["extraFiles"].values():
+            if mounted["mountPath"].endswith(".py"):
+                name = Path(mounted["mountPath"]).name
+                shutil.copy(HUB_DIR / name, etc / name)
         roster = write_roster(
             etc / "classe.csv",
             {n: "instructor" if key == "prof" else "student" for key, n in kube_users.items()},
@@ -171,8 +174,17 @@ def kube_cycle(kube_hub: ClassHub, kube_users: dict[str, str], lab: Lab, values:
     for key in users:
         with pytest.raises(KeyError):
             pwd.getpwuid(20000 + ids[key])
+    # The first pod of the class is a student's: its init container has made the course's
+    # folder, for the instructor who releases, before that student's server runs.
+    first = users["ana"]
+    hub.start_server(first)
+    hub.wait_ready(first)
+    course = Path(hub.log_path).parent / "volumes" / "nbgrader-exchange" / COURSE_ID
+    made = {p.name: (p.stat().st_uid, stat.S_IMODE(p.stat().st_mode)) for p in course.iterdir()}
+    made[COURSE_ID] = (course.stat().st_uid, stat.S_IMODE(course.stat().st_mode))
     for name in users.values():
-        hub.start_server(name)
+        if name != first:
+            hub.start_server(name)
     for name in users.values():
         hub.wait_ready(name)
 
@@ -196,7 +208,13 @@ def kube_cycle(kube_hub: ClassHub, kube_users: dict[str, str], lab: Lab, values:
     for key in SAMPLES:
         student_action(hub, users[key], "fetch_feedback", lab)
         scores[key] = feedback_score(hub, users[key], lab)
-    return {"ids": ids, "collected": collected, "submissions": submissions, "scores": scores}
+    return {
+        "ids": ids,
+        "made": made,
+        "collected": collected,
+        "submissions": submissions,
+        "scores": scores,
+    }
 
 
 def _in_pod(pid: int, uid: int, *command: str) -> subprocess.CompletedProcess[str]:
@@ -272,6 +290,35 @@ def test_students_cannot_read_each_other(kube_hub, kube_users, kube_cycle, lab: 
     # and the hub lets no student into another's server
     response = kube_hub.server(ana, "GET", "/api/contents", token_of=bob)
     assert response.status_code in (403, 404), response.status_code
+
+
+def test_the_first_students_pod_finds_the_course_folder_made_for_the_instructor(
+    kube_hub, kube_users, kube_cycle
+):
+    """Point 6 on Kubernetes: made by the chart's init container, owned by the releasing uid."""
+    prof_uid = 20000 + kube_cycle["ids"]["prof"]
+    assert kube_cycle["made"] == {
+        COURSE_ID: (prof_uid, 0o755),
+        "outbound": (prof_uid, 0o755),
+        "inbound": (prof_uid, 0o2733),
+        "feedback": (prof_uid, 0o711),
+    }
+    # and the release worked from the instructor's pod (the cycle above): nbgrader found the
+    # folder its own. Now a student's terminal: no squatting, no listing; the admin's storage
+    # check, run in that pod as the student, finds the exchange private.
+    bob_pid, bob_uid = kube_hub.server_pids[kube_users["bob"]], 20000 + kube_cycle["ids"]["bob"]
+    course = f"/srv/nbgrader/exchange/{COURSE_ID}"
+    for command in (["rm", "-rf", course], ["mv", course, "/srv/nbgrader/exchange/x"]):
+        assert _in_pod(bob_pid, bob_uid, *command).returncode != 0, command
+    check = _in_pod(
+        bob_pid,
+        bob_uid,
+        f"{IMAGE_PREFIX}/env/bin/python",
+        "-I",
+        f"{IMAGE_PREFIX}/etc/exchange_check.py",
+    )
+    assert check.returncode == 0, check.stderr
+    assert check.stdout.strip() == f"échange privé\u00a0: {course}", check.stdout
 
 
 def test_only_the_instructors_image_holds_the_course_template(kube_hub, kube_users, kube_cycle):

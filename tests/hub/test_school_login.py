@@ -191,8 +191,10 @@ def test_the_charts_default_login_stops_the_kubernetes_hub(course_env, scratch):
     (workdir / "values.yaml").write_text(yaml.safe_dump(values), encoding="utf-8")
     etc = workdir / "hub-etc"  # hub.extraFiles, as `helm --set-file` mounts them
     etc.mkdir()
-    for name in ("roster.py", "login_guard.py"):
-        shutil.copy(HUB_DIR / name, etc / name)
+    for mounted in values["hub"]["extraFiles"].values():
+        if mounted["mountPath"].endswith(".py"):
+            name = Path(mounted["mountPath"]).name
+            shutil.copy(HUB_DIR / name, etc / name)
     roster = write_roster(etc / "classe.csv", ROSTER)
     chart = workdir / "chart_config.py"
     chart.write_text(

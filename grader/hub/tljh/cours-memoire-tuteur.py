@@ -5,7 +5,10 @@ Copy to /opt/tljh/config/jupyterhub_config.d/cours-memoire-tuteur.py, put the cl
 `sudo tljh-config reload hub`. TLJH keeps its authenticator, its user creation, its
 SystemdSpawner (each learner is the Unix user `jupyter-<name>`) and its idle culler
 (`sudo tljh-config set services.cull.timeout 3600`); this file adds the roster's users, groups and
-roles, the per-group Jupyter configuration, the shared course environment and nbgrader's exchange.
+roles, the per-group Jupyter configuration, the shared course environment and nbgrader's exchange,
+and makes the hub route each learner only to a port their `jupyter-<name>` account holds
+(SystemdSpawner's random port is free between its pick and the server's start: see
+verified_spawner.py, tests/hub/test_tljh_ports.py).
 """
 
 import os
