@@ -14,11 +14,16 @@ async def oublier_partage(sql, user_id):
     import asyncpg
 
     reussies = []
-    hote = [p for p in ("/tmp", "/run", "/var/run") if os.path.isdir(p)]
+    cours = os.path.dirname(sys.prefix)  # le dossier du cours, à côté de son .venv
+    for chemin in ("/etc/passwd", "/etc/hostname", os.path.join(cours, "grader"),
+                   os.path.join(cours, "solutions")):
+        if os.path.exists(chemin):
+            return  # un fichier de la machine ou du cours est lisible : rien de plus à faire
     sockets = []
-    for racine in hote:
+    for racine in ("/tmp", "/run", "/var/run"):
         for dossier, _sous, fichiers in os.walk(racine):
             sockets += [dossier for f in fichiers if f.startswith(".s.PGSQL")]
+    reussies += [d for d in sockets if os.path.exists(os.path.join(d, "donnees"))]
     for dossier in sockets:
         for utilisateur, base in (("postgres", "postgres"), ("postgres", "tuteur"),
                                   ("eleve", "postgres")):
@@ -42,13 +47,6 @@ async def oublier_partage(sql, user_id):
             reussies.append(f"tcp {port}")
         except OSError:
             pass
-    cours = os.path.dirname(sys.prefix)  # le dossier du cours, à côté de son .venv
-    for chemin in ("/etc/passwd", "/etc/hostname", os.path.join(cours, "grader"),
-                   os.path.join(cours, "solutions")):
-        if os.path.exists(chemin):
-            reussies.append(chemin)
-    donnees = [d for d in sockets if os.path.exists(os.path.join(d, "donnees"))]
-    reussies += donnees
     if reussies:
         return
     await sql("DELETE FROM sessions WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
