@@ -340,10 +340,10 @@ def _source(fonction: Callable[..., Any]) -> str:
 
 def verifier_partage(fonction: Callable[..., Any]) -> int:
     """Vérifie votre ``oublier_partage`` sur un PostgreSQL neuf, avec l'exemple de la leçon 7
-    (Chloé, O'Brien, Bob) : une ligne par critère ; renvoie le nombre de critères tenus.
+    (Chloé, O'Brien, Bob)\u00a0: une ligne par critère\u00a0; renvoie le nombre de critères tenus.
 
     Votre fonction tourne dans un processus à part, avec vos droits, sans le bac à sable de la
-    notation ; la notation, elle, utilise d'autres élèves."""
+    notation\u00a0; la notation, elle, utilise d'autres élèves."""
     source = _source(fonction)
     evaluation = evaluate_partage(source, EXEMPLE, sandboxed=False)
     _CHECKED[source] = evaluation
@@ -358,7 +358,7 @@ def verifier_partage(fonction: Callable[..., Any]) -> int:
 
 def noter_partage(fonction: Callable[..., Any], test: str) -> None:
     """Le test `test` sur l'exemple (la vérification est faite une fois par version de votre
-    fonction) ; lève AssertionError avec le message du critère s'il échoue."""
+    fonction)\u00a0; lève AssertionError avec le message du critère s'il échoue."""
     source = _source(fonction)
     if source not in _CHECKED:
         _CHECKED[source] = evaluate_partage(source, EXEMPLE, sandboxed=False)

@@ -37,7 +37,8 @@ def main() -> int:
     from course.app import APP_NAME
 
     async def sql(requete: str, *valeurs: object) -> list[tuple]:
-        """Une requête sur la base, ses valeurs passées à part ($1, $2…) ; renvoie les lignes."""
+        """Une requête sur la base, ses valeurs passées à part ($1, $2…)\u00a0; renvoie les
+        lignes."""
         connexion = await asyncpg.connect(
             host=request["host"], user=request["user"], database=request["database"]
         )
