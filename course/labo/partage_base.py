@@ -12,15 +12,17 @@ Started by the grader (never by student code), in a private temporary folder, th
   judges the student's code, not the server's timing.
 
 The seed is real: ADK 2.10's ``DatabaseSessionService`` and the tutor write every row
-(``course.labo.partage_graine``, a subprocess). ``facts()`` reads, as ``postgres``, after ending
-every ``eleve`` connection: per (app, user) group of each table, its row count and a digest; the
-schema's relations and triggers; and how many times each name is readable in the base's files
-(read first, before any query reads a table).
+(``course.labo.partage_graine``, a subprocess), once per grading process; the next bases are
+restored from its ``pg_dump`` (ADK's import alone costs 3 to 7 s). ``facts()`` reads, as
+``postgres``, after ending every ``eleve`` connection: per (app, user) group of each table, its
+row count and a digest; the schema's relations and triggers; and how many times each name is
+readable in the base's files (read first, before any query reads a table).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import secrets
 import shutil
@@ -32,7 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from course.postgres import ServeurPostgres
+from course.postgres import ServeurPostgres, binaires_postgres
 
 __all__ = ["DATABASE", "ROLE", "SOCKET_NAME", "BaseFacts", "GradingBase"]
 
@@ -42,6 +44,7 @@ SOCKET_NAME = ".s.PGSQL.5432"
 TABLES = ("sessions", "events", "user_states", "app_states")
 HBA = f"local {DATABASE} {ROLE} trust\nlocal all postgres scram-sha-256\n"
 SEED_TIMEOUT = 180.0
+_DUMPS: dict[str, str] = {}  # the seed's learners (JSON) -> the dump of the base ADK wrote
 
 
 @dataclass(frozen=True)
@@ -142,17 +145,31 @@ class GradingBase:
             await asyncio.sleep(0.05)
 
     def _seed(self) -> None:
-        import json
+        """ADK writes the seed once per process; later bases get its dump (``pg_dump``, restored
+        by ``psql`` as ``eleve``, who then owns every table as after ADK's own seed)."""
+        key = json.dumps(self.learners, sort_keys=True)
+        if key not in _DUMPS:
+            url = f"postgresql+asyncpg://{ROLE}@/{DATABASE}?host={self.host}"
+            self._run([sys.executable, "-m", "course.labo.partage_graine", url, key])
+            dump = [str(binaires_postgres() / "pg_dump"), "-h", self.host, "-U", "postgres"]
+            dump += ["--no-owner", "--no-privileges", DATABASE]
+            _DUMPS[key] = self._run(dump, env={"PGPASSWORD": self._password})
+            return
+        restore = [str(binaires_postgres() / "psql"), "-h", self.host, "-U", ROLE, "-d", DATABASE]
+        self._run(restore + ["-q", "-v", "ON_ERROR_STOP=1", "-f", "-"], stdin=_DUMPS[key])
 
-        url = f"postgresql+asyncpg://{ROLE}@/{DATABASE}?host={self.host}"
+    def _run(self, argv: list[str], stdin: str = "", env: dict[str, str] | None = None) -> str:
         done = subprocess.run(
-            [sys.executable, "-m", "course.labo.partage_graine", url, json.dumps(self.learners)],
+            argv,
+            input=stdin,
             capture_output=True,
             text=True,
             timeout=SEED_TIMEOUT,
+            env={**os.environ, **(env or {})},
         )
         if done.returncode != 0:
             raise RuntimeError(f"base de notation non remplie\u00a0: {done.stderr[-800:]}")
+        return done.stdout
 
     # -- facts --------------------------------------------------------------------------------
     async def _connect(self, database: str):
