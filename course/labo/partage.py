@@ -47,7 +47,7 @@ __all__ = [
 
 CALL_TIMEOUT = 20.0  # seconds per call (Python, asyncpg and the student's queries)
 MAX_CELL_CHARS = 100_000
-LIMITS = Limits(processes=16)
+LIMITS = Limits()  # the TP's limits (RLIMIT_NPROC counts the grader's own processes without root)
 
 
 @dataclass(frozen=True)
@@ -126,6 +126,12 @@ PARTAGE_TESTS: tuple[PartageTest, ...] = (
         "le texte de l'élève se lit encore dans les fichiers des tables (tuples morts)\u00a0: "
         "DELETE ne fait que marquer les lignes, terminez par VACUUM FULL.",
     ),
+)
+STRUCTURE = (
+    "oublier_partage a changé la structure de la base (tables, vues, index ou déclencheurs "
+    "ajoutés, supprimés ou remplacés)\u00a0: une copie des données peut s'y cacher, et les "
+    "tables ne disent plus ce qu'elles contiennent. oublier_partage efface des lignes, elle ne "
+    "crée rien."
 )
 _GATE = (
     "ce point ne compte que si oublier_partage a d'abord effacé l'élève en entier et rien "
@@ -264,7 +270,9 @@ def _judge(scenario: PartageScenario, before: BaseFacts, after: list[BaseFacts],
             verdicts[test.id] = Verdict(True, "")
             continue
         message = test.failure
-        if test.id in gated and not correct:
+        if first is not None and not same_structure:
+            message = STRUCTURE
+        elif test.id in gated and not correct:
             message = _GATE
         elif test.id == "partage_autres" and not sessions:
             message = _GATE

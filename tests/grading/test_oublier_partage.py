@@ -137,3 +137,37 @@ def test_the_grading_server_keeps_the_student_in_its_base(tmp_path, monkeypatch)
         facts = base.facts()  # the grader, with its password
         assert ("public", "t", "r") in facts.structure
     assert _leftovers(tmp_path) == []
+
+
+HIDING_VIEW = """
+async def oublier_partage(sql, user_id):
+    # the sessions hidden behind a view of the same name, the rows kept in the renamed table
+    if not await sql("SELECT 1 FROM pg_class WHERE relname = 'cachette'"):
+        await sql("ALTER TABLE sessions RENAME TO cachette")
+        await sql("CREATE VIEW sessions AS SELECT * FROM cachette WHERE user_id <> 'chloe'")
+    await sql("DELETE FROM user_states WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
+"""
+BASE_SETTINGS = """
+async def oublier_partage(sql, user_id):
+    await sql("DELETE FROM sessions WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
+    await sql("DELETE FROM user_states WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
+    await sql("VACUUM FULL events, sessions, user_states")
+    # settings every later connection to the base would get, the grader's included
+    # (each sql() is a new connection: read-only last, or its own next ALTER would fail)
+    await sql("ALTER DATABASE tuteur SET search_path = cachette")
+    await sql("ALTER DATABASE tuteur SET statement_timeout = 1")
+    await sql("ALTER DATABASE tuteur SET default_transaction_read_only = on")
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "score"), [(HIDING_VIEW, 0), (BASE_SETTINGS, 6)], ids=["vue", "reglages"]
+)
+def test_a_base_rearranged_by_the_student_does_not_fool_the_grader(source, score, tmp_path):
+    from course.labo.partage import STRUCTURE
+
+    evaluation = evaluate_partage(source, EXEMPLE, sandboxed=True)
+    assert evaluation.statuses == ["ok"] * 4
+    assert evaluation.score == score, evaluation.verdicts
+    if score == 0:
+        assert evaluation.verdicts["partage_sessions"].message == STRUCTURE
