@@ -193,6 +193,10 @@ def _written(source: str) -> str | None:
                     if isinstance(exc, ast.Name) and exc.id == "NotImplementedError":
                         return NOT_WRITTEN
             return None
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == FUNCTION for t in node.targets
+        ):
+            return None  # oublier_partage = another function: the runner checks it
     return _MESSAGES["missing"]
 
 
@@ -339,11 +343,15 @@ _CHECKED: dict[str, PartageEvaluation] = {}
 
 def _source(fonction: Callable[..., Any]) -> str:
     try:
-        return textwrap.dedent(inspect.getsource(fonction))
+        source = textwrap.dedent(inspect.getsource(fonction))
     except (OSError, TypeError):
         raise TypeError(
             "verifier_partage attend votre fonction oublier_partage, définie dans une cellule."
         ) from None
+    name = getattr(fonction, "__name__", FUNCTION)
+    if name != FUNCTION and name.isidentifier():  # checked under the name grading calls
+        source += f"\n{FUNCTION} = {name}\n"
+    return source
 
 
 def verifier_partage(fonction: Callable[..., Any]) -> int:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pwd
 import secrets
 import shutil
 import subprocess
@@ -64,6 +65,14 @@ class BaseFacts:
         return {t: {k: v for k, v in g.items() if k not in skip} for t, g in self.groups.items()}
 
 
+def _server_user() -> pwd.struct_passwd | None:
+    """As root, the account the server runs as (``course.postgres``'s choice), else None."""
+    from course.postgres._serveur import _run_as
+
+    name = _run_as()
+    return pwd.getpwnam(name) if name else None
+
+
 class GradingBase:
     """``with GradingBase(learners, names) as base:`` a seeded, locked-down cluster; stopped and
     removed (with every byte the student's code wrote) at the end."""
@@ -79,8 +88,9 @@ class GradingBase:
     def __enter__(self) -> GradingBase:
         self._parent = Path(tempfile.mkdtemp(prefix="cours-partage-"))
         try:
-            if os.geteuid() == 0:  # the server's user creates its cluster folder here
-                self._parent.chmod(0o733)
+            server_user = _server_user()
+            if server_user is not None:  # root: the server's user alone may enter and write
+                os.chown(self._parent, server_user.pw_uid, server_user.pw_gid)
             self.server = ServeurPostgres(self._parent / "cluster", durable=False).demarrer()
             if os.geteuid() == 0:  # the sandbox's own uid must be able to connect
                 self.socket.chmod(0o777)

@@ -171,3 +171,22 @@ def test_a_base_rearranged_by_the_student_does_not_fool_the_grader(source, score
     assert evaluation.score == score, evaluation.verdicts
     if score == 0:
         assert evaluation.verdicts["partage_sessions"].message == STRUCTURE
+
+
+async def _sessions_only(sql, user_id):  # a learner's first try, checked by their own verifier
+    await sql("DELETE FROM sessions WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)  # noqa: F821
+
+
+def test_the_learners_own_check_says_what_is_missing(capsys, tmp_path, monkeypatch):
+    from course.labo.partage import noter_partage, verifier_partage
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    assert verifier_partage(_sessions_only) == 2
+    shown = capsys.readouterr().out
+    assert "✔ Les sessions de l'élève (et leurs événements) ont disparu" in shown
+    assert "✘ Sa ligne user_states (l'état user:) a disparu" in shown
+    assert "2/6 critères tenus sur l'exemple." in shown
+    noter_partage(_sessions_only, "partage_sessions")  # already checked: no second server
+    with pytest.raises(AssertionError, match="la ligne user_states de l'élève existe encore"):
+        noter_partage(_sessions_only, "partage_user_states")
+    assert _leftovers(tmp_path) == []
