@@ -133,6 +133,11 @@ STRUCTURE = (
     "tables ne disent plus ce qu'elles contiennent. oublier_partage efface des lignes, elle ne "
     "crée rien."
 )
+WITNESS_UNSEEN = (
+    "les données des autres élèves ne se lisent plus dans les fichiers des tables (réécrites "
+    "autrement, compressées\u00a0?)\u00a0: la recherche du texte de l'élève ne prouverait "
+    "rien. oublier_partage efface des lignes et réécrit les tables avec VACUUM FULL, rien de plus."
+)
 _GATE = (
     "ce point ne compte que si oublier_partage a d'abord effacé l'élève en entier et rien "
     "d'autre (ses sessions, ses événements, sa ligne user_states), ce qui n'est pas le cas."
@@ -256,9 +261,9 @@ def _judge(scenario: PartageScenario, before: BaseFacts, after: list[BaseFacts],
     )
     readable = first.readable if first is not None else {}
     witness = min((readable.get(w.name, 0) for w in scenario.witnesses), default=0)
-    if correct and witness == 0:  # the search must find the others: else it proves nothing
-        raise RuntimeError("témoin introuvable dans les fichiers de la base de notation")
-    clean = correct and readable.get(scenario.target.name, 1) == 0
+    # the search must find the others (the witness), else it proves nothing
+    unseen = correct and witness == 0
+    clean = correct and not unseen and readable.get(scenario.target.name, 1) == 0
     results = {
         "partage_sessions": sessions,
         "partage_user_states": states,
@@ -276,6 +281,8 @@ def _judge(scenario: PartageScenario, before: BaseFacts, after: list[BaseFacts],
         message = test.failure
         if first is not None and not same_structure:
             message = STRUCTURE
+        elif test.id == "partage_fichier" and unseen:
+            message = WITNESS_UNSEEN
         elif test.id in gated and not correct:
             message = _GATE
         elif test.id == "partage_autres" and not sessions:

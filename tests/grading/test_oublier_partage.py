@@ -190,3 +190,23 @@ def test_the_learners_own_check_says_what_is_missing(capsys, tmp_path, monkeypat
     with pytest.raises(AssertionError, match="la ligne user_states de l'élève existe encore"):
         noter_partage(_sessions_only, "partage_user_states")
     assert _leftovers(tmp_path) == []
+
+
+COMPRESSED = """
+async def oublier_partage(sql, user_id):
+    # rows compressed in their pages: no name readable any more, erased or not
+    await sql("ALTER TABLE events SET (toast_tuple_target = 128)")
+    await sql("ALTER TABLE events ALTER COLUMN event_data SET COMPRESSION pglz")
+    await sql("DELETE FROM sessions WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
+    await sql("DELETE FROM user_states WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
+    await sql("VACUUM FULL events, sessions, user_states")
+"""
+
+
+def test_rows_compressed_to_hide_their_bytes_are_a_changed_structure():
+    from course.labo.partage import STRUCTURE
+
+    evaluation = evaluate_partage(COMPRESSED, EXEMPLE, sandboxed=True)
+    assert evaluation.statuses[0] == "ok"
+    assert evaluation.score == 0
+    assert evaluation.verdicts["partage_fichier"].message == STRUCTURE
