@@ -78,6 +78,14 @@ def test_every_sample_gets_its_expected_score_on_a_real_postgres(tmp_path, monke
     assert "VACUUM FULL" in text and "Kerbrat" not in text and "margaux" not in text
     assert _leftovers(private_tmp) == []  # every cluster stopped and removed
 
+    feedback = nbgrader(grader, "generate_feedback", ASSIGNMENT, "--student=sans_vacuum")
+    assert feedback.returncode == 0, feedback.stdout + feedback.stderr
+    page = (grader / "feedback" / "sans_vacuum" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert "Plus rien de l&#39;élève n&#39;est lisible dans les fichiers des tables" in page or (
+        "Plus rien de l'élève n'est lisible dans les fichiers des tables" in page
+    )
+    assert "noter_partage(" not in page and "Kerbrat" not in page
+
 
 def test_the_escape_sample_is_a_real_control(tmp_path, monkeypatch):
     """Positive control for the sandbox: without it, the escape sample reaches something (the
