@@ -47,8 +47,10 @@ def test_every_sample_gets_its_expected_score_on_a_real_postgres(tmp_path, monke
     made = nbgrader(grader, "generate_assignment", ASSIGNMENT, "--log-level=WARN")
     assert made.returncode == 0, made.stdout + made.stderr
     release = grader.parent / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    released = release.read_text(encoding="utf-8")
-    assert "VACUUM" not in released and "noter_partage(oublier_partage" not in released
+    released = nbformat.read(release, as_version=4)
+    (answer,) = [c for c in released.cells if c.id == ASSIGNMENT]
+    assert "NotImplementedError" in answer.source and "VACUUM" not in answer.source
+    assert not any("noter_partage(oublier_partage" in c.source for c in released.cells)
     for name in expected:
         folder = grader / "submitted" / name / ASSIGNMENT
         folder.mkdir(parents=True)
