@@ -73,6 +73,18 @@ def _server_user() -> pwd.struct_passwd | None:
     return pwd.getpwnam(name) if name else None
 
 
+def _base_dir(server_user: pwd.struct_passwd | None) -> str:
+    """Where the clusters go: the temporary folder, or, as root, ``/tmp`` when the server's user
+    could not reach it (a private ``TMPDIR`` under a folder only root may enter)."""
+    folder = tempfile.gettempdir()
+    if server_user is None:
+        return folder
+    for parent in [Path(folder), *Path(folder).parents]:
+        if not parent.stat().st_mode & 0o001:  # others may not traverse it
+            return "/tmp"
+    return folder
+
+
 class GradingBase:
     """``with GradingBase(learners, names) as base:`` a seeded, locked-down cluster; stopped and
     removed (with every byte the student's code wrote) at the end."""
@@ -86,9 +98,9 @@ class GradingBase:
 
     # -- life ---------------------------------------------------------------------------------
     def __enter__(self) -> GradingBase:
-        self._parent = Path(tempfile.mkdtemp(prefix="cours-partage-"))
+        server_user = _server_user()
+        self._parent = Path(tempfile.mkdtemp(prefix="cours-partage-", dir=_base_dir(server_user)))
         try:
-            server_user = _server_user()
             if server_user is not None:  # root: the server's user alone may enter and write
                 os.chown(self._parent, server_user.pw_uid, server_user.pw_gid)
             self.server = ServeurPostgres(self._parent / "cluster", durable=False).demarrer()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -36,11 +37,14 @@ def _leftovers(tmp: Path) -> list[str]:
     return sorted(p.name for p in tmp.glob("cours-partage-*"))
 
 
-def test_every_sample_gets_its_expected_score_on_a_real_postgres(tmp_path, monkeypatch):
+def test_every_sample_gets_its_expected_score_on_a_real_postgres(tmp_path, monkeypatch, request):
     expected = _expected()
     assert set(expected) == {p.stem for p in SAMPLES.glob("*.py")}
-    private_tmp = tmp_path / "tmp"  # the grader's clusters go here: nothing may be left
-    private_tmp.mkdir()
+    # the grader's clusters go here (a folder the server's user may reach, as root): nothing
+    # may be left
+    private_tmp = Path(tempfile.mkdtemp(prefix="partage-tmp-", dir="/tmp"))
+    private_tmp.chmod(0o755)
+    request.addfinalizer(lambda: shutil.rmtree(private_tmp, ignore_errors=True))
     monkeypatch.setenv("TMPDIR", str(private_tmp))
     grader = copy_course(tmp_path / "cours")
     shutil.copytree(ROOT / "solutions" / ASSIGNMENT, grader.parent / "solutions" / ASSIGNMENT)
@@ -145,7 +149,7 @@ def test_the_grading_server_keeps_the_student_in_its_base(tmp_path, monkeypatch)
         ):
             assert asyncio.run(student(query)) == "InsufficientPrivilegeError", query
         facts = base.facts()  # the grader, with its password
-        assert ("public", "t", "r") in facts.structure
+        assert any(r[:3] == ("public", "t", "r") for r in facts.structure[:-1])
     assert _leftovers(tmp_path) == []
 
 
