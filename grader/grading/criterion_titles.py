@@ -1,4 +1,5 @@
-"""The French title of the criterion each grade cell checks, for the report and the feedback.
+"""The French title of the criterion each grade cell checks, for the report and the feedback
+(the TP's criteria, and the shared-database lab's tests).
 
 The one place the class tools read the lab's criteria: the report names its columns and charts
 with these titles, the feedback template its headings. The written answer, graded by hand, is
@@ -19,6 +20,8 @@ HAND_GRADED_TITLES = {
 def criterion_title(grade_id: str) -> str:
     """The title of the lab criterion checked by grade cell `grade_id`; `grade_id` otherwise."""
     from course.labo.criteria import grade_titles
+    from course.labo.partage import partage_titles
 
     grade_id = str(grade_id)
-    return grade_titles().get(grade_id) or HAND_GRADED_TITLES.get(grade_id, grade_id)
+    titles = {**grade_titles(), **partage_titles()}
+    return titles.get(grade_id) or HAND_GRADED_TITLES.get(grade_id, grade_id)

@@ -28,8 +28,11 @@ asked for on purpose).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 # Imported here, in nbgrader's main thread: importing IPython for the first time from the
 # grading thread while the kernel client imports it too can fail (KeyError: 'IPython').
@@ -40,10 +43,12 @@ from traitlets import Bool, Float, default
 
 from course.labo.criteria import TESTS, TITLES
 from course.labo.evaluate import DEFAULT_TIMEOUT, evaluate_source
+from course.labo.partage import PARTAGE_TESTS, evaluate_partage
 from course.labo.sandbox import sandbox_problem
 from course.labo.scenario import VISIBLE
 
 from .hidden import HIDDEN
+from .hidden_partage import HIDDEN_PARTAGE
 from .outcome_record import METADATA_KEY, grading_record
 from .release import ANSWER_GRADE_ID, MAX_NOTE, find_answer, read_template, rebuild, template_path
 from .sandbox_setting import (
@@ -56,6 +61,8 @@ from .sandbox_setting import (
 
 __all__ = [
     "ASSIGNMENT",
+    "LABS",
+    "Lab",
     "SOLUTION_GRADE_ID",
     "ApplyOutOfKernelGrading",
     "ExecuteOutsideTheLab",
@@ -77,7 +84,6 @@ NOTE_SOLUTION = (
     "sur une copie neuve de la base\u00a0; voir les tests ci-dessous.\n"
 )
 NOTE_UNLOCKED = "Cellule non exécutée pendant la notation (seule la cellule oublier compte).\n"
-_BY_GRADE_ID = {t.grade_id: t for t in TESTS.values()}
 TIMEOUT_ENV = "COURSE_LABO_TIMEOUT"  # the instructor's time limit, as grader/README.md says
 _COURSE_ROOT = Path(__file__).resolve().parents[2]  # grader/grading/hooks.py
 
@@ -96,16 +102,68 @@ def _ids(resources: dict) -> tuple[str | None, str | None]:
     return ids.get("assignment"), ids.get("notebook")
 
 
+def _evaluate(source: str, sandboxed: bool, timeout: float):
+    return evaluate_source(source, scenarios=SCENARIOS, sandboxed=sandboxed, timeout=timeout)
+
+
+def _evaluate_partage(source: str, sandboxed: bool, timeout: float):
+    # each call has its own limit (course.labo.partage.CALL_TIMEOUT): the seed through ADK and
+    # the server's start are the grader's time, not the submission's
+    return evaluate_partage(source, HIDDEN_PARTAGE, sandboxed=sandboxed)
+
+
+def _postgres_problem() -> str | None:
+    from course.postgres import PostgresIndisponible, binaires_postgres
+
+    try:
+        binaires_postgres()
+    except PostgresIndisponible as err:
+        return f"Le TP oublier_partage se note sur un vrai PostgreSQL\u00a0: {err}"
+    return None
+
+
+@dataclass(frozen=True)
+class Lab:
+    """An assignment graded out of the kernel: its notebook is named like it, its answer cell's
+    grade id is the function's name, its tests are grade cells answered from `evaluate`."""
+
+    assignment: str
+    function: str
+    evaluate: Callable[[str, bool, float], Any]  # (source, sandboxed, timeout) -> evaluation
+    tests: dict[str, tuple[str, str]]  # grade_id -> (the verdict's key, the French title)
+    problem: Callable[[], str | None] = lambda: None  # what grading needs and is missing
+
+
+LABS: dict[str, Lab] = {
+    ASSIGNMENT: Lab(
+        ASSIGNMENT,
+        ANSWER_GRADE_ID,
+        _evaluate,
+        {t.grade_id: (t.id, TITLES[t.criterion]) for t in TESTS.values()},
+    ),
+    # the shared-database lab, if the teacher wants it graded: a real PostgreSQL per submission
+    "oublier_partage": Lab(
+        "oublier_partage",
+        "oublier_partage",
+        _evaluate_partage,
+        {t.grade_id: (t.id, t.title) for t in PARTAGE_TESTS},
+        _postgres_problem,
+    ),
+}
+
+
+def _lab(resources: dict) -> Lab | None:
+    """The lab of the assignment being graded (any of its notebooks), None for another one."""
+    return LABS.get(_ids(resources)[0] or "")
+
+
 def _in_lab_assignment(resources: dict) -> bool:
-    return _ids(resources)[0] == ASSIGNMENT
+    return _lab(resources) is not None
 
 
 def _is_lab(resources: dict) -> bool:
-    return _ids(resources) == (ASSIGNMENT, ASSIGNMENT)
-
-
-def _evaluate(source: str, sandboxed: bool, timeout: float):
-    return evaluate_source(source, scenarios=SCENARIOS, sandboxed=sandboxed, timeout=timeout)
+    assignment, notebook = _ids(resources)
+    return assignment in LABS and notebook == assignment
 
 
 class RebuildFromRelease(NbGraderPreprocessor):
@@ -125,11 +183,14 @@ class RebuildFromRelease(NbGraderPreprocessor):
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         if not _in_lab_assignment(resources):
             return nb, resources
+        lab = _lab(resources)
+        assert lab is not None
         path = self._template(resources)
-        rebuilt = rebuild(nb, read_template(path))
+        rebuilt = rebuild(nb, read_template(path), lab.function)
         if rebuilt.dropped:
             self.log.warning(
-                "TP oublier\u00a0: %s cellule(s) ajoutée(s) ou modifiée(s) par l'élève ignorée(s)",
+                "TP %s\u00a0: %s cellule(s) ajoutée(s) ou modifiée(s) par l'élève ignorée(s)",
+                lab.assignment,
                 rebuilt.dropped,
             )
         rebuilt.nb.metadata[METADATA_KEY] = {_REBUILT: path.name, _ANSWER_NOTE: rebuilt.note}
@@ -166,7 +227,9 @@ class StartOutOfKernelGrading(NbGraderPreprocessor):
             )
         if not _is_lab(resources):
             return nb, resources
-        source, note = find_answer(nb.cells, None)
+        lab = _lab(resources)
+        assert lab is not None
+        source, note = find_answer(nb.cells, None, lab.function)
         earlier = record.get(_ANSWER_NOTE)
         note = earlier if isinstance(earlier, str) and earlier else note
         if self.sandboxed:
@@ -174,9 +237,14 @@ class StartOutOfKernelGrading(NbGraderPreprocessor):
             if problem:
                 raise SandboxUnavailable(refusal(problem))
         else:
-            self.log.warning("TP oublier\u00a0: notation SANS bac à sable (%s=1)", NO_SANDBOX_ENV)
+            self.log.warning(
+                "TP %s\u00a0: notation SANS bac à sable (%s=1)", lab.assignment, NO_SANDBOX_ENV
+            )
+        missing = lab.problem()
+        if missing:
+            raise SandboxUnavailable(missing)
         pool = ThreadPoolExecutor(max_workers=1)
-        resources[_RESOURCE] = pool.submit(_evaluate, source or "", self.sandboxed, self.timeout)
+        resources[_RESOURCE] = pool.submit(lab.evaluate, source or "", self.sandboxed, self.timeout)
         pool.shutdown(wait=False)
         resources[_NOTE] = note[:MAX_NOTE]
         return nb, resources
@@ -200,26 +268,30 @@ class ApplyOutOfKernelGrading(NbGraderPreprocessor):
         if future is None:
             return nb, resources
         note = resources.pop(_NOTE, "")
+        lab = _lab(resources)
+        assert lab is not None
         for cell in nb.cells:
             meta = _nbgrader(cell)
             if cell.cell_type != "code" or meta.get("grade"):
                 continue
-            if meta.get("grade_id") == SOLUTION_GRADE_ID:
-                text = NOTE_SOLUTION
+            if meta.get("grade_id") == lab.function:
+                text = NOTE_SOLUTION.replace("oublier a", f"{lab.function} a", 1)
             else:
-                text = None if meta.get("locked") else NOTE_UNLOCKED
+                unlocked = NOTE_UNLOCKED.replace("oublier", lab.function)
+                text = None if meta.get("locked") else unlocked
             cell.outputs = (
                 [NotebookNode(output_type="stream", name="stdout", text=text)] if text else []
             )
         evaluation = future.result()  # an infrastructure failure fails the submission loudly
         verdicts = evaluation.verdicts
         for cell in nb.cells:
-            test = _BY_GRADE_ID.get(_nbgrader(cell).get("grade_id"))
+            test = lab.tests.get(_nbgrader(cell).get("grade_id"))
             if cell.cell_type != "code" or test is None:
                 continue
-            verdict = verdicts[test.id]
+            key, title = test
+            verdict = verdicts[key]
             if verdict.ok:
-                text = f"✔ {TITLES[test.criterion]}\n"
+                text = f"✔ {title}\n"
                 cell.outputs = [NotebookNode(output_type="stream", name="stdout", text=text)]
             else:
                 cell.outputs = [
@@ -232,7 +304,8 @@ class ApplyOutOfKernelGrading(NbGraderPreprocessor):
                 ]
         nb.metadata[METADATA_KEY] = grading_record(evaluation, note)
         self.log.info(
-            "TP oublier\u00a0: %s/%s points hors du noyau en %.1f s (%s, %s)",
+            "TP %s\u00a0: %s/%s points hors du noyau en %.1f s (%s, %s)",
+            lab.assignment,
             evaluation.score,
             evaluation.max_score,
             evaluation.seconds,

@@ -36,11 +36,13 @@ __all__ = [
     "template_path",
 ]
 
-ANSWER_GRADE_ID = "oublier"
-_DEFINES = re.compile(
-    r"^(?:async[ \t]+)?def[ \t]+oublier\b|^oublier[ \t]*(?::[^=\n]*)?=(?!=)", re.M
-)
+ANSWER_GRADE_ID = "oublier"  # the TP's answer: its grade id is its function's name
 MAX_NOTE = 500
+
+
+def _defines(function: str) -> re.Pattern[str]:
+    name = re.escape(function)
+    return re.compile(rf"^(?:async[ \t]+)?def[ \t]+{name}\b|^{name}[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
 
 
 class TemplateMissing(RuntimeError):
@@ -71,9 +73,10 @@ def _text(cell: dict) -> str:
     return source if isinstance(source, str) else ""
 
 
-def defines_answer(source: str) -> bool:
-    """True when `source` defines ``oublier`` at top level (a line regex, no parser)."""
-    return _DEFINES.search(source) is not None
+def defines_answer(source: str, function: str = ANSWER_GRADE_ID) -> bool:
+    """True when `source` defines `function` (``oublier``) at top level (a line regex, no
+    parser)."""
+    return _defines(function).search(source) is not None
 
 
 def template_path(root: Path, folders: tuple[str, ...], assignment: str, notebook: str) -> Path:
@@ -97,12 +100,15 @@ def _matching(cells: list[dict], cell_id: str | None, grade_id: str | None) -> l
     return [k for k, c in enumerate(cells) if grade_id and _nbgrader(c).get("grade_id") == grade_id]
 
 
-def find_answer(cells: list[dict], cell_id: str | None) -> tuple[str | None, str]:
-    """The answer's text (None: no cell defines oublier nor claims to be its cell) and a French
-    note on where it was found (empty: in its own cell, alone)."""
+def find_answer(
+    cells: list[dict], cell_id: str | None, function: str = ANSWER_GRADE_ID
+) -> tuple[str | None, str]:
+    """The answer's text (None: no cell defines `function` nor claims to be its cell) and a
+    French note on where it was found (empty: in its own cell, alone). The answer cell's grade
+    id is the function's name."""
     code = [k for k, c in enumerate(cells) if c.get("cell_type") == "code"]
-    defining = [k for k in code if defines_answer(_text(cells[k]))]
-    claimed = [k for k in _matching(cells, cell_id, ANSWER_GRADE_ID) if k in code]
+    defining = [k for k in code if defines_answer(_text(cells[k]), function)]
+    claimed = [k for k in _matching(cells, cell_id, function) if k in code]
     if defining:
         chosen = defining[-1]
         if len(defining) == 1 and chosen in claimed:
@@ -110,20 +116,20 @@ def find_answer(cells: list[dict], cell_id: str | None) -> tuple[str | None, str
         if len(defining) > 1:
             where = ", ".join(str(k + 1) for k in defining)
             note = (
-                f"{len(defining)} cellules définissent oublier (cellules {where})"
+                f"{len(defining)} cellules définissent {function} (cellules {where})"
                 f"\u00a0: la dernière (cellule {chosen + 1}) est notée."
             )
         else:
             note = (
-                f"oublier est définie hors de la cellule prévue (cellule {chosen + 1})\u00a0: "
+                f"{function} est définie hors de la cellule prévue (cellule {chosen + 1})\u00a0: "
                 "c'est cette définition qui est notée."
             )
         return _text(cells[chosen]), note
     if claimed:
         return _text(cells[claimed[-1]]), ""
     return None, (
-        "Aucune cellule du rendu ne définit oublier (cellule supprimée ou vidée\u00a0?)\u00a0: "
-        "0 point pour le code."
+        f"Aucune cellule du rendu ne définit {function} (cellule supprimée ou vidée\u00a0?)"
+        "\u00a0: 0 point pour le code."
     )
 
 
@@ -140,8 +146,11 @@ def _written(cells: list[dict], template: NotebookNode, cell: NotebookNode) -> s
     return "\n\n".join(added) if added else cell.source
 
 
-def rebuild(submission: NotebookNode | dict, template: NotebookNode) -> Rebuilt:
-    """The release `template` with the answer and the written answer of `submission`.
+def rebuild(
+    submission: NotebookNode | dict, template: NotebookNode, function: str = ANSWER_GRADE_ID
+) -> Rebuilt:
+    """The release `template` with the answer (the cell whose grade id is `function`) and the
+    written answer of `submission`.
 
     Solution code cells of the template other than the TP's answer keep the template's text:
     no code of the submission can reach nbgrader's kernel through them.
@@ -158,8 +167,8 @@ def rebuild(submission: NotebookNode | dict, template: NotebookNode) -> Rebuilt:
             cell.execution_count = None
         if not meta.get("solution"):
             continue
-        if cell.cell_type == "code" and meta.get("grade_id") == ANSWER_GRADE_ID:
-            source, note = find_answer(cells, cell.get("id"))
+        if cell.cell_type == "code" and meta.get("grade_id") == function:
+            source, note = find_answer(cells, cell.get("id"), function)
             found = source is not None
             cell.source = source if source is not None else ""
         elif cell.cell_type == "markdown":

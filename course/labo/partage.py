@@ -1,0 +1,394 @@
+"""Grades ``oublier_partage``, the shared-database lab (lesson 7's exercise, graded if the
+teacher wants it), on a real PostgreSQL started for each submission.
+
+The grader starts the cluster (``course.labo.partage_base``: one private cluster, an ordinary
+role, no TCP) and seeds it; each call of the student's function then runs in its own sandboxed
+process (``course.labo.sandbox``: no network, only the cluster's socket bound in, nothing else of
+the machine's files), and the grader reads the base between calls. Calls, in order: the learner
+to erase, the same learner again, an unknown learner, a learner whose id holds an apostrophe.
+
+Six tests, one point each, all hidden (``PARTAGE_TESTS``); criteria 3 to 6 count only once the
+erasure itself holds, as in the TP. Nothing a submission prints or raises reaches a message.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .criteria import Verdict
+from .outcome import Outcome
+from .partage_base import DATABASE, ROLE, BaseFacts, GradingBase
+from .partage_runner import EXIT, FUNCTION
+from .sandbox import Limits, Sandbox
+
+__all__ = [
+    "CALL_TIMEOUT",
+    "EXEMPLE",
+    "PARTAGE_TESTS",
+    "Learner",
+    "PartageEvaluation",
+    "PartageScenario",
+    "PartageTest",
+    "evaluate_partage",
+    "noter_partage",
+    "partage_titles",
+    "verifier_partage",
+]
+
+CALL_TIMEOUT = 20.0  # seconds per call (Python, asyncpg and the student's queries)
+MAX_CELL_CHARS = 100_000
+LIMITS = Limits()  # the TP's limits (RLIMIT_NPROC counts the grader's own processes without root)
+
+
+@dataclass(frozen=True)
+class Learner:
+    """A learner of the seed: one session in `app`, one tutor turn per message; `name` is the
+    text searched for in the base's files."""
+
+    user_id: str
+    name: str
+    messages: tuple[str, ...]
+    app: str = "tuteur"
+
+    def seed(self) -> dict:
+        return {"user_id": self.user_id, "app": self.app, "messages": list(self.messages)}
+
+
+@dataclass(frozen=True)
+class PartageScenario:
+    """Who is erased, who must stay (`witnesses`, the same ids in another app included)."""
+
+    target: Learner
+    quoted: Learner  # its id holds an apostrophe
+    unknown: str
+    witnesses: tuple[Learner, ...]
+
+    @property
+    def learners(self) -> list[Learner]:
+        return [self.target, self.quoted, *self.witnesses]
+
+
+@dataclass(frozen=True)
+class PartageTest:
+    """One graded test: an nbgrader grade cell of the lab's notebook (``grade_id``)."""
+
+    id: str
+    title: str
+    failure: str  # French, for the student
+
+    @property
+    def grade_id(self) -> str:
+        return f"test_{self.id}"
+
+
+PARTAGE_TESTS: tuple[PartageTest, ...] = (
+    PartageTest(
+        "partage_sessions",
+        "Les sessions de l'élève (et leurs événements) ont disparu de la base partagée",
+        "des sessions ou des événements de l'élève restent dans la base partagée.",
+    ),
+    PartageTest(
+        "partage_user_states",
+        "Sa ligne user_states (l'état user:) a disparu",
+        "la ligne user_states de l'élève existe encore\u00a0: l'état user: est rangé à part.",
+    ),
+    PartageTest(
+        "partage_autres",
+        "Les autres élèves, les autres applications et app_states sont intacts",
+        "oublier_partage a modifié des données qui ne sont pas à cet élève, ou la structure de "
+        "la base\u00a0: chaque DELETE doit viser app_name ET user_id.",
+    ),
+    PartageTest(
+        "partage_deux_fois",
+        "Un second appel, ou un élève inconnu, ne lève pas d'erreur et ne change rien",
+        "un second appel, ou un appel pour un élève inconnu, lève une erreur ou modifie encore "
+        "la base.",
+    ),
+    PartageTest(
+        "partage_guillemets",
+        "Un user_id avec une apostrophe est effacé sans erreur ni excès",
+        "avec un user_id qui contient une apostrophe, oublier_partage échoue ou touche à "
+        "d'autres données\u00a0: passez user_id en valeur ($1, $2), jamais dans le texte SQL.",
+    ),
+    PartageTest(
+        "partage_fichier",
+        "Plus rien de l'élève n'est lisible dans les fichiers des tables",
+        "le texte de l'élève se lit encore dans les fichiers des tables (tuples morts)\u00a0: "
+        "DELETE ne fait que marquer les lignes, terminez par VACUUM FULL.",
+    ),
+)
+STRUCTURE = (
+    "oublier_partage a changé la structure de la base (tables, vues, index ou déclencheurs "
+    "ajoutés, supprimés ou remplacés)\u00a0: une copie des données peut s'y cacher, et les "
+    "tables ne disent plus ce qu'elles contiennent. oublier_partage efface des lignes, elle ne "
+    "crée rien."
+)
+WITNESS_UNSEEN = (
+    "les données des autres élèves ne se lisent plus dans les fichiers des tables (réécrites "
+    "autrement, compressées\u00a0?)\u00a0: la recherche du texte de l'élève ne prouverait "
+    "rien. oublier_partage efface des lignes et réécrit les tables avec VACUUM FULL, rien de plus."
+)
+_GATE = (
+    "ce point ne compte que si oublier_partage a d'abord effacé l'élève en entier et rien "
+    "d'autre (ses sessions, ses événements, sa ligne user_states), ce qui n'est pas le cas."
+)
+_MESSAGES = {
+    "load": "la cellule ne se charge pas (erreur à son exécution).",
+    "missing": "la cellule ne définit pas oublier_partage.",
+    "not_async": "oublier_partage n'est pas une fonction asynchrone (async def).",
+    "raised": "oublier_partage a levé une exception.",
+    "timeout": f"oublier_partage n'a pas fini en {CALL_TIMEOUT:g}\u00a0s.",
+    "crash": "le processus qui exécutait oublier_partage s'est arrêté sans réponse.",
+}
+NOT_WRITTEN = "oublier_partage n'est pas encore écrite\u00a0: remplacez le raise par votre code."
+
+
+def partage_titles() -> dict[str, str]:
+    """grade_id -> French title, for the feedback and the class report."""
+    return {t.grade_id: t.title for t in PARTAGE_TESTS}
+
+
+@dataclass(frozen=True)
+class PartageEvaluation:
+    """What one evaluation found: a verdict per test (its id), and how it ended."""
+
+    verdicts: dict[str, Verdict]
+    seconds: float
+    sandboxed: bool
+    ended: str = "graded"  # an Outcome value
+    reason: str = ""  # French, when it did not end graded
+    statuses: list[str] = field(default_factory=list)
+
+    @property
+    def score(self) -> int:
+        return sum(1 for v in self.verdicts.values() if v.ok)
+
+    @property
+    def max_score(self) -> int:
+        return len(PARTAGE_TESTS)
+
+    def outcome(self) -> tuple[Outcome, str]:
+        return Outcome(self.ended), self.reason
+
+
+def _written(source: str) -> str | None:
+    """None if the cell defines an async ``oublier_partage`` with a body; else the reason."""
+    if len(source) > MAX_CELL_CHARS:
+        return _MESSAGES["load"]
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _MESSAGES["load"]
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == FUNCTION:
+            for statement in node.body:
+                if isinstance(statement, ast.Raise) and statement.exc is not None:
+                    exc = statement.exc
+                    exc = exc.func if isinstance(exc, ast.Call) else exc
+                    if isinstance(exc, ast.Name) and exc.id == "NotImplementedError":
+                        return NOT_WRITTEN
+            return None
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == FUNCTION for t in node.targets
+        ):
+            return None  # oublier_partage = another function: the runner checks it
+    return _MESSAGES["missing"]
+
+
+def _call(base: GradingBase, source: str, user_id: str, sandboxed: bool) -> str:
+    """One call in its own process (sandboxed: only the socket bound in); its status."""
+    argv = [sys.executable, "-I", "-m", "course.labo.partage_runner"]
+    host = base.host
+    if sandboxed:
+        argv = Sandbox(LIMITS).command(argv, readable=(base.socket,))
+    request = {"source": source, "user_id": user_id, "host": host, "user": ROLE}
+    request["database"] = DATABASE
+    try:
+        done = subprocess.run(
+            argv,
+            input=json.dumps(request) + "\n",
+            capture_output=True,
+            text=True,
+            timeout=CALL_TIMEOUT,
+            cwd="/",
+        )
+    except subprocess.TimeoutExpired:
+        return "timeout"
+    by_code = {code: name for name, code in EXIT.items()}
+    return by_code.get(done.returncode, "crash")
+
+
+def _judge(scenario: PartageScenario, before: BaseFacts, after: list[BaseFacts], statuses):
+    app = scenario.target.app
+    target = (app, scenario.target.user_id)
+    quoted = (app, scenario.quoted.user_id)
+    verdicts: dict[str, Verdict] = {}
+    first = after[0] if after else None
+    ok_call = bool(statuses) and statuses[0] == "ok"
+    same_structure = first is not None and first.structure == before.structure
+
+    def gone(facts: BaseFacts, who: tuple[str, str], tables) -> bool:
+        return all(facts.count(t, *who) == 0 for t in tables)
+
+    sessions = same_structure and gone(first, target, ("sessions", "events"))
+    states = same_structure and gone(first, target, ("user_states",))
+    others = sessions and first.others([target]) == before.others([target])
+    correct = sessions and states and others
+    again = (
+        correct
+        and len(after) >= 3
+        and statuses[1:3] == ["ok", "ok"]
+        and all(f.groups == first.groups and f.structure == first.structure for f in after[1:3])
+    )
+    last = after[3] if len(after) >= 4 else None
+    quotes = (
+        correct
+        and last is not None
+        and statuses[3] == "ok"
+        and gone(last, quoted, ("sessions", "events", "user_states"))
+        and last.structure == before.structure
+        and last.others([target, quoted]) == after[2].others([target, quoted])
+    )
+    readable = first.readable if first is not None else {}
+    witness = min((readable.get(w.name, 0) for w in scenario.witnesses), default=0)
+    # the search must find the others (the witness), else it proves nothing
+    unseen = correct and witness == 0
+    clean = correct and not unseen and readable.get(scenario.target.name, 1) == 0
+    results = {
+        "partage_sessions": sessions,
+        "partage_user_states": states,
+        "partage_autres": others,
+        "partage_deux_fois": again,
+        "partage_guillemets": quotes,
+        "partage_fichier": clean,
+    }
+    gated = ("partage_deux_fois", "partage_guillemets", "partage_fichier")
+    for test in PARTAGE_TESTS:
+        ok = results[test.id]
+        if ok:
+            verdicts[test.id] = Verdict(True, "")
+            continue
+        message = test.failure
+        if first is not None and not same_structure:
+            message = STRUCTURE
+        elif test.id == "partage_fichier" and unseen:
+            message = WITNESS_UNSEEN
+        elif test.id in gated and not correct:
+            message = _GATE
+        elif test.id == "partage_autres" and not sessions:
+            message = _GATE
+        elif not ok_call and statuses:
+            message = f"{message} ({_MESSAGES.get(statuses[0], statuses[0])})"
+        verdicts[test.id] = Verdict(False, message)
+    return verdicts
+
+
+def evaluate_partage(
+    source: str, scenario: PartageScenario, *, sandboxed: bool = True
+) -> PartageEvaluation:
+    """Grade one ``oublier_partage`` cell on a fresh cluster (about 10 s: the seed through ADK)."""
+    start = time.monotonic()
+    problem = _written(source)
+    if problem is not None:
+        ended = Outcome.NOT_WRITTEN if problem == NOT_WRITTEN else Outcome.LOAD_ERROR
+        verdicts = {t.id: Verdict(False, problem) for t in PARTAGE_TESTS}
+        return PartageEvaluation(verdicts, time.monotonic() - start, sandboxed, ended, problem)
+    names = tuple(learner.name for learner in scenario.learners)
+    calls = [
+        scenario.target.user_id,
+        scenario.target.user_id,
+        scenario.unknown,
+        scenario.quoted.user_id,
+    ]
+    statuses: list[str] = []
+    after: list[BaseFacts] = []
+    with GradingBase([learner.seed() for learner in scenario.learners], names) as base:
+        before = base.facts()
+        for user_id in calls:
+            status = _call(base, source, user_id, sandboxed)
+            statuses.append(status)
+            after.append(base.facts())
+            if status in ("timeout", "load", "missing", "not_async", "crash"):
+                break
+    verdicts = _judge(scenario, before, after, statuses)
+    ended, reason = Outcome.GRADED, ""
+    bad = {
+        "timeout": Outcome.TIMEOUT,
+        "crash": Outcome.CRASH,
+        "load": Outcome.LOAD_ERROR,
+        "missing": Outcome.LOAD_ERROR,
+    }
+    if statuses and statuses[-1] in bad:
+        ended, reason = bad[statuses[-1]], _MESSAGES[statuses[-1]]
+    seconds = time.monotonic() - start
+    return PartageEvaluation(verdicts, seconds, sandboxed, ended, reason, statuses)
+
+
+# The example the student's own check uses (lesson 7's learners); the grader's hidden one is in
+# grader/grading/hidden_partage.py, out of the students' reach.
+EXEMPLE = PartageScenario(
+    target=Learner("chloe", "Dupuis", ("Bonjour, je m'appelle Chloé Dupuis", "4")),
+    quoted=Learner("o'brien", "OBrien", ("Bonjour, je m'appelle Seán OBrien",)),
+    unknown="personne",
+    witnesses=(
+        Learner("bob", "Lemercier", ("Bonjour, je m'appelle Bob Lemercier", "2")),
+        Learner("chloe", "Rendez", ("Rendez-vous chez le dentiste",), app="agenda"),
+    ),
+)
+_CHECKED: dict[str, PartageEvaluation] = {}
+
+
+def _source(fonction: Callable[..., Any]) -> str:
+    try:
+        source = textwrap.dedent(inspect.getsource(fonction))
+    except (OSError, TypeError):
+        raise TypeError(
+            "verifier_partage attend votre fonction oublier_partage, définie dans une cellule."
+        ) from None
+    name = getattr(fonction, "__name__", FUNCTION)
+    if name != FUNCTION and name.isidentifier():  # checked under the name grading calls
+        source += f"\n{FUNCTION} = {name}\n"
+    return source
+
+
+def verifier_partage(fonction: Callable[..., Any]) -> int:
+    """Vérifie votre ``oublier_partage`` sur un PostgreSQL neuf, avec l'exemple de la leçon 7
+    (Chloé, O'Brien, Bob)\u00a0: une ligne par critère\u00a0; renvoie le nombre de critères tenus.
+
+    Votre fonction tourne dans un processus à part, avec vos droits, sans le bac à sable de la
+    notation\u00a0; la notation, elle, utilise d'autres élèves."""
+    source = _source(fonction)
+    evaluation = evaluate_partage(source, EXEMPLE, sandboxed=False)
+    _CHECKED[source] = evaluation
+    for test in PARTAGE_TESTS:
+        verdict = evaluation.verdicts[test.id]
+        print(f"{'✔' if verdict.ok else '✘'} {test.title}")
+        if not verdict.ok:
+            print(f"    {verdict.message}")
+    print(f"{evaluation.score}/{evaluation.max_score} critères tenus sur l'exemple.")
+    return evaluation.score
+
+
+def noter_partage(fonction: Callable[..., Any], test: str) -> None:
+    """Le test `test` sur l'exemple (la vérification est faite une fois par version de votre
+    fonction)\u00a0; lève AssertionError avec le message du critère s'il échoue."""
+    source = _source(fonction)
+    if source not in _CHECKED:
+        _CHECKED[source] = evaluate_partage(source, EXEMPLE, sandboxed=False)
+    verdict = _CHECKED[source].verdicts[test]
+    assert verdict.ok, verdict.message
+
+
+if __name__ == "__main__":  # pragma: no cover - by hand: python -m course.labo.partage FILE
+    text = Path(sys.argv[1]).read_text(encoding="utf-8")
+    print(evaluate_partage(text, EXEMPLE, sandboxed="--sans-bac" not in sys.argv))

@@ -1,0 +1,290 @@
+"""The graded shared-database lab's PostgreSQL: one private cluster per submission, locked down.
+
+Started by the grader (never by student code), in a private temporary folder, through
+``course.postgres.ServeurPostgres`` (no TCP, one Unix socket). Before any student code runs:
+
+- the base ``tuteur`` belongs to ``eleve``, an ordinary role (no superuser, no CREATEDB, no
+  CREATEROLE): it may read, delete and ``VACUUM FULL`` its own tables, and nothing on the
+  server's machine (no ``COPY … PROGRAM``, no ``pg_read_file``, no large-object import);
+- ``pg_hba.conf`` lets ``eleve`` in, without password, to ``tuteur`` only, and ``postgres`` only
+  with a random password that stays in this process: the student's code cannot become superuser;
+- autovacuum is off: a dead tuple stays until the student's code removes it, so the file check
+  judges the student's code, not the server's timing.
+
+The seed is real: ADK 2.10's ``DatabaseSessionService`` and the tutor write every row
+(``course.labo.partage_graine``, a subprocess), once per grading process; the next bases are
+restored from its ``pg_dump`` (ADK's import alone costs 3 to 7 s). ``facts()`` reads, as
+``postgres``, after ending every ``eleve`` connection: per (app, user) group of each table, its
+row count and a digest; the schema's relations and triggers; and how many times each name is
+readable in the base's files (read first, before any query reads a table).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import pwd
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from course.postgres import ServeurPostgres, binaires_postgres
+
+__all__ = ["DATABASE", "ROLE", "SOCKET_NAME", "BaseFacts", "GradingBase"]
+
+DATABASE = "tuteur"
+ROLE = "eleve"
+SOCKET_NAME = ".s.PGSQL.5432"
+TABLES = ("sessions", "events", "user_states", "app_states")
+HBA = f"local {DATABASE} {ROLE} trust\nlocal all postgres scram-sha-256\n"
+SEED_TIMEOUT = 180.0
+_DUMPS: dict[str, str] = {}  # the seed's learners (JSON) -> the dump of the base ADK wrote
+
+
+@dataclass(frozen=True)
+class BaseFacts:
+    """What the base holds after a call (read by the grader as ``postgres``)."""
+
+    groups: dict[str, dict[tuple[str, str], tuple[int, str]]]  # table -> (app, user) -> (n, md5)
+    structure: tuple  # the relations of every user schema, and the triggers' count
+    readable: dict[str, int]  # name -> times its bytes are in the base's files
+
+    def count(self, table: str, app: str, user: str) -> int:
+        return self.groups.get(table, {}).get((app, user), (0, ""))[0]
+
+    def others(self, excluded: Iterable[tuple[str, str]]) -> dict:
+        """Every group but `excluded`: what must not change."""
+        skip = set(excluded)
+        return {t: {k: v for k, v in g.items() if k not in skip} for t, g in self.groups.items()}
+
+
+def _server_user() -> pwd.struct_passwd | None:
+    """As root, the account the server runs as (``course.postgres``'s choice), else None."""
+    from course.postgres._serveur import _run_as
+
+    name = _run_as()
+    return pwd.getpwnam(name) if name else None
+
+
+def _base_dir(server_user: pwd.struct_passwd | None) -> str:
+    """Where the clusters go: the temporary folder, or, as root, ``/tmp`` when the server's user
+    could not reach it (a private ``TMPDIR`` under a folder only root may enter)."""
+    folder = tempfile.gettempdir()
+    if server_user is None:
+        return folder
+    for parent in [Path(folder), *Path(folder).parents]:
+        if not parent.stat().st_mode & 0o001:  # others may not traverse it
+            return "/tmp"
+    return folder
+
+
+class GradingBase:
+    """``with GradingBase(learners, names) as base:`` a seeded, locked-down cluster; stopped and
+    removed (with every byte the student's code wrote) at the end."""
+
+    def __init__(self, learners: list[dict], names: tuple[str, ...]) -> None:
+        self.learners = learners
+        self.names = names
+        self._password = secrets.token_hex(24)
+        self._parent: Path | None = None
+        self.server: ServeurPostgres | None = None
+
+    # -- life ---------------------------------------------------------------------------------
+    def __enter__(self) -> GradingBase:
+        server_user = _server_user()
+        self._parent = Path(tempfile.mkdtemp(prefix="cours-partage-", dir=_base_dir(server_user)))
+        try:
+            if server_user is not None:  # root: the server's user alone may enter and write
+                os.chown(self._parent, server_user.pw_uid, server_user.pw_gid)
+            self.server = ServeurPostgres(self._parent / "cluster", durable=False).demarrer()
+            if os.geteuid() == 0:  # the sandbox's own uid must be able to connect
+                self.socket.chmod(0o777)
+            asyncio.run(self._lock_down())
+            if self.learners:
+                self._seed()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.arreter()
+            self.server = None
+        if self._parent is not None:
+            shutil.rmtree(self._parent, ignore_errors=True)
+            self._parent = None
+
+    @property
+    def socket(self) -> Path:
+        assert self.server is not None
+        return self.server.dossier_socket / SOCKET_NAME
+
+    @property
+    def host(self) -> str:
+        assert self.server is not None
+        return str(self.server.dossier_socket)
+
+    # -- set-up -------------------------------------------------------------------------------
+    async def _lock_down(self) -> None:
+        import asyncpg
+
+        conn = await asyncpg.connect(host=self.host, user="postgres", database="postgres")
+        try:
+            await conn.execute(
+                f"CREATE ROLE {ROLE} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION"
+            )
+            await conn.execute(f"CREATE DATABASE {DATABASE} OWNER {ROLE}")
+            await conn.execute(f"ALTER ROLE {ROLE} SET statement_timeout = '30s'")
+            await conn.execute(f"ALTER ROLE {ROLE} SET temp_file_limit = '64MB'")
+            await conn.execute("ALTER SYSTEM SET autovacuum = off")
+            await conn.execute(f"ALTER ROLE postgres PASSWORD '{self._password}'")  # hex only
+            data = Path(await conn.fetchval("SHOW data_directory"))
+            (data / "pg_hba.conf").write_text(HBA)
+            await conn.execute("SELECT pg_reload_conf()")
+        finally:
+            await conn.close()
+        # the new rules hold once the server has reloaded: postgres without password is refused
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                probe = await asyncpg.connect(host=self.host, user="postgres", database="postgres")
+            except Exception:  # noqa: BLE001 - refused: locked down
+                return
+            await probe.close()
+            if time.monotonic() > deadline:
+                raise RuntimeError("pg_hba.conf n'a pas été relu par le serveur de notation")
+            await asyncio.sleep(0.05)
+
+    def _seed(self) -> None:
+        """ADK writes the seed once per process; later bases get its dump (``pg_dump``, restored
+        by ``psql`` as ``eleve``, who then owns every table as after ADK's own seed)."""
+        key = json.dumps(self.learners, sort_keys=True)
+        if key not in _DUMPS:
+            url = f"postgresql+asyncpg://{ROLE}@/{DATABASE}?host={self.host}"
+            self._run([sys.executable, "-m", "course.labo.partage_graine", url, key])
+            dump = [str(binaires_postgres() / "pg_dump"), "-h", self.host, "-U", "postgres"]
+            dump += ["--no-owner", "--no-privileges", DATABASE]
+            _DUMPS[key] = self._run(dump, env={"PGPASSWORD": self._password})
+            return
+        restore = [str(binaires_postgres() / "psql"), "-h", self.host, "-U", ROLE, "-d", DATABASE]
+        self._run(restore + ["-q", "-v", "ON_ERROR_STOP=1", "-f", "-"], stdin=_DUMPS[key])
+
+    def _run(self, argv: list[str], stdin: str = "", env: dict[str, str] | None = None) -> str:
+        done = subprocess.run(
+            argv,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=SEED_TIMEOUT,
+            env={**os.environ, **(env or {})},
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"base de notation non remplie\u00a0: {done.stderr[-800:]}")
+        return done.stdout
+
+    # -- facts --------------------------------------------------------------------------------
+    async def _connect(self, database: str):
+        import asyncpg
+
+        return await asyncpg.connect(
+            host=self.host, user="postgres", password=self._password, database=database
+        )
+
+    async def _facts(self) -> BaseFacts:
+        admin = await self._connect("postgres")
+        try:
+            # no connection of the student's stays (an open transaction, a sleeping query)
+            await admin.execute(f"ALTER ROLE {ROLE} NOLOGIN")
+            for _ in range(200):
+                alive = await admin.fetchval(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    "WHERE usename = $1",
+                    ROLE,
+                )
+                if not alive:
+                    break
+                await asyncio.sleep(0.05)
+            # settings the base's owner may have attached to it reach every connection
+            await admin.execute(f"ALTER DATABASE {DATABASE} RESET ALL")
+            await admin.execute(f"ALTER DATABASE {DATABASE} ALLOW_CONNECTIONS true")
+            # the files first, before any query here reads a table: reading a page can prune
+            # its dead tuples (and move the live ones over them), which would hide what the
+            # student's code left, or show a live row twice
+            await admin.execute("CHECKPOINT")
+            data = Path(await admin.fetchval("SHOW data_directory"))
+            oid = await admin.fetchval("SELECT oid FROM pg_database WHERE datname = $1", DATABASE)
+            readable = _readable(data / "base" / str(oid), self.names)
+        finally:
+            await admin.close()
+        conn = await self._connect(DATABASE)
+        try:
+            await conn.execute("SET search_path = pg_catalog")
+            # every relation of the user schemas with its options, and its columns' storage
+            # and compression (compressed rows would hide the bytes the file check reads)
+            structure = tuple(
+                tuple(r)
+                for r in await conn.fetch(
+                    "SELECT n.nspname, c.relname, c.relkind::text, "
+                    "coalesce(array_to_string(c.reloptions, ','), ''), "
+                    "coalesce((SELECT string_agg(a.attname || ':' || a.attstorage::text || ':' || "
+                    "a.attcompression::text, ',' ORDER BY a.attnum) FROM pg_attribute a "
+                    "WHERE a.attrelid = c.oid AND a.attnum > 0), '') "
+                    "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    "WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') "
+                    "AND n.nspname NOT LIKE 'pg!_%' ESCAPE '!' ORDER BY 1, 2"
+                )
+            ) + ((await conn.fetchval("SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal"),),)
+            groups: dict[str, dict[tuple[str, str], tuple[int, str]]] = {}
+            for table in TABLES:
+                kind = await conn.fetchval(
+                    "SELECT relkind::text FROM pg_class WHERE oid = to_regclass($1)",
+                    f"public.{table}",
+                )
+                if kind != "r":
+                    groups[table] = {("?", "?"): (-1, "absente")}
+                    continue
+                user = "user_id" if table != "app_states" else "''"
+                rows = await conn.fetch(
+                    f"SELECT app_name, {user}, count(*), md5(string_agg(t::text, '|' ORDER BY "
+                    f"t::text)) FROM public.{table} t GROUP BY 1, 2"
+                )
+                groups[table] = {(r[0], r[1]): (r[2], r[3]) for r in rows}
+        finally:
+            await conn.close()
+        return BaseFacts(groups, structure, readable)
+
+    def facts(self) -> BaseFacts:
+        """The base as it is now; the student's role may log in again afterwards."""
+        facts = asyncio.run(self._facts())
+        asyncio.run(self._login())
+        return facts
+
+    async def _login(self) -> None:
+        admin = await self._connect("postgres")
+        try:
+            await admin.execute(f"ALTER ROLE {ROLE} LOGIN")
+        finally:
+            await admin.close()
+
+
+def _readable(folder: Path, names: tuple[str, ...]) -> dict[str, int]:
+    """How many times each name's bytes are in the files of the base's folder."""
+    found = dict.fromkeys(names, 0)
+    for path in folder.iterdir():
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        for name in names:
+            found[name] += data.count(name.encode())
+    return found

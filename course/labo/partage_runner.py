@@ -1,0 +1,68 @@
+"""Runs one call of a student's ``oublier_partage`` (run as ``python -I -m``, in the sandbox).
+
+Reads one JSON line on stdin: ``{"source", "user_id", "host", "user", "database"}``; defines the
+``sql(requete, *valeurs)`` helper of lesson 7 on the only socket the sandbox holds, as the
+unprivileged role it names; loads the cell and awaits ``oublier_partage(sql, user_id)``. The
+student's code never writes to this process's stdout or stderr (both lead nowhere); its only
+verdict is the exit status (``EXIT``), which a student could only forge to say "no error", what
+a ``try``/``except`` would say too. The facts are read by the grader on the server, never here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import os
+import sys
+
+__all__ = ["EXIT", "main"]
+
+EXIT = {"ok": 0, "raised": 3, "load": 4, "missing": 5, "not_async": 6}
+FUNCTION = "oublier_partage"
+
+
+def _silence() -> None:
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+
+
+def main() -> int:
+    request = json.loads(sys.stdin.readline())
+    _silence()
+    import asyncpg
+
+    from course.app import APP_NAME
+
+    async def sql(requete: str, *valeurs: object) -> list[tuple]:
+        """Une requête sur la base, ses valeurs passées à part ($1, $2…)\u00a0; renvoie les
+        lignes."""
+        connexion = await asyncpg.connect(
+            host=request["host"], user=request["user"], database=request["database"]
+        )
+        try:
+            return [tuple(ligne) for ligne in await connexion.fetch(requete, *valeurs)]
+        finally:
+            await connexion.close()
+
+    namespace: dict = {"__name__": "__main__", "APP_NAME": APP_NAME, "asyncpg": asyncpg}
+    try:
+        exec(compile(request["source"], "<oublier_partage>", "exec"), namespace)  # noqa: S102
+    except BaseException:  # noqa: BLE001 - whatever the cell raises at load is a 0, not a crash
+        return EXIT["load"]
+    function = namespace.get(FUNCTION)
+    if not callable(function):
+        return EXIT["missing"]
+    if not inspect.iscoroutinefunction(function):
+        return EXIT["not_async"]
+    try:
+        asyncio.run(function(sql, request["user_id"]))
+    except BaseException:  # noqa: BLE001
+        return EXIT["raised"]
+    return EXIT["ok"]
+
+
+if __name__ == "__main__":
+    os._exit(main())

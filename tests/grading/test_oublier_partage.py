@@ -1,0 +1,226 @@
+"""The shared-database lab, graded if the teacher wants it: `nbgrader generate_assignment` then
+`nbgrader autograde oublier_partage` on the sample answers of grader/submissions/partage, each on
+a real PostgreSQL the grader starts for it, with the sandbox; scores as attendus.json says."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from grading_course import ROOT, copy_course, nbgrader
+from nbgrader.api import Gradebook
+
+from course.labo.partage import EXEMPLE, PARTAGE_TESTS, evaluate_partage
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
+
+ASSIGNMENT = "oublier_partage"
+SAMPLES = ROOT / "grader" / "submissions" / "partage"
+
+
+def _expected() -> dict[str, dict]:
+    return json.loads((SAMPLES / "attendus.json").read_text(encoding="utf-8"))
+
+
+def _submission(release: Path, text: str) -> nbformat.NotebookNode:
+    nb = nbformat.read(release, as_version=4)
+    (cell,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == ASSIGNMENT]
+    cell.source = text.rstrip("\n")
+    return nb
+
+
+def _leftovers(tmp: Path) -> list[str]:
+    return sorted(p.name for p in tmp.glob("cours-partage-*"))
+
+
+def test_every_sample_gets_its_expected_score_on_a_real_postgres(tmp_path, monkeypatch, request):
+    expected = _expected()
+    assert set(expected) == {p.stem for p in SAMPLES.glob("*.py")}
+    # the grader's clusters go here (a folder the server's user may reach, as root): nothing
+    # may be left
+    private_tmp = Path(tempfile.mkdtemp(prefix="partage-tmp-", dir="/tmp"))
+    private_tmp.chmod(0o755)
+    request.addfinalizer(lambda: shutil.rmtree(private_tmp, ignore_errors=True))
+    monkeypatch.setenv("TMPDIR", str(private_tmp))
+    grader = copy_course(tmp_path / "cours")
+    shutil.copytree(ROOT / "solutions" / ASSIGNMENT, grader.parent / "solutions" / ASSIGNMENT)
+    made = nbgrader(grader, "generate_assignment", ASSIGNMENT, "--log-level=WARN")
+    assert made.returncode == 0, made.stdout + made.stderr
+    release = grader.parent / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    released = nbformat.read(release, as_version=4)
+    (answer,) = [c for c in released.cells if c.id == ASSIGNMENT]
+    assert "NotImplementedError" in answer.source and "VACUUM" not in answer.source
+    assert not any("noter_partage(oublier_partage" in c.source for c in released.cells)
+    for name in expected:
+        folder = grader / "submitted" / name / ASSIGNMENT
+        folder.mkdir(parents=True)
+        text = (SAMPLES / f"{name}.py").read_text(encoding="utf-8")
+        nbformat.write(_submission(release, text), folder / f"{ASSIGNMENT}.ipynb")
+
+    graded = nbgrader(grader, "autograde", ASSIGNMENT, "--log-level=INFO")
+    log = graded.stdout + graded.stderr
+    assert graded.returncode == 0, log
+    assert "SANS bac à sable" not in log
+
+    all_ids = {t.id for t in PARTAGE_TESTS}
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        for name, wanted in expected.items():
+            submission = gb.find_submission(ASSIGNMENT, name)
+            notebook = submission.notebooks[0]
+            failed = {
+                g.name.removeprefix("test_")
+                for g in notebook.grades
+                if g.name.startswith("test_") and g.score < g.max_score
+            }
+            echecs = all_ids if wanted["echecs"] == "tous" else set(wanted["echecs"])
+            assert (name, submission.score, failed) == (name, wanted["score"], echecs)
+    # the feedback a student reads names the criterion, never the hidden learners
+    autograded = grader / "autograded" / "sans_vacuum" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    text = autograded.read_text(encoding="utf-8")
+    assert "VACUUM FULL" in text and "Kerbrat" not in text and "margaux" not in text
+    assert _leftovers(private_tmp) == []  # every cluster stopped and removed
+
+    feedback = nbgrader(grader, "generate_feedback", ASSIGNMENT, "--student=sans_vacuum")
+    assert feedback.returncode == 0, feedback.stdout + feedback.stderr
+    page = (grader / "feedback" / "sans_vacuum" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert "Plus rien de l&#39;élève n&#39;est lisible dans les fichiers des tables" in page or (
+        "Plus rien de l'élève n'est lisible dans les fichiers des tables" in page
+    )
+    assert "noter_partage(" not in page and "Kerbrat" not in page
+
+
+def test_the_escape_sample_is_a_real_control(tmp_path, monkeypatch):
+    """Positive control for the sandbox: without it, the escape sample reaches something (the
+    machine's files, the course's folder) and so erases nothing; in it, it scores 6 above."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    text = (SAMPLES / "evasion.py").read_text(encoding="utf-8")
+    evaluation = evaluate_partage(text, EXEMPLE, sandboxed=False)
+    assert evaluation.statuses[0] == "ok"
+    assert evaluation.score == 0
+    assert _leftovers(tmp_path) == []
+
+
+def test_the_grading_server_keeps_the_student_in_its_base(tmp_path, monkeypatch):
+    """What the student's role reaches on the grader's server: its base, nothing more (no
+    superuser without the password, no other base, no command or file of the server's machine);
+    the grader itself still reads everything with its password."""
+    import asyncio
+
+    import asyncpg
+
+    from course.labo.partage_base import DATABASE, ROLE, GradingBase
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+
+    async def refused(**kwargs) -> bool:
+        try:
+            conn = await asyncpg.connect(host=base.host, **kwargs)
+        except (asyncpg.PostgresError, OSError):
+            return True
+        await conn.close()
+        return False
+
+    async def student(query: str) -> str:
+        conn = await asyncpg.connect(host=base.host, user=ROLE, database=DATABASE)
+        try:
+            await conn.fetch(query)
+            return "ok"
+        except asyncpg.PostgresError as err:
+            return type(err).__name__
+        finally:
+            await conn.close()
+
+    with GradingBase([], ("Personne",)) as base:
+        assert asyncio.run(refused(user="postgres", database="postgres"))
+        assert asyncio.run(refused(user="postgres", database=DATABASE))
+        assert asyncio.run(refused(user=ROLE, database="postgres"))
+        assert not asyncio.run(refused(user=ROLE, database=DATABASE))  # the positive control
+        assert asyncio.run(student("CREATE TABLE t (x text)")) == "ok"
+        for query in (
+            "COPY (SELECT 1) TO PROGRAM 'id'",
+            "SELECT pg_read_file('PG_VERSION')",
+            "SELECT lo_import('/etc/passwd')",
+            "ALTER ROLE eleve SUPERUSER",
+            "CREATE DATABASE autre",
+        ):
+            assert asyncio.run(student(query)) == "InsufficientPrivilegeError", query
+        facts = base.facts()  # the grader, with its password
+        assert any(r[:3] == ("public", "t", "r") for r in facts.structure[:-1])
+    assert _leftovers(tmp_path) == []
+
+
+HIDING_VIEW = """
+async def oublier_partage(sql, user_id):
+    # the sessions hidden behind a view of the same name, the rows kept in the renamed table
+    if not await sql("SELECT 1 FROM pg_class WHERE relname = 'cachette'"):
+        await sql("ALTER TABLE sessions RENAME TO cachette")
+        await sql("CREATE VIEW sessions AS SELECT * FROM cachette WHERE user_id <> 'chloe'")
+    await sql("DELETE FROM user_states WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
+"""
+BASE_SETTINGS = """
+async def oublier_partage(sql, user_id):
+    await sql("DELETE FROM sessions WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
+    await sql("DELETE FROM user_states WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
+    await sql("VACUUM FULL events, sessions, user_states")
+    # settings every later connection to the base would get, the grader's included
+    # (each sql() is a new connection: read-only last, or its own next ALTER would fail)
+    await sql("ALTER DATABASE tuteur SET search_path = cachette")
+    await sql("ALTER DATABASE tuteur SET statement_timeout = 1")
+    await sql("ALTER DATABASE tuteur SET default_transaction_read_only = on")
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "score"), [(HIDING_VIEW, 0), (BASE_SETTINGS, 6)], ids=["vue", "reglages"]
+)
+def test_a_base_rearranged_by_the_student_does_not_fool_the_grader(source, score, tmp_path):
+    from course.labo.partage import STRUCTURE
+
+    evaluation = evaluate_partage(source, EXEMPLE, sandboxed=True)
+    assert evaluation.statuses == ["ok"] * 4
+    assert evaluation.score == score, evaluation.verdicts
+    if score == 0:
+        assert evaluation.verdicts["partage_sessions"].message == STRUCTURE
+
+
+async def _sessions_only(sql, user_id):  # a learner's first try, checked by their own verifier
+    await sql("DELETE FROM sessions WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)  # noqa: F821
+
+
+def test_the_learners_own_check_says_what_is_missing(capsys, tmp_path, monkeypatch):
+    from course.labo.partage import noter_partage, verifier_partage
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    assert verifier_partage(_sessions_only) == 2
+    shown = capsys.readouterr().out
+    assert "✔ Les sessions de l'élève (et leurs événements) ont disparu" in shown
+    assert "✘ Sa ligne user_states (l'état user:) a disparu" in shown
+    assert "2/6 critères tenus sur l'exemple." in shown
+    noter_partage(_sessions_only, "partage_sessions")  # already checked: no second server
+    with pytest.raises(AssertionError, match="la ligne user_states de l'élève existe encore"):
+        noter_partage(_sessions_only, "partage_user_states")
+    assert _leftovers(tmp_path) == []
+
+
+COMPRESSED = """
+async def oublier_partage(sql, user_id):
+    # rows compressed in their pages: no name readable any more, erased or not
+    await sql("ALTER TABLE events SET (toast_tuple_target = 128)")
+    await sql("ALTER TABLE events ALTER COLUMN event_data SET COMPRESSION pglz")
+    await sql("DELETE FROM sessions WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
+    await sql("DELETE FROM user_states WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
+    await sql("VACUUM FULL events, sessions, user_states")
+"""
+
+
+def test_rows_compressed_to_hide_their_bytes_are_a_changed_structure():
+    from course.labo.partage import STRUCTURE
+
+    evaluation = evaluate_partage(COMPRESSED, EXEMPLE, sandboxed=True)
+    assert evaluation.statuses[0] == "ok"
+    assert evaluation.score == 0
+    assert evaluation.verdicts["partage_fichier"].message == STRUCTURE
