@@ -30,7 +30,6 @@ to the class system itself:
 
 from __future__ import annotations
 
-import argparse
 import html
 import os
 import pwd
@@ -42,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from .french_args import FrenchParser
 from .ids import normalize_id, quoted
 from .learner_places import (
     HUB_TOKEN_ENV,
@@ -76,13 +76,15 @@ def _rm(path: Path) -> None:
 def _erase_gradebook(ctx: Context, sid: str, found: Found) -> None:
     from nbgrader.api import Gradebook, MissingEntry
 
+    db, ids = found.target
     if found.action == "gradebook":
         with Gradebook(ctx.dirs.db_url) as gb:
-            try:
-                gb.remove_student(sid)
-            except MissingEntry:
-                pass
-    _vacuum(Path(found.target))
+            for stored in ids or [sid]:  # every Unicode spelling the gradebook holds for them
+                try:
+                    gb.remove_student(stored)
+                except MissingEntry:
+                    pass
+    _vacuum(Path(db))
 
 
 def _vacuum(db: Path) -> None:
@@ -269,7 +271,7 @@ def _export_rows(ctx: Context, without: str) -> list[dict]:
         return []
     with Gradebook(ctx.dirs.db_url) as gb:
         rows = SafeCsvExport().rows(gb)
-    return [r for r in rows if r["student_id"] != without]
+    return [r for r in rows if normalize_id(r["student_id"]) != without]
 
 
 def _control(ctx: Context, sid: str, wanted: str | None) -> str | None:
@@ -382,7 +384,7 @@ def _closest_known(setup: Setup, sid: str) -> str | None:
     if ctx.gradebook is not None and ctx.gradebook.is_file():
         con = sqlite3.connect(f"file:{quote(str(ctx.gradebook))}?mode=ro", uri=True)
         try:
-            ids |= {row[0] for row in con.execute("SELECT id FROM student")}
+            ids |= {normalize_id(row[0]) for row in con.execute("SELECT id FROM student")}
         except sqlite3.DatabaseError:
             pass
         finally:
@@ -391,11 +393,12 @@ def _closest_known(setup: Setup, sid: str) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = FrenchParser(
+        prog="python -m grading.erase_learner",
         description="Effacer un élève de tout le système de la classe (RGPD, article 17), "
-        "avec une preuve par un témoin. Sans --confirmer, rien n'est effacé."
+        "avec une preuve par un témoin. Sans --confirmer, rien n'est effacé.",
     )
-    parser.add_argument("student_id", help="l'identifiant de l'élève")
+    parser.add_argument("student_id", metavar="IDENTIFIANT", help="l'identifiant de l'élève")
     parser.add_argument("--confirmer", action="store_true", help="effacer vraiment")
     parser.add_argument("--temoin", default=None, help="l'élève témoin (défaut\u00a0: un autre)")
     parser.add_argument("--eleves", type=Path, default=None, help="la liste des élèves (CSV)")
@@ -406,13 +409,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hub-db", type=Path, default=None, help="la base SQLite du hub")
     parser.add_argument("--dossiers-personnels", type=Path, default=None, help="ex. /home")
     parser.add_argument("--prefixe-unix", default="", help="ex. jupyter- (TLJH)")
-    parser.add_argument("--sauvegardes", type=Path, default=None)
-    parser.add_argument("--garder-jours", type=float, default=RETENTION_DAYS)
-    parser.add_argument("--helm-release", default=None)
+    parser.add_argument("--sauvegardes", type=Path, default=None, help="le dossier des sauvegardes")
+    parser.add_argument(
+        "--garder-jours",
+        type=float,
+        default=RETENTION_DAYS,
+        help=f"leur durée de conservation, en jours (défaut\u00a0: {RETENTION_DAYS:g})",
+    )
+    parser.add_argument("--helm-release", default=None, help="la release Helm du hub (Kubernetes)")
     parser.add_argument(
         "--mots-de-passe-tljh", type=Path, default=None, help="ex. /opt/tljh/state/passwords.dbm"
     )
-    parser.add_argument("--grader-dir", type=Path, default=None)
+    parser.add_argument(
+        "--grader-dir", type=Path, default=None, help="le dossier grader/ (défaut\u00a0: trouvé)"
+    )
     args = parser.parse_args(argv)
     token = os.environ.get(HUB_TOKEN_ENV)
     if args.hub_url and not token:
