@@ -7,6 +7,7 @@ the learner is left)."""
 
 from __future__ import annotations
 
+import shutil
 import unicodedata
 from pathlib import Path
 
@@ -257,3 +258,69 @@ def test_a_witness_found_nowhere_stops_before_anything_is_erased(petite_classe):
     except ErasureError:
         pass
     assert (c["grader"] / "submitted" / "ana").exists(), "effacé sans témoin possible"
+
+
+def test_an_ambiguous_archive_member_is_named_not_guessed(petite_classe):
+    """« ben/ana/oublier.ipynb »: in ben's folder, but zip_collect's regexp gives it to ana.
+    Erasing either must not guess (deleting ben's file, or leaving ana's copy to be collected
+    again): the member is named and nothing is erased."""
+    import zipfile
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    archive = c["grader"] / "downloaded" / "oublier" / "archive" / "lot.zip"
+    archive.parent.mkdir(parents=True)
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("ben/ana/oublier.ipynb", b"copie ?")
+        zf.writestr("cyr/oublier.ipynb", b"copie de cyr")
+    for sid in ("ana", "ben"):
+        with pytest.raises(ErasureError, match="Membre ambigu.*ben/ana/oublier.ipynb"):
+            _erase(c, sid)
+    assert (c["grader"] / "submitted" / "ana").is_dir() and (
+        c["grader"] / "submitted" / "ben"
+    ).is_dir()
+
+
+def _make_from(c, folder: str, *args: str):
+    from grading_course import ROOT, make
+
+    course = c["grader"].parent
+    for part in ("Makefile", "grader/grader.mk", "grader/Makefile"):
+        if not (course / part).exists():
+            shutil.copy(ROOT / part, course / part)
+    return make(course, *args, folder=folder, timeout=300)
+
+
+# (id, refused by the tool): `"<>&` and the backquote never are ids (grading.ids.id_problem)
+HOSTILE_IDS = [
+    ("o'brien $HOME", False),
+    ("-x", False),
+    ("$(shell touch canari1)", False),
+    ("a$$b;c", False),
+    ("`touch canari2`", True),
+    ('a"b $(shell touch canari3)', True),
+]
+
+
+def test_an_id_with_shell_characters_reaches_the_tool_unchanged(petite_classe):
+    """`make oublier-eleve ID=…` (from the root and from grader/, whose Makefile hands over to
+    the root's) passes the id through make and its shell: a `$`, a quote, a backquote,
+    `$(shell …)` or a leading « - » reach the tool as typed (it names exactly that id: no trace
+    of it, or refused in French) and nothing else runs."""
+    c = petite_classe
+    for k, (sid, refused) in enumerate(HOSTILE_IDS):
+        folder = "grader" if k % 2 else ""
+        roster = "eleves.csv" if folder else "grader/eleves.csv"
+        temoin = "TEMOIN=$(shell touch canari4)" if refused else "TEMOIN=cyr"
+        proc = _make_from(c, folder, "oublier-eleve", f"ID={sid}", f"ELEVES={roster}", temoin)
+        out = proc.stdout + proc.stderr
+        if refused:
+            assert proc.returncode != 0, out
+            assert f"Identifiant «\u00a0{sid}\u00a0» refusé" in proc.stderr, out
+        else:
+            assert proc.returncode == 0, out
+            assert f"Aucune trace de «\u00a0{sid}\u00a0»" in proc.stdout, out
+    course = c["grader"].parent
+    assert sorted(p.name for p in course.rglob("canari*")) == []
+    assert (c["grader"] / "submitted" / "ana").is_dir()
