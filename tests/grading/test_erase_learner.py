@@ -528,3 +528,36 @@ def test_an_id_that_names_no_learner_is_refused(bad, capsys):
 
     assert main([bad, "--confirmer", "--grader-dir", "/nonexistent"]) == 2
     assert "refusé" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        ([], "argument obligatoire manquant\u00a0: IDENTIFIANT"),
+        (["ben", "--garder-jours", "trente"], "--garder-jours attend un nombre, pas «\u00a0trente"),
+        (["ben", "--conf"], "argument(s) inconnu(s)\u00a0: --conf"),  # no abbreviation
+        (
+            ["ben", "--confirmer=oui"],
+            "--confirmer ne prend pas de valeur («\u00a0oui\u00a0» donné)",
+        ),
+        (["ben", "--temoin"], "l'option --temoin attend une valeur"),
+    ],
+)
+def test_command_line_errors_are_in_french(argv, expected, capsys):
+    """argparse's own messages (« usage: », « the following arguments are required ») are the
+    teacher's too: in French, with the exit status of a bad usage."""
+    import re
+
+    from grading.erase_learner import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert expected in err and err.startswith("usage\u00a0: python -m grading.erase_learner")
+    assert not re.search(r"\b(error|required|unrecognized|invalid|expected|argument:)", err), err
+    with pytest.raises(SystemExit) as stop:
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert stop.value.code == 0 and "afficher cette aide" in out and "options\u00a0:" in out
+    assert "show this help" not in out and "positional" not in out
