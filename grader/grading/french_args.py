@@ -18,43 +18,31 @@ __all__ = ["FrenchParser", "french_error"]
 NBSP = "\u00a0"
 EXIT_USAGE = 2
 
-# argparse's messages (Python 3.11 to 3.13), most specific first
-_MESSAGES: list[tuple[re.Pattern[str], str]] = [
+# argparse's messages (Python 3.11 to 3.13), most specific first; `\s` stands for their spaces
+_MESSAGES: list[tuple[str, str]] = [
     (
-        re.compile(r"the following arguments are required: (.*)"),
-        "argument obligatoire manquant{nbsp}: {0}",
+        r"the\sfollowing\sarguments\sare\srequired:\s(.*)",
+        "argument obligatoire manquant\u00a0: {0}",
     ),
-    (re.compile(r"unrecognized arguments?: (.*)"), "argument(s) inconnu(s){nbsp}: {0}"),
-    (re.compile(r"argument (.+?): expected one argument"), "l'option {0} attend une valeur"),
+    (r"unrecognized\sarguments?:\s(.*)", "argument(s) inconnu(s)\u00a0: {0}"),
+    (r"argument\s(.+?):\sexpected\sone\sargument", "l'option {0} attend une valeur"),
+    (r"argument\s(.+?):\sexpected\sat\sleast\sone\sargument", "l'option {0} attend une valeur"),
     (
-        re.compile(r"argument (.+?): expected at least one argument"),
-        "l'option {0} attend une valeur",
-    ),
-    (
-        re.compile(r"argument (.+?): invalid (?:float|int) value: (.*)"),
+        r"argument\s(.+?):\sinvalid\s(?:float|int)\svalue:\s(.*)",
         "l'option {0} attend un nombre, pas {1}",
     ),
+    (r"argument\s(.+?):\sinvalid\s(\w+)\svalue:\s(.*)", "valeur invalide pour {0}\u00a0: {2}"),
     (
-        re.compile(r"argument (.+?): invalid (\w+) value: (.*)"),
-        "valeur invalide pour {0}{nbsp}: {2}",
+        r"argument\s(.+?):\sinvalid\schoice:\s(.*?)\s\(choose\sfrom\s(.*)\)",
+        "choix invalide pour {0}\u00a0: {1} (possibles\u00a0: {2})",
     ),
     (
-        re.compile(r"argument (.+?): invalid choice: (.*?) \(choose from (.*)\)"),
-        "choix invalide pour {0}{nbsp}: {1} (possibles{nbsp}: {2})",
-    ),
-    (
-        re.compile(r"argument (.+?): ignored explicit argument (.*)"),
+        r"argument\s(.+?):\signored\sexplicit\sargument\s(.*)",
         "l'option {0} ne prend pas de valeur ({1} donné)",
     ),
-    (
-        re.compile(r"argument (.+?): not allowed with argument (.*)"),
-        "l'option {0} ne va pas avec {1}",
-    ),
-    (
-        re.compile(r"ambiguous option: (.+?) could match (.*)"),
-        "option ambiguë {0}{nbsp}: {1}{nbsp}?",
-    ),
-    (re.compile(r"one of the arguments (.*) is required"), "il faut l'une des options {0}"),
+    (r"argument\s(.+?):\snot\sallowed\swith\sargument\s(.*)", "l'option {0} ne va pas avec {1}"),
+    (r"ambiguous\soption:\s(.+?)\scould\smatch\s(.*)", "option ambiguë {0}\u00a0: {1}\u00a0?"),
+    (r"one\sof\sthe\sarguments\s(.*)\sis\srequired", "il faut l'une des options {0}"),
 ]
 
 
@@ -68,17 +56,15 @@ def _quoted(value: str) -> str:
 def french_error(message: str) -> str:
     """argparse's English `message` in French; an unknown one is kept, after a French lead."""
     for pattern, french in _MESSAGES:
-        match = pattern.fullmatch(message.strip())
+        match = re.fullmatch(pattern, message.strip())
         if match:
-            return french.format(*map(_quoted, match.groups()), nbsp=NBSP)
+            return french.format(*map(_quoted, match.groups()))
     return f"ligne de commande incorrecte ({message})"
 
 
 class _FrenchHelp(argparse.HelpFormatter):
     def add_usage(self, usage, actions, groups, prefix=None) -> None:  # noqa: ANN001
-        super().add_usage(
-            usage, actions, groups, prefix if prefix is not None else f"usage{NBSP}: "
-        )
+        super().add_usage(usage, actions, groups, prefix if prefix is not None else "usage\u00a0: ")
 
 
 class FrenchParser(argparse.ArgumentParser):
@@ -100,5 +86,5 @@ class FrenchParser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         self.exit(
             EXIT_USAGE,
-            f"✘ {self.prog}{NBSP}: {french_error(message)}. Aide{NBSP}: {self.prog} --help\n",
+            f"✘ {self.prog}\u00a0: {french_error(message)}. Aide\u00a0: {self.prog} --help\n",
         )
