@@ -37,7 +37,7 @@ import shutil
 import sqlite3
 import sys
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
@@ -157,23 +157,34 @@ def _erase_roster(ctx: Context, who_sid: str, line: int) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _regenerate_reports(ctx: Context, paths: set[Path]) -> None:
+def _regenerate_reports(ctx: Context, sid: str, paths: set[Path]) -> list[str]:
+    """The reports without the learner; what the teacher added to the CSVs by hand comes back
+    (grading.kept_columns). The notes for the teacher, in French."""
     from nbgrader.api import Gradebook
 
     from .csv_safe import SafeCsvExport
+    from .kept_columns import read_table, restore_hand_edits
     from .late_penalty import rule_of_config
     from .report import class_table, write_report
 
+    csvs = {p for p in paths if p.suffix == ".csv"}
+    if ctx.rapport / "rapport.html" in paths:
+        csvs.add(ctx.rapport / "notes.csv")
+    before = {p: read_table(p) for p in csvs}
     with Gradebook(ctx.dirs.db_url) as gb:
         if {ctx.rapport / "notes.csv", ctx.rapport / "rapport.html"} & paths:
             page = ctx.rapport / "rapport.html"
-            title = TITLE.search(page.read_text())
+            title = TITLE.search(page.read_text()) if page.is_file() else None
             assignment = html.unescape(title.group(1)) if title else "oublier"
             df = class_table(gb, assignment, ctx.dirs.autograded)
             write_report(df, ctx.rapport, assignment, rule_of_config(ctx.config))
         for path in paths:
             if path.name == "grades.csv":
                 SafeCsvExport(to=str(path)).export(gb)
+    notes = []
+    for path in sorted(csvs):
+        notes += restore_hand_edits(path, before[path], sid)
+    return notes
 
 
 def _hub_user_delete(ctx: Context, sid: str) -> None:
@@ -211,8 +222,9 @@ def _erase_home(ctx: Context, sid: str, home: Path) -> None:
     shutil.rmtree(home)
 
 
-def _apply(ctx: Context, sid: str, found: list[Found]) -> list[str]:
-    """Erase every place; the failures, each in one French sentence."""
+def _apply(ctx: Context, sid: str, found: list[Found], notes: list[str]) -> list[str]:
+    """Erase every place; the failures, each in one French sentence (what the teacher should
+    know besides goes to `notes`)."""
     failures: list[str] = []
     reports: set[Path] = set()
     order = [
@@ -249,7 +261,7 @@ def _apply(ctx: Context, sid: str, found: list[Found]) -> list[str]:
                 failures.append(f"{f.kind} ({f.where})\u00a0: {exc}")
     if reports:
         try:
-            _regenerate_reports(ctx, reports)
+            notes += _regenerate_reports(ctx, sid, reports)
         except Exception as exc:  # noqa: BLE001
             failures.append(f"rapport\u00a0: régénération impossible ({exc})")
     for f in found:
@@ -293,6 +305,7 @@ class Result:
     control_before: Scan | None
     control_after: Scan | None
     failures: list[str]
+    notes: list[str] = field(default_factory=list)  # for the teacher: hand edits kept or lost
 
 
 def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> Result:
@@ -327,7 +340,8 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
             "assistant\u00a0?). Rien n'a été effacé."
         )
     rows_before = _export_rows(ctx, sid)
-    failures = _apply(ctx, sid, before.found)
+    notes: list[str] = []
+    failures = _apply(ctx, sid, before.found, notes)
     after = scan_in(ctx, sid)
     control_after = scan_in(ctx, witness) if witness else None
     for f in after.found:
@@ -352,7 +366,7 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
             )
     if _export_rows(ctx, sid) != rows_before:
         failures.append("les lignes de nbgrader export des autres élèves ont changé")
-    return Result(before, after, control_before, control_after, failures)
+    return Result(before, after, control_before, control_after, failures, notes)
 
 
 # --------------------------------------------------------------------------- the command
@@ -495,6 +509,8 @@ def main(argv: list[str] | None = None) -> int:
             f"endroit(s) avant, {len(result.control_after.found)} après."
         )
     _print_pending(result.after)
+    for note in result.notes:
+        print(f"Note\u00a0: {note}.")
     if result.failures:
         print(f"✘ {len(result.failures)} échec(s)\u00a0:", file=sys.stderr)
         for failure in result.failures:

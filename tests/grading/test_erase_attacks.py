@@ -324,3 +324,40 @@ def test_an_id_with_shell_characters_reaches_the_tool_unchanged(petite_classe):
     course = c["grader"].parent
     assert sorted(p.name for p in course.rglob("canari*")) == []
     assert (c["grader"] / "submitted" / "ana").is_dir()
+
+
+def test_hand_added_columns_and_rows_of_a_report_survive_its_regeneration(tmp_path):
+    """The teacher added « oral » and « remarque » columns and a « moyenne » row to notes.csv in
+    a spreadsheet (saved back in Windows-1252 with `;`); the erasure regenerates the file from
+    the gradebook: their columns come back row by row, ben's row goes with what was written in
+    it, a hand-edited score is named as replaced, and so is a row the gradebook no longer has."""
+    from grading.kept_columns import read_table, restore_hand_edits
+
+    notes = tmp_path / "notes.csv"
+    notes.write_bytes(
+        (
+            "student_id;score;oral;remarque\r\n"
+            "ana;8;15;très bien\r\n"
+            "ben;6;12;ben.durand@exemple.fr à relancer\r\n"
+            "cyr;4;;\r\n"
+            "dou;3;9;partie\r\n"
+            ";6;12;moyenne\r\n"
+        ).encode("cp1252")
+    )
+    before = read_table(notes)
+    # what the generator writes back (UTF-8, `,`, its own line ends), ana's score regraded
+    notes.write_text("student_id,score\nana,8\ncyr,5\n", encoding="utf-8")
+    said = restore_hand_edits(notes, before, "ben")
+    assert notes.read_text(encoding="utf-8") == (
+        "student_id,score,oral,remarque\nana,8,15,très bien\ncyr,5,,\n,6,12,moyenne\n"
+    )
+    assert b"ben" not in notes.read_bytes()
+    assert any("gardée(s) «\u00a0oral\u00a0», «\u00a0remarque\u00a0»" in n for n in said), said
+    assert any("non reprise(s)\u00a0: «\u00a0dou\u00a0»" in n for n in said), said
+    assert any("colonne «\u00a0score\u00a0»" in n and "«\u00a0cyr\u00a0»" in n for n in said)
+    assert not any("ana" in n for n in said), said
+    # nothing added by hand: the generated file is left as written, nothing said
+    notes.write_text("student_id,score\nana,8\n", encoding="utf-8")
+    plain = read_table(notes)
+    assert restore_hand_edits(notes, plain, "ben") == []
+    assert notes.read_text(encoding="utf-8") == "student_id,score\nana,8\n"

@@ -151,6 +151,33 @@ PLACES = {
 }
 
 
+def _rows(path: Path) -> list[dict[str, str]]:
+    import csv
+    import io
+
+    from grading.kept_columns import read_table
+
+    table = read_table(path)
+    text = path.read_bytes().decode(table.encoding)
+    return list(csv.DictReader(io.StringIO(text, newline=""), delimiter=table.delimiter))
+
+
+def _add_oral_column(path: Path) -> None:
+    """An « oral » column, as a teacher adds one in a spreadsheet (same format otherwise)."""
+    import csv
+    import io
+
+    from grading.kept_columns import read_table
+
+    table = read_table(path)
+    buf = io.StringIO(newline="")
+    out = csv.writer(buf, delimiter=table.delimiter, lineterminator=table.line_end)
+    ids = table.header.index("student_id")
+    out.writerow([*table.header, "oral"])
+    out.writerows([*row, f"oral de {row[ids]}"] for row in table.rows)
+    path.write_bytes(buf.getvalue().encode(table.encoding))
+
+
 @pytest.mark.slow
 def test_erase_with_control(classe, tmp_path):
     grader, course = classe["grader"], classe["grader"].parent
@@ -165,6 +192,9 @@ def test_erase_with_control(classe, tmp_path):
     ]
     assert before.pending[0].where.startswith(str(grader / "sauvegardes" / "sauvegarde-"))
     export_before = _export(grader)
+    # the teacher added a column to notes.csv in a spreadsheet: it must survive the erasure
+    notes = grader / "rapport" / "notes.csv"
+    _add_oral_column(notes)
     db = grader / "gradebook.db"
     naive = tmp_path / "naive.db"
     shutil.copy(db, naive)
@@ -219,8 +249,14 @@ def test_erase_with_control(classe, tmp_path):
     assert classe["roster"].read_bytes() == ROSTER.replace(
         "ben;Ben;Durand;ben.durand@exemple.fr\r\n", ""
     ).encode("cp1252")
-    # the report is regenerated without ben, with the others
+    # the report is regenerated without ben, with the others, the teacher's column kept
     page = (grader / "rapport" / "rapport.html").read_text()
+    kept = {r["student_id"]: r["oral"] for r in _rows(notes)}
+    assert kept == {s: f"oral de {s}" for s in ("ana", "cyr", "dou")}, kept
+    assert "gardée(s) «\u00a0oral\u00a0»" in done.stdout
+    assert (
+        "remplacée(s)" not in done.stdout
+    )  # the others' generated values, regenerated as they were
     assert "<td>ben</td>" not in page and "<td>ana</td>" in page and "<td>cyr</td>" in page
     # nothing else deleted or changed: only ben's files, and the files rewritten without him
     after = tree_digest(course)
