@@ -361,3 +361,18 @@ def test_hand_added_columns_and_rows_of_a_report_survive_its_regeneration(tmp_pa
     plain = read_table(notes)
     assert restore_hand_edits(notes, plain, "ben") == []
     assert notes.read_text(encoding="utf-8") == "student_id,score\nana,8\n"
+
+
+def test_from_grader_a_target_named_like_its_folder_is_still_run(petite_classe):
+    """After a grading, grader/rapport/ and grader/feedback/ exist: `cd grader && make rapport`
+    answered « 'rapport' is up to date » and wrote no report (its catch-all pattern rule took
+    the folder for the target). Every goal is handed over to the root Makefile."""
+    c = petite_classe
+    for name in ("rapport", "feedback", "oublier-eleve"):
+        (c["grader"] / name).mkdir(exist_ok=True)
+    proc = _make_from(c, "grader", "-n", "rapport", "feedback")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "up to date" not in out and "à jour" not in out, out
+    assert "--exporter=grading.report.ClassReport" in proc.stdout, out
+    assert "-m grading.feedback oublier" in proc.stdout, out
