@@ -170,7 +170,13 @@ def _regenerate_reports(ctx: Context, sid: str, paths: set[Path]) -> list[str]:
     csvs = {p for p in paths if p.suffix == ".csv"}
     if ctx.rapport / "rapport.html" in paths:
         csvs.add(ctx.rapport / "notes.csv")
-    before = {p: read_table(p) for p in csvs}
+    before, notes = {}, []
+    for path in csvs:
+        try:
+            before[path] = read_table(path)
+        except ValueError as exc:
+            before[path] = None
+            notes.append(f"{exc}\u00a0: ce qui y était ajouté à la main est perdu")
     with Gradebook(ctx.dirs.db_url) as gb:
         if {ctx.rapport / "notes.csv", ctx.rapport / "rapport.html"} & paths:
             page = ctx.rapport / "rapport.html"
@@ -181,7 +187,6 @@ def _regenerate_reports(ctx: Context, sid: str, paths: set[Path]) -> list[str]:
         for path in paths:
             if path.name == "grades.csv":
                 SafeCsvExport(to=str(path)).export(gb)
-    notes = []
     for path in sorted(csvs):
         notes += restore_hand_edits(path, before[path], sid)
     return notes

@@ -36,7 +36,8 @@ class Table:
 
 def read_table(path: Path) -> Table | None:
     """The CSV as a spreadsheet may have saved it (UTF-8 with or without BOM, else
-    Windows-1252; `,` or `;`); None when there is no such file or it is empty."""
+    Windows-1252; `,` or `;`); None when there is no such file or it is empty; ValueError
+    (in French) when it is no table."""
     if not path.is_file():
         return None
     data = path.read_bytes()
@@ -52,7 +53,10 @@ def read_table(path: Path) -> Table | None:
     first = text.split("\n", 1)[0]
     delimiter = ";" if first.count(";") > first.count(",") else ","
     line_end = "\r\n" if "\r\n" in text else "\n"
-    rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    except csv.Error as exc:  # a NUL byte, a field too large: not a table
+        raise ValueError(f"{path}\u00a0: pas un tableau CSV lisible ({exc})") from None
     if not rows:
         return None
     return Table(rows[0], rows[1:], delimiter, encoding, line_end)
