@@ -318,7 +318,11 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
                 "carnet de notes",
                 str(db),
                 f"fiche de l'élève, {subs} rendu(s), {grades} note(s) et commentaire(s)"
-                + (f" (identifiant enregistré en {len(ids)} graphie(s) Unicode)" if spelt else ""),
+                + (
+                    f" (identifiant aussi sous {len(spelt)} autre(s) forme(s) Unicode)"
+                    if spelt
+                    else ""
+                ),
                 "gradebook",
                 (db, ids),
             )
