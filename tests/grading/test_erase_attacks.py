@@ -321,6 +321,12 @@ def test_an_id_with_shell_characters_reaches_the_tool_unchanged(petite_classe):
         else:
             assert proc.returncode == 0, out
             assert f"Aucune trace de «\u00a0{sid}\u00a0»" in proc.stdout, out
+    # the id in the environment (ID=… make …), from grader/: handed over as is too
+    from grading_course import make
+
+    sid = "$(shell touch canari5) env"
+    proc = make(c["grader"].parent, "oublier-eleve", folder="grader", extra_env={"ID": sid})
+    assert f"Aucune trace de «\u00a0{sid}\u00a0»" in proc.stdout, proc.stdout + proc.stderr
     course = c["grader"].parent
     assert sorted(p.name for p in course.rglob("canari*")) == []
     assert (c["grader"] / "submitted" / "ana").is_dir()
