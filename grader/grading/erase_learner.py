@@ -17,7 +17,8 @@ to the class system itself:
   student is removed with nbgrader's API then the gradebook is rebuilt by ``VACUUM`` (no trace
   in free pages), archives are rewritten without the learner's members (the other members keep
   their names, dates and bytes), the roster loses one line (the others keep their bytes), the
-  report is regenerated;
+  report is regenerated (columns and rows the teacher added by hand to its CSVs come back; what
+  cannot is named);
 - what cannot be erased at once (backups, logs, the hub database's free pages, Helm history) is
   listed with its expiry and the command that purges it;
 - the proof: the same scan runs again; it must find nothing of the learner, and still find the

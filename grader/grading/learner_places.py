@@ -3,12 +3,16 @@
 Every place is found by the learner's id (NFC), with their name and e-mail from the roster and
 the gradebook: gradebook rows and the raw bytes of its file (free pages and ``-wal`` included),
 their folders in ``submitted/``, ``autograded/``, ``feedback/``, zip_collect's previous copies,
-the quarantine, their data exports, each member of the LMS archives in ``downloaded/`` (read as
-``zip_collect`` reads it), their roster line, the class report, nbgrader's exchange
-(``inbound/<id>+…``, released feedback ``feedback/<md5(secret + notebook)>.html``), and on a hub
-their account (REST API), their row in the hub's database and their home. What cannot be erased
-at once (backups, logs, the hub database's free pages, Helm history) is listed apart, with its
-expiry and the command that purges it. The scan only reads: ``grading.erase_learner`` erases.
+the quarantine, their data exports, each member of the LMS archives in ``downloaded/`` (the
+first folder that names a learner of the class decides, else it is read as ``zip_collect`` reads
+it; a member the two readings give to different learners is named, never guessed), their
+gradebook rows in any Unicode spelling of their id, their roster line, the class report,
+nbgrader's exchange (``inbound/<id>+…``, released feedback
+``feedback/<md5(secret + notebook)>.html``, its secret read from their grader folders or their
+inbound copies), and on a hub their account (REST API), their row in the hub's database and
+their home. What cannot be erased at once (backups, logs, the hub database's free pages, Helm
+history) is listed apart, with its expiry and the command that purges it. The scan only reads:
+``grading.erase_learner`` erases.
 """
 
 from __future__ import annotations
