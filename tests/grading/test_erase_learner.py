@@ -162,6 +162,16 @@ def _rows(path: Path) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text, newline=""), delimiter=table.delimiter))
 
 
+def _report_now(grader: Path) -> None:
+    from grading.late_penalty import rule_of_config
+    from grading.paths import load_config
+    from grading.report import class_table, write_report
+
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        df = class_table(gb, "oublier", grader / "autograded")
+    write_report(df, grader / "rapport", "oublier", rule_of_config(load_config(grader)))
+
+
 def _add_oral_column(path: Path) -> None:
     """An « oral » column, as a teacher adds one in a spreadsheet (same format otherwise)."""
     import csv
@@ -192,7 +202,9 @@ def test_erase_with_control(classe, tmp_path):
     ]
     assert before.pending[0].where.startswith(str(grader / "sauvegardes" / "sauvegarde-"))
     export_before = _export(grader)
-    # the teacher added a column to notes.csv in a spreadsheet: it must survive the erasure
+    # the report as of the gradebook now (the fixture added e-mails after it was made), then
+    # the teacher adds a column to notes.csv in a spreadsheet: it must survive the erasure
+    _report_now(grader)
     notes = grader / "rapport" / "notes.csv"
     _add_oral_column(notes)
     db = grader / "gradebook.db"
