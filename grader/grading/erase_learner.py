@@ -88,13 +88,18 @@ def _erase_gradebook(ctx: Context, sid: str, found: Found) -> None:
     _vacuum(Path(db))
 
 
+READERS_WAIT_MS = 20_000  # how long the final checkpoint waits for another program's reads
+
+
 def _vacuum(db: Path) -> None:
     """Rebuild the file: the deleted rows leave no trace in free pages or in ``-wal``."""
-    con = sqlite3.connect(db, timeout=60)
+    con = sqlite3.connect(db, timeout=60)  # a grading's write transactions are short
     try:
         con.execute("PRAGMA secure_delete = ON")
-        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        con.execute("PRAGMA wal_checkpoint(PASSIVE)")  # what it can, never waiting on readers
         con.execute("VACUUM")
+        # one wait for the readers (a reader that holds its transaction longer is named below)
+        con.execute(f"PRAGMA busy_timeout = {READERS_WAIT_MS}")
         busy = con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         if busy is not None and busy[0]:
             # another program (formgrader, a grading) still reads an old copy: the -wal file, and
