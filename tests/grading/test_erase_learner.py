@@ -163,12 +163,16 @@ def _rows(path: Path) -> list[dict[str, str]]:
 
 
 def _report_now(grader: Path) -> None:
+    """notes.csv, rapport.html and grades.csv as the gradebook is now (as `make rapport` and
+    `make export` write them)."""
+    from grading.csv_safe import SafeCsvExport
     from grading.late_penalty import rule_of_config
     from grading.paths import load_config
     from grading.report import class_table, write_report
 
     with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
         df = class_table(gb, "oublier", grader / "autograded")
+        SafeCsvExport(to=str(grader / "grades.csv")).export(gb)
     write_report(df, grader / "rapport", "oublier", rule_of_config(load_config(grader)))
 
 
