@@ -40,6 +40,10 @@ HOMES ?=
 PREFIXE_UNIX ?=
 HELM_RELEASE ?=
 MOTS_DE_PASSE ?=
+# An id reaches the tool as typed (« o'brien », « a$b », « `x` », « $(shell …) »): make never
+# expands it (`$(value …)`, and not exported as itself: exporting would expand it), the shell
+# reads it from the environment in double quotes, after `--` (an id may start with « - »).
+unexport ID TEMOIN
 
 .PHONY: notebooks students collect zip-collect duedate grade feedback release-feedback export \
 	rapport formgrader demo-grading bench-grading \
@@ -136,24 +140,28 @@ purge-sauvegardes: setup
 
 ## make donnees-eleve ID=...: everything the class system holds about one learner, in one zip
 ## (grader/exports/; RGPD articles 15 and 20)
+donnees-eleve: export COURSE_LEARNER_ID = $(value ID)
 donnees-eleve: setup
-	@test -n "$(ID)" || { echo "Donnez l'identifiant : make donnees-eleve ID=chloé" >&2; exit 2; }
-	$(GRADING)learner_export "$(ID)" --eleves $(abspath $(ELEVES))
+	@test -n "$$COURSE_LEARNER_ID" || { echo "Donnez l'identifiant : make donnees-eleve ID=chloé" >&2; exit 2; }
+	$(GRADING)learner_export --eleves $(abspath $(ELEVES)) -- "$$COURSE_LEARNER_ID"
 
 ## make oublier-eleve ID=... [CONFIRMER=1] [TEMOIN=...]: erase one learner from the whole class
 ## system (RGPD article 17): without CONFIRMER, a dry run listing every place they are found;
 ## with it, everything erased, then the same scan proves it (nothing of them, the control still
 ## found, the others' grades unchanged); backups, logs and Helm history listed with their expiry
+oublier-eleve: export COURSE_LEARNER_ID = $(value ID)
+oublier-eleve: export COURSE_CONTROL_ID = $(value TEMOIN)
 oublier-eleve: setup
-	@test -n "$(ID)" || { echo "Donnez l'identifiant : make oublier-eleve ID=chloé (CONFIRMER=1 pour effacer)" >&2; exit 2; }
-	$(GRADING)erase_learner "$(ID)" \
+	@test -n "$$COURSE_LEARNER_ID" || { echo "Donnez l'identifiant : make oublier-eleve ID=chloé (CONFIRMER=1 pour effacer)" >&2; exit 2; }
+	$(GRADING)erase_learner \
 	  $(if $(or $(wildcard $(ELEVES)),$(filter command line environment,$(origin ELEVES))),--eleves $(abspath $(ELEVES))) \
 	  $(if $(CONFIRMER),--confirmer) \
-	  $(if $(TEMOIN),--temoin "$(TEMOIN)") $(if $(HUB_URL),--hub-url $(HUB_URL)) \
+	  $(if $(value TEMOIN),--temoin="$$COURSE_CONTROL_ID") $(if $(HUB_URL),--hub-url $(HUB_URL)) \
 	  $(if $(HUB_DB),--hub-db $(abspath $(HUB_DB))) $(if $(ECHANGE),--echange $(abspath $(ECHANGE))) \
 	  $(if $(HOMES),--dossiers-personnels $(abspath $(HOMES))) \
 	  $(if $(PREFIXE_UNIX),--prefixe-unix $(PREFIXE_UNIX)) \
 	  $(if $(DOSSIER),--sauvegardes $(abspath $(DOSSIER))) \
 	  $(if $(GARDER_JOURS),--garder-jours $(GARDER_JOURS)) \
 	  $(if $(HELM_RELEASE),--helm-release $(HELM_RELEASE)) \
-	  $(if $(MOTS_DE_PASSE),--mots-de-passe-tljh $(abspath $(MOTS_DE_PASSE)))
+	  $(if $(MOTS_DE_PASSE),--mots-de-passe-tljh $(abspath $(MOTS_DE_PASSE))) \
+	  -- "$$COURSE_LEARNER_ID"

@@ -17,7 +17,8 @@ to the class system itself:
   student is removed with nbgrader's API then the gradebook is rebuilt by ``VACUUM`` (no trace
   in free pages), archives are rewritten without the learner's members (the other members keep
   their names, dates and bytes), the roster loses one line (the others keep their bytes), the
-  report is regenerated;
+  report is regenerated (columns and rows the teacher added by hand to its CSVs come back; what
+  cannot is named);
 - what cannot be erased at once (backups, logs, the hub database's free pages, Helm history) is
   listed with its expiry and the command that purges it;
 - the proof: the same scan runs again; it must find nothing of the learner, and still find the
@@ -30,7 +31,6 @@ to the class system itself:
 
 from __future__ import annotations
 
-import argparse
 import html
 import os
 import pwd
@@ -38,10 +38,11 @@ import shutil
 import sqlite3
 import sys
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
+from .french_args import FrenchParser
 from .ids import normalize_id, quoted
 from .learner_places import (
     HUB_TOKEN_ENV,
@@ -76,22 +77,29 @@ def _rm(path: Path) -> None:
 def _erase_gradebook(ctx: Context, sid: str, found: Found) -> None:
     from nbgrader.api import Gradebook, MissingEntry
 
+    db, ids = found.target
     if found.action == "gradebook":
         with Gradebook(ctx.dirs.db_url) as gb:
-            try:
-                gb.remove_student(sid)
-            except MissingEntry:
-                pass
-    _vacuum(Path(found.target))
+            for stored in ids or [sid]:  # every Unicode spelling the gradebook holds for them
+                try:
+                    gb.remove_student(stored)
+                except MissingEntry:
+                    pass
+    _vacuum(Path(db))
+
+
+READERS_WAIT_MS = 20_000  # how long the final checkpoint waits for another program's reads
 
 
 def _vacuum(db: Path) -> None:
     """Rebuild the file: the deleted rows leave no trace in free pages or in ``-wal``."""
-    con = sqlite3.connect(db, timeout=60)
+    con = sqlite3.connect(db, timeout=60)  # a grading's write transactions are short
     try:
         con.execute("PRAGMA secure_delete = ON")
-        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        con.execute("PRAGMA wal_checkpoint(PASSIVE)")  # what it can, never waiting on readers
         con.execute("VACUUM")
+        # one wait for the readers (a reader that holds its transaction longer is named below)
+        con.execute(f"PRAGMA busy_timeout = {READERS_WAIT_MS}")
         busy = con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         if busy is not None and busy[0]:
             # another program (formgrader, a grading) still reads an old copy: the -wal file, and
@@ -155,14 +163,27 @@ def _erase_roster(ctx: Context, who_sid: str, line: int) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _regenerate_reports(ctx: Context, paths: set[Path]) -> None:
+def _regenerate_reports(ctx: Context, sid: str, paths: set[Path]) -> list[str]:
+    """The reports without the learner; what the teacher added to the CSVs by hand comes back
+    (grading.kept_columns). The notes for the teacher, in French."""
     from nbgrader.api import Gradebook
 
     from .csv_safe import SafeCsvExport
     from .french_csv import EXPORT_NAME, write_export
+    from .kept_columns import read_table, restore_hand_edits
     from .late_penalty import rule_of_config
     from .report import class_table, write_report
 
+    csvs = {p for p in paths if p.suffix == ".csv"}
+    if ctx.rapport / "rapport.html" in paths:
+        csvs.add(ctx.rapport / "notes.csv")
+    before, notes = {}, []
+    for path in csvs:
+        try:
+            before[path] = read_table(path)
+        except ValueError as exc:
+            before[path] = None
+            notes.append(f"{exc}\u00a0: ce qui y était ajouté à la main est perdu")
     with Gradebook(ctx.dirs.db_url) as gb:
         report_files = {"notes.csv", "notes-tableur.csv", "rapport.html"}
         if {ctx.rapport / name for name in report_files} & paths:
@@ -176,6 +197,9 @@ def _regenerate_reports(ctx: Context, paths: set[Path]) -> None:
                 SafeCsvExport(to=str(path)).export(gb)
             elif path.name == EXPORT_NAME:
                 write_export(gb, path)
+    for path in sorted(csvs):
+        notes += restore_hand_edits(path, before[path], sid)
+    return notes
 
 
 def _hub_user_delete(ctx: Context, sid: str) -> None:
@@ -213,8 +237,9 @@ def _erase_home(ctx: Context, sid: str, home: Path) -> None:
     shutil.rmtree(home)
 
 
-def _apply(ctx: Context, sid: str, found: list[Found]) -> list[str]:
-    """Erase every place; the failures, each in one French sentence."""
+def _apply(ctx: Context, sid: str, found: list[Found], notes: list[str]) -> list[str]:
+    """Erase every place; the failures, each in one French sentence (what the teacher should
+    know besides goes to `notes`)."""
     failures: list[str] = []
     reports: set[Path] = set()
     order = [
@@ -251,7 +276,7 @@ def _apply(ctx: Context, sid: str, found: list[Found]) -> list[str]:
                 failures.append(f"{f.kind} ({f.where})\u00a0: {exc}")
     if reports:
         try:
-            _regenerate_reports(ctx, reports)
+            notes += _regenerate_reports(ctx, sid, reports)
         except Exception as exc:  # noqa: BLE001
             failures.append(f"rapport\u00a0: régénération impossible ({exc})")
     for f in found:
@@ -273,7 +298,7 @@ def _export_rows(ctx: Context, without: str) -> list[dict]:
         return []
     with Gradebook(ctx.dirs.db_url) as gb:
         rows = SafeCsvExport().rows(gb)
-    return [r for r in rows if r["student_id"] != without]
+    return [r for r in rows if normalize_id(r["student_id"]) != without]
 
 
 def _control(ctx: Context, sid: str, wanted: str | None) -> str | None:
@@ -295,6 +320,7 @@ class Result:
     control_before: Scan | None
     control_after: Scan | None
     failures: list[str]
+    notes: list[str] = field(default_factory=list)  # for the teacher: hand edits kept or lost
 
 
 def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> Result:
@@ -329,7 +355,8 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
             "assistant\u00a0?). Rien n'a été effacé."
         )
     rows_before = _export_rows(ctx, sid)
-    failures = _apply(ctx, sid, before.found)
+    notes: list[str] = []
+    failures = _apply(ctx, sid, before.found, notes)
     after = scan_in(ctx, sid)
     control_after = scan_in(ctx, witness) if witness else None
     for f in after.found:
@@ -354,7 +381,7 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
             )
     if _export_rows(ctx, sid) != rows_before:
         failures.append("les lignes de nbgrader export des autres élèves ont changé")
-    return Result(before, after, control_before, control_after, failures)
+    return Result(before, after, control_before, control_after, failures, notes)
 
 
 # --------------------------------------------------------------------------- the command
@@ -386,7 +413,7 @@ def _closest_known(setup: Setup, sid: str) -> str | None:
     if ctx.gradebook is not None and ctx.gradebook.is_file():
         con = sqlite3.connect(f"file:{quote(str(ctx.gradebook))}?mode=ro", uri=True)
         try:
-            ids |= {row[0] for row in con.execute("SELECT id FROM student")}
+            ids |= {normalize_id(row[0]) for row in con.execute("SELECT id FROM student")}
         except sqlite3.DatabaseError:
             pass
         finally:
@@ -395,11 +422,12 @@ def _closest_known(setup: Setup, sid: str) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = FrenchParser(
+        prog="python -m grading.erase_learner",
         description="Effacer un élève de tout le système de la classe (RGPD, article 17), "
-        "avec une preuve par un témoin. Sans --confirmer, rien n'est effacé."
+        "avec une preuve par un témoin. Sans --confirmer, rien n'est effacé.",
     )
-    parser.add_argument("student_id", help="l'identifiant de l'élève")
+    parser.add_argument("student_id", metavar="IDENTIFIANT", help="l'identifiant de l'élève")
     parser.add_argument("--confirmer", action="store_true", help="effacer vraiment")
     parser.add_argument("--temoin", default=None, help="l'élève témoin (défaut\u00a0: un autre)")
     parser.add_argument("--eleves", type=Path, default=None, help="la liste des élèves (CSV)")
@@ -410,13 +438,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hub-db", type=Path, default=None, help="la base SQLite du hub")
     parser.add_argument("--dossiers-personnels", type=Path, default=None, help="ex. /home")
     parser.add_argument("--prefixe-unix", default="", help="ex. jupyter- (TLJH)")
-    parser.add_argument("--sauvegardes", type=Path, default=None)
-    parser.add_argument("--garder-jours", type=float, default=RETENTION_DAYS)
-    parser.add_argument("--helm-release", default=None)
+    parser.add_argument("--sauvegardes", type=Path, default=None, help="le dossier des sauvegardes")
+    parser.add_argument(
+        "--garder-jours",
+        type=float,
+        default=RETENTION_DAYS,
+        help=f"leur durée de conservation, en jours (défaut\u00a0: {RETENTION_DAYS:g})",
+    )
+    parser.add_argument("--helm-release", default=None, help="la release Helm du hub (Kubernetes)")
     parser.add_argument(
         "--mots-de-passe-tljh", type=Path, default=None, help="ex. /opt/tljh/state/passwords.dbm"
     )
-    parser.add_argument("--grader-dir", type=Path, default=None)
+    parser.add_argument(
+        "--grader-dir", type=Path, default=None, help="le dossier grader/ (défaut\u00a0: trouvé)"
+    )
     args = parser.parse_args(argv)
     token = os.environ.get(HUB_TOKEN_ENV)
     if args.hub_url and not token:
@@ -489,6 +524,8 @@ def main(argv: list[str] | None = None) -> int:
             f"endroit(s) avant, {len(result.control_after.found)} après."
         )
     _print_pending(result.after)
+    for note in result.notes:
+        print(f"Note\u00a0: {note}.")
     if result.failures:
         print(f"✘ {len(result.failures)} échec(s)\u00a0:", file=sys.stderr)
         for failure in result.failures:

@@ -3,12 +3,16 @@
 Every place is found by the learner's id (NFC), with their name and e-mail from the roster and
 the gradebook: gradebook rows and the raw bytes of its file (free pages and ``-wal`` included),
 their folders in ``submitted/``, ``autograded/``, ``feedback/``, zip_collect's previous copies,
-the quarantine, their data exports, each member of the LMS archives in ``downloaded/`` (read as
-``zip_collect`` reads it), their roster line, the class report, nbgrader's exchange
-(``inbound/<id>+…``, released feedback ``feedback/<md5(secret + notebook)>.html``), and on a hub
-their account (REST API), their row in the hub's database and their home. What cannot be erased
-at once (backups, logs, the hub database's free pages, Helm history) is listed apart, with its
-expiry and the command that purges it. The scan only reads: ``grading.erase_learner`` erases.
+the quarantine, their data exports, each member of the LMS archives in ``downloaded/`` (the
+first folder that names a learner of the class decides, else it is read as ``zip_collect`` reads
+it; a member the two readings give to different learners is named, never guessed), their
+gradebook rows in any Unicode spelling of their id, their roster line, the class report,
+nbgrader's exchange (``inbound/<id>+…``, released feedback
+``feedback/<md5(secret + notebook)>.html``, its secret read from their grader folders or their
+inbound copies), and on a hub their account (REST API), their row in the hub's database and
+their home. What cannot be erased at once (backups, logs, the hub database's free pages, Helm
+history) is listed apart, with its expiry and the command that purges it. The scan only reads:
+``grading.erase_learner`` erases.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import json
 import re
 import sqlite3
 import tarfile
+import unicodedata
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -134,6 +139,7 @@ class Context:
         # nbgrader's default exchange, when no other is named (the hub's: COURSE_HUB_EXCHANGE)
         root = setup.exchange or self.config.Exchange.get("root", None) or DEFAULT_EXCHANGE
         self.exchange = Path(root) / self.course_id if self.course_id else None
+        self.known: set[str] | None = None  # the class's ids, read once (class_ids)
 
 
 def _sqlite_file(db_url: str) -> Path | None:
@@ -152,25 +158,37 @@ class _Who:
     last: str = ""
     email: str = ""
     roster_line: int = 0
+    # the ids the gradebook holds for them, as stored: NFC, and NFD when a macOS folder or a
+    # hand-typed id made the row
+    gradebook_ids: list[str] = field(default_factory=list)
 
     def identity(self) -> str:
         name = " ".join(x for x in (self.first, self.last) if x)
         extra = ", ".join(x for x in (name, self.email) if x)
         return f"{quoted(self.sid)}" + (f" ({extra})" if extra else "")
 
+    def spellings(self) -> list[str]:
+        """Their id as it can be stored: NFC, NFD, and the gradebook's own spellings."""
+        forms = [self.sid, unicodedata.normalize("NFD", self.sid), *self.gradebook_ids]
+        return list(dict.fromkeys(forms))
+
     def tokens(self) -> list[bytes]:
         """Byte strings that betray the learner in a SQLite file, free pages included: their
         student row (id, first and last name stored side by side) and their e-mail."""
         out = []
         if self.first or self.last:
-            out.append(f"{self.sid}{self.first}{self.last}".encode())
+            for sid in self.spellings():
+                for nf in ("NFC", "NFD"):
+                    first, last = (unicodedata.normalize(nf, x) for x in (self.first, self.last))
+                    out.append(f"{sid}{first}{last}".encode())
         if self.email:
             out.append(self.email.encode())
-        return out
+        return list(dict.fromkeys(out))
 
     def patterns(self) -> list[re.Pattern[bytes]]:
         # a submission row: its assignment's uuid, then the student id, then the timestamp
-        sub = re.compile(rb"[0-9a-f]{32}" + re.escape(self.sid.encode()) + rb"\d{4}-\d\d-\d\d")
+        ids = b"|".join(re.escape(s.encode()) for s in self.spellings())
+        sub = re.compile(rb"[0-9a-f]{32}(?:" + ids + rb")\d{4}-\d\d-\d\d")
         return [re.compile(re.escape(t)) for t in self.tokens()] + [sub]
 
 
@@ -195,7 +213,8 @@ def _who(ctx: Context, sid: str) -> _Who:
         if line.id == sid:
             who.first, who.last, who.email = line.first_name, line.last_name, line.email
             who.roster_line = line.line
-    row = _student_row(ctx, sid)
+    who.gradebook_ids = gradebook_ids(ctx, sid)
+    row = _student_row(ctx, who.gradebook_ids)
     if row is not None:
         who.first = who.first or row[1] or ""
         who.last = who.last or row[2] or ""
@@ -207,13 +226,34 @@ def _ro(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=30)
 
 
-def _student_row(ctx: Context, sid: str) -> tuple | None:
+def gradebook_ids(ctx: Context, sid: str) -> list[str]:
+    """The ids of the gradebook (students and submissions) that are `sid` in NFC, as stored:
+    a row made from a macOS folder holds ``chlo`` + U+0301, and ``WHERE id = 'chloé'`` misses
+    it."""
     if ctx.gradebook is None or not ctx.gradebook.is_file():
-        return None
+        return []
     con = _ro(ctx.gradebook)
     try:
+        rows = con.execute(
+            "SELECT id FROM student UNION SELECT student_id FROM submitted_assignment"
+        ).fetchall()
+    except sqlite3.DatabaseError:
+        return []
+    finally:
+        con.close()
+    return sorted({r[0] for r in rows if isinstance(r[0], str) and normalize_id(r[0]) == sid})
+
+
+def _student_row(ctx: Context, ids: list[str]) -> tuple | None:
+    if not ids or ctx.gradebook is None or not ctx.gradebook.is_file():
+        return None
+    con = _ro(ctx.gradebook)
+    marks = ", ".join("?" * len(ids))
+    try:
         return con.execute(
-            "SELECT id, first_name, last_name, email FROM student WHERE id = ?", (sid,)
+            f"SELECT id, first_name, last_name, email FROM student WHERE id IN ({marks}) "
+            "ORDER BY email IS NULL, first_name IS NULL",
+            ids,
         ).fetchone()
     except sqlite3.DatabaseError:
         return None
@@ -257,29 +297,38 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
         )
     if not db.is_file():
         return
+    ids = who.gradebook_ids or [who.sid]
+    marks = ", ".join("?" * len(ids))
     con = _ro(db)
     try:
-        row = con.execute("SELECT 1 FROM student WHERE id = ?", (who.sid,)).fetchone()
+        row = con.execute(f"SELECT 1 FROM student WHERE id IN ({marks})", ids).fetchone()
         subs = con.execute(
-            "SELECT count(*) FROM submitted_assignment WHERE student_id = ?", (who.sid,)
+            f"SELECT count(*) FROM submitted_assignment WHERE student_id IN ({marks})", ids
         ).fetchone()[0]
         grades = con.execute(
             "SELECT count(*) FROM grade g JOIN submitted_notebook sn ON sn.id = g.notebook_id "
-            "JOIN submitted_assignment sa ON sa.id = sn.assignment_id WHERE sa.student_id = ?",
-            (who.sid,),
+            "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
+            f"WHERE sa.student_id IN ({marks})",
+            ids,
         ).fetchone()[0]
     except sqlite3.DatabaseError as exc:
         raise ErasureError(f"Carnet de notes illisible ({db})\u00a0: {exc}.") from None
     finally:
         con.close()
     if row or subs:
+        spelt = [i for i in ids if i != who.sid]
         out.found.append(
             Found(
                 "carnet de notes",
                 str(db),
-                f"fiche de l'élève, {subs} rendu(s), {grades} note(s) et commentaire(s)",
+                f"fiche de l'élève, {subs} rendu(s), {grades} note(s) et commentaire(s)"
+                + (
+                    f" (identifiant aussi sous {len(spelt)} autre(s) forme(s) Unicode)"
+                    if spelt
+                    else ""
+                ),
                 "gradebook",
-                db,
+                (db, ids),
             )
         )
     hits = _raw_hits(db, who.patterns())
@@ -290,7 +339,7 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
                 str(db),
                 f"{hits} trace(s) dans les octets du fichier (pages libres)",
                 "vacuum",
-                db,
+                (db, []),
             )
         )
 
@@ -352,17 +401,58 @@ def _export_of(file: Path) -> str | None:
     return None
 
 
-def _owned(ctx: Context, path: str, sid: str) -> bool:
-    """Whether a download member (``/<archive stem>/<member>``) is the learner's, read as
-    ``zip_collect`` reads it: the collector's regexp names the student when it matches; else the
-    folder that holds the file (the archive's stem for a file at its root)."""
+def class_ids(ctx: Context) -> set[str]:
+    """The class's ids (NFC): roster, gradebook, ``submitted/`` folders; read once."""
+    if ctx.known is None:
+        ids = {s.id for s in roster_students(ctx.setup.roster)}
+        if ctx.dirs.submitted.is_dir():
+            ids |= {normalize_id(p.name) for p in ctx.dirs.submitted.iterdir() if p.is_dir()}
+        if ctx.gradebook is not None and ctx.gradebook.is_file():
+            con = _ro(ctx.gradebook)
+            try:
+                ids |= {normalize_id(r[0]) for r in con.execute("SELECT id FROM student")}
+            except sqlite3.DatabaseError:
+                pass
+            finally:
+                con.close()
+        ctx.known = ids
+    return ctx.known
+
+
+def _owned(ctx: Context, path: str, sid: str, *, zipped: bool = True) -> bool:
+    """Whether a download member (``/<archive stem>/<member>``) is the learner's.
+
+    The first folder inside the archive that names a learner of the class (or `sid`) decides:
+    an ENT that puts each copy one folder deeper (``ana/oublier/oublier.ipynb``,
+    ``ana/brouillon/…``) keeps them Ana's, where the collector's regexp would read « oublier »;
+    a file name is never an owner (``ben/ana.ipynb`` is Ben's). With no such folder, it is read
+    as ``zip_collect`` reads it: the regexp's student when it matches, else the folder that
+    holds the file (the archive's stem for a file at its root). A file dropped as is
+    (`zipped` False) has no stem: its first folder counts."""
+    parts = PurePosixPath(path).parts
+    first = 2 if zipped else 1  # parts[1] of a member is its archive's stem, not a folder
+    folders = parts[first:] if path.endswith("/") else parts[first:-1]
+    known = class_ids(ctx) | {sid}
+    collected = None  # whom zip_collect gives it to
     if ctx.regexp:
         match = re.match(ctx.regexp, path)
         if match and "student_id" in match.groupdict():
-            return normalize_id(match["student_id"]) == sid
-    parts = PurePosixPath(path).parts
-    owner = parts[-1] if path.endswith("/") else parts[-2] if len(parts) > 2 else None
-    return owner is not None and normalize_id(owner) == sid
+            collected = normalize_id(match["student_id"])
+    if collected is None:
+        owner = parts[-1] if path.endswith("/") else parts[-2] if len(parts) > 2 else None
+        collected = normalize_id(owner) if owner is not None else None
+    folder_owner = next((normalize_id(f) for f in folders if normalize_id(f) in known), None)
+    if folder_owner is None:
+        return collected == sid
+    if collected in known and collected != folder_owner and sid in (collected, folder_owner):
+        # « ben/ana/oublier.ipynb »: in Ben's folder, collected as Ana's; neither guess is safe
+        raise ErasureError(
+            f"Membre ambigu {quoted(path.lstrip('/'))} dans les archives reçues : dans le "
+            f"dossier de {quoted(folder_owner)}, mais zip_collect le donne à {quoted(collected)}. "
+            "Retirez-le de l'archive à la main (ou renommez le dossier), puis relancez. Rien n'a "
+            "été effacé."
+        )
+    return folder_owner == sid
 
 
 def _scan_downloads(ctx: Context, who: _Who, out: Scan) -> None:
@@ -378,7 +468,7 @@ def _scan_downloads(ctx: Context, who: _Who, out: Scan) -> None:
                 rel = file.relative_to(sub).as_posix()
                 if file.suffix.lower() == ".zip":
                     _scan_zip(ctx, who, file, out)
-                elif _owned(ctx, f"/{rel}", who.sid):
+                elif _owned(ctx, f"/{rel}", who.sid, zipped=False):
                     out.found.append(Found("archives reçues", str(file), "fichier", "tree", file))
 
 
@@ -424,7 +514,8 @@ def _scan_reports(ctx: Context, who: _Who, out: Scan) -> None:
         if path.is_file() and who.sid in _csv_ids(path):
             out.found.append(Found("rapport", str(path), "ligne de notes", "report", path))
     page = ctx.rapport / "rapport.html"
-    if page.is_file() and f"<td>{html.escape(who.sid)}</td>" in page.read_text(errors="replace"):
+    text = normalize_id(page.read_text(errors="replace")) if page.is_file() else ""
+    if f"<td>{html.escape(who.sid)}</td>" in text:
         out.found.append(Found("rapport", str(page), "ligne du tableau", "report", page))
 
 
@@ -441,28 +532,39 @@ def _csv_ids(path: Path) -> set[str]:
 
 def _secrets(ctx: Context, sid: str) -> list[tuple[str, str]]:
     """(secret, notebook) of the learner's submissions: nbgrader names their released feedback
-    ``feedback/<md5(secret + notebook)>.html`` in the exchange."""
-    found = []
+    ``feedback/<md5(secret + notebook)>.html`` in the exchange. The secret is read from their
+    grader folders and from their copies in the exchange's ``inbound/`` (``nbgrader submit``
+    writes it there too): a page stays findable when the grader folders are already gone."""
+    places = []
     for parent in (ctx.dirs.submitted, ctx.dirs.autograded, ctx.dirs.feedback):
         folder = own_folder(parent, sid)
-        if folder is None:
+        if folder is not None:
+            places += folder.glob("*/submission_secret.txt")
+    places += (entry / "submission_secret.txt" for entry in _inbound_entries(ctx, sid))
+    found = []
+    for secret_file in places:
+        if secret_file.is_symlink() or not secret_file.is_file():
             continue
-        for secret_file in folder.glob("*/submission_secret.txt"):
-            secret = secret_file.read_text().strip()
-            for nb in secret_file.parent.glob("*.*"):
-                if nb.suffix in (".ipynb", ".html"):
-                    found.append((secret, nb.stem))
+        secret = secret_file.read_text(errors="replace").strip()
+        for nb in secret_file.parent.glob("*.*"):
+            if nb.suffix in (".ipynb", ".html"):
+                found.append((secret, nb.stem))
     return sorted(set(found))
+
+
+def _inbound_entries(ctx: Context, sid: str) -> list[Path]:
+    """Their submissions in the exchange: ``inbound/<id>+<assignment>+<time>[+<random>]``."""
+    inbound = ctx.exchange / "inbound" if ctx.exchange is not None else None
+    if inbound is None or not inbound.is_dir() or inbound.is_symlink():
+        return []
+    return [e for e in sorted(inbound.iterdir()) if normalize_id(e.name).split("+")[0] == sid]
 
 
 def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
     if ctx.exchange is None or not ctx.exchange.is_dir():
         return
-    inbound = ctx.exchange / "inbound"
-    if inbound.is_dir():
-        for entry in sorted(inbound.iterdir()):
-            if normalize_id(entry.name).split("+")[0] == who.sid:
-                out.found.append(Found("échange nbgrader", str(entry), "rendu", "tree", entry))
+    for entry in _inbound_entries(ctx, who.sid):
+        out.found.append(Found("échange nbgrader", str(entry), "rendu", "tree", entry))
     from nbgrader.utils import notebook_hash
 
     feedback = ctx.exchange / "feedback"

@@ -151,6 +151,47 @@ PLACES = {
 }
 
 
+def _rows(path: Path) -> list[dict[str, str]]:
+    import csv
+    import io
+
+    from grading.kept_columns import read_table
+
+    table = read_table(path)
+    text = path.read_bytes().decode(table.encoding)
+    return list(csv.DictReader(io.StringIO(text, newline=""), delimiter=table.delimiter))
+
+
+def _report_now(grader: Path) -> None:
+    """notes.csv, rapport.html and grades.csv as the gradebook is now (as `make rapport` and
+    `make export` write them)."""
+    from grading.csv_safe import SafeCsvExport
+    from grading.late_penalty import rule_of_config
+    from grading.paths import load_config
+    from grading.report import class_table, write_report
+
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        df = class_table(gb, "oublier", grader / "autograded")
+        SafeCsvExport(to=str(grader / "grades.csv")).export(gb)
+    write_report(df, grader / "rapport", "oublier", rule_of_config(load_config(grader)))
+
+
+def _add_oral_column(path: Path) -> None:
+    """An « oral » column, as a teacher adds one in a spreadsheet (same format otherwise)."""
+    import csv
+    import io
+
+    from grading.kept_columns import read_table
+
+    table = read_table(path)
+    buf = io.StringIO(newline="")
+    out = csv.writer(buf, delimiter=table.delimiter, lineterminator=table.line_end)
+    ids = table.header.index("student_id")
+    out.writerow([*table.header, "oral"])
+    out.writerows([*row, f"oral de {row[ids]}"] for row in table.rows)
+    path.write_bytes(buf.getvalue().encode(table.encoding))
+
+
 @pytest.mark.slow
 def test_erase_with_control(classe, tmp_path):
     grader, course = classe["grader"], classe["grader"].parent
@@ -165,6 +206,11 @@ def test_erase_with_control(classe, tmp_path):
     ]
     assert before.pending[0].where.startswith(str(grader / "sauvegardes" / "sauvegarde-"))
     export_before = _export(grader)
+    # the report as of the gradebook now (the fixture added e-mails after it was made), then
+    # the teacher adds a column to notes.csv in a spreadsheet: it must survive the erasure
+    _report_now(grader)
+    notes = grader / "rapport" / "notes.csv"
+    _add_oral_column(notes)
     db = grader / "gradebook.db"
     naive = tmp_path / "naive.db"
     shutil.copy(db, naive)
@@ -219,8 +265,14 @@ def test_erase_with_control(classe, tmp_path):
     assert classe["roster"].read_bytes() == ROSTER.replace(
         "ben;Ben;Durand;ben.durand@exemple.fr\r\n", ""
     ).encode("cp1252")
-    # the report is regenerated without ben, with the others
+    # the report is regenerated without ben, with the others, the teacher's column kept
     page = (grader / "rapport" / "rapport.html").read_text()
+    kept = {r["student_id"]: r["oral"] for r in _rows(notes)}
+    assert kept == {s: f"oral de {s}" for s in ("ana", "cyr", "dou")}, kept
+    assert "gardée(s) «\u00a0oral\u00a0»" in done.stdout
+    assert (
+        "remplacée(s)" not in done.stdout
+    )  # the others' generated values, regenerated as they were
     assert "<td>ben</td>" not in page and "<td>ana</td>" in page and "<td>cyr</td>" in page
     sheet = (grader / "rapport" / "notes-tableur.csv").read_bytes().decode("utf-8-sig")
     assert "\r\nben;" not in sheet and "\r\nana;" in sheet and "\r\ncyr;" in sheet
@@ -531,3 +583,36 @@ def test_an_id_that_names_no_learner_is_refused(bad, capsys):
 
     assert main([bad, "--confirmer", "--grader-dir", "/nonexistent"]) == 2
     assert "refusé" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        ([], "argument obligatoire manquant\u00a0: IDENTIFIANT"),
+        (["ben", "--garder-jours", "trente"], "--garder-jours attend un nombre, pas «\u00a0trente"),
+        (["ben", "--conf"], "argument(s) inconnu(s)\u00a0: --conf"),  # no abbreviation
+        (
+            ["ben", "--confirmer=oui"],
+            "--confirmer ne prend pas de valeur («\u00a0oui\u00a0» donné)",
+        ),
+        (["ben", "--temoin"], "l'option --temoin attend une valeur"),
+    ],
+)
+def test_command_line_errors_are_in_french(argv, expected, capsys):
+    """argparse's own messages (« usage: », « the following arguments are required ») are the
+    teacher's too: in French, with the exit status of a bad usage."""
+    import re
+
+    from grading.erase_learner import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert expected in err and err.startswith("usage\u00a0: python -m grading.erase_learner")
+    assert not re.search(r"\b(error|required|unrecognized|invalid|expected|argument:)", err), err
+    with pytest.raises(SystemExit) as stop:
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert stop.value.code == 0 and "afficher cette aide" in out and "options\u00a0:" in out
+    assert "show this help" not in out and "positional" not in out

@@ -1,6 +1,7 @@
-"""`make grade` and `make rapport` as an ordinary Unix user, on their own fresh clone, with a
-Python environment every user can read (built by the shipped grader/hub/install-course-env.sh,
-from Debian's python3): no root-only flag, no file left to root, the grades right."""
+"""`make grade` (from the root) and `make rapport` (from grader/) as an ordinary Unix user, on
+their own fresh clone, with a Python environment every user can read (built by the shipped
+grader/hub/install-course-env.sh, from Debian's python3): no root-only flag, no file left to
+root, the grades right."""
 
 from __future__ import annotations
 
@@ -53,7 +54,12 @@ def test_a_normal_user_grades_and_reports(readable_env, expected_scores):
         assert grade.returncode == 0, grade.stdout[-3000:] + grade.stderr[-3000:]
         assert "5 rendu(s) noté(s), 0 déjà noté(s)" in grade.stdout
         assert canaries.is_dir() and list(canaries.iterdir()) == []
-        report = make(clone, "rapport", venv=readable_env, user=user, extra_env=home)
+        # from grader/, where the guide has the teacher stand for nbgrader (issue 22, point 6):
+        # `make grade` left grader/rapport/ (its log), which must not pass for the target
+        assert (grader / "rapport").is_dir()
+        report = make(
+            clone, "rapport", venv=readable_env, user=user, extra_env=home, folder="grader"
+        )
         assert report.returncode == 0, report.stdout[-3000:] + report.stderr[-3000:]
         notes = grader / "rapport" / "notes.csv"
         with open(notes, newline="", encoding="utf-8") as fh:
