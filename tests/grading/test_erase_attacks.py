@@ -283,12 +283,13 @@ def test_an_ambiguous_archive_member_is_named_not_guessed(petite_classe):
 
 
 def _make_from(c, folder: str, *args: str):
-    from grading_course import ROOT, make
+    from grading_course import make
+    from helpers import REPO
 
     course = c["grader"].parent
     for part in ("Makefile", "grader/grader.mk", "grader/Makefile"):
         if not (course / part).exists():
-            shutil.copy(ROOT / part, course / part)
+            shutil.copy(REPO / part, course / part)
     return make(course, *args, folder=folder, timeout=300)
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from grading_course import ROOT, copy_course, nbgrader
+from grading_course import copy_course, nbgrader
+from helpers import REPO
 from nbgrader.api import Gradebook
 
 from course.labo.partage import EXEMPLE, PARTAGE_TESTS, evaluate_partage
@@ -19,7 +20,7 @@ from course.labo.partage import EXEMPLE, PARTAGE_TESTS, evaluate_partage
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 ASSIGNMENT = "oublier_partage"
-SAMPLES = ROOT / "grader" / "submissions" / "partage"
+SAMPLES = REPO / "grader" / "submissions" / "partage"
 
 
 def _expected() -> dict[str, dict]:
@@ -47,7 +48,7 @@ def test_every_sample_gets_its_expected_score_on_a_real_postgres(tmp_path, monke
     request.addfinalizer(lambda: shutil.rmtree(private_tmp, ignore_errors=True))
     monkeypatch.setenv("TMPDIR", str(private_tmp))
     grader = copy_course(tmp_path / "cours")
-    shutil.copytree(ROOT / "solutions" / ASSIGNMENT, grader.parent / "solutions" / ASSIGNMENT)
+    shutil.copytree(REPO / "solutions" / ASSIGNMENT, grader.parent / "solutions" / ASSIGNMENT)
     made = nbgrader(grader, "generate_assignment", ASSIGNMENT, "--log-level=WARN")
     assert made.returncode == 0, made.stdout + made.stderr
     release = grader.parent / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
