@@ -31,9 +31,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from course.postgres import ServeurPostgres, binaires_postgres
 
@@ -46,6 +48,19 @@ TABLES = ("sessions", "events", "user_states", "app_states")
 HBA = f"local {DATABASE} {ROLE} trust\nlocal all postgres scram-sha-256\n"
 SEED_TIMEOUT = 180.0
 _DUMPS: dict[str, str] = {}  # the seed's learners (JSON) -> the dump of the base ADK wrote
+
+_T = TypeVar("_T")
+
+
+def _run_to_end(coro: Coroutine[object, object, _T]) -> _T:
+    """Run `coro` to its end, also from a notebook, whose kernel already runs an event loop
+    (asyncio.run refuses to run there): then in a thread of its own, with its own loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 @dataclass(frozen=True)
@@ -106,7 +121,7 @@ class GradingBase:
             self.server = ServeurPostgres(self._parent / "cluster", durable=False).demarrer()
             if os.geteuid() == 0:  # the sandbox's own uid must be able to connect
                 self.socket.chmod(0o777)
-            asyncio.run(self._lock_down())
+            _run_to_end(self._lock_down())
             if self.learners:
                 self._seed()
         except BaseException:
@@ -266,8 +281,8 @@ class GradingBase:
 
     def facts(self) -> BaseFacts:
         """The base as it is now; the student's role may log in again afterwards."""
-        facts = asyncio.run(self._facts())
-        asyncio.run(self._login())
+        facts = _run_to_end(self._facts())
+        _run_to_end(self._login())
         return facts
 
     async def _login(self) -> None:

@@ -381,5 +381,5 @@ def test_from_grader_a_target_named_like_its_folder_is_still_run(petite_classe):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
     assert "up to date" not in out and "à jour" not in out, out
-    assert "--exporter=grading.report.ClassReport" in proc.stdout, out
+    assert "-m grading.rapport oublier" in proc.stdout, out
     assert "-m grading.feedback oublier" in proc.stdout, out
