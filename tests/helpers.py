@@ -33,6 +33,8 @@ __all__ = [
     "Backend",
     "alive",
     "close_service",
+    "PORT_FIRST",
+    "PORT_SLICE",
     "free_port",
     "http_server",
     "make_backend",
@@ -271,11 +273,38 @@ def load_factor() -> float:
     return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
 
 
+# Ports handed out by free_port: 10000-19999, below Linux's ephemeral range (32768-60999)
+# and below the hub's user servers (20000 + user id, the port tests' 21000-29099). Asking the
+# OS (bind port 0, close) twice can give the same port twice, and a server another worker
+# starts on port 0 can take it before ours binds: CI saw a hub and its proxy on one port.
+# Each xdist worker draws from its own slice, in turn, so no two servers of a run share one.
+PORT_FIRST, PORT_SLICE, PORT_SLICES = 10000, 1250, 8
+_next_port: list[int] = []
+
+
+def _worker_slice() -> int:
+    """This process's slice of the test ports: its xdist worker number (gw0 -> 0), else 0."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    digits = worker.removeprefix("gw")
+    return int(digits) % PORT_SLICES if digits.isdigit() else 0
+
+
 def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A TCP port free on 127.0.0.1 now, never handed out before by this worker's slice."""
+    first = PORT_FIRST + _worker_slice() * PORT_SLICE
+    if not _next_port:
+        # a different start per process: a rerun does not meet the last run's TIME_WAITs
+        _next_port.append(first + os.getpid() % PORT_SLICE)
+    for _ in range(PORT_SLICE):
+        port = _next_port[0]
+        _next_port[0] = first + (port + 1 - first) % PORT_SLICE
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # taken by something else: the next one
+            return port
+    raise RuntimeError(f"no free port in {first}-{first + PORT_SLICE - 1}")
 
 
 def port_open(port: int) -> bool:
