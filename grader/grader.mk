@@ -68,7 +68,7 @@ students: setup
 ## make collect: collect submissions from nbgrader's exchange (JupyterHub) into grader/submitted/;
 ## a copy not owned by the student it names is set aside in grader/quarantaine/ (exit status 1)
 collect: setup
-	$(NBGRADER) collect $(A) $(ARGS)
+	$(GRADING)collect $(A) $(ARGS)
 
 ## make zip-collect: submissions from an LMS or e-mail, zips in grader/downloaded/<A>/archive/;
 ## adds new students and newer copies, never clears (grading.zip_collect), names every bad file
@@ -91,7 +91,7 @@ feedback: setup
 
 ## make release-feedback: give feedback back through the exchange (JupyterHub)
 release-feedback: setup
-	$(NBGRADER) release_feedback $(A) $(ARGS)
+	$(GRADING)release_feedback $(A) $(ARGS)
 
 ## make export: every grade of the gradebook in grader/rapport/grades.csv (stock `nbgrader export`,
 ## its log in rapport/export.log) and rapport/export-tableur.csv (the same for French spreadsheets)

@@ -12,26 +12,27 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
+from helpers import REPO
 from work_units import DURATIONS_FILE, unit_of
 
 __all__ = ["unit_seconds"]
+
+
+def _module_path(classname: str) -> str:
+    """The test module of a JUnit classname: its path with dots (a class adds a last part)."""
+    parts = classname.split(".")
+    for n in range(len(parts), 0, -1):
+        candidate = "/".join(parts[:n]) + ".py"
+        if (REPO / candidate).is_file():
+            return candidate
+    return "/".join(parts)
 
 
 def unit_seconds(junit: Path) -> dict[str, float]:
     """Seconds per unit (setup, call and teardown: JUnit's default "total" time)."""
     totals: Counter[str] = Counter()
     for case in ET.parse(junit).getroot().iter("testcase"):
-        module = case.get("classname", "").replace(".", "/")
-        # classname is the module path with dots (a class adds one more part)
-        path = next(
-            (
-                f"{'/'.join(module.split('/')[:n])}.py"
-                for n in range(module.count("/") + 1, 0, -1)
-                if Path(f"{'/'.join(module.split('/')[:n])}.py").exists()
-            ),
-            module,
-        )
-        totals[unit_of(path)] += float(case.get("time", 0))
+        totals[unit_of(_module_path(case.get("classname", "")))] += float(case.get("time", 0))
     return {unit: round(seconds, 1) for unit, seconds in totals.most_common()}
 
 

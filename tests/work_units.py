@@ -84,7 +84,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):  # noqa: ANN201 (xd
         """xdist's per-scope scheduling with the course's units as scopes, in collection
         order (already longest first), never more than one unit queued behind a running one."""
 
-        units: dict[str, str] = {}
+        def __init__(self, config: pytest.Config, log) -> None:  # noqa: ANN001
+            super().__init__(config, log)
+            self.units: dict[str, str] = {}
 
         def _split_scope(self, nodeid: str) -> str:
             if nodeid not in self.units:  # every worker collected the same, in the same order

@@ -1,0 +1,174 @@
+"""``make collect``: nbgrader's collect from the exchange, said back in French.
+
+    python -m grading.collect oublier [--update] [nbgrader's options]
+
+Stock ``nbgrader collect`` runs (the course's ``OwnerCheckedCollect`` through the
+configuration), its English log kept in ``rapport/collect.log``. The summary is read from
+nbgrader's own records: the one line its collect writes per student (collected, updated,
+already there, no newer copy), the copies the course's collect set aside, and the
+``timestamp.txt`` of each collected folder, in the course's time zone. A collected id the class
+list does not have is named with the closest registered one, and the command exits non-zero:
+``make grade`` would refuse it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nbgrader.utils import parse_utc
+
+from .french_args import FrenchParser
+from .french_format import collation_key, french_datetime
+from .ids import closest, normalize_id, quoted, registered_students
+from .nbgrader_quiet import QuietRun, finish, run_quiet
+from .paths import course_dirs
+
+__all__ = ["CollectRecord", "collect", "main", "read_collect_log"]
+
+# nbgrader 0.9.6's ExchangeCollect.copy_files: one INFO line per student it looked at,
+# "<lead>: <student> <assignment>"
+_STUDENT_LINES = {
+    "collected": "Collecting submission",
+    "updated": "Updating submission",
+    "unchanged": "No newer submission to collect",
+    "already": "Submission already exists, use --update to update",
+}
+_RECORD = re.compile(r"^\[\w+ \| [A-Z]+\] (?P<text>.*)$")
+_SEP = ": "  # nbgrader's, between a lead and the student
+_NONE = "No submissions of "
+_SET_ASIDE = re.compile(r"mise\(s\) de côté, non collectée\(s\)")
+
+
+@dataclass
+class CollectRecord:
+    """What nbgrader's log says its collect did, student by student."""
+
+    students: dict[str, list[str]] = field(default_factory=dict)  # kind -> ids
+    nothing_to_collect: bool = False
+    set_aside: list[str] = field(default_factory=list)  # the course's French lines, one per copy
+
+    def of(self, kind: str) -> list[str]:
+        return sorted(self.students.get(kind, []), key=collation_key)
+
+
+def read_collect_log(log: str, assignment: str) -> CollectRecord:
+    """The students of each kind in an ``nbgrader collect`` log, and the copies set aside."""
+    record = CollectRecord()
+    suffix = f" {assignment}"
+    in_set_aside = False
+    for line in log.splitlines():
+        match = _RECORD.match(line)
+        text = match["text"] if match else line
+        if match:
+            in_set_aside = bool(_SET_ASIDE.search(text))
+            if text.startswith(_NONE):
+                record.nothing_to_collect = True
+            for kind, lead in _STUDENT_LINES.items():
+                head, sep, rest = text.partition(_SEP)
+                if head == lead and sep and rest.endswith(suffix):
+                    student = rest[: -len(suffix)]
+                    record.students.setdefault(kind, []).append(student)
+        elif in_set_aside and line.lstrip().startswith("- "):  # the log indents what follows
+            record.set_aside.append(line.lstrip()[2:])
+    return record
+
+
+def _stamp(folder: Path) -> str:
+    """The submission's time as ``timestamp.txt`` holds it, in the course's time zone."""
+    try:
+        text = (folder / "timestamp.txt").read_text(encoding="utf-8").strip()
+        return french_datetime(parse_utc(text))
+    except OSError:
+        return ""
+    except (ValueError, OverflowError):
+        return text  # as nbgrader would fail to read it: shown as it is
+
+
+def _listed(students: list[str], submitted: Path, assignment: str) -> str:
+    return ", ".join(
+        f"{quoted(s)} ({stamp})" if (stamp := _stamp(submitted / s / assignment)) else quoted(s)
+        for s in students
+    )
+
+
+def collect(
+    assignment: str, nbgrader_args: list[str], grader_dir: Path | None = None
+) -> tuple[int, list[str]]:
+    """Collect `assignment` from the exchange; (exit status, French summary lines)."""
+    dirs = course_dirs(grader_dir)
+    run: QuietRun = run_quiet(dirs.grader_dir, ["collect", assignment, *nbgrader_args], "collect")
+    record = read_collect_log(run.log, assignment)
+    submitted = dirs.grader_dir / "submitted"
+    lines = [f"Relève de {quoted(assignment)} dans l'échange de nbgrader\u00a0:"]
+    taken = record.of("collected") + record.of("updated")
+    if record.nothing_to_collect:
+        lines.append("  - aucune copie déposée pour l'instant")
+    if record.of("collected"):
+        lines.append(
+            f"  - {len(record.of('collected'))} copie(s) relevée(s)\u00a0: "
+            + _listed(record.of("collected"), submitted, assignment)
+        )
+    if record.of("updated"):
+        lines.append(
+            f"  - {len(record.of('updated'))} copie(s) remplacée(s) par une plus récente\u00a0: "
+            + _listed(record.of("updated"), submitted, assignment)
+        )
+    if record.of("unchanged"):
+        lines.append(
+            f"  - {len(record.of('unchanged'))} déjà relevée(s), rien de plus récent\u00a0: "
+            + ", ".join(map(quoted, record.of("unchanged")))
+        )
+    if record.of("already"):
+        lines.append(
+            f"  - {len(record.of('already'))} déjà relevée(s), gardée(s) telle(s) quelle(s)\u00a0: "
+            + ", ".join(map(quoted, record.of("already")))
+            + " (une copie plus récente\u00a0: make collect ARGS=--update)"
+        )
+    status = 0
+    if record.set_aside:
+        status = 1
+        lines.append(
+            f"✘ {len(record.set_aside)} copie(s) mise(s) de côté, non relevée(s) "
+            f"(gardées dans {dirs.grader_dir / 'quarantaine' / assignment})\u00a0:"
+        )
+        lines += [f"    {item}" for item in record.set_aside]
+    registered = registered_students(dirs.db_url)
+    if registered:
+        known = {normalize_id(s) for s in registered}
+        strangers = [s for s in taken if normalize_id(s) not in known]
+        if strangers:
+            status = 1
+            lines.append(
+                f"✘ {len(strangers)} copie(s) relevée(s) au nom d'un élève non inscrit "
+                "(make grade les refusera\u00a0; inscrivez-les avec make students)\u00a0:"
+            )
+            for student in strangers:
+                hint = closest(student, registered)
+                near = f"\u00a0; le plus proche inscrit est {quoted(hint)}" if hint else ""
+                lines.append(f"    {quoted(student)}{near}")
+    if run.status and not record.set_aside:
+        lines.append(run.failure(f"relève de {quoted(assignment)}"))
+        status = 1
+    elif run.status:
+        status = 1
+    lines.append(f"Journal de nbgrader\u00a0: {run.log_path}")
+    return status, lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = FrenchParser(
+        prog="make collect",
+        description="Relève les copies déposées dans l'échange de nbgrader (nbgrader collect) "
+        "et dit en français ce qui a été relevé, remplacé ou mis de côté. Les autres options "
+        "vont à nbgrader (--update, --student=…).",
+    )
+    parser.add_argument("assignment", help="le devoir, par exemple oublier")
+    parser.add_argument("--grader-dir", type=Path, default=None, help="le dossier grader/")
+    args, extra = parser.parse_known_args(argv)
+    return finish(parser, lambda: collect(args.assignment, extra, args.grader_dir))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,99 @@
+"""``make release-feedback``: nbgrader's feedback release to the exchange, said back in French.
+
+    python -m grading.release_feedback oublier [nbgrader's options]
+
+Stock ``nbgrader release_feedback`` runs, its English log kept in
+``rapport/release-feedback.log``. The summary is read from nbgrader's own records: the line
+its release writes per page given back, the pages it could not match (an error it only logs,
+exit status 0: here the command fails), and the students who handed in a copy
+(``submitted/``) but have no feedback page yet (``make feedback`` first).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .french_args import FrenchParser
+from .french_format import collation_key
+from .ids import quoted
+from .nbgrader_flags import student_pattern
+from .nbgrader_quiet import finish, run_quiet
+from .paths import course_dirs
+from .submitted_ids import matching, submitted_students
+
+__all__ = ["main", "read_release_log", "release_feedback"]
+
+# nbgrader 0.9.6's ExchangeReleaseFeedback.copy_files
+_RELEASED = re.compile(
+    r"^\[\w+ \| INFO\] Releasing feedback for student '(?P<student>.*)' on assignment "
+    r"'.*' \(.*\)$"
+)
+_UNMATCHED = re.compile(r"^\[\w+ \| ERROR\] Could not match '(?P<path>.*)' with regexp")
+
+
+def read_release_log(log: str) -> tuple[list[str], list[str]]:
+    """(students whose page was given back, pages nbgrader could not match) in a log."""
+    released, unmatched = [], []
+    for line in log.splitlines():
+        if match := _RELEASED.match(line):
+            released.append(match["student"])
+        elif match := _UNMATCHED.match(line):
+            unmatched.append(match["path"])
+    return sorted(set(released), key=collation_key), unmatched
+
+
+def release_feedback(
+    assignment: str, nbgrader_args: list[str], grader_dir: Path | None = None
+) -> tuple[int, list[str]]:
+    """Give `assignment`'s feedback pages back; (exit status, French summary lines)."""
+    dirs = course_dirs(grader_dir)
+    run = run_quiet(
+        dirs.grader_dir, ["release_feedback", assignment, *nbgrader_args], "release-feedback"
+    )
+    released, unmatched = read_release_log(run.log)
+    handed_in = submitted_students(dirs.grader_dir / "submitted", assignment)
+    pattern = student_pattern(nbgrader_args)
+    if pattern:
+        handed_in = matching(pattern, handed_in)
+    waiting = sorted(set(handed_in) - set(released), key=collation_key)
+    lines = [f"Retours de {quoted(assignment)} rendus dans l'échange de nbgrader\u00a0:"]
+    if released:
+        lines.append(
+            f"  - {len(released)} page(s) de retour rendue(s)\u00a0: "
+            + ", ".join(map(quoted, released))
+        )
+    else:
+        lines.append("  - aucune page de retour rendue")
+    if waiting:
+        lines.append(
+            f"  - {len(waiting)} copie(s) relevée(s) sans page de retour (make feedback "
+            "d'abord)\u00a0: " + ", ".join(map(quoted, waiting))
+        )
+    status = 0
+    if unmatched:
+        status = 1
+        lines.append(f"✘ {len(unmatched)} page(s) que nbgrader n'a pas su attribuer\u00a0:")
+        lines += [f"    {path}" for path in unmatched]
+    if run.status:
+        status = 1
+        lines.append(run.failure(f"retours de {quoted(assignment)}"))
+    lines.append(f"Journal de nbgrader\u00a0: {run.log_path}")
+    return status, lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = FrenchParser(
+        prog="make release-feedback",
+        description="Rend les pages de retour aux élèves par l'échange de nbgrader (nbgrader "
+        "release_feedback) et dit en français à qui. Les autres options vont à nbgrader "
+        "(--student=…).",
+    )
+    parser.add_argument("assignment", help="le devoir, par exemple oublier")
+    parser.add_argument("--grader-dir", type=Path, default=None, help="le dossier grader/")
+    args, extra = parser.parse_known_args(argv)
+    return finish(parser, lambda: release_feedback(args.assignment, extra, args.grader_dir))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
