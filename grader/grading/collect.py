@@ -14,6 +14,7 @@ list does not have is named with the closest registered one, and the command exi
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,6 +76,14 @@ def read_collect_log(log: str, assignment: str) -> CollectRecord:
     return record
 
 
+def _shown(text: str) -> str:
+    """`text` safe for a terminal: a folder name a student chose may hold escape sequences."""
+    return "".join(
+        c if unicodedata.category(c) not in ("Cc", "Cf", "Zl", "Zp") else repr(c)[1:-1]
+        for c in text
+    )
+
+
 def _stamp(folder: Path) -> str:
     """The submission's time as ``timestamp.txt`` holds it, in the course's time zone."""
     try:
@@ -133,7 +142,7 @@ def collect(
             f"✘ {len(record.set_aside)} copie(s) mise(s) de côté, non relevée(s) "
             f"(gardées dans {dirs.grader_dir / 'quarantaine' / assignment})\u00a0:"
         )
-        lines += [f"    {item}" for item in record.set_aside]
+        lines += [f"    {_shown(item)}" for item in record.set_aside]
     registered = registered_students(dirs.db_url)
     if registered:
         known = {normalize_id(s) for s in registered}

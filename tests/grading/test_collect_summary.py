@@ -94,3 +94,16 @@ def test_make_runs_the_french_commands():
     )
     assert "-m grading.collect oublier" in dry.stdout, dry.stdout + dry.stderr
     assert "-m grading.release_feedback oublier" in dry.stdout, dry.stdout + dry.stderr
+
+
+def test_a_set_aside_name_cannot_drive_the_teachers_terminal():
+    """A folder name is the student's text: its control characters are shown, never sent."""
+    log = (
+        "[CollectApp | CRITICAL] 1 copie(s) de «\u00a0oublier\u00a0» mise(s) de côté, non "
+        "collectée(s)\u00a0:\n"
+        "      - bob+oublier+x\x1b]0;pwned\x07 : nom de dépôt illisible ; laissée dans l'échange\n"
+    )
+    from grading.collect import _shown, read_collect_log
+
+    (line,) = read_collect_log(log, "oublier").set_aside
+    assert "\x1b" in line and "\x1b" not in _shown(line) and "\\x1b]0;pwned\\x07" in _shown(line)
