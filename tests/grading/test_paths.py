@@ -4,8 +4,10 @@ is a copy elsewhere (a hub instructor's copy, the demo course)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -55,6 +57,44 @@ def _run(cwd: Path, *args: str):
     return run_tool(cwd, PY, *args, timeout=300)
 
 
+# Several `python -m grading.<tool> ARGS` in one Python started in `cwd`: each runs as `-m` runs
+# it (runpy, as __main__, with its own argv), its exit status and output kept apart. The tools
+# import nbgrader (about 4 s of CPU a start): one start for the batch.
+_BATCH = """
+import contextlib, io, json, runpy, sys
+results = []
+for module, *args in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    sys.argv = [module, *args]
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+            code = 0
+        except SystemExit as exc:
+            code = exc.code
+            if isinstance(code, str):
+                print(code, file=sys.stderr)
+            code = 1 if isinstance(code, str) else (code or 0)
+    results.append([code, out.getvalue(), err.getvalue()])
+print(json.dumps(results))
+"""
+
+
+@dataclass
+class ToolRun:
+    """One tool's run in a batch: what a subprocess.CompletedProcess says of it."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def _run_batch(cwd: Path, *commands: tuple[str, ...]) -> list[ToolRun]:
+    proc = run_tool(cwd, PY, "-c", _BATCH, json.dumps(commands), timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return [ToolRun(*result) for result in json.loads(proc.stdout.splitlines()[-1])]
+
+
 @pytest.mark.parametrize("where", [".", "grader"])
 def test_report_defaults_come_from_the_current_folder(course_folder, where):
     proc = _run(course_folder / where, "-m", "grading.report")
@@ -76,22 +116,24 @@ def test_report_explicit_paths_still_win(course_folder, tmp_path):
 def test_outside_a_course_the_tools_say_so_in_french(tmp_path):
     empty = tmp_path / "vide"
     empty.mkdir()
-    for module in ("grading.report", "grading.autograde", "grading.feedback", "grading.demo"):
-        proc = _run(empty, "-m", module)
-        assert proc.returncode == 2 and "Aucun nbgrader_config.py" in proc.stderr, proc.stderr
+    modules = ("grading.report", "grading.autograde", "grading.feedback", "grading.demo")
+    for module, proc in zip(modules, _run_batch(empty, *[(m,) for m in modules]), strict=True):
+        assert proc.returncode == 2 and "Aucun nbgrader_config.py" in proc.stderr, (module, proc)
 
 
 def test_autograde_looks_for_submissions_in_the_course_it_runs_in(course_folder):
-    proc = _run(course_folder, "-m", "grading.autograde", "oublier")
-    assert proc.returncode == 2
-    submitted = course_folder / "grader" / "submitted"
-    assert f"Aucun rendu de « oublier » dans {submitted}" in proc.stderr
     other = course_folder.parent / "autre"
     shutil.copytree(course_folder, other)
-    proc = _run(
-        course_folder, "-m", "grading.autograde", "oublier", "--grader-dir", str(other / "grader")
+    here, there = _run_batch(
+        course_folder,
+        ("grading.autograde", "oublier"),
+        ("grading.autograde", "oublier", "--grader-dir", str(other / "grader")),
     )
-    assert f"dans {other / 'grader' / 'submitted'}" in proc.stderr
+    assert here.returncode == 2, here
+    submitted = course_folder / "grader" / "submitted"
+    assert f"Aucun rendu de « oublier » dans {submitted}" in here.stderr, here
+    assert there.returncode == 2, there
+    assert f"dans {other / 'grader' / 'submitted'}" in there.stderr, there
 
 
 def test_course_dirs_read_nbgrader_s_configuration(course_folder):
