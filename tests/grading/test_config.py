@@ -91,7 +91,8 @@ def test_make_notebooks_regenerates_every_assignment_without_a_gradebook():
     assert "generate_assignment" in dry and "--force" in dry
     assert "CourseDirectory.db_url" in dry and "mktemp" in dry
     assert "cd grader" in dry
-    assert "for a in" in dry and "oublier" in dry
+    # every assignment of solutions/ in one nbgrader run: its id is a glob
+    assert "generate_assignment '*'" in dry
 
 
 def test_hooks_grade_the_answer_out_of_kernel_on_the_release(sample_answers, expected_scores):

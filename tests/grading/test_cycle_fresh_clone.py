@@ -6,6 +6,7 @@ nothing is skipped in silence. Prints its duration."""
 from __future__ import annotations
 
 import csv
+import os
 import subprocess
 import sys
 import time
@@ -14,7 +15,7 @@ import zipfile
 import nbformat
 import pytest
 from grading.samples import build_submission
-from grading_course import clone_head, make, submit, tree_digest
+from grading_course import BIN, VENV, clone_head, make, submit, tree_digest
 from helpers import tp_points
 from nbgrader.api import Gradebook
 
@@ -22,6 +23,9 @@ from nbgrader.api import Gradebook
 FULL = tp_points()[0]
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
+
+# what a terminal has after `source .venv/bin/activate` (before it: the venv's bin/ not on PATH)
+ACTIVATED = {"VIRTUAL_ENV": str(VENV), "PATH": f"{BIN}{os.pathsep}/usr/local/bin:/usr/bin:/bin"}
 
 
 def _ok(proc: subprocess.CompletedProcess, *expected: str) -> str:
@@ -69,11 +73,12 @@ def test_the_grading_table_in_order_on_a_fresh_clone(tmp_path, expected_scores):
     _ok(make(clone, "notebooks"))
     status = subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True)
     assert status.stdout == b""
-    # 2. the class, 3. the due date
+    # 2. the class, from grader/ with a path relative to grader/ (where the teacher stands),
+    # venv not activated; 3. the due date, from the root
     (grader / "eleves.csv").write_text(
         "id,first_name,last_name\nana,Ana,Martin\nben,Ben,Durand\ncyr,Cyr,Petit\ndou,Dou,Leroy\n"
     )
-    _ok(make(clone, "students", "ELEVES=grader/eleves.csv"))
+    _ok(make(clone, "students", "ELEVES=eleves.csv", folder="grader"))
     _french_only(
         make(clone, "duedate", "DATE=2025-03-14 18:00:00 Europe/Paris"),
         "14/03/2025 18:00 (Europe/Paris)",
@@ -81,9 +86,9 @@ def test_the_grading_table_in_order_on_a_fresh_clone(tmp_path, expected_scores):
     # 4. submissions received one by one (ben a day and a half late)
     submit(grader, "ana", "complete_vacuum", "2025-03-14 17:30:00 Europe/Paris")
     submit(grader, "ben", "ebauche", "2025-03-16 06:00:00 Europe/Paris")
-    # 5. grade: the fresh gradebook gets the assignment from solutions/
+    # 5. grade, from grader/: the fresh gradebook gets the assignment from solutions/
     _ok(
-        make(clone, "grade"),
+        make(clone, "grade", folder="grader"),
         "« oublier » manquait au carnet de notes",
         "2 rendu(s) noté(s), 0 déjà noté(s)",
     )
@@ -113,10 +118,20 @@ def test_the_grading_table_in_order_on_a_fresh_clone(tmp_path, expected_scores):
     _ok(make(clone, "students", "ELEVES=grader/eleves.csv"))
     _ok(make(clone, "zip-collect"), "Collectés\u00a0: eve")
     _french_only(make(clone, "grade", "JOBS=2"), "2 rendu(s) noté(s), 2 déjà noté(s)", "0 en échec")
-    # 7. feedback, 9. export, 10. report
+    # 7. feedback; 9. export, from grader/ with the venv activated; 10. report, from the root
+    # with the venv activated
     _ok(make(clone, "feedback"), "4 page(s) de retour écrite(s)")
-    _french_only(make(clone, "export"), "Notes exportées\u00a0: 5 ligne(s), 5 élève(s)")
-    _french_only(make(clone, "rapport"), "Rapport de «\u00a0oublier\u00a0»\u00a0: 5 élève(s)")
+    _french_only(
+        make(clone, "export", folder="grader", extra_env=ACTIVATED),
+        "Notes exportées\u00a0: 5 ligne(s), 5 élève(s)",
+    )
+    _french_only(
+        make(clone, "rapport", extra_env=ACTIVATED),
+        "Rapport de «\u00a0oublier\u00a0»\u00a0: 5 élève(s)",
+    )
+    # an unknown target from grader/ is make's own error, from the root Makefile
+    unknown = make(clone, "pas-une-cible", folder="grader")
+    assert unknown.returncode != 0 and "pas-une-cible" in unknown.stderr, unknown.stderr
     theirs = _rows(grader / "rapport" / "grades.csv")
     ours = _rows(grader / "rapport" / "notes.csv")
     assert sorted(ours) == sorted(theirs) == ["ana", "ben", "cyr", "dou", "eve"]

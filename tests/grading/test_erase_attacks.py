@@ -25,12 +25,14 @@ ROSTER = (
 )
 
 
-@pytest.fixture
-def petite_classe(tmp_path) -> dict[str, Path]:
-    """ana, ben, cyr: registered, each with a submitted notebook; a roster; an exchange."""
-    grader = copy_course(tmp_path / "cours")
-    roster = grader / "eleves.csv"
-    roster.write_text(ROSTER, encoding="utf-8")
+@pytest.fixture(scope="module")
+def petite_classe_template(tmp_path_factory) -> Path:
+    """The small class, built once per module (its gradebook's creation starts nbgrader's
+    ``alembic``): ana, ben, cyr registered, each with a submitted notebook; a roster; an
+    exchange. Each test gets its own copy (``petite_classe``)."""
+    base = tmp_path_factory.mktemp("petite-classe")
+    grader = copy_course(base / "cours")
+    (grader / "eleves.csv").write_text(ROSTER, encoding="utf-8")
     with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
         gb.update_or_create_student(
             "ana", first_name="Ana", last_name="Martin", email="ana.martin@exemple.fr"
@@ -43,10 +45,25 @@ def petite_classe(tmp_path) -> dict[str, Path]:
         folder = grader / "submitted" / sid / "oublier"
         folder.mkdir(parents=True)
         (folder / "oublier.ipynb").write_text(f'{{"copie de": "{sid}"}}')
-    exchange = tmp_path / "echange"
+    exchange = base / "echange"
     (exchange / "memoire-tuteur" / "inbound").mkdir(parents=True)
     (exchange / "memoire-tuteur" / "feedback").mkdir(parents=True)
-    return {"grader": grader, "roster": roster, "exchange": exchange, "tmp": tmp_path}
+    return base
+
+
+@pytest.fixture
+def petite_classe(petite_classe_template, tmp_path) -> dict[str, Path]:
+    """A test's own copy of the small class (ana, ben, cyr; a roster; an exchange)."""
+    for part in ("cours", "echange"):
+        shutil.copytree(petite_classe_template / part, tmp_path / part, symlinks=True)
+    grader = tmp_path / "cours" / "grader"
+    exchange = tmp_path / "echange"
+    return {
+        "grader": grader,
+        "roster": grader / "eleves.csv",
+        "exchange": exchange,
+        "tmp": tmp_path,
+    }
 
 
 def _setup(c, roster: Path | None = None):

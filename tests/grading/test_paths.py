@@ -4,8 +4,10 @@ is a copy elsewhere (a hub instructor's copy, the demo course)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -43,55 +45,107 @@ def course_template(tmp_path_factory) -> Path:
     return grader.parent
 
 
-@pytest.fixture
-def course_folder(course_template, tmp_path) -> Path:
-    """A fresh copy of the course folder for one test, without its own grading package."""
-    folder = Path(shutil.copytree(course_template, tmp_path / "mon-cours"))
+def _course_copy(course_template: Path, dest: Path) -> Path:
+    """A fresh copy of the course folder, without its own grading package."""
+    folder = Path(shutil.copytree(course_template, dest))
     shutil.rmtree(folder / "grader" / "grading")  # the tools used are the repository's
     return folder
 
 
-def _run(cwd: Path, *args: str):
-    return run_tool(cwd, PY, *args, timeout=300)
+@pytest.fixture
+def course_folder(course_template, tmp_path) -> Path:
+    """A fresh copy of the course folder for one test, without its own grading package."""
+    return _course_copy(course_template, tmp_path / "mon-cours")
 
 
-@pytest.mark.parametrize("where", [".", "grader"])
-def test_report_defaults_come_from_the_current_folder(course_folder, where):
-    proc = _run(course_folder / where, "-m", "grading.report")
-    assert proc.returncode == 0, proc.stderr
-    out = course_folder / "grader" / "rapport"
-    assert (out / "rapport.html").is_file() and (out / "notes.csv").is_file()
-    assert "2 élève(s), 2 rendu(s)" in proc.stdout and str(out) in proc.stdout
-    assert "ana" in (out / "notes.csv").read_text()
+# Several `python -m grading.<tool> ARGS`, each from its folder, in one Python: each runs as
+# `-m` runs it (runpy, as __main__, with its own argv, in its own current folder), its exit
+# status and output kept apart. The tools import nbgrader (about 4 s of CPU a start): one start
+# for the batch.
+_BATCH = """
+import contextlib, io, json, os, runpy, sys
+results = []
+for cwd, module, *args in json.loads(sys.argv[1]):
+    os.chdir(cwd)
+    out, err = io.StringIO(), io.StringIO()
+    sys.argv = [module, *args]
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+            code = 0
+        except SystemExit as exc:
+            code = exc.code
+            if isinstance(code, str):
+                print(code, file=sys.stderr)
+            code = 1 if isinstance(code, str) else (code or 0)
+    results.append([code, out.getvalue(), err.getvalue()])
+print(json.dumps(results))
+"""
 
 
-def test_report_explicit_paths_still_win(course_folder, tmp_path):
-    db = f"sqlite:///{course_folder / 'grader' / 'gradebook.db'}"
-    proc = _run(tmp_path, "-m", "grading.report", "--db", db, "--out", str(tmp_path / "ailleurs"))
-    assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "ailleurs" / "rapport.html").is_file()
-    assert not (course_folder / "grader" / "rapport").exists()
+@dataclass
+class ToolRun:
+    """One tool's run in a batch: what a subprocess.CompletedProcess says of it."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def _run_batch(*commands: tuple[Path | str, ...]) -> list[ToolRun]:
+    """Each command is (its folder, the tool's module, its arguments...)."""
+    items = [[str(cwd), *args] for cwd, *args in commands]
+    proc = run_tool(Path(commands[0][0]), PY, "-c", _BATCH, json.dumps(items), timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return [ToolRun(*result) for result in json.loads(proc.stdout.splitlines()[-1])]
+
+
+def test_report_paths_come_from_the_current_folder_unless_given(course_template, tmp_path):
+    """`python -m grading.report` from the course root and from its grader/ folder finds the
+    course's gradebook and writes beside it; explicit --db and --out still win."""
+    courses = {
+        where: _course_copy(course_template, tmp_path / w)
+        for w, where in (("a", "."), ("b", "grader"), ("c", "explicit"))
+    }
+    elsewhere = tmp_path / "ailleurs"
+    db = f"sqlite:///{courses['explicit'] / 'grader' / 'gradebook.db'}"
+    runs = _run_batch(
+        (courses["."], "grading.report"),
+        (courses["grader"] / "grader", "grading.report"),
+        (tmp_path, "grading.report", "--db", db, "--out", str(elsewhere)),
+    )
+    for where, proc in zip((".", "grader"), runs[:2], strict=True):
+        assert proc.returncode == 0, (where, proc)
+        out = courses[where] / "grader" / "rapport"
+        assert (out / "rapport.html").is_file() and (out / "notes.csv").is_file()
+        assert "2 élève(s), 2 rendu(s)" in proc.stdout and str(out) in proc.stdout, proc
+        assert "ana" in (out / "notes.csv").read_text()
+    explicit = runs[2]
+    assert explicit.returncode == 0, explicit
+    assert (elsewhere / "rapport.html").is_file()
+    assert not (courses["explicit"] / "grader" / "rapport").exists()
 
 
 def test_outside_a_course_the_tools_say_so_in_french(tmp_path):
     empty = tmp_path / "vide"
     empty.mkdir()
-    for module in ("grading.report", "grading.autograde", "grading.feedback", "grading.demo"):
-        proc = _run(empty, "-m", module)
-        assert proc.returncode == 2 and "Aucun nbgrader_config.py" in proc.stderr, proc.stderr
+    modules = ("grading.report", "grading.autograde", "grading.feedback", "grading.demo")
+    for module, proc in zip(modules, _run_batch(*[(empty, m) for m in modules]), strict=True):
+        assert proc.returncode == 2 and "Aucun nbgrader_config.py" in proc.stderr, (module, proc)
 
 
 def test_autograde_looks_for_submissions_in_the_course_it_runs_in(course_folder):
-    proc = _run(course_folder, "-m", "grading.autograde", "oublier")
-    assert proc.returncode == 2
-    submitted = course_folder / "grader" / "submitted"
-    assert f"Aucun rendu de « oublier » dans {submitted}" in proc.stderr
     other = course_folder.parent / "autre"
     shutil.copytree(course_folder, other)
-    proc = _run(
-        course_folder, "-m", "grading.autograde", "oublier", "--grader-dir", str(other / "grader")
+    here, there = _run_batch(
+        (course_folder, "grading.autograde", "oublier"),
+        (course_folder, "grading.autograde", "oublier", "--grader-dir", str(other / "grader")),
     )
-    assert f"dans {other / 'grader' / 'submitted'}" in proc.stderr
+    assert here.returncode == 2, here
+    submitted = course_folder / "grader" / "submitted"
+    assert f"Aucun rendu de « oublier » dans {submitted}" in here.stderr, here
+    assert there.returncode == 2, there
+    assert f"dans {other / 'grader' / 'submitted'}" in there.stderr, there
 
 
 def test_course_dirs_read_nbgrader_s_configuration(course_folder):
