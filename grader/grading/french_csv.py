@@ -19,11 +19,15 @@ import csv
 import math
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from nbgrader.api import Gradebook
-
-from .csv_safe import LINE_END, SafeCsvExport, neutralise
 from .french_format import COURSE_TIME_ZONE, collation_key, french_datetime, points_text
+
+if TYPE_CHECKING:
+    from nbgrader.api import Gradebook
+
+# csv_safe (pandas, nbgrader: seconds of imports) is imported where used: `make rapport`
+# reads REPORT_NAME from here before starting nbgrader, which imports them itself.
 
 __all__ = [
     "EXPORT_HEADER",
@@ -54,6 +58,8 @@ EXPORT_HEADER = [
 
 def _cell(value: object) -> str:
     """A cell as French Excel reads it: numbers with a decimal comma, text neutralised."""
+    from .csv_safe import neutralise
+
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, bool):
@@ -65,6 +71,8 @@ def _cell(value: object) -> str:
 
 def write_french_csv(path: Path, header: list[str], rows: Iterable[list[object]]) -> Path:
     """Write `rows` under `header`: ``;``, UTF-8 with a BOM, CRLF line ends, French numbers."""
+    from .csv_safe import LINE_END
+
     with open(path, "w", newline="", encoding="utf-8-sig") as fh:
         writer = csv.writer(fh, delimiter=";", lineterminator=LINE_END)
         writer.writerow(header)
@@ -83,6 +91,8 @@ def _number(text: str) -> float | str:
 def export_rows(gradebook: Gradebook, assignments: list[str] | None = None) -> list[list[object]]:
     """nbgrader's export rows (``SafeCsvExport.rows``: the same students, scores and
     penalties), in French order (assignment, then student) and French values."""
+    from .csv_safe import SafeCsvExport
+
     rows = SafeCsvExport(assignment=assignments or []).rows(gradebook)
     rows.sort(key=lambda r: (collation_key(r["assignment"]), collation_key(r["student_id"])))
     return [
