@@ -241,7 +241,7 @@ def _launch(
         if time.monotonic() > deadline:
             stop_jupyterlab(lab)
             raise RuntimeError(f"JupyterLab not ready after {timeout:.0f} s:\n{lab.log_tail()}")
-        time.sleep(0.25)
+        time.sleep(0.1)
 
 
 def start_jupyterlab(workdir: Path, root: Path, timeout: float = 90.0) -> JupyterLab:
