@@ -75,6 +75,10 @@ VIEWPORT = {"width": 1280, "height": 900}
 # JupyterLab's two stock themes; the course must read in both
 LIGHT, DARK = "JupyterLab Light", "JupyterLab Dark"
 MIN_CONTRAST = 4.5  # WCAG 2 AA, normal text
+# how often the page re-reads a condition, and how long the kernel must stay idle with no cell
+# queued before a run counts as finished (cells start one after the other, idle in between)
+POLL_MS = 50
+CALM_MS = 400
 # the menus the harness drives, as a learner sees them: JupyterLab in French (course.save_hook)
 RUN_MENU = "Exécution"
 RUN_ALL = "Exécuter toutes les cellules"
@@ -237,7 +241,7 @@ def _launch(
         if time.monotonic() > deadline:
             stop_jupyterlab(lab)
             raise RuntimeError(f"JupyterLab not ready after {timeout:.0f} s:\n{lab.log_tail()}")
-        time.sleep(0.25)
+        time.sleep(0.1)
 
 
 def start_jupyterlab(workdir: Path, root: Path, timeout: float = 90.0) -> JupyterLab:
@@ -405,6 +409,24 @@ JS_IDLE = """() => {
   return true;
 }"""
 
+# Kernel idle and nothing queued (JS_IDLE), held without a break for ``ms`` milliseconds: the
+# page keeps the time the calm began, so one wait_for_function replaces a Python sleep loop.
+JS_CALM = (
+    """(ms) => {
+  const idle = ("""
+    + JS_IDLE
+    + """)();
+  const now = performance.now();
+  if (!idle) { window.__calmSince = null; return false; }
+  if (window.__calmSince == null) window.__calmSince = now;
+  return now - window.__calmSince >= ms;
+}"""
+)
+
+# Resolves after two animation frames: the layout and paint that follow a change are done.
+JS_NEXT_FRAMES = """() => new Promise(done =>
+  requestAnimationFrame(() => requestAnimationFrame(() => done(true))))"""
+
 JS_STARTED = """(indexes) => {
   const cells = window.__nbpanel.content.widgets;
   return indexes.every(i => cells[i].model.executionState === 'running'
@@ -512,7 +534,7 @@ class LabPage:
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
         try:
-            self.page.wait_for_function(js, arg=arg, timeout=timeout * 1000, polling=250)
+            self.page.wait_for_function(js, arg=arg, timeout=timeout * 1000, polling=POLL_MS)
         except PlaywrightTimeout:
             dialogs = self.page.locator(".jp-Dialog")
             shown = dialogs.first.inner_text() if dialogs.count() else "aucune boîte de dialogue"
@@ -526,14 +548,18 @@ class LabPage:
         self.page.get_by_role("menuitem", name=item, exact=True).click()
 
     def wait_idle(self, timeout: float) -> None:
-        """Kernel idle and no cell queued, seen three times in a row (cells start in a burst)."""
-        deadline = time.monotonic() + timeout
-        calm = 0
-        while calm < 3:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"le noyau n'est pas revenu au repos en {timeout:.0f} s")
-            calm = calm + 1 if self.page.evaluate(JS_IDLE) else 0
-            time.sleep(0.3)
+        """Kernel idle and no cell queued, without a break for CALM_MS (cells start in a
+        burst); read in the page every POLL_MS, not by sleeping here."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        try:
+            self.page.wait_for_function(
+                JS_CALM, arg=CALM_MS, timeout=max(timeout, 1.0) * 1000, polling=POLL_MS
+            )
+        except PlaywrightTimeout:
+            raise TimeoutError(f"le noyau n'est pas revenu au repos en {timeout:.0f} s") from None
+        finally:
+            self.page.evaluate("() => { window.__calmSince = null; }")
 
     def select_cell(self, index: int) -> None:
         cell = self.page.locator(".jp-Notebook .jp-Cell").nth(index)
@@ -595,14 +621,14 @@ class LabPage:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         target = SCREENSHOTS / (re.sub(r"[^A-Za-z0-9_.-]+", "__", name) + ".png")
         self.page.evaluate("() => window.jupyterapp && window.jupyterapp.shell.collapseLeft()")
-        self.page.wait_for_timeout(200)
+        self.page.evaluate(JS_NEXT_FRAMES)  # Lumino lays the shell out on the next frame
         height = self.page.evaluate(JS_FULL_HEIGHT)
         height = max(VIEWPORT["height"], min(int(height or 0), 16000))
         try:
             self.page.set_viewport_size({"width": VIEWPORT["width"], "height": height})
-            self.page.wait_for_timeout(300)
+            self.page.evaluate(JS_NEXT_FRAMES)
             self.page.evaluate(JS_SCROLL_TOP)
-            self.page.wait_for_timeout(300)
+            self.page.evaluate(JS_NEXT_FRAMES)
             self.page.screenshot(path=str(target), full_page=True)
         finally:
             self.page.set_viewport_size(VIEWPORT)
