@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
+import psutil
 import pytest
 import requests
 from classhub import (
@@ -192,6 +193,20 @@ def _setup_cells(nb: dict) -> list[str]:
     raise AssertionError("pas de cellule de réponse dans le TP")
 
 
+def _cpu_seconds(pids: list[int]) -> float:
+    """CPU seconds (user + system) used so far by these live processes and their descendants."""
+    total = 0.0
+    for pid in pids:
+        try:
+            top = psutil.Process(pid)
+            for proc in [top, *top.children(recursive=True)]:
+                times = proc.cpu_times()
+                total += times.user + times.system
+        except psutil.NoSuchProcess:
+            continue
+    return total
+
+
 def _timed(times: dict, key: str, action, *args):
     start = time.monotonic()
     result = action(*args)
@@ -247,6 +262,12 @@ def rush(rush_hub: ClassHub, rush_users) -> dict:
                     shutil.copy(hub.log_path, kept)
                     raise AssertionError(f"{name} : {failed!r} (journal : {kept})") from failed
         sitting = time.monotonic() - start
+        # where the sitting's CPU went (the hub alone; each student's server with its kernel)
+        hub_cpu = psutil.Process(hub.process.pid).cpu_times()
+        cpu = {
+            "hub": hub_cpu.user + hub_cpu.system,
+            "servers_and_kernels": _cpu_seconds([hub.server_pids[name] for name in students]),
+        }
 
         # after the sitting: the instructor grades the class from a terminal
         course = Path(pwd.getpwnam(prof).pw_dir) / "cours-memoire-tuteur" / "grader"
@@ -283,6 +304,7 @@ def rush(rush_hub: ClassHub, rush_users) -> dict:
         "pages": pages,
         "gradebook": course / "gradebook.db",
         "memory": memory,
+        "cpu": cpu,
     }
 
 
@@ -322,6 +344,8 @@ def test_thirty_students_nothing_lost(rush_users, rush, capsys):
         "grading_jobs": JOBS,
         "grading_total_s": round(rush["grading"], 1),
         "grading_per_submission_s": round(rush["grading"] / len(students), 2),
+        "sitting_cpu_hub_s": round(rush["cpu"]["hub"], 1),
+        "sitting_cpu_students_s": round(rush["cpu"]["servers_and_kernels"], 1),
         "memory_total_gib": round(
             os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1
         ),
