@@ -52,6 +52,9 @@ pytestmark = [pytest.mark.hub, pytest.mark.slow, pytest.mark.timeout(2700)]
 STUDENTS = int(os.environ.get("COURSE_RUSH_STUDENTS", "30"))
 SAMPLES = ("complete_vacuum", "graine", "exception")  # 10, 7 and 5 points: a class's mix
 JOBS = 2
+# The rush's servers listen on 29100 + hub user id: apart from every other hub test's (20000 + id,
+# the port tests' 21000-29099), so the rush may run beside the other hub tests (another worker).
+PORT_BASE = 29100
 # The instructor's class grading command, run from the grader/ folder of their course copy (the
 # class tools find the course from there, as ADMIN.md says).
 CLASS_GRADING = ["python", "-m", "grading.autograde", "oublier", "--jobs", str(JOBS)]
@@ -110,7 +113,7 @@ def rush_hub(course_env: Path, rush_users) -> Iterator[ClassHub]:
             workdir=work,
             roster=write_roster(work / "classe.csv", members),
             exchange=make_exchange(work / "exchange"),
-            settings=hub_settings(),
+            settings=hub_settings(COURSE_HUB_PORT_BASE=str(PORT_BASE)),
             hub_config=HUB_DIR / "jupyterhub_config.py",
         ) as hub:
             yield hub
