@@ -70,14 +70,14 @@ def _course_copy(dest: Path) -> Path:
 
 def _own_prefix(shared: Path, prefix: Path) -> Path:
     """A prefix holding a copy of `shared`'s current release, made as the installer makes a new
-    release from the current one: hard links, and its scripts naming its own Python."""
+    release from the current one: hard links, and its scripts naming its own release."""
     source = (shared / "current").resolve()
     release = prefix / "releases" / source.name
     release.mkdir(parents=True)
     subprocess.run(["cp", "-al", str(source / "env"), str(release / "env")], check=True)
     subprocess.run(["cp", "-a", str(source / "etc"), str(release / "etc")], check=True)
     shutil.copy(source / ".course-fingerprint", release / ".course-fingerprint")
-    old, new = f"{source}/env/".encode(), f"{release}/env/".encode()
+    old, new = f"{source}/".encode(), f"{release}/".encode()
     for script in (release / "env" / "bin").iterdir():
         if script.is_symlink() or not script.is_file() or old not in script.read_bytes():
             continue
