@@ -53,10 +53,11 @@ def hub_requirements() -> None:
     )
 
 
-# Beside the prefix: a lock every session using the prefix holds (shared) while it runs, and the
-# id of the test run that last installed it. Two xdist workers running hub tests at once install
-# it once, and the last one to finish removes the instructors' test group.
+# Beside the prefix: a lock every session using the prefix holds (shared) while it runs, a lock
+# for installing, and the id of the test run that last installed it. Two xdist workers running
+# hub tests at once install it once, and the last one to finish removes the instructors' group.
 SESSIONS_LOCK = PREFIX.with_name(PREFIX.name + ".sessions")
+INSTALL_LOCK = PREFIX.with_name(PREFIX.name + ".install")
 INSTALLED_FOR = PREFIX.with_name(PREFIX.name + ".run")
 
 
@@ -94,13 +95,13 @@ def course_env(hub_requirements) -> Iterator[Path]:
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or uuid.uuid4().hex
     SESSIONS_LOCK.parent.mkdir(parents=True, exist_ok=True)
     with open(SESSIONS_LOCK, "a") as sessions:
-        fcntl.flock(sessions, fcntl.LOCK_EX)  # no other worker installs or tidies meanwhile
-        try:
+        # in use by this session until it ends (waits only while a last session tidies up)
+        fcntl.flock(sessions, fcntl.LOCK_SH)
+        with open(INSTALL_LOCK, "a") as install:
+            fcntl.flock(install, fcntl.LOCK_EX)  # one install at a time; the others wait
             if not INSTALLED_FOR.exists() or INSTALLED_FOR.read_text() != run:
                 _install_course_env()
                 INSTALLED_FOR.write_text(run)
-        finally:
-            fcntl.flock(sessions, fcntl.LOCK_SH)  # in use by this session until it ends
         try:
             yield PREFIX
         finally:

@@ -7,8 +7,9 @@ course's class command (--jobs 2), generates and releases feedback; every studen
 Nothing may be lost: 30 servers started, 30 submissions graded with the expected scores, 30
 feedback pages fetched. Printed (and written to .artefacts/classe.json): the time until all 30
 servers are ready, p50/p95 of each student step, grading time per submission, the sitting's CPU
-(the hub's; the students' servers and kernels'), peak memory of the machine. Bounded: 31 Unix users, 30 threads, loopback only, a deadline on every wait; every
-process is stopped by its id and every user removed afterwards. `make test-classe` runs it alone.
+(the hub's; the students' servers and kernels'), peak memory of the machine. Bounded: 31 Unix
+users, 30 threads, loopback only, a deadline on every wait; every process is stopped by its id
+and every user removed afterwards. `make test-classe` runs it alone.
 """
 
 from __future__ import annotations
