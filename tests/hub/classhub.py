@@ -173,8 +173,35 @@ class ClassHub:
         response = self.api("POST", f"/users/{name}/server")
         assert response.status_code in (201, 202), (response.status_code, response.text)
 
+    def follow_progress(self, name: str, timeout: float) -> None:
+        """Wait on the hub's spawn progress stream, as the spawn-pending page does: one request
+        the hub answers when the server is ready or failed, not a request per second (30
+        students polling during a rush kept the hub busy answering them). Returns early on
+        any answer but the stream (not starting, an error): wait_ready polls after it."""
+        deadline = time.monotonic() + timeout
+        try:
+            with requests.get(
+                f"{self.url}/hub/api/users/{name}/server/progress",
+                headers={"Authorization": f"token {self.admin_token}"},
+                stream=True,
+                timeout=(30, 60),  # the hub sends a keep-alive line every few seconds
+                verify=self.verify,
+            ) as stream:
+                if stream.status_code != 200:
+                    return
+                for line in stream.iter_lines():
+                    if line.startswith(b"data:"):
+                        event = json.loads(line[len(b"data:") :])
+                        if event.get("ready") or event.get("failed"):
+                            return
+                    if time.monotonic() > deadline:
+                        return
+        except (requests.RequestException, ValueError):
+            return
+
     def wait_ready(self, name: str, timeout: float = 180) -> dict:
         deadline = time.monotonic() + timeout
+        self.follow_progress(name, timeout)
         while time.monotonic() < deadline:
             model = self.api("GET", f"/users/{name}").json()
             server = model.get("servers", {}).get("")

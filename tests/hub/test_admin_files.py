@@ -211,28 +211,43 @@ def test_image_recipe_keeps_the_template_out_of_the_students_image():
     assert f"COURSE_HUB_PREFIX:-{PREFIX_IN_IMAGE}" in installer
 
 
-def _load_config(
-    config_file: Path, env: dict[str, str], expression: str, helpers: str = ""
-) -> object:
-    """Load a hub configuration in a fresh process, as JupyterHub does; evaluate `expression`."""
+def _load_configs(
+    config_file: Path, cases: list[tuple[dict[str, str], str]], helpers: str = ""
+) -> list[object]:
+    """Load a hub configuration as JupyterHub does, once per (environment, expression) case,
+    each from a clean environment, all in one fresh process (one start of JupyterHub's imports
+    instead of one per case); the value of each case's `expression`."""
     probe = (
-        helpers + "import json, sys\n"
+        helpers + "import json, os, sys\n"
         "from traitlets.config.loader import PyFileConfigLoader\n"
-        "c = PyFileConfigLoader(sys.argv[1]).load_config()\n"
         "from jupyterhub.auth import Authenticator\n"
         "def v(value):  # a list only appended to is still lazy: its value\n"
         "    return value.get_value([]) if hasattr(value, 'get_value') else value\n"
-        f"print(json.dumps({expression}, default=str))\n"
+        "base, results = dict(os.environ), []\n"
+        "for env, expression in json.load(sys.stdin):\n"
+        "    os.environ.clear()\n"
+        "    os.environ.update({**base, **env})\n"
+        "    c = PyFileConfigLoader(sys.argv[1]).load_config()\n"
+        "    results.append(eval(expression))\n"
+        "print(json.dumps(results, default=str))\n"
     )
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("COURSE_")}
     result = subprocess.run(
         [sys.executable, "-c", probe, str(config_file)],
-        env={**full_env, **env},
+        input=json.dumps(cases),
+        env=full_env,
         capture_output=True,
         text=True,
     )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
+
+
+def _load_config(
+    config_file: Path, env: dict[str, str], expression: str, helpers: str = ""
+) -> object:
+    """Load a hub configuration in a fresh process, as JupyterHub does; evaluate `expression`."""
+    return _load_configs(config_file, [(env, expression)], helpers)[0]
 
 
 ROSTER = (
@@ -300,41 +315,55 @@ def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):
     assert loaded["user_groups"] == {"autre": ["deja"], "cours-enseignants": ["prof"]}
 
 
-def test_plain_hub_culls_idle_servers_unless_told_not_to(tmp_path: Path):
-    (tmp_path / "classe.csv").write_text(ROSTER)
-    config = HUB / "jupyterhub_config.py"
-    expression = "[(s['name'], s.get('command')) for s in v(c.JupyterHub.services)]"
-    roster = {"COURSE_HUB_ROSTER": str(tmp_path / "classe.csv")}
-    default = dict(_load_config(config, roster, expression))
+SERVICES = "[(s['name'], s.get('command')) for s in v(c.JupyterHub.services)]"
+ROLES = "{r['name']: r['scopes'] for r in v(c.JupyterHub.load_roles)}"
+TLS = {"COURSE_HUB_TLS_CERT": "/c.pem", "COURSE_HUB_TLS_KEY": "/k.pem"}
+# The shipped jupyterhub_config.py under each setting the tests below read: {case: (env, expr)}
+PLAIN_CASES = {
+    "services": ({}, SERVICES),
+    "services_short_cull": ({"COURSE_HUB_CULL_TIMEOUT": "120"}, SERVICES),
+    "services_no_cull": ({"COURSE_HUB_CULL_TIMEOUT": "0"}, SERVICES),
+    "bind_url": ({}, "c.JupyterHub.bind_url"),
+    "bind_url_tls": (TLS, "c.JupyterHub.bind_url"),
+    "roles": ({}, ROLES),
+    "roles_access": ({"COURSE_HUB_INSTRUCTORS_ACCESS": "1"}, ROLES),
+}
+
+
+@pytest.fixture(scope="module")
+def plain_hub(tmp_path_factory) -> dict[str, object]:
+    """Each of PLAIN_CASES loaded (one process for all): {case: value}."""
+    roster = tmp_path_factory.mktemp("plain-hub") / "classe.csv"
+    roster.write_text(ROSTER)
+    base = {"COURSE_HUB_ROSTER": str(roster)}
+    cases = [({**base, **env}, expr) for env, expr in PLAIN_CASES.values()]
+    values = _load_configs(HUB / "jupyterhub_config.py", cases)
+    return dict(zip(PLAIN_CASES, values, strict=True))
+
+
+def test_plain_hub_culls_idle_servers_unless_told_not_to(plain_hub):
+    default = dict(plain_hub["services"])
     assert default["idle-culler"][1:] == [
         "-m",
         "jupyterhub_idle_culler",
         "--timeout=3600",
         "--cull-every=300",
     ]
-    short = dict(_load_config(config, {**roster, "COURSE_HUB_CULL_TIMEOUT": "120"}, expression))
+    short = dict(plain_hub["services_short_cull"])
     assert "--timeout=120" in short["idle-culler"]
-    no_culler = _load_config(config, {**roster, "COURSE_HUB_CULL_TIMEOUT": "0"}, expression)
+    no_culler = plain_hub["services_no_cull"]
     assert [name for name, _ in no_culler] == ["roster-sync"]
 
 
-def test_the_hub_listens_on_loopback_unless_it_serves_https(tmp_path: Path):
+def test_the_hub_listens_on_loopback_unless_it_serves_https(plain_hub):
     """Behind a reverse proxy (no certificate here) the hub is reachable from 127.0.0.1 only."""
-    (tmp_path / "classe.csv").write_text(ROSTER)
-    config = HUB / "jupyterhub_config.py"
-    roster = {"COURSE_HUB_ROSTER": str(tmp_path / "classe.csv")}
-    assert _load_config(config, roster, "c.JupyterHub.bind_url") == "http://127.0.0.1:8000"
-    tls = {**roster, "COURSE_HUB_TLS_CERT": "/c.pem", "COURSE_HUB_TLS_KEY": "/k.pem"}
-    assert _load_config(config, tls, "c.JupyterHub.bind_url") == "https://:443"
+    assert plain_hub["bind_url"] == "http://127.0.0.1:8000"
+    assert plain_hub["bind_url_tls"] == "https://:443"
 
 
-def test_instructors_open_student_servers_only_when_chosen(tmp_path: Path):
-    (tmp_path / "classe.csv").write_text(ROSTER)
-    config = HUB / "jupyterhub_config.py"
-    expression = "{r['name']: r['scopes'] for r in v(c.JupyterHub.load_roles)}"
-    roster = {"COURSE_HUB_ROSTER": str(tmp_path / "classe.csv")}
-    closed = _load_config(config, roster, expression)["cours-enseignant"]
-    opened = _load_config(config, {**roster, "COURSE_HUB_INSTRUCTORS_ACCESS": "1"}, expression)
+def test_instructors_open_student_servers_only_when_chosen(plain_hub):
+    closed = plain_hub["roles"]["cours-enseignant"]
+    opened = plain_hub["roles_access"]
     assert not [scope for scope in closed if scope.startswith("access:servers")]
     assert set(opened["cours-enseignant"]) - set(closed) == {"access:servers!user=ana"}
 

@@ -6,9 +6,10 @@ their own; the instructor, from a terminal of their server, collects, grades the
 course's class command (--jobs 2), generates and releases feedback; every student fetches it.
 Nothing may be lost: 30 servers started, 30 submissions graded with the expected scores, 30
 feedback pages fetched. Printed (and written to .artefacts/classe.json): the time until all 30
-servers are ready, p50/p95 of each student step, grading time per submission, peak memory of the
-machine. Bounded: 31 Unix users, 30 threads, loopback only, a deadline on every wait; every
-process is stopped by its id and every user removed afterwards. `make test-classe` runs it alone.
+servers are ready, p50/p95 of each student step, grading time per submission, the sitting's CPU
+(the hub's; the students' servers and kernels'), peak memory of the machine. Bounded: 31 Unix
+users, 30 threads, loopback only, a deadline on every wait; every process is stopped by its id
+and every user removed afterwards. `make test-classe` runs it alone.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
+import psutil
 import pytest
 import requests
 from classhub import (
@@ -51,6 +53,9 @@ pytestmark = [pytest.mark.hub, pytest.mark.slow, pytest.mark.timeout(2700)]
 STUDENTS = int(os.environ.get("COURSE_RUSH_STUDENTS", "30"))
 SAMPLES = ("complete_vacuum", "graine", "exception")  # 10, 7 and 5 points: a class's mix
 JOBS = 2
+# The rush's servers listen on 29100 + hub user id: apart from every other hub test's (20000 + id,
+# the port tests' 21000-29099), so the rush may run beside the other hub tests (another worker).
+PORT_BASE = 29100
 # The instructor's class grading command, run from the grader/ folder of their course copy (the
 # class tools find the course from there, as ADMIN.md says).
 CLASS_GRADING = ["python", "-m", "grading.autograde", "oublier", "--jobs", str(JOBS)]
@@ -109,7 +114,7 @@ def rush_hub(course_env: Path, rush_users) -> Iterator[ClassHub]:
             workdir=work,
             roster=write_roster(work / "classe.csv", members),
             exchange=make_exchange(work / "exchange"),
-            settings=hub_settings(),
+            settings=hub_settings(COURSE_HUB_PORT_BASE=str(PORT_BASE)),
             hub_config=HUB_DIR / "jupyterhub_config.py",
         ) as hub:
             yield hub
@@ -192,6 +197,20 @@ def _setup_cells(nb: dict) -> list[str]:
     raise AssertionError("pas de cellule de réponse dans le TP")
 
 
+def _cpu_seconds(pids: list[int]) -> float:
+    """CPU seconds (user + system) used so far by these live processes and their descendants."""
+    total = 0.0
+    for pid in pids:
+        try:
+            top = psutil.Process(pid)
+            for proc in [top, *top.children(recursive=True)]:
+                times = proc.cpu_times()
+                total += times.user + times.system
+        except psutil.NoSuchProcess:
+            continue
+    return total
+
+
 def _timed(times: dict, key: str, action, *args):
     start = time.monotonic()
     result = action(*args)
@@ -247,6 +266,12 @@ def rush(rush_hub: ClassHub, rush_users) -> dict:
                     shutil.copy(hub.log_path, kept)
                     raise AssertionError(f"{name} : {failed!r} (journal : {kept})") from failed
         sitting = time.monotonic() - start
+        # where the sitting's CPU went (the hub alone; each student's server with its kernel)
+        hub_cpu = psutil.Process(hub.process.pid).cpu_times()
+        cpu = {
+            "hub": hub_cpu.user + hub_cpu.system,
+            "servers_and_kernels": _cpu_seconds([hub.server_pids[name] for name in students]),
+        }
 
         # after the sitting: the instructor grades the class from a terminal
         course = Path(pwd.getpwnam(prof).pw_dir) / "cours-memoire-tuteur" / "grader"
@@ -283,6 +308,7 @@ def rush(rush_hub: ClassHub, rush_users) -> dict:
         "pages": pages,
         "gradebook": course / "gradebook.db",
         "memory": memory,
+        "cpu": cpu,
     }
 
 
@@ -322,6 +348,8 @@ def test_thirty_students_nothing_lost(rush_users, rush, capsys):
         "grading_jobs": JOBS,
         "grading_total_s": round(rush["grading"], 1),
         "grading_per_submission_s": round(rush["grading"] / len(students), 2),
+        "sitting_cpu_hub_s": round(rush["cpu"]["hub"], 1),
+        "sitting_cpu_students_s": round(rush["cpu"]["servers_and_kernels"], 1),
         "memory_total_gib": round(
             os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1
         ),

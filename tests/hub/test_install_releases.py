@@ -2,10 +2,12 @@
 
 Each install that changes something goes into a new release folder, checked, then made current
 by one atomic rename of a symlink; the previous release stays for a roll-back, and so does any
-release a running process still uses. Run on the hub tests' shared prefix, as an admin re-runs
-the installer on a live machine: a process that loaded the first release's compiled modules (as
-a hub, a server or a kernel does) keeps running while two newer releases are installed, its
-release keeps every byte, and only once it has stopped is that release removed.
+release a running process still uses. Run on a prefix of its own holding the shared test
+prefix's release (hard links, as the installer's own copies; no build), as an admin re-runs the
+installer on a live machine: a process that loaded the first release's compiled modules (as a
+hub, a server or a kernel does) keeps running while two newer releases are installed, its
+release keeps every byte, and only once it has stopped is that release removed. Its own prefix:
+the hubs other hub tests run meanwhile (another worker) hold the shared prefix's releases.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ import os
 import shutil
 import subprocess
 import tarfile
+import tempfile
 from pathlib import Path
 
 import pytest
-from classhub import INSTRUCTORS_GROUP, open_tempdir
+from classhub import INSTRUCTORS_GROUP
 from helpers import REPO, alive, stop_pids
 
 pytestmark = pytest.mark.hub
@@ -65,11 +68,38 @@ def _course_copy(dest: Path) -> Path:
     return dest
 
 
+def _own_prefix(shared: Path, prefix: Path) -> Path:
+    """A prefix holding a copy of `shared`'s current release, made as the installer makes a new
+    release from the current one: hard links, and its scripts naming its own release."""
+    source = (shared / "current").resolve()
+    release = prefix / "releases" / source.name
+    release.mkdir(parents=True)
+    subprocess.run(["cp", "-al", str(source / "env"), str(release / "env")], check=True)
+    subprocess.run(["cp", "-a", str(source / "etc"), str(release / "etc")], check=True)
+    shutil.copy(source / ".course-fingerprint", release / ".course-fingerprint")
+    old, new = f"{source}/".encode(), f"{release}/".encode()
+    for script in (release / "env" / "bin").iterdir():
+        if script.is_symlink() or not script.is_file() or old not in script.read_bytes():
+            continue
+        fresh = script.with_name(f".{script.name}.new")  # a new file: the link stays untouched
+        fresh.write_bytes(script.read_bytes().replace(old, new))
+        shutil.copymode(script, fresh)
+        os.replace(fresh, script)
+    (prefix / "current").symlink_to(f"releases/{source.name}")
+    for part in ("env", "etc"):
+        (prefix / part).symlink_to(f"current/{part}")
+    for path in (prefix, prefix / "releases"):
+        path.chmod(0o755)
+    return prefix
+
+
 def test_a_new_release_never_touches_the_one_in_use(course_env: Path):
-    prefix = course_env
-    scratch = open_tempdir("cours-versions-")
+    # beside the shared prefix: one file system, so hard links work as in the installer
+    scratch = Path(tempfile.mkdtemp(prefix="cours-versions-", dir=course_env.parent))
+    scratch.chmod(0o755)
     user_pid = None
     try:
+        prefix = _own_prefix(course_env, scratch / "prefix")
         first = _current(prefix)
         first_init = next(first.glob("env/lib/python*/site-packages/course/__init__.py"))
         first_bytes = first_init.read_bytes()

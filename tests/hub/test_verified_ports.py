@@ -9,10 +9,13 @@ port is hers. Also: without HTTPS the hub listens on 127.0.0.1 only (a reverse p
 
 from __future__ import annotations
 
+import os
 import pwd
 import random
 import secrets
+import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 
@@ -20,7 +23,7 @@ import psutil
 import pytest
 from classhub import hub_settings, launch_hub, unix_users, write_roster
 from conftest import HUB_DIR
-from helpers import stop_pids
+from helpers import free_port, stop_pids
 
 pytestmark = pytest.mark.hub
 
@@ -108,3 +111,21 @@ def test_a_classmate_on_the_port_is_refused(course_env, pair, scratch):
         hub.wait_ready(ana)
         holders = {psutil.Process(pid).uids().real for pid in _listeners(port)}
         assert holders == {pwd.getpwnam(ana).pw_uid}, holders
+
+
+def test_starting_servers_share_one_reading_of_the_socket_tables():
+    """A reading of the kernel's socket tables walks its whole TCP hash table: a class's
+    starting servers wait on one shared reading, and each decides on a reading of now."""
+    sys.path.insert(0, str(HUB_DIR))
+    from verified_spawner import SHARED_READING_AGE, listener_uids
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", free_port()))
+        sock.listen()
+        port = sock.getsockname()[1]
+        assert listener_uids(port) == {os.geteuid()}  # read now: it listens
+    # closed: the shared reading (taken above) still shows it, a reading of now does not
+    assert listener_uids(port, max_age=3600) == {os.geteuid()}
+    assert listener_uids(port) == set()
+    assert listener_uids(port, max_age=3600) == set()  # the reading of now is shared in turn
+    assert 0 < SHARED_READING_AGE <= 1  # a squatter is seen within a second
