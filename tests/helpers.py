@@ -273,10 +273,11 @@ def load_factor() -> float:
     return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
 
 
-# Ports handed out by free_port: 10000-19999, below Linux's ephemeral range (32768-60999)
-# and below the hub's user servers (20000 + user id, the port tests' 21000-29099). Asking the
-# OS (bind port 0, close) twice can give the same port twice, and a server another worker
-# starts on port 0 can take it before ours binds: CI saw a hub and its proxy on one port.
+# Ports handed out by free_port: 10000-19999, below Linux's ephemeral range (32768-60999) and
+# below the hub's user servers (20000 + user id; the port tests' 21000-29099; the class rush's
+# 29100 + id). Asking the OS (bind port 0, close) twice can give the same port twice, and a
+# server another worker starts on port 0 can take it before ours binds: CI saw a hub and its
+# proxy on one port.
 # Each xdist worker draws from its own slice, in turn, so no two servers of a run share one.
 PORT_FIRST, PORT_SLICE, PORT_SLICES = 10000, 1250, 8
 _next_port: list[int] = []

@@ -20,17 +20,21 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["SHARED_FOLDERS", "SPLIT_MODULES", "UNIT_SECONDS", "unit_of", "units_of"]
+__all__ = ["OWN_UNITS", "SHARED_FOLDERS", "SPLIT_MODULES", "UNIT_SECONDS", "unit_of", "units_of"]
 
 # Folders whose tests must stay in one worker: they share a resource of the machine.
 SHARED_FOLDERS = ("tests/hub/",)
+# Modules of a shared folder that share nothing with the rest of it: a unit of their own (the
+# class rush: its own server ports, 29100 + id; the test prefix is installed once per run, under
+# a lock, and its group removed by the last session using it: tests/hub/conftest.py).
+OWN_UNITS = ("tests/hub/test_class_rush.py",)
 
 # Modules long enough to be the whole run's tail, cut into this many units (their tests dealt
 # in turn, so each unit gets some of every kind); each unit builds the module's fixtures again
 # (a JupyterLab and a Chromium each), which costs less than waiting for one worker.
 SPLIT_MODULES = {"tests/browser/test_jupyterlab.py": 3}
 
-# Seconds each unit took in one sequential run (make test-durees rewrites the file).
+# Seconds each unit took in one sequential run (make test-units rewrites the file).
 DURATIONS_FILE = Path(__file__).with_name("unit_seconds.json")
 UNIT_SECONDS: dict[str, float] = (
     json.loads(DURATIONS_FILE.read_text(encoding="utf-8")) if DURATIONS_FILE.exists() else {}
@@ -39,10 +43,13 @@ UNIT_SECONDS: dict[str, float] = (
 
 def unit_of(nodeid: str) -> str:
     """The work unit of a test: its shared folder, or its module."""
+    module = nodeid.split("::", 1)[0]
+    if module in OWN_UNITS:
+        return module
     for folder in SHARED_FOLDERS:
         if nodeid.startswith(folder):
             return folder.rstrip("/")
-    return nodeid.split("::", 1)[0]
+    return module
 
 
 def units_of(nodeids: list[str]) -> dict[str, str]:
