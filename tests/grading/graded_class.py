@@ -1,6 +1,13 @@
 """The class graded with the course's tools that many grading tests read (tests/grading): built
 once per run for every xdist worker (run_cache), copied read-only for readers and writable for
-writers, and put back as it was when a test changed it anyway."""
+writers, and put back as it was when a test changed it anyway.
+
+It stays apart from test_bout_en_bout's ``graded_course``: that class is graded by stock nbgrader
+commands (``autograde``, ``generate_feedback``, nbgrader's own feedback page) with every sample
+and notebook attack and no due date; this one by the course's tools (``grading.autograde``,
+``grading.feedback``'s French page, the class report) with a due date and a late submission.
+One class graded both ways would show neither: the second grading would overwrite the first.
+Both start from the run's one generated course (grading_course.generated_course)."""
 
 from __future__ import annotations
 
