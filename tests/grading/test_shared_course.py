@@ -60,9 +60,15 @@ def test_a_copy_grades_after_its_original_moved_and_froze(tmp_path, expected_sco
         assert _holding(grader.parent, str(gone)) == [], gone
 
 
+# Where the class was graded is written only in the record of that grading: nbgrader's logs
+# and the lines the tools printed; no file a tool reads back holds it.
+RECORDS = {"outputs.json", *(f"cours/grader/rapport/{n}.log" for n in ("autograde", "feedback"))}
+
+
 def test_the_graded_class_holds_no_path_of_its_build(graded_class, graded_class_master):
     origin = run_cache.origin_of(graded_class_master)
-    assert not origin.exists() and _holding(graded_class_master, str(origin)) == []
+    assert not origin.exists()
+    assert set(_holding(graded_class_master, str(origin))) <= RECORDS
     shared = graded_class.grader.parent
     assert tree_digest(shared) == tree_digest(graded_class_master / "cours")
     assert _holding(shared, str(graded_class_master)) == []
