@@ -82,7 +82,7 @@ def _grade_class(folder: Path) -> None:
 def master() -> Path:
     """This run's graded class (graded once for every xdist worker, keyed by the content of
     every input and of this build); copy it (``class_in``), never write in it."""
-    key = course_key(inspect.getsource(_grade_class), repr(CLASS), ROSTER, DUE)
+    key = course_key(*map(inspect.getsource, (_grade_class, submit)), repr(CLASS), ROSTER, DUE)
     return built_once("classe-notee", key, _grade_class)
 
 
