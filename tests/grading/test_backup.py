@@ -42,8 +42,8 @@ def _export(grader, name: str = "export.csv") -> bytes:
     return (grader / name).read_bytes()
 
 
-def test_a_backup_restores_into_a_fresh_clone(graded_class_copy, tmp_path):
-    grader = graded_class_copy.grader
+def test_a_backup_restores_into_a_fresh_clone(graded_class, tmp_path):
+    grader = graded_class.grader
     roster = grader / "eleves.csv"
     save = grading(
         grader,
