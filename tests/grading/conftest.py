@@ -4,17 +4,34 @@ missing submission."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from grading_course import DUE, generated_course, grading, nbgrader, submit
+import run_cache
+from grading_course import generated_course
+from read_only import Snapshot, freeze, snapshot, thaw
 
-# this folder's helper modules (exchange_class.py) import as tests/hub's do
+# this folder's helper modules (exchange_class.py, graded_class.py) import as tests/hub's do
 sys.path.insert(0, str(Path(__file__).parent))
+from graded_class import GradedClass, class_in, master, put_back  # noqa: E402
+
+
+@dataclass
+class SharedClass:
+    """A worker's shared graded class, what it held when shared, whether it is immutable."""
+
+    graded: GradedClass
+    before: Snapshot
+    frozen: bool
+
+
+@pytest.fixture(scope="session", autouse=True)
+def run_cache_folder(tmp_path_factory) -> Path:
+    """Where the run keeps the generated course and the graded class, for every worker."""
+    return run_cache.configure(tmp_path_factory)
 
 
 @pytest.fixture
@@ -23,55 +40,41 @@ def course(tmp_path) -> Path:
     return generated_course(tmp_path / "cours")
 
 
-@dataclass
-class GradedClass:
-    """A class graded with the course's tools: ana on time (complete answer), ben late by a day
-    and a half (the lesson's seed answer), cyr on time with the stub left as is, dou registered
-    but without a submission."""
-
-    grader: Path
-    grade_out: str
-    feedback_out: str
-    report_dir: Path
-    export_csv: Path
-
-    def feedback_page(self, student: str) -> Path:
-        return self.grader / "feedback" / student / "oublier" / "oublier.html"
+@pytest.fixture(scope="session")
+def shared_graded_class(tmp_path_factory) -> Iterator[SharedClass]:
+    """This worker's copy of the run's graded class, frozen (read_only.freeze), with what it
+    holds."""
+    shared = class_in(tmp_path_factory.mktemp("classe-partagee") / "cours")
+    folder = shared.grader.parent
+    before = snapshot(folder)
+    frozen = freeze(folder)
+    try:
+        yield SharedClass(shared, before, frozen)
+    finally:
+        thaw(folder)
 
 
-CLASS = {
-    "ana": ("complete_vacuum", "2025-03-14 17:59:00"),
-    "ben": ("graine", "2025-03-16 06:00:00"),
-    "cyr": ("ebauche", "2025-03-14 12:00:00"),
-}
+@pytest.fixture
+def graded_class(shared_graded_class: SharedClass) -> Iterator[GradedClass]:
+    """The graded class, shared by every test that only reads it: writing into it fails (it is
+    immutable, as root too), and a test that changed it anyway fails at teardown while the class
+    is put back for the next test. A test that writes uses ``graded_class_copy``."""
+    yield shared_graded_class.graded
+    changed = put_back(shared_graded_class.graded, shared_graded_class.before)
+    if changed:
+        pytest.fail(
+            "this test wrote into the shared graded class (use graded_class_copy): "
+            + ", ".join(changed[:20])
+        )
+
+
+@pytest.fixture
+def graded_class_copy(tmp_path) -> GradedClass:
+    """A private, writable copy of the graded class, for a test that changes it."""
+    return class_in(tmp_path / "cours")
 
 
 @pytest.fixture(scope="session")
-def graded_class(tmp_path_factory) -> GradedClass:
-    grader = generated_course(tmp_path_factory.mktemp("classe") / "cours")
-    steps: list[Callable[[], subprocess.CompletedProcess]] = [
-        lambda: nbgrader(grader, "db", "assignment", "add", "oublier", f"--duedate={DUE}"),
-    ]
-    for step in steps:
-        proc = step()
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-    (grader / "eleves.csv").write_text(
-        "id,first_name,last_name\nana,Ana,Martin\nben,Ben,Durand\ncyr,Cyr,Petit\ndou,Dou,Leroy\n"
-    )
-    proc = nbgrader(grader, "db", "student", "import", "eleves.csv")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    for student, (sample, stamp) in CLASS.items():
-        submit(grader, student, sample, stamp)
-    grade = grading(grader, "autograde", "oublier")
-    assert grade.returncode == 0, grade.stdout + grade.stderr
-    feedback = grading(grader, "feedback", "oublier")
-    assert feedback.returncode == 0, feedback.stdout + feedback.stderr
-    report = nbgrader(
-        grader, "export", "--exporter=grading.report.ClassReport", "--assignment=oublier"
-    )
-    assert report.returncode == 0, report.stdout + report.stderr
-    export = nbgrader(grader, "export", "--to=grades.csv")
-    assert export.returncode == 0, export.stdout + export.stderr
-    return GradedClass(
-        grader, grade.stdout, feedback.stdout, grader / "rapport", grader / "grades.csv"
-    )
+def graded_class_master() -> Path:
+    """The run's graded class itself (graded_class.master), for the tests of the sharing."""
+    return master()

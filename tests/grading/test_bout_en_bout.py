@@ -22,7 +22,7 @@ from fuites import hidden_leaks
 from grading.hidden import HIDDEN
 from grading.outcome_record import METADATA_KEY
 from grading.samples import build_submission, carnets, write_all, written_answer
-from grading_course import nbgrader
+from grading_course import generated_course, nbgrader
 from helpers import REPO, processes_matching, tp_points
 from nbgrader.api import Gradebook
 
@@ -43,21 +43,14 @@ PROCEDURE = "Supprimer ses sessions par l'API, puis sa ligne user_states, puis V
 
 @pytest.fixture(scope="module")
 def graded_course(tmp_path_factory) -> dict:
-    """Copy the course, then generate, validate, add students, autograde, feedback, export."""
-    root = tmp_path_factory.mktemp("cours")
-    shutil.copytree(REPO / "solutions" / "oublier", root / "solutions" / "oublier")
-    (root / "grader").mkdir()
-    shutil.copy(REPO / "grader" / "nbgrader_config.py", root / "grader")
-    shutil.copytree(  # the hooks and the hidden tests, loaded by nbgrader_config.py
-        REPO / "grader" / "grading",
-        root / "grader" / "grading",
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
-    shutil.copytree(REPO / "grader" / "submissions", root / "grader" / "submissions")
-    grader = root / "grader"
+    """The run's generated course (grading_course.generated_course: nbgrader's
+    generate_assignment, run once per run), copied, without the course's feedback template
+    (stock nbgrader's page is graded here); then validate, add students, autograde, feedback,
+    export."""
+    grader = generated_course(tmp_path_factory.mktemp("cours") / "cours")
+    root = grader.parent
+    shutil.rmtree(grader / "templates")  # nbgrader's own feedback template, as before
     steps = {}
-    steps["generate"] = nbgrader(grader, "generate_assignment", "oublier")
-    assert steps["generate"].returncode == 0, steps["generate"].stderr
     steps["validate_solution"] = nbgrader(
         grader, "validate", str(root / "solutions" / "oublier" / "oublier.ipynb")
     )
