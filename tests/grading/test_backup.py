@@ -61,8 +61,8 @@ def _export_here(grader) -> bytes:
         return out.read_bytes()
 
 
-def test_a_backup_restores_into_a_fresh_clone(graded_class, tmp_path):
-    grader = graded_class.grader
+def test_a_backup_restores_into_a_fresh_clone(graded_class_copy, tmp_path):
+    grader = graded_class_copy.grader  # its own: SQLite opens the gradebook to back it up
     roster = grader / "eleves.csv"
     save = grading(
         grader,
