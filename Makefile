@@ -106,7 +106,7 @@ test: setup-test lint system-deps
 test-units:
 	$(PY) tests/unit_seconds.py $(JUNIT)
 
-## make test-fast: everything but the browser, hub and end-to-end nbgrader tests
+## make test-fast: the inner loop: every test that takes under a few seconds (no browser, hub, nbgrader run, whole lesson or sandbox)
 test-fast: setup-test
 	$(PYTEST) -q -ra $(XDIST) tests -m "not browser and not hub and not slow"
 

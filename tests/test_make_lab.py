@@ -6,7 +6,10 @@ import secrets
 import urllib.request
 from pathlib import Path
 
+import pytest
 from helpers import REPO, free_port, http_server
+
+pytestmark = pytest.mark.slow  # nbgrader, kernels or the sandbox: not in make test-fast
 
 
 def get_json(url: str) -> object:

@@ -195,6 +195,7 @@ def test_a_server_killed_mid_use_gives_a_clear_error(tmp_path: Path) -> None:
     assert _wait_no_server(folder) == []
 
 
+@pytest.mark.slow
 async def test_adk_reaches_a_cluster_in_a_folder_with_an_awkward_name(tmp_path: Path) -> None:
     """The URL quotes the socket folder: spaces, accents, ``&``, ``?``, ``#`` survive."""
     from google.adk.sessions.database_session_service import DatabaseSessionService
@@ -238,6 +239,7 @@ def test_bad_database_name_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="le cas root")
+@pytest.mark.slow
 def test_as_root_binaries_the_server_user_cannot_reach_are_copied(tmp_path: Path, monkeypatch):
     """CI runs as root with the venv under a root-only home: nobody cannot run pgserver's
     binaries there, so a world-readable copy is made (once) and the server starts."""

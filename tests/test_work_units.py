@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from helpers import REPO
 from work_units import SPLIT_MODULES, UNIT_SECONDS, unit_of, units_of
 
@@ -27,6 +28,7 @@ def test_a_split_module_is_dealt_in_turn_and_nothing_else_is_split():
     assert units["tests/test_quiz.py::test_q"] == "tests/test_quiz.py"
 
 
+@pytest.mark.slow
 def test_the_measured_durations_name_units_that_exist():
     collected = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist", "tests"],

@@ -50,6 +50,7 @@ def _read(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
+@pytest.mark.slow
 def test_class_report_csv_is_neutralised(tmp_path):
     grader = copy_course(tmp_path / "cours")
     students = _class(grader)
@@ -97,6 +98,7 @@ def test_nbgrader_export_is_neutralised_and_keeps_nbgraders_columns(tmp_path):
     assert "'\r=1" in rows  # a CR inside an id is quoted: its row is whole
 
 
+@pytest.mark.slow
 def test_rows_are_those_of_nbgraders_own_export(tmp_path):
     """Without commas or formulas, SafeCsvExport writes exactly what stock nbgrader writes."""
     from grading.csv_safe import SafeCsvExport

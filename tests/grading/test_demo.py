@@ -3,7 +3,10 @@ in test_cycle_fresh_clone.py)."""
 
 from __future__ import annotations
 
+import pytest
 from grading_course import copy_course, grading, tree_digest
+
+pytestmark = pytest.mark.slow  # nbgrader, kernels or the sandbox: not in make test-fast
 
 
 def test_a_foreign_demo_folder_is_refused_untouched(tmp_path):

@@ -78,6 +78,7 @@ def _erase(c, sid: str, control: str = "cyr", roster: Path | None = None):
     return erase(sid, _setup(c, roster), confirm=True, control=control)
 
 
+@pytest.mark.slow
 def test_a_classmates_file_named_after_the_learner_is_kept(petite_classe):
     """ben names a file of his « ana.ipynb » (or the LMS extracted it so): erasing ana deletes
     ben's file (the stem rule of _scan_downloads), and the proof (control cyr) says « Preuve
@@ -92,6 +93,7 @@ def test_a_classmates_file_named_after_the_learner_is_kept(petite_classe):
     assert [p for p in bens if not p.exists()] == []  # …but ben's files are gone
 
 
+@pytest.mark.slow
 def test_nothing_outside_the_course_is_deleted_through_a_symlinked_folder(petite_classe):
     """The teacher points downloaded/oublier/extracted at a folder of theirs (another class,
     their downloads): rglob follows the link at its root, and erasing ana deletes the teacher's
@@ -108,6 +110,7 @@ def test_nothing_outside_the_course_is_deleted_through_a_symlinked_folder(petite
     assert (outside / "ana.txt").exists()
 
 
+@pytest.mark.slow
 def test_released_feedback_is_erased_when_her_folders_are_already_gone(petite_classe):
     """Her released feedback (exchange feedback/<md5(secret + notebook)>.html) is found only
     through submission_secret.txt in submitted/autograded/feedback. If those folders are gone
@@ -132,6 +135,7 @@ def test_released_feedback_is_erased_when_her_folders_are_already_gone(petite_cl
     assert not page.exists(), "retour publié d'ana laissé dans l'échange, « Preuve faite » dite"
 
 
+@pytest.mark.slow
 def test_a_roster_that_is_not_there_is_an_error(petite_classe):
     """`make oublier-eleve ID=ben ELEVES=grader/eleve.csv` (typo, or the roster kept elsewhere):
     the roster is silently ignored, ben's line (name, e-mail) stays in grader/eleves.csv, and
@@ -157,6 +161,7 @@ def test_a_roster_that_is_not_there_is_an_error(petite_classe):
     assert rc != 0 or not left, "ligne de ben laissée dans la liste, sortie 0"
 
 
+@pytest.mark.slow
 def test_a_gradebook_row_in_nfd_is_erased(petite_classe):
     """chloé registered in NFD (typed on macOS in formgrader, or `nbgrader autograde` run by hand
     on a folder from macOS): the scan asks `WHERE id = 'chloé'` in NFC only, so her row (name,
@@ -177,6 +182,7 @@ def test_a_gradebook_row_in_nfd_is_erased(petite_classe):
     assert left == [], "fiche de chloé (NFD) laissée dans le carnet de notes"
 
 
+@pytest.mark.slow
 def test_a_symlinked_submitted_folder_is_named(petite_classe):
     """submitted/ana is a link to where the teacher keeps the copies (another disk): the scan
     skips links (good: nothing outside is deleted), but says nothing either: her copy stays and
@@ -194,6 +200,7 @@ def test_a_symlinked_submitted_folder_is_named(petite_classe):
     assert (c["grader"] / "submitted" / "ben").exists()
 
 
+@pytest.mark.slow
 def test_a_wal_gradebook_read_meanwhile_keeps_no_byte_of_her(petite_classe):
     """A gradebook in WAL mode (journal_mode=wal) that another process reads meanwhile (the
     formgrader open, a report being made): VACUUM goes to the -wal, `wal_checkpoint(TRUNCATE)`
@@ -219,6 +226,7 @@ def test_a_wal_gradebook_read_meanwhile_keeps_no_byte_of_her(petite_classe):
     assert not left or result.failures, "courriel d'ana dans gradebook.db, « Preuve faite »"
 
 
+@pytest.mark.slow
 def test_a_home_of_someone_who_is_not_a_learner_is_kept(petite_classe):
     """A careless teacher types the id of the teaching assistant (« tom »: on the hub, not in the
     roster, the gradebook nor submitted/) with HOMES=/home CONFIRMER=1: his home is deleted (as
@@ -241,6 +249,7 @@ def test_a_home_of_someone_who_is_not_a_learner_is_kept(petite_classe):
     assert (homes / "tom" / "preparation.ipynb").exists(), "dossier personnel de tom effacé"
 
 
+@pytest.mark.slow
 def test_her_members_one_folder_deeper_in_an_archive_are_erased(petite_classe):
     """An ENT archive that puts each copy one folder deeper (ana/oublier/oublier.ipynb, a draft
     in ana/brouillon/): named_regexp reads the student as « oublier » / « brouillon », so her
@@ -262,6 +271,7 @@ def test_her_members_one_folder_deeper_in_an_archive_are_erased(petite_classe):
     assert left == [], f"membres d'ana laissés dans {archive.name}, « Preuve faite »"
 
 
+@pytest.mark.slow
 def test_a_witness_found_nowhere_stops_before_anything_is_erased(petite_classe):
     """TEMOIN=zoe (a typo, or a learner already erased): the dry run says « Témoin « zoe » :
     0 endroit(s) » with exit status 0 and no warning; the confirmed run then erases everything
@@ -277,6 +287,7 @@ def test_a_witness_found_nowhere_stops_before_anything_is_erased(petite_classe):
     assert (c["grader"] / "submitted" / "ana").exists(), "effacé sans témoin possible"
 
 
+@pytest.mark.slow
 def test_an_ambiguous_archive_member_is_named_not_guessed(petite_classe):
     """« ben/ana/oublier.ipynb »: in ben's folder, but zip_collect's regexp gives it to ana.
     Erasing either must not guess (deleting ben's file, or leaving ana's copy to be collected
@@ -321,6 +332,7 @@ HOSTILE_IDS = [
 ]
 
 
+@pytest.mark.slow
 def test_an_id_with_shell_characters_reaches_the_tool_unchanged(petite_classe):
     """`make oublier-eleve ID=…` (from the root and from grader/, whose Makefile hands over to
     the root's) passes the id through make and its shell: a `$`, a quote, a backquote,
@@ -387,6 +399,7 @@ def test_hand_added_columns_and_rows_of_a_report_survive_its_regeneration(tmp_pa
     assert notes.read_text(encoding="utf-8") == "student_id,score\nana,8\n"
 
 
+@pytest.mark.slow
 def test_from_grader_a_target_named_like_its_folder_is_still_run(petite_classe):
     """After a grading, grader/rapport/ and grader/feedback/ exist: `cd grader && make rapport`
     answered « 'rapport' is up to date » and wrote no report (its catch-all pattern rule took

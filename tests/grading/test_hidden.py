@@ -10,6 +10,7 @@ import pkgutil
 import subprocess
 from pathlib import Path
 
+import pytest
 from grading.hidden import HIDDEN
 from helpers import REPO
 from installed_course import installed_course
@@ -31,6 +32,7 @@ def _hidden_words() -> set[str]:
     return {word for word in words if len(word) >= 4}
 
 
+@pytest.mark.slow
 def test_the_installed_package_names_no_hidden_input():
     installed = installed_course()
     record = next(installed.site_packages.glob("course_memoire_tuteur-*.dist-info")) / "RECORD"

@@ -57,6 +57,7 @@ def test_unknown_student_lists_who_submitted():
     assert f"Vouliez-vous dire «{Q}anaïs{Q}»{Q}?" in text
 
 
+@pytest.mark.slow
 def test_submitted_folders_matched_against_the_class(tmp_path):
     from nbgrader.api import Gradebook
 
@@ -101,6 +102,7 @@ def test_submitted_folders_matched_against_the_class(tmp_path):
     assert Path(submitted / "zoe").is_dir()  # nothing deleted
 
 
+@pytest.mark.slow
 def test_students_nbgrader_registered_itself_are_not_a_class_list(tmp_path):
     """A grading stopped half-way (or a backup restored from the middle of one) leaves the
     students nbgrader reached in the gradebook: the others are still accepted. A student

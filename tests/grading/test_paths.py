@@ -126,6 +126,7 @@ def test_report_paths_come_from_the_current_folder_unless_given(course_template,
     assert not (courses["explicit"] / "grader" / "rapport").exists()
 
 
+@pytest.mark.slow
 def test_outside_a_course_the_tools_say_so_in_french(tmp_path):
     empty = tmp_path / "vide"
     empty.mkdir()
@@ -134,6 +135,7 @@ def test_outside_a_course_the_tools_say_so_in_french(tmp_path):
         assert proc.returncode == 2 and "Aucun nbgrader_config.py" in proc.stderr, (module, proc)
 
 
+@pytest.mark.slow
 def test_autograde_looks_for_submissions_in_the_course_it_runs_in(course_folder):
     other = course_folder.parent / "autre"
     shutil.copytree(course_folder, other)

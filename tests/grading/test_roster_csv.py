@@ -31,6 +31,7 @@ def grader(tmp_path):
     return copy_course(tmp_path / "cours")
 
 
+@pytest.mark.slow
 def test_excel_rosters_are_registered(grader, tmp_path):
     excel = tmp_path / "liste excel.csv"  # Excel's "CSV UTF-8 (délimité par…)"
     excel.write_bytes(

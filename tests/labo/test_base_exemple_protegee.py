@@ -61,6 +61,7 @@ def _unsafe(source: str):
     return evaluate_source(source, scenarios=(VISIBLE, HIDDEN), sandboxed=False)
 
 
+@pytest.mark.slow
 def test_tampered_fixture_changes_no_verdict(private_tmp, sample_answers, expected_scores):
     source = f"RACINE = {str(private_tmp)!r}\n" + TAMPER
     # Without the tampering this is `user_states_sans_where`: "autres" lost twice.

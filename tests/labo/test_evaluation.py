@@ -114,6 +114,7 @@ async def oublier(service, user_id):
 """
 
 
+@pytest.mark.slow
 def test_a_call_waiting_for_its_own_lock_is_told_so_at_the_time_limit():
     """The service waits for the write lock the student's own connection holds: at the time
     limit, the message names that lock, not an endless loop."""
@@ -127,6 +128,7 @@ def test_a_call_waiting_for_its_own_lock_is_told_so_at_the_time_limit():
 
 
 @pytest.mark.parametrize("sandboxed", [True, False], ids=["bac-a-sable", "sans"])
+@pytest.mark.slow
 def test_endless_loop_hits_the_time_limit_and_leaves_no_process(sandboxed):
     marker = "987654.25" if sandboxed else "987654.5"  # a unique sleep to find a leak
     source = f'''
@@ -148,6 +150,7 @@ async def oublier(service, user_id):
     assert leaked.stdout == ""
 
 
+@pytest.mark.slow
 def test_kernel_monkeypatching_does_not_reach_the_grader(monkeypatch, sample_answers):
     real_connect = sqlite3.connect
     monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: real_connect(":memory:"))

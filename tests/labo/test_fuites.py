@@ -14,6 +14,7 @@ from course.labo.protocol import CallOutcome, RaisedError
 pytestmark = pytest.mark.timeout(900)
 
 
+@pytest.mark.slow
 def test_no_feedback_message_holds_a_hidden_input(graded_samples, sample_answers):
     graded_samples.prefetch(sorted(sample_answers))
     leaks = hidden_leaks()

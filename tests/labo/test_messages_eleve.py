@@ -62,6 +62,7 @@ def seed_answer_cells(tmp_path_factory) -> dict[str, nbformat.NotebookNode]:
 
 
 @pytest.mark.parametrize("cell_id", ["test-sessions", "test-user-states", "test-autres"])
+@pytest.mark.slow
 def test_untouched_stub_shows_one_french_sentence(stub_cells, cell_id):
     cell = stub_cells[cell_id]
     error = next(o for o in cell.outputs if o.output_type == "error")
@@ -82,6 +83,7 @@ def test_verifier_reports_the_stub_in_french(stub_cells):
     assert "oublier n'est pas encore écrite" in out and f"0/{N} critères respectés" in out
 
 
+@pytest.mark.slow
 def test_failed_test_shows_what_is_missing_without_internals(seed_answer_cells):
     assert not [o for o in seed_answer_cells["test-sessions"].outputs if o.output_type == "error"]
     shown = _shown(seed_answer_cells["test-user-states"])

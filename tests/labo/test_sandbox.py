@@ -218,6 +218,7 @@ print(json.dumps(out))
     }
 
 
+@pytest.mark.slow
 def test_escapes_are_refused_as_root(
     usable_sandbox, sample_answers, expected_scores, tmp_path, listener
 ):
@@ -238,6 +239,7 @@ def test_escapes_are_refused_as_root(
     assert processes_matching(lambda uid, cmd: uid in SANDBOX_UIDS) == []
 
 
+@pytest.mark.slow
 def test_the_same_escapes_succeed_without_the_sandbox(sample_answers, tmp_path, listener):
     """The control: run with the grader's own rights, each of these escapes works and is
     rewarded (the submission then erases the learner correctly)."""
@@ -296,6 +298,7 @@ def _chown_tree(folder: Path, uid: int, gid: int) -> None:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="créer un utilisateur Unix demande root")
+@pytest.mark.slow
 def test_escapes_are_refused_as_an_unprivileged_instructor(
     usable_sandbox, sample_answers, expected_scores, listener
 ):

@@ -125,6 +125,7 @@ def in_an_empty_folder(tmp_path_factory) -> dict[str, str]:
     return printed(run(APPENDIX, course_layout(tmp, None), kernel_env()))
 
 
+@pytest.mark.slow
 def test_in_an_empty_folder_it_says_which_lesson_makes_the_file(in_an_empty_folder):
     out = in_an_empty_folder["l6-c04"]
     assert "tuteur.db : absent de ce dossier." in out
@@ -185,6 +186,7 @@ def test_quiz_explanations_name_a_cell_that_ran(in_an_empty_folder):
     assert "(0, -1, -1)" in quizzes["l6-c17"] and "(0, -1, -1)" in in_an_empty_folder["l6-c26"]
 
 
+@pytest.mark.slow
 def test_on_lesson_2s_file_it_checks_the_learners_own_oublier(tmp_path: Path, run_notebook):
     """Lesson 2 then the appendix in one folder, the TP (here its solution) beside: the appendix
     copies lecon02.db (left byte for byte as it was) and checks that oublier on ADK's base."""
@@ -212,6 +214,7 @@ def test_on_lesson_2s_file_it_checks_the_learners_own_oublier(tmp_path: Path, ru
     assert notes.read_text() == "à garder"
 
 
+@pytest.mark.slow
 def test_an_unwritten_oublier_and_a_file_without_alice_are_named(tmp_path: Path):
     """The student's TP as released (the stub) and a TUTEUR_DB without alice: both said as
     they are, and the appendix goes on with the demo."""
@@ -238,6 +241,7 @@ def tp_answer(path: Path = TP_SOLUTION) -> str:
     return next(c.source for c in nbformat.read(path, as_version=4).cells if c.id == "oublier")
 
 
+@pytest.mark.slow
 def test_the_adk_check_fails_an_oublier_that_leaves_bytes(capsys):
     """Without VACUUM, ADK's rollback-journal file keeps alice's text in its free pages."""
     from course.labo import verifier
@@ -279,6 +283,7 @@ def test_the_adk_base_is_written_by_adk_with_the_same_learners():
     conn.close()
 
 
+@pytest.mark.slow
 def test_oublier_gets_adks_own_service_with_the_path_it_keeps():
     from course.labo.evaluate import evaluate_source
     from course.labo.scenario import Role

@@ -114,6 +114,7 @@ def test_the_exercise_passes_its_check_and_the_lesson_stops_and_tidies(lesson):
     assert left == [], left
 
 
+@pytest.mark.slow
 def test_without_postgresql_one_sentence_then_clean_skips(
     tmp_path: Path, run_notebook, monkeypatch
 ):

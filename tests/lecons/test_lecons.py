@@ -142,6 +142,7 @@ def test_sources_are_clean_and_structured(name: str):
     )
 
 
+@pytest.mark.slow
 def test_lessons_run_offline_fast_and_outside_the_repo(executed_lessons):
     assert sorted(executed_lessons) == NOTEBOOKS
     # 20 s each on a machine with a free core; the budget grows with the run queue per core, so
@@ -217,6 +218,7 @@ def test_generated_diagrams_are_accessible_mermaid(executed_lessons):
     assert 'user_states|o..o{sessions : "même clé, sans cascade"' in schema
 
 
+@pytest.mark.slow
 def test_static_html_export_shows_every_quiz(executed_lessons):
     """A lesson saved from JupyterLab (which by default does not save widget state) and exported
     to HTML shows each question, its options and every explanation without the widget."""
@@ -472,6 +474,7 @@ def test_lesson_5_states_every_way_to_change_state_and_what_close_copies():
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
+@pytest.mark.slow
 def test_student_version_runs_except_its_stubs(name: str, tmp_path: Path, run_notebook):
     student = read(STUDENT / name)
     assert "BEGIN SOLUTION" not in json.dumps(student)
@@ -535,6 +538,7 @@ def test_student_notebooks_are_regenerated_from_solutions(tmp_path: Path):
         assert [c.id for c in read(path).cells] == solution_ids, "cell ids kept"
 
 
+@pytest.mark.slow
 def test_the_kernel_network_block_works(tmp_path: Path, run_notebook, network_free_env):
     """A kernel started like the lessons' cannot connect, even to a server listening locally."""
     server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

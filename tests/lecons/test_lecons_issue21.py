@@ -129,6 +129,7 @@ def test_retention_is_a_time_rule_with_user_states_justified():
     assert "last_update_time" in solution and "86400" in solution
 
 
+@pytest.mark.slow
 def test_the_retention_check_rejects_a_count_rule(tmp_path: Path, run_notebook):
     """Control: a « keep the 2 latest » rule, the old exercise, fails the time rule's check."""
     nb = read(LESSONS[4])
@@ -161,6 +162,7 @@ def test_the_retention_check_rejects_a_count_rule(tmp_path: Path, run_notebook):
         pytest.param(PARCOURS.after_tp, id="shared"),
     ],
 )
+@pytest.mark.slow
 def test_no_lesson_leaves_personal_data_in_the_files_it_makes(executed_lessons, names):
     for marker in PERSONAL_DATA:
         assert any(marker in "\n".join(c.source for c in read(n).cells) for n in LESSONS)
@@ -261,6 +263,7 @@ def test_one_register_one_term_and_names_with_a_capital(name):
         assert lower == [], (name, cell.id, lower)
 
 
+@pytest.mark.slow
 def test_the_control_finds_a_lower_case_name_in_prose():
     text = prose("alice va écrire ; le `user_id` vaut `alice`.")
     assert re.findall(r"(?<![\w'\"=/.-])(alice|bob)(?![\w'\".@-])", text) == ["alice"]

@@ -122,6 +122,7 @@ def run_pytest(copy: Path, *args: str) -> dict[str, str]:
     return found
 
 
+@pytest.mark.slow
 def test_a_new_lesson_reaches_the_lesson_tests_with_no_edit_in_tests(tmp_path: Path):
     """In a copy with lesson 8 and its row, the tests that go over the lessons run on it and
     pass, and the page check passes; the control, the same copy without the row, fails the

@@ -16,6 +16,8 @@ import pytest
 from helpers import REPO
 from notebook_text import text_of
 
+pytestmark = pytest.mark.slow  # nbgrader, kernels or the sandbox: not in make test-fast
+
 SOLUTIONS = REPO / "solutions" / "lecons"
 NBSP = "\u00a0"
 

@@ -9,6 +9,8 @@ import sys
 import pytest
 from helpers import REPO
 
+pytestmark = pytest.mark.slow  # nbgrader, kernels or the sandbox: not in make test-fast
+
 BENCH = REPO / "tests" / "bench"
 SESSIONS_WORKLOADS = (
     "append_event",

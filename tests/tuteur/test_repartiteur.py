@@ -19,6 +19,8 @@ from helpers import REPO
 
 from course.tuteur.repartiteur import Repartiteur
 
+pytestmark = pytest.mark.slow  # nbgrader, kernels or the sandbox: not in make test-fast
+
 
 def _alive(pid: int) -> bool:
     try:
