@@ -15,6 +15,7 @@ from grading.autograde import main as autograde_main
 from grading_course import copy_course, grading, nbgrader, submit
 from nbformat.v4 import new_code_cell, new_notebook
 from nbgrader.api import Gradebook
+from tool_in_process import in_process
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -36,14 +37,14 @@ def test_a_changed_submission_is_named_then_regraded_with_force(course, expected
     assert _scores(course, ["ana", "ben"]) == {"ana": 10, "ben": stub}
 
     submit(course, "ben", "complete_vacuum")  # ben sends a corrected notebook (no timestamp.txt)
-    again = grading(course, "autograde", "oublier", "--jobs", jobs)
+    again = in_process(autograde_main, course, "oublier", "--jobs", jobs)
     assert again.returncode == 1, again.stdout
     assert "0 rendu(s) noté(s), 2 déjà noté(s)" in again.stdout
     assert "ben\u00a0: rendu modifié depuis sa notation" in again.stdout
     assert "make grade FORCE=1" in again.stdout and "ana" not in again.stdout.split("⚠")[1]
     assert _scores(course, ["ben"]) == {"ben": stub}
 
-    forced = grading(course, "autograde", "oublier", "--jobs", jobs, "--force")
+    forced = in_process(autograde_main, course, "oublier", "--jobs", jobs, "--force")
     assert forced.returncode == 0, forced.stdout + forced.stderr
     assert "2 rendu(s) noté(s), 0 déjà noté(s)" in forced.stdout
     assert _scores(course, ["ana", "ben"]) == {"ana": 10, "ben": 10}
@@ -119,8 +120,8 @@ def _two_notebook_assignment(grader: Path) -> None:
         nbformat.write(nb, folder / f"{name}.ipynb")
 
 
-def test_two_workers_grade_several_notebooks_and_reruns(tmp_path):
-    grader = copy_course(tmp_path / "cours")
+def test_two_workers_grade_several_notebooks_and_reruns(course):
+    grader = course  # its gradebook exists (the TP's): "deux" is added to it, as a second TP is
     _two_notebook_assignment(grader)
     assert nbgrader(grader, "generate_assignment", "deux").returncode == 0
     release = grader.parent / "notebooks" / "deux"
@@ -140,23 +141,18 @@ def test_two_workers_grade_several_notebooks_and_reruns(tmp_path):
     with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
         ben = gb.find_submission("deux", "ben")
         assert {nb.name: nb.score for nb in ben.notebooks} == {"partie1": 1, "partie2": 0}
-    rerun = grading(grader, "autograde", "deux", "--jobs", "2", "--force")
+    rerun = in_process(autograde_main, grader, "deux", "--jobs", "2", "--force")
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert "3 rendu(s) noté(s), 0 déjà noté(s)" in rerun.stdout
     assert _scores(grader, list(expected), "deux") == expected
 
 
-def test_fresh_gradebook_gets_the_assignment_and_nbgrader_args_pass_through(tmp_path):
-    grader = copy_course(tmp_path / "cours")  # as a fresh clone: no gradebook
-    assert (
-        nbgrader(
-            grader,
-            "generate_assignment",
-            "oublier",
-            f"--CourseDirectory.db_url=sqlite:///{tmp_path / 'jetable.db'}",
-        ).returncode
-        == 0
-    )  # make notebooks
+def test_fresh_gradebook_gets_the_assignment_and_nbgrader_args_pass_through(course):
+    # a fresh clone after `make notebooks`: the student version generated, no gradebook
+    grader = course
+    for db in grader.glob("gradebook.db*"):
+        db.unlink()
+    assert not (grader / "gradebook.db").exists() and (grader.parent / "notebooks").is_dir()
     release = grader.parent / "notebooks"
     submit(grader, "ana", "complete_vacuum")
     submit(grader, "ben", "complete_vacuum")

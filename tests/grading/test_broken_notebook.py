@@ -17,10 +17,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from grading.autograde import main as autograde
 from grading.known_failures import FILE_NAME
 from grading_course import copy_course, generated_course, grading, nbgrader, submit
 from nbformat.v4 import new_code_cell, new_notebook
 from nbgrader.api import Gradebook
+from tool_in_process import in_process
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -59,27 +61,51 @@ def _scores(grader: Path, assignment: str, students: list[str]) -> dict[str, flo
         return {s: gb.find_submission(assignment, s).score for s in students}
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
-def test_a_notebook_that_stops_nbgrader_is_named_and_the_class_is_graded(tmp_path, jobs):
-    grader = copy_course(tmp_path / "cours")
+CLASS = ("ana", "ben", "cyr", "dan")  # ben's answer cell is copy-pasted
+
+
+@pytest.fixture(scope="module")
+def simple_class(tmp_path_factory) -> Path:
+    """A course with solutions/simple generated, the class registered as the guide says and its
+    submissions in place (ben's answer cell copy-pasted: a new id, the same nbgrader id): built
+    once, each test grades its own copy (``_copy``)."""
+    grader = copy_course(tmp_path_factory.mktemp("simple") / "cours")
     release = _plain_assignment(grader)
-    for student in ("ana", "ben", "cyr", "dan"):  # the class, registered as the guide says
-        assert nbgrader(grader, "db", "student", "add", student).returncode == 0
-    for student in ("ana", "ben", "cyr", "dan"):
+    (grader / "eleves.csv").write_text("id\n" + "".join(f"{s}\n" for s in CLASS))
+    registered = nbgrader(grader, "db", "student", "import", "eleves.csv")
+    assert registered.returncode == 0, registered.stdout + registered.stderr
+    for student in CLASS:
         nb = nbformat.read(release, as_version=4)
         nb.cells[0].source = "x = 2"
-        if student == "ben":  # the answer cell copy-pasted (a new id, the same nbgrader id)
+        if student == "ben":
             twin = copy.deepcopy(nb.cells[0])
             twin["id"] = "copie"
             nb.cells.insert(1, twin)
         folder = grader / "submitted" / student / "simple"
         folder.mkdir(parents=True)
         nbformat.write(nb, folder / "simple.ipynb")
-    alone = nbgrader(grader, "autograde", "simple")  # stock nbgrader: the class stops at ben
+    return grader
+
+
+def _copy(grader: Path, dest: Path) -> Path:
+    """A copy of the course of `grader` in `dest` (its configuration finds its own root)."""
+    shutil.copytree(grader.parent, dest / "cours", symlinks=True)
+    return dest / "cours" / "grader"
+
+
+def test_stock_nbgrader_stops_the_whole_class_at_that_notebook(simple_class, tmp_path):
+    """The control: stock nbgrader alone stops the class at ben."""
+    grader = _copy(simple_class, tmp_path)
+    alone = nbgrader(grader, "autograde", "simple")
     assert alone.returncode != 0 and "old version" in alone.stderr
     assert not (grader / "autograded" / "cyr").exists()
-    shutil.rmtree(grader / "autograded")
 
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_notebook_that_stops_nbgrader_is_named_and_the_class_is_graded(
+    simple_class, tmp_path, jobs
+):
+    grader = _copy(simple_class, tmp_path)
     first = grading(grader, "autograde", "simple", "--jobs", jobs)
     out = first.stdout
     assert first.returncode == 1, out + first.stderr
@@ -90,7 +116,7 @@ def test_a_notebook_that_stops_nbgrader_is_named_and_the_class_is_graded(tmp_pat
     record = json.loads((grader / FILE_NAME).read_text(encoding="utf-8"))
     assert list(record["simple"]) == ["ben"] and record["simple"]["ben"]["fingerprint"]
 
-    again = grading(grader, "autograde", "simple", "--jobs", jobs)  # within the minute
+    again = in_process(autograde, grader, "simple", "--jobs", jobs)  # within the minute
     assert again.returncode == 1, again.stdout + again.stderr
     assert "0 rendu(s) noté(s), 3 déjà noté(s)" in again.stdout
     assert "  - ben\u00a0: non renoté cette fois\u00a0: sa notation a échoué il y a" in again.stdout
@@ -98,7 +124,7 @@ def test_a_notebook_that_stops_nbgrader_is_named_and_the_class_is_graded(tmp_pat
     log = (grader / "rapport" / "autograde.log").read_text(encoding="utf-8")
     assert "/ben/" not in log  # nbgrader was not asked to grade it again
 
-    forced = grading(grader, "autograde", "simple", "--jobs", jobs, "--reessayer")
+    forced = in_process(autograde, grader, "simple", "--jobs", jobs, "--reessayer")
     assert forced.returncode == 1
     assert "  - ben\u00a0: nbgrader s'est arrêté sur ce rendu" in forced.stdout
 
@@ -106,7 +132,7 @@ def test_a_notebook_that_stops_nbgrader_is_named_and_the_class_is_graded(tmp_pat
     nb = nbformat.read(fixed, as_version=4)
     nb.cells.pop(1)
     nbformat.write(nb, fixed)
-    retried = grading(grader, "autograde", "simple", "--jobs", jobs)  # changed: graded at once
+    retried = in_process(autograde, grader, "simple", "--jobs", jobs)  # changed: graded at once
     assert retried.returncode == 0, retried.stdout + retried.stderr
     assert _scores(grader, "simple", ["ben"]) == {"ben": 1}
     assert json.loads((grader / FILE_NAME).read_text(encoding="utf-8")) == {}

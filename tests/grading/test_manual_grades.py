@@ -10,10 +10,12 @@ import csv
 
 import nbformat
 import pytest
+from grading.autograde import main as autograde_main
 from grading.criterion_titles import criterion_title
 from grading_course import grading, nbgrader, submit
 from helpers import tp_points
 from nbgrader.api import Gradebook
+from tool_in_process import in_process
 
 # every automatic test of the TP passed: the criteria table's points (helpers.tp_points)
 FULL = tp_points()[0]
@@ -49,8 +51,12 @@ def _grade_by_hand(grader, student: str, score: float, comment: str) -> None:
         gb.db.commit()
 
 
-def _report(grader, out) -> dict[str, dict[str, str]]:
-    proc = grading(grader, "report", "--out", str(out))
+def _report(grader, out, command: bool = False) -> dict[str, dict[str, str]]:
+    """The class report's rows; `command`: by the teacher's command, else by its main() here."""
+    from grading.report import main as report_main  # pandas: imported when a test needs it
+
+    args = ("--out", str(out))
+    proc = grading(grader, "report", *args) if command else in_process(report_main, grader, *args)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     with open(out / "notes.csv", newline="", encoding="utf-8") as fh:
         return {row["student_id"]: row for row in csv.DictReader(fh)}
@@ -66,7 +72,7 @@ def test_hand_grades_survive_a_forced_regrade(course, tmp_path):
     assert _written(grader, "ana") == (None, True, None)
 
     # before hand grading: the report says the written answer waits, not that it failed
-    rows = _report(grader, tmp_path / "avant")
+    rows = _report(grader, tmp_path / "avant", command=True)
     title = criterion_title(WRITTEN)
     assert rows["ana"]["why"] == "réponse écrite à noter"
     assert float(rows["ana"]["score"]) == FULL
@@ -83,7 +89,7 @@ def test_hand_grades_survive_a_forced_regrade(course, tmp_path):
 
     # ben rewrites his answer; the class is regraded with make grade FORCE=1
     _write_answer(grader, "ben", "Nouvelle réponse de ben : VACUUM et wal_checkpoint.")
-    regrade = grading(grader, "autograde", "oublier", "--force")
+    regrade = in_process(autograde_main, grader, "oublier", "--force")
     assert regrade.returncode == 0, regrade.stdout + regrade.stderr
     assert "1 note(s) à la main gardée(s) comme notée(s) (réponse inchangée)." in regrade.stdout
     assert f"à revoir dans formgrader (note et commentaire gardés)\u00a0: ben ({title})" in (
