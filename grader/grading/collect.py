@@ -20,10 +20,9 @@ from pathlib import Path
 
 from nbgrader.utils import parse_utc
 
-from .french_args import FrenchParser
 from .french_format import collation_key, french_datetime
 from .ids import closest, normalize_id, quoted, registered_students
-from .nbgrader_quiet import QuietRun, finish, run_quiet
+from .nbgrader_quiet import QuietRun, assignment_command, run_quiet
 from .paths import course_dirs
 
 __all__ = ["CollectRecord", "collect", "main", "read_collect_log"]
@@ -167,16 +166,14 @@ def collect(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = FrenchParser(
-        prog="make collect",
-        description="Relève les copies déposées dans l'échange de nbgrader (nbgrader collect) "
+    return assignment_command(
+        argv,
+        "make collect",
+        "Relève les copies déposées dans l'échange de nbgrader (nbgrader collect) "
         "et dit en français ce qui a été relevé, remplacé ou mis de côté. Les autres options "
         "vont à nbgrader (--update, --student=…).",
+        collect,
     )
-    parser.add_argument("assignment", help="le devoir, par exemple oublier")
-    parser.add_argument("--grader-dir", type=Path, default=None, help="le dossier grader/")
-    args, extra = parser.parse_known_args(argv)
-    return finish(parser, lambda: collect(args.assignment, extra, args.grader_dir))
 
 
 if __name__ == "__main__":

@@ -16,9 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .french_args import FrenchParser
 from .nbgrader_run import BIN, nbgrader_env
 
-__all__ = ["QuietRun", "finish", "run_quiet"]
+__all__ = ["QuietRun", "assignment_command", "finish", "run_quiet"]
 
 _RECORD = re.compile(r"^\[(?P<app>\w+) \| (?P<level>[A-Z]+)\] (?P<text>.*)$")
 
@@ -54,6 +55,8 @@ class QuietRun:
 
 def run_quiet(grader_dir: Path, args: list[str], log_name: str) -> QuietRun:
     """Run ``nbgrader <args>`` in `grader_dir`; its output goes to ``rapport/<log_name>.log``."""
+    if not grader_dir.is_dir():
+        raise FileNotFoundError(f"dossier du cours introuvable\u00a0: {grader_dir}")
     log_dir = grader_dir / "rapport"
     log_dir.mkdir(exist_ok=True)
     log_path = log_dir / f"{log_name}.log"
@@ -73,10 +76,26 @@ def run_quiet(grader_dir: Path, args: list[str], log_name: str) -> QuietRun:
 
 def finish(parser: argparse.ArgumentParser, run: Callable[[], tuple[int, list[str]]]) -> int:
     """Run a class command, print its French summary (on stderr if it failed), return its
-    status; a missing course folder is the parser's one-line error."""
+    status; a missing course folder is one French line, status 2."""
     try:
         status, lines = run()
-    except FileNotFoundError as exc:
-        parser.error(str(exc))
+    except FileNotFoundError as exc:  # no course there: one French sentence, no traceback
+        print(f"✘ {parser.prog}\u00a0: {exc}", file=sys.stderr)
+        return 2
     print("\n".join(lines), file=sys.stderr if status else sys.stdout)
     return status
+
+
+def assignment_command(
+    argv: list[str] | None,
+    prog: str,
+    description: str,
+    command: Callable[[str, list[str], Path | None], tuple[int, list[str]]],
+) -> int:
+    """The command line of a class command run on one assignment: its French parser, every
+    option it does not know passed to nbgrader, its summary printed by :func:`finish`."""
+    parser = FrenchParser(prog=prog, description=description)
+    parser.add_argument("assignment", help="le devoir, par exemple oublier")
+    parser.add_argument("--grader-dir", type=Path, default=None, help="le dossier grader/")
+    args, extra = parser.parse_known_args(argv)
+    return finish(parser, lambda: command(args.assignment, extra, args.grader_dir))

@@ -14,11 +14,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .french_args import FrenchParser
 from .french_format import collation_key
 from .ids import quoted
 from .nbgrader_flags import student_pattern
-from .nbgrader_quiet import finish, run_quiet
+from .nbgrader_quiet import assignment_command, run_quiet
 from .paths import course_dirs
 from .submitted_ids import matching, submitted_students
 
@@ -83,16 +82,14 @@ def release_feedback(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = FrenchParser(
-        prog="make release-feedback",
-        description="Rend les pages de retour aux élèves par l'échange de nbgrader (nbgrader "
+    return assignment_command(
+        argv,
+        "make release-feedback",
+        "Rend les pages de retour aux élèves par l'échange de nbgrader (nbgrader "
         "release_feedback) et dit en français à qui. Les autres options vont à nbgrader "
         "(--student=…).",
+        release_feedback,
     )
-    parser.add_argument("assignment", help="le devoir, par exemple oublier")
-    parser.add_argument("--grader-dir", type=Path, default=None, help="le dossier grader/")
-    args, extra = parser.parse_known_args(argv)
-    return finish(parser, lambda: release_feedback(args.assignment, extra, args.grader_dir))
 
 
 if __name__ == "__main__":

@@ -107,3 +107,12 @@ def test_a_set_aside_name_cannot_drive_the_teachers_terminal():
 
     (line,) = read_collect_log(log, "oublier").set_aside
     assert "\x1b" in line and "\x1b" not in _shown(line) and "\\x1b]0;pwned\\x07" in _shown(line)
+
+
+def test_a_course_folder_that_is_not_there_is_one_french_sentence(tmp_path):
+    absent = tmp_path / "absent" / "grader"
+    for module in ("collect", "release_feedback"):
+        proc = grading(tmp_path, module, "oublier", "--grader-dir", str(absent))
+        assert proc.returncode == 2, proc
+        assert proc.stderr.strip().endswith(f"dossier du cours introuvable{NBSP}: {absent}"), proc
+        assert "Traceback" not in proc.stderr and not absent.exists()
