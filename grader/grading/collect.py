@@ -109,37 +109,37 @@ def collect(
     run: QuietRun = run_quiet(dirs.grader_dir, ["collect", assignment, *nbgrader_args], "collect")
     record = read_collect_log(run.log, assignment)
     submitted = dirs.grader_dir / "submitted"
-    lines = [f"Relève de {quoted(assignment)} dans l'échange de nbgrader\u00a0:"]
+    lines = [f"Ramassage de {quoted(assignment)} dans l'échange de nbgrader\u00a0:"]
     taken = record.of("collected") + record.of("updated")
     if record.nothing_to_collect:
-        lines.append("  - aucune copie déposée pour l'instant")
+        lines.append("  - aucun rendu déposé pour l'instant")
     if record.of("collected"):
         lines.append(
-            f"  - {len(record.of('collected'))} copie(s) relevée(s)\u00a0: "
+            f"  - {len(record.of('collected'))} rendu(s) ramassé(s)\u00a0: "
             + _listed(record.of("collected"), submitted, assignment)
         )
     if record.of("updated"):
         lines.append(
-            f"  - {len(record.of('updated'))} copie(s) remplacée(s) par une plus récente\u00a0: "
+            f"  - {len(record.of('updated'))} rendu(s) remplacé(s) par un plus récent\u00a0: "
             + _listed(record.of("updated"), submitted, assignment)
         )
     if record.of("unchanged"):
         lines.append(
-            f"  - {len(record.of('unchanged'))} déjà relevée(s), rien de plus récent\u00a0: "
+            f"  - {len(record.of('unchanged'))} déjà ramassé(s), rien de plus récent\u00a0: "
             + ", ".join(map(quoted, record.of("unchanged")))
         )
     if record.of("already"):
         lines.append(
-            f"  - {len(record.of('already'))} déjà relevée(s), gardée(s) telle(s) quelle(s)\u00a0: "
+            f"  - {len(record.of('already'))} déjà ramassé(s), gardé(s) tel(s) quel(s)\u00a0: "
             + ", ".join(map(quoted, record.of("already")))
-            + " (une copie plus récente\u00a0: make collect ARGS=--update)"
+            + " (un rendu plus récent\u00a0: make collect ARGS=--update)"
         )
     status = 0
     if record.set_aside:
         status = 1
         lines.append(
-            f"✘ {len(record.set_aside)} copie(s) mise(s) de côté, non relevée(s) "
-            f"(gardées dans {dirs.grader_dir / 'quarantaine' / assignment})\u00a0:"
+            f"✘ {len(record.set_aside)} rendu(s) mis de côté, non ramassé(s) "
+            f"(gardés dans {dirs.grader_dir / 'quarantaine' / assignment})\u00a0:"
         )
         lines += [f"    {_shown(item)}" for item in record.set_aside]
     registered = registered_students(dirs.db_url)
@@ -149,7 +149,7 @@ def collect(
         if strangers:
             status = 1
             lines.append(
-                f"✘ {len(strangers)} copie(s) relevée(s) au nom d'un élève non inscrit "
+                f"✘ {len(strangers)} rendu(s) ramassé(s) au nom d'un élève non inscrit "
                 "(make grade les refusera\u00a0; inscrivez-les avec make students)\u00a0:"
             )
             for student in strangers:
@@ -157,7 +157,7 @@ def collect(
                 near = f"\u00a0; le plus proche inscrit est {quoted(hint)}" if hint else ""
                 lines.append(f"    {quoted(student)}{near}")
     if run.status and not record.set_aside:
-        lines.append(run.failure(f"relève de {quoted(assignment)}"))
+        lines.append(run.failure(f"ramassage de {quoted(assignment)}"))
         status = 1
     elif run.status:
         status = 1
@@ -169,8 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     return assignment_command(
         argv,
         "make collect",
-        "Relève les copies déposées dans l'échange de nbgrader (nbgrader collect) "
-        "et dit en français ce qui a été relevé, remplacé ou mis de côté. Les autres options "
+        "Ramasse les rendus déposés dans l'échange de nbgrader (nbgrader collect) "
+        "et dit en français ce qui a été ramassé, remplacé ou mis de côté. Les autres options "
         "vont à nbgrader (--update, --student=…).",
         collect,
     )

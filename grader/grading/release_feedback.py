@@ -66,7 +66,7 @@ def release_feedback(
         lines.append("  - aucune page de retour rendue")
     if waiting:
         lines.append(
-            f"  - {len(waiting)} copie(s) relevée(s) sans page de retour (make feedback "
+            f"  - {len(waiting)} rendu(s) ramassé(s) sans page de retour (make feedback "
             "d'abord)\u00a0: " + ", ".join(map(quoted, waiting))
         )
     status = 0

@@ -50,10 +50,10 @@ def test_collect_and_release_feedback_say_who_in_french(course):
         first = grading(course, "collect", "oublier", *exchange_arg)
         said = _said(first)
         assert first.returncode == 1, said  # a copy set aside, a student not on the list
-        assert "3 copie(s) relevée(s)" in said, said
+        assert "3 rendu(s) ramassé(s)" in said, said
         for user in (ana, bob, zoe):
             assert f"{q(user)} (" in said, said  # named, with the time of the copy
-        assert "1 copie(s) mise(s) de côté" in said and f"appartient à {q(eve)}" in said, said
+        assert "1 rendu(s) mis de côté" in said and f"appartient à {q(eve)}" in said, said
         assert f"{q(zoe)}{NBSP}; le plus proche inscrit est {q(zoe_registered)}" in said, said
         log = (course / "rapport" / "collect.log").read_text(encoding="utf-8")
         assert f"Collecting submission: {ana} oublier" in log  # nbgrader's own record, kept
@@ -62,10 +62,10 @@ def test_collect_and_release_feedback_say_who_in_french(course):
         again = Student.account(bob).submit(course, exchange, "complete_vacuum")
         assert again.returncode == 0, again.stdout + again.stderr
         kept = _said(grading(course, "collect", "oublier", *exchange_arg))
-        assert "gardée(s) telle(s) quelle(s)" in kept and "ARGS=--update" in kept, kept
+        assert "gardé(s) tel(s) quel(s)" in kept and "ARGS=--update" in kept, kept
         updated = grading(course, "collect", "oublier", "--update", *exchange_arg)
         said = _said(updated)
-        assert f"1 copie(s) remplacée(s) par une plus récente{NBSP}: {q(bob)} (" in said, said
+        assert f"1 rendu(s) remplacé(s) par un plus récent{NBSP}: {q(bob)} (" in said, said
         assert "rien de plus récent" in said and q(ana) in said, said
 
         graded = grading(course, "autograde", "oublier", f"--student={ana}")
