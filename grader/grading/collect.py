@@ -21,8 +21,9 @@ from pathlib import Path
 from nbgrader.utils import parse_utc
 
 from .french_format import collation_key, french_datetime
-from .ids import closest, normalize_id, quoted, registered_students
-from .nbgrader_quiet import QuietRun, assignment_command, run_quiet
+from .ids import UNPRINTABLE, closest, normalize_id, quoted, registered_students
+from .nbgrader_log import LOG_RECORD
+from .nbgrader_quiet import assignment_command, run_quiet
 from .paths import course_dirs
 
 __all__ = ["CollectRecord", "collect", "main", "read_collect_log"]
@@ -35,7 +36,7 @@ _STUDENT_LINES = {
     "unchanged": "No newer submission to collect",
     "already": "Submission already exists, use --update to update",
 }
-_RECORD = re.compile(r"^\[\w+ \| [A-Z]+\] (?P<text>.*)$")
+_KIND_OF = {lead: kind for kind, lead in _STUDENT_LINES.items()}
 _SEP = ": "  # nbgrader's, between a lead and the student
 _NONE = "No submissions of "
 _SET_ASIDE = re.compile(r"mise\(s\) de côté, non collectée\(s\)")
@@ -59,28 +60,39 @@ def read_collect_log(log: str, assignment: str) -> CollectRecord:
     suffix = f" {assignment}"
     in_set_aside = False
     for line in log.splitlines():
-        match = _RECORD.match(line)
-        text = match["text"] if match else line
-        if match:
-            in_set_aside = bool(_SET_ASIDE.search(text))
-            if text.startswith(_NONE):
-                record.nothing_to_collect = True
-            for kind, lead in _STUDENT_LINES.items():
-                head, sep, rest = text.partition(_SEP)
-                if head == lead and sep and rest.endswith(suffix):
-                    student = rest[: -len(suffix)]
-                    record.students.setdefault(kind, []).append(student)
-        elif in_set_aside and line.lstrip().startswith("- "):  # the log indents what follows
-            record.set_aside.append(line.lstrip()[2:])
+        match = LOG_RECORD.match(line)
+        if not match:  # a record's continuation: the log indents what follows
+            if in_set_aside and line.lstrip().startswith("- "):
+                record.set_aside.append(line.lstrip()[2:])
+            continue
+        text = match["text"]
+        in_set_aside = bool(_SET_ASIDE.search(text))
+        if text.startswith(_NONE):
+            record.nothing_to_collect = True
+        lead, sep, rest = text.partition(_SEP)
+        kind = _KIND_OF.get(lead)
+        if kind and sep and rest.endswith(suffix):
+            record.students.setdefault(kind, []).append(rest[: -len(suffix)])
     return record
+
+
+# what the summary says of each kind of student: its words, with the copy's time, a hint
+_SUMMARY = (
+    ("collected", "rendu(s) ramassé(s)", True, ""),
+    ("updated", "rendu(s) remplacé(s) par un plus récent", True, ""),
+    ("unchanged", "déjà ramassé(s), rien de plus récent", False, ""),
+    (
+        "already",
+        "déjà ramassé(s), gardé(s) tel(s) quel(s)",
+        False,
+        " (un rendu plus récent\u00a0: make collect ARGS=--update)",
+    ),
+)
 
 
 def _shown(text: str) -> str:
     """`text` safe for a terminal: a folder name a student chose may hold escape sequences."""
-    return "".join(
-        c if unicodedata.category(c) not in ("Cc", "Cf", "Zl", "Zp") else repr(c)[1:-1]
-        for c in text
-    )
+    return "".join(c if unicodedata.category(c) not in UNPRINTABLE else repr(c)[1:-1] for c in text)
 
 
 def _stamp(folder: Path) -> str:
@@ -106,34 +118,21 @@ def collect(
 ) -> tuple[int, list[str]]:
     """Collect `assignment` from the exchange; (exit status, French summary lines)."""
     dirs = course_dirs(grader_dir)
-    run: QuietRun = run_quiet(dirs.grader_dir, ["collect", assignment, *nbgrader_args], "collect")
+    run = run_quiet(dirs.grader_dir, ["collect", assignment, *nbgrader_args], "collect")
     record = read_collect_log(run.log, assignment)
     submitted = dirs.grader_dir / "submitted"
     lines = [f"Ramassage de {quoted(assignment)} dans l'échange de nbgrader\u00a0:"]
-    taken = record.of("collected") + record.of("updated")
     if record.nothing_to_collect:
         lines.append("  - aucun rendu déposé pour l'instant")
-    if record.of("collected"):
-        lines.append(
-            f"  - {len(record.of('collected'))} rendu(s) ramassé(s)\u00a0: "
-            + _listed(record.of("collected"), submitted, assignment)
-        )
-    if record.of("updated"):
-        lines.append(
-            f"  - {len(record.of('updated'))} rendu(s) remplacé(s) par un plus récent\u00a0: "
-            + _listed(record.of("updated"), submitted, assignment)
-        )
-    if record.of("unchanged"):
-        lines.append(
-            f"  - {len(record.of('unchanged'))} déjà ramassé(s), rien de plus récent\u00a0: "
-            + ", ".join(map(quoted, record.of("unchanged")))
-        )
-    if record.of("already"):
-        lines.append(
-            f"  - {len(record.of('already'))} déjà ramassé(s), gardé(s) tel(s) quel(s)\u00a0: "
-            + ", ".join(map(quoted, record.of("already")))
-            + " (un rendu plus récent\u00a0: make collect ARGS=--update)"
-        )
+    for kind, what, stamped, after in _SUMMARY:
+        students = record.of(kind)
+        if students:
+            names = (
+                _listed(students, submitted, assignment)
+                if stamped
+                else ", ".join(map(quoted, students))
+            )
+            lines.append(f"  - {len(students)} {what}\u00a0: {names}{after}")
     status = 0
     if record.set_aside:
         status = 1
@@ -145,6 +144,7 @@ def collect(
     registered = registered_students(dirs.db_url)
     if registered:
         known = {normalize_id(s) for s in registered}
+        taken = record.of("collected") + record.of("updated")
         strangers = [s for s in taken if normalize_id(s) not in known]
         if strangers:
             status = 1
@@ -156,11 +156,10 @@ def collect(
                 hint = closest(student, registered)
                 near = f"\u00a0; le plus proche inscrit est {quoted(hint)}" if hint else ""
                 lines.append(f"    {quoted(student)}{near}")
-    if run.status and not record.set_aside:
-        lines.append(run.failure(f"ramassage de {quoted(assignment)}"))
+    if run.status:
         status = 1
-    elif run.status:
-        status = 1
+        if not record.set_aside:  # otherwise the failure is the set-aside copies, listed above
+            lines.append(run.failure(f"ramassage de {quoted(assignment)}"))
     lines.append(f"Journal de nbgrader\u00a0: {run.log_path}")
     return status, lines
 

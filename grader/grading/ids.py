@@ -13,7 +13,14 @@ import difflib
 import unicodedata
 from collections.abc import Iterable
 
-__all__ = ["closest", "id_problem", "normalize_id", "quoted", "registered_students"]
+__all__ = [
+    "UNPRINTABLE",
+    "closest",
+    "id_problem",
+    "normalize_id",
+    "quoted",
+    "registered_students",
+]
 
 
 def normalize_id(value: str) -> str:
@@ -44,6 +51,9 @@ def closest(value: str, candidates: Iterable[str]) -> str | None:
     return folded[best[0]] if best else None
 
 
+# Unicode categories of characters that are not text: controls (a terminal's escape sequences),
+# invisible formats, line and paragraph separators
+UNPRINTABLE = ("Cc", "Cf", "Zl", "Zp")
 MARKUP = '"<>&`'  # never in an id: formgrader writes ids raw into its pages' scripts
 
 
@@ -60,7 +70,7 @@ def id_problem(value: str) -> str | None:
         return f"identifiant {quoted(value)} interdit"
     if "/" in value or "\\" in value:
         return "identifiant contenant " + quoted("/") + " ou " + quoted("\\")
-    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in value):
+    if any(unicodedata.category(c) in UNPRINTABLE for c in value):
         return "identifiant contenant un caractère de contrôle"
     if any(c in MARKUP for c in value):
         return "identifiant contenant " + ", ".join(quoted(c) for c in MARKUP)

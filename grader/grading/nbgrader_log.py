@@ -15,12 +15,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["CHECKSUM_WARNING", "LogWatcher", "Outcomes"]
+__all__ = ["CHECKSUM_WARNING", "LOG_RECORD", "LogWatcher", "Outcomes"]
 
 # nbgrader issue 1961: harmless, logged for each locked cell whose hidden tests the release
 # notebook does not carry (nbgrader puts them back from the gradebook).
 CHECKSUM_WARNING = "Attribute 'checksum' for cell"
-_RECORD = re.compile(r"^\[(?P<app>\w+) \| (?P<level>[A-Z]+)\] (?P<text>.*)$")
+# one line of nbgrader's log, "[AutogradeApp | INFO] text" (what follows a record continues it)
+LOG_RECORD = re.compile(r"^\[(?P<app>\w+) \| (?P<level>[A-Z]+)\] (?P<text>.*)$")
 _SUMMARY = re.compile(
     r"There was an error processing assignment '(?P<a>.*)' for student '(?P<s>.*)'"
 )
@@ -106,7 +107,7 @@ class LogWatcher:
     def feed(self, line: str) -> None:
         """One line of nbgrader's output."""
         line = line.rstrip("\n")
-        record = _RECORD.match(line)
+        record = LOG_RECORD.match(line)
         if record is None:  # the rest of the previous record (a traceback)
             if self._error is not None:
                 self._error.append(line)

@@ -9,7 +9,6 @@ nbgrader's last error line and the log.
 from __future__ import annotations
 
 import argparse
-import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -17,11 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .french_args import FrenchParser
+from .nbgrader_log import LOG_RECORD
 from .nbgrader_run import BIN, nbgrader_env
 
 __all__ = ["QuietRun", "assignment_command", "finish", "run_quiet"]
-
-_RECORD = re.compile(r"^\[(?P<app>\w+) \| (?P<level>[A-Z]+)\] (?P<text>.*)$")
 
 
 @dataclass
@@ -37,7 +35,7 @@ class QuietRun:
         """nbgrader's last ERROR or CRITICAL line, else the log's last line ("" if empty)."""
         errors = [
             m["text"]
-            for m in map(_RECORD.match, self.log.splitlines())
+            for m in map(LOG_RECORD.match, self.log.splitlines())
             if m and m["level"] in ("ERROR", "CRITICAL")
         ]
         lines = [line for line in self.log.splitlines() if line.strip()]

@@ -17,27 +17,29 @@ from pathlib import Path
 from .french_format import collation_key
 from .ids import quoted
 from .nbgrader_flags import student_pattern
+from .nbgrader_log import LOG_RECORD
 from .nbgrader_quiet import assignment_command, run_quiet
 from .paths import course_dirs
 from .submitted_ids import matching, submitted_students
 
 __all__ = ["main", "read_release_log", "release_feedback"]
 
-# nbgrader 0.9.6's ExchangeReleaseFeedback.copy_files
+# nbgrader 0.9.6's ExchangeReleaseFeedback.copy_files: the text of its INFO and ERROR records
 _RELEASED = re.compile(
-    r"^\[\w+ \| INFO\] Releasing feedback for student '(?P<student>.*)' on assignment "
-    r"'.*' \(.*\)$"
+    r"Releasing feedback for student '(?P<student>.*)' on assignment '.*' \(.*\)"
 )
-_UNMATCHED = re.compile(r"^\[\w+ \| ERROR\] Could not match '(?P<path>.*)' with regexp")
+_UNMATCHED = re.compile(r"Could not match '(?P<path>.*)' with regexp")
 
 
 def read_release_log(log: str) -> tuple[list[str], list[str]]:
     """(students whose page was given back, pages nbgrader could not match) in a log."""
     released, unmatched = [], []
-    for line in log.splitlines():
-        if match := _RELEASED.match(line):
+    for record in map(LOG_RECORD.match, log.splitlines()):
+        if not record:
+            continue
+        if record["level"] == "INFO" and (match := _RELEASED.fullmatch(record["text"])):
             released.append(match["student"])
-        elif match := _UNMATCHED.match(line):
+        elif record["level"] == "ERROR" and (match := _UNMATCHED.match(record["text"])):
             unmatched.append(match["path"])
     return sorted(set(released), key=collation_key), unmatched
 
