@@ -6,10 +6,12 @@ Binder users the same runtime versions.
 """
 
 import importlib.metadata
+import importlib.util
 import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tomllib
 import zipfile
 from pathlib import Path
@@ -258,6 +260,24 @@ def test_make_installs_from_the_locks_only() -> None:
     assert installed["lab"] == {"uv", "lab"}
     assert installed["test"] == {"uv", "lab", "test", "lint"}
     assert "bash .ci/system-deps" in make_dry_run("test")
+
+
+def test_the_venv_and_the_course_are_compiled_to_bytecode() -> None:
+    """Where the environment sets PYTHONDONTWRITEBYTECODE (this machine does), no process writes
+    bytecode: every nbgrader, kernel or server start would compile what it imports from source,
+    every time. So the set-up compiles the venv (pip by default, uv told by UV_COMPILE_BYTECODE)
+    and the test targets compile the course's own modules first."""
+    site = Path(sysconfig.get_path("purelib"))
+    sources = [p for p in site.rglob("*.py") if "__pycache__" not in p.parts]
+    assert len(sources) > 1000, len(sources)  # nbgrader, jupyter_server, sqlalchemy…
+    missing = [p for p in sources if not Path(importlib.util.cache_from_source(str(p))).exists()]
+    assert not missing, f"{len(missing)} module(s) sans bytecode, dont {missing[:5]}"
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^export UV_COMPILE_BYTECODE := 1$", makefile, re.M)
+    for target in ("test", "test-fast", "test-browser", "test-hub", "test-classe"):
+        dry_run = make_dry_run(target)
+        assert "-m compileall -q -j 0 course grader/grading grader/hub tests" in dry_run, target
+        assert dry_run.index("compileall") < dry_run.index("pytest"), target
 
 
 def test_hub_installer_and_image_install_from_the_lock() -> None:
