@@ -215,6 +215,18 @@ class ClassHub:
             time.sleep(1)
         raise AssertionError(f"serveur de {name} pas prêt après {timeout} s :\n{self.log_tail()}")
 
+    def wait_stopped(self, name: str, timeout: float = 120) -> dict:
+        """Wait until the hub has stopped that user's server: no server and nothing pending.
+        Its port is free a moment before the hub's stop completes; a start asked for then is
+        refused ("pending stop")."""
+        deadline = time.monotonic() + timeout
+        while True:
+            model = self.api("GET", f"/users/{name}").json()
+            if not model["servers"] and not model["pending"]:
+                return model
+            assert time.monotonic() < deadline, f"{name} : arrêt non terminé\n{self.log_tail()}"
+            time.sleep(0.5)
+
     def token_for(self, name: str) -> str:
         """An API token of that user (created by the admin service), as their browser would hold."""
         if name not in self.user_tokens:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import configparser
 import secrets
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -79,10 +78,7 @@ def test_a_hub_restart_keeps_the_students_server_and_kernel(course_env, student,
         # still in its cgroup; the restarted hub stops it and removes that cgroup all the same
         assert _cgroup_folders(server_pid) == cgroups
         assert hub.api("DELETE", f"/users/{student}/server").status_code in (202, 204)
-        deadline = time.monotonic() + 60
-        while hub.api("GET", f"/users/{student}").json()["servers"]:
-            assert time.monotonic() < deadline, hub.log_tail()
-            time.sleep(0.5)
+        hub.wait_stopped(student, timeout=60)
         hub.server_pids.pop(student)
         assert not any(folder.exists() for folder in cgroups)
 

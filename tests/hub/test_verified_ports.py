@@ -69,6 +69,7 @@ def test_a_classmate_on_the_port_is_refused(course_env, pair, scratch):
         hub.wait_ready(ana)
         port = _listening_port(hub.server_pids.pop(ana))
         assert hub.api("DELETE", f"/users/{ana}/server").status_code in (202, 204)
+        hub.wait_stopped(ana)  # the port is free a moment before the hub's stop completes
         deadline = time.monotonic() + 60
         while _listeners(port):
             assert time.monotonic() < deadline, "le port d'ana reste occupé"
