@@ -507,27 +507,71 @@ class NotebookRun:
         return [i for i in expected.code_cells if self.cells[i]["execution_count"] is None]
 
 
+# Every open document closed without a prompt (the runs leave notebooks modified): disposed,
+# which also drops its kernel connection; the kernels themselves are ended by the server's API.
+JS_CLOSE_ALL = """() => {
+  const app = window.jupyterapp;
+  for (const w of Array.from(app.shell.widgets('main'))) {
+    if (w.context && w.context.model) w.context.model.dirty = false;
+    w.dispose();
+  }
+  window.__nbpanel = null;
+  window.__calmSince = null;
+  return Array.from(app.shell.widgets('main')).filter(w => w.context).length
+    + document.querySelectorAll('.jp-Dialog').length;
+}"""
+
+JS_OPEN = """async ([path, theme]) => {
+  const commands = window.jupyterapp.commands;
+  if (document.body.dataset.jpThemeName !== theme)
+    await commands.execute('apputils:change-theme', {theme});
+  await commands.execute('docmanager:open', {path});
+  return true;
+}"""
+
+
 class LabPage:
-    """A Chromium page driving one notebook in JupyterLab through its menus."""
+    """A Chromium page driving one notebook at a time in JupyterLab through its menus.
+
+    JupyterLab loads once per page (about 10 s of CPU in Chromium and 2 s in the server, at each
+    load); the next notebooks open in the loaded page, as from its file browser, after the last
+    one is closed."""
 
     def __init__(self, browser: Browser, lab: JupyterLab, page: Any) -> None:
         self.browser, self.lab, self.page = browser, lab, page
         self.rel = ""
+        self.loaded = False
         page.on("pageerror", lambda e: browser.page_errors.append(str(e)))
         page.on(
             "console",
             lambda m: browser.console_errors.append(m.text) if m.type == "error" else None,
         )
 
-    def open(self, rel: str, timeout: float = 90.0, theme: str = LIGHT) -> None:
-        """Open notebook ``rel`` (fresh workspace) in ``theme``."""
-        assert self.lab.settings is not None, "serveur sans dossier de réglages connu"
-        set_theme(self.lab.settings, theme)
-        url = f"{self.lab.base_url}/lab/tree/{rel}?reset&token={self.lab.token}"
+    def open(
+        self, rel: str, timeout: float = 90.0, theme: str = LIGHT, reload: bool = False
+    ) -> None:
+        """Open notebook ``rel`` in ``theme``, alone: by its URL when JupyterLab is not loaded yet
+        (or ``reload``: a fresh workspace), else in the loaded page once the others are closed."""
         self.rel = rel
-        self.page.goto(url)
+        if self.loaded and not reload:
+            assert self.close_documents(), "un document ou une boîte de dialogue reste ouvert"
+            self.page.evaluate(JS_OPEN, [rel, theme])
+        else:
+            assert self.lab.settings is not None, "serveur sans dossier de réglages connu"
+            set_theme(self.lab.settings, theme)
+            self.page.goto(f"{self.lab.base_url}/lab/tree/{rel}?reset&token={self.lab.token}")
+            self.loaded = True
         self._poll(JS_FIND_PANEL, rel, timeout=timeout, what=f"ouverture de {rel}")
         self._poll("(t) => document.body.dataset.jpThemeName === t", theme, timeout=30, what=theme)
+
+    def close_documents(self) -> bool:
+        """Close every open document without saving; True when nothing (no dialog) is left."""
+        if not self.loaded:
+            return True
+        try:
+            return self.page.evaluate(JS_CLOSE_ALL) == 0
+        except Exception:  # a page that no longer answers is not reusable either
+            return False
 
     def _poll(self, js: str, arg: Any = None, *, timeout: float, what: str) -> None:
         """Wait for a JS condition; on timeout say what the page shows (a dialog, usually)."""

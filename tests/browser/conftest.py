@@ -150,12 +150,43 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("course_notebook", paths, ids=paths)
 
 
-@pytest.fixture
-def lab_page(browser: Browser, jupyterlab: JupyterLab) -> Iterator[LabPage]:
-    """A fresh page; at the end the page closes and every kernel is shut down."""
-    page = browser.context.new_page()
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
+    """Each phase's report on the test (``lab_page`` renews its page after a failure)."""
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
+
+
+@pytest.fixture(scope="module")
+def lab_tabs(browser: Browser, jupyterlab: JupyterLab) -> Iterator[list[LabPage]]:
+    """The module's page, in a one-element list so that ``lab_page`` can replace it."""
+    tabs = [LabPage(browser, jupyterlab, browser.context.new_page())]
     try:
-        yield LabPage(browser, jupyterlab, page)
+        yield tabs
     finally:
-        page.close()
+        tabs[0].page.close()
+
+
+@pytest.fixture
+def lab_page(
+    lab_tabs: list[LabPage],
+    browser: Browser,
+    jupyterlab: JupyterLab,
+    request: pytest.FixtureRequest,
+) -> Iterator[LabPage]:
+    """The module's page, JupyterLab loaded once (LabPage.open); at the end every document is
+    closed and every kernel shut down. After a failure, or when something stays open, the page
+    is replaced by a fresh one: the next notebook never starts from a broken page."""
+    try:
+        yield lab_tabs[0]
+    finally:
+        failed = any(
+            getattr(request.node, f"report_{when}", None) is not None
+            and getattr(request.node, f"report_{when}").failed
+            for when in ("setup", "call")
+        )
+        if failed or not lab_tabs[0].close_documents():
+            lab_tabs[0].page.close()
+            lab_tabs[0] = LabPage(browser, jupyterlab, browser.context.new_page())
         jupyterlab.shutdown_kernels()

@@ -320,8 +320,8 @@ def test_saved_lesson_reopens_with_readable_quizzes(
         assert "text/html" in output["data"] and "text/plain" in output["data"]
     assert bilans and all("pas enregistrées" in o["data"]["text/plain"] for o in bilans)
 
-    jupyterlab.shutdown_kernels()  # later: the answers and widget models are gone
-    lab_page.open(rel)
+    jupyterlab.shutdown_kernels()  # later, in a new page: the answers and widget models are gone
+    lab_page.open(rel, reload=True)
     page = lab_page.page
     page.wait_for_function(
         "(n) => document.querySelectorAll('.jp-Notebook .quiz-statique').length >= n",
