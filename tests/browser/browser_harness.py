@@ -388,8 +388,9 @@ def expected_from_ipynb(path: Path) -> Expected:
 JS_FIND_PANEL = """(path) => {
   const app = window.jupyterapp;
   if (!app || !app.shell) return false;
-  const w = app.shell.currentWidget;
-  if (!w || !w.context || w.context.path !== path || !w.context.isReady) return false;
+  const w = Array.from(app.shell.widgets('main')).find(w => w.context && w.context.path === path);
+  if (!w || !w.context.isReady) return false;
+  if (app.shell.currentWidget !== w) app.shell.activateById(w.id);  // shown, not behind a tab
   const k = w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
   if (!k || k.status !== 'idle' || w.content.widgets.length === 0) return false;
   window.__nbpanel = w;
@@ -521,12 +522,20 @@ JS_CLOSE_ALL = """() => {
     + document.querySelectorAll('.jp-Dialog').length;
 }"""
 
+# The next notebook opened, then every other tab closed (the main area never empty: JupyterLab
+# would open its launcher there, at a moment of its own, in front of the notebook).
 JS_OPEN = """async ([path, theme]) => {
-  const commands = window.jupyterapp.commands;
+  const app = window.jupyterapp;
   if (document.body.dataset.jpThemeName !== theme)
-    await commands.execute('apputils:change-theme', {theme});
-  await commands.execute('docmanager:open', {path});
-  return true;
+    await app.commands.execute('apputils:change-theme', {theme});
+  const opened = await app.commands.execute('docmanager:open', {path});
+  for (const w of Array.from(app.shell.widgets('main'))) {
+    if (w === opened) continue;
+    if (w.context && w.context.model) w.context.model.dirty = false;
+    w.dispose();
+  }
+  app.shell.activateById(opened.id);
+  return document.querySelectorAll('.jp-Dialog').length;
 }"""
 
 
@@ -554,8 +563,8 @@ class LabPage:
         (or ``reload``: a fresh workspace), else in the loaded page once the others are closed."""
         self.rel = rel
         if self.loaded and not reload:
-            assert self.close_documents(), "un document ou une boîte de dialogue reste ouvert"
-            self.page.evaluate(JS_OPEN, [rel, theme])
+            dialogs = self.page.evaluate(JS_OPEN, [rel, theme])
+            assert dialogs == 0, f"{dialogs} boîte(s) de dialogue à l'ouverture de {rel}"
         else:
             assert self.lab.settings is not None, "serveur sans dossier de réglages connu"
             set_theme(self.lab.settings, theme)
