@@ -543,8 +543,8 @@ class LabPage:
     """A Chromium page driving one notebook at a time in JupyterLab through its menus.
 
     JupyterLab loads once per page (about 10 s of CPU in Chromium and 2 s in the server, at each
-    load); the next notebooks open in the loaded page, as from its file browser, after the last
-    one is closed."""
+    load); the next notebooks open in the loaded page, as from its file browser, each alone: the
+    others are closed once it is open."""
 
     def __init__(self, browser: Browser, lab: JupyterLab, page: Any) -> None:
         self.browser, self.lab, self.page = browser, lab, page
@@ -560,7 +560,7 @@ class LabPage:
         self, rel: str, timeout: float = 90.0, theme: str = LIGHT, reload: bool = False
     ) -> None:
         """Open notebook ``rel`` in ``theme``, alone: by its URL when JupyterLab is not loaded yet
-        (or ``reload``: a fresh workspace), else in the loaded page once the others are closed."""
+        (or ``reload``: a fresh workspace), else in the loaded page, the others closed (JS_OPEN)."""
         self.rel = rel
         if self.loaded and not reload:
             dialogs = self.page.evaluate(JS_OPEN, [rel, theme])
