@@ -271,7 +271,10 @@ def test_the_venv_and_the_course_are_compiled_to_bytecode() -> None:
     sources = [p for p in site.rglob("*.py") if "__pycache__" not in p.parts]
     assert len(sources) > 1000, len(sources)  # nbgrader, jupyter_server, sqlalchemy…
     missing = [p for p in sources if not Path(importlib.util.cache_from_source(str(p))).exists()]
-    assert not missing, f"{len(missing)} module(s) sans bytecode, dont {missing[:5]}"
+    assert not missing, (
+        f"{len(missing)} module(s) sans bytecode, dont {missing[:5]} (un .venv fait avant : "
+        "`rm -rf .venv && make setup-test` le refait compilé)"
+    )
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     assert re.search(r"^export UV_COMPILE_BYTECODE := 1$", makefile, re.M)
     for target in ("test", "test-fast", "test-browser", "test-hub", "test-classe"):
