@@ -508,35 +508,42 @@ class NotebookRun:
         return [i for i in expected.code_cells if self.cells[i]["execution_count"] is None]
 
 
-# Every open document closed without a prompt (the runs leave notebooks modified): disposed,
-# which also drops its kernel connection; the kernels themselves are ended by the server's API.
-JS_CLOSE_ALL = """() => {
+# A tab closed without a prompt (the runs leave notebooks modified): disposed, which also drops
+# its kernel connection; the kernels themselves are ended by the server's API.
+JS_DISCARD = """(w) => {
+  if (w.context && w.context.model) w.context.model.dirty = false;
+  w.dispose();
+}"""
+
+# Every open document closed (JS_DISCARD).
+JS_CLOSE_ALL = (
+    """() => {
   const app = window.jupyterapp;
-  for (const w of Array.from(app.shell.widgets('main'))) {
-    if (w.context && w.context.model) w.context.model.dirty = false;
-    w.dispose();
-  }
+  Array.from(app.shell.widgets('main')).forEach("""
+    + JS_DISCARD
+    + """);
   window.__nbpanel = null;
   window.__calmSince = null;
   return Array.from(app.shell.widgets('main')).filter(w => w.context).length
     + document.querySelectorAll('.jp-Dialog').length;
 }"""
+)
 
 # The next notebook opened, then every other tab closed (the main area never empty: JupyterLab
 # would open its launcher there, at a moment of its own, in front of the notebook).
-JS_OPEN = """async ([path, theme]) => {
+JS_OPEN = (
+    """async ([path, theme]) => {
   const app = window.jupyterapp;
   if (document.body.dataset.jpThemeName !== theme)
     await app.commands.execute('apputils:change-theme', {theme});
   const opened = await app.commands.execute('docmanager:open', {path});
-  for (const w of Array.from(app.shell.widgets('main'))) {
-    if (w === opened) continue;
-    if (w.context && w.context.model) w.context.model.dirty = false;
-    w.dispose();
-  }
+  Array.from(app.shell.widgets('main')).filter(w => w !== opened).forEach("""
+    + JS_DISCARD
+    + """);
   app.shell.activateById(opened.id);
   return document.querySelectorAll('.jp-Dialog').length;
 }"""
+)
 
 
 class LabPage:

@@ -181,11 +181,8 @@ def lab_page(
     try:
         yield lab_tabs[0]
     finally:
-        failed = any(
-            getattr(request.node, f"report_{when}", None) is not None
-            and getattr(request.node, f"report_{when}").failed
-            for when in ("setup", "call")
-        )
+        reports = [getattr(request.node, f"report_{when}", None) for when in ("setup", "call")]
+        failed = any(report is not None and report.failed for report in reports)
         if failed or not lab_tabs[0].close_documents():
             lab_tabs[0].page.close()
             lab_tabs[0] = LabPage(browser, jupyterlab, browser.context.new_page())

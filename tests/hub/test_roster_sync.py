@@ -110,12 +110,7 @@ def test_an_edited_roster_removes_demotes_and_adds_without_restart(sync_hub, nam
 
     # the demoted instructor's next server is a student's
     hub.server_pids.pop(prof, None)
-
-    def stopped() -> bool:
-        model = hub.api("GET", f"/users/{prof}").json()
-        return not model["pending"] and not model["servers"]
-
-    _wait(stopped, "arrêt du serveur de prof en cours", hub)
+    hub.wait_stopped(prof, timeout=90)
     hub.start_server(prof)
     hub.wait_ready(prof)
     environment = environment_of(hub.server_pids[prof])

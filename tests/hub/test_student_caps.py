@@ -215,8 +215,9 @@ def test_stopping_a_server_kills_its_leftovers_and_removes_its_cgroup(class_hub,
     assert psutil.Process(leftover).ppid() != class_hub.server_pids[bob]
     for name in names:
         assert class_hub.api("DELETE", f"/users/{name}/server").status_code in (202, 204)
+    deadline = time.monotonic() + 120  # for the whole class, as one stop of every server
     for name in names:
-        class_hub.wait_stopped(name)
+        class_hub.wait_stopped(name, timeout=max(0.0, deadline - time.monotonic()))
         class_hub.server_pids.pop(name)
         assert not any(folder.exists() for folder in folders[name].values()), name
         assert not user_pids(_uid(name)), name
