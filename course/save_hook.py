@@ -11,12 +11,15 @@ the file changes.
 
 It is a Jupyter server extension (it adds itself to the contents manager's save hooks, beside
 any an admin set). ``pip install`` enables it for the environment with the data file
-``course/jupyter-config/course-memoire-tuteur.json``, and installs a second one,
-``course/jupyter-config/overrides.d/course-memoire-tuteur.json``, that makes French
+``course/jupyter-config/course-memoire-tuteur.json``, and installs two more:
+``course/jupyter-config/overrides.d/course-memoire-tuteur.json`` makes French
 (``jupyterlab-language-pack-fr-FR``, a dependency) JupyterLab's default language: the course
-is in French, its interface too (a learner may still pick another one in the Settings menu).
-An editable install gets no data file, so ``python -m course.save_hook`` writes the same two
-files into the environment (``make setup``, hence ``make lab``, does it).
+is in French, its interface too (a learner may still pick another one in the Settings menu);
+``course/jupyter-config/page_config.d/course-memoire-tuteur.json`` turns off JupyterLab's build
+check: nobody builds JupyterLab from a lesson, yet each page load would ask whether a build is
+due, which runs ``node yarn.js config`` (0.5 s of CPU; 100 s for a class of 200 opening the
+course at 9:00). An editable install gets no data file, so ``python -m course.save_hook`` writes
+the same files into the environment (``make setup``, hence ``make lab``, does it).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ __all__ = [
     "COURSE_OUTPUT_KEYS",
     "DATA_FILES",
     "LAB_SETTINGS",
+    "PAGE_CONFIG",
     "SAVED_SCORE",
     "SERVER_CONFIG",
     "WIDGET_VIEW",
@@ -56,10 +60,15 @@ LAB_SETTINGS = {
         "checkForUpdates": False,
     },
 }
+# JupyterLab's page configuration for the environment (<prefix>/etc/jupyter/labconfig/
+# page_config.d/, beside the page_config.json that `jupyter labextension disable` writes): no
+# build check, no build button
+PAGE_CONFIG = {"buildCheck": False, "buildAvailable": False}
 # what ``pip install`` puts in the environment (pyproject's data-files), and ``enable`` writes
 DATA_FILES = {
     f"etc/jupyter/jupyter_server_config.d/{CONFIG_FILE}": SERVER_CONFIG,
     f"share/jupyter/lab/settings/overrides.d/{CONFIG_FILE}": LAB_SETTINGS,
+    f"etc/jupyter/labconfig/page_config.d/{CONFIG_FILE}": PAGE_CONFIG,
 }
 
 
@@ -115,7 +124,8 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
 
 def enable(prefix: str | Path = sys.prefix) -> list[Path]:
     """Write the files of ``DATA_FILES`` into ``prefix``: every Jupyter server of that
-    environment loads the extension, and its JupyterLab speaks French by default."""
+    environment loads the extension, and its JupyterLab speaks French by default and checks for
+    no build."""
     written = []
     for rel, content in DATA_FILES.items():
         target = Path(prefix) / rel
@@ -126,6 +136,7 @@ def enable(prefix: str | Path = sys.prefix) -> list[Path]:
 
 
 if __name__ == "__main__":
-    server, lab = enable()
+    server, lab, page = enable()
     print(f"Quiz enregistrés sans widget\u00a0: extension activée dans {server}")
     print(f"JupyterLab en français par défaut\u00a0: {lab}")
+    print(f"JupyterLab sans vérification de compilation\u00a0: {page}")

@@ -16,6 +16,7 @@ from course import save_hook
 CONFIG = REPO / "course" / "jupyter-config"
 LEARNER = CONFIG / "eleve"
 HUB_STUDENTS = REPO / "grader" / "hub" / "jupyter-config" / "students"
+HUB_INSTRUCTORS = REPO / "grader" / "hub" / "jupyter-config" / "instructors"
 
 
 def read(path: Path) -> object:
@@ -78,6 +79,24 @@ def test_learner_view_hides_what_the_hubs_students_do_not_see():
         "nbgrader.server_extensions.assignment_list": True,
         "nbgrader.server_extensions.validate_assignment": True,
     }
+
+
+def test_no_server_of_the_course_searches_for_language_servers_or_checks_its_build():
+    """jupyter-lsp's search runs `npm prefix -g` at each server start and JupyterLab's build
+    check `node yarn.js config` at each page load (0.2 and 0.5 s of CPU, times a class): the
+    learner's, the hub's students' and instructors' servers leave jupyter-lsp off (their config
+    folders come before the environment's, whose jupyter-lsp file turns it on), and the
+    environment's page config turns the build check off. The browser and hub tests read both
+    off the real servers."""
+    for folder, name in (
+        (LEARNER, "course-eleve.json"),
+        (HUB_STUDENTS, "nbgrader-cours.json"),
+        (HUB_INSTRUCTORS, "nbgrader-cours.json"),
+    ):
+        extensions = read(folder / "jupyter_server_config.d" / name)["ServerApp"]
+        assert extensions["jpserver_extensions"]["jupyter_lsp"] is False, folder
+    page = "etc/jupyter/labconfig/page_config.d/course-memoire-tuteur.json"
+    assert save_hook.DATA_FILES[page] == {"buildCheck": False, "buildAvailable": False}
 
 
 def test_only_make_lab_loads_the_learner_view():

@@ -109,14 +109,16 @@ def test_installed_config_enables_the_extension(tmp_path):
     ]
     written = save_hook.enable(tmp_path)
     assert written == [tmp_path / rel for rel in save_hook.DATA_FILES]
-    server, lab = written
+    server, lab, page = written
     assert server == tmp_path / "etc/jupyter/jupyter_server_config.d" / save_hook.CONFIG_FILE
     assert server.read_text(encoding="utf-8") == shipped.read_text(encoding="utf-8")
     assert json.loads(lab.read_text(encoding="utf-8")) == save_hook.LAB_SETTINGS
     assert lab.parent == tmp_path / "share/jupyter/lab/settings/overrides.d"
+    assert json.loads(page.read_text(encoding="utf-8")) == save_hook.PAGE_CONFIG
+    assert page.parent == tmp_path / "etc/jupyter/labconfig/page_config.d"
 
 
-def test_running_the_module_installs_both_files(tmp_path):
+def test_running_the_module_installs_every_file(tmp_path):
     """What `make setup` runs: the environment gets the extension and French by default."""
     venv = tmp_path / "env"
     code = (
@@ -127,4 +129,5 @@ def test_running_the_module_installs_both_files(tmp_path):
         [sys.executable, "-c", code, str(venv)], capture_output=True, text=True, check=True
     )
     assert "activée dans" in out.stdout and "en français par défaut" in out.stdout
+    assert "sans vérification de compilation" in out.stdout
     assert all((venv / rel).is_file() for rel in save_hook.DATA_FILES)

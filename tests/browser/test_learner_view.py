@@ -45,6 +45,7 @@ JS_VIEW = """() => {
       ['formgrader', 'course-list', 'create-assignment', 'assignment-list']
         .map(p => [p, app.hasPlugin('@jupyter/nbgrader:' + p)])),
     disabled: config.disabledExtensions || [],
+    build: [config.buildCheck, config.buildAvailable],
     path: location.pathname,
     current: app.shell.currentWidget && app.shell.currentWidget.context
       ? app.shell.currentWidget.context.path : null,
@@ -120,6 +121,10 @@ def test_make_lab_shows_the_learner_view_in_french(make_lab: JupyterLab, browser
     assert shown["plugins"]["assignment-list"]
     assert not any("Create Assignment" in title for title in shown["right"]), shown["right"]
     assert "Formgrader" not in shown["nbgrader_menu"], shown["nbgrader_menu"]
+    # no build check at each page load (a `node` run) and no language-server search (an `npm`
+    # run) at each server start: course.save_hook's page config, the learner's server config
+    assert shown["build"] == [False, False], shown["build"]
+    assert status(make_lab, "/lsp/status") == 404
     # `make lab` opens the start notebook once it exists, else JupyterLab's file browser
     if (REPO / "notebooks" / START).is_file():
         assert (shown["path"], shown["current"]) == (f"/lab/tree/{START}", START), shown
@@ -168,3 +173,4 @@ def test_an_instructor_server_keeps_the_instructors_tools(jupyterlab: JupyterLab
     assert all(shown["plugins"].values()), shown["plugins"]
     assert any("Create Assignment" in title for title in shown["right"]), shown["right"]
     assert "Formgrader" in shown["nbgrader_menu"], shown["nbgrader_menu"]
+    assert shown["build"] == [False, False], shown["build"]  # the environment's page config

@@ -206,7 +206,12 @@ def test_students_see_only_the_assignment_list(class_hub, class_users, class_cyc
             page.text,
             re.S,
         )
-        disabled[name] = json.loads(config.group(1)).get("disabledExtensions", {})
+        page_config = json.loads(config.group(1))
+        disabled[name] = page_config.get("disabledExtensions", {})
+        # no build check at each page load (a `node` run), no language-server search at each
+        # server start (an `npm` run): 200 servers start at 9:00
+        assert [page_config["buildCheck"], page_config["buildAvailable"]] == [False, False]
+        assert hub.server(name, "GET", "/lsp/status").status_code == 404
     student_off = disabled[class_users["complet"]]
     for plugin in ("formgrader", "course-list", "create-assignment"):
         assert f"@jupyter/nbgrader:{plugin}" in student_off, student_off
