@@ -10,8 +10,8 @@ from helpers import REPO
 from work_units import SPLIT_MODULES, UNIT_SECONDS, unit_of, units_of
 
 
-def test_every_hub_test_is_one_unit_but_the_rush_and_other_modules_are_their_own():
-    assert unit_of("tests/hub/test_roster.py::test_x") == "tests/hub"
+def test_every_module_is_a_unit_hub_modules_too():
+    assert unit_of("tests/hub/test_roster.py::test_x") == "tests/hub/test_roster.py"
     assert unit_of("tests/hub/test_class_rush.py::test_y[1]") == "tests/hub/test_class_rush.py"
     assert unit_of("tests/grading/test_backup.py::test_z[a::b]") == "tests/grading/test_backup.py"
 

@@ -1,10 +1,11 @@
 """Spread the suite over pytest-xdist workers by work unit, longest first.
 
-A work unit is a test module, or a whole folder whose tests share one machine-wide resource
-(``SHARED_FOLDERS``): the hub tests share the test prefix, its Unix group and the installer's
-template, so they run in one worker, one after the other, as they do without xdist. A unit's
-module fixtures (a generated course, a graded class, a running hub) are built once, in the
-worker that runs the unit.
+A work unit is a test module (or a part of one, ``SPLIT_MODULES``). Its module fixtures (a
+generated course, a graded class, a running hub) are built once, in the worker that runs the
+unit. The hub modules are units too: their hubs share the test prefix (installed once per run,
+under a lock; its Unix group removed by the last session using it: tests/hub/conftest.py) and
+nothing else (their own Unix users, free ports, and a server port range each:
+tests/hub/classhub.py's ``port_base``), so they wait on their hubs side by side, not in a row.
 
 xdist's own ``loadgroup`` cannot do this under pytest 9 (it renames items through ``_nodeid``,
 which pytest 9 no longer reads), so the grouping is done here, by node id, in the scheduler:
@@ -20,14 +21,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["OWN_UNITS", "SHARED_FOLDERS", "SPLIT_MODULES", "UNIT_SECONDS", "unit_of", "units_of"]
-
-# Folders whose tests must stay in one worker: they share a resource of the machine.
-SHARED_FOLDERS = ("tests/hub/",)
-# Modules of a shared folder that share nothing with the rest of it: a unit of their own (the
-# class rush: its own server ports, 29100 + id; the test prefix is installed once per run, under
-# a lock, and its group removed by the last session using it: tests/hub/conftest.py).
-OWN_UNITS = ("tests/hub/test_class_rush.py",)
+__all__ = ["SPLIT_MODULES", "UNIT_SECONDS", "unit_of", "units_of"]
 
 # Modules long enough to be the whole run's tail, cut into this many units (their tests dealt
 # in turn, so each unit gets some of every kind); each unit builds the module's fixtures again
@@ -42,14 +36,8 @@ UNIT_SECONDS: dict[str, float] = (
 
 
 def unit_of(nodeid: str) -> str:
-    """The work unit of a test: its shared folder, or its module."""
-    module = nodeid.split("::", 1)[0]
-    if module in OWN_UNITS:
-        return module
-    for folder in SHARED_FOLDERS:
-        if nodeid.startswith(folder):
-            return folder.rstrip("/")
-    return module
+    """The work unit of a test: its module."""
+    return nodeid.split("::", 1)[0]
 
 
 def units_of(nodeids: list[str]) -> dict[str, str]:

@@ -8,7 +8,9 @@ real folder and every action goes through the hub's proxy exactly as a browser's
 from __future__ import annotations
 
 import csv
+import itertools
 import json
+import os
 import pwd
 import secrets
 import subprocess
@@ -33,6 +35,7 @@ __all__ = [
     "create_user",
     "environment_of",
     "free_port",
+    "port_base",
     "hub_settings",
     "launch_hub",
     "make_exchange",
@@ -63,6 +66,19 @@ def user_pids(uid: int) -> list[int]:
         for proc in psutil.process_iter(["uids"])
         if proc.info["uids"] is not None and proc.info["uids"].real == uid and alive(proc.pid)
     ]
+
+
+_PORT_BASES = itertools.count()
+
+
+def port_base() -> int:
+    """A base for a test hub's server ports (base + hub user id) that no other hub of the run
+    uses at the same time: hubs run side by side in several xdist workers, and two of them on one
+    base would give their third users one port (the verified spawner then refuses the second).
+    A range per worker (20000-28999; the class rush keeps 29100), ten bases in turn within it."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    index = int(worker) if worker.isdigit() else 0
+    return 20000 + 1000 * (index % 9) + 100 * (next(_PORT_BASES) % 10)
 
 
 def hub_settings(**more: str) -> dict[str, str]:
@@ -423,6 +439,7 @@ c.JupyterHub.load_roles.append({{
         "COURSE_HUB_PREFIX": str(prefix),
         "COURSE_HUB_EXCHANGE": str(exchange),
         "COURSE_HUB_ROSTER": str(roster),
+        "COURSE_HUB_PORT_BASE": str(port_base()),
         # DummyAuthenticator, for the test suite only: login_guard.py honours it because this
         # process (pytest) is the hub's parent and the hub listens on 127.0.0.1 only
         "COURSE_HUB_TEST_LOGIN": "dummy",

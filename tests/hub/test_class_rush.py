@@ -53,8 +53,8 @@ pytestmark = [pytest.mark.hub, pytest.mark.slow, pytest.mark.timeout(2700)]
 STUDENTS = int(os.environ.get("COURSE_RUSH_STUDENTS", "30"))
 SAMPLES = ("complete_vacuum", "graine", "exception")  # 10, 7 and 5 points: a class's mix
 JOBS = 2
-# The rush's servers listen on 29100 + hub user id: apart from every other hub test's (20000 + id,
-# the port tests' 21000-29099), so the rush may run beside the other hub tests (another worker).
+# The rush's servers listen on 29100 + hub user id: apart from every other test hub's (classhub.
+# port_base: 20000-28999 + id), so the rush may run beside the other hub tests (another worker).
 PORT_BASE = 29100
 # The instructor's class grading command, run from the grader/ folder of their course copy (the
 # class tools find the course from there, as ADMIN.md says).

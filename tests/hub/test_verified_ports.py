@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import pwd
-import random
 import secrets
 import socket
 import subprocess
@@ -56,13 +55,12 @@ def _listeners(port: int) -> set[int]:
 def test_a_classmate_on_the_port_is_refused(course_env, pair, scratch):
     ana, bob = pair
     workdir = scratch("cours-hub-ports-")
-    base = random.randrange(21000, 29000, 100)
     with launch_hub(
         prefix=course_env,
         workdir=workdir,
         roster=write_roster(workdir / "classe.csv", {ana: "student", bob: "student"}),
         exchange=workdir / "exchange",
-        settings=hub_settings(COURSE_HUB_CULL_TIMEOUT="0", COURSE_HUB_PORT_BASE=str(base)),
+        settings=hub_settings(COURSE_HUB_CULL_TIMEOUT="0"),
         hub_config=HUB_DIR / "jupyterhub_config.py",
     ) as hub:
         hub.start_server(ana)
