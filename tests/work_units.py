@@ -1,11 +1,14 @@
 """Spread the suite over pytest-xdist workers by work unit, longest first.
 
-A work unit is a test module (or a part of one, ``SPLIT_MODULES``). Its module fixtures (a
-generated course, a graded class, a running hub) are built once, in the worker that runs the
-unit. The hub modules are units too: their hubs share the test prefix (installed once per run,
-under a lock; its Unix group removed by the last session using it: tests/hub/conftest.py) and
-nothing else (their own Unix users, free ports, and a server port range each:
-tests/hub/classhub.py's ``port_base``), so they wait on their hubs side by side, not in a row.
+A work unit is a test module: its module fixtures (a generated course, a graded class, a
+running hub, a JupyterLab with its Chromium) are built once, in the worker that runs it. No
+module is cut in parts: the machine is saturated (2 cores, 3 workers), so a part's second
+JupyterLab and Chromium (18 s of CPU) would cost more than the longest module (the browser's,
+6 minutes) waits. The hub modules are units too: their hubs share the test prefix (installed
+once per run, under a lock; its Unix group removed by the last session using it:
+tests/hub/conftest.py) and nothing else (their own Unix users, free ports, and a server port
+range each: tests/hub/classhub.py's ``port_base``), so they wait on their hubs side by side,
+not in a row.
 
 xdist's own ``loadgroup`` cannot do this under pytest 9 (it renames items through ``_nodeid``,
 which pytest 9 no longer reads), so the grouping is done here, by node id, in the scheduler:
@@ -21,12 +24,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["SPLIT_MODULES", "UNIT_SECONDS", "unit_of", "units_of"]
-
-# Modules long enough to be the whole run's tail, cut into this many units (their tests dealt
-# in turn, so each unit gets some of every kind); each unit builds the module's fixtures again
-# (a JupyterLab and a Chromium each), which costs less than waiting for one worker.
-SPLIT_MODULES = {"tests/browser/test_jupyterlab.py": 3}
+__all__ = ["UNIT_SECONDS", "unit_of"]
 
 # Seconds each unit took in one sequential run (make test-units rewrites the file).
 DURATIONS_FILE = Path(__file__).with_name("unit_seconds.json")
@@ -40,35 +38,13 @@ def unit_of(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
-def units_of(nodeids: list[str]) -> dict[str, str]:
-    """Each test's unit, a split module's tests dealt in turn into its parts ("module#0"…)."""
-    dealt: dict[str, int] = {}
-    units = {}
-    for nodeid in nodeids:
-        unit = unit_of(nodeid)
-        if unit in SPLIT_MODULES:
-            turn = dealt.get(unit, 0)
-            dealt[unit] = turn + 1
-            unit = f"{unit}#{turn % SPLIT_MODULES[unit]}"
-        units[nodeid] = unit
-    return units
-
-
-def _seconds(unit: str) -> float:
-    """A unit's expected seconds (a split module's share of its module's)."""
-    module, _, part = unit.partition("#")
-    seconds = UNIT_SECONDS.get(module, 0.0)
-    return seconds / SPLIT_MODULES[module] if part else seconds
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """In an xdist worker, order the collection by unit, longest unit first (a stable sort: the
     tests of a unit keep their order). Every worker sorts the same way, as xdist requires."""
     if not hasattr(config, "workerinput"):  # xdist's workers have it (and numprocesses=None)
         return
-    units = units_of([item.nodeid for item in items])
-    items.sort(key=lambda item: -_seconds(units[item.nodeid]))
+    items.sort(key=lambda item: -UNIT_SECONDS.get(unit_of(item.nodeid), 0.0))
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -79,15 +55,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):  # noqa: ANN201 (xd
         """xdist's per-scope scheduling with the course's units as scopes, in collection
         order (already longest first), never more than one unit queued behind a running one."""
 
-        def __init__(self, config: pytest.Config, log) -> None:  # noqa: ANN001
-            super().__init__(config, log)
-            self.units: dict[str, str] = {}
-
         def _split_scope(self, nodeid: str) -> str:
-            if nodeid not in self.units:  # every worker collected the same, in the same order
-                collection = next(iter(self.registered_collections.values()))
-                self.units = units_of(list(collection))
-            return self.units[nodeid]
+            return unit_of(nodeid)
 
         def _reschedule(self, node) -> None:  # noqa: ANN001 (xdist's WorkerController)
             # xdist queues a new unit once 2 tests are left; a worker holds its last test
