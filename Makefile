@@ -98,7 +98,7 @@ system-deps:
 	bash .ci/system-deps
 
 ## make test: installe tout et lance tous les tests (c'est ce que lance la CI)
-## (répartis entre TEST_WORKERS processus par unité : un module, ou tout tests/hub ;
+## (répartis entre TEST_WORKERS processus par unité : un module, ceux du hub compris ;
 ## TEST_WORKERS=0 les lance l'un après l'autre ; tests/work_units.py dit pourquoi)
 TEST_WORKERS ?= 3
 XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS))

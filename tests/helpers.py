@@ -274,8 +274,8 @@ def load_factor() -> float:
 
 
 # Ports handed out by free_port: 10000-19999, below Linux's ephemeral range (32768-60999) and
-# below the hub's user servers (20000 + user id; the port tests' 21000-29099; the class rush's
-# 29100 + id). Asking the OS (bind port 0, close) twice can give the same port twice, and a
+# below the hub's user servers (a test hub's classhub.port_base + user id: 20000-28999; the class
+# rush's 29100 + id). Asking the OS (bind port 0, close) twice can give the same port twice, and a
 # server another worker starts on port 0 can take it before ours binds: CI saw a hub and its
 # proxy on one port.
 # Each xdist worker draws from its own slice, in turn, so no two servers of a run share one.

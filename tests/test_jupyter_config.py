@@ -25,7 +25,8 @@ def read(path: Path) -> object:
 
 def test_every_shipped_data_file_is_one_that_enable_writes():
     """pip install (data-files) and `python -m course.save_hook` (editable installs) put the
-    same files in the environment: the save hook enabled, the interface in French."""
+    same files in the environment: the save hook enabled, the interface in French, no build
+    check."""
     data_files = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"][
         "data-files"
     ]
@@ -81,13 +82,14 @@ def test_learner_view_hides_what_the_hubs_students_do_not_see():
     }
 
 
-def test_no_server_of_the_course_searches_for_language_servers_or_checks_its_build():
+def test_the_class_servers_skip_the_language_server_search_and_every_build_check():
     """jupyter-lsp's search runs `npm prefix -g` at each server start and JupyterLab's build
     check `node yarn.js config` at each page load (0.2 and 0.5 s of CPU, times a class): the
-    learner's, the hub's students' and instructors' servers leave jupyter-lsp off (their config
-    folders come before the environment's, whose jupyter-lsp file turns it on), and the
-    environment's page config turns the build check off. The browser and hub tests read both
-    off the real servers."""
+    learner's (`make lab`), the hub's students' and instructors' servers leave jupyter-lsp off
+    (their config folders come before the environment's, whose jupyter-lsp file turns it on; an
+    instructor's own `make formgrader` keeps it, as installed), and the environment's page config
+    turns the build check off for every server. The browser and hub tests read both off the real
+    servers."""
     for folder, name in (
         (LEARNER, "course-eleve.json"),
         (HUB_STUDENTS, "nbgrader-cours.json"),

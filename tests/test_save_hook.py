@@ -119,7 +119,8 @@ def test_installed_config_enables_the_extension(tmp_path):
 
 
 def test_running_the_module_installs_every_file(tmp_path):
-    """What `make setup` runs: the environment gets the extension and French by default."""
+    """What `make setup` runs: the environment gets the extension, French by default and no
+    build check."""
     venv = tmp_path / "env"
     code = (
         "import runpy, sys; sys.prefix = sys.argv[1]; "

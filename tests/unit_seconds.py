@@ -1,6 +1,7 @@
 """Rewrite tests/unit_seconds.json from a JUnit report: seconds per work unit (work_units.py).
 
-Run after a sequential ``make test`` that wrote ``--junitxml``; the file only orders the units
+Run after a ``make test`` that wrote ``--junitxml`` (a sequential one measures each unit alone,
+a parallel one as it runs in the suite); the file only orders the units
 under xdist (longest first), so its figures need not be exact, only in the right order.
 """
 

@@ -13,7 +13,7 @@ not in a row.
 xdist's own ``loadgroup`` cannot do this under pytest 9 (it renames items through ``_nodeid``,
 which pytest 9 no longer reads), so the grouping is done here, by node id, in the scheduler:
 ``pytest_xdist_make_scheduler`` returns a ``LoadScopeScheduling`` whose scope is the unit.
-Units start longest first (``UNIT_SECONDS``, measured in one sequential run; an unknown unit
+Units start longest first (``UNIT_SECONDS``, measured in a full run; an unknown unit
 counts as short), which keeps the slowest unit from starting last.
 """
 
@@ -26,7 +26,7 @@ import pytest
 
 __all__ = ["UNIT_SECONDS", "unit_of"]
 
-# Seconds each unit took in one sequential run (make test-units rewrites the file).
+# Seconds each unit took in the last measured run (make test-units rewrites the file).
 DURATIONS_FILE = Path(__file__).with_name("unit_seconds.json")
 UNIT_SECONDS: dict[str, float] = (
     json.loads(DURATIONS_FILE.read_text(encoding="utf-8")) if DURATIONS_FILE.exists() else {}

@@ -174,3 +174,5 @@ def test_an_instructor_server_keeps_the_instructors_tools(jupyterlab: JupyterLab
     assert any("Create Assignment" in title for title in shown["right"]), shown["right"]
     assert "Formgrader" in shown["nbgrader_menu"], shown["nbgrader_menu"]
     assert shown["build"] == [False, False], shown["build"]  # the environment's page config
+    # the environment's configuration keeps jupyter-lsp (the control of make lab's 404)
+    assert status(jupyterlab, "/lsp/status") == 200

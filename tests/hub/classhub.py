@@ -75,7 +75,9 @@ def port_base() -> int:
     """A base for a test hub's server ports (base + hub user id) that no other hub of the run
     uses at the same time: hubs run side by side in several xdist workers, and two of them on one
     base would give their third users one port (the verified spawner then refuses the second).
-    A range per worker (20000-28999; the class rush keeps 29100), ten bases in turn within it."""
+    A range per worker (20000-28999; the class rush keeps 29100), ten bases in turn within it:
+    apart for up to 9 workers and hubs of under 100 users (the rush, with 30 and more, has its
+    own base)."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
     index = int(worker) if worker.isdigit() else 0
     return 20000 + 1000 * (index % 9) + 100 * (next(_PORT_BASES) % 10)
