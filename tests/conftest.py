@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import signal
 import sqlite3
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -105,6 +106,17 @@ async def backend_factory(
     finally:
         for service in made:
             await close_service(service)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C (SIGINT) at its default in the run and every process it starts, as a terminal or
+    systemd gives it. A run started in the background (`make test &`, a CI step) inherits SIGINT
+    ignored, Python then leaves it ignored, and so does every child: the tutor's Ctrl-C tests
+    waited 60 s for a message and failed, and a test hub's managed services (roster sync, idle
+    culler), stopped by SIGINT first, took 10 s each to stop, so a hub stopped with a 30 s grace
+    was killed before its cleanup and left its roster sync running (both seen in full runs)."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
