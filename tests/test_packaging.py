@@ -272,7 +272,7 @@ def test_the_venv_and_the_course_are_compiled_to_bytecode() -> None:
     assert len(sources) > 1000, len(sources)  # nbgrader, jupyter_server, sqlalchemy…
     missing = [p for p in sources if not Path(importlib.util.cache_from_source(str(p))).exists()]
     assert not missing, (
-        f"{len(missing)} module(s) sans bytecode, dont {missing[:5]} (un .venv fait avant : "
+        f"{len(missing)} module(s) sans bytecode, dont {missing[:5]} (un .venv fait avant\u00a0: "
         "`rm -rf .venv && make setup-test` le refait compilé)"
     )
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
