@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import run_cache
 from helpers import REPO, SERVER_KINDS, SERVICE_KINDS, STORAGE, Backend, close_service, make_backend
 from work_units import pytest_collection_modifyitems, pytest_xdist_make_scheduler  # noqa: F401
 
@@ -31,6 +32,13 @@ def venv_tools_on_path() -> None:
     from grading.nbgrader_run import tools_on_path
 
     tools_on_path()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def run_cache_folder(tmp_path_factory) -> Path:
+    """Where the run keeps what its tests build once for every worker (run_cache): the
+    generated course, the graded class, the executed lessons."""
+    return run_cache.configure(tmp_path_factory)
 
 
 @pytest.fixture(scope="session")

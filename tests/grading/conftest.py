@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import run_cache
 from grading_course import generated_course
 from read_only import Snapshot, freeze, snapshot, thaw
 
@@ -26,12 +25,6 @@ class SharedClass:
     graded: GradedClass
     before: Snapshot
     frozen: bool
-
-
-@pytest.fixture(scope="session", autouse=True)
-def run_cache_folder(tmp_path_factory) -> Path:
-    """Where the run keeps the generated course and the graded class, for every worker."""
-    return run_cache.configure(tmp_path_factory)
 
 
 @pytest.fixture

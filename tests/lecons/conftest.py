@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -9,6 +11,7 @@ from pathlib import Path
 import helpers
 import nbformat
 import pytest
+import run_cache
 from helpers import REPO
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
@@ -51,19 +54,47 @@ def run_notebook():
     return execute_notebook
 
 
+def _repo_lesson_files() -> set[Path]:
+    return {p for tree in (SOLUTIONS, STUDENT) for p in tree.rglob("*") if p.is_file()}
+
+
+def _execute_lessons(folder: Path) -> None:
+    """Every solution lesson run in ``folder/<stem>/``, its work folder; the executed notebook
+    beside it (``<stem>.ipynb``) and every run's duration in ``seconds.json``."""
+    before = _repo_lesson_files()
+    seconds = {}
+    for path in sorted(SOLUTIONS.glob("*.ipynb")):
+        workdir = folder / path.stem
+        workdir.mkdir()
+        nb, seconds[path.name] = execute_notebook(path, workdir)
+        text = nbformat.writes(nb)
+        # run_cache renames the build: an output naming its folder would name nothing
+        assert str(folder) not in text, f"{path.name} shows its work folder's path"
+        (folder / f"{path.stem}.ipynb").write_text(text, encoding="utf-8")
+    (folder / "seconds.json").write_text(json.dumps(seconds), encoding="utf-8")
+    created = _repo_lesson_files() - before
+    assert not created, f"running the lessons wrote into the repository: {sorted(created)}"
+
+
 @pytest.fixture(scope="session")
 def executed_lessons(tmp_path_factory) -> dict[str, tuple[nbformat.NotebookNode, float, Path]]:
-    """Every solution lesson executed once (shared by the tests that read their outputs)."""
-
-    def repo_files() -> set[Path]:
-        return {p for tree in (SOLUTIONS, STUDENT) for p in tree.rglob("*") if p.is_file()}
-
-    before = repo_files()
-    results = {}
-    for path in sorted(SOLUTIONS.glob("*.ipynb")):
-        workdir = tmp_path_factory.mktemp(path.stem)
-        nb, seconds = execute_notebook(path, workdir)
-        results[path.name] = (nb, seconds, workdir)
-    created = repo_files() - before
-    assert not created, f"running the lessons wrote into the repository: {sorted(created)}"
-    return results
+    """Every solution lesson executed once per run, whichever xdist workers ask (run_cache):
+    name -> (executed notebook, seconds, a copy of its work folder with what it left there)."""
+    key = run_cache.content_digest(
+        REPO,
+        ("solutions/lecons", "course", "tests/lecons/sans_reseau"),
+        Path(__file__).read_text(encoding="utf-8"),
+        Path(helpers.__file__).read_text(encoding="utf-8"),
+    )
+    built = run_cache.built_once("lecons-executees", key, _execute_lessons)
+    copy = tmp_path_factory.mktemp("lecons-executees")
+    shutil.copytree(built, copy, dirs_exist_ok=True)
+    seconds = json.loads((copy / "seconds.json").read_text(encoding="utf-8"))
+    return {
+        name: (
+            nbformat.read(copy / f"{Path(name).stem}.ipynb", as_version=4),
+            s,
+            copy / Path(name).stem,
+        )
+        for name, s in seconds.items()
+    }
