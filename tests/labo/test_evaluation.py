@@ -46,11 +46,6 @@ SAMPLES = [
 ]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _grade_samples_early(graded_samples):
-    graded_samples.prefetch(SAMPLES)
-
-
 def _failed(evaluation) -> list[str]:
     return sorted(t for t, v in evaluation.verdicts.items() if not v.ok)
 
