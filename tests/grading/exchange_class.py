@@ -35,13 +35,11 @@ __all__ = [
 
 sys.path.insert(0, str(REPO / "tests" / "hub"))
 from classhub import unix_users  # noqa: E402
+from course_prefix import installed  # noqa: E402
 
 # A student's nbgrader: Debian's python3 (same 3.11) on the test venv's site-packages when any
 # user can read them; otherwise (a clone in a private folder, as CI's may be) the course
-# environment the hub installer builds from Debian's python3, shared with test_normal_user.py.
-READABLE_PREFIX = Path(
-    os.environ.get("COURSE_GRADING_TEST_PREFIX", "/opt/cours-memoire-tuteur-notation")
-)
+# environment the hub installer builds from Debian's python3, the hub tests' (course_prefix).
 
 
 def _readable_by_all(path: Path) -> bool:
@@ -51,27 +49,10 @@ def _readable_by_all(path: Path) -> bool:
     return all(parent.stat().st_mode & stat.S_IXOTH for parent in path.parents)
 
 
-@functools.cache
 def readable_course_env() -> Path:
-    """The course environment any user can read, built once by the shipped installer from
-    Debian's python3 (kept between runs, rebuilt when pyproject.toml changes)."""
-    scratch = Path(tempfile.mkdtemp(prefix="echange-notation-"))
-    try:
-        proc = subprocess.run(
-            ["bash", str(REPO / "grader" / "hub" / "install-course-env.sh")],
-            env={
-                **os.environ,
-                "COURSE_HUB_PREFIX": str(READABLE_PREFIX),
-                "COURSE_HUB_EXCHANGE": str(scratch / "exchange"),
-            },
-            capture_output=True,
-            text=True,
-            timeout=1800,
-        )
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return READABLE_PREFIX / "env"
+    """The course environment any user can read: the hub tests' (course_prefix), installed
+    once per run by the shipped installer from Debian's python3, whichever test asks first."""
+    return installed() / "env"
 
 
 def student_wrapper() -> str:

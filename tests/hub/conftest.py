@@ -7,13 +7,11 @@ every user removed, even when a test fails.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import secrets
 import shutil
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,10 +30,8 @@ from classhub import (  # noqa: E402
     unix_users,
     write_roster,
 )
+from course_prefix import in_use  # noqa: E402
 from helpers import REPO  # noqa: E402
-
-# A test prefix, kept between runs (rebuilt only when pyproject.toml changes), like system deps.
-PREFIX = Path(os.environ.get("COURSE_HUB_TEST_PREFIX", "/opt/cours-memoire-tuteur-test"))
 
 
 @pytest.fixture(scope="session")
@@ -53,65 +49,13 @@ def hub_requirements() -> None:
     )
 
 
-# Beside the prefix: a lock every session using the prefix holds (shared) while it runs, a lock
-# for installing, and the id of the test run that last installed it. Two xdist workers running
-# hub tests at once install it once, and the last one to finish removes the instructors' group.
-SESSIONS_LOCK = PREFIX.with_name(PREFIX.name + ".sessions")
-INSTALL_LOCK = PREFIX.with_name(PREFIX.name + ".install")
-INSTALLED_FOR = PREFIX.with_name(PREFIX.name + ".run")
-
-
-def _install_course_env() -> None:
-    """The shipped installer on the test prefix, from Debian's python3."""
-    import jupyterhub
-
-    scratch = open_tempdir("cours-hub-env-")
-    env = {
-        **os.environ,
-        "COURSE_HUB_PREFIX": str(PREFIX),
-        "COURSE_HUB_EXCHANGE": str(scratch / "exchange"),
-        "COURSE_HUB_INSTRUCTORS_GROUP": INSTRUCTORS_GROUP,
-        # the single-user servers must speak the same JupyterHub version as the hub
-        "JUPYTERHUB_SPEC": f"jupyterhub=={jupyterhub.__version__}",
-    }
-    try:
-        result = subprocess.run(
-            ["bash", str(HUB_DIR / "install-course-env.sh")],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
 @pytest.fixture(scope="session")
 def course_env(hub_requirements) -> Iterator[Path]:
     """The shared course environment, built by the shipped installer from Debian's python3:
     once per test run, even when two xdist workers run hub tests (the other worker's hubs must
     not see the template re-copied under them)."""
-    run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or uuid.uuid4().hex
-    SESSIONS_LOCK.parent.mkdir(parents=True, exist_ok=True)
-    with open(SESSIONS_LOCK, "a") as sessions:
-        # in use by this session until it ends (waits only while a last session tidies up)
-        fcntl.flock(sessions, fcntl.LOCK_SH)
-        with open(INSTALL_LOCK, "a") as install:
-            fcntl.flock(install, fcntl.LOCK_EX)  # one install at a time; the others wait
-            if not INSTALLED_FOR.exists() or INSTALLED_FOR.read_text() != run:
-                _install_course_env()
-                INSTALLED_FOR.write_text(run)
-        try:
-            yield PREFIX
-        finally:
-            try:  # the last session using the prefix removes the group (others still need it)
-                fcntl.flock(sessions, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                pass
-            else:
-                subprocess.run(["groupdel", INSTRUCTORS_GROUP], capture_output=True)
-                INSTALLED_FOR.unlink(missing_ok=True)
+    with in_use() as prefix:
+        yield prefix
 
 
 @pytest.fixture(scope="module")
