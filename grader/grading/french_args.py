@@ -46,9 +46,17 @@ _MESSAGES: list[tuple[str, str]] = [
 ]
 
 
+def _is_repr(value: str) -> bool:
+    return len(value) >= 2 and value[0] == value[-1] and value[0] in "'\""
+
+
 def _quoted(value: str) -> str:
-    """argparse's ``'x'`` (a repr) between French quotes."""
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+    """argparse's ``'x'`` (a repr) between French quotes; a list of them (``'a', 'b'``, the
+    choices of an invalid choice), each between its own."""
+    items = value.split(", ")
+    if len(items) > 1 and all(map(_is_repr, items)):
+        return ", ".join(map(_quoted, items))
+    if _is_repr(value):
         return f"«{NBSP}{value[1:-1]}{NBSP}»"
     return value
 
@@ -83,8 +91,14 @@ class FrenchParser(argparse.ArgumentParser):
         )
 
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(
-            EXIT_USAGE,
-            f"✘ {self.prog}\u00a0: {french_error(message)}. Aide\u00a0: {self.prog} --help\n",
-        )
+        self.fail(french_error(message), usage=True)
+
+    def fail(self, message: str, *, usage: bool = False) -> NoReturn:
+        """Stop the command on the teacher's own French `message`, not argparse's (no course
+        here, a value the parser cannot check), with the exit status of a bad usage; with
+        `usage`, the usage line first and the command's help named, as for argparse's errors
+        (`message` then without its full stop)."""
+        if usage:
+            self.print_usage(sys.stderr)
+            message = f"{message}. Aide\u00a0: {self.prog} --help"
+        self.exit(EXIT_USAGE, f"✘ {self.prog}\u00a0: {message}\n")
