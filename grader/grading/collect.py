@@ -167,7 +167,7 @@ def collect(
 def main(argv: list[str] | None = None) -> int:
     return assignment_command(
         argv,
-        "make collect",
+        "python -m grading.collect",
         "Ramasse les rendus déposés dans l'échange de nbgrader (nbgrader collect) "
         "et dit en français ce qui a été ramassé, remplacé ou mis de côté. Les autres options "
         "vont à nbgrader (--update, --student=…).",

@@ -86,7 +86,7 @@ def release_feedback(
 def main(argv: list[str] | None = None) -> int:
     return assignment_command(
         argv,
-        "make release-feedback",
+        "python -m grading.release_feedback",
         "Rend les pages de retour aux élèves par l'échange de nbgrader (nbgrader "
         "release_feedback) et dit en français à qui. Les autres options vont à nbgrader "
         "(--student=…).",
