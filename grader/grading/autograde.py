@@ -27,7 +27,6 @@ Each job has its module: ``stale_submissions``, ``missing_assignment``, ``gradeb
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -37,6 +36,7 @@ from course.labo.sandbox import sandbox_problem
 from . import known_failures, manual_grades
 from .autograde_runs import ClassRun, merge_outcomes, parallel, sequential
 from .autograde_summary import Summary
+from .french_args import FrenchParser
 from .grading_error import GradingError
 from .ids import normalize_id, quoted
 from .missing_assignment import ensure_assignment
@@ -163,15 +163,23 @@ def _failures_file(dirs: CourseDirs) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = FrenchParser(
+        prog="python -m grading.autograde",
         description="nbgrader autograde pour toute la classe\u00a0: barre de progression, bilan "
         "(notés, déjà notés, en échec), code de sortie non nul au moindre échec. Les options "
-        "inconnues sont passées à nbgrader autograde."
+        "inconnues sont passées à nbgrader autograde.",
     )
-    parser.add_argument("assignment", nargs="?", default="oublier")
+    parser.add_argument(
+        "assignment",
+        nargs="?",
+        default="oublier",
+        metavar="DEVOIR",
+        help="le devoir (défaut\u00a0: oublier)",
+    )
     parser.add_argument(
         "--jobs",
         type=int,
+        metavar="N",
         default=1,
         help="processus en parallèle (chacun avec sa copie du carnet de notes)",
     )
@@ -198,13 +206,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--grader-dir",
         type=Path,
+        metavar="DOSSIER",
         default=None,
         help="dossier de nbgrader_config.py (défaut\u00a0: le dossier courant s'il "
         "en a un, sinon son sous-dossier grader/)",
     )
     args, extra = parser.parse_known_args(argv)
     if args.jobs < 1:
-        parser.error("--jobs doit valoir au moins 1.")
+        parser.fail("--jobs doit valoir au moins 1", usage=True)
     try:
         summary = autograde(
             args.assignment,
@@ -216,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
             retry_failed=args.retry_failed,
         )
     except FileNotFoundError as exc:
-        parser.error(str(exc))
+        parser.fail(str(exc))
     except GradingError as exc:
         print(f"✘ {exc}", file=sys.stderr)
         return 2

@@ -32,7 +32,6 @@ Why this way:
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import io
 import json
@@ -47,6 +46,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import quote
+
+from .french_args import FrenchParser
 
 __all__ = [
     "BackupError",
@@ -459,26 +460,45 @@ def _summary(counts: dict[str, int]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = FrenchParser(
+        prog="python -m grading.backup",
         description="Sauvegarder, restaurer, purger les données de la classe (carnet de notes, "
-        "rendus, copies notées, retours, archives reçues, liste des élèves, base du hub)."
+        "rendus, copies notées, retours, archives reçues, liste des élèves, base du hub).",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMANDE", required=True, help="sauvegarder, restaurer ou purger"
+    )
     save = sub.add_parser("sauvegarder", help="écrire une sauvegarde")
     rest = sub.add_parser("restaurer", help="restaurer une sauvegarde dans un cours vide")
-    rest.add_argument("archive", type=Path)
+    rest.add_argument(
+        "archive", type=Path, metavar="ARCHIVE", help="l'archive .tar.gz de la sauvegarde"
+    )
     purge_p = sub.add_parser("purger", help="effacer les sauvegardes trop anciennes")
     for p in (save, purge_p):
         p.add_argument(
-            "--dossier", type=Path, default=None, help="défaut\u00a0: grader/sauvegardes"
+            "--dossier",
+            type=Path,
+            default=None,
+            metavar="DOSSIER",
+            help="défaut\u00a0: grader/sauvegardes",
         )
-        p.add_argument("--garder", type=int, default=None, help="garder les N plus récentes")
-        p.add_argument("--garder-jours", type=float, default=None, help="garder J jours")
+        p.add_argument(
+            "--garder", type=int, default=None, metavar="N", help="garder les N plus récentes"
+        )
+        p.add_argument(
+            "--garder-jours", type=float, default=None, metavar="J", help="garder J jours"
+        )
     for p in (save, rest):
-        p.add_argument("--eleves", type=Path, default=None, help="la liste des élèves (CSV)")
-        p.add_argument("--hub-db", type=Path, default=None, help="la base SQLite du hub")
+        p.add_argument(
+            "--eleves", type=Path, default=None, metavar="CSV", help="la liste des élèves (CSV)"
+        )
+        p.add_argument(
+            "--hub-db", type=Path, default=None, metavar="FICHIER", help="la base SQLite du hub"
+        )
     for p in (save, rest, purge_p):
-        p.add_argument("--grader-dir", type=Path, default=None)
+        p.add_argument(
+            "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"
+        )
     args = parser.parse_args(argv)
     try:
         if args.command == "restaurer":

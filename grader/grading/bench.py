@@ -14,7 +14,6 @@ the current folder, as every class tool finds it (``grading.paths``).
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import subprocess
 import tempfile
@@ -25,6 +24,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
 from .autograde import autograde
+from .french_args import FrenchParser
 from .nbgrader_run import BIN, nbgrader_env
 from .paths import CourseDirs, course_dirs
 from .samples import build_submission, samples
@@ -114,15 +114,31 @@ def _timed(assignment: str, grader: Path, jobs: int = 1, force: bool = False) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--submissions", type=int, default=30)
-    parser.add_argument("--jobs", type=int, default=1)
+    parser = FrenchParser(
+        prog="python -m grading.bench",
+        description="Banc d'essai\u00a0: le coût de la notation du TP oublier face à un devoir "
+        "trivial d'une cellule (nbgrader tel quel), en secondes par rendu.",
+    )
+    parser.add_argument(
+        "--submissions",
+        type=int,
+        metavar="N",
+        default=30,
+        help="rendus par devoir (défaut\u00a0: 30)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        default=1,
+        help="processus en parallèle pour une seconde notation du TP (défaut\u00a0: 1)",
+    )
     args = parser.parse_args(argv)
     n = args.submissions
     try:
         course = course_dirs()
     except FileNotFoundError as exc:
-        parser.error(str(exc))
+        parser.fail(str(exc))
     base = Path(tempfile.mkdtemp(prefix="bench-notation-"))
     try:
         lab = _lab_course(course, base, n)

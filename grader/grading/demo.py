@@ -13,13 +13,13 @@ untouched. See the demo in formgrader with ``make formgrader NOTATION=grader/dem
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 from pathlib import Path
 
 from .autograde import autograde
 from .feedback import generate_feedback
+from .french_args import FrenchParser
 from .grading_error import GradingError
 from .nbgrader_run import BIN, nbgrader_env, tools_on_path
 from .paths import CONFIG, course_dirs
@@ -124,20 +124,28 @@ def run_demo(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", nargs="*", default=None, help="ces rendus d'exemple seulement")
+    parser = FrenchParser(
+        prog="python -m grading.demo",
+        description="Tout le cycle de la notation sur les rendus d'exemple, dans un cours de "
+        "démonstration à part (grader/demo/)\u00a0: la vraie classe n'est jamais touchée.",
+    )
+    parser.add_argument(
+        "--only", nargs="*", default=None, metavar="RENDU", help="ces rendus d'exemple seulement"
+    )
     parser.add_argument(
         "--sans-bac-a-sable",
         dest="sandboxed",
         action="store_false",
         help="DANGEREUX\u00a0: noter sans bac à sable",
     )
-    parser.add_argument("--grader-dir", type=Path, default=None)
+    parser.add_argument(
+        "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"
+    )
     args = parser.parse_args(argv)
     try:
         return run_demo(args.only or None, args.sandboxed, args.grader_dir)
     except FileNotFoundError as exc:
-        parser.error(str(exc))
+        parser.fail(str(exc))
     except GradingError as exc:
         print(f"✘ {exc}", file=sys.stderr)
         return 2

@@ -9,12 +9,12 @@ UTC for nbgrader, an hour or two off a Paris deadline, and the summary says so.
 
 from __future__ import annotations
 
-import argparse
 import re
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
+from .french_args import FrenchParser
 from .french_format import COURSE_TIME_ZONE, french_datetime
 from .nbgrader_quiet import finish, run_quiet
 from .nbgrader_run import tools_on_path, warnings_to_log
@@ -56,13 +56,18 @@ def set_duedate(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = FrenchParser(
+        prog="python -m grading.duedate",
         description="Fixe la date limite d'un devoir (nbgrader db assignment add) et la redit "
-        f"dans le fuseau du cours ({COURSE_TIME_ZONE})."
+        f"dans le fuseau du cours ({COURSE_TIME_ZONE}).",
     )
-    parser.add_argument("assignment")
-    parser.add_argument("date", help='par exemple "2025-03-14 18:00:00 Europe/Paris"')
-    parser.add_argument("--grader-dir", type=Path, default=None)
+    parser.add_argument("assignment", metavar="DEVOIR", help="le devoir, par exemple oublier")
+    parser.add_argument(
+        "date", metavar="DATE", help='par exemple "2025-03-14 18:00:00 Europe/Paris"'
+    )
+    parser.add_argument(
+        "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"
+    )
     args = parser.parse_args(argv)
     return finish(parser, lambda: set_duedate(args.assignment, args.date, args.grader_dir))
 

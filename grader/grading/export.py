@@ -9,11 +9,11 @@ Excel or LibreOffice (``grading.french_csv``). The summary says, in French, what
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from nbgrader.api import Gradebook
 
+from .french_args import FrenchParser
 from .french_csv import EXPORT_HEADER, EXPORT_NAME, export_rows, write_french_csv
 from .nbgrader_quiet import finish, run_quiet
 from .nbgrader_run import tools_on_path, warnings_to_log
@@ -47,11 +47,14 @@ def export(grader_dir: Path | None = None) -> tuple[int, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = FrenchParser(
+        prog="python -m grading.export",
         description="Exporte toutes les notes (nbgrader export) et leur version pour un tableur "
-        "français."
+        "français.",
     )
-    parser.add_argument("--grader-dir", type=Path, default=None)
+    parser.add_argument(
+        "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"
+    )
     args = parser.parse_args(argv)
     return finish(parser, lambda: export(args.grader_dir))
 

@@ -12,11 +12,11 @@ says which. Any failure ends with the students named and a non-zero exit status.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
 
+from .french_args import FrenchParser
 from .grading_error import GradingError
 from .nbgrader_log import LogWatcher
 from .nbgrader_run import BIN, ProgressBar, nbgrader_env, run_logged
@@ -95,20 +95,29 @@ def generate_feedback(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = FrenchParser(
+        prog="python -m grading.feedback",
         description="nbgrader generate_feedback pour toute la classe, avec un bilan (écrits, "
-        "déjà à jour, en échec). Les options inconnues sont passées à nbgrader."
+        "déjà à jour, en échec). Les options inconnues sont passées à nbgrader.",
     )
-    parser.add_argument("assignment", nargs="?", default="oublier")
+    parser.add_argument(
+        "assignment",
+        nargs="?",
+        default="oublier",
+        metavar="DEVOIR",
+        help="le devoir (défaut\u00a0: oublier)",
+    )
     parser.add_argument("--force", action="store_true", help="réécrire toutes les pages")
-    parser.add_argument("--grader-dir", type=Path, default=None)
+    parser.add_argument(
+        "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"
+    )
     args, extra = parser.parse_known_args(argv)
     try:
         lines, status = generate_feedback(
             args.assignment, args.grader_dir, tuple(extra), args.force
         )
     except FileNotFoundError as exc:
-        parser.error(str(exc))
+        parser.fail(str(exc))
     except GradingError as exc:
         print(f"✘ {exc}", file=sys.stderr)
         return 2

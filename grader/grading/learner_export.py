@@ -13,7 +13,6 @@ macOS keyboard or zip gives NFD); an unknown id is refused with the closest know
 
 from __future__ import annotations
 
-import argparse
 import csv
 import difflib
 import io
@@ -24,6 +23,8 @@ import unicodedata
 import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
+
+from .french_args import FrenchParser
 
 __all__ = ["LearnerNotFound", "export_learner", "known_ids", "main"]
 
@@ -236,14 +237,25 @@ def export_learner(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = FrenchParser(
+        prog="python -m grading.learner_export",
         description="Exporter dans une archive zip toutes les données d'un élève (RGPD, "
-        "articles 15 et 20)."
+        "articles 15 et 20).",
     )
-    parser.add_argument("student_id", help="l'identifiant de l'élève")
-    parser.add_argument("--eleves", type=Path, default=None, help="la liste des élèves (CSV)")
-    parser.add_argument("--out", type=Path, default=None, help="défaut\u00a0: grader/exports")
-    parser.add_argument("--grader-dir", type=Path, default=None)
+    parser.add_argument("student_id", metavar="IDENTIFIANT", help="l'identifiant de l'élève")
+    parser.add_argument(
+        "--eleves", type=Path, default=None, metavar="CSV", help="la liste des élèves (CSV)"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="DOSSIER",
+        default=None,
+        help="le dossier de l'archive (défaut\u00a0: grader/exports)",
+    )
+    parser.add_argument(
+        "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"
+    )
     args = parser.parse_args(argv)
     try:
         path, counts = export_learner(args.student_id, args.out, args.eleves, args.grader_dir)

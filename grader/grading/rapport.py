@@ -9,10 +9,10 @@ summary gives the class's numbers from the French file it wrote, and the three p
 
 from __future__ import annotations
 
-import argparse
 import csv
 from pathlib import Path
 
+from .french_args import FrenchParser
 from .french_csv import REPORT_NAME
 from .nbgrader_quiet import finish, run_quiet
 from .paths import course_dirs
@@ -47,11 +47,20 @@ def rapport(assignment: str, grader_dir: Path | None = None) -> tuple[int, list[
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description="Rapport de la classe (nbgrader export avec le greffon du cours)."
+    parser = FrenchParser(
+        prog="python -m grading.rapport",
+        description="Rapport de la classe (nbgrader export avec le greffon du cours).",
     )
-    parser.add_argument("assignment", nargs="?", default="oublier")
-    parser.add_argument("--grader-dir", type=Path, default=None)
+    parser.add_argument(
+        "assignment",
+        nargs="?",
+        default="oublier",
+        metavar="DEVOIR",
+        help="le devoir (défaut\u00a0: oublier)",
+    )
+    parser.add_argument(
+        "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"
+    )
     args = parser.parse_args(argv)
     return finish(parser, lambda: rapport(args.assignment, args.grader_dir))
 

@@ -21,7 +21,6 @@ or directly (``--db`` and ``--out`` default to the course found from the current
 
 from __future__ import annotations
 
-import argparse
 import base64
 import html
 import io
@@ -40,6 +39,7 @@ from course.labo.outcome import OUTCOMES, Outcome
 
 from .criterion_titles import criterion_title
 from .csv_safe import EXPORT_KEYS, LINE_END, SafeCsvExport, neutralise_frame
+from .french_args import FrenchParser
 from .french_csv import REPORT_NAME, ZONE, write_french_csv
 from .french_format import collation_key, french_datetime, french_score, points_text
 from .late_penalty import rule_of_config
@@ -483,20 +483,28 @@ class ClassReport(ExportPlugin):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = FrenchParser(
+        prog="python -m grading.report",
         description="Rapport de la classe (CSV et HTML) depuis le carnet de notes nbgrader, "
-        "avec les totaux de nbgrader export."
+        "avec les totaux de nbgrader export.",
     )
     parser.add_argument(
         "--db",
+        metavar="URL",
         default=None,
         help="URL du carnet de notes (défaut\u00a0: celui de nbgrader_config.py, trouvé depuis le "
         "dossier courant)",
     )
-    parser.add_argument("--assignment", default="oublier")
+    parser.add_argument(
+        "--assignment",
+        default="oublier",
+        metavar="DEVOIR",
+        help="le devoir (défaut\u00a0: oublier)",
+    )
     parser.add_argument(
         "--out",
         type=Path,
+        metavar="DOSSIER",
         default=None,
         help="dossier du rapport (défaut\u00a0: rapport/ à côté de nbgrader_config.py)",
     )
@@ -509,7 +517,7 @@ def main(argv: list[str] | None = None) -> int:
         dirs = course_dirs()
     except FileNotFoundError as exc:
         if args.db is None or args.out is None:
-            parser.error(str(exc))
+            parser.fail(str(exc))
     else:
         args.db = args.db or dirs.db_url
         args.out = args.out or dirs.grader_dir / "rapport"
@@ -520,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             df = class_table(gb, args.assignment, autograded)
         except ValueError as exc:
-            parser.error(str(exc))
+            parser.fail(str(exc))
     csv_path, html_path = write_report(df, args.out, args.assignment, late_rule)
     print(
         f"{len(df)} élève(s), {int(df['submitted'].sum())} rendu(s)\u00a0: {html_path}\n"

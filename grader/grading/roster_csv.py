@@ -14,7 +14,6 @@ Accepted: UTF-8 with or without BOM, UTF-16 with BOM, Windows-1252; ``,``, ``;``
 
 from __future__ import annotations
 
-import argparse
 import codecs
 import csv
 import io
@@ -25,6 +24,8 @@ import tempfile
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+
+from .french_args import FrenchParser
 
 __all__ = ["ImportFailed", "RosterError", "Student", "main", "read_roster", "register"]
 
@@ -247,13 +248,16 @@ def _registered(db_url: str) -> set[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = FrenchParser(
+        prog="python -m grading.roster_csv",
         description="Inscrire la classe au carnet de notes depuis une liste CSV (Excel, "
         "LibreOffice\u00a0: UTF-8 ou Windows-1252, «\u00a0,\u00a0» ou «\u00a0;\u00a0», "
-        "colonnes en français ou en anglais)."
+        "colonnes en français ou en anglais).",
     )
-    parser.add_argument("roster", type=Path, help="la liste des élèves (CSV)")
-    parser.add_argument("--grader-dir", type=Path, default=None)
+    parser.add_argument("roster", type=Path, metavar="LISTE", help="la liste des élèves (CSV)")
+    parser.add_argument(
+        "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"
+    )
     args = parser.parse_args(argv)
     try:
         lines = register(args.roster, args.grader_dir)

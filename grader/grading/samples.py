@@ -23,13 +23,14 @@ demo course's when ``make demo-grading`` calls it (``grading.demo``), never the 
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
 
 import nbformat
+
+from .french_args import FrenchParser
 
 __all__ = [
     "ASSIGNMENT",
@@ -172,10 +173,15 @@ def write_all(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = FrenchParser(
+        prog="python -m grading.samples",
+        description="Écrire les rendus d'exemple (grader/submissions/) dans le dossier des "
+        "rendus de nbgrader, comme si des élèves les avaient rendus.",
+    )
     parser.add_argument(
         "--root",
         type=Path,
+        metavar="DOSSIER",
         default=None,
         help="racine du cours (défaut\u00a0: celle de nbgrader_config.py, trouvé "
         "depuis le dossier courant)",
@@ -183,10 +189,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--submitted",
         type=Path,
+        metavar="DOSSIER",
         default=None,
         help="dossier des rendus (défaut\u00a0: celui de nbgrader_config.py)",
     )
-    parser.add_argument("--copies", type=int, default=1)
+    parser.add_argument(
+        "--copies",
+        type=int,
+        default=1,
+        metavar="N",
+        help="exemplaires de chaque rendu (défaut\u00a0: 1)",
+    )
     parser.add_argument(
         "--remplacer",
         dest="overwrite",
@@ -201,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             dirs = course_dirs(find_grader_dir(args.root) if args.root else None)
         except FileNotFoundError as exc:
-            parser.error(str(exc))
+            parser.fail(str(exc))
         args.root = args.root or dirs.root
         args.submitted = args.submitted or dirs.submitted
         release_dir = dirs.release
@@ -213,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
             args.root, submitted, args.copies, release_dir=release_dir, overwrite=args.overwrite
         )
     except (FileExistsError, FileNotFoundError) as exc:
-        parser.error(str(exc))
+        parser.fail(str(exc))
     print(f"{len(students)} rendus écrits dans {submitted}")
     for student in students:
         print(student)

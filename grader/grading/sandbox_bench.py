@@ -9,7 +9,6 @@ submission, the sandbox's own cost and the ratio.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ from course.labo.fixture import fixture_bytes
 from course.labo.sandbox import sandbox_problem
 from course.labo.scenario import VISIBLE
 
+from .french_args import FrenchParser
 from .hidden import HIDDEN
 
 __all__ = ["main"]
@@ -34,8 +34,14 @@ def _seconds(source: str, sandboxed: bool) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--submissions", type=int, default=10)
+    parser = FrenchParser(
+        prog="python -m grading.sandbox_bench",
+        description="Banc d'essai\u00a0: ce que coûte le bac à sable de la notation, en "
+        "secondes par rendu (les mêmes rendus notés avec et sans).",
+    )
+    parser.add_argument(
+        "--submissions", type=int, metavar="N", default=10, help="rendus notés (défaut\u00a0: 10)"
+    )
     args = parser.parse_args(argv)
     problem = sandbox_problem()
     if problem:

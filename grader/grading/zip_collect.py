@@ -23,7 +23,6 @@ extracting them anywhere else:
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
@@ -36,6 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 
+from .french_args import FrenchParser
 from .ids import closest, id_problem, normalize_id, quoted, registered_students
 from .paths import course_dirs, load_config
 
@@ -301,12 +301,21 @@ def _write(submitted: Path, assignment: str, base: Path, chosen: dict, report: Z
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = FrenchParser(
+        prog="python -m grading.zip_collect",
         description="Collecte des rendus téléchargés (zip d'un ENT, e-mails)\u00a0: ajoute les "
-        "nouveaux élèves et les copies plus récentes, n'efface rien."
+        "nouveaux élèves et les copies plus récentes, n'efface rien.",
     )
-    parser.add_argument("assignment", nargs="?", default="oublier")
-    parser.add_argument("--grader-dir", type=Path, default=None)
+    parser.add_argument(
+        "assignment",
+        nargs="?",
+        default="oublier",
+        metavar="DEVOIR",
+        help="le devoir (défaut\u00a0: oublier)",
+    )
+    parser.add_argument(
+        "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"
+    )
     args = parser.parse_args(argv)
     try:
         report = zip_collect(args.assignment, args.grader_dir)
