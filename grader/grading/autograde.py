@@ -169,13 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         "(notés, déjà notés, en échec), code de sortie non nul au moindre échec. Les options "
         "inconnues sont passées à nbgrader autograde.",
     )
-    parser.add_argument(
-        "assignment",
-        nargs="?",
-        default="oublier",
-        metavar="DEVOIR",
-        help="le devoir (défaut\u00a0: oublier)",
-    )
+    parser.add_assignment()
     parser.add_argument(
         "--jobs",
         type=int,

@@ -100,13 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         description="nbgrader generate_feedback pour toute la classe, avec un bilan (écrits, "
         "déjà à jour, en échec). Les options inconnues sont passées à nbgrader.",
     )
-    parser.add_argument(
-        "assignment",
-        nargs="?",
-        default="oublier",
-        metavar="DEVOIR",
-        help="le devoir (défaut\u00a0: oublier)",
-    )
+    parser.add_assignment()
     parser.add_argument("--force", action="store_true", help="réécrire toutes les pages")
     parser.add_argument(
         "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"

@@ -90,6 +90,16 @@ class FrenchParser(argparse.ArgumentParser):
             "-h", "--help", action="help", default=argparse.SUPPRESS, help="afficher cette aide"
         )
 
+    def add_assignment(self) -> None:
+        """The assignment a class command works on, ``oublier`` when left out."""
+        self.add_argument(
+            "assignment",
+            nargs="?",
+            default="oublier",
+            metavar="DEVOIR",
+            help="le devoir (défaut\u00a0: oublier)",
+        )
+
     def error(self, message: str) -> NoReturn:
         self.fail(french_error(message), usage=True)
 

@@ -51,13 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m grading.rapport",
         description="Rapport de la classe (nbgrader export avec le greffon du cours).",
     )
-    parser.add_argument(
-        "assignment",
-        nargs="?",
-        default="oublier",
-        metavar="DEVOIR",
-        help="le devoir (défaut\u00a0: oublier)",
-    )
+    parser.add_assignment()
     parser.add_argument(
         "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"
     )

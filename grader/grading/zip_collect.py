@@ -306,13 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         description="Collecte des rendus téléchargés (zip d'un ENT, e-mails)\u00a0: ajoute les "
         "nouveaux élèves et les copies plus récentes, n'efface rien.",
     )
-    parser.add_argument(
-        "assignment",
-        nargs="?",
-        default="oublier",
-        metavar="DEVOIR",
-        help="le devoir (défaut\u00a0: oublier)",
-    )
+    parser.add_assignment()
     parser.add_argument(
         "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"
     )
