@@ -41,6 +41,16 @@ def run_cache_folder(tmp_path_factory) -> Path:
     return run_cache.configure(tmp_path_factory)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def course_prefix_released() -> Iterator[None]:
+    """At the end of the session, this process stops using the hub tests' course environment
+    if a grading test used it (tests/hub/course_prefix.py: the last user tidies up)."""
+    yield
+    prefix = sys.modules.get("course_prefix")
+    if prefix is not None:
+        prefix.release()
+
+
 @pytest.fixture(scope="session")
 def sample_answers() -> dict[str, str]:
     """The TP's sample submissions (grader/submissions/<name>.py): name -> `oublier` cell text."""

@@ -13,12 +13,12 @@ import shutil
 import subprocess
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from classhub import HUB_DIR, INSTRUCTORS_GROUP, open_tempdir
 
-__all__ = ["PREFIX", "in_use", "installed"]
+__all__ = ["PREFIX", "in_use", "installed", "release"]
 
 # A test prefix, kept between runs (rebuilt only when the course changes), like system deps.
 PREFIX = Path(os.environ.get("COURSE_HUB_TEST_PREFIX", "/opt/cours-memoire-tuteur-test"))
@@ -63,15 +63,35 @@ def _install_course_env() -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def installed() -> Path:
-    """The prefix, installed for this run (by whichever worker asked first; the others wait)."""
+def _install_for_this_run() -> None:
+    """Install the prefix unless this run already did (whichever worker asks first; the others
+    wait)."""
     PREFIX.parent.mkdir(parents=True, exist_ok=True)
     with open(INSTALL_LOCK, "a") as install:
         fcntl.flock(install, fcntl.LOCK_EX)  # one install at a time; the others wait
         if not INSTALLED_FOR.exists() or INSTALLED_FOR.read_text() != _run_id():
             _install_course_env()
             INSTALLED_FOR.write_text(_run_id())
-    return PREFIX
+
+
+# this process's use of the prefix outside a hub session (grading tests), until release()
+_HELD = ExitStack()
+_held: list[Path] = []
+
+
+def installed() -> Path:
+    """The prefix, installed for this run and in use by this process until :func:`release`
+    (the root conftest calls it when the test session ends): the last hub session then cannot
+    take it for unused, remove its group and mark it for a second install."""
+    if not _held:
+        _held.append(_HELD.enter_context(in_use()))
+    return _held[0]
+
+
+def release() -> None:
+    """End this process's use of the prefix started by :func:`installed` (if any)."""
+    _held.clear()
+    _HELD.close()
 
 
 @contextmanager
@@ -82,7 +102,7 @@ def in_use() -> Iterator[Path]:
     with open(SESSIONS_LOCK, "a") as sessions:
         # in use by this session until it ends (waits only while a last session tidies up)
         fcntl.flock(sessions, fcntl.LOCK_SH)
-        installed()
+        _install_for_this_run()
         try:
             yield PREFIX
         finally:
