@@ -429,28 +429,61 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("student_id", metavar="IDENTIFIANT", help="l'identifiant de l'élève")
     parser.add_argument("--confirmer", action="store_true", help="effacer vraiment")
-    parser.add_argument("--temoin", default=None, help="l'élève témoin (défaut\u00a0: un autre)")
-    parser.add_argument("--eleves", type=Path, default=None, help="la liste des élèves (CSV)")
-    parser.add_argument("--echange", type=Path, default=None, help="Exchange.root de nbgrader")
     parser.add_argument(
-        "--hub-url", default=None, help="API du hub, ex. http://127.0.0.1:8081/hub/api"
+        "--temoin",
+        default=None,
+        metavar="IDENTIFIANT",
+        help="l'élève témoin (défaut\u00a0: un autre)",
     )
-    parser.add_argument("--hub-db", type=Path, default=None, help="la base SQLite du hub")
-    parser.add_argument("--dossiers-personnels", type=Path, default=None, help="ex. /home")
-    parser.add_argument("--prefixe-unix", default="", help="ex. jupyter- (TLJH)")
-    parser.add_argument("--sauvegardes", type=Path, default=None, help="le dossier des sauvegardes")
+    parser.add_argument(
+        "--eleves", type=Path, default=None, metavar="CSV", help="la liste des élèves (CSV)"
+    )
+    parser.add_argument(
+        "--echange", type=Path, default=None, metavar="DOSSIER", help="Exchange.root de nbgrader"
+    )
+    parser.add_argument(
+        "--hub-url",
+        default=None,
+        metavar="URL",
+        help="API du hub, ex. http://127.0.0.1:8081/hub/api",
+    )
+    parser.add_argument(
+        "--hub-db", type=Path, default=None, metavar="FICHIER", help="la base SQLite du hub"
+    )
+    parser.add_argument(
+        "--dossiers-personnels", type=Path, default=None, metavar="DOSSIER", help="ex. /home"
+    )
+    parser.add_argument("--prefixe-unix", default="", metavar="PREFIXE", help="ex. jupyter- (TLJH)")
+    parser.add_argument(
+        "--sauvegardes",
+        type=Path,
+        default=None,
+        metavar="DOSSIER",
+        help="le dossier des sauvegardes",
+    )
     parser.add_argument(
         "--garder-jours",
         type=float,
         default=RETENTION_DAYS,
+        metavar="JOURS",
         help=f"leur durée de conservation, en jours (défaut\u00a0: {RETENTION_DAYS:g})",
     )
-    parser.add_argument("--helm-release", default=None, help="la release Helm du hub (Kubernetes)")
     parser.add_argument(
-        "--mots-de-passe-tljh", type=Path, default=None, help="ex. /opt/tljh/state/passwords.dbm"
+        "--helm-release", default=None, metavar="NOM", help="la release Helm du hub (Kubernetes)"
     )
     parser.add_argument(
-        "--grader-dir", type=Path, default=None, help="le dossier grader/ (défaut\u00a0: trouvé)"
+        "--mots-de-passe-tljh",
+        type=Path,
+        default=None,
+        metavar="FICHIER",
+        help="ex. /opt/tljh/state/passwords.dbm",
+    )
+    parser.add_argument(
+        "--grader-dir",
+        type=Path,
+        default=None,
+        metavar="DOSSIER",
+        help="le dossier grader/ (défaut\u00a0: trouvé)",
     )
     args = parser.parse_args(argv)
     token = os.environ.get(HUB_TOKEN_ENV)

@@ -100,6 +100,18 @@ class FrenchParser(argparse.ArgumentParser):
             help="le devoir (défaut\u00a0: oublier)",
         )
 
+    def _parse_known_args(self, arg_strings, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003
+        # a command that passes the options it does not know on (to nbgrader) would pass an
+        # abbreviation of its own on too: ``--grader`` for ``--grader-dir``, silently ignored
+        namespace, extras = super()._parse_known_args(arg_strings, *args, **kwargs)
+        own = [o for action in self._actions for o in action.option_strings if o[:2] == "--"]
+        for extra in extras:
+            name = extra.split("=", 1)[0] if extra[:2] == "--" else ""
+            meant = [option for option in own if len(name) > 2 and option.startswith(name)]
+            if meant and name not in own:
+                self.fail(f"option abrégée {name}\u00a0: écrivez {' ou '.join(meant)}", usage=True)
+        return namespace, extras
+
     def error(self, message: str) -> NoReturn:
         self.fail(french_error(message), usage=True)
 

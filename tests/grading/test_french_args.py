@@ -127,6 +127,8 @@ def parse_only(monkeypatch, capsys) -> Iterator[Callable[[str, list[str]], Outco
 
 def _assert_french(text: str, where: str) -> None:
     assert not ENGLISH.search(text), f"{where}: argparse's English\n{text}"
+    # french_error's wrapper of a message it does not know: English went through
+    assert "ligne de commande incorrecte" not in text, f"{where}: an untranslated error\n{text}"
     typography = [message for _, message, _ in check_text(text, strict=False)]
     assert not typography, f"{where}: {typography}\n{text}"
 
@@ -184,6 +186,13 @@ def test_help_and_errors_are_in_french(name, parse_only):
     French sentence naming ``--help``. A command with subcommands (backup): each of them too."""
     seen = _help(parse_only, name, ["--help"])
     assert all(isinstance(p, FrenchParser) for p in seen.parsers), seen.parsers
+    # every value the usage names is named in French, not after its (English) dest
+    unnamed = [
+        action.dest
+        for action in seen.parsers[0]._actions
+        if action.nargs != 0 and action.metavar is None and action.choices is None
+    ]
+    assert not unnamed, f"grading.{name}: no French metavar for {unnamed}"
     top = seen.parsers[0]
     _refusal(parse_only, name, [])
     for sub in _subcommands(top):
@@ -200,6 +209,24 @@ def test_unknown_options_still_reach_nbgrader(parse_only):
         args, extra = seen.accepted.result
         assert args.assignment == "oublier" and args.force, args
         assert extra == ["--student=ana", UNKNOWN]
+        # an abbreviation of the command's own option is refused, not passed on
+        for argv in (["--grader", "/ailleurs"], ["--forc"], ["--grader-d=/ailleurs"]):
+            refused = parse_only(name, ["oublier", *argv])
+            assert refused.code == 2 and refused.accepted is None, (name, argv, refused)
+            assert "option abrégée --" in refused.err and "écrivez --" in refused.err, refused.err
+            _assert_french(refused.err, f"grading.{name} {argv}")
+
+
+def test_a_check_after_parsing_speaks_french_too(capsys, tmp_path):
+    """autograde's own check of --jobs, made once the line is read (before any grading):
+    the same French error, status 2."""
+    from grading.autograde import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["oublier", "--jobs", "0", "--grader-dir", str(tmp_path / "absent")])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "--jobs doit valoir au moins 1" in err, err
+    _assert_french(err, "grading.autograde --jobs 0")
 
 
 def test_no_command_builds_an_english_parser():
