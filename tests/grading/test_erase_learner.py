@@ -590,7 +590,8 @@ def test_an_id_that_names_no_learner_is_refused(bad, capsys):
     [
         ([], "argument obligatoire manquant\u00a0: IDENTIFIANT"),
         (["ben", "--garder-jours", "trente"], "--garder-jours attend un nombre, pas «\u00a0trente"),
-        (["ben", "--conf"], "argument(s) inconnu(s)\u00a0: --conf"),  # no abbreviation
+        (["ben", "--conf"], "option abrégée --conf\u00a0: écrivez --confirmer"),  # refused
+        (["ben", "--pas-une-option"], "argument(s) inconnu(s)\u00a0: --pas-une-option"),
         (
             ["ben", "--confirmer=oui"],
             "--confirmer ne prend pas de valeur («\u00a0oui\u00a0» donné)",
