@@ -197,13 +197,9 @@ def main(argv: list[str] | None = None) -> int:
         help="DANGEREUX\u00a0: noter sans bac à sable, le code des élèves s'exécute avec vos "
         "droits (lecture du carnet de notes, des autres rendus, réseau...)",
     )
-    parser.add_argument(
-        "--grader-dir",
-        type=Path,
-        metavar="DOSSIER",
-        default=None,
-        help="dossier de nbgrader_config.py (défaut\u00a0: le dossier courant s'il "
-        "en a un, sinon son sous-dossier grader/)",
+    parser.add_grader_dir(
+        "dossier de nbgrader_config.py (défaut\u00a0: le dossier courant s'il "
+        "en a un, sinon son sous-dossier grader/)"
     )
     args, extra = parser.parse_known_args(argv)
     if args.jobs < 1:

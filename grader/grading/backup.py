@@ -496,9 +496,7 @@ def main(argv: list[str] | None = None) -> int:
             "--hub-db", type=Path, default=None, metavar="FICHIER", help="la base SQLite du hub"
         )
     for p in (save, rest, purge_p):
-        p.add_argument(
-            "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"
-        )
+        p.add_grader_dir()
     args = parser.parse_args(argv)
     try:
         if args.command == "restaurer":

@@ -138,9 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_false",
         help="DANGEREUX\u00a0: noter sans bac à sable",
     )
-    parser.add_argument(
-        "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"
-    )
+    parser.add_grader_dir()
     args = parser.parse_args(argv)
     try:
         return run_demo(args.only or None, args.sandboxed, args.grader_dir)

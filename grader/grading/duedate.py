@@ -65,9 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "date", metavar="DATE", help='par exemple "2025-03-14 18:00:00 Europe/Paris"'
     )
-    parser.add_argument(
-        "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"
-    )
+    parser.add_grader_dir()
     args = parser.parse_args(argv)
     return finish(parser, lambda: set_duedate(args.assignment, args.date, args.grader_dir))
 

@@ -478,13 +478,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FICHIER",
         help="ex. /opt/tljh/state/passwords.dbm",
     )
-    parser.add_argument(
-        "--grader-dir",
-        type=Path,
-        default=None,
-        metavar="DOSSIER",
-        help="le dossier grader/ (défaut\u00a0: trouvé)",
-    )
+    parser.add_grader_dir("le dossier grader/ (défaut\u00a0: trouvé)")
     args = parser.parse_args(argv)
     token = os.environ.get(HUB_TOKEN_ENV)
     if args.hub_url and not token:

@@ -52,9 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         description="Exporte toutes les notes (nbgrader export) et leur version pour un tableur "
         "français.",
     )
-    parser.add_argument(
-        "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"
-    )
+    parser.add_grader_dir()
     args = parser.parse_args(argv)
     return finish(parser, lambda: export(args.grader_dir))
 

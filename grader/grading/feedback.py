@@ -102,9 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_assignment()
     parser.add_argument("--force", action="store_true", help="réécrire toutes les pages")
-    parser.add_argument(
-        "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"
-    )
+    parser.add_grader_dir()
     args, extra = parser.parse_known_args(argv)
     try:
         lines, status = generate_feedback(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from pathlib import Path
 from typing import NoReturn
 
 __all__ = ["FrenchParser", "french_error"]
@@ -99,6 +100,11 @@ class FrenchParser(argparse.ArgumentParser):
             metavar="DEVOIR",
             help="le devoir (défaut\u00a0: oublier)",
         )
+
+    def add_grader_dir(self, text: str = "le dossier grader/") -> None:
+        """``--grader-dir``: the course's grader/ folder, found from the current one when left
+        out."""
+        self.add_argument("--grader-dir", type=Path, default=None, metavar="DOSSIER", help=text)
 
     def _parse_known_args(self, arg_strings, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003
         # a command that passes the options it does not know on (to nbgrader) would pass an

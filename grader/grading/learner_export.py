@@ -253,9 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="le dossier de l'archive (défaut\u00a0: grader/exports)",
     )
-    parser.add_argument(
-        "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"
-    )
+    parser.add_grader_dir()
     args = parser.parse_args(argv)
     try:
         path, counts = export_learner(args.student_id, args.out, args.eleves, args.grader_dir)

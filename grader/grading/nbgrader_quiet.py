@@ -94,8 +94,6 @@ def assignment_command(
     option it does not know passed to nbgrader, its summary printed by :func:`finish`."""
     parser = FrenchParser(prog=prog, description=description)
     parser.add_argument("assignment", metavar="DEVOIR", help="le devoir, par exemple oublier")
-    parser.add_argument(
-        "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"
-    )
+    parser.add_grader_dir()
     args, extra = parser.parse_known_args(argv)
     return finish(parser, lambda: command(args.assignment, extra, args.grader_dir))

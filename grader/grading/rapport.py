@@ -52,9 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         description="Rapport de la classe (nbgrader export avec le greffon du cours).",
     )
     parser.add_assignment()
-    parser.add_argument(
-        "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"
-    )
+    parser.add_grader_dir()
     args = parser.parse_args(argv)
     return finish(parser, lambda: rapport(args.assignment, args.grader_dir))
 

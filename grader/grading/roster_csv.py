@@ -255,9 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         "colonnes en français ou en anglais).",
     )
     parser.add_argument("roster", type=Path, metavar="LISTE", help="la liste des élèves (CSV)")
-    parser.add_argument(
-        "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"
-    )
+    parser.add_grader_dir()
     args = parser.parse_args(argv)
     try:
         lines = register(args.roster, args.grader_dir)

@@ -307,9 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         "nouveaux élèves et les copies plus récentes, n'efface rien.",
     )
     parser.add_assignment()
-    parser.add_argument(
-        "--grader-dir", type=Path, default=None, metavar="DOSSIER", help="le dossier grader/"
-    )
+    parser.add_grader_dir()
     args = parser.parse_args(argv)
     try:
         report = zip_collect(args.assignment, args.grader_dir)
