@@ -37,7 +37,7 @@ def venv_tools_on_path() -> None:
 @pytest.fixture(scope="session", autouse=True)
 def run_cache_folder(tmp_path_factory) -> Path:
     """Where the run keeps what its tests build once for every worker (run_cache): the
-    generated course, the graded class, the executed lessons."""
+    generated course, the graded class, the executed lessons, the graded sample answers."""
     return run_cache.configure(tmp_path_factory)
 
 
