@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import warm_python
 from helpers import REPO
 from run_cache import built_once, content_digest
 
@@ -67,13 +68,15 @@ def run_tool(cwd: Path, *args: str, timeout: float = 900) -> subprocess.Complete
 
 
 def nbgrader(grader: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
-    """Stock nbgrader, started in the course's grader/ folder."""
-    return run_tool(grader, str(BIN / "nbgrader"), *args, timeout=timeout)
+    """Stock nbgrader, started in the course's grader/ folder (forked from a warm interpreter:
+    tests/warm_python.py)."""
+    return warm_python.run("script", str(BIN / "nbgrader"), list(args), grader, tool_env(), timeout)
 
 
 def grading(grader: Path, module: str, *args: str) -> subprocess.CompletedProcess:
-    """``python -m grading.<module>``, started in the course's grader/ folder."""
-    return run_tool(grader, sys.executable, "-m", f"grading.{module}", *args)
+    """``python -m grading.<module>``, started in the course's grader/ folder (forked from a warm
+    interpreter: tests/warm_python.py)."""
+    return warm_python.run("module", f"grading.{module}", list(args), grader, tool_env(), 900)
 
 
 def copy_course(dest: Path) -> Path:

@@ -1,0 +1,141 @@
+"""A command forked from the warm interpreter (tests/warm_python.py) is the command started for
+real: same status, output, arguments, sys.path, folder, temporary folder, open files, threads
+joined and ``atexit`` run at the end; a timeout kills it; an environment the fork cannot give
+starts it for real."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import warm_python
+from grading_course import BIN, copy_course, tool_env
+
+PROBE = """\
+#!{python}
+import atexit, json, os, sys, tempfile, threading, time
+atexit.register(lambda: print("atexit"))
+threading.Thread(target=lambda: time.sleep(0.2) or print("fil rejoint")).start()
+print(json.dumps({{
+    "argv": sys.argv, "path": sys.path, "cwd": os.getcwd(), "tmp": tempfile.gettempdir(),
+    "name": __name__, "stdin": sys.stdin.read(), "env": os.environ.get("SONDE"),
+    "fds": sorted(os.listdir("/proc/self/fd")), "encoding": sys.stdout.encoding,
+    "parent": os.getppid(),
+}}))
+print("sur stderr", file=sys.stderr)
+sys.stdout.flush()
+if sys.argv[1:] == ["signal"]:
+    os.kill(os.getpid(), 15)
+if sys.argv[1:] == ["dort"]:
+    open(sys.argv[0] + ".pid", "w").write(str(os.getpid()))
+    time.sleep(3600)
+sys.exit(int(sys.argv[1]) if sys.argv[1:] and sys.argv[1].isdigit() else "fin : texte")
+"""
+
+
+@pytest.fixture
+def probe_script(tmp_path: Path) -> Path:
+    """An executable script that prints what a started process sees, in a folder of its own."""
+    folder = tmp_path / "sonde"
+    folder.mkdir()
+    script = folder / "sonde.py"
+    script.write_text(PROBE.format(python=sys.executable), encoding="utf-8")
+    script.chmod(0o755)
+    return script
+
+
+@pytest.fixture
+def course_root(tmp_path: Path) -> Path:
+    """A folder holding a course's grader/ (the venv's .pth adds it to sys.path there)."""
+    copy_course(tmp_path / "racine")
+    return tmp_path / "racine"
+
+
+def both(kind: str, target: str, args: list[str], cwd: Path, env: dict[str, str] | None = None):
+    """The command forked from the warm interpreter, then started for real."""
+    env = env or tool_env()
+    warm = warm_python.run(kind, target, args, cwd, env, 120)
+    os.environ[warm_python.COLD_ENV] = "1"
+    try:
+        cold = warm_python.run(kind, target, args, cwd, env, 120)
+    finally:
+        del os.environ[warm_python.COLD_ENV]
+    return warm, cold
+
+
+def seen(proc: subprocess.CompletedProcess) -> dict:
+    return json.loads(proc.stdout.splitlines()[0])
+
+
+def same(warm, cold) -> None:
+    """Status and output identical, but for the parent process (the fork's is not this one)."""
+    assert seen(warm)["parent"] != os.getpid(), "la commande n'a pas été forkée"
+    assert seen(cold)["parent"] == os.getpid()
+    strip = [{**seen(p), "parent": None} for p in (warm, cold)]
+    assert strip[0] == strip[1]
+    assert (warm.returncode, warm.stdout.splitlines()[1:], warm.stderr) == (
+        cold.returncode,
+        cold.stdout.splitlines()[1:],
+        cold.stderr,
+    )
+
+
+@pytest.mark.parametrize("status", ["0", "3", "texte", "signal"])
+def test_a_script_sees_and_ends_as_if_started(probe_script, course_root, status):
+    for cwd in (probe_script.parent, course_root, course_root / "grader"):
+        warm, cold = both("script", str(probe_script), [status], cwd)
+        same(warm, cold)
+    expected = {"0": 0, "3": 3, "texte": 1, "signal": -signal.SIGTERM}[status]
+    assert warm.returncode == expected
+    if status != "signal":
+        assert warm.stdout.splitlines()[1:] == ["fil rejoint", "atexit"]
+    assert warm.stderr.startswith("sur stderr\n")
+
+
+def test_a_module_sees_what_python_m_gives(probe_script, course_root):
+    """``python -m`` in grader/ (its folder first in sys.path) and in the folder above it (found
+    through the venv's .pth that adds the course's grader/)."""
+    module = course_root / "grader" / "sonde_mod.py"
+    module.write_text(probe_script.read_text(encoding="utf-8"), encoding="utf-8")
+    for cwd in (course_root / "grader", course_root):
+        warm, cold = both("module", "sonde_mod", ["4"], cwd)
+        same(warm, cold)
+        assert warm.returncode == 4
+        assert seen(warm)["path"][0] == str(cwd)
+        assert seen(warm)["argv"] == [str(module), "4"]
+
+
+def test_stock_nbgrader_answers_the_same(course_root):
+    grader = course_root / "grader"
+    nbgrader = str(BIN / "nbgrader")
+    for args in (["--version"], ["inconnue"], ["db", "student", "list"]):
+        warm, cold = both("script", nbgrader, args, grader)
+        assert (warm.returncode, warm.stdout, warm.stderr) == (
+            cold.returncode,
+            cold.stdout,
+            cold.stderr,
+        ), args
+    assert (grader / "gradebook.db").is_file()
+
+
+def test_another_environment_is_started_for_real(probe_script):
+    env = {**tool_env(), "SONDE": "autre"}
+    proc = warm_python.run("script", str(probe_script), ["0"], probe_script.parent, env, 60)
+    assert seen(proc)["env"] == "autre" and seen(proc)["parent"] == os.getpid()
+
+
+def test_a_timeout_kills_the_forked_command(probe_script):
+    with pytest.raises(subprocess.TimeoutExpired):
+        warm_python.run("script", str(probe_script), ["dort"], probe_script.parent, tool_env(), 3)
+    pid = int(Path(f"{probe_script}.pid").read_text())
+    for _ in range(300):  # it sleeps an hour unless killed
+        if not Path(f"/proc/{pid}").exists():
+            break
+        time.sleep(0.1)
+    assert not Path(f"/proc/{pid}").exists(), "la commande a survécu à son délai"

@@ -1,0 +1,259 @@
+"""A warm interpreter for the tests' nbgrader and class-tool commands: one Python per xdist worker
+that has imported nbgrader once, and forks a new process for each command.
+
+Starting ``nbgrader`` costs about 1 s of CPU before it reads its first argument (importing
+nbgrader, nbconvert, SQLAlchemy, jupyter_server); the tests start about 80 of them, on a
+machine whose cores the suite already saturates. A command run here is still a process of its
+own, started in its folder with its environment, its standard streams, its arguments and its
+``sys.path`` as the command line gives them; it runs nbgrader's own ``main`` (or the class
+tool's module as ``python -m`` does), then exits as the interpreter does (threads joined,
+``atexit`` run, streams flushed), and its status and output come back as ``subprocess.run``'s.
+
+Only what a fork cannot give a new process is left to a real start: an environment that differs
+from the warm interpreter's anywhere but ``PYTEST_CURRENT_TEST`` (the interpreter reads some of
+it as it starts), standard input other than /dev/null, or ``COURSE_TESTS_COLD=1`` (every command
+started for real, to compare). The entry points themselves are started for real in
+tests/grading/test_entry_points.py and by every test that uses ``run_tool``;
+tests/test_warm_python.py compares both ways of starting.
+
+Run as a script (``python -P warm_python.py SOCKET``) it is the server: it imports nbgrader,
+listens on SOCKET, and stops when the test process that started it closes its standard input.
+"""
+
+from __future__ import annotations
+
+import json
+import locale
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+__all__ = ["COLD_ENV", "run"]
+
+COLD_ENV = "COURSE_TESTS_COLD"  # "1": every command started for real
+PRELOAD = ("nbgrader.apps.nbgraderapp",)
+VOLATILE = ("PYTEST_CURRENT_TEST",)  # differs from one test to the next, read by no command
+STATUS_BYTES = 64
+
+
+# --------------------------------------------------------------------------- the server
+
+
+def _exec_command(request: dict) -> int:
+    """In the forked process: become the command, run it, and return its exit status."""
+    import runpy
+    import time
+    import traceback
+
+    os.chdir(request["cwd"])
+    for key in VOLATILE:
+        os.environ.pop(key, None)
+        if key in request["env"]:
+            os.environ[key] = request["env"][key]
+    tempfile.tempdir = None  # TMPDIR read again, as a new process does
+    time.tzset()
+    # sys.path as `python SCRIPT` or `python -m MODULE` builds it, then the venv's .pth that
+    # adds the course's grader/ folder when started from the repository's root
+    if request["kind"] == "script":
+        first = os.path.dirname(os.path.realpath(request["target"]))
+    else:
+        first = os.getcwd()
+    sys.path[:] = [first, *_BASE_PATH]  # as given: the interpreter keeps a repeated entry
+    grader = os.path.join(os.getcwd(), "grader")
+    if (
+        os.path.isfile(os.path.join(grader, "nbgrader_config.py"))
+        and os.path.isfile(os.path.join(grader, "grading", "__init__.py"))
+        and grader not in sys.path
+    ):
+        sys.path.append(grader)
+    try:
+        if request["kind"] == "script":
+            sys.argv = [request["target"], *request["args"]]
+            runpy.run_path(request["target"], run_name="__main__")
+        else:
+            sys.argv = ["-m", *request["args"]]
+            runpy._run_module_as_main(request["target"])  # what `python -m` calls
+        status = 0
+    except SystemExit as stop:
+        code = stop.code
+        if code is None or isinstance(code, int):
+            status = code or 0
+        else:
+            print(code, file=sys.stderr)
+            status = 1
+    except BaseException:
+        traceback.print_exc()
+        status = 1
+    # what the interpreter does on its way out
+    threading._shutdown()  # type: ignore[attr-defined]
+    import atexit
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    return status & 0xFF
+
+
+def _serve_one(conn: socket.socket) -> None:
+    """In a first fork: read one request, fork the command, report its pid then its status."""
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    data, fds, _, _ = socket.recv_fds(conn, 1 << 20, 2)
+    request = json.loads(data)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            os.dup2(fds[0], 1)
+            os.dup2(fds[1], 2)
+            os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+            os._exit(_exec_command(request))
+        except BaseException:
+            os._exit(255)
+    for fd in fds:
+        os.close(fd)
+    conn.sendall(f"pid {pid}\n".encode())
+    _, wait_status = os.waitpid(pid, 0)
+    conn.sendall(f"status {os.waitstatus_to_exitcode(wait_status)}\n".encode())
+
+
+def serve(path: str) -> None:
+    """Import nbgrader, then fork a process per connection until standard input closes."""
+    import importlib
+
+    for name in PRELOAD:
+        importlib.import_module(name)
+    if threading.active_count() != 1:  # a fork is only safe from a single thread
+        raise SystemExit("warm_python : un fil d'exécution démarré à l'import")
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the first forks are reaped by the kernel
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(64)
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    try:
+        while True:
+            readable, _, _ = select.select([server, sys.stdin], [], [])
+            if sys.stdin in readable:  # the test process is gone
+                return
+            conn, _ = server.accept()
+            if os.fork() == 0:
+                server.close()
+                try:
+                    _serve_one(conn)
+                finally:
+                    os._exit(0)
+            conn.close()
+    finally:
+        os.unlink(path)
+        os.rmdir(os.path.dirname(path))  # its private folder (mkdtemp: mode 0700)
+
+
+# the sys.path the server started with, without a first entry (python -P)
+_BASE_PATH = list(sys.path)
+
+
+# --------------------------------------------------------------------------- the client
+
+_lock = threading.Lock()
+_server: dict = {}  # "proc", "socket", "env" of this process's warm interpreter
+
+
+def _started(env: dict[str, str]) -> dict | None:
+    """This process's warm interpreter (started with `env` on first use), or None."""
+    with _lock:
+        if _server.get("proc") is not None and _server["proc"].poll() is None:
+            return _server
+        folder = Path(tempfile.mkdtemp(prefix="cours-tiede-"))
+        path = str(folder / "s")
+        proc = subprocess.Popen(
+            [sys.executable, "-P", __file__, path],
+            cwd=folder,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        if proc.stdout is None or proc.stdout.readline() != "ready\n":
+            proc.kill()
+            proc.wait()
+            return None
+        _server.update(proc=proc, socket=path, env=dict(env))
+        return _server
+
+
+def _comparable(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k not in VOLATILE}
+
+
+def run(
+    kind: str, target: str, args: list[str], cwd: Path, env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess:
+    """``[target, *args]`` (kind "script") or ``python -m target args`` (kind "module"), in
+    `cwd` with `env`, standard input /dev/null, output captured as text: forked from the warm
+    interpreter when it can be, started for real otherwise."""
+    argv = [target, *args] if kind == "script" else [sys.executable, "-m", target, *args]
+    server = None if os.environ.get(COLD_ENV) == "1" else _started(env)
+    if server is None or _comparable(server["env"]) != _comparable(env):
+        return subprocess.run(
+            argv,
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+    request = {"kind": kind, "target": target, "args": list(args), "cwd": str(cwd), "env": env}
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn,
+    ):
+        try:
+            conn.connect(server["socket"])
+        except OSError:  # the server is gone: the next call starts another
+            return subprocess.run(
+                argv,
+                cwd=cwd,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                stdin=subprocess.DEVNULL,
+            )
+        socket.send_fds(conn, [json.dumps(request).encode()], [out.fileno(), err.fileno()])
+        reader = conn.makefile("r")
+        pid = int(reader.readline().split()[1])
+        conn.settimeout(timeout)
+        try:
+            line = reader.readline()
+        except TimeoutError:
+            os.kill(pid, signal.SIGKILL)
+            conn.settimeout(None)
+            while conn.recv(STATUS_BYTES):  # its status once it is gone
+                pass
+            raise subprocess.TimeoutExpired(argv, timeout, _text(out), _text(err)) from None
+        if not line.startswith("status "):
+            raise RuntimeError(f"warm_python : pas de statut pour {argv} ({line!r})")
+        return subprocess.CompletedProcess(argv, int(line.split()[1]), _text(out), _text(err))
+
+
+def _text(file) -> str:  # noqa: ANN001 (a temporary file)
+    """What ``text=True`` gives: the locale's encoding, universal newlines."""
+    file.seek(0)
+    data = file.read().decode(locale.getpreferredencoding(False))
+    return data.replace("\r\n", "\n").replace("\r", "\n")
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])
