@@ -153,9 +153,12 @@ def test_harness_sees_errors_diagrams_quizzes_and_network(
     finally:
         lab_page.screenshot("_essai_harnais")
 
-    # pass 2 ran the cells NotImplementedError aborted, pass 3 those after ValueError
+    # Every cell ran, the two errors seen. How many passes that took depends on the machine's
+    # load: after an error, ipykernel aborts only the requests already in its queue
+    # (stop_on_error_timeout = 0), and JupyterLab's later ones may reach it after that. Usually
+    # pass 2 runs what NotImplementedError aborted and pass 3 what ValueError aborted.
     assert run.errors() == {4: ["NotImplementedError"], 6: ["ValueError"]}
-    assert run.run_passes == 3 and run.not_run(exp) == []
+    assert run.not_run(exp) == [] and 1 <= run.run_passes <= 3
     assert "après le bouchon" in run.cells[5]["text"]
     assert error_problems(run, exp, allowed={4: ["NotImplementedError"]}) == [
         "cellule 6 : erreur inattendue ['ValueError'] 'exprès'",
