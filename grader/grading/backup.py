@@ -48,6 +48,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from .french_args import FrenchParser
+from .system_reason import french_reason
 
 __all__ = [
     "BackupError",
@@ -356,7 +357,9 @@ def _read_archive(archive: Path) -> dict[str, tuple[bytes, int]]:
                 data = tar.extractfile(info).read()
                 members[info.name] = (data, info.mtime)
     except (OSError, tarfile.TarError, EOFError) as exc:
-        raise BackupError(f"Sauvegarde illisible\u00a0: {archive} ({exc}).") from None
+        raise BackupError(
+            f"Sauvegarde illisible\u00a0: {archive} ({french_reason(exc)})."
+        ) from None
     if MANIFEST not in members:
         raise BackupError(f"{archive.name} n'est pas une sauvegarde du cours (pas de {MANIFEST}).")
     expected = json.loads(members.pop(MANIFEST)[0])["files"]

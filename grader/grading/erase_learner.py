@@ -60,6 +60,7 @@ from .learner_places import (
     scan,
     scan_in,
 )
+from .system_reason import french_message
 
 __all__ = ["Result", "Setup", "erase", "main", "scan"]
 
@@ -273,12 +274,12 @@ def _apply(ctx: Context, sid: str, found: list[Found], notes: list[str]) -> list
                 elif action == "report":
                     reports.add(Path(f.target))
             except Exception as exc:  # noqa: BLE001 — every place is tried, each failure named
-                failures.append(f"{f.kind} ({f.where})\u00a0: {exc}")
+                failures.append(f"{f.kind} ({f.where})\u00a0: {french_message(exc, f.where)}")
     if reports:
         try:
             notes += _regenerate_reports(ctx, sid, reports)
         except Exception as exc:  # noqa: BLE001
-            failures.append(f"rapport\u00a0: régénération impossible ({exc})")
+            failures.append(f"rapport\u00a0: régénération impossible ({french_message(exc)})")
     for f in found:
         if f.action == "hub_db":
             failures.append(

@@ -38,6 +38,7 @@ from nbgrader.utils import check_mode, parse_utc
 from traitlets import Unicode
 
 from .ids import id_problem, normalize_id, quoted
+from .system_reason import french_reason
 
 __all__ = ["OwnerCheckedCollect", "SetAside", "class_uids", "owner_name", "ownership_problem"]
 
@@ -78,12 +79,12 @@ def ownership_problem(path: Path, student: str, check_owner: bool = True) -> str
     try:
         entries = [path, *sorted(path.rglob("*"))]
     except OSError as exc:
-        return f"illisible ({exc.strerror})"
+        return f"illisible ({french_reason(exc)})"
     for entry in entries:
         try:
             info = entry.lstat()
         except OSError as exc:
-            return f"illisible ({exc.strerror})"
+            return f"illisible ({french_reason(exc)})"
         where = "le dossier" if entry == path else f"«\u00a0{entry.relative_to(path)}\u00a0»"
         if stat.S_ISLNK(info.st_mode):
             return f"{where} est un lien symbolique"
@@ -188,7 +189,7 @@ class OwnerCheckedCollect(ExchangeCollect):
                     shutil.copytree(src, dest, symlinks=True)
             item.kept = dest
         except OSError as exc:
-            item.reason += f" (copie impossible\u00a0: {exc.strerror or exc})"
+            item.reason += f" (copie impossible\u00a0: {french_reason(exc)})"
 
     def copy_files(self) -> None:
         # every copy left was checked above; nbgrader's own check only warns, by pwd alone

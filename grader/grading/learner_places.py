@@ -35,6 +35,7 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
 from .ids import id_problem, normalize_id, quoted
+from .system_reason import french_reason
 
 __all__ = [
     "Context",
@@ -478,7 +479,7 @@ def _scan_zip(ctx: Context, who: _Who, file: Path, out: Scan) -> None:
         with zipfile.ZipFile(file) as zf:
             names = [i.filename for i in zf.infolist()]
     except (zipfile.BadZipFile, OSError) as exc:
-        raise ErasureError(f"Archive illisible\u00a0: {file} ({exc}).") from None
+        raise ErasureError(f"Archive illisible\u00a0: {file} ({french_reason(exc)}).") from None
     mine = []
     for name in names:
         norm = normalize_id(name.replace("\\", "/"))
@@ -585,7 +586,9 @@ def hub_request(setup: Setup, method: str, name: str) -> tuple[int, dict]:
     except urllib.error.HTTPError as exc:
         return exc.code, {}
     except (urllib.error.URLError, OSError) as exc:
-        raise ErasureError(f"Hub injoignable ({setup.hub_url})\u00a0: {exc}.") from None
+        raise ErasureError(
+            f"Hub injoignable ({setup.hub_url})\u00a0: {french_reason(exc)}."
+        ) from None
 
 
 def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
@@ -650,7 +653,9 @@ def _firstuse_has(path: Path, sid: str) -> bool:
         with dbm.open(str(path), "r") as db:
             return sid.encode() in db
     except dbm.error as exc:  # a tuple of exception classes
-        raise ErasureError(f"Fichier de mots de passe illisible ({path})\u00a0: {exc}.") from None
+        raise ErasureError(
+            f"Fichier de mots de passe illisible ({path})\u00a0: {french_reason(exc)}."
+        ) from None
 
 
 def _home(setup: Setup, sid: str) -> Path | None:

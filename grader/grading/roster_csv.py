@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .french_args import FrenchParser
+from .system_reason import french_reason
 
 __all__ = ["ImportFailed", "RosterError", "Student", "main", "read_roster", "register"]
 
@@ -116,7 +117,9 @@ def read_roster(path: str | Path) -> list[Student]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise RosterError([f"Liste d'élèves illisible\u00a0: {path} ({exc.strerror})."]) from None
+        raise RosterError(
+            [f"Liste d'élèves illisible\u00a0: {path} ({french_reason(exc)})."]
+        ) from None
     text = _decode(data, name)
     lines = text.splitlines()
     if not lines or not lines[0].strip():

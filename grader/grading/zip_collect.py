@@ -38,6 +38,7 @@ from pathlib import Path, PurePosixPath
 from .french_args import FrenchParser
 from .ids import closest, id_problem, normalize_id, quoted, registered_students
 from .paths import course_dirs, load_config
+from .system_reason import french_reason
 
 __all__ = ["Member", "ZipReport", "main", "members", "zip_collect"]
 
@@ -133,7 +134,7 @@ def members(archive_dir: Path, report: ZipReport, opened: list) -> Iterator[Memb
         try:
             zf = zipfile.ZipFile(file)
         except (zipfile.BadZipFile, OSError) as exc:
-            report.problems.append(f"{rel}\u00a0: archive illisible ({exc})")
+            report.problems.append(f"{rel}\u00a0: archive illisible ({french_reason(exc)})")
             continue
         opened.append(zf)
         stem = file.name[: -len(file.suffix)]
@@ -269,7 +270,9 @@ def _write(submitted: Path, assignment: str, base: Path, chosen: dict, report: Z
             try:
                 data = copy.member.read()
             except (ValueError, OSError, zipfile.BadZipFile) as exc:
-                report.problems.append(f"{copy.member.origin}\u00a0: illisible ({exc})")
+                report.problems.append(
+                    f"{copy.member.origin}\u00a0: illisible ({french_reason(exc)})"
+                )
                 continue
             dest = folder / copy.notebook
             if not dest.exists():

@@ -1,6 +1,6 @@
 """A system error said in French in the class tools' messages (grading/system_reason.py): the
 short reason of a known errno, without the path the sentence already names; the original text
-for anything else."""
+for anything else; and, end to end, the French reason in what a command prints."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import urllib.error
 
 import pytest
 from grading.system_reason import french_message, french_reason
+from grading_course import copy_course, grading
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -117,3 +118,41 @@ def test_a_refused_connection_is_real(tmp_path):
         with pytest.raises(OSError) as caught:
             socket.create_connection(("127.0.0.1", port), timeout=10)
     assert french_reason(caught.value) == "connexion refusée"
+
+
+# --------------------------------------------------------------------------- end to end
+
+
+@pytest.fixture
+def grader(tmp_path):
+    return copy_course(tmp_path / "cours")
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("absente.csv", "fichier ou dossier introuvable"),
+        ("dossier.csv", "c'est un dossier, pas un fichier"),
+        ("fichier.txt/eleves.csv", "un élément du chemin n'est pas un dossier"),
+    ],
+)
+def test_an_unreadable_roster_is_said_in_french(grader, tmp_path, name, reason):
+    (tmp_path / "dossier.csv").mkdir()
+    (tmp_path / "fichier.txt").write_text("pas un dossier")
+    roster = tmp_path / name
+    proc = grading(grader, "roster_csv", str(roster))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"✘ Liste d'élèves illisible\u00a0: {roster} ({reason})." in proc.stderr
+    assert "Rien n'a été inscrit." in proc.stderr
+    for english in ("No such file", "Is a directory", "Not a directory", "Errno", "Traceback"):
+        assert english not in proc.stderr, proc.stderr
+
+
+def test_a_missing_backup_is_said_in_french(grader, tmp_path):
+    archive = tmp_path / "sauvegarde-20250101-000000.tar.gz"
+    proc = grading(grader, "backup", "restaurer", str(archive))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    expected = f"✘ Sauvegarde illisible\u00a0: {archive} (fichier ou dossier introuvable)."
+    assert expected in proc.stderr
+    assert "No such file" not in proc.stderr and "Errno" not in proc.stderr
+    assert not (grader / "gradebook.db").exists()
