@@ -52,6 +52,7 @@ from .submitted_ids import (
     submitted_students,
     unknown_student_message,
 )
+from .system_reason import french_message
 
 __all__ = ["autograde", "main"]
 
@@ -215,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
             retry_failed=args.retry_failed,
         )
     except FileNotFoundError as exc:
-        parser.fail(str(exc))
+        parser.fail(french_message(exc))
     except GradingError as exc:
         print(f"✘ {exc}", file=sys.stderr)
         return 2

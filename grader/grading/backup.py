@@ -48,7 +48,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from .french_args import FrenchParser
-from .system_reason import french_reason
+from .system_reason import french_message, french_reason
 
 __all__ = [
     "BackupError",
@@ -520,7 +520,7 @@ def main(argv: list[str] | None = None) -> int:
         if deleted or args.command == "purger":
             print(f"{len(deleted)} sauvegarde(s) effacée(s), {kept} gardée(s) dans {folder}.")
     except (BackupError, FileNotFoundError) as exc:
-        print(f"✘ {exc}", file=sys.stderr)
+        print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
     return 0
 

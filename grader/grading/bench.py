@@ -28,6 +28,7 @@ from .french_args import FrenchParser
 from .nbgrader_run import BIN, nbgrader_env
 from .paths import CourseDirs, course_dirs
 from .samples import build_submission, samples
+from .system_reason import french_message
 
 __all__ = ["main"]
 
@@ -138,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         course = course_dirs()
     except FileNotFoundError as exc:
-        parser.fail(str(exc))
+        parser.fail(french_message(exc))
     base = Path(tempfile.mkdtemp(prefix="bench-notation-"))
     try:
         lab = _lab_course(course, base, n)

@@ -24,6 +24,7 @@ from .grading_error import GradingError
 from .nbgrader_run import BIN, nbgrader_env, tools_on_path
 from .paths import CONFIG, course_dirs
 from .samples import ASSIGNMENT, write_all
+from .system_reason import french_message
 
 __all__ = ["DEMO_FOLDER", "MARKER", "demo_config", "main", "prepare_demo"]
 
@@ -143,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run_demo(args.only or None, args.sandboxed, args.grader_dir)
     except FileNotFoundError as exc:
-        parser.fail(str(exc))
+        parser.fail(french_message(exc))
     except GradingError as exc:
         print(f"✘ {exc}", file=sys.stderr)
         return 2

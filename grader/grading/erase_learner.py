@@ -512,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = erase(args.student_id, setup, args.confirmer, args.temoin)
     except (ErasureError, FileNotFoundError) as exc:
-        print(f"✘ {exc}", file=sys.stderr)
+        print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
     before = result.before
     if not before.found:

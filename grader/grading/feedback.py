@@ -22,6 +22,7 @@ from .nbgrader_log import LogWatcher
 from .nbgrader_run import BIN, ProgressBar, nbgrader_env, run_logged
 from .paths import CourseDirs, course_dirs
 from .submitted_ids import submitted_students
+from .system_reason import french_message
 
 __all__ = ["generate_feedback", "main", "stale_feedback"]
 
@@ -109,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             args.assignment, args.grader_dir, tuple(extra), args.force
         )
     except FileNotFoundError as exc:
-        parser.fail(str(exc))
+        parser.fail(french_message(exc))
     except GradingError as exc:
         print(f"✘ {exc}", file=sys.stderr)
         return 2

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .french_args import FrenchParser
+from .system_reason import french_message
 
 __all__ = ["LearnerNotFound", "export_learner", "known_ids", "main"]
 
@@ -258,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         path, counts = export_learner(args.student_id, args.out, args.eleves, args.grader_dir)
     except (LearnerNotFound, FileNotFoundError) as exc:
-        print(f"✘ {exc}", file=sys.stderr)
+        print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
     sid = _nfc(args.student_id.strip())
     print(

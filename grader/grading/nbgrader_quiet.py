@@ -18,6 +18,7 @@ from pathlib import Path
 from .french_args import FrenchParser
 from .nbgrader_log import LOG_RECORD
 from .nbgrader_run import BIN, nbgrader_env
+from .system_reason import french_message
 
 __all__ = ["QuietRun", "assignment_command", "finish", "run_quiet"]
 
@@ -78,7 +79,7 @@ def finish(parser: argparse.ArgumentParser, run: Callable[[], tuple[int, list[st
     try:
         status, lines = run()
     except FileNotFoundError as exc:  # no course there: one French sentence, no traceback
-        print(f"✘ {parser.prog}\u00a0: {exc}", file=sys.stderr)
+        print(f"✘ {parser.prog}\u00a0: {french_message(exc)}", file=sys.stderr)
         return 2
     print("\n".join(lines), file=sys.stderr if status else sys.stdout)
     return status

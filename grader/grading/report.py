@@ -45,6 +45,7 @@ from .french_format import collation_key, french_datetime, french_score, points_
 from .late_penalty import rule_of_config
 from .nbgrader_run import tools_on_path
 from .outcome_record import read_record
+from .system_reason import french_message
 
 __all__ = [
     "ClassReport",
@@ -517,7 +518,7 @@ def main(argv: list[str] | None = None) -> int:
         dirs = course_dirs()
     except FileNotFoundError as exc:
         if args.db is None or args.out is None:
-            parser.fail(str(exc))
+            parser.fail(french_message(exc))
     else:
         args.db = args.db or dirs.db_url
         args.out = args.out or dirs.grader_dir / "rapport"

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .french_args import FrenchParser
-from .system_reason import french_reason
+from .system_reason import french_message, french_reason
 
 __all__ = ["ImportFailed", "RosterError", "Student", "main", "read_roster", "register"]
 
@@ -268,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
         print("Rien n'a été inscrit.", file=sys.stderr)
         return 2
     except (FileNotFoundError, ImportFailed) as exc:
-        print(f"✘ {exc}", file=sys.stderr)
+        print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
     print("\n".join(lines))
     return 0

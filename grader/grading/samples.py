@@ -31,6 +31,7 @@ from types import ModuleType
 import nbformat
 
 from .french_args import FrenchParser
+from .system_reason import french_message
 
 __all__ = [
     "ASSIGNMENT",
@@ -214,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             dirs = course_dirs(find_grader_dir(args.root) if args.root else None)
         except FileNotFoundError as exc:
-            parser.fail(str(exc))
+            parser.fail(french_message(exc))
         args.root = args.root or dirs.root
         args.submitted = args.submitted or dirs.submitted
         release_dir = dirs.release
@@ -226,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
             args.root, submitted, args.copies, release_dir=release_dir, overwrite=args.overwrite
         )
     except (FileExistsError, FileNotFoundError) as exc:
-        parser.fail(str(exc))
+        parser.fail(french_message(exc))
     print(f"{len(students)} rendus écrits dans {submitted}")
     for student in students:
         print(student)

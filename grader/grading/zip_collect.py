@@ -38,7 +38,7 @@ from pathlib import Path, PurePosixPath
 from .french_args import FrenchParser
 from .ids import closest, id_problem, normalize_id, quoted, registered_students
 from .paths import course_dirs, load_config
-from .system_reason import french_reason
+from .system_reason import french_message, french_reason
 
 __all__ = ["Member", "ZipReport", "main", "members", "zip_collect"]
 
@@ -315,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         report = zip_collect(args.assignment, args.grader_dir)
     except (FileNotFoundError, ValueError) as exc:
-        print(f"✘ {exc}", file=sys.stderr)
+        print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
     print("\n".join(report.lines(args.assignment)))
     return 0 if report.ok else 1

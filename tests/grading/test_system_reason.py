@@ -156,3 +156,21 @@ def test_a_missing_backup_is_said_in_french(grader, tmp_path):
     assert expected in proc.stderr
     assert "No such file" not in proc.stderr and "Errno" not in proc.stderr
     assert not (grader / "gradebook.db").exists()
+
+
+def test_a_system_error_shown_on_its_own_names_its_file_in_french(grader, tmp_path):
+    """A command that stops on a FileNotFoundError prints it whole: the tools' own ones are
+    French sentences; a real one (here a sample that is a dangling link) gets its path and the
+    French reason."""
+    root = grader.parent
+    (root / "notebooks" / "oublier").mkdir(parents=True)
+    (root / "notebooks" / "oublier" / "oublier.ipynb").write_text("{}")
+    link = grader / "submissions" / "zz_lien.py"
+    link.symlink_to(tmp_path / "absent.py")
+    rendus = tmp_path / "rendus"
+    proc = grading(grader, "samples", "--root", str(root), "--submitted", str(rendus))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    expected = f"✘ python -m grading.samples\u00a0: {link}\u00a0: fichier ou dossier introuvable"
+    assert expected in proc.stderr
+    assert "No such file" not in proc.stderr and "Errno" not in proc.stderr
+    assert not rendus.exists()
