@@ -1,7 +1,7 @@
 """A command forked from the warm interpreter (tests/warm_python.py) is the command started for
 real: same status, output, arguments, sys.path, folder, temporary folder, open files, threads
-joined and ``atexit`` run at the end; a timeout kills it; an environment the fork cannot give
-starts it for real."""
+joined and ``atexit`` run at the end; a timeout kills it; each environment has its own warm
+interpreter."""
 
 from __future__ import annotations
 
@@ -124,10 +124,13 @@ def test_stock_nbgrader_answers_the_same(course_root):
     assert (grader / "gradebook.db").is_file()
 
 
-def test_another_environment_is_started_for_real(probe_script):
-    env = {**tool_env(), "SONDE": "autre"}
-    proc = warm_python.run("script", str(probe_script), ["0"], probe_script.parent, env, 60)
-    assert seen(proc)["env"] == "autre" and seen(proc)["parent"] == os.getpid()
+def test_each_environment_has_its_own_warm_interpreter(probe_script):
+    """A command sees its own environment; a third one stops the oldest interpreter."""
+    for value in ("un", "deux", "trois", "un"):
+        env = {**tool_env(), "SONDE": value}
+        proc = warm_python.run("script", str(probe_script), ["0"], probe_script.parent, env, 60)
+        assert seen(proc)["env"] == value and seen(proc)["parent"] != os.getpid()
+    assert len(warm_python._servers) <= warm_python.MAX_SERVERS
 
 
 def test_a_timeout_kills_the_forked_command(probe_script):

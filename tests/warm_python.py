@@ -9,12 +9,12 @@ own, started in its folder with its environment, its standard streams, its argum
 tool's module as ``python -m`` does), then exits as the interpreter does (threads joined,
 ``atexit`` run, streams flushed), and its status and output come back as ``subprocess.run``'s.
 
-Only what a fork cannot give a new process is left to a real start: an environment that differs
-from the warm interpreter's anywhere but ``PYTEST_CURRENT_TEST`` (the interpreter reads some of
-it as it starts), standard input other than /dev/null, or ``COURSE_TESTS_COLD=1`` (every command
-started for real, to compare). The entry points themselves are started for real in
-tests/grading/test_entry_points.py and by every test that uses ``run_tool``;
-tests/test_warm_python.py compares both ways of starting.
+The warm interpreter is started with the command's environment (an interpreter reads some of
+it as it starts: PYTHONPATH, the locale): a command whose environment differs anywhere but in
+``PYTEST_CURRENT_TEST`` gets a warm interpreter of its own (two at most per test process, the
+oldest stopped). ``COURSE_TESTS_COLD=1`` starts every command for real, to compare. The entry
+points themselves are started for real in tests/grading/test_entry_points.py and by every test
+that uses ``run_tool``; tests/test_warm_python.py compares both ways of starting.
 
 Run as a script (``python -P warm_python.py SOCKET``) it is the server: it imports nbgrader,
 listens on SOCKET, and stops when the test process that started it closes its standard input.
@@ -165,15 +165,27 @@ _BASE_PATH = list(sys.path)
 # --------------------------------------------------------------------------- the client
 
 _lock = threading.Lock()
-_server: dict = {}  # "proc", "socket", "env" of this process's warm interpreter
+_servers: dict[frozenset, dict] = {}  # this process's warm interpreters, by environment
+MAX_SERVERS = 2  # a test that changes the environment gets its own, the oldest one stops
+
+
+def _comparable(env: dict[str, str]) -> frozenset:
+    return frozenset((k, v) for k, v in env.items() if k not in VOLATILE)
 
 
 def _started(env: dict[str, str]) -> dict | None:
-    """This process's warm interpreter (started with `env` on first use), or None."""
+    """The warm interpreter started with `env` (started now if there is none), or None."""
+    key = _comparable(env)
     with _lock:
-        if _server.get("proc") is not None and _server["proc"].poll() is None:
-            return _server
-        folder = Path(tempfile.mkdtemp(prefix="cours-tiede-"))
+        server = _servers.get(key)
+        if server is not None and server["proc"].poll() is None:
+            return server
+        if len(_servers) >= MAX_SERVERS:
+            oldest = _servers.pop(next(iter(_servers)))
+            oldest["proc"].stdin.close()  # it stops when its standard input closes
+            oldest["proc"].wait()
+        # in /tmp: a socket's path must stay short, and a test's TMPDIR goes away with it
+        folder = Path(tempfile.mkdtemp(prefix="cours-tiede-", dir="/tmp"))
         path = str(folder / "s")
         proc = subprocess.Popen(
             [sys.executable, "-P", __file__, path],
@@ -187,12 +199,21 @@ def _started(env: dict[str, str]) -> dict | None:
             proc.kill()
             proc.wait()
             return None
-        _server.update(proc=proc, socket=path, env=dict(env))
-        return _server
+        _servers[key] = {"proc": proc, "socket": path}
+        return _servers[key]
 
 
-def _comparable(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k not in VOLATILE}
+def _cold(argv: list[str], cwd: Path, env: dict[str, str], timeout: float):
+    """The command started for real."""
+    return subprocess.run(
+        argv,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def run(
@@ -200,19 +221,11 @@ def run(
 ) -> subprocess.CompletedProcess:
     """``[target, *args]`` (kind "script") or ``python -m target args`` (kind "module"), in
     `cwd` with `env`, standard input /dev/null, output captured as text: forked from the warm
-    interpreter when it can be, started for real otherwise."""
+    interpreter started with that environment, or started for real with COURSE_TESTS_COLD=1."""
     argv = [target, *args] if kind == "script" else [sys.executable, "-m", target, *args]
     server = None if os.environ.get(COLD_ENV) == "1" else _started(env)
-    if server is None or _comparable(server["env"]) != _comparable(env):
-        return subprocess.run(
-            argv,
-            cwd=cwd,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
+    if server is None:
+        return _cold(argv, cwd, env, timeout)
     request = {"kind": kind, "target": target, "args": list(args), "cwd": str(cwd), "env": env}
     with (
         tempfile.TemporaryFile() as out,
@@ -222,15 +235,7 @@ def run(
         try:
             conn.connect(server["socket"])
         except OSError:  # the server is gone: the next call starts another
-            return subprocess.run(
-                argv,
-                cwd=cwd,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                stdin=subprocess.DEVNULL,
-            )
+            return _cold(argv, cwd, env, timeout)
         socket.send_fds(conn, [json.dumps(request).encode()], [out.fileno(), err.fileno()])
         reader = conn.makefile("r")
         pid = int(reader.readline().split()[1])
