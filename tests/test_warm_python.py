@@ -111,6 +111,7 @@ def test_a_module_sees_what_python_m_gives(probe_script, course_root):
         assert seen(warm)["argv"] == [str(module), "4"]
 
 
+@pytest.mark.slow  # nbgrader started for real: not in make test-fast
 def test_stock_nbgrader_answers_the_same(course_root):
     grader = course_root / "grader"
     nbgrader = str(BIN / "nbgrader")
