@@ -8,8 +8,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -143,3 +146,30 @@ def test_a_timeout_kills_the_forked_command(probe_script):
             break
         time.sleep(0.1)
     assert not Path(f"/proc/{pid}").exists(), "la commande a survécu à son délai"
+
+
+def test_a_long_request_is_read_whole(probe_script):
+    """A request longer than a socket hands over at once (here its 200 kB of arguments)."""
+    args = ["0", *["x" * 1000] * 200]
+    warm, cold = both("script", str(probe_script), args, probe_script.parent)
+    same(warm, cold)
+    assert seen(warm)["argv"][1:] == args
+
+
+def test_a_request_the_server_does_not_take_is_started_for_real(probe_script, monkeypatch):
+    """A server gone before it started the command (another thread stopped it as it was
+    chosen): the command is started for real, once."""
+    folder = Path(tempfile.mkdtemp(prefix="cours-tiede-", dir="/tmp"))
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(folder / "s"))
+    listener.listen(1)
+    threading.Thread(target=lambda: listener.accept()[0].close(), daemon=True).start()
+    monkeypatch.setattr(warm_python, "_started", lambda env: {"socket": str(folder / "s")})
+    script = str(probe_script)
+    try:
+        proc = warm_python.run("script", script, ["3"], probe_script.parent, tool_env(), 60)
+    finally:
+        listener.close()
+        (folder / "s").unlink()
+        folder.rmdir()
+    assert proc.returncode == 3 and seen(proc)["parent"] == os.getpid()

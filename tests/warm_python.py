@@ -39,7 +39,7 @@ __all__ = ["COLD_ENV", "run"]
 COLD_ENV = "COURSE_TESTS_COLD"  # "1": every command started for real
 PRELOAD = ("nbgrader.apps.nbgraderapp",)
 VOLATILE = ("PYTEST_CURRENT_TEST",)  # differs from one test to the next, read by no command
-STATUS_BYTES = 64
+CHUNK = 1 << 16  # what one read takes from a socket or a pipe
 
 
 # --------------------------------------------------------------------------- the server
@@ -54,8 +54,8 @@ def _exec_command(request: dict) -> int:
     os.chdir(request["cwd"])
     for key in VOLATILE:
         os.environ.pop(key, None)
-        if key in request["env"]:
-            os.environ[key] = request["env"][key]
+        if key in request["volatile"]:
+            os.environ[key] = request["volatile"][key]
     tempfile.tempdir = None  # TMPDIR read again, as a new process does
     time.tzset()
     # sys.path as `python SCRIPT` or `python -m MODULE` builds it, then the venv's .pth that
@@ -103,11 +103,31 @@ def _exec_command(request: dict) -> int:
     return status & 0xFF
 
 
+def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
+    """A request: its length and a newline, sent with the two output descriptors, then its JSON
+    (a stream socket hands a long message over in several pieces)."""
+    data, fds, _, _ = socket.recv_fds(conn, CHUNK, 2)
+    if len(fds) != 2:
+        raise ValueError(f"warm_python : {len(fds)} descripteurs reçus au lieu de 2")
+    head, _, first = data.partition(b"\n")
+    size = int(head)
+    pieces, got = [first], len(first)
+    while got < size:
+        piece = conn.recv(min(CHUNK, size - got))
+        if not piece:
+            raise ValueError("warm_python : requête tronquée")
+        pieces.append(piece)
+        got += len(piece)
+    return json.loads(b"".join(pieces)), fds
+
+
 def _serve_one(conn: socket.socket) -> None:
     """In a first fork: read one request, fork the command, report its pid then its status."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    data, fds, _, _ = socket.recv_fds(conn, 1 << 20, 2)
-    request = json.loads(data)
+    try:
+        request, fds = _receive(conn)
+    except (OSError, ValueError):  # no command started: the test process starts it for real
+        return
     pid = os.fork()
     if pid == 0:
         try:
@@ -226,26 +246,33 @@ def run(
     server = None if os.environ.get(COLD_ENV) == "1" else _started(env)
     if server is None:
         return _cold(argv, cwd, env, timeout)
-    request = {"kind": kind, "target": target, "args": list(args), "cwd": str(cwd), "env": env}
+    # the server has the environment already: only what differs from one test to the next
+    volatile = {key: env[key] for key in VOLATILE if key in env}
+    request = {"kind": kind, "target": target, "args": list(args), "cwd": str(cwd)}
+    payload = json.dumps({**request, "volatile": volatile}).encode()
     with (
         tempfile.TemporaryFile() as out,
         tempfile.TemporaryFile() as err,
         socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn,
     ):
+        reader = conn.makefile("r")
         try:
             conn.connect(server["socket"])
-        except OSError:  # the server is gone: the next call starts another
-            return _cold(argv, cwd, env, timeout)
-        socket.send_fds(conn, [json.dumps(request).encode()], [out.fileno(), err.fileno()])
-        reader = conn.makefile("r")
-        pid = int(reader.readline().split()[1])
+            socket.send_fds(conn, [b"%d\n" % len(payload)], [out.fileno(), err.fileno()])
+            conn.sendall(payload)
+            started = reader.readline()
+        except OSError:
+            started = ""
+        if not started.startswith("pid "):  # the server is gone (the next call starts another)
+            return _cold(argv, cwd, env, timeout)  # or did not take the request: not started
+        pid = int(started.split()[1])
         conn.settimeout(timeout)
         try:
             line = reader.readline()
         except TimeoutError:
             os.kill(pid, signal.SIGKILL)
             conn.settimeout(None)
-            while conn.recv(STATUS_BYTES):  # its status once it is gone
+            while conn.recv(CHUNK):  # its status once it is gone
                 pass
             raise subprocess.TimeoutExpired(argv, timeout, _text(out), _text(err)) from None
         if not line.startswith("status "):
