@@ -72,6 +72,10 @@ def both(kind: str, target: str, args: list[str], cwd: Path, env: dict[str, str]
     return warm, cold
 
 
+def outcome(proc: subprocess.CompletedProcess) -> tuple:
+    return proc.returncode, proc.stdout, proc.stderr
+
+
 def seen(proc: subprocess.CompletedProcess) -> dict:
     return json.loads(proc.stdout.splitlines()[0])
 
@@ -137,15 +141,82 @@ def test_each_environment_has_its_own_warm_interpreter(probe_script):
     assert len(warm_python._servers) <= warm_python.MAX_SERVERS
 
 
-def test_a_timeout_kills_the_forked_command(probe_script):
-    with pytest.raises(subprocess.TimeoutExpired):
-        warm_python.run("script", str(probe_script), ["dort"], probe_script.parent, tool_env(), 3)
-    pid = int(Path(f"{probe_script}.pid").read_text())
-    for _ in range(300):  # it sleeps an hour unless killed
+def gone(pid: int) -> bool:
+    """True once process `pid` has ended and been reaped (waits up to 30 s)."""
+    for _ in range(300):
         if not Path(f"/proc/{pid}").exists():
-            break
+            return True
         time.sleep(0.1)
-    assert not Path(f"/proc/{pid}").exists(), "la commande a survécu à son délai"
+    return False
+
+
+def test_a_timeout_kills_the_forked_command(probe_script):
+    """Killed, and the output read so far given as subprocess.run gives it (bytes)."""
+    with pytest.raises(subprocess.TimeoutExpired) as raised:
+        warm_python.run("script", str(probe_script), ["dort"], probe_script.parent, tool_env(), 3)
+    assert gone(int(Path(f"{probe_script}.pid").read_text())), "la commande a survécu à son délai"
+    assert json.loads(raised.value.stdout.splitlines()[0])["argv"][1:] == ["dort"]
+    assert raised.value.stderr == b"sur stderr\n"
+
+
+class Stopped(Exception):
+    """What pytest-timeout raises in a test that outlives its time (from a signal handler)."""
+
+
+def test_a_test_that_stops_waiting_kills_its_command(probe_script, monkeypatch):
+    """As subprocess.run does when an exception interrupts it, whichever way it started."""
+    pidfile = Path(f"{probe_script}.pid")
+
+    def stop_once_started() -> None:
+        for _ in range(600):
+            if pidfile.exists():
+                break
+            time.sleep(0.1)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGUSR1)
+
+    def stop(signum, frame):
+        raise Stopped
+
+    env = tool_env()
+    previous = signal.signal(signal.SIGUSR1, stop)
+    try:
+        for cold in ("", "1"):
+            monkeypatch.setenv(warm_python.COLD_ENV, cold)
+            pidfile.unlink(missing_ok=True)
+            threading.Thread(target=stop_once_started).start()
+            with pytest.raises(Stopped):
+                warm_python.run("script", str(probe_script), ["dort"], probe_script.parent, env, 60)
+            assert gone(int(pidfile.read_text())), f"la commande a survécu ({cold=})"
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+
+
+LATE = """\
+#!{python}
+import os, stat, sys, time
+print("tubes", all(stat.S_ISFIFO(os.fstat(fd).st_mode) for fd in (1, 2)), flush=True)
+if os.fork() == 0:
+    time.sleep(float(sys.argv[1]))
+    print("écrit après la fin de la commande", flush=True)
+    os._exit(0)
+"""
+
+
+def test_output_is_read_to_the_end_of_its_pipes(tmp_path, monkeypatch):
+    """What a process the command leaves behind writes is part of its output, and one that
+    keeps its pipes open past the timeout makes it time out, as subprocess.run reads them."""
+    script = tmp_path / "tard.py"
+    script.write_text(LATE.format(python=sys.executable), encoding="utf-8")
+    script.chmod(0o755)
+    warm, cold = both("script", str(script), ["1"], tmp_path)
+    assert outcome(warm) == outcome(cold)
+    assert warm.stdout == "tubes True\nécrit après la fin de la commande\n"
+    env = tool_env()
+    for cold in ("", "1"):
+        monkeypatch.setenv(warm_python.COLD_ENV, cold)
+        with pytest.raises(subprocess.TimeoutExpired) as raised:
+            warm_python.run("script", str(script), ["6"], tmp_path, env, 2)
+        assert raised.value.stdout == b"tubes True\n", cold
 
 
 def test_a_long_request_is_read_whole(probe_script):

@@ -22,6 +22,7 @@ listens on SOCKET, and stops when the test process that started it closes its st
 
 from __future__ import annotations
 
+import contextlib
 import json
 import locale
 import os
@@ -32,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 __all__ = ["COLD_ENV", "run"]
@@ -48,7 +50,6 @@ CHUNK = 1 << 16  # what one read takes from a socket or a pipe
 def _exec_command(request: dict) -> int:
     """In the forked process: become the command, run it, and return its exit status."""
     import runpy
-    import time
     import traceback
 
     os.chdir(request["cwd"])
@@ -122,7 +123,10 @@ def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
 
 
 def _serve_one(conn: socket.socket) -> None:
-    """In a first fork: read one request, fork the command, report its pid then its status."""
+    """In a first fork: read one request, fork the command, report its pid then its status.
+    The command is killed, as ``subprocess.run`` kills it, when the test process stops waiting
+    (its timeout shuts its end of the connection, an exception closes it): killed by its parent,
+    which has not reaped it yet, so its pid cannot be another process's."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     try:
         request, fds = _receive(conn)
@@ -141,9 +145,18 @@ def _serve_one(conn: socket.socket) -> None:
             os._exit(255)
     for fd in fds:
         os.close(fd)
-    conn.sendall(f"pid {pid}\n".encode())
+    try:
+        conn.sendall(f"pid {pid}\n".encode())
+        ended = os.pidfd_open(pid)
+        readable, _, _ = select.select([ended, conn], [], [])
+        waited = ended in readable
+    except OSError:
+        waited = False
+    if not waited:
+        os.kill(pid, signal.SIGKILL)
     _, wait_status = os.waitpid(pid, 0)
-    conn.sendall(f"status {os.waitstatus_to_exitcode(wait_status)}\n".encode())
+    with contextlib.suppress(OSError):
+        conn.sendall(f"status {os.waitstatus_to_exitcode(wait_status)}\n".encode())
 
 
 def serve(path: str) -> None:
@@ -250,40 +263,74 @@ def run(
     volatile = {key: env[key] for key in VOLATILE if key in env}
     request = {"kind": kind, "target": target, "args": list(args), "cwd": str(cwd)}
     payload = json.dumps({**request, "volatile": volatile}).encode()
-    with (
-        tempfile.TemporaryFile() as out,
-        tempfile.TemporaryFile() as err,
-        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn,
-    ):
-        reader = conn.makefile("r")
-        try:
-            conn.connect(server["socket"])
-            socket.send_fds(conn, [b"%d\n" % len(payload)], [out.fileno(), err.fileno()])
-            conn.sendall(payload)
-            started = reader.readline()
-        except OSError:
-            started = ""
-        if not started.startswith("pid "):  # the server is gone (the next call starts another)
-            return _cold(argv, cwd, env, timeout)  # or did not take the request: not started
-        pid = int(started.split()[1])
-        conn.settimeout(timeout)
-        try:
-            line = reader.readline()
-        except TimeoutError:
-            os.kill(pid, signal.SIGKILL)
-            conn.settimeout(None)
-            while conn.recv(CHUNK):  # its status once it is gone
-                pass
-            raise subprocess.TimeoutExpired(argv, timeout, _text(out), _text(err)) from None
-        if not line.startswith("status "):
-            raise RuntimeError(f"warm_python : pas de statut pour {argv} ({line!r})")
-        return subprocess.CompletedProcess(argv, int(line.split()[1]), _text(out), _text(err))
+    proc = _forked(server["socket"], payload, argv, timeout)
+    # None: the server is gone (the next call starts another) or did not take the request
+    return _cold(argv, cwd, env, timeout) if proc is None else proc
 
 
-def _text(file) -> str:  # noqa: ANN001 (a temporary file)
+def _forked(
+    path: str, payload: bytes, argv: list[str], timeout: float
+) -> subprocess.CompletedProcess | None:
+    """The command forked by the server listening on `path`, or None if it started none. Its
+    output comes through pipes, read to their end as ``subprocess.run`` reads them: what a
+    process it leaves behind writes is there, and a process that keeps them open makes it
+    time out."""
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            try:
+                conn.connect(path)
+                socket.send_fds(conn, [b"%d\n" % len(payload)], [out_w, err_w])
+                conn.sendall(payload)
+            except OSError:
+                return None
+            finally:
+                os.close(out_w)
+                os.close(err_w)
+            return _collect(conn, out_r, err_r, argv, timeout)
+    finally:
+        os.close(out_r)
+        os.close(err_r)
+
+
+def _collect(
+    conn: socket.socket, out_r: int, err_r: int, argv: list[str], timeout: float
+) -> subprocess.CompletedProcess | None:
+    """Both pipes and the server's replies read to their end (``pid N``, then ``status S``);
+    past `timeout`, the command killed and TimeoutExpired raised with the output read so far
+    (bytes, or None if there is none, as ``subprocess.run`` gives them)."""
+    deadline = time.monotonic() + timeout
+    read: dict[object, list[bytes]] = {out_r: [], err_r: [], conn: []}
+    reading: list = [out_r, err_r, conn]
+    while reading:
+        left = deadline - time.monotonic()
+        ready = select.select(reading, [], [], left)[0] if left > 0 else []
+        if not ready:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_WR)  # the server kills the command if it still runs
+                while conn.recv(CHUNK):  # its status once it is gone
+                    pass
+            out, err = (b"".join(read[fd]) if read[fd] else None for fd in (out_r, err_r))
+            raise subprocess.TimeoutExpired(argv, timeout, out, err)
+        for source in ready:
+            data = conn.recv(CHUNK) if source is conn else os.read(source, CHUNK)
+            if data:
+                read[source].append(data)
+            else:
+                reading.remove(source)
+    replies = b"".join(read[conn]).decode().splitlines()
+    if not replies or not replies[0].startswith("pid "):
+        return None
+    if not replies[-1].startswith("status "):
+        raise RuntimeError(f"warm_python : pas de statut pour {argv} ({replies!r})")
+    status = int(replies[-1].split()[1])
+    return subprocess.CompletedProcess(argv, status, _text(read[out_r]), _text(read[err_r]))
+
+
+def _text(pieces: list[bytes]) -> str:
     """What ``text=True`` gives: the locale's encoding, universal newlines."""
-    file.seek(0)
-    data = file.read().decode(locale.getpreferredencoding(False))
+    data = b"".join(pieces).decode(locale.getpreferredencoding(False))
     return data.replace("\r\n", "\n").replace("\r", "\n")
 
 
