@@ -244,3 +244,53 @@ def test_a_request_the_server_does_not_take_is_started_for_real(probe_script, mo
         (folder / "s").unlink()
         folder.rmdir()
     assert proc.returncode == 3 and seen(proc)["parent"] == os.getpid()
+
+
+ENDING = """\
+#!{python}
+import atexit, sys
+atexit.register(lambda: print("atexit :", getattr(sys.modules["__main__"], "__file__", None)))
+print(sorted(globals()), type(__builtins__).__name__, type(__loader__).__name__, repr(__package__))
+print("json" in globals(), "annotations" in globals())
+kept = open(sys.argv[1], "w", encoding="utf-8")  # never closed
+kept.write("écrit à la sortie")
+
+
+def keeps_globals_alive():  # a cycle: only the interpreter's exit frees the file above
+    pass
+
+
+if sys.argv[2] == "erreur":
+    raise ValueError("raté")
+if sys.argv[2] == "interruption":
+    raise KeyboardInterrupt
+if sys.argv[2] == "crochet":
+    sys.excepthook = lambda kind, value, tb: print("crochet :", kind.__name__, file=sys.stderr)
+    raise ValueError("raté")
+"""
+
+
+@pytest.mark.parametrize("how", ["normal", "erreur", "interruption", "crochet"])
+def test_a_command_runs_and_ends_as_the_interpreters_main_program(tmp_path, monkeypatch, how):
+    """In a ``__main__`` of its own (none of the warm interpreter's names), then through the
+    interpreter's own exit: a file left open written, a traceback from the command's first
+    frame, the command's excepthook, SIGINT after KeyboardInterrupt."""
+    (tmp_path / "fin.py").write_text(ENDING.format(python=sys.executable), encoding="utf-8")
+    (tmp_path / "fin.py").chmod(0o755)
+    kept = tmp_path / "gardé.txt"
+    env = tool_env()
+    for kind, target in (("script", str(tmp_path / "fin.py")), ("module", "fin")):
+        outcomes = []
+        for cold in ("", "1"):
+            monkeypatch.setenv(warm_python.COLD_ENV, cold)
+            proc = warm_python.run(kind, target, [str(kept), how], tmp_path, env, 60)
+            outcomes.append(outcome(proc))
+            assert kept.read_text(encoding="utf-8") == "écrit à la sortie", (kind, cold)
+            kept.unlink()
+        assert outcomes[0] == outcomes[1], kind
+        status, out, err = outcomes[0]
+        assert status == {"normal": 0, "erreur": 1, "interruption": -signal.SIGINT}.get(how, 1)
+        assert out.splitlines()[1] == "False False"
+        first = str(tmp_path / "fin.py") if kind == "script" else "<frozen runpy>"
+        if how in ("erreur", "interruption"):
+            assert err.startswith(f'Traceback (most recent call last):\n  File "{first}"'), err

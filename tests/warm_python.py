@@ -34,6 +34,8 @@ import sys
 import tempfile
 import threading
 import time
+import types
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["COLD_ENV", "run"]
@@ -47,10 +49,15 @@ CHUNK = 1 << 16  # what one read takes from a socket or a pipe
 # --------------------------------------------------------------------------- the server
 
 
-def _exec_command(request: dict) -> int:
-    """In the forked process: become the command, run it, and return its exit status."""
+def _run_command(request: dict) -> None:
+    """In the command's own process: become the command and run it as the interpreter runs its
+    main program, in a ``__main__`` of its own (the server's holds this file's names). What
+    follows is the interpreter's own exit, as after a real start: threads joined, ``atexit``
+    run, streams flushed, modules freed (a file left open is written), an uncaught exception
+    shown by ``sys.excepthook`` then status 1, KeyboardInterrupt's SIGINT."""
+    import builtins
     import runpy
-    import traceback
+    from importlib.machinery import BuiltinImporter
 
     os.chdir(request["cwd"])
     for key in VOLATILE:
@@ -73,35 +80,54 @@ def _exec_command(request: dict) -> int:
         and grader not in sys.path
     ):
         sys.path.append(grader)
+    main = types.ModuleType("__main__")  # as the interpreter makes it
+    main.__dict__.update(__annotations__={}, __builtins__=builtins, __loader__=BuiltinImporter)
+    sys.modules["__main__"] = main
+    script = main.__dict__ if request["kind"] == "script" else None
     try:
-        if request["kind"] == "script":
+        if script is not None:
             sys.argv = [request["target"], *request["args"]]
-            runpy.run_path(request["target"], run_name="__main__")
+            _run_script(request["target"], script)
         else:
             sys.argv = ["-m", *request["args"]]
             runpy._run_module_as_main(request["target"])  # what `python -m` calls
-        status = 0
-    except SystemExit as stop:
-        code = stop.code
-        if code is None or isinstance(code, int):
-            status = code or 0
-        else:
-            print(code, file=sys.stderr)
-            status = 1
+    except SystemExit:
+        raise
     except BaseException:
-        traceback.print_exc()
-        status = 1
-    # what the interpreter does on its way out
-    threading._shutdown()  # type: ignore[attr-defined]
-    import atexit
+        sys.excepthook = _from_command(sys.excepthook, script)
+        raise
+    _forget_file(script)
 
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:
-            pass
-    return status & 0xFF
+
+def _run_script(path: str, main: dict) -> None:
+    """What `python SCRIPT` does with its file: compiled with none of this file's ``__future__``
+    imports, run in `main` with ``__file__`` and a SourceFileLoader."""
+    from importlib.machinery import SourceFileLoader
+
+    main.update(__file__=path, __cached__=None, __loader__=SourceFileLoader("__main__", path))
+    with open(path, "rb") as file:
+        code = compile(file.read(), path, "exec", dont_inherit=True)
+    exec(code, main)
+
+
+def _forget_file(main: dict | None) -> None:
+    """The interpreter takes ``__file__`` back from a script's ``__main__`` once it has run."""
+    if main is not None:
+        main.pop("__file__", None)
+        main.pop("__cached__", None)
+
+
+def _from_command(hook: Callable, main: dict | None) -> Callable:
+    """`hook`, given the traceback from the command's own first frame (a real start has none of
+    this file's frames), then ``__file__`` forgotten as after a script that raised."""
+
+    def excepthook(kind: type, value: BaseException, tb: types.TracebackType | None) -> None:
+        while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+            tb = tb.tb_next
+        hook(kind, value.with_traceback(tb), tb)
+        _forget_file(main)
+
+    return excepthook
 
 
 def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
@@ -122,27 +148,37 @@ def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
     return json.loads(b"".join(pieces)), fds
 
 
-def _serve_one(conn: socket.socket) -> None:
-    """In a first fork: read one request, fork the command, report its pid then its status.
-    The command is killed, as ``subprocess.run`` kills it, when the test process stops waiting
-    (its timeout shuts its end of the connection, an exception closes it): killed by its parent,
-    which has not reaped it yet, so its pid cannot be another process's."""
+def _serve_one(conn: socket.socket) -> dict:
+    """In a first fork: read one request, fork the command, report its pid then its status;
+    returns only in the command's own process, with its request. The command is killed, as
+    ``subprocess.run`` kills it, when the test process stops waiting (its timeout shuts its end
+    of the connection, an exception closes it): killed by its parent, which has not reaped it
+    yet, so its pid cannot be another process's."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     try:
         request, fds = _receive(conn)
-    except (OSError, ValueError):  # no command started: the test process starts it for real
-        return
-    pid = os.fork()
+        pid = os.fork()
+    except BaseException:  # no command started: the test process starts it for real
+        os._exit(0)
     if pid == 0:
         try:
+            conn.close()
             null = os.open(os.devnull, os.O_RDONLY)
             os.dup2(null, 0)
             os.dup2(fds[0], 1)
             os.dup2(fds[1], 2)
             os.closerange(3, os.sysconf("SC_OPEN_MAX"))
-            os._exit(_exec_command(request))
         except BaseException:
             os._exit(255)
+        return request
+    try:
+        _report(conn, pid, fds)
+    finally:
+        os._exit(0)
+
+
+def _report(conn: socket.socket, pid: int, fds: list[int]) -> None:
+    """The command's pid, then its status once it has ended (killed if the test stops waiting)."""
     for fd in fds:
         os.close(fd)
     try:
@@ -159,8 +195,9 @@ def _serve_one(conn: socket.socket) -> None:
         conn.sendall(f"status {os.waitstatus_to_exitcode(wait_status)}\n".encode())
 
 
-def serve(path: str) -> None:
-    """Import nbgrader, then fork a process per connection until standard input closes."""
+def serve(path: str) -> dict | None:
+    """Import nbgrader, then fork a process per connection until standard input closes; returns
+    a request in that command's own process only."""
     import importlib
 
     for name in PRELOAD:
@@ -173,22 +210,22 @@ def serve(path: str) -> None:
     server.listen(64)
     sys.stdout.write("ready\n")
     sys.stdout.flush()
+    pid = os.getpid()
     try:
         while True:
             readable, _, _ = select.select([server, sys.stdin], [], [])
             if sys.stdin in readable:  # the test process is gone
-                return
+                return None
             conn, _ = server.accept()
             if os.fork() == 0:
                 server.close()
-                try:
-                    _serve_one(conn)
-                finally:
-                    os._exit(0)
+                return _serve_one(conn)  # returns in the command's process only
             conn.close()
     finally:
-        os.unlink(path)
-        os.rmdir(os.path.dirname(path))  # its private folder (mkdtemp: mode 0700)
+        if os.getpid() == pid:  # the server itself, not a command
+            server.close()
+            os.unlink(path)
+            os.rmdir(os.path.dirname(path))  # its private folder (mkdtemp: mode 0700)
 
 
 # the sys.path the server started with, without a first entry (python -P)
@@ -335,4 +372,6 @@ def _text(pieces: list[bytes]) -> str:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    _request = serve(sys.argv[1])
+    if _request is not None:  # in a command's own process
+        _run_command(_request)
