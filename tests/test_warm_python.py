@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -294,3 +295,40 @@ def test_a_command_runs_and_ends_as_the_interpreters_main_program(tmp_path, monk
         first = str(tmp_path / "fin.py") if kind == "script" else "<frozen runpy>"
         if how in ("erreur", "interruption"):
             assert err.startswith(f'Traceback (most recent call last):\n  File "{first}"'), err
+
+
+STATE = """\
+#!{python}
+import json, os, resource, sys
+streams = (sys.stdin, sys.stdout, sys.stderr)
+print(json.dumps({{
+    "flags": repr(sys.flags), "orig_argv": sys.orig_argv, "path": sys.path[0],
+    "streams": [
+        (s.name, s.mode, s.seekable(), s.line_buffering, s.write_through, s.encoding, s.errors)
+        for s in streams
+    ],
+    "initial": [s is i for s, i in zip(streams, (sys.__stdin__, sys.__stdout__, sys.__stderr__))],
+    "umask": os.umask(0), "nofile": resource.getrlimit(resource.RLIMIT_NOFILE),
+}}))
+"""
+
+
+def test_the_interpreter_and_process_state_a_start_gives(tmp_path):
+    """sys.flags (the server runs without -P), sys.orig_argv, standard streams made for the
+    command's descriptors (its /dev/null can seek), and the umask and limits the test process
+    has now (changed here after its warm interpreter started)."""
+    script = tmp_path / "etat.py"
+    script.write_text(STATE.format(python=sys.executable), encoding="utf-8")
+    script.chmod(0o755)
+    warm_python.run("script", str(script), [], tmp_path, tool_env(), 60)
+    umask = os.umask(0o027)
+    limits = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limits[0] - 1, limits[1]))
+    try:
+        for kind, target in (("script", str(script)), ("module", "etat")):
+            warm, cold = both(kind, target, ["a"], tmp_path)
+            assert outcome(warm) == outcome(cold), kind
+            assert seen(warm)["umask"] == 0o027
+    finally:
+        os.umask(umask)
+        resource.setrlimit(resource.RLIMIT_NOFILE, limits)

@@ -23,9 +23,12 @@ listens on SOCKET, and stops when the test process that started it closes its st
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import locale
 import os
+import re
+import resource
 import select
 import signal
 import socket
@@ -48,6 +51,8 @@ CHUNK = 1 << 16  # what one read takes from a socket or a pipe
 
 # --------------------------------------------------------------------------- the server
 
+_BASE_PATH: list[str] = []  # the server's sys.path as it started, without its own folder
+
 
 def _run_command(request: dict) -> None:
     """In the command's own process: become the command and run it as the interpreter runs its
@@ -59,27 +64,7 @@ def _run_command(request: dict) -> None:
     import runpy
     from importlib.machinery import BuiltinImporter
 
-    os.chdir(request["cwd"])
-    for key in VOLATILE:
-        os.environ.pop(key, None)
-        if key in request["volatile"]:
-            os.environ[key] = request["volatile"][key]
-    tempfile.tempdir = None  # TMPDIR read again, as a new process does
-    time.tzset()
-    # sys.path as `python SCRIPT` or `python -m MODULE` builds it, then the venv's .pth that
-    # adds the course's grader/ folder when started from the repository's root
-    if request["kind"] == "script":
-        first = os.path.dirname(os.path.realpath(request["target"]))
-    else:
-        first = os.getcwd()
-    sys.path[:] = [first, *_BASE_PATH]  # as given: the interpreter keeps a repeated entry
-    grader = os.path.join(os.getcwd(), "grader")
-    if (
-        os.path.isfile(os.path.join(grader, "nbgrader_config.py"))
-        and os.path.isfile(os.path.join(grader, "grading", "__init__.py"))
-        and grader not in sys.path
-    ):
-        sys.path.append(grader)
+    _become(request)
     main = types.ModuleType("__main__")  # as the interpreter makes it
     main.__dict__.update(__annotations__={}, __builtins__=builtins, __loader__=BuiltinImporter)
     sys.modules["__main__"] = main
@@ -87,9 +72,11 @@ def _run_command(request: dict) -> None:
     try:
         if script is not None:
             sys.argv = [request["target"], *request["args"]]
+            sys.orig_argv = [sys.executable, *sys.argv]  # its first line starts sys.executable
             _run_script(request["target"], script)
         else:
             sys.argv = ["-m", *request["args"]]
+            sys.orig_argv = [sys.executable, "-m", request["target"], *request["args"]]
             runpy._run_module_as_main(request["target"])  # what `python -m` calls
     except SystemExit:
         raise
@@ -97,6 +84,70 @@ def _run_command(request: dict) -> None:
         sys.excepthook = _from_command(sys.excepthook, script)
         raise
     _forget_file(script)
+
+
+def _become(request: dict) -> None:
+    """The process made what a real start of the command is before its first line runs: its
+    folder, environment, inherited settings, standard streams, temporary folder, sys.path."""
+    os.chdir(request["cwd"])
+    for key in VOLATILE:
+        os.environ.pop(key, None)
+        if key in request["volatile"]:
+            os.environ[key] = request["volatile"][key]
+    _inherit(request["inherited"])
+    _std_streams()
+    tempfile.tempdir = None  # TMPDIR read again, as a new process does
+    time.tzset()
+    # sys.path as `python SCRIPT` or `python -m MODULE` builds it (no first folder with
+    # PYTHONSAFEPATH), then the venv's .pth that adds the course's grader/ folder when started
+    # from the repository's root
+    if sys.flags.safe_path:
+        first = []
+    elif request["kind"] == "script":
+        first = [os.path.dirname(os.path.realpath(request["target"]))]
+    else:
+        first = [os.getcwd()]
+    sys.path[:] = [*first, *_BASE_PATH]  # as given: the interpreter keeps a repeated entry
+    grader = os.path.join(os.getcwd(), "grader")
+    if (
+        os.path.isfile(os.path.join(grader, "nbgrader_config.py"))
+        and os.path.isfile(os.path.join(grader, "grading", "__init__.py"))
+        and grader not in sys.path
+    ):
+        sys.path.append(grader)
+
+
+def _inherit(inherited: dict) -> None:
+    """The umask and resource limits of the test process as it is now (a new process inherits
+    them; the server has those of the test process when it started the server)."""
+    os.umask(inherited["umask"])
+    for name, limits in inherited["limits"].items():
+        if resource.getrlimit(getattr(resource, name)) != tuple(limits):
+            resource.setrlimit(getattr(resource, name), tuple(limits))
+
+
+def _std_streams() -> None:
+    """sys.stdin, stdout and stderr made anew on the command's descriptors, as the interpreter
+    makes them as it starts (the server's were made for its pipes: its stdin could not seek,
+    /dev/null can)."""
+    buffered = not sys.__stdout__.write_through  # False with -u or PYTHONUNBUFFERED
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        old, write = getattr(sys, name), fd > 0
+        binary = open(
+            fd,
+            "wb" if write else "rb",
+            buffering=0 if write and not buffered else -1,
+            closefd=False,
+        )
+        raw = getattr(binary, "raw", binary)
+        raw.name = f"<{name}>"
+        line_buffering = buffered and (fd == 2 or raw.isatty())
+        stream = io.TextIOWrapper(
+            binary, old.encoding, old.errors, "\n", line_buffering, not buffered
+        )
+        stream.mode = "w" if write else "r"
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
 
 
 def _run_script(path: str, main: dict) -> None:
@@ -200,6 +251,9 @@ def serve(path: str) -> dict | None:
     a request in that command's own process only."""
     import importlib
 
+    if not sys.flags.safe_path:  # this file's folder (tests/), which a command does not see
+        del sys.path[0]
+    _BASE_PATH[:] = sys.path
     for name in PRELOAD:
         importlib.import_module(name)
     if threading.active_count() != 1:  # a fork is only safe from a single thread
@@ -228,10 +282,6 @@ def serve(path: str) -> dict | None:
             os.rmdir(os.path.dirname(path))  # its private folder (mkdtemp: mode 0700)
 
 
-# the sys.path the server started with, without a first entry (python -P)
-_BASE_PATH = list(sys.path)
-
-
 # --------------------------------------------------------------------------- the client
 
 _lock = threading.Lock()
@@ -258,7 +308,7 @@ def _started(env: dict[str, str]) -> dict | None:
         folder = Path(tempfile.mkdtemp(prefix="cours-tiede-", dir="/tmp"))
         path = str(folder / "s")
         proc = subprocess.Popen(
-            [sys.executable, "-P", __file__, path],
+            [sys.executable, __file__, path],  # no -P: sys.flags as a real start's
             cwd=folder,
             env=env,
             stdin=subprocess.PIPE,
@@ -299,10 +349,23 @@ def run(
     # the server has the environment already: only what differs from one test to the next
     volatile = {key: env[key] for key in VOLATILE if key in env}
     request = {"kind": kind, "target": target, "args": list(args), "cwd": str(cwd)}
-    payload = json.dumps({**request, "volatile": volatile}).encode()
+    payload = json.dumps({**request, "volatile": volatile, "inherited": _inherited()}).encode()
     proc = _forked(server["socket"], payload, argv, timeout)
     # None: the server is gone (the next call starts another) or did not take the request
     return _cold(argv, cwd, env, timeout) if proc is None else proc
+
+
+def _inherited() -> dict:
+    """What a process started now would inherit from this one besides its environment and
+    folder, and a test may have changed since its warm interpreter started."""
+    umask = re.search(r"^Umask:\s*([0-7]+)$", Path("/proc/self/status").read_text(), re.M)
+    return {
+        "umask": int(umask.group(1), 8) if umask else os.umask(os.umask(0)),  # Linux < 4.7
+        "limits": {name: resource.getrlimit(getattr(resource, name)) for name in _LIMITS},
+    }
+
+
+_LIMITS = tuple(name for name in dir(resource) if name.startswith("RLIMIT_"))
 
 
 def _forked(
