@@ -123,6 +123,7 @@ def test_a_module_sees_what_python_m_gives(probe_script, course_root):
 def test_stock_nbgrader_answers_the_same(course_root):
     grader = course_root / "grader"
     nbgrader = str(BIN / "nbgrader")
+    assert warm_python._started_by_this_python("script", nbgrader, grader), "jamais forké"
     for args in (["--version"], ["inconnue"], ["db", "student", "list"]):
         warm, cold = both("script", nbgrader, args, grader)
         assert (warm.returncode, warm.stdout, warm.stderr) == (
@@ -332,3 +333,19 @@ def test_the_interpreter_and_process_state_a_start_gives(tmp_path):
     finally:
         os.umask(umask)
         resource.setrlimit(resource.RLIMIT_NOFILE, limits)
+
+
+def test_what_a_fork_cannot_be_is_started_for_real(tmp_path):
+    """A module of the command's first sys.path folder named as one the warm interpreter has
+    imported (a real start imports that file), a script whose first line starts another
+    program."""
+    (tmp_path / "traitlets.py").write_text("print('traitlets du dossier')\n", encoding="utf-8")
+    (tmp_path / "ombre.py").write_text("import traitlets\nprint(traitlets.__file__)\n")
+    warm, cold = both("module", "ombre", [], tmp_path)
+    assert outcome(warm) == outcome(cold)
+    assert warm.stdout == f"traitlets du dossier\n{tmp_path.resolve() / 'traitlets.py'}\n"
+    shell = tmp_path / "coquille"
+    shell.write_text('#!/bin/sh\necho "$0" "$@"\n', encoding="utf-8")
+    shell.chmod(0o755)
+    warm, cold = both("script", str(shell), ["a"], tmp_path)
+    assert outcome(warm) == outcome(cold) == (0, f"{shell} a\n", "")

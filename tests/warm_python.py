@@ -52,6 +52,7 @@ CHUNK = 1 << 16  # what one read takes from a socket or a pipe
 # --------------------------------------------------------------------------- the server
 
 _BASE_PATH: list[str] = []  # the server's sys.path as it started, without its own folder
+_PRELOADED: set[str] = set()  # the top-level modules it has imported, but the built-in ones
 
 
 def _run_command(request: dict) -> None:
@@ -101,13 +102,8 @@ def _become(request: dict) -> None:
     # sys.path as `python SCRIPT` or `python -m MODULE` builds it (no first folder with
     # PYTHONSAFEPATH), then the venv's .pth that adds the course's grader/ folder when started
     # from the repository's root
-    if sys.flags.safe_path:
-        first = []
-    elif request["kind"] == "script":
-        first = [os.path.dirname(os.path.realpath(request["target"]))]
-    else:
-        first = [os.getcwd()]
-    sys.path[:] = [*first, *_BASE_PATH]  # as given: the interpreter keeps a repeated entry
+    first = _first_folder(request)
+    sys.path[:] = [first, *_BASE_PATH] if first else _BASE_PATH  # a repeated entry is kept
     grader = os.path.join(os.getcwd(), "grader")
     if (
         os.path.isfile(os.path.join(grader, "nbgrader_config.py"))
@@ -115,6 +111,38 @@ def _become(request: dict) -> None:
         and grader not in sys.path
     ):
         sys.path.append(grader)
+
+
+def _first_folder(request: dict) -> str | None:
+    """The folder `python SCRIPT` (the script's) or `python -m` (the current one) puts first in
+    sys.path, none with PYTHONSAFEPATH."""
+    if sys.flags.safe_path:
+        return None
+    if request["kind"] == "script":
+        return os.path.dirname(os.path.realpath(os.path.join(request["cwd"], request["target"])))
+    return os.path.realpath(request["cwd"])
+
+
+def _shadowed(request: dict) -> bool:
+    """Whether the command's first sys.path folder holds a module named as one the server has
+    imported: a real start would import that file, the fork has its own already."""
+    from importlib.machinery import all_suffixes
+
+    folder = _first_folder(request)
+    try:
+        names = os.listdir(folder) if folder else []
+    except OSError:
+        return False
+    for name in names:
+        stem = next((name.removesuffix(s) for s in all_suffixes() if name.endswith(s)), name)
+        if stem in _PRELOADED and (
+            stem != name  # a module file, else a package folder
+            or any(
+                os.path.isfile(os.path.join(folder, name, f"__init__{s}")) for s in all_suffixes()
+            )
+        ):
+            return True
+    return False
 
 
 def _inherit(inherited: dict) -> None:
@@ -208,6 +236,9 @@ def _serve_one(conn: socket.socket) -> dict:
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     try:
         request, fds = _receive(conn)
+        if _shadowed(request):
+            conn.sendall(b"cold\n")
+            os._exit(0)
         pid = os.fork()
     except BaseException:  # no command started: the test process starts it for real
         os._exit(0)
@@ -256,6 +287,8 @@ def serve(path: str) -> dict | None:
     _BASE_PATH[:] = sys.path
     for name in PRELOAD:
         importlib.import_module(name)
+    _PRELOADED.update(name.partition(".")[0] for name in sys.modules)
+    _PRELOADED.difference_update(sys.builtin_module_names)  # found before sys.path
     if threading.active_count() != 1:  # a fork is only safe from a single thread
         raise SystemExit("warm_python : un fil d'exécution démarré à l'import")
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the first forks are reaped by the kernel
@@ -343,7 +376,8 @@ def run(
     `cwd` with `env`, standard input /dev/null, output captured as text: forked from the warm
     interpreter started with that environment, or started for real with COURSE_TESTS_COLD=1."""
     argv = [target, *args] if kind == "script" else [sys.executable, "-m", target, *args]
-    server = None if os.environ.get(COLD_ENV) == "1" else _started(env)
+    warm = os.environ.get(COLD_ENV) != "1" and _started_by_this_python(kind, target, cwd)
+    server = _started(env) if warm else None
     if server is None:
         return _cold(argv, cwd, env, timeout)
     # the server has the environment already: only what differs from one test to the next
@@ -353,6 +387,21 @@ def run(
     proc = _forked(server["socket"], payload, argv, timeout)
     # None: the server is gone (the next call starts another) or did not take the request
     return _cold(argv, cwd, env, timeout) if proc is None else proc
+
+
+def _started_by_this_python(kind: str, target: str, cwd: Path) -> bool:
+    """`python -m`, or a script given by its path whose first line starts this Python with no
+    option (not a shell script, not another interpreter): what a fork of this Python can be."""
+    if kind == "module":
+        return True
+    if "/" not in target:  # a real start looks it up in PATH
+        return False
+    try:
+        with open(os.path.join(cwd, target), "rb") as file:
+            line = file.readline()
+    except OSError:
+        return False
+    return line.rstrip() == b"#!" + os.fsencode(sys.executable)
 
 
 def _inherited() -> dict:
