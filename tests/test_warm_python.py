@@ -349,3 +349,16 @@ def test_what_a_fork_cannot_be_is_started_for_real(tmp_path):
     shell.chmod(0o755)
     warm, cold = both("script", str(shell), ["a"], tmp_path)
     assert outcome(warm) == outcome(cold) == (0, f"{shell} a\n", "")
+
+
+def test_a_warm_interpreter_stopped_by_sigterm_leaves_nothing_in_tmp(probe_script):
+    """SIGTERM (a run stopped, its process group killed) removes its socket and folder; the
+    next command gets another warm interpreter."""
+    env = {**tool_env(), "SONDE": "sigterm"}
+    warm_python.run("script", str(probe_script), ["0"], probe_script.parent, env, 60)
+    server = warm_python._servers[warm_python._comparable(env)]
+    server["proc"].terminate()
+    server["proc"].wait(60)
+    assert not Path(server["socket"]).parent.exists()
+    proc = warm_python.run("script", str(probe_script), ["0"], probe_script.parent, env, 60)
+    assert seen(proc)["env"] == "sigterm" and seen(proc)["parent"] != os.getpid()

@@ -30,6 +30,7 @@ import os
 import re
 import resource
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -234,6 +235,7 @@ def _serve_one(conn: socket.socket) -> dict:
     of the connection, an exception closes it): killed by its parent, which has not reaped it
     yet, so its pid cannot be another process's."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the command's, as a new process has it
     try:
         request, fds = _receive(conn)
         if _shadowed(request):
@@ -277,6 +279,12 @@ def _report(conn: socket.socket, pid: int, fds: list[int]) -> None:
         conn.sendall(f"status {os.waitstatus_to_exitcode(wait_status)}\n".encode())
 
 
+def _stop(signum: int, frame: object) -> None:
+    """SIGTERM (a run stopped, a process group killed) stops the server as the end of its
+    standard input does: its socket and folder removed, not left in /tmp."""
+    raise SystemExit(128 + signum)
+
+
 def serve(path: str) -> dict | None:
     """Import nbgrader, then fork a process per connection until standard input closes; returns
     a request in that command's own process only."""
@@ -292,6 +300,7 @@ def serve(path: str) -> dict | None:
     if threading.active_count() != 1:  # a fork is only safe from a single thread
         raise SystemExit("warm_python : un fil d'exécution démarré à l'import")
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the first forks are reaped by the kernel
+    signal.signal(signal.SIGTERM, _stop)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(64)
@@ -351,6 +360,7 @@ def _started(env: dict[str, str]) -> dict | None:
         if proc.stdout is None or proc.stdout.readline() != "ready\n":
             proc.kill()
             proc.wait()
+            shutil.rmtree(folder, ignore_errors=True)
             return None
         _servers[key] = {"proc": proc, "socket": path}
         return _servers[key]
