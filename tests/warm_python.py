@@ -473,7 +473,7 @@ def _collect(
             out, err = (b"".join(read[fd]) if read[fd] else None for fd in (out_r, err_r))
             raise subprocess.TimeoutExpired(argv, timeout, out, err)
         for source in ready:
-            data = conn.recv(CHUNK) if source is conn else os.read(source, CHUNK)
+            data = _recv(conn) if source is conn else os.read(source, CHUNK)
             if data:
                 read[source].append(data)
             else:
@@ -485,6 +485,15 @@ def _collect(
         raise RuntimeError(f"warm_python : pas de statut pour {argv} ({replies!r})")
     status = int(replies[-1].split()[1])
     return subprocess.CompletedProcess(argv, status, _text(read[out_r]), _text(read[err_r]))
+
+
+def _recv(conn: socket.socket) -> bytes:
+    """What the server says next; a connection it reset says no more (a server that stops with
+    connections not yet accepted, or that closed one without reading the request, resets it)."""
+    try:
+        return conn.recv(CHUNK)
+    except ConnectionResetError:
+        return b""
 
 
 def _text(pieces: list[bytes]) -> str:
