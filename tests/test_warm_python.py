@@ -1,7 +1,9 @@
 """A command forked from the warm interpreter (tests/warm_python.py) is the command started for
-real: same status, output, arguments, sys.path, folder, temporary folder, open files, threads
-joined and ``atexit`` run at the end; a timeout kills it; each environment has its own warm
-interpreter."""
+real: same status, output (read to the end of its pipes), arguments, sys.path, sys.flags,
+``__main__``, standard streams, folder, temporary folder, umask and limits, open files, and
+the interpreter's own exit (threads joined, ``atexit`` run, files flushed, tracebacks); a
+timeout or a test that stops waiting kills it; what a fork cannot be is started for real; each
+environment has its own warm interpreter."""
 
 from __future__ import annotations
 

@@ -4,20 +4,37 @@ that has imported nbgrader once, and forks a new process for each command.
 Starting ``nbgrader`` costs about 1 s of CPU before it reads its first argument (importing
 nbgrader, nbconvert, SQLAlchemy, jupyter_server); the tests start about 80 of them, on a
 machine whose cores the suite already saturates. A command run here is still a process of its
-own, started in its folder with its environment, its standard streams, its arguments and its
-``sys.path`` as the command line gives them; it runs nbgrader's own ``main`` (or the class
-tool's module as ``python -m`` does), then exits as the interpreter does (threads joined,
-``atexit`` run, streams flushed), and its status and output come back as ``subprocess.run``'s.
+own, started in its folder with its environment, the umask and limits the test process has,
+new standard streams (/dev/null, two pipes), its arguments, ``sys.argv``, ``sys.orig_argv``
+and ``sys.path`` as the command line gives them, and a ``__main__`` of its own; it runs
+nbgrader's own ``main`` (or the class tool's module as ``python -m`` does), then leaves
+through the interpreter's own exit (threads joined, ``atexit`` run, streams flushed, modules
+freed, tracebacks and statuses as after a real start). Its output is read as
+``subprocess.run`` reads it, to the end of its pipes, and a timeout or an exception in the
+test kills it.
 
 The warm interpreter is started with the command's environment (an interpreter reads some of
 it as it starts: PYTHONPATH, the locale): a command whose environment differs anywhere but in
 ``PYTEST_CURRENT_TEST`` gets a warm interpreter of its own (two at most per test process, the
-oldest stopped). ``COURSE_TESTS_COLD=1`` starts every command for real, to compare. The entry
-points themselves are started for real in tests/grading/test_entry_points.py and by every test
-that uses ``run_tool``; tests/test_warm_python.py compares both ways of starting.
+oldest stopped). What a fork cannot be is started for real: a script whose first line does not
+start this Python, a command whose first sys.path folder holds a module named as one the warm
+interpreter imported. ``COURSE_TESTS_COLD=1`` starts every command for real, to compare. The
+entry points themselves are started for real in tests/grading/test_entry_points.py and by every
+test that uses ``run_tool``; tests/test_warm_python.py compares both ways of starting.
 
-Run as a script (``python -P warm_python.py SOCKET``) it is the server: it imports nbgrader,
-listens on SOCKET, and stops when the test process that started it closes its standard input.
+What still differs, by design: the hash seed is the warm interpreter's, the same for all its
+commands (a set of strings iterates in the same order from one command to the next, and from
+one run to another only if the seed is fixed); what importing nbgrader did is done before the
+command's first line (its loggers, warnings filters and ``atexit`` functions exist already,
+even for a tool that never imports nbgrader); the process's command line (``ps``,
+/proc/PID/cmdline) is the warm interpreter's, and its parent is not the test process but a fork
+of the warm interpreter, in its folder (grader/hub/login_guard.py reads a parent's command
+line, for a hub no forked command starts; the evasion samples read their parent's folder from
+a kernel, whose parent is the command, in its own folder either way).
+
+Run as a script (``python warm_python.py SOCKET``) it is the server: it imports nbgrader,
+listens on SOCKET, and stops when the test process that started it closes its standard input
+(or on SIGTERM).
 """
 
 from __future__ import annotations
