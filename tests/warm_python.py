@@ -284,13 +284,13 @@ def _report(conn: socket.socket, pid: int, fds: list[int]) -> None:
         os.close(fd)
     try:
         conn.sendall(f"pid {pid}\n".encode())
-        ended = os.pidfd_open(pid)
-        readable, _, _ = select.select([ended, conn], [], [])
-        waited = ended in readable
-    except OSError:
-        waited = False
-    if not waited:
+    except OSError:  # the test process is gone
         os.kill(pid, signal.SIGKILL)
+    else:
+        with contextlib.suppress(OSError):  # no pidfd (Linux < 5.3): it is only waited for
+            ended = os.pidfd_open(pid)
+            if ended not in select.select([ended, conn], [], [])[0]:
+                os.kill(pid, signal.SIGKILL)
     _, wait_status = os.waitpid(pid, 0)
     with contextlib.suppress(OSError):
         conn.sendall(f"status {os.waitstatus_to_exitcode(wait_status)}\n".encode())
