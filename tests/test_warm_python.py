@@ -364,3 +364,22 @@ def test_a_warm_interpreter_stopped_by_sigterm_leaves_nothing_in_tmp(probe_scrip
     assert not Path(server["socket"]).parent.exists()
     proc = warm_python.run("script", str(probe_script), ["0"], probe_script.parent, env, 60)
     assert seen(proc)["env"] == "sigterm" and seen(proc)["parent"] != os.getpid()
+
+
+def test_a_ctrl_c_leaves_the_command_to_its_waiting_parent(probe_script):
+    """Ctrl-C reaches the whole process group, the fork that waits for the command too: it
+    outlives it, so the command still ends with its test (here killed by its timeout)."""
+    pidfile = Path(f"{probe_script}.pid")
+
+    def interrupt_its_parent() -> None:
+        for _ in range(600):
+            if pidfile.exists() and pidfile.read_text():
+                break
+            time.sleep(0.1)
+        stat = Path(f"/proc/{pidfile.read_text()}/stat").read_text()
+        os.kill(int(stat.rsplit(")", 1)[1].split()[1]), signal.SIGINT)  # its parent
+
+    threading.Thread(target=interrupt_its_parent).start()
+    with pytest.raises(subprocess.TimeoutExpired):
+        warm_python.run("script", str(probe_script), ["dort"], probe_script.parent, tool_env(), 8)
+    assert gone(int(pidfile.read_text())), "la commande a survécu à son délai"

@@ -279,7 +279,10 @@ def _serve_one(conn: socket.socket) -> dict:
 
 
 def _report(conn: socket.socket, pid: int, fds: list[int]) -> None:
-    """The command's pid, then its status once it has ended (killed if the test stops waiting)."""
+    """The command's pid, then its status once it has ended (killed if the test stops waiting).
+    A Ctrl-C reaches the whole process group: this fork outlives it, and kills the command if
+    the test process stops waiting (the command keeps its own SIGINT handler)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     for fd in fds:
         os.close(fd)
     try:
