@@ -383,3 +383,13 @@ def test_a_ctrl_c_leaves_the_command_to_its_waiting_parent(probe_script):
     with pytest.raises(subprocess.TimeoutExpired):
         warm_python.run("script", str(probe_script), ["dort"], probe_script.parent, tool_env(), 8)
     assert gone(int(pidfile.read_text())), "la commande a survécu à son délai"
+
+
+def test_the_environment_keeps_the_order_it_is_given(tmp_path):
+    """PYTEST_CURRENT_TEST, set again in the fork, is where the command's environment has it."""
+    env = tool_env()
+    env = {"PYTEST_CURRENT_TEST": env.pop("PYTEST_CURRENT_TEST", "t (call)"), **env}
+    (tmp_path / "ordre.py").write_text("import os\nprint(list(os.environ))\n", encoding="utf-8")
+    warm, cold = both("module", "ordre", [], tmp_path, env)
+    assert outcome(warm) == outcome(cold)
+    assert warm.stdout.startswith("['PYTEST_CURRENT_TEST', ")

@@ -113,6 +113,7 @@ def _become(request: dict) -> None:
         os.environ.pop(key, None)
         if key in request["volatile"]:
             os.environ[key] = request["volatile"][key]
+    _reorder_environ(request["order"])
     _inherit(request["inherited"])
     _std_streams()
     tempfile.tempdir = None  # TMPDIR read again, as a new process does
@@ -161,6 +162,19 @@ def _shadowed(request: dict) -> bool:
         ):
             return True
     return False
+
+
+def _reorder_environ(order: list[str]) -> None:
+    """os.environ (and the C environment children inherit) in the command's order: a volatile
+    variable set again went last. What the interpreter added as it started (LC_CTYPE when it
+    coerces the C locale) stays last, as in a real start."""
+    keys = [key for key in order if key in os.environ]
+    if list(os.environ)[: len(keys)] != keys:
+        saved = dict(os.environ)
+        os.environ.clear()
+        for key in keys:
+            os.environ[key] = saved.pop(key)
+        os.environ.update(saved)
 
 
 def _inherit(inherited: dict) -> None:
@@ -413,7 +427,8 @@ def run(
     # the server has the environment already: only what differs from one test to the next
     volatile = {key: env[key] for key in VOLATILE if key in env}
     request = {"kind": kind, "target": target, "args": list(args), "cwd": str(cwd)}
-    payload = json.dumps({**request, "volatile": volatile, "inherited": _inherited()}).encode()
+    extra = {"volatile": volatile, "order": list(env), "inherited": _inherited()}
+    payload = json.dumps({**request, **extra}).encode()
     proc = _forked(server["socket"], payload, argv, timeout)
     # None: the server is gone (the next call starts another) or did not take the request
     return _cold(argv, cwd, env, timeout) if proc is None else proc
