@@ -260,8 +260,11 @@ kept = open(sys.argv[1], "w", encoding="utf-8")  # never closed
 kept.write("écrit à la sortie")
 
 
-def keeps_globals_alive():  # a cycle: only the interpreter's exit frees the file above
+def keeps_globals_alive(x: int):  # a cycle: only the interpreter's exit frees the file above
     pass
+
+
+print(keeps_globals_alive.__annotations__)  # no __future__ import of warm_python's
 
 
 if sys.argv[2] == "erreur":
