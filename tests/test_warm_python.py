@@ -157,7 +157,7 @@ def gone(pid: int) -> bool:
 def test_a_timeout_kills_the_forked_command(probe_script):
     """Killed, and the output read so far given as subprocess.run gives it (bytes)."""
     with pytest.raises(subprocess.TimeoutExpired) as raised:
-        warm_python.run("script", str(probe_script), ["dort"], probe_script.parent, tool_env(), 3)
+        warm_python.run("script", str(probe_script), ["dort"], probe_script.parent, tool_env(), 10)
     assert gone(int(Path(f"{probe_script}.pid").read_text())), "la commande a survécu à son délai"
     assert json.loads(raised.value.stdout.splitlines()[0])["argv"][1:] == ["dort"]
     assert raised.value.stderr == b"sur stderr\n"
@@ -218,8 +218,8 @@ def test_output_is_read_to_the_end_of_its_pipes(tmp_path, monkeypatch):
     env = tool_env()
     for cold in ("", "1"):
         monkeypatch.setenv(warm_python.COLD_ENV, cold)
-        with pytest.raises(subprocess.TimeoutExpired) as raised:
-            warm_python.run("script", str(script), ["6"], tmp_path, env, 2)
+        with pytest.raises(subprocess.TimeoutExpired) as raised:  # its first line long written
+            warm_python.run("script", str(script), ["60"], tmp_path, env, 8)
         assert raised.value.stdout == b"tubes True\n", cold
 
 
