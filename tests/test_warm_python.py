@@ -373,6 +373,7 @@ def test_a_ctrl_c_leaves_the_command_to_its_waiting_parent(probe_script):
     """Ctrl-C reaches the whole process group, the fork that waits for the command too: it
     outlives it, so the command still ends with its test (here killed by its timeout)."""
     pidfile = Path(f"{probe_script}.pid")
+    parents: list[int] = []
 
     def interrupt_its_parent() -> None:
         for _ in range(600):
@@ -380,11 +381,17 @@ def test_a_ctrl_c_leaves_the_command_to_its_waiting_parent(probe_script):
                 break
             time.sleep(0.1)
         stat = Path(f"/proc/{pidfile.read_text()}/stat").read_text()
-        os.kill(int(stat.rsplit(")", 1)[1].split()[1]), signal.SIGINT)  # its parent
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        parents.append(parent)
+        if parent != os.getpid():  # started for real, its parent would be this test process
+            os.kill(parent, signal.SIGINT)
 
-    threading.Thread(target=interrupt_its_parent).start()
+    interrupter = threading.Thread(target=interrupt_its_parent)
+    interrupter.start()
     with pytest.raises(subprocess.TimeoutExpired):
         warm_python.run("script", str(probe_script), ["dort"], probe_script.parent, tool_env(), 8)
+    interrupter.join()
+    assert parents and parents[0] != os.getpid(), "la commande n'a pas été forkée"
     assert gone(int(pidfile.read_text())), "la commande a survécu à son délai"
 
 
