@@ -128,11 +128,7 @@ def test_stock_nbgrader_answers_the_same(course_root):
     assert warm_python._started_by_this_python("script", nbgrader, grader), "jamais forké"
     for args in (["--version"], ["inconnue"], ["db", "student", "list"]):
         warm, cold = both("script", nbgrader, args, grader)
-        assert (warm.returncode, warm.stdout, warm.stderr) == (
-            cold.returncode,
-            cold.stdout,
-            cold.stderr,
-        ), args
+        assert outcome(warm) == outcome(cold), args
     assert (grader / "gradebook.db").is_file()
 
 
