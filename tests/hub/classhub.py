@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -189,7 +189,7 @@ class ClassHub:
 
     def start_server(self, name: str) -> None:
         response = self.api("POST", f"/users/{name}/server")
-        assert response.status_code in (201, 202), (response.status_code, response.text)
+        assert response.status_code in (201, 202), (response.status_code, self.log_tail())
 
     def follow_progress(self, name: str, timeout: float) -> None:
         """Wait on the hub's spawn progress stream, as the spawn-pending page does: one request
@@ -244,6 +244,34 @@ class ClassHub:
                 return model
             assert time.monotonic() < deadline, f"{name} : arrêt non terminé\n{self.log_tail()}"
             time.sleep(0.5)
+
+    def wait_until(self, condition: Callable[[], object], what: str, timeout: float = 90) -> None:
+        """Poll `condition` until it holds; else fail with `what` and the hub's log."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            assert time.monotonic() < deadline, f"{what} :\n{self.log_tail()}"
+            time.sleep(0.5)
+
+    def groups_of(self, name: str) -> set[str]:
+        """The user's hub groups (none for a user the hub does not know)."""
+        response = self.api("GET", f"/users/{name}")
+        return set(response.json()["groups"]) if response.status_code == 200 else set()
+
+    def login_status(self, name: str, password: str = PASSWORD) -> int:
+        """The status of a login through the hub's form: 302 let in, 403 refused."""
+        session = requests.Session()
+        session.get(f"{self.url}/hub/login", timeout=30, verify=self.verify)
+        return session.post(
+            f"{self.url}/hub/login",
+            data={
+                "username": name,
+                "password": password,
+                "_xsrf": session.cookies.get("_xsrf", ""),
+            },
+            allow_redirects=False,
+            timeout=60,
+            verify=self.verify,
+        ).status_code
 
     def token_for(self, name: str) -> str:
         """An API token of that user (created by the admin service), as their browser would hold."""

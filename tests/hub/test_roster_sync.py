@@ -12,13 +12,11 @@ from __future__ import annotations
 import grp
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
-import requests
 from classhub import (
     INSTRUCTORS_GROUP,
-    PASSWORD,
     ClassHub,
     environment_of,
     hub_settings,
@@ -30,13 +28,6 @@ from conftest import HUB_DIR
 from helpers import alive
 
 pytestmark = pytest.mark.hub
-
-
-def _wait(condition: Callable[[], object], what: str, hub: ClassHub, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"{what} :\n{hub.log_tail()}"
-        time.sleep(0.5)
 
 
 @pytest.fixture(scope="module")
@@ -65,22 +56,6 @@ def sync_hub(course_env, names, hub_workdir) -> Iterator[tuple[ClassHub, object]
         yield hub, roster
 
 
-def _groups(hub: ClassHub, name: str) -> set[str]:
-    response = hub.api("GET", f"/users/{name}")
-    return set(response.json()["groups"]) if response.status_code == 200 else set()
-
-
-def _login(hub: ClassHub, name: str) -> int:
-    session = requests.Session()
-    session.get(f"{hub.url}/hub/login", timeout=30)
-    return session.post(
-        f"{hub.url}/hub/login",
-        data={"username": name, "password": PASSWORD, "_xsrf": session.cookies.get("_xsrf", "")},
-        allow_redirects=False,
-        timeout=60,
-    ).status_code
-
-
 def test_an_edited_roster_removes_demotes_and_adds_without_restart(sync_hub, names):
     hub, roster = sync_hub
     prof, ana, bob, cam = names["prof"], names["ana"], names["bob"], names["cam"]
@@ -92,20 +67,20 @@ def test_an_edited_roster_removes_demotes_and_adds_without_restart(sync_hub, nam
     prof_pid, ana_pid = hub.server_pids[prof], hub.server_pids[ana]
     assert environment_of(prof_pid)["COURSE_ROLE"] == "instructors"
     assert prof in grp.getgrnam(INSTRUCTORS_GROUP).gr_mem  # reads the solutions
-    assert _login(hub, cam) == 403  # not in the class yet
+    assert hub.login_status(cam) == 403  # not in the class yet
 
     # ana leaves the class, prof becomes a student, cam arrives
     write_roster(roster, {prof: "student", bob: "student", cam: "student"})
-    _wait(lambda: hub.api("GET", f"/users/{ana}").status_code == 404, "ana toujours là", hub)
-    _wait(lambda: not alive(ana_pid), "le serveur d'ana tourne encore", hub)
-    assert _login(hub, ana) == 403
-    _wait(lambda: "instructors" not in _groups(hub, prof), "prof toujours enseignant", hub)
-    assert "students" in _groups(hub, prof)
-    assert "formgrade-memoire-tuteur" not in _groups(hub, prof)
-    _wait(lambda: not alive(prof_pid), "l'ancien serveur d'enseignant tourne encore", hub)
-    _wait(lambda: prof not in grp.getgrnam(INSTRUCTORS_GROUP).gr_mem, "groupe Unix gardé", hub)
-    assert _groups(hub, cam) >= {"students", "nbgrader-memoire-tuteur"}
-    assert _login(hub, cam) == 302
+    hub.wait_until(lambda: hub.api("GET", f"/users/{ana}").status_code == 404, "ana toujours là")
+    hub.wait_until(lambda: not alive(ana_pid), "le serveur d'ana tourne encore")
+    assert hub.login_status(ana) == 403
+    hub.wait_until(lambda: "instructors" not in hub.groups_of(prof), "prof toujours enseignant")
+    assert "students" in hub.groups_of(prof)
+    assert "formgrade-memoire-tuteur" not in hub.groups_of(prof)
+    hub.wait_until(lambda: not alive(prof_pid), "l'ancien serveur d'enseignant tourne encore")
+    hub.wait_until(lambda: prof not in grp.getgrnam(INSTRUCTORS_GROUP).gr_mem, "groupe Unix gardé")
+    assert hub.groups_of(cam) >= {"students", "nbgrader-memoire-tuteur"}
+    assert hub.login_status(cam) == 302
     assert hub.process.pid == hub_pid and hub.process.poll() is None  # no restart
 
     # the demoted instructor's next server is a student's
@@ -121,7 +96,7 @@ def test_an_edited_roster_removes_demotes_and_adds_without_restart(sync_hub, nam
 def test_a_bad_roster_changes_nothing(sync_hub, names):
     hub, roster = sync_hub
     prof, bob, cam = names["prof"], names["bob"], names["cam"]
-    before = {name: _groups(hub, name) for name in (prof, bob, cam)}
+    before = {name: hub.groups_of(name) for name in (prof, bob, cam)}
     assert all(before.values()), before
     # bob removed and prof promoted on lines 2-3, then a duplicate on line 4: refused whole
     text = (
@@ -131,15 +106,17 @@ def test_a_bad_roster_changes_nothing(sync_hub, names):
         f"{cam},C,R,c@example.org,student\n"
     )
     roster.write_text(text, encoding="utf-8")
-    _wait(lambda: "liste refusée" in hub.log_path.read_text(), "pas de refus dans le journal", hub)
+    hub.wait_until(
+        lambda: "liste refusée" in hub.log_path.read_text(), "pas de refus dans le journal"
+    )
     log = hub.log_path.read_text()
     assert "ligne 4" in log and "figure déjà ligne 3" in log
     time.sleep(3)  # three more looks at the file: still nothing applied
-    assert {name: _groups(hub, name) for name in (prof, bob, cam)} == before
-    assert _login(hub, bob) == 302
+    assert {name: hub.groups_of(name) for name in (prof, bob, cam)} == before
+    assert hub.login_status(bob) == 302
     # an unknown role and an invalid name are refused the same way, with their line
     roster.write_text(f"id,role\n{bob},student\n{cam},eleve\n", encoding="utf-8")
-    _wait(lambda: "rôle «\u00a0eleve\u00a0» inconnu" in hub.log_path.read_text(), "rôle", hub)
+    hub.wait_until(lambda: "rôle «\u00a0eleve\u00a0» inconnu" in hub.log_path.read_text(), "rôle")
     roster.write_text(f"id,role\n{bob},student\nCam Roy,student\n", encoding="utf-8")
-    _wait(lambda: "identifiant invalide" in hub.log_path.read_text(), "nom invalide", hub)
-    assert {name: _groups(hub, name) for name in (prof, bob, cam)} == before
+    hub.wait_until(lambda: "identifiant invalide" in hub.log_path.read_text(), "nom invalide")
+    assert {name: hub.groups_of(name) for name in (prof, bob, cam)} == before
