@@ -12,7 +12,6 @@ import atexit
 import functools
 import importlib.metadata
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -22,8 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from helpers import REPO
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
-__all__ = ["InstalledCourse", "installed_course"]
+__all__ = ["InstalledCourse", "copy_distributions", "installed_course"]
 
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 # What grading imports beyond the standard library (course.sessions, the tutor, the runner).
@@ -41,19 +42,39 @@ class InstalledCourse:
         return self.site_packages / "course"
 
 
-def _requirement_closure(names: tuple[str, ...]) -> list[importlib.metadata.Distribution]:
+def _requirement_closure(
+    names: tuple[str, ...], skip: frozenset[str] = frozenset()
+) -> list[importlib.metadata.Distribution]:
+    """The distributions `names` need here (markers evaluated), not entering those in `skip`."""
     seen: dict[str, importlib.metadata.Distribution] = {}
     todo = list(names)
     while todo:
-        name = re.split(r"[ ;<>=!~\[]", todo.pop(), maxsplit=1)[0].lower().replace("_", "-")
-        if name in seen:
+        requirement = Requirement(todo.pop())
+        name = canonicalize_name(requirement.name)
+        if name in seen or name in skip:
+            continue
+        if requirement.marker and not requirement.marker.evaluate({"extra": ""}):
             continue
         dist = importlib.metadata.distribution(name)
         seen[name] = dist
-        for req in dist.requires or []:
-            if "extra ==" not in req:
-                todo.append(req)
+        todo.extend(dist.requires or [])
     return list(seen.values())
+
+
+def copy_distributions(names: tuple[str, ...], site: Path, skip: frozenset[str] = frozenset()):
+    """Copy `names` and what they require from the test environment's site-packages into
+    `site`, less the distributions named in `skip` (normalised names)."""
+    ours = Path(sysconfig.get_paths()["purelib"])
+    for dist in _requirement_closure(names, skip):
+        for file in dist.files or []:
+            origin = Path(dist.locate_file(file))
+            try:
+                relative = origin.relative_to(ours)
+            except ValueError:
+                continue  # scripts and data outside site-packages: not needed
+            if origin.is_file():
+                (site / relative).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(origin, site / relative)
 
 
 def _make_readable(folder: Path) -> None:
@@ -105,17 +126,7 @@ def installed_course() -> InstalledCourse:
             check=True,
         ).stdout.strip()
     )
-    ours = Path(sysconfig.get_paths()["purelib"])
-    for dist in _requirement_closure(GRADING_DISTRIBUTIONS):
-        for file in dist.files or []:
-            origin = Path(dist.locate_file(file))
-            try:
-                relative = origin.relative_to(ours)
-            except ValueError:
-                continue  # scripts and data outside site-packages: not needed
-            if origin.is_file():
-                (site / relative).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(origin, site / relative)
+    copy_distributions(GRADING_DISTRIBUTIONS, site)
     shutil.rmtree(source)
     _make_readable(base)
     return InstalledCourse(prefix, python, site)

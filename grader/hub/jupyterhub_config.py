@@ -47,13 +47,19 @@ Settings come from environment variables so one file serves every class:
                        below Linux's ephemeral ports; "0": a random port, as JupyterHub does)
   COURSE_HUB_PRIVATE_HOMES  "0" leaves home folder modes alone (default: made 0700)
   COURSE_HUB_SPAWNER   "local" (default): LocalProcessSpawner; "keep": keep the spawner class
-                       another config chose (The Littlest JupyterHub's SystemdSpawner)
+                       another config chose (The Littlest JupyterHub's SystemdSpawner);
+                       "kubernetes": the chart's KubeSpawner, each server a pod of the image
+                       (z2jh/values.yaml loads this file; its own pieces: kube_recipe.py)
+  COURSE_HUB_EXCHANGE_OWNER  Kubernetes: the instructor who releases, owner of the course's
+                       folder in the exchange (default: the roster's first instructor)
   COURSE_HUB_CAPS      "0" turns off the per-server caps (default on: each server in its own
                        cgroup, capped; the hub refuses to start where no cgroup is writable)
   COURSE_HUB_MEM_STUDENT, COURSE_HUB_MEM_INSTRUCTOR  memory cap of a student's / an instructor's
                        server and kernels (default 1G / 4G; CPU weights and task caps:
                        c.VerifiedLocalProcessSpawner.*, see capped_spawner.py)
   COURSE_HUB_CGROUP_FS  where the cgroup filesystems are mounted (default /sys/fs/cgroup)
+Every recipe loads this one file: one machine (the systemd unit), TLJH (tljh/, a drop-in) and
+Kubernetes (z2jh/values.yaml: the chart mounts this folder's files, its extraConfig loads this).
 The authenticator is JupyterHub's default (PAM: the users' Unix passwords) unless another config
 names a real one (LDAP...); the hub refuses to start with a login that lets a stranger in
 (login_guard.py: DummyAuthenticator, FirstUseAuthenticator, allow_all, an empty list).
@@ -91,7 +97,13 @@ GRADER = os.environ.get("COURSE_HUB_GRADER", "")
 GRADER_PORT = int(os.environ.get("COURSE_HUB_GRADER_PORT", "9999"))
 TLS_CERT = os.environ.get("COURSE_HUB_TLS_CERT", "")
 TLS_KEY = os.environ.get("COURSE_HUB_TLS_KEY", "")
-LOCAL_SPAWNER = os.environ.get("COURSE_HUB_SPAWNER", "local") == "local"
+SPAWNER = os.environ.get("COURSE_HUB_SPAWNER", "local")
+if SPAWNER not in ("local", "keep", "kubernetes"):
+    raise ValueError(
+        f"COURSE_HUB_SPAWNER\u00a0: «\u00a0{SPAWNER}\u00a0» inconnu (local, keep ou kubernetes)"
+    )
+LOCAL_SPAWNER = SPAWNER == "local"
+KUBERNETES = SPAWNER == "kubernetes"
 PORT_BASE = int(os.environ.get("COURSE_HUB_PORT_BASE", "20000"))
 CAPS = os.environ.get("COURSE_HUB_CAPS", "1") != "0"
 MEM_STUDENT = os.environ.get("COURSE_HUB_MEM_STUDENT", "1G")
@@ -126,6 +138,9 @@ else:
 
 # Who may log in, in which group, with which rights (added to what another config may set).
 c.Authenticator.allowed_users.update(m.id for m in MEMBERS)
+# allow_existing_users stays on (JupyterHub's default with an allow-list): a name the roster sync
+# adds through the API is let in without a restart; a name it removes is deleted from the hub
+# (roster_sync.py), which is what takes the login away.
 # No login that lets a stranger in: checked at start, once every configuration file is loaded.
 from jupyterhub.app import JupyterHub  # noqa: E402
 
@@ -167,6 +182,23 @@ if LOCAL_SPAWNER:
         import capped_spawner  # noqa: E402
 
         capped_spawner.install(JupyterHub.instance())
+elif KUBERNETES:
+    # The chart's KubeSpawner: each server a pod of the course's image, under a uid of its own
+    # (kube_recipe.py); the course's init container makes the exchange's course folder, owned
+    # by the instructor who releases.
+    import kube_recipe  # noqa: E402
+
+    if GRADER:
+        raise ValueError(
+            "COURSE_HUB_GRADER\u00a0: le formgrader partagé n'existe que sur une machine "
+            "(the shared formgrader is a one-machine service)"
+        )
+    EXCHANGE_OWNER = kube_recipe.exchange_owner(
+        [m.id for m in MEMBERS if m.role == "instructor"],
+        os.environ.get("COURSE_HUB_EXCHANGE_OWNER", ""),
+    )
+    c.KubeSpawner.uid = lambda spawner: kube_recipe.uid_of(spawner.user.id)
+    c.KubeSpawner.gid = 100
 else:
     # Another spawner (TLJH's SystemdSpawner: one systemd unit per server, on a random port
     # that is free between its pick and the server's start): routed only to a port held by the
@@ -186,19 +218,21 @@ else:
         "TasksMax": "512",
         **c.SystemdSpawner.get("unit_extra_properties", {}),
     }
-# cours-singleuser (installed next to jupyterhub-singleuser) runs as the user: it makes the home
-# private and gives an instructor their copy of the course, then starts jupyterhub-singleuser.
-c.Spawner.cmd = [str(ENV_BIN / "cours-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 180
 c.Spawner.http_timeout = 180
-c.Spawner.environment = {
-    "PATH": f"{ENV_BIN}:/usr/local/bin:/usr/bin:/bin",
-    "VIRTUAL_ENV": str(PREFIX / "env"),
-    "COURSE_ID": COURSE_ID,
-    "NBGRADER_EXCHANGE": EXCHANGE,
-    "COURSE_HUB_PRIVATE_HOMES": "1" if PRIVATE_HOMES else "0",
-}
+if not KUBERNETES:  # a pod's command and environment are the image's and the values'
+    # cours-singleuser (installed next to jupyterhub-singleuser) runs as the user: it makes the
+    # home private and gives an instructor their copy of the course, then starts
+    # jupyterhub-singleuser.
+    c.Spawner.cmd = [str(ENV_BIN / "cours-singleuser")]
+    c.Spawner.environment = {
+        "PATH": f"{ENV_BIN}:/usr/local/bin:/usr/bin:/bin",
+        "VIRTUAL_ENV": str(PREFIX / "env"),
+        "COURSE_ID": COURSE_ID,
+        "NBGRADER_EXCHANGE": EXCHANGE,
+        "COURSE_HUB_PRIVATE_HOMES": "1" if PRIVATE_HOMES else "0",
+    }
 
 
 def _set_unix_membership(unix_name: str, member: bool) -> None:
@@ -220,10 +254,21 @@ def pre_spawn_hook(spawner) -> None:
     """Choose the Jupyter configuration of the user's group (least privilege by default)."""
     groups = {group.name for group in spawner.user.groups}
     role = "instructors" if "instructors" in groups else "students"
-    if LOCAL_SPAWNER:
-        # the spawner sets the server's groups from /etc/group: update it before the start
+    if not KUBERNETES:
+        # the spawner sets the server's groups from /etc/group: update it before the start (a
+        # demoted instructor leaves the group that reads the template; TLJH's only adds)
         _set_unix_membership(UNIX_PREFIX + spawner.user.name, role == "instructors")
-    if PORT_BASE:
+    if hasattr(spawner, "user_groups"):
+        # TLJH's spawner adds the account to these groups at every start (and creates it at the
+        # first): this user's, from the hub's groups now, never a list read once at start
+        name = spawner.user.name
+        unix_groups = {
+            group: [u for u in users if u != name] for group, users in spawner.user_groups.items()
+        }
+        if role == "instructors":
+            unix_groups.setdefault(UNIX_GROUP, []).append(name)
+        spawner.user_groups = unix_groups
+    if PORT_BASE and not KUBERNETES:  # a pod has an address of its own
         # One port per user: JupyterHub's random port (bind 0, close, start the server) races
         # when a class starts at once; measured: two servers given the same port, the second
         # one's route sent to the first. Below 32768, no program's random port takes it.
@@ -239,7 +284,10 @@ def pre_spawn_hook(spawner) -> None:
     environment = dict(spawner.environment)  # never mutate the shared configured dict
     environment["JUPYTER_CONFIG_PATH"] = str(GROUP_CONFIG / role)
     environment["COURSE_ROLE"] = role
+    environment["COURSE_ID"] = COURSE_ID
     spawner.environment = environment
+    if KUBERNETES:
+        kube_recipe.prepare_pod(spawner, role, COURSE_ID, EXCHANGE_OWNER)
 
 
 c.Spawner.pre_spawn_hook = pre_spawn_hook

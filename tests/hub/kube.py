@@ -10,6 +10,14 @@ pod, the image's files at /opt/cours-memoire-tuteur, the image's environment and
 extraEnv only (KubeSpawner keeps nothing of the hub's environment), the init containers run
 first, no privilege escalation. The only differences: the network namespace (loopback, shared)
 and the kernel are this machine's.
+
+The init containers are the ones KubeSpawner receives: the values' own (dicts) and the one the
+chart appends when `singleuser.cloudMetadata.blockWithIptables` is on (its default), a model
+object of kubernetes_asyncio, built as the chart builds it. Each pod is first made by
+KubeSpawner's own `make_pod` (what a real spawn does, which refuses what Kubernetes would);
+the chart's iptables container is not run here (it would change this machine's firewall).
+kubernetes_asyncio and KubeSpawner come from the test environment, appended to the hub's path
+(`overlay`): the hub's own packages stay first.
 """
 
 from __future__ import annotations
@@ -22,14 +30,17 @@ from pathlib import Path
 import yaml
 from jupyterhub.spawner import LocalProcessSpawner
 from jupyterhub.utils import maybe_future, random_port
+from kubernetes_asyncio import client
+from kubespawner.objects import make_pod
 from traitlets import Bool, Callable, Dict, Integer, List, Unicode, Union, default
 
-__all__ = ["KubeSpawner", "apply_chart_values", "dockerfile_env"]
+__all__ = ["CHART_METADATA_BLOCK", "KubeSpawner", "apply_chart_values", "dockerfile_env"]
 
 HERE = Path(__file__).resolve().parent
 # the base image's PATH (python:3.11-slim-bookworm), that the Dockerfile's ENV PATH extends
 BASE_IMAGE_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 POD_PRIVATE = ["/home", "/srv", "/opt", "/tmp"]
+CHART_METADATA_BLOCK = "block-cloud-metadata"  # the chart's own init container
 
 
 def dockerfile_env(dockerfile: str, stage: str) -> tuple[dict[str, str], str]:
@@ -115,12 +126,30 @@ class KubeSpawner(LocalProcessSpawner):
             binds.append(
                 [self._claim(volume["persistentVolumeClaim"]["claimName"]), mount["mountPath"]]
             )
-        init = []
-        for container in self.init_containers:
-            assert container.get("securityContext", {}).get("runAsUser") == 0, container
-            env = {item["name"]: item["value"] for item in container.get("env", [])}
-            init.append({"command": container["command"], "env": env})
         image_env, workdir = self.image_env[self.image]
+        # KubeSpawner's own pod: every init container must be a dict or a V1Container
+        pod = make_pod(
+            name=f"jupyter-{self.user.name}",
+            cmd=[*self.cmd, *self.get_args()],
+            port=8888,
+            image=self.image,
+            uid=uid,
+            gid=gid,
+            fs_gid=self._fs_gid,
+            env=self.get_env(),
+            working_dir=workdir,
+            init_containers=self.init_containers,
+        )
+        init = []
+        for container in pod.spec.init_containers:
+            if container.name == CHART_METADATA_BLOCK:
+                continue  # iptables on this machine's firewall: not reproduced
+            # make_pod maps a dict's own keys to the model's; what they hold stays as given
+            context = container.security_context
+            run_as = context.get("runAsUser") if isinstance(context, dict) else context.run_as_user
+            assert run_as == 0, container
+            env = {_field(item, "name"): _field(item, "value") for item in container.env or []}
+            init.append({"command": container.command, "env": env})
         env = {**image_env, **self.get_env()}
         env.setdefault("HOME", "/")  # the container runtime's value for a uid without entry
         spec = {
@@ -156,9 +185,42 @@ class KubeSpawner(LocalProcessSpawner):
         return ("127.0.0.1", self.port)
 
 
-def apply_chart_values(c, values_path: str | Path, reproduction: dict) -> None:
-    """What the chart's jupyterhub_config.py sets from these values, then their extraConfig."""
-    values = yaml.safe_load(Path(values_path).read_text(encoding="utf-8"))
+def _field(item, name: str):
+    """A field of a Kubernetes object given as a dict or as a model object."""
+    return item[name] if isinstance(item, dict) else getattr(item, name)
+
+
+def chart_metadata_block(single: dict):
+    """The init container the chart appends to every pod (cloudMetadata.blockWithIptables)."""
+    metadata = single.get("cloudMetadata", {})
+    if not metadata.get("blockWithIptables", True):
+        return None
+    return client.V1Container(
+        name=CHART_METADATA_BLOCK,
+        image="quay.io/jupyterhub/k8s-network-tools:4.4.0",
+        command=["iptables", "--append", "OUTPUT", "--protocol", "tcp"]
+        + ["--destination", metadata.get("ip", "169.254.169.254")]
+        + ["--destination-port", "80", "--jump", "DROP"],
+        security_context=client.V1SecurityContext(
+            privileged=True,
+            run_as_user=0,
+            capabilities=client.V1Capabilities(add=["NET_ADMIN"]),
+        ),
+    )
+
+
+def apply_chart_values(
+    c, values_path: str | Path, reproduction: dict, load_subconfig, mounts: dict[str, str]
+) -> None:
+    """What the chart's jupyterhub_config.py sets from these values, then their extraConfig.
+
+    `mounts` maps a folder of the hub's pod (where hub.extraFiles are mounted) to the folder of
+    this machine that holds the same files; `load_subconfig` is the hub's configuration loader's.
+    """
+    text = Path(values_path).read_text(encoding="utf-8")
+    for pod_folder, here in mounts.items():
+        text = text.replace(pod_folder, here)
+    values = yaml.safe_load(text)
     single = values["singleuser"]
     c.JupyterHub.authenticator_class = "dummy"  # the chart's default, unless the values name one
     c.JupyterHub.spawner_class = KubeSpawner
@@ -171,7 +233,10 @@ def apply_chart_values(c, values_path: str | Path, reproduction: dict) -> None:
     c.KubeSpawner.uid = single.get("uid", 1000)  # the chart's default, before extraConfig
     c.KubeSpawner.allow_privilege_escalation = single.get("allowPrivilegeEscalation", False)
     c.KubeSpawner.image = f"{single['image']['name']}:{single['image']['tag']}"
-    c.KubeSpawner.init_containers = single.get("initContainers", [])
+    c.KubeSpawner.init_containers = list(single.get("initContainers", []))
+    block = chart_metadata_block(single)
+    if block is not None:
+        c.KubeSpawner.init_containers.append(block)
     storage = single["storage"]
     assert storage["type"] == "dynamic"
     volumes = {"volume-{username}": {"persistentVolumeClaim": {"claimName": "{pvc_name}"}}}
@@ -192,4 +257,5 @@ def apply_chart_values(c, values_path: str | Path, reproduction: dict) -> None:
     for key, setting in reproduction.items():
         setattr(c.KubeSpawner, key, setting)
     for name, code in sorted(values["hub"].get("extraConfig", {}).items()):
-        exec(compile(code, f"extraConfig/{name}", "exec"), {"c": c, "__name__": name})
+        namespace = {"c": c, "load_subconfig": load_subconfig, "__name__": name}
+        exec(compile(code, f"extraConfig/{name}", "exec"), namespace)

@@ -9,6 +9,7 @@ test_kubernetes_conditions.py runs the values' pods for real.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -21,7 +22,10 @@ from types import SimpleNamespace
 import pytest
 import yaml
 from helpers import REPO
-from traitlets.config import Config
+from kubernetes_asyncio import client
+from kubespawner.objects import make_pod
+from traitlets.config import Config, PyFileConfigLoader
+from traitlets.config.loader import LazyConfigValue
 
 pytestmark = pytest.mark.hub
 
@@ -86,8 +90,32 @@ def test_the_roster_mounted_in_the_hub_is_the_one_file_the_hub_reads(values):
     assert values["singleuser"]["cmd"] == "cours-singleuser"
     assert (HUB / "cours-singleuser").is_file()
     assert values["singleuser"]["extraEnv"]["COURSE_ID"] == values["hub"]["extraEnv"]["COURSE_ID"]
-    # no hub admin: instructors hold the roster's scoped role
-    assert values["hub"]["config"]["Authenticator"]["admin_users"] == []
+    # one hub admin, the IT staff's, not a roster name: instructors hold the roster's scoped role
+    admins = values["hub"]["extraEnv"]["COURSE_HUB_ADMINS"].split(",")
+    assert admins and not {m.id for m in members} & set(admins)
+    assert "Authenticator" not in values["hub"]["config"]
+
+
+def test_the_chart_loads_the_one_hub_configuration(values):
+    """No hub setting is written twice: the values' extraConfig only loads the course's own
+    configuration file, and every course module that file imports is mounted beside it."""
+    files = values["hub"]["extraFiles"]
+    etc = Path(files["cours-roster"]["mountPath"]).parent
+    (code,) = values["hub"]["extraConfig"].values()
+    lines = [ln for ln in code.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    assert lines == [f'load_subconfig("{etc}/jupyterhub_config.py")']
+    assert values["hub"]["extraEnv"]["COURSE_HUB_SPAWNER"] == "kubernetes"
+    assert values["hub"]["extraEnv"]["COURSE_HUB_ROSTER"] == str(etc / "classe.csv")
+    local = {path.stem for path in HUB.glob("*.py")}
+    needed = {"jupyterhub_config", "roster_sync"}  # the config, and the service it starts
+    for name in list(needed):
+        for node in ast.walk(ast.parse((HUB / f"{name}.py").read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+                needed |= {n for n in [*names, getattr(node, "module", None)] if n in local}
+    # the one-machine spawners (their own mode only) are not the chart's
+    needed -= {"verified_spawner", "capped_spawner", "cgroup_caps"}
+    assert set(mounted_modules(values)) == {f"{name}.py" for name in needed}
 
 
 def mounted_modules(values: dict) -> list[str]:
@@ -104,16 +132,32 @@ def kubernetes_hook(values, tmp_path: Path, monkeypatch):
     for name in mounted_modules(values):
         shutil.copy(HUB / name, tmp_path / name)
     (tmp_path / "classe.csv").write_text(_sample_roster(values), encoding="utf-8")
+    etc = str(Path(values["hub"]["extraFiles"]["cours-roster"]["mountPath"]).parent)
+    for key in [k for k in os.environ if k.startswith("COURSE_HUB_")]:
+        monkeypatch.delenv(key)
     for key, value in values["hub"]["extraEnv"].items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("COURSE_HUB_ETC", str(tmp_path))
+        monkeypatch.setenv(key, value.replace(etc, str(tmp_path)))
     monkeypatch.syspath_prepend(str(tmp_path))
     c = Config()
     c.JupyterHub.load_roles = []  # what the chart sets before running extraConfig
+    c.JupyterHub.services = []
+
+    def load_subconfig(path: str) -> None:  # traitlets' own, as the chart's config file has it
+        path = path.replace(etc, str(tmp_path))
+        c.merge(PyFileConfigLoader(Path(path).name, str(Path(path).parent)).load_config())
+
     exec(
         compile(values["hub"]["extraConfig"]["cours-memoire-tuteur"], "extraConfig", "exec"),
-        {"c": c},
+        {"c": c, "load_subconfig": load_subconfig},
     )
+    # the subconfiguration's additions, applied to the empty containers JupyterHub starts from
+    for section, key, empty in (
+        ("JupyterHub", "load_groups", {}),
+        ("Authenticator", "allowed_users", set()),
+        ("Authenticator", "admin_users", set()),
+    ):
+        if isinstance(c[section][key], LazyConfigValue):
+            c[section][key] = c[section][key].get_value(empty)
     db = orm.new_session_factory("sqlite:///:memory:")()
     groups = {}
     for name in c.JupyterHub.load_groups:
@@ -140,9 +184,11 @@ def test_kubernetes_hook_gives_groups_roles_uids_and_images(kubernetes_hook, val
     (role,) = [r for r in c.JupyterHub.load_roles if r["name"] == "cours-enseignant"]
     assert role["groups"] == ["instructors"]
     assert not any(s.startswith(("admin:", "access:servers")) for s in role["scopes"]), role
-    hook, uid = c.KubeSpawner.pre_spawn_hook, c.KubeSpawner.uid
+    hook, uid = c.Spawner.pre_spawn_hook, c.KubeSpawner.uid
     student_image = "{name}:{tag}".format(**values["singleuser"]["image"])
-    init = values["singleuser"]["initContainers"]
+    # the values' init container, then the one the chart appends: a KubeSpawner model object
+    chart_block = client.V1Container(name="block-cloud-metadata", command=["iptables"])
+    init = [*values["singleuser"]["initContainers"], chart_block]
     # the course's folder in the exchange: the roster's first instructor's uid, the hub's course
     prof_uid = str(uid(SimpleNamespace(user=users["prof"])))
     made_by = [
@@ -158,8 +204,15 @@ def test_kubernetes_hook_gives_groups_roles_uids_and_images(kubernetes_hook, val
             init_containers=init,
         )
         hook(spawner)
-        (container,) = spawner.init_containers
+        container, block = spawner.init_containers
         assert container["env"] == [*init[0]["env"], *made_by]
+        assert block is chart_block and block.env is None  # not touched
+        assert init[0] == values["singleuser"]["initContainers"][0]  # nor the values' dict
+        # what KubeSpawner does with them: every one becomes a V1Container of the pod
+        pod = make_pod(
+            name="p", cmd=["c"], port=8888, image=spawner.image, init_containers=[container, block]
+        )
+        assert [c.name for c in pod.spec.init_containers] == [init[0]["name"], block.name]
         assert spawner.environment["COURSE_ID"] == values["hub"]["extraEnv"]["COURSE_ID"]
         role = spawner.environment["COURSE_ROLE"]
         assert role == ("instructors" if name in groups["instructors"]["users"] else "students")
@@ -281,6 +334,7 @@ def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):
         " 'allowed': sorted(Authenticator(config=c).allowed_users),"
         " 'services': [s['name'] for s in v(c.JupyterHub.services)],"
         " 'user_groups': c.UserCreatingSpawner.user_groups,"
+        " 'unix_groups': _unix_groups(c),"
         " 'exchange': c.Spawner.environment['NBGRADER_EXCHANGE'],"
         " 'cleanup': c.JupyterHub.cleanup_servers,"
         " 'mem_limit': c.SystemdSpawner.mem_limit,"
@@ -294,6 +348,17 @@ def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):
             "                 unit_extra_properties=dict(c.SystemdSpawner.unit_extra_properties))\n"
             "    c.Spawner.pre_spawn_hook(spawner)\n"
             "    return [spawner.mem_limit, spawner.unit_extra_properties]\n"
+            "def _unix_groups(c):  # TLJH's user_groups per spawn, from the hub's groups now\n"
+            "    from types import SimpleNamespace as NS\n"
+            "    seen = {}\n"
+            "    for name, groups in (('prof', []), ('ana', ['instructors'])):\n"
+            "        user = NS(name=name, id=1, groups=[NS(name=g) for g in groups])\n"
+            "        spawner = NS(user=user, port=0, environment={}, mem_limit=None,\n"
+            "                     unit_extra_properties={},\n"
+            "                     user_groups=dict(c.UserCreatingSpawner.user_groups))\n"
+            "        c.Spawner.pre_spawn_hook(spawner)\n"
+            "        seen[name] = spawner.user_groups\n"
+            "    return seen\n"
         ),
     )
     # one student cannot starve the class: SystemdSpawner's own limits, the one-machine sizes
@@ -311,8 +376,14 @@ def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):
     assert loaded["exchange"] == "/srv/nbgrader/exchange"
     # TLJH's culler, not a second one; the roster kept in step without a restart
     assert loaded["services"] == ["cull-idle", "roster-sync"]
-    # TLJH adds each new Unix account to these groups: instructors read the template
-    assert loaded["user_groups"] == {"autre": ["deja"], "cours-enseignants": ["prof"]}
+    # TLJH adds the account to its spawner's user_groups at every start: never a list of
+    # instructors read once (it would put a demoted one back in the group reading the template)
+    assert loaded["user_groups"] == {"autre": ["deja"]}
+    # the hook sets them per user from the hub's groups now: prof demoted, ana promoted
+    assert loaded["unix_groups"] == {
+        "prof": {"autre": ["deja"]},
+        "ana": {"autre": ["deja"], "cours-enseignants": ["ana"]},
+    }
 
 
 SERVICES = "[(s['name'], s.get('command')) for s in v(c.JupyterHub.services)]"

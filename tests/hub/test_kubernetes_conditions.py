@@ -37,6 +37,9 @@ from cycle import (
     student_action,
     write_answer,
 )
+from helpers import alive
+from installed_course import copy_distributions
+from packaging.utils import canonicalize_name
 
 pytestmark = [pytest.mark.hub, pytest.mark.timeout(900)]
 
@@ -114,26 +117,37 @@ def kube_hub(
             "volumes_root": str(work / "volumes"),
         }
         (work / "volumes").mkdir()
-        # hub.extraFiles: roster.py and the class roster, as `helm --set-file` mounts them
+        # hub.extraFiles: the course's hub files and the class roster, as `helm --set-file`
+        # mounts them (all in one folder of the hub's pod)
         etc = work / "hub-etc"
         etc.mkdir()
-        for mounted in values["hub"]["extraFiles"].values():
-            if mounted["mountPath"].endswith(".py"):
-                name = Path(mounted["mountPath"]).name
+        (mounted,) = {Path(f["mountPath"]).parent for f in values["hub"]["extraFiles"].values()}
+        for file in values["hub"]["extraFiles"].values():
+            if file["mountPath"].endswith(".py"):
+                name = Path(file["mountPath"]).name
                 shutil.copy(HUB_DIR / name, etc / name)
         roster = write_roster(
             etc / "classe.csv",
             {n: "instructor" if key == "prof" else "student" for key, n in kube_users.items()},
         )
+        overlay = work / "kube-overlay"
+        copy_distributions(("jupyterhub-kubespawner",), overlay, skip=_distributions(course_env))
+        mounts = {str(mounted): str(etc)}
         config = work / "kube_config.py"
         config.write_text(
             "import sys\n"
             f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+            f"sys.path.append({str(overlay)!r})  # KubeSpawner's models, after the hub's own\n"
             "from kube import apply_chart_values\n"
             "c = get_config()  # noqa\n"
-            f"apply_chart_values(c, {str(Z2JH / 'values.yaml')!r}, {reproduction!r})\n"
+            f"apply_chart_values(c, {str(Z2JH / 'values.yaml')!r}, {reproduction!r},\n"
+            f"                   load_subconfig, {mounts!r})  # noqa\n"
         )
-        hub_env = {**values["hub"]["extraEnv"], "COURSE_HUB_ETC": str(etc)}
+        hub_env = {
+            key: value.replace(str(mounted), str(etc))
+            for key, value in values["hub"]["extraEnv"].items()
+        }
+        hub_env["COURSE_HUB_ROSTER_SYNC_EVERY"] = "1"
         with launch_hub(
             prefix=course_env,
             workdir=work,
@@ -145,6 +159,22 @@ def kube_hub(
             yield hub
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+LIST_DISTRIBUTIONS = (
+    "import importlib.metadata as m; print(*(d.metadata['Name'] for d in m.distributions()))"
+)
+
+
+def _distributions(course_env: Path) -> frozenset[str]:
+    """The distributions the hub's environment holds (normalised names)."""
+    listed = subprocess.run(
+        [str(course_env / "env" / "bin" / "python"), "-c", LIST_DISTRIBUTIONS],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return frozenset(canonicalize_name(name) for name in listed)
 
 
 @pytest.fixture(scope="module")
@@ -168,9 +198,7 @@ def kube_cycle(kube_hub: ClassHub, kube_users: dict[str, str], lab: Lab, values:
     hub, users = kube_hub, kube_users
     prof = users["prof"]
     ids = _hub_ids(hub, users)
-    # the condition reproduced: the uids the values compute exist nowhere on this machine
-    code = values["hub"]["extraConfig"]["cours-memoire-tuteur"]
-    assert "return 20000 + user_id" in code
+    # the condition reproduced: the uids the recipe computes exist nowhere on this machine
     for key in users:
         with pytest.raises(KeyError):
             pwd.getpwuid(20000 + ids[key])
@@ -375,3 +403,43 @@ def test_the_wrapper_gives_a_home_and_a_name_to_a_bare_uid(course_env):
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["/home/jovyan", "/home/jovyan", "zoe"]
     assert bare.returncode != 0 and "KeyError" in bare.stderr, bare.stderr
+
+
+def test_a_roster_edit_removes_and_demotes_in_pods(kube_hub, kube_users, kube_cycle, values):
+    """The one hub configuration's roster sync, on Kubernetes: a line removed loses the login
+    and the user; a demoted instructor loses the group, then the instructors' image (the
+    template: solutions, hidden tests) and formgrader, with no hub restart. Last of the module:
+    it changes the class."""
+    hub, ids = kube_hub, kube_cycle["ids"]
+    prof, bob = kube_users["prof"], kube_users["bob"]
+    roster = Path(hub.env["COURSE_HUB_ROSTER"])
+    hub_pid, prof_pid, bob_pid = hub.process.pid, hub.server_pids[prof], hub.server_pids[bob]
+    assert hub.login_status(bob) == 302  # still in the class: let in
+    assert "instructors" in hub.groups_of(prof)
+    assert (
+        environment_of(prof_pid)["JUPYTER_IMAGE"]
+        == values["hub"]["extraEnv"]["COURSE_HUB_INSTRUCTOR_IMAGE"]
+    )
+
+    write_roster(roster, {prof: "student", kube_users["ana"]: "student"})
+    hub.wait_until(lambda: hub.api("GET", f"/users/{bob}").status_code == 404, "bob toujours là")
+    hub.wait_until(lambda: not alive(bob_pid), "le pod de bob tourne encore")
+    assert hub.login_status(bob) == 403
+    hub.wait_until(lambda: "instructors" not in hub.groups_of(prof), "prof toujours enseignant")
+    assert f"formgrade-{COURSE_ID}" not in hub.groups_of(prof)
+    hub.wait_until(lambda: not alive(prof_pid), "l'ancien pod d'enseignant tourne encore")
+    assert hub.process.pid == hub_pid and hub.process.poll() is None  # no restart
+
+    # the demoted instructor's next pod is a student's: image, configuration, no template
+    hub.server_pids.pop(prof, None)
+    hub.wait_stopped(prof, timeout=90)
+    hub.start_server(prof)
+    hub.wait_ready(prof)
+    pid = hub.server_pids[prof]
+    environment = environment_of(pid)
+    image = values["singleuser"]["image"]
+    assert environment["JUPYTER_IMAGE"] == f"{image['name']}:{image['tag']}"
+    assert environment["COURSE_ROLE"] == "students" and "COURSE_HUB_PASSWD" not in environment
+    listing = _in_pod(pid, 20000 + ids["prof"], "ls", "-A", f"{IMAGE_PREFIX}/share/cours")
+    assert listing.returncode == 0 and listing.stdout.strip() == "", listing
+    assert hub.server(prof, "GET", "/formgrader/api/assignments").status_code == 404

@@ -12,7 +12,6 @@ verified_spawner.py, tests/hub/test_tljh_ports.py).
 """
 
 import os
-import sys
 
 c = get_config()  # noqa: F821 (provided by traitlets when TLJH loads this file)
 
@@ -26,12 +25,7 @@ os.environ["COURSE_HUB_CULL_TIMEOUT"] = "0"  # TLJH runs its own jupyterhub-idle
 
 _etc = os.path.join(os.environ["COURSE_HUB_PREFIX"], "etc")
 load_subconfig(os.path.join(_etc, "jupyterhub_config.py"))  # noqa: F821
-
-# TLJH creates each Unix account at its first start, then adds it to these groups: instructors
-# join the only group that reads the course template (solutions, hidden tests).
-sys.path.insert(0, _etc)
-from roster import read_roster  # noqa: E402
-
-_roster = read_roster(os.environ["COURSE_HUB_ROSTER"])
-_instructors = [m.id for m in _roster if m.role == "instructor"]
-c.UserCreatingSpawner.user_groups.update({os.environ["COURSE_HUB_INSTRUCTORS_GROUP"]: _instructors})
+# TLJH creates each Unix account at its first start and adds it to its spawner's user_groups at
+# every start: the course's pre-spawn hook sets them per user from the hub's groups (the roster
+# sync keeps those equal to the roster), so a demoted instructor leaves the Unix group that reads
+# the course template (solutions, hidden tests) at their next start, a promoted one joins it.
