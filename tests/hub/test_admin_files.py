@@ -10,6 +10,7 @@ test_kubernetes_conditions.py runs the values' pods for real.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import json
 import os
 import re
@@ -507,6 +508,74 @@ def test_the_images_install_jupyterhub_from_the_hash_checked_lock():
     (spec,) = re.findall(r'^ARG JUPYTERHUB_SPEC="([^"]+)"', dockerfile, flags=re.M)
     locked = re.search(r"^jupyterhub==(\S+)", (REPO / "requirements" / "hub.txt").read_text(), re.M)
     assert locked and spec == f"jupyterhub=={locked.group(1)}", spec
+
+
+def _docker_ignores(patterns: list[str], path: str) -> bool:
+    """Whether Docker leaves `path` (relative to the build context) out, for the patterns the
+    file uses: a pattern matches from the context's root (`*` within one folder), `**/` any
+    depth of folders before it; a folder left out takes everything under it."""
+    parts = path.split("/")
+    for pattern in patterns:
+        for end in range(1, len(parts) + 1):
+            candidate = "/".join(parts[:end])
+            if pattern.startswith("**/"):
+                tails = ["/".join(parts[start:end]) for start in range(end)]
+                if any(fnmatch.fnmatchcase(t, pattern[3:]) for t in tails if "/" not in t):
+                    return True
+            elif fnmatch.fnmatchcase(candidate, pattern.rstrip("/")) and (
+                candidate.count("/") == pattern.rstrip("/").count("/")
+            ):
+                return True
+    return False
+
+
+def test_no_class_data_goes_into_an_image():
+    """The instructors' image copies grader/ whole: .dockerignore keeps every class data file
+    out of the build context, and nothing the Dockerfile copies on purpose."""
+    lines = (REPO / ".dockerignore").read_text(encoding="utf-8").splitlines()
+    patterns = [ln.strip() for ln in lines if ln.strip() and not ln.startswith("#")]
+    class_data = [
+        "grader/gradebook.db",
+        "grader/gradebook.db-journal",
+        "grader/submitted/ana/oublier/oublier.ipynb",
+        "grader/autograded/ana/oublier/oublier.ipynb",
+        "grader/feedback/ana/oublier/oublier.html",
+        "grader/downloaded/oublier/archive/ana.zip",
+        "grader/quarantaine/oublier/x/oublier.ipynb",
+        "grader/rapport/notes.csv",
+        "grader/eleves.csv",
+        "grader/classe.csv",
+        "grader/sauvegardes/sauvegarde-2026-12-04.tar.gz",
+        "grader/exports/ana.zip",
+        "grader/echecs-autograde.json",
+        "notebooks/lecons/lecon04.db",
+        "tuteur.db",
+        ".venv/bin/python",
+    ]
+    kept = [path for path in class_data if not _docker_ignores(patterns, path)]
+    assert not kept, kept
+    # what the Dockerfile copies stays in the context (positive control of the matcher)
+    dockerfile = (Z2JH / "Dockerfile").read_text(encoding="utf-8")
+    sources = [
+        w for ln in dockerfile.splitlines() if ln.startswith("COPY ") for w in ln.split()[1:-1]
+    ]
+    shipped = [
+        file
+        for source in sources
+        for file in ([source] if (REPO / source).is_file() else git_files(source))
+    ]
+    assert len(shipped) > 100
+    dropped = [path for path in shipped if _docker_ignores(patterns, path)]
+    assert not dropped, dropped
+
+
+def git_files(folder: str) -> list[str]:
+    """The committed files under a folder of the repository."""
+    listed = subprocess.run(
+        ["git", "-C", str(REPO), "ls-files", "--", folder], capture_output=True, text=True
+    )
+    assert listed.returncode == 0, listed.stderr
+    return listed.stdout.split()
 
 
 def _guide_sections(guide: str) -> dict[str, str]:
