@@ -14,7 +14,10 @@ with the service's own scoped token:
   exactly the roster's; anyone whose groups changed has their server stopped (the next start
   takes the new role), and a demoted instructor leaves the Unix group that reads the template.
 A bad roster (duplicate id, invalid name, unknown role) is refused whole, the line named in
-the hub's log: nothing is applied, the hub keeps the last good class.
+the hub's log: nothing is applied, the hub keeps the last good class. Removals and demotions
+are applied before additions, each change on its own: a name the hub refuses (a new line without
+its Unix account, on one machine) is named in the log with the hub's reason and tried again at
+the next look, and holds back nothing else.
 
 Settings: those of jupyterhub_config.py (COURSE_HUB_ROSTER, COURSE_ID, COURSE_HUB_GRADER,
 COURSE_HUB_INSTRUCTORS_GROUP, COURSE_HUB_UNIX_PREFIX) and COURSE_HUB_ROSTER_SYNC_EVERY, seconds
@@ -51,6 +54,7 @@ class Plan:
     group_remove: dict[str, list[str]] = field(default_factory=dict)
     restart: list[str] = field(default_factory=list)  # servers to stop: their role changed
     demoted: list[str] = field(default_factory=list)  # out of `instructors`
+    failed: dict[str, str] = field(default_factory=dict)  # name: why the hub refused a change
 
 
 def plan_sync(
@@ -154,18 +158,31 @@ def sync_once(api: HubApi, roster: str, course_id: str) -> Plan:
         groups[name] = found
     keep = {name for name in [os.environ.get("COURSE_HUB_GRADER", "")] if name}
     plan = plan_sync(members, users, groups, course_id, keep)
-    if plan.create:
-        api.call("POST", "/users", json={"usernames": plan.create})
+
+    def apply(names: list[str], method: str, path: str, **kwargs) -> None:
+        """One change; a refusal is recorded for each name it concerns, the others go on."""
+        try:
+            api.call(method, path, **kwargs)
+        except (RuntimeError, requests.RequestException) as error:
+            for name in names:
+                plan.failed.setdefault(name, str(error))
+
+    # Rights are taken away first: a new line the hub refuses (a missing Unix account) never
+    # holds back a removal or a demotion made in the same edit.
     for name in plan.delete:  # the hub stops the server first
-        api.call("DELETE", f"/users/{name}")
-    for group, names in plan.group_add.items():
-        api.call("POST", f"/groups/{group}/users", json={"users": names})
+        apply([name], "DELETE", f"/users/{name}")
     for group, names in plan.group_remove.items():
-        api.call("DELETE", f"/groups/{group}/users", json={"users": names})
+        apply(names, "DELETE", f"/groups/{group}/users", json={"users": names})
     _leave_unix_group(plan.demoted)  # before any server stops: no read of the solutions left
     for name in plan.restart:
         if users[name].get("server") or users[name].get("pending") == "spawn":
-            api.call("DELETE", f"/users/{name}/server")
+            apply([name], "DELETE", f"/users/{name}/server")
+    for name in plan.create:  # one by one: the hub refuses a whole list for one bad name
+        apply([name], "POST", f"/users/{name}")
+    for group, names in plan.group_add.items():
+        ready = [name for name in names if name not in plan.failed]
+        if ready:
+            apply(ready, "POST", f"/groups/{group}/users", json={"users": ready})
     return plan
 
 
@@ -205,6 +222,12 @@ def main(argv: list[str] | None = None) -> int:
                     return 1
             else:
                 print(f"roster-sync\u00a0: liste appliquée {plan}", flush=True)
+                for name, reason in plan.failed.items():
+                    print(f"roster-sync\u00a0: {name} non appliqué\u00a0: {reason}", flush=True)
+                if plan.failed:
+                    tried = None  # the rest is applied; these are tried again
+                    if args.once:
+                        return 1
         if args.once:
             return 0
         time.sleep(every)

@@ -33,7 +33,7 @@ pytestmark = pytest.mark.hub
 @pytest.fixture(scope="module")
 def names() -> Iterator[dict[str, str]]:
     tag = secrets.token_hex(2)
-    names = {key: f"sync{tag}{key}" for key in ("prof", "ana", "bob", "cam")}
+    names = {key: f"sync{tag}{key}" for key in ("prof", "ana", "bob", "cam", "dan", "zed")}
     with unix_users(list(names.values())):
         yield names
 
@@ -52,6 +52,8 @@ def sync_hub(course_env, names, hub_workdir) -> Iterator[tuple[ClassHub, object]
         exchange=workdir / "exchange",
         settings=hub_settings(COURSE_HUB_CULL_TIMEOUT="0", COURSE_HUB_ROSTER_SYNC_EVERY="1"),
         hub_config=HUB_DIR / "jupyterhub_config.py",
+        # a name this hub refuses to create, as a PAM hub refuses a line without its Unix account
+        overlay=f'c.Authenticator.username_pattern = r"^(?!{names["zed"]}$).*$"',
     ) as hub:
         yield hub, roster
 
@@ -75,7 +77,7 @@ def test_an_edited_roster_removes_demotes_and_adds_without_restart(sync_hub, nam
     hub.wait_until(lambda: not alive(ana_pid), "le serveur d'ana tourne encore")
     assert hub.login_status(ana) == 403
     hub.wait_until(lambda: "instructors" not in hub.groups_of(prof), "prof toujours enseignant")
-    assert "students" in hub.groups_of(prof)
+    hub.wait_until(lambda: "students" in hub.groups_of(prof), "prof pas encore élève")
     assert "formgrade-memoire-tuteur" not in hub.groups_of(prof)
     hub.wait_until(lambda: not alive(prof_pid), "l'ancien serveur d'enseignant tourne encore")
     hub.wait_until(lambda: prof not in grp.getgrnam(INSTRUCTORS_GROUP).gr_mem, "groupe Unix gardé")
@@ -120,3 +122,18 @@ def test_a_bad_roster_changes_nothing(sync_hub, names):
     roster.write_text(f"id,role\n{bob},student\nCam Roy,student\n", encoding="utf-8")
     hub.wait_until(lambda: "identifiant invalide" in hub.log_path.read_text(), "nom invalide")
     assert {name: hub.groups_of(name) for name in (prof, bob, cam)} == before
+
+
+def test_a_refused_addition_holds_back_nothing_else(sync_hub, names):
+    """One edit removes bob and adds dan and zed, a name the hub refuses: bob is removed and dan
+    added all the same, zed named in the log with the hub's own reason (tried again later)."""
+    hub, roster = sync_hub
+    prof, bob, cam, dan, zed = (names[k] for k in ("prof", "bob", "cam", "dan", "zed"))
+    write_roster(roster, {prof: "student", cam: "student", dan: "student", zed: "student"})
+    hub.wait_until(lambda: hub.api("GET", f"/users/{bob}").status_code == 404, "bob toujours là")
+    hub.wait_until(lambda: "students" in hub.groups_of(dan), "dan pas ajouté")
+    assert hub.login_status(dan) == 302 and hub.login_status(bob) == 403
+    hub.wait_until(lambda: f"{zed} non appliqué" in hub.log_path.read_text(), "zed pas nommé")
+    line = next(ln for ln in hub.log_path.read_text().splitlines() if f"{zed} non appliqué" in ln)
+    assert "400" in line and "Failed to create user" in line, line  # the hub's own words
+    assert hub.api("GET", f"/users/{zed}").status_code == 404
