@@ -12,6 +12,7 @@ import itertools
 import json
 import os
 import pwd
+import re
 import secrets
 import subprocess
 import tempfile
@@ -46,6 +47,15 @@ __all__ = [
 ]
 
 PASSWORD = "mot-de-passe-de-la-classe"
+# the UMask of the shipped systemd unit (grader/hub/jupyterhub-cours.service)
+UNIT_UMASK = int(
+    re.search(
+        r"^UMask=(\d+)$",
+        (REPO / "grader" / "hub" / "jupyterhub-cours.service").read_text(encoding="utf-8"),
+        re.M,
+    ).group(1),
+    8,
+)
 COURSE_ID = "memoire-tuteur"
 # The Unix group that alone reads the test prefix's course template (removed after the session).
 INSTRUCTORS_GROUP = "cours-enseignants-test"
@@ -484,6 +494,7 @@ c.JupyterHub.load_roles.append({{
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
+            umask=UNIT_UMASK,  # as the shipped systemd unit starts it
         )
     hub = ClassHub(
         url=f"{scheme}://127.0.0.1:{port}",

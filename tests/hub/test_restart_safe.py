@@ -89,6 +89,7 @@ def test_the_shipped_unit_stops_the_hub_alone():
     unit.read_string((HUB_DIR / "jupyterhub-cours.service").read_text(encoding="utf-8"))
     service = unit["Service"]
     assert service["KillMode"] == "process"  # the default, control-group, kills the class
+    assert service["UMask"] == "0077"  # the hub's database is no other user's to read
     assert "/etc/jupyterhub_config.py" in service["ExecStart"]
     # the configuration leaves servers running (TLJH's drop-in: test_admin_files.py)
     assert "KillMode=process" in (HUB_DIR / "ADMIN.md").read_text(encoding="utf-8")

@@ -10,9 +10,12 @@ stopped and restarted as a student's, a new line admitted. A bad roster changes 
 from __future__ import annotations
 
 import grp
+import re
 import secrets
+import stat
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from classhub import (
@@ -70,6 +73,11 @@ def test_an_edited_roster_removes_demotes_and_adds_without_restart(sync_hub, nam
     assert environment_of(prof_pid)["COURSE_ROLE"] == "instructors"
     assert prof in grp.getgrnam(INSTRUCTORS_GROUP).gr_mem  # reads the solutions
     assert hub.login_status(cam) == 403  # not in the class yet
+    # the hub's own files private (the unit's UMask); the servers' umask the usual one
+    database = hub.log_path.parent / "jupyterhub.sqlite"
+    assert stat.S_IMODE(database.stat().st_mode) == 0o600
+    for pid in (prof_pid, ana_pid):
+        assert re.search(r"^Umask:\s+0022$", Path(f"/proc/{pid}/status").read_text(), re.M)
 
     # ana leaves the class, prof becomes a student, cam arrives
     write_roster(roster, {prof: "student", bob: "student", cam: "student"})
