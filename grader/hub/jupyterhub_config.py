@@ -197,7 +197,8 @@ elif KUBERNETES:
         [m.id for m in MEMBERS if m.role == "instructor"],
         os.environ.get("COURSE_HUB_EXCHANGE_OWNER", ""),
     )
-    c.KubeSpawner.uid = lambda spawner: kube_recipe.uid_of(spawner.user.id)
+    kube_recipe.check_uids([*(m.id for m in MEMBERS), *_names("COURSE_HUB_ADMINS")])
+    c.KubeSpawner.uid = lambda spawner: kube_recipe.uid_of(spawner.user.name)
     c.KubeSpawner.gid = 100
 else:
     # Another spawner (TLJH's SystemdSpawner: one systemd unit per server, on a random port

@@ -4,9 +4,12 @@ Why a module of its own: the chart mounts the course's hub files (hub.extraFiles
 extraConfig only loads jupyterhub_config.py, so the login guard, the roster (allow-list, groups,
 roles), the roster sync and the exchange checks are written once for every recipe. What a pod
 needs beyond them lives here, loaded by jupyterhub_config.py when COURSE_HUB_SPAWNER=kubernetes:
-- one Unix uid per hub user (20000 + the hub's user id): on the shared exchange volume, nbgrader's
-  permissions keep students apart as on one machine; the uid has no passwd entry in the image,
-  cours-singleuser gives it one (nss_wrapper);
+- one Unix uid per hub user, derived from the name alone (a hash of the roster id): on the shared
+  exchange volume, nbgrader's permissions keep students apart as on one machine, and the same
+  person keeps the same uid whatever happens to the hub's database (a lost or rebuilt database
+  renumbers its rows; uids taken from them would hand one student's files to another and break
+  collect's owner check); two names of the class on one uid stop the hub at start. The uid has
+  no passwd entry in the image, cours-singleuser gives it one (nss_wrapper);
 - the course's own init container (`exchange-permissions`, values.yaml) learns the course id and
   the releasing instructor's uid; every other init container is left exactly as it is: the
   chart appends its own (`block-cloud-metadata`, a KubeSpawner model object, not a dict);
@@ -18,6 +21,7 @@ No dependency beyond the standard library and JupyterHub (the chart's hub image 
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable
 
@@ -26,20 +30,38 @@ from jupyterhub import orm
 __all__ = [
     "EXCHANGE_INIT_CONTAINER",
     "UID_BASE",
+    "check_uids",
     "exchange_owner",
     "prepare_pod",
     "uid_of",
     "with_exchange_env",
 ]
 
-UID_BASE = 20000
+# uids from 100000 (above the images' and most systems' own, 65534 `nobody` included) to below 2^31
+UID_BASE = 100_000
+UID_SPAN = 2**30
 # the name of the course's init container in values.yaml (singleuser.initContainers)
 EXCHANGE_INIT_CONTAINER = "exchange-permissions"
 
 
-def uid_of(hub_user_id: int) -> int:
-    """The Unix uid of a hub user's pod."""
-    return UID_BASE + hub_user_id
+def uid_of(name: str) -> int:
+    """The Unix uid of a hub user's pods: the same for the same name, on any hub."""
+    digest = hashlib.sha256(name.encode("utf-8")).digest()
+    return UID_BASE + int.from_bytes(digest[:8], "big") % UID_SPAN
+
+
+def check_uids(names: Iterable[str]) -> None:
+    """Refuse a class in which two names would share a uid (they would share their files)."""
+    seen: dict[int, str] = {}
+    for name in sorted(set(names)):
+        uid = uid_of(name)
+        if uid in seen:
+            raise ValueError(
+                f"uid\u00a0: «\u00a0{seen[uid]}\u00a0» et «\u00a0{name}\u00a0» auraient le même "
+                f"uid ({uid})\u00a0; changez l'un des deux identifiants dans la liste de la classe "
+                "(two names of the class share a uid)"
+            )
+        seen[uid] = name
 
 
 def exchange_owner(instructors: list[str], chosen: str) -> str:
@@ -66,14 +88,11 @@ def with_exchange_env(containers: Iterable[object], env: list[dict[str, str]]) -
 
 def prepare_pod(spawner, role: str, course_id: str, owner: str) -> None:
     """Per-spawn settings of a pod: the init container's values, the instructors' image."""
-    found = orm.User.find(spawner.user.db, owner)
-    if found is None:  # the hub adds every roster name to its database at start
-        raise RuntimeError(f"COURSE_HUB_EXCHANGE_OWNER: {owner} not in the hub")
     spawner.init_containers = with_exchange_env(
         spawner.init_containers,
         [
             {"name": "COURSE_ID", "value": course_id},
-            {"name": "COURSE_EXCHANGE_OWNER_UID", "value": str(uid_of(found.id))},
+            {"name": "COURSE_EXCHANGE_OWNER_UID", "value": str(uid_of(owner))},
         ],
     )
     if role != "instructors":
@@ -89,6 +108,6 @@ def prepare_pod(spawner, role: str, course_id: str, owner: str) -> None:
     spawner.environment = {
         **spawner.environment,
         "COURSE_HUB_PASSWD": ",".join(
-            f"{user.name}:{uid_of(user.id)}" for user in spawner.user.db.query(orm.User)
+            f"{user.name}:{uid_of(user.name)}" for user in spawner.user.db.query(orm.User)
         ),
     }

@@ -33,6 +33,9 @@ from classhub import (  # noqa: E402
 from course_prefix import in_use  # noqa: E402
 from helpers import REPO  # noqa: E402
 
+# the hub's own modules (roster.py, kube_recipe.py...), importable as the hub imports them
+sys.path.insert(0, str(HUB_DIR))
+
 
 @pytest.fixture(scope="session")
 def hub_requirements() -> None:

@@ -32,6 +32,7 @@ def _mount(*args: str) -> None:
 
 def main() -> None:
     spec = json.loads(os.environ["COURSE_POD_SPEC"])
+    os.umask(0o022)  # a container runtime's, whatever the hub that started this runs with
     # Stage every source first: the tmpfs below may hide where it lives (/opt, /tmp...).
     _mount("-t", "tmpfs", "-o", "mode=0700", "cours-pod-stage", STAGE)
     staged = []

@@ -176,6 +176,7 @@ def kubernetes_hook(values, tmp_path: Path, monkeypatch):
 
 
 def test_kubernetes_hook_gives_groups_roles_uids_and_images(kubernetes_hook, values):
+    import kube_recipe
     from jupyterhub.user import User
 
     c, db, users = kubernetes_hook
@@ -191,7 +192,7 @@ def test_kubernetes_hook_gives_groups_roles_uids_and_images(kubernetes_hook, val
     chart_block = client.V1Container(name="block-cloud-metadata", command=["iptables"])
     init = [*values["singleuser"]["initContainers"], chart_block]
     # the course's folder in the exchange: the roster's first instructor's uid, the hub's course
-    prof_uid = str(uid(SimpleNamespace(user=users["prof"])))
+    prof_uid = str(uid(SimpleNamespace(user=SimpleNamespace(name="prof"))))
     made_by = [
         {"name": "COURSE_ID", "value": values["hub"]["extraEnv"]["COURSE_ID"]},
         {"name": "COURSE_EXCHANGE_OWNER_UID", "value": prof_uid},
@@ -232,8 +233,20 @@ def test_kubernetes_hook_gives_groups_roles_uids_and_images(kubernetes_hook, val
             assert spawner.image == student_image  # no template, no hidden test in it
             assert "COURSE_HUB_PASSWD" not in spawner.environment
         seen[name] = uid(spawner)
-    assert len(set(seen.values())) == len(users) and min(seen.values()) > 20000
+    assert len(set(seen.values())) == len(users) and min(seen.values()) >= 100_000
+    # the uid is the name's, not the hub database's row: another database gives the same
+    assert seen == {name: kube_recipe.uid_of(name) for name in users}
     assert c.KubeSpawner.gid == values["singleuser"]["fsGid"] == 100
+
+
+def test_two_names_on_one_uid_stop_the_hub(monkeypatch):
+    """Two people of the class on one uid would share their files: refused, both named."""
+    import kube_recipe
+
+    kube_recipe.check_uids(["prof", "ana", "bob"])  # distinct: accepted
+    monkeypatch.setattr(kube_recipe, "UID_SPAN", 1)  # every name on the same uid
+    with pytest.raises(ValueError, match="«\u00a0ana\u00a0» et «\u00a0bob\u00a0»"):
+        kube_recipe.check_uids(["prof", "ana", "bob"])
 
 
 def _stages(dockerfile: str) -> dict[str, str]:

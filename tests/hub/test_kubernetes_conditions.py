@@ -1,6 +1,6 @@
 """Zero to JupyterHub's conditions, reproduced on this machine: a class cycle in "pods".
 
-Kubernetes runs every server under the uid 20000 + hub user id (values.yaml), which has no
+Kubernetes runs every server under a uid derived from the user's name (kube_recipe.py), with no
 passwd entry in the image, with HOME on the user's volume and nbgrader's exchange on a shared
 volume. nbgrader names the exchange's user with pwd.getpwuid(os.getuid()): without an entry,
 fetch, submit and fetch_feedback raise KeyError. Here a real hub runs the values' extraConfig and
@@ -39,6 +39,7 @@ from cycle import (
 )
 from helpers import alive
 from installed_course import copy_distributions
+from kube_recipe import uid_of
 from packaging.utils import canonicalize_name
 
 pytestmark = [pytest.mark.hub, pytest.mark.timeout(900)]
@@ -182,26 +183,15 @@ def lab() -> Lab:
     return load_lab(list(SAMPLES.values()))
 
 
-def _hub_ids(hub: ClassHub, users: dict[str, str]) -> dict[str, int]:
-    """Each user's hub id, as the values' uid rule sees it (read from the hub's database)."""
-    import sqlite3
-
-    database = Path(hub.log_path).parent / "jupyterhub.sqlite"
-    with sqlite3.connect(database) as db:
-        rows = dict(db.execute("SELECT name, id FROM users").fetchall())
-    return {key: rows[name] for key, name in users.items()}
-
-
 @pytest.fixture(scope="module")
 def kube_cycle(kube_hub: ClassHub, kube_users: dict[str, str], lab: Lab, values: dict) -> dict:
     """The class cycle of test_classroom_hub.py, in pods: two students and their instructor."""
     hub, users = kube_hub, kube_users
     prof = users["prof"]
-    ids = _hub_ids(hub, users)
     # the condition reproduced: the uids the recipe computes exist nowhere on this machine
     for key in users:
         with pytest.raises(KeyError):
-            pwd.getpwuid(20000 + ids[key])
+            pwd.getpwuid(uid_of(users[key]))
     # The first pod of the class is a student's: its init container has made the course's
     # folder, for the instructor who releases, before that student's server runs.
     first = users["ana"]
@@ -237,7 +227,6 @@ def kube_cycle(kube_hub: ClassHub, kube_users: dict[str, str], lab: Lab, values:
         student_action(hub, users[key], "fetch_feedback", lab)
         scores[key] = feedback_score(hub, users[key], lab)
     return {
-        "ids": ids,
         "made": made,
         "collected": collected,
         "submissions": submissions,
@@ -261,11 +250,11 @@ def _in_pod(pid: int, uid: int, *command: str) -> subprocess.CompletedProcess[st
 
 def test_servers_run_as_the_values_uid_without_passwd_entry(kube_hub, kube_users, kube_cycle):
     single = yaml.safe_load((Z2JH / "values.yaml").read_text())["singleuser"]
-    for key, name in kube_users.items():
+    for name in kube_users.values():
         pid = kube_hub.server_pids[name]
         status = Path(f"/proc/{pid}/status").read_text()
         uid = int(re.search(r"^Uid:\s+(\d+)", status, re.M).group(1))
-        assert uid == 20000 + kube_cycle["ids"][key]
+        assert uid == uid_of(name)
         assert re.search(r"^Gid:\s+100\b", status, re.M), status  # c.KubeSpawner.gid
         assert re.search(rf"^Groups:\s*{single['fsGid']}\s*$", status, re.M), status
         with pytest.raises(KeyError):
@@ -296,9 +285,8 @@ def test_the_class_cycle_grades_both_students(kube_users, kube_cycle, lab: Lab):
 
 
 def test_students_cannot_read_each_other(kube_hub, kube_users, kube_cycle, lab: Lab):
-    ids = kube_cycle["ids"]
     ana, bob = kube_users["ana"], kube_users["bob"]
-    bob_pid, bob_uid = kube_hub.server_pids[bob], 20000 + ids["bob"]
+    bob_pid, bob_uid = kube_hub.server_pids[bob], uid_of(bob)
     exchange = "/srv/nbgrader/exchange"
     denied = {
         "inbound listing": ["ls", f"{exchange}/{COURSE_ID}/inbound"],
@@ -324,7 +312,7 @@ def test_the_first_students_pod_finds_the_course_folder_made_for_the_instructor(
     kube_hub, kube_users, kube_cycle
 ):
     """Point 6 on Kubernetes: made by the chart's init container, owned by the releasing uid."""
-    prof_uid = 20000 + kube_cycle["ids"]["prof"]
+    prof_uid = uid_of(kube_users["prof"])
     assert kube_cycle["made"] == {
         COURSE_ID: (prof_uid, 0o755),
         "outbound": (prof_uid, 0o755),
@@ -334,7 +322,7 @@ def test_the_first_students_pod_finds_the_course_folder_made_for_the_instructor(
     # and the release worked from the instructor's pod (the cycle above): nbgrader found the
     # folder its own. Now a student's terminal: no squatting, no listing; the admin's storage
     # check, run in that pod as the student, finds the exchange private.
-    bob_pid, bob_uid = kube_hub.server_pids[kube_users["bob"]], 20000 + kube_cycle["ids"]["bob"]
+    bob_pid, bob_uid = kube_hub.server_pids[kube_users["bob"]], uid_of(kube_users["bob"])
     course = f"/srv/nbgrader/exchange/{COURSE_ID}"
     for command in (["rm", "-rf", course], ["mv", course, "/srv/nbgrader/exchange/x"]):
         assert _in_pod(bob_pid, bob_uid, *command).returncode != 0, command
@@ -350,13 +338,13 @@ def test_the_first_students_pod_finds_the_course_folder_made_for_the_instructor(
 
 
 def test_only_the_instructors_image_holds_the_course_template(kube_hub, kube_users, kube_cycle):
-    ids, template = kube_cycle["ids"], f"{IMAGE_PREFIX}/share/cours"
+    template = f"{IMAGE_PREFIX}/share/cours"
     for key in ("ana", "bob"):
         pid = kube_hub.server_pids[kube_users[key]]
-        listing = _in_pod(pid, 20000 + ids[key], "ls", "-A", template)
+        listing = _in_pod(pid, uid_of(kube_users[key]), "ls", "-A", template)
         assert listing.returncode == 0 and listing.stdout.strip() == "", listing
     prof_pid = kube_hub.server_pids[kube_users["prof"]]
-    listing = _in_pod(prof_pid, 20000 + ids["prof"], "ls", f"{template}/grader")
+    listing = _in_pod(prof_pid, uid_of(kube_users["prof"]), "ls", f"{template}/grader")
     assert "nbgrader_config.py" in listing.stdout, listing
 
 
@@ -410,7 +398,7 @@ def test_a_roster_edit_removes_and_demotes_in_pods(kube_hub, kube_users, kube_cy
     and the user; a demoted instructor loses the group, then the instructors' image (the
     template: solutions, hidden tests) and formgrader, with no hub restart. Last of the module:
     it changes the class."""
-    hub, ids = kube_hub, kube_cycle["ids"]
+    hub = kube_hub
     prof, bob = kube_users["prof"], kube_users["bob"]
     roster = Path(hub.env["COURSE_HUB_ROSTER"])
     hub_pid, prof_pid, bob_pid = hub.process.pid, hub.server_pids[prof], hub.server_pids[bob]
@@ -440,6 +428,6 @@ def test_a_roster_edit_removes_and_demotes_in_pods(kube_hub, kube_users, kube_cy
     image = values["singleuser"]["image"]
     assert environment["JUPYTER_IMAGE"] == f"{image['name']}:{image['tag']}"
     assert environment["COURSE_ROLE"] == "students" and "COURSE_HUB_PASSWD" not in environment
-    listing = _in_pod(pid, 20000 + ids["prof"], "ls", "-A", f"{IMAGE_PREFIX}/share/cours")
+    listing = _in_pod(pid, uid_of(prof), "ls", "-A", f"{IMAGE_PREFIX}/share/cours")
     assert listing.returncode == 0 and listing.stdout.strip() == "", listing
     assert hub.server(prof, "GET", "/formgrader/api/assignments").status_code == 404
