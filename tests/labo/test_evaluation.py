@@ -92,9 +92,12 @@ def test_open_transaction_is_diagnosed_not_taken_for_a_loop(graded_samples):
     message = evaluation.verdicts["user_states"].message
     assert "cannot VACUUM from within a transaction" in message
     assert (
-        "Votre connexion garde une transaction ouverte\u00a0: validez avec commit() avant VACUUM"
-        in (message)
+        "Votre connexion garde une transaction ouverte\u00a0: ce qu'elle a supprimé n'est pas "
+        "validé" in message
     )
+    # the DELETE was written, then rolled back: criterion 3 says so, not that it is missing
+    assert "Si vous l'avez écrite, elle n'a pas été validée" in message
+    assert "supprimer ses sessions ne suffit pas" not in message
     for verdict in evaluation.verdicts.values():
         assert "boucle sans fin" not in verdict.message
 
