@@ -43,6 +43,7 @@ __all__ = [
     "Lesson",
     "Parcours",
     "bilan_total",
+    "exercice_reussi",
     "hints_used",
     "lesson_of_quiz",
     "mon_parcours",
@@ -316,6 +317,16 @@ def hints_used(ladder: str | None = None) -> set[tuple[str, int]]:
         for _s, m in _events()
         if m.get("type") == "indice" and (ladder is None or m.get("echelle") == ladder)
     }
+
+
+def exercice_reussi(exercice: str) -> None:
+    """Called by an exercise's check cell once it passed: the exercise counts in your path."""
+    step = next((lesson.key for lesson in LESSONS if exercice in lesson.exercises), None)
+    if step is None:
+        raise ValueError(f"Exercice inconnu\u00a0: {exercice!r}.")
+    passed = {m.get("exercice") for s, m in _events() if s == step and m.get("type") == "exercice"}
+    if exercice not in passed:
+        record(step, "exercice", exercice=exercice)
 
 
 # -- the start page's view -------------------------------------------------------------------

@@ -121,7 +121,7 @@ def test_a_call_waiting_for_its_own_lock_is_told_so_at_the_time_limit():
     assert evaluation.timed_out and evaluation.outcome()[0] == "timeout"
     message = evaluation.verdicts["sessions"].message
     assert message.startswith("oublier n'a pas terminé en 6\u00a0s\u00a0: elle attendait le verrou")
-    assert "votre propre connexion (transaction ouverte)" in message
+    assert "votre propre connexion (transaction ouverte, jamais validée" in message
     assert "boucle sans fin" not in message
 
 
