@@ -230,7 +230,7 @@ _LADDERS = (
         "derniere_session_complete",
         "02",
         "l'exercice derniere_session_complete",
-        (Place(L2, "`list_sessions`, un index ; `get_session`, le rechargement complet"),),
+        (Place(L2, "`list_sessions`, un index\u00a0; `get_session`, le rechargement complet"),),
         (
             "La section citée oppose deux méthodes\u00a0: l'une choisit, l'autre recharge.",
             "Deux appels\u00a0: list_sessions pour choisir la session la plus récemment modifiée "

@@ -363,8 +363,8 @@ def _status(lesson: Lesson, events: list[dict[str, Any]]) -> StepStatus:
     if answers or total:
         right = sum(first[0] for first in answers.values())
         parts.append(
-            f"quiz\u00a0: {len(answers)}{f'/{total}' if total else ''} répondus, "
-            f"{right} justes du premier coup"
+            f"quiz répondus\u00a0: {len(answers)}{f'/{total}' if total else ''}, justes du "
+            f"premier coup\u00a0: {right}"
         )
     if lesson.exercises:
         parts.append(f"exercices réussis\u00a0: {len(exercises)}/{len(lesson.exercises)}")

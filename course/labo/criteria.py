@@ -187,7 +187,9 @@ CRITERIA: tuple[Criterion, ...] = (
         title="Toutes les sessions de l'élève dans l'application du tuteur ont disparu",
         roles=(Role.ERASE,),
         holds=lambda r: _erased_sessions(r.first(Role.ERASE)),
-        failure="des sessions de l'élève existent encore dans la table sessions.",
+        failure="des sessions de l'élève existent encore dans la table sessions. Où "
+        "regarder\u00a0: leçon 4, section «\u00a01. Supprimer toutes les sessions par "
+        "l'API\u00a0».",
         hidden_hint=" oublier doit effacer l'élève reçu en paramètre (user_id), pas un nom "
         "écrit en dur.",
         visible_test="sessions",
@@ -256,7 +258,8 @@ CRITERIA: tuple[Criterion, ...] = (
             and _unchanged_after(r, Role.QUOTED, (Role.HOSTILE,))
         ),
         failure="avec un user_id qui contient une apostrophe ou des guillemets, oublier échoue "
-        "ou efface ce qui ne la concerne pas\u00a0: le user_id est entré dans le texte SQL. Où "
+        "ou efface ce qui ne la concerne pas\u00a0: le user_id entre sans doute dans le texte "
+        "SQL. Où "
         "regarder\u00a0: leçon 4, section «\u00a04. Des requêtes paramétrées\u00a0».",
         gate=Gate.CORRECT_ERASURE,
         gate_role=Role.QUOTED,
