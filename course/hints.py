@@ -251,7 +251,7 @@ _LADDERS = (
             "json_extract lit dans un JSON (seconde section).",
             "La colonne state de user_states contient la progression sans le préfixe user:\u00a0: "
             "progression, puis python, puis niveau. La requête lit ce chemin et filtre par "
-            "application et par élève, avec deux ?.",
+            "application et par élève, avec deux points d'interrogation comme paramètres.",
             "Dans le SELECT\u00a0: `json_extract(state, '$.progression.python.niveau')`\u00a0; "
             "à la fin\u00a0: `WHERE app_name = ? AND user_id = ?`.",
         ),

@@ -1,4 +1,5 @@
-"""Le cours se souvient de vous : votre parcours, dans un fichier à vous, avec le service du cours.
+"""The course remembers the learner: their path, in a file of their own, written by the
+course's own session service.
 
 Why its own session service: the course practises what it teaches. Each quiz answer, each
 exercise passed, each hint asked and each ``verifier`` run is appended as an event (ADK's

@@ -51,6 +51,13 @@ def course_prefix_released() -> Iterator[None]:
         prefix.release()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def progress_default(tmp_path_factory) -> None:
+    """What the session's servers and kernels record, before any test sets its own file: a file
+    of the run, never the tester's home (course.progress)."""
+    os.environ["COURS_PROGRES_DB"] = str(tmp_path_factory.mktemp("progres") / "progres.db")
+
+
 @pytest.fixture(autouse=True)
 def progress_file(tmp_path_factory, monkeypatch) -> Path:
     """Each test, and every kernel or process it starts, records the learner's progress in a

@@ -126,6 +126,7 @@ def _cell(name: str) -> str:
     ).read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("sample", "ladder"),
     [
@@ -143,6 +144,7 @@ def test_the_tp_hint_follows_the_last_verifier(sample, ladder, capsys):
     assert LADDERS[ladder].levels[0] in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_no_hint_once_every_criterion_holds(capsys):
     verifier(_cell("complete_vacuum"))
     capsys.readouterr()

@@ -72,6 +72,7 @@ def _start_page_cells() -> list[str]:
     return [by_id["l0-c02"], by_id["l0-c06"], by_id["l0-c11"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("restarted_as", ["alice", "bob"])
 def test_a_bilan_survives_a_kernel_restart(tmp_path, restarted_as):
     """Alice answers a quiz of the start page, the kernel restarts, the same cells run again: the
@@ -159,6 +160,7 @@ def test_an_exercise_passed_counts_once_and_finishes_its_lesson(monkeypatch):
         progress.exercice_reussi("inexistant")
 
 
+@pytest.mark.slow
 def test_a_read_only_home_gives_one_french_warning_and_the_lesson_goes_on(tmp_path):
     """A home that cannot be written (bound read-only, so that even root cannot): the quizzes
     answer, the bilan counts, one warning in French; the same run in a writable home records."""
@@ -256,6 +258,7 @@ def _run_lesson(name: str, folder: Path) -> None:
     ).execute(env=network_free_env(), cwd=str(folder))
 
 
+@pytest.mark.slow
 def test_recommencer_removes_what_the_lesson_made_and_its_progress_only(
     tmp_path, monkeypatch, capsys
 ):
