@@ -288,6 +288,28 @@ _LADDERS = (
         ),
     ),
 )
+_LADDERS += (
+    Ladder(
+        "oublier_partage",
+        "07",
+        "l'exercice oublier_partage",
+        (
+            Place("07_partager_la_memoire.ipynb", "4. Ce que laisse `DELETE`"),
+            Place("07_partager_la_memoire.ipynb", "5. Le WAL, les sauvegardes, les répliques"),
+        ),
+        (
+            "La section 4 mesure ce que DELETE laisse dans les fichiers des tables de "
+            "PostgreSQL, et ce qui l'en retire\u00a0; la section 5 dit ce qui reste hors de "
+            "portée de la fonction.",
+            "Une requête par table qui porte l'élève, limitée à l'application et à l'élève, "
+            "les valeurs passées à part ($1, $2)\u00a0; sur PostgreSQL la cascade emporte les "
+            "événements\u00a0; enfin, la commande de la section 4 qui réécrit les tables.",
+            '`await sql("DELETE FROM user_states WHERE app_name = $1 AND user_id = $2", '
+            "APP_NAME, user_id)`, la même forme pour sessions, puis la réécriture des tables "
+            "mesurée en section 4.",
+        ),
+    ),
+)
 LADDERS: dict[str, Ladder] = {ladder.key: ladder for ladder in _LADDERS}
 
 _tp_cause: list[str] = [TP_START]  # the last verifier's first cause, in this kernel

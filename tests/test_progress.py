@@ -138,6 +138,21 @@ def test_the_start_page_shows_the_path_done_and_what_is_next(monkeypatch, progre
     assert progress_file.parent.stat().st_mode & 0o077 == 0
 
 
+def test_the_start_page_shows_it_and_the_annex_invites_to_forget_without_doing_it():
+    """The start page's cell shows the path; the annex's cell offers the learner's own oublier,
+    commented out, so that running every cell never erases the progress by itself."""
+    start = nbformat.read(SOLUTIONS / "00_commencer_ici.ipynb", as_version=4)
+    assert any(
+        c.cell_type == "code" and c.source.rstrip().endswith("mon_parcours()") for c in start.cells
+    )
+    annex = nbformat.read(SOLUTIONS / "06_annexe_adk.ipynb", as_version=4)
+    invitation = [
+        c for c in annex.cells if "oublier_ma_progression" in c.source and (c.cell_type == "code")
+    ]
+    assert len(invitation) == 1
+    assert invitation[0].source.splitlines()[-1] == "# await oublier_ma_progression()"
+
+
 def test_the_course_lists_the_steps_of_the_start_page():
     """course.progress.LESSONS and the start page's table « Le parcours » name the same steps."""
     sys.path.insert(0, str(Path(__file__).parent / "lecons"))
