@@ -289,7 +289,13 @@ def test_recommencer_removes_what_the_lesson_made_and_its_progress_only(
     _run_lesson("03_ce_que_contient_le_fichier.ipynb", folder)
     made = {p.name for p in set(folder.iterdir()) - before}
     assert made and all(name.startswith("lecon03.db") for name in made), made
-    record("03", "quiz", quiz="l3-a", option=0, juste=True)
+    progress.reset_cache()
+    # the lesson's own check cell recorded its exercise, and its bilan the number of quizzes
+    ran = [m for s, m in progress._events() if s == "03"]
+    assert {"type": "exercice", "exercice": "requete_niveau"} in ran
+    lesson = nbformat.read(SOLUTIONS / "03_ce_que_contient_le_fichier.ipynb", as_version=4)
+    quizzes = sum(c.source.startswith("Quiz(") for c in lesson.cells)
+    assert quizzes and [m["total"] for m in ran if m["type"] == "bilan"] == [quizzes]
     record("02", "quiz", quiz="l2-a", option=0, juste=True)
     assert sorted(recommencer("03", folder)) == sorted(made)
     assert set(folder.iterdir()) == before
