@@ -14,7 +14,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export UV_COMPILE_BYTECODE := 1
 
 .PHONY: lab test test-units test-fast test-browser test-hub test-classe lint bench system-deps setup setup-test notebooks clean
-.PHONY: lock bench-setup help
+.PHONY: lock bench-setup help recommencer
 
 ## make help: every target and what it does (from the `##` comment that names it, in this
 ## Makefile and grader/grader.mk)
@@ -92,6 +92,12 @@ lab: setup
 	  $(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(ROOT_FLAG) \
 	  $(if $(wildcard notebooks/lecons/00_commencer_ici.ipynb),--LabApp.default_url=/lab/tree/lecons/00_commencer_ici.ipynb) \
 	  $(LAB_ARGS)
+
+## make recommencer LECON=04: recommence une leçon : supprime les fichiers qu'elle a créés dans
+## notebooks/lecons et sa progression (course/progress.py), le reste est gardé
+recommencer: setup
+	@test -n "$(LECON)" || { echo "Indiquez la leçon : make recommencer LECON=04"; exit 2; }
+	cd notebooks/lecons && "$(abspath $(PY))" -m course.progress recommencer "$(LECON)"
 
 ## system-deps: Debian's chromium and npm's configurable-http-proxy, for the browser and hub tests
 system-deps:

@@ -173,7 +173,10 @@ class Quiz:
         self.ident = ident or hashlib.sha1(self.question.encode()).hexdigest()[:10]
         # displayed position -> index in `options` (author's order)
         self.ordre: tuple[int, ...] = ordre_affiche(ident or self.question, len(self.options))
-        self.reponses: list[int] = []
+        # the answers recorded in the learner's progress file (a lesson's quiz only): the
+        # score survives a kernel restart
+        self.etape = _etape(self.ident) if ident else None
+        self.reponses: list[int] = _reponses_enregistrees(self.ident) if self.etape else []
         self._widget: Any = None
         _CARNET[self.ident] = self
         _rafraichir_bilans()
@@ -211,6 +214,8 @@ class Quiz:
             )
         self.reponses.append(indice)
         option = self.options[indice]
+        if self.etape:
+            _enregistrer(self.etape, "quiz", quiz=self.ident, option=indice, juste=option.juste)
         if self._widget is not None:
             self._montrer(indice)
         _rafraichir_bilans()
@@ -277,6 +282,8 @@ class Quiz:
         boite.add_class("quiz")
         self._boutons, self._retour = boutons, retour
         self._widget = boite
+        if self.reponses:  # answered before a restart: show that choice again
+            self._montrer(self.reponses[-1])
         return boite
 
     def _retours_html(self) -> str:
@@ -329,6 +336,24 @@ class Quiz:
         return f"Quiz({self.question!r}, {len(self.options)} options)"
 
 
+def _etape(ident: str) -> str | None:
+    from . import progress
+
+    return progress.lesson_of_quiz(ident)
+
+
+def _reponses_enregistrees(ident: str) -> list[int]:
+    from . import progress
+
+    return progress.quiz_answers(ident)
+
+
+def _enregistrer(etape: str, sorte: str, **faits: Any) -> None:
+    from . import progress
+
+    progress.record(etape, sorte, **faits)
+
+
 def quiz_du_carnet() -> list[Quiz]:
     """The quizzes defined in this kernel, in definition order."""
     return list(_CARNET.values())
@@ -367,6 +392,19 @@ class Bilan:
         self.suite = _texte_non_vide(suite, "`suite`").rstrip(".")
         self._widget: Any = None
         _BILANS.add(self)
+        self._enregistrer_total()
+
+    def _enregistrer_total(self) -> None:
+        """The number of quizzes of this notebook, for the start page (once per change)."""
+        etapes = [q.etape for q in quiz_du_carnet() if q.etape]
+        if not etapes:
+            return
+        from . import progress
+
+        etape = max(set(etapes), key=etapes.count)
+        total = sum(1 for q in quiz_du_carnet() if q.etape == etape)
+        if progress.bilan_total(etape) != total:
+            progress.record(etape, "bilan", total=total)
 
     def resume(self) -> dict[str, Any]:
         quizzes = quiz_du_carnet()

@@ -51,6 +51,25 @@ def course_prefix_released() -> Iterator[None]:
         prefix.release()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def progress_default(tmp_path_factory) -> None:
+    """What the session's servers and kernels record, before any test sets its own file: a file
+    of the run, never the tester's home (course.progress)."""
+    os.environ["COURS_PROGRES_DB"] = str(tmp_path_factory.mktemp("progres") / "progres.db")
+
+
+@pytest.fixture(autouse=True)
+def progress_file(tmp_path_factory, monkeypatch) -> Path:
+    """Each test, and every kernel or process it starts, records the learner's progress in a
+    file of its own (course.progress), never in the tester's home."""
+    path = tmp_path_factory.mktemp("progres") / "progres.db"
+    monkeypatch.setenv("COURS_PROGRES_DB", str(path))
+    progress = sys.modules.get("course.progress")
+    if progress is not None:
+        progress.reset_cache()
+    return path
+
+
 @pytest.fixture(scope="session")
 def sample_answers() -> dict[str, str]:
     """The TP's sample submissions (grader/submissions/<name>.py): name -> `oublier` cell text."""

@@ -206,3 +206,25 @@ def test_bilan_all_right():
     quiz = make_quiz()
     quiz.repondre(quiz.indice_juste)
     assert "Tout est juste du premier coup" in q.bilan().texte()
+
+
+def test_a_lesson_quiz_is_recorded_and_comes_back_with_its_choice(monkeypatch, progress_file):
+    """A lesson's quiz (its ident names the lesson) is recorded in the progress file and, in a
+    new kernel (the cache forgotten), comes back answered, its choice shown in the widget; a quiz
+    without a lesson's ident is not recorded (the control)."""
+    from course import progress
+
+    monkeypatch.setenv(progress.USER_ENV_VAR, "alice")
+    progress.reset_cache()
+    quiz = make_quiz(ident="l3-table")
+    quiz.repondre(0)
+    quiz.repondre(1)
+    other = make_quiz(ident="essai-libre")
+    other.repondre(1)
+    progress.reset_cache()
+    q.reinitialiser()
+    again = make_quiz(ident="l3-table")
+    assert again.reponses == [0, 1] and not again.juste_du_premier_coup
+    assert "quiz-choix-1" in again.widget()._dom_classes
+    assert make_quiz(ident="essai-libre").reponses == []
+    assert [m["quiz"] for _s, m in progress._events() if m["type"] == "quiz"] == ["l3-table"] * 2

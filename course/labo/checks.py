@@ -16,14 +16,16 @@ import linecache
 import os
 from typing import Any
 
-from .criteria import CRITERIA, NOT_WRITTEN, TESTS, TITLES
+from .criteria import CRITERIA, NOT_WRITTEN, OPEN_TRANSACTION, TESTS, TITLES
 from .evaluate import Evaluation, evaluate_source
 from .french_number import french_number
 from .learner_errors import EchecDuTest, OublierPasEcrite, PasUneFonction
-from .scenario import VISIBLE
+from .scenario import VISIBLE, Role
 
 __all__ = [
     "HIDDEN_HERE",
+    "split_notes",
+    "tp_cause",
     "IN_AUTOGRADE",
     "NO_SANDBOX_NOTE",
     "noter",
@@ -84,8 +86,52 @@ def _evaluation(oublier: Any, backend: str = "course") -> Evaluation:
     return _cache[key]
 
 
+# What _notes (criteria.py) appends to every failing criterion's message: said once, at the end
+_NOTE_STARTS = (" De plus, ", " " + OPEN_TRANSACTION)
+
+
+def split_notes(message: str) -> tuple[str, str]:
+    """A verdict's message as (its own cause, the notes about the whole call)."""
+    cut = min((i for i in (message.find(n) for n in _NOTE_STARTS) if i >= 0), default=-1)
+    if cut < 0:
+        return message, ""
+    return message[:cut], message[cut + 1 :]
+
+
+def tp_cause(evaluation: Evaluation) -> str | None:
+    """The one cause ``indice()`` explains next: the call's own fault first (not async, a
+    transaction left open or rolled back), else the first criterion failed; None if all hold."""
+    if evaluation.not_written or evaluation.load_error:
+        return "tp:depart"
+    result = evaluation.results.get(VISIBLE.name)
+    erase = result.of(Role.ERASE) if result else ()
+    outcome = erase[0].outcome if erase else None
+    if outcome is not None and outcome.not_async:
+        return "tp:async"
+    if outcome is not None and (
+        outcome.open_transaction
+        or (outcome.error is not None and "transaction" in outcome.error.message.lower())
+    ):
+        return "tp:transaction"
+    verdicts = evaluation.criteria.get(VISIBLE.name, {})
+    failed = [c.key for c in CRITERIA if not verdicts[c.key].ok]
+    return f"tp:{failed[0]}" if failed else None
+
+
 def _in_autograde() -> bool:
     return os.environ.get(NBGRADER_EXECUTION) == "autograde"
+
+
+def _record_run(respected: int, cause: str | None) -> None:
+    """The run in the learner's progress file, and the ladder indice() climbs next."""
+    from .. import progress
+    from ..hints import LADDERS, set_tp_cause
+
+    set_tp_cause(cause)
+    progress.record("tp", "verifier", respectes=respected, criteres=len(CRITERIA), cause=cause)
+    if cause is not None:
+        topic = LADDERS[cause].topic
+        print(f"\nBloqué sur {topic}\u00a0? indice(1), puis indice(2), puis indice(3).")
 
 
 def noter(oublier: Any, test: str) -> None:
@@ -120,6 +166,8 @@ def verifier(oublier: Any, *, avec_adk: bool = False) -> None:
     verdicts = evaluation.criteria[VISIBLE.name]
     problem = NOT_WRITTEN if evaluation.not_written else evaluation.load_error
     respected = 0
+    notes: list[str] = []
+    said: set[str] = set()
     if problem:
         print(f"✘ {problem}")
     else:
@@ -127,8 +175,16 @@ def verifier(oublier: Any, *, avec_adk: bool = False) -> None:
             verdict = verdicts[criterion.key]
             respected += verdict.ok
             print(("✔ " if verdict.ok else "✘ ") + f"{criterion.number}. {criterion.title}")
-            if not verdict.ok:
-                print(f"    → {verdict.message}")
+            if verdict.ok:
+                continue
+            # one message per cause: the same one (a gate, a rolled-back call) is said once
+            cause, note = split_notes(verdict.message)
+            if note and note not in notes:
+                notes.append(note)
+            print(f"    → {cause}" if cause not in said else "    → (même cause que plus haut)")
+            said.add(cause)
+        for note in notes:
+            print(f"\nPour tout l'appel\u00a0: {note.replace('De plus, oublier', 'oublier', 1)}")
     visible = sum(1 for t in TESTS.values() if t.visible)
     seconds = french_number(evaluation.seconds, 1)
     if avec_adk:
@@ -144,3 +200,4 @@ def verifier(oublier: Any, *, avec_adk: bool = False) -> None:
         f"visibles dans ce notebook, {len(TESTS) - visible} cachés, qui vérifient les mêmes "
         "critères avec d'autres élèves et d'autres identifiants."
     )
+    _record_run(respected, tp_cause(evaluation))

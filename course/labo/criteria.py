@@ -155,6 +155,22 @@ STRAY_FILES = (
 )
 
 
+USER_STATE_NOT_COMMITTED = (
+    "la ligne user_states de l'élève existe encore, et oublier s'est arrêtée sur une erreur ou "
+    "a gardé sa transaction ouverte\u00a0: une suppression qui n'a pas été validée est annulée "
+    "quand la connexion se ferme. Si vous l'avez écrite, elle n'a pas été validée. Où "
+    "regarder\u00a0: leçon 5, section «\u00a0Fermer les connexions\u00a0»."
+)
+
+
+def _explain_user_state(result: ScenarioResult) -> str | None:
+    """After a rollback, the DELETE may have been written: say it was not committed."""
+    outcome = result.first(Role.ERASE).outcome
+    if outcome is not None and (outcome.open_transaction or outcome.error is not None):
+        return USER_STATE_NOT_COMMITTED
+    return None
+
+
 def _explain_file(result: ScenarioResult) -> str | None:
     call = result.first(Role.ERASE)
     if _facts(call).extra_objects:
@@ -171,7 +187,9 @@ CRITERIA: tuple[Criterion, ...] = (
         title="Toutes les sessions de l'élève dans l'application du tuteur ont disparu",
         roles=(Role.ERASE,),
         holds=lambda r: _erased_sessions(r.first(Role.ERASE)),
-        failure="des sessions de l'élève existent encore dans la table sessions.",
+        failure="des sessions de l'élève existent encore dans la table sessions. Où "
+        "regarder\u00a0: leçon 4, section «\u00a01. Supprimer toutes les sessions par "
+        "l'API\u00a0».",
         hidden_hint=" oublier doit effacer l'élève reçu en paramètre (user_id), pas un nom "
         "écrit en dur.",
         visible_test="sessions",
@@ -184,8 +202,8 @@ CRITERIA: tuple[Criterion, ...] = (
         roles=(Role.ERASE,),
         holds=lambda r: _facts(r.first(Role.ERASE)).events_left == 0,
         failure="des événements de l'élève restent dans la table events, sans leur session "
-        "(orphelins)\u00a0: avec sqlite3, la suppression en cascade n'a lieu que si la "
-        "connexion a exécuté PRAGMA foreign_keys = ON.",
+        "(orphelins)\u00a0: avec sqlite3, la suppression en cascade n'a pas toujours lieu. Où "
+        "regarder\u00a0: leçon 4, section «\u00a02. Le piège de foreign_keys\u00a0».",
         gate=Gate.SESSIONS_ERASED,
         hidden_test="orphelins",
     ),
@@ -196,7 +214,10 @@ CRITERIA: tuple[Criterion, ...] = (
         roles=(Role.ERASE,),
         holds=lambda r: not _facts(r.first(Role.ERASE)).user_state_left,
         failure="la ligne user_states de l'élève existe encore\u00a0: supprimer ses sessions "
-        "ne suffit pas, l'état user: est rangé à part, sans lien avec une session.",
+        "ne suffit pas, l'état user: est rangé à part, sans lien avec une session. Où "
+        "regarder\u00a0: leçon 4, section «\u00a01. Supprimer toutes les sessions par "
+        "l'API\u00a0».",
+        explain=_explain_user_state,
         hidden_hint=" oublier doit effacer l'élève reçu en paramètre (user_id), pas un nom "
         "écrit en dur.",
         visible_test="user_states",
@@ -209,8 +230,8 @@ CRITERIA: tuple[Criterion, ...] = (
         roles=(Role.ERASE,),
         holds=lambda r: _facts(r.first(Role.ERASE)).others_intact,
         failure="oublier a modifié ou supprimé des données qui ne sont pas à cet élève (autres "
-        "élèves, autres applications ou app_states)\u00a0: chaque DELETE doit viser "
-        "app_name ET user_id.",
+        "élèves, autres applications ou app_states). Où regarder\u00a0: leçon 3, section "
+        "«\u00a0Quatre tables\u00a0» (ce qui identifie une ligne de chaque table).",
         gate=Gate.SESSIONS_ERASED,
         visible_test="autres",
         hidden_test="autres_cache",
@@ -223,7 +244,7 @@ CRITERIA: tuple[Criterion, ...] = (
         holds=lambda r: _unchanged_after(r, Role.ERASE, (Role.AGAIN, Role.UNKNOWN)),
         failure="un second appel pour le même élève, ou un appel pour un élève inconnu, lève "
         "une erreur ou modifie encore la base\u00a0: oublier doit pouvoir être rappelée sans "
-        "risque.",
+        "risque. Où regarder\u00a0: leçon 4, section «\u00a0Ce que devra garantir oublier\u00a0».",
         gate=Gate.CORRECT_ERASURE,
         hidden_test="deux_fois",
     ),
@@ -237,8 +258,9 @@ CRITERIA: tuple[Criterion, ...] = (
             and _unchanged_after(r, Role.QUOTED, (Role.HOSTILE,))
         ),
         failure="avec un user_id qui contient une apostrophe ou des guillemets, oublier échoue "
-        "ou efface ce qui ne la concerne pas\u00a0: passez user_id en paramètre de la requête "
-        "(?), ne le collez jamais dans le texte SQL.",
+        "ou efface ce qui ne la concerne pas\u00a0: le user_id entre sans doute dans le texte "
+        "SQL. Où "
+        "regarder\u00a0: leçon 4, section «\u00a04. Des requêtes paramétrées\u00a0».",
         gate=Gate.CORRECT_ERASURE,
         gate_role=Role.QUOTED,
         hidden_test="guillemets",
@@ -251,8 +273,8 @@ CRITERIA: tuple[Criterion, ...] = (
         holds=_file_clean,
         explain=_explain_file,
         failure="des données de l'élève sont encore lisibles dans le fichier de la base ou dans "
-        "son -wal (pages libérées mais pas effacées)\u00a0: terminez par VACUUM puis "
-        "PRAGMA wal_checkpoint(TRUNCATE).",
+        "son -wal (pages libérées mais pas effacées). Où regarder\u00a0: leçon 4, section "
+        "«\u00a03. Ce qui reste lisible dans le fichier\u00a0».",
         gate=Gate.CORRECT_ERASURE,
         hidden_test="fichier",
     ),
@@ -288,9 +310,10 @@ NOT_ASYNC = (
     "(le tuteur l'appelle avec await)."
 )
 OPEN_TRANSACTION = (
-    "Votre connexion garde une transaction ouverte\u00a0: validez avec commit() avant VACUUM "
-    "(VACUUM ne s'exécute pas dans une transaction) et fermez-la avec close()\u00a0; sinon ses "
-    "modifications sont perdues et elle bloque les écritures suivantes."
+    "Votre connexion garde une transaction ouverte\u00a0: ce qu'elle a supprimé n'est pas "
+    "validé, donc perdu, VACUUM refuse de s'exécuter dans une transaction, et elle bloque les "
+    "écritures suivantes. Où regarder\u00a0: leçon 5, section «\u00a0Fermer les "
+    "connexions\u00a0»."
 )
 MISSING_FUNCTION = "aucune fonction oublier n'est définie dans la cellule prévue."
 
@@ -349,8 +372,9 @@ def unfinished_message(result: ScenarioResult) -> str:
     if result.end is RunEnd.TIMED_OUT and result.stalled and result.stalled.open_transaction:
         return (
             f"oublier n'a pas terminé en {limit}\u00a0: elle attendait le verrou de la base, "
-            f"que garde votre propre connexion (transaction ouverte)\u00a0: validez avec "
-            "commit() et fermez la connexion avec close() avant d'appeler le service ou VACUUM."
+            "que garde votre propre connexion (transaction ouverte, jamais validée ni fermée "
+            "avant l'appel suivant). Où regarder\u00a0: leçon 5, section «\u00a0Fermer les "
+            "connexions\u00a0»."
         )
     if result.end is RunEnd.TIMED_OUT:
         return (

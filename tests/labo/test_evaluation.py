@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from grade_attacks import GRADE_ATTACKS
 from grading.hidden import HIDDEN
-from helpers import load_factor, tp_points
+from helpers import REPO, load_factor, tp_points
 
 import course.labo
 import course.labo.checks
@@ -92,9 +92,12 @@ def test_open_transaction_is_diagnosed_not_taken_for_a_loop(graded_samples):
     message = evaluation.verdicts["user_states"].message
     assert "cannot VACUUM from within a transaction" in message
     assert (
-        "Votre connexion garde une transaction ouverte\u00a0: validez avec commit() avant VACUUM"
-        in (message)
+        "Votre connexion garde une transaction ouverte\u00a0: ce qu'elle a supprimé n'est pas "
+        "validé" in message
     )
+    # the DELETE was written, then rolled back: criterion 3 says so, not that it is missing
+    assert "Si vous l'avez écrite, elle n'a pas été validée" in message
+    assert "supprimer ses sessions ne suffit pas" not in message
     for verdict in evaluation.verdicts.values():
         assert "boucle sans fin" not in verdict.message
 
@@ -118,7 +121,7 @@ def test_a_call_waiting_for_its_own_lock_is_told_so_at_the_time_limit():
     assert evaluation.timed_out and evaluation.outcome()[0] == "timeout"
     message = evaluation.verdicts["sessions"].message
     assert message.startswith("oublier n'a pas terminé en 6\u00a0s\u00a0: elle attendait le verrou")
-    assert "votre propre connexion (transaction ouverte)" in message
+    assert "votre propre connexion (transaction ouverte, jamais validée" in message
     assert "boucle sans fin" not in message
 
 
@@ -336,3 +339,53 @@ def test_messages_follow_french_typography_and_carry_no_markdown(graded_samples)
         own = re.sub(r"oublier a levé \w+\u00a0: .*?(\.( |$)|$)", "", text)
         assert not FRENCH_TYPOGRAPHY_ERRORS.search(own), text
         assert "relancez" not in text.lower(), text  # read after the deadline too
+
+
+# what a message may not say: the commands themselves (the hint ladder, course.hints, does)
+COMMANDS = re.compile(r"PRAGMA|wal_checkpoint|DELETE FROM|commit\(\)|close\(\)|terminez par VACUUM")
+WHERE = re.compile(r"Où regarder\u00a0: leçon (\d), section «\u00a0([^»]+)\u00a0»")
+
+
+def _sections(lesson: str) -> set[str]:
+    import nbformat
+
+    path = next((REPO / "solutions" / "lecons").glob(f"0{lesson}_*.ipynb"))
+    return {
+        line.lstrip("#").strip().replace("`", "")
+        for cell in nbformat.read(path, as_version=4).cells
+        if cell.cell_type == "markdown"
+        for line in cell.source.splitlines()
+        if line.startswith("#")
+    }
+
+
+def test_failure_messages_say_where_to_look_never_the_commands():
+    from course.labo import criteria
+
+    texts = [c.failure for c in CRITERIA]
+    texts += [criteria.OPEN_TRANSACTION, criteria.USER_STATE_NOT_COMMITTED]
+    for text in texts:
+        assert not COMMANDS.search(text), text
+        where = WHERE.search(text)
+        assert where, text
+        assert where.group(2) in _sections(where.group(1)), where.groups()
+    # the control: the message criterion 7 had is caught by the same check
+    assert COMMANDS.search("terminez par VACUUM puis PRAGMA wal_checkpoint(TRUNCATE).")
+
+
+def test_verifier_says_each_cause_once(tmp_path, sample_answers, capsys):
+    """A VACUUM before commit: the open transaction is told once for the whole call, and the
+    criteria that only wait for a complete erasure say so once (not the same text four times)."""
+    oublier = _module_function(tmp_path, sample_answers["vacuum_avant_commit"], "vac")
+    verifier(oublier)
+    out = capsys.readouterr().out
+    assert out.count("garde une transaction ouverte") == 1
+    assert out.count("ce point ne compte que si oublier a d'abord effacé l'élève en entier") == 1
+    assert out.count("(même cause que plus haut)") == 2
+    assert "Pour tout l'appel\u00a0: oublier a levé OperationalError" in out
+    assert "Si vous l'avez écrite, elle n'a pas été validée" in out
+    assert "Bloqué sur une transaction jamais validée\u00a0? indice(1)" in out
+    # the control: each criterion's own message is in the verdicts, repeated there
+    verdicts = evaluate_source(sample_answers["vacuum_avant_commit"]).criteria[VISIBLE.name]
+    messages = [v.message for v in verdicts.values()]
+    assert sum("garde une transaction ouverte" in m for m in messages) >= 2

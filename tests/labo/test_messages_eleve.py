@@ -95,6 +95,11 @@ def test_failed_test_shows_what_is_missing_without_internals(seed_answer_cells):
     assert f"3/{N} critères respectés" in out and "✘ 3. Sa ligne user_states" in out
     # verifier's cell runs the first evaluation of this kernel: it says, once, how it runs
     assert out.count("Vérification sans bac à sable") == 1
+    # where to look, and the hint ladder, never the command
+    section = "«\u00a01. Supprimer toutes les sessions par l'API\u00a0»"
+    assert f"Où regarder\u00a0: leçon 4, section {section}" in out
+    assert "Bloqué sur la ligne user_states (critère 3)\u00a0? indice(1)" in out
+    assert "DELETE FROM" not in out and "PRAGMA" not in out
 
 
 def test_graded_messages_for_the_stub_say_what_to_do(graded_samples):

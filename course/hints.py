@@ -1,0 +1,368 @@
+"""Les indices, un niveau à la fois\u00a0: ``indice(1)``, ``indice(2)``, ``indice(3)``.
+
+Why a ladder: a hint that gives the code turns an exercise into a transcription. Each ladder
+says first where to look (a lesson and its section), then what to do in words, and only at the
+last level something close to the code, never the whole answer. A learner asks for the next
+level when stuck; the number of hints used is shown to them and kept in their progress file
+(``course.progress``).
+
+For the TP, ``indice()`` follows the last ``verifier``: its first cause of failure chooses the
+ladder (one cause, one ladder). For a lesson's exercise, ``indice(1, "requete_niveau")`` names
+the function the exercise asks for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "LADDERS",
+    "LEVELS",
+    "TP_START",
+    "Ladder",
+    "Place",
+    "current_tp_cause",
+    "indice",
+    "set_tp_cause",
+]
+
+LEVELS = 3
+TP_START = "tp:depart"
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where to look: a lesson's notebook and one of its section headings (as written)."""
+
+    notebook: str  # in the lessons' folder
+    section: str
+
+    def text(self) -> str:
+        number = self.notebook[:2]
+        lesson = "la page de départ" if number == "00" else f"la leçon {int(number)}"
+        return f"{lesson}, section «\u00a0{self.section}\u00a0»"
+
+
+@dataclass(frozen=True)
+class Ladder:
+    """The hints of one exercise or one cause of failure, from the widest to the closest."""
+
+    key: str
+    step: str  # the progress session it is recorded in ("02", "tp")
+    topic: str  # French: what it is about
+    places: tuple[Place, ...]
+    levels: tuple[str, str, str]
+
+    def where(self) -> str:
+        return " et ".join(p.text() for p in self.places)
+
+
+L2 = "02_brancher_sqlite.ipynb"
+L3 = "03_ce_que_contient_le_fichier.ipynb"
+L4 = "04_effacer_un_eleve.ipynb"
+L5 = "05_reprendre_apres_redemarrage.ipynb"
+S_API = Place(L4, "1. Supprimer toutes les sessions par l'API")
+S_FK = Place(L4, "2. Le piège de `foreign_keys`")
+S_BYTES = Place(L4, "3. Ce qui reste lisible dans le fichier")
+S_PARAMS = Place(L4, "4. Des requêtes paramétrées")
+S_GUARANTEE = Place(L4, "Ce que devra garantir `oublier`")
+S_CLOSE = Place(L5, "Fermer les connexions")
+S_SCOPES = Place(L3, "Une clé par portée")
+S_TABLES = Place(L3, "Quatre tables")
+
+_LADDERS = (
+    Ladder(
+        TP_START,
+        "tp",
+        "écrire oublier",
+        (S_API, S_GUARANTEE),
+        (
+            "Commencez par ce que l'API du service sait effacer, puis regardez ce qu'elle "
+            "laisse\u00a0: c'est tout l'objet de la leçon 4. Lancez ensuite "
+            "verifier(oublier)\u00a0: les indices suivront sa première cause d'échec.",
+            "Deux temps. Par l'API, les sessions de l'élève, une à une. Puis, en SQL sur le "
+            "fichier du service (son chemin est service.db_path), ce que l'API ne touche pas, "
+            "et enfin ce que le fichier garde encore de lui.",
+            "Le début\u00a0: `for session in (await service.list_sessions(app_name=APP_NAME, "
+            "user_id=user_id)).sessions:` et, dans la boucle, `await service.delete_session(...)`"
+            "\u00a0; puis `conn = sqlite3.connect(service.db_path)`, vos requêtes, et "
+            "`conn.close()` dans un `finally`.",
+        ),
+    ),
+    Ladder(
+        "tp:sessions",
+        "tp",
+        "les sessions de l'élève (critère 1)",
+        (S_API,),
+        (
+            "Des sessions de l'élève restent\u00a0: la section citée les supprime toutes, par "
+            "l'API, et compte ce qui reste.",
+            "list_sessions donne toutes les sessions d'un élève dans une application, "
+            "delete_session en supprime une seule\u00a0: il faut les parcourir, pour le user_id "
+            "reçu en paramètre (jamais un nom écrit en dur).",
+            "`reponse = await service.list_sessions(app_name=APP_NAME, user_id=user_id)`, puis "
+            "pour chaque `session` de `reponse.sessions`\u00a0: "
+            "`await service.delete_session(app_name=APP_NAME, user_id=user_id, "
+            "session_id=session.id)`.",
+        ),
+    ),
+    Ladder(
+        "tp:orphelins",
+        "tp",
+        "les événements orphelins (critère 2)",
+        (S_FK,),
+        (
+            "Des événements restent sans leur session\u00a0: la section citée mesure quand la "
+            "suppression en cascade a lieu, et quand elle n'a pas lieu.",
+            "Avec sqlite3, la cascade qui emporte les événements d'une session supprimée n'agit "
+            "que si la connexion l'a activée, à chaque nouvelle connexion\u00a0; sinon, supprimez "
+            "vous-même les événements de l'élève.",
+            "Juste après `sqlite3.connect(...)`, avant le premier DELETE\u00a0: "
+            '`conn.execute("PRAGMA foreign_keys = ON")`.',
+        ),
+    ),
+    Ladder(
+        "tp:user_states",
+        "tp",
+        "la ligne user_states (critère 3)",
+        (S_API, S_SCOPES),
+        (
+            "L'état user: survit à la suppression de toutes les sessions\u00a0: la leçon 4 le "
+            "montre, la leçon 3 dit où il est rangé.",
+            "Aucune méthode de l'API n'efface cette ligne\u00a0: une requête SQL sur sa table, "
+            "limitée à cette application et à cet élève, puis validée (une suppression non "
+            "validée est annulée quand la connexion se ferme).",
+            '`conn.execute("DELETE FROM user_states WHERE app_name = ? AND user_id = ?", '
+            "(APP_NAME, user_id))`, dans un bloc `with conn:`, qui valide en sortant.",
+        ),
+    ),
+    Ladder(
+        "tp:autres",
+        "tp",
+        "les autres élèves et applications (critère 4)",
+        (S_TABLES, S_PARAMS),
+        (
+            "oublier a touché ce qui n'est pas à cet élève\u00a0: relisez ce qui identifie une "
+            "ligne dans chaque table (leçon 3) et comment on la vise (leçon 4).",
+            "Un même user_id peut exister dans une autre application, et app_states n'appartient "
+            "à aucun élève\u00a0: chaque suppression vise l'application ET l'élève, et app_states "
+            "reste tel quel.",
+            "La forme de chaque requête\u00a0: `DELETE FROM <table> WHERE app_name = ? AND "
+            "user_id = ?` avec `(APP_NAME, user_id)`\u00a0; aucune requête sur app_states.",
+        ),
+    ),
+    Ladder(
+        "tp:deux_fois",
+        "tp",
+        "un second appel, un élève inconnu (critère 5)",
+        (S_GUARANTEE,),
+        (
+            "oublier doit pouvoir être rappelée, ou appelée pour un élève qui n'existe pas, sans "
+            "erreur ni changement\u00a0: c'est une des garanties de la section citée.",
+            "Une boucle sur une liste vide ne fait rien, un DELETE qui ne trouve aucune ligne "
+            "non plus\u00a0; ce qui lève une erreur, c'est de supposer que l'élève existe (un "
+            "premier élément, une session lue puis utilisée).",
+            "Pas de `[0]` sur la liste des sessions ni de `.id` sur ce que renvoie "
+            "get_session\u00a0: une boucle `for` et des `DELETE ... WHERE` ne lèvent rien sur "
+            "un élève absent.",
+        ),
+    ),
+    Ladder(
+        "tp:guillemets",
+        "tp",
+        "un user_id avec apostrophes (critère 6)",
+        (S_PARAMS,),
+        (
+            "Un user_id comme o'connor casse ou détourne votre requête\u00a0: la section citée "
+            "le montre.",
+            "La valeur ne doit jamais entrer dans le texte SQL\u00a0: le texte garde une place "
+            "vide, et la valeur est passée à part, à sqlite3.",
+            'Des `?` dans le texte et les valeurs dans un tuple\u00a0: `conn.execute("DELETE FROM '
+            'user_states WHERE app_name = ? AND user_id = ?", (APP_NAME, user_id))`, jamais de '
+            "f-string.",
+        ),
+    ),
+    Ladder(
+        "tp:fichier",
+        "tp",
+        "ce que le fichier garde (critère 7)",
+        (S_BYTES,),
+        (
+            "SQL ne voit plus l'élève, mais ses octets se lisent encore\u00a0: la section citée "
+            "cherche un nom dans le fichier et dans son -wal, étape par étape.",
+            "Deux endroits gardent le texte supprimé\u00a0: les pages libres du fichier et le "
+            "-wal. Il faut une commande qui réécrit le fichier, puis une qui recopie le -wal "
+            "dans la base et le vide, après la validation des suppressions.",
+            'Après le `with conn:` qui valide\u00a0: `conn.execute("VACUUM")`, puis '
+            '`conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")`, puis `conn.close()`.',
+        ),
+    ),
+    Ladder(
+        "tp:transaction",
+        "tp",
+        "une transaction jamais validée",
+        (S_BYTES, S_CLOSE),
+        (
+            "Votre connexion s'arrête avec une transaction ouverte\u00a0: ce qu'elle a supprimé "
+            "est annulé. Regardez dans quel ordre la mesure de la leçon 4 supprime, valide, puis "
+            "réécrit le fichier.",
+            "sqlite3 ouvre une transaction au premier DELETE\u00a0; elle ne compte qu'une fois "
+            "validée, et la réécriture du fichier refuse de tourner à l'intérieur. L'ordre\u00a0: "
+            "supprimer, valider, réécrire, fermer.",
+            "Un bloc `with conn:` autour des DELETE (il valide en sortant), seulement ensuite "
+            '`conn.execute("VACUUM")`, et `conn.close()` dans un `finally`.',
+        ),
+    ),
+    Ladder(
+        "tp:async",
+        "tp",
+        "une fonction asynchrone",
+        (Place("00_commencer_ici.ipynb", "`async def` et `await` en trois minutes"),),
+        (
+            "Le tuteur appelle oublier avec await\u00a0: relisez la section citée.",
+            "Une fonction qu'on appelle avec await se définit avec async def, et les méthodes "
+            "du service s'y appellent avec await.",
+            "`async def oublier(service, user_id: str) -> None:`, puis, dedans, "
+            "`await service.list_sessions(...)`.",
+        ),
+    ),
+    Ladder(
+        "derniere_session_complete",
+        "02",
+        "l'exercice derniere_session_complete",
+        (Place(L2, "`list_sessions`, un index\u00a0; `get_session`, le rechargement complet"),),
+        (
+            "La section citée oppose deux méthodes\u00a0: l'une choisit, l'autre recharge.",
+            "Deux appels\u00a0: list_sessions pour choisir la session la plus récemment modifiée "
+            "(la liste est triée, et elle peut être vide), puis get_session pour la relire avec "
+            "ses événements.",
+            "`sessions = (await service.list_sessions(app_name=APP_NAME, user_id=user_id))"
+            ".sessions`\u00a0; liste vide\u00a0: None\u00a0; sinon, get_session avec "
+            "`session_id=sessions[-1].id`.",
+        ),
+    ),
+    Ladder(
+        "requete_niveau",
+        "03",
+        "l'exercice requete_niveau",
+        (S_SCOPES, Place(L3, "Les événements, en JSON")),
+        (
+            "La progression d'un élève est rangée selon sa portée (première section citée)\u00a0; "
+            "json_extract lit dans un JSON (seconde section).",
+            "La colonne state de user_states contient la progression sans le préfixe user:\u00a0: "
+            "progression, puis python, puis niveau. La requête lit ce chemin et filtre par "
+            "application et par élève, avec deux points d'interrogation comme paramètres.",
+            "Dans le SELECT\u00a0: `json_extract(state, '$.progression.python.niveau')`\u00a0; "
+            "à la fin\u00a0: `WHERE app_name = ? AND user_id = ?`.",
+        ),
+    ),
+    Ladder(
+        "messages_de_l_eleve",
+        "05",
+        "l'exercice messages_de_l_eleve",
+        (Place(L5, "Lire l'historique page par page"),),
+        (
+            "La section citée lit déjà une session par pages\u00a0: reprenez sa boucle.",
+            "Une boucle\u00a0: list_events avec after et limit=taille, arrêtée sur une page "
+            "vide\u00a0; after avance du nombre d'événements lus. Gardez les textes des "
+            "événements dont l'auteur est \"user\" (certains n'ont pas de contenu).",
+            "`page = await service.list_events(app_name=APP_NAME, user_id=user_id, "
+            "session_id=session_id, after=apres, limit=taille)`\u00a0; pour un événement de "
+            "l'élève\u00a0: `[p.text for p in evenement.content.parts if p.text]`.",
+        ),
+    ),
+    Ladder(
+        "supprimer_inactives",
+        "05",
+        "l'exercice supprimer_inactives",
+        (Place(L5, "Une durée de conservation"),),
+        (
+            "La section citée dit ce que regarde la règle\u00a0: la dernière modification d'une "
+            "session, pas sa création.",
+            "list_sessions sans user_id liste les sessions de tous les élèves, chacune avec son "
+            "user_id et son last_update_time\u00a0: comparez à une limite en secondes, supprimez, "
+            "comptez. Refusez d'abord un nombre de jours négatif.",
+            "`limite = time.time() - jours * 86400`\u00a0; pour chaque `s` de "
+            "`(await service.list_sessions(app_name=APP_NAME)).sessions` dont "
+            "`s.last_update_time < limite`\u00a0: `delete_session` avec `user_id=s.user_id`.",
+        ),
+    ),
+)
+_LADDERS += (
+    Ladder(
+        "oublier_partage",
+        "07",
+        "l'exercice oublier_partage",
+        (
+            Place("07_partager_la_memoire.ipynb", "4. Ce que laisse `DELETE`"),
+            Place("07_partager_la_memoire.ipynb", "5. Le WAL, les sauvegardes, les répliques"),
+        ),
+        (
+            "La section 4 mesure ce que DELETE laisse dans les fichiers des tables de "
+            "PostgreSQL, et ce qui l'en retire\u00a0; la section 5 dit ce qui reste hors de "
+            "portée de la fonction.",
+            "Une requête par table qui porte l'élève, limitée à l'application et à l'élève, "
+            "les valeurs passées à part ($1, $2)\u00a0; sur PostgreSQL la cascade emporte les "
+            "événements\u00a0; enfin, la commande de la section 4 qui réécrit les tables.",
+            '`await sql("DELETE FROM user_states WHERE app_name = $1 AND user_id = $2", '
+            "APP_NAME, user_id)`, la même forme pour sessions, puis la réécriture des tables "
+            "mesurée en section 4.",
+        ),
+    ),
+)
+LADDERS: dict[str, Ladder] = {ladder.key: ladder for ladder in _LADDERS}
+
+_tp_cause: list[str] = [TP_START]  # the last verifier's first cause, in this kernel
+
+
+def set_tp_cause(cause: str | None) -> None:
+    """Called by ``verifier``: the ladder ``indice()`` climbs next (None: all criteria met)."""
+    _tp_cause[0] = cause if cause in LADDERS else ("" if cause is None else TP_START)
+
+
+def current_tp_cause() -> str:
+    return _tp_cause[0]
+
+
+def _count(n: int) -> str:
+    return f"{n} indice{'s' if n > 1 else ''}"
+
+
+def indice(niveau: int | None = None, exercice: str | None = None) -> None:
+    """Un indice, un niveau à la fois (1, 2 puis 3, le plus proche du code).
+
+    Sans `exercice`, l'indice porte sur le TP, et sur la première cause d'échec du dernier
+    ``verifier(oublier)``\u00a0; sinon, `exercice` est le nom de la fonction que l'exercice demande
+    (par exemple ``indice(1, "requete_niveau")``). Sans `niveau`, c'est le niveau suivant.
+    """
+    from . import progress
+
+    key = exercice if exercice is not None else current_tp_cause()
+    if exercice is None and key == "":
+        print("Votre dernier verifier respecte tous les critères\u00a0: pas besoin d'indice.")
+        return
+    ladder = LADDERS.get(key)
+    if ladder is None:
+        known = ", ".join(k for k in LADDERS if not k.startswith("tp:"))
+        raise ValueError(f"Exercice inconnu\u00a0: {exercice!r} (connus\u00a0: {known}).")
+    seen = {level for _k, level in progress.hints_used(ladder.key)}
+    if niveau is None:
+        niveau = min(max(seen, default=0) + 1, LEVELS)
+    if isinstance(niveau, bool) or not isinstance(niveau, int) or not 1 <= niveau <= LEVELS:
+        raise ValueError(f"Le niveau d'un indice va de 1 à {LEVELS} (reçu\u00a0: {niveau!r}).")
+    if niveau not in seen:
+        progress.record(ladder.step, "indice", echelle=ladder.key, niveau=niveau)
+        seen.add(niveau)
+    total = len(progress.hints_used())
+    print(f"Indice {niveau}/{LEVELS} — {ladder.topic}. Où regarder\u00a0: {ladder.where()}.")
+    print(ladder.levels[niveau - 1])
+    following = (
+        f"Encore bloqué\u00a0? indice({niveau + 1}{'' if exercice is None else f', {exercice!r}'})."
+        if niveau < LEVELS
+        else "C'est le dernier niveau\u00a0: le reste est à vous."
+    )
+    print(following)
+    print(
+        f"Indices utilisés\u00a0: {len(seen)}/{LEVELS} pour {ladder.topic}, {_count(total)} "
+        "dans tout le cours."
+    )

@@ -1,0 +1,592 @@
+"""The course remembers the learner: their path, in a file of their own, written by the
+course's own session service.
+
+Why its own session service: the course practises what it teaches. Each quiz answer, each
+exercise passed, each hint asked and each ``verifier`` run is appended as an event (ADK's
+``Event``, ``custom_metadata``) to the learner's own file, through the course's
+``SqliteSessionService``: one session per step of the path (``"02"``, ``"tp"``), ``app_name``
+``"cours"`` (the tutor's is ``"tuteur"``), the learner's login as ``user_id``, and a ``user:`` key
+(the last step opened), so that a user_states row holds the learner too. The file lives in the
+learner's home (``~/.cours-memoire-tuteur/progres.db``; ``COURS_PROGRES_DB`` moves it), one per
+learner on a hub, and is never sent anywhere.
+
+- ``mon_parcours()``: the start page's view, the path done and what is next;
+- ``recommencer("04")``: a lesson's files and its events removed, the rest kept;
+- ``await oublier_ma_progression()``: the learner's OWN ``oublier`` from the TP, applied to this
+  file, with a control learner that must stay.
+
+Nothing here may break a lesson: a home that cannot be written gives one French warning, and the
+lesson goes on with its answers in the kernel only. ``import course`` does no I/O: the file is
+opened on first use, and each operation opens and closes its own connection (a learner's
+``oublier`` must find no connection of ours on the file).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import html
+import os
+import shutil
+import sqlite3
+import sys
+import threading
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "APP_NAME",
+    "DB_ENV_VAR",
+    "LESSONS",
+    "USER_ENV_VAR",
+    "Lesson",
+    "Parcours",
+    "bilan_total",
+    "exercice_reussi",
+    "hints_used",
+    "lesson_of_quiz",
+    "mon_parcours",
+    "oublier_ma_progression",
+    "progress_path",
+    "quiz_answers",
+    "recommencer",
+    "record",
+    "reset_cache",
+    "user_id",
+]
+
+APP_NAME = "cours"  # the course's own app_name (the tutor's is "tuteur")
+DB_ENV_VAR = "COURS_PROGRES_DB"
+USER_ENV_VAR = "COURS_PROGRES_USER"  # tests and shared machines; else the hub's or the login
+DEFAULT_PATH = Path(".cours-memoire-tuteur") / "progres.db"  # under the home
+TIMEOUT = 10.0  # seconds for one read or write of the progress file
+CONTROL_USER = "temoin"  # the control learner of oublier_ma_progression
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One step of the path, as the start page lists it (its table « Le parcours »)."""
+
+    key: str  # the progress session's id: "01"…, "tp"
+    label: str  # the start page's step: "1", "TP", "annexe"
+    title: str
+    notebook: str  # relative to the lessons' folder
+    quiz_prefix: str | None  # quiz idents of this notebook start with it
+    files: tuple[str, ...] = ()  # globs of the files it leaves in its folder
+    exercises: tuple[str, ...] = ()  # the functions its exercises ask for
+
+
+# Found by running each lesson in an empty folder (tests/test_progress.py runs one and compares):
+# a lesson writes lecon0N.db (with -wal and -shm while open) and its trial copies.
+LESSONS: tuple[Lesson, ...] = (
+    Lesson("00", "0", "Commencer ici", "00_commencer_ici.ipynb", "l0-"),
+    Lesson(
+        "01",
+        "1",
+        "Choisir un service de session",
+        "01_choisir_un_service.ipynb",
+        "l1-",
+        ("lecon01.db*",),
+    ),
+    Lesson(
+        "02",
+        "2",
+        "Brancher SQLite dans le Runner",
+        "02_brancher_sqlite.ipynb",
+        "l2-",
+        ("lecon02.db*", "tuteur.db*"),
+        ("derniere_session_complete",),
+    ),
+    Lesson(
+        "03",
+        "3",
+        "Ce que contient le fichier",
+        "03_ce_que_contient_le_fichier.ipynb",
+        "l3-",
+        ("lecon03.db*",),
+        ("requete_niveau",),
+    ),
+    Lesson(
+        "04",
+        "4",
+        "Effacer un élève\u00a0: les faits",
+        "04_effacer_un_eleve.ipynb",
+        "l4-",
+        ("lecon04.db*", "essai_*.db*"),
+    ),
+    Lesson(
+        "05",
+        "5",
+        "Reprendre après un redémarrage",
+        "05_reprendre_apres_redemarrage.ipynb",
+        "l5-",
+        ("lecon05.db*",),
+        ("messages_de_l_eleve", "supprimer_inactives"),
+    ),
+    Lesson("tp", "TP", "oublier, le TP noté", "../oublier/oublier.ipynb", None),
+    Lesson(
+        "07",
+        "7",
+        "Partager la mémoire entre plusieurs instances",
+        "07_partager_la_memoire.ipynb",
+        "l7-",
+        ("lecon07.db*", "lecon07-instances"),
+    ),
+    Lesson(
+        "06",
+        "annexe",
+        "Les étapes clés avec google-adk 2.10",
+        "06_annexe_adk.ipynb",
+        "l6-",
+        ("annexe_adk.db*", "annexe_adk_neuf.db*"),
+    ),
+)
+_BY_KEY = {lesson.key: lesson for lesson in LESSONS}
+# files of the TP's folder (../oublier from the lessons): its example base
+TP_FILES = ("exemple_oublier.db*",)
+
+
+def progress_path() -> Path:
+    """The learner's progress file: ``$COURS_PROGRES_DB``, else in their home."""
+    return Path(os.environ.get(DB_ENV_VAR) or Path.home() / DEFAULT_PATH).expanduser()
+
+
+def user_id() -> str:
+    """The learner: ``$COURS_PROGRES_USER``, the hub's ``$JUPYTERHUB_USER``, else the login."""
+    for name in (USER_ENV_VAR, "JUPYTERHUB_USER"):
+        if os.environ.get(name):
+            return os.environ[name]
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # a uid without a passwd entry
+        return f"uid{os.getuid()}" if hasattr(os, "getuid") else "eleve"
+
+
+def lesson_of_quiz(ident: str) -> str | None:
+    """The step a quiz belongs to, from its ident (``l2-niveau`` -> ``"02"``)."""
+    for lesson in LESSONS:
+        if lesson.quiz_prefix and ident.startswith(lesson.quiz_prefix):
+            return lesson.key
+    return None
+
+
+# -- the file, through the course's session service ------------------------------------------
+
+
+def _run(work: Callable[[Any], Coroutine[Any, Any, Any]]) -> Any:
+    """``await work(service)`` on the progress file, in a thread of its own: a quiz's click
+    arrives inside the kernel's running event loop, where ``asyncio.run`` is refused."""
+    from .sessions import SqliteSessionService
+
+    path = progress_path()
+    result: dict[str, Any] = {}
+
+    async def main() -> None:
+        async with SqliteSessionService(path) as service:
+            result["value"] = await work(service)
+
+    def target() -> None:
+        try:
+            asyncio.run(main())
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            result["error"] = exc
+
+    _prepare_file(path)
+    thread = threading.Thread(target=target, name="cours-progres", daemon=True)
+    thread.start()
+    thread.join(TIMEOUT)
+    if thread.is_alive():
+        raise TimeoutError(f"le fichier {path} n'a pas répondu en {TIMEOUT:.0f}\u00a0s")
+    if "error" in result:
+        raise result["error"]
+    return result.get("value")
+
+
+def _prepare_file(path: Path) -> None:
+    """The folder (private) and the file (readable by its owner only): it holds personal data."""
+    if path.exists():
+        return
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.close(fd)
+
+
+async def _read_events(service: Any, user: str) -> list[tuple[str, dict[str, Any]]]:
+    """(step, custom_metadata) of every event of `user`, in time order."""
+    found = []
+    listed = await service.list_sessions(app_name=APP_NAME, user_id=user)
+    for session in listed.sessions:
+        full = await service.get_session(app_name=APP_NAME, user_id=user, session_id=session.id)
+        for event in full.events if full else ():
+            found.append((event.timestamp, session.id, dict(event.custom_metadata or {})))
+    return [(step, meta) for _t, step, meta in sorted(found, key=lambda x: x[0])]
+
+
+async def _append(service: Any, user: str, step: str, meta: dict[str, Any]) -> None:
+    from .events import Event, EventActions
+
+    session = await service.get_session(app_name=APP_NAME, user_id=user, session_id=step)
+    if session is None:
+        session = await service.create_session(app_name=APP_NAME, user_id=user, session_id=step)
+    event = Event(
+        author="cours",
+        invocation_id=f"cours-{step}",
+        custom_metadata=meta,
+        actions=EventActions(state_delta={"user:derniere_etape": step}),
+    )
+    await service.append_event(session, event)
+
+
+_lock = threading.Lock()
+_cache: list[tuple[str, dict[str, Any]]] | None = None  # this kernel's copy of the events
+_warned = False
+
+
+def _warn(exc: BaseException) -> None:
+    """One French warning per kernel: the lesson goes on without recording."""
+    global _warned
+    if _warned:
+        return
+    _warned = True
+    print(
+        f"Attention\u00a0: votre progression n'est pas enregistrée ({progress_path()}\u00a0: "
+        f"{exc}). La leçon continue\u00a0; vos réponses restent dans ce noyau seulement.",
+        file=sys.stderr,
+    )
+
+
+def reset_cache() -> None:
+    """Forget this kernel's copy of the events (the next read goes to the file)."""
+    global _cache
+    with _lock:
+        _cache = None
+
+
+def _events() -> list[tuple[str, dict[str, Any]]]:
+    """The learner's events, read once per kernel (then kept up to date by ``record``)."""
+    global _cache
+    with _lock:
+        if _cache is None:
+            user = user_id()
+            try:
+                _cache = _run(lambda s: _read_events(s, user))
+            except Exception as exc:  # noqa: BLE001 - recording never breaks a lesson
+                _warn(exc)
+                _cache = []
+        return list(_cache)
+
+
+def record(step: str, kind: str, **facts: Any) -> bool:
+    """Append one event (``kind`` and its facts) to step `step`; False if it could not be."""
+    meta = {"type": kind, **facts}
+    _events()  # the earlier ones first, so that the copy stays complete
+    user = user_id()
+    try:
+        _run(lambda s: _append(s, user, step, meta))
+    except Exception as exc:  # noqa: BLE001 - recording never breaks a lesson
+        _warn(exc)
+        ok = False
+    else:
+        ok = True
+    with _lock:
+        if _cache is not None:
+            _cache.append((step, meta))
+    return ok
+
+
+def quiz_answers(ident: str) -> list[int]:
+    """The options chosen for quiz `ident`, in order, as recorded (survives a restart)."""
+    return [
+        m["option"]
+        for _s, m in _events()
+        if m.get("type") == "quiz" and m.get("quiz") == ident and isinstance(m.get("option"), int)
+    ]
+
+
+def bilan_total(step: str) -> int | None:
+    """The number of quizzes of step `step`, as its last « bilan » recorded it."""
+    totals = [m.get("total") for s, m in _events() if s == step and m.get("type") == "bilan"]
+    return totals[-1] if totals else None
+
+
+def hints_used(ladder: str | None = None) -> set[tuple[str, int]]:
+    """The (ladder, level) pairs revealed, for one ladder or all."""
+    return {
+        (m["echelle"], m["niveau"])
+        for _s, m in _events()
+        if m.get("type") == "indice" and (ladder is None or m.get("echelle") == ladder)
+    }
+
+
+def exercice_reussi(exercice: str) -> None:
+    """Called by an exercise's check cell once it passed: the exercise counts in your path."""
+    step = next((lesson.key for lesson in LESSONS if exercice in lesson.exercises), None)
+    if step is None:
+        raise ValueError(f"Exercice inconnu\u00a0: {exercice!r}.")
+    passed = {m.get("exercice") for s, m in _events() if s == step and m.get("type") == "exercice"}
+    if exercice not in passed:
+        record(step, "exercice", exercice=exercice)
+
+
+# -- the start page's view -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StepStatus:
+    lesson: Lesson
+    started: bool
+    done: bool
+    detail: str
+
+
+def _status(lesson: Lesson, events: list[dict[str, Any]]) -> StepStatus:
+    if lesson.key == "tp":
+        runs = [m for m in events if m.get("type") == "verifier"]
+        best = max((m.get("respectes", 0) for m in runs), default=0)
+        total = max((m.get("criteres", 7) for m in runs), default=7)
+        detail = f"meilleure vérification\u00a0: {best}/{total} critères" if runs else ""
+        hints = len({(m["echelle"], m["niveau"]) for m in events if m.get("type") == "indice"})
+        if hints:
+            detail = "\u00a0; ".join(filter(None, (detail, _hints_text(hints))))
+        return StepStatus(lesson, bool(events), bool(runs) and best == total, detail)
+    answers: dict[str, list[bool]] = {}
+    total = None
+    for m in events:
+        if m.get("type") == "quiz":
+            answers.setdefault(m["quiz"], []).append(bool(m.get("juste")))
+        elif m.get("type") == "bilan":
+            total = m.get("total")
+    passed = {m.get("exercice") for m in events if m.get("type") == "exercice"}
+    exercises = [e for e in lesson.exercises if e in passed]
+    parts = []
+    if answers or total:
+        right = sum(first[0] for first in answers.values())
+        parts.append(
+            f"quiz répondus\u00a0: {len(answers)}{f'/{total}' if total else ''}, justes du "
+            f"premier coup\u00a0: {right}"
+        )
+    if lesson.exercises:
+        parts.append(f"exercices réussis\u00a0: {len(exercises)}/{len(lesson.exercises)}")
+    hints = len({(m["echelle"], m["niveau"]) for m in events if m.get("type") == "indice"})
+    if hints:
+        parts.append(_hints_text(hints))
+    done = total is not None and len(answers) >= total and len(exercises) == len(lesson.exercises)
+    return StepStatus(lesson, bool(events), done, "\u00a0; ".join(parts))
+
+
+def _hints_text(n: int) -> str:
+    return f"{n} indice{'s' if n > 1 else ''} demandé{'s' if n > 1 else ''}"
+
+
+class Parcours:
+    """Votre parcours\u00a0: chaque étape, faite, commencée ou à faire, et la suivante."""
+
+    def __init__(self, events: list[tuple[str, dict[str, Any]]], user: str, path: Path) -> None:
+        self.user, self.path = user, path
+        self.steps = [
+            _status(lesson, [m for s, m in events if s == lesson.key]) for lesson in LESSONS
+        ]
+
+    @property
+    def empty(self) -> bool:
+        return not any(s.started for s in self.steps)
+
+    @property
+    def next(self) -> Lesson | None:
+        return next((s.lesson for s in self.steps if not s.done and s.lesson.key != "00"), None)
+
+    def lines(self) -> list[str]:
+        head = f"Votre parcours ({self.user}, enregistré dans {self.path})\u00a0:"
+        if self.empty:
+            return [head, "  rien encore\u00a0: commencez par la leçon 1."]
+        out = [head]
+        for s in self.steps:
+            mark = "✔" if s.done else ("…" if s.started else "·")
+            state = "fait" if s.done else ("commencé" if s.started else "à faire")
+            detail = f" — {s.detail}" if s.detail else ""
+            out.append(f"  {mark} {s.lesson.label}. {s.lesson.title}\u00a0: {state}{detail}")
+        following = self.next
+        out.append(
+            f"Ensuite\u00a0: {following.label}. {following.title} ({following.notebook})."
+            if following
+            else "Tout le parcours est fait."
+        )
+        return out
+
+    def __repr__(self) -> str:
+        return "\n".join(self.lines())
+
+    def _repr_html_(self) -> str:
+        lines = self.lines()
+        items = "".join(f"<li>{html.escape(line.strip())}</li>" for line in lines[1:-1])
+        return (
+            f'<div class="cours-parcours"><p><strong>{html.escape(lines[0])}</strong></p>'
+            f"<ul>{items}</ul><p>{html.escape(lines[-1])}</p></div>"
+        )
+
+
+def mon_parcours() -> Parcours:
+    """Votre parcours, relu dans votre fichier de progression\u00a0: ce qui est fait, la suite."""
+    reset_cache()
+    return Parcours(_events(), user_id(), progress_path())
+
+
+# -- start a lesson again ---------------------------------------------------------------------
+
+
+def _lesson_files(lesson: Lesson, folder: Path) -> list[Path]:
+    found = []
+    for pattern in lesson.files:
+        found += [p for p in folder.glob(pattern) if p.parent == folder]
+    return sorted(set(found))
+
+
+def recommencer(lecon: str, dossier: str | os.PathLike[str] = ".") -> list[str]:
+    """Recommence une leçon\u00a0: supprime les fichiers qu'elle crée dans `dossier` (le dossier
+    des leçons) et ses événements de progression\u00a0; le reste (les autres leçons, le TP) reste.
+    Renvoie les noms supprimés."""
+    key = str(lecon).strip().lower()
+    key = key.zfill(2) if key.isdigit() else key
+    lesson = _BY_KEY.get(key)
+    if lesson is None or key == "tp":
+        known = ", ".join(f'"{k}"' for k in _BY_KEY if k != "tp")
+        raise ValueError(f"Leçon inconnue\u00a0: {lecon!r} (connues\u00a0: {known}).")
+    folder = Path(dossier)
+    removed = []
+    for path in _lesson_files(lesson, folder):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+        removed.append(path.name)
+    user = user_id()
+
+    async def forget(service: Any) -> None:
+        await service.delete_session(app_name=APP_NAME, user_id=user, session_id=lesson.key)
+
+    if progress_path().exists():
+        _run(forget)
+    reset_cache()
+    print(
+        f"Leçon {lesson.label} recommencée\u00a0: "
+        + (f"fichiers supprimés\u00a0: {', '.join(removed)}" if removed else "aucun fichier")
+        + "\u00a0; sa progression est effacée, celle des autres étapes reste."
+    )
+    return removed
+
+
+# -- forget yourself, with your own oublier -----------------------------------------------------
+
+
+def _counts(path: Path, user: str) -> dict[str, int]:
+    """Rows of `user` in each table of the course's app (read-only)."""
+    from . import dbfile
+
+    with dbfile.reading(path) as conn:
+        return {
+            table: conn.execute(
+                f"SELECT COUNT(*) FROM {table} WHERE app_name = ? AND user_id = ?",  # noqa: S608
+                (APP_NAME, user),
+            ).fetchone()[0]
+            for table in ("sessions", "events", "user_states")
+        }
+
+
+def _bytes_found(path: Path, text: str) -> int:
+    motif = text.encode()
+    return sum(p.read_bytes().count(motif) for p in (path, Path(f"{path}-wal")) if p.is_file())
+
+
+async def oublier_ma_progression(cellule: str | None = None) -> bool:
+    """Applique VOTRE fonction oublier (celle du TP, relue dans oublier/oublier.ipynb) à votre
+    fichier de progression, avec un élève témoin qui doit rester. True si vous êtes oublié.
+
+    Votre fonction lit ``APP_NAME``\u00a0: ici, il vaut ``"cours"``, l'application de ce fichier.
+    """
+    from .labo.evaluate import extract_source
+    from .labo.tp_notebook import OublierIntrouvable, oublier_cell_source
+    from .sessions import SqliteSessionService
+
+    try:
+        source = cellule if cellule is not None else oublier_cell_source()
+    except OublierIntrouvable as reason:
+        print(f"✘ {reason}")
+        return False
+    path, user = progress_path(), user_id()
+    if user == CONTROL_USER:
+        print(f"✘ Votre identifiant est celui du témoin ({CONTROL_USER})\u00a0: rien n'est fait.")
+        return False
+
+    async def add_control(service: Any) -> None:
+        await _append(service, CONTROL_USER, "00", {"type": "temoin"})
+
+    _run(add_control)
+    before, control_before = _counts(path, user), _counts(path, CONTROL_USER)
+    namespace: dict[str, Any] = {
+        "__name__": "votre_cellule_oublier",
+        "APP_NAME": APP_NAME,
+        "sqlite3": sqlite3,
+        "SqliteSessionService": SqliteSessionService,
+    }
+    try:
+        exec(compile(extract_source(source), "<votre cellule oublier>", "exec"), namespace)  # noqa: S102
+        oublier = namespace.get("oublier")
+        if oublier is None:
+            raise NameError("la cellule ne définit pas oublier")
+        async with SqliteSessionService(path) as service:
+            result = oublier(service, user)
+            if asyncio.iscoroutine(result):
+                await result
+    except Exception as exc:  # noqa: BLE001 - the learner's code: said, never a traceback
+        print(f"✘ Votre fonction oublier a levé {type(exc).__name__}\u00a0: {exc}")
+        reset_cache()
+        return False
+    reset_cache()
+    after, control_after = _counts(path, user), _counts(path, CONTROL_USER)
+    in_bytes = _bytes_found(path, user)
+    control_bytes = _bytes_found(path, CONTROL_USER)
+    print(f"Votre fichier de progression\u00a0: {path}")
+    for table in before:
+        print(
+            f"  {table:12} vous\u00a0: {before[table]} → {after[table]}\u00a0; témoin\u00a0: "
+            f"{control_before[table]} → {control_after[table]}"
+        )
+    print(
+        f"  votre identifiant dans les octets du fichier et du -wal\u00a0: {in_bytes} fois"
+        f"\u00a0; celui du témoin\u00a0: {control_bytes} fois"
+    )
+    forgotten = not any(after.values()) and in_bytes == 0
+    control_kept = control_after == control_before and control_bytes > 0
+    if forgotten and control_kept:
+        print("✔ Vous êtes oublié, et le témoin est intact\u00a0: la page de départ est vide.")
+    elif not control_kept:
+        print("✘ Le témoin a changé\u00a0: votre fonction efface plus que l'élève demandé.")
+    else:
+        print(
+            "✘ Il reste de vous des lignes ou des octets\u00a0: votre fonction n'efface pas "
+            "tout (relancez verifier dans le TP). Si votre cellule importe APP_NAME elle-même, "
+            "elle vise «\u00a0tuteur\u00a0», pas «\u00a0cours\u00a0»."
+        )
+    return forgotten and control_kept
+
+
+def _main(argv: list[str]) -> int:
+    """``python -m course.progress recommencer 04 [DOSSIER]`` (``make recommencer LECON=04``)."""
+    if len(argv) >= 2 and argv[0] == "recommencer":
+        try:
+            recommencer(argv[1], argv[2] if len(argv) > 2 else ".")
+        except ValueError as exc:
+            print(exc, file=sys.stderr)
+            return 2
+        return 0
+    if argv == ["parcours"]:
+        print(mon_parcours())
+        return 0
+    print("usage\u00a0: python -m course.progress recommencer NN [DOSSIER] | parcours")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

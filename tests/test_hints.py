@@ -1,0 +1,174 @@
+"""The hint ladders (course/hints.py): three levels that differ, from where to look to close to
+the code, never the whole answer; the count of hints shown and kept; the TP's ladder follows the
+last verifier's first cause; a lesson's exercise has a ladder, not a solution below its hint."""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+import pytest
+from helpers import REPO
+
+from course import progress
+from course.hints import LADDERS, LEVELS, TP_START, indice
+from course.labo import verifier
+from course.labo.criteria import CRITERIA
+
+SOLUTIONS = REPO / "solutions" / "lecons"
+SUBMISSIONS = REPO / "grader" / "submissions"
+# the statements of the TP's full answer (grader/submissions/complete_vacuum.py)
+TP_ANSWER = (
+    "list_sessions",
+    "delete_session",
+    "PRAGMA foreign_keys = ON",
+    "DELETE FROM user_states",
+    "VACUUM",
+    "wal_checkpoint(TRUNCATE)",
+)
+CODE = re.compile(r"`[^`]*[(=\[][^`]*`")  # code in backticks: a call, a subscript, an assignment
+
+
+def _headings(notebook: str) -> set[str]:
+    nb = nbformat.read(SOLUTIONS / notebook, as_version=4)
+    return {
+        line.lstrip("#").strip()
+        for cell in nb.cells
+        if cell.cell_type == "markdown"
+        for line in cell.source.splitlines()
+        if line.startswith("#")
+    }
+
+
+def _solution_lines(function: str) -> list[str]:
+    """The statements of a lesson exercise's solution (between its nbgrader markers)."""
+    for path in SOLUTIONS.glob("0*.ipynb"):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.metadata.get("nbgrader", {}).get("solution") and f"def {function}(" in (
+                cell.source
+            ):
+                body = cell.source.split("### BEGIN SOLUTION", 1)[1].split("### END SOLUTION")[0]
+                return [line.strip() for line in body.splitlines() if line.strip()]
+    raise AssertionError(f"no exercise {function}")
+
+
+def test_the_tp_has_a_ladder_for_each_criterion_and_each_fault_of_the_call():
+    assert {f"tp:{c.key}" for c in CRITERIA} | {TP_START, "tp:transaction", "tp:async"} == {
+        key for key in LADDERS if key.startswith("tp:")
+    }
+
+
+@pytest.mark.parametrize("key", sorted(LADDERS))
+def test_each_level_differs_and_only_the_last_is_close_to_the_code(key):
+    ladder = LADDERS[key]
+    assert len(ladder.levels) == LEVELS == len(set(ladder.levels))
+    first, second, last = ladder.levels
+    assert not CODE.search(first) and not CODE.search(second), ladder.levels[:2]
+    assert CODE.search(last), last  # the last one is close to the code
+    # where to look: sections that exist in the lessons named
+    for place in ladder.places:
+        assert place.section.replace("`", "") in {
+            h.replace("`", "") for h in _headings(place.notebook)
+        }, place
+
+
+@pytest.mark.parametrize("key", sorted(k for k in LADDERS if k.startswith("tp:")))
+def test_no_level_of_the_tp_holds_its_full_answer(key):
+    for level in LADDERS[key].levels:
+        held = [statement for statement in TP_ANSWER if statement in level]
+        assert len(held) <= 2, (key, held)
+
+
+@pytest.mark.parametrize("key", sorted(k for k in LADDERS if not k.startswith("tp:")))
+def test_no_level_of_an_exercise_holds_its_solution(key):
+    solution = _solution_lines(key)
+    for level in LADDERS[key].levels:
+        whole = [line for line in solution if len(line) > 12 and line in level]
+        assert len(whole) < len(solution) / 2, (key, whole)
+    # the positive control: the same measure, on a level that would paste the solution
+    pasted = "\n".join(solution)
+    assert len([line for line in solution if len(line) > 12 and line in pasted]) >= (
+        len(solution) / 2
+    )
+
+
+def test_levels_come_one_after_the_other_and_the_count_is_shown_and_kept(monkeypatch, capsys):
+    monkeypatch.setenv(progress.USER_ENV_VAR, "alice")
+    progress.reset_cache()
+    indice(1, "requete_niveau")
+    first = capsys.readouterr().out
+    assert first.startswith("Indice 1/3 — l'exercice requete_niveau. Où regarder\u00a0: la leçon 3")
+    assert LADDERS["requete_niveau"].levels[0] in first
+    assert "Encore bloqué\u00a0? indice(2, 'requete_niveau')." in first
+    count = "Indices utilisés\u00a0: 1/3 pour l'exercice requete_niveau, 1 indice dans tout le "
+    count += "cours."
+    assert count in first
+    indice(1, "requete_niveau")  # the same level again: not counted twice
+    assert "Indices utilisés\u00a0: 1/3" in capsys.readouterr().out
+    indice(exercice="requete_niveau")  # the next one
+    second = capsys.readouterr().out
+    assert second.startswith("Indice 2/3") and LADDERS["requete_niveau"].levels[1] in second
+    progress.reset_cache()  # a new kernel: the count comes from the progress file
+    indice(3, "requete_niveau")
+    third = capsys.readouterr().out
+    assert "Indices utilisés\u00a0: 3/3 pour l'exercice requete_niveau, 3 indices" in third
+    assert "C'est le dernier niveau" in third
+    assert "3 indices demandés" in repr(progress.mon_parcours())
+    with pytest.raises(ValueError, match="de 1 à 3"):
+        indice(4, "requete_niveau")
+    with pytest.raises(ValueError, match="Exercice inconnu"):
+        indice(1, "inexistant")
+
+
+def _cell(name: str) -> str:
+    return "import sqlite3\nfrom course.tuteur import APP_NAME\n" + (
+        SUBMISSIONS / f"{name}.py"
+    ).read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("sample", "ladder"),
+    [
+        ("graine", "tp:user_states"),
+        ("complete", "tp:fichier"),
+        ("vacuum_avant_commit", "tp:transaction"),
+        ("ebauche", TP_START),
+    ],
+)
+def test_the_tp_hint_follows_the_last_verifier(sample, ladder, capsys):
+    verifier(_cell(sample))
+    told = capsys.readouterr().out
+    assert f"Bloqué sur {LADDERS[ladder].topic}\u00a0? indice(1)" in told
+    indice(1)
+    assert LADDERS[ladder].levels[0] in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_no_hint_once_every_criterion_holds(capsys):
+    verifier(_cell("complete_vacuum"))
+    capsys.readouterr()
+    indice(1)
+    assert capsys.readouterr().out == (
+        "Votre dernier verifier respecte tous les critères\u00a0: pas besoin d'indice.\n"
+    )
+
+
+@pytest.mark.parametrize("lesson", [lesson for lesson in progress.LESSONS if lesson.exercises])
+def test_each_exercise_has_a_ladder_and_no_solution_below_it(lesson):
+    """Every exercise of the lesson (an nbgrader solution cell) has its ladder, and no Markdown
+    cell of the lesson shows its solution (a fold included)."""
+    cells = nbformat.read(SOLUTIONS / lesson.notebook, as_version=4).cells
+    asked = []
+    for cell in cells:
+        if cell.metadata.get("nbgrader", {}).get("solution"):
+            asked.append(re.search(r"def (\w+)", cell.source).group(1))
+    assert asked == list(lesson.exercises)
+    markdown = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+    for name in asked:
+        assert name in LADDERS and LADDERS[name].step == lesson.key
+        assert f"def {name}(" not in markdown
+        assert f'indice(1, "{name}")' in markdown  # the ladder is offered where the fold was
+        solution = _solution_lines(name)
+        assert not [line for line in solution if len(line) > 30 and line in markdown], name
+    assert "<summary>Solution</summary>" not in markdown

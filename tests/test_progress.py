@@ -1,0 +1,333 @@
+"""The course remembers the learner (course/progress.py): a progress file of their own, written by
+the course's SqliteSessionService, that survives a kernel restart, that the start page reads,
+that the learner erases with their own ``oublier`` (a control learner kept), and that a lesson's
+restart clears for that lesson only."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from helpers import REPO, network_free_env
+from jupyter_client.manager import start_new_kernel
+from nbclient import NotebookClient
+
+from course import progress
+from course.progress import LESSONS, mon_parcours, oublier_ma_progression, recommencer, record
+
+SOLUTIONS = REPO / "solutions" / "lecons"
+SUBMISSIONS = REPO / "grader" / "submissions"
+
+
+def _as(monkeypatch, user: str) -> None:
+    monkeypatch.setenv(progress.USER_ENV_VAR, user)
+    progress.reset_cache()
+
+
+def _rows(path: Path, user: str) -> dict[str, int]:
+    conn = sqlite3.connect(path)
+    try:
+        return {
+            table: conn.execute(
+                f"SELECT COUNT(*) FROM {table} WHERE app_name = 'cours' AND user_id = ?", (user,)
+            ).fetchone()[0]
+            for table in ("sessions", "events", "user_states")
+        }
+    finally:
+        conn.close()
+
+
+# -- a real kernel, restarted ------------------------------------------------------------------
+
+
+def _run(kc, code: str) -> str:
+    """Execute `code` in the kernel; its printed text and results, or the error raised."""
+    out: list[str] = []
+
+    def hook(msg) -> None:
+        kind, content = msg["msg_type"], msg["content"]
+        if kind == "stream":
+            out.append(content["text"])
+        elif kind in ("execute_result", "display_data"):
+            out.append(content["data"].get("text/plain", ""))
+        elif kind == "error":
+            out.append("ERREUR " + content["ename"] + ": " + content["evalue"])
+
+    reply = kc.execute_interactive(code, output_hook=hook, timeout=60)
+    text = "".join(out)
+    assert reply["content"]["status"] == "ok", text
+    return text
+
+
+def _start_page_cells() -> list[str]:
+    """The start page's import cell and its two quiz cells, as the lesson has them."""
+    nb = nbformat.read(SOLUTIONS / "00_commencer_ici.ipynb", as_version=4)
+    by_id = {c.id: c.source for c in nb.cells}
+    return [by_id["l0-c02"], by_id["l0-c06"], by_id["l0-c11"]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("restarted_as", ["alice", "bob"])
+def test_a_bilan_survives_a_kernel_restart(tmp_path, restarted_as):
+    """Alice answers a quiz of the start page, the kernel restarts, the same cells run again: the
+    bilan still counts her answer. Bob, in the same file after the restart, starts from zero (the
+    control: what comes back is Alice's own record, not something the kernel kept)."""
+    env = dict(network_free_env(), COURS_PROGRES_DB=str(tmp_path / "progres.db"))
+    env[progress.USER_ENV_VAR] = "alice"
+    km, kc = start_new_kernel(kernel_name="python3", env=env, cwd=str(tmp_path))
+    try:
+        for source in _start_page_cells():
+            _run(kc, source)
+        first = _run(
+            kc,
+            "from course.quiz import quiz_du_carnet\n"
+            "q = quiz_du_carnet()[0]\n"
+            "q.repondre(q.indice_juste)\n"
+            "print(bilan().texte())",
+        )
+        assert "Bilan\u00a0: 1 / 2 bonnes réponses du premier coup (1 question répondue)" in first
+        env[progress.USER_ENV_VAR] = restarted_as
+        km.restart_kernel(now=True, env=env)
+        kc.wait_for_ready(timeout=60)
+        assert _run(kc, "print('q' in globals())") == "False\n"  # a new kernel
+        for source in _start_page_cells():
+            _run(kc, source)
+        again = _run(kc, "from course.quiz import bilan\nprint(bilan().texte())")
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    if restarted_as == "alice":
+        assert "Bilan\u00a0: 1 / 2 bonnes réponses du premier coup (1 question répondue)" in again
+    else:
+        assert "Bilan\u00a0: 0 / 2 bonnes réponses du premier coup (0 question répondue)" in again
+
+
+# -- the start page ----------------------------------------------------------------------------
+
+
+def test_the_start_page_shows_the_path_done_and_what_is_next(monkeypatch, progress_file):
+    _as(monkeypatch, "alice")
+    empty = repr(mon_parcours())
+    assert "rien encore\u00a0: commencez par la leçon 1." in empty
+    record("01", "quiz", quiz="l1-a", option=0, juste=True)
+    record("01", "bilan", total=1)
+    record("02", "quiz", quiz="l2-a", option=1, juste=False)
+    record("02", "indice", echelle="derniere_session_complete", niveau=1)
+    view = mon_parcours()
+    lines = repr(view).splitlines()
+    assert lines[0] == f"Votre parcours (alice, enregistré dans {progress_file})\u00a0:"
+    assert (
+        "  ✔ 1. Choisir un service de session\u00a0: fait — quiz répondus\u00a0: 1/1, justes du "
+        "premier coup\u00a0: 1"
+    ) in lines
+    assert (
+        "  … 2. Brancher SQLite dans le Runner\u00a0: commencé — quiz répondus\u00a0: 1, justes du "
+        "premier coup\u00a0: 0\u00a0; exercices réussis\u00a0: 0/1\u00a0; 1 indice demandé"
+    ) in lines
+    following = "Ensuite\u00a0: 2. Brancher SQLite dans le Runner (02_brancher_sqlite.ipynb)."
+    assert lines[-1] == following
+    assert "<li>✔ 1. Choisir un service de session" in view._repr_html_()
+    # the file is the learner's: not readable by others
+    assert progress_file.stat().st_mode & 0o077 == 0
+    assert progress_file.parent.stat().st_mode & 0o077 == 0
+
+
+def test_the_start_page_shows_it_and_the_annex_invites_to_forget_without_doing_it():
+    """The start page's cell shows the path; the annex's cell offers the learner's own oublier,
+    commented out, so that running every cell never erases the progress by itself."""
+    start = nbformat.read(SOLUTIONS / "00_commencer_ici.ipynb", as_version=4)
+    assert any(
+        c.cell_type == "code" and c.source.rstrip().endswith("mon_parcours()") for c in start.cells
+    )
+    annex = nbformat.read(SOLUTIONS / "06_annexe_adk.ipynb", as_version=4)
+    invitation = [
+        c for c in annex.cells if "oublier_ma_progression" in c.source and (c.cell_type == "code")
+    ]
+    assert len(invitation) == 1
+    assert invitation[0].source.splitlines()[-1] == "# await oublier_ma_progression()"
+
+
+def test_the_course_lists_the_steps_of_the_start_page():
+    """course.progress.LESSONS and the start page's table « Le parcours » name the same steps."""
+    sys.path.insert(0, str(Path(__file__).parent / "lecons"))
+    from parcours import PARCOURS
+
+    table = [(s.label, s.notebook) for s in PARCOURS.steps]
+    assert [(lesson.label, lesson.notebook) for lesson in LESSONS if lesson.key != "00"] == table
+
+
+def test_an_exercise_passed_counts_once_and_finishes_its_lesson(monkeypatch):
+    _as(monkeypatch, "alice")
+    record("03", "bilan", total=0)
+    progress.exercice_reussi("requete_niveau")
+    progress.exercice_reussi("requete_niveau")
+    progress.reset_cache()
+    events = [m for s, m in progress._events() if s == "03" and m["type"] == "exercice"]
+    assert events == [{"type": "exercice", "exercice": "requete_niveau"}]
+    assert "✔ 3. Ce que contient le fichier\u00a0: fait" in repr(mon_parcours())
+    with pytest.raises(ValueError, match="Exercice inconnu"):
+        progress.exercice_reussi("inexistant")
+
+
+@pytest.mark.slow
+def test_a_read_only_home_gives_one_french_warning_and_the_lesson_goes_on(tmp_path):
+    """A home that cannot be written (bound read-only, so that even root cannot): the quizzes
+    answer, the bilan counts, one warning in French; the same run in a writable home records."""
+    home = tmp_path / "maison"
+    home.mkdir()
+    code = (
+        "from course.quiz import Quiz, Option, bilan\n"
+        "q = Quiz('Q ?', [Option('a', True, 'oui'), Option('b', False, 'non')], ident='l1-q')\n"
+        "q.repondre(1); q.repondre(0)\n"
+        "print(bilan().texte())\n"
+    )
+    env = dict(os.environ, HOME=str(home))
+    env[progress.USER_ENV_VAR] = "alice"
+    env.pop("COURS_PROGRES_DB", None)
+    python = [sys.executable, "-c", code]
+    read_only = subprocess.run(
+        ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(home), str(home), *python],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert read_only.returncode == 0, read_only.stderr
+    assert "Bilan\u00a0: 0 / 1 bonnes réponses du premier coup (1 question répondue)" in (
+        read_only.stdout
+    )
+    assert read_only.stderr.count("Attention\u00a0: votre progression n'est pas enregistrée") == 1
+    assert "Traceback" not in read_only.stderr
+    assert not (home / ".cours-memoire-tuteur").exists()
+    writable = subprocess.run(python, env=env, capture_output=True, text=True, timeout=60)
+    assert writable.returncode == 0 and writable.stderr == ""
+    recorded = _rows(home / ".cours-memoire-tuteur" / "progres.db", "alice")
+    assert recorded["events"] == 3  # two answers and the bilan
+
+
+def test_importing_course_progress_opens_nothing(tmp_path):
+    """``import course.progress`` (and the quiz module) reads no file: it opens on first use."""
+    env = dict(os.environ, COURS_PROGRES_DB=str(tmp_path / "p" / "progres.db"))
+    code = "import course, course.progress, course.quiz, course.hints"
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=60)
+    assert not (tmp_path / "p").exists()
+
+
+# -- forgetting yourself with your own oublier --------------------------------------------------
+
+
+def _fill(monkeypatch) -> None:
+    for user in ("alice", "bob"):
+        _as(monkeypatch, user)
+        record("01", "quiz", quiz="l1-a", option=0, juste=True)
+        record("tp", "verifier", respectes=7, criteres=7, cause=None)
+    _as(monkeypatch, "alice")
+
+
+async def test_your_own_oublier_empties_your_path_and_keeps_the_control(
+    monkeypatch, progress_file, capsys
+):
+    """The TP's full-score sample, applied by oublier_ma_progression: Alice's rows and bytes are
+    gone, Bob's progress and the control learner remain, the start page is empty for Alice."""
+    _fill(monkeypatch)
+    answer = (SUBMISSIONS / "complete_vacuum.py").read_text(encoding="utf-8")
+    assert _rows(progress_file, "alice") == {"sessions": 2, "events": 2, "user_states": 1}
+    assert await oublier_ma_progression(answer) is True
+    out = capsys.readouterr().out
+    assert "✔ Vous êtes oublié, et le témoin est intact" in out
+    assert _rows(progress_file, "alice") == {"sessions": 0, "events": 0, "user_states": 0}
+    assert _rows(progress_file, "bob") == {"sessions": 2, "events": 2, "user_states": 1}
+    assert _rows(progress_file, progress.CONTROL_USER)["events"] == 1
+    data = progress_file.read_bytes() + (
+        Path(f"{progress_file}-wal").read_bytes() if Path(f"{progress_file}-wal").exists() else b""
+    )
+    assert b"alice" not in data and b"bob" in data  # the same search finds the control
+    assert mon_parcours().empty
+    _as(monkeypatch, "bob")
+    assert not mon_parcours().empty
+
+
+async def test_an_oublier_that_leaves_user_states_is_told_so(monkeypatch, progress_file, capsys):
+    """The seed's answer (sessions through the API only): the check sees the user_states row."""
+    _fill(monkeypatch)
+    answer = (SUBMISSIONS / "graine.py").read_text(encoding="utf-8")
+    assert await oublier_ma_progression(answer) is False
+    out = capsys.readouterr().out
+    assert "✘ Il reste de vous des lignes ou des octets" in out
+    assert _rows(progress_file, "alice") == {"sessions": 0, "events": 0, "user_states": 1}
+
+
+# -- starting a lesson again --------------------------------------------------------------------
+
+
+def _run_lesson(name: str, folder: Path) -> None:
+    nb = nbformat.read(SOLUTIONS / name, as_version=4)
+    NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
+    ).execute(env=network_free_env(), cwd=str(folder))
+
+
+@pytest.mark.slow
+def test_recommencer_removes_what_the_lesson_made_and_its_progress_only(
+    tmp_path, monkeypatch, capsys
+):
+    """Lesson 3 is run in a copy of the lessons' folder: the files it leaves are exactly what
+    recommencer("03") removes; another lesson's file, the learner's own file and the progress of
+    the other steps stay."""
+    folder = tmp_path / "lecons"
+    shutil.copytree(REPO / "notebooks" / "lecons", folder)
+    (folder / "lecon02.db").write_bytes(b"")  # another lesson's file
+    (folder / "mes_notes.db").write_text("à moi")  # the learner's own
+    before = set(folder.iterdir())
+    _as(monkeypatch, "alice")  # the lesson's kernel inherits it
+    _run_lesson("03_ce_que_contient_le_fichier.ipynb", folder)
+    made = {p.name for p in set(folder.iterdir()) - before}
+    assert made and all(name.startswith("lecon03.db") for name in made), made
+    progress.reset_cache()
+    # the lesson's own check cell recorded its exercise, and its bilan the number of quizzes
+    ran = [m for s, m in progress._events() if s == "03"]
+    assert {"type": "exercice", "exercice": "requete_niveau"} in ran
+    lesson = nbformat.read(SOLUTIONS / "03_ce_que_contient_le_fichier.ipynb", as_version=4)
+    quizzes = sum(c.source.startswith("Quiz(") for c in lesson.cells)
+    assert quizzes and [m["total"] for m in ran if m["type"] == "bilan"] == [quizzes]
+    record("02", "quiz", quiz="l2-a", option=0, juste=True)
+    assert sorted(recommencer("03", folder)) == sorted(made)
+    assert set(folder.iterdir()) == before
+    progress.reset_cache()
+    steps = {s for s, _m in progress._events()}
+    assert "03" not in steps and "02" in steps
+    assert "Leçon 3 recommencée" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="Leçon inconnue"):
+        recommencer("99", folder)
+
+
+def test_make_recommencer_runs_the_same_command():
+    dry = subprocess.run(
+        ["make", "-n", "--no-print-directory", "recommencer", "LECON=04"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert 'cd notebooks/lecons && "' in dry and '-m course.progress recommencer "04"' in dry
+
+
+def test_the_command_line_recommencer(tmp_path):
+    (tmp_path / "lecon05.db").write_bytes(b"")
+    (tmp_path / "lecon05.db-wal").write_bytes(b"")
+    (tmp_path / "lecon01.db").write_bytes(b"")
+    done = subprocess.run(
+        [sys.executable, "-m", "course.progress", "recommencer", "5", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lecon01.db"]
