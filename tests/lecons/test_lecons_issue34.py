@@ -1,0 +1,88 @@
+"""Issue 34, the lessons' side: quiz options that do not give the answer away in any notebook,
+code cells a learner reads without typography escapes, files numbered in the path's order."""
+
+from __future__ import annotations
+
+import collections
+import re
+
+import nbformat
+import pytest
+from helpers import REPO
+from notebook_text import tags
+from parcours import GLOSSARY, PARCOURS, START
+from predictions import build
+
+SOLUTIONS = REPO / "solutions" / "lecons"
+# every notebook with quizzes: the start page, each step of the path, the glossary
+WITH_QUIZZES = [START, *PARCOURS.notebooks, GLOSSARY]
+MAX_LONGEST_SHARE = 1 / 3  # of a notebook's quizzes whose right option is the longest
+MAX_POSITION_SHARE = 1 / 2  # of a notebook's quizzes whose right option is at one place
+# what a learner reads: every notebook of the student version and of the sources
+READ_BY_LEARNERS = sorted((REPO / "notebooks").rglob("*.ipynb")) + sorted(
+    (REPO / "solutions").rglob("*.ipynb")
+)
+# an escape written for typography (spaces, quotes, dashes, ellipsis) instead of the character
+TYPOGRAPHY_ESCAPE = re.compile(
+    r"\\(?:u00a0|u202f|u2009|u00ab|u00bb|u2019|u2018|u201c|u201d|u2013|u2014|u2026|xa0)"
+    r"|\\N\{(?:NO-BREAK SPACE|NARROW NO-BREAK SPACE|[A-Z -]*QUOTATION MARK|EM DASH|EN DASH)\}",
+    re.IGNORECASE,
+)
+
+
+def quizzes(name: str):
+    cells = nbformat.read(SOLUTIONS / name, as_version=4).cells
+    return [(cell.id, build(cell.source)) for cell in cells if "quiz" in tags(cell)]
+
+
+def right_is_longest(quiz) -> bool:
+    """Ties count: a right option as long as the longest is read as the longest."""
+    right = len(quiz.options[quiz.indice_juste].texte)
+    return right >= max(len(o.texte) for o in quiz.options)
+
+
+def giveaways(found) -> tuple[list[str], dict[int, int]]:
+    longest = [ident for ident, quiz in found if right_is_longest(quiz)]
+    return longest, collections.Counter(quiz.position_juste for _id, quiz in found)
+
+
+@pytest.mark.parametrize("name", WITH_QUIZZES)
+def test_no_quiz_gives_its_answer_by_length_or_place(name: str):
+    found = quizzes(name)
+    if not found:
+        return
+    longest, places = giveaways(found)
+    assert len(longest) <= MAX_LONGEST_SHARE * len(found), (name, longest)
+    assert max(places.values()) <= MAX_POSITION_SHARE * len(found), (name, dict(places))
+
+
+def test_control_the_longest_right_option_is_counted():
+    """Lengthen every right option of lesson 1: each quiz counts, and the check fails."""
+    name = PARCOURS.lessons[0]
+    found = quizzes(name)
+    lengthened = []
+    for ident, quiz in found:
+        right = quiz.options[quiz.indice_juste]
+        longer = type(right)(right.texte + " " + "x" * 200, True, right.explication)
+        options = [longer if o.juste else o for o in quiz.options]
+        lengthened.append((ident, type(quiz)(quiz.question, options, ident=quiz.ident)))
+    longest, _places = giveaways(lengthened)
+    assert len(longest) == len(found) > MAX_LONGEST_SHARE * len(found)
+
+
+def test_code_a_learner_reads_has_no_typography_escapes():
+    """Every code cell of every notebook: the real character, never its escape."""
+    assert len(READ_BY_LEARNERS) >= 2 * len(WITH_QUIZZES)
+    found = []
+    for path in READ_BY_LEARNERS:
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code" and TYPOGRAPHY_ESCAPE.search(cell.source):
+                found.append(f"{path.relative_to(REPO)} {cell.id}")
+    assert found == [], found
+
+
+def test_control_an_escape_in_a_code_cell_is_found():
+    for source in ('print("Ouvert\\u00a0:", x)', 'f"{n}\\N{NO-BREAK SPACE}!"', 'm = "\\xa0»"'):
+        assert TYPOGRAPHY_ESCAPE.search(source), source
+    # the escapes the lessons teach are content, not typography: « d\u00e9corateurs »
+    assert not TYPOGRAPHY_ESCAPE.search('TEMOIN = "d\\\\u00e9corateurs"')
