@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import re
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -86,3 +87,26 @@ def test_control_an_escape_in_a_code_cell_is_found():
         assert TYPOGRAPHY_ESCAPE.search(source), source
     # the escapes the lessons teach are content, not typography: « d\u00e9corateurs »
     assert not TYPOGRAPHY_ESCAPE.search('TEMOIN = "d\\\\u00e9corateurs"')
+
+
+def numbered_in_order(names: list[str]) -> bool:
+    """The files' numbers rise with the path, each once."""
+    numbers = [int(name[:2]) for name in names]
+    return numbers == sorted(set(numbers))
+
+
+def test_files_are_numbered_in_the_paths_order():
+    assert all(name[:2].isdigit() for name in PARCOURS.notebooks), PARCOURS.notebooks
+    assert numbered_in_order([START, *PARCOURS.notebooks]), PARCOURS.notebooks
+    # the annex checks the learner's TP: it comes after it, and after the lesson 7 before it
+    assert PARCOURS.appendices and all(name not in PARCOURS.lessons for name in PARCOURS.appendices)
+    # control: the order issue 34 found (the annex numbered 06, after lesson 07) is refused
+    assert not numbered_in_order(["05_x.ipynb", "07_y.ipynb", "06_annexe_adk.ipynb"])
+
+
+def test_the_readme_lists_every_notebook_of_the_path_in_its_order():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    table = readme.split("### Les leçons", 1)[1].split("\n### ", 1)[0]
+    rows = re.findall(r"^\| `([\w-]+)` \|", table, re.M)
+    expected = [Path(name).stem for name in (START, *PARCOURS.notebooks, GLOSSARY)]
+    assert rows == expected
