@@ -110,3 +110,17 @@ def test_the_readme_lists_every_notebook_of_the_path_in_its_order():
     rows = re.findall(r"^\| `([\w-]+)` \|", table, re.M)
     expected = [Path(name).stem for name in (START, *PARCOURS.notebooks, GLOSSARY)]
     assert rows == expected
+
+
+def test_lesson_3s_read_only_connection_closes_last_and_leaves_the_wal(executed_lessons):
+    """What lesson 5 (l5-c05) says of lesson 3, on lesson 3's own run: its `lecture`
+    (mode=ro) closes after the service, so lecon03.db-wal stays; lesson 5, whose last
+    connection can write, leaves no -wal (the control)."""
+    _nb, _s, folder3 = executed_lessons["03_ce_que_contient_le_fichier.ipynb"]
+    assert sorted(p.name for p in folder3.glob("lecon03.db*")) == [
+        "lecon03.db",
+        "lecon03.db-shm",
+        "lecon03.db-wal",
+    ]
+    _nb, _s, folder5 = executed_lessons["05_reprendre_apres_redemarrage.ipynb"]
+    assert sorted(p.name for p in folder5.glob("lecon05.db*")) == ["lecon05.db"]
