@@ -98,6 +98,7 @@ async def test_adk_escapes_on_create_and_writes_utf8_after_its_sql_merge(tmp_pat
 # ------------------------------------------------------------------ issue 34's fact slips
 
 
+@pytest.mark.slow  # two Pythons that import SQLAlchemy's asyncio (about 3 s)
 def test_greenlet_is_outside_the_db_extra_and_the_async_engine_needs_it_as_lesson_1_says():
     """SQLAlchemy 2.1 lists greenlet only under its `asyncio` extra, ADK's `db` extra asks for
     neither, and without greenlet the async engine (DatabaseSessionService) cannot load."""

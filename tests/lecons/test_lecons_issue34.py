@@ -112,6 +112,7 @@ def test_the_readme_lists_every_notebook_of_the_path_in_its_order():
     assert rows == expected
 
 
+@pytest.mark.slow
 def test_lesson_3s_read_only_connection_closes_last_and_leaves_the_wal(executed_lessons):
     """What lesson 5 (l5-c05) says of lesson 3, on lesson 3's own run: its `lecture`
     (mode=ro) closes after the service, so lecon03.db-wal stays; lesson 5, whose last
