@@ -135,11 +135,11 @@ LESSONS: tuple[Lesson, ...] = (
         ("lecon07.db*", "lecon07-instances"),
     ),
     Lesson(
-        "06",
+        "08",
         "annexe",
         "Les étapes clés avec google-adk 2.10",
-        "06_annexe_adk.ipynb",
-        "l6-",
+        "08_annexe_adk.ipynb",
+        "l6-",  # the annex's quiz keys kept their first name (their shuffled order depends on it)
         ("annexe_adk.db*", "annexe_adk_neuf.db*"),
     ),
 )

@@ -145,7 +145,7 @@ def test_the_start_page_shows_it_and_the_annex_invites_to_forget_without_doing_i
     assert any(
         c.cell_type == "code" and c.source.rstrip().endswith("mon_parcours()") for c in start.cells
     )
-    annex = nbformat.read(SOLUTIONS / "06_annexe_adk.ipynb", as_version=4)
+    annex = nbformat.read(SOLUTIONS / "08_annexe_adk.ipynb", as_version=4)
     invitation = [
         c for c in annex.cells if "oublier_ma_progression" in c.source and (c.cell_type == "code")
     ]

@@ -28,8 +28,8 @@ from course.sessions import SqliteSessionService
 # the criteria table's count (course/labo/criteria.py), as the messages state it
 N = len(CRITERIA)
 
-APPENDIX = REPO / "solutions" / "lecons" / "06_annexe_adk.ipynb"
-STUDENT_APPENDIX = REPO / "notebooks" / "lecons" / "06_annexe_adk.ipynb"
+APPENDIX = REPO / "solutions" / "lecons" / "08_annexe_adk.ipynb"
+STUDENT_APPENDIX = REPO / "notebooks" / "lecons" / "08_annexe_adk.ipynb"
 LESSON_2 = REPO / "solutions" / "lecons" / "02_brancher_sqlite.ipynb"
 TP_SOLUTION = REPO / "solutions" / "oublier" / "oublier.ipynb"
 TP_STUDENT = REPO / "notebooks" / "oublier" / "oublier.ipynb"
@@ -115,7 +115,7 @@ def test_without_adk_the_first_cell_stops_with_what_to_do(tmp_path: Path, networ
     assert f"google-adk 2.10 manque dans cet environnement{NBSP}:" in str(error.value)
     assert "make lab" in str(error.value)
     ran = [c.id for c in nb.cells if c.cell_type == "code" and c.get("outputs")]
-    assert ran == ["l6-c02"], "nothing after the failed import runs, so nothing claims a result"
+    assert ran == ["l8-c02"], "nothing after the failed import runs, so nothing claims a result"
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +127,7 @@ def in_an_empty_folder(tmp_path_factory) -> dict[str, str]:
 
 @pytest.mark.slow
 def test_in_an_empty_folder_it_says_which_lesson_makes_the_file(in_an_empty_folder):
-    out = in_an_empty_folder["l6-c04"]
+    out = in_an_empty_folder["l8-c04"]
     assert "tuteur.db : absent de ce dossier." in out
     assert "lecon02.db : absent de ce dossier." in out
     assert "exécutez d'abord la leçon 2 (02_brancher_sqlite.ipynb), qui écrit lecon02.db" in out
@@ -135,23 +135,23 @@ def test_in_an_empty_folder_it_says_which_lesson_makes_the_file(in_an_empty_fold
     assert "Sessions d'Alice dans la copie : 2" in out  # the demo's two sittings
     assert (
         "Votre TP est introuvable : ../oublier/oublier.ipynb n'existe pas"
-        in (in_an_empty_folder["l6-c16"])
+        in (in_an_empty_folder["l8-c16"])
     )
-    assert "critères respectés" not in in_an_empty_folder["l6-c16"]
+    assert "critères respectés" not in in_an_empty_folder["l8-c16"]
 
 
 def test_the_appendix_shows_each_step_with_adk(in_an_empty_folder):
     out = in_an_empty_folder
-    names = out["l6-c25"]
+    names = out["l8-c25"]
     assert "google-adk 2.10.0 est installé." in names and "Agent est LlmAgent : True" in names
     assert "run_async du Runner d'ADK : ['user_id', 'session_id', 'new_message']" in names
     assert "le message, pour ADK : google.genai.types.Content 'Bonjour'" in names
     assert "from google.adk.sessions import GetSessionConfig : ImportError" in names
     assert "GetSessionConfig vient de google.adk.sessions.base_session_service" in names
-    listing = out["l6-c06"]
+    listing = out["l8-c06"]
     assert listing.count("événements chargés : 0") == 2
     assert "2 événements relus par ADK" in listing and GREETING_AT_4.search(listing)
-    missing = out["l6-c09"]
+    missing = out["l8-c09"]
     for name in ("close", "__aenter__", "db_path", "list_events"):
         assert f"le service d'ADK a-t-il {name} ? non" in missing
     assert "_db_path = 'annexe_adk.db'" in missing
@@ -160,15 +160,15 @@ def test_the_appendix_shows_each_step_with_adk(in_an_empty_folder):
         missing
     )
     assert "index en plus des clés primaires : []" in missing
-    survives = out["l6-c14"]
+    survives = out["l8-c14"]
     assert counts_line(survives, "Alice") == (0, 0, 1)
     assert counts_line(survives, "Bob")[1] > 0  # the control, untouched
     assert GREETING_AT_4.search(survives)
-    checkpoint = out["l6-c26"]
+    checkpoint = out["l8-c26"]
     assert "mode du journal : delete" in checkpoint
     assert "PRAGMA wal_checkpoint(TRUNCATE) : (0, -1, -1)" in checkpoint
     assert "à côté du fichier : ['annexe_adk_neuf.db']" in checkpoint
-    other_way = out["l6-c19"]
+    other_way = out["l8-c19"]
     assert "le service du cours relit : 1 session de Bob" in other_way
     assert "mode du journal, ensuite : wal" in other_way and "ADK relit encore : 1" in other_way
     # Bob's surname was in the copy (the control) and no file of the appendix is left
@@ -181,9 +181,9 @@ def test_quiz_explanations_name_a_cell_that_ran(in_an_empty_folder):
     nb = nbformat.read(APPENDIX, as_version=4)
     quizzes = {c.id: c.source for c in nb.cells if "quiz" in c.metadata.get("tags", [])}
     assert "La cellule précédente" not in "".join(quizzes.values())
-    assert "La cellule de la section 1 le montre" in quizzes["l6-c23"]
-    assert "2 événements relus par ADK" in in_an_empty_folder["l6-c06"]
-    assert "(0, -1, -1)" in quizzes["l6-c17"] and "(0, -1, -1)" in in_an_empty_folder["l6-c26"]
+    assert "La cellule de la section 1 le montre" in quizzes["l8-c23"]
+    assert "2 événements relus par ADK" in in_an_empty_folder["l8-c06"]
+    assert "(0, -1, -1)" in quizzes["l8-c17"] and "(0, -1, -1)" in in_an_empty_folder["l8-c26"]
 
 
 @pytest.mark.slow
@@ -201,10 +201,10 @@ def test_on_lesson_2s_file_it_checks_the_learners_own_oublier(tmp_path: Path, ru
     notes = lecons / "annexe_adk_mes_notes.txt"  # the learner's, with a name like the annex's
     notes.write_text("à garder")
     out = printed(run(APPENDIX, lecons, kernel_env()))
-    assert "annexe_adk.db : une copie de votre lecon02.db." in out["l6-c04"]
-    assert f"Sessions d'Alice dans la copie : {alice}" in out["l6-c04"] and alice >= 3
-    assert out["l6-c06"].count("événements chargés : 0") == alice
-    checked = out["l6-c16"]
+    assert "annexe_adk.db : une copie de votre lecon02.db." in out["l8-c04"]
+    assert f"Sessions d'Alice dans la copie : {alice}" in out["l8-c04"] and alice >= 3
+    assert out["l8-c06"].count("événements chargés : 0") == alice
+    checked = out["l8-c16"]
     assert f"{N}/{N} critères respectés sur la base d'exemple écrite par google-adk 2.10" in checked
     assert "Ce n'est pas une note" in checked and "DELETE" not in checked
     assert hashlib.sha256(own.read_bytes()).hexdigest() == before
@@ -227,14 +227,14 @@ def test_an_unwritten_oublier_and_a_file_without_alice_are_named(tmp_path: Path)
 
     asyncio.run(only_bob())
     out = printed(run(APPENDIX, lecons, dict(kernel_env(), TUTEUR_DB=str(other))))
-    assert f"{other} : présent, sans session d'Alice." in out["l6-c04"]
-    assert "lecon02.db : absent de ce dossier." in out["l6-c04"]
-    assert "annexe_adk.db : les deux séances de démonstration d'Alice" in out["l6-c04"]
+    assert f"{other} : présent, sans session d'Alice." in out["l8-c04"]
+    assert "lecon02.db : absent de ce dossier." in out["l8-c04"]
+    assert "annexe_adk.db : les deux séances de démonstration d'Alice" in out["l8-c04"]
     assert (
         "Votre fonction oublier n'est pas encore écrite dans ../oublier/oublier.ipynb"
-        in out["l6-c16"]
+        in out["l8-c16"]
     )
-    assert "critères respectés" not in out["l6-c16"]
+    assert "critères respectés" not in out["l8-c16"]
 
 
 def tp_answer(path: Path = TP_SOLUTION) -> str:

@@ -47,10 +47,10 @@ EXPECTED = {
     "00_commencer_ici.ipynb": (2, 0, 0, 0),
     "01_choisir_un_service.ipynb": (6, 3, 0, 0),
     "02_brancher_sqlite.ipynb": (6, 1, 1, 1),
-    "03_ce_que_contient_le_fichier.ipynb": (7, 1, 1, 1),
+    "03_ce_que_contient_le_fichier.ipynb": (8, 1, 1, 1),
     "04_effacer_un_eleve.ipynb": (7, 1, 1, 0),
     "05_reprendre_apres_redemarrage.ipynb": (7, 1, 0, 2),
-    "06_annexe_adk.ipynb": (5, 0, 0, 0),
+    "08_annexe_adk.ipynb": (5, 0, 0, 0),
     "07_partager_la_memoire.ipynb": (8, 1, 0, 1),
     "glossaire.ipynb": (2, 0, 0, 0),
 }

@@ -19,7 +19,7 @@ from course.sessions._schema import INDEX_NAMES
 SOLUTIONS = REPO / "solutions" / "lecons"
 TP = REPO / "solutions" / "oublier" / "oublier.ipynb"
 LESSONS = PARCOURS.lessons  # before the TP (parcours.py reads them from the start page)
-APPENDIX = "06_annexe_adk.ipynb"  # for its own claims (cells l6-…)
+APPENDIX = "08_annexe_adk.ipynb"  # for its own claims (cells l8-…)
 BOX = "> **Du cours ou d'ADK\u00a0?**"
 # a course name -> the import a learner writes with google-adk 2.10 instead (None: the course's own)
 ADK_IMPORT = {
@@ -181,7 +181,7 @@ def test_no_lesson_leaves_personal_data_in_the_files_it_makes(executed_lessons, 
     assert re.search(r"Où se lit « Lemercier » : \[.*'lecon04\.db'.*\]", tidy), tidy
     assert "Fichiers de la leçon après le rangement : []" in tidy
     # and the annex's search found it in its copy before it removed its files
-    tidy = text_of(executed_lessons[APPENDIX][0], "l6-c19")
+    tidy = text_of(executed_lessons[APPENDIX][0], "l8-c19")
     assert re.search(r"Où se lit « Lemercier » : \[.*'annexe_adk\.db'.*\]", tidy), tidy
     assert "Fichiers de l'annexe après le rangement : []" in tidy
 

@@ -18,14 +18,14 @@ from parcours import START, TP
 
 SOLUTIONS = REPO / "solutions" / "lecons"
 STUDENT = REPO / "notebooks" / "lecons"
-NEW = "08_nouvelle_lecon.ipynb"
+NEW = "09_nouvelle_lecon.ipynb"  # after lesson 7 and the annex, 08
 MODEL = "05_reprendre_apres_redemarrage.ipynb"  # the new lesson is a renumbered copy of it
 # tests that take their notebook list from the path, one that takes every notebook of the
 # folder, and the one that checks the page against the folder
 FROM_THE_FOLDER = "tests/lecons/test_lecons.py::test_sources_are_clean_and_structured"
 FROM_THE_PATH = (
     "tests/lecons/test_parcours.py::test_every_lesson_has_a_recap",
-    "tests/lecons/test_predictions.py::test_nothing_before_a_prediction_quiz_states_its_answer",
+    "tests/lecons/test_predictions.py::test_every_lesson_keeps_a_prediction_quiz",
     "tests/lecons/test_lecons_issue21.py::test_one_register_one_term_and_names_with_a_capital",
 )
 ORDER = "tests/lecons/test_parcours.py::test_the_start_page_gives_the_order_and_the_computed_times"
@@ -71,7 +71,7 @@ def test_the_path_reads_a_new_lesson_before_or_after_the_tp(tmp_path: Path):
     assert path.lessons == [*before.lessons, "06_lecon_six.ipynb"]
     assert (path.after_tp, path.appendices) == (before.after_tp, before.appendices)
     shutil.copy(SOLUTIONS / START, tmp_path / START)
-    with_row(tmp_path, before.after_tp[-1], new_row("8", NEW))
+    with_row(tmp_path, before.after_tp[-1], new_row("9", NEW))
     path = parcours.read(tmp_path)
     assert path.after_tp == [*before.after_tp, NEW] and path.lessons == before.lessons
     assert path.notebooks == [*before.notebooks[:-1], NEW, before.notebooks[-1]]
@@ -87,7 +87,7 @@ def test_a_start_page_without_the_path_is_an_error(tmp_path: Path):
 
 
 def course_copy(dest: Path, row: str | None) -> Path:
-    """This checkout's tests and lessons in ``dest``, with lesson 8 (a renumbered lesson 5) in
+    """This checkout's tests and lessons in ``dest``, with lesson 9 (a renumbered lesson 5) in
     both trees and, if ``row`` is given, its row on the start page; nothing in tests edited."""
     dest.mkdir()
     shutil.copy(REPO / "pyproject.toml", dest)
@@ -96,7 +96,7 @@ def course_copy(dest: Path, row: str | None) -> Path:
     )
     for tree, target in ((SOLUTIONS, "solutions/lecons"), (STUDENT, "notebooks/lecons")):
         shutil.copytree(tree, dest / target)
-        nbformat.write(renumbered(tree / MODEL, 8), dest / target / NEW)
+        nbformat.write(renumbered(tree / MODEL, 9), dest / target / NEW)
     (dest / "grader").symlink_to(REPO / "grader")
     with_row(dest / "solutions" / "lecons", parcours.PARCOURS.after_tp[-1], row)
     return dest
@@ -124,14 +124,14 @@ def run_pytest(copy: Path, *args: str) -> dict[str, str]:
 
 @pytest.mark.slow
 def test_a_new_lesson_reaches_the_lesson_tests_with_no_edit_in_tests(tmp_path: Path):
-    """In a copy with lesson 8 and its row, the tests that go over the lessons run on it and
+    """In a copy with lesson 9 and its row, the tests that go over the lessons run on it and
     pass, and the page check passes; the control, the same copy without the row, fails the
-    page check (a lesson the path forgets) and gives lesson 8 none of those tests."""
+    page check (a lesson the path forgets) and gives lesson 9 none of those tests."""
     tests = (FROM_THE_FOLDER, *FROM_THE_PATH)
     files = sorted({node.split("::")[0] for node in (*tests, ORDER)})
     names = " or ".join(node.split("::")[1] for node in tests)
-    args = ["-k", f"(08_nouvelle and ({names})) or {ORDER.split('::')[1]}", *files]
-    added = run_pytest(course_copy(tmp_path / "avec", new_row("8", NEW)), *args)
+    args = ["-k", f"(09_nouvelle and ({names})) or {ORDER.split('::')[1]}", *files]
+    added = run_pytest(course_copy(tmp_path / "avec", new_row("9", NEW)), *args)
     assert added == {ORDER: "PASSED", **{f"{test}[{NEW}]": "PASSED" for test in tests}}
     forgotten = run_pytest(course_copy(tmp_path / "sans", None), *args)
     assert forgotten == {ORDER: "FAILED", f"{FROM_THE_FOLDER}[{NEW}]": "PASSED"}

@@ -164,14 +164,14 @@ def test_lesson_5_deleted_session_check_returns_a_session_that_exists(run_until,
 
 
 def test_appendix_count_finds_sessions_that_adk_did_not_delete(run_until, executed_lessons):
-    lesson = "06_annexe_adk.ipynb"
+    lesson = "08_annexe_adk.ipynb"
     gone = "Alice : 0 session(s), 0 événement(s), 1 ligne(s) dans user_states"
-    assert gone in written(executed_lessons, lesson, "l6-c14")
+    assert gone in written(executed_lessons, lesson, "l8-c14")
     kept = run_until(
         lesson,
-        "l6-c14",
+        "l8-c14",
         (
-            "l6-c14",
+            "l8-c14",
             'await adk.delete_session(app_name=APP_NAME, user_id="alice", session_id=s.id)',
             "pass",
         ),
@@ -181,14 +181,14 @@ def test_appendix_count_finds_sessions_that_adk_did_not_delete(run_until, execut
 
 
 def test_appendix_listing_shows_a_wal_when_the_adk_file_has_one(run_until, executed_lessons):
-    lesson = "06_annexe_adk.ipynb"
+    lesson = "08_annexe_adk.ipynb"
     no_wal = "créé par ADK       : mode delete ; pendant une lecture : ['annexe_adk_neuf.db']"
-    assert no_wal in written(executed_lessons, lesson, "l6-c09")
+    assert no_wal in written(executed_lessons, lesson, "l8-c09")
     in_wal = run_until(
         lesson,
-        "l6-c09",
+        "l8-c09",
         (
-            "l6-c09",
+            "l8-c09",
             "neuf = AdkSqliteSessionService(str(NEUF))",
             "sqlite3.connect(NEUF).execute('PRAGMA journal_mode = WAL').connection.close()\n"
             "neuf = AdkSqliteSessionService(str(NEUF))",

@@ -213,7 +213,7 @@ def student_side() -> dict[str, list[str]]:
 def test_no_place_a_learner_reads_holds_a_complete_erasure():
     places = student_side()
     assert any(p.startswith("course/") and p.endswith(".py") for p in places)
-    assert "notebooks/lecons/06_annexe_adk.ipynb" in places
+    assert "notebooks/lecons/08_annexe_adk.ipynb" in places
     assert "solutions/oublier/oublier.ipynb (version élève)" in places
     complete = [place for place, texts in places.items() if is_complete(erasure(texts))]
     assert complete == [], f"le corrigé du TP se lit ici : {complete}"
