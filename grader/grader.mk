@@ -70,9 +70,10 @@ collect: setup
 	$(GRADING)collect $(A) $(ARGS)
 
 ## make zip-collect: submissions from an LMS or e-mail, zips in grader/downloaded/<A>/archive/;
-## adds new students and newer copies, never clears (grading.zip_collect), names every bad file
+## adds new students and newer copies, never clears (grading.zip_collect), names every bad file;
+## SANS_HEURE=a-l-heure|retard: the rule for copies whose submission time no archive proves
 zip-collect: setup
-	$(GRADING)zip_collect $(A) $(ARGS)
+	$(GRADING)zip_collect $(A) $(if $(SANS_HEURE),--sans-heure=$(SANS_HEURE)) $(ARGS)
 
 ## make duedate DATE="2025-03-14 18:00:00 Europe/Paris": the assignment's due date (gradebook)
 duedate: setup
