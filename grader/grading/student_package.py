@@ -58,8 +58,6 @@ TOP = "memoire-tuteur"
 ARCHIVE_NAME = "memoire-tuteur-eleve.zip"
 MIN_LINE = 24  # a solution line shorter than this (``conn.close()``) is not specific to it
 MIN_INPUT = 5  # a hidden input shorter than this (``%``, ``3``) is no secret by itself
-_SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.DOTALL)
-_HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.DOTALL)
 _MARKERS = ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
 
 # `make lab` for a student (student_package.mk): the course Makefile's set-up and lab recipes,
@@ -113,9 +111,20 @@ def package_files(repo: Path = REPO, chosen: Iterable[str] | None = None) -> dic
     return files
 
 
+def _regions(source: str, begin: str, end: str) -> list[str]:
+    """The texts between nbgrader's `begin` and `end` markers (a region without its end runs to
+    the cell's end, as nbgrader reads it)."""
+    found, pos = [], 0
+    while (start := source.find(begin, pos)) >= 0:
+        stop = source.find(end, start)
+        found.append(source[start + len(begin) : stop if stop >= 0 else len(source)])
+        pos = stop if stop >= 0 else len(source)
+    return found
+
+
 def _solution_texts(source: str, is_code: bool) -> list[str]:
     if is_code:
-        return [m.group(1) for m in _SOLUTION.finditer(source)]
+        return _regions(source, "### BEGIN SOLUTION", "### END SOLUTION")
     return [source]
 
 
@@ -200,7 +209,7 @@ def secrets(repo: Path = REPO, chosen: Iterable[str] | None = None) -> list[Secr
                     for line in _lines(text, MIN_LINE):
                         origin = f"{rel}, solution «\u00a0{name}\u00a0»"
                         found.setdefault(line, Secret(line, origin))
-            for hidden in _HIDDEN.findall(cell.source):
+            for hidden in _regions(cell.source, "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"):
                 for line in _lines(hidden, 1):
                     origin = f"{rel}, test caché «\u00a0{name}\u00a0»"
                     found.setdefault(line, Secret(line, origin))
