@@ -306,12 +306,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out",
         type=Path,
+        metavar="DOSSIER",
         default=REPO / "build" / "paquet-eleve",
         help="dossier où écrire le zip (par défaut build/paquet-eleve)",
     )
     parser.add_argument(
         "--tp",
         nargs="*",
+        metavar="TP",
         default=None,
         help="les TP donnés aux élèves (par défaut tous\u00a0: oublier oublier_partage)",
     )
