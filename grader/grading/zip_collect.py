@@ -40,7 +40,9 @@ its dates come from the student's own computer and prove nothing. Submission tim
   dates it: ``--sans-heure a-l-heure`` (``make zip-collect SANS_HEURE=a-l-heure``: the due date,
   on time) or ``--sans-heure retard`` (the date the archive reached the instructor, its date on
   disk: late if it came after the due date). Without a rule such copies are collected without
-  ``timestamp.txt`` and the command exits with status 1, asking for one;
+  ``timestamp.txt`` and the command exits with status 1, asking for one. Once a rule has dated
+  a copy it is kept in ``<downloaded>/<assignment>/regle-sans-heure.txt``: later runs apply it
+  without being told, and refuse another;
 - ``timestamp.txt`` gets the time (UTC, as nbgrader reads it) and ``heure-de-rendu.txt`` says in
   French how it was found: the class report shows it next to the lateness.
 """
@@ -84,6 +86,7 @@ UNDATED_RULES = {
     "a-l-heure": "à l'heure, datée de la date limite (SANS_HEURE=a-l-heure)",
     "retard": "datée de l'arrivée de l'archive chez vous (SANS_HEURE=retard)",
 }
+RULE_FILE = "regle-sans-heure.txt"  # in <downloaded>/<assignment>/: the rule once applied
 DOS_SLACK = 14 * 3600  # a DOS date has no zone: the widest gap between two zones
 _NAME_TOKENS = re.compile(r"[\s_.\-+]+")
 
@@ -351,6 +354,7 @@ def zip_collect(
         raise FileNotFoundError(
             f"Aucun dossier {archive_dir}\u00a0: déposez-y les archives (zip) ou les notebooks."
         )
+    undated = _one_rule(base / RULE_FILE, undated)
     expected = sorted(p.name for p in (dirs.release / assignment).glob("*.ipynb"))
     if not expected:
         expected = sorted(p.name for p in (dirs.source / assignment).glob("*.ipynb"))
@@ -363,10 +367,29 @@ def zip_collect(
         )
         due = _due(dirs.db_url, assignment) if undated == "a-l-heure" else None
         _write(dirs.submitted, assignment, base, chosen, report, undated, due)
+        if undated and any(UNDATED_RULES[undated] in line for line in report.dated):
+            (base / RULE_FILE).write_text(undated + "\n", encoding="utf-8")
     finally:
         for zf in opened:
             zf.close()
     return report
+
+
+def _one_rule(path: Path, undated: str | None) -> str | None:
+    """The rule for undated copies, the same for the whole class: the one already applied to a
+    copy of this assignment (``RULE_FILE``) is kept when none is given, and another is refused."""
+    try:
+        applied = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return undated
+    if applied not in UNDATED_RULES:
+        raise ValueError(f"{path}\u00a0: règle {quoted(applied)} inconnue, fichier abîmé.")
+    if undated is not None and undated != applied:
+        raise ValueError(
+            f"SANS_HEURE={undated} refusé\u00a0: des copies de ce devoir sont déjà datées avec "
+            f"SANS_HEURE={applied} (noté dans {path}), et la règle est la même pour tous."
+        )
+    return applied
 
 
 def _choose(found, regexp, registered, expected, assignment, report) -> dict:

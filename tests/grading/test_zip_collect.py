@@ -235,7 +235,7 @@ def test_a_member_naming_another_student_is_set_aside(course):
 
 
 def test_lms_dates_become_submission_times_and_the_rest_follow_the_rule(course):
-    _register(course, "ana", "ben", "cyr", "dou", "eve")
+    _register(course, "ana", "ben", "cyr", "dou", "eve", "fay")
     due = nbgrader(
         course, "db", "assignment", "add", "oublier", f"--duedate=2025-03-14 18:00:00 {PARIS}"
     )
@@ -274,6 +274,15 @@ def test_lms_dates_become_submission_times_and_the_rest_follow_the_rule(course):
     assert _stamp(course, "ben") == "2025-03-16 06:00:00.000000 UTC"
     dating = course / "submitted" / "eve" / "oublier" / "heure-de-rendu.txt"
     assert "SANS_HEURE=a-l-heure" in dating.read_text(), dating.read_text()
+    # one rule for the class: another one later is refused, none given applies the same
+    other = grading(course, "zip_collect", "oublier", "--sans-heure=retard")
+    assert other.returncode == 2, other.stdout + other.stderr
+    assert "SANS_HEURE=retard refusé" in other.stderr and "SANS_HEURE=a-l-heure" in other.stderr
+    assert _stamp(course, "cyr") == "2025-03-14 17:00:00.000000 UTC"
+    _zip_dated(archive / "fay.zip", {"oublier.ipynb": (nb, (2025, 3, 2, 8, 0, 0), None)})
+    later = grading(course, "zip_collect", "oublier")
+    assert later.returncode == 0, later.stdout + later.stderr
+    assert _stamp(course, "fay") == "2025-03-14 17:00:00.000000 UTC"
 
     # graded: ben loses 2 points (two days started), the others are on time; the report says how
     # each copy was dated
