@@ -202,6 +202,20 @@ def _tag_end(text: str, pos: int) -> int:
             pos = stop.end()
 
 
+def _comment_end(text: str, pos: int) -> int:
+    """Index just past a comment whose text starts at `pos`, as the HTML tokenizer ends it:
+    ``<!-->`` and ``<!--->`` are whole comments, ``-->`` or ``--!>`` ends one, else the end."""
+    if text.startswith(">", pos):
+        return pos + 1
+    if text.startswith("->", pos):
+        return pos + 2
+    ends = [i for i in (text.find("-->", pos), text.find("--!>", pos)) if i >= 0]
+    if not ends:
+        return len(text)
+    first = min(ends)
+    return first + (3 if text.startswith("-->", first) else 4)
+
+
 class _OpenElements:
     """The parser's stack of open elements, as far as its depth goes (see above)."""
 
@@ -257,8 +271,7 @@ def bounded_cut(fragment: str, max_chars: int = MAX_HTML_CHARS, max_depth: int =
         if lt < 0 or lt >= max_chars:
             return min(length, max_chars)
         if fragment.startswith("<!--", lt):
-            close = fragment.find("-->", lt + 4)
-            end = length if close < 0 else close + 3
+            end = _comment_end(fragment, lt + 4)
         elif match := _TAG_START.match(fragment, lt):
             end = _tag_end(fragment, match.end())
             name = match.group(2).lower()

@@ -178,6 +178,9 @@ PATHOLOGICAL = {
     "quoted-gt": '<ul title="a>b"><li>' * 20000,
     "brackets": "[" * 100000,  # nbconvert's strip_files_prefix alone took 8.6 s on 40,000
     "comment-close": ("<!-- --><ol><li><em>" + "</x>" * 3) * 20000,
+    "empty-comment": "<!-->" + "<ul><li>" * 20000,  # a whole comment, not the start of one
+    "short-comment": "<!--->" + "<ol><li>" * 20000,
+    "bang-comment": "<!-- x --!>" + "<ul><li>" * 20000,
 }
 # Markdown and HTML a student writes: never cut, never noted
 ORDINARY = {
