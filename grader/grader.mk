@@ -46,7 +46,7 @@ unexport ID TEMOIN
 
 .PHONY: notebooks students collect zip-collect duedate grade feedback release-feedback export \
 	rapport formgrader demo-grading bench-grading \
-	sauvegarde restauration purge-sauvegardes donnees-eleve oublier-eleve
+	sauvegarde restauration purge-sauvegardes donnees-eleve oublier-eleve paquet-eleve
 
 ## make notebooks: regenerate ALL of notebooks/ from solutions/ with stock nbgrader (no outputs,
 ## stable cell ids); a throw-away gradebook so none is left in the repository (`make grade` adds
@@ -70,9 +70,10 @@ collect: setup
 	$(GRADING)collect $(A) $(ARGS)
 
 ## make zip-collect: submissions from an LMS or e-mail, zips in grader/downloaded/<A>/archive/;
-## adds new students and newer copies, never clears (grading.zip_collect), names every bad file
+## adds new students and newer copies, never clears (grading.zip_collect), names every bad file;
+## SANS_HEURE=a-l-heure|retard : la règle des copies dont aucune archive ne prouve l'heure de rendu
 zip-collect: setup
-	$(GRADING)zip_collect $(A) $(ARGS)
+	$(GRADING)zip_collect $(A) $(if $(SANS_HEURE),--sans-heure=$(SANS_HEURE)) $(ARGS)
 
 ## make duedate DATE="2025-03-14 18:00:00 Europe/Paris": the assignment's due date (gradebook)
 duedate: setup
@@ -164,3 +165,10 @@ oublier-eleve: setup
 	  $(if $(HELM_RELEASE),--helm-release $(HELM_RELEASE)) \
 	  $(if $(MOTS_DE_PASSE),--mots-de-passe-tljh $(abspath $(MOTS_DE_PASSE))) \
 	  -- "$$COURSE_LEARNER_ID"
+
+## make paquet-eleve [TP=oublier] : le zip à donner aux élèves, build/paquet-eleve/memoire-tuteur-eleve.zip :
+## leçons et TP générés (TP : ceux que vous donnez, par défaut tous), le paquet course et make lab,
+## jamais solutions/ ni grader/ ; refusé si une solution, un test ou une entrée cachés s'y trouvent
+TP ?=
+paquet-eleve: notebooks
+	$(GRADING)student_package $(if $(TP),--tp $(TP)) $(ARGS)

@@ -119,6 +119,8 @@ c.HTMLExporter.filters = {
     # so nbgrader's templates (formgrader's submission view, the feedback page) use them too.
     "markdown2html": "grading.safe_html.markdown2html",
     "clean_html": "grading.safe_html.clean_html",
+    # nbconvert's own regex is quadratic on a long line of "[" (student text): a linear twin
+    "strip_files_prefix": "grading.safe_html.strip_files_prefix",
 }
 # HTML outputs, raw cells and SVG go through clean_html; outputs' JavaScript and widgets are
 # dropped; formgrader's page gets the student's id and names escaped; output image paths (any URL)

@@ -192,6 +192,7 @@ def class_table(gradebook: Gradebook, assignment: str, autograded: Path | None) 
                 row[title] = row.get(title, 0.0) + float(grade.score or 0)
     df["submitted"] = df["student_id"].isin(points)
     df["seconds_late"] = [_late(t, d) for t, d in zip(df["timestamp"], df["duedate"], strict=True)]
+    df["dating"] = [_dating(autograded, s, assignment) for s in df["student_id"]]
     found = [_outcome(autograded, s, assignment) for s in df["student_id"]]
     submitted = list(df["submitted"])
     df["outcome"] = [
@@ -317,14 +318,27 @@ def _lateness(
     return f"{text} (−{points_text(penalty)}\u00a0pt)" if penalty else text
 
 
+def _dating(autograded: Path | None, student: str, assignment: str) -> str:
+    """How `make zip-collect` found the copy's submission time (grading.zip_collect), or ""."""
+    from .zip_collect import DATING_FILE
+
+    path = None if autograded is None else autograded / student / assignment / DATING_FILE
+    if path is None or not path.is_file() or path.is_symlink():
+        return ""
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        return fh.readline(400).strip()
+
+
 def _row_lateness(r: pd.Series) -> str:
-    return _lateness(
+    late = _lateness(
         r["seconds_late"],
         r["late_submission_penalty"],
         bool(r["submitted"]),
         r["timestamp"],
         r["duedate"],
     )
+    dating = r.get("dating") or ""
+    return f"{late} — heure\u00a0: {dating}" if dating and r["submitted"] else late
 
 
 def _share(value: float) -> str:

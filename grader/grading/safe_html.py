@@ -18,6 +18,16 @@ and ``EscapeStudentNames`` escapes the student's id and names formgrader writes 
 (an id comes from a zip folder's name); ``DropOutputFilenames`` removes the image paths an
 output's metadata may name (nbconvert puts them in ``<img src>`` as they are: any URL).
 Forbidden markup is shown as text, so the instructor sees what the student wrote.
+
+Every page renders in time linear in the student's text: bleach's parser walks the stack of open
+elements at each block tag, so its cost grows with size times nesting (``"<ul><li>" * 20000``,
+160 KB, took 78 s in ``make feedback`` and froze formgrader's server for a minute), and
+nbconvert's ``strip_files_prefix`` regex is quadratic on a long line of ``[``. Before sanitising,
+the text is cut where it passes ``MAX_SOURCE_CHARS`` (Markdown), ``MAX_HTML_CHARS`` (HTML) or
+``MAX_DEPTH`` open elements (counted by one linear scan that never counts fewer than bleach's
+parser keeps open); what follows the cut is shown as escaped plain text after a French note
+(``OVERFLOW_NOTE``), up to ``MAX_SHOWN_CHARS``. ``strip_files_prefix`` is replaced by a linear
+version under the same name.
 """
 
 from __future__ import annotations
@@ -33,7 +43,30 @@ from markupsafe import Markup
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.preprocessors import Preprocessor
 
-__all__ = ["DropOutputFilenames", "EscapeStudentNames", "clean_html", "markdown2html", "sanitize"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_HTML_CHARS",
+    "MAX_SHOWN_CHARS",
+    "MAX_SOURCE_CHARS",
+    "OVERFLOW_NOTE",
+    "DropOutputFilenames",
+    "EscapeStudentNames",
+    "bounded_cut",
+    "clean_html",
+    "markdown2html",
+    "sanitize",
+    "strip_files_prefix",
+]
+
+# A written answer of the TP is a few kB; these bounds keep a page under about a second each.
+MAX_SOURCE_CHARS = 50_000  # Markdown source rendered (mistune is about linear up to there)
+MAX_HTML_CHARS = 200_000  # HTML handed to bleach
+MAX_DEPTH = 40  # open elements at once (a Markdown list ten levels deep opens about 20)
+MAX_SHOWN_CHARS = 100_000  # of the text past the cut, shown as plain text
+OVERFLOW_NOTE = (
+    "Texte de l'élève trop long ou trop imbriqué pour être mis en forme\u00a0: la suite est "
+    "affichée telle qu'écrite, en texte brut."
+)
 
 TAGS = frozenset(
     {
@@ -130,9 +163,158 @@ _CLEANER = bleach.Cleaner(
 )
 
 
-def sanitize(fragment: str) -> str:
-    """`fragment` reduced to the allow-list; anything else is kept as visible text."""
-    return _CLEANER.clean(str(fragment))
+# What bleach's parser (html5lib) does with the allowed tags, as far as nesting goes (bleach turns
+# every other tag into text before the parser sees it): void elements never stay open; an end tag
+# closes up to its element unless a scope boundary lies in between; ``<li>``, ``<dd>``, ``<dt>``
+# close the previous item and a block tag closes an open ``<p>`` (the cases the parser's rules
+# make certain; anything else is counted as still open, which only cuts earlier); a formatting
+# element closed by another's end tag stays in the list of active formatting elements and is
+# reopened at the next text, so it keeps counting.
+_VOID = frozenset({"br", "hr", "img"})
+_FORMATTING = frozenset({"a", "b", "code", "em", "i", "s", "strong", "u"})
+_SCOPE = frozenset({"table", "td", "th", "caption"})
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+_CLOSES_P = _HEADINGS | {"blockquote", "div", "dl", "hr", "ol", "p", "pre", "ul"}
+_ITEM_STOP = _SCOPE | _HEADINGS | {"blockquote", "dl", "ol", "pre", "tbody", "tfoot", "thead"}
+_ITEM_STOP |= {"tr", "ul"}
+_TAG_START = re.compile(r"<(/?)([A-Za-z][^\s/>\x00]*)")
+_TAG_STOP = re.compile(r"[>\"']")
+
+
+def _tag_end(text: str, pos: int) -> int:
+    """Index just past the ``>`` closing the tag whose attributes start at `pos` (quoted values
+    after ``=`` may hold ``>``); len(text) when the tag never closes. Scans each character once."""
+    while True:
+        stop = _TAG_STOP.search(text, pos)
+        if stop is None:
+            return len(text)
+        if stop.group() == ">":
+            return stop.end()
+        before = stop.start() - 1
+        while before >= pos and text[before] in " \t\n\r\f":
+            before -= 1
+        if before >= pos and text[before] == "=":
+            close = text.find(stop.group(), stop.end())
+            if close < 0:
+                return len(text)
+            pos = close + 1
+        else:
+            pos = stop.end()
+
+
+def _comment_end(text: str, pos: int) -> int:
+    """Index just past a comment whose text starts at `pos`, as the HTML tokenizer ends it:
+    ``<!-->`` and ``<!--->`` are whole comments, ``-->`` or ``--!>`` ends one, else the end."""
+    if text.startswith(">", pos):
+        return pos + 1
+    if text.startswith("->", pos):
+        return pos + 2
+    ends = [i for i in (text.find("-->", pos), text.find("--!>", pos)) if i >= 0]
+    if not ends:
+        return len(text)
+    first = min(ends)
+    return first + (3 if text.startswith("-->", first) else 4)
+
+
+class _OpenElements:
+    """The parser's stack of open elements, as far as its depth goes (see above)."""
+
+    def __init__(self) -> None:
+        self.stack: list[str] = []
+        self.dangling = 0  # formatting elements closed implicitly, reopened by the parser
+
+    @property
+    def depth(self) -> int:
+        return len(self.stack) + self.dangling
+
+    def _pop_to(self, index: int) -> None:
+        self.dangling += sum(1 for other in self.stack[index + 1 :] if other in _FORMATTING)
+        del self.stack[index:]
+
+    def _in_scope(self, names: frozenset[str] | set[str], stops: frozenset[str]) -> int | None:
+        for index in range(len(self.stack) - 1, -1, -1):
+            if self.stack[index] in names:
+                return index
+            if self.stack[index] in stops:
+                return None
+        return None
+
+    def start(self, name: str) -> None:
+        if name in _CLOSES_P:
+            index = self._in_scope({"p"}, _SCOPE)
+            if index is not None:
+                self._pop_to(index)
+        if name in ("li", "dd", "dt"):
+            items = {"li"} if name == "li" else {"dd", "dt"}
+            index = self._in_scope(items, _ITEM_STOP)
+            if index is not None:
+                self._pop_to(index)
+        if name not in _VOID:
+            self.stack.append(name)
+
+    def end(self, name: str) -> None:
+        stops = _SCOPE | {"ol", "ul"} if name == "li" else _SCOPE
+        index = self._in_scope({name}, stops)
+        if index is not None:
+            self._pop_to(index)
+
+
+def bounded_cut(fragment: str, max_chars: int = MAX_HTML_CHARS, max_depth: int = MAX_DEPTH) -> int:
+    """Where `fragment` must be cut so that bleach parses it in linear time: len(fragment) when it
+    is within `max_chars` and never holds more than `max_depth` open elements, else the start of
+    the tag that passes the depth (or the last tag boundary before `max_chars`). One pass, each
+    tag costing at most `max_depth` steps."""
+    open_elements = _OpenElements()
+    pos, length = 0, len(fragment)
+    while pos < length:
+        lt = fragment.find("<", pos)
+        if lt < 0 or lt >= max_chars:
+            return min(length, max_chars)
+        if fragment.startswith("<!--", lt):
+            end = _comment_end(fragment, lt + 4)
+        elif match := _TAG_START.match(fragment, lt):
+            end = _tag_end(fragment, match.end())
+            name = match.group(2).lower()
+            if name in TAGS and match.group(1):
+                open_elements.end(name)
+            elif name in TAGS:
+                open_elements.start(name)
+                if open_elements.depth > max_depth:
+                    return lt
+        elif fragment.startswith(("<!", "<?", "</"), lt):
+            close = fragment.find(">", lt + 2)
+            end = length if close < 0 else close + 1
+        else:
+            end = lt + 1
+        if end > max_chars:
+            return lt
+        pos = end
+    return length
+
+
+def _overflow(rest: str) -> str:
+    """The text past the cut: a French note, then the text escaped (never parsed)."""
+    shown = rest[:MAX_SHOWN_CHARS]
+    more = len(rest) - len(shown)
+    tail = (
+        f"\n… ({more} caractères de plus, non affichés\u00a0; le notebook rendu les contient)"
+        if more
+        else ""
+    )
+    return (
+        f"<p><strong>{html.escape(OVERFLOW_NOTE)}</strong></p>"
+        f"<pre>{html.escape(shown)}{html.escape(tail)}</pre>"
+    )
+
+
+def sanitize(fragment: str, rest: str = "") -> str:
+    """`fragment` reduced to the allow-list; anything else is kept as visible text. Past the
+    bounds (see the module), the remainder and `rest` are shown as plain text after a note."""
+    text = str(fragment)
+    cut = bounded_cut(text)
+    overflow = text[cut:] + rest
+    cleaned = _CLEANER.clean(text[:cut])
+    return cleaned + _overflow(overflow) if overflow else cleaned
 
 
 def clean_html(element: Any) -> Markup:
@@ -158,7 +340,27 @@ def markdown2html(context: Any, source: str) -> Markup:
     cell = context.get("cell", {}) or {}
     attachments = cell.get("attachments", {})
     renderer = _Renderer(escape=False, exclude_anchor_links=True, attachments=attachments)
-    return Markup(sanitize(MarkdownWithMath(renderer=renderer).render(str(source))))  # noqa: S704
+    text = str(source)
+    cut = len(text)
+    if cut > MAX_SOURCE_CHARS:
+        line = text.rfind("\n", 0, MAX_SOURCE_CHARS)
+        cut = line + 1 if line > 0 else MAX_SOURCE_CHARS
+    rendered = MarkdownWithMath(renderer=renderer).render(text[:cut])
+    return Markup(sanitize(rendered, rest=text[cut:]))  # noqa: S704 - sanitised
+
+
+# nbconvert's patterns, with no span that can run over a bracket: each character is tried a
+# bounded number of times (nbconvert's ``.*?`` took 8.6 s on a line of 40,000 ``[``).
+_FILES_URL = re.compile(r"(src|href)\=(['\"]?)/?files/")
+_MARKDOWN_FILES_URL = re.compile(
+    r"(!?)\[(?P<caption>[^\[\]\n]*)\]\(/?files/(?P<location>[^()\[\]\n]*)\)"
+)
+
+
+def strip_files_prefix(text: str) -> str:
+    """nbconvert's ``strip_files_prefix`` (``files/…`` links made relative), in linear time."""
+    cleaned = _FILES_URL.sub(r"\1=\2", text)
+    return _MARKDOWN_FILES_URL.sub(r"\1[\2](\3)", cleaned)
 
 
 class EscapeStudentNames(Preprocessor):

@@ -19,6 +19,32 @@ extracting them anywhere else:
   (``oublier (1).ipynb``), a member whose path is unsafe (absolute, ``..``, a link) or too
   large is skipped and named, with the closest registered id or notebook name, everyone else is
   collected, and the command exits with status 1.
+
+What a zip can prove (issue 32 point 9, issue 33 point 5): nothing signs it, so a member belongs
+to the student its folder names only where nobody else could have put it there. A **class
+export** (an archive named after no student: the LMS's download of everyone) places each
+student's files in their folder: the folder is the identity, and the member's date, written by
+the LMS, is the submission time. A **student's own archive** (named after one student, or in a
+folder named after them: an e-mailed zip, the LMS's download of one submission) speaks for that
+student only: a member whose folder names another student (``alice/oublier.ipynb`` in
+``bob.zip``, or ``rendus/bob/alice/oublier.ipynb`` in a class export) is set aside and named;
+its dates come from the student's own computer and prove nothing. Submission times:
+
+- a class export's member date is the time (the zip's extended timestamp, in UTC, when the LMS
+  wrote one; otherwise its DOS date, read in the course's time zone); a date after the archive's
+  own date on the instructor's disk (or after now) cannot be true and is not used (with 14 hours
+  of slack for a DOS date, whose zone is unknown); a time in the file's name, where the
+  collector's regexp has a ``timestamp`` group, is the LMS's and comes first;
+- every other copy (a student's own archive, a notebook dropped as is, an untrusted date) has
+  no known time: it is named, and the rule the instructor chooses, the same for every student,
+  dates it: ``--sans-heure a-l-heure`` (``make zip-collect SANS_HEURE=a-l-heure``: the due date,
+  on time) or ``--sans-heure retard`` (the date the archive reached the instructor, its date on
+  disk: late if it came after the due date). Without a rule such copies are collected without
+  ``timestamp.txt`` and the command exits with status 1, asking for one. Once a rule has dated
+  a copy it is kept in ``<downloaded>/<assignment>/regle-sans-heure.txt``: later runs apply it
+  without being told, and refuse another;
+- ``timestamp.txt`` gets the time (UTC, as nbgrader reads it) and ``heure-de-rendu.txt`` says in
+  French how it was found: the class report shows it next to the lateness.
 """
 
 from __future__ import annotations
@@ -32,18 +58,37 @@ import time
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
+from zoneinfo import ZoneInfo
 
 from .french_args import FrenchParser
+from .french_format import COURSE_TIME_ZONE, french_datetime
 from .ids import closest, id_problem, normalize_id, quoted, registered_students
 from .paths import course_dirs, load_config
 from .system_reason import french_message, french_reason
 
-__all__ = ["Member", "ZipReport", "main", "members", "zip_collect"]
+__all__ = [
+    "DATING_FILE",
+    "UNDATED_RULES",
+    "Member",
+    "ZipReport",
+    "dating_of",
+    "main",
+    "members",
+    "zip_collect",
+]
 
 MAX_MEMBER_BYTES = 50 * 1024 * 1024  # a notebook of the TP is a few dozen kB
 JUNK = re.compile(r"(^|/)(__MACOSX/|\._[^/]*$|\.DS_Store$|Thumbs\.db$)")
+DATING_FILE = "heure-de-rendu.txt"  # beside timestamp.txt: how the time was found (French)
+UNDATED_RULES = {
+    "a-l-heure": "à l'heure, datée de la date limite (SANS_HEURE=a-l-heure)",
+    "retard": "datée de l'arrivée de l'archive chez vous (SANS_HEURE=retard)",
+}
+RULE_FILE = "regle-sans-heure.txt"  # in <downloaded>/<assignment>/: the rule once applied
+DOS_SLACK = 14 * 3600  # a DOS date has no zone: the widest gap between two zones
+_NAME_TOKENS = re.compile(r"[\s_.\-+]+")
 
 
 @dataclass
@@ -52,9 +97,13 @@ class Member:
 
     origin: str  # "<archive>:<member>" or the file's name, for messages
     path: str  # what the collector's regexp reads: "/<archive stem>/<member path>"
-    mtime: float  # its date (the zip's, or the file's)
+    mtime: float  # when it reached the instructor: the archive's (or file's) date on disk
     read: object  # () -> bytes
     problem: str | None = None
+    containers: tuple[str, ...] = ()  # folders and archive names around it, outermost first
+    archive: str | None = None  # the zip it comes from (None: a file dropped as is)
+    date: float | None = None  # the member's own date in the zip (None: none written)
+    exact: bool = False  # `date` from the zip's extended timestamp (UTC), not a DOS date
 
 
 @dataclass
@@ -64,12 +113,14 @@ class ZipReport:
     unchanged: list[str] = field(default_factory=list)
     older: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)  # not notebooks, macOS metadata
+    dated: list[str] = field(default_factory=list)  # "<id> : <how>", time written
+    undated: list[str] = field(default_factory=list)  # "<id> : <why>", no time, no rule
     problems: list[str] = field(default_factory=list)  # named, skipped: exit status 1
     kept: list[Path] = field(default_factory=list)  # previous copies set aside
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        return not self.problems and not self.undated
 
     def lines(self, assignment: str) -> list[str]:
         out = [
@@ -89,6 +140,19 @@ class ZipReport:
         if self.kept:
             out.append("Copies précédentes gardées dans\u00a0:")
             out += [f"  - {p}" for p in self.kept]
+        if self.dated:
+            out.append("Heure de rendu écrite (timestamp.txt)\u00a0:")
+            out += [f"  - {line}" for line in self.dated]
+        if self.undated:
+            out.append(
+                f"✘ {len(self.undated)} copie(s) collectée(s) sans heure de rendu connue\u00a0:"
+            )
+            out += [f"  - {line}" for line in self.undated]
+            out.append(
+                "  Choisissez la règle, la même pour tous, et relancez\u00a0: "
+                "make zip-collect SANS_HEURE=a-l-heure (datées de la date limite) ou "
+                "SANS_HEURE=retard (datées de l'arrivée de l'archive chez vous)."
+            )
         if self.ignored:
             out.append(f"{len(self.ignored)} fichier(s) ignoré(s) (pas un notebook)")
         if self.problems:
@@ -116,8 +180,32 @@ def _unsafe(name: str, info: zipfile.ZipInfo | None) -> str | None:
     return None
 
 
-def _zip_time(info: zipfile.ZipInfo) -> float:
-    return time.mktime((*info.date_time, 0, 0, -1))
+def _extended_time(extra: bytes) -> float | None:
+    """The modification time of a zip's extended timestamp field (0x5455, UTC), if any."""
+    pos = 0
+    while pos + 4 <= len(extra):
+        kind = int.from_bytes(extra[pos : pos + 2], "little")
+        size = int.from_bytes(extra[pos + 2 : pos + 4], "little")
+        data = extra[pos + 4 : pos + 4 + size]
+        if kind == 0x5455 and len(data) >= 5 and data[0] & 1:
+            return float(int.from_bytes(data[1:5], "little", signed=True))
+        pos += 4 + size
+    return None
+
+
+def _zip_time(info: zipfile.ZipInfo) -> tuple[float | None, bool]:
+    """(the member's date as a Unix time, exact): the extended timestamp when written, else the
+    DOS date read in the course's time zone; None for the zip format's empty date (1980)."""
+    exact = _extended_time(info.extra)
+    if exact is not None:
+        return exact, True
+    if info.date_time[:3] <= (1980, 1, 1):
+        return None, False
+    try:
+        local = datetime(*info.date_time, tzinfo=ZoneInfo(COURSE_TIME_ZONE))
+    except ValueError:
+        return None, False
+    return local.timestamp(), False
 
 
 def members(archive_dir: Path, report: ZipReport, opened: list) -> Iterator[Member]:
@@ -128,8 +216,10 @@ def members(archive_dir: Path, report: ZipReport, opened: list) -> Iterator[Memb
         if file.is_symlink():
             report.problems.append(f"{rel}\u00a0: lien symbolique, ignoré")
             continue
+        received = min(file.stat().st_mtime, time.time())
+        folders = tuple(normalize_id(part) for part in PurePosixPath(rel).parts[:-1])
         if file.suffix.lower() != ".zip":
-            yield Member(rel, f"/{rel}", file.stat().st_mtime, file.read_bytes)
+            yield Member(rel, f"/{rel}", received, file.read_bytes, containers=folders)
             continue
         try:
             zf = zipfile.ZipFile(file)
@@ -151,7 +241,18 @@ def members(archive_dir: Path, report: ZipReport, opened: list) -> Iterator[Memb
                     raise ValueError("trop gros")
                 return data
 
-            yield Member(origin, f"/{stem}/{name}", _zip_time(info), read, _unsafe(name, info))
+            date, exact = _zip_time(info)
+            yield Member(
+                origin,
+                f"/{stem}/{name}",
+                received,
+                read,
+                _unsafe(name, info),
+                containers=(*folders, normalize_id(stem), *PurePosixPath(name).parts[:-1]),
+                archive=rel,
+                date=date,
+                exact=exact,
+            )
 
 
 @dataclass
@@ -159,7 +260,61 @@ class _Copy:
     student: str
     notebook: str
     member: Member
-    timestamp: str | None
+    time: float | None  # the submission time, when the archive proves one
+    how: str  # French: how `time` was found, or why there is none
+
+    @property
+    def order(self) -> float:
+        """Which copy of a student is the newest: its time, else its arrival."""
+        return self.time if self.time is not None else self.member.mtime
+
+
+def _names(component: str, known: set[str]) -> set[str]:
+    """The students a folder or archive name designates: the whole name, or one of its words
+    (``ben.zip``, ``ben_rendu``, ``Rendu-ben``)."""
+    words = {component, *_NAME_TOKENS.split(component)}
+    return words & known
+
+
+def dating_of(
+    member: Member, student: str, known: set[str], stamp: str | None
+) -> tuple[str | None, float | None, str]:
+    """(problem, time, how) for `member` as `student`'s copy (see the module):
+    problem when another student's archive or folder holds it."""
+    containers = list(member.containers)
+    if student in containers:  # the student's own folder (the last one of that name)
+        del containers[len(containers) - 1 - containers[::-1].index(student)]
+    owners = set().union(*(_names(c, known) for c in containers)) if containers else set()
+    if owners and student not in owners:
+        other = sorted(owners)[0]
+        return (
+            f"notebook de {quoted(student)} dans l'archive ou le dossier de {quoted(other)}\u00a0: "
+            "mis de côté (une archive d'élève ne rend que pour son élève)",
+            None,
+            "",
+        )
+    where = quoted(member.archive or member.origin)
+    if member.archive is None:
+        return None, None, "fichier déposé tel quel, sans heure de rendu"
+    own = student in owners or normalize_id(PurePosixPath(member.archive).stem) == student
+    if own:
+        return None, None, f"archive de l'élève {where}\u00a0: ses dates ne prouvent rien"
+    ceiling = min(member.mtime, time.time())
+    if stamp is not None:
+        moment = datetime.fromisoformat(stamp).replace(tzinfo=UTC).timestamp()
+        if moment <= ceiling + DOS_SLACK:
+            return None, min(moment, ceiling), f"heure dans le nom du fichier, {where}"
+    if member.date is None:
+        return None, None, f"export {where} sans date pour ce fichier"
+    slack = 2 if member.exact else DOS_SLACK
+    if member.date > ceiling + slack:
+        return (
+            None,
+            None,
+            f"date du fichier dans {where} ({_french(member.date)}) postérieure à "
+            "l'archive elle-même\u00a0: non retenue",
+        )
+    return None, min(member.date, ceiling), f"date du fichier dans l'export {where}"
 
 
 def _parse_timestamp(text: str | None) -> str | None:
@@ -173,8 +328,17 @@ def _parse_timestamp(text: str | None) -> str | None:
         return None
 
 
-def zip_collect(assignment: str, grader_dir: Path | None = None) -> ZipReport:
-    """Collect the download folder of `assignment` into ``submitted/`` (see the module)."""
+def zip_collect(
+    assignment: str, grader_dir: Path | None = None, undated: str | None = None
+) -> ZipReport:
+    """Collect the download folder of `assignment` into ``submitted/`` (see the module);
+    `undated` is the rule for copies without a known time (``UNDATED_RULES``)."""
+    if undated is not None and undated not in UNDATED_RULES:
+        raise ValueError(
+            f"SANS_HEURE={undated}\u00a0: règle inconnue, choisissez "
+            + " ou ".join(f"SANS_HEURE={k}" for k in UNDATED_RULES)
+            + "."
+        )
     dirs = course_dirs(grader_dir)
     config = load_config(dirs.grader_dir)
     downloaded = Path(config.ZipCollectApp.get("downloaded_directory", "downloaded"))
@@ -190,6 +354,7 @@ def zip_collect(assignment: str, grader_dir: Path | None = None) -> ZipReport:
         raise FileNotFoundError(
             f"Aucun dossier {archive_dir}\u00a0: déposez-y les archives (zip) ou les notebooks."
         )
+    undated = _one_rule(base / RULE_FILE, undated)
     expected = sorted(p.name for p in (dirs.release / assignment).glob("*.ipynb"))
     if not expected:
         expected = sorted(p.name for p in (dirs.source / assignment).glob("*.ipynb"))
@@ -200,16 +365,43 @@ def zip_collect(assignment: str, grader_dir: Path | None = None) -> ZipReport:
         chosen = _choose(
             members(archive_dir, report, opened), regexp, registered, expected, assignment, report
         )
-        _write(dirs.submitted, assignment, base, chosen, report)
+        due = _due(dirs.db_url, assignment) if undated == "a-l-heure" else None
+        _write(dirs.submitted, assignment, base, chosen, report, undated, due)
+        if undated and any(UNDATED_RULES[undated] in line for line in report.dated):
+            (base / RULE_FILE).write_text(undated + "\n", encoding="utf-8")
     finally:
         for zf in opened:
             zf.close()
     return report
 
 
+def _one_rule(path: Path, undated: str | None) -> str | None:
+    """The rule for undated copies, the same for the whole class: the one already applied to a
+    copy of this assignment (``RULE_FILE``) is kept when none is given, and another is refused."""
+    try:
+        applied = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return undated
+    if applied not in UNDATED_RULES:
+        raise ValueError(f"{path}\u00a0: règle {quoted(applied)} inconnue, fichier abîmé.")
+    if undated is not None and undated != applied:
+        raise ValueError(
+            f"SANS_HEURE={undated} refusé\u00a0: des copies de ce devoir sont déjà datées avec "
+            f"SANS_HEURE={applied} (noté dans {path}), et la règle est la même pour tous."
+        )
+    return applied
+
+
 def _choose(found, regexp, registered, expected, assignment, report) -> dict:
     """The copy of each (student, notebook) to collect: the newest; every refusal named."""
     chosen: dict[tuple[str, str], _Copy] = {}
+    found = list(found)
+    known = set(registered)
+    if not known:  # no class list: the ids the download itself names
+        for member in found:
+            match = re.match(regexp, member.path)
+            if match and "student_id" in match.groupdict():
+                known.add(normalize_id(match["student_id"]))
     for member in found:
         if JUNK.search(member.path):
             continue
@@ -247,16 +439,79 @@ def _choose(found, regexp, registered, expected, assignment, report) -> dict:
                 f"{quoted(assignment)}{near}"
             )
             continue
-        copy = _Copy(
-            student, notebook, member, _parse_timestamp(match.groupdict().get("timestamp"))
-        )
+        stamp = _parse_timestamp(match.groupdict().get("timestamp"))
+        problem, moment, how = dating_of(member, student, known, stamp)
+        if problem:
+            report.problems.append(f"{member.origin}\u00a0: {problem}")
+            continue
+        copy = _Copy(student, notebook, member, moment, how)
         key = (student, notebook)
-        if key not in chosen or member.mtime > chosen[key].member.mtime:
+        if key not in chosen or copy.order > chosen[key].order:
             chosen[key] = copy
     return chosen
 
 
-def _write(submitted: Path, assignment: str, base: Path, chosen: dict, report: ZipReport) -> None:
+def _french(moment: float) -> str:
+    """A Unix time as the course writes it: ``14/03/2025 17:00`` (its time zone)."""
+    return french_datetime(datetime.fromtimestamp(moment, UTC))
+
+
+def _utc_text(moment: float) -> str:
+    """A Unix time as ``timestamp.txt`` holds it: UTC, nbgrader's own format."""
+    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+
+
+def _due(db_url: str, assignment: str) -> float | None:
+    """The assignment's due date in the gradebook (Unix time), None without one."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    try:
+        with Gradebook(db_url) as gradebook:
+            due = gradebook.find_assignment(assignment).duedate
+    except MissingEntry:
+        return None
+    return None if due is None else due.replace(tzinfo=UTC).timestamp()
+
+
+def _time_of(copies: list[_Copy], rule: str | None, due: float | None) -> tuple[float | None, str]:
+    """A student's submission time from the copies written now, and how it was found."""
+    if all(c.time is not None for c in copies):
+        latest = max(copies, key=lambda c: c.time or 0.0)
+        return latest.time, latest.how
+    why = "\u00a0; ".join(sorted({c.how for c in copies if c.time is None}))
+    if rule == "retard":
+        return max(c.member.mtime for c in copies), f"{why}\u00a0: {UNDATED_RULES[rule]}"
+    if rule == "a-l-heure" and due is not None:
+        return due, f"{why}\u00a0: {UNDATED_RULES[rule]}"
+    if rule == "a-l-heure":
+        return None, f"{why}\u00a0: à l'heure (pas de date limite)"
+    return None, why
+
+
+def _stamp(folder: Path, moment: float | None, how: str, student: str, report) -> None:
+    """Write (or clear, for a copy without a time) the folder's time and how it was found."""
+    if moment is not None:
+        (folder / "timestamp.txt").write_text(_utc_text(moment), encoding="utf-8")
+        (folder / DATING_FILE).write_text(how + "\n", encoding="utf-8")
+        report.dated.append(f"{student}\u00a0: {_french(moment)}, {how}")
+        return
+    (folder / "timestamp.txt").unlink(missing_ok=True)  # the replaced copy's, kept in remplaces/
+    (folder / DATING_FILE).write_text(how + "\n", encoding="utf-8")
+    if "pas de date limite" in how:
+        report.dated.append(f"{student}\u00a0: {how}")
+    else:
+        report.undated.append(f"{student}\u00a0: {how}")
+
+
+def _write(
+    submitted: Path,
+    assignment: str,
+    base: Path,
+    chosen: dict,
+    report: ZipReport,
+    rule: str | None = None,
+    due: float | None = None,
+) -> None:
     by_student: dict[str, list[_Copy]] = {}
     for copy in chosen.values():
         by_student.setdefault(copy.student, []).append(copy)
@@ -265,6 +520,7 @@ def _write(submitted: Path, assignment: str, base: Path, chosen: dict, report: Z
         folder = submitted / student / assignment
         new = not folder.exists()
         changes: list[tuple[_Copy, bytes]] = []
+        same: list[_Copy] = []
         older = False
         for copy in by_student[student]:
             try:
@@ -278,13 +534,16 @@ def _write(submitted: Path, assignment: str, base: Path, chosen: dict, report: Z
             if not dest.exists():
                 changes.append((copy, data))
             elif dest.read_bytes() == data:
-                continue
-            elif copy.member.mtime > dest.stat().st_mtime:
+                same.append(copy)
+            elif copy.order > dest.stat().st_mtime:
                 changes.append((copy, data))
             else:
                 older = True
         if not changes:
             (report.older if older else report.unchanged).append(student)
+            if same and not (folder / "timestamp.txt").exists():
+                # collected before without a time: dated now if it can be (or named again)
+                _stamp(folder, *_time_of(same, rule, due), student, report)
             continue
         if not new:
             keep = base / "remplaces" / student / stamp
@@ -296,10 +555,9 @@ def _write(submitted: Path, assignment: str, base: Path, chosen: dict, report: Z
             dest = folder / copy.notebook
             tmp = dest.with_name(f".{dest.name}.tmp")
             tmp.write_bytes(data)
-            os.utime(tmp, (copy.member.mtime, copy.member.mtime))
+            os.utime(tmp, (copy.order, copy.order))
             tmp.replace(dest)
-            if copy.timestamp and (new or not (folder / "timestamp.txt").exists()):
-                (folder / "timestamp.txt").write_text(copy.timestamp, encoding="utf-8")
+        _stamp(folder, *_time_of([c for c, _ in changes], rule, due), student, report)
         (report.collected if new else report.replaced).append(student)
 
 
@@ -311,9 +569,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_assignment()
     parser.add_grader_dir()
+    parser.add_argument(
+        "--sans-heure",
+        dest="undated",
+        choices=sorted(UNDATED_RULES),
+        default=None,
+        help="règle des copies sans heure de rendu connue, la même pour tous\u00a0: "
+        "a-l-heure (datées de la date limite) ou retard (datées de l'arrivée de l'archive)",
+    )
     args = parser.parse_args(argv)
     try:
-        report = zip_collect(args.assignment, args.grader_dir)
+        report = zip_collect(args.assignment, args.grader_dir, args.undated)
     except (FileNotFoundError, ValueError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2

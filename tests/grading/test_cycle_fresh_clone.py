@@ -21,6 +21,7 @@ from nbgrader.api import Gradebook
 
 # every automatic test of the TP passed: the criteria table's points (helpers.tp_points)
 FULL = tp_points()[0]
+LMS_DATED = "date du fichier dans l'export «\u00a0ent.zip\u00a0»"  # how zip-collect dated them
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 
@@ -105,9 +106,9 @@ def test_the_grading_table_in_order_on_a_fresh_clone(tmp_path, expected_scores):
     with zipfile.ZipFile(archive / "ent.zip", "w") as zf:
         for student, sample in (("cyr", "ebauche"), ("eve", "complete_vacuum")):
             text = (grader / "submissions" / f"{sample}.py").read_text(encoding="utf-8")
-            zf.writestr(
-                f"{student}/oublier.ipynb", nbformat.writes(build_submission(release, text))
-            )
+            # the LMS dates each file (14/03 17:00, Paris): that is the submission time
+            member = zipfile.ZipInfo(f"{student}/oublier.ipynb", date_time=(2025, 3, 14, 17, 0, 0))
+            zf.writestr(member, nbformat.writes(build_submission(release, text)))
     # eve is not on the class list: named, not collected as a ghost; once registered, the same
     # zip again collects her alone (cyr, already collected, is left as he is)
     refused = make(clone, "zip-collect")
@@ -144,8 +145,8 @@ def test_the_grading_table_in_order_on_a_fresh_clone(tmp_path, expected_scores):
     assert ours["dou"]["why"] == "pas de rendu"
     page = (grader / "rapport" / "rapport.html").read_text(encoding="utf-8")
     assert "Ben Durand" in page and "(−2\u00a0pt)" in page
-    # one lateness rule for every submission: the zip's (no time given) is on time for nbgrader,
-    # and says why, in the page and in the spreadsheet file alike
+    # one lateness rule for every submission: the zip's copies are dated by the LMS's file dates,
+    # and say so, in the page and in the spreadsheet file alike
     sheet = (grader / "rapport" / "notes-tableur.csv").read_text(encoding="utf-8-sig")
     late = {
         row["identifiant"]: row["retard"]
@@ -154,15 +155,12 @@ def test_the_grading_table_in_order_on_a_fresh_clone(tmp_path, expected_scores):
     assert late == {
         "ana": "à l'heure",
         "ben": "1 j 12 h (−2\u00a0pt)",
-        "cyr": "à l'heure (heure de rendu inconnue)",
+        "cyr": f"à l'heure — heure\u00a0: {LMS_DATED}",
         "dou": "—",
-        "eve": "à l'heure (heure de rendu inconnue)",
+        "eve": f"à l'heure — heure\u00a0: {LMS_DATED}",
     }
-    assert (
-        page.count("à l&#x27;heure (heure de rendu inconnue)")
-        + page.count("à l'heure (heure de rendu inconnue)")
-        == 2
-    )
+    assert "heure de rendu inconnue" not in page
+    assert page.count("\u00a0ent.zip\u00a0") == 2, page  # cyr's and eve's rows
 
     # the demo, beside the real class: nothing of the class changes
     real = {part: tree_digest(grader / part) for part in ("submitted", "autograded", "feedback")}

@@ -1,19 +1,27 @@
 """Student text rendered by the course's filters (grading/safe_html.py) keeps only inert markup:
 the hostile written answer of grader/submissions/reponse_ecrite_piegee.md, hostile HTML outputs
-and names; a French answer still reads as written. The same pages in Chromium:
-tests/grading/test_student_text_inert.py."""
+and names; a French answer still reads as written; every page renders in linear time (issue 32
+point 5: bounded size and nesting before sanitising). The same pages in Chromium:
+tests/grading/test_student_text_inert.py; the real `make feedback` and formgrader with the
+pathological answer: tests/grading/test_pages_linear.py."""
 
 from __future__ import annotations
 
+import time
 from html.parser import HTMLParser
 
 import pytest
+from grading import safe_html
 from grading.safe_html import (
+    MAX_DEPTH,
+    OVERFLOW_NOTE,
     TAGS,
     DropOutputFilenames,
     EscapeStudentNames,
+    bounded_cut,
     clean_html,
     markdown2html,
+    strip_files_prefix,
 )
 from helpers import REPO
 from jinja2 import Environment
@@ -157,3 +165,132 @@ def test_output_image_paths_are_dropped():
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x", outputs=[output])])
     nb, _ = DropOutputFilenames(enabled=True).preprocess(nb, {})
     assert nb.cells[0].outputs[0].metadata == {"width": 9}
+
+
+# Written answers that cost bleach's parser size times nesting (78 s for the first one before the
+# bound, 156 s for the second), and raw HTML that tries to nest deeper than the scan counts.
+PATHOLOGICAL = {
+    "ul-li-160k": "<ul><li>" * 20000,
+    "ul-li-480k": "<ul><li>" * 60000,
+    "div": "<div>" * 40000,
+    "ul-table": "<ul><table></ul>" * 20000,  # </ul> behind a table boundary closes nothing
+    "b-reopened": ("<p>" + "".join(f"<b title={k}>" for k in range(30)) + "</p>x") * 500,
+    "quoted-gt": '<ul title="a>b"><li>' * 20000,
+    "brackets": "[" * 100000,  # nbconvert's strip_files_prefix alone took 8.6 s on 40,000
+    "comment-close": ("<!-- --><ol><li><em>" + "</x>" * 3) * 20000,
+    "empty-comment": "<!-->" + "<ul><li>" * 20000,  # a whole comment, not the start of one
+    "short-comment": "<!--->" + "<ol><li>" * 20000,
+    "bang-comment": "<!-- x --!>" + "<ul><li>" * 20000,
+}
+# Markdown and HTML a student writes: never cut, never noted
+ORDINARY = {
+    "nested-list": "\n".join("  " * i + f"- niveau {i}" for i in range(10)),
+    "unclosed-li": "<ul>" + "<li>élément" * 2000 + "</ul>",
+    "unclosed-p": "<p>paragraphe" * 2000,
+    "table": "<table>" + "<tr><td>a</td><td><b>b</b></td></tr>" * 500 + "</table>",
+    "long": "Un paragraphe **gras**, `du code` et [un lien](https://adk.dev).\n\n" * 600,
+}
+
+
+def _render_page(source: str) -> str:
+    """The written answer as a page renders it: nbconvert's filter chain of the templates."""
+    env = Environment()
+    env.filters["markdown2html"] = markdown2html
+    env.filters["strip_files_prefix"] = strip_files_prefix
+    template = env.from_string("{{ source | markdown2html | strip_files_prefix }}")
+    return template.render(source=source, cell={})
+
+
+class _TrackedStack(list):
+    """The parser's stack of open elements, remembering its greatest height."""
+
+    highest = 0
+
+    def append(self, item) -> None:
+        super().append(item)
+        self.highest = max(self.highest, len(self))
+
+
+def _stack_height(fragment: str) -> int:
+    """How many elements bleach's own parser (html5lib, as the cleaner builds it) holds open at
+    once while parsing `fragment`: its cost per block tag (``elementInScope`` walks them)."""
+    from bleach import html5lib_shim
+
+    parser = html5lib_shim.BleachHTMLParser(
+        tags=TAGS, strip=False, consume_entities=False, namespaceHTMLElements=False
+    )
+    tree, stacks = parser.tree, []
+    plain_reset = tree.reset
+
+    def reset() -> None:
+        plain_reset()
+        tree.openElements = _TrackedStack()
+        stacks.append(tree.openElements)
+
+    tree.reset = reset
+    parser.parseFragment(fragment)
+    return max(stack.highest for stack in stacks)
+
+
+@pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
+def test_pathological_answer_renders_fast_with_the_rest_as_text(name):
+    source = PATHOLOGICAL[name]
+    started = time.perf_counter()
+    html = _render_page(source)
+    elapsed = time.perf_counter() - started
+    assert elapsed < 10, f"{name}: {elapsed:.1f} s"  # measured 0.2 s at most here
+    _assert_inert(html)
+    if name != "brackets":  # plain text, no tag: within the bounds once cut at 50,000
+        assert OVERFLOW_NOTE.replace("'", "&#x27;") in html, name
+
+
+@pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
+def test_the_cut_never_lets_bleach_nest_deeper_than_the_bound(name):
+    source = PATHOLOGICAL[name]
+    cut = bounded_cut(source)
+    # the parser adds at most tbody and tr around a cell; the rest of the budget is the bound
+    assert _stack_height(source[:cut]) <= 3 * MAX_DEPTH, name
+
+
+def test_positive_control_the_parser_holds_the_uncut_text_open():
+    assert _stack_height("<ul><li>" * 200) >= 400
+    assert _stack_height(PATHOLOGICAL["b-reopened"][:20000]) >= 3 * MAX_DEPTH
+
+
+@pytest.mark.parametrize("name", sorted(ORDINARY))
+def test_ordinary_text_renders_as_before_the_bound(name):
+    source = ORDINARY[name]
+    assert bounded_cut(source) == len(source), name
+    html = _render_page(source)
+    assert "trop long" not in html
+    assert html == _unbounded(source), name
+
+
+def _unbounded(source: str) -> str:
+    """What the page showed before the bound: the whole text rendered and sanitised."""
+    from nbconvert.filters.markdown_mistune import MarkdownWithMath
+    from nbconvert.filters.strings import strip_files_prefix as nbconvert_strip
+
+    renderer = safe_html._Renderer(escape=False, exclude_anchor_links=True, attachments={})
+    rendered = MarkdownWithMath(renderer=renderer).render(source)
+    return nbconvert_strip(safe_html._CLEANER.clean(rendered))
+
+
+def test_long_answer_is_cut_at_a_line_and_the_rest_shown_escaped():
+    head = "Avant la limite.\n\n" * 4000  # 72,000 characters
+    html = _render_page(head + "<script>alert(1)</script> après")
+    assert "<p>Avant la limite.</p>" in html
+    note = html.index("trop long")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; après" in html[note:]
+    _assert_inert(html)
+
+
+def test_linear_strip_files_prefix_does_what_nbconvert_does():
+    from nbconvert.filters.strings import strip_files_prefix as nbconvert_strip
+
+    for text in (
+        '<img src="files/a.png"> <a href=/files/b.html>b</a>',
+        "![x](files/a.png) [doc](/files/d.pdf) [autre](https://x.org/files/y)",
+        "texte [sans lien] et (parenthèses)",
+    ):
+        assert strip_files_prefix(text) == nbconvert_strip(text), text

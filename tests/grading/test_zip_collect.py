@@ -138,3 +138,171 @@ def test_later_archive_adds_and_keeps_what_was_collected(course):
     third = grading(course, "zip_collect", "oublier")
     assert third.returncode == 0, third.stdout + third.stderr
     assert _answer(course, "ana") == _sample(course, "complete_vacuum")
+
+
+# --- identity and dates (issue 32 point 9, issue 33 point 5) -----------------------------------
+
+PARIS = "Europe/Paris"
+
+
+def _zip_dated(path: Path, members: dict[str, tuple[str, tuple | None, float | None]]) -> None:
+    """A zip whose members each carry a DOS date (read in the course's zone), or none (the zip
+    format's 1980), and optionally the extended timestamp (UTC) an LMS may write."""
+    import struct
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, (text, dos, exact) in members.items():
+            info = zipfile.ZipInfo(name, date_time=dos or (1980, 1, 1, 0, 0, 0))
+            if exact is not None:
+                info.extra = struct.pack("<HHBl", 0x5455, 5, 1, int(exact))
+            zf.writestr(info, text)
+
+
+def _register(course: Path, *students: str) -> None:
+    for student in students:
+        added = nbgrader(course, "db", "student", "add", student)
+        assert added.returncode == 0, added.stdout + added.stderr
+
+
+def _stamp(course: Path, student: str) -> str | None:
+    path = course / "submitted" / student / "oublier" / "timestamp.txt"
+    return path.read_text() if path.exists() else None
+
+
+def _utc(text: str) -> float:
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    return datetime.fromisoformat(text).replace(tzinfo=ZoneInfo(PARIS)).timestamp()
+
+
+def test_a_member_naming_another_student_is_set_aside(course):
+    _register(course, "alice", "bob")
+    archive = course / "downloaded" / "oublier" / "archive"
+    spring = (2025, 3, 14, 17, 0, 0)
+    _zip_dated(
+        archive / "classe.zip",
+        {"rendus/alice/oublier.ipynb": (_notebook(course, "ebauche"), spring, None)},
+    )
+    first = grading(course, "zip_collect", "oublier")
+    assert first.returncode == 0, first.stdout + first.stderr
+    alice_first = (course / "submitted" / "alice" / "oublier" / "oublier.ipynb").read_bytes()
+
+    # bob's own archive (his e-mail) and bob's folder in a class export both hold "alice"'s copy
+    # dated 2030: neither is alice's, whatever the folder says
+    future = (2030, 1, 1, 12, 0, 0)
+    forged = _notebook(course, "complete_vacuum")
+    _zip_dated(
+        archive / "bob.zip",
+        {
+            "alice/oublier.ipynb": (forged, future, None),
+            "bob/oublier.ipynb": (_notebook(course, "graine"), spring, None),
+        },
+    )
+    _zip_dated(archive / "export2.zip", {"rendus/bob/alice/oublier.ipynb": (forged, future, None)})
+    proc = grading(course, "zip_collect", "oublier")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert (
+        course / "submitted" / "alice" / "oublier" / "oublier.ipynb"
+    ).read_bytes() == alice_first
+    for origin in (
+        f"bob.zip{Q}: alice/oublier.ipynb",
+        f"export2.zip{Q}: rendus/bob/alice/oublier.ipynb",
+    ):
+        assert (
+            f"{origin}{Q}: notebook de «{Q}alice{Q}» dans l'archive ou le dossier de "
+            f"«{Q}bob{Q}»{Q}: mis de côté"
+        ) in out, out
+    # bob's own copy is collected, but his archive's dates are his computer's: no time
+    assert _answer(course, "bob") == _sample(course, "graine")
+    assert _stamp(course, "bob") is None
+    assert f"bob{Q}: archive de l'élève «{Q}bob.zip{Q}»{Q}: ses dates ne prouvent rien" in out, out
+
+    # alice's later real copy, in the next class export, still replaces her first one
+    _zip_dated(
+        archive / "classe2.zip",
+        {"rendus/alice/oublier.ipynb": (_notebook(course, "graine"), (2025, 3, 15, 9, 0, 0), None)},
+    )
+    (archive / "bob.zip").unlink()
+    (archive / "export2.zip").unlink()
+    again = grading(course, "zip_collect", "oublier", "--sans-heure=retard")
+    out = again.stdout + again.stderr
+    assert again.returncode == 0, out
+    assert _answer(course, "alice") == _sample(course, "graine")
+    assert _stamp(course, "alice") == "2025-03-15 08:00:00.000000 UTC"
+
+
+def test_lms_dates_become_submission_times_and_the_rest_follow_the_rule(course):
+    _register(course, "ana", "ben", "cyr", "dou", "eve", "fay")
+    due = nbgrader(
+        course, "db", "assignment", "add", "oublier", f"--duedate=2025-03-14 18:00:00 {PARIS}"
+    )
+    assert due.returncode == 0, due.stdout + due.stderr
+    archive = course / "downloaded" / "oublier" / "archive"
+    nb = _notebook(course, "graine")
+    _zip_dated(
+        archive / "ent.zip",
+        {
+            "ana/oublier.ipynb": (nb, (2025, 3, 14, 17, 30, 0), None),  # DOS date, Paris
+            # the LMS's extended timestamp (UTC) is exact: a day and a half late
+            "ben/oublier.ipynb": (nb, (2025, 3, 16, 7, 0, 0), _utc("2025-03-16 07:00:00")),
+            "cyr/oublier.ipynb": (nb, (2031, 1, 1, 0, 0, 0), None),  # after the archive: untrue
+            "dou/oublier.ipynb": (nb, None, None),  # no date at all
+        },
+    )
+    _zip_dated(archive / "eve.zip", {"oublier.ipynb": (nb, (2025, 3, 1, 8, 0, 0), None)})
+    proc = grading(course, "zip_collect", "oublier")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out  # three copies without a time and no rule chosen
+    assert _stamp(course, "ana") == "2025-03-14 16:30:00.000000 UTC"
+    assert _stamp(course, "ben") == "2025-03-16 06:00:00.000000 UTC"
+    assert [_stamp(course, s) for s in ("cyr", "dou", "eve")] == [None, None, None]
+    assert f"ana{Q}: 14/03/2025 17:30, date du fichier dans l'export «{Q}ent.zip{Q}»" in out, out
+    assert "3 copie(s) collectée(s) sans heure de rendu connue" in out, out
+    assert "postérieure à l'archive elle-même" in out and "sans date pour ce fichier" in out, out
+    assert "make zip-collect SANS_HEURE=a-l-heure" in out and "SANS_HEURE=retard" in out, out
+
+    # the teacher chooses: the same rule for the three, the LMS-dated copies untouched
+    chosen = grading(course, "zip_collect", "oublier", "--sans-heure=a-l-heure")
+    out = chosen.stdout + chosen.stderr
+    assert chosen.returncode == 0, out
+    assert [_stamp(course, s) for s in ("cyr", "dou", "eve")] == [
+        "2025-03-14 17:00:00.000000 UTC"
+    ] * 3
+    assert _stamp(course, "ben") == "2025-03-16 06:00:00.000000 UTC"
+    dating = course / "submitted" / "eve" / "oublier" / "heure-de-rendu.txt"
+    assert "SANS_HEURE=a-l-heure" in dating.read_text(), dating.read_text()
+    # one rule for the class: another one later is refused, none given applies the same
+    other = grading(course, "zip_collect", "oublier", "--sans-heure=retard")
+    assert other.returncode == 2, other.stdout + other.stderr
+    assert "SANS_HEURE=retard refusé" in other.stderr and "SANS_HEURE=a-l-heure" in other.stderr
+    assert _stamp(course, "cyr") == "2025-03-14 17:00:00.000000 UTC"
+    _zip_dated(archive / "fay.zip", {"oublier.ipynb": (nb, (2025, 3, 2, 8, 0, 0), None)})
+    later = grading(course, "zip_collect", "oublier")
+    assert later.returncode == 0, later.stdout + later.stderr
+    assert _stamp(course, "fay") == "2025-03-14 17:00:00.000000 UTC"
+
+    # graded: ben loses 2 points (two days started), the others are on time; the report says how
+    # each copy was dated
+    graded = grading(course, "autograde", "oublier")
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    from grading.report import _row_lateness, class_table
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        assert gb.find_submission("oublier", "ben").late_submission_penalty == 2
+        assert gb.find_submission("oublier", "ana").late_submission_penalty in (None, 0)
+        df = class_table(gb, "oublier", course / "autograded")
+    late = {r["student_id"]: _row_lateness(r) for _, r in df.iterrows()}
+    assert late["ana"] == f"à l'heure — heure{Q}: date du fichier dans l'export «{Q}ent.zip{Q}»"
+    assert late["ben"].startswith("1 j 13 h (−2") and "ent.zip" in late["ben"], late["ben"]
+    assert late["eve"].startswith("à l'heure — heure") and "SANS_HEURE=a-l-heure" in late["eve"]
+
+
+def test_unknown_rule_is_refused(course):
+    (course / "downloaded" / "oublier" / "archive").mkdir(parents=True)
+    proc = grading(course, "zip_collect", "oublier", "--sans-heure=peut-etre")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "a-l-heure" in proc.stderr and "retard" in proc.stderr, proc.stderr

@@ -1,0 +1,346 @@
+"""What students get, without the answers: ``make paquet-eleve``.
+
+    python -m grading.student_package [--out build/paquet-eleve]
+
+The repository is the instructor's: it holds ``solutions/`` (every answer), ``grader/`` (the
+hidden tests' inputs in ``grader/grading/hidden*.py``, the gradebook, submissions) and the
+tests. A student who clones it has the answers. The package is what a student needs to run
+``make lab`` and nothing else, in one zip (``memoire-tuteur-eleve.zip``, top folder
+``memoire-tuteur/``):
+
+- ``notebooks/``: the student version that ``make notebooks`` generates (``*.ipynb`` only);
+- ``course/``: the package the lessons import (``*.py`` and its Jupyter settings, ``*.json``);
+- ``pyproject.toml``, ``requirements/lab.txt`` (the locked, hash-checked set ``make lab``
+  installs) and ``requirements/uv.txt`` (uv itself);
+- ``Makefile``: ``make lab`` and ``make setup`` exactly as the course's Makefile runs them
+  (``STUDENT_MAKEFILE``; a test compares the two), without the instructor's targets;
+- ``README.md``: the student's two commands, in French.
+
+Before the zip is kept, ``scan`` reads every file in it for what must never leave the
+instructor: the text of every solution cell of ``solutions/`` (between nbgrader's solution
+markers, or the whole cell), the hidden part of every hidden-test cell, and every hidden input
+of ``grader/grading/hidden*.py`` (learner ids, names, e-mails, phone numbers, messages); one
+finding and the zip is removed, the findings named, exit status 1.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import sys
+import zipfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from course.labo.fixture import LearnerSpec, Turn
+from course.labo.partage import EXEMPLE, Learner, PartageScenario
+from course.labo.scenario import VISIBLE, Scenario
+
+from .french_args import FrenchParser
+
+__all__ = [
+    "ARCHIVE_NAME",
+    "assignments",
+    "STUDENT_MAKEFILE",
+    "TOP",
+    "Secret",
+    "build",
+    "main",
+    "package_files",
+    "scan",
+    "secrets",
+]
+
+REPO = Path(__file__).resolve().parents[2]
+TOP = "memoire-tuteur"
+ARCHIVE_NAME = "memoire-tuteur-eleve.zip"
+MIN_LINE = 24  # a solution line shorter than this (``conn.close()``) is not specific to it
+MIN_INPUT = 5  # a hidden input shorter than this (``%``, ``3``) is no secret by itself
+_MARKERS = ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
+
+# `make lab` for a student (student_package.mk): the course Makefile's set-up and lab recipes,
+# line for line, without the instructor's grading tools (grader/cours_notation.pth) or any other
+# target; the package's README (student_package.md): the student's commands, in French.
+STUDENT_MAKEFILE = Path(__file__).with_name("student_package.mk")
+
+STUDENT_README = Path(__file__).with_name("student_package.md")
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A text that must stay with the instructor, and where it comes from (for the message)."""
+
+    text: str
+    origin: str
+
+
+def assignments(repo: Path = REPO) -> list[str]:
+    """The graded assignments of the course: the folders of ``solutions/`` whose notebooks have
+    points to earn (``oublier``, ``oublier_partage``), not the lessons."""
+    import nbformat
+
+    return sorted(
+        folder.name
+        for folder in (repo / "solutions").iterdir()
+        if folder.is_dir()
+        and any(_graded(nbformat.read(p, as_version=4)) for p in folder.glob("*.ipynb"))
+    )
+
+
+def package_files(repo: Path = REPO, chosen: Iterable[str] | None = None) -> dict[str, bytes]:
+    """Path inside the package -> bytes: what a student gets (see the module): the lessons and
+    the `chosen` assignments (default: every one)."""
+    graded = set(assignments(repo))
+    chosen = graded if chosen is None else set(chosen)
+    files: dict[str, bytes] = {}
+    for path in sorted((repo / "notebooks").rglob("*.ipynb")):
+        rel = path.relative_to(repo)
+        if ".ipynb_checkpoints" in rel.parts or (rel.parts[1] in graded - chosen):
+            continue
+        files[rel.as_posix()] = path.read_bytes()
+    for path in sorted((repo / "course").rglob("*")):
+        rel = path.relative_to(repo)
+        if path.is_file() and path.suffix in (".py", ".json") and "__pycache__" not in rel.parts:
+            files[rel.as_posix()] = path.read_bytes()
+    for name in ("pyproject.toml", "requirements/lab.txt", "requirements/uv.txt"):
+        files[name] = (repo / name).read_bytes()
+    files["Makefile"] = STUDENT_MAKEFILE.read_bytes()
+    files["README.md"] = STUDENT_README.read_bytes()
+    return files
+
+
+def _regions(source: str, begin: str, end: str) -> list[str]:
+    """The texts between nbgrader's `begin` and `end` markers (a region without its end runs to
+    the cell's end, as nbgrader reads it)."""
+    found, pos = [], 0
+    while (start := source.find(begin, pos)) >= 0:
+        stop = source.find(end, start)
+        found.append(source[start + len(begin) : stop if stop >= 0 else len(source)])
+        pos = stop if stop >= 0 else len(source)
+    return found
+
+
+def _solution_texts(source: str, is_code: bool) -> list[str]:
+    if is_code:
+        return _regions(source, "### BEGIN SOLUTION", "### END SOLUTION")
+    return [source]
+
+
+def _lines(text: str, minimum: int) -> Iterator[str]:
+    for line in text.splitlines():
+        line = line.strip()
+        if len(line) >= minimum:
+            yield line
+
+
+def _inputs(obj: object, sentence: bool = False) -> Iterator[str]:
+    """The inputs a hidden scenario holds: ids, names and personal data as they are; messages
+    and state values (``sentence``) only when 12 characters or more (``3``, ``clair``,
+    ``boucles`` are the course's own words, a sentence is the scenario's)."""
+    if isinstance(obj, str):
+        if len(obj.strip()) >= (12 if sentence else MIN_INPUT):
+            yield obj.strip()
+    elif isinstance(obj, Scenario):  # its name is a label, its flags are no input
+        for value in (obj.learner, obj.personal_data, obj.unknown, obj.quoted, obj.hostile):
+            yield from _inputs(value)
+        yield from _inputs(obj.extra_learners)
+    elif isinstance(obj, LearnerSpec):
+        yield from _inputs(obj.user_id)
+        yield from _inputs(obj.sessions, sentence=True)
+    elif isinstance(obj, Turn):
+        yield from _inputs(obj.text, sentence=True)
+        yield from _inputs(obj.state_delta, sentence=True)
+    elif isinstance(obj, Learner):
+        yield from _inputs((obj.user_id, obj.name))
+        yield from _inputs(obj.messages, sentence=True)
+    elif isinstance(obj, PartageScenario):
+        yield from _inputs((obj.target, obj.quoted, obj.unknown, obj.witnesses))
+    elif isinstance(obj, dict):
+        for value in obj.values():
+            yield from _inputs(value, sentence)
+    elif isinstance(obj, list | tuple):
+        for value in obj:
+            yield from _inputs(value, sentence)
+
+
+def _hidden_inputs() -> list[Secret]:
+    """The graders' hidden inputs (``grader/grading/hidden*.py``) that the visible examples, which
+    students have in ``course``, do not hold too."""
+    from .hidden import HIDDEN
+    from .hidden_partage import HIDDEN_PARTAGE
+
+    visible = set(_inputs(VISIBLE)) | set(_inputs(EXEMPLE))
+    found = []
+    for origin, scenario in (("hidden.py", HIDDEN), ("hidden_partage.py", HIDDEN_PARTAGE)):
+        for value in dict.fromkeys(_inputs(scenario)):
+            if value not in visible:
+                found.append(Secret(value, f"grader/grading/{origin}, entrée cachée"))
+    return found
+
+
+def _graded(nb) -> bool:
+    """An assignment notebook (points to earn), not a lesson: a lesson's exercises show their
+    own solution on purpose (``<details>``), an assignment's never."""
+    return any(
+        float(cell.get("metadata", {}).get("nbgrader", {}).get("points", 0) or 0) > 0
+        for cell in nb.cells
+    )
+
+
+def secrets(repo: Path = REPO, chosen: Iterable[str] | None = None) -> list[Secret]:
+    """What must never reach a student: the solution cells of the `chosen` assignments (default:
+    every one; a lesson may show the answer of an optional assignment nobody is given), every
+    hidden test, every hidden input, nbgrader's markers of either."""
+    import nbformat
+
+    chosen = set(assignments(repo) if chosen is None else chosen)
+    found: dict[str, Secret] = {}
+    for path in sorted((repo / "solutions").rglob("*.ipynb")):
+        rel = path.relative_to(repo).as_posix()
+        nb = nbformat.read(path, as_version=4)
+        graded = _graded(nb) and path.parent.name in chosen
+        for cell in nb.cells:
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            name = meta.get("grade_id") or cell.get("id", "?")
+            if meta.get("solution") and graded:
+                for text in _solution_texts(cell.source, cell.cell_type == "code"):
+                    for line in _lines(text, MIN_LINE):
+                        origin = f"{rel}, solution «\u00a0{name}\u00a0»"
+                        found.setdefault(line, Secret(line, origin))
+            for hidden in _regions(cell.source, "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"):
+                for line in _lines(hidden, 1):
+                    origin = f"{rel}, test caché «\u00a0{name}\u00a0»"
+                    found.setdefault(line, Secret(line, origin))
+    for secret in _hidden_inputs():
+        found.setdefault(secret.text, secret)
+    for marker in _MARKERS:
+        found[marker] = Secret(marker, "marqueur nbgrader d'une solution ou d'un test caché")
+    return list(found.values())
+
+
+def _texts(name: str, data: bytes) -> Iterator[str]:
+    """The text a student reads in a file: a notebook's cells and outputs as written (not their
+    JSON escapes), any other file as UTF-8."""
+    text = data.decode("utf-8", errors="replace")
+    if name.endswith(".ipynb"):
+        try:
+            nb = json.loads(text)
+        except ValueError:
+            yield text
+            return
+        for cell in nb.get("cells", []):
+            source = cell.get("source", "")
+            yield "".join(source) if isinstance(source, list) else str(source)
+            for output in cell.get("outputs", []):
+                yield json.dumps(output, ensure_ascii=False)
+        return
+    yield text
+
+
+def scan(files: dict[str, bytes], found: Iterable[Secret]) -> list[str]:
+    """French findings: each secret of `found` seen in a file of `files` (whitespace runs read
+    as one space, so a reflowed line is found too)."""
+    squash = re.compile(r"\s+")
+    texts = {name: squash.sub(" ", "\n".join(_texts(name, data))) for name, data in files.items()}
+    findings = []
+    for secret in found:
+        needle = squash.sub(" ", secret.text)
+        for name, text in texts.items():
+            if needle in text:
+                findings.append(
+                    f"{name}\u00a0: {secret.origin}\u00a0: «\u00a0{secret.text[:80]}\u00a0»"
+                )
+    return findings
+
+
+def read_archive(path: Path) -> dict[str, bytes]:
+    """The files of a built package, paths without the top folder."""
+    with zipfile.ZipFile(path) as zf:
+        return {
+            info.filename.removeprefix(f"{TOP}/"): zf.read(info)
+            for info in zf.infolist()
+            if not info.is_dir()
+        }
+
+
+def build(
+    out: Path, repo: Path = REPO, chosen: Iterable[str] | None = None
+) -> tuple[Path | None, list[str]]:
+    """Write the package of the `chosen` assignments into `out`; (its path, []) or (None, the
+    findings) when it would leak."""
+    chosen = assignments(repo) if chosen is None else list(chosen)
+    unknown = sorted(set(chosen) - set(assignments(repo)))
+    if unknown:
+        raise ValueError(
+            f"TP inconnu\u00a0: {', '.join(unknown)} (les TP du cours\u00a0: "
+            f"{', '.join(assignments(repo))})."
+        )
+    files = package_files(repo, chosen)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in sorted(files.items()):
+            info = zipfile.ZipInfo(f"{TOP}/{name}", date_time=(2025, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data)
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / ARCHIVE_NAME
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_bytes(buffer.getvalue())
+    findings = scan(read_archive(tmp), secrets(repo, chosen))
+    if findings:
+        tmp.unlink()
+        return None, findings
+    tmp.replace(target)
+    return target, []
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = FrenchParser(
+        prog="python -m grading.student_package",
+        description="Construit le paquet des élèves (leçons, TP, paquet course, make lab), "
+        "sans solutions ni tests cachés, et le vérifie.",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="DOSSIER",
+        default=REPO / "build" / "paquet-eleve",
+        help="dossier où écrire le zip (par défaut build/paquet-eleve)",
+    )
+    parser.add_argument(
+        "--tp",
+        nargs="*",
+        metavar="TP",
+        default=None,
+        help="les TP donnés aux élèves (par défaut tous\u00a0: oublier oublier_partage)",
+    )
+    args = parser.parse_args(argv)
+    try:
+        target, findings = build(args.out, chosen=args.tp)
+    except ValueError as exc:
+        print(f"✘ {exc}", file=sys.stderr)
+        return 2
+    if target is None:
+        print(
+            f"✘ Paquet des élèves refusé\u00a0: {len(findings)} texte(s) réservé(s) à "
+            "l'enseignant s'y trouvent\u00a0:",
+            file=sys.stderr,
+        )
+        for line in findings:
+            print(f"  - {line}", file=sys.stderr)
+        return 1
+    size = target.stat().st_size
+    count = len(read_archive(target))
+    print(
+        f"Paquet des élèves écrit\u00a0: {target} ({count} fichiers, {size // 1024} Ko), "
+        "sans solutions, tests cachés ni entrées cachées (vérifié). Donnez ce zip aux "
+        "élèves\u00a0: ils le décompressent et lancent make lab dans le dossier memoire-tuteur/."
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
