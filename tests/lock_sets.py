@@ -7,6 +7,7 @@ every set-up installs from: lab.txt (`make lab`), hub.txt (the hub's installer),
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from pathlib import Path
 
@@ -35,7 +36,9 @@ EXPORTS: dict[str, tuple[bool, tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
+@functools.cache
 def lock() -> dict:
+    """uv.lock, read once per process (callers only read it)."""
     return tomllib.loads((REPO / "uv.lock").read_text(encoding="utf-8"))
 
 
@@ -75,10 +78,17 @@ def selected(
 
 def locked_wheels(name: str, version: str) -> list[str]:
     """The file names of every wheel uv.lock records for ``name`` ``version`` (the registry's)."""
-    for package in lock()["package"]:
-        if package["name"] == name and package["version"] == version:
-            return [w["url"].rsplit("/", 1)[-1] for w in package.get("wheels", [])]
-    raise KeyError(f"{name} {version} absent de uv.lock")
+    return list(_wheels()[(name, version)])
+
+
+@functools.cache
+def _wheels() -> dict[tuple[str, str], tuple[str, ...]]:
+    return {
+        (package["name"], package["version"]): tuple(
+            w["url"].rsplit("/", 1)[-1] for w in package.get("wheels", [])
+        )
+        for package in lock()["package"]
+    }
 
 
 def lock_closure(runtime: bool, extras: tuple[str, ...], groups: tuple[str, ...]) -> set:
