@@ -13,6 +13,7 @@ import nbformat
 import pytest
 from grading_course import copy_course, nbgrader
 from helpers import REPO
+from learner_env import learner_env
 from nbgrader.api import Gradebook
 
 from course.labo.partage import EXEMPLE, PARTAGE_TESTS, evaluate_partage
@@ -62,7 +63,9 @@ def test_every_sample_gets_its_expected_score_on_a_real_postgres(tmp_path, monke
         text = (SAMPLES / f"{name}.py").read_text(encoding="utf-8")
         nbformat.write(_submission(release, text), folder / f"{ASSIGNMENT}.ipynb")
 
-    graded = nbgrader(grader, "autograde", ASSIGNMENT, "--log-level=INFO")
+    # graded with what the instructor installs (`make setup`: the lab set and the course)
+    instructor = learner_env().bin
+    graded = nbgrader(grader, "autograde", ASSIGNMENT, "--log-level=INFO", bin_dir=instructor)
     log = graded.stdout + graded.stderr
     assert graded.returncode == 0, log
     assert "SANS bac à sable" not in log

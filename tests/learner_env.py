@@ -1,0 +1,92 @@
+"""The learner's environment: a venv made by `make setup` (what `make lab` installs and nothing
+else: requirements/lab.txt and the course), in which the lessons run and the TPs are graded.
+
+The test environment holds more (playwright, the hub, pytest...): a package the course needs and
+only a test tool brings would pass there and fail for every learner (greenlet did, issue 31).
+Built once per content and checkout, whichever test process asks first (a file lock), with
+`make setup VENV=...` itself, so the Makefile's own install is what is tested; kept between runs
+in the system's temporary folder (uv makes it in seconds from a warm cache) and rebuilt when
+what it is made from changes. Its kernel is named by a kernelspec of its own, outside the venv.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from helpers import REPO
+
+__all__ = ["KERNEL_NAME", "LearnerEnv", "learner_env"]
+
+KERNEL_NAME = "cours-lab"
+# what `make setup` installs from (its target's prerequisites): a change rebuilds the venv
+INPUTS = ("requirements/lab.txt", "pyproject.toml", "Makefile", "grader/cours_notation.pth")
+
+
+@dataclass(frozen=True)
+class LearnerEnv:
+    venv: Path
+    kernels: Path  # a folder of kernelspecs holding KERNEL_NAME, this venv's python
+
+    @property
+    def python(self) -> Path:
+        return self.venv / "bin" / "python"
+
+    @property
+    def bin(self) -> Path:
+        return self.venv / "bin"
+
+
+def _key() -> str:
+    digest = hashlib.sha256(str(REPO).encode())
+    for name in INPUTS:
+        digest.update((REPO / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _uv() -> str | None:
+    """The test set-up's uv (requirements/uv.txt), else the one on PATH: without it, the
+    Makefile would fetch uv from the registry into the new venv."""
+    local = Path(sys.executable).parent / "uv"
+    return str(local) if local.exists() else shutil.which("uv")
+
+
+def _build(base: Path) -> None:
+    venv = base / "venv"
+    shutil.rmtree(venv, ignore_errors=True)
+    args = ["make", "--no-print-directory", "-C", str(REPO), "setup", f"VENV={venv}"]
+    # the interpreter the test set-up was made from (a venv's python would nest venvs)
+    args.append(f"PYTHON={getattr(sys, '_base_executable', sys.executable)}")
+    if uv := _uv():
+        args.append(f"UV={uv}")
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=1200)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    spec = base / "kernels" / KERNEL_NAME
+    spec.mkdir(parents=True, exist_ok=True)
+    argv = [str(venv / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    kernel = {"argv": argv, "display_name": "Python (make lab)", "language": "python"}
+    (spec / "kernel.json").write_text(json.dumps(kernel), encoding="utf-8")
+
+
+@functools.cache
+def learner_env() -> LearnerEnv:
+    """The venv `make setup` makes from this checkout, built if need be (once for every test
+    process of the machine: the others wait on its lock)."""
+    base = Path(tempfile.gettempdir()) / f"cours-lab-env-{_key()}"
+    base.mkdir(mode=0o755, exist_ok=True)
+    with open(base / ".verrou", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (base / "fait").exists():
+            _build(base)
+            (base / "fait").write_text("ok\n", encoding="utf-8")
+    return LearnerEnv(venv=base / "venv", kernels=base / "kernels")
