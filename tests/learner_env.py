@@ -5,8 +5,9 @@ The test environment holds more (playwright, the hub, pytest...): a package the 
 only a test tool brings would pass there and fail for every learner (greenlet did, issue 31).
 Built once per content and checkout, whichever test process asks first (a file lock), with
 `make setup VENV=...` itself, so the Makefile's own install is what is tested; kept between runs
-in the system's temporary folder (uv makes it in seconds from a warm cache) and rebuilt when
-what it is made from changes. Its kernel is named by a kernelspec of its own, outside the venv.
+in the system's temporary folder (uv makes it in about a minute from a warm cache, most of it
+compiling bytecode) and rebuilt, the older one removed, when what it is made from changes. Its
+kernel is named by a kernelspec of its own, outside the venv.
 """
 
 from __future__ import annotations
@@ -47,11 +48,12 @@ class LearnerEnv:
         return self.venv / "bin"
 
 
-def _key() -> str:
-    digest = hashlib.sha256(str(REPO).encode())
+def _key() -> tuple[str, str]:
+    """(this checkout, the content `make setup` installs from)."""
+    content = hashlib.sha256()
     for name in INPUTS:
-        digest.update((REPO / name).read_bytes())
-    return digest.hexdigest()[:16]
+        content.update((REPO / name).read_bytes())
+    return hashlib.sha256(str(REPO).encode()).hexdigest()[:8], content.hexdigest()[:12]
 
 
 def _uv() -> str | None:
@@ -97,11 +99,16 @@ def kernels_for(python: Path) -> Path:
 def learner_env() -> LearnerEnv:
     """The venv `make setup` makes from this checkout, built if need be (once for every test
     process of the machine: the others wait on its lock)."""
-    base = Path(tempfile.gettempdir()) / f"cours-lab-env-{_key()}"
+    checkout, content = _key()
+    base = Path(tempfile.gettempdir()) / f"cours-lab-env-{checkout}-{content}"
     base.mkdir(mode=0o755, exist_ok=True)
     with open(base / ".verrou", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (base / "fait").exists():
+            # this checkout's venvs of an older content (about 740 MB each)
+            for old in base.parent.glob(f"cours-lab-env-{checkout}-*"):
+                if old != base:
+                    shutil.rmtree(old, ignore_errors=True)
             _build(base)
             (base / "fait").write_text("ok\n", encoding="utf-8")
     return LearnerEnv(venv=base / "venv", kernels=base / "kernels")
