@@ -6,7 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
+import pytest
 from learner_env import learner_env
+
+pytestmark = pytest.mark.slow  # starts a kernel (and may build the venv: a minute)
 
 PROBE = """
 import importlib.util, sys
