@@ -88,6 +88,8 @@ lock: $(VENV)/.stamp-venv
 LAB_ARGS ?=
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: setup
+	@# what this machine lacks, and what the learner skips meanwhile (lesson 7 without PostgreSQL)
+	@$(PY) -m course.postgres
 	JUPYTER_CONFIG_PATH="$(abspath course/jupyter-config/eleve)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))" \
 	  $(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(ROOT_FLAG) \
 	  $(if $(wildcard notebooks/lecons/00_commencer_ici.ipynb),--LabApp.default_url=/lab/tree/lecons/00_commencer_ici.ipynb) \

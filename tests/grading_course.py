@@ -47,9 +47,9 @@ COURSE_PARTS = (
 DUE = "2025-03-14 18:00:00"
 
 
-def tool_env() -> dict[str, str]:
+def tool_env(bin_dir: Path = BIN) -> dict[str, str]:
     """The environment `make` gives the class tools: the venv's bin/, grader/ importable."""
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
     env["PYTHONPATH"] = str(REPO / "grader")
     return env
 
@@ -67,16 +67,25 @@ def run_tool(cwd: Path, *args: str, timeout: float = 900) -> subprocess.Complete
     )
 
 
-def nbgrader(grader: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
+def nbgrader(
+    grader: Path, *args: str, timeout: float = 900, bin_dir: Path = BIN
+) -> subprocess.CompletedProcess:
     """Stock nbgrader, started in the course's grader/ folder (forked from a warm interpreter:
-    tests/warm_python.py)."""
-    return warm_python.run("script", str(BIN / "nbgrader"), list(args), grader, tool_env(), timeout)
+    tests/warm_python.py); with ``bin_dir``, the nbgrader of that venv (the instructor's, made
+    by `make setup`: tests/learner_env.py), started for real."""
+    env = tool_env(bin_dir)
+    return warm_python.run("script", str(bin_dir / "nbgrader"), list(args), grader, env, timeout)
 
 
-def grading(grader: Path, module: str, *args: str) -> subprocess.CompletedProcess:
+def grading(
+    grader: Path, module: str, *args: str, bin_dir: Path = BIN
+) -> subprocess.CompletedProcess:
     """``python -m grading.<module>``, started in the course's grader/ folder (forked from a warm
-    interpreter: tests/warm_python.py)."""
-    return warm_python.run("module", f"grading.{module}", list(args), grader, tool_env(), 900)
+    interpreter: tests/warm_python.py); with ``bin_dir``, by that venv's python, for real."""
+    if bin_dir == BIN:
+        return warm_python.run("module", f"grading.{module}", list(args), grader, tool_env(), 900)
+    argv = ["-m", f"grading.{module}", *args]
+    return warm_python.run("script", str(bin_dir / "python"), argv, grader, tool_env(bin_dir), 900)
 
 
 def copy_course(dest: Path) -> Path:

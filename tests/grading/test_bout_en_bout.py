@@ -24,6 +24,7 @@ from grading.outcome_record import METADATA_KEY
 from grading.samples import build_submission, carnets, write_all, written_answer
 from grading_course import generated_course, nbgrader
 from helpers import REPO, processes_matching, tp_points
+from learner_env import learner_env
 from nbgrader.api import Gradebook
 
 from course.labo.criteria import TESTS
@@ -78,7 +79,8 @@ def graded_course(tmp_path_factory) -> dict:
     (grader / "eleves.csv").write_text("id,last_name\n" + "".join(f"{s},Exemple\n" for s in others))
     imported = nbgrader(grader, "db", "student", "import", "eleves.csv")
     assert imported.returncode == 0, imported.stderr
-    steps["autograde"] = nbgrader(grader, "autograde", "oublier")
+    # graded with what the instructor installs (`make setup`: the lab set and the course)
+    steps["autograde"] = nbgrader(grader, "autograde", "oublier", bin_dir=learner_env().bin)
     steps["left_after_autograde"] = _submission_processes()
     # the written answer: left to grade by autograde, then graded by hand (nbgrader's API)
     with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:

@@ -13,6 +13,7 @@ import nbformat
 import pytest
 from grading_course import copy_course, nbgrader
 from helpers import REPO
+from learner_env import learner_env
 from nbgrader.api import Gradebook
 
 from course.labo.partage import EXEMPLE, PARTAGE_TESTS, evaluate_partage
@@ -38,7 +39,22 @@ def _leftovers(tmp: Path) -> list[str]:
     return sorted(p.name for p in tmp.glob("cours-partage-*"))
 
 
-def test_every_sample_gets_its_expected_score_on_a_real_postgres(tmp_path, monkeypatch, request):
+def _instructor_bin(environment: str) -> Path:
+    """The bin/ of what grades: the venv of `make setup` (the lab set and the course), or the
+    hub's course environment (requirements/hub.txt, as install-course-env.sh makes it)."""
+    if environment == "make setup":
+        return learner_env().bin
+    from exchange_class import readable_course_env  # this folder's (conftest.py puts it first)
+
+    return readable_course_env() / "bin"
+
+
+@pytest.mark.parametrize(
+    "environment", ["make setup", pytest.param("hub", marks=[pytest.mark.hub])]
+)
+def test_every_sample_gets_its_expected_score_on_a_real_postgres(
+    environment, tmp_path, monkeypatch, request
+):
     expected = _expected()
     assert set(expected) == {p.stem for p in SAMPLES.glob("*.py")}
     # the grader's clusters go here (a folder the server's user may reach, as root): nothing
@@ -62,7 +78,9 @@ def test_every_sample_gets_its_expected_score_on_a_real_postgres(tmp_path, monke
         text = (SAMPLES / f"{name}.py").read_text(encoding="utf-8")
         nbformat.write(_submission(release, text), folder / f"{ASSIGNMENT}.ipynb")
 
-    graded = nbgrader(grader, "autograde", ASSIGNMENT, "--log-level=INFO")
+    # graded with what the instructor installs, nothing of the test set
+    instructor = _instructor_bin(environment)
+    graded = nbgrader(grader, "autograde", ASSIGNMENT, "--log-level=INFO", bin_dir=instructor)
     log = graded.stdout + graded.stderr
     assert graded.returncode == 0, log
     assert "SANS bac à sable" not in log

@@ -1,4 +1,9 @@
-"""Lesson test fixtures: a network-free kernel, executed lessons."""
+"""Lesson test fixtures: a network-free kernel of the learner's environment, executed lessons.
+
+Every lesson runs in a kernel of the venv `make setup` makes (tests/learner_env.py: what
+`make lab` installs, nothing from the test set), so a package only a test tool brings cannot
+make a lesson pass here and fail for a learner.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,9 @@ import nbformat
 import pytest
 import run_cache
 from helpers import REPO
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import KernelManager
+from learner_env import KERNEL_NAME, kernels_for, learner_env
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
@@ -23,20 +31,30 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 
 def execute_notebook(
-    path: Path, workdir: Path, *, allow_errors: bool = False, timeout: int = 60
+    path: Path,
+    workdir: Path,
+    *,
+    allow_errors: bool = False,
+    timeout: int = 60,
+    python: Path | None = None,
 ) -> tuple[nbformat.NotebookNode, float]:
-    """Run a notebook top to bottom in a fresh network-free kernel whose cwd is ``workdir``."""
+    """Run a notebook top to bottom in a fresh network-free kernel whose cwd is ``workdir``: of
+    the learner's environment (`make lab`'s venv), or of ``python``'s (the hub's)."""
     nb = nbformat.read(path, as_version=4)
+    folder = learner_env().kernels if python is None else kernels_for(python)
+    kernels = KernelSpecManager(kernel_dirs=[str(folder)], ensure_native_kernel=False)
     client = NotebookClient(
         nb,
+        km=KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=kernels),
         timeout=timeout,
-        kernel_name="python3",
+        kernel_name=KERNEL_NAME,
         allow_errors=allow_errors,
         resources={"metadata": {"path": workdir}},
     )
     start = time.perf_counter()
     try:
-        client.execute(env=helpers.network_free_env(), cwd=str(workdir))
+        # the kernel manager is ours: nbclient stops the kernel only when told
+        client.execute(env=helpers.network_free_env(), cwd=str(workdir), cleanup_kc=True)
     except CellExecutionError as exc:
         raise AssertionError(f"{path.name} : {exc}") from None
     return nb, time.perf_counter() - start
@@ -82,7 +100,7 @@ def executed_lessons(tmp_path_factory) -> dict[str, tuple[nbformat.NotebookNode,
     name -> (executed notebook, seconds, a copy of its work folder with what it left there)."""
     key = run_cache.content_digest(
         REPO,
-        ("solutions/lecons", "course", "tests/lecons/sans_reseau"),
+        ("solutions/lecons", "course", "tests/lecons/sans_reseau", "requirements/lab.txt"),
         Path(__file__).read_text(encoding="utf-8"),
         Path(helpers.__file__).read_text(encoding="utf-8"),
     )

@@ -1,0 +1,114 @@
+"""The learner's environment: a venv made by `make setup` (what `make lab` installs and nothing
+else: requirements/lab.txt and the course), in which the lessons run and the TPs are graded.
+
+The test environment holds more (playwright, the hub, pytest...): a package the course needs and
+only a test tool brings would pass there and fail for every learner (greenlet did, issue 31).
+Built once per content and checkout, whichever test process asks first (a file lock), with
+`make setup VENV=...` itself, so the Makefile's own install is what is tested; kept between runs
+in the system's temporary folder (uv makes it in about a minute from a warm cache, most of it
+compiling bytecode) and rebuilt, the older one removed, when what it is made from changes. Its
+kernel is named by a kernelspec of its own, outside the venv.
+"""
+
+from __future__ import annotations
+
+import atexit
+import fcntl
+import functools
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from helpers import REPO
+
+__all__ = ["KERNEL_NAME", "LearnerEnv", "kernels_for", "learner_env"]
+
+KERNEL_NAME = "cours-lab"
+# what `make setup` installs from (its target's prerequisites): a change rebuilds the venv
+INPUTS = ("requirements/lab.txt", "pyproject.toml", "Makefile", "grader/cours_notation.pth")
+
+
+@dataclass(frozen=True)
+class LearnerEnv:
+    venv: Path
+    kernels: Path  # a folder of kernelspecs holding KERNEL_NAME, this venv's python
+
+    @property
+    def python(self) -> Path:
+        return self.venv / "bin" / "python"
+
+    @property
+    def bin(self) -> Path:
+        return self.venv / "bin"
+
+
+def _key() -> tuple[str, str]:
+    """(this checkout, the content `make setup` installs from)."""
+    content = hashlib.sha256()
+    for name in INPUTS:
+        content.update((REPO / name).read_bytes())
+    return hashlib.sha256(str(REPO).encode()).hexdigest()[:8], content.hexdigest()[:12]
+
+
+def _uv() -> str | None:
+    """The test set-up's uv (requirements/uv.txt), else the one on PATH: without it, the
+    Makefile would fetch uv from the registry into the new venv."""
+    local = Path(sys.executable).parent / "uv"
+    return str(local) if local.exists() else shutil.which("uv")
+
+
+def _build(base: Path) -> None:
+    venv = base / "venv"
+    shutil.rmtree(venv, ignore_errors=True)
+    args = ["make", "--no-print-directory", "-C", str(REPO), "setup", f"VENV={venv}"]
+    # the interpreter the test set-up was made from (a venv's python would nest venvs)
+    args.append(f"PYTHON={getattr(sys, '_base_executable', sys.executable)}")
+    if uv := _uv():
+        args.append(f"UV={uv}")
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=1200)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    _write_kernelspec(base / "kernels", venv / "bin" / "python")
+
+
+def _write_kernelspec(folder: Path, python: Path) -> None:
+    spec = folder / KERNEL_NAME
+    spec.mkdir(parents=True, exist_ok=True)
+    argv = [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    kernel = {"argv": argv, "display_name": f"Python ({python})", "language": "python"}
+    (spec / "kernel.json").write_text(json.dumps(kernel), encoding="utf-8")
+
+
+@functools.cache
+def kernels_for(python: Path) -> Path:
+    """A folder of kernelspecs whose KERNEL_NAME runs ``python`` (another environment's kernel:
+    the hub's), removed when this process ends."""
+    folder = Path(tempfile.mkdtemp(prefix="cours-noyau-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    _write_kernelspec(folder, python)
+    return folder
+
+
+@functools.cache
+def learner_env() -> LearnerEnv:
+    """The venv `make setup` makes from this checkout, built if need be (once for every test
+    process of the machine: the others wait on its lock)."""
+    checkout, content = _key()
+    base = Path(tempfile.gettempdir()) / f"cours-lab-env-{checkout}-{content}"
+    base.mkdir(mode=0o755, exist_ok=True)
+    with open(base / ".verrou", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (base / "fait").exists():
+            # this checkout's venvs of an older content (about 740 MB each)
+            for old in base.parent.glob(f"cours-lab-env-{checkout}-*"):
+                if old != base:
+                    shutil.rmtree(old, ignore_errors=True)
+            _build(base)
+            (base / "fait").write_text("ok\n", encoding="utf-8")
+    return LearnerEnv(venv=base / "venv", kernels=base / "kernels")
