@@ -1,0 +1,135 @@
+"""Files a lesson makes with learners' names in them, erased however the lesson ends.
+
+``Effaceur(*chemins)`` starts a small watchdog process (``python -m course.cleanup``) that
+holds the list of paths and erases them when its stdin ends, that is when the kernel that
+started it ends, however it ends: a shutdown or a restart from JupyterLab, nbclient's end of
+run, a crash, ``kill -9`` (atexit runs in none of the last two, and a kernel is SIGKILLed when
+it does not stop in time). ``effacer()`` erases them at once (the lesson's last cell, or
+after an error the lesson catches). A folder holding a locked ``.verrou`` (a running
+PostgreSQL cluster of ``course.postgres``) is erased once its watchdog lets the lock go, that is
+once the server has stopped.
+
+Protocol: one JSON string a line on stdin, an absolute path to erase; nothing on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["Effaceur", "main"]
+
+LOCK_WAIT = 90.0  # a cluster's fast shutdown may take 30 s, then its watchdog escalates
+
+
+def _lock_name() -> str:
+    from course.postgres._gardien import LOCK_NAME
+
+    return LOCK_NAME
+
+
+def _wait_unlocked(folder: Path, deadline: float) -> None:
+    """Until no process holds the folder's ``.verrou`` (a server still running in it)."""
+    import fcntl
+
+    try:
+        lock = open(folder / _lock_name(), "rb")  # noqa: SIM115 - closed below
+    except OSError:
+        return
+    with lock:
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.1)
+
+
+def erase(path: Path, *, wait: float = LOCK_WAIT) -> bool:
+    """Erase a file or a folder (never what a link points to); True if nothing is left."""
+    if path.is_dir() and not path.is_symlink():
+        _wait_unlocked(path, time.monotonic() + wait)
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return False
+    return not (path.exists() or path.is_symlink())
+
+
+class Effaceur:
+    """Efface des fichiers et des dossiers à la fin de la leçon, après une erreur, et quand
+    le noyau s'arrête, même tué : ``effaceur = Effaceur("dossier", "fichier.sql")``,
+    ``effaceur.ajouter(chemin)``, ``effaceur.effacer()``."""
+
+    def __init__(self, *chemins: str | os.PathLike[str]) -> None:
+        from course.postgres._serveur import _import_root
+
+        self.chemins: list[Path] = []
+        self._watchdog = subprocess.Popen(
+            [sys.executable, "-m", "course.cleanup"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            start_new_session=True,  # a kernel's process-group kill must not reach it
+            env={**os.environ, "PYTHONPATH": _import_root()},
+        )
+        for chemin in chemins:
+            self.ajouter(chemin)
+
+    def ajouter(self, chemin: str | os.PathLike[str]) -> Path:
+        """Un chemin de plus à effacer (relatif au dossier du notebook)."""
+        path = Path(os.path.abspath(chemin))
+        if path not in self.chemins:
+            self.chemins.append(path)
+            stdin = self._watchdog.stdin
+            if stdin is not None and not stdin.closed:
+                stdin.write((json.dumps(str(path)) + "\n").encode("utf-8"))
+                stdin.flush()
+        return path
+
+    def effacer(self) -> list[Path]:
+        """Efface tout maintenant ; renvoie ce qui reste (rien, d'habitude)."""
+        left = [path for path in self.chemins if not erase(path)]
+        stdin = self._watchdog.stdin
+        if stdin is not None and not stdin.closed:
+            stdin.close()  # the watchdog finds nothing more to erase, and ends
+        try:
+            self._watchdog.wait(LOCK_WAIT)
+        except subprocess.TimeoutExpired:
+            pass
+        return left
+
+    def __repr__(self) -> str:
+        return f"<Effaceur {[str(p) for p in self.chemins]}>"
+
+
+def main() -> int:
+    """The watchdog: collect paths until stdin ends, then erase them."""
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a closed terminal is not the kernel's end
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # nor an interrupt of the kernel
+    paths: list[Path] = []
+    for line in sys.stdin.buffer:
+        try:
+            path = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(path, str) and os.path.isabs(path):
+            paths.append(Path(path))
+    for path in paths:
+        erase(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
