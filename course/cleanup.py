@@ -1,13 +1,13 @@
 """Files a lesson makes with learners' names in them, erased however the lesson ends.
 
-``Effaceur(*chemins)`` starts a small watchdog process (``python -m course.cleanup``) that
-holds the list of paths and erases them when its stdin ends, that is when the kernel that
-started it ends, however it ends: a shutdown or a restart from JupyterLab, nbclient's end of
-run, a crash, ``kill -9`` (atexit runs in none of the last two, and a kernel is SIGKILLed when
-it does not stop in time). ``effacer()`` erases them at once (the lesson's last cell, or
-after an error the lesson catches). A folder holding a locked ``.verrou`` (a running
-PostgreSQL cluster of ``course.postgres``) is erased once its watchdog lets the lock go, that is
-once the server has stopped.
+``Effaceur(*chemins)`` gives the paths to a small watchdog process (``python -m course.cleanup``,
+one per process) that erases them when its stdin ends, that is when the kernel that started
+it ends, however it ends: a shutdown or a restart from JupyterLab, nbclient's end of run, a
+crash, ``kill -9`` (atexit runs in none of the last two, and a kernel that does not stop in
+time is SIGKILLed). ``effacer()`` erases them at once (the lesson's last cell, or after an
+error the lesson catches). A folder holding a locked ``.verrou`` (a running PostgreSQL cluster
+of ``course.postgres``) is erased once its watchdog lets the lock go, that is once the server
+has stopped.
 
 Protocol: one JSON string a line on stdin, an absolute path to erase; nothing on stdout.
 """
@@ -26,6 +26,8 @@ from pathlib import Path
 __all__ = ["Effaceur", "main"]
 
 LOCK_WAIT = 90.0  # a cluster's fast shutdown may take 30 s, then its watchdog escalates
+# in the kernel, a cluster still running is left to the watchdog (the server stops first)
+IN_KERNEL_WAIT = 5.0
 
 
 def _lock_name() -> str:
@@ -68,22 +70,43 @@ def erase(path: Path, *, wait: float = LOCK_WAIT) -> bool:
     return not (path.exists() or path.is_symlink())
 
 
-class Effaceur:
-    """Efface des fichiers et des dossiers à la fin de la leçon, après une erreur, et quand
-    le noyau s'arrête, même tué : ``effaceur = Effaceur("dossier", "fichier.sql")``,
-    ``effaceur.ajouter(chemin)``, ``effaceur.effacer()``."""
+_WATCHDOG: subprocess.Popen[bytes] | None = None
+_WATCHED: list[Path] = []  # every path given to this process's watchdog
 
-    def __init__(self, *chemins: str | os.PathLike[str]) -> None:
+
+def _send(paths: list[Path]) -> None:
+    """Give paths to this process's one watchdog (started, or restarted, on first need).
+
+    One per process, held by this module for the process's whole life: a watchdog whose pipe
+    closed when its owner was garbage-collected (a lesson's first cell run twice) would erase
+    the files of the run in progress."""
+    global _WATCHDOG
+    if _WATCHDOG is None or _WATCHDOG.poll() is not None:
         from course.postgres._serveur import _import_root
 
-        self.chemins: list[Path] = []
-        self._watchdog = subprocess.Popen(
+        _WATCHDOG = subprocess.Popen(
             [sys.executable, "-m", "course.cleanup"],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             start_new_session=True,  # a kernel's process-group kill must not reach it
             env={**os.environ, "PYTHONPATH": _import_root()},
         )
+        paths = [*_WATCHED, *(p for p in paths if p not in _WATCHED)]
+    assert _WATCHDOG.stdin is not None
+    for path in paths:
+        if path not in _WATCHED:
+            _WATCHED.append(path)
+        _WATCHDOG.stdin.write((json.dumps(str(path)) + "\n").encode("utf-8"))
+    _WATCHDOG.stdin.flush()
+
+
+class Effaceur:
+    """Efface des fichiers et des dossiers à la fin de la leçon, après une erreur, et quand
+    le noyau s'arrête, même tué : ``effaceur = Effaceur("dossier", "fichier.sql")``,
+    ``effaceur.ajouter(chemin)``, ``effaceur.effacer()``."""
+
+    def __init__(self, *chemins: str | os.PathLike[str]) -> None:
+        self.chemins: list[Path] = []
         for chemin in chemins:
             self.ajouter(chemin)
 
@@ -92,23 +115,13 @@ class Effaceur:
         path = Path(os.path.abspath(chemin))
         if path not in self.chemins:
             self.chemins.append(path)
-            stdin = self._watchdog.stdin
-            if stdin is not None and not stdin.closed:
-                stdin.write((json.dumps(str(path)) + "\n").encode("utf-8"))
-                stdin.flush()
+            _send([path])
         return path
 
     def effacer(self) -> list[Path]:
-        """Efface tout maintenant ; renvoie ce qui reste (rien, d'habitude)."""
-        left = [path for path in self.chemins if not erase(path)]
-        stdin = self._watchdog.stdin
-        if stdin is not None and not stdin.closed:
-            stdin.close()  # the watchdog finds nothing more to erase, and ends
-        try:
-            self._watchdog.wait(LOCK_WAIT)
-        except subprocess.TimeoutExpired:
-            pass
-        return left
+        """Efface tout maintenant ; renvoie ce qui reste (rien, d'habitude). Le processus de
+        garde continue : ce qui serait récrit ensuite est effacé à l'arrêt du noyau."""
+        return [path for path in self.chemins if not erase(path, wait=IN_KERNEL_WAIT)]
 
     def __repr__(self) -> str:
         return f"<Effaceur {[str(p) for p in self.chemins]}>"
