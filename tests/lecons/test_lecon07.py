@@ -309,3 +309,54 @@ def test_without_greenlet_the_instances_real_cause_first_then_clean_skips(tmp_pa
     assert [p for p in places.values() if p.exists()] == []
     assert [p for p in workdir.rglob("*")] == []
     assert lesson_processes(workdir, places["cluster"]) == []
+
+
+# -- issue 34: the graded answer of oublier_partage is nowhere in what a learner reads ---------
+
+OLD_FOLDED_SOLUTION = """<details>
+<summary>Solution</summary>
+
+```python
+async def oublier_partage(sql, user_id):
+    await sql("DELETE FROM sessions WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
+    await sql("DELETE FROM user_states WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
+    await sql("VACUUM FULL events, sessions, user_states")
+```
+</details>"""
+
+
+def shared_erasure(nb) -> bool:
+    """The TP oublier_partage's whole answer in one notebook: DELETE on sessions (the cascade
+    takes the events) and on user_states, and a VACUUM FULL (test_sans_corrige's reading of
+    code, comments and Markdown)."""
+    from test_sans_corrige import DELETE, notebook_texts
+
+    statements = [p for t in notebook_texts(nb) for p in re.split(r";|\n\s*\n", t)]
+    tables = {m.group(1).lower() for s in statements if (m := DELETE.match(s)) and m.group(1)}
+    full = any(re.match(r"\s*VACUUM\s+FULL\b", s, re.IGNORECASE) for s in statements)
+    return {"sessions", "user_states"} <= tables and full
+
+
+def test_lesson_7_holds_no_answer_of_the_graded_oublier_partage():
+    from test_sans_corrige import as_released
+
+    student = nbformat.read(REPO / "notebooks" / "lecons" / NAME, as_version=4)
+    assert not shared_erasure(student)
+    assert not shared_erasure(as_released(SOURCE))
+    # controls: the search finds the answer in the instructor's notebooks, in the lesson's
+    # solution region, and in the folded « Solution » the lesson had before issue 34
+    graded = REPO / "solutions" / "oublier_partage" / "oublier_partage.ipynb"
+    assert shared_erasure(nbformat.read(graded, as_version=4))
+    assert shared_erasure(nbformat.read(SOURCE, as_version=4))
+    folded = nbformat.read(REPO / "notebooks" / "lecons" / NAME, as_version=4)
+    folded.cells.append(nbformat.v4.new_markdown_cell(OLD_FOLDED_SOLUTION))
+    assert shared_erasure(folded)
+
+
+def test_lesson_7_code_has_no_escapes_and_ends_without_a_file_number():
+    nb = nbformat.read(SOURCE, as_version=4)
+    escaped = [c.id for c in nb.cells if c.cell_type == "code" and "\\u00a0" in c.source]
+    assert escaped == []
+    assert any(NBSP in c.source for c in nb.cells if c.cell_type == "code")  # typography kept
+    end = nb.cells[-2].source + nb.cells[-1].source
+    assert "page de départ" in end and not re.search(r"\b0[1-9]_\w+\.ipynb", end), end
