@@ -7,13 +7,14 @@ crash, ``kill -9`` (atexit runs in none of the last two, and a kernel that does 
 time is SIGKILLed). ``effacer()`` erases them at once (the lesson's last cell, or after an
 error the lesson catches). A folder holding a locked ``.verrou`` (a running PostgreSQL cluster
 of ``course.postgres``) is erased once its watchdog lets the lock go, that is once the server
-has stopped.
+has stopped, never under a running server.
 
 Protocol: one JSON string a line on stdin, an absolute path to erase; nothing on stdout.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -21,12 +22,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = ["Effaceur", "main"]
 
 LOCK_WAIT = 90.0  # a cluster's fast shutdown may take 30 s, then its watchdog escalates
-# in the kernel, a cluster still running is left to the watchdog (the server stops first)
+# in the kernel, a cluster still running is left (to the watchdog, once the server stops)
 IN_KERNEL_WAIT = 5.0
 
 
@@ -36,30 +38,38 @@ def _lock_name() -> str:
     return LOCK_NAME
 
 
-def _wait_unlocked(folder: Path, deadline: float) -> None:
-    """Until no process holds the folder's ``.verrou`` (a server still running in it)."""
+@contextlib.contextmanager
+def _unlocked(folder: Path, deadline: float) -> Iterator[bool]:
+    """True once no process holds the folder's ``.verrou`` (a server still running in it),
+    False at the deadline; the lock is held meanwhile, so no server starts in the folder being
+    erased."""
     import fcntl
 
     try:
         lock = open(folder / _lock_name(), "rb")  # noqa: SIM115 - closed below
-    except OSError:
+    except OSError:  # no lock file: no server was ever started there
+        yield True
         return
     with lock:
         while True:
             try:
                 fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                return
+                break
             except OSError:
                 if time.monotonic() > deadline:
+                    yield False
                     return
                 time.sleep(0.1)
+        yield True
 
 
 def erase(path: Path, *, wait: float = LOCK_WAIT) -> bool:
     """Erase a file or a folder (never what a link points to); True if nothing is left."""
     if path.is_dir() and not path.is_symlink():
-        _wait_unlocked(path, time.monotonic() + wait)
-        shutil.rmtree(path, ignore_errors=True)
+        with _unlocked(path, time.monotonic() + wait) as free:
+            if not free:  # a server still runs there: never erased under it
+                return False
+            shutil.rmtree(path, ignore_errors=True)
     else:
         try:
             path.unlink()
