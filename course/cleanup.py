@@ -112,7 +112,7 @@ def _send(paths: list[Path]) -> None:
 
 class Effaceur:
     """Efface des fichiers et des dossiers à la fin de la leçon, après une erreur, et quand
-    le noyau s'arrête, même tué : ``effaceur = Effaceur("dossier", "fichier.sql")``,
+    le noyau s'arrête, même tué : ``effaceur = Effaceur("dossier", "fichier.sql")``,
     ``effaceur.ajouter(chemin)``, ``effaceur.effacer()``."""
 
     def __init__(self, *chemins: str | os.PathLike[str]) -> None:
@@ -129,8 +129,8 @@ class Effaceur:
         return path
 
     def effacer(self) -> list[Path]:
-        """Efface tout maintenant ; renvoie ce qui reste (rien, d'habitude). Le processus de
-        garde continue : ce qui serait récrit ensuite est effacé à l'arrêt du noyau."""
+        """Efface tout maintenant ; renvoie ce qui reste (rien, d'habitude). Le processus de
+        garde continue : ce qui serait récrit ensuite est effacé à l'arrêt du noyau."""
         return [path for path in self.chemins if not erase(path, wait=IN_KERNEL_WAIT)]
 
     def __repr__(self) -> str:

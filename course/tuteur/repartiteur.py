@@ -25,7 +25,7 @@ __all__ = ["InstanceEnPanne", "Repartiteur"]
 
 
 class InstanceEnPanne(RuntimeError):
-    """Une instance du tuteur n'a pas pu traiter un tour : le message dit pourquoi."""
+    """Une instance du tuteur n'a pas pu traiter un tour : le message dit pourquoi."""
 
 
 def _panne(answer: dict[str, Any], store: str) -> InstanceEnPanne:
@@ -107,7 +107,7 @@ class Repartiteur:
         return json.loads(line)
 
     def ouvrir_base(self) -> None:
-        """Fait ouvrir la base partagée par chaque instance (ADK y crée ses tables) ; lève
+        """Fait ouvrir la base partagée par chaque instance (ADK y crée ses tables) ; lève
         ``InstanceEnPanne`` si l'une n'y arrive pas."""
         # one first (it makes the tables: three at once race on CREATE TABLE), then the others
         self.envoyer_ensemble([(None, "sonde", None, "shared")])
