@@ -121,7 +121,8 @@ def test_what_delete_vacuum_vacuum_full_the_wal_and_a_backup_keep(lesson):
 
 
 def test_the_exercise_passes_its_check_and_the_lesson_stops_and_tidies(lesson):
-    assert "Bravo : Chloé est oubliée des tables" in text_of(lesson, "l7-c33")
+    said = text_of(lesson, "l7-c33")
+    assert "Bravo : la conversation de Chloé est effacée des tables ; sa seconde" in said
     end = text_of(lesson, "l7-c36")
     assert "Serveur arrêté : True" in end and "Restent : []" in end
     left = processes_matching(
@@ -340,14 +341,17 @@ def shared_erasure(nb) -> bool:
 def test_lesson_7_holds_no_answer_of_the_graded_oublier_partage():
     from test_sans_corrige import as_released
 
+    """The lesson's exercise (one conversation, oublier_conversation) differs from the graded
+    one (the whole learner): not even the lesson's source, its solution region included, holds
+    the TP's answer."""
     student = nbformat.read(REPO / "notebooks" / "lecons" / NAME, as_version=4)
     assert not shared_erasure(student)
     assert not shared_erasure(as_released(SOURCE))
-    # controls: the search finds the answer in the instructor's notebooks, in the lesson's
-    # solution region, and in the folded « Solution » the lesson had before issue 34
+    assert not shared_erasure(nbformat.read(SOURCE, as_version=4))
+    # controls: the search finds the answer in the instructor's notebook of the TP, and in the
+    # folded « Solution » the lesson had before issue 34
     graded = REPO / "solutions" / "oublier_partage" / "oublier_partage.ipynb"
     assert shared_erasure(nbformat.read(graded, as_version=4))
-    assert shared_erasure(nbformat.read(SOURCE, as_version=4))
     folded = nbformat.read(REPO / "notebooks" / "lecons" / NAME, as_version=4)
     folded.cells.append(nbformat.v4.new_markdown_cell(OLD_FOLDED_SOLUTION))
     assert shared_erasure(folded)
