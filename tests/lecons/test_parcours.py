@@ -179,23 +179,6 @@ def test_every_lesson_has_a_recap(name: str):
     assert len(re.findall(r"^- ", recap, re.M)) >= 3
 
 
-def test_every_exercise_has_a_folded_hint_before_and_a_folded_solution_after():
-    exercises = 0
-    for path in sorted(SOLUTIONS.glob("0*.ipynb")):
-        cells = read(path).cells
-        for i, cell in enumerate(cells):
-            if not cell.metadata.get("nbgrader", {}).get("solution"):
-                continue
-            exercises += 1
-            name = re.search(r"def (\w+)", cell.source).group(1)
-            before = next(c for c in reversed(cells[:i]) if c.cell_type == "markdown")
-            assert "<details>\n<summary>Indice</summary>" in before.source, (path.name, name)
-            after = next(c for c in cells[i + 1 :] if c.cell_type == "markdown")
-            assert "<details>\n<summary>Solution</summary>" in after.source, (path.name, name)
-            assert f"def {name}(" in after.source
-    assert exercises == 5
-
-
 def test_each_notebook_says_what_comes_next_and_the_last_lesson_points_to_the_tp():
     order = [START, *LESSONS]
     for current, following in zip(order, order[1:], strict=False):
