@@ -41,8 +41,9 @@ def _lock_name() -> str:
 @contextlib.contextmanager
 def _unlocked(folder: Path, deadline: float) -> Iterator[bool]:
     """True once no process holds the folder's ``.verrou`` (a server still running in it),
-    False at the deadline; the lock is held meanwhile, so no server starts in the folder being
-    erased."""
+    False at the deadline; the lock is held meanwhile (exclusive: two erasers, such as a
+    restarted kernel's and its predecessor's watchdog, take turns), so no server starts in the
+    folder being erased: its watchdog finds the lock taken and says so."""
     import fcntl
 
     try:
@@ -53,7 +54,7 @@ def _unlocked(folder: Path, deadline: float) -> Iterator[bool]:
     with lock:
         while True:
             try:
-                fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except OSError:
                 if time.monotonic() > deadline:
