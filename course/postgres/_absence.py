@@ -10,7 +10,7 @@ from __future__ import annotations
 
 __all__ = ["passer_sans_postgres", "SKIPPED"]
 
-SKIPPED = "# cellule passée\u00a0: PostgreSQL est indisponible\n"
+SKIPPED = "# cellule passée\u00a0: la base partagée est indisponible\n"
 _KEEP = ("Quiz(", "bilan(")
 
 

@@ -12,9 +12,11 @@ and, per database URL a request names, ADK 2.10's ``DatabaseSessionService`` (``
 request names its store, so that all are measured in one run.
 
 Request: ``{"store": "sqlite"|"course"|"shared", "user_id": …, "session_id": … or null (create
-the session), "text": …, "url": … (with "shared")}``. Answer: ``{"instance", "pid",
-"session_id", "replies", "seconds", "error"}``. The first line an instance writes is
-``{"ready": …}``.
+the session), "text": …, "url": … (with "shared")}``; without ``text``, a probe: the store is
+opened (ADK creates its tables) and nothing else. Answer: ``{"instance", "pid", "session_id",
+"replies", "seconds", "error"}``; ``error`` is what the tutor would show (an unknown session or
+store), while ``failure`` (with ``missing``, the module an import lacked) says the instance
+could not serve the turn at all. The first line an instance writes is ``{"ready": …}``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,19 @@ from .runner import Runner, UnknownSessionError, message
 
 __all__ = ["main", "serve"]
 
+# SQLAlchemy's asyncio extension raises ImportError once (greenlet missing, under SQLAlchemy
+# 2.1), which ADK's module swallows before failing on a NameError; a second import succeeds.
+# Imported first, before ADK, its error is kept here and shown for the shared store.
+_ASYNC_IMPORT_ERROR: ImportError | None = None
+
+
+def _import_async_engine() -> None:
+    global _ASYNC_IMPORT_ERROR
+    try:
+        import sqlalchemy.ext.asyncio  # noqa: F401
+    except ImportError as err:
+        _ASYNC_IMPORT_ERROR = err
+
 
 def _reply_texts(event: Any) -> list[str]:
     if event.author == "user" or not event.content:
@@ -42,6 +57,8 @@ def _reply_texts(event: Any) -> list[str]:
 async def _turn(services: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
     store = request.get("store", "")
     if store == "shared" and isinstance(request.get("url"), str):
+        if _ASYNC_IMPORT_ERROR is not None:  # the real cause, not ADK's NameError
+            raise _ASYNC_IMPORT_ERROR
         from google.adk.sessions.database_session_service import DatabaseSessionService
 
         url = request["url"]
@@ -52,6 +69,9 @@ async def _turn(services: dict[str, Any], request: dict[str, Any]) -> dict[str, 
     if service is None:
         return {"error": f"stockage inconnu\u00a0: {request.get('store')!r}"}
     user_id, session_id = str(request["user_id"]), request.get("session_id")
+    if request.get("text") is None:  # a probe: the store answers (and makes its tables)
+        await service.list_sessions(app_name=APP_NAME, user_id=user_id)
+        return {"session_id": None, "replies": []}
     start = time.perf_counter()
     if session_id is None:
         session_id = (await service.create_session(app_name=APP_NAME, user_id=user_id)).id
@@ -65,6 +85,18 @@ async def _turn(services: dict[str, Any], request: dict[str, Any]) -> dict[str, 
     except UnknownSessionError:
         return {"session_id": session_id, "replies": [], "error": "session inconnue"}
     return {"session_id": session_id, "replies": replies, "seconds": time.perf_counter() - start}
+
+
+def _failure(err: BaseException) -> dict[str, Any]:
+    """What went wrong, for the balancer: the error and, if an import failed, which module."""
+    answer: dict[str, Any] = {"failure": f"{type(err).__name__}\u00a0: {err}"}
+    seen: BaseException | None = err
+    while seen is not None:
+        if isinstance(seen, ModuleNotFoundError) and seen.name:
+            answer["missing"] = seen.name
+            break
+        seen = seen.__cause__ or seen.__context__
+    return answer
 
 
 async def serve(name: str, sqlite_path: str, inp: TextIO, out: TextIO) -> None:
@@ -83,8 +115,8 @@ async def serve(name: str, sqlite_path: str, inp: TextIO, out: TextIO) -> None:
         while line := await loop.run_in_executor(None, inp.readline):
             try:
                 answer = await _turn(services, json.loads(line))
-            except Exception as err:  # noqa: BLE001 - the balancer reads the error, goes on
-                answer = {"error": f"{type(err).__name__}\u00a0: {err}"}
+            except Exception as err:  # noqa: BLE001 - the balancer reads the failure, goes on
+                answer = _failure(err)
             answer.update(instance=name, pid=os.getpid())
             print(json.dumps(answer, ensure_ascii=False), file=out, flush=True)
     finally:
@@ -100,6 +132,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     specs = [(name, int(i), int(o)) for name, i, o in (s.split(":") for s in args.instances)]
     # imported once, before the forks: each instance shares these pages
+    _import_async_engine()
     import google.adk.sessions.database_session_service  # noqa: F401
     import google.adk.sessions.sqlite_session_service  # noqa: F401
 

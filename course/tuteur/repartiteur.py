@@ -4,6 +4,10 @@
 (``course.tuteur.instance``) and sends each learner turn to the next one in turn (round robin),
 as a load balancer without sticky sessions does. The instances end when ``fermer()`` closes
 their pipes, or when the kernel that started them dies (their stdin closes too).
+
+An instance that cannot serve a turn (a module missing, the database refused) raises
+``InstanceEnPanne`` here, in French and naming the real cause, before the lesson reads any
+field of the answer: a learner sees why, not a ``KeyError`` three calls later.
 """
 
 from __future__ import annotations
@@ -17,7 +21,27 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
-__all__ = ["Repartiteur"]
+__all__ = ["InstanceEnPanne", "Repartiteur"]
+
+
+class InstanceEnPanne(RuntimeError):
+    """Une instance du tuteur n'a pas pu traiter un tour : le message dit pourquoi."""
+
+
+def _panne(answer: dict[str, Any], store: str) -> InstanceEnPanne:
+    where = "la base partagée" if store == "shared" else f"son stockage «\u00a0{store}\u00a0»"
+    text = (
+        f"L'instance {answer.get('instance', '?')} du tuteur n'a pas pu utiliser {where}"
+        f"\u00a0: {answer['failure']}"
+    )
+    missing = answer.get("missing")
+    if isinstance(missing, str) and missing.replace("_", "").replace(".", "").isalnum():
+        top = missing.split(".")[0]
+        text += (
+            f". Il manque le module Python «\u00a0{top}\u00a0» à l'environnement du cours"
+            f"\u00a0: installez-le (pip install {top}), puis redémarrez le noyau"
+        )
+    return InstanceEnPanne(text + ".")
 
 
 class Repartiteur:
@@ -82,6 +106,15 @@ class Repartiteur:
             )
         return json.loads(line)
 
+    def ouvrir_base(self) -> None:
+        """Fait ouvrir la base partagée par chaque instance (ADK y crée ses tables) ; lève
+        ``InstanceEnPanne`` si l'une n'y arrive pas."""
+        # one first (it makes the tables: three at once race on CREATE TABLE), then the others
+        self.envoyer_ensemble([(None, "sonde", None, "shared")])
+        if len(self._pipes) > 1:
+            self.envoyer_ensemble([(None, "sonde", None, "shared")] * (len(self._pipes) - 1))
+        self.suivante = 0
+
     def envoyer(
         self,
         texte: str,
@@ -122,7 +155,11 @@ class Repartiteur:
             pipe.write(json.dumps(request, ensure_ascii=False) + "\n")
             pipe.flush()
             targets.append(index)
-        return [self._read(i, "answer") for i in targets]
+        answers = [self._read(i, "answer") for i in targets]  # every pipe read, then judged
+        for answer, (*_, stockage) in zip(answers, tours, strict=True):
+            if "failure" in answer:
+                raise _panne(answer, stockage)
+        return answers
 
     def fermer(self) -> None:
         """Arrête les instances (ferme leurs entrées, attend leur fin)."""

@@ -2,20 +2,36 @@
 2.10's DatabaseSessionService, and what forgetting a learner leaves on that server.
 
 Its claims are read from the run that ``executed_lessons`` makes (a real server, three real
-processes); a second run without PostgreSQL shows the one French sentence and clean skips.
+processes); a second run without PostgreSQL shows the one French sentence and clean skips; a run
+without greenlet (SQLAlchemy's asyncio engine cannot start) shows the instances' real cause, in
+French, before anything else; a run whose kernel is killed mid-way, and one stopped by an
+error, leave no file with a learner's name (issue 31).
 """
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import time
 from pathlib import Path
 
+import nbformat
+import psutil
 import pytest
-from helpers import REPO, processes_matching
+from helpers import REPO, load_factor, network_free_env, processes_matching
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 from notebook_text import text_of
 
+from course.postgres import dossier_cluster
+
 NAME = "07_partager_la_memoire.ipynb"
+SOURCE = REPO / "solutions" / "lecons" / NAME
 NBSP = "\u00a0"
+# the learners' surnames the lesson writes: Alice's into every file it makes, Bob's (the
+# control of its second part) into the server's
+NAMES = (b"Martin", b"Lemercier")
 
 
 def turns(text: str) -> list[tuple[int, int, str]]:
@@ -105,7 +121,8 @@ def test_what_delete_vacuum_vacuum_full_the_wal_and_a_backup_keep(lesson):
 
 
 def test_the_exercise_passes_its_check_and_the_lesson_stops_and_tidies(lesson):
-    assert "Bravo : Chloé est oubliée des tables" in text_of(lesson, "l7-c33")
+    said = text_of(lesson, "l7-c33")
+    assert "Bravo : la conversation de Chloé est effacée des tables ; sa seconde" in said
     end = text_of(lesson, "l7-c36")
     assert "Serveur arrêté : True" in end and "Restent : []" in end
     left = processes_matching(
@@ -132,3 +149,218 @@ def test_without_postgresql_one_sentence_then_clean_skips(
     assert "Bilan :" in text_of(nb, nb.cells[-1].id)
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert written == [], "a skipped lesson writes no file"
+
+
+# -- issue 31: a lesson that fails says why, and leaves no learner's name behind ---------------
+
+
+def lesson_files(workdir: Path) -> dict[str, Path]:
+    """The three places lesson 7 writes learners' names: the instances' SQLite files, the
+    backup, the cluster (beside the notebook, or under the temporary folder as root)."""
+    here = Path.cwd()
+    os.chdir(workdir)
+    try:
+        cluster = dossier_cluster("lecon07-pg")
+    finally:
+        os.chdir(here)
+    return {
+        "instances": workdir / "lecon07-instances",
+        "sauvegarde": workdir / "lecon07-sauvegarde.sql",
+        "cluster": cluster,
+    }
+
+
+def names_in(path: Path) -> int:
+    """How many times a learner's surname is in the file, or in the files under the folder."""
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    found = 0
+    for file in files:
+        try:
+            data = file.read_bytes()
+        except OSError:  # a socket, a file removed meanwhile
+            continue
+        found += sum(data.count(name) for name in NAMES)
+    return found
+
+
+def wait_until_gone(paths: list[Path], seconds: float) -> list[Path]:
+    deadline = time.monotonic() + seconds * load_factor()
+    while time.monotonic() < deadline:
+        left = [p for p in paths if p.exists()]
+        if not left:
+            return []
+        time.sleep(0.2)
+    return [p for p in paths if p.exists()]
+
+
+def lesson_processes(workdir: Path, cluster: Path, seconds: float = 30) -> list[str]:
+    """This run's instances, watchdogs and server still alive after ``seconds`` (those
+    working in ``workdir`` or naming the cluster: other runs of lesson 7 are not this one's)."""
+
+    def ours() -> list[str]:
+        found = []
+        for proc in psutil.process_iter():
+            try:
+                cwd, cmd = proc.cwd(), " ".join(proc.cmdline())
+            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+                continue
+            if proc.pid != os.getpid() and (cwd.startswith(str(workdir)) or str(cluster) in cmd):
+                found.append(f"{proc.pid} {cmd[:120]}")
+        return found
+
+    deadline = time.monotonic() + seconds * load_factor()
+    while (left := ours()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left
+
+
+def client_for(workdir: Path) -> NotebookClient:
+    nb = nbformat.read(SOURCE, as_version=4)
+    return NotebookClient(
+        nb, timeout=240, kernel_name="python3", resources={"metadata": {"path": workdir}}
+    )
+
+
+def run_until(client: NotebookClient, last: str) -> None:
+    for index, cell in enumerate(client.nb.cells):
+        client.execute_cell(cell, index)
+        if cell.id == last:
+            return
+    raise AssertionError(f"no cell {last}")
+
+
+@pytest.mark.slow
+def test_a_killed_kernel_leaves_no_file_with_a_learner_name(tmp_path: Path):
+    """kill -9 of the kernel after the backup (no atexit, no lesson cell runs): the watchdog of
+    course.cleanup erases what the lesson wrote once the cluster's server has stopped."""
+    places = lesson_files(tmp_path)
+    client = client_for(tmp_path)
+    with client.setup_kernel(env=network_free_env(), cwd=str(tmp_path)):
+        run_until(client, "l7-c21")
+        # control: the names are there, in each of the three places, while the lesson runs
+        found = {place: names_in(path) for place, path in places.items()}
+        assert all(found.values()), found
+        os.kill(client.km.provisioner.pid, signal.SIGKILL)
+    left = wait_until_gone(list(places.values()), 90)
+    assert left == [], f"left after the kernel was killed: {left}"
+    assert names_in(tmp_path) == 0 and names_in(places["cluster"].parent) == 0
+    assert lesson_processes(tmp_path, places["cluster"]) == []
+
+
+@pytest.mark.slow
+def test_a_lesson_stopped_by_an_error_leaves_no_file_with_a_learner_name(tmp_path: Path):
+    """A cell that fails after the backup; nbclient then shuts the kernel down, as JupyterLab's
+    « Arrêter le noyau » does: nothing with a name stays."""
+    places = lesson_files(tmp_path)
+    client = client_for(tmp_path)
+    cells = client.nb.cells
+    at = next(i for i, c in enumerate(cells) if c.id == "l7-c21") + 1
+    control = (
+        "import pathlib\n"
+        "print('noms lus :', sum(p.read_bytes().count(b'Martin') for p in "
+        "pathlib.Path('lecon07-instances').glob('*.db')), "
+        "pathlib.Path('lecon07-sauvegarde.sql').read_bytes().count(b'Martin'))\n"
+        "raise RuntimeError('arrêt simulé au milieu de la leçon')"
+    )
+    cells.insert(at, nbformat.v4.new_code_cell(control))
+    with pytest.raises(CellExecutionError, match="arrêt simulé"):
+        client.execute(env=network_free_env(), cwd=str(tmp_path))
+    said = "".join(o.get("text", "") for o in cells[at].outputs)
+    instances, backup = re.search(r"noms lus : (\d+) (\d+)", said).groups()
+    assert int(instances) > 0 and int(backup) > 0, said  # control: they were there
+    left = wait_until_gone(list(places.values()), 90)
+    assert left == [], f"left after the error: {left}"
+    assert names_in(tmp_path) == 0
+    assert lesson_processes(tmp_path, places["cluster"]) == []
+
+
+@pytest.mark.slow
+def test_without_greenlet_the_instances_real_cause_first_then_clean_skips(tmp_path: Path):
+    """SQLAlchemy 2.1's asyncio engine without greenlet (as in requirements/lab.txt before
+    issue 31): the setup cell says so in French, names the module, skips the rest, tidies."""
+    site = tmp_path / "sans_greenlet"
+    site.mkdir()
+    blocker = REPO / "tests" / "lecons" / "sans_reseau" / "sitecustomize.py"
+    (site / "sitecustomize.py").write_text(
+        "import runpy, sys\n"
+        "sys.modules['greenlet'] = None  # import greenlet: ModuleNotFoundError\n"
+        f"runpy.run_path({str(blocker)!r})\n",
+        encoding="utf-8",
+    )
+    env = network_free_env()
+    env["PYTHONPATH"] = os.pathsep.join((str(site), env["PYTHONPATH"]))
+    workdir = tmp_path / "lecon"
+    workdir.mkdir()
+    places = lesson_files(workdir)
+    client = client_for(workdir)
+    client.execute(env=env, cwd=str(workdir))  # any error fails the run
+    nb = client.nb
+    assert "Serveur PostgreSQL démarré" in text_of(nb, "l7-c02")  # control: the server ran
+    said = text_of(nb, "l7-c03").strip()
+    assert said.startswith("L'instance 1 du tuteur n'a pas pu utiliser la base partagée : "), said
+    assert "Il manque le module Python « greenlet »" in said, said
+    assert "pip install greenlet" in said and "KeyError" not in said
+    assert said.endswith("les cellules suivantes sont passées, sauf les quiz et le bilan."), said
+    after = [c for c in nb.cells if c.cell_type == "code"]
+    after = after[after.index(next(c for c in after if c.id == "l7-c03")) + 1 :]
+    for cell in after:
+        kept = "Quiz(" in cell.source or "bilan(" in cell.source
+        assert bool(cell.outputs) == kept, cell.id
+    assert "Bilan :" in text_of(nb, nb.cells[-1].id)
+    assert [p for p in places.values() if p.exists()] == []
+    assert [p for p in workdir.rglob("*")] == []
+    assert lesson_processes(workdir, places["cluster"]) == []
+
+
+# -- issue 34: the graded answer of oublier_partage is nowhere in what a learner reads ---------
+
+OLD_FOLDED_SOLUTION = """<details>
+<summary>Solution</summary>
+
+```python
+async def oublier_partage(sql, user_id):
+    await sql("DELETE FROM sessions WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
+    await sql("DELETE FROM user_states WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
+    await sql("VACUUM FULL events, sessions, user_states")
+```
+</details>"""
+
+
+def shared_erasure(nb) -> bool:
+    """The TP oublier_partage's whole answer in one notebook: DELETE on sessions (the cascade
+    takes the events) and on user_states, and a VACUUM FULL (test_sans_corrige's reading of
+    code, comments and Markdown)."""
+    from test_sans_corrige import DELETE, notebook_texts
+
+    statements = [p for t in notebook_texts(nb) for p in re.split(r";|\n\s*\n", t)]
+    tables = {m.group(1).lower() for s in statements if (m := DELETE.match(s)) and m.group(1)}
+    full = any(re.match(r"\s*VACUUM\s+FULL\b", s, re.IGNORECASE) for s in statements)
+    return {"sessions", "user_states"} <= tables and full
+
+
+def test_lesson_7_holds_no_answer_of_the_graded_oublier_partage():
+    from test_sans_corrige import as_released
+
+    """The lesson's exercise (one conversation, oublier_conversation) differs from the graded
+    one (the whole learner): not even the lesson's source, its solution region included, holds
+    the TP's answer."""
+    student = nbformat.read(REPO / "notebooks" / "lecons" / NAME, as_version=4)
+    assert not shared_erasure(student)
+    assert not shared_erasure(as_released(SOURCE))
+    assert not shared_erasure(nbformat.read(SOURCE, as_version=4))
+    # controls: the search finds the answer in the instructor's notebook of the TP, and in the
+    # folded « Solution » the lesson had before issue 34
+    graded = REPO / "solutions" / "oublier_partage" / "oublier_partage.ipynb"
+    assert shared_erasure(nbformat.read(graded, as_version=4))
+    folded = nbformat.read(REPO / "notebooks" / "lecons" / NAME, as_version=4)
+    folded.cells.append(nbformat.v4.new_markdown_cell(OLD_FOLDED_SOLUTION))
+    assert shared_erasure(folded)
+
+
+def test_lesson_7_code_has_no_escapes_and_ends_without_a_file_number():
+    nb = nbformat.read(SOURCE, as_version=4)
+    escaped = [c.id for c in nb.cells if c.cell_type == "code" and "\\u00a0" in c.source]
+    assert escaped == []
+    assert any(NBSP in c.source for c in nb.cells if c.cell_type == "code")  # typography kept
+    end = nb.cells[-2].source + nb.cells[-1].source
+    assert "page de départ" in end and not re.search(r"\b0[1-9]_\w+\.ipynb", end), end

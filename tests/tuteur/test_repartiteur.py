@@ -97,3 +97,33 @@ def test_instances_end_when_their_owner_is_killed(tmp_path: Path):
         if owner.poll() is None:
             owner.kill()
             owner.wait(10)
+
+
+def test_an_instance_that_cannot_serve_raises_its_real_cause_in_french(tmp_path: Path, monkeypatch):
+    """greenlet missing (SQLAlchemy 2.1's asyncio engine cannot start; ADK then hides it behind
+    a NameError): the balancer raises InstanceEnPanne naming the module, before any answer field
+    is read, and the instances stay usable. Control: with greenlet, the same unreachable base
+    fails for its own reason, and names no missing module."""
+    from course.tuteur.repartiteur import InstanceEnPanne
+
+    url = f"postgresql+asyncpg://postgres@/tuteur?host={tmp_path / 'pas-de-serveur'}"
+    with Repartiteur(tmp_path / "avec", n=2, url=url) as balancer:
+        with pytest.raises(InstanceEnPanne) as control:
+            balancer.ouvrir_base()
+    assert "greenlet" not in str(control.value) and "Il manque" not in str(control.value)
+    assert str(control.value).startswith("L'instance 1 du tuteur n'a pas pu utiliser la base")
+
+    site = tmp_path / "sans_greenlet"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import sys\nsys.modules['greenlet'] = None\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(site), str(REPO)])))
+    with Repartiteur(tmp_path / "sans", n=2, url=url) as balancer:
+        with pytest.raises(InstanceEnPanne) as failed:
+            balancer.ouvrir_base()
+        said = str(failed.value)
+        assert "ImportError\u00a0: The SQLAlchemy asyncio module requires" in said, said
+        assert "Il manque le module Python «\u00a0greenlet\u00a0»" in said, said
+        assert "pip install greenlet" in said and "NameError" not in said, said
+        # every pipe was read: the next turn goes to the next instance and is answered
+        after = balancer.envoyer("Bonjour", user_id="a", session_id=None, stockage="sqlite")
+        assert after["replies"] and "failure" not in after
