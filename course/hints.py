@@ -290,23 +290,23 @@ _LADDERS = (
 )
 _LADDERS += (
     Ladder(
-        "oublier_partage",
+        "oublier_conversation",
         "07",
-        "l'exercice oublier_partage",
+        "l'exercice oublier_conversation",
         (
+            Place("07_partager_la_memoire.ipynb", "2. Les tables qu'ADK crée sur PostgreSQL"),
             Place("07_partager_la_memoire.ipynb", "4. Ce que laisse `DELETE`"),
-            Place("07_partager_la_memoire.ipynb", "5. Le WAL, les sauvegardes, les répliques"),
         ),
         (
-            "La section 4 mesure ce que DELETE laisse dans les fichiers des tables de "
-            "PostgreSQL, et ce qui l'en retire\u00a0; la section 5 dit ce qui reste hors de "
-            "portée de la fonction.",
-            "Une requête par table qui porte l'élève, limitée à l'application et à l'élève, "
-            "les valeurs passées à part ($1, $2)\u00a0; sur PostgreSQL la cascade emporte les "
-            "événements\u00a0; enfin, la commande de la section 4 qui réécrit les tables.",
-            '`await sql("DELETE FROM user_states WHERE app_name = $1 AND user_id = $2", '
-            "APP_NAME, user_id)`, la même forme pour sessions, puis la réécriture des tables "
-            "mesurée en section 4.",
+            "Une conversation est une ligne de sessions\u00a0; la section 2 dit ce que deviennent "
+            "ses événements quand elle part, la section 4 ce que DELETE laisse dans les fichiers "
+            "des tables.",
+            "Une seule suppression, qui désigne la session par ses trois colonnes (application, "
+            "élève, identifiant), les valeurs passées à part\u00a0; la cascade fait le reste. "
+            "Puis la commande de la section 4 qui réécrit les tables concernées.",
+            '`await sql("DELETE FROM sessions WHERE app_name = $1 AND user_id = $2 AND id = $3", '
+            "...)`, avec les trois valeurs dans cet ordre\u00a0; puis la réécriture mesurée en "
+            "section 4, sur les deux tables qui portaient la conversation.",
         ),
     ),
 )

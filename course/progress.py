@@ -133,6 +133,7 @@ LESSONS: tuple[Lesson, ...] = (
         "07_partager_la_memoire.ipynb",
         "l7-",
         ("lecon07.db*", "lecon07-instances"),
+        ("oublier_conversation",),
     ),
     Lesson(
         "08",
