@@ -226,9 +226,15 @@ _DYNAMIC = frozenset(
         "globals", "vars", "locals", "exec", "eval", "compile", "setattr", "delattr",
         "__setitem__", "__dict__", "__code__", "__globals__", "__builtins__", "builtins",
         "__import__", "importlib", "_getframe", "currentframe", "f_globals", "f_locals",
-        "f_back", "gc", "ctypes", "get_referrers", "modules", "__class__", "__closure__",
+        "f_back", "gc", "get_referrers", "modules", "__class__", "__closure__", "pythonapi",
+        "attrgetter", "methodcaller",
     }
 )  # fmt: skip
+
+
+def _dynamic(name: str) -> bool:
+    """A name of `_DYNAMIC`, or of the C API (``PyEval_GetGlobals`` through ctypes)."""
+    return name in _DYNAMIC or name.startswith(("Py", "_Py"))
 
 
 def _plainly_async(bound: ast.stmt, tree: ast.Module) -> bool:
@@ -240,14 +246,14 @@ def _plainly_async(bound: ast.stmt, tree: ast.Module) -> bool:
     if not isinstance(bound, ast.AsyncFunctionDef) or bound.decorator_list:
         return False
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in _DYNAMIC:
+        if isinstance(node, ast.Name) and _dynamic(node.id):
             return False
-        if isinstance(node, ast.Attribute) and node.attr in _DYNAMIC:
+        if isinstance(node, ast.Attribute) and _dynamic(node.attr):
             return False
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if node.value in _DYNAMIC:
+            if _dynamic(node.value):
                 return False
-        if isinstance(node, ast.alias) and node.name.split(".")[0] in _DYNAMIC:
+        if isinstance(node, ast.alias) and any(_dynamic(n) for n in node.name.split(".")):
             return False
         if (
             isinstance(node, ast.Call)
