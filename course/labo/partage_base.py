@@ -189,8 +189,10 @@ class GradingBase:
                 f"CREATE ROLE {ROLE} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION"
             )
             await conn.execute(f"CREATE DATABASE {DATABASE} OWNER {ROLE}")
+            await conn.execute("ALTER SYSTEM SET autovacuum = off")
             for name, value in self._settings():
                 await conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
+            await self._role_settings(conn)
             await conn.execute(f"ALTER ROLE postgres PASSWORD '{self._password}'")  # hex only
             data = Path(await conn.fetchval("SHOW data_directory"))
             (data / "pg_hba.conf").write_text(HBA)
@@ -221,10 +223,10 @@ class GradingBase:
             await admin.close()
 
     def _settings(self) -> tuple[tuple[str, str], ...]:
-        """postgresql.auto.conf, written by the superuser (integers and fixed words only)."""
+        """The limits, in postgresql.auto.conf and on eleve, written by the superuser (integers
+        and fixed words only)."""
         limits = self.limits
         return (
-            ("autovacuum", "off"),
             ("temp_file_limit", f"{int(limits.temp_file_kb)}kB"),
             ("statement_timeout", f"{int(limits.statement_seconds)}s"),
             ("idle_in_transaction_session_timeout", f"{int(limits.statement_seconds)}s"),
@@ -233,6 +235,12 @@ class GradingBase:
             ("max_parallel_workers_per_gather", "0"),
             ("max_parallel_maintenance_workers", "0"),
         )
+
+    async def _role_settings(self, conn) -> None:
+        """The same settings on eleve itself, by the superuser: a role's settings come before
+        the base's (which its owner may set), so the base's cannot lift them either."""
+        for name, value in self._settings():
+            await conn.execute(f"ALTER ROLE {ROLE} SET {name} = '{value}'")
 
     @property
     def data_dir(self) -> Path:
@@ -329,6 +337,7 @@ class GradingBase:
             # itself (PostgreSQL lets any role ALTER ROLE itself SET), reach every connection
             await admin.execute(f"ALTER DATABASE {DATABASE} RESET ALL")
             await admin.execute(f"ALTER ROLE {ROLE} RESET ALL")
+            await self._role_settings(admin)
             await admin.execute(f"ALTER DATABASE {DATABASE} ALLOW_CONNECTIONS true")
             # the files first, before any query here reads a table: reading a page can prune
             # its dead tuples (and move the live ones over them), which would hide what the
