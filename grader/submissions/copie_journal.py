@@ -1,4 +1,4 @@
-# Une copie en clair à côté de la base : oublier efface l'élève correctement (VACUUM compris),
+# Une copie lisible à côté de la base : oublier efface l'élève correctement (VACUUM compris),
 # puis écrit ses lignes, lues avant, en texte, dans un fichier nommé comme le journal de SQLite
 # (<base>-journal), un nom que la notation gardait sans le lire. Les données de l'élève restent
 # à côté de la base : le critère 7 est perdu (9/10).
