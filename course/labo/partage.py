@@ -232,7 +232,6 @@ def _call(base: GradingBase, source: str, user_id: str, sandboxed: bool) -> str:
         argv = Sandbox(LIMITS).command(argv, readable=(base.socket,))
     request = {"source": source, "user_id": user_id, "host": host, "user": ROLE}
     request["database"] = DATABASE
-    _memory, disk_before = base.usage()
     proc = subprocess.Popen(
         argv,
         stdin=subprocess.PIPE,
@@ -254,7 +253,7 @@ def _call(base: GradingBase, source: str, user_id: str, sandboxed: bool) -> str:
             memory, disk = base.usage()
             if memory > base.limits.memory_bytes:
                 stop = "memory"
-            elif disk - disk_before > base.limits.disk_bytes:
+            elif disk - base.disk_start > base.limits.disk_bytes:
                 stop = "disk"
             elif time.monotonic() > deadline:
                 stop = "timeout"

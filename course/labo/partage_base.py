@@ -69,7 +69,7 @@ class ServerLimits:
     """What the server may spend on one submission's calls."""
 
     memory_bytes: int = 1024 * _MiB  # resident memory of the server's processes together
-    disk_bytes: int = 256 * _MiB  # growth of the cluster's folder during a call
+    disk_bytes: int = 256 * _MiB  # growth of the cluster's folder over all the calls
     backend_bytes: int = 512 * _MiB  # address space one server process may add (prlimit)
     temp_file_kb: int = 64 * 1024  # temp_file_limit, per session
     connections: int = 3  # eleve's connection limit
@@ -134,6 +134,7 @@ class GradingBase:
         self.learners = learners
         self.names = names
         self.limits = limits or ServerLimits()
+        self.disk_start = 0
         self._password = secrets.token_hex(24)
         self._parent: Path | None = None
         self.server: ServeurPostgres | None = None
@@ -153,6 +154,8 @@ class GradingBase:
                 self._seed()
             _run_to_end(self._limit_role())
             self._limit_processes()
+            # before any call: the calls together may grow the folder by disk_bytes
+            self.disk_start = _folder_bytes(self.data_dir)
         except BaseException:
             self.close()
             raise
