@@ -215,7 +215,54 @@ def _analyse(cell_source: str) -> tuple[str, LoadFailure | None, bool]:
                 bound = node
     if bound is None:
         return source, LoadFailure("missing"), False
-    return source, None, isinstance(bound, ast.AsyncFunctionDef)
+    return source, None, _plainly_async(bound, tree)
+
+
+# Names through which code can rebind ``oublier`` (or change the function's code) at run time,
+# out of sight of the syntax tree: the module's namespace, frames, code objects, the import
+# system, the interpreter's internals.
+_DYNAMIC = frozenset(
+    {
+        "globals", "vars", "locals", "exec", "eval", "compile", "setattr", "delattr",
+        "__setitem__", "__dict__", "__code__", "__globals__", "__builtins__", "builtins",
+        "__import__", "importlib", "_getframe", "currentframe", "f_globals", "f_locals",
+        "f_back", "gc", "get_referrers", "modules", "__class__", "__closure__", "pythonapi",
+        "attrgetter", "methodcaller",
+    }
+)  # fmt: skip
+
+
+def _dynamic(name: str) -> bool:
+    """A name of `_DYNAMIC`, or of the C API (``PyEval_GetGlobals`` through ctypes)."""
+    return name in _DYNAMIC or name.startswith(("Py", "_Py"))
+
+
+def _plainly_async(bound: ast.stmt, tree: ast.Module) -> bool:
+    """True only if the last binding of ``oublier`` is a plain ``async def`` (no decorator,
+    which could return anything) and nothing in the cell can rebind it behind the syntax
+    tree's back (``globals().__setitem__``, ``setattr`` on the module, a frame's
+    ``f_globals``, a swapped ``__code__``…): async-ness is never read from what the student's
+    code reports about itself."""
+    if not isinstance(bound, ast.AsyncFunctionDef) or bound.decorator_list:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and _dynamic(node.id):
+            return False
+        if isinstance(node, ast.Attribute) and _dynamic(node.attr):
+            return False
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if _dynamic(node.value):
+                return False
+        if isinstance(node, ast.alias) and any(_dynamic(n) for n in node.name.split(".")):
+            return False
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and (len(node.args) < 2 or not isinstance(node.args[1], ast.Constant))
+        ):
+            return False  # getattr(x, "glo" + "bals"): a name the tree cannot read
+    return True
 
 
 @dataclass
@@ -354,7 +401,7 @@ def _write_snapshots(run: _Run, folder: Path) -> dict[str, CallOutcome]:
             continue
         outcomes[record.call_id] = record
         offset = 0
-        for suffix, state in (("", record.database), ("-wal", record.wal)):
+        for suffix, state in record.files:
             if state.state == "ok":
                 path = folder / f"{record.call_id}.db{suffix}"
                 path.write_bytes(payload[offset : offset + state.size])
@@ -609,6 +656,6 @@ def evaluate_source(
 
 
 def _replace_async(outcome: CallOutcome) -> CallOutcome:
-    """The syntax tree says ``oublier`` is not an ``async def``: so is the outcome, whatever
-    the call's process reported."""
+    """The syntax tree says ``oublier`` is not plainly an ``async def``: so is the outcome (the
+    runner never says: the call's process could say anything)."""
     return replace(outcome, not_async=True)

@@ -9,6 +9,13 @@ to erase, the same learner again, an unknown learner, a learner whose id holds a
 
 Six tests, one point each, all hidden (``PARTAGE_TESTS``); criteria 3 to 6 count only once the
 erasure itself holds, as in the TP. Nothing a submission prints or raises reaches a message.
+
+The server's work is the submission's too (``partage_base.ServerLimits``): while a call runs,
+the grader polls the server's processes and the cluster's folder, and stops the call (and every
+query of the student's role) at its time limit, or as soon as the server holds more memory or
+its folder grows by more bytes than the budget: a 0, with the reason, never a failure of the
+grader that a later ``make grade`` would retry. A server that no longer answers after a call (it
+was made to crash) is a 0 with its reason too.
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -27,7 +36,7 @@ from typing import Any
 
 from .criteria import Verdict
 from .outcome import Outcome
-from .partage_base import DATABASE, ROLE, BaseFacts, GradingBase
+from .partage_base import DATABASE, ROLE, BaseFacts, GradingBase, ServerLimits
 from .partage_runner import EXIT, FUNCTION
 from .sandbox import Limits, Sandbox
 
@@ -46,6 +55,7 @@ __all__ = [
 ]
 
 CALL_TIMEOUT = 20.0  # seconds per call (Python, asyncpg and the student's queries)
+POLL_SECONDS = 0.2  # how often the server's memory and folder are measured during a call
 MAX_CELL_CHARS = 100_000
 LIMITS = Limits()  # the TP's limits (RLIMIT_NPROC counts the grader's own processes without root)
 
@@ -149,7 +159,15 @@ _MESSAGES = {
     "raised": "oublier_partage a levé une exception.",
     "timeout": f"oublier_partage n'a pas fini en {CALL_TIMEOUT:g}\u00a0s.",
     "crash": "le processus qui exécutait oublier_partage s'est arrêté sans réponse.",
+    "memory": "les requêtes d'oublier_partage ont fait dépasser au serveur PostgreSQL la mémoire "
+    "permise\u00a0: tout a été arrêté.",
+    "disk": "les requêtes d'oublier_partage ont fait écrire au serveur PostgreSQL plus de données "
+    "que permis (tables, fichiers temporaires)\u00a0: tout a été arrêté.",
+    "server": "le serveur PostgreSQL ne répondait plus après l'appel d'oublier_partage (mémoire "
+    "ou disque épuisés par ses requêtes)\u00a0: tout a été arrêté.",
 }
+# The call's ends that make the whole submission a 0 (the server's budget spent or broken).
+OVER_BUDGET = ("memory", "disk", "server")
 NOT_WRITTEN = "oublier_partage n'est pas encore écrite\u00a0: remplacez le raise par votre code."
 
 
@@ -206,26 +224,56 @@ def _written(source: str) -> str | None:
 
 
 def _call(base: GradingBase, source: str, user_id: str, sandboxed: bool) -> str:
-    """One call in its own process (sandboxed: only the socket bound in); its status."""
+    """One call in its own process (sandboxed: only the socket bound in); its status. Stopped
+    at the time limit, or as soon as the server spends more than its budget."""
     argv = [sys.executable, "-I", "-m", "course.labo.partage_runner"]
     host = base.host
     if sandboxed:
         argv = Sandbox(LIMITS).command(argv, readable=(base.socket,))
     request = {"source": source, "user_id": user_id, "host": host, "user": ROLE}
     request["database"] = DATABASE
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd="/",
+        start_new_session=True,
+    )
+    assert proc.stdin is not None
     try:
-        done = subprocess.run(
-            argv,
-            input=json.dumps(request) + "\n",
-            capture_output=True,
-            text=True,
-            timeout=CALL_TIMEOUT,
-            cwd="/",
-        )
-    except subprocess.TimeoutExpired:
-        return "timeout"
+        proc.stdin.write((json.dumps(request) + "\n").encode())
+        proc.stdin.close()
+    except OSError:
+        pass
+    deadline = time.monotonic() + CALL_TIMEOUT
+    stop = None
+    try:
+        while proc.poll() is None:
+            memory, disk = base.usage()
+            if memory > base.limits.memory_bytes:
+                stop = "memory"
+            elif disk - base.disk_start > base.limits.disk_bytes:
+                stop = "disk"
+            elif time.monotonic() > deadline:
+                stop = "timeout"
+            if stop:
+                break
+            try:
+                proc.wait(timeout=POLL_SECONDS)
+            except subprocess.TimeoutExpired:
+                pass
+    finally:
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                proc.kill()
+        proc.wait()
+    if stop:
+        return stop
     by_code = {code: name for name, code in EXIT.items()}
-    return by_code.get(done.returncode, "crash")
+    return by_code.get(proc.returncode, "crash")
 
 
 def _judge(scenario: PartageScenario, before: BaseFacts, after: list[BaseFacts], statuses):
@@ -294,9 +342,15 @@ def _judge(scenario: PartageScenario, before: BaseFacts, after: list[BaseFacts],
 
 
 def evaluate_partage(
-    source: str, scenario: PartageScenario, *, sandboxed: bool = True
+    source: str,
+    scenario: PartageScenario,
+    *,
+    sandboxed: bool = True,
+    limits: ServerLimits | None = None,
 ) -> PartageEvaluation:
-    """Grade one ``oublier_partage`` cell on a fresh cluster (about 10 s: the seed through ADK)."""
+    """Grade one ``oublier_partage`` cell on a fresh cluster (about 10 s: the seed through ADK).
+
+    A call that spends more than the server's budget (`limits`) makes it a 0 with the reason."""
     start = time.monotonic()
     problem = _written(source)
     if problem is not None:
@@ -312,14 +366,28 @@ def evaluate_partage(
     ]
     statuses: list[str] = []
     after: list[BaseFacts] = []
-    with GradingBase([learner.seed() for learner in scenario.learners], names) as base:
+    seeds = [learner.seed() for learner in scenario.learners]
+    with GradingBase(seeds, names, limits) as base:
         before = base.facts()
         for user_id in calls:
             status = _call(base, source, user_id, sandboxed)
+            try:
+                facts = base.facts()
+            except Exception:  # noqa: BLE001 - the server was healthy before the call
+                status = status if status in OVER_BUDGET else "server"
+                facts = None
             statuses.append(status)
-            after.append(base.facts())
+            if status in OVER_BUDGET:
+                break
+            assert facts is not None
+            after.append(facts)
             if status in ("timeout", "load", "missing", "not_async", "crash"):
                 break
+    if statuses and statuses[-1] in OVER_BUDGET:
+        reason = _MESSAGES[statuses[-1]]
+        verdicts = {t.id: Verdict(False, reason) for t in PARTAGE_TESTS}
+        seconds = time.monotonic() - start
+        return PartageEvaluation(verdicts, seconds, sandboxed, Outcome.CRASH, reason, statuses)
     verdicts = _judge(scenario, before, after, statuses)
     ended, reason = Outcome.GRADED, ""
     bad = {

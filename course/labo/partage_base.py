@@ -9,7 +9,18 @@ Started by the grader (never by student code), in a private temporary folder, th
 - ``pg_hba.conf`` lets ``eleve`` in, without password, to ``tuteur`` only, and ``postgres`` only
   with a random password that stays in this process: the student's code cannot become superuser;
 - autovacuum is off: a dead tuple stays until the student's code removes it, so the file check
-  judges the student's code, not the server's timing.
+  judges the student's code, not the server's timing;
+- the server's own work is in the submission's budget (``ServerLimits``): set by the superuser
+  where ``eleve`` cannot undo them, ``temp_file_limit`` (a superuser-only setting: ``SET`` and
+  ``ALTER ROLE eleve SET`` are refused to ``eleve``), a connection limit for ``eleve`` (only a
+  role with CREATEROLE may change it), no parallel workers by default; every server process
+  forked after the lock-down gets an address-space limit (``prlimit`` on the postmaster: a
+  query that wants more fails with « out of memory », the server stays up). What ``eleve`` may
+  still set on itself (``statement_timeout``, ``work_mem``… with ``SET`` or ``ALTER ROLE eleve
+  SET``, which PostgreSQL lets every role do for itself) decides nothing: the grader stops a
+  call at its own time limit, or as soon as the server's processes together hold more memory,
+  or its folder more bytes, than the budget (``usage()``), ends every ``eleve`` connection
+  after each call, and resets ``eleve``'s and the base's settings.
 
 The seed is real: ADK 2.10's ``DatabaseSessionService`` and the tutor write every row
 (``course.labo.partage_graine``, a subprocess), once per grading process; the next bases are
@@ -39,7 +50,7 @@ from typing import TypeVar
 
 from course.postgres import ServeurPostgres, binaires_postgres
 
-__all__ = ["DATABASE", "ROLE", "SOCKET_NAME", "BaseFacts", "GradingBase"]
+__all__ = ["DATABASE", "ROLE", "SOCKET_NAME", "BaseFacts", "GradingBase", "ServerLimits"]
 
 DATABASE = "tuteur"
 ROLE = "eleve"
@@ -50,6 +61,19 @@ SEED_TIMEOUT = 180.0
 _DUMPS: dict[str, str] = {}  # the seed's learners (JSON) -> the dump of the base ADK wrote
 
 _T = TypeVar("_T")
+_MiB = 1 << 20
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """What the server may spend on one submission's calls."""
+
+    memory_bytes: int = 1024 * _MiB  # resident memory of the server's processes together
+    disk_bytes: int = 256 * _MiB  # growth of the cluster's folder over all the calls
+    backend_bytes: int = 512 * _MiB  # address space one server process may add (prlimit)
+    temp_file_kb: int = 64 * 1024  # temp_file_limit, per session
+    connections: int = 3  # eleve's connection limit
+    statement_seconds: int = 30  # default statement_timeout (the grader's own limit comes first)
 
 
 def _run_to_end(coro: Coroutine[object, object, _T]) -> _T:
@@ -104,9 +128,13 @@ class GradingBase:
     """``with GradingBase(learners, names) as base:`` a seeded, locked-down cluster; stopped and
     removed (with every byte the student's code wrote) at the end."""
 
-    def __init__(self, learners: list[dict], names: tuple[str, ...]) -> None:
+    def __init__(
+        self, learners: list[dict], names: tuple[str, ...], limits: ServerLimits | None = None
+    ) -> None:
         self.learners = learners
         self.names = names
+        self.limits = limits or ServerLimits()
+        self.disk_start = 0
         self._password = secrets.token_hex(24)
         self._parent: Path | None = None
         self.server: ServeurPostgres | None = None
@@ -124,6 +152,10 @@ class GradingBase:
             _run_to_end(self._lock_down())
             if self.learners:
                 self._seed()
+            _run_to_end(self._limit_role())
+            self._limit_processes()
+            # before any call: the calls together may grow the folder by disk_bytes
+            self.disk_start = _folder_bytes(self.data_dir)
         except BaseException:
             self.close()
             raise
@@ -160,9 +192,10 @@ class GradingBase:
                 f"CREATE ROLE {ROLE} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION"
             )
             await conn.execute(f"CREATE DATABASE {DATABASE} OWNER {ROLE}")
-            await conn.execute(f"ALTER ROLE {ROLE} SET statement_timeout = '30s'")
-            await conn.execute(f"ALTER ROLE {ROLE} SET temp_file_limit = '64MB'")
             await conn.execute("ALTER SYSTEM SET autovacuum = off")
+            for name, value in self._settings():
+                await conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
+            await self._role_settings(conn)
             await conn.execute(f"ALTER ROLE postgres PASSWORD '{self._password}'")  # hex only
             data = Path(await conn.fetchval("SHOW data_directory"))
             (data / "pg_hba.conf").write_text(HBA)
@@ -180,6 +213,81 @@ class GradingBase:
             if time.monotonic() > deadline:
                 raise RuntimeError("pg_hba.conf n'a pas été relu par le serveur de notation")
             await asyncio.sleep(0.05)
+
+    async def _limit_role(self) -> None:
+        """After the seed (ADK's pool may open several connections): eleve's connection limit,
+        which only a role with CREATEROLE could change."""
+        admin = await self._connect("postgres")
+        try:
+            await admin.execute(
+                f"ALTER ROLE {ROLE} CONNECTION LIMIT {int(self.limits.connections)}"
+            )
+        finally:
+            await admin.close()
+
+    def _settings(self) -> tuple[tuple[str, str], ...]:
+        """The limits, in postgresql.auto.conf and on eleve, written by the superuser (integers
+        and fixed words only)."""
+        limits = self.limits
+        return (
+            ("temp_file_limit", f"{int(limits.temp_file_kb)}kB"),
+            ("statement_timeout", f"{int(limits.statement_seconds)}s"),
+            ("idle_in_transaction_session_timeout", f"{int(limits.statement_seconds)}s"),
+            ("work_mem", "4MB"),
+            ("maintenance_work_mem", "64MB"),
+            ("max_parallel_workers_per_gather", "0"),
+            ("max_parallel_maintenance_workers", "0"),
+        )
+
+    async def _role_settings(self, conn) -> None:
+        """The same settings on eleve itself, by the superuser: a role's settings come before
+        the base's (which its owner may set), so the base's cannot lift them either."""
+        for name, value in self._settings():
+            await conn.execute(f"ALTER ROLE {ROLE} SET {name} = '{value}'")
+
+    @property
+    def data_dir(self) -> Path:
+        assert self.server is not None
+        return self.server.dossier / "donnees"
+
+    def _postmaster(self) -> int:
+        return int((self.data_dir / "postmaster.pid").read_text().split("\n", 1)[0])
+
+    def _limit_processes(self) -> None:
+        """Every server process forked from now on (each connection's) may add at most
+        ``backend_bytes`` to the postmaster's address space: past it, its query fails with
+        « out of memory » and the server stays up (no OOM killer, no crash recovery)."""
+        import resource
+
+        if not hasattr(resource, "prlimit"):  # pragma: no cover - macOS: the student's own check
+            return
+        pid = self._postmaster()
+        size = _status_kb(pid, "VmSize") * 1024
+        limit = size + self.limits.backend_bytes
+        owner = os.stat(f"/proc/{pid}").st_uid
+        if owner == os.geteuid():
+            resource.prlimit(pid, resource.RLIMIT_AS, (limit, limit))
+            return
+        # root without CAP_SYS_RESOURCE (a container) may not set another user's limits: the
+        # server's own user may
+        prlimit = shutil.which("prlimit") or "prlimit"
+        subprocess.run(
+            [prlimit, f"--pid={pid}", f"--as={limit}:{limit}"],
+            check=True,
+            capture_output=True,
+            user=owner,
+            group=os.stat(f"/proc/{pid}").st_gid,
+            extra_groups=[],
+        )
+
+    def usage(self) -> tuple[int, int]:
+        """(resident memory of the server's processes, their anonymous memory: the shared
+        buffers are counted once, by the postmaster), bytes of the cluster's folder."""
+        pid = self._postmaster()
+        memory = _status_kb(pid, "VmRSS") * 1024
+        for child in _children(pid):
+            memory += _status_kb(child, "RssAnon") * 1024
+        return memory, _folder_bytes(self.data_dir)
 
     def _seed(self) -> None:
         """ADK writes the seed once per process; later bases get its dump (``pg_dump``, restored
@@ -230,8 +338,11 @@ class GradingBase:
                 if not alive:
                     break
                 await asyncio.sleep(0.05)
-            # settings the base's owner may have attached to it reach every connection
+            # settings the base's owner may have attached to it, or the student's role to
+            # itself (PostgreSQL lets any role ALTER ROLE itself SET), reach every connection
             await admin.execute(f"ALTER DATABASE {DATABASE} RESET ALL")
+            await admin.execute(f"ALTER ROLE {ROLE} RESET ALL")
+            await self._role_settings(admin)
             await admin.execute(f"ALTER DATABASE {DATABASE} ALLOW_CONNECTIONS true")
             # the files first, before any query here reads a table: reading a page can prune
             # its dead tuples (and move the live ones over them), which would hide what the
@@ -291,6 +402,49 @@ class GradingBase:
             await admin.execute(f"ALTER ROLE {ROLE} LOGIN")
         finally:
             await admin.close()
+
+
+def _status_kb(pid: int, field: str) -> int:
+    """A ``kB`` field of /proc/<pid>/status (0 if the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith(f"{field}:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (none where there is no /proc: macOS)."""
+    found = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return found
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                if int(f.read().rsplit(b")", 1)[1].split()[1]) == pid:
+                    found.append(int(name))
+        except (OSError, IndexError, ValueError):
+            pass
+    return found
+
+
+def _folder_bytes(folder: Path) -> int:
+    """Bytes on disk under `folder` (allocated blocks: a sparse file counts what it uses)."""
+    total = 0
+    for parent, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            try:
+                total += os.lstat(os.path.join(parent, name)).st_blocks * 512
+            except OSError:
+                pass
+    return total
 
 
 def _readable(folder: Path, names: tuple[str, ...]) -> dict[str, int]:

@@ -5,11 +5,11 @@ the snapshot checker pass to each other, with English keys.
   the database images, as many bytes as the plan says;
 - runner → grading process (a pipe): length-prefixed frames (``encode_frame``), written only by
   the runner's supervisor, which never runs student code: ``Ready``, then per scenario either a
-  ``LoadFailure`` or one ``CallOutcome`` per call (its payload: the database file and its
-  ``-wal`` right after the call), and ``Stalled``, ``Crashed`` or ``LimitExceeded`` when a call
-  ends otherwise. ``JournalReader`` checks each frame against the plan: a frame that does not
-  parse, comes out of order, repeats a call or claims a size it does not have is a protocol
-  violation, never a record (see ``course.labo.evaluate``);
+  ``LoadFailure`` or one ``CallOutcome`` per call (its payload: the database file, its ``-wal``
+  and its ``-shm`` right after the call), and ``Stalled``, ``Crashed`` or ``LimitExceeded``
+  when a call ends otherwise. ``JournalReader`` checks each frame against the plan: a frame
+  that does not parse, comes out of order, repeats a call or claims a size it does not have is
+  a protocol violation, never a record (see ``course.labo.evaluate``);
 - grading process → checker (stdin): a ``CheckRequest``; checker → grading process (stdout):
   one ``SnapshotFacts`` per call.
 """
@@ -149,11 +149,19 @@ class CallOutcome:
 
     call_id: str
     error: RaisedError | None = None
-    not_async: bool = False  # oublier returned something that cannot be awaited
+    # oublier is not an async def: decided by the grading process from the cell's syntax tree,
+    # never by the runner (the call's process could say anything)
+    not_async: bool = False
     open_transaction: bool = False  # a hint from the call's process: wording only
-    stray_files: int = 0  # files left in the work folder or /tmp besides the base and -wal
+    stray_files: int = 0  # files left in the work folder or /tmp besides the base, -wal, -shm
     database: FileState = field(default_factory=lambda: FileState("missing"))
     wal: FileState = field(default_factory=lambda: FileState("missing"))
+    shm: FileState = field(default_factory=lambda: FileState("missing"))
+
+    @property
+    def files(self) -> tuple[tuple[str, FileState], ...]:
+        """(suffix of the file's name, its state), in the payload's order."""
+        return (("", self.database), ("-wal", self.wal), ("-shm", self.shm))
 
 
 @dataclass(frozen=True)
@@ -227,7 +235,7 @@ def _decode(header: bytes) -> Record:
     cls = _RECORDS[data.pop("record")]
     if "error" in data:
         data["error"] = _error(data["error"])
-    for key in ("database", "wal"):
+    for key in ("database", "wal", "shm"):
         if key in data:
             data[key] = _file(data[key])
     record = cls(**data)
@@ -296,7 +304,7 @@ class JournalReader:
         if isinstance(record, Ready) or call is None or record.call_id != call.call_id:
             raise ProtocolViolation("record for another call than the next planned one")
         if isinstance(record, CallOutcome):
-            sizes = sum(f.size for f in (record.database, record.wal) if f.state == "ok")
+            sizes = sum(f.size for _suffix, f in record.files if f.state == "ok")
             if sizes != len(payload):
                 raise ProtocolViolation("payload of another size")
             self.records.append((name, record, payload))
@@ -323,7 +331,7 @@ class JournalReader:
                 header_size, payload_size = int(prefix[:8], 16), int(prefix[9:17], 16)
             except ValueError as exc:
                 raise ProtocolViolation("bad frame prefix") from exc
-            if header_size > _MAX_HEADER or payload_size > 2 * MAX_SNAPSHOT_BYTES:
+            if header_size > _MAX_HEADER or payload_size > 3 * MAX_SNAPSHOT_BYTES:
                 raise ProtocolViolation("frame too large")
             end = _PREFIX + header_size + payload_size
             if len(self._buffer) < end:

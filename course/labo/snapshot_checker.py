@@ -3,9 +3,11 @@
 A fresh process that never ran student code (sandboxed too when grading, with the work folders
 read-only): it reads each snapshot (the database and its ``-wal`` as they were right after a
 call) with its own sqlite3 connection, compares every row with the reference base, and scans the
-raw bytes for the learner's personal data. The references come on stdin from the grading
-process's memory (each checked against its SHA-256), never from a file that a submission could
-have rewritten. Prints one ``SnapshotFacts`` per call, as JSON.
+raw bytes of every file left beside the base (its ``-wal`` and ``-shm``; any other file is
+counted by the runner) for the learner's personal data, as written or encoded (hex, base64):
+free pages included, since the scan reads bytes, not rows. The references come on stdin from
+the grading process's memory (each checked against its SHA-256), never from a file that a
+submission could have rewritten. Prints one ``SnapshotFacts`` per call, as JSON.
 
 It reads only real tables of the reference's schema: each of the four must be in
 ``sqlite_master`` as a table with the reference's exact ``CREATE`` statement (a view, a virtual
@@ -18,6 +20,7 @@ budget spent) becomes that snapshot's ``problem``, never an error of the checker
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import shutil
 import sqlite3
@@ -36,7 +39,7 @@ from .protocol import (
     encode_facts,
 )
 
-__all__ = ["MAX_SNAPSHOT_BYTES", "TABLES", "facts_for", "main", "read_tables"]
+__all__ = ["MAX_SNAPSHOT_BYTES", "TABLES", "encodings", "facts_for", "main", "read_tables"]
 
 # SQLite virtual-machine steps allowed per snapshot (a few hundred thousand suffice for a base
 # of a few hundred kilobytes; a hostile file stops here, not at a time limit).
@@ -44,6 +47,24 @@ MAX_STEPS = 50_000_000
 _STEP = 10_000
 
 Rows = dict[str, set[tuple]]
+# Shorter base64 runs than this would match by chance in a few hundred kilobytes.
+_MIN_ENCODED = 8
+
+
+def encodings(text: str) -> tuple[bytes, ...]:
+    """The byte strings that show `text` in a file: as written (UTF-8), in hex (both cases),
+    and in base64 (standard and URL-safe), at each of its three alignments inside a longer
+    encoded string (only the characters that depend on `text` alone)."""
+    raw = text.encode("utf-8")
+    found = [raw, raw.hex().encode(), raw.hex().upper().encode()]
+    for shift, skip in ((0, 0), (1, 2), (2, 3)):
+        total = shift + len(raw)
+        encoded = base64.b64encode(b"\0" * shift + raw)[skip : 4 * (total // 3)]
+        if len(encoded) >= _MIN_ENCODED:
+            found += [encoded, encoded.translate(bytes.maketrans(b"+/", b"-_"))]
+    return tuple(dict.fromkeys(found))
+
+
 Schema = frozenset[tuple[str, str, str]]  # (type, name, sql) of every object
 
 
@@ -161,7 +182,8 @@ def _facts_for(
     if not snapshot.is_file():
         return SnapshotFacts(present=False)
     wal = Path(f"{snapshot}-wal")
-    size = snapshot.stat().st_size + (wal.stat().st_size if wal.is_file() else 0)
+    shm = Path(f"{snapshot}-shm")
+    size = sum(p.stat().st_size for p in (snapshot, wal, shm) if p.is_file())
     if size > MAX_SNAPSHOT_BYTES:
         return SnapshotFacts(
             present=True,
@@ -184,9 +206,13 @@ def _facts_for(
     others = {t: rows[t] - mine[t] for t in TABLES}
     found = 0
     if personal_data:
-        raw = snapshot.read_bytes() + (wal.read_bytes() if wal.is_file() else b"")
+        raw = b"\n".join(p.read_bytes() for p in (snapshot, wal, shm) if p.is_file())
         session_ids = sorted(r[2] for r in ref_mine["sessions"])
-        found = sum(1 for text in (*personal_data, *session_ids) if text.encode() in raw)
+        found = sum(
+            1
+            for text in (*personal_data, *session_ids)
+            if any(form in raw for form in encodings(text))
+        )
     return SnapshotFacts(
         present=True,
         readable=True,

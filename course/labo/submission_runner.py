@@ -1,27 +1,38 @@
 """Runs a student's ``oublier``: ``python -I -m course.labo.submission_runner WORK JOURNAL_FD``
 with a ``RunPlan``, the cell's text and the database images on stdin.
 
-Two kinds of process, so that the verdict never comes from one that ran student code:
+Three kinds of process, so that the verdict never comes from one that ran student code, and a
+call's process never holds another call's input:
 
 - the **supervisor** (this module's ``main``) runs no student code. In the sandbox it is the
   PID namespace's first process: the kernel delivers it no signal from the namespace that it
   has not asked for, and it makes itself non-dumpable, so no process of the submission can
   trace it, read or write its memory, or open its file descriptors through ``/proc``. It alone
   holds the journal (the pipe to the grading process) and writes every record on it;
-- for each planned call, a **call process** forked from it: it closes every descriptor but its
-  own report pipe, loads the cell, awaits ``oublier(service, user_id)`` once, reports on that
-  pipe, and exits without closing anything (the files stay as they are right after the call,
-  service still open, as in a tutor that keeps running).
+- in the sandbox, a **clean parent** (``_clean_parent``), forked from the supervisor before the
+  supervisor has read anything of its input (the plan, the cell, the bases, hidden ones
+  included, are still in the stdin pipe, which it closes): it imports the session service once,
+  then for each call receives two pipes (nothing else) and forks the call's process. It never
+  reads a call's input, so nothing of a call is in the memory the next call's process inherits;
+  it stays non-dumpable, like the supervisor;
+- for each planned call, a **call process**: it closes every descriptor but its two pipes, reads
+  its own call's input (the service, the database's name, the learner's id, the cell) and
+  nothing else, loads the cell, awaits ``oublier(service, user_id)`` once, reports on its pipe,
+  and exits without closing anything (the files stay as they are right after the call, service
+  still open, as in a tutor that keeps running). Outside the sandbox (the student's own
+  ``verifier``, which has no hidden input) it is forked from the supervisor itself.
 
 After each call the supervisor stops every other process (in the sandbox: all of the namespace,
-detached ones included), then reads the database and its ``-wal`` itself (no symlink, regular
-files only, bounded size) and sends their bytes on the journal: nothing the student's code
-leaves on disk afterwards, and no file it can reach, is what gets judged. The call process's
-report is untrusted input: at most one result and one stall notice, each a bounded JSON line;
-anything else makes the call a crash. What it can claim only lowers the grade (an exception, a
-result that cannot be awaited) or picks between two fixed wordings (its open transaction);
-whether ``oublier`` is an ``async def`` is also read from the cell's syntax tree by the grading
-process.
+detached ones included, but the clean parent), then reads the database, its ``-wal`` and its
+``-shm`` itself (no symlink, regular files only, bounded size) and sends their bytes on the
+journal: nothing the student's code leaves on disk afterwards, and no file it can reach, is
+what gets judged; every other file left in the work folder or ``/tmp`` (a ``-journal`` included)
+is counted. The call process's report is untrusted input: at most one result and one stall
+notice, each a bounded JSON line; anything else makes the call a crash. Nothing it says decides
+a verdict for the better: an exception it reports only lowers the grade (and saying "none" is
+what a ``try``/``except`` in ``oublier`` says too), its open transaction and its stall notice
+only pick between two fixed wordings. Whether ``oublier`` is an ``async def`` is not in the
+report at all: the grading process reads it from the cell's syntax tree.
 
 While a call runs, the supervisor polls every process of the submission and stops them all when
 their resident memory together, or their CPU time together, passes the plan's budget, or at the
@@ -38,13 +49,16 @@ import json
 import os
 import select
 import signal
+import socket
 import sqlite3
 import stat
 import sys
 import threading
 import time
 import weakref
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from course.app import APP_NAME
 
@@ -65,6 +79,9 @@ from .protocol import (
     encode_frame,
 )
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 __all__ = ["PRELUDE", "main"]
 
 # Names the TP's first cell imports: the student's cell finds them here too, and nothing more.
@@ -74,7 +91,12 @@ WATCHDOG_MARGIN = 0.5
 POLL_SECONDS = 0.02
 MAX_REPORT = 16 << 10
 CELL = "cellule_oublier"  # the file name the cell is compiled with
-_KEEP = ("", "-wal", "-shm", "-journal")
+# The files of a base that SQLite keeps beside it while a connection is open: read and judged
+# with it. Any other file left (a rollback ``-journal`` included: a transaction's old pages) is
+# a stray file.
+_KEEP = ("", "-wal", "-shm")
+_HIDING = ("unreadable", "too_big")
+_PID = 8  # bytes of a pid sent by the clean parent
 
 
 class _WatchedConnection(sqlite3.Connection):
@@ -150,7 +172,25 @@ def _adk_service(path: str):
     return service
 
 
-def _call(plan: RunPlan, source: str, call: PlannedCall, say) -> None:
+@dataclass(frozen=True)
+class _CallInput:
+    """All a call's process receives: its own call, nothing of the plan or the other calls."""
+
+    service: str
+    deadline: float
+    database: str
+    user_id: str
+
+    def encode(self, source: str) -> bytes:
+        return (json.dumps(asdict(self)) + "\n" + source).encode("utf-8")
+
+    @classmethod
+    def decode(cls, data: bytes) -> tuple[_CallInput, str]:
+        line, _sep, source = data.decode("utf-8").partition("\n")
+        return cls(**json.loads(line)), source
+
+
+def _call(given: _CallInput, source: str, say: Callable[[dict], None]) -> None:
     """Load the cell and await one call, reporting through `say`."""
     watch = _Watch(sqlite3.connect)
     sqlite3.connect = watch.connect
@@ -169,40 +209,58 @@ def _call(plan: RunPlan, source: str, call: PlannedCall, say) -> None:
         return
 
     def watchdog() -> None:
-        time.sleep(max(0.0, plan.deadline - WATCHDOG_MARGIN - time.monotonic()))
+        time.sleep(max(0.0, given.deadline - WATCHDOG_MARGIN - time.monotonic()))
         say({"stalled": watch.open_transaction()})
 
     threading.Thread(target=watchdog, daemon=True).start()
 
     async def run() -> dict:
-        error, awaitable = None, True
+        error = None
         try:
-            make = _adk_service if plan.service == "adk" else SqliteSessionService
-            result = oublier(make(call.database), call.user_id)
+            make = _adk_service if given.service == "adk" else SqliteSessionService
+            result = oublier(make(given.database), given.user_id)
             if inspect.isawaitable(result):
                 await result
-            else:
-                awaitable = False
         except BaseException as exc:  # noqa: B036
             error = _describe(exc)
-        return {"error": error, "awaitable": awaitable, "open": watch.open_transaction()}
+        return {"error": error, "open": watch.open_transaction()}
 
     say({"result": asyncio.run(run())})
 
 
-def _call_process(plan: RunPlan, source: str, call: PlannedCall, report: int) -> None:
-    """The forked call: never returns, never writes anything but its own report pipe, and
-    exits without closing anything (the files stay as they are right after the call)."""
+def _only(keep: tuple[int, ...]) -> None:
+    """Close every descriptor but `keep`; 0, 1 and 2 lead nowhere (never the host's disk)."""
+    top = 1 << 16
+    last = 2
+    for fd in sorted(keep):
+        os.closerange(last + 1, fd)
+        last = fd
+    os.closerange(last + 1, top)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        if fd not in keep:
+            os.dup2(null, fd)
+    if null not in keep and null > 2:
+        os.close(null)
+
+
+def _call_process(given: _CallInput | int, source: str, report: int) -> None:
+    """The call: never returns, never writes anything but its own report pipe, and exits
+    without closing anything (the files stay as they are right after the call). `given` is the
+    call's input, or the pipe to read it from (in the sandbox)."""
     try:
         os.setsid()
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
-        os.closerange(3, report)
-        os.closerange(report + 1, 1 << 16)
-        null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):  # its output is never shown, nor written to the host's disk
-            os.dup2(null, fd)
-        os.close(null)
+        keep = (report,) if isinstance(given, _CallInput) else (given, report)
+        _only(keep)
+        if not isinstance(given, _CallInput):
+            _dumps(True)  # its own /proc/self readable, as in any process (the student's own)
+            chunks = []
+            while chunk := os.read(given, 1 << 16):
+                chunks.append(chunk)
+            os.close(given)
+            given, source = _CallInput.decode(b"".join(chunks))
         lock = threading.Lock()
 
         def say(data: dict) -> None:
@@ -210,8 +268,41 @@ def _call_process(plan: RunPlan, source: str, call: PlannedCall, report: int) ->
             with lock:
                 os.write(report, line)
 
-        _call(plan, source, call, say)
+        _call(given, source, say)
     except BaseException:  # noqa: B036 - whatever happens, never return into the supervisor
+        pass
+    os._exit(0)
+
+
+def _clean_parent(channel: socket.socket) -> None:
+    """Forks each call's process from a memory that never held any call's input; never
+    returns. Receives two descriptors (the call's input pipe and its report pipe) per call,
+    sends back the call's pid; the call's process is handed to the supervisor (a double fork:
+    the namespace's orphans are the supervisor's children)."""
+    try:
+        _only((channel.fileno(),))
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
+            signal.signal(sig, signal.SIG_DFL)
+        import course.sessions  # noqa: F401 - loaded once, before any call's input exists
+
+        while True:
+            message, fds, _flags, _address = socket.recv_fds(channel, 1, 2)
+            if not message or len(fds) != 2:
+                break
+            middle = os.fork()
+            if middle == 0:
+                call = os.fork()
+                if call == 0:
+                    channel.close()
+                    _call_process(fds[0], "", fds[1])
+                try:
+                    channel.sendall(call.to_bytes(_PID, "big"))
+                finally:
+                    os._exit(0)
+            for fd in fds:
+                os.close(fd)
+            os.waitpid(middle, 0)
+    except BaseException:  # noqa: B036 - never return into the supervisor's code
         pass
     os._exit(0)
 
@@ -219,13 +310,13 @@ def _call_process(plan: RunPlan, source: str, call: PlannedCall, report: int) ->
 # -- the supervisor (no student code) ---------------------------------------------------------
 
 
-def _no_dumps() -> None:
-    """PR_SET_DUMPABLE 0: the submission's processes (same uid) cannot ptrace this one, nor
+def _dumps(on: bool) -> None:
+    """PR_SET_DUMPABLE: off, the submission's processes (same uid) cannot ptrace this one, nor
     open its /proc/<pid>/mem or fd/ entries."""
     if not sys.platform.startswith("linux"):  # pragma: no cover - the student's own verifier
         return
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE
+    if libc.prctl(4, int(on), 0, 0, 0) != 0 and not on:  # PR_SET_DUMPABLE
         raise SystemExit("PR_SET_DUMPABLE refusé\u00a0: le superviseur resterait traçable")
 
 
@@ -235,6 +326,7 @@ class _Processes:
 
     def __init__(self, sandboxed: bool) -> None:
         self.sandboxed = sandboxed and os.getpid() == 1
+        self.spared: set[int] = set()  # the clean parent: the grader's, not the submission's
         self.tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
         self.page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -246,7 +338,7 @@ class _Processes:
             return []
         found = []
         for name in names:
-            if not name.isdigit() or int(name) == me:
+            if not name.isdigit() or int(name) == me or int(name) in self.spared:
                 continue
             if self.sandboxed:
                 found.append(int(name))
@@ -454,11 +546,55 @@ def _error(data) -> RaisedError | None:
 
 
 class _Supervisor:
-    def __init__(self, plan: RunPlan, work: Path, journal: int) -> None:
+    def __init__(
+        self, plan: RunPlan, work: Path, journal: int, parent: tuple[socket.socket, int] | None
+    ) -> None:
         self.plan = plan
         self.work = work
         self.journal = journal
         self.procs = _Processes(plan.sandboxed)
+        self.parent = parent if self.procs.sandboxed else None
+        if self.parent is not None:
+            self.procs.spared.add(self.parent[1])
+
+    def _start_call(self, given: _CallInput, source: str) -> tuple[int, int] | None:
+        """The call's process and the read end of its report pipe; None if it could not be
+        started (in the sandbox, the clean parent is gone: a call's process stopped it)."""
+        read_end, write_end = os.pipe()
+        if self.parent is None:
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child never returns
+                os.close(read_end)
+                _call_process(given, source, write_end)
+            os.close(write_end)
+            return pid, read_end
+        channel, _pid = self.parent
+        input_r, input_w = os.pipe()
+        try:
+            channel.settimeout(max(0.1, self.plan.deadline - time.monotonic()))
+            socket.send_fds(channel, [b"c"], [input_r, write_end])
+            answer = b""
+            while len(answer) < _PID:
+                chunk = channel.recv(_PID - len(answer))
+                if not chunk:
+                    raise ConnectionError("clean parent gone")
+                answer += chunk
+        except OSError:
+            for fd in (read_end, input_w):
+                os.close(fd)
+            return None
+        finally:
+            os.close(input_r)
+            os.close(write_end)
+        data = given.encode(source)
+        try:
+            while data:  # the call reads all of it before running any student code
+                data = data[os.write(input_w, data) :]
+        except OSError:
+            pass
+        finally:
+            os.close(input_w)
+        return int.from_bytes(answer, "big"), read_end
 
     def send(self, record, payload: bytes = b"") -> None:
         data = encode_frame(record, payload)
@@ -467,18 +603,17 @@ class _Supervisor:
             data = data[written:]
 
     def run_call(self, source: str, call: PlannedCall):
-        """Fork the call's process, watch it, stop everything; the report and why it was
+        """Start the call's process, watch it, stop everything; the report and why it was
         stopped (``"timeout"``, ``"memory"``, ``"cpu"``, or None)."""
+        given = _CallInput(self.plan.service, self.plan.deadline, call.database, call.user_id)
         if not hasattr(os, "fork"):  # pragma: no cover - Windows: the student's own verifier
             report = _Report()
-            _call(self.plan, source, call, lambda d: report.feed((json.dumps(d) + "\n").encode()))
+            _call(given, source, lambda d: report.feed((json.dumps(d) + "\n").encode()))
             return report, None
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child never returns
-            os.close(read_end)
-            _call_process(self.plan, source, call, write_end)
-        os.close(write_end)
+        started = self._start_call(given, source)
+        if started is None:
+            return _Report(), None
+        pid, read_end = started
         os.set_blocking(read_end, False)
         report = _Report()
         ended, stop = False, None
@@ -551,18 +686,20 @@ class _Supervisor:
                 return True
             database, db_bytes = _read_file(self.work / call.database)
             wal, wal_bytes = _read_file(self.work / f"{call.database}-wal")
+            shm, shm_bytes = _read_file(self.work / f"{call.database}-shm")
             error = result.get("error")
             self.send(
                 CallOutcome(
                     call.call_id,
                     error=_error(error) if isinstance(error, dict) else None,
-                    not_async=result.get("awaitable") is not True,
                     open_transaction=result.get("open") is True,
-                    stray_files=_stray_files(folders, kept),
+                    # a -shm it cannot read (a folder, a link, too big) may hold anything
+                    stray_files=_stray_files(folders, kept) + (shm.state in _HIDING),
                     database=database,
                     wal=wal,
+                    shm=shm,
                 ),
-                db_bytes + wal_bytes,
+                db_bytes + wal_bytes + shm_bytes,
             )
         return True
 
@@ -581,13 +718,28 @@ def _read_exact(stream, size: int) -> bytes:
     return data
 
 
+def _start_clean_parent() -> tuple[socket.socket, int] | None:
+    """In the sandbox (this process is the namespace's PID 1), fork the clean parent now,
+    before anything of the input is read; None elsewhere."""
+    if os.getpid() != 1 or not hasattr(socket, "send_fds"):
+        return None
+    mine, its = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - never returns
+        mine.close()
+        _clean_parent(its)
+    its.close()
+    return mine, pid
+
+
 def main(workdir: str, journal_fd: int) -> int:
-    _no_dumps()
+    _dumps(False)
     # As the namespace's PID 1, a signal from the submission reaches it only if it has a
     # handler: take Python's SIGINT handler away.
     for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_DFL)
+    parent = _start_clean_parent()
     stdin = sys.stdin.buffer
     plan = RunPlan.from_json(stdin.readline().decode("utf-8"))
     source = _read_exact(stdin, plan.source_size).decode("utf-8")
@@ -596,9 +748,10 @@ def main(workdir: str, journal_fd: int) -> int:
         for scenario in plan.scenarios
         for image in scenario.images
     }
-    import course.sessions  # noqa: F401 - loaded once here, shared by every forked call
+    if parent is None or not plan.sandboxed:
+        import course.sessions  # noqa: F401 - loaded once here, shared by every forked call
 
-    _Supervisor(plan, Path(workdir), journal_fd).run(source, images)
+    _Supervisor(plan, Path(workdir), journal_fd, parent).run(source, images)
     return 0
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -243,3 +244,139 @@ def test_rows_compressed_to_hide_their_bytes_are_a_changed_structure():
     assert evaluation.statuses[0] == "ok"
     assert evaluation.score == 0
     assert evaluation.verdicts["partage_fichier"].message == STRUCTURE
+
+
+# -- the server's own work in the submission's budget (issue 32, point 4) ----------------------
+
+SMALL = {"temp_file_kb": 8 * 1024, "connections": 3}
+
+
+def test_the_students_role_cannot_lift_the_servers_limits(tmp_path, monkeypatch):
+    """What eleve may not change (temp_file_limit, its connection limit, the system's settings)
+    is refused; what PostgreSQL lets every role set on itself (ALTER ROLE eleve SET
+    statement_timeout = 0) is accepted but undone after the call, and decides nothing. A sort
+    past temp_file_limit fails in the query, and a fourth connection is refused."""
+    import asyncio
+
+    import asyncpg
+
+    from course.labo.partage_base import DATABASE, ROLE, GradingBase, ServerLimits
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+
+    async def student(*queries: str) -> list[str]:
+        conn = await asyncpg.connect(host=base.host, user=ROLE, database=DATABASE)
+        out = []
+        try:
+            for query in queries:
+                try:
+                    rows = await conn.fetch(query)
+                    out.append(str(rows[0][0]) if rows and len(rows[0]) else "ok")
+                except asyncpg.PostgresError as err:
+                    out.append(type(err).__name__)
+        finally:
+            await conn.close()
+        return out
+
+    async def connections(count: int) -> list[str]:
+        opened, results = [], []
+        for _ in range(count):
+            try:
+                opened.append(await asyncpg.connect(host=base.host, user=ROLE, database=DATABASE))
+                results.append("ok")
+            except asyncpg.PostgresError as err:
+                results.append(type(err).__name__)
+        for conn in opened:
+            await conn.close()
+        return results
+
+    with GradingBase([], ("Personne",), ServerLimits(**SMALL)) as base:
+        denied = "InsufficientPrivilegeError"
+        assert asyncio.run(
+            student(
+                "SET temp_file_limit = -1",
+                "ALTER ROLE eleve SET temp_file_limit = -1",
+                "ALTER ROLE eleve CONNECTION LIMIT -1",
+                "ALTER SYSTEM SET temp_file_limit = -1",
+            )
+        ) == [denied, denied, denied, denied]
+        # a sort that spills 30 MB to temporary files, past the 8 MB limit
+        sort = "SELECT count(*) FROM (SELECT * FROM generate_series(1, 1000000) ORDER BY 1 DESC) s"
+        limited = ["8MB", "ConfigurationLimitExceededError"]
+        assert asyncio.run(student("SHOW temp_file_limit", sort)) == limited
+        assert asyncio.run(connections(4)) == ["ok", "ok", "ok", "TooManyConnectionsError"]
+        # accepted (PostgreSQL lets a role set its own defaults), and undone after the call
+        assert asyncio.run(student("ALTER ROLE eleve SET statement_timeout = 0")) == ["ok"]
+        assert asyncio.run(student("SHOW statement_timeout")) == ["0"]  # the positive control
+        base.facts()
+        assert asyncio.run(student("SHOW statement_timeout")) == ["30s"]
+
+
+DISK_FILLER = """
+async def oublier_partage(sql, user_id):
+    await sql(
+        # two small series crossed: neither spills to a temporary file (temp_file_limit)
+        "CREATE UNLOGGED TABLE remplissage AS SELECT repeat(md5((a * b)::text), 30) AS x "
+        "FROM generate_series(1, 2000) a, generate_series(1, 2000) b"
+    )
+"""
+MEMORY_HOG = """
+async def oublier_partage(sql, user_id):
+    await sql("SELECT length(string_agg(repeat('x', 1000000), '')) FROM generate_series(1, 400)")
+"""
+CONCURRENT_HOGS = """
+import asyncio
+
+async def oublier_partage(sql, user_id):
+    requete = "SELECT length(string_agg(repeat('x', 1000000), '')) FROM generate_series(1, 200)"
+    await asyncio.gather(*(sql(requete) for _ in range(12)), return_exceptions=True)
+    await sql("DELETE FROM sessions WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
+    await sql("DELETE FROM user_states WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
+    await sql("VACUUM FULL events, sessions, user_states")
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "limits", "status"),
+    [
+        (DISK_FILLER, {"disk_bytes": 32 << 20}, "disk"),
+        (MEMORY_HOG, {"memory_bytes": 160 << 20, "backend_bytes": 1 << 30}, "memory"),
+    ],
+    ids=["disque", "memoire"],
+)
+def test_a_server_spending_past_the_budget_is_a_zero_with_its_reason(
+    source, limits, status, tmp_path, monkeypatch
+):
+    """The server's disk (an UNLOGGED table filling the cluster's folder) and memory (one
+    query's aggregate) count in the submission's budget: stopped at once, every test 0 with the
+    French reason, an evaluation that ends (never an error that the next make grade retries),
+    and nothing left in the temporary folder."""
+    from course.labo.partage import _MESSAGES
+    from course.labo.partage_base import ServerLimits
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    start = time.monotonic()
+    evaluation = evaluate_partage(
+        source, EXEMPLE, sandboxed=True, limits=ServerLimits(**SMALL, **limits)
+    )
+    assert evaluation.statuses == [status]
+    assert evaluation.score == 0
+    assert evaluation.reason == _MESSAGES[status]
+    assert {v.message for v in evaluation.verdicts.values()} == {_MESSAGES[status]}
+    assert time.monotonic() - start < 120
+    assert _leftovers(tmp_path) == []
+
+
+def test_twelve_concurrent_aggregates_leave_the_server_up(tmp_path, monkeypatch):
+    """The attack that crashed the server (twelve string_agg at once, OOM, recovery): eleve has
+    three connections, each server process a bounded address space, so the queries fail in the
+    server (out of memory, too many connections) and the server keeps answering: the same call
+    then erases the learner, graded as usual."""
+    from course.labo.partage_base import ServerLimits
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    limits = ServerLimits(**SMALL, backend_bytes=96 << 20)
+    evaluation = evaluate_partage(CONCURRENT_HOGS, EXEMPLE, sandboxed=True, limits=limits)
+    assert evaluation.statuses == ["ok"] * 4
+    assert evaluation.score == 6, evaluation.verdicts
+    assert _leftovers(tmp_path) == []

@@ -19,4 +19,10 @@ GRADE_ATTACKS = (
     "copie_base64",
     "declencheur",
     "base_attachee",
+    # issue 32: the supervisor's frames, copies beside the base or in its free pages, a forged
+    # async-ness
+    "fuite_pile_superviseur",
+    "copie_journal",
+    "copie_pages_libres",
+    "asynchrone_de_facade",
 )
