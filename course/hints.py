@@ -83,10 +83,10 @@ _LADDERS = (
             "Deux temps. Par l'API, les sessions de l'élève, une à une. Puis, en SQL sur le "
             "fichier du service (son chemin est service.db_path), ce que l'API ne touche pas, "
             "et enfin ce que le fichier garde encore de lui.",
-            "Le début\u00a0: `for session in (await service.list_sessions(app_name=APP_NAME, "
-            "user_id=user_id)).sessions:` et, dans la boucle, `await service.delete_session(...)`"
-            "\u00a0; puis `conn = sqlite3.connect(service.db_path)`, vos requêtes, et "
-            "`conn.close()` dans un `finally`.",
+            "Le squelette\u00a0: une boucle `for` sur les `.sessions` de "
+            "`await service.list_sessions(...)`, qui appelle `await service.delete_session(...)` "
+            "pour chacune\u00a0; puis une connexion `sqlite3.connect(...)` ouverte sur le chemin "
+            "du service, vos requêtes, et sa fermeture dans un `finally`.",
         ),
     ),
     Ladder(
@@ -100,10 +100,10 @@ _LADDERS = (
             "list_sessions donne toutes les sessions d'un élève dans une application, "
             "delete_session en supprime une seule\u00a0: il faut les parcourir, pour le user_id "
             "reçu en paramètre (jamais un nom écrit en dur).",
-            "`reponse = await service.list_sessions(app_name=APP_NAME, user_id=user_id)`, puis "
-            "pour chaque `session` de `reponse.sessions`\u00a0: "
-            "`await service.delete_session(app_name=APP_NAME, user_id=user_id, "
-            "session_id=session.id)`.",
+            "`list_sessions(...)` reçoit `app_name=` l'application du cours et `user_id=` "
+            "l'élève reçu\u00a0; sa réponse a un attribut `.sessions`\u00a0; pour chacune, "
+            "`delete_session(...)` reçoit les deux mêmes valeurs et `session_id=` l'identifiant "
+            "de cette session (son attribut `.id`).",
         ),
     ),
     Ladder(
@@ -117,8 +117,9 @@ _LADDERS = (
             "Avec sqlite3, la cascade qui emporte les événements d'une session supprimée n'agit "
             "que si la connexion l'a activée, à chaque nouvelle connexion\u00a0; sinon, supprimez "
             "vous-même les événements de l'élève.",
-            "Juste après `sqlite3.connect(...)`, avant le premier DELETE\u00a0: "
-            '`conn.execute("PRAGMA foreign_keys = ON")`.',
+            "Juste après `sqlite3.connect(...)`, avant le premier DELETE\u00a0: un "
+            "`conn.execute(...)` du PRAGMA que la section 2 de la leçon 4 exécute, mis à ON "
+            "(il vaut pour cette connexion seulement).",
         ),
     ),
     Ladder(
@@ -132,8 +133,9 @@ _LADDERS = (
             "Aucune méthode de l'API n'efface cette ligne\u00a0: une requête SQL sur sa table, "
             "limitée à cette application et à cet élève, puis validée (une suppression non "
             "validée est annulée quand la connexion se ferme).",
-            '`conn.execute("DELETE FROM user_states WHERE app_name = ? AND user_id = ?", '
-            "(APP_NAME, user_id))`, dans un bloc `with conn:`, qui valide en sortant.",
+            "Un `conn.execute(...)` d'un DELETE sur user_states, dont le WHERE teste app_name "
+            "et user_id avec deux `?`, les valeurs dans un tuple, le tout dans un bloc "
+            "`with conn:`, qui valide en sortant.",
         ),
     ),
     Ladder(
@@ -177,9 +179,9 @@ _LADDERS = (
             "le montre.",
             "La valeur ne doit jamais entrer dans le texte SQL\u00a0: le texte garde une place "
             "vide, et la valeur est passée à part, à sqlite3.",
-            'Des `?` dans le texte et les valeurs dans un tuple\u00a0: `conn.execute("DELETE FROM '
-            'user_states WHERE app_name = ? AND user_id = ?", (APP_NAME, user_id))`, jamais de '
-            "f-string.",
+            "Des `?` dans le texte SQL, autant que de valeurs, et les valeurs dans un tuple en "
+            "second argument de `conn.execute(...)`, dans le même ordre\u00a0; jamais de "
+            "f-string ni de `+` pour construire la requête.",
         ),
     ),
     Ladder(
@@ -193,8 +195,9 @@ _LADDERS = (
             "Deux endroits gardent le texte supprimé\u00a0: les pages libres du fichier et le "
             "-wal. Il faut une commande qui réécrit le fichier, puis une qui recopie le -wal "
             "dans la base et le vide, après la validation des suppressions.",
-            'Après le `with conn:` qui valide\u00a0: `conn.execute("VACUUM")`, puis '
-            '`conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")`, puis `conn.close()`.',
+            "Après le `with conn:` qui valide, deux `conn.execute(...)`\u00a0: la commande "
+            "qui réécrit le fichier (leçon 4, section 3, dernière étape), puis le PRAGMA de "
+            "point de contrôle en mode TRUNCATE\u00a0; et `conn.close()` à la fin.",
         ),
     ),
     Ladder(
@@ -210,7 +213,8 @@ _LADDERS = (
             "validée, et la réécriture du fichier refuse de tourner à l'intérieur. L'ordre\u00a0: "
             "supprimer, valider, réécrire, fermer.",
             "Un bloc `with conn:` autour des DELETE (il valide en sortant), seulement ensuite "
-            '`conn.execute("VACUUM")`, et `conn.close()` dans un `finally`.',
+            "la réécriture du fichier par un `conn.execute(...)`, et `conn.close()` dans un "
+            "`finally`.",
         ),
     ),
     Ladder(

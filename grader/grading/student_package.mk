@@ -8,7 +8,7 @@ PY := $(BIN)/python
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export UV_COMPILE_BYTECODE := 1
 
-.PHONY: lab setup help
+.PHONY: lab setup help recommencer
 
 ## make help: ces commandes et ce qu'elles font
 help:
@@ -46,7 +46,14 @@ setup: $(VENV)/.stamp-runtime
 LAB_ARGS ?=
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: setup
+	@$(PY) -m course.postgres
 	JUPYTER_CONFIG_PATH="$(abspath course/jupyter-config/eleve)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))" \
 	  $(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(ROOT_FLAG) \
 	  $(if $(wildcard notebooks/lecons/00_commencer_ici.ipynb),--LabApp.default_url=/lab/tree/lecons/00_commencer_ici.ipynb) \
 	  $(LAB_ARGS)
+
+## make recommencer LECON=04: recommence une leçon : supprime les fichiers qu'elle a créés dans
+## notebooks/lecons et sa progression (course/progress.py), le reste est gardé
+recommencer: setup
+	@test -n "$(LECON)" || { echo "Indiquez la leçon : make recommencer LECON=04"; exit 2; }
+	cd notebooks/lecons && "$(abspath $(PY))" -m course.progress recommencer "$(LECON)"

@@ -81,6 +81,14 @@ def test_the_built_package_holds_no_solution_hidden_test_or_hidden_input(built):
     assert "### BEGIN SOLUTION" not in text and "### BEGIN HIDDEN TESTS" not in text
 
 
+def test_the_default_package_with_both_tps_leaks_nothing(tmp_path):
+    """`make paquet-eleve` with no TP= gives both: neither the lessons (lesson 7 comes before
+    oublier_partage) nor the hint ladders (course/hints.py) may hold a line of either answer."""
+    target, findings = build(tmp_path)
+    assert findings == [] and target is not None, findings
+    assert "notebooks/oublier_partage/oublier_partage.ipynb" in read_archive(target)
+
+
 def test_positive_control_the_scan_finds_them_in_the_repository():
     found = secrets()
     origins = {s.origin for s in found}
@@ -151,7 +159,7 @@ def _recipe(makefile: str, target: str) -> list[str]:
 def test_the_student_makefile_installs_as_the_course_makefile_does():
     ours = STUDENT_MAKEFILE.read_text(encoding="utf-8")
     theirs = (REPO / "Makefile").read_text(encoding="utf-8")
-    for target in ("$(VENV)/.stamp-venv", "$(VENV)/.stamp-runtime", "lab"):
+    for target in ("$(VENV)/.stamp-venv", "$(VENV)/.stamp-runtime", "lab", "recommencer"):
         student = _recipe(ours, target)
         course = [line for line in _recipe(theirs, target) if "cours_notation" not in line]
         course = [line for line in course if not line.startswith("@#")]
