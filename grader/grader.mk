@@ -122,9 +122,11 @@ BACKUP_PLACE = $(if $(DOSSIER),--dossier $(abspath $(DOSSIER))) \
 ## make sauvegarde [DOSSIER=...] [GARDER=N] [GARDER_JOURS=J] [HUB_DB=...]: one .tar.gz in
 ## grader/sauvegardes/ (gradebook by SQLite's online backup, safe during `make grade`; submitted/,
 ## autograded/, feedback/, downloaded/, the roster ELEVES, the hub's database), then the purge
+## (GARDER_JOURS=30 by default); refused when the gradebook is missing, empty, unreadable or
+## holds fewer students or grades than the last backup, unless CONFIRMER=1
 sauvegarde: setup
 	$(GRADING)backup sauvegarder --eleves $(abspath $(ELEVES)) $(BACKUP_PLACE) \
-	  $(if $(HUB_DB),--hub-db $(abspath $(HUB_DB)))
+	  $(if $(CONFIRMER),--confirmer) $(if $(HUB_DB),--hub-db $(abspath $(HUB_DB)))
 
 ## make restauration SAUVEGARDE=...: restore a backup into a course that has no gradebook,
 ## submissions or roster yet (a fresh clone); every byte checked first, nothing overwritten
