@@ -57,12 +57,20 @@ from urllib.parse import quote
 
 from course.labo.french_number import french_number
 
+from .erasure_register import (
+    KEY_NAME,
+    REGISTER_NAME,
+    Register,
+    merge_register,
+    write_private,
+)
 from .french_args import FrenchParser
 from .system_reason import french_message, french_reason
 
 __all__ = [
     "RETENTION_DAYS",
     "BackupError",
+    "ErasedOnRestore",
     "GradebookCounts",
     "Purged",
     "backup",
@@ -81,6 +89,7 @@ GRADEBOOK = "gradebook.db"
 ROSTER = "eleves.csv"
 HUB_DB = "hub/jupyterhub.sqlite"
 MANIFEST = "manifest.json"
+REGISTER_PART = "effacements"  # the register of erased learners and its key, in a backup
 RETENTION_DAYS = 30.0  # days a backup is kept (make sauvegarde GARDER_JOURS), the erasure's expiry
 
 
@@ -445,6 +454,11 @@ def backup(
                 out.add(HUB_DB, (Path(work) / "hub.sqlite").read_bytes())
                 counts["hub"] = 1
             held = None
+            register_dir = dirs.gradebook.parent
+            for name in (REGISTER_NAME, KEY_NAME):
+                if (register_dir / name).is_file():
+                    out.add(f"{REGISTER_PART}/{name}", (register_dir / name).read_bytes())
+                    counts["register"] = 1
             if snapshot.is_file():
                 out.add(GRADEBOOK, snapshot.read_bytes())
                 counts["gradebook"] = 1
@@ -464,6 +478,8 @@ def backup(
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    # beside the backups too: a restore into a fresh clone still knows who was erased
+    merge_register(Register(dirs.gradebook.parent), Register(dest_dir))
     return path, counts, left_out
 
 
@@ -507,8 +523,10 @@ def restore(
     roster: Path | None = None,
     hub_db: Path | None = None,
     grader_dir: Path | None = None,
-) -> dict[str, int]:
-    """Restore `archive` into a course with no gradebook, submissions or roster yet."""
+    reenrol: set[str] | None = None,
+) -> tuple[dict[str, int], ErasedOnRestore]:
+    """Restore `archive` into a course with no gradebook, submissions or roster yet; a learner
+    the erasure register holds is erased again at once (unless `reenrol` names them)."""
     dirs = _dirs(grader_dir)
     members = _read_archive(archive)
     targets: dict[str, Path] = {}
@@ -522,6 +540,8 @@ def restore(
             targets[name] = roster
         elif name == HUB_DB and hub_db is not None:
             targets[name] = hub_db
+        elif part == REGISTER_PART:
+            continue  # merged below: an erasure recorded here since the backup stays
     occupied = [str(p) for p in (dirs.gradebook, roster, hub_db) if p is not None and p.exists()]
     occupied += [str(f) for f in dirs.folders.values() if f.is_dir() and any(f.iterdir())]
     if occupied:
@@ -531,6 +551,12 @@ def restore(
             "déplacez-les."
         )
     counts: dict[str, int] = {}
+    with tempfile.TemporaryDirectory(prefix="restauration-") as work:
+        for name in (REGISTER_NAME, KEY_NAME):
+            if f"{REGISTER_PART}/{name}" in members:
+                write_private(Path(work) / name, members[f"{REGISTER_PART}/{name}"][0])
+        merge_register(Register(Path(work)), Register(dirs.gradebook.parent))
+    merge_register(Register(archive.parent), Register(dirs.gradebook.parent))
     for name, target in targets.items():
         data, mtime = members[name]
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -540,7 +566,81 @@ def restore(
         os.replace(tmp, target)
         part = name.partition("/")[0] if "/" in name else name
         counts[part] = counts.get(part, 0) + 1
-    return counts
+    return counts, _erase_restored(dirs, roster, archive, reenrol or set())
+
+
+@dataclass
+class ErasedOnRestore:
+    """The erased learners a restored backup held: erased again, or enrolled again."""
+
+    erased: list[str]
+    reenrolled: list[str]
+    failures: list[str]
+
+
+def _restored_ids(dirs: _Dirs, roster: Path | None) -> set[str]:
+    """Every learner id the restored class names: roster, gradebook, folders."""
+    from .ids import normalize_id
+    from .roster_csv import RosterError, read_roster
+
+    ids: set[str] = set()
+    if roster is not None and roster.is_file():
+        try:
+            ids |= {s.id for s in read_roster(roster)}
+        except RosterError:
+            pass
+    if dirs.gradebook.is_file():
+        con = sqlite3.connect(f"file:{quote(str(dirs.gradebook))}?mode=ro", uri=True)
+        try:
+            ids |= {normalize_id(r[0]) for r in con.execute("SELECT id FROM student")}
+        except sqlite3.DatabaseError:
+            pass
+        finally:
+            con.close()
+    for part in ("submitted", "autograded", "feedback"):
+        folder = dirs.folders[part]
+        if folder.is_dir():
+            ids |= {normalize_id(p.name) for p in folder.iterdir() if p.is_dir()}
+    downloaded = dirs.folders["downloaded"]
+    if downloaded.is_dir():
+        ids |= {normalize_id(p.name) for p in downloaded.glob("*/remplaces/*") if p.is_dir()}
+    return ids
+
+
+def _erase_restored(
+    dirs: _Dirs, roster: Path | None, archive: Path, reenrol: set[str]
+) -> ErasedOnRestore:
+    """Erase again, with the erasure's own tool and proof, each learner of the restored backup
+    that the register records as erased; `reenrol` names those the teacher enrols again."""
+    from .erase_learner import erase
+    from .erasure_register import erased_on, registers_of
+    from .erasure_register import reenrol as remove_from_register
+    from .ids import normalize_id
+    from .learner_places import ErasureError, Setup
+
+    registers = registers_of(dirs.gradebook.parent, archive.parent)
+    wanted = {normalize_id(x) for x in reenrol}
+    done = ErasedOnRestore([], [], [])
+    for sid in sorted(_restored_ids(dirs, roster)):
+        if erased_on(sid, registers) is None:
+            continue
+        if sid in wanted:
+            remove_from_register(sid, registers)
+            done.reenrolled.append(sid)
+            continue
+        setup = Setup(
+            grader_dir=dirs.grader_dir,
+            roster=roster if roster is not None and roster.is_file() else None,
+            backups=archive.parent,
+        )
+        try:
+            result = erase(sid, setup, confirm=True)
+        except ErasureError as exc:
+            done.failures.append(f"{sid} : {exc}")
+            continue
+        done.erased.append(sid)
+        done.failures += [f"{sid} : {f}" for f in result.failures]
+    return done
 
 
 def backups_in(folder: Path) -> list[tuple[datetime, Path]]:
@@ -620,6 +720,26 @@ def _summary(counts: dict[str, int]) -> str:
     return ", ".join(parts)
 
 
+def _say_erased(erased: ErasedOnRestore) -> int:
+    """What the restore did with the erased learners it held, in French; the exit status."""
+    from .ids import quoted
+
+    for sid in erased.reenrolled:
+        print(f"Réinscrit(e) à votre demande, restauré(e) avec la classe\u00a0: {quoted(sid)}.")
+    if erased.erased:
+        names = ", ".join(quoted(s) for s in erased.erased)
+        print(
+            f"✘ {len(erased.erased)} élève(s) effacé(s) à sa demande (RGPD) était(ent) dans "
+            f"cette sauvegarde, effacé(s) de nouveau de la classe restaurée\u00a0: {names}. "
+            "Pour une réinscription voulue\u00a0: make restauration … "
+            f"REINSCRIRE={erased.erased[0]} (dans un clone neuf).",
+            file=sys.stderr,
+        )
+    for failure in erased.failures:
+        print(f"✘ effacement incomplet\u00a0: {failure}", file=sys.stderr)
+    return 1 if erased.erased or erased.failures else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = FrenchParser(
         prog="python -m grading.backup",
@@ -662,6 +782,13 @@ def main(argv: list[str] | None = None) -> int:
             metavar="J",
             help=f"garder J jours (défaut\u00a0: {RETENTION_DAYS:g})",
         )
+    rest.add_argument(
+        "--reinscrire",
+        action="append",
+        default=[],
+        metavar="IDENTIFIANT",
+        help="restaurer aussi un élève effacé (il sort du registre des effacements)",
+    )
     for p in (save, rest):
         p.add_argument(
             "--eleves", type=Path, default=None, metavar="CSV", help="la liste des élèves (CSV)"
@@ -674,9 +801,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "restaurer":
-            counts = restore(args.archive, args.eleves, args.hub_db, args.grader_dir)
+            counts, erased = restore(
+                args.archive, args.eleves, args.hub_db, args.grader_dir, set(args.reinscrire)
+            )
             print(f"Restauré depuis {args.archive.name}\u00a0: {_summary(counts)}.")
-            return 0
+            return _say_erased(erased)
         folder = args.dossier or _dirs(args.grader_dir).grader_dir / "sauvegardes"
         if args.command == "sauvegarder":
             path, counts, left_out = backup(

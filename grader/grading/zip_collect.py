@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 
+from .erasure_register import skip_erased
 from .french_args import FrenchParser
 from .ids import closest, id_problem, normalize_id, quoted, registered_students
 from .paths import course_dirs, load_config
@@ -197,9 +198,9 @@ def zip_collect(assignment: str, grader_dir: Path | None = None) -> ZipReport:
     report = ZipReport()
     opened: list[zipfile.ZipFile] = []
     try:
-        chosen = _choose(
-            members(archive_dir, report, opened), regexp, registered, expected, assignment, report
-        )
+        found = members(archive_dir, report, opened)
+        found = skip_erased(found, regexp, dirs, report.problems)  # RGPD: erased stay erased
+        chosen = _choose(found, regexp, registered, expected, assignment, report)
         _write(dirs.submitted, assignment, base, chosen, report)
     finally:
         for zf in opened:

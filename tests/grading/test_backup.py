@@ -306,3 +306,31 @@ def test_a_backup_that_would_lose_grades_is_refused(graded_class_copy, tmp_path)
     proc = grading(grader, "backup", "purger", "--dossier", str(folder), "--garder", "1")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert [p for _, p in backups_in(folder)] == left
+
+
+def test_retention_by_age_at_every_backup(course, tmp_path):
+    """Issue 33, point 4: the 30 days the erasure announces are applied by the step it names:
+    ``make sauvegarde`` with no option deletes a backup older than 30 days, keeps a younger one;
+    ``make purge-sauvegardes`` with no option does the same; the newest backup with a gradebook
+    is never deleted, however old."""
+    folder = tmp_path / "sauv"
+    first = _save(course, folder)
+    assert first.returncode == 0, first.stdout + first.stderr
+    [(_, path)] = backups_in(folder)
+    now = datetime.now(UTC)
+    old, young = (folder / f"sauvegarde-{now - timedelta(days=d):%Y%m%d-%H%M%S}.tar.gz"
+                  for d in (31, 29))  # fmt: skip
+    path.rename(old)  # the only backup, 31 days old: kept, it is the one with a gradebook
+    proc = grading(course, "backup", "purger", "--dossier", str(folder))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "rétention\u00a0: 30 jours" in proc.stdout
+    assert f"gardée\u00a0: {old.name} — la plus récente qui contient un carnet de notes" in (
+        proc.stdout
+    )
+    assert old.exists()
+    shutil.copy(old, young)
+    again = _save(course, folder)  # a new backup: the 31-day-old one expires now
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"effacée\u00a0: {old.name}" in again.stdout, again.stdout
+    assert f"gardée\u00a0: {young.name} — moins de 30 jours" in again.stdout, again.stdout
+    assert not old.exists() and young.exists() and len(backups_in(folder)) == 2
