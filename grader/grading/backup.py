@@ -632,6 +632,7 @@ def _erase_restored(
             grader_dir=dirs.grader_dir,
             roster=roster if roster is not None and roster.is_file() else None,
             backups=archive.parent,
+            redact=True,  # as the erasure itself had to: their mentions in others' work too
         )
         try:
             result = erase(sid, setup, confirm=True)

@@ -49,6 +49,7 @@ __all__ = [
     "checked_id",
     "hub_request",
     "REDACTED",
+    "Mentions",
     "mention_pattern",
     "own_folder",
     "roster_students",
@@ -222,7 +223,37 @@ def mention_forms(who: _Who, parts: bool = False) -> list[str]:
     return [f for f in dict.fromkeys(forms) if f and len(f) >= 2]
 
 
-def mention_pattern(who: _Who, parts: bool = False) -> re.Pattern[bytes]:
+@dataclass(frozen=True)
+class Mentions:
+    """The learner's mention pattern, with a fast first look: a file whose lower-cased bytes
+    hold none of the patterns' ASCII beginnings is not searched (the regular expression, with
+    its hundreds of spellings, is what costs; most files of a class never name the learner)."""
+
+    pattern: re.Pattern[bytes]
+    anchors: tuple[bytes, ...]
+
+    def _maybe(self, data: bytes) -> bool:
+        low = data.lower()
+        return any(a in low for a in self.anchors)
+
+    def search(self, data: bytes) -> re.Match[bytes] | None:
+        return self.pattern.search(data) if self._maybe(data) else None
+
+    def findall(self, data: bytes) -> list:
+        return self.pattern.findall(data) if self._maybe(data) else []
+
+    def sub(self, repl: bytes, data: bytes) -> bytes:
+        return self.pattern.sub(repl, data) if self._maybe(data) else data
+
+
+def _anchor(variant: str) -> bytes:
+    """The longest ASCII run of a spelling, lower-cased: every file that holds the spelling
+    holds it (« nom13 nom13 » for « Prénom13 Nom13 », not « pr », which every file has)."""
+    runs = re.findall(rb"[\x00-\x7f]+", variant.encode())
+    return max(runs, key=len, default=b"").lower()
+
+
+def mention_pattern(who: _Who, parts: bool = False) -> Mentions:
     """Every spelling of the learner a file can hold: NFC and NFD, any case, JSON ``\\u``
     escapes (a notebook saved with ensure_ascii), HTML entities (a feedback page)."""
     variants: set[str] = set()
@@ -234,7 +265,14 @@ def mention_pattern(who: _Who, parts: bool = False) -> re.Pattern[bytes]:
                 variants.add(json.dumps(cased)[1:-1])
                 variants |= _entity_forms(cased)
     alts = b"|".join(re.escape(v.encode()) for v in sorted(variants, key=len, reverse=True))
-    return re.compile(rb"(?<![" + _WORD + rb"])(?:" + alts + rb")(?![" + _WORD + rb"])", re.I)
+    pattern = re.compile(rb"(?<![" + _WORD + rb"])(?:" + alts + rb")(?![" + _WORD + rb"])", re.I)
+    anchors = {_anchor(v) for v in variants}
+    if any(len(a) < 2 for a in anchors):  # a spelling with no ASCII to look for: no first look
+        return Mentions(pattern, (b"",))
+    # an anchor that holds a shorter one is implied by it
+    kept = sorted(anchors, key=len)
+    kept = [a for k, a in enumerate(kept) if not any(b in a for b in kept[:k])]
+    return Mentions(pattern, tuple(kept))
 
 
 def roster_students(path: Path | None):
@@ -715,7 +753,7 @@ _TOOL_FILES = ("echecs-autograde.json",)
 _LEARNER_PARTS = ("submitted", "autograded", "feedback", "quarantaine", "exports", "downloaded")
 
 
-def _cells_with(data: bytes, pattern: re.Pattern[bytes]) -> str:
+def _cells_with(data: bytes, pattern: Mentions) -> str:
     """« cellule 3, 7 » for a notebook whose cells 3 and 7 mention the learner; "" otherwise."""
     try:
         cells = json.loads(data).get("cells", [])
@@ -729,7 +767,7 @@ def _cells_with(data: bytes, pattern: re.Pattern[bytes]) -> str:
     return f"cellule{'s' if len(hits) > 1 else ''} {', '.join(hits)}" if hits else ""
 
 
-def _mention_detail(name: str, data: bytes, pattern: re.Pattern[bytes]) -> str:
+def _mention_detail(name: str, data: bytes, pattern: Mentions) -> str:
     count = len(pattern.findall(data))
     cells = _cells_with(data, pattern) if name.endswith(".ipynb") else ""
     return f"{count} mention(s)" + (f", {cells}" if cells else "")
@@ -807,9 +845,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         out.found.append(Found(kind, str(file), detail, action, (file, None, found_by)))
 
 
-def _scan_class_zip(
-    file: Path, data: bytes, mine: set[str], pattern: re.Pattern[bytes], out: Scan
-) -> None:
+def _scan_class_zip(file: Path, data: bytes, mine: set[str], pattern: Mentions, out: Scan) -> None:
     """The members of an archive that mention the learner (their own members are listed
     apart, as « archives reçues »)."""
     try:
