@@ -54,7 +54,7 @@ REGISTER_NAME = "effacements.json"
 
 def write_private(path: Path, data: bytes) -> None:
     """Write `path` atomically, readable by its owner only (grades and ids are not public)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new folder: private too
     tmp = path.with_name(f".{path.name}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as fh:
