@@ -239,6 +239,12 @@ def test_erase_with_control(classe, tmp_path):
     done = _run(classe, "ben", "--confirmer", "--temoin", "ana")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Preuve faite" in done.stdout
+    # the erased learner is checked, the control is another learner: said apart (point 8)
+    assert "Vérification de l'effacement\u00a0: «\u00a0ben\u00a0»" in done.stdout
+    assert "Témoin (un autre élève, qui doit rester trouvé partout)\u00a0: «\u00a0ana" in (
+        done.stdout
+    )
+    assert "Contrôle" not in done.stdout
 
     # the same scan: nothing of ben, ana (the control) everywhere she was
     assert _scan(classe, "ben").found == []
@@ -722,6 +728,18 @@ def test_an_erased_learner_does_not_come_back(classe, tmp_path):
     assert b"ben" not in roster.read_bytes() and b"ana;Ana" in roster.read_bytes()
     with Gradebook(f"sqlite:///{fresh / 'gradebook.db'}") as gb:
         assert "ben" not in {s.id for s in gb.students}
+
+    # the same backup restored with the re-enrolment confirmed: ben comes back, named
+    again = copy_course(tmp_path / "neuf2")
+    back = grading(
+        again, "backup", "restaurer", str(old_backup), "--eleves", str(again / "eleves.csv"),
+        "--reinscrire", "ben",
+    )  # fmt: skip
+    assert back.returncode == 0, back.stdout + back.stderr
+    assert "Réinscrit(e) à votre demande, restauré(e) avec la classe\u00a0: «\u00a0ben" in (
+        back.stdout
+    )
+    assert (again / "submitted" / "ben" / "oublier" / "oublier.ipynb").is_file()
 
     # a re-enrolment the teacher confirms: registered, out of every register
     back = grading(grader, "roster_csv", str(master), "--reinscrire", "ben")
