@@ -32,7 +32,10 @@ ID ?=
 # HELM_RELEASE (Kubernetes: the release whose history keeps the roster), MOTS_DE_PASSE (TLJH's
 # FirstUseAuthenticator password file, /opt/tljh/state/passwords.dbm)
 CONFIRMER ?=
+CAVIARDER ?=
 TEMOIN ?=
+# REINSCRIRE=<id>: a learner erased earlier enrolled again (make students, make restauration)
+REINSCRIRE ?=
 HUB_URL ?=
 ECHANGE ?=
 HOMES ?=
@@ -42,15 +45,15 @@ MOTS_DE_PASSE ?=
 # An id reaches the tool as typed (« o'brien », « a$b », « `x` », « $(shell …) »): make never
 # expands it (`$(value …)`, and not exported as itself: exporting would expand it), the shell
 # reads it from the environment in double quotes, after `--` (an id may start with « - »).
-unexport ID TEMOIN
+unexport ID TEMOIN REINSCRIRE
 
 .PHONY: notebooks students collect zip-collect duedate grade feedback release-feedback export \
 	rapport formgrader demo-grading bench-grading \
 	sauvegarde restauration purge-sauvegardes donnees-eleve oublier-eleve paquet-eleve
 
-## make notebooks: regenerate ALL of notebooks/ from solutions/ with stock nbgrader (no outputs,
-## stable cell ids); a throw-away gradebook so none is left in the repository (`make grade` adds
-## the assignment to the real gradebook when it is missing).
+## make notebooks : régénère TOUT notebooks/ depuis solutions/ avec nbgrader (sans sorties,
+## identifiants de cellules stables) ; un carnet de notes jetable, aucun n'est laissé dans le dépôt
+## (make grade ajoute le devoir au vrai carnet s'il y manque)
 # One nbgrader for every assignment (its id is a glob, as nbgrader's converters allow): one
 # start instead of one per assignment (measured: 9.5 s of CPU instead of 17.9 s for three).
 notebooks: setup
@@ -58,113 +61,131 @@ notebooks: setup
 	$(NBGRADER) generate_assignment '*' --force \
 	  --CourseDirectory.db_url="sqlite:///$$tmp/gradebook.db" --log-level=WARN
 
-## make students ELEVES=grader/eleves.csv: register the class in the gradebook from a spreadsheet's
-## CSV (UTF-8 or Windows-1252, `,` or `;`, columns id/identifiant, prénom, nom, courriel), every
-## line checked first (grading.roster_csv), then stock `nbgrader db student import`
+## make students ELEVES=grader/eleves.csv [REINSCRIRE=id] : inscrit la classe au carnet de notes
+## depuis le CSV d'un tableur (UTF-8 ou Windows-1252, « , » ou « ; », colonnes identifiant,
+## prénom, nom, courriel), chaque ligne vérifiée d'abord ; un élève effacé (RGPD) est refusé et
+## nommé, sauf REINSCRIRE=son identifiant
+students: export COURSE_REENROL_ID = $(value REINSCRIRE)
 students: setup
-	$(GRADING)roster_csv $(abspath $(ELEVES))
+	$(GRADING)roster_csv $(abspath $(ELEVES)) $(if $(value REINSCRIRE),--reinscrire="$$COURSE_REENROL_ID")
 
-## make collect: collect submissions from nbgrader's exchange (JupyterHub) into grader/submitted/;
-## a copy not owned by the student it names is set aside in grader/quarantaine/ (exit status 1)
+## make collect : ramasse les rendus de l'échange de nbgrader (JupyterHub) dans grader/submitted/ ;
+## une copie qui n'appartient pas à l'élève qu'elle nomme va dans grader/quarantaine/, celle d'un
+## élève effacé reste dans l'échange (code de sortie 1)
 collect: setup
 	$(GRADING)collect $(A) $(ARGS)
 
-## make zip-collect: submissions from an LMS or e-mail, zips in grader/downloaded/<A>/archive/;
-## adds new students and newer copies, never clears (grading.zip_collect), names every bad file;
-## SANS_HEURE=a-l-heure|retard : la règle des copies dont aucune archive ne prouve l'heure de rendu
+## make zip-collect : les rendus venus d'un ENT ou par courriel, en zip dans
+## grader/downloaded/<A>/archive/ ; ajoute les nouveaux élèves et les copies plus récentes,
+## n'efface jamais rien, nomme chaque fichier refusé (élève effacé compris) ;
+## SANS_HEURE=a-l-heure|retard : la règle des copies dont aucune archive ne prouve l'heure de rendu
 zip-collect: setup
 	$(GRADING)zip_collect $(A) $(if $(SANS_HEURE),--sans-heure=$(SANS_HEURE)) $(ARGS)
 
-## make duedate DATE="2025-03-14 18:00:00 Europe/Paris": the assignment's due date (gradebook)
+## make duedate DATE="2025-03-14 18:00:00 Europe/Paris" : la date limite du devoir (au carnet de
+## notes, en UTC ; formgrader l'affiche en UTC, le rapport dans le fuseau du cours)
 duedate: setup
 	@test -n "$(DATE)" || { echo "Donnez la date : make duedate DATE=\"2025-03-14 18:00:00 Europe/Paris\"" >&2; exit 2; }
 	$(GRADING)duedate $(A) "$(DATE)"
 
-## make grade [JOBS=2] [FORCE=1] [ARGS=...]: stock `nbgrader autograde`, progress bar, summary
+## make grade [JOBS=2] [FORCE=1] [ARGS=...] : la correction automatique (nbgrader autograde),
+## avec barre de progression et bilan en français
 grade: setup
 	$(GRADING)autograde $(A) --jobs $(JOBS) $(if $(FORCE),--force) \
 	  $(if $(SANS_BAC_A_SABLE),--sans-bac-a-sable) $(ARGS)
 
-## make feedback [FORCE=1]: one HTML page per student in grader/feedback/ (hidden tests removed)
+## make feedback [FORCE=1] : une page HTML de retour par élève dans grader/feedback/ (tests
+## cachés retirés)
 feedback: setup
 	$(GRADING)feedback $(A) $(if $(FORCE),--force) $(ARGS)
 
-## make release-feedback: give feedback back through the exchange (JupyterHub)
+## make release-feedback : rend les retours aux élèves par l'échange (JupyterHub)
 release-feedback: setup
 	$(GRADING)release_feedback $(A) $(ARGS)
 
-## make export: every grade of the gradebook in grader/rapport/grades.csv (stock `nbgrader export`,
-## its log in rapport/export.log) and rapport/export-tableur.csv (the same for French spreadsheets)
+## make export : toutes les notes du carnet dans grader/rapport/grades.csv (nbgrader export, son
+## journal dans rapport/export.log) et rapport/export-tableur.csv (le même pour un tableur français)
 export: setup
 	$(GRADING)export
 
-## make rapport: grader/rapport/rapport.html, notes-tableur.csv (French spreadsheets) and notes.csv
-## (stock `nbgrader export` with the course's plugin, its log in rapport/rapport.log)
+## make rapport : grader/rapport/rapport.html, notes-tableur.csv (tableur français) et notes.csv
+## (nbgrader export avec le greffon du cours, son journal dans rapport/rapport.log)
 rapport: setup
 	$(GRADING)rapport $(A)
 
-## make formgrader [LAB_ARGS=...]: JupyterLab for instructors (menu Nbgrader > Formgrader)
+## make formgrader [LAB_ARGS=...] : JupyterLab pour l'enseignant (menu Nbgrader > Formgrader)
 formgrader: setup
 	cd $(NOTATION) && $(NBG_ENV) $(abspath $(BIN))/jupyter lab \
 	  --ServerApp.root_dir=$(abspath .) $(ROOT_FLAG) $(LAB_ARGS)
 
-## make demo-grading [EXEMPLES=...]: the whole cycle on the sample submissions, in grader/demo/
+## make demo-grading [EXEMPLES=...] : tout le cycle de notation sur les copies d'exemple, dans
+## grader/demo/
 demo-grading: setup
 	cd grader && $(NBG_ENV) $(abspath $(PY)) -m grading.demo \
 	  $(if $(EXEMPLES),--only $(EXEMPLES)) $(if $(SANS_BAC_A_SABLE),--sans-bac-a-sable)
 
-## make bench-grading: this lab against a trivial one-cell assignment, 30 submissions each
+## make bench-grading : mesure ce TP contre un devoir trivial d'une cellule, 30 rendus chacun
 bench-grading: setup
 	$(GRADING)bench --submissions 30 --jobs 2
 
 BACKUP_PLACE = $(if $(DOSSIER),--dossier $(abspath $(DOSSIER))) \
 	$(if $(GARDER),--garder $(GARDER)) $(if $(GARDER_JOURS),--garder-jours $(GARDER_JOURS))
 
-## make sauvegarde [DOSSIER=...] [GARDER=N] [GARDER_JOURS=J] [HUB_DB=...]: one .tar.gz in
-## grader/sauvegardes/ (gradebook by SQLite's online backup, safe during `make grade`; submitted/,
-## autograded/, feedback/, downloaded/, the roster ELEVES, the hub's database), then the purge
+## make sauvegarde [DOSSIER=...] [GARDER=N] [GARDER_JOURS=J] [HUB_DB=...] [CONFIRMER=1] : une
+## archive .tar.gz dans grader/sauvegardes/ (carnet de notes copié sans risque pendant make grade,
+## submitted/, autograded/, feedback/, downloaded/, la liste ELEVES, la base du hub, le registre
+## des effacements), puis la purge (GARDER_JOURS=30 par défaut) ; refusée si le carnet de notes
+## manque, est vide, illisible ou a moins d'élèves ou de notes que la dernière sauvegarde, sauf
+## CONFIRMER=1
 sauvegarde: setup
-	$(GRADING)backup sauvegarder --eleves $(abspath $(ELEVES)) $(BACKUP_PLACE) \
-	  $(if $(HUB_DB),--hub-db $(abspath $(HUB_DB)))
+	$(GRADING)backup sauvegarder --eleves $(abspath $(ELEVES)) $(strip $(BACKUP_PLACE) \
+	  $(if $(CONFIRMER),--confirmer) $(if $(HUB_DB),--hub-db $(abspath $(HUB_DB))))
 
-## make restauration SAUVEGARDE=...: restore a backup into a course that has no gradebook,
-## submissions or roster yet (a fresh clone); every byte checked first, nothing overwritten
+## make restauration SAUVEGARDE=... [REINSCRIRE=id] : restaure une sauvegarde dans un cours
+## sans carnet de notes, rendus ni liste (un clone neuf) ; chaque octet vérifié d'abord, rien
+## d'écrasé ; un élève effacé depuis est effacé de nouveau et nommé (code de sortie 1)
+restauration: export COURSE_REENROL_ID = $(value REINSCRIRE)
 restauration: setup
 	@test -n "$(SAUVEGARDE)" || { echo "Donnez la sauvegarde : make restauration SAUVEGARDE=grader/sauvegardes/sauvegarde-….tar.gz" >&2; exit 2; }
-	$(GRADING)backup restaurer $(abspath $(SAUVEGARDE)) --eleves $(abspath $(ELEVES)) \
-	  $(if $(HUB_DB),--hub-db $(abspath $(HUB_DB)))
+	$(GRADING)backup restaurer $(abspath $(SAUVEGARDE)) --eleves $(abspath $(ELEVES)) $(strip \
+	  $(if $(HUB_DB),--hub-db $(abspath $(HUB_DB))) \
+	  $(if $(value REINSCRIRE),--reinscrire="$$COURSE_REENROL_ID"))
 
-## make purge-sauvegardes GARDER=N GARDER_JOURS=J: delete the backups neither rule keeps
+## make purge-sauvegardes [GARDER=N] [GARDER_JOURS=J] : efface les sauvegardes de plus de J
+## jours (30 par défaut) ou au-delà des N plus récentes ; garde toujours la plus récente qui
+## contient un carnet de notes, et dit ce qu'elle garde et pourquoi
 purge-sauvegardes: setup
 	$(GRADING)backup purger $(BACKUP_PLACE)
 
-## make donnees-eleve ID=...: everything the class system holds about one learner, in one zip
-## (grader/exports/; RGPD articles 15 and 20)
+## make donnees-eleve ID=... : tout ce que le système de la classe détient sur un élève, dans
+## un zip (grader/exports/ ; RGPD, articles 13, 15 et 20)
 donnees-eleve: export COURSE_LEARNER_ID = $(value ID)
 donnees-eleve: setup
 	@test -n "$$COURSE_LEARNER_ID" || { echo "Donnez l'identifiant : make donnees-eleve ID=chloé" >&2; exit 2; }
 	$(GRADING)learner_export --eleves $(abspath $(ELEVES)) -- "$$COURSE_LEARNER_ID"
 
-## make oublier-eleve ID=... [CONFIRMER=1] [TEMOIN=...]: erase one learner from the whole class
-## system (RGPD article 17): without CONFIRMER, a dry run listing every place they are found;
-## with it, everything erased, then the same scan proves it (nothing of them, the control still
-## found, the others' grades unchanged); backups, logs and Helm history listed with their expiry
+## make oublier-eleve ID=... [CONFIRMER=1] [CAVIARDER=1] [TEMOIN=...] : efface un élève de
+## tout le système de la classe (RGPD, article 17) : sans CONFIRMER, un essai à blanc qui liste
+## chaque endroit où il se trouve (ses mentions dans le travail des autres comprises) ; avec,
+## tout est effacé, puis la même recherche le prouve (plus rien de lui, le témoin toujours trouvé,
+## les notes des autres inchangées) ; CAVIARDER=1 remplace aussi ses mentions chez les autres ;
+## sauvegardes et historique Helm listés avec leur date d'expiration
+# the erasure's options, on one line: make echoes its command without a line of bare `\`
+ERASE_ARGS = $(strip $(if $(or $(wildcard $(ELEVES)),$(filter command line environment,$(origin ELEVES))),--eleves $(abspath $(ELEVES))) \
+	$(if $(CONFIRMER),--confirmer) $(if $(CAVIARDER),--caviarder) \
+	$(if $(value TEMOIN),--temoin="$$COURSE_CONTROL_ID") $(if $(HUB_URL),--hub-url $(HUB_URL)) \
+	$(if $(HUB_DB),--hub-db $(abspath $(HUB_DB))) $(if $(ECHANGE),--echange $(abspath $(ECHANGE))) \
+	$(if $(HOMES),--dossiers-personnels $(abspath $(HOMES))) \
+	$(if $(PREFIXE_UNIX),--prefixe-unix $(PREFIXE_UNIX)) \
+	$(if $(DOSSIER),--sauvegardes $(abspath $(DOSSIER))) \
+	$(if $(GARDER_JOURS),--garder-jours $(GARDER_JOURS)) \
+	$(if $(HELM_RELEASE),--helm-release $(HELM_RELEASE)) \
+	$(if $(MOTS_DE_PASSE),--mots-de-passe-tljh $(abspath $(MOTS_DE_PASSE))))
 oublier-eleve: export COURSE_LEARNER_ID = $(value ID)
 oublier-eleve: export COURSE_CONTROL_ID = $(value TEMOIN)
 oublier-eleve: setup
 	@test -n "$$COURSE_LEARNER_ID" || { echo "Donnez l'identifiant : make oublier-eleve ID=chloé (CONFIRMER=1 pour effacer)" >&2; exit 2; }
-	$(GRADING)erase_learner \
-	  $(if $(or $(wildcard $(ELEVES)),$(filter command line environment,$(origin ELEVES))),--eleves $(abspath $(ELEVES))) \
-	  $(if $(CONFIRMER),--confirmer) \
-	  $(if $(value TEMOIN),--temoin="$$COURSE_CONTROL_ID") $(if $(HUB_URL),--hub-url $(HUB_URL)) \
-	  $(if $(HUB_DB),--hub-db $(abspath $(HUB_DB))) $(if $(ECHANGE),--echange $(abspath $(ECHANGE))) \
-	  $(if $(HOMES),--dossiers-personnels $(abspath $(HOMES))) \
-	  $(if $(PREFIXE_UNIX),--prefixe-unix $(PREFIXE_UNIX)) \
-	  $(if $(DOSSIER),--sauvegardes $(abspath $(DOSSIER))) \
-	  $(if $(GARDER_JOURS),--garder-jours $(GARDER_JOURS)) \
-	  $(if $(HELM_RELEASE),--helm-release $(HELM_RELEASE)) \
-	  $(if $(MOTS_DE_PASSE),--mots-de-passe-tljh $(abspath $(MOTS_DE_PASSE))) \
-	  -- "$$COURSE_LEARNER_ID"
+	$(GRADING)erase_learner $(ERASE_ARGS) -- "$$COURSE_LEARNER_ID"
 
 ## make paquet-eleve [TP=oublier] : le zip à donner aux élèves, build/paquet-eleve/memoire-tuteur-eleve.zip :
 ## leçons et TP générés (TP : ceux que vous donnez, par défaut tous), le paquet course et make lab,

@@ -113,6 +113,7 @@ c.HTMLExporter.extra_template_basedirs = [
 ]
 c.HTMLExporter.filters = {
     "criterion_title": "grading.criterion_titles.criterion_title",
+    "numbered_title": "grading.criterion_titles.numbered_title",
     "code_spans": "grading.feedback_text.code_spans",
     "points": "grading.feedback_text.points",
     # Student text is inert in every page (grading/safe_html.py): nbconvert's own filter names,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .french_format import seconds_text
 from .nbgrader_log import Outcomes
 from .submitted_ids import IdReport
 
@@ -39,11 +40,11 @@ class Summary:
     def lines(self, assignment: str) -> list[str]:
         out = self.outcomes
         graded = len(out.done)
-        per = f", {self.seconds / graded:.2f} s par rendu noté" if graded else ""
+        per = f", {seconds_text(self.seconds / graded, 2)} par rendu noté" if graded else ""
         lines = [self.note] if self.note else []
         lines.append(
             f"{assignment}\u00a0: {graded} rendu(s) noté(s), {len(out.skipped)} déjà noté(s) "
-            f"(laissé(s) tel(s) quel(s)), {len(out.failed)} en échec — {self.seconds:.1f} s"
+            f"(laissé(s) tel(s) quel(s)), {len(out.failed)} en échec — {seconds_text(self.seconds)}"
             f"{per}, {self.jobs} processus."
         )
         if self.stale:

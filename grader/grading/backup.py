@@ -25,9 +25,17 @@ Why this way:
 - one ``.tar.gz`` with a ``manifest.json`` (SHA-256 of every member): a restore checks every byte
   before it writes anything, refuses an archive with unsafe names, and never writes over an
   existing gradebook, submission or roster;
+- a backup never replaces good data by worse: it is refused (a French sentence, status 2) when
+  the gradebook is missing, empty or unreadable, or holds fewer students or grades than the last
+  backup that has one (the counts are in each manifest), unless the teacher confirms
+  (``--confirmer``, ``make sauvegarde CONFIRMER=1``): a purge after a backup of a lost gradebook
+  would otherwise leave only that backup;
 - names carry their UTC time (``sauvegarde-20250314-180000.tar.gz``): retention reads it, not the
-  file's mtime (a copied backup keeps its age). A backup is kept when it is one of the ``--garder``
-  newest or younger than ``--garder-jours`` days; only files with that name pattern are purged.
+  file's mtime (a copied backup keeps its age). Retention is applied at every backup and every
+  purge: a backup older than ``--garder-jours`` days (default 30, the expiry the erasure
+  announces) is deleted, and so is every one past the ``--garder`` newest; the newest backup
+  that holds a gradebook is always kept (the one copy of the grades a restore needs), and the
+  purge says which it keeps and why. Only files with that name pattern are purged.
 """
 
 from __future__ import annotations
@@ -47,13 +55,28 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import quote
 
+from course.labo.french_number import french_number
+
+from .erasure_register import (
+    KEY_NAME,
+    REGISTER_NAME,
+    Register,
+    merge_register,
+    write_private,
+)
 from .french_args import FrenchParser
 from .system_reason import french_message, french_reason
 
 __all__ = [
+    "RETENTION_DAYS",
     "BackupError",
+    "ErasedOnRestore",
+    "GradebookCounts",
+    "Purged",
     "backup",
     "backups_in",
+    "gradebook_counts",
+    "last_with_gradebook",
     "main",
     "purge",
     "restore",
@@ -66,6 +89,8 @@ GRADEBOOK = "gradebook.db"
 ROSTER = "eleves.csv"
 HUB_DB = "hub/jupyterhub.sqlite"
 MANIFEST = "manifest.json"
+REGISTER_PART = "effacements"  # the register of erased learners and its key, in a backup
+RETENTION_DAYS = 30.0  # days a backup is kept (make sauvegarde GARDER_JOURS), the erasure's expiry
 
 
 class BackupError(Exception):
@@ -83,6 +108,106 @@ def sqlite_snapshot(source: Path, dest: Path) -> None:
     finally:
         dst.close()
         src.close()
+
+
+@dataclass(frozen=True)
+class GradebookCounts:
+    """What a gradebook holds that a backup must not lose: its students and its grades."""
+
+    students: int
+    grades: int
+
+    def french(self) -> str:
+        return f"{self.students} élève(s), {self.grades} note(s)"
+
+
+def gradebook_counts(path: Path) -> GradebookCounts:
+    """The students and grades of the gradebook `path`; a missing, empty or unreadable one is a
+    BackupError (one French sentence)."""
+    if not path.is_file():
+        raise BackupError(f"le carnet de notes est introuvable ({path})")
+    if path.stat().st_size == 0:
+        raise BackupError(f"le carnet de notes est vide (0 octet : {path})")
+    try:
+        con = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=60)
+    except sqlite3.Error as exc:
+        raise BackupError(f"le carnet de notes est illisible ({path} : {exc})") from None
+    try:
+        students = con.execute("SELECT count(*) FROM student").fetchone()[0]
+        grades = con.execute("SELECT count(*) FROM grade").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        reason = "pas une base nbgrader" if "no such table" in str(exc) else str(exc)
+        raise BackupError(f"le carnet de notes est illisible ({path} : {reason})") from None
+    finally:
+        con.close()
+    return GradebookCounts(students, grades)
+
+
+def _manifest_of(archive: Path) -> dict | None:
+    """The manifest of a backup, None if it cannot be read (the manifest is its last member)."""
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            for info in tar:
+                if info.name == MANIFEST and info.isfile():
+                    return json.loads(tar.extractfile(info).read())
+    except (OSError, tarfile.TarError, EOFError, ValueError):
+        return None
+    return None
+
+
+def _counts_in_backup(archive: Path, manifest: dict) -> GradebookCounts | None:
+    """The gradebook counts of a backup: from its manifest, else (an older backup) from its
+    gradebook itself. None if it holds no gradebook."""
+    if GRADEBOOK not in manifest.get("files", {}):
+        return None
+    known = manifest.get("gradebook")
+    if isinstance(known, dict) and {"students", "grades"} <= set(known):
+        return GradebookCounts(int(known["students"]), int(known["grades"]))
+    with tempfile.TemporaryDirectory(prefix="sauvegarde-") as work:
+        try:
+            with tarfile.open(archive, "r:gz") as tar:
+                data = tar.extractfile(GRADEBOOK).read()
+        except (OSError, tarfile.TarError, EOFError, KeyError):
+            return None
+        copy = Path(work) / GRADEBOOK
+        copy.write_bytes(data)
+        try:
+            return gradebook_counts(copy)
+        except BackupError:
+            return None
+
+
+def last_with_gradebook(folder: Path) -> tuple[Path, GradebookCounts] | None:
+    """The newest backup of `folder` that holds a readable gradebook, with its counts."""
+    for _, path in backups_in(folder):
+        manifest = _manifest_of(path)
+        counts = _counts_in_backup(path, manifest) if manifest else None
+        if counts is not None:
+            return path, counts
+    return None
+
+
+def _check_gradebook(gradebook: Path, dest_dir: Path) -> GradebookCounts:
+    """The gradebook's counts, or the French reason a backup of it would lose grades."""
+    try:
+        counts = gradebook_counts(gradebook)
+    except BackupError as exc:
+        raise BackupError(
+            f"Sauvegarde refusée, rien n'a été écrit : {exc} ; une sauvegarde sans "
+            "lui ferait effacer les bonnes par la purge. Restaurez-le (make restauration) ou, "
+            "si c'est voulu, confirmez : make sauvegarde CONFIRMER=1."
+        ) from None
+    last = last_with_gradebook(dest_dir)
+    if last is not None:
+        path, before = last
+        if counts.students < before.students or counts.grades < before.grades:
+            raise BackupError(
+                f"Sauvegarde refusée, rien n'a été écrit : le carnet de notes contient "
+                f"{counts.french()}, moins que la dernière sauvegarde {path.name} "
+                f"({before.french()}) ; si c'est voulu (un élève effacé…), confirmez : "
+                "make sauvegarde CONFIRMER=1."
+            )
+    return counts
 
 
 @dataclass(frozen=True)
@@ -243,10 +368,14 @@ def backup(
     roster: Path | None = None,
     hub_db: Path | None = None,
     grader_dir: Path | None = None,
+    confirm: bool = False,
 ) -> tuple[Path, dict[str, int], list[str]]:
-    """Write one backup archive; (its path, files per part, graded copies left out)."""
+    """Write one backup archive; (its path, files per part, graded copies left out). Refused
+    (BackupError) when it would hold less than the last one, unless `confirm`."""
     dirs = _dirs(grader_dir)
     dest_dir = dest_dir or dirs.grader_dir / "sauvegardes"
+    if not confirm:
+        _check_gradebook(dirs.gradebook, dest_dir)
     dest_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(dest_dir, 0o700)  # names, e-mails, grades: the instructor's eyes only
     now = datetime.now(UTC)
@@ -269,8 +398,11 @@ def backup(
             complete: dict[tuple[str, str], set[str]] = {}
             kept: set[tuple[str, str]] = set()  # graded copies taken
             if dirs.gradebook.is_file():
-                sqlite_snapshot(dirs.gradebook, snapshot)
-                complete = _complete_in(snapshot)
+                try:
+                    sqlite_snapshot(dirs.gradebook, snapshot)
+                except sqlite3.DatabaseError:  # confirmed: not a database, not in the backup
+                    snapshot.unlink(missing_ok=True)
+                complete = _complete_in(snapshot) if snapshot.is_file() else {}
             for part, folder in dirs.folders.items():
                 counts[part] = 0
                 if not folder.is_dir():
@@ -321,11 +453,22 @@ def backup(
                 sqlite_snapshot(hub_db, Path(work) / "hub.sqlite")
                 out.add(HUB_DB, (Path(work) / "hub.sqlite").read_bytes())
                 counts["hub"] = 1
+            held = None
+            register_dir = dirs.gradebook.parent
+            for name in (REGISTER_NAME, KEY_NAME):
+                if (register_dir / name).is_file():
+                    out.add(f"{REGISTER_PART}/{name}", (register_dir / name).read_bytes())
+                    counts["register"] = 1
             if snapshot.is_file():
                 out.add(GRADEBOOK, snapshot.read_bytes())
                 counts["gradebook"] = 1
+                try:
+                    held = gradebook_counts(snapshot)
+                except BackupError:
+                    held = None  # confirmed: an unreadable gradebook kept as it was
             manifest = {
                 "format": 1,
+                "gradebook": None if held is None else vars(held),
                 "created": now.isoformat(timespec="seconds"),
                 "files": out.files,
                 "left_out": left_out,
@@ -335,6 +478,8 @@ def backup(
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    # beside the backups too: a restore into a fresh clone still knows who was erased
+    merge_register(Register(dirs.gradebook.parent), Register(dest_dir))
     return path, counts, left_out
 
 
@@ -378,8 +523,10 @@ def restore(
     roster: Path | None = None,
     hub_db: Path | None = None,
     grader_dir: Path | None = None,
-) -> dict[str, int]:
-    """Restore `archive` into a course with no gradebook, submissions or roster yet."""
+    reenrol: set[str] | None = None,
+) -> tuple[dict[str, int], ErasedOnRestore]:
+    """Restore `archive` into a course with no gradebook, submissions or roster yet; a learner
+    the erasure register holds is erased again at once (unless `reenrol` names them)."""
     dirs = _dirs(grader_dir)
     members = _read_archive(archive)
     targets: dict[str, Path] = {}
@@ -393,6 +540,8 @@ def restore(
             targets[name] = roster
         elif name == HUB_DB and hub_db is not None:
             targets[name] = hub_db
+        elif part == REGISTER_PART:
+            continue  # merged below: an erasure recorded here since the backup stays
     occupied = [str(p) for p in (dirs.gradebook, roster, hub_db) if p is not None and p.exists()]
     occupied += [str(f) for f in dirs.folders.values() if f.is_dir() and any(f.iterdir())]
     if occupied:
@@ -402,6 +551,12 @@ def restore(
             "déplacez-les."
         )
     counts: dict[str, int] = {}
+    with tempfile.TemporaryDirectory(prefix="restauration-") as work:
+        for name in (REGISTER_NAME, KEY_NAME):
+            if f"{REGISTER_PART}/{name}" in members:
+                write_private(Path(work) / name, members[f"{REGISTER_PART}/{name}"][0])
+        merge_register(Register(Path(work)), Register(dirs.gradebook.parent))
+    merge_register(Register(archive.parent), Register(dirs.gradebook.parent))
     for name, target in targets.items():
         data, mtime = members[name]
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -411,7 +566,82 @@ def restore(
         os.replace(tmp, target)
         part = name.partition("/")[0] if "/" in name else name
         counts[part] = counts.get(part, 0) + 1
-    return counts
+    return counts, _erase_restored(dirs, roster, archive, reenrol or set())
+
+
+@dataclass
+class ErasedOnRestore:
+    """The erased learners a restored backup held: erased again, or enrolled again."""
+
+    erased: list[str]
+    reenrolled: list[str]
+    failures: list[str]
+
+
+def _restored_ids(dirs: _Dirs, roster: Path | None) -> set[str]:
+    """Every learner id the restored class names: roster, gradebook, folders."""
+    from .ids import normalize_id
+    from .roster_csv import RosterError, read_roster
+
+    ids: set[str] = set()
+    if roster is not None and roster.is_file():
+        try:
+            ids |= {s.id for s in read_roster(roster)}
+        except RosterError:
+            pass
+    if dirs.gradebook.is_file():
+        con = sqlite3.connect(f"file:{quote(str(dirs.gradebook))}?mode=ro", uri=True)
+        try:
+            ids |= {normalize_id(r[0]) for r in con.execute("SELECT id FROM student")}
+        except sqlite3.DatabaseError:
+            pass
+        finally:
+            con.close()
+    for part in ("submitted", "autograded", "feedback"):
+        folder = dirs.folders[part]
+        if folder.is_dir():
+            ids |= {normalize_id(p.name) for p in folder.iterdir() if p.is_dir()}
+    downloaded = dirs.folders["downloaded"]
+    if downloaded.is_dir():
+        ids |= {normalize_id(p.name) for p in downloaded.glob("*/remplaces/*") if p.is_dir()}
+    return ids
+
+
+def _erase_restored(
+    dirs: _Dirs, roster: Path | None, archive: Path, reenrol: set[str]
+) -> ErasedOnRestore:
+    """Erase again, with the erasure's own tool and proof, each learner of the restored backup
+    that the register records as erased; `reenrol` names those the teacher enrols again."""
+    from .erase_learner import erase
+    from .erasure_register import erased_on, registers_of
+    from .erasure_register import reenrol as remove_from_register
+    from .ids import normalize_id
+    from .learner_places import ErasureError, Setup
+
+    registers = registers_of(dirs.gradebook.parent, archive.parent)
+    wanted = {normalize_id(x) for x in reenrol}
+    done = ErasedOnRestore([], [], [])
+    for sid in sorted(_restored_ids(dirs, roster)):
+        if erased_on(sid, registers) is None:
+            continue
+        if sid in wanted:
+            remove_from_register(sid, registers)
+            done.reenrolled.append(sid)
+            continue
+        setup = Setup(
+            grader_dir=dirs.grader_dir,
+            roster=roster if roster is not None and roster.is_file() else None,
+            backups=archive.parent,
+            redact=True,  # as the erasure itself had to: their mentions in others' work too
+        )
+        try:
+            result = erase(sid, setup, confirm=True)
+        except ErasureError as exc:
+            done.failures.append(f"{sid} : {exc}")
+            continue
+        done.erased.append(sid)
+        done.failures += [f"{sid} : {f}" for f in result.failures]
+    return done
 
 
 def backups_in(folder: Path) -> list[tuple[datetime, Path]]:
@@ -425,24 +655,47 @@ def backups_in(folder: Path) -> list[tuple[datetime, Path]]:
     return sorted(found, key=lambda item: (item[0], item[1].name), reverse=True)
 
 
+@dataclass(frozen=True)
+class Purged:
+    """What a purge did: the backups deleted, and each one kept with the French reason."""
+
+    deleted: list[Path]
+    kept: list[tuple[Path, str]]
+
+
 def purge(
     folder: Path,
     keep: int | None = None,
-    keep_days: float | None = None,
+    keep_days: float | None = RETENTION_DAYS,
     now: datetime | None = None,
-) -> list[Path]:
-    """Delete the backups that neither rule keeps; the deleted paths."""
-    if keep is None and keep_days is None:
-        return []
+) -> Purged:
+    """Delete the backups older than `keep_days` days or past the `keep` newest, except the
+    newest one that holds a gradebook (a restore needs it, whatever its age)."""
     now = now or datetime.now(UTC)
-    deleted = []
-    for rank, (when, path) in enumerate(backups_in(folder)):
-        by_count = keep is not None and rank < keep
-        by_age = keep_days is not None and now - when <= timedelta(days=keep_days)
-        if not (by_count or by_age):
+    found = backups_in(folder)
+    safe = last_with_gradebook(folder) if found else None
+    deleted: list[Path] = []
+    kept: list[tuple[Path, str]] = []
+    for rank, (when, path) in enumerate(found):
+        age = now - when
+        too_old = keep_days is not None and age > timedelta(days=keep_days)
+        too_many = keep is not None and rank >= keep
+        if safe is not None and path == safe[0]:
+            why = "la plus récente qui contient un carnet de notes, jamais effacée"
+            if too_old or too_many:
+                why += " (elle devrait sinon l'être : faites une sauvegarde neuve)"
+            kept.append((path, why))
+        elif too_old or too_many:
             path.unlink()
             deleted.append(path)
-    return deleted
+        else:
+            reasons = []
+            if keep_days is not None:
+                reasons.append(f"moins de {french_number(keep_days)} jours")
+            if keep is not None:
+                reasons.append(f"une des {keep} plus récentes")
+            kept.append((path, " et ".join(reasons) or "aucune règle ne l'efface"))
+    return Purged(deleted, kept)
 
 
 def _summary(counts: dict[str, int]) -> str:
@@ -452,14 +705,40 @@ def _summary(counts: dict[str, int]) -> str:
         "feedback": "retours",
         "downloaded": "archives reçues",
     }
-    parts = [f"{counts.get(k, 0)} fichier(s) de {v}" for k, v in labels.items()]
+    # « 3 fichier(s) d'archives reçues », « 2 fichier(s) de rendus »
+    parts = [
+        f"{counts.get(k, 0)} fichier(s) " + ("d'" if v[0] in "aeiou" else "de ") + v
+        for k, v in labels.items()
+    ]
     if counts.get("gradebook") or counts.get(GRADEBOOK):
         parts.insert(0, "carnet de notes")
+    else:
+        parts.insert(0, "SANS carnet de notes")
     if counts.get("roster") or counts.get(ROSTER):
         parts.append("liste des élèves")
     if counts.get("hub"):
         parts.append("base du hub")
     return ", ".join(parts)
+
+
+def _say_erased(erased: ErasedOnRestore) -> int:
+    """What the restore did with the erased learners it held, in French; the exit status."""
+    from .ids import quoted
+
+    for sid in erased.reenrolled:
+        print(f"Réinscrit(e) à votre demande, restauré(e) avec la classe\u00a0: {quoted(sid)}.")
+    if erased.erased:
+        names = ", ".join(quoted(s) for s in erased.erased)
+        print(
+            f"✘ {len(erased.erased)} élève(s) effacé(s) à sa demande (RGPD) était(ent) dans "
+            f"cette sauvegarde, effacé(s) de nouveau de la classe restaurée\u00a0: {names}. "
+            "Pour une réinscription voulue\u00a0: make restauration … "
+            f"REINSCRIRE={erased.erased[0]} (dans un clone neuf).",
+            file=sys.stderr,
+        )
+    for failure in erased.failures:
+        print(f"✘ effacement incomplet\u00a0: {failure}", file=sys.stderr)
+    return 1 if erased.erased or erased.failures else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -472,6 +751,11 @@ def main(argv: list[str] | None = None) -> int:
         dest="command", metavar="COMMANDE", required=True, help="sauvegarder, restaurer ou purger"
     )
     save = sub.add_parser("sauvegarder", help="écrire une sauvegarde")
+    save.add_argument(
+        "--confirmer",
+        action="store_true",
+        help="sauvegarder même un carnet de notes absent, vide, illisible ou moins rempli",
+    )
     rest = sub.add_parser("restaurer", help="restaurer une sauvegarde dans un cours vide")
     rest.add_argument(
         "archive", type=Path, metavar="ARCHIVE", help="l'archive .tar.gz de la sauvegarde"
@@ -486,11 +770,26 @@ def main(argv: list[str] | None = None) -> int:
             help="défaut\u00a0: grader/sauvegardes",
         )
         p.add_argument(
-            "--garder", type=int, default=None, metavar="N", help="garder les N plus récentes"
+            "--garder",
+            type=int,
+            default=None,
+            metavar="N",
+            help="garder au plus les N plus récentes",
         )
         p.add_argument(
-            "--garder-jours", type=float, default=None, metavar="J", help="garder J jours"
+            "--garder-jours",
+            type=float,
+            default=None,
+            metavar="J",
+            help=f"garder J jours (défaut\u00a0: {RETENTION_DAYS:g})",
         )
+    rest.add_argument(
+        "--reinscrire",
+        action="append",
+        default=[],
+        metavar="IDENTIFIANT",
+        help="restaurer aussi un élève effacé (il sort du registre des effacements)",
+    )
     for p in (save, rest):
         p.add_argument(
             "--eleves", type=Path, default=None, metavar="CSV", help="la liste des élèves (CSV)"
@@ -503,22 +802,36 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "restaurer":
-            counts = restore(args.archive, args.eleves, args.hub_db, args.grader_dir)
+            counts, erased = restore(
+                args.archive, args.eleves, args.hub_db, args.grader_dir, set(args.reinscrire)
+            )
             print(f"Restauré depuis {args.archive.name}\u00a0: {_summary(counts)}.")
-            return 0
+            return _say_erased(erased)
         folder = args.dossier or _dirs(args.grader_dir).grader_dir / "sauvegardes"
         if args.command == "sauvegarder":
-            path, counts, left_out = backup(folder, args.eleves, args.hub_db, args.grader_dir)
+            path, counts, left_out = backup(
+                folder, args.eleves, args.hub_db, args.grader_dir, confirm=args.confirmer
+            )
             print(f"Sauvegarde écrite\u00a0: {path} ({_summary(counts)}).")
             if left_out:
                 print(
                     "Laissées de côté (notées après la copie du carnet de notes, refaites par "
                     f"le prochain make grade, puis make feedback)\u00a0: {', '.join(left_out)}."
                 )
-        deleted = purge(folder, args.garder, args.garder_jours)
-        kept = len(backups_in(folder))
-        if deleted or args.command == "purger":
-            print(f"{len(deleted)} sauvegarde(s) effacée(s), {kept} gardée(s) dans {folder}.")
+        if args.garder is not None and args.garder < 1:
+            raise BackupError("GARDER doit valoir au moins 1 (la sauvegarde la plus récente).")
+        days = RETENTION_DAYS if args.garder_jours is None else args.garder_jours
+        done = purge(folder, args.garder, days)
+        print(
+            f"Purge (rétention : {french_number(days)} jours"
+            + (f", {args.garder} au plus" if args.garder is not None else "")
+            + f") : {len(done.deleted)} sauvegarde(s) effacée(s), {len(done.kept)} "
+            f"gardée(s) dans {folder}."
+        )
+        for path in done.deleted:
+            print(f"  effacée : {path.name}")
+        for path, why in done.kept:
+            print(f"  gardée : {path.name} — {why}")
     except (BackupError, FileNotFoundError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2

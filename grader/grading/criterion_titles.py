@@ -1,7 +1,10 @@
 """The French title of the criterion each grade cell checks, for the report and the feedback
 (the TP's criteria, and the shared-database lab's tests).
 
-The one place the class tools read the lab's criteria: the report names its columns and charts
+The one place the class tools read the lab's criteria, with the TP statement's numbers (« 1.
+Toutes les sessions… », ``course.labo.criteria.statement_table``): the report, the feedback
+page and the learner's export say « critère 2 » for the statement's criterion 2, whatever the
+order of the grade cells in the notebook. the report names its columns and charts
 with these titles, the feedback template its headings. The written answer, graded by hand, is
 no test of ``course.labo.criteria``: its grade id (``documentation``) is a name for nbgrader,
 never for a reader, so it has its own title here.
@@ -9,7 +12,13 @@ never for a reader, so it has its own title here.
 
 from __future__ import annotations
 
-__all__ = ["HAND_GRADED_TITLES", "criterion_title"]
+__all__ = [
+    "HAND_GRADED_TITLES",
+    "criterion_number",
+    "criterion_title",
+    "numbered_title",
+    "ordered_criteria",
+]
 
 # grade ids of the cells graded by hand -> their French title
 HAND_GRADED_TITLES = {
@@ -25,3 +34,28 @@ def criterion_title(grade_id: str) -> str:
     grade_id = str(grade_id)
     titles = {**grade_titles(), **partage_titles()}
     return titles.get(grade_id) or HAND_GRADED_TITLES.get(grade_id, grade_id)
+
+
+def criterion_number(title: str) -> int | None:
+    """The TP statement's number of the criterion titled `title` (``Criterion.number``); the
+    hand-graded answers come after the lab's criteria; None for a title of neither."""
+    from course.labo.criteria import CRITERIA
+
+    numbers = {c.title: c.number for c in CRITERIA}
+    last = max(numbers.values(), default=0)
+    for k, hand in enumerate(HAND_GRADED_TITLES.values(), 1):
+        numbers.setdefault(hand, last + k)
+    return numbers.get(title)
+
+
+def numbered_title(grade_id: str) -> str:
+    """« Critère 2\u00a0: Aucun de ses événements… »: the title as the statement numbers it."""
+    title = criterion_title(grade_id)
+    number = criterion_number(title)
+    return f"Critère {number}\u00a0: {title}" if number is not None else title
+
+
+def ordered_criteria(criteria: dict[str, float]) -> dict[str, float]:
+    """`criteria` (title -> points) in the statement's order; titles it does not number last."""
+    big = 10**6
+    return dict(sorted(criteria.items(), key=lambda item: criterion_number(item[0]) or big))

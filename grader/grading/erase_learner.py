@@ -32,6 +32,7 @@ to the class system itself:
 from __future__ import annotations
 
 import html
+import json
 import os
 import pwd
 import shutil
@@ -42,10 +43,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
+from .erasure_register import erased_on, record_erasure, registers_of
 from .french_args import FrenchParser
 from .ids import normalize_id, quoted
 from .learner_places import (
     HUB_TOKEN_ENV,
+    REDACTED,
     RETENTION_DAYS,
     TITLE,
     Context,
@@ -131,6 +134,40 @@ def _rewrite_zip(file: Path, mine: list[str]) -> None:
                     dst.writestr(info, src.read(info), compress_type=info.compress_type)
         except BaseException:
             tmp.unlink(missing_ok=True)  # the archive stays as it was; the failure is named
+            raise
+    os.replace(tmp, file)
+
+
+def _redact(file: Path, member: str | None, pattern) -> None:
+    """Replace every mention of the learner by a fixed text in one file, or in one member of an
+    archive (the others keep their bytes); a notebook must stay a notebook."""
+    fixed = REDACTED.encode()
+
+    def clean(name: str, data: bytes) -> bytes:
+        out = pattern.sub(fixed, data)
+        if name.endswith((".ipynb", ".json")):
+            json.loads(out)  # ValueError: named, the file left as it was
+        return out
+
+    if member is None:
+        data = clean(file.name, file.read_bytes())
+        tmp = file.with_name(f".{file.name}.caviarde")
+        tmp.write_bytes(data)
+        shutil.copystat(file, tmp)
+        os.replace(tmp, file)
+        return
+    with zipfile.ZipFile(file) as src:
+        tmp = file.with_name(f".{file.name}.caviarde")
+        try:
+            with zipfile.ZipFile(tmp, "w") as dst:
+                dst.comment = src.comment
+                for info in src.infolist():
+                    data = src.read(info)
+                    if info.filename == member:
+                        data = clean(member, data)
+                    dst.writestr(info, data, compress_type=info.compress_type)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
             raise
     os.replace(tmp, file)
 
@@ -244,6 +281,8 @@ def _apply(ctx: Context, sid: str, found: list[Found], notes: list[str]) -> list
     failures: list[str] = []
     reports: set[Path] = set()
     order = [
+        "log",
+        "mention",
         "hub_user",
         "firstuse",
         "home",
@@ -257,7 +296,11 @@ def _apply(ctx: Context, sid: str, found: list[Found], notes: list[str]) -> list
     for action in order:
         for f in (x for x in found if x.action == action):
             try:
-                if action == "tree":
+                if action == "log" or (action == "mention" and ctx.setup.redact):
+                    _redact(*f.target)
+                elif action == "mention":
+                    continue  # another learner's work: only with --caviarder, named below
+                elif action == "tree":
                     _rm(Path(f.target))
                 elif action == "zip":
                     _rewrite_zip(*f.target)
@@ -332,6 +375,19 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
     if witness == sid:
         raise ErasureError("Le témoin doit être un autre élève que celui à effacer.")
     before = scan_in(ctx, sid)
+    gradebook_dir = ctx.gradebook.parent if ctx.gradebook is not None else ctx.dirs.grader_dir
+    registers = registers_of(gradebook_dir, ctx.backups)
+    if not [f for f in before.found if f.action not in ("mention", "log")] and (
+        erased_on(sid, registers) is None
+    ):
+        # a typo or a wrong case (« Chloé » for « chloé »): refused, never « rien à effacer »
+        near = _close_known(setup, sid)
+        hint = f"\u00a0; identifiant(s) proche(s)\u00a0: {', '.join(map(quoted, near))}"
+        raise ErasureError(
+            f"Identifiant {quoted(sid)} inconnu dans le système de la classe (un identifiant "
+            f"s'écrit exactement, majuscules et accents compris){hint if near else ''}. Rien "
+            "n'a été effacé."
+        )
     control_before = scan_in(ctx, witness) if witness else None
     if not confirm or not before.found:
         return Result(before, None, control_before, None, [])
@@ -349,19 +405,36 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
         or (f.action == "hub_user" and not f.target)
         for f in before.found
     )
+    known = known or erased_on(sid, registers) is not None  # erased before: what is left
     if staff or not known:
         raise ErasureError(
             f"{quoted(sid)} n'est ni dans la liste des élèves, ni dans le carnet de notes, ni "
             "dans submitted/\u00a0: ce n'est pas un élève du cours (un enseignant, un "
             "assistant\u00a0?). Rien n'a été effacé."
         )
+    mentions = [f for f in before.found if f.action == "mention"]
+    if mentions and not setup.redact:
+        # after the erasure their name and e-mail are known nowhere: the mentions could no longer
+        # be found, so nothing is erased before the teacher decides
+        raise ErasureError(
+            f"Rien n'a été effacé\u00a0: {before.identity} est nommé(e) dans {len(mentions)} "
+            "endroit(s) du travail d'autres élèves ou de fichiers de la classe (listés par "
+            f"l'essai à blanc, make oublier-eleve ID={sid}). Relisez-les, puis relancez avec "
+            f"CAVIARDER=1 (make oublier-eleve ID={sid} CONFIRMER=1 CAVIARDER=1)\u00a0: chaque "
+            f"mention y sera remplacée par «\u00a0{REDACTED}\u00a0» dans toutes les copies, "
+            "notes inchangées. Sans cela, la preuve ne pourrait pas être faite (après "
+            "l'effacement, son nom et son courriel ne sont plus connus)."
+        )
     rows_before = _export_rows(ctx, sid)
     notes: list[str] = []
+    # recorded first: a restore, a roster import or a collect never brings them back unseen
+    record_erasure(sid, registers)
     failures = _apply(ctx, sid, before.found, notes)
     after = scan_in(ctx, sid)
     control_after = scan_in(ctx, witness) if witness else None
     for f in after.found:
-        failures.append(f"encore trouvé après l'effacement\u00a0: {f.kind} ({f.where})")
+        detail = f" — {f.detail}" if f.detail else ""
+        failures.append(f"encore trouvé après l'effacement\u00a0: {f.kind} ({f.where}{detail})")
     if control_before is None or not control_before.found:
         failures.append(
             f"aucun témoin trouvé ({quoted(witness) if witness else 'aucun autre élève'})\u00a0: "
@@ -402,10 +475,33 @@ def _print_pending(s: Scan) -> None:
         print(f"  - {p.kind}\u00a0: {p.where} — expire {p.expires}\n      purge\u00a0: {p.command}")
 
 
-def _closest_known(setup: Setup, sid: str) -> str | None:
+OUTSIDE = (
+    "l'ENT ou la plateforme (Moodle, Pronote…) d'où viennent les archives : son compte, ses "
+    "dépôts, l'archive téléchargée sur votre ordinateur",
+    "votre tableur maître de la classe (la liste d'où vient make students) et ses copies",
+    "les courriels échangés avec l'élève ou à son sujet, et leurs pièces jointes",
+    "les copies imprimées, clés USB et dossiers partagés où vous auriez mis ses travaux",
+)
+
+
+def _print_outside(sid: str) -> None:
+    """The sources outside the class system that this command cannot reach: the teacher's."""
+    print(
+        "Hors de ce système, à effacer par vous (le registre des effacements empêche "
+        "seulement leur retour dans la classe) :"
+    )
+    for place in OUTSIDE:
+        print(f"  - {place}")
+    print(
+        f"Si l'élève revient dans le cours : make students REINSCRIRE={sid} "
+        "(sinon make students, make collect, make zip-collect et make restauration le refusent)."
+    )
+
+
+def _close_known(setup: Setup, sid: str) -> list[str]:
     """A known id close to one found nowhere: a typo must not pass for an erasure done. Read
     only: no gradebook is created where there is none."""
-    from .ids import closest
+    from .ids import close_ids
 
     ctx = Context(setup)
     ids = {s.id for s in roster_students(setup.roster)}
@@ -419,7 +515,7 @@ def _closest_known(setup: Setup, sid: str) -> str | None:
             pass
         finally:
             con.close()
-    return closest(sid, ids - {sid})
+    return close_ids(sid, ids - {sid})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -430,6 +526,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("student_id", metavar="IDENTIFIANT", help="l'identifiant de l'élève")
     parser.add_argument("--confirmer", action="store_true", help="effacer vraiment")
+    parser.add_argument(
+        "--caviarder",
+        action="store_true",
+        help="remplacer aussi ses mentions dans le travail des autres élèves (notes inchangées)",
+    )
     parser.add_argument(
         "--temoin",
         default=None,
@@ -508,6 +609,7 @@ def main(argv: list[str] | None = None) -> int:
         keep_days=args.garder_jours,
         helm_release=args.helm_release,
         firstuse_db=args.mots_de_passe_tljh,
+        redact=args.caviarder,
     )
     try:
         result = erase(args.student_id, setup, args.confirmer, args.temoin)
@@ -516,12 +618,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     before = result.before
     if not before.found:
+        ctx = Context(setup)
+        gradebook_dir = ctx.gradebook.parent if ctx.gradebook else ctx.dirs.grader_dir
+        erased = erased_on(before.sid, registers_of(gradebook_dir, ctx.backups)) or "?"
+        day = "/".join(reversed(erased.split("-")))
         print(
-            f"Aucune trace de {before.identity} dans le système de la classe\u00a0: rien à effacer."
+            f"Aucune trace de {before.identity} dans le système de la classe\u00a0: effacé(e) "
+            f"le {day} (registre des effacements), rien à effacer."
         )
-        hint = _closest_known(setup, before.sid)
-        if hint:
-            print(f"Identifiant proche\u00a0: {quoted(hint)} (faute de frappe\u00a0?).")
         if result.control_before is None or not result.control_before.found:
             print("✘ Et aucun témoin trouvé\u00a0: la recherche ne prouve rien.", file=sys.stderr)
             return 1
@@ -533,9 +637,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     _printscan_in("Trouvé", before)
     if result.control_before is not None:
-        _printscan_in("Témoin", result.control_before)
+        _printscan_in(
+            "Témoin (un autre élève, la preuve que la recherche trouve)", result.control_before
+        )
     if result.after is None:
         _print_pending(before)
+        _print_outside(before.sid)
         print(
             "Rien n'a été effacé (essai à blanc). Pour effacer\u00a0: make oublier-eleve "
             f"ID={before.sid} CONFIRMER=1"
@@ -543,15 +650,17 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"Effacé\u00a0: {len(before.found) - len(result.after.found)} endroit(s).")
     print(
-        f"Contrôle\u00a0: {before.identity} trouvé dans {len(result.after.found)} endroit(s) "
-        "après l'effacement."
+        f"Vérification de l'effacement\u00a0: {before.identity} encore trouvé(e) dans "
+        f"{len(result.after.found)} endroit(s) (0 attendu)."
     )
     if result.control_after is not None:
         print(
-            f"Témoin {result.control_after.identity}\u00a0: {len(result.control_before.found)} "
-            f"endroit(s) avant, {len(result.control_after.found)} après."
+            f"Témoin (un autre élève, qui doit rester trouvé partout)\u00a0: "
+            f"{result.control_after.identity}, {len(result.control_before.found)} endroit(s) "
+            f"avant, {len(result.control_after.found)} après."
         )
     _print_pending(result.after)
+    _print_outside(before.sid)
     for note in result.notes:
         print(f"Note\u00a0: {note}.")
     if result.failures:

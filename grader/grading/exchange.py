@@ -37,6 +37,7 @@ from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import check_mode, parse_utc
 from traitlets import Unicode
 
+from .erasure_register import class_registers, erased_problem
 from .ids import id_problem, normalize_id, quoted
 from .system_reason import french_reason
 
@@ -105,6 +106,7 @@ class SetAside:
     name: str  # its folder name in the exchange's inbound
     reason: str
     kept: Path | None
+    keep: bool = True  # an erased learner's copy is never copied into the course
 
 
 class OwnerCheckedCollect(ExchangeCollect):
@@ -142,6 +144,7 @@ class OwnerCheckedCollect(ExchangeCollect):
             except MissingEntry:
                 self.duedate = None
         self.set_aside = []
+        registers = class_registers(self.coursedir.db_url)
         own: dict[str, list[dict]] = {}
         for path in self._records():
             name = os.path.basename(path)
@@ -156,6 +159,10 @@ class OwnerCheckedCollect(ExchangeCollect):
             problem = id_problem(parts[0]) or ownership_problem(
                 Path(path), parts[0], self.check_owner
             )
+            erased = erased_problem(parts[0], registers)  # RGPD: left in the exchange, not kept
+            if erased:
+                self.set_aside.append(SetAside(name, erased, None, keep=False))
+                continue
             if problem:
                 self.set_aside.append(SetAside(name, problem, None))
                 continue
@@ -173,6 +180,8 @@ class OwnerCheckedCollect(ExchangeCollect):
 
     def _keep(self, item: SetAside) -> None:
         """Copy a set-aside folder into the quarantine, links copied as links, never followed."""
+        if not item.keep:
+            return
         root = Path(self.coursedir.root) / self.quarantine_directory / self.coursedir.assignment_id
         dest = root / item.name
         src = Path(self.inbound_path) / item.name

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from .french_args import FrenchParser
+from .french_format import seconds_text
 from .grading_error import GradingError
 from .nbgrader_log import LogWatcher
 from .nbgrader_run import BIN, ProgressBar, nbgrader_env, run_logged
@@ -79,7 +80,7 @@ def generate_feedback(
             out.failed[student] = "nbgrader ne l'a pas traité (voir le journal)"
     lines = [
         f"{assignment}\u00a0: {len(out.done)} page(s) de retour écrite(s), {len(out.skipped)} "
-        f"déjà à jour, {len(out.failed)} en échec — {time.monotonic() - begin:.1f} s, dans "
+        f"déjà à jour, {len(out.failed)} en échec — {seconds_text(time.monotonic() - begin)}, dans "
         f"{dirs.feedback}."
     ]
     if stale:

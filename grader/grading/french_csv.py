@@ -16,6 +16,7 @@ Every text cell is neutralised as in ``notes.csv`` (an id ``=2+5`` is no formula
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections.abc import Iterable
 from pathlib import Path
@@ -34,6 +35,7 @@ __all__ = [
     "EXPORT_NAME",
     "REPORT_NAME",
     "export_rows",
+    "french_csv_bytes",
     "write_export",
     "write_french_csv",
 ]
@@ -69,15 +71,22 @@ def _cell(value: object) -> str:
     return str(neutralise(str(value)))
 
 
-def write_french_csv(path: Path, header: list[str], rows: Iterable[list[object]]) -> Path:
-    """Write `rows` under `header`: ``;``, UTF-8 with a BOM, CRLF line ends, French numbers."""
+def french_csv_bytes(header: list[str], rows: Iterable[list[object]]) -> bytes:
+    """`rows` under `header` as French Excel reads them: ``;``, UTF-8 with a BOM, CRLF line
+    ends, decimal commas."""
     from .csv_safe import LINE_END
 
-    with open(path, "w", newline="", encoding="utf-8-sig") as fh:
-        writer = csv.writer(fh, delimiter=";", lineterminator=LINE_END)
-        writer.writerow(header)
-        for row in rows:
-            writer.writerow([_cell(v) for v in row])
+    out = io.StringIO(newline="")
+    writer = csv.writer(out, delimiter=";", lineterminator=LINE_END)
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow([_cell(v) for v in row])
+    return out.getvalue().encode("utf-8-sig")
+
+
+def write_french_csv(path: Path, header: list[str], rows: Iterable[list[object]]) -> Path:
+    """Write `rows` under `header` (``french_csv_bytes``)."""
+    Path(path).write_bytes(french_csv_bytes(header, rows))
     return path
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "french_datetime",
     "french_score",
     "points_text",
+    "seconds_text",
 ]
 
 COURSE_TIME_ZONE = "Europe/Paris"
@@ -74,3 +75,8 @@ def points_text(value: float) -> str:
 def french_score(score: float, max_score: float) -> str:
     """``1,5 / 12``: the one way a score is written in the report."""
     return f"{points_text(score)} / {points_text(max_score)}"
+
+
+def seconds_text(value: float, decimals: int = 1) -> str:
+    """A duration the French way: ``6,5\u00a0s`` (decimal comma, non-breaking space)."""
+    return f"{french_number(round(float(value), decimals))}\u00a0s"

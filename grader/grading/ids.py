@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 __all__ = [
     "UNPRINTABLE",
+    "close_ids",
     "closest",
     "id_problem",
     "normalize_id",
@@ -49,6 +50,19 @@ def closest(value: str, candidates: Iterable[str]) -> str | None:
         return folded[_folded(value)]
     best = difflib.get_close_matches(_folded(value), list(folded), n=1, cutoff=0.6)
     return folded[best[0]] if best else None
+
+
+def close_ids(value: str, candidates: Iterable[str], n: int = 3) -> list[str]:
+    """Up to `n` registered ids near `value`, nearest first: the same letters in another case or
+    accent first (« Chloé » for « chloé »), then the close spellings."""
+    options = sorted(set(candidates) - {value})
+    folded: dict[str, list[str]] = {}
+    for c in options:
+        folded.setdefault(_folded(c), []).append(c)
+    same = folded.get(_folded(value), [])
+    near = difflib.get_close_matches(_folded(value), list(folded), n=n, cutoff=0.6)
+    found = same + [c for key in near for c in folded[key]]
+    return list(dict.fromkeys(found))[:n]
 
 
 # Unicode categories of characters that are not text: controls (a terminal's escape sequences),

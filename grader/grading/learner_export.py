@@ -5,17 +5,19 @@ holds about them, in open formats, with a French README.
     (make donnees-eleve ID=chloé)
 
 What goes in: their gradebook rows (student record, each submission with its time, late penalty,
-every grade and comment) as JSON and CSV, their roster line, and their files in ``submitted/``,
-``autograded/`` and ``feedback/`` (notebooks and HTML, as they are). Only their own folders and
+each criterion of the statement once, numbered and titled as the statement does, its visible and
+hidden tests' points summed, with the comments) as JSON and as a French CSV (``;``, decimal
+comma), their roster line, their files in ``submitted/``, ``autograded/`` and ``feedback/``
+(notebooks and HTML, as they are), every earlier copy kept (replaced by zip_collect, set aside at
+the collect), and a README that gives the RGPD's article 13 information (purpose, recipients,
+retention, the right to complain to the CNIL). Only their own folders and
 rows are read: nothing of another learner can enter the archive. The id is NFC-normalised (a
 macOS keyboard or zip gives NFD); an unknown id is refused with the closest known ids.
 """
 
 from __future__ import annotations
 
-import csv
 import difflib
-import io
 import json
 import os
 import sys
@@ -24,7 +26,10 @@ import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from .backup import RETENTION_DAYS
 from .french_args import FrenchParser
+from .french_csv import french_csv_bytes
+from .french_format import COURSE_TIME_ZONE, french_datetime
 from .system_reason import french_message
 
 __all__ = ["LearnerNotFound", "export_learner", "known_ids", "main"]
@@ -33,22 +38,51 @@ README = """Vos données dans le cours «\u00a0{course}\u00a0»
 =====================================
 
 Cette archive contient tout ce que le système de notation du cours garde à votre sujet
-(identifiant «\u00a0{sid}\u00a0»), exportée le {when} (UTC), au titre des articles 15
-(droit d'accès) et 20 (droit à la portabilité) du RGPD.
+(identifiant «\u00a0{sid}\u00a0»), exportée le {when} ({zone}), au titre des articles 13 et 15
+(information et droit d'accès) et 20 (droit à la portabilité) du RGPD.
+
+Ce que contient l'archive
+-------------------------
 
 - eleve.json\u00a0: votre fiche (identifiant, prénom, nom, courriel) dans le carnet de notes, et
   votre ligne de la liste des élèves de l'enseignant\u00a0;
 - notes.json\u00a0: pour chaque devoir, l'heure de votre rendu, la pénalité de retard,
-  votre note, et pour chaque critère les points (automatiques, donnés à la main, bonus)
-  et les commentaires\u00a0;
-- notes.csv\u00a0: les mêmes notes, une ligne par critère (tableur)\u00a0;
+  votre note, et pour chaque critère de l'énoncé (numéroté comme dans l'énoncé) les points
+  (automatiques, donnés à la main, bonus) et les commentaires\u00a0;
+- notes.csv\u00a0: les mêmes notes, une ligne par critère, pour un tableur (séparateur
+  «\u00a0;\u00a0», virgule décimale, heures dans le fuseau {zone})\u00a0;
 - rendus/\u00a0: les notebooks que vous avez rendus (format .ipynb, à ouvrir dans Jupyter)\u00a0;
+- copies_remplacees/\u00a0: vos rendus précédents, remplacés par un rendu plus récent (gardés par
+  l'enseignant, un dossier par date de remplacement)\u00a0;
+- mises_de_cote/\u00a0: vos dépôts mis de côté à la collecte (par exemple déposés sous un autre
+  nom), s'il y en a\u00a0;
 - copies_notees/\u00a0: vos notebooks tels qu'ils ont été notés\u00a0;
 - retours/\u00a0: vos pages de retour (HTML, à ouvrir dans un navigateur).
 
-Les archives reçues d'une plateforme (ENT, LMS) qui contiennent aussi les rendus d'autres
-élèves n'y sont pas\u00a0: votre rendu en a été extrait et se trouve dans rendus/. Pour faire
-corriger ou effacer ces données, adressez-vous à votre enseignant.
+Pourquoi ces données, qui les voit, combien de temps
+----------------------------------------------------
+
+- Finalité\u00a0: noter vos travaux du cours, vous rendre un retour, et tenir le carnet de notes
+  de la classe (mission d'enseignement de l'établissement).
+- Destinataires\u00a0: votre enseignant et, s'il y en a, les autres enseignants ou assistants
+  du cours qui notent avec lui, et l'administrateur de la plateforme (hub) du cours. Vos
+  données ne sont ni vendues ni transmises à un tiers, et aucun service en ligne extérieur ne
+  les reçoit pour la notation (elle se fait sur la machine du cours).
+- Durée de conservation\u00a0: le temps du cours et de ses notes, puis jusqu'à l'effacement
+  demandé par vous ou décidé par l'établissement. Les sauvegardes sont effacées
+  automatiquement après {retention} jours. Les archives reçues d'une plateforme (ENT, LMS)
+  contiennent aussi les rendus d'autres élèves et ne sont donc pas jointes\u00a0: votre rendu en a
+  été extrait (rendus/).
+
+Vos droits
+----------
+
+Vous pouvez demander à votre enseignant, ou au délégué à la protection des données de votre
+établissement, de corriger ces données ou de les effacer (articles 16 et 17 du RGPD)\u00a0;
+l'effacement est alors fait partout dans le système de la classe et vérifié. Si vous estimez
+que vos droits ne sont pas respectés, vous pouvez adresser une réclamation à la CNIL
+(Commission nationale de l'informatique et des libertés, www.cnil.fr/fr/plaintes, ou par
+courrier\u00a0: 3 place de Fontenoy, TSA 80715, 75334 Paris Cedex 07).
 """
 
 
@@ -87,7 +121,7 @@ def known_ids(db_url: str, folders: list[Path], roster: Path | None) -> set[str]
 def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
     from nbgrader.api import Gradebook, MissingEntry
 
-    from .criterion_titles import criterion_title
+    from .criterion_titles import criterion_number, criterion_title
 
     with Gradebook(db_url) as gb:
         try:
@@ -106,23 +140,44 @@ def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
             notebooks = []
             for nb in sub.notebooks:
                 comments = {c.name: c for c in nb.comments}
-                criteria = []
+                by_title: dict[str, dict] = {}
                 for grade in sorted(nb.grades, key=lambda g: g.name):
+                    # a criterion's visible and hidden tests: one criterion, their points summed
                     comment = comments.get(grade.name)
-                    criteria.append(
+                    title = criterion_title(grade.name)
+                    c = by_title.setdefault(
+                        title,
                         {
-                            "cellule": grade.name,
-                            "critere": criterion_title(grade.name),
-                            "points_automatiques": grade.auto_score,
-                            "points_a_la_main": grade.manual_score,
-                            "bonus": grade.extra_credit,
-                            "note": grade.score,
-                            "note_maximale": grade.max_score,
-                            "a_noter_a_la_main": grade.needs_manual_grade,
-                            "commentaire_automatique": comment.auto_comment if comment else None,
-                            "commentaire_enseignant": comment.manual_comment if comment else None,
-                        }
+                            "numero": criterion_number(title),
+                            "critere": title,
+                            "cellules": [],
+                            "points_automatiques": None,
+                            "points_a_la_main": None,
+                            "bonus": None,
+                            "note": 0.0,
+                            "note_maximale": 0.0,
+                            "a_noter_a_la_main": False,
+                            "commentaires_automatiques": [],
+                            "commentaires_enseignant": [],
+                        },
                     )
+                    c["cellules"].append(grade.name)
+                    for key, value in (
+                        ("points_automatiques", grade.auto_score),
+                        ("points_a_la_main", grade.manual_score),
+                        ("bonus", grade.extra_credit),
+                    ):
+                        if value is not None:
+                            c[key] = (c[key] or 0.0) + float(value)
+                    c["note"] += float(grade.score or 0)
+                    c["note_maximale"] += float(grade.max_score or 0)
+                    c["a_noter_a_la_main"] = c["a_noter_a_la_main"] or grade.needs_manual_grade
+                    if comment and comment.auto_comment:
+                        c["commentaires_automatiques"].append(comment.auto_comment)
+                    if comment and comment.manual_comment:
+                        c["commentaires_enseignant"].append(comment.manual_comment)
+                big = 10**6
+                criteria = sorted(by_title.values(), key=lambda c: c["numero"] or big)
                 notebooks.append(
                     {
                         "notebook": nb.name,
@@ -144,22 +199,43 @@ def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
     return record, submissions
 
 
+GRADES_HEADER = [
+    "devoir",
+    f"heure de rendu (fuseau {COURSE_TIME_ZONE})",
+    "notebook",
+    "critère",
+    "titre du critère",
+    "points automatiques",
+    "points à la main",
+    "bonus",
+    "note",
+    "note maximale",
+    "commentaire de l'enseignant",
+]
+
+
 def _grades_csv(submissions: list[dict]) -> bytes:
-    out = io.StringIO()
-    writer = csv.writer(out, delimiter=";")
-    writer.writerow(
-        ["devoir", "notebook", "critère", "points automatiques", "points à la main", "bonus",
-         "note", "note maximale", "commentaire de l'enseignant"]
-    )  # fmt: skip
-    for sub in submissions:
-        for nb in sub["notebooks"]:
-            for c in nb["criteres"]:
-                writer.writerow(
-                    [sub["devoir"], nb["notebook"], c["critere"], c["points_automatiques"],
-                     c["points_a_la_main"], c["bonus"], c["note"], c["note_maximale"],
-                     c["commentaire_enseignant"] or ""]
-                )  # fmt: skip
-    return ("\ufeff" + out.getvalue()).encode("utf-8")  # BOM: French Excel reads UTF-8 right
+    """notes.csv, as French spreadsheets read it (``;``, decimal comma, UTF-8 with a BOM):
+    one row per criterion of the statement."""
+    rows = [
+        [
+            sub["devoir"],
+            french_datetime(sub["rendu_le"]),
+            nb["notebook"],
+            c["numero"] if c["numero"] is not None else "",
+            c["critere"],
+            c["points_automatiques"],
+            c["points_a_la_main"],
+            c["bonus"],
+            c["note"],
+            c["note_maximale"],
+            " / ".join(c["commentaires_enseignant"]),
+        ]
+        for sub in submissions
+        for nb in sub["notebooks"]
+        for c in nb["criteres"]
+    ]
+    return french_csv_bytes(GRADES_HEADER, rows)
 
 
 def _own_folder(parent: Path, sid: str) -> Path | None:
@@ -189,7 +265,8 @@ def export_learner(
     record, submissions = _gradebook_rows(dirs.db_url, sid)
     line = next((s for s in _roster(roster) if s.id == sid), None)
     folders = {name: _own_folder(parent, sid) for name, parent in places.items()}
-    if record is None and line is None and not any(folders.values()):
+    earlier = _earlier_copies(dirs, sid)
+    if record is None and line is None and not any(folders.values()) and not earlier:
         ids = known_ids(dirs.db_url, list(places.values()), roster)
         folded = {i.casefold(): i for i in ids}
         close = difflib.get_close_matches(sid.casefold(), list(folded), n=5, cutoff=0.5)
@@ -208,8 +285,11 @@ def export_learner(
     counts = {"devoirs": len(submissions)}
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as zf:
-        when = now.strftime("%d/%m/%Y à %H:%M")
-        zf.writestr("LISEZMOI.txt", README.format(course=course, sid=sid, when=when))
+        when = french_datetime(now).replace(" ", " à ", 1)
+        days = f"{RETENTION_DAYS:g}"
+        zone = COURSE_TIME_ZONE
+        readme = README.format(course=course, sid=sid, when=when, zone=zone, retention=days)
+        zf.writestr("LISEZMOI.txt", readme)
         fiche = {
             "carnet_de_notes": record,
             "liste_des_eleves": None
@@ -234,7 +314,40 @@ def export_learner(
                     continue  # never follow a link out of the learner's own folder
                 zf.writestr(f"{name}/{file.relative_to(folder).as_posix()}", file.read_bytes())
                 counts[name] += 1
+        for name, files in earlier.items():
+            counts[name] = len(files)
+            for member, file in files:
+                zf.writestr(f"{name}/{member}", file.read_bytes())
     return path, counts
+
+
+def _earlier_copies(dirs, sid: str) -> dict[str, list[tuple[str, Path]]]:
+    """Every other copy the class kept of the learner: the copies zip_collect replaced
+    (``<downloaded>/<assignment>/remplaces/<id>/<when>/``) and the quarantine's
+    (``quarantaine/<assignment>/<id>+…``); (member name in the archive, file), links skipped."""
+    from .paths import load_config
+
+    config = load_config(dirs.grader_dir)
+    downloaded = dirs.root / config.ZipCollectApp.get("downloaded_directory", "downloaded")
+    quarantine = dirs.root / config.OwnerCheckedCollect.get(
+        "quarantine_directory", "grader/quarantaine"
+    )
+    found: dict[str, list[tuple[str, Path]]] = {"copies_remplacees": [], "mises_de_cote": []}
+    for base in sorted(downloaded.iterdir()) if downloaded.is_dir() else []:
+        folder = _own_folder(base / "remplaces", sid)
+        for file in sorted(folder.rglob("*")) if folder is not None else []:
+            if file.is_file() and not file.is_symlink():
+                rel = file.relative_to(folder).as_posix()
+                found["copies_remplacees"].append((f"{base.name}/{rel}", file))
+    for base in sorted(quarantine.iterdir()) if quarantine.is_dir() else []:
+        for entry in sorted(base.iterdir()) if base.is_dir() else []:
+            if _nfc(entry.name).split("+")[0] != sid or entry.is_symlink() or not entry.is_dir():
+                continue
+            for file in sorted(entry.rglob("*")):
+                if file.is_file() and not file.is_symlink():
+                    rel = file.relative_to(entry).as_posix()
+                    found["mises_de_cote"].append((f"{base.name}/{entry.name}/{rel}", file))
+    return {k: v for k, v in found.items() if v}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -265,7 +378,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"Données de «\u00a0{sid}\u00a0»\u00a0: {path} ({counts['devoirs']} "
         f"devoir(s), {counts['rendus']} fichier(s) rendu(s), {counts['copies_notees']} copie(s) "
-        f"notée(s), {counts['retours']} retour(s))."
+        f"notée(s), {counts['retours']} retour(s), {counts.get('copies_remplacees', 0)} copie(s) "
+        f"remplacée(s), {counts.get('mises_de_cote', 0)} mise(s) de côté)."
     )
     return 0
 

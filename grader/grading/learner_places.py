@@ -34,6 +34,8 @@ from datetime import timedelta
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
+from .backup import RETENTION_DAYS  # the backups' retention, applied at every make sauvegarde
+from .french_format import french_datetime
 from .ids import id_problem, normalize_id, quoted
 from .system_reason import french_reason
 
@@ -46,13 +48,15 @@ __all__ = [
     "Setup",
     "checked_id",
     "hub_request",
+    "REDACTED",
+    "Mentions",
+    "mention_pattern",
     "own_folder",
     "roster_students",
     "scan",
     "scan_in",
 ]
 
-RETENTION_DAYS = 30.0  # the backups' retention this runbook assumes (make sauvegarde GARDER_JOURS)
 HUB_TOKEN_ENV = "JUPYTERHUB_API_TOKEN"
 DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
 TITLE = re.compile("<title>" + "Rapport de notes — " + "([^<]*)</title>")  # the report's title
@@ -111,6 +115,7 @@ class Setup:
     keep_days: float = RETENTION_DAYS
     helm_release: str | None = None
     firstuse_db: Path | None = None  # TLJH's FirstUseAuthenticator: /opt/tljh/state/passwords.dbm
+    redact: bool = False  # mentions in another learner's work replaced too (CAVIARDER=1)
 
 
 class Context:
@@ -191,6 +196,83 @@ class _Who:
         ids = b"|".join(re.escape(s.encode()) for s in self.spellings())
         sub = re.compile(rb"[0-9a-f]{32}(?:" + ids + rb")\d{4}-\d\d-\d\d")
         return [re.compile(re.escape(t)) for t in self.tokens()] + [sub]
+
+
+REDACTED = "[retiré]"  # what replaces a mention of an erased learner (CAVIARDER=1)
+_WORD = rb"A-Za-z0-9_"  # a mention is a whole word: « ben », not « benoît »
+
+
+def _entity_forms(text: str) -> set[str]:
+    """`text` as HTML writes it: named, decimal and hexadecimal entities for non-ASCII."""
+    from html.entities import codepoint2name
+
+    named = "".join(f"&{codepoint2name[ord(c)]};" if ord(c) in codepoint2name else c for c in text)
+    dec = "".join(f"&#{ord(c)};" if ord(c) > 127 else c for c in text)
+    hexa = "".join(f"&#x{ord(c):x};" if ord(c) > 127 else c for c in text)
+    return {html.escape(text), named, dec, hexa}
+
+
+def mention_forms(who: _Who, parts: bool = False) -> list[str]:
+    """What names the learner in a text: their id, full name (both orders), e-mail; with
+    `parts`, their first and last names alone too (a log writes them as separate fields)."""
+    forms = [who.sid, who.email]
+    if who.first and who.last:
+        forms += [f"{who.first} {who.last}", f"{who.last} {who.first}"]
+    if parts:
+        forms += [who.first, who.last]
+    return [f for f in dict.fromkeys(forms) if f and len(f) >= 2]
+
+
+@dataclass(frozen=True)
+class Mentions:
+    """The learner's mention pattern, with a fast first look: a file whose lower-cased bytes
+    hold none of the patterns' ASCII beginnings is not searched (the regular expression, with
+    its hundreds of spellings, is what costs; most files of a class never name the learner)."""
+
+    pattern: re.Pattern[bytes]
+    anchors: tuple[bytes, ...]
+
+    def _maybe(self, data: bytes) -> bool:
+        low = data.lower()
+        return any(a in low for a in self.anchors)
+
+    def search(self, data: bytes) -> re.Match[bytes] | None:
+        return self.pattern.search(data) if self._maybe(data) else None
+
+    def findall(self, data: bytes) -> list:
+        return self.pattern.findall(data) if self._maybe(data) else []
+
+    def sub(self, repl: bytes, data: bytes) -> bytes:
+        return self.pattern.sub(repl, data) if self._maybe(data) else data
+
+
+def _anchor(variant: str) -> bytes:
+    """The longest ASCII run of a spelling, lower-cased: every file that holds the spelling
+    holds it (« nom13 nom13 » for « Prénom13 Nom13 », not « pr », which every file has)."""
+    runs = re.findall(rb"[\x00-\x7f]+", variant.encode())
+    return max(runs, key=len, default=b"").lower()
+
+
+def mention_pattern(who: _Who, parts: bool = False) -> Mentions:
+    """Every spelling of the learner a file can hold: NFC and NFD, any case, JSON ``\\u``
+    escapes (a notebook saved with ensure_ascii), HTML entities (a feedback page)."""
+    variants: set[str] = set()
+    for form in mention_forms(who, parts):
+        for nf in ("NFC", "NFD"):
+            base = unicodedata.normalize(nf, form)
+            for cased in {base, base.lower(), base.upper(), base.title()}:
+                variants.add(cased)
+                variants.add(json.dumps(cased)[1:-1])
+                variants |= _entity_forms(cased)
+    alts = b"|".join(re.escape(v.encode()) for v in sorted(variants, key=len, reverse=True))
+    pattern = re.compile(rb"(?<![" + _WORD + rb"])(?:" + alts + rb")(?![" + _WORD + rb"])", re.I)
+    anchors = {_anchor(v) for v in variants}
+    if any(len(a) < 2 for a in anchors):  # a spelling with no ASCII to look for: no first look
+        return Mentions(pattern, (b"",))
+    # an anchor that holds a shorter one is implied by it
+    kept = sorted(anchors, key=len)
+    kept = [a for k, a in enumerate(kept) if not any(b in a for b in kept[:k])]
+    return Mentions(pattern, tuple(kept))
 
 
 def roster_students(path: Path | None):
@@ -664,33 +746,145 @@ def _home(setup: Setup, sid: str) -> Path | None:
     return setup.homes / f"{setup.unix_prefix}{sid}"
 
 
+# the course's own code and settings, never a learner's data
+_NOT_DATA = {"grading", "templates", "submissions", "__pycache__", ".ipynb_checkpoints"}
+_LOGS = (".log",)
+_TOOL_FILES = ("echecs-autograde.json",)
+_LEARNER_PARTS = ("submitted", "autograded", "feedback", "quarantaine", "exports", "downloaded")
+
+
+def _cells_with(data: bytes, pattern: Mentions) -> str:
+    """« cellule 3, 7 » for a notebook whose cells 3 and 7 mention the learner; "" otherwise."""
+    try:
+        cells = json.loads(data).get("cells", [])
+    except (ValueError, AttributeError):
+        return ""
+    hits = []
+    for k, cell in enumerate(cells, 1):
+        text = json.dumps(cell, ensure_ascii=False).encode() + json.dumps(cell).encode()
+        if pattern.search(text):
+            hits.append(str(k))
+    return f"cellule{'s' if len(hits) > 1 else ''} {', '.join(hits)}" if hits else ""
+
+
+def _mention_detail(name: str, data: bytes, pattern: Mentions) -> str:
+    count = len(pattern.findall(data))
+    cells = _cells_with(data, pattern) if name.endswith(".ipynb") else ""
+    return f"{count} mention(s)" + (f", {cells}" if cells else "")
+
+
+def _whose(ctx: Context, rel: PurePosixPath) -> str | None:
+    """The learner whose work a file of the class folder is (its folder's name), if any."""
+    parts = rel.parts
+    if len(parts) > 1 and parts[0] in ("submitted", "autograded", "feedback"):
+        return normalize_id(parts[1])
+    if "remplaces" in parts[:-1]:
+        k = parts.index("remplaces")
+        return normalize_id(parts[k + 1]) if len(parts) > k + 2 else None
+    return None
+
+
+def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
+    """Every other file of the class folder (archives member by member): a mention of the
+    learner outside their own places (a classmate's answer naming them, a log line) is named
+    with its file and cell. Logs are cleaned by the erasure; a mention in another learner's work
+    or another file only with ``--caviarder`` (``make oublier-eleve CAVIARDER=1``)."""
+    pattern = mention_pattern(who)
+    in_logs = mention_pattern(who, parts=True)  # a log line: « 'first_name': 'Ben', … »
+    grader = ctx.dirs.grader_dir
+    own: set[Path] = set()
+    own_members: dict[Path, set[str]] = {}
+    for f in out.found:
+        if f.action == "tree":
+            own.add(Path(f.target))
+        elif f.action == "zip":
+            own_members[Path(f.target[0])] = set(f.target[1])
+        elif f.action in ("roster", "report", "gradebook", "vacuum"):
+            own.add(Path(f.where))
+    skip_dirs = {ctx.backups.resolve(), *(p.resolve() for p in own if p.is_dir())}
+    skip_files = {p.resolve() for p in own if not p.is_dir()}
+    if ctx.gradebook is not None:
+        for suffix in ("", "-wal", "-journal", "-shm"):
+            skip_files.add(Path(f"{ctx.gradebook}{suffix}").resolve())
+    if ctx.setup.roster is not None:
+        skip_files.add(ctx.setup.roster.resolve())
+
+    def walk(folder: Path):
+        for child in sorted(folder.iterdir()):
+            if child.is_symlink() or child.name in _NOT_DATA:
+                continue
+            if child.is_dir():
+                if child.resolve() not in skip_dirs:
+                    yield from walk(child)
+            elif child.is_file() and child.resolve() not in skip_files:
+                yield child
+
+    for file in walk(grader):
+        rel = PurePosixPath(file.relative_to(grader).as_posix())
+        if file.name in ("effacements.json", ".cle-effacements") or file.suffix == ".py":
+            continue
+        try:
+            data = file.read_bytes()
+        except OSError:
+            continue
+        if file.suffix.lower() == ".zip":
+            _scan_class_zip(file, data, own_members.get(file, set()), pattern, out)
+            continue
+        log = file.suffix in _LOGS or file.name in _TOOL_FILES
+        found_by = in_logs if log else pattern
+        if not found_by.search(data):
+            continue
+        detail = _mention_detail(file.name, data, found_by)
+        owner = _whose(ctx, rel)
+        if log:
+            kind, action = "journal de notation", "log"
+        elif owner is not None:
+            kind, action = f"mention dans le travail de {quoted(owner)}", "mention"
+        else:
+            kind, action = "mention dans un fichier de la classe", "mention"
+        out.found.append(Found(kind, str(file), detail, action, (file, None, found_by)))
+
+
+def _scan_class_zip(file: Path, data: bytes, mine: set[str], pattern: Mentions, out: Scan) -> None:
+    """The members of an archive that mention the learner (their own members are listed
+    apart, as « archives reçues »)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            for info in zf.infolist():
+                if info.is_dir() or info.filename in mine or info.file_size > 50 * 2**20:
+                    continue
+                body = zf.read(info)
+                if pattern.search(body) or pattern.search(info.filename.encode()):
+                    detail = _mention_detail(info.filename, body, pattern)
+                    out.found.append(
+                        Found(
+                            "mention dans une archive",
+                            f"{file}\u00a0: {info.filename}",
+                            detail,
+                            "mention",
+                            (file, info.filename, pattern),
+                        )
+                    )
+    except (zipfile.BadZipFile, OSError, RuntimeError):
+        return  # an unreadable archive is named by the archives' own scan
+
+
 def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
     from .backup import backups_in
 
     keep = ctx.setup.keep_days
     for when, path in backups_in(ctx.backups):
         if _backup_holds(path, who):
-            expires = (when + timedelta(days=keep)).strftime("%d/%m/%Y")
+            expires = french_datetime(when + timedelta(days=keep), with_zone=True)
             out.pending.append(
                 Pending(
                     "sauvegarde",
                     str(path),
-                    f"le {expires} (rétention de {keep:g} jours)",
-                    "make sauvegarde GARDER=1   (une sauvegarde neuve sans l'élève, puis "
-                    "purge des autres)",
-                )
-            )
-    logs = sorted(ctx.rapport.glob("*.log")) if ctx.rapport.is_dir() else []
-    logs += [p for p in (ctx.dirs.grader_dir / "echecs-autograde.json",) if p.is_file()]
-    for log in logs:
-        if who.sid.encode() in log.read_bytes():
-            out.pending.append(
-                Pending(
-                    "journal de notation",
-                    str(log),
-                    f"au prochain make {'feedback' if 'feedback' in log.name else 'grade'} "
-                    "(le journal est réécrit)",
-                    f"rm {log}   (un journal, pas une note)",
+                    f"le {expires} (rétention de {keep:g} jours, appliquée à chaque make "
+                    "sauvegarde\u00a0; la plus récente qui contient un carnet de notes est "
+                    "toujours gardée)",
+                    "make sauvegarde CONFIRMER=1 GARDER=1   (une sauvegarde neuve sans l'élève "
+                    "— CONFIRMER\u00a0: elle a un élève de moins —, puis purge des autres)",
                 )
             )
     hub_db = ctx.setup.hub_db
@@ -788,6 +982,7 @@ def scan_in(ctx: Context, sid: str) -> Scan:
         _scan_reports,
         _scan_exchange,
         _scan_hub,
+        _scan_class,
         _scan_pending,
     ):
         step(ctx, who, out)

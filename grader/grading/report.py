@@ -37,7 +37,7 @@ from nbgrader.plugins import ExportPlugin
 
 from course.labo.outcome import OUTCOMES, Outcome
 
-from .criterion_titles import criterion_title
+from .criterion_titles import criterion_number, criterion_title, ordered_criteria
 from .csv_safe import EXPORT_KEYS, LINE_END, SafeCsvExport, neutralise_frame
 from .french_args import FrenchParser
 from .french_csv import REPORT_NAME, ZONE, write_french_csv
@@ -52,6 +52,7 @@ __all__ = [
     "class_table",
     "criteria_failures",
     "main",
+    "score_bins",
     "write_report",
 ]
 
@@ -213,7 +214,7 @@ def class_table(gradebook: Gradebook, assignment: str, autograded: Path | None) 
     ]
     order = sorted(range(len(df)), key=lambda i: collation_key(df["student_id"].iloc[i]))
     df = df.iloc[order].reset_index(drop=True)
-    df.attrs["criteria"] = criteria
+    df.attrs["criteria"] = ordered_criteria(criteria)  # the TP statement's order and numbers
     df.attrs["pending"] = pending
     return df
 
@@ -259,6 +260,12 @@ def _png(fig) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def score_bins(max_score: float) -> list[float]:
+    """The histogram's bins: one per half point, centred on it (11,5 is not 12: the TP's points
+    are halves or wholes)."""
+    return [k / 2 - 0.25 for k in range(math.ceil(max_score * 2) + 2)]
+
+
 def _plots(df: pd.DataFrame, failures: pd.Series) -> tuple[str, str]:
     """Histogram of the scores and bar chart of the criteria: 100 dpi, at most 1000 px wide."""
     import matplotlib
@@ -269,16 +276,21 @@ def _plots(df: pd.DataFrame, failures: pd.Series) -> tuple[str, str]:
 
     max_score = float(df["max_score"].max()) if not df.empty else 10.0
     fig, ax = plt.subplots(figsize=(7, 3.4), layout="constrained")
-    bins = [x - 0.5 for x in range(math.ceil(max_score) + 2)]
-    ax.hist(df["score"], bins=bins, color="#4C72B0", edgecolor="white")
+    steps = math.ceil(max_score * 2)
+    ax.hist(df["score"], bins=score_bins(max_score), color="#4C72B0", edgecolor="white")
     ax.set_xlabel("note (pénalités de retard comprises)")
     ax.set_ylabel("nombre d'élèves")
-    ax.set_title("Répartition des notes")
+    ax.set_title("Répartition des notes (par demi-point)")
     ax.set_xticks(range(math.ceil(max_score) + 1))
+    ax.set_xticks([k / 2 for k in range(steps + 1)], minor=True)
+    ax.xaxis.set_major_formatter(lambda value, _pos: points_text(value))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     scores = _png(fig)
     plt.close(fig)
-    labels = [textwrap.fill(title, 48) for title in failures.index]
+    labels = [
+        textwrap.fill(f"critère {_number(k, title)} — {title}", 48)
+        for k, title in enumerate(failures.index)
+    ]
     height = 0.9 + 0.6 * max(len(failures), 1)
     fig, ax = plt.subplots(figsize=(10, height), layout="constrained")
     ax.barh(labels[::-1], list(failures.values * 100)[::-1], color="#DD8452")
@@ -401,12 +413,18 @@ def _page(**context: object) -> str:
     return env.get_template("rapport.html.j2").render(nbsp="\u00a0", csp=Markup(CSP), **context)
 
 
+def _number(k: int, title: str) -> int:
+    """The statement's number of a criterion (its rank `k` + 1 for a title it does not know)."""
+    number = criterion_number(title)
+    return number if number is not None else k + 1
+
+
 def _lost(row: pd.Series, criteria: dict[str, float], waiting: dict[str, str]):
     """The criteria a student lost points on: None without a submission, "all", or
     (title, number) pairs; a grade still to be graded by hand is not lost."""
     if not row["submitted"]:
         return None
-    numbers = {title: k + 1 for k, title in enumerate(criteria)}
+    numbers = {title: _number(k, title) for k, title in enumerate(criteria)}
     lost = [t for t in criteria if (row[t] or 0) < criteria[t] - 1e-9 and t not in waiting]
     if lost and len(lost) == len(criteria):
         return "all"
@@ -423,7 +441,10 @@ def write_report(
     # an id such as =2+5 is no formula; a CR or LF inside a cell is quoted
     neutralise_frame(df).to_csv(csv_path, index=False, lineterminator=LINE_END)
     criteria = df.attrs.get("criteria", {})
-    header = REPORT_HEADER + [f"{t} (sur {points_text(m)})" for t, m in criteria.items()]
+    header = REPORT_HEADER + [
+        f"critère {_number(k, t)} — {t} (sur {points_text(m)})"
+        for k, (t, m) in enumerate(criteria.items())
+    ]
     write_french_csv(out / REPORT_NAME, header, _spreadsheet_rows(df))
     failures = criteria_failures(df)
     scores_png, criteria_png = _plots(df, failures)
@@ -443,7 +464,7 @@ def write_report(
         criteria_png=criteria_png,
         legend=[
             {
-                "number": k + 1,
+                "number": _number(k, t),
                 "title": t,
                 "points": points_text(criteria[t]),
                 "share": _share(failures.get(t, 0)),

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .french_args import FrenchParser
+from .ids import normalize_id, quoted
 from .system_reason import french_message, french_reason
 
 __all__ = ["ImportFailed", "RosterError", "Student", "main", "read_roster", "register"]
@@ -200,15 +201,43 @@ def _clean_csv(students: list[Student], dest: Path) -> None:
             writer.writerow([getattr(s, f) for f in FIELDS])
 
 
-def register(path: str | Path, grader_dir: Path | None = None) -> list[str]:
+def register(
+    path: str | Path, grader_dir: Path | None = None, reenrol: set[str] | None = None
+) -> tuple[list[str], list[str]]:
     """Register the roster's students in the course's gradebook (stock ``nbgrader db student
-    import`` on a checked, normalised copy); returns the French summary lines."""
+    import`` on a checked, normalised copy), except the learners the erasure register holds and
+    `reenrol` does not name; returns the French summary lines and the erased learners skipped."""
+    from .erasure_register import class_registers, erased_on
+    from .erasure_register import reenrol as remove_from_register
     from .nbgrader_run import BIN, nbgrader_env, tools_on_path
     from .paths import course_dirs
 
     students = read_roster(path)
     tools_on_path()
     dirs = course_dirs(grader_dir)
+    registers = class_registers(dirs.db_url, dirs.grader_dir)
+    confirmed = {normalize_id(x) for x in reenrol or set()}
+    skipped: list[str] = []
+    lines_erased: list[str] = []
+    for student in list(students):
+        when = erased_on(student.id, registers)
+        if when is None:
+            continue
+        if student.id in confirmed:
+            remove_from_register(student.id, registers)
+            lines_erased.append(
+                f"Réinscrit(e) à votre demande (effacé(e) le {_day(when)}) : {quoted(student.id)}."
+            )
+            continue
+        students.remove(student)
+        skipped.append(student.id)
+    if skipped:
+        lines_erased.append(
+            f"✘ {len(skipped)} élève(s) effacé(s) à sa demande (RGPD), non inscrit(s) : "
+            + ", ".join(quoted(s) for s in skipped)
+            + ". Retirez-le(s) de votre liste ; pour une réinscription voulue : "
+            f"make students REINSCRIRE={skipped[0]}."
+        )
     before = _registered(dirs.db_url)
     log_dir = dirs.grader_dir / "rapport"
     log_dir.mkdir(exist_ok=True)
@@ -239,8 +268,15 @@ def register(path: str | Path, grader_dir: Path | None = None) -> list[str]:
         lines.append(
             f"Au carnet de notes mais pas dans la liste (gardés)\u00a0: {', '.join(kept)}."
         )
+    lines += lines_erased
     lines.append(f"Journal de nbgrader\u00a0: {log}")
-    return lines
+    return lines, skipped
+
+
+def _day(iso: str) -> str:
+    """``2026-12-04`` as a French reader writes it: ``04/12/2026``."""
+    parts = iso.split("-")
+    return "/".join(reversed(parts)) if len(parts) == 3 else iso
 
 
 def _registered(db_url: str) -> set[str]:
@@ -258,10 +294,17 @@ def main(argv: list[str] | None = None) -> int:
         "colonnes en français ou en anglais).",
     )
     parser.add_argument("roster", type=Path, metavar="LISTE", help="la liste des élèves (CSV)")
+    parser.add_argument(
+        "--reinscrire",
+        action="append",
+        default=[],
+        metavar="IDENTIFIANT",
+        help="réinscrire un élève effacé (il sort du registre des effacements)",
+    )
     parser.add_grader_dir()
     args = parser.parse_args(argv)
     try:
-        lines = register(args.roster, args.grader_dir)
+        lines, skipped = register(args.roster, args.grader_dir, set(args.reinscrire))
     except RosterError as exc:
         for problem in exc.problems:
             print(f"✘ {problem}", file=sys.stderr)
@@ -271,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
     print("\n".join(lines))
-    return 0
+    return 1 if skipped else 0
 
 
 if __name__ == "__main__":

@@ -69,8 +69,9 @@ def check_submitted_ids(dirs, assignment: str) -> IdReport:
                 continue
             folder.rename(target)
             report.notes.append(
-                f"Dossier {quoted(name)} renommé en {quoted(nfc)} (même identifiant, forme "
-                "Unicode NFC)."
+                f"Dossier {quoted(nfc)} réécrit en Unicode NFC (les accents de son nom étaient "
+                "décomposés, comme les écrit macOS\u00a0: «\u00a0e\u00a0» + accent combinant "
+                "au lieu de «\u00a0é\u00a0»\u00a0; même nom à l'écran, même identifiant)."
             )
             folder, name = target, nfc
         problem = id_problem(name)

@@ -62,6 +62,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from zoneinfo import ZoneInfo
 
+from .erasure_register import skip_erased
 from .french_args import FrenchParser
 from .french_format import COURSE_TIME_ZONE, french_datetime
 from .ids import closest, id_problem, normalize_id, quoted, registered_students
@@ -362,9 +363,9 @@ def zip_collect(
     report = ZipReport()
     opened: list[zipfile.ZipFile] = []
     try:
-        chosen = _choose(
-            members(archive_dir, report, opened), regexp, registered, expected, assignment, report
-        )
+        found = members(archive_dir, report, opened)
+        found = skip_erased(found, regexp, dirs, report.problems)  # RGPD: erased stay erased
+        chosen = _choose(found, regexp, registered, expected, assignment, report)
         due = _due(dirs.db_url, assignment) if undated == "a-l-heure" else None
         _write(dirs.submitted, assignment, base, chosen, report, undated, due)
         if undated and any(UNDATED_RULES[undated] in line for line in report.dated):

@@ -241,3 +241,96 @@ def test_graded_copies_not_whole_in_the_gradebook_are_left_out(graded_class, tmp
     assert "feedback/cyr/oublier/oublier.html" in names
     assert "autograded/cyr/oublier/lien" not in names
     assert "submitted/ana/oublier/oublier.ipynb" in names
+
+
+def _save(grader: Path, folder: Path, *more: str) -> subprocess.CompletedProcess:
+    return grading(grader, "backup", "sauvegarder", "--dossier", str(folder), *more)
+
+
+def test_a_backup_that_would_lose_grades_is_refused(graded_class_copy, tmp_path):
+    """Issue 33, point 1: with the gradebook gone, empty, not a database or holding fewer
+    students than the last backup, ``make sauvegarde`` writes nothing and says why in one French
+    sentence (status 2) unless the teacher confirms; the purge the erasure advises
+    (``GARDER=1``) then keeps the newest backup that holds a gradebook, and says why."""
+    grader = graded_class_copy.grader
+    folder = tmp_path / "sauv"
+    first = _save(grader, folder)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "carnet de notes" in first.stdout and "SANS carnet" not in first.stdout
+    [(_, good)] = backups_in(folder)
+    # four good backups, the oldest ones a few days back
+    now = datetime.now(UTC)
+    for days in (1, 2, 3):
+        shutil.copy(good, folder / f"sauvegarde-{now - timedelta(days=days):%Y%m%d-%H%M%S}.tar.gz")
+    assert len(backups_in(folder)) == 4
+    gradebook = grader / "gradebook.db"
+    kept = gradebook.read_bytes()
+    moved = tmp_path / "gradebook-mis-de-cote.db"
+    gradebook.rename(moved)
+    for damage, reason in (
+        (None, "le carnet de notes est introuvable"),
+        (b"", "le carnet de notes est vide"),
+        (b"pas une base SQLite" * 100, "le carnet de notes est illisible"),
+    ):
+        if damage is not None:
+            gradebook.write_bytes(damage)
+        proc = _save(grader, folder, "--garder", "1")
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        [line] = proc.stderr.strip().splitlines()
+        assert line.startswith("✘ Sauvegarde refusée, rien n'a été écrit\u00a0: " + reason), line
+        assert "CONFIRMER=1" in line
+        assert len(backups_in(folder)) == 4  # nothing written, nothing purged
+        gradebook.unlink(missing_ok=True)
+    # one student fewer than the last backup: refused too
+    gradebook.write_bytes(kept)
+    removed = nbgrader(grader, "db", "student", "remove", "dou", "--force")
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    fewer = _save(grader, folder)
+    assert fewer.returncode == 2, fewer.stdout + fewer.stderr
+    assert "3 élève(s)" in fewer.stderr and "4 élève(s)" in fewer.stderr, fewer.stderr
+    assert len(backups_in(folder)) == 4
+    # confirmed, a backup without the gradebook is written, and says so
+    gradebook.unlink()
+    confirmed = _save(grader, folder, "--confirmer", "--garder", "1")
+    assert confirmed.returncode == 0, confirmed.stdout + confirmed.stderr
+    assert "SANS carnet de notes" in confirmed.stdout
+    assert "fichier(s) d'archives reçues" in confirmed.stdout
+    # GARDER=1 kept the newest (no gradebook) and the newest good one, saying why
+    left = [p for _, p in backups_in(folder)]
+    assert len(left) == 2 and left[1] == good, left
+    assert f"gardée\u00a0: {good.name} — la plus récente qui contient un carnet de notes" in (
+        confirmed.stdout
+    ), confirmed.stdout
+    assert confirmed.stdout.count("effacée\u00a0: sauvegarde-") == 3, confirmed.stdout
+    # a plain purge too: the good one stays, however old the rule would make it
+    proc = grading(grader, "backup", "purger", "--dossier", str(folder), "--garder", "1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [p for _, p in backups_in(folder)] == left
+
+
+def test_retention_by_age_at_every_backup(course, tmp_path):
+    """Issue 33, point 4: the 30 days the erasure announces are applied by the step it names:
+    ``make sauvegarde`` with no option deletes a backup older than 30 days, keeps a younger one;
+    ``make purge-sauvegardes`` with no option does the same; the newest backup with a gradebook
+    is never deleted, however old."""
+    folder = tmp_path / "sauv"
+    first = _save(course, folder)
+    assert first.returncode == 0, first.stdout + first.stderr
+    [(_, path)] = backups_in(folder)
+    now = datetime.now(UTC)
+    old, young = (folder / f"sauvegarde-{now - timedelta(days=d):%Y%m%d-%H%M%S}.tar.gz"
+                  for d in (31, 29))  # fmt: skip
+    path.rename(old)  # the only backup, 31 days old: kept, it is the one with a gradebook
+    proc = grading(course, "backup", "purger", "--dossier", str(folder))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "rétention\u00a0: 30 jours" in proc.stdout
+    assert f"gardée\u00a0: {old.name} — la plus récente qui contient un carnet de notes" in (
+        proc.stdout
+    )
+    assert old.exists()
+    shutil.copy(old, young)
+    again = _save(course, folder)  # a new backup: the 31-day-old one expires now
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"effacée\u00a0: {old.name}" in again.stdout, again.stdout
+    assert f"gardée\u00a0: {young.name} — moins de 30 jours" in again.stdout, again.stdout
+    assert not old.exists() and young.exists() and len(backups_in(folder)) == 2

@@ -345,18 +345,21 @@ def test_an_id_with_shell_characters_reaches_the_tool_unchanged(petite_classe):
         temoin = "TEMOIN=$(shell touch canari4)" if refused else "TEMOIN=cyr"
         proc = _make_from(c, folder, "oublier-eleve", f"ID={sid}", f"ELEVES={roster}", temoin)
         out = proc.stdout + proc.stderr
+        # make echoes its command on one line, no line of a bare « \ » (issue 33, point 8)
+        assert "erase_learner" in proc.stdout, out
+        assert not [line for line in proc.stdout.splitlines() if line.strip() == "\\"], out
         if refused:
             assert proc.returncode != 0, out
             assert f"Identifiant «\u00a0{sid}\u00a0» refusé" in proc.stderr, out
-        else:
-            assert proc.returncode == 0, out
-            assert f"Aucune trace de «\u00a0{sid}\u00a0»" in proc.stdout, out
+        else:  # an id of nobody: named as typed, refused (issue 33, point 8), nothing erased
+            assert proc.returncode == 2, out
+            assert f"Identifiant «\u00a0{sid}\u00a0» inconnu" in proc.stderr, out
     # the id in the environment (ID=… make …), from grader/: handed over as is too
     from grading_course import make
 
     sid = "$(shell touch canari5) env"
     proc = make(c["grader"].parent, "oublier-eleve", folder="grader", extra_env={"ID": sid})
-    assert f"Aucune trace de «\u00a0{sid}\u00a0»" in proc.stdout, proc.stdout + proc.stderr
+    assert f"Identifiant «\u00a0{sid}\u00a0» inconnu" in proc.stderr, proc.stdout + proc.stderr
     course = c["grader"].parent
     assert sorted(p.name for p in course.rglob("canari*")) == []
     assert (c["grader"] / "submitted" / "ana").is_dir()

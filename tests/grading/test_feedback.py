@@ -9,7 +9,7 @@ from html import unescape
 
 import nbformat
 import pytest
-from grading.criterion_titles import criterion_title
+from grading.criterion_titles import criterion_number, criterion_title
 from grading_course import grading, submit
 from helpers import REPO
 
@@ -43,8 +43,8 @@ def test_feedback_pages_speak_french(graded_class):
             assert word not in text, (student, word)
         outputs = " ".join(re.findall(r'<div class="output_subarea[^"]*">(.*?)</div>', page, re.S))
         assert "`" not in _text(outputs), student  # messages: code spans rendered as code
-        for title in titles:
-            assert f"Critère\u00a0: {title}" in text, (student, title)
+        for title in titles:  # numbered as the TP statement numbers them
+            assert f"Critère {criterion_number(title)}\u00a0: {title}" in text, (student, title)
         assert not re.search(r"\btest_\w+", text)  # no grade id shown
         assert "note\u00a0:" in text
     ben = _text(graded_class.feedback_page("ben").read_text(encoding="utf-8"))

@@ -75,3 +75,16 @@ def test_duedate_sees_a_zone():
         assert _ZONE.search(date), date
     assert _ZONE.search("2025-03-14T18:00:00+01:00")
     assert not _ZONE.search("2025-03-14 18:00:00")
+
+
+def test_durations_in_summaries_have_a_decimal_comma(graded_class):
+    """Issue 33, point 8: « 6,5 s », never « 6.5 s », in what the grading and the feedback
+    commands print (their summaries of the class graded by the course's tools)."""
+    import re
+
+    from grading.french_format import seconds_text
+
+    assert seconds_text(6.5) == "6,5\u00a0s" and seconds_text(0.123, 2) == "0,12\u00a0s"
+    for out in (graded_class.grade_out, graded_class.feedback_out):
+        assert re.search(r"\d\u00a0s", out), out  # the duration is there (positive control)
+        assert not re.search(r"\d\.\d+ ?s\b", out), out

@@ -98,7 +98,10 @@ def test_submitted_folders_matched_against_the_class(tmp_path):
     assert report.problems["ana/oublier/oublier (1).ipynb"].endswith(
         f"attendu{Q}: «{Q}oublier.ipynb{Q}»"
     )
-    assert any("renommé" in note for note in report.notes)
+    # the NFD -> NFC rename is invisible on screen: the note says what changed (issue 33, point 8)
+    [note] = [n for n in report.notes if "chloé" in n]
+    assert note.startswith(f"Dossier «{Q}chloé{Q}» réécrit en Unicode NFC"), note
+    assert "accent combinant" in note and "renommé en" not in note
     assert Path(submitted / "zoe").is_dir()  # nothing deleted
 
 

@@ -47,7 +47,7 @@ def test_the_archive_holds_the_learner_and_no_one_else(graded_class, tmp_path, s
     data_files = {"LISEZMOI.txt", "eleve.json", "notes.json", "notes.csv"}
     assert set(members) == data_files | set(own)
     readme = members["LISEZMOI.txt"].decode()
-    assert "(droit d'accès) et 20 (droit à la portabilité) du RGPD" in readme
+    assert "(information et droit d'accès) et 20 (droit à la portabilité) du RGPD" in readme
     assert f"«\u00a0{sid}\u00a0»" in readme
     fiche = json.loads(members["eleve.json"])
     assert fiche["carnet_de_notes"]["identifiant"] == sid
@@ -58,7 +58,10 @@ def test_the_archive_holds_the_learner_and_no_one_else(graded_class, tmp_path, s
         sub = gb.find_submission("oublier", sid)
         assert [n["note"] for n in notes] == [sub.score]
         grades = {g.name: g.score for nb in sub.notebooks for g in nb.grades}
-    assert {c["cellule"]: c["note"] for c in notes[0]["notebooks"][0]["criteres"]} == grades
+    criteria = notes[0]["notebooks"][0]["criteres"]
+    assert {cell for c in criteria for cell in c["cellules"]} == set(grades)
+    for c in criteria:  # a criterion's tests (visible, hidden): one entry, their points summed
+        assert c["note"] == sum(grades[cell] for cell in c["cellules"]), c
     assert members["notes.csv"].startswith("\ufeffdevoir;".encode())
     # nothing of another learner: their ids and names appear in no data file, no member name
     for other, (last_name,) in OTHERS.items():
@@ -94,3 +97,50 @@ def test_nfd_id_and_unknown_id(tmp_path):
     assert "Aucune donnée pour l'identifiant «\u00a0chloe\u00a0»" in proc.stderr
     assert "Identifiants proches\u00a0: chloé." in proc.stderr
     assert not (grader / "exports").exists()
+
+
+def test_the_copy_is_complete_and_readable(graded_class_copy, tmp_path):
+    """Issue 33, point 6: every copy ever collected (the earlier ones zip_collect replaced, the
+    quarantine's), each criterion once with its statement number and title, a French CSV
+    (``;``, decimal comma), and a README with purpose, recipients, retention and the right to
+    complain to the CNIL (RGPD articles 13 and 15)."""
+    import csv
+    import io
+
+    from course.labo.criteria import statement_table
+
+    grader = graded_class_copy.grader
+    earlier = grader / "downloaded" / "oublier" / "remplaces" / "ben" / "20250314-173000"
+    earlier.mkdir(parents=True)
+    (earlier / "oublier.ipynb").write_bytes(b'{"premiere": "version"}')
+    aside = grader / "quarantaine" / "oublier" / "ben+oublier+2025-03-14 17:00:00"
+    aside.mkdir(parents=True)
+    (aside / "oublier.ipynb").write_bytes(b'{"mise": "de cote"}')
+    other = grader / "downloaded" / "oublier" / "remplaces" / "ana" / "20250314-173000"
+    other.mkdir(parents=True)
+    (other / "oublier.ipynb").write_bytes(b'{"ana": 1}')  # the control: never in ben's copy
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:  # a half point, by hand
+        grade = gb.find_grade("documentation", "oublier", "oublier", "ben")
+        grade.manual_score = 1.5
+        gb.db.commit()
+    members = _export(grader, "ben", tmp_path)
+    assert members["copies_remplacees/oublier/20250314-173000/oublier.ipynb"] == (
+        b'{"premiere": "version"}'
+    )
+    name = "mises_de_cote/oublier/ben+oublier+2025-03-14 17:00:00/oublier.ipynb"
+    assert members[name] == b'{"mise": "de cote"}'
+    assert not [m for m in members if b'{"ana": 1}' == members[m]]
+    text = members["notes.csv"].decode("utf-8-sig")
+    rows = list(csv.DictReader(io.StringIO(text), delimiter=";"))
+    titles = [r["titre du critère"] for r in rows]
+    assert len(titles) == len(set(titles))  # each criterion once
+    for numbered, _points, _visible in statement_table():
+        number, title = numbered.split(". ", 1)
+        [row] = [r for r in rows if r["titre du critère"] == title]
+        assert row["critère"] == number, row
+    [hand] = [r for r in rows if r["points à la main"]]
+    assert hand["points à la main"] == "1,5" and "." not in "".join(r["note"] for r in rows)
+    readme = members["LISEZMOI.txt"].decode()
+    for words in ("Finalité", "Destinataires", "Durée de conservation", "après 30 jours",
+                  "réclamation à la CNIL", "articles 13 et 15"):  # fmt: skip
+        assert words in readme, words

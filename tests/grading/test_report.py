@@ -231,7 +231,9 @@ def test_report_spreadsheet_file_is_french(gradebook_class):
     assert not values & {"graded", "timeout", "no_submission", "True", "False", "9.5"}
     cells = _grade_cells(grader.parent / "solutions" / "oublier" / "oublier.ipynb")
     titles = {criterion_title(g) for g in cells}
-    criteria = {re.sub(r" \(sur [\d,]+\)$", "", h) for h in rows[0] if h.endswith(")")}
+    criteria = {
+        re.sub(r"^critère \d+ — (.*) \(sur [\d,]+\)$", r"\1", h) for h in rows[0] if h.endswith(")")
+    }
     assert titles <= criteria and not [h for h in rows[0] if h.startswith("test_")]
     # the page writes numbers as the file does: one format, heading and table alike
     page = (grader / "rapport" / "rapport.html").read_text(encoding="utf-8")
@@ -272,3 +274,42 @@ def test_export_and_duedate_speak_french_and_keep_nbgraders_file(gradebook_class
     assert ana["date limite (fuseau Europe/Paris)"] == "14/03/2025 19:00"
     bad = grading(grader, "duedate", "oublier", "pas une date")
     assert bad.returncode == 1 and "✘ date limite" in bad.stderr and "| INFO]" not in bad.stderr
+
+
+@pytest.mark.slow
+def test_report_numbers_criteria_as_the_statement(gradebook_class):
+    """Issue 33, point 7: the report's « critère N » is the TP statement's criterion N (its table,
+    ``statement_table``), in the page, its chart and the spreadsheet file; the histogram has one
+    bar per half point (11,5 and 12 are two bars)."""
+    import html
+
+    import numpy as np
+    from grading.report import score_bins
+
+    from course.labo.criteria import statement_table
+
+    grader = gradebook_class
+    proc = grading(grader, "report")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    page = (grader / "rapport" / "rapport.html").read_text(encoding="utf-8")
+    header = next(
+        csv.reader(
+            (grader / "rapport" / "notes-tableur.csv").read_text(encoding="utf-8-sig").splitlines(),
+            delimiter=";",
+        )
+    )
+    for numbered, _points, _ in statement_table():
+        number, title = numbered.split(". ", 1)
+        assert f"<td>critère {number}</td><td>{html.escape(title)}</td>" in page, numbered
+        assert any(h.startswith(f"critère {number} — {title} (sur ") for h in header), numbered
+    # ben lost the last graded cell: it is named by its statement number
+    cells = _grade_cells(grader.parent / "solutions" / "oublier" / "oublier.ipynb")
+    last = criterion_title(list(cells)[-1])
+    number = next(n.split(".")[0] for n, _, _ in statement_table() if n.endswith(last))
+    row = re.search(r"<td>ben</td>.*?</tr>", page, re.S).group(0)
+    assert f'<abbr title="{html.escape(last)}">critère {number}</abbr>' in row, row
+    # the histogram's bins: 11,5 and 12 apart, 12 and 12 together
+    counts, _ = np.histogram([11.5, 12, 12], bins=score_bins(12))
+    assert sorted(c for c in counts if c) == [1, 2]
+    counts, _ = np.histogram([0, 0.5, 11.5, 12], bins=score_bins(12))
+    assert list(counts).count(1) == 4
