@@ -144,7 +144,12 @@ c.PointsPerDayLate.points_per_day = 1.0
 # owned by the student they name are collected; a copy dropped under a classmate's name (`nbgrader
 # submit --student bob` run by eve), a link or an unreadable folder is set aside in
 # grader/quarantaine/<assignment>/, named, and the command fails (grader/grading/exchange.py).
+# Only the assignment's notebooks are copied, never through a link, dated by their deposit (the
+# files' change time), the student's claimed time kept in claimed_timestamp.txt.
 c.ExchangeFactory.collect = "grading.exchange.OwnerCheckedCollect"
+# Feedback release: only the page of each notebook of the assignment; a student without a
+# submission secret is named and left out, the others get their page.
+c.ExchangeFactory.release_feedback = "grading.exchange.CheckedReleaseFeedback"
 
 # Submissions gathered outside a hub (LMS download, e-mail): put the zip files (or notebooks) in
 # grader/downloaded/<assignment>/archive/ and run `nbgrader zip_collect <assignment>`; inside, each
