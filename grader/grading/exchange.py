@@ -252,7 +252,7 @@ class Taken:
 
     notebooks: dict[str, bytes]
     deposit: datetime.datetime  # the newest ctime of the folder and of the notebooks
-    claimed: str  # the student's timestamp.txt ("" without one)
+    claimed: str  # the student's timestamp.txt, else the time in the folder's name
     secret: bytes | None
     ignored: list[str] = field(default_factory=list)
 
@@ -382,6 +382,8 @@ class OwnerCheckedCollect(ExchangeCollect):
         finally:
             os.close(fd)
         deposit = _utc(max(times))
+        if not claimed:  # the folder's name holds the same claim
+            claimed = _utc_text(record["claimed"], self.timestamp_format)
         return Taken(notebooks, deposit, claimed, secret, ignored)
 
     def _modes(self) -> tuple[int, int]:
