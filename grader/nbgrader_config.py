@@ -27,6 +27,20 @@ from grading.outcome_record import METADATA_KEY  # noqa: E402  (importable from 
 
 c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this file)
 
+# Grades and personal data are private files: whatever a process reading this configuration
+# creates (the gradebook, submitted/, autograded/, feedback/, rapport/ with its logs, reports and
+# exports, the quarantine) is the instructor's alone (files 0600, folders 0700); a course shared
+# by an instructors' group (CourseDirectory.groupshared, set before this file) keeps the group's
+# access (0660/0770). Every class tool (grading.paths.course_dirs) and every nbgrader command
+# from grader/ reads this file. What students must read keeps the modes nbgrader gives it
+# explicitly: the release in the exchange (0644/0755) and each student's feedback page
+# (grading.exchange.CheckedReleaseFeedback: 0644, under a name only its student can compute).
+_GROUP = bool(c.CourseDirectory.get("groupshared", False))
+os.umask(0o007 if _GROUP else 0o077)
+if not _GROUP:  # nbgrader chmods these explicitly (444 and 644 by default)
+    c.Autograde.permissions = 400
+    c.GenerateFeedback.permissions = 600
+
 c.CourseDirectory.course_id = "memoire-tuteur"
 c.CourseDirectory.root = str(ROOT)
 c.CourseDirectory.source_directory = "solutions"
