@@ -23,7 +23,7 @@ from pathlib import Path
 
 from nbgrader.utils import parse_utc
 
-from .exchange import CLAIMED_TIMESTAMP
+from .exchange import CLAIMED_TIMESTAMP, COLLECT_LINES, IGNORED_LEAD, IGNORED_SEP, LEAD_SEP
 from .french_format import collation_key, french_datetime
 from .ids import UNPRINTABLE, closest, normalize_id, quoted, registered_students
 from .nbgrader_log import LOG_RECORD
@@ -32,19 +32,10 @@ from .paths import course_dirs
 
 __all__ = ["CollectRecord", "collect", "main", "read_collect_log"]
 
-# nbgrader 0.9.6's ExchangeCollect.copy_files: one INFO line per student it looked at,
-# "<lead>: <student> <assignment>"
-_STUDENT_LINES = {
-    "collected": "Collecting submission",
-    "updated": "Updating submission",
-    "unchanged": "No newer submission to collect",
-    "already": "Submission already exists, use --update to update",
-}
-_KIND_OF = {lead: kind for kind, lead in _STUDENT_LINES.items()}
-_SEP = ": "  # nbgrader's, between a lead and the student
+_KIND_OF = {lead: kind for kind, lead in COLLECT_LINES.items()}
+_SEP = LEAD_SEP  # nbgrader's, between a lead and the student
 _NONE = "No submissions of "
 _SET_ASIDE = re.compile(r"mise\(s\) de côté, non collectée\(s\)")
-_IGNORED = re.compile(r"Fichier\(s\) de (?P<folder>.*) non ramassé\(s\) .*\u00a0: (?P<names>.*)")
 CLAIM_SLACK = 60  # seconds between nbgrader submit's own time and the copy's deposit
 
 
@@ -74,8 +65,9 @@ def read_collect_log(log: str, assignment: str) -> CollectRecord:
             continue
         text = match["text"]
         in_set_aside = bool(_SET_ASIDE.search(text))
-        if ignored := _IGNORED.match(text):
-            record.ignored.append((ignored["folder"], ignored["names"]))
+        if text.startswith(IGNORED_LEAD):
+            folder, _, names = text[len(IGNORED_LEAD) :].partition(IGNORED_SEP)
+            record.ignored.append((folder, names))
         if text.startswith(_NONE):
             record.nothing_to_collect = True
         lead, sep, rest = text.partition(_SEP)

@@ -68,6 +68,10 @@ from .system_reason import french_reason
 
 __all__ = [
     "CLAIMED_TIMESTAMP",
+    "COLLECT_LINES",
+    "IGNORED_LEAD",
+    "IGNORED_SEP",
+    "LEAD_SEP",
     "CheckedReleaseFeedback",
     "OwnerCheckedCollect",
     "SetAside",
@@ -86,6 +90,18 @@ _SMALL = 4096  # bytes: the most a timestamp or a submission secret holds
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _QUARANTINE_DEPTH = 4  # folders kept below a set-aside copy
+# nbgrader 0.9.6's ExchangeCollect.copy_files: one INFO line per student it looked at,
+# "<lead>: <student> <assignment>" (grading.collect reads them back)
+COLLECT_LINES = {
+    "collected": "Collecting submission",
+    "updated": "Updating submission",
+    "unchanged": "No newer submission to collect",
+    "already": "Submission already exists, use --update to update",
+}
+LEAD_SEP = ": "
+# the course's line for the files of a copy that were not collected: lead, folder, ":", names
+IGNORED_LEAD = "Fichier(s) non ramassé(s) (seuls les notebooks du devoir le sont) dans "
+IGNORED_SEP = "\u00a0: "
 
 
 class Unsafe(Exception):
@@ -101,17 +117,18 @@ def open_dir(path: str | os.PathLike, dir_fd: int | None = None) -> int:
     try:
         return os.open(path, _DIR_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
+        what = _name(os.path.basename(path))
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise Unsafe(f"{_name(os.path.basename(path))} n'est pas un dossier (lien ?)") from exc
-        raise Unsafe(f"{_name(os.path.basename(path))} illisible ({french_reason(exc)})") from exc
+            raise Unsafe(f"{what} n'est pas un dossier (lien\u00a0?)") from exc
+        raise Unsafe(f"{what} illisible ({french_reason(exc)})") from exc
 
 
 def read_regular(
     dir_fd: int, name: str, uid: int | None, limit: int
 ) -> tuple[bytes, os.stat_result]:
     """The bytes of the plain file `name` in the folder `dir_fd`, opened without following a
-    link and checked on the opened descriptor: a regular file, owned by `uid` (any owner when
-    None), of at most `limit` bytes."""
+    link and checked on the opened descriptor: a regular file with no other hard link, owned by
+    `uid` (any owner when None), of at most `limit` bytes."""
     try:
         fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
@@ -122,6 +139,8 @@ def read_regular(
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise Unsafe(f"{_name(name)} n'est pas un fichier")
+        if info.st_nlink != 1:  # a hard link to a file the student could not copy
+            raise Unsafe(f"{_name(name)} a {info.st_nlink} liens physiques")
         if uid is not None and info.st_uid != uid:
             raise Unsafe(f"{_name(name)} appartient à {_owner_text(info.st_uid)}")
         if info.st_size > limit:
@@ -316,7 +335,11 @@ class OwnerCheckedCollect(ExchangeCollect):
             if problem:
                 self.set_aside.append(SetAside(name, problem, None))
                 continue
-            deposit = self._deposit_seen(Path(path))
+            try:
+                deposit = self._deposit_seen(Path(path))
+            except OSError as exc:  # changed since it was checked
+                self.set_aside.append(SetAside(name, f"illisible ({french_reason(exc)})", None))
+                continue
             record = {"username": parts[0], "filename": name, "timestamp": deposit}
             record["claimed"] = claimed
             own.setdefault(record["username"], []).append(record)
@@ -456,11 +479,9 @@ class OwnerCheckedCollect(ExchangeCollect):
             )
         if not copy:
             if self.update:
-                self.log.info("No newer submission to collect: %s %s", student, assignment)
+                self._said("unchanged", student)
             else:
-                self.log.info(
-                    "Submission already exists, use --update to update: %s %s", student, assignment
-                )
+                self._said("already", student)
             return
         try:
             taken = self._take(record)
@@ -473,14 +494,16 @@ class OwnerCheckedCollect(ExchangeCollect):
             reason = f"copie impossible dans {dest.parent} ({french_reason(exc)})"
             self.set_aside.append(SetAside(record["filename"], reason, None))
             return
-        verb = "Updating" if updating else "Collecting"
-        self.log.info("%s submission: %s %s", verb, student, assignment)
+        self._said("updated" if updating else "collected", student)
         if taken.ignored:
             self.log.warning(
-                "Fichier(s) de %s non ramassé(s) (seuls les notebooks du devoir le sont)\u00a0: %s",
-                record["filename"],
-                ", ".join(taken.ignored),
+                "%s%s%s%s", IGNORED_LEAD, record["filename"], IGNORED_SEP, ", ".join(taken.ignored)
             )
+
+    def _said(self, kind: str, student: str) -> None:
+        """nbgrader's own line for what was done with `student`'s copy."""
+        lead = COLLECT_LINES[kind]
+        self.log.info("%s%s%s %s", lead, LEAD_SEP, student, self.coursedir.assignment_id)
 
     def _keep(self, item: SetAside) -> None:
         """Copy a set-aside folder into the quarantine: plain files only, each opened without
@@ -630,4 +653,3 @@ class CheckedReleaseFeedback(ExchangeReleaseFeedback):
                 os.replace(tmp / "page.html", out / f"{checksum}.html")
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
-            self.log.info("Feedback released to: %s", out / f"{checksum}.html")

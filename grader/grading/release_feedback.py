@@ -33,7 +33,7 @@ _RELEASED = re.compile(
 _UNMATCHED = re.compile(r"Could not match '(?P<path>.*)' with regexp")
 # grading.exchange.CheckedReleaseFeedback's failure: a header, then one "- «id» : why" per student
 _LEFT_OUT = re.compile(r"élève\(s\) sans page de retour rendue")
-_LEFT_OUT_LINE = re.compile(r"\s*- «\u00a0(?P<student>.*?)\u00a0»\u00a0: (?P<why>.*)")
+_LEFT_OUT_OPEN, _LEFT_OUT_CLOSE = "- «\u00a0", "\u00a0»\u00a0: "
 
 
 def read_left_out(log: str) -> dict[str, str]:
@@ -44,8 +44,9 @@ def read_left_out(log: str) -> dict[str, str]:
         record = LOG_RECORD.match(line)
         if record:
             inside = bool(_LEFT_OUT.search(record["text"]))
-        elif inside and (match := _LEFT_OUT_LINE.fullmatch(line)):
-            left_out[match["student"]] = match["why"]
+        elif inside and line.strip().startswith(_LEFT_OUT_OPEN):
+            student, _, why = line.strip()[len(_LEFT_OUT_OPEN) :].partition(_LEFT_OUT_CLOSE)
+            left_out[student] = why
     return left_out
 
 
