@@ -64,6 +64,7 @@ from nbgrader.utils import check_mode, notebook_hash, parse_utc
 from traitlets import Unicode
 
 from .ids import id_problem, normalize_id, quoted
+from .paths import sqlite_path
 from .system_reason import french_reason
 
 __all__ = [
@@ -589,10 +590,16 @@ class CheckedReleaseFeedback(ExchangeReleaseFeedback):
 
     def copy_files(self) -> None:
         excluded = set(filter(None, self.coursedir.student_id_exclude.split(",")))
-        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
-            expected = assignment_notebooks(self.coursedir, gb)
+        db_file = sqlite_path(self.coursedir.db_url)
+        if db_file is not None and not db_file.is_file():  # never created just to be read
+            expected = assignment_notebooks(self.coursedir)
+        else:
+            with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+                expected = assignment_notebooks(self.coursedir, gb)
         problems: list[str] = []
-        me = os.getuid()
+        # the pages are the course owner's (whoever runs the release: root may, for them)
+        feedback = self.coursedir.format_path(self.coursedir.feedback_directory, ".", ".")
+        me = os.stat(feedback).st_uid if os.path.isdir(feedback) else os.getuid()
         for student, folder in self._students():
             if student in excluded:
                 continue
