@@ -82,6 +82,11 @@ def _holding(root: Path, needle: bytes, besides: set[Path]) -> list[Path]:
     return found
 
 
+def _ids(path: Path) -> tuple[int, int]:
+    info = path.stat()
+    return info.st_uid, info.st_gid
+
+
 def _extra_file(student: Student, name: str, text: str) -> None:
     """A file of the student's own beside the notebook they submit (nbgrader submit takes it)."""
     made = student.run("sh", "-c", f"printf %s '{text}' > oublier/{name}")
@@ -229,11 +234,6 @@ def test_a_link_swapped_in_at_the_copy_step_leaves_nothing(course):
             assert given.returncode == 0, _said(given)
             leak = notebook_hash(secret=secret, notebook_id="leak")
             assert canary in (other / COURSE / "feedback" / f"{leak}.html").read_bytes()
-
-
-def _ids(path: Path) -> tuple[int, int]:
-    info = path.stat()
-    return info.st_uid, info.st_gid
 
 
 def _utc_text(moment: datetime.datetime) -> str:
