@@ -30,7 +30,10 @@ The submission's time is the instructor's: the deposit time is the newest change
 (``ctime``, which no user can set back) of the exchange folder and of the notebooks copied, as
 the collecting instructor sees them. It is written in the collected copy's ``timestamp.txt``
 (nbgrader's late penalty reads it); the time the student claims (the folder's name and its own
-``timestamp.txt``) is kept in ``claimed_timestamp.txt``, as information only.
+``timestamp.txt``) is kept in ``claimed_timestamp.txt``, as information only. Anything that
+rewrites the exchange's modes or owners after the deposit (a storage that applies ``fsGroup`` at
+each mount, which ``grader/hub/exchange_check.py`` already reports as a hole; a ``chmod -R``
+by an admin) moves the change times later: collect before, never after.
 
 ``CheckedReleaseFeedback`` (``c.ExchangeFactory.release_feedback``) publishes only the page
 nbgrader generates for each notebook of the assignment (``<notebook>.html``), read the same
