@@ -8,9 +8,9 @@ feedback release classes, through ``nbgrader_config.py``):
   (``leak.html``) is neither collected nor published;
 - a submission dated by the student three days back is dated by its deposit, the claim named
   in the summary, and the late penalty counts from the deposit;
-- a 200 MB notebook, a 200 MB extra file, an empty ``submission_secret.txt`` stop nobody else:
-  set aside or left out and named, the classmates collected and given their page, the earlier
-  collected copy kept, the command failing.
+- a 200 MB notebook, a 200 MB extra file, an empty ``submission_secret.txt``, a full disk stop
+  nobody else: set aside or left out and named, the classmates collected and given their page,
+  the earlier collected copy kept whole, the command failing.
 """
 
 from __future__ import annotations
@@ -361,3 +361,55 @@ def test_oversized_files_and_an_empty_secret_stop_nobody_else(course):
         assert fetched.returncode == 0, _said(fetched)
         pages = list((students[bob].home / "oublier" / "feedback").rglob("oublier.html"))
         assert len(pages) == 1, _said(fetched)
+
+
+def test_a_full_disk_keeps_the_earlier_copy(course, tmp_path):
+    """The replacement of ana's collected copy cannot be written (submitted/ on a full disk: a
+    3 MB tmpfs, her new notebook 4 MB): her earlier copy is still whole, nothing half-written is
+    left, her copy is named, and bob is collected in the same run."""
+    t = tag()
+    ana, bob = f"x32{t}ana", f"x32{t}bob"
+    submitted = course / "submitted"
+    submitted.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=3m,mode=0700", "tmpfs", str(submitted)],
+        capture_output=True,
+        text=True,
+    )
+    assert mounted.returncode == 0, _said(mounted)
+    try:
+        with unix_users([ana, bob]), exchange_root() as exchange:
+            args = [f"--Exchange.root={exchange}"]
+            release(course, exchange)
+            students = {name: Student.account(name) for name in (ana, bob)}
+            done = students[ana].submit(course, exchange, "graine")
+            assert done.returncode == 0, _said(done)
+            first = grading(course, "collect", "oublier", *args)
+            assert first.returncode == 0, _said(first)
+
+            time.sleep(1.1)  # nbgrader's folder names count seconds
+            padding = "x" * 4_000_000
+            notebook = students[ana].home / "oublier" / "oublier.ipynb"
+            for name, sample in ((ana, "complete_vacuum"), (bob, "graine")):
+                done = students[name].submit(course, exchange, sample)
+                assert done.returncode == 0, _said(done)
+            big = nbformat.read(_newest(exchange, ana) / "oublier.ipynb", as_version=4)
+            big.cells.append(nbformat.v4.new_markdown_cell(padding))
+            nbformat.write(big, notebook)
+            os.chown(notebook, *_ids(students[ana].home))
+            moved = students[ana].run(
+                "cp", str(notebook), str(_newest(exchange, ana) / "oublier.ipynb")
+            )
+            assert moved.returncode == 0, _said(moved)
+
+            updated = grading(course, "collect", "oublier", "--update", *args)
+            said = _said(updated)
+            assert updated.returncode == 1, said
+            assert _newest(exchange, ana).name in said and "disque plein" in said, said
+            mine = submitted / ana / "oublier"
+            assert answer_of(mine / "oublier.ipynb") == sample_text("graine")
+            assert sorted(p.name for p in (submitted / ana).iterdir()) == ["oublier"]
+            theirs = submitted / bob / "oublier" / "oublier.ipynb"
+            assert answer_of(theirs) == sample_text("graine")
+    finally:
+        subprocess.run(["umount", str(submitted)], check=True)
