@@ -281,6 +281,18 @@ def test_a_forged_date_is_replaced_by_the_deposit_and_counted_late(course):
         assert (mine / "claimed_timestamp.txt").read_text() == forged
         assert "l'heure déclarée par l'élève précède le dépôt" in said, said
         assert f"{q(ana)}{NBSP}: heure déclarée " in said, said
+        # the positive control: nbgrader's own collect takes the student's word
+        stock = nbgrader(
+            course,
+            "collect",
+            "oublier",
+            f"--Exchange.root={exchange}",
+            "--ExchangeFactory.collect=nbgrader.exchange.default.collect.ExchangeCollect",
+            "--CourseDirectory.submitted_directory=grader/submitted-stock",
+        )
+        assert stock.returncode == 0, _said(stock)
+        taken = course / "submitted-stock" / ana / "oublier" / "timestamp.txt"
+        assert taken.read_text() == forged
 
         graded = grading(course, "autograde", "oublier", f"--student={ana}")
         assert graded.returncode == 0, _said(graded)
@@ -341,6 +353,16 @@ def test_oversized_files_and_an_empty_secret_stop_nobody_else(course):
         assert not (submitted / bob / "oublier" / "gros.bin").exists()
         assert "gros.bin" in said, said
         assert (submitted / cam / "oublier" / "submission_secret.txt").read_bytes() == b""
+        # the positive control: nbgrader's own collect stops at the first 200 MB copy
+        stock = nbgrader(
+            course,
+            "collect",
+            "oublier",
+            *args,
+            "--ExchangeFactory.collect=nbgrader.exchange.default.collect.ExchangeCollect",
+            "--CourseDirectory.submitted_directory=grader/submitted-stock",
+        )
+        assert stock.returncode != 0 and "Directory size is too big" in _said(stock)
         kept = course / "quarantaine" / "oublier" / _newest(exchange, ana).name
         assert sum(p.stat().st_blocks for p in kept.rglob("*")) * 512 < 10_000_000
         assert "trop gros" in (kept / "NON_COPIES.txt").read_text(encoding="utf-8")
