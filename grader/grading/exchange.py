@@ -76,6 +76,7 @@ __all__ = [
     "IGNORED_LEAD",
     "IGNORED_SEP",
     "LEAD_SEP",
+    "LEFT_OUT",
     "CheckedReleaseFeedback",
     "OwnerCheckedCollect",
     "SetAside",
@@ -106,6 +107,9 @@ LEAD_SEP = ": "
 # the course's line for the files of a copy that were not collected: lead, folder, ":", names
 IGNORED_LEAD = "Fichier(s) non ramassé(s) (seuls les notebooks du devoir le sont) dans "
 IGNORED_SEP = "\u00a0: "
+# the course's feedback release failure: "<n> <LEFT_OUT> (les autres l'ont) :", then a line
+# "- «id» : why" per student left out (grading.release_feedback reads them back)
+LEFT_OUT = "élève(s) sans page de retour rendue"
 
 
 class Unsafe(Exception):
@@ -616,8 +620,7 @@ class CheckedReleaseFeedback(ExchangeReleaseFeedback):
             self.fail(
                 "\n".join(
                     [
-                        f"{len(problems)} élève(s) sans page de retour rendue (les autres "
-                        "l'ont)\u00a0:",
+                        f"{len(problems)} {LEFT_OUT} (les autres l'ont)\u00a0:",
                         *problems,
                     ]
                 )

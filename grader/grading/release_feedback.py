@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .exchange import LEFT_OUT
 from .french_format import collation_key
 from .ids import quoted
 from .nbgrader_flags import student_pattern
@@ -32,7 +33,6 @@ _RELEASED = re.compile(
 )
 _UNMATCHED = re.compile(r"Could not match '(?P<path>.*)' with regexp")
 # grading.exchange.CheckedReleaseFeedback's failure: a header, then one "- «id» : why" per student
-_LEFT_OUT = re.compile(r"élève\(s\) sans page de retour rendue")
 _LEFT_OUT_OPEN, _LEFT_OUT_CLOSE = "- «\u00a0", "\u00a0»\u00a0: "
 
 
@@ -43,7 +43,7 @@ def read_left_out(log: str) -> dict[str, str]:
     for line in log.splitlines():
         record = LOG_RECORD.match(line)
         if record:
-            inside = bool(_LEFT_OUT.search(record["text"]))
+            inside = LEFT_OUT in record["text"]
         elif inside and line.strip().startswith(_LEFT_OUT_OPEN):
             student, _, why = line.strip()[len(_LEFT_OUT_OPEN) :].partition(_LEFT_OUT_CLOSE)
             left_out[student] = why
@@ -98,9 +98,7 @@ def release_feedback(
         lines += [f"    {path}" for path in unmatched]
     if left_out:
         status = 1
-        lines.append(
-            f"✘ {len(left_out)} élève(s) sans page de retour rendue (les autres l'ont)\u00a0:"
-        )
+        lines.append(f"✘ {len(left_out)} {LEFT_OUT} (les autres l'ont)\u00a0:")
         lines += [f"    {quoted(s)}\u00a0: {why}" for s, why in sorted(left_out.items())]
     if run.status:
         status = 1
