@@ -27,6 +27,20 @@ from grading.outcome_record import METADATA_KEY  # noqa: E402  (importable from 
 
 c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this file)
 
+# Grades and personal data are private files: whatever a process reading this configuration
+# creates (the gradebook, submitted/, autograded/, feedback/, rapport/ with its logs, reports and
+# exports, the quarantine) is the instructor's alone (files 0600, folders 0700); a course shared
+# by an instructors' group (CourseDirectory.groupshared, set before this file) keeps the group's
+# access (0660/0770). Every class tool (grading.paths.course_dirs) and every nbgrader command
+# from grader/ reads this file. What students must read keeps the modes nbgrader gives it
+# explicitly: the release in the exchange (0644/0755) and each student's feedback page
+# (grading.exchange.CheckedReleaseFeedback: 0644, under a name only its student can compute).
+_GROUP = bool(c.CourseDirectory.get("groupshared", False))
+os.umask(0o007 if _GROUP else 0o077)
+if not _GROUP:  # nbgrader chmods these explicitly (444 and 644 by default)
+    c.Autograde.permissions = 400
+    c.GenerateFeedback.permissions = 600
+
 c.CourseDirectory.course_id = "memoire-tuteur"
 c.CourseDirectory.root = str(ROOT)
 c.CourseDirectory.source_directory = "solutions"
@@ -147,7 +161,12 @@ c.PointsPerDayLate.points_per_day = 1.0
 # owned by the student they name are collected; a copy dropped under a classmate's name (`nbgrader
 # submit --student bob` run by eve), a link or an unreadable folder is set aside in
 # grader/quarantaine/<assignment>/, named, and the command fails (grader/grading/exchange.py).
+# Only the assignment's notebooks are copied, never through a link, dated by their deposit (the
+# files' change time), the student's claimed time kept in claimed_timestamp.txt.
 c.ExchangeFactory.collect = "grading.exchange.OwnerCheckedCollect"
+# Feedback release: only the page of each notebook of the assignment; a student without a
+# submission secret is named and left out, the others get their page.
+c.ExchangeFactory.release_feedback = "grading.exchange.CheckedReleaseFeedback"
 
 # Submissions gathered outside a hub (LMS download, e-mail): put the zip files (or notebooks) in
 # grader/downloaded/<assignment>/archive/ and run `nbgrader zip_collect <assignment>`; inside, each

@@ -34,6 +34,19 @@ def venv_tools_on_path() -> None:
     tools_on_path()
 
 
+_UMASK = os.umask(0o022)  # the test process's own, read once
+os.umask(_UMASK)
+
+
+@pytest.fixture(autouse=True)
+def test_process_umask() -> Iterator[None]:
+    """Every test starts with the test process's umask: the course's nbgrader_config.py sets
+    0o077 (grades are private files) in any process that reads it, tests included."""
+    os.umask(_UMASK)
+    yield
+    os.umask(_UMASK)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def run_cache_folder(tmp_path_factory) -> Path:
     """Where the run keeps what its tests build once for every worker (run_cache): the

@@ -6,7 +6,10 @@ Stock ``nbgrader collect`` runs (the course's ``OwnerCheckedCollect`` through th
 configuration), its English log kept in ``rapport/collect.log``. The summary is read from
 nbgrader's own records: the one line its collect writes per student (collected, updated,
 already there, no newer copy), the copies the course's collect set aside, and the
-``timestamp.txt`` of each collected folder, in the course's time zone. A collected id the class
+``timestamp.txt`` of each collected folder, in the course's time zone: the deposit time the
+course's collect read from the exchange (``grading.exchange``), never the student's claim. A
+claimed time (``claimed_timestamp.txt``) earlier than the deposit is named, and so are the files
+of a copy that were not collected (only the assignment's notebooks are). A collected id the class
 list does not have is named with the closest registered one, and the command exits non-zero:
 ``make grade`` would refuse it.
 """
@@ -20,6 +23,7 @@ from pathlib import Path
 
 from nbgrader.utils import parse_utc
 
+from .exchange import CLAIMED_TIMESTAMP, COLLECT_LINES, IGNORED_LEAD, IGNORED_SEP, LEAD_SEP
 from .french_format import collation_key, french_datetime
 from .ids import UNPRINTABLE, closest, normalize_id, quoted, registered_students
 from .nbgrader_log import LOG_RECORD
@@ -28,18 +32,11 @@ from .paths import course_dirs
 
 __all__ = ["CollectRecord", "collect", "main", "read_collect_log"]
 
-# nbgrader 0.9.6's ExchangeCollect.copy_files: one INFO line per student it looked at,
-# "<lead>: <student> <assignment>"
-_STUDENT_LINES = {
-    "collected": "Collecting submission",
-    "updated": "Updating submission",
-    "unchanged": "No newer submission to collect",
-    "already": "Submission already exists, use --update to update",
-}
-_KIND_OF = {lead: kind for kind, lead in _STUDENT_LINES.items()}
-_SEP = ": "  # nbgrader's, between a lead and the student
+_KIND_OF = {lead: kind for kind, lead in COLLECT_LINES.items()}
+_SEP = LEAD_SEP  # nbgrader's, between a lead and the student
 _NONE = "No submissions of "
 _SET_ASIDE = re.compile(r"mise\(s\) de côté, non collectée\(s\)")
+CLAIM_SLACK = 60  # seconds between nbgrader submit's own time and the copy's deposit
 
 
 @dataclass
@@ -49,6 +46,7 @@ class CollectRecord:
     students: dict[str, list[str]] = field(default_factory=dict)  # kind -> ids
     nothing_to_collect: bool = False
     set_aside: list[str] = field(default_factory=list)  # the course's French lines, one per copy
+    ignored: list[tuple[str, str]] = field(default_factory=list)  # (folder, its files not taken)
 
     def of(self, kind: str) -> list[str]:
         return sorted(self.students.get(kind, []), key=collation_key)
@@ -67,6 +65,9 @@ def read_collect_log(log: str, assignment: str) -> CollectRecord:
             continue
         text = match["text"]
         in_set_aside = bool(_SET_ASIDE.search(text))
+        if text.startswith(IGNORED_LEAD):
+            folder, _, names = text[len(IGNORED_LEAD) :].partition(IGNORED_SEP)
+            record.ignored.append((folder, names))
         if text.startswith(_NONE):
             record.nothing_to_collect = True
         lead, sep, rest = text.partition(_SEP)
@@ -106,6 +107,18 @@ def _stamp(folder: Path) -> str:
         return text  # as nbgrader would fail to read it: shown as it is
 
 
+def _early_claim(folder: Path) -> str:
+    """The student's claimed time when it is earlier than the deposit (French), else ""."""
+    try:
+        claim = parse_utc((folder / CLAIMED_TIMESTAMP).read_text(encoding="utf-8").strip())
+        deposit = parse_utc((folder / "timestamp.txt").read_text(encoding="utf-8").strip())
+    except (OSError, ValueError, OverflowError):
+        return ""
+    if (deposit - claim).total_seconds() <= CLAIM_SLACK:
+        return ""
+    return f"heure déclarée {french_datetime(claim)}, déposé le {french_datetime(deposit)}"
+
+
 def _listed(students: list[str], submitted: Path, assignment: str) -> str:
     return ", ".join(
         f"{quoted(s)} ({stamp})" if (stamp := _stamp(submitted / s / assignment)) else quoted(s)
@@ -133,6 +146,19 @@ def collect(
                 else ", ".join(map(quoted, students))
             )
             lines.append(f"  - {len(students)} {what}\u00a0: {names}{after}")
+    for folder, names in record.ignored:
+        lines.append(
+            f"  - fichiers non ramassés (seuls les notebooks du devoir le sont) dans "
+            f"{_shown(folder)}\u00a0: {_shown(names)}"
+        )
+    taken = record.of("collected") + record.of("updated")
+    early = [(s, why) for s in taken if (why := _early_claim(submitted / s / assignment))]
+    if early:
+        lines.append(
+            f"⚠ {len(early)} rendu(s) dont l'heure déclarée par l'élève précède le dépôt dans "
+            "l'échange (l'heure retenue, pour le retard aussi, est celle du dépôt)\u00a0:"
+        )
+        lines += [f"    {quoted(s)}\u00a0: {why}" for s, why in early]
     status = 0
     if record.set_aside:
         status = 1
@@ -144,7 +170,6 @@ def collect(
     registered = registered_students(dirs.db_url)
     if registered:
         known = {normalize_id(s) for s in registered}
-        taken = record.of("collected") + record.of("updated")
         strangers = [s for s in taken if normalize_id(s) not in known]
         if strangers:
             status = 1

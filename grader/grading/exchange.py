@@ -16,6 +16,30 @@ earlier one). Every other copy is *set aside*: copied, never followed through a 
 and the command fails (exit status 1, formgrader shows the log), after everyone else has been
 collected.
 
+Nothing but the student's notebooks leaves the exchange, and nothing is followed: the course's
+collect copies, for each chosen copy, only the assignment's notebooks (the gradebook's list, else
+the release's), each opened without following a link (``O_NOFOLLOW``, ``O_NONBLOCK``) and checked
+on the opened descriptor (a regular file, owned by the student, within
+``CourseDirectory.max_file_size``); any other file of the folder (a ``leak.html``, a 200 MB
+sparse file) is neither read nor copied, and is named in the log. A copy that turns bad between
+the check and the copy (a file swapped for a link) is set aside, never followed. The copy is
+written into a temporary folder beside its destination and renamed into place: a student's
+earlier collected copy is only removed once its replacement is complete.
+
+The submission's time is the instructor's: the deposit time is the newest change time
+(``ctime``, which no user can set back) of the exchange folder and of the notebooks copied, as
+the collecting instructor sees them. It is written in the collected copy's ``timestamp.txt``
+(nbgrader's late penalty reads it); the time the student claims (the folder's name and its own
+``timestamp.txt``) is kept in ``claimed_timestamp.txt``, as information only. Anything that
+rewrites the exchange's modes or owners after the deposit (a storage that applies ``fsGroup`` at
+each mount, which ``grader/hub/exchange_check.py`` already reports as a hole; a ``chmod -R``
+by an admin) moves the change times later: collect before, never after.
+
+``CheckedReleaseFeedback`` (``c.ExchangeFactory.release_feedback``) publishes only the page
+nbgrader generates for each notebook of the assignment (``<notebook>.html``), read the same
+way; a student whose ``submission_secret.txt`` is missing, empty or unreadable is named and left
+out, every other student's page is released, and the command fails.
+
 Owners are named as nbgrader names users (``pwd``); on Kubernetes, where the pods' uids have no
 passwd entry, from ``COURSE_HUB_PASSWD`` (``name:uid,...``, set by the hub's hook for
 instructors) when nss_wrapper did not already give them one. An owner without a name is not the
@@ -24,26 +48,168 @@ student: the copy is set aside.
 
 from __future__ import annotations
 
+import datetime
+import errno
 import glob
 import os
 import pwd
 import shutil
 import stat
-from dataclasses import dataclass
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.exchange.default.collect import ExchangeCollect
-from nbgrader.utils import check_mode, parse_utc
+from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
+from nbgrader.utils import check_mode, notebook_hash, parse_utc
 from traitlets import Unicode
 
 from .erasure_register import class_registers, erased_problem
 from .ids import id_problem, normalize_id, quoted
+from .paths import sqlite_path
 from .system_reason import french_reason
 
-__all__ = ["OwnerCheckedCollect", "SetAside", "class_uids", "owner_name", "ownership_problem"]
+__all__ = [
+    "CLAIMED_TIMESTAMP",
+    "COLLECT_LINES",
+    "IGNORED_LEAD",
+    "IGNORED_SEP",
+    "LEAD_SEP",
+    "LEFT_OUT",
+    "CheckedReleaseFeedback",
+    "OwnerCheckedCollect",
+    "SetAside",
+    "Unsafe",
+    "class_uids",
+    "owner_name",
+    "ownership_problem",
+    "read_regular",
+]
 
 PASSWD_ENV = "COURSE_HUB_PASSWD"
+CLAIMED_TIMESTAMP = "claimed_timestamp.txt"  # the student's claimed time, as information
+TIMESTAMP = "timestamp.txt"
+SECRET = "submission_secret.txt"
+_SMALL = 4096  # bytes: the most a timestamp or a submission secret holds
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_QUARANTINE_DEPTH = 4  # folders kept below a set-aside copy
+# nbgrader 0.9.6's ExchangeCollect.copy_files: one INFO line per student it looked at,
+# "<lead>: <student> <assignment>" (grading.collect reads them back)
+COLLECT_LINES = {
+    "collected": "Collecting submission",
+    "updated": "Updating submission",
+    "unchanged": "No newer submission to collect",
+    "already": "Submission already exists, use --update to update",
+}
+LEAD_SEP = ": "
+# the course's line for the files of a copy that were not collected: lead, folder, ":", names
+IGNORED_LEAD = "Fichier(s) non ramassé(s) (seuls les notebooks du devoir le sont) dans "
+IGNORED_SEP = "\u00a0: "
+# the course's feedback release failure: "<n> <LEFT_OUT> (les autres l'ont) :", then a line
+# "- «id» : why" per student left out (grading.release_feedback reads them back)
+LEFT_OUT = "élève(s) sans page de retour rendue"
+
+
+class Unsafe(Exception):
+    """A file of the exchange that is not a plain file of its owner's: why, in French."""
+
+
+def _name(name: str) -> str:
+    return "le dossier" if name == "." else f"«\u00a0{name}\u00a0»"
+
+
+def open_dir(path: str | os.PathLike, dir_fd: int | None = None) -> int:
+    """A descriptor on the folder `path`, never through a link (``Unsafe`` otherwise)."""
+    try:
+        return os.open(path, _DIR_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        what = _name(os.path.basename(path))
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise Unsafe(f"{what} n'est pas un dossier (lien\u00a0?)") from exc
+        raise Unsafe(f"{what} illisible ({french_reason(exc)})") from exc
+
+
+def read_regular(
+    dir_fd: int, name: str, uid: int | None, limit: int
+) -> tuple[bytes, os.stat_result]:
+    """The bytes of the plain file `name` in the folder `dir_fd`, opened without following a
+    link and checked on the opened descriptor: a regular file with no other hard link, owned by
+    `uid` (any owner when None), of at most `limit` bytes."""
+    try:
+        fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Unsafe(f"{_name(name)} est un lien symbolique") from exc
+        raise Unsafe(f"{_name(name)} illisible ({french_reason(exc)})") from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise Unsafe(f"{_name(name)} n'est pas un fichier")
+        if info.st_nlink != 1:  # a hard link to a file the student could not copy
+            raise Unsafe(f"{_name(name)} a {info.st_nlink} liens physiques")
+        if uid is not None and info.st_uid != uid:
+            raise Unsafe(f"{_name(name)} appartient à {_owner_text(info.st_uid)}")
+        if info.st_size > limit:
+            raise Unsafe(f"{_name(name)} est trop gros ({info.st_size} octets, limite {limit})")
+        os.set_blocking(fd, True)
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise Unsafe(f"{_name(name)} est trop gros (plus de {limit} octets)")
+        return b"".join(chunks), info
+    finally:
+        os.close(fd)
+
+
+def _write_private(folder: Path, name: str, data: bytes, mode: int) -> None:
+    """A new file `name` in `folder` with exactly `mode` (never through an existing link)."""
+    fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+    try:
+        os.fchmod(fd, mode)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
+def _utc(seconds: float) -> datetime.datetime:
+    """A file time as nbgrader holds times: naive, in UTC (``parse_utc``)."""
+    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).replace(tzinfo=None)
+
+
+def _utc_text(moment: datetime.datetime, fmt: str) -> str:
+    return moment.replace(tzinfo=datetime.UTC).strftime(fmt)
+
+
+def assignment_notebooks(coursedir, gradebook: Gradebook | None = None) -> set[str] | None:
+    """The file names of the assignment's notebooks: the gradebook's, else the release's; None
+    when neither knows them (then any top-level ``*.ipynb`` is a notebook of the assignment)."""
+    assignment = coursedir.assignment_id
+    if gradebook is not None:
+        try:
+            names = {f"{nb.name}.ipynb" for nb in gradebook.find_assignment(assignment).notebooks}
+        except MissingEntry:
+            names = set()
+        if names:
+            return names
+    release = Path(coursedir.format_path(coursedir.release_directory, ".", assignment))
+    names = {p.name for p in release.glob("*.ipynb")} if release.is_dir() else set()
+    return names or None
+
+
+def _is_notebook(name: str, expected: set[str] | None) -> bool:
+    if expected is None:
+        return name.endswith(".ipynb") and not name.startswith(".")
+    return name in expected
 
 
 def class_uids(value: str | None = None) -> dict[int, str]:
@@ -109,8 +275,20 @@ class SetAside:
     keep: bool = True  # an erased learner's copy is never copied into the course
 
 
+@dataclass
+class Taken:
+    """What the collect read from one exchange folder, before writing any of it."""
+
+    notebooks: dict[str, bytes]
+    deposit: datetime.datetime  # the newest ctime of the folder and of the notebooks
+    claimed: str  # the student's timestamp.txt, else the time in the folder's name
+    secret: bytes | None
+    ignored: list[str] = field(default_factory=list)
+
+
 class OwnerCheckedCollect(ExchangeCollect):
-    """nbgrader's collect, restricted to copies owned by the student they name."""
+    """nbgrader's collect, restricted to copies owned by the student they name, copying only
+    their notebooks, read without following links, dated by the instructor's clock."""
 
     quarantine_directory = Unicode(
         "grader/quarantaine",
@@ -118,12 +296,17 @@ class OwnerCheckedCollect(ExchangeCollect):
     ).tag(config=True)
 
     set_aside: list[SetAside]
+    expected: set[str] | None
 
     def _records(self) -> list[str]:
         student = self.coursedir.student_id or "*"
         assignment = glob.escape(self.coursedir.assignment_id)
         pattern = os.path.join(glob.escape(self.inbound_path), f"{student}+{assignment}+*")
         return sorted(glob.glob(pattern))
+
+    @property
+    def _limit(self) -> int:
+        return 1000 * int(self.coursedir.max_file_size)  # nbgrader's unit: kB
 
     def init_src(self) -> None:
         if self.coursedir.student_id and self.coursedir.student_id != "*":
@@ -143,6 +326,7 @@ class OwnerCheckedCollect(ExchangeCollect):
                 self.duedate = gb.find_assignment(self.coursedir.assignment_id).duedate
             except MissingEntry:
                 self.duedate = None
+            self.expected = assignment_notebooks(self.coursedir, gb)
         self.set_aside = []
         registers = class_registers(self.coursedir.db_url)
         own: dict[str, list[dict]] = {}
@@ -152,7 +336,7 @@ class OwnerCheckedCollect(ExchangeCollect):
             try:
                 if len(parts) < 3:
                     raise ValueError(name)
-                record = {"username": parts[0], "filename": name, "timestamp": parse_utc(parts[2])}
+                claimed = parse_utc(parts[2])
             except (ValueError, OverflowError):
                 self.set_aside.append(SetAside(name, "nom de dépôt illisible", None))
                 continue
@@ -166,8 +350,24 @@ class OwnerCheckedCollect(ExchangeCollect):
             if problem:
                 self.set_aside.append(SetAside(name, problem, None))
                 continue
+            try:
+                deposit = self._deposit_seen(Path(path))
+            except OSError as exc:  # changed since it was checked
+                self.set_aside.append(SetAside(name, f"illisible ({french_reason(exc)})", None))
+                continue
+            record = {"username": parts[0], "filename": name, "timestamp": deposit}
+            record["claimed"] = claimed
             own.setdefault(record["username"], []).append(record)
         self.src_records = [self._choose(records) for records in own.values()]
+
+    def _deposit_seen(self, path: Path) -> datetime.datetime:
+        """The deposit time of a folder as listed (lstat): to choose among a student's copies;
+        the copied files' own change times, read on their descriptors, date the copy."""
+        times = [path.lstat().st_ctime]
+        for entry in path.iterdir():
+            if _is_notebook(entry.name, self.expected):
+                times.append(entry.lstat().st_ctime)
+        return _utc(max(times))
 
     def _choose(self, records: list[dict]) -> dict:
         """nbgrader's rule: the newest copy, or the newest before the due date if asked."""
@@ -178,35 +378,205 @@ class OwnerCheckedCollect(ExchangeCollect):
                 return before[0]
         return records[0]
 
+    def _open_entry(self, dir_fd: int, name: str, uid: int | None, limit: int):
+        """One file of an exchange folder (the point between the check and the copy)."""
+        return read_regular(dir_fd, name, uid, limit)
+
+    def _take(self, record: dict) -> Taken:
+        """Read the notebooks of one chosen copy, each checked on its opened descriptor."""
+        student = record["username"]
+        fd = open_dir(os.path.join(self.inbound_path, record["filename"]))
+        try:
+            info = os.fstat(fd)
+            uid = info.st_uid
+            if self.check_owner:
+                name = owner_name(uid)
+                if name is None or normalize_id(name) != normalize_id(student):
+                    raise Unsafe(
+                        f"le dossier appartient à {_owner_text(uid)}, pas à «\u00a0{student}\u00a0»"
+                    )
+            owner = uid if self.check_owner else None
+            times = [info.st_ctime]
+            notebooks: dict[str, bytes] = {}
+            ignored = []
+            for name in sorted(os.listdir(fd)):
+                if _is_notebook(name, self.expected):
+                    data, seen = self._open_entry(fd, name, owner, self._limit)
+                    notebooks[name] = data
+                    times.append(seen.st_ctime)
+                elif name not in (TIMESTAMP, SECRET):
+                    ignored.append(name)
+            claimed, secret = "", None
+            try:
+                text, _ = self._open_entry(fd, TIMESTAMP, owner, _SMALL)
+                claimed = text.decode("utf-8", "replace").strip()
+            except Unsafe:
+                pass
+            try:
+                secret, _ = self._open_entry(fd, SECRET, owner, _SMALL)
+            except Unsafe:
+                secret = None
+            times.append(os.fstat(fd).st_ctime)  # a file added or renamed meanwhile
+        finally:
+            os.close(fd)
+        deposit = _utc(max(times))
+        if not claimed:  # the folder's name holds the same claim
+            claimed = _utc_text(record["claimed"], self.timestamp_format)
+        return Taken(notebooks, deposit, claimed, secret, ignored)
+
+    def _modes(self) -> tuple[int, int]:
+        """(folder, file) modes of a collected copy: the instructor's alone, or their group's."""
+        return (0o2770, 0o660) if self.coursedir.groupshared else (0o700, 0o600)
+
+    def _write(self, taken: Taken, dest: Path) -> None:
+        """The copy in a temporary folder beside `dest`, then renamed into place: an earlier
+        copy is removed only once its replacement is complete."""
+        dir_mode, file_mode = self._modes()
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
+        try:
+            os.chmod(tmp, dir_mode)
+            for name, data in taken.notebooks.items():
+                _write_private(tmp, name, data, file_mode)
+            stamp = _utc_text(taken.deposit, self.timestamp_format).encode()
+            _write_private(tmp, TIMESTAMP, stamp, file_mode)
+            if taken.claimed:
+                _write_private(tmp, CLAIMED_TIMESTAMP, taken.claimed.encode(), file_mode)
+            if taken.secret is not None:
+                _write_private(tmp, SECRET, taken.secret, file_mode)
+            old = None
+            if dest.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{dest.name}-ancien-", dir=dest.parent))
+                os.rename(dest, old / dest.name)
+            os.rename(tmp, dest)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        if old is not None:
+            shutil.rmtree(old)
+
+    def copy_files(self) -> None:
+        if not self.src_records:
+            self.log.warning(
+                "No submissions of '%s' for course '%s' to collect",
+                self.coursedir.assignment_id,
+                self.coursedir.course_id,
+            )
+        else:
+            self.log.info(
+                "Processing %d submissions of '%s' for course '%s'",
+                len(self.src_records),
+                self.coursedir.assignment_id,
+                self.coursedir.course_id,
+            )
+        for record in self.src_records:
+            self._collect_one(record)
+        self._report_set_aside()
+
+    def _collect_one(self, record: dict) -> None:
+        """nbgrader's rule to copy or not (its log lines kept: the summary reads them), with the
+        course's copy."""
+        student = record["username"]
+        assignment = self.coursedir.assignment_id
+        dest = Path(
+            self.coursedir.format_path(self.coursedir.submitted_directory, student, assignment)
+        )
+        updating = dest.is_dir()
+        copy = not updating
+        if updating:
+            try:
+                existing = self.coursedir.get_existing_timestamp(str(dest))
+            except Exception:  # an unreadable timestamp: the new copy is taken for newer
+                existing = None
+            new = record["timestamp"]
+            copy = (self.update and (existing is None or new > existing)) or (
+                self.before_duedate and existing != new
+            )
+        if not copy:
+            if self.update:
+                self._said("unchanged", student)
+            else:
+                self._said("already", student)
+            return
+        try:
+            taken = self._take(record)
+        except Unsafe as exc:
+            self.set_aside.append(SetAside(record["filename"], str(exc), None))
+            return
+        try:
+            self._write(taken, dest)
+        except OSError as exc:
+            reason = f"copie impossible dans {dest.parent} ({french_reason(exc)})"
+            self.set_aside.append(SetAside(record["filename"], reason, None))
+            return
+        self._said("updated" if updating else "collected", student)
+        if taken.ignored:
+            self.log.warning(
+                "%s%s%s%s", IGNORED_LEAD, record["filename"], IGNORED_SEP, ", ".join(taken.ignored)
+            )
+
+    def _said(self, kind: str, student: str) -> None:
+        """nbgrader's own line for what was done with `student`'s copy."""
+        lead = COLLECT_LINES[kind]
+        self.log.info("%s%s%s %s", lead, LEAD_SEP, student, self.coursedir.assignment_id)
+
     def _keep(self, item: SetAside) -> None:
-        """Copy a set-aside folder into the quarantine, links copied as links, never followed."""
-        if not item.keep:
+        """Copy a set-aside folder into the quarantine: plain files only, each opened without
+        following a link and within the size limit; anything else is listed, never read."""
+        if not item.keep:  # an erased learner's copy stays out of the course
             return
         root = Path(self.coursedir.root) / self.quarantine_directory / self.coursedir.assignment_id
         dest = root / item.name
         src = Path(self.inbound_path) / item.name
         try:
-            if not dest.exists():
-                root.mkdir(parents=True, exist_ok=True)
-                if src.is_symlink() or not src.is_dir():
-                    dest.mkdir()
-                    (dest / "LIEN.txt").write_text(
-                        f"{item.name} -> {os.readlink(src) if src.is_symlink() else '?'}\n",
-                        encoding="utf-8",
+            if dest.exists():
+                item.kept = dest
+                return
+            root.mkdir(parents=True, exist_ok=True)
+            os.chmod(root, self._modes()[0])
+            dest.mkdir(mode=self._modes()[0])
+            if src.is_symlink() or not src.is_dir():
+                target = os.readlink(src) if src.is_symlink() else "?"
+                (dest / "LIEN.txt").write_text(f"{item.name} -> {target}\n", encoding="utf-8")
+            else:
+                fd = open_dir(src)
+                try:
+                    skipped = self._keep_folder(fd, dest, 0)
+                finally:
+                    os.close(fd)
+                if skipped:
+                    (dest / "NON_COPIES.txt").write_text(
+                        "".join(f"{line}\n" for line in skipped), encoding="utf-8"
                     )
-                else:
-                    shutil.copytree(src, dest, symlinks=True)
             item.kept = dest
-        except OSError as exc:
-            item.reason += f" (copie impossible\u00a0: {french_reason(exc)})"
+        except (OSError, Unsafe) as exc:
+            why = french_reason(exc) if isinstance(exc, OSError) else str(exc)
+            item.reason += f" (copie impossible\u00a0: {why})"
 
-    def copy_files(self) -> None:
-        # every copy left was checked above; nbgrader's own check only warns, by pwd alone
-        check_owner, self.check_owner = self.check_owner, False
-        try:
-            super().copy_files()
-        finally:
-            self.check_owner = check_owner
+    def _keep_folder(self, dir_fd: int, dest: Path, depth: int) -> list[str]:
+        skipped = []
+        for name in sorted(os.listdir(dir_fd)):
+            try:
+                info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                if stat.S_ISDIR(info.st_mode) and depth < _QUARANTINE_DEPTH:
+                    sub = open_dir(name, dir_fd)
+                    try:
+                        (dest / name).mkdir(mode=self._modes()[0])
+                        skipped += [
+                            f"{name}/{s}" for s in self._keep_folder(sub, dest / name, depth + 1)
+                        ]
+                    finally:
+                        os.close(sub)
+                    continue
+                data, _ = read_regular(dir_fd, name, None, self._limit)
+                _write_private(dest, name, data, self._modes()[1])
+            except Unsafe as exc:
+                skipped.append(f"{name}\u00a0: {exc}")
+            except OSError as exc:
+                skipped.append(f"{name}\u00a0: {french_reason(exc)}")
+        return skipped
+
+    def _report_set_aside(self) -> None:
         if not self.set_aside:
             return
         for item in self.set_aside:
@@ -223,3 +593,85 @@ class OwnerCheckedCollect(ExchangeCollect):
             "remplace jamais la sienne."
         )
         self.fail("\n".join(lines))
+
+
+class CheckedReleaseFeedback(ExchangeReleaseFeedback):
+    """nbgrader's feedback release: only ``<notebook>.html`` of the assignment's notebooks, read
+    without following links; a student without a usable secret is named and left out."""
+
+    def _students(self) -> Iterable[tuple[str, str]]:
+        """(student id, feedback folder) for each ``feedback/<student>/<assignment>`` folder."""
+        for folder in sorted(glob.glob(self.src_path)):
+            yield Path(folder).parent.name, folder
+
+    def copy_files(self) -> None:
+        excluded = set(filter(None, self.coursedir.student_id_exclude.split(",")))
+        db_file = sqlite_path(self.coursedir.db_url)
+        if db_file is not None and not db_file.is_file():  # never created just to be read
+            expected = assignment_notebooks(self.coursedir)
+        else:
+            with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+                expected = assignment_notebooks(self.coursedir, gb)
+        problems: list[str] = []
+        # the pages are the course owner's (whoever runs the release: root may, for them)
+        feedback = self.coursedir.format_path(self.coursedir.feedback_directory, ".", ".")
+        me = os.stat(feedback).st_uid if os.path.isdir(feedback) else os.getuid()
+        for student, folder in self._students():
+            if student in excluded:
+                continue
+            try:
+                self._release_one(student, folder, expected, me)
+            except Unsafe as exc:
+                problems.append(f"  - {quoted(student)}\u00a0: {exc}")
+            except OSError as exc:
+                problems.append(f"  - {quoted(student)}\u00a0: {french_reason(exc)}")
+        if problems:
+            self.fail(
+                "\n".join(
+                    [
+                        f"{len(problems)} {LEFT_OUT} (les autres l'ont)\u00a0:",
+                        *problems,
+                    ]
+                )
+            )
+
+    def _release_one(self, student: str, folder: str, expected: set[str] | None, me: int) -> None:
+        fd = open_dir(folder)
+        try:
+            pages = {}
+            for name in sorted(os.listdir(fd)):
+                if name.endswith(".html") and _is_notebook(name[:-5] + ".ipynb", expected):
+                    pages[name[:-5]], _ = read_regular(fd, name, me, 1000 * 1000 * 1000)
+            if not pages:
+                return
+            try:
+                secret, _ = read_regular(fd, SECRET, me, _SMALL)
+            except Unsafe as exc:
+                raise Unsafe(f"pas de secret de dépôt lisible ({exc})") from exc
+            if not secret.strip():
+                raise Unsafe(f"secret de dépôt vide ({SECRET})")
+            try:
+                stamp, _ = read_regular(fd, TIMESTAMP, me, _SMALL)
+                timestamp = stamp.decode("utf-8", "replace").strip()
+            except Unsafe:
+                timestamp = ""
+        finally:
+            os.close(fd)
+        key = secret.decode("utf-8", "surrogateescape")
+        out = Path(self.dest_path)
+        for notebook, data in pages.items():
+            checksum = notebook_hash(secret=key, notebook_id=notebook)
+            self.log.info(
+                "Releasing feedback for student '%s' on assignment '%s/%s/%s' (%s)",
+                student,
+                self.coursedir.course_id,
+                self.coursedir.assignment_id,
+                notebook,
+                timestamp,
+            )
+            tmp = Path(tempfile.mkdtemp(prefix=".page-", dir=out))
+            try:
+                _write_private(tmp, "page.html", data, 0o644)  # the student reads it
+                os.replace(tmp / "page.html", out / f"{checksum}.html")
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)

@@ -19,10 +19,11 @@ from pathlib import Path
 from .french_args import FrenchParser
 from .french_format import seconds_text
 from .grading_error import GradingError
+from .nbgrader_flags import student_pattern
 from .nbgrader_log import LogWatcher
 from .nbgrader_run import BIN, ProgressBar, nbgrader_env, run_logged
 from .paths import CourseDirs, course_dirs
-from .submitted_ids import submitted_students
+from .submitted_ids import matching, submitted_students
 from .system_reason import french_message
 
 __all__ = ["generate_feedback", "main", "stale_feedback"]
@@ -53,6 +54,9 @@ def generate_feedback(
     """Run ``nbgrader generate_feedback``; return the summary lines and the exit status."""
     dirs = course_dirs(grader_dir)
     students = submitted_students(dirs.autograded, assignment)
+    pattern = student_pattern(extra_args)
+    if pattern:  # nbgrader writes only these: the others are neither done nor failed
+        students = matching(pattern, students)
     if not students:
         raise GradingError(
             f"Aucune copie notée de « {assignment} » dans {dirs.autograded}\u00a0: lancez "

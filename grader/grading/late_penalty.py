@@ -1,10 +1,12 @@
 """The course's late-submission rule, as an nbgrader plugin: one point per day late, started.
 
 nbgrader computes how late a submission is (its ``timestamp.txt`` against the assignment's due
-date, ``nbgrader db assignment add … --duedate``) and asks this plugin for the penalty of each
-notebook; it stores it in the gradebook, where ``nbgrader export``, formgrader, the feedback
-pages and the class report read it. Configured in ``grader/nbgrader_config.py``
-(``AssignLatePenalties.plugin_class``); the statement of the TP says the same rule.
+date, ``nbgrader db assignment add … --duedate``; from the exchange, that file holds the deposit
+time the course's collect read, never the time the student claims: ``grading.exchange``) and
+asks this plugin for the penalty of each notebook; it stores it in the gradebook, where
+``nbgrader export``, formgrader, the feedback pages and the class report read it. Configured
+in ``grader/nbgrader_config.py`` (``AssignLatePenalties.plugin_class``); the statement of the
+TP says the same rule.
 """
 
 from __future__ import annotations

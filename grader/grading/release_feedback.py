@@ -5,8 +5,10 @@
 Stock ``nbgrader release_feedback`` runs, its English log kept in
 ``rapport/release-feedback.log``. The summary is read from nbgrader's own records: the line
 its release writes per page given back, the pages it could not match (an error it only logs,
-exit status 0: here the command fails), and the students who handed in a copy
-(``submitted/``) but have no feedback page yet (``make feedback`` first).
+exit status 0: here the command fails), the students the course's release left out (no usable
+``submission_secret.txt``: ``grading.exchange.CheckedReleaseFeedback``; everyone else got their
+page, the command fails), and the students who handed in a copy (``submitted/``) but have no
+feedback page yet (``make feedback`` first).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .exchange import LEFT_OUT
 from .french_format import collation_key
 from .ids import quoted
 from .nbgrader_flags import student_pattern
@@ -22,13 +25,29 @@ from .nbgrader_quiet import assignment_command, run_quiet
 from .paths import course_dirs
 from .submitted_ids import matching, submitted_students
 
-__all__ = ["main", "read_release_log", "release_feedback"]
+__all__ = ["main", "read_left_out", "read_release_log", "release_feedback"]
 
 # nbgrader 0.9.6's ExchangeReleaseFeedback.copy_files: the text of its INFO and ERROR records
 _RELEASED = re.compile(
     r"Releasing feedback for student '(?P<student>.*)' on assignment '.*' \(.*\)"
 )
 _UNMATCHED = re.compile(r"Could not match '(?P<path>.*)' with regexp")
+# grading.exchange.CheckedReleaseFeedback's failure: a header, then one "- «id» : why" per student
+_LEFT_OUT_OPEN, _LEFT_OUT_CLOSE = "- «\u00a0", "\u00a0»\u00a0: "
+
+
+def read_left_out(log: str) -> dict[str, str]:
+    """Students the course's release left out, with why (French), from its failure record."""
+    left_out: dict[str, str] = {}
+    inside = False
+    for line in log.splitlines():
+        record = LOG_RECORD.match(line)
+        if record:
+            inside = LEFT_OUT in record["text"]
+        elif inside and line.strip().startswith(_LEFT_OUT_OPEN):
+            student, _, why = line.strip()[len(_LEFT_OUT_OPEN) :].partition(_LEFT_OUT_CLOSE)
+            left_out[student] = why
+    return left_out
 
 
 def read_release_log(log: str) -> tuple[list[str], list[str]]:
@@ -53,11 +72,12 @@ def release_feedback(
         dirs.grader_dir, ["release_feedback", assignment, *nbgrader_args], "release-feedback"
     )
     released, unmatched = read_release_log(run.log)
+    left_out = read_left_out(run.log)
     handed_in = submitted_students(dirs.grader_dir / "submitted", assignment)
     pattern = student_pattern(nbgrader_args)
     if pattern:
         handed_in = matching(pattern, handed_in)
-    waiting = sorted(set(handed_in) - set(released), key=collation_key)
+    waiting = sorted(set(handed_in) - set(released) - set(left_out), key=collation_key)
     lines = [f"Retours de {quoted(assignment)} rendus dans l'échange de nbgrader\u00a0:"]
     if released:
         lines.append(
@@ -76,9 +96,14 @@ def release_feedback(
         status = 1
         lines.append(f"✘ {len(unmatched)} page(s) que nbgrader n'a pas su attribuer\u00a0:")
         lines += [f"    {path}" for path in unmatched]
+    if left_out:
+        status = 1
+        lines.append(f"✘ {len(left_out)} {LEFT_OUT} (les autres l'ont)\u00a0:")
+        lines += [f"    {quoted(s)}\u00a0: {why}" for s, why in sorted(left_out.items())]
     if run.status:
         status = 1
-        lines.append(run.failure(f"retours de {quoted(assignment)}"))
+        if not left_out:  # otherwise the failure is the students left out, listed above
+            lines.append(run.failure(f"retours de {quoted(assignment)}"))
     lines.append(f"Journal de nbgrader\u00a0: {run.log_path}")
     return status, lines
 

@@ -1,7 +1,8 @@
 """`make grade` (from the root) and `make rapport` (from grader/) as an ordinary Unix user, on
 their own fresh clone, with a Python environment every user can read (built by the shipped
 grader/hub/install-course-env.sh, from Debian's python3): no root-only flag, no file left to
-root, the grades right."""
+root, the grades right, and the grades private: another user of the machine reads none of them
+(issue 32, point 11)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 from exchange_class import readable_course_env
 from grading_course import clone_head, make, submit, submit_carnet
-from hub.classhub import create_user, remove_user
+from hub.classhub import create_user, remove_user, unix_users
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 
@@ -25,6 +26,16 @@ def readable_env() -> Path:
     if os.geteuid() != 0 or not shutil.which("runuser"):
         pytest.skip("crée un vrai utilisateur Unix\u00a0: il faut être root sous Linux")
     return readable_course_env()
+
+
+def _read_as(user: str, path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["runuser", "-u", user, "--", "cat", str(path)],
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=60,
+    )
 
 
 def test_a_normal_user_grades_and_reports(readable_env, expected_scores):
@@ -71,6 +82,17 @@ def test_a_normal_user_grades_and_reports(readable_env, expected_scores):
         }
         for path in (notes, grader / "gradebook.db", grader / "autograded" / "ana"):
             assert path.stat().st_uid == account.pw_uid, path
+        other = f"voisin{os.getpid() % 100000}"
+        with unix_users([other]):
+            # the positive control: the clone's own files, through the same folders
+            seen = _read_as(other, grader / "nbgrader_config.py")
+            assert seen.returncode == 0, seen.stderr
+            graded = grader / "autograded" / "ana" / "oublier" / "oublier.ipynb"
+            page = grader / "rapport" / "rapport.html"
+            for path in (notes, grader / "gradebook.db", graded, page):
+                assert path.stat().st_mode & 0o077 == 0, (path, oct(path.stat().st_mode))
+                denied = _read_as(other, path)
+                assert denied.returncode != 0 and "Permission denied" in denied.stderr, path
     finally:
         remove_user(user)
         shutil.rmtree(base, ignore_errors=True)
