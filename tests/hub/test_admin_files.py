@@ -239,6 +239,12 @@ def test_kubernetes_hook_gives_groups_roles_uids_and_images(kubernetes_hook, val
     assert c.KubeSpawner.gid == values["singleuser"]["fsGid"] == 100
 
 
+def test_the_hub_database_volume_outlives_helm_uninstall(values):
+    """Helm keeps a resource annotated `keep` on uninstall: the hub's database volume."""
+    annotations = values["hub"]["db"]["pvc"]["annotations"]
+    assert annotations["helm.sh/resource-policy"] == "keep"
+
+
 def test_two_names_on_one_uid_stop_the_hub(monkeypatch):
     """Two people of the class on one uid would share their files: refused, both named."""
     import kube_recipe
