@@ -39,7 +39,7 @@ from pathlib import Path
 import requests
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from roster import Member, RosterError, hub_groups, read_roster  # noqa: E402
+from roster import Member, RosterError, hub_groups, read_roster, unix_name  # noqa: E402
 
 __all__ = ["Plan", "HubApi", "main", "plan_sync", "sync_once"]
 
@@ -138,8 +138,9 @@ def _leave_unix_group(names: list[str]) -> None:
     except KeyError:
         return
     for name in names:
-        if prefix + name in members:
-            subprocess.run(["gpasswd", "-d", prefix + name, group_name], capture_output=True)
+        account = unix_name(name, prefix)  # TLJH cuts a long one
+        if account in members:
+            subprocess.run(["gpasswd", "-d", account, group_name], capture_output=True)
 
 
 def sync_once(api: HubApi, roster: str, course_id: str) -> Plan:
