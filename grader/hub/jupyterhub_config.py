@@ -262,10 +262,12 @@ def pre_spawn_hook(spawner) -> None:
         _set_unix_membership(unix_name(spawner.user.name, UNIX_PREFIX), role == "instructors")
     if hasattr(spawner, "user_groups"):
         # TLJH's spawner adds the account to these groups at every start (and creates it at the
-        # first): this user's, from the hub's groups now, never a list read once at start
+        # first): the template's group from the hub's groups now, never a list read once at
+        # start; TLJH's other groups (tljh-config's users.extra_user_groups) as the admin set them
         name = spawner.user.name
         unix_groups = {
-            group: [u for u in users if u != name] for group, users in spawner.user_groups.items()
+            group: [u for u in users if u != name or group != UNIX_GROUP]
+            for group, users in spawner.user_groups.items()
         }
         if role == "instructors":
             unix_groups.setdefault(UNIX_GROUP, []).append(name)
