@@ -263,6 +263,46 @@ async def test_an_oublier_that_leaves_user_states_is_told_so(monkeypatch, progre
     assert _rows(progress_file, "alice") == {"sessions": 0, "events": 0, "user_states": 1}
 
 
+@pytest.mark.parametrize("login", ["ed", "cours"])
+async def test_a_short_login_found_in_what_stays_is_still_forgotten(
+    login, monkeypatch, progress_file, capsys
+):
+    """A login that also spells part of what must stay (« ed » in the control's event,
+    « cours » the app's name): the full-score answer forgets it all the same. Before, the bytes
+    of the schema and of the control counted as the learner's and the answer was refused."""
+    _as(monkeypatch, login)
+    record("01", "quiz", quiz="l1-a", option=0, juste=True)
+    answer = (SUBMISSIONS / "complete_vacuum.py").read_text(encoding="utf-8")
+    assert await oublier_ma_progression(answer) is True, capsys.readouterr().out
+    assert _rows(progress_file, login) == {"sessions": 0, "events": 0, "user_states": 0}
+    # the control: the seed's answer, which leaves the user_states row, is still refused
+    record("01", "quiz", quiz="l1-a", option=0, juste=True)
+    seed = (SUBMISSIONS / "graine.py").read_text(encoding="utf-8")
+    assert await oublier_ma_progression(seed) is False
+
+
+async def test_a_short_login_left_in_free_pages_is_told(monkeypatch, progress_file, capsys):
+    """The rows deleted without VACUUM (secure_delete off, as upstream SQLite, macOS and
+    conda-forge build it): the login's bytes stay in the file's free pages, beyond what a clean
+    copy of the rows that stay holds, and the learner is told so."""
+    _as(monkeypatch, "ed")
+    for n in range(40):
+        record("01", "quiz", quiz=f"l1-{n}", option=0, juste=True, note="ed " * 50)
+    cell = (
+        "def oublier(service, user_id):\n"
+        "    conn = sqlite3.connect(service.db_path)\n"
+        "    conn.execute('PRAGMA secure_delete = OFF')  # upstream's default (not Debian's)\n"
+        "    with conn:\n"
+        "        for table in ('events', 'sessions', 'user_states'):\n"
+        "            conn.execute(f'DELETE FROM {table} WHERE user_id = ?', (user_id,))\n"
+        "    conn.execute('PRAGMA wal_checkpoint(TRUNCATE)')\n"
+        "    conn.close()\n"
+    )
+    assert await oublier_ma_progression(cell) is False, capsys.readouterr().out
+    assert _rows(progress_file, "ed") == {"sessions": 0, "events": 0, "user_states": 0}
+    assert "✘ Il reste de vous des lignes ou des octets" in capsys.readouterr().out
+
+
 # -- starting a lesson again --------------------------------------------------------------------
 
 
