@@ -32,6 +32,7 @@ import sqlite3
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,9 @@ DB_ENV_VAR = "COURS_PROGRES_DB"
 USER_ENV_VAR = "COURS_PROGRES_USER"  # tests and shared machines; else the hub's or the login
 DEFAULT_PATH = Path(".cours-memoire-tuteur") / "progres.db"  # under the home
 TIMEOUT = 10.0  # seconds for one read or write of the progress file
+# after a file that did not answer (locked by another program): seconds without trying it, so
+# that each quiz click does not freeze the kernel TIMEOUT seconds again
+RETRY_AFTER = 60.0
 CONTROL_USER = "temoin"  # the control learner of oublier_ma_progression
 
 
@@ -181,7 +185,10 @@ def _run(work: Callable[[Any], Coroutine[Any, Any, Any]]) -> Any:
     arrives inside the kernel's running event loop, where ``asyncio.run`` is refused."""
     from .sessions import SqliteSessionService
 
+    global _stalled_until
     path = progress_path()
+    if time.monotonic() < _stalled_until:
+        raise TimeoutError(f"le fichier {path} n'a pas répondu récemment")
     result: dict[str, Any] = {}
 
     async def main() -> None:
@@ -199,6 +206,7 @@ def _run(work: Callable[[Any], Coroutine[Any, Any, Any]]) -> Any:
     thread.start()
     thread.join(TIMEOUT)
     if thread.is_alive():
+        _stalled_until = time.monotonic() + RETRY_AFTER
         raise TimeoutError(f"le fichier {path} n'a pas répondu en {TIMEOUT:.0f}\u00a0s")
     if "error" in result:
         raise result["error"]
@@ -240,6 +248,7 @@ async def _append(service: Any, user: str, step: str, meta: dict[str, Any]) -> N
     await service.append_event(session, event)
 
 
+_stalled_until = 0.0  # time.monotonic() before which the file is not tried again
 _lock = threading.Lock()
 _cache: list[tuple[str, dict[str, Any]]] | None = None  # this kernel's copy of the events
 _warned = False
@@ -260,9 +269,10 @@ def _warn(exc: BaseException) -> None:
 
 def reset_cache() -> None:
     """Forget this kernel's copy of the events (the next read goes to the file)."""
-    global _cache
+    global _cache, _stalled_until
     with _lock:
         _cache = None
+        _stalled_until = 0.0
 
 
 def _events() -> list[tuple[str, dict[str, Any]]]:
@@ -467,13 +477,21 @@ def recommencer(lecon: str, dossier: str | os.PathLike[str] = ".") -> list[str]:
     async def forget(service: Any) -> None:
         await service.delete_session(app_name=APP_NAME, user_id=user, session_id=lesson.key)
 
+    failed = None
     if progress_path().exists():
-        _run(forget)
+        try:
+            _run(forget)
+        except Exception as exc:  # noqa: BLE001 - a damaged or locked file: said, not raised
+            failed = exc
     reset_cache()
     print(
         f"Leçon {lesson.label} recommencée\u00a0: "
         + (f"fichiers supprimés\u00a0: {', '.join(removed)}" if removed else "aucun fichier")
-        + "\u00a0; sa progression est effacée, celle des autres étapes reste."
+        + (
+            f"\u00a0; sa progression n'a pas pu être effacée ({progress_path()}\u00a0: {failed})."
+            if failed
+            else "\u00a0; sa progression est effacée, celle des autres étapes reste."
+        )
     )
     return removed
 
@@ -536,8 +554,15 @@ async def oublier_ma_progression(cellule: str | None = None) -> bool:
     async def add_control(service: Any) -> None:
         await _append(service, CONTROL_USER, "00", {"type": "temoin"})
 
-    _run(add_control)
-    before, control_before = _counts(path, user), _counts(path, CONTROL_USER)
+    try:
+        _run(add_control)
+        before, control_before = _counts(path, user), _counts(path, CONTROL_USER)
+    except Exception as exc:  # noqa: BLE001 - a damaged or locked file: said, not raised
+        print(
+            f"✘ Votre fichier de progression est inutilisable ({path}\u00a0: {exc})\u00a0: "
+            "rien n'est fait."
+        )
+        return False
     namespace: dict[str, Any] = {
         "__name__": "votre_cellule_oublier",
         "APP_NAME": APP_NAME,

@@ -10,6 +10,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -301,6 +302,64 @@ async def test_a_short_login_left_in_free_pages_is_told(monkeypatch, progress_fi
     assert await oublier_ma_progression(cell) is False, capsys.readouterr().out
     assert _rows(progress_file, "ed") == {"sessions": 0, "events": 0, "user_states": 0}
     assert "✘ Il reste de vous des lignes ou des octets" in capsys.readouterr().out
+
+
+async def test_a_damaged_progress_file_is_said_by_recommencer_and_oublier(
+    monkeypatch, progress_file, tmp_path, capsys
+):
+    """Not a SQLite file (a copy gone wrong, a crash): recommencer still removes the lesson's
+    files and says the progress could not be erased; oublier_ma_progression says it and does
+    nothing. Both raised before (a traceback in the learner's notebook); the file is untouched."""
+    _as(monkeypatch, "alice")
+    damaged = b"pas une base SQLite " * 50
+    progress_file.parent.mkdir(parents=True, exist_ok=True)
+    progress_file.write_bytes(damaged)
+    (tmp_path / "lecon04.db").write_bytes(b"")
+    assert recommencer("04", tmp_path) == ["lecon04.db"]
+    out = capsys.readouterr().out
+    assert "Leçon 4 recommencée" in out and "n'a pas pu être effacée" in out
+    answer = (SUBMISSIONS / "complete_vacuum.py").read_text(encoding="utf-8")
+    assert await oublier_ma_progression(answer) is False
+    assert "✘ Votre fichier de progression est inutilisable" in capsys.readouterr().out
+    assert progress_file.read_bytes() == damaged
+
+
+def test_a_locked_progress_file_freezes_one_click_not_each(monkeypatch, progress_file):
+    """Another program holds the file's write lock (a sqlite3 shell left in a transaction):
+    the first answer waits TIMEOUT and warns, the next ones do not wait (before: TIMEOUT each,
+    the kernel frozen at every click); once the lock is gone, recording comes back."""
+    _as(monkeypatch, "alice")
+    monkeypatch.setattr(progress, "TIMEOUT", 2.0)
+    monkeypatch.setattr(progress, "RETRY_AFTER", 4.0)
+    assert record("01", "quiz", quiz="l1-a", option=0, juste=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys, time\n"
+            "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+            "c.execute('BEGIN EXCLUSIVE'); print('verrou', flush=True); time.sleep(60)\n",
+            str(progress_file),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "verrou"
+        waits = []
+        for n in range(3):
+            start = time.monotonic()
+            assert record("01", "quiz", quiz=f"l1-{n}", option=0, juste=True) is False
+            waits.append(time.monotonic() - start)
+        assert waits[0] >= 2.0 and max(waits[1:]) < 1.0, waits  # the control: the first waited
+    finally:
+        holder.kill()
+        holder.wait()
+    time.sleep(4.0)
+    assert record("01", "quiz", quiz="l1-b", option=0, juste=True) is True
+    progress.reset_cache()
+    # (the first waiting write may land once the lock is gone: its thread waited on)
+    assert {"l1-a", "l1-b"} <= {m.get("quiz") for _s, m in progress._events()}
 
 
 # -- starting a lesson again --------------------------------------------------------------------
