@@ -79,7 +79,7 @@ class Lesson:
     title: str
     notebook: str  # relative to the lessons' folder
     quiz_prefix: str | None  # quiz idents of this notebook start with it
-    files: tuple[str, ...] = ()  # globs of the files it leaves in its folder
+    files: tuple[str, ...] = ()  # "x.db*": the databases it leaves in its folder; else a folder
     exercises: tuple[str, ...] = ()  # the functions its exercises ask for
 
 
@@ -447,10 +447,23 @@ def mon_parcours() -> Parcours:
 # -- start a lesson again ---------------------------------------------------------------------
 
 
+# what SQLite keeps beside a database file: a lesson's "lecon04.db*" is these, never the learner's
+# own "lecon04.db.sauvegarde" nor a folder of theirs
+SQLITE_SUFFIXES = ("", "-wal", "-shm", "-journal")
+
+
 def _lesson_files(lesson: Lesson, folder: Path) -> list[Path]:
     found = []
     for pattern in lesson.files:
-        found += [p for p in folder.glob(pattern) if p.parent == folder]
+        if pattern.endswith(".db*"):  # a database (its glob may name several) and its journals
+            for name in (pattern[:-1] + suffix for suffix in SQLITE_SUFFIXES):
+                found += [
+                    p
+                    for p in folder.glob(name)
+                    if p.parent == folder and (p.is_symlink() or not p.is_dir())
+                ]
+        elif (folder / pattern).is_symlink() or (folder / pattern).exists():
+            found.append(folder / pattern)  # a folder the lesson makes, by its exact name
     return sorted(set(found))
 
 

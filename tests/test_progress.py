@@ -406,6 +406,35 @@ def test_recommencer_removes_what_the_lesson_made_and_its_progress_only(
         recommencer("99", folder)
 
 
+def test_recommencer_keeps_the_learners_own_copies_and_folders(tmp_path):
+    """Only what SQLite keeps beside the lesson's databases goes: the learner's copy
+    « lecon04.db.sauvegarde », a folder « lecon04.db-copies » and « essai_notes.db.txt » stay
+    (the globs lecon04.db* and essai_*.db* removed them, the folder with everything in it)."""
+    made = ["lecon04.db", "lecon04.db-wal", "lecon04.db-shm", "essai_fk.db", "essai_pages.db-wal"]
+    for name in made:
+        (tmp_path / name).write_bytes(b"")
+    mine = ["lecon04.db.sauvegarde", "essai_notes.db.txt", "lecon04.db-copies/copie.db"]
+    for name in mine:
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("à moi", encoding="utf-8")
+    assert sorted(recommencer("04", tmp_path)) == sorted(made)  # the control: these go
+    assert all((tmp_path / name).read_text(encoding="utf-8") == "à moi" for name in mine)
+
+
+def test_recommencer_removes_links_never_what_they_point_to(tmp_path):
+    """« lecon07-instances » and « lecon07.db » planted as symbolic links to the learner's own
+    folder and file: the links go, the folder and the file stay whole."""
+    lessons, mine = tmp_path / "lecons", tmp_path / "a_moi"
+    lessons.mkdir()
+    mine.mkdir()
+    (mine / "notes.db").write_text("à moi", encoding="utf-8")
+    (lessons / "lecon07-instances").symlink_to(mine, target_is_directory=True)
+    (lessons / "lecon07.db").symlink_to(mine / "notes.db")
+    assert sorted(recommencer("07", lessons)) == ["lecon07-instances", "lecon07.db"]
+    assert list(lessons.iterdir()) == []
+    assert (mine / "notes.db").read_text(encoding="utf-8") == "à moi"
+
+
 def test_make_recommencer_runs_the_same_command():
     dry = subprocess.run(
         ["make", "-n", "--no-print-directory", "recommencer", "LECON=04"],
