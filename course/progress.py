@@ -214,12 +214,29 @@ def _run(work: Callable[[Any], Coroutine[Any, Any, Any]]) -> Any:
 
 
 def _prepare_file(path: Path) -> None:
-    """The folder (private) and the file (readable by its owner only): it holds personal data."""
-    if path.exists():
+    """The folder (private) and the file (readable by its owner only): it holds personal data.
+
+    A file (or a -wal, -shm, -journal beside it) that another account owns is refused: in a
+    folder others may write (``COURS_PROGRES_DB`` in /tmp or a shared folder), a classmate who
+    made it first would read every answer; one of ours open to others is made private again."""
+    if not path.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+    if not hasattr(os, "getuid"):
         return
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    os.close(fd)
+    for file in (path, *(Path(f"{path}{suffix}") for suffix in ("-wal", "-shm", "-journal"))):
+        try:
+            found = file.stat()
+        except FileNotFoundError:
+            continue
+        if found.st_uid != os.getuid():
+            raise PermissionError(
+                f"{file} appartient à un autre compte (uid {found.st_uid})\u00a0: il pourrait "
+                "lire votre progression, rien n'y est écrit"
+            )
+        if found.st_mode & 0o077:
+            file.chmod(0o600)
 
 
 async def _read_events(service: Any, user: str) -> list[tuple[str, dict[str, Any]]]:

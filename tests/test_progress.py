@@ -362,6 +362,36 @@ def test_a_locked_progress_file_freezes_one_click_not_each(monkeypatch, progress
     assert {"l1-a", "l1-b"} <= {m.get("quiz") for _s, m in progress._events()}
 
 
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="chown: root")
+@pytest.mark.parametrize("planted", ["progres.db", "progres.db-wal"])
+def test_a_progress_file_a_classmate_made_first_is_refused(planted, tmp_path, monkeypatch, capsys):
+    """COURS_PROGRES_DB in a folder everyone may write (/tmp): a classmate (another uid) made
+    the file, or its -wal, first, open to all. Nothing of the learner is written into it (before:
+    every answer went into the classmate's file); the learner's own file in a private folder is
+    the control, recorded and made private."""
+    shared = tmp_path / "partage"
+    shared.mkdir(mode=0o1777)
+    shared.chmod(0o1777)
+    trap = shared / planted
+    trap.write_bytes(b"")
+    os.chown(trap, 1, 1)  # daemon: a classmate
+    trap.chmod(0o666)
+    monkeypatch.setenv("COURS_PROGRES_DB", str(shared / "progres.db"))
+    _as(monkeypatch, "victime")
+    monkeypatch.setattr(progress, "_warned", False)  # a new kernel: its one warning
+    assert record("01", "quiz", quiz="l1-a", option=0, juste=True) is False
+    assert "appartient à un autre compte" in capsys.readouterr().err
+    assert all(b"victime" not in p.read_bytes() for p in shared.iterdir() if p.is_file())
+    own = tmp_path / "prive" / "progres.db"
+    own.parent.mkdir(mode=0o700)
+    own.write_bytes(b"")
+    own.chmod(0o644)
+    monkeypatch.setenv("COURS_PROGRES_DB", str(own))
+    progress.reset_cache()
+    assert record("01", "quiz", quiz="l1-a", option=0, juste=True) is True
+    assert own.stat().st_mode & 0o777 == 0o600
+
+
 # -- starting a lesson again --------------------------------------------------------------------
 
 
