@@ -176,8 +176,10 @@ def sync_once(api: HubApi, roster: str, course_id: str) -> Plan:
         apply(names, "DELETE", f"/groups/{group}/users", json={"users": names})
     _leave_unix_group(plan.demoted)  # before any server stops: no read of the solutions left
     for name in plan.restart:
-        if users[name].get("server") or users[name].get("pending") == "spawn":
-            apply([name], "DELETE", f"/users/{name}/server")
+        # asked of each, not only of those the list of users showed running: a server started
+        # after that list was read and before the group change would keep the old role (and the
+        # Unix group in its processes); the hub answers 204 for a server that is not running
+        apply([name], "DELETE", f"/users/{name}/server")
     for name in plan.create:  # one by one: the hub refuses a whole list for one bad name
         apply([name], "POST", f"/users/{name}")
     for group, names in plan.group_add.items():
