@@ -292,6 +292,28 @@ def reset_cache() -> None:
         _stalled_until = 0.0
 
 
+# the facts each kind of event must hold, with their types: an event without them (written by
+# the learner's own code, a hand edit, another version) is left out, never a KeyError that
+# breaks the start page and every hint
+_FACTS: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "quiz": {"quiz": str},
+    "indice": {"echelle": str, "niveau": int},
+    "bilan": {"total": int},
+    "exercice": {"exercice": str},
+    "verifier": {"respectes": int, "criteres": int},
+}
+
+
+def _well_formed(meta: Any) -> bool:
+    if not isinstance(meta, dict):
+        return False
+    needed = _FACTS.get(meta.get("type"), {})  # type: ignore[arg-type]
+    return all(
+        isinstance(meta.get(key), kind) and not isinstance(meta.get(key), bool)
+        for key, kind in needed.items()
+    )
+
+
 def _events() -> list[tuple[str, dict[str, Any]]]:
     """The learner's events, read once per kernel (then kept up to date by ``record``)."""
     global _cache
@@ -303,7 +325,7 @@ def _events() -> list[tuple[str, dict[str, Any]]]:
             except Exception as exc:  # noqa: BLE001 - recording never breaks a lesson
                 _warn(exc)
                 _cache = []
-        return list(_cache)
+        return [(step, meta) for step, meta in _cache if _well_formed(meta)]
 
 
 def record(step: str, kind: str, **facts: Any) -> bool:

@@ -392,6 +392,25 @@ def test_a_progress_file_a_classmate_made_first_is_refused(planted, tmp_path, mo
     assert own.stat().st_mode & 0o777 == 0o600
 
 
+def test_malformed_events_leave_the_start_page_and_the_hints_working(monkeypatch, progress_file):
+    """Events without their facts (written by the learner's own code through record, a hand
+    edit, another version of the course): left out. Before, a KeyError broke the start page and
+    every indice() until the file was erased. The well-formed ones are the control."""
+    from course import hints
+
+    _as(monkeypatch, "alice")
+    record("01", "quiz", option=0)
+    record("tp", "indice", niveau=1)
+    record("02", "indice", echelle=["x"], niveau=1)
+    record("01", "bilan", total="3")
+    record("01", "quiz", quiz="l1-a", option=1, juste=True)
+    progress.reset_cache()
+    assert "1. Choisir un service de session\u00a0: commencé" in repr(mon_parcours())
+    assert progress.quiz_answers("l1-a") == [1]
+    hints.indice(1, "requete_niveau")
+    assert progress.hints_used() == {("requete_niveau", 1)}
+
+
 # -- starting a lesson again --------------------------------------------------------------------
 
 
