@@ -44,8 +44,10 @@ __all__ = [
 
 ROLES = ("student", "instructor", "ta")
 COLUMNS = ("id", "first_name", "last_name", "email", "role")
-# JupyterHub lowercases names and nbgrader ids must match them; no separator of CSV, passwd or URLs.
-_VALID_ID = re.compile(r"^[a-z0-9_][a-z0-9_.@+-]*$")
+# JupyterHub lowercases names and nbgrader ids must match them; no separator of CSV, passwd or URLs,
+# nor nbgrader's « + » (a submission is `<student>+<assignment>+<timestamp>`: its fetch_feedback
+# splits on it and fails for an id holding one).
+_VALID_ID = re.compile(r"^[a-z0-9_][a-z0-9_.@-]*$")
 
 
 class RosterError(ValueError):
@@ -92,7 +94,8 @@ def parse_roster(text: str, source: str = "classe.csv") -> list[Member]:
         if not _VALID_ID.match(member_id):
             raise RosterError(
                 f"{source}, ligne {line}\u00a0: identifiant invalide «\u00a0{member_id}\u00a0» "
-                "(minuscules, chiffres et _ . @ + - seulement, comme le nom du hub)"
+                "(minuscules, chiffres et _ . @ - seulement, comme le nom du hub\u00a0; "
+                "pas de +, le séparateur des dépôts de nbgrader)"
             )
         if member_id in seen:
             raise RosterError(
