@@ -579,7 +579,7 @@ def _bytes_expected(path: Path, text: str) -> int:
     with tempfile.TemporaryDirectory(prefix="cours-progres-") as folder:
         copy = Path(folder) / "copie.db"
         with dbfile.reading(path) as conn:
-            conn.execute("VACUUM INTO ?", (str(copy),))
+            conn.execute("VACUUM INTO :copy", {"copy": str(copy)})
         return _bytes_found(copy, text)
 
 
