@@ -566,8 +566,11 @@ def _counts(path: Path, user: str) -> dict[str, int]:
 
 
 def _bytes_found(path: Path, text: str) -> int:
+    """Occurrences of `text` in the file and in what SQLite keeps beside it: the -wal, and the
+    -journal that journal_mode=PERSIST leaves full of the pages as they were before."""
     motif = text.encode()
-    return sum(p.read_bytes().count(motif) for p in (path, Path(f"{path}-wal")) if p.is_file())
+    beside = (path, *(Path(f"{path}{suffix}") for suffix in ("-wal", "-journal")))
+    return sum(p.read_bytes().count(motif) for p in beside if p.is_file())
 
 
 def _bytes_expected(path: Path, text: str) -> int:
@@ -645,7 +648,8 @@ async def oublier_ma_progression(cellule: str | None = None) -> bool:
             f"{control_before[table]} → {control_after[table]}"
         )
     print(
-        f"  votre identifiant dans les octets du fichier et du -wal\u00a0: {in_bytes} fois"
+        f"  votre identifiant dans les octets du fichier, du -wal et du -journal\u00a0: "
+        f"{in_bytes} fois"
         f"\u00a0; celui du témoin\u00a0: {control_bytes} fois"
     )
     # beyond what a clean copy of the rows that stay holds: the learner's trace (free pages, WAL)

@@ -411,6 +411,31 @@ def test_malformed_events_leave_the_start_page_and_the_hints_working(monkeypatch
     assert progress.hints_used() == {("requete_niveau", 1)}
 
 
+async def test_a_login_left_in_a_persisted_journal_is_told(monkeypatch, progress_file, capsys):
+    """An oublier that sets journal_mode=PERSIST (secure_delete off, as upstream builds it): the
+    rows and the file are clean, but the -journal SQLite keeps holds the pages as they were, the
+    login in them. Before, only the file and the -wal were searched: « Vous êtes oublié »."""
+    _as(monkeypatch, "alice")
+    for n in range(5):
+        record("01", "quiz", quiz=f"l1-{n}", option=0, juste=True)
+    cell = (
+        "def oublier(service, user_id):\n"
+        "    conn = sqlite3.connect(service.db_path)\n"
+        "    conn.execute('PRAGMA secure_delete = OFF')\n"
+        "    conn.execute('PRAGMA journal_mode = PERSIST')\n"
+        "    with conn:\n"
+        "        for table in ('events', 'sessions', 'user_states'):\n"
+        "            conn.execute(f'DELETE FROM {table} WHERE user_id = ?', (user_id,))\n"
+        "    conn.execute('VACUUM')\n"
+        "    conn.close()\n"
+    )
+    assert await oublier_ma_progression(cell) is False, capsys.readouterr().out
+    assert _rows(progress_file, "alice") == {"sessions": 0, "events": 0, "user_states": 0}
+    assert b"alice" not in progress_file.read_bytes()  # the file itself is clean
+    assert b"alice" in Path(f"{progress_file}-journal").read_bytes()  # the journal is not
+    assert "✘ Il reste de vous des lignes ou des octets" in capsys.readouterr().out
+
+
 # -- starting a lesson again --------------------------------------------------------------------
 
 
