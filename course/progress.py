@@ -618,6 +618,13 @@ async def oublier_ma_progression(cellule: str | None = None) -> bool:
             "rien n'est fait."
         )
         return False
+    if not any(before.values()):
+        print(
+            f"✘ Rien de vous dans {path} pour l'instant\u00a0: votre fonction n'aurait rien à "
+            "effacer, et ne serait pas mise à l'épreuve. Faites d'abord une leçon (un quiz), "
+            "puis relancez."
+        )
+        return False
     namespace: dict[str, Any] = {
         "__name__": "votre_cellule_oublier",
         "APP_NAME": APP_NAME,

@@ -436,6 +436,22 @@ async def test_a_login_left_in_a_persisted_journal_is_told(monkeypatch, progress
     assert "✘ Il reste de vous des lignes ou des octets" in capsys.readouterr().out
 
 
+async def test_an_empty_path_does_not_pass_a_function_that_does_nothing(
+    monkeypatch, progress_file, capsys
+):
+    """A learner with nothing recorded yet: a function that does nothing was told « Vous êtes
+    oublié » (nothing was there to erase). Now the learner is told their function was not put to
+    the test; once a quiz is recorded, the same function is told it leaves them (the control)."""
+    _as(monkeypatch, "zoe")
+    nothing = "def oublier(service, user_id):\n    pass\n"
+    assert await oublier_ma_progression(nothing) is False
+    out = capsys.readouterr().out
+    assert "Rien de vous" in out and "Vous êtes oublié" not in out
+    record("01", "quiz", quiz="l1-a", option=0, juste=True)
+    assert await oublier_ma_progression(nothing) is False
+    assert "✘ Il reste de vous des lignes ou des octets" in capsys.readouterr().out
+
+
 # -- starting a lesson again --------------------------------------------------------------------
 
 
