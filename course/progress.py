@@ -30,7 +30,9 @@ import os
 import shutil
 import sqlite3
 import sys
+import tempfile
 import threading
+import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +64,9 @@ DB_ENV_VAR = "COURS_PROGRES_DB"
 USER_ENV_VAR = "COURS_PROGRES_USER"  # tests and shared machines; else the hub's or the login
 DEFAULT_PATH = Path(".cours-memoire-tuteur") / "progres.db"  # under the home
 TIMEOUT = 10.0  # seconds for one read or write of the progress file
+# after a file that did not answer (locked by another program): seconds without trying it, so
+# that each quiz click does not freeze the kernel TIMEOUT seconds again
+RETRY_AFTER = 60.0
 CONTROL_USER = "temoin"  # the control learner of oublier_ma_progression
 
 
@@ -74,7 +79,7 @@ class Lesson:
     title: str
     notebook: str  # relative to the lessons' folder
     quiz_prefix: str | None  # quiz idents of this notebook start with it
-    files: tuple[str, ...] = ()  # globs of the files it leaves in its folder
+    files: tuple[str, ...] = ()  # "x.db*": the databases it leaves in its folder; else a folder
     exercises: tuple[str, ...] = ()  # the functions its exercises ask for
 
 
@@ -181,7 +186,10 @@ def _run(work: Callable[[Any], Coroutine[Any, Any, Any]]) -> Any:
     arrives inside the kernel's running event loop, where ``asyncio.run`` is refused."""
     from .sessions import SqliteSessionService
 
+    global _stalled_until
     path = progress_path()
+    if time.monotonic() < _stalled_until:
+        raise TimeoutError(f"le fichier {path} n'a pas répondu récemment")
     result: dict[str, Any] = {}
 
     async def main() -> None:
@@ -199,6 +207,7 @@ def _run(work: Callable[[Any], Coroutine[Any, Any, Any]]) -> Any:
     thread.start()
     thread.join(TIMEOUT)
     if thread.is_alive():
+        _stalled_until = time.monotonic() + RETRY_AFTER
         raise TimeoutError(f"le fichier {path} n'a pas répondu en {TIMEOUT:.0f}\u00a0s")
     if "error" in result:
         raise result["error"]
@@ -206,12 +215,29 @@ def _run(work: Callable[[Any], Coroutine[Any, Any, Any]]) -> Any:
 
 
 def _prepare_file(path: Path) -> None:
-    """The folder (private) and the file (readable by its owner only): it holds personal data."""
-    if path.exists():
+    """The folder (private) and the file (readable by its owner only): it holds personal data.
+
+    A file (or a -wal, -shm, -journal beside it) that another account owns is refused: in a
+    folder others may write (``COURS_PROGRES_DB`` in /tmp or a shared folder), a classmate who
+    made it first would read every answer; one of ours open to others is made private again."""
+    if not path.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+    if not hasattr(os, "getuid"):
         return
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    os.close(fd)
+    for file in (path, *(Path(f"{path}{suffix}") for suffix in ("-wal", "-shm", "-journal"))):
+        try:
+            found = file.stat()
+        except FileNotFoundError:
+            continue
+        if found.st_uid != os.getuid():
+            raise PermissionError(
+                f"{file} appartient à un autre compte (uid {found.st_uid})\u00a0: il pourrait "
+                "lire votre progression, rien n'y est écrit"
+            )
+        if found.st_mode & 0o077:
+            file.chmod(0o600)
 
 
 async def _read_events(service: Any, user: str) -> list[tuple[str, dict[str, Any]]]:
@@ -240,6 +266,7 @@ async def _append(service: Any, user: str, step: str, meta: dict[str, Any]) -> N
     await service.append_event(session, event)
 
 
+_stalled_until = 0.0  # time.monotonic() before which the file is not tried again
 _lock = threading.Lock()
 _cache: list[tuple[str, dict[str, Any]]] | None = None  # this kernel's copy of the events
 _warned = False
@@ -260,9 +287,32 @@ def _warn(exc: BaseException) -> None:
 
 def reset_cache() -> None:
     """Forget this kernel's copy of the events (the next read goes to the file)."""
-    global _cache
+    global _cache, _stalled_until
     with _lock:
         _cache = None
+        _stalled_until = 0.0
+
+
+# the facts each kind of event must hold, with their types: an event without them (written by
+# the learner's own code, a hand edit, another version) is left out, never a KeyError that
+# breaks the start page and every hint
+_FACTS: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "quiz": {"quiz": str},
+    "indice": {"echelle": str, "niveau": int},
+    "bilan": {"total": int},
+    "exercice": {"exercice": str},
+    "verifier": {"respectes": int, "criteres": int},
+}
+
+
+def _well_formed(meta: Any) -> bool:
+    if not isinstance(meta, dict):
+        return False
+    needed = _FACTS.get(meta.get("type"), {})  # type: ignore[arg-type]
+    return all(
+        isinstance(meta.get(key), kind) and not isinstance(meta.get(key), bool)
+        for key, kind in needed.items()
+    )
 
 
 def _events() -> list[tuple[str, dict[str, Any]]]:
@@ -276,7 +326,7 @@ def _events() -> list[tuple[str, dict[str, Any]]]:
             except Exception as exc:  # noqa: BLE001 - recording never breaks a lesson
                 _warn(exc)
                 _cache = []
-        return list(_cache)
+        return [(step, meta) for step, meta in _cache if _well_formed(meta)]
 
 
 def record(step: str, kind: str, **facts: Any) -> bool:
@@ -437,10 +487,23 @@ def mon_parcours() -> Parcours:
 # -- start a lesson again ---------------------------------------------------------------------
 
 
+# what SQLite keeps beside a database file: a lesson's "lecon04.db*" is these, never the learner's
+# own "lecon04.db.sauvegarde" nor a folder of theirs
+SQLITE_SUFFIXES = ("", "-wal", "-shm", "-journal")
+
+
 def _lesson_files(lesson: Lesson, folder: Path) -> list[Path]:
     found = []
     for pattern in lesson.files:
-        found += [p for p in folder.glob(pattern) if p.parent == folder]
+        if pattern.endswith(".db*"):  # a database (its glob may name several) and its journals
+            for name in (pattern[:-1] + suffix for suffix in SQLITE_SUFFIXES):
+                found += [
+                    p
+                    for p in folder.glob(name)
+                    if p.parent == folder and (p.is_symlink() or not p.is_dir())
+                ]
+        elif (folder / pattern).is_symlink() or (folder / pattern).exists():
+            found.append(folder / pattern)  # a folder the lesson makes, by its exact name
     return sorted(set(found))
 
 
@@ -467,13 +530,21 @@ def recommencer(lecon: str, dossier: str | os.PathLike[str] = ".") -> list[str]:
     async def forget(service: Any) -> None:
         await service.delete_session(app_name=APP_NAME, user_id=user, session_id=lesson.key)
 
+    failed = None
     if progress_path().exists():
-        _run(forget)
+        try:
+            _run(forget)
+        except Exception as exc:  # noqa: BLE001 - a damaged or locked file: said, not raised
+            failed = exc
     reset_cache()
     print(
         f"Leçon {lesson.label} recommencée\u00a0: "
         + (f"fichiers supprimés\u00a0: {', '.join(removed)}" if removed else "aucun fichier")
-        + "\u00a0; sa progression est effacée, celle des autres étapes reste."
+        + (
+            f"\u00a0; sa progression n'a pas pu être effacée ({progress_path()}\u00a0: {failed})."
+            if failed
+            else "\u00a0; sa progression est effacée, celle des autres étapes reste."
+        )
     )
     return removed
 
@@ -496,8 +567,24 @@ def _counts(path: Path, user: str) -> dict[str, int]:
 
 
 def _bytes_found(path: Path, text: str) -> int:
+    """Occurrences of `text` in the file and in what SQLite keeps beside it: the -wal, and the
+    -journal that journal_mode=PERSIST leaves full of the pages as they were before."""
     motif = text.encode()
-    return sum(p.read_bytes().count(motif) for p in (path, Path(f"{path}-wal")) if p.is_file())
+    beside = (path, *(Path(f"{path}{suffix}") for suffix in ("-wal", "-journal")))
+    return sum(p.read_bytes().count(motif) for p in beside if p.is_file())
+
+
+def _bytes_expected(path: Path, text: str) -> int:
+    """How often `text` is in a clean copy of the rows that stay (``VACUUM INTO``, in a private
+    temporary folder): the schema's, the control's and the other learners' own bytes. A short
+    login (« ed ») or the app's name is found there too, and is not the learner's trace."""
+    from . import dbfile
+
+    with tempfile.TemporaryDirectory(prefix="cours-progres-") as folder:
+        copy = Path(folder) / "copie.db"
+        with dbfile.reading(path) as conn:
+            conn.execute("VACUUM INTO :copy", {"copy": str(copy)})
+        return _bytes_found(copy, text)
 
 
 async def oublier_ma_progression(cellule: str | None = None) -> bool:
@@ -523,8 +610,22 @@ async def oublier_ma_progression(cellule: str | None = None) -> bool:
     async def add_control(service: Any) -> None:
         await _append(service, CONTROL_USER, "00", {"type": "temoin"})
 
-    _run(add_control)
-    before, control_before = _counts(path, user), _counts(path, CONTROL_USER)
+    try:
+        _run(add_control)
+        before, control_before = _counts(path, user), _counts(path, CONTROL_USER)
+    except Exception as exc:  # noqa: BLE001 - a damaged or locked file: said, not raised
+        print(
+            f"✘ Votre fichier de progression est inutilisable ({path}\u00a0: {exc})\u00a0: "
+            "rien n'est fait."
+        )
+        return False
+    if not any(before.values()):
+        print(
+            f"✘ Rien de vous dans {path} pour l'instant\u00a0: votre fonction n'aurait rien à "
+            "effacer, et ne serait pas mise à l'épreuve. Faites d'abord une leçon (un quiz), "
+            "puis relancez."
+        )
+        return False
     namespace: dict[str, Any] = {
         "__name__": "votre_cellule_oublier",
         "APP_NAME": APP_NAME,
@@ -555,10 +656,12 @@ async def oublier_ma_progression(cellule: str | None = None) -> bool:
             f"{control_before[table]} → {control_after[table]}"
         )
     print(
-        f"  votre identifiant dans les octets du fichier et du -wal\u00a0: {in_bytes} fois"
+        f"  votre identifiant dans les octets du fichier, du -wal et du -journal\u00a0: "
+        f"{in_bytes} fois"
         f"\u00a0; celui du témoin\u00a0: {control_bytes} fois"
     )
-    forgotten = not any(after.values()) and in_bytes == 0
+    # beyond what a clean copy of the rows that stay holds: the learner's trace (free pages, WAL)
+    forgotten = not any(after.values()) and in_bytes <= _bytes_expected(path, user)
     control_kept = control_after == control_before and control_bytes > 0
     if forgotten and control_kept:
         print("✔ Vous êtes oublié, et le témoin est intact\u00a0: la page de départ est vide.")

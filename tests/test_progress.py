@@ -10,6 +10,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -263,6 +264,194 @@ async def test_an_oublier_that_leaves_user_states_is_told_so(monkeypatch, progre
     assert _rows(progress_file, "alice") == {"sessions": 0, "events": 0, "user_states": 1}
 
 
+@pytest.mark.parametrize("login", ["ed", "cours"])
+async def test_a_short_login_found_in_what_stays_is_still_forgotten(
+    login, monkeypatch, progress_file, capsys
+):
+    """A login that also spells part of what must stay (« ed » in the control's event,
+    « cours » the app's name): the full-score answer forgets it all the same. Before, the bytes
+    of the schema and of the control counted as the learner's and the answer was refused."""
+    _as(monkeypatch, login)
+    record("01", "quiz", quiz="l1-a", option=0, juste=True)
+    answer = (SUBMISSIONS / "complete_vacuum.py").read_text(encoding="utf-8")
+    assert await oublier_ma_progression(answer) is True, capsys.readouterr().out
+    assert _rows(progress_file, login) == {"sessions": 0, "events": 0, "user_states": 0}
+    # the control: the seed's answer, which leaves the user_states row, is still refused
+    record("01", "quiz", quiz="l1-a", option=0, juste=True)
+    seed = (SUBMISSIONS / "graine.py").read_text(encoding="utf-8")
+    assert await oublier_ma_progression(seed) is False
+
+
+async def test_a_short_login_left_in_free_pages_is_told(monkeypatch, progress_file, capsys):
+    """The rows deleted without VACUUM (secure_delete off, as upstream SQLite, macOS and
+    conda-forge build it): the login's bytes stay in the file's free pages, beyond what a clean
+    copy of the rows that stay holds, and the learner is told so."""
+    _as(monkeypatch, "ed")
+    for n in range(40):
+        record("01", "quiz", quiz=f"l1-{n}", option=0, juste=True, note="ed " * 50)
+    cell = (
+        "def oublier(service, user_id):\n"
+        "    conn = sqlite3.connect(service.db_path)\n"
+        "    conn.execute('PRAGMA secure_delete = OFF')  # upstream's default (not Debian's)\n"
+        "    with conn:\n"
+        "        for table in ('events', 'sessions', 'user_states'):\n"
+        "            conn.execute(f'DELETE FROM {table} WHERE user_id = ?', (user_id,))\n"
+        "    conn.execute('PRAGMA wal_checkpoint(TRUNCATE)')\n"
+        "    conn.close()\n"
+    )
+    assert await oublier_ma_progression(cell) is False, capsys.readouterr().out
+    assert _rows(progress_file, "ed") == {"sessions": 0, "events": 0, "user_states": 0}
+    assert "✘ Il reste de vous des lignes ou des octets" in capsys.readouterr().out
+
+
+async def test_a_damaged_progress_file_is_said_by_recommencer_and_oublier(
+    monkeypatch, progress_file, tmp_path, capsys
+):
+    """Not a SQLite file (a copy gone wrong, a crash): recommencer still removes the lesson's
+    files and says the progress could not be erased; oublier_ma_progression says it and does
+    nothing. Both raised before (a traceback in the learner's notebook); the file is untouched."""
+    _as(monkeypatch, "alice")
+    damaged = b"pas une base SQLite " * 50
+    progress_file.parent.mkdir(parents=True, exist_ok=True)
+    progress_file.write_bytes(damaged)
+    (tmp_path / "lecon04.db").write_bytes(b"")
+    assert recommencer("04", tmp_path) == ["lecon04.db"]
+    out = capsys.readouterr().out
+    assert "Leçon 4 recommencée" in out and "n'a pas pu être effacée" in out
+    answer = (SUBMISSIONS / "complete_vacuum.py").read_text(encoding="utf-8")
+    assert await oublier_ma_progression(answer) is False
+    assert "✘ Votre fichier de progression est inutilisable" in capsys.readouterr().out
+    assert progress_file.read_bytes() == damaged
+
+
+def test_a_locked_progress_file_freezes_one_click_not_each(monkeypatch, progress_file):
+    """Another program holds the file's write lock (a sqlite3 shell left in a transaction):
+    the first answer waits TIMEOUT and warns, the next ones do not wait (before: TIMEOUT each,
+    the kernel frozen at every click); once the lock is gone, recording comes back."""
+    _as(monkeypatch, "alice")
+    monkeypatch.setattr(progress, "TIMEOUT", 2.0)
+    monkeypatch.setattr(progress, "RETRY_AFTER", 4.0)
+    assert record("01", "quiz", quiz="l1-a", option=0, juste=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys, time\n"
+            "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+            "c.execute('BEGIN EXCLUSIVE'); print('verrou', flush=True); time.sleep(60)\n",
+            str(progress_file),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "verrou"
+        waits = []
+        for n in range(3):
+            start = time.monotonic()
+            assert record("01", "quiz", quiz=f"l1-{n}", option=0, juste=True) is False
+            waits.append(time.monotonic() - start)
+        assert waits[0] >= 2.0 and max(waits[1:]) < 1.0, waits  # the control: the first waited
+    finally:
+        holder.kill()
+        holder.wait()
+    time.sleep(4.0)
+    assert record("01", "quiz", quiz="l1-b", option=0, juste=True) is True
+    progress.reset_cache()
+    # (the first waiting write may land once the lock is gone: its thread waited on)
+    assert {"l1-a", "l1-b"} <= {m.get("quiz") for _s, m in progress._events()}
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="chown: root")
+@pytest.mark.parametrize("planted", ["progres.db", "progres.db-wal"])
+def test_a_progress_file_a_classmate_made_first_is_refused(planted, tmp_path, monkeypatch, capsys):
+    """COURS_PROGRES_DB in a folder everyone may write (/tmp): a classmate (another uid) made
+    the file, or its -wal, first, open to all. Nothing of the learner is written into it (before:
+    every answer went into the classmate's file); the learner's own file in a private folder is
+    the control, recorded and made private."""
+    shared = tmp_path / "partage"
+    shared.mkdir(mode=0o1777)
+    shared.chmod(0o1777)
+    trap = shared / planted
+    trap.write_bytes(b"")
+    os.chown(trap, 1, 1)  # daemon: a classmate
+    trap.chmod(0o666)
+    monkeypatch.setenv("COURS_PROGRES_DB", str(shared / "progres.db"))
+    _as(monkeypatch, "victime")
+    monkeypatch.setattr(progress, "_warned", False)  # a new kernel: its one warning
+    assert record("01", "quiz", quiz="l1-a", option=0, juste=True) is False
+    assert "appartient à un autre compte" in capsys.readouterr().err
+    assert all(b"victime" not in p.read_bytes() for p in shared.iterdir() if p.is_file())
+    own = tmp_path / "prive" / "progres.db"
+    own.parent.mkdir(mode=0o700)
+    own.write_bytes(b"")
+    own.chmod(0o644)
+    monkeypatch.setenv("COURS_PROGRES_DB", str(own))
+    progress.reset_cache()
+    assert record("01", "quiz", quiz="l1-a", option=0, juste=True) is True
+    assert own.stat().st_mode & 0o777 == 0o600
+
+
+def test_malformed_events_leave_the_start_page_and_the_hints_working(monkeypatch, progress_file):
+    """Events without their facts (written by the learner's own code through record, a hand
+    edit, another version of the course): left out. Before, a KeyError broke the start page and
+    every indice() until the file was erased. The well-formed ones are the control."""
+    from course import hints
+
+    _as(monkeypatch, "alice")
+    record("01", "quiz", option=0)
+    record("tp", "indice", niveau=1)
+    record("02", "indice", echelle=["x"], niveau=1)
+    record("01", "bilan", total="3")
+    record("01", "quiz", quiz="l1-a", option=1, juste=True)
+    progress.reset_cache()
+    assert "1. Choisir un service de session\u00a0: commencé" in repr(mon_parcours())
+    assert progress.quiz_answers("l1-a") == [1]
+    hints.indice(1, "requete_niveau")
+    assert progress.hints_used() == {("requete_niveau", 1)}
+
+
+async def test_a_login_left_in_a_persisted_journal_is_told(monkeypatch, progress_file, capsys):
+    """An oublier that sets journal_mode=PERSIST (secure_delete off, as upstream builds it): the
+    rows and the file are clean, but the -journal SQLite keeps holds the pages as they were, the
+    login in them. Before, only the file and the -wal were searched: « Vous êtes oublié »."""
+    _as(monkeypatch, "alice")
+    for n in range(5):
+        record("01", "quiz", quiz=f"l1-{n}", option=0, juste=True)
+    cell = (
+        "def oublier(service, user_id):\n"
+        "    conn = sqlite3.connect(service.db_path)\n"
+        "    conn.execute('PRAGMA secure_delete = OFF')\n"
+        "    conn.execute('PRAGMA journal_mode = PERSIST')\n"
+        "    with conn:\n"
+        "        for table in ('events', 'sessions', 'user_states'):\n"
+        "            conn.execute(f'DELETE FROM {table} WHERE user_id = ?', (user_id,))\n"
+        "    conn.execute('VACUUM')\n"
+        "    conn.close()\n"
+    )
+    assert await oublier_ma_progression(cell) is False, capsys.readouterr().out
+    assert _rows(progress_file, "alice") == {"sessions": 0, "events": 0, "user_states": 0}
+    assert b"alice" not in progress_file.read_bytes()  # the file itself is clean
+    assert b"alice" in Path(f"{progress_file}-journal").read_bytes()  # the journal is not
+    assert "✘ Il reste de vous des lignes ou des octets" in capsys.readouterr().out
+
+
+async def test_an_empty_path_does_not_pass_a_function_that_does_nothing(
+    monkeypatch, progress_file, capsys
+):
+    """A learner with nothing recorded yet: a function that does nothing was told « Vous êtes
+    oublié » (nothing was there to erase). Now the learner is told their function was not put to
+    the test; once a quiz is recorded, the same function is told it leaves them (the control)."""
+    _as(monkeypatch, "zoe")
+    nothing = "def oublier(service, user_id):\n    pass\n"
+    assert await oublier_ma_progression(nothing) is False
+    out = capsys.readouterr().out
+    assert "Rien de vous" in out and "Vous êtes oublié" not in out
+    record("01", "quiz", quiz="l1-a", option=0, juste=True)
+    assert await oublier_ma_progression(nothing) is False
+    assert "✘ Il reste de vous des lignes ou des octets" in capsys.readouterr().out
+
+
 # -- starting a lesson again --------------------------------------------------------------------
 
 
@@ -305,6 +494,35 @@ def test_recommencer_removes_what_the_lesson_made_and_its_progress_only(
     assert "Leçon 3 recommencée" in capsys.readouterr().out
     with pytest.raises(ValueError, match="Leçon inconnue"):
         recommencer("99", folder)
+
+
+def test_recommencer_keeps_the_learners_own_copies_and_folders(tmp_path):
+    """Only what SQLite keeps beside the lesson's databases goes: the learner's copy
+    « lecon04.db.sauvegarde », a folder « lecon04.db-copies » and « essai_notes.db.txt » stay
+    (the globs lecon04.db* and essai_*.db* removed them, the folder with everything in it)."""
+    made = ["lecon04.db", "lecon04.db-wal", "lecon04.db-shm", "essai_fk.db", "essai_pages.db-wal"]
+    for name in made:
+        (tmp_path / name).write_bytes(b"")
+    mine = ["lecon04.db.sauvegarde", "essai_notes.db.txt", "lecon04.db-copies/copie.db"]
+    for name in mine:
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("à moi", encoding="utf-8")
+    assert sorted(recommencer("04", tmp_path)) == sorted(made)  # the control: these go
+    assert all((tmp_path / name).read_text(encoding="utf-8") == "à moi" for name in mine)
+
+
+def test_recommencer_removes_links_never_what_they_point_to(tmp_path):
+    """« lecon07-instances » and « lecon07.db » planted as symbolic links to the learner's own
+    folder and file: the links go, the folder and the file stay whole."""
+    lessons, mine = tmp_path / "lecons", tmp_path / "a_moi"
+    lessons.mkdir()
+    mine.mkdir()
+    (mine / "notes.db").write_text("à moi", encoding="utf-8")
+    (lessons / "lecon07-instances").symlink_to(mine, target_is_directory=True)
+    (lessons / "lecon07.db").symlink_to(mine / "notes.db")
+    assert sorted(recommencer("07", lessons)) == ["lecon07-instances", "lecon07.db"]
+    assert list(lessons.iterdir()) == []
+    assert (mine / "notes.db").read_text(encoding="utf-8") == "à moi"
 
 
 def test_make_recommencer_runs_the_same_command():

@@ -80,7 +80,7 @@ c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import login_guard  # noqa: E402
 import one_course  # noqa: E402
-from roster import hub_groups, hub_roles, read_roster  # noqa: E402
+from roster import hub_groups, hub_roles, read_roster, unix_name  # noqa: E402
 
 PREFIX = Path(os.environ.get("COURSE_HUB_PREFIX", "/opt/cours-memoire-tuteur"))
 ENV_BIN = PREFIX / "env" / "bin"
@@ -258,13 +258,16 @@ def pre_spawn_hook(spawner) -> None:
     if not KUBERNETES:
         # the spawner sets the server's groups from /etc/group: update it before the start (a
         # demoted instructor leaves the group that reads the template; TLJH's only adds)
-        _set_unix_membership(UNIX_PREFIX + spawner.user.name, role == "instructors")
+        # (TLJH cuts a long name: unix_name gives its account, not `jupyter-` + name)
+        _set_unix_membership(unix_name(spawner.user.name, UNIX_PREFIX), role == "instructors")
     if hasattr(spawner, "user_groups"):
         # TLJH's spawner adds the account to these groups at every start (and creates it at the
-        # first): this user's, from the hub's groups now, never a list read once at start
+        # first): the template's group from the hub's groups now, never a list read once at
+        # start; TLJH's other groups (tljh-config's users.extra_user_groups) as the admin set them
         name = spawner.user.name
         unix_groups = {
-            group: [u for u in users if u != name] for group, users in spawner.user_groups.items()
+            group: [u for u in users if u != name or group != UNIX_GROUP]
+            for group, users in spawner.user_groups.items()
         }
         if role == "instructors":
             unix_groups.setdefault(UNIX_GROUP, []).append(name)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import io
 import re
 import sys
@@ -38,12 +39,15 @@ __all__ = [
     "parse_roster",
     "read_roster",
     "students_csv",
+    "unix_name",
 ]
 
 ROLES = ("student", "instructor", "ta")
 COLUMNS = ("id", "first_name", "last_name", "email", "role")
-# JupyterHub lowercases names and nbgrader ids must match them; no separator of CSV, passwd or URLs.
-_VALID_ID = re.compile(r"^[a-z0-9_][a-z0-9_.@+-]*$")
+# JupyterHub lowercases names and nbgrader ids must match them; no separator of CSV, passwd or URLs,
+# nor nbgrader's « + » (a submission is `<student>+<assignment>+<timestamp>`: its fetch_feedback
+# splits on it and fails for an id holding one).
+_VALID_ID = re.compile(r"^[a-z0-9_][a-z0-9_.@-]*$")
 
 
 class RosterError(ValueError):
@@ -90,7 +94,8 @@ def parse_roster(text: str, source: str = "classe.csv") -> list[Member]:
         if not _VALID_ID.match(member_id):
             raise RosterError(
                 f"{source}, ligne {line}\u00a0: identifiant invalide «\u00a0{member_id}\u00a0» "
-                "(minuscules, chiffres et _ . @ + - seulement, comme le nom du hub)"
+                "(minuscules, chiffres et _ . @ - seulement, comme le nom du hub\u00a0; "
+                "pas de +, le séparateur des dépôts de nbgrader)"
             )
         if member_id in seen:
             raise RosterError(
@@ -191,6 +196,17 @@ def hub_roles(
     return roles
 
 
+def unix_name(hub_name: str, unix_prefix: str = "") -> str:
+    """The Unix account of hub user `hub_name`: the name itself on one machine; with a prefix
+    (The Littlest JupyterHub's `jupyter-`), TLJH's own name, cut at 26 characters and followed by
+    5 characters of its hash when longer (tljh/normalize.py): an e-mail id is such a name, and
+    `jupyter-` + name would name no account (a demoted instructor kept in the template's group)."""
+    name = unix_prefix + hub_name
+    if not unix_prefix or len(name) < 26:
+        return name
+    return f"{name[:26]}-{hashlib.sha256(name.encode('utf-8')).hexdigest()[:5]}"
+
+
 def students_csv(members: list[Member], unix_prefix: str = "") -> str:
     """nbgrader's student list (`nbgrader db student import`): students only, never staff.
 
@@ -203,7 +219,7 @@ def students_csv(members: list[Member], unix_prefix: str = "") -> str:
     writer.writerow(["id", "first_name", "last_name", "email", *(["lms_user_id"] * with_lms)])
     for m in members:
         if m.role == "student":
-            row = [unix_prefix + m.id, m.first_name, m.last_name, m.email]
+            row = [unix_name(m.id, unix_prefix), m.first_name, m.last_name, m.email]
             writer.writerow(row + ([m.lms_user_id] if with_lms else []))
     return out.getvalue()
 

@@ -39,7 +39,7 @@ from pathlib import Path
 import requests
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from roster import Member, RosterError, hub_groups, read_roster  # noqa: E402
+from roster import Member, RosterError, hub_groups, read_roster, unix_name  # noqa: E402
 
 __all__ = ["Plan", "HubApi", "main", "plan_sync", "sync_once"]
 
@@ -138,8 +138,9 @@ def _leave_unix_group(names: list[str]) -> None:
     except KeyError:
         return
     for name in names:
-        if prefix + name in members:
-            subprocess.run(["gpasswd", "-d", prefix + name, group_name], capture_output=True)
+        account = unix_name(name, prefix)  # TLJH cuts a long one
+        if account in members:
+            subprocess.run(["gpasswd", "-d", account, group_name], capture_output=True)
 
 
 def sync_once(api: HubApi, roster: str, course_id: str) -> Plan:
@@ -175,8 +176,10 @@ def sync_once(api: HubApi, roster: str, course_id: str) -> Plan:
         apply(names, "DELETE", f"/groups/{group}/users", json={"users": names})
     _leave_unix_group(plan.demoted)  # before any server stops: no read of the solutions left
     for name in plan.restart:
-        if users[name].get("server") or users[name].get("pending") == "spawn":
-            apply([name], "DELETE", f"/users/{name}/server")
+        # asked of each, not only of those the list of users showed running: a server started
+        # after that list was read and before the group change would keep the old role (and the
+        # Unix group in its processes); the hub answers 204 for a server that is not running
+        apply([name], "DELETE", f"/users/{name}/server")
     for name in plan.create:  # one by one: the hub refuses a whole list for one bad name
         apply([name], "POST", f"/users/{name}")
     for group, names in plan.group_add.items():

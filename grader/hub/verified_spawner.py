@@ -22,6 +22,7 @@ from pathlib import Path
 
 from capped_spawner import CgroupCapsMixin
 from jupyterhub.spawner import LocalProcessSpawner, Spawner
+from roster import unix_name
 from traitlets import Unicode
 from traitlets.config import LoggingConfigurable
 from traitlets.utils.importstring import import_item
@@ -95,7 +96,7 @@ class PortOwnerCheckMixin(LoggingConfigurable):
             return template.replace("{USERNAME}", self.user.name).replace(
                 "{USERID}", str(self.user.id)
             )
-        return self.unix_prefix + self.user.name
+        return unix_name(self.user.name, self.unix_prefix)
 
     def _uid(self) -> int:
         return pwd.getpwnam(self._unix_name()).pw_uid

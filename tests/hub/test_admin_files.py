@@ -371,7 +371,7 @@ def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):
             "def _unix_groups(c):  # TLJH's user_groups per spawn, from the hub's groups now\n"
             "    from types import SimpleNamespace as NS\n"
             "    seen = {}\n"
-            "    for name, groups in (('prof', []), ('ana', ['instructors'])):\n"
+            "    for name, groups in (('prof', []), ('ana', ['instructors']), ('deja', [])):\n"
             "        user = NS(name=name, id=1, groups=[NS(name=g) for g in groups])\n"
             "        spawner = NS(user=user, port=0, environment={}, mem_limit=None,\n"
             "                     unit_extra_properties={},\n"
@@ -400,9 +400,12 @@ def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):
     # instructors read once (it would put a demoted one back in the group reading the template)
     assert loaded["user_groups"] == {"autre": ["deja"]}
     # the hook sets them per user from the hub's groups now: prof demoted, ana promoted
+    # TLJH's own groups (tljh-config's users.extra_user_groups) stay as the admin set them: deja
+    # spawns still in `autre`
     assert loaded["unix_groups"] == {
         "prof": {"autre": ["deja"]},
         "ana": {"autre": ["deja"], "cours-enseignants": ["ana"]},
+        "deja": {"autre": ["deja"]},
     }
 
 

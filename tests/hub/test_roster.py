@@ -125,3 +125,38 @@ def test_nbgrader_imports_the_students_of_the_roster(tmp_path: Path):
     with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gradebook:
         students = {s.id: (s.first_name, s.email) for s in gradebook.students}
     assert students == {"ana": ("Ana", "ana@example.org"), "bob": ("Bob", None)}
+
+
+def _fetch_feedback(tmp_path: Path, student: str) -> subprocess.CompletedProcess[str]:
+    """nbgrader's own fetch_feedback, as a student runs it, after a submission by `student`
+    (nbgrader's submit leaves `<student>+<assignment>+<timestamp>` in the student's cache)."""
+    home, exchange, work = tmp_path / student / "home", tmp_path / student / "ex", tmp_path / "w"
+    (exchange / "memoire-tuteur" / "feedback").mkdir(parents=True)
+    cache = home / ".local/share/jupyter/nbgrader_cache/memoire-tuteur"
+    submitted = cache / f"{student}+oublier+2026-12-01 10:00:00.000000 UTC"
+    submitted.mkdir(parents=True)
+    (submitted / "oublier.ipynb").write_text("{}", encoding="utf-8")
+    work.mkdir(exist_ok=True)
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("nbgrader")), "fetch_feedback", "oublier"]
+        + ["--course", "memoire-tuteur", f"--Exchange.root={exchange}"],
+        cwd=work,
+        env={**os.environ, "HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_a_plus_in_an_id_is_refused_nbgrader_splits_on_it(tmp_path: Path):
+    """nbgrader names a submission `<student>+<assignment>+<timestamp>` and its fetch_feedback
+    splits that name on « + » into exactly three parts: a student whose id holds a « + » (an
+    e-mail's sub-address, jean+cours@…) could never fetch their feedback. The roster refuses it."""
+    assert _fetch_feedback(tmp_path, "jean-cours").returncode == 0  # the control
+    broken = _fetch_feedback(tmp_path, "jean+cours")
+    assert "too many values to unpack" in broken.stderr  # nbgrader's own failure
+    with pytest.raises(RosterError, match="identifiant invalide"):
+        parse_roster("id,role\njean+cours@example.org,student\n")
+    assert [m.id for m in parse_roster("id,role\njean-cours@example.org,student\n")] == [
+        "jean-cours@example.org"
+    ]

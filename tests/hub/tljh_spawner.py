@@ -1,23 +1,34 @@
 """The Littlest JupyterHub's spawner, reproduced without systemd: what the port check meets.
 
 TLJH's `UserCreatingSpawner` (tljh/user_creating_spawner.py) is SystemdSpawner plus user
-creation: its start sets `username_template` to the Unix name `jupyter-<name>`, then
-SystemdSpawner's start always takes `self.port = random_port()` (a port the hub set before is
-ignored) and starts the server as that Unix user. This LocalProcessSpawner does the same on
-this machine, where no systemd runs: the accounts are made by the test, the server is a real
-process of that account, on a random port. Named like TLJH's, so `c.UserCreatingSpawner.*` and
-`c.SystemdSpawner.*`-style settings in the course's drop-in apply as they would.
+creation: its start sets `username_template` to the Unix name `jupyter-<name>` (cut and hashed
+past 25 characters: `generate_system_username`), then SystemdSpawner's start always takes
+`self.port = random_port()` (a port the hub set before is ignored) and starts the server as
+that Unix user. This LocalProcessSpawner does the same on this machine, where no systemd runs:
+the accounts are made by the test, the server is a real process of that account, on a random
+port. Named like TLJH's, so `c.UserCreatingSpawner.*` and `c.SystemdSpawner.*`-style settings
+in the course's drop-in apply as they would.
 """
 
 from __future__ import annotations
 
+import hashlib
 import pwd
 
 from jupyterhub.spawner import LocalProcessSpawner
 from jupyterhub.utils import random_port
 from traitlets import Dict, List, Unicode
 
-__all__ = ["UserCreatingSpawner"]
+__all__ = ["UserCreatingSpawner", "generate_system_username"]
+
+
+def generate_system_username(username: str) -> str:
+    """TLJH's own rule (tljh/normalize.py, copied as it is): a Unix name under 32 characters,
+    `jupyter-<name>` cut at 26 characters and followed by 5 of its hash when it is longer."""
+    if len(username) < 26:
+        return username
+    userhash = hashlib.sha256(username.encode("utf-8")).hexdigest()
+    return f"{username[:26]}-{userhash[:5]}"
 
 
 class UserCreatingSpawner(LocalProcessSpawner):
@@ -38,6 +49,7 @@ class UserCreatingSpawner(LocalProcessSpawner):
         return env
 
     async def start(self):
-        self.username_template = "jupyter-" + self.user.name  # TLJH's UserCreatingSpawner
+        # TLJH's UserCreatingSpawner: its Unix name, cut when long
+        self.username_template = generate_system_username("jupyter-" + self.user.name)
         self.port = random_port()  # SystemdSpawner.start: whatever port was set before
         return await super().start()
