@@ -127,6 +127,17 @@ class JupyterLab:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def progress(self) -> Path:
+        """The learner's progress file of this server's kernels (course.progress)."""
+        return self.home / PROGRESS_FILE
+
+    def new_learner(self) -> None:
+        """Start the next notebook as a learner who has answered nothing yet: the progress file
+        (and its SQLite side files) removed, as course.progress would find a fresh home."""
+        for path in self.progress.parent.glob(self.progress.name + "*"):
+            path.unlink()
+
     def api(self, method: str, path: str, body: dict | None = None) -> Any:
         req = urllib.request.Request(
             f"{self.base_url}{path}",
@@ -200,8 +211,12 @@ def _environment(dirs: dict[str, Path], *, home: bool) -> dict[str, str]:
     )
     if home:
         env["HOME"] = str(dirs["home"])
+    # the kernels' progress file (course.progress): in the server's own home, as on a laptop
+    env["COURS_PROGRES_DB"] = str(dirs["home"] / PROGRESS_FILE)
     return env
 
+
+PROGRESS_FILE = Path(".cours-memoire-tuteur") / "progres.db"
 
 # what every server of the tests needs: loopback only, a known token, window.jupyterapp
 SERVER_ARGS = (

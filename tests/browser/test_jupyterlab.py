@@ -238,7 +238,7 @@ def _record_timing(rel: str, seconds: float) -> None:
 
 
 def test_notebook_in_jupyterlab(
-    course_notebook: str, lab_page: LabPage, browser: Browser, tmp_path: Path
+    course_notebook: str, lab_page: LabPage, browser: Browser, jupyterlab, tmp_path: Path
 ) -> None:
     """Run all cells in JupyterLab; errors, diagrams, quizzes and network as a student sees them."""
     source = REPO / course_notebook
@@ -257,6 +257,7 @@ def test_notebook_in_jupyterlab(
 
     theme = LIGHT if student else DARK
     browser.reset()
+    jupyterlab.new_learner()  # every notebook as a first visit: no answer restored
     started = time.monotonic()
     problems: list[str] = []
     contrasts: list[dict] = []
@@ -304,6 +305,7 @@ def test_saved_lesson_reopens_with_readable_quizzes(
     exp = expected_from_ipynb(lesson)
     assert exp.quiz_cells, f"{lesson.name} : pas de quiz"
 
+    jupyterlab.new_learner()
     lab_page.open(rel)
     run = lab_page.run_everything(exp)
     assert not click_quizzes(lab_page, run, exp)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from chart_hub import chart_hub
 from classhub import HUB_DIR, ClassHub, environment_of, launch_hub, open_tempdir, write_roster
 from cycle import (
     COURSE_ID,
@@ -38,9 +39,7 @@ from cycle import (
     write_answer,
 )
 from helpers import alive
-from installed_course import copy_distributions
 from kube_recipe import uid_of
-from packaging.utils import canonicalize_name
 
 pytestmark = [pytest.mark.hub, pytest.mark.timeout(900)]
 
@@ -118,37 +117,17 @@ def kube_hub(
             "volumes_root": str(work / "volumes"),
         }
         (work / "volumes").mkdir()
-        # hub.extraFiles: the course's hub files and the class roster, as `helm --set-file`
-        # mounts them (all in one folder of the hub's pod)
-        etc = work / "hub-etc"
-        etc.mkdir()
-        (mounted,) = {Path(f["mountPath"]).parent for f in values["hub"]["extraFiles"].values()}
-        for file in values["hub"]["extraFiles"].values():
-            if file["mountPath"].endswith(".py"):
-                name = Path(file["mountPath"]).name
-                shutil.copy(HUB_DIR / name, etc / name)
-        roster = write_roster(
-            etc / "classe.csv",
+        # hub.extraFiles as `helm --set-file` mounts them, the values' extraConfig as the chart
+        # runs it (tests/hub/chart_hub.py)
+        chart = chart_hub(
+            work,
+            Z2JH / "values.yaml",
+            course_env,
             {n: "instructor" if key == "prof" else "student" for key, n in kube_users.items()},
+            reproduction,
         )
-        overlay = work / "kube-overlay"
-        copy_distributions(("jupyterhub-kubespawner",), overlay, skip=_distributions(course_env))
-        mounts = {str(mounted): str(etc)}
-        config = work / "kube_config.py"
-        config.write_text(
-            "import sys\n"
-            f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
-            f"sys.path.append({str(overlay)!r})  # KubeSpawner's models, after the hub's own\n"
-            "from kube import apply_chart_values\n"
-            "c = get_config()  # noqa\n"
-            f"apply_chart_values(c, {str(Z2JH / 'values.yaml')!r}, {reproduction!r},\n"
-            f"                   load_subconfig, {mounts!r})  # noqa\n"
-        )
-        hub_env = {
-            key: value.replace(str(mounted), str(etc))
-            for key, value in values["hub"]["extraEnv"].items()
-        }
-        hub_env["COURSE_HUB_ROSTER_SYNC_EVERY"] = "1"
+        roster, config = chart.roster, chart.config
+        hub_env = {**chart.settings, "COURSE_HUB_ROSTER_SYNC_EVERY": "1"}
         with launch_hub(
             prefix=course_env,
             workdir=work,
@@ -160,22 +139,6 @@ def kube_hub(
             yield hub
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-LIST_DISTRIBUTIONS = (
-    "import importlib.metadata as m; print(*(d.metadata['Name'] for d in m.distributions()))"
-)
-
-
-def _distributions(course_env: Path) -> frozenset[str]:
-    """The distributions the hub's environment holds (normalised names)."""
-    listed = subprocess.run(
-        [str(course_env / "env" / "bin" / "python"), "-c", LIST_DISTRIBUTIONS],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    return frozenset(canonicalize_name(name) for name in listed)
 
 
 @pytest.fixture(scope="module")

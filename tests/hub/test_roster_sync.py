@@ -73,11 +73,15 @@ def test_an_edited_roster_removes_demotes_and_adds_without_restart(sync_hub, nam
     assert environment_of(prof_pid)["COURSE_ROLE"] == "instructors"
     assert prof in grp.getgrnam(INSTRUCTORS_GROUP).gr_mem  # reads the solutions
     assert hub.login_status(cam) == 403  # not in the class yet
-    # the hub's own files private (the unit's UMask); the servers' umask the usual one
+    # the hub's own files private (the unit's UMask); a student's server gets the usual umask
+    # back (an instructor's is the grading configuration's, stricter: nbgrader_config.py)
     database = hub.log_path.parent / "jupyterhub.sqlite"
     assert stat.S_IMODE(database.stat().st_mode) == 0o600
-    for pid in (prof_pid, ana_pid):
-        assert re.search(r"^Umask:\s+0022$", Path(f"/proc/{pid}/status").read_text(), re.M)
+    status = {pid: Path(f"/proc/{pid}/status").read_text() for pid in (prof_pid, ana_pid)}
+    umask = {
+        pid: int(re.search(r"^Umask:\s+(\d+)$", text, re.M)[1], 8) for pid, text in status.items()
+    }
+    assert umask[ana_pid] == 0o022 and umask[prof_pid] & 0o022 == 0o022, umask
 
     # ana leaves the class, prof becomes a student, cam arrives
     write_roster(roster, {prof: "student", bob: "student", cam: "student"})

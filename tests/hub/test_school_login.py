@@ -10,13 +10,13 @@ name with its password, and refuses a wrong password and a directory name outsid
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import requests
 import yaml
+from chart_hub import chart_hub
 from classhub import hub_settings, launch_hub, write_roster
 from conftest import HUB_DIR
 from helpers import free_port, stop_pids
@@ -189,26 +189,8 @@ def test_the_charts_default_login_stops_the_kubernetes_hub(course_env, scratch):
     values = yaml.safe_load((Z2JH / "values.yaml").read_text(encoding="utf-8"))
     assert values["hub"]["config"]["JupyterHub"].pop("authenticator_class")
     (workdir / "values.yaml").write_text(yaml.safe_dump(values), encoding="utf-8")
-    etc = workdir / "hub-etc"  # hub.extraFiles, as `helm --set-file` mounts them
-    etc.mkdir()
-    for mounted in values["hub"]["extraFiles"].values():
-        if mounted["mountPath"].endswith(".py"):
-            name = Path(mounted["mountPath"]).name
-            shutil.copy(HUB_DIR / name, etc / name)
-    roster = write_roster(etc / "classe.csv", ROSTER)
-    chart = workdir / "chart_config.py"
-    chart.write_text(
-        f"import sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
-        "from kube import apply_chart_values\nc = get_config()  # noqa\n"
-        f"apply_chart_values(c, {str(workdir / 'values.yaml')!r}, {{}})\n"
-    )
+    chart = chart_hub(workdir, workdir / "values.yaml", course_env, ROSTER, {})
     text = _start_refused(
-        course_env,
-        workdir,
-        "",
-        base=chart,
-        roster=str(roster),
-        COURSE_HUB_ETC=str(etc),
-        **values["hub"]["extraEnv"],
+        course_env, workdir, "", base=chart.config, roster=str(chart.roster), **chart.settings
     )
     assert "DummyAuthenticator" in text
