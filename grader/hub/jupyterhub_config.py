@@ -132,7 +132,7 @@ if TLS_CERT or TLS_KEY:
     c.JupyterHub.ssl_cert = TLS_CERT
     c.JupyterHub.ssl_key = TLS_KEY
     c.JupyterHub.bind_url = os.environ.get("COURSE_HUB_URL", "https://:443")
-else:
+elif not KUBERNETES:  # the chart places the hub and its proxy (proxy.https holds the certificate)
     # behind a reverse proxy (nginx, Caddy) that holds the certificate: loopback only
     c.JupyterHub.bind_url = os.environ.get("COURSE_HUB_URL", "http://127.0.0.1:8000")
 

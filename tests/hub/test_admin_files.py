@@ -237,6 +237,8 @@ def test_kubernetes_hook_gives_groups_roles_uids_and_images(kubernetes_hook, val
     # the uid is the name's, not the hub database's row: another database gives the same
     assert seen == {name: kube_recipe.uid_of(name) for name in users}
     assert c.KubeSpawner.gid == values["singleuser"]["fsGid"] == 100
+    # the chart places the hub and its proxy: the one-machine loopback address is not imposed
+    assert "bind_url" not in c.JupyterHub
 
 
 def test_the_hub_database_volume_outlives_helm_uninstall(values):
