@@ -129,6 +129,9 @@ class Student:
         env = {"HOME": str(self.home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
         if self.prefix[0] == "setpriv":
             env["JUPYTERHUB_USER"] = self.name
+            # a pod's /tmp is its own: the wrapper's passwd entry (with the name) stays in the
+            # pod's volume here, removed with it, never in this machine's /tmp
+            env["TMPDIR"] = str(self.home)
         return env
 
     def run(self, *args: str) -> subprocess.CompletedProcess:
