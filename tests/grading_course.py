@@ -8,11 +8,13 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
 import warm_python
-from helpers import REPO
+from helpers import REPO, free_port, http_server
 from run_cache import built_once, content_digest
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "clone_head",
     "copy_course",
     "course_key",
+    "formgrader_server",
     "generated_course",
     "generated_template",
     "grading",
@@ -206,3 +209,31 @@ def make(
         timeout=timeout,
         stdin=subprocess.DEVNULL,
     )
+
+
+@contextmanager
+def formgrader_server(grader: Path, workdir: Path, token: str) -> Iterator[str]:
+    """A real Jupyter server with nbgrader's formgrader on the course whose grading folder is
+    `grader`, started as `make formgrader` starts it (from grader/, the course's configuration);
+    its base URL, until the block ends (the server stopped by its id)."""
+    port = free_port()
+    env = {
+        **tool_env(),
+        "JUPYTER_CONFIG_DIR": str(workdir / "config"),
+        "JUPYTER_RUNTIME_DIR": str(workdir / "runtime"),
+    }
+    cmd = [
+        str(BIN / "jupyter"),
+        "server",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={grader.parent}",
+    ]
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    url, log = f"http://127.0.0.1:{port}", workdir / "server.log"
+    headers = {"Authorization": f"token {token}"}
+    with http_server(cmd, grader, env, log, f"{url}/api/status", "Jupyter", headers):
+        yield url

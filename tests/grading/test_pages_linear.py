@@ -9,7 +9,6 @@ and far under the time measured before the bound."""
 from __future__ import annotations
 
 import html
-import os
 import time
 import urllib.request
 from pathlib import Path
@@ -18,8 +17,8 @@ import nbformat
 import pytest
 from grading.safe_html import OVERFLOW_NOTE
 from grading.samples import build_submission
-from grading_course import BIN, generated_course, grading, tool_env
-from helpers import REPO, free_port, http_server
+from grading_course import formgrader_server, generated_course, grading
+from helpers import REPO
 from nbgrader.api import Gradebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -78,28 +77,9 @@ def _get(url: str) -> tuple[int, str, float]:
 
 def test_formgrader_opens_the_submission_in_time(graded, tmp_path):
     grader, _ = graded
-    port = free_port()
-    env = {
-        **tool_env(),
-        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
-        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
-    }
-    cmd = [
-        str(BIN / "jupyter"),
-        "server",
-        "--no-browser",
-        "--ip=127.0.0.1",
-        f"--port={port}",
-        f"--IdentityProvider.token={TOKEN}",
-        f"--ServerApp.root_dir={grader.parent}",
-    ]
-    if os.geteuid() == 0:
-        cmd.append("--allow-root")
-    url, log = f"http://127.0.0.1:{port}", tmp_path / "server.log"
-    headers = {"Authorization": f"token {TOKEN}"}
     with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
         ids = {s: gb.find_submission_notebook("oublier", "oublier", s).id for s in ("zed", "ana")}
-    with http_server(cmd, grader, env, log, f"{url}/api/status", "Jupyter", headers):
+    with formgrader_server(grader, tmp_path, TOKEN) as url:
         _get(f"{url}/formgrader/submissions/{ids['ana']}/")  # formgrader's first page warms up
         status, zed, elapsed = _get(f"{url}/formgrader/submissions/{ids['zed']}/")
         print(f"formgrader, pathological submission: {elapsed:.1f} s")

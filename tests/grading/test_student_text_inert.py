@@ -10,7 +10,6 @@ shows the same probe catches the payloads when nbconvert renders them unsanitise
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import urllib.request
 from html.parser import HTMLParser
@@ -18,8 +17,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from grading_course import BIN, generated_course, grading, nbgrader, submit, tool_env
-from helpers import free_port, http_server, tp_points
+from grading_course import formgrader_server, generated_course, grading, nbgrader, submit
+from helpers import tp_points
 from nbgrader.api import Gradebook
 
 # every automatic test of the TP passed: the criteria table's points (helpers.tp_points)
@@ -259,26 +258,7 @@ def test_the_probe_catches_the_payloads_when_unsanitised(browser, tmp_path):
 def formgrader(hostile_course, tmp_path):
     """A real Jupyter server with nbgrader's formgrader on the hostile course, started as
     `make formgrader` starts it (from grader/, the course's configuration)."""
-    port = free_port()
-    env = {
-        **tool_env(),
-        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
-        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
-    }
-    cmd = [
-        str(BIN / "jupyter"),
-        "server",
-        "--no-browser",
-        "--ip=127.0.0.1",
-        f"--port={port}",
-        f"--IdentityProvider.token={TOKEN}",
-        f"--ServerApp.root_dir={hostile_course.parent}",
-    ]
-    if os.geteuid() == 0:
-        cmd.append("--allow-root")
-    url, log = f"http://127.0.0.1:{port}", tmp_path / "server.log"
-    headers = {"Authorization": f"token {TOKEN}"}
-    with http_server(cmd, hostile_course, env, log, f"{url}/api/status", "Jupyter", headers):
+    with formgrader_server(hostile_course, tmp_path, TOKEN) as url:
         yield url
 
 
