@@ -41,11 +41,10 @@ import sys
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote
 
 from .erasure_register import erased_on, record_erasure, registers_of
 from .french_args import FrenchParser
-from .ids import normalize_id, quoted
+from .ids import close_ids, normalize_id, quoted
 from .learner_places import (
     HUB_TOKEN_ENV,
     REDACTED,
@@ -57,6 +56,7 @@ from .learner_places import (
     Scan,
     Setup,
     checked_id,
+    class_ids,
     hub_request,
     own_folder,
     roster_students,
@@ -381,7 +381,7 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
         erased_on(sid, registers) is None
     ):
         # a typo or a wrong case (« Chloé » for « chloé »): refused, never « rien à effacer »
-        near = _close_known(setup, sid)
+        near = close_ids(sid, class_ids(ctx) - {sid})  # read only: no gradebook created
         hint = f"\u00a0; identifiant(s) proche(s)\u00a0: {', '.join(map(quoted, near))}"
         raise ErasureError(
             f"Identifiant {quoted(sid)} inconnu dans le système de la classe (un identifiant "
@@ -496,26 +496,6 @@ def _print_outside(sid: str) -> None:
         f"Si l'élève revient dans le cours : make students REINSCRIRE={sid} "
         "(sinon make students, make collect, make zip-collect et make restauration le refusent)."
     )
-
-
-def _close_known(setup: Setup, sid: str) -> list[str]:
-    """A known id close to one found nowhere: a typo must not pass for an erasure done. Read
-    only: no gradebook is created where there is none."""
-    from .ids import close_ids
-
-    ctx = Context(setup)
-    ids = {s.id for s in roster_students(setup.roster)}
-    if ctx.dirs.submitted.is_dir():
-        ids |= {normalize_id(p.name) for p in ctx.dirs.submitted.iterdir() if p.is_dir()}
-    if ctx.gradebook is not None and ctx.gradebook.is_file():
-        con = sqlite3.connect(f"file:{quote(str(ctx.gradebook))}?mode=ro", uri=True)
-        try:
-            ids |= {normalize_id(row[0]) for row in con.execute("SELECT id FROM student")}
-        except sqlite3.DatabaseError:
-            pass
-        finally:
-            con.close()
-    return close_ids(sid, ids - {sid})
 
 
 def main(argv: list[str] | None = None) -> int:
