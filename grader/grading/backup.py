@@ -57,6 +57,7 @@ from urllib.parse import quote
 
 from course.labo.french_number import french_number
 
+from .class_places import BACKED_UP, learner_ids
 from .erasure_register import (
     KEY_NAME,
     REGISTER_NAME,
@@ -65,6 +66,7 @@ from .erasure_register import (
     write_private,
 )
 from .french_args import FrenchParser
+from .paths import CourseDirs
 from .system_reason import french_message, french_reason
 
 __all__ = [
@@ -84,7 +86,7 @@ __all__ = [
 ]
 
 NAME = re.compile(r"^sauvegarde-(\d{8}-\d{6})(?:-\d+)?\.tar\.gz$")
-FOLDERS = ("submitted", "autograded", "feedback", "downloaded")
+FOLDERS = tuple(p.key for p in BACKED_UP)
 GRADEBOOK = "gradebook.db"
 ROSTER = "eleves.csv"
 HUB_DB = "hub/jupyterhub.sqlite"
@@ -214,12 +216,14 @@ def _check_gradebook(gradebook: Path, dest_dir: Path) -> GradebookCounts:
 class _Dirs:
     grader_dir: Path
     gradebook: Path
-    folders: dict[str, Path]
+    folders: dict[str, Path]  # the backed-up places (class_places), by key
+    backups: Path
+    course: CourseDirs
 
 
 def _dirs(grader_dir: Path | None) -> _Dirs:
     from .nbgrader_run import tools_on_path
-    from .paths import course_dirs, load_config, sqlite_path
+    from .paths import course_dirs, sqlite_path
 
     tools_on_path()
     dirs = course_dirs(grader_dir)
@@ -229,15 +233,8 @@ def _dirs(grader_dir: Path | None) -> _Dirs:
             f"Le carnet de notes n'est pas un fichier SQLite ({dirs.db_url})\u00a0: sauvegardez "
             "sa base avec ses propres outils (pg_dump…)."
         )
-    config = load_config(dirs.grader_dir)
-    downloaded = config.ZipCollectApp.get("downloaded_directory", "downloaded")
-    folders = {
-        "submitted": dirs.submitted,
-        "autograded": dirs.autograded,
-        "feedback": dirs.feedback,
-        "downloaded": dirs.root / downloaded,
-    }
-    return _Dirs(dirs.grader_dir, gradebook, folders)
+    folders = {p.key: p.folder(dirs) for p in BACKED_UP}
+    return _Dirs(dirs.grader_dir, gradebook, folders, dirs.backups, dirs)
 
 
 def _read_stable(path: Path) -> bytes | None:
@@ -373,7 +370,7 @@ def backup(
     """Write one backup archive; (its path, files per part, graded copies left out). Refused
     (BackupError) when it would hold less than the last one, unless `confirm`."""
     dirs = _dirs(grader_dir)
-    dest_dir = dest_dir or dirs.grader_dir / "sauvegardes"
+    dest_dir = dest_dir or dirs.backups
     if not confirm:
         _check_gradebook(dirs.gradebook, dest_dir)
     dest_dir.mkdir(parents=True, exist_ok=True)
@@ -580,31 +577,15 @@ class ErasedOnRestore:
 
 def _restored_ids(dirs: _Dirs, roster: Path | None) -> set[str]:
     """Every learner id the restored class names: roster, gradebook, folders."""
-    from .ids import normalize_id
     from .roster_csv import RosterError, read_roster
 
-    ids: set[str] = set()
+    names: list[str] = []
     if roster is not None and roster.is_file():
         try:
-            ids |= {s.id for s in read_roster(roster)}
+            names = [s.id for s in read_roster(roster)]
         except RosterError:
-            pass
-    if dirs.gradebook.is_file():
-        con = sqlite3.connect(f"file:{quote(str(dirs.gradebook))}?mode=ro", uri=True)
-        try:
-            ids |= {normalize_id(r[0]) for r in con.execute("SELECT id FROM student")}
-        except sqlite3.DatabaseError:
-            pass
-        finally:
-            con.close()
-    for part in ("submitted", "autograded", "feedback"):
-        folder = dirs.folders[part]
-        if folder.is_dir():
-            ids |= {normalize_id(p.name) for p in folder.iterdir() if p.is_dir()}
-    downloaded = dirs.folders["downloaded"]
-    if downloaded.is_dir():
-        ids |= {normalize_id(p.name) for p in downloaded.glob("*/remplaces/*") if p.is_dir()}
-    return ids
+            pass  # the restore has already checked every byte; the folders still name them
+    return learner_ids(dirs.course, names)
 
 
 def _erase_restored(
@@ -699,12 +680,7 @@ def purge(
 
 
 def _summary(counts: dict[str, int]) -> str:
-    labels = {
-        "submitted": "rendus",
-        "autograded": "copies notées",
-        "feedback": "retours",
-        "downloaded": "archives reçues",
-    }
+    labels = {p.key: p.label for p in BACKED_UP}
     # « 3 fichier(s) d'archives reçues », « 2 fichier(s) de rendus »
     parts = [
         f"{counts.get(k, 0)} fichier(s) " + ("d'" if v[0] in "aeiou" else "de ") + v
@@ -807,7 +783,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(f"Restauré depuis {args.archive.name}\u00a0: {_summary(counts)}.")
             return _say_erased(erased)
-        folder = args.dossier or _dirs(args.grader_dir).grader_dir / "sauvegardes"
+        folder = args.dossier or _dirs(args.grader_dir).backups
         if args.command == "sauvegarder":
             path, counts, left_out = backup(
                 folder, args.eleves, args.hub_db, args.grader_dir, confirm=args.confirmer

@@ -42,6 +42,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .class_places import own_folder
 from .erasure_register import erased_on, record_erasure, registers_of
 from .french_args import FrenchParser
 from .ids import close_ids, normalize_id, quoted
@@ -58,8 +59,6 @@ from .learner_places import (
     checked_id,
     class_ids,
     hub_request,
-    own_folder,
-    roster_students,
     scan,
     scan_in,
 )
@@ -213,8 +212,8 @@ def _regenerate_reports(ctx: Context, sid: str, paths: set[Path]) -> list[str]:
     from .report import class_table, write_report
 
     csvs = {p for p in paths if p.suffix == ".csv"}
-    if ctx.rapport / "rapport.html" in paths:
-        csvs.add(ctx.rapport / "notes.csv")
+    if ctx.dirs.report / "rapport.html" in paths:
+        csvs.add(ctx.dirs.report / "notes.csv")
     before, notes = {}, []
     for path in csvs:
         try:
@@ -224,12 +223,12 @@ def _regenerate_reports(ctx: Context, sid: str, paths: set[Path]) -> list[str]:
             notes.append(f"{exc}\u00a0: ce qui y était ajouté à la main est perdu")
     with Gradebook(ctx.dirs.db_url) as gb:
         report_files = {"notes.csv", "notes-tableur.csv", "rapport.html"}
-        if {ctx.rapport / name for name in report_files} & paths:
-            page = ctx.rapport / "rapport.html"
+        if {ctx.dirs.report / name for name in report_files} & paths:
+            page = ctx.dirs.report / "rapport.html"
             title = TITLE.search(page.read_text()) if page.is_file() else None
             assignment = html.unescape(title.group(1)) if title else "oublier"
             df = class_table(gb, assignment, ctx.dirs.autograded)
-            write_report(df, ctx.rapport, assignment, rule_of_config(ctx.config))
+            write_report(df, ctx.dirs.report, assignment, rule_of_config(ctx.config))
         for path in paths:
             if path.name == "grades.csv":
                 SafeCsvExport(to=str(path)).export(gb)
@@ -348,10 +347,7 @@ def _export_rows(ctx: Context, without: str) -> list[dict]:
 def _control(ctx: Context, sid: str, wanted: str | None) -> str | None:
     if wanted:
         return normalize_id(wanted.strip())
-    ids = sorted(
-        {s.id for s in roster_students(ctx.setup.roster)}
-        | {normalize_id(p.name) for p in ctx.dirs.submitted.glob("*") if p.is_dir()}
-    )
+    ids = sorted(class_ids(ctx))
     with_folder = [i for i in ids if i != sid and own_folder(ctx.dirs.submitted, i)]
     others = with_folder or [i for i in ids if i != sid]
     return others[0] if others else None

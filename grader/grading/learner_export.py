@@ -21,18 +21,19 @@ import difflib
 import json
 import os
 import sys
-import unicodedata
 import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 
 from .backup import RETENTION_DAYS
+from .class_places import PER_LEARNER, learner_ids, own_folder
 from .french_args import FrenchParser
 from .french_csv import french_csv_bytes
 from .french_format import COURSE_TIME_ZONE, french_datetime
+from .ids import normalize_id
 from .system_reason import french_message
 
-__all__ = ["LearnerNotFound", "export_learner", "known_ids", "main"]
+__all__ = ["LearnerNotFound", "export_learner", "main"]
 
 README = """Vos données dans le cours «\u00a0{course}\u00a0»
 =====================================
@@ -90,10 +91,6 @@ class LearnerNotFound(Exception):
     """No trace of the id anywhere; the message names the closest known ids (French)."""
 
 
-def _nfc(text: str) -> str:
-    return unicodedata.normalize("NFC", text)
-
-
 def _roster(path: Path | None):
     from .roster_csv import RosterError, read_roster
 
@@ -101,21 +98,8 @@ def _roster(path: Path | None):
         return []
     try:
         return read_roster(path)
-    except RosterError:
-        return []
-
-
-def known_ids(db_url: str, folders: list[Path], roster: Path | None) -> set[str]:
-    """Every learner id the class system knows: gradebook, roster, submission folders."""
-    from nbgrader.api import Gradebook
-
-    ids = {s.id for s in _roster(roster)}
-    with Gradebook(db_url) as gb:
-        ids |= {s.id for s in gb.students}
-    for folder in folders:
-        if folder.is_dir():
-            ids |= {_nfc(p.name) for p in folder.iterdir() if p.is_dir()}
-    return ids
+    except RosterError as exc:
+        raise LearnerNotFound(f"Liste des élèves illisible ({path})\u00a0: {exc}") from None
 
 
 def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
@@ -238,16 +222,6 @@ def _grades_csv(submissions: list[dict]) -> bytes:
     return french_csv_bytes(GRADES_HEADER, rows)
 
 
-def _own_folder(parent: Path, sid: str) -> Path | None:
-    """`parent`/<sid>, matched by NFC (a folder made from an NFD zip is found too)."""
-    if not parent.is_dir():
-        return None
-    for child in parent.iterdir():
-        if child.is_dir() and not child.is_symlink() and _nfc(child.name) == sid:
-            return child
-    return None
-
-
 def export_learner(
     student_id: str,
     out_dir: Path | None = None,
@@ -259,15 +233,15 @@ def export_learner(
     from .paths import course_dirs, load_config
 
     tools_on_path()
-    sid = _nfc(student_id.strip())
+    sid = normalize_id(student_id.strip())
     dirs = course_dirs(grader_dir)
-    places = {"rendus": dirs.submitted, "copies_notees": dirs.autograded, "retours": dirs.feedback}
+    places = {p.export_name: p.folder(dirs) for p in PER_LEARNER}
     record, submissions = _gradebook_rows(dirs.db_url, sid)
     line = next((s for s in _roster(roster) if s.id == sid), None)
-    folders = {name: _own_folder(parent, sid) for name, parent in places.items()}
+    folders = {name: own_folder(parent, sid) for name, parent in places.items()}
     earlier = _earlier_copies(dirs, sid)
     if record is None and line is None and not any(folders.values()) and not earlier:
-        ids = known_ids(dirs.db_url, list(places.values()), roster)
+        ids = learner_ids(dirs, (s.id for s in _roster(roster)))
         folded = {i.casefold(): i for i in ids}
         close = difflib.get_close_matches(sid.casefold(), list(folded), n=5, cutoff=0.5)
         hint = ", ".join(folded[c] for c in close) or "aucun"
@@ -277,7 +251,7 @@ def export_learner(
         )
     course = load_config(dirs.grader_dir).CourseDirectory.get("course_id", "") or "cours"
     now = datetime.now(UTC)
-    out_dir = out_dir or dirs.grader_dir / "exports"
+    out_dir = out_dir or dirs.exports
     out_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(out_dir, 0o700)
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in sid)
@@ -325,23 +299,21 @@ def _earlier_copies(dirs, sid: str) -> dict[str, list[tuple[str, Path]]]:
     """Every other copy the class kept of the learner: the copies zip_collect replaced
     (``<downloaded>/<assignment>/remplaces/<id>/<when>/``) and the quarantine's
     (``quarantaine/<assignment>/<id>+…``); (member name in the archive, file), links skipped."""
-    from .paths import load_config
-
-    config = load_config(dirs.grader_dir)
-    downloaded = dirs.root / config.ZipCollectApp.get("downloaded_directory", "downloaded")
-    quarantine = dirs.root / config.OwnerCheckedCollect.get(
-        "quarantine_directory", "grader/quarantaine"
-    )
+    downloaded, quarantine = dirs.downloaded, dirs.quarantine
     found: dict[str, list[tuple[str, Path]]] = {"copies_remplacees": [], "mises_de_cote": []}
     for base in sorted(downloaded.iterdir()) if downloaded.is_dir() else []:
-        folder = _own_folder(base / "remplaces", sid)
+        folder = own_folder(base / "remplaces", sid)
         for file in sorted(folder.rglob("*")) if folder is not None else []:
             if file.is_file() and not file.is_symlink():
                 rel = file.relative_to(folder).as_posix()
                 found["copies_remplacees"].append((f"{base.name}/{rel}", file))
     for base in sorted(quarantine.iterdir()) if quarantine.is_dir() else []:
         for entry in sorted(base.iterdir()) if base.is_dir() else []:
-            if _nfc(entry.name).split("+")[0] != sid or entry.is_symlink() or not entry.is_dir():
+            if (
+                normalize_id(entry.name).split("+")[0] != sid
+                or entry.is_symlink()
+                or not entry.is_dir()
+            ):
                 continue
             for file in sorted(entry.rglob("*")):
                 if file.is_file() and not file.is_symlink():
@@ -374,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     except (LearnerNotFound, FileNotFoundError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
-    sid = _nfc(args.student_id.strip())
+    sid = normalize_id(args.student_id.strip())
     print(
         f"Données de «\u00a0{sid}\u00a0»\u00a0: {path} ({counts['devoirs']} "
         f"devoir(s), {counts['rendus']} fichier(s) rendu(s), {counts['copies_notees']} copie(s) "

@@ -35,6 +35,7 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
 from .backup import RETENTION_DAYS  # the backups' retention, applied at every make sauvegarde
+from .class_places import PER_LEARNER, learner_ids, own_folder
 from .french_format import french_datetime
 from .ids import id_problem, normalize_id, quoted
 from .system_reason import french_reason
@@ -51,7 +52,6 @@ __all__ = [
     "REDACTED",
     "Mentions",
     "mention_pattern",
-    "own_folder",
     "roster_students",
     "scan",
     "scan_in",
@@ -131,17 +131,10 @@ class Context:
         self.config = load_config(self.dirs.grader_dir)
         self.gradebook = _sqlite_file(self.dirs.db_url)
         zc = self.config.ZipCollectApp
-        self.downloaded = self.dirs.root / zc.get("downloaded_directory", "downloaded")
         self.archive_name = zc.get("archive_directory", "archive")
         self.regexp = self.config.FileNameCollectorPlugin.get("named_regexp", "")
         self.course_id = self.config.CourseDirectory.get("course_id", "") or ""
-        quarantine = self.config.OwnerCheckedCollect.get(
-            "quarantine_directory", "grader/quarantaine"
-        )
-        self.quarantine = self.dirs.root / quarantine
-        self.backups = setup.backups or self.dirs.grader_dir / "sauvegardes"
-        self.exports = self.dirs.grader_dir / "exports"
-        self.rapport = self.dirs.grader_dir / "rapport"
+        self.backups = setup.backups or self.dirs.backups
         # nbgrader's default exchange, when no other is named (the hub's: COURSE_HUB_EXCHANGE)
         root = setup.exchange or self.config.Exchange.get("root", None) or DEFAULT_EXCHANGE
         self.exchange = Path(root) / self.course_id if self.course_id else None
@@ -347,15 +340,6 @@ def _student_row(ctx: Context, ids: list[str]) -> tuple | None:
 # --------------------------------------------------------------------------- the scan
 
 
-def own_folder(parent: Path, sid: str) -> Path | None:
-    if not parent.is_dir():
-        return None
-    for child in sorted(parent.iterdir()):
-        if child.is_dir() and not child.is_symlink() and normalize_id(child.name) == sid:
-            return child
-    return None
-
-
 def _count_files(folder: Path) -> int:
     return sum(1 for p in folder.rglob("*") if p.is_file() or p.is_symlink())
 
@@ -428,12 +412,7 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
 
 
 def _scan_folders(ctx: Context, who: _Who, out: Scan) -> None:
-    labels = (
-        ("rendus", ctx.dirs.submitted),
-        ("copies notées", ctx.dirs.autograded),
-        ("retours", ctx.dirs.feedback),
-    )
-    for kind, parent in labels:
+    for kind, parent in ((p.label, p.folder(ctx.dirs)) for p in PER_LEARNER):
         links = [
             c
             for c in (sorted(parent.iterdir()) if parent.is_dir() else [])
@@ -449,21 +428,21 @@ def _scan_folders(ctx: Context, who: _Who, out: Scan) -> None:
         if folder is not None:
             n = _count_files(folder)
             out.found.append(Found(kind, str(folder), f"{n} fichier(s)", "tree", folder))
-    if ctx.downloaded.is_dir():
-        for base in sorted(p for p in ctx.downloaded.iterdir() if p.is_dir()):
+    if ctx.dirs.downloaded.is_dir():
+        for base in sorted(p for p in ctx.dirs.downloaded.iterdir() if p.is_dir()):
             folder = own_folder(base / "remplaces", who.sid)
             if folder is not None:
                 out.found.append(
                     Found("copies remplacées", str(folder), "anciennes copies", "tree", folder)
                 )
-    if ctx.quarantine.is_dir():
-        for base in sorted(p for p in ctx.quarantine.iterdir() if p.is_dir()):
+    if ctx.dirs.quarantine.is_dir():
+        for base in sorted(p for p in ctx.dirs.quarantine.iterdir() if p.is_dir()):
             for entry in sorted(base.iterdir()):
                 if normalize_id(entry.name).split("+")[0] == who.sid:
                     out.found.append(Found("quarantaine", str(entry), "", "tree", entry))
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in who.sid)
-    if ctx.exports.is_dir():
-        for file in sorted(ctx.exports.glob(f"donnees-{safe}-*.zip")):
+    if ctx.dirs.exports.is_dir():
+        for file in sorted(ctx.dirs.exports.glob(f"donnees-{safe}-*.zip")):
             # two ids can share a file name (« a b », « a_b »): the archive says whose it is
             if re.fullmatch(rf"donnees-{re.escape(safe)}-\d{{8}}-\d{{6}}\.zip", file.name) and (
                 _export_of(file) == who.sid
@@ -485,20 +464,9 @@ def _export_of(file: Path) -> str | None:
 
 
 def class_ids(ctx: Context) -> set[str]:
-    """The class's ids (NFC): roster, gradebook, ``submitted/`` folders; read once."""
+    """The class's ids (NFC), read once (``class_places.learner_ids``)."""
     if ctx.known is None:
-        ids = {s.id for s in roster_students(ctx.setup.roster)}
-        if ctx.dirs.submitted.is_dir():
-            ids |= {normalize_id(p.name) for p in ctx.dirs.submitted.iterdir() if p.is_dir()}
-        if ctx.gradebook is not None and ctx.gradebook.is_file():
-            con = _ro(ctx.gradebook)
-            try:
-                ids |= {normalize_id(r[0]) for r in con.execute("SELECT id FROM student")}
-            except sqlite3.DatabaseError:
-                pass
-            finally:
-                con.close()
-        ctx.known = ids
+        ctx.known = learner_ids(ctx.dirs, (s.id for s in roster_students(ctx.setup.roster)))
     return ctx.known
 
 
@@ -540,9 +508,11 @@ def _owned(ctx: Context, path: str, sid: str, *, zipped: bool = True) -> bool:
 
 def _scan_downloads(ctx: Context, who: _Who, out: Scan) -> None:
     # a folder that is a link (to the teacher's Downloads, another class) is never followed
-    if not ctx.downloaded.is_dir() or ctx.downloaded.is_symlink():
+    if not ctx.dirs.downloaded.is_dir() or ctx.dirs.downloaded.is_symlink():
         return
-    for base in sorted(p for p in ctx.downloaded.iterdir() if p.is_dir() and not p.is_symlink()):
+    for base in sorted(
+        p for p in ctx.dirs.downloaded.iterdir() if p.is_dir() and not p.is_symlink()
+    ):
         archive_dir = base / ctx.archive_name
         for sub in (archive_dir, base / "extracted"):
             if not sub.is_dir() or sub.is_symlink():
@@ -587,16 +557,16 @@ def _scan_roster(ctx: Context, who: _Who, out: Scan) -> None:
 
 def _scan_reports(ctx: Context, who: _Who, out: Scan) -> None:
     places = [
-        ctx.rapport / "notes.csv",
-        ctx.rapport / "notes-tableur.csv",
-        ctx.rapport / "grades.csv",
-        ctx.rapport / "export-tableur.csv",
+        ctx.dirs.report / "notes.csv",
+        ctx.dirs.report / "notes-tableur.csv",
+        ctx.dirs.report / "grades.csv",
+        ctx.dirs.report / "export-tableur.csv",
         ctx.dirs.grader_dir / "grades.csv",
     ]
     for path in places:
         if path.is_file() and who.sid in _csv_ids(path):
             out.found.append(Found("rapport", str(path), "ligne de notes", "report", path))
-    page = ctx.rapport / "rapport.html"
+    page = ctx.dirs.report / "rapport.html"
     text = normalize_id(page.read_text(errors="replace")) if page.is_file() else ""
     if f"<td>{html.escape(who.sid)}</td>" in text:
         out.found.append(Found("rapport", str(page), "ligne du tableau", "report", page))
@@ -750,7 +720,6 @@ def _home(setup: Setup, sid: str) -> Path | None:
 _NOT_DATA = {"grading", "templates", "submissions", "__pycache__", ".ipynb_checkpoints"}
 _LOGS = (".log",)
 _TOOL_FILES = ("echecs-autograde.json",)
-_LEARNER_PARTS = ("submitted", "autograded", "feedback", "quarantaine", "exports", "downloaded")
 
 
 def _cells_with(data: bytes, pattern: Mentions) -> str:
@@ -776,7 +745,7 @@ def _mention_detail(name: str, data: bytes, pattern: Mentions) -> str:
 def _whose(ctx: Context, rel: PurePosixPath) -> str | None:
     """The learner whose work a file of the class folder is (its folder's name), if any."""
     parts = rel.parts
-    if len(parts) > 1 and parts[0] in ("submitted", "autograded", "feedback"):
+    if len(parts) > 1 and parts[0] in {p.folder(ctx.dirs).name for p in PER_LEARNER}:
         return normalize_id(parts[1])
     if "remplaces" in parts[:-1]:
         k = parts.index("remplaces")

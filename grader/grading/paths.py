@@ -58,6 +58,11 @@ class CourseDirs:
     feedback: Path  # CourseDirectory.feedback_directory, absolute
     source: Path  # CourseDirectory.source_directory, absolute
     release: Path  # CourseDirectory.release_directory, absolute
+    downloaded: Path  # ZipCollectApp.downloaded_directory: the archives received (zip collect)
+    quarantine: Path  # OwnerCheckedCollect.quarantine_directory: copies collect set aside
+    exports: Path  # the learners' data exports (make donnees-eleve)
+    report: Path  # the class report (make rapport)
+    backups: Path  # the class's backups (make sauvegarde)
 
 
 def sqlite_path(db_url: str) -> Path | None:
@@ -95,6 +100,7 @@ def course_dirs(grader_dir: str | os.PathLike[str] | None = None) -> CourseDirs:
         cd_config.db_url = f"sqlite:///{(grader / db_file).resolve()}"
     coursedir = CourseDirectory(config=config)
     root = Path(coursedir.root)
+    quarantine = config.OwnerCheckedCollect.get("quarantine_directory", "grader/quarantaine")
     return CourseDirs(
         grader_dir=grader,
         root=root,
@@ -104,4 +110,9 @@ def course_dirs(grader_dir: str | os.PathLike[str] | None = None) -> CourseDirs:
         feedback=root / coursedir.feedback_directory,
         source=root / coursedir.source_directory,
         release=root / coursedir.release_directory,
+        downloaded=root / config.ZipCollectApp.get("downloaded_directory", "downloaded"),
+        quarantine=root / quarantine,
+        exports=grader / "exports",
+        report=grader / "rapport",
+        backups=grader / "sauvegardes",
     )

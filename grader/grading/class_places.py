@@ -1,0 +1,84 @@
+"""Where the class keeps its learners' data: the one list that ``make sauvegarde``,
+``make donnees-eleve`` and ``make oublier-eleve`` read.
+
+A new place is added here (and its folder to ``CourseDirs``) or nowhere: a place the backup
+knows and the erasure does not would bring an erased learner back at the next restore.
+The gradebook, the roster and the hub's database are files, not folders, and have their own
+handling in each command; the exchange is nbgrader's, outside the course folder.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from .ids import normalize_id
+from .paths import CourseDirs, sqlite_path
+
+__all__ = ["BACKED_UP", "PER_LEARNER", "PLACES", "Place", "learner_ids", "own_folder"]
+
+
+@dataclass(frozen=True)
+class Place:
+    key: str  # its CourseDirs attribute, and its folder's name inside a backup
+    label: str  # French, in the commands' summaries and the erasure's list
+    export_name: str  # its folder in a learner's export (empty: not exported)
+    backed_up: bool  # in make sauvegarde: what an instructor cannot rebuild
+    per_learner: bool  # one folder per learner, named by their id
+
+    def folder(self, dirs: CourseDirs) -> Path:
+        return getattr(dirs, self.key)
+
+
+PLACES = (
+    Place("submitted", "rendus", "rendus", backed_up=True, per_learner=True),
+    Place("autograded", "copies notées", "copies_notees", backed_up=True, per_learner=True),
+    Place("feedback", "retours", "retours", backed_up=True, per_learner=True),
+    # received archives, and the copies zip collect replaced (<assignment>/remplaces/<id>/)
+    Place("downloaded", "archives reçues", "copies_remplacees", backed_up=True, per_learner=False),
+    # copies collect refused: the student's own copy stays in the exchange, so not backed up
+    Place("quarantine", "quarantaine", "mises_de_cote", backed_up=False, per_learner=False),
+    # rebuilt by make donnees-eleve, make rapport; backups are not backed up
+    Place("exports", "export de ses données", "", backed_up=False, per_learner=False),
+    Place("report", "rapport", "", backed_up=False, per_learner=False),
+    Place("backups", "sauvegarde", "", backed_up=False, per_learner=False),
+)
+BACKED_UP = tuple(p for p in PLACES if p.backed_up)
+PER_LEARNER = tuple(p for p in PLACES if p.per_learner)
+
+
+def own_folder(parent: Path, sid: str) -> Path | None:
+    """`parent`/<sid> matched in NFC (a folder made from a macOS or NFD zip name is found too);
+    a link is never a learner's folder."""
+    if not parent.is_dir():
+        return None
+    for child in sorted(parent.iterdir()):
+        if child.is_dir() and not child.is_symlink() and normalize_id(child.name) == sid:
+            return child
+    return None
+
+
+def learner_ids(dirs: CourseDirs, roster_ids: Iterable[str] = ()) -> set[str]:
+    """Every learner id the class names (NFC): the roster's, the gradebook's (opened read-only:
+    nothing is created), a folder in each per-learner place, the copies zip collect replaced."""
+    ids = {normalize_id(i) for i in roster_ids}
+    gradebook = sqlite_path(dirs.db_url)
+    if gradebook is not None and gradebook.is_file():
+        con = sqlite3.connect(f"file:{quote(str(gradebook))}?mode=ro", uri=True, timeout=30)
+        try:
+            rows = con.execute("SELECT id FROM student").fetchall()
+            ids |= {normalize_id(r[0]) for r in rows if isinstance(r[0], str)}
+        except sqlite3.DatabaseError:
+            pass  # a damaged gradebook is named by the command that needs its rows
+        finally:
+            con.close()
+    for place in PER_LEARNER:
+        folder = place.folder(dirs)
+        if folder.is_dir():
+            ids |= {normalize_id(p.name) for p in folder.iterdir() if p.is_dir()}
+    if dirs.downloaded.is_dir():
+        ids |= {normalize_id(p.name) for p in dirs.downloaded.glob("*/remplaces/*") if p.is_dir()}
+    return ids
