@@ -44,7 +44,6 @@ import hashlib
 import io
 import json
 import os
-import re
 import sqlite3
 import sys
 import tarfile
@@ -57,26 +56,33 @@ from urllib.parse import quote
 
 from course.labo.french_number import french_number
 
+from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
 from .class_places import BACKED_UP, learner_ids
+from .erase_learner import erase
 from .erasure_register import (
     KEY_NAME,
     REGISTER_NAME,
     Register,
+    erased_on,
     merge_register,
+    registers_of,
     write_private,
 )
+from .erasure_register import reenrol as remove_from_register
 from .french_args import FrenchParser
-from .paths import CourseDirs
+from .ids import normalize_id, quoted
+from .learner_places import ErasureError, Setup
+from .nbgrader_run import tools_on_path
+from .paths import CourseDirs, course_dirs, sqlite_path
+from .roster_csv import RosterError, read_roster
 from .system_reason import french_message, french_reason
 
 __all__ = [
-    "RETENTION_DAYS",
     "BackupError",
     "ErasedOnRestore",
     "GradebookCounts",
     "Purged",
     "backup",
-    "backups_in",
     "gradebook_counts",
     "last_with_gradebook",
     "main",
@@ -85,14 +91,10 @@ __all__ = [
     "sqlite_snapshot",
 ]
 
-NAME = re.compile(r"^sauvegarde-(\d{8}-\d{6})(?:-\d+)?\.tar\.gz$")
 FOLDERS = tuple(p.key for p in BACKED_UP)
-GRADEBOOK = "gradebook.db"
-ROSTER = "eleves.csv"
 HUB_DB = "hub/jupyterhub.sqlite"
 MANIFEST = "manifest.json"
 REGISTER_PART = "effacements"  # the register of erased learners and its key, in a backup
-RETENTION_DAYS = 30.0  # days a backup is kept (make sauvegarde GARDER_JOURS), the erasure's expiry
 
 
 class BackupError(Exception):
@@ -222,8 +224,6 @@ class _Dirs:
 
 
 def _dirs(grader_dir: Path | None) -> _Dirs:
-    from .nbgrader_run import tools_on_path
-    from .paths import course_dirs, sqlite_path
 
     tools_on_path()
     dirs = course_dirs(grader_dir)
@@ -577,7 +577,6 @@ class ErasedOnRestore:
 
 def _restored_ids(dirs: _Dirs, roster: Path | None) -> set[str]:
     """Every learner id the restored class names: roster, gradebook, folders."""
-    from .roster_csv import RosterError, read_roster
 
     names: list[str] = []
     if roster is not None and roster.is_file():
@@ -593,11 +592,6 @@ def _erase_restored(
 ) -> ErasedOnRestore:
     """Erase again, with the erasure's own tool and proof, each learner of the restored backup
     that the register records as erased; `reenrol` names those the teacher enrols again."""
-    from .erase_learner import erase
-    from .erasure_register import erased_on, registers_of
-    from .erasure_register import reenrol as remove_from_register
-    from .ids import normalize_id
-    from .learner_places import ErasureError, Setup
 
     registers = registers_of(dirs.gradebook.parent, archive.parent)
     wanted = {normalize_id(x) for x in reenrol}
@@ -623,17 +617,6 @@ def _erase_restored(
         done.erased.append(sid)
         done.failures += [f"{sid} : {f}" for f in result.failures]
     return done
-
-
-def backups_in(folder: Path) -> list[tuple[datetime, Path]]:
-    """The course's backups in `folder`, newest first, with the UTC time in their name."""
-    found = []
-    for path in folder.iterdir() if folder.is_dir() else []:
-        match = NAME.match(path.name)
-        if match and path.is_file():
-            when = datetime.strptime(match.group(1), "%Y%m%d-%H%M%S").replace(tzinfo=UTC)
-            found.append((when, path))
-    return sorted(found, key=lambda item: (item[0], item[1].name), reverse=True)
 
 
 @dataclass(frozen=True)
@@ -699,7 +682,6 @@ def _summary(counts: dict[str, int]) -> str:
 
 def _say_erased(erased: ErasedOnRestore) -> int:
     """What the restore did with the erased learners it held, in French; the exit status."""
-    from .ids import quoted
 
     for sid in erased.reenrolled:
         print(f"Réinscrit(e) à votre demande, restauré(e) avec la classe\u00a0: {quoted(sid)}.")

@@ -45,7 +45,9 @@ from pathlib import Path
 from .class_places import own_folder
 from .erasure_register import erased_on, record_erasure, registers_of
 from .french_args import FrenchParser
+from .french_csv import EXPORT_NAME, write_export
 from .ids import close_ids, normalize_id, quoted
+from .kept_columns import read_table, restore_hand_edits
 from .learner_places import (
     HUB_TOKEN_ENV,
     REDACTED,
@@ -62,6 +64,7 @@ from .learner_places import (
     scan,
     scan_in,
 )
+from .roster_csv import read_roster
 from .system_reason import french_message
 
 __all__ = ["Result", "Setup", "erase", "main", "scan"]
@@ -174,7 +177,6 @@ def _redact(file: Path, member: str | None, pattern) -> None:
 def _erase_roster(ctx: Context, who_sid: str, line: int) -> None:
     """Remove one line of the roster, keeping the other lines' bytes and the file's encoding;
     checked by reading it back before it replaces the file."""
-    from .roster_csv import read_roster
 
     path = ctx.setup.roster
     before = read_roster(path)
@@ -205,9 +207,8 @@ def _regenerate_reports(ctx: Context, sid: str, paths: set[Path]) -> list[str]:
     (grading.kept_columns). The notes for the teacher, in French."""
     from nbgrader.api import Gradebook
 
+    # nbgrader and pandas (1 to 2 s): imported only when a report is rewritten
     from .csv_safe import SafeCsvExport
-    from .french_csv import EXPORT_NAME, write_export
-    from .kept_columns import read_table, restore_hand_edits
     from .late_penalty import rule_of_config
     from .report import class_table, write_report
 

@@ -25,12 +25,16 @@ import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .backup import RETENTION_DAYS
+from .backup_files import RETENTION_DAYS
 from .class_places import PER_LEARNER, learner_ids, own_folder
+from .criterion_titles import criterion_number, criterion_title
 from .french_args import FrenchParser
 from .french_csv import french_csv_bytes
 from .french_format import COURSE_TIME_ZONE, french_datetime
 from .ids import normalize_id
+from .nbgrader_run import tools_on_path
+from .paths import course_dirs, load_config
+from .roster_csv import RosterError, read_roster
 from .system_reason import french_message
 
 __all__ = ["LearnerNotFound", "export_learner", "main"]
@@ -92,7 +96,6 @@ class LearnerNotFound(Exception):
 
 
 def _roster(path: Path | None):
-    from .roster_csv import RosterError, read_roster
 
     if path is None or not path.is_file():
         return []
@@ -104,8 +107,6 @@ def _roster(path: Path | None):
 
 def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
     from nbgrader.api import Gradebook, MissingEntry
-
-    from .criterion_titles import criterion_number, criterion_title
 
     with Gradebook(db_url) as gb:
         try:
@@ -229,8 +230,6 @@ def export_learner(
     grader_dir: Path | None = None,
 ) -> tuple[Path, dict[str, int]]:
     """Write the learner's archive; (its path, what it holds)."""
-    from .nbgrader_run import tools_on_path
-    from .paths import course_dirs, load_config
 
     tools_on_path()
     sid = normalize_id(student_id.strip())

@@ -34,10 +34,13 @@ from datetime import timedelta
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
-from .backup import RETENTION_DAYS  # the backups' retention, applied at every make sauvegarde
+from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
 from .class_places import PER_LEARNER, learner_ids, own_folder
 from .french_format import french_datetime
 from .ids import id_problem, normalize_id, quoted
+from .nbgrader_run import tools_on_path
+from .paths import course_dirs, load_config, sqlite_path
+from .roster_csv import RosterError, read_roster
 from .system_reason import french_reason
 
 __all__ = [
@@ -122,8 +125,6 @@ class Context:
     """The course's folders and configuration, read once."""
 
     def __init__(self, setup: Setup) -> None:
-        from .nbgrader_run import tools_on_path
-        from .paths import course_dirs, load_config
 
         tools_on_path()
         self.setup = setup
@@ -142,7 +143,6 @@ class Context:
 
 
 def _sqlite_file(db_url: str) -> Path | None:
-    from .paths import sqlite_path
 
     return sqlite_path(db_url)
 
@@ -269,7 +269,6 @@ def mention_pattern(who: _Who, parts: bool = False) -> Mentions:
 
 
 def roster_students(path: Path | None):
-    from .roster_csv import RosterError, read_roster
 
     if path is None or not path.is_file():
         return []
@@ -839,8 +838,6 @@ def _scan_class_zip(file: Path, data: bytes, mine: set[str], pattern: Mentions, 
 
 
 def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
-    from .backup import backups_in
-
     keep = ctx.setup.keep_days
     for when, path in backups_in(ctx.backups):
         if _backup_holds(path, who):
@@ -912,12 +909,12 @@ def _backup_holds(path: Path, who: _Who) -> bool:
                 parts = PurePosixPath(info.name).parts
                 if len(parts) > 2 and normalize_id(parts[1]) == who.sid:
                     return True
-                if info.isfile() and info.name in ("gradebook.db", "eleves.csv"):
+                if info.isfile() and info.name in (GRADEBOOK, ROSTER):
                     data = tar.extractfile(info).read()
                     pats = who.patterns() + [re.compile(re.escape(who.sid.encode()))]
-                    if info.name == "eleves.csv" and who.sid.encode() in data:
+                    if info.name == ROSTER and who.sid.encode() in data:
                         return True
-                    if info.name == "gradebook.db" and any(p.search(data) for p in pats[:-1]):
+                    if info.name == GRADEBOOK and any(p.search(data) for p in pats[:-1]):
                         return True
     except (OSError, tarfile.TarError, EOFError):
         return True  # unreadable: assume it holds them, the instructor checks

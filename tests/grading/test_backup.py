@@ -21,7 +21,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from grading.backup import backup, backups_in, restore
+from grading.backup import backup, restore
+from grading.backup_files import backups_in
 from grading.paths import course_dirs, load_config
 from grading_course import (
     clone_head,

@@ -658,7 +658,7 @@ def test_an_erased_learner_does_not_come_back(classe, tmp_path):
     import stat
     import tarfile
 
-    from grading.backup import backups_in
+    from grading.backup_files import backups_in
 
     grader = classe["grader"]
     [(_, old_backup)] = backups_in(grader / "sauvegardes")  # made before the erasure

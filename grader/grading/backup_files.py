@@ -1,0 +1,27 @@
+"""The backups' names and retention: what the erasure's scan and a learner's export read of the
+backups, apart from the machinery that makes and restores them (``grading.backup``)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+__all__ = ["GRADEBOOK", "NAME", "RETENTION_DAYS", "ROSTER", "backups_in"]
+
+# names carry their UTC time (sauvegarde-20250314-180000.tar.gz): retention reads it, not mtime
+NAME = re.compile(r"^sauvegarde-(\d{8}-\d{6})(?:-\d+)?\.tar\.gz$")
+GRADEBOOK = "gradebook.db"  # the gradebook's member in a backup
+ROSTER = "eleves.csv"  # the roster's member in a backup
+RETENTION_DAYS = 30.0  # days a backup is kept (make sauvegarde GARDER_JOURS), the erasure's expiry
+
+
+def backups_in(folder: Path) -> list[tuple[datetime, Path]]:
+    """The course's backups in `folder`, newest first, with the UTC time in their name."""
+    found = []
+    for path in folder.iterdir() if folder.is_dir() else []:
+        match = NAME.match(path.name)
+        if match and path.is_file():
+            when = datetime.strptime(match.group(1), "%Y%m%d-%H%M%S").replace(tzinfo=UTC)
+            found.append((when, path))
+    return sorted(found, key=lambda item: (item[0], item[1].name), reverse=True)
