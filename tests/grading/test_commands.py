@@ -1,0 +1,107 @@
+"""CONTRIBUTING's row « a class command », enforced: a module of grader/grading with a `main` is
+a command. It sits at the package's top (`python -m grading.<module>`, as grader.mk and the
+docs start it), its parser is `FrenchParser` (French usage, help and errors), and either a
+`make` target of grader/grader.mk runs it, documented by a `## make <target>` line (what
+`make help` shows) and named in grader/README.md, or it is one of the few tools started by
+hand, named with its `python -m` line in grader/README.md."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from helpers import REPO
+
+PACKAGE = REPO / "grader" / "grading"
+MAKEFILE = REPO / "grader" / "grader.mk"
+README = REPO / "grader" / "README.md"
+# started by hand, not by make: the report's own command line, the samples, a benchmark
+BY_HAND = {"report", "samples", "sandbox_bench"}
+# FrenchParser, or the one helper that builds it for a command on one assignment
+FRENCH_PARSERS = {"FrenchParser", "assignment_command"}
+
+
+def commands(package: Path) -> dict[str, ast.Module]:
+    """Every module of `package` that defines a top-level `main`, by dotted name."""
+    found = {}
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(n, ast.FunctionDef) and n.name == "main" for n in tree.body):
+            found[".".join(path.relative_to(package).with_suffix("").parts)] = tree
+    return found
+
+
+def make_targets(makefile: Path) -> dict[str, str]:
+    """module → the target whose recipe runs `$(GRADING)<module>` or `-m grading.<module>`."""
+    targets: dict[str, str] = {}
+    current = ""
+    for line in makefile.read_text(encoding="utf-8").splitlines():
+        rule = re.match(r"^([a-z][a-z-]*):(?!=)", line)
+        if rule:
+            current = rule.group(1)
+        for module in re.findall(r"\$\(GRADING\)([a-z_.]+)|-m grading\.([a-z_.]+)", line):
+            targets.setdefault(module[0] or module[1], current)
+    return targets
+
+
+def problems(package: Path, makefile: Path, readme: Path) -> list[str]:
+    """What breaks the row, one line each."""
+    out = []
+    targets = make_targets(makefile)
+    make_text = makefile.read_text(encoding="utf-8")
+    readme_text = readme.read_text(encoding="utf-8")
+    for name, tree in commands(package).items():
+        if "." in name:
+            out.append(f"grading.{name}: a command sits in a subfolder")
+        calls = {
+            n.func.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        }
+        if not calls & FRENCH_PARSERS:
+            out.append(f"grading.{name}: its parser is not FrenchParser")
+        if name in BY_HAND:
+            if f"python -m grading.{name}" not in readme_text:
+                out.append(f"grading.{name}: grader/README.md has no « python -m grading.{name} »")
+            continue
+        target = targets.get(name)
+        if target is None:
+            out.append(f"grading.{name}: no make target runs it")
+            continue
+        if not re.search(rf"^## make {re.escape(target)}\b", make_text, flags=re.M):
+            out.append(f"make {target}: no « ## make {target} » line for make help")
+        if f"make {target}" not in readme_text:
+            out.append(f"make {target}: grader/README.md does not name it")
+    return out
+
+
+def test_every_command_follows_the_row():
+    assert {"autograde", "backup", "erase_learner", "collect"} <= set(commands(PACKAGE))
+    assert problems(PACKAGE, MAKEFILE, README) == []
+
+
+def test_a_command_that_breaks_the_row_is_named(tmp_path):
+    """Positive control: each way to break the row is found, on a package of three modules."""
+    package = tmp_path / "grading"
+    (package / "runs").mkdir(parents=True)
+    parser = "from .french_args import FrenchParser\n\ndef main():\n    FrenchParser()\n"
+    (package / "bien.py").write_text(parser)
+    (package / "sans_cible.py").write_text(parser)
+    (package / "anglais.py").write_text("import argparse\n\ndef main():\n    argparse.X()\n")
+    (package / "runs" / "cachee.py").write_text(parser)
+    makefile = tmp_path / "grader.mk"
+    makefile.write_text(
+        "## make bien : fait bien\nbien: setup\n\t$(GRADING)bien\n"
+        "anglais: setup\n\t$(GRADING)anglais\n"
+    )
+    readme = tmp_path / "README.md"
+    readme.write_text("`make bien`\n")
+    assert sorted(problems(package, makefile, readme)) == [
+        "grading.anglais: its parser is not FrenchParser",
+        "grading.runs.cachee: a command sits in a subfolder",
+        "grading.runs.cachee: no make target runs it",
+        "grading.sans_cible: no make target runs it",
+        "make anglais: grader/README.md does not name it",
+        "make anglais: no « ## make anglais » line for make help",
+    ]
