@@ -131,13 +131,18 @@ def test_the_init_container_makes_the_course_folder_without_root(accounts, scrat
     # the container never runs as anyone but the releasing uid (the hook sets it)
     ana_uid = pwd.getpwnam(accounts["ana"]).pw_uid
     container = _init_container(prof_uid)
+    env = {item["name"]: item["value"] for item in container["env"]}
+    env.update(NBGRADER_EXCHANGE=str(exchange), COURSE_ID=COURSE_ID, PATH="/usr/bin:/bin")
+    env["COURSE_EXCHANGE_OWNER_UID"] = str(prof_uid)
     other = subprocess.run(
         ["setpriv", f"--reuid={ana_uid}", f"--regid={FS_GROUP}", "--clear-groups", "--"]
         + container["command"],
-        env={"NBGRADER_EXCHANGE": str(exchange), "COURSE_ID": COURSE_ID,
-             "COURSE_EXCHANGE_OWNER_UID": str(prof_uid), "PATH": "/usr/bin:/bin"},
-        capture_output=True, text=True, timeout=60, cwd="/",
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd="/",
+    )
     assert other.returncode == 1 and f"tourne en uid {ana_uid}, pas en {prof_uid}" in other.stderr
     exchange.chmod(0o1777)  # the admin's one command, on the storage server
     made = run_init_container(exchange, prof_uid)
