@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 import requests
 from chart_hub import chart_hub
-from classhub import HUB_DIR, ClassHub, launch_hub, open_tempdir
+from classhub import HUB_DIR, ClassHub, launch_hub, open_tempdir, write_roster
 from helpers import REPO
 from kube_recipe import uid_of
 
@@ -105,9 +105,13 @@ def test_the_hub_database_restored_or_lost_keeps_every_uid(course_env, kube_clas
     first = work / "hub-1"
     first.mkdir()
     with _hub(course_env, kube_class, first) as hub:
-        hub.wait_until(lambda: ana in {u["name"] for u in hub.api("GET", "/users").json()}, "ana")
-        # ana deleted by hand, put back by the roster sync: a row id out of the roster's order
+        hub.wait_until(lambda: "roster-sync\u00a0: liste appliquée" in hub.log_tail(400), "sync")
+        # ana deleted by hand, put back by the roster sync after an edit (her line moved last):
+        # a row id out of the roster's order
         assert hub.api("DELETE", f"/users/{ana}").status_code == 204
+        members = {n: "instructor" if k == "prof" else "student" for k, n in names.items()}
+        role = members.pop(ana)
+        write_roster(kube_class["chart"].roster, {**members, ana: role})
         hub.wait_until(
             lambda: hub.api("GET", f"/users/{ana}").status_code == 200, "ana remise par la liste"
         )
