@@ -21,7 +21,8 @@ Why each choice:
 - one hub, one course: a hub whose database holds another course's groups refuses to start
   (one_course.py);
 - the hub routes a user only to a port their own Unix account holds (verified_spawner.py), with
-  LocalProcessSpawner and with a kept spawner (TLJH's SystemdSpawner, on a random port).
+  LocalProcessSpawner and with a kept spawner (TLJH's SystemdSpawner, on a random port), and the
+  shared formgrader's fixed port only while the grading account alone listens there.
 
 Settings come from environment variables so one file serves every class:
   COURSE_HUB_ROSTER    the class roster (CSV, see roster.py)  (default /srv/jupyterhub/classe.csv)
