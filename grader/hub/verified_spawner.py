@@ -210,8 +210,10 @@ def guard_service_port(app, name: str, port: int, account: str) -> None:
         return ""
 
     def say(reason: str) -> None:
+        """Log `reason` once per change: an error when another uid holds the port."""
         if said[-1:] != [reason]:
-            (app.log.error if "tenu par" in reason else app.log.info)(reason)
+            squatted = reason.startswith(f"formgrader partagé\u00a0: le port {port} est tenu")
+            (app.log.error if squatted else app.log.info)(reason)
             said[:] = [reason]
 
     def guarded(add_service: Callable) -> Callable:
@@ -219,13 +221,16 @@ def guard_service_port(app, name: str, port: int, account: str) -> None:
             if service.name != name:
                 return await add_service(service)
             reason = verdict()
+            routed[:] = []  # until the proxy has answered
             if reason:
                 say(reason)
+                await app.proxy.delete_service(service)  # a 404 is only a warning
                 routed[:] = [False]
-                return await app.proxy.delete_service(service)  # a 404 is only a warning
-            say(f"formgrader partagé\u00a0: port {port} tenu par {account}, route posée")
+                return None
+            say(f"formgrader partagé\u00a0: port {port} à {account}, route posée")
+            await add_service(service)
             routed[:] = [True]
-            return await add_service(service)
+            return None
 
         return add_service_if_owned
 
