@@ -21,7 +21,8 @@ Why each choice:
 - one hub, one course: a hub whose database holds another course's groups refuses to start
   (one_course.py);
 - the hub routes a user only to a port their own Unix account holds (verified_spawner.py), with
-  LocalProcessSpawner and with a kept spawner (TLJH's SystemdSpawner, on a random port).
+  LocalProcessSpawner and with a kept spawner (TLJH's SystemdSpawner, on a random port), and the
+  shared formgrader's fixed port only while the grading account alone listens there.
 
 Settings come from environment variables so one file serves every class:
   COURSE_HUB_ROSTER    the class roster (CSV, see roster.py)  (default /srv/jupyterhub/classe.csv)
@@ -38,7 +39,8 @@ Settings come from environment variables so one file serves every class:
   COURSE_HUB_CULL_TIMEOUT  idle seconds before a server is stopped (default 3600; "0": no culler)
   COURSE_HUB_CULL_EVERY    seconds between two checks of the culler (default 300)
   COURSE_HUB_GRADER    Unix account running the shared formgrader (default: none, no service)
-  COURSE_HUB_GRADER_PORT   its port on 127.0.0.1           (default 9999)
+  COURSE_HUB_GRADER_PORT   its port on 127.0.0.1 (default 9999), routed only while the grading
+                       account alone listens there (verified_spawner.guard_service_port)
   COURSE_HUB_TLS_CERT, COURSE_HUB_TLS_KEY  HTTPS: certificate chain and key (Let's Encrypt's
                        fullchain.pem and privkey.pem); the hub then listens on COURSE_HUB_URL
                        (default https://:443; without them http://127.0.0.1:8000, for a
@@ -199,7 +201,7 @@ elif KUBERNETES:
     )
     kube_recipe.check_uids([*(m.id for m in MEMBERS), *_names("COURSE_HUB_ADMINS")])
     c.KubeSpawner.uid = lambda spawner: kube_recipe.uid_of(spawner.user.name)
-    c.KubeSpawner.gid = 100
+    c.KubeSpawner.gid = kube_recipe.POD_GID
 else:
     # Another spawner (TLJH's SystemdSpawner: one systemd unit per server, on a random port
     # that is free between its pick and the server's start): routed only to a port held by the
@@ -359,6 +361,12 @@ if CULL_TIMEOUT > 0:
 if GRADER:
     grader_home = pwd.getpwnam(GRADER).pw_dir  # the account must exist (useradd -m)
     _set_unix_membership(GRADER, True)  # it copies the course template at its first start
+    if JupyterHub.initialized():
+        # its fixed port is routed only while the grading account alone listens there: a student
+        # who binds it while the service restarts never receives a request (verified_spawner.py)
+        import verified_spawner  # noqa: E402
+
+        verified_spawner.guard_service_port(JupyterHub.instance(), COURSE_ID, GRADER_PORT, GRADER)
     c.JupyterHub.services.append(
         {
             "name": COURSE_ID,

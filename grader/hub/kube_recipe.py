@@ -11,8 +11,10 @@ needs beyond them lives here, loaded by jupyterhub_config.py when COURSE_HUB_SPA
   collect's owner check); two names of the class on one uid stop the hub at start. The uid has
   no passwd entry in the image, cours-singleuser gives it one (nss_wrapper);
 - the course's own init container (`exchange-permissions`, values.yaml) learns the course id and
-  the releasing instructor's uid; every other init container is left exactly as it is: the
-  chart appends its own (`block-cloud-metadata`, a KubeSpawner model object, not a dict);
+  runs AS the releasing instructor's uid, never root: it makes the course's folder in the shared
+  exchange by creating it (no chown), so a share that maps root to `nobody` (NFS root_squash,
+  the default) is no obstacle; every other init container is left exactly as it is: the chart
+  appends its own (`block-cloud-metadata`, a KubeSpawner model object, not a dict);
 - the instructors' image (solutions, hidden tests), larger limits and the class's uid names
   (collect checks who owns each submission) for the `instructors` group only, chosen at each
   spawn from the hub's groups, which the roster sync keeps equal to the roster.
@@ -29,6 +31,7 @@ from jupyterhub import orm
 
 __all__ = [
     "EXCHANGE_INIT_CONTAINER",
+    "POD_GID",
     "UID_BASE",
     "check_uids",
     "exchange_owner",
@@ -42,6 +45,8 @@ UID_BASE = 100_000
 UID_SPAN = 2**30
 # the name of the course's init container in values.yaml (singleuser.initContainers)
 EXCHANGE_INIT_CONTAINER = "exchange-permissions"
+# every pod's group (singleuser.fsGid, c.KubeSpawner.gid): the init container's too
+POD_GID = 100
 
 
 def uid_of(name: str) -> int:
@@ -76,12 +81,26 @@ def exchange_owner(instructors: list[str], chosen: str) -> str:
     return owner
 
 
-def with_exchange_env(containers: Iterable[object], env: list[dict[str, str]]) -> list[object]:
-    """The init containers, the course's own one given `env` (a copy); the others untouched."""
+def with_exchange_env(
+    containers: Iterable[object], env: list[dict[str, str]], uid: int
+) -> list[object]:
+    """The init containers, the course's own one given `env` and run as `uid` (a copy); the
+    others untouched."""
     result: list[object] = []
     for container in containers:
         if isinstance(container, dict) and container.get("name") == EXCHANGE_INIT_CONTAINER:
-            container = {**container, "env": [*(container.get("env") or []), *env]}
+            context = {
+                **(container.get("securityContext") or {}),
+                "runAsUser": uid,
+                "runAsGroup": POD_GID,
+                "runAsNonRoot": True,
+                "allowPrivilegeEscalation": False,
+            }
+            container = {
+                **container,
+                "env": [*(container.get("env") or []), *env],
+                "securityContext": context,
+            }
         result.append(container)
     return result
 
@@ -94,6 +113,7 @@ def prepare_pod(spawner, role: str, course_id: str, owner: str) -> None:
             {"name": "COURSE_ID", "value": course_id},
             {"name": "COURSE_EXCHANGE_OWNER_UID", "value": str(uid_of(owner))},
         ],
+        uid_of(owner),
     )
     if role != "instructors":
         return

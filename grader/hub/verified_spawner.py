@@ -10,6 +10,9 @@ started, and again at each poll: a listener of another uid on the port stops the
 the server dead, so the hub drops its route) with a message naming the port and the uid. It
 wraps any spawner that runs servers as Unix users: LocalProcessSpawner (one machine) and TLJH's
 SystemdSpawner (`install`, used by jupyterhub_config.py when it keeps another spawner).
+The hub's one fixed port, the shared formgrader's (a managed service, 127.0.0.1:9999), has the
+same check on the proxy's side (`guard_service_port`): its route exists only while the grading
+account alone listens there, with any proxy (CHP on one machine, Traefik on TLJH).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import pwd
 import time
+from collections.abc import Callable
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -30,6 +34,7 @@ from traitlets.utils.importstring import import_item
 __all__ = [
     "PortOwnerCheckMixin",
     "VerifiedLocalProcessSpawner",
+    "guard_service_port",
     "install",
     "listener_uids",
     "with_port_check",
@@ -166,3 +171,86 @@ def install(app) -> None:
         await load_users()
 
     app.init_users = init_users_with_port_check
+
+
+# how often the hub looks at the formgrader's port (a reading shared with the spawners' checks)
+SERVICE_CHECK_EVERY = 1.0
+
+
+def guard_service_port(app, name: str, port: int, account: str) -> None:
+    """Route the hub's service `name` only while `account`'s uid alone listens on `port`.
+
+    Why: JupyterHub routes a service's prefix to its URL from the start, listening or not, and
+    the proxy keeps the route across hub restarts; a student who binds the port while the
+    service is down (restarting, or not started yet) would receive the instructors' requests,
+    their cookies included. Here the proxy's `add_service` adds the route only when the port is
+    the account's (JupyterHub's own route checks go through it too), and every
+    SERVICE_CHECK_EVERY seconds the route is removed as soon as another uid listens there, or
+    nobody does (the port can then be taken), and put back when the account holds it again.
+    """
+    from tornado.ioloop import PeriodicCallback
+
+    uid = pwd.getpwnam(account).pw_uid
+    init_proxy = app.init_proxy
+    said: list[str] = []
+    routed: list[bool] = []  # [] unknown (a proxy kept from the last run may hold a route)
+
+    def verdict() -> str:
+        """'' when only the account listens on the port, else why not (French, for the log)."""
+        holders = listener_uids(port, any6=False, max_age=SHARED_READING_AGE)
+        others = holders - {uid}
+        if others:
+            return (
+                f"formgrader partagé\u00a0: le port {port} est tenu par l'uid "
+                f"{', '.join(map(str, sorted(others)))}, pas par {account} (uid {uid})\u00a0: "
+                "route retirée, aucune requête ne lui est envoyée"
+            )
+        if uid not in holders:
+            return f"formgrader partagé\u00a0: personne n'écoute encore sur le port {port}"
+        return ""
+
+    def say(reason: str) -> None:
+        """Log `reason` once per change: an error when another uid holds the port."""
+        if said[-1:] != [reason]:
+            squatted = reason.startswith(f"formgrader partagé\u00a0: le port {port} est tenu")
+            (app.log.error if squatted else app.log.info)(reason)
+            said[:] = [reason]
+
+    def guarded(add_service: Callable) -> Callable:
+        async def add_service_if_owned(service) -> None:
+            if service.name != name:
+                return await add_service(service)
+            reason = verdict()
+            routed[:] = []  # until the proxy has answered
+            if reason:
+                say(reason)
+                await app.proxy.delete_service(service)  # a 404 is only a warning
+                routed[:] = [False]
+                return None
+            say(f"formgrader partagé\u00a0: port {port} à {account}, route posée")
+            await add_service(service)
+            routed[:] = [True]
+            return None
+
+        return add_service_if_owned
+
+    async def check() -> None:
+        service = app._service_map.get(name)
+        if service is None or service.server is None or not hasattr(app, "proxy"):
+            return
+        reason = verdict()
+        if reason:
+            say(reason)  # once per change: who holds the port now
+        if routed != [not reason]:  # changed since the last look
+            try:
+                await app.proxy.add_service(service)  # guarded: adds or removes, says why
+            except Exception as error:  # the proxy is restarting: next round
+                routed[:] = []
+                app.log.warning("formgrader partagé\u00a0: proxy injoignable (%s)", error)
+
+    def init_proxy_guarded() -> None:
+        init_proxy()
+        app.proxy.add_service = guarded(app.proxy.add_service)
+        PeriodicCallback(check, SERVICE_CHECK_EVERY * 1000).start()
+
+    app.init_proxy = init_proxy_guarded

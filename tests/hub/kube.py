@@ -8,8 +8,9 @@ passwd entry), the fsGroup as supplementary group, the user's volume and the sha
 mounted at their paths in a private mount namespace, /home, /srv, /opt and /tmp private to the
 pod, the image's files at /opt/cours-memoire-tuteur, the image's environment and the values'
 extraEnv only (KubeSpawner keeps nothing of the hub's environment), the init containers run
-first, no privilege escalation. The only differences: the network namespace (loopback, shared)
-and the kernel are this machine's.
+first under the uid and group of their security context (the course's one: the releasing
+instructor's, never root), no privilege escalation. The only differences: the network namespace
+(loopback, shared) and the kernel are this machine's.
 
 The init containers are the ones KubeSpawner receives: the values' own (dicts) and the one the
 chart appends when `singleuser.cloudMetadata.blockWithIptables` is on (its default), a model
@@ -146,10 +147,17 @@ class KubeSpawner(LocalProcessSpawner):
                 continue  # iptables on this machine's firewall: not reproduced
             # make_pod maps a dict's own keys to the model's; what they hold stays as given
             context = container.security_context
-            run_as = context.get("runAsUser") if isinstance(context, dict) else context.run_as_user
-            assert run_as == 0, container
+            assert isinstance(context, dict), container  # the values' own, as the hook left it
             env = {_field(item, "name"): _field(item, "value") for item in container.env or []}
-            init.append({"command": container.command, "env": env})
+            init.append(
+                {
+                    "command": container.command,
+                    "env": env,
+                    "uid": context["runAsUser"],  # the hook's: a real uid, never root
+                    "gid": context["runAsGroup"],
+                    "no_new_privs": context["allowPrivilegeEscalation"] is False,
+                }
+            )
         env = {**image_env, **self.get_env()}
         env.setdefault("HOME", "/")  # the container runtime's value for a uid without entry
         spec = {

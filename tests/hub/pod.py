@@ -4,7 +4,7 @@ Run as root by `unshare --mount --propagation private -- python3 pod.py` with th
 specification (JSON) in the environment variable COURSE_POD_SPEC:
   binds        [[source, target], ...]  the image's files and the pod's volumes, at their paths
   tmpfs        [path, ...]              folders the pod sees empty (its own /home, /srv, /tmp...)
-  init         [{command, env}, ...]    init containers' commands and env, run as root
+  init         [{command, env, uid, gid, no_new_privs}, ...]  init containers, as their uid
   uid, gid, groups                      the container's user: the pod's uid, gid, fsGroup
   no_new_privs                          allowPrivilegeEscalation: false
   workdir, env, cmd                     the image's WORKDIR, the container's environment, command
@@ -49,7 +49,12 @@ def main() -> None:
         _mount("--move", stage, target)
     for container in spec["init"]:
         env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", **container["env"]}
-        subprocess.run(container["command"], env=env, check=True)
+        # its own uid and group, the pod's fsGroup as supplementary group, as the kubelet does
+        groups = ",".join(map(str, spec["groups"]))
+        user = [f"--reuid={container['uid']}", f"--regid={container['gid']}"]
+        user += [f"--groups={groups}"] if groups else ["--clear-groups"]
+        user += ["--no-new-privs"] if container["no_new_privs"] else []
+        subprocess.run(["setpriv", *user, "--", *container["command"]], env=env, check=True)
     subprocess.run(["umount", STAGE], check=True)
 
     os.setgroups(spec["groups"])

@@ -208,6 +208,13 @@ def test_kubernetes_hook_gives_groups_roles_uids_and_images(kubernetes_hook, val
         hook(spawner)
         container, block = spawner.init_containers
         assert container["env"] == [*init[0]["env"], *made_by]
+        # run as the releasing instructor in every pod, never root (NFS root_squash)
+        assert container["securityContext"] == {
+            "runAsUser": int(prof_uid),
+            "runAsGroup": values["singleuser"]["fsGid"],
+            "runAsNonRoot": True,
+            "allowPrivilegeEscalation": False,
+        }
         assert block is chart_block and block.env is None  # not touched
         assert init[0] == values["singleuser"]["initContainers"][0]  # nor the values' dict
         # what KubeSpawner does with them: every one becomes a V1Container of the pod

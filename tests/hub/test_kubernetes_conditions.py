@@ -117,6 +117,10 @@ def kube_hub(
             "volumes_root": str(work / "volumes"),
         }
         (work / "volumes").mkdir()
+        # the exchange's volume after the admin's one command on the storage (ADMIN.md, « Le
+        # stockage de l'échange »): the init container runs as the releasing instructor, no root
+        (work / "volumes" / "nbgrader-exchange").mkdir(mode=0o755)
+        (work / "volumes" / "nbgrader-exchange").chmod(0o1777)
         # hub.extraFiles as `helm --set-file` mounts them, the values' extraConfig as the chart
         # runs it (tests/hub/chart_hub.py)
         chart = chart_hub(

@@ -1,8 +1,12 @@
 """Kubernetes' exchange: made by the chart's init container, and the admin's storage check.
 
 The chart's recipe (z2jh/values.yaml) makes the course's folder in the shared exchange volume
-with an init container that runs first in every pod, as root: here its very script runs on a
-real folder. A student who made the folder first is reported, not taken over. Then the storage
+with an init container that runs first in every pod, as the releasing instructor's uid (the
+hub's hook sets runAsUser), never root: here its very script runs on a real folder, under the
+security context the hook gives it, as a real unprivileged account that cannot chown, which is
+what root is on a share with NFS root_squash (the default). An exchange root it cannot make 1777
+stops it with the admin's one command; once the admin ran it, the folder is made. A student who
+made the folder first is reported, not taken over. Then the storage
 check an admin runs after deploying (exchange_check.py, as a student) on the folder the chart
 gives, with two real student accounts in the pods' group (gid 100, the fsGroup): private as
 made; once regrouped as a storage driver applies `fsGroup` (kubelet's volume ownership: every
@@ -27,6 +31,7 @@ import pytest
 import yaml
 from classhub import COURSE_ID, unix_users
 from conftest import HUB_DIR
+from kube_recipe import with_exchange_env
 
 pytestmark = pytest.mark.hub
 
@@ -42,17 +47,21 @@ def accounts(hub_requirements) -> Iterator[dict[str, str]]:
         yield names
 
 
-def _init_container() -> dict:
+def _init_container(owner_uid: int) -> dict:
+    """The values' init container as the hub's hook hands it to KubeSpawner."""
     values = yaml.safe_load(VALUES.read_text(encoding="utf-8"))
     assert values["singleuser"]["fsGid"] == FS_GROUP
-    (container,) = values["singleuser"]["initContainers"]
-    assert container["securityContext"]["runAsUser"] == 0
+    (container,) = with_exchange_env(values["singleuser"]["initContainers"], [], owner_uid)
     return container
 
 
 def run_init_container(exchange: Path, owner_uid: int) -> subprocess.CompletedProcess[str]:
-    """The values' init container script, as root, with the env the values and hook give it."""
-    container = _init_container()
+    """The values' init container script, as the uid and group the hook gives it (no root, no
+    new privilege), with the env the values and hook give it."""
+    container = _init_container(owner_uid)
+    context = container["securityContext"]
+    assert context["runAsNonRoot"] and not context["allowPrivilegeEscalation"]
+    assert context["runAsUser"] == owner_uid != 0
     env = {item["name"]: item["value"] for item in container["env"]}
     assert env["NBGRADER_EXCHANGE"] == container["volumeMounts"][0]["mountPath"]
     env.update(  # on this machine, the volume is a folder of the test; the hook adds the rest
@@ -61,7 +70,15 @@ def run_init_container(exchange: Path, owner_uid: int) -> subprocess.CompletedPr
         COURSE_EXCHANGE_OWNER_UID=str(owner_uid),
         PATH="/usr/sbin:/usr/bin:/sbin:/bin",
     )
-    return subprocess.run(container["command"], env=env, capture_output=True, text=True, timeout=60)
+    user = [f"--reuid={context['runAsUser']}", f"--regid={context['runAsGroup']}"]
+    return subprocess.run(
+        ["setpriv", *user, f"--groups={FS_GROUP}", "--no-new-privs", "--", *container["command"]],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd="/",
+    )
 
 
 def in_pod(name: str, *command: str) -> subprocess.CompletedProcess[str]:
@@ -98,12 +115,36 @@ def _check(name: str, exchange: Path) -> subprocess.CompletedProcess[str]:
     return in_pod(name, "/usr/bin/python3", "-I", str(script), str(exchange), COURSE_ID)
 
 
-def test_the_init_container_makes_the_course_folder_for_the_releasing_instructor(accounts, scratch):
+def test_the_init_container_makes_the_course_folder_without_root(accounts, scratch):
     exchange = scratch("cours-k8s-xch-") / "exchange"
     exchange.mkdir()  # a fresh volume as provisioned for a pod with fsGroup: root's, 2775
     os.chown(exchange, 0, FS_GROUP)
     exchange.chmod(0o2775)
     prof_uid = pwd.getpwnam(accounts["prof"]).pw_uid
+    # the releasing uid cannot chown, nor make someone else's root 1777: the pod stops and
+    # names the admin's one command; nothing is made
+    refused = run_init_container(exchange, prof_uid)
+    assert refused.returncode == 1, refused.stderr
+    assert f"échange : {exchange} est en 2775 (uid 0), pas en 1777" in refused.stderr
+    assert "chmod 1777 <dossier du volume>" in refused.stderr, refused.stderr
+    assert list(exchange.iterdir()) == [] and stat.S_IMODE(exchange.stat().st_mode) == 0o2775
+    # the container never runs as anyone but the releasing uid (the hook sets it)
+    ana_uid = pwd.getpwnam(accounts["ana"]).pw_uid
+    container = _init_container(prof_uid)
+    env = {item["name"]: item["value"] for item in container["env"]}
+    env.update(NBGRADER_EXCHANGE=str(exchange), COURSE_ID=COURSE_ID, PATH="/usr/bin:/bin")
+    env["COURSE_EXCHANGE_OWNER_UID"] = str(prof_uid)
+    other = subprocess.run(
+        ["setpriv", f"--reuid={ana_uid}", f"--regid={FS_GROUP}", "--clear-groups", "--"]
+        + container["command"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd="/",
+    )
+    assert other.returncode == 1 and f"tourne en uid {ana_uid}, pas en {prof_uid}" in other.stderr
+    exchange.chmod(0o1777)  # the admin's one command, on the storage server
     made = run_init_container(exchange, prof_uid)
     assert made.returncode == 0, made.stderr
     course = exchange / COURSE_ID
@@ -142,11 +183,12 @@ def test_a_folder_a_student_made_first_stops_the_pod_and_stays(accounts, scratch
     ana_uid = pwd.getpwnam(ana).pw_uid
     assert refused.returncode != 0
     assert f"appartient à l'uid {ana_uid}" in refused.stderr, refused.stderr
-    assert (exchange / COURSE_ID).stat().st_uid == ana_uid  # nothing moved, nothing chowned
+    assert (exchange / COURSE_ID).stat().st_uid == ana_uid  # nothing moved, nothing changed
     assert not (exchange / COURSE_ID / "inbound").exists()
-    # a link planted in the course's folder is refused too (chown would follow it)
+    # a link planted in the course's folder is refused too (chmod would follow it)
     exchange2 = scratch("cours-k8s-link-") / "exchange"
     exchange2.mkdir()
+    exchange2.chmod(0o1777)  # the admin's one command
     prof_uid = pwd.getpwnam(accounts["prof"]).pw_uid
     assert run_init_container(exchange2, prof_uid).returncode == 0
     (exchange2 / COURSE_ID / "feedback").rmdir()
@@ -159,6 +201,7 @@ def test_a_folder_a_student_made_first_stops_the_pod_and_stays(accounts, scratch
 def test_the_storage_check_finds_an_exchange_regrouped_by_fsgroup(accounts, scratch):
     exchange = scratch("cours-k8s-fsgroup-") / "exchange"
     exchange.mkdir()
+    exchange.chmod(0o1777)  # the admin's one command
     assert run_init_container(exchange, pwd.getpwnam(accounts["prof"]).pw_uid).returncode == 0
     ana, bob = accounts["ana"], accounts["bob"]
     inbound = exchange / COURSE_ID / "inbound"
