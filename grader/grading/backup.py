@@ -580,8 +580,7 @@ class ErasedOnRestore:
 
 def _restored_ids(dirs: _Dirs, roster: Path | None) -> set[str]:
     """Every learner id the restored class names: roster, gradebook, folders."""
-    from .ids import normalize_id
-    from .roster_csv import RosterError, read_roster
+    from .ids import RosterError, normalize_id, read_roster
 
     ids: set[str] = set()
     if roster is not None and roster.is_file():

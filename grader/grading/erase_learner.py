@@ -44,7 +44,7 @@ from pathlib import Path
 
 from .erasure_register import erased_on, record_erasure, registers_of
 from .french_args import FrenchParser
-from .ids import close_ids, normalize_id, quoted
+from .ids import close_ids, normalize_id, quoted, read_roster
 from .learner_places import (
     HUB_TOKEN_ENV,
     REDACTED,
@@ -175,8 +175,6 @@ def _redact(file: Path, member: str | None, pattern) -> None:
 def _erase_roster(ctx: Context, who_sid: str, line: int) -> None:
     """Remove one line of the roster, keeping the other lines' bytes and the file's encoding;
     checked by reading it back before it replaces the file."""
-    from .roster_csv import read_roster
-
     path = ctx.setup.roster
     before = read_roster(path)
     data = path.read_bytes()

@@ -95,7 +95,7 @@ def _nfc(text: str) -> str:
 
 
 def _roster(path: Path | None):
-    from .roster_csv import RosterError, read_roster
+    from .ids import RosterError, read_roster
 
     if path is None or not path.is_file():
         return []

@@ -36,7 +36,7 @@ from urllib.parse import quote
 
 from .backup import RETENTION_DAYS  # the backups' retention, applied at every make sauvegarde
 from .french_format import french_datetime
-from .ids import id_problem, normalize_id, quoted
+from .ids import RosterError, normalize_id, quoted, read_roster, stored_id_problem
 from .system_reason import french_reason
 
 __all__ = [
@@ -276,8 +276,6 @@ def mention_pattern(who: _Who, parts: bool = False) -> Mentions:
 
 
 def roster_students(path: Path | None):
-    from .roster_csv import RosterError, read_roster
-
     if path is None or not path.is_file():
         return []
     try:
@@ -965,7 +963,7 @@ def checked_id(value: str) -> str:
     """The id in NFC; an id that cannot be a learner's (``..``, ``/``, control characters) is
     refused before anything is read: it would name a folder that is not theirs."""
     sid = normalize_id(value.strip())
-    problem = id_problem(sid)
+    problem = stored_id_problem(sid)
     if problem:
         raise ErasureError(f"Identifiant {quoted(value)} refusé\u00a0: {problem}.")
     return sid
