@@ -69,7 +69,6 @@ strictest name that every login and nbgrader accept.
 A school whose directory allows more changes this one constant (and LDAPAuthenticator's pattern).
 """
 ROLES = ("student", "instructor", "ta")
-COLUMNS = ("id", "first_name", "last_name", "email", "role")
 # a header folded (lower case, no accents, no space, `_`, `-`, `'` or `.`) -> its field
 _HEADERS = {
     **{name: "id" for name in ("id", "identifiant", "studentid", "login", "utilisateur")},
