@@ -52,8 +52,8 @@ def _hub_roster() -> ModuleType:
     if loaded is not None and Path(getattr(loaded, "__file__", "") or "").resolve() == ROSTER_FILE:
         return loaded
     spec = importlib.util.spec_from_file_location("cours_roster", ROSTER_FILE)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"{ROSTER_FILE}: the class list's reader is missing")
+    if spec is None or spec.loader is None or not ROSTER_FILE.is_file():
+        raise ImportError(f"{ROSTER_FILE}: the class list's reader is missing (copy grader/hub/)")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclass looks itself up there
     spec.loader.exec_module(module)
