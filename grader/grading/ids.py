@@ -53,7 +53,7 @@ def _hub_roster() -> ModuleType:
         return loaded
     spec = importlib.util.spec_from_file_location("cours_roster", ROSTER_FILE)
     if spec is None or spec.loader is None or not ROSTER_FILE.is_file():
-        raise ImportError(f"{ROSTER_FILE}: the class list's reader is missing (copy grader/hub/)")
+        raise ImportError(f"{ROSTER_FILE}\u00a0: lecteur de la liste de la classe introuvable")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclass looks itself up there
     spec.loader.exec_module(module)
