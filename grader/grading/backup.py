@@ -70,11 +70,10 @@ from .erasure_register import (
 )
 from .erasure_register import reenrol as remove_from_register
 from .french_args import FrenchParser
-from .ids import normalize_id, quoted
+from .ids import RosterError, normalize_id, quoted, read_roster
 from .learner_places import ErasureError, Setup
 from .nbgrader_run import tools_on_path
 from .paths import CourseDirs, course_dirs, sqlite_path
-from .roster_csv import RosterError, read_roster
 from .system_reason import french_message, french_reason
 
 __all__ = [

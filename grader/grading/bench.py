@@ -56,6 +56,8 @@ def _lab_course(course: CourseDirs, base: Path, n: int) -> Path:
     (root / "grader").mkdir()
     shutil.copy(course.grader_dir / "nbgrader_config.py", root / "grader")
     shutil.copytree(course.grader_dir / "grading", root / "grader" / "grading")  # grading hooks
+    (root / "grader" / "hub").mkdir()  # and the class list's reader, which grading.ids loads
+    shutil.copy(course.grader_dir / "hub" / "roster.py", root / "grader" / "hub")
     grader = root / "grader"
     _nbgrader(grader, "generate_assignment", "oublier")
     release = root / "notebooks" / "oublier" / "oublier.ipynb"

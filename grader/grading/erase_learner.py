@@ -46,7 +46,7 @@ from .class_places import own_folder
 from .erasure_register import erased_on, record_erasure, registers_of
 from .french_args import FrenchParser
 from .french_csv import EXPORT_NAME, write_export
-from .ids import close_ids, normalize_id, quoted
+from .ids import close_ids, normalize_id, quoted, read_roster
 from .kept_columns import read_table, restore_hand_edits
 from .learner_places import (
     HUB_TOKEN_ENV,
@@ -64,7 +64,6 @@ from .learner_places import (
     scan,
     scan_in,
 )
-from .roster_csv import read_roster
 from .system_reason import french_message
 
 __all__ = ["Result", "Setup", "erase", "main", "scan"]

@@ -1,27 +1,73 @@
-"""Student ids as the class tools read them: matched, never guessed.
+"""Student ids as the class tools read them: one rule to admit them, matched, never guessed.
 
-An id comes from a folder name, an archive member, a roster or ``--student``; the same id can
-reach us in two Unicode forms (macOS writes ``chloé`` as ``chlo`` + U+0301 in zips and on
-disk, a roster typed on Windows has the composed ``é``). Every id is compared in NFC. An id
-that matches no registered student is never mapped to one: it is named, with the closest
-registered id as a hint for the instructor.
+The class list has one reader and ids one rule, ``grader/hub/roster.py`` (`read_roster`,
+`ID_PATTERN`, `id_problem`): the hub loads that file as it is (standard library only, mounted
+beside its configuration), the class tools load it here from its path, so the hub, ``make
+students``, collect and zip collection admit and refuse the same ids. An id already in the
+class's data (a gradebook row, a ``submitted/`` folder, made before the rule or by nbgrader's
+own commands) is only checked as a folder name (`stored_id_problem`): it can still be graded,
+exported and erased.
+
+The same id can reach us in two Unicode forms (macOS writes ``chloé`` as ``chlo`` + U+0301 in
+zips and on disk). Every id is compared in NFC. An id that matches no registered student is
+never mapped to one: it is named, with the closest registered id as a hint for the instructor.
 """
 
 from __future__ import annotations
 
 import difflib
+import importlib.util
+import sys
 import unicodedata
 from collections.abc import Iterable
+from pathlib import Path
+from types import ModuleType
 
 __all__ = [
+    "ID_PATTERN",
+    "ROSTER_FILE",
     "UNPRINTABLE",
+    "Member",
+    "RosterError",
     "close_ids",
     "closest",
+    "decode_roster",
     "id_problem",
     "normalize_id",
+    "parse_roster",
     "quoted",
+    "read_roster",
     "registered_students",
+    "stored_id_problem",
 ]
+
+# the hub's folder beside this package (kept in the instructors' course template for this file)
+ROSTER_FILE = Path(__file__).resolve().parents[1] / "hub" / "roster.py"
+
+
+def _hub_roster() -> ModuleType:
+    """grader/hub/roster.py, loaded from its file: the hub imports it as the top-level `roster`
+    from its own folder, which is not a package and is not on this package's path."""
+    loaded = sys.modules.get("roster")
+    if loaded is not None and Path(getattr(loaded, "__file__", "") or "").resolve() == ROSTER_FILE:
+        return loaded
+    spec = importlib.util.spec_from_file_location("cours_roster", ROSTER_FILE)
+    if spec is None or spec.loader is None or not ROSTER_FILE.is_file():
+        raise ImportError(f"{ROSTER_FILE}\u00a0: lecteur de la liste de la classe introuvable")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks itself up there
+    spec.loader.exec_module(module)
+    return module
+
+
+_roster = _hub_roster()
+ID_PATTERN = _roster.ID_PATTERN
+Member = _roster.Member
+RosterError = _roster.RosterError
+decode_roster = _roster.decode_roster
+id_problem = _roster.id_problem
+parse_roster = _roster.parse_roster
+read_roster = _roster.read_roster
 
 
 def normalize_id(value: str) -> str:
@@ -71,12 +117,13 @@ UNPRINTABLE = ("Cc", "Cf", "Zl", "Zp")
 MARKUP = '"<>&`'  # never in an id: formgrader writes ids raw into its pages' scripts
 
 
-def id_problem(value: str) -> str | None:
-    """Why `value` cannot be a student id (a folder name in submitted/), in French, or None.
-
-    Spaces and accents are allowed; path separators, ``.``/``..``, control characters,
-    surrounding blanks and the characters that end a string or a tag in a page are not
-    (nbgrader's formgrader writes an id raw into a script: ``var student_id = "…";``).
+def stored_id_problem(value: str) -> str | None:
+    """Why `value`, an id already in the class's data, cannot be read as one (a folder name in
+    submitted/), in French, or None. Looser than `id_problem`, the rule that admits ids: a
+    gradebook from before it may hold spaces or accents, and its learners are still graded,
+    exported and erased. Path separators, ``.``/``..``, control characters, surrounding blanks
+    and the characters that end a string or a tag in a page never are (nbgrader's formgrader
+    writes an id raw into a script: ``var student_id = "…";``).
     """
     if not value:
         return "identifiant vide"

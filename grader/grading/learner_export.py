@@ -31,10 +31,9 @@ from .criterion_titles import criterion_number, criterion_title
 from .french_args import FrenchParser
 from .french_csv import french_csv_bytes
 from .french_format import COURSE_TIME_ZONE, french_datetime
-from .ids import normalize_id
+from .ids import RosterError, normalize_id, read_roster
 from .nbgrader_run import tools_on_path
 from .paths import course_dirs, load_config
-from .roster_csv import RosterError, read_roster
 from .system_reason import french_message
 
 __all__ = ["LearnerNotFound", "export_learner", "main"]

@@ -37,10 +37,9 @@ from urllib.parse import quote
 from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
 from .class_places import PER_LEARNER, learner_ids, own_folder
 from .french_format import french_datetime
-from .ids import id_problem, normalize_id, quoted
+from .ids import RosterError, normalize_id, quoted, read_roster, stored_id_problem
 from .nbgrader_run import tools_on_path
 from .paths import course_dirs, load_config, sqlite_path
-from .roster_csv import RosterError, read_roster
 from .system_reason import french_reason
 
 __all__ = [
@@ -931,7 +930,7 @@ def checked_id(value: str) -> str:
     """The id in NFC; an id that cannot be a learner's (``..``, ``/``, control characters) is
     refused before anything is read: it would name a folder that is not theirs."""
     sid = normalize_id(value.strip())
-    problem = id_problem(sid)
+    problem = stored_id_problem(sid)
     if problem:
         raise ErasureError(f"Identifiant {quoted(value)} refusé\u00a0: {problem}.")
     return sid

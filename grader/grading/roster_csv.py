@@ -2,198 +2,52 @@
 
 nbgrader's ``db student import`` wants UTF-8, commas and its own English column names: a French
 spreadsheet (BOM, ``;``, Windows-1252, "Prénom") gives "Unknown keys in csv" or a
-``UnicodeDecodeError``. This reads what a teacher's spreadsheet writes, checks every line first
-(so nothing is half-imported), then hands a clean copy to stock ``nbgrader db student import``::
+``UnicodeDecodeError``. The class's one reader (``grader/hub/roster.py``, through
+``grading.ids``: the hub reads the same file with the same code) checks every line first (so
+nothing is half-imported), then a clean copy of its students goes to stock ``nbgrader db
+student import``::
 
     python -m grading.roster_csv eleves.csv      (make students ELEVES=grader/eleves.csv)
 
-Accepted: UTF-8 with or without BOM, UTF-16 with BOM, Windows-1252; ``,``, ``;`` or tab; columns
-``id``/``identifiant``, ``prénom``/``first_name``, ``nom``/``last_name``,
-``courriel``/``e-mail``/``email`` (any case, accents optional); ids NFC-normalised.
+The hub's roster is such a list: its staff (a `role` column) is left out of the gradebook.
 """
 
 from __future__ import annotations
 
-import codecs
 import csv
-import io
-import re
 import subprocess
 import sys
 import tempfile
-import unicodedata
-from dataclasses import dataclass
 from pathlib import Path
 
 from .french_args import FrenchParser
-from .ids import normalize_id, quoted
+from .ids import Member, RosterError, decode_roster, normalize_id, parse_roster, quoted
 from .system_reason import french_message, french_reason
 
-__all__ = ["ImportFailed", "RosterError", "Student", "main", "read_roster", "register"]
+__all__ = ["ImportFailed", "main", "read_students", "register"]
 
-# spreadsheet header (folded: NFC, lower case, no accents, no spaces/dashes/underscores) -> field
-COLUMNS = {
-    "id": "id",
-    "identifiant": "id",
-    "studentid": "id",
-    "prenom": "first_name",
-    "firstname": "first_name",
-    "nom": "last_name",
-    "nomdefamille": "last_name",
-    "lastname": "last_name",
-    "courriel": "email",
-    "email": "email",
-    "mail": "email",
-    "adresseelectronique": "email",
-    "lmsuserid": "lms_user_id",
-}
 FIELDS = ("id", "first_name", "last_name", "email", "lms_user_id")
-# An id becomes a folder name (submitted/<id>/), an exchange name (<id>+<assignment>+<time>)
-# and an nbgrader --student glob, and formgrader writes it raw into its pages' scripts: none of
-# these characters may be in it.
-BAD_ID = re.compile(r"[/\\+*?\[\]\x00-\x1f\x7f\"<>&`]|^\.{1,2}$|\s")
-EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 
 
 class ImportFailed(Exception):
     """nbgrader refused the checked roster (its log says why)."""
 
 
-class RosterError(Exception):
-    """A roster refused, with one French sentence per problem (each naming its line)."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("\n".join(problems))
-        self.problems = problems
-
-
-@dataclass(frozen=True)
-class Student:
-    id: str
-    first_name: str = ""
-    last_name: str = ""
-    email: str = ""
-    lms_user_id: str = ""
-    line: int = 0
-
-
-def _fold(header: str) -> str:
-    text = unicodedata.normalize("NFKD", header.strip().lower())
-    text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    return re.sub(r"[\s_\-’'.]", "", text)
-
-
-def _decode(data: bytes, name: str) -> str:
-    """The text of a roster file: UTF-8 (BOM or not), UTF-16 with BOM, else Windows-1252."""
-    if data.startswith(codecs.BOM_UTF8):
-        return data[3:].decode("utf-8", errors="strict")
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return data.decode("utf-16")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    try:
-        return data.decode("cp1252")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise RosterError(
-            [
-                f"Ligne {line} de {name}\u00a0: octet {data[exc.start]:#04x} illisible (ni UTF-8 "
-                "ni Windows-1252)\u00a0; enregistrez la liste en «\u00a0CSV UTF-8\u00a0»."
-            ]
-        ) from None
-
-
-def _separator(header_line: str) -> str:
-    counts = {sep: header_line.count(sep) for sep in (";", ",", "\t")}
-    best = max(counts, key=lambda sep: counts[sep])
-    return best if counts[best] else ","
-
-
-def read_roster(path: str | Path) -> list[Student]:
-    """Every student of the roster at `path`, checked; RosterError lists each bad line."""
-    path = Path(path)
-    name = path.name
+def read_students(path: Path) -> list[Member]:
+    """The students of the class list at `path` (its staff left out); RosterError otherwise."""
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise RosterError(
-            [f"Liste d'élèves illisible\u00a0: {path} ({french_reason(exc)})."]
-        ) from None
-    text = _decode(data, name)
-    lines = text.splitlines()
-    if not lines or not lines[0].strip():
-        raise RosterError([f"Ligne 1 de {name}\u00a0: l'en-tête manque (au moins une colonne id)."])
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_separator(lines[0]))
-    header = next(reader)
-    problems: list[str] = []
-    fields: list[str] = []
-    for raw in header:
-        field = COLUMNS.get(_fold(raw))
-        if field is None:
-            problems.append(
-                f"Ligne 1 de {name}\u00a0: colonne inconnue «\u00a0{raw.strip()}\u00a0» (colonnes "
-                "reconnues\u00a0: id ou identifiant, prénom, nom, courriel)."
-            )
-        elif field in fields:
-            problems.append(
-                f"Ligne 1 de {name}\u00a0: colonne «\u00a0{raw.strip()}\u00a0» en double."
-            )
-        fields.append(field or "")
-    if "id" not in fields and not problems:
-        problems.append(f"Ligne 1 de {name}\u00a0: pas de colonne id (ou identifiant).")
-    if problems:
-        raise RosterError(problems)
-    students: list[Student] = []
-    seen: dict[str, int] = {}
-    for row in reader:
-        line = reader.line_num
-        if not any(cell.strip() for cell in row):
-            continue  # blank line, or Excel's trailing ";;;"
-        if len(row) > len(fields) and any(cell.strip() for cell in row[len(fields) :]):
-            problems.append(
-                f"Ligne {line} de {name}\u00a0: {len(row)} valeurs pour {len(fields)} colonnes."
-            )
-            continue
-        values = {
-            f: unicodedata.normalize("NFC", cell.strip())
-            for f, cell in zip(fields, row, strict=False)
-        }
-        sid = values.get("id", "")
-        if not sid:
-            problems.append(f"Ligne {line} de {name}\u00a0: identifiant vide.")
-            continue
-        if BAD_ID.search(sid):
-            problems.append(
-                f"Ligne {line} de {name}\u00a0: identifiant «\u00a0{sid}\u00a0» refusé (ni "
-                'espace, ni barre, +, *, ?, [ ou ], ni ", <, >, & ou `, ni «\u00a0.\u00a0» ou '
-                "«\u00a0..\u00a0»\u00a0: il devient un nom de dossier et s'affiche dans "
-                "formgrader)."
-            )
-            continue
-        if sid in seen:
-            problems.append(
-                f"Ligne {line} de {name}\u00a0: identifiant «\u00a0{sid}\u00a0» déjà donné "
-                f"ligne {seen[sid]}."
-            )
-            continue
-        email = values.get("email", "")
-        if email and not EMAIL.match(email):
-            problems.append(
-                f"Ligne {line} de {name}\u00a0: courriel «\u00a0{email}\u00a0» invalide."
-            )
-            continue
-        seen[sid] = line
-        students.append(Student(**{f: values.get(f, "") for f in FIELDS}, line=line))
-    if problems:
-        raise RosterError(problems)
+        reason = french_reason(exc)
+        raise RosterError(f"Liste d'élèves illisible\u00a0: {path} ({reason}).") from None
+    members = parse_roster(decode_roster(data, path.name), path.name)
+    students = [m for m in members if m.role == "student"]
     if not students:
-        raise RosterError([f"{name}\u00a0: aucun élève après l'en-tête."])
+        raise RosterError(f"{path.name}\u00a0: aucun élève après l'en-tête.")
     return students
 
 
-def _clean_csv(students: list[Student], dest: Path) -> None:
+def _clean_csv(students: list[Member], dest: Path) -> None:
     with open(dest, "w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(FIELDS)
@@ -212,7 +66,7 @@ def register(
     from .nbgrader_run import BIN, nbgrader_env, tools_on_path
     from .paths import course_dirs
 
-    students = read_roster(path)
+    students = read_students(Path(path))
     tools_on_path()
     dirs = course_dirs(grader_dir)
     registers = class_registers(dirs.db_url, dirs.grader_dir)

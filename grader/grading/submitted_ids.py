@@ -14,7 +14,7 @@ import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .ids import closest, id_problem, normalize_id, quoted, registered_students
+from .ids import closest, normalize_id, quoted, registered_students, stored_id_problem
 from .paths import sqlite_path
 
 __all__ = ["IdReport", "check_submitted_ids", "submitted_students", "unknown_student_message"]
@@ -74,7 +74,7 @@ def check_submitted_ids(dirs, assignment: str) -> IdReport:
                 "au lieu de «\u00a0é\u00a0»\u00a0; même nom à l'écran, même identifiant)."
             )
             folder, name = target, nfc
-        problem = id_problem(name)
+        problem = stored_id_problem(name)
         if problem is None and registered and name not in registered:
             hint = closest(name, registered)
             problem = "pas un élève inscrit" + (

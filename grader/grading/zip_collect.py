@@ -65,7 +65,14 @@ from zoneinfo import ZoneInfo
 from .erasure_register import skip_erased
 from .french_args import FrenchParser
 from .french_format import COURSE_TIME_ZONE, french_datetime
-from .ids import closest, id_problem, normalize_id, quoted, registered_students
+from .ids import (
+    closest,
+    id_problem,
+    normalize_id,
+    quoted,
+    registered_students,
+    stored_id_problem,
+)
 from .paths import course_dirs, load_config
 from .system_reason import french_message, french_reason
 
@@ -421,7 +428,8 @@ def _choose(found, regexp, registered, expected, assignment, report) -> dict:
             continue
         student = normalize_id(match["student_id"])
         notebook = normalize_id(PurePosixPath(match["file_id"]).name)
-        problem = id_problem(student)
+        # a registered id is matched as it is; a new one is admitted by the class's one rule
+        problem = (stored_id_problem if student in registered else id_problem)(student)
         if problem:
             report.problems.append(f"{member.origin}\u00a0: {problem}")
             continue

@@ -8,7 +8,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from grading.ids import closest, id_problem, normalize_id
+from grading.ids import closest, id_problem, normalize_id, stored_id_problem
 from grading.nbgrader_log import LogWatcher
 from grading.paths import CourseDirs
 from grading.submitted_ids import check_submitted_ids, matching, unknown_student_message
@@ -30,11 +30,27 @@ def test_nfc_and_closest():
     ["", ".", "..", "a/b", "a\\b", " ana", "ana\n", "a\x00b", 'x";alert(1);"', "a<b", "a&b", "a`b"],
 )
 def test_unusable_ids(bad):
-    assert id_problem(bad)
+    assert stored_id_problem(bad) and id_problem(bad)
 
 
 @pytest.mark.parametrize("good", ["jean marc", "zoé", "jean-marc", "O'Brien"])
-def test_usable_ids(good):
+def test_ids_already_in_the_class_are_read(good):
+    """A gradebook from before the one rule (or nbgrader's own `db student add`) may hold such
+    ids: they are still graded, exported and erased."""
+    assert stored_id_problem(good) is None
+
+
+@pytest.mark.parametrize(
+    "bad", ["jean marc", "zoé", "O'Brien", "Ana", "1ana", "_ana", "ana@ecole.fr", "a+b", "a" * 33]
+)
+def test_the_one_rule_admits_login_names_only(bad):
+    """The rule that admits ids (grader/hub/roster.py's ID_PATTERN, the hub's and make
+    students'): what LDAP's default pattern, useradd and nbgrader's exchange all accept."""
+    assert id_problem(bad).startswith("identifiant invalide")
+
+
+@pytest.mark.parametrize("good", ["ana", "jean-marc", "jean.dupont", "ben_2", "a" * 32])
+def test_the_one_rule_accepts_login_names(good):
     assert id_problem(good) is None
 
 

@@ -50,15 +50,18 @@ def _sample(course: Path, sample: str) -> str:
 
 def test_zip_with_a_traversal_member_collects_everyone_else(course):
     archive = course / "downloaded" / "oublier" / "archive"
-    answers = {"ana": "complete_vacuum", "ben_2": "graine", "jean marc": "ebauche"}
+    answers = {"ana": "complete_vacuum", "ben_2": "graine", "jean.marc": "ebauche"}
     members = {f"rendus/{s}/oublier.ipynb": _notebook(course, a) for s, a in answers.items()}
     members["rendus/../../../evade/oublier.ipynb"] = _notebook(course, "ebauche")
     members["__MACOSX/rendus/ana/._oublier.ipynb"] = "\x00\x05\x16\x07"
+    # no class list: a new id is admitted by the hub's rule (grader/hub/roster.py), no space
+    members["rendus/jean marc/oublier.ipynb"] = _notebook(course, "ebauche")
     _zip(archive / "rendus-ent.zip", members)
     proc = grading(course, "zip_collect", "oublier")
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
     assert f"rendus/../../../evade/oublier.ipynb{Q}: chemin qui sort du dossier" in out, out
+    assert f"oublier.ipynb{Q}: identifiant invalide «{Q}jean marc{Q}»" in out, out
     for student, sample in answers.items():
         assert _answer(course, student) == _sample(course, sample), student
     root = course.parent.parent

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -74,3 +75,36 @@ def test_a_missing_python_gets_a_clear_error(open_tmp: Path):
     assert result.returncode != 0
     assert "Python introuvable" in result.stderr, result.stderr
     assert not (tmp_path / "prefix").exists()
+
+
+def test_the_template_keeps_the_class_list_reader(open_tmp: Path):
+    """The instructors' course template leaves the hub's recipes out but keeps
+    grader/hub/roster.py: `make students`, collect and the erasure in an instructor's copy read
+    the class list with it (grading.ids loads it from that path)."""
+    env = {**os.environ, "COURSE_HUB_PREFIX": str(open_tmp / "prefix")}
+    env["COURSE_HUB_INSTRUCTORS_GROUP"] = "users"
+    built = subprocess.run(
+        ["bash", str(INSTALLER), "--template-only"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert built.returncode == 0, built.stderr
+    grader = open_tmp / "prefix" / "share" / "cours" / "grader"
+    assert sorted(p.name for p in (grader / "hub").iterdir()) == ["roster.py"]
+    env.pop("PYTHONPATH", None)  # the copy's own grading package, as its Makefile runs it
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import grading.ids as i; print(i.ROSTER_FILE, i.id_problem('a+b'))",
+        ],
+        cwd=grader,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert loaded.returncode == 0, loaded.stderr
+    assert loaded.stdout.startswith(f"{grader / 'hub' / 'roster.py'} identifiant invalide")

@@ -67,8 +67,10 @@ def test_a_spreadsheet_export_reads_the_same():
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("id,first_name\nana,Ana\n", "colonnes manquantes role"),
-        ("id,role\nana,eleve\n", "rôle «\u00a0eleve\u00a0» inconnu pour «\u00a0ana\u00a0»"),
+        ("first_name,role\nAna,student\n", "ligne 1\u00a0: colonnes manquantes id"),
+        ("id,role\nana,prof\n", "rôle «\u00a0prof\u00a0» inconnu pour «\u00a0ana\u00a0»"),
+        ("id,role\nana,student\nben,élève\n1ana,student\n", "ligne 4\u00a0: identifiant"),
+        ("id,role,classe\nana,student,2nde\n", "colonne inconnue «\u00a0classe\u00a0»"),
         ("id,role\nana,student\nana,student\n", "«\u00a0ana\u00a0» figure déjà ligne 2"),
         ("id,role\nAna,student\n", "identifiant invalide «\u00a0Ana\u00a0»"),
         ("id,role\nana b,student\n", "identifiant invalide «\u00a0ana b\u00a0»"),
@@ -156,7 +158,17 @@ def test_a_plus_in_an_id_is_refused_nbgrader_splits_on_it(tmp_path: Path):
     broken = _fetch_feedback(tmp_path, "jean+cours")
     assert "too many values to unpack" in broken.stderr  # nbgrader's own failure
     with pytest.raises(RosterError, match="identifiant invalide"):
-        parse_roster("id,role\njean+cours@example.org,student\n")
-    assert [m.id for m in parse_roster("id,role\njean-cours@example.org,student\n")] == [
-        "jean-cours@example.org"
+        parse_roster("id,role\njean+cours,student\n")
+    assert [m.id for m in parse_roster("id,role\njean-cours,student\n")] == ["jean-cours"]
+
+
+def test_a_list_without_roles_is_a_list_of_students():
+    """A teacher's class list (no role column, French headers) gives the hub students only:
+    nobody gets the staff's rights by omission."""
+    members = parse_roster("Identifiant;Prénom;Nom\nana;Ana;Lima\nbob;Bob;Martin\n")
+    assert [(m.id, m.first_name, m.role, m.line) for m in members] == [
+        ("ana", "Ana", "student", 2),
+        ("bob", "Bob", "student", 3),
     ]
+    french = parse_roster("id;rôle\nprof;Enseignant\ntom;assistant\nana;élève\n")
+    assert [m.role for m in french] == ["instructor", "ta", "student"]

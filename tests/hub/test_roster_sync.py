@@ -129,8 +129,8 @@ def test_a_bad_roster_changes_nothing(sync_hub, names):
     assert {name: hub.groups_of(name) for name in (prof, bob, cam)} == before
     assert hub.login_status(bob) == 302
     # an unknown role and an invalid name are refused the same way, with their line
-    roster.write_text(f"id,role\n{bob},student\n{cam},eleve\n", encoding="utf-8")
-    hub.wait_until(lambda: "rôle «\u00a0eleve\u00a0» inconnu" in hub.log_path.read_text(), "rôle")
+    roster.write_text(f"id,role\n{bob},student\n{cam},prof\n", encoding="utf-8")
+    hub.wait_until(lambda: "rôle «\u00a0prof\u00a0» inconnu" in hub.log_path.read_text(), "rôle")
     roster.write_text(f"id,role\n{bob},student\nCam Roy,student\n", encoding="utf-8")
     hub.wait_until(lambda: "identifiant invalide" in hub.log_path.read_text(), "nom invalide")
     assert {name: hub.groups_of(name) for name in (prof, bob, cam)} == before

@@ -115,7 +115,7 @@ def test_nbgrader_student_list_names_tljh_accounts(tmp_path):
     sys.path.insert(0, str(HUB_DIR))
     from roster import parse_roster, students_csv
 
-    name = "jean.dupont@univ-exemple.fr"
+    name = "jeanne.dupont-martin.lyon"  # 25 characters: TLJH cuts jupyter-<name>
     text = students_csv(parse_roster(f"id,role\n{name},student\nana,student\n"), "jupyter-")
     ids = [line.split(",")[0] for line in text.splitlines()[1:]]
     assert ids == [generate_system_username("jupyter-" + name), "jupyter-ana"]
