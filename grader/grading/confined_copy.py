@@ -33,7 +33,8 @@ and one JSON object on stdout::
 
     {"confinement": {"applied": true, "abi": 7, "why": ""},
      "results": [{"folder": …, "out": …, "problem": "<French>" or null,
-                  "write_error": "<French>" or null, "notebooks": [...], "ignored": [...],
+                  "errno": <of the problem> or null, "write_error": "<French>" or null,
+                  "notebooks": [...], "ignored": [...],
                   "deposit": <ctime>, "claimed": "…", "secret": true}]}
 
 Each item's notebooks (and its ``submission_secret.txt``) are written to ``<staging>/<out>/``;
@@ -260,6 +261,7 @@ def _copy_one(item: dict, job: dict) -> dict:
         "folder": item["folder"],
         "out": item["out"],
         "problem": None,
+        "errno": None,
         "write_error": None,
         "notebooks": [],
         "ignored": [],
@@ -298,6 +300,7 @@ def _copy_one(item: dict, job: dict) -> dict:
             os.close(fd)
     except Unsafe as exc:
         result["problem"] = str(exc)
+        result["errno"] = getattr(exc.__cause__, "errno", None)  # EACCES: the wall held
         return result
     result["deposit"] = max(times)
     out = os.path.join(job["staging"], item["out"])

@@ -387,9 +387,13 @@ class OwnerCheckedCollect(ExchangeCollect):
             shutil.rmtree(staging, ignore_errors=True)
 
     def _stage(self, todo: list[tuple[dict, Path]], staging: Path) -> dict:
-        """The copier's job and its answer (the point between the check and the copy)."""
+        """The copier's answer (the point between the check and the copy)."""
+        return run_copier(self._job(todo, staging))
+
+    def _job(self, todo: list[tuple[dict, Path]], staging: Path) -> dict:
+        """What the copier is asked: the chosen folders, by their names in ``inbound/``."""
         dir_mode, file_mode = self._modes()
-        job = {
+        return {
             "inbound": self.inbound_path,
             "staging": str(staging),
             "confine": self.confined,
@@ -403,7 +407,6 @@ class OwnerCheckedCollect(ExchangeCollect):
                 for i, (record, _) in enumerate(todo)
             ],
         }
-        return run_copier(job)
 
     def _say_confinement(self, confinement: dict) -> None:
         if confinement["applied"]:
