@@ -231,8 +231,9 @@ class OwnerCheckedCollect(ExchangeCollect):
     confined = Bool(
         True,
         help="Copy the students' notebooks in a child process confined by Linux's Landlock "
-        "(it reads only the exchange's inbound and writes only a staging folder); False: the "
-        "same child, unconfined, as where the kernel lacks Landlock (the summary names it).",
+        "(it reads only the exchange's inbound and writes only a staging folder). When False, "
+        "the same child copies unconfined, as where the kernel lacks Landlock (the summary "
+        "names it).",
     ).tag(config=True)
 
     set_aside: list[SetAside]
