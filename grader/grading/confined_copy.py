@@ -38,7 +38,10 @@ and one JSON object on stdout::
                   "deposit": <ctime>, "claimed": "…", "secret": true}]}
 
 Each item's notebooks (and its ``submission_secret.txt``) are written to ``<staging>/<out>/``;
-an item with a problem or a write error leaves nothing there. ``python -m grading.confined_copy``
+an item with a problem or a write error leaves nothing there. An item with ``"keep": true`` (a
+copy the collect set aside, for ``grader/quarantaine/``) is copied whole instead: its plain files
+and folders (to ``QUARANTINE_DEPTH``, any owner, each read the same way), its result listing
+``"skipped": ["<name> : <why>"]``, what was not. ``python -m grading.confined_copy``
 runs it (``run_copier`` starts it from the parent with ``-I -S``: the standard library only).
 """
 
@@ -58,6 +61,7 @@ from pathlib import Path
 from .system_reason import french_reason
 
 __all__ = [
+    "QUARANTINE_DEPTH",
     "SECRET",
     "TIMESTAMP",
     "Unsafe",
@@ -70,6 +74,7 @@ __all__ = [
     "write_private",
 ]
 
+QUARANTINE_DEPTH = 4  # folders kept below a set-aside copy
 TIMESTAMP = "timestamp.txt"
 SECRET = "submission_secret.txt"
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -320,6 +325,59 @@ def _copy_one(item: dict, job: dict) -> dict:
     return result
 
 
+def _keep_folder(dir_fd: int, dest: str, depth: int, job: dict) -> list[str]:
+    """A set-aside folder's plain files and folders (to ``QUARANTINE_DEPTH``), any owner, each
+    read without following a link; what was not copied, with why (French)."""
+    skipped = []
+    for name in sorted(os.listdir(dir_fd)):
+        try:
+            info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if stat.S_ISDIR(info.st_mode) and depth < QUARANTINE_DEPTH:
+                sub = open_dir(name, dir_fd)
+                try:
+                    os.mkdir(os.path.join(dest, name), job["dir_mode"])
+                    below = _keep_folder(sub, os.path.join(dest, name), depth + 1, job)
+                    skipped += [f"{name}/{s}" for s in below]
+                finally:
+                    os.close(sub)
+                continue
+            data, _ = read_regular(dir_fd, name, None, int(job["limit"]))
+            write_private(dest, name, data, job["file_mode"])
+        except Unsafe as exc:
+            skipped.append(f"{name}\u00a0: {exc}")
+        except OSError as exc:
+            skipped.append(f"{name}\u00a0: {french_reason(exc)}")
+    return skipped
+
+
+def _keep_one(item: dict, job: dict) -> dict:
+    """One set-aside exchange folder copied whole (what can be) for the quarantine."""
+    result: dict = {
+        "folder": item["folder"],
+        "out": item["out"],
+        "problem": None,
+        "errno": None,
+        "write_error": None,
+        "skipped": [],
+    }
+    try:
+        fd = open_dir(os.path.join(job["inbound"], item["folder"]))
+    except Unsafe as exc:
+        result["problem"] = str(exc)
+        result["errno"] = getattr(exc.__cause__, "errno", None)
+        return result
+    out = os.path.join(job["staging"], item["out"])
+    try:
+        os.mkdir(out, job["dir_mode"])
+        os.chmod(out, job["dir_mode"])
+        result["skipped"] = _keep_folder(fd, out, 0, job)
+    except OSError as exc:
+        result["write_error"] = french_reason(exc)
+    finally:
+        os.close(fd)
+    return result
+
+
 def _any_notebook(name: str) -> bool:
     return name.endswith(".ipynb") and not name.startswith(".")
 
@@ -328,7 +386,7 @@ def main() -> int:
     """The child: read the job, confine, copy, answer (see the module's docstring)."""
     job = json.loads(sys.stdin.buffer.read())
     confinement = _confine(job)
-    results = [_copy_one(item, job) for item in job["items"]]
+    results = [(_keep_one if item.get("keep") else _copy_one)(item, job) for item in job["items"]]
     sys.stdout.write(json.dumps({"confinement": confinement, "results": results}))
     sys.stdout.flush()
     return 0

@@ -105,7 +105,6 @@ PASSWD_ENV = "COURSE_HUB_PASSWD"
 CLAIMED_TIMESTAMP = "claimed_timestamp.txt"  # the student's claimed time, as information
 _PAGE_LIMIT = 1000 * 1000 * 1000  # bytes: a feedback page
 _SMALL = 4096  # bytes: the most a timestamp or a submission secret holds
-_QUARANTINE_DEPTH = 4  # folders kept below a set-aside copy
 # nbgrader 0.9.6's ExchangeCollect.copy_files: one INFO line per student it looked at,
 # "<lead>: <student> <assignment>" (grading.collect reads them back)
 COLLECT_LINES = {
@@ -471,67 +470,74 @@ class OwnerCheckedCollect(ExchangeCollect):
         lead = COLLECT_LINES[kind]
         self.log.info("%s%s%s %s", lead, LEAD_SEP, student, self.coursedir.assignment_id)
 
-    def _keep(self, item: SetAside) -> None:
-        """Copy a set-aside folder into the quarantine: plain files only, each opened without
-        following a link and within the size limit; anything else is listed, never read."""
-        if not item.keep:  # an erased learner's copy stays out of the course
-            return
+    def _keep_all(self) -> None:
+        """Copy the set-aside folders into the quarantine, by the confined copier: plain files
+        only, each opened without following a link and within the size limit; anything else is
+        listed in ``NON_COPIES.txt``, never read. A folder that is a link is named, not followed."""
         root = Path(self.coursedir.root) / self.quarantine_directory / self.coursedir.assignment_id
-        dest = root / item.name
-        src = Path(self.inbound_path) / item.name
-        try:
-            if dest.exists():
-                item.kept = dest
-                return
-            root.mkdir(parents=True, exist_ok=True)
-            os.chmod(root, self._modes()[0])
-            dest.mkdir(mode=self._modes()[0])
-            if src.is_symlink() or not src.is_dir():
-                target = os.readlink(src) if src.is_symlink() else "?"
-                (dest / "LIEN.txt").write_text(f"{item.name} -> {target}\n", encoding="utf-8")
-            else:
-                fd = open_dir(src)
-                try:
-                    skipped = self._keep_folder(fd, dest, 0)
-                finally:
-                    os.close(fd)
-                if skipped:
-                    (dest / "NON_COPIES.txt").write_text(
-                        "".join(f"{line}\n" for line in skipped), encoding="utf-8"
-                    )
-            item.kept = dest
-        except (OSError, Unsafe) as exc:
-            why = french_reason(exc) if isinstance(exc, OSError) else str(exc)
-            item.reason += f" (copie impossible\u00a0: {why})"
-
-    def _keep_folder(self, dir_fd: int, dest: Path, depth: int) -> list[str]:
-        skipped = []
-        for name in sorted(os.listdir(dir_fd)):
+        dir_mode = self._modes()[0]
+        todo = []
+        for item in self.set_aside:
+            if not item.keep:  # an erased learner's copy stays out of the course
+                continue
+            dest = root / item.name
+            src = Path(self.inbound_path) / item.name
             try:
-                info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-                if stat.S_ISDIR(info.st_mode) and depth < _QUARANTINE_DEPTH:
-                    sub = open_dir(name, dir_fd)
-                    try:
-                        (dest / name).mkdir(mode=self._modes()[0])
-                        skipped += [
-                            f"{name}/{s}" for s in self._keep_folder(sub, dest / name, depth + 1)
-                        ]
-                    finally:
-                        os.close(sub)
+                if dest.exists():
+                    item.kept = dest
                     continue
-                data, _ = read_regular(dir_fd, name, None, self._limit)
-                write_private(dest, name, data, self._modes()[1])
-            except Unsafe as exc:
-                skipped.append(f"{name}\u00a0: {exc}")
+                root.mkdir(parents=True, exist_ok=True)
+                os.chmod(root, dir_mode)
+                if src.is_symlink() or not src.is_dir():
+                    target = os.readlink(src) if src.is_symlink() else "?"
+                    dest.mkdir(mode=dir_mode)
+                    (dest / "LIEN.txt").write_text(f"{item.name} -> {target}\n", encoding="utf-8")
+                    item.kept = dest
+                else:
+                    todo.append(item)
             except OSError as exc:
-                skipped.append(f"{name}\u00a0: {french_reason(exc)}")
-        return skipped
+                item.reason += f" (copie impossible\u00a0: {french_reason(exc)})"
+        if todo:
+            self._keep_confined(todo, root)
+
+    def _keep_confined(self, todo: list[SetAside], root: Path) -> None:
+        staging = Path(tempfile.mkdtemp(prefix=".ramassage-", dir=root))
+        try:
+            job = self._job([], staging)
+            job["items"] = [
+                {"folder": item.name, "uid": None, "out": str(i), "keep": True}
+                for i, item in enumerate(todo)
+            ]
+            try:
+                answer = run_copier(job)
+            except OSError as exc:
+                for item in todo:
+                    item.reason += f" (copie impossible\u00a0: {exc})"
+                return
+            self._say_confinement(answer["confinement"])
+            for item, result in zip(todo, answer["results"], strict=True):
+                why = result["problem"] or result["write_error"]
+                try:
+                    if not why:
+                        dest = root / item.name
+                        os.rename(staging / result["out"], dest)
+                        item.kept = dest
+                        if result["skipped"]:
+                            (dest / "NON_COPIES.txt").write_text(
+                                "".join(f"{line}\n" for line in result["skipped"]),
+                                encoding="utf-8",
+                            )
+                except OSError as exc:
+                    why = french_reason(exc)
+                if why:
+                    item.reason += f" (copie impossible\u00a0: {why})"
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
 
     def _report_set_aside(self) -> None:
         if not self.set_aside:
             return
-        for item in self.set_aside:
-            self._keep(item)
+        self._keep_all()
         lines = [
             f"{len(self.set_aside)} copie(s) de {quoted(self.coursedir.assignment_id)} mise(s) de "
             "côté, non collectée(s)\u00a0:"

@@ -73,6 +73,7 @@ def _layout(base: Path, canary: str) -> dict:
             {"folder": "lien/.", "uid": None, "out": "lien"},  # through the planted link
             {"folder": str(grader), "uid": None, "out": "chemin"},  # by a path
             {"folder": copy.name, "uid": None, "out": "../../../ailleurs"},  # writes outside
+            {"folder": "lien/.", "uid": None, "out": "garde", "keep": True},  # for quarantine
         ],
     }
 
@@ -82,14 +83,15 @@ def _files_holding(root: Path, needle: bytes) -> list[Path]:
 
 
 def _check(job: dict, answer: dict, base: Path, canary: str, abi: int) -> None:
-    """The confined answer: ana's copy staged, both reads of the gradebook refused with EACCES,
-    no write outside the staging folder, nothing of the gradebook anywhere."""
+    """The confined answer: ana's copy staged, every read of the gradebook (for the collect or
+    for the quarantine) refused with EACCES, no write outside the staging folder, nothing of the
+    gradebook anywhere."""
     staging = Path(job["staging"])
     assert answer["confinement"] == {"applied": True, "abi": abi, "why": ""}
-    ana, link, path, outside = answer["results"]
+    ana, link, path, outside, kept = answer["results"]
     assert (ana["problem"], ana["notebooks"]) == (None, ["oublier.ipynb"])
     assert (staging / "ana" / "oublier.ipynb").read_text() == '{"cells": []}'
-    for refused in (link, path):
+    for refused in (link, path, kept):
         assert refused["problem"].endswith(DENIED), refused
         assert refused["errno"] == errno.EACCES, refused
         assert not (staging / refused["out"]).exists()
@@ -100,14 +102,16 @@ def _check(job: dict, answer: dict, base: Path, canary: str, abi: int) -> None:
 
 
 def _check_unconfined(job: dict, answer: dict, base: Path, canary: str) -> None:
-    """The positive control: the same job unconfined reads the gradebook both ways, and
+    """The positive control: the same job unconfined reads the gradebook every way, and
     writes outside the staging folder."""
     staging = Path(job["staging"])
     assert answer["confinement"]["applied"] is False
-    _, link, path, outside = answer["results"]
+    _, link, path, outside, kept = answer["results"]
     for read in (link, path):
         assert (read["problem"], read["notebooks"]) == (None, ["gradebook.db"]), read
         assert canary.encode() in (staging / read["out"] / "gradebook.db").read_bytes()
+    assert kept["problem"] is None and kept["write_error"] is None, kept
+    assert canary.encode() in (staging / "garde" / "gradebook.db").read_bytes()
     assert outside["write_error"] is None and (base / "ailleurs" / "oublier.ipynb").is_file()
 
 
