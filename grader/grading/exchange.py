@@ -11,8 +11,9 @@ instructor's collect would follow.
 ``nbgrader_config.py``), so ``make collect``, a raw ``nbgrader collect`` and formgrader's Collect
 button all use it. Only copies whose every file belongs to the student they name are candidates;
 among those, nbgrader's own rule picks the newest (a student's resubmission still replaces the
-earlier one). Every other copy is *set aside*: copied, never followed through a link, into
-``grader/quarantaine/<assignment>/`` (the exchange keeps its own), named in French in the log,
+earlier one). Every other copy is *set aside*: copied, never followed through a link, by the
+same confined copier (below) into ``grader/quarantaine/<assignment>/`` (the exchange keeps its
+own), named in French in the log,
 and the command fails (exit status 1, formgrader shows the log), after everyone else has been
 collected.
 
@@ -25,8 +26,9 @@ sparse file) is neither read nor copied, and is named in the log. A copy that tu
 the check and the copy (a file swapped for a link) is set aside, never followed. The copy is
 read and written by a child process (``grading.confined_copy``) that first confines itself with
 Linux's Landlock: it can read only beneath the exchange's ``inbound/`` and write only in a fresh
-staging folder of ``submitted/``, so even a path or a link that got past every check cannot make
-it read the gradebook, ``source/``, the hidden inputs or the instructor's home (``EACCES``).
+staging folder of ``submitted/`` (of the quarantine, for a set-aside copy), so even a path or a
+link that got past every check cannot make it read the gradebook, ``source/``, the hidden inputs
+or the instructor's home (``EACCES``); its one JSON answer is all the collect takes from it.
 Where the kernel lacks Landlock, the same child copies unconfined and the summary says so. The
 collect then dates each staged copy and renames it into place: a student's earlier collected
 copy is only removed once its replacement is complete.
