@@ -212,12 +212,14 @@ def landlock_abi() -> tuple[int, str]:
 
 def restrict(read_roots: list[str], write_roots: list[str], abi: int) -> None:
     """Confine this process for good: read only beneath `read_roots`, write only beneath
-    `write_roots`, nothing else on any file system; no TCP, no signal outside (by ABI)."""
+    `write_roots`, nothing else on any file system; no TCP, no signal outside (by ABI). Landlock
+    confines the calling thread and its future children: call it before starting any thread."""
     libc, call = _syscall()
     handled = _HANDLED_FS.get(abi, _ALL_FS)
     attr = _RulesetAttr(handled, _NET_TCP if abi >= 4 else 0, _SCOPED if abi >= 6 else 0)
-    size = ctypes.sizeof(_RulesetAttr)  # zeros past what an older kernel reads are accepted
-    ruleset = call(ctypes.c_long(_CREATE_RULESET), ctypes.byref(attr), ctypes.c_size_t(size), 0)
+    # zeros past what an older kernel reads are accepted
+    size = ctypes.c_size_t(ctypes.sizeof(_RulesetAttr))
+    ruleset = call(ctypes.c_long(_CREATE_RULESET), ctypes.byref(attr), size, ctypes.c_uint32(0))
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
     try:
@@ -237,7 +239,8 @@ def restrict(read_roots: list[str], write_roots: list[str], abi: int) -> None:
                         raise OSError(ctypes.get_errno(), f"landlock_add_rule {root}")
                 finally:
                     os.close(fd)
-        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        zero = ctypes.c_ulong(0)
+        if libc.prctl(ctypes.c_int(_PR_SET_NO_NEW_PRIVS), ctypes.c_ulong(1), zero, zero, zero):
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
         if call(ctypes.c_long(_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)) < 0:
             raise OSError(ctypes.get_errno(), "landlock_restrict_self")
