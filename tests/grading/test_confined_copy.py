@@ -132,6 +132,7 @@ _AS_USER = (
 )
 
 
+@pytest.mark.slow
 def test_the_copier_cannot_read_the_gradebook_as_an_ordinary_user(landlock):
     """As an ordinary instructor who owns the gradebook (so the file's mode lets them read it),
     with Debian's Python: the same wall, the same positive control."""
@@ -189,6 +190,8 @@ def _said(proc: subprocess.CompletedProcess) -> str:
     return proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_a_real_collect_asked_to_read_the_gradebook_cannot(course):
     """Through ``make collect``'s command on a real exchange, with ana's and eve's real copies: a
     collect whose job points eve's item at grader/ sets eve aside (permission refusée), collects
