@@ -41,8 +41,9 @@ Each item's notebooks (and its ``submission_secret.txt``) are written to ``<stag
 an item with a problem or a write error leaves nothing there. An item with ``"keep": true`` (a
 copy the collect set aside, for ``grader/quarantaine/``) is copied whole instead: its plain files
 and folders (to ``QUARANTINE_DEPTH``, any owner, each read the same way), its result listing
-``"skipped": ["<name> : <why>"]``, what was not. ``python -m grading.confined_copy``
-runs it (``run_copier`` starts it from the parent with ``-I -S``: the standard library only).
+``"skipped": ["<name> : <why>"]``, what was not. ``run_copier`` starts the child
+(``serve_job``) with ``python -I -S``: the standard library only, nothing of the parent's
+environment or memory.
 """
 
 from __future__ import annotations
@@ -66,11 +67,11 @@ __all__ = [
     "TIMESTAMP",
     "Unsafe",
     "landlock_abi",
-    "main",
     "open_dir",
     "read_regular",
     "restrict",
     "run_copier",
+    "serve_job",
     "write_private",
 ]
 
@@ -385,8 +386,9 @@ def _any_notebook(name: str) -> bool:
     return name.endswith(".ipynb") and not name.startswith(".")
 
 
-def main() -> int:
-    """The child: read the job, confine, copy, answer (see the module's docstring)."""
+def serve_job() -> int:
+    """The child: read the job, confine, copy, answer (see the module's docstring). Not a
+    teacher's command (no ``main``): only ``run_copier`` starts it."""
     job = json.loads(sys.stdin.buffer.read())
     confinement = _confine(job)
     results = [(_keep_one if item.get("keep") else _copy_one)(item, job) for item in job["items"]]
@@ -397,7 +399,7 @@ def main() -> int:
 
 _BOOT = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
-    "from grading.confined_copy import main; sys.exit(main())"
+    "from grading.confined_copy import serve_job; sys.exit(serve_job())"
 )
 
 
@@ -422,4 +424,4 @@ def run_copier(job: dict) -> dict:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(serve_job())
