@@ -72,7 +72,7 @@ __all__ = [
     "restrict",
     "run_copier",
     "serve_job",
-    "write_private",
+    "write_new",
 ]
 
 QUARANTINE_DEPTH = 4  # folders kept below a set-aside copy
@@ -166,8 +166,9 @@ def read_regular(
         os.close(fd)
 
 
-def write_private(folder: str | os.PathLike, name: str, data: bytes, mode: int) -> None:
-    """A new file `name` in `folder` with exactly `mode` (never through an existing link)."""
+def write_new(folder: str | os.PathLike, name: str, data: bytes, mode: int) -> None:
+    """A new file `name` in `folder` with exactly `mode` (never through an existing link, never
+    over an existing file; ``erasure_register.write_private`` replaces a file atomically)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(os.path.join(folder, name), flags, mode)
     try:
@@ -317,9 +318,9 @@ def _copy_one(item: dict, job: dict) -> dict:
         os.mkdir(out, job["dir_mode"])
         os.chmod(out, job["dir_mode"])
         for name, data in notebooks.items():
-            write_private(out, name, data, job["file_mode"])
+            write_new(out, name, data, job["file_mode"])
         if secret is not None:
-            write_private(out, SECRET, secret, job["file_mode"])
+            write_new(out, SECRET, secret, job["file_mode"])
     except OSError as exc:
         shutil.rmtree(out, ignore_errors=True)  # a full disk: the next copies still fit
         result["write_error"] = french_reason(exc)
@@ -346,7 +347,7 @@ def _keep_folder(dir_fd: int, dest: str, depth: int, job: dict) -> list[str]:
                     os.close(sub)
                 continue
             data, _ = read_regular(dir_fd, name, None, int(job["limit"]))
-            write_private(dest, name, data, job["file_mode"])
+            write_new(dest, name, data, job["file_mode"])
         except Unsafe as exc:
             skipped.append(f"{name}\u00a0: {exc}")
         except OSError as exc:

@@ -79,7 +79,7 @@ from .confined_copy import (
     open_dir,
     read_regular,
     run_copier,
-    write_private,
+    write_new,
 )
 from .erasure_register import class_registers, erased_problem
 from .ids import id_problem, normalize_id, quoted
@@ -449,9 +449,9 @@ class OwnerCheckedCollect(ExchangeCollect):
         copy is removed only once its replacement is complete."""
         file_mode = self._modes()[1]
         stamp = _utc_text(deposit, self.timestamp_format).encode()
-        write_private(staged, TIMESTAMP, stamp, file_mode)
+        write_new(staged, TIMESTAMP, stamp, file_mode)
         if claimed:
-            write_private(staged, CLAIMED_TIMESTAMP, claimed.encode(), file_mode)
+            write_new(staged, CLAIMED_TIMESTAMP, claimed.encode(), file_mode)
         dest.parent.mkdir(parents=True, exist_ok=True)
         old = None
         if dest.exists():
@@ -630,7 +630,7 @@ class CheckedReleaseFeedback(ExchangeReleaseFeedback):
             )
             tmp = Path(tempfile.mkdtemp(prefix=".page-", dir=out))
             try:
-                write_private(tmp, "page.html", data, 0o644)  # the student reads it
+                write_new(tmp, "page.html", data, 0o644)  # the student reads it
                 os.replace(tmp / "page.html", out / f"{checksum}.html")
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
