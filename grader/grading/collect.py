@@ -9,9 +9,10 @@ already there, no newer copy), the copies the course's collect set aside, and th
 ``timestamp.txt`` of each collected folder, in the course's time zone: the deposit time the
 course's collect read from the exchange (``grading.exchange``), never the student's claim. A
 claimed time (``claimed_timestamp.txt``) earlier than the deposit is named, and so are the files
-of a copy that were not collected (only the assignment's notebooks are). A collected id the class
-list does not have is named with the closest registered one, and the command exits non-zero:
-``make grade`` would refuse it.
+of a copy that were not collected (only the assignment's notebooks are), and a copy made without
+Landlock's confinement (``grading.confined_copy``: an older kernel), with why. A collected id
+the class list does not have is named with the closest registered one, and the command exits
+non-zero: ``make grade`` would refuse it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,14 @@ from pathlib import Path
 
 from nbgrader.utils import parse_utc
 
-from .exchange import CLAIMED_TIMESTAMP, COLLECT_LINES, IGNORED_LEAD, IGNORED_SEP, LEAD_SEP
+from .exchange import (
+    CLAIMED_TIMESTAMP,
+    COLLECT_LINES,
+    IGNORED_LEAD,
+    IGNORED_SEP,
+    LEAD_SEP,
+    UNCONFINED_LEAD,
+)
 from .french_format import collation_key, french_datetime
 from .ids import UNPRINTABLE, closest, normalize_id, quoted, registered_students
 from .nbgrader_log import LOG_RECORD
@@ -47,6 +55,7 @@ class CollectRecord:
     nothing_to_collect: bool = False
     set_aside: list[str] = field(default_factory=list)  # the course's French lines, one per copy
     ignored: list[tuple[str, str]] = field(default_factory=list)  # (folder, its files not taken)
+    unconfined: str = ""  # why the copier ran without Landlock (French), "" when confined
 
     def of(self, kind: str) -> list[str]:
         return sorted(self.students.get(kind, []), key=collation_key)
@@ -68,6 +77,8 @@ def read_collect_log(log: str, assignment: str) -> CollectRecord:
         if text.startswith(IGNORED_LEAD):
             folder, _, names = text[len(IGNORED_LEAD) :].partition(IGNORED_SEP)
             record.ignored.append((folder, names))
+        if text.startswith(UNCONFINED_LEAD):
+            record.unconfined = text[len(UNCONFINED_LEAD) :]
         if text.startswith(_NONE):
             record.nothing_to_collect = True
         lead, sep, rest = text.partition(_SEP)
@@ -150,6 +161,12 @@ def collect(
         lines.append(
             f"  - fichiers non ramassés (seuls les notebooks du devoir le sont) dans "
             f"{_shown(folder)}\u00a0: {_shown(names)}"
+        )
+    if record.unconfined:
+        lines.append(
+            f"ℹ Copie faite sans confinement ({_shown(record.unconfined)}) : avec tous les "
+            "droits de l'enseignant, sans le mur qui interdit au copieur de lire le carnet de "
+            "notes (les mêmes vérifications sur chaque fichier, aucun lien suivi)."
         )
     taken = record.of("collected") + record.of("updated")
     early = [(s, why) for s in taken if (why := _early_claim(submitted / s / assignment))]

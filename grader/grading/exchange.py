@@ -11,8 +11,9 @@ instructor's collect would follow.
 ``nbgrader_config.py``), so ``make collect``, a raw ``nbgrader collect`` and formgrader's Collect
 button all use it. Only copies whose every file belongs to the student they name are candidates;
 among those, nbgrader's own rule picks the newest (a student's resubmission still replaces the
-earlier one). Every other copy is *set aside*: copied, never followed through a link, into
-``grader/quarantaine/<assignment>/`` (the exchange keeps its own), named in French in the log,
+earlier one). Every other copy is *set aside*: copied, never followed through a link, by the
+same confined copier (below) into ``grader/quarantaine/<assignment>/`` (the exchange keeps its
+own), named in French in the log,
 and the command fails (exit status 1, formgrader shows the log), after everyone else has been
 collected.
 
@@ -23,8 +24,14 @@ on the opened descriptor (a regular file, owned by the student, within
 ``CourseDirectory.max_file_size``); any other file of the folder (a ``leak.html``, a 200 MB
 sparse file) is neither read nor copied, and is named in the log. A copy that turns bad between
 the check and the copy (a file swapped for a link) is set aside, never followed. The copy is
-written into a temporary folder beside its destination and renamed into place: a student's
-earlier collected copy is only removed once its replacement is complete.
+read and written by a child process (``grading.confined_copy``) that first confines itself with
+Linux's Landlock: it can read only beneath the exchange's ``inbound/`` and write only in a fresh
+staging folder of ``submitted/`` (of the quarantine, for a set-aside copy), so even a path or a
+link that got past every check cannot make it read the gradebook, ``source/``, the hidden inputs
+or the instructor's home (``EACCES``); its one JSON answer is all the collect takes from it.
+Where the kernel lacks Landlock, the same child copies unconfined and the summary says so. The
+collect then dates each staged copy and renames it into place: a student's earlier collected
+copy is only removed once its replacement is complete.
 
 The submission's time is the instructor's: the deposit time is the newest change time
 (``ctime``, which no user can set back) of the exchange folder and of the notebooks copied, as
@@ -49,7 +56,6 @@ student: the copy is set aside.
 from __future__ import annotations
 
 import datetime
-import errno
 import glob
 import os
 import pwd
@@ -57,15 +63,24 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 from nbgrader.utils import check_mode, notebook_hash, parse_utc
-from traitlets import Unicode
+from traitlets import Bool, Unicode
 
+from .confined_copy import (
+    SECRET,
+    TIMESTAMP,
+    Unsafe,
+    open_dir,
+    read_regular,
+    run_copier,
+    write_new,
+)
 from .erasure_register import class_registers, erased_problem
 from .ids import id_problem, normalize_id, quoted
 from .paths import sqlite_path
@@ -74,6 +89,7 @@ from .system_reason import french_reason
 __all__ = [
     "CLAIMED_TIMESTAMP",
     "COLLECT_LINES",
+    "CONFINED",
     "IGNORED_LEAD",
     "IGNORED_SEP",
     "LEAD_SEP",
@@ -81,21 +97,16 @@ __all__ = [
     "CheckedReleaseFeedback",
     "OwnerCheckedCollect",
     "SetAside",
-    "Unsafe",
+    "UNCONFINED_LEAD",
     "class_uids",
     "owner_name",
     "ownership_problem",
-    "read_regular",
 ]
 
 PASSWD_ENV = "COURSE_HUB_PASSWD"
 CLAIMED_TIMESTAMP = "claimed_timestamp.txt"  # the student's claimed time, as information
-TIMESTAMP = "timestamp.txt"
-SECRET = "submission_secret.txt"
+_PAGE_LIMIT = 1000 * 1000 * 1000  # bytes: a feedback page
 _SMALL = 4096  # bytes: the most a timestamp or a submission secret holds
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_QUARANTINE_DEPTH = 4  # folders kept below a set-aside copy
 # nbgrader 0.9.6's ExchangeCollect.copy_files: one INFO line per student it looked at,
 # "<lead>: <student> <assignment>" (grading.collect reads them back)
 COLLECT_LINES = {
@@ -108,77 +119,12 @@ LEAD_SEP = ": "
 # the course's line for the files of a copy that were not collected: lead, folder, ":", names
 IGNORED_LEAD = "Fichier(s) non ramassé(s) (seuls les notebooks du devoir le sont) dans "
 IGNORED_SEP = "\u00a0: "
+# the course's lines on the copier (grading.confined_copy): confined, or why not (collect names it)
+CONFINED = "Copie des rendus confinée : lecture de l'échange et écriture de submitted/ seules"
+UNCONFINED_LEAD = "Copie des rendus NON confinée : "
 # the course's feedback release failure: "<n> <LEFT_OUT> (les autres l'ont) :", then a line
 # "- «id» : why" per student left out (grading.release_feedback reads them back)
 LEFT_OUT = "élève(s) sans page de retour rendue"
-
-
-class Unsafe(Exception):
-    """A file of the exchange that is not a plain file of its owner's: why, in French."""
-
-
-def _name(name: str) -> str:
-    return "le dossier" if name == "." else f"«\u00a0{name}\u00a0»"
-
-
-def open_dir(path: str | os.PathLike, dir_fd: int | None = None) -> int:
-    """A descriptor on the folder `path`, never through a link (``Unsafe`` otherwise)."""
-    try:
-        return os.open(path, _DIR_FLAGS, dir_fd=dir_fd)
-    except OSError as exc:
-        what = _name(os.path.basename(path))
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise Unsafe(f"{what} n'est pas un dossier (lien\u00a0?)") from exc
-        raise Unsafe(f"{what} illisible ({french_reason(exc)})") from exc
-
-
-def read_regular(
-    dir_fd: int, name: str, uid: int | None, limit: int
-) -> tuple[bytes, os.stat_result]:
-    """The bytes of the plain file `name` in the folder `dir_fd`, opened without following a
-    link and checked on the opened descriptor: a regular file with no other hard link, owned by
-    `uid` (any owner when None), of at most `limit` bytes."""
-    try:
-        fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise Unsafe(f"{_name(name)} est un lien symbolique") from exc
-        raise Unsafe(f"{_name(name)} illisible ({french_reason(exc)})") from exc
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise Unsafe(f"{_name(name)} n'est pas un fichier")
-        if info.st_nlink != 1:  # a hard link to a file the student could not copy
-            raise Unsafe(f"{_name(name)} a {info.st_nlink} liens physiques")
-        if uid is not None and info.st_uid != uid:
-            raise Unsafe(f"{_name(name)} appartient à {_owner_text(info.st_uid)}")
-        if info.st_size > limit:
-            raise Unsafe(f"{_name(name)} est trop gros ({info.st_size} octets, limite {limit})")
-        os.set_blocking(fd, True)
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
-            raise Unsafe(f"{_name(name)} est trop gros (plus de {limit} octets)")
-        return b"".join(chunks), info
-    finally:
-        os.close(fd)
-
-
-def _write_private(folder: Path, name: str, data: bytes, mode: int) -> None:
-    """A new file `name` in `folder` with exactly `mode` (never through an existing link)."""
-    fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
-    try:
-        os.fchmod(fd, mode)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
 
 
 def _utc(seconds: float) -> datetime.datetime:
@@ -275,17 +221,6 @@ class SetAside:
     keep: bool = True  # an erased learner's copy is never copied into the course
 
 
-@dataclass
-class Taken:
-    """What the collect read from one exchange folder, before writing any of it."""
-
-    notebooks: dict[str, bytes]
-    deposit: datetime.datetime  # the newest ctime of the folder and of the notebooks
-    claimed: str  # the student's timestamp.txt, else the time in the folder's name
-    secret: bytes | None
-    ignored: list[str] = field(default_factory=list)
-
-
 class OwnerCheckedCollect(ExchangeCollect):
     """nbgrader's collect, restricted to copies owned by the student they name, copying only
     their notebooks, read without following links, dated by the instructor's clock."""
@@ -293,6 +228,13 @@ class OwnerCheckedCollect(ExchangeCollect):
     quarantine_directory = Unicode(
         "grader/quarantaine",
         help="Where copies not collected are kept (relative to CourseDirectory.root).",
+    ).tag(config=True)
+    confined = Bool(
+        True,
+        help="Copy the students' notebooks in a child process confined by Linux's Landlock "
+        "(it reads only the exchange's inbound and writes only a staging folder). When False, "
+        "the same child copies unconfined, as where the kernel lacks Landlock (the summary "
+        "names it).",
     ).tag(config=True)
 
     set_aside: list[SetAside]
@@ -357,6 +299,8 @@ class OwnerCheckedCollect(ExchangeCollect):
                 continue
             record = {"username": parts[0], "filename": name, "timestamp": deposit}
             record["claimed"] = claimed
+            # the owner checked above: the copier reads only what still belongs to them
+            record["uid"] = os.lstat(path).st_uid if self.check_owner else None
             own.setdefault(record["username"], []).append(record)
         self.src_records = [self._choose(records) for records in own.values()]
 
@@ -378,82 +322,9 @@ class OwnerCheckedCollect(ExchangeCollect):
                 return before[0]
         return records[0]
 
-    def _open_entry(self, dir_fd: int, name: str, uid: int | None, limit: int):
-        """One file of an exchange folder (the point between the check and the copy)."""
-        return read_regular(dir_fd, name, uid, limit)
-
-    def _take(self, record: dict) -> Taken:
-        """Read the notebooks of one chosen copy, each checked on its opened descriptor."""
-        student = record["username"]
-        fd = open_dir(os.path.join(self.inbound_path, record["filename"]))
-        try:
-            info = os.fstat(fd)
-            uid = info.st_uid
-            if self.check_owner:
-                name = owner_name(uid)
-                if name is None or normalize_id(name) != normalize_id(student):
-                    raise Unsafe(
-                        f"le dossier appartient à {_owner_text(uid)}, pas à «\u00a0{student}\u00a0»"
-                    )
-            owner = uid if self.check_owner else None
-            times = [info.st_ctime]
-            notebooks: dict[str, bytes] = {}
-            ignored = []
-            for name in sorted(os.listdir(fd)):
-                if _is_notebook(name, self.expected):
-                    data, seen = self._open_entry(fd, name, owner, self._limit)
-                    notebooks[name] = data
-                    times.append(seen.st_ctime)
-                elif name not in (TIMESTAMP, SECRET):
-                    ignored.append(name)
-            claimed, secret = "", None
-            try:
-                text, _ = self._open_entry(fd, TIMESTAMP, owner, _SMALL)
-                claimed = text.decode("utf-8", "replace").strip()
-            except Unsafe:
-                pass
-            try:
-                secret, _ = self._open_entry(fd, SECRET, owner, _SMALL)
-            except Unsafe:
-                secret = None
-            times.append(os.fstat(fd).st_ctime)  # a file added or renamed meanwhile
-        finally:
-            os.close(fd)
-        deposit = _utc(max(times))
-        if not claimed:  # the folder's name holds the same claim
-            claimed = _utc_text(record["claimed"], self.timestamp_format)
-        return Taken(notebooks, deposit, claimed, secret, ignored)
-
     def _modes(self) -> tuple[int, int]:
         """(folder, file) modes of a collected copy: the instructor's alone, or their group's."""
         return (0o2770, 0o660) if self.coursedir.groupshared else (0o700, 0o600)
-
-    def _write(self, taken: Taken, dest: Path) -> None:
-        """The copy in a temporary folder beside `dest`, then renamed into place: an earlier
-        copy is removed only once its replacement is complete."""
-        dir_mode, file_mode = self._modes()
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
-        try:
-            os.chmod(tmp, dir_mode)
-            for name, data in taken.notebooks.items():
-                _write_private(tmp, name, data, file_mode)
-            stamp = _utc_text(taken.deposit, self.timestamp_format).encode()
-            _write_private(tmp, TIMESTAMP, stamp, file_mode)
-            if taken.claimed:
-                _write_private(tmp, CLAIMED_TIMESTAMP, taken.claimed.encode(), file_mode)
-            if taken.secret is not None:
-                _write_private(tmp, SECRET, taken.secret, file_mode)
-            old = None
-            if dest.exists():
-                old = Path(tempfile.mkdtemp(prefix=f".{dest.name}-ancien-", dir=dest.parent))
-                os.rename(dest, old / dest.name)
-            os.rename(tmp, dest)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        if old is not None:
-            shutil.rmtree(old)
 
     def copy_files(self) -> None:
         if not self.src_records:
@@ -469,118 +340,206 @@ class OwnerCheckedCollect(ExchangeCollect):
                 self.coursedir.assignment_id,
                 self.coursedir.course_id,
             )
-        for record in self.src_records:
-            self._collect_one(record)
+        todo = [(record, dest) for record in self.src_records if (dest := self._planned(record))]
+        if todo:
+            self._copy_all(todo)
         self._report_set_aside()
 
-    def _collect_one(self, record: dict) -> None:
-        """nbgrader's rule to copy or not (its log lines kept: the summary reads them), with the
-        course's copy."""
+    def _planned(self, record: dict) -> Path | None:
+        """nbgrader's rule to copy or not: the destination of the copy, or None (then its log
+        line is said: the summary reads them)."""
         student = record["username"]
         assignment = self.coursedir.assignment_id
         dest = Path(
             self.coursedir.format_path(self.coursedir.submitted_directory, student, assignment)
         )
-        updating = dest.is_dir()
-        copy = not updating
-        if updating:
+        if not dest.is_dir():
+            return dest
+        try:
+            existing = self.coursedir.get_existing_timestamp(str(dest))
+        except Exception:  # an unreadable timestamp: the new copy is taken for newer
+            existing = None
+        new = record["timestamp"]
+        if (self.update and (existing is None or new > existing)) or (
+            self.before_duedate and existing != new
+        ):
+            return dest
+        self._said("unchanged" if self.update else "already", student)
+        return None
+
+    def _copy_all(self, todo: list[tuple[dict, Path]]) -> None:
+        """The chosen copies read and staged by the confined copier (``grading.confined_copy``)
+        in a fresh folder of ``submitted/``, then dated and renamed into place here."""
+        submitted = self.coursedir.format_path(self.coursedir.submitted_directory, ".", ".")
+        root = Path(os.path.normpath(submitted))
+        root.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".ramassage-", dir=root))
+        try:
             try:
-                existing = self.coursedir.get_existing_timestamp(str(dest))
-            except Exception:  # an unreadable timestamp: the new copy is taken for newer
-                existing = None
-            new = record["timestamp"]
-            copy = (self.update and (existing is None or new > existing)) or (
-                self.before_duedate and existing != new
+                answer = self._stage(todo, staging)
+            except OSError as exc:
+                reason = str(exc) if exc.errno is None else french_reason(exc)
+                for record, _ in todo:
+                    self.set_aside.append(SetAside(record["filename"], reason, None))
+                return
+            self._say_confinement(answer["confinement"])
+            for (record, dest), result in zip(todo, answer["results"], strict=True):
+                self._place(record, dest, result, staging / result["out"])
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _stage(self, todo: list[tuple[dict, Path]], staging: Path) -> dict:
+        """The copier's answer (the point between the check and the copy)."""
+        return run_copier(self._job(todo, staging))
+
+    def _job(self, todo: list[tuple[dict, Path]], staging: Path) -> dict:
+        """What the copier is asked: the chosen folders, by their names in ``inbound/``."""
+        dir_mode, file_mode = self._modes()
+        return {
+            "inbound": self.inbound_path,
+            "staging": str(staging),
+            "confine": self.confined,
+            "notebooks": sorted(self.expected) if self.expected is not None else None,
+            "limit": self._limit,
+            "small": _SMALL,
+            "file_mode": file_mode,
+            "dir_mode": dir_mode,
+            "items": [
+                {"folder": record["filename"], "uid": record["uid"], "out": str(i)}
+                for i, (record, _) in enumerate(todo)
+            ],
+        }
+
+    def _say_confinement(self, confinement: dict) -> None:
+        if confinement["applied"]:
+            self.log.info("%s (Landlock, ABI %d)", CONFINED, confinement["abi"])
+        else:
+            self.log.warning("%s%s", UNCONFINED_LEAD, confinement["why"])
+
+    def _place(self, record: dict, dest: Path, result: dict, staged: Path) -> None:
+        """One staged copy dated and renamed into place, or set aside with the copier's why."""
+        student = record["username"]
+        if result["problem"] or result["write_error"]:
+            reason = result["problem"] or (
+                f"copie impossible dans {dest.parent} ({result['write_error']})"
             )
-        if not copy:
-            if self.update:
-                self._said("unchanged", student)
-            else:
-                self._said("already", student)
+            self.set_aside.append(SetAside(record["filename"], reason, None))
             return
+        # the folder's name holds the same claim when the copy had no timestamp.txt
+        claimed = result["claimed"] or _utc_text(record["claimed"], self.timestamp_format)
+        updating = dest.is_dir()
         try:
-            taken = self._take(record)
-        except Unsafe as exc:
-            self.set_aside.append(SetAside(record["filename"], str(exc), None))
-            return
-        try:
-            self._write(taken, dest)
+            self._install(staged, dest, _utc(result["deposit"]), claimed)
         except OSError as exc:
             reason = f"copie impossible dans {dest.parent} ({french_reason(exc)})"
             self.set_aside.append(SetAside(record["filename"], reason, None))
             return
         self._said("updated" if updating else "collected", student)
-        if taken.ignored:
+        if result["ignored"]:
             self.log.warning(
-                "%s%s%s%s", IGNORED_LEAD, record["filename"], IGNORED_SEP, ", ".join(taken.ignored)
+                "%s%s%s%s",
+                IGNORED_LEAD,
+                record["filename"],
+                IGNORED_SEP,
+                ", ".join(result["ignored"]),
             )
+
+    def _install(self, staged: Path, dest: Path, deposit: datetime.datetime, claimed: str) -> None:
+        """The staged copy, with the deposit time and the claim, renamed into place: an earlier
+        copy is removed only once its replacement is complete."""
+        file_mode = self._modes()[1]
+        stamp = _utc_text(deposit, self.timestamp_format).encode()
+        write_new(staged, TIMESTAMP, stamp, file_mode)
+        if claimed:
+            write_new(staged, CLAIMED_TIMESTAMP, claimed.encode(), file_mode)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        old = None
+        if dest.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{dest.name}-ancien-", dir=dest.parent))
+            os.rename(dest, old / dest.name)
+        try:
+            os.rename(staged, dest)
+        except OSError:
+            if old is not None:  # the earlier copy back in its place
+                os.rename(old / dest.name, dest)
+                old.rmdir()
+            raise
+        if old is not None:
+            shutil.rmtree(old)
 
     def _said(self, kind: str, student: str) -> None:
         """nbgrader's own line for what was done with `student`'s copy."""
         lead = COLLECT_LINES[kind]
         self.log.info("%s%s%s %s", lead, LEAD_SEP, student, self.coursedir.assignment_id)
 
-    def _keep(self, item: SetAside) -> None:
-        """Copy a set-aside folder into the quarantine: plain files only, each opened without
-        following a link and within the size limit; anything else is listed, never read."""
-        if not item.keep:  # an erased learner's copy stays out of the course
-            return
+    def _keep_all(self) -> None:
+        """Copy the set-aside folders into the quarantine, by the confined copier: plain files
+        only, each opened without following a link and within the size limit; anything else is
+        listed in ``NON_COPIES.txt``, never read. A folder that is a link is named, not followed."""
         root = Path(self.coursedir.root) / self.quarantine_directory / self.coursedir.assignment_id
-        dest = root / item.name
-        src = Path(self.inbound_path) / item.name
-        try:
-            if dest.exists():
-                item.kept = dest
-                return
-            root.mkdir(parents=True, exist_ok=True)
-            os.chmod(root, self._modes()[0])
-            dest.mkdir(mode=self._modes()[0])
-            if src.is_symlink() or not src.is_dir():
-                target = os.readlink(src) if src.is_symlink() else "?"
-                (dest / "LIEN.txt").write_text(f"{item.name} -> {target}\n", encoding="utf-8")
-            else:
-                fd = open_dir(src)
-                try:
-                    skipped = self._keep_folder(fd, dest, 0)
-                finally:
-                    os.close(fd)
-                if skipped:
-                    (dest / "NON_COPIES.txt").write_text(
-                        "".join(f"{line}\n" for line in skipped), encoding="utf-8"
-                    )
-            item.kept = dest
-        except (OSError, Unsafe) as exc:
-            why = french_reason(exc) if isinstance(exc, OSError) else str(exc)
-            item.reason += f" (copie impossible\u00a0: {why})"
-
-    def _keep_folder(self, dir_fd: int, dest: Path, depth: int) -> list[str]:
-        skipped = []
-        for name in sorted(os.listdir(dir_fd)):
+        dir_mode = self._modes()[0]
+        todo = []
+        for item in self.set_aside:
+            if not item.keep:  # an erased learner's copy stays out of the course
+                continue
+            dest = root / item.name
+            src = Path(self.inbound_path) / item.name
             try:
-                info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-                if stat.S_ISDIR(info.st_mode) and depth < _QUARANTINE_DEPTH:
-                    sub = open_dir(name, dir_fd)
-                    try:
-                        (dest / name).mkdir(mode=self._modes()[0])
-                        skipped += [
-                            f"{name}/{s}" for s in self._keep_folder(sub, dest / name, depth + 1)
-                        ]
-                    finally:
-                        os.close(sub)
+                if dest.exists():
+                    item.kept = dest
                     continue
-                data, _ = read_regular(dir_fd, name, None, self._limit)
-                _write_private(dest, name, data, self._modes()[1])
-            except Unsafe as exc:
-                skipped.append(f"{name}\u00a0: {exc}")
+                root.mkdir(parents=True, exist_ok=True)
+                os.chmod(root, dir_mode)
+                if src.is_symlink() or not src.is_dir():
+                    target = os.readlink(src) if src.is_symlink() else "?"
+                    dest.mkdir(mode=dir_mode)
+                    (dest / "LIEN.txt").write_text(f"{item.name} -> {target}\n", encoding="utf-8")
+                    item.kept = dest
+                else:
+                    todo.append(item)
             except OSError as exc:
-                skipped.append(f"{name}\u00a0: {french_reason(exc)}")
-        return skipped
+                item.reason += f" (copie impossible\u00a0: {french_reason(exc)})"
+        if todo:
+            self._keep_confined(todo, root)
+
+    def _keep_confined(self, todo: list[SetAside], root: Path) -> None:
+        staging = Path(tempfile.mkdtemp(prefix=".ramassage-", dir=root))
+        try:
+            job = self._job([], staging)
+            job["items"] = [
+                {"folder": item.name, "uid": None, "out": str(i), "keep": True}
+                for i, item in enumerate(todo)
+            ]
+            try:
+                answer = run_copier(job)
+            except OSError as exc:
+                for item in todo:
+                    item.reason += f" (copie impossible\u00a0: {exc})"
+                return
+            self._say_confinement(answer["confinement"])
+            for item, result in zip(todo, answer["results"], strict=True):
+                why = result["problem"] or result["write_error"]
+                try:
+                    if not why:
+                        dest = root / item.name
+                        os.rename(staging / result["out"], dest)
+                        item.kept = dest
+                        if result["skipped"]:
+                            (dest / "NON_COPIES.txt").write_text(
+                                "".join(f"{line}\n" for line in result["skipped"]),
+                                encoding="utf-8",
+                            )
+                except OSError as exc:
+                    why = french_reason(exc)
+                if why:
+                    item.reason += f" (copie impossible\u00a0: {why})"
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
 
     def _report_set_aside(self) -> None:
         if not self.set_aside:
             return
-        for item in self.set_aside:
-            self._keep(item)
+        self._keep_all()
         lines = [
             f"{len(self.set_aside)} copie(s) de {quoted(self.coursedir.assignment_id)} mise(s) de "
             "côté, non collectée(s)\u00a0:"
@@ -641,17 +600,17 @@ class CheckedReleaseFeedback(ExchangeReleaseFeedback):
             pages = {}
             for name in sorted(os.listdir(fd)):
                 if name.endswith(".html") and _is_notebook(name[:-5] + ".ipynb", expected):
-                    pages[name[:-5]], _ = read_regular(fd, name, me, 1000 * 1000 * 1000)
+                    pages[name[:-5]], _ = read_regular(fd, name, me, _PAGE_LIMIT, _owner_text)
             if not pages:
                 return
             try:
-                secret, _ = read_regular(fd, SECRET, me, _SMALL)
+                secret, _ = read_regular(fd, SECRET, me, _SMALL, _owner_text)
             except Unsafe as exc:
                 raise Unsafe(f"pas de secret de dépôt lisible ({exc})") from exc
             if not secret.strip():
                 raise Unsafe(f"secret de dépôt vide ({SECRET})")
             try:
-                stamp, _ = read_regular(fd, TIMESTAMP, me, _SMALL)
+                stamp, _ = read_regular(fd, TIMESTAMP, me, _SMALL, _owner_text)
                 timestamp = stamp.decode("utf-8", "replace").strip()
             except Unsafe:
                 timestamp = ""
@@ -671,7 +630,7 @@ class CheckedReleaseFeedback(ExchangeReleaseFeedback):
             )
             tmp = Path(tempfile.mkdtemp(prefix=".page-", dir=out))
             try:
-                _write_private(tmp, "page.html", data, 0o644)  # the student reads it
+                write_new(tmp, "page.html", data, 0o644)  # the student reads it
                 os.replace(tmp / "page.html", out / f"{checksum}.html")
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
