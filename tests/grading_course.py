@@ -3,11 +3,13 @@ nbgrader or a class tool run the way `make` runs them."""
 
 from __future__ import annotations
 
+import csv
 import inspect
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,6 +31,7 @@ __all__ = [
     "grading",
     "make",
     "nbgrader",
+    "register",
     "run_tool",
     "submit",
     "tool_env",
@@ -94,6 +97,20 @@ def grading(
     it; with ``bin_dir``, by that venv's python."""
     python = str(bin_dir / "python")
     return run_tool(grader, python, "-m", f"grading.{module}", *args, bin_dir=bin_dir)
+
+
+def register(grader: Path, *students: str, last_names: dict[str, str] | None = None) -> None:
+    """Register `students` in the course's gradebook as the grading guide says, with one
+    ``nbgrader db student import`` of a class list (one command for the whole class)."""
+    last_names = last_names or {}
+    with tempfile.TemporaryDirectory() as folder:
+        roster = Path(folder) / "eleves.csv"
+        with open(roster, "w", newline="", encoding="utf-8") as file:
+            writer = csv.writer(file)
+            writer.writerow(["id", "last_name"])
+            writer.writerows([student, last_names.get(student, "")] for student in students)
+        proc = nbgrader(grader, "db", "student", "import", str(roster))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def copy_course(dest: Path) -> Path:
