@@ -3,17 +3,18 @@ nbgrader or a class tool run the way `make` runs them."""
 
 from __future__ import annotations
 
+import csv
 import inspect
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
-import warm_python
 from helpers import REPO, free_port, http_server
 from run_cache import built_once, content_digest
 
@@ -30,6 +31,7 @@ __all__ = [
     "grading",
     "make",
     "nbgrader",
+    "register",
     "run_tool",
     "submit",
     "tool_env",
@@ -49,6 +51,7 @@ COURSE_PARTS = (
     "grader/submissions",
 )
 DUE = "2025-03-14 18:00:00"
+COMMAND_LOG = "COURSE_TESTS_COMMAND_LOG"  # a file: one line per command started
 
 
 def tool_env(bin_dir: Path = BIN) -> dict[str, str]:
@@ -58,12 +61,20 @@ def tool_env(bin_dir: Path = BIN) -> dict[str, str]:
     return env
 
 
-def run_tool(cwd: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
-    """A command run as `make` runs it (cwd, the venv's tools), output captured."""
+def run_tool(
+    cwd: Path, *args: str, timeout: float = 900, bin_dir: Path = BIN
+) -> subprocess.CompletedProcess:
+    """A command run as `make` runs it (cwd, the venv's tools), output captured; named in the
+    file COURSE_TESTS_COMMAND_LOG names, if set (to count what a run starts)."""
+    log = os.environ.get(COMMAND_LOG)
+    if log:
+        test = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
+        with open(log, "a", encoding="utf-8") as file:
+            file.write(f"{test}\t{' '.join(Path(a).name for a in args[:3])}\n")
     return subprocess.run(
         list(args),
         cwd=cwd,
-        env=tool_env(),
+        env=tool_env(bin_dir),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -74,22 +85,33 @@ def run_tool(cwd: Path, *args: str, timeout: float = 900) -> subprocess.Complete
 def nbgrader(
     grader: Path, *args: str, timeout: float = 900, bin_dir: Path = BIN
 ) -> subprocess.CompletedProcess:
-    """Stock nbgrader, started in the course's grader/ folder (forked from a warm interpreter:
-    tests/warm_python.py); with ``bin_dir``, the nbgrader of that venv (the instructor's, made
-    by `make setup`: tests/learner_env.py), started for real."""
-    env = tool_env(bin_dir)
-    return warm_python.run("script", str(bin_dir / "nbgrader"), list(args), grader, env, timeout)
+    """Stock nbgrader, started in the course's grader/ folder as `make` starts it; with
+    ``bin_dir``, the nbgrader of that venv (the instructor's, made by `make setup`:
+    tests/learner_env.py)."""
+    return run_tool(grader, str(bin_dir / "nbgrader"), *args, timeout=timeout, bin_dir=bin_dir)
 
 
 def grading(
     grader: Path, module: str, *args: str, bin_dir: Path = BIN
 ) -> subprocess.CompletedProcess:
-    """``python -m grading.<module>``, started in the course's grader/ folder (forked from a warm
-    interpreter: tests/warm_python.py); with ``bin_dir``, by that venv's python, for real."""
-    if bin_dir == BIN:
-        return warm_python.run("module", f"grading.{module}", list(args), grader, tool_env(), 900)
-    argv = ["-m", f"grading.{module}", *args]
-    return warm_python.run("script", str(bin_dir / "python"), argv, grader, tool_env(bin_dir), 900)
+    """``python -m grading.<module>``, started in the course's grader/ folder as `make` starts
+    it; with ``bin_dir``, by that venv's python."""
+    python = str(bin_dir / "python")
+    return run_tool(grader, python, "-m", f"grading.{module}", *args, bin_dir=bin_dir)
+
+
+def register(grader: Path, *students: str, last_names: dict[str, str] | None = None) -> None:
+    """Register `students` in the course's gradebook as the grading guide says, with one
+    ``nbgrader db student import`` of a class list (one command for the whole class)."""
+    last_names = last_names or {}
+    with tempfile.TemporaryDirectory() as folder:
+        roster = Path(folder) / "eleves.csv"
+        with open(roster, "w", newline="", encoding="utf-8") as file:
+            writer = csv.writer(file)
+            writer.writerow(["id", "last_name"])
+            writer.writerows([student, last_names.get(student, "")] for student in students)
+        proc = nbgrader(grader, "db", "student", "import", str(roster))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def copy_course(dest: Path) -> Path:

@@ -4,6 +4,7 @@ an exchange folder students can reach, their accounts, and the commands each one
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import secrets
 import shutil
@@ -19,8 +20,9 @@ from pathlib import Path
 
 import nbformat
 from grading.samples import SOLUTION_GRADE_ID, build_submission
-from grading_course import nbgrader
+from grading_course import course_key, generated_course, nbgrader
 from helpers import REPO
+from run_cache import built_once
 
 __all__ = [
     "Student",
@@ -28,6 +30,7 @@ __all__ = [
     "exchange_root",
     "readable_course_env",
     "release",
+    "released_copy",
     "sample_text",
     "tag",
     "unix_users",
@@ -100,6 +103,29 @@ def exchange_root() -> Iterator[Path]:
 def release(grader: Path, exchange: Path) -> None:
     proc = nbgrader(grader, "release_assignment", "oublier", f"--Exchange.root={exchange}")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+COURSE_ID = "memoire-tuteur"  # the course's folder in the exchange (nbgrader_config.py)
+
+
+def _release_once(folder: Path) -> None:
+    """What ``released_copy`` copies: the course's folder of an exchange after stock
+    ``nbgrader release_assignment oublier`` from a generated course, as it left it."""
+    with exchange_root() as exchange:
+        release(generated_course(folder / "cours"), exchange)
+        shutil.copytree(exchange / COURSE_ID, folder / COURSE_ID, symlinks=True)
+    shutil.rmtree(folder / "cours")
+
+
+def released_copy(exchange: Path) -> None:
+    """The TP released in `exchange` as ``release`` leaves it: a copy (same tree, same modes)
+    of the run's one real release (run_cache), for the tests whose claims begin after it."""
+    key = course_key(*map(inspect.getsource, (_release_once, release, exchange_root)))
+    shutil.copytree(
+        built_once("echange-publie", key, _release_once) / COURSE_ID,
+        exchange / COURSE_ID,
+        symlinks=True,
+    )
 
 
 @dataclass(frozen=True)

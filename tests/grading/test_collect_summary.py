@@ -9,9 +9,9 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from exchange_class import Student, exchange_root, release, tag, unix_users
+from exchange_class import Student, exchange_root, released_copy, tag, unix_users
 from grading.collect import read_collect_log
-from grading_course import grading, nbgrader
+from grading_course import grading, register
 from helpers import REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -34,13 +34,12 @@ def test_collect_and_release_feedback_say_who_in_french(course):
     t = tag()
     ana, bob, eve, zoe = (f"c22{t}{name}" for name in ("ana", "bob", "eve", "zoe"))
     zoe_registered = f"c22{t}zoé"  # the class list's spelling; her account cannot have an accent
-    for student, last in ((ana, "Martin"), (bob, "Durand"), (zoe_registered, "Roux")):
-        added = nbgrader(course, "db", "student", "add", student, f"--last-name={last}")
-        assert added.returncode == 0, added.stdout + added.stderr
+    last_names = {ana: "Martin", bob: "Durand", zoe_registered: "Roux"}
+    register(course, *last_names, last_names=last_names)
     exchange_arg = []
     with unix_users([ana, bob, eve, zoe]), exchange_root() as exchange:
         exchange_arg = [f"--Exchange.root={exchange}"]
-        release(course, exchange)
+        released_copy(exchange)
         for user, sample in ((ana, "complete_vacuum"), (bob, "graine"), (zoe, "ebauche")):
             done = Student.account(user).submit(course, exchange, sample)
             assert done.returncode == 0, done.stdout + done.stderr

@@ -8,12 +8,19 @@ student's own resubmission still replaces the earlier one. Stock ``nbgrader coll
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
-from exchange_class import Student, answer_of, exchange_root, release, sample_text, tag, unix_users
-from grading_course import generated_course, nbgrader
+from exchange_class import (
+    Student,
+    answer_of,
+    exchange_root,
+    released_copy,
+    sample_text,
+    tag,
+    unix_users,
+)
+from grading_course import nbgrader
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -26,38 +33,20 @@ def _inbound(exchange: Path) -> Path:
     return exchange / "memoire-tuteur" / "inbound"
 
 
-@pytest.fixture(scope="module")
-def released(tmp_path_factory) -> Path:
-    """The TP released once for the module by stock ``nbgrader release_assignment`` (the
-    course's folder of the exchange, as it left it): each test's exchange gets a copy, the same
-    tree with the same modes, without starting nbgrader again."""
-    grader = generated_course(tmp_path_factory.mktemp("publication") / "cours")
-    kept = tmp_path_factory.mktemp("echange-publie") / "memoire-tuteur"
-    with exchange_root() as exchange:
-        release(grader, exchange)
-        shutil.copytree(exchange / kept.name, kept, symlinks=True)
-    return kept
-
-
-def _release(exchange: Path, released: Path) -> None:
-    """The TP released in this test's exchange (a copy of the module's release)."""
-    shutil.copytree(released, exchange / released.name, symlinks=True)
-
-
-def _bob_and_a_copy_under_his_name(course, exchange, released, bob: str, eve: str) -> None:
+def _bob_and_a_copy_under_his_name(course, exchange, bob: str, eve: str) -> None:
     """The TP released; bob submits his answer, then eve submits the stub under bob's name."""
-    _release(exchange, released)
+    released_copy(exchange)
     done = Student.account(bob).submit(course, exchange, "complete_vacuum")
     assert done.returncode == 0, done.stdout + done.stderr
     forged = Student.account(eve).submit(course, exchange, "ebauche", f"--student={bob}")
     assert forged.returncode == 0, forged.stdout + forged.stderr  # nbgrader accepts it
 
 
-def test_copy_under_a_classmates_name_is_set_aside(course, released):
+def test_copy_under_a_classmates_name_is_set_aside(course):
     t = tag()
     bob, eve = f"h18{t}bob", f"h18{t}eve"
     with unix_users([bob, eve]), exchange_root() as exchange:
-        _bob_and_a_copy_under_his_name(course, exchange, released, bob, eve)
+        _bob_and_a_copy_under_his_name(course, exchange, bob, eve)
         copies = sorted(p.name for p in _inbound(exchange).iterdir())
         assert len(copies) == 2 and all(c.startswith(f"{bob}+oublier+") for c in copies)
         eves = [c for c in copies if (_inbound(exchange) / c).owner() == eve]
@@ -86,11 +75,11 @@ def test_copy_under_a_classmates_name_is_set_aside(course, released):
         assert answer_of(kept) == sample_text("ebauche")
 
 
-def test_honest_class_collects_with_status_zero(course, released):
+def test_honest_class_collects_with_status_zero(course):
     t = tag()
     ana, bob = f"h18{t}ana", f"h18{t}bob"
     with unix_users([ana, bob]), exchange_root() as exchange:
-        _release(exchange, released)
+        released_copy(exchange)
         for user, sample in ((ana, "complete_vacuum"), (bob, "graine")):
             done = Student.account(user).submit(course, exchange, sample)
             assert done.returncode == 0, done.stdout + done.stderr
@@ -102,14 +91,14 @@ def test_honest_class_collects_with_status_zero(course, released):
         assert not (course / "quarantaine").exists()
 
 
-def test_link_and_unparsable_name_in_the_exchange(course, released):
+def test_link_and_unparsable_name_in_the_exchange(course):
     """bob links his exchange folder to ana's home copy (the instructor's collect would follow
     it); he also drops a folder whose name nbgrader cannot parse (stock collect then stops for
     the whole class). Both are set aside; ana is collected."""
     t = tag()
     ana, bob = f"h18{t}ana", f"h18{t}bob"
     with unix_users([ana, bob]), exchange_root() as exchange:
-        _release(exchange, released)
+        released_copy(exchange)
         done = Student.account(ana).submit(course, exchange, "complete_vacuum")
         assert done.returncode == 0, done.stdout + done.stderr
         inbound = _inbound(exchange)
@@ -160,7 +149,7 @@ def _collect(course: Path, exchange: Path, env: dict[str, str], *args: str):
     )
 
 
-def test_kubernetes_uids_without_passwd_entry(course, released):
+def test_kubernetes_uids_without_passwd_entry(course):
     """Kubernetes conditions (tests/hub/test_kubernetes_conditions.py): each student's server
     runs under a bare uid, named only by nss_wrapper inside its pod (cours-singleuser); the
     instructor's pod names the class's uids from COURSE_HUB_PASSWD. Owners are checked there
@@ -169,7 +158,7 @@ def test_kubernetes_uids_without_passwd_entry(course, released):
     bob, eve = f"k{t}bob", f"k{t}eve"
     bob_uid, eve_uid = _free_uids(2)
     with exchange_root() as exchange:
-        _release(exchange, released)
+        released_copy(exchange)
         pods = {n: Student.pod(n, u, exchange.parent) for n, u in ((bob, bob_uid), (eve, eve_uid))}
         done = pods[bob].submit(course, exchange, "complete_vacuum")
         assert done.returncode == 0, done.stdout + done.stderr
@@ -221,7 +210,7 @@ def test_kubernetes_uids_without_passwd_entry(course, released):
         assert answer_of(kept) == sample_text("ebauche")
 
 
-def test_formgrader_collect_button(course, released, tmp_path):
+def test_formgrader_collect_button(course, tmp_path):
     """formgrader's Collect (POST /formgrader/api/assignment/oublier/collect, what the button
     sends) in a real JupyterLab started in grader/ as `make formgrader` does: bob's work is
     collected, eve's copy under his name is set aside and the button reports a failure."""
@@ -235,7 +224,7 @@ def test_formgrader_collect_button(course, released, tmp_path):
     t = tag()
     bob, eve = f"h18{t}bob", f"h18{t}eve"
     with unix_users([bob, eve]), exchange_root() as exchange:
-        _bob_and_a_copy_under_his_name(course, exchange, released, bob, eve)
+        _bob_and_a_copy_under_his_name(course, exchange, bob, eve)
         config = tmp_path / "config"
         config.mkdir()
         (config / "nbgrader_config.py").write_text(f"c.Exchange.root = {str(exchange)!r}\n")

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from exchange_class import Student, exchange_root, release, student_nbgrader, tag, unix_users
+from exchange_class import Student, exchange_root, released_copy, student_nbgrader, tag, unix_users
 from grading_course import generated_course, grading, nbgrader
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
@@ -47,7 +47,7 @@ def test_a_second_user_reads_no_grade_and_no_name():
             args = [f"--Exchange.root={exchange}"]
             added = nbgrader(course, "db", "student", "add", ana, "--last-name=Martin")
             assert added.returncode == 0, _said(added)
-            release(course, exchange)
+            released_copy(exchange)
             student = Student.account(ana)
             done = student.submit(course, exchange, "complete_vacuum")
             assert done.returncode == 0, _said(done)

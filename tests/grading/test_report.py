@@ -8,6 +8,7 @@ import base64
 import csv
 import io
 import re
+import subprocess
 from datetime import datetime
 from pathlib import Path
 
@@ -54,10 +55,23 @@ CLASS = {
 
 @pytest.fixture
 def gradebook_class(tmp_path) -> Path:
-    """A course whose gradebook holds the class above (written with nbgrader's API), and an
-    autograded copy for each submission: cyr's says it timed out (as the lab's grading records
-    it), the others carry no grading metadata."""
-    grader = copy_course(tmp_path / "cours")
+    """A course whose gradebook holds the class above, for a test that changes it."""
+    return _gradebook_class(tmp_path / "cours")
+
+
+@pytest.fixture(scope="module")
+def reported_class(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """The class above and its report, written once by the direct command (defaults from the
+    current folder) for the tests that read it: its grader/ folder and that command's run."""
+    grader = _gradebook_class(tmp_path_factory.mktemp("rapport") / "cours")
+    return grader, grading(grader, "report")
+
+
+def _gradebook_class(dest: Path) -> Path:
+    """A course copy in `dest` whose gradebook holds the class above (written with nbgrader's
+    API), and an autograded copy for each submission: cyr's says it timed out (as the lab's
+    grading records it), the others carry no grading metadata. Its grader/ folder."""
+    grader = copy_course(dest)
     cells = _grade_cells(grader.parent / "solutions" / "oublier" / "oublier.ipynb")
     with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
         gb.add_assignment("oublier", duedate=DUE)
@@ -125,9 +139,8 @@ def test_report_totals_are_those_of_nbgrader_export(gradebook_class):
 
 
 @pytest.mark.slow
-def test_report_page_says_it_at_a_glance(gradebook_class):
-    grader = gradebook_class
-    proc = grading(grader, "report")  # the direct command, defaults from the current folder
+def test_report_page_says_it_at_a_glance(reported_class):
+    grader, proc = reported_class
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "5 élève(s), 4 rendu(s)" in proc.stdout
     page = (grader / "rapport" / "rapport.html").read_text(encoding="utf-8")
@@ -277,7 +290,7 @@ def test_export_and_duedate_speak_french_and_keep_nbgraders_file(gradebook_class
 
 
 @pytest.mark.slow
-def test_report_numbers_criteria_as_the_statement(gradebook_class):
+def test_report_numbers_criteria_as_the_statement(reported_class):
     """Issue 33, point 7: the report's « critère N » is the TP statement's criterion N (its table,
     ``statement_table``), in the page, its chart and the spreadsheet file; the histogram has one
     bar per half point (11,5 and 12 are two bars)."""
@@ -288,8 +301,7 @@ def test_report_numbers_criteria_as_the_statement(gradebook_class):
 
     from course.labo.criteria import statement_table
 
-    grader = gradebook_class
-    proc = grading(grader, "report")
+    grader, proc = reported_class
     assert proc.returncode == 0, proc.stdout + proc.stderr
     page = (grader / "rapport" / "rapport.html").read_text(encoding="utf-8")
     header = next(

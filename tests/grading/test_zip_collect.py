@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from grading.samples import build_submission
-from grading_course import grading, nbgrader
+from grading_course import grading, nbgrader, register
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -70,9 +70,7 @@ def test_zip_with_a_traversal_member_collects_everyone_else(course):
 
 
 def test_ids_matched_not_guessed(course):
-    for student in ("chloé", "zoé", "lucas", "ana"):
-        added = nbgrader(course, "db", "student", "add", student)
-        assert added.returncode == 0, added.stdout + added.stderr
+    register(course, "chloé", "zoé", "lucas", "ana")
     nfd = unicodedata.normalize("NFD", "chloé")
     assert nfd != "chloé"
     archive = course / "downloaded" / "oublier" / "archive"
@@ -162,12 +160,6 @@ def _zip_dated(path: Path, members: dict[str, tuple[str, tuple | None, float | N
             zf.writestr(info, text)
 
 
-def _register(course: Path, *students: str) -> None:
-    for student in students:
-        added = nbgrader(course, "db", "student", "add", student)
-        assert added.returncode == 0, added.stdout + added.stderr
-
-
 def _stamp(course: Path, student: str) -> str | None:
     path = course / "submitted" / student / "oublier" / "timestamp.txt"
     return path.read_text() if path.exists() else None
@@ -181,7 +173,7 @@ def _utc(text: str) -> float:
 
 
 def test_a_member_naming_another_student_is_set_aside(course):
-    _register(course, "alice", "bob")
+    register(course, "alice", "bob")
     archive = course / "downloaded" / "oublier" / "archive"
     spring = (2025, 3, 14, 17, 0, 0)
     _zip_dated(
@@ -238,7 +230,7 @@ def test_a_member_naming_another_student_is_set_aside(course):
 
 
 def test_lms_dates_become_submission_times_and_the_rest_follow_the_rule(course):
-    _register(course, "ana", "ben", "cyr", "dou", "eve", "fay")
+    register(course, "ana", "ben", "cyr", "dou", "eve", "fay")
     due = nbgrader(
         course, "db", "assignment", "add", "oublier", f"--duedate=2025-03-14 18:00:00 {PARIS}"
     )
