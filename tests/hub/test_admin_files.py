@@ -265,7 +265,7 @@ def _stages(dockerfile: str) -> dict[str, str]:
 def test_image_recipe_keeps_the_template_out_of_the_students_image():
     dockerfile = (Z2JH / "Dockerfile").read_text(encoding="utf-8")
     stages = _stages(dockerfile)
-    assert list(stages) == ["eleve", "enseignant"]
+    assert list(stages) == ["eleve", "enseignant", "hub"]  # hub: test_recipes.py
     assert stages["enseignant"].startswith("eleve AS enseignant")
     eleve, enseignant = stages["eleve"], stages["enseignant"]
     # the students' image: the environment and the wrapper, never the sources or hidden tests

@@ -1,0 +1,191 @@
+"""Each recipe as ADMIN.md states it: one JupyterHub in the hub and the servers.
+
+No Kubernetes runs here: the pins are read from every file that sets one (the lock, the
+Dockerfile's targets, the values' hub image, the install commands of the values and the guide),
+and the chart's own hub image is known by the one mapping below.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from helpers import REPO
+from packaging.markers import Marker
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+pytestmark = pytest.mark.hub
+
+HUB = REPO / "grader" / "hub"
+Z2JH = HUB / "z2jh"
+CHART_HUB_IMAGE = "quay.io/jupyterhub/k8s-hub"
+# The one place that says which JupyterHub each Zero to JupyterHub chart version's own hub image
+# ships, and what else that image holds (the chart's images/hub/requirements.txt at that tag;
+# 4.4.0: commit 5c5f5df751588a68a7781ead01d0f62e88e2e72f, Python 3.12).
+CHART_JUPYTERHUB = {"4.4.0": "5.5.0"}
+CHART_HUB_PYTHON = {"4.4.0": "3.12"}
+CHART_HUB_IMAGE_FREEZE = {
+    "4.4.0": """
+    aiohappyeyeballs==2.6.2 aiohttp==3.14.1 aiosignal==1.4.0 alembic==1.18.4
+    annotated-types==0.7.0 arrow==1.4.0 attrs==26.1.0 bcrypt==5.0.0 cachetools==7.1.4
+    certifi==2026.5.20 certipy==0.2.3 cffi==2.0.0 charset-normalizer==3.4.7
+    cryptography==48.0.1 escapism==1.1.0 fqdn==1.5.1 frozenlist==1.8.0 google-auth==2.53.0
+    google-auth-oauthlib==1.4.0 greenlet==3.5.1 idna==3.18 isoduration==20.11.0
+    jinja2==3.1.6 jsonpointer==3.1.1 jsonschema==4.26.0 jsonschema-specifications==2025.9.1
+    jupyter-events==0.12.1 jupyterhub==5.5.0 jupyterhub-firstuseauthenticator==1.1.1
+    jupyterhub-hmacauthenticator==1.0 jupyterhub-idle-culler==1.4.0
+    jupyterhub-kubespawner==7.0.0 jupyterhub-ldapauthenticator==2.0.2
+    jupyterhub-ltiauthenticator==1.6.3 jupyterhub-nativeauthenticator==1.3.0
+    jupyterhub-tmpauthenticator==1.0.0 kubernetes-asyncio==36.1.0 lark==1.3.1 ldap3==2.9.1
+    mako==1.3.12 markupsafe==3.0.3 multidict==6.7.1 mwoauth==0.4.0 oauthenticator==17.4.0
+    oauthlib==3.3.1 onetimepass==1.0.1 packaging==26.2 pamela==1.2.0
+    prometheus-client==0.25.0 propcache==0.5.2 psycopg2==2.9.12 pyasn1==0.6.3
+    pyasn1-modules==0.4.2 pycparser==3.0 pycurl==7.46.0 pydantic==2.13.4
+    pydantic-core==2.46.4 pyjwt==2.13.0 pymysql==1.2.0 python-dateutil==2.9.0.post0
+    python-json-logger==4.1.0 python-slugify==8.0.4 pyyaml==6.0.3 referencing==0.37.0
+    requests==2.34.2 requests-oauthlib==2.0.0 rfc3339-validator==0.1.4
+    rfc3986-validator==0.1.1 rfc3987-syntax==1.1.0 rpds-py==2026.5.1 ruamel-yaml==0.19.1
+    six==1.17.0 sqlalchemy==2.0.50 sqlalchemy-cockroachdb==2.0.4 statsd==4.0.1
+    text-unidecode==1.3 tornado==6.5.7 traitlets==5.15.1 typing-extensions==4.15.0
+    typing-inspection==0.4.2 tzdata==2026.2 uri-template==1.3.0 urllib3==2.7.0
+    webcolors==25.10.0 yarl==1.24.2
+    """
+}
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def _stages(dockerfile: str) -> dict[str, str]:
+    """Each `FROM <base> AS <name>` stage of the Dockerfile: its text, base first."""
+    parts = re.split(r"^FROM ", dockerfile, flags=re.M)[1:]
+    return {part.split()[2]: part for part in parts}
+
+
+def _locked(name: str) -> str:
+    """The version requirements/hub.txt (the hash-checked lock) pins for `name`."""
+    found = re.search(rf"^{re.escape(name)}==(\S+)", _read(REPO / "requirements" / "hub.txt"), re.M)
+    assert found, name
+    return found.group(1)
+
+
+def _hub_stage_installs(stage: str) -> set[str]:
+    """The lock's packages the Dockerfile's hub stage installs (its awk filter of hub.txt)."""
+    (names,) = re.findall(r"\^\(([\w|-]+)\)==", stage)
+    return set(names.split("|"))
+
+
+def _built_tags(text: str, target: str) -> set[str]:
+    """The image tags `docker build ... --target <target> -t <tag>` names in a text."""
+    flat = re.sub(r"\\\n[#\s]*", " ", text)
+    return set(re.findall(rf"--target {target}\s+-t\s+(\S+)", flat))
+
+
+def chart_versions(*texts: str) -> set[str]:
+    """Every chart version a `--version` of the texts names (the helm install commands)."""
+    return {v for text in texts for v in re.findall(r"--version ([^\s`)\"]+)", text)}
+
+
+def kubernetes_jupyterhubs(values: dict, dockerfile: str, chart: str) -> dict[str, str]:
+    """The JupyterHub of the hub and of each server image on Kubernetes, from their pins."""
+    stages = _stages(dockerfile)
+    (spec,) = re.findall(r'^ARG JUPYTERHUB_SPEC="jupyterhub==([^"]+)"', stages["eleve"], re.M)
+    found = {"eleve": spec, "enseignant": spec}  # FROM eleve: the same environment
+    assert stages["enseignant"].startswith("eleve AS enseignant")
+    image = values["hub"].get("image")
+    if not image:  # the chart's own hub image
+        found["hub"] = CHART_JUPYTERHUB[chart]
+        return found
+    tag = f"{image['name']}:{image['tag']}"
+    built = _built_tags(dockerfile, "hub") | _built_tags(_read(HUB / "ADMIN.md"), "hub")
+    assert built == {tag}, (built, tag)  # the image the values name is the hub target
+    assert stages["hub"].split()[0] == f"{CHART_HUB_IMAGE}:{chart}", stages["hub"].split()[0]
+    assert "jupyterhub" in _hub_stage_installs(stages["hub"])
+    found["hub"] = _locked("jupyterhub")
+    return found
+
+
+@pytest.mark.recette("machine", "tljh", "kubernetes")
+def test_one_jupyterhub_version_in_the_hub_and_the_servers():
+    """Kubernetes: the chart's hub and the course's images; one machine and TLJH: by making."""
+    values = yaml.safe_load(_read(Z2JH / "values.yaml"))
+    dockerfile = _read(Z2JH / "Dockerfile")
+    guide = _read(HUB / "ADMIN.md")
+    charts = chart_versions(_read(Z2JH / "values.yaml"), guide)
+    assert len(charts) == 1 and charts <= set(CHART_JUPYTERHUB), charts
+    (chart,) = charts
+    locked = _locked("jupyterhub")
+    found = kubernetes_jupyterhubs(values, dockerfile, chart)
+    assert found == {"eleve": locked, "enseignant": locked, "hub": locked}, found
+    # positive control: the chart's own hub image would not match the servers
+    del values["hub"]["image"]
+    assert kubernetes_jupyterhubs(values, dockerfile, chart)["hub"] != locked
+    # TLJH: the servers' environment takes the version of TLJH's own hub, in both languages
+    tljh = 'JUPYTERHUB_SPEC="jupyterhub==$(/opt/tljh/hub/bin/jupyterhub --version)"'
+    assert guide.count(tljh) >= 2
+    # one machine: the hub and its servers run from the one environment the installer builds
+    unit = _read(HUB / "jupyterhub-cours.service")
+    assert "ExecStart=/opt/cours-memoire-tuteur/env/bin/jupyterhub " in unit
+    config = _read(HUB / "jupyterhub_config.py")
+    assert 'ENV_BIN = PREFIX / "env" / "bin"' in config
+    assert 'c.Spawner.cmd = [str(ENV_BIN / "cours-singleuser")]' in config
+
+
+def _requirements(name: str, python: str) -> list[Requirement]:
+    """What the installed distribution requires in an image of that Python (no extras)."""
+    environment = {"python_version": python, "sys_platform": "linux", "extra": ""}
+    found = []
+    for text in importlib.metadata.distribution(name).requires or []:
+        requirement = Requirement(text)
+        if requirement.marker is None or requirement.marker.evaluate(environment):
+            found.append(requirement)
+    return found
+
+
+@pytest.mark.recette("kubernetes")
+def test_the_charts_hub_image_holds_what_the_courses_jupyterhub_requires():
+    """The hub target installs the lock's JupyterHub without its dependencies (--no-deps):
+    the chart's hub image must already hold each of them, save those the stage adds."""
+    (chart,) = chart_versions(_read(Z2JH / "values.yaml"))
+    python = CHART_HUB_PYTHON[chart]
+    assert Marker('python_version >= "3.11"').evaluate({"python_version": python})
+    image = {
+        canonicalize_name(pin.split("==")[0]): pin.split("==")[1]
+        for pin in CHART_HUB_IMAGE_FREEZE[chart].split()
+    }
+    assert image["jupyterhub"] == CHART_JUPYTERHUB[chart]
+    added = {
+        canonicalize_name(n)
+        for n in _hub_stage_installs(_stages(_read(Z2JH / "Dockerfile"))["hub"])
+    }
+    # the test environment holds the lock's versions: their metadata is what the image gets
+    for name in added:
+        assert importlib.metadata.version(name) == _locked(name), name
+    image.update({name: _locked(name) for name in added})
+    unmet = [
+        (name, str(requirement))
+        for name in sorted(added)
+        for requirement in _requirements(name, python)
+        if not requirement.specifier.contains(
+            image.get(canonicalize_name(requirement.name), "0.dev0"), prereleases=True
+        )
+        or canonicalize_name(requirement.name) not in image
+    ]
+    assert not unmet, unmet
+    # and nothing added that the image had: the stage adds exactly what was missing
+    before = dict(image)
+    for name in added - {"jupyterhub"}:
+        del before[name]
+    del before["jupyterhub"]
+    missing = {
+        canonicalize_name(r.name)
+        for name in added
+        for r in _requirements(name, python)
+        if canonicalize_name(r.name) not in before
+    }
+    assert missing | {"jupyterhub"} == added, (missing, added)
