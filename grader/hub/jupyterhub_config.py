@@ -80,7 +80,7 @@ c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import login_guard  # noqa: E402
 import one_course  # noqa: E402
-from roster import hub_groups, hub_roles, read_roster, unix_name  # noqa: E402
+from roster import ID_PATTERN, hub_groups, hub_roles, read_roster, unix_name  # noqa: E402
 
 PREFIX = Path(os.environ.get("COURSE_HUB_PREFIX", "/opt/cours-memoire-tuteur"))
 ENV_BIN = PREFIX / "env" / "bin"
@@ -138,6 +138,12 @@ elif not KUBERNETES:  # the chart places the hub and its proxy (proxy.https hold
 
 # Who may log in, in which group, with which rights (added to what another config may set).
 c.Authenticator.allowed_users.update(m.id for m in MEMBERS)
+# The school's LDAP login (one machine, TLJH, the chart's values) takes every id the roster takes:
+# ldapauthenticator's default (^[a-z][.a-z0-9_-]*$) refuses a leading digit and « @ », which the
+# roster accepts (an e-mail address, a student number). It escapes what it sends to the directory
+# (since 2.0), so this rule is not its injection guard. A subconfiguration cannot see what was
+# set before it: another rule goes in a file loaded after this one.
+c.LDAPAuthenticator.valid_username_regex = ID_PATTERN
 # allow_existing_users stays on (JupyterHub's default with an allow-list): a name the roster sync
 # adds through the API is let in without a restart; a name it removes is deleted from the hub
 # (roster_sync.py), which is what takes the login away.

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
+    "ID_PATTERN",
     "ROLES",
     "Member",
     "RosterError",
@@ -47,7 +48,10 @@ COLUMNS = ("id", "first_name", "last_name", "email", "role")
 # JupyterHub lowercases names and nbgrader ids must match them; no separator of CSV, passwd or URLs,
 # nor nbgrader's « + » (a submission is `<student>+<assignment>+<timestamp>`: its fetch_feedback
 # splits on it and fails for an id holding one).
-_VALID_ID = re.compile(r"^[a-z0-9_][a-z0-9_.@-]*$")
+# Every recipe's login must take these ids: jupyterhub_config.py gives the same rule to the LDAP
+# login (ldapauthenticator's own default refuses a leading digit and « @ »).
+ID_PATTERN = r"^[a-z0-9_][a-z0-9_.@-]*$"
+_VALID_ID = re.compile(ID_PATTERN)
 
 
 class RosterError(ValueError):

@@ -8,11 +8,17 @@ and the chart's own hub image is known by the one mapping below.
 from __future__ import annotations
 
 import importlib.metadata
+import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from chart_hub import chart_hub
 from helpers import REPO
 from packaging.markers import Marker
 from packaging.requirements import Requirement
@@ -23,6 +29,7 @@ pytestmark = pytest.mark.hub
 HUB = REPO / "grader" / "hub"
 Z2JH = HUB / "z2jh"
 CHART_HUB_IMAGE = "quay.io/jupyterhub/k8s-hub"
+NUMBERED = "2024ana@ecole.fr"  # a roster id: a leading digit and « @ »
 # The one place that says which JupyterHub each Zero to JupyterHub chart version's own hub image
 # ships, and what else that image holds (the chart's images/hub/requirements.txt at that tag;
 # 4.4.0: commit 5c5f5df751588a68a7781ead01d0f62e88e2e72f, Python 3.12).
@@ -189,3 +196,114 @@ def test_the_charts_hub_image_holds_what_the_courses_jupyterhub_requires():
         if canonicalize_name(r.name) not in before
     }
     assert missing | {"jupyterhub"} == added, (missing, added)
+
+
+def _loaded_by_jupyterhub(config_file: Path, env: dict[str, str], expression: str) -> object:
+    """Load a hub configuration into a real JupyterHub application, in a fresh process, as the
+    hub does at start (every file, then the app's own traits); the value of `expression`
+    (`app` is the application)."""
+    probe = (
+        "import json, sys\n"
+        "from jupyterhub.app import JupyterHub\n"
+        "app = JupyterHub.instance()\n"
+        "app.load_config_file(sys.argv[1])\n"
+        f"print(json.dumps({expression}, default=str))\n"
+    )
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("COURSE_")}
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(config_file)],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def _tljh_config(tmp_path: Path, cull_timeout: int, dropin: bool = True) -> tuple[Path, dict]:
+    """What TLJH's own jupyterhub_config.py sets (tljh/configurer.py: the LDAP login of
+    tljh-config's auth.*, the cull-idle service of services.cull.*, TLJH's defaults for the
+    rest), then its drop-ins; and the environment the course's drop-in reads."""
+    prefix = tmp_path / "prefix"
+    (prefix / "etc").mkdir(parents=True, exist_ok=True)
+    for module in HUB.glob("*.py"):  # what the installer puts in $PREFIX/etc
+        shutil.copy(module, prefix / "etc" / module.name)
+    roster = tmp_path / "classe.csv"
+    roster.write_text(
+        "id,first_name,last_name,email,role\nprof,P,F,p@x.org,instructor\n"
+        f"{NUMBERED},A,L,a@x.org,student\n",
+        encoding="utf-8",
+    )
+    cull = (
+        "[sys.executable, '-m', 'jupyterhub_idle_culler', "
+        f"'--timeout={cull_timeout}', '--cull-every=60', '--concurrency=5', '--max-age=0']"
+    )
+    config = tmp_path / f"tljh_config_{cull_timeout}_{int(dropin)}.py"
+    config.write_text(
+        f"import sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from tljh_spawner import UserCreatingSpawner  # TLJH's, reproduced without systemd\n"
+        "c = get_config()\n"
+        "c.JupyterHub.spawner_class = UserCreatingSpawner\n"
+        "c.JupyterHub.cleanup_servers = False\n"
+        "c.JupyterHub.authenticator_class = 'ldapauthenticator.LDAPAuthenticator'\n"
+        "c.LDAPAuthenticator.server_address = 'ldap.example.org'\n"
+        "c.JupyterHub.services = []\n"
+        f"c.JupyterHub.services.append({{'name': 'cull-idle', 'admin': True, 'command': {cull}}})\n"
+        + (
+            f"load_subconfig({str(HUB / 'tljh' / 'cours-memoire-tuteur.py')!r})\n" if dropin else ""
+        ),
+        encoding="utf-8",
+    )
+    return config, {"COURSE_HUB_PREFIX": str(prefix), "COURSE_HUB_ROSTER": str(roster)}
+
+
+CULL_TIMEOUT = (
+    "[a for s in app.services if s['name'] == 'cull-idle'"
+    " for a in s['command'] if a.startswith('--timeout=')]"
+)
+
+
+@pytest.mark.recette("tljh")
+def test_tljhs_culler_gets_the_courses_hour(tmp_path: Path):
+    """TLJH's default 600 s becomes the guide's hour in the hub TLJH starts; an admin's own
+    value stays; without the course's drop-in TLJH's default is what runs (the control)."""
+    found = {}
+    for timeout, dropin in ((600, True), (1800, True), (600, False)):
+        config, env = _tljh_config(tmp_path, timeout, dropin)
+        found[timeout, dropin] = _loaded_by_jupyterhub(
+            config, env, f"[{CULL_TIMEOUT}, [s['name'] for s in app.services]]"
+        )
+    assert found[600, True] == [["--timeout=3600"], ["cull-idle", "roster-sync"]]
+    assert found[1800, True] == [["--timeout=1800"], ["cull-idle", "roster-sync"]]
+    assert found[600, False] == [["--timeout=600"], ["cull-idle"]]
+
+
+@pytest.mark.recette("machine", "tljh", "kubernetes")
+def test_every_recipes_ldap_login_takes_the_roster_ids(tmp_path: Path, course_env):
+    """The LDAP login's username rule, as each recipe's hub loads it: the roster's own rule
+    (test_school_login.py runs it against a real directory), over ldapauthenticator's default."""
+    from ldapauthenticator import LDAPAuthenticator
+    from roster import ID_PATTERN
+
+    # the reason: ldapauthenticator's own default refuses this roster id
+    assert not re.match(LDAPAuthenticator.valid_username_regex.default_value, NUMBERED)
+    assert re.match(ID_PATTERN, NUMBERED)
+    rule = "app.config.LDAPAuthenticator.valid_username_regex"
+    # one machine: the course's configuration, the school's LDAP set after it (ADMIN.md)
+    plain = tmp_path / "plain_config.py"
+    plain.write_text(
+        f"c = get_config()\nload_subconfig({str(HUB / 'jupyterhub_config.py')!r})\n"
+        "c.JupyterHub.authenticator_class = 'ldapauthenticator.LDAPAuthenticator'\n"
+        "c.LDAPAuthenticator.server_address = 'ldap.example.org'\n",
+        encoding="utf-8",
+    )
+    config, env = _tljh_config(tmp_path, 600)
+    assert _loaded_by_jupyterhub(plain, env, rule) == ID_PATTERN
+    # TLJH: tljh-config's auth.LDAPAuthenticator.* first, the drop-in after
+    assert _loaded_by_jupyterhub(config, env, rule) == ID_PATTERN
+    # Kubernetes: the chart's hub.config.LDAPAuthenticator, then the values' extraConfig
+    (tmp_path / "chart").mkdir()
+    members = {"prof": "instructor", NUMBERED: "student"}
+    chart = chart_hub(tmp_path / "chart", Z2JH / "values.yaml", course_env, members, {})
+    assert _loaded_by_jupyterhub(chart.config, chart.settings, rule) == ID_PATTERN

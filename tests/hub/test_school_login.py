@@ -146,10 +146,15 @@ def _login(url: str, name: str, password: str) -> requests.Response:
     )
 
 
+# a roster id ldapauthenticator's default pattern refuses: a leading digit and « @ »
+NUMBERED = "2024ana@ecole.fr"
+
+
+@pytest.mark.recette("machine")
 def test_the_school_directory_admits_the_roster_only(course_env, scratch):
     """A real slapd; the hub's LDAPAuthenticator binds as each person, the roster filters."""
     workdir = scratch("cours-hub-ldap-")
-    people = {"prof": "mdp-prof", "ana": "mdp-ana", "intrus": "mdp-intrus"}
+    people = {"prof": "mdp-prof", "ana": "mdp-ana", "intrus": "mdp-intrus", NUMBERED: "mdp-2024"}
     with ldap_server(workdir, people) as directory:
         overlay = (
             'c.JupyterHub.authenticator_class = "ldapauthenticator.LDAPAuthenticator"\n'
@@ -161,7 +166,7 @@ def test_the_school_directory_admits_the_roster_only(course_env, scratch):
         with launch_hub(
             prefix=course_env,
             workdir=workdir,
-            roster=write_roster(workdir / "classe.csv", ROSTER),
+            roster=write_roster(workdir / "classe.csv", {**ROSTER, NUMBERED: "student"}),
             exchange=workdir / "exchange",
             settings=hub_settings(COURSE_HUB_CULL_TIMEOUT="0"),
             overlay=overlay,
@@ -178,9 +183,47 @@ def test_the_school_directory_admits_the_roster_only(course_env, scratch):
             assert outsider.status_code == 403, outsider.status_code
             unknown = _login(hub.url, "zoe", "mdp-ana")  # neither
             assert unknown.status_code == 403, unknown.status_code
+            # an id the roster takes, that ldapauthenticator's default pattern would refuse
+            numbered = _login(hub.url, NUMBERED, "mdp-2024")
+            assert numbered.status_code == 302, (numbered.status_code, hub.log_tail())
+            assert "Illegal characters" not in hub.log_path.read_text()
             # the hub knows ana as logged in, and never created the outsider
             users = {u["name"] for u in hub.api("GET", "/users").json()}
             assert "intrus" not in users and "ana" in users
+            assert NUMBERED in users
+
+
+@pytest.mark.recette("machine", "tljh", "kubernetes")
+async def test_the_ldap_login_takes_every_id_the_roster_takes(scratch):
+    """The real LDAPAuthenticator against a real slapd: its default pattern refuses a roster id
+    (the reason the course sets its own), the roster's rule, set by the one hub configuration
+    that every recipe loads, admits it; a wrong password is still refused."""
+    from ldapauthenticator import LDAPAuthenticator
+    from roster import ID_PATTERN, parse_roster
+
+    assert parse_roster(f"id,first_name,last_name,email,role\n{NUMBERED},A,L,a@x.org,student\n")
+    config = (HUB_DIR / "jupyterhub_config.py").read_text(encoding="utf-8")
+    assert "c.LDAPAuthenticator.valid_username_regex = ID_PATTERN" in config
+    workdir = scratch("cours-ldap-pattern-")
+    with ldap_server(workdir, {"ana": "mdp-ana", NUMBERED: "mdp-2024"}) as directory:
+        settings = {
+            "server_address": directory.host,
+            "server_port": directory.port,
+            "tls_strategy": "insecure",
+            "bind_dn_template": [directory.people_dn_template],
+        }
+        default = LDAPAuthenticator(**settings)
+        course = LDAPAuthenticator(valid_username_regex=ID_PATTERN, **settings)
+
+        async def login(authenticator, name: str, password: str) -> str | None:
+            data = {"username": name, "password": password}
+            found = await authenticator.authenticate(None, data)
+            return found and found["name"]
+
+        assert await login(default, "ana", "mdp-ana") == "ana"  # the directory answers
+        assert await login(default, NUMBERED, "mdp-2024") is None  # the default's pattern
+        assert await login(course, NUMBERED, "mdp-2024") == NUMBERED
+        assert await login(course, NUMBERED, "mdp-ana") is None
 
 
 def test_the_charts_default_login_stops_the_kubernetes_hub(course_env, scratch):
