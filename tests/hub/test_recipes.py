@@ -307,3 +307,29 @@ def test_every_recipes_ldap_login_takes_the_roster_ids(tmp_path: Path, course_en
     members = {"prof": "instructor", NUMBERED: "student"}
     chart = chart_hub(tmp_path / "chart", Z2JH / "values.yaml", course_env, members, {})
     assert _loaded_by_jupyterhub(chart.config, chart.settings, rule) == ID_PATTERN
+
+
+def _tljh_sections(guide: str) -> tuple[str, str]:
+    """The French and the English TLJH sections of the guide."""
+    french, english = guide.split('<a id="english"></a>')
+    heading = "### The Littlest JupyterHub (TLJH)\n"
+    found = []
+    for half in (french, english):
+        start = half.index(heading)
+        found.append(half[start : half.index("\n### ", start + len(heading))])
+    return found[0], found[1]
+
+
+@pytest.mark.recette("tljh")
+def test_the_guide_warns_that_tljh_admins_are_root():
+    """TLJH gives its admins passwordless sudo: both TLJH sections of the guide say so, and the
+    drop-in says it in the hub's log (test_tljh_ports.py reads that log on a real hub)."""
+    french, english = _tljh_sections(_read(HUB / "ADMIN.md"))
+    for text, words in (
+        (french, ("tout administrateur du hub est root", "`sudo` sans mot de passe")),
+        (english, ("every hub admin is root", "passwordless `sudo`")),
+    ):
+        for word in (*words, "`jupyterhub-admins`", "`/etc/sudoers.d/jupyterhub-admins`"):
+            assert word in text, word
+    dropin = _read(HUB / "tljh" / "cours-memoire-tuteur.py")
+    assert "sont root sur cette machine" in dropin and "sudo sans mot de passe" in dropin

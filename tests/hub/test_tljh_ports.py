@@ -102,6 +102,7 @@ def _wait_idle(hub, name: str) -> dict:
         time.sleep(0.3)
 
 
+@pytest.mark.recette("tljh")
 def test_a_classmate_on_the_tljh_port_is_refused(course_env, pair, scratch):
     ana, bob = pair
     ana_uid = pwd.getpwnam(f"jupyter-{ana}").pw_uid
@@ -120,9 +121,12 @@ def test_a_classmate_on_the_tljh_port_is_refused(course_env, pair, scratch):
         workdir=workdir,
         roster=write_roster(workdir / "classe.csv", {ana: "student", bob: "student"}),
         exchange=workdir / "exchange",
-        settings=hub_settings(),
+        settings=hub_settings(COURSE_HUB_ADMINS="informaticien"),
         hub_config=tljh,
     ) as hub:
+        # TLJH makes a hub admin root: the drop-in says so in the hub's log, with the name
+        said = "les administrateurs du hub (informaticien) sont root sur cette machine"
+        assert said in hub.log_path.read_text(), hub.log_tail()
         refused = False
         for _attempt in range(3):  # bob must bind before ana's server does: retried if late
             squatter = subprocess.Popen(

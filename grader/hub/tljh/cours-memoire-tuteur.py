@@ -49,5 +49,32 @@ def _an_hour_for_tljhs_culler(change: dict) -> None:
 
 from jupyterhub.app import JupyterHub  # noqa: E402
 
+# TLJH makes every hub admin root: at their server's start its spawner puts their Unix account in
+# `jupyterhub-admins`, which TLJH's installer gave passwordless sudo (/etc/sudoers.d). Said in the
+# hub's log at every start, with the names (ADMIN.md, TLJH section).
+ADMINS_ARE_ROOT = (
+    "TLJH\u00a0: les administrateurs du hub ({names}) sont root sur cette machine (TLJH leur "
+    "donne sudo sans mot de passe, groupe jupyterhub-admins, au démarrage de leur serveur)\u00a0: "
+    "ils lisent les copies, le carnet de notes et la liste de la classe. N'y nommez que le service "
+    "informatique\u00a0; les enseignants n'en ont pas besoin (grader/hub/ADMIN.md, TLJH)."
+)
+
+
+def _say_admins_are_root(app: JupyterHub) -> None:
+    """Once the hub has loaded its users, name in its log the admins TLJH makes root."""
+    from jupyterhub import orm
+
+    load_users = app.init_users
+
+    async def init_users_then_warn() -> None:
+        await load_users()
+        admins = sorted(u.name for u in app.db.query(orm.User).filter(orm.User.admin.is_(True)))
+        if admins:
+            app.log.warning(ADMINS_ARE_ROOT.format(names=", ".join(admins)))
+
+    app.init_users = init_users_then_warn
+
+
 if JupyterHub.initialized():
     JupyterHub.instance().observe(_an_hour_for_tljhs_culler, names="services")
+    _say_admins_are_root(JupyterHub.instance())
