@@ -28,7 +28,7 @@ import yaml
 from classhub import COURSE_ID, unix_users
 from conftest import HUB_DIR
 
-pytestmark = pytest.mark.hub
+pytestmark = [pytest.mark.hub, pytest.mark.recette("kubernetes")]
 
 VALUES = HUB_DIR / "z2jh" / "values.yaml"
 FS_GROUP = 100  # singleuser.fsGid: every pod's supplementary group

@@ -7,6 +7,7 @@ and the chart's own hub image is known by the one mapping below.
 
 from __future__ import annotations
 
+import ast
 import importlib.metadata
 import json
 import os
@@ -333,3 +334,115 @@ def test_the_guide_warns_that_tljh_admins_are_root():
             assert word in text, word
     dropin = _read(HUB / "tljh" / "cours-memoire-tuteur.py")
     assert "sont root sur cette machine" in dropin and "sudo sans mot de passe" in dropin
+
+
+@pytest.mark.recette("kubernetes")
+def test_the_charts_culler_waits_an_hour():
+    """Kubernetes: the chart's own culler (the values' `cull`) at the guide's hour, and the
+    course's configuration adds no second one (read from the values; no cluster here)."""
+    values = yaml.safe_load(_read(Z2JH / "values.yaml"))
+    assert values["cull"] == {"enabled": True, "timeout": 3600, "every": 300}
+    assert values["hub"]["extraEnv"]["COURSE_HUB_CULL_TIMEOUT"] == "0"
+
+
+RECIPES = ("machine", "tljh", "kubernetes")
+# the headings of the per-recipe table, and the words a cell without a test must use
+TABLES = {
+    "### Ce que chaque recette a de testé": ("non testé", "sans objet"),
+    "### What each recipe has tested": ("untested", "n/a"),
+}
+
+
+def _recette_args(node: ast.expr) -> list[str] | None:
+    """The recipes of a `pytest.mark.recette(...)` expression, None for another one."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "recette"
+        and ast.unparse(node.func.value) == "pytest.mark"
+    ):
+        return [arg.value for arg in node.args if isinstance(arg, ast.Constant)]
+    return None
+
+
+def recipes_of_tests() -> dict[str, set[str]]:
+    """{test module file name or test function name: the recipes its `recette` marks name}
+    (a function also runs the recipes of its module's `pytestmark`), read from the sources."""
+    found: dict[str, set[str]] = {}
+    for path in sorted((REPO / "tests").rglob("test_*.py")):
+        tree = ast.parse(_read(path))
+        module: set[str] = set()
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets
+            ):
+                marks = node.value.elts if isinstance(node.value, ast.List) else [node.value]
+                for mark in marks:
+                    module |= set(_recette_args(mark) or [])
+        found[path.name] = module
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
+                "test_"
+            ):
+                own = {r for d in node.decorator_list for r in (_recette_args(d) or [])}
+                found[node.name] = module | own
+    return found
+
+
+def _table(guide: str, heading: str) -> list[list[str]]:
+    """The rows (claim, then one cell per recipe) of the table under `heading`."""
+    start = guide.index(heading + "\n")
+    rows = []
+    for line in guide[start:].splitlines()[1:]:
+        if line.startswith("### "):
+            break
+        if line.startswith("|") and not set(line) <= set("|- "):
+            rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+    return rows[1:]  # the header row names the recipes
+
+
+def cell_problems(cell: str, recipe: str, marks: dict[str, set[str]], plain: tuple) -> list[str]:
+    """What is wrong with one cell of a per-recipe table (French, for the reader)."""
+    named = re.findall(r"`(test_\w+?)(\.py)?`", cell)
+    if not named:
+        return [] if cell.startswith(plain) else [f"ni test ni «\u00a0{plain[0]}\u00a0»"]
+    problems = []
+    for name, ext in named:
+        if name + ext not in marks:
+            problems.append(f"{name}{ext} n'existe pas")
+        elif recipe not in marks[name + ext]:
+            problems.append(f"{name}{ext} ne lance pas la recette {recipe}")
+    return problems
+
+
+@pytest.mark.recette(*RECIPES)
+def test_each_claim_names_the_test_that_runs_it_on_each_recipe():
+    """ADMIN.md's per-recipe tables (French and English): every cell names tests that exist
+    and carry that recipe's `recette` mark, or says plainly that it is untested there."""
+    guide = _read(HUB / "ADMIN.md")
+    marks = recipes_of_tests()
+    every_mark = {r for recipes in marks.values() for r in recipes}
+    assert every_mark == set(RECIPES), every_mark  # no misspelt recipe anywhere
+    # positive controls: a one-machine test named for Kubernetes, a missing test, a bare cell
+    restart = "`test_a_hub_restart_keeps_the_students_server_and_kernel`"
+    plain = TABLES["### What each recipe has tested"]
+    assert cell_problems(restart, "machine", marks, plain) == []
+    assert cell_problems(restart, "kubernetes", marks, plain)
+    assert cell_problems("`test_nowhere_at_all`", "tljh", marks, plain)
+    assert cell_problems("works", "tljh", marks, plain)
+    tested = {}
+    for heading, plain in TABLES.items():
+        rows = _table(guide, heading)
+        assert len(rows) >= 12, (heading, len(rows))
+        problems = [
+            (claim, recipe, problem)
+            for claim, *cells in rows
+            for recipe, cell in zip(RECIPES, cells, strict=True)
+            for problem in cell_problems(cell, recipe, marks, plain)
+        ]
+        assert not problems, problems
+        tested[heading] = [[bool(re.search(r"`test_", c)) for c in row[1:]] for row in rows]
+    french, english = tested.values()
+    assert french == english  # the two languages claim the same, on the same recipes
+    for index, recipe in enumerate(RECIPES):  # every recipe has tested claims
+        assert sum(row[index] for row in french) >= 5, recipe

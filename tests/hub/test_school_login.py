@@ -104,12 +104,14 @@ def _start_refused(
     ],
     ids=["dummy", "first-use", "allow-all", "opt-in-copied", "opt-in-open-bind"],
 )
+@pytest.mark.recette("machine")
 def test_an_open_login_stops_the_hub(course_env, case, lines, env, expected, scratch):
     workdir = scratch(f"cours-hub-login-{case}-")
     text = _start_refused(course_env, workdir, lines, **env)
     assert expected in text, text[-3000:]
 
 
+@pytest.mark.recette("tljh")
 def test_tljhs_first_use_login_stops_the_hub(course_env, scratch):
     """TLJH's default login under the course's drop-in: the first to type a name owns it."""
     workdir = scratch("cours-hub-login-tljh-")
@@ -128,6 +130,7 @@ def test_tljhs_first_use_login_stops_the_hub(course_env, scratch):
     assert "FirstUseAuthenticator" in text
 
 
+@pytest.mark.recette("machine")
 def test_an_empty_roster_stops_the_hub(course_env, scratch):
     workdir = scratch("cours-hub-login-empty-")
     empty = write_roster(workdir / "vide.csv", {})
@@ -193,7 +196,7 @@ def test_the_school_directory_admits_the_roster_only(course_env, scratch):
             assert NUMBERED in users
 
 
-@pytest.mark.recette("machine", "tljh", "kubernetes")
+@pytest.mark.recette("machine")
 async def test_the_ldap_login_takes_every_id_the_roster_takes(scratch):
     """The real LDAPAuthenticator against a real slapd: its default pattern refuses a roster id
     (the reason the course sets its own), the roster's rule, set by the one hub configuration
@@ -226,6 +229,7 @@ async def test_the_ldap_login_takes_every_id_the_roster_takes(scratch):
         assert await login(course, NUMBERED, "mdp-ana") is None
 
 
+@pytest.mark.recette("kubernetes")
 def test_the_charts_default_login_stops_the_kubernetes_hub(course_env, scratch):
     """z2jh: values without their authenticator fall back to the chart's `dummy`: refused."""
     workdir = scratch("cours-hub-login-z2jh-")

@@ -28,7 +28,7 @@ from classhub import environment_of, hub_settings, launch_hub, write_roster
 from conftest import HUB_DIR
 from helpers import stop_pids
 
-pytestmark = pytest.mark.hub
+pytestmark = [pytest.mark.hub, pytest.mark.recette("tljh")]
 
 SQUATTER = """
 import socket, sys, time
@@ -102,7 +102,6 @@ def _wait_idle(hub, name: str) -> dict:
         time.sleep(0.3)
 
 
-@pytest.mark.recette("tljh")
 def test_a_classmate_on_the_tljh_port_is_refused(course_env, pair, scratch):
     ana, bob = pair
     ana_uid = pwd.getpwnam(f"jupyter-{ana}").pw_uid
