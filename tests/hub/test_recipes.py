@@ -1,8 +1,12 @@
-"""Each recipe as ADMIN.md states it: one JupyterHub in the hub and the servers.
+"""Each recipe (one machine, TLJH, Kubernetes) as ADMIN.md states it.
 
-No Kubernetes runs here: the pins are read from every file that sets one (the lock, the
-Dockerfile's targets, the values' hub image, the install commands of the values and the guide),
-and the chart's own hub image is known by the one mapping below.
+One JupyterHub in the hub and the servers: no Kubernetes runs here, so the pins are read from
+every file that sets one (the lock, the Dockerfile's targets, the values' hub image, the install
+commands of the values and the guide), and the chart's own hub image is known by the one mapping
+below. TLJH's culler and the LDAP login's id rule: TLJH's configuration (reproduced) and each
+recipe's configuration loaded by a real JupyterHub application. TLJH's admins: the guide's
+warning. And the guide's per-recipe table: every test it names exists and runs that recipe (its
+`recette` mark, read from the test sources).
 """
 
 from __future__ import annotations
@@ -21,9 +25,9 @@ import pytest
 import yaml
 from chart_hub import chart_hub
 from helpers import REPO
-from packaging.markers import Marker
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from test_admin_files import _stages
 
 pytestmark = pytest.mark.hub
 
@@ -67,12 +71,6 @@ CHART_HUB_IMAGE_FREEZE = {
 
 def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8")
-
-
-def _stages(dockerfile: str) -> dict[str, str]:
-    """Each `FROM <base> AS <name>` stage of the Dockerfile: its text, base first."""
-    parts = re.split(r"^FROM ", dockerfile, flags=re.M)[1:]
-    return {part.split()[2]: part for part in parts}
 
 
 def _locked(name: str) -> str:
@@ -161,7 +159,6 @@ def test_the_charts_hub_image_holds_what_the_courses_jupyterhub_requires():
     the chart's hub image must already hold each of them, save those the stage adds."""
     (chart,) = chart_versions(_read(Z2JH / "values.yaml"))
     python = CHART_HUB_PYTHON[chart]
-    assert Marker('python_version >= "3.11"').evaluate({"python_version": python})
     image = {
         canonicalize_name(pin.split("==")[0]): pin.split("==")[1]
         for pin in CHART_HUB_IMAGE_FREEZE[chart].split()
