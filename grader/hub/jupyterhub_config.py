@@ -70,6 +70,7 @@ file from another config with `load_subconfig(...)` to change ports, authenticat
 import grp
 import os
 import pwd
+import ssl
 import subprocess
 import sys
 from pathlib import Path
@@ -144,6 +145,11 @@ c.Authenticator.allowed_users.update(m.id for m in MEMBERS)
 # (since 2.0), so this rule is not its injection guard. A subconfiguration cannot see what was
 # set before it: another rule goes in a file loaded after this one.
 c.LDAPAuthenticator.valid_username_regex = ID_PATTERN
+# ldap3 checks no certificate by default (its Tls(validate=CERT_NONE)): with the guide's
+# tls_strategy (on_connect or before_bind) a machine in the middle would be sent every password.
+# The directory's certificate is checked against the system's CAs, or the CA file an admin adds
+# (tls_kwargs' ca_certs_file: this adds to the admin's settings, it replaces none of them).
+c.LDAPAuthenticator.tls_kwargs.update({"validate": ssl.CERT_REQUIRED})
 # allow_existing_users stays on (JupyterHub's default with an allow-list): a name the roster sync
 # adds through the API is let in without a restart; a name it removes is deleted from the hub
 # (roster_sync.py), which is what takes the login away.

@@ -279,15 +279,20 @@ def test_tljhs_culler_gets_the_courses_hour(tmp_path: Path):
 
 @pytest.mark.recette("machine", "tljh", "kubernetes")
 def test_every_recipes_ldap_login_takes_the_roster_ids(tmp_path: Path, course_env):
-    """The LDAP login's username rule, as each recipe's hub loads it: the roster's own rule
-    (test_school_login.py runs it against a real directory), over ldapauthenticator's default."""
+    """The LDAP login's username rule and TLS check, as each recipe's hub loads them: the
+    roster's own rule over ldapauthenticator's default, the directory's certificate checked
+    over ldap3's default (test_school_login.py runs both against a real slapd)."""
     from ldapauthenticator import LDAPAuthenticator
     from roster import ID_PATTERN
 
     # the reason: ldapauthenticator's own default refuses this roster id
     assert not re.match(LDAPAuthenticator.valid_username_regex.default_value, NUMBERED)
     assert re.match(ID_PATTERN, NUMBERED)
-    rule = "app.config.LDAPAuthenticator.valid_username_regex"
+    rule = (
+        "[app.config.LDAPAuthenticator.valid_username_regex,"
+        " __import__('ldapauthenticator').LDAPAuthenticator(config=app.config).tls_kwargs]"
+    )
+    expected = [ID_PATTERN, {"validate": 2}]  # ssl.CERT_REQUIRED
     # one machine: the course's configuration, the school's LDAP set after it (ADMIN.md)
     plain = tmp_path / "plain_config.py"
     plain.write_text(
@@ -297,14 +302,14 @@ def test_every_recipes_ldap_login_takes_the_roster_ids(tmp_path: Path, course_en
         encoding="utf-8",
     )
     config, env = _tljh_config(tmp_path, 600)
-    assert _loaded_by_jupyterhub(plain, env, rule) == ID_PATTERN
+    assert _loaded_by_jupyterhub(plain, env, rule) == expected
     # TLJH: tljh-config's auth.LDAPAuthenticator.* first, the drop-in after
-    assert _loaded_by_jupyterhub(config, env, rule) == ID_PATTERN
+    assert _loaded_by_jupyterhub(config, env, rule) == expected
     # Kubernetes: the chart's hub.config.LDAPAuthenticator, then the values' extraConfig
     (tmp_path / "chart").mkdir()
     members = {"prof": "instructor", NUMBERED: "student"}
     chart = chart_hub(tmp_path / "chart", Z2JH / "values.yaml", course_env, members, {})
-    assert _loaded_by_jupyterhub(chart.config, chart.settings, rule) == ID_PATTERN
+    assert _loaded_by_jupyterhub(chart.config, chart.settings, rule) == expected
 
 
 def _tljh_sections(guide: str) -> tuple[str, str]:

@@ -229,6 +229,52 @@ async def test_the_ldap_login_takes_every_id_the_roster_takes(scratch):
         assert await login(course, NUMBERED, "mdp-ana") is None
 
 
+@pytest.mark.recette("machine")
+async def test_the_school_directory_over_tls_must_show_a_trusted_certificate(scratch, tmp_path):
+    """LDAPS against a real slapd whose certificate a test CA signs. The course's configuration
+    (as JupyterHub loads it, the admin's CA file set after it as the guide says) binds; the
+    same settings with the system's CAs only refuse that certificate; ldap3's own default
+    (what the guide's settings gave before: no check) would send the password to anyone."""
+    from ldap3.core.exceptions import LDAPSocketOpenError
+    from ldapauthenticator import LDAPAuthenticator
+    from test_recipes import _loaded_by_jupyterhub, _tljh_config
+
+    workdir = scratch("cours-ldap-tls-")
+    with ldap_server(workdir, {"ana": "mdp-ana"}, tls=True) as directory:
+        _, env = _tljh_config(tmp_path, 600)  # a course prefix and a roster to load with
+        plain = tmp_path / "ldap_tls_config.py"
+        plain.write_text(
+            f"c = get_config()\nload_subconfig({str(HUB_DIR / 'jupyterhub_config.py')!r})\n"
+            "c.JupyterHub.authenticator_class = 'ldapauthenticator.LDAPAuthenticator'\n"
+            f"c.LDAPAuthenticator.tls_kwargs.update({{'ca_certs_file': {directory.ca_file!r}}})\n",
+            encoding="utf-8",
+        )
+        course_tls = _loaded_by_jupyterhub(
+            plain,
+            env,
+            "__import__('ldapauthenticator').LDAPAuthenticator(config=app.config).tls_kwargs",
+        )
+        assert course_tls == {"validate": 2, "ca_certs_file": directory.ca_file}, course_tls
+        settings = {
+            "server_address": directory.host,
+            "server_port": directory.port,
+            "tls_strategy": "on_connect",
+            "bind_dn_template": [directory.people_dn_template],
+        }
+
+        async def login(tls_kwargs: dict) -> str | None:
+            authenticator = LDAPAuthenticator(tls_kwargs=tls_kwargs, **settings)
+            found = await authenticator.authenticate(
+                None, {"username": "ana", "password": "mdp-ana"}
+            )
+            return found and found["name"]
+
+        assert await login(course_tls) == "ana"
+        with pytest.raises(LDAPSocketOpenError):  # not a CA this machine trusts
+            await login({"validate": course_tls["validate"]})
+        assert await login({}) == "ana"  # ldap3's default: any certificate, the password sent
+
+
 @pytest.mark.recette("kubernetes")
 def test_the_charts_default_login_stops_the_kubernetes_hub(course_env, scratch):
     """z2jh: values without their authenticator fall back to the chart's `dummy`: refused."""
