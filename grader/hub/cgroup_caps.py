@@ -16,19 +16,36 @@ Layout, for a user `ana` (PARENT = "jupyterhub-cours"):
 The server process joins its cgroup between fork and exec (its kernels and every child follow);
 stopping the server kills whatever is left in the cgroup (a detached child included) and removes
 it. Needs root (the hub already is, to start servers as their users); standard library only.
+
+The admin's check, on the hub machine, of what the kernel applies to a running server:
+`sudo /opt/cours-memoire-tuteur/env/bin/python /opt/cours-memoire-tuteur/etc/cgroup_caps.py ana`
+prints, in French, each cgroup holding the Unix user's processes with its memory cap, CPU weight
+and task cap read back from the kernel (exit 1 when a process is outside the course's cgroups).
 """
 
 from __future__ import annotations
 
+import argparse
+import errno
 import os
 import re
 import signal
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["PARENT", "Caps", "UserCgroup", "cgroup_version", "probe_problem"]
+__all__ = [
+    "PARENT",
+    "Caps",
+    "UserCgroup",
+    "cgroup_version",
+    "effective_caps",
+    "main",
+    "probe_problem",
+    "process_cgroups",
+]
 
 PARENT = "jupyterhub-cours"
 V1_CONTROLLERS = ("memory", "cpu", "pids")
@@ -110,6 +127,14 @@ class UserCgroup:
     def create(self, caps: Caps) -> None:
         """Make the folders and write the caps (an existing cgroup gets the new caps)."""
         if self.version == 2:
+            available = (self.fs / "cgroup.controllers").read_text().split()
+            missing = [name for name in V1_CONTROLLERS if name not in available]
+            if missing:  # a hybrid machine: these controllers are held by its v1 hierarchies
+                raise OSError(
+                    errno.ENOTSUP,
+                    f"contrôleurs absents du cgroup v2\u00a0: {', '.join(missing)}",
+                    str(self.fs / "cgroup.controllers"),
+                )
             wanted = "+memory +cpu +pids"
             for level in (self.fs, self.parents[""]):
                 if level != self.fs:
@@ -201,3 +226,128 @@ def probe_problem(fs: Path, parent: str = PARENT) -> str | None:
     finally:
         probe.remove(timeout=5)
     return None
+
+
+def process_cgroups(pid: int, fs: Path) -> dict[str, Path]:
+    """The cgroup folders holding a live process: {"": folder} on v2, per capped controller
+    on v1 (from /proc/<pid>/cgroup, the kernel's own answer)."""
+    version = cgroup_version(fs)
+    paths: dict[str, str] = {}
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(",") if controllers else [""]:
+            paths[controller] = path
+    if version == 2:
+        return {"": fs / paths[""].lstrip("/")}
+    return {c: fs / c / paths.get(c, "/").lstrip("/") for c in V1_CONTROLLERS}
+
+
+def _number(text: str) -> int | None:
+    """A cgroup value: None for no limit (v2 `max`, v1's page-rounded 2^63)."""
+    text = text.strip()
+    if text == "max" or int(text) >= 2**62:
+        return None
+    return int(text)
+
+
+def effective_caps(folders: dict[str, Path]) -> dict[str, int | None]:
+    """What the kernel applies to a cgroup now: memory cap and use (bytes), CPU weight (v2
+    scale, 100 = equal share) and task cap; None where there is no limit."""
+    if "" in folders:
+        folder = folders[""]
+        read = lambda name: (folder / name).read_text()  # noqa: E731
+        return {
+            "memory": _number(read("memory.max")),
+            "used": _number(read("memory.current")),
+            "cpu_weight": _number(read("cpu.weight")),
+            "tasks": _number(read("pids.max")),
+        }
+    shares = _number((folders["cpu"] / "cpu.shares").read_text())
+    return {
+        "memory": _number((folders["memory"] / "memory.limit_in_bytes").read_text()),
+        "used": _number((folders["memory"] / "memory.usage_in_bytes").read_text()),
+        "cpu_weight": None if shares is None else shares * 100 // 1024,
+        "tasks": _number((folders["pids"] / "pids.max").read_text()),
+    }
+
+
+def _size(value: int | None) -> str:
+    if value is None:
+        return "sans plafond"
+    if value >= 2**30:
+        return f"{value / 2**30:.1f}".replace(".", ",") + "\u00a0Gio"
+    return f"{value // 2**20}\u00a0Mio"
+
+
+def _pids_of(uid: int) -> list[int]:
+    """The live processes whose real uid is `uid`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            status = Path(f"/proc/{entry}/status").read_text()
+        except OSError:
+            continue
+        uids = re.search(r"^Uid:\s+(\d+)", status, re.M)
+        if uids and int(uids.group(1)) == uid:
+            found.append(int(entry))
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the caps the kernel applies to a user's running server (French, for the admin)."""
+    import pwd
+
+    parser = argparse.ArgumentParser(
+        description="Plafonds (mémoire, processeur, tâches) appliqués au serveur d'un utilisateur"
+    )
+    parser.add_argument(
+        "compte", help="le compte Unix de l'utilisateur (TLJH\u00a0: jupyter-<nom>)"
+    )
+    parser.add_argument("--fs", default="/sys/fs/cgroup", help="où les cgroups sont montés")
+    args = parser.parse_args(argv)
+    fs = Path(args.fs)
+    version = cgroup_version(fs)
+    if version is None:
+        print(f"ni cgroup v2 ni les hiérarchies v1 memory, cpu et pids sous {fs}")
+        return 1
+    try:
+        uid = pwd.getpwnam(args.compte).pw_uid
+    except KeyError:
+        print(f"{args.compte}\u00a0: compte Unix inconnu")
+        return 1
+    groups: dict[tuple[tuple[str, Path], ...], list[int]] = {}
+    for pid in _pids_of(uid):
+        try:
+            folders = process_cgroups(pid, fs)
+        except OSError:
+            continue  # ended meanwhile
+        groups.setdefault(tuple(folders.items()), []).append(pid)
+    if not groups:
+        print(f"{args.compte}\u00a0: aucun processus\u00a0; démarrez son serveur puis relancez")
+        return 1
+    status = 0
+    for folders, pids in sorted(groups.items()):
+        controller, folder = folders[0]
+        where = folder.relative_to(fs / controller)
+        shown = "/" + ("" if where == Path(".") else where.as_posix())
+        if where.parts[-2:-1] != (PARENT,):
+            print(
+                f"{args.compte}\u00a0: {len(pids)} processus hors des cgroups du cours "
+                f"({shown}, cgroup v{version})\u00a0: aucun plafond du cours"
+            )
+            status = 1
+            continue
+        caps = effective_caps(dict(folders))
+        tasks = "sans plafond" if caps["tasks"] is None else f"au plus {caps['tasks']}"
+        print(
+            f"{args.compte}\u00a0: {len(pids)} processus dans {shown} (cgroup v{version})\u00a0: "
+            f"mémoire plafonnée à {_size(caps['memory'])} (utilisée\u00a0: {_size(caps['used'])}), "
+            f"poids processeur {caps['cpu_weight']}, {tasks} tâches"
+        )
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -72,6 +72,7 @@ file from another config with `load_subconfig(...)` to change ports, authenticat
 import grp
 import os
 import pwd
+import ssl
 import subprocess
 import sys
 from pathlib import Path
@@ -82,7 +83,7 @@ c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import login_guard  # noqa: E402
 import one_course  # noqa: E402
-from roster import hub_groups, hub_roles, read_roster, unix_name  # noqa: E402
+from roster import ID_PATTERN, hub_groups, hub_roles, read_roster, unix_name  # noqa: E402
 
 PREFIX = Path(os.environ.get("COURSE_HUB_PREFIX", "/opt/cours-memoire-tuteur"))
 ENV_BIN = PREFIX / "env" / "bin"
@@ -140,6 +141,17 @@ elif not KUBERNETES:  # the chart places the hub and its proxy (proxy.https hold
 
 # Who may log in, in which group, with which rights (added to what another config may set).
 c.Authenticator.allowed_users.update(m.id for m in MEMBERS)
+# The school's LDAP login (one machine, TLJH, the chart's values) takes every id the roster takes:
+# ldapauthenticator's default (^[a-z][.a-z0-9_-]*$) refuses a leading digit and « @ », which the
+# roster accepts (an e-mail address, a student number). It escapes what it sends to the directory
+# (since 2.0), so this rule is not its injection guard. A subconfiguration cannot see what was
+# set before it: another rule goes in a file loaded after this one.
+c.LDAPAuthenticator.valid_username_regex = ID_PATTERN.pattern
+# ldap3 checks no certificate by default (its Tls(validate=CERT_NONE)): with the guide's
+# tls_strategy (on_connect or before_bind) a machine in the middle would be sent every password.
+# The directory's certificate is checked against the system's CAs, or the CA file an admin adds
+# (tls_kwargs' ca_certs_file: this adds to the admin's settings, it replaces none of them).
+c.LDAPAuthenticator.tls_kwargs.update({"validate": ssl.CERT_REQUIRED})
 # allow_existing_users stays on (JupyterHub's default with an allow-list): a name the roster sync
 # adds through the API is let in without a restart; a name it removes is deleted from the hub
 # (roster_sync.py), which is what takes the login away.

@@ -54,9 +54,10 @@ __all__ = [
     "unix_name",
 ]
 
-ID_PATTERN = re.compile(r"[a-z][a-z0-9._-]{0,31}")
-"""The one id rule (fullmatch): a class member's id is their login everywhere, so it is the
-strictest name that every login and nbgrader accept.
+ID_PATTERN = re.compile(r"^[a-z][a-z0-9._-]{0,31}\Z")
+"""The one id rule (anchored: `match` and `fullmatch` agree, and its `.pattern` is the LDAP
+login's): a class member's id is their login everywhere, so it is the strictest name that every
+login and nbgrader accept.
 - ldapauthenticator's default `valid_username_regex`, ``^[a-z][.a-z0-9_-]*$``: a lower-case
   letter first (no digit, no `_`), then lower-case letters, digits, `.`, `_`, `-`;
 - JupyterHub lowercases the name typed at login: an upper-case id would never match it;
@@ -66,7 +67,7 @@ strictest name that every login and nbgrader accept.
   on `+`: an id holding one could never fetch their feedback;
 - an id is a folder name (`submitted/<id>/`) and formgrader writes it raw into its pages'
   scripts: nothing here ends a path, a string or a tag.
-A school whose directory allows more changes this one constant (and LDAPAuthenticator's pattern).
+A school whose directory allows more changes this one constant (the LDAP login takes its pattern).
 """
 ROLES = ("student", "instructor", "ta")
 # a header folded (lower case, no accents, no space, `_`, `-`, `'` or `.`) -> its field

@@ -37,6 +37,14 @@ from helpers import REPO  # noqa: E402
 sys.path.insert(0, str(HUB_DIR))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "recette(*names): the hub recipes a test runs (machine, tljh, kubernetes); ADMIN.md's "
+        "table of tested claims is checked against it (test_recipes.py)",
+    )
+
+
 @pytest.fixture(scope="session")
 def hub_requirements() -> None:
     if sys.platform != "linux" or os.geteuid() != 0:

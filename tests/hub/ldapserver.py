@@ -2,11 +2,13 @@
 
 A school's directory, as JupyterHub's LDAPAuthenticator meets it: people under
 ou=people,<suffix> with a uid and a salted password (slappasswd), bound to by their own DN.
-Started in a private folder with its own configuration, stopped by its pid.
+Started in a private folder with its own configuration, stopped by its pid. With `tls`, it
+serves LDAPS only, with a certificate for `localhost` signed by a CA made for the test.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -26,11 +28,12 @@ _SCHEMAS = ("core", "cosine", "inetorgperson")
 
 @dataclass
 class LdapServer:
-    """A running slapd: its address and the DN template of its people."""
+    """A running slapd: its address and the DN template of its people (and its CA, over TLS)."""
 
     host: str
     port: int
     pid: int
+    ca_file: str = ""
 
     @property
     def people_dn_template(self) -> str:
@@ -53,13 +56,76 @@ def _ldif(people: dict[str, str]) -> str:
     return "\n".join(entries)
 
 
+def _certificates(workdir: Path) -> tuple[Path, Path, Path]:
+    """A test CA, and a key and certificate it signs for `localhost`: (ca, key, certificate)."""
+    ca_key, ca, key, request, cert = (
+        workdir / name for name in ("ca.key", "ca.pem", "slapd.key", "slapd.csr", "slapd.pem")
+    )
+    run = lambda *args: subprocess.run(["openssl", *args], check=True, capture_output=True)  # noqa: E731
+    run(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=CA test",
+        "-keyout",
+        str(ca_key),
+        "-out",
+        str(ca),
+    )
+    run(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=localhost",
+        "-keyout",
+        str(key),
+        "-out",
+        str(request),
+    )
+    extensions = workdir / "san.cnf"
+    extensions.write_text("subjectAltName=DNS:localhost\n")
+    run(
+        "x509",
+        "-req",
+        "-in",
+        str(request),
+        "-CA",
+        str(ca),
+        "-CAkey",
+        str(ca_key),
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        str(extensions),
+        "-out",
+        str(cert),
+    )
+    return ca, key, cert
+
+
 @contextmanager
-def ldap_server(workdir: Path, people: dict[str, str]) -> Iterator[LdapServer]:
+def ldap_server(workdir: Path, people: dict[str, str], tls: bool = False) -> Iterator[LdapServer]:
     """slapd serving `people` ({uid: password}) on 127.0.0.1 until the block ends."""
     slapd = shutil.which("slapd") or "/usr/sbin/slapd"
     assert Path(slapd).exists(), "slapd manque : lancer `bash .ci/system-deps` (make system-deps)"
     data = workdir / "ldap-data"
     data.mkdir(parents=True)
+    tls_lines, ca = [], None
+    if tls:
+        ca, key, cert = _certificates(workdir)
+        tls_lines = [
+            f"TLSCACertificateFile {ca}",
+            f"TLSCertificateFile {cert}",
+            f"TLSCertificateKeyFile {key}",
+        ]
     conf = workdir / "slapd.conf"
     conf.write_text(
         "\n".join(
@@ -75,13 +141,15 @@ def ldap_server(workdir: Path, people: dict[str, str]) -> Iterator[LdapServer]:
                 f"directory {data}",
                 "access to attrs=userPassword by anonymous auth by self write by * none",
                 "access to * by * read",
+                *tls_lines,
                 "",
             ]
         )
     )
     port = free_port()
+    url = f"ldaps://localhost:{port}/" if tls else f"ldap://127.0.0.1:{port}/"
     process = subprocess.Popen(
-        [slapd, "-d", "0", "-f", str(conf), "-h", f"ldap://127.0.0.1:{port}/"],
+        [slapd, "-d", "0", "-f", str(conf), "-h", url],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -91,17 +159,18 @@ def ldap_server(workdir: Path, people: dict[str, str]) -> Iterator[LdapServer]:
         while True:
             assert process.poll() is None, process.stderr.read().decode(errors="replace")
             added = subprocess.run(
-                ["ldapadd", "-x", "-H", f"ldap://127.0.0.1:{port}/"]
-                + ["-D", f"cn=admin,{SUFFIX}", "-w", _ADMIN_PASSWORD],
+                ["ldapadd", "-x", "-H", url] + ["-D", f"cn=admin,{SUFFIX}", "-w", _ADMIN_PASSWORD],
                 input=ldif,
                 capture_output=True,
                 text=True,
+                env={**os.environ, "LDAPTLS_REQCERT": "never"} if tls else None,  # admin side only
             )
             if added.returncode == 0:
                 break
             assert time.monotonic() < deadline, added.stderr
             time.sleep(0.3)
-        yield LdapServer(host="127.0.0.1", port=port, pid=process.pid)
+        host = "localhost" if tls else "127.0.0.1"
+        yield LdapServer(host=host, port=port, pid=process.pid, ca_file=str(ca or ""))
     finally:
         stop_pids([process.pid], grace=10)
         process.wait(timeout=10)

@@ -175,6 +175,7 @@ def kubernetes_hook(values, tmp_path: Path, monkeypatch):
     db.close()
 
 
+@pytest.mark.recette("kubernetes")
 def test_kubernetes_hook_gives_groups_roles_uids_and_images(kubernetes_hook, values):
     import kube_recipe
     from jupyterhub.user import User
@@ -272,7 +273,7 @@ def _stages(dockerfile: str) -> dict[str, str]:
 def test_image_recipe_keeps_the_template_out_of_the_students_image():
     dockerfile = (Z2JH / "Dockerfile").read_text(encoding="utf-8")
     stages = _stages(dockerfile)
-    assert list(stages) == ["eleve", "enseignant"]
+    assert list(stages) == ["eleve", "enseignant", "hub"]  # hub: test_recipes.py
     assert stages["enseignant"].startswith("eleve AS enseignant")
     eleve, enseignant = stages["eleve"], stages["enseignant"]
     # the students' image: the environment and the wrapper, never the sources or hidden tests
@@ -337,6 +338,7 @@ ROSTER = (
 )
 
 
+@pytest.mark.recette("tljh")
 def test_tljh_dropin_keeps_tljh_settings_and_adds_the_class(tmp_path: Path):
     prefix = tmp_path / "prefix"
     (prefix / "etc").mkdir(parents=True)
@@ -444,6 +446,7 @@ def plain_hub(tmp_path_factory) -> dict[str, object]:
     return dict(zip(PLAIN_CASES, values, strict=True))
 
 
+@pytest.mark.recette("machine")
 def test_plain_hub_culls_idle_servers_unless_told_not_to(plain_hub):
     default = dict(plain_hub["services"])
     assert default["idle-culler"][1:] == [
@@ -503,6 +506,7 @@ def test_admin_guide_documents_every_hub_setting_in_correct_french():
     assert check_markdown(french, "grader/hub/ADMIN.md", lesson=False) == []
 
 
+@pytest.mark.recette("kubernetes")
 def test_kubernetes_values_hold_a_class_of_200(values):
     """Spawn limit above the class, guarantees from the measured rush, one course per hub."""
     assert values["hub"]["concurrentSpawnLimit"] >= 200  # the chart's 64: login 65 gets a 429
@@ -560,6 +564,7 @@ def _docker_ignores(patterns: list[str], path: str) -> bool:
     return False
 
 
+@pytest.mark.recette("kubernetes")
 def test_no_class_data_goes_into_an_image():
     """The instructors' image copies grader/ whole: .dockerignore keeps every class data file
     out of the build context, and nothing the Dockerfile copies on purpose."""

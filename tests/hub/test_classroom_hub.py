@@ -30,7 +30,7 @@ from cycle import (
 
 # The first test also pays for the module's set-up: building the shared environment on a fresh
 # machine (about 1 min from PyPI), four servers and the whole class cycle (about 2 min).
-pytestmark = [pytest.mark.hub, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.hub, pytest.mark.timeout(900), pytest.mark.recette("machine")]
 
 COURSE_DIR = "cours-memoire-tuteur"
 PASSWORD = "mot-de-passe-de-la-classe"

@@ -19,7 +19,7 @@ import pytest
 from classhub import COURSE_ID, INSTRUCTORS_GROUP, as_user, unix_users
 from conftest import install_exchange
 
-pytestmark = pytest.mark.hub
+pytestmark = [pytest.mark.hub, pytest.mark.recette("machine")]
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ from classhub import (
     write_roster,
 )
 
-pytestmark = [pytest.mark.hub, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.hub, pytest.mark.timeout(300), pytest.mark.recette("machine")]
 
 
 @pytest.fixture(scope="module")

@@ -36,7 +36,7 @@ from classhub import (
 from cycle import COURSE_ID, Lab, load_lab, ok, page_score
 from helpers import alive
 
-pytestmark = [pytest.mark.hub, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.hub, pytest.mark.timeout(900), pytest.mark.recette("machine")]
 
 CULL_TIMEOUT = 30  # seconds idle before the culler stops a server (3600 by default)
 SAMPLES = {"ana": "complete_vacuum", "bob": "graine"}

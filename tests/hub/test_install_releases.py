@@ -24,7 +24,7 @@ import pytest
 from classhub import INSTRUCTORS_GROUP
 from helpers import REPO, alive, stop_pids
 
-pytestmark = pytest.mark.hub
+pytestmark = [pytest.mark.hub, pytest.mark.recette("machine")]
 
 MARKER = "# nouvelle version du cours (test des mises à jour)\n"
 

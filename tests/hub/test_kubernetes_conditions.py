@@ -41,7 +41,7 @@ from cycle import (
 from helpers import alive
 from kube_recipe import uid_of
 
-pytestmark = [pytest.mark.hub, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.hub, pytest.mark.timeout(900), pytest.mark.recette("kubernetes")]
 
 Z2JH = HUB_DIR / "z2jh"
 IMAGE_PREFIX = "/opt/cours-memoire-tuteur"

@@ -33,7 +33,7 @@ from classhub import COURSE_ID, unix_users
 from conftest import HUB_DIR
 from kube_recipe import with_exchange_env
 
-pytestmark = pytest.mark.hub
+pytestmark = [pytest.mark.hub, pytest.mark.recette("kubernetes")]
 
 VALUES = HUB_DIR / "z2jh" / "values.yaml"
 FS_GROUP = 100  # singleuser.fsGid: every pod's supplementary group

@@ -16,7 +16,7 @@ from classhub import COURSE_ID
 from conftest import HUB_DIR
 from test_school_login import _start_refused
 
-pytestmark = pytest.mark.hub
+pytestmark = [pytest.mark.hub, pytest.mark.recette("machine")]
 
 sys.path.insert(0, str(HUB_DIR))
 from one_course import course_id_problem, other_courses  # noqa: E402

@@ -20,7 +20,7 @@ from classhub import hub_settings, launch_hub, unix_users, write_roster
 from conftest import HUB_DIR
 from helpers import alive
 
-pytestmark = pytest.mark.hub
+pytestmark = [pytest.mark.hub, pytest.mark.recette("machine")]
 
 
 def _cgroup_folders(pid: int) -> list[Path]:

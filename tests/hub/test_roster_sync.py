@@ -30,7 +30,7 @@ from classhub import (
 from conftest import HUB_DIR
 from helpers import alive
 
-pytestmark = pytest.mark.hub
+pytestmark = [pytest.mark.hub, pytest.mark.recette("machine")]
 
 
 @pytest.fixture(scope="module")

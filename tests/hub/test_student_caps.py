@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,7 +25,7 @@ from classhub import ClassHub, hub_settings, launch_hub, user_pids, write_roster
 from conftest import HUB_DIR
 from helpers import alive
 
-pytestmark = [pytest.mark.hub, pytest.mark.slow]
+pytestmark = [pytest.mark.hub, pytest.mark.slow, pytest.mark.recette("machine")]
 
 FS = Path("/sys/fs/cgroup")
 V2 = (FS / "cgroup.controllers").is_file()
@@ -140,6 +141,96 @@ def test_every_process_of_a_user_is_in_their_capped_cgroup(class_hub, class_user
             .read_bytes()
             .count(f"MEM_LIMIT={expected[0]}\0".encode())
         )
+
+
+def _admin_check(prefix: Path, *args: str) -> subprocess.CompletedProcess:
+    """The check ADMIN.md gives the admin, as installed: the shared Python runs cgroup_caps.py."""
+    return subprocess.run(
+        [str(prefix / "env" / "bin" / "python"), str(prefix / "etc" / "cgroup_caps.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def _gib(size: int) -> str:
+    return f"{size / GIB:.1f}".replace(".", ",") + "\u00a0Gio"
+
+
+def test_the_admins_check_prints_the_caps_the_kernel_applies(
+    course_env, class_hub, class_users, running
+):
+    """`cgroup_caps.py <account>` reads back, for a running server, what the kernel applies:
+    the same caps this module reads from the cgroup files; a process outside them is named."""
+    for role, expected in (("prof", INSTRUCTOR), ("complet", STUDENT)):
+        name = class_users[role]
+        assert _limits(_folders(class_hub.server_pids[name])) == expected
+        check = _admin_check(course_env, name)
+        assert check.returncode == 0, check.stdout + check.stderr
+        (line,) = check.stdout.splitlines()  # the server and its kernel share one cgroup
+        memory, weight, tasks = expected
+        assert f"/{PARENT}/{name} (cgroup v{2 if V2 else 1})" in line, line
+        assert f"mémoire plafonnée à {_gib(memory)}" in line, line
+        assert f"poids processeur {weight}, au plus {tasks} tâches" in line, line
+    # no process: said; a process outside the course's cgroups (root's, here): named, exit 1
+    idle = _admin_check(course_env, class_users["casse"])
+    assert idle.returncode == 1 and "aucun processus" in idle.stdout, idle.stdout
+    outside = _admin_check(course_env, "root")
+    assert outside.returncode == 1 and "hors des cgroups du cours" in outside.stdout
+
+
+def _cgroup2_mounts() -> list[Path]:
+    """Every cgroup v2 hierarchy mounted on this machine (the unified one of a hybrid too)."""
+    mounts = Path("/proc/self/mounts").read_text().splitlines()
+    return [Path(line.split()[1]) for line in mounts if line.split()[2] == "cgroup2"]
+
+
+def _cap_a_process_in_v2(fs: Path) -> None:
+    """A real process of `nobody` joins a v2 cgroup between fork and exec, as a server does:
+    its caps read back from the kernel, then it is killed and the cgroup removed."""
+    import pwd
+
+    from cgroup_caps import Caps, UserCgroup, effective_caps
+
+    group = UserCgroup(f"essai-v2-{os.getpid()}", fs=fs)
+    group.create(Caps(memory=256 * 2**20, cpu_weight=50, tasks=32))
+    nobody = pwd.getpwnam("nobody")
+    enter = group.enter_function()
+
+    def demote() -> None:
+        enter()
+        os.setgid(nobody.pw_gid)
+        os.setuid(nobody.pw_uid)
+
+    child = subprocess.Popen(["sleep", "300"], preexec_fn=demote)
+    try:
+        assert group.pids() == {child.pid}
+        caps = effective_caps(group.dirs)
+        assert (caps["memory"], caps["cpu_weight"], caps["tasks"]) == (256 * 2**20, 50, 32)
+    finally:
+        assert group.remove()
+        child.wait(timeout=10)
+    assert not group.exists()
+
+
+def test_the_cgroup_v2_path_as_far_as_this_kernel_allows():
+    """cgroup v2, on the kernel here: where a v2 hierarchy offers memory, cpu and pids, a real
+    process of a real user is capped in it and read back, then killed and removed; where the
+    v1 hierarchies hold them (a hybrid machine, this one), the v2 hierarchy is refused with the
+    controllers it lacks (the hub then refuses to start: test below)."""
+    from cgroup_caps import cgroup_version, probe_problem
+
+    mounts = _cgroup2_mounts()
+    assert mounts, "aucune hiérarchie cgroup v2 montée"
+    for fs in mounts:
+        assert cgroup_version(fs) == 2, fs
+        available = set((fs / "cgroup.controllers").read_text().split())
+        if not {"memory", "cpu", "pids"} <= available:
+            problem = probe_problem(fs)
+            missing = [c for c in ("memory", "cpu", "pids") if c not in available]
+            assert problem and f"absents du cgroup v2\u00a0: {', '.join(missing)}" in problem
+            continue
+        _cap_a_process_in_v2(fs)
 
 
 def test_a_runaway_cell_is_stopped_alone(class_hub, class_users, running):

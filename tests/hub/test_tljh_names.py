@@ -23,7 +23,7 @@ from classhub import unix_users
 from conftest import HUB_DIR
 from tljh_spawner import generate_system_username
 
-pytestmark = pytest.mark.hub
+pytestmark = [pytest.mark.hub, pytest.mark.recette("tljh")]
 
 
 @pytest.fixture

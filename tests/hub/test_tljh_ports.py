@@ -28,7 +28,7 @@ from classhub import environment_of, hub_settings, launch_hub, write_roster
 from conftest import HUB_DIR
 from helpers import stop_pids
 
-pytestmark = pytest.mark.hub
+pytestmark = [pytest.mark.hub, pytest.mark.recette("tljh")]
 
 SQUATTER = """
 import socket, sys, time
@@ -120,9 +120,12 @@ def test_a_classmate_on_the_tljh_port_is_refused(course_env, pair, scratch):
         workdir=workdir,
         roster=write_roster(workdir / "classe.csv", {ana: "student", bob: "student"}),
         exchange=workdir / "exchange",
-        settings=hub_settings(),
+        settings=hub_settings(COURSE_HUB_ADMINS="informaticien"),
         hub_config=tljh,
     ) as hub:
+        # TLJH makes a hub admin root: the drop-in says so in the hub's log, with the name
+        said = "les administrateurs du hub (informaticien) sont root sur cette machine"
+        assert said in hub.log_path.read_text(), hub.log_tail()
         refused = False
         for _attempt in range(3):  # bob must bind before ana's server does: retried if late
             squatter = subprocess.Popen(

@@ -24,7 +24,7 @@ from classhub import hub_settings, launch_hub, unix_users, write_roster
 from conftest import HUB_DIR
 from helpers import free_port, stop_pids
 
-pytestmark = pytest.mark.hub
+pytestmark = [pytest.mark.hub, pytest.mark.recette("machine")]
 
 
 @pytest.fixture(scope="module")
