@@ -277,7 +277,7 @@ def export_learner(
         )
     course = load_config(dirs.grader_dir).CourseDirectory.get("course_id", "") or "cours"
     now = datetime.now(UTC)
-    out_dir = out_dir or dirs.grader_dir / "exports"
+    out_dir = out_dir or dirs.exports
     out_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(out_dir, 0o700)
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in sid)
@@ -325,13 +325,7 @@ def _earlier_copies(dirs, sid: str) -> dict[str, list[tuple[str, Path]]]:
     """Every other copy the class kept of the learner: the copies zip_collect replaced
     (``<downloaded>/<assignment>/remplaces/<id>/<when>/``) and the quarantine's
     (``quarantaine/<assignment>/<id>+…``); (member name in the archive, file), links skipped."""
-    from .paths import load_config
-
-    config = load_config(dirs.grader_dir)
-    downloaded = dirs.root / config.ZipCollectApp.get("downloaded_directory", "downloaded")
-    quarantine = dirs.root / config.OwnerCheckedCollect.get(
-        "quarantine_directory", "grader/quarantaine"
-    )
+    downloaded, quarantine = dirs.downloaded, dirs.quarantine
     found: dict[str, list[tuple[str, Path]]] = {"copies_remplacees": [], "mises_de_cote": []}
     for base in sorted(downloaded.iterdir()) if downloaded.is_dir() else []:
         folder = _own_folder(base / "remplaces", sid)
