@@ -16,12 +16,16 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from nbgrader.api import Gradebook
+
 from .autograde import autograde
 from .feedback import generate_feedback
 from .french_args import FrenchParser
 from .grading_error import GradingError
+from .late_penalty import rule_of_config
 from .nbgrader_run import run_quiet, tools_on_path
-from .paths import CONFIG, CourseDirs, course_dirs
+from .paths import CONFIG, CourseDirs, course_dirs, load_config
+from .report import class_table, write_report
 from .samples import ASSIGNMENT, write_all
 from .system_reason import french_message
 
@@ -89,8 +93,6 @@ def run_demo(
     )
     if not students:
         raise GradingError(f"Aucun rendu d'exemple ne correspond à {only}.")
-    from nbgrader.api import Gradebook
-
     with Gradebook(dirs.db_url) as gb:
         for student in students:
             gb.update_or_create_student(student)
@@ -99,13 +101,12 @@ def run_demo(
     print("\n".join(summary.lines(ASSIGNMENT)))
     lines, feedback_status = generate_feedback(ASSIGNMENT, demo)
     print("\n".join(lines))
-    _nbgrader(
-        dirs,
-        "export",
-        "--exporter=grading.report.ClassReport",
-        f"--assignment={ASSIGNMENT}",
-        f"--to={dirs.rapport}",
-    )
+    # the report as grading.report.ClassReport writes it, in this process: a class named on
+    # nbgrader's command line is imported before any configuration file is read, and grading is
+    # importable there only from grader/ (nbgrader's folder), which the demo's is not
+    with Gradebook(dirs.db_url) as gb:
+        table = class_table(gb, ASSIGNMENT, dirs.autograded)
+    write_report(table, dirs.rapport, ASSIGNMENT, rule_of_config(load_config(demo)))
     print(
         f"Rapport\u00a0: {dirs.rapport / 'rapport.html'}\n"
         f"Dans formgrader\u00a0: make formgrader NOTATION={demo.relative_to(dirs.root)}"
