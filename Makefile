@@ -45,13 +45,10 @@ $(VENV)/.stamp-venv:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	touch $@
 
-$(VENV)/.stamp-runtime: requirements/lab.txt pyproject.toml course/save_hook.py grader/cours_notation.pth \
-    | $(VENV)/.stamp-venv
+$(VENV)/.stamp-runtime: requirements/lab.txt pyproject.toml course/save_hook.py | $(VENV)/.stamp-venv
 	$(call install,--require-hashes -r requirements/lab.txt)
 	$(call install,--no-deps -e .)
 	$(PY) -m course.save_hook
-	@# `python -m grading.<outil>` from the course root too (grader/ on sys.path, from that root only)
-	cp grader/cours_notation.pth "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/"
 	touch $@
 
 $(VENV)/.stamp-test: requirements/test.txt $(VENV)/.stamp-runtime

@@ -1,10 +1,12 @@
 # Grading targets, included by the top Makefile (`-include grader/grader.mk`).
 # Run them from the repository root (`make grade`, ...) or from grader/ (grader/Makefile delegates). nbgrader itself runs in the grading folder
 # (NOTATION, grader/ by default), where it finds nbgrader_config.py (the course root is computed
-# from that file), always with the venv's bin/ on PATH (nbgrader's gradebook runs `alembic`) and
-# the instructor-side package grader/grading importable (its plugins, the class tools).
+# from that file), always with the venv's bin/ on PATH (nbgrader's gradebook runs `alembic`). The
+# instructor-side package grader/grading is found there and only there: `python -m` puts the
+# folder it runs in first on sys.path, and nbgrader_config.py puts its own folder there for
+# nbgrader (its plugins), wherever nbgrader runs.
 NOTATION ?= grader
-NBG_ENV := PATH="$(abspath $(BIN)):$$PATH" PYTHONPATH="$(abspath grader)$${PYTHONPATH:+:$$PYTHONPATH}"
+NBG_ENV := PATH="$(abspath $(BIN)):$$PATH"
 NBGRADER = cd $(NOTATION) && $(NBG_ENV) $(abspath $(BIN))/nbgrader
 GRADING = cd $(NOTATION) && $(NBG_ENV) $(abspath $(PY)) -m grading.
 # the assignment (A=lecons for another one), parallel workers, the class list, a due date

@@ -14,7 +14,11 @@ import nbgrader
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 # The instructor-side package `grading` (hidden tests, hooks, class tools) lives here, never in
-# the installed `course` package that students can read.
+# the installed `course` package that students can read. This line is how nbgrader finds it
+# wherever it runs (nbgrader puts its own folder on sys.path, which is enough only in grader/):
+# formgrader, the hub's instructors (their configuration loads this file), the demo course, in
+# any venv; nothing is installed or exported for it. The class tools (`python -m
+# grading.<tool>`) run in this folder, where Python finds it first.
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 # nbgrader's gradebook runs `alembic` from PATH: the one next to this Python, so that

@@ -55,9 +55,10 @@ COMMAND_LOG = "COURSE_TESTS_COMMAND_LOG"  # a file: one line per command started
 
 
 def tool_env(bin_dir: Path = BIN) -> dict[str, str]:
-    """The environment `make` gives the class tools: the venv's bin/, grader/ importable."""
-    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
-    env["PYTHONPATH"] = str(REPO / "grader")
+    """The environment `make` gives the class tools: the venv's bin/ first, and nothing that
+    makes ``grading`` importable (the folder they run in and nbgrader_config.py do)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
     return env
 
 

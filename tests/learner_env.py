@@ -31,7 +31,7 @@ __all__ = ["KERNEL_NAME", "LearnerEnv", "kernels_for", "learner_env"]
 
 KERNEL_NAME = "cours-lab"
 # what `make setup` installs from (its target's prerequisites): a change rebuilds the venv
-INPUTS = ("requirements/lab.txt", "pyproject.toml", "Makefile", "grader/cours_notation.pth")
+INPUTS = ("requirements/lab.txt", "pyproject.toml", "Makefile")
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from .partage_runner import EXIT, FUNCTION
 from .sandbox import Limits, Sandbox
 
 __all__ = [
+    "CALL_ENDS",
     "CALL_TIMEOUT",
     "EXEMPLE",
     "PARTAGE_TESTS",
@@ -152,21 +153,41 @@ _GATE = (
     "ce point ne compte que si oublier_partage a d'abord effacé l'élève en entier et rien "
     "d'autre (ses sessions, ses événements, sa ligne user_states), ce qui n'est pas le cas."
 )
-_MESSAGES = {
-    "load": "la cellule ne se charge pas (erreur à son exécution).",
-    "missing": "la cellule ne définit pas oublier_partage.",
-    "not_async": "oublier_partage n'est pas une fonction asynchrone (async def).",
-    "raised": "oublier_partage a levé une exception.",
-    "timeout": f"oublier_partage n'a pas fini en {CALL_TIMEOUT:g}\u00a0s.",
-    "crash": "le processus qui exécutait oublier_partage s'est arrêté sans réponse.",
-    "memory": "les requêtes d'oublier_partage ont fait dépasser au serveur PostgreSQL la mémoire "
-    "permise\u00a0: tout a été arrêté.",
-    "disk": "les requêtes d'oublier_partage ont fait écrire au serveur PostgreSQL plus de données "
-    "que permis (tables, fichiers temporaires)\u00a0: tout a été arrêté.",
-    "server": "le serveur PostgreSQL ne répondait plus après l'appel d'oublier_partage (mémoire "
-    "ou disque épuisés par ses requêtes)\u00a0: tout a été arrêté.",
+# How one call of oublier_partage can end (the runner's exit status, or the grader stopping it),
+# with the Outcome the submission gets when its grading ends on it (None: the tests judge what
+# the calls did) and the French sentence the student reads: the statuses, their outcomes and
+# their words in one table.
+CALL_ENDS: dict[str, tuple[Outcome | None, str]] = {
+    "ok": (None, ""),
+    "raised": (None, "oublier_partage a levé une exception."),
+    "not_async": (None, "oublier_partage n'est pas une fonction asynchrone (async def)."),
+    "load": (Outcome.LOAD_ERROR, "la cellule ne se charge pas (erreur à son exécution)."),
+    "missing": (Outcome.LOAD_ERROR, "la cellule ne définit pas oublier_partage."),
+    Outcome.TIMEOUT: (
+        Outcome.TIMEOUT,
+        f"oublier_partage n'a pas fini en {CALL_TIMEOUT:g}\u00a0s.",
+    ),
+    Outcome.CRASH: (
+        Outcome.CRASH,
+        "le processus qui exécutait oublier_partage s'est arrêté sans réponse.",
+    ),
+    # the server's budget spent or broken: the whole submission is a 0
+    "memory": (
+        Outcome.CRASH,
+        "les requêtes d'oublier_partage ont fait dépasser au serveur PostgreSQL la mémoire "
+        "permise\u00a0: tout a été arrêté.",
+    ),
+    "disk": (
+        Outcome.CRASH,
+        "les requêtes d'oublier_partage ont fait écrire au serveur PostgreSQL plus de données "
+        "que permis (tables, fichiers temporaires)\u00a0: tout a été arrêté.",
+    ),
+    "server": (
+        Outcome.CRASH,
+        "le serveur PostgreSQL ne répondait plus après l'appel d'oublier_partage (mémoire "
+        "ou disque épuisés par ses requêtes)\u00a0: tout a été arrêté.",
+    ),
 }
-# The call's ends that make the whole submission a 0 (the server's budget spent or broken).
 OVER_BUDGET = ("memory", "disk", "server")
 NOT_WRITTEN = "oublier_partage n'est pas encore écrite\u00a0: remplacez le raise par votre code."
 
@@ -183,7 +204,7 @@ class PartageEvaluation:
     verdicts: dict[str, Verdict]
     seconds: float
     sandboxed: bool
-    ended: str = "graded"  # an Outcome value
+    ended: Outcome = Outcome.GRADED
     reason: str = ""  # French, when it did not end graded
     statuses: list[str] = field(default_factory=list)
 
@@ -196,17 +217,17 @@ class PartageEvaluation:
         return len(PARTAGE_TESTS)
 
     def outcome(self) -> tuple[Outcome, str]:
-        return Outcome(self.ended), self.reason
+        return self.ended, self.reason
 
 
 def _written(source: str) -> str | None:
     """None if the cell defines an async ``oublier_partage`` with a body; else the reason."""
     if len(source) > MAX_CELL_CHARS:
-        return _MESSAGES["load"]
+        return CALL_ENDS["load"][1]
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return _MESSAGES["load"]
+        return CALL_ENDS["load"][1]
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == FUNCTION:
             for statement in node.body:
@@ -220,7 +241,7 @@ def _written(source: str) -> str | None:
             isinstance(t, ast.Name) and t.id == FUNCTION for t in node.targets
         ):
             return None  # oublier_partage = another function: the runner checks it
-    return _MESSAGES["missing"]
+    return CALL_ENDS["missing"][1]
 
 
 def _call(base: GradingBase, source: str, user_id: str, sandboxed: bool) -> str:
@@ -256,7 +277,7 @@ def _call(base: GradingBase, source: str, user_id: str, sandboxed: bool) -> str:
             elif disk - base.disk_start > base.limits.disk_bytes:
                 stop = "disk"
             elif time.monotonic() > deadline:
-                stop = "timeout"
+                stop = Outcome.TIMEOUT
             if stop:
                 break
             try:
@@ -273,7 +294,7 @@ def _call(base: GradingBase, source: str, user_id: str, sandboxed: bool) -> str:
     if stop:
         return stop
     by_code = {code: name for name, code in EXIT.items()}
-    return by_code.get(proc.returncode, "crash")
+    return by_code.get(proc.returncode, Outcome.CRASH)
 
 
 def _judge(scenario: PartageScenario, before: BaseFacts, after: list[BaseFacts], statuses):
@@ -336,7 +357,7 @@ def _judge(scenario: PartageScenario, before: BaseFacts, after: list[BaseFacts],
         elif test.id == "partage_autres" and not sessions:
             message = _GATE
         elif not ok_call and statuses:
-            message = f"{message} ({_MESSAGES.get(statuses[0], statuses[0])})"
+            message = f"{message} ({CALL_ENDS[statuses[0]][1]})"
         verdicts[test.id] = Verdict(False, message)
     return verdicts
 
@@ -381,23 +402,17 @@ def evaluate_partage(
                 break
             assert facts is not None
             after.append(facts)
-            if status in ("timeout", "load", "missing", "not_async", "crash"):
+            if status not in ("ok", "raised"):  # no call after one that did not run
                 break
     if statuses and statuses[-1] in OVER_BUDGET:
-        reason = _MESSAGES[statuses[-1]]
+        reason = CALL_ENDS[statuses[-1]][1]
         verdicts = {t.id: Verdict(False, reason) for t in PARTAGE_TESTS}
         seconds = time.monotonic() - start
         return PartageEvaluation(verdicts, seconds, sandboxed, Outcome.CRASH, reason, statuses)
     verdicts = _judge(scenario, before, after, statuses)
     ended, reason = Outcome.GRADED, ""
-    bad = {
-        "timeout": Outcome.TIMEOUT,
-        "crash": Outcome.CRASH,
-        "load": Outcome.LOAD_ERROR,
-        "missing": Outcome.LOAD_ERROR,
-    }
-    if statuses and statuses[-1] in bad:
-        ended, reason = bad[statuses[-1]], _MESSAGES[statuses[-1]]
+    if statuses and CALL_ENDS[statuses[-1]][0] is not None:
+        ended, reason = CALL_ENDS[statuses[-1]]
     seconds = time.monotonic() - start
     return PartageEvaluation(verdicts, seconds, sandboxed, ended, reason, statuses)
 

@@ -13,12 +13,20 @@ import json
 import os
 from pathlib import Path
 
-__all__ = ["TP_NOTEBOOK", "OublierIntrouvable", "cellule_oublier", "oublier_cell_source"]
+__all__ = [
+    "ANSWER_GRADE_ID",
+    "TP_NOTEBOOK",
+    "OublierIntrouvable",
+    "cellule_oublier",
+    "oublier_cell_source",
+]
 
 # Where the TP sits beside the lessons (notebooks/lecons and notebooks/oublier, or the folders
 # nbgrader's fetch makes on a hub)
 TP_NOTEBOOK = Path("..") / "oublier" / "oublier.ipynb"
-GRADE_ID = "oublier"  # the nbgrader id of the TP's answer cell
+# The nbgrader id of the TP's answer cell (its function's name): the one definition, which the
+# grader (grading.release, grading.samples, grading.hooks) and the tests import.
+ANSWER_GRADE_ID = "oublier"
 
 
 class OublierIntrouvable(Exception):
@@ -64,7 +72,7 @@ def oublier_cell_source(notebook: str | os.PathLike[str] = TP_NOTEBOOK) -> str:
             source = cell.get("source", "")
             source = "".join(source) if isinstance(source, list) else str(source)
             grade_id = (cell.get("metadata") or {}).get("nbgrader", {}).get("grade_id")
-            sources.append((grade_id == GRADE_ID, source))
+            sources.append((grade_id == ANSWER_GRADE_ID, source))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise OublierIntrouvable(
             f"{path} n'est pas un notebook lisible ({type(exc).__name__})\u00a0: ouvrez-le dans "

@@ -1,7 +1,9 @@
 """The instructor's side of the TP's grading: never installed, never readable by students.
 
-Loaded from this folder (``grader/nbgrader_config.py`` puts ``grader/`` on ``sys.path``); the
-installed ``course`` package holds only what students may read and run.
+Importable from ``grader/`` only: nbgrader finds it because ``grader/nbgrader_config.py`` puts
+its own folder on ``sys.path``; ``python -m grading.<tool>``, run in ``grader/`` (as ``make`` runs
+it), because Python puts the current folder first. The installed ``course`` package holds only
+what students may read and run.
 """
 
 __all__: list[str] = []

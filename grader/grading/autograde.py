@@ -42,7 +42,7 @@ from .ids import normalize_id, quoted
 from .missing_assignment import ensure_assignment
 from .nbgrader_flags import student_pattern, students_of, with_force
 from .nbgrader_log import FAILED, Outcomes
-from .nbgrader_run import ProgressBar, nbgrader_env, tools_on_path, warnings_to_log
+from .nbgrader_run import ProgressBar, tools_on_path, warnings_to_log
 from .paths import CourseDirs, course_dirs, sqlite_path
 from .sandbox_setting import refusal
 from .stale_submissions import changed_submissions, missing_from_gradebook
@@ -101,14 +101,11 @@ def autograde(
         problem = sandbox_problem()
         if problem:
             raise GradingError(refusal(problem))
-    env = nbgrader_env(sandboxed)
     force, extra_args = with_force(tuple(extra_args), force)
     students, ids, extra_args = _matched_students(dirs, assignment, extra_args)
-    note = ensure_assignment(dirs, assignment, env)
+    note = ensure_assignment(dirs, assignment)
     changed = [] if force else changed_submissions(dirs, assignment, students)
-    if log_path is None:
-        (dirs.grader_dir / "rapport").mkdir(exist_ok=True)
-        log_path = dirs.grader_dir / "rapport" / "autograde.log"
+    log_path = log_path or dirs.log_file("autograde")
     # our parser needs nbgrader's INFO lines: this comes last so it wins over any --log-level
     extra_args += ("--log-level=INFO",)
     failures_file = _failures_file(dirs)
@@ -127,7 +124,7 @@ def autograde(
             bar(student, FAILED)
         try:
             with open(log_path, "w", encoding="utf-8") as log:
-                run = ClassRun(assignment, dirs, extra_args, env, bar, log)
+                run = ClassRun(assignment, dirs, extra_args, sandboxed, bar, log)
                 if not to_grade:
                     outcomes, status = Outcomes(), 0
                 elif jobs == 1:

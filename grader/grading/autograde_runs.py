@@ -22,7 +22,7 @@ from typing import TextIO
 from .gradebook_merge import copy_gradebook, merge_gradebook
 from .grading_error import GradingError
 from .nbgrader_log import FAILED, LogWatcher, Outcomes
-from .nbgrader_run import BIN, ProgressBar, pump, run_logged, start
+from .nbgrader_run import ProgressBar, pump, run_logged, start
 from .paths import CourseDirs, sqlite_path
 
 __all__ = ["BAD_METADATA", "STOPPED_ON", "ClassRun", "merge_outcomes", "parallel", "sequential"]
@@ -44,13 +44,14 @@ class ClassRun:
     assignment: str
     dirs: CourseDirs
     extra_args: tuple[str, ...]  # nbgrader's, passed through
-    env: dict[str, str]
+    sandboxed: bool
     bar: ProgressBar
     log: TextIO  # nbgrader's whole log, every run's lines
     lock: threading.Lock = field(default_factory=threading.Lock)  # guards `log`
 
     def command(self, *options: str) -> list[str]:
-        return [str(BIN / "nbgrader"), "autograde", self.assignment, *options, *self.extra_args]
+        """nbgrader's arguments for one run."""
+        return ["autograde", self.assignment, *options, *self.extra_args]
 
 
 class _RunWatcher(LogWatcher):
@@ -111,7 +112,7 @@ def sequential(run: ClassRun, students: list[str], view: bool = False) -> tuple[
         with _submitted_view(run.dirs, todo) if view else contextlib.nullcontext() as folder:
             options = [f"--CourseDirectory.submitted_directory={folder}"] if folder else []
             run_status = run_logged(
-                run.command(*options), run.dirs.grader_dir, run.env, watcher, run.log
+                run.command(*options), run.dirs.grader_dir, watcher, run.log, run.sandboxed
             )
         merge_outcomes(outcomes, watcher.finish())
         status = max(status, run_status)
@@ -160,7 +161,7 @@ def parallel(run: ClassRun, students: list[str], jobs: int) -> tuple[Outcomes, i
                 f"--CourseDirectory.db_url=sqlite:///{folder / 'gradebook.db'}",
             )
             watcher = LogWatcher(run.assignment, group, run.bar)
-            proc = start(cmd, run.dirs.grader_dir, run.env)
+            proc = start(cmd, run.dirs.grader_dir, run.sandboxed)
             reader = threading.Thread(
                 target=pump, args=(proc, watcher, run.log, run.lock), daemon=True
             )

@@ -15,7 +15,6 @@ the current folder, as every class tool finds it (``grading.paths``).
 from __future__ import annotations
 
 import shutil
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -25,7 +24,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from .autograde import autograde
 from .french_args import FrenchParser
-from .nbgrader_run import BIN, nbgrader_env
+from .nbgrader_run import run_quiet
 from .paths import CourseDirs, course_dirs
 from .samples import build_submission, samples
 from .system_reason import french_message
@@ -36,13 +35,9 @@ SLOW_ON_PURPOSE = {"boucle_infinie", "sommeil", "essai_bloquant"}
 
 
 def _nbgrader(grader: Path, *args: str) -> None:
-    subprocess.run(
-        [str(BIN / "nbgrader"), *args, "--log-level=WARN"],
-        cwd=grader,
-        env=nbgrader_env(),
-        check=True,
-        stdin=subprocess.DEVNULL,
-    )
+    run = run_quiet(grader, [*args, "--log-level=WARN"], grader / f"{args[0]}.log")
+    if run.status != 0:
+        raise SystemExit(run.failure(f"nbgrader {args[0]} du banc d'essai"))
 
 
 def _import_students(grader: Path, students: list[str]) -> None:

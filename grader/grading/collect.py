@@ -35,7 +35,8 @@ from .exchange import (
 from .french_format import collation_key, french_datetime
 from .ids import UNPRINTABLE, closest, normalize_id, quoted, registered_students
 from .nbgrader_log import LOG_RECORD
-from .nbgrader_quiet import assignment_command, run_quiet
+from .nbgrader_quiet import assignment_command
+from .nbgrader_run import run_quiet
 from .paths import course_dirs
 
 __all__ = ["CollectRecord", "collect", "main", "read_collect_log"]
@@ -142,9 +143,11 @@ def collect(
 ) -> tuple[int, list[str]]:
     """Collect `assignment` from the exchange; (exit status, French summary lines)."""
     dirs = course_dirs(grader_dir)
-    run = run_quiet(dirs.grader_dir, ["collect", assignment, *nbgrader_args], "collect")
+    run = run_quiet(
+        dirs.grader_dir, ["collect", assignment, *nbgrader_args], dirs.log_file("collect")
+    )
     record = read_collect_log(run.log, assignment)
-    submitted = dirs.grader_dir / "submitted"
+    submitted = dirs.submitted
     lines = [f"Ramassage de {quoted(assignment)} dans l'échange de nbgrader\u00a0:"]
     if record.nothing_to_collect:
         lines.append("  - aucun rendu déposé pour l'instant")
@@ -181,7 +184,7 @@ def collect(
         status = 1
         lines.append(
             f"✘ {len(record.set_aside)} rendu(s) mis de côté, non ramassé(s) "
-            f"(gardés dans {dirs.grader_dir / 'quarantaine' / assignment})\u00a0:"
+            f"(gardés dans {dirs.quarantine / assignment})\u00a0:"
         )
         lines += [f"    {_shown(item)}" for item in record.set_aside]
     registered = registered_students(dirs.db_url)

@@ -13,16 +13,19 @@ untouched. See the demo in formgrader with ``make formgrader NOTATION=grader/dem
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
+
+from nbgrader.api import Gradebook
 
 from .autograde import autograde
 from .feedback import generate_feedback
 from .french_args import FrenchParser
 from .grading_error import GradingError
-from .nbgrader_run import BIN, nbgrader_env, tools_on_path
-from .paths import CONFIG, course_dirs
+from .late_penalty import rule_of_config
+from .nbgrader_run import run_quiet, tools_on_path
+from .paths import CONFIG, CourseDirs, course_dirs, load_config
+from .report import class_table, write_report
 from .samples import ASSIGNMENT, write_all
 from .system_reason import french_message
 
@@ -71,20 +74,10 @@ def prepare_demo(grader_dir: Path | None = None) -> Path:
     return demo
 
 
-def _nbgrader(demo: Path, *args: str) -> None:
-    proc = subprocess.run(
-        [str(BIN / "nbgrader"), *args, "--log-level=WARN"],
-        cwd=demo,
-        env=nbgrader_env(),
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-    )
-    if proc.returncode != 0:
-        raise GradingError(
-            f"nbgrader {' '.join(args)} a échoué dans la démonstration\u00a0:\n"
-            + (proc.stdout + proc.stderr).strip()
-        )
+def _nbgrader(dirs: CourseDirs, *args: str) -> None:
+    run = run_quiet(dirs.grader_dir, [*args, "--log-level=WARN"], dirs.log_file(args[0]))
+    if run.status != 0:
+        raise GradingError(run.failure(f"nbgrader {args[0]} dans la démonstration").lstrip("✘ "))
 
 
 def run_demo(
@@ -94,14 +87,12 @@ def run_demo(
     tools_on_path()
     demo = prepare_demo(grader_dir)
     dirs = course_dirs(demo)
-    _nbgrader(demo, "generate_assignment", ASSIGNMENT, "--force")
+    _nbgrader(dirs, "generate_assignment", ASSIGNMENT, "--force")
     students = write_all(
         dirs.root, dirs.submitted, only=only, release_dir=dirs.release, overwrite=True
     )
     if not students:
         raise GradingError(f"Aucun rendu d'exemple ne correspond à {only}.")
-    from nbgrader.api import Gradebook
-
     with Gradebook(dirs.db_url) as gb:
         for student in students:
             gb.update_or_create_student(student)
@@ -110,15 +101,14 @@ def run_demo(
     print("\n".join(summary.lines(ASSIGNMENT)))
     lines, feedback_status = generate_feedback(ASSIGNMENT, demo)
     print("\n".join(lines))
-    _nbgrader(
-        demo,
-        "export",
-        "--exporter=grading.report.ClassReport",
-        f"--assignment={ASSIGNMENT}",
-        f"--to={demo / 'rapport'}",
-    )
+    # the report as grading.report.ClassReport writes it, in this process: a class named on
+    # nbgrader's command line is imported before any configuration file is read, and grading is
+    # importable there only from grader/ (nbgrader's folder), which the demo's is not
+    with Gradebook(dirs.db_url) as gb:
+        table = class_table(gb, ASSIGNMENT, dirs.autograded)
+    write_report(table, dirs.report, ASSIGNMENT, rule_of_config(load_config(demo)))
     print(
-        f"Rapport\u00a0: {demo / 'rapport' / 'rapport.html'}\n"
+        f"Rapport\u00a0: {dirs.report / 'rapport.html'}\n"
         f"Dans formgrader\u00a0: make formgrader NOTATION={demo.relative_to(dirs.root)}"
     )
     return 0 if summary.ok and feedback_status == 0 else 1

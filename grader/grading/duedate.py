@@ -16,8 +16,8 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from .french_args import FrenchParser
 from .french_format import COURSE_TIME_ZONE, french_datetime
-from .nbgrader_quiet import finish, run_quiet
-from .nbgrader_run import tools_on_path, warnings_to_log
+from .nbgrader_quiet import finish
+from .nbgrader_run import run_quiet, tools_on_path, warnings_to_log
 from .paths import course_dirs
 
 __all__ = ["main", "set_duedate"]
@@ -30,9 +30,8 @@ def set_duedate(
 ) -> tuple[int, list[str]]:
     """Set the due date; (exit status, French summary lines)."""
     dirs = course_dirs(grader_dir)
-    run = run_quiet(
-        dirs.grader_dir, ["db", "assignment", "add", assignment, f"--duedate={date}"], "duedate"
-    )
+    args = ["db", "assignment", "add", assignment, f"--duedate={date}"]
+    run = run_quiet(dirs.grader_dir, args, dirs.log_file("duedate"))
     if run.status:
         return 1, [run.failure(f"date limite de «\u00a0{assignment}\u00a0» non fixée")]
     tools_on_path()

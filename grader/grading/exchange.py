@@ -83,7 +83,7 @@ from .confined_copy import (
 )
 from .erasure_register import class_registers, erased_problem
 from .ids import id_problem, normalize_id, quoted
-from .paths import sqlite_path
+from .paths import QUARANTINE, sqlite_path
 from .system_reason import french_reason
 
 __all__ = [
@@ -226,7 +226,7 @@ class OwnerCheckedCollect(ExchangeCollect):
     their notebooks, read without following links, dated by the instructor's clock."""
 
     quarantine_directory = Unicode(
-        "grader/quarantaine",
+        QUARANTINE,
         help="Where copies not collected are kept (relative to CourseDirectory.root).",
     ).tag(config=True)
     confined = Bool(

@@ -15,8 +15,8 @@ from nbgrader.api import Gradebook
 
 from .french_args import FrenchParser
 from .french_csv import EXPORT_HEADER, EXPORT_NAME, export_rows, write_french_csv
-from .nbgrader_quiet import finish, run_quiet
-from .nbgrader_run import tools_on_path, warnings_to_log
+from .nbgrader_quiet import finish
+from .nbgrader_run import run_quiet, tools_on_path, warnings_to_log
 from .paths import course_dirs
 
 __all__ = ["export", "main"]
@@ -25,9 +25,8 @@ __all__ = ["export", "main"]
 def export(grader_dir: Path | None = None) -> tuple[int, list[str]]:
     """Both files in ``rapport/``; (exit status, French summary lines)."""
     dirs = course_dirs(grader_dir)
-    out = dirs.grader_dir / "rapport"
-    out.mkdir(exist_ok=True)
-    run = run_quiet(dirs.grader_dir, ["export", "--to", "rapport/grades.csv"], "export")
+    log_path, out = dirs.log_file("export"), dirs.report
+    run = run_quiet(dirs.grader_dir, ["export", "--to", str(out / "grades.csv")], log_path)
     if run.status:
         return 1, [run.failure("export des notes")]
     tools_on_path()

@@ -21,7 +21,7 @@ from .french_format import seconds_text
 from .grading_error import GradingError
 from .nbgrader_flags import student_pattern
 from .nbgrader_log import LogWatcher
-from .nbgrader_run import BIN, ProgressBar, nbgrader_env, run_logged
+from .nbgrader_run import ProgressBar, run_logged
 from .paths import CourseDirs, course_dirs
 from .submitted_ids import matching, submitted_students
 from .system_reason import french_message
@@ -67,15 +67,14 @@ def generate_feedback(
     if (force or stale) and "--force" not in args:
         args.append("--force")
     args.append("--log-level=INFO")  # the summary is read from nbgrader's INFO lines
-    (dirs.grader_dir / "rapport").mkdir(exist_ok=True)
-    log_path = dirs.grader_dir / "rapport" / "feedback.log"
+    log_path = dirs.log_file("feedback")
     bar = ProgressBar(len(students), f"feedback {assignment}", done_label="écrits")
     watcher = LogWatcher(assignment, students, bar)
     begin = time.monotonic()
     try:
         with open(log_path, "w", encoding="utf-8") as log:
-            cmd = [str(BIN / "nbgrader"), "generate_feedback", assignment, *args]
-            status = run_logged(cmd, dirs.grader_dir, nbgrader_env(), watcher, log)
+            cmd = ["generate_feedback", assignment, *args]
+            status = run_logged(cmd, dirs.grader_dir, watcher, log)
     finally:
         bar.close()
     out = watcher.finish()

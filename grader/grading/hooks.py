@@ -46,11 +46,12 @@ from course.labo.evaluate import DEFAULT_TIMEOUT, evaluate_source
 from course.labo.partage import PARTAGE_TESTS, evaluate_partage
 from course.labo.sandbox import sandbox_problem
 from course.labo.scenario import VISIBLE
+from course.labo.tp_notebook import ANSWER_GRADE_ID
 
 from .hidden import HIDDEN
 from .hidden_partage import HIDDEN_PARTAGE
 from .outcome_record import METADATA_KEY, grading_record
-from .release import ANSWER_GRADE_ID, MAX_NOTE, find_answer, read_template, rebuild, template_path
+from .release import MAX_NOTE, find_answer, read_template, rebuild, template_path
 from .sandbox_setting import (
     NO_SANDBOX_ENV,
     SANDBOXED_HELP,
@@ -63,7 +64,6 @@ __all__ = [
     "ASSIGNMENT",
     "LABS",
     "Lab",
-    "SOLUTION_GRADE_ID",
     "ApplyOutOfKernelGrading",
     "ExecuteOutsideTheLab",
     "NotRebuilt",
@@ -73,7 +73,6 @@ __all__ = [
 ]
 
 ASSIGNMENT = "oublier"  # the TP's assignment and notebook
-SOLUTION_GRADE_ID = ANSWER_GRADE_ID
 _REBUILT = "rebuilt_from"  # in METADATA_KEY between the sanitizing and the grading steps
 _ANSWER_NOTE = "answer"
 SCENARIOS = (VISIBLE, HIDDEN)

@@ -3,24 +3,16 @@ generate_assignment`` from its sources, into a throw-away release folder."""
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
-from pathlib import Path
 
 from .grading_error import GradingError
-from .nbgrader_run import BIN
+from .nbgrader_run import run_quiet
 from .paths import CourseDirs
 
 __all__ = ["ensure_assignment"]
 
 
-def _run_quiet(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        cmd, cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL
-    )
-
-
-def ensure_assignment(dirs: CourseDirs, assignment: str, env: dict[str, str]) -> str | None:
+def ensure_assignment(dirs: CourseDirs, assignment: str) -> str | None:
     """Make sure the gradebook knows `assignment` and its notebooks (autograde needs them).
 
     Missing ones are added from the sources with stock ``nbgrader generate_assignment``,
@@ -44,22 +36,17 @@ def ensure_assignment(dirs: CourseDirs, assignment: str, env: dict[str, str]) ->
             f"({source}) manquent\u00a0: lancez « {command} » là où ses sources se trouvent."
         )
     with tempfile.TemporaryDirectory(prefix="release-") as tmp:
-        proc = _run_quiet(
-            [
-                str(BIN / "nbgrader"),
-                "generate_assignment",
-                assignment,
-                f"--CourseDirectory.release_directory={tmp}",
-                "--log-level=WARN",
-            ],
-            dirs.grader_dir,
-            env,
-        )
-    if proc.returncode != 0:
-        tail = (proc.stdout + proc.stderr).strip().splitlines()[-1:] or [""]
+        args = [
+            "generate_assignment",
+            assignment,
+            f"--CourseDirectory.release_directory={tmp}",
+            "--log-level=WARN",
+        ]
+        run = run_quiet(dirs.grader_dir, args, dirs.log_file("generate_assignment"))
+    if run.status != 0:
         raise GradingError(
             f"Le devoir « {assignment} » n'est pas dans le carnet de notes et nbgrader n'a pas "
-            f"pu l'y ajouter ({tail[0]})\u00a0: lancez « {command} » pour voir l'erreur."
+            f"pu l'y ajouter ({run.last_error})\u00a0: lancez « {command} » pour voir l'erreur."
         )
     return (
         f"« {assignment} » manquait au carnet de notes\u00a0: ajouté depuis {source} "

@@ -1,9 +1,13 @@
-"""Running an nbgrader command for the class tools: its environment, its log, a progress bar.
+"""The one place a class tool starts an nbgrader command: its environment, its log, a progress
+bar, or a quiet run whose log goes to a file.
 
 The command's output (nbgrader's log) goes to a file, line by line, and to a
 ``grading.nbgrader_log.LogWatcher`` that tells when nbgrader is done with a student; the bar
-advances then. Nothing of nbgrader's log reaches the terminal (its warnings, such as the
-checksum one of nbgrader issue 1961, stay in the file): the tools print their own summary.
+advances then (:func:`run_logged`, :func:`start` for workers run side by side). A command the
+tools only need to end well runs through :func:`run_quiet`: its whole log in ``rapport/``, a
+:class:`QuietRun` that names nbgrader's last error. Nothing of nbgrader's log reaches the
+terminal (its warnings, such as the checksum one of nbgrader issue 1961, stay in the file): the
+tools print their own French summary.
 """
 
 from __future__ import annotations
@@ -13,21 +17,24 @@ import subprocess
 import sys
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
 
-from .nbgrader_log import DONE, FAILED, SKIPPED, LogWatcher
+from .nbgrader_log import DONE, FAILED, LOG_RECORD, SKIPPED, LogWatcher
 from .sandbox_setting import NO_SANDBOX_ENV
 
 __all__ = [
     "BIN",
     "ProgressBar",
+    "QuietRun",
     "nbgrader_env",
     "pump",
     "run_logged",
+    "run_quiet",
     "start",
     "tools_on_path",
     "warnings_to_log",
@@ -36,18 +43,12 @@ __all__ = [
 BIN = Path(sys.executable).parent
 
 
-# The folder holding this `grading` package: nbgrader must import it (the export plugin, the late
-# penalty, the feedback filters) even when it runs in another course folder, such as the demo's.
-PACKAGE_PARENT = Path(__file__).resolve().parent.parent
-
-
 def nbgrader_env(sandboxed: bool = True) -> dict[str, str]:
     """The environment of an nbgrader command: this Python's bin/ first (its gradebook runs
-    ``alembic``), this ``grading`` package importable, and the sandbox switch when the
-    instructor turned it off."""
+    ``alembic``), and the sandbox switch when the instructor turned it off. ``grading`` needs
+    nothing here: the course's ``nbgrader_config.py``, which nbgrader reads first, puts its own
+    folder on ``sys.path``."""
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    path = [str(PACKAGE_PARENT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(path))
     if not sandboxed:  # the default of StartOutOfKernelGrading.sandboxed (grading.hooks)
         env[NO_SANDBOX_ENV] = "1"
     return env
@@ -61,16 +62,17 @@ def tools_on_path() -> None:
         os.environ["PATH"] = f"{BIN}{os.pathsep}{path}"
 
 
-def start(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen:
-    """Start an nbgrader command in `cwd`, its log (stdout and stderr) on one pipe."""
+def start(args: Sequence[str], cwd: Path, sandboxed: bool = True) -> subprocess.Popen:
+    """Start ``nbgrader <args>`` (this Python's) in `cwd`, its log (stdout and stderr) on one
+    pipe, in :func:`nbgrader_env`."""
     return subprocess.Popen(
-        cmd,
+        [str(BIN / "nbgrader"), *args],
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
         text=True,
-        env=env,
+        env=nbgrader_env(sandboxed),
     )
 
 
@@ -82,16 +84,63 @@ def pump(proc: subprocess.Popen, watcher: LogWatcher, log, lock: threading.Lock)
             watcher.feed(line)
 
 
-def run_logged(cmd: list[str], cwd: Path, env: dict[str, str], watcher: LogWatcher, log) -> int:
-    """Run one nbgrader command to its end, its log read by `watcher`; its exit status."""
-    proc = start(cmd, cwd, env)
+def run_logged(
+    args: Sequence[str], cwd: Path, watcher: LogWatcher, log, sandboxed: bool = True
+) -> int:
+    """Run ``nbgrader <args>`` to its end, its log read by `watcher`; its exit status."""
+    proc = start(args, cwd, sandboxed)
     try:
         pump(proc, watcher, log, threading.Lock())
         return proc.wait()
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _end(proc)
+
+
+def _end(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+@dataclass
+class QuietRun:
+    """How a quiet nbgrader command ended, and where its log is."""
+
+    status: int
+    log_path: Path
+    log: str
+
+    @property
+    def last_error(self) -> str:
+        """nbgrader's last ERROR or CRITICAL line, else the log's last line ("" if empty)."""
+        errors = [
+            m["text"]
+            for m in map(LOG_RECORD.match, self.log.splitlines())
+            if m and m["level"] in ("ERROR", "CRITICAL")
+        ]
+        lines = [line for line in self.log.splitlines() if line.strip()]
+        return errors[-1] if errors else (lines[-1] if lines else "")
+
+    def failure(self, what: str) -> str:
+        """One French sentence for a failed run: what failed, nbgrader's reason, the log."""
+        reason = self.last_error
+        reason = f"\u00a0: {reason.rstrip('.')}" if reason else ""
+        return (
+            f"✘ {what}\u00a0: nbgrader s'est arrêté en erreur (code {self.status}){reason}. "
+            f"Journal complet\u00a0: {self.log_path}"
+        )
+
+
+def run_quiet(cwd: Path, args: Sequence[str], log_path: Path) -> QuietRun:
+    """Run ``nbgrader <args>`` in `cwd` to its end, its whole log written to `log_path`."""
+    proc = start(args, cwd)
+    try:
+        log = proc.stdout.read()
+        status = proc.wait()
+    finally:
+        _end(proc)
+    log_path.write_text(log, encoding="utf-8")
+    return QuietRun(status, log_path, log)
 
 
 @contextmanager

@@ -22,9 +22,19 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from traitlets.config import Config
 
-__all__ = ["CONFIG", "CourseDirs", "course_dirs", "find_grader_dir", "load_config", "sqlite_path"]
+__all__ = [
+    "CONFIG",
+    "QUARANTINE",
+    "CourseDirs",
+    "course_dirs",
+    "find_grader_dir",
+    "load_config",
+    "sqlite_path",
+]
 
 CONFIG = "nbgrader_config.py"
+# OwnerCheckedCollect.quarantine_directory's default (grading.exchange), relative to the root
+QUARANTINE = "grader/quarantaine"
 
 
 def _jupyter_configs() -> list[Path]:
@@ -50,6 +60,9 @@ def find_grader_dir(start: str | os.PathLike[str] | None = None) -> Path:
 
 @dataclass(frozen=True)
 class CourseDirs:
+    """Every folder of one class, located once: nbgrader's from its configuration, the class
+    tools' own beside ``nbgrader_config.py``. Nothing else rebuilds these paths."""
+
     grader_dir: Path  # where nbgrader runs (and reads nbgrader_config.py)
     root: Path  # CourseDirectory.root
     submitted: Path  # CourseDirectory.submitted_directory, absolute
@@ -58,11 +71,31 @@ class CourseDirs:
     feedback: Path  # CourseDirectory.feedback_directory, absolute
     source: Path  # CourseDirectory.source_directory, absolute
     release: Path  # CourseDirectory.release_directory, absolute
-    downloaded: Path  # ZipCollectApp.downloaded_directory: the archives received (zip collect)
-    quarantine: Path  # OwnerCheckedCollect.quarantine_directory: copies collect set aside
-    exports: Path  # the learners' data exports (make donnees-eleve)
-    report: Path  # the class report (make rapport)
-    backups: Path  # the class's backups (make sauvegarde)
+    downloaded: Path  # ZipCollectApp.downloaded_directory, absolute
+    quarantine: Path  # OwnerCheckedCollect.quarantine_directory, absolute
+
+    @property
+    def report(self) -> Path:
+        """The tools' reports, exports and nbgrader's logs."""
+        return self.grader_dir / "rapport"
+
+    @property
+    def exports(self) -> Path:
+        """A learner's data exports (``grading.learner_export``)."""
+        return self.grader_dir / "exports"
+
+    @property
+    def backups(self) -> Path:
+        """The class's backups, by default (``grading.backup``)."""
+        return self.grader_dir / "sauvegardes"
+
+    def log_file(self, name: str) -> Path:
+        """``rapport/<name>.log``, its folder made if need be: where an nbgrader command's
+        English log goes."""
+        if not self.grader_dir.is_dir():
+            raise FileNotFoundError(f"dossier du cours introuvable\u00a0: {self.grader_dir}")
+        self.report.mkdir(exist_ok=True)
+        return self.report / f"{name}.log"
 
 
 def sqlite_path(db_url: str) -> Path | None:
@@ -100,7 +133,6 @@ def course_dirs(grader_dir: str | os.PathLike[str] | None = None) -> CourseDirs:
         cd_config.db_url = f"sqlite:///{(grader / db_file).resolve()}"
     coursedir = CourseDirectory(config=config)
     root = Path(coursedir.root)
-    quarantine = config.OwnerCheckedCollect.get("quarantine_directory", "grader/quarantaine")
     return CourseDirs(
         grader_dir=grader,
         root=root,
@@ -111,8 +143,5 @@ def course_dirs(grader_dir: str | os.PathLike[str] | None = None) -> CourseDirs:
         source=root / coursedir.source_directory,
         release=root / coursedir.release_directory,
         downloaded=root / config.ZipCollectApp.get("downloaded_directory", "downloaded"),
-        quarantine=root / quarantine,
-        exports=grader / "exports",
-        report=grader / "rapport",
-        backups=grader / "sauvegardes",
+        quarantine=root / config.OwnerCheckedCollect.get("quarantine_directory", QUARANTINE),
     )

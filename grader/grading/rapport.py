@@ -14,7 +14,8 @@ from pathlib import Path
 
 from .french_args import FrenchParser
 from .french_csv import REPORT_NAME
-from .nbgrader_quiet import finish, run_quiet
+from .nbgrader_quiet import finish
+from .nbgrader_run import run_quiet
 from .paths import course_dirs
 
 __all__ = ["main", "rapport"]
@@ -27,12 +28,12 @@ def rapport(assignment: str, grader_dir: Path | None = None) -> tuple[int, list[
         "export",
         "--exporter=grading.report.ClassReport",
         f"--assignment={assignment}",
-        "--to=rapport",
+        f"--to={dirs.report}",
     ]
-    run = run_quiet(dirs.grader_dir, args, "rapport")
+    run = run_quiet(dirs.grader_dir, args, dirs.log_file("rapport"))
     if run.status:
         return 1, [run.failure(f"rapport de «\u00a0{assignment}\u00a0»")]
-    out = dirs.grader_dir / "rapport"
+    out = dirs.report
     with open(out / REPORT_NAME, newline="", encoding="utf-8-sig") as fh:
         rows = list(csv.DictReader(fh, delimiter=";"))
     submitted = sum(row["rendu"] == "oui" for row in rows)

@@ -25,8 +25,9 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
+from course.labo.tp_notebook import ANSWER_GRADE_ID
+
 __all__ = [
-    "ANSWER_GRADE_ID",
     "Rebuilt",
     "TemplateMissing",
     "defines_answer",
@@ -36,7 +37,6 @@ __all__ = [
     "template_path",
 ]
 
-ANSWER_GRADE_ID = "oublier"  # the TP's answer: its grade id is its function's name
 MAX_NOTE = 500
 
 

@@ -21,7 +21,8 @@ from .french_format import collation_key
 from .ids import quoted
 from .nbgrader_flags import student_pattern
 from .nbgrader_log import LOG_RECORD
-from .nbgrader_quiet import assignment_command, run_quiet
+from .nbgrader_quiet import assignment_command
+from .nbgrader_run import run_quiet
 from .paths import course_dirs
 from .submitted_ids import matching, submitted_students
 
@@ -68,12 +69,11 @@ def release_feedback(
 ) -> tuple[int, list[str]]:
     """Give `assignment`'s feedback pages back; (exit status, French summary lines)."""
     dirs = course_dirs(grader_dir)
-    run = run_quiet(
-        dirs.grader_dir, ["release_feedback", assignment, *nbgrader_args], "release-feedback"
-    )
+    args = ["release_feedback", assignment, *nbgrader_args]
+    run = run_quiet(dirs.grader_dir, args, dirs.log_file("release-feedback"))
     released, unmatched = read_release_log(run.log)
     left_out = read_left_out(run.log)
-    handed_in = submitted_students(dirs.grader_dir / "submitted", assignment)
+    handed_in = submitted_students(dirs.submitted, assignment)
     pattern = student_pattern(nbgrader_args)
     if pattern:
         handed_in = matching(pattern, handed_in)

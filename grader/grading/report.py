@@ -56,7 +56,6 @@ __all__ = [
     "write_report",
 ]
 
-NO_SUBMISSION = "pas de rendu"
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"  # grader/templates
 # The page runs no script and fetches nothing: names and ids come from students and archives.
 _CSP = {
@@ -93,14 +92,14 @@ def _nbgrader_export(gradebook: Gradebook, assignment: str) -> pd.DataFrame:
 def _outcome(autograded: Path | None, student: str, assignment: str) -> tuple[str, str]:
     """(outcome, French detail) the lab's grading stored in the autograded notebooks.
 
-    ("not_graded", "") when there is no graded copy; ("", "") when the copies say nothing.
+    (Outcome.NOT_GRADED, "") when there is no graded copy; ("", "") when the copies say nothing.
     """
     if autograded is None:
         return "", ""
     folder = autograded / student / assignment
     copies = sorted(folder.glob("*.ipynb")) if folder.is_dir() else []
     if not copies:
-        return "not_graded", ""
+        return Outcome.NOT_GRADED.value, ""
     outcomes, details = [], []
     for path in copies:
         try:
@@ -116,34 +115,23 @@ def _outcome(autograded: Path | None, student: str, assignment: str) -> tuple[st
     return worst, " ".join(details)
 
 
-# Why a grading ended as it did, said to the teacher (the lab's own detail, recorded in the
-# graded copy, speaks to the student: it is quoted after this)
-FOR_THE_TEACHER = {
-    Outcome.NOT_WRITTEN: "oublier n'est pas écrite\u00a0: l'élève a rendu l'ébauche telle quelle",
-    Outcome.TIMEOUT: "le code de l'élève a dépassé la limite de temps (boucle sans fin ou attente)",
-    Outcome.CRASH: "le code de l'élève s'est arrêté sur une erreur",
-    Outcome.LOAD_ERROR: "la cellule de l'élève ne se charge pas (erreur de syntaxe ou au "
-    "chargement)",
-}
-# French words for the report's states, in the spreadsheet file
-STATE_WORDS = {
-    **{o.value: o.label for o in Outcome},
-    "": "noté",
-    "not_graded": "pas de copie notée",
-    "no_submission": NO_SUBMISSION,
-}
+def _state(outcome: str) -> str:
+    """The report's French state for an outcome ("" is a copy that says nothing: graded)."""
+    if not outcome:
+        return Outcome.GRADED.label
+    return Outcome(outcome).label if outcome in set(Outcome) else outcome
 
 
 def _why(submitted: bool, outcome: str, detail: str, raw: float, score: float) -> str:
     """Why a student has the grade they have, when it needs saying (a 0 always does), written
     for the teacher."""
     if not submitted:
-        return NO_SUBMISSION
-    if outcome == "not_graded":
-        return "pas de copie notée\u00a0: la notation a échoué (voir rapport/autograde.log)"
+        return Outcome.NO_SUBMISSION.why
+    if outcome in (Outcome.NOT_GRADED, Outcome.NO_SUBMISSION):
+        return Outcome(outcome).why
     if outcome not in ("", Outcome.GRADED):
         known = Outcome(outcome) if outcome in OUTCOMES else None
-        why = FOR_THE_TEACHER.get(known, known.label if known else outcome)
+        why = known.why if known else outcome
         if detail and known is not Outcome.NOT_WRITTEN:
             why += f" (message donné à l'élève\u00a0: «\u00a0{detail}\u00a0»)"
         return why
@@ -197,7 +185,8 @@ def class_table(gradebook: Gradebook, assignment: str, autograded: Path | None) 
     found = [_outcome(autograded, s, assignment) for s in df["student_id"]]
     submitted = list(df["submitted"])
     df["outcome"] = [
-        o if sub else "no_submission" for (o, _), sub in zip(found, submitted, strict=True)
+        o if sub else Outcome.NO_SUBMISSION.value
+        for (o, _), sub in zip(found, submitted, strict=True)
     ]
     df["why"] = [
         _why(sub, outcome, detail, raw, score)
@@ -393,7 +382,7 @@ def _spreadsheet_rows(df: pd.DataFrame) -> list[list[object]]:
             r["max_score"],
             bool(r["submitted"]),
             _row_lateness(r),
-            STATE_WORDS.get(r["outcome"], r["outcome"]),
+            _state(r["outcome"]),
             r["why"],
             *(r[t] for t in criteria),
         ]
@@ -556,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.fail(french_message(exc))
     else:
         args.db = args.db or dirs.db_url
-        args.out = args.out or dirs.grader_dir / "rapport"
+        args.out = args.out or dirs.report
         if args.db == dirs.db_url:
             autograded = dirs.autograded
         late_rule = rule_of_config(load_config(dirs.grader_dir))

@@ -30,6 +30,8 @@ from types import ModuleType
 
 import nbformat
 
+from course.labo.tp_notebook import ANSWER_GRADE_ID
+
 from .french_args import FrenchParser
 from .system_reason import french_message
 
@@ -45,7 +47,6 @@ __all__ = [
 ]
 
 ASSIGNMENT = "oublier"
-SOLUTION_GRADE_ID = "oublier"
 WRITTEN_GRADE_ID = "documentation"
 
 
@@ -104,7 +105,7 @@ def build_submission(
     """The student version with its ``oublier`` cell replaced by `cell_text` (and its written
     answer by `written`, when given)."""
     nb = nbformat.read(release_notebook, as_version=4)
-    replacements = {SOLUTION_GRADE_ID: cell_text}
+    replacements = {ANSWER_GRADE_ID: cell_text}
     if written is not None:
         replacements[WRITTEN_GRADE_ID] = written
     for grade_id, text in replacements.items():

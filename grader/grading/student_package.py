@@ -61,7 +61,7 @@ MIN_INPUT = 5  # a hidden input shorter than this (``%``, ``3``) is no secret by
 _MARKERS = ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
 
 # `make lab` for a student (student_package.mk): the course Makefile's set-up and lab recipes,
-# line for line, without the instructor's grading tools (grader/cours_notation.pth) or any other
+# line for line, without the instructor's grading tools or any other
 # target; the package's README (student_package.md): the student's commands, in French.
 STUDENT_MAKEFILE = Path(__file__).with_name("student_package.mk")
 

@@ -349,8 +349,7 @@ def zip_collect(
         )
     dirs = course_dirs(grader_dir)
     config = load_config(dirs.grader_dir)
-    downloaded = Path(config.ZipCollectApp.get("downloaded_directory", "downloaded"))
-    base = dirs.root / downloaded / assignment
+    base = dirs.downloaded / assignment
     archive_dir = base / config.ZipCollectApp.get("archive_directory", "archive")
     regexp = config.FileNameCollectorPlugin.get("named_regexp", "")
     if not regexp:

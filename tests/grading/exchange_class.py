@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
-from grading.samples import SOLUTION_GRADE_ID, build_submission
+from grading.samples import build_submission
 from grading_course import course_key, generated_course, nbgrader
 from helpers import REPO
 from run_cache import built_once
+
+from course.labo.tp_notebook import ANSWER_GRADE_ID
 
 __all__ = [
     "Student",
@@ -200,7 +202,7 @@ def answer_of(notebook: Path) -> str:
     """The source of the answer cell of a collected notebook."""
     nb = nbformat.read(notebook, as_version=4)
     (cell,) = [
-        c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == SOLUTION_GRADE_ID
+        c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == ANSWER_GRADE_ID
     ]
     return cell.source
 

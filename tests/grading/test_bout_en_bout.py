@@ -30,6 +30,7 @@ from nbgrader.api import Gradebook
 from course.labo.criteria import TESTS
 from course.labo.outcome import OUTCOMES
 from course.labo.sandbox import SANDBOX_UIDS
+from course.labo.tp_notebook import ANSWER_GRADE_ID
 
 # every automatic test of the TP passed: the criteria table's points (helpers.tp_points)
 FULL = tp_points()[0]
@@ -297,7 +298,7 @@ def test_no_cell_ever_times_out_in_the_kernel(graded_course):
         4,
     )
     cell = next(
-        c for c in essai.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "oublier"
+        c for c in essai.cells if c.metadata.get("nbgrader", {}).get("grade_id") == ANSWER_GRADE_ID
     )
     assert "await oublier(None" in cell.source  # the student's own code is kept for feedback
 

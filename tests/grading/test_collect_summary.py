@@ -11,7 +11,7 @@ import subprocess
 import pytest
 from exchange_class import Student, exchange_root, released_copy, tag, unix_users
 from grading.collect import read_collect_log
-from grading_course import grading, register
+from grading_course import copy_course, grading, register
 from helpers import REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -110,8 +110,9 @@ def test_a_set_aside_name_cannot_drive_the_teachers_terminal():
 
 def test_a_course_folder_that_is_not_there_is_one_french_sentence(tmp_path):
     absent = tmp_path / "absent" / "grader"
+    here = copy_course(tmp_path / "cours")  # where the tools run: a course's grader/
     for module in ("collect", "release_feedback"):
-        proc = grading(tmp_path, module, "oublier", "--grader-dir", str(absent))
+        proc = grading(here, module, "oublier", "--grader-dir", str(absent))
         assert proc.returncode == 2, proc
         assert proc.stderr.strip().endswith(f"dossier du cours introuvable{NBSP}: {absent}"), proc
         assert "Traceback" not in proc.stderr and not absent.exists()

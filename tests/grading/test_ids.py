@@ -101,7 +101,8 @@ def test_submitted_folders_matched_against_the_class(tmp_path):
         tmp_path / "fb",
         tmp_path / "source",
         tmp_path / "release",
-        *(tmp_path / name for name in ("downloaded", "quarantaine", "exports", "rapport", "s")),
+        tmp_path / "downloaded",
+        tmp_path / "quarantaine",
     )
     report = check_submitted_ids(dirs, "oublier")
     assert (submitted / "chloé" / "oublier" / "oublier.ipynb").is_file()  # renamed, kept

@@ -351,7 +351,7 @@ def test_a_server_spending_past_the_budget_is_a_zero_with_its_reason(
     query's aggregate) count in the submission's budget: stopped at once, every test 0 with the
     French reason, an evaluation that ends (never an error that the next make grade retries),
     and nothing left in the temporary folder."""
-    from course.labo.partage import _MESSAGES
+    from course.labo.partage import CALL_ENDS
     from course.labo.partage_base import ServerLimits
 
     monkeypatch.setenv("TMPDIR", str(tmp_path))
@@ -361,8 +361,8 @@ def test_a_server_spending_past_the_budget_is_a_zero_with_its_reason(
     )
     assert evaluation.statuses == [status]
     assert evaluation.score == 0
-    assert evaluation.reason == _MESSAGES[status]
-    assert {v.message for v in evaluation.verdicts.values()} == {_MESSAGES[status]}
+    assert evaluation.reason == CALL_ENDS[status][1]
+    assert {v.message for v in evaluation.verdicts.values()} == {CALL_ENDS[status][1]}
     assert time.monotonic() - start < 120
     assert _leftovers(tmp_path) == []
 

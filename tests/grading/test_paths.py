@@ -15,6 +15,7 @@ import pytest
 from grading.demo import demo_config
 from grading.paths import course_dirs, find_grader_dir
 from grading_course import copy_course, run_tool
+from helpers import REPO
 from nbgrader.api import Gradebook
 
 PY = sys.executable
@@ -61,9 +62,11 @@ def course_folder(course_template, tmp_path) -> Path:
 # Several `python -m grading.<tool> ARGS`, each from its folder, in one Python: each runs as
 # `-m` runs it (runpy, as __main__, with its own argv, in its own current folder), its exit
 # status and output kept apart. The tools import nbgrader (about 4 s of CPU a start): one start
-# for the batch.
+# for the batch. The package is the repository's (first on sys.path, as `python -m` run in its
+# grader/ puts it), the courses are copies without one.
 _BATCH = """
 import contextlib, io, json, os, runpy, sys
+sys.path.insert(0, sys.argv[2])
 results = []
 for cwd, module, *args in json.loads(sys.argv[1]):
     os.chdir(cwd)
@@ -95,7 +98,8 @@ class ToolRun:
 def _run_batch(*commands: tuple[Path | str, ...]) -> list[ToolRun]:
     """Each command is (its folder, the tool's module, its arguments...)."""
     items = [[str(cwd), *args] for cwd, *args in commands]
-    proc = run_tool(Path(commands[0][0]), PY, "-c", _BATCH, json.dumps(items), timeout=300)
+    package = str(REPO / "grader")
+    proc = run_tool(Path(commands[0][0]), PY, "-c", _BATCH, json.dumps(items), package, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return [ToolRun(*result) for result in json.loads(proc.stdout.splitlines()[-1])]
 

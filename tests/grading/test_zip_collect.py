@@ -16,6 +16,8 @@ import pytest
 from grading.samples import build_submission
 from grading_course import grading, nbgrader, register
 
+from course.labo.tp_notebook import ANSWER_GRADE_ID
+
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 Q = "\u00a0"
@@ -39,7 +41,7 @@ def _answer(course: Path, student: str) -> str:
     cell = next(
         c
         for c in nbformat.read(path, as_version=4).cells
-        if c.metadata.get("nbgrader", {}).get("grade_id") == "oublier"
+        if c.metadata.get("nbgrader", {}).get("grade_id") == ANSWER_GRADE_ID
     )
     return cell.source
 

@@ -16,9 +16,10 @@ import nbformat
 import requests
 from helpers import REPO
 
+from course.labo.tp_notebook import ANSWER_GRADE_ID
+
 __all__ = [
     "COURSE_ID",
-    "LAB_CELL",
     "Lab",
     "assignment_list",
     "feedback_score",
@@ -31,7 +32,6 @@ __all__ = [
 ]
 
 COURSE_ID = "memoire-tuteur"
-LAB_CELL = "oublier"  # grade_id of the cell the student writes
 
 
 @dataclass
@@ -116,7 +116,7 @@ def write_answer(hub, student: str, lab: Lab, answer: str) -> dict:
     cells = [
         cell
         for cell in nb["cells"]
-        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == LAB_CELL
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == ANSWER_GRADE_ID
     ]
     assert len(cells) == 1, [c.get("metadata") for c in nb["cells"]]
     cells[0]["source"] = answer

@@ -46,7 +46,9 @@ from classhub import (
     unix_users,
     write_roster,
 )
-from cycle import LAB_CELL, Lab, formgrader, load_lab, ok, page_score, student_action, write_answer
+from cycle import Lab, formgrader, load_lab, ok, page_score, student_action, write_answer
+
+from course.labo.tp_notebook import ANSWER_GRADE_ID
 
 pytestmark = [pytest.mark.hub, pytest.mark.slow, pytest.mark.timeout(2700)]
 
@@ -189,7 +191,7 @@ def _setup_cells(nb: dict) -> list[str]:
     """The code cells before the student's answer: what a student runs first."""
     codes = []
     for cell in nb["cells"]:
-        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == LAB_CELL:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == ANSWER_GRADE_ID:
             return codes
         if cell["cell_type"] == "code":
             source = cell["source"]

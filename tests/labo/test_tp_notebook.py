@@ -12,7 +12,7 @@ import pytest
 from helpers import REPO
 
 from course.labo import cellule_oublier
-from course.labo.tp_notebook import OublierIntrouvable, oublier_cell_source
+from course.labo.tp_notebook import ANSWER_GRADE_ID, OublierIntrouvable, oublier_cell_source
 
 SOLUTION = REPO / "solutions" / "oublier" / "oublier.ipynb"
 RELEASED = REPO / "notebooks" / "oublier" / "oublier.ipynb"
@@ -68,7 +68,7 @@ def test_the_answer_cell_wins_over_another_definition(tmp_path: Path):
     """A later cell that redefines oublier is not the answer: the nbgrader answer cell is."""
     answer = "async def oublier(service, user_id):\n    return None\n"
     other = "async def oublier(service, user_id):\n    raise NotImplementedError()\n"
-    nb = {"cells": [cell(other), cell(answer, nbgrader={"grade_id": "oublier"})]}
+    nb = {"cells": [cell(other), cell(answer, nbgrader={"grade_id": ANSWER_GRADE_ID})]}
     path = tmp_path / "oublier.ipynb"
     path.write_text(json.dumps(nb), encoding="utf-8")
     assert oublier_cell_source(path) == answer
