@@ -15,7 +15,6 @@ The hub's roster is such a list: its staff (a `role` column) is left out of the 
 from __future__ import annotations
 
 import csv
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -63,7 +62,7 @@ def register(
     `reenrol` does not name; returns the French summary lines and the erased learners skipped."""
     from .erasure_register import class_registers, erased_on
     from .erasure_register import reenrol as remove_from_register
-    from .nbgrader_run import BIN, nbgrader_env, tools_on_path
+    from .nbgrader_run import run_quiet, tools_on_path
     from .paths import course_dirs
 
     students = read_students(Path(path))
@@ -93,24 +92,16 @@ def register(
             f"make students REINSCRIRE={skipped[0]}."
         )
     before = _registered(dirs.db_url)
-    log_dir = dirs.grader_dir / "rapport"
-    log_dir.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="eleves-") as tmp:
         clean = Path(tmp) / "eleves.csv"
         _clean_csv(students, clean)
-        proc = subprocess.run(
-            [str(BIN / "nbgrader"), "db", "student", "import", str(clean)],
-            cwd=dirs.grader_dir,
-            env=nbgrader_env(),
-            capture_output=True,
-            text=True,
-            stdin=subprocess.DEVNULL,
+        run = run_quiet(
+            dirs.grader_dir, ["db", "student", "import", str(clean)], dirs.log_file("eleves")
         )
-    log = log_dir / "eleves.log"
-    log.write_text(proc.stdout + proc.stderr, encoding="utf-8")
-    if proc.returncode != 0:
+    log = run.log_path
+    if run.status != 0:
         raise ImportFailed(
-            f"nbgrader n'a pas pu inscrire la classe (code {proc.returncode})\u00a0: voir {log}."
+            f"nbgrader n'a pas pu inscrire la classe (code {run.status})\u00a0: voir {log}."
         )
     new = [s.id for s in students if s.id not in before]
     kept = sorted(before - {s.id for s in students})
