@@ -5,7 +5,10 @@ a real PostgreSQL the grader starts for it, with the sandbox; scores as attendus
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -16,13 +19,13 @@ from grading_course import copy_course, nbgrader
 from helpers import REPO
 from learner_env import learner_env
 from nbgrader.api import Gradebook
+from partage_attacks import LIMIT_ATTACKS, SAMPLES, SMALL
 
 from course.labo.partage import EXEMPLE, PARTAGE_TESTS, evaluate_partage
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 ASSIGNMENT = "oublier_partage"
-SAMPLES = REPO / "grader" / "submissions" / "partage"
 
 
 def _expected() -> dict[str, dict]:
@@ -253,8 +256,6 @@ def test_rows_compressed_to_hide_their_bytes_are_a_changed_structure(clusters):
 
 # -- the server's own work in the submission's budget (issue 32, point 4) ----------------------
 
-SMALL = {"temp_file_kb": 8 * 1024, "connections": 3}
-
 
 def test_the_students_roles_cannot_lift_the_servers_limits(clusters):
     """Each call logs in as a role of its own, dropped after it. What no role of the student's
@@ -367,54 +368,21 @@ def test_the_students_roles_cannot_lift_the_servers_limits(clusters):
     assert _leftovers(clusters) == []
 
 
-DISK_FILLER = """
-async def oublier_partage(sql, user_id):
-    await sql(
-        # two small series crossed: neither spills to a temporary file (temp_file_limit)
-        "CREATE UNLOGGED TABLE remplissage AS SELECT repeat(md5((a * b)::text), 30) AS x "
-        "FROM generate_series(1, 2000) a, generate_series(1, 2000) b"
-    )
-"""
-MEMORY_HOG = """
-async def oublier_partage(sql, user_id):
-    await sql("SELECT length(string_agg(repeat('x', 1000000), '')) FROM generate_series(1, 400)")
-"""
-CONCURRENT_HOGS = """
-import asyncio
-
-async def oublier_partage(sql, user_id):
-    requete = "SELECT length(string_agg(repeat('x', 1000000), '')) FROM generate_series(1, 200)"
-    await asyncio.gather(*(sql(requete) for _ in range(12)), return_exceptions=True)
-    await sql("DELETE FROM sessions WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
-    await sql("DELETE FROM user_states WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
-    await sql("VACUUM FULL events, sessions, user_states")
-"""
-
-
-@pytest.mark.parametrize(
-    ("source", "limits", "status"),
-    [
-        (DISK_FILLER, {"disk_bytes": 32 << 20}, "disk"),
-        (MEMORY_HOG, {"memory_bytes": 160 << 20, "backend_bytes": 1 << 30}, "memory"),
-    ],
-    ids=["disque", "memoire"],
-)
-def test_a_server_spending_past_the_budget_is_a_zero_with_its_reason(
-    source, limits, status, clusters
-):
+@pytest.mark.parametrize("attack", ["disque", "memoire"])
+def test_a_server_spending_past_the_budget_is_a_zero_with_its_reason(attack, clusters):
     """The server's disk (an UNLOGGED table filling the cluster's folder) and memory (one
     query's aggregate) count in the submission's budget: stopped at once, every test 0 with the
     French reason, an evaluation that ends (never an error that the next make grade retries),
-    and nothing left in the temporary folder."""
+    and nothing left in the clusters' folder."""
     from course.labo.partage import _MESSAGES
     from course.labo.partage_base import ServerLimits
 
+    source, limits, statuses, score = LIMIT_ATTACKS[attack]
+    (status,) = statuses
     start = time.monotonic()
-    evaluation = evaluate_partage(
-        source, EXEMPLE, sandboxed=True, limits=ServerLimits(**SMALL, **limits)
-    )
+    evaluation = evaluate_partage(source, EXEMPLE, sandboxed=True, limits=ServerLimits(**limits))
     assert evaluation.statuses == [status]
-    assert evaluation.score == 0
+    assert evaluation.score == score == 0
     assert evaluation.reason == _MESSAGES[status]
     assert {v.message for v in evaluation.verdicts.values()} == {_MESSAGES[status]}
     assert time.monotonic() - start < 120
@@ -422,14 +390,55 @@ def test_a_server_spending_past_the_budget_is_a_zero_with_its_reason(
 
 
 def test_twelve_concurrent_aggregates_leave_the_server_up(clusters):
-    """The attack that crashed the server (twelve string_agg at once, OOM, recovery): eleve has
-    three connections, each server process a bounded address space, so the queries fail in the
-    server (out of memory, too many connections) and the server keeps answering: the same call
-    then erases the learner, graded as usual."""
+    """The attack that crashed the server (twelve string_agg at once, OOM, recovery): each call's
+    role has three connections, each server process a bounded address space, so the queries fail
+    in the server (out of memory, too many connections) and the server keeps answering: the same
+    call then erases the learner, graded as usual."""
     from course.labo.partage_base import ServerLimits
 
-    limits = ServerLimits(**SMALL, backend_bytes=96 << 20)
-    evaluation = evaluate_partage(CONCURRENT_HOGS, EXEMPLE, sandboxed=True, limits=limits)
-    assert evaluation.statuses == ["ok"] * 4
-    assert evaluation.score == 6, evaluation.verdicts
+    source, limits, statuses, score = LIMIT_ATTACKS["agregats_concurrents"]
+    evaluation = evaluate_partage(source, EXEMPLE, sandboxed=True, limits=ServerLimits(**limits))
+    assert evaluation.statuses == statuses
+    assert evaluation.score == score == 6, evaluation.verdicts
     assert _leftovers(clusters) == []
+
+
+def _namespace_tmp_available() -> bool:
+    return os.geteuid() == 0 and shutil.which("unshare") is not None
+
+
+@pytest.mark.skipif(not _namespace_tmp_available(), reason="un /tmp vide à soi demande root")
+def test_grading_writes_nothing_in_the_machines_tmp(clusters, monkeypatch):
+    """One submission graded with the default temporary folder, in a mount namespace whose /tmp
+    is an empty tmpfs (so that no other process of the machine writes there): nothing appears in
+    /tmp but the watch's positive control, a file made there by tempfile during the run; the
+    cluster's folder was made 0700 in the clusters' folder, and is gone."""
+    from course.labo.partage_base import _server_user
+
+    monkeypatch.delenv("TMPDIR", raising=False)
+    config = {
+        "items": {"complete": {"source": (SAMPLES / "complete.py").read_text(), "limits": None}},
+        "grader": None,
+        "watch_uid": None,
+        "clusters": str(clusters),
+    }
+    mount = 'mount -t tmpfs -o mode=1777,size=64m cours-tmp /tmp && exec "$@"'
+    done = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", mount, "sh"]
+        + [sys.executable, str(Path(__file__).with_name("partage_batch.py"))],
+        input=json.dumps(config),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert report["results"]["complete"]["score"] == 6, report
+    control = Path(report["control"])
+    assert control.parent == Path("/tmp")  # the default temporary folder, watched
+    assert report["tmp_new"] == [control.name]
+    server = _server_user()
+    owner = server.pw_uid if server is not None else os.geteuid()
+    assert len(report["clusters_made"]) == 1, report
+    assert [list(v) for v in report["clusters_made"].values()] == [[owner, 0o700]]
+    assert report["clusters_left"] == []
