@@ -6,7 +6,8 @@ user or in another mount namespace, with the interpreter of an environment where
 installed. CONFIG (JSON): ``items`` (name -> ``{"source", "limits"}``, limits the keyword
 arguments of ``ServerLimits`` or null), ``grader`` (a folder holding ``grading/``: the hidden
 scenario; null: the lesson's example), ``watch_uid`` (only the entries of ``/tmp`` this uid owns
-count; null: every entry), ``clusters`` (the clusters' folder, watched too).
+count; null: every entry), ``clusters`` (the clusters' folder, watched too; null: the default
+one, ``clusters_root()``).
 
 The watch's positive control: a file made by ``tempfile.mkstemp()`` (the default temporary
 folder: ``TMPDIR`` must be unset) while the watch runs, removed before grading starts; the
@@ -92,7 +93,11 @@ def grade_batch(config: dict) -> dict:
             "reason": evaluation.reason,
         }
 
-    clusters = config["clusters"]
+    clusters = config.get("clusters")
+    if not clusters:  # the default one, where the hooks put them
+        from course.labo.partage_base import _server_user, clusters_root
+
+        clusters = str(clusters_root(_server_user()))
     with _Watch(TMP, config.get("watch_uid")) as tmp, _Watch(clusters, None) as made:
         fd, control = tempfile.mkstemp(prefix="controle-")
         os.close(fd)
@@ -106,6 +111,7 @@ def grade_batch(config: dict) -> dict:
         "control": control,
         "tmp_new": sorted(tmp.seen),
         "clusters_made": {name: list(v) for name, v in made.seen.items()},
+        "clusters": clusters,
         "clusters_left": sorted(os.listdir(clusters)),
     }
 
