@@ -150,7 +150,13 @@ def _reachable(folder: Path, user: pwd.struct_passwd) -> bool:
     return True
 
 
-def clusters_root(server_user: pwd.struct_passwd | None = None) -> Path:
+def clusters_root() -> Path:
+    """The folder of the grading clusters, made if need be (see ``_clusters_root``); raises
+    RuntimeError, in French, when it cannot be used."""
+    return _clusters_root(_server_user())
+
+
+def _clusters_root(server_user: pwd.struct_passwd | None) -> Path:
     """The folder of the grading clusters: ``$COURS_PARTAGE_DOSSIER``, else
     ``$XDG_CACHE_HOME/cours-partage`` (``~/.cache/cours-partage``); as root, ``/var/lib/
     cours-partage`` when the server's user cannot traverse that one (root's home). Made 0700
@@ -208,7 +214,7 @@ class GradingBase:
     def __enter__(self) -> GradingBase:
         server_user = _server_user()
         # short names: the socket's path must fit in sun_path (107 bytes)
-        self._parent = Path(tempfile.mkdtemp(prefix="p-", dir=clusters_root(server_user)))
+        self._parent = Path(tempfile.mkdtemp(prefix="p-", dir=_clusters_root(server_user)))
         try:
             if server_user is not None:  # root: the server's user alone may enter and write
                 os.chown(self._parent, server_user.pw_uid, server_user.pw_gid)

@@ -95,9 +95,9 @@ def grade_batch(config: dict) -> dict:
 
     clusters = config.get("clusters")
     if not clusters:  # the default one, where the hooks put them
-        from course.labo.partage_base import _server_user, clusters_root
+        from course.labo.partage_base import clusters_root
 
-        clusters = str(clusters_root(_server_user()))
+        clusters = str(clusters_root())
     with _Watch(TMP, config.get("watch_uid")) as tmp, _Watch(clusters, None) as made:
         fd, control = tempfile.mkstemp(prefix="controle-")
         os.close(fd)

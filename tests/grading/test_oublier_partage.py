@@ -47,10 +47,10 @@ def _leftovers(folder: Path) -> list[str]:
 def clusters(monkeypatch) -> Path:
     """The grading clusters' folder of this test alone (COURS_PARTAGE_DOSSIER), inside the
     default one, with its mode: nothing may be left in it."""
-    from course.labo.partage_base import FOLDER_ENV, _server_user, clusters_root
+    from course.labo.partage_base import FOLDER_ENV, clusters_root
 
     monkeypatch.delenv(FOLDER_ENV, raising=False)
-    root = clusters_root(_server_user())
+    root = clusters_root()
     folder = Path(tempfile.mkdtemp(prefix="essai-", dir=root))
     folder.chmod(root.stat().st_mode & 0o777)
     monkeypatch.setenv(FOLDER_ENV, str(folder))
@@ -401,6 +401,55 @@ def test_twelve_concurrent_aggregates_leave_the_server_up(clusters):
     assert evaluation.statuses == statuses
     assert evaluation.score == score == 6, evaluation.verdicts
     assert _leftovers(clusters) == []
+
+
+def test_the_clusters_folder_is_private_and_never_the_machines_tmp(tmp_path, monkeypatch):
+    """By default, a folder of the user's own (root: one the server's user may traverse, not
+    list); a folder given by COURS_PARTAGE_DOSSIER that others may write in (/tmp) or a link is
+    refused, with the reason, before any server starts."""
+    from course.labo.partage_base import FOLDER_ENV, ROOT_FOLDER, _server_user, clusters_root
+
+    monkeypatch.delenv(FOLDER_ENV, raising=False)
+    monkeypatch.delenv("TMPDIR", raising=False)
+    root = clusters_root()
+    st = root.stat()
+    if _server_user() is None:
+        assert root == Path.home() / ".cache" / "cours-partage"
+        assert st.st_mode & 0o777 == 0o700
+    else:  # root, whose home the server's user cannot enter
+        assert root == ROOT_FOLDER or Path.home().stat().st_mode & 0o001
+        assert st.st_mode & 0o777 == 0o711
+    assert st.st_uid == os.geteuid()
+    assert not root.is_relative_to("/tmp") and not root.is_relative_to(tempfile.gettempdir())
+    shared = tmp_path / "commun"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    (tmp_path / "lien").symlink_to(shared)
+    for folder, words in (
+        ("/tmp", "(ouvert en écriture|doit être un dossier à vous)"),
+        (str(shared), "ouvert en écriture à d'autres"),
+        (str(tmp_path / "lien"), "doit être un dossier à vous"),
+    ):
+        monkeypatch.setenv(FOLDER_ENV, folder)
+        with pytest.raises(RuntimeError, match=words):
+            clusters_root()
+    assert oct(Path("/tmp").stat().st_mode & 0o7777) == "0o1777"  # untouched
+
+
+def test_grading_stops_before_the_first_submission_on_an_unusable_clusters_folder(monkeypatch):
+    """The hooks check the clusters' folder with PostgreSQL, before grading anything: a French
+    sentence that names the setting, not one failed submission after another."""
+    from grading.hooks import LABS
+
+    from course.labo.partage_base import FOLDER_ENV
+
+    monkeypatch.delenv(FOLDER_ENV, raising=False)
+    assert LABS["oublier_partage"].problem() is None  # the positive control
+    monkeypatch.setenv(FOLDER_ENV, "/tmp")
+    problem = LABS["oublier_partage"].problem()
+    assert problem is not None
+    assert problem.startswith("Le TP oublier_partage se note sur un vrai PostgreSQL\u00a0: /tmp ")
+    assert FOLDER_ENV in problem
 
 
 def _namespace_tmp_available() -> bool:
