@@ -170,6 +170,11 @@ def _clusters_root(server_user: pwd.struct_passwd | None) -> Path:
         folder = Path(cache).absolute() / "cours-partage"
         if server_user is not None and not _reachable(folder, server_user):
             folder = ROOT_FOLDER
+    if len(str(folder / "p-12345678" / "c" / SOCKET_NAME)) > _SOCKET_MAX:  # as __enter__ makes
+        raise RuntimeError(
+            f"{folder} (dossier des serveurs de notation, {FOLDER_ENV}) est un chemin trop long "
+            f"pour la socket d'un serveur\u00a0: choisissez un dossier au chemin plus court."
+        )
     mode = 0o711 if server_user is not None else 0o700
     if not folder.exists():
         folder.mkdir(mode=0o700, parents=True)

@@ -429,10 +429,12 @@ def test_the_clusters_folder_is_private_and_never_the_machines_tmp(tmp_path, mon
         ("/tmp", "(ouvert en écriture|doit être un dossier à vous)"),
         (str(shared), "ouvert en écriture à d'autres"),
         (str(tmp_path / "lien"), "doit être un dossier à vous"),
+        (str(tmp_path / ("long" * 30)), "chemin trop long"),
     ):
         monkeypatch.setenv(FOLDER_ENV, folder)
         with pytest.raises(RuntimeError, match=words):
             clusters_root()
+    assert not (tmp_path / ("long" * 30)).exists()  # refused before anything is made
     assert oct(Path("/tmp").stat().st_mode & 0o7777) == "0o1777"  # untouched
 
 
