@@ -1,8 +1,9 @@
 """Grades ``oublier_partage``, the shared-database lab (lesson 7's exercise, graded if the
 teacher wants it), on a real PostgreSQL started for each submission.
 
-The grader starts the cluster (``course.labo.partage_base``: one private cluster, an ordinary
-role, no TCP) and seeds it; each call of the student's function then runs in its own sandboxed
+The grader starts the cluster (``course.labo.partage_base``: one private cluster in a folder of
+the course's own, never the machine's ``/tmp``; an ordinary role per call, dropped after it; no
+TCP) and seeds it; each call of the student's function then runs in its own sandboxed
 process (``course.labo.sandbox``: no network, only the cluster's socket bound in, nothing else of
 the machine's files), and the grader reads the base between calls. Calls, in order: the learner
 to erase, the same learner again, an unknown learner, a learner whose id holds an apostrophe.
@@ -36,7 +37,7 @@ from typing import Any
 
 from .criteria import Verdict
 from .outcome import Outcome
-from .partage_base import DATABASE, ROLE, BaseFacts, GradingBase, ServerLimits
+from .partage_base import DATABASE, BaseFacts, GradingBase, ServerLimits
 from .partage_runner import EXIT, FUNCTION
 from .sandbox import Limits, Sandbox
 
@@ -251,7 +252,8 @@ def _call(base: GradingBase, source: str, user_id: str, sandboxed: bool) -> str:
     host = base.host
     if sandboxed:
         argv = Sandbox(LIMITS).command(argv, readable=(base.socket,))
-    request = {"source": source, "user_id": user_id, "host": host, "user": ROLE}
+    # a login role of this call's own, dropped after it (with whatever it set on itself)
+    request = {"source": source, "user_id": user_id, "host": host, "user": base.call_role()}
     request["database"] = DATABASE
     proc = subprocess.Popen(
         argv,

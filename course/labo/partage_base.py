@@ -1,33 +1,43 @@
 """The graded shared-database lab's PostgreSQL: one private cluster per submission, locked down.
 
-Started by the grader (never by student code), in a private temporary folder, through
-``course.postgres.ServeurPostgres`` (no TCP, one Unix socket). Before any student code runs:
+Started by the grader (never by student code) through ``course.postgres.ServeurPostgres`` (no
+TCP, one Unix socket), in a private folder of the course's own, never the machine's temporary
+folder (``clusters_root``: ``$COURS_PARTAGE_DOSSIER``, else ``~/.cache/cours-partage``, 0700; as
+root, whose server runs as another user that cannot enter root's home, ``/var/lib/cours-partage``,
+0711, which nobody may list); each cluster's folder is 0700 and removed at the end. Before any
+student code runs:
 
-- the base ``tuteur`` belongs to ``eleve``, an ordinary role (no superuser, no CREATEDB, no
-  CREATEROLE): it may read, delete and ``VACUUM FULL`` its own tables, and nothing on the
-  server's machine (no ``COPY … PROGRAM``, no ``pg_read_file``, no large-object import);
-- ``pg_hba.conf`` lets ``eleve`` in, without password, to ``tuteur`` only, and ``postgres`` only
-  with a random password that stays in this process: the student's code cannot become superuser;
+- the base ``tuteur`` belongs to ``eleve``, an ordinary role that cannot log in (no superuser,
+  no CREATEDB, no CREATEROLE): its members may read, delete and ``VACUUM FULL`` its tables, and
+  nothing on the server's machine (no ``COPY … PROGRAM``, no ``pg_read_file``, no large-object
+  import);
+- each call logs in as a role of its own (``call_role()``: ``eleve_<random>``, a member of
+  ``eleve``, created by the superuser before the call and dropped after it, what it created given
+  back to ``eleve``): whatever a call sets on itself (``ALTER ROLE CURRENT_USER SET``, which
+  PostgreSQL lets every role do) dies with its role, and no later call logs in as it;
+- ``pg_hba.conf`` lets the members of ``eleve`` in, without password, to ``tuteur`` only, and
+  ``postgres`` only with a random password that stays in this process: the student's code cannot
+  become superuser;
 - autovacuum is off: a dead tuple stays until the student's code removes it, so the file check
   judges the student's code, not the server's timing;
-- the server's own work is in the submission's budget (``ServerLimits``): set by the superuser
-  where ``eleve`` cannot undo them, ``temp_file_limit`` (a superuser-only setting: ``SET`` and
-  ``ALTER ROLE eleve SET`` are refused to ``eleve``), a connection limit for ``eleve`` (only a
-  role with CREATEROLE may change it), no parallel workers by default; every server process
-  forked after the lock-down gets an address-space limit (``prlimit`` on the postmaster: a
-  query that wants more fails with « out of memory », the server stays up). What ``eleve`` may
-  still set on itself (``statement_timeout``, ``work_mem``… with ``SET`` or ``ALTER ROLE eleve
-  SET``, which PostgreSQL lets every role do for itself) decides nothing: the grader stops a
-  call at its own time limit, or as soon as the server's processes together hold more memory,
-  or its folder more bytes, than the budget (``usage()``), ends every ``eleve`` connection
-  after each call, and resets ``eleve``'s and the base's settings.
+- the server's own work is in the submission's budget (``ServerLimits``), by what no role of
+  the student's can change: ``temp_file_limit`` (a superuser-only setting: ``SET``, ``ALTER ROLE
+  … SET`` and ``ALTER DATABASE … SET`` are refused), each call role's connection limit (only a
+  role with CREATEROLE may change it), no parallel workers by default, and an address-space limit
+  on every server process forked after the lock-down (``prlimit`` on the postmaster: a query that
+  wants more fails with « out of memory », the server stays up). What a role may set for itself
+  (``statement_timeout``, ``work_mem``… by ``SET``, ``ALTER ROLE CURRENT_USER SET`` or, as the
+  base's owner, ``ALTER DATABASE tuteur SET``) decides nothing: the grader stops a call at its own
+  time limit, or as soon as the server's processes together hold more memory, or its folder more
+  bytes, than the budget (``usage()``), ends every connection of the student's after each call,
+  drops the call's role and resets the base's settings.
 
 The seed is real: ADK 2.10's ``DatabaseSessionService`` and the tutor write every row
 (``course.labo.partage_graine``, a subprocess), once per grading process; the next bases are
 restored from its ``pg_dump`` (ADK's import alone costs 3 to 7 s). ``facts()`` reads, as
-``postgres``, after ending every ``eleve`` connection: per (app, user) group of each table, its
-row count and a digest; the schema's relations and triggers; and how many times each name is
-readable in the base's files (read first, before any query reads a table).
+``postgres``, after ending every connection of the student's: per (app, user) group of each
+table, its row count and a digest; the schema's relations and triggers; and how many times each
+name is readable in the base's files (read first, before any query reads a table).
 """
 
 from __future__ import annotations
@@ -50,18 +60,31 @@ from typing import TypeVar
 
 from course.postgres import ServeurPostgres, binaires_postgres
 
-__all__ = ["DATABASE", "ROLE", "SOCKET_NAME", "BaseFacts", "GradingBase", "ServerLimits"]
+__all__ = [
+    "DATABASE",
+    "FOLDER_ENV",
+    "ROLE",
+    "SOCKET_NAME",
+    "BaseFacts",
+    "GradingBase",
+    "ServerLimits",
+    "clusters_root",
+]
 
 DATABASE = "tuteur"
 ROLE = "eleve"
 SOCKET_NAME = ".s.PGSQL.5432"
 TABLES = ("sessions", "events", "user_states", "app_states")
-HBA = f"local {DATABASE} {ROLE} trust\nlocal all postgres scram-sha-256\n"
+# "+eleve": eleve and its members (the call roles); a superuser is not counted as a member
+HBA = f"local {DATABASE} +{ROLE} trust\nlocal all postgres scram-sha-256\n"
+FOLDER_ENV = "COURS_PARTAGE_DOSSIER"  # where the grading clusters go (the instructor's choice)
+ROOT_FOLDER = Path("/var/lib/cours-partage")  # as root, when the server's user cannot reach it
 SEED_TIMEOUT = 180.0
 _DUMPS: dict[str, str] = {}  # the seed's learners (JSON) -> the dump of the base ADK wrote
 
 _T = TypeVar("_T")
 _MiB = 1 << 20
+_SOCKET_MAX = 107  # sun_path, less the final NUL
 
 
 @dataclass(frozen=True)
@@ -112,15 +135,67 @@ def _server_user() -> pwd.struct_passwd | None:
     return pwd.getpwnam(name) if name else None
 
 
-def _base_dir(server_user: pwd.struct_passwd | None) -> str:
-    """Where the clusters go: the temporary folder, or, as root, ``/tmp`` when the server's user
-    could not reach it (a private ``TMPDIR`` under a folder only root may enter)."""
-    folder = tempfile.gettempdir()
-    if server_user is None:
-        return folder
-    for parent in [Path(folder), *Path(folder).parents]:
-        if not parent.stat().st_mode & 0o001:  # others may not traverse it
-            return "/tmp"
+def _reachable(folder: Path, user: pwd.struct_passwd) -> bool:
+    """Whether `user` may traverse every folder down to `folder` (others' or its own bits)."""
+    for parent in [folder, *folder.parents]:
+        try:
+            st = parent.stat()
+        except OSError:
+            continue  # not made yet: it will be, by us, with the right bits
+        if st.st_uid == user.pw_uid:
+            if not st.st_mode & 0o100:
+                return False
+        elif not st.st_mode & (0o010 if st.st_gid == user.pw_gid else 0o001):
+            return False
+    return True
+
+
+def clusters_root() -> Path:
+    """The folder of the grading clusters, made if need be (see ``_clusters_root``); raises
+    RuntimeError, in French, when it cannot be used."""
+    return _clusters_root(_server_user())
+
+
+def _clusters_root(server_user: pwd.struct_passwd | None) -> Path:
+    """The folder of the grading clusters: ``$COURS_PARTAGE_DOSSIER``, else
+    ``$XDG_CACHE_HOME/cours-partage`` (``~/.cache/cours-partage``); as root, ``/var/lib/
+    cours-partage`` when the server's user cannot traverse that one (root's home). Made 0700
+    (0711 as root: the server's user must traverse it to its own cluster, and may not list it);
+    an existing one must be ours and writable by no one else (never the machine's ``/tmp``)."""
+    chosen = os.environ.get(FOLDER_ENV)
+    if chosen:
+        folder = Path(chosen).expanduser().absolute()
+    else:
+        cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        folder = Path(cache).absolute() / "cours-partage"
+        if server_user is not None and not _reachable(folder, server_user):
+            folder = ROOT_FOLDER
+    if len(str(folder / "p-12345678" / "c" / SOCKET_NAME)) > _SOCKET_MAX:  # as __enter__ makes
+        raise RuntimeError(
+            f"{folder} (dossier des serveurs de notation, {FOLDER_ENV}) est un chemin trop long "
+            f"pour la socket d'un serveur\u00a0: choisissez un dossier au chemin plus court."
+        )
+    mode = 0o711 if server_user is not None else 0o700
+    if not folder.exists():
+        folder.mkdir(mode=0o700, parents=True)
+        folder.chmod(mode)
+    st = folder.lstat()
+    if folder.is_symlink() or not folder.is_dir() or st.st_uid != os.geteuid():
+        raise RuntimeError(
+            f"{folder} (dossier des serveurs de notation, {FOLDER_ENV}) doit être un dossier "
+            f"à vous\u00a0: choisissez-en un autre."
+        )
+    if st.st_mode & 0o022:
+        raise RuntimeError(
+            f"{folder} (dossier des serveurs de notation, {FOLDER_ENV}) est ouvert en écriture "
+            f"à d'autres\u00a0: choisissez un dossier privé, jamais le dossier temporaire commun."
+        )
+    if server_user is not None and not _reachable(folder, server_user):
+        raise RuntimeError(
+            f"Le serveur PostgreSQL tourne sous «\u00a0{server_user.pw_name}\u00a0», qui ne peut "
+            f"pas traverser {folder}\u00a0: donnez dans {FOLDER_ENV} un dossier qu'il peut "
+            f"traverser."
+        )
     return folder
 
 
@@ -138,21 +213,28 @@ class GradingBase:
         self._password = secrets.token_hex(24)
         self._parent: Path | None = None
         self.server: ServeurPostgres | None = None
+        self.login: str | None = None  # the current call's role (call_role), dropped by facts()
 
     # -- life ---------------------------------------------------------------------------------
     def __enter__(self) -> GradingBase:
         server_user = _server_user()
-        self._parent = Path(tempfile.mkdtemp(prefix="cours-partage-", dir=_base_dir(server_user)))
+        # short names: the socket's path must fit in sun_path (107 bytes)
+        self._parent = Path(tempfile.mkdtemp(prefix="p-", dir=_clusters_root(server_user)))
         try:
             if server_user is not None:  # root: the server's user alone may enter and write
                 os.chown(self._parent, server_user.pw_uid, server_user.pw_gid)
-            self.server = ServeurPostgres(self._parent / "cluster", durable=False).demarrer()
+            if len(str(self._parent / "c" / SOCKET_NAME)) > _SOCKET_MAX:
+                raise RuntimeError(
+                    f"{self._parent.parent} est un chemin trop long pour la socket du serveur de "
+                    f"notation\u00a0: donnez dans {FOLDER_ENV} un dossier au chemin plus court."
+                )
+            self.server = ServeurPostgres(self._parent / "c", durable=False).demarrer()
             if os.geteuid() == 0:  # the sandbox's own uid must be able to connect
                 self.socket.chmod(0o777)
             _run_to_end(self._lock_down())
             if self.learners:
                 self._seed()
-            _run_to_end(self._limit_role())
+            _run_to_end(self._close_owner())
             self._limit_processes()
             # before any call: the calls together may grow the folder by disk_bytes
             self.disk_start = _folder_bytes(self.data_dir)
@@ -171,6 +253,11 @@ class GradingBase:
         if self._parent is not None:
             shutil.rmtree(self._parent, ignore_errors=True)
             self._parent = None
+
+    @property
+    def folder(self) -> Path | None:
+        """This cluster's own folder (0700), inside ``clusters_root()``."""
+        return self._parent
 
     @property
     def socket(self) -> Path:
@@ -195,7 +282,7 @@ class GradingBase:
             await conn.execute("ALTER SYSTEM SET autovacuum = off")
             for name, value in self._settings():
                 await conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
-            await self._role_settings(conn)
+            await self._role_settings(conn, ROLE)
             await conn.execute(f"ALTER ROLE postgres PASSWORD '{self._password}'")  # hex only
             data = Path(await conn.fetchval("SHOW data_directory"))
             (data / "pg_hba.conf").write_text(HBA)
@@ -214,14 +301,34 @@ class GradingBase:
                 raise RuntimeError("pg_hba.conf n'a pas été relu par le serveur de notation")
             await asyncio.sleep(0.05)
 
-    async def _limit_role(self) -> None:
-        """After the seed (ADK's pool may open several connections): eleve's connection limit,
-        which only a role with CREATEROLE could change."""
+    async def _close_owner(self) -> None:
+        """After the seed (ADK's pool may open several connections as eleve): eleve owns the base
+        and never logs in again; the calls log in as roles of their own (``call_role``)."""
+        admin = await self._connect("postgres")
+        try:
+            await admin.execute(f"ALTER ROLE {ROLE} NOLOGIN")
+            await admin.execute(f"ALTER ROLE {ROLE} RESET ALL")
+        finally:
+            await admin.close()
+
+    def call_role(self) -> str:
+        """The login role of the current call, created by the superuser on first use: a member
+        of eleve (its tables are its own), with the connection limit and the settings of the
+        grader; ``facts()`` ends its connections and drops it, with whatever it set on itself."""
+        if self.login is None:
+            name = f"{ROLE}_{secrets.token_hex(6)}"
+            _run_to_end(self._create_role(name))
+            self.login = name
+        return self.login
+
+    async def _create_role(self, name: str) -> None:
         admin = await self._connect("postgres")
         try:
             await admin.execute(
-                f"ALTER ROLE {ROLE} CONNECTION LIMIT {int(self.limits.connections)}"
+                f"CREATE ROLE {name} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION "
+                f"NOBYPASSRLS CONNECTION LIMIT {int(self.limits.connections)} IN ROLE {ROLE}"
             )
+            await self._role_settings(admin, name)
         finally:
             await admin.close()
 
@@ -239,11 +346,11 @@ class GradingBase:
             ("max_parallel_maintenance_workers", "0"),
         )
 
-    async def _role_settings(self, conn) -> None:
-        """The same settings on eleve itself, by the superuser: a role's settings come before
-        the base's (which its owner may set), so the base's cannot lift them either."""
+    async def _role_settings(self, conn, role: str) -> None:
+        """The same settings on a role, by the superuser: a role's settings come before the
+        base's (which its owner may set), so the base's cannot lift them either."""
         for name, value in self._settings():
-            await conn.execute(f"ALTER ROLE {ROLE} SET {name} = '{value}'")
+            await conn.execute(f"ALTER ROLE {role} SET {name} = '{value}'")
 
     @property
     def data_dir(self) -> Path:
@@ -328,21 +435,21 @@ class GradingBase:
         admin = await self._connect("postgres")
         try:
             # no connection of the student's stays (an open transaction, a sleeping query)
-            await admin.execute(f"ALTER ROLE {ROLE} NOLOGIN")
+            if self.login is not None:
+                await admin.execute(f"ALTER ROLE {self.login} NOLOGIN")
             for _ in range(200):
                 alive = await admin.fetchval(
                     "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                    "WHERE usename = $1",
-                    ROLE,
+                    "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() "
+                    "AND usename IS DISTINCT FROM 'postgres'"
                 )
                 if not alive:
                     break
                 await asyncio.sleep(0.05)
-            # settings the base's owner may have attached to it, or the student's role to
-            # itself (PostgreSQL lets any role ALTER ROLE itself SET), reach every connection
+            # settings the base's owner (a call role, through eleve) may have attached to it
+            # reach every connection; eleve's own never apply (it does not log in)
             await admin.execute(f"ALTER DATABASE {DATABASE} RESET ALL")
             await admin.execute(f"ALTER ROLE {ROLE} RESET ALL")
-            await self._role_settings(admin)
             await admin.execute(f"ALTER DATABASE {DATABASE} ALLOW_CONNECTIONS true")
             # the files first, before any query here reads a table: reading a page can prune
             # its dead tuples (and move the live ones over them), which would hide what the
@@ -386,22 +493,29 @@ class GradingBase:
                     f"t::text)) FROM public.{table} t GROUP BY 1, 2"
                 )
                 groups[table] = {(r[0], r[1]): (r[2], r[3]) for r in rows}
+            if self.login is not None:
+                await self._drop_role(conn, self.login)
+                self.login = None
         finally:
             await conn.close()
         return BaseFacts(groups, structure, readable)
 
-    def facts(self) -> BaseFacts:
-        """The base as it is now; the student's role may log in again afterwards."""
-        facts = _run_to_end(self._facts())
-        _run_to_end(self._login())
-        return facts
-
-    async def _login(self) -> None:
-        admin = await self._connect("postgres")
+    async def _drop_role(self, conn, name: str) -> None:
+        """The call's role goes, with every setting it gave itself; what it created in the base
+        is eleve's from now on (``REASSIGN OWNED``, in the base, the only one it could enter).
+        Should PostgreSQL keep it (a dependency elsewhere), it stays unable to log in, its own
+        settings reset: none can reach a later call, which has a role of its own."""
+        await conn.execute(f"REASSIGN OWNED BY {name} TO {ROLE}")
+        await conn.execute(f"DROP OWNED BY {name}")
         try:
-            await admin.execute(f"ALTER ROLE {ROLE} LOGIN")
-        finally:
-            await admin.close()
+            await conn.execute(f"DROP ROLE {name}")
+        except Exception:  # noqa: BLE001 - kept: NOLOGIN and no setting, see above
+            await conn.execute(f"ALTER ROLE {name} NOLOGIN")
+            await conn.execute(f"ALTER ROLE {name} RESET ALL")
+
+    def facts(self) -> BaseFacts:
+        """The base as it is now (the current call's role dropped first)."""
+        return _run_to_end(self._facts())
 
 
 def _status_kb(pid: int, field: str) -> int:

@@ -112,11 +112,13 @@ def _evaluate_partage(source: str, sandboxed: bool, timeout: float):
 
 
 def _postgres_problem() -> str | None:
+    from course.labo.partage_base import clusters_root
     from course.postgres import PostgresIndisponible, binaires_postgres
 
     try:
         binaires_postgres()
-    except PostgresIndisponible as err:
+        clusters_root()  # where the servers go: checked before the class's first submission
+    except (PostgresIndisponible, RuntimeError) as err:
         return f"Le TP oublier_partage se note sur un vrai PostgreSQL\u00a0: {err}"
     return None
 

@@ -40,7 +40,9 @@ def test_every_place_is_scanned_backed_up_and_exported_as_listed(graded_class_co
 
     grader = graded_class_copy.grader
     dirs = course_dirs(grader)
-    assert all(isinstance(p.folder(dirs), Path) for p in PLACES), "every place is a CourseDirs folder"
+    assert all(isinstance(p.folder(dirs), Path) for p in PLACES), (
+        "every place is a CourseDirs folder"
+    )
     for place in PLACES:
         _fill(place.key, place.folder(dirs))
     (dirs.report).mkdir(exist_ok=True)

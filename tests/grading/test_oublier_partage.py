@@ -5,7 +5,10 @@ a real PostgreSQL the grader starts for it, with the sandbox; scores as attendus
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -16,13 +19,13 @@ from grading_course import copy_course, nbgrader
 from helpers import REPO
 from learner_env import learner_env
 from nbgrader.api import Gradebook
+from partage_attacks import LIMIT_ATTACKS, SAMPLES, SMALL
 
 from course.labo.partage import EXEMPLE, PARTAGE_TESTS, evaluate_partage
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 ASSIGNMENT = "oublier_partage"
-SAMPLES = REPO / "grader" / "submissions" / "partage"
 
 
 def _expected() -> dict[str, dict]:
@@ -36,8 +39,23 @@ def _submission(release: Path, text: str) -> nbformat.NotebookNode:
     return nb
 
 
-def _leftovers(tmp: Path) -> list[str]:
-    return sorted(p.name for p in tmp.glob("cours-partage-*"))
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+@pytest.fixture
+def clusters(monkeypatch) -> Path:
+    """The grading clusters' folder of this test alone (COURS_PARTAGE_DOSSIER), inside the
+    default one, with its mode: nothing may be left in it."""
+    from course.labo.partage_base import FOLDER_ENV, clusters_root
+
+    monkeypatch.delenv(FOLDER_ENV, raising=False)
+    root = clusters_root()
+    folder = Path(tempfile.mkdtemp(prefix="essai-", dir=root))
+    folder.chmod(root.stat().st_mode & 0o777)
+    monkeypatch.setenv(FOLDER_ENV, str(folder))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _instructor_bin(environment: str) -> Path:
@@ -53,17 +71,9 @@ def _instructor_bin(environment: str) -> Path:
 @pytest.mark.parametrize(
     "environment", ["make setup", pytest.param("hub", marks=[pytest.mark.hub])]
 )
-def test_every_sample_gets_its_expected_score_on_a_real_postgres(
-    environment, tmp_path, monkeypatch, request
-):
+def test_every_sample_gets_its_expected_score_on_a_real_postgres(environment, tmp_path, clusters):
     expected = _expected()
     assert set(expected) == {p.stem for p in SAMPLES.glob("*.py")}
-    # the grader's clusters go here (a folder the server's user may reach, as root): nothing
-    # may be left
-    private_tmp = Path(tempfile.mkdtemp(prefix="partage-tmp-", dir="/tmp"))
-    private_tmp.chmod(0o755)
-    request.addfinalizer(lambda: shutil.rmtree(private_tmp, ignore_errors=True))
-    monkeypatch.setenv("TMPDIR", str(private_tmp))
     grader = copy_course(tmp_path / "cours")
     shutil.copytree(REPO / "solutions" / ASSIGNMENT, grader.parent / "solutions" / ASSIGNMENT)
     made = nbgrader(grader, "generate_assignment", ASSIGNMENT, "--log-level=WARN")
@@ -102,7 +112,7 @@ def test_every_sample_gets_its_expected_score_on_a_real_postgres(
     autograded = grader / "autograded" / "sans_vacuum" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     text = autograded.read_text(encoding="utf-8")
     assert "VACUUM FULL" in text and "Kerbrat" not in text and "margaux" not in text
-    assert _leftovers(private_tmp) == []  # every cluster stopped and removed
+    assert _leftovers(clusters) == []  # every cluster stopped and removed
 
     feedback = nbgrader(grader, "generate_feedback", ASSIGNMENT, "--student=sans_vacuum")
     assert feedback.returncode == 0, feedback.stdout + feedback.stderr
@@ -113,18 +123,17 @@ def test_every_sample_gets_its_expected_score_on_a_real_postgres(
     assert "noter_partage(" not in page and "Kerbrat" not in page
 
 
-def test_the_escape_sample_is_a_real_control(tmp_path, monkeypatch):
+def test_the_escape_sample_is_a_real_control(clusters):
     """Positive control for the sandbox: without it, the escape sample reaches something (the
     machine's files, the course's folder) and so erases nothing; in it, it scores 6 above."""
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
     text = (SAMPLES / "evasion.py").read_text(encoding="utf-8")
     evaluation = evaluate_partage(text, EXEMPLE, sandboxed=False)
     assert evaluation.statuses[0] == "ok"
     assert evaluation.score == 0
-    assert _leftovers(tmp_path) == []
+    assert _leftovers(clusters) == []
 
 
-def test_the_grading_server_keeps_the_student_in_its_base(tmp_path, monkeypatch):
+def test_the_grading_server_keeps_the_student_in_its_base(clusters):
     """What the student's role reaches on the grader's server: its base, nothing more (no
     superuser without the password, no other base, no command or file of the server's machine);
     the grader itself still reads everything with its password."""
@@ -133,8 +142,6 @@ def test_the_grading_server_keeps_the_student_in_its_base(tmp_path, monkeypatch)
     import asyncpg
 
     from course.labo.partage_base import DATABASE, ROLE, GradingBase
-
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
 
     async def refused(**kwargs) -> bool:
         try:
@@ -145,7 +152,7 @@ def test_the_grading_server_keeps_the_student_in_its_base(tmp_path, monkeypatch)
         return False
 
     async def student(query: str) -> str:
-        conn = await asyncpg.connect(host=base.host, user=ROLE, database=DATABASE)
+        conn = await asyncpg.connect(host=base.host, user=login, database=DATABASE)
         try:
             await conn.fetch(query)
             return "ok"
@@ -155,10 +162,12 @@ def test_the_grading_server_keeps_the_student_in_its_base(tmp_path, monkeypatch)
             await conn.close()
 
     with GradingBase([], ("Personne",)) as base:
+        login = base.call_role()  # the call's own role, a member of eleve
         assert asyncio.run(refused(user="postgres", database="postgres"))
         assert asyncio.run(refused(user="postgres", database=DATABASE))
-        assert asyncio.run(refused(user=ROLE, database="postgres"))
-        assert not asyncio.run(refused(user=ROLE, database=DATABASE))  # the positive control
+        assert asyncio.run(refused(user=login, database="postgres"))
+        assert asyncio.run(refused(user=ROLE, database=DATABASE))  # the base's owner: no login
+        assert not asyncio.run(refused(user=login, database=DATABASE))  # the positive control
         assert asyncio.run(student("CREATE TABLE t (x text)")) == "ok"
         for query in (
             "COPY (SELECT 1) TO PROGRAM 'id'",
@@ -170,7 +179,7 @@ def test_the_grading_server_keeps_the_student_in_its_base(tmp_path, monkeypatch)
             assert asyncio.run(student(query)) == "InsufficientPrivilegeError", query
         facts = base.facts()  # the grader, with its password
         assert any(r[:3] == ("public", "t", "r") for r in facts.structure[:-1])
-    assert _leftovers(tmp_path) == []
+    assert _leftovers(clusters) == []
 
 
 HIDING_VIEW = """
@@ -197,7 +206,7 @@ async def oublier_partage(sql, user_id):
 @pytest.mark.parametrize(
     ("source", "score"), [(HIDING_VIEW, 0), (BASE_SETTINGS, 6)], ids=["vue", "reglages"]
 )
-def test_a_base_rearranged_by_the_student_does_not_fool_the_grader(source, score, tmp_path):
+def test_a_base_rearranged_by_the_student_does_not_fool_the_grader(source, score, clusters):
     from course.labo.partage import STRUCTURE
 
     evaluation = evaluate_partage(source, EXEMPLE, sandboxed=True)
@@ -211,10 +220,9 @@ async def _sessions_only(sql, user_id):  # a learner's first try, checked by the
     await sql("DELETE FROM sessions WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)  # noqa: F821
 
 
-def test_the_learners_own_check_says_what_is_missing(capsys, tmp_path, monkeypatch):
+def test_the_learners_own_check_says_what_is_missing(capsys, clusters):
     from course.labo.partage import noter_partage, verifier_partage
 
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
     assert verifier_partage(_sessions_only) == 2
     shown = capsys.readouterr().out
     assert "✔ Les sessions de l'élève (et leurs événements) ont disparu" in shown
@@ -223,7 +231,7 @@ def test_the_learners_own_check_says_what_is_missing(capsys, tmp_path, monkeypat
     noter_partage(_sessions_only, "partage_sessions")  # already checked: no second server
     with pytest.raises(AssertionError, match="la ligne user_states de l'élève existe encore"):
         noter_partage(_sessions_only, "partage_user_states")
-    assert _leftovers(tmp_path) == []
+    assert _leftovers(clusters) == []
 
 
 COMPRESSED = """
@@ -237,7 +245,7 @@ async def oublier_partage(sql, user_id):
 """
 
 
-def test_rows_compressed_to_hide_their_bytes_are_a_changed_structure():
+def test_rows_compressed_to_hide_their_bytes_are_a_changed_structure(clusters):
     from course.labo.partage import STRUCTURE
 
     evaluation = evaluate_partage(COMPRESSED, EXEMPLE, sandboxed=True)
@@ -248,24 +256,24 @@ def test_rows_compressed_to_hide_their_bytes_are_a_changed_structure():
 
 # -- the server's own work in the submission's budget (issue 32, point 4) ----------------------
 
-SMALL = {"temp_file_kb": 8 * 1024, "connections": 3}
 
-
-def test_the_students_role_cannot_lift_the_servers_limits(tmp_path, monkeypatch):
-    """What eleve may not change (temp_file_limit, its connection limit, the system's settings)
-    is refused; what PostgreSQL lets every role set on itself (ALTER ROLE eleve SET
-    statement_timeout = 0) is accepted but undone after the call, and decides nothing. A sort
-    past temp_file_limit fails in the query, and a fourth connection is refused."""
+def test_the_students_roles_cannot_lift_the_servers_limits(clusters):
+    """Each call logs in as a role of its own, dropped after it. What no role of the student's
+    may change (temp_file_limit, its connection limit, the system's settings, eleve's login) is
+    refused; what PostgreSQL lets every role set for itself (SET, ALTER ROLE CURRENT_USER SET,
+    ALTER DATABASE as the base's owner, ALTER ROLE eleve SET after SET ROLE) is accepted, reaches
+    the call's later connections (the positive control), and lifts no limit: a sort past
+    temp_file_limit still fails, a fourth connection is refused, a query past its process's
+    address space fails « out of memory » whatever work_mem says. The next call's role has none
+    of it, and the first role no longer exists."""
     import asyncio
 
     import asyncpg
 
     from course.labo.partage_base import DATABASE, ROLE, GradingBase, ServerLimits
 
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
-
-    async def student(*queries: str) -> list[str]:
-        conn = await asyncpg.connect(host=base.host, user=ROLE, database=DATABASE)
+    async def student(role: str, *queries: str) -> list[str]:
+        conn = await asyncpg.connect(host=base.host, user=role, database=DATABASE)
         out = []
         try:
             for query in queries:
@@ -278,11 +286,11 @@ def test_the_students_role_cannot_lift_the_servers_limits(tmp_path, monkeypatch)
             await conn.close()
         return out
 
-    async def connections(count: int) -> list[str]:
+    async def connections(role: str, count: int) -> list[str]:
         opened, results = [], []
         for _ in range(count):
             try:
-                opened.append(await asyncpg.connect(host=base.host, user=ROLE, database=DATABASE))
+                opened.append(await asyncpg.connect(host=base.host, user=role, database=DATABASE))
                 results.append("ok")
             except asyncpg.PostgresError as err:
                 results.append(type(err).__name__)
@@ -290,93 +298,198 @@ def test_the_students_role_cannot_lift_the_servers_limits(tmp_path, monkeypatch)
             await conn.close()
         return results
 
-    with GradingBase([], ("Personne",), ServerLimits(**SMALL)) as base:
-        denied = "InsufficientPrivilegeError"
+    # a sort that spills 30 MB to temporary files (past the 8 MB limit, with a small work_mem)
+    sort = "SELECT count(*) FROM (SELECT * FROM generate_series(1, 1000000) ORDER BY 1 DESC) s"
+    # 200 MB in one aggregate: past the 96 MB a server process may add
+    hog = "SELECT length(string_agg(repeat('x', 1000000), '')) FROM generate_series(1, 200)"
+    denied = "InsufficientPrivilegeError"
+
+    def limits_hold(role: str) -> None:
+        spill = ["ok", "8MB", "ConfigurationLimitExceededError"]
         assert asyncio.run(
-            student(
-                "SET temp_file_limit = -1",
-                "ALTER ROLE eleve SET temp_file_limit = -1",
-                "ALTER ROLE eleve CONNECTION LIMIT -1",
-                "ALTER SYSTEM SET temp_file_limit = -1",
+            student(role, "SET work_mem = '64kB'", "SHOW temp_file_limit", sort)
+        ) == (spill)
+        assert asyncio.run(connections(role, 4)) == ["ok", "ok", "ok", "TooManyConnectionsError"]
+        assert asyncio.run(student(role, hog, "SELECT 1")) == ["OutOfMemoryError", "1"]
+
+    async def roles() -> list[str]:
+        admin = await base._connect("postgres")  # the grader, with its password
+        try:
+            return [r[0] for r in await admin.fetch("SELECT rolname FROM pg_roles")]
+        finally:
+            await admin.close()
+
+    limits = ServerLimits(**SMALL, backend_bytes=96 << 20)
+    with GradingBase([], ("Personne",), limits) as base:
+        first = base.call_role()
+        assert first.startswith(f"{ROLE}_")
+        assert (
+            asyncio.run(
+                student(
+                    first,
+                    "SET temp_file_limit = -1",
+                    "ALTER ROLE CURRENT_USER SET temp_file_limit = -1",
+                    f"ALTER DATABASE {DATABASE} SET temp_file_limit = -1",
+                    "ALTER ROLE CURRENT_USER CONNECTION LIMIT -1",
+                    f"ALTER ROLE {ROLE} LOGIN",
+                    "ALTER SYSTEM SET temp_file_limit = -1",
+                )
             )
-        ) == [denied, denied, denied, denied]
-        # a sort that spills 30 MB to temporary files, past the 8 MB limit
-        sort = "SELECT count(*) FROM (SELECT * FROM generate_series(1, 1000000) ORDER BY 1 DESC) s"
-        limited = ["8MB", "ConfigurationLimitExceededError"]
-        assert asyncio.run(student("SHOW temp_file_limit", sort)) == limited
-        assert asyncio.run(connections(4)) == ["ok", "ok", "ok", "TooManyConnectionsError"]
-        # accepted (PostgreSQL lets a role set its own defaults), and undone after the call
-        assert asyncio.run(student("ALTER ROLE eleve SET statement_timeout = 0")) == ["ok"]
-        assert asyncio.run(student("SHOW statement_timeout")) == ["0"]  # the positive control
+            == [denied] * 6
+        )
+        # accepted: a role's own defaults, the base's (its owner's), eleve's through SET ROLE
+        lifted = [
+            "ALTER ROLE CURRENT_USER SET statement_timeout = 0",
+            "ALTER ROLE CURRENT_USER SET work_mem = '1GB'",
+            f"ALTER DATABASE {DATABASE} SET maintenance_work_mem = '1GB'",
+            f"ALTER DATABASE {DATABASE} SET idle_in_transaction_session_timeout = 0",
+            f"SET ROLE {ROLE}",
+            f"ALTER ROLE {ROLE} SET statement_timeout = 0",
+            "RESET ROLE",
+            "SET work_mem = '1GB'",
+        ]
+        assert asyncio.run(student(first, *lifted)) == ["ok"] * len(lifted)
+        shown = ("statement_timeout", "work_mem", "maintenance_work_mem")
+        queries = [f"SHOW {name}" for name in shown]
+        # the positive control: the call's next connections have its own (the base's come
+        # after the role's, which the grader set: maintenance_work_mem stays)
+        assert asyncio.run(student(first, *queries)) == ["0", "1GB", "64MB"]
+        limits_hold(first)
+        base.facts()  # after the call: its role dropped
+        with pytest.raises(asyncpg.InvalidAuthorizationSpecificationError):
+            asyncio.run(student(first, "SELECT 1"))
+        second = base.call_role()
+        assert second != first
+        assert asyncio.run(student(second, *queries)) == ["30s", "4MB", "64MB"]
+        limits_hold(second)
         base.facts()
-        assert asyncio.run(student("SHOW statement_timeout")) == ["30s"]
+        names = asyncio.run(roles())
+        assert first not in names and second not in names and ROLE in names
+    assert _leftovers(clusters) == []
 
 
-DISK_FILLER = """
-async def oublier_partage(sql, user_id):
-    await sql(
-        # two small series crossed: neither spills to a temporary file (temp_file_limit)
-        "CREATE UNLOGGED TABLE remplissage AS SELECT repeat(md5((a * b)::text), 30) AS x "
-        "FROM generate_series(1, 2000) a, generate_series(1, 2000) b"
-    )
-"""
-MEMORY_HOG = """
-async def oublier_partage(sql, user_id):
-    await sql("SELECT length(string_agg(repeat('x', 1000000), '')) FROM generate_series(1, 400)")
-"""
-CONCURRENT_HOGS = """
-import asyncio
-
-async def oublier_partage(sql, user_id):
-    requete = "SELECT length(string_agg(repeat('x', 1000000), '')) FROM generate_series(1, 200)"
-    await asyncio.gather(*(sql(requete) for _ in range(12)), return_exceptions=True)
-    await sql("DELETE FROM sessions WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
-    await sql("DELETE FROM user_states WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
-    await sql("VACUUM FULL events, sessions, user_states")
-"""
-
-
-@pytest.mark.parametrize(
-    ("source", "limits", "status"),
-    [
-        (DISK_FILLER, {"disk_bytes": 32 << 20}, "disk"),
-        (MEMORY_HOG, {"memory_bytes": 160 << 20, "backend_bytes": 1 << 30}, "memory"),
-    ],
-    ids=["disque", "memoire"],
-)
-def test_a_server_spending_past_the_budget_is_a_zero_with_its_reason(
-    source, limits, status, tmp_path, monkeypatch
-):
+@pytest.mark.parametrize("attack", ["disque", "memoire"])
+def test_a_server_spending_past_the_budget_is_a_zero_with_its_reason(attack, clusters):
     """The server's disk (an UNLOGGED table filling the cluster's folder) and memory (one
     query's aggregate) count in the submission's budget: stopped at once, every test 0 with the
     French reason, an evaluation that ends (never an error that the next make grade retries),
-    and nothing left in the temporary folder."""
+    and nothing left in the clusters' folder."""
     from course.labo.partage import CALL_ENDS
     from course.labo.partage_base import ServerLimits
 
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    source, limits, statuses, score = LIMIT_ATTACKS[attack]
+    (status,) = statuses
     start = time.monotonic()
-    evaluation = evaluate_partage(
-        source, EXEMPLE, sandboxed=True, limits=ServerLimits(**SMALL, **limits)
-    )
+    evaluation = evaluate_partage(source, EXEMPLE, sandboxed=True, limits=ServerLimits(**limits))
     assert evaluation.statuses == [status]
-    assert evaluation.score == 0
+    assert evaluation.score == score == 0
     assert evaluation.reason == CALL_ENDS[status][1]
     assert {v.message for v in evaluation.verdicts.values()} == {CALL_ENDS[status][1]}
     assert time.monotonic() - start < 120
-    assert _leftovers(tmp_path) == []
+    assert _leftovers(clusters) == []
 
 
-def test_twelve_concurrent_aggregates_leave_the_server_up(tmp_path, monkeypatch):
-    """The attack that crashed the server (twelve string_agg at once, OOM, recovery): eleve has
-    three connections, each server process a bounded address space, so the queries fail in the
-    server (out of memory, too many connections) and the server keeps answering: the same call
-    then erases the learner, graded as usual."""
+def test_twelve_concurrent_aggregates_leave_the_server_up(clusters):
+    """The attack that crashed the server (twelve string_agg at once, OOM, recovery): each call's
+    role has three connections, each server process a bounded address space, so the queries fail
+    in the server (out of memory, too many connections) and the server keeps answering: the same
+    call then erases the learner, graded as usual."""
     from course.labo.partage_base import ServerLimits
 
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
-    limits = ServerLimits(**SMALL, backend_bytes=96 << 20)
-    evaluation = evaluate_partage(CONCURRENT_HOGS, EXEMPLE, sandboxed=True, limits=limits)
-    assert evaluation.statuses == ["ok"] * 4
-    assert evaluation.score == 6, evaluation.verdicts
-    assert _leftovers(tmp_path) == []
+    source, limits, statuses, score = LIMIT_ATTACKS["agregats_concurrents"]
+    evaluation = evaluate_partage(source, EXEMPLE, sandboxed=True, limits=ServerLimits(**limits))
+    assert evaluation.statuses == statuses
+    assert evaluation.score == score == 6, evaluation.verdicts
+    assert _leftovers(clusters) == []
+
+
+def test_the_clusters_folder_is_private_and_never_the_machines_tmp(tmp_path, monkeypatch):
+    """By default, a folder of the user's own (root: one the server's user may traverse, not
+    list); a folder given by COURS_PARTAGE_DOSSIER that others may write in (/tmp) or a link is
+    refused, with the reason, before any server starts."""
+    from course.labo.partage_base import FOLDER_ENV, ROOT_FOLDER, _server_user, clusters_root
+
+    monkeypatch.delenv(FOLDER_ENV, raising=False)
+    monkeypatch.delenv("TMPDIR", raising=False)
+    root = clusters_root()
+    st = root.stat()
+    if _server_user() is None:
+        assert root == Path.home() / ".cache" / "cours-partage"
+        assert st.st_mode & 0o777 == 0o700
+    else:  # root, whose home the server's user cannot enter
+        assert root == ROOT_FOLDER or Path.home().stat().st_mode & 0o001
+        assert st.st_mode & 0o777 == 0o711
+    assert st.st_uid == os.geteuid()
+    assert not root.is_relative_to("/tmp") and not root.is_relative_to(tempfile.gettempdir())
+    shared = tmp_path / "commun"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    (tmp_path / "lien").symlink_to(shared)
+    for folder, words in (
+        ("/tmp", "(ouvert en écriture|doit être un dossier à vous)"),
+        (str(shared), "ouvert en écriture à d'autres"),
+        (str(tmp_path / "lien"), "doit être un dossier à vous"),
+        (str(tmp_path / ("long" * 30)), "chemin trop long"),
+    ):
+        monkeypatch.setenv(FOLDER_ENV, folder)
+        with pytest.raises(RuntimeError, match=words):
+            clusters_root()
+    assert not (tmp_path / ("long" * 30)).exists()  # refused before anything is made
+    assert oct(Path("/tmp").stat().st_mode & 0o7777) == "0o1777"  # untouched
+
+
+def test_grading_stops_before_the_first_submission_on_an_unusable_clusters_folder(monkeypatch):
+    """The hooks check the clusters' folder with PostgreSQL, before grading anything: a French
+    sentence that names the setting, not one failed submission after another."""
+    from grading.hooks import LABS
+
+    from course.labo.partage_base import FOLDER_ENV
+
+    monkeypatch.delenv(FOLDER_ENV, raising=False)
+    assert LABS["oublier_partage"].problem() is None  # the positive control
+    monkeypatch.setenv(FOLDER_ENV, "/tmp")
+    problem = LABS["oublier_partage"].problem()
+    assert problem is not None
+    assert problem.startswith("Le TP oublier_partage se note sur un vrai PostgreSQL\u00a0: /tmp ")
+    assert FOLDER_ENV in problem
+
+
+def _namespace_tmp_available() -> bool:
+    return os.geteuid() == 0 and shutil.which("unshare") is not None
+
+
+@pytest.mark.skipif(not _namespace_tmp_available(), reason="un /tmp vide à soi demande root")
+def test_grading_writes_nothing_in_the_machines_tmp(clusters, monkeypatch):
+    """One submission graded with the default temporary folder, in a mount namespace whose /tmp
+    is an empty tmpfs (so that no other process of the machine writes there): nothing appears in
+    /tmp but the watch's positive control, a file made there by tempfile during the run; the
+    cluster's folder was made 0700 in the clusters' folder, and is gone."""
+    from course.labo.partage_base import _server_user
+
+    monkeypatch.delenv("TMPDIR", raising=False)
+    config = {
+        "items": {"complete": {"source": (SAMPLES / "complete.py").read_text(), "limits": None}},
+        "grader": None,
+        "watch_uid": None,
+        "clusters": str(clusters),
+    }
+    mount = 'mount -t tmpfs -o mode=1777,size=64m cours-tmp /tmp && exec "$@"'
+    done = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", mount, "sh"]
+        + [sys.executable, str(Path(__file__).with_name("partage_batch.py"))],
+        input=json.dumps(config),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert report["results"]["complete"]["score"] == 6, report
+    control = Path(report["control"])
+    assert control.parent == Path("/tmp")  # the default temporary folder, watched
+    assert report["tmp_new"] == [control.name]
+    server = _server_user()
+    owner = server.pw_uid if server is not None else os.geteuid()
+    assert len(report["clusters_made"]) == 1, report
+    assert [list(v) for v in report["clusters_made"].values()] == [[owner, 0o700]]
+    assert report["clusters_left"] == []
