@@ -27,7 +27,7 @@ _BIN = str(Path(sys.executable).parent)
 if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = os.pathsep.join(filter(None, [_BIN, os.environ.get("PATH", "")]))
 
-from grading.outcome_record import METADATA_KEY  # noqa: E402  (importable from the line above)
+from grading.nbgrader_ext.outcome_record import METADATA_KEY  # noqa: E402  (importable from the line above)
 
 c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this file)
 
@@ -35,10 +35,12 @@ c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this 
 # creates (the gradebook, submitted/, autograded/, feedback/, rapport/ with its logs, reports and
 # exports, the quarantine) is the instructor's alone (files 0600, folders 0700); a course shared
 # by an instructors' group (CourseDirectory.groupshared, set before this file) keeps the group's
-# access (0660/0770). Every class tool (grading.paths.course_dirs) and every nbgrader command
+# access (0660/0770). Every class tool (grading.classroom.paths.course_dirs) and every nbgrader
+# command
 # from grader/ reads this file. What students must read keeps the modes nbgrader gives it
 # explicitly: the release in the exchange (0644/0755) and each student's feedback page
-# (grading.exchange.CheckedReleaseFeedback: 0644, under a name only its student can compute).
+# (grading.nbgrader_ext.exchange.CheckedReleaseFeedback: 0644, under a name only its student can
+# compute).
 _GROUP = bool(c.CourseDirectory.get("groupshared", False))
 os.umask(0o007 if _GROUP else 0o077)
 if not _GROUP:  # nbgrader chmods these explicitly (444 and 644 by default)
@@ -76,12 +78,15 @@ c.Execute.extra_arguments = [
     "--InteractiveShell.xmode=Minimal",
 ]
 
-# The TP "oublier" is graded OUTSIDE the kernel (grader/grading/hooks.py): the student's function
+# The TP "oublier" is graded OUTSIDE the kernel (grader/grading/nbgrader_ext/hooks.py): the
+# student's function
 # runs in separate processes, in the bubblewrap sandbox (course/labo/sandbox.py), on copies of
-# the example base and of a base with hidden learners (grader/grading/hidden.py), and the files
+# the example base and of a base with hidden learners (grader/grading/nbgrader_ext/hidden.py), and
+# the files
 # are checked by another fresh process, so nothing a submission does (monkeypatching sqlite3,
 # subprocess, the helpers, IPython itself) can change its grade. Without a usable sandbox it
-# refuses to grade, unless StartOutOfKernelGrading.sandboxed is False (grading/sandbox_setting.py:
+# refuses to grade, unless StartOutOfKernelGrading.sandboxed is False
+# (grading/nbgrader_ext/sandbox_setting.py:
 # COURSE_GRADING_NO_SANDBOX=1, unsafe, on purpose).
 # Nothing in the submitted file is trusted: sanitizing starts by rebuilding every notebook of the
 # TP's assignment on the release (RebuildFromRelease: the instructor's cells, the student's
@@ -89,7 +94,7 @@ c.Execute.extra_arguments = [
 # graded as what it is and never reaches DeduplicateIds/CheckCellMetadata), and no cell of the
 # TP's notebook runs in nbgrader's kernel (ExecuteOutsideTheLab). Other assignments pass through.
 c.Autograde.sanitize_preprocessors = [
-    "grading.hooks.RebuildFromRelease",
+    "grading.nbgrader_ext.hooks.RebuildFromRelease",
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
@@ -97,9 +102,9 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 c.Autograde.autograde_preprocessors = [
-    "grading.hooks.StartOutOfKernelGrading",
-    "grading.hooks.ExecuteOutsideTheLab",
-    "grading.hooks.ApplyOutOfKernelGrading",
+    "grading.nbgrader_ext.hooks.StartOutOfKernelGrading",
+    "grading.nbgrader_ext.hooks.ExecuteOutsideTheLab",
+    "grading.nbgrader_ext.hooks.ApplyOutOfKernelGrading",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
@@ -117,7 +122,7 @@ c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {
 # Feedback never shows hidden tests (their source is removed before export).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
-    "grading.feedback_student.StudentName",  # the page names its student
+    "grading.nbgrader_ext.feedback_student.StudentName",  # the page names its student
     "nbgrader.preprocessors.ClearHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
@@ -130,47 +135,50 @@ c.HTMLExporter.extra_template_basedirs = [
     str(Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates"),
 ]
 c.HTMLExporter.filters = {
-    "criterion_title": "grading.criterion_titles.criterion_title",
-    "numbered_title": "grading.criterion_titles.numbered_title",
-    "code_spans": "grading.feedback_text.code_spans",
-    "points": "grading.feedback_text.points",
-    # Student text is inert in every page (grading/safe_html.py): nbconvert's own filter names,
+    "criterion_title": "grading.nbgrader_ext.criterion_titles.criterion_title",
+    "numbered_title": "grading.nbgrader_ext.criterion_titles.numbered_title",
+    "code_spans": "grading.nbgrader_ext.feedback_text.code_spans",
+    "points": "grading.nbgrader_ext.feedback_text.points",
+    # Student text is inert in every page (grading/nbgrader_ext/safe_html.py): nbconvert's own
+    # filter names,
     # so nbgrader's templates (formgrader's submission view, the feedback page) use them too.
-    "markdown2html": "grading.safe_html.markdown2html",
-    "clean_html": "grading.safe_html.clean_html",
+    "markdown2html": "grading.nbgrader_ext.safe_html.markdown2html",
+    "clean_html": "grading.nbgrader_ext.safe_html.clean_html",
     # nbconvert's own regex is quadratic on a long line of "[" (student text): a linear twin
-    "strip_files_prefix": "grading.safe_html.strip_files_prefix",
+    "strip_files_prefix": "grading.nbgrader_ext.safe_html.strip_files_prefix",
 }
 # HTML outputs, raw cells and SVG go through clean_html; outputs' JavaScript and widgets are
 # dropped; formgrader's page gets the student's id and names escaped; output image paths (any URL)
 # are dropped.
 c.HTMLExporter.sanitize_html = True
 c.HTMLExporter.preprocessors = [
-    "grading.safe_html.EscapeStudentNames",
-    "grading.safe_html.DropOutputFilenames",
+    "grading.nbgrader_ext.safe_html.EscapeStudentNames",
+    "grading.nbgrader_ext.safe_html.DropOutputFilenames",
 ]
 
 # `nbgrader export` (make export): nbgrader's CSV, with any cell that a spreadsheet would take for
-# a formula (a student id such as =2+5) neutralised, and quoted as CSV needs (grading/csv_safe.py).
-c.ExportApp.plugin_class = "grading.csv_safe.SafeCsvExport"
+# a formula (a student id such as =2+5) neutralised, and quoted as CSV needs
+# (grading/french/csv_safe.py).
+c.ExportApp.plugin_class = "grading.french.csv_safe.SafeCsvExport"
 
 # Late submissions: nbgrader compares each submission's timestamp.txt with the assignment's due
 # date (`nbgrader db assignment add oublier --duedate="2025-03-14 18:00:00 Europe/Paris"`) and asks
 # this plugin for the penalty: 1 point per started day late, never below 0. The TP's statement and
-# the class report state the same rule (grading.late_penalty.rule).
-c.AssignLatePenalties.plugin_class = "grading.late_penalty.PointsPerDayLate"
+# the class report state the same rule (grading.nbgrader_ext.late_penalty.rule).
+c.AssignLatePenalties.plugin_class = "grading.nbgrader_ext.late_penalty.PointsPerDayLate"
 c.PointsPerDayLate.points_per_day = 1.0
 
 # Collect from the exchange (make collect, nbgrader collect, formgrader's Collect): only copies
 # owned by the student they name are collected; a copy dropped under a classmate's name (`nbgrader
 # submit --student bob` run by eve), a link or an unreadable folder is set aside in
-# grader/quarantaine/<assignment>/, named, and the command fails (grader/grading/exchange.py).
+# grader/quarantaine/<assignment>/, named, and the command fails
+# (grader/grading/nbgrader_ext/exchange.py).
 # Only the assignment's notebooks are copied, never through a link, dated by their deposit (the
 # files' change time), the student's claimed time kept in claimed_timestamp.txt.
-c.ExchangeFactory.collect = "grading.exchange.OwnerCheckedCollect"
+c.ExchangeFactory.collect = "grading.nbgrader_ext.exchange.OwnerCheckedCollect"
 # Feedback release: only the page of each notebook of the assignment; a student without a
 # submission secret is named and left out, the others get their page.
-c.ExchangeFactory.release_feedback = "grading.exchange.CheckedReleaseFeedback"
+c.ExchangeFactory.release_feedback = "grading.nbgrader_ext.exchange.CheckedReleaseFeedback"
 
 # Submissions gathered outside a hub (LMS download, e-mail): put the zip files (or notebooks) in
 # grader/downloaded/<assignment>/archive/ and run `nbgrader zip_collect <assignment>`; inside, each

@@ -29,7 +29,7 @@ from course.sessions._schema import (
 def venv_tools_on_path() -> None:
     """nbgrader's gradebook runs the ``alembic`` command when it creates a database: this
     Python's bin/ first on PATH, by the grading tools' own rule."""
-    from grading.nbgrader_run import tools_on_path
+    from grading.runs.nbgrader_run import tools_on_path
 
     tools_on_path()
 

@@ -26,7 +26,7 @@ def with_target(source: str, target: object) -> str:
 def grade_escapes(config: dict) -> dict:
     if config["grader"] not in sys.path:
         sys.path.insert(0, config["grader"])
-    from grading.hidden import HIDDEN
+    from grading.nbgrader_ext.hidden import HIDDEN
 
     from course.labo.evaluate import evaluate_source
     from course.labo.sandbox import sandbox_problem

@@ -1,5 +1,6 @@
 """What must never appear in a message a feedback page shows: every hidden input of
-``grader/grading/hidden.py`` (learner ids, the ids the hidden calls use, the hidden learners'
+``grader/grading/nbgrader_ext/hidden.py`` (learner ids, the ids the hidden calls use, the hidden
+learners'
 texts, personal data and state values, their session ids in the hidden base), a sandbox uid,
 and the grader's own paths."""
 
@@ -28,7 +29,7 @@ def _strings(value) -> Iterable[str]:
 def hidden_values() -> set[str]:
     """Every hidden input, as text (one-character ids such as ``%`` left out: they are not
     data, and any sentence may hold them)."""
-    from grading.hidden import HIDDEN
+    from grading.nbgrader_ext.hidden import HIDDEN
 
     from course.labo.fixture import fixture_bytes
 

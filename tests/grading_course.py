@@ -46,7 +46,7 @@ COURSE_PARTS = (
     "solutions/oublier",
     "grader/nbgrader_config.py",
     "grader/grading",
-    "grader/hub/roster.py",  # the class list's one reader, which grading.ids loads
+    "grader/hub/roster.py",  # the class list's one reader, which grading.classroom.ids loads
     "grader/templates",
     "grader/submissions",
 )

@@ -135,7 +135,7 @@ class Evaluation:
 
     def outcome(self) -> tuple[Outcome, str]:
         """How grading ended and, unless it ended graded, the French reason (a verdict's
-        message); the grader's record says the rest (``grading.outcome_record``)."""
+        message); the grader's record says the rest (``grading.nbgrader_ext.outcome_record``)."""
         if self.not_written:
             return Outcome.NOT_WRITTEN, NOT_WRITTEN
         load_error = self.load_error

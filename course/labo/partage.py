@@ -420,7 +420,7 @@ def evaluate_partage(
 
 
 # The example the student's own check uses (lesson 7's learners); the grader's hidden one is in
-# grader/grading/hidden_partage.py, out of the students' reach.
+# grader/grading/nbgrader_ext/hidden_partage.py, out of the students' reach.
 EXEMPLE = PartageScenario(
     target=Learner("chloe", "Dupuis", ("Bonjour, je m'appelle Chloé Dupuis", "4")),
     quoted=Learner("o'brien", "OBrien", ("Bonjour, je m'appelle Seán OBrien",)),

@@ -22,7 +22,7 @@ What a sandboxed process gets (see ``grader/README.md``, section « Le bac à sa
 
 The student's own ``verifier`` does not use it (their code, their rights); grading does
 (``sandboxed=True``), and the grader refuses to run without it unless told to on purpose
-(``grading.sandbox_setting``, instructor side).
+(``grading.nbgrader_ext.sandbox_setting``, instructor side).
 """
 
 from __future__ import annotations

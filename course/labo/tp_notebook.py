@@ -25,7 +25,8 @@ __all__ = [
 # nbgrader's fetch makes on a hub)
 TP_NOTEBOOK = Path("..") / "oublier" / "oublier.ipynb"
 # The nbgrader id of the TP's answer cell (its function's name): the one definition, which the
-# grader (grading.release, grading.samples, grading.hooks) and the tests import.
+# grader (grading.nbgrader_ext.release, grading.samples, grading.nbgrader_ext.hooks) and the tests
+# import.
 ANSWER_GRADE_ID = "oublier"
 
 

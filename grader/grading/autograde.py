@@ -3,11 +3,12 @@ work, an honest summary, and optionally several workers that never share a grade
 
     python -m grading.autograde oublier [--jobs 2] [--force] [--sans-bac-a-sable] [nbgrader args]
 
-Run it from the course root or its ``grader/`` folder (``grading.paths`` finds the course as
+Run it from the course root or its ``grader/`` folder (``grading.classroom.paths`` finds the course
+as
 nbgrader does). What it adds to ``nbgrader autograde``:
 
 - graded, skipped (already graded) and failed submissions are counted from nbgrader's own log
-  (``grading.nbgrader_log``), and checked against the gradebook; any failure ends with a French
+  (``grading.runs.nbgrader_log``), and checked against the gradebook; any failure ends with a French
   summary naming the students and a non-zero exit status;
 - a submission whose content changed since it was graded, which nbgrader would silently skip
   (it only compares ``timestamp.txt``), is named, with the flag to pass (``--force``);
@@ -17,9 +18,9 @@ nbgrader does). What it adds to ``nbgrader autograde``:
 - it refuses to grade when the grading sandbox is unavailable, unless ``--sans-bac-a-sable``;
 - one broken submission never stops the class: when nbgrader stops on one (its whole run ends
   there), that student is named with the reason and the others are graded by a new run without
-  it; failures are recorded next to the gradebook (``grading.known_failures``) and a submission
+  it; failures are recorded next to the gradebook (``grading.runs.known_failures``) and a submission
   that failed less than a minute ago, unchanged, is not retried (``--reessayer`` forces it);
-- ``--jobs N``: several workers that never share a gradebook (``grading.autograde_runs``).
+- ``--jobs N``: several workers that never share a gradebook (``grading.runs.autograde_runs``).
 
 Each job has its module: ``stale_submissions``, ``missing_assignment``, ``gradebook_merge``,
 ``autograde_summary``, ``nbgrader_flags``, ``autograde_runs``; this one chains them.
@@ -33,26 +34,26 @@ from pathlib import Path
 
 from course.labo.sandbox import sandbox_problem
 
-from . import known_failures, manual_grades
-from .autograde_runs import ClassRun, merge_outcomes, parallel, sequential
-from .autograde_summary import Summary
-from .french_args import FrenchParser
-from .grading_error import GradingError
-from .ids import normalize_id, quoted
-from .missing_assignment import ensure_assignment
-from .nbgrader_flags import student_pattern, students_of, with_force
-from .nbgrader_log import FAILED, Outcomes
-from .nbgrader_run import ProgressBar, tools_on_path, warnings_to_log
-from .paths import CourseDirs, course_dirs, sqlite_path
-from .sandbox_setting import refusal
-from .stale_submissions import changed_submissions, missing_from_gradebook
-from .submitted_ids import (
+from .classroom.ids import normalize_id, quoted
+from .classroom.paths import CourseDirs, course_dirs, sqlite_path
+from .french.french_args import FrenchParser
+from .french.grading_error import GradingError
+from .french.system_reason import french_message
+from .nbgrader_ext.sandbox_setting import refusal
+from .runs import known_failures, manual_grades
+from .runs.autograde_runs import ClassRun, merge_outcomes, parallel, sequential
+from .runs.autograde_summary import Summary
+from .runs.missing_assignment import ensure_assignment
+from .runs.nbgrader_flags import student_pattern, students_of, with_force
+from .runs.nbgrader_log import FAILED, Outcomes
+from .runs.nbgrader_run import ProgressBar, tools_on_path, warnings_to_log
+from .runs.stale_submissions import changed_submissions, missing_from_gradebook
+from .runs.submitted_ids import (
     IdReport,
     check_submitted_ids,
     submitted_students,
     unknown_student_message,
 )
-from .system_reason import french_message
 
 __all__ = ["autograde", "main"]
 
@@ -60,7 +61,7 @@ __all__ = ["autograde", "main"]
 def _matched_students(
     dirs: CourseDirs, assignment: str, extra_args: tuple[str, ...]
 ) -> tuple[list[str], IdReport, tuple[str, ...]]:
-    """The submissions to grade, matched against the class (``grading.submitted_ids``); the
+    """The submissions to grade, matched against the class (``grading.runs.submitted_ids``); the
     folders left out are excluded from nbgrader's run too."""
     ids = check_submitted_ids(dirs, assignment)
     everyone = [s for s in submitted_students(dirs.submitted, assignment) if s not in ids.excluded]

@@ -56,10 +56,14 @@ from urllib.parse import quote
 
 from course.labo.french_number import french_number
 
-from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
-from .class_places import BACKED_UP, learner_ids
+from .classroom.class_places import BACKED_UP, learner_ids
+from .classroom.ids import RosterError, normalize_id, quoted, read_roster
+from .classroom.paths import CourseDirs, course_dirs, sqlite_path
 from .erase_learner import erase
-from .erasure_register import (
+from .french.french_args import FrenchParser
+from .french.system_reason import french_message, french_reason
+from .privacy.backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
+from .privacy.erasure_register import (
     KEY_NAME,
     REGISTER_NAME,
     Register,
@@ -68,13 +72,9 @@ from .erasure_register import (
     registers_of,
     write_private,
 )
-from .erasure_register import reenrol as remove_from_register
-from .french_args import FrenchParser
-from .ids import RosterError, normalize_id, quoted, read_roster
-from .learner_places import ErasureError, Setup
-from .nbgrader_run import tools_on_path
-from .paths import CourseDirs, course_dirs, sqlite_path
-from .system_reason import french_message, french_reason
+from .privacy.erasure_register import reenrol as remove_from_register
+from .privacy.learner_places import ErasureError, Setup
+from .runs.nbgrader_run import tools_on_path
 
 __all__ = [
     "BackupError",

@@ -9,7 +9,7 @@ default configuration. Prints seconds per submission, their ratio (goal: at most
     python -m grading.bench [--submissions 30] [--jobs 2]
 
 The course (its ``solutions/oublier``, ``nbgrader_config.py`` and sample answers) is found from
-the current folder, as every class tool finds it (``grading.paths``).
+the current folder, as every class tool finds it (``grading.classroom.paths``).
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
 from .autograde import autograde
-from .french_args import FrenchParser
-from .nbgrader_run import run_quiet
-from .paths import CourseDirs, course_dirs
+from .classroom.paths import CourseDirs, course_dirs
+from .french.french_args import FrenchParser
+from .french.system_reason import french_message
+from .runs.nbgrader_run import run_quiet
 from .samples import build_submission, samples
-from .system_reason import french_message
 
 __all__ = ["main"]
 
@@ -51,7 +51,9 @@ def _lab_course(course: CourseDirs, base: Path, n: int) -> Path:
     (root / "grader").mkdir()
     shutil.copy(course.grader_dir / "nbgrader_config.py", root / "grader")
     shutil.copytree(course.grader_dir / "grading", root / "grader" / "grading")  # grading hooks
-    (root / "grader" / "hub").mkdir()  # and the class list's reader, which grading.ids loads
+    (
+        root / "grader" / "hub"
+    ).mkdir()  # and the class list's reader, which grading.classroom.ids loads
     shutil.copy(course.grader_dir / "hub" / "roster.py", root / "grader" / "hub")
     grader = root / "grader"
     _nbgrader(grader, "generate_assignment", "oublier")

@@ -7,10 +7,12 @@ configuration), its English log kept in ``rapport/collect.log``. The summary is 
 nbgrader's own records: the one line its collect writes per student (collected, updated,
 already there, no newer copy), the copies the course's collect set aside, and the
 ``timestamp.txt`` of each collected folder, in the course's time zone: the deposit time the
-course's collect read from the exchange (``grading.exchange``), never the student's claim. A
+course's collect read from the exchange (``grading.nbgrader_ext.exchange``), never the student's
+claim. A
 claimed time (``claimed_timestamp.txt``) earlier than the deposit is named, and so are the files
 of a copy that were not collected (only the assignment's notebooks are), and a copy made without
-Landlock's confinement (``grading.confined_copy``: an older kernel), with why. A collected id
+Landlock's confinement (``grading.nbgrader_ext.confined_copy``: an older kernel), with why. A
+collected id
 the class list does not have is named with the closest registered one, and the command exits
 non-zero: ``make grade`` would refuse it.
 """
@@ -24,7 +26,10 @@ from pathlib import Path
 
 from nbgrader.utils import parse_utc
 
-from .exchange import (
+from .classroom.ids import UNPRINTABLE, closest, normalize_id, quoted, registered_students
+from .classroom.paths import course_dirs
+from .french.french_format import collation_key, french_datetime
+from .nbgrader_ext.exchange import (
     CLAIMED_TIMESTAMP,
     COLLECT_LINES,
     IGNORED_LEAD,
@@ -32,12 +37,9 @@ from .exchange import (
     LEAD_SEP,
     UNCONFINED_LEAD,
 )
-from .french_format import collation_key, french_datetime
-from .ids import UNPRINTABLE, closest, normalize_id, quoted, registered_students
-from .nbgrader_log import LOG_RECORD
-from .nbgrader_quiet import assignment_command
-from .nbgrader_run import run_quiet
-from .paths import course_dirs
+from .runs.nbgrader_log import LOG_RECORD
+from .runs.nbgrader_quiet import assignment_command
+from .runs.nbgrader_run import run_quiet
 
 __all__ = ["CollectRecord", "collect", "main", "read_collect_log"]
 

@@ -19,15 +19,15 @@ from pathlib import Path
 from nbgrader.api import Gradebook
 
 from .autograde import autograde
+from .classroom.paths import CONFIG, CourseDirs, course_dirs, load_config
 from .feedback import generate_feedback
-from .french_args import FrenchParser
-from .grading_error import GradingError
-from .late_penalty import rule_of_config
-from .nbgrader_run import run_quiet, tools_on_path
-from .paths import CONFIG, CourseDirs, course_dirs, load_config
+from .french.french_args import FrenchParser
+from .french.grading_error import GradingError
+from .french.system_reason import french_message
+from .nbgrader_ext.late_penalty import rule_of_config
 from .report import class_table, write_report
+from .runs.nbgrader_run import run_quiet, tools_on_path
 from .samples import ASSIGNMENT, write_all
-from .system_reason import french_message
 
 __all__ = ["DEMO_FOLDER", "MARKER", "demo_config", "main", "prepare_demo"]
 

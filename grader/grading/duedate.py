@@ -14,11 +14,11 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from .french_args import FrenchParser
-from .french_format import COURSE_TIME_ZONE, french_datetime
-from .nbgrader_quiet import finish
-from .nbgrader_run import run_quiet, tools_on_path, warnings_to_log
-from .paths import course_dirs
+from .classroom.paths import course_dirs
+from .french.french_args import FrenchParser
+from .french.french_format import COURSE_TIME_ZONE, french_datetime
+from .runs.nbgrader_quiet import finish
+from .runs.nbgrader_run import run_quiet, tools_on_path, warnings_to_log
 
 __all__ = ["main", "set_duedate"]
 

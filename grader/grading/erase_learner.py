@@ -42,13 +42,14 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .class_places import own_folder
-from .erasure_register import erased_on, record_erasure, registers_of
-from .french_args import FrenchParser
-from .french_csv import EXPORT_NAME, write_export
-from .ids import close_ids, normalize_id, quoted, read_roster
-from .kept_columns import read_table, restore_hand_edits
-from .learner_places import (
+from .classroom.class_places import own_folder
+from .classroom.ids import close_ids, normalize_id, quoted, read_roster
+from .classroom.kept_columns import read_table, restore_hand_edits
+from .french.french_args import FrenchParser
+from .french.french_csv import EXPORT_NAME, write_export
+from .french.system_reason import french_message
+from .privacy.erasure_register import erased_on, record_erasure, registers_of
+from .privacy.learner_places import (
     HUB_TOKEN_ENV,
     REDACTED,
     RETENTION_DAYS,
@@ -64,7 +65,6 @@ from .learner_places import (
     scan,
     scan_in,
 )
-from .system_reason import french_message
 
 __all__ = ["Result", "Setup", "erase", "main", "scan"]
 
@@ -203,12 +203,12 @@ def _erase_roster(ctx: Context, who_sid: str, line: int) -> None:
 
 def _regenerate_reports(ctx: Context, sid: str, paths: set[Path]) -> list[str]:
     """The reports without the learner; what the teacher added to the CSVs by hand comes back
-    (grading.kept_columns). The notes for the teacher, in French."""
+    (grading.classroom.kept_columns). The notes for the teacher, in French."""
     from nbgrader.api import Gradebook
 
     # nbgrader and pandas (1 to 2 s): imported only when a report is rewritten
-    from .csv_safe import SafeCsvExport
-    from .late_penalty import rule_of_config
+    from .french.csv_safe import SafeCsvExport
+    from .nbgrader_ext.late_penalty import rule_of_config
     from .report import class_table, write_report
 
     csvs = {p for p in paths if p.suffix == ".csv"}
@@ -335,7 +335,7 @@ def _export_rows(ctx: Context, without: str) -> list[dict]:
     """Every row of nbgrader's CSV export except the learner's."""
     from nbgrader.api import Gradebook
 
-    from .csv_safe import SafeCsvExport
+    from .french.csv_safe import SafeCsvExport
 
     if ctx.gradebook is not None and not ctx.gradebook.is_file():
         return []

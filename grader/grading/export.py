@@ -4,7 +4,7 @@
 
 Stock ``nbgrader export --to rapport/grades.csv`` writes nbgrader's file, unchanged (its log in
 ``rapport/export.log``); then ``rapport/export-tableur.csv`` gets the same rows for French
-Excel or LibreOffice (``grading.french_csv``). The summary says, in French, what was written.
+Excel or LibreOffice (``grading.french.french_csv``). The summary says, in French, what was written.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
-from .french_args import FrenchParser
-from .french_csv import EXPORT_HEADER, EXPORT_NAME, export_rows, write_french_csv
-from .nbgrader_quiet import finish
-from .nbgrader_run import run_quiet, tools_on_path, warnings_to_log
-from .paths import course_dirs
+from .classroom.paths import course_dirs
+from .french.french_args import FrenchParser
+from .french.french_csv import EXPORT_HEADER, EXPORT_NAME, export_rows, write_french_csv
+from .runs.nbgrader_quiet import finish
+from .runs.nbgrader_run import run_quiet, tools_on_path, warnings_to_log
 
 __all__ = ["export", "main"]
 

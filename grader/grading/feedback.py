@@ -16,15 +16,15 @@ import sys
 import time
 from pathlib import Path
 
-from .french_args import FrenchParser
-from .french_format import seconds_text
-from .grading_error import GradingError
-from .nbgrader_flags import student_pattern
-from .nbgrader_log import LogWatcher
-from .nbgrader_run import ProgressBar, run_logged
-from .paths import CourseDirs, course_dirs
-from .submitted_ids import matching, submitted_students
-from .system_reason import french_message
+from .classroom.paths import CourseDirs, course_dirs
+from .french.french_args import FrenchParser
+from .french.french_format import seconds_text
+from .french.grading_error import GradingError
+from .french.system_reason import french_message
+from .runs.nbgrader_flags import student_pattern
+from .runs.nbgrader_log import LogWatcher
+from .runs.nbgrader_run import ProgressBar, run_logged
+from .runs.submitted_ids import matching, submitted_students
 
 __all__ = ["generate_feedback", "main", "stale_feedback"]
 

@@ -25,16 +25,16 @@ import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .backup_files import RETENTION_DAYS
-from .class_places import PER_LEARNER, learner_ids, own_folder
-from .criterion_titles import criterion_number, criterion_title
-from .french_args import FrenchParser
-from .french_csv import french_csv_bytes
-from .french_format import COURSE_TIME_ZONE, french_datetime
-from .ids import RosterError, normalize_id, read_roster
-from .nbgrader_run import tools_on_path
-from .paths import course_dirs, load_config
-from .system_reason import french_message
+from .classroom.class_places import PER_LEARNER, learner_ids, own_folder
+from .classroom.ids import RosterError, normalize_id, read_roster
+from .classroom.paths import course_dirs, load_config
+from .french.french_args import FrenchParser
+from .french.french_csv import french_csv_bytes
+from .french.french_format import COURSE_TIME_ZONE, french_datetime
+from .french.system_reason import french_message
+from .nbgrader_ext.criterion_titles import criterion_number, criterion_title
+from .privacy.backup_files import RETENTION_DAYS
+from .runs.nbgrader_run import tools_on_path
 
 __all__ = ["LearnerNotFound", "export_learner", "main"]
 

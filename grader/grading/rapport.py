@@ -12,11 +12,11 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from .french_args import FrenchParser
-from .french_csv import REPORT_NAME
-from .nbgrader_quiet import finish
-from .nbgrader_run import run_quiet
-from .paths import course_dirs
+from .classroom.paths import course_dirs
+from .french.french_args import FrenchParser
+from .french.french_csv import REPORT_NAME
+from .runs.nbgrader_quiet import finish
+from .runs.nbgrader_run import run_quiet
 
 __all__ = ["main", "rapport"]
 

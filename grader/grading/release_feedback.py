@@ -6,7 +6,8 @@ Stock ``nbgrader release_feedback`` runs, its English log kept in
 ``rapport/release-feedback.log``. The summary is read from nbgrader's own records: the line
 its release writes per page given back, the pages it could not match (an error it only logs,
 exit status 0: here the command fails), the students the course's release left out (no usable
-``submission_secret.txt``: ``grading.exchange.CheckedReleaseFeedback``; everyone else got their
+``submission_secret.txt``: ``grading.nbgrader_ext.exchange.CheckedReleaseFeedback``; everyone else
+got their
 page, the command fails), and the students who handed in a copy (``submitted/``) but have no
 feedback page yet (``make feedback`` first).
 """
@@ -16,15 +17,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .exchange import LEFT_OUT
-from .french_format import collation_key
-from .ids import quoted
-from .nbgrader_flags import student_pattern
-from .nbgrader_log import LOG_RECORD
-from .nbgrader_quiet import assignment_command
-from .nbgrader_run import run_quiet
-from .paths import course_dirs
-from .submitted_ids import matching, submitted_students
+from .classroom.ids import quoted
+from .classroom.paths import course_dirs
+from .french.french_format import collation_key
+from .nbgrader_ext.exchange import LEFT_OUT
+from .runs.nbgrader_flags import student_pattern
+from .runs.nbgrader_log import LOG_RECORD
+from .runs.nbgrader_quiet import assignment_command
+from .runs.nbgrader_run import run_quiet
+from .runs.submitted_ids import matching, submitted_students
 
 __all__ = ["main", "read_left_out", "read_release_log", "release_feedback"]
 
@@ -33,7 +34,8 @@ _RELEASED = re.compile(
     r"Releasing feedback for student '(?P<student>.*)' on assignment '.*' \(.*\)"
 )
 _UNMATCHED = re.compile(r"Could not match '(?P<path>.*)' with regexp")
-# grading.exchange.CheckedReleaseFeedback's failure: a header, then one "- «id» : why" per student
+# grading.nbgrader_ext.exchange.CheckedReleaseFeedback's failure: a header, then one "- «id» : why"
+# per student
 _LEFT_OUT_OPEN, _LEFT_OUT_CLOSE = "- «\u00a0", "\u00a0»\u00a0: "
 
 

@@ -2,7 +2,8 @@
 
 Every student of the gradebook has a row, with 0 for those who did not submit and the late
 penalty applied, because the rows ARE nbgrader's own CSV export (``CsvExportPlugin``'s rows,
-computed by ``grading.csv_safe.SafeCsvExport``): the report's totals are ``nbgrader export``'s.
+computed by ``grading.french.csv_safe.SafeCsvExport``): the report's totals are ``nbgrader
+export``'s.
 It adds, per student, the points of each criterion (named by its French title), why a 0 is a 0
 (no submission, the stub left as is, a timeout, a crash: what the lab's grading wrote in the
 autograded notebook) and how late the submission was. In ``notes.csv`` a cell a spreadsheet
@@ -37,15 +38,18 @@ from nbgrader.plugins import ExportPlugin
 
 from course.labo.outcome import OUTCOMES, Outcome
 
-from .criterion_titles import criterion_number, criterion_title, ordered_criteria
-from .csv_safe import EXPORT_KEYS, LINE_END, SafeCsvExport, neutralise_frame
-from .french_args import FrenchParser
-from .french_csv import REPORT_NAME, ZONE, write_french_csv
-from .french_format import collation_key, french_datetime, french_score, points_text
-from .late_penalty import rule_of_config
-from .nbgrader_run import tools_on_path
-from .outcome_record import read_record
-from .system_reason import french_message
+from .classroom.paths import course_dirs, load_config
+from .french.csv_safe import EXPORT_KEYS, LINE_END, SafeCsvExport, neutralise_frame
+from .french.french_args import FrenchParser
+from .french.french_csv import REPORT_NAME, ZONE, write_french_csv
+from .french.french_format import collation_key, french_datetime, french_score, points_text
+from .french.system_reason import french_message
+from .nbgrader_ext.criterion_titles import criterion_number, criterion_title, ordered_criteria
+from .nbgrader_ext.late_penalty import rule_of_config
+from .nbgrader_ext.outcome_record import read_record
+from .runs.manual_grades import pending_hand_grades
+from .runs.nbgrader_run import tools_on_path
+from .zip_collect import DATING_FILE
 
 __all__ = [
     "ClassReport",
@@ -212,7 +216,6 @@ def _awaiting_hand_grading(gradebook: Gradebook, assignment: str) -> dict[str, d
     """student -> {criterion title: French state} of the grades a grader has not graded yet
     (nbgrader's ``needs_manual_grade``): their 0 is not a failure, the report must not call it
     one."""
-    from .manual_grades import pending_hand_grades
 
     return {
         student: {
@@ -321,7 +324,6 @@ def _lateness(
 
 def _dating(autograded: Path | None, student: str, assignment: str) -> str:
     """How `make zip-collect` found the copy's submission time (grading.zip_collect), or ""."""
-    from .zip_collect import DATING_FILE
 
     path = None if autograded is None else autograded / student / assignment / DATING_FILE
     if path is None or not path.is_file() or path.is_symlink():
@@ -537,8 +539,6 @@ def main(argv: list[str] | None = None) -> int:
     tools_on_path()
     autograded, late_rule = None, ""
     try:
-        from .paths import course_dirs, load_config
-
         dirs = course_dirs()
     except FileNotFoundError as exc:
         if args.db is None or args.out is None:

@@ -3,7 +3,8 @@
 nbgrader's ``db student import`` wants UTF-8, commas and its own English column names: a French
 spreadsheet (BOM, ``;``, Windows-1252, "Prénom") gives "Unknown keys in csv" or a
 ``UnicodeDecodeError``. The class's one reader (``grader/hub/roster.py``, through
-``grading.ids``: the hub reads the same file with the same code) checks every line first (so
+``grading.classroom.ids``: the hub reads the same file with the same code) checks every line first
+(so
 nothing is half-imported), then a clean copy of its students goes to stock ``nbgrader db
 student import``::
 
@@ -19,9 +20,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .french_args import FrenchParser
-from .ids import Member, RosterError, decode_roster, normalize_id, parse_roster, quoted
-from .system_reason import french_message, french_reason
+from .classroom.ids import Member, RosterError, decode_roster, normalize_id, parse_roster, quoted
+from .classroom.paths import course_dirs
+from .french.french_args import FrenchParser
+from .french.system_reason import french_message, french_reason
+from .privacy.erasure_register import class_registers, erased_on
+from .privacy.erasure_register import reenrol as remove_from_register
+from .runs.nbgrader_run import run_quiet, tools_on_path
 
 __all__ = ["ImportFailed", "main", "read_students", "register"]
 
@@ -60,10 +65,6 @@ def register(
     """Register the roster's students in the course's gradebook (stock ``nbgrader db student
     import`` on a checked, normalised copy), except the learners the erasure register holds and
     `reenrol` does not name; returns the French summary lines and the erased learners skipped."""
-    from .erasure_register import class_registers, erased_on
-    from .erasure_register import reenrol as remove_from_register
-    from .nbgrader_run import run_quiet, tools_on_path
-    from .paths import course_dirs
 
     students = read_students(Path(path))
     tools_on_path()

@@ -32,8 +32,9 @@ import nbformat
 
 from course.labo.tp_notebook import ANSWER_GRADE_ID
 
-from .french_args import FrenchParser
-from .system_reason import french_message
+from .classroom.paths import course_dirs, find_grader_dir
+from .french.french_args import FrenchParser
+from .french.system_reason import french_message
 
 __all__ = [
     "ASSIGNMENT",
@@ -211,8 +212,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.root is None or args.submitted is None:
-        from .paths import course_dirs, find_grader_dir
-
         try:
             dirs = course_dirs(find_grader_dir(args.root) if args.root else None)
         except FileNotFoundError as exc:

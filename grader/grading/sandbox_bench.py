@@ -18,8 +18,8 @@ from course.labo.fixture import fixture_bytes
 from course.labo.sandbox import sandbox_problem
 from course.labo.scenario import VISIBLE
 
-from .french_args import FrenchParser
-from .hidden import HIDDEN
+from .french.french_args import FrenchParser
+from .nbgrader_ext.hidden import HIDDEN
 
 __all__ = ["main"]
 

@@ -38,7 +38,9 @@ from course.labo.fixture import LearnerSpec, Turn
 from course.labo.partage import EXEMPLE, Learner, PartageScenario
 from course.labo.scenario import VISIBLE, Scenario
 
-from .french_args import FrenchParser
+from .french.french_args import FrenchParser
+from .nbgrader_ext.hidden import HIDDEN
+from .nbgrader_ext.hidden_partage import HIDDEN_PARTAGE
 
 __all__ = [
     "ARCHIVE_NAME",
@@ -168,8 +170,6 @@ def _inputs(obj: object, sentence: bool = False) -> Iterator[str]:
 def _hidden_inputs() -> list[Secret]:
     """The graders' hidden inputs (``grader/grading/hidden*.py``) that the visible examples, which
     students have in ``course``, do not hold too."""
-    from .hidden import HIDDEN
-    from .hidden_partage import HIDDEN_PARTAGE
 
     visible = set(_inputs(VISIBLE)) | set(_inputs(EXEMPLE))
     found = []

@@ -62,10 +62,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from zoneinfo import ZoneInfo
 
-from .erasure_register import skip_erased
-from .french_args import FrenchParser
-from .french_format import COURSE_TIME_ZONE, french_datetime
-from .ids import (
+from .classroom.ids import (
     closest,
     id_problem,
     normalize_id,
@@ -73,8 +70,11 @@ from .ids import (
     registered_students,
     stored_id_problem,
 )
-from .paths import course_dirs, load_config
-from .system_reason import french_message, french_reason
+from .classroom.paths import course_dirs, load_config
+from .french.french_args import FrenchParser
+from .french.french_format import COURSE_TIME_ZONE, french_datetime
+from .french.system_reason import french_message, french_reason
+from .privacy.erasure_register import skip_erased
 
 __all__ = [
     "DATING_FILE",

@@ -98,7 +98,7 @@ install_template() {
     rm -rf "$dest/grader/"{submitted,autograded,feedback,solution} "$dest/grader/"gradebook.db*
   fi
   # the hub's recipes are not the instructors' business; roster.py stays: the class list's one
-  # reader and id rule, which `make students`, collect and the erasure load (grading/ids.py)
+  # reader and id rule, which `make students`, collect and the erasure load (grading/classroom/ids.py)
   find "$dest/grader/hub" -mindepth 1 -maxdepth 1 ! -name roster.py -exec rm -rf {} +
   find "$dest" -name __pycache__ -prune -exec rm -rf {} +
   find "$dest" -name '.ipynb_checkpoints' -prune -exec rm -rf {} +

@@ -4,7 +4,7 @@
 Why one file: a class kept in two places (hub settings and nbgrader's student list) drifts; a
 student added to one and forgotten in the other cannot submit, or is missing from the grades.
 Why one reader: the hub, `make students` (grading/roster_csv.py), collect and the erasure all
-read it here (grading/ids.py loads this file), so they accept and refuse the same lines.
+read it here (grading/classroom/ids.py loads this file), so they accept and refuse the same lines.
 
 The file is what a French teacher's spreadsheet writes: UTF-8 with or without BOM, UTF-16 with
 BOM or Windows-1252; `,`, `;` or tab; one header line, columns in French or English, any case,

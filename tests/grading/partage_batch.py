@@ -77,7 +77,7 @@ def grade_batch(config: dict) -> dict:
     if config.get("grader"):
         if config["grader"] not in sys.path:
             sys.path.insert(0, config["grader"])
-        from grading.hidden_partage import HIDDEN_PARTAGE
+        from grading.nbgrader_ext.hidden_partage import HIDDEN_PARTAGE
 
         scenario = HIDDEN_PARTAGE
 

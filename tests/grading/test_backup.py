@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 from grading.backup import backup, restore
-from grading.backup_files import backups_in
-from grading.paths import course_dirs, load_config
+from grading.classroom.paths import course_dirs, load_config
+from grading.privacy.backup_files import backups_in
 from grading_course import (
     clone_head,
     copy_course,

@@ -19,8 +19,8 @@ from pathlib import Path
 import nbformat
 import pytest
 from fuites import hidden_leaks
-from grading.hidden import HIDDEN
-from grading.outcome_record import METADATA_KEY
+from grading.nbgrader_ext.hidden import HIDDEN
+from grading.nbgrader_ext.outcome_record import METADATA_KEY
 from grading.samples import build_submission, carnets, write_all, written_answer
 from grading_course import generated_course, nbgrader
 from helpers import REPO, processes_matching, tp_points

@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from grading.autograde import main as autograde
-from grading.known_failures import FILE_NAME
+from grading.runs.known_failures import FILE_NAME
 from grading_course import copy_course, generated_course, grading, nbgrader, submit
 from nbformat.v4 import new_code_cell, new_notebook
 from nbgrader.api import Gradebook

@@ -1,4 +1,5 @@
-"""The one list of where the class keeps learners' data (``grading.class_places``): every place
+"""The one list of where the class keeps learners' data (``grading.classroom.class_places``): every
+place
 on it is found by the erasure's scan, kept by a backup exactly when the list says so, and in a
 learner's export exactly when it has an export folder. A place added to the list and not to
 one of the three commands fails here."""
@@ -33,10 +34,10 @@ def _fill(place_key: str, folder: Path) -> Path:
 
 def test_every_place_is_scanned_backed_up_and_exported_as_listed(graded_class_copy):
     from grading.backup import backup
-    from grading.class_places import PLACES, learner_ids
+    from grading.classroom.class_places import PLACES, learner_ids
+    from grading.classroom.paths import course_dirs
     from grading.learner_export import export_learner
-    from grading.learner_places import Setup, scan
-    from grading.paths import course_dirs
+    from grading.privacy.learner_places import Setup, scan
 
     grader = graded_class_copy.grader
     dirs = course_dirs(grader)

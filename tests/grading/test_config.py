@@ -8,7 +8,7 @@ import subprocess
 
 import nbformat
 import pytest
-from grading.hooks import (
+from grading.nbgrader_ext.hooks import (
     ApplyOutOfKernelGrading,
     ExecuteOutsideTheLab,
     NotRebuilt,
@@ -16,9 +16,9 @@ from grading.hooks import (
     SandboxUnavailable,
     StartOutOfKernelGrading,
 )
-from grading.outcome_record import METADATA_KEY
+from grading.nbgrader_ext.outcome_record import METADATA_KEY
+from grading.nbgrader_ext.sandbox_setting import NO_SANDBOX_ENV
 from grading.samples import build_submission
-from grading.sandbox_setting import NO_SANDBOX_ENV
 from helpers import REPO, tp_points
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from traitlets.config.loader import PyFileConfigLoader
@@ -73,13 +73,15 @@ def test_execution_never_drops_a_submission_nor_leaks_hidden_tests():
     assert "--InteractiveShell.xmode=Minimal" in c.Execute.extra_arguments
     assert "nbgrader.preprocessors.ClearHiddenTests" in c.GenerateFeedback.preprocessors
     chain = c.Autograde.autograde_preprocessors
-    execute = chain.index("grading.hooks.ExecuteOutsideTheLab")
+    execute = chain.index("grading.nbgrader_ext.hooks.ExecuteOutsideTheLab")
     assert "nbgrader.preprocessors.Execute" not in chain
-    assert chain[execute - 1] == "grading.hooks.StartOutOfKernelGrading"
-    assert chain[execute + 1] == "grading.hooks.ApplyOutOfKernelGrading"
+    assert chain[execute - 1] == "grading.nbgrader_ext.hooks.StartOutOfKernelGrading"
+    assert chain[execute + 1] == "grading.nbgrader_ext.hooks.ApplyOutOfKernelGrading"
     assert chain.index("nbgrader.preprocessors.SaveAutoGrades") > execute + 1
     sanitize = c.Autograde.sanitize_preprocessors
-    assert sanitize[0] == "grading.hooks.RebuildFromRelease"  # before DeduplicateIds reads ids
+    assert (
+        sanitize[0] == "grading.nbgrader_ext.hooks.RebuildFromRelease"
+    )  # before DeduplicateIds reads ids
     assert sanitize.index("nbgrader.preprocessors.DeduplicateIds") > 0
     assert sanitize[-1] == "nbgrader.preprocessors.CheckCellMetadata"
 

@@ -1,4 +1,5 @@
-"""The collect's copier (``grading.confined_copy``) cannot read the instructor's files (issue 32,
+"""The collect's copier (``grading.nbgrader_ext.confined_copy``) cannot read the instructor's files
+(issue 32,
 point 1): asked through a link planted in the exchange or by a plain path to read the
 gradebook, the real child process meets ``EACCES`` from Landlock and nothing of the gradebook
 comes out; the same job unconfined reads it (the positive control: the wall, not the file's
@@ -19,8 +20,8 @@ from pathlib import Path
 
 import pytest
 from exchange_class import Student, exchange_root, release, tag, unix_users
-from grading.confined_copy import landlock_abi, run_copier
-from grading.exchange import CONFINED
+from grading.nbgrader_ext.confined_copy import landlock_abi, run_copier
+from grading.nbgrader_ext.exchange import CONFINED
 from grading_course import grading, nbgrader
 
 NBSP = "\u00a0"
@@ -127,7 +128,7 @@ def test_the_copier_cannot_read_the_gradebook(tmp_path, landlock):
 
 _AS_USER = (
     "import json, sys; sys.path.insert(0, sys.argv[1]); "
-    "from grading.confined_copy import run_copier; "
+    "from grading.nbgrader_ext.confined_copy import run_copier; "
     "print(json.dumps(run_copier(json.loads(sys.argv[2]))))"
 )
 
@@ -170,7 +171,7 @@ def test_the_copier_cannot_read_the_gradebook_as_an_ordinary_user(landlock):
 
 ASKED_BY_A_PATH = '''"""The course's collect, with a bug: eve's item is a path to grader/."""
 
-from grading.exchange import OwnerCheckedCollect
+from grading.nbgrader_ext.exchange import OwnerCheckedCollect
 
 GRADER = {grader!r}
 

@@ -1,6 +1,7 @@
 """Every CSV the course writes opens in a spreadsheet as data: a student id or a name starting
 with = + - @ (or a tab, a carriage return) is neutralised with a leading ', every other value is
-written unchanged (grading/csv_safe.py): the class report's notes.csv and `nbgrader export`."""
+written unchanged (grading/french/csv_safe.py): the class report's notes.csv and `nbgrader
+export`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from grading.csv_safe import FORMULA_STARTS, neutralise
+from grading.french.csv_safe import FORMULA_STARTS, neutralise
 from grading.report import class_table, write_report
 from grading_course import copy_course, nbgrader
 from nbgrader.api import Gradebook
@@ -101,7 +102,7 @@ def test_nbgrader_export_is_neutralised_and_keeps_nbgraders_columns(tmp_path):
 @pytest.mark.slow
 def test_rows_are_those_of_nbgraders_own_export(tmp_path):
     """Without commas or formulas, SafeCsvExport writes exactly what stock nbgrader writes."""
-    from grading.csv_safe import SafeCsvExport
+    from grading.french.csv_safe import SafeCsvExport
     from nbgrader.plugins import CsvExportPlugin
 
     db = f"sqlite:///{tmp_path / 'gradebook.db'}"

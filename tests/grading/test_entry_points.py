@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from grading.outcome_record import METADATA_KEY
+from grading.nbgrader_ext.outcome_record import METADATA_KEY
 from grading_course import BIN, clone_head, generated_course, submit
 from nbgrader.api import Gradebook
 

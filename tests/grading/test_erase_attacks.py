@@ -321,7 +321,8 @@ def _make_from(c, folder: str, *args: str):
     return make(course, *args, folder=folder, timeout=300)
 
 
-# (id, refused by the tool): `"<>&` and the backquote never are ids (grading.ids.id_problem)
+# (id, refused by the tool): `"<>&` and the backquote never are ids
+# (grading.classroom.ids.id_problem)
 HOSTILE_IDS = [
     ("o'brien $HOME", False),
     ("-x", False),
@@ -370,7 +371,7 @@ def test_hand_added_columns_and_rows_of_a_report_survive_its_regeneration(tmp_pa
     a spreadsheet (saved back in Windows-1252 with `;`); the erasure regenerates the file from
     the gradebook: their columns come back row by row, ben's row goes with what was written in
     it, a hand-edited score is named as replaced, and so is a row the gradebook no longer has."""
-    from grading.kept_columns import read_table, restore_hand_edits
+    from grading.classroom.kept_columns import read_table, restore_hand_edits
 
     notes = tmp_path / "notes.csv"
     notes.write_bytes(

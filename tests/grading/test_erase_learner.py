@@ -156,7 +156,7 @@ def _rows(path: Path) -> list[dict[str, str]]:
     import csv
     import io
 
-    from grading.kept_columns import read_table
+    from grading.classroom.kept_columns import read_table
 
     table = read_table(path)
     text = path.read_bytes().decode(table.encoding)
@@ -166,9 +166,9 @@ def _rows(path: Path) -> list[dict[str, str]]:
 def _report_now(grader: Path) -> None:
     """notes.csv, rapport.html and grades.csv as the gradebook is now (as `make rapport` and
     `make export` write them)."""
-    from grading.csv_safe import SafeCsvExport
-    from grading.late_penalty import rule_of_config
-    from grading.paths import load_config
+    from grading.classroom.paths import load_config
+    from grading.french.csv_safe import SafeCsvExport
+    from grading.nbgrader_ext.late_penalty import rule_of_config
     from grading.report import class_table, write_report
 
     with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
@@ -182,7 +182,7 @@ def _add_oral_column(path: Path) -> None:
     import csv
     import io
 
-    from grading.kept_columns import read_table
+    from grading.classroom.kept_columns import read_table
 
     table = read_table(path)
     buf = io.StringIO(newline="")
@@ -658,7 +658,7 @@ def test_an_erased_learner_does_not_come_back(classe, tmp_path):
     import stat
     import tarfile
 
-    from grading.backup_files import backups_in
+    from grading.privacy.backup_files import backups_in
 
     grader = classe["grader"]
     [(_, old_backup)] = backups_in(grader / "sauvegardes")  # made before the erasure
@@ -769,7 +769,7 @@ def test_mention_forms():
     whole words only."""
     import unicodedata
 
-    from grading.learner_places import _Who, mention_pattern
+    from grading.privacy.learner_places import _Who, mention_pattern
 
     pattern = mention_pattern(_Who("chloé", "Chloé", "Dupré", "chloe.dupre@exemple.fr"))
     for text in (

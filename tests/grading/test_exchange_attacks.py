@@ -99,7 +99,7 @@ import os
 import time
 from pathlib import Path
 
-from grading.exchange import OwnerCheckedCollect
+from grading.nbgrader_ext.exchange import OwnerCheckedCollect
 
 GO, DONE = Path({go!r}), Path({done!r})
 

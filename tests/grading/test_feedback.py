@@ -9,7 +9,7 @@ from html import unescape
 
 import nbformat
 import pytest
-from grading.criterion_titles import criterion_number, criterion_title
+from grading.nbgrader_ext.criterion_titles import criterion_number, criterion_title
 from grading_course import grading, submit
 from helpers import REPO
 

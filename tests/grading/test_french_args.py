@@ -1,4 +1,5 @@
-"""Every class command of grader/grading speaks French on its command line (grading.french_args).
+"""Every class command of grader/grading speaks French on its command line
+(grading.french.french_args).
 
 argparse writes « usage: », « error: the following arguments are required » and « show this
 help message and exit » in English; a teacher who mistypes a command must read French instead,
@@ -23,7 +24,7 @@ from pathlib import Path
 import grading
 import pytest
 from french_text import check_text
-from grading.french_args import FrenchParser
+from grading.french.french_args import FrenchParser
 
 GRADING = Path(grading.__file__).parent
 

@@ -1,13 +1,13 @@
 """Dates, scores and the order of names as a French reader expects them, with no OS locale
-(grading/french_format.py)."""
+(grading/french/french_format.py)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from grading.criterion_titles import criterion_title
-from grading.feedback_student import student_name
-from grading.french_format import collation_key, french_datetime, french_score
+from grading.french.french_format import collation_key, french_datetime, french_score
+from grading.nbgrader_ext.criterion_titles import criterion_title
+from grading.nbgrader_ext.feedback_student import student_name
 
 
 def test_french_order_without_a_locale():
@@ -52,7 +52,7 @@ def test_titles_and_names_for_readers():
 
 
 def test_spreadsheet_file_is_data_for_french_excel(tmp_path):
-    from grading.french_csv import write_french_csv
+    from grading.french.french_csv import write_french_csv
 
     path = write_french_csv(
         tmp_path / "t.csv",
@@ -82,7 +82,7 @@ def test_durations_in_summaries_have_a_decimal_comma(graded_class):
     commands print (their summaries of the class graded by the course's tools)."""
     import re
 
-    from grading.french_format import seconds_text
+    from grading.french.french_format import seconds_text
 
     assert seconds_text(6.5) == "6,5\u00a0s" and seconds_text(0.123, 2) == "0,12\u00a0s"
     for out in (graded_class.grade_out, graded_class.feedback_out):

@@ -5,10 +5,10 @@ and the nbgrader flags the class tools read are read as nbgrader reads them."""
 from __future__ import annotations
 
 import pytest
-from grading.hooks import StartOutOfKernelGrading
-from grading.nbgrader_flags import student_pattern, with_force
-from grading.nbgrader_run import nbgrader_env
-from grading.sandbox_setting import NO_SANDBOX_ENV, refusal
+from grading.nbgrader_ext.hooks import StartOutOfKernelGrading
+from grading.nbgrader_ext.sandbox_setting import NO_SANDBOX_ENV, refusal
+from grading.runs.nbgrader_flags import student_pattern, with_force
+from grading.runs.nbgrader_run import nbgrader_env
 from traitlets.config import Config
 
 from course.labo.evaluate import DEFAULT_TIMEOUT

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from grading.hidden import HIDDEN
+from grading.nbgrader_ext.hidden import HIDDEN
 from helpers import REPO
 from installed_course import installed_course
 

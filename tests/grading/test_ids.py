@@ -8,10 +8,10 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from grading.ids import closest, id_problem, normalize_id, stored_id_problem
-from grading.nbgrader_log import LogWatcher
-from grading.paths import CourseDirs
-from grading.submitted_ids import check_submitted_ids, matching, unknown_student_message
+from grading.classroom.ids import closest, id_problem, normalize_id, stored_id_problem
+from grading.classroom.paths import CourseDirs
+from grading.runs.nbgrader_log import LogWatcher
+from grading.runs.submitted_ids import check_submitted_ids, matching, unknown_student_message
 
 Q = "\u00a0"
 
@@ -128,7 +128,7 @@ def test_students_nbgrader_registered_itself_are_not_a_class_list(tmp_path):
     """A grading stopped half-way (or a backup restored from the middle of one) leaves the
     students nbgrader reached in the gradebook: the others are still accepted. A student
     registered by hand (a name, or no submission yet) makes the gradebook the class list."""
-    from grading.ids import registered_students
+    from grading.classroom.ids import registered_students
     from nbgrader.api import Gradebook
 
     db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"

@@ -1,9 +1,10 @@
-"""The record of failed submissions (grading.known_failures): skipped for a minute when unchanged,
+"""The record of failed submissions (grading.runs.known_failures): skipped for a minute when
+unchanged,
 retried at once when changed, forgotten once graded; a broken record file is ignored."""
 
 from __future__ import annotations
 
-from grading.known_failures import RETRY_AFTER, fingerprint, recent, record
+from grading.runs.known_failures import RETRY_AFTER, fingerprint, recent, record
 
 
 def _submission(submitted, student, text="{}"):

@@ -11,7 +11,7 @@ import csv
 import nbformat
 import pytest
 from grading.autograde import main as autograde_main
-from grading.criterion_titles import criterion_title
+from grading.nbgrader_ext.criterion_titles import criterion_title
 from grading_course import grading, nbgrader, submit
 from helpers import tp_points
 from nbgrader.api import Gradebook

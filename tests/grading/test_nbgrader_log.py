@@ -3,7 +3,7 @@ nbgrader is done with them (lines as nbgrader 0.9.6 writes them, shortened trace
 
 from __future__ import annotations
 
-from grading.nbgrader_log import LogWatcher
+from grading.runs.nbgrader_log import LogWatcher
 
 LOG = """\
 [AutogradeApp | WARNING] Removing existing assignment: /c/grader/autograded/ana/oublier

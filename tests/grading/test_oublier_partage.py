@@ -441,7 +441,7 @@ def test_the_clusters_folder_is_private_and_never_the_machines_tmp(tmp_path, mon
 def test_grading_stops_before_the_first_submission_on_an_unusable_clusters_folder(monkeypatch):
     """The hooks check the clusters' folder with PostgreSQL, before grading anything: a French
     sentence that names the setting, not one failed submission after another."""
-    from grading.hooks import LABS
+    from grading.nbgrader_ext.hooks import LABS
 
     from course.labo.partage_base import FOLDER_ENV
 

@@ -1,6 +1,7 @@
 """A written answer cannot stall the instructor's pages (issue 32 point 5): ``"<ul><li>" * 20000``
 (160 KB) took 78 s in `make feedback` and froze formgrader's whole server for about a minute when
-the submission was opened. With the bounds of grading/safe_html.py, the real `make feedback`
+the submission was opened. With the bounds of grading/nbgrader_ext/safe_html.py, the real `make
+feedback`
 (``python -m grading.feedback``) and a real formgrader render it in seconds, its head sanitised
 and the rest shown as text after the French note; a classmate's ordinary Markdown, in the same
 run, still renders as Markdown (no note). Budgets are wall time on a shared machine: generous,
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from grading.safe_html import OVERFLOW_NOTE
+from grading.nbgrader_ext.safe_html import OVERFLOW_NOTE
 from grading.samples import build_submission
 from grading_course import formgrader_server, generated_course, grading
 from helpers import REPO

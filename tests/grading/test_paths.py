@@ -12,8 +12,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from grading.classroom.paths import course_dirs, find_grader_dir
 from grading.demo import demo_config
-from grading.paths import course_dirs, find_grader_dir
 from grading_course import copy_course, run_tool
 from helpers import REPO
 from nbgrader.api import Gradebook

@@ -1,4 +1,5 @@
-"""Rebuilding a submission on the release (grading.release), without grading it: which text is
+"""Rebuilding a submission on the release (grading.nbgrader_ext.release), without grading it: which
+text is
 the answer for each notebook-level attack, what is dropped, and that a notebook of the TP's
 assignment without a release never falls back to the student's cells."""
 
@@ -6,8 +7,8 @@ from __future__ import annotations
 
 import nbformat
 import pytest
-from grading.hooks import RebuildFromRelease
-from grading.release import TemplateMissing, defines_answer, read_template, rebuild
+from grading.nbgrader_ext.hooks import RebuildFromRelease
+from grading.nbgrader_ext.release import TemplateMissing, defines_answer, read_template, rebuild
 from grading.samples import build_carnet, carnets, samples
 from helpers import REPO
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from grading.criterion_titles import criterion_title
-from grading.late_penalty import PointsPerDayLate, rule, rule_of_config
-from grading.outcome_record import METADATA_KEY as OUTCOME_KEY
-from grading.paths import load_config
+from grading.classroom.paths import load_config
+from grading.nbgrader_ext.criterion_titles import criterion_title
+from grading.nbgrader_ext.late_penalty import PointsPerDayLate, rule, rule_of_config
+from grading.nbgrader_ext.outcome_record import METADATA_KEY as OUTCOME_KEY
 from grading_course import copy_course, grading, nbgrader
 from helpers import REPO
 from nbgrader.api import Gradebook

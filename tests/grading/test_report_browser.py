@@ -9,7 +9,7 @@ import shutil
 
 import nbformat
 import pytest
-from grading.criterion_titles import criterion_title
+from grading.nbgrader_ext.criterion_titles import criterion_title
 from helpers import REPO
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]

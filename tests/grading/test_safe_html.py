@@ -1,4 +1,5 @@
-"""Student text rendered by the course's filters (grading/safe_html.py) keeps only inert markup:
+"""Student text rendered by the course's filters (grading/nbgrader_ext/safe_html.py) keeps only
+inert markup:
 the hostile written answer of grader/submissions/reponse_ecrite_piegee.md, hostile HTML outputs
 and names; a French answer still reads as written; every page renders in linear time (issue 32
 point 5: bounded size and nesting before sanitising). The same pages in Chromium:
@@ -12,7 +13,7 @@ from html.parser import HTMLParser
 
 import pytest
 from grading import safe_html
-from grading.safe_html import (
+from grading.nbgrader_ext.safe_html import (
     MAX_DEPTH,
     OVERFLOW_NOTE,
     TAGS,

@@ -100,8 +100,8 @@ def test_positive_control_the_scan_finds_them_in_the_repository():
         rel: (REPO / rel).read_bytes()
         for rel in (
             "solutions/oublier/oublier.ipynb",
-            "grader/grading/hidden.py",
-            "grader/grading/hidden_partage.py",
+            "grader/grading/nbgrader_ext/hidden.py",
+            "grader/grading/nbgrader_ext/hidden_partage.py",
         )
     }
     findings = scan(repository, found)
@@ -110,9 +110,11 @@ def test_positive_control_the_scan_finds_them_in_the_repository():
         f"«\u00a0oublier\u00a0»\u00a0: «\u00a0{OUBLIER_SOLUTION}",
         "solutions/oublier/oublier.ipynb\u00a0: solutions/oublier/oublier.ipynb, test caché "
         '«\u00a0test_fichier\u00a0»\u00a0: «\u00a0noter(oublier, "fichier")',
-        f"grader/grading/hidden.py\u00a0: grader/grading/hidden.py, entrée cachée\u00a0: "
+        "grader/grading/nbgrader_ext/hidden.py\u00a0: "
+        f"grader/grading/nbgrader_ext/hidden.py, entrée cachée\u00a0: "
         f"«\u00a0{HIDDEN_EMAIL}",
-        "grader/grading/hidden_partage.py\u00a0: grader/grading/hidden_partage.py, entrée "
+        "grader/grading/nbgrader_ext/hidden_partage.py\u00a0: "
+        "grader/grading/nbgrader_ext/hidden_partage.py, entrée "
         "cachée\u00a0: «\u00a0margaux.kerbrat",
     ):
         assert any(f.startswith(expected) for f in findings), (expected, findings)
@@ -204,6 +206,9 @@ def test_a_learner_installs_the_package_offline(built, tmp_path):
     assert lab.returncode == 0 and lab.stdout.strip().startswith("4."), lab.stdout + lab.stderr
     # what the package lacks, the venv lacks: no grading tools, no hidden inputs importable
     missing = subprocess.run(
-        [str(python), "-c", "import grading.hidden"], cwd=folder, capture_output=True, timeout=60
+        [str(python), "-c", "import grading.nbgrader_ext.hidden"],
+        cwd=folder,
+        capture_output=True,
+        timeout=60,
     )
     assert missing.returncode != 0

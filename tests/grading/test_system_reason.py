@@ -1,4 +1,4 @@
-"""A system error said in French in the class tools' messages (grading/system_reason.py): the
+"""A system error said in French in the class tools' messages (grading/french/system_reason.py): the
 short reason of a known errno, without the path the sentence already names; the original text
 for anything else; and, end to end, the French reason in what a command prints."""
 
@@ -10,7 +10,7 @@ import socket
 import urllib.error
 
 import pytest
-from grading.system_reason import french_message, french_reason
+from grading.french.system_reason import french_message, french_reason
 from grading_course import copy_course, grading
 
 pytestmark = pytest.mark.timeout(300)
@@ -54,7 +54,7 @@ def test_a_known_errno_has_a_short_french_reason_without_the_path(code, reason):
 def test_every_reason_is_lower_case_and_free_of_french_punctuation():
     """A reason goes inside a sentence: no capital, no final period, none of the characters
     French typography spaces (the sentence around it owns them)."""
-    from grading.system_reason import _REASONS
+    from grading.french.system_reason import _REASONS
 
     for reason in _REASONS.values():
         assert reason == reason.strip() and reason[0].islower(), reason

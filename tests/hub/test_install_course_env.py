@@ -80,7 +80,7 @@ def test_a_missing_python_gets_a_clear_error(open_tmp: Path):
 def test_the_template_keeps_the_class_list_reader(open_tmp: Path):
     """The instructors' course template leaves the hub's recipes out but keeps
     grader/hub/roster.py: `make students`, collect and the erasure in an instructor's copy read
-    the class list with it (grading.ids loads it from that path)."""
+    the class list with it (grading.classroom.ids loads it from that path)."""
     env = {**os.environ, "COURSE_HUB_PREFIX": str(open_tmp / "prefix")}
     env["COURSE_HUB_INSTRUCTORS_GROUP"] = "users"
     built = subprocess.run(
@@ -98,7 +98,7 @@ def test_the_template_keeps_the_class_list_reader(open_tmp: Path):
         [
             sys.executable,
             "-c",
-            "import grading.ids as i; print(i.ROSTER_FILE, i.id_problem('a+b'))",
+            "import grading.classroom.ids as i; print(i.ROSTER_FILE, i.id_problem('a+b'))",
         ],
         cwd=grader,
         env=env,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import run_cache
-from grading.hidden import HIDDEN
+from grading.nbgrader_ext.hidden import HIDDEN
 from helpers import REPO
 
 from course.labo.evaluate import Evaluation, evaluate_source

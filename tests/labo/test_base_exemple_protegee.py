@@ -7,7 +7,7 @@ from __future__ import annotations
 import tempfile
 
 import pytest
-from grading.hidden import HIDDEN
+from grading.nbgrader_ext.hidden import HIDDEN
 
 from course.labo.evaluate import evaluate_source
 from course.labo.scenario import VISIBLE

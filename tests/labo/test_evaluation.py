@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from grade_attacks import GRADE_ATTACKS
-from grading.hidden import HIDDEN
+from grading.nbgrader_ext.hidden import HIDDEN
 from helpers import REPO, load_factor, tp_points
 
 import course.labo

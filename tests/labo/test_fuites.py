@@ -59,7 +59,7 @@ async def oublier(service, user_id: str) -> None:
 def test_a_schema_broken_with_the_inputs_shows_no_reason_for_hidden_inputs():
     """SQLite names the broken object in its error: the reason is shown on the example only.
     The control: on the example the reason really quotes what the answer wrote there."""
-    from grading.hidden import HIDDEN
+    from grading.nbgrader_ext.hidden import HIDDEN
 
     from course.labo.evaluate import evaluate_source
     from course.labo.scenario import VISIBLE
@@ -197,7 +197,7 @@ def test_a_call_process_holds_nothing_but_its_own_call():
     can look (frames, gc, /proc/self and its memory, its parent, every process). Controls: the
     same scan finds the example's data in the example's calls, and in the hidden calls finds the
     hidden learner's data (the hidden input exists in the runner, only where its call runs)."""
-    from grading.hidden import HIDDEN
+    from grading.nbgrader_ext.hidden import HIDDEN
 
     from course.labo.evaluate import evaluate_source
     from course.labo.fixture import ALICE_PERSONAL_DATA

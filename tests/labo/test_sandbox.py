@@ -316,7 +316,9 @@ def test_escapes_are_refused_as_an_unprivileged_instructor(
             base / "grader" / "grading",
             ignore=shutil.ignore_patterns("__pycache__"),
         )
-        (base / "grader" / "hub").mkdir()  # the class list's reader, which grading.ids loads
+        (
+            base / "grader" / "hub"
+        ).mkdir()  # the class list's reader, which grading.classroom.ids loads
         shutil.copy(REPO / "grader" / "hub" / "roster.py", base / "grader" / "hub")
         shutil.copy(REPO / "tests" / "evasions.py", base)
         _chown_tree(base / "venv", account.pw_uid, account.pw_gid)

@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from grading.hidden import HIDDEN
+from grading.nbgrader_ext.hidden import HIDDEN
 from helpers import tp_points
 
 from course.labo.evaluate import _analyse, _check, evaluate_source

@@ -501,7 +501,9 @@ def test_student_notebooks_are_regenerated_from_solutions(tmp_path: Path):
         tmp_path / "grader" / "grading",
         ignore=shutil.ignore_patterns("__pycache__"),
     )
-    (tmp_path / "grader" / "hub").mkdir()  # the class list's reader, which grading.ids loads
+    (
+        tmp_path / "grader" / "hub"
+    ).mkdir()  # the class list's reader, which grading.classroom.ids loads
     shutil.copy(REPO / "grader" / "hub" / "roster.py", tmp_path / "grader" / "hub")
     shutil.copytree(SOLUTIONS, tmp_path / "solutions" / "lecons")
     out = subprocess.run(

@@ -1,5 +1,5 @@
 """Attaque : une cellule ajoutée hors de la cellule oublier cherche le carnet de notes
-(gradebook.db), les entrées cachées (grading/hidden.py) et les autres rendus depuis son dossier,
+(gradebook.db), les entrées cachées (grading/nbgrader_ext/hidden.py) et les autres rendus depuis son dossier,
 et met 0 à un camarade ; la cellule oublier perd ses métadonnées pour que la notation, sans elle,
 exécute tout dans son noyau. La réponse est ``graine``.
 Attendu : 5 (la note de ``graine``) ; la cellule ajoutée n'est jamais exécutée (canari absent).
@@ -13,7 +13,7 @@ HOSTILE = '''import os, sqlite3
 from pathlib import Path
 vu = []
 for d in (Path.cwd(), *Path.cwd().parents):
-    for nom in ("gradebook.db", "grader/gradebook.db", "grading/hidden.py", "grader/grading/hidden.py"):
+    for nom in ("gradebook.db", "grader/gradebook.db", "grading/nbgrader_ext/hidden.py", "grader/grading/nbgrader_ext/hidden.py"):
         if (d / nom).exists():
             vu.append(str(d / nom))
     if (d / "submitted").is_dir():

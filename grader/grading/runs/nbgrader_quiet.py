@@ -1,5 +1,5 @@
 """The command line of a class tool that runs one quiet nbgrader command
-(``grading.nbgrader_run.run_quiet``: nbgrader's English log in ``rapport/<name>.log``): its
+(``grading.runs.nbgrader_run.run_quiet``: nbgrader's English log in ``rapport/<name>.log``): its
 French summary, printed on stderr when it failed, and its status. On a failure the summary
 names nbgrader's last error line and the log.
 """
@@ -11,8 +11,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .french_args import FrenchParser
-from .system_reason import french_message
+from ..french.french_args import FrenchParser
+from ..french.system_reason import french_message
 
 __all__ = ["assignment_command", "finish"]
 

@@ -1,7 +1,7 @@
 """Whether grading runs student code in the sandbox: one setting, one way to turn it off, one
 refusal.
 
-The setting is ``StartOutOfKernelGrading.sandboxed`` (``grading.hooks``), an nbgrader
+The setting is ``StartOutOfKernelGrading.sandboxed`` (``grading.nbgrader_ext.hooks``), an nbgrader
 configurable like ``PointsPerDayLate.points_per_day``: ``nbgrader autograde --help-all`` shows
 it, and ``nbgrader_config.py`` or the command line may set it. Its default reads
 ``NO_SANDBOX_ENV``, which the class tools' ``--sans-bac-a-sable`` (``make grade

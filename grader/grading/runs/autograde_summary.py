@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .french_format import seconds_text
+from ..french.french_format import seconds_text
 from .nbgrader_log import Outcomes
 from .submitted_ids import IdReport
 

@@ -14,8 +14,8 @@ import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .ids import closest, normalize_id, quoted, registered_students, stored_id_problem
-from .paths import sqlite_path
+from ..classroom.ids import closest, normalize_id, quoted, registered_students, stored_id_problem
+from ..classroom.paths import sqlite_path
 
 __all__ = ["IdReport", "check_submitted_ids", "submitted_students", "unknown_student_message"]
 

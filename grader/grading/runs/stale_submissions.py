@@ -10,8 +10,8 @@ from pathlib import Path
 
 import nbformat
 
+from ..classroom.paths import CourseDirs
 from .nbgrader_log import Outcomes
-from .paths import CourseDirs
 
 __all__ = ["changed_submissions", "missing_from_gradebook"]
 

@@ -5,7 +5,8 @@ forge any metadata, change cell ids, copy-paste or move the answer cell). Config
 ``grader/nbgrader_config.py``:
 
 - ``RebuildFromRelease`` comes first in nbgrader's sanitizing step: every notebook of the TP's
-  assignment is rebuilt on the release (``grading.release``): the instructor's cells, the
+  assignment is rebuilt on the release (``grading.nbgrader_ext.release``): the instructor's cells,
+  the
   student's ``oublier`` answer and written answer, nothing else. A copy-pasted answer cell can
   then no longer make ``DeduplicateIds``/``CheckCellMetadata`` stop the class's grading, and a
   cell with forged nbgrader metadata is gone before anything reads it.
@@ -21,7 +22,8 @@ forge any metadata, change cell ids, copy-paste or move the answer cell). Config
   and ``detail``, where the answer was found included) for the class report.
 
 Without a usable sandbox, grading stops with a French message that says what to install, unless
-``StartOutOfKernelGrading.sandboxed`` is False (``grading.sandbox_setting``: the unsafe mode,
+``StartOutOfKernelGrading.sandboxed`` is False (``grading.nbgrader_ext.sandbox_setting``: the
+unsafe mode,
 asked for on purpose).
 """
 
@@ -84,7 +86,7 @@ NOTE_SOLUTION = (
 )
 NOTE_UNLOCKED = "Cellule non exécutée pendant la notation (seule la cellule oublier compte).\n"
 TIMEOUT_ENV = "COURSE_LABO_TIMEOUT"  # the instructor's time limit, as grader/README.md says
-_COURSE_ROOT = Path(__file__).resolve().parents[2]  # grader/grading/hooks.py
+_COURSE_ROOT = Path(__file__).resolve().parents[3]  # grader/grading/nbgrader_ext/hooks.py
 
 
 class NotRebuilt(RuntimeError):
@@ -223,7 +225,7 @@ class StartOutOfKernelGrading(NbGraderPreprocessor):
         if not isinstance(record, dict) or _REBUILT not in record:
             raise NotRebuilt(
                 "Ce notebook du TP n'a pas été reconstruit sur la version distribuée avant la "
-                "notation\u00a0: ajoutez grading.hooks.RebuildFromRelease en tête de "
+                "notation\u00a0: ajoutez grading.nbgrader_ext.hooks.RebuildFromRelease en tête de "
                 "Autograde.sanitize_preprocessors (grader/nbgrader_config.py)."
             )
         if not _is_lab(resources):

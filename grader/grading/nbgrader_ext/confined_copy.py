@@ -1,7 +1,8 @@
 """The copy of the students' notebooks out of nbgrader's exchange, made by a process that cannot
 read the instructor's files.
 
-The course's collect (``grading.exchange.OwnerCheckedCollect``) runs as the instructor, who can
+The course's collect (``grading.nbgrader_ext.exchange.OwnerCheckedCollect``) runs as the
+instructor, who can
 read the gradebook, ``source/``, the hidden inputs and their own home. Everything it reads from
 the exchange was written by a student, who chooses names, links and timing. Reading files
 without following links (``O_NOFOLLOW``, checked on the opened descriptor) closes the holes
@@ -59,7 +60,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .system_reason import french_reason
+from ..french.system_reason import french_reason
 
 __all__ = [
     "QUARANTINE_DEPTH",
@@ -400,13 +401,13 @@ def serve_job() -> int:
 
 _BOOT = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
-    "from grading.confined_copy import serve_job; sys.exit(serve_job())"
+    "from grading.nbgrader_ext.confined_copy import serve_job; sys.exit(serve_job())"
 )
 
 
 def run_copier(job: dict) -> dict:
     """Start the child on `job` and return its answer; ``OSError`` when it fails (French)."""
-    grader_dir = str(Path(__file__).resolve().parents[1])
+    grader_dir = str(Path(__file__).resolve().parents[2])
     proc = subprocess.run(
         [sys.executable, "-I", "-S", "-c", _BOOT, grader_dir],
         input=json.dumps(job).encode(),

@@ -2,7 +2,7 @@
 bar, or a quiet run whose log goes to a file.
 
 The command's output (nbgrader's log) goes to a file, line by line, and to a
-``grading.nbgrader_log.LogWatcher`` that tells when nbgrader is done with a student; the bar
+``grading.runs.nbgrader_log.LogWatcher`` that tells when nbgrader is done with a student; the bar
 advances then (:func:`run_logged`, :func:`start` for workers run side by side). A command the
 tools only need to end well runs through :func:`run_quiet`: its whole log in ``rapport/``, a
 :class:`QuietRun` that names nbgrader's last error. Nothing of nbgrader's log reaches the
@@ -24,8 +24,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from ..nbgrader_ext.sandbox_setting import NO_SANDBOX_ENV
 from .nbgrader_log import DONE, FAILED, LOG_RECORD, SKIPPED, LogWatcher
-from .sandbox_setting import NO_SANDBOX_ENV
 
 __all__ = [
     "BIN",
@@ -49,7 +49,9 @@ def nbgrader_env(sandboxed: bool = True) -> dict[str, str]:
     nothing here: the course's ``nbgrader_config.py``, which nbgrader reads first, puts its own
     folder on ``sys.path``."""
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    if not sandboxed:  # the default of StartOutOfKernelGrading.sandboxed (grading.hooks)
+    if (
+        not sandboxed
+    ):  # the default of StartOutOfKernelGrading.sandboxed (grading.nbgrader_ext.hooks)
         env[NO_SANDBOX_ENV] = "1"
     return env
 

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .ids import normalize_id
+from ..classroom.ids import normalize_id, quoted
+from ..classroom.paths import sqlite_path
 
 __all__ = [
     "KEY_NAME",
@@ -183,7 +184,6 @@ def merge_register(source: Register, dest: Register) -> None:
 def class_registers(db_url: str, grader_dir: Path | None = None) -> list[Register]:
     """The registers of a course: beside its gradebook (SQLite URL `db_url`), beside its backups
     (``<grader_dir>/sauvegardes``, by default beside the gradebook)."""
-    from .paths import sqlite_path
 
     gradebook = sqlite_path(db_url)
     where = gradebook.parent if gradebook is not None else grader_dir or Path.cwd()
@@ -192,7 +192,6 @@ def class_registers(db_url: str, grader_dir: Path | None = None) -> list[Registe
 
 def erased_problem(sid: str, registers: list[Register]) -> str | None:
     """Why a copy of `sid` is not collected (they were erased), in French; None otherwise."""
-    from .ids import quoted
 
     when = erased_on(sid, registers)
     if when is None:

@@ -24,7 +24,8 @@ on the opened descriptor (a regular file, owned by the student, within
 ``CourseDirectory.max_file_size``); any other file of the folder (a ``leak.html``, a 200 MB
 sparse file) is neither read nor copied, and is named in the log. A copy that turns bad between
 the check and the copy (a file swapped for a link) is set aside, never followed. The copy is
-read and written by a child process (``grading.confined_copy``) that first confines itself with
+read and written by a child process (``grading.nbgrader_ext.confined_copy``) that first confines
+itself with
 Linux's Landlock: it can read only beneath the exchange's ``inbound/`` and write only in a fresh
 staging folder of ``submitted/`` (of the quarantine, for a set-aside copy), so even a path or a
 link that got past every check cannot make it read the gradebook, ``source/``, the hidden inputs
@@ -72,6 +73,10 @@ from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 from nbgrader.utils import check_mode, notebook_hash, parse_utc
 from traitlets import Bool, Unicode
 
+from ..classroom.ids import id_problem, normalize_id, quoted
+from ..classroom.paths import QUARANTINE, sqlite_path
+from ..french.system_reason import french_reason
+from ..privacy.erasure_register import class_registers, erased_problem
 from .confined_copy import (
     SECRET,
     TIMESTAMP,
@@ -81,10 +86,6 @@ from .confined_copy import (
     run_copier,
     write_new,
 )
-from .erasure_register import class_registers, erased_problem
-from .ids import id_problem, normalize_id, quoted
-from .paths import QUARANTINE, sqlite_path
-from .system_reason import french_reason
 
 __all__ = [
     "CLAIMED_TIMESTAMP",
@@ -119,7 +120,8 @@ LEAD_SEP = ": "
 # the course's line for the files of a copy that were not collected: lead, folder, ":", names
 IGNORED_LEAD = "Fichier(s) non ramassé(s) (seuls les notebooks du devoir le sont) dans "
 IGNORED_SEP = "\u00a0: "
-# the course's lines on the copier (grading.confined_copy): confined, or why not (collect names it)
+# the course's lines on the copier (grading.nbgrader_ext.confined_copy): confined, or why not
+# (collect names it)
 CONFINED = "Copie des rendus confinée : lecture de l'échange et écriture de submitted/ seules"
 UNCONFINED_LEAD = "Copie des rendus NON confinée : "
 # the course's feedback release failure: "<n> <LEFT_OUT> (les autres l'ont) :", then a line
@@ -368,7 +370,8 @@ class OwnerCheckedCollect(ExchangeCollect):
         return None
 
     def _copy_all(self, todo: list[tuple[dict, Path]]) -> None:
-        """The chosen copies read and staged by the confined copier (``grading.confined_copy``)
+        """The chosen copies read and staged by the confined copier
+        (``grading.nbgrader_ext.confined_copy``)
         in a fresh folder of ``submitted/``, then dated and renamed into place here."""
         submitted = self.coursedir.format_path(self.coursedir.submitted_directory, ".", ".")
         root = Path(os.path.normpath(submitted))

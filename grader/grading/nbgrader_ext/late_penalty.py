@@ -2,7 +2,8 @@
 
 nbgrader computes how late a submission is (its ``timestamp.txt`` against the assignment's due
 date, ``nbgrader db assignment add … --duedate``; from the exchange, that file holds the deposit
-time the course's collect read, never the time the student claims: ``grading.exchange``) and
+time the course's collect read, never the time the student claims:
+``grading.nbgrader_ext.exchange``) and
 asks this plugin for the penalty of each notebook; it stores it in the gradebook, where
 ``nbgrader export``, formgrader, the feedback pages and the class report read it. Configured
 in ``grader/nbgrader_config.py`` (``AssignLatePenalties.plugin_class``); the statement of the

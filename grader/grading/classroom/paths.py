@@ -33,7 +33,8 @@ __all__ = [
 ]
 
 CONFIG = "nbgrader_config.py"
-# OwnerCheckedCollect.quarantine_directory's default (grading.exchange), relative to the root
+# OwnerCheckedCollect.quarantine_directory's default (grading.nbgrader_ext.exchange), relative to
+# the root
 QUARANTINE = "grader/quarantaine"
 
 

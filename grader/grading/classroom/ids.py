@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 # the hub's folder beside this package (kept in the instructors' course template for this file)
-ROSTER_FILE = Path(__file__).resolve().parents[1] / "hub" / "roster.py"
+ROSTER_FILE = Path(__file__).resolve().parents[2] / "hub" / "roster.py"
 
 
 def _hub_roster() -> ModuleType:

@@ -34,13 +34,13 @@ from datetime import timedelta
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
+from ..classroom.class_places import PER_LEARNER, learner_ids, own_folder
+from ..classroom.ids import RosterError, normalize_id, quoted, read_roster, stored_id_problem
+from ..classroom.paths import course_dirs, load_config, sqlite_path
+from ..french.french_format import french_datetime
+from ..french.system_reason import french_reason
+from ..runs.nbgrader_run import tools_on_path
 from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
-from .class_places import PER_LEARNER, learner_ids, own_folder
-from .french_format import french_datetime
-from .ids import RosterError, normalize_id, quoted, read_roster, stored_id_problem
-from .nbgrader_run import tools_on_path
-from .paths import course_dirs, load_config, sqlite_path
-from .system_reason import french_reason
 
 __all__ = [
     "Context",

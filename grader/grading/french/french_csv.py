@@ -60,7 +60,7 @@ EXPORT_HEADER = [
 
 def _cell(value: object) -> str:
     """A cell as French Excel reads it: numbers with a decimal comma, text neutralised."""
-    from .csv_safe import neutralise
+    from .csv_safe import neutralise  # with nbgrader and pandas: only when a CSV is written
 
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
@@ -74,7 +74,7 @@ def _cell(value: object) -> str:
 def french_csv_bytes(header: list[str], rows: Iterable[list[object]]) -> bytes:
     """`rows` under `header` as French Excel reads them: ``;``, UTF-8 with a BOM, CRLF line
     ends, decimal commas."""
-    from .csv_safe import LINE_END
+    from .csv_safe import LINE_END  # as above
 
     out = io.StringIO(newline="")
     writer = csv.writer(out, delimiter=";", lineterminator=LINE_END)
@@ -100,7 +100,7 @@ def _number(text: str) -> float | str:
 def export_rows(gradebook: Gradebook, assignments: list[str] | None = None) -> list[list[object]]:
     """nbgrader's export rows (``SafeCsvExport.rows``: the same students, scores and
     penalties), in French order (assignment, then student) and French values."""
-    from .csv_safe import SafeCsvExport
+    from .csv_safe import SafeCsvExport  # as above
 
     rows = SafeCsvExport(assignment=assignments or []).rows(gradebook)
     rows.sort(key=lambda r: (collation_key(r["assignment"]), collation_key(r["student_id"])))

@@ -4,7 +4,7 @@ submission nbgrader stops on, or several workers that never share a gradebook.
 nbgrader has no parallel autograde (its issue 174) and its SQLite gradebook is not meant for
 concurrent writers: each worker runs the stock command on its share of the students with its
 own copy of the gradebook and its own view of ``submitted/`` (symbolic links); this process then
-copies the results into the real gradebook (``grading.gradebook_merge``).
+copies the results into the real gradebook (``grading.runs.gradebook_merge``).
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from ..classroom.paths import CourseDirs, sqlite_path
+from ..french.grading_error import GradingError
 from .gradebook_merge import copy_gradebook, merge_gradebook
-from .grading_error import GradingError
 from .nbgrader_log import FAILED, LogWatcher, Outcomes
 from .nbgrader_run import ProgressBar, pump, run_logged, start
-from .paths import CourseDirs, sqlite_path
 
 __all__ = ["BAD_METADATA", "STOPPED_ON", "ClassRun", "merge_outcomes", "parallel", "sequential"]
 

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import nbformat
 
+from ..nbgrader_ext.criterion_titles import criterion_title
+
 __all__ = ["HandGrade", "pending_hand_grades", "record", "restore"]
 
 
@@ -87,8 +89,6 @@ def restore(
 ) -> tuple[int, list[str]]:
     """Mark `kept` graded again where unchanged; (how many, French lines for the others)."""
     from nbgrader.api import Gradebook, MissingEntry
-
-    from .criterion_titles import criterion_title
 
     restored, changed = 0, []
     answers: dict[tuple[str, str], dict[str, str]] = {}

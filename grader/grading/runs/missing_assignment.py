@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import tempfile
 
-from .grading_error import GradingError
+from ..classroom.paths import CourseDirs
+from ..french.grading_error import GradingError
 from .nbgrader_run import run_quiet
-from .paths import CourseDirs
 
 __all__ = ["ensure_assignment"]
 

@@ -1,0 +1,1 @@
+"""The class itself: its ids, its folders, where its learners' data lives."""
