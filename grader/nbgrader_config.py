@@ -36,8 +36,7 @@ c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this 
 # exports, the quarantine) is the instructor's alone (files 0600, folders 0700); a course shared
 # by an instructors' group (CourseDirectory.groupshared, set before this file) keeps the group's
 # access (0660/0770). Every class tool (grading.classroom.paths.course_dirs) and every nbgrader
-# command
-# from grader/ reads this file. What students must read keeps the modes nbgrader gives it
+# command from grader/ reads this file. What students must read keeps the modes nbgrader gives it
 # explicitly: the release in the exchange (0644/0755) and each student's feedback page
 # (grading.nbgrader_ext.exchange.CheckedReleaseFeedback: 0644, under a name only its student can
 # compute).
@@ -79,9 +78,9 @@ c.Execute.extra_arguments = [
 ]
 
 # The TP "oublier" is graded OUTSIDE the kernel (grader/grading/nbgrader_ext/hooks.py): the
-# student's function
-# runs in separate processes, in the bubblewrap sandbox (course/labo/sandbox.py), on copies of
-# the example base and of a base with hidden learners (grader/grading/nbgrader_ext/hidden.py), and
+# student's function runs in separate processes, in the bubblewrap sandbox (course/labo/sandbox.py),
+# on copies of the example base and of a base with hidden learners
+# (grader/grading/nbgrader_ext/hidden.py), and
 # the files
 # are checked by another fresh process, so nothing a submission does (monkeypatching sqlite3,
 # subprocess, the helpers, IPython itself) can change its grade. Without a usable sandbox it
@@ -140,8 +139,8 @@ c.HTMLExporter.filters = {
     "code_spans": "grading.nbgrader_ext.feedback_text.code_spans",
     "points": "grading.nbgrader_ext.feedback_text.points",
     # Student text is inert in every page (grading/nbgrader_ext/safe_html.py): nbconvert's own
-    # filter names,
-    # so nbgrader's templates (formgrader's submission view, the feedback page) use them too.
+    # filter names, so nbgrader's templates (formgrader's submission view, the feedback page) use
+    # them too.
     "markdown2html": "grading.nbgrader_ext.safe_html.markdown2html",
     "clean_html": "grading.nbgrader_ext.safe_html.clean_html",
     # nbconvert's own regex is quadratic on a long line of "[" (student text): a linear twin

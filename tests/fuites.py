@@ -1,8 +1,7 @@
 """What must never appear in a message a feedback page shows: every hidden input of
 ``grader/grading/nbgrader_ext/hidden.py`` (learner ids, the ids the hidden calls use, the hidden
-learners'
-texts, personal data and state values, their session ids in the hidden base), a sandbox uid,
-and the grader's own paths."""
+learners' texts, personal data and state values, their session ids in the hidden base), a sandbox
+uid, and the grader's own paths."""
 
 from __future__ import annotations
 

@@ -3,9 +3,8 @@ work, an honest summary, and optionally several workers that never share a grade
 
     python -m grading.autograde oublier [--jobs 2] [--force] [--sans-bac-a-sable] [nbgrader args]
 
-Run it from the course root or its ``grader/`` folder (``grading.classroom.paths`` finds the course
-as
-nbgrader does). What it adds to ``nbgrader autograde``:
+Run it from the course's ``grader/`` folder, as ``make grade`` does (``grading.classroom.paths``
+finds the course as nbgrader does). What it adds to ``nbgrader autograde``:
 
 - graded, skipped (already graded) and failed submissions are counted from nbgrader's own log
   (``grading.runs.nbgrader_log``), and checked against the gradebook; any failure ends with a French

@@ -8,13 +8,11 @@ nbgrader's own records: the one line its collect writes per student (collected, 
 already there, no newer copy), the copies the course's collect set aside, and the
 ``timestamp.txt`` of each collected folder, in the course's time zone: the deposit time the
 course's collect read from the exchange (``grading.nbgrader_ext.exchange``), never the student's
-claim. A
-claimed time (``claimed_timestamp.txt``) earlier than the deposit is named, and so are the files
-of a copy that were not collected (only the assignment's notebooks are), and a copy made without
-Landlock's confinement (``grading.nbgrader_ext.confined_copy``: an older kernel), with why. A
-collected id
-the class list does not have is named with the closest registered one, and the command exits
-non-zero: ``make grade`` would refuse it.
+claim. A claimed time (``claimed_timestamp.txt``) earlier than the deposit is named, and so are the
+files of a copy that were not collected (only the assignment's notebooks are), and a copy made
+without Landlock's confinement (``grading.nbgrader_ext.confined_copy``: an older kernel), with why.
+A collected id the class list does not have is named with the closest registered one, and the
+command exits non-zero: ``make grade`` would refuse it.
 """
 
 from __future__ import annotations

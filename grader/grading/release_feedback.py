@@ -7,9 +7,8 @@ Stock ``nbgrader release_feedback`` runs, its English log kept in
 its release writes per page given back, the pages it could not match (an error it only logs,
 exit status 0: here the command fails), the students the course's release left out (no usable
 ``submission_secret.txt``: ``grading.nbgrader_ext.exchange.CheckedReleaseFeedback``; everyone else
-got their
-page, the command fails), and the students who handed in a copy (``submitted/``) but have no
-feedback page yet (``make feedback`` first).
+got their page, the command fails), and the students who handed in a copy (``submitted/``) but have
+no feedback page yet (``make feedback`` first).
 """
 
 from __future__ import annotations

@@ -3,9 +3,8 @@
 Every student of the gradebook has a row, with 0 for those who did not submit and the late
 penalty applied, because the rows ARE nbgrader's own CSV export (``CsvExportPlugin``'s rows,
 computed by ``grading.french.csv_safe.SafeCsvExport``): the report's totals are ``nbgrader
-export``'s.
-It adds, per student, the points of each criterion (named by its French title), why a 0 is a 0
-(no submission, the stub left as is, a timeout, a crash: what the lab's grading wrote in the
+export``'s. It adds, per student, the points of each criterion (named by its French title), why a 0
+is a 0 (no submission, the stub left as is, a timeout, a crash: what the lab's grading wrote in the
 autograded notebook) and how late the submission was. In ``notes.csv`` a cell a spreadsheet
 would take for a formula (an id such as ``=2+5``) is neutralised.
 The page shows the score distribution and the share of the class that lost points on each

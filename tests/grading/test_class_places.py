@@ -1,6 +1,5 @@
 """The one list of where the class keeps learners' data (``grading.classroom.class_places``): every
-place
-on it is found by the erasure's scan, kept by a backup exactly when the list says so, and in a
+place on it is found by the erasure's scan, kept by a backup exactly when the list says so, and in a
 learner's export exactly when it has an export folder. A place added to the list and not to
 one of the three commands fails here."""
 

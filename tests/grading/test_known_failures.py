@@ -1,6 +1,5 @@
 """The record of failed submissions (grading.runs.known_failures): skipped for a minute when
-unchanged,
-retried at once when changed, forgotten once graded; a broken record file is ignored."""
+unchanged, retried at once when changed, forgotten once graded; a broken record file is ignored."""
 
 from __future__ import annotations
 

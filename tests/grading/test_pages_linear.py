@@ -1,10 +1,9 @@
 """A written answer cannot stall the instructor's pages (issue 32 point 5): ``"<ul><li>" * 20000``
 (160 KB) took 78 s in `make feedback` and froze formgrader's whole server for about a minute when
 the submission was opened. With the bounds of grading/nbgrader_ext/safe_html.py, the real `make
-feedback`
-(``python -m grading.feedback``) and a real formgrader render it in seconds, its head sanitised
-and the rest shown as text after the French note; a classmate's ordinary Markdown, in the same
-run, still renders as Markdown (no note). Budgets are wall time on a shared machine: generous,
+feedback` (``python -m grading.feedback``) and a real formgrader render it in seconds, its head
+sanitised and the rest shown as text after the French note; a classmate's ordinary Markdown, in the
+same run, still renders as Markdown (no note). Budgets are wall time on a shared machine: generous,
 and far under the time measured before the bound."""
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
 """Rebuilding a submission on the release (grading.nbgrader_ext.release), without grading it: which
-text is
-the answer for each notebook-level attack, what is dropped, and that a notebook of the TP's
+text is the answer for each notebook-level attack, what is dropped, and that a notebook of the TP's
 assignment without a release never falls back to the student's cells."""
 
 from __future__ import annotations

@@ -25,11 +25,10 @@ on the opened descriptor (a regular file, owned by the student, within
 sparse file) is neither read nor copied, and is named in the log. A copy that turns bad between
 the check and the copy (a file swapped for a link) is set aside, never followed. The copy is
 read and written by a child process (``grading.nbgrader_ext.confined_copy``) that first confines
-itself with
-Linux's Landlock: it can read only beneath the exchange's ``inbound/`` and write only in a fresh
-staging folder of ``submitted/`` (of the quarantine, for a set-aside copy), so even a path or a
-link that got past every check cannot make it read the gradebook, ``source/``, the hidden inputs
-or the instructor's home (``EACCES``); its one JSON answer is all the collect takes from it.
+itself with Linux's Landlock: it can read only beneath the exchange's ``inbound/`` and write only in
+a fresh staging folder of ``submitted/`` (of the quarantine, for a set-aside copy), so even a path
+or a link that got past every check cannot make it read the gradebook, ``source/``, the hidden
+inputs or the instructor's home (``EACCES``); its one JSON answer is all the collect takes from it.
 Where the kernel lacks Landlock, the same child copies unconfined and the summary says so. The
 collect then dates each staged copy and renames it into place: a student's earlier collected
 copy is only removed once its replacement is complete.

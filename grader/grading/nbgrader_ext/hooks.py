@@ -6,8 +6,7 @@ forge any metadata, change cell ids, copy-paste or move the answer cell). Config
 
 - ``RebuildFromRelease`` comes first in nbgrader's sanitizing step: every notebook of the TP's
   assignment is rebuilt on the release (``grading.nbgrader_ext.release``): the instructor's cells,
-  the
-  student's ``oublier`` answer and written answer, nothing else. A copy-pasted answer cell can
+  the student's ``oublier`` answer and written answer, nothing else. A copy-pasted answer cell can
   then no longer make ``DeduplicateIds``/``CheckCellMetadata`` stop the class's grading, and a
   cell with forged nbgrader metadata is gone before anything reads it.
 - ``StartOutOfKernelGrading`` takes the answer and starts its evaluation in a background thread
@@ -23,8 +22,7 @@ forge any metadata, change cell ids, copy-paste or move the answer cell). Config
 
 Without a usable sandbox, grading stops with a French message that says what to install, unless
 ``StartOutOfKernelGrading.sandboxed`` is False (``grading.nbgrader_ext.sandbox_setting``: the
-unsafe mode,
-asked for on purpose).
+unsafe mode, asked for on purpose).
 """
 
 from __future__ import annotations
