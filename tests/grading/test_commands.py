@@ -105,3 +105,23 @@ def test_a_command_that_breaks_the_row_is_named(tmp_path):
         "make anglais: grader/README.md does not name it",
         "make anglais: no « ## make anglais » line for make help",
     ]
+
+
+def test_the_tests_mirror_the_package():
+    """A test file named after a module of grader/grading sits in the same folder under
+    tests/grading (`test_ids.py` for `classroom/ids.py`: `tests/grading/classroom/`)."""
+    homes = {
+        path.stem: path.parent.relative_to(PACKAGE)
+        for path in PACKAGE.rglob("*.py")
+        if path.name != "__init__.py"
+    }
+    tests = REPO / "tests" / "grading"
+    misplaced = [
+        f"{path.relative_to(tests)} (module in grading/{homes[path.stem[5:]]})"
+        for path in tests.rglob("test_*.py")
+        if path.stem[5:] in homes and path.parent.relative_to(tests) != homes[path.stem[5:]]
+    ]
+    assert misplaced == []
+    assert {"classroom", "runs", "nbgrader_ext", "french"} <= {
+        p.name for p in tests.iterdir() if p.is_dir()
+    }

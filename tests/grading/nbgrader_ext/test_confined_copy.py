@@ -147,7 +147,7 @@ def test_the_copier_cannot_read_the_gradebook_as_an_ordinary_user(landlock):
         job = _layout(base, canary)
         with unix_users([user]):
             subprocess.run(["chown", "-R", f"{user}:{user}", str(base)], check=True)
-            grader_dir = Path(__file__).resolve().parents[2] / "grader"
+            grader_dir = Path(__file__).resolve().parents[3] / "grader"
 
             def as_user(job: dict) -> dict:
                 run = subprocess.run(
