@@ -173,7 +173,10 @@ def _hidden_inputs() -> list[Secret]:
 
     visible = set(_inputs(VISIBLE)) | set(_inputs(EXEMPLE))
     found = []
-    for origin, scenario in (("hidden.py", HIDDEN), ("hidden_partage.py", HIDDEN_PARTAGE)):
+    for origin, scenario in (
+        ("nbgrader_ext/hidden.py", HIDDEN),
+        ("nbgrader_ext/hidden_partage.py", HIDDEN_PARTAGE),
+    ):
         for value in dict.fromkeys(_inputs(scenario)):
             if value not in visible:
                 found.append(Secret(value, f"grader/grading/{origin}, entrée cachée"))

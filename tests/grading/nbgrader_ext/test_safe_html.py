@@ -12,7 +12,7 @@ import time
 from html.parser import HTMLParser
 
 import pytest
-from grading import safe_html
+from grading.nbgrader_ext import safe_html
 from grading.nbgrader_ext.safe_html import (
     MAX_DEPTH,
     OVERFLOW_NOTE,
