@@ -7,6 +7,7 @@ with SIGKILL, a real Unix user when the tests run as root.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import pwd
 import secrets
@@ -258,6 +259,127 @@ def test_bad_database_name_is_refused(tmp_path: Path) -> None:
         for hostile in ("x?host=/tmp", "../x", "", "é"):
             with pytest.raises(ValueError, match="Nom de base refusé"):
                 pg.url(hostile)
+
+
+_LONG = "x" * 100  # a cluster's path too long for its server's Unix socket (107 bytes)
+
+_IN_EMPTY_TMP = """
+import json, os, shutil, tempfile
+from pathlib import Path
+from course.postgres import ServeurPostgres
+
+control = tempfile.mkstemp(prefix="temoin-")[1]  # the watch's positive control
+base = Path(tempfile.mkdtemp(prefix="lecon-"))
+base.chmod(0o777)  # as root, the server's user makes the cluster there
+report = {"control": control, "base": base.name}
+for case in ("cours", "tmp"):
+    if case == "tmp":  # the course's runtime folder unusable: the temporary folder instead
+        Path("/run/cours-postgres").rmdir()
+        Path("/run/cours-postgres").write_text("")
+    with ServeurPostgres(base / (case + %(long)r)) as pg:
+        socket = pg.dossier_socket
+        report[case] = {
+            "socket": str(socket),
+            "mode": socket.stat().st_mode & 0o777,
+            "tmp": sorted(os.listdir("/tmp")),
+        }
+    report[case]["left"] = socket.exists()
+    if case == "cours":
+        report[case]["run_after"] = os.listdir("/run/cours-postgres")
+shutil.rmtree(base)  # the learner's cluster: theirs, not the module's
+report["tmp_after"] = sorted(os.listdir("/tmp"))
+print(json.dumps(report))
+"""
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("unshare") is None, reason="un /tmp vide à soi demande root"
+)
+def test_a_long_cluster_path_leaves_nothing_in_the_machines_tmp() -> None:
+    """In a mount namespace whose /tmp and /run are empty: a cluster whose path is too long for
+    its socket gets a private socket folder in the course's runtime folder (/run/cours-postgres
+    as root), nothing in /tmp; when that folder is unusable, one in /tmp (seen there while the
+    server runs: the watch's control). Both are gone when the server stops."""
+    mount = (
+        "mount -t tmpfs -o mode=1777,size=512m cours-tmp /tmp && "
+        'mount -t tmpfs -o mode=0755,size=8m cours-run /run && exec "$@"'
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("TMPDIR", "XDG_RUNTIME_DIR")}
+    done = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", mount, "sh"]
+        + [sys.executable, "-c", _IN_EMPTY_TMP % {"long": _LONG}],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    control, base = Path(report["control"]).name, report["base"]
+    cours, tmp = report["cours"], report["tmp"]
+    assert Path(cours["socket"]).parent == Path("/run/cours-postgres")
+    assert cours["mode"] == 0o700 and not cours["left"]
+    assert cours["tmp"] == sorted([control, base])  # nothing of the server's in /tmp
+    assert cours["run_after"] == []
+    assert Path(tmp["socket"]).parent == Path("/tmp") and tmp["mode"] == 0o700
+    assert tmp["tmp"] == sorted([control, base, Path(tmp["socket"]).name])
+    assert not tmp["left"]
+    assert report["tmp_after"] == [control]
+
+
+def _kernel_with_long_path(folder: Path) -> tuple[subprocess.Popen, Path, int]:
+    """A kernel-like child running a server on ``folder``: its socket folder, its watchdog."""
+    code = (
+        "import time\n"
+        "from course.postgres import ServeurPostgres\n"
+        f"pg = ServeurPostgres({str(folder)!r}).demarrer()\n"
+        "print(pg.dossier_socket, pg._watchdog.pid, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None
+    socket, watchdog = child.stdout.readline().split()
+    return child, Path(socket), int(watchdog)
+
+
+def test_a_killed_kernels_socket_folder_goes_and_a_killed_watchdogs_at_the_next_start(
+    tmp_path: Path,
+) -> None:
+    """Kernel killed: its watchdog stops the server and removes the socket folder. Watchdog
+    killed too: the folder stays (the control), and the next start removes it, as its lock is
+    free; a live server's socket folder, however old, is kept."""
+    folder = tmp_path / ("a" + _LONG)
+    child, socket, _watchdog = _kernel_with_long_path(folder)
+    try:
+        assert (socket / ".s.PGSQL.5432").exists() and socket.parent != folder
+    finally:
+        child.kill()
+        child.wait(10)
+    assert _wait_no_server(folder) == []
+    deadline = time.monotonic() + 10
+    while socket.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not socket.exists()
+
+    child, socket, watchdog = _kernel_with_long_path(folder)
+    os.kill(watchdog, signal.SIGKILL)
+    child.kill()
+    child.wait(10)
+    assert _wait_no_server(folder) == []
+    assert socket.exists()  # nobody left to remove it
+    old = time.time() - 3600
+    os.utime(socket, (old, old))
+    with ServeurPostgres(tmp_path / ("b" + _LONG)) as live:
+        assert not socket.exists()  # removed at this start
+        live_socket = live.dossier_socket
+        os.utime(live_socket, (old, old))
+        with ServeurPostgres(tmp_path / ("c" + _LONG)):
+            assert live_socket.exists() and live.en_marche
+            assert asyncio.run(_select(live.url(), "select 1")) == [(1,)]
+    assert not live_socket.exists()
 
 
 def _closed_wheel_copy(tmp_path: Path) -> Path:
