@@ -7,6 +7,7 @@ with SIGKILL, a real Unix user when the tests run as root.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
 import pwd
@@ -326,6 +327,44 @@ def test_a_long_cluster_path_leaves_nothing_in_the_machines_tmp() -> None:
     assert tmp["tmp"] == sorted([control, base, Path(tmp["socket"]).name])
     assert not tmp["left"]
     assert report["tmp_after"] == [control]
+
+
+def test_a_long_cluster_paths_failed_starts_leave_no_socket_folder(tmp_path: Path) -> None:
+    """A second kernel on a running cluster (busy) and a cluster of another PostgreSQL (the
+    watchdog's error): the socket folder each start made is gone with the error."""
+    from course.postgres._serveur import SOCKET_PREFIX, _socket_base
+
+    base = _socket_base()
+
+    def socket_folders() -> set[str]:
+        """This module's socket folders no live watchdog holds (a parallel test's are held)."""
+        free = set()
+        for name in (n for n in os.listdir(base) if n.startswith(SOCKET_PREFIX)):
+            try:
+                with open(base / name / ".verrou") as lock:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue
+            free.add(name)
+        return free
+
+    before = socket_folders()
+    control = Path(tempfile.mkdtemp(prefix=SOCKET_PREFIX, dir=base))
+    (control / ".verrou").touch()  # as a start that failed and left its folder would
+    assert socket_folders() - before == {control.name}
+    shutil.rmtree(control)
+    folder = tmp_path / ("a" + _LONG)
+    with ServeurPostgres(folder) as pg:
+        assert (base / pg.dossier_socket.name / ".verrou").exists()
+        assert socket_folders() - before == set()  # held while its server runs
+        with pytest.raises(ClusterOccupe):
+            ServeurPostgres(folder).demarrer()
+        assert socket_folders() - before == set()
+    version_file = folder / "donnees" / "PG_VERSION"
+    version_file.write_text(f"{int(version_file.read_text()) - 2}\n")
+    with pytest.raises(PostgresIndisponible, match="créé par PostgreSQL"):
+        ServeurPostgres(folder).demarrer()
+    assert socket_folders() - before == set()
 
 
 def _kernel_with_long_path(folder: Path) -> tuple[subprocess.Popen, Path, int]:
