@@ -8,10 +8,11 @@ Debian's ``postgresql`` package. As root, the server runs as an ordinary
 user (``$COURS_PG_USER``, ``nobody`` by default): PostgreSQL refuses to run as root.
 
 Nothing is left in the machine's ``/tmp``: a socket folder made because the cluster's path is
-too long for a Unix socket goes to a course folder (``$XDG_RUNTIME_DIR/cours-postgres``, as root
-``/run/cours-postgres``; the temporary folder only when neither is usable) and is removed when
-the server stops, or at a later start if its watchdog was killed; binaries copied for the
-server's user go to ``/var/cache/cours-postgres`` (``$COURS_PG_CACHE``), checked before reuse.
+too long for a Unix socket goes to a course folder (``$XDG_RUNTIME_DIR/cours-postgres`` or
+``~/.cache/cours-postgres``, as root ``/run/cours-postgres``; the temporary folder only when
+none is usable) and is removed when the server stops, or at a later start if its watchdog was
+killed; binaries copied for the server's user go to ``/var/cache/cours-postgres``
+(``$COURS_PG_CACHE``), checked before reuse.
 """
 
 from __future__ import annotations
@@ -366,7 +367,10 @@ def _cache_folder() -> Path:
             if st.st_uid != 0 or (st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX):
                 unsafe.append(place)
     except OSError as err:
-        unsafe = [Path(err.filename or folder)]
+        raise PostgresIndisponible(
+            f"La copie des binaires de PostgreSQL va dans {folder} (réglable par {CACHE_ENV})"
+            f"\u00a0: {err.strerror or err} ({err.filename or folder})."
+        ) from err
     if unsafe:
         raise PostgresIndisponible(
             f"{unsafe[0]} n'est pas un dossier de root fermé en écriture aux autres : la "
@@ -451,10 +455,11 @@ def _shared_copy(binaries: Path) -> Path:
 
 
 def _remove(path: Path) -> None:
+    """Removes a file, link or folder (another kernel may be removing it too)."""
     if path.is_symlink() or not path.is_dir():
         path.unlink(missing_ok=True)
     else:
-        shutil.rmtree(path)
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _socket_folder(user: str | None) -> tuple[Path, int]:
@@ -476,24 +481,29 @@ def _socket_folder(user: str | None) -> tuple[Path, int]:
 
 
 def _socket_base() -> Path:
-    """The course's folder for socket folders: ``$XDG_RUNTIME_DIR/cours-postgres`` (as root
-    ``/run/cours-postgres``, 0711: the server's user crosses it to its own), if it can be made
-    ours, closed to others and short enough; else the temporary folder (each socket folder in it
-    is removed with its server)."""
+    """The course's folder for socket folders: ``$XDG_RUNTIME_DIR/cours-postgres``, else
+    ``~/.cache/cours-postgres`` (as root ``/run/cours-postgres``, 0711: the server's user crosses
+    it to its own), the first that can be made ours and private and is short enough; else the
+    temporary folder (each socket folder in it is removed with its server)."""
     root = os.geteuid() == 0
-    runtime = "/run" if root else os.environ.get("XDG_RUNTIME_DIR")
+    if root:
+        places = ["/run"]
+    else:
+        cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+        places = [os.environ.get("XDG_RUNTIME_DIR") or "", cache]
     longest = SOCKET_PREFIX + "x" * 8 + "/" + SOCKET_NAME
-    if runtime and Path(runtime).is_absolute():
-        folder = Path(runtime) / "cours-postgres"
+    for place in places:
+        folder = Path(place) / "cours-postgres"
+        if not Path(place).is_absolute() or len(str(folder / longest)) > _SOCKET_MAX:
+            continue
         try:
-            folder.mkdir(mode=0o700, exist_ok=True)
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             st = folder.lstat()
             if not folder.is_symlink() and st.st_uid == os.geteuid():
                 folder.chmod(0o711 if root else 0o700)
-                if len(str(folder / longest)) <= _SOCKET_MAX:
-                    return folder
+                return folder
         except OSError:
-            pass
+            continue
     return Path(tempfile.gettempdir())
 
 
@@ -510,10 +520,13 @@ def _sweep_socket_folders(base: Path, user: str | None) -> None:
             continue
         try:
             st = entry.stat(follow_symlinks=False)
-            if not entry.is_dir(follow_symlinks=False) or st.st_uid not in owners:
-                continue
-            if time.time() - st.st_mtime < _SOCKET_GRACE:
-                continue  # perhaps being set up by another kernel
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid not in owners:
+            continue
+        if time.time() - st.st_mtime < _SOCKET_GRACE:
+            continue  # perhaps being set up by another kernel
+        try:
             fd = os.open(Path(entry.path) / SOCKET_LOCK, os.O_RDONLY | os.O_NOFOLLOW)
         except FileNotFoundError:
             if st.st_uid == os.geteuid():  # made by us, never locked: a kernel died at once
