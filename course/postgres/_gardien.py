@@ -7,8 +7,8 @@ and the server is stopped (fast shutdown, then SIGQUIT, then SIGKILL); when the 
 this process ends, so the kernel sees it stopped. An exclusive ``flock`` on the cluster folder,
 held for the server's whole life, refuses a second kernel clearly.
 
-Protocol: argv[1] is a JSON object (bin, folder, data, user); one line on stdout: ``ready``,
-``busy <pid>`` or ``error <message>``.
+Protocol: argv[1] is a JSON object (bin, folder, socket, socket_temporary, data, user, durable);
+one line on stdout: ``ready``, ``busy <pid>`` or ``error <message>``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import fcntl
 import json
 import os
 import pwd
+import shutil
 import signal
 import subprocess
 import sys
@@ -87,6 +88,16 @@ def _exit(*_: object) -> None:
 
 def main() -> int:
     config = json.loads(sys.argv[1])
+    try:
+        return _serve(config)
+    finally:
+        # a socket folder made for this server alone (its cluster's path was too long): removed
+        # however this process ends, but by SIGKILL (then at a later start, its lock being free)
+        if config.get("socket_temporary"):
+            shutil.rmtree(config["socket"], ignore_errors=True)
+
+
+def _serve(config: dict) -> int:
     binaries, folder, data = Path(config["bin"]), Path(config["folder"]), Path(config["data"])
     user = config.get("user")
     socket_dir = Path(config.get("socket") or folder)

