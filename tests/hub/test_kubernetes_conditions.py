@@ -363,8 +363,9 @@ def test_the_wrapper_gives_a_home_and_a_name_to_a_bare_uid(course_env):
 def test_a_roster_edit_removes_and_demotes_in_pods(kube_hub, kube_users, kube_cycle, values):
     """The one hub configuration's roster sync, on Kubernetes: a line removed loses the login
     and the user; a demoted instructor loses the group, then the instructors' image (the
-    template: solutions, hidden tests) and formgrader, with no hub restart. Last of the module:
-    it changes the class."""
+    template: solutions, hidden tests) and formgrader; a promoted student gets the group and,
+    at their next pod, the instructors' image; with no hub restart. Last of the module: it
+    changes the class."""
     hub = kube_hub
     prof, bob = kube_users["prof"], kube_users["bob"]
     roster = Path(hub.env["COURSE_HUB_ROSTER"])
@@ -376,7 +377,9 @@ def test_a_roster_edit_removes_and_demotes_in_pods(kube_hub, kube_users, kube_cy
         == values["hub"]["extraEnv"]["COURSE_HUB_INSTRUCTOR_IMAGE"]
     )
 
-    write_roster(roster, {prof: "student", kube_users["ana"]: "student"})
+    ana = kube_users["ana"]
+    assert "instructors" not in hub.groups_of(ana)
+    write_roster(roster, {prof: "student", ana: "instructor"})
     hub.wait_until(lambda: hub.api("GET", f"/users/{bob}").status_code == 404, "bob toujours là")
     hub.wait_until(lambda: not alive(bob_pid), "le pod de bob tourne encore")
     assert hub.login_status(bob) == 403
@@ -398,3 +401,17 @@ def test_a_roster_edit_removes_and_demotes_in_pods(kube_hub, kube_users, kube_cy
     listing = _in_pod(pid, uid_of(prof), "ls", "-A", f"{IMAGE_PREFIX}/share/cours")
     assert listing.returncode == 0 and listing.stdout.strip() == "", listing
     assert hub.server(prof, "GET", "/formgrader/api/assignments").status_code == 404
+
+    # the promoted student: the group at once, the instructors' image at their next pod
+    hub.wait_until(lambda: "instructors" in hub.groups_of(ana), "ana toujours élève")
+    if ana in hub.server_pids:
+        hub.api("DELETE", f"/users/{ana}/server")
+        hub.server_pids.pop(ana, None)
+        hub.wait_stopped(ana, timeout=90)
+    hub.start_server(ana)
+    hub.wait_ready(ana)
+    promoted = environment_of(hub.server_pids[ana])
+    instructor_image = values["hub"]["extraEnv"]["COURSE_HUB_INSTRUCTOR_IMAGE"]
+    assert promoted["JUPYTER_IMAGE"] == instructor_image
+    assert promoted["COURSE_ROLE"] == "instructors"
+    assert hub.process.pid == hub_pid and hub.process.poll() is None  # still no restart
