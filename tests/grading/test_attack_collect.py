@@ -1,0 +1,93 @@
+"""Attacks on the collect that landed with the confined copier (``grading.nbgrader_ext.exchange``
+and ``confined_copy``), as a student would make them with real Unix accounts, nbgrader's real
+exchange and the course's real ``collect`` command:
+
+- a file or folder name holding a line break forges a line of nbgrader's log, which the
+  collect's summary reads back (``read_collect_log``): a classmate's copy said collected;
+- a name that is not UTF-8 in a set-aside copy (a link named with a byte ``\\xff``) must not
+  stop the collect before its set-aside list.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from exchange_class import Student, exchange_root, released_copy, tag, unix_users
+from grading_course import grading, register
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+NBSP = "\u00a0"
+COURSE = "memoire-tuteur"
+
+
+def q(text: str) -> str:
+    return f"«{NBSP}{text}{NBSP}»"
+
+
+def _said(proc: subprocess.CompletedProcess) -> str:
+    return proc.stdout + proc.stderr
+
+
+def _copy_of(exchange: Path, student: str) -> Path:
+    (copy,) = sorted((exchange / COURSE / "inbound").glob(f"{student}+oublier+*"))
+    return copy
+
+
+def test_a_file_name_with_a_line_break_forges_no_collected_classmate(course):
+    """ana submits, then adds to her copy files whose names hold a line break (each kind
+    ``str.splitlines`` knows) followed by nbgrader's own log line for bob's collect. bob never
+    submitted: the summary must not say his copy was collected (the positive control: ana's
+    is, and the odd files are named, escaped)."""
+    t = tag()
+    ana, bob = f"at{t}ana", f"at{t}bob"
+    register(course, ana, bob)
+    line = f"[CollectApp | INFO] Collecting submission: {bob} oublier"
+    # nbgrader's log indents what follows a "\n" (held); str.splitlines also breaks at these
+    forged = [f"x{sep}{line}" for sep in ("\n", "\r", "\x1e", "\x85", "\u2028")]
+    with unix_users([ana, bob]), exchange_root() as exchange:
+        released_copy(exchange)
+        student = Student.account(ana)
+        submitted = student.submit(course, exchange, "complete_vacuum")
+        assert submitted.returncode == 0, _said(submitted)
+        made = student.run("touch", *(str(_copy_of(exchange, ana) / f) for f in forged))
+        assert made.returncode == 0, _said(made)
+        said = _said(grading(course, "collect", "oublier", f"--Exchange.root={exchange}"))
+    assert (course / "submitted" / ana / "oublier" / "oublier.ipynb").is_file(), said
+    assert "1 rendu(s) ramassé(s)" in said and q(ana) in said, said
+    assert q(bob) not in said, said
+    assert "x\\r[CollectApp" in said and "x\\u2028[CollectApp" in said, said  # named, escaped
+    assert not (course / "submitted" / bob).exists()
+
+
+def test_a_set_aside_copy_with_a_name_not_in_utf8_is_listed(course):
+    """eve deposits a copy named for bob (so it is set aside) holding a link named with the
+    byte ``\\xff``: the link is listed in the quarantine's ``NON_COPIES.txt`` and the collect ends
+    with its French list of set-aside copies, not a Python traceback."""
+    t = tag()
+    ana, bob, eve = f"at{t}ana", f"at{t}bob", f"at{t}eve"
+    register(course, ana, bob, eve)
+    with unix_users([ana, bob, eve]), exchange_root() as exchange:
+        released_copy(exchange)
+        students = {name: Student.account(name) for name in (ana, eve)}
+        for name in (ana, eve):
+            done = students[name].submit(course, exchange, "complete_vacuum")
+            assert done.returncode == 0, _said(done)
+        eves = _copy_of(exchange, eve)
+        as_bob = eves.with_name(bob + eves.name[len(eve) :])
+        moved = students[eve].run("mv", str(eves), str(as_bob))
+        assert moved.returncode == 0, _said(moved)
+        odd = os.fsdecode(b"lien-\xff")
+        linked = students[eve].run("ln", "-s", "/etc/hostname", str(as_bob / odd))
+        assert linked.returncode == 0, _said(linked)
+        collected = grading(course, "collect", "oublier", f"--Exchange.root={exchange}")
+    said = _said(collected)
+    assert collected.returncode == 1, said
+    assert "Traceback" not in said, said
+    assert "mis de côté" in said and as_bob.name in said, said
+    assert (course / "submitted" / ana / "oublier" / "oublier.ipynb").is_file(), said
+    listed = (course / "quarantaine" / "oublier" / as_bob.name / "NON_COPIES.txt").read_bytes()
+    assert b"lien-" in listed and b"lien symbolique" in listed, listed
