@@ -91,3 +91,54 @@ def test_a_set_aside_copy_with_a_name_not_in_utf8_is_listed(course):
     assert (course / "submitted" / ana / "oublier" / "oublier.ipynb").is_file(), said
     listed = (course / "quarantaine" / "oublier" / as_bob.name / "NON_COPIES.txt").read_bytes()
     assert b"lien-" in listed and b"lien symbolique" in listed, listed
+
+
+def _tree(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file()]
+
+
+def test_a_set_aside_copy_of_sparse_and_empty_files_does_not_fill_the_quarantine(course):
+    """eve deposits a copy named for bob (set aside) holding 30 sparse files of 900 kB each
+    (nothing on her disk) and 1 100 empty ones: the quarantine, on the instructor's disk, keeps
+    at most the limit of one file in bytes (``max_file_size``, 1 MB here) and
+    ``QUARANTINE_ENTRIES`` entries, and lists the rest in ``NON_COPIES.txt``."""
+    from grading.nbgrader_ext.confined_copy import QUARANTINE_ENTRIES
+
+    t = tag()
+    bob, eve = f"at{t}bob", f"at{t}eve"
+    register(course, bob, eve)
+    with unix_users([bob, eve]), exchange_root() as exchange:
+        released_copy(exchange)
+        student = Student.account(eve)
+        done = student.submit(course, exchange, "complete_vacuum")
+        assert done.returncode == 0, _said(done)
+        eves = _copy_of(exchange, eve)
+        as_bob = eves.with_name(bob + eves.name[len(eve) :])
+        script = (
+            f"mv '{eves}' '{as_bob}' && cd '{as_bob}' && "
+            "for i in $(seq -w 1 30); do truncate -s 900K creux-$i; done && "
+            "mkdir vides && cd vides && seq 1 1100 | xargs touch"
+        )
+        made = student.run("sh", "-c", script)
+        assert made.returncode == 0, _said(made)
+        sparse = list(as_bob.glob("creux-*"))
+        # the positive control: 27 MB as read, nothing on eve's disk
+        assert sum(p.stat().st_size for p in sparse) == 30 * 900 * 1024
+        assert sum(p.stat().st_blocks for p in sparse) == 0
+        collected = grading(
+            course,
+            "collect",
+            "oublier",
+            f"--Exchange.root={exchange}",
+            "--CourseDirectory.max_file_size=1000",
+        )
+    said = _said(collected)
+    assert collected.returncode == 1 and as_bob.name in said, said
+    kept = course / "quarantaine" / "oublier" / as_bob.name
+    files = [p for p in _tree(kept) if p.name != "NON_COPIES.txt"]
+    assert files, said  # something was kept
+    assert sum(p.stat().st_size for p in files) <= 1000 * 1000
+    assert len(list(kept.rglob("*"))) <= QUARANTINE_ENTRIES + 1
+    listed = (kept / "NON_COPIES.txt").read_text(encoding="utf-8")
+    assert "octets copiés en tout" in listed, listed
+    assert f"au-delà de {QUARANTINE_ENTRIES} fichiers et dossiers" in listed, listed
