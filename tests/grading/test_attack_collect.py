@@ -98,10 +98,11 @@ def _tree(root: Path) -> list[Path]:
 
 
 def test_a_set_aside_copy_of_sparse_and_empty_files_does_not_fill_the_quarantine(course):
-    """eve deposits a copy named for bob (set aside) holding 30 sparse files of 900 kB each
-    (nothing on her disk) and 1 100 empty ones: the quarantine, on the instructor's disk, keeps
-    at most the limit of one file in bytes (``max_file_size``, 1 MB here) and
-    ``QUARANTINE_ENTRIES`` entries, and lists the rest in ``NON_COPIES.txt``."""
+    """eve deposits four copies named for bob (set aside), each holding 30 sparse files of
+    900 kB (nothing on her disk) and 1 100 empty ones: the quarantine, on the instructor's disk,
+    keeps of them all at most the limit of one file in bytes (``max_file_size``, 1 MB here) and
+    ``QUARANTINE_ENTRIES`` entries (besides each copy's folder and its ``NON_COPIES.txt``), and
+    lists the rest in ``NON_COPIES.txt``."""
     from grading.nbgrader_ext.confined_copy import QUARANTINE_ENTRIES
 
     t = tag()
@@ -117,7 +118,8 @@ def test_a_set_aside_copy_of_sparse_and_empty_files_does_not_fill_the_quarantine
         script = (
             f"mv '{eves}' '{as_bob}' && cd '{as_bob}' && "
             "for i in $(seq -w 1 30); do truncate -s 900K creux-$i; done && "
-            "mkdir vides && cd vides && seq 1 1100 | xargs touch"
+            "mkdir vides && cd vides && seq 1 1100 | xargs touch && "
+            f"for i in 1 2 3; do cp -a '{as_bob}' '{as_bob}'$i; done"
         )
         made = student.run("sh", "-c", script)
         assert made.returncode == 0, _said(made)
@@ -133,12 +135,14 @@ def test_a_set_aside_copy_of_sparse_and_empty_files_does_not_fill_the_quarantine
             "--CourseDirectory.max_file_size=1000",
         )
     said = _said(collected)
-    assert collected.returncode == 1 and as_bob.name in said, said
-    kept = course / "quarantaine" / "oublier" / as_bob.name
-    files = [p for p in _tree(kept) if p.name != "NON_COPIES.txt"]
+    assert collected.returncode == 1, said
+    assert all(f"{as_bob.name}{i}" in said for i in ("", 1, 2, 3)), said  # four set aside
+    quarantine = course / "quarantaine" / "oublier"
+    kept = quarantine / as_bob.name
+    files = [p for p in _tree(quarantine) if p.name != "NON_COPIES.txt"]
     assert files, said  # something was kept
     assert sum(p.stat().st_size for p in files) <= 1000 * 1000
-    assert len(list(kept.rglob("*"))) <= QUARANTINE_ENTRIES + 1
+    assert len(list(quarantine.rglob("*"))) <= QUARANTINE_ENTRIES + 2 * 4
     listed = (kept / "NON_COPIES.txt").read_text(encoding="utf-8")
     assert "octets copiés en tout" in listed, listed
     assert f"au-delà de {QUARANTINE_ENTRIES} fichiers et dossiers" in listed, listed

@@ -43,7 +43,7 @@ an item with a problem or a write error leaves nothing there. An item with ``"ke
 copy the collect set aside, for ``grader/quarantaine/``) is copied whole instead: its plain files
 and folders (to ``QUARANTINE_DEPTH``, any owner, each read the same way), its result listing
 ``"skipped": ["<name> : <why>"]``, what was not (past ``QUARANTINE_ENTRIES`` entries or the
-job's ``limit`` in bytes, all files together). ``run_copier`` starts the child
+job's ``limit`` in bytes, all the job's set-aside files together). ``run_copier`` starts the child
 (``serve_job``) with ``python -I -S``: the standard library only, nothing of the parent's
 environment or memory.
 """
@@ -79,8 +79,9 @@ __all__ = [
 ]
 
 QUARANTINE_DEPTH = 4  # folders kept below a set-aside copy
-# entries kept of one set-aside copy: a student's sparse files or empty names cost them nothing,
-# their copies would fill the instructor's disk (its bytes: at most the job's limit, in all)
+# entries kept of the set-aside copies of one collect, all together (a student makes as many as
+# they like): a student's sparse files or empty names cost them nothing, their copies would fill
+# the instructor's disk (their bytes: at most the job's limit, in all)
 QUARANTINE_ENTRIES = 1000
 TIMESTAMP = "timestamp.txt"
 SECRET = "submission_secret.txt"
@@ -395,8 +396,7 @@ def _keep_one(item: dict, job: dict) -> dict:
     try:
         os.mkdir(out, job["dir_mode"])
         os.chmod(out, job["dir_mode"])
-        budget = {"entries": QUARANTINE_ENTRIES, "bytes": int(job["limit"])}
-        result["skipped"] = _keep_folder(fd, out, 0, job, budget)
+        result["skipped"] = _keep_folder(fd, out, 0, job, job["budget"])
     except OSError as exc:
         result["write_error"] = french_reason(exc)
     finally:
@@ -413,6 +413,8 @@ def serve_job() -> int:
     teacher's command (no ``main``): only ``run_copier`` starts it."""
     job = json.loads(sys.stdin.buffer.read())
     confinement = _confine(job)
+    # the set-aside copies' one budget: a student makes as many as they like
+    job["budget"] = {"entries": QUARANTINE_ENTRIES, "bytes": int(job["limit"])}
     results = [(_keep_one if item.get("keep") else _copy_one)(item, job) for item in job["items"]]
     sys.stdout.write(json.dumps({"confinement": confinement, "results": results}))
     sys.stdout.flush()
