@@ -1,0 +1,54 @@
+"""Attacks on where learners' data lives (``grading.classroom.class_places``, read by the
+erasure): a learner's copy kept twice under one id in two Unicode forms, and a learner's own
+copy that the collect set aside under a classmate's name. The small class of
+``test_erase_attacks`` (planted as the tools leave it), the real erasure."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+from nbgrader.api import Gradebook
+from test_erase_attacks import _erase, petite_classe, petite_classe_template  # noqa: F401
+
+pytestmark = [pytest.mark.timeout(300)]
+
+
+def test_her_folders_in_both_unicode_forms_are_both_erased(petite_classe):  # noqa: F811
+    """chloé (an id kept from an older gradebook) has submitted/chloé in NFC (zip collect's) and
+    submitted/chloe\\u0301 in NFD (copied from a Mac): ``own_folder`` finds one per place; the
+    erasure must leave neither."""
+    c = petite_classe
+    with Gradebook(f"sqlite:///{c['grader'] / 'gradebook.db'}") as gb:
+        gb.update_or_create_student("chloé", first_name="Chloé", last_name="Roux")
+    for form in ("NFC", "NFD"):
+        folder = c["grader"] / "submitted" / unicodedata.normalize(form, "chloé") / "oublier"
+        folder.mkdir(parents=True)
+        (folder / "oublier.ipynb").write_text(f'{{"copie": "{form}"}}')
+    assert len(list((c["grader"] / "submitted").iterdir())) == 5  # the two forms are two folders
+    _erase(c, "chloé")
+    left = [
+        p.name
+        for p in (c["grader"] / "submitted").iterdir()
+        if unicodedata.normalize("NFC", p.name) == "chloé"
+    ]
+    assert left == [], f"copie de chloé laissée dans submitted/ ({left!r})"
+    assert (c["grader"] / "submitted" / "ben" / "oublier" / "oublier.ipynb").exists()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the quarantine keeps a set-aside copy under the name it was deposited for, and "
+    "nothing records whose files it held: ana's own copy, deposited as ben's, outlives her "
+    "erasure (the collect knows the owner when it sets the copy aside)",
+)
+def test_her_copy_set_aside_under_a_classmates_name_is_erased(petite_classe):  # noqa: F811
+    """ana deposited her notebook as ben's (``nbgrader submit --student ben``): the collect set
+    it aside (owned by ana, not ben) into quarantaine/oublier/ben+oublier+…/. Erasing ana must
+    remove her answers there too (erasing ben need not)."""
+    c = petite_classe
+    kept = c["grader"] / "quarantaine" / "oublier" / "ben+oublier+2026-12-01 10:00:00 UTC+x"
+    kept.mkdir(parents=True)
+    (kept / "oublier.ipynb").write_text('{"reponse": "les réponses d\'ana"}')
+    _erase(c, "ana")
+    assert not (kept / "oublier.ipynb").exists(), "la copie d'ana mise de côté est restée"
