@@ -5,7 +5,10 @@ exchange and the course's real ``collect`` command:
 - a file or folder name holding a line break forges a line of nbgrader's log, which the
   collect's summary reads back (``read_collect_log``): a classmate's copy said collected;
 - a name that is not UTF-8 in a set-aside copy (a link named with a byte ``\\xff``) must not
-  stop the collect before its set-aside list.
+  stop the collect before its set-aside list;
+- sparse and empty files in as many set-aside copies as a student likes must not fill the
+  instructor's disk through the quarantine;
+- FIFOs named like the copy's files and names that abuse the copier's JSON protocol (held).
 """
 
 from __future__ import annotations
@@ -146,3 +149,53 @@ def test_a_set_aside_copy_of_sparse_and_empty_files_does_not_fill_the_quarantine
     listed = (kept / "NON_COPIES.txt").read_text(encoding="utf-8")
     assert "octets copiés en tout" in listed, listed
     assert f"au-delà de {QUARANTINE_ENTRIES} fichiers et dossiers" in listed, listed
+
+
+@pytest.mark.timeout(60)
+def test_fifos_named_like_the_copy_files_do_not_hang_the_copier(tmp_path):
+    """A copy whose notebook, ``timestamp.txt`` and ``submission_secret.txt`` are FIFOs (an
+    open or a read of one would wait forever for a writer), and names that abuse the JSON
+    protocol (quotes, a line break, a byte that is not UTF-8): the real child answers at once,
+    the copy refused with why, the odd names given back exactly; the same set aside for the
+    quarantine is kept without its FIFOs. Held: every file is opened ``O_NONBLOCK`` and checked
+    on its descriptor before any read (the positive control: a plain copy beside it is staged).
+    Not slow: no Unix user, no nbgrader."""
+    from grading.nbgrader_ext.confined_copy import run_copier
+
+    inbound = tmp_path / "inbound"
+    fifo, plain = inbound / "ana+oublier+x", inbound / "ben+oublier+x"
+    for copy in (fifo, plain):
+        copy.mkdir(parents=True)
+    for name in ("oublier.ipynb", "timestamp.txt", "submission_secret.txt"):
+        os.mkfifo(fifo / name)
+    odd = ['"}], "results": [', "a\nb", os.fsdecode(b"\xff\xfe")]
+    for name in odd:
+        (fifo / name).write_text("x")
+    (plain / "oublier.ipynb").write_text('{"cells": []}')
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    items = [
+        {"folder": fifo.name, "uid": None, "out": "0"},
+        {"folder": plain.name, "uid": None, "out": "1"},
+        {"folder": fifo.name, "uid": None, "out": "2", "keep": True},
+    ]
+    job = {
+        "inbound": str(inbound),
+        "staging": str(staging),
+        "confine": True,
+        "notebooks": ["oublier.ipynb"],
+        "limit": 1_000_000,
+        "small": 4096,
+        "file_mode": 0o600,
+        "dir_mode": 0o700,
+        "items": items,
+    }
+    refused, staged, kept = run_copier(job)["results"]
+    assert refused["problem"] == f"{q('oublier.ipynb')} n'est pas un fichier", refused
+    # listed until the FIFO stopped the copy (the names sorted before it), exactly as they are
+    assert refused["ignored"] == sorted(n for n in odd if n < "oublier.ipynb"), refused
+    assert (staged["problem"], staged["notebooks"]) == (None, ["oublier.ipynb"]), staged
+    assert (staging / "1" / "oublier.ipynb").read_text() == '{"cells": []}'
+    assert sorted(p.name for p in (staging / "2").iterdir()) == sorted(odd), kept
+    fifos = [line for line in kept["skipped"] if "n'est pas un fichier" in line]
+    assert len(fifos) == 3, kept
