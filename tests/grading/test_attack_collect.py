@@ -21,8 +21,6 @@ import pytest
 from exchange_class import Student, exchange_root, released_copy, tag, unix_users
 from grading_course import grading, register
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
-
 NBSP = "\u00a0"
 COURSE = "memoire-tuteur"
 
@@ -40,6 +38,8 @@ def _copy_of(exchange: Path, student: str) -> Path:
     return copy
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_a_file_name_with_a_line_break_forges_no_collected_classmate(course):
     """ana submits, then adds to her copy files whose names hold a line break (each kind
     ``str.splitlines`` knows) followed by nbgrader's own log line for bob's collect. bob never
@@ -66,6 +66,8 @@ def test_a_file_name_with_a_line_break_forges_no_collected_classmate(course):
     assert not (course / "submitted" / bob).exists()
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_a_set_aside_copy_with_a_name_not_in_utf8_is_listed(course):
     """eve deposits a copy named for bob (so it is set aside) holding a link named with the
     byte ``\\xff``: the link is listed in the quarantine's ``NON_COPIES.txt`` and the collect ends
@@ -100,6 +102,8 @@ def _tree(root: Path) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file()]
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_a_set_aside_copy_of_sparse_and_empty_files_does_not_fill_the_quarantine(course):
     """eve deposits four copies named for bob (set aside), each holding 30 sparse files of
     900 kB (nothing on her disk) and 1 100 empty ones: the quarantine, on the instructor's disk,
