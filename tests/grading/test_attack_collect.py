@@ -8,17 +8,22 @@ exchange and the course's real ``collect`` command:
   stop the collect before its set-aside list;
 - sparse and empty files in as many set-aside copies as a student likes must not fill the
   instructor's disk through the quarantine;
-- FIFOs named like the copy's files and names that abuse the copier's JSON protocol (held).
+- FIFOs named like the copy's files and names that abuse the copier's JSON protocol (held);
+- an LMS archive's member names (the students' own file names) in ``make zip-collect``'s
+  summary: a terminal's escape sequences, a line break.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+import zipfile
 from pathlib import Path
 
+import nbformat
 import pytest
 from exchange_class import Student, exchange_root, released_copy, tag, unix_users
+from grading.samples import build_submission
 from grading_course import grading, register
 
 NBSP = "\u00a0"
@@ -203,3 +208,27 @@ def test_fifos_named_like_the_copy_files_do_not_hang_the_copier(tmp_path):
     assert sorted(p.name for p in (staging / "2").iterdir()) == sorted(odd), kept
     fifos = [line for line in kept["skipped"] if "n'est pas un fichier" in line]
     assert len(fifos) == 3, kept
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_zip_member_names_reach_the_terminal_escaped(course):
+    """An LMS archive keeps the names students gave their files: a member named with a
+    terminal's escape sequence (retitling the window, or worse) and one holding a line break
+    are named in ``make zip-collect``'s summary, escaped (the positive control: ana's notebook
+    is collected)."""
+    release = course.parent / "notebooks" / "oublier" / "oublier.ipynb"
+    text = (course / "submissions" / "complete_vacuum.py").read_text(encoding="utf-8")
+    notebook = nbformat.writes(build_submission(release, text))
+    archive = course / "downloaded" / "oublier" / "archive" / "ent.zip"
+    archive.parent.mkdir(parents=True)
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("rendus/ana/oublier.ipynb", notebook)
+        zf.writestr("rendus/ana/\x1b]0;pirate\x07.ipynb", notebook)
+        zf.writestr("rendus/ana/x\n✘ 0 fichier(s) non collecté(s).ipynb", notebook)
+    proc = grading(course, "zip_collect", "oublier")
+    said = _said(proc)
+    assert (course / "submitted" / "ana" / "oublier" / "oublier.ipynb").is_file(), said
+    assert "pirate" in said and "\x1b" not in said and "\x07" not in said, repr(said)
+    assert "\\x1b]0;pirate\\x07.ipynb" in said, said
+    assert "x\\n✘ 0 fichier(s)" in said, said
