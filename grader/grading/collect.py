@@ -18,13 +18,12 @@ command exits non-zero: ``make grade`` would refuse it.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nbgrader.utils import parse_utc
 
-from .classroom.ids import UNPRINTABLE, closest, normalize_id, quoted, registered_students
+from .classroom.ids import closest, normalize_id, quoted, registered_students, shown
 from .classroom.paths import course_dirs
 from .french.french_format import collation_key, french_datetime
 from .nbgrader_ext.exchange import (
@@ -103,9 +102,7 @@ _SUMMARY = (
 )
 
 
-def _shown(text: str) -> str:
-    """`text` safe for a terminal: a folder name a student chose may hold escape sequences."""
-    return "".join(c if unicodedata.category(c) not in UNPRINTABLE else repr(c)[1:-1] for c in text)
+_shown = shown  # a folder name a student chose may hold escape sequences
 
 
 def _stamp(folder: Path) -> str:

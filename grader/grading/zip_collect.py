@@ -68,6 +68,7 @@ from .classroom.ids import (
     normalize_id,
     quoted,
     registered_students,
+    shown,
     stored_id_problem,
 )
 from .classroom.paths import course_dirs, load_config
@@ -166,7 +167,7 @@ class ZipReport:
         if self.problems:
             out.append(f"✘ {len(self.problems)} fichier(s) non collecté(s)\u00a0:")
             out += [f"  - {p}" for p in self.problems]
-        return out
+        return [shown(line) for line in out]  # names from the archive: no escape, no new line
 
 
 def _unsafe(name: str, info: zipfile.ZipInfo | None) -> str | None:

@@ -141,11 +141,12 @@ elif not KUBERNETES:  # the chart places the hub and its proxy (proxy.https hold
 
 # Who may log in, in which group, with which rights (added to what another config may set).
 c.Authenticator.allowed_users.update(m.id for m in MEMBERS)
-# The school's LDAP login (one machine, TLJH, the chart's values) takes every id the roster takes:
-# ldapauthenticator's default (^[a-z][.a-z0-9_-]*$) refuses a leading digit and « @ », which the
-# roster accepts (an e-mail address, a student number). It escapes what it sends to the directory
-# (since 2.0), so this rule is not its injection guard. A subconfiguration cannot see what was
-# set before it: another rule goes in a file loaded after this one.
+# The school's LDAP login (one machine, TLJH, the chart's values) takes the roster's own id rule
+# (anchored), so both admit the same ids; it refuses what ldapauthenticator's default
+# (^[a-z][.a-z0-9_-]*$) refuses (a leading digit, « @ », upper case). ldapauthenticator escapes
+# what it sends to the directory (since 2.0), so this rule is not its injection guard. A
+# subconfiguration cannot see what was set before it: another rule goes in a file loaded after
+# this one.
 c.LDAPAuthenticator.valid_username_regex = ID_PATTERN.pattern
 # ldap3 checks no certificate by default (its Tls(validate=CERT_NONE)): with the guide's
 # tls_strategy (on_connect or before_bind) a machine in the middle would be sent every password.

@@ -145,7 +145,13 @@ def decode_roster(data: bytes, source: str = "classe.csv") -> str:
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8) :]
     elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return data.decode("utf-16")
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise RosterError(
+                f"{source}\u00a0: UTF-16 illisible à l'octet {exc.start} (fichier tronqué\u00a0?)"
+                "\u00a0; enregistrez la liste en «\u00a0CSV UTF-8\u00a0»."
+            ) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -213,6 +219,17 @@ def parse_roster(text: str, source: str = "classe.csv") -> list[Member]:
     if not lines or not lines[0].strip():
         raise RosterError(f"{source}, ligne 1\u00a0: l'en-tête manque (au moins une colonne id).")
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=_separator(lines[0]))
+    try:
+        return _members(reader, source)
+    except csv.Error:  # a cell past the csv module's field limit (131 072 characters)
+        raise RosterError(
+            f"{source}, ligne {reader.line_num}\u00a0: ligne illisible (une cellule de plus de "
+            f"{csv.field_size_limit()} caractères\u00a0?)."
+        ) from None
+
+
+def _members(reader, source: str) -> list[Member]:
+    """The members read by `reader` (its header first); RosterError naming every bad line."""
     fields = _header(next(reader), source)
     problems: list[str] = []
     members: list[Member] = []

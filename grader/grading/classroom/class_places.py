@@ -18,7 +18,15 @@ from urllib.parse import quote
 from .ids import normalize_id
 from .paths import CourseDirs, sqlite_path
 
-__all__ = ["BACKED_UP", "PER_LEARNER", "PLACES", "Place", "learner_ids", "own_folder"]
+__all__ = [
+    "BACKED_UP",
+    "PER_LEARNER",
+    "PLACES",
+    "Place",
+    "learner_ids",
+    "own_folder",
+    "own_folders",
+]
 
 
 @dataclass(frozen=True)
@@ -50,15 +58,24 @@ BACKED_UP = tuple(p for p in PLACES if p.backed_up)
 PER_LEARNER = tuple(p for p in PLACES if p.per_learner)
 
 
-def own_folder(parent: Path, sid: str) -> Path | None:
-    """`parent`/<sid> matched in NFC (a folder made from a macOS or NFD zip name is found too);
-    a link is never a learner's folder."""
+def own_folders(parent: Path, sid: str) -> list[Path]:
+    """Every `parent`/<sid> matched in NFC (a folder made from a macOS or NFD zip name is found
+    too; a folder in each form is two folders, both the learner's); a link is never a
+    learner's folder."""
     if not parent.is_dir():
-        return None
-    for child in sorted(parent.iterdir()):
-        if child.is_dir() and not child.is_symlink() and normalize_id(child.name) == sid:
-            return child
-    return None
+        return []
+    return [
+        child
+        for child in sorted(parent.iterdir())
+        if child.is_dir() and not child.is_symlink() and normalize_id(child.name) == sid
+    ]
+
+
+def own_folder(parent: Path, sid: str) -> Path | None:
+    """The first of `own_folders` (where one is enough: a hint, a witness), or None; what
+    erases or exports a learner takes them all."""
+    found = own_folders(parent, sid)
+    return found[0] if found else None
 
 
 def learner_ids(dirs: CourseDirs, roster_ids: Iterable[str] = ()) -> set[str]:

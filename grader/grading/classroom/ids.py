@@ -38,6 +38,7 @@ __all__ = [
     "quoted",
     "read_roster",
     "registered_students",
+    "shown",
     "stored_id_problem",
 ]
 
@@ -114,6 +115,17 @@ def close_ids(value: str, candidates: Iterable[str], n: int = 3) -> list[str]:
 # Unicode categories of characters that are not text: controls (a terminal's escape sequences),
 # invisible formats, line and paragraph separators
 UNPRINTABLE = ("Cc", "Cf", "Zl", "Zp")
+
+
+def shown(text: str) -> str:
+    """`text` safe for a terminal and for a log read back line by line: a name a student chose
+    may hold escape sequences, any line break ``str.splitlines`` knows (which would forge a log
+    line) or bytes that are not UTF-8 (lone surrogates, which no UTF-8 file can hold)."""
+    return "".join(
+        repr(c)[1:-1] if unicodedata.category(c) in (*UNPRINTABLE, "Cs") else c for c in text
+    )
+
+
 MARKUP = '"<>&`'  # never in an id: formgrader writes ids raw into its pages' scripts
 
 

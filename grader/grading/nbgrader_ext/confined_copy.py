@@ -42,7 +42,8 @@ Each item's notebooks (and its ``submission_secret.txt``) are written to ``<stag
 an item with a problem or a write error leaves nothing there. An item with ``"keep": true`` (a
 copy the collect set aside, for ``grader/quarantaine/``) is copied whole instead: its plain files
 and folders (to ``QUARANTINE_DEPTH``, any owner, each read the same way), its result listing
-``"skipped": ["<name> : <why>"]``, what was not. ``run_copier`` starts the child
+``"skipped": ["<name> : <why>"]``, what was not (past ``QUARANTINE_ENTRIES`` entries or the
+job's ``limit`` in bytes, all the job's set-aside files together). ``run_copier`` starts the child
 (``serve_job``) with ``python -I -S``: the standard library only, nothing of the parent's
 environment or memory.
 """
@@ -64,6 +65,7 @@ from ..french.system_reason import french_reason
 
 __all__ = [
     "QUARANTINE_DEPTH",
+    "QUARANTINE_ENTRIES",
     "SECRET",
     "TIMESTAMP",
     "Unsafe",
@@ -77,6 +79,10 @@ __all__ = [
 ]
 
 QUARANTINE_DEPTH = 4  # folders kept below a set-aside copy
+# entries kept of the set-aside copies of one collect, all together (a student makes as many as
+# they like): a student's sparse files or empty names cost them nothing, their copies would fill
+# the instructor's disk (their bytes: at most the job's limit, in all)
+QUARANTINE_ENTRIES = 1000
 TIMESTAMP = "timestamp.txt"
 SECRET = "submission_secret.txt"
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -331,23 +337,37 @@ def _copy_one(item: dict, job: dict) -> dict:
     return result
 
 
-def _keep_folder(dir_fd: int, dest: str, depth: int, job: dict) -> list[str]:
+def _keep_folder(dir_fd: int, dest: str, depth: int, job: dict, budget: dict) -> list[str]:
     """A set-aside folder's plain files and folders (to ``QUARANTINE_DEPTH``), any owner, each
-    read without following a link; what was not copied, with why (French)."""
+    read without following a link, within the copy's `budget` (entries, bytes); what was not
+    copied, with why (French)."""
     skipped = []
-    for name in sorted(os.listdir(dir_fd)):
+    names = sorted(os.listdir(dir_fd))
+    for i, name in enumerate(names):
+        if budget["entries"] <= 0:  # one line for the rest, not one per name
+            skipped.append(
+                f"{name} et {len(names) - i - 1} autre(s)\u00a0: au-delà de "
+                f"{QUARANTINE_ENTRIES} fichiers et dossiers"
+            )
+            break
+        budget["entries"] -= 1
         try:
             info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             if stat.S_ISDIR(info.st_mode) and depth < QUARANTINE_DEPTH:
                 sub = open_dir(name, dir_fd)
                 try:
                     os.mkdir(os.path.join(dest, name), job["dir_mode"])
-                    below = _keep_folder(sub, os.path.join(dest, name), depth + 1, job)
+                    below = _keep_folder(sub, os.path.join(dest, name), depth + 1, job, budget)
                     skipped += [f"{name}/{s}" for s in below]
                 finally:
                     os.close(sub)
                 continue
-            data, _ = read_regular(dir_fd, name, None, int(job["limit"]))
+            limit = int(job["limit"])
+            if stat.S_ISREG(info.st_mode) and limit >= info.st_size > budget["bytes"]:
+                raise Unsafe(f"au-delà de {limit} octets copiés en tout")
+            read_limit = limit if info.st_size > limit else budget["bytes"]
+            data, _ = read_regular(dir_fd, name, None, read_limit)
+            budget["bytes"] -= len(data)
             write_new(dest, name, data, job["file_mode"])
         except Unsafe as exc:
             skipped.append(f"{name}\u00a0: {exc}")
@@ -376,7 +396,7 @@ def _keep_one(item: dict, job: dict) -> dict:
     try:
         os.mkdir(out, job["dir_mode"])
         os.chmod(out, job["dir_mode"])
-        result["skipped"] = _keep_folder(fd, out, 0, job)
+        result["skipped"] = _keep_folder(fd, out, 0, job, job["budget"])
     except OSError as exc:
         result["write_error"] = french_reason(exc)
     finally:
@@ -393,6 +413,8 @@ def serve_job() -> int:
     teacher's command (no ``main``): only ``run_copier`` starts it."""
     job = json.loads(sys.stdin.buffer.read())
     confinement = _confine(job)
+    # the set-aside copies' one budget: a student makes as many as they like
+    job["budget"] = {"entries": QUARANTINE_ENTRIES, "bytes": int(job["limit"])}
     results = [(_keep_one if item.get("keep") else _copy_one)(item, job) for item in job["items"]]
     sys.stdout.write(json.dumps({"confinement": confinement, "results": results}))
     sys.stdout.flush()

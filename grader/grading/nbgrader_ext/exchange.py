@@ -72,7 +72,7 @@ from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 from nbgrader.utils import check_mode, notebook_hash, parse_utc
 from traitlets import Bool, Unicode
 
-from ..classroom.ids import id_problem, normalize_id, quoted
+from ..classroom.ids import id_problem, normalize_id, quoted, shown
 from ..classroom.paths import QUARANTINE, sqlite_path
 from ..french.system_reason import french_reason
 from ..privacy.erasure_register import class_registers, erased_problem
@@ -441,9 +441,9 @@ class OwnerCheckedCollect(ExchangeCollect):
             self.log.warning(
                 "%s%s%s%s",
                 IGNORED_LEAD,
-                record["filename"],
+                shown(record["filename"]),  # the student's names: no forged log line
                 IGNORED_SEP,
-                ", ".join(result["ignored"]),
+                shown(", ".join(result["ignored"])),
             )
 
     def _install(self, staged: Path, dest: Path, deposit: datetime.datetime, claimed: str) -> None:
@@ -495,7 +495,9 @@ class OwnerCheckedCollect(ExchangeCollect):
                 if src.is_symlink() or not src.is_dir():
                     target = os.readlink(src) if src.is_symlink() else "?"
                     dest.mkdir(mode=dir_mode)
-                    (dest / "LIEN.txt").write_text(f"{item.name} -> {target}\n", encoding="utf-8")
+                    (dest / "LIEN.txt").write_text(
+                        shown(f"{item.name} -> {target}") + "\n", encoding="utf-8"
+                    )
                     item.kept = dest
                 else:
                     todo.append(item)
@@ -528,7 +530,7 @@ class OwnerCheckedCollect(ExchangeCollect):
                         item.kept = dest
                         if result["skipped"]:
                             (dest / "NON_COPIES.txt").write_text(
-                                "".join(f"{line}\n" for line in result["skipped"]),
+                                "".join(f"{shown(line)}\n" for line in result["skipped"]),
                                 encoding="utf-8",
                             )
                 except OSError as exc:
@@ -548,7 +550,7 @@ class OwnerCheckedCollect(ExchangeCollect):
         ]
         for item in self.set_aside:
             kept = f"gardée dans {item.kept}" if item.kept else "laissée dans l'échange"
-            lines.append(f"  - {item.name}\u00a0: {item.reason}\u00a0; {kept}")
+            lines.append(shown(f"  - {item.name}\u00a0: {item.reason}\u00a0; {kept}"))
         lines.append(
             "Les autres copies sont collectées. Une copie déposée au nom d'un autre élève ne "
             "remplace jamais la sienne."

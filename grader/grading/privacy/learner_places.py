@@ -34,7 +34,7 @@ from datetime import timedelta
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
-from ..classroom.class_places import PER_LEARNER, learner_ids, own_folder
+from ..classroom.class_places import PER_LEARNER, learner_ids, own_folders
 from ..classroom.ids import RosterError, normalize_id, quoted, read_roster, stored_id_problem
 from ..classroom.paths import course_dirs, load_config, sqlite_path
 from ..french.french_format import french_datetime
@@ -422,14 +422,12 @@ def _scan_folders(ctx: Context, who: _Who, out: Scan) -> None:
                 "(il pourrait mener hors du cours). Remplacez-le par le dossier lui-même, puis "
                 "relancez. Rien n'a été effacé."
             )
-        folder = own_folder(parent, who.sid)
-        if folder is not None:
+        for folder in own_folders(parent, who.sid):
             n = _count_files(folder)
             out.found.append(Found(kind, str(folder), f"{n} fichier(s)", "tree", folder))
     if ctx.dirs.downloaded.is_dir():
         for base in sorted(p for p in ctx.dirs.downloaded.iterdir() if p.is_dir()):
-            folder = own_folder(base / "remplaces", who.sid)
-            if folder is not None:
+            for folder in own_folders(base / "remplaces", who.sid):
                 out.found.append(
                     Found("copies remplacées", str(folder), "anciennes copies", "tree", folder)
                 )
@@ -588,8 +586,7 @@ def _secrets(ctx: Context, sid: str) -> list[tuple[str, str]]:
     writes it there too): a page stays findable when the grader folders are already gone."""
     places = []
     for parent in (ctx.dirs.submitted, ctx.dirs.autograded, ctx.dirs.feedback):
-        folder = own_folder(parent, sid)
-        if folder is not None:
+        for folder in own_folders(parent, sid):
             places += folder.glob("*/submission_secret.txt")
     places += (entry / "submission_secret.txt" for entry in _inbound_entries(ctx, sid))
     found = []
