@@ -31,7 +31,8 @@ POLL = 0.02
 
 
 class _Watch:
-    """The entries of a folder that appear while it runs (polled), with owner and mode."""
+    """The entries of a folder that appear while it runs (polled), with their owner and mode as
+    last seen (mkdtemp makes a folder as root before it is given to the server's user)."""
 
     def __init__(self, folder: str, uid: int | None) -> None:
         self.folder = folder
@@ -48,8 +49,8 @@ class _Watch:
             except OSError:
                 entries = []
             for entry in entries:
-                if entry.name in self.before or entry.name in self.seen:
-                    continue
+                if entry.name in self.before:
+                    continue  # an entry is recorded as last seen: a folder made, then given away
                 try:
                     st = entry.stat(follow_symlinks=False)
                 except OSError:
