@@ -25,7 +25,7 @@ import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .classroom.class_places import PER_LEARNER, learner_ids, own_folder
+from .classroom.class_places import PER_LEARNER, learner_ids, own_folders, quarantined_for
 from .classroom.ids import RosterError, normalize_id, read_roster
 from .classroom.paths import course_dirs, load_config
 from .french.french_args import FrenchParser
@@ -236,7 +236,8 @@ def export_learner(
     places = {p.export_name: p.folder(dirs) for p in PER_LEARNER}
     record, submissions = _gradebook_rows(dirs.db_url, sid)
     line = next((s for s in _roster(roster) if s.id == sid), None)
-    folders = {name: own_folder(parent, sid) for name, parent in places.items()}
+    # every folder of theirs per place: one per Unicode form of their id (NFC, a Mac's NFD)
+    folders = {name: own_folders(parent, sid) for name, parent in places.items()}
     earlier = _earlier_copies(dirs, sid)
     if record is None and line is None and not any(folders.values()) and not earlier:
         ids = learner_ids(dirs, (s.id for s in _roster(roster)))
@@ -277,15 +278,16 @@ def export_learner(
         zf.writestr("eleve.json", json.dumps(fiche, ensure_ascii=False, indent=2))
         zf.writestr("notes.json", json.dumps(submissions, ensure_ascii=False, indent=2))
         zf.writestr("notes.csv", _grades_csv(submissions))
-        for name, folder in folders.items():
+        for name, found in folders.items():
             counts[name] = 0
-            if folder is None:
-                continue
-            for file in sorted(folder.rglob("*")):
-                if file.is_symlink() or not file.is_file():
-                    continue  # never follow a link out of the learner's own folder
-                zf.writestr(f"{name}/{file.relative_to(folder).as_posix()}", file.read_bytes())
-                counts[name] += 1
+            for k, folder in enumerate(found):
+                member = name if k == 0 else f"{name}-{k + 1}"  # a second form: rendus-2/…
+                for file in sorted(folder.rglob("*")):
+                    if file.is_symlink() or not file.is_file():
+                        continue  # never follow a link out of the learner's own folder
+                    rel = file.relative_to(folder).as_posix()
+                    zf.writestr(f"{member}/{rel}", file.read_bytes())
+                    counts[name] += 1
         for name, files in earlier.items():
             counts[name] = len(files)
             for member, file in files:
@@ -300,23 +302,17 @@ def _earlier_copies(dirs, sid: str) -> dict[str, list[tuple[str, Path]]]:
     downloaded, quarantine = dirs.downloaded, dirs.quarantine
     found: dict[str, list[tuple[str, Path]]] = {"copies_remplacees": [], "mises_de_cote": []}
     for base in sorted(downloaded.iterdir()) if downloaded.is_dir() else []:
-        folder = own_folder(base / "remplaces", sid)
-        for file in sorted(folder.rglob("*")) if folder is not None else []:
-            if file.is_file() and not file.is_symlink():
-                rel = file.relative_to(folder).as_posix()
-                found["copies_remplacees"].append((f"{base.name}/{rel}", file))
-    for base in sorted(quarantine.iterdir()) if quarantine.is_dir() else []:
-        for entry in sorted(base.iterdir()) if base.is_dir() else []:
-            if (
-                normalize_id(entry.name).split("+")[0] != sid
-                or entry.is_symlink()
-                or not entry.is_dir()
-            ):
-                continue
-            for file in sorted(entry.rglob("*")):
+        for k, folder in enumerate(own_folders(base / "remplaces", sid)):
+            where = base.name if k == 0 else f"{base.name}-{k + 1}"  # a second Unicode form
+            for file in sorted(folder.rglob("*")):
                 if file.is_file() and not file.is_symlink():
-                    rel = file.relative_to(entry).as_posix()
-                    found["mises_de_cote"].append((f"{base.name}/{entry.name}/{rel}", file))
+                    rel = file.relative_to(folder).as_posix()
+                    found["copies_remplacees"].append((f"{where}/{rel}", file))
+    for entry in quarantined_for(quarantine, sid):
+        for file in sorted(entry.rglob("*")):
+            if file.is_file() and not file.is_symlink():
+                rel = file.relative_to(entry).as_posix()
+                found["mises_de_cote"].append((f"{entry.parent.name}/{entry.name}/{rel}", file))
     return {k: v for k, v in found.items() if v}
 
 

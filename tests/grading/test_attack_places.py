@@ -42,12 +42,6 @@ def test_her_folders_in_both_unicode_forms_are_both_erased(petite_classe):  # no
     assert (c["grader"] / "submitted" / "ben" / "oublier" / "oublier.ipynb").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the quarantine keeps a set-aside copy under the name it was deposited for, and "
-    "nothing records whose files it held: ana's own copy, deposited as ben's, outlives her "
-    "erasure (the collect knows the owner when it sets the copy aside)",
-)
 def test_her_copy_set_aside_under_a_classmates_name_is_erased(petite_classe):  # noqa: F811
     """ana deposited her notebook as ben's (``nbgrader submit --student ben``): the collect set
     it aside (owned by ana, not ben) into quarantaine/oublier/ben+oublier+…/. Erasing ana must
@@ -56,15 +50,13 @@ def test_her_copy_set_aside_under_a_classmates_name_is_erased(petite_classe):  #
     kept = c["grader"] / "quarantaine" / "oublier" / "ben+oublier+2026-12-01 10:00:00 UTC+x"
     kept.mkdir(parents=True)
     (kept / "oublier.ipynb").write_text('{"reponse": 42}')  # a notebook names nobody
+    # what collect writes beside a set-aside copy: its files' owners in the exchange
+    # (test_exchange_owner.py::test_copy_under_a_classmates_name_is_set_aside shows it does)
+    (kept / "DEPOSE_PAR.txt").write_text("ana\n", encoding="utf-8")
     _erase(c, "ana")
     assert not (kept / "oublier.ipynb").exists(), "la copie d'ana mise de côté est restée"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="learner_export takes own_folder (the first folder) per place: chloé's copy in the "
-    "other Unicode form is missing from her export",
-)
 def test_her_export_holds_her_copies_in_both_unicode_forms(petite_classe):  # noqa: F811
     """Her data export (``make donnees-eleve``) holds both copies, as her erasure removes both."""
     from grading.learner_export import export_learner

@@ -19,6 +19,8 @@ from .ids import normalize_id
 from .paths import CourseDirs, sqlite_path
 
 __all__ = [
+    "DEPOSITED_BY",
+    "quarantined_for",
     "BACKED_UP",
     "PER_LEARNER",
     "PLACES",
@@ -99,3 +101,26 @@ def learner_ids(dirs: CourseDirs, roster_ids: Iterable[str] = ()) -> set[str]:
     if dirs.downloaded.is_dir():
         ids |= {normalize_id(p.name) for p in dirs.downloaded.glob("*/remplaces/*") if p.is_dir()}
     return ids
+
+
+DEPOSITED_BY = "DEPOSE_PAR.txt"  # in a set-aside copy: who owned its files in the exchange
+
+
+def quarantined_for(quarantine: Path, sid: str) -> list[Path]:
+    """The set-aside copies that are `sid`'s: named after them (``<id>+<assignment>+…``), or
+    deposited by them under another name (their user name in the copy's ``DEPOSE_PAR.txt``,
+    which collect writes from the files' owners); links are never followed."""
+    found = []
+    for base in sorted(quarantine.iterdir()) if quarantine.is_dir() else []:
+        for entry in sorted(base.iterdir()) if base.is_dir() and not base.is_symlink() else []:
+            if entry.is_symlink() or not entry.is_dir():
+                continue
+            named = normalize_id(entry.name).split("+")[0] == sid
+            note = entry / DEPOSITED_BY
+            try:
+                by = note.read_text(encoding="utf-8") if note.is_file() else ""
+            except OSError:
+                by = ""
+            if named or sid in {normalize_id(line.strip()) for line in by.splitlines()}:
+                found.append(entry)
+    return found

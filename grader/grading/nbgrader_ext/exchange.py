@@ -72,6 +72,7 @@ from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 from nbgrader.utils import check_mode, notebook_hash, parse_utc
 from traitlets import Bool, Unicode
 
+from ..classroom.class_places import DEPOSITED_BY
 from ..classroom.ids import id_problem, normalize_id, quoted, shown
 from ..classroom.paths import QUARANTINE, sqlite_path
 from ..french.system_reason import french_reason
@@ -87,6 +88,7 @@ from .confined_copy import (
 )
 
 __all__ = [
+    "depositors",
     "CLAIMED_TIMESTAMP",
     "COLLECT_LINES",
     "CONFINED",
@@ -183,6 +185,24 @@ def _owner_text(uid: int) -> str:
     return f"«\u00a0{name}\u00a0»" if name else f"l'uid {uid}, sans nom sur cette machine"
 
 
+def depositors(path: Path) -> list[str]:
+    """The user names (else « uid N ») owning `path` and what is in it, read from the metadata
+    only: whose copy a set-aside folder really is, whatever name it carries (the erasure and a
+    learner's export read them)."""
+    try:
+        entries = [path, *sorted(path.rglob("*"))] if not path.is_symlink() else [path]
+    except OSError:
+        entries = [path]
+    names: dict[str, None] = {}
+    for entry in entries:
+        try:
+            uid = entry.lstat().st_uid
+        except OSError:
+            continue
+        names[owner_name(uid) or f"uid {uid}"] = None
+    return list(names)
+
+
 def ownership_problem(path: Path, student: str, check_owner: bool = True) -> str | None:
     """Why the exchange folder `path` is not `student`'s own copy (French), or None.
 
@@ -220,6 +240,12 @@ class SetAside:
     reason: str
     kept: Path | None
     keep: bool = True  # an erased learner's copy is never copied into the course
+
+
+def _write_depositors(dest: Path, src: Path) -> None:
+    (dest / DEPOSITED_BY).write_text(
+        "".join(f"{shown(name)}\n" for name in depositors(src)), encoding="utf-8"
+    )
 
 
 class OwnerCheckedCollect(ExchangeCollect):
@@ -498,6 +524,7 @@ class OwnerCheckedCollect(ExchangeCollect):
                     (dest / "LIEN.txt").write_text(
                         shown(f"{item.name} -> {target}") + "\n", encoding="utf-8"
                     )
+                    _write_depositors(dest, src)
                     item.kept = dest
                 else:
                     todo.append(item)
@@ -527,6 +554,7 @@ class OwnerCheckedCollect(ExchangeCollect):
                     if not why:
                         dest = root / item.name
                         os.rename(staging / result["out"], dest)
+                        _write_depositors(dest, Path(self.inbound_path) / item.name)
                         item.kept = dest
                         if result["skipped"]:
                             (dest / "NON_COPIES.txt").write_text(

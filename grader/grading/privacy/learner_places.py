@@ -34,7 +34,7 @@ from datetime import timedelta
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
-from ..classroom.class_places import PER_LEARNER, learner_ids, own_folders
+from ..classroom.class_places import PER_LEARNER, learner_ids, own_folders, quarantined_for
 from ..classroom.ids import RosterError, normalize_id, quoted, read_roster, stored_id_problem
 from ..classroom.paths import course_dirs, load_config, sqlite_path
 from ..french.french_format import french_datetime
@@ -431,11 +431,8 @@ def _scan_folders(ctx: Context, who: _Who, out: Scan) -> None:
                 out.found.append(
                     Found("copies remplacées", str(folder), "anciennes copies", "tree", folder)
                 )
-    if ctx.dirs.quarantine.is_dir():
-        for base in sorted(p for p in ctx.dirs.quarantine.iterdir() if p.is_dir()):
-            for entry in sorted(base.iterdir()):
-                if normalize_id(entry.name).split("+")[0] == who.sid:
-                    out.found.append(Found("quarantaine", str(entry), "", "tree", entry))
+    for entry in quarantined_for(ctx.dirs.quarantine, who.sid):
+        out.found.append(Found("quarantaine", str(entry), "", "tree", entry))
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in who.sid)
     if ctx.dirs.exports.is_dir():
         for file in sorted(ctx.dirs.exports.glob(f"donnees-{safe}-*.zip")):

@@ -60,6 +60,9 @@ def test_copy_under_a_classmates_name_is_set_aside(course):
         assert answer_of(mine) == sample_text("complete_vacuum")
         kept = course / "quarantaine" / "oublier" / eves[0] / "oublier.ipynb"
         assert answer_of(kept) == sample_text("ebauche")
+        # whose copy it really is, for her erasure and her data export (class_places)
+        depositors = (kept.parent / "DEPOSE_PAR.txt").read_text(encoding="utf-8")
+        assert depositors.splitlines() == [eve], depositors
 
         # formgrader's Collect passes --update: eve's newer copy still never replaces bob's
         again = nbgrader(course, "collect", "--update", "oublier", f"--Exchange.root={exchange}")
