@@ -37,6 +37,7 @@ __all__ = [
     "PORT_SLICE",
     "free_port",
     "http_server",
+    "in_empty_tmp",
     "make_backend",
     "make_service",
     "network_free_env",
@@ -474,3 +475,25 @@ def http_server(
         yield proc
     finally:
         stop_group(proc)
+
+
+def in_empty_tmp(command: list[str], tmp_size: str = "512m", empty_run: bool = False) -> list[str]:
+    """`command` in a mount namespace whose /tmp (and /run with `empty_run`) is an empty tmpfs,
+    so that no other process of the machine writes there. A clone under /tmp (a fresh clone's,
+    CI's) stays reachable: its folder is opened before the tmpfs hides it, then bound back at its
+    place (``--no-canonicalize``: mount would otherwise resolve the descriptor's path to the new,
+    empty folder). It was there before the command ran, so it is not new in /tmp."""
+    keep = [Path("/tmp", p.parts[2]) for p in (REPO.resolve(),) if p.parts[1:2] == ("tmp",)]
+    opened = "".join(f'exec {3 + k}<"{path}"\n' for k, path in enumerate(keep))
+    bound = "".join(
+        f'mkdir "{path}"\nmount --no-canonicalize --bind /proc/self/fd/{3 + k} "{path}"\n'
+        for k, path in enumerate(keep)
+    )
+    run = "mount -t tmpfs -o mode=0755,size=8m cours-run /run\n" if empty_run else ""
+    script = (
+        f"set -e\n{opened}mount -t tmpfs -o mode=1777,size={tmp_size} cours-tmp /tmp\n"
+        f'{bound}{run}exec "$@"'
+    )
+    return ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh"] + [
+        *command
+    ]

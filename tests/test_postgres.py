@@ -24,7 +24,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from helpers import REPO, processes_matching
+from helpers import REPO, in_empty_tmp, processes_matching
 
 from course.postgres import ClusterOccupe, PostgresIndisponible, ServeurArrete, ServeurPostgres
 
@@ -269,6 +269,7 @@ import json, os, shutil, tempfile
 from pathlib import Path
 from course.postgres import ServeurPostgres
 
+kept = set(os.listdir("/tmp"))  # a clone under /tmp, bound back before the run (in_empty_tmp)
 control = tempfile.mkstemp(prefix="temoin-")[1]  # the watch's positive control
 base = Path(tempfile.mkdtemp(prefix="lecon-"))
 base.chmod(0o777)  # as root, the server's user makes the cluster there
@@ -282,13 +283,13 @@ for case in ("cours", "tmp"):
         report[case] = {
             "socket": str(socket),
             "mode": socket.stat().st_mode & 0o777,
-            "tmp": sorted(os.listdir("/tmp")),
+            "tmp": sorted(set(os.listdir("/tmp")) - kept),
         }
     report[case]["left"] = socket.exists()
     if case == "cours":
         report[case]["run_after"] = os.listdir("/run/cours-postgres")
 shutil.rmtree(base)  # the learner's cluster: theirs, not the module's
-report["tmp_after"] = sorted(os.listdir("/tmp"))
+report["tmp_after"] = sorted(set(os.listdir("/tmp")) - kept)
 print(json.dumps(report))
 """
 
@@ -301,14 +302,9 @@ def test_a_long_cluster_path_leaves_nothing_in_the_machines_tmp() -> None:
     its socket gets a private socket folder in the course's runtime folder (/run/cours-postgres
     as root), nothing in /tmp; when that folder is unusable, one in /tmp (seen there while the
     server runs: the watch's control). Both are gone when the server stops."""
-    mount = (
-        "mount -t tmpfs -o mode=1777,size=512m cours-tmp /tmp && "
-        'mount -t tmpfs -o mode=0755,size=8m cours-run /run && exec "$@"'
-    )
     env = {k: v for k, v in os.environ.items() if k not in ("TMPDIR", "XDG_RUNTIME_DIR")}
     done = subprocess.run(
-        ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", mount, "sh"]
-        + [sys.executable, "-c", _IN_EMPTY_TMP % {"long": _LONG}],
+        in_empty_tmp([sys.executable, "-c", _IN_EMPTY_TMP % {"long": _LONG}], empty_run=True),
         capture_output=True,
         text=True,
         timeout=300,

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from grading_course import copy_course, nbgrader
-from helpers import REPO
+from helpers import REPO, in_empty_tmp
 from learner_env import learner_env
 from nbgrader.api import Gradebook
 from partage_attacks import LIMIT_ATTACKS, SAMPLES, SMALL
@@ -473,18 +473,8 @@ def test_grading_writes_nothing_in_the_machines_tmp(clusters, monkeypatch):
         "watch_uid": None,
         "clusters": str(clusters),
     }
-    # a clone under /tmp (CI's, a fresh clone's) stays reachable: the folder is opened before
-    # the tmpfs hides it, then bound back at its place (it was there before the watch started)
-    keep = [Path("/tmp", p.parts[2]) for p in (REPO.resolve(),) if p.parts[1:2] == ("tmp",)]
-    opened = "".join(f'exec {3 + k}<"{path}"\n' for k, path in enumerate(keep))
-    bound = "".join(
-        f'mkdir "{path}" && mount --no-canonicalize --bind /proc/self/fd/{3 + k} "{path}"\n'
-        for k, path in enumerate(keep)
-    )
-    mount = f'{opened}mount -t tmpfs -o mode=1777,size=64m cours-tmp /tmp\n{bound}exec "$@"'
     done = subprocess.run(
-        ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", mount, "sh"]
-        + [sys.executable, str(Path(__file__).with_name("partage_batch.py"))],
+        in_empty_tmp([sys.executable, str(Path(__file__).with_name("partage_batch.py"))], "64m"),
         input=json.dumps(config),
         capture_output=True,
         text=True,
