@@ -477,8 +477,9 @@ def test_as_root_binaries_the_server_user_cannot_reach_are_copied_to_the_course_
             assert (st.st_uid, st.st_mode & 0o777) == (0, 0o755)
             assert ran.stat().st_uid == 0 and not ran.stat().st_mode & 0o022
             if len(timings) == 1:
-                first_inode = ran.stat().st_ino
-        assert ran.stat().st_ino == first_inode  # reused, not copied again
+                # a file's identity: inode and change time (a freed inode number is reused)
+                first = (ran.stat().st_ino, ran.stat().st_ctime_ns)
+        assert (ran.stat().st_ino, ran.stat().st_ctime_ns) == first  # reused, not copied again
         print("démarrages (copie, réemploi) en s :", timings)
         assert bin_dir.parent.parent.parent.stat().st_mode & 0o777 == 0o700  # not opened up
         # a planted postgres of the same owner and mode: only the content tells
@@ -490,7 +491,7 @@ def test_as_root_binaries_the_server_user_cannot_reach_are_copied_to_the_course_
         with ServeurPostgres(folder) as pg:
             assert pg.en_marche
             again = Path(_postmaster_binary(folder))
-        assert again == ran and again.stat().st_ino != first_inode
+        assert again == ran and (again.stat().st_ino, again.stat().st_ctime_ns) != first
         assert again.read_bytes() == (bin_dir / "postgres").read_bytes()
         assert not marker.exists()
         assert len(list(cache.iterdir())) == 1  # the altered copy replaced, no scratch left
