@@ -223,7 +223,6 @@ class _Dirs:
 
 
 def _dirs(grader_dir: Path | None) -> _Dirs:
-
     tools_on_path()
     dirs = course_dirs(grader_dir)
     gradebook = sqlite_path(dirs.db_url)

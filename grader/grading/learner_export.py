@@ -95,7 +95,6 @@ class LearnerNotFound(Exception):
 
 
 def _roster(path: Path | None):
-
     if path is None or not path.is_file():
         return []
     try:

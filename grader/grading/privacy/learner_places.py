@@ -124,7 +124,6 @@ class Context:
     """The course's folders and configuration, read once."""
 
     def __init__(self, setup: Setup) -> None:
-
         tools_on_path()
         self.setup = setup
         self.dirs = course_dirs(setup.grader_dir)
@@ -142,7 +141,6 @@ class Context:
 
 
 def _sqlite_file(db_url: str) -> Path | None:
-
     return sqlite_path(db_url)
 
 
@@ -268,7 +266,6 @@ def mention_pattern(who: _Who, parts: bool = False) -> Mentions:
 
 
 def roster_students(path: Path | None):
-
     if path is None or not path.is_file():
         return []
     try:
