@@ -8,6 +8,7 @@ real folder and every action goes through the hub's proxy exactly as a browser's
 from __future__ import annotations
 
 import csv
+import hashlib
 import itertools
 import json
 import os
@@ -57,8 +58,13 @@ UNIT_UMASK = int(
     8,
 )
 COURSE_ID = "memoire-tuteur"
-# The Unix group that alone reads the test prefix's course template (removed after the session).
-INSTRUCTORS_GROUP = "cours-enseignants-test"
+# The Unix group that alone reads the test prefix's course template (removed after the session);
+# a run with a prefix of its own (COURSE_HUB_TEST_PREFIX, tests/hub/course_prefix.py) has a group
+# of its own too: two checkouts' runs on one machine never add to or remove each other's group.
+_OWN_PREFIX = os.environ.get("COURSE_HUB_TEST_PREFIX", "")
+INSTRUCTORS_GROUP = "cours-enseignants-test" + (
+    f"-{hashlib.sha256(_OWN_PREFIX.encode()).hexdigest()[:8]}" if _OWN_PREFIX else ""
+)
 HUB_DIR = REPO / "grader" / "hub"
 
 
