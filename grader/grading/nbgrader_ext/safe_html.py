@@ -69,51 +69,8 @@ OVERFLOW_NOTE = (
 )
 
 TAGS = frozenset(
-    {
-        "a",
-        "abbr",
-        "b",
-        "blockquote",
-        "br",
-        "caption",
-        "code",
-        "dd",
-        "del",
-        "div",
-        "dl",
-        "dt",
-        "em",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "hr",
-        "i",
-        "img",
-        "ins",
-        "kbd",
-        "li",
-        "ol",
-        "p",
-        "pre",
-        "s",
-        "samp",
-        "span",
-        "strong",
-        "sub",
-        "sup",
-        "table",
-        "tbody",
-        "td",
-        "tfoot",
-        "th",
-        "thead",
-        "tr",
-        "u",
-        "ul",
-    }
+    "a abbr b blockquote br caption code dd del div dl dt em h1 h2 h3 h4 h5 h6 hr i img ins kbd li"
+    " ol p pre s samp span strong sub sup table tbody td tfoot th thead tr u ul".split()
 )
 # Pygments' token classes (``k``, ``nf``, ``s2``), its ``highlight`` wrapper, a fence's language.
 _CLASS = re.compile(r"[a-z][a-z0-9]{0,2}|highlight|hl-[\w-]{1,30}|language-[\w-]{1,30}")
