@@ -2,17 +2,13 @@
 
     python -m grading.collect oublier [--update] [nbgrader's options]
 
-Stock ``nbgrader collect`` runs (the course's ``OwnerCheckedCollect`` through the
-configuration), its English log kept in ``rapport/collect.log``. The summary is read from
-nbgrader's own records: the one line its collect writes per student (collected, updated,
-already there, no newer copy), the copies the course's collect set aside, and the
-``timestamp.txt`` of each collected folder, in the course's time zone: the deposit time the
-course's collect read from the exchange (``grading.nbgrader_ext.exchange``), never the student's
-claim. A claimed time (``claimed_timestamp.txt``) earlier than the deposit is named, and so are the
-files of a copy that were not collected (only the assignment's notebooks are), and a copy made
-without Landlock's confinement (``grading.nbgrader_ext.confined_copy``: an older kernel), with why.
-A collected id the class list does not have is named with the closest registered one, and the
-command exits non-zero: ``make grade`` would refuse it.
+Stock ``nbgrader collect`` runs (the course's ``OwnerCheckedCollect``, ``nbgrader_ext.exchange``),
+its English log kept in ``rapport/collect.log``. The summary is read from its records: its line
+per student, the copies set aside, the files not collected, a copy made without Landlock (with
+why), each collected ``timestamp.txt`` in the course's time zone (the deposit time, never the
+student's claim; a claim earlier than the deposit is named). A collected id the class list does
+not have is named with the closest registered one, and the command exits non-zero: ``make
+grade`` would refuse it.
 """
 
 from __future__ import annotations
@@ -41,7 +37,6 @@ from .runs.nbgrader_run import run_quiet
 __all__ = ["CollectRecord", "collect", "main", "read_collect_log"]
 
 _KIND_OF = {lead: kind for kind, lead in COLLECT_LINES.items()}
-_SEP = LEAD_SEP  # nbgrader's, between a lead and the student
 _NONE = "No submissions of "
 _SET_ASIDE = re.compile(r"mise\(s\) de côté, non collectée\(s\)")
 CLAIM_SLACK = 60  # seconds between nbgrader submit's own time and the copy's deposit
@@ -81,27 +76,21 @@ def read_collect_log(log: str, assignment: str) -> CollectRecord:
             record.unconfined = text[len(UNCONFINED_LEAD) :]
         if text.startswith(_NONE):
             record.nothing_to_collect = True
-        lead, sep, rest = text.partition(_SEP)
+        lead, sep, rest = text.partition(LEAD_SEP)
         kind = _KIND_OF.get(lead)
         if kind and sep and rest.endswith(suffix):
             record.students.setdefault(kind, []).append(rest[: -len(suffix)])
     return record
 
 
+_UPDATE_HINT = " (un rendu plus récent\u00a0: make collect ARGS=--update)"
 # what the summary says of each kind of student: its words, with the copy's time, a hint
 _SUMMARY = (
     ("collected", "rendu(s) ramassé(s)", True, ""),
     ("updated", "rendu(s) remplacé(s) par un plus récent", True, ""),
     ("unchanged", "déjà ramassé(s), rien de plus récent", False, ""),
-    (
-        "already",
-        "déjà ramassé(s), gardé(s) tel(s) quel(s)",
-        False,
-        " (un rendu plus récent\u00a0: make collect ARGS=--update)",
-    ),
+    ("already", "déjà ramassé(s), gardé(s) tel(s) quel(s)", False, _UPDATE_HINT),
 )
-
-
 _shown = shown  # a folder name a student chose may hold escape sequences
 
 
@@ -128,9 +117,11 @@ def _early_claim(folder: Path) -> str:
     return f"heure déclarée {french_datetime(claim)}, déposé le {french_datetime(deposit)}"
 
 
-def _listed(students: list[str], submitted: Path, assignment: str) -> str:
+def _listed(students: list[str], submitted: Path, assignment: str, stamped: bool) -> str:
     return ", ".join(
-        f"{quoted(s)} ({stamp})" if (stamp := _stamp(submitted / s / assignment)) else quoted(s)
+        f"{quoted(s)} ({stamp})"
+        if stamped and (stamp := _stamp(submitted / s / assignment))
+        else quoted(s)
         for s in students
     )
 
@@ -151,11 +142,7 @@ def collect(
     for kind, what, stamped, after in _SUMMARY:
         students = record.of(kind)
         if students:
-            names = (
-                _listed(students, submitted, assignment)
-                if stamped
-                else ", ".join(map(quoted, students))
-            )
+            names = _listed(students, submitted, assignment, stamped)
             lines.append(f"  - {len(students)} {what}\u00a0: {names}{after}")
     for folder, names in record.ignored:
         lines.append(
