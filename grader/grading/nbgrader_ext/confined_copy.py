@@ -11,10 +11,9 @@ environment, the standard library only) first confines itself with Linux's Landl
 (unprivileged, Linux 5.13+, binding on root too) to read only beneath the exchange's
 ``inbound/``, write only beneath a fresh staging folder the parent made, open no TCP connection
 (ABI 4+) and signal no process outside itself (ABI 6+): a link, a path or a bug that points it at
-``grader/gradebook.db`` meets ``EACCES``. The parent then dates the staged copies and renames
-them into ``submitted/``. Where the kernel lacks Landlock (older than 5.13, disabled at boot,
-blocked by a container's seccomp profile, not Linux), the same child copies unconfined, with the
-same checks on every descriptor, and says why (the collect names it).
+``grader/gradebook.db`` meets ``EACCES``. Where the kernel lacks Landlock (older than 5.13,
+disabled at boot, blocked by a container's seccomp profile, not Linux), the same child copies
+unconfined, with the same checks on every descriptor, and says why (the collect names it).
 
 One JSON object on stdin (English keys)::
 
@@ -76,13 +75,13 @@ QUARANTINE_DEPTH = 4  # folders kept below a set-aside copy
 QUARANTINE_ENTRIES = 1000
 TIMESTAMP = "timestamp.txt"
 SECRET = "submission_secret.txt"
+_UID = "l'uid {}"  # the child cannot read /etc/passwd (Landlock): an owner is a uid
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 # Landlock's system calls (the same numbers on every Linux architecture) and constants
 # (include/uapi/linux/landlock.h)
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
-_CREATE_RULESET_VERSION = 1 << 0
 _RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
 _READ = (1 << 2) | (1 << 3)  # READ_FILE, READ_DIR
@@ -108,10 +107,6 @@ def _name(name: str) -> str:
     return "le dossier" if name in (".", "") else f"«\u00a0{name}\u00a0»"
 
 
-def _uid_text(uid: int) -> str:
-    return f"l'uid {uid}"
-
-
 def open_dir(path: str | os.PathLike, dir_fd: int | None = None) -> int:
     """A descriptor on the folder `path`, never through a link (``Unsafe`` otherwise)."""
     try:
@@ -124,7 +119,7 @@ def open_dir(path: str | os.PathLike, dir_fd: int | None = None) -> int:
 
 
 def read_regular(
-    dir_fd: int, name: str, uid: int | None, limit: int, owner: Callable[[int], str] = _uid_text
+    dir_fd: int, name: str, uid: int | None, limit: int, owner: Callable[[int], str] = _UID.format
 ) -> tuple[bytes, os.stat_result]:
     """The bytes of the plain file `name` in the folder `dir_fd`, opened without following a
     link and checked on the opened descriptor: a regular file with no other hard link, owned by
@@ -214,7 +209,7 @@ def landlock_abi() -> tuple[int, str]:
     if not sys.platform.startswith("linux"):
         return 0, "Landlock n'existe que sous Linux"
     _, call = _syscall()
-    version = ctypes.c_uint32(_CREATE_RULESET_VERSION)
+    version = ctypes.c_uint32(1)  # LANDLOCK_CREATE_RULESET_VERSION
     abi = call(ctypes.c_long(_CREATE_RULESET), None, ctypes.c_size_t(0), version)
     if abi < 0:
         code = ctypes.get_errno()
@@ -308,7 +303,7 @@ def _copy(fd: int, item: dict, job: dict, result: dict) -> None:
     uid, small = item.get("uid"), int(job["small"])
     info = os.fstat(fd)
     if uid is not None and info.st_uid != uid:
-        raise Unsafe(f"le dossier appartient à {_uid_text(info.st_uid)}")
+        raise Unsafe(f"le dossier appartient à {_UID.format(info.st_uid)}")
     times = [info.st_ctime]
     notebooks: dict[str, bytes] = {}
     for name in sorted(os.listdir(fd)):

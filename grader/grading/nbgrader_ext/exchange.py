@@ -1,5 +1,6 @@
 """``nbgrader collect`` that never takes one student's copy for another's, and a feedback release
-that publishes only the feedback pages.
+that publishes only the feedback pages (``c.ExchangeFactory.collect`` and ``.release_feedback`` in
+``nbgrader_config.py``: ``make``, a raw ``nbgrader`` and formgrader's buttons all use them).
 
 nbgrader 0.9.6 accepts ``nbgrader submit oublier --student bob`` from any user and its collect
 only *warns* when the folder's owner is not the student it names (``check_owner``); the newest
@@ -8,20 +9,16 @@ bob's already-collected work with it. A student can also leave in the exchange a
 name nbgrader cannot parse (collect then stops for the whole class) or a symbolic link that the
 instructor's collect would follow.
 
-``OwnerCheckedCollect`` (``c.ExchangeFactory.collect`` in ``nbgrader_config.py``: ``make
-collect``, a raw ``nbgrader collect`` and formgrader's Collect all use it) takes as candidates
-only copies whose every file belongs to the student they name; among those, nbgrader's own rule
-picks the newest (a resubmission still replaces the earlier one). Every other copy is *set
-aside*: copied, never through a link, into ``grader/quarantaine/<assignment>/`` (the exchange
-keeps its own), named in French in the log, and the command fails (status 1, formgrader shows
-the log) after everyone else is collected. Of a chosen copy only the assignment's notebooks (the
-gradebook's list, else the release's) are copied, by the Landlock-confined child of
-``confined_copy``, each opened without following a link and checked on the descriptor (a regular
-file of the student's, within ``CourseDirectory.max_file_size``); any other file (a
-``leak.html``, a 200 MB sparse file) is not read, and is named in the log. A copy that turns bad
-between the check and the copy (a file swapped for a link) is set aside. The collect dates each
-staged copy and renames it into place: an earlier collected copy is removed only once its
-replacement is complete.
+``OwnerCheckedCollect`` takes as candidates only copies whose every file belongs to the student
+they name (an owner without a name is not the student); among those, nbgrader's own rule picks
+the newest (a resubmission still replaces the earlier one). Every other copy is *set aside*:
+copied, never through a link, into ``grader/quarantaine/<assignment>/`` (the exchange keeps its
+own), named in French in the log, and the command fails (status 1, formgrader shows the log)
+after everyone else is collected. Of a chosen copy only the assignment's notebooks (the
+gradebook's list, else the release's) are copied, by ``confined_copy``'s Landlock-confined child;
+any other file (a ``leak.html``, a 200 MB sparse file) is not read, and is named in the log; a
+copy that turns bad between the check and the copy (a file swapped for a link) is set aside. An
+earlier collected copy is removed only once its replacement is complete.
 
 The submission's time is the instructor's: the newest change time (``ctime``, which no user can
 set back) of the exchange folder and of the notebooks copied, written in the collected copy's
@@ -30,15 +27,6 @@ own ``timestamp.txt``) is kept in ``claimed_timestamp.txt``, as information only
 rewrites the exchange's modes or owners after the deposit (``fsGroup`` applied at each mount,
 which ``grader/hub/exchange_check.py`` reports as a hole; an admin's ``chmod -R``) moves the
 change times later: collect before, never after.
-
-``CheckedReleaseFeedback`` (``c.ExchangeFactory.release_feedback``) publishes only
-``<notebook>.html`` of the assignment's notebooks, read the same way; a student whose
-``submission_secret.txt`` is missing, empty or unreadable is named and left out, every other
-student's page is released, and the command fails.
-
-Owners are named as nbgrader names users (``pwd``), else (Kubernetes pods' uids without a passwd
-entry) from ``COURSE_HUB_PASSWD`` (``name:uid,...``, set by the hub's hook for instructors). An
-owner without a name is not the student: the copy is set aside.
 """
 
 from __future__ import annotations
@@ -143,8 +131,9 @@ def assignment_notebooks(coursedir, gradebook: Gradebook | None = None) -> set[s
 
 
 def owner_name(uid: int) -> str | None:
-    """The user name of `uid` as nbgrader's exchange names users, else from
-    ``COURSE_HUB_PASSWD`` ("name:uid,name:uid", the last one wins); None when it has none."""
+    """The user name of `uid` as nbgrader's exchange names users (``pwd``), else from
+    ``COURSE_HUB_PASSWD`` ("name:uid,name:uid", the last one wins: Kubernetes pods' uids have no
+    passwd entry, the hub's hook sets it for instructors); None when it has none."""
     try:
         return pwd.getpwuid(uid).pw_name
     except KeyError:
@@ -516,7 +505,8 @@ class OwnerCheckedCollect(ExchangeCollect):
 
 class CheckedReleaseFeedback(ExchangeReleaseFeedback):
     """nbgrader's feedback release: only ``<notebook>.html`` of the assignment's notebooks, read
-    without following links; a student without a usable secret is named and left out."""
+    without following links; a student whose ``submission_secret.txt`` is missing, empty or
+    unreadable is named and left out, the others get their page, and the command fails."""
 
     def copy_files(self) -> None:
         excluded = set(filter(None, self.coursedir.student_id_exclude.split(",")))
