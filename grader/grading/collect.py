@@ -117,15 +117,6 @@ def _early_claim(folder: Path) -> str:
     return f"heure déclarée {french_datetime(claim)}, déposé le {french_datetime(deposit)}"
 
 
-def _listed(students: list[str], submitted: Path, assignment: str, stamped: bool) -> str:
-    return ", ".join(
-        f"{quoted(s)} ({stamp})"
-        if stamped and (stamp := _stamp(submitted / s / assignment))
-        else quoted(s)
-        for s in students
-    )
-
-
 def collect(
     assignment: str, nbgrader_args: list[str], grader_dir: Path | None = None
 ) -> tuple[int, list[str]]:
@@ -142,7 +133,12 @@ def collect(
     for kind, what, stamped, after in _SUMMARY:
         students = record.of(kind)
         if students:
-            names = _listed(students, submitted, assignment, stamped)
+            names = ", ".join(
+                f"{quoted(s)} ({stamp})"
+                if stamped and (stamp := _stamp(submitted / s / assignment))
+                else quoted(s)
+                for s in students
+            )
             lines.append(f"  - {len(students)} {what}\u00a0: {names}{after}")
     for folder, names in record.ignored:
         lines.append(
@@ -163,20 +159,18 @@ def collect(
             "l'échange (l'heure retenue, pour le retard aussi, est celle du dépôt)\u00a0:"
         )
         lines += [f"    {quoted(s)}\u00a0: {why}" for s, why in early]
-    status = 0
     if record.set_aside:
-        status = 1
         lines.append(
             f"✘ {len(record.set_aside)} rendu(s) mis de côté, non ramassé(s) "
             f"(gardés dans {dirs.quarantine / assignment})\u00a0:"
         )
         lines += [f"    {_shown(item)}" for item in record.set_aside]
+    strangers: list[str] = []
     registered = registered_students(dirs.db_url)
     if registered:
         known = {normalize_id(s) for s in registered}
         strangers = [s for s in taken if normalize_id(s) not in known]
         if strangers:
-            status = 1
             lines.append(
                 f"✘ {len(strangers)} rendu(s) ramassé(s) au nom d'un élève non inscrit "
                 "(make grade les refusera\u00a0; inscrivez-les avec make students)\u00a0:"
@@ -185,12 +179,10 @@ def collect(
                 hint = closest(student, registered)
                 near = f"\u00a0; le plus proche inscrit est {quoted(hint)}" if hint else ""
                 lines.append(f"    {quoted(student)}{near}")
-    if run.status:
-        status = 1
-        if not record.set_aside:  # otherwise the failure is the set-aside copies, listed above
-            lines.append(run.failure(f"ramassage de {quoted(assignment)}"))
+    if run.status and not record.set_aside:  # otherwise the set-aside copies are the failure
+        lines.append(run.failure(f"ramassage de {quoted(assignment)}"))
     lines.append(f"Journal de nbgrader\u00a0: {run.log_path}")
-    return status, lines
+    return int(bool(record.set_aside or strangers or run.status)), lines
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -89,21 +89,16 @@ def release_feedback(
             f"  - {len(waiting)} rendu(s) ramassé(s) sans page de retour (make feedback "
             "d'abord)\u00a0: " + ", ".join(map(quoted, waiting))
         )
-    status = 0
     if unmatched:
-        status = 1
         lines.append(f"✘ {len(unmatched)} page(s) que nbgrader n'a pas su attribuer\u00a0:")
         lines += [f"    {path}" for path in unmatched]
     if left_out:
-        status = 1
         lines.append(f"✘ {len(left_out)} {LEFT_OUT} (les autres l'ont)\u00a0:")
         lines += [f"    {quoted(s)}\u00a0: {why}" for s, why in sorted(left_out.items())]
-    if run.status:
-        status = 1
-        if not left_out:  # otherwise the failure is the students left out, listed above
-            lines.append(run.failure(f"retours de {quoted(assignment)}"))
+    if run.status and not left_out:  # otherwise the failure is the students left out, listed above
+        lines.append(run.failure(f"retours de {quoted(assignment)}"))
     lines.append(f"Journal de nbgrader\u00a0: {run.log_path}")
-    return status, lines
+    return int(bool(unmatched or left_out or run.status)), lines
 
 
 def main(argv: list[str] | None = None) -> int:
