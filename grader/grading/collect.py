@@ -2,17 +2,13 @@
 
     python -m grading.collect oublier [--update] [nbgrader's options]
 
-Stock ``nbgrader collect`` runs (the course's ``OwnerCheckedCollect`` through the
-configuration), its English log kept in ``rapport/collect.log``. The summary is read from
-nbgrader's own records: the one line its collect writes per student (collected, updated,
-already there, no newer copy), the copies the course's collect set aside, and the
-``timestamp.txt`` of each collected folder, in the course's time zone: the deposit time the
-course's collect read from the exchange (``grading.nbgrader_ext.exchange``), never the student's
-claim. A claimed time (``claimed_timestamp.txt``) earlier than the deposit is named, and so are the
-files of a copy that were not collected (only the assignment's notebooks are), and a copy made
-without Landlock's confinement (``grading.nbgrader_ext.confined_copy``: an older kernel), with why.
-A collected id the class list does not have is named with the closest registered one, and the
-command exits non-zero: ``make grade`` would refuse it.
+Stock ``nbgrader collect`` runs (the course's ``OwnerCheckedCollect``, ``nbgrader_ext.exchange``),
+its English log kept in ``rapport/collect.log``. The summary is read from its records: its line
+per student, the copies set aside, the files not collected, a copy made without Landlock (with
+why), each collected ``timestamp.txt`` in the course's time zone (the deposit time, never the
+student's claim; a claim earlier than the deposit is named). A collected id the class list does
+not have is named with the closest registered one, and the command exits non-zero: ``make
+grade`` would refuse it.
 """
 
 from __future__ import annotations
@@ -41,7 +37,6 @@ from .runs.nbgrader_run import run_quiet
 __all__ = ["CollectRecord", "collect", "main", "read_collect_log"]
 
 _KIND_OF = {lead: kind for kind, lead in COLLECT_LINES.items()}
-_SEP = LEAD_SEP  # nbgrader's, between a lead and the student
 _NONE = "No submissions of "
 _SET_ASIDE = re.compile(r"mise\(s\) de côté, non collectée\(s\)")
 CLAIM_SLACK = 60  # seconds between nbgrader submit's own time and the copy's deposit
@@ -81,27 +76,21 @@ def read_collect_log(log: str, assignment: str) -> CollectRecord:
             record.unconfined = text[len(UNCONFINED_LEAD) :]
         if text.startswith(_NONE):
             record.nothing_to_collect = True
-        lead, sep, rest = text.partition(_SEP)
+        lead, sep, rest = text.partition(LEAD_SEP)
         kind = _KIND_OF.get(lead)
         if kind and sep and rest.endswith(suffix):
             record.students.setdefault(kind, []).append(rest[: -len(suffix)])
     return record
 
 
+_UPDATE_HINT = " (un rendu plus récent\u00a0: make collect ARGS=--update)"
 # what the summary says of each kind of student: its words, with the copy's time, a hint
 _SUMMARY = (
     ("collected", "rendu(s) ramassé(s)", True, ""),
     ("updated", "rendu(s) remplacé(s) par un plus récent", True, ""),
     ("unchanged", "déjà ramassé(s), rien de plus récent", False, ""),
-    (
-        "already",
-        "déjà ramassé(s), gardé(s) tel(s) quel(s)",
-        False,
-        " (un rendu plus récent\u00a0: make collect ARGS=--update)",
-    ),
+    ("already", "déjà ramassé(s), gardé(s) tel(s) quel(s)", False, _UPDATE_HINT),
 )
-
-
 _shown = shown  # a folder name a student chose may hold escape sequences
 
 
@@ -128,13 +117,6 @@ def _early_claim(folder: Path) -> str:
     return f"heure déclarée {french_datetime(claim)}, déposé le {french_datetime(deposit)}"
 
 
-def _listed(students: list[str], submitted: Path, assignment: str) -> str:
-    return ", ".join(
-        f"{quoted(s)} ({stamp})" if (stamp := _stamp(submitted / s / assignment)) else quoted(s)
-        for s in students
-    )
-
-
 def collect(
     assignment: str, nbgrader_args: list[str], grader_dir: Path | None = None
 ) -> tuple[int, list[str]]:
@@ -151,10 +133,11 @@ def collect(
     for kind, what, stamped, after in _SUMMARY:
         students = record.of(kind)
         if students:
-            names = (
-                _listed(students, submitted, assignment)
-                if stamped
-                else ", ".join(map(quoted, students))
+            names = ", ".join(
+                f"{quoted(s)} ({stamp})"
+                if stamped and (stamp := _stamp(submitted / s / assignment))
+                else quoted(s)
+                for s in students
             )
             lines.append(f"  - {len(students)} {what}\u00a0: {names}{after}")
     for folder, names in record.ignored:
@@ -176,20 +159,18 @@ def collect(
             "l'échange (l'heure retenue, pour le retard aussi, est celle du dépôt)\u00a0:"
         )
         lines += [f"    {quoted(s)}\u00a0: {why}" for s, why in early]
-    status = 0
     if record.set_aside:
-        status = 1
         lines.append(
             f"✘ {len(record.set_aside)} rendu(s) mis de côté, non ramassé(s) "
             f"(gardés dans {dirs.quarantine / assignment})\u00a0:"
         )
         lines += [f"    {_shown(item)}" for item in record.set_aside]
+    strangers: list[str] = []
     registered = registered_students(dirs.db_url)
     if registered:
         known = {normalize_id(s) for s in registered}
         strangers = [s for s in taken if normalize_id(s) not in known]
         if strangers:
-            status = 1
             lines.append(
                 f"✘ {len(strangers)} rendu(s) ramassé(s) au nom d'un élève non inscrit "
                 "(make grade les refusera\u00a0; inscrivez-les avec make students)\u00a0:"
@@ -198,12 +179,10 @@ def collect(
                 hint = closest(student, registered)
                 near = f"\u00a0; le plus proche inscrit est {quoted(hint)}" if hint else ""
                 lines.append(f"    {quoted(student)}{near}")
-    if run.status:
-        status = 1
-        if not record.set_aside:  # otherwise the failure is the set-aside copies, listed above
-            lines.append(run.failure(f"ramassage de {quoted(assignment)}"))
+    if run.status and not record.set_aside:  # otherwise the set-aside copies are the failure
+        lines.append(run.failure(f"ramassage de {quoted(assignment)}"))
     lines.append(f"Journal de nbgrader\u00a0: {run.log_path}")
-    return status, lines
+    return int(bool(record.set_aside or strangers or run.status)), lines
 
 
 def main(argv: list[str] | None = None) -> int:

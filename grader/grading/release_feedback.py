@@ -2,13 +2,11 @@
 
     python -m grading.release_feedback oublier [nbgrader's options]
 
-Stock ``nbgrader release_feedback`` runs, its English log kept in
-``rapport/release-feedback.log``. The summary is read from nbgrader's own records: the line
-its release writes per page given back, the pages it could not match (an error it only logs,
-exit status 0: here the command fails), the students the course's release left out (no usable
-``submission_secret.txt``: ``grading.nbgrader_ext.exchange.CheckedReleaseFeedback``; everyone else
-got their page, the command fails), and the students who handed in a copy (``submitted/``) but have
-no feedback page yet (``make feedback`` first).
+Stock ``nbgrader release_feedback`` runs, its English log kept in ``rapport/release-feedback.log``.
+The summary is read from its records: its line per page given back, the pages it could not match
+(an error it only logs, status 0: here the command fails), the students the course's
+``CheckedReleaseFeedback`` left out (no usable ``submission_secret.txt``; the others got their
+page, the command fails), and those who handed in a copy but have no page yet (``make feedback``).
 """
 
 from __future__ import annotations
@@ -33,8 +31,7 @@ _RELEASED = re.compile(
     r"Releasing feedback for student '(?P<student>.*)' on assignment '.*' \(.*\)"
 )
 _UNMATCHED = re.compile(r"Could not match '(?P<path>.*)' with regexp")
-# grading.nbgrader_ext.exchange.CheckedReleaseFeedback's failure: a header, then one "- «id» : why"
-# per student
+# CheckedReleaseFeedback's failure: a header, then one "- «id» : why" per student
 _LEFT_OUT_OPEN, _LEFT_OUT_CLOSE = "- «\u00a0", "\u00a0»\u00a0: "
 
 
@@ -92,21 +89,16 @@ def release_feedback(
             f"  - {len(waiting)} rendu(s) ramassé(s) sans page de retour (make feedback "
             "d'abord)\u00a0: " + ", ".join(map(quoted, waiting))
         )
-    status = 0
     if unmatched:
-        status = 1
         lines.append(f"✘ {len(unmatched)} page(s) que nbgrader n'a pas su attribuer\u00a0:")
         lines += [f"    {path}" for path in unmatched]
     if left_out:
-        status = 1
         lines.append(f"✘ {len(left_out)} {LEFT_OUT} (les autres l'ont)\u00a0:")
         lines += [f"    {quoted(s)}\u00a0: {why}" for s, why in sorted(left_out.items())]
-    if run.status:
-        status = 1
-        if not left_out:  # otherwise the failure is the students left out, listed above
-            lines.append(run.failure(f"retours de {quoted(assignment)}"))
+    if run.status and not left_out:  # otherwise the failure is the students left out, listed above
+        lines.append(run.failure(f"retours de {quoted(assignment)}"))
     lines.append(f"Journal de nbgrader\u00a0: {run.log_path}")
-    return status, lines
+    return int(bool(unmatched or left_out or run.status)), lines
 
 
 def main(argv: list[str] | None = None) -> int:

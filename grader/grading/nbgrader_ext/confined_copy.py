@@ -1,36 +1,28 @@
-"""The copy of the students' notebooks out of nbgrader's exchange, made by a process that cannot
-read the instructor's files.
+"""The copy of the students' notebooks out of nbgrader's exchange, by a process that cannot read
+the instructor's files.
 
-The course's collect (``grading.nbgrader_ext.exchange.OwnerCheckedCollect``) runs as the
-instructor, who can
-read the gradebook, ``source/``, the hidden inputs and their own home. Everything it reads from
-the exchange was written by a student, who chooses names, links and timing. Reading files
-without following links (``O_NOFOLLOW``, checked on the opened descriptor) closes the holes
-found so far; this module adds a second wall that does not depend on getting every open right:
-the reading of the exchange and the writing of the copies happen in a fresh child process (a new
-interpreter, not a fork: it holds nothing of the parent's memory) that first confines itself
-with Linux's Landlock (unprivileged, Linux 5.13+, and binding on root too) to
+The course's collect (``exchange.OwnerCheckedCollect``) runs as the instructor, who can read the
+gradebook, ``source/``, the hidden inputs and their own home; everything it reads from the
+exchange was written by a student, who chooses names, links and timing. Opening without following
+links (``O_NOFOLLOW``, checked on the opened descriptor) closes the holes found so far; this adds a
+second wall that does not depend on getting every open right. A fresh child process (a new
+interpreter started with ``python -I -S``, not a fork: nothing of the parent's memory or
+environment, the standard library only) first confines itself with Linux's Landlock
+(unprivileged, Linux 5.13+, binding on root too) to read only beneath the exchange's
+``inbound/``, write only beneath a fresh staging folder the parent made, open no TCP connection
+(ABI 4+) and signal no process outside itself (ABI 6+): a link, a path or a bug that points it at
+``grader/gradebook.db`` meets ``EACCES``. Where the kernel lacks Landlock (older than 5.13,
+disabled at boot, blocked by a container's seccomp profile, not Linux), the same child copies
+unconfined, with the same checks on every descriptor, and says why (the collect names it).
 
-- read files and list folders only beneath the exchange's ``inbound/`` folder,
-- create, write and remove files only beneath a fresh staging folder the parent made,
-- open no TCP connection (Landlock ABI 4+) and signal no process outside itself (ABI 6+),
-
-so a link, a path or a bug that points it at ``grader/gradebook.db`` meets ``EACCES``. The
-parent (which may read the gradebook) then dates the staged copies and renames them into
-``submitted/``.
-
-Where the kernel lacks Landlock (older than 5.13, disabled at boot, blocked by a container's
-seccomp profile, not Linux), the same child copies unconfined, with the same checks on every
-descriptor, and says why; the collect then names it in its report.
-
-The protocol is small: one JSON object on stdin (English keys)::
+One JSON object on stdin (English keys)::
 
     {"inbound": "/…/inbound", "staging": "/…/.ramassage-xyz", "confine": true,
      "notebooks": ["oublier.ipynb"] or null, "limit": 100000000, "small": 4096,
      "file_mode": 384, "dir_mode": 448,
      "items": [{"folder": "<name in inbound>", "uid": 1001 or null, "out": "0"}]}
 
-and one JSON object on stdout::
+and one on stdout::
 
     {"confinement": {"applied": true, "abi": 7, "why": ""},
      "results": [{"folder": …, "out": …, "problem": "<French>" or null,
@@ -38,14 +30,12 @@ and one JSON object on stdout::
                   "notebooks": [...], "ignored": [...],
                   "deposit": <ctime>, "claimed": "…", "secret": true}]}
 
-Each item's notebooks (and its ``submission_secret.txt``) are written to ``<staging>/<out>/``;
-an item with a problem or a write error leaves nothing there. An item with ``"keep": true`` (a
-copy the collect set aside, for ``grader/quarantaine/``) is copied whole instead: its plain files
-and folders (to ``QUARANTINE_DEPTH``, any owner, each read the same way), its result listing
-``"skipped": ["<name> : <why>"]``, what was not (past ``QUARANTINE_ENTRIES`` entries or the
-job's ``limit`` in bytes, all the job's set-aside files together). ``run_copier`` starts the child
-(``serve_job``) with ``python -I -S``: the standard library only, nothing of the parent's
-environment or memory.
+Each item's notebooks (and ``submission_secret.txt``) are written to ``<staging>/<out>/``; an item
+with a problem or a write error leaves nothing there. An item with ``"keep": true`` (a copy set
+aside, for ``grader/quarantaine/``) is copied whole instead: its plain files and folders (to
+``QUARANTINE_DEPTH``, any owner, each read the same way), its ``"skipped": ["<name> : <why>"]``
+listing what was not (past ``QUARANTINE_ENTRIES`` entries or the job's ``limit`` in bytes, all the
+job's set-aside files together).
 """
 
 from __future__ import annotations
@@ -64,15 +54,15 @@ from pathlib import Path
 from ..french.system_reason import french_reason
 
 __all__ = [
-    "QUARANTINE_DEPTH",
     "QUARANTINE_ENTRIES",
     "SECRET",
     "TIMESTAMP",
     "Unsafe",
+    "is_notebook",
     "landlock_abi",
     "open_dir",
+    "read_optional",
     "read_regular",
-    "restrict",
     "run_copier",
     "serve_job",
     "write_new",
@@ -85,13 +75,13 @@ QUARANTINE_DEPTH = 4  # folders kept below a set-aside copy
 QUARANTINE_ENTRIES = 1000
 TIMESTAMP = "timestamp.txt"
 SECRET = "submission_secret.txt"
+_UID = "l'uid {}"  # the child cannot read /etc/passwd (Landlock): an owner is a uid
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 # Landlock's system calls (the same numbers on every Linux architecture) and constants
 # (include/uapi/linux/landlock.h)
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
-_CREATE_RULESET_VERSION = 1 << 0
 _RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
 _READ = (1 << 2) | (1 << 3)  # READ_FILE, READ_DIR
@@ -117,10 +107,6 @@ def _name(name: str) -> str:
     return "le dossier" if name in (".", "") else f"«\u00a0{name}\u00a0»"
 
 
-def _uid_text(uid: int) -> str:
-    return f"l'uid {uid}"
-
-
 def open_dir(path: str | os.PathLike, dir_fd: int | None = None) -> int:
     """A descriptor on the folder `path`, never through a link (``Unsafe`` otherwise)."""
     try:
@@ -133,11 +119,7 @@ def open_dir(path: str | os.PathLike, dir_fd: int | None = None) -> int:
 
 
 def read_regular(
-    dir_fd: int,
-    name: str,
-    uid: int | None,
-    limit: int,
-    owner_text: Callable[[int], str] = _uid_text,
+    dir_fd: int, name: str, uid: int | None, limit: int, owner: Callable[[int], str] = _UID.format
 ) -> tuple[bytes, os.stat_result]:
     """The bytes of the plain file `name` in the folder `dir_fd`, opened without following a
     link and checked on the opened descriptor: a regular file with no other hard link, owned by
@@ -155,7 +137,7 @@ def read_regular(
         if info.st_nlink != 1:  # a hard link to a file the student could not copy
             raise Unsafe(f"{_name(name)} a {info.st_nlink} liens physiques")
         if uid is not None and info.st_uid != uid:
-            raise Unsafe(f"{_name(name)} appartient à {owner_text(info.st_uid)}")
+            raise Unsafe(f"{_name(name)} appartient à {owner(info.st_uid)}")
         if info.st_size > limit:
             raise Unsafe(f"{_name(name)} est trop gros ({info.st_size} octets, limite {limit})")
         os.set_blocking(fd, True)
@@ -171,6 +153,21 @@ def read_regular(
         return b"".join(chunks), info
     finally:
         os.close(fd)
+
+
+def read_optional(dir_fd: int, name: str, uid: int | None, limit: int) -> bytes | None:
+    """`read_regular`'s bytes, or None when the file is missing or not safe to read."""
+    try:
+        return read_regular(dir_fd, name, uid, limit)[0]
+    except Unsafe:
+        return None
+
+
+def is_notebook(name: str, expected: list[str] | set[str] | None) -> bool:
+    """A notebook of the assignment: one of `expected`, else any top-level visible ``*.ipynb``."""
+    if expected is None:
+        return name.endswith(".ipynb") and not name.startswith(".")
+    return name in expected
 
 
 def write_new(folder: str | os.PathLike, name: str, data: bytes, mode: int) -> None:
@@ -212,7 +209,8 @@ def landlock_abi() -> tuple[int, str]:
     if not sys.platform.startswith("linux"):
         return 0, "Landlock n'existe que sous Linux"
     _, call = _syscall()
-    abi = call(ctypes.c_long(_CREATE_RULESET), None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    version = ctypes.c_uint32(1)  # LANDLOCK_CREATE_RULESET_VERSION
+    abi = call(ctypes.c_long(_CREATE_RULESET), None, ctypes.c_size_t(0), version)
     if abi < 0:
         code = ctypes.get_errno()
         return 0, _NO_LANDLOCK.get(code, f"Landlock indisponible ({os.strerror(code)})")
@@ -271,70 +269,73 @@ def _confine(job: dict) -> dict:
     return {"applied": True, "abi": abi, "why": ""}
 
 
-def _copy_one(item: dict, job: dict) -> dict:
-    """One exchange folder's notebooks (and secret) read and staged; what happened."""
-    expected = set(job["notebooks"]) if job.get("notebooks") is not None else None
-    result: dict = {
-        "folder": item["folder"],
-        "out": item["out"],
-        "problem": None,
-        "errno": None,
-        "write_error": None,
-        "notebooks": [],
-        "ignored": [],
-        "deposit": None,
-        "claimed": "",
-        "secret": False,
-    }
-    uid, limit, small = item.get("uid"), int(job["limit"]), int(job["small"])
-    notebooks: dict[str, bytes] = {}
-    secret = None
+def _staged_dir(item: dict, job: dict) -> str:
+    out = os.path.join(job["staging"], item["out"])
+    os.mkdir(out, job["dir_mode"])
+    os.chmod(out, job["dir_mode"])
+    return out
+
+
+def _serve(item: dict, job: dict) -> dict:
+    """One item's folder, opened without following a link, then its notebooks (and secret) read
+    and staged, or (``keep``) all it holds that can be copied; what happened."""
+    result = dict(
+        folder=item["folder"], out=item["out"], problem=None, errno=None, write_error=None
+    )
+    if item.get("keep"):
+        result["skipped"] = []
+    else:
+        result.update(notebooks=[], ignored=[], deposit=None, claimed="", secret=False)
     try:
         fd = open_dir(os.path.join(job["inbound"], item["folder"]))
         try:
-            info = os.fstat(fd)
-            if uid is not None and info.st_uid != uid:
-                raise Unsafe(f"le dossier appartient à {_uid_text(info.st_uid)}")
-            times = [info.st_ctime]
-            for name in sorted(os.listdir(fd)):
-                if (name in expected) if expected is not None else _any_notebook(name):
-                    data, seen = read_regular(fd, name, uid, limit)
-                    notebooks[name] = data
-                    times.append(seen.st_ctime)
-                elif name not in (TIMESTAMP, SECRET):
-                    result["ignored"].append(name)
-            try:
-                text, _ = read_regular(fd, TIMESTAMP, uid, small)
-                result["claimed"] = text.decode("utf-8", "replace").strip()
-            except Unsafe:
-                pass
-            try:
-                secret, _ = read_regular(fd, SECRET, uid, small)
-            except Unsafe:
-                secret = None
-            times.append(os.fstat(fd).st_ctime)  # a file added or renamed meanwhile
+            (_keep if item.get("keep") else _copy)(fd, item, job, result)
         finally:
             os.close(fd)
     except Unsafe as exc:
         result["problem"] = str(exc)
         result["errno"] = getattr(exc.__cause__, "errno", None)  # EACCES: the wall held
-        return result
-    result["deposit"] = max(times)
-    out = os.path.join(job["staging"], item["out"])
-    try:
-        os.mkdir(out, job["dir_mode"])
-        os.chmod(out, job["dir_mode"])
-        for name, data in notebooks.items():
-            write_new(out, name, data, job["file_mode"])
-        if secret is not None:
-            write_new(out, SECRET, secret, job["file_mode"])
-    except OSError as exc:
-        shutil.rmtree(out, ignore_errors=True)  # a full disk: the next copies still fit
-        result["write_error"] = french_reason(exc)
-        return result
-    result["notebooks"] = sorted(notebooks)
-    result["secret"] = secret is not None
     return result
+
+
+def _copy(fd: int, item: dict, job: dict, result: dict) -> None:
+    """The folder `fd`'s notebooks and secret, all read (``Unsafe`` stops it), then staged."""
+    uid, small = item.get("uid"), int(job["small"])
+    info = os.fstat(fd)
+    if uid is not None and info.st_uid != uid:
+        raise Unsafe(f"le dossier appartient à {_UID.format(info.st_uid)}")
+    times = [info.st_ctime]
+    notebooks: dict[str, bytes] = {}
+    for name in sorted(os.listdir(fd)):
+        if is_notebook(name, job.get("notebooks")):
+            notebooks[name], seen = read_regular(fd, name, uid, int(job["limit"]))
+            times.append(seen.st_ctime)
+        elif name not in (TIMESTAMP, SECRET):
+            result["ignored"].append(name)
+    claimed = read_optional(fd, TIMESTAMP, uid, small)
+    secret = read_optional(fd, SECRET, uid, small)
+    times.append(os.fstat(fd).st_ctime)  # a file added or renamed meanwhile
+    result["deposit"] = max(times)
+    result["claimed"] = claimed.decode("utf-8", "replace").strip() if claimed else ""
+    try:
+        out = _staged_dir(item, job)
+        for name, data in [*notebooks.items(), (SECRET, secret)]:
+            if data is not None:
+                write_new(out, name, data, job["file_mode"])
+    except OSError as exc:
+        # a full disk: the next copies still fit
+        shutil.rmtree(os.path.join(job["staging"], item["out"]), ignore_errors=True)
+        result["write_error"] = french_reason(exc)
+        return
+    result.update(notebooks=sorted(notebooks), secret=secret is not None)
+
+
+def _keep(fd: int, item: dict, job: dict, result: dict) -> None:
+    """A set-aside folder copied whole (what can be) for the quarantine."""
+    try:
+        result["skipped"] = _keep_folder(fd, _staged_dir(item, job), 0, job, job["budget"])
+    except OSError as exc:
+        result["write_error"] = french_reason(exc)
 
 
 def _keep_folder(dir_fd: int, dest: str, depth: int, job: dict, budget: dict) -> list[str]:
@@ -376,38 +377,6 @@ def _keep_folder(dir_fd: int, dest: str, depth: int, job: dict, budget: dict) ->
     return skipped
 
 
-def _keep_one(item: dict, job: dict) -> dict:
-    """One set-aside exchange folder copied whole (what can be) for the quarantine."""
-    result: dict = {
-        "folder": item["folder"],
-        "out": item["out"],
-        "problem": None,
-        "errno": None,
-        "write_error": None,
-        "skipped": [],
-    }
-    try:
-        fd = open_dir(os.path.join(job["inbound"], item["folder"]))
-    except Unsafe as exc:
-        result["problem"] = str(exc)
-        result["errno"] = getattr(exc.__cause__, "errno", None)
-        return result
-    out = os.path.join(job["staging"], item["out"])
-    try:
-        os.mkdir(out, job["dir_mode"])
-        os.chmod(out, job["dir_mode"])
-        result["skipped"] = _keep_folder(fd, out, 0, job, job["budget"])
-    except OSError as exc:
-        result["write_error"] = french_reason(exc)
-    finally:
-        os.close(fd)
-    return result
-
-
-def _any_notebook(name: str) -> bool:
-    return name.endswith(".ipynb") and not name.startswith(".")
-
-
 def serve_job() -> int:
     """The child: read the job, confine, copy, answer (see the module's docstring). Not a
     teacher's command (no ``main``): only ``run_copier`` starts it."""
@@ -415,7 +384,7 @@ def serve_job() -> int:
     confinement = _confine(job)
     # the set-aside copies' one budget: a student makes as many as they like
     job["budget"] = {"entries": QUARANTINE_ENTRIES, "bytes": int(job["limit"])}
-    results = [(_keep_one if item.get("keep") else _copy_one)(item, job) for item in job["items"]]
+    results = [_serve(item, job) for item in job["items"]]
     sys.stdout.write(json.dumps({"confinement": confinement, "results": results}))
     sys.stdout.flush()
     return 0

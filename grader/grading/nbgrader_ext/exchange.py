@@ -1,4 +1,6 @@
-"""``nbgrader collect`` that never takes one student's copy for another's.
+"""``nbgrader collect`` that never takes one student's copy for another's, and a feedback release
+that publishes only the feedback pages (``c.ExchangeFactory.collect`` and ``.release_feedback`` in
+``nbgrader_config.py``: ``make``, a raw ``nbgrader`` and formgrader's buttons all use them).
 
 nbgrader 0.9.6 accepts ``nbgrader submit oublier --student bob`` from any user and its collect
 only *warns* when the folder's owner is not the student it names (``check_owner``); the newest
@@ -7,50 +9,24 @@ bob's already-collected work with it. A student can also leave in the exchange a
 name nbgrader cannot parse (collect then stops for the whole class) or a symbolic link that the
 instructor's collect would follow.
 
-``OwnerCheckedCollect`` replaces the exchange's collect class (``c.ExchangeFactory.collect`` in
-``nbgrader_config.py``), so ``make collect``, a raw ``nbgrader collect`` and formgrader's Collect
-button all use it. Only copies whose every file belongs to the student they name are candidates;
-among those, nbgrader's own rule picks the newest (a student's resubmission still replaces the
-earlier one). Every other copy is *set aside*: copied, never followed through a link, by the
-same confined copier (below) into ``grader/quarantaine/<assignment>/`` (the exchange keeps its
-own), named in French in the log,
-and the command fails (exit status 1, formgrader shows the log), after everyone else has been
-collected.
+``OwnerCheckedCollect`` takes as candidates only copies whose every file belongs to the student
+they name (an owner without a name is not the student); among those, nbgrader's own rule picks
+the newest (a resubmission still replaces the earlier one). Every other copy is *set aside*:
+copied, never through a link, into ``grader/quarantaine/<assignment>/`` (the exchange keeps its
+own), named in French in the log, and the command fails (status 1, formgrader shows the log)
+after everyone else is collected. Of a chosen copy only the assignment's notebooks (the
+gradebook's list, else the release's) are copied, by ``confined_copy``'s Landlock-confined child;
+any other file (a ``leak.html``, a 200 MB sparse file) is not read, and is named in the log; a
+copy that turns bad between the check and the copy (a file swapped for a link) is set aside. An
+earlier collected copy is removed only once its replacement is complete.
 
-Nothing but the student's notebooks leaves the exchange, and nothing is followed: the course's
-collect copies, for each chosen copy, only the assignment's notebooks (the gradebook's list, else
-the release's), each opened without following a link (``O_NOFOLLOW``, ``O_NONBLOCK``) and checked
-on the opened descriptor (a regular file, owned by the student, within
-``CourseDirectory.max_file_size``); any other file of the folder (a ``leak.html``, a 200 MB
-sparse file) is neither read nor copied, and is named in the log. A copy that turns bad between
-the check and the copy (a file swapped for a link) is set aside, never followed. The copy is
-read and written by a child process (``grading.nbgrader_ext.confined_copy``) that first confines
-itself with Linux's Landlock: it can read only beneath the exchange's ``inbound/`` and write only in
-a fresh staging folder of ``submitted/`` (of the quarantine, for a set-aside copy), so even a path
-or a link that got past every check cannot make it read the gradebook, ``source/``, the hidden
-inputs or the instructor's home (``EACCES``); its one JSON answer is all the collect takes from it.
-Where the kernel lacks Landlock, the same child copies unconfined and the summary says so. The
-collect then dates each staged copy and renames it into place: a student's earlier collected
-copy is only removed once its replacement is complete.
-
-The submission's time is the instructor's: the deposit time is the newest change time
-(``ctime``, which no user can set back) of the exchange folder and of the notebooks copied, as
-the collecting instructor sees them. It is written in the collected copy's ``timestamp.txt``
-(nbgrader's late penalty reads it); the time the student claims (the folder's name and its own
-``timestamp.txt``) is kept in ``claimed_timestamp.txt``, as information only. Anything that
-rewrites the exchange's modes or owners after the deposit (a storage that applies ``fsGroup`` at
-each mount, which ``grader/hub/exchange_check.py`` already reports as a hole; a ``chmod -R``
-by an admin) moves the change times later: collect before, never after.
-
-``CheckedReleaseFeedback`` (``c.ExchangeFactory.release_feedback``) publishes only the page
-nbgrader generates for each notebook of the assignment (``<notebook>.html``), read the same
-way; a student whose ``submission_secret.txt`` is missing, empty or unreadable is named and left
-out, every other student's page is released, and the command fails.
-
-Owners are named as nbgrader names users (``pwd``); on Kubernetes, where the pods' uids have no
-passwd entry, from ``COURSE_HUB_PASSWD`` (``name:uid,...``, set by the hub's hook for
-instructors) when nss_wrapper did not already give them one. An owner without a name is not the
-student: the copy is set aside.
+The submission's time is the instructor's: the newest change time (``ctime``, which no user can
+set back) of the exchange folder and of the notebooks copied, written in the collected copy's
+``timestamp.txt`` (nbgrader's late penalty reads it); the student's claim (the folder's name, its
+own ``timestamp.txt``) is kept in ``claimed_timestamp.txt``, as information only. Anything that
+rewrites the exchange's modes or owners after the deposit (``fsGroup`` applied at each mount,
+which ``grader/hub/exchange_check.py`` reports as a hole; an admin's ``chmod -R``) moves the
+change times later: collect before, never after.
 """
 
 from __future__ import annotations
@@ -81,14 +57,15 @@ from .confined_copy import (
     SECRET,
     TIMESTAMP,
     Unsafe,
+    is_notebook,
     open_dir,
+    read_optional,
     read_regular,
     run_copier,
     write_new,
 )
 
 __all__ = [
-    "depositors",
     "CLAIMED_TIMESTAMP",
     "COLLECT_LINES",
     "CONFINED",
@@ -96,21 +73,18 @@ __all__ = [
     "IGNORED_SEP",
     "LEAD_SEP",
     "LEFT_OUT",
+    "UNCONFINED_LEAD",
     "CheckedReleaseFeedback",
     "OwnerCheckedCollect",
-    "SetAside",
-    "UNCONFINED_LEAD",
-    "class_uids",
-    "owner_name",
-    "ownership_problem",
+    "depositors",
 ]
 
 PASSWD_ENV = "COURSE_HUB_PASSWD"
 CLAIMED_TIMESTAMP = "claimed_timestamp.txt"  # the student's claimed time, as information
 _PAGE_LIMIT = 1000 * 1000 * 1000  # bytes: a feedback page
 _SMALL = 4096  # bytes: the most a timestamp or a submission secret holds
-# nbgrader 0.9.6's ExchangeCollect.copy_files: one INFO line per student it looked at,
-# "<lead>: <student> <assignment>" (grading.collect reads them back)
+# The lines grading.collect and grading.release_feedback read back from the log. nbgrader
+# 0.9.6's ExchangeCollect.copy_files: one INFO line per student, "<lead>: <student> <assignment>"
 COLLECT_LINES = {
     "collected": "Collecting submission",
     "updated": "Updating submission",
@@ -118,15 +92,16 @@ COLLECT_LINES = {
     "already": "Submission already exists, use --update to update",
 }
 LEAD_SEP = ": "
-# the course's line for the files of a copy that were not collected: lead, folder, ":", names
+# nbgrader 0.9.6's ExchangeReleaseFeedback.copy_files: one INFO line per page
+_RELEASING = "Releasing feedback for student '%s' on assignment '%s/%s/%s' (%s)"
+# the files of a copy that were not collected: lead, folder, IGNORED_SEP, names
 IGNORED_LEAD = "Fichier(s) non ramassé(s) (seuls les notebooks du devoir le sont) dans "
 IGNORED_SEP = "\u00a0: "
-# the course's lines on the copier (grading.nbgrader_ext.confined_copy): confined, or why not
-# (collect names it)
-CONFINED = "Copie des rendus confinée : lecture de l'échange et écriture de submitted/ seules"
-UNCONFINED_LEAD = "Copie des rendus NON confinée : "
-# the course's feedback release failure: "<n> <LEFT_OUT> (les autres l'ont) :", then a line
-# "- «id» : why" per student left out (grading.release_feedback reads them back)
+# the copier (confined_copy): confined, or why not
+CONFINED = "Copie des rendus confinée : lecture de l'échange et écriture de submitted/ seules"
+UNCONFINED_LEAD = "Copie des rendus NON confinée : "
+# the feedback release's failure: "<n> <LEFT_OUT> (les autres l'ont) :", then one
+# "- «id» : why" per student left out
 LEFT_OUT = "élève(s) sans page de retour rendue"
 
 
@@ -141,7 +116,7 @@ def _utc_text(moment: datetime.datetime, fmt: str) -> str:
 
 def assignment_notebooks(coursedir, gradebook: Gradebook | None = None) -> set[str] | None:
     """The file names of the assignment's notebooks: the gradebook's, else the release's; None
-    when neither knows them (then any top-level ``*.ipynb`` is a notebook of the assignment)."""
+    when neither knows them (then any top-level ``*.ipynb`` is one)."""
     assignment = coursedir.assignment_id
     if gradebook is not None:
         try:
@@ -155,40 +130,29 @@ def assignment_notebooks(coursedir, gradebook: Gradebook | None = None) -> set[s
     return names or None
 
 
-def _is_notebook(name: str, expected: set[str] | None) -> bool:
-    if expected is None:
-        return name.endswith(".ipynb") and not name.startswith(".")
-    return name in expected
-
-
-def class_uids(value: str | None = None) -> dict[int, str]:
-    """uid -> hub user name from ``COURSE_HUB_PASSWD`` ("name:uid,name:uid")."""
-    value = os.environ.get(PASSWD_ENV, "") if value is None else value
-    names: dict[int, str] = {}
-    for entry in value.split(","):
-        name, _, uid = entry.strip().rpartition(":")
-        if name and uid.isdigit():
-            names[int(uid)] = name
-    return names
-
-
 def owner_name(uid: int) -> str | None:
-    """The user name of `uid`, as nbgrader's exchange names users; None when it has none."""
+    """The user name of `uid` as nbgrader's exchange names users (``pwd``), else from
+    ``COURSE_HUB_PASSWD`` ("name:uid,name:uid", the last one wins: Kubernetes pods' uids have no
+    passwd entry, the hub's hook sets it for instructors); None when it has none."""
     try:
         return pwd.getpwuid(uid).pw_name
     except KeyError:
-        return class_uids().get(uid)
+        pass
+    for entry in reversed(os.environ.get(PASSWD_ENV, "").split(",")):
+        name, _, number = entry.strip().rpartition(":")
+        if name and number.isdigit() and int(number) == uid:
+            return name
+    return None
 
 
 def _owner_text(uid: int) -> str:
     name = owner_name(uid)
-    return f"«\u00a0{name}\u00a0»" if name else f"l'uid {uid}, sans nom sur cette machine"
+    return quoted(name) if name else f"l'uid {uid}, sans nom sur cette machine"
 
 
 def depositors(path: Path) -> list[str]:
-    """The user names (else « uid N ») owning `path` and what is in it, read from the metadata
-    only: whose copy a set-aside folder really is, whatever name it carries (the erasure and a
-    learner's export read them)."""
+    """The user names (else « uid N ») owning `path` and what is in it, from the metadata only:
+    whose copy a set-aside folder really is, whatever name it carries."""
     try:
         entries = [path, *sorted(path.rglob("*"))] if not path.is_symlink() else [path]
     except OSError:
@@ -204,11 +168,8 @@ def depositors(path: Path) -> list[str]:
 
 
 def ownership_problem(path: Path, student: str, check_owner: bool = True) -> str | None:
-    """Why the exchange folder `path` is not `student`'s own copy (French), or None.
-
-    The folder and everything in it must be real folders and files (no link, no device)
-    owned by the user named `student`.
-    """
+    """Why the exchange folder `path` is not `student`'s own copy (French), or None: it and
+    everything in it must be real folders and files (no link, no device) owned by `student`."""
     want = normalize_id(student)
     try:
         entries = [path, *sorted(path.rglob("*"))]
@@ -219,16 +180,14 @@ def ownership_problem(path: Path, student: str, check_owner: bool = True) -> str
             info = entry.lstat()
         except OSError as exc:
             return f"illisible ({french_reason(exc)})"
-        where = "le dossier" if entry == path else f"«\u00a0{entry.relative_to(path)}\u00a0»"
+        where = "le dossier" if entry == path else quoted(entry.relative_to(path))
         if stat.S_ISLNK(info.st_mode):
             return f"{where} est un lien symbolique"
         if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
             return f"{where} n'est ni un dossier ni un fichier"
-        if not check_owner:
-            continue
         name = owner_name(info.st_uid)
-        if name is None or normalize_id(name) != want:
-            return f"{where} appartient à {_owner_text(info.st_uid)}, pas à «\u00a0{student}\u00a0»"
+        if check_owner and (name is None or normalize_id(name) != want):
+            return f"{where} appartient à {_owner_text(info.st_uid)}, pas à {quoted(student)}"
     return None
 
 
@@ -238,14 +197,13 @@ class SetAside:
 
     name: str  # its folder name in the exchange's inbound
     reason: str
-    kept: Path | None
+    kept: Path | None = None
     keep: bool = True  # an erased learner's copy is never copied into the course
 
 
-def _write_depositors(dest: Path, src: Path) -> None:
-    (dest / DEPOSITED_BY).write_text(
-        "".join(f"{shown(name)}\n" for name in depositors(src)), encoding="utf-8"
-    )
+def _write_lines(path: Path, lines: Iterable[str]) -> None:
+    """A text file of names a student chose, each escaped: no forged line, no escape sequence."""
+    path.write_text("".join(f"{shown(line)}\n" for line in lines), encoding="utf-8")
 
 
 class OwnerCheckedCollect(ExchangeCollect):
@@ -267,68 +225,53 @@ class OwnerCheckedCollect(ExchangeCollect):
     set_aside: list[SetAside]
     expected: set[str] | None
 
-    def _records(self) -> list[str]:
-        student = self.coursedir.student_id or "*"
-        assignment = glob.escape(self.coursedir.assignment_id)
-        pattern = os.path.join(glob.escape(self.inbound_path), f"{student}+{assignment}+*")
-        return sorted(glob.glob(pattern))
-
-    @property
-    def _limit(self) -> int:
-        return 1000 * int(self.coursedir.max_file_size)  # nbgrader's unit: kB
-
     def init_src(self) -> None:
-        if self.coursedir.student_id and self.coursedir.student_id != "*":
-            self.coursedir.student_id = normalize_id(self.coursedir.student_id)
         # nbgrader's own checks, without its choice of copies (one unparsable folder name would
         # stop it for the whole class)
-        if self.coursedir.course_id == "":
+        course, assignment = self.coursedir.course_id, self.coursedir.assignment_id
+        if self.coursedir.student_id and self.coursedir.student_id != "*":
+            self.coursedir.student_id = normalize_id(self.coursedir.student_id)
+        if course == "":
             self.fail("Aucun cours indiqué (CourseDirectory.course_id, ou --course).")
-        self.course_path = os.path.join(self.root, self.coursedir.course_id)
+        self.course_path = os.path.join(self.root, course)
         self.inbound_path = os.path.join(self.course_path, "inbound")
         if not os.path.isdir(self.inbound_path):
             self.fail(f"Cours introuvable dans l'échange ({self.inbound_path}).")
         if not check_mode(self.inbound_path, read=True, execute=True):
             self.fail(f"Dossier de l'échange illisible ({self.inbound_path}).")
-        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+        with Gradebook(self.coursedir.db_url, course) as gb:
             try:
-                self.duedate = gb.find_assignment(self.coursedir.assignment_id).duedate
+                self.duedate = gb.find_assignment(assignment).duedate
             except MissingEntry:
                 self.duedate = None
             self.expected = assignment_notebooks(self.coursedir, gb)
         self.set_aside = []
         registers = class_registers(self.coursedir.db_url)
         own: dict[str, list[dict]] = {}
-        for path in self._records():
+        folders = f"{self.coursedir.student_id or '*'}+{glob.escape(assignment)}+*"
+        for path in sorted(glob.glob(os.path.join(glob.escape(self.inbound_path), folders))):
             name = os.path.basename(path)
-            parts = name.rsplit("+", 3)
+            student, *parts = name.rsplit("+", 3)
             try:
-                if len(parts) < 3:
-                    raise ValueError(name)
-                claimed = parse_utc(parts[2])
-            except (ValueError, OverflowError):
-                self.set_aside.append(SetAside(name, "nom de dépôt illisible", None))
+                claimed = parse_utc(parts[1])
+            except (IndexError, ValueError, OverflowError):
+                self.set_aside.append(SetAside(name, "nom de dépôt illisible"))
                 continue
-            problem = id_problem(parts[0]) or ownership_problem(
-                Path(path), parts[0], self.check_owner
-            )
-            erased = erased_problem(parts[0], registers)  # RGPD: left in the exchange, not kept
-            if erased:
-                self.set_aside.append(SetAside(name, erased, None, keep=False))
-                continue
+            erased = erased_problem(student, registers)  # RGPD: left in the exchange, not kept
+            problem = erased or id_problem(student)
+            problem = problem or ownership_problem(Path(path), student, self.check_owner)
+            if not problem:
+                try:
+                    deposit = self._deposit_seen(Path(path))
+                except OSError as exc:  # changed since it was checked
+                    problem = f"illisible ({french_reason(exc)})"
             if problem:
-                self.set_aside.append(SetAside(name, problem, None))
+                self.set_aside.append(SetAside(name, problem, keep=not erased))
                 continue
-            try:
-                deposit = self._deposit_seen(Path(path))
-            except OSError as exc:  # changed since it was checked
-                self.set_aside.append(SetAside(name, f"illisible ({french_reason(exc)})", None))
-                continue
-            record = {"username": parts[0], "filename": name, "timestamp": deposit}
-            record["claimed"] = claimed
             # the owner checked above: the copier reads only what still belongs to them
-            record["uid"] = os.lstat(path).st_uid if self.check_owner else None
-            own.setdefault(record["username"], []).append(record)
+            uid = os.lstat(path).st_uid if self.check_owner else None
+            record = {"username": student, "filename": name, "timestamp": deposit}
+            own.setdefault(student, []).append({**record, "claimed": claimed, "uid": uid})
         self.src_records = [self._choose(records) for records in own.values()]
 
     def _deposit_seen(self, path: Path) -> datetime.datetime:
@@ -336,7 +279,7 @@ class OwnerCheckedCollect(ExchangeCollect):
         the copied files' own change times, read on their descriptors, date the copy."""
         times = [path.lstat().st_ctime]
         for entry in path.iterdir():
-            if _is_notebook(entry.name, self.expected):
+            if is_notebook(entry.name, self.expected):
                 times.append(entry.lstat().st_ctime)
         return _utc(max(times))
 
@@ -354,19 +297,12 @@ class OwnerCheckedCollect(ExchangeCollect):
         return (0o2770, 0o660) if self.coursedir.groupshared else (0o700, 0o600)
 
     def copy_files(self) -> None:
+        names = (self.coursedir.assignment_id, self.coursedir.course_id)
         if not self.src_records:
-            self.log.warning(
-                "No submissions of '%s' for course '%s' to collect",
-                self.coursedir.assignment_id,
-                self.coursedir.course_id,
-            )
+            self.log.warning("No submissions of '%s' for course '%s' to collect", *names)
         else:
-            self.log.info(
-                "Processing %d submissions of '%s' for course '%s'",
-                len(self.src_records),
-                self.coursedir.assignment_id,
-                self.coursedir.course_id,
-            )
+            count = len(self.src_records)
+            self.log.info("Processing %d submissions of '%s' for course '%s'", count, *names)
         todo = [(record, dest) for record in self.src_records if (dest := self._planned(record))]
         if todo:
             self._copy_all(todo)
@@ -395,9 +331,8 @@ class OwnerCheckedCollect(ExchangeCollect):
         return None
 
     def _copy_all(self, todo: list[tuple[dict, Path]]) -> None:
-        """The chosen copies read and staged by the confined copier
-        (``grading.nbgrader_ext.confined_copy``)
-        in a fresh folder of ``submitted/``, then dated and renamed into place here."""
+        """The chosen copies staged by the confined copier in a fresh folder of ``submitted/``,
+        then dated and renamed into place here."""
         submitted = self.coursedir.format_path(self.coursedir.submitted_directory, ".", ".")
         root = Path(os.path.normpath(submitted))
         root.mkdir(parents=True, exist_ok=True)
@@ -407,8 +342,7 @@ class OwnerCheckedCollect(ExchangeCollect):
                 answer = self._stage(todo, staging)
             except OSError as exc:
                 reason = str(exc) if exc.errno is None else french_reason(exc)
-                for record, _ in todo:
-                    self.set_aside.append(SetAside(record["filename"], reason, None))
+                self.set_aside += [SetAside(record["filename"], reason) for record, _ in todo]
                 return
             self._say_confinement(answer["confinement"])
             for (record, dest), result in zip(todo, answer["results"], strict=True):
@@ -428,7 +362,7 @@ class OwnerCheckedCollect(ExchangeCollect):
             "staging": str(staging),
             "confine": self.confined,
             "notebooks": sorted(self.expected) if self.expected is not None else None,
-            "limit": self._limit,
+            "limit": 1000 * int(self.coursedir.max_file_size),  # nbgrader's unit: kB
             "small": _SMALL,
             "file_mode": file_mode,
             "dir_mode": dir_mode,
@@ -446,30 +380,24 @@ class OwnerCheckedCollect(ExchangeCollect):
 
     def _place(self, record: dict, dest: Path, result: dict, staged: Path) -> None:
         """One staged copy dated and renamed into place, or set aside with the copier's why."""
-        student = record["username"]
-        if result["problem"] or result["write_error"]:
-            reason = result["problem"] or (
-                f"copie impossible dans {dest.parent} ({result['write_error']})"
-            )
-            self.set_aside.append(SetAside(record["filename"], reason, None))
+        error = result["write_error"]
+        if not (result["problem"] or error):
+            # the folder's name holds the same claim when the copy had no timestamp.txt
+            claimed = result["claimed"] or _utc_text(record["claimed"], self.timestamp_format)
+            updating = dest.is_dir()
+            try:
+                self._install(staged, dest, _utc(result["deposit"]), claimed)
+            except OSError as exc:
+                error = french_reason(exc)
+        if result["problem"] or error:
+            reason = result["problem"] or f"copie impossible dans {dest.parent} ({error})"
+            self.set_aside.append(SetAside(record["filename"], reason))
             return
-        # the folder's name holds the same claim when the copy had no timestamp.txt
-        claimed = result["claimed"] or _utc_text(record["claimed"], self.timestamp_format)
-        updating = dest.is_dir()
-        try:
-            self._install(staged, dest, _utc(result["deposit"]), claimed)
-        except OSError as exc:
-            reason = f"copie impossible dans {dest.parent} ({french_reason(exc)})"
-            self.set_aside.append(SetAside(record["filename"], reason, None))
-            return
-        self._said("updated" if updating else "collected", student)
+        self._said("updated" if updating else "collected", record["username"])
         if result["ignored"]:
+            names = shown(", ".join(result["ignored"]))  # the student's: no forged log line
             self.log.warning(
-                "%s%s%s%s",
-                IGNORED_LEAD,
-                shown(record["filename"]),  # the student's names: no forged log line
-                IGNORED_SEP,
-                shown(", ".join(result["ignored"])),
+                "%s%s%s%s", IGNORED_LEAD, shown(record["filename"]), IGNORED_SEP, names
             )
 
     def _install(self, staged: Path, dest: Path, deposit: datetime.datetime, claimed: str) -> None:
@@ -503,37 +431,29 @@ class OwnerCheckedCollect(ExchangeCollect):
     def _keep_all(self) -> None:
         """Copy the set-aside folders into the quarantine, by the confined copier: plain files
         only, each opened without following a link and within the size limit; anything else is
-        listed in ``NON_COPIES.txt``, never read. A folder that is a link is named, not followed."""
+        listed in ``NON_COPIES.txt``, never read. A folder that is a link is named, not followed.
+        An erased learner's copy stays out of the course."""
         root = Path(self.coursedir.root) / self.quarantine_directory / self.coursedir.assignment_id
-        dir_mode = self._modes()[0]
+        inbound, dir_mode = Path(self.inbound_path), self._modes()[0]
         todo = []
-        for item in self.set_aside:
-            if not item.keep:  # an erased learner's copy stays out of the course
-                continue
-            dest = root / item.name
-            src = Path(self.inbound_path) / item.name
+        for item in [item for item in self.set_aside if item.keep]:
+            dest, src = root / item.name, inbound / item.name
             try:
-                if dest.exists():
-                    item.kept = dest
-                    continue
-                root.mkdir(parents=True, exist_ok=True)
-                os.chmod(root, dir_mode)
-                if src.is_symlink() or not src.is_dir():
+                if not dest.exists():
+                    root.mkdir(parents=True, exist_ok=True)
+                    os.chmod(root, dir_mode)
+                    if src.is_dir() and not src.is_symlink():
+                        todo.append(item)
+                        continue
                     target = os.readlink(src) if src.is_symlink() else "?"
                     dest.mkdir(mode=dir_mode)
-                    (dest / "LIEN.txt").write_text(
-                        shown(f"{item.name} -> {target}") + "\n", encoding="utf-8"
-                    )
-                    _write_depositors(dest, src)
-                    item.kept = dest
-                else:
-                    todo.append(item)
+                    _write_lines(dest / "LIEN.txt", [f"{item.name} -> {target}"])
+                    _write_lines(dest / DEPOSITED_BY, depositors(src))
+                item.kept = dest
             except OSError as exc:
                 item.reason += f" (copie impossible\u00a0: {french_reason(exc)})"
-        if todo:
-            self._keep_confined(todo, root)
-
-    def _keep_confined(self, todo: list[SetAside], root: Path) -> None:
+        if not todo:
+            return
         staging = Path(tempfile.mkdtemp(prefix=".ramassage-", dir=root))
         try:
             job = self._job([], staging)
@@ -554,13 +474,10 @@ class OwnerCheckedCollect(ExchangeCollect):
                     if not why:
                         dest = root / item.name
                         os.rename(staging / result["out"], dest)
-                        _write_depositors(dest, Path(self.inbound_path) / item.name)
+                        _write_lines(dest / DEPOSITED_BY, depositors(inbound / item.name))
                         item.kept = dest
                         if result["skipped"]:
-                            (dest / "NON_COPIES.txt").write_text(
-                                "".join(f"{shown(line)}\n" for line in result["skipped"]),
-                                encoding="utf-8",
-                            )
+                            _write_lines(dest / "NON_COPIES.txt", result["skipped"])
                 except OSError as exc:
                     why = french_reason(exc)
                 if why:
@@ -588,12 +505,8 @@ class OwnerCheckedCollect(ExchangeCollect):
 
 class CheckedReleaseFeedback(ExchangeReleaseFeedback):
     """nbgrader's feedback release: only ``<notebook>.html`` of the assignment's notebooks, read
-    without following links; a student without a usable secret is named and left out."""
-
-    def _students(self) -> Iterable[tuple[str, str]]:
-        """(student id, feedback folder) for each ``feedback/<student>/<assignment>`` folder."""
-        for folder in sorted(glob.glob(self.src_path)):
-            yield Path(folder).parent.name, folder
+    without following links; a student whose ``submission_secret.txt`` is missing, empty or
+    unreadable is named and left out, the others get their page, and the command fails."""
 
     def copy_files(self) -> None:
         excluded = set(filter(None, self.coursedir.student_id_exclude.split(",")))
@@ -607,23 +520,19 @@ class CheckedReleaseFeedback(ExchangeReleaseFeedback):
         # the pages are the course owner's (whoever runs the release: root may, for them)
         feedback = self.coursedir.format_path(self.coursedir.feedback_directory, ".", ".")
         me = os.stat(feedback).st_uid if os.path.isdir(feedback) else os.getuid()
-        for student, folder in self._students():
+        # one feedback/<student>/<assignment> folder per student
+        for folder in sorted(glob.glob(self.src_path)):
+            student = Path(folder).parent.name
             if student in excluded:
                 continue
             try:
                 self._release_one(student, folder, expected, me)
-            except Unsafe as exc:
-                problems.append(f"  - {quoted(student)}\u00a0: {exc}")
-            except OSError as exc:
-                problems.append(f"  - {quoted(student)}\u00a0: {french_reason(exc)}")
+            except (Unsafe, OSError) as exc:
+                why = french_reason(exc) if isinstance(exc, OSError) else exc
+                problems.append(f"  - {quoted(student)}\u00a0: {why}")
         if problems:
             self.fail(
-                "\n".join(
-                    [
-                        f"{len(problems)} {LEFT_OUT} (les autres l'ont)\u00a0:",
-                        *problems,
-                    ]
-                )
+                "\n".join([f"{len(problems)} {LEFT_OUT} (les autres l'ont)\u00a0:", *problems])
             )
 
     def _release_one(self, student: str, folder: str, expected: set[str] | None, me: int) -> None:
@@ -631,7 +540,7 @@ class CheckedReleaseFeedback(ExchangeReleaseFeedback):
         try:
             pages = {}
             for name in sorted(os.listdir(fd)):
-                if name.endswith(".html") and _is_notebook(name[:-5] + ".ipynb", expected):
+                if name.endswith(".html") and is_notebook(name[:-5] + ".ipynb", expected):
                     pages[name[:-5]], _ = read_regular(fd, name, me, _PAGE_LIMIT, _owner_text)
             if not pages:
                 return
@@ -641,25 +550,16 @@ class CheckedReleaseFeedback(ExchangeReleaseFeedback):
                 raise Unsafe(f"pas de secret de dépôt lisible ({exc})") from exc
             if not secret.strip():
                 raise Unsafe(f"secret de dépôt vide ({SECRET})")
-            try:
-                stamp, _ = read_regular(fd, TIMESTAMP, me, _SMALL, _owner_text)
-                timestamp = stamp.decode("utf-8", "replace").strip()
-            except Unsafe:
-                timestamp = ""
+            stamp = read_optional(fd, TIMESTAMP, me, _SMALL)
         finally:
             os.close(fd)
+        timestamp = stamp.decode("utf-8", "replace").strip() if stamp else ""
         key = secret.decode("utf-8", "surrogateescape")
         out = Path(self.dest_path)
+        course, assignment = self.coursedir.course_id, self.coursedir.assignment_id
         for notebook, data in pages.items():
             checksum = notebook_hash(secret=key, notebook_id=notebook)
-            self.log.info(
-                "Releasing feedback for student '%s' on assignment '%s/%s/%s' (%s)",
-                student,
-                self.coursedir.course_id,
-                self.coursedir.assignment_id,
-                notebook,
-                timestamp,
-            )
+            self.log.info(_RELEASING, student, course, assignment, notebook, timestamp)
             tmp = Path(tempfile.mkdtemp(prefix=".page-", dir=out))
             try:
                 write_new(tmp, "page.html", data, 0o644)  # the student reads it

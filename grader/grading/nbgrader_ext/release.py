@@ -28,7 +28,6 @@ from nbformat import NotebookNode
 from course.labo.tp_notebook import ANSWER_GRADE_ID
 
 __all__ = [
-    "Rebuilt",
     "TemplateMissing",
     "defines_answer",
     "find_answer",
@@ -38,11 +37,6 @@ __all__ = [
 ]
 
 MAX_NOTE = 500
-
-
-def _defines(function: str) -> re.Pattern[str]:
-    name = re.escape(function)
-    return re.compile(rf"^(?:async[ \t]+)?def[ \t]+{name}\b|^{name}[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
 
 
 class TemplateMissing(RuntimeError):
@@ -74,9 +68,10 @@ def _text(cell: dict) -> str:
 
 
 def defines_answer(source: str, function: str = ANSWER_GRADE_ID) -> bool:
-    """True when `source` defines `function` (``oublier``) at top level (a line regex, no
-    parser)."""
-    return _defines(function).search(source) is not None
+    """True when `source` defines `function` at top level (a line regex: no parser)."""
+    name = re.escape(function)
+    pattern = rf"^(?:async[ \t]+)?def[ \t]+{name}\b|^{name}[ \t]*(?::[^=\n]*)?=(?!=)"
+    return re.search(pattern, source, re.M) is not None
 
 
 def template_path(root: Path, folders: tuple[str, ...], assignment: str, notebook: str) -> Path:
