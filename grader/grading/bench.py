@@ -1,15 +1,8 @@
-"""Benchmark: autograde cost of this lab against a trivial one-cell assignment (stock nbgrader).
-
-Both runs happen here, now, on this machine, in temporary copies of the course: N submissions of
-the lab (the sample answers, cycled; the three that hit the time limit on purpose are left out,
-each would cost its 10 s limit) and N submissions of a one-cell assignment graded with nbgrader's
-default configuration. Prints seconds per submission, their ratio (goal: at most 1.5), and, with
-``--jobs``, the speed-up of the parallel autograde of ``grading.autograde``.
+"""``make bench-grading``: autograde's cost for this lab against a one-cell assignment graded
+with nbgrader's default configuration (goal: at most 1.5x), and with ``--jobs`` the parallel
+speed-up, measured now on this machine in temporary copies of the course found from here.
 
     python -m grading.bench [--submissions 30] [--jobs 2]
-
-The course (its ``solutions/oublier``, ``nbgrader_config.py`` and sample answers) is found from
-the current folder, as every class tool finds it (``grading.classroom.paths``).
 """
 
 from __future__ import annotations
@@ -31,6 +24,7 @@ from .samples import build_submission, samples
 
 __all__ = ["main"]
 
+# the samples that hit the time limit on purpose: each would cost its 10 s
 SLOW_ON_PURPOSE = {"boucle_infinie", "sommeil", "essai_bloquant"}
 
 
@@ -51,9 +45,7 @@ def _lab_course(course: CourseDirs, base: Path, n: int) -> Path:
     (root / "grader").mkdir()
     shutil.copy(course.grader_dir / "nbgrader_config.py", root / "grader")
     shutil.copytree(course.grader_dir / "grading", root / "grader" / "grading")  # grading hooks
-    (
-        root / "grader" / "hub"
-    ).mkdir()  # and the class list's reader, which grading.classroom.ids loads
+    (root / "grader" / "hub").mkdir()  # and the class list's reader (grading.classroom.ids)
     shutil.copy(course.grader_dir / "hub" / "roster.py", root / "grader" / "hub")
     grader = root / "grader"
     _nbgrader(grader, "generate_assignment", "oublier")

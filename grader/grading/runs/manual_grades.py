@@ -1,18 +1,11 @@
 """Hand grades survive a regrade when what they judged did not change.
 
-nbgrader 0.9.6's ``SaveAutoGrades`` keeps a grade's ``manual_score`` and ``manual_comment`` on
-a regrade, but sets ``needs_manual_grade = True`` on every grade that has a manual score: after
-``autograde --force`` formgrader shows the whole class as «\u00a0to grade\u00a0» again, although the
-grades and comments are all there. ``make grade`` (``grading.autograde``) records the hand
-grades before running nbgrader (:func:`record`) and marks them graded again afterwards
-(:func:`restore`), but only where what the grader judged is unchanged:
-
-- a written answer (a solution cell with a grade): the text of the answer in the new graded
-  copy is the one that was graded (its SHA-256);
-- a test whose automatic score a grader overrode: nbgrader gives it the same automatic score.
-
-Anything else (a resubmitted answer) stays "needs manual grade", as nbgrader leaves it, and
-is named. A raw ``nbgrader autograde --force`` does not do this (the guide says so).
+On a regrade, nbgrader 0.9.6's ``SaveAutoGrades`` keeps ``manual_score`` and ``manual_comment``
+but sets ``needs_manual_grade`` on every grade with a manual score: after ``autograde --force``
+formgrader shows the whole class « to grade » again. ``make grade`` records the hand grades
+first (:func:`record`) and marks them graded again afterwards (:func:`restore`) where the
+written answer's SHA-256 is the same, or a test a grader overrode gets the same automatic
+score; anything else stays « needs manual grade », and is named.
 """
 
 from __future__ import annotations
