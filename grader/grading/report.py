@@ -7,13 +7,11 @@ The page's charts are PNG inside it (no CDN), sized for a 1280 px screen.
 
     nbgrader export --exporter=grading.report.ClassReport --assignment=oublier --to=rapport
     python -m grading.report [--assignment oublier] [--db URL] [--out DOSSIER]
-    python -m grading.rapport oublier          (make rapport: the first, summed up in French)
 """
 
 from __future__ import annotations
 
 import base64
-import csv
 import html
 import io
 import math
@@ -39,7 +37,7 @@ from .nbgrader_ext.criterion_titles import criterion_number, criterion_title, or
 from .nbgrader_ext.late_penalty import rule_of_config
 from .nbgrader_ext.outcome_record import read_record
 from .runs.manual_grades import pending_hand_grades
-from .runs.nbgrader_run import run_quiet, tools_on_path
+from .runs.nbgrader_run import tools_on_path
 from .zip_collect import DATING_FILE
 
 __all__ = [
@@ -47,7 +45,6 @@ __all__ = [
     "class_table",
     "criteria_failures",
     "main",
-    "rapport",
     "score_bins",
     "write_report",
 ]
@@ -156,7 +153,8 @@ def class_table(gradebook: Gradebook, assignment: str, autograded: Path | None) 
         spec = gradebook.find_assignment(assignment)
     except MissingEntry as exc:
         raise ValueError(
-            f"Le devoir « {assignment} » n'est pas dans le carnet de notes\u00a0: rien à exporter."
+            f"Le devoir «\u00a0{assignment}\u00a0» n'est pas dans le carnet de notes\u00a0: rien "
+            "à exporter."
         ) from exc
     criteria: dict[str, float] = {}
     for notebook in spec.notebooks:
@@ -176,7 +174,7 @@ def class_table(gradebook: Gradebook, assignment: str, autograded: Path | None) 
         student: {
             criterion_title(name): "réponse écrite à noter"
             if kind == "markdown"
-            else f"{criterion_title(name)} : note à la main à revoir"
+            else f"{criterion_title(name)}\u00a0: note à la main à revoir"
             for name, kind in grades
         }
         for student, grades in pending_hand_grades(gradebook, assignment).items()
@@ -193,7 +191,7 @@ def class_table(gradebook: Gradebook, assignment: str, autograded: Path | None) 
     ]
     # what waits for hand grading first (« réponse écrite à noter »), then why
     df["why"] = [
-        " ; ".join(
+        "\u00a0; ".join(
             dict.fromkeys(filter(None, [*pending.get(s, {}).values(), _why(sub, o, d, raw, sc)]))
         )
         for s, sub, (o, d), raw, sc in zip(
@@ -438,28 +436,6 @@ class ClassReport(ExportPlugin):
     def _fail(self, message: str) -> None:
         self.log.error(message)
         raise SystemExit(1)
-
-
-def rapport(assignment: str, grader_dir: Path | None = None) -> tuple[int, list[str]]:
-    """``make rapport``: stock ``nbgrader export`` with :class:`ClassReport` (its log in
-    ``rapport/rapport.log``), summed up from the French file it wrote; (exit status, lines)."""
-    dirs = course_dirs(grader_dir)
-    out = dirs.report
-    args = ["export", "--exporter=grading.report.ClassReport", f"--assignment={assignment}"]
-    run = run_quiet(dirs.grader_dir, [*args, f"--to={out}"], dirs.log_file("rapport"))
-    if run.status:
-        return 1, [run.failure(f"rapport de «\u00a0{assignment}\u00a0»")]
-    with open(out / REPORT_NAME, newline="", encoding="utf-8-sig") as fh:
-        rows = list(csv.DictReader(fh, delimiter=";"))
-    submitted = sum(row["rendu"] == "oui" for row in rows)
-    return 0, [
-        f"Rapport de «\u00a0{assignment}\u00a0»\u00a0: {len(rows)} élève(s), {submitted} avec un "
-        f"rendu, {len(rows) - submitted} sans.",
-        f"  - {out / 'rapport.html'}\u00a0: la page à lire",
-        f"  - {out / REPORT_NAME}\u00a0: pour un tableur français",
-        f"  - {out / 'notes.csv'}\u00a0: les mêmes données pour un script (colonnes de nbgrader)",
-        f"Journal de nbgrader\u00a0: {run.log_path}",
-    ]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,7 +17,6 @@ when ``make demo-grading`` calls it, never the real class's.
 from __future__ import annotations
 
 import importlib.util
-import json
 from pathlib import Path
 from types import ModuleType
 
@@ -34,7 +33,6 @@ __all__ = [
     "build_carnet",
     "build_submission",
     "carnets",
-    "expected",
     "samples",
     "write_all",
     "written_answer",
@@ -85,12 +83,6 @@ def build_carnet(
     nb = build_submission(release_notebook, answers[module.REPONSE])
     module.carnet(nb, answers, str(canary))
     return nb
-
-
-def expected(root: Path) -> dict[str, dict]:
-    """Sample name -> {"score": int, "echecs": [test ids]}."""
-    path = root / "grader" / "submissions" / "attendus.json"
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def build_submission(

@@ -52,28 +52,20 @@ def record(
     """The grades of `students` a grader has set and marked graded, before a regrade."""
     from nbgrader.api import Gradebook
 
-    wanted = set(students)
     kept: list[HandGrade] = []
     with Gradebook(db_url) as gb:
         for sub in gb.assignment_submissions(assignment):
-            if sub.student_id not in wanted:
+            if sub.student_id not in students:
                 continue
             for nb in sub.notebooks:
-                answers = None
-                for grade in nb.grades:
-                    if grade.manual_score is None or grade.needs_manual_grade:
-                        continue
-                    if answers is None:
-                        answers = _answers(autograded, sub.student_id, assignment, nb.name)
-                    kept.append(
-                        HandGrade(
-                            sub.student_id,
-                            nb.name,
-                            grade.name,
-                            grade.auto_score,
-                            answers.get(grade.name),
-                        )
-                    )
+                hand = [
+                    g for g in nb.grades if g.manual_score is not None and not g.needs_manual_grade
+                ]
+                answers = _answers(autograded, sub.student_id, assignment, nb.name) if hand else {}
+                kept += [
+                    HandGrade(sub.student_id, nb.name, g.name, g.auto_score, answers.get(g.name))
+                    for g in hand
+                ]
     return kept
 
 
