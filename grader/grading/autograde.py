@@ -1,28 +1,17 @@
-"""Autograde a whole class with stock ``nbgrader autograde``: a progress bar that counts real
-work, an honest summary, and optionally several workers that never share a gradebook.
+"""``make grade``: stock ``nbgrader autograde`` over the whole class, and what it lacks.
 
     python -m grading.autograde oublier [--jobs 2] [--force] [--sans-bac-a-sable] [nbgrader args]
 
-Run it from the course's ``grader/`` folder, as ``make grade`` does (``grading.classroom.paths``
-finds the course as nbgrader does). What it adds to ``nbgrader autograde``:
-
-- graded, skipped (already graded) and failed submissions are counted from nbgrader's own log
-  (``grading.runs.nbgrader_log``), and checked against the gradebook; any failure ends with a French
-  summary naming the students and a non-zero exit status;
-- a submission whose content changed since it was graded, which nbgrader would silently skip
-  (it only compares ``timestamp.txt``), is named, with the flag to pass (``--force``);
-- on a fresh clone, an assignment missing from the gradebook is added from its sources
-  (``nbgrader generate_assignment`` into a throw-away release folder), or one French sentence
-  names the command to run;
-- it refuses to grade when the grading sandbox is unavailable, unless ``--sans-bac-a-sable``;
-- one broken submission never stops the class: when nbgrader stops on one (its whole run ends
-  there), that student is named with the reason and the others are graded by a new run without
-  it; failures are recorded next to the gradebook (``grading.runs.known_failures``) and a submission
-  that failed less than a minute ago, unchanged, is not retried (``--reessayer`` forces it);
-- ``--jobs N``: several workers that never share a gradebook (``grading.runs.autograde_runs``).
-
-Each job has its module: ``stale_submissions``, ``missing_assignment``, ``gradebook_merge``,
-``autograde_summary``, ``nbgrader_flags``, ``autograde_runs``; this one chains them.
+- a progress bar and a French summary counted from nbgrader's log, checked against the
+  gradebook: any failure names the students and exits non-zero;
+- a submission changed since it was graded, which nbgrader would silently skip (it only compares
+  ``timestamp.txt``), is named with the flag to pass (``--force``);
+- an assignment missing from the gradebook (a fresh clone) is added from its sources;
+- no grading without the sandbox, unless ``--sans-bac-a-sable``;
+- a submission nbgrader stops on (its whole run ends there) never stops the class: it is named
+  with the reason, the others graded by a new run; a failure less than a minute old, unchanged,
+  is not retried (``--reessayer`` forces it);
+- ``--jobs N``: workers that never share a gradebook (``grading.runs.autograde_runs``).
 """
 
 from __future__ import annotations
@@ -43,13 +32,14 @@ from .runs import known_failures, manual_grades
 from .runs.autograde_runs import ClassRun, merge_outcomes, parallel, sequential
 from .runs.autograde_summary import Summary
 from .runs.missing_assignment import ensure_assignment
-from .runs.nbgrader_flags import student_pattern, students_of, with_force
+from .runs.nbgrader_flags import student_pattern, with_force
 from .runs.nbgrader_log import FAILED, Outcomes
 from .runs.nbgrader_run import ProgressBar, tools_on_path, warnings_to_log
 from .runs.stale_submissions import changed_submissions, missing_from_gradebook
 from .runs.submitted_ids import (
     IdReport,
     check_submitted_ids,
+    matching,
     submitted_students,
     unknown_student_message,
 )
@@ -64,8 +54,8 @@ def _matched_students(
     folders left out are excluded from nbgrader's run too."""
     ids = check_submitted_ids(dirs, assignment)
     everyone = [s for s in submitted_students(dirs.submitted, assignment) if s not in ids.excluded]
-    students = students_of(extra_args, everyone)
     pattern = student_pattern(extra_args)
+    students = matching(pattern, everyone) if pattern else everyone
     if not students:
         if pattern:
             raise GradingError(unknown_student_message(assignment, pattern, everyone))
@@ -85,16 +75,12 @@ def autograde(
     grader_dir: Path | None = None,
     jobs: int = 1,
     extra_args: tuple[str, ...] = (),
-    log_path: Path | None = None,
     force: bool = False,
     sandboxed: bool = True,
     retry_failed: bool = False,
 ) -> Summary:
-    """Run stock ``nbgrader autograde`` over every submission of `assignment`.
-
-    Submissions that failed less than a minute ago and have not changed are skipped (named as
-    failures) unless `retry_failed`; every failure of this run is recorded for the next one.
-    """
+    """Run stock ``nbgrader autograde`` over every submission of `assignment`; a submission
+    that failed less than a minute ago, unchanged, is skipped (a failure) unless `retry_failed`."""
     tools_on_path()
     dirs = course_dirs(grader_dir)
     if sandboxed:
@@ -105,15 +91,14 @@ def autograde(
     students, ids, extra_args = _matched_students(dirs, assignment, extra_args)
     note = ensure_assignment(dirs, assignment)
     changed = [] if force else changed_submissions(dirs, assignment, students)
-    log_path = log_path or dirs.log_file("autograde")
+    log_path = dirs.log_file("autograde")
     # our parser needs nbgrader's INFO lines: this comes last so it wins over any --log-level
     extra_args += ("--log-level=INFO",)
-    failures_file = _failures_file(dirs)
-    known_bad = (
-        {}
-        if retry_failed
-        else known_failures.recent(failures_file, assignment, dirs.submitted, students)
-    )
+    db = sqlite_path(dirs.db_url)  # the failures next to the gradebook, or in grader/
+    failures_file = (db.parent if db else dirs.grader_dir) / known_failures.FILE_NAME
+    known_bad = {}
+    if not retry_failed:
+        known_bad = known_failures.recent(failures_file, assignment, dirs.submitted, students)
     to_grade = [s for s in students if s not in known_bad]
     jobs = max(1, min(jobs, len(to_grade) or 1))
     with warnings_to_log(log_path):
@@ -152,12 +137,6 @@ def autograde(
         note = "\n".join(filter(None, [note, manual_grades.note(*kept)])) or None
     seconds = time.monotonic() - start
     return Summary(students, outcomes, stale, seconds, jobs, status, log_path, note, ids)
-
-
-def _failures_file(dirs: CourseDirs) -> Path:
-    """Next to the gradebook (the grading folder when the gradebook is not a SQLite file)."""
-    db = sqlite_path(dirs.db_url)
-    return (db.parent if db else dirs.grader_dir) / known_failures.FILE_NAME
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,15 +1,8 @@
-"""Benchmark: autograde cost of this lab against a trivial one-cell assignment (stock nbgrader).
-
-Both runs happen here, now, on this machine, in temporary copies of the course: N submissions of
-the lab (the sample answers, cycled; the three that hit the time limit on purpose are left out,
-each would cost its 10 s limit) and N submissions of a one-cell assignment graded with nbgrader's
-default configuration. Prints seconds per submission, their ratio (goal: at most 1.5), and, with
-``--jobs``, the speed-up of the parallel autograde of ``grading.autograde``.
+"""``make bench-grading``: autograde's cost for this lab against a one-cell assignment graded
+with nbgrader's default configuration (goal: at most 1.5x), and with ``--jobs`` the parallel
+speed-up, measured now on this machine in temporary copies of the course found from here.
 
     python -m grading.bench [--submissions 30] [--jobs 2]
-
-The course (its ``solutions/oublier``, ``nbgrader_config.py`` and sample answers) is found from
-the current folder, as every class tool finds it (``grading.classroom.paths``).
 """
 
 from __future__ import annotations
@@ -31,6 +24,7 @@ from .samples import build_submission, samples
 
 __all__ = ["main"]
 
+# the samples that hit the time limit on purpose: each would cost its 10 s
 SLOW_ON_PURPOSE = {"boucle_infinie", "sommeil", "essai_bloquant"}
 
 
@@ -40,9 +34,16 @@ def _nbgrader(grader: Path, *args: str) -> None:
         raise SystemExit(run.failure(f"nbgrader {args[0]} du banc d'essai"))
 
 
-def _import_students(grader: Path, students: list[str]) -> None:
+def _submit(grader: Path, assignment: str, notebooks: list[nbformat.NotebookNode]) -> Path:
+    """One registered student per notebook, who submitted it."""
+    students = [f"eleve{k:03d}" for k in range(len(notebooks))]
+    for student, nb in zip(students, notebooks, strict=True):
+        folder = grader / "submitted" / student / assignment
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / f"{assignment}.ipynb")
     (grader / "eleves.csv").write_text("id\n" + "".join(f"{s}\n" for s in students))
     _nbgrader(grader, "db", "student", "import", "eleves.csv")
+    return grader
 
 
 def _lab_course(course: CourseDirs, base: Path, n: int) -> Path:
@@ -51,23 +52,13 @@ def _lab_course(course: CourseDirs, base: Path, n: int) -> Path:
     (root / "grader").mkdir()
     shutil.copy(course.grader_dir / "nbgrader_config.py", root / "grader")
     shutil.copytree(course.grader_dir / "grading", root / "grader" / "grading")  # grading hooks
-    (
-        root / "grader" / "hub"
-    ).mkdir()  # and the class list's reader, which grading.classroom.ids loads
+    (root / "grader" / "hub").mkdir()  # and the class list's reader (grading.classroom.ids)
     shutil.copy(course.grader_dir / "hub" / "roster.py", root / "grader" / "hub")
-    grader = root / "grader"
-    _nbgrader(grader, "generate_assignment", "oublier")
+    _nbgrader(root / "grader", "generate_assignment", "oublier")
     release = root / "notebooks" / "oublier" / "oublier.ipynb"
     answers = [text for name, text in samples(course.root).items() if name not in SLOW_ON_PURPOSE]
-    students = [f"eleve{k:03d}" for k in range(n)]
-    for k, student in enumerate(students):
-        folder = grader / "submitted" / student / "oublier"
-        folder.mkdir(parents=True)
-        nbformat.write(
-            build_submission(release, answers[k % len(answers)]), folder / "oublier.ipynb"
-        )
-    _import_students(grader, students)
-    return grader
+    notebooks = [build_submission(release, answers[k % len(answers)]) for k in range(n)]
+    return _submit(root / "grader", "oublier", notebooks)
 
 
 def _trivial_course(base: Path, n: int) -> Path:
@@ -87,22 +78,14 @@ def _trivial_course(base: Path, n: int) -> Path:
             }
         },
     )
-    nb = new_notebook(
-        cells=[cell],
-        metadata={
-            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
-        },
+    kernel = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(
+        new_notebook(cells=[cell], metadata={"kernelspec": kernel}), source / "trivial.ipynb"
     )
-    nbformat.write(nb, source / "trivial.ipynb")
     (root / "nbgrader_config.py").write_text("c = get_config()\n")
     _nbgrader(root, "generate_assignment", "trivial")
-    students = [f"eleve{k:03d}" for k in range(n)]
-    for student in students:
-        folder = root / "submitted" / student / "trivial"
-        folder.mkdir(parents=True)
-        shutil.copy(root / "release" / "trivial" / "trivial.ipynb", folder)
-    _import_students(root, students)
-    return root
+    release = nbformat.read(root / "release" / "trivial" / "trivial.ipynb", as_version=4)
+    return _submit(root, "trivial", [release] * n)
 
 
 def _timed(assignment: str, grader: Path, jobs: int = 1, force: bool = False) -> float:

@@ -1,14 +1,11 @@
-"""The whole grading cycle on the sample submissions, in a demo course of its own.
+"""``make demo-grading``: the whole grading cycle on the sample submissions, in a course of its own.
 
     python -m grading.demo [--only complete_vacuum ebauche] [--sans-bac-a-sable]
 
-``make demo-grading`` runs it. The demo is a separate nbgrader course directory,
-``grader/demo/``: its ``nbgrader_config.py`` loads the course's configuration and changes only
-the folders (release, submissions, graded copies, feedback, gradebook, downloads), so the demo
-grades exactly as the class is graded, and never reads or writes the real class's
-``grader/submitted``, ``autograded``, ``feedback`` or ``gradebook.db``. Running it again
-regrades the demo in place. A ``grader/demo`` folder that this tool did not create is refused,
-untouched. See the demo in formgrader with ``make formgrader NOTATION=grader/demo``.
+``grader/demo/nbgrader_config.py`` loads the course's configuration and changes only the folders,
+so the demo grades exactly as the class is graded and never touches the real class's data; a
+``grader/demo`` this tool did not create is refused, untouched. In formgrader: ``make formgrader
+NOTATION=grader/demo``.
 """
 
 from __future__ import annotations
@@ -29,7 +26,7 @@ from .report import class_table, write_report
 from .runs.nbgrader_run import run_quiet, tools_on_path
 from .samples import ASSIGNMENT, write_all
 
-__all__ = ["DEMO_FOLDER", "MARKER", "demo_config", "main", "prepare_demo"]
+__all__ = ["demo_config", "main", "run_demo"]
 
 DEMO_FOLDER = "demo"
 MARKER = '"""Demo course of make demo-grading (grading.demo), generated and safe to delete."""'
@@ -37,20 +34,9 @@ MARKER = '"""Demo course of make demo-grading (grading.demo), generated and safe
 
 def demo_config(course_config: Path, demo: Path) -> str:
     """The demo's nbgrader_config.py: the course's configuration, the demo's folders."""
-    folders = {
-        "release_directory": "release",
-        "submitted_directory": "submitted",
-        "autograded_directory": "autograded",
-        "feedback_directory": "feedback",
-        "solution_directory": "solution",
-    }
-    lines = [
-        MARKER,
-        "",
-        "c = get_config()",
-        f"load_subconfig({str(course_config)!r})",
-    ]
-    lines += [f"c.CourseDirectory.{k} = {str(demo / v)!r}" for k, v in folders.items()]
+    lines = [MARKER, "", "c = get_config()", f"load_subconfig({str(course_config)!r})"]
+    for name in ("release", "submitted", "autograded", "feedback", "solution"):
+        lines.append(f"c.CourseDirectory.{name}_directory = {str(demo / name)!r}")
     lines += [
         f"c.CourseDirectory.db_url = {'sqlite:///' + str(demo / 'gradebook.db')!r}",
         f"c.ZipCollectApp.downloaded_directory = {str(demo / 'downloaded')!r}",

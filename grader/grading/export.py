@@ -1,10 +1,8 @@
-"""``make export``: nbgrader's CSV of every grade, and its French twin for a spreadsheet.
+"""``make export``: stock ``nbgrader export`` to ``rapport/grades.csv`` (its log in
+``rapport/export.log``), then the same rows in ``rapport/export-tableur.csv`` for a French
+spreadsheet (``grading.french.french_csv``).
 
     python -m grading.export            (from grader/, or the course root)
-
-Stock ``nbgrader export --to rapport/grades.csv`` writes nbgrader's file, unchanged (its log in
-``rapport/export.log``); then ``rapport/export-tableur.csv`` gets the same rows for French
-Excel or LibreOffice (``grading.french.french_csv``). The summary says, in French, what was written.
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
-"""Feedback pages for the whole class with stock ``nbgrader generate_feedback``, and an honest
-summary: pages written, left as they were, failed, counted from nbgrader's own log.
+"""``make feedback``: stock ``nbgrader generate_feedback`` for the class, and a summary (written,
+left as they were, failed) counted from nbgrader's log; any failure exits non-zero.
 
     python -m grading.feedback oublier [--force] [nbgrader args]
 
-nbgrader skips a student whose page exists unless ``timestamp.txt`` says the graded copy is
-newer: after ``make grade FORCE=1`` on local submissions (no ``timestamp.txt``) the pages would
-stay stale. A page is derived data (the graded copy and the gradebook hold everything), so a
-page older than its student's graded notebook is written again (``--force``), and the summary
-says which. Any failure ends with the students named and a non-zero exit status.
+nbgrader skips a page that exists unless ``timestamp.txt`` is newer: after ``make grade
+FORCE=1`` on local submissions (no ``timestamp.txt``) the pages would stay stale. A page is
+derived data, so one older than its graded notebook is written again (``--force``), and named.
 """
 
 from __future__ import annotations

@@ -1,21 +1,11 @@
-"""The class report, built on what ``nbgrader export`` exports: a CSV and an offline HTML page.
+"""The class report: ``notes.csv``, ``notes-tableur.csv`` and an offline ``rapport.html``.
 
-Every student of the gradebook has a row, with 0 for those who did not submit and the late
-penalty applied, because the rows ARE nbgrader's own CSV export (``CsvExportPlugin``'s rows,
-computed by ``grading.french.csv_safe.SafeCsvExport``): the report's totals are ``nbgrader
-export``'s. It adds, per student, the points of each criterion (named by its French title), why a 0
-is a 0 (no submission, the stub left as is, a timeout, a crash: what the lab's grading wrote in the
-autograded notebook) and how late the submission was. In ``notes.csv`` a cell a spreadsheet
-would take for a formula (an id such as ``=2+5``) is neutralised.
-The page shows the score distribution and the share of the class that lost points on each
-criterion; charts are PNG inside the page (no CDN) and fit a 1280 px screen.
-
-As an nbgrader export plugin (what ``make rapport`` runs, from ``grader/``)::
+Its rows ARE ``nbgrader export``'s (``SafeCsvExport``: every student, 0 without a submission,
+late penalty applied), so its totals are nbgrader's; it adds each criterion's points (French
+title), why a 0 is a 0 (what the lab's grading wrote in the autograded notebook) and how late.
+The page's charts are PNG inside it (no CDN), sized for a 1280 px screen.
 
     nbgrader export --exporter=grading.report.ClassReport --assignment=oublier --to=rapport
-
-or directly (``--db`` and ``--out`` default to the course found from the current folder)::
-
     python -m grading.report [--assignment oublier] [--db URL] [--out DOSSIER]
 """
 
@@ -32,7 +22,7 @@ import jinja2
 import nbformat
 import pandas as pd
 from markupsafe import Markup
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins import ExportPlugin
 
 from course.labo.outcome import OUTCOMES, Outcome
@@ -61,30 +51,34 @@ __all__ = [
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"  # grader/templates
 # The page runs no script and fetches nothing: names and ids come from students and archives.
-_CSP = {
-    "default-src": "'none'",
-    "img-src": "data:",
-    "style-src": "'unsafe-inline'",
-    "base-uri": "'none'",
-    "form-action": "'none'",
-}
-CSP = ";".join(f"{name} {value}" for name, value in _CSP.items())
+CSP = (
+    "default-src 'none';img-src data:;style-src 'unsafe-inline';base-uri 'none';form-action 'none'"
+)
 NUMERIC = ["raw_score", "late_submission_penalty", "score", "max_score"]
-EXPORT_COLUMNS = [
-    "student_id",
-    "last_name",
-    "first_name",
-    "email",
-    "timestamp",
-    "duedate",
-    *NUMERIC,
+PERSON = ["student_id", "last_name", "first_name", "email"]
+EXPORT_COLUMNS = [*PERSON, "timestamp", "duedate", *NUMERIC]
+# notes-tableur.csv: French headers, one column per criterion after these
+REPORT_HEADER = [
+    "identifiant",
+    "nom",
+    "prénom",
+    "courriel",
+    f"heure de rendu ({ZONE})",
+    f"date limite ({ZONE})",
+    "note brute",
+    "pénalité de retard",
+    "note",
+    "note maximale",
+    "rendu",
+    "retard",
+    "état",
+    "pourquoi",
 ]
 
 
 def _nbgrader_export(gradebook: Gradebook, assignment: str) -> pd.DataFrame:
-    """nbgrader's CSV export of `assignment` (all students, penalties applied), as rows: read
-    back from a file, stock nbgrader's unquoted CSV shifted every column after a comma in a name
-    or an id."""
+    """nbgrader's CSV export of `assignment` as rows: read back from a file, stock nbgrader's
+    unquoted CSV shifted every column after a comma in a name or an id."""
     rows = SafeCsvExport(assignment=[assignment]).rows(gradebook)
     df = pd.DataFrame(rows, columns=EXPORT_KEYS, dtype=object)
     for column in NUMERIC:
@@ -93,10 +87,8 @@ def _nbgrader_export(gradebook: Gradebook, assignment: str) -> pd.DataFrame:
 
 
 def _outcome(autograded: Path | None, student: str, assignment: str) -> tuple[str, str]:
-    """(outcome, French detail) the lab's grading stored in the autograded notebooks.
-
-    (Outcome.NOT_GRADED, "") when there is no graded copy; ("", "") when the copies say nothing.
-    """
+    """(outcome, French detail) the lab's grading stored in the autograded notebooks:
+    (Outcome.NOT_GRADED, "") without a graded copy, ("", "") when the copies say nothing."""
     if autograded is None:
         return "", ""
     folder = autograded / student / assignment
@@ -126,8 +118,7 @@ def _state(outcome: str) -> str:
 
 
 def _why(submitted: bool, outcome: str, detail: str, raw: float, score: float) -> str:
-    """Why a student has the grade they have, when it needs saying (a 0 always does), written
-    for the teacher."""
+    """Why a student has their grade, for the teacher, when it needs saying (a 0 always does)."""
     if not submitted:
         return Outcome.NO_SUBMISSION.why
     if outcome in (Outcome.NOT_GRADED, Outcome.NO_SUBMISSION):
@@ -156,18 +147,14 @@ def _late(timestamp: str, duedate: str) -> float | None:
 
 def class_table(gradebook: Gradebook, assignment: str, autograded: Path | None) -> pd.DataFrame:
     """One row per student of the gradebook: nbgrader's export columns, then ``submitted``,
-    ``seconds_late``, ``outcome``, ``why`` (French) and the points of each criterion (French
-    titles).
-
-    ``df.attrs["criteria"]`` maps each criterion title to its maximum.
-    """
-    from nbgrader.api import MissingEntry
-
+    ``seconds_late``, ``dating``, ``outcome``, ``why`` (French) and the points of each criterion
+    (French titles); ``df.attrs``: ``criteria`` (title -> maximum) and ``pending``."""
     try:
         spec = gradebook.find_assignment(assignment)
     except MissingEntry as exc:
         raise ValueError(
-            f"Le devoir « {assignment} » n'est pas dans le carnet de notes\u00a0: rien à exporter."
+            f"Le devoir «\u00a0{assignment}\u00a0» n'est pas dans le carnet de notes\u00a0: rien "
+            "à exporter."
         ) from exc
     criteria: dict[str, float] = {}
     for notebook in spec.notebooks:
@@ -182,54 +169,42 @@ def class_table(gradebook: Gradebook, assignment: str, autograded: Path | None) 
             for grade in notebook.grades:
                 title = criterion_title(grade.name)
                 row[title] = row.get(title, 0.0) + float(grade.score or 0)
+    # grades a grader has not graded yet (needs_manual_grade): their 0 is no failure
+    pending = {
+        student: {
+            criterion_title(name): "réponse écrite à noter"
+            if kind == "markdown"
+            else f"{criterion_title(name)}\u00a0: note à la main à revoir"
+            for name, kind in grades
+        }
+        for student, grades in pending_hand_grades(gradebook, assignment).items()
+    }
+    students = list(df["student_id"])
     df["submitted"] = df["student_id"].isin(points)
     df["seconds_late"] = [_late(t, d) for t, d in zip(df["timestamp"], df["duedate"], strict=True)]
-    df["dating"] = [_dating(autograded, s, assignment) for s in df["student_id"]]
-    found = [_outcome(autograded, s, assignment) for s in df["student_id"]]
+    df["dating"] = [_dating(autograded, s, assignment) for s in students]
+    found = [_outcome(autograded, s, assignment) for s in students]
     submitted = list(df["submitted"])
     df["outcome"] = [
         o if sub else Outcome.NO_SUBMISSION.value
         for (o, _), sub in zip(found, submitted, strict=True)
     ]
+    # what waits for hand grading first (« réponse écrite à noter »), then why
     df["why"] = [
-        _why(sub, outcome, detail, raw, score)
-        for sub, (outcome, detail), raw, score in zip(
-            submitted, found, df["raw_score"], df["score"], strict=True
+        "\u00a0; ".join(
+            dict.fromkeys(filter(None, [*pending.get(s, {}).values(), _why(sub, o, d, raw, sc)]))
+        )
+        for s, sub, (o, d), raw, sc in zip(
+            students, submitted, found, df["raw_score"], df["score"], strict=True
         )
     ]
     for title in criteria:
-        df[title] = [points[s][title] if s in points else math.nan for s in df["student_id"]]
-    pending = _awaiting_hand_grading(gradebook, assignment)
-    df["why"] = [
-        _why_pending(why, pending.get(s, {}))
-        for why, s in zip(df["why"], df["student_id"], strict=True)
-    ]
-    order = sorted(range(len(df)), key=lambda i: collation_key(df["student_id"].iloc[i]))
-    df = df.iloc[order].reset_index(drop=True)
+        df[title] = [points[s][title] if s in points else math.nan for s in students]
+    df = df.iloc[sorted(range(len(df)), key=lambda i: collation_key(students[i]))]
+    df = df.reset_index(drop=True)
     df.attrs["criteria"] = ordered_criteria(criteria)  # the TP statement's order and numbers
     df.attrs["pending"] = pending
     return df
-
-
-def _awaiting_hand_grading(gradebook: Gradebook, assignment: str) -> dict[str, dict[str, str]]:
-    """student -> {criterion title: French state} of the grades a grader has not graded yet
-    (nbgrader's ``needs_manual_grade``): their 0 is not a failure, the report must not call it
-    one."""
-
-    return {
-        student: {
-            criterion_title(name): "réponse écrite à noter"
-            if kind == "markdown"
-            else f"{criterion_title(name)} : note à la main à revoir"
-            for name, kind in grades
-        }
-        for student, grades in pending_hand_grades(gradebook, assignment).items()
-    }
-
-
-def _why_pending(why: str, waiting: dict[str, str]) -> str:
-    """What waits for hand grading first (« réponse écrite à noter »), then why."""
-    return " ; ".join(dict.fromkeys(filter(None, [*waiting.values(), why])))
 
 
 def criteria_failures(df: pd.DataFrame) -> pd.Series:
@@ -294,36 +269,8 @@ def _plots(df: pd.DataFrame, failures: pd.Series) -> tuple[str, str]:
     return scores, criteria
 
 
-def _lateness(
-    seconds: float | None,
-    penalty: float,
-    submitted: bool = True,
-    timestamp: str = "x",
-    duedate: str = "x",
-) -> str:
-    """How late, for a person, one rule for every submission (dropped by hand, collected from a
-    hub or from a zip): "à l'heure", "35 min", "1 j 12 h (−2 pt)"; "—" without a submission;
-    a submission whose time or due date is unknown is on time for nbgrader, and says why."""
-    if not submitted:
-        return "—"
-    if not duedate:
-        return "à l'heure (pas de date limite)"
-    if not timestamp:
-        return "à l'heure (heure de rendu inconnue)"
-    if seconds is None or math.isnan(seconds):
-        return "—"
-    if seconds <= 0:
-        return "à l'heure"
-    days, rest = divmod(int(seconds), 86400)
-    hours, rest = divmod(rest, 3600)
-    text = f"{days} j {hours} h" if days else (f"{hours} h {rest // 60} min" if hours else "")
-    text = text or f"{max(1, rest // 60)} min"
-    return f"{text} (−{points_text(penalty)}\u00a0pt)" if penalty else text
-
-
 def _dating(autograded: Path | None, student: str, assignment: str) -> str:
     """How `make zip-collect` found the copy's submission time (grading.zip_collect), or ""."""
-
     path = None if autograded is None else autograded / student / assignment / DATING_FILE
     if path is None or not path.is_file() or path.is_symlink():
         return ""
@@ -332,60 +279,42 @@ def _dating(autograded: Path | None, student: str, assignment: str) -> str:
 
 
 def _row_lateness(r: pd.Series) -> str:
-    late = _lateness(
-        r["seconds_late"],
-        r["late_submission_penalty"],
-        bool(r["submitted"]),
-        r["timestamp"],
-        r["duedate"],
-    )
+    """How late, one rule for every submission (dropped by hand, collected from a hub or a zip):
+    "à l'heure", "35 min", "1 j 12 h (−2 pt)", then how zip-collect dated it; "—" without a
+    submission; one whose time or due date is unknown is on time for nbgrader, and says why."""
+    seconds, penalty = r["seconds_late"], r["late_submission_penalty"]
+    if not r["submitted"]:
+        return "—"
+    if not r["duedate"]:
+        late = "à l'heure (pas de date limite)"
+    elif not r["timestamp"]:
+        late = "à l'heure (heure de rendu inconnue)"
+    elif seconds is None or math.isnan(seconds):
+        late = "—"
+    elif seconds <= 0:
+        late = "à l'heure"
+    else:
+        days, rest = divmod(int(seconds), 86400)
+        hours, rest = divmod(rest, 3600)
+        late = f"{days} j {hours} h" if days else f"{hours} h {rest // 60} min"
+        late = late if days or hours else f"{max(1, rest // 60)} min"
+        late += f" (−{points_text(penalty)}\u00a0pt)" if penalty else ""
     dating = r.get("dating") or ""
-    return f"{late} — heure\u00a0: {dating}" if dating and r["submitted"] else late
-
-
-def _share(value: float) -> str:
-    return f"{round(value * 100)}\u00a0%"
-
-
-# The spreadsheet file of the report (notes-tableur.csv): French headers, one column per
-# criterion after these
-REPORT_HEADER = [
-    "identifiant",
-    "nom",
-    "prénom",
-    "courriel",
-    f"heure de rendu ({ZONE})",
-    f"date limite ({ZONE})",
-    "note brute",
-    "pénalité de retard",
-    "note",
-    "note maximale",
-    "rendu",
-    "retard",
-    "état",
-    "pourquoi",
-]
+    return f"{late} — heure\u00a0: {dating}" if dating else late
 
 
 def _spreadsheet_rows(df: pd.DataFrame) -> list[list[object]]:
-    criteria = list(df.attrs.get("criteria", {}))
     return [
         [
-            r["student_id"],
-            r["last_name"],
-            r["first_name"],
-            r["email"],
+            *(r[c] for c in PERSON),
             french_datetime(r["timestamp"]),
             french_datetime(r["duedate"]),
-            r["raw_score"],
-            r["late_submission_penalty"],
-            r["score"],
-            r["max_score"],
+            *(r[c] for c in NUMERIC),
             bool(r["submitted"]),
             _row_lateness(r),
             _state(r["outcome"]),
             r["why"],
-            *(r[t] for t in criteria),
+            *(r[t] for t in df.attrs.get("criteria", {})),
         ]
         for _, r in df.iterrows()
     ]
@@ -424,7 +353,8 @@ def _lost(row: pd.Series, criteria: dict[str, float], waiting: dict[str, str]):
 def write_report(
     df: pd.DataFrame, out_dir: str | Path, assignment: str = "oublier", late_rule: str = ""
 ) -> tuple[Path, Path]:
-    """Write ``notes.csv`` and ``rapport.html`` into `out_dir`; return both paths."""
+    """Write ``notes.csv``, ``notes-tableur.csv`` and ``rapport.html`` into `out_dir`; return
+    the first and the last."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     csv_path = out / "notes.csv"
@@ -457,7 +387,7 @@ def write_report(
                 "number": _number(k, t),
                 "title": t,
                 "points": points_text(criteria[t]),
-                "share": _share(failures.get(t, 0)),
+                "share": f"{round(failures.get(t, 0) * 100)}\u00a0%",
             }
             for k, t in enumerate(criteria)
         ],
@@ -517,7 +447,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--db",
         metavar="URL",
-        default=None,
         help="URL du carnet de notes (défaut\u00a0: celui de nbgrader_config.py, trouvé depuis le "
         "dossier courant)",
     )
@@ -531,7 +460,6 @@ def main(argv: list[str] | None = None) -> int:
         "--out",
         type=Path,
         metavar="DOSSIER",
-        default=None,
         help="dossier du rapport (défaut\u00a0: rapport/ à côté de nbgrader_config.py)",
     )
     args = parser.parse_args(argv)

@@ -1,30 +1,22 @@
-"""Builds submission notebooks from the sample answers in ``grader/submissions/``.
+"""Submission notebooks built from the sample answers of ``grader/submissions/``.
 
-Each sample is the text a student would type in the ``oublier`` cell; it is put into the
-student version of the lab (the release notebook, ``notebooks/oublier/oublier.ipynb`` by
-default) and written where nbgrader collects submissions:
-``<submitted>/<student_id>/oublier/oublier.ipynb``. The expected score of each sample and the
-tests it must fail are in ``grader/submissions/attendus.json``. A sample may carry a written
-answer too (the Markdown cell graded by hand): ``<sample>.md`` next to ``<sample>.py``.
+A sample ``<name>.py`` is the text a student would type in the ``oublier`` cell (``<name>.md``,
+when there is one, their written answer): it goes into the student version of the lab, written
+where nbgrader collects submissions (``<submitted>/<id>/oublier/oublier.ipynb``). Attacks on the
+notebook around the answer are ``carnets/<name>.py``: a docstring (the attack), ``REPONSE`` (the
+sample it starts from) and ``carnet(nb, reponses, canari)``, which mutates the notebook in place;
+each cell it adds that must never run outside the sandbox writes the file ``canari`` first, and
+the tests check that none exists after grading. Expected scores: ``attendus.json``.
 
-Attacks on the notebook around the answer (metadata stripped, cell ids changed, answer cell
-copy-pasted or moved, cells added that set the environment or read the instructor's files) are
-in ``grader/submissions/carnets/<name>.py``: each module has a docstring (the attack), ``REPONSE``
-(the answer-cell sample it starts from) and ``carnet(nb, reponses, canari)``, which mutates the
-release notebook in place (the ``oublier`` cell already holds ``REPONSE``). Every cell it adds
-that must never run outside the sandbox writes the file ``canari`` first: the tests check that
-no such file exists after grading. Their expected scores are in the same ``attendus.json``.
+    python -m grading.samples [--root DIR] [--submitted DIR] [--copies N] [--remplacer]
 
-    python -m grading.samples [--root DIR] [--submitted DIR] [--copies N]
-
-Without options it writes into the ``submitted/`` folder of the course it runs in: that is the
-demo course's when ``make demo-grading`` calls it (``grading.demo``), never the real class's.
+Without options it writes into the ``submitted/`` of the course it runs in: the demo course's
+when ``make demo-grading`` calls it, never the real class's.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import json
 from pathlib import Path
 from types import ModuleType
 
@@ -41,7 +33,6 @@ __all__ = [
     "build_carnet",
     "build_submission",
     "carnets",
-    "expected",
     "samples",
     "write_all",
     "written_answer",
@@ -94,12 +85,6 @@ def build_carnet(
     return nb
 
 
-def expected(root: Path) -> dict[str, dict]:
-    """Sample name -> {"score": int, "echecs": [test ids]}."""
-    path = root / "grader" / "submissions" / "attendus.json"
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
 def build_submission(
     release_notebook: Path, cell_text: str, written: str | None = None
 ) -> nbformat.NotebookNode:
@@ -133,17 +118,11 @@ def write_all(
     overwrite: bool = False,
     canary_dir: Path | None = None,
 ) -> dict[str, str]:
-    """Write every sample (or `only` these) as a submission; return student_id -> sample.
-
-    The notebook-level attacks (``carnets/``) come with the answer-cell samples; their hostile
-    cells would write into `canary_dir` (default: ``canaris/`` beside `submitted`), one file
-    per student, if they ever ran.
-
-    The samples come from `root`'s ``grader/submissions/``, the student version from
-    `release_dir` (default ``<root>/notebooks``). With ``copies > 1`` each sample is written
-    several times (student ids ``<sample>_<k>``), to grade a class-sized batch. An existing
-    submission is never replaced unless `overwrite` (nothing is written then).
-    """
+    """Write every sample and carnet (or `only` these) as a submission, `copies` times each
+    (ids ``<sample>_<k>`` when more than one); return student_id -> sample. The student version
+    comes from `release_dir` (default ``<root>/notebooks``); a carnet's hostile cells would write
+    into `canary_dir` (default ``canaris/`` beside `submitted`). An existing submission is never
+    replaced unless `overwrite` (nothing is written then)."""
     release_dir = root / "notebooks" if release_dir is None else release_dir
     release = release_dir / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     if not release.exists():
@@ -185,7 +164,6 @@ def main(argv: list[str] | None = None) -> int:
         "--root",
         type=Path,
         metavar="DOSSIER",
-        default=None,
         help="racine du cours (défaut\u00a0: celle de nbgrader_config.py, trouvé "
         "depuis le dossier courant)",
     )
@@ -193,7 +171,6 @@ def main(argv: list[str] | None = None) -> int:
         "--submitted",
         type=Path,
         metavar="DOSSIER",
-        default=None,
         help="dossier des rendus (défaut\u00a0: celui de nbgrader_config.py)",
     )
     parser.add_argument(

@@ -1,8 +1,6 @@
-"""Benchmark: what the grading sandbox costs per submission, measured in one run.
-
-Grades the same sample answers, as the nbgrader hooks do (example and hidden scenarios), with and
-without the sandbox, alternately so that both see the same machine load; prints seconds per
-submission, the sandbox's own cost and the ratio.
+"""Benchmark: what the grading sandbox costs per submission. The same sample answers are graded
+as the hooks do (example and hidden scenarios) with and without it, alternately so that both see
+the same machine load.
 
     cd grader && python -m grading.sandbox_bench [--submissions 10]
 """

@@ -1,26 +1,19 @@
-"""What students get, without the answers: ``make paquet-eleve``.
+"""``make paquet-eleve``: what students get, without the answers.
 
-    python -m grading.student_package [--out build/paquet-eleve]
+    python -m grading.student_package [--out build/paquet-eleve] [--tp oublier ...]
 
-The repository is the instructor's: it holds ``solutions/`` (every answer), ``grader/`` (the
-hidden tests' inputs in ``grader/grading/hidden*.py``, the gradebook, submissions) and the
-tests. A student who clones it has the answers. The package is what a student needs to run
-``make lab`` and nothing else, in one zip (``memoire-tuteur-eleve.zip``, top folder
-``memoire-tuteur/``):
-
-- ``notebooks/``: the student version that ``make notebooks`` generates (``*.ipynb`` only);
-- ``course/``: the package the lessons import (``*.py`` and its Jupyter settings, ``*.json``);
-- ``pyproject.toml``, ``requirements/lab.txt`` (the locked, hash-checked set ``make lab``
-  installs) and ``requirements/uv.txt`` (uv itself);
-- ``Makefile``: ``make lab`` and ``make setup`` exactly as the course's Makefile runs them
-  (``STUDENT_MAKEFILE``; a test compares the two), without the instructor's targets;
-- ``README.md``: the student's two commands, in French.
+The repository is the instructor's (``solutions/``, the hidden tests' inputs, the gradebook): a
+student who cloned it would have the answers. The package, ``memoire-tuteur-eleve.zip`` (top
+folder ``memoire-tuteur/``), holds only what ``make lab`` needs: the generated ``notebooks/``
+(``*.ipynb``), ``course/`` (``*.py``, ``*.json``), ``pyproject.toml``, the locked
+``requirements/lab.txt`` and ``uv.txt``, ``student_package.mk`` as its ``Makefile`` (the course
+Makefile's set-up and lab recipes line for line; a test compares them) and
+``student_package.md`` as its French ``README.md``.
 
 Before the zip is kept, ``scan`` reads every file in it for what must never leave the
-instructor: the text of every solution cell of ``solutions/`` (between nbgrader's solution
-markers, or the whole cell), the hidden part of every hidden-test cell, and every hidden input
-of ``grader/grading/hidden*.py`` (learner ids, names, e-mails, phone numbers, messages); one
-finding and the zip is removed, the findings named, exit status 1.
+instructor: each solution cell's text, the hidden part of each hidden-test cell, each hidden
+input of ``nbgrader_ext/hidden*.py`` (ids, names, e-mails, messages); one finding and the zip
+is removed, the findings named, exit status 1.
 """
 
 from __future__ import annotations
@@ -34,6 +27,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import nbformat
+
 from course.labo.fixture import LearnerSpec, Turn
 from course.labo.partage import EXEMPLE, Learner, PartageScenario
 from course.labo.scenario import VISIBLE, Scenario
@@ -44,13 +39,11 @@ from .nbgrader_ext.hidden_partage import HIDDEN_PARTAGE
 
 __all__ = [
     "ARCHIVE_NAME",
-    "assignments",
     "STUDENT_MAKEFILE",
     "TOP",
-    "Secret",
     "build",
     "main",
-    "package_files",
+    "read_archive",
     "scan",
     "secrets",
 ]
@@ -61,12 +54,7 @@ ARCHIVE_NAME = "memoire-tuteur-eleve.zip"
 MIN_LINE = 24  # a solution line shorter than this (``conn.close()``) is not specific to it
 MIN_INPUT = 5  # a hidden input shorter than this (``%``, ``3``) is no secret by itself
 _MARKERS = ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
-
-# `make lab` for a student (student_package.mk): the course Makefile's set-up and lab recipes,
-# line for line, without the instructor's grading tools or any other
-# target; the package's README (student_package.md): the student's commands, in French.
 STUDENT_MAKEFILE = Path(__file__).with_name("student_package.mk")
-
 STUDENT_README = Path(__file__).with_name("student_package.md")
 
 
@@ -79,10 +67,8 @@ class Secret:
 
 
 def assignments(repo: Path = REPO) -> list[str]:
-    """The graded assignments of the course: the folders of ``solutions/`` whose notebooks have
-    points to earn (``oublier``, ``oublier_partage``), not the lessons."""
-    import nbformat
-
+    """The graded assignments: the folders of ``solutions/`` whose notebooks have points to earn
+    (``oublier``, ``oublier_partage``), not the lessons."""
     return sorted(
         folder.name
         for folder in (repo / "solutions").iterdir()
@@ -91,15 +77,14 @@ def assignments(repo: Path = REPO) -> list[str]:
     )
 
 
-def package_files(repo: Path = REPO, chosen: Iterable[str] | None = None) -> dict[str, bytes]:
-    """Path inside the package -> bytes: what a student gets (see the module): the lessons and
-    the `chosen` assignments (default: every one)."""
-    graded = set(assignments(repo))
-    chosen = graded if chosen is None else set(chosen)
+def package_files(repo: Path, chosen: set[str]) -> dict[str, bytes]:
+    """Path inside the package -> bytes: the lessons and the `chosen` assignments, and the rest
+    of what a student gets (see the module)."""
+    left_out = set(assignments(repo)) - chosen
     files: dict[str, bytes] = {}
     for path in sorted((repo / "notebooks").rglob("*.ipynb")):
         rel = path.relative_to(repo)
-        if ".ipynb_checkpoints" in rel.parts or (rel.parts[1] in graded - chosen):
+        if ".ipynb_checkpoints" in rel.parts or rel.parts[1] in left_out:
             continue
         files[rel.as_posix()] = path.read_bytes()
     for path in sorted((repo / "course").rglob("*")):
@@ -122,12 +107,6 @@ def _regions(source: str, begin: str, end: str) -> list[str]:
         found.append(source[start + len(begin) : stop if stop >= 0 else len(source)])
         pos = stop if stop >= 0 else len(source)
     return found
-
-
-def _solution_texts(source: str, is_code: bool) -> list[str]:
-    if is_code:
-        return _regions(source, "### BEGIN SOLUTION", "### END SOLUTION")
-    return [source]
 
 
 def _lines(text: str, minimum: int) -> Iterator[str]:
@@ -168,9 +147,8 @@ def _inputs(obj: object, sentence: bool = False) -> Iterator[str]:
 
 
 def _hidden_inputs() -> list[Secret]:
-    """The graders' hidden inputs (``grader/grading/hidden*.py``) that the visible examples, which
-    students have in ``course``, do not hold too."""
-
+    """The hidden inputs (``nbgrader_ext/hidden*.py``) that the visible examples, which students
+    have in ``course``, do not hold too."""
     visible = set(_inputs(VISIBLE)) | set(_inputs(EXEMPLE))
     found = []
     for origin, scenario in (
@@ -196,8 +174,6 @@ def secrets(repo: Path = REPO, chosen: Iterable[str] | None = None) -> list[Secr
     """What must never reach a student: the solution cells of the `chosen` assignments (default:
     every one; a lesson may show the answer of an optional assignment nobody is given), every
     hidden test, every hidden input, nbgrader's markers of either."""
-    import nbformat
-
     chosen = set(assignments(repo) if chosen is None else chosen)
     found: dict[str, Secret] = {}
     for path in sorted((repo / "solutions").rglob("*.ipynb")):
@@ -208,7 +184,10 @@ def secrets(repo: Path = REPO, chosen: Iterable[str] | None = None) -> list[Secr
             meta = cell.get("metadata", {}).get("nbgrader", {})
             name = meta.get("grade_id") or cell.get("id", "?")
             if meta.get("solution") and graded:
-                for text in _solution_texts(cell.source, cell.cell_type == "code"):
+                texts = [cell.source]  # a written answer: the whole cell
+                if cell.cell_type == "code":
+                    texts = _regions(cell.source, "### BEGIN SOLUTION", "### END SOLUTION")
+                for text in texts:
                     for line in _lines(text, MIN_LINE):
                         origin = f"{rel}, solution «\u00a0{name}\u00a0»"
                         found.setdefault(line, Secret(line, origin))
@@ -273,12 +252,12 @@ def build(
 ) -> tuple[Path | None, list[str]]:
     """Write the package of the `chosen` assignments into `out`; (its path, []) or (None, the
     findings) when it would leak."""
-    chosen = assignments(repo) if chosen is None else list(chosen)
-    unknown = sorted(set(chosen) - set(assignments(repo)))
+    graded = assignments(repo)
+    chosen = set(graded if chosen is None else chosen)
+    unknown = sorted(chosen - set(graded))
     if unknown:
         raise ValueError(
-            f"TP inconnu\u00a0: {', '.join(unknown)} (les TP du cours\u00a0: "
-            f"{', '.join(assignments(repo))})."
+            f"TP inconnu\u00a0: {', '.join(unknown)} (les TP du cours\u00a0: {', '.join(graded)})."
         )
     files = package_files(repo, chosen)
     buffer = io.BytesIO()
@@ -317,7 +296,6 @@ def main(argv: list[str] | None = None) -> int:
         "--tp",
         nargs="*",
         metavar="TP",
-        default=None,
         help="les TP donnés aux élèves (par défaut tous\u00a0: oublier oublier_partage)",
     )
     args = parser.parse_args(argv)

@@ -1,10 +1,7 @@
-"""Running stock ``nbgrader autograde`` over a class: one run that carries on past a
-submission nbgrader stops on, or several workers that never share a gradebook.
-
-nbgrader has no parallel autograde (its issue 174) and its SQLite gradebook is not meant for
-concurrent writers: each worker runs the stock command on its share of the students with its
-own copy of the gradebook and its own view of ``submitted/`` (symbolic links); this process then
-copies the results into the real gradebook (``grading.runs.gradebook_merge``).
+"""Stock ``nbgrader autograde`` over a class: one run that carries on past a submission nbgrader
+stops on, or workers that never share a gradebook (nbgrader has no parallel autograde, its issue
+174, and its SQLite gradebook wants one writer): each has its own copy and its own
+``submitted/`` of symbolic links; the results are then merged (``gradebook_merge``).
 """
 
 from __future__ import annotations
@@ -23,7 +20,7 @@ from ..classroom.paths import CourseDirs, sqlite_path
 from ..french.grading_error import GradingError
 from .gradebook_merge import copy_gradebook, merge_gradebook
 from .nbgrader_log import FAILED, LogWatcher, Outcomes
-from .nbgrader_run import ProgressBar, pump, run_logged, start
+from .nbgrader_run import ProgressBar, pump, run_logged, start, stop
 
 __all__ = ["BAD_METADATA", "STOPPED_ON", "ClassRun", "merge_outcomes", "parallel", "sequential"]
 
@@ -52,24 +49,6 @@ class ClassRun:
     def command(self, *options: str) -> list[str]:
         """nbgrader's arguments for one run."""
         return ["autograde", self.assignment, *options, *self.extra_args]
-
-
-class _RunWatcher(LogWatcher):
-    """A LogWatcher that also keeps the student nbgrader was on and its ERROR lines: when
-    nbgrader stops its whole run on one submission, that is the culprit and the reason."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.errors: list[str] = []
-
-    @property
-    def current(self) -> str | None:
-        return self._current
-
-    def feed(self, line: str) -> None:
-        if "| ERROR]" in line or "| CRITICAL]" in line:
-            self.errors.append(line.split("]", 1)[-1].strip())
-        super().feed(line)
 
 
 def _stop_reason(errors: list[str]) -> str:
@@ -108,7 +87,7 @@ def sequential(run: ClassRun, students: list[str], view: bool = False) -> tuple[
     status = 0
     todo = list(students)
     while todo:
-        watcher = _RunWatcher(run.assignment, todo, run.bar)
+        watcher = LogWatcher(run.assignment, todo, run.bar)
         with _submitted_view(run.dirs, todo) if view else contextlib.nullcontext() as folder:
             options = [f"--CourseDirectory.submitted_directory={folder}"] if folder else []
             run_status = run_logged(
@@ -127,14 +106,6 @@ def sequential(run: ClassRun, students: list[str], view: bool = False) -> tuple[
     return outcomes, status
 
 
-@dataclass
-class _Worker:
-    proc: subprocess.Popen
-    reader: threading.Thread
-    watcher: LogWatcher
-    folder: Path  # its submitted/ view and its gradebook copy
-
-
 def parallel(run: ClassRun, students: list[str], jobs: int) -> tuple[Outcomes, int]:
     """`jobs` stock ``nbgrader autograde`` at once, each on every `jobs`-th student with its own
     gradebook copy; their results merged into the real gradebook."""
@@ -147,11 +118,11 @@ def parallel(run: ClassRun, students: list[str], jobs: int) -> tuple[Outcomes, i
     # nbgrader.api takes seconds to import: do it while the workers grade, not after.
     threading.Thread(target=__import__, args=("nbgrader.api",), daemon=True).start()
     work = Path(tempfile.mkdtemp(prefix="autograde-parallele-"))
-    workers: list[_Worker] = []
+    workers: list[tuple[subprocess.Popen, threading.Thread, LogWatcher, Path]] = []
     try:
         for k in range(jobs):
             group = students[k::jobs]
-            folder = work / f"w{k}"
+            folder = work / f"w{k}"  # its submitted/ view and its gradebook copy
             (folder / "submitted").mkdir(parents=True)
             for student in group:
                 (folder / "submitted" / student).symlink_to(run.dirs.submitted / student)
@@ -166,28 +137,23 @@ def parallel(run: ClassRun, students: list[str], jobs: int) -> tuple[Outcomes, i
                 target=pump, args=(proc, watcher, run.log, run.lock), daemon=True
             )
             reader.start()
-            workers.append(_Worker(proc, reader, watcher, folder))
+            workers.append((proc, reader, watcher, folder))
         status = 0
-        for worker in workers:
-            status = max(status, worker.proc.wait())
-            worker.reader.join()
+        for proc, reader, _, _ in workers:
+            status = max(status, proc.wait())
+            reader.join()
         outcomes = Outcomes()
-        for worker in workers:
-            part = worker.watcher.finish()
+        for _, _, watcher, folder in workers:
+            part = watcher.finish()
             merge_gradebook(
                 f"sqlite:///{main_db}",
-                f"sqlite:///{worker.folder / 'gradebook.db'}",
+                f"sqlite:///{folder / 'gradebook.db'}",
                 run.assignment,
                 part.done,
             )
-            outcomes.done += part.done
-            outcomes.skipped += part.skipped
-            outcomes.failed.update(part.failed)
-            outcomes.checksum_warnings += part.checksum_warnings
+            merge_outcomes(outcomes, part)
         return outcomes, status
     finally:
-        for worker in workers:
-            if worker.proc.poll() is None:
-                worker.proc.kill()
-                worker.proc.wait()
+        for proc, *_ in workers:
+            stop(proc)
         shutil.rmtree(work, ignore_errors=True)

@@ -10,12 +10,8 @@ __all__ = ["copy_gradebook", "merge_gradebook"]
 
 
 def merge_gradebook(main_url: str, worker_url: str, assignment: str, students: list[str]) -> int:
-    """Copy `students`' autograded results from a worker's gradebook into the main one.
-
-    Students the worker's nbgrader created (``Autograde.create_student``) are created in the main
-    gradebook too, with the names and e-mail the worker has; every notebook of the submission is
-    copied, grades, comments, flag and late penalty included.
-    """
+    """Copy `students`' autograded results (grades, comments, flag, late penalty) from a
+    worker's gradebook into the main one, and the students the worker's nbgrader created."""
     from nbgrader.api import Gradebook, MissingEntry
 
     merged = 0

@@ -1,12 +1,8 @@
-"""Submissions whose grading failed lately, so that the next class run does not retry them at once.
-
-A submission that stops nbgrader, or that costs its whole time limit before failing, would
-otherwise be graded again on every ``make grade`` and hold the class each time. The failures of a
-run are recorded in a small JSON file next to the gradebook (``echecs-autograde.json``): the
-reason, when, and a fingerprint of the submission's files. The next run skips a submission that
-failed less than ``RETRY_AFTER`` seconds ago and has not changed since, names it in its summary
-with the reason and how to force a new try (``--reessayer``), and still exits non-zero. A
-student graded since is removed from the file; deleting the file forgets every failure.
+"""Submissions whose grading failed lately, not retried at once: one that stops nbgrader or costs
+its whole time limit would hold the class on every ``make grade``. ``echecs-autograde.json``,
+next to the gradebook, keeps each failure's reason, time and a fingerprint of the submission;
+the next run skips one that failed less than ``RETRY_AFTER`` s ago, unchanged, names it (with
+``--reessayer``) and still exits non-zero. Deleting the file forgets every failure.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """Hand grades survive a regrade when what they judged did not change.
 
-nbgrader 0.9.6's ``SaveAutoGrades`` keeps a grade's ``manual_score`` and ``manual_comment`` on
-a regrade, but sets ``needs_manual_grade = True`` on every grade that has a manual score: after
-``autograde --force`` formgrader shows the whole class as «\u00a0to grade\u00a0» again, although the
-grades and comments are all there. ``make grade`` (``grading.autograde``) records the hand
-grades before running nbgrader (:func:`record`) and marks them graded again afterwards
-(:func:`restore`), but only where what the grader judged is unchanged:
-
-- a written answer (a solution cell with a grade): the text of the answer in the new graded
-  copy is the one that was graded (its SHA-256);
-- a test whose automatic score a grader overrode: nbgrader gives it the same automatic score.
-
-Anything else (a resubmitted answer) stays "needs manual grade", as nbgrader leaves it, and
-is named. A raw ``nbgrader autograde --force`` does not do this (the guide says so).
+On a regrade, nbgrader 0.9.6's ``SaveAutoGrades`` keeps ``manual_score`` and ``manual_comment``
+but sets ``needs_manual_grade`` on every grade with a manual score: after ``autograde --force``
+formgrader shows the whole class « to grade » again. ``make grade`` records the hand grades
+first (:func:`record`) and marks them graded again afterwards (:func:`restore`) where the
+written answer's SHA-256 is the same, or a test a grader overrode gets the same automatic
+score; anything else stays « needs manual grade », and is named.
 """
 
 from __future__ import annotations
@@ -59,28 +52,20 @@ def record(
     """The grades of `students` a grader has set and marked graded, before a regrade."""
     from nbgrader.api import Gradebook
 
-    wanted = set(students)
     kept: list[HandGrade] = []
     with Gradebook(db_url) as gb:
         for sub in gb.assignment_submissions(assignment):
-            if sub.student_id not in wanted:
+            if sub.student_id not in students:
                 continue
             for nb in sub.notebooks:
-                answers = None
-                for grade in nb.grades:
-                    if grade.manual_score is None or grade.needs_manual_grade:
-                        continue
-                    if answers is None:
-                        answers = _answers(autograded, sub.student_id, assignment, nb.name)
-                    kept.append(
-                        HandGrade(
-                            sub.student_id,
-                            nb.name,
-                            grade.name,
-                            grade.auto_score,
-                            answers.get(grade.name),
-                        )
-                    )
+                hand = [
+                    g for g in nb.grades if g.manual_score is not None and not g.needs_manual_grade
+                ]
+                answers = _answers(autograded, sub.student_id, assignment, nb.name) if hand else {}
+                kept += [
+                    HandGrade(sub.student_id, nb.name, g.name, g.auto_score, answers.get(g.name))
+                    for g in hand
+                ]
     return kept
 
 

@@ -13,12 +13,9 @@ __all__ = ["ensure_assignment"]
 
 
 def ensure_assignment(dirs: CourseDirs, assignment: str) -> str | None:
-    """Make sure the gradebook knows `assignment` and its notebooks (autograde needs them).
-
-    Missing ones are added from the sources with stock ``nbgrader generate_assignment``,
-    writing the release into a throw-away folder (``notebooks/`` is left alone) and keeping a
-    due date already set. Returns a French note when it added something.
-    """
+    """Make sure the gradebook knows `assignment` and its notebooks (autograde needs them): from
+    its sources, the release written into a throw-away folder (``notebooks/`` left alone), a due
+    date already set kept; a French note when it added them."""
     from nbgrader.api import Gradebook, MissingEntry
 
     with Gradebook(dirs.db_url) as gb:

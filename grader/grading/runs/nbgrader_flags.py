@@ -1,14 +1,10 @@
-"""The nbgrader options the class tools must understand among those they pass through
-(``--student``, ``--force``): the instructor types nbgrader's own flags after ours, and the
-tools read the few that change what they do, leaving the rest to nbgrader."""
+"""The nbgrader options the tools pass through but must understand (``--student``, ``--force``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .submitted_ids import matching
-
-__all__ = ["FORCE", "student_pattern", "students_of", "with_force"]
+__all__ = ["student_pattern", "with_force"]
 
 FORCE = "--force"
 _STUDENT = ("--student", "--CourseDirectory.student_id")
@@ -24,13 +20,6 @@ def student_pattern(args: Sequence[str]) -> str | None:
         elif arg in _STUDENT and k + 1 < len(args):
             pattern = args[k + 1]
     return pattern
-
-
-def students_of(args: Sequence[str], students: list[str]) -> list[str]:
-    """The students an nbgrader ``--student`` option (a glob) leaves, if the instructor gave one;
-    compared in Unicode NFC."""
-    pattern = student_pattern(args)
-    return matching(pattern, students) if pattern else students
 
 
 def with_force(args: tuple[str, ...], force: bool) -> tuple[bool, tuple[str, ...]]:

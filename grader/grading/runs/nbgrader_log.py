@@ -1,12 +1,9 @@
-"""What nbgrader did for each student, read from its own log while it runs.
-
-nbgrader's converters (``autograde``, ``generate_feedback``) handle the students one after the
-other and say so in their log: a notebook path names the student being processed, "Skipping
-existing assignment" names one left as it was, "Setting destination file permissions" ends a
-student that went through, "There was an error processing assignment: <path>" starts a failure
-(its traceback follows) and "There was an error processing assignment '<a>' for student '<s>'"
-lists the failures at the end. The class tools count graded, skipped and failed students from
-these lines, never from the folders on disk, and keep the whole log in a file.
+"""What nbgrader did for each student, read from its own log while it runs (never from the
+folders on disk). Its converters (``autograde``, ``generate_feedback``) take the students one
+after the other: a notebook path names the current one, "Skipping existing assignment" one left
+as it was, "Setting destination file permissions" ends one, "There was an error processing
+assignment: <path>" starts a failure (its traceback follows), and "... '<a>' for student '<s>'"
+lists the failures at the end.
 """
 
 from __future__ import annotations
@@ -61,9 +58,11 @@ class LogWatcher:
         self.students = set(students)
         self.outcomes = Outcomes()
         self._on_decided = on_decided or (lambda student, kind: None)
-        self._current: str | None = None
+        self.current: str | None = None  # the student nbgrader is on
+        self.errors: list[str] = []  # its ERROR lines: why it stopped, when it stops
         self._error: list[str] | None = None  # the ERROR record being read, with its traceback
         self._needs_reason: str | None = None  # failed student whose traceback comes next
+        self._pending = ""  # the last ERROR line before a failure names its student
         self._path = re.compile(
             rf"/(?P<student>[^/]+)/{re.escape(assignment)}(?:/[^/]+\.ipynb)?/?(?:[\s,:']|$)"
         )
@@ -107,6 +106,8 @@ class LogWatcher:
     def feed(self, line: str) -> None:
         """One line of nbgrader's output."""
         line = line.rstrip("\n")
+        if "| ERROR]" in line or "| CRITICAL]" in line:
+            self.errors.append(line.split("]", 1)[-1].strip())
         record = LOG_RECORD.match(line)
         if record is None:  # the rest of the previous record (a traceback)
             if self._error is not None:
@@ -126,7 +127,7 @@ class LogWatcher:
                 return
             student = self._student_in(text)
             if text.startswith("There was an error processing assignment") and student:
-                self._current = student
+                self.current = student
                 self._decide(student, FAILED, self._pending or "")
                 self._needs_reason = student
             elif student and text.startswith("While processing assignment"):
@@ -140,15 +141,13 @@ class LogWatcher:
                 self._decide(student, SKIPPED)
             return
         if text.startswith("Setting destination file permissions"):
-            if self._current and self._current not in self.outcomes.failed:
-                self._decide(self._current, DONE)
+            if self.current and self.current not in self.outcomes.failed:
+                self._decide(self.current, DONE)
             return
         student = self._student_in(text)
-        if student and student != self._current:
-            self._current = student
+        if student and student != self.current:
+            self.current = student
             self._pending = ""
-
-    _pending = ""
 
     def finish(self) -> Outcomes:
         """After the process ended: what nbgrader did (students it never reached are absent)."""

@@ -1,8 +1,5 @@
-"""The command line of a class tool that runs one quiet nbgrader command
-(``grading.runs.nbgrader_run.run_quiet``: nbgrader's English log in ``rapport/<name>.log``): its
-French summary, printed on stderr when it failed, and its status. On a failure the summary
-names nbgrader's last error line and the log.
-"""
+"""The command line of a class tool that runs one quiet nbgrader command (``run_quiet``, its
+English log in ``rapport/<name>.log``): its French summary, on stderr when it failed."""
 
 from __future__ import annotations
 

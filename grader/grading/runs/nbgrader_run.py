@@ -1,13 +1,8 @@
-"""The one place a class tool starts an nbgrader command: its environment, its log, a progress
-bar, or a quiet run whose log goes to a file.
-
-The command's output (nbgrader's log) goes to a file, line by line, and to a
-``grading.runs.nbgrader_log.LogWatcher`` that tells when nbgrader is done with a student; the bar
-advances then (:func:`run_logged`, :func:`start` for workers run side by side). A command the
-tools only need to end well runs through :func:`run_quiet`: its whole log in ``rapport/``, a
-:class:`QuietRun` that names nbgrader's last error. Nothing of nbgrader's log reaches the
-terminal (its warnings, such as the checksum one of nbgrader issue 1961, stay in the file): the
-tools print their own French summary.
+"""The one place a class tool starts an nbgrader command: :func:`run_logged` (and :func:`start`
+for workers side by side) reads its log line by line through a ``nbgrader_log.LogWatcher``
+that moves the progress bar; :func:`run_quiet` writes its whole log to ``rapport/``. Nothing of
+nbgrader's log reaches the terminal (its warnings, such as the checksum one of nbgrader issue
+1961, stay in the file): the tools print their own French summary.
 """
 
 from __future__ import annotations
@@ -28,14 +23,13 @@ from ..nbgrader_ext.sandbox_setting import NO_SANDBOX_ENV
 from .nbgrader_log import DONE, FAILED, LOG_RECORD, SKIPPED, LogWatcher
 
 __all__ = [
-    "BIN",
     "ProgressBar",
-    "QuietRun",
     "nbgrader_env",
     "pump",
     "run_logged",
     "run_quiet",
     "start",
+    "stop",
     "tools_on_path",
     "warnings_to_log",
 ]
@@ -49,9 +43,7 @@ def nbgrader_env(sandboxed: bool = True) -> dict[str, str]:
     nothing here: the course's ``nbgrader_config.py``, which nbgrader reads first, puts its own
     folder on ``sys.path``."""
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    if (
-        not sandboxed
-    ):  # the default of StartOutOfKernelGrading.sandboxed (grading.nbgrader_ext.hooks)
+    if not sandboxed:  # the default of StartOutOfKernelGrading.sandboxed (nbgrader_ext.hooks)
         env[NO_SANDBOX_ENV] = "1"
     return env
 
@@ -95,10 +87,11 @@ def run_logged(
         pump(proc, watcher, log, threading.Lock())
         return proc.wait()
     finally:
-        _end(proc)
+        stop(proc)
 
 
-def _end(proc: subprocess.Popen) -> None:
+def stop(proc: subprocess.Popen) -> None:
+    """Kill the command if it still runs, and reap it."""
     if proc.poll() is None:
         proc.kill()
         proc.wait()
@@ -140,7 +133,7 @@ def run_quiet(cwd: Path, args: Sequence[str], log_path: Path) -> QuietRun:
         log = proc.stdout.read()
         status = proc.wait()
     finally:
-        _end(proc)
+        stop(proc)
     log_path.write_text(log, encoding="utf-8")
     return QuietRun(status, log_path, log)
 

@@ -1,7 +1,5 @@
-"""Submissions nbgrader would leave out of date: it skips a graded student unless
-``timestamp.txt`` is newer, so a notebook changed since (a resubmission without a new
-timestamp, a copy put back by hand) or a gradebook that lost the grade goes unnoticed. These
-are named in the summary, with the flag to pass."""
+"""Submissions nbgrader would leave out of date (it skips a graded student unless
+``timestamp.txt`` is newer): a notebook changed since, or a gradebook that lost the grade."""
 
 from __future__ import annotations
 

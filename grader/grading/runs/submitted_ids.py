@@ -17,7 +17,13 @@ from pathlib import Path
 from ..classroom.ids import closest, normalize_id, quoted, registered_students, stored_id_problem
 from ..classroom.paths import sqlite_path
 
-__all__ = ["IdReport", "check_submitted_ids", "submitted_students", "unknown_student_message"]
+__all__ = [
+    "IdReport",
+    "check_submitted_ids",
+    "matching",
+    "submitted_students",
+    "unknown_student_message",
+]
 
 
 @dataclass
@@ -120,9 +126,6 @@ def matching(pattern: str, students: list[str]) -> list[str]:
     """Students an nbgrader ``--student`` glob names, compared in NFC."""
     pattern = normalize_id(pattern)
     return [s for s in students if fnmatch.fnmatchcase(normalize_id(s), pattern)]
-
-
-__all__ += ["matching"]
 
 
 def submitted_students(submitted: Path, assignment: str) -> list[str]:
