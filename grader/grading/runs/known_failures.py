@@ -47,6 +47,12 @@ def _load(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
+def _entries(data: dict, assignment: str) -> dict:
+    """The assignment's failures; a damaged record (not an object) counts as none."""
+    known = data.get(assignment)
+    return known if isinstance(known, dict) else {}
+
+
 def _save(path: Path, data: dict) -> None:
     fd, tmp = tempfile.mkstemp(prefix=".echecs-", dir=path.parent)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -68,21 +74,23 @@ def recent(
     """Students whose unchanged submission failed less than ``RETRY_AFTER`` s ago -> a French
     sentence that says it was skipped, why, and how to force a new try."""
     now = time.time() if now is None else now
-    known = _load(path).get(assignment, {})
+    known = _entries(_load(path), assignment)
     skipped = {}
     for student in students:
         entry = known.get(student)
-        if not isinstance(entry, dict):
+        at = entry.get("at") if isinstance(entry, dict) else None
+        if not isinstance(at, int | float):  # a damaged entry: grade again
             continue
-        age = now - float(entry.get("at", 0))
+        age = now - at
         if not 0 <= age < RETRY_AFTER:
             continue
         if entry.get("fingerprint") != fingerprint(submitted / student / assignment):
             continue
+        reason = str(entry.get("reason") or "voir le journal")[:_MAX_REASON]
         skipped[student] = (
             f"non renoté cette fois\u00a0: sa notation a échoué il y a {_seconds(age)} "
-            f"({entry.get('reason') or 'voir le journal'}) et son rendu n'a pas changé "
-            f"depuis. Nouvel essai automatique dans {_seconds(RETRY_AFTER - age)}, ou tout de "
+            f"({reason}) et son rendu n'a pas changé depuis. "
+            f"Nouvel essai automatique dans {_seconds(RETRY_AFTER - age)}, ou tout de "
             "suite avec --reessayer (make grade ARGS=--reessayer)."
         )
     return skipped
@@ -99,8 +107,7 @@ def record(
     """Remember this run's failures (`failed`: student -> reason) and forget `graded` ones."""
     now = time.time() if now is None else now
     data = _load(path)
-    known = data.get(assignment)
-    known = known if isinstance(known, dict) else {}
+    known = _entries(data, assignment)
     for student in graded:
         known.pop(student, None)
     for student, reason in failed.items():

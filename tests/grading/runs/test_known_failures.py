@@ -3,6 +3,8 @@ unchanged, retried at once when changed, forgotten once graded; a broken record 
 
 from __future__ import annotations
 
+import json
+
 from grading.runs.known_failures import RETRY_AFTER, fingerprint, recent, record
 
 
@@ -45,3 +47,22 @@ def test_an_unreadable_record_is_ignored(tmp_path):
     assert recent(path, "oublier", submitted, ["ben"]) == {}
     record(path, "oublier", submitted, {"ben": "x"}, [])
     assert "ben" in recent(path, "oublier", submitted, ["ben"])
+
+
+def test_a_damaged_record_is_graded_again_not_a_crash(tmp_path):
+    """Objects of the wrong kind in a record that is valid JSON: each entry concerned is
+    ignored (the submission is graded again), the rest of the record still counts."""
+    submitted, path = tmp_path / "submitted", tmp_path / "echecs.json"
+    _submission(submitted, "ben")
+    _submission(submitted, "ana")
+    record(path, "oublier", submitted, {"ben": "x", "ana": "y"}, [], now=1000.0)
+    good = json.loads(path.read_text())
+    good["oublier"]["ana"]["at"] = "hier"
+    good["oublier"]["ben"]["reason"] = ["pas", "une", "phrase"]
+    path.write_text(json.dumps(good))
+    skipped = recent(path, "oublier", submitted, ["ana", "ben"], now=1010.0)
+    assert list(skipped) == ["ben"] and "['pas', 'une', 'phrase']" in skipped["ben"]
+    path.write_text(json.dumps({"oublier": ["ben"]}))
+    assert recent(path, "oublier", submitted, ["ben"], now=1010.0) == {}
+    record(path, "oublier", submitted, {"ben": "x"}, [], now=1020.0)
+    assert list(recent(path, "oublier", submitted, ["ben"], now=1030.0)) == ["ben"]
