@@ -4,29 +4,16 @@
     (make oublier-eleve ID=ben, then make oublier-eleve ID=ben CONFIRMER=1)
 
 The course teaches erasure as « find, delete, prove with a control »; this is that lesson applied
-to the class system itself:
-
-- the scan lists every place the learner is found, by id, name and e-mail: their gradebook rows
-  (and the raw bytes of the gradebook file, free pages and ``-wal`` included), their folders in
-  ``submitted/``, ``autograded/``, ``feedback/``, the previous copies kept by ``zip_collect``,
-  the quarantine, their data exports, each member of the LMS archives in ``downloaded/``, their
-  roster line, the class report, nbgrader's exchange (``inbound/<id>+…``, their released
-  feedback ``feedback/<hash>.html``), and on a hub their account (REST API), their row in the
-  hub's database and their home folder;
-- without ``--confirmer`` nothing is touched (dry run); with it, every place is erased: the
-  student is removed with nbgrader's API then the gradebook is rebuilt by ``VACUUM`` (no trace
-  in free pages), archives are rewritten without the learner's members (the other members keep
-  their names, dates and bytes), the roster loses one line (the others keep their bytes), the
-  report is regenerated (columns and rows the teacher added by hand to its CSVs come back; what
-  cannot is named);
-- what cannot be erased at once (backups, logs, the hub database's free pages, Helm history) is
-  listed with its expiry and the command that purges it;
-- the proof: the same scan runs again; it must find nothing of the learner, and still find the
-  control learner (``--temoin``, default: another learner of the class) in every place it was
-  found before; every other learner's ``nbgrader export`` row must be unchanged. A failure is
-  named in French and the command exits with status 1. Running it twice is harmless: the second
-  run finds nothing and erases nothing. Only the learner's own files, rows, members and lines are
-  ever deleted.
+to the class system itself. The scan (``grading.privacy.learner_places``) lists every place the
+learner is found and what cannot be erased at once. Without ``--confirmer`` nothing is touched;
+with it, every place is erased: nbgrader's API then ``VACUUM`` for the gradebook (no trace in
+free pages), archives rewritten without the learner's members (the others keep their names,
+dates and bytes), the roster less one line (the others keep their bytes), the report
+regenerated (columns and rows added by hand to its CSVs come back; what cannot is named).
+The proof: the same scan runs again; it must find nothing of the learner, and still find the
+control learner (``--temoin``, default: another learner) in every place it was found before;
+every other learner's ``nbgrader export`` row must be unchanged. A failure is named in French
+and the command exits with status 1. A second run finds nothing and erases nothing.
 """
 
 from __future__ import annotations
@@ -39,6 +26,7 @@ import shutil
 import sqlite3
 import sys
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -119,9 +107,12 @@ def _vacuum(db: Path) -> None:
         con.close()
 
 
-def _rewrite_zip(file: Path, mine: list[str]) -> None:
-    """The archive without the learner's members; every other member keeps its name, date,
-    attributes, compression and bytes."""
+def _rewrite_zip(
+    file: Path, mine: list[str], redact: tuple[str, Callable[[bytes], bytes]] | None = None
+) -> None:
+    """The archive without the members `mine`, or with one member redacted (`redact`: its name
+    and its cleaner); every other member keeps its name, date, attributes, compression and
+    bytes."""
     with zipfile.ZipFile(file) as src:
         keep = [i for i in src.infolist() if i.filename not in set(mine)]
         if not keep:
@@ -132,7 +123,10 @@ def _rewrite_zip(file: Path, mine: list[str]) -> None:
             with zipfile.ZipFile(tmp, "w") as dst:
                 dst.comment = src.comment
                 for info in keep:
-                    dst.writestr(info, src.read(info), compress_type=info.compress_type)
+                    data = src.read(info)
+                    if redact is not None and info.filename == redact[0]:
+                        data = redact[1](data)
+                    dst.writestr(info, data, compress_type=info.compress_type)
         except BaseException:
             tmp.unlink(missing_ok=True)  # the archive stays as it was; the failure is named
             raise
@@ -142,41 +136,24 @@ def _rewrite_zip(file: Path, mine: list[str]) -> None:
 def _redact(file: Path, member: str | None, pattern) -> None:
     """Replace every mention of the learner by a fixed text in one file, or in one member of an
     archive (the others keep their bytes); a notebook must stay a notebook."""
-    fixed = REDACTED.encode()
 
-    def clean(name: str, data: bytes) -> bytes:
-        out = pattern.sub(fixed, data)
-        if name.endswith((".ipynb", ".json")):
+    def clean(data: bytes) -> bytes:
+        out = pattern.sub(REDACTED.encode(), data)
+        if (member or file.name).endswith((".ipynb", ".json")):
             json.loads(out)  # ValueError: named, the file left as it was
         return out
 
-    if member is None:
-        data = clean(file.name, file.read_bytes())
-        tmp = file.with_name(f".{file.name}.caviarde")
-        tmp.write_bytes(data)
-        shutil.copystat(file, tmp)
-        os.replace(tmp, file)
-        return
-    with zipfile.ZipFile(file) as src:
-        tmp = file.with_name(f".{file.name}.caviarde")
-        try:
-            with zipfile.ZipFile(tmp, "w") as dst:
-                dst.comment = src.comment
-                for info in src.infolist():
-                    data = src.read(info)
-                    if info.filename == member:
-                        data = clean(member, data)
-                    dst.writestr(info, data, compress_type=info.compress_type)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+    if member is not None:
+        return _rewrite_zip(file, [], (member, clean))
+    tmp = file.with_name(f".{file.name}.caviarde")
+    tmp.write_bytes(clean(file.read_bytes()))
+    shutil.copystat(file, tmp)
     os.replace(tmp, file)
 
 
 def _erase_roster(ctx: Context, who_sid: str, line: int) -> None:
     """Remove one line of the roster, keeping the other lines' bytes and the file's encoding;
     checked by reading it back before it replaces the file."""
-
     path = ctx.setup.roster
     before = read_roster(path)
     data = path.read_bytes()
@@ -279,42 +256,24 @@ def _apply(ctx: Context, sid: str, found: list[Found], notes: list[str]) -> list
     know besides goes to `notes`)."""
     failures: list[str] = []
     reports: set[Path] = set()
-    order = [
-        "log",
-        "mention",
-        "hub_user",
-        "firstuse",
-        "home",
-        "tree",
-        "zip",
-        "roster",
-        "gradebook",
-        "vacuum",
-        "report",
-    ]
-    for action in order:
+    erasers: dict[str, Callable[[Found], object]] = {  # in this order
+        "log": lambda f: _redact(*f.target),
+        # another learner's work: only with --caviarder, named by erase() otherwise
+        "mention": lambda f: _redact(*f.target) if ctx.setup.redact else None,
+        "hub_user": lambda f: _hub_user_delete(ctx, sid),
+        "firstuse": lambda f: _erase_firstuse(Path(f.target), sid),
+        "home": lambda f: _erase_home(ctx, sid, Path(f.target)),
+        "tree": lambda f: _rm(Path(f.target)),
+        "zip": lambda f: _rewrite_zip(*f.target),
+        "roster": lambda f: _erase_roster(ctx, sid, f.target),
+        "gradebook": lambda f: _erase_gradebook(ctx, sid, f),
+        "vacuum": lambda f: _erase_gradebook(ctx, sid, f),
+        "report": lambda f: reports.add(Path(f.target)),
+    }
+    for action, erase_one in erasers.items():
         for f in (x for x in found if x.action == action):
             try:
-                if action == "log" or (action == "mention" and ctx.setup.redact):
-                    _redact(*f.target)
-                elif action == "mention":
-                    continue  # another learner's work: only with --caviarder, named below
-                elif action == "tree":
-                    _rm(Path(f.target))
-                elif action == "zip":
-                    _rewrite_zip(*f.target)
-                elif action == "roster":
-                    _erase_roster(ctx, sid, f.target)
-                elif action in ("gradebook", "vacuum"):
-                    _erase_gradebook(ctx, sid, f)
-                elif action == "hub_user":
-                    _hub_user_delete(ctx, sid)
-                elif action == "firstuse":
-                    _erase_firstuse(Path(f.target), sid)
-                elif action == "home":
-                    _erase_home(ctx, sid, Path(f.target))
-                elif action == "report":
-                    reports.add(Path(f.target))
+                erase_one(f)
             except Exception as exc:  # noqa: BLE001 — every place is tried, each failure named
                 failures.append(f"{f.kind} ({f.where})\u00a0: {french_message(exc, f.where)}")
     if reports:
@@ -361,6 +320,11 @@ class Result:
     control_after: Scan | None
     failures: list[str]
     notes: list[str] = field(default_factory=list)  # for the teacher: hand edits kept or lost
+    erased: str | None = None  # the register's date (AAAA-MM-JJ) of an earlier erasure
+
+
+def _described(f: Found) -> str:
+    return f"{f.kind} ({f.where}{' — ' + f.detail if f.detail else ''})"
 
 
 def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> Result:
@@ -373,9 +337,8 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
     before = scan_in(ctx, sid)
     gradebook_dir = ctx.gradebook.parent if ctx.gradebook is not None else ctx.dirs.grader_dir
     registers = registers_of(gradebook_dir, ctx.backups)
-    if not [f for f in before.found if f.action not in ("mention", "log")] and (
-        erased_on(sid, registers) is None
-    ):
+    erased = erased_on(sid, registers)
+    if not [f for f in before.found if f.action not in ("mention", "log")] and erased is None:
         # a typo or a wrong case (« Chloé » for « chloé »): refused, never « rien à effacer »
         near = close_ids(sid, class_ids(ctx) - {sid})  # read only: no gradebook created
         hint = f"\u00a0; identifiant(s) proche(s)\u00a0: {', '.join(map(quoted, near))}"
@@ -386,7 +349,7 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
         )
     control_before = scan_in(ctx, witness) if witness else None
     if not confirm or not before.found:
-        return Result(before, None, control_before, None, [])
+        return Result(before, None, control_before, None, [], erased=erased)
     if control_before is None or not control_before.found:
         raise ErasureError(
             f"Aucun témoin trouvé ({quoted(witness) if witness else 'aucun autre élève'})\u00a0: "
@@ -394,14 +357,14 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
             "(--temoin, un élève encore présent)."
         )
     # a learner: in the class (gradebook, roster, submissions) or a plain user of the hub; never
-    # a hub account with an admin or instructor role, whatever else is found
+    # a hub account with an admin or instructor role, whatever else is found; erased before: what
+    # is left of them
     staff = any(f.action == "hub_user" and f.target for f in before.found)
-    known = any(
+    known = erased is not None or any(
         f.kind in ("carnet de notes", "liste des élèves", "rendus")
         or (f.action == "hub_user" and not f.target)
         for f in before.found
     )
-    known = known or erased_on(sid, registers) is not None  # erased before: what is left
     if staff or not known:
         raise ErasureError(
             f"{quoted(sid)} n'est ni dans la liste des élèves, ni dans le carnet de notes, ni "
@@ -427,52 +390,41 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
     record_erasure(sid, registers)
     failures = _apply(ctx, sid, before.found, notes)
     after = scan_in(ctx, sid)
-    control_after = scan_in(ctx, witness) if witness else None
-    for f in after.found:
-        detail = f" — {f.detail}" if f.detail else ""
-        failures.append(f"encore trouvé après l'effacement\u00a0: {f.kind} ({f.where}{detail})")
-    if control_before is None or not control_before.found:
+    control_after = scan_in(ctx, witness)
+    failures += [f"encore trouvé après l'effacement\u00a0: {_described(f)}" for f in after.found]
+    # every place, archive member and count of the control as it was: a member of another
+    # learner dropped with the learner's archive, or a file of theirs deleted, is seen here
+    after_places = {f.key() for f in control_after.found}
+    lost = [f for f in control_before.found if f.key() not in after_places]
+    if lost:
         failures.append(
-            f"aucun témoin trouvé ({quoted(witness) if witness else 'aucun autre élève'})\u00a0: "
-            "la recherche n'est pas prouvée capable de trouver un élève (--temoin)"
+            f"le témoin {quoted(witness)} n'est plus trouvé tel qu'il était dans\u00a0: "
+            f"{', '.join(map(_described, lost))} (un autre élève a été touché, ou la recherche "
+            "ne prouve plus rien)"
         )
-    elif control_after is not None:
-        # every place, archive member and count of the control as it was: a member of another
-        # learner dropped with the learner's archive, or a file of theirs deleted, is seen here
-        after_places = {f.key() for f in control_after.found}
-        lost = [f for f in control_before.found if f.key() not in after_places]
-        if lost:
-            where = ", ".join(
-                f"{f.kind} ({f.where}{' — ' + f.detail if f.detail else ''})" for f in lost
-            )
-            failures.append(
-                f"le témoin {quoted(witness)} n'est plus trouvé tel qu'il était dans\u00a0: "
-                f"{where} (un autre élève a été touché, ou la recherche ne prouve plus rien)"
-            )
     if _export_rows(ctx, sid) != rows_before:
         failures.append("les lignes de nbgrader export des autres élèves ont changé")
-    return Result(before, after, control_before, control_after, failures, notes)
+    return Result(before, after, control_before, control_after, failures, notes, erased)
 
 
 # --------------------------------------------------------------------------- the command
 
 
-def _printscan_in(title: str, s: Scan) -> None:
+def _print_scan(title: str, s: Scan) -> None:
     print(f"{title} {s.identity}\u00a0: {len(s.found)} endroit(s).")
     for f in s.found:
         print(f"  - {f.kind}\u00a0: {f.where}" + (f" — {f.detail}" if f.detail else ""))
 
 
 def _print_pending(s: Scan) -> None:
-    if not s.pending:
-        return
-    print("Ne peut pas être effacé tout de suite (à purger)\u00a0:")
+    if s.pending:
+        print("Ne peut pas être effacé tout de suite (à purger)\u00a0:")
     for p in s.pending:
         print(f"  - {p.kind}\u00a0: {p.where} — expire {p.expires}\n      purge\u00a0: {p.command}")
 
 
 OUTSIDE = (
-    "l'ENT ou la plateforme (Moodle, Pronote…) d'où viennent les archives : son compte, ses "
+    "l'ENT ou la plateforme (Moodle, Pronote…) d'où viennent les archives : son compte, ses "
     "dépôts, l'archive téléchargée sur votre ordinateur",
     "votre tableur maître de la classe (la liste d'où vient make students) et ses copies",
     "les courriels échangés avec l'élève ou à son sujet, et leurs pièces jointes",
@@ -484,14 +436,30 @@ def _print_outside(sid: str) -> None:
     """The sources outside the class system that this command cannot reach: the teacher's."""
     print(
         "Hors de ce système, à effacer par vous (le registre des effacements empêche "
-        "seulement leur retour dans la classe) :"
+        "seulement leur retour dans la classe) :"
     )
     for place in OUTSIDE:
         print(f"  - {place}")
     print(
-        f"Si l'élève revient dans le cours : make students REINSCRIRE={sid} "
+        f"Si l'élève revient dans le cours : make students REINSCRIRE={sid} "
         "(sinon make students, make collect, make zip-collect et make restauration le refusent)."
     )
+
+
+KEEP_HELP = f"leur durée de conservation, en jours (défaut\u00a0: {RETENTION_DAYS:g})"
+# the options that name a place of the class system: (option, Setup field, type, value, help)
+PLACE_OPTIONS = (
+    ("--eleves", "roster", Path, "CSV", "la liste des élèves (CSV)"),
+    ("--echange", "exchange", Path, "DOSSIER", "Exchange.root de nbgrader"),
+    ("--hub-url", "hub_url", str, "URL", "API du hub, ex. http://127.0.0.1:8081/hub/api"),
+    ("--hub-db", "hub_db", Path, "FICHIER", "la base SQLite du hub"),
+    ("--dossiers-personnels", "homes", Path, "DOSSIER", "ex. /home"),
+    ("--prefixe-unix", "unix_prefix", str, "PREFIXE", "ex. jupyter- (TLJH)"),
+    ("--sauvegardes", "backups", Path, "DOSSIER", "le dossier des sauvegardes"),
+    ("--garder-jours", "keep_days", float, "JOURS", KEEP_HELP),
+    ("--helm-release", "helm_release", str, "NOM", "la release Helm du hub (Kubernetes)"),
+    ("--mots-de-passe-tljh", "firstuse_db", Path, "FICHIER", "ex. /opt/tljh/state/passwords.dbm"),
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -513,49 +481,10 @@ def main(argv: list[str] | None = None) -> int:
         metavar="IDENTIFIANT",
         help="l'élève témoin (défaut\u00a0: un autre)",
     )
-    parser.add_argument(
-        "--eleves", type=Path, default=None, metavar="CSV", help="la liste des élèves (CSV)"
-    )
-    parser.add_argument(
-        "--echange", type=Path, default=None, metavar="DOSSIER", help="Exchange.root de nbgrader"
-    )
-    parser.add_argument(
-        "--hub-url",
-        default=None,
-        metavar="URL",
-        help="API du hub, ex. http://127.0.0.1:8081/hub/api",
-    )
-    parser.add_argument(
-        "--hub-db", type=Path, default=None, metavar="FICHIER", help="la base SQLite du hub"
-    )
-    parser.add_argument(
-        "--dossiers-personnels", type=Path, default=None, metavar="DOSSIER", help="ex. /home"
-    )
-    parser.add_argument("--prefixe-unix", default="", metavar="PREFIXE", help="ex. jupyter- (TLJH)")
-    parser.add_argument(
-        "--sauvegardes",
-        type=Path,
-        default=None,
-        metavar="DOSSIER",
-        help="le dossier des sauvegardes",
-    )
-    parser.add_argument(
-        "--garder-jours",
-        type=float,
-        default=RETENTION_DAYS,
-        metavar="JOURS",
-        help=f"leur durée de conservation, en jours (défaut\u00a0: {RETENTION_DAYS:g})",
-    )
-    parser.add_argument(
-        "--helm-release", default=None, metavar="NOM", help="la release Helm du hub (Kubernetes)"
-    )
-    parser.add_argument(
-        "--mots-de-passe-tljh",
-        type=Path,
-        default=None,
-        metavar="FICHIER",
-        help="ex. /opt/tljh/state/passwords.dbm",
-    )
+    defaults = Setup()
+    for option, name, kind, value, text in PLACE_OPTIONS:
+        default = getattr(defaults, name)
+        parser.add_argument(option, dest=name, type=kind, default=default, metavar=value, help=text)
     parser.add_grader_dir("le dossier grader/ (défaut\u00a0: trouvé)")
     args = parser.parse_args(argv)
     token = os.environ.get(HUB_TOKEN_ENV)
@@ -565,57 +494,39 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.eleves is not None and not args.eleves.is_file():
+    if args.roster is not None and not args.roster.is_file():
         print(
-            f"✘ Liste des élèves introuvable\u00a0: {args.eleves}. Rien n'a été effacé "
+            f"✘ Liste des élèves introuvable\u00a0: {args.roster}. Rien n'a été effacé "
             "(sans elle, sa ligne resterait dans la liste).",
             file=sys.stderr,
         )
         return 2
-    setup = Setup(
-        grader_dir=args.grader_dir,
-        roster=args.eleves,
-        exchange=args.echange,
-        hub_url=args.hub_url,
-        hub_token=token,
-        hub_db=args.hub_db,
-        homes=args.dossiers_personnels,
-        unix_prefix=args.prefixe_unix,
-        backups=args.sauvegardes,
-        keep_days=args.garder_jours,
-        helm_release=args.helm_release,
-        firstuse_db=args.mots_de_passe_tljh,
-        redact=args.caviarder,
-    )
+    places = {name: getattr(args, name) for _, name, *_ in PLACE_OPTIONS}
+    setup = Setup(grader_dir=args.grader_dir, hub_token=token, redact=args.caviarder, **places)
     try:
         result = erase(args.student_id, setup, args.confirmer, args.temoin)
     except (ErasureError, FileNotFoundError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
-    before = result.before
+    before, control = result.before, result.control_before
     if not before.found:
-        ctx = Context(setup)
-        gradebook_dir = ctx.gradebook.parent if ctx.gradebook else ctx.dirs.grader_dir
-        erased = erased_on(before.sid, registers_of(gradebook_dir, ctx.backups)) or "?"
-        day = "/".join(reversed(erased.split("-")))
+        day = "/".join(reversed((result.erased or "?").split("-")))
         print(
             f"Aucune trace de {before.identity} dans le système de la classe\u00a0: effacé(e) "
             f"le {day} (registre des effacements), rien à effacer."
         )
-        if result.control_before is None or not result.control_before.found:
+        if control is None or not control.found:
             print("✘ Et aucun témoin trouvé\u00a0: la recherche ne prouve rien.", file=sys.stderr)
             return 1
         print(
-            f"Le témoin {result.control_before.identity} est bien trouvé "
-            f"({len(result.control_before.found)} endroit(s))\u00a0: la recherche fonctionne."
+            f"Le témoin {control.identity} est bien trouvé ({len(control.found)} "
+            "endroit(s))\u00a0: la recherche fonctionne."
         )
         _print_pending(before)
         return 0
-    _printscan_in("Trouvé", before)
-    if result.control_before is not None:
-        _printscan_in(
-            "Témoin (un autre élève, la preuve que la recherche trouve)", result.control_before
-        )
+    _print_scan("Trouvé", before)
+    if control is not None:
+        _print_scan("Témoin (un autre élève, la preuve que la recherche trouve)", control)
     if result.after is None:
         _print_pending(before)
         _print_outside(before.sid)
@@ -629,12 +540,11 @@ def main(argv: list[str] | None = None) -> int:
         f"Vérification de l'effacement\u00a0: {before.identity} encore trouvé(e) dans "
         f"{len(result.after.found)} endroit(s) (0 attendu)."
     )
-    if result.control_after is not None:
-        print(
-            f"Témoin (un autre élève, qui doit rester trouvé partout)\u00a0: "
-            f"{result.control_after.identity}, {len(result.control_before.found)} endroit(s) "
-            f"avant, {len(result.control_after.found)} après."
-        )
+    print(
+        f"Témoin (un autre élève, qui doit rester trouvé partout)\u00a0: "
+        f"{result.control_after.identity}, {len(control.found)} endroit(s) "
+        f"avant, {len(result.control_after.found)} après."
+    )
     _print_pending(result.after)
     _print_outside(before.sid)
     for note in result.notes:

@@ -1,18 +1,15 @@
 """Where one learner lives in the class system: the scan behind ``make oublier-eleve``.
 
-Every place is found by the learner's id (NFC), with their name and e-mail from the roster and
-the gradebook: gradebook rows and the raw bytes of its file (free pages and ``-wal`` included),
-their folders in ``submitted/``, ``autograded/``, ``feedback/``, zip_collect's previous copies,
-the quarantine, their data exports, each member of the LMS archives in ``downloaded/`` (the
-first folder that names a learner of the class decides, else it is read as ``zip_collect`` reads
-it; a member the two readings give to different learners is named, never guessed), their
-gradebook rows in any Unicode spelling of their id, their roster line, the class report,
-nbgrader's exchange (``inbound/<id>+…``, released feedback
-``feedback/<md5(secret + notebook)>.html``, its secret read from their grader folders or their
-inbound copies), and on a hub their account (REST API), their row in the hub's database and
-their home. What cannot be erased at once (backups, logs, the hub database's free pages, Helm
-history) is listed apart, with its expiry and the command that purges it. The scan only reads:
-``grading.erase_learner`` erases.
+Every place is found by the learner's id (NFC, and any Unicode spelling the gradebook holds),
+name and e-mail (roster, gradebook): gradebook rows and the raw bytes of its file (free pages
+and ``-wal``), their folders in ``submitted/``, ``autograded/``, ``feedback/``, zip_collect's
+previous copies, the quarantine, their data exports, each member of the LMS archives in
+``downloaded/`` (see ``_owned``), their roster line, the class report, nbgrader's exchange
+(``inbound/<id>+…``, released feedback ``feedback/<md5(secret + notebook)>.html``, its secret
+read from their grader folders or inbound copies), and on a hub their account (REST API), their
+row in the hub's database and their home. What cannot be erased at once (backups, logs, the
+hub database's free pages, Helm history) is listed apart, with its expiry and the command that
+purges it. The scan only reads: ``grading.erase_learner`` erases.
 """
 
 from __future__ import annotations
@@ -29,6 +26,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path, PurePosixPath
@@ -46,13 +44,11 @@ __all__ = [
     "Context",
     "ErasureError",
     "Found",
-    "Pending",
     "Scan",
     "Setup",
     "checked_id",
     "hub_request",
     "REDACTED",
-    "Mentions",
     "mention_pattern",
     "roster_students",
     "scan",
@@ -100,6 +96,9 @@ class Scan:
     def kinds(self) -> set[str]:
         return {f.kind for f in self.found}
 
+    def add(self, kind: str, where: object, detail: str, action: str, target: object = None):
+        self.found.append(Found(kind, str(where), detail, action, target))
+
 
 @dataclass
 class Setup:
@@ -128,9 +127,8 @@ class Context:
         self.setup = setup
         self.dirs = course_dirs(setup.grader_dir)
         self.config = load_config(self.dirs.grader_dir)
-        self.gradebook = _sqlite_file(self.dirs.db_url)
-        zc = self.config.ZipCollectApp
-        self.archive_name = zc.get("archive_directory", "archive")
+        self.gradebook = sqlite_path(self.dirs.db_url)
+        self.archive_name = self.config.ZipCollectApp.get("archive_directory", "archive")
         self.regexp = self.config.FileNameCollectorPlugin.get("named_regexp", "")
         self.course_id = self.config.CourseDirectory.get("course_id", "") or ""
         self.backups = setup.backups or self.dirs.backups
@@ -138,10 +136,6 @@ class Context:
         root = setup.exchange or self.config.Exchange.get("root", None) or DEFAULT_EXCHANGE
         self.exchange = Path(root) / self.course_id if self.course_id else None
         self.known: set[str] | None = None  # the class's ids, read once (class_ids)
-
-
-def _sqlite_file(db_url: str) -> Path | None:
-    return sqlite_path(db_url)
 
 
 # --------------------------------------------------------------------------- who the learner is
@@ -161,7 +155,7 @@ class _Who:
     def identity(self) -> str:
         name = " ".join(x for x in (self.first, self.last) if x)
         extra = ", ".join(x for x in (name, self.email) if x)
-        return f"{quoted(self.sid)}" + (f" ({extra})" if extra else "")
+        return quoted(self.sid) + (f" ({extra})" if extra else "")
 
     def spellings(self) -> list[str]:
         """Their id as it can be stored: NFC, NFD, and the gradebook's own spellings."""
@@ -265,7 +259,8 @@ def mention_pattern(who: _Who, parts: bool = False) -> Mentions:
     return Mentions(pattern, tuple(kept))
 
 
-def roster_students(path: Path | None):
+def roster_students(path: Path | None) -> list:
+    """The roster's lines (none without a roster); a damaged roster stops the command."""
     if path is None or not path.is_file():
         return []
     try:
@@ -303,33 +298,28 @@ def gradebook_ids(ctx: Context, sid: str) -> list[str]:
     it."""
     if ctx.gradebook is None or not ctx.gradebook.is_file():
         return []
-    con = _ro(ctx.gradebook)
-    try:
-        rows = con.execute(
-            "SELECT id FROM student UNION SELECT student_id FROM submitted_assignment"
-        ).fetchall()
-    except sqlite3.DatabaseError:
-        return []
-    finally:
-        con.close()
+    sql = "SELECT id FROM student UNION SELECT student_id FROM submitted_assignment"
+    with closing(_ro(ctx.gradebook)) as con:
+        try:
+            rows = con.execute(sql).fetchall()
+        except sqlite3.DatabaseError:
+            return []
     return sorted({r[0] for r in rows if isinstance(r[0], str) and normalize_id(r[0]) == sid})
 
 
 def _student_row(ctx: Context, ids: list[str]) -> tuple | None:
     if not ids or ctx.gradebook is None or not ctx.gradebook.is_file():
         return None
-    con = _ro(ctx.gradebook)
     marks = ", ".join("?" * len(ids))
-    try:
-        return con.execute(
-            f"SELECT id, first_name, last_name, email FROM student WHERE id IN ({marks}) "
-            "ORDER BY email IS NULL, first_name IS NULL",
-            ids,
-        ).fetchone()
-    except sqlite3.DatabaseError:
-        return None
-    finally:
-        con.close()
+    with closing(_ro(ctx.gradebook)) as con:
+        try:
+            return con.execute(
+                f"SELECT id, first_name, last_name, email FROM student WHERE id IN ({marks}) "
+                "ORDER BY email IS NULL, first_name IS NULL",
+                ids,
+            ).fetchone()
+        except sqlite3.DatabaseError:
+            return None
 
 
 # --------------------------------------------------------------------------- the scan
@@ -361,49 +351,29 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
         return
     ids = who.gradebook_ids or [who.sid]
     marks = ", ".join("?" * len(ids))
-    con = _ro(db)
-    try:
-        row = con.execute(f"SELECT 1 FROM student WHERE id IN ({marks})", ids).fetchone()
-        subs = con.execute(
-            f"SELECT count(*) FROM submitted_assignment WHERE student_id IN ({marks})", ids
-        ).fetchone()[0]
-        grades = con.execute(
-            "SELECT count(*) FROM grade g JOIN submitted_notebook sn ON sn.id = g.notebook_id "
-            "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
-            f"WHERE sa.student_id IN ({marks})",
-            ids,
-        ).fetchone()[0]
-    except sqlite3.DatabaseError as exc:
-        raise ErasureError(f"Carnet de notes illisible ({db})\u00a0: {exc}.") from None
-    finally:
-        con.close()
+    with closing(_ro(db)) as con:
+        try:
+            row = con.execute(f"SELECT 1 FROM student WHERE id IN ({marks})", ids).fetchone()
+            subs = con.execute(
+                f"SELECT count(*) FROM submitted_assignment WHERE student_id IN ({marks})", ids
+            ).fetchone()[0]
+            grades = con.execute(
+                "SELECT count(*) FROM grade g JOIN submitted_notebook sn ON sn.id = g.notebook_id "
+                "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
+                f"WHERE sa.student_id IN ({marks})",
+                ids,
+            ).fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise ErasureError(f"Carnet de notes illisible ({db})\u00a0: {exc}.") from None
     if row or subs:
-        spelt = [i for i in ids if i != who.sid]
-        out.found.append(
-            Found(
-                "carnet de notes",
-                str(db),
-                f"fiche de l'élève, {subs} rendu(s), {grades} note(s) et commentaire(s)"
-                + (
-                    f" (identifiant aussi sous {len(spelt)} autre(s) forme(s) Unicode)"
-                    if spelt
-                    else ""
-                ),
-                "gradebook",
-                (db, ids),
-            )
-        )
-    hits = _raw_hits(db, who.patterns())
-    if hits and not (row or subs):
-        out.found.append(
-            Found(
-                "carnet de notes",
-                str(db),
-                f"{hits} trace(s) dans les octets du fichier (pages libres)",
-                "vacuum",
-                (db, []),
-            )
-        )
+        spelt = len([i for i in ids if i != who.sid])
+        detail = f"fiche de l'élève, {subs} rendu(s), {grades} note(s) et commentaire(s)"
+        if spelt:
+            detail += f" (identifiant aussi sous {spelt} autre(s) forme(s) Unicode)"
+        out.add("carnet de notes", db, detail, "gradebook", (db, ids))
+    elif hits := _raw_hits(db, who.patterns()):
+        detail = f"{hits} trace(s) dans les octets du fichier (pages libres)"
+        out.add("carnet de notes", db, detail, "vacuum", (db, []))
 
 
 def _scan_folders(ctx: Context, who: _Who, out: Scan) -> None:
@@ -420,16 +390,13 @@ def _scan_folders(ctx: Context, who: _Who, out: Scan) -> None:
                 "relancez. Rien n'a été effacé."
             )
         for folder in own_folders(parent, who.sid):
-            n = _count_files(folder)
-            out.found.append(Found(kind, str(folder), f"{n} fichier(s)", "tree", folder))
+            out.add(kind, folder, f"{_count_files(folder)} fichier(s)", "tree", folder)
     if ctx.dirs.downloaded.is_dir():
         for base in sorted(p for p in ctx.dirs.downloaded.iterdir() if p.is_dir()):
             for folder in own_folders(base / "remplaces", who.sid):
-                out.found.append(
-                    Found("copies remplacées", str(folder), "anciennes copies", "tree", folder)
-                )
+                out.add("copies remplacées", folder, "anciennes copies", "tree", folder)
     for entry in quarantined_for(ctx.dirs.quarantine, who.sid):
-        out.found.append(Found("quarantaine", str(entry), "", "tree", entry))
+        out.add("quarantaine", entry, "", "tree", entry)
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in who.sid)
     if ctx.dirs.exports.is_dir():
         for file in sorted(ctx.dirs.exports.glob(f"donnees-{safe}-*.zip")):
@@ -437,7 +404,7 @@ def _scan_folders(ctx: Context, who: _Who, out: Scan) -> None:
             if re.fullmatch(rf"donnees-{re.escape(safe)}-\d{{8}}-\d{{6}}\.zip", file.name) and (
                 _export_of(file) == who.sid
             ):
-                out.found.append(Found("export de ses données", str(file), "", "tree", file))
+                out.add("export de ses données", file, "", "tree", file)
 
 
 def _export_of(file: Path) -> str | None:
@@ -503,16 +470,14 @@ def _scan_downloads(ctx: Context, who: _Who, out: Scan) -> None:
     for base in sorted(
         p for p in ctx.dirs.downloaded.iterdir() if p.is_dir() and not p.is_symlink()
     ):
-        archive_dir = base / ctx.archive_name
-        for sub in (archive_dir, base / "extracted"):
+        for sub in (base / ctx.archive_name, base / "extracted"):
             if not sub.is_dir() or sub.is_symlink():
                 continue
             for file in sorted(p for p in sub.rglob("*") if p.is_file() and not p.is_symlink()):
-                rel = file.relative_to(sub).as_posix()
                 if file.suffix.lower() == ".zip":
                     _scan_zip(ctx, who, file, out)
-                elif _owned(ctx, f"/{rel}", who.sid, zipped=False):
-                    out.found.append(Found("archives reçues", str(file), "fichier", "tree", file))
+                elif _owned(ctx, f"/{file.relative_to(sub).as_posix()}", who.sid, zipped=False):
+                    out.add("archives reçues", file, "fichier", "tree", file)
 
 
 def _scan_zip(ctx: Context, who: _Who, file: Path, out: Scan) -> None:
@@ -522,50 +487,36 @@ def _scan_zip(ctx: Context, who: _Who, file: Path, out: Scan) -> None:
             names = [i.filename for i in zf.infolist()]
     except (zipfile.BadZipFile, OSError) as exc:
         raise ErasureError(f"Archive illisible\u00a0: {file} ({french_reason(exc)}).") from None
-    mine = []
-    for name in names:
-        norm = normalize_id(name.replace("\\", "/"))
-        if _owned(ctx, f"/{stem}/{norm}", who.sid):
-            mine.append(name)
+    norm = {name: normalize_id(name.replace("\\", "/")) for name in names}
+    mine = [name for name in names if _owned(ctx, f"/{stem}/{norm[name]}", who.sid)]
     if mine:
         # only the learner's members: the same text before and after for the control
-        out.found.append(Found("archives reçues", str(file), ", ".join(mine), "zip", (file, mine)))
+        out.add("archives reçues", file, ", ".join(mine), "zip", (file, mine))
 
 
 def _scan_roster(ctx: Context, who: _Who, out: Scan) -> None:
     if who.roster_line:
-        out.found.append(
-            Found(
-                "liste des élèves",
-                str(ctx.setup.roster),
-                f"ligne {who.roster_line}",
-                "roster",
-                who.roster_line,
-            )
-        )
+        line = who.roster_line
+        out.add("liste des élèves", ctx.setup.roster, f"ligne {line}", "roster", line)
 
 
 def _scan_reports(ctx: Context, who: _Who, out: Scan) -> None:
-    places = [
-        ctx.dirs.report / "notes.csv",
-        ctx.dirs.report / "notes-tableur.csv",
-        ctx.dirs.report / "grades.csv",
-        ctx.dirs.report / "export-tableur.csv",
-        ctx.dirs.grader_dir / "grades.csv",
-    ]
-    for path in places:
+    report = ctx.dirs.report
+    names = ("notes.csv", "notes-tableur.csv", "grades.csv", "export-tableur.csv")
+    for path in [*(report / name for name in names), ctx.dirs.grader_dir / "grades.csv"]:
         if path.is_file() and who.sid in _csv_ids(path):
-            out.found.append(Found("rapport", str(path), "ligne de notes", "report", path))
-    page = ctx.dirs.report / "rapport.html"
+            out.add("rapport", path, "ligne de notes", "report", path)
+    page = report / "rapport.html"
     text = normalize_id(page.read_text(errors="replace")) if page.is_file() else ""
     if f"<td>{html.escape(who.sid)}</td>" in text:
-        out.found.append(Found("rapport", str(page), "ligne du tableau", "report", page))
+        out.add("rapport", page, "ligne du tableau", "report", page)
 
 
 def _csv_ids(path: Path) -> set[str]:
     text = path.read_text(encoding="utf-8-sig", errors="replace")
-    sep = ";" if text.split("\n", 1)[0].count(";") > text.split("\n", 1)[0].count(",") else ","
+    head = text.split("\n", 1)[0]
     ids = set()
+    sep = ";" if head.count(";") > head.count(",") else ","
     for row in csv.DictReader(io.StringIO(text), delimiter=sep):
         for key in ("student_id", "identifiant", "élève"):
             if row.get(key):
@@ -583,15 +534,15 @@ def _secrets(ctx: Context, sid: str) -> list[tuple[str, str]]:
         for folder in own_folders(parent, sid):
             places += folder.glob("*/submission_secret.txt")
     places += (entry / "submission_secret.txt" for entry in _inbound_entries(ctx, sid))
-    found = []
+    found = set()
     for secret_file in places:
         if secret_file.is_symlink() or not secret_file.is_file():
             continue
         secret = secret_file.read_text(errors="replace").strip()
         for nb in secret_file.parent.glob("*.*"):
             if nb.suffix in (".ipynb", ".html"):
-                found.append((secret, nb.stem))
-    return sorted(set(found))
+                found.add((secret, nb.stem))
+    return sorted(found)
 
 
 def _inbound_entries(ctx: Context, sid: str) -> list[Path]:
@@ -606,14 +557,14 @@ def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
     if ctx.exchange is None or not ctx.exchange.is_dir():
         return
     for entry in _inbound_entries(ctx, who.sid):
-        out.found.append(Found("échange nbgrader", str(entry), "rendu", "tree", entry))
+        out.add("échange nbgrader", entry, "rendu", "tree", entry)
     from nbgrader.utils import notebook_hash
 
-    feedback = ctx.exchange / "feedback"
     for secret, notebook in _secrets(ctx, who.sid):
-        page = feedback / f"{notebook_hash(secret=secret, notebook_id=notebook)}.html"
+        name = notebook_hash(secret=secret, notebook_id=notebook)
+        page = ctx.exchange / "feedback" / f"{name}.html"
         if page.is_file():
-            out.found.append(Found("échange nbgrader", str(page), "retour publié", "tree", page))
+            out.add("échange nbgrader", page, "retour publié", "tree", page)
 
 
 def hub_request(setup: Setup, method: str, name: str) -> tuple[int, dict]:
@@ -639,11 +590,9 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
         if status == 200:
             names = user.get("servers") or {}
             servers = ", ".join(quoted(n) if n else "défaut" for n in names) or "aucun"
-            detail = f"compte du hub (serveurs\u00a0: {servers})"
             staff = bool(user.get("admin")) or bool(set(user.get("roles") or ["user"]) - {"user"})
-            out.found.append(
-                Found("hub", f"{setup.hub_url}/users/{who.sid}", detail, "hub_user", staff)
-            )
+            detail = f"compte du hub (serveurs\u00a0: {servers})"
+            out.add("hub", f"{setup.hub_url}/users/{who.sid}", detail, "hub_user", staff)
         elif status in (401, 403):
             raise ErasureError(
                 f"Le hub refuse le jeton ({status})\u00a0: il faut le jeton d'un administrateur "
@@ -652,38 +601,29 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
         elif status != 404:
             raise ErasureError(f"Le hub répond {status} pour «\u00a0{who.sid}\u00a0».")
     if setup.hub_db is not None and setup.hub_db.is_file():
-        con = _ro(setup.hub_db)
-        try:
-            row = con.execute("SELECT id FROM users WHERE name = ?", (who.sid,)).fetchone()
-            detail = ""
-            if row:
-                servers = con.execute(
-                    "SELECT count(*) FROM spawners WHERE user_id = ?", row
-                ).fetchone()[0]
-                tokens = con.execute(
-                    "SELECT count(*) FROM api_tokens WHERE user_id = ?", row
-                ).fetchone()[0]
-                detail = f"utilisateur, {servers} serveur(s), {tokens} jeton(s)"
-        except sqlite3.DatabaseError as exc:
-            raise ErasureError(f"Base du hub illisible ({setup.hub_db})\u00a0: {exc}.") from None
-        finally:
-            con.close()
+        with closing(_ro(setup.hub_db)) as con:
+            try:
+                row = con.execute("SELECT id FROM users WHERE name = ?", (who.sid,)).fetchone()
+                if row:
+                    counts = con.execute(
+                        "SELECT (SELECT count(*) FROM spawners WHERE user_id = ?), "
+                        "(SELECT count(*) FROM api_tokens WHERE user_id = ?)",
+                        row * 2,
+                    ).fetchone()
+            except sqlite3.DatabaseError as exc:
+                raise ErasureError(
+                    f"Base du hub illisible ({setup.hub_db})\u00a0: {exc}."
+                ) from None
         if row:
+            detail = f"utilisateur, {counts[0]} serveur(s), {counts[1]} jeton(s)"
             action = "hub_db" if not setup.hub_url else "via_hub_user"
-            out.found.append(Found("base du hub", str(setup.hub_db), detail, action))
-    if setup.firstuse_db is not None and _firstuse_has(setup.firstuse_db, who.sid):
-        out.found.append(
-            Found(
-                "mots de passe du hub (TLJH)",
-                str(setup.firstuse_db),
-                "mot de passe haché de la première connexion",
-                "firstuse",
-                setup.firstuse_db,
-            )
-        )
-    home = _home(setup, who.sid)
+            out.add("base du hub", setup.hub_db, detail, action)
+    if (db := setup.firstuse_db) is not None and _firstuse_has(db, who.sid):
+        detail = "mot de passe haché de la première connexion"
+        out.add("mots de passe du hub (TLJH)", db, detail, "firstuse", db)
+    home = setup.homes / f"{setup.unix_prefix}{who.sid}" if setup.homes is not None else None
     if home is not None and home.exists():
-        out.found.append(Found("dossier personnel", str(home), "", "home", home))
+        out.add("dossier personnel", home, "", "home", home)
 
 
 def _firstuse_has(path: Path, sid: str) -> bool:
@@ -699,36 +639,24 @@ def _firstuse_has(path: Path, sid: str) -> bool:
         ) from None
 
 
-def _home(setup: Setup, sid: str) -> Path | None:
-    if setup.homes is None:
-        return None
-    return setup.homes / f"{setup.unix_prefix}{sid}"
-
-
 # the course's own code and settings, never a learner's data
 _NOT_DATA = {"grading", "templates", "submissions", "__pycache__", ".ipynb_checkpoints"}
-_LOGS = (".log",)
 _TOOL_FILES = ("echecs-autograde.json",)
 
 
-def _cells_with(data: bytes, pattern: Mentions) -> str:
-    """« cellule 3, 7 » for a notebook whose cells 3 and 7 mention the learner; "" otherwise."""
-    try:
-        cells = json.loads(data).get("cells", [])
-    except (ValueError, AttributeError):
-        return ""
-    hits = []
-    for k, cell in enumerate(cells, 1):
-        text = json.dumps(cell, ensure_ascii=False).encode() + json.dumps(cell).encode()
-        if pattern.search(text):
-            hits.append(str(k))
-    return f"cellule{'s' if len(hits) > 1 else ''} {', '.join(hits)}" if hits else ""
-
-
 def _mention_detail(name: str, data: bytes, pattern: Mentions) -> str:
-    count = len(pattern.findall(data))
-    cells = _cells_with(data, pattern) if name.endswith(".ipynb") else ""
-    return f"{count} mention(s)" + (f", {cells}" if cells else "")
+    """« 2 mention(s), cellules 3, 7 » for a notebook whose cells 3 and 7 mention the learner."""
+    count = f"{len(pattern.findall(data))} mention(s)"
+    try:
+        cells = json.loads(data).get("cells", []) if name.endswith(".ipynb") else []
+    except (ValueError, AttributeError):
+        cells = []
+    hits = [
+        str(k)
+        for k, cell in enumerate(cells, 1)
+        if pattern.search(json.dumps(cell, ensure_ascii=False).encode() + json.dumps(cell).encode())
+    ]
+    return count + (f", cellule{'s' if len(hits) > 1 else ''} {', '.join(hits)}" if hits else "")
 
 
 def _whose(ctx: Context, rel: PurePosixPath) -> str | None:
@@ -778,7 +706,6 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
                 yield child
 
     for file in walk(grader):
-        rel = PurePosixPath(file.relative_to(grader).as_posix())
         if file.name in ("effacements.json", ".cle-effacements") or file.suffix == ".py":
             continue
         try:
@@ -788,19 +715,20 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         if file.suffix.lower() == ".zip":
             _scan_class_zip(file, data, own_members.get(file, set()), pattern, out)
             continue
-        log = file.suffix in _LOGS or file.name in _TOOL_FILES
+        log = file.suffix == ".log" or file.name in _TOOL_FILES
         found_by = in_logs if log else pattern
         if not found_by.search(data):
             continue
-        detail = _mention_detail(file.name, data, found_by)
-        owner = _whose(ctx, rel)
+        owner = _whose(ctx, PurePosixPath(file.relative_to(grader).as_posix()))
         if log:
             kind, action = "journal de notation", "log"
         elif owner is not None:
             kind, action = f"mention dans le travail de {quoted(owner)}", "mention"
         else:
             kind, action = "mention dans un fichier de la classe", "mention"
-        out.found.append(Found(kind, str(file), detail, action, (file, None, found_by)))
+        out.add(
+            kind, file, _mention_detail(file.name, data, found_by), action, (file, None, found_by)
+        )
 
 
 def _scan_class_zip(file: Path, data: bytes, mine: set[str], pattern: Mentions, out: Scan) -> None:
@@ -814,21 +742,15 @@ def _scan_class_zip(file: Path, data: bytes, mine: set[str], pattern: Mentions, 
                 body = zf.read(info)
                 if pattern.search(body) or pattern.search(info.filename.encode()):
                     detail = _mention_detail(info.filename, body, pattern)
-                    out.found.append(
-                        Found(
-                            "mention dans une archive",
-                            f"{file}\u00a0: {info.filename}",
-                            detail,
-                            "mention",
-                            (file, info.filename, pattern),
-                        )
-                    )
+                    where = f"{file}\u00a0: {info.filename}"
+                    target = (file, info.filename, pattern)
+                    out.add("mention dans une archive", where, detail, "mention", target)
     except (zipfile.BadZipFile, OSError, RuntimeError):
         return  # an unreadable archive is named by the archives' own scan
 
 
 def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
-    keep = ctx.setup.keep_days
+    setup, keep = ctx.setup, ctx.setup.keep_days
     for when, path in backups_in(ctx.backups):
         if _backup_holds(path, who):
             expires = french_datetime(when + timedelta(days=keep), with_zone=True)
@@ -843,15 +765,11 @@ def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
                     "— CONFIRMER\u00a0: elle a un élève de moins —, puis purge des autres)",
                 )
             )
-    hub_db = ctx.setup.hub_db
-    if (
-        hub_db is not None
-        and hub_db.is_file()
-        and not any(f.action in ("hub_db", "via_hub_user") for f in out.found)
-    ):
-        if _raw_hits(hub_db, [re.compile(re.escape(b'"' + who.sid.encode() + b'"'))]) or (
-            who.sid.encode() in hub_db.read_bytes()
-        ):
+    hub_db = setup.hub_db
+    erased_by_hub = any(f.action in ("hub_db", "via_hub_user") for f in out.found)
+    if hub_db is not None and hub_db.is_file() and not erased_by_hub:
+        quoted_sid = re.compile(re.escape(b'"' + who.sid.encode() + b'"'))
+        if _raw_hits(hub_db, [quoted_sid]) or who.sid.encode() in hub_db.read_bytes():
             out.pending.append(
                 Pending(
                     "base du hub (pages libres)",
@@ -861,7 +779,7 @@ def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
                     "&& systemctl start jupyterhub",
                 )
             )
-    if ctx.setup.hub_url or ctx.setup.hub_db:
+    if setup.hub_url or setup.hub_db:
         out.pending.append(
             Pending(
                 "journaux du hub",
@@ -871,24 +789,21 @@ def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
                 "de la machine, pas seulement celui du hub)",
             )
         )
-    if ctx.setup.helm_release:
-        rel = ctx.setup.helm_release
-        out.pending.append(
+    if rel := setup.helm_release:
+        out.pending += [
             Pending(
                 "historique Helm",
                 f"secrets sh.helm.release.v1.{rel}.v*",
                 "après 10 révisions (helm upgrade --history-max 10)",
                 f"kubectl delete secret -l owner=helm,name={rel},status=superseded",
-            )
-        )
-        out.pending.append(
+            ),
             Pending(
                 "journaux des pods (Kubernetes)",
                 "kubectl logs deploy/hub, deploy/proxy",
                 "au redémarrage des pods (et selon la rétention des nœuds)",
                 "kubectl rollout restart deploy/hub deploy/proxy",
-            )
-        )
+            ),
+        ]
 
 
 def _backup_holds(path: Path, who: _Who) -> bool:
@@ -901,10 +816,9 @@ def _backup_holds(path: Path, who: _Who) -> bool:
                     return True
                 if info.isfile() and info.name in (GRADEBOOK, ROSTER):
                     data = tar.extractfile(info).read()
-                    pats = who.patterns() + [re.compile(re.escape(who.sid.encode()))]
                     if info.name == ROSTER and who.sid.encode() in data:
                         return True
-                    if info.name == GRADEBOOK and any(p.search(data) for p in pats[:-1]):
+                    if info.name == GRADEBOOK and any(p.search(data) for p in who.patterns()):
                         return True
     except (OSError, tarfile.TarError, EOFError):
         return True  # unreadable: assume it holds them, the instructor checks
@@ -913,8 +827,7 @@ def _backup_holds(path: Path, who: _Who) -> bool:
 
 def scan(sid: str, setup: Setup) -> Scan:
     """Every place where `sid` is, and what cannot be erased at once."""
-    sid = checked_id(sid)
-    return scan_in(Context(setup), sid)
+    return scan_in(Context(setup), checked_id(sid))
 
 
 def checked_id(value: str) -> str:
@@ -930,16 +843,7 @@ def checked_id(value: str) -> str:
 def scan_in(ctx: Context, sid: str) -> Scan:
     who = _who(ctx, sid)
     out = Scan(sid, who.identity())
-    for step in (
-        _scan_gradebook,
-        _scan_folders,
-        _scan_downloads,
-        _scan_roster,
-        _scan_reports,
-        _scan_exchange,
-        _scan_hub,
-        _scan_class,
-        _scan_pending,
-    ):
+    steps = (_scan_gradebook, _scan_folders, _scan_downloads, _scan_roster, _scan_reports)
+    for step in (*steps, _scan_exchange, _scan_hub, _scan_class, _scan_pending):
         step(ctx, who, out)
     return out
