@@ -3,17 +3,12 @@
     python -m grading.erase_learner ID [--eleves F] [--temoin ID2] [--confirmer]
     (make oublier-eleve ID=ben, then make oublier-eleve ID=ben CONFIRMER=1)
 
-The course teaches erasure as « find, delete, prove with a control »; this is that lesson applied
-to the class system itself. The scan (``grading.privacy.learner_places``) lists every place the
-learner is found and what cannot be erased at once. Without ``--confirmer`` nothing is touched;
-with it, every place is erased: nbgrader's API then ``VACUUM`` for the gradebook (no trace in
-free pages), archives rewritten without the learner's members (the others keep their names,
-dates and bytes), the roster less one line (the others keep their bytes), the report
-regenerated (columns and rows added by hand to its CSVs come back; what cannot is named).
-The proof: the same scan runs again; it must find nothing of the learner, and still find the
-control learner (``--temoin``, default: another learner) in every place it was found before;
-every other learner's ``nbgrader export`` row must be unchanged. A failure is named in French
-and the command exits with status 1. A second run finds nothing and erases nothing.
+The course's lesson « find, delete, prove with a control » applied to the class system: the
+scan (``grading.privacy.learner_places``) lists every place; without ``--confirmer`` nothing is
+touched. The proof: the same scan runs again and must find nothing of the learner, and still
+find the control learner (``--temoin``, default: another learner) everywhere it was found
+before; every other learner's ``nbgrader export`` row must be unchanged. A failure is named in
+French and the command exits with status 1. A second run finds nothing and erases nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +22,7 @@ import sqlite3
 import sys
 import zipfile
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,9 +53,6 @@ from .privacy.learner_places import (
 __all__ = ["Result", "Setup", "erase", "main", "scan"]
 
 
-# --------------------------------------------------------------------------- the erasure
-
-
 def _rm(path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)
@@ -67,26 +60,21 @@ def _rm(path: Path) -> None:
         path.unlink()
 
 
+READERS_WAIT_MS = 20_000  # how long the final checkpoint waits for another program's reads
+
+
 def _erase_gradebook(ctx: Context, sid: str, found: Found) -> None:
+    """The learner out with nbgrader's API, then the file rebuilt: the deleted rows leave no
+    trace in free pages or in ``-wal``."""
     from nbgrader.api import Gradebook, MissingEntry
 
     db, ids = found.target
     if found.action == "gradebook":
         with Gradebook(ctx.dirs.db_url) as gb:
             for stored in ids or [sid]:  # every Unicode spelling the gradebook holds for them
-                try:
+                with suppress(MissingEntry):
                     gb.remove_student(stored)
-                except MissingEntry:
-                    pass
-    _vacuum(Path(db))
-
-
-READERS_WAIT_MS = 20_000  # how long the final checkpoint waits for another program's reads
-
-
-def _vacuum(db: Path) -> None:
-    """Rebuild the file: the deleted rows leave no trace in free pages or in ``-wal``."""
-    con = sqlite3.connect(db, timeout=60)  # a grading's write transactions are short
+    con = sqlite3.connect(Path(db), timeout=60)  # a grading's write transactions are short
     try:
         con.execute("PRAGMA secure_delete = ON")
         con.execute("PRAGMA wal_checkpoint(PASSIVE)")  # what it can, never waiting on readers
@@ -138,7 +126,7 @@ def _redact(file: Path, member: str | None, pattern) -> None:
     archive (the others keep their bytes); a notebook must stay a notebook."""
 
     def clean(data: bytes) -> bytes:
-        out = pattern.sub(REDACTED.encode(), data)
+        out = pattern.pattern.sub(REDACTED.encode(), data)
         if (member or file.name).endswith((".ipynb", ".json")):
             json.loads(out)  # ValueError: named, the file left as it was
         return out
@@ -236,8 +224,7 @@ def _erase_firstuse(path: Path, sid: str) -> None:
 def _erase_home(ctx: Context, sid: str, home: Path) -> None:
     """The learner's home, only under the homes folder named, and only if it is theirs."""
     homes = ctx.setup.homes.resolve()
-    real = home.resolve()
-    if real.parent != homes or home.is_symlink():
+    if home.resolve().parent != homes or home.is_symlink():
         raise ErasureError(f"{home}\u00a0: pas un dossier de {homes}, laissé tel quel.")
     owner = home.stat().st_uid
     try:
@@ -306,10 +293,8 @@ def _export_rows(ctx: Context, without: str) -> list[dict]:
 def _control(ctx: Context, sid: str, wanted: str | None) -> str | None:
     if wanted:
         return normalize_id(wanted.strip())
-    ids = sorted(class_ids(ctx))
-    with_folder = [i for i in ids if i != sid and own_folder(ctx.dirs.submitted, i)]
-    others = with_folder or [i for i in ids if i != sid]
-    return others[0] if others else None
+    others = sorted(class_ids(ctx) - {sid})  # one with a folder in submitted/ first
+    return next((i for i in others if own_folder(ctx.dirs.submitted, i)), next(iter(others), None))
 
 
 @dataclass
@@ -405,9 +390,6 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
     if _export_rows(ctx, sid) != rows_before:
         failures.append("les lignes de nbgrader export des autres élèves ont changé")
     return Result(before, after, control_before, control_after, failures, notes, erased)
-
-
-# --------------------------------------------------------------------------- the command
 
 
 def _print_scan(title: str, s: Scan) -> None:

@@ -1,15 +1,12 @@
 """Where one learner lives in the class system: the scan behind ``make oublier-eleve``.
 
-Every place is found by the learner's id (NFC, and any Unicode spelling the gradebook holds),
-name and e-mail (roster, gradebook): gradebook rows and the raw bytes of its file (free pages
-and ``-wal``), their folders in ``submitted/``, ``autograded/``, ``feedback/``, zip_collect's
-previous copies, the quarantine, their data exports, each member of the LMS archives in
-``downloaded/`` (see ``_owned``), their roster line, the class report, nbgrader's exchange
-(``inbound/<id>+…``, released feedback ``feedback/<md5(secret + notebook)>.html``, its secret
-read from their grader folders or inbound copies), and on a hub their account (REST API), their
-row in the hub's database and their home. What cannot be erased at once (backups, logs, the
-hub database's free pages, Helm history) is listed apart, with its expiry and the command that
-purges it. The scan only reads: ``grading.erase_learner`` erases.
+Every place is found by the learner's id (NFC, and each Unicode spelling the gradebook holds),
+name and e-mail: gradebook rows and the file's raw bytes (free pages, ``-wal``), their folders,
+the copies kept by zip_collect and collect, their data exports, their members of the LMS
+archives (see ``_owned``), roster line, the report, nbgrader's exchange (``inbound/``, released
+feedback), on a hub their account, database row and home, and any mention of them in other
+files. What cannot be erased at once (backups, logs, Helm history) is listed apart with its
+expiry and the command that purges it. The scan only reads: ``grading.erase_learner`` erases.
 """
 
 from __future__ import annotations
@@ -96,7 +93,9 @@ class Scan:
     def kinds(self) -> set[str]:
         return {f.kind for f in self.found}
 
-    def add(self, kind: str, where: object, detail: str, action: str, target: object = None):
+    def add(
+        self, kind: str, where: object, detail: str, action: str, target: object = None
+    ) -> None:
         self.found.append(Found(kind, str(where), detail, action, target))
 
 
@@ -138,9 +137,6 @@ class Context:
         self.known: set[str] | None = None  # the class's ids, read once (class_ids)
 
 
-# --------------------------------------------------------------------------- who the learner is
-
-
 @dataclass
 class _Who:
     sid: str
@@ -162,24 +158,19 @@ class _Who:
         forms = [self.sid, unicodedata.normalize("NFD", self.sid), *self.gradebook_ids]
         return list(dict.fromkeys(forms))
 
-    def tokens(self) -> list[bytes]:
-        """Byte strings that betray the learner in a SQLite file, free pages included: their
-        student row (id, first and last name stored side by side) and their e-mail."""
-        out = []
+    def patterns(self) -> list[re.Pattern[bytes]]:
+        """What betrays the learner in a SQLite file, free pages included: their student row
+        (id, first and last name stored side by side), their e-mail, and a submission row (its
+        assignment's uuid, then the student id, then the timestamp)."""
+        tokens = [self.email.encode()] if self.email else []
         if self.first or self.last:
             for sid in self.spellings():
                 for nf in ("NFC", "NFD"):
                     first, last = (unicodedata.normalize(nf, x) for x in (self.first, self.last))
-                    out.append(f"{sid}{first}{last}".encode())
-        if self.email:
-            out.append(self.email.encode())
-        return list(dict.fromkeys(out))
-
-    def patterns(self) -> list[re.Pattern[bytes]]:
-        # a submission row: its assignment's uuid, then the student id, then the timestamp
+                    tokens.append(f"{sid}{first}{last}".encode())
         ids = b"|".join(re.escape(s.encode()) for s in self.spellings())
         sub = re.compile(rb"[0-9a-f]{32}(?:" + ids + rb")\d{4}-\d\d-\d\d")
-        return [re.compile(re.escape(t)) for t in self.tokens()] + [sub]
+        return [re.compile(re.escape(t)) for t in dict.fromkeys(tokens)] + [sub]
 
 
 REDACTED = "[retiré]"  # what replaces a mention of an erased learner (CAVIARDER=1)
@@ -196,17 +187,6 @@ def _entity_forms(text: str) -> set[str]:
     return {html.escape(text), named, dec, hexa}
 
 
-def mention_forms(who: _Who, parts: bool = False) -> list[str]:
-    """What names the learner in a text: their id, full name (both orders), e-mail; with
-    `parts`, their first and last names alone too (a log writes them as separate fields)."""
-    forms = [who.sid, who.email]
-    if who.first and who.last:
-        forms += [f"{who.first} {who.last}", f"{who.last} {who.first}"]
-    if parts:
-        forms += [who.first, who.last]
-    return [f for f in dict.fromkeys(forms) if f and len(f) >= 2]
-
-
 @dataclass(frozen=True)
 class Mentions:
     """The learner's mention pattern, with a fast first look: a file whose lower-cased bytes
@@ -216,18 +196,9 @@ class Mentions:
     pattern: re.Pattern[bytes]
     anchors: tuple[bytes, ...]
 
-    def _maybe(self, data: bytes) -> bool:
-        low = data.lower()
-        return any(a in low for a in self.anchors)
-
     def search(self, data: bytes) -> re.Match[bytes] | None:
-        return self.pattern.search(data) if self._maybe(data) else None
-
-    def findall(self, data: bytes) -> list:
-        return self.pattern.findall(data) if self._maybe(data) else []
-
-    def sub(self, repl: bytes, data: bytes) -> bytes:
-        return self.pattern.sub(repl, data) if self._maybe(data) else data
+        low = data.lower()
+        return self.pattern.search(data) if any(a in low for a in self.anchors) else None
 
 
 def _anchor(variant: str) -> bytes:
@@ -238,10 +209,17 @@ def _anchor(variant: str) -> bytes:
 
 
 def mention_pattern(who: _Who, parts: bool = False) -> Mentions:
-    """Every spelling of the learner a file can hold: NFC and NFD, any case, JSON ``\\u``
-    escapes (a notebook saved with ensure_ascii), HTML entities (a feedback page)."""
+    """Every spelling of the learner a file can hold (their id, full name in both orders,
+    e-mail; with `parts`, their first and last names alone too, as a log writes them): NFC and
+    NFD, any case, JSON ``\\u`` escapes (a notebook saved with ensure_ascii), HTML entities (a
+    feedback page)."""
+    forms = [who.sid, who.email]
+    if who.first and who.last:
+        forms += [f"{who.first} {who.last}", f"{who.last} {who.first}"]
+    if parts:
+        forms += [who.first, who.last]
     variants: set[str] = set()
-    for form in mention_forms(who, parts):
+    for form in (f for f in dict.fromkeys(forms) if f and len(f) >= 2):
         for nf in ("NFC", "NFD"):
             base = unicodedata.normalize(nf, form)
             for cased in {base, base.lower(), base.upper(), base.title()}:
@@ -279,54 +257,34 @@ def _who(ctx: Context, sid: str) -> _Who:
         if line.id == sid:
             who.first, who.last, who.email = line.first_name, line.last_name, line.email
             who.roster_line = line.line
-    who.gradebook_ids = gradebook_ids(ctx, sid)
-    row = _student_row(ctx, who.gradebook_ids)
+    if ctx.gradebook is None or not ctx.gradebook.is_file():
+        return who
+    sql = "SELECT id FROM student UNION SELECT student_id FROM submitted_assignment"
+    row = None
+    with closing(_ro(ctx.gradebook)) as con:
+        try:
+            # their ids as stored (students and submissions): a row made from a macOS folder
+            # holds ``chlo`` + U+0301, and ``WHERE id = 'chloé'`` misses it
+            ids = {r[0] for r in con.execute(sql) if isinstance(r[0], str)}
+            who.gradebook_ids = sorted(i for i in ids if normalize_id(i) == sid)
+            if who.gradebook_ids:
+                marks = ", ".join("?" * len(who.gradebook_ids))
+                row = con.execute(
+                    f"SELECT first_name, last_name, email FROM student WHERE id IN ({marks}) "
+                    "ORDER BY email IS NULL, first_name IS NULL",
+                    who.gradebook_ids,
+                ).fetchone()
+        except sqlite3.DatabaseError:
+            pass  # a damaged gradebook is named by its own scan
     if row is not None:
-        who.first = who.first or row[1] or ""
-        who.last = who.last or row[2] or ""
-        who.email = who.email or row[3] or ""
+        who.first = who.first or row[0] or ""
+        who.last = who.last or row[1] or ""
+        who.email = who.email or row[2] or ""
     return who
 
 
 def _ro(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=30)
-
-
-def gradebook_ids(ctx: Context, sid: str) -> list[str]:
-    """The ids of the gradebook (students and submissions) that are `sid` in NFC, as stored:
-    a row made from a macOS folder holds ``chlo`` + U+0301, and ``WHERE id = 'chloé'`` misses
-    it."""
-    if ctx.gradebook is None or not ctx.gradebook.is_file():
-        return []
-    sql = "SELECT id FROM student UNION SELECT student_id FROM submitted_assignment"
-    with closing(_ro(ctx.gradebook)) as con:
-        try:
-            rows = con.execute(sql).fetchall()
-        except sqlite3.DatabaseError:
-            return []
-    return sorted({r[0] for r in rows if isinstance(r[0], str) and normalize_id(r[0]) == sid})
-
-
-def _student_row(ctx: Context, ids: list[str]) -> tuple | None:
-    if not ids or ctx.gradebook is None or not ctx.gradebook.is_file():
-        return None
-    marks = ", ".join("?" * len(ids))
-    with closing(_ro(ctx.gradebook)) as con:
-        try:
-            return con.execute(
-                f"SELECT id, first_name, last_name, email FROM student WHERE id IN ({marks}) "
-                "ORDER BY email IS NULL, first_name IS NULL",
-                ids,
-            ).fetchone()
-        except sqlite3.DatabaseError:
-            return None
-
-
-# --------------------------------------------------------------------------- the scan
-
-
-def _count_files(folder: Path) -> int:
-    return sum(1 for p in folder.rglob("*") if p.is_file() or p.is_symlink())
 
 
 def _raw_hits(path: Path, patterns: list[re.Pattern[bytes]]) -> int:
@@ -390,7 +348,8 @@ def _scan_folders(ctx: Context, who: _Who, out: Scan) -> None:
                 "relancez. Rien n'a été effacé."
             )
         for folder in own_folders(parent, who.sid):
-            out.add(kind, folder, f"{_count_files(folder)} fichier(s)", "tree", folder)
+            n = sum(1 for p in folder.rglob("*") if p.is_file() or p.is_symlink())
+            out.add(kind, folder, f"{n} fichier(s)", "tree", folder)
     if ctx.dirs.downloaded.is_dir():
         for base in sorted(p for p in ctx.dirs.downloaded.iterdir() if p.is_dir()):
             for folder in own_folders(base / "remplaces", who.sid):
@@ -646,7 +605,7 @@ _TOOL_FILES = ("echecs-autograde.json",)
 
 def _mention_detail(name: str, data: bytes, pattern: Mentions) -> str:
     """« 2 mention(s), cellules 3, 7 » for a notebook whose cells 3 and 7 mention the learner."""
-    count = f"{len(pattern.findall(data))} mention(s)"
+    count = f"{len(pattern.pattern.findall(data))} mention(s)"  # found: no first look
     try:
         cells = json.loads(data).get("cells", []) if name.endswith(".ipynb") else []
     except (ValueError, AttributeError):
