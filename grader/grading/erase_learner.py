@@ -32,23 +32,9 @@ from .classroom.kept_columns import read_table, restore_hand_edits
 from .french.french_args import FrenchParser
 from .french.french_csv import EXPORT_NAME, write_export
 from .french.system_reason import french_message
+from .privacy import learner_places as places
 from .privacy.erasure_register import erased_on, record_erasure, registers_of
-from .privacy.learner_places import (
-    HUB_TOKEN_ENV,
-    REDACTED,
-    RETENTION_DAYS,
-    TITLE,
-    Context,
-    ErasureError,
-    Found,
-    Scan,
-    Setup,
-    checked_id,
-    class_ids,
-    hub_request,
-    scan,
-    scan_in,
-)
+from .privacy.learner_places import Context, ErasureError, Found, Scan, Setup, scan
 
 __all__ = ["Result", "Setup", "erase", "main", "scan"]
 
@@ -126,7 +112,7 @@ def _redact(file: Path, member: str | None, pattern) -> None:
     archive (the others keep their bytes); a notebook must stay a notebook."""
 
     def clean(data: bytes) -> bytes:
-        out = pattern.pattern.sub(REDACTED.encode(), data)
+        out = pattern.pattern.sub(places.REDACTED.encode(), data)
         if (member or file.name).endswith((".ipynb", ".json")):
             json.loads(out)  # ValueError: named, the file left as it was
         return out
@@ -190,7 +176,7 @@ def _regenerate_reports(ctx: Context, sid: str, paths: set[Path]) -> list[str]:
         report_files = {"notes.csv", "notes-tableur.csv", "rapport.html"}
         if {ctx.dirs.report / name for name in report_files} & paths:
             page = ctx.dirs.report / "rapport.html"
-            title = TITLE.search(page.read_text()) if page.is_file() else None
+            title = places.TITLE.search(page.read_text()) if page.is_file() else None
             assignment = html.unescape(title.group(1)) if title else "oublier"
             df = class_table(gb, assignment, ctx.dirs.autograded)
             write_report(df, ctx.dirs.report, assignment, rule_of_config(ctx.config))
@@ -205,7 +191,7 @@ def _regenerate_reports(ctx: Context, sid: str, paths: set[Path]) -> list[str]:
 
 
 def _hub_user_delete(ctx: Context, sid: str) -> None:
-    status, _ = hub_request(ctx.setup, "DELETE", sid)
+    status, _ = places.hub_request(ctx.setup, "DELETE", sid)
     if status not in (204, 404):
         raise ErasureError(f"Le hub refuse d'effacer «\u00a0{sid}\u00a0» (statut {status}).")
 
@@ -272,7 +258,7 @@ def _apply(ctx: Context, sid: str, found: list[Found], notes: list[str]) -> list
         if f.action == "hub_db":
             failures.append(
                 f"{f.kind} ({f.where})\u00a0: effacez l'utilisateur par l'API du hub "
-                f"(--hub-url et le jeton d'un administrateur dans {HUB_TOKEN_ENV})"
+                f"(--hub-url et le jeton d'un administrateur dans {places.HUB_TOKEN_ENV})"
             )
     return failures
 
@@ -293,7 +279,7 @@ def _export_rows(ctx: Context, without: str) -> list[dict]:
 def _control(ctx: Context, sid: str, wanted: str | None) -> str | None:
     if wanted:
         return normalize_id(wanted.strip())
-    others = sorted(class_ids(ctx) - {sid})  # one with a folder in submitted/ first
+    others = sorted(ctx.known - {sid})  # one with a folder in submitted/ first
     return next((i for i in others if own_folder(ctx.dirs.submitted, i)), next(iter(others), None))
 
 
@@ -314,25 +300,25 @@ def _described(f: Found) -> str:
 
 def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> Result:
     """Scan, then (confirmed) erase and prove it: rescan, control, others' export rows."""
-    sid = checked_id(sid)
+    sid = places.checked_id(sid)
     ctx = Context(setup)
     witness = _control(ctx, sid, control)
     if witness == sid:
         raise ErasureError("Le témoin doit être un autre élève que celui à effacer.")
-    before = scan_in(ctx, sid)
+    before = places.scan_in(ctx, sid)
     gradebook_dir = ctx.gradebook.parent if ctx.gradebook is not None else ctx.dirs.grader_dir
     registers = registers_of(gradebook_dir, ctx.backups)
     erased = erased_on(sid, registers)
     if not [f for f in before.found if f.action not in ("mention", "log")] and erased is None:
         # a typo or a wrong case (« Chloé » for « chloé »): refused, never « rien à effacer »
-        near = close_ids(sid, class_ids(ctx) - {sid})  # read only: no gradebook created
+        near = close_ids(sid, ctx.known - {sid})  # read only: no gradebook created
         hint = f"\u00a0; identifiant(s) proche(s)\u00a0: {', '.join(map(quoted, near))}"
         raise ErasureError(
             f"Identifiant {quoted(sid)} inconnu dans le système de la classe (un identifiant "
             f"s'écrit exactement, majuscules et accents compris){hint if near else ''}. Rien "
             "n'a été effacé."
         )
-    control_before = scan_in(ctx, witness) if witness else None
+    control_before = places.scan_in(ctx, witness) if witness else None
     if not confirm or not before.found:
         return Result(before, None, control_before, None, [], erased=erased)
     if control_before is None or not control_before.found:
@@ -365,7 +351,7 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
             "endroit(s) du travail d'autres élèves ou de fichiers de la classe (listés par "
             f"l'essai à blanc, make oublier-eleve ID={sid}). Relisez-les, puis relancez avec "
             f"CAVIARDER=1 (make oublier-eleve ID={sid} CONFIRMER=1 CAVIARDER=1)\u00a0: chaque "
-            f"mention y sera remplacée par «\u00a0{REDACTED}\u00a0» dans toutes les copies, "
+            f"mention y sera remplacée par «\u00a0{places.REDACTED}\u00a0» dans toutes les copies, "
             "notes inchangées. Sans cela, la preuve ne pourrait pas être faite (après "
             "l'effacement, son nom et son courriel ne sont plus connus)."
         )
@@ -374,8 +360,8 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
     # recorded first: a restore, a roster import or a collect never brings them back unseen
     record_erasure(sid, registers)
     failures = _apply(ctx, sid, before.found, notes)
-    after = scan_in(ctx, sid)
-    control_after = scan_in(ctx, witness)
+    after = places.scan_in(ctx, sid)
+    control_after = places.scan_in(ctx, witness)
     failures += [f"encore trouvé après l'effacement\u00a0: {_described(f)}" for f in after.found]
     # every place, archive member and count of the control as it was: a member of another
     # learner dropped with the learner's archive, or a file of theirs deleted, is seen here
@@ -428,7 +414,7 @@ def _print_outside(sid: str) -> None:
     )
 
 
-KEEP_HELP = f"leur durée de conservation, en jours (défaut\u00a0: {RETENTION_DAYS:g})"
+KEEP_HELP = f"leur durée de conservation, en jours (défaut\u00a0: {places.RETENTION_DAYS:g})"
 # the options that name a place of the class system: (option, Setup field, type, value, help)
 PLACE_OPTIONS = (
     ("--eleves", "roster", Path, "CSV", "la liste des élèves (CSV)"),
@@ -469,10 +455,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument(option, dest=name, type=kind, default=default, metavar=value, help=text)
     parser.add_grader_dir("le dossier grader/ (défaut\u00a0: trouvé)")
     args = parser.parse_args(argv)
-    token = os.environ.get(HUB_TOKEN_ENV)
+    token = os.environ.get(places.HUB_TOKEN_ENV)
     if args.hub_url and not token:
         print(
-            f"✘ --hub-url demande le jeton d'un administrateur dans {HUB_TOKEN_ENV}.",
+            f"✘ --hub-url demande le jeton d'un administrateur dans {places.HUB_TOKEN_ENV}.",
             file=sys.stderr,
         )
         return 2
@@ -483,8 +469,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    places = {name: getattr(args, name) for _, name, *_ in PLACE_OPTIONS}
-    setup = Setup(grader_dir=args.grader_dir, hub_token=token, redact=args.caviarder, **places)
+    where = {name: getattr(args, name) for _, name, *_ in PLACE_OPTIONS}
+    setup = Setup(grader_dir=args.grader_dir, hub_token=token, redact=args.caviarder, **where)
     try:
         result = erase(args.student_id, setup, args.confirmer, args.temoin)
     except (ErasureError, FileNotFoundError) as exc:

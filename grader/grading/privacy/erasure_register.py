@@ -87,14 +87,6 @@ class Register:
             return None
         return hmac.new(key, normalize_id(sid).encode(), hashlib.sha256).hexdigest()
 
-    def erased_on(self, sid: str) -> str | None:
-        """The date (``AAAA-MM-JJ``) this register records `sid` as erased, or None."""
-        digest = self.digest(sid)
-        for entry in self.entries() if digest else []:
-            if hmac.compare_digest(str(entry["empreinte"]), digest):
-                return str(entry.get("date", "?"))
-        return None
-
     def _save(self, entries: list[dict], key: bytes) -> None:
         if self.key() != key:
             write_private(self.folder / KEY_NAME, key.hex().encode() + b"\n")
@@ -115,8 +107,14 @@ def registers_of(gradebook_dir: Path, backups: Path | None = None) -> list[Regis
 
 
 def erased_on(sid: str, registers: list[Register]) -> str | None:
-    """The date `sid` was erased, according to any of `registers`; None if never."""
-    return next((when for r in registers if (when := r.erased_on(sid)) is not None), None)
+    """The date (``AAAA-MM-JJ``) `sid` was erased, according to any of `registers`; None if
+    never."""
+    for register in registers:
+        digest = register.digest(sid)
+        for entry in register.entries() if digest else []:
+            if hmac.compare_digest(str(entry["empreinte"]), digest):
+                return str(entry.get("date", "?"))
+    return None
 
 
 def _shared_key(registers: list[Register]) -> bytes:

@@ -26,6 +26,7 @@ import zipfile
 from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
@@ -98,6 +99,9 @@ class Scan:
     ) -> None:
         self.found.append(Found(kind, str(where), detail, action, target))
 
+    def pend(self, kind: str, where: object, expires: str, command: str) -> None:
+        self.pending.append(Pending(kind, str(where), expires, command))
+
 
 @dataclass
 class Setup:
@@ -134,7 +138,11 @@ class Context:
         # nbgrader's default exchange, when no other is named (the hub's: COURSE_HUB_EXCHANGE)
         root = setup.exchange or self.config.Exchange.get("root", None) or DEFAULT_EXCHANGE
         self.exchange = Path(root) / self.course_id if self.course_id else None
-        self.known: set[str] | None = None  # the class's ids, read once (class_ids)
+
+    @cached_property
+    def known(self) -> set[str]:
+        """The class's ids (NFC), read once (``class_places.learner_ids``)."""
+        return learner_ids(self.dirs, (s.id for s in roster_students(self.setup.roster)))
 
 
 @dataclass
@@ -379,13 +387,6 @@ def _export_of(file: Path) -> str | None:
     return None
 
 
-def class_ids(ctx: Context) -> set[str]:
-    """The class's ids (NFC), read once (``class_places.learner_ids``)."""
-    if ctx.known is None:
-        ctx.known = learner_ids(ctx.dirs, (s.id for s in roster_students(ctx.setup.roster)))
-    return ctx.known
-
-
 def _owned(ctx: Context, path: str, sid: str, *, zipped: bool = True) -> bool:
     """Whether a download member (``/<archive stem>/<member>``) is the learner's.
 
@@ -399,7 +400,7 @@ def _owned(ctx: Context, path: str, sid: str, *, zipped: bool = True) -> bool:
     parts = PurePosixPath(path).parts
     first = 2 if zipped else 1  # parts[1] of a member is its archive's stem, not a folder
     folders = parts[first:] if path.endswith("/") else parts[first:-1]
-    known = class_ids(ctx) | {sid}
+    known = ctx.known | {sid}
     collected = None  # whom zip_collect gives it to
     if ctx.regexp:
         match = re.match(ctx.regexp, path)
@@ -424,33 +425,29 @@ def _owned(ctx: Context, path: str, sid: str, *, zipped: bool = True) -> bool:
 
 def _scan_downloads(ctx: Context, who: _Who, out: Scan) -> None:
     # a folder that is a link (to the teacher's Downloads, another class) is never followed
-    if not ctx.dirs.downloaded.is_dir() or ctx.dirs.downloaded.is_symlink():
+    downloaded = ctx.dirs.downloaded
+    if not downloaded.is_dir() or downloaded.is_symlink():
         return
-    for base in sorted(
-        p for p in ctx.dirs.downloaded.iterdir() if p.is_dir() and not p.is_symlink()
-    ):
+    for base in sorted(p for p in downloaded.iterdir() if p.is_dir() and not p.is_symlink()):
         for sub in (base / ctx.archive_name, base / "extracted"):
             if not sub.is_dir() or sub.is_symlink():
                 continue
             for file in sorted(p for p in sub.rglob("*") if p.is_file() and not p.is_symlink()):
-                if file.suffix.lower() == ".zip":
-                    _scan_zip(ctx, who, file, out)
-                elif _owned(ctx, f"/{file.relative_to(sub).as_posix()}", who.sid, zipped=False):
-                    out.add("archives reçues", file, "fichier", "tree", file)
-
-
-def _scan_zip(ctx: Context, who: _Who, file: Path, out: Scan) -> None:
-    stem = file.name[: -len(file.suffix)]
-    try:
-        with zipfile.ZipFile(file) as zf:
-            names = [i.filename for i in zf.infolist()]
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise ErasureError(f"Archive illisible\u00a0: {file} ({french_reason(exc)}).") from None
-    norm = {name: normalize_id(name.replace("\\", "/")) for name in names}
-    mine = [name for name in names if _owned(ctx, f"/{stem}/{norm[name]}", who.sid)]
-    if mine:
-        # only the learner's members: the same text before and after for the control
-        out.add("archives reçues", file, ", ".join(mine), "zip", (file, mine))
+                if file.suffix.lower() != ".zip":
+                    if _owned(ctx, f"/{file.relative_to(sub).as_posix()}", who.sid, zipped=False):
+                        out.add("archives reçues", file, "fichier", "tree", file)
+                    continue
+                try:
+                    with zipfile.ZipFile(file) as zf:
+                        names = [i.filename for i in zf.infolist()]
+                except (zipfile.BadZipFile, OSError) as exc:
+                    reason = french_reason(exc)
+                    raise ErasureError(f"Archive illisible\u00a0: {file} ({reason}).") from None
+                stem = file.name[: -len(file.suffix)]
+                norm = [(n, normalize_id(n.replace("\\", "/"))) for n in names]
+                mine = [n for n, member in norm if _owned(ctx, f"/{stem}/{member}", who.sid)]
+                if mine:  # only the learner's members: the same text before and after (control)
+                    out.add("archives reçues", file, ", ".join(mine), "zip", (file, mine))
 
 
 def _scan_roster(ctx: Context, who: _Who, out: Scan) -> None:
@@ -577,25 +574,22 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
             detail = f"utilisateur, {counts[0]} serveur(s), {counts[1]} jeton(s)"
             action = "hub_db" if not setup.hub_url else "via_hub_user"
             out.add("base du hub", setup.hub_db, detail, action)
-    if (db := setup.firstuse_db) is not None and _firstuse_has(db, who.sid):
-        detail = "mot de passe haché de la première connexion"
-        out.add("mots de passe du hub (TLJH)", db, detail, "firstuse", db)
+    if (db := setup.firstuse_db) is not None:
+        import dbm
+
+        try:  # FirstUseAuthenticator's password file: a dbm keyed by user name
+            with dbm.open(str(db), "r") as passwords:
+                held = who.sid.encode() in passwords
+        except dbm.error as exc:  # a tuple of exception classes
+            raise ErasureError(
+                f"Fichier de mots de passe illisible ({db})\u00a0: {french_reason(exc)}."
+            ) from None
+        if held:
+            detail = "mot de passe haché de la première connexion"
+            out.add("mots de passe du hub (TLJH)", db, detail, "firstuse", db)
     home = setup.homes / f"{setup.unix_prefix}{who.sid}" if setup.homes is not None else None
     if home is not None and home.exists():
         out.add("dossier personnel", home, "", "home", home)
-
-
-def _firstuse_has(path: Path, sid: str) -> bool:
-    """Whether FirstUseAuthenticator's password file (a ``dbm`` keyed by user name) holds them."""
-    import dbm
-
-    try:
-        with dbm.open(str(path), "r") as db:
-            return sid.encode() in db
-    except dbm.error as exc:  # a tuple of exception classes
-        raise ErasureError(
-            f"Fichier de mots de passe illisible ({path})\u00a0: {french_reason(exc)}."
-        ) from None
 
 
 # the course's own code and settings, never a learner's data
@@ -713,56 +707,44 @@ def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
     for when, path in backups_in(ctx.backups):
         if _backup_holds(path, who):
             expires = french_datetime(when + timedelta(days=keep), with_zone=True)
-            out.pending.append(
-                Pending(
-                    "sauvegarde",
-                    str(path),
-                    f"le {expires} (rétention de {keep:g} jours, appliquée à chaque make "
-                    "sauvegarde\u00a0; la plus récente qui contient un carnet de notes est "
-                    "toujours gardée)",
-                    "make sauvegarde CONFIRMER=1 GARDER=1   (une sauvegarde neuve sans l'élève "
-                    "— CONFIRMER\u00a0: elle a un élève de moins —, puis purge des autres)",
-                )
+            out.pend(
+                "sauvegarde",
+                path,
+                f"le {expires} (rétention de {keep:g} jours, appliquée à chaque make "
+                "sauvegarde\u00a0; la plus récente qui contient un carnet de notes est "
+                "toujours gardée)",
+                "make sauvegarde CONFIRMER=1 GARDER=1   (une sauvegarde neuve sans l'élève "
+                "— CONFIRMER\u00a0: elle a un élève de moins —, puis purge des autres)",
             )
     hub_db = setup.hub_db
     erased_by_hub = any(f.action in ("hub_db", "via_hub_user") for f in out.found)
     if hub_db is not None and hub_db.is_file() and not erased_by_hub:
         quoted_sid = re.compile(re.escape(b'"' + who.sid.encode() + b'"'))
         if _raw_hits(hub_db, [quoted_sid]) or who.sid.encode() in hub_db.read_bytes():
-            out.pending.append(
-                Pending(
-                    "base du hub (pages libres)",
-                    str(hub_db),
-                    "au prochain VACUUM",
-                    f"systemctl stop jupyterhub && sqlite3 {hub_db} 'VACUUM;' "
-                    "&& systemctl start jupyterhub",
-                )
-            )
+            vacuum = f"sqlite3 {hub_db} 'VACUUM;'"
+            command = f"systemctl stop jupyterhub && {vacuum} && systemctl start jupyterhub"
+            out.pend("base du hub (pages libres)", hub_db, "au prochain VACUUM", command)
     if setup.hub_url or setup.hub_db:
-        out.pending.append(
-            Pending(
-                "journaux du hub",
-                "journald (jupyterhub, proxy)",
-                "selon la rétention de journald (SystemMaxUse, MaxRetentionSec)",
-                "journalctl --rotate && journalctl --vacuum-time=1s   (efface tout le journal "
-                "de la machine, pas seulement celui du hub)",
-            )
+        out.pend(
+            "journaux du hub",
+            "journald (jupyterhub, proxy)",
+            "selon la rétention de journald (SystemMaxUse, MaxRetentionSec)",
+            "journalctl --rotate && journalctl --vacuum-time=1s   (efface tout le journal de la "
+            "machine, pas seulement celui du hub)",
         )
     if rel := setup.helm_release:
-        out.pending += [
-            Pending(
-                "historique Helm",
-                f"secrets sh.helm.release.v1.{rel}.v*",
-                "après 10 révisions (helm upgrade --history-max 10)",
-                f"kubectl delete secret -l owner=helm,name={rel},status=superseded",
-            ),
-            Pending(
-                "journaux des pods (Kubernetes)",
-                "kubectl logs deploy/hub, deploy/proxy",
-                "au redémarrage des pods (et selon la rétention des nœuds)",
-                "kubectl rollout restart deploy/hub deploy/proxy",
-            ),
-        ]
+        out.pend(
+            "historique Helm",
+            f"secrets sh.helm.release.v1.{rel}.v*",
+            "après 10 révisions (helm upgrade --history-max 10)",
+            f"kubectl delete secret -l owner=helm,name={rel},status=superseded",
+        )
+        out.pend(
+            "journaux des pods (Kubernetes)",
+            "kubectl logs deploy/hub, deploy/proxy",
+            "au redémarrage des pods (et selon la rétention des nœuds)",
+            "kubectl rollout restart deploy/hub deploy/proxy",
+        )
 
 
 def _backup_holds(path: Path, who: _Who) -> bool:
