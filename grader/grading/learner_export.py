@@ -147,8 +147,7 @@ def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
                         c["commentaires_automatiques"].append(comment.auto_comment)
                     if comment and comment.manual_comment:
                         c["commentaires_enseignant"].append(comment.manual_comment)
-                big = 10**6
-                criteria = sorted(by_title.values(), key=lambda c: c["numero"] or big)
+                criteria = sorted(by_title.values(), key=lambda c: c["numero"] or 10**6)
                 notebooks.append(
                     {
                         "notebook": nb.name,
@@ -219,11 +218,10 @@ def export_learner(
     tools_on_path()
     sid = normalize_id(student_id.strip())
     dirs = course_dirs(grader_dir)
-    places = {p.export_name: p.folder(dirs) for p in PER_LEARNER}
     record, submissions = _gradebook_rows(dirs.db_url, sid)
     line = next((s for s in roster_students(roster) if s.id == sid), None)
     # every folder of theirs per place: one per Unicode form of their id (NFC, a Mac's NFD)
-    folders = {name: own_folders(parent, sid) for name, parent in places.items()}
+    folders = {p.export_name: own_folders(p.folder(dirs), sid) for p in PER_LEARNER}
     earlier = _earlier_copies(dirs, sid)
     if record is None and line is None and not any(folders.values()) and not earlier:
         ids = learner_ids(dirs, (s.id for s in roster_students(roster)))

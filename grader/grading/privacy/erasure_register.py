@@ -117,14 +117,10 @@ def erased_on(sid: str, registers: list[Register]) -> str | None:
     return None
 
 
-def _shared_key(registers: list[Register]) -> bytes:
-    """The class's key: the first one found, else a new random one."""
-    return next((k for r in registers if (k := r.key()) is not None), secrets.token_bytes(32))
-
-
 def record_erasure(sid: str, registers: list[Register], when: datetime | None = None) -> None:
     """Record `sid` as erased in every register (created with the class's key if missing)."""
-    key = _shared_key(registers)
+    # the class's key: the first one found, else a new random one
+    key = next((k for r in registers if (k := r.key()) is not None), secrets.token_bytes(32))
     day = (when or datetime.now(UTC)).strftime("%Y-%m-%d")
     for register in registers:
         key_here = register.key() or key  # a register keeps its own key

@@ -480,43 +480,33 @@ def _csv_ids(path: Path) -> set[str]:
     return ids
 
 
-def _secrets(ctx: Context, sid: str) -> list[tuple[str, str]]:
-    """(secret, notebook) of the learner's submissions: nbgrader names their released feedback
-    ``feedback/<md5(secret + notebook)>.html`` in the exchange. The secret is read from their
-    grader folders and from their copies in the exchange's ``inbound/`` (``nbgrader submit``
-    writes it there too): a page stays findable when the grader folders are already gone."""
-    places = []
+def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
+    """Their submissions (``inbound/<id>+<assignment>+<time>[+<random>]``) and their released
+    feedback: nbgrader names it ``feedback/<md5(secret + notebook)>.html``, the secret read
+    from their grader folders and from their inbound copies (``nbgrader submit`` writes it there
+    too), so a page stays findable when the grader folders are already gone."""
+    if ctx.exchange is None or not ctx.exchange.is_dir():
+        return
+    from nbgrader.utils import notebook_hash
+
+    inbound = ctx.exchange / "inbound"
+    entries = [] if not inbound.is_dir() or inbound.is_symlink() else sorted(inbound.iterdir())
+    secret_files = []
+    for entry in (e for e in entries if normalize_id(e.name).split("+")[0] == who.sid):
+        out.add("échange nbgrader", entry, "rendu", "tree", entry)
+        secret_files.append(entry / "submission_secret.txt")
     for parent in (ctx.dirs.submitted, ctx.dirs.autograded, ctx.dirs.feedback):
-        for folder in own_folders(parent, sid):
-            places += folder.glob("*/submission_secret.txt")
-    places += (entry / "submission_secret.txt" for entry in _inbound_entries(ctx, sid))
+        for folder in own_folders(parent, who.sid):
+            secret_files += folder.glob("*/submission_secret.txt")
     found = set()
-    for secret_file in places:
+    for secret_file in secret_files:
         if secret_file.is_symlink() or not secret_file.is_file():
             continue
         secret = secret_file.read_text(errors="replace").strip()
         for nb in secret_file.parent.glob("*.*"):
             if nb.suffix in (".ipynb", ".html"):
                 found.add((secret, nb.stem))
-    return sorted(found)
-
-
-def _inbound_entries(ctx: Context, sid: str) -> list[Path]:
-    """Their submissions in the exchange: ``inbound/<id>+<assignment>+<time>[+<random>]``."""
-    inbound = ctx.exchange / "inbound" if ctx.exchange is not None else None
-    if inbound is None or not inbound.is_dir() or inbound.is_symlink():
-        return []
-    return [e for e in sorted(inbound.iterdir()) if normalize_id(e.name).split("+")[0] == sid]
-
-
-def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
-    if ctx.exchange is None or not ctx.exchange.is_dir():
-        return
-    for entry in _inbound_entries(ctx, who.sid):
-        out.add("échange nbgrader", entry, "rendu", "tree", entry)
-    from nbgrader.utils import notebook_hash
-
-    for secret, notebook in _secrets(ctx, who.sid):
+    for secret, notebook in sorted(found):
         name = notebook_hash(secret=secret, notebook_id=notebook)
         page = ctx.exchange / "feedback" / f"{name}.html"
         if page.is_file():
@@ -595,6 +585,7 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
 # the course's own code and settings, never a learner's data
 _NOT_DATA = {"grading", "templates", "submissions", "__pycache__", ".ipynb_checkpoints"}
 _TOOL_FILES = ("echecs-autograde.json",)
+_OWN_FILES = ("roster", "report", "gradebook", "vacuum")  # the actions of a file of theirs
 
 
 def _mention_detail(name: str, data: bytes, pattern: Mentions) -> str:
@@ -631,20 +622,14 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     pattern = mention_pattern(who)
     in_logs = mention_pattern(who, parts=True)  # a log line: « 'first_name': 'Ben', … »
     grader = ctx.dirs.grader_dir
-    own: set[Path] = set()
-    own_members: dict[Path, set[str]] = {}
-    for f in out.found:
-        if f.action == "tree":
-            own.add(Path(f.target))
-        elif f.action == "zip":
-            own_members[Path(f.target[0])] = set(f.target[1])
-        elif f.action in ("roster", "report", "gradebook", "vacuum"):
-            own.add(Path(f.where))
+    # their own places (a tree's `where` is its target), and their own members of each archive
+    own = {Path(f.where) for f in out.found if f.action in ("tree", *_OWN_FILES)}
+    own_members = {Path(f.target[0]): set(f.target[1]) for f in out.found if f.action == "zip"}
     skip_dirs = {ctx.backups.resolve(), *(p.resolve() for p in own if p.is_dir())}
     skip_files = {p.resolve() for p in own if not p.is_dir()}
     if ctx.gradebook is not None:
-        for suffix in ("", "-wal", "-journal", "-shm"):
-            skip_files.add(Path(f"{ctx.gradebook}{suffix}").resolve())
+        suffixes = ("", "-wal", "-journal", "-shm")
+        skip_files |= {Path(f"{ctx.gradebook}{suffix}").resolve() for suffix in suffixes}
     if ctx.setup.roster is not None:
         skip_files.add(ctx.setup.roster.resolve())
 
