@@ -9,6 +9,7 @@ touched. The proof: the same scan runs again and must find nothing of the learne
 find the control learner (``--temoin``, default: another learner) everywhere it was found
 before; every other learner's ``nbgrader export`` row must be unchanged. A failure is named in
 French and the command exits with status 1. A second run finds nothing and erases nothing.
+Only the learner's own files, rows, members and lines are ever deleted.
 """
 
 from __future__ import annotations
