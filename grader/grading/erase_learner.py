@@ -445,10 +445,7 @@ def main(argv: list[str] | None = None) -> int:
         help="remplacer aussi ses mentions dans le travail des autres élèves (notes inchangées)",
     )
     parser.add_argument(
-        "--temoin",
-        default=None,
-        metavar="IDENTIFIANT",
-        help="l'élève témoin (défaut\u00a0: un autre)",
+        "--temoin", metavar="IDENTIFIANT", help="l'élève témoin (défaut\u00a0: un autre)"
     )
     defaults = Setup()
     for option, name, kind, value, text in PLACE_OPTIONS:

@@ -308,14 +308,11 @@ def main(argv: list[str] | None = None) -> int:
         "articles 15 et 20).",
     )
     parser.add_argument("student_id", metavar="IDENTIFIANT", help="l'identifiant de l'élève")
-    parser.add_argument(
-        "--eleves", type=Path, default=None, metavar="CSV", help="la liste des élèves (CSV)"
-    )
+    parser.add_argument("--eleves", type=Path, metavar="CSV", help="la liste des élèves (CSV)")
     parser.add_argument(
         "--out",
         type=Path,
         metavar="DOSSIER",
-        default=None,
         help="le dossier de l'archive (défaut\u00a0: grader/exports)",
     )
     parser.add_grader_dir()

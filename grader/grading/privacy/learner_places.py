@@ -664,9 +664,8 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             kind, action = f"mention dans le travail de {quoted(owner)}", "mention"
         else:
             kind, action = "mention dans un fichier de la classe", "mention"
-        out.add(
-            kind, file, _mention_detail(file.name, data, found_by), action, (file, None, found_by)
-        )
+        detail = _mention_detail(file.name, data, found_by)
+        out.add(kind, file, detail, action, (file, None, found_by))
 
 
 def _scan_class_zip(file: Path, data: bytes, mine: set[str], pattern: Mentions, out: Scan) -> None:
