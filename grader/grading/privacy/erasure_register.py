@@ -107,8 +107,7 @@ def registers_of(gradebook_dir: Path, backups: Path | None = None) -> list[Regis
 
 
 def erased_on(sid: str, registers: list[Register]) -> str | None:
-    """The date (``AAAA-MM-JJ``) `sid` was erased, according to any of `registers`; None if
-    never."""
+    """The date (``AAAA-MM-JJ``) `sid` was erased, by any of `registers`; None if never."""
     for register in registers:
         digest = register.digest(sid)
         for entry in register.entries() if digest else []:
