@@ -3,30 +3,13 @@
     python -m grading.erase_learner ID [--eleves F] [--temoin ID2] [--confirmer]
     (make oublier-eleve ID=ben, then make oublier-eleve ID=ben CONFIRMER=1)
 
-The course teaches erasure as « find, delete, prove with a control »; this is that lesson applied
-to the class system itself:
-
-- the scan lists every place the learner is found, by id, name and e-mail: their gradebook rows
-  (and the raw bytes of the gradebook file, free pages and ``-wal`` included), their folders in
-  ``submitted/``, ``autograded/``, ``feedback/``, the previous copies kept by ``zip_collect``,
-  the quarantine, their data exports, each member of the LMS archives in ``downloaded/``, their
-  roster line, the class report, nbgrader's exchange (``inbound/<id>+…``, their released
-  feedback ``feedback/<hash>.html``), and on a hub their account (REST API), their row in the
-  hub's database and their home folder;
-- without ``--confirmer`` nothing is touched (dry run); with it, every place is erased: the
-  student is removed with nbgrader's API then the gradebook is rebuilt by ``VACUUM`` (no trace
-  in free pages), archives are rewritten without the learner's members (the other members keep
-  their names, dates and bytes), the roster loses one line (the others keep their bytes), the
-  report is regenerated (columns and rows the teacher added by hand to its CSVs come back; what
-  cannot is named);
-- what cannot be erased at once (backups, logs, the hub database's free pages, Helm history) is
-  listed with its expiry and the command that purges it;
-- the proof: the same scan runs again; it must find nothing of the learner, and still find the
-  control learner (``--temoin``, default: another learner of the class) in every place it was
-  found before; every other learner's ``nbgrader export`` row must be unchanged. A failure is
-  named in French and the command exits with status 1. Running it twice is harmless: the second
-  run finds nothing and erases nothing. Only the learner's own files, rows, members and lines are
-  ever deleted.
+The course's lesson « find, delete, prove with a control » applied to the class system: the
+scan (``grading.privacy.learner_places``) lists every place; without ``--confirmer`` nothing is
+touched. The proof: the same scan runs again and must find nothing of the learner, and still
+find the control learner (``--temoin``, default: another learner) everywhere it was found
+before; every other learner's ``nbgrader export`` row must be unchanged. A failure is named in
+French and the command exits with status 1. A second run finds nothing and erases nothing.
+Only the learner's own files, rows, members and lines are ever deleted.
 """
 
 from __future__ import annotations
@@ -39,6 +22,8 @@ import shutil
 import sqlite3
 import sys
 import zipfile
+from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,28 +33,11 @@ from .classroom.kept_columns import read_table, restore_hand_edits
 from .french.french_args import FrenchParser
 from .french.french_csv import EXPORT_NAME, write_export
 from .french.system_reason import french_message
+from .privacy import learner_places as places
 from .privacy.erasure_register import erased_on, record_erasure, registers_of
-from .privacy.learner_places import (
-    HUB_TOKEN_ENV,
-    REDACTED,
-    RETENTION_DAYS,
-    TITLE,
-    Context,
-    ErasureError,
-    Found,
-    Scan,
-    Setup,
-    checked_id,
-    class_ids,
-    hub_request,
-    scan,
-    scan_in,
-)
+from .privacy.learner_places import Context, ErasureError, Found, Scan, Setup, scan
 
 __all__ = ["Result", "Setup", "erase", "main", "scan"]
-
-
-# --------------------------------------------------------------------------- the erasure
 
 
 def _rm(path: Path) -> None:
@@ -79,26 +47,21 @@ def _rm(path: Path) -> None:
         path.unlink()
 
 
+READERS_WAIT_MS = 20_000  # how long the final checkpoint waits for another program's reads
+
+
 def _erase_gradebook(ctx: Context, sid: str, found: Found) -> None:
+    """The learner out with nbgrader's API, then the file rebuilt: the deleted rows leave no
+    trace in free pages or in ``-wal``."""
     from nbgrader.api import Gradebook, MissingEntry
 
     db, ids = found.target
     if found.action == "gradebook":
         with Gradebook(ctx.dirs.db_url) as gb:
             for stored in ids or [sid]:  # every Unicode spelling the gradebook holds for them
-                try:
+                with suppress(MissingEntry):
                     gb.remove_student(stored)
-                except MissingEntry:
-                    pass
-    _vacuum(Path(db))
-
-
-READERS_WAIT_MS = 20_000  # how long the final checkpoint waits for another program's reads
-
-
-def _vacuum(db: Path) -> None:
-    """Rebuild the file: the deleted rows leave no trace in free pages or in ``-wal``."""
-    con = sqlite3.connect(db, timeout=60)  # a grading's write transactions are short
+    con = sqlite3.connect(Path(db), timeout=60)  # a grading's write transactions are short
     try:
         con.execute("PRAGMA secure_delete = ON")
         con.execute("PRAGMA wal_checkpoint(PASSIVE)")  # what it can, never waiting on readers
@@ -119,9 +82,12 @@ def _vacuum(db: Path) -> None:
         con.close()
 
 
-def _rewrite_zip(file: Path, mine: list[str]) -> None:
-    """The archive without the learner's members; every other member keeps its name, date,
-    attributes, compression and bytes."""
+def _rewrite_zip(
+    file: Path, mine: list[str], redact: tuple[str, Callable[[bytes], bytes]] | None = None
+) -> None:
+    """The archive without the members `mine`, or with one member redacted (`redact`: its name
+    and its cleaner); every other member keeps its name, date, attributes, compression and
+    bytes."""
     with zipfile.ZipFile(file) as src:
         keep = [i for i in src.infolist() if i.filename not in set(mine)]
         if not keep:
@@ -132,7 +98,10 @@ def _rewrite_zip(file: Path, mine: list[str]) -> None:
             with zipfile.ZipFile(tmp, "w") as dst:
                 dst.comment = src.comment
                 for info in keep:
-                    dst.writestr(info, src.read(info), compress_type=info.compress_type)
+                    data = src.read(info)
+                    if redact is not None and info.filename == redact[0]:
+                        data = redact[1](data)
+                    dst.writestr(info, data, compress_type=info.compress_type)
         except BaseException:
             tmp.unlink(missing_ok=True)  # the archive stays as it was; the failure is named
             raise
@@ -142,41 +111,24 @@ def _rewrite_zip(file: Path, mine: list[str]) -> None:
 def _redact(file: Path, member: str | None, pattern) -> None:
     """Replace every mention of the learner by a fixed text in one file, or in one member of an
     archive (the others keep their bytes); a notebook must stay a notebook."""
-    fixed = REDACTED.encode()
 
-    def clean(name: str, data: bytes) -> bytes:
-        out = pattern.sub(fixed, data)
-        if name.endswith((".ipynb", ".json")):
+    def clean(data: bytes) -> bytes:
+        out = pattern.pattern.sub(places.REDACTED.encode(), data)
+        if (member or file.name).endswith((".ipynb", ".json")):
             json.loads(out)  # ValueError: named, the file left as it was
         return out
 
-    if member is None:
-        data = clean(file.name, file.read_bytes())
-        tmp = file.with_name(f".{file.name}.caviarde")
-        tmp.write_bytes(data)
-        shutil.copystat(file, tmp)
-        os.replace(tmp, file)
-        return
-    with zipfile.ZipFile(file) as src:
-        tmp = file.with_name(f".{file.name}.caviarde")
-        try:
-            with zipfile.ZipFile(tmp, "w") as dst:
-                dst.comment = src.comment
-                for info in src.infolist():
-                    data = src.read(info)
-                    if info.filename == member:
-                        data = clean(member, data)
-                    dst.writestr(info, data, compress_type=info.compress_type)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+    if member is not None:
+        return _rewrite_zip(file, [], (member, clean))
+    tmp = file.with_name(f".{file.name}.caviarde")
+    tmp.write_bytes(clean(file.read_bytes()))
+    shutil.copystat(file, tmp)
     os.replace(tmp, file)
 
 
 def _erase_roster(ctx: Context, who_sid: str, line: int) -> None:
     """Remove one line of the roster, keeping the other lines' bytes and the file's encoding;
     checked by reading it back before it replaces the file."""
-
     path = ctx.setup.roster
     before = read_roster(path)
     data = path.read_bytes()
@@ -225,7 +177,7 @@ def _regenerate_reports(ctx: Context, sid: str, paths: set[Path]) -> list[str]:
         report_files = {"notes.csv", "notes-tableur.csv", "rapport.html"}
         if {ctx.dirs.report / name for name in report_files} & paths:
             page = ctx.dirs.report / "rapport.html"
-            title = TITLE.search(page.read_text()) if page.is_file() else None
+            title = places.TITLE.search(page.read_text()) if page.is_file() else None
             assignment = html.unescape(title.group(1)) if title else "oublier"
             df = class_table(gb, assignment, ctx.dirs.autograded)
             write_report(df, ctx.dirs.report, assignment, rule_of_config(ctx.config))
@@ -240,7 +192,7 @@ def _regenerate_reports(ctx: Context, sid: str, paths: set[Path]) -> list[str]:
 
 
 def _hub_user_delete(ctx: Context, sid: str) -> None:
-    status, _ = hub_request(ctx.setup, "DELETE", sid)
+    status, _ = places.hub_request(ctx.setup, "DELETE", sid)
     if status not in (204, 404):
         raise ErasureError(f"Le hub refuse d'effacer «\u00a0{sid}\u00a0» (statut {status}).")
 
@@ -259,8 +211,7 @@ def _erase_firstuse(path: Path, sid: str) -> None:
 def _erase_home(ctx: Context, sid: str, home: Path) -> None:
     """The learner's home, only under the homes folder named, and only if it is theirs."""
     homes = ctx.setup.homes.resolve()
-    real = home.resolve()
-    if real.parent != homes or home.is_symlink():
+    if home.resolve().parent != homes or home.is_symlink():
         raise ErasureError(f"{home}\u00a0: pas un dossier de {homes}, laissé tel quel.")
     owner = home.stat().st_uid
     try:
@@ -279,42 +230,24 @@ def _apply(ctx: Context, sid: str, found: list[Found], notes: list[str]) -> list
     know besides goes to `notes`)."""
     failures: list[str] = []
     reports: set[Path] = set()
-    order = [
-        "log",
-        "mention",
-        "hub_user",
-        "firstuse",
-        "home",
-        "tree",
-        "zip",
-        "roster",
-        "gradebook",
-        "vacuum",
-        "report",
-    ]
-    for action in order:
+    erasers: dict[str, Callable[[Found], object]] = {  # in this order
+        "log": lambda f: _redact(*f.target),
+        # another learner's work: only with --caviarder, named by erase() otherwise
+        "mention": lambda f: _redact(*f.target) if ctx.setup.redact else None,
+        "hub_user": lambda f: _hub_user_delete(ctx, sid),
+        "firstuse": lambda f: _erase_firstuse(Path(f.target), sid),
+        "home": lambda f: _erase_home(ctx, sid, Path(f.target)),
+        "tree": lambda f: _rm(Path(f.target)),
+        "zip": lambda f: _rewrite_zip(*f.target),
+        "roster": lambda f: _erase_roster(ctx, sid, f.target),
+        "gradebook": lambda f: _erase_gradebook(ctx, sid, f),
+        "vacuum": lambda f: _erase_gradebook(ctx, sid, f),
+        "report": lambda f: reports.add(Path(f.target)),
+    }
+    for action, erase_one in erasers.items():
         for f in (x for x in found if x.action == action):
             try:
-                if action == "log" or (action == "mention" and ctx.setup.redact):
-                    _redact(*f.target)
-                elif action == "mention":
-                    continue  # another learner's work: only with --caviarder, named below
-                elif action == "tree":
-                    _rm(Path(f.target))
-                elif action == "zip":
-                    _rewrite_zip(*f.target)
-                elif action == "roster":
-                    _erase_roster(ctx, sid, f.target)
-                elif action in ("gradebook", "vacuum"):
-                    _erase_gradebook(ctx, sid, f)
-                elif action == "hub_user":
-                    _hub_user_delete(ctx, sid)
-                elif action == "firstuse":
-                    _erase_firstuse(Path(f.target), sid)
-                elif action == "home":
-                    _erase_home(ctx, sid, Path(f.target))
-                elif action == "report":
-                    reports.add(Path(f.target))
+                erase_one(f)
             except Exception as exc:  # noqa: BLE001 — every place is tried, each failure named
                 failures.append(f"{f.kind} ({f.where})\u00a0: {french_message(exc, f.where)}")
     if reports:
@@ -326,7 +259,7 @@ def _apply(ctx: Context, sid: str, found: list[Found], notes: list[str]) -> list
         if f.action == "hub_db":
             failures.append(
                 f"{f.kind} ({f.where})\u00a0: effacez l'utilisateur par l'API du hub "
-                f"(--hub-url et le jeton d'un administrateur dans {HUB_TOKEN_ENV})"
+                f"(--hub-url et le jeton d'un administrateur dans {places.HUB_TOKEN_ENV})"
             )
     return failures
 
@@ -347,10 +280,8 @@ def _export_rows(ctx: Context, without: str) -> list[dict]:
 def _control(ctx: Context, sid: str, wanted: str | None) -> str | None:
     if wanted:
         return normalize_id(wanted.strip())
-    ids = sorted(class_ids(ctx))
-    with_folder = [i for i in ids if i != sid and own_folder(ctx.dirs.submitted, i)]
-    others = with_folder or [i for i in ids if i != sid]
-    return others[0] if others else None
+    others = sorted(ctx.known - {sid})  # one with a folder in submitted/ first
+    return next((i for i in others if own_folder(ctx.dirs.submitted, i)), next(iter(others), None))
 
 
 @dataclass
@@ -361,32 +292,36 @@ class Result:
     control_after: Scan | None
     failures: list[str]
     notes: list[str] = field(default_factory=list)  # for the teacher: hand edits kept or lost
+    erased: str | None = None  # the register's date (AAAA-MM-JJ) of an earlier erasure
+
+
+def _described(f: Found) -> str:
+    return f"{f.kind} ({f.where}{' — ' + f.detail if f.detail else ''})"
 
 
 def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> Result:
     """Scan, then (confirmed) erase and prove it: rescan, control, others' export rows."""
-    sid = checked_id(sid)
+    sid = places.checked_id(sid)
     ctx = Context(setup)
     witness = _control(ctx, sid, control)
     if witness == sid:
         raise ErasureError("Le témoin doit être un autre élève que celui à effacer.")
-    before = scan_in(ctx, sid)
+    before = places.scan_in(ctx, sid)
     gradebook_dir = ctx.gradebook.parent if ctx.gradebook is not None else ctx.dirs.grader_dir
     registers = registers_of(gradebook_dir, ctx.backups)
-    if not [f for f in before.found if f.action not in ("mention", "log")] and (
-        erased_on(sid, registers) is None
-    ):
+    erased = erased_on(sid, registers)
+    if not [f for f in before.found if f.action not in ("mention", "log")] and erased is None:
         # a typo or a wrong case (« Chloé » for « chloé »): refused, never « rien à effacer »
-        near = close_ids(sid, class_ids(ctx) - {sid})  # read only: no gradebook created
+        near = close_ids(sid, ctx.known - {sid})  # read only: no gradebook created
         hint = f"\u00a0; identifiant(s) proche(s)\u00a0: {', '.join(map(quoted, near))}"
         raise ErasureError(
             f"Identifiant {quoted(sid)} inconnu dans le système de la classe (un identifiant "
             f"s'écrit exactement, majuscules et accents compris){hint if near else ''}. Rien "
             "n'a été effacé."
         )
-    control_before = scan_in(ctx, witness) if witness else None
+    control_before = places.scan_in(ctx, witness) if witness else None
     if not confirm or not before.found:
-        return Result(before, None, control_before, None, [])
+        return Result(before, None, control_before, None, [], erased=erased)
     if control_before is None or not control_before.found:
         raise ErasureError(
             f"Aucun témoin trouvé ({quoted(witness) if witness else 'aucun autre élève'})\u00a0: "
@@ -394,14 +329,14 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
             "(--temoin, un élève encore présent)."
         )
     # a learner: in the class (gradebook, roster, submissions) or a plain user of the hub; never
-    # a hub account with an admin or instructor role, whatever else is found
+    # a hub account with an admin or instructor role, whatever else is found; erased before: what
+    # is left of them
     staff = any(f.action == "hub_user" and f.target for f in before.found)
-    known = any(
+    known = erased is not None or any(
         f.kind in ("carnet de notes", "liste des élèves", "rendus")
         or (f.action == "hub_user" and not f.target)
         for f in before.found
     )
-    known = known or erased_on(sid, registers) is not None  # erased before: what is left
     if staff or not known:
         raise ErasureError(
             f"{quoted(sid)} n'est ni dans la liste des élèves, ni dans le carnet de notes, ni "
@@ -417,7 +352,7 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
             "endroit(s) du travail d'autres élèves ou de fichiers de la classe (listés par "
             f"l'essai à blanc, make oublier-eleve ID={sid}). Relisez-les, puis relancez avec "
             f"CAVIARDER=1 (make oublier-eleve ID={sid} CONFIRMER=1 CAVIARDER=1)\u00a0: chaque "
-            f"mention y sera remplacée par «\u00a0{REDACTED}\u00a0» dans toutes les copies, "
+            f"mention y sera remplacée par «\u00a0{places.REDACTED}\u00a0» dans toutes les copies, "
             "notes inchangées. Sans cela, la preuve ne pourrait pas être faite (après "
             "l'effacement, son nom et son courriel ne sont plus connus)."
         )
@@ -426,53 +361,39 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
     # recorded first: a restore, a roster import or a collect never brings them back unseen
     record_erasure(sid, registers)
     failures = _apply(ctx, sid, before.found, notes)
-    after = scan_in(ctx, sid)
-    control_after = scan_in(ctx, witness) if witness else None
-    for f in after.found:
-        detail = f" — {f.detail}" if f.detail else ""
-        failures.append(f"encore trouvé après l'effacement\u00a0: {f.kind} ({f.where}{detail})")
-    if control_before is None or not control_before.found:
+    after = places.scan_in(ctx, sid)
+    control_after = places.scan_in(ctx, witness)
+    failures += [f"encore trouvé après l'effacement\u00a0: {_described(f)}" for f in after.found]
+    # every place, archive member and count of the control as it was: a member of another
+    # learner dropped with the learner's archive, or a file of theirs deleted, is seen here
+    after_places = {f.key() for f in control_after.found}
+    lost = [f for f in control_before.found if f.key() not in after_places]
+    if lost:
         failures.append(
-            f"aucun témoin trouvé ({quoted(witness) if witness else 'aucun autre élève'})\u00a0: "
-            "la recherche n'est pas prouvée capable de trouver un élève (--temoin)"
+            f"le témoin {quoted(witness)} n'est plus trouvé tel qu'il était dans\u00a0: "
+            f"{', '.join(map(_described, lost))} (un autre élève a été touché, ou la recherche "
+            "ne prouve plus rien)"
         )
-    elif control_after is not None:
-        # every place, archive member and count of the control as it was: a member of another
-        # learner dropped with the learner's archive, or a file of theirs deleted, is seen here
-        after_places = {f.key() for f in control_after.found}
-        lost = [f for f in control_before.found if f.key() not in after_places]
-        if lost:
-            where = ", ".join(
-                f"{f.kind} ({f.where}{' — ' + f.detail if f.detail else ''})" for f in lost
-            )
-            failures.append(
-                f"le témoin {quoted(witness)} n'est plus trouvé tel qu'il était dans\u00a0: "
-                f"{where} (un autre élève a été touché, ou la recherche ne prouve plus rien)"
-            )
     if _export_rows(ctx, sid) != rows_before:
         failures.append("les lignes de nbgrader export des autres élèves ont changé")
-    return Result(before, after, control_before, control_after, failures, notes)
+    return Result(before, after, control_before, control_after, failures, notes, erased)
 
 
-# --------------------------------------------------------------------------- the command
-
-
-def _printscan_in(title: str, s: Scan) -> None:
+def _print_scan(title: str, s: Scan) -> None:
     print(f"{title} {s.identity}\u00a0: {len(s.found)} endroit(s).")
     for f in s.found:
         print(f"  - {f.kind}\u00a0: {f.where}" + (f" — {f.detail}" if f.detail else ""))
 
 
 def _print_pending(s: Scan) -> None:
-    if not s.pending:
-        return
-    print("Ne peut pas être effacé tout de suite (à purger)\u00a0:")
+    if s.pending:
+        print("Ne peut pas être effacé tout de suite (à purger)\u00a0:")
     for p in s.pending:
         print(f"  - {p.kind}\u00a0: {p.where} — expire {p.expires}\n      purge\u00a0: {p.command}")
 
 
 OUTSIDE = (
-    "l'ENT ou la plateforme (Moodle, Pronote…) d'où viennent les archives : son compte, ses "
+    "l'ENT ou la plateforme (Moodle, Pronote…) d'où viennent les archives : son compte, ses "
     "dépôts, l'archive téléchargée sur votre ordinateur",
     "votre tableur maître de la classe (la liste d'où vient make students) et ses copies",
     "les courriels échangés avec l'élève ou à son sujet, et leurs pièces jointes",
@@ -484,14 +405,30 @@ def _print_outside(sid: str) -> None:
     """The sources outside the class system that this command cannot reach: the teacher's."""
     print(
         "Hors de ce système, à effacer par vous (le registre des effacements empêche "
-        "seulement leur retour dans la classe) :"
+        "seulement leur retour dans la classe) :"
     )
     for place in OUTSIDE:
         print(f"  - {place}")
     print(
-        f"Si l'élève revient dans le cours : make students REINSCRIRE={sid} "
+        f"Si l'élève revient dans le cours : make students REINSCRIRE={sid} "
         "(sinon make students, make collect, make zip-collect et make restauration le refusent)."
     )
+
+
+KEEP_HELP = f"leur durée de conservation, en jours (défaut\u00a0: {places.RETENTION_DAYS:g})"
+# the options that name a place of the class system: (option, Setup field, type, value, help)
+PLACE_OPTIONS = (
+    ("--eleves", "roster", Path, "CSV", "la liste des élèves (CSV)"),
+    ("--echange", "exchange", Path, "DOSSIER", "Exchange.root de nbgrader"),
+    ("--hub-url", "hub_url", str, "URL", "API du hub, ex. http://127.0.0.1:8081/hub/api"),
+    ("--hub-db", "hub_db", Path, "FICHIER", "la base SQLite du hub"),
+    ("--dossiers-personnels", "homes", Path, "DOSSIER", "ex. /home"),
+    ("--prefixe-unix", "unix_prefix", str, "PREFIXE", "ex. jupyter- (TLJH)"),
+    ("--sauvegardes", "backups", Path, "DOSSIER", "le dossier des sauvegardes"),
+    ("--garder-jours", "keep_days", float, "JOURS", KEEP_HELP),
+    ("--helm-release", "helm_release", str, "NOM", "la release Helm du hub (Kubernetes)"),
+    ("--mots-de-passe-tljh", "firstuse_db", Path, "FICHIER", "ex. /opt/tljh/state/passwords.dbm"),
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -508,114 +445,54 @@ def main(argv: list[str] | None = None) -> int:
         help="remplacer aussi ses mentions dans le travail des autres élèves (notes inchangées)",
     )
     parser.add_argument(
-        "--temoin",
-        default=None,
-        metavar="IDENTIFIANT",
-        help="l'élève témoin (défaut\u00a0: un autre)",
+        "--temoin", metavar="IDENTIFIANT", help="l'élève témoin (défaut\u00a0: un autre)"
     )
-    parser.add_argument(
-        "--eleves", type=Path, default=None, metavar="CSV", help="la liste des élèves (CSV)"
-    )
-    parser.add_argument(
-        "--echange", type=Path, default=None, metavar="DOSSIER", help="Exchange.root de nbgrader"
-    )
-    parser.add_argument(
-        "--hub-url",
-        default=None,
-        metavar="URL",
-        help="API du hub, ex. http://127.0.0.1:8081/hub/api",
-    )
-    parser.add_argument(
-        "--hub-db", type=Path, default=None, metavar="FICHIER", help="la base SQLite du hub"
-    )
-    parser.add_argument(
-        "--dossiers-personnels", type=Path, default=None, metavar="DOSSIER", help="ex. /home"
-    )
-    parser.add_argument("--prefixe-unix", default="", metavar="PREFIXE", help="ex. jupyter- (TLJH)")
-    parser.add_argument(
-        "--sauvegardes",
-        type=Path,
-        default=None,
-        metavar="DOSSIER",
-        help="le dossier des sauvegardes",
-    )
-    parser.add_argument(
-        "--garder-jours",
-        type=float,
-        default=RETENTION_DAYS,
-        metavar="JOURS",
-        help=f"leur durée de conservation, en jours (défaut\u00a0: {RETENTION_DAYS:g})",
-    )
-    parser.add_argument(
-        "--helm-release", default=None, metavar="NOM", help="la release Helm du hub (Kubernetes)"
-    )
-    parser.add_argument(
-        "--mots-de-passe-tljh",
-        type=Path,
-        default=None,
-        metavar="FICHIER",
-        help="ex. /opt/tljh/state/passwords.dbm",
-    )
+    defaults = Setup()
+    for option, name, kind, value, text in PLACE_OPTIONS:
+        default = getattr(defaults, name)
+        parser.add_argument(option, dest=name, type=kind, default=default, metavar=value, help=text)
     parser.add_grader_dir("le dossier grader/ (défaut\u00a0: trouvé)")
     args = parser.parse_args(argv)
-    token = os.environ.get(HUB_TOKEN_ENV)
+    token = os.environ.get(places.HUB_TOKEN_ENV)
     if args.hub_url and not token:
         print(
-            f"✘ --hub-url demande le jeton d'un administrateur dans {HUB_TOKEN_ENV}.",
+            f"✘ --hub-url demande le jeton d'un administrateur dans {places.HUB_TOKEN_ENV}.",
             file=sys.stderr,
         )
         return 2
-    if args.eleves is not None and not args.eleves.is_file():
+    if args.roster is not None and not args.roster.is_file():
         print(
-            f"✘ Liste des élèves introuvable\u00a0: {args.eleves}. Rien n'a été effacé "
+            f"✘ Liste des élèves introuvable\u00a0: {args.roster}. Rien n'a été effacé "
             "(sans elle, sa ligne resterait dans la liste).",
             file=sys.stderr,
         )
         return 2
-    setup = Setup(
-        grader_dir=args.grader_dir,
-        roster=args.eleves,
-        exchange=args.echange,
-        hub_url=args.hub_url,
-        hub_token=token,
-        hub_db=args.hub_db,
-        homes=args.dossiers_personnels,
-        unix_prefix=args.prefixe_unix,
-        backups=args.sauvegardes,
-        keep_days=args.garder_jours,
-        helm_release=args.helm_release,
-        firstuse_db=args.mots_de_passe_tljh,
-        redact=args.caviarder,
-    )
+    where = {name: getattr(args, name) for _, name, *_ in PLACE_OPTIONS}
+    setup = Setup(grader_dir=args.grader_dir, hub_token=token, redact=args.caviarder, **where)
     try:
         result = erase(args.student_id, setup, args.confirmer, args.temoin)
     except (ErasureError, FileNotFoundError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
-    before = result.before
+    before, control = result.before, result.control_before
     if not before.found:
-        ctx = Context(setup)
-        gradebook_dir = ctx.gradebook.parent if ctx.gradebook else ctx.dirs.grader_dir
-        erased = erased_on(before.sid, registers_of(gradebook_dir, ctx.backups)) or "?"
-        day = "/".join(reversed(erased.split("-")))
+        day = "/".join(reversed((result.erased or "?").split("-")))
         print(
             f"Aucune trace de {before.identity} dans le système de la classe\u00a0: effacé(e) "
             f"le {day} (registre des effacements), rien à effacer."
         )
-        if result.control_before is None or not result.control_before.found:
+        if control is None or not control.found:
             print("✘ Et aucun témoin trouvé\u00a0: la recherche ne prouve rien.", file=sys.stderr)
             return 1
         print(
-            f"Le témoin {result.control_before.identity} est bien trouvé "
-            f"({len(result.control_before.found)} endroit(s))\u00a0: la recherche fonctionne."
+            f"Le témoin {control.identity} est bien trouvé ({len(control.found)} "
+            "endroit(s))\u00a0: la recherche fonctionne."
         )
         _print_pending(before)
         return 0
-    _printscan_in("Trouvé", before)
-    if result.control_before is not None:
-        _printscan_in(
-            "Témoin (un autre élève, la preuve que la recherche trouve)", result.control_before
-        )
+    _print_scan("Trouvé", before)
+    if control is not None:
+        _print_scan("Témoin (un autre élève, la preuve que la recherche trouve)", control)
     if result.after is None:
         _print_pending(before)
         _print_outside(before.sid)
@@ -629,12 +506,11 @@ def main(argv: list[str] | None = None) -> int:
         f"Vérification de l'effacement\u00a0: {before.identity} encore trouvé(e) dans "
         f"{len(result.after.found)} endroit(s) (0 attendu)."
     )
-    if result.control_after is not None:
-        print(
-            f"Témoin (un autre élève, qui doit rester trouvé partout)\u00a0: "
-            f"{result.control_after.identity}, {len(result.control_before.found)} endroit(s) "
-            f"avant, {len(result.control_after.found)} après."
-        )
+    print(
+        f"Témoin (un autre élève, qui doit rester trouvé partout)\u00a0: "
+        f"{result.control_after.identity}, {len(control.found)} endroit(s) "
+        f"avant, {len(result.control_after.found)} après."
+    )
     _print_pending(result.after)
     _print_outside(before.sid)
     for note in result.notes:

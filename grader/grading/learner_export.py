@@ -1,18 +1,14 @@
 """Give a learner their data (RGPD articles 15 and 20): one zip of everything the class system
-holds about them, in open formats, with a French README.
+holds about them, in open formats, with a French README (the article 13 information).
 
     python -m grading.learner_export ID [--eleves grader/eleves.csv] [--out DOSSIER]
     (make donnees-eleve ID=chloé)
 
-What goes in: their gradebook rows (student record, each submission with its time, late penalty,
-each criterion of the statement once, numbered and titled as the statement does, its visible and
-hidden tests' points summed, with the comments) as JSON and as a French CSV (``;``, decimal
-comma), their roster line, their files in ``submitted/``, ``autograded/`` and ``feedback/``
-(notebooks and HTML, as they are), every earlier copy kept (replaced by zip_collect, set aside at
-the collect), and a README that gives the RGPD's article 13 information (purpose, recipients,
-retention, the right to complain to the CNIL). Only their own folders and
-rows are read: nothing of another learner can enter the archive. The id is NFC-normalised (a
-macOS keyboard or zip gives NFD); an unknown id is refused with the closest known ids.
+Their gradebook rows (each criterion of the statement once, its visible and hidden tests'
+points summed) as JSON and as a French CSV, their roster line, their files in ``submitted/``,
+``autograded/`` and ``feedback/`` and every earlier copy kept. Only their own folders and rows
+are read: nothing of another learner can enter the archive. The id is NFC-normalised (a macOS
+keyboard or zip gives NFD); an unknown id is refused with the closest known ids.
 """
 
 from __future__ import annotations
@@ -26,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .classroom.class_places import PER_LEARNER, learner_ids, own_folders, quarantined_for
-from .classroom.ids import RosterError, normalize_id, read_roster
+from .classroom.ids import normalize_id
 from .classroom.paths import course_dirs, load_config
 from .french.french_args import FrenchParser
 from .french.french_csv import french_csv_bytes
@@ -34,6 +30,7 @@ from .french.french_format import COURSE_TIME_ZONE, french_datetime
 from .french.system_reason import french_message
 from .nbgrader_ext.criterion_titles import criterion_number, criterion_title
 from .privacy.backup_files import RETENTION_DAYS
+from .privacy.learner_places import ErasureError, roster_students
 from .runs.nbgrader_run import tools_on_path
 
 __all__ = ["LearnerNotFound", "export_learner", "main"]
@@ -94,15 +91,6 @@ class LearnerNotFound(Exception):
     """No trace of the id anywhere; the message names the closest known ids (French)."""
 
 
-def _roster(path: Path | None):
-    if path is None or not path.is_file():
-        return []
-    try:
-        return read_roster(path)
-    except RosterError as exc:
-        raise LearnerNotFound(f"Liste des élèves illisible ({path})\u00a0: {exc}") from None
-
-
 def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
     from nbgrader.api import Gradebook, MissingEntry
 
@@ -159,8 +147,7 @@ def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
                         c["commentaires_automatiques"].append(comment.auto_comment)
                     if comment and comment.manual_comment:
                         c["commentaires_enseignant"].append(comment.manual_comment)
-                big = 10**6
-                criteria = sorted(by_title.values(), key=lambda c: c["numero"] or big)
+                criteria = sorted(by_title.values(), key=lambda c: c["numero"] or 10**6)
                 notebooks.append(
                     {
                         "notebook": nb.name,
@@ -228,18 +215,16 @@ def export_learner(
     grader_dir: Path | None = None,
 ) -> tuple[Path, dict[str, int]]:
     """Write the learner's archive; (its path, what it holds)."""
-
     tools_on_path()
     sid = normalize_id(student_id.strip())
     dirs = course_dirs(grader_dir)
-    places = {p.export_name: p.folder(dirs) for p in PER_LEARNER}
     record, submissions = _gradebook_rows(dirs.db_url, sid)
-    line = next((s for s in _roster(roster) if s.id == sid), None)
+    line = next((s for s in roster_students(roster) if s.id == sid), None)
     # every folder of theirs per place: one per Unicode form of their id (NFC, a Mac's NFD)
-    folders = {name: own_folders(parent, sid) for name, parent in places.items()}
+    folders = {p.export_name: own_folders(p.folder(dirs), sid) for p in PER_LEARNER}
     earlier = _earlier_copies(dirs, sid)
     if record is None and line is None and not any(folders.values()) and not earlier:
-        ids = learner_ids(dirs, (s.id for s in _roster(roster)))
+        ids = learner_ids(dirs, (s.id for s in roster_students(roster)))
         folded = {i.casefold(): i for i in ids}
         close = difflib.get_close_matches(sid.casefold(), list(folded), n=5, cutoff=0.5)
         hint = ", ".join(folded[c] for c in close) or "aucun"
@@ -254,7 +239,16 @@ def export_learner(
     os.chmod(out_dir, 0o700)
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in sid)
     path = out_dir / f"donnees-{safe}-{now:%Y%m%d-%H%M%S}.zip"
-    counts = {"devoirs": len(submissions)}
+    # (path in the archive, file) per place; a second Unicode form of the id: rendus-2/…
+    members = {
+        name: [
+            (f"{name if k == 0 else f'{name}-{k + 1}'}/{rel}", file)
+            for k, folder in enumerate(found)
+            for rel, file in _files(folder)
+        ]
+        for name, found in folders.items()
+    }
+    members |= earlier
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as zf:
         when = french_datetime(now).replace(" ", " à ", 1)
@@ -277,41 +271,33 @@ def export_learner(
         zf.writestr("eleve.json", json.dumps(fiche, ensure_ascii=False, indent=2))
         zf.writestr("notes.json", json.dumps(submissions, ensure_ascii=False, indent=2))
         zf.writestr("notes.csv", _grades_csv(submissions))
-        for name, found in folders.items():
-            counts[name] = 0
-            for k, folder in enumerate(found):
-                member = name if k == 0 else f"{name}-{k + 1}"  # a second form: rendus-2/…
-                for file in sorted(folder.rglob("*")):
-                    if file.is_symlink() or not file.is_file():
-                        continue  # never follow a link out of the learner's own folder
-                    rel = file.relative_to(folder).as_posix()
-                    zf.writestr(f"{member}/{rel}", file.read_bytes())
-                    counts[name] += 1
-        for name, files in earlier.items():
-            counts[name] = len(files)
-            for member, file in files:
-                zf.writestr(f"{name}/{member}", file.read_bytes())
-    return path, counts
+        for member, file in (m for files in members.values() for m in files):
+            zf.writestr(member, file.read_bytes())
+    return path, {"devoirs": len(submissions)} | {k: len(v) for k, v in members.items()}
+
+
+def _files(folder: Path) -> list[tuple[str, Path]]:
+    """(path under `folder`, file) of each of its files; a link is never followed out of it."""
+    return [
+        (file.relative_to(folder).as_posix(), file)
+        for file in sorted(folder.rglob("*"))
+        if file.is_file() and not file.is_symlink()
+    ]
 
 
 def _earlier_copies(dirs, sid: str) -> dict[str, list[tuple[str, Path]]]:
     """Every other copy the class kept of the learner: the copies zip_collect replaced
     (``<downloaded>/<assignment>/remplaces/<id>/<when>/``) and the quarantine's
-    (``quarantaine/<assignment>/<id>+…``); (member name in the archive, file), links skipped."""
-    downloaded, quarantine = dirs.downloaded, dirs.quarantine
-    found: dict[str, list[tuple[str, Path]]] = {"copies_remplacees": [], "mises_de_cote": []}
-    for base in sorted(downloaded.iterdir()) if downloaded.is_dir() else []:
+    (``quarantaine/<assignment>/<id>+…``); (path in the archive, file), links skipped."""
+    old, aside = "copies_remplacees", "mises_de_cote"
+    found: dict[str, list[tuple[str, Path]]] = {old: [], aside: []}
+    for base in sorted(dirs.downloaded.iterdir()) if dirs.downloaded.is_dir() else []:
         for k, folder in enumerate(own_folders(base / "remplaces", sid)):
             where = base.name if k == 0 else f"{base.name}-{k + 1}"  # a second Unicode form
-            for file in sorted(folder.rglob("*")):
-                if file.is_file() and not file.is_symlink():
-                    rel = file.relative_to(folder).as_posix()
-                    found["copies_remplacees"].append((f"{where}/{rel}", file))
-    for entry in quarantined_for(quarantine, sid):
-        for file in sorted(entry.rglob("*")):
-            if file.is_file() and not file.is_symlink():
-                rel = file.relative_to(entry).as_posix()
-                found["mises_de_cote"].append((f"{entry.parent.name}/{entry.name}/{rel}", file))
+            found[old] += [(f"{old}/{where}/{rel}", file) for rel, file in _files(folder)]
+    for entry in quarantined_for(dirs.quarantine, sid):
+        where = f"{aside}/{entry.parent.name}/{entry.name}"
+        found[aside] += [(f"{where}/{rel}", file) for rel, file in _files(entry)]
     return {k: v for k, v in found.items() if v}
 
 
@@ -322,21 +308,18 @@ def main(argv: list[str] | None = None) -> int:
         "articles 15 et 20).",
     )
     parser.add_argument("student_id", metavar="IDENTIFIANT", help="l'identifiant de l'élève")
-    parser.add_argument(
-        "--eleves", type=Path, default=None, metavar="CSV", help="la liste des élèves (CSV)"
-    )
+    parser.add_argument("--eleves", type=Path, metavar="CSV", help="la liste des élèves (CSV)")
     parser.add_argument(
         "--out",
         type=Path,
         metavar="DOSSIER",
-        default=None,
         help="le dossier de l'archive (défaut\u00a0: grader/exports)",
     )
     parser.add_grader_dir()
     args = parser.parse_args(argv)
     try:
         path, counts = export_learner(args.student_id, args.out, args.eleves, args.grader_dir)
-    except (LearnerNotFound, FileNotFoundError) as exc:
+    except (LearnerNotFound, ErasureError, FileNotFoundError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
     sid = normalize_id(args.student_id.strip())

@@ -6,16 +6,13 @@ archive, the exchange. The register records each erasure so that a restore, a ro
 (``make students``), ``make collect`` and ``make zip-collect`` skip the learner, name them and
 fail, unless the teacher confirms a re-enrolment (``REINSCRIRE=<id>``).
 
-Why this way:
-
-- it holds no personal data: one HMAC-SHA-256 of the learner's id (NFC) per erasure, with the
-  erasure's date; the key is a private random file (``.cle-effacements``, mode 0600) beside the
-  register, so the register alone cannot be checked against a list of names;
-- it lives beside the gradebook (``effacements.json``), beside the backups
-  (``sauvegardes/effacements.json``: a restore into a fresh clone still finds it) and inside
-  every backup written after the erasure (``effacements/``): one key is shared by all, the first
-  found being reused;
-- a re-enrolment removes the learner's entry from every register it can write.
+It holds no personal data: one HMAC-SHA-256 of the learner's id (NFC) per erasure, with its
+date; the key is a private random file (``.cle-effacements``, mode 0600) beside the register, so
+the register alone cannot be checked against a list of names. It lives beside the gradebook
+(``effacements.json``), beside the backups (``sauvegardes/effacements.json``: a restore into a
+fresh clone still finds it) and inside every backup written after the erasure
+(``effacements/``), all with one key (the first found). A re-enrolment removes the learner's
+entry from every register it can write.
 """
 
 from __future__ import annotations
@@ -70,23 +67,15 @@ class Register:
 
     folder: Path
 
-    @property
-    def path(self) -> Path:
-        return self.folder / REGISTER_NAME
-
-    @property
-    def key_path(self) -> Path:
-        return self.folder / KEY_NAME
-
     def key(self) -> bytes | None:
         try:
-            return bytes.fromhex(self.key_path.read_text(encoding="ascii").strip())
+            return bytes.fromhex((self.folder / KEY_NAME).read_text(encoding="ascii").strip())
         except (OSError, ValueError):
             return None
 
     def entries(self) -> list[dict]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json.loads((self.folder / REGISTER_NAME).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return []
         erased = data.get("effaces") if isinstance(data, dict) else None
@@ -98,24 +87,17 @@ class Register:
             return None
         return hmac.new(key, normalize_id(sid).encode(), hashlib.sha256).hexdigest()
 
-    def erased_on(self, sid: str) -> str | None:
-        """The date (``AAAA-MM-JJ``) this register records `sid` as erased, or None."""
-        digest = self.digest(sid)
-        for entry in self.entries() if digest else []:
-            if hmac.compare_digest(str(entry["empreinte"]), digest):
-                return str(entry.get("date", "?"))
-        return None
-
     def _save(self, entries: list[dict], key: bytes) -> None:
         if self.key() != key:
-            write_private(self.key_path, key.hex().encode() + b"\n")
+            write_private(self.folder / KEY_NAME, key.hex().encode() + b"\n")
         note = (
             "Registre des élèves effacés (RGPD, article 17)\u00a0: une empreinte HMAC-SHA-256 "
             f"de l'identifiant par effacement, avec la clé {KEY_NAME}\u00a0; aucune donnée "
             "personnelle."
         )
         body = {"format": 1, "note": note, "effaces": entries}
-        write_private(self.path, json.dumps(body, indent=1, ensure_ascii=False).encode())
+        data = json.dumps(body, indent=1, ensure_ascii=False).encode()
+        write_private(self.folder / REGISTER_NAME, data)
 
 
 def registers_of(gradebook_dir: Path, backups: Path | None = None) -> list[Register]:
@@ -125,23 +107,19 @@ def registers_of(gradebook_dir: Path, backups: Path | None = None) -> list[Regis
 
 
 def erased_on(sid: str, registers: list[Register]) -> str | None:
-    """The date `sid` was erased, according to any of `registers`; None if never."""
+    """The date (``AAAA-MM-JJ``) `sid` was erased, by any of `registers`; None if never."""
     for register in registers:
-        when = register.erased_on(sid)
-        if when is not None:
-            return when
+        digest = register.digest(sid)
+        for entry in register.entries() if digest else []:
+            if hmac.compare_digest(str(entry["empreinte"]), digest):
+                return str(entry.get("date", "?"))
     return None
-
-
-def _shared_key(registers: list[Register]) -> bytes:
-    """The class's key: the first one found, else a new random one."""
-    found = [k for r in registers if (k := r.key()) is not None]
-    return found[0] if found else secrets.token_bytes(32)
 
 
 def record_erasure(sid: str, registers: list[Register], when: datetime | None = None) -> None:
     """Record `sid` as erased in every register (created with the class's key if missing)."""
-    key = _shared_key(registers)
+    # the class's key: the first one found, else a new random one
+    key = next((k for r in registers if (k := r.key()) is not None), secrets.token_bytes(32))
     day = (when or datetime.now(UTC)).strftime("%Y-%m-%d")
     for register in registers:
         key_here = register.key() or key  # a register keeps its own key
@@ -184,7 +162,6 @@ def merge_register(source: Register, dest: Register) -> None:
 def class_registers(db_url: str, grader_dir: Path | None = None) -> list[Register]:
     """The registers of a course: beside its gradebook (SQLite URL `db_url`), beside its backups
     (``<grader_dir>/sauvegardes``, by default beside the gradebook)."""
-
     gradebook = sqlite_path(db_url)
     where = gradebook.parent if gradebook is not None else grader_dir or Path.cwd()
     return registers_of(where, (grader_dir or where) / "sauvegardes")
@@ -192,7 +169,6 @@ def class_registers(db_url: str, grader_dir: Path | None = None) -> list[Registe
 
 def erased_problem(sid: str, registers: list[Register]) -> str | None:
     """Why a copy of `sid` is not collected (they were erased), in French; None otherwise."""
-
     when = erased_on(sid, registers)
     if when is None:
         return None

@@ -1,18 +1,12 @@
 """Where one learner lives in the class system: the scan behind ``make oublier-eleve``.
 
-Every place is found by the learner's id (NFC), with their name and e-mail from the roster and
-the gradebook: gradebook rows and the raw bytes of its file (free pages and ``-wal`` included),
-their folders in ``submitted/``, ``autograded/``, ``feedback/``, zip_collect's previous copies,
-the quarantine, their data exports, each member of the LMS archives in ``downloaded/`` (the
-first folder that names a learner of the class decides, else it is read as ``zip_collect`` reads
-it; a member the two readings give to different learners is named, never guessed), their
-gradebook rows in any Unicode spelling of their id, their roster line, the class report,
-nbgrader's exchange (``inbound/<id>+…``, released feedback
-``feedback/<md5(secret + notebook)>.html``, its secret read from their grader folders or their
-inbound copies), and on a hub their account (REST API), their row in the hub's database and
-their home. What cannot be erased at once (backups, logs, the hub database's free pages, Helm
-history) is listed apart, with its expiry and the command that purges it. The scan only reads:
-``grading.erase_learner`` erases.
+Every place is found by the learner's id (NFC, and each Unicode spelling the gradebook holds),
+name and e-mail: gradebook rows and the file's raw bytes (free pages, ``-wal``), their folders,
+the copies kept by zip_collect and collect, their data exports, their members of the LMS
+archives (see ``_owned``), roster line, the report, nbgrader's exchange (``inbound/``, released
+feedback), on a hub their account, database row and home, and any mention of them in other
+files. What cannot be erased at once (backups, logs, Helm history) is listed apart with its
+expiry and the command that purges it. The scan only reads: ``grading.erase_learner`` erases.
 """
 
 from __future__ import annotations
@@ -29,8 +23,10 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
@@ -46,13 +42,11 @@ __all__ = [
     "Context",
     "ErasureError",
     "Found",
-    "Pending",
     "Scan",
     "Setup",
     "checked_id",
     "hub_request",
     "REDACTED",
-    "Mentions",
     "mention_pattern",
     "roster_students",
     "scan",
@@ -100,6 +94,14 @@ class Scan:
     def kinds(self) -> set[str]:
         return {f.kind for f in self.found}
 
+    def add(
+        self, kind: str, where: object, detail: str, action: str, target: object = None
+    ) -> None:
+        self.found.append(Found(kind, str(where), detail, action, target))
+
+    def pend(self, kind: str, where: object, expires: str, command: str) -> None:
+        self.pending.append(Pending(kind, str(where), expires, command))
+
 
 @dataclass
 class Setup:
@@ -128,23 +130,19 @@ class Context:
         self.setup = setup
         self.dirs = course_dirs(setup.grader_dir)
         self.config = load_config(self.dirs.grader_dir)
-        self.gradebook = _sqlite_file(self.dirs.db_url)
-        zc = self.config.ZipCollectApp
-        self.archive_name = zc.get("archive_directory", "archive")
+        self.gradebook = sqlite_path(self.dirs.db_url)
+        self.archive_name = self.config.ZipCollectApp.get("archive_directory", "archive")
         self.regexp = self.config.FileNameCollectorPlugin.get("named_regexp", "")
         self.course_id = self.config.CourseDirectory.get("course_id", "") or ""
         self.backups = setup.backups or self.dirs.backups
         # nbgrader's default exchange, when no other is named (the hub's: COURSE_HUB_EXCHANGE)
         root = setup.exchange or self.config.Exchange.get("root", None) or DEFAULT_EXCHANGE
         self.exchange = Path(root) / self.course_id if self.course_id else None
-        self.known: set[str] | None = None  # the class's ids, read once (class_ids)
 
-
-def _sqlite_file(db_url: str) -> Path | None:
-    return sqlite_path(db_url)
-
-
-# --------------------------------------------------------------------------- who the learner is
+    @cached_property
+    def known(self) -> set[str]:
+        """The class's ids (NFC), read once (``class_places.learner_ids``)."""
+        return learner_ids(self.dirs, (s.id for s in roster_students(self.setup.roster)))
 
 
 @dataclass
@@ -161,31 +159,26 @@ class _Who:
     def identity(self) -> str:
         name = " ".join(x for x in (self.first, self.last) if x)
         extra = ", ".join(x for x in (name, self.email) if x)
-        return f"{quoted(self.sid)}" + (f" ({extra})" if extra else "")
+        return quoted(self.sid) + (f" ({extra})" if extra else "")
 
     def spellings(self) -> list[str]:
         """Their id as it can be stored: NFC, NFD, and the gradebook's own spellings."""
         forms = [self.sid, unicodedata.normalize("NFD", self.sid), *self.gradebook_ids]
         return list(dict.fromkeys(forms))
 
-    def tokens(self) -> list[bytes]:
-        """Byte strings that betray the learner in a SQLite file, free pages included: their
-        student row (id, first and last name stored side by side) and their e-mail."""
-        out = []
+    def patterns(self) -> list[re.Pattern[bytes]]:
+        """What betrays the learner in a SQLite file, free pages included: their student row
+        (id, first and last name stored side by side), their e-mail, and a submission row (its
+        assignment's uuid, then the student id, then the timestamp)."""
+        tokens = [self.email.encode()] if self.email else []
         if self.first or self.last:
             for sid in self.spellings():
                 for nf in ("NFC", "NFD"):
                     first, last = (unicodedata.normalize(nf, x) for x in (self.first, self.last))
-                    out.append(f"{sid}{first}{last}".encode())
-        if self.email:
-            out.append(self.email.encode())
-        return list(dict.fromkeys(out))
-
-    def patterns(self) -> list[re.Pattern[bytes]]:
-        # a submission row: its assignment's uuid, then the student id, then the timestamp
+                    tokens.append(f"{sid}{first}{last}".encode())
         ids = b"|".join(re.escape(s.encode()) for s in self.spellings())
         sub = re.compile(rb"[0-9a-f]{32}(?:" + ids + rb")\d{4}-\d\d-\d\d")
-        return [re.compile(re.escape(t)) for t in self.tokens()] + [sub]
+        return [re.compile(re.escape(t)) for t in dict.fromkeys(tokens)] + [sub]
 
 
 REDACTED = "[retiré]"  # what replaces a mention of an erased learner (CAVIARDER=1)
@@ -202,17 +195,6 @@ def _entity_forms(text: str) -> set[str]:
     return {html.escape(text), named, dec, hexa}
 
 
-def mention_forms(who: _Who, parts: bool = False) -> list[str]:
-    """What names the learner in a text: their id, full name (both orders), e-mail; with
-    `parts`, their first and last names alone too (a log writes them as separate fields)."""
-    forms = [who.sid, who.email]
-    if who.first and who.last:
-        forms += [f"{who.first} {who.last}", f"{who.last} {who.first}"]
-    if parts:
-        forms += [who.first, who.last]
-    return [f for f in dict.fromkeys(forms) if f and len(f) >= 2]
-
-
 @dataclass(frozen=True)
 class Mentions:
     """The learner's mention pattern, with a fast first look: a file whose lower-cased bytes
@@ -222,18 +204,9 @@ class Mentions:
     pattern: re.Pattern[bytes]
     anchors: tuple[bytes, ...]
 
-    def _maybe(self, data: bytes) -> bool:
-        low = data.lower()
-        return any(a in low for a in self.anchors)
-
     def search(self, data: bytes) -> re.Match[bytes] | None:
-        return self.pattern.search(data) if self._maybe(data) else None
-
-    def findall(self, data: bytes) -> list:
-        return self.pattern.findall(data) if self._maybe(data) else []
-
-    def sub(self, repl: bytes, data: bytes) -> bytes:
-        return self.pattern.sub(repl, data) if self._maybe(data) else data
+        low = data.lower()
+        return self.pattern.search(data) if any(a in low for a in self.anchors) else None
 
 
 def _anchor(variant: str) -> bytes:
@@ -244,10 +217,17 @@ def _anchor(variant: str) -> bytes:
 
 
 def mention_pattern(who: _Who, parts: bool = False) -> Mentions:
-    """Every spelling of the learner a file can hold: NFC and NFD, any case, JSON ``\\u``
-    escapes (a notebook saved with ensure_ascii), HTML entities (a feedback page)."""
+    """Every spelling of the learner a file can hold (their id, full name in both orders,
+    e-mail; with `parts`, their first and last names alone too, as a log writes them): NFC and
+    NFD, any case, JSON ``\\u`` escapes (a notebook saved with ensure_ascii), HTML entities (a
+    feedback page)."""
+    forms = [who.sid, who.email]
+    if who.first and who.last:
+        forms += [f"{who.first} {who.last}", f"{who.last} {who.first}"]
+    if parts:
+        forms += [who.first, who.last]
     variants: set[str] = set()
-    for form in mention_forms(who, parts):
+    for form in (f for f in dict.fromkeys(forms) if f and len(f) >= 2):
         for nf in ("NFC", "NFD"):
             base = unicodedata.normalize(nf, form)
             for cased in {base, base.lower(), base.upper(), base.title()}:
@@ -265,7 +245,8 @@ def mention_pattern(who: _Who, parts: bool = False) -> Mentions:
     return Mentions(pattern, tuple(kept))
 
 
-def roster_students(path: Path | None):
+def roster_students(path: Path | None) -> list:
+    """The roster's lines (none without a roster); a damaged roster stops the command."""
     if path is None or not path.is_file():
         return []
     try:
@@ -284,59 +265,34 @@ def _who(ctx: Context, sid: str) -> _Who:
         if line.id == sid:
             who.first, who.last, who.email = line.first_name, line.last_name, line.email
             who.roster_line = line.line
-    who.gradebook_ids = gradebook_ids(ctx, sid)
-    row = _student_row(ctx, who.gradebook_ids)
+    if ctx.gradebook is None or not ctx.gradebook.is_file():
+        return who
+    sql = "SELECT id FROM student UNION SELECT student_id FROM submitted_assignment"
+    row = None
+    with closing(_ro(ctx.gradebook)) as con:
+        try:
+            # their ids as stored (students and submissions): a row made from a macOS folder
+            # holds ``chlo`` + U+0301, and ``WHERE id = 'chloé'`` misses it
+            ids = {r[0] for r in con.execute(sql) if isinstance(r[0], str)}
+            who.gradebook_ids = sorted(i for i in ids if normalize_id(i) == sid)
+            if who.gradebook_ids:
+                marks = ", ".join("?" * len(who.gradebook_ids))
+                row = con.execute(
+                    f"SELECT first_name, last_name, email FROM student WHERE id IN ({marks}) "
+                    "ORDER BY email IS NULL, first_name IS NULL",
+                    who.gradebook_ids,
+                ).fetchone()
+        except sqlite3.DatabaseError:
+            pass  # a damaged gradebook is named by its own scan
     if row is not None:
-        who.first = who.first or row[1] or ""
-        who.last = who.last or row[2] or ""
-        who.email = who.email or row[3] or ""
+        who.first = who.first or row[0] or ""
+        who.last = who.last or row[1] or ""
+        who.email = who.email or row[2] or ""
     return who
 
 
 def _ro(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=30)
-
-
-def gradebook_ids(ctx: Context, sid: str) -> list[str]:
-    """The ids of the gradebook (students and submissions) that are `sid` in NFC, as stored:
-    a row made from a macOS folder holds ``chlo`` + U+0301, and ``WHERE id = 'chloé'`` misses
-    it."""
-    if ctx.gradebook is None or not ctx.gradebook.is_file():
-        return []
-    con = _ro(ctx.gradebook)
-    try:
-        rows = con.execute(
-            "SELECT id FROM student UNION SELECT student_id FROM submitted_assignment"
-        ).fetchall()
-    except sqlite3.DatabaseError:
-        return []
-    finally:
-        con.close()
-    return sorted({r[0] for r in rows if isinstance(r[0], str) and normalize_id(r[0]) == sid})
-
-
-def _student_row(ctx: Context, ids: list[str]) -> tuple | None:
-    if not ids or ctx.gradebook is None or not ctx.gradebook.is_file():
-        return None
-    con = _ro(ctx.gradebook)
-    marks = ", ".join("?" * len(ids))
-    try:
-        return con.execute(
-            f"SELECT id, first_name, last_name, email FROM student WHERE id IN ({marks}) "
-            "ORDER BY email IS NULL, first_name IS NULL",
-            ids,
-        ).fetchone()
-    except sqlite3.DatabaseError:
-        return None
-    finally:
-        con.close()
-
-
-# --------------------------------------------------------------------------- the scan
-
-
-def _count_files(folder: Path) -> int:
-    return sum(1 for p in folder.rglob("*") if p.is_file() or p.is_symlink())
 
 
 def _raw_hits(path: Path, patterns: list[re.Pattern[bytes]]) -> int:
@@ -361,49 +317,29 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
         return
     ids = who.gradebook_ids or [who.sid]
     marks = ", ".join("?" * len(ids))
-    con = _ro(db)
-    try:
-        row = con.execute(f"SELECT 1 FROM student WHERE id IN ({marks})", ids).fetchone()
-        subs = con.execute(
-            f"SELECT count(*) FROM submitted_assignment WHERE student_id IN ({marks})", ids
-        ).fetchone()[0]
-        grades = con.execute(
-            "SELECT count(*) FROM grade g JOIN submitted_notebook sn ON sn.id = g.notebook_id "
-            "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
-            f"WHERE sa.student_id IN ({marks})",
-            ids,
-        ).fetchone()[0]
-    except sqlite3.DatabaseError as exc:
-        raise ErasureError(f"Carnet de notes illisible ({db})\u00a0: {exc}.") from None
-    finally:
-        con.close()
+    with closing(_ro(db)) as con:
+        try:
+            row = con.execute(f"SELECT 1 FROM student WHERE id IN ({marks})", ids).fetchone()
+            subs = con.execute(
+                f"SELECT count(*) FROM submitted_assignment WHERE student_id IN ({marks})", ids
+            ).fetchone()[0]
+            grades = con.execute(
+                "SELECT count(*) FROM grade g JOIN submitted_notebook sn ON sn.id = g.notebook_id "
+                "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
+                f"WHERE sa.student_id IN ({marks})",
+                ids,
+            ).fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise ErasureError(f"Carnet de notes illisible ({db})\u00a0: {exc}.") from None
     if row or subs:
-        spelt = [i for i in ids if i != who.sid]
-        out.found.append(
-            Found(
-                "carnet de notes",
-                str(db),
-                f"fiche de l'élève, {subs} rendu(s), {grades} note(s) et commentaire(s)"
-                + (
-                    f" (identifiant aussi sous {len(spelt)} autre(s) forme(s) Unicode)"
-                    if spelt
-                    else ""
-                ),
-                "gradebook",
-                (db, ids),
-            )
-        )
-    hits = _raw_hits(db, who.patterns())
-    if hits and not (row or subs):
-        out.found.append(
-            Found(
-                "carnet de notes",
-                str(db),
-                f"{hits} trace(s) dans les octets du fichier (pages libres)",
-                "vacuum",
-                (db, []),
-            )
-        )
+        spelt = len([i for i in ids if i != who.sid])
+        detail = f"fiche de l'élève, {subs} rendu(s), {grades} note(s) et commentaire(s)"
+        if spelt:
+            detail += f" (identifiant aussi sous {spelt} autre(s) forme(s) Unicode)"
+        out.add("carnet de notes", db, detail, "gradebook", (db, ids))
+    elif hits := _raw_hits(db, who.patterns()):
+        detail = f"{hits} trace(s) dans les octets du fichier (pages libres)"
+        out.add("carnet de notes", db, detail, "vacuum", (db, []))
 
 
 def _scan_folders(ctx: Context, who: _Who, out: Scan) -> None:
@@ -420,16 +356,14 @@ def _scan_folders(ctx: Context, who: _Who, out: Scan) -> None:
                 "relancez. Rien n'a été effacé."
             )
         for folder in own_folders(parent, who.sid):
-            n = _count_files(folder)
-            out.found.append(Found(kind, str(folder), f"{n} fichier(s)", "tree", folder))
+            n = sum(1 for p in folder.rglob("*") if p.is_file() or p.is_symlink())
+            out.add(kind, folder, f"{n} fichier(s)", "tree", folder)
     if ctx.dirs.downloaded.is_dir():
         for base in sorted(p for p in ctx.dirs.downloaded.iterdir() if p.is_dir()):
             for folder in own_folders(base / "remplaces", who.sid):
-                out.found.append(
-                    Found("copies remplacées", str(folder), "anciennes copies", "tree", folder)
-                )
+                out.add("copies remplacées", folder, "anciennes copies", "tree", folder)
     for entry in quarantined_for(ctx.dirs.quarantine, who.sid):
-        out.found.append(Found("quarantaine", str(entry), "", "tree", entry))
+        out.add("quarantaine", entry, "", "tree", entry)
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in who.sid)
     if ctx.dirs.exports.is_dir():
         for file in sorted(ctx.dirs.exports.glob(f"donnees-{safe}-*.zip")):
@@ -437,7 +371,7 @@ def _scan_folders(ctx: Context, who: _Who, out: Scan) -> None:
             if re.fullmatch(rf"donnees-{re.escape(safe)}-\d{{8}}-\d{{6}}\.zip", file.name) and (
                 _export_of(file) == who.sid
             ):
-                out.found.append(Found("export de ses données", str(file), "", "tree", file))
+                out.add("export de ses données", file, "", "tree", file)
 
 
 def _export_of(file: Path) -> str | None:
@@ -453,13 +387,6 @@ def _export_of(file: Path) -> str | None:
     return None
 
 
-def class_ids(ctx: Context) -> set[str]:
-    """The class's ids (NFC), read once (``class_places.learner_ids``)."""
-    if ctx.known is None:
-        ctx.known = learner_ids(ctx.dirs, (s.id for s in roster_students(ctx.setup.roster)))
-    return ctx.known
-
-
 def _owned(ctx: Context, path: str, sid: str, *, zipped: bool = True) -> bool:
     """Whether a download member (``/<archive stem>/<member>``) is the learner's.
 
@@ -473,7 +400,7 @@ def _owned(ctx: Context, path: str, sid: str, *, zipped: bool = True) -> bool:
     parts = PurePosixPath(path).parts
     first = 2 if zipped else 1  # parts[1] of a member is its archive's stem, not a folder
     folders = parts[first:] if path.endswith("/") else parts[first:-1]
-    known = class_ids(ctx) | {sid}
+    known = ctx.known | {sid}
     collected = None  # whom zip_collect gives it to
     if ctx.regexp:
         match = re.match(ctx.regexp, path)
@@ -498,74 +425,54 @@ def _owned(ctx: Context, path: str, sid: str, *, zipped: bool = True) -> bool:
 
 def _scan_downloads(ctx: Context, who: _Who, out: Scan) -> None:
     # a folder that is a link (to the teacher's Downloads, another class) is never followed
-    if not ctx.dirs.downloaded.is_dir() or ctx.dirs.downloaded.is_symlink():
+    downloaded = ctx.dirs.downloaded
+    if not downloaded.is_dir() or downloaded.is_symlink():
         return
-    for base in sorted(
-        p for p in ctx.dirs.downloaded.iterdir() if p.is_dir() and not p.is_symlink()
-    ):
-        archive_dir = base / ctx.archive_name
-        for sub in (archive_dir, base / "extracted"):
+    for base in sorted(p for p in downloaded.iterdir() if p.is_dir() and not p.is_symlink()):
+        for sub in (base / ctx.archive_name, base / "extracted"):
             if not sub.is_dir() or sub.is_symlink():
                 continue
             for file in sorted(p for p in sub.rglob("*") if p.is_file() and not p.is_symlink()):
-                rel = file.relative_to(sub).as_posix()
-                if file.suffix.lower() == ".zip":
-                    _scan_zip(ctx, who, file, out)
-                elif _owned(ctx, f"/{rel}", who.sid, zipped=False):
-                    out.found.append(Found("archives reçues", str(file), "fichier", "tree", file))
-
-
-def _scan_zip(ctx: Context, who: _Who, file: Path, out: Scan) -> None:
-    stem = file.name[: -len(file.suffix)]
-    try:
-        with zipfile.ZipFile(file) as zf:
-            names = [i.filename for i in zf.infolist()]
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise ErasureError(f"Archive illisible\u00a0: {file} ({french_reason(exc)}).") from None
-    mine = []
-    for name in names:
-        norm = normalize_id(name.replace("\\", "/"))
-        if _owned(ctx, f"/{stem}/{norm}", who.sid):
-            mine.append(name)
-    if mine:
-        # only the learner's members: the same text before and after for the control
-        out.found.append(Found("archives reçues", str(file), ", ".join(mine), "zip", (file, mine)))
+                if file.suffix.lower() != ".zip":
+                    if _owned(ctx, f"/{file.relative_to(sub).as_posix()}", who.sid, zipped=False):
+                        out.add("archives reçues", file, "fichier", "tree", file)
+                    continue
+                try:
+                    with zipfile.ZipFile(file) as zf:
+                        names = [i.filename for i in zf.infolist()]
+                except (zipfile.BadZipFile, OSError) as exc:
+                    reason = french_reason(exc)
+                    raise ErasureError(f"Archive illisible\u00a0: {file} ({reason}).") from None
+                stem = file.name[: -len(file.suffix)]
+                norm = [(n, normalize_id(n.replace("\\", "/"))) for n in names]
+                mine = [n for n, member in norm if _owned(ctx, f"/{stem}/{member}", who.sid)]
+                if mine:  # only the learner's members: the same text before and after (control)
+                    out.add("archives reçues", file, ", ".join(mine), "zip", (file, mine))
 
 
 def _scan_roster(ctx: Context, who: _Who, out: Scan) -> None:
     if who.roster_line:
-        out.found.append(
-            Found(
-                "liste des élèves",
-                str(ctx.setup.roster),
-                f"ligne {who.roster_line}",
-                "roster",
-                who.roster_line,
-            )
-        )
+        line = who.roster_line
+        out.add("liste des élèves", ctx.setup.roster, f"ligne {line}", "roster", line)
 
 
 def _scan_reports(ctx: Context, who: _Who, out: Scan) -> None:
-    places = [
-        ctx.dirs.report / "notes.csv",
-        ctx.dirs.report / "notes-tableur.csv",
-        ctx.dirs.report / "grades.csv",
-        ctx.dirs.report / "export-tableur.csv",
-        ctx.dirs.grader_dir / "grades.csv",
-    ]
-    for path in places:
+    report = ctx.dirs.report
+    names = ("notes.csv", "notes-tableur.csv", "grades.csv", "export-tableur.csv")
+    for path in [*(report / name for name in names), ctx.dirs.grader_dir / "grades.csv"]:
         if path.is_file() and who.sid in _csv_ids(path):
-            out.found.append(Found("rapport", str(path), "ligne de notes", "report", path))
-    page = ctx.dirs.report / "rapport.html"
+            out.add("rapport", path, "ligne de notes", "report", path)
+    page = report / "rapport.html"
     text = normalize_id(page.read_text(errors="replace")) if page.is_file() else ""
     if f"<td>{html.escape(who.sid)}</td>" in text:
-        out.found.append(Found("rapport", str(page), "ligne du tableau", "report", page))
+        out.add("rapport", page, "ligne du tableau", "report", page)
 
 
 def _csv_ids(path: Path) -> set[str]:
     text = path.read_text(encoding="utf-8-sig", errors="replace")
-    sep = ";" if text.split("\n", 1)[0].count(";") > text.split("\n", 1)[0].count(",") else ","
+    head = text.split("\n", 1)[0]
     ids = set()
+    sep = ";" if head.count(";") > head.count(",") else ","
     for row in csv.DictReader(io.StringIO(text), delimiter=sep):
         for key in ("student_id", "identifiant", "élève"):
             if row.get(key):
@@ -573,47 +480,37 @@ def _csv_ids(path: Path) -> set[str]:
     return ids
 
 
-def _secrets(ctx: Context, sid: str) -> list[tuple[str, str]]:
-    """(secret, notebook) of the learner's submissions: nbgrader names their released feedback
-    ``feedback/<md5(secret + notebook)>.html`` in the exchange. The secret is read from their
-    grader folders and from their copies in the exchange's ``inbound/`` (``nbgrader submit``
-    writes it there too): a page stays findable when the grader folders are already gone."""
-    places = []
+def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
+    """Their submissions (``inbound/<id>+<assignment>+<time>[+<random>]``) and their released
+    feedback: nbgrader names it ``feedback/<md5(secret + notebook)>.html``, the secret read
+    from their grader folders and from their inbound copies (``nbgrader submit`` writes it there
+    too), so a page stays findable when the grader folders are already gone."""
+    if ctx.exchange is None or not ctx.exchange.is_dir():
+        return
+    from nbgrader.utils import notebook_hash
+
+    inbound = ctx.exchange / "inbound"
+    entries = [] if not inbound.is_dir() or inbound.is_symlink() else sorted(inbound.iterdir())
+    secret_files = []
+    for entry in (e for e in entries if normalize_id(e.name).split("+")[0] == who.sid):
+        out.add("échange nbgrader", entry, "rendu", "tree", entry)
+        secret_files.append(entry / "submission_secret.txt")
     for parent in (ctx.dirs.submitted, ctx.dirs.autograded, ctx.dirs.feedback):
-        for folder in own_folders(parent, sid):
-            places += folder.glob("*/submission_secret.txt")
-    places += (entry / "submission_secret.txt" for entry in _inbound_entries(ctx, sid))
-    found = []
-    for secret_file in places:
+        for folder in own_folders(parent, who.sid):
+            secret_files += folder.glob("*/submission_secret.txt")
+    found = set()
+    for secret_file in secret_files:
         if secret_file.is_symlink() or not secret_file.is_file():
             continue
         secret = secret_file.read_text(errors="replace").strip()
         for nb in secret_file.parent.glob("*.*"):
             if nb.suffix in (".ipynb", ".html"):
-                found.append((secret, nb.stem))
-    return sorted(set(found))
-
-
-def _inbound_entries(ctx: Context, sid: str) -> list[Path]:
-    """Their submissions in the exchange: ``inbound/<id>+<assignment>+<time>[+<random>]``."""
-    inbound = ctx.exchange / "inbound" if ctx.exchange is not None else None
-    if inbound is None or not inbound.is_dir() or inbound.is_symlink():
-        return []
-    return [e for e in sorted(inbound.iterdir()) if normalize_id(e.name).split("+")[0] == sid]
-
-
-def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
-    if ctx.exchange is None or not ctx.exchange.is_dir():
-        return
-    for entry in _inbound_entries(ctx, who.sid):
-        out.found.append(Found("échange nbgrader", str(entry), "rendu", "tree", entry))
-    from nbgrader.utils import notebook_hash
-
-    feedback = ctx.exchange / "feedback"
-    for secret, notebook in _secrets(ctx, who.sid):
-        page = feedback / f"{notebook_hash(secret=secret, notebook_id=notebook)}.html"
+                found.add((secret, nb.stem))
+    for secret, notebook in sorted(found):
+        name = notebook_hash(secret=secret, notebook_id=notebook)
+        page = ctx.exchange / "feedback" / f"{name}.html"
         if page.is_file():
-            out.found.append(Found("échange nbgrader", str(page), "retour publié", "tree", page))
+            out.add("échange nbgrader", page, "retour publié", "tree", page)
 
 
 def hub_request(setup: Setup, method: str, name: str) -> tuple[int, dict]:
@@ -639,11 +536,9 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
         if status == 200:
             names = user.get("servers") or {}
             servers = ", ".join(quoted(n) if n else "défaut" for n in names) or "aucun"
-            detail = f"compte du hub (serveurs\u00a0: {servers})"
             staff = bool(user.get("admin")) or bool(set(user.get("roles") or ["user"]) - {"user"})
-            out.found.append(
-                Found("hub", f"{setup.hub_url}/users/{who.sid}", detail, "hub_user", staff)
-            )
+            detail = f"compte du hub (serveurs\u00a0: {servers})"
+            out.add("hub", f"{setup.hub_url}/users/{who.sid}", detail, "hub_user", staff)
         elif status in (401, 403):
             raise ErasureError(
                 f"Le hub refuse le jeton ({status})\u00a0: il faut le jeton d'un administrateur "
@@ -652,83 +547,60 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
         elif status != 404:
             raise ErasureError(f"Le hub répond {status} pour «\u00a0{who.sid}\u00a0».")
     if setup.hub_db is not None and setup.hub_db.is_file():
-        con = _ro(setup.hub_db)
-        try:
-            row = con.execute("SELECT id FROM users WHERE name = ?", (who.sid,)).fetchone()
-            detail = ""
-            if row:
-                servers = con.execute(
-                    "SELECT count(*) FROM spawners WHERE user_id = ?", row
-                ).fetchone()[0]
-                tokens = con.execute(
-                    "SELECT count(*) FROM api_tokens WHERE user_id = ?", row
-                ).fetchone()[0]
-                detail = f"utilisateur, {servers} serveur(s), {tokens} jeton(s)"
-        except sqlite3.DatabaseError as exc:
-            raise ErasureError(f"Base du hub illisible ({setup.hub_db})\u00a0: {exc}.") from None
-        finally:
-            con.close()
+        with closing(_ro(setup.hub_db)) as con:
+            try:
+                row = con.execute("SELECT id FROM users WHERE name = ?", (who.sid,)).fetchone()
+                if row:
+                    counts = con.execute(
+                        "SELECT (SELECT count(*) FROM spawners WHERE user_id = ?), "
+                        "(SELECT count(*) FROM api_tokens WHERE user_id = ?)",
+                        row * 2,
+                    ).fetchone()
+            except sqlite3.DatabaseError as exc:
+                raise ErasureError(
+                    f"Base du hub illisible ({setup.hub_db})\u00a0: {exc}."
+                ) from None
         if row:
+            detail = f"utilisateur, {counts[0]} serveur(s), {counts[1]} jeton(s)"
             action = "hub_db" if not setup.hub_url else "via_hub_user"
-            out.found.append(Found("base du hub", str(setup.hub_db), detail, action))
-    if setup.firstuse_db is not None and _firstuse_has(setup.firstuse_db, who.sid):
-        out.found.append(
-            Found(
-                "mots de passe du hub (TLJH)",
-                str(setup.firstuse_db),
-                "mot de passe haché de la première connexion",
-                "firstuse",
-                setup.firstuse_db,
-            )
-        )
-    home = _home(setup, who.sid)
+            out.add("base du hub", setup.hub_db, detail, action)
+    if (db := setup.firstuse_db) is not None:
+        import dbm
+
+        try:  # FirstUseAuthenticator's password file: a dbm keyed by user name
+            with dbm.open(str(db), "r") as passwords:
+                held = who.sid.encode() in passwords
+        except dbm.error as exc:  # a tuple of exception classes
+            raise ErasureError(
+                f"Fichier de mots de passe illisible ({db})\u00a0: {french_reason(exc)}."
+            ) from None
+        if held:
+            detail = "mot de passe haché de la première connexion"
+            out.add("mots de passe du hub (TLJH)", db, detail, "firstuse", db)
+    home = setup.homes / f"{setup.unix_prefix}{who.sid}" if setup.homes is not None else None
     if home is not None and home.exists():
-        out.found.append(Found("dossier personnel", str(home), "", "home", home))
-
-
-def _firstuse_has(path: Path, sid: str) -> bool:
-    """Whether FirstUseAuthenticator's password file (a ``dbm`` keyed by user name) holds them."""
-    import dbm
-
-    try:
-        with dbm.open(str(path), "r") as db:
-            return sid.encode() in db
-    except dbm.error as exc:  # a tuple of exception classes
-        raise ErasureError(
-            f"Fichier de mots de passe illisible ({path})\u00a0: {french_reason(exc)}."
-        ) from None
-
-
-def _home(setup: Setup, sid: str) -> Path | None:
-    if setup.homes is None:
-        return None
-    return setup.homes / f"{setup.unix_prefix}{sid}"
+        out.add("dossier personnel", home, "", "home", home)
 
 
 # the course's own code and settings, never a learner's data
 _NOT_DATA = {"grading", "templates", "submissions", "__pycache__", ".ipynb_checkpoints"}
-_LOGS = (".log",)
 _TOOL_FILES = ("echecs-autograde.json",)
-
-
-def _cells_with(data: bytes, pattern: Mentions) -> str:
-    """« cellule 3, 7 » for a notebook whose cells 3 and 7 mention the learner; "" otherwise."""
-    try:
-        cells = json.loads(data).get("cells", [])
-    except (ValueError, AttributeError):
-        return ""
-    hits = []
-    for k, cell in enumerate(cells, 1):
-        text = json.dumps(cell, ensure_ascii=False).encode() + json.dumps(cell).encode()
-        if pattern.search(text):
-            hits.append(str(k))
-    return f"cellule{'s' if len(hits) > 1 else ''} {', '.join(hits)}" if hits else ""
+_OWN_FILES = ("roster", "report", "gradebook", "vacuum")  # the actions of a file of theirs
 
 
 def _mention_detail(name: str, data: bytes, pattern: Mentions) -> str:
-    count = len(pattern.findall(data))
-    cells = _cells_with(data, pattern) if name.endswith(".ipynb") else ""
-    return f"{count} mention(s)" + (f", {cells}" if cells else "")
+    """« 2 mention(s), cellules 3, 7 » for a notebook whose cells 3 and 7 mention the learner."""
+    count = f"{len(pattern.pattern.findall(data))} mention(s)"  # found: no first look
+    try:
+        cells = json.loads(data).get("cells", []) if name.endswith(".ipynb") else []
+    except (ValueError, AttributeError):
+        cells = []
+    hits = [
+        str(k)
+        for k, cell in enumerate(cells, 1)
+        if pattern.search(json.dumps(cell, ensure_ascii=False).encode() + json.dumps(cell).encode())
+    ]
+    return count + (f", cellule{'s' if len(hits) > 1 else ''} {', '.join(hits)}" if hits else "")
 
 
 def _whose(ctx: Context, rel: PurePosixPath) -> str | None:
@@ -750,20 +622,14 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     pattern = mention_pattern(who)
     in_logs = mention_pattern(who, parts=True)  # a log line: « 'first_name': 'Ben', … »
     grader = ctx.dirs.grader_dir
-    own: set[Path] = set()
-    own_members: dict[Path, set[str]] = {}
-    for f in out.found:
-        if f.action == "tree":
-            own.add(Path(f.target))
-        elif f.action == "zip":
-            own_members[Path(f.target[0])] = set(f.target[1])
-        elif f.action in ("roster", "report", "gradebook", "vacuum"):
-            own.add(Path(f.where))
+    # their own places (a tree's `where` is its target), and their own members of each archive
+    own = {Path(f.where) for f in out.found if f.action in ("tree", *_OWN_FILES)}
+    own_members = {Path(f.target[0]): set(f.target[1]) for f in out.found if f.action == "zip"}
     skip_dirs = {ctx.backups.resolve(), *(p.resolve() for p in own if p.is_dir())}
     skip_files = {p.resolve() for p in own if not p.is_dir()}
     if ctx.gradebook is not None:
-        for suffix in ("", "-wal", "-journal", "-shm"):
-            skip_files.add(Path(f"{ctx.gradebook}{suffix}").resolve())
+        suffixes = ("", "-wal", "-journal", "-shm")
+        skip_files |= {Path(f"{ctx.gradebook}{suffix}").resolve() for suffix in suffixes}
     if ctx.setup.roster is not None:
         skip_files.add(ctx.setup.roster.resolve())
 
@@ -778,7 +644,6 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
                 yield child
 
     for file in walk(grader):
-        rel = PurePosixPath(file.relative_to(grader).as_posix())
         if file.name in ("effacements.json", ".cle-effacements") or file.suffix == ".py":
             continue
         try:
@@ -788,19 +653,19 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         if file.suffix.lower() == ".zip":
             _scan_class_zip(file, data, own_members.get(file, set()), pattern, out)
             continue
-        log = file.suffix in _LOGS or file.name in _TOOL_FILES
+        log = file.suffix == ".log" or file.name in _TOOL_FILES
         found_by = in_logs if log else pattern
         if not found_by.search(data):
             continue
-        detail = _mention_detail(file.name, data, found_by)
-        owner = _whose(ctx, rel)
+        owner = _whose(ctx, PurePosixPath(file.relative_to(grader).as_posix()))
         if log:
             kind, action = "journal de notation", "log"
         elif owner is not None:
             kind, action = f"mention dans le travail de {quoted(owner)}", "mention"
         else:
             kind, action = "mention dans un fichier de la classe", "mention"
-        out.found.append(Found(kind, str(file), detail, action, (file, None, found_by)))
+        detail = _mention_detail(file.name, data, found_by)
+        out.add(kind, file, detail, action, (file, None, found_by))
 
 
 def _scan_class_zip(file: Path, data: bytes, mine: set[str], pattern: Mentions, out: Scan) -> None:
@@ -814,80 +679,55 @@ def _scan_class_zip(file: Path, data: bytes, mine: set[str], pattern: Mentions, 
                 body = zf.read(info)
                 if pattern.search(body) or pattern.search(info.filename.encode()):
                     detail = _mention_detail(info.filename, body, pattern)
-                    out.found.append(
-                        Found(
-                            "mention dans une archive",
-                            f"{file}\u00a0: {info.filename}",
-                            detail,
-                            "mention",
-                            (file, info.filename, pattern),
-                        )
-                    )
+                    where = f"{file}\u00a0: {info.filename}"
+                    target = (file, info.filename, pattern)
+                    out.add("mention dans une archive", where, detail, "mention", target)
     except (zipfile.BadZipFile, OSError, RuntimeError):
         return  # an unreadable archive is named by the archives' own scan
 
 
 def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
-    keep = ctx.setup.keep_days
+    setup, keep = ctx.setup, ctx.setup.keep_days
     for when, path in backups_in(ctx.backups):
         if _backup_holds(path, who):
             expires = french_datetime(when + timedelta(days=keep), with_zone=True)
-            out.pending.append(
-                Pending(
-                    "sauvegarde",
-                    str(path),
-                    f"le {expires} (rétention de {keep:g} jours, appliquée à chaque make "
-                    "sauvegarde\u00a0; la plus récente qui contient un carnet de notes est "
-                    "toujours gardée)",
-                    "make sauvegarde CONFIRMER=1 GARDER=1   (une sauvegarde neuve sans l'élève "
-                    "— CONFIRMER\u00a0: elle a un élève de moins —, puis purge des autres)",
-                )
+            out.pend(
+                "sauvegarde",
+                path,
+                f"le {expires} (rétention de {keep:g} jours, appliquée à chaque make "
+                "sauvegarde\u00a0; la plus récente qui contient un carnet de notes est "
+                "toujours gardée)",
+                "make sauvegarde CONFIRMER=1 GARDER=1   (une sauvegarde neuve sans l'élève "
+                "— CONFIRMER\u00a0: elle a un élève de moins —, puis purge des autres)",
             )
-    hub_db = ctx.setup.hub_db
-    if (
-        hub_db is not None
-        and hub_db.is_file()
-        and not any(f.action in ("hub_db", "via_hub_user") for f in out.found)
-    ):
-        if _raw_hits(hub_db, [re.compile(re.escape(b'"' + who.sid.encode() + b'"'))]) or (
-            who.sid.encode() in hub_db.read_bytes()
-        ):
-            out.pending.append(
-                Pending(
-                    "base du hub (pages libres)",
-                    str(hub_db),
-                    "au prochain VACUUM",
-                    f"systemctl stop jupyterhub && sqlite3 {hub_db} 'VACUUM;' "
-                    "&& systemctl start jupyterhub",
-                )
-            )
-    if ctx.setup.hub_url or ctx.setup.hub_db:
-        out.pending.append(
-            Pending(
-                "journaux du hub",
-                "journald (jupyterhub, proxy)",
-                "selon la rétention de journald (SystemMaxUse, MaxRetentionSec)",
-                "journalctl --rotate && journalctl --vacuum-time=1s   (efface tout le journal "
-                "de la machine, pas seulement celui du hub)",
-            )
+    hub_db = setup.hub_db
+    erased_by_hub = any(f.action in ("hub_db", "via_hub_user") for f in out.found)
+    if hub_db is not None and hub_db.is_file() and not erased_by_hub:
+        quoted_sid = re.compile(re.escape(b'"' + who.sid.encode() + b'"'))
+        if _raw_hits(hub_db, [quoted_sid]) or who.sid.encode() in hub_db.read_bytes():
+            vacuum = f"sqlite3 {hub_db} 'VACUUM;'"
+            command = f"systemctl stop jupyterhub && {vacuum} && systemctl start jupyterhub"
+            out.pend("base du hub (pages libres)", hub_db, "au prochain VACUUM", command)
+    if setup.hub_url or setup.hub_db:
+        out.pend(
+            "journaux du hub",
+            "journald (jupyterhub, proxy)",
+            "selon la rétention de journald (SystemMaxUse, MaxRetentionSec)",
+            "journalctl --rotate && journalctl --vacuum-time=1s   (efface tout le journal de la "
+            "machine, pas seulement celui du hub)",
         )
-    if ctx.setup.helm_release:
-        rel = ctx.setup.helm_release
-        out.pending.append(
-            Pending(
-                "historique Helm",
-                f"secrets sh.helm.release.v1.{rel}.v*",
-                "après 10 révisions (helm upgrade --history-max 10)",
-                f"kubectl delete secret -l owner=helm,name={rel},status=superseded",
-            )
+    if rel := setup.helm_release:
+        out.pend(
+            "historique Helm",
+            f"secrets sh.helm.release.v1.{rel}.v*",
+            "après 10 révisions (helm upgrade --history-max 10)",
+            f"kubectl delete secret -l owner=helm,name={rel},status=superseded",
         )
-        out.pending.append(
-            Pending(
-                "journaux des pods (Kubernetes)",
-                "kubectl logs deploy/hub, deploy/proxy",
-                "au redémarrage des pods (et selon la rétention des nœuds)",
-                "kubectl rollout restart deploy/hub deploy/proxy",
-            )
+        out.pend(
+            "journaux des pods (Kubernetes)",
+            "kubectl logs deploy/hub, deploy/proxy",
+            "au redémarrage des pods (et selon la rétention des nœuds)",
+            "kubectl rollout restart deploy/hub deploy/proxy",
         )
 
 
@@ -901,10 +741,9 @@ def _backup_holds(path: Path, who: _Who) -> bool:
                     return True
                 if info.isfile() and info.name in (GRADEBOOK, ROSTER):
                     data = tar.extractfile(info).read()
-                    pats = who.patterns() + [re.compile(re.escape(who.sid.encode()))]
                     if info.name == ROSTER and who.sid.encode() in data:
                         return True
-                    if info.name == GRADEBOOK and any(p.search(data) for p in pats[:-1]):
+                    if info.name == GRADEBOOK and any(p.search(data) for p in who.patterns()):
                         return True
     except (OSError, tarfile.TarError, EOFError):
         return True  # unreadable: assume it holds them, the instructor checks
@@ -913,8 +752,7 @@ def _backup_holds(path: Path, who: _Who) -> bool:
 
 def scan(sid: str, setup: Setup) -> Scan:
     """Every place where `sid` is, and what cannot be erased at once."""
-    sid = checked_id(sid)
-    return scan_in(Context(setup), sid)
+    return scan_in(Context(setup), checked_id(sid))
 
 
 def checked_id(value: str) -> str:
@@ -930,16 +768,7 @@ def checked_id(value: str) -> str:
 def scan_in(ctx: Context, sid: str) -> Scan:
     who = _who(ctx, sid)
     out = Scan(sid, who.identity())
-    for step in (
-        _scan_gradebook,
-        _scan_folders,
-        _scan_downloads,
-        _scan_roster,
-        _scan_reports,
-        _scan_exchange,
-        _scan_hub,
-        _scan_class,
-        _scan_pending,
-    ):
+    steps = (_scan_gradebook, _scan_folders, _scan_downloads, _scan_roster, _scan_reports)
+    for step in (*steps, _scan_exchange, _scan_hub, _scan_class, _scan_pending):
         step(ctx, who, out)
     return out
