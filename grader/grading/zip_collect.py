@@ -1,50 +1,46 @@
-"""Submissions from an LMS or e-mail (zips), collected into ``submitted/``: adds, never clears.
+"""Submissions from an LMS or e-mail (zips), collected into ``submitted/``: adds, never clears
+(``make zip-collect``, ``python -m grading.zip_collect oublier``).
 
-    python -m grading.zip_collect oublier        (make zip-collect)
+Stock ``nbgrader zip_collect`` re-extracts every archive and, for a second download (latecomers),
+needs ``--force``, which clears every student's folder (a hand-written ``timestamp.txt`` and its
+lateness with it); one member whose path leaves the folder (``../x``) stops the whole collection.
+Here, with the same configuration (``ZipCollectApp.downloaded_directory``,
+``FileNameCollectorPlugin.named_regexp``), the archives in ``<downloaded>/<assignment>/archive/``
+are read member by member, never extracted elsewhere:
 
-Stock ``nbgrader zip_collect`` re-extracts every archive and, for a second download
-(latecomers), needs ``--force``, which clears every student's folder (a hand-written
-``timestamp.txt`` and the lateness it carries go with it); one member whose path leaves the
-folder (``../x``) stops the whole collection. Here, with the same configuration
-(``ZipCollectApp.downloaded_directory``, ``FileNameCollectorPlugin.named_regexp``), the
-archives in ``<downloaded>/<assignment>/archive/`` are read member by member, without
-extracting them anywhere else:
+- a new student is collected; a copy identical to the one collected changes nothing; a different
+  copy dated after it replaces the notebook, the previous folder kept first in
+  ``<downloaded>/<assignment>/remplaces/``; an older one is left out; ``timestamp.txt`` is never
+  removed;
+- ids are read in Unicode NFC (a macOS zip's ``chlo`` + U+0301 is ``chloé``); an unregistered id,
+  a notebook name the assignment does not have (``oublier (1).ipynb``), a member whose path is
+  unsafe (absolute, ``..``, a link) or too large is skipped and named with the closest registered
+  id or notebook name, everyone else is collected, and the command exits with status 1.
 
-- a new student is collected; a copy identical to the one collected changes nothing; a
-  different copy dated after it (the zip's date) replaces the notebook, the previous folder
-  being kept first in ``<downloaded>/<assignment>/remplaces/``; an older one is left out;
-  ``timestamp.txt`` is never removed;
-- ids are read in Unicode NFC (a macOS zip's ``chlo`` + U+0301 is ``chloé``); an id that
-  matches no registered student, a notebook name the assignment does not have
-  (``oublier (1).ipynb``), a member whose path is unsafe (absolute, ``..``, a link) or too
-  large is skipped and named, with the closest registered id or notebook name, everyone else is
-  collected, and the command exits with status 1.
+What a zip can prove (issue 32 point 9, issue 33 point 5): nothing signs it, so a member belongs to
+the student its folder names only where nobody else could have put it there. A **class export**
+(an archive named after no student: the LMS's download of everyone) places each student's files
+in their folder: the folder is the identity, the member's date (the LMS's) the submission time.
+A **student's own archive** (named after one student, or in a folder named after them: an e-mailed
+zip, the LMS's download of one submission) speaks for that student only: a member whose folder
+names another student (``alice/oublier.ipynb`` in ``bob.zip``, ``rendus/bob/alice/oublier.ipynb``
+in a class export) is set aside and named; its dates come from the student's computer and prove
+nothing. Submission times:
 
-What a zip can prove (issue 32 point 9, issue 33 point 5): nothing signs it, so a member belongs
-to the student its folder names only where nobody else could have put it there. A **class
-export** (an archive named after no student: the LMS's download of everyone) places each
-student's files in their folder: the folder is the identity, and the member's date, written by
-the LMS, is the submission time. A **student's own archive** (named after one student, or in a
-folder named after them: an e-mailed zip, the LMS's download of one submission) speaks for that
-student only: a member whose folder names another student (``alice/oublier.ipynb`` in
-``bob.zip``, or ``rendus/bob/alice/oublier.ipynb`` in a class export) is set aside and named;
-its dates come from the student's own computer and prove nothing. Submission times:
-
-- a class export's member date is the time (the zip's extended timestamp, in UTC, when the LMS
-  wrote one; otherwise its DOS date, read in the course's time zone); a date after the archive's
-  own date on the instructor's disk (or after now) cannot be true and is not used (with 14 hours
-  of slack for a DOS date, whose zone is unknown); a time in the file's name, where the
-  collector's regexp has a ``timestamp`` group, is the LMS's and comes first;
-- every other copy (a student's own archive, a notebook dropped as is, an untrusted date) has
-  no known time: it is named, and the rule the instructor chooses, the same for every student,
-  dates it: ``--sans-heure a-l-heure`` (``make zip-collect SANS_HEURE=a-l-heure``: the due date,
-  on time) or ``--sans-heure retard`` (the date the archive reached the instructor, its date on
-  disk: late if it came after the due date). Without a rule such copies are collected without
-  ``timestamp.txt`` and the command exits with status 1, asking for one. Once a rule has dated
-  a copy it is kept in ``<downloaded>/<assignment>/regle-sans-heure.txt``: later runs apply it
-  without being told, and refuse another;
-- ``timestamp.txt`` gets the time (UTC, as nbgrader reads it) and ``heure-de-rendu.txt`` says in
-  French how it was found: the class report shows it next to the lateness.
+- a class export's member date is the time (the zip's extended timestamp, UTC, when the LMS wrote
+  one; else its DOS date, in the course's time zone); a date after the archive's own date on the
+  instructor's disk (or after now) is not used (14 hours of slack for a DOS date, zone unknown); a
+  time in the file's name (a ``timestamp`` group in the collector's regexp) is the LMS's and comes
+  first;
+- every other copy (a student's own archive, a notebook dropped as is, an untrusted date) has no
+  known time: it is named, and the instructor's rule, the same for every student, dates it:
+  ``--sans-heure a-l-heure`` (``make zip-collect SANS_HEURE=a-l-heure``: the due date, on time) or
+  ``--sans-heure retard`` (the archive's date on disk: late if it came after the due date).
+  Without a rule such copies are collected without ``timestamp.txt`` and the command exits with
+  status 1, asking for one. A rule once applied is kept in ``<downloaded>/<assignment>/
+  regle-sans-heure.txt``: later runs apply it untold, and refuse another;
+- ``timestamp.txt`` gets the time (UTC, as nbgrader reads it), ``heure-de-rendu.txt`` how it was
+  found, in French: the class report shows it next to the lateness.
 """
 
 from __future__ import annotations
@@ -77,16 +73,7 @@ from .french.french_format import COURSE_TIME_ZONE, french_datetime
 from .french.system_reason import french_message, french_reason
 from .privacy.erasure_register import skip_erased
 
-__all__ = [
-    "DATING_FILE",
-    "UNDATED_RULES",
-    "Member",
-    "ZipReport",
-    "dating_of",
-    "main",
-    "members",
-    "zip_collect",
-]
+__all__ = ["DATING_FILE", "Member", "ZipReport", "main", "members", "zip_collect"]
 
 MAX_MEMBER_BYTES = 50 * 1024 * 1024  # a notebook of the TP is a few dozen kB
 JUNK = re.compile(r"(^|/)(__MACOSX/|\._[^/]*$|\.DS_Store$|Thumbs\.db$)")
@@ -146,17 +133,11 @@ class ZipReport:
         ):
             if items:
                 out.append(f"{label}\u00a0: {', '.join(items)}")
-        if self.kept:
-            out.append("Copies précédentes gardées dans\u00a0:")
-            out += [f"  - {p}" for p in self.kept]
-        if self.dated:
-            out.append("Heure de rendu écrite (timestamp.txt)\u00a0:")
-            out += [f"  - {line}" for line in self.dated]
+        out += _listed("Copies précédentes gardées dans\u00a0:", self.kept)
+        out += _listed("Heure de rendu écrite (timestamp.txt)\u00a0:", self.dated)
         if self.undated:
-            out.append(
-                f"✘ {len(self.undated)} copie(s) collectée(s) sans heure de rendu connue\u00a0:"
-            )
-            out += [f"  - {line}" for line in self.undated]
+            what = f"✘ {len(self.undated)} copie(s) collectée(s) sans heure de rendu connue\u00a0:"
+            out += _listed(what, self.undated)
             out.append(
                 "  Choisissez la règle, la même pour tous, et relancez\u00a0: "
                 "make zip-collect SANS_HEURE=a-l-heure (datées de la date limite) ou "
@@ -164,10 +145,12 @@ class ZipReport:
             )
         if self.ignored:
             out.append(f"{len(self.ignored)} fichier(s) ignoré(s) (pas un notebook)")
-        if self.problems:
-            out.append(f"✘ {len(self.problems)} fichier(s) non collecté(s)\u00a0:")
-            out += [f"  - {p}" for p in self.problems]
+        out += _listed(f"✘ {len(self.problems)} fichier(s) non collecté(s)\u00a0:", self.problems)
         return [shown(line) for line in out]  # names from the archive: no escape, no new line
+
+
+def _listed(header: str, items: list) -> list[str]:
+    return [header, *(f"  - {item}" for item in items)] if items else []
 
 
 def _unsafe(name: str, info: zipfile.ZipInfo | None) -> str | None:
@@ -286,7 +269,7 @@ def _names(component: str, known: set[str]) -> set[str]:
 
 
 def dating_of(
-    member: Member, student: str, known: set[str], stamp: str | None
+    member: Member, student: str, known: set[str], stamp: float | None
 ) -> tuple[str | None, float | None, str]:
     """(problem, time, how) for `member` as `student`'s copy (see the module):
     problem when another student's archive or folder holds it."""
@@ -309,10 +292,8 @@ def dating_of(
     if own:
         return None, None, f"archive de l'élève {where}\u00a0: ses dates ne prouvent rien"
     ceiling = min(member.mtime, time.time())
-    if stamp is not None:
-        moment = datetime.fromisoformat(stamp).replace(tzinfo=UTC).timestamp()
-        if moment <= ceiling + DOS_SLACK:
-            return None, min(moment, ceiling), f"heure dans le nom du fichier, {where}"
+    if stamp is not None and stamp <= ceiling + DOS_SLACK:
+        return None, min(stamp, ceiling), f"heure dans le nom du fichier, {where}"
     if member.date is None:
         return None, None, f"export {where} sans date pour ce fichier"
     slack = 2 if member.exact else DOS_SLACK
@@ -326,13 +307,14 @@ def dating_of(
     return None, min(member.date, ceiling), f"date du fichier dans l'export {where}"
 
 
-def _parse_timestamp(text: str | None) -> str | None:
+def _parse_timestamp(text: str | None) -> float | None:
+    """The time in a file's name (the collector's ``timestamp`` group), as nbgrader reads it."""
     if not text:
         return None
     from nbgrader.utils import parse_utc
 
     try:
-        return parse_utc(text).isoformat(" ")
+        return parse_utc(text).replace(tzinfo=UTC).timestamp()
     except ValueError:
         return None
 
@@ -413,61 +395,47 @@ def _choose(found, regexp, registered, expected, assignment, report) -> dict:
     for member in found:
         if JUNK.search(member.path):
             continue
-        if member.problem:
-            report.problems.append(f"{member.origin}\u00a0: {member.problem}, ignoré")
-            continue
-        if not member.path.lower().endswith(".ipynb"):
+        if not member.problem and not member.path.lower().endswith(".ipynb"):
             report.ignored.append(member.origin)
             continue
-        match = re.match(regexp, member.path)
-        if not match or "student_id" not in match.groupdict():
-            report.problems.append(
-                f"{member.origin}\u00a0: aucun identifiant d'élève dans ce chemin "
-                "(attendu\u00a0: <id>/<notebook>.ipynb)"
-            )
+        copy = _copy_of(member, regexp, registered, expected, assignment, known)
+        if isinstance(copy, str):
+            report.problems.append(f"{member.origin}\u00a0: {copy}")
             continue
-        student = normalize_id(match["student_id"])
-        notebook = normalize_id(PurePosixPath(match["file_id"]).name)
-        # a registered id is matched as it is; a new one is admitted by the class's one rule
-        problem = (stored_id_problem if student in registered else id_problem)(student)
-        if problem:
-            report.problems.append(f"{member.origin}\u00a0: {problem}")
-            continue
-        if registered and student not in registered:
-            hint = closest(student, registered)
-            near = f"\u00a0; le plus proche inscrit est {quoted(hint)}" if hint else ""
-            report.problems.append(
-                f"{member.origin}\u00a0: {quoted(student)} n'est pas un élève inscrit{near}"
-            )
-            continue
-        if expected and notebook not in expected:
-            hint = closest(notebook, expected)
-            near = f"\u00a0; attendu\u00a0: {quoted(hint)}" if hint else ""
-            report.problems.append(
-                f"{member.origin}\u00a0: {quoted(notebook)} n'est pas un notebook de "
-                f"{quoted(assignment)}{near}"
-            )
-            continue
-        stamp = _parse_timestamp(match.groupdict().get("timestamp"))
-        problem, moment, how = dating_of(member, student, known, stamp)
-        if problem:
-            report.problems.append(f"{member.origin}\u00a0: {problem}")
-            continue
-        copy = _Copy(student, notebook, member, moment, how)
-        key = (student, notebook)
+        key = (copy.student, copy.notebook)
         if key not in chosen or copy.order > chosen[key].order:
             chosen[key] = copy
     return chosen
 
 
+def _copy_of(member, regexp, registered, expected, assignment, known) -> _Copy | str:
+    """The copy `member` is, or why it is not collected (French)."""
+    if member.problem:
+        return f"{member.problem}, ignoré"
+    match = re.match(regexp, member.path)
+    if not match or "student_id" not in match.groupdict():
+        return "aucun identifiant d'élève dans ce chemin (attendu\u00a0: <id>/<notebook>.ipynb)"
+    student = normalize_id(match["student_id"])
+    notebook = normalize_id(PurePosixPath(match["file_id"]).name)
+    # a registered id is matched as it is; a new one is admitted by the class's one rule
+    problem = (stored_id_problem if student in registered else id_problem)(student)
+    if problem:
+        return problem
+    for name, names, refusal, near in (
+        (student, registered, "n'est pas un élève inscrit", "le plus proche inscrit est "),
+        (notebook, expected, f"n'est pas un notebook de {quoted(assignment)}", "attendu\u00a0: "),
+    ):
+        if names and name not in names:
+            hint = closest(name, names)
+            return f"{quoted(name)} {refusal}" + (f"\u00a0; {near}{quoted(hint)}" if hint else "")
+    stamp = _parse_timestamp(match.groupdict().get("timestamp"))
+    problem, moment, how = dating_of(member, student, known, stamp)
+    return problem or _Copy(student, notebook, member, moment, how)
+
+
 def _french(moment: float) -> str:
     """A Unix time as the course writes it: ``14/03/2025 17:00`` (its time zone)."""
     return french_datetime(datetime.fromtimestamp(moment, UTC))
-
-
-def _utc_text(moment: float) -> str:
-    """A Unix time as ``timestamp.txt`` holds it: UTC, nbgrader's own format."""
-    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
 
 
 def _due(db_url: str, assignment: str) -> float | None:
@@ -499,17 +467,15 @@ def _time_of(copies: list[_Copy], rule: str | None, due: float | None) -> tuple[
 
 def _stamp(folder: Path, moment: float | None, how: str, student: str, report) -> None:
     """Write (or clear, for a copy without a time) the folder's time and how it was found."""
-    if moment is not None:
-        (folder / "timestamp.txt").write_text(_utc_text(moment), encoding="utf-8")
-        (folder / DATING_FILE).write_text(how + "\n", encoding="utf-8")
+    (folder / DATING_FILE).write_text(how + "\n", encoding="utf-8")
+    if moment is not None:  # UTC, nbgrader's own format
+        utc = datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+        (folder / "timestamp.txt").write_text(utc, encoding="utf-8")
         report.dated.append(f"{student}\u00a0: {_french(moment)}, {how}")
         return
     (folder / "timestamp.txt").unlink(missing_ok=True)  # the replaced copy's, kept in remplaces/
-    (folder / DATING_FILE).write_text(how + "\n", encoding="utf-8")
-    if "pas de date limite" in how:
-        report.dated.append(f"{student}\u00a0: {how}")
-    else:
-        report.undated.append(f"{student}\u00a0: {how}")
+    dated = "pas de date limite" in how
+    (report.dated if dated else report.undated).append(f"{student}\u00a0: {how}")
 
 
 def _write(
