@@ -195,13 +195,11 @@ def _read_stable(path: Path) -> bytes | None:
     for _ in range(20):
         try:
             data = path.read_bytes()
+            if path.suffix == ".ipynb":
+                json.loads(data)
+            return data
         except FileNotFoundError:
             return None
-        if path.suffix != ".ipynb":
-            return data
-        try:
-            json.loads(data)
-            return data
         except ValueError:
             time.sleep(0.1)
     return data
@@ -219,11 +217,10 @@ def _add(tar: tarfile.TarFile, files: dict[str, str], name: str, data: bytes, mt
 
 def _new_name(folder: Path, now: datetime) -> Path:
     stamp = now.strftime("%Y%m%d-%H%M%S")
-    path = folder / f"sauvegarde-{stamp}.tar.gz"
-    k = 1
+    path, k = folder / f"sauvegarde-{stamp}.tar.gz", 0
     while path.exists():
-        path = folder / f"sauvegarde-{stamp}-{k}.tar.gz"
         k += 1
+        path = folder / f"sauvegarde-{stamp}-{k}.tar.gz"
     return path
 
 

@@ -153,22 +153,20 @@ def _listed(header: str, items: list) -> list[str]:
     return [header, *(f"  - {item}" for item in items)] if items else []
 
 
-def _unsafe(name: str, info: zipfile.ZipInfo | None) -> str | None:
+def _unsafe(name: str, info: zipfile.ZipInfo) -> str | None:
     """Why an archive member cannot be collected (French), or None."""
     if "\x00" in name:
         return "nom contenant un caractère nul"
-    parts = PurePosixPath(name).parts
     if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
         return "chemin absolu"
-    if ".." in parts:
+    if ".." in PurePosixPath(name).parts:
         return f"chemin qui sort du dossier ({quoted('..')})"
-    if info is not None:
-        if stat.S_ISLNK(info.external_attr >> 16):
-            return "lien symbolique"
-        if info.flag_bits & 0x1:
-            return "fichier chiffré"
-        if info.file_size > MAX_MEMBER_BYTES:
-            return f"trop gros ({info.file_size} octets)"
+    if stat.S_ISLNK(info.external_attr >> 16):
+        return "lien symbolique"
+    if info.flag_bits & 0x1:
+        return "fichier chiffré"
+    if info.file_size > MAX_MEMBER_BYTES:
+        return f"trop gros ({info.file_size} octets)"
     return None
 
 
@@ -233,17 +231,10 @@ def members(archive_dir: Path, report: ZipReport, opened: list) -> Iterator[Memb
                     raise ValueError("trop gros")
                 return data
 
-            date, exact = _zip_time(info)
+            around = (*folders, normalize_id(stem), *PurePosixPath(name).parts[:-1])
+            problem = _unsafe(name, info)
             yield Member(
-                origin,
-                f"/{stem}/{name}",
-                received,
-                read,
-                _unsafe(name, info),
-                containers=(*folders, normalize_id(stem), *PurePosixPath(name).parts[:-1]),
-                archive=rel,
-                date=date,
-                exact=exact,
+                origin, f"/{stem}/{name}", received, read, problem, around, rel, *_zip_time(info)
             )
 
 
@@ -261,13 +252,6 @@ class _Copy:
         return self.time if self.time is not None else self.member.mtime
 
 
-def _names(component: str, known: set[str]) -> set[str]:
-    """The students a folder or archive name designates: the whole name, or one of its words
-    (``ben.zip``, ``ben_rendu``, ``Rendu-ben``)."""
-    words = {component, *_NAME_TOKENS.split(component)}
-    return words & known
-
-
 def dating_of(
     member: Member, student: str, known: set[str], stamp: float | None
 ) -> tuple[str | None, float | None, str]:
@@ -276,34 +260,29 @@ def dating_of(
     containers = list(member.containers)
     if student in containers:  # the student's own folder (the last one of that name)
         del containers[len(containers) - 1 - containers[::-1].index(student)]
-    owners = set().union(*(_names(c, known) for c in containers)) if containers else set()
+    # the students a folder or archive name designates: the whole name, or one of its words
+    # (``ben.zip``, ``ben_rendu``, ``Rendu-ben``)
+    owners = {w for c in containers for w in {c, *_NAME_TOKENS.split(c)} & known}
     if owners and student not in owners:
-        other = sorted(owners)[0]
-        return (
-            f"notebook de {quoted(student)} dans l'archive ou le dossier de {quoted(other)}\u00a0: "
-            "mis de côté (une archive d'élève ne rend que pour son élève)",
-            None,
-            "",
+        why = (
+            f"notebook de {quoted(student)} dans l'archive ou le dossier de "
+            f"{quoted(sorted(owners)[0])}\u00a0: mis de côté (une archive d'élève ne rend que "
+            "pour son élève)"
         )
-    where = quoted(member.archive or member.origin)
+        return why, None, ""
     if member.archive is None:
         return None, None, "fichier déposé tel quel, sans heure de rendu"
-    own = student in owners or normalize_id(PurePosixPath(member.archive).stem) == student
-    if own:
+    where = quoted(member.archive)
+    if student in owners or normalize_id(PurePosixPath(member.archive).stem) == student:
         return None, None, f"archive de l'élève {where}\u00a0: ses dates ne prouvent rien"
     ceiling = min(member.mtime, time.time())
     if stamp is not None and stamp <= ceiling + DOS_SLACK:
         return None, min(stamp, ceiling), f"heure dans le nom du fichier, {where}"
     if member.date is None:
         return None, None, f"export {where} sans date pour ce fichier"
-    slack = 2 if member.exact else DOS_SLACK
-    if member.date > ceiling + slack:
-        return (
-            None,
-            None,
-            f"date du fichier dans {where} ({_french(member.date)}) postérieure à "
-            "l'archive elle-même\u00a0: non retenue",
-        )
+    if member.date > ceiling + (2 if member.exact else DOS_SLACK):
+        late = f"({_french(member.date)}) postérieure à l'archive elle-même\u00a0: non retenue"
+        return None, None, f"date du fichier dans {where} {late}"
     return None, min(member.date, ceiling), f"date du fichier dans l'export {where}"
 
 
@@ -456,12 +435,11 @@ def _time_of(copies: list[_Copy], rule: str | None, due: float | None) -> tuple[
         latest = max(copies, key=lambda c: c.time or 0.0)
         return latest.time, latest.how
     why = "\u00a0; ".join(sorted({c.how for c in copies if c.time is None}))
-    if rule == "retard":
-        return max(c.member.mtime for c in copies), f"{why}\u00a0: {UNDATED_RULES[rule]}"
-    if rule == "a-l-heure" and due is not None:
-        return due, f"{why}\u00a0: {UNDATED_RULES[rule]}"
-    if rule == "a-l-heure":
+    if rule == "a-l-heure" and due is None:
         return None, f"{why}\u00a0: à l'heure (pas de date limite)"
+    if rule is not None:
+        moment = due if rule == "a-l-heure" else max(c.member.mtime for c in copies)
+        return moment, f"{why}\u00a0: {UNDATED_RULES[rule]}"
     return None, why
 
 
