@@ -1,32 +1,17 @@
 """Back up, restore and purge what an instructor cannot rebuild: the gradebook, the submissions,
 the graded copies, the feedback pages, the archives received, the roster, the hub's database
-(``make sauvegarde``, ``make restauration``; ``python -m grading.backup --help``).
+(``make sauvegarde``, ``make restauration``, ``make purge-sauvegardes``). The rules and their
+reasons, for the teacher: grader/README.md, « Sauvegarder et restaurer ». For a maintainer:
 
-Why this way:
-
-- the gradebook (and the hub's SQLite database) is copied with SQLite's online backup API under one
-  read lock: the copy is one committed transaction even while ``make grade`` writes (a plain file
-  copy taken during a write can be torn);
-- the gradebook is copied first, then the files. A graded copy (``autograded/<student>/<a>``) is
-  kept only if, in that gradebook copy, every graded cell of every notebook has its grade, the
-  folder holds every notebook, and none of its files changed since a second before the gradebook
-  copy began (nbgrader removes the folder, saves the grades, then writes the notebook); its
-  ``feedback/…`` only with it. The others are left out, named in the manifest (``left_out``) and
-  the summary: after a restore ``make grade`` regrades them, ``make feedback`` rewrites their
-  feedback. Not guaranteed: that a backup taken during ``make grade FORCE=1`` holds only old or
-  only new grades across the class; submissions and received archives are copied as read;
-- one ``.tar.gz`` with a ``manifest.json`` (SHA-256 of every member): a restore checks every byte
-  before it writes anything, refuses unsafe names, never writes over an existing gradebook,
-  submission or roster;
-- a backup is refused (status 2) when the gradebook is missing, empty, unreadable, or holds fewer
-  students or grades than the last backup that has one (counts in each manifest), unless the
-  teacher confirms (``make sauvegarde CONFIRMER=1``): a purge would otherwise leave only the
-  backup of a lost gradebook;
-- names carry their UTC time (``sauvegarde-20250314-180000.tar.gz``): retention reads it, not the
-  mtime (a copied backup keeps its age). At every backup and purge, a backup older than
-  ``--garder-jours`` (default 30, the expiry the erasure announces) or past the ``--garder``
-  newest is deleted, except the newest one with a gradebook (the one a restore needs); the purge
-  says which it keeps and why. Only files with that name pattern are purged.
+- SQLite's online backup API, one step under a read lock: a plain file copy taken while
+  ``make grade`` writes can be torn;
+- the gradebook is copied first; a graded copy is kept only if that copy vouches for every grade
+  of it and none of its files changed since a second before it began (nbgrader removes the
+  folder, saves the grades, then writes the notebook); its feedback only with it; the others are
+  named in the manifest (``left_out``) and regraded after a restore;
+- a backup holding less than the last one is refused unless confirmed: a purge would otherwise
+  leave only the backup of a lost gradebook; the newest backup with a gradebook is never purged;
+- retention reads the UTC time in the name, not the mtime (a copied backup keeps its age).
 """
 
 from __future__ import annotations
@@ -308,9 +293,8 @@ def _vouched(taken: list, top: Path, key: tuple[str, str], complete: dict, snaps
     """Whether the graded copy `top` holds every notebook the gradebook copy has for `key`, and
     every graded cell of each has its grade there."""
     notebooks = {f: d for f, d, _ in taken if f.parent == top and f.suffix == ".ipynb"}
-    if key not in complete or not {f"{nb}.ipynb" for nb in complete[key]} <= {
-        f.name for f in notebooks
-    }:
+    names = {f.name for f in notebooks}
+    if key not in complete or not {f"{nb}.ipynb" for nb in complete[key]} <= names:
         return False
     for file, data in notebooks.items():
         cells = _graded_cells(data)

@@ -1,46 +1,20 @@
 """Submissions from an LMS or e-mail (zips), collected into ``submitted/``: adds, never clears
-(``make zip-collect``, ``python -m grading.zip_collect oublier``).
-
-Stock ``nbgrader zip_collect`` re-extracts every archive and, for a second download (latecomers),
-needs ``--force``, which clears every student's folder (a hand-written ``timestamp.txt`` and its
-lateness with it); one member whose path leaves the folder (``../x``) stops the whole collection.
-Here, with the same configuration (``ZipCollectApp.downloaded_directory``,
-``FileNameCollectorPlugin.named_regexp``), the archives in ``<downloaded>/<assignment>/archive/``
-are read member by member, never extracted elsewhere:
-
-- a new student is collected; a copy identical to the one collected changes nothing; a different
-  copy dated after it replaces the notebook, the previous folder kept first in
-  ``<downloaded>/<assignment>/remplaces/``; an older one is left out; ``timestamp.txt`` is never
-  removed;
-- ids are read in Unicode NFC (a macOS zip's ``chlo`` + U+0301 is ``chloé``); an unregistered id,
-  a notebook name the assignment does not have (``oublier (1).ipynb``), a member whose path is
-  unsafe (absolute, ``..``, a link) or too large is skipped and named with the closest registered
-  id or notebook name, everyone else is collected, and the command exits with status 1.
+(``make zip-collect``, ``python -m grading.zip_collect oublier``). The rules, for the teacher:
+grader/README.md, « Une archive zip », « Ce qu'une archive prouve », « L'heure de rendu d'une
+archive ». Why not stock ``nbgrader zip_collect``: it re-extracts every archive and, for a second
+download (latecomers), needs ``--force``, which clears every student's folder (a hand-written
+``timestamp.txt`` and its lateness with it); one member whose path leaves the folder (``../x``)
+stops the whole collection. Here, with the same configuration (``ZipCollectApp``,
+``FileNameCollectorPlugin.named_regexp``), archives are read member by member, never extracted.
 
 What a zip can prove (issue 32 point 9, issue 33 point 5): nothing signs it, so a member belongs to
-the student its folder names only where nobody else could have put it there. A **class export**
-(an archive named after no student: the LMS's download of everyone) places each student's files
-in their folder: the folder is the identity, the member's date (the LMS's) the submission time.
-A **student's own archive** (named after one student, or in a folder named after them: an e-mailed
-zip, the LMS's download of one submission) speaks for that student only: a member whose folder
-names another student (``alice/oublier.ipynb`` in ``bob.zip``, ``rendus/bob/alice/oublier.ipynb``
-in a class export) is set aside and named; its dates come from the student's computer and prove
-nothing. Submission times:
-
-- a class export's member date is the time (the zip's extended timestamp, UTC, when the LMS wrote
-  one; else its DOS date, in the course's time zone); a date after the archive's own date on the
-  instructor's disk (or after now) is not used (14 hours of slack for a DOS date, zone unknown); a
-  time in the file's name (a ``timestamp`` group in the collector's regexp) is the LMS's and comes
-  first;
-- every other copy (a student's own archive, a notebook dropped as is, an untrusted date) has no
-  known time: it is named, and the instructor's rule, the same for every student, dates it:
-  ``--sans-heure a-l-heure`` (``make zip-collect SANS_HEURE=a-l-heure``: the due date, on time) or
-  ``--sans-heure retard`` (the archive's date on disk: late if it came after the due date).
-  Without a rule such copies are collected without ``timestamp.txt`` and the command exits with
-  status 1, asking for one. A rule once applied is kept in ``<downloaded>/<assignment>/
-  regle-sans-heure.txt``: later runs apply it untold, and refuse another;
-- ``timestamp.txt`` gets the time (UTC, as nbgrader reads it), ``heure-de-rendu.txt`` how it was
-  found, in French: the class report shows it next to the lateness.
+the student its folder names only where nobody else could have put it there. In a **class
+export** (an archive named after no student) the folder is the identity and the member's date,
+the LMS's, the submission time; a **student's own archive** (named after them, or in their
+folder) speaks for that student only, and its dates, from their computer, prove nothing. A date
+after the archive's own date on disk (or now) cannot be true (14 hours of slack for a DOS date,
+zone unknown). A copy without a proven time is dated by the one rule the instructor chooses for
+the whole class (``SANS_HEURE``), kept in ``regle-sans-heure.txt`` once applied.
 """
 
 from __future__ import annotations
@@ -484,11 +458,9 @@ def _write(
                 )
                 continue
             dest = folder / copy.notebook
-            if not dest.exists():
-                changes.append((copy, data))
-            elif dest.read_bytes() == data:
+            if dest.exists() and dest.read_bytes() == data:
                 same.append(copy)
-            elif copy.order > dest.stat().st_mtime:
+            elif not dest.exists() or copy.order > dest.stat().st_mtime:
                 changes.append((copy, data))
             else:
                 older = True
