@@ -27,6 +27,7 @@ import sys
 import time
 import zipfile
 from collections.abc import Iterator
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -163,13 +164,10 @@ def _zip_time(info: zipfile.ZipInfo) -> tuple[float | None, bool]:
     exact = _extended_time(info.extra)
     if exact is not None:
         return exact, True
-    if info.date_time[:3] <= (1980, 1, 1):
-        return None, False
-    try:
-        local = datetime(*info.date_time, tzinfo=ZoneInfo(COURSE_TIME_ZONE))
-    except ValueError:
-        return None, False
-    return local.timestamp(), False
+    with suppress(ValueError):  # a DOS date that is no date
+        if info.date_time[:3] > (1980, 1, 1):
+            return datetime(*info.date_time, tzinfo=ZoneInfo(COURSE_TIME_ZONE)).timestamp(), False
+    return None, False
 
 
 def members(archive_dir: Path, report: ZipReport, opened: list) -> Iterator[Member]:
