@@ -91,8 +91,7 @@ class GradebookCounts:
 
 
 def gradebook_counts(path: Path) -> GradebookCounts:
-    """The students and grades of the gradebook `path`; a missing, empty or unreadable one is a
-    BackupError (one French sentence)."""
+    """The students and grades of gradebook `path`; BackupError if missing, empty or unreadable."""
     if not path.is_file():
         raise BackupError(f"le carnet de notes est introuvable ({path})")
     if path.stat().st_size == 0:
@@ -108,8 +107,7 @@ def gradebook_counts(path: Path) -> GradebookCounts:
 
 
 def _counts_in_backup(archive: Path) -> GradebookCounts | None:
-    """The gradebook counts of a backup: from its manifest, else (an older backup) from its
-    gradebook itself. None if it holds no readable gradebook."""
+    """Gradebook counts from a backup's manifest, else (older backups) its gradebook; or None."""
     found: dict[str, bytes] = {}
     try:
         with tarfile.open(archive, "r:gz") as tar:
@@ -210,8 +208,7 @@ def _new_name(folder: Path, now: datetime) -> Path:
 
 
 def _rows(gradebook: Path, sql: str, *params: str) -> list[tuple]:
-    """The rows of `sql` in the gradebook copy; none if it is not an nbgrader gradebook yet (no
-    graded copy can then be vouched for)."""
+    """The rows of `sql` in the gradebook copy; none if not an nbgrader one (nothing vouched)."""
     with closing(_read_only(gradebook)) as con:
         try:
             return con.execute(sql, params).fetchall()
@@ -219,10 +216,20 @@ def _rows(gradebook: Path, sql: str, *params: str) -> list[tuple]:
             return []
 
 
-def _complete_in(gradebook: Path) -> dict[tuple[str, str], set[str]]:
-    """(student, assignment) pairs whose every notebook has all its grades in `gradebook`, with
-    the names of these notebooks."""
-    pairs: dict[tuple[str, str], set[str]] = {}
+def _complete_in(gradebook: Path) -> dict[tuple[str, str], dict[str, set[str]]]:
+    """(student, assignment) pairs whose every notebook has all its grades in `gradebook`: the
+    names of the cells graded, by notebook."""
+    graded: dict[tuple[str, str, str], set[str]] = {}
+    for student, assignment, notebook, cell in _rows(
+        gradebook,
+        "SELECT sa.student_id, a.name, n.name, c.name FROM grade g "
+        "JOIN base_cell c ON c.id = g.cell_id JOIN submitted_notebook sn ON sn.id = g.notebook_id "
+        "JOIN notebook n ON n.id = sn.notebook_id "
+        "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
+        "JOIN assignment a ON a.id = sa.assignment_id",
+    ):
+        graded.setdefault((student, assignment, notebook), set()).add(cell)
+    pairs: dict[tuple[str, str], dict[str, set[str]]] = {}
     broken: set[tuple[str, str]] = set()
     for student, assignment, notebook, expected, found in _rows(
         gradebook,
@@ -234,27 +241,11 @@ def _complete_in(gradebook: Path) -> dict[tuple[str, str], set[str]]:
         "FROM submitted_assignment sa JOIN assignment a ON a.id = sa.assignment_id "
         "JOIN notebook n ON n.assignment_id = a.id",
     ):
-        pairs.setdefault((student, assignment), set()).add(notebook)
+        key = (student, assignment)
+        pairs.setdefault(key, {})[notebook] = graded.get((*key, notebook), set())
         if found != expected:
-            broken.add((student, assignment))
-    return {key: names for key, names in pairs.items() if key not in broken}
-
-
-def _grades_in(gradebook: Path, student: str, assignment: str, notebook: str) -> set[str]:
-    """The names of the cells that have a grade row for this submitted notebook."""
-    rows = _rows(
-        gradebook,
-        "SELECT c.name FROM grade g JOIN base_cell c ON c.id = g.cell_id "
-        "JOIN submitted_notebook sn ON sn.id = g.notebook_id "
-        "JOIN notebook n ON n.id = sn.notebook_id "
-        "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
-        "JOIN assignment a ON a.id = sa.assignment_id "
-        "WHERE sa.student_id = ? AND a.name = ? AND n.name = ?",
-        student,
-        assignment,
-        notebook,
-    )
-    return {name for (name,) in rows}
+            broken.add(key)
+    return {key: notebooks for key, notebooks in pairs.items() if key not in broken}
 
 
 def _graded_cells(data: bytes) -> set[str] | None:
@@ -289,16 +280,15 @@ def _take_graded(folder: Path, since_ns: int) -> list[tuple[Path, bytes, float]]
     return taken or None
 
 
-def _vouched(taken: list, top: Path, key: tuple[str, str], complete: dict, snapshot: Path) -> bool:
-    """Whether the graded copy `top` holds every notebook the gradebook copy has for `key`, and
-    every graded cell of each has its grade there."""
-    notebooks = {f: d for f, d, _ in taken if f.parent == top and f.suffix == ".ipynb"}
-    names = {f.name for f in notebooks}
-    if key not in complete or not {f"{nb}.ipynb" for nb in complete[key]} <= names:
+def _vouched(taken: list, top: Path, notebooks: dict[str, set[str]] | None) -> bool:
+    """Whether the graded copy `top` holds every notebook of the gradebook copy (`notebooks`,
+    None if not all graded there), and every graded cell of each has its grade there."""
+    copies = {f: d for f, d, _ in taken if f.parent == top and f.suffix == ".ipynb"}
+    if notebooks is None or not {f"{nb}.ipynb" for nb in notebooks} <= {f.name for f in copies}:
         return False
-    for file, data in notebooks.items():
+    for file, data in copies.items():
         cells = _graded_cells(data)
-        if cells is None or not cells <= _grades_in(snapshot, *key, file.stem):
+        if cells is None or not cells <= notebooks.get(file.stem, set()):
             return False
     return True
 
@@ -361,7 +351,7 @@ def backup(
                     top = folder / key[0] / key[1]
                     taken = _take_graded(top, since_ns)
                     if part == "autograded":
-                        whole = taken is not None and _vouched(taken, top, key, complete, snapshot)
+                        whole = taken is not None and _vouched(taken, top, complete.get(key))
                     else:  # feedback is made from the graded copy: kept with it only
                         whole = key in kept
                     if taken is None or not whole:
@@ -498,9 +488,8 @@ class ErasedOnRestore:
 def _erase_restored(
     dirs: CourseDirs, gradebook: Path, roster: Path | None, archive: Path, reenrol: set[str]
 ) -> ErasedOnRestore:
-    """Erase again, with the erasure's own tool and proof, each learner of the restored class
-    (roster, gradebook, folders) that the register records as erased; `reenrol` names those the
-    teacher enrols again."""
+    """Erase again, with the erasure's own tool and proof, each learner of the restored class that
+    the register records as erased; `reenrol` names those the teacher enrols again."""
     names: list[str] = []
     with suppress(RosterError):  # the restore has already checked every byte; folders name them
         names = [s.id for s in read_roster(roster)] if roster is not None else []
@@ -534,9 +523,8 @@ def purge(
     keep_days: float | None = RETENTION_DAYS,
     now: datetime | None = None,
 ) -> tuple[list[Path], list[tuple[Path, str]]]:
-    """Delete the backups older than `keep_days` days or past the `keep` newest, except the
-    newest one that holds a gradebook (a restore needs it, whatever its age); (the backups
-    deleted, each one kept with the French reason)."""
+    """Delete the backups older than `keep_days` days or past the `keep` newest, except the newest
+    with a gradebook (a restore needs it, whatever its age); (deleted, kept with the why)."""
     now = now or datetime.now(UTC)
     found = backups_in(folder)
     safe = last_with_gradebook(folder) if found else None

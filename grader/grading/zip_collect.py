@@ -273,8 +273,7 @@ def _parse_timestamp(text: str | None) -> float | None:
 def zip_collect(
     assignment: str, grader_dir: Path | None = None, undated: str | None = None
 ) -> ZipReport:
-    """Collect the download folder of `assignment` into ``submitted/`` (see the module);
-    `undated` is the rule for copies without a known time (``UNDATED_RULES``)."""
+    """Collect `assignment`'s download folder; `undated`: the rule for copies without a time."""
     if undated is not None and undated not in UNDATED_RULES:
         raise ValueError(
             f"SANS_HEURE={undated}\u00a0: règle inconnue, choisissez "
