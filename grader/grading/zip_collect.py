@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path, PurePosixPath
 from zoneinfo import ZoneInfo
 
@@ -306,7 +307,8 @@ def zip_collect(
         found = skip_erased(found, regexp, dirs, report.problems)  # RGPD: erased stay erased
         chosen = _choose(found, regexp, registered, expected, assignment, report)
         due = _due(dirs.db_url, assignment) if undated == "a-l-heure" else None
-        _write(dirs.submitted, assignment, base, chosen, report, undated, due)
+        dating = partial(_time_of, rule=undated, due=due)
+        _write(dirs.submitted, assignment, base, chosen, report, dating)
         if undated and any(UNDATED_RULES[undated] in line for line in report.dated):
             (base / RULE_FILE).write_text(undated + "\n", encoding="utf-8")
     finally:
@@ -427,15 +429,7 @@ def _stamp(folder: Path, moment: float | None, how: str, student: str, report) -
     (report.dated if dated else report.undated).append(f"{student}\u00a0: {how}")
 
 
-def _write(
-    submitted: Path,
-    assignment: str,
-    base: Path,
-    chosen: dict,
-    report: ZipReport,
-    rule: str | None = None,
-    due: float | None = None,
-) -> None:
+def _write(submitted: Path, assignment: str, base: Path, chosen: dict, report, dating) -> None:
     by_student: dict[str, list[_Copy]] = {}
     for copy in chosen.values():
         by_student.setdefault(copy.student, []).append(copy)
@@ -465,7 +459,7 @@ def _write(
             (report.older if older else report.unchanged).append(student)
             if same and not (folder / "timestamp.txt").exists():
                 # collected before without a time: dated now if it can be (or named again)
-                _stamp(folder, *_time_of(same, rule, due), student, report)
+                _stamp(folder, *dating(same), student, report)
             continue
         if not new:
             keep = base / "remplaces" / student / stamp
@@ -479,7 +473,7 @@ def _write(
             tmp.write_bytes(data)
             os.utime(tmp, (copy.order, copy.order))
             tmp.replace(dest)
-        _stamp(folder, *_time_of([c for c, _ in changes], rule, due), student, report)
+        _stamp(folder, *dating([c for c, _ in changes]), student, report)
         (report.collected if new else report.replaced).append(student)
 
 
