@@ -1,41 +1,17 @@
 """Back up, restore and purge what an instructor cannot rebuild: the gradebook, the submissions,
-the graded copies, the feedback pages, the archives received, the roster, the hub's database.
+the graded copies, the feedback pages, the archives received, the roster, the hub's database
+(``make sauvegarde``, ``make restauration``, ``make purge-sauvegardes``). The rules and their
+reasons, for the teacher: grader/README.md, « Sauvegarder et restaurer ». For a maintainer:
 
-    python -m grading.backup sauvegarder [--dossier D] [--eleves F] [--hub-db F] [--garder N]
-                                         [--garder-jours J]       (make sauvegarde)
-    python -m grading.backup restaurer ARCHIVE [--eleves F] [--hub-db F]   (make restauration)
-    python -m grading.backup purger [--dossier D] [--garder N] [--garder-jours J]
-
-Why this way:
-
-- the gradebook (and the hub's SQLite database) is copied with SQLite's online backup API, in one
-  step under a read lock: the copy is the database as of one committed transaction, even while
-  ``make grade`` writes to it; a plain file copy taken during a write can be torn;
-- the gradebook is copied first, then the files. A graded copy (``autograded/<student>/<a>``)
-  is kept only if, in that gradebook copy, the submission has a grade for every graded cell of
-  every notebook, the folder holds every notebook, and none of its files changed since a second
-  before the gradebook copy began (nbgrader removes the folder, saves the grades, then writes the
-  notebook: such a copy's grades are all in the backup, as they were when it was written); its
-  feedback (``feedback/…``) is kept only with it. The others are left out, listed in the manifest
-  (``left_out``) and in the command's summary: after a restore, ``make grade`` grades them again
-  (no graded copy), ``make feedback`` rewrites their feedback. Not guaranteed: that a backup
-  taken during ``make grade FORCE=1`` holds only old or only new grades across the class (each
-  student kept is one or the other; a student left out may have grades of two gradings until
-  ``make grade`` regrades them); submissions and received archives are copied as read;
-- one ``.tar.gz`` with a ``manifest.json`` (SHA-256 of every member): a restore checks every byte
-  before it writes anything, refuses an archive with unsafe names, and never writes over an
-  existing gradebook, submission or roster;
-- a backup never replaces good data by worse: it is refused (a French sentence, status 2) when
-  the gradebook is missing, empty or unreadable, or holds fewer students or grades than the last
-  backup that has one (the counts are in each manifest), unless the teacher confirms
-  (``--confirmer``, ``make sauvegarde CONFIRMER=1``): a purge after a backup of a lost gradebook
-  would otherwise leave only that backup;
-- names carry their UTC time (``sauvegarde-20250314-180000.tar.gz``): retention reads it, not the
-  file's mtime (a copied backup keeps its age). Retention is applied at every backup and every
-  purge: a backup older than ``--garder-jours`` days (default 30, the expiry the erasure
-  announces) is deleted, and so is every one past the ``--garder`` newest; the newest backup
-  that holds a gradebook is always kept (the one copy of the grades a restore needs), and the
-  purge says which it keeps and why. Only files with that name pattern are purged.
+- SQLite's online backup API, one step under a read lock: a plain file copy taken while
+  ``make grade`` writes can be torn;
+- the gradebook is copied first; a graded copy is kept only if that copy vouches for every grade
+  of it and none of its files changed since a second before it began (nbgrader removes the
+  folder, saves the grades, then writes the notebook); its feedback only with it; the others are
+  named in the manifest (``left_out``) and regraded after a restore;
+- a backup holding less than the last one is refused unless confirmed: a purge would otherwise
+  leave only the backup of a lost gradebook; the newest backup with a gradebook is never purged;
+- retention reads the UTC time in the name, not the mtime (a copied backup keeps its age).
 """
 
 from __future__ import annotations
@@ -49,8 +25,11 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections import Counter
+from contextlib import closing, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from urllib.parse import quote
 
@@ -76,41 +55,28 @@ from .privacy.erasure_register import reenrol as remove_from_register
 from .privacy.learner_places import ErasureError, Setup
 from .runs.nbgrader_run import tools_on_path
 
-__all__ = [
-    "BackupError",
-    "ErasedOnRestore",
-    "GradebookCounts",
-    "Purged",
-    "backup",
-    "gradebook_counts",
-    "last_with_gradebook",
-    "main",
-    "purge",
-    "restore",
-    "sqlite_snapshot",
-]
+__all__ = ["BackupError", "backup", "main", "purge", "restore"]
 
-FOLDERS = tuple(p.key for p in BACKED_UP)
 HUB_DB = "hub/jupyterhub.sqlite"
 MANIFEST = "manifest.json"
 REGISTER_PART = "effacements"  # the register of erased learners and its key, in a backup
+REFUSED = "Sauvegarde refusée, rien n'a été écrit\u00a0: "
 
 
 class BackupError(Exception):
     """A backup or restore that cannot be done, in one French sentence."""
 
 
+def _read_only(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=60)
+
+
 def sqlite_snapshot(source: Path, dest: Path) -> None:
     """A consistent copy of the SQLite file `source` (online backup API, one step)."""
     if not source.is_file():
         raise BackupError(f"Base SQLite introuvable\u00a0: {source}.")
-    src = sqlite3.connect(f"file:{quote(str(source))}?mode=ro", uri=True, timeout=60)
-    dst = sqlite3.connect(dest)
-    try:
+    with closing(_read_only(source)) as src, closing(sqlite3.connect(dest)) as dst:
         src.backup(dst)  # pages=-1: the whole database under one read lock
-    finally:
-        dst.close()
-        src.close()
 
 
 @dataclass(frozen=True)
@@ -125,66 +91,48 @@ class GradebookCounts:
 
 
 def gradebook_counts(path: Path) -> GradebookCounts:
-    """The students and grades of the gradebook `path`; a missing, empty or unreadable one is a
-    BackupError (one French sentence)."""
+    """The students and grades of gradebook `path`; BackupError if missing, empty or unreadable."""
     if not path.is_file():
         raise BackupError(f"le carnet de notes est introuvable ({path})")
     if path.stat().st_size == 0:
         raise BackupError(f"le carnet de notes est vide (0 octet : {path})")
     try:
-        con = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=60)
+        with closing(_read_only(path)) as con:
+            students = con.execute("SELECT count(*) FROM student").fetchone()[0]
+            grades = con.execute("SELECT count(*) FROM grade").fetchone()[0]
     except sqlite3.Error as exc:
-        raise BackupError(f"le carnet de notes est illisible ({path} : {exc})") from None
-    try:
-        students = con.execute("SELECT count(*) FROM student").fetchone()[0]
-        grades = con.execute("SELECT count(*) FROM grade").fetchone()[0]
-    except sqlite3.DatabaseError as exc:
         reason = "pas une base nbgrader" if "no such table" in str(exc) else str(exc)
         raise BackupError(f"le carnet de notes est illisible ({path} : {reason})") from None
-    finally:
-        con.close()
     return GradebookCounts(students, grades)
 
 
-def _manifest_of(archive: Path) -> dict | None:
-    """The manifest of a backup, None if it cannot be read (the manifest is its last member)."""
+def _counts_in_backup(archive: Path) -> GradebookCounts | None:
+    """Gradebook counts from a backup's manifest, else (older backups) its gradebook; or None."""
+    found: dict[str, bytes] = {}
     try:
         with tarfile.open(archive, "r:gz") as tar:
             for info in tar:
-                if info.name == MANIFEST and info.isfile():
-                    return json.loads(tar.extractfile(info).read())
-    except (OSError, tarfile.TarError, EOFError, ValueError):
+                if info.name in (MANIFEST, GRADEBOOK) and info.isfile():
+                    found.setdefault(info.name, tar.extractfile(info).read())
+        manifest = json.loads(found[MANIFEST])
+    except (OSError, tarfile.TarError, EOFError, ValueError, KeyError):
         return None
-    return None
-
-
-def _counts_in_backup(archive: Path, manifest: dict) -> GradebookCounts | None:
-    """The gradebook counts of a backup: from its manifest, else (an older backup) from its
-    gradebook itself. None if it holds no gradebook."""
-    if GRADEBOOK not in manifest.get("files", {}):
+    if not manifest or GRADEBOOK not in manifest.get("files", {}) or GRADEBOOK not in found:
         return None
     known = manifest.get("gradebook")
     if isinstance(known, dict) and {"students", "grades"} <= set(known):
         return GradebookCounts(int(known["students"]), int(known["grades"]))
-    with tempfile.TemporaryDirectory(prefix="sauvegarde-") as work:
-        try:
-            with tarfile.open(archive, "r:gz") as tar:
-                data = tar.extractfile(GRADEBOOK).read()
-        except (OSError, tarfile.TarError, EOFError, KeyError):
-            return None
+    with tempfile.TemporaryDirectory(prefix="sauvegarde-") as work, suppress(BackupError):
         copy = Path(work) / GRADEBOOK
-        copy.write_bytes(data)
-        try:
-            return gradebook_counts(copy)
-        except BackupError:
-            return None
+        copy.write_bytes(found[GRADEBOOK])
+        return gradebook_counts(copy)
+    return None
 
 
 def last_with_gradebook(folder: Path) -> tuple[Path, GradebookCounts] | None:
     """The newest backup of `folder` that holds a readable gradebook, with its counts."""
     for _, path in backups_in(folder):
-        manifest = _manifest_of(path)
-        counts = _counts_in_backup(path, manifest) if manifest else None
+        counts = _counts_in_backup(path)
         if counts is not None:
             return path, counts
     return None
@@ -196,33 +144,24 @@ def _check_gradebook(gradebook: Path, dest_dir: Path) -> GradebookCounts:
         counts = gradebook_counts(gradebook)
     except BackupError as exc:
         raise BackupError(
-            f"Sauvegarde refusée, rien n'a été écrit : {exc} ; une sauvegarde sans "
-            "lui ferait effacer les bonnes par la purge. Restaurez-le (make restauration) ou, "
-            "si c'est voulu, confirmez : make sauvegarde CONFIRMER=1."
+            f"{REFUSED}{exc} ; une sauvegarde sans lui ferait effacer les bonnes par la purge. "
+            "Restaurez-le (make restauration) ou, si c'est voulu, confirmez : "
+            "make sauvegarde CONFIRMER=1."
         ) from None
     last = last_with_gradebook(dest_dir)
     if last is not None:
         path, before = last
         if counts.students < before.students or counts.grades < before.grades:
             raise BackupError(
-                f"Sauvegarde refusée, rien n'a été écrit : le carnet de notes contient "
-                f"{counts.french()}, moins que la dernière sauvegarde {path.name} "
-                f"({before.french()}) ; si c'est voulu (un élève effacé…), confirmez : "
-                "make sauvegarde CONFIRMER=1."
+                f"{REFUSED}le carnet de notes contient {counts.french()}, moins que la dernière "
+                f"sauvegarde {path.name} ({before.french()}) ; si c'est voulu (un élève "
+                "effacé…), confirmez : make sauvegarde CONFIRMER=1."
             )
     return counts
 
 
-@dataclass(frozen=True)
-class _Dirs:
-    grader_dir: Path
-    gradebook: Path
-    folders: dict[str, Path]  # the backed-up places (class_places), by key
-    backups: Path
-    course: CourseDirs
-
-
-def _dirs(grader_dir: Path | None) -> _Dirs:
+def _dirs(grader_dir: Path | None) -> tuple[CourseDirs, Path, dict[str, Path]]:
+    """The class's folders, its gradebook file, and the backed-up places (class_places) by key."""
     tools_on_path()
     dirs = course_dirs(grader_dir)
     gradebook = sqlite_path(dirs.db_url)
@@ -231,8 +170,7 @@ def _dirs(grader_dir: Path | None) -> _Dirs:
             f"Le carnet de notes n'est pas un fichier SQLite ({dirs.db_url})\u00a0: sauvegardez "
             "sa base avec ses propres outils (pg_dump…)."
         )
-    folders = {p.key: p.folder(dirs) for p in BACKED_UP}
-    return _Dirs(dirs.grader_dir, gradebook, folders, dirs.backups, dirs)
+    return dirs, gradebook, {p.key: p.folder(dirs) for p in BACKED_UP}
 
 
 def _read_stable(path: Path) -> bytes | None:
@@ -240,99 +178,83 @@ def _read_stable(path: Path) -> bytes | None:
     for _ in range(20):
         try:
             data = path.read_bytes()
+            if path.suffix == ".ipynb":
+                json.loads(data)
+            return data
         except FileNotFoundError:
             return None
-        if path.suffix != ".ipynb":
-            return data
-        try:
-            json.loads(data)
-            return data
         except ValueError:
             time.sleep(0.1)
     return data
 
 
-class _Writer:
-    def __init__(self, tar: tarfile.TarFile) -> None:
-        self.tar = tar
-        self.files: dict[str, str] = {}
-
-    def add(self, name: str, data: bytes, mtime: float | None = None) -> None:
-        info = tarfile.TarInfo(name)
-        info.size = len(data)
-        info.mtime = int(mtime if mtime is not None else time.time())
-        info.mode = 0o600
-        self.tar.addfile(info, io.BytesIO(data))
-        self.files[name] = hashlib.sha256(data).hexdigest()
+def _add(tar: tarfile.TarFile, files: dict[str, str], name: str, data: bytes, mtime=None) -> None:
+    """Add `data` to the backup as `name` (private), its SHA-256 to the manifest's `files`."""
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    info.mtime = int(mtime if mtime is not None else time.time())
+    info.mode = 0o600
+    tar.addfile(info, io.BytesIO(data))
+    files[name] = hashlib.sha256(data).hexdigest()
 
 
 def _new_name(folder: Path, now: datetime) -> Path:
     stamp = now.strftime("%Y%m%d-%H%M%S")
-    path = folder / f"sauvegarde-{stamp}.tar.gz"
-    k = 1
+    path, k = folder / f"sauvegarde-{stamp}.tar.gz", 0
     while path.exists():
-        path = folder / f"sauvegarde-{stamp}-{k}.tar.gz"
         k += 1
+        path = folder / f"sauvegarde-{stamp}-{k}.tar.gz"
     return path
 
 
-def _complete_in(gradebook: Path) -> dict[tuple[str, str], set[str]]:
-    """(student, assignment) pairs whose every notebook has all its grades in `gradebook`, with
-    the names of these notebooks."""
-    con = sqlite3.connect(f"file:{quote(str(gradebook))}?mode=ro", uri=True)
-    try:
-        rows = con.execute(
-            "SELECT sa.student_id, a.name, n.name, "
-            " (SELECT count(*) FROM base_cell c WHERE c.notebook_id = n.id"
-            "  AND (c.id IN (SELECT id FROM grade_cells) OR c.id IN (SELECT id FROM task_cells))),"
-            " (SELECT count(*) FROM submitted_notebook sn JOIN grade g ON g.notebook_id = sn.id"
-            "  WHERE sn.assignment_id = sa.id AND sn.notebook_id = n.id) "
-            "FROM submitted_assignment sa JOIN assignment a ON a.id = sa.assignment_id "
-            "JOIN notebook n ON n.assignment_id = a.id"
-        ).fetchall()
-    except sqlite3.DatabaseError:
-        return {}  # not an nbgrader gradebook yet: no graded copy can be vouched for
-    finally:
-        con.close()
-    pairs: dict[tuple[str, str], set[str]] = {}
+def _rows(gradebook: Path, sql: str, *params: str) -> list[tuple]:
+    """The rows of `sql` in the gradebook copy; none if not an nbgrader one (nothing vouched)."""
+    with closing(_read_only(gradebook)) as con:
+        try:
+            return con.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError:
+            return []
+
+
+def _complete_in(gradebook: Path) -> dict[tuple[str, str], dict[str, set[str]]]:
+    """(student, assignment) pairs whose every notebook has all its grades in `gradebook`: the
+    names of the cells graded, by notebook."""
+    graded: dict[tuple[str, str, str], set[str]] = {}
+    for student, assignment, notebook, cell in _rows(
+        gradebook,
+        "SELECT sa.student_id, a.name, n.name, c.name FROM grade g "
+        "JOIN base_cell c ON c.id = g.cell_id JOIN submitted_notebook sn ON sn.id = g.notebook_id "
+        "JOIN notebook n ON n.id = sn.notebook_id "
+        "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
+        "JOIN assignment a ON a.id = sa.assignment_id",
+    ):
+        graded.setdefault((student, assignment, notebook), set()).add(cell)
+    pairs: dict[tuple[str, str], dict[str, set[str]]] = {}
     broken: set[tuple[str, str]] = set()
-    for student, assignment, notebook, expected, found in rows:
-        pairs.setdefault((student, assignment), set()).add(notebook)
+    for student, assignment, notebook, expected, found in _rows(
+        gradebook,
+        "SELECT sa.student_id, a.name, n.name, "
+        " (SELECT count(*) FROM base_cell c WHERE c.notebook_id = n.id"
+        "  AND (c.id IN (SELECT id FROM grade_cells) OR c.id IN (SELECT id FROM task_cells))),"
+        " (SELECT count(*) FROM submitted_notebook sn JOIN grade g ON g.notebook_id = sn.id"
+        "  WHERE sn.assignment_id = sa.id AND sn.notebook_id = n.id) "
+        "FROM submitted_assignment sa JOIN assignment a ON a.id = sa.assignment_id "
+        "JOIN notebook n ON n.assignment_id = a.id",
+    ):
+        key = (student, assignment)
+        pairs.setdefault(key, {})[notebook] = graded.get((*key, notebook), set())
         if found != expected:
-            broken.add((student, assignment))
-    return {key: names for key, names in pairs.items() if key not in broken}
-
-
-def _grades_in(gradebook: Path, student: str, assignment: str, notebook: str) -> set[str]:
-    """The names of the cells that have a grade row for this submitted notebook."""
-    con = sqlite3.connect(f"file:{quote(str(gradebook))}?mode=ro", uri=True)
-    try:
-        rows = con.execute(
-            "SELECT c.name FROM grade g JOIN base_cell c ON c.id = g.cell_id "
-            "JOIN submitted_notebook sn ON sn.id = g.notebook_id "
-            "JOIN notebook n ON n.id = sn.notebook_id "
-            "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
-            "JOIN assignment a ON a.id = sa.assignment_id "
-            "WHERE sa.student_id = ? AND a.name = ? AND n.name = ?",
-            (student, assignment, notebook),
-        ).fetchall()
-    except sqlite3.DatabaseError:
-        return set()
-    finally:
-        con.close()
-    return {name for (name,) in rows}
+            broken.add(key)
+    return {key: notebooks for key, notebooks in pairs.items() if key not in broken}
 
 
 def _graded_cells(data: bytes) -> set[str] | None:
     """The grade ids of the graded cells of a graded notebook; None if it is not one."""
     try:
-        cells = json.loads(data).get("cells", [])
-        ids = set()
-        for cell in cells:
-            meta = cell.get("metadata", {}).get("nbgrader", {})
-            if meta.get("grade") or meta.get("task"):
-                ids.add(str(meta["grade_id"]))
-        return ids
+        metas = [
+            c.get("metadata", {}).get("nbgrader", {}) for c in json.loads(data).get("cells", [])
+        ]
+        return {str(m["grade_id"]) for m in metas if m.get("grade") or m.get("task")}
     except (ValueError, AttributeError, KeyError, TypeError):
         return None
 
@@ -358,6 +280,19 @@ def _take_graded(folder: Path, since_ns: int) -> list[tuple[Path, bytes, float]]
     return taken or None
 
 
+def _vouched(taken: list, top: Path, notebooks: dict[str, set[str]] | None) -> bool:
+    """Whether the graded copy `top` holds every notebook of the gradebook copy (`notebooks`,
+    None if not all graded there), and every graded cell of each has its grade there."""
+    copies = {f: d for f, d, _ in taken if f.parent == top and f.suffix == ".ipynb"}
+    if notebooks is None or not {f"{nb}.ipynb" for nb in notebooks} <= {f.name for f in copies}:
+        return False
+    for file, data in copies.items():
+        cells = _graded_cells(data)
+        if cells is None or not cells <= notebooks.get(file.stem, set()):
+            return False
+    return True
+
+
 def backup(
     dest_dir: Path | None = None,
     roster: Path | None = None,
@@ -367,15 +302,16 @@ def backup(
 ) -> tuple[Path, dict[str, int], list[str]]:
     """Write one backup archive; (its path, files per part, graded copies left out). Refused
     (BackupError) when it would hold less than the last one, unless `confirm`."""
-    dirs = _dirs(grader_dir)
+    dirs, gradebook, folders = _dirs(grader_dir)
     dest_dir = dest_dir or dirs.backups
     if not confirm:
-        _check_gradebook(dirs.gradebook, dest_dir)
+        _check_gradebook(gradebook, dest_dir)
     dest_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(dest_dir, 0o700)  # names, e-mails, grades: the instructor's eyes only
     now = datetime.now(UTC)
     path = _new_name(dest_dir, now)
     counts: dict[str, int] = {}
+    files: dict[str, str] = {}
     left_out: list[str] = []
     tmp = path.with_name(path.name + ".partiel")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -385,53 +321,37 @@ def backup(
             tarfile.open(fileobj=raw, mode="w:gz") as tar,
             tempfile.TemporaryDirectory(prefix="sauvegarde-") as work,
         ):
-            out = _Writer(tar)
+            add = partial(_add, tar, files)
             # first the gradebook; every graded copy is then checked against this snapshot
             snapshot = Path(work) / GRADEBOOK
             # a file's mtime comes from a coarse clock (a tick behind): one second of margin
             since_ns = time.time_ns() - 1_000_000_000
-            complete: dict[tuple[str, str], set[str]] = {}
-            kept: set[tuple[str, str]] = set()  # graded copies taken
-            if dirs.gradebook.is_file():
+            if gradebook.is_file():
                 try:
-                    sqlite_snapshot(dirs.gradebook, snapshot)
+                    sqlite_snapshot(gradebook, snapshot)
                 except sqlite3.DatabaseError:  # confirmed: not a database, not in the backup
                     snapshot.unlink(missing_ok=True)
-                complete = _complete_in(snapshot) if snapshot.is_file() else {}
-            for part, folder in dirs.folders.items():
+            complete = _complete_in(snapshot) if snapshot.is_file() else {}
+            kept: set[tuple[str, str]] = set()  # graded copies taken
+            for part, folder in folders.items():
                 counts[part] = 0
-                if not folder.is_dir():
-                    continue
-                graded_parts = part in ("autograded", "feedback")
                 keys: set[tuple[str, str]] = set()
                 for file in sorted(folder.rglob("*")):
                     if file.is_symlink() or not file.is_file():
                         continue  # a link in a submission points outside: never followed
                     rel = file.relative_to(folder)
-                    if graded_parts and len(rel.parts) > 2:
+                    if part in ("autograded", "feedback") and len(rel.parts) > 2:
                         keys.add((rel.parts[0], rel.parts[1]))
                         continue  # taken whole below, or left out
                     data = _read_stable(file)
-                    if data is None:
-                        continue
-                    out.add(f"{part}/{rel.as_posix()}", data, file.stat().st_mtime)
-                    counts[part] += 1
+                    if data is not None:
+                        add(f"{part}/{rel.as_posix()}", data, file.stat().st_mtime)
+                        counts[part] += 1
                 for key in sorted(keys):
-                    taken = _take_graded(folder / key[0] / key[1], since_ns)
+                    top = folder / key[0] / key[1]
+                    taken = _take_graded(top, since_ns)
                     if part == "autograded":
-                        top = folder / key[0] / key[1]
-                        notebooks = {
-                            f: d
-                            for f, d, _ in taken or []
-                            if f.parent == top and f.suffix == ".ipynb"
-                        }
-                        names = {f.name for f in notebooks}
-                        whole = key in complete and {f"{nb}.ipynb" for nb in complete[key]} <= names
-                        for file, data in notebooks.items() if whole else ():
-                            # every graded cell of the copy has its grade in the gradebook copy
-                            cells = _graded_cells(data)
-                            grades = _grades_in(snapshot, key[0], key[1], file.stem)
-                            whole = whole and cells is not None and cells <= grades
+                        whole = taken is not None and _vouched(taken, top, complete.get(key))
                     else:  # feedback is made from the graded copy: kept with it only
                         whole = key in kept
                     if taken is None or not whole:
@@ -439,42 +359,39 @@ def backup(
                         continue
                     kept.add(key)
                     for file, data, mtime in taken:
-                        out.add(f"{part}/{file.relative_to(folder).as_posix()}", data, mtime)
+                        add(f"{part}/{file.relative_to(folder).as_posix()}", data, mtime)
                         counts[part] += 1
             if roster is not None and roster.is_file():
-                out.add(ROSTER, roster.read_bytes(), roster.stat().st_mtime)
+                add(ROSTER, roster.read_bytes(), roster.stat().st_mtime)
                 counts["roster"] = 1
             if hub_db is not None:
                 sqlite_snapshot(hub_db, Path(work) / "hub.sqlite")
-                out.add(HUB_DB, (Path(work) / "hub.sqlite").read_bytes())
+                add(HUB_DB, (Path(work) / "hub.sqlite").read_bytes())
                 counts["hub"] = 1
-            held = None
-            register_dir = dirs.gradebook.parent
             for name in (REGISTER_NAME, KEY_NAME):
-                if (register_dir / name).is_file():
-                    out.add(f"{REGISTER_PART}/{name}", (register_dir / name).read_bytes())
+                if (gradebook.parent / name).is_file():
+                    add(f"{REGISTER_PART}/{name}", (gradebook.parent / name).read_bytes())
                     counts["register"] = 1
+            held = None
             if snapshot.is_file():
-                out.add(GRADEBOOK, snapshot.read_bytes())
+                add(GRADEBOOK, snapshot.read_bytes())
                 counts["gradebook"] = 1
-                try:
+                with suppress(BackupError):  # confirmed: an unreadable gradebook kept as it was
                     held = gradebook_counts(snapshot)
-                except BackupError:
-                    held = None  # confirmed: an unreadable gradebook kept as it was
             manifest = {
                 "format": 1,
                 "gradebook": None if held is None else vars(held),
                 "created": now.isoformat(timespec="seconds"),
-                "files": out.files,
+                "files": files,
                 "left_out": left_out,
             }
-            out.add(MANIFEST, json.dumps(manifest, indent=1, sort_keys=True).encode())
+            add(MANIFEST, json.dumps(manifest, indent=1, sort_keys=True).encode())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     # beside the backups too: a restore into a fresh clone still knows who was erased
-    merge_register(Register(dirs.gradebook.parent), Register(dest_dir))
+    merge_register(Register(gradebook.parent), Register(dest_dir))
     return path, counts, left_out
 
 
@@ -522,36 +439,31 @@ def restore(
 ) -> tuple[dict[str, int], ErasedOnRestore]:
     """Restore `archive` into a course with no gradebook, submissions or roster yet; a learner
     the erasure register holds is erased again at once (unless `reenrol` names them)."""
-    dirs = _dirs(grader_dir)
+    dirs, gradebook, folders = _dirs(grader_dir)
     members = _read_archive(archive)
+    # REGISTER_PART is merged below: an erasure recorded here since the backup stays
+    fixed = {GRADEBOOK: gradebook, ROSTER: roster, HUB_DB: hub_db}
     targets: dict[str, Path] = {}
     for name in members:
         part, _, rel = name.partition("/")
-        if part in FOLDERS:
-            targets[name] = dirs.folders[part] / rel
-        elif name == GRADEBOOK:
-            targets[name] = dirs.gradebook
-        elif name == ROSTER and roster is not None:
-            targets[name] = roster
-        elif name == HUB_DB and hub_db is not None:
-            targets[name] = hub_db
-        elif part == REGISTER_PART:
-            continue  # merged below: an erasure recorded here since the backup stays
-    occupied = [str(p) for p in (dirs.gradebook, roster, hub_db) if p is not None and p.exists()]
-    occupied += [str(f) for f in dirs.folders.values() if f.is_dir() and any(f.iterdir())]
+        target = folders[part] / rel if part in folders else fixed.get(name)
+        if target is not None:
+            targets[name] = target
+    occupied = [str(p) for p in fixed.values() if p is not None and p.exists()]
+    occupied += [str(f) for f in folders.values() if f.is_dir() and any(f.iterdir())]
     if occupied:
         raise BackupError(
             "Restauration refusée, rien n'a été écrit\u00a0: ces données existent déjà et ne sont "
             f"jamais écrasées ({', '.join(occupied)})\u00a0; restaurez dans un clone neuf ou "
             "déplacez-les."
         )
-    counts: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="restauration-") as work:
         for name in (REGISTER_NAME, KEY_NAME):
             if f"{REGISTER_PART}/{name}" in members:
                 write_private(Path(work) / name, members[f"{REGISTER_PART}/{name}"][0])
-        merge_register(Register(Path(work)), Register(dirs.gradebook.parent))
-    merge_register(Register(archive.parent), Register(dirs.gradebook.parent))
+        merge_register(Register(Path(work)), Register(gradebook.parent))
+    merge_register(Register(archive.parent), Register(gradebook.parent))
+    counts = Counter(name.partition("/")[0] for name in targets)
     for name, target in targets.items():
         data, mtime = members[name]
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -559,9 +471,9 @@ def restore(
         tmp.write_bytes(data)
         os.utime(tmp, (mtime, mtime))
         os.replace(tmp, target)
-        part = name.partition("/")[0] if "/" in name else name
-        counts[part] = counts.get(part, 0) + 1
-    return counts, _erase_restored(dirs, roster, archive, reenrol or set())
+    if roster is not None and not roster.is_file():
+        roster = None
+    return counts, _erase_restored(dirs, gradebook, roster, archive, reenrol or set())
 
 
 @dataclass
@@ -573,39 +485,27 @@ class ErasedOnRestore:
     failures: list[str]
 
 
-def _restored_ids(dirs: _Dirs, roster: Path | None) -> set[str]:
-    """Every learner id the restored class names: roster, gradebook, folders."""
-
-    names: list[str] = []
-    if roster is not None and roster.is_file():
-        try:
-            names = [s.id for s in read_roster(roster)]
-        except RosterError:
-            pass  # the restore has already checked every byte; the folders still name them
-    return learner_ids(dirs.course, names)
-
-
 def _erase_restored(
-    dirs: _Dirs, roster: Path | None, archive: Path, reenrol: set[str]
+    dirs: CourseDirs, gradebook: Path, roster: Path | None, archive: Path, reenrol: set[str]
 ) -> ErasedOnRestore:
-    """Erase again, with the erasure's own tool and proof, each learner of the restored backup
-    that the register records as erased; `reenrol` names those the teacher enrols again."""
-
-    registers = registers_of(dirs.gradebook.parent, archive.parent)
+    """Erase again, with the erasure's own tool and proof, each learner of the restored class that
+    the register records as erased; `reenrol` names those the teacher enrols again."""
+    names: list[str] = []
+    with suppress(RosterError):  # the restore has already checked every byte; folders name them
+        names = [s.id for s in read_roster(roster)] if roster is not None else []
+    registers = registers_of(gradebook.parent, archive.parent)
     wanted = {normalize_id(x) for x in reenrol}
     done = ErasedOnRestore([], [], [])
-    for sid in sorted(_restored_ids(dirs, roster)):
+    for sid in sorted(learner_ids(dirs, names)):
         if erased_on(sid, registers) is None:
             continue
         if sid in wanted:
             remove_from_register(sid, registers)
             done.reenrolled.append(sid)
             continue
+        # redact: as the erasure itself had to, their mentions in others' work too
         setup = Setup(
-            grader_dir=dirs.grader_dir,
-            roster=roster if roster is not None and roster.is_file() else None,
-            backups=archive.parent,
-            redact=True,  # as the erasure itself had to: their mentions in others' work too
+            grader_dir=dirs.grader_dir, roster=roster, backups=archive.parent, redact=True
         )
         try:
             result = erase(sid, setup, confirm=True)
@@ -617,30 +517,26 @@ def _erase_restored(
     return done
 
 
-@dataclass(frozen=True)
-class Purged:
-    """What a purge did: the backups deleted, and each one kept with the French reason."""
-
-    deleted: list[Path]
-    kept: list[tuple[Path, str]]
-
-
 def purge(
     folder: Path,
     keep: int | None = None,
     keep_days: float | None = RETENTION_DAYS,
     now: datetime | None = None,
-) -> Purged:
-    """Delete the backups older than `keep_days` days or past the `keep` newest, except the
-    newest one that holds a gradebook (a restore needs it, whatever its age)."""
+) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """Delete the backups older than `keep_days` days or past the `keep` newest, except the newest
+    with a gradebook (a restore needs it, whatever its age); (deleted, kept with the why)."""
     now = now or datetime.now(UTC)
     found = backups_in(folder)
     safe = last_with_gradebook(folder) if found else None
+    rules = []
+    if keep_days is not None:
+        rules.append(f"moins de {french_number(keep_days)} jours")
+    if keep is not None:
+        rules.append(f"une des {keep} plus récentes")
     deleted: list[Path] = []
     kept: list[tuple[Path, str]] = []
     for rank, (when, path) in enumerate(found):
-        age = now - when
-        too_old = keep_days is not None and age > timedelta(days=keep_days)
+        too_old = keep_days is not None and now - when > timedelta(days=keep_days)
         too_many = keep is not None and rank >= keep
         if safe is not None and path == safe[0]:
             why = "la plus récente qui contient un carnet de notes, jamais effacée"
@@ -651,26 +547,18 @@ def purge(
             path.unlink()
             deleted.append(path)
         else:
-            reasons = []
-            if keep_days is not None:
-                reasons.append(f"moins de {french_number(keep_days)} jours")
-            if keep is not None:
-                reasons.append(f"une des {keep} plus récentes")
-            kept.append((path, " et ".join(reasons) or "aucune règle ne l'efface"))
-    return Purged(deleted, kept)
+            kept.append((path, " et ".join(rules) or "aucune règle ne l'efface"))
+    return deleted, kept
 
 
 def _summary(counts: dict[str, int]) -> str:
-    labels = {p.key: p.label for p in BACKED_UP}
+    gradebook = counts.get("gradebook") or counts.get(GRADEBOOK)
+    parts = ["carnet de notes" if gradebook else "SANS carnet de notes"]
     # « 3 fichier(s) d'archives reçues », « 2 fichier(s) de rendus »
-    parts = [
-        f"{counts.get(k, 0)} fichier(s) " + ("d'" if v[0] in "aeiou" else "de ") + v
-        for k, v in labels.items()
+    parts += [
+        f"{counts.get(p.key, 0)} fichier(s) " + ("d'" if p.label[0] in "aeiou" else "de ") + p.label
+        for p in BACKED_UP
     ]
-    if counts.get("gradebook") or counts.get(GRADEBOOK):
-        parts.insert(0, "carnet de notes")
-    else:
-        parts.insert(0, "SANS carnet de notes")
     if counts.get("roster") or counts.get(ROSTER):
         parts.append("liste des élèves")
     if counts.get("hub"):
@@ -680,7 +568,6 @@ def _summary(counts: dict[str, int]) -> str:
 
 def _say_erased(erased: ErasedOnRestore) -> int:
     """What the restore did with the erased learners it held, in French; the exit status."""
-
     for sid in erased.reenrolled:
         print(f"Réinscrit(e) à votre demande, restauré(e) avec la classe\u00a0: {quoted(sid)}.")
     if erased.erased:
@@ -718,27 +605,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     purge_p = sub.add_parser("purger", help="effacer les sauvegardes trop anciennes")
     for p in (save, purge_p):
-        p.add_argument(
-            "--dossier",
-            type=Path,
-            default=None,
-            metavar="DOSSIER",
-            help="défaut\u00a0: grader/sauvegardes",
-        )
-        p.add_argument(
-            "--garder",
-            type=int,
-            default=None,
-            metavar="N",
-            help="garder au plus les N plus récentes",
-        )
-        p.add_argument(
-            "--garder-jours",
-            type=float,
-            default=None,
-            metavar="J",
-            help=f"garder J jours (défaut\u00a0: {RETENTION_DAYS:g})",
-        )
+        p.add_argument("--dossier", type=Path, help="défaut\u00a0: grader/sauvegardes")
+        p.add_argument("--garder", type=int, metavar="N", help="garder au plus les N plus récentes")
+        days_help = f"garder J jours (défaut\u00a0: {RETENTION_DAYS:g})"
+        p.add_argument("--garder-jours", type=float, metavar="J", help=days_help)
     rest.add_argument(
         "--reinscrire",
         action="append",
@@ -747,12 +617,8 @@ def main(argv: list[str] | None = None) -> int:
         help="restaurer aussi un élève effacé (il sort du registre des effacements)",
     )
     for p in (save, rest):
-        p.add_argument(
-            "--eleves", type=Path, default=None, metavar="CSV", help="la liste des élèves (CSV)"
-        )
-        p.add_argument(
-            "--hub-db", type=Path, default=None, metavar="FICHIER", help="la base SQLite du hub"
-        )
+        p.add_argument("--eleves", type=Path, metavar="CSV", help="la liste des élèves (CSV)")
+        p.add_argument("--hub-db", type=Path, metavar="FICHIER", help="la base SQLite du hub")
     for p in (save, rest, purge_p):
         p.add_grader_dir()
     args = parser.parse_args(argv)
@@ -763,7 +629,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(f"Restauré depuis {args.archive.name}\u00a0: {_summary(counts)}.")
             return _say_erased(erased)
-        folder = args.dossier or _dirs(args.grader_dir).backups
+        folder = args.dossier or _dirs(args.grader_dir)[0].backups
         if args.command == "sauvegarder":
             path, counts, left_out = backup(
                 folder, args.eleves, args.hub_db, args.grader_dir, confirm=args.confirmer
@@ -777,16 +643,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.garder is not None and args.garder < 1:
             raise BackupError("GARDER doit valoir au moins 1 (la sauvegarde la plus récente).")
         days = RETENTION_DAYS if args.garder_jours is None else args.garder_jours
-        done = purge(folder, args.garder, days)
+        deleted, kept = purge(folder, args.garder, days)
         print(
             f"Purge (rétention : {french_number(days)} jours"
             + (f", {args.garder} au plus" if args.garder is not None else "")
-            + f") : {len(done.deleted)} sauvegarde(s) effacée(s), {len(done.kept)} "
+            + f") : {len(deleted)} sauvegarde(s) effacée(s), {len(kept)} "
             f"gardée(s) dans {folder}."
         )
-        for path in done.deleted:
+        for path in deleted:
             print(f"  effacée : {path.name}")
-        for path, why in done.kept:
+        for path, why in kept:
             print(f"  gardée : {path.name} — {why}")
     except (BackupError, FileNotFoundError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)

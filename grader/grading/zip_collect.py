@@ -1,50 +1,20 @@
-"""Submissions from an LMS or e-mail (zips), collected into ``submitted/``: adds, never clears.
+"""Submissions from an LMS or e-mail (zips), collected into ``submitted/``: adds, never clears
+(``make zip-collect``, ``python -m grading.zip_collect oublier``). The rules, for the teacher:
+grader/README.md, « Une archive zip », « Ce qu'une archive prouve », « L'heure de rendu d'une
+archive ». Why not stock ``nbgrader zip_collect``: it re-extracts every archive and, for a second
+download (latecomers), needs ``--force``, which clears every student's folder (a hand-written
+``timestamp.txt`` and its lateness with it); one member whose path leaves the folder (``../x``)
+stops the whole collection. Here, with the same configuration (``ZipCollectApp``,
+``FileNameCollectorPlugin.named_regexp``), archives are read member by member, never extracted.
 
-    python -m grading.zip_collect oublier        (make zip-collect)
-
-Stock ``nbgrader zip_collect`` re-extracts every archive and, for a second download
-(latecomers), needs ``--force``, which clears every student's folder (a hand-written
-``timestamp.txt`` and the lateness it carries go with it); one member whose path leaves the
-folder (``../x``) stops the whole collection. Here, with the same configuration
-(``ZipCollectApp.downloaded_directory``, ``FileNameCollectorPlugin.named_regexp``), the
-archives in ``<downloaded>/<assignment>/archive/`` are read member by member, without
-extracting them anywhere else:
-
-- a new student is collected; a copy identical to the one collected changes nothing; a
-  different copy dated after it (the zip's date) replaces the notebook, the previous folder
-  being kept first in ``<downloaded>/<assignment>/remplaces/``; an older one is left out;
-  ``timestamp.txt`` is never removed;
-- ids are read in Unicode NFC (a macOS zip's ``chlo`` + U+0301 is ``chloé``); an id that
-  matches no registered student, a notebook name the assignment does not have
-  (``oublier (1).ipynb``), a member whose path is unsafe (absolute, ``..``, a link) or too
-  large is skipped and named, with the closest registered id or notebook name, everyone else is
-  collected, and the command exits with status 1.
-
-What a zip can prove (issue 32 point 9, issue 33 point 5): nothing signs it, so a member belongs
-to the student its folder names only where nobody else could have put it there. A **class
-export** (an archive named after no student: the LMS's download of everyone) places each
-student's files in their folder: the folder is the identity, and the member's date, written by
-the LMS, is the submission time. A **student's own archive** (named after one student, or in a
-folder named after them: an e-mailed zip, the LMS's download of one submission) speaks for that
-student only: a member whose folder names another student (``alice/oublier.ipynb`` in
-``bob.zip``, or ``rendus/bob/alice/oublier.ipynb`` in a class export) is set aside and named;
-its dates come from the student's own computer and prove nothing. Submission times:
-
-- a class export's member date is the time (the zip's extended timestamp, in UTC, when the LMS
-  wrote one; otherwise its DOS date, read in the course's time zone); a date after the archive's
-  own date on the instructor's disk (or after now) cannot be true and is not used (with 14 hours
-  of slack for a DOS date, whose zone is unknown); a time in the file's name, where the
-  collector's regexp has a ``timestamp`` group, is the LMS's and comes first;
-- every other copy (a student's own archive, a notebook dropped as is, an untrusted date) has
-  no known time: it is named, and the rule the instructor chooses, the same for every student,
-  dates it: ``--sans-heure a-l-heure`` (``make zip-collect SANS_HEURE=a-l-heure``: the due date,
-  on time) or ``--sans-heure retard`` (the date the archive reached the instructor, its date on
-  disk: late if it came after the due date). Without a rule such copies are collected without
-  ``timestamp.txt`` and the command exits with status 1, asking for one. Once a rule has dated
-  a copy it is kept in ``<downloaded>/<assignment>/regle-sans-heure.txt``: later runs apply it
-  without being told, and refuse another;
-- ``timestamp.txt`` gets the time (UTC, as nbgrader reads it) and ``heure-de-rendu.txt`` says in
-  French how it was found: the class report shows it next to the lateness.
+What a zip can prove (issue 32 point 9, issue 33 point 5): nothing signs it, so a member belongs to
+the student its folder names only where nobody else could have put it there. In a **class
+export** (an archive named after no student) the folder is the identity and the member's date,
+the LMS's, the submission time; a **student's own archive** (named after them, or in their
+folder) speaks for that student only, and its dates, from their computer, prove nothing. A date
+after the archive's own date on disk (or now) cannot be true (14 hours of slack for a DOS date,
+zone unknown). A copy without a proven time is dated by the one rule the instructor chooses for
+the whole class (``SANS_HEURE``), kept in ``regle-sans-heure.txt`` once applied.
 """
 
 from __future__ import annotations
@@ -57,8 +27,10 @@ import sys
 import time
 import zipfile
 from collections.abc import Iterator
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path, PurePosixPath
 from zoneinfo import ZoneInfo
 
@@ -77,16 +49,7 @@ from .french.french_format import COURSE_TIME_ZONE, french_datetime
 from .french.system_reason import french_message, french_reason
 from .privacy.erasure_register import skip_erased
 
-__all__ = [
-    "DATING_FILE",
-    "UNDATED_RULES",
-    "Member",
-    "ZipReport",
-    "dating_of",
-    "main",
-    "members",
-    "zip_collect",
-]
+__all__ = ["DATING_FILE", "Member", "ZipReport", "main", "members", "zip_collect"]
 
 MAX_MEMBER_BYTES = 50 * 1024 * 1024  # a notebook of the TP is a few dozen kB
 JUNK = re.compile(r"(^|/)(__MACOSX/|\._[^/]*$|\.DS_Store$|Thumbs\.db$)")
@@ -146,17 +109,11 @@ class ZipReport:
         ):
             if items:
                 out.append(f"{label}\u00a0: {', '.join(items)}")
-        if self.kept:
-            out.append("Copies précédentes gardées dans\u00a0:")
-            out += [f"  - {p}" for p in self.kept]
-        if self.dated:
-            out.append("Heure de rendu écrite (timestamp.txt)\u00a0:")
-            out += [f"  - {line}" for line in self.dated]
+        out += _listed("Copies précédentes gardées dans\u00a0:", self.kept)
+        out += _listed("Heure de rendu écrite (timestamp.txt)\u00a0:", self.dated)
         if self.undated:
-            out.append(
-                f"✘ {len(self.undated)} copie(s) collectée(s) sans heure de rendu connue\u00a0:"
-            )
-            out += [f"  - {line}" for line in self.undated]
+            what = f"✘ {len(self.undated)} copie(s) collectée(s) sans heure de rendu connue\u00a0:"
+            out += _listed(what, self.undated)
             out.append(
                 "  Choisissez la règle, la même pour tous, et relancez\u00a0: "
                 "make zip-collect SANS_HEURE=a-l-heure (datées de la date limite) ou "
@@ -164,28 +121,28 @@ class ZipReport:
             )
         if self.ignored:
             out.append(f"{len(self.ignored)} fichier(s) ignoré(s) (pas un notebook)")
-        if self.problems:
-            out.append(f"✘ {len(self.problems)} fichier(s) non collecté(s)\u00a0:")
-            out += [f"  - {p}" for p in self.problems]
+        out += _listed(f"✘ {len(self.problems)} fichier(s) non collecté(s)\u00a0:", self.problems)
         return [shown(line) for line in out]  # names from the archive: no escape, no new line
 
 
-def _unsafe(name: str, info: zipfile.ZipInfo | None) -> str | None:
+def _listed(header: str, items: list) -> list[str]:
+    return [header, *(f"  - {item}" for item in items)] if items else []
+
+
+def _unsafe(name: str, info: zipfile.ZipInfo) -> str | None:
     """Why an archive member cannot be collected (French), or None."""
     if "\x00" in name:
         return "nom contenant un caractère nul"
-    parts = PurePosixPath(name).parts
     if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
         return "chemin absolu"
-    if ".." in parts:
+    if ".." in PurePosixPath(name).parts:
         return f"chemin qui sort du dossier ({quoted('..')})"
-    if info is not None:
-        if stat.S_ISLNK(info.external_attr >> 16):
-            return "lien symbolique"
-        if info.flag_bits & 0x1:
-            return "fichier chiffré"
-        if info.file_size > MAX_MEMBER_BYTES:
-            return f"trop gros ({info.file_size} octets)"
+    if stat.S_ISLNK(info.external_attr >> 16):
+        return "lien symbolique"
+    if info.flag_bits & 0x1:
+        return "fichier chiffré"
+    if info.file_size > MAX_MEMBER_BYTES:
+        return f"trop gros ({info.file_size} octets)"
     return None
 
 
@@ -208,13 +165,10 @@ def _zip_time(info: zipfile.ZipInfo) -> tuple[float | None, bool]:
     exact = _extended_time(info.extra)
     if exact is not None:
         return exact, True
-    if info.date_time[:3] <= (1980, 1, 1):
-        return None, False
-    try:
-        local = datetime(*info.date_time, tzinfo=ZoneInfo(COURSE_TIME_ZONE))
-    except ValueError:
-        return None, False
-    return local.timestamp(), False
+    with suppress(ValueError):  # a DOS date that is no date
+        if info.date_time[:3] > (1980, 1, 1):
+            return datetime(*info.date_time, tzinfo=ZoneInfo(COURSE_TIME_ZONE)).timestamp(), False
+    return None, False
 
 
 def members(archive_dir: Path, report: ZipReport, opened: list) -> Iterator[Member]:
@@ -250,17 +204,10 @@ def members(archive_dir: Path, report: ZipReport, opened: list) -> Iterator[Memb
                     raise ValueError("trop gros")
                 return data
 
-            date, exact = _zip_time(info)
+            around = (*folders, normalize_id(stem), *PurePosixPath(name).parts[:-1])
+            problem = _unsafe(name, info)
             yield Member(
-                origin,
-                f"/{stem}/{name}",
-                received,
-                read,
-                _unsafe(name, info),
-                containers=(*folders, normalize_id(stem), *PurePosixPath(name).parts[:-1]),
-                archive=rel,
-                date=date,
-                exact=exact,
+                origin, f"/{stem}/{name}", received, read, problem, around, rel, *_zip_time(info)
             )
 
 
@@ -278,61 +225,48 @@ class _Copy:
         return self.time if self.time is not None else self.member.mtime
 
 
-def _names(component: str, known: set[str]) -> set[str]:
-    """The students a folder or archive name designates: the whole name, or one of its words
-    (``ben.zip``, ``ben_rendu``, ``Rendu-ben``)."""
-    words = {component, *_NAME_TOKENS.split(component)}
-    return words & known
-
-
 def dating_of(
-    member: Member, student: str, known: set[str], stamp: str | None
+    member: Member, student: str, known: set[str], stamp: float | None
 ) -> tuple[str | None, float | None, str]:
     """(problem, time, how) for `member` as `student`'s copy (see the module):
     problem when another student's archive or folder holds it."""
     containers = list(member.containers)
     if student in containers:  # the student's own folder (the last one of that name)
         del containers[len(containers) - 1 - containers[::-1].index(student)]
-    owners = set().union(*(_names(c, known) for c in containers)) if containers else set()
+    # the students a folder or archive name designates: the whole name, or one of its words
+    # (``ben.zip``, ``ben_rendu``, ``Rendu-ben``)
+    owners = {w for c in containers for w in {c, *_NAME_TOKENS.split(c)} & known}
     if owners and student not in owners:
-        other = sorted(owners)[0]
-        return (
-            f"notebook de {quoted(student)} dans l'archive ou le dossier de {quoted(other)}\u00a0: "
-            "mis de côté (une archive d'élève ne rend que pour son élève)",
-            None,
-            "",
+        why = (
+            f"notebook de {quoted(student)} dans l'archive ou le dossier de "
+            f"{quoted(sorted(owners)[0])}\u00a0: mis de côté (une archive d'élève ne rend que "
+            "pour son élève)"
         )
-    where = quoted(member.archive or member.origin)
+        return why, None, ""
     if member.archive is None:
         return None, None, "fichier déposé tel quel, sans heure de rendu"
-    own = student in owners or normalize_id(PurePosixPath(member.archive).stem) == student
-    if own:
+    where = quoted(member.archive)
+    if student in owners or normalize_id(PurePosixPath(member.archive).stem) == student:
         return None, None, f"archive de l'élève {where}\u00a0: ses dates ne prouvent rien"
     ceiling = min(member.mtime, time.time())
-    if stamp is not None:
-        moment = datetime.fromisoformat(stamp).replace(tzinfo=UTC).timestamp()
-        if moment <= ceiling + DOS_SLACK:
-            return None, min(moment, ceiling), f"heure dans le nom du fichier, {where}"
+    if stamp is not None and stamp <= ceiling + DOS_SLACK:
+        return None, min(stamp, ceiling), f"heure dans le nom du fichier, {where}"
     if member.date is None:
         return None, None, f"export {where} sans date pour ce fichier"
-    slack = 2 if member.exact else DOS_SLACK
-    if member.date > ceiling + slack:
-        return (
-            None,
-            None,
-            f"date du fichier dans {where} ({_french(member.date)}) postérieure à "
-            "l'archive elle-même\u00a0: non retenue",
-        )
+    if member.date > ceiling + (2 if member.exact else DOS_SLACK):
+        late = f"({_french(member.date)}) postérieure à l'archive elle-même\u00a0: non retenue"
+        return None, None, f"date du fichier dans {where} {late}"
     return None, min(member.date, ceiling), f"date du fichier dans l'export {where}"
 
 
-def _parse_timestamp(text: str | None) -> str | None:
+def _parse_timestamp(text: str | None) -> float | None:
+    """The time in a file's name (the collector's ``timestamp`` group), as nbgrader reads it."""
     if not text:
         return None
     from nbgrader.utils import parse_utc
 
     try:
-        return parse_utc(text).isoformat(" ")
+        return parse_utc(text).replace(tzinfo=UTC).timestamp()
     except ValueError:
         return None
 
@@ -340,8 +274,7 @@ def _parse_timestamp(text: str | None) -> str | None:
 def zip_collect(
     assignment: str, grader_dir: Path | None = None, undated: str | None = None
 ) -> ZipReport:
-    """Collect the download folder of `assignment` into ``submitted/`` (see the module);
-    `undated` is the rule for copies without a known time (``UNDATED_RULES``)."""
+    """Collect `assignment`'s download folder; `undated`: the rule for copies without a time."""
     if undated is not None and undated not in UNDATED_RULES:
         raise ValueError(
             f"SANS_HEURE={undated}\u00a0: règle inconnue, choisissez "
@@ -374,7 +307,8 @@ def zip_collect(
         found = skip_erased(found, regexp, dirs, report.problems)  # RGPD: erased stay erased
         chosen = _choose(found, regexp, registered, expected, assignment, report)
         due = _due(dirs.db_url, assignment) if undated == "a-l-heure" else None
-        _write(dirs.submitted, assignment, base, chosen, report, undated, due)
+        dating = partial(_time_of, rule=undated, due=due)
+        _write(dirs.submitted, assignment, base, chosen, report, dating)
         if undated and any(UNDATED_RULES[undated] in line for line in report.dated):
             (base / RULE_FILE).write_text(undated + "\n", encoding="utf-8")
     finally:
@@ -413,61 +347,47 @@ def _choose(found, regexp, registered, expected, assignment, report) -> dict:
     for member in found:
         if JUNK.search(member.path):
             continue
-        if member.problem:
-            report.problems.append(f"{member.origin}\u00a0: {member.problem}, ignoré")
-            continue
-        if not member.path.lower().endswith(".ipynb"):
+        if not member.problem and not member.path.lower().endswith(".ipynb"):
             report.ignored.append(member.origin)
             continue
-        match = re.match(regexp, member.path)
-        if not match or "student_id" not in match.groupdict():
-            report.problems.append(
-                f"{member.origin}\u00a0: aucun identifiant d'élève dans ce chemin "
-                "(attendu\u00a0: <id>/<notebook>.ipynb)"
-            )
+        copy = _copy_of(member, regexp, registered, expected, assignment, known)
+        if isinstance(copy, str):
+            report.problems.append(f"{member.origin}\u00a0: {copy}")
             continue
-        student = normalize_id(match["student_id"])
-        notebook = normalize_id(PurePosixPath(match["file_id"]).name)
-        # a registered id is matched as it is; a new one is admitted by the class's one rule
-        problem = (stored_id_problem if student in registered else id_problem)(student)
-        if problem:
-            report.problems.append(f"{member.origin}\u00a0: {problem}")
-            continue
-        if registered and student not in registered:
-            hint = closest(student, registered)
-            near = f"\u00a0; le plus proche inscrit est {quoted(hint)}" if hint else ""
-            report.problems.append(
-                f"{member.origin}\u00a0: {quoted(student)} n'est pas un élève inscrit{near}"
-            )
-            continue
-        if expected and notebook not in expected:
-            hint = closest(notebook, expected)
-            near = f"\u00a0; attendu\u00a0: {quoted(hint)}" if hint else ""
-            report.problems.append(
-                f"{member.origin}\u00a0: {quoted(notebook)} n'est pas un notebook de "
-                f"{quoted(assignment)}{near}"
-            )
-            continue
-        stamp = _parse_timestamp(match.groupdict().get("timestamp"))
-        problem, moment, how = dating_of(member, student, known, stamp)
-        if problem:
-            report.problems.append(f"{member.origin}\u00a0: {problem}")
-            continue
-        copy = _Copy(student, notebook, member, moment, how)
-        key = (student, notebook)
+        key = (copy.student, copy.notebook)
         if key not in chosen or copy.order > chosen[key].order:
             chosen[key] = copy
     return chosen
 
 
+def _copy_of(member, regexp, registered, expected, assignment, known) -> _Copy | str:
+    """The copy `member` is, or why it is not collected (French)."""
+    if member.problem:
+        return f"{member.problem}, ignoré"
+    match = re.match(regexp, member.path)
+    if not match or "student_id" not in match.groupdict():
+        return "aucun identifiant d'élève dans ce chemin (attendu\u00a0: <id>/<notebook>.ipynb)"
+    student = normalize_id(match["student_id"])
+    notebook = normalize_id(PurePosixPath(match["file_id"]).name)
+    # a registered id is matched as it is; a new one is admitted by the class's one rule
+    problem = (stored_id_problem if student in registered else id_problem)(student)
+    if problem:
+        return problem
+    for name, names, refusal, near in (
+        (student, registered, "n'est pas un élève inscrit", "le plus proche inscrit est "),
+        (notebook, expected, f"n'est pas un notebook de {quoted(assignment)}", "attendu\u00a0: "),
+    ):
+        if names and name not in names:
+            hint = closest(name, names)
+            return f"{quoted(name)} {refusal}" + (f"\u00a0; {near}{quoted(hint)}" if hint else "")
+    stamp = _parse_timestamp(match.groupdict().get("timestamp"))
+    problem, moment, how = dating_of(member, student, known, stamp)
+    return problem or _Copy(student, notebook, member, moment, how)
+
+
 def _french(moment: float) -> str:
     """A Unix time as the course writes it: ``14/03/2025 17:00`` (its time zone)."""
     return french_datetime(datetime.fromtimestamp(moment, UTC))
-
-
-def _utc_text(moment: float) -> str:
-    """A Unix time as ``timestamp.txt`` holds it: UTC, nbgrader's own format."""
-    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
 
 
 def _due(db_url: str, assignment: str) -> float | None:
@@ -488,39 +408,28 @@ def _time_of(copies: list[_Copy], rule: str | None, due: float | None) -> tuple[
         latest = max(copies, key=lambda c: c.time or 0.0)
         return latest.time, latest.how
     why = "\u00a0; ".join(sorted({c.how for c in copies if c.time is None}))
-    if rule == "retard":
-        return max(c.member.mtime for c in copies), f"{why}\u00a0: {UNDATED_RULES[rule]}"
-    if rule == "a-l-heure" and due is not None:
-        return due, f"{why}\u00a0: {UNDATED_RULES[rule]}"
-    if rule == "a-l-heure":
+    if rule == "a-l-heure" and due is None:
         return None, f"{why}\u00a0: à l'heure (pas de date limite)"
+    if rule is not None:
+        moment = due if rule == "a-l-heure" else max(c.member.mtime for c in copies)
+        return moment, f"{why}\u00a0: {UNDATED_RULES[rule]}"
     return None, why
 
 
 def _stamp(folder: Path, moment: float | None, how: str, student: str, report) -> None:
     """Write (or clear, for a copy without a time) the folder's time and how it was found."""
-    if moment is not None:
-        (folder / "timestamp.txt").write_text(_utc_text(moment), encoding="utf-8")
-        (folder / DATING_FILE).write_text(how + "\n", encoding="utf-8")
+    (folder / DATING_FILE).write_text(how + "\n", encoding="utf-8")
+    if moment is not None:  # UTC, nbgrader's own format
+        utc = datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+        (folder / "timestamp.txt").write_text(utc, encoding="utf-8")
         report.dated.append(f"{student}\u00a0: {_french(moment)}, {how}")
         return
     (folder / "timestamp.txt").unlink(missing_ok=True)  # the replaced copy's, kept in remplaces/
-    (folder / DATING_FILE).write_text(how + "\n", encoding="utf-8")
-    if "pas de date limite" in how:
-        report.dated.append(f"{student}\u00a0: {how}")
-    else:
-        report.undated.append(f"{student}\u00a0: {how}")
+    dated = "pas de date limite" in how
+    (report.dated if dated else report.undated).append(f"{student}\u00a0: {how}")
 
 
-def _write(
-    submitted: Path,
-    assignment: str,
-    base: Path,
-    chosen: dict,
-    report: ZipReport,
-    rule: str | None = None,
-    due: float | None = None,
-) -> None:
+def _write(submitted: Path, assignment: str, base: Path, chosen: dict, report, dating) -> None:
     by_student: dict[str, list[_Copy]] = {}
     for copy in chosen.values():
         by_student.setdefault(copy.student, []).append(copy)
@@ -540,11 +449,9 @@ def _write(
                 )
                 continue
             dest = folder / copy.notebook
-            if not dest.exists():
-                changes.append((copy, data))
-            elif dest.read_bytes() == data:
+            if dest.exists() and dest.read_bytes() == data:
                 same.append(copy)
-            elif copy.order > dest.stat().st_mtime:
+            elif not dest.exists() or copy.order > dest.stat().st_mtime:
                 changes.append((copy, data))
             else:
                 older = True
@@ -552,7 +459,7 @@ def _write(
             (report.older if older else report.unchanged).append(student)
             if same and not (folder / "timestamp.txt").exists():
                 # collected before without a time: dated now if it can be (or named again)
-                _stamp(folder, *_time_of(same, rule, due), student, report)
+                _stamp(folder, *dating(same), student, report)
             continue
         if not new:
             keep = base / "remplaces" / student / stamp
@@ -566,7 +473,7 @@ def _write(
             tmp.write_bytes(data)
             os.utime(tmp, (copy.order, copy.order))
             tmp.replace(dest)
-        _stamp(folder, *_time_of([c for c, _ in changes], rule, due), student, report)
+        _stamp(folder, *dating([c for c, _ in changes]), student, report)
         (report.collected if new else report.replaced).append(student)
 
 

@@ -7,7 +7,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-__all__ = ["GRADEBOOK", "NAME", "RETENTION_DAYS", "ROSTER", "backups_in"]
+__all__ = ["GRADEBOOK", "RETENTION_DAYS", "ROSTER", "backups_in"]
 
 # names carry their UTC time (sauvegarde-20250314-180000.tar.gz): retention reads it, not mtime
 NAME = re.compile(r"^sauvegarde-(\d{8}-\d{6})(?:-\d+)?\.tar\.gz$")
@@ -18,10 +18,9 @@ RETENTION_DAYS = 30.0  # days a backup is kept (make sauvegarde GARDER_JOURS), t
 
 def backups_in(folder: Path) -> list[tuple[datetime, Path]]:
     """The course's backups in `folder`, newest first, with the UTC time in their name."""
-    found = []
-    for path in folder.iterdir() if folder.is_dir() else []:
-        match = NAME.match(path.name)
-        if match and path.is_file():
-            when = datetime.strptime(match.group(1), "%Y%m%d-%H%M%S").replace(tzinfo=UTC)
-            found.append((when, path))
+    found = [
+        (datetime.strptime(match.group(1), "%Y%m%d-%H%M%S").replace(tzinfo=UTC), path)
+        for path in (folder.iterdir() if folder.is_dir() else [])
+        if (match := NAME.match(path.name)) and path.is_file()
+    ]
     return sorted(found, key=lambda item: (item[0], item[1].name), reverse=True)
