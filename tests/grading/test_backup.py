@@ -244,6 +244,27 @@ def test_graded_copies_not_whole_in_the_gradebook_are_left_out(graded_class, tmp
     assert "submitted/ana/oublier/oublier.ipynb" in names
 
 
+def test_a_graded_copy_with_a_cell_the_gradebook_did_not_grade_is_left_out(graded_class, tmp_path):
+    """Every grade count matches, the copy is older than the backup: still, a graded cell of
+    the copy that the gradebook copy holds no grade for (the copy of another grading) means
+    the backup cannot vouch for it: left out with its feedback (cyr is kept in the test above)."""
+    shutil.copytree(graded_class.grader.parent, tmp_path / "cours", symlinks=True)
+    grader = tmp_path / "cours" / "grader"
+    copy = grader / "autograded" / "cyr" / "oublier" / "oublier.ipynb"
+    before = copy.stat()
+    nb = json.loads(copy.read_text(encoding="utf-8"))
+    graded = [c for c in nb["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade")]
+    graded[0]["metadata"]["nbgrader"]["grade_id"] = "cellule_d_une_autre_notation"
+    copy.write_text(json.dumps(nb), encoding="utf-8")
+    os.utime(copy, ns=(before.st_atime_ns, before.st_mtime_ns))
+    save = grading(grader, "backup", "sauvegarder", "--dossier", str(tmp_path / "sauv"))
+    assert save.returncode == 0, save.stdout + save.stderr
+    [(_, archive)] = backups_in(tmp_path / "sauv")
+    with tarfile.open(archive) as tar:
+        left_out = json.loads(tar.extractfile("manifest.json").read())["left_out"]
+    assert sorted(left_out) == ["autograded/cyr/oublier", "feedback/cyr/oublier"], left_out
+
+
 def _save(grader: Path, folder: Path, *more: str) -> subprocess.CompletedProcess:
     return grading(grader, "backup", "sauvegarder", "--dossier", str(folder), *more)
 
