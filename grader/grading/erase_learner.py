@@ -393,7 +393,7 @@ def _print_pending(s: Scan) -> None:
 
 
 OUTSIDE = (
-    "l'ENT ou la plateforme (Moodle, Pronote…) d'où viennent les archives : son compte, ses "
+    "l'ENT ou la plateforme (Moodle, Pronote…) d'où viennent les archives : son compte, ses "
     "dépôts, l'archive téléchargée sur votre ordinateur",
     "votre tableur maître de la classe (la liste d'où vient make students) et ses copies",
     "les courriels échangés avec l'élève ou à son sujet, et leurs pièces jointes",
@@ -405,12 +405,12 @@ def _print_outside(sid: str) -> None:
     """The sources outside the class system that this command cannot reach: the teacher's."""
     print(
         "Hors de ce système, à effacer par vous (le registre des effacements empêche "
-        "seulement leur retour dans la classe) :"
+        "seulement leur retour dans la classe) :"
     )
     for place in OUTSIDE:
         print(f"  - {place}")
     print(
-        f"Si l'élève revient dans le cours : make students REINSCRIRE={sid} "
+        f"Si l'élève revient dans le cours : make students REINSCRIRE={sid} "
         "(sinon make students, make collect, make zip-collect et make restauration le refusent)."
     )
 

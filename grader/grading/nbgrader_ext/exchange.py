@@ -98,8 +98,8 @@ _RELEASING = "Releasing feedback for student '%s' on assignment '%s/%s/%s' (%s)"
 IGNORED_LEAD = "Fichier(s) non ramassé(s) (seuls les notebooks du devoir le sont) dans "
 IGNORED_SEP = "\u00a0: "
 # the copier (confined_copy): confined, or why not
-CONFINED = "Copie des rendus confinée : lecture de l'échange et écriture de submitted/ seules"
-UNCONFINED_LEAD = "Copie des rendus NON confinée : "
+CONFINED = "Copie des rendus confinée : lecture de l'échange et écriture de submitted/ seules"
+UNCONFINED_LEAD = "Copie des rendus NON confinée : "
 # the feedback release's failure: "<n> <LEFT_OUT> (les autres l'ont) :", then one
 # "- «id» : why" per student left out
 LEFT_OUT = "élève(s) sans page de retour rendue"
