@@ -1,13 +1,10 @@
 """CSV files a spreadsheet opens as data, never as formulas.
 
-A student id comes from a folder name (a zip archive, an exchange) and is hostile: ``=2+5`` or
-``=HYPERLINK(...)`` written raw into ``notes.csv`` is a formula when the instructor opens the file
-in a spreadsheet. Every CSV the course writes goes through :func:`neutralise` (OWASP's rule: a
-text cell starting with ``= + - @``, a tab or a carriage return gets a leading ``'``); every
-other value (numbers included) is written unchanged. ``nbgrader export`` (``make export``)
-writes with :class:`SafeCsvExport` (``ExportApp.plugin_class`` in ``grader/nbgrader_config.py``):
-nbgrader's own columns and rows, written by the ``csv`` module (stock nbgrader joins fields with
-commas and no quoting, so a comma in a name shifted every column after it).
+A student id comes from a folder name and is hostile: ``=HYPERLINK(...)`` written raw into
+``notes.csv`` is a formula in a spreadsheet. Every CSV the course writes goes through
+:func:`neutralise` (OWASP: a text cell starting with ``= + - @``, a tab or a CR gets a leading
+``'``). ``make export`` writes with :class:`SafeCsvExport` (``ExportApp.plugin_class``): stock
+nbgrader joins fields with commas and no quoting, so a comma in a name shifted every column.
 """
 
 from __future__ import annotations
@@ -24,24 +21,14 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 # RFC 4180's line end: the csv module then quotes a field holding a lone CR or LF (with "\n"
 # alone, a CR inside an id was written bare and split its row in two).
 LINE_END = "\r\n"
-EXPORT_KEYS = [
-    "assignment",
-    "duedate",
-    "timestamp",
-    "student_id",
-    "last_name",
-    "first_name",
-    "email",
-    "raw_score",
-    "late_submission_penalty",
-    "score",
-    "max_score",
-]
+EXPORT_KEYS = (
+    "assignment duedate timestamp student_id last_name first_name email raw_score"
+    " late_submission_penalty score max_score"
+).split()
 
 
 def neutralise(value: object) -> object:
-    """`value` as a spreadsheet must show it: text that would start a formula gets a ``'``;
-    a number written as text (``-1.5``) stays a number."""
+    """Text that would start a formula gets a ``'``; a number as text (``-1.5``) stays one."""
     if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _is_number(value):
         return "'" + value
     return value
@@ -66,8 +53,7 @@ def neutralise_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 
 class SafeCsvExport(CsvExportPlugin):
-    """nbgrader's CSV export (same columns, rows and scores), with every field neutralised and
-    quoted as CSV needs."""
+    """nbgrader's CSV export (same columns, rows, scores), every field neutralised and quoted."""
 
     def rows(self, gradebook: Gradebook) -> list[dict[str, str]]:
         """One row per (assignment, student), as nbgrader's ``CsvExportPlugin`` computes it."""
@@ -75,10 +61,10 @@ class SafeCsvExport(CsvExportPlugin):
         wanted_assignments = {str(a) for a in self.assignment}
         rows = []
         for assignment in gradebook.assignments:
-            if wanted_assignments and assignment.name not in wanted_assignments:
-                continue
             for student in gradebook.students:
-                if wanted_students and student.id not in wanted_students:
+                if (wanted_assignments and assignment.name not in wanted_assignments) or (
+                    wanted_students and student.id not in wanted_students
+                ):
                     continue
                 row = {
                     "assignment": assignment.name,

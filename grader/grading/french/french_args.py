@@ -1,9 +1,7 @@
 """A command line parser that speaks French to the teacher (usage, help, every error).
 
-argparse writes « usage: », « the following arguments are required » and its other messages in
-English, through ``gettext`` with no French catalogue installed; installing one would change
-every parser of the process. This parser translates its own messages instead, and names the
-command's help (``-h``) in every error.
+argparse's messages go through ``gettext`` with no French catalogue, and installing one would
+change every parser of the process: this parser translates its own messages instead.
 """
 
 from __future__ import annotations
@@ -52,8 +50,7 @@ def _is_repr(value: str) -> bool:
 
 
 def _quoted(value: str) -> str:
-    """argparse's ``'x'`` (a repr) between French quotes; a list of them (``'a', 'b'``, the
-    choices of an invalid choice), each between its own."""
+    """argparse's ``'x'`` (a repr), or each of a list of them, between French quotes."""
     items = value.split(", ")
     if len(items) > 1 and all(map(_is_repr, items)):
         return ", ".join(map(_quoted, items))
@@ -77,8 +74,7 @@ class _FrenchHelp(argparse.HelpFormatter):
 
 
 class FrenchParser(argparse.ArgumentParser):
-    """``argparse.ArgumentParser`` in French; abbreviations of options are refused (for a
-    command that deletes, ``--conf`` must not pass for ``--confirmer``)."""
+    """argparse in French; abbreviated options are refused (``--conf`` is no ``--confirmer``)."""
 
     def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
         kwargs.setdefault("formatter_class", _FrenchHelp)
@@ -102,8 +98,7 @@ class FrenchParser(argparse.ArgumentParser):
         )
 
     def add_grader_dir(self, text: str = "le dossier grader/") -> None:
-        """``--grader-dir``: the course's grader/ folder, found from the current one when left
-        out."""
+        """``--grader-dir``: the grader/ folder (found from the current one if left out)."""
         self.add_argument("--grader-dir", type=Path, default=None, metavar="DOSSIER", help=text)
 
     def _parse_known_args(self, arg_strings, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003
@@ -122,10 +117,8 @@ class FrenchParser(argparse.ArgumentParser):
         self.fail(french_error(message), usage=True)
 
     def fail(self, message: str, *, usage: bool = False) -> NoReturn:
-        """Stop the command on the teacher's own French `message`, not argparse's (no course
-        here, a value the parser cannot check), with the exit status of a bad usage; with
-        `usage`, the usage line first and the command's help named, as for argparse's errors
-        (`message` then without its full stop)."""
+        """Stop on the command's own French `message` with a bad usage's status; with `usage`,
+        the usage line first and the help named (`message` then without its full stop)."""
         if usage:
             self.print_usage(sys.stderr)
             message = f"{message}. Aide\u00a0: {self.prog} --help"

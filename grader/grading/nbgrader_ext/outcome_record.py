@@ -1,8 +1,6 @@
-"""How the lab's grading went for one submission, as the hooks record it in the autograded
-notebook's metadata and the class report reads it back: one key, one shape.
-
-``nb.metadata[METADATA_KEY] == {"outcome": <course.labo.outcome.Outcome value>, "detail":
-<French>}``; ``grader/nbgrader_config.py`` keeps the key through nbgrader's metadata clearing.
+"""How the lab's grading went for one submission: ``nb.metadata[METADATA_KEY] == {"outcome":
+<course.labo.outcome.Outcome value>, "detail": <French>}``, written by the hooks, read by the
+report (``grader/nbgrader_config.py`` keeps the key through nbgrader's metadata clearing).
 """
 
 from __future__ import annotations
