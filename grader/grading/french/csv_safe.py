@@ -59,35 +59,24 @@ class SafeCsvExport(CsvExportPlugin):
         """One row per (assignment, student), as nbgrader's ``CsvExportPlugin`` computes it."""
         wanted_students = {str(s) for s in self.student}
         wanted_assignments = {str(a) for a in self.assignment}
+        students = [s for s in gradebook.students if not wanted_students or s.id in wanted_students]
         rows = []
         for assignment in gradebook.assignments:
-            for student in gradebook.students:
-                if (wanted_assignments and assignment.name not in wanted_assignments) or (
-                    wanted_students and student.id not in wanted_students
-                ):
-                    continue
-                row = {
-                    "assignment": assignment.name,
-                    "duedate": assignment.duedate,
-                    "student_id": student.id,
-                    "last_name": student.last_name,
-                    "first_name": student.first_name,
-                    "email": student.email,
-                    "max_score": assignment.max_score,
-                }
+            if wanted_assignments and assignment.name not in wanted_assignments:
+                continue
+            for student in students:
                 try:
                     sub = gradebook.find_submission(assignment.name, student.id)
                 except MissingEntry:
-                    row.update(timestamp="", raw_score=0.0, late_submission_penalty=0.0, score=0.0)
+                    done = ("", 0.0, 0.0, 0.0)
                 else:
                     penalty = sub.late_submission_penalty
-                    row.update(
-                        timestamp=sub.timestamp,
-                        raw_score=sub.score,
-                        late_submission_penalty=penalty,
-                        score=max(0.0, sub.score - penalty),
-                    )
-                rows.append({k: "" if v is None else str(v) for k, v in row.items()})
+                    done = (sub.timestamp, sub.score, penalty, max(0.0, sub.score - penalty))
+                who = (student.id, student.last_name, student.first_name, student.email)
+                values = (assignment.name, assignment.duedate, done[0], *who, *done[1:])
+                values += (assignment.max_score,)
+                row = zip(EXPORT_KEYS, values, strict=True)
+                rows.append({k: "" if v is None else str(v) for k, v in row})
         return rows
 
     def export(self, gradebook: Gradebook) -> None:

@@ -17,31 +17,24 @@ __all__ = ["FrenchParser", "french_error"]
 NBSP = "\u00a0"
 EXIT_USAGE = 2
 
-# argparse's messages (Python 3.11 to 3.13), most specific first; `\s` stands for their spaces
-_MESSAGES: list[tuple[str, str]] = [
+# argparse's messages (Python 3.11 to 3.13), most specific first; each space stands for `\s`
+_MESSAGES = [
+    ("the following arguments are required: (.*)", "argument obligatoire manquant\u00a0: {0}"),
+    ("unrecognized arguments?: (.*)", "argument(s) inconnu(s)\u00a0: {0}"),
+    ("argument (.+?): expected (?:at least )?one argument", "l'option {0} attend une valeur"),
+    ("argument (.+?): invalid (?:float|int) value: (.*)", "l'option {0} attend un nombre, pas {1}"),
+    (r"argument (.+?): invalid (\w+) value: (.*)", "valeur invalide pour {0}\u00a0: {2}"),
     (
-        r"the\sfollowing\sarguments\sare\srequired:\s(.*)",
-        "argument obligatoire manquant\u00a0: {0}",
-    ),
-    (r"unrecognized\sarguments?:\s(.*)", "argument(s) inconnu(s)\u00a0: {0}"),
-    (r"argument\s(.+?):\sexpected\sone\sargument", "l'option {0} attend une valeur"),
-    (r"argument\s(.+?):\sexpected\sat\sleast\sone\sargument", "l'option {0} attend une valeur"),
-    (
-        r"argument\s(.+?):\sinvalid\s(?:float|int)\svalue:\s(.*)",
-        "l'option {0} attend un nombre, pas {1}",
-    ),
-    (r"argument\s(.+?):\sinvalid\s(\w+)\svalue:\s(.*)", "valeur invalide pour {0}\u00a0: {2}"),
-    (
-        r"argument\s(.+?):\sinvalid\schoice:\s(.*?)\s\(choose\sfrom\s(.*)\)",
+        r"argument (.+?): invalid choice: (.*?) \(choose from (.*)\)",
         "choix invalide pour {0}\u00a0: {1} (possibles\u00a0: {2})",
     ),
     (
-        r"argument\s(.+?):\signored\sexplicit\sargument\s(.*)",
+        "argument (.+?): ignored explicit argument (.*)",
         "l'option {0} ne prend pas de valeur ({1} donné)",
     ),
-    (r"argument\s(.+?):\snot\sallowed\swith\sargument\s(.*)", "l'option {0} ne va pas avec {1}"),
-    (r"ambiguous\soption:\s(.+?)\scould\smatch\s(.*)", "option ambiguë {0}\u00a0: {1}\u00a0?"),
-    (r"one\sof\sthe\sarguments\s(.*)\sis\srequired", "il faut l'une des options {0}"),
+    ("argument (.+?): not allowed with argument (.*)", "l'option {0} ne va pas avec {1}"),
+    ("ambiguous option: (.+?) could match (.*)", "option ambiguë {0}\u00a0: {1}\u00a0?"),
+    ("one of the arguments (.*) is required", "il faut l'une des options {0}"),
 ]
 
 
@@ -62,7 +55,7 @@ def _quoted(value: str) -> str:
 def french_error(message: str) -> str:
     """argparse's English `message` in French; an unknown one is kept, after a French lead."""
     for pattern, french in _MESSAGES:
-        match = re.fullmatch(pattern, message.strip())
+        match = re.fullmatch(pattern.replace(" ", r"\s"), message.strip())
         if match:
             return french.format(*map(_quoted, match.groups()))
     return f"ligne de commande incorrecte ({message})"
