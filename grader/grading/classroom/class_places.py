@@ -92,8 +92,7 @@ def learner_ids(dirs: CourseDirs, roster_ids: Iterable[str] = ()) -> set[str]:
         folder = place.folder(dirs)
         if folder.is_dir():
             ids |= {normalize_id(p.name) for p in folder.iterdir() if p.is_dir()}
-    if dirs.downloaded.is_dir():
-        ids |= {normalize_id(p.name) for p in dirs.downloaded.glob("*/remplaces/*") if p.is_dir()}
+    ids |= {normalize_id(p.name) for p in dirs.downloaded.glob("*/remplaces/*") if p.is_dir()}
     return ids
 
 

@@ -22,7 +22,6 @@ from types import ModuleType
 __all__ = [
     "ID_PATTERN",
     "ROSTER_FILE",
-    "UNPRINTABLE",
     "Member",
     "RosterError",
     "close_ids",
@@ -84,12 +83,7 @@ def _folded(value: str) -> str:
 
 def closest(value: str, candidates: Iterable[str]) -> str | None:
     """The registered id nearest to `value` (a hint in a message), or None."""
-    options = sorted(set(candidates))
-    if not options:
-        return None
-    folded = {_folded(c): c for c in options}
-    if _folded(value) in folded:
-        return folded[_folded(value)]
+    folded = {_folded(c): c for c in sorted(set(candidates))}
     best = difflib.get_close_matches(_folded(value), list(folded), n=1, cutoff=0.6)
     return folded[best[0]] if best else None
 
@@ -97,9 +91,8 @@ def closest(value: str, candidates: Iterable[str]) -> str | None:
 def close_ids(value: str, candidates: Iterable[str], n: int = 3) -> list[str]:
     """Up to `n` registered ids near `value`: the same letters in another case or accent first,
     then the close spellings."""
-    options = sorted(set(candidates) - {value})
     folded: dict[str, list[str]] = {}
-    for c in options:
+    for c in sorted(set(candidates) - {value}):
         folded.setdefault(_folded(c), []).append(c)
     same = folded.get(_folded(value), [])
     near = difflib.get_close_matches(_folded(value), list(folded), n=n, cutoff=0.6)

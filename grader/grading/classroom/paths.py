@@ -115,21 +115,17 @@ def course_dirs(grader_dir: str | os.PathLike[str] | None = None) -> CourseDirs:
     # nbgrader resolves relative paths against the folder it runs in: here, grader_dir.
     cd_config = config.CourseDirectory
     cd_config.root = str((grader / cd_config.get("root", ".")).resolve())
-    db_url = cd_config.get("db_url", "")
-    db_file = sqlite_path(db_url)
+    db_file = sqlite_path(cd_config.get("db_url", ""))
     if db_file is not None and not db_file.is_absolute():
         cd_config.db_url = f"sqlite:///{(grader / db_file).resolve()}"
     coursedir = CourseDirectory(config=config)
     root = Path(coursedir.root)
+    own = ("submitted", "autograded", "feedback", "source", "release")
     return CourseDirs(
         grader_dir=grader,
         root=root,
-        submitted=root / coursedir.submitted_directory,
         db_url=coursedir.db_url,
-        autograded=root / coursedir.autograded_directory,
-        feedback=root / coursedir.feedback_directory,
-        source=root / coursedir.source_directory,
-        release=root / coursedir.release_directory,
+        **{key: root / getattr(coursedir, f"{key}_directory") for key in own},
         downloaded=root / config.ZipCollectApp.get("downloaded_directory", "downloaded"),
         quarantine=root / config.OwnerCheckedCollect.get("quarantine_directory", QUARANTINE),
     )

@@ -7,13 +7,7 @@ written answer, graded by hand, is no lab test: its grade id (``documentation``)
 
 from __future__ import annotations
 
-__all__ = [
-    "HAND_GRADED_TITLES",
-    "criterion_number",
-    "criterion_title",
-    "numbered_title",
-    "ordered_criteria",
-]
+__all__ = ["criterion_number", "criterion_title", "numbered_title", "ordered_criteria"]
 
 HAND_GRADED_TITLES = {
     "documentation": "Réponse écrite\u00a0: la procédure d'effacement (notée à la main)",
