@@ -69,16 +69,14 @@ def register(
     lines_erased: list[str] = []
     for student in list(students):
         when = erased_on(student.id, registers)
-        if when is None:
-            continue
-        if student.id in confirmed:
+        if when is not None and student.id in confirmed:
             remove_from_register(student.id, registers)
             lines_erased.append(
                 f"Réinscrit(e) à votre demande (effacé(e) le {_day(when)}) : {quoted(student.id)}."
             )
-            continue
-        students.remove(student)
-        skipped.append(student.id)
+        elif when is not None:
+            students.remove(student)
+            skipped.append(student.id)
     if skipped:
         lines_erased.append(
             f"✘ {len(skipped)} élève(s) effacé(s) à sa demande (RGPD), non inscrit(s) : "

@@ -55,8 +55,7 @@ def _quoted(value: str) -> str:
 def french_error(message: str) -> str:
     """argparse's English `message` in French; an unknown one is kept, after a French lead."""
     for pattern, french in _MESSAGES:
-        match = re.fullmatch(pattern.replace(" ", r"\s"), message.strip())
-        if match:
+        if match := re.fullmatch(pattern.replace(" ", r"\s"), message.strip()):
             return french.format(*map(_quoted, match.groups()))
     return f"ligne de commande incorrecte ({message})"
 

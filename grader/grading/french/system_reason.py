@@ -17,8 +17,7 @@ __all__ = ["french_message", "french_reason"]
 
 _REASONS_BY_NAME = {
     "ENOENT": "fichier ou dossier introuvable",
-    "EACCES": "permission refusée",
-    "EPERM": "permission refusée",
+    "EACCES EPERM": "permission refusée",
     "EISDIR": "c'est un dossier, pas un fichier",
     "ENOTDIR": "un élément du chemin n'est pas un dossier",
     "ENOSPC": "disque plein",
@@ -29,8 +28,7 @@ _REASONS_BY_NAME = {
     "ENAMETOOLONG": "nom trop long",
     "ELOOP": "trop de liens symboliques",
     "EBUSY": "ressource occupée",
-    "EMFILE": "trop de fichiers ouverts",
-    "ENFILE": "trop de fichiers ouverts",
+    "EMFILE ENFILE": "trop de fichiers ouverts",
     "EIO": "erreur d'entrée-sortie",
     "EXDEV": "déplacement entre deux systèmes de fichiers impossible",
     "ECONNREFUSED": "connexion refusée",
@@ -42,7 +40,8 @@ _REASONS_BY_NAME = {
 # by number; a name this platform lacks (EDQUOT elsewhere than Linux) is left out
 _REASONS: dict[int, str] = {
     getattr(errno, name): reason
-    for name, reason in _REASONS_BY_NAME.items()
+    for names, reason in _REASONS_BY_NAME.items()
+    for name in names.split()
     if hasattr(errno, name)
 }
 # a host name that does not resolve (getaddrinfo's own codes, not errno numbers)

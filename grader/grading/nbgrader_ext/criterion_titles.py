@@ -25,8 +25,7 @@ def criterion_title(grade_id: str) -> str:
 
 
 def criterion_number(title: str) -> int | None:
-    """The TP statement's number of the criterion titled `title` (``Criterion.number``); the
-    hand-graded answers come after the lab's criteria; None for a title of neither."""
+    """The statement's number of the criterion `title` (hand-graded ones last), or None."""
     from course.labo.criteria import CRITERIA
 
     numbers = {c.title: c.number for c in CRITERIA}
