@@ -2,9 +2,8 @@
 
     python -m grading.duedate oublier "2025-03-14 18:00:00 Europe/Paris"
 
-Stock ``nbgrader db assignment add`` (its log in ``rapport/duedate.log``), then the date as
-the gradebook now holds it, read back in the course's time zone: a date typed without a zone is
-UTC for nbgrader, an hour or two off a Paris deadline, and the summary says so.
+A date typed without a zone is UTC for nbgrader, an hour or two off a Paris deadline: the
+summary reads it back in the course's time zone and says so.
 """
 
 from __future__ import annotations

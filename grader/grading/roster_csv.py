@@ -1,16 +1,11 @@
 """The class list as teachers have it (an Excel or LibreOffice export), registered in the gradebook.
 
-nbgrader's ``db student import`` wants UTF-8, commas and its own English column names: a French
-spreadsheet (BOM, ``;``, Windows-1252, "Prénom") gives "Unknown keys in csv" or a
-``UnicodeDecodeError``. The class's one reader (``grader/hub/roster.py``, through
-``grading.classroom.ids``: the hub reads the same file with the same code) checks every line first
-(so
-nothing is half-imported), then a clean copy of its students goes to stock ``nbgrader db
-student import``::
+``nbgrader db student import`` wants UTF-8, commas and English column names (a French
+spreadsheet gives "Unknown keys in csv" or a ``UnicodeDecodeError``). The class's one reader
+(``grader/hub/roster.py``, through ``classroom.ids``) checks every line first, so nothing is
+half-imported, then a clean copy of its students (not its staff) goes to stock nbgrader::
 
     python -m grading.roster_csv eleves.csv      (make students ELEVES=grader/eleves.csv)
-
-The hub's roster is such a list: its staff (a `role` column) is left out of the gradebook.
 """
 
 from __future__ import annotations
@@ -42,8 +37,9 @@ def read_students(path: Path) -> list[Member]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        reason = french_reason(exc)
-        raise RosterError(f"Liste d'élèves illisible\u00a0: {path} ({reason}).") from None
+        raise RosterError(
+            f"Liste d'élèves illisible\u00a0: {path} ({french_reason(exc)})."
+        ) from None
     members = parse_roster(decode_roster(data, path.name), path.name)
     students = [m for m in members if m.role == "student"]
     if not students:
@@ -62,10 +58,8 @@ def _clean_csv(students: list[Member], dest: Path) -> None:
 def register(
     path: str | Path, grader_dir: Path | None = None, reenrol: set[str] | None = None
 ) -> tuple[list[str], list[str]]:
-    """Register the roster's students in the course's gradebook (stock ``nbgrader db student
-    import`` on a checked, normalised copy), except the learners the erasure register holds and
-    `reenrol` does not name; returns the French summary lines and the erased learners skipped."""
-
+    """Register the roster's students (stock ``nbgrader db student import`` on a checked copy),
+    except erased learners `reenrol` does not name; (French summary lines, skipped learners)."""
     students = read_students(Path(path))
     tools_on_path()
     dirs = course_dirs(grader_dir)
@@ -75,16 +69,14 @@ def register(
     lines_erased: list[str] = []
     for student in list(students):
         when = erased_on(student.id, registers)
-        if when is None:
-            continue
-        if student.id in confirmed:
+        if when is not None and student.id in confirmed:
             remove_from_register(student.id, registers)
             lines_erased.append(
                 f"Réinscrit(e) à votre demande (effacé(e) le {_day(when)}) : {quoted(student.id)}."
             )
-            continue
-        students.remove(student)
-        skipped.append(student.id)
+        elif when is not None:
+            students.remove(student)
+            skipped.append(student.id)
     if skipped:
         lines_erased.append(
             f"✘ {len(skipped)} élève(s) effacé(s) à sa demande (RGPD), non inscrit(s) : "

@@ -1,10 +1,6 @@
-"""Where the class keeps its learners' data: the one list that ``make sauvegarde``,
-``make donnees-eleve`` and ``make oublier-eleve`` read.
-
-A new place is added here (and its folder to ``CourseDirs``) or nowhere: a place the backup
-knows and the erasure does not would bring an erased learner back at the next restore.
-The gradebook, the roster and the hub's database are files, not folders, and have their own
-handling in each command; the exchange is nbgrader's, outside the course folder.
+"""Where the class keeps its learners' data: the one list ``make sauvegarde``, ``make
+donnees-eleve`` and ``make oublier-eleve`` read. A place the backup knows and the erasure does
+not would bring an erased learner back at the next restore: add new places here or nowhere.
 """
 
 from __future__ import annotations
@@ -61,9 +57,8 @@ PER_LEARNER = tuple(p for p in PLACES if p.per_learner)
 
 
 def own_folders(parent: Path, sid: str) -> list[Path]:
-    """Every `parent`/<sid> matched in NFC (a folder made from a macOS or NFD zip name is found
-    too; a folder in each form is two folders, both the learner's); a link is never a
-    learner's folder."""
+    """Every `parent`/<sid> matched in NFC (a folder per form, macOS or NFD zip names, is the
+    learner's too); a link never is."""
     if not parent.is_dir():
         return []
     return [
@@ -74,15 +69,14 @@ def own_folders(parent: Path, sid: str) -> list[Path]:
 
 
 def own_folder(parent: Path, sid: str) -> Path | None:
-    """The first of `own_folders` (where one is enough: a hint, a witness), or None; what
-    erases or exports a learner takes them all."""
+    """The first of `own_folders` (a hint, a witness), or None; erasure and export take all."""
     found = own_folders(parent, sid)
     return found[0] if found else None
 
 
 def learner_ids(dirs: CourseDirs, roster_ids: Iterable[str] = ()) -> set[str]:
-    """Every learner id the class names (NFC): the roster's, the gradebook's (opened read-only:
-    nothing is created), a folder in each per-learner place, the copies zip collect replaced."""
+    """Every learner id the class names (NFC): roster, gradebook (read-only), per-learner
+    folders, the copies zip collect replaced."""
     ids = {normalize_id(i) for i in roster_ids}
     gradebook = sqlite_path(dirs.db_url)
     if gradebook is not None and gradebook.is_file():
@@ -98,8 +92,7 @@ def learner_ids(dirs: CourseDirs, roster_ids: Iterable[str] = ()) -> set[str]:
         folder = place.folder(dirs)
         if folder.is_dir():
             ids |= {normalize_id(p.name) for p in folder.iterdir() if p.is_dir()}
-    if dirs.downloaded.is_dir():
-        ids |= {normalize_id(p.name) for p in dirs.downloaded.glob("*/remplaces/*") if p.is_dir()}
+    ids |= {normalize_id(p.name) for p in dirs.downloaded.glob("*/remplaces/*") if p.is_dir()}
     return ids
 
 
@@ -107,9 +100,8 @@ DEPOSITED_BY = "DEPOSE_PAR.txt"  # in a set-aside copy: who owned its files in t
 
 
 def quarantined_for(quarantine: Path, sid: str) -> list[Path]:
-    """The set-aside copies that are `sid`'s: named after them (``<id>+<assignment>+…``), or
-    deposited by them under another name (their user name in the copy's ``DEPOSE_PAR.txt``,
-    which collect writes from the files' owners); links are never followed."""
+    """The set-aside copies that are `sid`'s: named ``<id>+…`` or deposited by them (named in
+    ``DEPOSE_PAR.txt``, which collect writes from the files' owners); links never followed."""
     found = []
     for base in sorted(quarantine.iterdir()) if quarantine.is_dir() else []:
         for entry in sorted(base.iterdir()) if base.is_dir() and not base.is_symlink() else []:

@@ -1,16 +1,12 @@
 """Student ids as the class tools read them: one rule to admit them, matched, never guessed.
 
-The class list has one reader and ids one rule, ``grader/hub/roster.py`` (`read_roster`,
-`ID_PATTERN`, `id_problem`): the hub loads that file as it is (standard library only, mounted
-beside its configuration), the class tools load it here from its path, so the hub, ``make
-students``, collect and zip collection admit and refuse the same ids. An id already in the
-class's data (a gradebook row, a ``submitted/`` folder, made before the rule or by nbgrader's
-own commands) is only checked as a folder name (`stored_id_problem`): it can still be graded,
-exported and erased.
-
-The same id can reach us in two Unicode forms (macOS writes ``chloé`` as ``chlo`` + U+0301 in
-zips and on disk). Every id is compared in NFC. An id that matches no registered student is
-never mapped to one: it is named, with the closest registered id as a hint for the instructor.
+The class list has one reader and ids one rule, ``grader/hub/roster.py``: the hub loads that
+file as it is (standard library only), the class tools load it here from its path, so the hub,
+``make students``, collect and zip collection admit and refuse the same ids. An id already in
+the class's data (made before the rule or by nbgrader) is only checked as a folder name
+(`stored_id_problem`): it can still be graded, exported and erased. Ids are compared in NFC
+(macOS writes ``chloé`` decomposed); an unknown id is never mapped to a registered one, only
+named with the closest as a hint.
 """
 
 from __future__ import annotations
@@ -26,7 +22,6 @@ from types import ModuleType
 __all__ = [
     "ID_PATTERN",
     "ROSTER_FILE",
-    "UNPRINTABLE",
     "Member",
     "RosterError",
     "close_ids",
@@ -47,8 +42,7 @@ ROSTER_FILE = Path(__file__).resolve().parents[2] / "hub" / "roster.py"
 
 
 def _hub_roster() -> ModuleType:
-    """grader/hub/roster.py, loaded from its file: the hub imports it as the top-level `roster`
-    from its own folder, which is not a package and is not on this package's path."""
+    """grader/hub/roster.py, loaded from its file (the hub's folder is no package)."""
     loaded = sys.modules.get("roster")
     if loaded is not None and Path(getattr(loaded, "__file__", "") or "").resolve() == ROSTER_FILE:
         return loaded
@@ -89,22 +83,16 @@ def _folded(value: str) -> str:
 
 def closest(value: str, candidates: Iterable[str]) -> str | None:
     """The registered id nearest to `value` (a hint in a message), or None."""
-    options = sorted(set(candidates))
-    if not options:
-        return None
-    folded = {_folded(c): c for c in options}
-    if _folded(value) in folded:
-        return folded[_folded(value)]
+    folded = {_folded(c): c for c in sorted(set(candidates))}
     best = difflib.get_close_matches(_folded(value), list(folded), n=1, cutoff=0.6)
     return folded[best[0]] if best else None
 
 
 def close_ids(value: str, candidates: Iterable[str], n: int = 3) -> list[str]:
-    """Up to `n` registered ids near `value`, nearest first: the same letters in another case or
-    accent first (« Chloé » for « chloé »), then the close spellings."""
-    options = sorted(set(candidates) - {value})
+    """Up to `n` registered ids near `value`: the same letters in another case or accent first,
+    then the close spellings."""
     folded: dict[str, list[str]] = {}
-    for c in options:
+    for c in sorted(set(candidates) - {value}):
         folded.setdefault(_folded(c), []).append(c)
     same = folded.get(_folded(value), [])
     near = difflib.get_close_matches(_folded(value), list(folded), n=n, cutoff=0.6)
@@ -112,15 +100,13 @@ def close_ids(value: str, candidates: Iterable[str], n: int = 3) -> list[str]:
     return list(dict.fromkeys(found))[:n]
 
 
-# Unicode categories of characters that are not text: controls (a terminal's escape sequences),
-# invisible formats, line and paragraph separators
+# not text: controls (a terminal's escape sequences), invisible formats, line/paragraph breaks
 UNPRINTABLE = ("Cc", "Cf", "Zl", "Zp")
 
 
 def shown(text: str) -> str:
-    """`text` safe for a terminal and for a log read back line by line: a name a student chose
-    may hold escape sequences, any line break ``str.splitlines`` knows (which would forge a log
-    line) or bytes that are not UTF-8 (lone surrogates, which no UTF-8 file can hold)."""
+    """`text` safe for a terminal and a log: no escape sequence, no line break that
+    ``str.splitlines`` knows (a forged log line), no lone surrogate (not UTF-8)."""
     return "".join(
         repr(c)[1:-1] if unicodedata.category(c) in (*UNPRINTABLE, "Cs") else c for c in text
     )
@@ -130,13 +116,10 @@ MARKUP = '"<>&`'  # never in an id: formgrader writes ids raw into its pages' sc
 
 
 def stored_id_problem(value: str) -> str | None:
-    """Why `value`, an id already in the class's data, cannot be read as one (a folder name in
-    submitted/), in French, or None. Looser than `id_problem`, the rule that admits ids: a
-    gradebook from before it may hold spaces or accents, and its learners are still graded,
-    exported and erased. Path separators, ``.``/``..``, control characters, surrounding blanks
-    and the characters that end a string or a tag in a page never are (nbgrader's formgrader
-    writes an id raw into a script: ``var student_id = "…";``).
-    """
+    """Why `value`, an id already in the class's data, cannot be read as one, in French, or
+    None. Looser than `id_problem` (old gradebooks hold spaces, accents); never path
+    separators, ``.``/``..``, controls, surrounding blanks, or what ends a string or a tag
+    (formgrader writes ids raw into a script)."""
     if not value:
         return "identifiant vide"
     if value in (".", ".."):
@@ -155,12 +138,9 @@ def stored_id_problem(value: str) -> str | None:
 def registered_students(db_url: str) -> list[str]:
     """Ids of the class list, or ``[]`` when the class has none (then any id is accepted).
 
-    A class has a list once one student was registered by hand: with a name or an e-mail
-    (``make students``, ``nbgrader db student import``), or before handing anything in
-    (``nbgrader db student add``). The students nbgrader registers itself while grading have
-    neither: counting them would refuse, as « pas un élève inscrit », every student not yet
-    graded after a grading stopped half-way, a backup restored from the middle of one, or a
-    late submission in a class without a list.
+    A student registered by hand has a name, an e-mail or no submission; the ones nbgrader
+    registers while grading have none of these: counting them would refuse every student not
+    yet graded after a grading stopped half-way.
     """
     from nbgrader.api import Gradebook
 

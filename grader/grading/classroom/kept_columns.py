@@ -1,13 +1,9 @@
 """What a teacher added by hand to a generated CSV (``rapport/notes.csv``, ``grades.csv``) is
 kept when the file is generated again after an erasure.
 
-Teachers open the class's CSV in a spreadsheet and add their own columns (a remark, an oral
-mark) or rows (a class average). Regenerating the file from the gradebook alone would silently
-drop them. Here the file as it was is read first; after it is written again, every hand-added
-column comes back, row by row (matched on the student's id, in NFC), after the generated ones;
-rows without an id (a total) come back at the end. The erased learner's row goes, with what the
-teacher wrote in it. What cannot come back is named: a row of a student who is no longer in the
-gradebook, a generated value edited by hand (the gradebook's value replaces it).
+After regeneration, every hand-added column comes back row by row (matched on the id, in NFC),
+and rows without an id (a total) at the end; the erased learner's row goes. What cannot come
+back is named: a row of a student no longer in the gradebook, a generated value edited by hand.
 """
 
 from __future__ import annotations
@@ -35,9 +31,8 @@ class Table:
 
 
 def read_table(path: Path) -> Table | None:
-    """The CSV as a spreadsheet may have saved it (UTF-8 with or without BOM, else
-    Windows-1252; `,` or `;`); None when there is no such file or it is empty; ValueError
-    (in French) when it is no table."""
+    """The CSV as a spreadsheet may have saved it (UTF-8, BOM or not, else Windows-1252; `,` or
+    `;`); None when missing or empty; ValueError (in French) when it is no table."""
     if not path.is_file():
         return None
     data = path.read_bytes()
@@ -77,8 +72,8 @@ def _listed(names: list[str]) -> str:
 
 
 def restore_hand_edits(path: Path, before: Table | None, erased: str) -> list[str]:
-    """Put back into the regenerated `path` what the teacher added to `before` (its content
-    before regeneration), except the erased learner's row; the French notes for the teacher."""
+    """Put back into the regenerated `path` what the teacher added to `before`, except the
+    erased learner's row; the French notes for the teacher."""
     after = read_table(path)
     if before is None or after is None:
         return []
@@ -102,19 +97,17 @@ def restore_hand_edits(path: Path, before: Table | None, erased: str) -> list[st
     gone = sorted(k for k in old_rows if k not in new_keys)
     edited: dict[str, list[str]] = {}
     shared = [(before.header.index(n), k) for k, n in enumerate(after.header) if n in before.header]
+    rows = []
     for row in after.rows:
         old = old_rows.get(_key(row[new_id])) if new_id < len(row) else None
         for k_old, k_new in shared if old is not None else ():
             was = old[k_old] if k_old < len(old) else ""
             if k_new < len(row) and was != row[k_new]:
                 edited.setdefault(after.header[k_new], []).append(_key(row[new_id]))
+        rows.append(row + [(old[k] if old is not None and k < len(old) else "") for k in extra])
     notes = []
     if extra or loose:
         header = after.header + [before.header[k] for k in extra]
-        rows = []
-        for row in after.rows:
-            old = old_rows.get(_key(row[new_id])) if new_id < len(row) else None
-            rows.append(row + [(old[k] if old is not None and k < len(old) else "") for k in extra])
         rows += [_mapped(row, before.header, header) for row in loose]
         _write(path, after, header, rows)
         if extra:

@@ -1,15 +1,9 @@
 """Where the course's grading folders are, found the way nbgrader finds its configuration.
 
-The instructor tools (``grading.autograde``, ``grading.report``, ``grading.samples``...) never
-look next to their own file: an instructor may run them against another course folder (a demo
-course, a copy on a hub). They start from the current folder instead, as nbgrader does:
-
-- the *grader folder* is the current folder if it holds ``nbgrader_config.py`` (``cd grader``),
-  else its ``grader/`` subfolder (the repository root, where ``make`` runs), else the current
-  folder if a ``nbgrader_config.py`` is in Jupyter's configuration path (``~/.jupyter``,
-  ``/etc/jupyter``...), as nbgrader itself would use it;
-- the course root, ``submitted/`` and the gradebook are read from that configuration with
-  nbgrader's own ``CourseDirectory``, as ``nbgrader`` started in the grader folder sees them.
+The tools start from the current folder, never their own file (an instructor may run them on
+another course): the *grader folder* is the current folder if it holds ``nbgrader_config.py``,
+else its ``grader/``, else the current folder if Jupyter's configuration path has one. The
+root, ``submitted/`` and the gradebook come from nbgrader's own ``CourseDirectory``.
 """
 
 from __future__ import annotations
@@ -33,8 +27,7 @@ __all__ = [
 ]
 
 CONFIG = "nbgrader_config.py"
-# OwnerCheckedCollect.quarantine_directory's default (grading.nbgrader_ext.exchange), relative to
-# the root
+# OwnerCheckedCollect.quarantine_directory's default, relative to the root
 QUARANTINE = "grader/quarantaine"
 
 
@@ -61,38 +54,33 @@ def find_grader_dir(start: str | os.PathLike[str] | None = None) -> Path:
 
 @dataclass(frozen=True)
 class CourseDirs:
-    """Every folder of one class, located once: nbgrader's from its configuration, the class
-    tools' own beside ``nbgrader_config.py``. Nothing else rebuilds these paths."""
+    """Every folder of one class, located once (nothing else rebuilds these paths)."""
 
     grader_dir: Path  # where nbgrader runs (and reads nbgrader_config.py)
     root: Path  # CourseDirectory.root
-    submitted: Path  # CourseDirectory.submitted_directory, absolute
-    db_url: str  # CourseDirectory.db_url
-    autograded: Path  # CourseDirectory.autograded_directory, absolute
-    feedback: Path  # CourseDirectory.feedback_directory, absolute
-    source: Path  # CourseDirectory.source_directory, absolute
-    release: Path  # CourseDirectory.release_directory, absolute
-    downloaded: Path  # ZipCollectApp.downloaded_directory, absolute
-    quarantine: Path  # OwnerCheckedCollect.quarantine_directory, absolute
+    submitted: Path  # absolute, like every folder below
+    db_url: str
+    autograded: Path
+    feedback: Path
+    source: Path
+    release: Path
+    downloaded: Path  # ZipCollectApp.downloaded_directory
+    quarantine: Path  # OwnerCheckedCollect.quarantine_directory
 
     @property
-    def report(self) -> Path:
-        """The tools' reports, exports and nbgrader's logs."""
+    def report(self) -> Path:  # reports and nbgrader's logs
         return self.grader_dir / "rapport"
 
     @property
-    def exports(self) -> Path:
-        """A learner's data exports (``grading.learner_export``)."""
+    def exports(self) -> Path:  # learners' data exports
         return self.grader_dir / "exports"
 
     @property
-    def backups(self) -> Path:
-        """The class's backups, by default (``grading.backup``)."""
+    def backups(self) -> Path:  # the default folder of backups
         return self.grader_dir / "sauvegardes"
 
     def log_file(self, name: str) -> Path:
-        """``rapport/<name>.log``, its folder made if need be: where an nbgrader command's
-        English log goes."""
+        """``rapport/<name>.log`` (folder made if need be): an nbgrader command's English log."""
         if not self.grader_dir.is_dir():
             raise FileNotFoundError(f"dossier du cours introuvable\u00a0: {self.grader_dir}")
         self.report.mkdir(exist_ok=True)
@@ -106,8 +94,7 @@ def sqlite_path(db_url: str) -> Path | None:
 
 
 def load_config(grader_dir: str | os.PathLike[str]) -> Config:
-    """The nbgrader configuration nbgrader started in `grader_dir` reads (Jupyter's, then its
-    ``nbgrader_config.py``)."""
+    """The configuration nbgrader started in `grader_dir` reads (Jupyter's, then its own)."""
     from traitlets.config import Config
     from traitlets.config.loader import PyFileConfigLoader
 
@@ -128,21 +115,17 @@ def course_dirs(grader_dir: str | os.PathLike[str] | None = None) -> CourseDirs:
     # nbgrader resolves relative paths against the folder it runs in: here, grader_dir.
     cd_config = config.CourseDirectory
     cd_config.root = str((grader / cd_config.get("root", ".")).resolve())
-    db_url = cd_config.get("db_url", "")
-    db_file = sqlite_path(db_url)
+    db_file = sqlite_path(cd_config.get("db_url", ""))
     if db_file is not None and not db_file.is_absolute():
         cd_config.db_url = f"sqlite:///{(grader / db_file).resolve()}"
     coursedir = CourseDirectory(config=config)
     root = Path(coursedir.root)
+    own = ("submitted", "autograded", "feedback", "source", "release")
     return CourseDirs(
         grader_dir=grader,
         root=root,
-        submitted=root / coursedir.submitted_directory,
         db_url=coursedir.db_url,
-        autograded=root / coursedir.autograded_directory,
-        feedback=root / coursedir.feedback_directory,
-        source=root / coursedir.source_directory,
-        release=root / coursedir.release_directory,
+        **{key: root / getattr(coursedir, f"{key}_directory") for key in own},
         downloaded=root / config.ZipCollectApp.get("downloaded_directory", "downloaded"),
         quarantine=root / config.OwnerCheckedCollect.get("quarantine_directory", QUARANTINE),
     )

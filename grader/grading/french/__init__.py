@@ -1,2 +1,1 @@
-"""How the class tools speak to a French teacher: arguments, dates, spreadsheets' CSV (formulas
-kept inert), errors."""
+"""How the class tools speak French: arguments, dates, spreadsheet CSV (kept inert), errors."""

@@ -1,13 +1,10 @@
 """CSV files a spreadsheet opens as data, never as formulas.
 
-A student id comes from a folder name (a zip archive, an exchange) and is hostile: ``=2+5`` or
-``=HYPERLINK(...)`` written raw into ``notes.csv`` is a formula when the instructor opens the file
-in a spreadsheet. Every CSV the course writes goes through :func:`neutralise` (OWASP's rule: a
-text cell starting with ``= + - @``, a tab or a carriage return gets a leading ``'``); every
-other value (numbers included) is written unchanged. ``nbgrader export`` (``make export``)
-writes with :class:`SafeCsvExport` (``ExportApp.plugin_class`` in ``grader/nbgrader_config.py``):
-nbgrader's own columns and rows, written by the ``csv`` module (stock nbgrader joins fields with
-commas and no quoting, so a comma in a name shifted every column after it).
+A student id comes from a folder name and is hostile: ``=HYPERLINK(...)`` written raw into
+``notes.csv`` is a formula in a spreadsheet. Every CSV the course writes goes through
+:func:`neutralise` (OWASP: a text cell starting with ``= + - @``, a tab or a CR gets a leading
+``'``). ``make export`` writes with :class:`SafeCsvExport` (``ExportApp.plugin_class``): stock
+nbgrader joins fields with commas and no quoting, so a comma in a name shifted every column.
 """
 
 from __future__ import annotations
@@ -24,24 +21,14 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 # RFC 4180's line end: the csv module then quotes a field holding a lone CR or LF (with "\n"
 # alone, a CR inside an id was written bare and split its row in two).
 LINE_END = "\r\n"
-EXPORT_KEYS = [
-    "assignment",
-    "duedate",
-    "timestamp",
-    "student_id",
-    "last_name",
-    "first_name",
-    "email",
-    "raw_score",
-    "late_submission_penalty",
-    "score",
-    "max_score",
-]
+EXPORT_KEYS = (
+    "assignment duedate timestamp student_id last_name first_name email raw_score"
+    " late_submission_penalty score max_score"
+).split()
 
 
 def neutralise(value: object) -> object:
-    """`value` as a spreadsheet must show it: text that would start a formula gets a ``'``;
-    a number written as text (``-1.5``) stays a number."""
+    """Text that would start a formula gets a ``'``; a number as text (``-1.5``) stays one."""
     if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _is_number(value):
         return "'" + value
     return value
@@ -66,42 +53,30 @@ def neutralise_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 
 class SafeCsvExport(CsvExportPlugin):
-    """nbgrader's CSV export (same columns, rows and scores), with every field neutralised and
-    quoted as CSV needs."""
+    """nbgrader's CSV export (same columns, rows, scores), every field neutralised and quoted."""
 
     def rows(self, gradebook: Gradebook) -> list[dict[str, str]]:
         """One row per (assignment, student), as nbgrader's ``CsvExportPlugin`` computes it."""
         wanted_students = {str(s) for s in self.student}
         wanted_assignments = {str(a) for a in self.assignment}
+        students = [s for s in gradebook.students if not wanted_students or s.id in wanted_students]
         rows = []
         for assignment in gradebook.assignments:
             if wanted_assignments and assignment.name not in wanted_assignments:
                 continue
-            for student in gradebook.students:
-                if wanted_students and student.id not in wanted_students:
-                    continue
-                row = {
-                    "assignment": assignment.name,
-                    "duedate": assignment.duedate,
-                    "student_id": student.id,
-                    "last_name": student.last_name,
-                    "first_name": student.first_name,
-                    "email": student.email,
-                    "max_score": assignment.max_score,
-                }
+            for student in students:
                 try:
                     sub = gradebook.find_submission(assignment.name, student.id)
                 except MissingEntry:
-                    row.update(timestamp="", raw_score=0.0, late_submission_penalty=0.0, score=0.0)
+                    done = ("", 0.0, 0.0, 0.0)
                 else:
                     penalty = sub.late_submission_penalty
-                    row.update(
-                        timestamp=sub.timestamp,
-                        raw_score=sub.score,
-                        late_submission_penalty=penalty,
-                        score=max(0.0, sub.score - penalty),
-                    )
-                rows.append({k: "" if v is None else str(v) for k, v in row.items()})
+                    done = (sub.timestamp, sub.score, penalty, max(0.0, sub.score - penalty))
+                who = (student.id, student.last_name, student.first_name, student.email)
+                values = (assignment.name, assignment.duedate, done[0], *who, *done[1:])
+                values += (assignment.max_score,)
+                row = zip(EXPORT_KEYS, values, strict=True)
+                rows.append({k: "" if v is None else str(v) for k, v in row})
         return rows
 
     def export(self, gradebook: Gradebook) -> None:

@@ -1,9 +1,7 @@
 """A command line parser that speaks French to the teacher (usage, help, every error).
 
-argparse writes « usage: », « the following arguments are required » and its other messages in
-English, through ``gettext`` with no French catalogue installed; installing one would change
-every parser of the process. This parser translates its own messages instead, and names the
-command's help (``-h``) in every error.
+argparse's messages go through ``gettext`` with no French catalogue, and installing one would
+change every parser of the process: this parser translates its own messages instead.
 """
 
 from __future__ import annotations
@@ -19,31 +17,24 @@ __all__ = ["FrenchParser", "french_error"]
 NBSP = "\u00a0"
 EXIT_USAGE = 2
 
-# argparse's messages (Python 3.11 to 3.13), most specific first; `\s` stands for their spaces
-_MESSAGES: list[tuple[str, str]] = [
+# argparse's messages (Python 3.11 to 3.13), most specific first; each space stands for `\s`
+_MESSAGES = [
+    ("the following arguments are required: (.*)", "argument obligatoire manquant\u00a0: {0}"),
+    ("unrecognized arguments?: (.*)", "argument(s) inconnu(s)\u00a0: {0}"),
+    ("argument (.+?): expected (?:at least )?one argument", "l'option {0} attend une valeur"),
+    ("argument (.+?): invalid (?:float|int) value: (.*)", "l'option {0} attend un nombre, pas {1}"),
+    (r"argument (.+?): invalid (\w+) value: (.*)", "valeur invalide pour {0}\u00a0: {2}"),
     (
-        r"the\sfollowing\sarguments\sare\srequired:\s(.*)",
-        "argument obligatoire manquant\u00a0: {0}",
-    ),
-    (r"unrecognized\sarguments?:\s(.*)", "argument(s) inconnu(s)\u00a0: {0}"),
-    (r"argument\s(.+?):\sexpected\sone\sargument", "l'option {0} attend une valeur"),
-    (r"argument\s(.+?):\sexpected\sat\sleast\sone\sargument", "l'option {0} attend une valeur"),
-    (
-        r"argument\s(.+?):\sinvalid\s(?:float|int)\svalue:\s(.*)",
-        "l'option {0} attend un nombre, pas {1}",
-    ),
-    (r"argument\s(.+?):\sinvalid\s(\w+)\svalue:\s(.*)", "valeur invalide pour {0}\u00a0: {2}"),
-    (
-        r"argument\s(.+?):\sinvalid\schoice:\s(.*?)\s\(choose\sfrom\s(.*)\)",
+        r"argument (.+?): invalid choice: (.*?) \(choose from (.*)\)",
         "choix invalide pour {0}\u00a0: {1} (possibles\u00a0: {2})",
     ),
     (
-        r"argument\s(.+?):\signored\sexplicit\sargument\s(.*)",
+        "argument (.+?): ignored explicit argument (.*)",
         "l'option {0} ne prend pas de valeur ({1} donné)",
     ),
-    (r"argument\s(.+?):\snot\sallowed\swith\sargument\s(.*)", "l'option {0} ne va pas avec {1}"),
-    (r"ambiguous\soption:\s(.+?)\scould\smatch\s(.*)", "option ambiguë {0}\u00a0: {1}\u00a0?"),
-    (r"one\sof\sthe\sarguments\s(.*)\sis\srequired", "il faut l'une des options {0}"),
+    ("argument (.+?): not allowed with argument (.*)", "l'option {0} ne va pas avec {1}"),
+    ("ambiguous option: (.+?) could match (.*)", "option ambiguë {0}\u00a0: {1}\u00a0?"),
+    ("one of the arguments (.*) is required", "il faut l'une des options {0}"),
 ]
 
 
@@ -52,8 +43,7 @@ def _is_repr(value: str) -> bool:
 
 
 def _quoted(value: str) -> str:
-    """argparse's ``'x'`` (a repr) between French quotes; a list of them (``'a', 'b'``, the
-    choices of an invalid choice), each between its own."""
+    """argparse's ``'x'`` (a repr), or each of a list of them, between French quotes."""
     items = value.split(", ")
     if len(items) > 1 and all(map(_is_repr, items)):
         return ", ".join(map(_quoted, items))
@@ -65,8 +55,7 @@ def _quoted(value: str) -> str:
 def french_error(message: str) -> str:
     """argparse's English `message` in French; an unknown one is kept, after a French lead."""
     for pattern, french in _MESSAGES:
-        match = re.fullmatch(pattern, message.strip())
-        if match:
+        if match := re.fullmatch(pattern.replace(" ", r"\s"), message.strip()):
             return french.format(*map(_quoted, match.groups()))
     return f"ligne de commande incorrecte ({message})"
 
@@ -77,8 +66,7 @@ class _FrenchHelp(argparse.HelpFormatter):
 
 
 class FrenchParser(argparse.ArgumentParser):
-    """``argparse.ArgumentParser`` in French; abbreviations of options are refused (for a
-    command that deletes, ``--conf`` must not pass for ``--confirmer``)."""
+    """argparse in French; abbreviated options are refused (``--conf`` is no ``--confirmer``)."""
 
     def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
         kwargs.setdefault("formatter_class", _FrenchHelp)
@@ -102,8 +90,7 @@ class FrenchParser(argparse.ArgumentParser):
         )
 
     def add_grader_dir(self, text: str = "le dossier grader/") -> None:
-        """``--grader-dir``: the course's grader/ folder, found from the current one when left
-        out."""
+        """``--grader-dir``: the grader/ folder (found from the current one if left out)."""
         self.add_argument("--grader-dir", type=Path, default=None, metavar="DOSSIER", help=text)
 
     def _parse_known_args(self, arg_strings, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003
@@ -122,10 +109,8 @@ class FrenchParser(argparse.ArgumentParser):
         self.fail(french_error(message), usage=True)
 
     def fail(self, message: str, *, usage: bool = False) -> NoReturn:
-        """Stop the command on the teacher's own French `message`, not argparse's (no course
-        here, a value the parser cannot check), with the exit status of a bad usage; with
-        `usage`, the usage line first and the command's help named, as for argparse's errors
-        (`message` then without its full stop)."""
+        """Stop on the command's own French `message` with a bad usage's status; with `usage`,
+        the usage line first and the help named (`message` then without its full stop)."""
         if usage:
             self.print_usage(sys.stderr)
             message = f"{message}. Aide\u00a0: {self.prog} --help"

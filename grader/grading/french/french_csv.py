@@ -1,16 +1,10 @@
-"""CSV files a French spreadsheet opens right, next to the ones scripts read.
+"""CSV files a French spreadsheet opens right, beside the ones scripts read.
 
-French Excel reads a CSV with ``;`` between fields, a decimal comma and, to know it is UTF-8, a
-byte-order mark; without them it puts a whole row in one cell, reads ``1.5`` as a date and
-``Chloé`` as ``ChloÃ©``. nbgrader's own export (``grades.csv``) and the report's ``notes.csv``
-stay as they are, for scripts and for nbgrader; these files add, beside them, the same rows with
-French headers and values, dates in the course's time zone (named in the header), and the rows
-in French order:
-
-- ``rapport/export-tableur.csv`` (``make export``): nbgrader's export, every assignment;
-- ``rapport/notes-tableur.csv`` (``make rapport``): the class report's table.
-
-Every text cell is neutralised as in ``notes.csv`` (an id ``=2+5`` is no formula).
+French Excel wants ``;``, decimal commas and a byte-order mark (else a row in one cell, ``1.5``
+a date, ``ChloÃ©``). Beside ``grades.csv`` and ``notes.csv``, kept for scripts and nbgrader,
+``rapport/export-tableur.csv`` (``make export``) and ``rapport/notes-tableur.csv`` (``make
+rapport``) hold the same rows in French: headers, values, dates in the course's time zone,
+French order, text neutralised as in ``notes.csv``.
 """
 
 from __future__ import annotations
@@ -72,8 +66,7 @@ def _cell(value: object) -> str:
 
 
 def french_csv_bytes(header: list[str], rows: Iterable[list[object]]) -> bytes:
-    """`rows` under `header` as French Excel reads them: ``;``, UTF-8 with a BOM, CRLF line
-    ends, decimal commas."""
+    """`rows` under `header` as French Excel reads them: ``;``, UTF-8 BOM, CRLF, decimal comma."""
     from .csv_safe import LINE_END  # as above
 
     out = io.StringIO(newline="")
@@ -98,26 +91,17 @@ def _number(text: str) -> float | str:
 
 
 def export_rows(gradebook: Gradebook, assignments: list[str] | None = None) -> list[list[object]]:
-    """nbgrader's export rows (``SafeCsvExport.rows``: the same students, scores and
-    penalties), in French order (assignment, then student) and French values."""
+    """``SafeCsvExport.rows`` in French order (assignment, then student) and values."""
     from .csv_safe import SafeCsvExport  # as above
 
     rows = SafeCsvExport(assignment=assignments or []).rows(gradebook)
     rows.sort(key=lambda r: (collation_key(r["assignment"]), collation_key(r["student_id"])))
+    texts = ("student_id", "last_name", "first_name", "email")
+    numbers = ("raw_score", "late_submission_penalty", "score", "max_score")
     return [
-        [
-            r["assignment"],
-            french_datetime(r["duedate"]),
-            french_datetime(r["timestamp"]),
-            r["student_id"],
-            r["last_name"],
-            r["first_name"],
-            r["email"],
-            _number(r["raw_score"]),
-            _number(r["late_submission_penalty"]),
-            _number(r["score"]),
-            _number(r["max_score"]),
-        ]
+        [r["assignment"], french_datetime(r["duedate"]), french_datetime(r["timestamp"])]
+        + [r[k] for k in texts]
+        + [_number(r[k]) for k in numbers]
         for r in rows
     ]
 

@@ -1,10 +1,7 @@
-"""How the class tools write dates, scores and names' order for a French reader.
-
-One place, so the report's table, its heading, its CSV and the command summaries agree:
-nbgrader keeps dates as naive UTC (``2025-03-14 17:00:00`` for an 18:00 Paris deadline), a
-teacher reads them in the course's time zone, with the zone said; scores read ``1,5 / 12``
-everywhere; students are listed in French order (``éloïse`` between ``élodie`` and ``emma``)
-with a key that needs no OS locale (CI machines have none).
+"""How the class tools write dates, scores and names' order for a French reader, in one place:
+nbgrader's naive UTC dates in the course's time zone, the zone said; scores ``1,5 / 12``;
+students in French order (``éloïse`` between ``élodie`` and ``emma``) with no OS locale (CI
+machines have none).
 """
 
 from __future__ import annotations
@@ -38,8 +35,7 @@ def collation_key(text: str) -> tuple[str, str, str]:
 
 
 def _as_utc(value: object) -> datetime | None:
-    """nbgrader's naive UTC datetime (or its text, as its export writes it), aware; None when
-    there is none."""
+    """nbgrader's naive UTC datetime (or its text), aware; None when there is none."""
     if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
         return None
     if isinstance(value, datetime):
@@ -61,9 +57,7 @@ def french_datetime(value: object, with_zone: bool = False) -> str:
     if moment is None:
         return ""
     local = moment.astimezone(_ZONE)
-    text = local.strftime("%d/%m/%Y %H:%M")
-    if local.second:
-        text = local.strftime("%d/%m/%Y %H:%M:%S")
+    text = local.strftime("%d/%m/%Y %H:%M:%S" if local.second else "%d/%m/%Y %H:%M")
     return f"{text} ({COURSE_TIME_ZONE})" if with_zone else text
 
 

@@ -1,12 +1,9 @@
 """Why a system call failed, said in French, for the class tools' messages.
 
-The class tools speak French, but an ``OSError`` carries the C library's English
-(``No such file or directory``), and ``str(exc)`` adds ``[Errno 2]`` and the path that the
-French sentence already names. ``french_reason`` gives the short French reason of a known
-errno (lower-case, no final period, no path), to put inside a sentence; ``french_message``
-gives the whole message of an error shown on its own: its path(s), then that reason. Any
-other error (an unknown errno, an exception that is not a system one, an ``OSError`` the
-tools raise with a French sentence of their own) keeps its original text: nothing is hidden.
+An ``OSError`` carries the C library's English, and ``str(exc)`` adds ``[Errno 2]`` and the
+path the sentence already names. ``french_reason``: the short French reason of a known errno,
+to put inside a sentence; ``french_message``: the path(s), then that reason. Any other error
+keeps its own text: nothing is hidden.
 """
 
 from __future__ import annotations
@@ -20,8 +17,7 @@ __all__ = ["french_message", "french_reason"]
 
 _REASONS_BY_NAME = {
     "ENOENT": "fichier ou dossier introuvable",
-    "EACCES": "permission refusée",
-    "EPERM": "permission refusée",
+    "EACCES EPERM": "permission refusée",
     "EISDIR": "c'est un dossier, pas un fichier",
     "ENOTDIR": "un élément du chemin n'est pas un dossier",
     "ENOSPC": "disque plein",
@@ -32,8 +28,7 @@ _REASONS_BY_NAME = {
     "ENAMETOOLONG": "nom trop long",
     "ELOOP": "trop de liens symboliques",
     "EBUSY": "ressource occupée",
-    "EMFILE": "trop de fichiers ouverts",
-    "ENFILE": "trop de fichiers ouverts",
+    "EMFILE ENFILE": "trop de fichiers ouverts",
     "EIO": "erreur d'entrée-sortie",
     "EXDEV": "déplacement entre deux systèmes de fichiers impossible",
     "ECONNREFUSED": "connexion refusée",
@@ -45,7 +40,8 @@ _REASONS_BY_NAME = {
 # by number; a name this platform lacks (EDQUOT elsewhere than Linux) is left out
 _REASONS: dict[int, str] = {
     getattr(errno, name): reason
-    for name, reason in _REASONS_BY_NAME.items()
+    for names, reason in _REASONS_BY_NAME.items()
+    for name in names.split()
     if hasattr(errno, name)
 }
 # a host name that does not resolve (getaddrinfo's own codes, not errno numbers)
@@ -84,9 +80,8 @@ def _original_reason(exc: BaseException) -> str:
 
 
 def french_reason(exc: BaseException) -> str:
-    """Why `exc` happened, to put inside a French sentence that already names the file: a
-    short French reason for a known errno, else the exception's own text (its ``strerror``
-    for an ``OSError``)."""
+    """Why `exc` happened, inside a sentence that names the file: the French reason of a known
+    errno, else the exception's own text (an ``OSError``'s ``strerror``)."""
     return _known_reason(exc) or _original_reason(exc)
 
 
@@ -95,9 +90,8 @@ def _path_text(path: object) -> str:
 
 
 def french_message(exc: BaseException, named: str | os.PathLike[str] | None = None) -> str:
-    """The message of `exc` shown on its own: for a known errno, the path(s) it names (those
-    other than `named`, which the sentence around already gives) then the French reason;
-    else ``str(exc)`` unchanged (an ``OSError`` the tools raise with a French sentence)."""
+    """The message of `exc` on its own: for a known errno, its path(s) but `named` then the
+    French reason; else ``str(exc)`` unchanged."""
     reason = _known_reason(exc)
     if reason is None:
         return str(exc) or type(exc).__name__

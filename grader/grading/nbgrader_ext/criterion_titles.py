@@ -1,26 +1,14 @@
-"""The French title of the criterion each grade cell checks, for the report and the feedback
-(the TP's criteria, and the shared-database lab's tests).
+"""The French title of the criterion each grade cell checks, for the report and the feedback.
 
-The one place the class tools read the lab's criteria, with the TP statement's numbers (« 1.
-Toutes les sessions… », ``course.labo.criteria.statement_table``): the report, the feedback
-page and the learner's export say « critère 2 » for the statement's criterion 2, whatever the
-order of the grade cells in the notebook. the report names its columns and charts
-with these titles, the feedback template its headings. The written answer, graded by hand, is
-no test of ``course.labo.criteria``: its grade id (``documentation``) is a name for nbgrader,
-never for a reader, so it has its own title here.
+The one place the class tools read the lab's criteria, numbered as the TP statement numbers
+them (``course.labo.criteria.statement_table``), whatever the order of the grade cells. The
+written answer, graded by hand, is no lab test: its grade id (``documentation``) gets a title.
 """
 
 from __future__ import annotations
 
-__all__ = [
-    "HAND_GRADED_TITLES",
-    "criterion_number",
-    "criterion_title",
-    "numbered_title",
-    "ordered_criteria",
-]
+__all__ = ["criterion_number", "criterion_title", "numbered_title", "ordered_criteria"]
 
-# grade ids of the cells graded by hand -> their French title
 HAND_GRADED_TITLES = {
     "documentation": "Réponse écrite\u00a0: la procédure d'effacement (notée à la main)",
 }
@@ -37,8 +25,7 @@ def criterion_title(grade_id: str) -> str:
 
 
 def criterion_number(title: str) -> int | None:
-    """The TP statement's number of the criterion titled `title` (``Criterion.number``); the
-    hand-graded answers come after the lab's criteria; None for a title of neither."""
+    """The statement's number of the criterion `title` (hand-graded ones last), or None."""
     from course.labo.criteria import CRITERIA
 
     numbers = {c.title: c.number for c in CRITERIA}

@@ -1,10 +1,7 @@
-"""The student a feedback page is for, named in its header.
+"""The student a feedback page is for, named in its header (a page forwarded says whose it is).
 
-nbgrader gives the feedback template the student's id only (``resources.nbgrader.student``); a
-page printed or forwarded must say whose it is, by name. This preprocessor, run by
-``nbgrader generate_feedback`` after ``GetGrades`` (``GenerateFeedback.preprocessors`` in
-``grader/nbgrader_config.py``), reads the student's first and last names from the gradebook into
-``resources.nbgrader.student_name``; the template escapes it (names and ids are untrusted).
+nbgrader gives the template the id only; run after ``GetGrades``, this puts the gradebook's
+names in ``resources.nbgrader.student_name`` (the template escapes it: names are untrusted).
 """
 
 from __future__ import annotations

@@ -1,9 +1,4 @@
-"""Jinja filters of the course's French feedback template (``grader/templates/feedback``).
-
-Registered in ``grader/nbgrader_config.py`` (``HTMLExporter.filters``) next to
-``criterion_title``: the grading messages may hold `code` spans, which a feedback page must show
-as code, not as literal backticks; scores read the French way (``0,5``, ``10``).
-"""
+"""Jinja filters of the French feedback template: `code` spans shown as code, scores French."""
 
 from __future__ import annotations
 

@@ -1,14 +1,9 @@
 """The hidden tests' inputs: learners added to the example base, and the ids they are called with.
 
-Instructor side only (``grader/``, never installed): with these, the TP's criteria are judged on
-learners and inputs that students never see, so that nothing they can read or import computes
-their final grade. Each input targets a mistake the visible example cannot reveal:
-
-- ``maelle``: the learner to erase, with her own personal data, a second learner whose id starts
-  like hers (``maelle-b``: a ``LIKE 'maelle%'`` takes her too), and the same id in the other app;
-- ``d'artagnan``: an apostrophe elsewhere in the id than in ``o'connor``;
-- hostile ids: double quotes (a query quoted with "…" instead of '…'), ``%`` (a LIKE), and a SQL
-  comment that drops the app_name condition.
+Instructor side only (never installed), so nothing students can read computes their grade.
+Each targets a mistake the visible example cannot reveal: ``maelle-b`` (a ``LIKE 'maelle%'``
+takes it too), ``maelle`` in the other app, ``d'artagnan`` (another apostrophe than
+``o'connor``), and hostile ids: ``"`` (a query quoted with "…"), ``%`` (a LIKE), a SQL comment.
 """
 
 from __future__ import annotations

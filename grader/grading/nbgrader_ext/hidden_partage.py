@@ -1,6 +1,4 @@
-"""The hidden learners of the shared-database lab (``oublier_partage``): other ids and names than
-the example students check themselves on (``course.labo.partage.EXEMPLE``), kept here, on the
-instructor's side, out of the installed ``course`` package that students can read."""
+"""The hidden learners of ``oublier_partage``, on the instructor's side, out of ``course``."""
 
 from __future__ import annotations
 

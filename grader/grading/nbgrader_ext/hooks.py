@@ -1,28 +1,20 @@
 """nbgrader preprocessors that grade the TP outside the notebook's kernel, in the sandbox.
 
-Nothing in a submitted notebook is trusted to say which cell is which (a student can strip or
-forge any metadata, change cell ids, copy-paste or move the answer cell). Configured in
-``grader/nbgrader_config.py``:
+Nothing in a submitted notebook is trusted to say which cell is which (metadata, cell ids and
+the answer cell's place can all be forged). Configured in ``grader/nbgrader_config.py``:
 
-- ``RebuildFromRelease`` comes first in nbgrader's sanitizing step: every notebook of the TP's
-  assignment is rebuilt on the release (``grading.nbgrader_ext.release``): the instructor's cells,
-  the student's ``oublier`` answer and written answer, nothing else. A copy-pasted answer cell can
-  then no longer make ``DeduplicateIds``/``CheckCellMetadata`` stop the class's grading, and a
-  cell with forged nbgrader metadata is gone before anything reads it.
-- ``StartOutOfKernelGrading`` takes the answer and starts its evaluation in a background thread
-  (visible and hidden scenarios, each in its own sandboxed process).
-- ``ExecuteOutsideTheLab`` is nbgrader's ``Execute``, skipped for the TP's notebook: no cell of
-  it runs in nbgrader's kernel, which runs as the grading user and could reach the gradebook,
-  the hidden inputs and every other submission. Other notebooks of the assignment run only the
-  instructor's cells (they were rebuilt); other assignments run as nbgrader runs them.
-- ``ApplyOutOfKernelGrading`` writes each test cell's output from the evaluation (a check mark on
-  success, an error with a French message on failure), so nbgrader's ``SaveAutoGrades`` scores the
-  file, and records how grading went in the notebook's metadata (``course_grading``: ``outcome``
-  and ``detail``, where the answer was found included) for the class report.
+- ``RebuildFromRelease``, first in the sanitizing step, rebuilds every notebook of the TP's
+  assignment on the release (``release``): the instructor's cells and the student's two
+  answers, nothing else, so a copy-pasted or forged cell cannot stop the class's grading;
+- ``StartOutOfKernelGrading`` starts evaluating the answer in a background thread (each
+  scenario in its own sandboxed process);
+- ``ExecuteOutsideTheLab`` is nbgrader's ``Execute``, skipped for the TP's notebook: its kernel
+  runs as the grading user and could reach the gradebook, the hidden inputs, other submissions;
+- ``ApplyOutOfKernelGrading`` writes each test cell's output from the evaluation, so that
+  ``SaveAutoGrades`` scores it, and records the outcome under ``course_grading``.
 
-Without a usable sandbox, grading stops with a French message that says what to install, unless
-``StartOutOfKernelGrading.sandboxed`` is False (``grading.nbgrader_ext.sandbox_setting``: the
-unsafe mode, asked for on purpose).
+Without a usable sandbox grading stops with a French message, unless
+``StartOutOfKernelGrading.sandboxed`` is False (``sandbox_setting``: the unsafe mode).
 """
 
 from __future__ import annotations
@@ -91,6 +83,10 @@ class NotRebuilt(RuntimeError):
     """A notebook of the TP's assignment reached grading without being rebuilt on the release."""
 
 
+def _stdout(text: str) -> list[NotebookNode]:
+    return [NotebookNode(output_type="stream", name="stdout", text=text)] if text else []
+
+
 def _nbgrader(cell: NotebookNode) -> dict:
     meta = cell.get("metadata", {}).get("nbgrader", {})
     return meta if isinstance(meta, dict) else {}
@@ -106,8 +102,7 @@ def _evaluate(source: str, sandboxed: bool, timeout: float):
 
 
 def _evaluate_partage(source: str, sandboxed: bool, timeout: float):
-    # each call has its own limit (course.labo.partage.CALL_TIMEOUT): the seed through ADK and
-    # the server's start are the grader's time, not the submission's
+    # each call has its own limit (course.labo.partage.CALL_TIMEOUT), not the submission's
     return evaluate_partage(source, HIDDEN_PARTAGE, sandboxed=sandboxed)
 
 
@@ -125,8 +120,7 @@ def _postgres_problem() -> str | None:
 
 @dataclass(frozen=True)
 class Lab:
-    """An assignment graded out of the kernel: its notebook is named like it, its answer cell's
-    grade id is the function's name, its tests are grade cells answered from `evaluate`."""
+    """An assignment graded out of the kernel (its notebook named like it)."""
 
     assignment: str
     function: str
@@ -158,22 +152,12 @@ def _lab(resources: dict) -> Lab | None:
     return LABS.get(_ids(resources)[0] or "")
 
 
-def _in_lab_assignment(resources: dict) -> bool:
-    return _lab(resources) is not None
-
-
-def _is_lab(resources: dict) -> bool:
-    assignment, notebook = _ids(resources)
-    return assignment in LABS and notebook == assignment
-
-
 class RebuildFromRelease(NbGraderPreprocessor):
     """Sanitizing, first: the notebook to grade is the release with the student's two answers."""
 
     def _template(self, resources: dict) -> Path:
         course = self.config.get("CourseDirectory", {})
         root = Path(course.get("root") or _COURSE_ROOT)
-        # nbgrader_config.py always sets them; the defaults are this course's, for direct use
         folders = (
             course.get("release_directory", "notebooks"),
             course.get("source_directory", "solutions"),
@@ -182,10 +166,9 @@ class RebuildFromRelease(NbGraderPreprocessor):
         return template_path(root, folders, assignment, notebook)
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
-        if not _in_lab_assignment(resources):
-            return nb, resources
         lab = _lab(resources)
-        assert lab is not None
+        if lab is None:
+            return nb, resources
         path = self._template(resources)
         rebuilt = rebuild(nb, read_template(path), lab.function)
         if rebuilt.dropped:
@@ -217,7 +200,8 @@ class StartOutOfKernelGrading(NbGraderPreprocessor):
         return float(os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT)
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
-        if not _in_lab_assignment(resources):
+        lab = _lab(resources)
+        if lab is None:
             return nb, resources
         record = nb.metadata.get(METADATA_KEY)
         if not isinstance(record, dict) or _REBUILT not in record:
@@ -226,10 +210,8 @@ class StartOutOfKernelGrading(NbGraderPreprocessor):
                 "notation\u00a0: ajoutez grading.nbgrader_ext.hooks.RebuildFromRelease en tête de "
                 "Autograde.sanitize_preprocessors (grader/nbgrader_config.py)."
             )
-        if not _is_lab(resources):
+        if _ids(resources)[1] != lab.assignment:  # another notebook of the assignment
             return nb, resources
-        lab = _lab(resources)
-        assert lab is not None
         source, note = find_answer(nb.cells, None, lab.function)
         earlier = record.get(_ANSWER_NOTE)
         note = earlier if isinstance(earlier, str) and earlier else note
@@ -252,8 +234,7 @@ class StartOutOfKernelGrading(NbGraderPreprocessor):
 
 
 class ExecuteOutsideTheLab(Execute):
-    """nbgrader's Execute, except for the TP's notebook: none of its cells runs in the kernel
-    (its tests are answered by ``ApplyOutOfKernelGrading`` from the sandboxed evaluation)."""
+    """nbgrader's Execute, except for the TP's notebook: none of its cells runs in the kernel."""
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         if resources.get(_RESOURCE) is not None:
@@ -279,21 +260,17 @@ class ApplyOutOfKernelGrading(NbGraderPreprocessor):
                 text = NOTE_SOLUTION.replace("oublier a", f"{lab.function} a", 1)
             else:
                 unlocked = NOTE_UNLOCKED.replace("oublier", lab.function)
-                text = None if meta.get("locked") else unlocked
-            cell.outputs = (
-                [NotebookNode(output_type="stream", name="stdout", text=text)] if text else []
-            )
+                text = "" if meta.get("locked") else unlocked
+            cell.outputs = _stdout(text)
         evaluation = future.result()  # an infrastructure failure fails the submission loudly
-        verdicts = evaluation.verdicts
         for cell in nb.cells:
             test = lab.tests.get(_nbgrader(cell).get("grade_id"))
             if cell.cell_type != "code" or test is None:
                 continue
             key, title = test
-            verdict = verdicts[key]
+            verdict = evaluation.verdicts[key]
             if verdict.ok:
-                text = f"✔ {title}\n"
-                cell.outputs = [NotebookNode(output_type="stream", name="stdout", text=text)]
+                cell.outputs = _stdout(f"✔ {title}\n")
             else:
                 cell.outputs = [
                     NotebookNode(

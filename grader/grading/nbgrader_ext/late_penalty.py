@@ -1,13 +1,9 @@
 """The course's late-submission rule, as an nbgrader plugin: one point per day late, started.
 
-nbgrader computes how late a submission is (its ``timestamp.txt`` against the assignment's due
-date, ``nbgrader db assignment add … --duedate``; from the exchange, that file holds the deposit
-time the course's collect read, never the time the student claims:
-``grading.nbgrader_ext.exchange``) and
-asks this plugin for the penalty of each notebook; it stores it in the gradebook, where
-``nbgrader export``, formgrader, the feedback pages and the class report read it. Configured
-in ``grader/nbgrader_config.py`` (``AssignLatePenalties.plugin_class``); the statement of the
-TP says the same rule.
+nbgrader computes the lateness (``timestamp.txt``, from the exchange the deposit time collect
+read, never the student's claim, against ``--duedate``) and stores this plugin's penalty in the
+gradebook, where export, formgrader, feedback and the report read it. Configured as
+``AssignLatePenalties.plugin_class`` in ``grader/nbgrader_config.py``.
 """
 
 from __future__ import annotations
@@ -50,9 +46,8 @@ def rule_of_config(config: Config) -> str:
 class PointsPerDayLate(LateSubmissionPlugin):
     """`points_per_day` points per started day of lateness (nbgrader caps it at the score)."""
 
-    points_per_day = Float(DEFAULT_POINTS_PER_DAY, help="Points removed per started day late.").tag(
-        config=True
-    )
+    points_per_day = Float(DEFAULT_POINTS_PER_DAY, help="Points removed per started day late.")
+    points_per_day.tag(config=True)
 
     def late_submission_penalty(
         self, student_id: str, score: float, total_seconds_late: float

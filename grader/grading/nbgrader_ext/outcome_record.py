@@ -1,8 +1,6 @@
-"""How the lab's grading went for one submission, as the hooks record it in the autograded
-notebook's metadata and the class report reads it back: one key, one shape.
-
-``nb.metadata[METADATA_KEY] == {"outcome": <course.labo.outcome.Outcome value>, "detail":
-<French>}``; ``grader/nbgrader_config.py`` keeps the key through nbgrader's metadata clearing.
+"""How the lab's grading went for one submission: ``nb.metadata[METADATA_KEY] == {"outcome":
+<course.labo.outcome.Outcome value>, "detail": <French>}``, written by the hooks, read by the
+report (``grader/nbgrader_config.py`` keeps the key through nbgrader's metadata clearing).
 """
 
 from __future__ import annotations
@@ -13,25 +11,20 @@ from course.labo.evaluate import Evaluation
 from course.labo.french_number import french_number
 from course.labo.outcome import Outcome
 
-__all__ = ["METADATA_KEY", "graded_detail", "grading_record", "read_record"]
+__all__ = ["METADATA_KEY", "grading_record", "read_record"]
 
 METADATA_KEY = "course_grading"
-
-
-def graded_detail(evaluation: Evaluation) -> str:
-    """The French sentence of a submission graded to the end: points, time, sandbox or not."""
-    where = "dans le bac à sable" if evaluation.sandboxed else "sans bac à sable"
-    seconds = french_number(evaluation.seconds, 1)
-    return (
-        f"Noté\u00a0: {evaluation.score}/{evaluation.max_score} points aux tests automatiques, "
-        f"en {seconds}\u00a0s, {where}."
-    )
 
 
 def grading_record(evaluation: Evaluation, note: str = "") -> dict[str, str]:
     """What the hooks write under ``METADATA_KEY``; `note` says where the answer was found."""
     outcome, detail = evaluation.outcome()
-    detail = detail or graded_detail(evaluation)
+    if not detail:  # graded to the end: points, time, sandbox or not
+        where = "dans le bac à sable" if evaluation.sandboxed else "sans bac à sable"
+        detail = (
+            f"Noté\u00a0: {evaluation.score}/{evaluation.max_score} points aux tests "
+            f"automatiques, en {french_number(evaluation.seconds, 1)}\u00a0s, {where}."
+        )
     return {"outcome": outcome.value, "detail": f"{note} {detail}" if note else detail}
 
 

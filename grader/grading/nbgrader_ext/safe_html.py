@@ -1,33 +1,23 @@
 """Student text rendered inert in every page an instructor or a classmate opens.
 
-nbconvert renders Markdown with raw HTML and ``javascript:`` links left as written, and nbgrader
-0.9.6's templates (the feedback page, formgrader's submission view) do not sanitise Markdown
-cells even with ``HTMLExporter.sanitize_html``: a ``<script>`` in the written answer ran in the
-instructor's formgrader page, next to its ``_xsrf`` (enough to open a terminal through the
-server's API). ``grader/nbgrader_config.py`` therefore registers these filters under nbconvert's
-own names, for every ``HTMLExporter`` (``nbgrader generate_feedback``, formgrader's view, its
-feedback button), whatever the template:
+nbconvert keeps raw HTML and ``javascript:`` links in Markdown, and nbgrader 0.9.6's templates
+(feedback page, formgrader's submission view) do not sanitise Markdown cells even with
+``sanitize_html``: a ``<script>`` in the written answer ran in formgrader's page, next to its
+``_xsrf`` (enough to open a terminal). ``grader/nbgrader_config.py`` registers these filters
+under nbconvert's own names for every ``HTMLExporter``: ``markdown2html`` (rendered, then reduced
+to an allow-list: text structure, code, tables, ``http(s)``/``mailto`` links, ``data:`` images;
+no script, handler, frame, form, style, SVG/MathML or ``id``) and ``clean_html`` (the same
+allow-list, for HTML outputs and raw cells). ``EscapeStudentNames`` escapes the id and names
+formgrader writes raw (an id comes from a zip folder's name); ``DropOutputFilenames`` drops the
+image paths an output's metadata may name. Forbidden markup is shown as text.
 
-- ``markdown2html``: the Markdown rendered by nbconvert's renderer, then reduced to an allow-list
-  (text structure, code, tables, ``http(s)``/``mailto`` links, images only as ``data:`` URIs): no
-  script, event handler, frame, form, style, SVG/MathML markup or ``id`` survives;
-- ``clean_html``: the same allow-list, for HTML outputs and raw cells (``sanitize_html`` sends
-  them through it);
-
-and ``EscapeStudentNames`` escapes the student's id and names formgrader writes raw in its page
-(an id comes from a zip folder's name); ``DropOutputFilenames`` removes the image paths an
-output's metadata may name (nbconvert puts them in ``<img src>`` as they are: any URL).
-Forbidden markup is shown as text, so the instructor sees what the student wrote.
-
-Every page renders in time linear in the student's text: bleach's parser walks the stack of open
-elements at each block tag, so its cost grows with size times nesting (``"<ul><li>" * 20000``,
-160 KB, took 78 s in ``make feedback`` and froze formgrader's server for a minute), and
-nbconvert's ``strip_files_prefix`` regex is quadratic on a long line of ``[``. Before sanitising,
-the text is cut where it passes ``MAX_SOURCE_CHARS`` (Markdown), ``MAX_HTML_CHARS`` (HTML) or
-``MAX_DEPTH`` open elements (counted by one linear scan that never counts fewer than bleach's
-parser keeps open); what follows the cut is shown as escaped plain text after a French note
-(``OVERFLOW_NOTE``), up to ``MAX_SHOWN_CHARS``. ``strip_files_prefix`` is replaced by a linear
-version under the same name.
+Every page renders in time linear in the student's text: bleach's parser walks the open
+elements at each block tag (``"<ul><li>" * 20000``, 160 KB, took 78 s in ``make feedback`` and
+froze formgrader for a minute), and nbconvert's ``strip_files_prefix`` regex is quadratic on a
+line of ``[``. The text is cut past ``MAX_SOURCE_CHARS`` (Markdown), ``MAX_HTML_CHARS`` (HTML) or
+``MAX_DEPTH`` open elements (one linear scan that never counts fewer than bleach keeps open);
+the rest is shown escaped after ``OVERFLOW_NOTE``, up to ``MAX_SHOWN_CHARS``.
+``strip_files_prefix`` is replaced by a linear version under the same name.
 """
 
 from __future__ import annotations
@@ -45,9 +35,6 @@ from nbconvert.preprocessors import Preprocessor
 
 __all__ = [
     "MAX_DEPTH",
-    "MAX_HTML_CHARS",
-    "MAX_SHOWN_CHARS",
-    "MAX_SOURCE_CHARS",
     "OVERFLOW_NOTE",
     "DropOutputFilenames",
     "EscapeStudentNames",
@@ -120,13 +107,11 @@ _CLEANER = bleach.Cleaner(
 )
 
 
-# What bleach's parser (html5lib) does with the allowed tags, as far as nesting goes (bleach turns
-# every other tag into text before the parser sees it): void elements never stay open; an end tag
-# closes up to its element unless a scope boundary lies in between; ``<li>``, ``<dd>``, ``<dt>``
-# close the previous item and a block tag closes an open ``<p>`` (the cases the parser's rules
-# make certain; anything else is counted as still open, which only cuts earlier); a formatting
-# element closed by another's end tag stays in the list of active formatting elements and is
-# reopened at the next text, so it keeps counting.
+# html5lib's nesting of the allowed tags (bleach turns any other tag into text first): void
+# elements never stay open; an end tag closes up to its element unless a scope boundary lies in
+# between; ``<li>``/``<dd>``/``<dt>`` close the previous item, a block tag an open ``<p>`` (any
+# other case counts as open: it only cuts earlier); a formatting element closed by another's end
+# tag is reopened at the next text, so it keeps counting.
 _VOID = frozenset({"br", "hr", "img"})
 _FORMATTING = frozenset({"a", "b", "code", "em", "i", "s", "strong", "u"})
 _SCOPE = frozenset({"table", "td", "th", "caption"})
@@ -139,8 +124,8 @@ _TAG_STOP = re.compile(r"[>\"']")
 
 
 def _tag_end(text: str, pos: int) -> int:
-    """Index just past the ``>`` closing the tag whose attributes start at `pos` (quoted values
-    after ``=`` may hold ``>``); len(text) when the tag never closes. Scans each character once."""
+    """Index past the ``>`` closing the tag whose attributes start at `pos` (a quoted value may
+    hold ``>``); len(text) when it never closes. Scans each character once."""
     while True:
         stop = _TAG_STOP.search(text, pos)
         if stop is None:
@@ -160,8 +145,8 @@ def _tag_end(text: str, pos: int) -> int:
 
 
 def _comment_end(text: str, pos: int) -> int:
-    """Index just past a comment whose text starts at `pos`, as the HTML tokenizer ends it:
-    ``<!-->`` and ``<!--->`` are whole comments, ``-->`` or ``--!>`` ends one, else the end."""
+    """Index past a comment starting at `pos`, as the tokenizer ends it (``<!-->``, ``<!--->``,
+    ``-->``, ``--!>``)."""
     if text.startswith(">", pos):
         return pos + 1
     if text.startswith("->", pos):
@@ -184,43 +169,31 @@ class _OpenElements:
     def depth(self) -> int:
         return len(self.stack) + self.dangling
 
-    def _pop_to(self, index: int) -> None:
-        self.dangling += sum(1 for other in self.stack[index + 1 :] if other in _FORMATTING)
-        del self.stack[index:]
-
-    def _in_scope(self, names: frozenset[str] | set[str], stops: frozenset[str]) -> int | None:
+    def _close(self, names: frozenset[str] | set[str], stops: frozenset[str]) -> None:
+        """Pop up to the innermost of `names`, unless one of `stops` lies in between."""
         for index in range(len(self.stack) - 1, -1, -1):
             if self.stack[index] in names:
-                return index
+                self.dangling += sum(1 for other in self.stack[index + 1 :] if other in _FORMATTING)
+                del self.stack[index:]
+                return
             if self.stack[index] in stops:
-                return None
-        return None
+                return
 
     def start(self, name: str) -> None:
         if name in _CLOSES_P:
-            index = self._in_scope({"p"}, _SCOPE)
-            if index is not None:
-                self._pop_to(index)
+            self._close({"p"}, _SCOPE)
         if name in ("li", "dd", "dt"):
-            items = {"li"} if name == "li" else {"dd", "dt"}
-            index = self._in_scope(items, _ITEM_STOP)
-            if index is not None:
-                self._pop_to(index)
+            self._close({"li"} if name == "li" else {"dd", "dt"}, _ITEM_STOP)
         if name not in _VOID:
             self.stack.append(name)
 
     def end(self, name: str) -> None:
-        stops = _SCOPE | {"ol", "ul"} if name == "li" else _SCOPE
-        index = self._in_scope({name}, stops)
-        if index is not None:
-            self._pop_to(index)
+        self._close({name}, _SCOPE | {"ol", "ul"} if name == "li" else _SCOPE)
 
 
 def bounded_cut(fragment: str, max_chars: int = MAX_HTML_CHARS, max_depth: int = MAX_DEPTH) -> int:
-    """Where `fragment` must be cut so that bleach parses it in linear time: len(fragment) when it
-    is within `max_chars` and never holds more than `max_depth` open elements, else the start of
-    the tag that passes the depth (or the last tag boundary before `max_chars`). One pass, each
-    tag costing at most `max_depth` steps."""
+    """Where `fragment` must be cut for bleach to parse it in linear time: the tag that passes
+    `max_depth`, the last tag boundary before `max_chars`, else len(fragment)."""
     open_elements = _OpenElements()
     pos, length = 0, len(fragment)
     while pos < length:
@@ -251,22 +224,15 @@ def bounded_cut(fragment: str, max_chars: int = MAX_HTML_CHARS, max_depth: int =
 
 def _overflow(rest: str) -> str:
     """The text past the cut: a French note, then the text escaped (never parsed)."""
-    shown = rest[:MAX_SHOWN_CHARS]
-    more = len(rest) - len(shown)
-    tail = (
-        f"\n… ({more} caractères de plus, non affichés\u00a0; le notebook rendu les contient)"
-        if more
-        else ""
-    )
-    return (
-        f"<p><strong>{html.escape(OVERFLOW_NOTE)}</strong></p>"
-        f"<pre>{html.escape(shown)}{html.escape(tail)}</pre>"
-    )
+    shown, more = rest[:MAX_SHOWN_CHARS], len(rest) - MAX_SHOWN_CHARS
+    note = f"<p><strong>{html.escape(OVERFLOW_NOTE)}</strong></p>"
+    tail = f"\n… ({more} caractères de plus, non affichés\u00a0; le notebook rendu les contient)"
+    return f"{note}<pre>{html.escape(shown)}{html.escape(tail) if more > 0 else ''}</pre>"
 
 
 def sanitize(fragment: str, rest: str = "") -> str:
-    """`fragment` reduced to the allow-list; anything else is kept as visible text. Past the
-    bounds (see the module), the remainder and `rest` are shown as plain text after a note."""
+    """`fragment` reduced to the allow-list, other markup kept as text; past the bounds, the
+    remainder and `rest` as plain text after a note."""
     text = str(fragment)
     cut = bounded_cut(text)
     overflow = text[cut:] + rest
@@ -281,8 +247,7 @@ def clean_html(element: Any) -> Markup:
 
 
 class _Renderer(IPythonRenderer):
-    """nbconvert's renderer, but a missing attachment is an empty image, not a crash of the
-    whole page (nbconvert raises ``InvalidNotebook``: the student's page would not render)."""
+    """nbconvert's renderer; a missing attachment is an empty image, not ``InvalidNotebook``."""
 
     def _embed_image_or_attachment(self, src: str) -> str:
         name = src.removeprefix("attachment:")
@@ -294,8 +259,7 @@ class _Renderer(IPythonRenderer):
 @pass_context
 def markdown2html(context: Any, source: str) -> Markup:
     """Markdown to sanitised HTML, with the cell's attachments as ``data:`` images."""
-    cell = context.get("cell", {}) or {}
-    attachments = cell.get("attachments", {})
+    attachments = (context.get("cell", {}) or {}).get("attachments", {})
     renderer = _Renderer(escape=False, exclude_anchor_links=True, attachments=attachments)
     text = str(source)
     cut = len(text)
@@ -306,8 +270,7 @@ def markdown2html(context: Any, source: str) -> Markup:
     return Markup(sanitize(rendered, rest=text[cut:]))  # noqa: S704 - sanitised
 
 
-# nbconvert's patterns, with no span that can run over a bracket: each character is tried a
-# bounded number of times (nbconvert's ``.*?`` took 8.6 s on a line of 40,000 ``[``).
+# nbconvert's patterns, no span running over a bracket (its ``.*?`` took 8.6 s on 40,000 ``[``)
 _FILES_URL = re.compile(r"(src|href)\=(['\"]?)/?files/")
 _MARKDOWN_FILES_URL = re.compile(
     r"(!?)\[(?P<caption>[^\[\]\n]*)\]\(/?files/(?P<location>[^()\[\]\n]*)\)"
@@ -321,8 +284,7 @@ def strip_files_prefix(text: str) -> str:
 
 
 class EscapeStudentNames(Preprocessor):
-    """formgrader's submission view writes the student's id and names into its page unescaped
-    (``formgrade_macros.html.j2``); escape them in the resources it renders from."""
+    """Escape the id and names formgrader writes raw (``formgrade_macros.html.j2``)."""
 
     def preprocess(self, nb, resources):
         for key in ("student", "first_name", "last_name", "notebook_path"):
@@ -332,9 +294,8 @@ class EscapeStudentNames(Preprocessor):
 
 
 class DropOutputFilenames(Preprocessor):
-    """An output's ``metadata.filenames`` becomes an ``<img src>`` as written (a URL fetched by
-    the instructor's browser); only nbconvert's ExtractOutputPreprocessor sets it, which these
-    pages never run, so any found in a notebook is dropped."""
+    """An output's ``metadata.filenames`` becomes an ``<img src>`` as written (any URL); only
+    ExtractOutputPreprocessor, never run here, sets it."""
 
     def preprocess_cell(self, cell, resources, index):
         for output in cell.get("outputs", []):

@@ -1,13 +1,9 @@
-"""Whether grading runs student code in the sandbox: one setting, one way to turn it off, one
-refusal.
+"""Whether grading runs student code in the sandbox: one setting, one way off, one refusal.
 
-The setting is ``StartOutOfKernelGrading.sandboxed`` (``grading.nbgrader_ext.hooks``), an nbgrader
-configurable like ``PointsPerDayLate.points_per_day``: ``nbgrader autograde --help-all`` shows
-it, and ``nbgrader_config.py`` or the command line may set it. Its default reads
-``NO_SANDBOX_ENV``, which the class tools' ``--sans-bac-a-sable`` (``make grade
-SANS_BAC_A_SABLE=1``) sets for the nbgrader commands they start, and which an instructor may
-set for ``nbgrader autograde`` run by hand. ``course.labo`` only takes ``sandboxed=`` as an
-argument: it reads no switch of its own.
+The setting is ``StartOutOfKernelGrading.sandboxed`` (``hooks``), an nbgrader configurable; its
+default reads ``NO_SANDBOX_ENV``, which the class tools' ``--sans-bac-a-sable`` (``make grade
+SANS_BAC_A_SABLE=1``) sets for the nbgrader commands they start. ``course.labo`` only takes
+``sandboxed=`` as an argument.
 """
 
 from __future__ import annotations
@@ -22,7 +18,6 @@ __all__ = [
     "sandboxed_by_default",
 ]
 
-# The explicit unsafe switch: "1" grades student code without the sandbox.
 NO_SANDBOX_ENV = "COURSE_GRADING_NO_SANDBOX"
 SANDBOXED_HELP = (
     "Exécuter le code des élèves du TP dans le bac à sable bubblewrap (course.labo.sandbox). "
