@@ -31,13 +31,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
-from urllib.parse import quote
 
 from course.labo.french_number import french_number
 
 from .classroom.class_places import BACKED_UP, learner_ids
 from .classroom.ids import RosterError, normalize_id, quoted, read_roster
-from .classroom.paths import CourseDirs, course_dirs, sqlite_path
+from .classroom.paths import CourseDirs, course_dirs, read_only, sqlite_copy, sqlite_path
 from .erase_learner import erase
 from .french.french_args import FrenchParser
 from .french.system_reason import french_message, french_reason
@@ -67,16 +66,11 @@ class BackupError(Exception):
     """A backup or restore that cannot be done, in one French sentence."""
 
 
-def _read_only(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=60)
-
-
 def sqlite_snapshot(source: Path, dest: Path) -> None:
     """A consistent copy of the SQLite file `source` (online backup API, one step)."""
     if not source.is_file():
         raise BackupError(f"Base SQLite introuvable\u00a0: {source}.")
-    with closing(_read_only(source)) as src, closing(sqlite3.connect(dest)) as dst:
-        src.backup(dst)  # pages=-1: the whole database under one read lock
+    sqlite_copy(source, dest)
 
 
 @dataclass(frozen=True)
@@ -97,7 +91,7 @@ def gradebook_counts(path: Path) -> GradebookCounts:
     if path.stat().st_size == 0:
         raise BackupError(f"le carnet de notes est vide (0 octet : {path})")
     try:
-        with closing(_read_only(path)) as con:
+        with closing(read_only(path)) as con:
             students = con.execute("SELECT count(*) FROM student").fetchone()[0]
             grades = con.execute("SELECT count(*) FROM grade").fetchone()[0]
     except sqlite3.Error as exc:
@@ -209,7 +203,7 @@ def _new_name(folder: Path, now: datetime) -> Path:
 
 def _rows(gradebook: Path, sql: str, *params: str) -> list[tuple]:
     """The rows of `sql` in the gradebook copy; none if not an nbgrader one (nothing vouched)."""
-    with closing(_read_only(gradebook)) as con:
+    with closing(read_only(gradebook)) as con:
         try:
             return con.execute(sql, params).fetchall()
         except sqlite3.DatabaseError:

@@ -9,10 +9,9 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
 
 from .ids import normalize_id
-from .paths import CourseDirs, sqlite_path
+from .paths import CourseDirs, read_only, sqlite_path
 
 __all__ = [
     "DEPOSITED_BY",
@@ -80,7 +79,7 @@ def learner_ids(dirs: CourseDirs, roster_ids: Iterable[str] = ()) -> set[str]:
     ids = {normalize_id(i) for i in roster_ids}
     gradebook = sqlite_path(dirs.db_url)
     if gradebook is not None and gradebook.is_file():
-        con = sqlite3.connect(f"file:{quote(str(gradebook))}?mode=ro", uri=True, timeout=30)
+        con = read_only(gradebook)
         try:
             rows = con.execute("SELECT id FROM student").fetchall()
             ids |= {normalize_id(r[0]) for r in rows if isinstance(r[0], str)}

@@ -9,9 +9,12 @@ root, ``submitted/`` and the gradebook come from nbgrader's own ``CourseDirector
 from __future__ import annotations
 
 import os
+import sqlite3
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 if TYPE_CHECKING:
     from traitlets.config import Config
@@ -23,6 +26,8 @@ __all__ = [
     "course_dirs",
     "find_grader_dir",
     "load_config",
+    "read_only",
+    "sqlite_copy",
     "sqlite_path",
 ]
 
@@ -91,6 +96,19 @@ def sqlite_path(db_url: str) -> Path | None:
     """The file of a ``sqlite:///`` URL, None for any other database."""
     prefix = "sqlite:///"
     return Path(db_url[len(prefix) :]) if db_url.startswith(prefix) else None
+
+
+def read_only(path: Path, timeout: float = 60) -> sqlite3.Connection:
+    """The SQLite file `path`, opened read-only (through a URI: ``?`` or ``#`` in a name stays
+    part of the name)."""
+    return sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=timeout)
+
+
+def sqlite_copy(source: Path, dest: Path) -> None:
+    """A consistent copy of the SQLite file `source`: the online backup API in one step, under
+    one read lock (a plain file copy taken while nbgrader writes can be torn)."""
+    with closing(read_only(source)) as src, closing(sqlite3.connect(dest)) as dst:
+        src.backup(dst)
 
 
 def load_config(grader_dir: str | os.PathLike[str]) -> Config:

@@ -28,11 +28,10 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import cached_property
 from pathlib import Path, PurePosixPath
-from urllib.parse import quote
 
 from ..classroom.class_places import PER_LEARNER, learner_ids, own_folders, quarantined_for
 from ..classroom.ids import RosterError, normalize_id, quoted, read_roster, stored_id_problem
-from ..classroom.paths import course_dirs, load_config, sqlite_path
+from ..classroom.paths import course_dirs, load_config, read_only, sqlite_path
 from ..french.french_format import french_datetime
 from ..french.system_reason import french_reason
 from ..runs.nbgrader_run import tools_on_path
@@ -269,7 +268,7 @@ def _who(ctx: Context, sid: str) -> _Who:
         return who
     sql = "SELECT id FROM student UNION SELECT student_id FROM submitted_assignment"
     row = None
-    with closing(_ro(ctx.gradebook)) as con:
+    with closing(read_only(ctx.gradebook)) as con:
         try:
             # their ids as stored (students and submissions): a row made from a macOS folder
             # holds ``chlo`` + U+0301, and ``WHERE id = 'chloé'`` misses it
@@ -289,10 +288,6 @@ def _who(ctx: Context, sid: str) -> _Who:
         who.last = who.last or row[1] or ""
         who.email = who.email or row[2] or ""
     return who
-
-
-def _ro(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=30)
 
 
 def _raw_hits(path: Path, patterns: list[re.Pattern[bytes]]) -> int:
@@ -317,7 +312,7 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
         return
     ids = who.gradebook_ids or [who.sid]
     marks = ", ".join("?" * len(ids))
-    with closing(_ro(db)) as con:
+    with closing(read_only(db)) as con:
         try:
             row = con.execute(f"SELECT 1 FROM student WHERE id IN ({marks})", ids).fetchone()
             subs = con.execute(
@@ -547,7 +542,7 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
         elif status != 404:
             raise ErasureError(f"Le hub répond {status} pour «\u00a0{who.sid}\u00a0».")
     if setup.hub_db is not None and setup.hub_db.is_file():
-        with closing(_ro(setup.hub_db)) as con:
+        with closing(read_only(setup.hub_db)) as con:
             try:
                 row = con.execute("SELECT id FROM users WHERE name = ?", (who.sid,)).fetchone()
                 if row:

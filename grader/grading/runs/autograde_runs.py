@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from ..classroom.paths import CourseDirs, sqlite_path
+from ..classroom.paths import CourseDirs, sqlite_copy, sqlite_path
 from ..french.grading_error import GradingError
-from .gradebook_merge import copy_gradebook, merge_gradebook
+from .gradebook_merge import merge_gradebook
 from .nbgrader_log import FAILED, LogWatcher, Outcomes
 from .nbgrader_run import ProgressBar, pump, run_logged, start, stop
 
@@ -126,7 +126,7 @@ def parallel(run: ClassRun, students: list[str], jobs: int) -> tuple[Outcomes, i
             (folder / "submitted").mkdir(parents=True)
             for student in group:
                 (folder / "submitted" / student).symlink_to(run.dirs.submitted / student)
-            copy_gradebook(main_db, folder / "gradebook.db")
+            sqlite_copy(main_db, folder / "gradebook.db")
             cmd = run.command(
                 f"--CourseDirectory.submitted_directory={folder / 'submitted'}",
                 f"--CourseDirectory.db_url=sqlite:///{folder / 'gradebook.db'}",

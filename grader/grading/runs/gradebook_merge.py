@@ -3,10 +3,7 @@ into the real gradebook through nbgrader's API."""
 
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
-
-__all__ = ["copy_gradebook", "merge_gradebook"]
+__all__ = ["merge_gradebook"]
 
 
 def merge_gradebook(main_url: str, worker_url: str, assignment: str, students: list[str]) -> int:
@@ -52,11 +49,3 @@ def merge_gradebook(main_url: str, worker_url: str, assignment: str, students: l
             gb.db.commit()
             merged += 1
     return merged
-
-
-def copy_gradebook(src: Path, dest: Path) -> None:
-    """A consistent copy of a SQLite gradebook (SQLite's backup, not a file copy)."""
-    with sqlite3.connect(src) as source, sqlite3.connect(dest) as target:
-        source.backup(target)
-    source.close()
-    target.close()
