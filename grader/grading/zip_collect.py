@@ -417,16 +417,21 @@ def _time_of(copies: list[_Copy], rule: str | None, due: float | None) -> tuple[
 
 
 def _stamp(folder: Path, moment: float | None, how: str, student: str, report) -> None:
-    """Write (or clear, for a copy without a time) the folder's time and how it was found."""
-    (folder / DATING_FILE).write_text(how + "\n", encoding="utf-8")
+    """Write (or clear, for a copy without a time) the folder's time, then how it was found:
+    the explanation never says what ``timestamp.txt`` does not hold (a write that fails stops
+    before it)."""
     if moment is not None:  # UTC, nbgrader's own format
         utc = datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
         (folder / "timestamp.txt").write_text(utc, encoding="utf-8")
+    else:
+        (folder / "timestamp.txt").unlink(missing_ok=True)  # the replaced copy's (remplaces/)
+    (folder / DATING_FILE).write_text(how + "\n", encoding="utf-8")
+    if moment is not None:
         report.dated.append(f"{student}\u00a0: {_french(moment)}, {how}")
-        return
-    (folder / "timestamp.txt").unlink(missing_ok=True)  # the replaced copy's, kept in remplaces/
-    dated = "pas de date limite" in how
-    (report.dated if dated else report.undated).append(f"{student}\u00a0: {how}")
+    elif "pas de date limite" in how:
+        report.dated.append(f"{student}\u00a0: {how}")
+    else:
+        report.undated.append(f"{student}\u00a0: {how}")
 
 
 def _write(submitted: Path, assignment: str, base: Path, chosen: dict, report, dating) -> None:

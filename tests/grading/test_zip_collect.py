@@ -13,6 +13,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from grading import zip_collect
 from grading.samples import build_submission
 from grading_course import grading, nbgrader, register
 
@@ -303,3 +304,23 @@ def test_unknown_rule_is_refused(course):
     proc = grading(course, "zip_collect", "oublier", "--sans-heure=peut-etre")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "a-l-heure" in proc.stderr and "retard" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("moment", [1_741_971_600.0, None], ids=["datee", "sans-heure"])
+def test_the_explanation_never_outruns_the_time_it_explains(tmp_path, moment):
+    """``timestamp.txt`` (the time nbgrader reads) is written, or removed for a copy without a
+    time, before ``heure-de-rendu.txt`` says how it was found: when that step fails (here a
+    folder in its place), the explanation is still the one of the time left there."""
+    (tmp_path / "timestamp.txt").mkdir()  # neither written nor removed
+    (tmp_path / "timestamp.txt" / "x").write_text("")
+    explanation = tmp_path / zip_collect.DATING_FILE
+    explanation.write_text("ancienne explication\n", encoding="utf-8")
+
+    class Report:
+        dated: list[str] = []
+        undated: list[str] = []
+
+    with pytest.raises(OSError):
+        zip_collect._stamp(tmp_path, moment, "date du fichier dans l'export", "ben", Report)
+    assert explanation.read_text(encoding="utf-8") == "ancienne explication\n"
+    assert Report.dated == Report.undated == []
