@@ -1,7 +1,9 @@
 """A command line parser that speaks French to the teacher (usage, help, every error).
 
-argparse's messages go through ``gettext`` with no French catalogue, and installing one would
-change every parser of the process: this parser translates its own messages instead.
+argparse writes « usage: », « the following arguments are required » and its other messages in
+English, through ``gettext`` with no French catalogue installed; installing one would change
+every parser of the process. This parser translates its own messages instead, and names the
+command's help (``-h``) in every error.
 """
 
 from __future__ import annotations
@@ -17,24 +19,31 @@ __all__ = ["FrenchParser", "french_error"]
 NBSP = "\u00a0"
 EXIT_USAGE = 2
 
-# argparse's messages (Python 3.11 to 3.13), most specific first; each space stands for `\s`
-_MESSAGES = [
-    ("the following arguments are required: (.*)", "argument obligatoire manquant\u00a0: {0}"),
-    ("unrecognized arguments?: (.*)", "argument(s) inconnu(s)\u00a0: {0}"),
-    ("argument (.+?): expected (?:at least )?one argument", "l'option {0} attend une valeur"),
-    ("argument (.+?): invalid (?:float|int) value: (.*)", "l'option {0} attend un nombre, pas {1}"),
-    (r"argument (.+?): invalid (\w+) value: (.*)", "valeur invalide pour {0}\u00a0: {2}"),
+# argparse's messages (Python 3.11 to 3.13), most specific first; `\s` stands for their spaces
+_MESSAGES: list[tuple[str, str]] = [
     (
-        r"argument (.+?): invalid choice: (.*?) \(choose from (.*)\)",
+        r"the\sfollowing\sarguments\sare\srequired:\s(.*)",
+        "argument obligatoire manquant\u00a0: {0}",
+    ),
+    (r"unrecognized\sarguments?:\s(.*)", "argument(s) inconnu(s)\u00a0: {0}"),
+    (r"argument\s(.+?):\sexpected\sone\sargument", "l'option {0} attend une valeur"),
+    (r"argument\s(.+?):\sexpected\sat\sleast\sone\sargument", "l'option {0} attend une valeur"),
+    (
+        r"argument\s(.+?):\sinvalid\s(?:float|int)\svalue:\s(.*)",
+        "l'option {0} attend un nombre, pas {1}",
+    ),
+    (r"argument\s(.+?):\sinvalid\s(\w+)\svalue:\s(.*)", "valeur invalide pour {0}\u00a0: {2}"),
+    (
+        r"argument\s(.+?):\sinvalid\schoice:\s(.*?)\s\(choose\sfrom\s(.*)\)",
         "choix invalide pour {0}\u00a0: {1} (possibles\u00a0: {2})",
     ),
     (
-        "argument (.+?): ignored explicit argument (.*)",
+        r"argument\s(.+?):\signored\sexplicit\sargument\s(.*)",
         "l'option {0} ne prend pas de valeur ({1} donné)",
     ),
-    ("argument (.+?): not allowed with argument (.*)", "l'option {0} ne va pas avec {1}"),
-    ("ambiguous option: (.+?) could match (.*)", "option ambiguë {0}\u00a0: {1}\u00a0?"),
-    ("one of the arguments (.*) is required", "il faut l'une des options {0}"),
+    (r"argument\s(.+?):\snot\sallowed\swith\sargument\s(.*)", "l'option {0} ne va pas avec {1}"),
+    (r"ambiguous\soption:\s(.+?)\scould\smatch\s(.*)", "option ambiguë {0}\u00a0: {1}\u00a0?"),
+    (r"one\sof\sthe\sarguments\s(.*)\sis\srequired", "il faut l'une des options {0}"),
 ]
 
 
@@ -43,7 +52,8 @@ def _is_repr(value: str) -> bool:
 
 
 def _quoted(value: str) -> str:
-    """argparse's ``'x'`` (a repr), or each of a list of them, between French quotes."""
+    """argparse's ``'x'`` (a repr) between French quotes; a list of them (``'a', 'b'``, the
+    choices of an invalid choice), each between its own."""
     items = value.split(", ")
     if len(items) > 1 and all(map(_is_repr, items)):
         return ", ".join(map(_quoted, items))
@@ -55,7 +65,8 @@ def _quoted(value: str) -> str:
 def french_error(message: str) -> str:
     """argparse's English `message` in French; an unknown one is kept, after a French lead."""
     for pattern, french in _MESSAGES:
-        if match := re.fullmatch(pattern.replace(" ", r"\s"), message.strip()):
+        match = re.fullmatch(pattern, message.strip())
+        if match:
             return french.format(*map(_quoted, match.groups()))
     return f"ligne de commande incorrecte ({message})"
 
@@ -66,7 +77,8 @@ class _FrenchHelp(argparse.HelpFormatter):
 
 
 class FrenchParser(argparse.ArgumentParser):
-    """argparse in French; abbreviated options are refused (``--conf`` is no ``--confirmer``)."""
+    """``argparse.ArgumentParser`` in French; abbreviations of options are refused (for a
+    command that deletes, ``--conf`` must not pass for ``--confirmer``)."""
 
     def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
         kwargs.setdefault("formatter_class", _FrenchHelp)
@@ -90,7 +102,8 @@ class FrenchParser(argparse.ArgumentParser):
         )
 
     def add_grader_dir(self, text: str = "le dossier grader/") -> None:
-        """``--grader-dir``: the grader/ folder (found from the current one if left out)."""
+        """``--grader-dir``: the course's grader/ folder, found from the current one when left
+        out."""
         self.add_argument("--grader-dir", type=Path, default=None, metavar="DOSSIER", help=text)
 
     def _parse_known_args(self, arg_strings, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003
@@ -109,8 +122,10 @@ class FrenchParser(argparse.ArgumentParser):
         self.fail(french_error(message), usage=True)
 
     def fail(self, message: str, *, usage: bool = False) -> NoReturn:
-        """Stop on the command's own French `message` with a bad usage's status; with `usage`,
-        the usage line first and the help named (`message` then without its full stop)."""
+        """Stop the command on the teacher's own French `message`, not argparse's (no course
+        here, a value the parser cannot check), with the exit status of a bad usage; with
+        `usage`, the usage line first and the command's help named, as for argparse's errors
+        (`message` then without its full stop)."""
         if usage:
             self.print_usage(sys.stderr)
             message = f"{message}. Aide\u00a0: {self.prog} --help"
