@@ -102,23 +102,29 @@ async def test_start_use_stop_leaves_nothing(tmp_path: Path) -> None:
         assert await _select(url, "select 1") == [(1,)]
 
 
-def test_a_killed_kernel_leaves_no_server(tmp_path: Path) -> None:
-    """A kernel-like child starts a server and is killed with SIGKILL: no atexit runs, yet the
-    watchdog sees its pipe close and stops the server."""
-    folder = tmp_path / "cluster"
+def _kernel_with_a_server(folder: Path) -> tuple[subprocess.Popen, Path, int]:
+    """A kernel-like child running a server on ``folder``: its socket folder, its watchdog."""
     code = (
-        "import sys, time\n"
+        "import time\n"
         "from course.postgres import ServeurPostgres\n"
         f"pg = ServeurPostgres({str(folder)!r}).demarrer()\n"
-        "print('ready', flush=True)\n"
+        "print(pg.dossier_socket, pg._watchdog.pid, flush=True)\n"
         "time.sleep(600)\n"
     )
     child = subprocess.Popen(
         [sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True
     )
+    assert child.stdout is not None
+    socket, watchdog = child.stdout.readline().split()
+    return child, Path(socket), int(watchdog)
+
+
+def test_a_killed_kernel_leaves_no_server(tmp_path: Path) -> None:
+    """A kernel-like child starts a server and is killed with SIGKILL: no atexit runs, yet the
+    watchdog sees its pipe close and stops the server."""
+    folder = tmp_path / "cluster"
+    child, _socket, _watchdog = _kernel_with_a_server(folder)
     try:
-        assert child.stdout is not None
-        assert child.stdout.readline().strip() == "ready"
         assert _servers_in(folder)
     finally:
         child.kill()
@@ -363,23 +369,6 @@ def test_a_long_cluster_paths_failed_starts_leave_no_socket_folder(tmp_path: Pat
     assert socket_folders() - before == set()
 
 
-def _kernel_with_long_path(folder: Path) -> tuple[subprocess.Popen, Path, int]:
-    """A kernel-like child running a server on ``folder``: its socket folder, its watchdog."""
-    code = (
-        "import time\n"
-        "from course.postgres import ServeurPostgres\n"
-        f"pg = ServeurPostgres({str(folder)!r}).demarrer()\n"
-        "print(pg.dossier_socket, pg._watchdog.pid, flush=True)\n"
-        "time.sleep(600)\n"
-    )
-    child = subprocess.Popen(
-        [sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True
-    )
-    assert child.stdout is not None
-    socket, watchdog = child.stdout.readline().split()
-    return child, Path(socket), int(watchdog)
-
-
 def test_a_killed_kernels_socket_folder_goes_and_a_killed_watchdogs_at_the_next_start(
     tmp_path: Path,
 ) -> None:
@@ -387,7 +376,7 @@ def test_a_killed_kernels_socket_folder_goes_and_a_killed_watchdogs_at_the_next_
     killed too: the folder stays (the control), and the next start removes it, as its lock is
     free; a live server's socket folder, however old, is kept."""
     folder = tmp_path / ("a" + _LONG)
-    child, socket, _watchdog = _kernel_with_long_path(folder)
+    child, socket, _watchdog = _kernel_with_a_server(folder)
     try:
         assert (socket / ".s.PGSQL.5432").exists() and socket.parent != folder
     finally:
@@ -399,7 +388,7 @@ def test_a_killed_kernels_socket_folder_goes_and_a_killed_watchdogs_at_the_next_
         time.sleep(0.05)
     assert not socket.exists()
 
-    child, socket, watchdog = _kernel_with_long_path(folder)
+    child, socket, watchdog = _kernel_with_a_server(folder)
     os.kill(watchdog, signal.SIGKILL)
     child.kill()
     child.wait(10)
