@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -122,6 +123,7 @@ class JupyterLab:
     log: Path
     home: Path
     settings: Path | None = None  # JUPYTERLAB_SETTINGS_DIR, when the test chose it
+    sockets: Path | None = None  # the kernels' Unix sockets (ipc transport), removed at stop
 
     @property
     def base_url(self) -> str:
@@ -242,7 +244,9 @@ def _launch(
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
-    lab = JupyterLab(process, port, token, root, log, dirs["home"], dirs["settings"])
+    lab = JupyterLab(
+        process, port, token, root, log, dirs["home"], dirs["settings"], dirs.get("sockets")
+    )
     deadline = time.monotonic() + timeout
     while True:
         if process.poll() is not None:
@@ -261,11 +265,18 @@ def _launch(
 
 def start_jupyterlab(workdir: Path, root: Path, timeout: float = 90.0) -> JupyterLab:
     """Start ``jupyter lab`` on 127.0.0.1 with fresh config/settings/runtime folders: the
-    environment's configuration only, as ``make formgrader`` runs it (the instructor's view)."""
+    environment's configuration only, as ``make formgrader`` runs it (the instructor's view).
+
+    Its kernels talk over Unix sockets, as the hub's do: with TCP, the ports a kernel is given
+    are free when picked and bound a second later, and the suite starts kernels on 3 workers at
+    once; a kernel of another test took them once in CI (2026-12-05: « Invalid Signature », the
+    notebook never opened). The socket folder is short (a Unix socket path has 107 bytes)."""
     dirs = _fresh_dirs(workdir)
+    dirs["runtime"] = dirs["sockets"] = Path(tempfile.mkdtemp(prefix="jr-"))
     port, token = free_port(), secrets.token_hex(24)
     cmd = [
         sys.executable, "-m", "jupyterlab", "--allow-root", f"--ServerApp.root_dir={root}",
+        "--ServerKernelManager.transport=ipc",
         *SERVER_ARGS.format(port=port, token=token).split(),
     ]  # fmt: skip
     env = _environment(dirs, home=True)
@@ -298,6 +309,8 @@ def stop_jupyterlab(lab: JupyterLab) -> list[int]:
     if lab.process.poll() is None:
         lab.process.kill()
         lab.process.wait(timeout=5)
+    if lab.sockets is not None:
+        shutil.rmtree(lab.sockets, ignore_errors=True)
     return survivors
 
 
