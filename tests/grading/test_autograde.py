@@ -25,8 +25,10 @@ def _scores(grader: Path, students: list[str], assignment: str = "oublier") -> d
         return {s: gb.find_submission(assignment, s).score for s in students}
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
-def test_a_changed_submission_is_named_then_regraded_with_force(course, expected_scores, jobs):
+def test_a_changed_submission_is_named_then_regraded_with_force(course, expected_scores):
+    """With two workers; with one (the default), the same class is graded, named and regraded
+    by `make grade` and `make grade FORCE=1` in test_cycle_fresh_clone (steps 5 and 6)."""
+    jobs = "2"
     submit(course, "ana", "complete_vacuum")
     submit(course, "ben", "ebauche")
     first = grading(course, "autograde", "oublier", "--jobs", jobs)

@@ -98,6 +98,8 @@ def test_the_grading_table_in_order_on_a_fresh_clone(tmp_path, expected_scores):
     stale = make(clone, "grade")
     assert stale.returncode != 0
     assert "ben\u00a0: rendu modifié depuis sa notation" in stale.stdout
+    assert "0 rendu(s) noté(s), 2 déjà noté(s)" in stale.stdout
+    assert "make grade FORCE=1" in stale.stdout and "ana" not in stale.stdout.split("⚠")[1]
     _ok(make(clone, "grade", "FORCE=1"), "2 rendu(s) noté(s), 0 déjà noté(s)")
     # 4. a zip from the school's platform: cyr and eve (not registered); graded with two workers
     archive = grader / "downloaded" / "oublier" / "archive"
