@@ -13,6 +13,7 @@ finds nothing and erases nothing. Only the learner's own files, rows, members an
 
 from __future__ import annotations
 
+import dbm
 import html
 import json
 import os
@@ -198,8 +199,6 @@ def _hub_user_delete(ctx: Context, sid: str) -> None:
 def _erase_firstuse(path: Path, sid: str) -> None:
     """Their key out of FirstUseAuthenticator's password file (then ``reorganize`` where the
     dbm has it, so the freed record is rewritten)."""
-    import dbm
-
     with dbm.open(str(path), "w") as db:
         del db[sid.encode()]
         if hasattr(db, "reorganize"):
@@ -321,9 +320,8 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
             "sans lui, l'effacement ne pourrait pas être prouvé. Rien n'a été effacé "
             "(--temoin, un élève encore présent)."
         )
-    # a learner: in the class (gradebook, roster, submissions) or a plain user of the hub; never
-    # a hub account with an admin or instructor role, whatever else is found; erased before: what
-    # is left of them
+    # a learner is in the class (gradebook, roster, submissions) or a plain user of the hub, never
+    # an admin or instructor of the hub, whatever else is found; erased before: what is left
     staff = any(f.action == "hub_user" and f.target for f in before.found)
     known = erased is not None or any(
         f.kind in ("carnet de notes", "liste des élèves", "rendus")

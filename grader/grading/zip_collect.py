@@ -214,40 +214,6 @@ class _Copy:
         return self.time if self.time is not None else self.member.mtime
 
 
-def dating_of(
-    member: Member, student: str, known: set[str], stamp: float | None
-) -> tuple[str | None, float | None, str]:
-    """(problem, time, how) for `member` as `student`'s copy (see the module):
-    problem when another student's archive or folder holds it."""
-    containers = list(member.containers)
-    if student in containers:  # the student's own folder (the last one of that name)
-        del containers[len(containers) - 1 - containers[::-1].index(student)]
-    # the students a folder or archive name designates: the whole name, or one of its words
-    # (``ben.zip``, ``ben_rendu``, ``Rendu-ben``)
-    owners = {w for c in containers for w in {c, *_NAME_TOKENS.split(c)} & known}
-    if owners and student not in owners:
-        why = (
-            f"notebook de {quoted(student)} dans l'archive ou le dossier de "
-            f"{quoted(sorted(owners)[0])}\u00a0: mis de côté (une archive d'élève ne rend que "
-            "pour son élève)"
-        )
-        return why, None, ""
-    if member.archive is None:
-        return None, None, "fichier déposé tel quel, sans heure de rendu"
-    where = quoted(member.archive)
-    if student in owners or normalize_id(PurePosixPath(member.archive).stem) == student:
-        return None, None, f"archive de l'élève {where}\u00a0: ses dates ne prouvent rien"
-    ceiling = min(member.mtime, time.time())
-    if stamp is not None and stamp <= ceiling + DOS_SLACK:
-        return None, min(stamp, ceiling), f"heure dans le nom du fichier, {where}"
-    if member.date is None:
-        return None, None, f"export {where} sans date pour ce fichier"
-    if member.date > ceiling + (2 if member.exact else DOS_SLACK):
-        late = f"({_french(member.date)}) postérieure à l'archive elle-même\u00a0: non retenue"
-        return None, None, f"date du fichier dans {where} {late}"
-    return None, min(member.date, ceiling), f"date du fichier dans l'export {where}"
-
-
 def zip_collect(
     assignment: str, grader_dir: Path | None = None, undated: str | None = None
 ) -> ZipReport:
@@ -346,8 +312,35 @@ def _copy_of(member, match, registered, expected, assignment, known) -> _Copy | 
     with suppress(ValueError):  # the collector's ``timestamp`` group, as nbgrader reads it
         if text := match.groupdict().get("timestamp"):
             stamp = parse_utc(text).replace(tzinfo=UTC).timestamp()
-    problem, moment, how = dating_of(member, student, known, stamp)
-    return problem or _Copy(student, notebook, member, moment, how)
+    # what the archive proves (see the module); refused when another student's archive or
+    # folder holds it
+    containers = list(member.containers)
+    if student in containers:  # the student's own folder (the last one of that name)
+        del containers[len(containers) - 1 - containers[::-1].index(student)]
+    # the students a folder or archive name designates: the whole name, or one of its words
+    # (``ben.zip``, ``ben_rendu``, ``Rendu-ben``)
+    owners = {w for c in containers for w in {c, *_NAME_TOKENS.split(c)} & known}
+    if owners and student not in owners:
+        return (
+            f"notebook de {quoted(student)} dans l'archive ou le dossier de "
+            f"{quoted(sorted(owners)[0])}\u00a0: mis de côté (une archive d'élève ne rend que "
+            "pour son élève)"
+        )
+    copy = partial(_Copy, student, notebook, member)  # its time, how it was found
+    if member.archive is None:
+        return copy(None, "fichier déposé tel quel, sans heure de rendu")
+    where = quoted(member.archive)
+    if student in owners or normalize_id(PurePosixPath(member.archive).stem) == student:
+        return copy(None, f"archive de l'élève {where}\u00a0: ses dates ne prouvent rien")
+    ceiling = min(member.mtime, time.time())
+    if stamp is not None and stamp <= ceiling + DOS_SLACK:
+        return copy(min(stamp, ceiling), f"heure dans le nom du fichier, {where}")
+    if member.date is None:
+        return copy(None, f"export {where} sans date pour ce fichier")
+    if member.date > ceiling + (2 if member.exact else DOS_SLACK):
+        late = f"({_french(member.date)}) postérieure à l'archive elle-même\u00a0: non retenue"
+        return copy(None, f"date du fichier dans {where} {late}")
+    return copy(min(member.date, ceiling), f"date du fichier dans l'export {where}")
 
 
 def _french(moment: float) -> str:
