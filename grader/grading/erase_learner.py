@@ -52,9 +52,9 @@ def _rm(path: Path) -> None:
 
 
 def _erase_gradebook(ctx: Context, db: Path, ids: list[str]) -> None:
-    """The learner's rows (`ids`: every Unicode spelling the gradebook holds for them; none for
-    free pages only) out with nbgrader's API, then the file rebuilt: the deleted rows leave no
-    trace in free pages or in ``-wal``."""
+    """The learner's rows (`ids`: every Unicode spelling the gradebook holds for them) out with
+    nbgrader's API, then the file rebuilt: the deleted rows leave no trace in free pages or in
+    ``-wal``."""
     from nbgrader.api import Gradebook, MissingEntry
 
     if ids:
@@ -62,15 +62,14 @@ def _erase_gradebook(ctx: Context, db: Path, ids: list[str]) -> None:
             for stored in ids:
                 with suppress(MissingEntry):
                     gb.remove_student(stored)
-    con = sqlite3.connect(Path(db), timeout=60)  # a grading's write transactions are short
+    con = sqlite3.connect(db, timeout=60)  # a grading's write transactions are short
     try:
         con.execute("PRAGMA secure_delete = ON")
         con.execute("PRAGMA wal_checkpoint(PASSIVE)")  # what it can, never waiting on readers
         con.execute("VACUUM")
         # one wait for the readers (a reader that holds its transaction longer is named below)
         con.execute(f"PRAGMA busy_timeout = {READERS_WAIT_MS}")
-        busy = con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        if busy is not None and busy[0]:
+        if con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:  # (busy, log, done)
             # another program (formgrader, a grading) still reads an old copy: the -wal file, and
             # the pages it needs, still hold the learner
             raise sqlite3.OperationalError("database is read by another program")
@@ -235,8 +234,8 @@ def _apply(ctx: Context, sid: str, found: list[Found], notes: list[str]) -> list
         "tree": lambda f: _rm(Path(f.target)),
         "zip": lambda f: _rewrite_zip(*f.target),
         "roster": lambda f: _erase_roster(ctx, sid, f.target),
-        "gradebook": lambda f: _erase_gradebook(ctx, *f.target),
-        "vacuum": lambda f: _erase_gradebook(ctx, *f.target),
+        "gradebook": lambda f: _erase_gradebook(ctx, f.target[0], f.target[1] or [sid]),
+        "vacuum": lambda f: _erase_gradebook(ctx, f.target[0], []),  # free pages only
         "report": lambda f: reports.add(Path(f.target)),
     }
     for action, erase_one in erasers.items():
