@@ -3,17 +3,17 @@
     python -m grading.erase_learner ID [--eleves F] [--temoin ID2] [--confirmer]
     (make oublier-eleve ID=ben, then make oublier-eleve ID=ben CONFIRMER=1)
 
-The course's lesson « find, delete, prove with a control » applied to the class system: the
-scan (``grading.privacy.learner_places``) lists every place; without ``--confirmer`` nothing is
-touched. The proof: the same scan runs again and must find nothing of the learner, and still
-find the control learner (``--temoin``, default: another learner) everywhere it was found
-before; every other learner's ``nbgrader export`` row must be unchanged. A failure is named in
-French and the command exits with status 1. A second run finds nothing and erases nothing.
-Only the learner's own files, rows, members and lines are ever deleted.
+The lesson « find, delete, prove with a control » applied to the class system: the scan
+(``grading.privacy.learner_places``) lists every place; without ``--confirmer`` nothing is
+touched. The proof: the same scan must then find nothing of the learner, and still find the
+control (``--temoin``, default: another learner) everywhere it was; every other learner's
+``nbgrader export`` row must be unchanged; a failure is named in French (status 1). A second run
+finds nothing and erases nothing. Only the learner's own files, rows, members and lines go.
 """
 
 from __future__ import annotations
 
+import dbm
 import html
 import json
 import os
@@ -25,6 +25,8 @@ import zipfile
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
+from functools import partial
+from operator import attrgetter
 from pathlib import Path
 
 from .classroom.class_places import own_folder
@@ -39,6 +41,8 @@ from .privacy.learner_places import Context, ErasureError, Found, Scan, Setup, s
 
 __all__ = ["Result", "Setup", "erase", "main", "scan"]
 
+READERS_WAIT_MS = 20_000  # how long the final checkpoint waits for another program's reads
+
 
 def _rm(path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
@@ -47,29 +51,25 @@ def _rm(path: Path) -> None:
         path.unlink()
 
 
-READERS_WAIT_MS = 20_000  # how long the final checkpoint waits for another program's reads
-
-
-def _erase_gradebook(ctx: Context, sid: str, found: Found) -> None:
-    """The learner out with nbgrader's API, then the file rebuilt: the deleted rows leave no
-    trace in free pages or in ``-wal``."""
+def _erase_gradebook(ctx: Context, db: Path, ids: list[str]) -> None:
+    """The learner's rows (`ids`: every Unicode spelling the gradebook holds for them) out with
+    nbgrader's API, then the file rebuilt: the deleted rows leave no trace in free pages or in
+    ``-wal``."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    db, ids = found.target
-    if found.action == "gradebook":
+    if ids:
         with Gradebook(ctx.dirs.db_url) as gb:
-            for stored in ids or [sid]:  # every Unicode spelling the gradebook holds for them
+            for stored in ids:
                 with suppress(MissingEntry):
                     gb.remove_student(stored)
-    con = sqlite3.connect(Path(db), timeout=60)  # a grading's write transactions are short
+    con = sqlite3.connect(db, timeout=60)  # a grading's write transactions are short
     try:
         con.execute("PRAGMA secure_delete = ON")
         con.execute("PRAGMA wal_checkpoint(PASSIVE)")  # what it can, never waiting on readers
         con.execute("VACUUM")
         # one wait for the readers (a reader that holds its transaction longer is named below)
         con.execute(f"PRAGMA busy_timeout = {READERS_WAIT_MS}")
-        busy = con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        if busy is not None and busy[0]:
+        if con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:  # (busy, log, done)
             # another program (formgrader, a grading) still reads an old copy: the -wal file, and
             # the pages it needs, still hold the learner
             raise sqlite3.OperationalError("database is read by another program")
@@ -86,8 +86,7 @@ def _rewrite_zip(
     file: Path, mine: list[str], redact: tuple[str, Callable[[bytes], bytes]] | None = None
 ) -> None:
     """The archive without the members `mine`, or with one member redacted (`redact`: its name
-    and its cleaner); every other member keeps its name, date, attributes, compression and
-    bytes."""
+    and its cleaner); every other member keeps its name, date, attributes, compression, bytes."""
     with zipfile.ZipFile(file) as src:
         keep = [i for i in src.infolist() if i.filename not in set(mine)]
         if not keep:
@@ -139,10 +138,9 @@ def _erase_roster(ctx: Context, who_sid: str, line: int) -> None:
         raise ErasureError(f"{path}\u00a0: ligne {line} introuvable.")
     tmp = path.with_name(f".{path.name}.oubli")
     tmp.write_bytes(b"".join(lines[: line - 1] + lines[line:]))
+    fields = attrgetter("id", "first_name", "last_name", "email")
     try:
-        after = read_roster(tmp)
-        expected = [(s.id, s.first_name, s.last_name, s.email) for s in before if s.id != who_sid]
-        if [(s.id, s.first_name, s.last_name, s.email) for s in after] != expected:
+        if [fields(s) for s in read_roster(tmp)] != [fields(s) for s in before if s.id != who_sid]:
             raise ErasureError(
                 f"{path}\u00a0: la ligne {line} ne se retire pas proprement (champ sur plusieurs "
                 "lignes\u00a0?)\u00a0; retirez-la à la main."
@@ -200,8 +198,6 @@ def _hub_user_delete(ctx: Context, sid: str) -> None:
 def _erase_firstuse(path: Path, sid: str) -> None:
     """Their key out of FirstUseAuthenticator's password file (then ``reorganize`` where the
     dbm has it, so the freed record is rewritten)."""
-    import dbm
-
     with dbm.open(str(path), "w") as db:
         del db[sid.encode()]
         if hasattr(db, "reorganize"):
@@ -213,11 +209,9 @@ def _erase_home(ctx: Context, sid: str, home: Path) -> None:
     homes = ctx.setup.homes.resolve()
     if home.resolve().parent != homes or home.is_symlink():
         raise ErasureError(f"{home}\u00a0: pas un dossier de {homes}, laissé tel quel.")
-    owner = home.stat().st_uid
-    try:
+    owner, expected = home.stat().st_uid, None
+    with suppress(KeyError):
         expected = pwd.getpwnam(f"{ctx.setup.unix_prefix}{sid}").pw_uid
-    except KeyError:
-        expected = None
     if owner == 0 or (expected is not None and owner != expected):
         raise ErasureError(
             f"{home}\u00a0: appartient à l'uid {owner}, pas à l'élève\u00a0; laissé tel quel."
@@ -240,8 +234,8 @@ def _apply(ctx: Context, sid: str, found: list[Found], notes: list[str]) -> list
         "tree": lambda f: _rm(Path(f.target)),
         "zip": lambda f: _rewrite_zip(*f.target),
         "roster": lambda f: _erase_roster(ctx, sid, f.target),
-        "gradebook": lambda f: _erase_gradebook(ctx, sid, f),
-        "vacuum": lambda f: _erase_gradebook(ctx, sid, f),
+        "gradebook": lambda f: _erase_gradebook(ctx, f.target[0], f.target[1] or [sid]),
+        "vacuum": lambda f: _erase_gradebook(ctx, f.target[0], []),  # free pages only
         "report": lambda f: reports.add(Path(f.target)),
     }
     for action, erase_one in erasers.items():
@@ -277,13 +271,6 @@ def _export_rows(ctx: Context, without: str) -> list[dict]:
     return [r for r in rows if normalize_id(r["student_id"]) != without]
 
 
-def _control(ctx: Context, sid: str, wanted: str | None) -> str | None:
-    if wanted:
-        return normalize_id(wanted.strip())
-    others = sorted(ctx.known - {sid})  # one with a folder in submitted/ first
-    return next((i for i in others if own_folder(ctx.dirs.submitted, i)), next(iter(others), None))
-
-
 @dataclass
 class Result:
     before: Scan
@@ -303,7 +290,11 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
     """Scan, then (confirmed) erase and prove it: rescan, control, others' export rows."""
     sid = places.checked_id(sid)
     ctx = Context(setup)
-    witness = _control(ctx, sid, control)
+    if control:
+        witness = normalize_id(control.strip())
+    else:  # another learner, one with a folder in submitted/ first
+        has_folder = partial(own_folder, ctx.dirs.submitted)
+        witness = min(ctx.known - {sid}, key=lambda i: (not has_folder(i), i), default=None)
     if witness == sid:
         raise ErasureError("Le témoin doit être un autre élève que celui à effacer.")
     before = places.scan_in(ctx, sid)
@@ -328,9 +319,8 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
             "sans lui, l'effacement ne pourrait pas être prouvé. Rien n'a été effacé "
             "(--temoin, un élève encore présent)."
         )
-    # a learner: in the class (gradebook, roster, submissions) or a plain user of the hub; never
-    # a hub account with an admin or instructor role, whatever else is found; erased before: what
-    # is left of them
+    # a learner is in the class (gradebook, roster, submissions) or a plain user of the hub, never
+    # an admin or instructor of the hub, whatever else is found; erased before: what is left
     staff = any(f.action == "hub_user" and f.target for f in before.found)
     known = erased is not None or any(
         f.kind in ("carnet de notes", "liste des élèves", "rendus")
@@ -399,22 +389,6 @@ OUTSIDE = (
     "les courriels échangés avec l'élève ou à son sujet, et leurs pièces jointes",
     "les copies imprimées, clés USB et dossiers partagés où vous auriez mis ses travaux",
 )
-
-
-def _print_outside(sid: str) -> None:
-    """The sources outside the class system that this command cannot reach: the teacher's."""
-    print(
-        "Hors de ce système, à effacer par vous (le registre des effacements empêche "
-        "seulement leur retour dans la classe) :"
-    )
-    for place in OUTSIDE:
-        print(f"  - {place}")
-    print(
-        f"Si l'élève revient dans le cours : make students REINSCRIRE={sid} "
-        "(sinon make students, make collect, make zip-collect et make restauration le refusent)."
-    )
-
-
 KEEP_HELP = f"leur durée de conservation, en jours (défaut\u00a0: {places.RETENTION_DAYS:g})"
 # the options that name a place of the class system: (option, Setup field, type, value, help)
 PLACE_OPTIONS = (
@@ -447,29 +421,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--temoin", metavar="IDENTIFIANT", help="l'élève témoin (défaut\u00a0: un autre)"
     )
-    defaults = Setup()
     for option, name, kind, value, text in PLACE_OPTIONS:
-        default = getattr(defaults, name)
+        default = getattr(Setup, name)  # the dataclass's default
         parser.add_argument(option, dest=name, type=kind, default=default, metavar=value, help=text)
     parser.add_grader_dir("le dossier grader/ (défaut\u00a0: trouvé)")
     args = parser.parse_args(argv)
     token = os.environ.get(places.HUB_TOKEN_ENV)
-    if args.hub_url and not token:
-        print(
-            f"✘ --hub-url demande le jeton d'un administrateur dans {places.HUB_TOKEN_ENV}.",
-            file=sys.stderr,
-        )
-        return 2
-    if args.roster is not None and not args.roster.is_file():
-        print(
-            f"✘ Liste des élèves introuvable\u00a0: {args.roster}. Rien n'a été effacé "
-            "(sans elle, sa ligne resterait dans la liste).",
-            file=sys.stderr,
-        )
-        return 2
     where = {name: getattr(args, name) for _, name, *_ in PLACE_OPTIONS}
     setup = Setup(grader_dir=args.grader_dir, hub_token=token, redact=args.caviarder, **where)
     try:
+        if args.hub_url and not token:
+            raise ErasureError(
+                f"--hub-url demande le jeton d'un administrateur dans {places.HUB_TOKEN_ENV}."
+            )
+        if args.roster is not None and not args.roster.is_file():
+            raise ErasureError(
+                f"Liste des élèves introuvable\u00a0: {args.roster}. Rien n'a été effacé "
+                "(sans elle, sa ligne resterait dans la liste)."
+            )
         result = erase(args.student_id, setup, args.confirmer, args.temoin)
     except (ErasureError, FileNotFoundError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
@@ -493,26 +462,36 @@ def main(argv: list[str] | None = None) -> int:
     _print_scan("Trouvé", before)
     if control is not None:
         _print_scan("Témoin (un autre élève, la preuve que la recherche trouve)", control)
-    if result.after is None:
-        _print_pending(before)
-        _print_outside(before.sid)
+    after = result.after
+    if after is not None:
+        print(f"Effacé\u00a0: {len(before.found) - len(after.found)} endroit(s).")
+        print(
+            f"Vérification de l'effacement\u00a0: {before.identity} encore trouvé(e) dans "
+            f"{len(after.found)} endroit(s) (0 attendu)."
+        )
+        print(
+            f"Témoin (un autre élève, qui doit rester trouvé partout)\u00a0: "
+            f"{result.control_after.identity}, {len(control.found)} endroit(s) "
+            f"avant, {len(result.control_after.found)} après."
+        )
+    _print_pending(after or before)
+    # the sources outside the class system that this command cannot reach: the teacher's
+    print(
+        "Hors de ce système, à effacer par vous (le registre des effacements empêche "
+        "seulement leur retour dans la classe) :"
+    )
+    for place in OUTSIDE:
+        print(f"  - {place}")
+    print(
+        f"Si l'élève revient dans le cours : make students REINSCRIRE={before.sid} "
+        "(sinon make students, make collect, make zip-collect et make restauration le refusent)."
+    )
+    if after is None:
         print(
             "Rien n'a été effacé (essai à blanc). Pour effacer\u00a0: make oublier-eleve "
             f"ID={before.sid} CONFIRMER=1"
         )
         return 0
-    print(f"Effacé\u00a0: {len(before.found) - len(result.after.found)} endroit(s).")
-    print(
-        f"Vérification de l'effacement\u00a0: {before.identity} encore trouvé(e) dans "
-        f"{len(result.after.found)} endroit(s) (0 attendu)."
-    )
-    print(
-        f"Témoin (un autre élève, qui doit rester trouvé partout)\u00a0: "
-        f"{result.control_after.identity}, {len(control.found)} endroit(s) "
-        f"avant, {len(result.control_after.found)} après."
-    )
-    _print_pending(result.after)
-    _print_outside(before.sid)
     for note in result.notes:
         print(f"Note\u00a0: {note}.")
     if result.failures:

@@ -11,10 +11,8 @@ What a zip can prove (issue 32 point 9, issue 33 point 5): nothing signs it, so 
 the student its folder names only where nobody else could have put it there. In a **class
 export** (an archive named after no student) the folder is the identity and the member's date,
 the LMS's, the submission time; a **student's own archive** (named after them, or in their
-folder) speaks for that student only, and its dates, from their computer, prove nothing. A date
-after the archive's own date on disk (or now) cannot be true (14 hours of slack for a DOS date,
-zone unknown). A copy without a proven time is dated by the one rule the instructor chooses for
-the whole class (``SANS_HEURE``), kept in ``regle-sans-heure.txt`` once applied.
+folder) speaks for that student only, and its dates, from their computer, prove nothing; no date
+is later than the archive's own on disk. Without a proven time, one rule for the whole class.
 """
 
 from __future__ import annotations
@@ -23,14 +21,17 @@ import os
 import re
 import shutil
 import stat
+import struct
 import sys
 import time
 import zipfile
 from collections.abc import Iterator
-from contextlib import suppress
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
+from itertools import groupby
+from operator import attrgetter
 from pathlib import Path, PurePosixPath
 from zoneinfo import ZoneInfo
 
@@ -48,6 +49,7 @@ from .french.french_args import FrenchParser
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
 from .french.system_reason import french_message, french_reason
 from .privacy.erasure_register import skip_erased
+from .runs.submitted_ids import _expected
 
 __all__ = ["DATING_FILE", "Member", "ZipReport", "main", "members", "zip_collect"]
 
@@ -89,10 +91,6 @@ class ZipReport:
     undated: list[str] = field(default_factory=list)  # "<id> : <why>", no time, no rule
     problems: list[str] = field(default_factory=list)  # named, skipped: exit status 1
     kept: list[Path] = field(default_factory=list)  # previous copies set aside
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems and not self.undated
 
     def lines(self, assignment: str) -> list[str]:
         out = [
@@ -146,34 +144,26 @@ def _unsafe(name: str, info: zipfile.ZipInfo) -> str | None:
     return None
 
 
-def _extended_time(extra: bytes) -> float | None:
-    """The modification time of a zip's extended timestamp field (0x5455, UTC), if any."""
-    pos = 0
+def _zip_time(info: zipfile.ZipInfo) -> tuple[float | None, bool]:
+    """(the member's date as a Unix time, exact): its extended timestamp field (0x5455, UTC) when
+    written, else the DOS date read in the course's time zone; None for the zip format's empty
+    date (1980)."""
+    extra, pos = info.extra, 0
     while pos + 4 <= len(extra):
-        kind = int.from_bytes(extra[pos : pos + 2], "little")
-        size = int.from_bytes(extra[pos + 2 : pos + 4], "little")
+        kind, size = struct.unpack_from("<HH", extra, pos)
         data = extra[pos + 4 : pos + 4 + size]
         if kind == 0x5455 and len(data) >= 5 and data[0] & 1:
-            return float(int.from_bytes(data[1:5], "little", signed=True))
+            return float(int.from_bytes(data[1:5], "little", signed=True)), True
         pos += 4 + size
-    return None
-
-
-def _zip_time(info: zipfile.ZipInfo) -> tuple[float | None, bool]:
-    """(the member's date as a Unix time, exact): the extended timestamp when written, else the
-    DOS date read in the course's time zone; None for the zip format's empty date (1980)."""
-    exact = _extended_time(info.extra)
-    if exact is not None:
-        return exact, True
     with suppress(ValueError):  # a DOS date that is no date
         if info.date_time[:3] > (1980, 1, 1):
             return datetime(*info.date_time, tzinfo=ZoneInfo(COURSE_TIME_ZONE)).timestamp(), False
     return None, False
 
 
-def members(archive_dir: Path, report: ZipReport, opened: list) -> Iterator[Member]:
-    """Every file of the download folder, zips read member by member (each zip stays open, in
-    `opened`, until the caller closes them: members are read after the choice)."""
+def members(archive_dir: Path, report: ZipReport, opened: ExitStack) -> Iterator[Member]:
+    """Every file of the download folder, zips read member by member (each zip stays open in
+    `opened`: members are read after the choice)."""
     for file in sorted(p for p in archive_dir.rglob("*") if p.is_file() or p.is_symlink()):
         rel = file.relative_to(archive_dir).as_posix()
         if file.is_symlink():
@@ -185,11 +175,10 @@ def members(archive_dir: Path, report: ZipReport, opened: list) -> Iterator[Memb
             yield Member(rel, f"/{rel}", received, file.read_bytes, containers=folders)
             continue
         try:
-            zf = zipfile.ZipFile(file)
+            zf = opened.enter_context(zipfile.ZipFile(file))
         except (zipfile.BadZipFile, OSError) as exc:
             report.problems.append(f"{rel}\u00a0: archive illisible ({french_reason(exc)})")
             continue
-        opened.append(zf)
         stem = file.name[: -len(file.suffix)]
         for info in zf.infolist():
             if info.is_dir():
@@ -225,62 +214,11 @@ class _Copy:
         return self.time if self.time is not None else self.member.mtime
 
 
-def dating_of(
-    member: Member, student: str, known: set[str], stamp: float | None
-) -> tuple[str | None, float | None, str]:
-    """(problem, time, how) for `member` as `student`'s copy (see the module):
-    problem when another student's archive or folder holds it."""
-    containers = list(member.containers)
-    if student in containers:  # the student's own folder (the last one of that name)
-        del containers[len(containers) - 1 - containers[::-1].index(student)]
-    # the students a folder or archive name designates: the whole name, or one of its words
-    # (``ben.zip``, ``ben_rendu``, ``Rendu-ben``)
-    owners = {w for c in containers for w in {c, *_NAME_TOKENS.split(c)} & known}
-    if owners and student not in owners:
-        why = (
-            f"notebook de {quoted(student)} dans l'archive ou le dossier de "
-            f"{quoted(sorted(owners)[0])}\u00a0: mis de côté (une archive d'élève ne rend que "
-            "pour son élève)"
-        )
-        return why, None, ""
-    if member.archive is None:
-        return None, None, "fichier déposé tel quel, sans heure de rendu"
-    where = quoted(member.archive)
-    if student in owners or normalize_id(PurePosixPath(member.archive).stem) == student:
-        return None, None, f"archive de l'élève {where}\u00a0: ses dates ne prouvent rien"
-    ceiling = min(member.mtime, time.time())
-    if stamp is not None and stamp <= ceiling + DOS_SLACK:
-        return None, min(stamp, ceiling), f"heure dans le nom du fichier, {where}"
-    if member.date is None:
-        return None, None, f"export {where} sans date pour ce fichier"
-    if member.date > ceiling + (2 if member.exact else DOS_SLACK):
-        late = f"({_french(member.date)}) postérieure à l'archive elle-même\u00a0: non retenue"
-        return None, None, f"date du fichier dans {where} {late}"
-    return None, min(member.date, ceiling), f"date du fichier dans l'export {where}"
-
-
-def _parse_timestamp(text: str | None) -> float | None:
-    """The time in a file's name (the collector's ``timestamp`` group), as nbgrader reads it."""
-    if not text:
-        return None
-    from nbgrader.utils import parse_utc
-
-    try:
-        return parse_utc(text).replace(tzinfo=UTC).timestamp()
-    except ValueError:
-        return None
-
-
 def zip_collect(
     assignment: str, grader_dir: Path | None = None, undated: str | None = None
 ) -> ZipReport:
-    """Collect `assignment`'s download folder; `undated`: the rule for copies without a time."""
-    if undated is not None and undated not in UNDATED_RULES:
-        raise ValueError(
-            f"SANS_HEURE={undated}\u00a0: règle inconnue, choisissez "
-            + " ou ".join(f"SANS_HEURE={k}" for k in UNDATED_RULES)
-            + "."
-        )
+    """Collect `assignment`'s download folder; `undated`: the rule for copies without a time
+    (one of ``UNDATED_RULES``, as the command's choices check)."""
     dirs = course_dirs(grader_dir)
     config = load_config(dirs.grader_dir)
     base = dirs.downloaded / assignment
@@ -296,24 +234,17 @@ def zip_collect(
             f"Aucun dossier {archive_dir}\u00a0: déposez-y les archives (zip) ou les notebooks."
         )
     undated = _one_rule(base / RULE_FILE, undated)
-    expected = sorted(p.name for p in (dirs.release / assignment).glob("*.ipynb"))
-    if not expected:
-        expected = sorted(p.name for p in (dirs.source / assignment).glob("*.ipynb"))
+    expected = _expected(dirs, assignment)
     registered = [normalize_id(s) for s in registered_students(dirs.db_url)]
     report = ZipReport()
-    opened: list[zipfile.ZipFile] = []
-    try:
+    with ExitStack() as opened:
         found = members(archive_dir, report, opened)
         found = skip_erased(found, regexp, dirs, report.problems)  # RGPD: erased stay erased
         chosen = _choose(found, regexp, registered, expected, assignment, report)
         due = _due(dirs.db_url, assignment) if undated == "a-l-heure" else None
-        dating = partial(_time_of, rule=undated, due=due)
-        _write(dirs.submitted, assignment, base, chosen, report, dating)
+        _write(dirs.submitted, assignment, base, chosen, report, partial(_time_of, undated, due))
         if undated and any(UNDATED_RULES[undated] in line for line in report.dated):
             (base / RULE_FILE).write_text(undated + "\n", encoding="utf-8")
-    finally:
-        for zf in opened:
-            zf.close()
     return report
 
 
@@ -336,35 +267,32 @@ def _one_rule(path: Path, undated: str | None) -> str | None:
 
 def _choose(found, regexp, registered, expected, assignment, report) -> dict:
     """The copy of each (student, notebook) to collect: the newest; every refusal named."""
+    found = [(member, re.match(regexp, member.path)) for member in found]
+    # no class list: the ids the download itself names
+    known = set(registered) or {
+        normalize_id(m["student_id"]) for _, m in found if m and "student_id" in m.groupdict()
+    }
     chosen: dict[tuple[str, str], _Copy] = {}
-    found = list(found)
-    known = set(registered)
-    if not known:  # no class list: the ids the download itself names
-        for member in found:
-            match = re.match(regexp, member.path)
-            if match and "student_id" in match.groupdict():
-                known.add(normalize_id(match["student_id"]))
-    for member in found:
+    for member, match in found:
         if JUNK.search(member.path):
             continue
         if not member.problem and not member.path.lower().endswith(".ipynb"):
             report.ignored.append(member.origin)
             continue
-        copy = _copy_of(member, regexp, registered, expected, assignment, known)
+        copy = _copy_of(member, match, registered, expected, assignment, known)
         if isinstance(copy, str):
             report.problems.append(f"{member.origin}\u00a0: {copy}")
-            continue
-        key = (copy.student, copy.notebook)
-        if key not in chosen or copy.order > chosen[key].order:
+        elif (key := (copy.student, copy.notebook)) not in chosen or copy.order > chosen[key].order:
             chosen[key] = copy
     return chosen
 
 
-def _copy_of(member, regexp, registered, expected, assignment, known) -> _Copy | str:
+def _copy_of(member, match, registered, expected, assignment, known) -> _Copy | str:
     """The copy `member` is, or why it is not collected (French)."""
+    from nbgrader.utils import parse_utc
+
     if member.problem:
         return f"{member.problem}, ignoré"
-    match = re.match(regexp, member.path)
     if not match or "student_id" not in match.groupdict():
         return "aucun identifiant d'élève dans ce chemin (attendu\u00a0: <id>/<notebook>.ipynb)"
     student = normalize_id(match["student_id"])
@@ -380,9 +308,39 @@ def _copy_of(member, regexp, registered, expected, assignment, known) -> _Copy |
         if names and name not in names:
             hint = closest(name, names)
             return f"{quoted(name)} {refusal}" + (f"\u00a0; {near}{quoted(hint)}" if hint else "")
-    stamp = _parse_timestamp(match.groupdict().get("timestamp"))
-    problem, moment, how = dating_of(member, student, known, stamp)
-    return problem or _Copy(student, notebook, member, moment, how)
+    stamp = None
+    with suppress(ValueError):  # the collector's ``timestamp`` group, as nbgrader reads it
+        if text := match.groupdict().get("timestamp"):
+            stamp = parse_utc(text).replace(tzinfo=UTC).timestamp()
+    # what the archive proves (see the module); refused when another student's archive or
+    # folder holds it
+    containers = list(member.containers)
+    if student in containers:  # the student's own folder (the last one of that name)
+        del containers[len(containers) - 1 - containers[::-1].index(student)]
+    # the students a folder or archive name designates: the whole name, or one of its words
+    # (``ben.zip``, ``ben_rendu``, ``Rendu-ben``)
+    owners = {w for c in containers for w in {c, *_NAME_TOKENS.split(c)} & known}
+    if owners and student not in owners:
+        return (
+            f"notebook de {quoted(student)} dans l'archive ou le dossier de "
+            f"{quoted(sorted(owners)[0])}\u00a0: mis de côté (une archive d'élève ne rend que "
+            "pour son élève)"
+        )
+    copy = partial(_Copy, student, notebook, member)  # its time, how it was found
+    if member.archive is None:
+        return copy(None, "fichier déposé tel quel, sans heure de rendu")
+    where = quoted(member.archive)
+    if student in owners or normalize_id(PurePosixPath(member.archive).stem) == student:
+        return copy(None, f"archive de l'élève {where}\u00a0: ses dates ne prouvent rien")
+    ceiling = min(member.mtime, time.time())
+    if stamp is not None and stamp <= ceiling + DOS_SLACK:
+        return copy(min(stamp, ceiling), f"heure dans le nom du fichier, {where}")
+    if member.date is None:
+        return copy(None, f"export {where} sans date pour ce fichier")
+    if member.date > ceiling + (2 if member.exact else DOS_SLACK):
+        late = f"({_french(member.date)}) postérieure à l'archive elle-même\u00a0: non retenue"
+        return copy(None, f"date du fichier dans {where} {late}")
+    return copy(min(member.date, ceiling), f"date du fichier dans l'export {where}")
 
 
 def _french(moment: float) -> str:
@@ -394,15 +352,13 @@ def _due(db_url: str, assignment: str) -> float | None:
     """The assignment's due date in the gradebook (Unix time), None without one."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    try:
-        with Gradebook(db_url) as gradebook:
-            due = gradebook.find_assignment(assignment).duedate
-    except MissingEntry:
-        return None
-    return None if due is None else due.replace(tzinfo=UTC).timestamp()
+    with suppress(MissingEntry), Gradebook(db_url) as gradebook:
+        due = gradebook.find_assignment(assignment).duedate
+        return None if due is None else due.replace(tzinfo=UTC).timestamp()
+    return None
 
 
-def _time_of(copies: list[_Copy], rule: str | None, due: float | None) -> tuple[float | None, str]:
+def _time_of(rule: str | None, due: float | None, copies: list[_Copy]) -> tuple[float | None, str]:
     """A student's submission time from the copies written now, and how it was found."""
     if all(c.time is not None for c in copies):
         latest = max(copies, key=lambda c: c.time or 0.0)
@@ -426,32 +382,24 @@ def _stamp(folder: Path, moment: float | None, how: str, student: str, report) -
     else:
         (folder / "timestamp.txt").unlink(missing_ok=True)  # the replaced copy's (remplaces/)
     (folder / DATING_FILE).write_text(how + "\n", encoding="utf-8")
-    if moment is not None:
-        report.dated.append(f"{student}\u00a0: {_french(moment)}, {how}")
-    elif "pas de date limite" in how:
-        report.dated.append(f"{student}\u00a0: {how}")
-    else:
-        report.undated.append(f"{student}\u00a0: {how}")
+    undated = moment is None and "pas de date limite" not in how
+    when = "" if moment is None else f"{_french(moment)}, "
+    (report.undated if undated else report.dated).append(f"{student}\u00a0: {when}{how}")
 
 
 def _write(submitted: Path, assignment: str, base: Path, chosen: dict, report, dating) -> None:
-    by_student: dict[str, list[_Copy]] = {}
-    for copy in chosen.values():
-        by_student.setdefault(copy.student, []).append(copy)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    for student in sorted(by_student):
+    student_of = attrgetter("student")
+    for student, copies in groupby(sorted(chosen.values(), key=student_of), key=student_of):
         folder = submitted / student / assignment
         new = not folder.exists()
-        changes: list[tuple[_Copy, bytes]] = []
-        same: list[_Copy] = []
-        older = False
-        for copy in by_student[student]:
+        changes, same, older = [], [], False
+        for copy in copies:
             try:
                 data = copy.member.read()
             except (ValueError, OSError, zipfile.BadZipFile) as exc:
-                report.problems.append(
-                    f"{copy.member.origin}\u00a0: illisible ({french_reason(exc)})"
-                )
+                why = french_reason(exc)
+                report.problems.append(f"{copy.member.origin}\u00a0: illisible ({why})")
                 continue
             dest = folder / copy.notebook
             if dest.exists() and dest.read_bytes() == data:
@@ -494,7 +442,6 @@ def main(argv: list[str] | None = None) -> int:
         "--sans-heure",
         dest="undated",
         choices=sorted(UNDATED_RULES),
-        default=None,
         help="règle des copies sans heure de rendu connue, la même pour tous\u00a0: "
         "a-l-heure (datées de la date limite) ou retard (datées de l'arrivée de l'archive)",
     )
@@ -505,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
     print("\n".join(report.lines(args.assignment)))
-    return 0 if report.ok else 1
+    return 1 if report.problems or report.undated else 0
 
 
 if __name__ == "__main__":
