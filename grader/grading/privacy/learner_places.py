@@ -12,6 +12,7 @@ expiry and the command that purges it. The scan only reads: ``grading.erase_lear
 from __future__ import annotations
 
 import csv
+import dbm
 import html
 import io
 import json
@@ -27,15 +28,18 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import cached_property
+from html.entities import codepoint2name
 from pathlib import Path, PurePosixPath
 
 from ..classroom.class_places import PER_LEARNER, learner_ids, own_folders, quarantined_for
 from ..classroom.ids import RosterError, normalize_id, quoted, read_roster, stored_id_problem
+from ..classroom.kept_columns import ID_COLUMNS
 from ..classroom.paths import course_dirs, load_config, read_only, sqlite_path
 from ..french.french_format import french_datetime
 from ..french.system_reason import french_reason
 from ..runs.nbgrader_run import tools_on_path
 from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
+from .erasure_register import KEY_NAME, REGISTER_NAME
 
 __all__ = [
     "Context",
@@ -86,7 +90,7 @@ class Pending:
 @dataclass
 class Scan:
     sid: str
-    identity: str
+    identity: str = ""  # their id, names and e-mail, once roster and gradebook are read
     found: list[Found] = field(default_factory=list)
     pending: list[Pending] = field(default_factory=list)
 
@@ -186,8 +190,6 @@ _WORD = rb"A-Za-z0-9_"  # a mention is a whole word: « ben », not « benoît �
 
 def _entity_forms(text: str) -> set[str]:
     """`text` as HTML writes it: named, decimal and hexadecimal entities for non-ASCII."""
-    from html.entities import codepoint2name
-
     named = "".join(f"&{codepoint2name[ord(c)]};" if ord(c) in codepoint2name else c for c in text)
     dec = "".join(f"&#{ord(c)};" if ord(c) > 127 else c for c in text)
     hexa = "".join(f"&#x{ord(c):x};" if ord(c) > 127 else c for c in text)
@@ -230,9 +232,7 @@ def mention_pattern(who: _Who, parts: bool = False) -> Mentions:
         for nf in ("NFC", "NFD"):
             base = unicodedata.normalize(nf, form)
             for cased in {base, base.lower(), base.upper(), base.title()}:
-                variants.add(cased)
-                variants.add(json.dumps(cased)[1:-1])
-                variants |= _entity_forms(cased)
+                variants |= {cased, json.dumps(cased)[1:-1], *_entity_forms(cased)}
     alts = b"|".join(re.escape(v.encode()) for v in sorted(variants, key=len, reverse=True))
     pattern = re.compile(rb"(?<![" + _WORD + rb"])(?:" + alts + rb")(?![" + _WORD + rb"])", re.I)
     anchors = {_anchor(v) for v in variants}
@@ -259,44 +259,19 @@ class ErasureError(Exception):
 
 
 def _who(ctx: Context, sid: str) -> _Who:
+    """The learner as the roster names them (the gradebook's scan adds what it holds)."""
     who = _Who(sid)
     for line in roster_students(ctx.setup.roster):
         if line.id == sid:
             who.first, who.last, who.email = line.first_name, line.last_name, line.email
             who.roster_line = line.line
-    if ctx.gradebook is None or not ctx.gradebook.is_file():
-        return who
-    sql = "SELECT id FROM student UNION SELECT student_id FROM submitted_assignment"
-    row = None
-    with closing(read_only(ctx.gradebook)) as con:
-        try:
-            # their ids as stored (students and submissions): a row made from a macOS folder
-            # holds ``chlo`` + U+0301, and ``WHERE id = 'chloé'`` misses it
-            ids = {r[0] for r in con.execute(sql) if isinstance(r[0], str)}
-            who.gradebook_ids = sorted(i for i in ids if normalize_id(i) == sid)
-            if who.gradebook_ids:
-                marks = ", ".join("?" * len(who.gradebook_ids))
-                row = con.execute(
-                    f"SELECT first_name, last_name, email FROM student WHERE id IN ({marks}) "
-                    "ORDER BY email IS NULL, first_name IS NULL",
-                    who.gradebook_ids,
-                ).fetchone()
-        except sqlite3.DatabaseError:
-            pass  # a damaged gradebook is named by its own scan
-    if row is not None:
-        who.first = who.first or row[0] or ""
-        who.last = who.last or row[1] or ""
-        who.email = who.email or row[2] or ""
     return who
 
 
 def _raw_hits(path: Path, patterns: list[re.Pattern[bytes]]) -> int:
-    hits = 0
-    for part in (path, Path(f"{path}-wal"), Path(f"{path}-journal")):
-        if part.is_file():
-            data = part.read_bytes()
-            hits += sum(len(p.findall(data)) for p in patterns)
-    return hits
+    files = (Path(f"{path}{end}") for end in ("", "-wal", "-journal"))
+    datas = (file.read_bytes() for file in files if file.is_file())
+    return sum(len(p.findall(data)) for data in datas for p in patterns)
 
 
 def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
@@ -310,22 +285,33 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
         )
     if not db.is_file():
         return
-    ids = who.gradebook_ids or [who.sid]
-    marks = ", ".join("?" * len(ids))
+    sql = "SELECT id FROM student UNION SELECT student_id FROM submitted_assignment"
     with closing(read_only(db)) as con:
         try:
-            row = con.execute(f"SELECT 1 FROM student WHERE id IN ({marks})", ids).fetchone()
-            subs = con.execute(
-                f"SELECT count(*) FROM submitted_assignment WHERE student_id IN ({marks})", ids
-            ).fetchone()[0]
-            grades = con.execute(
-                "SELECT count(*) FROM grade g JOIN submitted_notebook sn ON sn.id = g.notebook_id "
-                "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
-                f"WHERE sa.student_id IN ({marks})",
+            # their ids as stored (students and submissions): a row made from a macOS folder
+            # holds ``chlo`` + U+0301, and ``WHERE id = 'chloé'`` misses it
+            stored = {r[0] for r in con.execute(sql) if isinstance(r[0], str)}
+            who.gradebook_ids = sorted(i for i in stored if normalize_id(i) == who.sid)
+            ids = who.gradebook_ids or [who.sid]
+            marks = ", ".join("?" * len(ids))
+            row = con.execute(
+                f"SELECT first_name, last_name, email FROM student WHERE id IN ({marks}) "
+                "ORDER BY email IS NULL, first_name IS NULL",
                 ids,
-            ).fetchone()[0]
+            ).fetchone()
+            subs, grades = con.execute(
+                "SELECT (SELECT count(*) FROM submitted_assignment WHERE student_id IN "
+                f"({marks})), (SELECT count(*) FROM grade g JOIN submitted_notebook sn ON "
+                "sn.id = g.notebook_id JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
+                f"WHERE sa.student_id IN ({marks}))",
+                ids * 2,
+            ).fetchone()
         except sqlite3.DatabaseError as exc:
             raise ErasureError(f"Carnet de notes illisible ({db})\u00a0: {exc}.") from None
+    if row is not None:  # the roster's names and e-mail first
+        who.first = who.first or row[0] or ""
+        who.last = who.last or row[1] or ""
+        who.email = who.email or row[2] or ""
     if row or subs:
         spelt = len([i for i in ids if i != who.sid])
         detail = f"fiche de l'élève, {subs} rendu(s), {grades} note(s) et commentaire(s)"
@@ -338,35 +324,30 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
 
 
 def _scan_folders(ctx: Context, who: _Who, out: Scan) -> None:
-    for kind, parent in ((p.label, p.folder(ctx.dirs)) for p in PER_LEARNER):
-        links = [
-            c
-            for c in (sorted(parent.iterdir()) if parent.is_dir() else [])
-            if c.is_symlink() and normalize_id(c.name) == who.sid
-        ]
-        if links:
-            raise ErasureError(
-                f"{links[0]} est un lien vers {links[0].resolve()}\u00a0: il n'est pas suivi "
-                "(il pourrait mener hors du cours). Remplacez-le par le dossier lui-même, puis "
-                "relancez. Rien n'a été effacé."
-            )
+    for place in PER_LEARNER:
+        parent = place.folder(ctx.dirs)
+        for child in sorted(parent.iterdir()) if parent.is_dir() else []:
+            if child.is_symlink() and normalize_id(child.name) == who.sid:
+                raise ErasureError(
+                    f"{child} est un lien vers {child.resolve()}\u00a0: il n'est pas suivi (il "
+                    "pourrait mener hors du cours). Remplacez-le par le dossier lui-même, puis "
+                    "relancez. Rien n'a été effacé."
+                )
         for folder in own_folders(parent, who.sid):
             n = sum(1 for p in folder.rglob("*") if p.is_file() or p.is_symlink())
-            out.add(kind, folder, f"{n} fichier(s)", "tree", folder)
-    if ctx.dirs.downloaded.is_dir():
-        for base in sorted(p for p in ctx.dirs.downloaded.iterdir() if p.is_dir()):
-            for folder in own_folders(base / "remplaces", who.sid):
-                out.add("copies remplacées", folder, "anciennes copies", "tree", folder)
+            out.add(place.label, folder, f"{n} fichier(s)", "tree", folder)
+    for replaced in sorted(ctx.dirs.downloaded.glob("*/remplaces")):
+        for folder in own_folders(replaced, who.sid):
+            out.add("copies remplacées", folder, "anciennes copies", "tree", folder)
     for entry in quarantined_for(ctx.dirs.quarantine, who.sid):
         out.add("quarantaine", entry, "", "tree", entry)
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in who.sid)
-    if ctx.dirs.exports.is_dir():
-        for file in sorted(ctx.dirs.exports.glob(f"donnees-{safe}-*.zip")):
-            # two ids can share a file name (« a b », « a_b »): the archive says whose it is
-            if re.fullmatch(rf"donnees-{re.escape(safe)}-\d{{8}}-\d{{6}}\.zip", file.name) and (
-                _export_of(file) == who.sid
-            ):
-                out.add("export de ses données", file, "", "tree", file)
+    for file in sorted(ctx.dirs.exports.glob(f"donnees-{safe}-*.zip")):
+        # two ids can share a file name (« a b », « a_b »): the archive says whose it is
+        if re.fullmatch(rf"donnees-{re.escape(safe)}-\d{{8}}-\d{{6}}\.zip", file.name) and (
+            _export_of(file) == who.sid
+        ):
+            out.add("export de ses données", file, "", "tree", file)
 
 
 def _export_of(file: Path) -> str | None:
@@ -393,17 +374,15 @@ def _owned(ctx: Context, path: str, sid: str, *, zipped: bool = True) -> bool:
     holds the file (the archive's stem for a file at its root). A file dropped as is
     (`zipped` False) has no stem: its first folder counts."""
     parts = PurePosixPath(path).parts
-    first = 2 if zipped else 1  # parts[1] of a member is its archive's stem, not a folder
-    folders = parts[first:] if path.endswith("/") else parts[first:-1]
+    holders = parts if path.endswith("/") else parts[:-1]  # "/", then the folders that hold it
+    match = re.match(ctx.regexp, path) if ctx.regexp else None
+    if match and "student_id" in match.groupdict():  # whom zip_collect gives it to
+        collected = normalize_id(match["student_id"])
+    else:
+        collected = normalize_id(holders[-1]) if len(holders) > 1 else None
     known = ctx.known | {sid}
-    collected = None  # whom zip_collect gives it to
-    if ctx.regexp:
-        match = re.match(ctx.regexp, path)
-        if match and "student_id" in match.groupdict():
-            collected = normalize_id(match["student_id"])
-    if collected is None:
-        owner = parts[-1] if path.endswith("/") else parts[-2] if len(parts) > 2 else None
-        collected = normalize_id(owner) if owner is not None else None
+    # holders[1] of a member is its archive's stem, not a folder
+    folders = holders[2 if zipped else 1 :]
     folder_owner = next((normalize_id(f) for f in folders if normalize_id(f) in known), None)
     if folder_owner is None:
         return collected == sid
@@ -434,24 +413,20 @@ def _scan_downloads(ctx: Context, who: _Who, out: Scan) -> None:
                     continue
                 try:
                     with zipfile.ZipFile(file) as zf:
-                        names = [i.filename for i in zf.infolist()]
+                        names = zf.namelist()
                 except (zipfile.BadZipFile, OSError) as exc:
                     reason = french_reason(exc)
                     raise ErasureError(f"Archive illisible\u00a0: {file} ({reason}).") from None
-                stem = file.name[: -len(file.suffix)]
                 norm = [(n, normalize_id(n.replace("\\", "/"))) for n in names]
-                mine = [n for n, member in norm if _owned(ctx, f"/{stem}/{member}", who.sid)]
+                mine = [n for n, member in norm if _owned(ctx, f"/{file.stem}/{member}", who.sid)]
                 if mine:  # only the learner's members: the same text before and after (control)
                     out.add("archives reçues", file, ", ".join(mine), "zip", (file, mine))
 
 
-def _scan_roster(ctx: Context, who: _Who, out: Scan) -> None:
-    if who.roster_line:
-        line = who.roster_line
+def _scan_lists(ctx: Context, who: _Who, out: Scan) -> None:
+    """Their roster line and their rows in the reports."""
+    if line := who.roster_line:
         out.add("liste des élèves", ctx.setup.roster, f"ligne {line}", "roster", line)
-
-
-def _scan_reports(ctx: Context, who: _Who, out: Scan) -> None:
     report = ctx.dirs.report
     names = ("notes.csv", "notes-tableur.csv", "grades.csv", "export-tableur.csv")
     for path in [*(report / name for name in names), ctx.dirs.grader_dir / "grades.csv"]:
@@ -466,13 +441,9 @@ def _scan_reports(ctx: Context, who: _Who, out: Scan) -> None:
 def _csv_ids(path: Path) -> set[str]:
     text = path.read_text(encoding="utf-8-sig", errors="replace")
     head = text.split("\n", 1)[0]
-    ids = set()
     sep = ";" if head.count(";") > head.count(",") else ","
-    for row in csv.DictReader(io.StringIO(text), delimiter=sep):
-        for key in ("student_id", "identifiant", "élève"):
-            if row.get(key):
-                ids.add(normalize_id(row[key].lstrip("'")))
-    return ids
+    rows = csv.DictReader(io.StringIO(text), delimiter=sep)
+    return {normalize_id(row[k].lstrip("'")) for row in rows for k in ID_COLUMNS if row.get(k)}
 
 
 def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
@@ -544,24 +515,21 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
     if setup.hub_db is not None and setup.hub_db.is_file():
         with closing(read_only(setup.hub_db)) as con:
             try:
-                row = con.execute("SELECT id FROM users WHERE name = ?", (who.sid,)).fetchone()
-                if row:
-                    counts = con.execute(
-                        "SELECT (SELECT count(*) FROM spawners WHERE user_id = ?), "
-                        "(SELECT count(*) FROM api_tokens WHERE user_id = ?)",
-                        row * 2,
-                    ).fetchone()
+                counts = con.execute(
+                    "SELECT (SELECT count(*) FROM spawners s WHERE s.user_id = u.id), "
+                    "(SELECT count(*) FROM api_tokens t WHERE t.user_id = u.id) "
+                    "FROM users u WHERE u.name = ?",
+                    (who.sid,),
+                ).fetchone()
             except sqlite3.DatabaseError as exc:
                 raise ErasureError(
                     f"Base du hub illisible ({setup.hub_db})\u00a0: {exc}."
                 ) from None
-        if row:
+        if counts:
             detail = f"utilisateur, {counts[0]} serveur(s), {counts[1]} jeton(s)"
             action = "hub_db" if not setup.hub_url else "via_hub_user"
             out.add("base du hub", setup.hub_db, detail, action)
     if (db := setup.firstuse_db) is not None:
-        import dbm
-
         try:  # FirstUseAuthenticator's password file: a dbm keyed by user name
             with dbm.open(str(db), "r") as passwords:
                 held = who.sid.encode() in passwords
@@ -577,8 +545,9 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
         out.add("dossier personnel", home, "", "home", home)
 
 
-# the course's own code and settings, never a learner's data
+# the course's own code and settings, and the erasure register: never a learner's data
 _NOT_DATA = {"grading", "templates", "submissions", "__pycache__", ".ipynb_checkpoints"}
+_NOT_DATA |= {REGISTER_NAME, KEY_NAME}
 _TOOL_FILES = ("echecs-autograde.json",)
 _OWN_FILES = ("roster", "report", "gradebook", "vacuum")  # the actions of a file of theirs
 
@@ -598,9 +567,9 @@ def _mention_detail(name: str, data: bytes, pattern: Mentions) -> str:
     return count + (f", cellule{'s' if len(hits) > 1 else ''} {', '.join(hits)}" if hits else "")
 
 
-def _whose(ctx: Context, rel: PurePosixPath) -> str | None:
+def _whose(ctx: Context, file: Path) -> str | None:
     """The learner whose work a file of the class folder is (its folder's name), if any."""
-    parts = rel.parts
+    parts = file.relative_to(ctx.dirs.grader_dir).parts
     if len(parts) > 1 and parts[0] in {p.folder(ctx.dirs).name for p in PER_LEARNER}:
         return normalize_id(parts[1])
     if "remplaces" in parts[:-1]:
@@ -616,31 +585,23 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     or another file only with ``--caviarder`` (``make oublier-eleve CAVIARDER=1``)."""
     pattern = mention_pattern(who)
     in_logs = mention_pattern(who, parts=True)  # a log line: « 'first_name': 'Ben', … »
-    grader = ctx.dirs.grader_dir
     # their own places (a tree's `where` is its target), and their own members of each archive
     own = {Path(f.where) for f in out.found if f.action in ("tree", *_OWN_FILES)}
     own_members = {Path(f.target[0]): set(f.target[1]) for f in out.found if f.action == "zip"}
-    skip_dirs = {ctx.backups.resolve(), *(p.resolve() for p in own if p.is_dir())}
-    skip_files = {p.resolve() for p in own if not p.is_dir()}
-    if ctx.gradebook is not None:
-        suffixes = ("", "-wal", "-journal", "-shm")
-        skip_files |= {Path(f"{ctx.gradebook}{suffix}").resolve() for suffix in suffixes}
-    if ctx.setup.roster is not None:
-        skip_files.add(ctx.setup.roster.resolve())
+    skip = {p.resolve() for p in (*own, ctx.backups, ctx.setup.roster) if p is not None}
+    ends = ("", "-wal", "-journal", "-shm") if ctx.gradebook is not None else ()
+    skip |= {Path(f"{ctx.gradebook}{end}").resolve() for end in ends}
 
     def walk(folder: Path):
         for child in sorted(folder.iterdir()):
-            if child.is_symlink() or child.name in _NOT_DATA:
+            if child.is_symlink() or child.name in _NOT_DATA or child.resolve() in skip:
                 continue
             if child.is_dir():
-                if child.resolve() not in skip_dirs:
-                    yield from walk(child)
-            elif child.is_file() and child.resolve() not in skip_files:
+                yield from walk(child)
+            elif child.is_file() and child.suffix != ".py":
                 yield child
 
-    for file in walk(grader):
-        if file.name in ("effacements.json", ".cle-effacements") or file.suffix == ".py":
-            continue
+    for file in walk(ctx.dirs.grader_dir):
         try:
             data = file.read_bytes()
         except OSError:
@@ -652,10 +613,9 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         found_by = in_logs if log else pattern
         if not found_by.search(data):
             continue
-        owner = _whose(ctx, PurePosixPath(file.relative_to(grader).as_posix()))
         if log:
             kind, action = "journal de notation", "log"
-        elif owner is not None:
+        elif (owner := _whose(ctx, file)) is not None:
             kind, action = f"mention dans le travail de {quoted(owner)}", "mention"
         else:
             kind, action = "mention dans un fichier de la classe", "mention"
@@ -761,9 +721,9 @@ def checked_id(value: str) -> str:
 
 
 def scan_in(ctx: Context, sid: str) -> Scan:
-    who = _who(ctx, sid)
-    out = Scan(sid, who.identity())
-    steps = (_scan_gradebook, _scan_folders, _scan_downloads, _scan_roster, _scan_reports)
-    for step in (*steps, _scan_exchange, _scan_hub, _scan_class, _scan_pending):
+    who, out = _who(ctx, sid), Scan(sid)
+    steps = (_scan_gradebook, _scan_folders, _scan_downloads, _scan_lists, _scan_exchange)
+    for step in (*steps, _scan_hub, _scan_class, _scan_pending):
         step(ctx, who, out)
+    out.identity = who.identity()
     return out
