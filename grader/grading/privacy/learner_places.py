@@ -1,12 +1,9 @@
 """Where one learner lives in the class system: the scan behind ``make oublier-eleve``.
 
-Every place is found by the learner's id (NFC, and each Unicode spelling the gradebook holds),
-name and e-mail: gradebook rows and the file's raw bytes (free pages, ``-wal``), their folders,
-the copies kept by zip_collect and collect, their data exports, their members of the LMS
-archives (see ``_owned``), roster line, the report, nbgrader's exchange (``inbound/``, released
-feedback), on a hub their account, database row and home, and any mention of them in other
-files. What cannot be erased at once (backups, logs, Helm history) is listed apart with its
-expiry and the command that purges it. The scan only reads: ``grading.erase_learner`` erases.
+Each step of ``scan_in`` finds one kind of place by the learner's id (NFC, and each Unicode
+spelling the gradebook holds), name and e-mail; the class folder is then searched for any other
+mention, and what cannot be erased at once (backups, logs, Helm history) is listed apart with
+its expiry and the command that purges it. The scan only reads: ``grading.erase_learner`` erases.
 """
 
 from __future__ import annotations
@@ -37,6 +34,7 @@ from ..classroom.kept_columns import ID_COLUMNS
 from ..classroom.paths import course_dirs, load_config, read_only, sqlite_path
 from ..french.french_format import french_datetime
 from ..french.system_reason import french_reason
+from ..runs.known_failures import FILE_NAME as FAILURES_FILE
 from ..runs.nbgrader_run import tools_on_path
 from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
 from .erasure_register import KEY_NAME, REGISTER_NAME
@@ -57,7 +55,6 @@ __all__ = [
 ]
 
 HUB_TOKEN_ENV = "JUPYTERHUB_API_TOKEN"
-DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
 TITLE = re.compile("<title>" + "Rapport de notes — " + "([^<]*)</title>")  # the report's title
 
 
@@ -72,8 +69,7 @@ class Found:
     target: object = None
 
     def key(self) -> tuple[str, str, str]:
-        """What must be the same for the control before and after: the place and what it holds
-        (a roster line's number moves when a line above is removed)."""
+        """What the control compares before and after (not a roster line's number: it moves)."""
         return (self.kind, self.where, "" if self.action == "roster" else self.detail)
 
 
@@ -139,7 +135,7 @@ class Context:
         self.course_id = self.config.CourseDirectory.get("course_id", "") or ""
         self.backups = setup.backups or self.dirs.backups
         # nbgrader's default exchange, when no other is named (the hub's: COURSE_HUB_EXCHANGE)
-        root = setup.exchange or self.config.Exchange.get("root", None) or DEFAULT_EXCHANGE
+        root = setup.exchange or self.config.Exchange.get("root", None) or "/srv/nbgrader/exchange"
         self.exchange = Path(root) / self.course_id if self.course_id else None
 
     @cached_property
@@ -155,8 +151,7 @@ class _Who:
     last: str = ""
     email: str = ""
     roster_line: int = 0
-    # the ids the gradebook holds for them, as stored: NFC, and NFD when a macOS folder or a
-    # hand-typed id made the row
+    # their ids as the gradebook stores them (NFD when a macOS folder or a hand made the row)
     gradebook_ids: list[str] = field(default_factory=list)
 
     def identity(self) -> str:
@@ -170,9 +165,8 @@ class _Who:
         return list(dict.fromkeys(forms))
 
     def patterns(self) -> list[re.Pattern[bytes]]:
-        """What betrays the learner in a SQLite file, free pages included: their student row
-        (id, first and last name stored side by side), their e-mail, and a submission row (its
-        assignment's uuid, then the student id, then the timestamp)."""
+        """What betrays them in a SQLite file, free pages included: their student row (id and
+        names side by side), their e-mail, a submission row (assignment uuid, id, timestamp)."""
         tokens = [self.email.encode()] if self.email else []
         if self.first or self.last:
             for sid in self.spellings():
@@ -218,10 +212,9 @@ def _anchor(variant: str) -> bytes:
 
 
 def mention_pattern(who: _Who, parts: bool = False) -> Mentions:
-    """Every spelling of the learner a file can hold (their id, full name in both orders,
-    e-mail; with `parts`, their first and last names alone too, as a log writes them): NFC and
-    NFD, any case, JSON ``\\u`` escapes (a notebook saved with ensure_ascii), HTML entities (a
-    feedback page)."""
+    """Every spelling of the learner a file can hold (id, full name both ways, e-mail; with
+    `parts`, first and last names alone, as a log writes them): NFC and NFD, any case, JSON
+    ``\\u`` escapes (a notebook saved with ensure_ascii), HTML entities (a feedback page)."""
     forms = [who.sid, who.email]
     if who.first and who.last:
         forms += [f"{who.first} {who.last}", f"{who.last} {who.first}"]
@@ -342,11 +335,10 @@ def _scan_folders(ctx: Context, who: _Who, out: Scan) -> None:
     for entry in quarantined_for(ctx.dirs.quarantine, who.sid):
         out.add("quarantaine", entry, "", "tree", entry)
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in who.sid)
+    name = re.compile(rf"donnees-{re.escape(safe)}-\d{{8}}-\d{{6}}\.zip")
     for file in sorted(ctx.dirs.exports.glob(f"donnees-{safe}-*.zip")):
         # two ids can share a file name (« a b », « a_b »): the archive says whose it is
-        if re.fullmatch(rf"donnees-{re.escape(safe)}-\d{{8}}-\d{{6}}\.zip", file.name) and (
-            _export_of(file) == who.sid
-        ):
+        if name.fullmatch(file.name) and _export_of(file) == who.sid:
             out.add("export de ses données", file, "", "tree", file)
 
 
@@ -364,15 +356,12 @@ def _export_of(file: Path) -> str | None:
 
 
 def _owned(ctx: Context, path: str, sid: str, *, zipped: bool = True) -> bool:
-    """Whether a download member (``/<archive stem>/<member>``) is the learner's.
-
-    The first folder inside the archive that names a learner of the class (or `sid`) decides:
-    an ENT that puts each copy one folder deeper (``ana/oublier/oublier.ipynb``,
-    ``ana/brouillon/…``) keeps them Ana's, where the collector's regexp would read « oublier »;
-    a file name is never an owner (``ben/ana.ipynb`` is Ben's). With no such folder, it is read
-    as ``zip_collect`` reads it: the regexp's student when it matches, else the folder that
-    holds the file (the archive's stem for a file at its root). A file dropped as is
-    (`zipped` False) has no stem: its first folder counts."""
+    """Whether a download member (``/<archive stem>/<member>``) is the learner's: the first
+    folder in the archive that names a learner of the class (or `sid`) decides, so an ENT's
+    ``ana/oublier/oublier.ipynb`` stays Ana's where the collector's regexp reads « oublier »; a
+    file name is never an owner (``ben/ana.ipynb`` is Ben's). With no such folder, as
+    ``zip_collect`` reads it: the regexp's student, else the folder that holds the file (the
+    archive's stem at its root; a file dropped as is, `zipped` False, has no stem)."""
     parts = PurePosixPath(path).parts
     holders = parts if path.endswith("/") else parts[:-1]  # "/", then the folders that hold it
     match = re.match(ctx.regexp, path) if ctx.regexp else None
@@ -381,8 +370,7 @@ def _owned(ctx: Context, path: str, sid: str, *, zipped: bool = True) -> bool:
     else:
         collected = normalize_id(holders[-1]) if len(holders) > 1 else None
     known = ctx.known | {sid}
-    # holders[1] of a member is its archive's stem, not a folder
-    folders = holders[2 if zipped else 1 :]
+    folders = holders[2 if zipped else 1 :]  # holders[1] of a member: its archive's stem
     folder_owner = next((normalize_id(f) for f in folders if normalize_id(f) in known), None)
     if folder_owner is None:
         return collected == sid
@@ -447,10 +435,9 @@ def _csv_ids(path: Path) -> set[str]:
 
 
 def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
-    """Their submissions (``inbound/<id>+<assignment>+<time>[+<random>]``) and their released
-    feedback: nbgrader names it ``feedback/<md5(secret + notebook)>.html``, the secret read
-    from their grader folders and from their inbound copies (``nbgrader submit`` writes it there
-    too), so a page stays findable when the grader folders are already gone."""
+    """Their submissions (``inbound/<id>+<assignment>+<time>[+<random>]``) and released feedback
+    (``feedback/<md5(secret + notebook)>.html``), the secret read from their grader folders and
+    inbound copies, so a page stays findable once the grader folders are gone."""
     if ctx.exchange is None or not ctx.exchange.is_dir():
         return
     from nbgrader.utils import notebook_hash
@@ -465,13 +452,10 @@ def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
         for folder in own_folders(parent, who.sid):
             secret_files += folder.glob("*/submission_secret.txt")
     found = set()
-    for secret_file in secret_files:
-        if secret_file.is_symlink() or not secret_file.is_file():
-            continue
+    for secret_file in (f for f in secret_files if f.is_file() and not f.is_symlink()):
         secret = secret_file.read_text(errors="replace").strip()
-        for nb in secret_file.parent.glob("*.*"):
-            if nb.suffix in (".ipynb", ".html"):
-                found.add((secret, nb.stem))
+        notebooks = secret_file.parent.glob("*.*")
+        found |= {(secret, nb.stem) for nb in notebooks if nb.suffix in (".ipynb", ".html")}
     for secret, notebook in sorted(found):
         name = notebook_hash(secret=secret, notebook_id=notebook)
         page = ctx.exchange / "feedback" / f"{name}.html"
@@ -548,8 +532,6 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
 # the course's own code and settings, and the erasure register: never a learner's data
 _NOT_DATA = {"grading", "templates", "submissions", "__pycache__", ".ipynb_checkpoints"}
 _NOT_DATA |= {REGISTER_NAME, KEY_NAME}
-_TOOL_FILES = ("echecs-autograde.json",)
-_OWN_FILES = ("roster", "report", "gradebook", "vacuum")  # the actions of a file of theirs
 
 
 def _mention_detail(name: str, data: bytes, pattern: Mentions) -> str:
@@ -572,21 +554,20 @@ def _whose(ctx: Context, file: Path) -> str | None:
     parts = file.relative_to(ctx.dirs.grader_dir).parts
     if len(parts) > 1 and parts[0] in {p.folder(ctx.dirs).name for p in PER_LEARNER}:
         return normalize_id(parts[1])
-    if "remplaces" in parts[:-1]:
-        k = parts.index("remplaces")
-        return normalize_id(parts[k + 1]) if len(parts) > k + 2 else None
+    if "remplaces" in parts[:-2]:  # <assignment>/remplaces/<id>/…
+        return normalize_id(parts[parts.index("remplaces") + 1])
     return None
 
 
 def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
-    """Every other file of the class folder (archives member by member): a mention of the
-    learner outside their own places (a classmate's answer naming them, a log line) is named
-    with its file and cell. Logs are cleaned by the erasure; a mention in another learner's work
-    or another file only with ``--caviarder`` (``make oublier-eleve CAVIARDER=1``)."""
+    """Every other file of the class folder, archives member by member: a mention of the learner
+    (a classmate's answer naming them, a log line) is named with its file and cell. The erasure
+    cleans logs; other mentions only with ``--caviarder`` (``make oublier-eleve CAVIARDER=1``)."""
     pattern = mention_pattern(who)
     in_logs = mention_pattern(who, parts=True)  # a log line: « 'first_name': 'Ben', … »
     # their own places (a tree's `where` is its target), and their own members of each archive
-    own = {Path(f.where) for f in out.found if f.action in ("tree", *_OWN_FILES)}
+    own_actions = ("tree", "roster", "report", "gradebook", "vacuum")
+    own = {Path(f.where) for f in out.found if f.action in own_actions}
     own_members = {Path(f.target[0]): set(f.target[1]) for f in out.found if f.action == "zip"}
     skip = {p.resolve() for p in (*own, ctx.backups, ctx.setup.roster) if p is not None}
     ends = ("", "-wal", "-journal", "-shm") if ctx.gradebook is not None else ()
@@ -609,7 +590,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         if file.suffix.lower() == ".zip":
             _scan_class_zip(file, data, own_members.get(file, set()), pattern, out)
             continue
-        log = file.suffix == ".log" or file.name in _TOOL_FILES
+        log = file.suffix == ".log" or file.name == FAILURES_FILE
         found_by = in_logs if log else pattern
         if not found_by.search(data):
             continue
@@ -624,8 +605,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
 
 
 def _scan_class_zip(file: Path, data: bytes, mine: set[str], pattern: Mentions, out: Scan) -> None:
-    """The members of an archive that mention the learner (their own members are listed
-    apart, as « archives reçues »)."""
+    """The members of an archive that mention the learner (theirs are « archives reçues »)."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
             for info in zf.infolist():
