@@ -251,16 +251,6 @@ class ErasureError(Exception):
     """An erasure that cannot go on, in one French sentence."""
 
 
-def _who(ctx: Context, sid: str) -> _Who:
-    """The learner as the roster names them (the gradebook's scan adds what it holds)."""
-    who = _Who(sid)
-    for line in roster_students(ctx.setup.roster):
-        if line.id == sid:
-            who.first, who.last, who.email = line.first_name, line.last_name, line.email
-            who.roster_line = line.line
-    return who
-
-
 def _raw_hits(path: Path, patterns: list[re.Pattern[bytes]]) -> int:
     files = (Path(f"{path}{end}") for end in ("", "-wal", "-journal"))
     datas = (file.read_bytes() for file in files if file.is_file())
@@ -701,7 +691,11 @@ def checked_id(value: str) -> str:
 
 
 def scan_in(ctx: Context, sid: str) -> Scan:
-    who, out = _who(ctx, sid), Scan(sid)
+    who, out = _Who(sid), Scan(sid)
+    for line in roster_students(ctx.setup.roster):  # its names first, then the gradebook's
+        if line.id == sid:
+            who.first, who.last, who.email = line.first_name, line.last_name, line.email
+            who.roster_line = line.line
     steps = (_scan_gradebook, _scan_folders, _scan_downloads, _scan_lists, _scan_exchange)
     for step in (*steps, _scan_hub, _scan_class, _scan_pending):
         step(ctx, who, out)
