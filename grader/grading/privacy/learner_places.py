@@ -204,13 +204,6 @@ class Mentions:
         return self.pattern.search(data) if any(a in low for a in self.anchors) else None
 
 
-def _anchor(variant: str) -> bytes:
-    """The longest ASCII run of a spelling, lower-cased: every file that holds the spelling
-    holds it (« nom13 nom13 » for « Prénom13 Nom13 », not « pr », which every file has)."""
-    runs = re.findall(rb"[\x00-\x7f]+", variant.encode())
-    return max(runs, key=len, default=b"").lower()
-
-
 def mention_pattern(who: _Who, parts: bool = False) -> Mentions:
     """Every spelling of the learner a file can hold (id, full name both ways, e-mail; with
     `parts`, first and last names alone, as a log writes them): NFC and NFD, any case, JSON
@@ -228,9 +221,12 @@ def mention_pattern(who: _Who, parts: bool = False) -> Mentions:
                 variants |= {cased, json.dumps(cased)[1:-1], *_entity_forms(cased)}
     alts = b"|".join(re.escape(v.encode()) for v in sorted(variants, key=len, reverse=True))
     pattern = re.compile(rb"(?<![" + _WORD + rb"])(?:" + alts + rb")(?![" + _WORD + rb"])", re.I)
-    anchors = {_anchor(v) for v in variants}
+    # each spelling's longest ASCII run, lower-cased: every file that holds the spelling holds it
+    # (« nom13 nom13 » for « Prénom13 Nom13 », not « pr », which every file has)
+    runs = (re.findall(rb"[\x00-\x7f]+", v.encode()) for v in variants)
+    anchors = {max(r, key=len, default=b"").lower() for r in runs}
     if any(len(a) < 2 for a in anchors):  # a spelling with no ASCII to look for: no first look
-        return Mentions(pattern, (b"",))
+        anchors = {b""}
     # an anchor that holds a shorter one is implied by it
     kept = sorted(anchors, key=len)
     kept = [a for k, a in enumerate(kept) if not any(b in a for b in kept[:k])]
