@@ -1,18 +1,16 @@
 """The register of erased learners: what keeps an erased learner from coming back unseen.
 
-An erasure (``make oublier-eleve CONFIRMER=1``) removes every trace of a learner, but the class
-keeps sources that still hold them: a backup made before, the teacher's master roster, the LMS
-archive, the exchange. The register records each erasure so that a restore, a roster import
-(``make students``), ``make collect`` and ``make zip-collect`` skip the learner, name them and
-fail, unless the teacher confirms a re-enrolment (``REINSCRIRE=<id>``).
+An erasure (``make oublier-eleve CONFIRMER=1``) removes every trace of a learner, but a backup
+made before, the teacher's master roster, the LMS archive or the exchange may still hold them: a
+restore, a roster import (``make students``), ``make collect`` and ``make zip-collect`` read the
+register, skip the learner, name them and fail, unless the teacher confirms a re-enrolment
+(``REINSCRIRE=<id>``, which removes the learner from every register it can write).
 
-It holds no personal data: one HMAC-SHA-256 of the learner's id (NFC) per erasure, with its
-date; the key is a private random file (``.cle-effacements``, mode 0600) beside the register, so
-the register alone cannot be checked against a list of names. It lives beside the gradebook
-(``effacements.json``), beside the backups (``sauvegardes/effacements.json``: a restore into a
-fresh clone still finds it) and inside every backup written after the erasure
-(``effacements/``), all with one key (the first found). A re-enrolment removes the learner's
-entry from every register it can write.
+It holds no personal data: one HMAC-SHA-256 of the id (NFC) per erasure, with its date, keyed by
+a private random file (``.cle-effacements``, mode 0600) beside it, so the register alone cannot
+be checked against a list of names. It lives beside the gradebook (``effacements.json``), beside
+the backups (``sauvegardes/``: a restore into a fresh clone still finds it) and inside every
+backup written after the erasure, all with one key (the first found).
 """
 
 from __future__ import annotations
@@ -81,12 +79,6 @@ class Register:
         erased = data.get("effaces") if isinstance(data, dict) else None
         return [e for e in erased or [] if isinstance(e, dict) and "empreinte" in e]
 
-    def digest(self, sid: str, key: bytes | None = None) -> str | None:
-        key = key or self.key()
-        if key is None:
-            return None
-        return hmac.new(key, normalize_id(sid).encode(), hashlib.sha256).hexdigest()
-
     def _save(self, entries: list[dict], key: bytes) -> None:
         if self.key() != key:
             write_private(self.folder / KEY_NAME, key.hex().encode() + b"\n")
@@ -100,6 +92,10 @@ class Register:
         write_private(self.folder / REGISTER_NAME, data)
 
 
+def _digest(key: bytes, sid: str) -> str:
+    return hmac.new(key, normalize_id(sid).encode(), hashlib.sha256).hexdigest()
+
+
 def registers_of(gradebook_dir: Path, backups: Path | None = None) -> list[Register]:
     """The registers of a class: beside its gradebook, beside its backups."""
     places = [gradebook_dir, backups or gradebook_dir / "sauvegardes"]
@@ -109,9 +105,9 @@ def registers_of(gradebook_dir: Path, backups: Path | None = None) -> list[Regis
 def erased_on(sid: str, registers: list[Register]) -> str | None:
     """The date (``AAAA-MM-JJ``) `sid` was erased, by any of `registers`; None if never."""
     for register in registers:
-        digest = register.digest(sid)
-        for entry in register.entries() if digest else []:
-            if hmac.compare_digest(str(entry["empreinte"]), digest):
+        key = register.key()
+        for entry in register.entries() if key is not None else []:
+            if hmac.compare_digest(str(entry["empreinte"]), _digest(key, sid)):
                 return str(entry.get("date", "?"))
     return None
 
@@ -122,24 +118,21 @@ def record_erasure(sid: str, registers: list[Register], when: datetime | None = 
     key = next((k for r in registers if (k := r.key()) is not None), secrets.token_bytes(32))
     day = (when or datetime.now(UTC)).strftime("%Y-%m-%d")
     for register in registers:
-        key_here = register.key() or key  # a register keeps its own key
-        digest = register.digest(sid, key_here)
-        entries = register.entries()
-        if digest in {e["empreinte"] for e in entries} and register.key() == key_here:
-            continue  # recorded already: its first date stays
-        register._save([*entries, {"empreinte": digest, "date": day}], key_here)
+        own = register.key()
+        key_here = own or key  # a register keeps its own key
+        digest, entries = _digest(key_here, sid), register.entries()
+        # recorded already, under its own key: its first date stays
+        if own != key_here or digest not in {e["empreinte"] for e in entries}:
+            register._save([*entries, {"empreinte": digest, "date": day}], key_here)
 
 
 def reenrol(sid: str, registers: list[Register]) -> bool:
     """Remove `sid` from every register (a re-enrolment the teacher confirmed); whether any
     register held them."""
     found = False
-    for register in registers:
-        key = register.key()
-        if key is None:
-            continue
-        digest = register.digest(sid, key)
-        entries = register.entries()
+    for register in (r for r in registers if r.key() is not None):
+        key, entries = register.key(), register.entries()
+        digest = _digest(key, sid)
         kept = [e for e in entries if not hmac.compare_digest(str(e["empreinte"]), digest)]
         if len(kept) != len(entries):
             found = True

@@ -1,17 +1,15 @@
 """Where one learner lives in the class system: the scan behind ``make oublier-eleve``.
 
-Every place is found by the learner's id (NFC, and each Unicode spelling the gradebook holds),
-name and e-mail: gradebook rows and the file's raw bytes (free pages, ``-wal``), their folders,
-the copies kept by zip_collect and collect, their data exports, their members of the LMS
-archives (see ``_owned``), roster line, the report, nbgrader's exchange (``inbound/``, released
-feedback), on a hub their account, database row and home, and any mention of them in other
-files. What cannot be erased at once (backups, logs, Helm history) is listed apart with its
-expiry and the command that purges it. The scan only reads: ``grading.erase_learner`` erases.
+Each step of ``scan_in`` finds one kind of place by the learner's id (NFC, and each Unicode
+spelling the gradebook holds), name and e-mail; the class folder is then searched for any other
+mention, and what cannot be erased at once (backups, logs, Helm history) is listed apart with
+its expiry and the command that purges it. The scan only reads: ``grading.erase_learner`` erases.
 """
 
 from __future__ import annotations
 
 import csv
+import dbm
 import html
 import io
 import json
@@ -27,15 +25,19 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import cached_property
+from html.entities import codepoint2name
 from pathlib import Path, PurePosixPath
 
 from ..classroom.class_places import PER_LEARNER, learner_ids, own_folders, quarantined_for
 from ..classroom.ids import RosterError, normalize_id, quoted, read_roster, stored_id_problem
+from ..classroom.kept_columns import ID_COLUMNS
 from ..classroom.paths import course_dirs, load_config, read_only, sqlite_path
 from ..french.french_format import french_datetime
 from ..french.system_reason import french_reason
+from ..runs.known_failures import FILE_NAME as FAILURES_FILE
 from ..runs.nbgrader_run import tools_on_path
 from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
+from .erasure_register import KEY_NAME, REGISTER_NAME
 
 __all__ = [
     "Context",
@@ -53,7 +55,6 @@ __all__ = [
 ]
 
 HUB_TOKEN_ENV = "JUPYTERHUB_API_TOKEN"
-DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
 TITLE = re.compile("<title>" + "Rapport de notes — " + "([^<]*)</title>")  # the report's title
 
 
@@ -68,8 +69,7 @@ class Found:
     target: object = None
 
     def key(self) -> tuple[str, str, str]:
-        """What must be the same for the control before and after: the place and what it holds
-        (a roster line's number moves when a line above is removed)."""
+        """What the control compares before and after (not a roster line's number: it moves)."""
         return (self.kind, self.where, "" if self.action == "roster" else self.detail)
 
 
@@ -86,7 +86,7 @@ class Pending:
 @dataclass
 class Scan:
     sid: str
-    identity: str
+    identity: str = ""  # their id, names and e-mail, once roster and gradebook are read
     found: list[Found] = field(default_factory=list)
     pending: list[Pending] = field(default_factory=list)
 
@@ -135,7 +135,7 @@ class Context:
         self.course_id = self.config.CourseDirectory.get("course_id", "") or ""
         self.backups = setup.backups or self.dirs.backups
         # nbgrader's default exchange, when no other is named (the hub's: COURSE_HUB_EXCHANGE)
-        root = setup.exchange or self.config.Exchange.get("root", None) or DEFAULT_EXCHANGE
+        root = setup.exchange or self.config.Exchange.get("root", None) or "/srv/nbgrader/exchange"
         self.exchange = Path(root) / self.course_id if self.course_id else None
 
     @cached_property
@@ -151,8 +151,7 @@ class _Who:
     last: str = ""
     email: str = ""
     roster_line: int = 0
-    # the ids the gradebook holds for them, as stored: NFC, and NFD when a macOS folder or a
-    # hand-typed id made the row
+    # their ids as the gradebook stores them (NFD when a macOS folder or a hand made the row)
     gradebook_ids: list[str] = field(default_factory=list)
 
     def identity(self) -> str:
@@ -166,9 +165,8 @@ class _Who:
         return list(dict.fromkeys(forms))
 
     def patterns(self) -> list[re.Pattern[bytes]]:
-        """What betrays the learner in a SQLite file, free pages included: their student row
-        (id, first and last name stored side by side), their e-mail, and a submission row (its
-        assignment's uuid, then the student id, then the timestamp)."""
+        """What betrays them in a SQLite file, free pages included: their student row (id and
+        names side by side), their e-mail, a submission row (assignment uuid, id, timestamp)."""
         tokens = [self.email.encode()] if self.email else []
         if self.first or self.last:
             for sid in self.spellings():
@@ -186,8 +184,6 @@ _WORD = rb"A-Za-z0-9_"  # a mention is a whole word: « ben », not « benoît �
 
 def _entity_forms(text: str) -> set[str]:
     """`text` as HTML writes it: named, decimal and hexadecimal entities for non-ASCII."""
-    from html.entities import codepoint2name
-
     named = "".join(f"&{codepoint2name[ord(c)]};" if ord(c) in codepoint2name else c for c in text)
     dec = "".join(f"&#{ord(c)};" if ord(c) > 127 else c for c in text)
     hexa = "".join(f"&#x{ord(c):x};" if ord(c) > 127 else c for c in text)
@@ -208,18 +204,10 @@ class Mentions:
         return self.pattern.search(data) if any(a in low for a in self.anchors) else None
 
 
-def _anchor(variant: str) -> bytes:
-    """The longest ASCII run of a spelling, lower-cased: every file that holds the spelling
-    holds it (« nom13 nom13 » for « Prénom13 Nom13 », not « pr », which every file has)."""
-    runs = re.findall(rb"[\x00-\x7f]+", variant.encode())
-    return max(runs, key=len, default=b"").lower()
-
-
 def mention_pattern(who: _Who, parts: bool = False) -> Mentions:
-    """Every spelling of the learner a file can hold (their id, full name in both orders,
-    e-mail; with `parts`, their first and last names alone too, as a log writes them): NFC and
-    NFD, any case, JSON ``\\u`` escapes (a notebook saved with ensure_ascii), HTML entities (a
-    feedback page)."""
+    """Every spelling of the learner a file can hold (id, full name both ways, e-mail; with
+    `parts`, first and last names alone, as a log writes them): NFC and NFD, any case, JSON
+    ``\\u`` escapes (a notebook saved with ensure_ascii), HTML entities (a feedback page)."""
     forms = [who.sid, who.email]
     if who.first and who.last:
         forms += [f"{who.first} {who.last}", f"{who.last} {who.first}"]
@@ -230,14 +218,15 @@ def mention_pattern(who: _Who, parts: bool = False) -> Mentions:
         for nf in ("NFC", "NFD"):
             base = unicodedata.normalize(nf, form)
             for cased in {base, base.lower(), base.upper(), base.title()}:
-                variants.add(cased)
-                variants.add(json.dumps(cased)[1:-1])
-                variants |= _entity_forms(cased)
+                variants |= {cased, json.dumps(cased)[1:-1], *_entity_forms(cased)}
     alts = b"|".join(re.escape(v.encode()) for v in sorted(variants, key=len, reverse=True))
     pattern = re.compile(rb"(?<![" + _WORD + rb"])(?:" + alts + rb")(?![" + _WORD + rb"])", re.I)
-    anchors = {_anchor(v) for v in variants}
+    # each spelling's longest ASCII run, lower-cased: every file that holds the spelling holds it
+    # (« nom13 nom13 » for « Prénom13 Nom13 », not « pr », which every file has)
+    runs = (re.findall(rb"[\x00-\x7f]+", v.encode()) for v in variants)
+    anchors = {max(r, key=len, default=b"").lower() for r in runs}
     if any(len(a) < 2 for a in anchors):  # a spelling with no ASCII to look for: no first look
-        return Mentions(pattern, (b"",))
+        anchors = {b""}
     # an anchor that holds a shorter one is implied by it
     kept = sorted(anchors, key=len)
     kept = [a for k, a in enumerate(kept) if not any(b in a for b in kept[:k])]
@@ -258,45 +247,10 @@ class ErasureError(Exception):
     """An erasure that cannot go on, in one French sentence."""
 
 
-def _who(ctx: Context, sid: str) -> _Who:
-    who = _Who(sid)
-    for line in roster_students(ctx.setup.roster):
-        if line.id == sid:
-            who.first, who.last, who.email = line.first_name, line.last_name, line.email
-            who.roster_line = line.line
-    if ctx.gradebook is None or not ctx.gradebook.is_file():
-        return who
-    sql = "SELECT id FROM student UNION SELECT student_id FROM submitted_assignment"
-    row = None
-    with closing(read_only(ctx.gradebook)) as con:
-        try:
-            # their ids as stored (students and submissions): a row made from a macOS folder
-            # holds ``chlo`` + U+0301, and ``WHERE id = 'chloé'`` misses it
-            ids = {r[0] for r in con.execute(sql) if isinstance(r[0], str)}
-            who.gradebook_ids = sorted(i for i in ids if normalize_id(i) == sid)
-            if who.gradebook_ids:
-                marks = ", ".join("?" * len(who.gradebook_ids))
-                row = con.execute(
-                    f"SELECT first_name, last_name, email FROM student WHERE id IN ({marks}) "
-                    "ORDER BY email IS NULL, first_name IS NULL",
-                    who.gradebook_ids,
-                ).fetchone()
-        except sqlite3.DatabaseError:
-            pass  # a damaged gradebook is named by its own scan
-    if row is not None:
-        who.first = who.first or row[0] or ""
-        who.last = who.last or row[1] or ""
-        who.email = who.email or row[2] or ""
-    return who
-
-
 def _raw_hits(path: Path, patterns: list[re.Pattern[bytes]]) -> int:
-    hits = 0
-    for part in (path, Path(f"{path}-wal"), Path(f"{path}-journal")):
-        if part.is_file():
-            data = part.read_bytes()
-            hits += sum(len(p.findall(data)) for p in patterns)
-    return hits
+    files = (Path(f"{path}{end}") for end in ("", "-wal", "-journal"))
+    datas = (file.read_bytes() for file in files if file.is_file())
+    return sum(len(p.findall(data)) for data in datas for p in patterns)
 
 
 def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
@@ -310,22 +264,33 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
         )
     if not db.is_file():
         return
-    ids = who.gradebook_ids or [who.sid]
-    marks = ", ".join("?" * len(ids))
+    sql = "SELECT id FROM student UNION SELECT student_id FROM submitted_assignment"
     with closing(read_only(db)) as con:
         try:
-            row = con.execute(f"SELECT 1 FROM student WHERE id IN ({marks})", ids).fetchone()
-            subs = con.execute(
-                f"SELECT count(*) FROM submitted_assignment WHERE student_id IN ({marks})", ids
-            ).fetchone()[0]
-            grades = con.execute(
-                "SELECT count(*) FROM grade g JOIN submitted_notebook sn ON sn.id = g.notebook_id "
-                "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
-                f"WHERE sa.student_id IN ({marks})",
+            # their ids as stored (students and submissions): a row made from a macOS folder
+            # holds ``chlo`` + U+0301, and ``WHERE id = 'chloé'`` misses it
+            stored = {r[0] for r in con.execute(sql) if isinstance(r[0], str)}
+            who.gradebook_ids = sorted(i for i in stored if normalize_id(i) == who.sid)
+            ids = who.gradebook_ids or [who.sid]
+            marks = ", ".join("?" * len(ids))
+            row = con.execute(
+                f"SELECT first_name, last_name, email FROM student WHERE id IN ({marks}) "
+                "ORDER BY email IS NULL, first_name IS NULL",
                 ids,
-            ).fetchone()[0]
+            ).fetchone()
+            subs, grades = con.execute(
+                "SELECT (SELECT count(*) FROM submitted_assignment WHERE student_id IN "
+                f"({marks})), (SELECT count(*) FROM grade g JOIN submitted_notebook sn ON "
+                "sn.id = g.notebook_id JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
+                f"WHERE sa.student_id IN ({marks}))",
+                ids * 2,
+            ).fetchone()
         except sqlite3.DatabaseError as exc:
             raise ErasureError(f"Carnet de notes illisible ({db})\u00a0: {exc}.") from None
+    if row is not None:  # the roster's names and e-mail first
+        who.first = who.first or row[0] or ""
+        who.last = who.last or row[1] or ""
+        who.email = who.email or row[2] or ""
     if row or subs:
         spelt = len([i for i in ids if i != who.sid])
         detail = f"fiche de l'élève, {subs} rendu(s), {grades} note(s) et commentaire(s)"
@@ -338,35 +303,29 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
 
 
 def _scan_folders(ctx: Context, who: _Who, out: Scan) -> None:
-    for kind, parent in ((p.label, p.folder(ctx.dirs)) for p in PER_LEARNER):
-        links = [
-            c
-            for c in (sorted(parent.iterdir()) if parent.is_dir() else [])
-            if c.is_symlink() and normalize_id(c.name) == who.sid
-        ]
-        if links:
-            raise ErasureError(
-                f"{links[0]} est un lien vers {links[0].resolve()}\u00a0: il n'est pas suivi "
-                "(il pourrait mener hors du cours). Remplacez-le par le dossier lui-même, puis "
-                "relancez. Rien n'a été effacé."
-            )
+    for place in PER_LEARNER:
+        parent = place.folder(ctx.dirs)
+        for child in sorted(parent.iterdir()) if parent.is_dir() else []:
+            if child.is_symlink() and normalize_id(child.name) == who.sid:
+                raise ErasureError(
+                    f"{child} est un lien vers {child.resolve()}\u00a0: il n'est pas suivi (il "
+                    "pourrait mener hors du cours). Remplacez-le par le dossier lui-même, puis "
+                    "relancez. Rien n'a été effacé."
+                )
         for folder in own_folders(parent, who.sid):
             n = sum(1 for p in folder.rglob("*") if p.is_file() or p.is_symlink())
-            out.add(kind, folder, f"{n} fichier(s)", "tree", folder)
-    if ctx.dirs.downloaded.is_dir():
-        for base in sorted(p for p in ctx.dirs.downloaded.iterdir() if p.is_dir()):
-            for folder in own_folders(base / "remplaces", who.sid):
-                out.add("copies remplacées", folder, "anciennes copies", "tree", folder)
+            out.add(place.label, folder, f"{n} fichier(s)", "tree", folder)
+    for replaced in sorted(ctx.dirs.downloaded.glob("*/remplaces")):
+        for folder in own_folders(replaced, who.sid):
+            out.add("copies remplacées", folder, "anciennes copies", "tree", folder)
     for entry in quarantined_for(ctx.dirs.quarantine, who.sid):
         out.add("quarantaine", entry, "", "tree", entry)
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in who.sid)
-    if ctx.dirs.exports.is_dir():
-        for file in sorted(ctx.dirs.exports.glob(f"donnees-{safe}-*.zip")):
-            # two ids can share a file name (« a b », « a_b »): the archive says whose it is
-            if re.fullmatch(rf"donnees-{re.escape(safe)}-\d{{8}}-\d{{6}}\.zip", file.name) and (
-                _export_of(file) == who.sid
-            ):
-                out.add("export de ses données", file, "", "tree", file)
+    name = re.compile(rf"donnees-{re.escape(safe)}-\d{{8}}-\d{{6}}\.zip")
+    for file in sorted(ctx.dirs.exports.glob(f"donnees-{safe}-*.zip")):
+        # two ids can share a file name (« a b », « a_b »): the archive says whose it is
+        if name.fullmatch(file.name) and _export_of(file) == who.sid:
+            out.add("export de ses données", file, "", "tree", file)
 
 
 def _export_of(file: Path) -> str | None:
@@ -383,27 +342,21 @@ def _export_of(file: Path) -> str | None:
 
 
 def _owned(ctx: Context, path: str, sid: str, *, zipped: bool = True) -> bool:
-    """Whether a download member (``/<archive stem>/<member>``) is the learner's.
-
-    The first folder inside the archive that names a learner of the class (or `sid`) decides:
-    an ENT that puts each copy one folder deeper (``ana/oublier/oublier.ipynb``,
-    ``ana/brouillon/…``) keeps them Ana's, where the collector's regexp would read « oublier »;
-    a file name is never an owner (``ben/ana.ipynb`` is Ben's). With no such folder, it is read
-    as ``zip_collect`` reads it: the regexp's student when it matches, else the folder that
-    holds the file (the archive's stem for a file at its root). A file dropped as is
-    (`zipped` False) has no stem: its first folder counts."""
+    """Whether a download member (``/<archive stem>/<member>``) is the learner's: the first
+    folder in the archive that names a learner of the class (or `sid`) decides, so an ENT's
+    ``ana/oublier/oublier.ipynb`` stays Ana's where the collector's regexp reads « oublier »; a
+    file name is never an owner (``ben/ana.ipynb`` is Ben's). With no such folder, as
+    ``zip_collect`` reads it: the regexp's student, else the folder that holds the file (the
+    archive's stem at its root; a file dropped as is, `zipped` False, has no stem)."""
     parts = PurePosixPath(path).parts
-    first = 2 if zipped else 1  # parts[1] of a member is its archive's stem, not a folder
-    folders = parts[first:] if path.endswith("/") else parts[first:-1]
+    holders = parts if path.endswith("/") else parts[:-1]  # "/", then the folders that hold it
+    match = re.match(ctx.regexp, path) if ctx.regexp else None
+    if match and "student_id" in match.groupdict():  # whom zip_collect gives it to
+        collected = normalize_id(match["student_id"])
+    else:
+        collected = normalize_id(holders[-1]) if len(holders) > 1 else None
     known = ctx.known | {sid}
-    collected = None  # whom zip_collect gives it to
-    if ctx.regexp:
-        match = re.match(ctx.regexp, path)
-        if match and "student_id" in match.groupdict():
-            collected = normalize_id(match["student_id"])
-    if collected is None:
-        owner = parts[-1] if path.endswith("/") else parts[-2] if len(parts) > 2 else None
-        collected = normalize_id(owner) if owner is not None else None
+    folders = holders[2 if zipped else 1 :]  # holders[1] of a member: its archive's stem
     folder_owner = next((normalize_id(f) for f in folders if normalize_id(f) in known), None)
     if folder_owner is None:
         return collected == sid
@@ -434,24 +387,20 @@ def _scan_downloads(ctx: Context, who: _Who, out: Scan) -> None:
                     continue
                 try:
                     with zipfile.ZipFile(file) as zf:
-                        names = [i.filename for i in zf.infolist()]
+                        names = zf.namelist()
                 except (zipfile.BadZipFile, OSError) as exc:
                     reason = french_reason(exc)
                     raise ErasureError(f"Archive illisible\u00a0: {file} ({reason}).") from None
-                stem = file.name[: -len(file.suffix)]
                 norm = [(n, normalize_id(n.replace("\\", "/"))) for n in names]
-                mine = [n for n, member in norm if _owned(ctx, f"/{stem}/{member}", who.sid)]
+                mine = [n for n, member in norm if _owned(ctx, f"/{file.stem}/{member}", who.sid)]
                 if mine:  # only the learner's members: the same text before and after (control)
                     out.add("archives reçues", file, ", ".join(mine), "zip", (file, mine))
 
 
-def _scan_roster(ctx: Context, who: _Who, out: Scan) -> None:
-    if who.roster_line:
-        line = who.roster_line
+def _scan_lists(ctx: Context, who: _Who, out: Scan) -> None:
+    """Their roster line and their rows in the reports."""
+    if line := who.roster_line:
         out.add("liste des élèves", ctx.setup.roster, f"ligne {line}", "roster", line)
-
-
-def _scan_reports(ctx: Context, who: _Who, out: Scan) -> None:
     report = ctx.dirs.report
     names = ("notes.csv", "notes-tableur.csv", "grades.csv", "export-tableur.csv")
     for path in [*(report / name for name in names), ctx.dirs.grader_dir / "grades.csv"]:
@@ -466,20 +415,15 @@ def _scan_reports(ctx: Context, who: _Who, out: Scan) -> None:
 def _csv_ids(path: Path) -> set[str]:
     text = path.read_text(encoding="utf-8-sig", errors="replace")
     head = text.split("\n", 1)[0]
-    ids = set()
     sep = ";" if head.count(";") > head.count(",") else ","
-    for row in csv.DictReader(io.StringIO(text), delimiter=sep):
-        for key in ("student_id", "identifiant", "élève"):
-            if row.get(key):
-                ids.add(normalize_id(row[key].lstrip("'")))
-    return ids
+    rows = csv.DictReader(io.StringIO(text), delimiter=sep)
+    return {normalize_id(row[k].lstrip("'")) for row in rows for k in ID_COLUMNS if row.get(k)}
 
 
 def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
-    """Their submissions (``inbound/<id>+<assignment>+<time>[+<random>]``) and their released
-    feedback: nbgrader names it ``feedback/<md5(secret + notebook)>.html``, the secret read
-    from their grader folders and from their inbound copies (``nbgrader submit`` writes it there
-    too), so a page stays findable when the grader folders are already gone."""
+    """Their submissions (``inbound/<id>+<assignment>+<time>[+<random>]``) and released feedback
+    (``feedback/<md5(secret + notebook)>.html``), the secret read from their grader folders and
+    inbound copies, so a page stays findable once the grader folders are gone."""
     if ctx.exchange is None or not ctx.exchange.is_dir():
         return
     from nbgrader.utils import notebook_hash
@@ -494,13 +438,10 @@ def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
         for folder in own_folders(parent, who.sid):
             secret_files += folder.glob("*/submission_secret.txt")
     found = set()
-    for secret_file in secret_files:
-        if secret_file.is_symlink() or not secret_file.is_file():
-            continue
+    for secret_file in (f for f in secret_files if f.is_file() and not f.is_symlink()):
         secret = secret_file.read_text(errors="replace").strip()
-        for nb in secret_file.parent.glob("*.*"):
-            if nb.suffix in (".ipynb", ".html"):
-                found.add((secret, nb.stem))
+        notebooks = secret_file.parent.glob("*.*")
+        found |= {(secret, nb.stem) for nb in notebooks if nb.suffix in (".ipynb", ".html")}
     for secret, notebook in sorted(found):
         name = notebook_hash(secret=secret, notebook_id=notebook)
         page = ctx.exchange / "feedback" / f"{name}.html"
@@ -544,24 +485,21 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
     if setup.hub_db is not None and setup.hub_db.is_file():
         with closing(read_only(setup.hub_db)) as con:
             try:
-                row = con.execute("SELECT id FROM users WHERE name = ?", (who.sid,)).fetchone()
-                if row:
-                    counts = con.execute(
-                        "SELECT (SELECT count(*) FROM spawners WHERE user_id = ?), "
-                        "(SELECT count(*) FROM api_tokens WHERE user_id = ?)",
-                        row * 2,
-                    ).fetchone()
+                counts = con.execute(
+                    "SELECT (SELECT count(*) FROM spawners s WHERE s.user_id = u.id), "
+                    "(SELECT count(*) FROM api_tokens t WHERE t.user_id = u.id) "
+                    "FROM users u WHERE u.name = ?",
+                    (who.sid,),
+                ).fetchone()
             except sqlite3.DatabaseError as exc:
                 raise ErasureError(
                     f"Base du hub illisible ({setup.hub_db})\u00a0: {exc}."
                 ) from None
-        if row:
+        if counts:
             detail = f"utilisateur, {counts[0]} serveur(s), {counts[1]} jeton(s)"
             action = "hub_db" if not setup.hub_url else "via_hub_user"
             out.add("base du hub", setup.hub_db, detail, action)
     if (db := setup.firstuse_db) is not None:
-        import dbm
-
         try:  # FirstUseAuthenticator's password file: a dbm keyed by user name
             with dbm.open(str(db), "r") as passwords:
                 held = who.sid.encode() in passwords
@@ -577,10 +515,9 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
         out.add("dossier personnel", home, "", "home", home)
 
 
-# the course's own code and settings, never a learner's data
+# the course's own code and settings, and the erasure register: never a learner's data
 _NOT_DATA = {"grading", "templates", "submissions", "__pycache__", ".ipynb_checkpoints"}
-_TOOL_FILES = ("echecs-autograde.json",)
-_OWN_FILES = ("roster", "report", "gradebook", "vacuum")  # the actions of a file of theirs
+_NOT_DATA |= {REGISTER_NAME, KEY_NAME}
 
 
 def _mention_detail(name: str, data: bytes, pattern: Mentions) -> str:
@@ -598,49 +535,40 @@ def _mention_detail(name: str, data: bytes, pattern: Mentions) -> str:
     return count + (f", cellule{'s' if len(hits) > 1 else ''} {', '.join(hits)}" if hits else "")
 
 
-def _whose(ctx: Context, rel: PurePosixPath) -> str | None:
+def _whose(ctx: Context, file: Path) -> str | None:
     """The learner whose work a file of the class folder is (its folder's name), if any."""
-    parts = rel.parts
+    parts = file.relative_to(ctx.dirs.grader_dir).parts
     if len(parts) > 1 and parts[0] in {p.folder(ctx.dirs).name for p in PER_LEARNER}:
         return normalize_id(parts[1])
-    if "remplaces" in parts[:-1]:
-        k = parts.index("remplaces")
-        return normalize_id(parts[k + 1]) if len(parts) > k + 2 else None
+    if "remplaces" in parts[:-2]:  # <assignment>/remplaces/<id>/…
+        return normalize_id(parts[parts.index("remplaces") + 1])
     return None
 
 
 def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
-    """Every other file of the class folder (archives member by member): a mention of the
-    learner outside their own places (a classmate's answer naming them, a log line) is named
-    with its file and cell. Logs are cleaned by the erasure; a mention in another learner's work
-    or another file only with ``--caviarder`` (``make oublier-eleve CAVIARDER=1``)."""
+    """Every other file of the class folder, archives member by member: a mention of the learner
+    (a classmate's answer naming them, a log line) is named with its file and cell. The erasure
+    cleans logs; other mentions only with ``--caviarder`` (``make oublier-eleve CAVIARDER=1``)."""
     pattern = mention_pattern(who)
     in_logs = mention_pattern(who, parts=True)  # a log line: « 'first_name': 'Ben', … »
-    grader = ctx.dirs.grader_dir
     # their own places (a tree's `where` is its target), and their own members of each archive
-    own = {Path(f.where) for f in out.found if f.action in ("tree", *_OWN_FILES)}
+    own_actions = ("tree", "roster", "report", "gradebook", "vacuum")
+    own = {Path(f.where) for f in out.found if f.action in own_actions}
     own_members = {Path(f.target[0]): set(f.target[1]) for f in out.found if f.action == "zip"}
-    skip_dirs = {ctx.backups.resolve(), *(p.resolve() for p in own if p.is_dir())}
-    skip_files = {p.resolve() for p in own if not p.is_dir()}
-    if ctx.gradebook is not None:
-        suffixes = ("", "-wal", "-journal", "-shm")
-        skip_files |= {Path(f"{ctx.gradebook}{suffix}").resolve() for suffix in suffixes}
-    if ctx.setup.roster is not None:
-        skip_files.add(ctx.setup.roster.resolve())
+    skip = {p.resolve() for p in (*own, ctx.backups, ctx.setup.roster) if p is not None}
+    ends = ("", "-wal", "-journal", "-shm") if ctx.gradebook is not None else ()
+    skip |= {Path(f"{ctx.gradebook}{end}").resolve() for end in ends}
 
     def walk(folder: Path):
         for child in sorted(folder.iterdir()):
-            if child.is_symlink() or child.name in _NOT_DATA:
+            if child.is_symlink() or child.name in _NOT_DATA or child.resolve() in skip:
                 continue
             if child.is_dir():
-                if child.resolve() not in skip_dirs:
-                    yield from walk(child)
-            elif child.is_file() and child.resolve() not in skip_files:
+                yield from walk(child)
+            elif child.is_file() and child.suffix != ".py":
                 yield child
 
-    for file in walk(grader):
-        if file.name in ("effacements.json", ".cle-effacements") or file.suffix == ".py":
-            continue
+    for file in walk(ctx.dirs.grader_dir):
         try:
             data = file.read_bytes()
         except OSError:
@@ -648,14 +576,13 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         if file.suffix.lower() == ".zip":
             _scan_class_zip(file, data, own_members.get(file, set()), pattern, out)
             continue
-        log = file.suffix == ".log" or file.name in _TOOL_FILES
+        log = file.suffix == ".log" or file.name == FAILURES_FILE
         found_by = in_logs if log else pattern
         if not found_by.search(data):
             continue
-        owner = _whose(ctx, PurePosixPath(file.relative_to(grader).as_posix()))
         if log:
             kind, action = "journal de notation", "log"
-        elif owner is not None:
+        elif (owner := _whose(ctx, file)) is not None:
             kind, action = f"mention dans le travail de {quoted(owner)}", "mention"
         else:
             kind, action = "mention dans un fichier de la classe", "mention"
@@ -664,8 +591,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
 
 
 def _scan_class_zip(file: Path, data: bytes, mine: set[str], pattern: Mentions, out: Scan) -> None:
-    """The members of an archive that mention the learner (their own members are listed
-    apart, as « archives reçues »)."""
+    """The members of an archive that mention the learner (theirs are « archives reçues »)."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
             for info in zf.infolist():
@@ -761,9 +687,13 @@ def checked_id(value: str) -> str:
 
 
 def scan_in(ctx: Context, sid: str) -> Scan:
-    who = _who(ctx, sid)
-    out = Scan(sid, who.identity())
-    steps = (_scan_gradebook, _scan_folders, _scan_downloads, _scan_roster, _scan_reports)
-    for step in (*steps, _scan_exchange, _scan_hub, _scan_class, _scan_pending):
+    who, out = _Who(sid), Scan(sid)
+    for line in roster_students(ctx.setup.roster):  # its names first, then the gradebook's
+        if line.id == sid:
+            who.first, who.last, who.email = line.first_name, line.last_name, line.email
+            who.roster_line = line.line
+    steps = (_scan_gradebook, _scan_folders, _scan_downloads, _scan_lists, _scan_exchange)
+    for step in (*steps, _scan_hub, _scan_class, _scan_pending):
         step(ctx, who, out)
+    out.identity = who.identity()
     return out
