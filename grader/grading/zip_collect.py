@@ -49,7 +49,7 @@ from .french.french_args import FrenchParser
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
 from .french.system_reason import french_message, french_reason
 from .privacy.erasure_register import skip_erased
-from .runs.submitted_ids import _expected
+from .runs.submitted_ids import expected_notebooks
 
 __all__ = ["DATING_FILE", "Member", "ZipReport", "main", "members", "zip_collect"]
 
@@ -234,7 +234,7 @@ def zip_collect(
             f"Aucun dossier {archive_dir}\u00a0: déposez-y les archives (zip) ou les notebooks."
         )
     undated = _one_rule(base / RULE_FILE, undated)
-    expected = _expected(dirs, assignment)
+    expected = expected_notebooks(dirs, assignment)
     registered = [normalize_id(s) for s in registered_students(dirs.db_url)]
     report = ZipReport()
     with ExitStack() as opened:

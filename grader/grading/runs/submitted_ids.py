@@ -20,6 +20,7 @@ from ..classroom.paths import sqlite_path
 __all__ = [
     "IdReport",
     "check_submitted_ids",
+    "expected_notebooks",
     "matching",
     "submitted_students",
     "unknown_student_message",
@@ -42,7 +43,8 @@ class IdReport:
         return out
 
 
-def _expected(dirs, assignment: str) -> list[str]:
+def expected_notebooks(dirs, assignment: str) -> list[str]:
+    """The notebooks an assignment's submission holds: its release's, else its source's."""
     for folder in (dirs.release / assignment, dirs.source / assignment):
         names = sorted(p.name for p in folder.glob("*.ipynb"))
         if names:
@@ -60,7 +62,7 @@ def check_submitted_ids(dirs, assignment: str) -> IdReport:
     registered: list[str] = []
     if db_file is None or db_file.is_file():  # never create a gradebook just to read it
         registered = [normalize_id(s) for s in registered_students(dirs.db_url)]
-    expected = _expected(dirs, assignment)
+    expected = expected_notebooks(dirs, assignment)
     for folder in sorted(p for p in submitted.iterdir() if p.is_dir()):
         name = folder.name
         nfc = normalize_id(name)
