@@ -209,8 +209,7 @@ def score_bins(max_score: float) -> list[float]:
 
 
 def _plots(df: pd.DataFrame, failures: pd.Series) -> dict[str, str]:
-    """Histogram of the scores and bar chart of the criteria: 100 dpi, at most 1000 px wide;
-    ``Figure``, not pyplot, whose figures stay in a global registry until closed."""
+    """Scores' histogram, criteria's bars: 100 dpi, ≤ 1000 px wide (``Figure``: no pyplot state)."""
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
@@ -378,8 +377,7 @@ def write_report(
 
 
 class ClassReport(ExportPlugin):
-    """``nbgrader export --exporter=grading.report.ClassReport``: ``--to`` the report's folder
-    (``rapport``), ``--assignment`` needed when the gradebook has several."""
+    """``nbgrader export --exporter=grading.report.ClassReport``; ``--to``: the report's folder."""
 
     def export(self, gradebook: Gradebook) -> None:
         assignments = [str(a) for a in self.assignment] or [a.name for a in gradebook.assignments]

@@ -399,9 +399,8 @@ class OwnerCheckedCollect(ExchangeCollect):
         self.log.info("%s%s%s %s", lead, LEAD_SEP, student, self.coursedir.assignment_id)
 
     def _keep_all(self) -> None:
-        """The set-aside folders copied into the quarantine by the confined copier (what it does
-        not copy is listed in ``NON_COPIES.txt``, never read); a link is named, not followed; an
-        erased learner's copy stays out of the course."""
+        """The set-aside folders copied into the quarantine by the confined copier (the rest named
+        in ``NON_COPIES.txt``, never read); a link is named, not followed; never an erased one."""
         root = Path(self.coursedir.root) / self.quarantine_directory / self.coursedir.assignment_id
         inbound, dir_mode = Path(self.inbound_path), self._modes()[0]
         todo = []
