@@ -16,6 +16,7 @@ import html
 import io
 import math
 import textwrap
+from contextlib import suppress
 from pathlib import Path
 
 import jinja2
@@ -30,7 +31,7 @@ from course.labo.outcome import OUTCOMES, Outcome
 from .classroom.paths import course_dirs, load_config
 from .french.csv_safe import EXPORT_KEYS, LINE_END, SafeCsvExport, neutralise_frame
 from .french.french_args import FrenchParser
-from .french.french_csv import REPORT_NAME, ZONE, write_french_csv
+from .french.french_csv import EXPORT_HEADER, REPORT_NAME, ZONE, write_french_csv
 from .french.french_format import collation_key, french_datetime, french_score, points_text
 from .french.system_reason import french_message
 from .nbgrader_ext.criterion_titles import criterion_number, criterion_title, ordered_criteria
@@ -40,14 +41,7 @@ from .runs.manual_grades import pending_hand_grades
 from .runs.nbgrader_run import tools_on_path
 from .zip_collect import DATING_FILE
 
-__all__ = [
-    "ClassReport",
-    "class_table",
-    "criteria_failures",
-    "main",
-    "score_bins",
-    "write_report",
-]
+__all__ = ["ClassReport", "class_table", "main", "score_bins", "write_report"]
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"  # grader/templates
 # The page runs no script and fetches nothing: names and ids come from students and archives.
@@ -57,33 +51,18 @@ CSP = (
 NUMERIC = ["raw_score", "late_submission_penalty", "score", "max_score"]
 PERSON = ["student_id", "last_name", "first_name", "email"]
 EXPORT_COLUMNS = [*PERSON, "timestamp", "duedate", *NUMERIC]
-# notes-tableur.csv: French headers, one column per criterion after these
+# notes-tableur.csv: export-tableur.csv's French headers (the person, the two times, the scores),
+# then these, then one column per criterion
 REPORT_HEADER = [
-    "identifiant",
-    "nom",
-    "prénom",
-    "courriel",
+    *EXPORT_HEADER[3:7],
     f"heure de rendu ({ZONE})",
     f"date limite ({ZONE})",
-    "note brute",
-    "pénalité de retard",
-    "note",
-    "note maximale",
+    *EXPORT_HEADER[7:],
     "rendu",
     "retard",
     "état",
     "pourquoi",
 ]
-
-
-def _nbgrader_export(gradebook: Gradebook, assignment: str) -> pd.DataFrame:
-    """nbgrader's CSV export of `assignment` as rows: read back from a file, stock nbgrader's
-    unquoted CSV shifted every column after a comma in a name or an id."""
-    rows = SafeCsvExport(assignment=[assignment]).rows(gradebook)
-    df = pd.DataFrame(rows, columns=EXPORT_KEYS, dtype=object)
-    for column in NUMERIC:
-        df[column] = pd.to_numeric(df[column])
-    return df[EXPORT_COLUMNS].reset_index(drop=True)
 
 
 def _outcome(autograded: Path | None, student: str, assignment: str) -> tuple[str, str]:
@@ -95,25 +74,19 @@ def _outcome(autograded: Path | None, student: str, assignment: str) -> tuple[st
     copies = sorted(folder.glob("*.ipynb")) if folder.is_dir() else []
     if not copies:
         return Outcome.NOT_GRADED.value, ""
-    outcomes, details = [], []
+    records = []
     for path in copies:
-        try:
-            outcome, detail = read_record(nbformat.read(path, as_version=4).metadata)
-        except Exception:  # an unreadable copy says nothing about the grade
-            continue
-        outcomes.append(outcome)
-        if outcome != Outcome.GRADED and detail:
-            details.append(detail)
-    worst = next(
-        (o for o in outcomes if o != Outcome.GRADED), Outcome.GRADED.value if outcomes else ""
-    )
-    return worst, " ".join(details)
+        with suppress(Exception):  # an unreadable copy says nothing about the grade
+            records.append(read_record(nbformat.read(path, as_version=4).metadata))
+    failed = [(outcome, detail) for outcome, detail in records if outcome != Outcome.GRADED]
+    if failed:
+        return failed[0][0], " ".join(detail for _, detail in failed if detail)
+    return (Outcome.GRADED.value if records else ""), ""
 
 
 def _state(outcome: str) -> str:
     """The report's French state for an outcome ("" is a copy that says nothing: graded)."""
-    if not outcome:
-        return Outcome.GRADED.label
+    outcome = outcome or Outcome.GRADED
     return Outcome(outcome).label if outcome in set(Outcome) else outcome
 
 
@@ -161,7 +134,13 @@ def class_table(gradebook: Gradebook, assignment: str, autograded: Path | None) 
         for cell in notebook.grade_cells:
             title = criterion_title(cell.name)
             criteria[title] = criteria.get(title, 0.0) + float(cell.max_score)
-    df = _nbgrader_export(gradebook, assignment)
+    # nbgrader export's rows, not its file: stock nbgrader's unquoted CSV shifted every column
+    # after a comma in a name or an id; in French order
+    rows = SafeCsvExport(assignment=[assignment]).rows(gradebook)
+    rows.sort(key=lambda r: collation_key(r["student_id"]))
+    df = pd.DataFrame(rows, columns=EXPORT_KEYS, dtype=object)[EXPORT_COLUMNS]
+    for column in NUMERIC:
+        df[column] = pd.to_numeric(df[column])
     points: dict[str, dict[str, float]] = {}
     for sub in gradebook.assignment_submissions(assignment):
         row = points.setdefault(sub.student_id, dict.fromkeys(criteria, 0.0))
@@ -200,14 +179,12 @@ def class_table(gradebook: Gradebook, assignment: str, autograded: Path | None) 
     ]
     for title in criteria:
         df[title] = [points[s][title] if s in points else math.nan for s in students]
-    df = df.iloc[sorted(range(len(df)), key=lambda i: collation_key(students[i]))]
-    df = df.reset_index(drop=True)
     df.attrs["criteria"] = ordered_criteria(criteria)  # the TP statement's order and numbers
     df.attrs["pending"] = pending
     return df
 
 
-def criteria_failures(df: pd.DataFrame) -> pd.Series:
+def _criteria_failures(df: pd.DataFrame) -> pd.Series:
     """Share (0..1) of the submitted students who lost points on each criterion, largest first."""
     criteria = df.attrs.get("criteria", {})
     submitted = df[df["submitted"]] if "submitted" in df else df
@@ -227,46 +204,38 @@ def _png(fig) -> str:
 
 
 def score_bins(max_score: float) -> list[float]:
-    """The histogram's bins: one per half point, centred on it (11,5 is not 12: the TP's points
-    are halves or wholes)."""
+    """One bin per half point, centred on it (11,5 is not 12: the TP's points are halves)."""
     return [k / 2 - 0.25 for k in range(math.ceil(max_score * 2) + 2)]
 
 
-def _plots(df: pd.DataFrame, failures: pd.Series) -> tuple[str, str]:
-    """Histogram of the scores and bar chart of the criteria: 100 dpi, at most 1000 px wide."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def _plots(df: pd.DataFrame, failures: pd.Series) -> dict[str, str]:
+    """Scores' histogram, criteria's bars: 100 dpi, ≤ 1000 px wide (``Figure``: no pyplot state)."""
+    from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
     max_score = float(df["max_score"].max()) if not df.empty else 10.0
-    fig, ax = plt.subplots(figsize=(7, 3.4), layout="constrained")
-    steps = math.ceil(max_score * 2)
+    scores = Figure(figsize=(7, 3.4), layout="constrained")
+    ax = scores.subplots()
     ax.hist(df["score"], bins=score_bins(max_score), color="#4C72B0", edgecolor="white")
     ax.set_xlabel("note (pénalités de retard comprises)")
     ax.set_ylabel("nombre d'élèves")
     ax.set_title("Répartition des notes (par demi-point)")
     ax.set_xticks(range(math.ceil(max_score) + 1))
-    ax.set_xticks([k / 2 for k in range(steps + 1)], minor=True)
+    ax.set_xticks([k / 2 for k in range(math.ceil(max_score * 2) + 1)], minor=True)
     ax.xaxis.set_major_formatter(lambda value, _pos: points_text(value))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    scores = _png(fig)
-    plt.close(fig)
     labels = [
         textwrap.fill(f"critère {_number(k, title)} — {title}", 48)
         for k, title in enumerate(failures.index)
     ]
-    height = 0.9 + 0.6 * max(len(failures), 1)
-    fig, ax = plt.subplots(figsize=(10, height), layout="constrained")
+    criteria = Figure(figsize=(10, 0.9 + 0.6 * max(len(failures), 1)), layout="constrained")
+    ax = criteria.subplots()
     ax.barh(labels[::-1], list(failures.values * 100)[::-1], color="#DD8452")
     ax.set_xlim(0, 100)
     ax.set_xlabel("% des élèves ayant rendu qui perdent des points")
     ax.set_title("Critères manqués")
     ax.tick_params(axis="y", labelsize=9)
-    criteria = _png(fig)
-    plt.close(fig)
-    return scores, criteria
+    return {"scores_png": _png(scores), "criteria_png": _png(criteria)}
 
 
 def _dating(autograded: Path | None, student: str, assignment: str) -> str:
@@ -343,18 +312,18 @@ def _lost(row: pd.Series, criteria: dict[str, float], waiting: dict[str, str]):
     (title, number) pairs; a grade still to be graded by hand is not lost."""
     if not row["submitted"]:
         return None
-    numbers = {title: _number(k, title) for k, title in enumerate(criteria)}
-    lost = [t for t in criteria if (row[t] or 0) < criteria[t] - 1e-9 and t not in waiting]
-    if lost and len(lost) == len(criteria):
-        return "all"
-    return [(t, numbers[t]) for t in lost]
+    lost = [
+        (t, _number(k, t))
+        for k, t in enumerate(criteria)
+        if (row[t] or 0) < criteria[t] - 1e-9 and t not in waiting
+    ]
+    return "all" if lost and len(lost) == len(criteria) else lost
 
 
 def write_report(
     df: pd.DataFrame, out_dir: str | Path, assignment: str = "oublier", late_rule: str = ""
 ) -> tuple[Path, Path]:
-    """Write ``notes.csv``, ``notes-tableur.csv`` and ``rapport.html`` into `out_dir`; return
-    the first and the last."""
+    """Write ``notes.csv``, ``notes-tableur.csv``, ``rapport.html``; return the first, the last."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     csv_path = out / "notes.csv"
@@ -366,8 +335,7 @@ def write_report(
         for k, (t, m) in enumerate(criteria.items())
     ]
     write_french_csv(out / REPORT_NAME, header, _spreadsheet_rows(df))
-    failures = criteria_failures(df)
-    scores_png, criteria_png = _plots(df, failures)
+    failures = _criteria_failures(df)
     n, graded = len(df), int(df["submitted"].sum())
     pending = df.attrs.get("pending", {})
     page = _page(
@@ -380,8 +348,7 @@ def write_report(
         max_score=points_text(df["max_score"].max()) if n else "—",
         duedate=french_datetime(df["duedate"].iloc[0], with_zone=True) if n else "",
         late_rule=late_rule,
-        scores_png=scores_png,
-        criteria_png=criteria_png,
+        **_plots(df, failures),
         legend=[
             {
                 "number": _number(k, t),
@@ -410,32 +377,25 @@ def write_report(
 
 
 class ClassReport(ExportPlugin):
-    """``nbgrader export --exporter=grading.report.ClassReport``: ``--to`` is the report's folder
-    (default ``rapport``), ``--assignment`` the assignment (needed when the gradebook has
-    several)."""
+    """``nbgrader export --exporter=grading.report.ClassReport``; ``--to``: the report's folder."""
 
     def export(self, gradebook: Gradebook) -> None:
         assignments = [str(a) for a in self.assignment] or [a.name for a in gradebook.assignments]
-        if len(assignments) != 1:
-            self._fail(
-                "Le rapport porte sur un seul devoir\u00a0: précisez --assignment "
-                f"(devoirs du carnet de notes\u00a0: {', '.join(assignments) or 'aucun'})."
-            )
         coursedir = getattr(self.parent, "coursedir", None)
-        autograded = None
-        if coursedir is not None:
-            autograded = Path(coursedir.root) / coursedir.autograded_directory
+        autograded = coursedir and Path(coursedir.root) / coursedir.autograded_directory
         try:
+            if len(assignments) != 1:
+                raise ValueError(
+                    "Le rapport porte sur un seul devoir\u00a0: précisez --assignment "
+                    f"(devoirs du carnet de notes\u00a0: {', '.join(assignments) or 'aucun'})."
+                )
             df = class_table(gradebook, assignments[0], autograded)
         except ValueError as exc:
-            self._fail(str(exc))
+            self.log.error(str(exc))
+            raise SystemExit(1) from exc
         out = Path(self.to or "rapport")
         csv_path, html_path = write_report(df, out, assignments[0], rule_of_config(self.config))
         self.log.info("Class report written to %s and %s", csv_path, html_path)
-
-    def _fail(self, message: str) -> None:
-        self.log.error(message)
-        raise SystemExit(1)
 
 
 def main(argv: list[str] | None = None) -> int:

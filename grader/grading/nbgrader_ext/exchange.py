@@ -9,24 +9,22 @@ bob's already-collected work with it. A student can also leave in the exchange a
 name nbgrader cannot parse (collect then stops for the whole class) or a symbolic link that the
 instructor's collect would follow.
 
-``OwnerCheckedCollect`` takes as candidates only copies whose every file belongs to the student
-they name (an owner without a name is not the student); among those, nbgrader's own rule picks
-the newest (a resubmission still replaces the earlier one). Every other copy is *set aside*:
-copied, never through a link, into ``grader/quarantaine/<assignment>/`` (the exchange keeps its
-own), named in French in the log, and the command fails (status 1, formgrader shows the log)
-after everyone else is collected. Of a chosen copy only the assignment's notebooks (the
-gradebook's list, else the release's) are copied, by ``confined_copy``'s Landlock-confined child;
-any other file (a ``leak.html``, a 200 MB sparse file) is not read, and is named in the log; a
-copy that turns bad between the check and the copy (a file swapped for a link) is set aside. An
-earlier collected copy is removed only once its replacement is complete.
+``OwnerCheckedCollect`` takes only copies whose every file belongs to the student they name (an
+owner without a name is not the student), the newest by nbgrader's rule (a resubmission still
+replaces the earlier one). Every other copy is *set aside*: copied, never through a link, into
+``grader/quarantaine/<assignment>/``, named in the log, and the command fails (status 1) after
+everyone else is collected. Of a chosen copy only the assignment's notebooks (the gradebook's,
+else the release's) are copied, by ``confined_copy``'s Landlock-confined child; any other file (a
+``leak.html``, a 200 MB sparse file) is named, never read; a copy that turns bad between the
+check and the copy (a file swapped for a link) is set aside.
 
 The submission's time is the instructor's: the newest change time (``ctime``, which no user can
-set back) of the exchange folder and of the notebooks copied, written in the collected copy's
-``timestamp.txt`` (nbgrader's late penalty reads it); the student's claim (the folder's name, its
-own ``timestamp.txt``) is kept in ``claimed_timestamp.txt``, as information only. Anything that
-rewrites the exchange's modes or owners after the deposit (``fsGroup`` applied at each mount,
-which ``grader/hub/exchange_check.py`` reports as a hole; an admin's ``chmod -R``) moves the
-change times later: collect before, never after.
+set back) of the exchange folder and of the notebooks copied, in the copy's ``timestamp.txt``
+(nbgrader's late penalty reads it); the student's claim (the folder's name, its
+``timestamp.txt``) goes to ``claimed_timestamp.txt``, as information only. Whatever rewrites the
+exchange's modes or owners after the deposit (``fsGroup`` at each mount, a hole for
+``grader/hub/exchange_check.py``; an admin's ``chmod -R``) moves the change times later: collect
+before, never after.
 """
 
 from __future__ import annotations
@@ -39,6 +37,7 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,7 +75,6 @@ __all__ = [
     "UNCONFINED_LEAD",
     "CheckedReleaseFeedback",
     "OwnerCheckedCollect",
-    "depositors",
 ]
 
 PASSWD_ENV = "COURSE_HUB_PASSWD"
@@ -117,16 +115,13 @@ def _utc_text(moment: datetime.datetime, fmt: str) -> str:
 def assignment_notebooks(coursedir, gradebook: Gradebook | None = None) -> set[str] | None:
     """The file names of the assignment's notebooks: the gradebook's, else the release's; None
     when neither knows them (then any top-level ``*.ipynb`` is one)."""
-    assignment = coursedir.assignment_id
+    assignment, names = coursedir.assignment_id, set()
     if gradebook is not None:
-        try:
+        with suppress(MissingEntry):
             names = {f"{nb.name}.ipynb" for nb in gradebook.find_assignment(assignment).notebooks}
-        except MissingEntry:
-            names = set()
-        if names:
-            return names
     release = Path(coursedir.format_path(coursedir.release_directory, ".", assignment))
-    names = {p.name for p in release.glob("*.ipynb")} if release.is_dir() else set()
+    if not names and release.is_dir():
+        names = {p.name for p in release.glob("*.ipynb")}
     return names or None
 
 
@@ -134,10 +129,8 @@ def owner_name(uid: int) -> str | None:
     """The user name of `uid` as nbgrader's exchange names users (``pwd``), else from
     ``COURSE_HUB_PASSWD`` ("name:uid,name:uid", the last one wins: Kubernetes pods' uids have no
     passwd entry, the hub's hook sets it for instructors); None when it has none."""
-    try:
+    with suppress(KeyError):
         return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        pass
     for entry in reversed(os.environ.get(PASSWD_ENV, "").split(",")):
         name, _, number = entry.strip().rpartition(":")
         if name and number.isdigit() and int(number) == uid:
@@ -159,11 +152,9 @@ def depositors(path: Path) -> list[str]:
         entries = [path]
     names: dict[str, None] = {}
     for entry in entries:
-        try:
+        with suppress(OSError):
             uid = entry.lstat().st_uid
-        except OSError:
-            continue
-        names[owner_name(uid) or f"uid {uid}"] = None
+            names[owner_name(uid) or f"uid {uid}"] = None
     return list(names)
 
 
@@ -172,22 +163,18 @@ def ownership_problem(path: Path, student: str, check_owner: bool = True) -> str
     everything in it must be real folders and files (no link, no device) owned by `student`."""
     want = normalize_id(student)
     try:
-        entries = [path, *sorted(path.rglob("*"))]
+        for entry in [path, *sorted(path.rglob("*"))]:
+            info = entry.lstat()
+            where = "le dossier" if entry == path else quoted(entry.relative_to(path))
+            if stat.S_ISLNK(info.st_mode):
+                return f"{where} est un lien symbolique"
+            if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
+                return f"{where} n'est ni un dossier ni un fichier"
+            name = owner_name(info.st_uid)
+            if check_owner and (name is None or normalize_id(name) != want):
+                return f"{where} appartient à {_owner_text(info.st_uid)}, pas à {quoted(student)}"
     except OSError as exc:
         return f"illisible ({french_reason(exc)})"
-    for entry in entries:
-        try:
-            info = entry.lstat()
-        except OSError as exc:
-            return f"illisible ({french_reason(exc)})"
-        where = "le dossier" if entry == path else quoted(entry.relative_to(path))
-        if stat.S_ISLNK(info.st_mode):
-            return f"{where} est un lien symbolique"
-        if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
-            return f"{where} n'est ni un dossier ni un fichier"
-        name = owner_name(info.st_uid)
-        if check_owner and (name is None or normalize_id(name) != want):
-            return f"{where} appartient à {_owner_text(info.st_uid)}, pas à {quoted(student)}"
     return None
 
 
@@ -207,12 +194,10 @@ def _write_lines(path: Path, lines: Iterable[str]) -> None:
 
 
 class OwnerCheckedCollect(ExchangeCollect):
-    """nbgrader's collect, restricted to copies owned by the student they name, copying only
-    their notebooks, read without following links, dated by the instructor's clock."""
+    """nbgrader's collect of the students' own copies: their notebooks, dated by the instructor."""
 
     quarantine_directory = Unicode(
-        QUARANTINE,
-        help="Where copies not collected are kept (relative to CourseDirectory.root).",
+        QUARANTINE, help="Where copies not collected are kept (relative to CourseDirectory.root)."
     ).tag(config=True)
     confined = Bool(
         True,
@@ -240,10 +225,9 @@ class OwnerCheckedCollect(ExchangeCollect):
         if not check_mode(self.inbound_path, read=True, execute=True):
             self.fail(f"Dossier de l'échange illisible ({self.inbound_path}).")
         with Gradebook(self.coursedir.db_url, course) as gb:
-            try:
+            self.duedate = None
+            with suppress(MissingEntry):
                 self.duedate = gb.find_assignment(assignment).duedate
-            except MissingEntry:
-                self.duedate = None
             self.expected = assignment_notebooks(self.coursedir, gb)
         self.set_aside = []
         registers = class_registers(self.coursedir.db_url)
@@ -277,19 +261,14 @@ class OwnerCheckedCollect(ExchangeCollect):
     def _deposit_seen(self, path: Path) -> datetime.datetime:
         """The deposit time of a folder as listed (lstat): to choose among a student's copies;
         the copied files' own change times, read on their descriptors, date the copy."""
-        times = [path.lstat().st_ctime]
-        for entry in path.iterdir():
-            if is_notebook(entry.name, self.expected):
-                times.append(entry.lstat().st_ctime)
-        return _utc(max(times))
+        seen = [path, *(e for e in path.iterdir() if is_notebook(e.name, self.expected))]
+        return _utc(max(entry.lstat().st_ctime for entry in seen))
 
     def _choose(self, records: list[dict]) -> dict:
         """nbgrader's rule: the newest copy, or the newest before the due date if asked."""
         records = self._sort_by_timestamp(records)
         if self.duedate is not None and self.before_duedate:
-            before = [r for r in records if r["timestamp"] <= self.duedate]
-            if before:
-                return before[0]
+            records = [r for r in records if r["timestamp"] <= self.duedate] or records
         return records[0]
 
     def _modes(self) -> tuple[int, int]:
@@ -309,13 +288,9 @@ class OwnerCheckedCollect(ExchangeCollect):
         self._report_set_aside()
 
     def _planned(self, record: dict) -> Path | None:
-        """nbgrader's rule to copy or not: the destination of the copy, or None (then its log
-        line is said: the summary reads them)."""
-        student = record["username"]
-        assignment = self.coursedir.assignment_id
-        dest = Path(
-            self.coursedir.format_path(self.coursedir.submitted_directory, student, assignment)
-        )
+        """nbgrader's rule: where to copy, or None (its log line said: the summary reads it)."""
+        student, dirs = record["username"], self.coursedir
+        dest = Path(dirs.format_path(dirs.submitted_directory, student, dirs.assignment_id))
         if not dest.is_dir():
             return dest
         try:
@@ -331,8 +306,7 @@ class OwnerCheckedCollect(ExchangeCollect):
         return None
 
     def _copy_all(self, todo: list[tuple[dict, Path]]) -> None:
-        """The chosen copies staged by the confined copier in a fresh folder of ``submitted/``,
-        then dated and renamed into place here."""
+        """The chosen copies staged by the confined copier in ``submitted/``, then placed here."""
         submitted = self.coursedir.format_path(self.coursedir.submitted_directory, ".", ".")
         root = Path(os.path.normpath(submitted))
         root.mkdir(parents=True, exist_ok=True)
@@ -341,8 +315,7 @@ class OwnerCheckedCollect(ExchangeCollect):
             try:
                 answer = self._stage(todo, staging)
             except OSError as exc:
-                reason = str(exc) if exc.errno is None else french_reason(exc)
-                self.set_aside += [SetAside(record["filename"], reason) for record, _ in todo]
+                self.set_aside += [SetAside(r["filename"], french_reason(exc)) for r, _ in todo]
                 return
             self._say_confinement(answer["confinement"])
             for (record, dest), result in zip(todo, answer["results"], strict=True):
@@ -401,13 +374,10 @@ class OwnerCheckedCollect(ExchangeCollect):
             )
 
     def _install(self, staged: Path, dest: Path, deposit: datetime.datetime, claimed: str) -> None:
-        """The staged copy, with the deposit time and the claim, renamed into place: an earlier
-        copy is removed only once its replacement is complete."""
+        """The staged copy, dated, renamed into place; an earlier one goes once it is replaced."""
         file_mode = self._modes()[1]
-        stamp = _utc_text(deposit, self.timestamp_format).encode()
-        write_new(staged, TIMESTAMP, stamp, file_mode)
-        if claimed:
-            write_new(staged, CLAIMED_TIMESTAMP, claimed.encode(), file_mode)
+        write_new(staged, TIMESTAMP, _utc_text(deposit, self.timestamp_format).encode(), file_mode)
+        write_new(staged, CLAIMED_TIMESTAMP, claimed.encode(), file_mode)
         dest.parent.mkdir(parents=True, exist_ok=True)
         old = None
         if dest.exists():
@@ -429,10 +399,8 @@ class OwnerCheckedCollect(ExchangeCollect):
         self.log.info("%s%s%s %s", lead, LEAD_SEP, student, self.coursedir.assignment_id)
 
     def _keep_all(self) -> None:
-        """Copy the set-aside folders into the quarantine, by the confined copier: plain files
-        only, each opened without following a link and within the size limit; anything else is
-        listed in ``NON_COPIES.txt``, never read. A folder that is a link is named, not followed.
-        An erased learner's copy stays out of the course."""
+        """The set-aside folders copied into the quarantine by the confined copier (the rest named
+        in ``NON_COPIES.txt``, never read); a link is named, not followed; never an erased one."""
         root = Path(self.coursedir.root) / self.quarantine_directory / self.coursedir.assignment_id
         inbound, dir_mode = Path(self.inbound_path), self._modes()[0]
         todo = []
@@ -527,9 +495,8 @@ class CheckedReleaseFeedback(ExchangeReleaseFeedback):
                 continue
             try:
                 self._release_one(student, folder, expected, me)
-            except (Unsafe, OSError) as exc:
-                why = french_reason(exc) if isinstance(exc, OSError) else exc
-                problems.append(f"  - {quoted(student)}\u00a0: {why}")
+            except (Unsafe, OSError) as exc:  # Unsafe: already in French
+                problems.append(f"  - {quoted(student)}\u00a0: {french_reason(exc)}")
         if problems:
             self.fail(
                 "\n".join([f"{len(problems)} {LEFT_OUT} (les autres l'ont)\u00a0:", *problems])
