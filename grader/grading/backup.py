@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 from course.labo.french_number import french_number
 
@@ -40,6 +41,7 @@ from .classroom.paths import CourseDirs, course_dirs, read_only, sqlite_copy, sq
 from .erase_learner import erase
 from .french.french_args import FrenchParser
 from .french.system_reason import french_message, french_reason
+from .learner_export import files_under
 from .privacy.backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
 from .privacy.erasure_register import (
     KEY_NAME,
@@ -73,8 +75,7 @@ def sqlite_snapshot(source: Path, dest: Path) -> None:
     sqlite_copy(source, dest)
 
 
-@dataclass(frozen=True)
-class GradebookCounts:
+class GradebookCounts(NamedTuple):
     """What a gradebook holds that a backup must not lose: its students and its grades."""
 
     students: int
@@ -125,15 +126,12 @@ def _counts_in_backup(archive: Path) -> GradebookCounts | None:
 
 def last_with_gradebook(folder: Path) -> tuple[Path, GradebookCounts] | None:
     """The newest backup of `folder` that holds a readable gradebook, with its counts."""
-    for _, path in backups_in(folder):
-        counts = _counts_in_backup(path)
-        if counts is not None:
-            return path, counts
-    return None
+    found = ((path, _counts_in_backup(path)) for _, path in backups_in(folder))
+    return next(((path, counts) for path, counts in found if counts is not None), None)
 
 
-def _check_gradebook(gradebook: Path, dest_dir: Path) -> GradebookCounts:
-    """The gradebook's counts, or the French reason a backup of it would lose grades."""
+def _check_gradebook(gradebook: Path, dest_dir: Path) -> None:
+    """Refuse, with the French reason, a backup of a gradebook that would lose grades."""
     try:
         counts = gradebook_counts(gradebook)
     except BackupError as exc:
@@ -151,7 +149,6 @@ def _check_gradebook(gradebook: Path, dest_dir: Path) -> GradebookCounts:
                 f"sauvegarde {path.name} ({before.french()}) ; si c'est voulu (un élève "
                 "effacé…), confirmez : make sauvegarde CONFIRMER=1."
             )
-    return counts
 
 
 def _dirs(grader_dir: Path | None) -> tuple[CourseDirs, Path, dict[str, Path]]:
@@ -201,11 +198,11 @@ def _new_name(folder: Path, now: datetime) -> Path:
     return path
 
 
-def _rows(gradebook: Path, sql: str, *params: str) -> list[tuple]:
+def _rows(gradebook: Path, sql: str) -> list[tuple]:
     """The rows of `sql` in the gradebook copy; none if not an nbgrader one (nothing vouched)."""
     with closing(read_only(gradebook)) as con:
         try:
-            return con.execute(sql, params).fetchall()
+            return con.execute(sql).fetchall()
         except sqlite3.DatabaseError:
             return []
 
@@ -257,9 +254,7 @@ def _take_graded(folder: Path, since_ns: int) -> list[tuple[Path, bytes, float]]
     """Every file under `folder`, read, if each was last written before `since_ns` and did not
     change while read (a notebook must be whole JSON); None otherwise. Links are never followed."""
     taken = []
-    for file in sorted(folder.rglob("*")):
-        if file.is_symlink() or not file.is_file():
-            continue
+    for _, file in files_under(folder):
         try:
             before = file.stat().st_mtime_ns
             data = file.read_bytes()
@@ -304,7 +299,6 @@ def backup(
     os.chmod(dest_dir, 0o700)  # names, e-mails, grades: the instructor's eyes only
     now = datetime.now(UTC)
     path = _new_name(dest_dir, now)
-    counts: dict[str, int] = {}
     files: dict[str, str] = {}
     left_out: list[str] = []
     tmp = path.with_name(path.name + ".partiel")
@@ -328,53 +322,43 @@ def backup(
             complete = _complete_in(snapshot) if snapshot.is_file() else {}
             kept: set[tuple[str, str]] = set()  # graded copies taken
             for part, folder in folders.items():
-                counts[part] = 0
-                keys: set[tuple[str, str]] = set()
-                for file in sorted(folder.rglob("*")):
-                    if file.is_symlink() or not file.is_file():
-                        continue  # a link in a submission points outside: never followed
-                    rel = file.relative_to(folder)
-                    if part in ("autograded", "feedback") and len(rel.parts) > 2:
-                        keys.add((rel.parts[0], rel.parts[1]))
-                        continue  # taken whole below, or left out
-                    data = _read_stable(file)
-                    if data is not None:
-                        add(f"{part}/{rel.as_posix()}", data, file.stat().st_mtime)
-                        counts[part] += 1
-                for key in sorted(keys):
-                    top = folder / key[0] / key[1]
-                    taken = _take_graded(top, since_ns)
+                tops: set[tuple[str, str]] = set()
+                for rel, file in files_under(folder):
+                    parts = rel.split("/")
+                    if part in ("autograded", "feedback") and len(parts) > 2:
+                        tops.add((parts[0], parts[1]))  # taken whole below, or left out
+                    elif (data := _read_stable(file)) is not None:
+                        add(f"{part}/{rel}", data, file.stat().st_mtime)
+                for top in sorted(tops):
+                    where = folder / top[0] / top[1]
+                    taken = _take_graded(where, since_ns)
                     if part == "autograded":
-                        whole = taken is not None and _vouched(taken, top, complete.get(key))
+                        whole = taken is not None and _vouched(taken, where, complete.get(top))
                     else:  # feedback is made from the graded copy: kept with it only
-                        whole = key in kept
+                        whole = top in kept
                     if taken is None or not whole:
-                        left_out.append(f"{part}/{key[0]}/{key[1]}")
+                        left_out.append(f"{part}/{top[0]}/{top[1]}")
                         continue
-                    kept.add(key)
+                    kept.add(top)
                     for file, data, mtime in taken:
                         add(f"{part}/{file.relative_to(folder).as_posix()}", data, mtime)
-                        counts[part] += 1
             if roster is not None and roster.is_file():
                 add(ROSTER, roster.read_bytes(), roster.stat().st_mtime)
-                counts["roster"] = 1
             if hub_db is not None:
                 sqlite_snapshot(hub_db, Path(work) / "hub.sqlite")
                 add(HUB_DB, (Path(work) / "hub.sqlite").read_bytes())
-                counts["hub"] = 1
             for name in (REGISTER_NAME, KEY_NAME):
                 if (gradebook.parent / name).is_file():
                     add(f"{REGISTER_PART}/{name}", (gradebook.parent / name).read_bytes())
-                    counts["register"] = 1
             held = None
             if snapshot.is_file():
                 add(GRADEBOOK, snapshot.read_bytes())
-                counts["gradebook"] = 1
                 with suppress(BackupError):  # confirmed: an unreadable gradebook kept as it was
-                    held = gradebook_counts(snapshot)
+                    held = gradebook_counts(snapshot)._asdict()
+            counts = Counter(name.partition("/")[0] for name in files)  # files per member or part
             manifest = {
                 "format": 1,
-                "gradebook": None if held is None else vars(held),
+                "gradebook": held,
                 "created": now.isoformat(timespec="seconds"),
                 "files": files,
                 "left_out": left_out,
@@ -511,49 +495,40 @@ def _erase_restored(
     return done
 
 
-def purge(
-    folder: Path,
-    keep: int | None = None,
-    keep_days: float | None = RETENTION_DAYS,
-    now: datetime | None = None,
-) -> tuple[list[Path], list[tuple[Path, str]]]:
+def purge(folder: Path, keep: int | None, keep_days: float) -> tuple[list[Path], list[tuple]]:
     """Delete the backups older than `keep_days` days or past the `keep` newest, except the newest
     with a gradebook (a restore needs it, whatever its age); (deleted, kept with the why)."""
-    now = now or datetime.now(UTC)
+    now = datetime.now(UTC)
     found = backups_in(folder)
     safe = last_with_gradebook(folder) if found else None
-    rules = []
-    if keep_days is not None:
-        rules.append(f"moins de {french_number(keep_days)} jours")
+    rule = f"moins de {french_number(keep_days)} jours"
     if keep is not None:
-        rules.append(f"une des {keep} plus récentes")
+        rule += f" et une des {keep} plus récentes"
     deleted: list[Path] = []
     kept: list[tuple[Path, str]] = []
     for rank, (when, path) in enumerate(found):
-        too_old = keep_days is not None and now - when > timedelta(days=keep_days)
-        too_many = keep is not None and rank >= keep
+        expired = now - when > timedelta(days=keep_days) or (keep is not None and rank >= keep)
         if safe is not None and path == safe[0]:
             why = "la plus récente qui contient un carnet de notes, jamais effacée"
-            if too_old or too_many:
+            if expired:
                 why += " (elle devrait sinon l'être : faites une sauvegarde neuve)"
             kept.append((path, why))
-        elif too_old or too_many:
+        elif expired:
             path.unlink()
             deleted.append(path)
         else:
-            kept.append((path, " et ".join(rules) or "aucune règle ne l'efface"))
+            kept.append((path, rule))
     return deleted, kept
 
 
 def _summary(counts: dict[str, int]) -> str:
-    gradebook = counts.get("gradebook") or counts.get(GRADEBOOK)
-    parts = ["carnet de notes" if gradebook else "SANS carnet de notes"]
+    parts = ["carnet de notes" if counts.get(GRADEBOOK) else "SANS carnet de notes"]
     # « 3 fichier(s) d'archives reçues », « 2 fichier(s) de rendus »
     parts += [
         f"{counts.get(p.key, 0)} fichier(s) " + ("d'" if p.label[0] in "aeiou" else "de ") + p.label
         for p in BACKED_UP
     ]
-    if counts.get("roster") or counts.get(ROSTER):
+    if counts.get(ROSTER):
         parts.append("liste des élèves")
     if counts.get("hub"):
         parts.append("base du hub")

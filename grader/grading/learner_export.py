@@ -33,7 +33,7 @@ from .privacy.backup_files import RETENTION_DAYS
 from .privacy.learner_places import ErasureError, roster_students
 from .runs.nbgrader_run import tools_on_path
 
-__all__ = ["LearnerNotFound", "export_learner", "main"]
+__all__ = ["LearnerNotFound", "export_learner", "files_under", "main"]
 
 README = """Vos données dans le cours «\u00a0{course}\u00a0»
 =====================================
@@ -91,6 +91,9 @@ class LearnerNotFound(Exception):
     """No trace of the id anywhere; the message names the closest known ids (French)."""
 
 
+POINTS = ("points_automatiques", "points_a_la_main", "bonus")  # None until a cell has some
+
+
 def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
     from nbgrader.api import Gradebook, MissingEntry
 
@@ -122,9 +125,7 @@ def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
                             "numero": criterion_number(title),
                             "critere": title,
                             "cellules": [],
-                            "points_automatiques": None,
-                            "points_a_la_main": None,
-                            "bonus": None,
+                            **dict.fromkeys(POINTS),
                             "note": 0.0,
                             "note_maximale": 0.0,
                             "a_noter_a_la_main": False,
@@ -133,11 +134,8 @@ def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
                         },
                     )
                     c["cellules"].append(grade.name)
-                    for key, value in (
-                        ("points_automatiques", grade.auto_score),
-                        ("points_a_la_main", grade.manual_score),
-                        ("bonus", grade.extra_credit),
-                    ):
+                    points = (grade.auto_score, grade.manual_score, grade.extra_credit)
+                    for key, value in zip(POINTS, points, strict=True):
                         if value is not None:
                             c[key] = (c[key] or 0.0) + float(value)
                     c["note"] += float(grade.score or 0)
@@ -239,16 +237,7 @@ def export_learner(
     os.chmod(out_dir, 0o700)
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in sid)
     path = out_dir / f"donnees-{safe}-{now:%Y%m%d-%H%M%S}.zip"
-    # (path in the archive, file) per place; a second Unicode form of the id: rendus-2/…
-    members = {
-        name: [
-            (f"{name if k == 0 else f'{name}-{k + 1}'}/{rel}", file)
-            for k, folder in enumerate(found)
-            for rel, file in _files(folder)
-        ]
-        for name, found in folders.items()
-    }
-    members |= earlier
+    members = {name: _copies(name, found) for name, found in folders.items()} | earlier
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as zf:
         when = french_datetime(now).replace(" ", " à ", 1)
@@ -276,12 +265,22 @@ def export_learner(
     return path, {"devoirs": len(submissions)} | {k: len(v) for k, v in members.items()}
 
 
-def _files(folder: Path) -> list[tuple[str, Path]]:
+def files_under(folder: Path) -> list[tuple[str, Path]]:
     """(path under `folder`, file) of each of its files; a link is never followed out of it."""
     return [
         (file.relative_to(folder).as_posix(), file)
         for file in sorted(folder.rglob("*"))
         if file.is_file() and not file.is_symlink()
+    ]
+
+
+def _copies(name: str, folders: list[Path]) -> list[tuple[str, Path]]:
+    """(path in the archive, file) of every file of `folders`, the learner's folders of one place:
+    one per Unicode form of their id (NFC, a Mac's NFD), the second one in `name`-2/…"""
+    return [
+        (f"{name if k == 0 else f'{name}-{k + 1}'}/{rel}", file)
+        for k, folder in enumerate(folders)
+        for rel, file in files_under(folder)
     ]
 
 
@@ -292,12 +291,9 @@ def _earlier_copies(dirs, sid: str) -> dict[str, list[tuple[str, Path]]]:
     old, aside = "copies_remplacees", "mises_de_cote"
     found: dict[str, list[tuple[str, Path]]] = {old: [], aside: []}
     for base in sorted(dirs.downloaded.iterdir()) if dirs.downloaded.is_dir() else []:
-        for k, folder in enumerate(own_folders(base / "remplaces", sid)):
-            where = base.name if k == 0 else f"{base.name}-{k + 1}"  # a second Unicode form
-            found[old] += [(f"{old}/{where}/{rel}", file) for rel, file in _files(folder)]
+        found[old] += _copies(f"{old}/{base.name}", own_folders(base / "remplaces", sid))
     for entry in quarantined_for(dirs.quarantine, sid):
-        where = f"{aside}/{entry.parent.name}/{entry.name}"
-        found[aside] += [(f"{where}/{rel}", file) for rel, file in _files(entry)]
+        found[aside] += _copies(f"{aside}/{entry.parent.name}/{entry.name}", [entry])
     return {k: v for k, v in found.items() if v}
 
 
