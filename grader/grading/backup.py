@@ -29,7 +29,6 @@ from collections import Counter
 from contextlib import closing, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
@@ -101,33 +100,29 @@ def gradebook_counts(path: Path) -> GradebookCounts:
     return GradebookCounts(students, grades)
 
 
-def _counts_in_backup(archive: Path) -> GradebookCounts | None:
-    """Gradebook counts from a backup's manifest, else (older backups) its gradebook; or None."""
-    found: dict[str, bytes] = {}
-    try:
-        with tarfile.open(archive, "r:gz") as tar:
-            for info in tar:
-                if info.name in (MANIFEST, GRADEBOOK) and info.isfile():
-                    found.setdefault(info.name, tar.extractfile(info).read())
-        manifest = json.loads(found[MANIFEST])
-    except (OSError, tarfile.TarError, EOFError, ValueError, KeyError):
-        return None
-    if not manifest or GRADEBOOK not in manifest.get("files", {}) or GRADEBOOK not in found:
-        return None
-    known = manifest.get("gradebook")
-    if isinstance(known, dict) and {"students", "grades"} <= set(known):
-        return GradebookCounts(int(known["students"]), int(known["grades"]))
-    with tempfile.TemporaryDirectory(prefix="sauvegarde-") as work, suppress(BackupError):
-        copy = Path(work) / GRADEBOOK
-        copy.write_bytes(found[GRADEBOOK])
-        return gradebook_counts(copy)
-    return None
-
-
 def last_with_gradebook(folder: Path) -> tuple[Path, GradebookCounts] | None:
-    """The newest backup of `folder` that holds a readable gradebook, with its counts."""
-    found = ((path, _counts_in_backup(path)) for _, path in backups_in(folder))
-    return next(((path, counts) for path, counts in found if counts is not None), None)
+    """The newest backup of `folder` that holds a readable gradebook, with its counts: from its
+    manifest, else (older backups) from its gradebook."""
+    for _, path in backups_in(folder):
+        found: dict[str, bytes] = {}
+        try:
+            with tarfile.open(path, "r:gz") as tar:
+                for info in tar:
+                    if info.name in (MANIFEST, GRADEBOOK) and info.isfile():
+                        found.setdefault(info.name, tar.extractfile(info).read())
+            manifest = json.loads(found[MANIFEST])
+        except (OSError, tarfile.TarError, EOFError, ValueError, KeyError):
+            continue
+        if not manifest or GRADEBOOK not in manifest.get("files", {}) or GRADEBOOK not in found:
+            continue
+        known = manifest.get("gradebook")
+        if isinstance(known, dict) and {"students", "grades"} <= set(known):
+            return path, GradebookCounts(int(known["students"]), int(known["grades"]))
+        with tempfile.TemporaryDirectory(prefix="sauvegarde-") as work, suppress(BackupError):
+            copy = Path(work) / GRADEBOOK
+            copy.write_bytes(found[GRADEBOOK])
+            return path, gradebook_counts(copy)
+    return None
 
 
 def _check_gradebook(gradebook: Path, dest_dir: Path) -> None:
@@ -179,75 +174,42 @@ def _read_stable(path: Path) -> bytes | None:
     return data
 
 
-def _add(tar: tarfile.TarFile, files: dict[str, str], name: str, data: bytes, mtime=None) -> None:
-    """Add `data` to the backup as `name` (private), its SHA-256 to the manifest's `files`."""
-    info = tarfile.TarInfo(name)
-    info.size = len(data)
-    info.mtime = int(mtime if mtime is not None else time.time())
-    info.mode = 0o600
-    tar.addfile(info, io.BytesIO(data))
-    files[name] = hashlib.sha256(data).hexdigest()
-
-
-def _new_name(folder: Path, now: datetime) -> Path:
-    stamp = now.strftime("%Y%m%d-%H%M%S")
-    path, k = folder / f"sauvegarde-{stamp}.tar.gz", 0
-    while path.exists():
-        k += 1
-        path = folder / f"sauvegarde-{stamp}-{k}.tar.gz"
-    return path
-
-
-def _rows(gradebook: Path, sql: str) -> list[tuple]:
-    """The rows of `sql` in the gradebook copy; none if not an nbgrader one (nothing vouched)."""
-    with closing(read_only(gradebook)) as con:
-        try:
-            return con.execute(sql).fetchall()
-        except sqlite3.DatabaseError:
-            return []
-
-
 def _complete_in(gradebook: Path) -> dict[tuple[str, str], dict[str, set[str]]]:
     """(student, assignment) pairs whose every notebook has all its grades in `gradebook`: the
     names of the cells graded, by notebook."""
+    with closing(read_only(gradebook)) as con:
+        try:
+            cells = con.execute(
+                "SELECT sa.student_id, a.name, n.name, c.name FROM grade g "
+                "JOIN base_cell c ON c.id = g.cell_id "
+                "JOIN submitted_notebook sn ON sn.id = g.notebook_id "
+                "JOIN notebook n ON n.id = sn.notebook_id "
+                "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
+                "JOIN assignment a ON a.id = sa.assignment_id"
+            ).fetchall()
+            counts = con.execute(
+                "SELECT sa.student_id, a.name, n.name, "
+                " (SELECT count(*) FROM base_cell c WHERE c.notebook_id = n.id"
+                "  AND (c.id IN (SELECT id FROM grade_cells)"
+                " OR c.id IN (SELECT id FROM task_cells))),"
+                " (SELECT count(*) FROM submitted_notebook sn JOIN grade g ON g.notebook_id = sn.id"
+                "  WHERE sn.assignment_id = sa.id AND sn.notebook_id = n.id) "
+                "FROM submitted_assignment sa JOIN assignment a ON a.id = sa.assignment_id "
+                "JOIN notebook n ON n.assignment_id = a.id"
+            ).fetchall()
+        except sqlite3.DatabaseError:
+            return {}  # not an nbgrader gradebook: nothing vouched
     graded: dict[tuple[str, str, str], set[str]] = {}
-    for student, assignment, notebook, cell in _rows(
-        gradebook,
-        "SELECT sa.student_id, a.name, n.name, c.name FROM grade g "
-        "JOIN base_cell c ON c.id = g.cell_id JOIN submitted_notebook sn ON sn.id = g.notebook_id "
-        "JOIN notebook n ON n.id = sn.notebook_id "
-        "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
-        "JOIN assignment a ON a.id = sa.assignment_id",
-    ):
+    for student, assignment, notebook, cell in cells:
         graded.setdefault((student, assignment, notebook), set()).add(cell)
     pairs: dict[tuple[str, str], dict[str, set[str]]] = {}
     broken: set[tuple[str, str]] = set()
-    for student, assignment, notebook, expected, found in _rows(
-        gradebook,
-        "SELECT sa.student_id, a.name, n.name, "
-        " (SELECT count(*) FROM base_cell c WHERE c.notebook_id = n.id"
-        "  AND (c.id IN (SELECT id FROM grade_cells) OR c.id IN (SELECT id FROM task_cells))),"
-        " (SELECT count(*) FROM submitted_notebook sn JOIN grade g ON g.notebook_id = sn.id"
-        "  WHERE sn.assignment_id = sa.id AND sn.notebook_id = n.id) "
-        "FROM submitted_assignment sa JOIN assignment a ON a.id = sa.assignment_id "
-        "JOIN notebook n ON n.assignment_id = a.id",
-    ):
+    for student, assignment, notebook, expected, found in counts:
         key = (student, assignment)
         pairs.setdefault(key, {})[notebook] = graded.get((*key, notebook), set())
         if found != expected:
             broken.add(key)
     return {key: notebooks for key, notebooks in pairs.items() if key not in broken}
-
-
-def _graded_cells(data: bytes) -> set[str] | None:
-    """The grade ids of the graded cells of a graded notebook; None if it is not one."""
-    try:
-        metas = [
-            c.get("metadata", {}).get("nbgrader", {}) for c in json.loads(data).get("cells", [])
-        ]
-        return {str(m["grade_id"]) for m in metas if m.get("grade") or m.get("task")}
-    except (ValueError, AttributeError, KeyError, TypeError):
-        return None
 
 
 def _take_graded(folder: Path, since_ns: int) -> list[tuple[Path, bytes, float]] | None:
@@ -276,8 +238,13 @@ def _vouched(taken: list, top: Path, notebooks: dict[str, set[str]] | None) -> b
     if notebooks is None or not {f"{nb}.ipynb" for nb in notebooks} <= {f.name for f in copies}:
         return False
     for file, data in copies.items():
-        cells = _graded_cells(data)
-        if cells is None or not cells <= notebooks.get(file.stem, set()):
+        try:  # the grade ids of its graded cells
+            cells = json.loads(data).get("cells", [])
+            metas = [c.get("metadata", {}).get("nbgrader", {}) for c in cells]
+            graded = {str(m["grade_id"]) for m in metas if m.get("grade") or m.get("task")}
+        except (ValueError, AttributeError, KeyError, TypeError):
+            return False  # not a graded notebook
+        if not graded <= notebooks.get(file.stem, set()):
             return False
     return True
 
@@ -298,7 +265,11 @@ def backup(
     dest_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(dest_dir, 0o700)  # names, e-mails, grades: the instructor's eyes only
     now = datetime.now(UTC)
-    path = _new_name(dest_dir, now)
+    stamp = now.strftime("%Y%m%d-%H%M%S")
+    path, k = dest_dir / f"sauvegarde-{stamp}.tar.gz", 0
+    while path.exists():
+        k += 1
+        path = dest_dir / f"sauvegarde-{stamp}-{k}.tar.gz"
     files: dict[str, str] = {}
     left_out: list[str] = []
     tmp = path.with_name(path.name + ".partiel")
@@ -309,7 +280,16 @@ def backup(
             tarfile.open(fileobj=raw, mode="w:gz") as tar,
             tempfile.TemporaryDirectory(prefix="sauvegarde-") as work,
         ):
-            add = partial(_add, tar, files)
+
+            def add(name: str, data: bytes, mtime: float | None = None) -> None:
+                """`data` as `name` in the backup (private), its SHA-256 in the manifest."""
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                info.mtime = int(mtime if mtime is not None else time.time())
+                info.mode = 0o600
+                tar.addfile(info, io.BytesIO(data))
+                files[name] = hashlib.sha256(data).hexdigest()
+
             # first the gradebook; every graded copy is then checked against this snapshot
             snapshot = Path(work) / GRADEBOOK
             # a file's mtime comes from a coarse clock (a tick behind): one second of margin
@@ -373,18 +353,14 @@ def backup(
     return path, counts, left_out
 
 
-def _safe(name: str) -> bool:
-    parts = Path(name).parts
-    return bool(parts) and not Path(name).is_absolute() and ".." not in parts
-
-
 def _read_archive(archive: Path) -> dict[str, tuple[bytes, int]]:
     """Every member of a backup, checked against its manifest, before anything is written."""
     members: dict[str, tuple[bytes, int]] = {}
     try:
         with tarfile.open(archive, "r:gz") as tar:
             for info in tar:
-                if not info.isfile() or not _safe(info.name):
+                path = Path(info.name)
+                if not info.isfile() or path.is_absolute() or ".." in path.parts or not path.parts:
                     raise BackupError(
                         f"{archive.name}\u00a0: membre «\u00a0{info.name}\u00a0» refusé (pas "
                         "un fichier simple, ou chemin hors de la sauvegarde)."

@@ -21,17 +21,15 @@ import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .classroom.class_places import PER_LEARNER, learner_ids, own_folders, quarantined_for
+from .classroom.class_places import PER_LEARNER, own_folders, quarantined_for
 from .classroom.ids import normalize_id
-from .classroom.paths import course_dirs, load_config
 from .french.french_args import FrenchParser
 from .french.french_csv import french_csv_bytes
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
 from .french.system_reason import french_message
 from .nbgrader_ext.criterion_titles import criterion_number, criterion_title
 from .privacy.backup_files import RETENTION_DAYS
-from .privacy.learner_places import ErasureError, roster_students
-from .runs.nbgrader_run import tools_on_path
+from .privacy.learner_places import Context, ErasureError, Setup, roster_students
 
 __all__ = ["LearnerNotFound", "export_learner", "files_under", "main"]
 
@@ -213,24 +211,23 @@ def export_learner(
     grader_dir: Path | None = None,
 ) -> tuple[Path, dict[str, int]]:
     """Write the learner's archive; (its path, what it holds)."""
-    tools_on_path()
     sid = normalize_id(student_id.strip())
-    dirs = course_dirs(grader_dir)
+    ctx = Context(Setup(grader_dir=grader_dir, roster=roster))
+    dirs = ctx.dirs
     record, submissions = _gradebook_rows(dirs.db_url, sid)
     line = next((s for s in roster_students(roster) if s.id == sid), None)
     # every folder of theirs per place: one per Unicode form of their id (NFC, a Mac's NFD)
     folders = {p.export_name: own_folders(p.folder(dirs), sid) for p in PER_LEARNER}
     earlier = _earlier_copies(dirs, sid)
     if record is None and line is None and not any(folders.values()) and not earlier:
-        ids = learner_ids(dirs, (s.id for s in roster_students(roster)))
-        folded = {i.casefold(): i for i in ids}
+        folded = {i.casefold(): i for i in ctx.known}
         close = difflib.get_close_matches(sid.casefold(), list(folded), n=5, cutoff=0.5)
         hint = ", ".join(folded[c] for c in close) or "aucun"
         raise LearnerNotFound(
             f"Aucune donnée pour l'identifiant «\u00a0{sid}\u00a0» (carnet de notes, liste des "
             f"élèves, rendus, copies notées, retours). Identifiants proches\u00a0: {hint}."
         )
-    course = load_config(dirs.grader_dir).CourseDirectory.get("course_id", "") or "cours"
+    course = ctx.course_id or "cours"
     now = datetime.now(UTC)
     out_dir = out_dir or dirs.exports
     out_dir.mkdir(parents=True, exist_ok=True)
