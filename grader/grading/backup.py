@@ -67,13 +67,6 @@ class BackupError(Exception):
     """A backup or restore that cannot be done, in one French sentence."""
 
 
-def sqlite_snapshot(source: Path, dest: Path) -> None:
-    """A consistent copy of the SQLite file `source` (online backup API, one step)."""
-    if not source.is_file():
-        raise BackupError(f"Base SQLite introuvable\u00a0: {source}.")
-    sqlite_copy(source, dest)
-
-
 class GradebookCounts(NamedTuple):
     """What a gradebook holds that a backup must not lose: its students and its grades."""
 
@@ -296,7 +289,7 @@ def backup(
             since_ns = time.time_ns() - 1_000_000_000
             if gradebook.is_file():
                 try:
-                    sqlite_snapshot(gradebook, snapshot)
+                    sqlite_copy(gradebook, snapshot)
                 except sqlite3.DatabaseError:  # confirmed: not a database, not in the backup
                     snapshot.unlink(missing_ok=True)
             complete = _complete_in(snapshot) if snapshot.is_file() else {}
@@ -325,7 +318,9 @@ def backup(
             if roster is not None and roster.is_file():
                 add(ROSTER, roster.read_bytes(), roster.stat().st_mtime)
             if hub_db is not None:
-                sqlite_snapshot(hub_db, Path(work) / "hub.sqlite")
+                if not hub_db.is_file():
+                    raise BackupError(f"Base SQLite introuvable\u00a0: {hub_db}.")
+                sqlite_copy(hub_db, Path(work) / "hub.sqlite")
                 add(HUB_DB, (Path(work) / "hub.sqlite").read_bytes())
             for name in (REGISTER_NAME, KEY_NAME):
                 if (gradebook.parent / name).is_file():

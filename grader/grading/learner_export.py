@@ -1,9 +1,6 @@
 """Give a learner their data (RGPD articles 15 and 20): one zip of everything the class system
 holds about them, in open formats, with a French README (the article 13 information).
 
-    python -m grading.learner_export ID [--eleves grader/eleves.csv] [--out DOSSIER]
-    (make donnees-eleve ID=chloé)
-
 Their gradebook rows (each criterion of the statement once, its visible and hidden tests'
 points summed) as JSON and as a French CSV, their roster line, their files in ``submitted/``,
 ``autograded/`` and ``feedback/`` and every earlier copy kept. Only their own folders and rows
@@ -92,6 +89,14 @@ class LearnerNotFound(Exception):
 POINTS = ("points_automatiques", "points_a_la_main", "bonus")  # None until a cell has some
 
 
+# who a gradebook row or a roster line names: the same attributes in both
+CARD = {"identifiant": "id", "prenom": "first_name", "nom": "last_name", "courriel": "email"}
+
+
+def _card(person: object) -> dict:
+    return {key: getattr(person, attr) for key, attr in CARD.items()}
+
+
 def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
     from nbgrader.api import Gradebook, MissingEntry
 
@@ -100,13 +105,7 @@ def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
             student = gb.find_student(sid)
         except MissingEntry:
             return None, []
-        record = {
-            "identifiant": student.id,
-            "prenom": student.first_name,
-            "nom": student.last_name,
-            "courriel": student.email,
-            "identifiant_lms": student.lms_user_id,
-        }
+        record = {**_card(student), "identifiant_lms": student.lms_user_id}
         submissions = []
         for sub in student.submissions:
             notebooks = []
@@ -190,11 +189,7 @@ def _grades_csv(submissions: list[dict]) -> bytes:
             nb["notebook"],
             c["numero"] if c["numero"] is not None else "",
             c["critere"],
-            c["points_automatiques"],
-            c["points_a_la_main"],
-            c["bonus"],
-            c["note"],
-            c["note_maximale"],
+            *(c[key] for key in (*POINTS, "note", "note_maximale")),
             " / ".join(c["commentaires_enseignant"]),
         ]
         for sub in submissions
@@ -244,15 +239,7 @@ def export_learner(
         zf.writestr("LISEZMOI.txt", readme)
         fiche = {
             "carnet_de_notes": record,
-            "liste_des_eleves": None
-            if line is None
-            else {
-                "ligne": line.line,
-                "identifiant": line.id,
-                "prenom": line.first_name,
-                "nom": line.last_name,
-                "courriel": line.email,
-            },
+            "liste_des_eleves": None if line is None else {"ligne": line.line, **_card(line)},
         }
         zf.writestr("eleve.json", json.dumps(fiche, ensure_ascii=False, indent=2))
         zf.writestr("notes.json", json.dumps(submissions, ensure_ascii=False, indent=2))
