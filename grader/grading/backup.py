@@ -30,13 +30,12 @@ from contextlib import closing, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import NamedTuple
 
 from course.labo.french_number import french_number
 
 from .classroom.class_places import BACKED_UP, learner_ids
 from .classroom.ids import RosterError, normalize_id, quoted, read_roster
-from .classroom.paths import CourseDirs, course_dirs, read_only, sqlite_copy, sqlite_path
+from .classroom.paths import CourseDirs, read_only, sqlite_copy
 from .erase_learner import erase
 from .french.french_args import FrenchParser
 from .french.system_reason import french_message, french_reason
@@ -52,8 +51,7 @@ from .privacy.erasure_register import (
     write_private,
 )
 from .privacy.erasure_register import reenrol as remove_from_register
-from .privacy.learner_places import ErasureError, Setup
-from .runs.nbgrader_run import tools_on_path
+from .privacy.learner_places import Context, ErasureError, Setup
 
 __all__ = ["BackupError", "backup", "main", "purge", "restore"]
 
@@ -67,18 +65,9 @@ class BackupError(Exception):
     """A backup or restore that cannot be done, in one French sentence."""
 
 
-class GradebookCounts(NamedTuple):
-    """What a gradebook holds that a backup must not lose: its students and its grades."""
-
-    students: int
-    grades: int
-
-    def french(self) -> str:
-        return f"{self.students} élève(s), {self.grades} note(s)"
-
-
-def gradebook_counts(path: Path) -> GradebookCounts:
-    """The students and grades of gradebook `path`; BackupError if missing, empty or unreadable."""
+def gradebook_counts(path: Path) -> dict[str, int]:
+    """What gradebook `path` holds that a backup must not lose: its students and its grades;
+    BackupError if missing, empty or unreadable."""
     if not path.is_file():
         raise BackupError(f"le carnet de notes est introuvable ({path})")
     if path.stat().st_size == 0:
@@ -90,10 +79,14 @@ def gradebook_counts(path: Path) -> GradebookCounts:
     except sqlite3.Error as exc:
         reason = "pas une base nbgrader" if "no such table" in str(exc) else str(exc)
         raise BackupError(f"le carnet de notes est illisible ({path} : {reason})") from None
-    return GradebookCounts(students, grades)
+    return {"students": students, "grades": grades}
 
 
-def last_with_gradebook(folder: Path) -> tuple[Path, GradebookCounts] | None:
+def _french(counts: dict[str, int]) -> str:
+    return f"{counts['students']} élève(s), {counts['grades']} note(s)"
+
+
+def last_with_gradebook(folder: Path) -> tuple[Path, dict[str, int]] | None:
     """The newest backup of `folder` that holds a readable gradebook, with its counts: from its
     manifest, else (older backups) from its gradebook."""
     for _, path in backups_in(folder):
@@ -110,7 +103,7 @@ def last_with_gradebook(folder: Path) -> tuple[Path, GradebookCounts] | None:
             continue
         known = manifest.get("gradebook")
         if isinstance(known, dict) and {"students", "grades"} <= set(known):
-            return path, GradebookCounts(int(known["students"]), int(known["grades"]))
+            return path, {"students": int(known["students"]), "grades": int(known["grades"])}
         with tempfile.TemporaryDirectory(prefix="sauvegarde-") as work, suppress(BackupError):
             copy = Path(work) / GRADEBOOK
             copy.write_bytes(found[GRADEBOOK])
@@ -131,25 +124,24 @@ def _check_gradebook(gradebook: Path, dest_dir: Path) -> None:
     last = last_with_gradebook(dest_dir)
     if last is not None:
         path, before = last
-        if counts.students < before.students or counts.grades < before.grades:
+        if counts["students"] < before["students"] or counts["grades"] < before["grades"]:
             raise BackupError(
-                f"{REFUSED}le carnet de notes contient {counts.french()}, moins que la dernière "
-                f"sauvegarde {path.name} ({before.french()}) ; si c'est voulu (un élève "
+                f"{REFUSED}le carnet de notes contient {_french(counts)}, moins que la dernière "
+                f"sauvegarde {path.name} ({_french(before)}) ; si c'est voulu (un élève "
                 "effacé…), confirmez : make sauvegarde CONFIRMER=1."
             )
 
 
 def _dirs(grader_dir: Path | None) -> tuple[CourseDirs, Path, dict[str, Path]]:
     """The class's folders, its gradebook file, and the backed-up places (class_places) by key."""
-    tools_on_path()
-    dirs = course_dirs(grader_dir)
-    gradebook = sqlite_path(dirs.db_url)
-    if gradebook is None:
+    ctx = Context(Setup(grader_dir=grader_dir))
+    dirs = ctx.dirs
+    if ctx.gradebook is None:
         raise BackupError(
             f"Le carnet de notes n'est pas un fichier SQLite ({dirs.db_url})\u00a0: sauvegardez "
             "sa base avec ses propres outils (pg_dump…)."
         )
-    return dirs, gradebook, {p.key: p.folder(dirs) for p in BACKED_UP}
+    return dirs, ctx.gradebook, {p.key: p.folder(dirs) for p in BACKED_UP}
 
 
 def _read_stable(path: Path) -> bytes | None:
@@ -329,7 +321,7 @@ def backup(
             if snapshot.is_file():
                 add(GRADEBOOK, snapshot.read_bytes())
                 with suppress(BackupError):  # confirmed: an unreadable gradebook kept as it was
-                    held = gradebook_counts(snapshot)._asdict()
+                    held = gradebook_counts(snapshot)
             counts = Counter(name.partition("/")[0] for name in files)  # files per member or part
             manifest = {
                 "format": 1,
