@@ -3,8 +3,6 @@ the graded copies, the feedback pages, the archives received, the roster, the hu
 (``make sauvegarde``, ``make restauration``, ``make purge-sauvegardes``). The rules and their
 reasons, for the teacher: grader/README.md, « Sauvegarder et restaurer ». For a maintainer:
 
-- SQLite's online backup API, one step under a read lock: a plain file copy taken while
-  ``make grade`` writes can be torn;
 - the gradebook is copied first; a graded copy is kept only if that copy vouches for every grade
   of it and none of its files changed since a second before it began (nbgrader removes the
   folder, saves the grades, then writes the notebook); its feedback only with it; the others are
