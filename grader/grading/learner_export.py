@@ -87,8 +87,6 @@ class LearnerNotFound(Exception):
 
 
 POINTS = ("points_automatiques", "points_a_la_main", "bonus")  # None until a cell has some
-
-
 # who a gradebook row or a roster line names: the same attributes in both
 CARD = {"identifiant": "id", "prenom": "first_name", "nom": "last_name", "courriel": "email"}
 
