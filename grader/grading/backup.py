@@ -3,8 +3,6 @@ the graded copies, the feedback pages, the archives received, the roster, the hu
 (``make sauvegarde``, ``make restauration``, ``make purge-sauvegardes``). The rules and their
 reasons, for the teacher: grader/README.md, « Sauvegarder et restaurer ». For a maintainer:
 
-- SQLite's online backup API, one step under a read lock: a plain file copy taken while
-  ``make grade`` writes can be torn;
 - the gradebook is copied first; a graded copy is kept only if that copy vouches for every grade
   of it and none of its files changed since a second before it began (nbgrader removes the
   folder, saves the grades, then writes the notebook); its feedback only with it; the others are
@@ -29,17 +27,17 @@ from collections import Counter
 from contextlib import closing, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from functools import partial
 from pathlib import Path
 
 from course.labo.french_number import french_number
 
 from .classroom.class_places import BACKED_UP, learner_ids
 from .classroom.ids import RosterError, normalize_id, quoted, read_roster
-from .classroom.paths import CourseDirs, course_dirs, read_only, sqlite_copy, sqlite_path
+from .classroom.paths import CourseDirs, read_only, sqlite_copy
 from .erase_learner import erase
 from .french.french_args import FrenchParser
 from .french.system_reason import french_message, french_reason
+from .learner_export import files_under
 from .privacy.backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
 from .privacy.erasure_register import (
     KEY_NAME,
@@ -51,8 +49,7 @@ from .privacy.erasure_register import (
     write_private,
 )
 from .privacy.erasure_register import reenrol as remove_from_register
-from .privacy.learner_places import ErasureError, Setup
-from .runs.nbgrader_run import tools_on_path
+from .privacy.learner_places import Context, ErasureError, Setup
 
 __all__ = ["BackupError", "backup", "main", "purge", "restore"]
 
@@ -66,26 +63,9 @@ class BackupError(Exception):
     """A backup or restore that cannot be done, in one French sentence."""
 
 
-def sqlite_snapshot(source: Path, dest: Path) -> None:
-    """A consistent copy of the SQLite file `source` (online backup API, one step)."""
-    if not source.is_file():
-        raise BackupError(f"Base SQLite introuvable\u00a0: {source}.")
-    sqlite_copy(source, dest)
-
-
-@dataclass(frozen=True)
-class GradebookCounts:
-    """What a gradebook holds that a backup must not lose: its students and its grades."""
-
-    students: int
-    grades: int
-
-    def french(self) -> str:
-        return f"{self.students} élève(s), {self.grades} note(s)"
-
-
-def gradebook_counts(path: Path) -> GradebookCounts:
-    """The students and grades of gradebook `path`; BackupError if missing, empty or unreadable."""
+def gradebook_counts(path: Path) -> dict[str, int]:
+    """What gradebook `path` holds that a backup must not lose: its students and its grades;
+    BackupError if missing, empty or unreadable."""
     if not path.is_file():
         raise BackupError(f"le carnet de notes est introuvable ({path})")
     if path.stat().st_size == 0:
@@ -97,43 +77,40 @@ def gradebook_counts(path: Path) -> GradebookCounts:
     except sqlite3.Error as exc:
         reason = "pas une base nbgrader" if "no such table" in str(exc) else str(exc)
         raise BackupError(f"le carnet de notes est illisible ({path} : {reason})") from None
-    return GradebookCounts(students, grades)
+    return {"students": students, "grades": grades}
 
 
-def _counts_in_backup(archive: Path) -> GradebookCounts | None:
-    """Gradebook counts from a backup's manifest, else (older backups) its gradebook; or None."""
-    found: dict[str, bytes] = {}
-    try:
-        with tarfile.open(archive, "r:gz") as tar:
-            for info in tar:
-                if info.name in (MANIFEST, GRADEBOOK) and info.isfile():
-                    found.setdefault(info.name, tar.extractfile(info).read())
-        manifest = json.loads(found[MANIFEST])
-    except (OSError, tarfile.TarError, EOFError, ValueError, KeyError):
-        return None
-    if not manifest or GRADEBOOK not in manifest.get("files", {}) or GRADEBOOK not in found:
-        return None
-    known = manifest.get("gradebook")
-    if isinstance(known, dict) and {"students", "grades"} <= set(known):
-        return GradebookCounts(int(known["students"]), int(known["grades"]))
-    with tempfile.TemporaryDirectory(prefix="sauvegarde-") as work, suppress(BackupError):
-        copy = Path(work) / GRADEBOOK
-        copy.write_bytes(found[GRADEBOOK])
-        return gradebook_counts(copy)
-    return None
+def _french(counts: dict[str, int]) -> str:
+    return f"{counts['students']} élève(s), {counts['grades']} note(s)"
 
 
-def last_with_gradebook(folder: Path) -> tuple[Path, GradebookCounts] | None:
-    """The newest backup of `folder` that holds a readable gradebook, with its counts."""
+def last_with_gradebook(folder: Path) -> tuple[Path, dict[str, int]] | None:
+    """The newest backup of `folder` that holds a readable gradebook, with its counts: from its
+    manifest, else (older backups) from its gradebook."""
     for _, path in backups_in(folder):
-        counts = _counts_in_backup(path)
-        if counts is not None:
-            return path, counts
+        found: dict[str, bytes] = {}
+        try:
+            with tarfile.open(path, "r:gz") as tar:
+                for info in tar:
+                    if info.name in (MANIFEST, GRADEBOOK) and info.isfile():
+                        found.setdefault(info.name, tar.extractfile(info).read())
+            manifest = json.loads(found[MANIFEST])
+        except (OSError, tarfile.TarError, EOFError, ValueError, KeyError):
+            continue
+        if not manifest or GRADEBOOK not in manifest.get("files", {}) or GRADEBOOK not in found:
+            continue
+        known = manifest.get("gradebook")
+        if isinstance(known, dict) and {"students", "grades"} <= set(known):
+            return path, {"students": int(known["students"]), "grades": int(known["grades"])}
+        with tempfile.TemporaryDirectory(prefix="sauvegarde-") as work, suppress(BackupError):
+            copy = Path(work) / GRADEBOOK
+            copy.write_bytes(found[GRADEBOOK])
+            return path, gradebook_counts(copy)
     return None
 
 
-def _check_gradebook(gradebook: Path, dest_dir: Path) -> GradebookCounts:
-    """The gradebook's counts, or the French reason a backup of it would lose grades."""
+def _check_gradebook(gradebook: Path, dest_dir: Path) -> None:
+    """Refuse, with the French reason, a backup of a gradebook that would lose grades."""
     try:
         counts = gradebook_counts(gradebook)
     except BackupError as exc:
@@ -145,26 +122,24 @@ def _check_gradebook(gradebook: Path, dest_dir: Path) -> GradebookCounts:
     last = last_with_gradebook(dest_dir)
     if last is not None:
         path, before = last
-        if counts.students < before.students or counts.grades < before.grades:
+        if counts["students"] < before["students"] or counts["grades"] < before["grades"]:
             raise BackupError(
-                f"{REFUSED}le carnet de notes contient {counts.french()}, moins que la dernière "
-                f"sauvegarde {path.name} ({before.french()}) ; si c'est voulu (un élève "
+                f"{REFUSED}le carnet de notes contient {_french(counts)}, moins que la dernière "
+                f"sauvegarde {path.name} ({_french(before)}) ; si c'est voulu (un élève "
                 "effacé…), confirmez : make sauvegarde CONFIRMER=1."
             )
-    return counts
 
 
 def _dirs(grader_dir: Path | None) -> tuple[CourseDirs, Path, dict[str, Path]]:
     """The class's folders, its gradebook file, and the backed-up places (class_places) by key."""
-    tools_on_path()
-    dirs = course_dirs(grader_dir)
-    gradebook = sqlite_path(dirs.db_url)
-    if gradebook is None:
+    ctx = Context(Setup(grader_dir=grader_dir))
+    dirs = ctx.dirs
+    if ctx.gradebook is None:
         raise BackupError(
             f"Le carnet de notes n'est pas un fichier SQLite ({dirs.db_url})\u00a0: sauvegardez "
             "sa base avec ses propres outils (pg_dump…)."
         )
-    return dirs, gradebook, {p.key: p.folder(dirs) for p in BACKED_UP}
+    return dirs, ctx.gradebook, {p.key: p.folder(dirs) for p in BACKED_UP}
 
 
 def _read_stable(path: Path) -> bytes | None:
@@ -182,59 +157,37 @@ def _read_stable(path: Path) -> bytes | None:
     return data
 
 
-def _add(tar: tarfile.TarFile, files: dict[str, str], name: str, data: bytes, mtime=None) -> None:
-    """Add `data` to the backup as `name` (private), its SHA-256 to the manifest's `files`."""
-    info = tarfile.TarInfo(name)
-    info.size = len(data)
-    info.mtime = int(mtime if mtime is not None else time.time())
-    info.mode = 0o600
-    tar.addfile(info, io.BytesIO(data))
-    files[name] = hashlib.sha256(data).hexdigest()
-
-
-def _new_name(folder: Path, now: datetime) -> Path:
-    stamp = now.strftime("%Y%m%d-%H%M%S")
-    path, k = folder / f"sauvegarde-{stamp}.tar.gz", 0
-    while path.exists():
-        k += 1
-        path = folder / f"sauvegarde-{stamp}-{k}.tar.gz"
-    return path
-
-
-def _rows(gradebook: Path, sql: str, *params: str) -> list[tuple]:
-    """The rows of `sql` in the gradebook copy; none if not an nbgrader one (nothing vouched)."""
-    with closing(read_only(gradebook)) as con:
-        try:
-            return con.execute(sql, params).fetchall()
-        except sqlite3.DatabaseError:
-            return []
-
-
 def _complete_in(gradebook: Path) -> dict[tuple[str, str], dict[str, set[str]]]:
     """(student, assignment) pairs whose every notebook has all its grades in `gradebook`: the
     names of the cells graded, by notebook."""
+    with closing(read_only(gradebook)) as con:
+        try:
+            cells = con.execute(
+                "SELECT sa.student_id, a.name, n.name, c.name FROM grade g "
+                "JOIN base_cell c ON c.id = g.cell_id "
+                "JOIN submitted_notebook sn ON sn.id = g.notebook_id "
+                "JOIN notebook n ON n.id = sn.notebook_id "
+                "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
+                "JOIN assignment a ON a.id = sa.assignment_id"
+            ).fetchall()
+            counts = con.execute(
+                "SELECT sa.student_id, a.name, n.name, "
+                " (SELECT count(*) FROM base_cell c WHERE c.notebook_id = n.id"
+                "  AND (c.id IN (SELECT id FROM grade_cells)"
+                " OR c.id IN (SELECT id FROM task_cells))),"
+                " (SELECT count(*) FROM submitted_notebook sn JOIN grade g ON g.notebook_id = sn.id"
+                "  WHERE sn.assignment_id = sa.id AND sn.notebook_id = n.id) "
+                "FROM submitted_assignment sa JOIN assignment a ON a.id = sa.assignment_id "
+                "JOIN notebook n ON n.assignment_id = a.id"
+            ).fetchall()
+        except sqlite3.DatabaseError:
+            return {}  # not an nbgrader gradebook: nothing vouched
     graded: dict[tuple[str, str, str], set[str]] = {}
-    for student, assignment, notebook, cell in _rows(
-        gradebook,
-        "SELECT sa.student_id, a.name, n.name, c.name FROM grade g "
-        "JOIN base_cell c ON c.id = g.cell_id JOIN submitted_notebook sn ON sn.id = g.notebook_id "
-        "JOIN notebook n ON n.id = sn.notebook_id "
-        "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
-        "JOIN assignment a ON a.id = sa.assignment_id",
-    ):
+    for student, assignment, notebook, cell in cells:
         graded.setdefault((student, assignment, notebook), set()).add(cell)
     pairs: dict[tuple[str, str], dict[str, set[str]]] = {}
     broken: set[tuple[str, str]] = set()
-    for student, assignment, notebook, expected, found in _rows(
-        gradebook,
-        "SELECT sa.student_id, a.name, n.name, "
-        " (SELECT count(*) FROM base_cell c WHERE c.notebook_id = n.id"
-        "  AND (c.id IN (SELECT id FROM grade_cells) OR c.id IN (SELECT id FROM task_cells))),"
-        " (SELECT count(*) FROM submitted_notebook sn JOIN grade g ON g.notebook_id = sn.id"
-        "  WHERE sn.assignment_id = sa.id AND sn.notebook_id = n.id) "
-        "FROM submitted_assignment sa JOIN assignment a ON a.id = sa.assignment_id "
-        "JOIN notebook n ON n.assignment_id = a.id",
-    ):
+    for student, assignment, notebook, expected, found in counts:
         key = (student, assignment)
         pairs.setdefault(key, {})[notebook] = graded.get((*key, notebook), set())
         if found != expected:
@@ -242,24 +195,11 @@ def _complete_in(gradebook: Path) -> dict[tuple[str, str], dict[str, set[str]]]:
     return {key: notebooks for key, notebooks in pairs.items() if key not in broken}
 
 
-def _graded_cells(data: bytes) -> set[str] | None:
-    """The grade ids of the graded cells of a graded notebook; None if it is not one."""
-    try:
-        metas = [
-            c.get("metadata", {}).get("nbgrader", {}) for c in json.loads(data).get("cells", [])
-        ]
-        return {str(m["grade_id"]) for m in metas if m.get("grade") or m.get("task")}
-    except (ValueError, AttributeError, KeyError, TypeError):
-        return None
-
-
 def _take_graded(folder: Path, since_ns: int) -> list[tuple[Path, bytes, float]] | None:
     """Every file under `folder`, read, if each was last written before `since_ns` and did not
     change while read (a notebook must be whole JSON); None otherwise. Links are never followed."""
     taken = []
-    for file in sorted(folder.rglob("*")):
-        if file.is_symlink() or not file.is_file():
-            continue
+    for _, file in files_under(folder):
         try:
             before = file.stat().st_mtime_ns
             data = file.read_bytes()
@@ -281,8 +221,13 @@ def _vouched(taken: list, top: Path, notebooks: dict[str, set[str]] | None) -> b
     if notebooks is None or not {f"{nb}.ipynb" for nb in notebooks} <= {f.name for f in copies}:
         return False
     for file, data in copies.items():
-        cells = _graded_cells(data)
-        if cells is None or not cells <= notebooks.get(file.stem, set()):
+        try:  # the grade ids of its graded cells
+            cells = json.loads(data).get("cells", [])
+            metas = [c.get("metadata", {}).get("nbgrader", {}) for c in cells]
+            graded = {str(m["grade_id"]) for m in metas if m.get("grade") or m.get("task")}
+        except (ValueError, AttributeError, KeyError, TypeError):
+            return False  # not a graded notebook
+        if not graded <= notebooks.get(file.stem, set()):
             return False
     return True
 
@@ -303,8 +248,11 @@ def backup(
     dest_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(dest_dir, 0o700)  # names, e-mails, grades: the instructor's eyes only
     now = datetime.now(UTC)
-    path = _new_name(dest_dir, now)
-    counts: dict[str, int] = {}
+    stamp = now.strftime("%Y%m%d-%H%M%S")
+    path, k = dest_dir / f"sauvegarde-{stamp}.tar.gz", 0
+    while path.exists():
+        k += 1
+        path = dest_dir / f"sauvegarde-{stamp}-{k}.tar.gz"
     files: dict[str, str] = {}
     left_out: list[str] = []
     tmp = path.with_name(path.name + ".partiel")
@@ -315,66 +263,67 @@ def backup(
             tarfile.open(fileobj=raw, mode="w:gz") as tar,
             tempfile.TemporaryDirectory(prefix="sauvegarde-") as work,
         ):
-            add = partial(_add, tar, files)
+
+            def add(name: str, data: bytes, mtime: float | None = None) -> None:
+                """`data` as `name` in the backup (private), its SHA-256 in the manifest."""
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                info.mtime = int(mtime if mtime is not None else time.time())
+                info.mode = 0o600
+                tar.addfile(info, io.BytesIO(data))
+                files[name] = hashlib.sha256(data).hexdigest()
+
             # first the gradebook; every graded copy is then checked against this snapshot
             snapshot = Path(work) / GRADEBOOK
             # a file's mtime comes from a coarse clock (a tick behind): one second of margin
             since_ns = time.time_ns() - 1_000_000_000
             if gradebook.is_file():
                 try:
-                    sqlite_snapshot(gradebook, snapshot)
+                    sqlite_copy(gradebook, snapshot)
                 except sqlite3.DatabaseError:  # confirmed: not a database, not in the backup
                     snapshot.unlink(missing_ok=True)
             complete = _complete_in(snapshot) if snapshot.is_file() else {}
             kept: set[tuple[str, str]] = set()  # graded copies taken
             for part, folder in folders.items():
-                counts[part] = 0
-                keys: set[tuple[str, str]] = set()
-                for file in sorted(folder.rglob("*")):
-                    if file.is_symlink() or not file.is_file():
-                        continue  # a link in a submission points outside: never followed
-                    rel = file.relative_to(folder)
-                    if part in ("autograded", "feedback") and len(rel.parts) > 2:
-                        keys.add((rel.parts[0], rel.parts[1]))
-                        continue  # taken whole below, or left out
-                    data = _read_stable(file)
-                    if data is not None:
-                        add(f"{part}/{rel.as_posix()}", data, file.stat().st_mtime)
-                        counts[part] += 1
-                for key in sorted(keys):
-                    top = folder / key[0] / key[1]
-                    taken = _take_graded(top, since_ns)
+                tops: set[tuple[str, str]] = set()
+                for rel, file in files_under(folder):
+                    parts = rel.split("/")
+                    if part in ("autograded", "feedback") and len(parts) > 2:
+                        tops.add((parts[0], parts[1]))  # taken whole below, or left out
+                    elif (data := _read_stable(file)) is not None:
+                        add(f"{part}/{rel}", data, file.stat().st_mtime)
+                for top in sorted(tops):
+                    where = folder / top[0] / top[1]
+                    taken = _take_graded(where, since_ns)
                     if part == "autograded":
-                        whole = taken is not None and _vouched(taken, top, complete.get(key))
+                        whole = taken is not None and _vouched(taken, where, complete.get(top))
                     else:  # feedback is made from the graded copy: kept with it only
-                        whole = key in kept
+                        whole = top in kept
                     if taken is None or not whole:
-                        left_out.append(f"{part}/{key[0]}/{key[1]}")
+                        left_out.append(f"{part}/{top[0]}/{top[1]}")
                         continue
-                    kept.add(key)
+                    kept.add(top)
                     for file, data, mtime in taken:
                         add(f"{part}/{file.relative_to(folder).as_posix()}", data, mtime)
-                        counts[part] += 1
             if roster is not None and roster.is_file():
                 add(ROSTER, roster.read_bytes(), roster.stat().st_mtime)
-                counts["roster"] = 1
             if hub_db is not None:
-                sqlite_snapshot(hub_db, Path(work) / "hub.sqlite")
+                if not hub_db.is_file():
+                    raise BackupError(f"Base SQLite introuvable\u00a0: {hub_db}.")
+                sqlite_copy(hub_db, Path(work) / "hub.sqlite")
                 add(HUB_DB, (Path(work) / "hub.sqlite").read_bytes())
-                counts["hub"] = 1
             for name in (REGISTER_NAME, KEY_NAME):
                 if (gradebook.parent / name).is_file():
                     add(f"{REGISTER_PART}/{name}", (gradebook.parent / name).read_bytes())
-                    counts["register"] = 1
             held = None
             if snapshot.is_file():
                 add(GRADEBOOK, snapshot.read_bytes())
-                counts["gradebook"] = 1
                 with suppress(BackupError):  # confirmed: an unreadable gradebook kept as it was
                     held = gradebook_counts(snapshot)
+            counts = Counter(name.partition("/")[0] for name in files)  # files per member or part
             manifest = {
                 "format": 1,
-                "gradebook": None if held is None else vars(held),
+                "gradebook": held,
                 "created": now.isoformat(timespec="seconds"),
                 "files": files,
                 "left_out": left_out,
@@ -389,18 +338,14 @@ def backup(
     return path, counts, left_out
 
 
-def _safe(name: str) -> bool:
-    parts = Path(name).parts
-    return bool(parts) and not Path(name).is_absolute() and ".." not in parts
-
-
 def _read_archive(archive: Path) -> dict[str, tuple[bytes, int]]:
     """Every member of a backup, checked against its manifest, before anything is written."""
     members: dict[str, tuple[bytes, int]] = {}
     try:
         with tarfile.open(archive, "r:gz") as tar:
             for info in tar:
-                if not info.isfile() or not _safe(info.name):
+                path = Path(info.name)
+                if not info.isfile() or path.is_absolute() or ".." in path.parts or not path.parts:
                     raise BackupError(
                         f"{archive.name}\u00a0: membre «\u00a0{info.name}\u00a0» refusé (pas "
                         "un fichier simple, ou chemin hors de la sauvegarde)."
@@ -511,49 +456,40 @@ def _erase_restored(
     return done
 
 
-def purge(
-    folder: Path,
-    keep: int | None = None,
-    keep_days: float | None = RETENTION_DAYS,
-    now: datetime | None = None,
-) -> tuple[list[Path], list[tuple[Path, str]]]:
+def purge(folder: Path, keep: int | None, keep_days: float) -> tuple[list[Path], list[tuple]]:
     """Delete the backups older than `keep_days` days or past the `keep` newest, except the newest
     with a gradebook (a restore needs it, whatever its age); (deleted, kept with the why)."""
-    now = now or datetime.now(UTC)
+    now = datetime.now(UTC)
     found = backups_in(folder)
     safe = last_with_gradebook(folder) if found else None
-    rules = []
-    if keep_days is not None:
-        rules.append(f"moins de {french_number(keep_days)} jours")
+    rule = f"moins de {french_number(keep_days)} jours"
     if keep is not None:
-        rules.append(f"une des {keep} plus récentes")
+        rule += f" et une des {keep} plus récentes"
     deleted: list[Path] = []
     kept: list[tuple[Path, str]] = []
     for rank, (when, path) in enumerate(found):
-        too_old = keep_days is not None and now - when > timedelta(days=keep_days)
-        too_many = keep is not None and rank >= keep
+        expired = now - when > timedelta(days=keep_days) or (keep is not None and rank >= keep)
         if safe is not None and path == safe[0]:
             why = "la plus récente qui contient un carnet de notes, jamais effacée"
-            if too_old or too_many:
+            if expired:
                 why += " (elle devrait sinon l'être : faites une sauvegarde neuve)"
             kept.append((path, why))
-        elif too_old or too_many:
+        elif expired:
             path.unlink()
             deleted.append(path)
         else:
-            kept.append((path, " et ".join(rules) or "aucune règle ne l'efface"))
+            kept.append((path, rule))
     return deleted, kept
 
 
 def _summary(counts: dict[str, int]) -> str:
-    gradebook = counts.get("gradebook") or counts.get(GRADEBOOK)
-    parts = ["carnet de notes" if gradebook else "SANS carnet de notes"]
+    parts = ["carnet de notes" if counts.get(GRADEBOOK) else "SANS carnet de notes"]
     # « 3 fichier(s) d'archives reçues », « 2 fichier(s) de rendus »
     parts += [
         f"{counts.get(p.key, 0)} fichier(s) " + ("d'" if p.label[0] in "aeiou" else "de ") + p.label
         for p in BACKED_UP
     ]
-    if counts.get("roster") or counts.get(ROSTER):
+    if counts.get(ROSTER):
         parts.append("liste des élèves")
     if counts.get("hub"):
         parts.append("base du hub")

@@ -1,9 +1,6 @@
 """Give a learner their data (RGPD articles 15 and 20): one zip of everything the class system
 holds about them, in open formats, with a French README (the article 13 information).
 
-    python -m grading.learner_export ID [--eleves grader/eleves.csv] [--out DOSSIER]
-    (make donnees-eleve ID=chloé)
-
 Their gradebook rows (each criterion of the statement once, its visible and hidden tests'
 points summed) as JSON and as a French CSV, their roster line, their files in ``submitted/``,
 ``autograded/`` and ``feedback/`` and every earlier copy kept. Only their own folders and rows
@@ -21,19 +18,17 @@ import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .classroom.class_places import PER_LEARNER, learner_ids, own_folders, quarantined_for
+from .classroom.class_places import PER_LEARNER, own_folders, quarantined_for
 from .classroom.ids import normalize_id
-from .classroom.paths import course_dirs, load_config
 from .french.french_args import FrenchParser
 from .french.french_csv import french_csv_bytes
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
 from .french.system_reason import french_message
 from .nbgrader_ext.criterion_titles import criterion_number, criterion_title
 from .privacy.backup_files import RETENTION_DAYS
-from .privacy.learner_places import ErasureError, roster_students
-from .runs.nbgrader_run import tools_on_path
+from .privacy.learner_places import Context, ErasureError, Setup, roster_students
 
-__all__ = ["LearnerNotFound", "export_learner", "main"]
+__all__ = ["LearnerNotFound", "export_learner", "files_under", "main"]
 
 README = """Vos données dans le cours «\u00a0{course}\u00a0»
 =====================================
@@ -91,6 +86,15 @@ class LearnerNotFound(Exception):
     """No trace of the id anywhere; the message names the closest known ids (French)."""
 
 
+POINTS = ("points_automatiques", "points_a_la_main", "bonus")  # None until a cell has some
+# who a gradebook row or a roster line names: the same attributes in both
+CARD = {"identifiant": "id", "prenom": "first_name", "nom": "last_name", "courriel": "email"}
+
+
+def _card(person: object) -> dict:
+    return {key: getattr(person, attr) for key, attr in CARD.items()}
+
+
 def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
     from nbgrader.api import Gradebook, MissingEntry
 
@@ -99,13 +103,7 @@ def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
             student = gb.find_student(sid)
         except MissingEntry:
             return None, []
-        record = {
-            "identifiant": student.id,
-            "prenom": student.first_name,
-            "nom": student.last_name,
-            "courriel": student.email,
-            "identifiant_lms": student.lms_user_id,
-        }
+        record = {**_card(student), "identifiant_lms": student.lms_user_id}
         submissions = []
         for sub in student.submissions:
             notebooks = []
@@ -122,9 +120,7 @@ def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
                             "numero": criterion_number(title),
                             "critere": title,
                             "cellules": [],
-                            "points_automatiques": None,
-                            "points_a_la_main": None,
-                            "bonus": None,
+                            **dict.fromkeys(POINTS),
                             "note": 0.0,
                             "note_maximale": 0.0,
                             "a_noter_a_la_main": False,
@@ -133,11 +129,8 @@ def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
                         },
                     )
                     c["cellules"].append(grade.name)
-                    for key, value in (
-                        ("points_automatiques", grade.auto_score),
-                        ("points_a_la_main", grade.manual_score),
-                        ("bonus", grade.extra_credit),
-                    ):
+                    points = (grade.auto_score, grade.manual_score, grade.extra_credit)
+                    for key, value in zip(POINTS, points, strict=True):
                         if value is not None:
                             c[key] = (c[key] or 0.0) + float(value)
                     c["note"] += float(grade.score or 0)
@@ -194,11 +187,7 @@ def _grades_csv(submissions: list[dict]) -> bytes:
             nb["notebook"],
             c["numero"] if c["numero"] is not None else "",
             c["critere"],
-            c["points_automatiques"],
-            c["points_a_la_main"],
-            c["bonus"],
-            c["note"],
-            c["note_maximale"],
+            *(c[key] for key in (*POINTS, "note", "note_maximale")),
             " / ".join(c["commentaires_enseignant"]),
         ]
         for sub in submissions
@@ -215,40 +204,30 @@ def export_learner(
     grader_dir: Path | None = None,
 ) -> tuple[Path, dict[str, int]]:
     """Write the learner's archive; (its path, what it holds)."""
-    tools_on_path()
     sid = normalize_id(student_id.strip())
-    dirs = course_dirs(grader_dir)
+    ctx = Context(Setup(grader_dir=grader_dir, roster=roster))
+    dirs = ctx.dirs
     record, submissions = _gradebook_rows(dirs.db_url, sid)
     line = next((s for s in roster_students(roster) if s.id == sid), None)
     # every folder of theirs per place: one per Unicode form of their id (NFC, a Mac's NFD)
     folders = {p.export_name: own_folders(p.folder(dirs), sid) for p in PER_LEARNER}
     earlier = _earlier_copies(dirs, sid)
     if record is None and line is None and not any(folders.values()) and not earlier:
-        ids = learner_ids(dirs, (s.id for s in roster_students(roster)))
-        folded = {i.casefold(): i for i in ids}
+        folded = {i.casefold(): i for i in ctx.known}
         close = difflib.get_close_matches(sid.casefold(), list(folded), n=5, cutoff=0.5)
         hint = ", ".join(folded[c] for c in close) or "aucun"
         raise LearnerNotFound(
             f"Aucune donnée pour l'identifiant «\u00a0{sid}\u00a0» (carnet de notes, liste des "
             f"élèves, rendus, copies notées, retours). Identifiants proches\u00a0: {hint}."
         )
-    course = load_config(dirs.grader_dir).CourseDirectory.get("course_id", "") or "cours"
+    course = ctx.course_id or "cours"
     now = datetime.now(UTC)
     out_dir = out_dir or dirs.exports
     out_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(out_dir, 0o700)
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in sid)
     path = out_dir / f"donnees-{safe}-{now:%Y%m%d-%H%M%S}.zip"
-    # (path in the archive, file) per place; a second Unicode form of the id: rendus-2/…
-    members = {
-        name: [
-            (f"{name if k == 0 else f'{name}-{k + 1}'}/{rel}", file)
-            for k, folder in enumerate(found)
-            for rel, file in _files(folder)
-        ]
-        for name, found in folders.items()
-    }
-    members |= earlier
+    members = {name: _copies(name, found) for name, found in folders.items()} | earlier
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as zf:
         when = french_datetime(now).replace(" ", " à ", 1)
@@ -258,15 +237,7 @@ def export_learner(
         zf.writestr("LISEZMOI.txt", readme)
         fiche = {
             "carnet_de_notes": record,
-            "liste_des_eleves": None
-            if line is None
-            else {
-                "ligne": line.line,
-                "identifiant": line.id,
-                "prenom": line.first_name,
-                "nom": line.last_name,
-                "courriel": line.email,
-            },
+            "liste_des_eleves": None if line is None else {"ligne": line.line, **_card(line)},
         }
         zf.writestr("eleve.json", json.dumps(fiche, ensure_ascii=False, indent=2))
         zf.writestr("notes.json", json.dumps(submissions, ensure_ascii=False, indent=2))
@@ -276,12 +247,22 @@ def export_learner(
     return path, {"devoirs": len(submissions)} | {k: len(v) for k, v in members.items()}
 
 
-def _files(folder: Path) -> list[tuple[str, Path]]:
+def files_under(folder: Path) -> list[tuple[str, Path]]:
     """(path under `folder`, file) of each of its files; a link is never followed out of it."""
     return [
         (file.relative_to(folder).as_posix(), file)
         for file in sorted(folder.rglob("*"))
         if file.is_file() and not file.is_symlink()
+    ]
+
+
+def _copies(name: str, folders: list[Path]) -> list[tuple[str, Path]]:
+    """(path in the archive, file) of every file of `folders`, the learner's folders of one place:
+    one per Unicode form of their id (NFC, a Mac's NFD), the second one in `name`-2/…"""
+    return [
+        (f"{name if k == 0 else f'{name}-{k + 1}'}/{rel}", file)
+        for k, folder in enumerate(folders)
+        for rel, file in files_under(folder)
     ]
 
 
@@ -292,12 +273,9 @@ def _earlier_copies(dirs, sid: str) -> dict[str, list[tuple[str, Path]]]:
     old, aside = "copies_remplacees", "mises_de_cote"
     found: dict[str, list[tuple[str, Path]]] = {old: [], aside: []}
     for base in sorted(dirs.downloaded.iterdir()) if dirs.downloaded.is_dir() else []:
-        for k, folder in enumerate(own_folders(base / "remplaces", sid)):
-            where = base.name if k == 0 else f"{base.name}-{k + 1}"  # a second Unicode form
-            found[old] += [(f"{old}/{where}/{rel}", file) for rel, file in _files(folder)]
+        found[old] += _copies(f"{old}/{base.name}", own_folders(base / "remplaces", sid))
     for entry in quarantined_for(dirs.quarantine, sid):
-        where = f"{aside}/{entry.parent.name}/{entry.name}"
-        found[aside] += [(f"{where}/{rel}", file) for rel, file in _files(entry)]
+        found[aside] += _copies(f"{aside}/{entry.parent.name}/{entry.name}", [entry])
     return {k: v for k, v in found.items() if v}
 
 
