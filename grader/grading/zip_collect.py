@@ -217,8 +217,13 @@ class _Copy:
 def zip_collect(
     assignment: str, grader_dir: Path | None = None, undated: str | None = None
 ) -> ZipReport:
-    """Collect `assignment`'s download folder; `undated`: the rule for copies without a time
-    (one of ``UNDATED_RULES``, as the command's choices check)."""
+    """Collect `assignment`'s download folder; `undated`: the rule for copies without a time."""
+    if undated is not None and undated not in UNDATED_RULES:  # refused before a copy is written
+        raise ValueError(
+            f"SANS_HEURE={undated}\u00a0: règle inconnue, choisissez "
+            + " ou ".join(f"SANS_HEURE={k}" for k in UNDATED_RULES)
+            + "."
+        )
     dirs = course_dirs(grader_dir)
     config = load_config(dirs.grader_dir)
     base = dirs.downloaded / assignment

@@ -7,6 +7,7 @@ the learner is left)."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import unicodedata
 from pathlib import Path
@@ -417,3 +418,42 @@ def test_from_grader_a_target_named_like_its_folder_is_still_run(petite_classe):
     assert "up to date" not in out and "à jour" not in out, out
     assert "-m grading.rapport oublier" in proc.stdout, out
     assert "-m grading.feedback oublier" in proc.stdout, out
+
+
+@pytest.mark.slow
+def test_a_file_or_folder_named_like_the_erasure_register_is_searched(petite_classe):
+    """ana's extracted work holds a folder « effacements.json » and cyr's a file of that name,
+    both naming ben: the erasure register's names skip only the register itself (beside the
+    gradebook), so both mentions are found and « Preuve faite » is not said while they stay
+    (a shrink of the scan once skipped every folder of that name: the proof was given)."""
+    from grading.privacy.erasure_register import REGISTER_NAME, record_erasure, registers_of
+    from grading.privacy.learner_places import scan
+
+    c = petite_classe
+    extracted = c["grader"] / "downloaded" / "oublier" / "extracted"
+    hidden = [
+        extracted / "ana" / REGISTER_NAME / "notes.txt",
+        extracted / "cyr" / REGISTER_NAME,
+    ]
+    texts = ["J'ai tout copié sur {}.", '{{"note": "J\'ai tout copié sur {}."}}']
+    for path, text in zip(hidden, texts, strict=True):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text.format("Ben Durand"), encoding="utf-8")
+    record_erasure("dou", registers_of(c["grader"]))  # the real register, beside the gradebook
+    assert (c["grader"] / REGISTER_NAME).is_file()
+    mentions = {f.where for f in scan("ben", _setup(c)).found if f.action == "mention"}
+    assert {str(p) for p in hidden} <= mentions, mentions
+    assert str(c["grader"] / REGISTER_NAME) not in mentions
+    from grading.erase_learner import ErasureError, erase
+
+    with pytest.raises(ErasureError, match=r"nommé\(e\) dans 2 endroit"):
+        _erase(c, "ben")
+    read = [p.read_text(encoding="utf-8") for p in hidden]
+    assert read == [t.format("Ben Durand") for t in texts]
+    register = (c["grader"] / REGISTER_NAME).read_bytes()
+    setup = dataclasses.replace(_setup(c), redact=True)
+    result = erase("ben", setup, confirm=True, control="cyr")
+    assert not result.failures, result.failures  # « Preuve faite »: now true
+    assert [p.read_text(encoding="utf-8") for p in hidden] == [t.format("[retiré]") for t in texts]
+    assert (c["grader"] / REGISTER_NAME).read_bytes() != register  # ben recorded, not redacted
+    assert b"Durand" not in (c["grader"] / REGISTER_NAME).read_bytes()

@@ -16,6 +16,7 @@ import pytest
 from grading import zip_collect
 from grading.samples import build_submission
 from grading_course import grading, nbgrader, register
+from nbgrader.api import Gradebook
 
 from course.labo.tp_notebook import ANSWER_GRADE_ID
 
@@ -304,6 +305,16 @@ def test_unknown_rule_is_refused(course):
     proc = grading(course, "zip_collect", "oublier", "--sans-heure=peut-etre")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "a-l-heure" in proc.stderr and "retard" in proc.stderr, proc.stderr
+    # called from Python: refused before any copy is written (ana's copy is there to collect)
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        gb.update_or_create_student("ana")
+    release = course.parent / "notebooks" / "oublier" / "oublier.ipynb"
+    copy = course / "downloaded" / "oublier" / "archive" / "ana" / "oublier.ipynb"
+    copy.parent.mkdir()
+    copy.write_bytes(release.read_bytes())
+    with pytest.raises(ValueError, match="SANS_HEURE=peut-etre\u00a0: règle inconnue"):
+        zip_collect.zip_collect("oublier", course, "peut-etre")
+    assert not (course / "submitted" / "ana").exists()
 
 
 @pytest.mark.parametrize("moment", [1_741_971_600.0, None], ids=["datee", "sans-heure"])

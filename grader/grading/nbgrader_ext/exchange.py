@@ -377,7 +377,8 @@ class OwnerCheckedCollect(ExchangeCollect):
         """The staged copy, dated, renamed into place; an earlier one goes once it is replaced."""
         file_mode = self._modes()[1]
         write_new(staged, TIMESTAMP, _utc_text(deposit, self.timestamp_format).encode(), file_mode)
-        write_new(staged, CLAIMED_TIMESTAMP, claimed.encode(), file_mode)
+        if claimed:  # an empty claim (Exchange.timestamp_format = "") is no claim
+            write_new(staged, CLAIMED_TIMESTAMP, claimed.encode(), file_mode)
         dest.parent.mkdir(parents=True, exist_ok=True)
         old = None
         if dest.exists():

@@ -37,7 +37,7 @@ from ..french.system_reason import french_reason
 from ..runs.known_failures import FILE_NAME as FAILURES_FILE
 from ..runs.nbgrader_run import tools_on_path
 from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
-from .erasure_register import KEY_NAME, REGISTER_NAME
+from .erasure_register import KEY_NAME, REGISTER_NAME, class_registers
 
 __all__ = [
     "Context",
@@ -515,9 +515,8 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
         out.add("dossier personnel", home, "", "home", home)
 
 
-# the course's own code and settings, and the erasure register: never a learner's data
+# the course's own code and settings: never a learner's data
 _NOT_DATA = {"grading", "templates", "submissions", "__pycache__", ".ipynb_checkpoints"}
-_NOT_DATA |= {REGISTER_NAME, KEY_NAME}
 
 
 def _mention_detail(name: str, data: bytes, pattern: Mentions) -> str:
@@ -558,6 +557,10 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     skip = {p.resolve() for p in (*own, ctx.backups, ctx.setup.roster) if p is not None}
     ends = ("", "-wal", "-journal", "-shm") if ctx.gradebook is not None else ()
     skip |= {Path(f"{ctx.gradebook}{end}").resolve() for end in ends}
+    # the erasure register's own files, by their place: a student's file or folder of that name
+    # elsewhere (in an archive they sent) is searched like any other
+    registers = class_registers(ctx.dirs.db_url, ctx.dirs.grader_dir)
+    skip |= {(r.folder / name).resolve() for r in registers for name in (REGISTER_NAME, KEY_NAME)}
 
     def walk(folder: Path):
         for child in sorted(folder.iterdir()):
