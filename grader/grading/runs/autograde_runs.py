@@ -22,7 +22,7 @@ from .gradebook_merge import merge_gradebook
 from .nbgrader_log import FAILED, LogWatcher, Outcomes
 from .nbgrader_run import ProgressBar, pump, run_logged, start, stop
 
-__all__ = ["BAD_METADATA", "STOPPED_ON", "ClassRun", "merge_outcomes", "parallel", "sequential"]
+__all__ = ["ClassRun", "merge_outcomes", "parallel", "sequential"]
 
 STOPPED_ON = (
     "nbgrader s'est arrêté sur ce rendu (les autres ont été notés par un nouveau passage, "

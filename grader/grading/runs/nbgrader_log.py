@@ -85,13 +85,10 @@ class LogWatcher:
         self._on_decided(student, kind)
 
     def _close_error(self) -> None:
-        if self._error is None:
-            return
-        lines = [line.strip() for line in self._error if line.strip()]
+        lines = [line.strip() for line in self._error or [] if line.strip()]
         self._error = None
         if self._needs_reason and len(lines) > 1 and lines[0].startswith("Traceback"):
-            reason = _QUALIFIED.sub("", lines[-1])
-            self.outcomes.failed[self._needs_reason] = reason
+            self.outcomes.failed[self._needs_reason] = _QUALIFIED.sub("", lines[-1])
             self._needs_reason = None
 
     def feed(self, line: str) -> None:
