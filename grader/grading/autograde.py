@@ -2,15 +2,15 @@
 
     python -m grading.autograde oublier [--jobs 2] [--force] [--sans-bac-a-sable] [nbgrader args]
 
-- a progress bar and a French summary counted from nbgrader's log, checked against the
-  gradebook: any failure names the students and exits non-zero;
-- a submission changed since it was graded, which nbgrader would silently skip (it only compares
+- a progress bar and a French summary from nbgrader's log, checked against the gradebook: any
+  failure names the students and exits non-zero;
+- a submission changed since graded, which nbgrader silently skips (it only compares
   ``timestamp.txt``), is named with the flag to pass (``--force``);
 - an assignment missing from the gradebook (a fresh clone) is added from its sources;
 - no grading without the sandbox, unless ``--sans-bac-a-sable``;
-- a submission nbgrader stops on (its whole run ends there) never stops the class: it is named
-  with the reason, the others graded by a new run; a failure less than a minute old, unchanged,
-  is not retried (``--reessayer`` forces it);
+- a submission nbgrader stops on (its whole run ends there) is named with the reason, the others
+  graded by a new run; one failed less than a minute ago, unchanged, is not retried (unless
+  ``--reessayer``);
 - ``--jobs N``: workers that never share a gradebook (``grading.runs.autograde_runs``).
 """
 
@@ -33,7 +33,7 @@ from .runs.autograde_runs import ClassRun, merge_outcomes, parallel, sequential
 from .runs.autograde_summary import Summary
 from .runs.missing_assignment import ensure_assignment
 from .runs.nbgrader_flags import student_pattern, with_force
-from .runs.nbgrader_log import FAILED, Outcomes
+from .runs.nbgrader_log import FAILED
 from .runs.nbgrader_run import ProgressBar, tools_on_path, warnings_to_log
 from .runs.stale_submissions import changed_submissions, missing_from_gradebook
 from .runs.submitted_ids import (
@@ -79,14 +79,11 @@ def autograde(
     sandboxed: bool = True,
     retry_failed: bool = False,
 ) -> Summary:
-    """Run stock ``nbgrader autograde`` over every submission of `assignment`; a submission
-    that failed less than a minute ago, unchanged, is skipped (a failure) unless `retry_failed`."""
+    """Stock ``nbgrader autograde`` over every submission of `assignment` (module docstring)."""
     tools_on_path()
     dirs = course_dirs(grader_dir)
-    if sandboxed:
-        problem = sandbox_problem()
-        if problem:
-            raise GradingError(refusal(problem))
+    if sandboxed and (problem := sandbox_problem()):
+        raise GradingError(refusal(problem))
     force, extra_args = with_force(tuple(extra_args), force)
     students, ids, extra_args = _matched_students(dirs, assignment, extra_args)
     note = ensure_assignment(dirs, assignment)
@@ -110,9 +107,7 @@ def autograde(
         try:
             with open(log_path, "w", encoding="utf-8") as log:
                 run = ClassRun(assignment, dirs, extra_args, sandboxed, bar, log)
-                if not to_grade:
-                    outcomes, status = Outcomes(), 0
-                elif jobs == 1:
+                if jobs == 1:  # also when nothing is left to grade: no run
                     outcomes, status = sequential(run, to_grade, view=bool(known_bad))
                 else:
                     outcomes, status = parallel(run, to_grade, jobs)
@@ -131,8 +126,7 @@ def autograde(
         outcomes.failed.update(known_bad)
         stale = {s: "rendu modifié depuis sa notation" for s in changed if s in outcomes.skipped}
         stale.update(missing_from_gradebook(dirs.db_url, assignment, outcomes))
-        # hand grades nbgrader reset to "needs manual grade": graded again where the answer
-        # is unchanged
+        # hand grades nbgrader reset to "needs manual grade": put back where the answer is the same
         kept = manual_grades.restore(dirs.db_url, dirs.autograded, assignment, hand_grades)
         note = "\n".join(filter(None, [note, manual_grades.note(*kept)])) or None
     seconds = time.monotonic() - start
@@ -182,15 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.jobs < 1:
         parser.fail("--jobs doit valoir au moins 1", usage=True)
     try:
-        summary = autograde(
-            args.assignment,
-            args.grader_dir,
-            args.jobs,
-            tuple(extra),
-            force=args.force,
-            sandboxed=args.sandboxed,
-            retry_failed=args.retry_failed,
-        )
+        summary = autograde(**vars(args), extra_args=tuple(extra))  # its options are its params
     except FileNotFoundError as exc:
         parser.fail(french_message(exc))
     except GradingError as exc:

@@ -2,12 +2,10 @@
 
     python -m grading.collect oublier [--update] [nbgrader's options]
 
-Stock ``nbgrader collect`` runs (the course's ``OwnerCheckedCollect``, ``nbgrader_ext.exchange``),
-its English log kept in ``rapport/collect.log``. The summary is read from its records: its line
-per student, the copies set aside, the files not collected, a copy made without Landlock (with
-why), each collected ``timestamp.txt`` in the course's time zone (the deposit time, never the
-student's claim; a claim earlier than the deposit is named). A collected id the class list does
-not have is named with the closest registered one, and the command exits non-zero: ``make
+Stock ``nbgrader collect`` (``nbgrader_ext.exchange.OwnerCheckedCollect``) runs, its English log
+kept in ``rapport/collect.log``; the summary is read from its records. A time shown is the
+deposit's (``timestamp.txt``), never the student's claim (an earlier claim is named). A collected
+id not on the class list is named with the closest registered one and fails the command: ``make
 grade`` would refuse it.
 """
 
@@ -91,7 +89,6 @@ _SUMMARY = (
     ("unchanged", "déjà ramassé(s), rien de plus récent", False, ""),
     ("already", "déjà ramassé(s), gardé(s) tel(s) quel(s)", False, _UPDATE_HINT),
 )
-_shown = shown  # a folder name a student chose may hold escape sequences
 
 
 def _stamp(folder: Path) -> str:
@@ -143,11 +140,11 @@ def collect(
     for folder, names in record.ignored:
         lines.append(
             f"  - fichiers non ramassés (seuls les notebooks du devoir le sont) dans "
-            f"{_shown(folder)}\u00a0: {_shown(names)}"
+            f"{shown(folder)}\u00a0: {shown(names)}"
         )
     if record.unconfined:
         lines.append(
-            f"ℹ Copie faite sans confinement ({_shown(record.unconfined)}) : avec tous les "
+            f"ℹ Copie faite sans confinement ({shown(record.unconfined)}) : avec tous les "
             "droits de l'enseignant, sans le mur qui interdit au copieur de lire le carnet de "
             "notes (les mêmes vérifications sur chaque fichier, aucun lien suivi)."
         )
@@ -164,21 +161,19 @@ def collect(
             f"✘ {len(record.set_aside)} rendu(s) mis de côté, non ramassé(s) "
             f"(gardés dans {dirs.quarantine / assignment})\u00a0:"
         )
-        lines += [f"    {_shown(item)}" for item in record.set_aside]
-    strangers: list[str] = []
-    registered = registered_students(dirs.db_url)
-    if registered:
-        known = {normalize_id(s) for s in registered}
-        strangers = [s for s in taken if normalize_id(s) not in known]
-        if strangers:
-            lines.append(
-                f"✘ {len(strangers)} rendu(s) ramassé(s) au nom d'un élève non inscrit "
-                "(make grade les refusera\u00a0; inscrivez-les avec make students)\u00a0:"
-            )
-            for student in strangers:
-                hint = closest(student, registered)
-                near = f"\u00a0; le plus proche inscrit est {quoted(hint)}" if hint else ""
-                lines.append(f"    {quoted(student)}{near}")
+        lines += [f"    {shown(item)}" for item in record.set_aside]
+    registered = registered_students(dirs.db_url)  # none: no class list to check against
+    known = {normalize_id(s) for s in registered}
+    strangers = [s for s in taken if normalize_id(s) not in known] if registered else []
+    if strangers:
+        lines.append(
+            f"✘ {len(strangers)} rendu(s) ramassé(s) au nom d'un élève non inscrit "
+            "(make grade les refusera\u00a0; inscrivez-les avec make students)\u00a0:"
+        )
+        for student in strangers:
+            hint = closest(student, registered)
+            near = f"\u00a0; le plus proche inscrit est {quoted(hint)}" if hint else ""
+            lines.append(f"    {quoted(student)}{near}")
     if run.status and not record.set_aside:  # otherwise the set-aside copies are the failure
         lines.append(run.failure(f"ramassage de {quoted(assignment)}"))
     lines.append(f"Journal de nbgrader\u00a0: {run.log_path}")

@@ -102,7 +102,8 @@ def test_a_set_aside_name_cannot_drive_the_teachers_terminal():
         "collectée(s)\u00a0:\n"
         "      - bob+oublier+x\x1b]0;pwned\x07 : nom de dépôt illisible ; laissée dans l'échange\n"
     )
-    from grading.collect import _shown, read_collect_log
+    from grading.classroom.ids import shown as _shown
+    from grading.collect import read_collect_log
 
     (line,) = read_collect_log(log, "oublier").set_aside
     assert "\x1b" in line and "\x1b" not in _shown(line) and "\\x1b]0;pwned\\x07" in _shown(line)

@@ -22,7 +22,7 @@ from .gradebook_merge import merge_gradebook
 from .nbgrader_log import FAILED, LogWatcher, Outcomes
 from .nbgrader_run import ProgressBar, pump, run_logged, start, stop
 
-__all__ = ["BAD_METADATA", "STOPPED_ON", "ClassRun", "merge_outcomes", "parallel", "sequential"]
+__all__ = ["ClassRun", "merge_outcomes", "parallel", "sequential"]
 
 STOPPED_ON = (
     "nbgrader s'est arrêté sur ce rendu (les autres ont été notés par un nouveau passage, "
@@ -117,43 +117,34 @@ def parallel(run: ClassRun, students: list[str], jobs: int) -> tuple[Outcomes, i
         )
     # nbgrader.api takes seconds to import: do it while the workers grade, not after.
     threading.Thread(target=__import__, args=("nbgrader.api",), daemon=True).start()
-    work = Path(tempfile.mkdtemp(prefix="autograde-parallele-"))
     workers: list[tuple[subprocess.Popen, threading.Thread, LogWatcher, Path]] = []
-    try:
+    with contextlib.ExitStack() as cleanup:  # on any exit: workers killed, copies removed
+        work = Path(tempfile.mkdtemp(prefix="autograde-parallele-"))
+        cleanup.callback(shutil.rmtree, work, ignore_errors=True)
         for k in range(jobs):
             group = students[k::jobs]
-            folder = work / f"w{k}"  # its submitted/ view and its gradebook copy
-            (folder / "submitted").mkdir(parents=True)
-            for student in group:
-                (folder / "submitted" / student).symlink_to(run.dirs.submitted / student)
-            sqlite_copy(main_db, folder / "gradebook.db")
+            view = cleanup.enter_context(_submitted_view(run.dirs, group))
+            db = work / f"w{k}.db"  # its own gradebook copy
+            sqlite_copy(main_db, db)
             cmd = run.command(
-                f"--CourseDirectory.submitted_directory={folder / 'submitted'}",
-                f"--CourseDirectory.db_url=sqlite:///{folder / 'gradebook.db'}",
+                f"--CourseDirectory.submitted_directory={view}",
+                f"--CourseDirectory.db_url=sqlite:///{db}",
             )
             watcher = LogWatcher(run.assignment, group, run.bar)
             proc = start(cmd, run.dirs.grader_dir, run.sandboxed)
+            cleanup.callback(stop, proc)
             reader = threading.Thread(
                 target=pump, args=(proc, watcher, run.log, run.lock), daemon=True
             )
             reader.start()
-            workers.append((proc, reader, watcher, folder))
+            workers.append((proc, reader, watcher, db))
         status = 0
         for proc, reader, _, _ in workers:
             status = max(status, proc.wait())
             reader.join()
         outcomes = Outcomes()
-        for _, _, watcher, folder in workers:
+        for _, _, watcher, db in workers:
             part = watcher.finish()
-            merge_gradebook(
-                f"sqlite:///{main_db}",
-                f"sqlite:///{folder / 'gradebook.db'}",
-                run.assignment,
-                part.done,
-            )
+            merge_gradebook(f"sqlite:///{main_db}", f"sqlite:///{db}", run.assignment, part.done)
             merge_outcomes(outcomes, part)
         return outcomes, status
-    finally:
-        for proc, *_ in workers:
-            stop(proc)
-        shutil.rmtree(work, ignore_errors=True)

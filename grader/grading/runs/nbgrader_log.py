@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["CHECKSUM_WARNING", "LOG_RECORD", "LogWatcher", "Outcomes"]
+__all__ = ["LOG_RECORD", "LogWatcher", "Outcomes"]
 
 # nbgrader issue 1961: harmless, logged for each locked cell whose hidden tests the release
 # notebook does not carry (nbgrader puts them back from the gradebook).
@@ -42,11 +42,8 @@ class Outcomes:
 
 
 class LogWatcher:
-    """Reads one nbgrader converter's log, line by line, for one assignment.
-
-    `on_decided(student, kind)` is called once per student as soon as nbgrader is done with
-    them (kind: "done", "skipped" or "failed"): a progress bar counts real work with it.
-    """
+    """Reads one nbgrader converter's log, line by line, for one assignment; `on_decided(student,
+    kind)` is called once per student as soon as nbgrader is done with them (a progress bar)."""
 
     def __init__(
         self,
@@ -68,39 +65,30 @@ class LogWatcher:
         )
 
     def _student_in(self, text: str) -> str | None:
-        for match in self._path.finditer(text):
-            if match["student"] in self.students:
-                return match["student"]
-        match = _STUDENT_ID.search(text)
-        if match and match["s"] in self.students:
-            return match["s"]
-        return None
+        found = [m["student"] for m in self._path.finditer(text)]
+        if match := _STUDENT_ID.search(text):
+            found.append(match["s"])
+        return next((s for s in found if s in self.students), None)
 
     def _decide(self, student: str, kind: str, reason: str = "") -> None:
         out = self.outcomes
+        if kind == FAILED and student in out.done:  # an error after a student's end fails it
+            out.done.remove(student)
+        elif student in out.decided():
+            if kind == FAILED and reason and not out.failed.get(student):
+                out.failed[student] = reason
+            return
         if kind == FAILED:
-            if student in out.done:  # an error after the end of a student still fails it
-                out.done.remove(student)
-            elif student in out.decided():
-                if reason and not out.failed.get(student):
-                    out.failed[student] = reason
-                return
             out.failed[student] = reason
-            self._on_decided(student, kind)
-            return
-        if student in out.decided():
-            return
-        (out.done if kind == DONE else out.skipped).append(student)
+        else:
+            (out.done if kind == DONE else out.skipped).append(student)
         self._on_decided(student, kind)
 
     def _close_error(self) -> None:
-        if self._error is None:
-            return
-        lines = [line.strip() for line in self._error if line.strip()]
+        lines = [line.strip() for line in self._error or [] if line.strip()]
         self._error = None
         if self._needs_reason and len(lines) > 1 and lines[0].startswith("Traceback"):
-            reason = _QUALIFIED.sub("", lines[-1])
-            self.outcomes.failed[self._needs_reason] = reason
+            self.outcomes.failed[self._needs_reason] = _QUALIFIED.sub("", lines[-1])
             self._needs_reason = None
 
     def feed(self, line: str) -> None:
@@ -135,10 +123,8 @@ class LogWatcher:
             else:
                 self._pending = text
             return
-        if text.startswith("Skipping existing assignment"):
-            student = self._student_in(text)
-            if student:
-                self._decide(student, SKIPPED)
+        if text.startswith("Skipping existing assignment") and (student := self._student_in(text)):
+            self._decide(student, SKIPPED)
             return
         if text.startswith("Setting destination file permissions"):
             if self.current and self.current not in self.outcomes.failed:

@@ -1,9 +1,7 @@
-"""The one place a class tool starts an nbgrader command: :func:`run_logged` (and :func:`start`
-for workers side by side) reads its log line by line through a ``nbgrader_log.LogWatcher``
-that moves the progress bar; :func:`run_quiet` writes its whole log to ``rapport/``. Nothing of
-nbgrader's log reaches the terminal (its warnings, such as the checksum one of nbgrader issue
-1961, stay in the file): the tools print their own French summary.
-"""
+"""The one place a class tool starts an nbgrader command, its log read line by line
+(:func:`run_logged`, a ``LogWatcher`` moving the progress bar) or kept whole (:func:`run_quiet`).
+Nothing of nbgrader's log reaches the terminal (its warnings, such as the checksum one of nbgrader
+issue 1961, stay in the file): the tools print their own French summary."""
 
 from __future__ import annotations
 
@@ -38,10 +36,8 @@ BIN = Path(sys.executable).parent
 
 
 def nbgrader_env(sandboxed: bool = True) -> dict[str, str]:
-    """The environment of an nbgrader command: this Python's bin/ first (its gradebook runs
-    ``alembic``), and the sandbox switch when the instructor turned it off. ``grading`` needs
-    nothing here: the course's ``nbgrader_config.py``, which nbgrader reads first, puts its own
-    folder on ``sys.path``."""
+    """This Python's bin/ first (its gradebook runs ``alembic``), the sandbox switch when turned
+    off; ``nbgrader_config.py`` puts ``grading`` on ``sys.path`` itself."""
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     if not sandboxed:  # the default of StartOutOfKernelGrading.sandboxed (nbgrader_ext.hooks)
         env[NO_SANDBOX_ENV] = "1"
@@ -49,16 +45,14 @@ def nbgrader_env(sandboxed: bool = True) -> dict[str, str]:
 
 
 def tools_on_path() -> None:
-    """Put this Python's bin/ first on PATH in this process too: nbgrader's gradebook, opened
-    here through its API, runs ``alembic`` when it creates a database."""
+    """This Python's bin/ first on PATH here too: nbgrader's gradebook API runs ``alembic``."""
     path = os.environ.get("PATH", "")
     if not path.startswith(f"{BIN}{os.pathsep}"):
         os.environ["PATH"] = f"{BIN}{os.pathsep}{path}"
 
 
 def start(args: Sequence[str], cwd: Path, sandboxed: bool = True) -> subprocess.Popen:
-    """Start ``nbgrader <args>`` (this Python's) in `cwd`, its log (stdout and stderr) on one
-    pipe, in :func:`nbgrader_env`."""
+    """Start this Python's ``nbgrader <args>`` in `cwd`, stdout and stderr on one pipe."""
     return subprocess.Popen(
         [str(BIN / "nbgrader"), *args],
         cwd=cwd,
@@ -70,16 +64,17 @@ def start(args: Sequence[str], cwd: Path, sandboxed: bool = True) -> subprocess.
     )
 
 
-def pump(proc: subprocess.Popen, watcher: LogWatcher, log, lock: threading.Lock) -> None:
-    """Copy the command's log into `log` and through `watcher` until it ends."""
+def pump(proc: subprocess.Popen, watcher: LogWatcher | None, log, lock: threading.Lock) -> None:
+    """Copy the command's log into `log` (and through `watcher`) until it ends."""
     for line in proc.stdout:
         with lock:
             log.write(line)
-            watcher.feed(line)
+            if watcher:
+                watcher.feed(line)
 
 
 def run_logged(
-    args: Sequence[str], cwd: Path, watcher: LogWatcher, log, sandboxed: bool = True
+    args: Sequence[str], cwd: Path, watcher: LogWatcher | None, log, sandboxed: bool = True
 ) -> int:
     """Run ``nbgrader <args>`` to its end, its log read by `watcher`; its exit status."""
     proc = start(args, cwd, sandboxed)
@@ -108,13 +103,10 @@ class QuietRun:
     @property
     def last_error(self) -> str:
         """nbgrader's last ERROR or CRITICAL line, else the log's last line ("" if empty)."""
-        errors = [
-            m["text"]
-            for m in map(LOG_RECORD.match, self.log.splitlines())
-            if m and m["level"] in ("ERROR", "CRITICAL")
-        ]
+        records = filter(None, map(LOG_RECORD.match, self.log.splitlines()))
+        errors = [m["text"] for m in records if m["level"] in ("ERROR", "CRITICAL")]
         lines = [line for line in self.log.splitlines() if line.strip()]
-        return errors[-1] if errors else (lines[-1] if lines else "")
+        return (errors or lines or [""])[-1]
 
     def failure(self, what: str) -> str:
         """One French sentence for a failed run: what failed, nbgrader's reason, the log."""
@@ -128,21 +120,15 @@ class QuietRun:
 
 def run_quiet(cwd: Path, args: Sequence[str], log_path: Path) -> QuietRun:
     """Run ``nbgrader <args>`` in `cwd` to its end, its whole log written to `log_path`."""
-    proc = start(args, cwd)
-    try:
-        log = proc.stdout.read()
-        status = proc.wait()
-    finally:
-        stop(proc)
-    log_path.write_text(log, encoding="utf-8")
-    return QuietRun(status, log_path, log)
+    with open(log_path, "w", encoding="utf-8") as log:
+        status = run_logged(args, cwd, None, log)
+    return QuietRun(status, log_path, log_path.read_text(encoding="utf-8"))
 
 
 @contextmanager
 def warnings_to_log(log_path: Path) -> Iterator[None]:
-    """Python warnings raised in this process (SQLAlchemy's ``SAWarning`` when nbgrader's
-    gradebook API merges parallel results, for one) go to the end of the log, not to the
-    teacher's terminal, whose only text is the tools' French summary."""
+    """Python warnings of this process (SQLAlchemy's ``SAWarning`` when the gradebook API merges
+    parallel results) go to the end of the log, not to the teacher's terminal."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
         yield
@@ -165,8 +151,7 @@ class ProgressBar:
 
     def __call__(self, student: str, kind: str) -> None:
         self.counts[kind] += 1
-        postfix = {self.labels[k]: n for k, n in self.counts.items()}
-        self.bar.set_postfix(postfix, refresh=False)
+        self.bar.set_postfix({self.labels[k]: n for k, n in self.counts.items()}, refresh=False)
         self.bar.update(1)
         if kind == FAILED:
             tqdm.write(f"✘ {student}\u00a0: échec (détails à la fin)")
