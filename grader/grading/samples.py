@@ -87,11 +87,7 @@ def build_submission(
     if written is not None:
         replacements[WRITTEN_GRADE_ID] = written
     for grade_id, text in replacements.items():
-        cells = [
-            c
-            for c in nb.cells
-            if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id
-        ]
+        cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
         if len(cells) != 1:
             raise ValueError(
                 f"{release_notebook} : une seule cellule « {grade_id} » attendue, "

@@ -107,33 +107,30 @@ def _lines(texts: Iterable[str], minimum: int) -> Iterator[str]:
                 yield line.strip()
 
 
+# the fields of a hidden scenario's parts that hold inputs: ids, names, personal data, then
+# sentences (a scenario's name is a label, its flags are no input)
+_FIELDS = {
+    Scenario: (("learner", "personal_data", "unknown", "quoted", "hostile", "extra_learners"), ()),
+    LearnerSpec: (("user_id",), ("sessions",)),
+    Turn: ((), ("text", "state_delta")),
+    Learner: (("user_id", "name"), ("messages",)),
+    PartageScenario: (("target", "quoted", "unknown", "witnesses"), ()),
+}
+
+
 def _inputs(obj: object, sentence: bool = False) -> Iterator[str]:
-    """The inputs a hidden scenario holds: ids, names and personal data as they are; messages
-    and state values (``sentence``) only when 12 characters or more (``3``, ``clair``,
-    ``boucles`` are the course's own words, a sentence is the scenario's)."""
+    """The inputs a hidden scenario holds: ids, names and personal data as they are, sentences
+    (messages, state values) only when 12 characters or more (``3``, ``clair``, ``boucles`` are
+    the course's own words, a sentence is the scenario's)."""
     if isinstance(obj, str):
         if len(obj.strip()) >= (12 if sentence else MIN_INPUT):
             yield obj.strip()
-    elif isinstance(obj, Scenario):  # its name is a label, its flags are no input
-        for value in (obj.learner, obj.personal_data, obj.unknown, obj.quoted, obj.hostile):
-            yield from _inputs(value)
-        yield from _inputs(obj.extra_learners)
-    elif isinstance(obj, LearnerSpec):
-        yield from _inputs(obj.user_id)
-        yield from _inputs(obj.sessions, sentence=True)
-    elif isinstance(obj, Turn):
-        yield from _inputs(obj.text, sentence=True)
-        yield from _inputs(obj.state_delta, sentence=True)
-    elif isinstance(obj, Learner):
-        yield from _inputs((obj.user_id, obj.name))
-        yield from _inputs(obj.messages, sentence=True)
-    elif isinstance(obj, PartageScenario):
-        yield from _inputs((obj.target, obj.quoted, obj.unknown, obj.witnesses))
-    elif isinstance(obj, dict):
-        for value in obj.values():
-            yield from _inputs(value, sentence)
-    elif isinstance(obj, list | tuple):
-        for value in obj:
+    elif type(obj) in _FIELDS:
+        plain, sentences = _FIELDS[type(obj)]
+        for name in plain + sentences:
+            yield from _inputs(getattr(obj, name), name in sentences)
+    elif isinstance(obj, dict | list | tuple):
+        for value in obj.values() if isinstance(obj, dict) else obj:
             yield from _inputs(value, sentence)
 
 
