@@ -15,7 +15,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook
 
 from .autograde import autograde
-from .classroom.paths import CONFIG, CourseDirs, course_dirs, load_config
+from .classroom.paths import CONFIG, course_dirs, load_config
 from .feedback import generate_feedback
 from .french.french_args import FrenchParser
 from .french.grading_error import GradingError
@@ -57,12 +57,6 @@ def prepare_demo(grader_dir: Path | None = None) -> Path:
     return demo
 
 
-def _nbgrader(dirs: CourseDirs, *args: str) -> None:
-    run = run_quiet(dirs.grader_dir, [*args, "--log-level=WARN"], dirs.log_file(args[0]))
-    if run.status != 0:
-        raise GradingError(run.failure(f"nbgrader {args[0]} dans la démonstration").lstrip("✘ "))
-
-
 def run_demo(
     only: list[str] | None = None, sandboxed: bool = True, grader_dir: Path | None = None
 ) -> int:
@@ -70,7 +64,10 @@ def run_demo(
     tools_on_path()
     demo = prepare_demo(grader_dir)
     dirs = course_dirs(demo)
-    _nbgrader(dirs, "generate_assignment", ASSIGNMENT, "--force")
+    args = ["generate_assignment", ASSIGNMENT, "--force", "--log-level=WARN"]
+    run = run_quiet(dirs.grader_dir, args, dirs.log_file(args[0]))
+    if run.status != 0:
+        raise GradingError(run.failure(f"nbgrader {args[0]} dans la démonstration").lstrip("✘ "))
     students = write_all(
         dirs.root, dirs.submitted, only=only, release_dir=dirs.release, overwrite=True
     )

@@ -8,8 +8,7 @@ mutates the notebook; each cell it adds that must never run outside the sandbox 
 
     python -m grading.samples [--root DIR] [--submitted DIR] [--copies N] [--remplacer]
 
-Without options it writes into the ``submitted/`` of the course it runs in: the demo course's
-when ``make demo-grading`` calls it, never the real class's.
+Without options it writes into the ``submitted/`` of the course it runs in.
 """
 
 from __future__ import annotations
