@@ -47,7 +47,6 @@ MIN_LINE = 24  # a solution line shorter than this (``conn.close()``) is not spe
 MIN_INPUT = 5  # a hidden input shorter than this (``%``, ``3``) is no secret by itself
 _MARKERS = ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
 STUDENT_MAKEFILE = Path(__file__).with_name("student_package.mk")
-STUDENT_README = Path(__file__).with_name("student_package.md")
 
 
 @dataclass(frozen=True)
@@ -85,7 +84,7 @@ def package_files(repo: Path, chosen: set[str]) -> dict[str, bytes]:
     for name in ("pyproject.toml", "requirements/lab.txt", "requirements/uv.txt"):
         files[name] = (repo / name).read_bytes()
     files["Makefile"] = STUDENT_MAKEFILE.read_bytes()
-    files["README.md"] = STUDENT_README.read_bytes()
+    files["README.md"] = STUDENT_MAKEFILE.with_suffix(".md").read_bytes()
     return files
 
 
@@ -201,15 +200,12 @@ def scan(files: dict[str, bytes], found: Iterable[Secret]) -> list[str]:
     as one space, so a reflowed line is found too)."""
     squash = re.compile(r"\s+")
     texts = {name: squash.sub(" ", "\n".join(_texts(name, data))) for name, data in files.items()}
-    findings = []
-    for secret in found:
-        needle = squash.sub(" ", secret.text)
-        for name, text in texts.items():
-            if needle in text:
-                findings.append(
-                    f"{name}\u00a0: {secret.origin}\u00a0: «\u00a0{secret.text[:80]}\u00a0»"
-                )
-    return findings
+    return [
+        f"{name}\u00a0: {secret.origin}\u00a0: «\u00a0{secret.text[:80]}\u00a0»"
+        for secret in found
+        for name, text in texts.items()
+        if squash.sub(" ", secret.text) in text
+    ]
 
 
 def read_archive(path: Path) -> dict[str, bytes]:
