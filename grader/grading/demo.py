@@ -4,8 +4,7 @@
 
 ``grader/demo/nbgrader_config.py`` loads the course's configuration and changes only the folders,
 so the demo grades exactly as the class is graded and never touches the real class's data; a
-``grader/demo`` this tool did not create is refused, untouched. In formgrader: ``make formgrader
-NOTATION=grader/demo``.
+``grader/demo`` this tool did not create is refused, untouched.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook
 
 from .autograde import autograde
-from .classroom.paths import CONFIG, CourseDirs, course_dirs, load_config
+from .classroom.paths import CONFIG, course_dirs, load_config
 from .feedback import generate_feedback
 from .french.french_args import FrenchParser
 from .french.grading_error import GradingError
@@ -37,11 +36,9 @@ def demo_config(course_config: Path, demo: Path) -> str:
     lines = [MARKER, "", "c = get_config()", f"load_subconfig({str(course_config)!r})"]
     for name in ("release", "submitted", "autograded", "feedback", "solution"):
         lines.append(f"c.CourseDirectory.{name}_directory = {str(demo / name)!r}")
-    lines += [
-        f"c.CourseDirectory.db_url = {'sqlite:///' + str(demo / 'gradebook.db')!r}",
-        f"c.ZipCollectApp.downloaded_directory = {str(demo / 'downloaded')!r}",
-        "",
-    ]
+    db_url = f"sqlite:///{demo / 'gradebook.db'}"
+    lines.append(f"c.CourseDirectory.db_url = {db_url!r}")
+    lines.append(f"c.ZipCollectApp.downloaded_directory = {str(demo / 'downloaded')!r}\n")
     return "\n".join(lines)
 
 
@@ -60,12 +57,6 @@ def prepare_demo(grader_dir: Path | None = None) -> Path:
     return demo
 
 
-def _nbgrader(dirs: CourseDirs, *args: str) -> None:
-    run = run_quiet(dirs.grader_dir, [*args, "--log-level=WARN"], dirs.log_file(args[0]))
-    if run.status != 0:
-        raise GradingError(run.failure(f"nbgrader {args[0]} dans la démonstration").lstrip("✘ "))
-
-
 def run_demo(
     only: list[str] | None = None, sandboxed: bool = True, grader_dir: Path | None = None
 ) -> int:
@@ -73,7 +64,10 @@ def run_demo(
     tools_on_path()
     demo = prepare_demo(grader_dir)
     dirs = course_dirs(demo)
-    _nbgrader(dirs, "generate_assignment", ASSIGNMENT, "--force")
+    args = ["generate_assignment", ASSIGNMENT, "--force", "--log-level=WARN"]
+    run = run_quiet(dirs.grader_dir, args, dirs.log_file(args[0]))
+    if run.status != 0:
+        raise GradingError(run.failure(f"nbgrader {args[0]} dans la démonstration").lstrip("✘ "))
     students = write_all(
         dirs.root, dirs.submitted, only=only, release_dir=dirs.release, overwrite=True
     )
@@ -106,9 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         description="Tout le cycle de la notation sur les rendus d'exemple, dans un cours de "
         "démonstration à part (grader/demo/)\u00a0: la vraie classe n'est jamais touchée.",
     )
-    parser.add_argument(
-        "--only", nargs="*", default=None, metavar="RENDU", help="ces rendus d'exemple seulement"
-    )
+    parser.add_argument("--only", nargs="*", metavar="RENDU", help="ces rendus d'exemple seulement")
     parser.add_argument(
         "--sans-bac-a-sable",
         dest="sandboxed",

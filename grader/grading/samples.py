@@ -1,24 +1,20 @@
 """Submission notebooks built from the sample answers of ``grader/submissions/``.
 
-A sample ``<name>.py`` is the text a student would type in the ``oublier`` cell (``<name>.md``,
-when there is one, their written answer): it goes into the student version of the lab, written
-where nbgrader collects submissions (``<submitted>/<id>/oublier/oublier.ipynb``). Attacks on the
-notebook around the answer are ``carnets/<name>.py``: a docstring (the attack), ``REPONSE`` (the
-sample it starts from) and ``carnet(nb, reponses, canari)``, which mutates the notebook in place;
-each cell it adds that must never run outside the sandbox writes the file ``canari`` first, and
-the tests check that none exists after grading. Expected scores: ``attendus.json``.
+A sample ``<name>.py`` is the text of a student's ``oublier`` cell (``<name>.md``, if any, their
+written answer). Attacks on the notebook around it are ``carnets/<name>.py``: a docstring (the
+attack), ``REPONSE`` (the sample it starts from) and ``carnet(nb, reponses, canari)``, which
+mutates the notebook; each cell it adds that must never run outside the sandbox writes the file
+``canari`` first, and the tests check that none exists after grading.
 
     python -m grading.samples [--root DIR] [--submitted DIR] [--copies N] [--remplacer]
 
-Without options it writes into the ``submitted/`` of the course it runs in: the demo course's
-when ``make demo-grading`` calls it, never the real class's.
+Without options it writes into the ``submitted/`` of the course it runs in.
 """
 
 from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import nbformat
 
@@ -40,23 +36,23 @@ __all__ = [
 
 ASSIGNMENT = "oublier"
 WRITTEN_GRADE_ID = "documentation"
+SAMPLES = Path("grader", "submissions")
 
 
 def samples(root: Path) -> dict[str, str]:
-    """Sample name -> cell text, from ``grader/submissions/*.py``."""
-    folder = root / "grader" / "submissions"
-    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py"))}
+    """Sample name -> cell text."""
+    return {p.stem: p.read_text(encoding="utf-8") for p in sorted((root / SAMPLES).glob("*.py"))}
 
 
 def written_answer(root: Path, name: str) -> str | None:
     """The written answer of sample `name` (``<name>.md``), None when it has none."""
-    path = root / "grader" / "submissions" / f"{name}.md"
+    path = root / SAMPLES / f"{name}.md"
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
 def carnets(root: Path) -> dict[str, Path]:
-    """Notebook-level attack name -> its module, from ``grader/submissions/carnets/*.py``."""
-    folder = root / "grader" / "submissions" / "carnets"
+    """Notebook-level attack name -> its module."""
+    folder = root / SAMPLES / "carnets"
     found = {p.stem: p for p in sorted(folder.glob("*.py")) if not p.stem.startswith("_")}
     clash = set(found) & set(samples(root))
     if clash:
@@ -66,18 +62,13 @@ def carnets(root: Path) -> dict[str, Path]:
     return found
 
 
-def _load(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"carnet_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def build_carnet(
     release_notebook: Path, root: Path, name: str, canary: Path
 ) -> nbformat.NotebookNode:
     """The student version with the carnet `name`'s answer, then mutated by its ``carnet``."""
-    module = _load(carnets(root)[name])
+    spec = importlib.util.spec_from_file_location(f"carnet_{name}", carnets(root)[name])
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
     canary.parent.mkdir(parents=True, exist_ok=True)  # a hostile cell that runs can write it
     answers = samples(root)
     nb = build_submission(release_notebook, answers[module.REPONSE])
@@ -95,11 +86,7 @@ def build_submission(
     if written is not None:
         replacements[WRITTEN_GRADE_ID] = written
     for grade_id, text in replacements.items():
-        cells = [
-            c
-            for c in nb.cells
-            if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id
-        ]
+        cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
         if len(cells) != 1:
             raise ValueError(
                 f"{release_notebook} : une seule cellule « {grade_id} » attendue, "
@@ -118,17 +105,17 @@ def write_all(
     overwrite: bool = False,
     canary_dir: Path | None = None,
 ) -> dict[str, str]:
-    """Write every sample and carnet (or `only` these) as a submission, `copies` times each
-    (ids ``<sample>_<k>`` when more than one); return student_id -> sample. The student version
-    comes from `release_dir` (default ``<root>/notebooks``); a carnet's hostile cells would write
-    into `canary_dir` (default ``canaris/`` beside `submitted`). An existing submission is never
-    replaced unless `overwrite` (nothing is written then)."""
+    """Write every sample and carnet (or `only` these), `copies` times each (ids ``<sample>_<k>``
+    when more than one); return student_id -> sample. A carnet's hostile cells would write into
+    `canary_dir` (default ``canaris/`` beside `submitted`). Nothing is written when a submission
+    exists, unless `overwrite`."""
     release_dir = root / "notebooks" if release_dir is None else release_dir
     release = release_dir / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     if not release.exists():
         raise FileNotFoundError(f"{release} manque\u00a0: lancez d'abord « make notebooks ».")
     canary_dir = submitted.parent / "canaris" if canary_dir is None else canary_dir
-    planned: dict[Path, tuple[str, str, nbformat.NotebookNode]] = {}
+    planned: dict[Path, nbformat.NotebookNode] = {}
+    students: dict[str, str] = {}
     answers = samples(root)
     for name in [*answers, *carnets(root)]:
         if only and name not in only:
@@ -139,18 +126,17 @@ def write_all(
                 nb = build_submission(release, answers[name], written_answer(root, name))
             else:
                 nb = build_carnet(release, root, name, canary_dir / student)
-            planned[submitted / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"] = (student, name, nb)
+            planned[submitted / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"] = nb
+            students[student] = name
     existing = [p for p in planned if p.exists()]
     if existing and not overwrite:
         raise FileExistsError(
             f"{len(existing)} rendu(s) existent déjà ({existing[0]}...)\u00a0: rien n'est écrit. "
             "Les rendus d'exemple vont dans un cours à part (make demo-grading)."
         )
-    students: dict[str, str] = {}
-    for path, (student, name, nb) in planned.items():
+    for path, nb in planned.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, path)
-        students[student] = name
     return students
 
 
@@ -188,20 +174,14 @@ def main(argv: list[str] | None = None) -> int:
         "n'est écrit)",
     )
     args = parser.parse_args(argv)
-    if args.root is None or args.submitted is None:
-        try:
-            dirs = course_dirs(find_grader_dir(args.root) if args.root else None)
-        except FileNotFoundError as exc:
-            parser.fail(french_message(exc))
-        args.root = args.root or dirs.root
-        args.submitted = args.submitted or dirs.submitted
-        release_dir = dirs.release
-    else:
-        release_dir = None
-    submitted = args.submitted
+    root, submitted, release_dir = args.root, args.submitted, None
     try:
+        if root is None or submitted is None:
+            dirs = course_dirs(find_grader_dir(root) if root else None)
+            root, submitted = root or dirs.root, submitted or dirs.submitted
+            release_dir = dirs.release
         students = write_all(
-            args.root, submitted, args.copies, release_dir=release_dir, overwrite=args.overwrite
+            root, submitted, args.copies, release_dir=release_dir, overwrite=args.overwrite
         )
     except (FileExistsError, FileNotFoundError) as exc:
         parser.fail(french_message(exc))

@@ -2,23 +2,15 @@
 
     python -m grading.student_package [--out build/paquet-eleve] [--tp oublier ...]
 
-The repository is the instructor's (``solutions/``, the hidden tests' inputs, the gradebook): a
-student who cloned it would have the answers. The package, ``memoire-tuteur-eleve.zip`` (top
-folder ``memoire-tuteur/``), holds only what ``make lab`` needs: the generated ``notebooks/``
-(``*.ipynb``), ``course/`` (``*.py``, ``*.json``), ``pyproject.toml``, the locked
-``requirements/lab.txt`` and ``uv.txt``, ``student_package.mk`` as its ``Makefile`` (the course
-Makefile's set-up and lab recipes line for line; a test compares them) and
-``student_package.md`` as its French ``README.md``.
-
-Before the zip is kept, ``scan`` reads every file in it for what must never leave the
-instructor: each solution cell's text, the hidden part of each hidden-test cell, each hidden
-input of ``nbgrader_ext/hidden*.py`` (ids, names, e-mails, messages); one finding and the zip
-is removed, the findings named, exit status 1.
+A student who cloned the repository would have the answers (``solutions/``, the hidden inputs).
+The zip holds only what ``make lab`` needs (see `package_files`); ``student_package.mk``, its
+``Makefile``, is the course Makefile's set-up and lab recipes line for line (a test compares
+them). Before the zip is kept, ``scan`` reads every file in it for a solution line, a hidden
+test line or a hidden input; one finding and the zip is removed, exit status 1.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import sys
@@ -55,7 +47,6 @@ MIN_LINE = 24  # a solution line shorter than this (``conn.close()``) is not spe
 MIN_INPUT = 5  # a hidden input shorter than this (``%``, ``3``) is no secret by itself
 _MARKERS = ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
 STUDENT_MAKEFILE = Path(__file__).with_name("student_package.mk")
-STUDENT_README = Path(__file__).with_name("student_package.md")
 
 
 @dataclass(frozen=True)
@@ -67,8 +58,7 @@ class Secret:
 
 
 def assignments(repo: Path = REPO) -> list[str]:
-    """The graded assignments: the folders of ``solutions/`` whose notebooks have points to earn
-    (``oublier``, ``oublier_partage``), not the lessons."""
+    """The folders of ``solutions/`` with points to earn (``oublier``, ``oublier_partage``)."""
     return sorted(
         folder.name
         for folder in (repo / "solutions").iterdir()
@@ -78,8 +68,8 @@ def assignments(repo: Path = REPO) -> list[str]:
 
 
 def package_files(repo: Path, chosen: set[str]) -> dict[str, bytes]:
-    """Path inside the package -> bytes: the lessons and the `chosen` assignments, and the rest
-    of what a student gets (see the module)."""
+    """Path inside the package -> bytes: the generated lessons and `chosen` assignments,
+    ``course/``, the lab's locked requirements, the student Makefile and README."""
     left_out = set(assignments(repo)) - chosen
     files: dict[str, bytes] = {}
     for path in sorted((repo / "notebooks").rglob("*.ipynb")):
@@ -94,7 +84,7 @@ def package_files(repo: Path, chosen: set[str]) -> dict[str, bytes]:
     for name in ("pyproject.toml", "requirements/lab.txt", "requirements/uv.txt"):
         files[name] = (repo / name).read_bytes()
     files["Makefile"] = STUDENT_MAKEFILE.read_bytes()
-    files["README.md"] = STUDENT_README.read_bytes()
+    files["README.md"] = STUDENT_MAKEFILE.with_suffix(".md").read_bytes()
     return files
 
 
@@ -109,56 +99,38 @@ def _regions(source: str, begin: str, end: str) -> list[str]:
     return found
 
 
-def _lines(text: str, minimum: int) -> Iterator[str]:
-    for line in text.splitlines():
-        line = line.strip()
-        if len(line) >= minimum:
-            yield line
+def _lines(texts: Iterable[str], minimum: int) -> Iterator[str]:
+    for text in texts:
+        for line in text.splitlines():
+            if len(line.strip()) >= minimum:
+                yield line.strip()
+
+
+# the fields of a hidden scenario's parts that hold inputs: ids, names, personal data, then
+# sentences (a scenario's name is a label, its flags are no input)
+_FIELDS = {
+    Scenario: (("learner", "personal_data", "unknown", "quoted", "hostile", "extra_learners"), ()),
+    LearnerSpec: (("user_id",), ("sessions",)),
+    Turn: ((), ("text", "state_delta")),
+    Learner: (("user_id", "name"), ("messages",)),
+    PartageScenario: (("target", "quoted", "unknown", "witnesses"), ()),
+}
 
 
 def _inputs(obj: object, sentence: bool = False) -> Iterator[str]:
-    """The inputs a hidden scenario holds: ids, names and personal data as they are; messages
-    and state values (``sentence``) only when 12 characters or more (``3``, ``clair``,
-    ``boucles`` are the course's own words, a sentence is the scenario's)."""
+    """The inputs a hidden scenario holds: ids, names and personal data as they are, sentences
+    (messages, state values) only when 12 characters or more (``3``, ``clair``, ``boucles`` are
+    the course's own words, a sentence is the scenario's)."""
     if isinstance(obj, str):
         if len(obj.strip()) >= (12 if sentence else MIN_INPUT):
             yield obj.strip()
-    elif isinstance(obj, Scenario):  # its name is a label, its flags are no input
-        for value in (obj.learner, obj.personal_data, obj.unknown, obj.quoted, obj.hostile):
-            yield from _inputs(value)
-        yield from _inputs(obj.extra_learners)
-    elif isinstance(obj, LearnerSpec):
-        yield from _inputs(obj.user_id)
-        yield from _inputs(obj.sessions, sentence=True)
-    elif isinstance(obj, Turn):
-        yield from _inputs(obj.text, sentence=True)
-        yield from _inputs(obj.state_delta, sentence=True)
-    elif isinstance(obj, Learner):
-        yield from _inputs((obj.user_id, obj.name))
-        yield from _inputs(obj.messages, sentence=True)
-    elif isinstance(obj, PartageScenario):
-        yield from _inputs((obj.target, obj.quoted, obj.unknown, obj.witnesses))
-    elif isinstance(obj, dict):
-        for value in obj.values():
+    elif type(obj) in _FIELDS:
+        plain, sentences = _FIELDS[type(obj)]
+        for name in plain + sentences:
+            yield from _inputs(getattr(obj, name), name in sentences)
+    elif isinstance(obj, dict | list | tuple):
+        for value in obj.values() if isinstance(obj, dict) else obj:
             yield from _inputs(value, sentence)
-    elif isinstance(obj, list | tuple):
-        for value in obj:
-            yield from _inputs(value, sentence)
-
-
-def _hidden_inputs() -> list[Secret]:
-    """The hidden inputs (``nbgrader_ext/hidden*.py``) that the visible examples, which students
-    have in ``course``, do not hold too."""
-    visible = set(_inputs(VISIBLE)) | set(_inputs(EXEMPLE))
-    found = []
-    for origin, scenario in (
-        ("nbgrader_ext/hidden.py", HIDDEN),
-        ("nbgrader_ext/hidden_partage.py", HIDDEN_PARTAGE),
-    ):
-        for value in dict.fromkeys(_inputs(scenario)):
-            if value not in visible:
-                found.append(Secret(value, f"grader/grading/{origin}, entrée cachée"))
-    return found
 
 
 def _graded(nb) -> bool:
@@ -173,7 +145,8 @@ def _graded(nb) -> bool:
 def secrets(repo: Path = REPO, chosen: Iterable[str] | None = None) -> list[Secret]:
     """What must never reach a student: the solution cells of the `chosen` assignments (default:
     every one; a lesson may show the answer of an optional assignment nobody is given), every
-    hidden test, every hidden input, nbgrader's markers of either."""
+    hidden test, every hidden input the visible examples (in ``course``) lack, nbgrader's
+    markers."""
     chosen = set(assignments(repo) if chosen is None else chosen)
     found: dict[str, Secret] = {}
     for path in sorted((repo / "solutions").rglob("*.ipynb")):
@@ -187,16 +160,17 @@ def secrets(repo: Path = REPO, chosen: Iterable[str] | None = None) -> list[Secr
                 texts = [cell.source]  # a written answer: the whole cell
                 if cell.cell_type == "code":
                     texts = _regions(cell.source, "### BEGIN SOLUTION", "### END SOLUTION")
-                for text in texts:
-                    for line in _lines(text, MIN_LINE):
-                        origin = f"{rel}, solution «\u00a0{name}\u00a0»"
-                        found.setdefault(line, Secret(line, origin))
-            for hidden in _regions(cell.source, "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"):
-                for line in _lines(hidden, 1):
-                    origin = f"{rel}, test caché «\u00a0{name}\u00a0»"
-                    found.setdefault(line, Secret(line, origin))
-    for secret in _hidden_inputs():
-        found.setdefault(secret.text, secret)
+                for line in _lines(texts, MIN_LINE):
+                    found.setdefault(line, Secret(line, f"{rel}, solution «\u00a0{name}\u00a0»"))
+            hidden = _regions(cell.source, "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
+            for line in _lines(hidden, 1):
+                found.setdefault(line, Secret(line, f"{rel}, test caché «\u00a0{name}\u00a0»"))
+    visible = set(_inputs(VISIBLE)) | set(_inputs(EXEMPLE))
+    for origin, scenario in (("hidden", HIDDEN), ("hidden_partage", HIDDEN_PARTAGE)):
+        for value in _inputs(scenario):
+            if value not in visible:
+                origin_text = f"grader/grading/nbgrader_ext/{origin}.py, entrée cachée"
+                found.setdefault(value, Secret(value, origin_text))
     for marker in _MARKERS:
         found[marker] = Secret(marker, "marqueur nbgrader d'une solution ou d'un test caché")
     return list(found.values())
@@ -226,15 +200,12 @@ def scan(files: dict[str, bytes], found: Iterable[Secret]) -> list[str]:
     as one space, so a reflowed line is found too)."""
     squash = re.compile(r"\s+")
     texts = {name: squash.sub(" ", "\n".join(_texts(name, data))) for name, data in files.items()}
-    findings = []
-    for secret in found:
-        needle = squash.sub(" ", secret.text)
-        for name, text in texts.items():
-            if needle in text:
-                findings.append(
-                    f"{name}\u00a0: {secret.origin}\u00a0: «\u00a0{secret.text[:80]}\u00a0»"
-                )
-    return findings
+    return [
+        f"{name}\u00a0: {secret.origin}\u00a0: «\u00a0{secret.text[:80]}\u00a0»"
+        for secret in found
+        for name, text in texts.items()
+        if squash.sub(" ", secret.text) in text
+    ]
 
 
 def read_archive(path: Path) -> dict[str, bytes]:
@@ -260,17 +231,14 @@ def build(
             f"TP inconnu\u00a0: {', '.join(unknown)} (les TP du cours\u00a0: {', '.join(graded)})."
         )
     files = package_files(repo, chosen)
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data in sorted(files.items()):
-            info = zipfile.ZipInfo(f"{TOP}/{name}", date_time=(2025, 1, 1, 0, 0, 0))
-            info.external_attr = 0o644 << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            zf.writestr(info, data)
     out.mkdir(parents=True, exist_ok=True)
     target = out / ARCHIVE_NAME
     tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_bytes(buffer.getvalue())
+    with zipfile.ZipFile(tmp, "w") as zf:
+        for name, data in sorted(files.items()):
+            info = zipfile.ZipInfo(f"{TOP}/{name}", date_time=(2025, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, data, zipfile.ZIP_DEFLATED)
     findings = scan(read_archive(tmp), secrets(repo, chosen))
     if findings:
         tmp.unlink()
@@ -313,8 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         for line in findings:
             print(f"  - {line}", file=sys.stderr)
         return 1
-    size = target.stat().st_size
-    count = len(read_archive(target))
+    size, count = target.stat().st_size, len(read_archive(target))
     print(
         f"Paquet des élèves écrit\u00a0: {target} ({count} fichiers, {size // 1024} Ko), "
         "sans solutions, tests cachés ni entrées cachées (vérifié). Donnez ce zip aux "
