@@ -31,6 +31,7 @@ __all__ = [
     "TemplateMissing",
     "defines_answer",
     "find_answer",
+    "nbgrader_meta",
     "rebuild",
     "read_template",
     "template_path",
@@ -54,7 +55,8 @@ class Rebuilt:
     dropped: int  # cells of the submission that are not the release's and were left out
 
 
-def _nbgrader(cell: dict) -> dict:
+def nbgrader_meta(cell: dict) -> dict:
+    """A cell's nbgrader metadata, {} when missing or not a mapping."""
     meta = cell.get("metadata", {})
     value = meta.get("nbgrader", {}) if isinstance(meta, dict) else {}
     return value if isinstance(value, dict) else {}
@@ -92,7 +94,9 @@ def _matching(cells: list[dict], cell_id: str | None, grade_id: str | None) -> l
     by_id = [k for k, c in enumerate(cells) if cell_id and c.get("id") == cell_id]
     if by_id:
         return by_id
-    return [k for k, c in enumerate(cells) if grade_id and _nbgrader(c).get("grade_id") == grade_id]
+    return [
+        k for k, c in enumerate(cells) if grade_id and nbgrader_meta(c).get("grade_id") == grade_id
+    ]
 
 
 def find_answer(
@@ -129,7 +133,7 @@ def find_answer(
 
 
 def _written(cells: list[dict], template: NotebookNode, cell: NotebookNode) -> str:
-    claimed = _matching(cells, cell.get("id"), _nbgrader(cell).get("grade_id"))
+    claimed = _matching(cells, cell.get("id"), nbgrader_meta(cell).get("grade_id"))
     if claimed:
         return _text(cells[claimed[-1]])
     known = {_text(c) for c in template.cells}
@@ -156,7 +160,7 @@ def rebuild(
     found = True
     note = ""
     for cell in nb.cells:
-        meta = _nbgrader(cell)
+        meta = nbgrader_meta(cell)
         if cell.cell_type == "code" and "outputs" in cell:
             cell.outputs = []
             cell.execution_count = None
