@@ -1,20 +1,9 @@
 """nbgrader preprocessors that grade the TP outside the notebook's kernel, in the sandbox.
 
 Nothing in a submitted notebook is trusted to say which cell is which (metadata, cell ids and
-the answer cell's place can all be forged). Configured in ``grader/nbgrader_config.py``:
-
-- ``RebuildFromRelease``, first in the sanitizing step, rebuilds every notebook of the TP's
-  assignment on the release (``release``): the instructor's cells and the student's two
-  answers, nothing else, so a copy-pasted or forged cell cannot stop the class's grading;
-- ``StartOutOfKernelGrading`` starts evaluating the answer in a background thread (each
-  scenario in its own sandboxed process);
-- ``ExecuteOutsideTheLab`` is nbgrader's ``Execute``, skipped for the TP's notebook: its kernel
-  runs as the grading user and could reach the gradebook, the hidden inputs, other submissions;
-- ``ApplyOutOfKernelGrading`` writes each test cell's output from the evaluation, so that
-  ``SaveAutoGrades`` scores it, and records the outcome under ``course_grading``.
-
-Without a usable sandbox grading stops with a French message, unless
-``StartOutOfKernelGrading.sandboxed`` is False (``sandbox_setting``: the unsafe mode).
+the answer cell's place can all be forged). Configured, in the order of the classes below, in
+``grader/nbgrader_config.py``. Without a usable sandbox grading stops with a French message,
+unless ``StartOutOfKernelGrading.sandboxed`` is False (``sandbox_setting``: the unsafe mode).
 """
 
 from __future__ import annotations
@@ -143,7 +132,8 @@ def _lab(resources: dict) -> Lab | None:
 
 
 class RebuildFromRelease(NbGraderPreprocessor):
-    """Sanitizing, first: the notebook to grade is the release with the student's two answers."""
+    """Sanitizing, first: the notebook to grade is the release with the student's two answers
+    (``release``), so that a copy-pasted or forged cell cannot stop the class's grading."""
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         lab = _lab(resources)
@@ -168,7 +158,8 @@ class RebuildFromRelease(NbGraderPreprocessor):
 
 
 class StartOutOfKernelGrading(NbGraderPreprocessor):
-    """Before Execute: start grading the ``oublier`` answer in separate, sandboxed processes."""
+    """Before Execute: start grading the answer in a background thread (each scenario in its own
+    sandboxed process)."""
 
     sandboxed = Bool(help=SANDBOXED_HELP).tag(config=True)
 
@@ -219,7 +210,8 @@ class StartOutOfKernelGrading(NbGraderPreprocessor):
 
 
 class ExecuteOutsideTheLab(Execute):
-    """nbgrader's Execute, except for the TP's notebook: none of its cells runs in the kernel."""
+    """nbgrader's Execute, except for a lab's answer notebook: its kernel runs as the grading
+    user and could reach the gradebook, the hidden inputs, other submissions."""
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         if resources.get(_RESOURCE) is not None:
@@ -228,7 +220,8 @@ class ExecuteOutsideTheLab(Execute):
 
 
 class ApplyOutOfKernelGrading(NbGraderPreprocessor):
-    """After Execute: replace each test cell's outputs by the out-of-kernel verdict."""
+    """After Execute: each test cell's output is its verdict (``SaveAutoGrades`` scores it); the
+    outcome goes under ``course_grading``."""
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         future: Future | None = resources.pop(_RESOURCE, None)

@@ -92,9 +92,7 @@ def template_path(root: Path, folders: tuple[str, ...], assignment: str, noteboo
 def _matching(cells: list[dict], cell_id: str | None, grade_id: str | None) -> list[int]:
     """Indices of the submission's cells that claim to be the release cell (id, then grade id)."""
     by_id = [k for k, c in enumerate(cells) if cell_id and c.get("id") == cell_id]
-    if by_id:
-        return by_id
-    return [
+    return by_id or [
         k for k, c in enumerate(cells) if grade_id and nbgrader_meta(c).get("grade_id") == grade_id
     ]
 
@@ -108,28 +106,25 @@ def find_answer(
     code = [k for k, c in enumerate(cells) if c.get("cell_type") == "code"]
     defining = [k for k in code if defines_answer(_text(cells[k]), function)]
     claimed = [k for k in _matching(cells, cell_id, function) if k in code]
-    if defining:
-        chosen = defining[-1]
-        if len(defining) == 1 and chosen in claimed:
-            return _text(cells[chosen]), ""
-        if len(defining) > 1:
-            where = ", ".join(str(k + 1) for k in defining)
-            note = (
-                f"{len(defining)} cellules définissent {function} (cellules {where})"
-                f"\u00a0: la dernière (cellule {chosen + 1}) est notée."
-            )
-        else:
-            note = (
-                f"{function} est définie hors de la cellule prévue (cellule {chosen + 1})\u00a0: "
-                "c'est cette définition qui est notée."
-            )
-        return _text(cells[chosen]), note
-    if claimed:
-        return _text(cells[claimed[-1]]), ""
-    return None, (
-        f"Aucune cellule du rendu ne définit {function} (cellule supprimée ou vidée\u00a0?)"
-        "\u00a0: 0 point pour le code."
-    )
+    if not defining and not claimed:
+        return None, (
+            f"Aucune cellule du rendu ne définit {function} (cellule supprimée ou vidée\u00a0?)"
+            "\u00a0: 0 point pour le code."
+        )
+    chosen = (defining or claimed)[-1]
+    note = ""
+    if len(defining) > 1:
+        where = ", ".join(str(k + 1) for k in defining)
+        note = (
+            f"{len(defining)} cellules définissent {function} (cellules {where})"
+            f"\u00a0: la dernière (cellule {chosen + 1}) est notée."
+        )
+    elif defining and chosen not in claimed:
+        note = (
+            f"{function} est définie hors de la cellule prévue (cellule {chosen + 1})\u00a0: "
+            "c'est cette définition qui est notée."
+        )
+    return _text(cells[chosen]), note
 
 
 def _written(cells: list[dict], template: NotebookNode, cell: NotebookNode) -> str:
@@ -157,8 +152,7 @@ def rebuild(
     raw = submission.get("cells", []) if isinstance(submission, dict) else []
     cells = [c for c in raw if isinstance(c, dict)]
     nb = copy.deepcopy(template)
-    found = True
-    note = ""
+    found, note = True, ""
     for cell in nb.cells:
         meta = nbgrader_meta(cell)
         if cell.cell_type == "code" and "outputs" in cell:
@@ -169,7 +163,7 @@ def rebuild(
         if cell.cell_type == "code" and meta.get("grade_id") == function:
             source, note = find_answer(cells, cell.get("id"), function)
             found = source is not None
-            cell.source = source if source is not None else ""
+            cell.source = source or ""
         elif cell.cell_type == "markdown":
             cell.source = _written(cells, template, cell)
     used = {(c.cell_type, c.source) for c in nb.cells}
