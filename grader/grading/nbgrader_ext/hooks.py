@@ -55,9 +55,7 @@ __all__ = [
 ASSIGNMENT = "oublier"  # the TP's assignment and notebook
 _REBUILT = "rebuilt_from"  # in METADATA_KEY between the sanitizing and the grading steps
 _ANSWER_NOTE = "answer"
-SCENARIOS = (VISIBLE, HIDDEN)
-_RESOURCE = "labo_oublier_evaluation"
-_NOTE = "labo_oublier_note"
+_RESOURCE = "labo_oublier_evaluation"  # (the evaluation's future, the note on the answer)
 NOTE_SOLUTION = (
     "Cellule notée hors du noyau\u00a0: {} a été exécutée dans un processus séparé, "
     "sur une copie neuve de la base\u00a0; voir les tests ci-dessous.\n"
@@ -112,7 +110,7 @@ LABS: dict[str, Lab] = {
     ASSIGNMENT: Lab(
         ASSIGNMENT,
         ANSWER_GRADE_ID,
-        partial(evaluate_source, scenarios=SCENARIOS),
+        partial(evaluate_source, scenarios=(VISIBLE, HIDDEN)),
         {t.grade_id: (t.id, TITLES[t.criterion]) for t in TESTS.values()},
     ),
     # the shared-database lab, if the teacher wants it graded: a real PostgreSQL per submission
@@ -201,11 +199,11 @@ class StartOutOfKernelGrading(NbGraderPreprocessor):
         if missing := lab.problem():
             raise SandboxUnavailable(missing)
         pool = ThreadPoolExecutor(max_workers=1)
-        resources[_RESOURCE] = pool.submit(
+        future = pool.submit(
             lab.evaluate, source or "", sandboxed=self.sandboxed, timeout=self.timeout
         )
         pool.shutdown(wait=False)
-        resources[_NOTE] = note[:MAX_NOTE]
+        resources[_RESOURCE] = (future, note[:MAX_NOTE])
         return nb, resources
 
 
@@ -224,13 +222,12 @@ class ApplyOutOfKernelGrading(NbGraderPreprocessor):
     outcome goes under ``course_grading``."""
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
-        future: Future | None = resources.pop(_RESOURCE, None)
-        if future is None:
+        started: tuple[Future, str] | None = resources.pop(_RESOURCE, None)
+        if started is None:
             return nb, resources
-        note = resources.pop(_NOTE, "")
         lab = _lab(resources)
         assert lab is not None
-        evaluation = future.result()  # an infrastructure failure fails the submission loudly
+        evaluation = started[0].result()  # an infrastructure failure fails the submission loudly
         for cell in nb.cells:
             meta = nbgrader_meta(cell)
             test = lab.tests.get(meta.get("grade_id"))
@@ -256,7 +253,7 @@ class ApplyOutOfKernelGrading(NbGraderPreprocessor):
                 cell.outputs = _stdout(
                     "" if meta.get("locked") else NOTE_UNLOCKED.format(lab.function)
                 )
-        nb.metadata[METADATA_KEY] = grading_record(evaluation, note)
+        nb.metadata[METADATA_KEY] = grading_record(evaluation, started[1])
         self.log.info(
             "TP %s\u00a0: %s/%s points hors du noyau en %.1f s (%s, %s)",
             lab.assignment,

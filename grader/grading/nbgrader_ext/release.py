@@ -78,14 +78,13 @@ def defines_answer(source: str, function: str = ANSWER_GRADE_ID) -> bool:
 
 def template_path(root: Path, folders: tuple[str, ...], assignment: str, notebook: str) -> Path:
     """The first of ``<root>/<folder>/<assignment>/<notebook>.ipynb`` that exists."""
-    for folder in folders:
-        path = Path(root, folder, assignment, f"{notebook}.ipynb")
-        if path.is_file():
-            return path
-    tried = ", ".join(str(Path(root, f, assignment, f"{notebook}.ipynb")) for f in folders)
+    paths = [Path(root, folder, assignment, f"{notebook}.ipynb") for folder in folders]
+    if found := next((path for path in paths if path.is_file()), None):
+        return found
     raise TemplateMissing(
-        f"Notebook de référence introuvable ({tried})\u00a0: la notation refuse de noter un rendu "
-        "sans la version distribuée («\u00a0make notebooks\u00a0» la régénère)."
+        f"Notebook de référence introuvable ({', '.join(map(str, paths))})\u00a0: la notation "
+        "refuse de noter un rendu sans la version distribuée («\u00a0make notebooks\u00a0» la "
+        "régénère)."
     )
 
 

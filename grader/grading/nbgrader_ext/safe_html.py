@@ -116,24 +116,13 @@ _ITEM_STOP = _SCOPE | _HEADINGS | {"blockquote", "dl", "ol", "pre", "tbody", "tf
 _ITEM_STOP |= {"tr", "ul"}
 _ITEMS = {"li": {"li"}, "dd": {"dd", "dt"}, "dt": {"dd", "dt"}}
 _TAG_START = re.compile(r"<(/?)([A-Za-z][^\s/>\x00]*)")
-_TAG_STOP = re.compile(r"[>\"']")
+# A tag ends at its first ``>`` outside a quoted value (a quote after ``=``, which may never
+# close); possessive quantifiers keep the match linear.
+_TAG_END = re.compile(
+    r"""(?:[^>"'=]++|=[ \t\n\r\f]*+(?:"[^"]*+(?:"|\Z)|'[^']*+(?:'|\Z))|[="'])*+>"""
+)
 # A comment ends as the tokenizer ends it: ``<!-->``, ``<!--->``, then the first ``-->``/``--!>``.
 _COMMENT_END = re.compile(r"-?>|.*?--!?>", re.S)
-
-
-def _tag_end(text: str, pos: int) -> int:
-    """Index past the ``>`` closing the tag whose attributes start at `pos` (a quoted value may
-    hold ``>``); len(text) when it never closes. Scans each character once."""
-    while stop := _TAG_STOP.search(text, pos):
-        if stop.group() == ">":
-            return stop.end()
-        if text[pos : stop.start()].rstrip(" \t\n\r\f").endswith("="):  # a quoted value
-            pos = text.find(stop.group(), stop.end()) + 1
-            if not pos:
-                return len(text)
-        else:
-            pos = stop.end()
-    return len(text)
 
 
 def _close(stack: list[str], names: set[str], stops: frozenset[str]) -> int:
@@ -164,7 +153,8 @@ def bounded_cut(fragment: str, max_chars: int = MAX_HTML_CHARS, max_depth: int =
             comment = _COMMENT_END.match(fragment, lt + 4)
             end = comment.end() if comment else length
         elif match := _TAG_START.match(fragment, lt):
-            end = _tag_end(fragment, match.end())
+            tag = _TAG_END.match(fragment, match.end())
+            end = tag.end() if tag else length
             name = match.group(2).lower()
             if name in TAGS and match.group(1):
                 dangling += _close(stack, {name}, _SCOPE | {"ol", "ul"} if name == "li" else _SCOPE)
