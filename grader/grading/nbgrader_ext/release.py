@@ -142,12 +142,9 @@ def _written(cells: list[dict], template: NotebookNode, cell: NotebookNode) -> s
 def rebuild(
     submission: NotebookNode | dict, template: NotebookNode, function: str = ANSWER_GRADE_ID
 ) -> Rebuilt:
-    """The release `template` with the answer (the cell whose grade id is `function`) and the
-    written answer of `submission`.
-
-    Solution code cells of the template other than the TP's answer keep the template's text:
-    no code of the submission can reach nbgrader's kernel through them.
-    """
+    """The release `template` with the answer (grade id `function`) and the written answer of
+    `submission`; the template's other solution code cells keep their text, so that no submitted
+    code reaches nbgrader's kernel through them."""
     raw = submission.get("cells", []) if isinstance(submission, dict) else []
     cells = [c for c in raw if isinstance(c, dict)]
     nb = copy.deepcopy(template)

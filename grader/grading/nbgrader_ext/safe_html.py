@@ -189,8 +189,7 @@ def sanitize(fragment: str, rest: str = "") -> str:
     text = str(fragment)
     cut = bounded_cut(text)
     overflow = text[cut:] + rest
-    cleaned = _CLEANER.clean(text[:cut])
-    return cleaned + _overflow(overflow) if overflow else cleaned
+    return _CLEANER.clean(text[:cut]) + (_overflow(overflow) if overflow else "")
 
 
 def clean_html(element: Any) -> Markup:
@@ -232,8 +231,7 @@ _MARKDOWN_FILES_URL = re.compile(
 
 def strip_files_prefix(text: str) -> str:
     """nbconvert's ``strip_files_prefix`` (``files/…`` links made relative), in linear time."""
-    cleaned = _FILES_URL.sub(r"\1=\2", text)
-    return _MARKDOWN_FILES_URL.sub(r"\1[\2](\3)", cleaned)
+    return _MARKDOWN_FILES_URL.sub(r"\1[\2](\3)", _FILES_URL.sub(r"\1=\2", text))
 
 
 class EscapeStudentNames(Preprocessor):
