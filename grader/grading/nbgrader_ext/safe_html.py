@@ -37,7 +37,6 @@ __all__ = [
     "bounded_cut",
     "clean_html",
     "markdown2html",
-    "sanitize",
     "strip_files_prefix",
 ]
 
@@ -183,7 +182,7 @@ def _overflow(rest: str) -> str:
     return f"{note}<pre>{html.escape(shown)}{html.escape(tail) if more > 0 else ''}</pre>"
 
 
-def sanitize(fragment: str, rest: str = "") -> str:
+def _sanitize(fragment: str, rest: str = "") -> str:
     """`fragment` reduced to the allow-list, other markup kept as text; past the bounds, the
     remainder and `rest` as plain text after a note."""
     text = str(fragment)
@@ -195,7 +194,7 @@ def sanitize(fragment: str, rest: str = "") -> str:
 def clean_html(element: Any) -> Markup:
     """nbconvert's ``clean_html`` filter with the course's stricter allow-list."""
     text = element.decode() if isinstance(element, bytes) else str(element)
-    return Markup(sanitize(text))  # noqa: S704 - sanitised just above
+    return Markup(_sanitize(text))  # noqa: S704 - sanitised just above
 
 
 class _Renderer(IPythonRenderer):
@@ -219,7 +218,7 @@ def markdown2html(context: Any, source: str) -> Markup:
         line = text.rfind("\n", 0, MAX_SOURCE_CHARS)
         cut = line + 1 if line > 0 else MAX_SOURCE_CHARS
     rendered = MarkdownWithMath(renderer=renderer).render(text[:cut])
-    return Markup(sanitize(rendered, rest=text[cut:]))  # noqa: S704 - sanitised
+    return Markup(_sanitize(rendered, rest=text[cut:]))  # noqa: S704 - sanitised
 
 
 # nbconvert's patterns, no span running over a bracket (its ``.*?`` took 8.6 s on 40,000 ``[``)
