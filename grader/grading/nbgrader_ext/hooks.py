@@ -1,20 +1,9 @@
 """nbgrader preprocessors that grade the TP outside the notebook's kernel, in the sandbox.
 
 Nothing in a submitted notebook is trusted to say which cell is which (metadata, cell ids and
-the answer cell's place can all be forged). Configured in ``grader/nbgrader_config.py``:
-
-- ``RebuildFromRelease``, first in the sanitizing step, rebuilds every notebook of the TP's
-  assignment on the release (``release``): the instructor's cells and the student's two
-  answers, nothing else, so a copy-pasted or forged cell cannot stop the class's grading;
-- ``StartOutOfKernelGrading`` starts evaluating the answer in a background thread (each
-  scenario in its own sandboxed process);
-- ``ExecuteOutsideTheLab`` is nbgrader's ``Execute``, skipped for the TP's notebook: its kernel
-  runs as the grading user and could reach the gradebook, the hidden inputs, other submissions;
-- ``ApplyOutOfKernelGrading`` writes each test cell's output from the evaluation, so that
-  ``SaveAutoGrades`` scores it, and records the outcome under ``course_grading``.
-
-Without a usable sandbox grading stops with a French message, unless
-``StartOutOfKernelGrading.sandboxed`` is False (``sandbox_setting``: the unsafe mode).
+the answer cell's place can all be forged). Configured, in the order of the classes below, in
+``grader/nbgrader_config.py``. Without a usable sandbox grading stops with a French message,
+unless ``StartOutOfKernelGrading.sandboxed`` is False (``sandbox_setting``: the unsafe mode).
 """
 
 from __future__ import annotations
@@ -23,6 +12,7 @@ import os
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +33,7 @@ from course.labo.tp_notebook import ANSWER_GRADE_ID
 from .hidden import HIDDEN
 from .hidden_partage import HIDDEN_PARTAGE
 from .outcome_record import METADATA_KEY, grading_record
-from .release import MAX_NOTE, find_answer, read_template, rebuild, template_path
+from .release import MAX_NOTE, find_answer, nbgrader_meta, read_template, rebuild, template_path
 from .sandbox_setting import (
     NO_SANDBOX_ENV,
     SANDBOXED_HELP,
@@ -53,9 +43,7 @@ from .sandbox_setting import (
 )
 
 __all__ = [
-    "ASSIGNMENT",
     "LABS",
-    "Lab",
     "ApplyOutOfKernelGrading",
     "ExecuteOutsideTheLab",
     "NotRebuilt",
@@ -67,14 +55,12 @@ __all__ = [
 ASSIGNMENT = "oublier"  # the TP's assignment and notebook
 _REBUILT = "rebuilt_from"  # in METADATA_KEY between the sanitizing and the grading steps
 _ANSWER_NOTE = "answer"
-SCENARIOS = (VISIBLE, HIDDEN)
-_RESOURCE = "labo_oublier_evaluation"
-_NOTE = "labo_oublier_note"
+_RESOURCE = "labo_oublier_evaluation"  # (the evaluation's future, the note on the answer)
 NOTE_SOLUTION = (
-    "Cellule notée hors du noyau\u00a0: oublier a été exécutée dans un processus séparé, "
+    "Cellule notée hors du noyau\u00a0: {} a été exécutée dans un processus séparé, "
     "sur une copie neuve de la base\u00a0; voir les tests ci-dessous.\n"
 )
-NOTE_UNLOCKED = "Cellule non exécutée pendant la notation (seule la cellule oublier compte).\n"
+NOTE_UNLOCKED = "Cellule non exécutée pendant la notation (seule la cellule {} compte).\n"
 TIMEOUT_ENV = "COURSE_LABO_TIMEOUT"  # the instructor's time limit, as grader/README.md says
 _COURSE_ROOT = Path(__file__).resolve().parents[3]  # grader/grading/nbgrader_ext/hooks.py
 
@@ -87,21 +73,12 @@ def _stdout(text: str) -> list[NotebookNode]:
     return [NotebookNode(output_type="stream", name="stdout", text=text)] if text else []
 
 
-def _nbgrader(cell: NotebookNode) -> dict:
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return meta if isinstance(meta, dict) else {}
-
-
 def _ids(resources: dict) -> tuple[str | None, str | None]:
     ids = resources.get("nbgrader") or {}
     return ids.get("assignment"), ids.get("notebook")
 
 
-def _evaluate(source: str, sandboxed: bool, timeout: float):
-    return evaluate_source(source, scenarios=SCENARIOS, sandboxed=sandboxed, timeout=timeout)
-
-
-def _evaluate_partage(source: str, sandboxed: bool, timeout: float):
+def _evaluate_partage(source: str, *, sandboxed: bool, timeout: float):
     # each call has its own limit (course.labo.partage.CALL_TIMEOUT), not the submission's
     return evaluate_partage(source, HIDDEN_PARTAGE, sandboxed=sandboxed)
 
@@ -124,7 +101,7 @@ class Lab:
 
     assignment: str
     function: str
-    evaluate: Callable[[str, bool, float], Any]  # (source, sandboxed, timeout) -> evaluation
+    evaluate: Callable[..., Any]  # (source, *, sandboxed, timeout) -> evaluation
     tests: dict[str, tuple[str, str]]  # grade_id -> (the verdict's key, the French title)
     problem: Callable[[], str | None] = lambda: None  # what grading needs and is missing
 
@@ -133,7 +110,7 @@ LABS: dict[str, Lab] = {
     ASSIGNMENT: Lab(
         ASSIGNMENT,
         ANSWER_GRADE_ID,
-        _evaluate,
+        partial(evaluate_source, scenarios=(VISIBLE, HIDDEN)),
         {t.grade_id: (t.id, TITLES[t.criterion]) for t in TESTS.values()},
     ),
     # the shared-database lab, if the teacher wants it graded: a real PostgreSQL per submission
@@ -153,23 +130,20 @@ def _lab(resources: dict) -> Lab | None:
 
 
 class RebuildFromRelease(NbGraderPreprocessor):
-    """Sanitizing, first: the notebook to grade is the release with the student's two answers."""
-
-    def _template(self, resources: dict) -> Path:
-        course = self.config.get("CourseDirectory", {})
-        root = Path(course.get("root") or _COURSE_ROOT)
-        folders = (
-            course.get("release_directory", "notebooks"),
-            course.get("source_directory", "solutions"),
-        )
-        assignment, notebook = _ids(resources)
-        return template_path(root, folders, assignment, notebook)
+    """Sanitizing, first: the notebook to grade is the release with the student's two answers
+    (``release``), so that a copy-pasted or forged cell cannot stop the class's grading."""
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         lab = _lab(resources)
         if lab is None:
             return nb, resources
-        path = self._template(resources)
+        course = self.config.get("CourseDirectory", {})
+        folders = (
+            course.get("release_directory", "notebooks"),
+            course.get("source_directory", "solutions"),
+        )
+        root = Path(course.get("root") or _COURSE_ROOT)
+        path = template_path(root, folders, *_ids(resources))
         rebuilt = rebuild(nb, read_template(path), lab.function)
         if rebuilt.dropped:
             self.log.warning(
@@ -182,7 +156,8 @@ class RebuildFromRelease(NbGraderPreprocessor):
 
 
 class StartOutOfKernelGrading(NbGraderPreprocessor):
-    """Before Execute: start grading the ``oublier`` answer in separate, sandboxed processes."""
+    """Before Execute: start grading the answer in a background thread (each scenario in its own
+    sandboxed process)."""
 
     sandboxed = Bool(help=SANDBOXED_HELP).tag(config=True)
 
@@ -215,26 +190,26 @@ class StartOutOfKernelGrading(NbGraderPreprocessor):
         source, note = find_answer(nb.cells, None, lab.function)
         earlier = record.get(_ANSWER_NOTE)
         note = earlier if isinstance(earlier, str) and earlier else note
-        if self.sandboxed:
-            problem = sandbox_problem()
-            if problem:
-                raise SandboxUnavailable(refusal(problem))
-        else:
+        if not self.sandboxed:
             self.log.warning(
                 "TP %s\u00a0: notation SANS bac à sable (%s=1)", lab.assignment, NO_SANDBOX_ENV
             )
-        missing = lab.problem()
-        if missing:
+        elif problem := sandbox_problem():
+            raise SandboxUnavailable(refusal(problem))
+        if missing := lab.problem():
             raise SandboxUnavailable(missing)
         pool = ThreadPoolExecutor(max_workers=1)
-        resources[_RESOURCE] = pool.submit(lab.evaluate, source or "", self.sandboxed, self.timeout)
+        future = pool.submit(
+            lab.evaluate, source or "", sandboxed=self.sandboxed, timeout=self.timeout
+        )
         pool.shutdown(wait=False)
-        resources[_NOTE] = note[:MAX_NOTE]
+        resources[_RESOURCE] = (future, note[:MAX_NOTE])
         return nb, resources
 
 
 class ExecuteOutsideTheLab(Execute):
-    """nbgrader's Execute, except for the TP's notebook: none of its cells runs in the kernel."""
+    """nbgrader's Execute, except for a lab's answer notebook: its kernel runs as the grading
+    user and could reach the gradebook, the hidden inputs, other submissions."""
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         if resources.get(_RESOURCE) is not None:
@@ -243,44 +218,42 @@ class ExecuteOutsideTheLab(Execute):
 
 
 class ApplyOutOfKernelGrading(NbGraderPreprocessor):
-    """After Execute: replace each test cell's outputs by the out-of-kernel verdict."""
+    """After Execute: each test cell's output is its verdict (``SaveAutoGrades`` scores it); the
+    outcome goes under ``course_grading``."""
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
-        future: Future | None = resources.pop(_RESOURCE, None)
-        if future is None:
+        started: tuple[Future, str] | None = resources.pop(_RESOURCE, None)
+        if started is None:
             return nb, resources
-        note = resources.pop(_NOTE, "")
         lab = _lab(resources)
         assert lab is not None
+        evaluation = started[0].result()  # an infrastructure failure fails the submission loudly
         for cell in nb.cells:
-            meta = _nbgrader(cell)
-            if cell.cell_type != "code" or meta.get("grade"):
+            meta = nbgrader_meta(cell)
+            test = lab.tests.get(meta.get("grade_id"))
+            if cell.cell_type != "code" or (meta.get("grade") and test is None):
                 continue
-            if meta.get("grade_id") == lab.function:
-                text = NOTE_SOLUTION.replace("oublier a", f"{lab.function} a", 1)
+            if test is not None:
+                verdict = evaluation.verdicts[test[0]]
+                cell.outputs = (
+                    _stdout(f"✔ {test[1]}\n")
+                    if verdict.ok
+                    else [
+                        NotebookNode(
+                            output_type="error",
+                            ename="Échec",
+                            evalue=verdict.message,
+                            traceback=[f"Échec\u00a0: {verdict.message}"],
+                        )
+                    ]
+                )
+            elif meta.get("grade_id") == lab.function:
+                cell.outputs = _stdout(NOTE_SOLUTION.format(lab.function))
             else:
-                unlocked = NOTE_UNLOCKED.replace("oublier", lab.function)
-                text = "" if meta.get("locked") else unlocked
-            cell.outputs = _stdout(text)
-        evaluation = future.result()  # an infrastructure failure fails the submission loudly
-        for cell in nb.cells:
-            test = lab.tests.get(_nbgrader(cell).get("grade_id"))
-            if cell.cell_type != "code" or test is None:
-                continue
-            key, title = test
-            verdict = evaluation.verdicts[key]
-            if verdict.ok:
-                cell.outputs = _stdout(f"✔ {title}\n")
-            else:
-                cell.outputs = [
-                    NotebookNode(
-                        output_type="error",
-                        ename="Échec",
-                        evalue=verdict.message,
-                        traceback=[f"Échec\u00a0: {verdict.message}"],
-                    )
-                ]
-        nb.metadata[METADATA_KEY] = grading_record(evaluation, note)
+                cell.outputs = _stdout(
+                    "" if meta.get("locked") else NOTE_UNLOCKED.format(lab.function)
+                )
+        nb.metadata[METADATA_KEY] = grading_record(evaluation, started[1])
         self.log.info(
             "TP %s\u00a0: %s/%s points hors du noyau en %.1f s (%s, %s)",
             lab.assignment,

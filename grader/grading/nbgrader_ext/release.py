@@ -31,6 +31,7 @@ __all__ = [
     "TemplateMissing",
     "defines_answer",
     "find_answer",
+    "nbgrader_meta",
     "rebuild",
     "read_template",
     "template_path",
@@ -54,7 +55,8 @@ class Rebuilt:
     dropped: int  # cells of the submission that are not the release's and were left out
 
 
-def _nbgrader(cell: dict) -> dict:
+def nbgrader_meta(cell: dict) -> dict:
+    """A cell's nbgrader metadata, {} when missing or not a mapping."""
     meta = cell.get("metadata", {})
     value = meta.get("nbgrader", {}) if isinstance(meta, dict) else {}
     return value if isinstance(value, dict) else {}
@@ -76,23 +78,22 @@ def defines_answer(source: str, function: str = ANSWER_GRADE_ID) -> bool:
 
 def template_path(root: Path, folders: tuple[str, ...], assignment: str, notebook: str) -> Path:
     """The first of ``<root>/<folder>/<assignment>/<notebook>.ipynb`` that exists."""
-    for folder in folders:
-        path = Path(root, folder, assignment, f"{notebook}.ipynb")
-        if path.is_file():
-            return path
-    tried = ", ".join(str(Path(root, f, assignment, f"{notebook}.ipynb")) for f in folders)
+    paths = [Path(root, folder, assignment, f"{notebook}.ipynb") for folder in folders]
+    if found := next((path for path in paths if path.is_file()), None):
+        return found
     raise TemplateMissing(
-        f"Notebook de référence introuvable ({tried})\u00a0: la notation refuse de noter un rendu "
-        "sans la version distribuée («\u00a0make notebooks\u00a0» la régénère)."
+        f"Notebook de référence introuvable ({', '.join(map(str, paths))})\u00a0: la notation "
+        "refuse de noter un rendu sans la version distribuée («\u00a0make notebooks\u00a0» la "
+        "régénère)."
     )
 
 
 def _matching(cells: list[dict], cell_id: str | None, grade_id: str | None) -> list[int]:
     """Indices of the submission's cells that claim to be the release cell (id, then grade id)."""
     by_id = [k for k, c in enumerate(cells) if cell_id and c.get("id") == cell_id]
-    if by_id:
-        return by_id
-    return [k for k, c in enumerate(cells) if grade_id and _nbgrader(c).get("grade_id") == grade_id]
+    return by_id or [
+        k for k, c in enumerate(cells) if grade_id and nbgrader_meta(c).get("grade_id") == grade_id
+    ]
 
 
 def find_answer(
@@ -104,32 +105,29 @@ def find_answer(
     code = [k for k, c in enumerate(cells) if c.get("cell_type") == "code"]
     defining = [k for k in code if defines_answer(_text(cells[k]), function)]
     claimed = [k for k in _matching(cells, cell_id, function) if k in code]
-    if defining:
-        chosen = defining[-1]
-        if len(defining) == 1 and chosen in claimed:
-            return _text(cells[chosen]), ""
-        if len(defining) > 1:
-            where = ", ".join(str(k + 1) for k in defining)
-            note = (
-                f"{len(defining)} cellules définissent {function} (cellules {where})"
-                f"\u00a0: la dernière (cellule {chosen + 1}) est notée."
-            )
-        else:
-            note = (
-                f"{function} est définie hors de la cellule prévue (cellule {chosen + 1})\u00a0: "
-                "c'est cette définition qui est notée."
-            )
-        return _text(cells[chosen]), note
-    if claimed:
-        return _text(cells[claimed[-1]]), ""
-    return None, (
-        f"Aucune cellule du rendu ne définit {function} (cellule supprimée ou vidée\u00a0?)"
-        "\u00a0: 0 point pour le code."
-    )
+    if not defining and not claimed:
+        return None, (
+            f"Aucune cellule du rendu ne définit {function} (cellule supprimée ou vidée\u00a0?)"
+            "\u00a0: 0 point pour le code."
+        )
+    chosen = (defining or claimed)[-1]
+    note = ""
+    if len(defining) > 1:
+        where = ", ".join(str(k + 1) for k in defining)
+        note = (
+            f"{len(defining)} cellules définissent {function} (cellules {where})"
+            f"\u00a0: la dernière (cellule {chosen + 1}) est notée."
+        )
+    elif defining and chosen not in claimed:
+        note = (
+            f"{function} est définie hors de la cellule prévue (cellule {chosen + 1})\u00a0: "
+            "c'est cette définition qui est notée."
+        )
+    return _text(cells[chosen]), note
 
 
 def _written(cells: list[dict], template: NotebookNode, cell: NotebookNode) -> str:
-    claimed = _matching(cells, cell.get("id"), _nbgrader(cell).get("grade_id"))
+    claimed = _matching(cells, cell.get("id"), nbgrader_meta(cell).get("grade_id"))
     if claimed:
         return _text(cells[claimed[-1]])
     known = {_text(c) for c in template.cells}
@@ -144,19 +142,15 @@ def _written(cells: list[dict], template: NotebookNode, cell: NotebookNode) -> s
 def rebuild(
     submission: NotebookNode | dict, template: NotebookNode, function: str = ANSWER_GRADE_ID
 ) -> Rebuilt:
-    """The release `template` with the answer (the cell whose grade id is `function`) and the
-    written answer of `submission`.
-
-    Solution code cells of the template other than the TP's answer keep the template's text:
-    no code of the submission can reach nbgrader's kernel through them.
-    """
+    """The release `template` with the answer (grade id `function`) and the written answer of
+    `submission`; the template's other solution code cells keep their text, so that no submitted
+    code reaches nbgrader's kernel through them."""
     raw = submission.get("cells", []) if isinstance(submission, dict) else []
     cells = [c for c in raw if isinstance(c, dict)]
     nb = copy.deepcopy(template)
-    found = True
-    note = ""
+    found, note = True, ""
     for cell in nb.cells:
-        meta = _nbgrader(cell)
+        meta = nbgrader_meta(cell)
         if cell.cell_type == "code" and "outputs" in cell:
             cell.outputs = []
             cell.execution_count = None
@@ -165,7 +159,7 @@ def rebuild(
         if cell.cell_type == "code" and meta.get("grade_id") == function:
             source, note = find_answer(cells, cell.get("id"), function)
             found = source is not None
-            cell.source = source if source is not None else ""
+            cell.source = source or ""
         elif cell.cell_type == "markdown":
             cell.source = _written(cells, template, cell)
     used = {(c.cell_type, c.source) for c in nb.cells}

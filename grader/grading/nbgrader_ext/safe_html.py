@@ -4,12 +4,9 @@ nbconvert keeps raw HTML and ``javascript:`` links in Markdown, and nbgrader 0.9
 (feedback page, formgrader's submission view) do not sanitise Markdown cells even with
 ``sanitize_html``: a ``<script>`` in the written answer ran in formgrader's page, next to its
 ``_xsrf`` (enough to open a terminal). ``grader/nbgrader_config.py`` registers these filters
-under nbconvert's own names for every ``HTMLExporter``: ``markdown2html`` (rendered, then reduced
-to an allow-list: text structure, code, tables, ``http(s)``/``mailto`` links, ``data:`` images;
-no script, handler, frame, form, style, SVG/MathML or ``id``) and ``clean_html`` (the same
-allow-list, for HTML outputs and raw cells). ``EscapeStudentNames`` escapes the id and names
-formgrader writes raw (an id comes from a zip folder's name); ``DropOutputFilenames`` drops the
-image paths an output's metadata may name. Forbidden markup is shown as text.
+under nbconvert's own names for every ``HTMLExporter``, with the two preprocessors. Markup
+outside the allow-list (text structure, code, tables, ``http(s)``/``mailto`` links, ``data:``
+images; no script, handler, frame, form, style, SVG/MathML or ``id``) is shown as text.
 
 Every page renders in time linear in the student's text: bleach's parser walks the open
 elements at each block tag (``"<ul><li>" * 20000``, 160 KB, took 78 s in ``make feedback`` and
@@ -17,7 +14,6 @@ froze formgrader for a minute), and nbconvert's ``strip_files_prefix`` regex is 
 line of ``[``. The text is cut past ``MAX_SOURCE_CHARS`` (Markdown), ``MAX_HTML_CHARS`` (HTML) or
 ``MAX_DEPTH`` open elements (one linear scan that never counts fewer than bleach keeps open);
 the rest is shown escaped after ``OVERFLOW_NOTE``, up to ``MAX_SHOWN_CHARS``.
-``strip_files_prefix`` is replaced by a linear version under the same name.
 """
 
 from __future__ import annotations
@@ -41,7 +37,6 @@ __all__ = [
     "bounded_cut",
     "clean_html",
     "markdown2html",
-    "sanitize",
     "strip_files_prefix",
 ]
 
@@ -91,9 +86,8 @@ class _SafeLinks(Filter):
     def __iter__(self):
         for token in super().__iter__():
             if token["type"] == "StartTag" and token["name"] == "a":
-                attrs = dict(token.get("data") or {})
-                attrs[(None, "rel")] = "noopener noreferrer nofollow"
-                token["data"] = attrs
+                rel = {(None, "rel"): "noopener noreferrer nofollow"}
+                token["data"] = {**(token.get("data") or {}), **rel}
             yield token
 
 
@@ -119,103 +113,61 @@ _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _CLOSES_P = _HEADINGS | {"blockquote", "div", "dl", "hr", "ol", "p", "pre", "ul"}
 _ITEM_STOP = _SCOPE | _HEADINGS | {"blockquote", "dl", "ol", "pre", "tbody", "tfoot", "thead"}
 _ITEM_STOP |= {"tr", "ul"}
+_ITEMS = {"li": {"li"}, "dd": {"dd", "dt"}, "dt": {"dd", "dt"}}
 _TAG_START = re.compile(r"<(/?)([A-Za-z][^\s/>\x00]*)")
-_TAG_STOP = re.compile(r"[>\"']")
+# A tag ends at its first ``>`` outside a quoted value (a quote after ``=``, which may never
+# close); possessive quantifiers keep the match linear.
+_TAG_END = re.compile(
+    r"""(?:[^>"'=]++|=[ \t\n\r\f]*+(?:"[^"]*+(?:"|\Z)|'[^']*+(?:'|\Z))|[="'])*+>"""
+)
+# A comment ends as the tokenizer ends it: ``<!-->``, ``<!--->``, then the first ``-->``/``--!>``.
+_COMMENT_END = re.compile(r"-?>|.*?--!?>", re.S)
 
 
-def _tag_end(text: str, pos: int) -> int:
-    """Index past the ``>`` closing the tag whose attributes start at `pos` (a quoted value may
-    hold ``>``); len(text) when it never closes. Scans each character once."""
-    while True:
-        stop = _TAG_STOP.search(text, pos)
-        if stop is None:
-            return len(text)
-        if stop.group() == ">":
-            return stop.end()
-        before = stop.start() - 1
-        while before >= pos and text[before] in " \t\n\r\f":
-            before -= 1
-        if before >= pos and text[before] == "=":
-            close = text.find(stop.group(), stop.end())
-            if close < 0:
-                return len(text)
-            pos = close + 1
-        else:
-            pos = stop.end()
-
-
-def _comment_end(text: str, pos: int) -> int:
-    """Index past a comment starting at `pos`, as the tokenizer ends it (``<!-->``, ``<!--->``,
-    ``-->``, ``--!>``)."""
-    if text.startswith(">", pos):
-        return pos + 1
-    if text.startswith("->", pos):
-        return pos + 2
-    ends = [i for i in (text.find("-->", pos), text.find("--!>", pos)) if i >= 0]
-    if not ends:
-        return len(text)
-    first = min(ends)
-    return first + (3 if text.startswith("-->", first) else 4)
-
-
-class _OpenElements:
-    """The parser's stack of open elements, as far as its depth goes (see above)."""
-
-    def __init__(self) -> None:
-        self.stack: list[str] = []
-        self.dangling = 0  # formatting elements closed implicitly, reopened by the parser
-
-    @property
-    def depth(self) -> int:
-        return len(self.stack) + self.dangling
-
-    def _close(self, names: frozenset[str] | set[str], stops: frozenset[str]) -> None:
-        """Pop up to the innermost of `names`, unless one of `stops` lies in between."""
-        for index in range(len(self.stack) - 1, -1, -1):
-            if self.stack[index] in names:
-                self.dangling += sum(1 for other in self.stack[index + 1 :] if other in _FORMATTING)
-                del self.stack[index:]
-                return
-            if self.stack[index] in stops:
-                return
-
-    def start(self, name: str) -> None:
-        if name in _CLOSES_P:
-            self._close({"p"}, _SCOPE)
-        if name in ("li", "dd", "dt"):
-            self._close({"li"} if name == "li" else {"dd", "dt"}, _ITEM_STOP)
-        if name not in _VOID:
-            self.stack.append(name)
-
-    def end(self, name: str) -> None:
-        self._close({name}, _SCOPE | {"ol", "ul"} if name == "li" else _SCOPE)
+def _close(stack: list[str], names: set[str], stops: frozenset[str]) -> int:
+    """Pop up to the innermost of `names`, unless one of `stops` lies in between; the number of
+    formatting elements closed on the way (the parser reopens them)."""
+    for index in range(len(stack) - 1, -1, -1):
+        if stack[index] in names:
+            dangling = sum(1 for other in stack[index + 1 :] if other in _FORMATTING)
+            del stack[index:]
+            return dangling
+        if stack[index] in stops:
+            return 0
+    return 0
 
 
 def bounded_cut(fragment: str, max_chars: int = MAX_HTML_CHARS, max_depth: int = MAX_DEPTH) -> int:
     """Where `fragment` must be cut for bleach to parse it in linear time: the tag that passes
     `max_depth`, the last tag boundary before `max_chars`, else len(fragment)."""
-    open_elements = _OpenElements()
+    stack: list[str] = []  # the parser's open elements
+    dangling = 0  # formatting elements closed implicitly, reopened by the parser
     pos, length = 0, len(fragment)
     while pos < length:
         lt = fragment.find("<", pos)
         if lt < 0 or lt >= max_chars:
             return min(length, max_chars)
+        end = lt + 1
         if fragment.startswith("<!--", lt):
-            end = _comment_end(fragment, lt + 4)
+            comment = _COMMENT_END.match(fragment, lt + 4)
+            end = comment.end() if comment else length
         elif match := _TAG_START.match(fragment, lt):
-            end = _tag_end(fragment, match.end())
+            tag = _TAG_END.match(fragment, match.end())
+            end = tag.end() if tag else length
             name = match.group(2).lower()
             if name in TAGS and match.group(1):
-                open_elements.end(name)
+                dangling += _close(stack, {name}, _SCOPE | {"ol", "ul"} if name == "li" else _SCOPE)
             elif name in TAGS:
-                open_elements.start(name)
-                if open_elements.depth > max_depth:
+                if name in _CLOSES_P:
+                    dangling += _close(stack, {"p"}, _SCOPE)
+                if name in _ITEMS:
+                    dangling += _close(stack, _ITEMS[name], _ITEM_STOP)
+                if name not in _VOID:
+                    stack.append(name)
+                if len(stack) + dangling > max_depth:
                     return lt
         elif fragment.startswith(("<!", "<?", "</"), lt):
-            close = fragment.find(">", lt + 2)
-            end = length if close < 0 else close + 1
-        else:
-            end = lt + 1
+            end = fragment.find(">", lt + 2) + 1 or length
         if end > max_chars:
             return lt
         pos = end
@@ -230,20 +182,19 @@ def _overflow(rest: str) -> str:
     return f"{note}<pre>{html.escape(shown)}{html.escape(tail) if more > 0 else ''}</pre>"
 
 
-def sanitize(fragment: str, rest: str = "") -> str:
+def _sanitize(fragment: str, rest: str = "") -> str:
     """`fragment` reduced to the allow-list, other markup kept as text; past the bounds, the
     remainder and `rest` as plain text after a note."""
     text = str(fragment)
     cut = bounded_cut(text)
     overflow = text[cut:] + rest
-    cleaned = _CLEANER.clean(text[:cut])
-    return cleaned + _overflow(overflow) if overflow else cleaned
+    return _CLEANER.clean(text[:cut]) + (_overflow(overflow) if overflow else "")
 
 
 def clean_html(element: Any) -> Markup:
     """nbconvert's ``clean_html`` filter with the course's stricter allow-list."""
     text = element.decode() if isinstance(element, bytes) else str(element)
-    return Markup(sanitize(text))  # noqa: S704 - sanitised just above
+    return Markup(_sanitize(text))  # noqa: S704 - sanitised just above
 
 
 class _Renderer(IPythonRenderer):
@@ -267,7 +218,7 @@ def markdown2html(context: Any, source: str) -> Markup:
         line = text.rfind("\n", 0, MAX_SOURCE_CHARS)
         cut = line + 1 if line > 0 else MAX_SOURCE_CHARS
     rendered = MarkdownWithMath(renderer=renderer).render(text[:cut])
-    return Markup(sanitize(rendered, rest=text[cut:]))  # noqa: S704 - sanitised
+    return Markup(_sanitize(rendered, rest=text[cut:]))  # noqa: S704 - sanitised
 
 
 # nbconvert's patterns, no span running over a bracket (its ``.*?`` took 8.6 s on 40,000 ``[``)
@@ -279,12 +230,12 @@ _MARKDOWN_FILES_URL = re.compile(
 
 def strip_files_prefix(text: str) -> str:
     """nbconvert's ``strip_files_prefix`` (``files/…`` links made relative), in linear time."""
-    cleaned = _FILES_URL.sub(r"\1=\2", text)
-    return _MARKDOWN_FILES_URL.sub(r"\1[\2](\3)", cleaned)
+    return _MARKDOWN_FILES_URL.sub(r"\1[\2](\3)", _FILES_URL.sub(r"\1=\2", text))
 
 
 class EscapeStudentNames(Preprocessor):
-    """Escape the id and names formgrader writes raw (``formgrade_macros.html.j2``)."""
+    """Escape the id and names formgrader writes raw (``formgrade_macros.html.j2``); an id comes
+    from a zip folder's name."""
 
     def preprocess(self, nb, resources):
         for key in ("student", "first_name", "last_name", "notebook_path"):
