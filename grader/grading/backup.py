@@ -33,11 +33,10 @@ from course.labo.french_number import french_number
 
 from .classroom.class_places import BACKED_UP, learner_ids
 from .classroom.ids import RosterError, normalize_id, quoted, read_roster
-from .classroom.paths import CourseDirs, read_only, sqlite_copy
+from .classroom.paths import CourseDirs, files_under, read_only, sqlite_copy
 from .erase_learner import erase
 from .french.french_args import FrenchParser
 from .french.system_reason import french_message, french_reason
-from .learner_export import files_under
 from .privacy.backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
 from .privacy.erasure_register import (
     KEY_NAME,

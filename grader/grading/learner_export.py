@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .classroom.class_places import PER_LEARNER, own_folders, quarantined_for
 from .classroom.ids import normalize_id
+from .classroom.paths import files_under
 from .french.french_args import FrenchParser
 from .french.french_csv import french_csv_bytes
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
@@ -28,7 +29,7 @@ from .nbgrader_ext.criterion_titles import criterion_number, criterion_title
 from .privacy.backup_files import RETENTION_DAYS
 from .privacy.learner_places import Context, ErasureError, Setup, roster_students
 
-__all__ = ["LearnerNotFound", "export_learner", "files_under", "main"]
+__all__ = ["LearnerNotFound", "export_learner", "main"]
 
 README = """Vos données dans le cours «\u00a0{course}\u00a0»
 =====================================
@@ -245,15 +246,6 @@ def export_learner(
         for member, file in (m for files in members.values() for m in files):
             zf.writestr(member, file.read_bytes())
     return path, {"devoirs": len(submissions)} | {k: len(v) for k, v in members.items()}
-
-
-def files_under(folder: Path) -> list[tuple[str, Path]]:
-    """(path under `folder`, file) of each of its files; a link is never followed out of it."""
-    return [
-        (file.relative_to(folder).as_posix(), file)
-        for file in sorted(folder.rglob("*"))
-        if file.is_file() and not file.is_symlink()
-    ]
 
 
 def _copies(name: str, folders: list[Path]) -> list[tuple[str, Path]]:

@@ -24,6 +24,7 @@ __all__ = [
     "QUARANTINE",
     "CourseDirs",
     "course_dirs",
+    "files_under",
     "find_grader_dir",
     "load_config",
     "read_only",
@@ -109,6 +110,15 @@ def sqlite_copy(source: Path, dest: Path) -> None:
     one read lock (a plain file copy taken while nbgrader writes can be torn)."""
     with closing(read_only(source)) as src, closing(sqlite3.connect(dest)) as dst:
         src.backup(dst)
+
+
+def files_under(folder: Path) -> list[tuple[str, Path]]:
+    """(path under `folder`, file) of each of its files; a link is never followed out of it."""
+    return [
+        (file.relative_to(folder).as_posix(), file)
+        for file in sorted(folder.rglob("*"))
+        if file.is_file() and not file.is_symlink()
+    ]
 
 
 def load_config(grader_dir: str | os.PathLike[str]) -> Config:
