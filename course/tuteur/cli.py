@@ -15,10 +15,11 @@ import asyncio
 import sqlite3
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from .. import app, dbfile
 from ..app import APP_NAME
+from ..french_args import FrenchArgumentParser
 from .agent import Tuteur
 from .demo_sessions import DEMO_USER, demo
 from .model import is_farewell
@@ -27,12 +28,6 @@ from .runner import Runner, message
 __all__ = ["check_db_path", "main"]
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"Erreur : {message}\n")
 
 
 def check_db_path(path: str) -> Path:
@@ -192,6 +187,7 @@ def _run_demo(db: Path) -> int:
 def _add_db_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
+        metavar="FICHIER",
         default=app.default_db_path(),
         help=f"fichier SQLite (défaut : ${app.DB_ENV_VAR}, sinon {app.DEFAULT_DB})",
     )
@@ -201,18 +197,18 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of `python -m course.tuteur`; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["demo"]:
-        parser = _Parser(
+        parser = FrenchArgumentParser(
             prog="python -m course.tuteur demo",
             description="Rejoue les deux sessions de démonstration d'alice.",
         )
         _add_db_argument(parser)
         opts = parser.parse_args(args[1:])
     else:
-        parser = _Parser(
+        parser = FrenchArgumentParser(
             prog="python -m course.tuteur",
             description="Tuteur de Python hors ligne, avec mémoire SQLite.",
         )
-        parser.add_argument("--user", help="identifiant de l'élève (obligatoire)")
+        parser.add_argument("--user", metavar="NOM", help="identifiant de l'élève (obligatoire)")
         parser.add_argument(
             "--reprendre",
             action="store_true",
@@ -221,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         _add_db_argument(parser)
         opts = parser.parse_args(args)
         if opts.user is None or not opts.user.strip():
-            parser.error("indiquez l'élève avec --user NOM (non vide)")
+            parser.fail("indiquez l'élève avec --user NOM (non vide)")
     try:
         db = check_db_path(opts.db)
     except dbfile.DbFileError as exc:

@@ -207,7 +207,13 @@ def test_usage_errors_are_in_french(python: str, cli_env: dict[str, str], tmp_pa
     assert run.returncode == 2 and "Erreur : indiquez l'élève avec --user NOM" in run.stderr
     run = _run(python, cli_env, tmp_path, "--user", "  ")
     assert run.returncode == 2 and "--user" in run.stderr
+    run = _run(python, cli_env, tmp_path, "--usr", "alice")  # argparse's own error, translated
+    assert run.returncode == 2 and "Erreur : argument(s) inconnu(s) : --usr" in run.stderr
     assert not (tmp_path / "tuteur.db").exists()
+    shown = _run(python, cli_env, tmp_path, "--help")  # argparse's help, in French too
+    assert shown.returncode == 0 and shown.stdout.startswith("usage : python -m course.tuteur")
+    assert "options :" in shown.stdout and "-h, --help    afficher cette aide" in shown.stdout
+    assert "show this help" not in shown.stdout and "usage:" not in shown.stdout
 
 
 def test_non_utf8_input_line_is_skipped(

@@ -1,0 +1,72 @@
+"""course.french_args: argparse's usage, help and errors in French, for the learner's commands
+(the teacher's class commands add their rules on top: tests/grading/french/test_french_args.py).
+
+A parser with every kind of argument argparse checks is given each kind of bad command line;
+what it prints is French, with French typography, and argparse's English never shows. The
+control: the same command lines given to a plain ``argparse.ArgumentParser`` print that English.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+import pytest
+from french_text import check_text
+
+from course.french_args import EXIT_USAGE, FrenchArgumentParser, french_error
+
+ENGLISH = re.compile(
+    r"usage:|error:|show this help|the following arguments|unrecognized arguments?"
+    r"|positional arguments|options:|invalid (?:int|float|choice)|expected one argument"
+)
+
+BAD_LINES = {
+    "unknown option": ["x", "--inconnue"],
+    "missing positional": [],
+    "option without value": ["x", "--nombre"],
+    "word for a number": ["x", "--nombre", "deux"],
+    "invalid choice": ["x", "--mode", "vite"],
+}
+
+
+def _parser(cls: type[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    parser = cls(prog="python -m course.exemple", description="Un exemple.")
+    parser.add_argument("fichier")
+    parser.add_argument("--nombre", type=int)
+    parser.add_argument("--mode", choices=["lent", "sur"])
+    return parser
+
+
+def _run(
+    cls: type[argparse.ArgumentParser], line: list[str], capsys: pytest.CaptureFixture
+) -> tuple[object, str]:
+    with pytest.raises(SystemExit) as stop:
+        _parser(cls).parse_args(line)
+    out, err = capsys.readouterr()
+    return stop.value.code, out + err
+
+
+@pytest.mark.parametrize("line", BAD_LINES.values(), ids=BAD_LINES.keys())
+def test_errors_are_french_and_argparse_english_is_the_control(line, capsys):
+    code, shown = _run(FrenchArgumentParser, line, capsys)
+    assert code == EXIT_USAGE and shown.startswith("usage\u00a0: python -m course.exemple")
+    assert not ENGLISH.search(shown), shown
+    assert not check_text(shown), check_text(shown)
+    _code, english = _run(argparse.ArgumentParser, line, capsys)
+    assert ENGLISH.search(english), english
+
+
+def test_help_is_french(capsys):
+    code, shown = _run(FrenchArgumentParser, ["--help"], capsys)
+    assert code == 0 and "options\u00a0:" in shown and "arguments\u00a0:" in shown
+    assert "-h, --help" in shown and "afficher cette aide" in shown
+    assert not ENGLISH.search(shown), shown
+
+
+def test_an_unknown_message_keeps_its_text_after_a_french_lead():
+    assert french_error("something new") == "ligne de commande incorrecte (something new)"
+    assert french_error("argument --mode: invalid choice: 'vite' (choose from 'lent', 'sur')") == (
+        "choix invalide pour --mode\u00a0: «\u00a0vite\u00a0» "
+        "(possibles\u00a0: «\u00a0lent\u00a0», «\u00a0sur\u00a0»)"
+    )
