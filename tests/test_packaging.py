@@ -7,6 +7,7 @@ Binder users the same runtime versions.
 
 import importlib.metadata
 import importlib.util
+import os
 import re
 import shutil
 import subprocess
@@ -184,13 +185,18 @@ def make_dry_run(target: str) -> str:
 
 
 def test_make_installs_from_the_locks_only() -> None:
-    """lint gets ruff alone, lab the runtime, test everything; always hash-checked locks."""
+    """lint gets ruff alone, lab the runtime, test everything; always hash-checked locks, each
+    complete by itself (--no-deps: pip would otherwise resolve, and refuse in hash mode, what
+    the lock leaves out on purpose, rfc3987-syntax)."""
     installed = {}
     for target in ("lint", "lab", "test"):
         dry_run = make_dry_run(target)
-        installed[target] = set(re.findall(r"--require-hashes -r requirements/(\w+)\.txt", dry_run))
+        locks = re.findall(r"(--no-deps )?--require-hashes -r requirements/(\w+)\.txt", dry_run)
+        assert locks and all(no_deps for no_deps, _ in locks), (target, locks)
+        installed[target] = {name for _, name in locks}
         other = re.findall(
-            r"pip install -q (?:--python \S+ )?+(?!--require-hashes -r requirements/)([^;|]*)",
+            r"pip install -q (?:--python \S+ )?+(?!--no-deps --require-hashes -r requirements/)"
+            r"([^;|]*)",
             dry_run,
         )
         assert {o.strip() for o in other} <= {"--no-deps -e ."}, other
@@ -198,6 +204,47 @@ def test_make_installs_from_the_locks_only() -> None:
     assert installed["lab"] == {"uv", "lab"}
     assert installed["test"] == {"uv", "lab", "test", "lint"}
     assert "bash .ci/system-deps" in make_dry_run("test")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_make_setup_with_pip_gives_a_venv_the_lessons_run_in(tmp_path: Path) -> None:
+    """`make setup INSTALLER=pip` (the README's way without uv, and the set-up's own fallback
+    when uv cannot be had) installs the lab's lock with pip alone, into a venv whose path holds
+    an apostrophe and an accent (every path the Makefile hands to the shell is quoted). pip
+    resolves nothing: in hash mode it refused the lock, which leaves rfc3987-syntax out."""
+    venv = tmp_path / "l'élève" / "venv"
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "UV")}
+    # the interpreter the test set-up was made from (a venv's python would nest venvs)
+    python = getattr(sys, "_base_executable", sys.executable)
+    done = subprocess.run(
+        ["make", "--no-print-directory", "-C", str(REPO), "setup", "INSTALLER=pip"]
+        + [f"VENV={venv}", f"PYTHON={python}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=840,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "pip install --no-deps --require-hashes -r requirements/lab.txt" in done.stdout
+    assert "uv pip install" not in done.stdout and not (venv / "bin" / "uv").exists()
+    # what a lesson's first cell imports, the course from this checkout, and (--no-deps) not
+    # the package the lock leaves out
+    lesson = (
+        "from course.sessions import SqliteSessionService; from course.tuteur import demo; "
+        "import course, jupyterlab, nbgrader, ipykernel, importlib.util; "
+        "assert importlib.util.find_spec('rfc3987_syntax') is None; print(course.__file__)"
+    )
+    check = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", lesson],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert check.returncode == 0, check.stderr
+    assert check.stdout.strip() == str(REPO / "course" / "__init__.py")
 
 
 def test_the_venv_and_the_course_are_compiled_to_bytecode() -> None:
