@@ -392,8 +392,10 @@ def indice(niveau: int | None = None, exercice: str | None = None) -> None:
         progress.record(ladder.step, "indice", echelle=ladder.key, niveau=niveau)
         seen.add(niveau)
     total = len(progress.hints_used())
-    print(f"Indice {niveau}/{LEVELS} — {ladder.topic}. Où regarder\u00a0: {ladder.where()}.")
-    print(ladder.levels[niveau - 1])
+    # printed as plain text, not Markdown: the backticks that mark code in the source go
+    where = ladder.where().replace("`", "")
+    print(f"Indice {niveau}/{LEVELS} — {ladder.topic}. Où regarder\u00a0: {where}.")
+    print(ladder.levels[niveau - 1].replace("`", ""))
     following = (
         f"Encore bloqué\u00a0? indice({niveau + 1}{'' if exercice is None else f', {exercice!r}'})."
         if niveau < LEVELS

@@ -149,6 +149,19 @@ def test_a_tp_check_offers_its_own_ladder_and_indice_climbs_it(capsys):
     assert LADDERS[TP_START].levels[0] in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("key", sorted(LADDERS))
+def test_a_hint_prints_plain_text_without_markdown_backticks(key, capsys):
+    """A hint is printed, not rendered: the backticks that mark code in its source (the last
+    level always has some, and some sections' titles: the control) are not shown."""
+    ladder = LADDERS[key]
+    assert "`" in ladder.levels[-1]
+    for level in range(1, LEVELS + 1):
+        indice(level, key)
+        shown = capsys.readouterr().out
+        assert "`" not in shown, shown
+        assert ladder.levels[level - 1].replace("`", "") in shown
+
+
 def _cell(name: str) -> str:
     return "import sqlite3\nfrom course.tuteur import APP_NAME\n" + (
         SUBMISSIONS / f"{name}.py"
