@@ -30,34 +30,34 @@ INSTALLER ?= uv
 ifndef UV
 UV := $(or $(shell command -v uv 2>/dev/null),$(abspath $(BIN))/uv)
 endif
-GET_UV = $(PY) -m pip install -q --require-hashes -r requirements/uv.txt
+GET_UV = "$(PY)" -m pip install -q --no-deps --require-hashes -r requirements/uv.txt
 # $(call install,PIP ARGUMENTS): with uv when it is (or can be) there, else with pip
 define install
 @if [ "$(INSTALLER)" = uv ] && ! [ -x "$(UV)" ]; then \
   $(GET_UV) || echo "uv indisponible : installation avec pip (plus lente)"; fi
 @if [ "$(INSTALLER)" = uv ] && [ -x "$(UV)" ]; then \
-  echo "uv pip install $(1)"; $(UV) pip install -q --python $(PY) $(1); \
-else echo "pip install $(1)"; $(PY) -m pip install -q $(1); fi
+  echo "uv pip install $(1)"; "$(UV)" pip install -q --python "$(PY)" $(1); \
+else echo "pip install $(1)"; "$(PY)" -m pip install -q $(1); fi
 endef
 
 $(VENV)/.stamp-venv:
-	@$(PYTHON) -c 'import sys; sys.exit("Python 3.11+ requis" if sys.version_info < (3, 11) else 0)'
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	touch $@
+	@"$(PYTHON)" -c 'import sys; sys.exit("Python 3.11+ requis" if sys.version_info < (3, 11) else 0)'
+	test -x "$(PY)" || "$(PYTHON)" -m venv "$(VENV)"
+	touch "$@"
 
 $(VENV)/.stamp-runtime: requirements/lab.txt pyproject.toml course/save_hook.py | $(VENV)/.stamp-venv
-	$(call install,--require-hashes -r requirements/lab.txt)
+	$(call install,--no-deps --require-hashes -r requirements/lab.txt)
 	$(call install,--no-deps -e .)
-	$(PY) -m course.save_hook
-	touch $@
+	"$(PY)" -m course.save_hook
+	touch "$@"
 
 $(VENV)/.stamp-test: requirements/test.txt $(VENV)/.stamp-runtime
-	$(call install,--require-hashes -r requirements/test.txt)
-	touch $@
+	$(call install,--no-deps --require-hashes -r requirements/test.txt)
+	touch "$@"
 
 $(VENV)/.stamp-lint: requirements/lint.txt | $(VENV)/.stamp-venv
-	$(call install,--require-hashes -r requirements/lint.txt)
-	touch $@
+	$(call install,--no-deps --require-hashes -r requirements/lint.txt)
+	touch "$@"
 
 ## make setup: .venv with the course and what the lessons need (as `make lab`, without opening it)
 setup: $(VENV)/.stamp-runtime
@@ -66,18 +66,18 @@ setup-test: $(VENV)/.stamp-test
 
 ## make lock: re-solve uv.lock for pyproject.toml (universal: every OS, Python 3.11+; keeps the
 ## versions it can, UPGRADE=1 takes the newest) and export the sets every set-up installs
-EXPORT = $(UV) export --frozen --no-emit-project --no-header -q
+EXPORT = "$(UV)" export --frozen --no-emit-project --no-header -q
 LOCK_HEADER = echo "\# Made by \`make lock\` from uv.lock (pyproject.toml). Do not edit."
 lock: $(VENV)/.stamp-venv
 	@[ -x "$(UV)" ] || $(GET_UV)
-	$(UV) lock -q $(if $(UPGRADE),--upgrade)
+	"$(UV)" lock -q $(if $(UPGRADE),--upgrade)
 	mkdir -p requirements
 	{ $(LOCK_HEADER); $(EXPORT); } >requirements/lab.txt
 	{ $(LOCK_HEADER); $(EXPORT) --extra hub; } >requirements/hub.txt
 	{ $(LOCK_HEADER); $(EXPORT) --extra test --group lint; } >requirements/test.txt
 	{ $(LOCK_HEADER); $(EXPORT) --only-group lint; } >requirements/lint.txt
-	{ $(LOCK_HEADER); echo "uv==$$($(UV) --version | cut -d" " -f2)" \
-	  | $(UV) pip compile - --universal --generate-hashes --no-header -q; } >requirements/uv.txt
+	{ $(LOCK_HEADER); echo "uv==$$("$(UV)" --version | cut -d" " -f2)" \
+	  | "$(UV)" pip compile - --universal --generate-hashes --no-header -q; } >requirements/uv.txt
 
 ## make lab: installe le cours et ouvre JupyterLab sur notebooks/ (LAB_ARGS="--port=9999" etc.),
 ## à la page de départ, avec la vue de l'élève (course/jupyter-config/eleve : sans les outils
@@ -86,9 +86,9 @@ LAB_ARGS ?=
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: setup
 	@# what this machine lacks, and what the learner skips meanwhile (lesson 7 without PostgreSQL)
-	@$(PY) -m course.postgres
+	@"$(PY)" -m course.postgres
 	JUPYTER_CONFIG_PATH="$(abspath course/jupyter-config/eleve)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))" \
-	  $(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(ROOT_FLAG) \
+	  "$(BIN)/jupyter" lab --ServerApp.root_dir=notebooks $(ROOT_FLAG) \
 	  $(if $(wildcard notebooks/lecons/00_commencer_ici.ipynb),--LabApp.default_url=/lab/tree/lecons/00_commencer_ici.ipynb) \
 	  $(LAB_ARGS)
 
@@ -109,52 +109,52 @@ TEST_WORKERS ?= 3
 XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS))
 JUNIT ?= $(VENV)/rapport-tests.xml
 # The course's own modules, compiled for the same reason before the tests start their processes
-COMPILE_OWN = $(PY) -m compileall -q -j 0 course grader/grading grader/hub tests
+COMPILE_OWN = "$(PY)" -m compileall -q -j 0 course grader/grading grader/hub tests
 test: setup-test lint system-deps
 	$(COMPILE_OWN)
-	$(PYTEST) -q -ra --durations=25 --junitxml=$(JUNIT) $(XDIST) tests
+	"$(PYTEST)" -q -ra --durations=25 --junitxml="$(JUNIT)" $(XDIST) tests
 
 ## make test-units: rewrites tests/unit_seconds.json (the order units start in) from the last
 ## `make test`'s report ; best after a sequential `make test TEST_WORKERS=0`
 test-units:
-	$(PY) tests/unit_seconds.py $(JUNIT)
+	"$(PY)" tests/unit_seconds.py "$(JUNIT)"
 
 ## make test-fast: the inner loop: every test that takes under a few seconds (no browser, hub, nbgrader run, whole lesson or sandbox)
 test-fast: setup-test
 	$(COMPILE_OWN)
-	$(PYTEST) -q -ra $(XDIST) tests -m "not browser and not hub and not slow"
+	"$(PYTEST)" -q -ra $(XDIST) tests -m "not browser and not hub and not slow"
 
 ## make test-browser: every notebook run in JupyterLab in headless Chromium
 test-browser: setup-test system-deps
 	$(COMPILE_OWN)
-	$(PYTEST) -q -ra tests -m browser
+	"$(PYTEST)" -q -ra tests -m browser
 
 ## make test-hub: a whole class cycle on a real JupyterHub with nbgrader's exchange
 test-hub: setup-test system-deps
 	$(COMPILE_OWN)
-	$(PYTEST) -q -ra tests -m hub
+	"$(PYTEST)" -q -ra tests -m hub
 
 ## make test-classe: 30 élèves et leur enseignant sur le hub d'une machine, chiffres affichés
 test-classe: setup-test system-deps
 	$(COMPILE_OWN)
-	$(PYTEST) -q -ra tests/hub/test_class_rush.py
+	"$(PYTEST)" -q -ra tests/hub/test_class_rush.py
 
 ## make lint: ruff alone (requirements/lint.txt), not the course's whole set
 lint: $(VENV)/.stamp-lint
-	$(BIN)/ruff check course tests grader
-	$(BIN)/ruff format --check course tests grader
+	"$(BIN)/ruff" check course tests grader
+	"$(BIN)/ruff" format --check course tests grader
 
 ## make bench: service de session du cours contre google-adk 2.10, ratios mesurés dans un seul run
 bench: setup-test
-	$(PY) tests/bench/bench_sessions.py
+	"$(PY)" tests/bench/bench_sessions.py
 
 ## make bench-setup: a fresh clone's `make lab` (until JupyterLab answers) and `make setup-test`,
 ## uv against pip, cold and warm package caches, ratios measured in one run (minutes: cold pip)
 bench-setup:
-	$(PYTHON) tests/bench/bench_setup.py $(BENCH_ARGS)
+	"$(PYTHON)" tests/bench/bench_setup.py $(BENCH_ARGS)
 
 ## make clean: remove .venv, .artefacts and build (nothing of the instructor's)
 clean:
-	rm -rf $(VENV) .artefacts build
+	rm -rf "$(VENV)" .artefacts build
 
 -include grader/grader.mk

@@ -23,6 +23,7 @@ __all__ = [
     "Place",
     "current_tp_cause",
     "indice",
+    "offer_hints",
     "set_tp_cause",
 ]
 
@@ -314,6 +315,30 @@ _LADDERS += (
         ),
     ),
 )
+_LADDERS += (
+    Ladder(
+        "oublier_partage",
+        "07",
+        "le second TP, oublier_partage",
+        (
+            Place("07_partager_la_memoire.ipynb", "2. Les tables qu'ADK crée sur PostgreSQL"),
+            Place("07_partager_la_memoire.ipynb", "4. Ce que laisse `DELETE`"),
+        ),
+        (
+            "Le TP reprend l'exercice de la leçon 7, pour tout l'élève cette fois\u00a0: la "
+            "section 2 dit quelles tables portent ses données et ce que la cascade emporte, la "
+            "section 4 ce que DELETE laisse dans les fichiers des tables.",
+            "Deux suppressions, chacune limitée à l'application du cours ET à l'élève reçu, les "
+            "valeurs passées à part\u00a0: ses sessions (leurs événements suivent, par la "
+            "cascade), puis son état user:, qu'aucune session ne porte. Enfin, la commande de "
+            "la section 4 qui réécrit les tables, pour que ses octets ne s'y lisent plus.",
+            '`await sql("DELETE FROM sessions WHERE app_name = $1 AND user_id = $2", ...)`, '
+            "avec les deux valeurs dans cet ordre\u00a0; la même forme pour la table de l'état "
+            "user:\u00a0; puis la réécriture mesurée en section 4, sur les trois tables qui "
+            "portaient l'élève.",
+        ),
+    ),
+)
 LADDERS: dict[str, Ladder] = {ladder.key: ladder for ladder in _LADDERS}
 
 _tp_cause: list[str] = [TP_START]  # the last verifier's first cause, in this kernel
@@ -326,6 +351,15 @@ def set_tp_cause(cause: str | None) -> None:
 
 def current_tp_cause() -> str:
     return _tp_cause[0]
+
+
+def offer_hints(cause: str | None) -> None:
+    """After a TP's check: the ladder ``indice()`` climbs next (its first cause of failure, or
+    the TP's own), and the line that offers it; None: every criterion holds, no hint."""
+    set_tp_cause(cause)
+    if current_tp_cause():
+        topic = LADDERS[current_tp_cause()].topic
+        print(f"\nBloqué sur {topic}\u00a0? indice(1), puis indice(2), puis indice(3).")
 
 
 def _count(n: int) -> str:
@@ -358,8 +392,10 @@ def indice(niveau: int | None = None, exercice: str | None = None) -> None:
         progress.record(ladder.step, "indice", echelle=ladder.key, niveau=niveau)
         seen.add(niveau)
     total = len(progress.hints_used())
-    print(f"Indice {niveau}/{LEVELS} — {ladder.topic}. Où regarder\u00a0: {ladder.where()}.")
-    print(ladder.levels[niveau - 1])
+    # printed as plain text, not Markdown: the backticks that mark code in the source go
+    where = ladder.where().replace("`", "")
+    print(f"Indice {niveau}/{LEVELS} — {ladder.topic}. Où regarder\u00a0: {where}.")
+    print(ladder.levels[niveau - 1].replace("`", ""))
     following = (
         f"Encore bloqué\u00a0? indice({niveau + 1}{'' if exercice is None else f', {exercice!r}'})."
         if niveau < LEVELS

@@ -515,8 +515,9 @@ def recommencer(lecon: str, dossier: str | os.PathLike[str] = ".") -> list[str]:
     key = key.zfill(2) if key.isdigit() else key
     lesson = _BY_KEY.get(key)
     if lesson is None or key == "tp":
-        known = ", ".join(f'"{k}"' for k in _BY_KEY if k != "tp")
-        raise ValueError(f"Leçon inconnue\u00a0: {lecon!r} (connues\u00a0: {known}).")
+        known = ", ".join(f"«\u00a0{k}\u00a0»" for k in _BY_KEY if k != "tp")
+        asked = str(lecon) if str(lecon).isprintable() else repr(str(lecon))  # a stray newline
+        raise ValueError(f"Leçon inconnue\u00a0: «\u00a0{asked}\u00a0» (connues\u00a0: {known}).")
     folder = Path(dossier)
     removed = []
     for path in _lesson_files(lesson, folder):

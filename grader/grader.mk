@@ -7,8 +7,8 @@
 # nbgrader (its plugins), wherever nbgrader runs.
 NOTATION ?= grader
 NBG_ENV := PATH="$(abspath $(BIN)):$$PATH"
-NBGRADER = cd $(NOTATION) && $(NBG_ENV) $(abspath $(BIN))/nbgrader
-GRADING = cd $(NOTATION) && $(NBG_ENV) $(abspath $(PY)) -m grading.
+NBGRADER = cd "$(NOTATION)" && $(NBG_ENV) "$(abspath $(BIN))/nbgrader"
+GRADING = cd "$(NOTATION)" && $(NBG_ENV) "$(abspath $(PY))" -m grading.
 # the assignment (A=lecons for another one), parallel workers, the class list, a due date
 A ?= oublier
 JOBS ?= 1
@@ -69,7 +69,7 @@ notebooks: setup
 ## nommé, sauf REINSCRIRE=son identifiant
 students: export COURSE_REENROL_ID = $(value REINSCRIRE)
 students: setup
-	$(GRADING)roster_csv $(abspath $(ELEVES)) $(if $(value REINSCRIRE),--reinscrire="$$COURSE_REENROL_ID")
+	$(GRADING)roster_csv "$(abspath $(ELEVES))" $(if $(value REINSCRIRE),--reinscrire="$$COURSE_REENROL_ID")
 
 ## make collect : ramasse les rendus de l'échange de nbgrader (JupyterHub) dans grader/submitted/ ;
 ## une copie qui n'appartient pas à l'élève qu'elle nomme va dans grader/quarantaine/, celle d'un
@@ -117,20 +117,20 @@ rapport: setup
 
 ## make formgrader [LAB_ARGS=...] : JupyterLab pour l'enseignant (menu Nbgrader > Formgrader)
 formgrader: setup
-	cd $(NOTATION) && $(NBG_ENV) $(abspath $(BIN))/jupyter lab \
-	  --ServerApp.root_dir=$(abspath .) $(ROOT_FLAG) $(LAB_ARGS)
+	cd "$(NOTATION)" && $(NBG_ENV) "$(abspath $(BIN))/jupyter" lab \
+	  --ServerApp.root_dir="$(abspath .)" $(ROOT_FLAG) $(LAB_ARGS)
 
 ## make demo-grading [EXEMPLES=...] : tout le cycle de notation sur les copies d'exemple, dans
 ## grader/demo/
 demo-grading: setup
-	cd grader && $(NBG_ENV) $(abspath $(PY)) -m grading.demo \
+	cd grader && $(NBG_ENV) "$(abspath $(PY))" -m grading.demo \
 	  $(if $(EXEMPLES),--only $(EXEMPLES)) $(if $(SANS_BAC_A_SABLE),--sans-bac-a-sable)
 
 ## make bench-grading : mesure ce TP contre un devoir trivial d'une cellule, 30 rendus chacun
 bench-grading: setup
 	$(GRADING)bench --submissions 30 --jobs 2
 
-BACKUP_PLACE = $(if $(DOSSIER),--dossier $(abspath $(DOSSIER))) \
+BACKUP_PLACE = $(if $(DOSSIER),--dossier "$(abspath $(DOSSIER))") \
 	$(if $(GARDER),--garder $(GARDER)) $(if $(GARDER_JOURS),--garder-jours $(GARDER_JOURS))
 
 ## make sauvegarde [DOSSIER=...] [GARDER=N] [GARDER_JOURS=J] [HUB_DB=...] [CONFIRMER=1] : une
@@ -140,8 +140,8 @@ BACKUP_PLACE = $(if $(DOSSIER),--dossier $(abspath $(DOSSIER))) \
 ## manque, est vide, illisible ou a moins d'élèves ou de notes que la dernière sauvegarde, sauf
 ## CONFIRMER=1
 sauvegarde: setup
-	$(GRADING)backup sauvegarder --eleves $(abspath $(ELEVES)) $(strip $(BACKUP_PLACE) \
-	  $(if $(CONFIRMER),--confirmer) $(if $(HUB_DB),--hub-db $(abspath $(HUB_DB))))
+	$(GRADING)backup sauvegarder --eleves "$(abspath $(ELEVES))" $(strip $(BACKUP_PLACE) \
+	  $(if $(CONFIRMER),--confirmer) $(if $(HUB_DB),--hub-db "$(abspath $(HUB_DB))"))
 
 ## make restauration SAUVEGARDE=... [REINSCRIRE=id] : restaure une sauvegarde dans un cours
 ## sans carnet de notes, rendus ni liste (un clone neuf) ; chaque octet vérifié d'abord, rien
@@ -149,8 +149,8 @@ sauvegarde: setup
 restauration: export COURSE_REENROL_ID = $(value REINSCRIRE)
 restauration: setup
 	@test -n "$(SAUVEGARDE)" || { echo "Donnez la sauvegarde : make restauration SAUVEGARDE=grader/sauvegardes/sauvegarde-….tar.gz" >&2; exit 2; }
-	$(GRADING)backup restaurer $(abspath $(SAUVEGARDE)) --eleves $(abspath $(ELEVES)) $(strip \
-	  $(if $(HUB_DB),--hub-db $(abspath $(HUB_DB))) \
+	$(GRADING)backup restaurer "$(abspath $(SAUVEGARDE))" --eleves "$(abspath $(ELEVES))" $(strip \
+	  $(if $(HUB_DB),--hub-db "$(abspath $(HUB_DB))") \
 	  $(if $(value REINSCRIRE),--reinscrire="$$COURSE_REENROL_ID"))
 
 ## make purge-sauvegardes [GARDER=N] [GARDER_JOURS=J] : efface les sauvegardes de plus de J
@@ -164,7 +164,7 @@ purge-sauvegardes: setup
 donnees-eleve: export COURSE_LEARNER_ID = $(value ID)
 donnees-eleve: setup
 	@test -n "$$COURSE_LEARNER_ID" || { echo "Donnez l'identifiant : make donnees-eleve ID=chloé" >&2; exit 2; }
-	$(GRADING)learner_export --eleves $(abspath $(ELEVES)) -- "$$COURSE_LEARNER_ID"
+	$(GRADING)learner_export --eleves "$(abspath $(ELEVES))" -- "$$COURSE_LEARNER_ID"
 
 ## make oublier-eleve ID=... [CONFIRMER=1] [CAVIARDER=1] [TEMOIN=...] : efface un élève de
 ## tout le système de la classe (RGPD, article 17) : sans CONFIRMER, un essai à blanc qui liste
@@ -173,16 +173,16 @@ donnees-eleve: setup
 ## les notes des autres inchangées) ; CAVIARDER=1 remplace aussi ses mentions chez les autres ;
 ## sauvegardes et historique Helm listés avec leur date d'expiration
 # the erasure's options, on one line: make echoes its command without a line of bare `\`
-ERASE_ARGS = $(strip $(if $(or $(wildcard $(ELEVES)),$(filter command line environment,$(origin ELEVES))),--eleves $(abspath $(ELEVES))) \
+ERASE_ARGS = $(strip $(if $(or $(wildcard $(ELEVES)),$(filter command line environment,$(origin ELEVES))),--eleves "$(abspath $(ELEVES))") \
 	$(if $(CONFIRMER),--confirmer) $(if $(CAVIARDER),--caviarder) \
 	$(if $(value TEMOIN),--temoin="$$COURSE_CONTROL_ID") $(if $(HUB_URL),--hub-url $(HUB_URL)) \
-	$(if $(HUB_DB),--hub-db $(abspath $(HUB_DB))) $(if $(ECHANGE),--echange $(abspath $(ECHANGE))) \
-	$(if $(HOMES),--dossiers-personnels $(abspath $(HOMES))) \
+	$(if $(HUB_DB),--hub-db "$(abspath $(HUB_DB))") $(if $(ECHANGE),--echange "$(abspath $(ECHANGE))") \
+	$(if $(HOMES),--dossiers-personnels "$(abspath $(HOMES))") \
 	$(if $(PREFIXE_UNIX),--prefixe-unix $(PREFIXE_UNIX)) \
-	$(if $(DOSSIER),--sauvegardes $(abspath $(DOSSIER))) \
+	$(if $(DOSSIER),--sauvegardes "$(abspath $(DOSSIER))") \
 	$(if $(GARDER_JOURS),--garder-jours $(GARDER_JOURS)) \
 	$(if $(HELM_RELEASE),--helm-release $(HELM_RELEASE)) \
-	$(if $(MOTS_DE_PASSE),--mots-de-passe-tljh $(abspath $(MOTS_DE_PASSE))))
+	$(if $(MOTS_DE_PASSE),--mots-de-passe-tljh "$(abspath $(MOTS_DE_PASSE))"))
 oublier-eleve: export COURSE_LEARNER_ID = $(value ID)
 oublier-eleve: export COURSE_CONTROL_ID = $(value TEMOIN)
 oublier-eleve: setup

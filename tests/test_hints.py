@@ -41,8 +41,9 @@ def _headings(notebook: str) -> set[str]:
 
 
 def _solution_lines(function: str) -> list[str]:
-    """The statements of a lesson exercise's solution (between its nbgrader markers)."""
-    for path in SOLUTIONS.glob("0*.ipynb"):
+    """The statements of a lesson exercise's solution, or of the second TP's (between its
+    nbgrader markers)."""
+    for path in [*SOLUTIONS.glob("0*.ipynb"), *SOLUTIONS.parent.glob("oublier_partage/*.ipynb")]:
         for cell in nbformat.read(path, as_version=4).cells:
             if cell.metadata.get("nbgrader", {}).get("solution") and f"def {function}(" in (
                 cell.source
@@ -118,6 +119,47 @@ def test_levels_come_one_after_the_other_and_the_count_is_shown_and_kept(monkeyp
         indice(4, "requete_niveau")
     with pytest.raises(ValueError, match="Exercice inconnu"):
         indice(1, "inexistant")
+
+
+def test_a_tp_check_offers_its_own_ladder_and_indice_climbs_it(capsys):
+    """`offer_hints`, what both TPs' checks call: the second TP's ladder is named as its
+    function, its hints are not the first TP's; all criteria held, no hint (the control)."""
+    from course.hints import offer_hints
+
+    offer_hints("oublier_partage")
+    assert capsys.readouterr().out == (
+        "\nBloqué sur le second TP, oublier_partage\u00a0? indice(1), puis indice(2), puis "
+        "indice(3).\n"
+    )
+    indice(1)
+    shown = capsys.readouterr().out
+    assert shown.startswith(
+        "Indice 1/3 — le second TP, oublier_partage. Où regarder\u00a0: la leçon 7"
+    )
+    assert LADDERS["oublier_partage"].levels[0] in shown
+    indice(2, "oublier_partage")  # by its name too, as a lesson's exercise
+    assert LADDERS["oublier_partage"].levels[1] in capsys.readouterr().out
+    assert LADDERS["oublier_partage"].step == "07"  # counted in lesson 7's line of the path
+    offer_hints(None)
+    assert capsys.readouterr().out == ""
+    indice(1)
+    assert "pas besoin d'indice" in capsys.readouterr().out
+    offer_hints(TP_START)  # the first TP's own, kept
+    indice(1)
+    assert LADDERS[TP_START].levels[0] in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("key", sorted(LADDERS))
+def test_a_hint_prints_plain_text_without_markdown_backticks(key, capsys):
+    """A hint is printed, not rendered: the backticks that mark code in its source (the last
+    level always has some, and some sections' titles: the control) are not shown."""
+    ladder = LADDERS[key]
+    assert "`" in ladder.levels[-1]
+    for level in range(1, LEVELS + 1):
+        indice(level, key)
+        shown = capsys.readouterr().out
+        assert "`" not in shown, shown
+        assert ladder.levels[level - 1].replace("`", "") in shown
 
 
 def _cell(name: str) -> str:

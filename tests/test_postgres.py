@@ -565,7 +565,7 @@ def test_make_lab_says_what_this_machine_offers_lesson_7(tmp_path: Path) -> None
     what the learner skips meanwhile (lesson 7's PostgreSQL cells, the second TP)."""
     from course.postgres import binaires_postgres
 
-    assert "@$(PY) -m course.postgres\n" in (REPO / "Makefile").read_text(encoding="utf-8")
+    assert '@"$(PY)" -m course.postgres\n' in (REPO / "Makefile").read_text(encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "COURS_PG_BIN"}
     found = subprocess.run(
         [sys.executable, "-m", "course.postgres"], capture_output=True, text=True, env=env

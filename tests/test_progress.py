@@ -549,3 +549,22 @@ def test_the_command_line_recommencer(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lecon01.db"]
+
+
+def test_the_command_line_names_an_unknown_lesson_in_french_quotes(tmp_path):
+    """`make recommencer LECON=6` (the same command: see above): « » with non-breaking spaces,
+    not Python's quotes; nothing removed (the control, that a known one works: just above)."""
+    (tmp_path / "lecon05.db").write_bytes(b"")
+    done = subprocess.run(
+        [sys.executable, "-m", "course.progress", "recommencer", "6", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    known = ", ".join(f"«\u00a0{lesson.key}\u00a0»" for lesson in LESSONS if lesson.key != "tp")
+    assert known.startswith("«\u00a000\u00a0», «\u00a001\u00a0»")
+    assert done.stderr == f"Leçon inconnue\u00a0: «\u00a06\u00a0» (connues\u00a0: {known}).\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["lecon05.db"]
+    with pytest.raises(ValueError, match="«\u00a0'9\\\\tx'\u00a0»"):
+        recommencer("9\tx", tmp_path)  # a control character is shown, not printed

@@ -125,13 +125,10 @@ def _in_autograde() -> bool:
 def _record_run(respected: int, cause: str | None) -> None:
     """The run in the learner's progress file, and the ladder indice() climbs next."""
     from .. import progress
-    from ..hints import LADDERS, set_tp_cause
+    from ..hints import offer_hints
 
-    set_tp_cause(cause)
     progress.record("tp", "verifier", respectes=respected, criteres=len(CRITERIA), cause=cause)
-    if cause is not None:
-        topic = LADDERS[cause].topic
-        print(f"\nBloqué sur {topic}\u00a0? indice(1), puis indice(2), puis indice(3).")
+    offer_hints(cause)
 
 
 def noter(oublier: Any, test: str) -> None:

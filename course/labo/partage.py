@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from .criteria import Verdict
+from .french_number import french_number
 from .outcome import Outcome
 from .partage_base import DATABASE, BaseFacts, GradingBase, ServerLimits
 from .partage_runner import EXIT, FUNCTION
@@ -446,12 +447,14 @@ def _source(fonction: Callable[..., Any]) -> str:
     return source
 
 
-def verifier_partage(fonction: Callable[..., Any]) -> int:
+def verifier_partage(fonction: Callable[..., Any]) -> None:
     """Vérifie votre ``oublier_partage`` sur un PostgreSQL neuf, avec l'exemple de la leçon 7
-    (Chloé, O'Brien, Bob)\u00a0: une ligne par critère\u00a0; renvoie le nombre de critères tenus.
+    (Chloé, O'Brien, Bob)\u00a0: une ligne par critère, puis combien sont respectés.
 
     Votre fonction tourne dans un processus à part, avec vos droits, sans le bac à sable de la
     notation\u00a0; la notation, elle, utilise d'autres élèves."""
+    from ..hints import offer_hints
+
     source = _source(fonction)
     evaluation = evaluate_partage(source, EXEMPLE, sandboxed=False)
     _CHECKED[source] = evaluation
@@ -460,13 +463,21 @@ def verifier_partage(fonction: Callable[..., Any]) -> int:
         print(f"{'✔' if verdict.ok else '✘'} {test.title}")
         if not verdict.ok:
             print(f"    {verdict.message}")
-    print(f"{evaluation.score}/{evaluation.max_score} critères tenus sur l'exemple.")
-    return evaluation.score
+    seconds = french_number(evaluation.seconds, 1)
+    print(
+        f"\n{evaluation.score}/{evaluation.max_score} critères respectés sur l'exemple "
+        f"(vérifiés en {seconds}\u00a0s)."
+    )
+    # as the first TP's verifier: indice() now climbs this TP's ladder (named as its function)
+    offer_hints(None if evaluation.score == evaluation.max_score else FUNCTION)
 
 
 def noter_partage(fonction: Callable[..., Any], test: str) -> None:
     """Le test `test` sur l'exemple (la vérification est faite une fois par version de votre
     fonction)\u00a0; lève AssertionError avec le message du critère s'il échoue."""
+    known = [t.id for t in PARTAGE_TESTS]
+    if test not in known:
+        raise ValueError(f"Test inconnu\u00a0: {test!r} (connus\u00a0: {', '.join(known)}).")
     source = _source(fonction)
     if source not in _CHECKED:
         _CHECKED[source] = evaluate_partage(source, EXEMPLE, sandboxed=False)

@@ -18,26 +18,26 @@ INSTALLER ?= uv
 ifndef UV
 UV := $(or $(shell command -v uv 2>/dev/null),$(abspath $(BIN))/uv)
 endif
-GET_UV = $(PY) -m pip install -q --require-hashes -r requirements/uv.txt
+GET_UV = "$(PY)" -m pip install -q --no-deps --require-hashes -r requirements/uv.txt
 define install
 @if [ "$(INSTALLER)" = uv ] && ! [ -x "$(UV)" ]; then \
   $(GET_UV) || echo "uv indisponible : installation avec pip (plus lente)"; fi
 @if [ "$(INSTALLER)" = uv ] && [ -x "$(UV)" ]; then \
-  echo "uv pip install $(1)"; $(UV) pip install -q --python $(PY) $(1); \
-else echo "pip install $(1)"; $(PY) -m pip install -q $(1); fi
+  echo "uv pip install $(1)"; "$(UV)" pip install -q --python "$(PY)" $(1); \
+else echo "pip install $(1)"; "$(PY)" -m pip install -q $(1); fi
 endef
 
 $(VENV)/.stamp-venv:
-	@$(PYTHON) -c 'import sys; sys.exit("Python 3.11+ requis" if sys.version_info < (3, 11) else 0)'
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	touch $@
+	@"$(PYTHON)" -c 'import sys; sys.exit("Python 3.11+ requis" if sys.version_info < (3, 11) else 0)'
+	test -x "$(PY)" || "$(PYTHON)" -m venv "$(VENV)"
+	touch "$@"
 
 $(VENV)/.stamp-runtime: requirements/lab.txt pyproject.toml course/save_hook.py \
     | $(VENV)/.stamp-venv
-	$(call install,--require-hashes -r requirements/lab.txt)
+	$(call install,--no-deps --require-hashes -r requirements/lab.txt)
 	$(call install,--no-deps -e .)
-	$(PY) -m course.save_hook
-	touch $@
+	"$(PY)" -m course.save_hook
+	touch "$@"
 
 ## make setup: crée .venv et installe le cours (comme make lab, sans ouvrir JupyterLab)
 setup: $(VENV)/.stamp-runtime
@@ -46,9 +46,9 @@ setup: $(VENV)/.stamp-runtime
 LAB_ARGS ?=
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: setup
-	@$(PY) -m course.postgres
+	@"$(PY)" -m course.postgres
 	JUPYTER_CONFIG_PATH="$(abspath course/jupyter-config/eleve)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))" \
-	  $(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(ROOT_FLAG) \
+	  "$(BIN)/jupyter" lab --ServerApp.root_dir=notebooks $(ROOT_FLAG) \
 	  $(if $(wildcard notebooks/lecons/00_commencer_ici.ipynb),--LabApp.default_url=/lab/tree/lecons/00_commencer_ici.ipynb) \
 	  $(LAB_ARGS)
 

@@ -92,9 +92,35 @@ def test_make_notebooks_regenerates_every_assignment_without_a_gradebook():
     ).stdout
     assert "generate_assignment" in dry and "--force" in dry
     assert "CourseDirectory.db_url" in dry and "mktemp" in dry
-    assert "cd grader" in dry
+    assert 'cd "grader"' in dry
     # every assignment of solutions/ in one nbgrader run: its id is a glob
     assert "generate_assignment '*'" in dry
+
+
+@pytest.mark.slow
+def test_make_notebooks_in_a_checkout_whose_path_has_a_space_an_accent_and_an_apostrophe(
+    tmp_path,
+):
+    """The instructor's commands run the venv's nbgrader and python by their absolute paths,
+    which hold the checkout's: quoted, `make notebooks` generates the TP there (unquoted, the
+    shell cut them at the space, or failed on the apostrophe)."""
+    from grading_course import VENV, copy_course
+
+    checkout = tmp_path / "mon cours d'Éloïse"
+    copy_course(checkout)
+    for name in ("Makefile", "grader/grader.mk"):
+        shutil.copy(REPO / name, checkout / name)
+    (checkout / ".venv").symlink_to(VENV)  # the default VENV, inside the checkout
+    done = subprocess.run(
+        ["make", "--no-print-directory", "--old-file=.venv/.stamp-runtime", "notebooks"],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    released = nbformat.read(checkout / "notebooks" / "oublier" / "oublier.ipynb", as_version=4)
+    assert any("async def oublier(" in cell.source for cell in released.cells)
 
 
 def test_hooks_grade_the_answer_out_of_kernel_on_the_release(sample_answers, expected_scores):

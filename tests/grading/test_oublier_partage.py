@@ -234,16 +234,31 @@ async def _sessions_only(sql, user_id):  # a learner's first try, checked by the
 
 
 def test_the_learners_own_check_says_what_is_missing(capsys, clusters):
+    """As the first TP's verifier: no value left to echo as Out[], « respectés », the hints of
+    this TP offered and given by indice(1); noter_partage names the tests it knows."""
+    from course.hints import LADDERS, TP_START, indice
     from course.labo.partage import noter_partage, verifier_partage
 
-    assert verifier_partage(_sessions_only) == 2
+    assert verifier_partage(_sessions_only) is None
     shown = capsys.readouterr().out
     assert "✔ Les sessions de l'élève (et leurs événements) ont disparu" in shown
     assert "✘ Sa ligne user_states (l'état user:) a disparu" in shown
-    assert "2/6 critères tenus sur l'exemple." in shown
+    assert "\n2/6 critères respectés sur l'exemple (vérifiés en " in shown
+    assert "Bloqué sur le second TP, oublier_partage\u00a0? indice(1), puis indice(2)" in shown
+    indice(1)
+    hint = capsys.readouterr().out
+    assert LADDERS["oublier_partage"].levels[0] in hint
+    assert LADDERS[TP_START].levels[0] not in hint  # the first TP's, which it used to give
     noter_partage(_sessions_only, "partage_sessions")  # already checked: no second server
     with pytest.raises(AssertionError, match="la ligne user_states de l'élève existe encore"):
         noter_partage(_sessions_only, "partage_user_states")
+    known = "partage_sessions, partage_user_states, partage_autres, partage_deux_fois, "
+    with pytest.raises(ValueError) as unknown:
+        noter_partage(_sessions_only, "sessions")
+    assert str(unknown.value) == (
+        f"Test inconnu\u00a0: 'sessions' (connus\u00a0: {known}partage_guillemets, "
+        "partage_fichier)."
+    )
     assert _leftovers(clusters) == []
 
 

@@ -172,10 +172,14 @@ def test_the_student_makefile_installs_as_the_course_makefile_does():
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_a_learner_installs_the_package_offline(built, tmp_path):
+    """In a folder whose name holds a space, an accent and an apostrophe, with uv there too
+    (as the uv `make setup` fetches into .venv when none is on PATH): every path is quoted."""
+    unpacked = tmp_path / "mon cours d'Éloïse"
     with zipfile.ZipFile(built) as zf:
-        zf.extractall(tmp_path)
-    folder = tmp_path / TOP
-    uv = shutil.which("uv") or str(REPO / ".venv" / "bin" / "uv")
+        zf.extractall(unpacked)
+    folder = unpacked / TOP
+    uv = unpacked / "uv"
+    uv.symlink_to(shutil.which("uv") or REPO / ".venv" / "bin" / "uv")
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "UV")}
     env["UV_OFFLINE"] = "1"  # the lab's locked set, from the machine's package cache only
     proc = subprocess.run(
@@ -187,6 +191,7 @@ def test_a_learner_installs_the_package_offline(built, tmp_path):
         timeout=540,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "uv pip install --no-deps --require-hashes -r requirements/lab.txt" in proc.stdout
     python = folder / ".venv" / "bin" / "python"
     check = subprocess.run(
         [str(python), "-c", "import course, nbgrader, jupyterlab; print(course.__file__)"],

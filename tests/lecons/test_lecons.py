@@ -453,6 +453,34 @@ def test_lesson_5_claims(executed_lessons):
     assert "Bravo" in text_of(nb, "l5-c29")
 
 
+@pytest.mark.slow
+def test_lesson_5_retention_check_runs_again_in_the_same_kernel(tmp_path: Path, run_notebook):
+    """The learner's path: a wrong `supprimer_inactives` (hours for days: s4 goes too), its check
+    fails; the right one, the same check passes, and again (« Exécuter tout »). The check
+    removes what its earlier runs left of Chloé's sessions (it once said « Gardez s1 … » to a
+    right answer run twice); the wrong answer still fails after a right one (the control: the
+    check is not weakened)."""
+    lesson = read(SOLUTIONS / LESSONS[4])
+    by_id = {c.id: c for c in lesson.cells}
+    right = by_id["l5-c28"].source
+    wrong = right.replace("jours * 86400", "jours * 3600")
+    assert wrong != right
+    order = [right, "check", wrong, "check", right, "check", "check", wrong, "check"]
+    cells = [nbformat.v4.new_code_cell(by_id["l5-c02"].source)] + [
+        nbformat.v4.new_code_cell(by_id["l5-c29"].source if s == "check" else s) for s in order
+    ]
+    path = tmp_path / "lecon05_deux_fois.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    nb, _seconds = run_notebook(path, tmp_path, allow_errors=True)
+    checks = [c for c, s in zip(nb.cells[1:], order, strict=True) if s == "check"]
+    errors = [[o.ename for o in c.outputs if o.output_type == "error"] for c in checks]
+    assert errors == [[], ["AssertionError"], [], [], ["AssertionError"]], errors
+    for cell, expected in zip(checks, (True, False, True, True, False), strict=True):
+        assert ("Bravo" in "".join(o.get("text", "") for o in cell.outputs)) is expected
+    wrong_says = next(o.evalue for o in checks[1].outputs if o.output_type == "error")
+    assert "s2 et s3" in wrong_says
+
+
 def test_lesson_5_title_adds_no_empty_user_turn(executed_lessons):
     """The title was an `author="user"` event without content: an empty learner turn."""
     nb = executed_lessons[LESSONS[4]][0]
