@@ -343,8 +343,8 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
             "fichier(s) que cette commande ne réécrit pas (une base SQLite, une archive ou un "
             "fichier binaire qu'une réécriture abîmerait, ou un fichier hors des dossiers de "
             f"données de la classe)\u00a0: {', '.join(map(_described, by_hand))}. Supprimez-les "
-            "(ou retirez-en l'élève à la main), puis relancez\u00a0; tant qu'ils la "
-            "contiennent, la preuve ne peut pas être faite."
+            "(ou retirez-en l'élève à la main), puis relancez\u00a0; tant qu'ils contiennent ses "
+            "données, la preuve ne peut pas être faite."
         )
     mentions = [f for f in before.found if f.action == "mention"]
     if mentions and not setup.redact:

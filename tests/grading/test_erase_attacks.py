@@ -638,3 +638,44 @@ def test_a_backup_holding_a_gradebook_copy_in_a_classmates_folder_is_pending(pet
     without, *_ = backup(dest_dir=c["tmp"] / "sans", roster=c["roster"], grader_dir=grader)
     assert _backup_holds(with_copy, ben)
     assert not _backup_holds(without, ben)
+
+
+@pytest.mark.slow
+def test_the_released_text_and_a_style_sheet_are_not_mentions(petite_classe):
+    """DPO attack, item 3: the TP uses a sample learner's id as data (« alice »), so erasing
+    the real alice counted the TP's own text in every classmate's copy as « mentions » and
+    rewrote it; a feedback page's CSS (``max-width``) was a mention of « max ». A line of the
+    released notebooks, and a style sheet, are the course's text: neither counted nor
+    rewritten; what the classmate wrote about her is."""
+    import json
+
+    from grading.erase_learner import erase
+    from grading.privacy.learner_places import scan
+
+    c = petite_classe
+    grader = c["grader"]
+    release = grader.parent / "notebooks" / "oublier" / "oublier.ipynb"
+    release.parent.mkdir(parents=True)
+    given = "Les tests utilisent la base de `ana` (son `user_id`) et de `bob`."
+    cell = {"cell_type": "markdown", "id": "c1", "metadata": {}, "source": [given + "\n"]}
+    nb = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    release.write_text(json.dumps(nb), encoding="utf-8")
+    written = "Relu avec Ana."
+    mine = {"cell_type": "markdown", "id": "c2", "metadata": {}, "source": [written]}
+    copy = grader / "submitted" / "cyr" / "oublier" / "oublier.ipynb"
+    copy.write_text(json.dumps({**nb, "cells": [cell, mine]}, indent=1), encoding="utf-8")
+    page = grader / "feedback" / "cyr" / "oublier" / "oublier.html"
+    page.parent.mkdir(parents=True)
+    style = "<style>\n.ana, .x { max-width: 10px }\n</style>"
+    page.write_text(f"<html>{style}<p>{given}</p><p>Bravo Ana</p></html>", encoding="utf-8")
+
+    found = {f.where: f.detail for f in scan("ana", _setup(c)).found}
+    assert found[str(copy)] == "1 mention(s), cellule 2", found
+    assert found[str(page)] == "1 mention(s)", found  # neither its style nor the TP's line
+    setup = dataclasses.replace(_setup(c), redact=True)
+    result = erase("ana", setup, confirm=True, control="cyr")
+    assert not result.failures, result.failures
+    cells = json.loads(copy.read_text(encoding="utf-8"))["cells"]
+    assert [x["source"] for x in cells] == [[given + "\n"], ["Relu avec [retiré]."]]
+    text = page.read_text(encoding="utf-8")
+    assert style in text and given in text and "Bravo [retiré]" in text

@@ -171,6 +171,23 @@ class Context:
         return list(people.values())
 
     @cached_property
+    def released_lines(self) -> list[str]:
+        """Every line of the notebooks given to the class (the release): the course's own text
+        (the TP's sample learner « alice »), in every copy, never a mention of a learner."""
+        lines: set[str] = set()
+        release = self.dirs.release
+        for nb in sorted(release.rglob("*.ipynb")) if release.is_dir() else []:
+            try:
+                cells = json.loads(nb.read_bytes()).get("cells", [])
+            except (OSError, ValueError, AttributeError):
+                continue
+            for cell in (c for c in cells if isinstance(c, dict)):
+                source = cell.get("source", "")
+                text = "".join(source) if isinstance(source, list) else str(source)
+                lines |= {line for line in text.splitlines() if line.strip()}
+        return sorted(lines)
+
+    @cached_property
     def known(self) -> set[str]:
         """The class's ids (NFC), read once (``class_places.learner_ids``)."""
         return learner_ids(self.dirs, (s.id for s in roster_students(self.setup.roster)))
@@ -294,7 +311,9 @@ class Mentions:
 LOOSE_ID_MIN = 5
 
 
-def mention_pattern(who: _Who, parts: bool = False, others: Iterable[_Who] = ()) -> Mentions:
+def mention_pattern(
+    who: _Who, parts: bool = False, others: Iterable[_Who] = (), released: Iterable[str] = ()
+) -> Mentions:
     """Every spelling of the learner a file can hold (id, full name both ways, e-mail; with
     `parts`, first and last names alone, as a log writes them), as a whole word: NFC and NFD,
     any case, JSON ``\\u`` escapes, HTML entities. `others`: the classmates, whose own ids,
@@ -323,7 +342,18 @@ def mention_pattern(who: _Who, parts: bool = False, others: Iterable[_Who] = ())
             theirs += [f"{other.first} {other.last}", f"{other.last} {other.first}"]
     mine = {v.casefold() for v in variants}
     theirs_v = {v for v in _variants(theirs) if v.casefold() not in mine}
-    others_re = re.compile(_alternation(theirs_v), re.I) if theirs_v else None
+    # the course's own text that names her (a released line, as the notebook's JSON writes
+    # it), and a page's style sheet (``max-width`` is no mention of « max »)
+    shared = {
+        form
+        for line in released
+        if pattern.search(line.encode())
+        for form in (line, json.dumps(line)[1:-1], json.dumps(line, ensure_ascii=False)[1:-1])
+    }
+    protected = [_alternation(theirs_v)] if theirs_v else []
+    protected += [_alternation(shared)] if shared else []
+    protected.append(rb"(?s:<style\b.*?</style\s*>)")
+    others_re = re.compile(b"|".join(protected), re.I)
     # in a binary file: her registered name and e-mail, glued or not, and a long id as stored
     glued = [who.email]
     if who.first and who.last:
@@ -747,9 +777,10 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     (a rewrite would corrupt them, or touch what is not class data): named, for the teacher to
     delete or correct by hand, and no proof while they hold the learner. The course's own
     versioned files (what git tracks, outside the data folders) are not searched."""
-    classmates = ctx.classmates
-    pattern = mention_pattern(who, others=classmates)
-    in_logs = mention_pattern(who, parts=True, others=classmates)  # « 'first_name': 'Ben' »
+    classmates, released = ctx.classmates, ctx.released_lines
+    pattern = mention_pattern(who, others=classmates, released=released)
+    # a log line: « 'first_name': 'Ben' »
+    in_logs = mention_pattern(who, parts=True, others=classmates, released=released)
     # their own places (a tree's `where` is its target), and their own members of each archive
     own_actions = ("tree", "roster", "report", "gradebook", "vacuum")
     own = {Path(f.where) for f in out.found if f.action in own_actions}
