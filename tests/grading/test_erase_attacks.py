@@ -519,6 +519,11 @@ def test_a_gradebook_copy_is_named_never_rewritten_and_no_proof_while_it_stays(p
     assert cyr[str(gzipped)].endswith("à la main"), cyr
     assert cyr[str(grader / "submitted" / "cyr")] == "rendus" and str(copies[1]) not in cyr
 
+    # the DPO's command line: make oublier-eleve … CONFIRMER=1 CAVIARDER=1
+    args = ("ID=ben", "TEMOIN=cyr", "ELEVES=grader/eleves.csv", f"ECHANGE={c['exchange']}")
+    proc = _make_from(c, "", "oublier-eleve", *args, "CONFIRMER=1", "CAVIARDER=1")
+    assert proc.returncode == 2 and "Preuve faite" not in proc.stdout, proc.stdout + proc.stderr
+    assert "base SQLite à supprimer à la main" in proc.stderr, proc.stderr
     setup = dataclasses.replace(_setup(c), redact=True)
     with pytest.raises(ErasureError, match="Rien n'a été effacé.*base SQLite") as refused:
         erase("ben", setup, confirm=True, control="cyr")
