@@ -672,7 +672,10 @@ def test_the_released_text_and_a_style_sheet_are_not_mentions(petite_classe):
     page = grader / "feedback" / "cyr" / "oublier" / "oublier.html"
     page.parent.mkdir(parents=True)
     style = "<style>\n.ana, .x { max-width: 10px }\n</style>"
-    page.write_text(f"<html>{style}<p>{given}</p><p>Bravo Ana</p></html>", encoding="utf-8")
+    # the TP's line as nbconvert renders it in a feedback page
+    shown = "Les tests utilisent la base de <code>ana</code> (son <code>user_id</code>) et de "
+    shown += "<code>bob</code>."
+    page.write_text(f"<html>{style}<p>{shown}</p><p>Bravo Ana</p></html>", encoding="utf-8")
 
     found = {f.where: f.detail for f in scan("ana", _setup(c)).found}
     assert found[str(copy)] == "1 mention(s), cellule 2", found
@@ -683,4 +686,4 @@ def test_the_released_text_and_a_style_sheet_are_not_mentions(petite_classe):
     cells = json.loads(copy.read_text(encoding="utf-8"))["cells"]
     assert [x["source"] for x in cells] == [[given + "\n"], ["Relu avec [retiré]."]]
     text = page.read_text(encoding="utf-8")
-    assert style in text and given in text and "Bravo [retiré]" in text
+    assert style in text and shown in text and "Bravo [retiré]" in text

@@ -311,6 +311,14 @@ class Mentions:
 LOOSE_ID_MIN = 5
 
 
+def _rendered(line: str) -> str:
+    """A line of Markdown as a feedback page shows it (nbconvert): its inline code and bold as
+    HTML, without its heading or list mark."""
+    out = html.escape(re.sub(r"^\s*(?:#+|[-*]|\d+\.)\s+", "", line), quote=False)
+    out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
+
+
 def mention_pattern(
     who: _Who, parts: bool = False, others: Iterable[_Who] = (), released: Iterable[str] = ()
 ) -> Mentions:
@@ -348,7 +356,12 @@ def mention_pattern(
         form
         for line in released
         if pattern.search(line.encode())
-        for form in (line, json.dumps(line)[1:-1], json.dumps(line, ensure_ascii=False)[1:-1])
+        for form in (
+            line,
+            json.dumps(line)[1:-1],
+            json.dumps(line, ensure_ascii=False)[1:-1],
+            _rendered(line),
+        )
     }
     protected = [_alternation(theirs_v)] if theirs_v else []
     protected += [_alternation(shared)] if shared else []
