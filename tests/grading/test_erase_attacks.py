@@ -671,15 +671,16 @@ def test_the_released_text_and_a_style_sheet_are_not_mentions(petite_classe):
     copy.write_text(json.dumps({**nb, "cells": [cell, mine]}, indent=1), encoding="utf-8")
     page = grader / "feedback" / "cyr" / "oublier" / "oublier.html"
     page.parent.mkdir(parents=True)
-    style = "<style>\n.ana, .x { max-width: 10px }\n</style>"
+    style = "<style>\n.ana-x, .y { max-width: 10px }\n</style>"
+    hidden = "<style>/* Ana Martin */</style>"  # a name hidden in a style sheet is still found
     # the TP's line as nbconvert renders it in a feedback page
     shown = "Les tests utilisent la base de <code>ana</code> (son <code>user_id</code>) et de "
     shown += "<code>bob</code>."
-    page.write_text(f"<html>{style}<p>{shown}</p><p>Bravo Ana</p></html>", encoding="utf-8")
+    page.write_text(f"<html>{style}<p>{shown}</p><p>Bravo Ana</p>{hidden}</html>", encoding="utf-8")
 
     found = {f.where: f.detail for f in scan("ana", _setup(c)).found}
     assert found[str(copy)] == "1 mention(s), cellule 2", found
-    assert found[str(page)] == "1 mention(s)", found  # neither its style nor the TP's line
+    assert found[str(page)] == "2 mention(s)", found  # neither its CSS nor the TP's line
     setup = dataclasses.replace(_setup(c), redact=True)
     result = erase("ana", setup, confirm=True, control="cyr")
     assert not result.failures, result.failures
@@ -687,3 +688,4 @@ def test_the_released_text_and_a_style_sheet_are_not_mentions(petite_classe):
     assert [x["source"] for x in cells] == [[given + "\n"], ["Relu avec [retiré]."]]
     text = page.read_text(encoding="utf-8")
     assert style in text and shown in text and "Bravo [retiré]" in text
+    assert "<style>/* [retiré] */</style>" in text

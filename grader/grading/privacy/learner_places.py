@@ -277,8 +277,9 @@ class Mentions:
         if not any(a in low for a in self.anchors):
             return []
         hits = [m.span() for m in self.pattern.finditer(data)]
-        if hits and self.others is not None:
-            theirs = [m.span() for m in self.others.finditer(data)]
+        if hits and (self.others is not None or b"<style" in low):
+            theirs = [m.span() for m in self.others.finditer(data)] if self.others else []
+            theirs += _css_words(data) if b"<style" in low else []
             hits = [
                 (a, b)
                 for a, b in hits
@@ -304,6 +305,20 @@ class Mentions:
         """Her traces in bytes that are not text: the whole-word spellings, and `loose`."""
         loose = len(self.loose.findall(data)) if self.loose is not None else 0
         return self.count(data) + loose
+
+
+_STYLE = re.compile(rb"<style\b.*?</style\s*>", re.I | re.S)
+_CSS_WORD = re.compile(rb"[A-Za-z0-9_-]*-[A-Za-z0-9_-]*")
+
+
+def _css_words(data: bytes) -> list[tuple[int, int]]:
+    """The hyphenated words of a page's style sheets (``max-width``, ``.jp-alice``): never a
+    mention of « max ». Only those: a name written plainly inside a <style> is still found."""
+    return [
+        (block.start() + m.start(), block.start() + m.end())
+        for block in _STYLE.finditer(data)
+        for m in _CSS_WORD.finditer(block.group())
+    ]
 
 
 # an id this long is searched inside a binary file even with letters glued to it (a SQLite
@@ -351,7 +366,7 @@ def mention_pattern(
     mine = {v.casefold() for v in variants}
     theirs_v = {v for v in _variants(theirs) if v.casefold() not in mine}
     # the course's own text that names her (a released line, as the notebook's JSON writes
-    # it), and a page's style sheet (``max-width`` is no mention of « max »)
+    # it, as a feedback page renders it)
     shared = {
         form
         for line in released
@@ -365,8 +380,7 @@ def mention_pattern(
     }
     protected = [_alternation(theirs_v)] if theirs_v else []
     protected += [_alternation(shared)] if shared else []
-    protected.append(rb"(?s:<style\b.*?</style\s*>)")
-    others_re = re.compile(b"|".join(protected), re.I)
+    others_re = re.compile(b"|".join(protected), re.I) if protected else None
     # in a binary file: her registered name and e-mail, glued or not, and a long id as stored
     glued = [who.email]
     if who.first and who.last:
