@@ -112,7 +112,7 @@ def _redact(file: Path, member: str | None, pattern) -> None:
     archive (the others keep their bytes); a notebook must stay a notebook."""
 
     def clean(data: bytes) -> bytes:
-        out = pattern.pattern.sub(places.REDACTED.encode(), data)
+        out = pattern.sub(data, places.REDACTED.encode())
         if (member or file.name).endswith((".ipynb", ".json")):
             json.loads(out)  # ValueError: named, the file left as it was
         return out
@@ -301,7 +301,8 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
     gradebook_dir = ctx.gradebook.parent if ctx.gradebook is not None else ctx.dirs.grader_dir
     registers = registers_of(gradebook_dir, ctx.backups)
     erased = erased_on(sid, registers)
-    if not [f for f in before.found if f.action not in ("mention", "log")] and erased is None:
+    by_others = ("mention", "log", places.BY_HAND)  # in others' files: not a learner's own place
+    if not [f for f in before.found if f.action not in by_others] and erased is None:
         # a typo or a wrong case (« Chloé » for « chloé »): refused, never « rien à effacer »
         near = close_ids(sid, ctx.known - {sid})  # read only: no gradebook created
         hint = f"\u00a0; identifiant(s) proche(s)\u00a0: {', '.join(map(quoted, near))}"
@@ -333,6 +334,18 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
             "dans submitted/\u00a0: ce n'est pas un élève du cours (un enseignant, un "
             "assistant\u00a0?). Rien n'a été effacé."
         )
+    by_hand = [f for f in before.found if f.action == places.BY_HAND]
+    if by_hand:
+        # never rewritten (a SQLite file, an archive, a file outside the class's data folders),
+        # and after the erasure nothing would find them again: the teacher's, before anything
+        raise ErasureError(
+            f"Rien n'a été effacé\u00a0: {before.identity} est encore dans {len(by_hand)} "
+            "fichier(s) que cette commande ne réécrit pas (une base SQLite, une archive ou un "
+            "fichier binaire qu'une réécriture abîmerait, ou un fichier hors des dossiers de "
+            f"données de la classe)\u00a0: {', '.join(map(_described, by_hand))}. Supprimez-les "
+            "(ou retirez-en l'élève à la main), puis relancez\u00a0; tant qu'ils contiennent ses "
+            "données, la preuve ne peut pas être faite."
+        )
     mentions = [f for f in before.found if f.action == "mention"]
     if mentions and not setup.redact:
         # after the erasure their name and e-mail are known nowhere: the mentions could no longer
@@ -351,7 +364,7 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
     # recorded first: a restore, a roster import or a collect never brings them back unseen
     record_erasure(sid, registers)
     failures = _apply(ctx, sid, before.found, notes)
-    after = places.scan_in(ctx, sid)
+    after = places.scan_in(ctx, sid, before.who)  # her names: no longer in roster or gradebook
     control_after = places.scan_in(ctx, witness)
     failures += [f"encore trouvé après l'effacement\u00a0: {_described(f)}" for f in after.found]
     # every place, archive member and count of the control as it was: a member of another

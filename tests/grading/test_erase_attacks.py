@@ -457,3 +457,235 @@ def test_a_file_or_folder_named_like_the_erasure_register_is_searched(petite_cla
     assert [p.read_text(encoding="utf-8") for p in hidden] == [t.format("[retiré]") for t in texts]
     assert (c["grader"] / REGISTER_NAME).read_bytes() != register  # ben recorded, not redacted
     assert b"Durand" not in (c["grader"] / REGISTER_NAME).read_bytes()
+
+
+def _sqlite_ok(path: Path) -> bool:
+    import sqlite3
+    from contextlib import closing
+
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
+        return con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+@pytest.mark.slow
+def test_a_gradebook_copy_is_named_never_rewritten_and_no_proof_while_it_stays(petite_classe):
+    """DPO attack, item 1: a copy of the gradebook (grader/gradebook-copie.db, one in cyr's
+    submission, one zipped in cyr's folder, one gzipped) holds ben's row as SQLite stores it,
+    fields side by side (``benBenDurandben.durand@exemple.fr``: no word boundary). The erasure
+    said « Preuve faite » while it stayed, and CAVIARDER rewrote it byte by byte (« database
+    disk image is malformed »). Now each is named as a file to delete by hand, never rewritten,
+    and nothing is erased while one holds him; once the teacher deletes them, the proof is
+    made. A SQLite file that names « benoît » only is not his (a short id is not searched
+    glued to other letters)."""
+    import gzip
+    import hashlib
+    import zipfile
+
+    from grading.erase_learner import ErasureError, erase
+    from grading.privacy.learner_places import scan
+
+    c = petite_classe
+    grader = c["grader"]
+    source = grader / "gradebook.db"
+    copies = [grader / "gradebook-copie.db", grader / "submitted" / "cyr" / "oublier" / "carnet.db"]
+    for copy in copies:
+        shutil.copy(source, copy)
+    zipped = grader / "submitted" / "cyr" / "oublier" / "carnet.zip"
+    with zipfile.ZipFile(zipped, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.write(source, "carnet.db")
+        zf.writestr("lisez-moi.txt", "rien de personnel")
+    gzipped = grader / "vieux-carnet.db.gz"
+    gzipped.write_bytes(gzip.compress(source.read_bytes()))
+    held = [*copies, zipped, gzipped]
+    # a classmate's own SQLite file (the TP is about SQLite) that names a « benoît », not ben
+    other = grader / "submitted" / "ana" / "oublier" / "tuteur.db"
+    import sqlite3
+
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE t (x TEXT)")
+    con.execute("INSERT INTO t VALUES ('benoîtDurantel'), ('xbenx')")
+    con.commit()
+    con.close()
+    digests = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in [*held, other]}
+
+    found = scan("ben", _setup(c)).found
+    by_hand = {f.where.split("\u00a0:")[0] for f in found if f.kind.endswith("à la main")}
+    assert by_hand == {str(p) for p in held}, [(f.kind, f.where, f.action) for f in found]
+    assert any(f.kind.startswith("base SQLite") for f in found)
+    # cyr (no e-mail: « Cyr Petit », glued as SQLite keeps him) is found in the copies too,
+    # but for him the copy in his own folder goes with his folder
+    cyr = {f.where: f.kind for f in scan("cyr", _setup(c)).found}
+    assert cyr[str(copies[0])] == "base SQLite à supprimer à la main", cyr
+    assert cyr[str(gzipped)].endswith("à la main"), cyr
+    assert cyr[str(grader / "submitted" / "cyr")] == "rendus" and str(copies[1]) not in cyr
+
+    # the DPO's command line: make oublier-eleve … CONFIRMER=1 CAVIARDER=1
+    args = ("ID=ben", "TEMOIN=cyr", "ELEVES=grader/eleves.csv", f"ECHANGE={c['exchange']}")
+    proc = _make_from(c, "", "oublier-eleve", *args, "CONFIRMER=1", "CAVIARDER=1")
+    assert proc.returncode == 2 and "Preuve faite" not in proc.stdout, proc.stdout + proc.stderr
+    assert "base SQLite à supprimer à la main" in proc.stderr, proc.stderr
+    setup = dataclasses.replace(_setup(c), redact=True)
+    with pytest.raises(ErasureError, match="Rien n'a été effacé.*base SQLite") as refused:
+        erase("ben", setup, confirm=True, control="cyr")
+    assert str(copies[0]) in str(refused.value)
+    assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in digests} == digests
+    assert all(_sqlite_ok(p) for p in [*copies, other])
+    assert (grader / "submitted" / "ben").is_dir()  # nothing erased
+
+    for path in held:
+        path.unlink()
+    result = erase("ben", setup, confirm=True, control="ana")
+    assert not result.failures, result.failures  # « Preuve faite », now true
+    assert not (grader / "submitted" / "ben").exists()
+    assert hashlib.sha256(other.read_bytes()).hexdigest() == digests[other]
+
+
+@pytest.mark.slow
+def test_a_mistyped_exchange_folder_is_refused(petite_classe):
+    """DPO attack, item 12: `make oublier-eleve ECHANGE=<a folder that is not there>` ignored
+    the exchange (her inbound copies and released feedback unseen) and could end on « Preuve
+    faite ». Refused in French, exit 2, nothing erased; the right folder is accepted."""
+    c = petite_classe
+    common = ("oublier-eleve", "ID=ben", "ELEVES=grader/eleves.csv", "TEMOIN=cyr")
+    for wrong in (c["tmp"] / "echnage", c["tmp"] / "echange" / "memoire-tuteur"):
+        proc = _make_from(c, "", *common, f"ECHANGE={wrong}", "CONFIRMER=1")
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert "Dossier d'échange introuvable" in proc.stderr or (
+            "ne contient pas le dossier du cours «\u00a0memoire-tuteur\u00a0»" in proc.stderr
+        ), proc.stderr
+        assert "Rien n'a été effacé" in proc.stderr
+        assert (c["grader"] / "submitted" / "ben").is_dir()
+    proc = _make_from(c, "", *common, f"ECHANGE={c['exchange']}")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Rien n'a été effacé (essai à blanc)" in proc.stdout
+
+
+@pytest.mark.slow
+def test_redaction_keeps_versioned_files_and_a_classmates_own_name(petite_classe):
+    """DPO attack, item 3: CAVIARDER=1 rewrote the course's versioned files (README, ADMIN.md,
+    grader.mk name example learners) and a classmate's own name: erasing « ana » turned
+    classmate « Ana Roux » (id anne) into « [retiré] Roux ». Now the course's files git tracks
+    are not searched, hub/ is the course's code, a file outside the class's data folders is
+    named for the teacher, never rewritten, and a classmate's own id, name and e-mail stay."""
+    import subprocess
+
+    from grading.erase_learner import ErasureError, erase
+    from grading.privacy.learner_places import scan
+
+    c = petite_classe
+    grader, course = c["grader"], c["grader"].parent
+    with c["roster"].open("a", encoding="utf-8") as roster:
+        roster.write("anne;Ana;Roux;ana.roux@exemple.fr\n")
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        gb.update_or_create_student(
+            "anne", first_name="Ana", last_name="Roux", email="ana.roux@exemple.fr"
+        )
+    docs = grader / "README-classe.md"
+    docs.write_text("Exemple : make oublier-eleve ID=ana (Ana Martin).\n", encoding="utf-8")
+    (grader / "hub").mkdir(exist_ok=True)
+    admin = grader / "hub" / "ADMIN.md"
+    admin.write_text("Un élève, par exemple ana.\n", encoding="utf-8")
+    git = ("git", "-c", "user.name=prof", "-c", "user.email=prof@exemple.fr")
+    subprocess.run([*git, "init", "-q"], cwd=course, check=True)
+    subprocess.run([*git, "add", "grader/README-classe.md"], cwd=course, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "cours"], cwd=course, check=True)
+    stray = grader / "notes-prof.txt"  # the teacher's own notes, not in a class folder
+    stray.write_text("Ana Martin : à relancer.\n", encoding="utf-8")
+    answer = grader / "submitted" / "cyr" / "oublier" / "binome.txt"
+    answer.write_text(
+        "Relu par Ana Roux (ana.roux@exemple.fr, anne) et par Ana.\n", encoding="utf-8"
+    )
+    versioned = {p: p.read_bytes() for p in (docs, admin)}
+
+    found = scan("ana", _setup(c)).found
+    where = {f.where: f.kind for f in found}
+    assert str(docs) not in where and str(admin) not in where, where
+    assert where.get(str(stray)) == "fichier hors des dossiers de la classe, à corriger à la main"
+    assert where.get(str(answer)) == "mention dans le travail de «\u00a0cyr\u00a0»", where
+    setup = dataclasses.replace(_setup(c), redact=True)
+    with pytest.raises(ErasureError, match="notes-prof.txt"):
+        erase("ana", setup, confirm=True, control="cyr")
+    assert stray.read_bytes() == "Ana Martin : à relancer.\n".encode()
+    stray.unlink()
+    result = erase("ana", setup, confirm=True, control="cyr")
+    assert not result.failures, result.failures
+    assert answer.read_text(encoding="utf-8") == (
+        "Relu par Ana Roux (ana.roux@exemple.fr, anne) et par [retiré].\n"
+    )
+    assert {p: p.read_bytes() for p in versioned} == versioned
+
+
+@pytest.mark.slow
+def test_a_backup_holding_a_gradebook_copy_in_a_classmates_folder_is_pending(petite_classe):
+    """DPO attack, item 1 (the next backup): ben's row in a gradebook copy inside cyr's folder
+    went into a backup that holds no folder, roster line or gradebook row of ben; the erasure
+    did not list that backup among what to purge. Positive control: the same backup without
+    the copy holds nothing of him."""
+    from grading.backup import backup
+    from grading.privacy.learner_places import _backup_holds, _Who
+
+    c = petite_classe
+    grader = c["grader"]
+    copy = grader / "submitted" / "cyr" / "oublier" / "carnet.db"
+    shutil.copy(grader / "gradebook.db", copy)
+    shutil.rmtree(grader / "submitted" / "ben")
+    c["roster"].write_text(ROSTER.replace("ben;Ben;Durand;ben.durand@exemple.fr\n", ""))
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        gb.remove_student("ben")
+    import sqlite3
+
+    con = sqlite3.connect(grader / "gradebook.db")
+    con.execute("VACUUM")
+    con.close()
+    ben = _Who("ben", "Ben", "Durand", "ben.durand@exemple.fr")
+    with_copy, *_ = backup(dest_dir=c["tmp"] / "avec", roster=c["roster"], grader_dir=grader)
+    copy.unlink()
+    without, *_ = backup(dest_dir=c["tmp"] / "sans", roster=c["roster"], grader_dir=grader)
+    assert _backup_holds(with_copy, ben)
+    assert not _backup_holds(without, ben)
+
+
+@pytest.mark.slow
+def test_the_released_text_and_a_style_sheet_are_not_mentions(petite_classe):
+    """DPO attack, item 3: the TP uses a sample learner's id as data (« alice »), so erasing
+    the real alice counted the TP's own text in every classmate's copy as « mentions » and
+    rewrote it; a feedback page's CSS (``max-width``) was a mention of « max ». A line of the
+    released notebooks, and a style sheet, are the course's text: neither counted nor
+    rewritten; what the classmate wrote about her is."""
+    import json
+
+    from grading.erase_learner import erase
+    from grading.privacy.learner_places import scan
+
+    c = petite_classe
+    grader = c["grader"]
+    release = grader.parent / "notebooks" / "oublier" / "oublier.ipynb"
+    release.parent.mkdir(parents=True)
+    given = "Les tests utilisent la base de `ana` (son `user_id`) et de `bob`."
+    cell = {"cell_type": "markdown", "id": "c1", "metadata": {}, "source": [given + "\n"]}
+    nb = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    release.write_text(json.dumps(nb), encoding="utf-8")
+    written = "Relu avec Ana."
+    mine = {"cell_type": "markdown", "id": "c2", "metadata": {}, "source": [written]}
+    copy = grader / "submitted" / "cyr" / "oublier" / "oublier.ipynb"
+    copy.write_text(json.dumps({**nb, "cells": [cell, mine]}, indent=1), encoding="utf-8")
+    page = grader / "feedback" / "cyr" / "oublier" / "oublier.html"
+    page.parent.mkdir(parents=True)
+    style = "<style>\n.ana-x, .y { max-width: 10px }\n</style>"
+    hidden = "<style>/* Ana Martin */</style>"  # a name hidden in a style sheet is still found
+    # the TP's line as nbconvert renders it in a feedback page
+    shown = "Les tests utilisent la base de <code>ana</code> (son <code>user_id</code>) et de "
+    shown += "<code>bob</code>."
+    page.write_text(f"<html>{style}<p>{shown}</p><p>Bravo Ana</p>{hidden}</html>", encoding="utf-8")
+
+    found = {f.where: f.detail for f in scan("ana", _setup(c)).found}
+    assert found[str(copy)] == "1 mention(s), cellule 2", found
+    assert found[str(page)] == "2 mention(s)", found  # neither its CSS nor the TP's line
+    setup = dataclasses.replace(_setup(c), redact=True)
+    result = erase("ana", setup, confirm=True, control="cyr")
+    assert not result.failures, result.failures
+    cells = json.loads(copy.read_text(encoding="utf-8"))["cells"]
+    assert [x["source"] for x in cells] == [[given + "\n"], ["Relu avec [retiré]."]]
+    text = page.read_text(encoding="utf-8")
+    assert style in text and shown in text and "Bravo [retiré]" in text
+    assert "<style>/* [retiré] */</style>" in text

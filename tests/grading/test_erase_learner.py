@@ -472,6 +472,8 @@ c.JupyterHub.load_roles = [{{"name": "effacement", "scopes": ["admin:users"],
             time.sleep(0.5)
         monkeypatch.setenv("JUPYTERHUB_API_TOKEN", token)
         grader = copy_course(tmp_path / "cours")
+        # the hub's exchange, as install-course-env.sh makes it (a missing one is refused)
+        (tmp_path / "echange" / "memoire-tuteur").mkdir(parents=True)
         setup = Setup(
             grader_dir=grader,
             exchange=tmp_path / "echange",
@@ -845,3 +847,27 @@ def test_a_classmate_naming_the_learner(classe, tmp_path):
     ben = re.compile(rb"(?<![A-Za-z0-9_])ben(?![A-Za-z0-9_])|Durand")
     assert eleves_log in logs and not [p for p in logs if ben.search(p.read_bytes())]
     assert b"ana.martin@exemple.fr" in eleves_log.read_bytes()  # the others' lines kept
+
+
+def test_a_classmates_name_and_a_sqlite_row():
+    """A classmate's own name is never a mention (« Chloé Roux » when erasing « chloé »: the
+    id alone is), and in bytes that are not text her name and e-mail are found glued as SQLite
+    stores a row; her short id is not (« benoît »), a long one is."""
+    from grading.privacy.learner_places import _Who, mention_pattern
+
+    her = _Who("chloé", "Chloé", "Dupré", "chloe.dupre@exemple.fr")
+    classmate = _Who("chloe", "Chloé", "Roux", "chloe.roux@exemple.fr")
+    pattern = mention_pattern(her, others=[classmate])
+    text = "Avec Chloé Roux (chloe.roux@exemple.fr, chloe) et chloé.".encode()
+    assert (
+        pattern.sub(text, b"[X]")
+        == "Avec Chloé Roux (chloe.roux@exemple.fr, chloe) et [X].".encode()
+    )
+    assert mention_pattern(her).count(text) == 2  # without the class: « Chloé » of Roux too
+    row = "\x13chloéChloéDuprépchloe.dupre@exemple.fr\x00".encode()
+    assert pattern.binary_count(row) >= 2 and pattern.count(row) == 0
+    ben = mention_pattern(_Who("ben", "Ben", "Durand", ""))
+    assert ben.binary_count("benoîtxbenx".encode()) == 0
+    assert ben.binary_count(b"\x13benBenDurand\x00") == 1
+    long_id = mention_pattern(_Who("abcdefghij012345"))
+    assert long_id.binary_count(b"Mabcdefghij012345x") == 1

@@ -8,19 +8,26 @@ its expiry and the command that purges it. The scan only reads: ``grading.erase_
 
 from __future__ import annotations
 
+import bz2
 import csv
+import dataclasses
 import dbm
+import gzip
 import html
 import io
 import json
+import lzma
 import re
 import sqlite3
+import subprocess
 import tarfile
 import unicodedata
 import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
+import zlib
+from collections.abc import Iterable
 from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -28,7 +35,7 @@ from functools import cached_property
 from html.entities import codepoint2name
 from pathlib import Path, PurePosixPath
 
-from ..classroom.class_places import PER_LEARNER, learner_ids, own_folders, quarantined_for
+from ..classroom.class_places import PER_LEARNER, PLACES, learner_ids, own_folders, quarantined_for
 from ..classroom.ids import RosterError, normalize_id, quoted, read_roster, stored_id_problem
 from ..classroom.kept_columns import ID_COLUMNS
 from ..classroom.paths import course_dirs, load_config, read_only, sqlite_path
@@ -47,6 +54,9 @@ __all__ = [
     "Setup",
     "checked_id",
     "hub_request",
+    "BY_HAND",
+    "LOOSE_ID_MIN",
+    "Mentions",
     "REDACTED",
     "mention_pattern",
     "roster_students",
@@ -89,6 +99,7 @@ class Scan:
     identity: str = ""  # their id, names and e-mail, once roster and gradebook are read
     found: list[Found] = field(default_factory=list)
     pending: list[Pending] = field(default_factory=list)
+    who: object = None  # the _Who searched: the proof searches again with the same names
 
     def kinds(self) -> set[str]:
         return {f.kind for f in self.found}
@@ -137,6 +148,44 @@ class Context:
         # nbgrader's default exchange, when no other is named (the hub's: COURSE_HUB_EXCHANGE)
         root = setup.exchange or self.config.Exchange.get("root", None) or "/srv/nbgrader/exchange"
         self.exchange = Path(root) / self.course_id if self.course_id else None
+
+    @cached_property
+    def classmates(self) -> list[_Who]:
+        """Every registered learner's id, names and e-mail (roster, then gradebook), read once:
+        a classmate's own name is never a mention of the learner erased."""
+        people: dict[str, _Who] = {}
+        for line in roster_students(self.setup.roster):
+            sid = normalize_id(line.id)
+            people[sid] = _Who(sid, line.first_name, line.last_name, line.email)
+        rows = []
+        if self.gradebook is not None and self.gradebook.is_file():
+            with closing(read_only(self.gradebook)) as con:
+                try:
+                    rows = con.execute("SELECT id, first_name, last_name, email FROM student")
+                    rows = rows.fetchall()
+                except sqlite3.DatabaseError:
+                    rows = []  # a damaged gradebook is named by the gradebook's own scan
+        for sid, first, last, email in (r for r in rows if isinstance(r[0], str)):
+            who = _Who(normalize_id(sid), first or "", last or "", email or "")
+            people.setdefault(who.sid, who)
+        return list(people.values())
+
+    @cached_property
+    def released_lines(self) -> list[str]:
+        """Every line of the notebooks given to the class (the release): the course's own text
+        (the TP's sample learner « alice »), in every copy, never a mention of a learner."""
+        lines: set[str] = set()
+        release = self.dirs.release
+        for nb in sorted(release.rglob("*.ipynb")) if release.is_dir() else []:
+            try:
+                cells = json.loads(nb.read_bytes()).get("cells", [])
+            except (OSError, ValueError, AttributeError):
+                continue
+            for cell in (c for c in cells if isinstance(c, dict)):
+                source = cell.get("source", "")
+                text = "".join(source) if isinstance(source, list) else str(source)
+                lines |= {line for line in text.splitlines() if line.strip()}
+        return sorted(lines)
 
     @cached_property
     def known(self) -> set[str]:
@@ -190,36 +239,115 @@ def _entity_forms(text: str) -> set[str]:
     return {html.escape(text), named, dec, hexa}
 
 
-@dataclass(frozen=True)
-class Mentions:
-    """The learner's mention pattern, with a fast first look: a file whose lower-cased bytes
-    hold none of the patterns' ASCII beginnings is not searched (the regular expression, with
-    its hundreds of spellings, is what costs; most files of a class never name the learner)."""
-
-    pattern: re.Pattern[bytes]
-    anchors: tuple[bytes, ...]
-
-    def search(self, data: bytes) -> re.Match[bytes] | None:
-        low = data.lower()
-        return self.pattern.search(data) if any(a in low for a in self.anchors) else None
-
-
-def mention_pattern(who: _Who, parts: bool = False) -> Mentions:
-    """Every spelling of the learner a file can hold (id, full name both ways, e-mail; with
-    `parts`, first and last names alone, as a log writes them): NFC and NFD, any case, JSON
-    ``\\u`` escapes (a notebook saved with ensure_ascii), HTML entities (a feedback page)."""
-    forms = [who.sid, who.email]
-    if who.first and who.last:
-        forms += [f"{who.first} {who.last}", f"{who.last} {who.first}"]
-    if parts:
-        forms += [who.first, who.last]
+def _variants(forms: list[str]) -> set[str]:
+    """Each form as a file can hold it: NFC and NFD, any case, JSON ``\\u`` escapes (a notebook
+    saved with ensure_ascii), HTML entities (a feedback page)."""
     variants: set[str] = set()
     for form in (f for f in dict.fromkeys(forms) if f and len(f) >= 2):
         for nf in ("NFC", "NFD"):
             base = unicodedata.normalize(nf, form)
             for cased in {base, base.lower(), base.upper(), base.title()}:
                 variants |= {cased, json.dumps(cased)[1:-1], *_entity_forms(cased)}
-    alts = b"|".join(re.escape(v.encode()) for v in sorted(variants, key=len, reverse=True))
+    return variants
+
+
+def _alternation(variants: set[str]) -> bytes:
+    return b"|".join(re.escape(v.encode()) for v in sorted(variants, key=len, reverse=True))
+
+
+@dataclass(frozen=True)
+class Mentions:
+    """The learner's mention pattern, with a fast first look: a file whose lower-cased bytes
+    hold none of the patterns' ASCII beginnings is not searched (the regular expression, with
+    its hundreds of spellings, is what costs; most files of a class never name the learner).
+
+    A hit inside a classmate's own id, name or e-mail (`others`: « Chloé Roux » when erasing
+    « chloé ») is theirs, never hers: not counted, never redacted. `loose` is for files that
+    cannot be read as text (a SQLite file stores a row's fields side by side,
+    ``noeNoéBlancnoe@exemple.fr``: no word boundary there)."""
+
+    pattern: re.Pattern[bytes]
+    anchors: tuple[bytes, ...]
+    others: re.Pattern[bytes] | None = None
+    loose: re.Pattern[bytes] | None = None
+
+    def spans(self, data: bytes) -> list[tuple[int, int]]:
+        """Where the learner is named in `data` (a classmate's own name left out)."""
+        low = data.lower()
+        if not any(a in low for a in self.anchors):
+            return []
+        hits = [m.span() for m in self.pattern.finditer(data)]
+        if hits and (self.others is not None or b"<style" in low):
+            theirs = [m.span() for m in self.others.finditer(data)] if self.others else []
+            theirs += _css_words(data) if b"<style" in low else []
+            hits = [
+                (a, b)
+                for a, b in hits
+                if not any(s <= a and b <= e and e - s > b - a for s, e in theirs)
+            ]
+        return hits
+
+    def search(self, data: bytes) -> bool:
+        return bool(self.spans(data))
+
+    def count(self, data: bytes) -> int:
+        return len(self.spans(data))
+
+    def sub(self, data: bytes, replacement: bytes) -> bytes:
+        """`data` with each of the learner's mentions replaced (a classmate's name kept)."""
+        out, last = [], 0
+        for a, b in self.spans(data):
+            out += [data[last:a], replacement]
+            last = b
+        return b"".join([*out, data[last:]])
+
+    def binary_count(self, data: bytes) -> int:
+        """Her traces in bytes that are not text: the whole-word spellings, and `loose`."""
+        loose = len(self.loose.findall(data)) if self.loose is not None else 0
+        return self.count(data) + loose
+
+
+_STYLE = re.compile(rb"<style\b.*?</style\s*>", re.I | re.S)
+_CSS_WORD = re.compile(rb"[A-Za-z0-9_-]*-[A-Za-z0-9_-]*")
+
+
+def _css_words(data: bytes) -> list[tuple[int, int]]:
+    """The hyphenated words of a page's style sheets (``max-width``, ``.jp-alice``): never a
+    mention of « max ». Only those: a name written plainly inside a <style> is still found."""
+    return [
+        (block.start() + m.start(), block.start() + m.end())
+        for block in _STYLE.finditer(data)
+        for m in _CSS_WORD.finditer(block.group())
+    ]
+
+
+# an id this long is searched inside a binary file even with letters glued to it (a SQLite
+# row); a shorter one (« ben », « noe ») would be found inside other words (« benoît »)
+LOOSE_ID_MIN = 5
+
+
+def _rendered(line: str) -> str:
+    """A line of Markdown as a feedback page shows it (nbconvert): its inline code and bold as
+    HTML, without its heading or list mark."""
+    out = html.escape(re.sub(r"^\s*(?:#+|[-*]|\d+\.)\s+", "", line), quote=False)
+    out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
+
+
+def mention_pattern(
+    who: _Who, parts: bool = False, others: Iterable[_Who] = (), released: Iterable[str] = ()
+) -> Mentions:
+    """Every spelling of the learner a file can hold (id, full name both ways, e-mail; with
+    `parts`, first and last names alone, as a log writes them), as a whole word: NFC and NFD,
+    any case, JSON ``\\u`` escapes, HTML entities. `others`: the classmates, whose own ids,
+    names and e-mails are never a mention of her."""
+    forms = [who.sid, who.email]
+    if who.first and who.last:
+        forms += [f"{who.first} {who.last}", f"{who.last} {who.first}"]
+    if parts:
+        forms += [who.first, who.last]
+    variants = _variants(forms)
+    alts = _alternation(variants)
     pattern = re.compile(rb"(?<![" + _WORD + rb"])(?:" + alts + rb")(?![" + _WORD + rb"])", re.I)
     # each spelling's longest ASCII run, lower-cased: every file that holds the spelling holds it
     # (« nom13 nom13 » for « Prénom13 Nom13 », not « pr », which every file has)
@@ -230,7 +358,39 @@ def mention_pattern(who: _Who, parts: bool = False) -> Mentions:
     # an anchor that holds a shorter one is implied by it
     kept = sorted(anchors, key=len)
     kept = [a for k, a in enumerate(kept) if not any(b in a for b in kept[:k])]
-    return Mentions(pattern, tuple(kept))
+    theirs: list[str] = []
+    for other in (o for o in others if o.sid != who.sid):
+        theirs += [other.sid, other.email]
+        if other.first and other.last:
+            theirs += [f"{other.first} {other.last}", f"{other.last} {other.first}"]
+    mine = {v.casefold() for v in variants}
+    theirs_v = {v for v in _variants(theirs) if v.casefold() not in mine}
+    # the course's own text that names her (a released line, as the notebook's JSON writes
+    # it, as a feedback page renders it)
+    shared = {
+        form
+        for line in released
+        if pattern.search(line.encode())
+        for form in (
+            line,
+            json.dumps(line)[1:-1],
+            json.dumps(line, ensure_ascii=False)[1:-1],
+            _rendered(line),
+        )
+    }
+    protected = [_alternation(theirs_v)] if theirs_v else []
+    protected += [_alternation(shared)] if shared else []
+    others_re = re.compile(b"|".join(protected), re.I) if protected else None
+    # in a binary file: her registered name and e-mail, glued or not, and a long id as stored
+    glued = [who.email]
+    if who.first and who.last:
+        glued += [f"{who.first}{who.last}", f"{who.first} {who.last}", f"{who.last} {who.first}"]
+    glued_v = _variants(glued)
+    loose_alts = [b"(?i:" + _alternation(glued_v) + b")"] if glued_v else []
+    long_ids = [s for s in who.spellings() if len(s) >= LOOSE_ID_MIN]
+    loose_alts += [re.escape(s.encode()) for s in long_ids]
+    loose = re.compile(b"|".join(loose_alts)) if loose_alts else None
+    return Mentions(pattern, tuple(kept), others_re, loose)
 
 
 def roster_students(path: Path | None) -> list:
@@ -270,7 +430,8 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
             # their ids as stored (students and submissions): a row made from a macOS folder
             # holds ``chlo`` + U+0301, and ``WHERE id = 'chloé'`` misses it
             stored = {r[0] for r in con.execute(sql) if isinstance(r[0], str)}
-            who.gradebook_ids = sorted(i for i in stored if normalize_id(i) == who.sid)
+            mine = {i for i in stored if normalize_id(i) == who.sid}
+            who.gradebook_ids = sorted(mine | set(who.gradebook_ids))
             ids = who.gradebook_ids or [who.sid]
             marks = ", ".join("?" * len(ids))
             row = con.execute(
@@ -424,6 +585,19 @@ def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
     """Their submissions (``inbound/<id>+<assignment>+<time>[+<random>]``) and released feedback
     (``feedback/<md5(secret + notebook)>.html``), the secret read from their grader folders and
     inbound copies, so a page stays findable once the grader folders are gone."""
+    # a mistyped ECHANGE=: her submissions and released feedback would be left unseen
+    given, ends = ctx.setup.exchange, "Rien n'a été effacé."
+    if given is not None and not given.is_dir():
+        raise ErasureError(
+            f"Dossier d'échange introuvable\u00a0: {given} (ECHANGE=, l'Exchange.root de "
+            f"nbgrader). {ends}"
+        )
+    if given is not None and ctx.exchange is not None and not ctx.exchange.is_dir():
+        raise ErasureError(
+            f"Le dossier d'échange {given} ne contient pas le dossier du cours "
+            f"{quoted(ctx.course_id)} (ECHANGE=, l'Exchange.root de nbgrader, pas le dossier "
+            f"du cours lui-même). {ends}"
+        )
     if ctx.exchange is None or not ctx.exchange.is_dir():
         return
     from nbgrader.utils import notebook_hash
@@ -515,13 +689,75 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
         out.add("dossier personnel", home, "", "home", home)
 
 
-# the course's own code and settings: never a learner's data
-_NOT_DATA = {"grading", "templates", "submissions", "__pycache__", ".ipynb_checkpoints"}
+# the course's own code and settings at the top of grader/: never a learner's data
+_NOT_DATA = {
+    "grading",
+    "templates",
+    "submissions",
+    "hub",
+    ".git",
+    "__pycache__",
+    ".ipynb_checkpoints",
+}
+# what a file that is not text starts with: a rewrite byte by byte would corrupt it
+_BINARY_MAGIC = (
+    b"SQLite format 3\x00",
+    b"PK\x03\x04",
+    b"PK\x05\x06",
+    b"\x1f\x8b",  # gzip
+    b"BZh",
+    b"\xfd7zXZ\x00",  # xz
+    b"%PDF",
+)
+SQLITE_MAGIC = _BINARY_MAGIC[0]
+_EXPANDED_MAX = 256 * 2**20  # what a compressed file is searched through, at most
+BY_HAND = "by_hand"  # the action of a place this command never rewrites: the teacher's
+
+
+def _is_binary(data: bytes) -> bool:
+    return data.startswith(_BINARY_MAGIC) or b"\x00" in data
+
+
+def _binary_hits(data: bytes, pattern: Mentions, depth: int = 0) -> int:
+    """The learner's traces in a file that is not text: its bytes (a SQLite file, free pages
+    included), what a gzip, bzip2 or xz file expands to, each member of a zip."""
+    hits = pattern.binary_count(data)
+    if depth > 2:
+        return hits
+    if data.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                for info in zf.infolist():
+                    if not info.is_dir() and info.file_size <= _EXPANDED_MAX:
+                        hits += pattern.binary_count(info.filename.encode())
+                        hits += _binary_hits(zf.read(info), pattern, depth + 1)
+        except (zipfile.BadZipFile, OSError, RuntimeError, EOFError, zlib.error):
+            pass  # its raw bytes were searched
+        return hits
+    openers = {
+        b"\x1f\x8b": lambda f: gzip.GzipFile(fileobj=f),
+        b"BZh": bz2.BZ2File,
+        b"\xfd7zXZ\x00": lzma.LZMAFile,
+    }
+    for magic, opener in openers.items():
+        if data.startswith(magic):
+            try:
+                with opener(io.BytesIO(data)) as stream:
+                    hits += _binary_hits(stream.read(_EXPANDED_MAX), pattern, depth + 1)
+            except (OSError, EOFError, lzma.LZMAError, zlib.error):
+                pass  # a damaged stream: its raw bytes were searched
+    return hits
+
+
+def _binary_kind(data: bytes) -> str:
+    if data.startswith(SQLITE_MAGIC):
+        return "base SQLite"
+    return "fichier binaire (archive, fichier compressé…)"
 
 
 def _mention_detail(name: str, data: bytes, pattern: Mentions) -> str:
     """« 2 mention(s), cellules 3, 7 » for a notebook whose cells 3 and 7 mention the learner."""
-    count = f"{len(pattern.pattern.findall(data))} mention(s)"  # found: no first look
+    count = f"{pattern.count(data)} mention(s)"
     try:
         cells = json.loads(data).get("cells", []) if name.endswith(".ipynb") else []
     except (ValueError, AttributeError):
@@ -544,12 +780,34 @@ def _whose(ctx: Context, file: Path) -> str | None:
     return None
 
 
+def _tracked(folder: Path) -> set[Path]:
+    """The files git tracks under `folder` (the course's own, versioned: never class data);
+    none when the course is not a git clone."""
+    try:
+        proc = subprocess.run(
+            ["git", "ls-files", "-z"], cwd=folder, capture_output=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    if proc.returncode != 0:
+        return set()
+    names = proc.stdout.decode("utf-8", errors="surrogateescape").split("\0")
+    return {(folder / name).resolve() for name in names if name}
+
+
 def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     """Every other file of the class folder, archives member by member: a mention of the learner
     (a classmate's answer naming them, a log line) is named with its file and cell. The erasure
-    cleans logs; other mentions only with ``--caviarder`` (``make oublier-eleve CAVIARDER=1``)."""
-    pattern = mention_pattern(who)
-    in_logs = mention_pattern(who, parts=True)  # a log line: « 'first_name': 'Ben', … »
+    cleans logs; other mentions only with ``--caviarder`` (``make oublier-eleve CAVIARDER=1``),
+    and only in the class's data folders (``class_places.PLACES``) and as text: a SQLite file,
+    an archive, any file that is not text, and a file outside those folders are never rewritten
+    (a rewrite would corrupt them, or touch what is not class data): named, for the teacher to
+    delete or correct by hand, and no proof while they hold the learner. The course's own
+    versioned files (what git tracks, outside the data folders) are not searched."""
+    classmates, released = ctx.classmates, ctx.released_lines
+    pattern = mention_pattern(who, others=classmates, released=released)
+    # a log line: « 'first_name': 'Ben' »
+    in_logs = mention_pattern(who, parts=True, others=classmates, released=released)
     # their own places (a tree's `where` is its target), and their own members of each archive
     own_actions = ("tree", "roster", "report", "gradebook", "vacuum")
     own = {Path(f.where) for f in out.found if f.action in own_actions}
@@ -561,53 +819,90 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     # elsewhere (in an archive they sent) is searched like any other
     registers = class_registers(ctx.dirs.db_url, ctx.dirs.grader_dir)
     skip |= {(r.folder / name).resolve() for r in registers for name in (REGISTER_NAME, KEY_NAME)}
+    top = ctx.dirs.grader_dir
+    data_places = {p.folder(ctx.dirs).resolve() for p in PLACES if p.key != "backups"}
+    tracked = _tracked(top)
 
-    def walk(folder: Path):
+    def walk(folder: Path, in_place: bool):
         for child in sorted(folder.iterdir()):
-            if child.is_symlink() or child.name in _NOT_DATA or child.resolve() in skip:
+            if child.is_symlink() or child.resolve() in skip:
                 continue
+            if folder == top and child.name in _NOT_DATA:
+                continue
+            here = in_place or child.resolve() in data_places
             if child.is_dir():
-                yield from walk(child)
-            elif child.is_file() and child.suffix != ".py":
-                yield child
+                yield from walk(child, here)
+            elif child.is_file():
+                if not here and (child.suffix == ".py" or child.resolve() in tracked):
+                    continue  # the course's code and versioned files
+                yield child, here
 
-    for file in walk(ctx.dirs.grader_dir):
+    for file, in_place in walk(top, False):
         try:
             data = file.read_bytes()
         except OSError:
             continue
-        if file.suffix.lower() == ".zip":
-            _scan_class_zip(file, data, own_members.get(file, set()), pattern, out)
+        if file.suffix.lower() == ".zip" and data.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+            mine = own_members.get(file, set())
+            if _scan_class_zip(file, data, mine, pattern, out, in_place):
+                continue  # read member by member; a damaged archive: searched as bytes below
+        if _is_binary(data):
+            if hits := _binary_hits(data, pattern):
+                kind = f"{_binary_kind(data)} à supprimer à la main"
+                detail = (
+                    f"{hits} trace(s)\u00a0; ce fichier ne se caviarde pas (le réécrire "
+                    "l'abîmerait)\u00a0: supprimez-le, ou retirez-en l'élève avec l'outil "
+                    "qui l'a créé, puis relancez"
+                )
+                out.add(kind, file, detail, BY_HAND, file)
             continue
         log = file.suffix == ".log" or file.name == FAILURES_FILE
         found_by = in_logs if log else pattern
         if not found_by.search(data):
             continue
+        detail = _mention_detail(file.name, data, found_by)
         if log:
             kind, action = "journal de notation", "log"
+        elif not in_place:
+            kind, action = "fichier hors des dossiers de la classe, à corriger à la main", BY_HAND
+            detail += " (hors des dossiers de données de la classe\u00a0: jamais caviardé)"
         elif (owner := _whose(ctx, file)) is not None:
             kind, action = f"mention dans le travail de {quoted(owner)}", "mention"
         else:
             kind, action = "mention dans un fichier de la classe", "mention"
-        detail = _mention_detail(file.name, data, found_by)
         out.add(kind, file, detail, action, (file, None, found_by))
 
 
-def _scan_class_zip(file: Path, data: bytes, mine: set[str], pattern: Mentions, out: Scan) -> None:
-    """The members of an archive that mention the learner (theirs are « archives reçues »)."""
+def _scan_class_zip(
+    file: Path, data: bytes, mine: set[str], pattern: Mentions, out: Scan, in_place: bool
+) -> bool:
+    """The members of an archive that mention the learner (theirs are « archives reçues »): a
+    text member is redacted in place (CAVIARDER), a member that is not text is named for the
+    teacher. False for an archive that cannot be read member by member."""
+    found: list[tuple[str, str, str, str, object]] = []
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
             for info in zf.infolist():
                 if info.is_dir() or info.filename in mine or info.file_size > 50 * 2**20:
                     continue
                 body = zf.read(info)
+                where = f"{file}\u00a0: {info.filename}"
+                if _is_binary(body):
+                    if hits := _binary_hits(body, pattern):
+                        kind = f"{_binary_kind(body)} dans une archive, à retirer à la main"
+                        detail = f"{hits} trace(s)\u00a0; ce membre ne se caviarde pas"
+                        found.append((kind, where, detail, BY_HAND, file))
+                    continue
                 if pattern.search(body) or pattern.search(info.filename.encode()):
                     detail = _mention_detail(info.filename, body, pattern)
-                    where = f"{file}\u00a0: {info.filename}"
                     target = (file, info.filename, pattern)
-                    out.add("mention dans une archive", where, detail, "mention", target)
-    except (zipfile.BadZipFile, OSError, RuntimeError):
-        return  # an unreadable archive is named by the archives' own scan
+                    action = "mention" if in_place else BY_HAND
+                    found.append(("mention dans une archive", where, detail, action, target))
+    except (zipfile.BadZipFile, OSError, RuntimeError, EOFError, zlib.error):
+        return False
+    for kind, where, detail, action, target in found:
+        out.add(kind, where, detail, action, target)
+    return True
 
 
 def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
@@ -656,7 +951,9 @@ def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
 
 
 def _backup_holds(path: Path, who: _Who) -> bool:
-    """Whether a backup holds the learner: a member in their folder, or their row or line."""
+    """Whether a backup holds the learner: a member in their folder, their row or line, or a
+    SQLite file elsewhere (a gradebook copy in a classmate's folder) that holds them."""
+    loose = mention_pattern(who)
     try:
         with tarfile.open(path, "r:gz") as tar:
             for info in tar:
@@ -668,6 +965,11 @@ def _backup_holds(path: Path, who: _Who) -> bool:
                     if info.name == ROSTER and who.sid.encode() in data:
                         return True
                     if info.name == GRADEBOOK and any(p.search(data) for p in who.patterns()):
+                        return True
+                elif info.isfile() and info.size <= _EXPANDED_MAX:
+                    member = tar.extractfile(info)
+                    head = member.read(len(SQLITE_MAGIC))
+                    if head == SQLITE_MAGIC and _binary_hits(head + member.read(), loose):
                         return True
     except (OSError, tarfile.TarError, EOFError):
         return True  # unreadable: assume it holds them, the instructor checks
@@ -689,14 +991,20 @@ def checked_id(value: str) -> str:
     return sid
 
 
-def scan_in(ctx: Context, sid: str) -> Scan:
+def scan_in(ctx: Context, sid: str, known: object = None) -> Scan:
+    """`known`: the learner as an earlier scan found them (``Scan.who``): after the erasure,
+    their roster line and gradebook row are gone, and their names are still searched."""
     who, out = _Who(sid), Scan(sid)
+    if isinstance(known, _Who) and known.sid == sid:
+        who = dataclasses.replace(known, roster_line=0, gradebook_ids=list(known.gradebook_ids))
     for line in roster_students(ctx.setup.roster):  # its names first, then the gradebook's
         if line.id == sid:
-            who.first, who.last, who.email = line.first_name, line.last_name, line.email
+            who.first = line.first_name or who.first
+            who.last = line.last_name or who.last
+            who.email = line.email or who.email
             who.roster_line = line.line
     steps = (_scan_gradebook, _scan_folders, _scan_downloads, _scan_lists, _scan_exchange)
     for step in (*steps, _scan_hub, _scan_class, _scan_pending):
         step(ctx, who, out)
-    out.identity = who.identity()
+    out.identity, out.who = who.identity(), who
     return out
