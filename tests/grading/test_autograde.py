@@ -5,6 +5,7 @@ assignments of several notebooks, and reruns."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from grading.autograde import main as autograde_main
-from grading_course import copy_course, grading, nbgrader, submit
+from grading_course import copy_course, grading, nbgrader, register, submit
 from nbformat.v4 import new_code_cell, new_notebook
 from nbgrader.api import Gradebook
 from tool_in_process import in_process
@@ -198,3 +199,49 @@ def test_no_sandbox_no_grading_unless_asked(tmp_path, monkeypatch, capsys, flag)
     else:
         assert "installez bubblewrap" in err and "SANS_BAC_A_SABLE=1" in err
         assert not (grader / "rapport").exists()
+
+
+def test_a_submission_holding_a_link_is_refused_never_followed(course, tmp_path):
+    """A teacher unzips a student's archive: a link to the gradebook (or /etc/shadow), a fifo, or
+    the student's folder itself a link. Never followed, never copied (nbgrader would copy the
+    target into autograded/ and feedback/, then the learner's export would ship it), counted as
+    failed and named with the path, the folder left as it was; the control, ana, is graded."""
+    register(course, "ana", "ben", "cyr", "dou")
+    submit(course, "ana", "complete_vacuum")
+    linked = submit(course, "ben", "complete_vacuum")
+    (linked / "classe.txt").symlink_to("../../../gradebook.db")
+    piped = submit(course, "cyr", "complete_vacuum")
+    os.mkfifo(piped / "tube")
+    elsewhere = tmp_path / "ailleurs"  # outside the course
+    shutil.move(submit(course, "dou", "complete_vacuum").parent, elsewhere)
+    (course / "submitted" / "dou").symlink_to(elsewhere)
+    before = {p: os.readlink(p) for p in (linked / "classe.txt", course / "submitted" / "dou")}
+
+    proc = grading(course, "autograde", "oublier")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "1 rendu(s) noté(s), 0 déjà noté(s) (laissé(s) tel(s) quel(s)), 3 en échec" in (
+        proc.stdout
+    )
+    not_plain = "1 entrée(s) qui ne sont pas de simples fichiers, jamais lues ni copiées"
+    assert f"  - ben\u00a0: {not_plain}" in proc.stdout
+    assert (
+        "ben/oublier/classe.txt (lien symbolique vers «\u00a0../../../gradebook.db\u00a0», non "
+        "suivi)" in proc.stdout
+    )
+    assert "cyr/oublier/tube (tube nommé, fifo)" in proc.stdout
+    assert f"dou (lien symbolique vers «\u00a0{elsewhere}\u00a0», non suivi)" in proc.stdout
+    assert _scores(course, ["ana"]) == {"ana": 10}  # the control: graded
+    assert sorted(p.name for p in (course / "autograded").iterdir()) == ["ana"]
+    gradebook = (course / "gradebook.db").read_bytes()[:4096]
+    copies = [p for p in (course / "autograded").rglob("*") if p.is_file()]
+    assert copies and not [p for p in copies if p.read_bytes().startswith(gradebook[:100])]
+    # the folders untouched: the links and the fifo are still there
+    assert {p: os.readlink(p) for p in before} == before
+    assert (piped / "tube").is_fifo() and (elsewhere / "oublier" / "oublier.ipynb").is_file()
+
+    # asked for by name: refused, exit 2, the reason given
+    alone = grading(course, "autograde", "oublier", "--student=ben")
+    assert alone.returncode == 2, alone.stdout + alone.stderr
+    assert "✘ 3 rendu(s) refusé(s)\u00a0:" in alone.stderr
+    assert "ben/oublier/classe.txt (lien symbolique" in alone.stderr
+    assert not (course / "autograded" / "ben").exists()
