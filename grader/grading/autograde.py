@@ -8,6 +8,8 @@
   failed (``grading.runs.submitted_ids``);
 - a submission changed since graded, which nbgrader silently skips (it only compares
   ``timestamp.txt``), is named with the flag to pass (``--force``);
+- no grading without a gradebook that registers the class (``make students``), nor with a
+  damaged one (``classroom.paths.gradebook_problem``);
 - an assignment missing from the gradebook (a fresh clone) is added from its sources;
 - no grading without the sandbox, unless ``--sans-bac-a-sable``;
 - a submission nbgrader stops on (its whole run ends there) is named with the reason, the others
@@ -25,7 +27,7 @@ from pathlib import Path
 from course.labo.sandbox import sandbox_problem
 
 from .classroom.ids import normalize_id, quoted
-from .classroom.paths import CourseDirs, course_dirs, sqlite_path
+from .classroom.paths import CourseDirs, course_dirs, gradebook_problem, sqlite_path
 from .french.french_args import FrenchParser
 from .french.grading_error import GradingError
 from .french.system_reason import french_message
@@ -90,6 +92,9 @@ def autograde(
     dirs = course_dirs(grader_dir)
     if sandboxed and (problem := sandbox_problem()):
         raise GradingError(refusal(problem))
+    # a class registers first: else nbgrader would make a gradebook and grade any folder
+    if why := gradebook_problem(dirs, empty_ok=False):
+        raise GradingError(f"Rien n'a été noté\u00a0: {why}.")
     force, extra_args = with_force(tuple(extra_args), force)
     students, ids, extra_args = _matched_students(dirs, assignment, extra_args)
     note = ensure_assignment(dirs, assignment)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .classroom.class_places import PER_LEARNER, own_folders, quarantined_for
 from .classroom.ids import normalize_id, shown
-from .classroom.paths import files_under, not_regular
+from .classroom.paths import files_under, gradebook_problem, not_regular
 from .french.french_args import FrenchParser
 from .french.french_csv import french_csv_bytes
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
@@ -32,7 +32,7 @@ from .nbgrader_ext.criterion_titles import criterion_number, criterion_title
 from .privacy.backup_files import RETENTION_DAYS
 from .privacy.learner_places import Context, ErasureError, Setup, roster_students
 
-__all__ = ["LearnerNotFound", "export_learner", "main"]
+__all__ = ["ExportRefused", "LearnerNotFound", "export_learner", "main"]
 
 README = """Vos données dans le cours «\u00a0{course}\u00a0»
 =====================================
@@ -88,6 +88,10 @@ courrier\u00a0: 3 place de Fontenoy, TSA 80715, 75334 Paris Cedex 07).
 
 class LearnerNotFound(Exception):
     """No trace of the id anywhere; the message names the closest known ids (French)."""
+
+
+class ExportRefused(Exception):
+    """An export that would be incomplete (no readable gradebook), in one French sentence."""
 
 
 SUBMITTED = "rendus"  # the place of their submissions in the archive (class_places)
@@ -213,6 +217,8 @@ def export_learner(
     sid = normalize_id(student_id.strip())
     ctx = Context(Setup(grader_dir=grader_dir, roster=roster))
     dirs = ctx.dirs
+    if why := gradebook_problem(dirs):  # else « 0 devoir(s) », an incomplete answer
+        raise ExportRefused(f"Aucune donnée exportée\u00a0: {why}.")
     record, submissions = _gradebook_rows(dirs.db_url, sid)
     line = next((s for s in roster_students(roster) if s.id == sid), None)
     # every folder of theirs per place: one per Unicode form of their id (NFC, a Mac's NFD)
@@ -317,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         path, counts = export_learner(args.student_id, args.out, args.eleves, args.grader_dir)
-    except (LearnerNotFound, ErasureError, FileNotFoundError) as exc:
+    except (LearnerNotFound, ExportRefused, ErasureError, FileNotFoundError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
     sid = normalize_id(args.student_id.strip())

@@ -1,7 +1,8 @@
 """Class grading that says what it did: graded, skipped and failed counted from nbgrader's own
 log, a changed submission named (or regraded with --force), any failure named with a non-zero
-exit; the same with two workers, which must also grade students the gradebook does not know yet,
-assignments of several notebooks, and reruns."""
+exit; the same with two workers, assignments of several notebooks, and reruns; nothing graded
+before the class is registered (a gradebook, its students) nor from a submission holding a
+link."""
 
 from __future__ import annotations
 
@@ -30,12 +31,12 @@ def test_a_changed_submission_is_named_then_regraded_with_force(course, expected
     """With two workers; with one (the default), the same class is graded, named and regraded
     by `make grade` and `make grade FORCE=1` in test_cycle_fresh_clone (steps 5 and 6)."""
     jobs = "2"
+    register(course, "ana", "ben")
     submit(course, "ana", "complete_vacuum")
     submit(course, "ben", "ebauche")
     first = grading(course, "autograde", "oublier", "--jobs", jobs)
     assert first.returncode == 0, first.stdout + first.stderr
     assert "2 rendu(s) noté(s), 0 déjà noté(s)" in first.stdout and "0 en échec" in first.stdout
-    # nobody was registered: with two workers, the merge creates the students (nbgrader's default)
     stub = expected_scores["ebauche"]["score"]
     assert _scores(course, ["ana", "ben"]) == {"ana": 10, "ben": stub}
 
@@ -61,6 +62,7 @@ def test_a_failure_mid_class_is_named_and_fails_the_command(course, jobs, tmp_pa
     private_tmp = tmp_path / "tmp"
     private_tmp.mkdir()
     monkeypatch.setenv("TMPDIR", str(private_tmp))
+    register(course, "ana", "ben", "cyr")
     submit(course, "ana", "complete_vacuum")
     broken = course / "submitted" / "ben" / "oublier"
     broken.mkdir(parents=True)
@@ -127,6 +129,7 @@ def test_two_workers_grade_several_notebooks_and_reruns(course):
     grader = course  # its gradebook exists (the TP's): "deux" is added to it, as a second TP is
     _two_notebook_assignment(grader)
     assert nbgrader(grader, "generate_assignment", "deux").returncode == 0
+    register(grader, "ana", "ben", "cyr")
     release = grader.parent / "notebooks" / "deux"
     for student, wrong in (("ana", None), ("ben", "partie2"), ("cyr", "partie1")):
         folder = grader / "submitted" / student / "deux"
@@ -151,17 +154,37 @@ def test_two_workers_grade_several_notebooks_and_reruns(course):
 
 
 def test_fresh_gradebook_gets_the_assignment_and_nbgrader_args_pass_through(course):
-    # a fresh clone after `make notebooks`: the student version generated, no gradebook
+    """Nothing is graded before the class is registered (dpo attack, item 9): with a gradebook
+    that registers nobody, nor with none at all (never created: nbgrader would make one and
+    grade every folder, « Ben/ » too); once `make students` made it, the assignment is added."""
     grader = course
+    submit(grader, "ana", "complete_vacuum")
+    submit(grader, "ben", "complete_vacuum")
+    submit(grader, "Ben", "complete_vacuum")  # ben's copy in the wrong case: nobody registered it
+    nobody = grading(grader, "autograde", "oublier")
+    assert nobody.returncode == 2, nobody.stdout + nobody.stderr
+    assert "✘ Rien n'a été noté\u00a0: aucun élève n'est inscrit au carnet de notes (" in (
+        nobody.stderr
+    )
+    assert "make students ELEVES=grader/eleves.csv" in nobody.stderr
+    # a fresh clone after `make notebooks`: the student version generated, no gradebook
     for db in grader.glob("gradebook.db*"):
         db.unlink()
     assert not (grader / "gradebook.db").exists() and (grader.parent / "notebooks").is_dir()
+    missing = grading(grader, "autograde", "oublier")
+    assert missing.returncode == 2, missing.stdout + missing.stderr
+    assert "✘ Rien n'a été noté\u00a0: le carnet de notes est introuvable (" in missing.stderr
+    assert "make students ELEVES=grader/eleves.csv" in missing.stderr
+    assert not (grader / "gradebook.db").exists() and not (grader / "autograded").exists()
+    register(grader, "ana", "ben")  # what `make students` runs: the gradebook, no assignment
     release = grader.parent / "notebooks"
-    submit(grader, "ana", "complete_vacuum")
-    submit(grader, "ben", "complete_vacuum")
     before = {p: p.read_bytes() for p in release.rglob("*") if p.is_file()}
     proc = grading(grader, "autograde", "oublier", "--student=ana")  # nbgrader args pass through
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # Ben/ is named
+    assert "  - Ben/\u00a0: pas un élève inscrit\u00a0; le plus proche inscrit est «\u00a0ben" in (
+        proc.stdout
+    )
+    assert not (grader / "autograded" / "Ben").exists()
     assert "« oublier » manquait au carnet de notes\u00a0: ajouté depuis" in proc.stdout
     assert "1 rendu(s) noté(s), 0 déjà noté(s)" in proc.stdout  # ben not selected, not counted
     assert _scores(grader, ["ana"]) == {"ana": 10}
@@ -173,6 +196,7 @@ def test_without_sources_one_sentence_names_the_command(tmp_path):
     grader = copy_course(tmp_path / "cours")  # a copy with the student version, no sources
     shutil.copytree(grader.parent / "solutions", grader.parent / "notebooks")
     shutil.rmtree(grader.parent / "solutions")
+    register(grader, "ana")
     submit(grader, "ana", "complete_vacuum")
     proc = grading(grader, "autograde", "oublier")
     assert proc.returncode == 2
@@ -194,8 +218,8 @@ def test_no_sandbox_no_grading_unless_asked(tmp_path, monkeypatch, capsys, flag)
     status = autograde_main(["oublier", *flag])
     err = capsys.readouterr().err
     assert status == 2
-    if flag:  # past the sandbox check: stopped only because there is nothing to grade
-        assert "Aucun rendu de « oublier »" in err and "bubblewrap" not in err
+    if flag:  # past the sandbox check: stopped only because there is no class to grade
+        assert "le carnet de notes est introuvable" in err and "bubblewrap" not in err
     else:
         assert "installez bubblewrap" in err and "SANS_BAC_A_SABLE=1" in err
         assert not (grader / "rapport").exists()

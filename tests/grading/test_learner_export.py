@@ -178,3 +178,22 @@ def test_nothing_that_came_from_a_link_is_exported(graded_class_copy, tmp_path):
     own = grader / "autograded" / "ben" / "oublier" / "oublier.ipynb"
     assert members["copies_notees/oublier/oublier.ipynb"] == own.read_bytes()
     assert "retours/oublier/oublier.html" in members and "rendus/oublier/oublier.ipynb" in members
+
+
+def test_no_export_without_the_gradebook(graded_class_copy, tmp_path):
+    """The gradebook missing (a lost disk, a wrong folder): no archive that would say « 0
+    devoir(s) », an incomplete answer to an access request (dpo attack, item 9), and no empty
+    gradebook made in its place; the control: the same export once it is back."""
+    grader = graded_class_copy.grader
+    db = grader / "gradebook.db"
+    db.rename(tmp_path / "ailleurs.db")
+    out = tmp_path / "out"
+    proc = grading(grader, "learner_export", "ana", "--eleves", "eleves.csv", "--out", str(out))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"✘ Aucune donnée exportée\u00a0: le carnet de notes est introuvable ({db})" in (
+        proc.stderr
+    )
+    assert not out.exists() and not db.exists()
+    (tmp_path / "ailleurs.db").rename(db)
+    members = _export(grader, "ana", out)  # the control
+    assert json.loads(members["notes.json"])[0]["devoir"] == "oublier"

@@ -27,6 +27,7 @@ __all__ = [
     "course_dirs",
     "files_under",
     "find_grader_dir",
+    "gradebook_problem",
     "load_config",
     "not_regular",
     "read_only",
@@ -112,6 +113,43 @@ def sqlite_copy(source: Path, dest: Path) -> None:
     one read lock (a plain file copy taken while nbgrader writes can be torn)."""
     with closing(read_only(source)) as src, closing(sqlite3.connect(dest)) as dst:
         src.backup(dst)
+
+
+ENROL = "make students ELEVES=grader/eleves.csv"  # how a class is registered
+RESTORE = (
+    "make restauration SAUVEGARDE=…, voir «\u00a0Sauvegarder et restaurer\u00a0» dans "
+    "grader/README.md"
+)
+
+
+def gradebook_problem(
+    dirs: CourseDirs, missing_ok: bool = False, empty_ok: bool = True
+) -> str | None:
+    """Why the class's SQLite gradebook cannot be used and what to do, in French, or None:
+    missing (unless `missing_ok`), empty, damaged (a truncated file), registering nobody (unless
+    `empty_ok`). The check is ``make sauvegarde``'s (``backup.gradebook_counts``), made before
+    nbgrader or SQLAlchemy read the file: they would stop on a traceback or an sqlalche.me
+    address, or create an empty gradebook in its place."""
+    db = sqlite_path(dirs.db_url)
+    if db is None or (missing_ok and not os.path.lexists(db)):
+        return None  # PostgreSQL, MySQL: their server says what is wrong
+    from ..backup import BackupError, gradebook_counts  # lazily: that module imports this one
+
+    try:
+        counts = gradebook_counts(db)
+    except BackupError as exc:
+        if not os.path.lexists(db):
+            return (
+                f"{exc}\u00a0; restaurez la dernière sauvegarde ({RESTORE}) ou, pour une "
+                f"nouvelle classe, inscrivez-la d'abord\u00a0: {ENROL}"
+            )
+        return f"{exc}\u00a0; restaurez la dernière sauvegarde ({RESTORE})"
+    if not empty_ok and counts["students"] == 0:
+        return (
+            f"aucun élève n'est inscrit au carnet de notes ({db})\u00a0: inscrivez d'abord la "
+            f"classe, {ENROL} (un dossier de submitted/ n'inscrit personne)"
+        )
+    return None
 
 
 def files_under(folder: Path) -> list[tuple[str, Path]]:
