@@ -4,8 +4,12 @@
 
 - a progress bar and a French summary from nbgrader's log, checked against the gradebook: any
   failure names the students and exits non-zero;
+- a submission holding a link (or a fifo, a device) is refused, never followed, and counted as
+  failed (``grading.runs.submitted_ids``);
 - a submission changed since graded, which nbgrader silently skips (it only compares
   ``timestamp.txt``), is named with the flag to pass (``--force``);
+- no grading without a gradebook that registers the class (``make students``), nor with a
+  damaged one (``classroom.paths.gradebook_problem``);
 - an assignment missing from the gradebook (a fresh clone) is added from its sources;
 - no grading without the sandbox, unless ``--sans-bac-a-sable``;
 - a submission nbgrader stops on (its whole run ends there) is named with the reason, the others
@@ -23,7 +27,7 @@ from pathlib import Path
 from course.labo.sandbox import sandbox_problem
 
 from .classroom.ids import normalize_id, quoted
-from .classroom.paths import CourseDirs, course_dirs, sqlite_path
+from .classroom.paths import CourseDirs, course_dirs, gradebook_problem, sqlite_path
 from .french.french_args import FrenchParser
 from .french.grading_error import GradingError
 from .french.system_reason import french_message
@@ -57,10 +61,14 @@ def _matched_students(
     pattern = student_pattern(extra_args)
     students = matching(pattern, everyone) if pattern else everyone
     if not students:
-        if pattern:
+        left_out = matching(pattern, sorted(ids.excluded)) if pattern else ids.excluded
+        if pattern and not left_out:
             raise GradingError(unknown_student_message(assignment, pattern, everyone))
-        lines = [f"Aucun rendu de {quoted(assignment)} dans {dirs.submitted}."]
-        raise GradingError("\n".join(lines + ids.lines()))
+        if left_out:
+            lines = [f"Rien à noter dans {dirs.submitted}\u00a0: rendu(s) laissé(s) de côté."]
+        else:
+            lines = [f"Aucun rendu de {quoted(assignment)} dans {dirs.submitted}."]
+        raise GradingError("\n".join(lines + ids.refused_lines() + ids.lines()))
     if pattern:  # nbgrader compares the glob with the folder names as they are: NFC now
         extra_args = tuple(a for a in extra_args if a != pattern and not a.endswith(f"={pattern}"))
         extra_args = tuple(a for a in extra_args if a not in ("--student",))
@@ -84,6 +92,9 @@ def autograde(
     dirs = course_dirs(grader_dir)
     if sandboxed and (problem := sandbox_problem()):
         raise GradingError(refusal(problem))
+    # a class registers first: else nbgrader would make a gradebook and grade any folder
+    if why := gradebook_problem(dirs, empty_ok=False):
+        raise GradingError(f"Rien n'a été noté\u00a0: {why}.")
     force, extra_args = with_force(tuple(extra_args), force)
     students, ids, extra_args = _matched_students(dirs, assignment, extra_args)
     note = ensure_assignment(dirs, assignment)
@@ -124,6 +135,7 @@ def autograde(
                 outcomes.failed[student] = "nbgrader ne l'a pas traité (voir le journal)"
         known_failures.record(failures_file, assignment, dirs.submitted, attributed, outcomes.done)
         outcomes.failed.update(known_bad)
+        outcomes.failed.update(ids.refused)  # never given to nbgrader: failed all the same
         stale = {s: "rendu modifié depuis sa notation" for s in changed if s in outcomes.skipped}
         stale.update(missing_from_gradebook(dirs.db_url, assignment, outcomes))
         # hand grades nbgrader reset to "needs manual grade": put back where the answer is the same

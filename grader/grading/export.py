@@ -11,7 +11,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
-from .classroom.paths import course_dirs
+from .classroom.paths import course_dirs, gradebook_problem
 from .french.french_args import FrenchParser
 from .french.french_csv import EXPORT_HEADER, EXPORT_NAME, export_rows, write_french_csv
 from .runs.nbgrader_quiet import finish
@@ -23,6 +23,8 @@ __all__ = ["export", "main"]
 def export(grader_dir: Path | None = None) -> tuple[int, list[str]]:
     """Both files in ``rapport/``; (exit status, French summary lines)."""
     dirs = course_dirs(grader_dir)
+    if why := gradebook_problem(dirs):  # else nbgrader's reason: an sqlalche.me address
+        return 2, [f"✘ Aucune note exportée\u00a0: {why}."]
     log_path, out = dirs.log_file("export"), dirs.report
     run = run_quiet(dirs.grader_dir, ["export", "--to", str(out / "grades.csv")], log_path)
     if run.status:

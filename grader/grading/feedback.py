@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from .classroom.paths import CourseDirs, course_dirs
+from .classroom.paths import CourseDirs, course_dirs, gradebook_problem
 from .french.french_args import FrenchParser
 from .french.french_format import seconds_text
 from .french.grading_error import GradingError
@@ -51,6 +51,8 @@ def generate_feedback(
 ) -> tuple[list[str], int]:
     """Run ``nbgrader generate_feedback``; return the summary lines and the exit status."""
     dirs = course_dirs(grader_dir)
+    if why := gradebook_problem(dirs):  # nbgrader would skip every page, « 0 en échec »
+        raise GradingError(f"Aucune page de retour écrite\u00a0: {why}.")
     students = submitted_students(dirs.autograded, assignment)
     pattern = student_pattern(extra_args)
     if pattern:  # nbgrader writes only these: the others are neither done nor failed

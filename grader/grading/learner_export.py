@@ -4,8 +4,11 @@ holds about them, in open formats, with a French README (the article 13 informat
 Their gradebook rows (each criterion of the statement once, its visible and hidden tests'
 points summed) as JSON and as a French CSV, their roster line, their files in ``submitted/``,
 ``autograded/`` and ``feedback/`` and every earlier copy kept. Only their own folders and rows
-are read: nothing of another learner can enter the archive. The id is NFC-normalised (a macOS
-keyboard or zip gives NFD); an unknown id is refused with the closest known ids.
+are read: nothing of another learner can enter the archive. A link, a fifo or a hard link of
+their submission is never exported, nor what nbgrader copied from it into the graded copy and
+the feedback (the gradebook or ``/etc/shadow`` a link pointed to): such files are named, left
+out. The id is NFC-normalised (a macOS keyboard or zip gives NFD); an unknown id is refused
+with the closest known ids.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .classroom.class_places import PER_LEARNER, own_folders, quarantined_for
-from .classroom.ids import normalize_id
-from .classroom.paths import files_under
+from .classroom.ids import normalize_id, shown
+from .classroom.paths import files_under, gradebook_problem, not_regular
 from .french.french_args import FrenchParser
 from .french.french_csv import french_csv_bytes
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
@@ -29,7 +32,7 @@ from .nbgrader_ext.criterion_titles import criterion_number, criterion_title
 from .privacy.backup_files import RETENTION_DAYS
 from .privacy.learner_places import Context, ErasureError, Setup, roster_students
 
-__all__ = ["LearnerNotFound", "export_learner", "main"]
+__all__ = ["ExportRefused", "LearnerNotFound", "export_learner", "main"]
 
 README = """Vos données dans le cours «\u00a0{course}\u00a0»
 =====================================
@@ -87,6 +90,12 @@ class LearnerNotFound(Exception):
     """No trace of the id anywhere; the message names the closest known ids (French)."""
 
 
+class ExportRefused(Exception):
+    """An export that would be incomplete (no readable gradebook), in one French sentence."""
+
+
+SUBMITTED = "rendus"  # the place of their submissions in the archive (class_places)
+LEFT_OUT = "ecartes"  # in the counts: the members left out (a link's copy), by name
 POINTS = ("points_automatiques", "points_a_la_main", "bonus")  # None until a cell has some
 # who a gradebook row or a roster line names: the same attributes in both
 CARD = {"identifiant": "id", "prenom": "first_name", "nom": "last_name", "courriel": "email"}
@@ -203,11 +212,13 @@ def export_learner(
     out_dir: Path | None = None,
     roster: Path | None = None,
     grader_dir: Path | None = None,
-) -> tuple[Path, dict[str, int]]:
-    """Write the learner's archive; (its path, what it holds)."""
+) -> tuple[Path, dict[str, int | list[str]]]:
+    """Write the learner's archive; (its path, what it holds: counts, and the files left out)."""
     sid = normalize_id(student_id.strip())
     ctx = Context(Setup(grader_dir=grader_dir, roster=roster))
     dirs = ctx.dirs
+    if why := gradebook_problem(dirs):  # else « 0 devoir(s) », an incomplete answer
+        raise ExportRefused(f"Aucune donnée exportée\u00a0: {why}.")
     record, submissions = _gradebook_rows(dirs.db_url, sid)
     line = next((s for s in roster_students(roster) if s.id == sid), None)
     # every folder of theirs per place: one per Unicode form of their id (NFC, a Mac's NFD)
@@ -228,7 +239,12 @@ def export_learner(
     os.chmod(out_dir, 0o700)
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in sid)
     path = out_dir / f"donnees-{safe}-{now:%Y%m%d-%H%M%S}.zip"
-    members = {name: _copies(name, found) for name, found in folders.items()} | earlier
+    # what nbgrader copied from a link of their submission is a plain file of its own: left out
+    linked = {rel for f in folders[SUBMITTED] for rel, _ in not_regular(f)}
+    left_out: list[str] = []
+    members = {
+        name: _copies(name, found, linked, left_out) for name, found in folders.items()
+    } | earlier
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as zf:
         when = french_datetime(now).replace(" ", " à ", 1)
@@ -245,17 +261,35 @@ def export_learner(
         zf.writestr("notes.csv", _grades_csv(submissions))
         for member, file in (m for files in members.values() for m in files):
             zf.writestr(member, file.read_bytes())
-    return path, {"devoirs": len(submissions)} | {k: len(v) for k, v in members.items()}
+    counts = {"devoirs": len(submissions)} | {k: len(v) for k, v in members.items()}
+    return path, counts | {LEFT_OUT: left_out}
 
 
-def _copies(name: str, folders: list[Path]) -> list[tuple[str, Path]]:
+def _copies(
+    name: str,
+    folders: list[Path],
+    linked: set[str] = frozenset(),
+    left_out: list[str] | None = None,
+) -> list[tuple[str, Path]]:
     """(path in the archive, file) of every file of `folders`, the learner's folders of one place:
-    one per Unicode form of their id (NFC, a Mac's NFD), the second one in `name`-2/…"""
-    return [
-        (f"{name if k == 0 else f'{name}-{k + 1}'}/{rel}", file)
-        for k, folder in enumerate(folders)
-        for rel, file in files_under(folder)
-    ]
+    one per Unicode form of their id (NFC, a Mac's NFD), the second one in `name`-2/…; a file
+    that is no plain file (``not_regular``), or whose path a link of their submission has
+    (`linked`), is named in `left_out` instead."""
+    found, skipped = [], []
+    for k, folder in enumerate(folders):
+        prefix = name if k == 0 else f"{name}-{k + 1}"
+        own = {rel for rel, _ in not_regular(folder)}
+        strange = linked | own
+        files = files_under(folder)  # never a link, so a link is named here
+        skipped += [f"{prefix}/{rel}" for rel in sorted(own - {r for r, _ in files})]
+        for rel, file in files:
+            if any(rel == s or rel.startswith(f"{s}/") for s in strange):
+                skipped.append(f"{prefix}/{rel}")
+            else:
+                found.append((f"{prefix}/{rel}", file))
+    if left_out is not None:
+        left_out += skipped
+    return found
 
 
 def _earlier_copies(dirs, sid: str) -> dict[str, list[tuple[str, Path]]]:
@@ -289,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         path, counts = export_learner(args.student_id, args.out, args.eleves, args.grader_dir)
-    except (LearnerNotFound, ErasureError, FileNotFoundError) as exc:
+    except (LearnerNotFound, ExportRefused, ErasureError, FileNotFoundError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
     sid = normalize_id(args.student_id.strip())
@@ -299,6 +333,13 @@ def main(argv: list[str] | None = None) -> int:
         f"notée(s), {counts['retours']} retour(s), {counts.get('copies_remplacees', 0)} copie(s) "
         f"remplacée(s), {counts.get('mises_de_cote', 0)} mise(s) de côté)."
     )
+    if counts[LEFT_OUT]:
+        print(
+            f"⚠ {len(counts[LEFT_OUT])} fichier(s) non exporté(s)\u00a0: un lien, un fichier "
+            "spécial de son rendu ou ce que nbgrader en a copié (peut-être le contenu d'un autre "
+            "fichier de la machine)\u00a0: " + ", ".join(shown(m) for m in counts[LEFT_OUT]) + ".",
+            file=sys.stderr,
+        )
     return 0
 
 

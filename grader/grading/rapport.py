@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from .classroom.paths import course_dirs
+from .classroom.paths import course_dirs, gradebook_problem
 from .french.french_args import FrenchParser
 from .french.french_csv import REPORT_NAME
 from .runs.nbgrader_quiet import finish
@@ -23,6 +23,8 @@ __all__ = ["main", "rapport"]
 def rapport(assignment: str, grader_dir: Path | None = None) -> tuple[int, list[str]]:
     """The report of `assignment` in ``rapport/``; (exit status, French summary lines)."""
     dirs = course_dirs(grader_dir)
+    if why := gradebook_problem(dirs):  # else nbgrader's reason: an sqlalche.me address
+        return 2, [f"✘ Pas de rapport de «\u00a0{assignment}\u00a0»\u00a0: {why}."]
     args = [
         "export",
         "--exporter=grading.report.ClassReport",

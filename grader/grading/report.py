@@ -2,7 +2,8 @@
 
 Its rows ARE ``nbgrader export``'s (``SafeCsvExport``: every student, 0 without a submission,
 late penalty applied), so its totals are nbgrader's; it adds each criterion's points (French
-title), why a 0 is a 0 (what the lab's grading wrote in the autograded notebook) and how late.
+title), why a 0 is a 0 (what the lab's grading wrote in the autograded notebook; a submission in
+``submitted/`` that was never graded is said so, not « pas de rendu ») and how late.
 The page's charts are PNG inside it (no CDN), sized for a 1280 px screen.
 
     nbgrader export --exporter=grading.report.ClassReport --assignment=oublier --to=rapport
@@ -28,6 +29,7 @@ from nbgrader.plugins import ExportPlugin
 
 from course.labo.outcome import OUTCOMES, Outcome
 
+from .classroom.ids import normalize_id
 from .classroom.paths import course_dirs, load_config
 from .french.csv_safe import EXPORT_KEYS, LINE_END, SafeCsvExport, neutralise_frame
 from .french.french_args import FrenchParser
@@ -39,6 +41,7 @@ from .nbgrader_ext.late_penalty import rule_of_config
 from .nbgrader_ext.outcome_record import read_record
 from .runs.manual_grades import pending_hand_grades
 from .runs.nbgrader_run import tools_on_path
+from .runs.submitted_ids import submitted_students
 from .zip_collect import DATING_FILE
 
 __all__ = ["ClassReport", "class_table", "main", "score_bins", "write_report"]
@@ -63,6 +66,12 @@ REPORT_HEADER = [
     "état",
     "pourquoi",
 ]
+# handed in (a folder in submitted/) but no grade in the gradebook: make grade left it out
+UNGRADED_WHY = (
+    "rendu non noté\u00a0: il est dans submitted/ mais make grade l'a laissé de côté ou a "
+    "échoué (un notebook inattendu, un lien…\u00a0: voir ce que make grade a dit, et "
+    "rapport/autograde.log)"
+)
 
 
 def _outcome(autograded: Path | None, student: str, assignment: str) -> tuple[str, str]:
@@ -118,8 +127,14 @@ def _late(timestamp: str, duedate: str) -> float | None:
     return max(0.0, (ts - due).total_seconds())
 
 
-def class_table(gradebook: Gradebook, assignment: str, autograded: Path | None) -> pd.DataFrame:
-    """One row per student of the gradebook: nbgrader's export columns, then ``submitted``,
+def class_table(
+    gradebook: Gradebook,
+    assignment: str,
+    autograded: Path | None,
+    submitted_dir: Path | None = None,
+) -> pd.DataFrame:
+    """One row per student of the gradebook: nbgrader's export columns, then ``submitted``
+    (graded: in the gradebook), ``handed_in`` (that, or a folder in `submitted_dir`),
     ``seconds_late``, ``dating``, ``outcome``, ``why`` (French) and the points of each criterion
     (French titles); ``df.attrs``: ``criteria`` (title -> maximum) and ``pending``."""
     try:
@@ -164,17 +179,25 @@ def class_table(gradebook: Gradebook, assignment: str, autograded: Path | None) 
     df["dating"] = [_dating(autograded, s, assignment) for s in students]
     found = [_outcome(autograded, s, assignment) for s in students]
     submitted = list(df["submitted"])
+    folders = set()
+    if submitted_dir is not None:
+        folders = {normalize_id(s) for s in submitted_students(submitted_dir, assignment)}
+    pairs = zip(students, submitted, strict=True)
+    ungraded = [not sub and normalize_id(s) in folders for s, sub in pairs]
+    df["handed_in"] = [sub or u for sub, u in zip(submitted, ungraded, strict=True)]
     df["outcome"] = [
-        o if sub else Outcome.NO_SUBMISSION.value
-        for (o, _), sub in zip(found, submitted, strict=True)
+        o if sub else (Outcome.NOT_GRADED.value if u else Outcome.NO_SUBMISSION.value)
+        for (o, _), sub, u in zip(found, submitted, ungraded, strict=True)
     ]
     # what waits for hand grading first (« réponse écrite à noter »), then why
     df["why"] = [
         "\u00a0; ".join(
             dict.fromkeys(filter(None, [*pending.get(s, {}).values(), _why(sub, o, d, raw, sc)]))
         )
-        for s, sub, (o, d), raw, sc in zip(
-            students, submitted, found, df["raw_score"], df["score"], strict=True
+        if not u
+        else UNGRADED_WHY
+        for s, sub, u, (o, d), raw, sc in zip(
+            students, submitted, ungraded, found, df["raw_score"], df["score"], strict=True
         )
     ]
     for title in criteria:
@@ -279,7 +302,7 @@ def _spreadsheet_rows(df: pd.DataFrame) -> list[list[object]]:
             french_datetime(r["timestamp"]),
             french_datetime(r["duedate"]),
             *(r[c] for c in NUMERIC),
-            bool(r["submitted"]),
+            bool(r.get("handed_in", r["submitted"])),
             _row_lateness(r),
             _state(r["outcome"]),
             r["why"],
@@ -336,7 +359,7 @@ def write_report(
     ]
     write_french_csv(out / REPORT_NAME, header, _spreadsheet_rows(df))
     failures = _criteria_failures(df)
-    n, graded = len(df), int(df["submitted"].sum())
+    n, graded = len(df), int(df.get("handed_in", df["submitted"]).sum())
     pending = df.attrs.get("pending", {})
     page = _page(
         assignment=assignment,
@@ -383,13 +406,14 @@ class ClassReport(ExportPlugin):
         assignments = [str(a) for a in self.assignment] or [a.name for a in gradebook.assignments]
         coursedir = getattr(self.parent, "coursedir", None)
         autograded = coursedir and Path(coursedir.root) / coursedir.autograded_directory
+        submitted = coursedir and Path(coursedir.root) / coursedir.submitted_directory
         try:
             if len(assignments) != 1:
                 raise ValueError(
                     "Le rapport porte sur un seul devoir\u00a0: précisez --assignment "
                     f"(devoirs du carnet de notes\u00a0: {', '.join(assignments) or 'aucun'})."
                 )
-            df = class_table(gradebook, assignments[0], autograded)
+            df = class_table(gradebook, assignments[0], autograded, submitted)
         except ValueError as exc:
             self.log.error(str(exc))
             raise SystemExit(1) from exc
@@ -424,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     tools_on_path()
-    autograded, late_rule = None, ""
+    autograded, submitted, late_rule = None, None, ""
     try:
         dirs = course_dirs()
     except FileNotFoundError as exc:
@@ -434,16 +458,16 @@ def main(argv: list[str] | None = None) -> int:
         args.db = args.db or dirs.db_url
         args.out = args.out or dirs.report
         if args.db == dirs.db_url:
-            autograded = dirs.autograded
+            autograded, submitted = dirs.autograded, dirs.submitted
         late_rule = rule_of_config(load_config(dirs.grader_dir))
     with Gradebook(args.db) as gb:
         try:
-            df = class_table(gb, args.assignment, autograded)
+            df = class_table(gb, args.assignment, autograded, submitted)
         except ValueError as exc:
             parser.fail(str(exc))
     csv_path, html_path = write_report(df, args.out, args.assignment, late_rule)
     print(
-        f"{len(df)} élève(s), {int(df['submitted'].sum())} rendu(s)\u00a0: {html_path}\n"
+        f"{len(df)} élève(s), {int(df['handed_in'].sum())} rendu(s)\u00a0: {html_path}\n"
         f"{csv_path.with_name(REPORT_NAME)} (tableur français)\n{csv_path} (pour un script)"
     )
     return 0

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from .classroom.ids import Member, RosterError, decode_roster, normalize_id, parse_roster, quoted
-from .classroom.paths import course_dirs
+from .classroom.paths import course_dirs, gradebook_problem
 from .french.french_args import FrenchParser
 from .french.system_reason import french_message, french_reason
 from .privacy.erasure_register import class_registers, erased_on
@@ -63,6 +63,8 @@ def register(
     students = read_students(Path(path))
     tools_on_path()
     dirs = course_dirs(grader_dir)
+    if why := gradebook_problem(dirs, missing_ok=True):  # nbgrader makes a missing one
+        raise ImportFailed(f"Rien n'a été inscrit\u00a0: {why}.")
     registers = class_registers(dirs.db_url, dirs.grader_dir)
     confirmed = {normalize_id(x) for x in reenrol or set()}
     skipped: list[str] = []

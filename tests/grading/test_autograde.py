@@ -1,10 +1,12 @@
 """Class grading that says what it did: graded, skipped and failed counted from nbgrader's own
 log, a changed submission named (or regraded with --force), any failure named with a non-zero
-exit; the same with two workers, which must also grade students the gradebook does not know yet,
-assignments of several notebooks, and reruns."""
+exit; the same with two workers, assignments of several notebooks, and reruns; nothing graded
+before the class is registered (a gradebook, its students) nor from a submission holding a
+link."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -12,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from grading.autograde import main as autograde_main
-from grading_course import copy_course, grading, nbgrader, submit
+from grading_course import copy_course, grading, nbgrader, register, submit
 from nbformat.v4 import new_code_cell, new_notebook
 from nbgrader.api import Gradebook
 from tool_in_process import in_process
@@ -29,12 +31,12 @@ def test_a_changed_submission_is_named_then_regraded_with_force(course, expected
     """With two workers; with one (the default), the same class is graded, named and regraded
     by `make grade` and `make grade FORCE=1` in test_cycle_fresh_clone (steps 5 and 6)."""
     jobs = "2"
+    register(course, "ana", "ben")
     submit(course, "ana", "complete_vacuum")
     submit(course, "ben", "ebauche")
     first = grading(course, "autograde", "oublier", "--jobs", jobs)
     assert first.returncode == 0, first.stdout + first.stderr
     assert "2 rendu(s) noté(s), 0 déjà noté(s)" in first.stdout and "0 en échec" in first.stdout
-    # nobody was registered: with two workers, the merge creates the students (nbgrader's default)
     stub = expected_scores["ebauche"]["score"]
     assert _scores(course, ["ana", "ben"]) == {"ana": 10, "ben": stub}
 
@@ -60,6 +62,7 @@ def test_a_failure_mid_class_is_named_and_fails_the_command(course, jobs, tmp_pa
     private_tmp = tmp_path / "tmp"
     private_tmp.mkdir()
     monkeypatch.setenv("TMPDIR", str(private_tmp))
+    register(course, "ana", "ben", "cyr")
     submit(course, "ana", "complete_vacuum")
     broken = course / "submitted" / "ben" / "oublier"
     broken.mkdir(parents=True)
@@ -126,6 +129,7 @@ def test_two_workers_grade_several_notebooks_and_reruns(course):
     grader = course  # its gradebook exists (the TP's): "deux" is added to it, as a second TP is
     _two_notebook_assignment(grader)
     assert nbgrader(grader, "generate_assignment", "deux").returncode == 0
+    register(grader, "ana", "ben", "cyr")
     release = grader.parent / "notebooks" / "deux"
     for student, wrong in (("ana", None), ("ben", "partie2"), ("cyr", "partie1")):
         folder = grader / "submitted" / student / "deux"
@@ -150,17 +154,37 @@ def test_two_workers_grade_several_notebooks_and_reruns(course):
 
 
 def test_fresh_gradebook_gets_the_assignment_and_nbgrader_args_pass_through(course):
-    # a fresh clone after `make notebooks`: the student version generated, no gradebook
+    """Nothing is graded before the class is registered (dpo attack, item 9): with a gradebook
+    that registers nobody, nor with none at all (never created: nbgrader would make one and
+    grade every folder, « Ben/ » too); once `make students` made it, the assignment is added."""
     grader = course
+    submit(grader, "ana", "complete_vacuum")
+    submit(grader, "ben", "complete_vacuum")
+    submit(grader, "Ben", "complete_vacuum")  # ben's copy in the wrong case: nobody registered it
+    nobody = grading(grader, "autograde", "oublier")
+    assert nobody.returncode == 2, nobody.stdout + nobody.stderr
+    assert "✘ Rien n'a été noté\u00a0: aucun élève n'est inscrit au carnet de notes (" in (
+        nobody.stderr
+    )
+    assert "make students ELEVES=grader/eleves.csv" in nobody.stderr
+    # a fresh clone after `make notebooks`: the student version generated, no gradebook
     for db in grader.glob("gradebook.db*"):
         db.unlink()
     assert not (grader / "gradebook.db").exists() and (grader.parent / "notebooks").is_dir()
+    missing = grading(grader, "autograde", "oublier")
+    assert missing.returncode == 2, missing.stdout + missing.stderr
+    assert "✘ Rien n'a été noté\u00a0: le carnet de notes est introuvable (" in missing.stderr
+    assert "make students ELEVES=grader/eleves.csv" in missing.stderr
+    assert not (grader / "gradebook.db").exists() and not (grader / "autograded").exists()
+    register(grader, "ana", "ben")  # what `make students` runs: the gradebook, no assignment
     release = grader.parent / "notebooks"
-    submit(grader, "ana", "complete_vacuum")
-    submit(grader, "ben", "complete_vacuum")
     before = {p: p.read_bytes() for p in release.rglob("*") if p.is_file()}
     proc = grading(grader, "autograde", "oublier", "--student=ana")  # nbgrader args pass through
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # Ben/ is named
+    assert "  - Ben/\u00a0: pas un élève inscrit\u00a0; le plus proche inscrit est «\u00a0ben" in (
+        proc.stdout
+    )
+    assert not (grader / "autograded" / "Ben").exists()
     assert "« oublier » manquait au carnet de notes\u00a0: ajouté depuis" in proc.stdout
     assert "1 rendu(s) noté(s), 0 déjà noté(s)" in proc.stdout  # ben not selected, not counted
     assert _scores(grader, ["ana"]) == {"ana": 10}
@@ -172,6 +196,7 @@ def test_without_sources_one_sentence_names_the_command(tmp_path):
     grader = copy_course(tmp_path / "cours")  # a copy with the student version, no sources
     shutil.copytree(grader.parent / "solutions", grader.parent / "notebooks")
     shutil.rmtree(grader.parent / "solutions")
+    register(grader, "ana")
     submit(grader, "ana", "complete_vacuum")
     proc = grading(grader, "autograde", "oublier")
     assert proc.returncode == 2
@@ -193,8 +218,54 @@ def test_no_sandbox_no_grading_unless_asked(tmp_path, monkeypatch, capsys, flag)
     status = autograde_main(["oublier", *flag])
     err = capsys.readouterr().err
     assert status == 2
-    if flag:  # past the sandbox check: stopped only because there is nothing to grade
-        assert "Aucun rendu de « oublier »" in err and "bubblewrap" not in err
+    if flag:  # past the sandbox check: stopped only because there is no class to grade
+        assert "le carnet de notes est introuvable" in err and "bubblewrap" not in err
     else:
         assert "installez bubblewrap" in err and "SANS_BAC_A_SABLE=1" in err
         assert not (grader / "rapport").exists()
+
+
+def test_a_submission_holding_a_link_is_refused_never_followed(course, tmp_path):
+    """A teacher unzips a student's archive: a link to the gradebook (or /etc/shadow), a fifo, or
+    the student's folder itself a link. Never followed, never copied (nbgrader would copy the
+    target into autograded/ and feedback/, then the learner's export would ship it), counted as
+    failed and named with the path, the folder left as it was; the control, ana, is graded."""
+    register(course, "ana", "ben", "cyr", "dou")
+    submit(course, "ana", "complete_vacuum")
+    linked = submit(course, "ben", "complete_vacuum")
+    (linked / "classe.txt").symlink_to("../../../gradebook.db")
+    piped = submit(course, "cyr", "complete_vacuum")
+    os.mkfifo(piped / "tube")
+    elsewhere = tmp_path / "ailleurs"  # outside the course
+    shutil.move(submit(course, "dou", "complete_vacuum").parent, elsewhere)
+    (course / "submitted" / "dou").symlink_to(elsewhere)
+    before = {p: os.readlink(p) for p in (linked / "classe.txt", course / "submitted" / "dou")}
+
+    proc = grading(course, "autograde", "oublier")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "1 rendu(s) noté(s), 0 déjà noté(s) (laissé(s) tel(s) quel(s)), 3 en échec" in (
+        proc.stdout
+    )
+    not_plain = "1 entrée(s) qui ne sont pas de simples fichiers, jamais lues ni copiées"
+    assert f"  - ben\u00a0: {not_plain}" in proc.stdout
+    assert (
+        "ben/oublier/classe.txt (lien symbolique vers «\u00a0../../../gradebook.db\u00a0», non "
+        "suivi)" in proc.stdout
+    )
+    assert "cyr/oublier/tube (tube nommé, fifo)" in proc.stdout
+    assert f"dou (lien symbolique vers «\u00a0{elsewhere}\u00a0», non suivi)" in proc.stdout
+    assert _scores(course, ["ana"]) == {"ana": 10}  # the control: graded
+    assert sorted(p.name for p in (course / "autograded").iterdir()) == ["ana"]
+    gradebook = (course / "gradebook.db").read_bytes()[:4096]
+    copies = [p for p in (course / "autograded").rglob("*") if p.is_file()]
+    assert copies and not [p for p in copies if p.read_bytes().startswith(gradebook[:100])]
+    # the folders untouched: the links and the fifo are still there
+    assert {p: os.readlink(p) for p in before} == before
+    assert (piped / "tube").is_fifo() and (elsewhere / "oublier" / "oublier.ipynb").is_file()
+
+    # asked for by name: refused, exit 2, the reason given
+    alone = grading(course, "autograde", "oublier", "--student=ben")
+    assert alone.returncode == 2, alone.stdout + alone.stderr
+    assert "✘ 3 rendu(s) refusé(s)\u00a0:" in alone.stderr
+    assert "ben/oublier/classe.txt (lien symbolique" in alone.stderr
+    assert not (course / "autograded" / "ben").exists()

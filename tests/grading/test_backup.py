@@ -30,6 +30,7 @@ from grading_course import (
     grading,
     make,
     nbgrader,
+    register,
     submit,
     tool_env,
     tree_digest,
@@ -111,6 +112,7 @@ def test_a_backup_restores_into_a_fresh_clone(graded_class_copy, tmp_path):
 
 def test_backups_taken_while_grading_are_consistent(course, tmp_path):
     grader = course
+    register(grader, "ana", "ben", "cyr")
     for student, sample in (("ana", "complete_vacuum"), ("ben", "graine"), ("cyr", "ebauche")):
         submit(grader, student, sample, "2025-03-14 17:00:00")
     grade = subprocess.Popen(

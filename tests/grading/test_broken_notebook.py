@@ -19,7 +19,7 @@ import nbformat
 import pytest
 from grading.autograde import main as autograde
 from grading.runs.known_failures import FILE_NAME
-from grading_course import copy_course, generated_course, grading, nbgrader, submit
+from grading_course import copy_course, generated_course, grading, nbgrader, register, submit
 from nbformat.v4 import new_code_cell, new_notebook
 from nbgrader.api import Gradebook
 from tool_in_process import in_process
@@ -141,6 +141,7 @@ def test_a_notebook_that_stops_nbgrader_is_named_and_the_class_is_graded(
 def test_a_copy_pasted_answer_cell_of_the_lab_is_graded_with_the_class(tmp_path):
     """The TP itself: the copy-pasted answer cell no longer reaches DeduplicateIds."""
     grader = generated_course(tmp_path / "cours")
+    register(grader, "ana", "ben", "cyr")
     submit(grader, "ana", "complete_vacuum")
     path = submit(grader, "ben", "complete_vacuum") / "oublier.ipynb"
     nb = nbformat.read(path, as_version=4)

@@ -10,7 +10,7 @@ from html import unescape
 import nbformat
 import pytest
 from grading.nbgrader_ext.criterion_titles import criterion_number, criterion_title
-from grading_course import grading, submit
+from grading_course import grading, register, submit
 from helpers import REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -60,6 +60,7 @@ def test_feedback_pages_speak_french(graded_class):
 
 
 def test_feedback_follows_a_regrade(course):
+    register(course, "ana")
     submit(course, "ana", "ebauche")
     assert grading(course, "autograde", "oublier").returncode == 0
     first = grading(course, "feedback", "oublier")

@@ -146,3 +146,54 @@ def test_the_copy_is_complete_and_readable(graded_class_copy, tmp_path):
     for words in ("Finalité", "Destinataires", "Durée de conservation", "après 30 jours",
                   "réclamation à la CNIL", "articles 13 et 15"):  # fmt: skip
         assert words in readme, words
+
+
+def test_nothing_that_came_from_a_link_is_exported(graded_class_copy, tmp_path):
+    """A submission that held a link when graded before the check (tests/grading/test_autograde.py
+    refuses it now): nbgrader copied the target, the gradebook, into autograded/ and feedback/ as
+    plain files. Neither the link nor those copies reach the archive, and they are named; the
+    learner's own files do (the control)."""
+    import os
+
+    grader = graded_class_copy.grader
+    gradebook = (grader / "gradebook.db").read_bytes()
+    (grader / "submitted" / "ben" / "oublier" / "classe.txt").symlink_to("../../../gradebook.db")
+    for part in ("autograded", "feedback"):
+        (grader / part / "ben" / "oublier" / "classe.txt").write_bytes(gradebook)
+    hard = grader / "submitted" / "ben" / "oublier" / "copie.db"
+    os.link(grader / "gradebook.db", hard)  # the same file under a second name
+    out = str(tmp_path)
+    proc = grading(grader, "learner_export", "ben", "--eleves", "eleves.csv", "--out", out)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [archive] = sorted(tmp_path.glob("donnees-*.zip"))
+    with zipfile.ZipFile(archive) as zf:
+        members = {name: zf.read(name) for name in zf.namelist()}
+    assert not [m for m, data in members.items() if data[:100] == gradebook[:100]]
+    assert not [m for m in members if m.endswith(("classe.txt", "copie.db"))]
+    left_out = [f"{p}/oublier/classe.txt" for p in ("copies_notees", "retours", "rendus")]
+    left_out.append("rendus/oublier/copie.db")
+    assert "⚠ 4 fichier(s) non exporté(s)" in proc.stderr
+    assert all(m in proc.stderr for m in left_out), proc.stderr
+    # the control: the learner's own notebook and feedback page are there
+    own = grader / "autograded" / "ben" / "oublier" / "oublier.ipynb"
+    assert members["copies_notees/oublier/oublier.ipynb"] == own.read_bytes()
+    assert "retours/oublier/oublier.html" in members and "rendus/oublier/oublier.ipynb" in members
+
+
+def test_no_export_without_the_gradebook(graded_class_copy, tmp_path):
+    """The gradebook missing (a lost disk, a wrong folder): no archive that would say « 0
+    devoir(s) », an incomplete answer to an access request (dpo attack, item 9), and no empty
+    gradebook made in its place; the control: the same export once it is back."""
+    grader = graded_class_copy.grader
+    db = grader / "gradebook.db"
+    db.rename(tmp_path / "ailleurs.db")
+    out = tmp_path / "out"
+    proc = grading(grader, "learner_export", "ana", "--eleves", "eleves.csv", "--out", str(out))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"✘ Aucune donnée exportée\u00a0: le carnet de notes est introuvable ({db})" in (
+        proc.stderr
+    )
+    assert not out.exists() and not db.exists()
+    (tmp_path / "ailleurs.db").rename(db)
+    members = _export(grader, "ana", out)  # the control
+    assert json.loads(members["notes.json"])[0]["devoir"] == "oublier"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from exchange_class import readable_course_env
-from grading_course import clone_head, make, submit, submit_carnet
+from grading_course import clone_head, make, register, submit, submit_carnet
 from helpers import REPO
 from hub.classhub import create_user, remove_user, unix_users
 
@@ -61,6 +61,7 @@ def test_a_normal_user_grades_and_reports(readable_env, expected_scores):
         }
         for student, carnet in carnets.items():
             submit_carnet(grader, student, carnet, canaries / student)
+        register(grader, "ana", "ben", *carnets)  # what `make students` runs
         subprocess.run(["chown", "-R", f"{user}:{user}", str(base)], check=True)
         home = {"HOME": account.pw_dir, "USER": user, "LOGNAME": user}
         grade = make(clone, "grade", venv=readable_env, user=user, extra_env=home)

@@ -17,7 +17,7 @@ import nbformat
 import pytest
 from grading.nbgrader_ext.safe_html import OVERFLOW_NOTE
 from grading.samples import build_submission
-from grading_course import formgrader_server, generated_course, grading
+from grading_course import formgrader_server, generated_course, grading, register
 from helpers import REPO
 from nbgrader.api import Gradebook
 
@@ -42,6 +42,7 @@ def graded(tmp_path_factory) -> tuple[Path, float]:
     """zed wrote the pathological answer, ana an ordinary one; both graded, then the feedback
     pages written by the course's command, timed. Returns grader/ and that time."""
     grader = generated_course(tmp_path_factory.mktemp("lineaire") / "cours")
+    register(grader, "zed", "ana")
     _submit(grader, "zed", PATHOLOGICAL)
     _submit(grader, "ana", ORDINARY)
     proc = grading(grader, "autograde", "oublier")

@@ -325,3 +325,27 @@ def test_report_numbers_criteria_as_the_statement(reported_class):
     assert sorted(c for c in counts if c) == [1, 2]
     counts, _ = np.histogram([0, 0.5, 11.5, 12], bins=score_bins(12))
     assert list(counts).count(1) == 4
+
+
+@pytest.mark.slow
+def test_a_submission_left_out_of_the_grading_is_no_missing_submission(gradebook_class):
+    """gil handed in a notebook make grade did not grade (« extra.ipynb », not one of the TP's:
+    dpo attack, item 11): `make rapport` says it was handed in and not graded, never « pas de
+    rendu »; the control: dou, without a folder in submitted/, still has « pas de rendu »."""
+    grader = gradebook_class
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        gb.add_student("gil", first_name="Gil", last_name="Roux")
+    folder = grader / "submitted" / "gil" / "oublier"
+    folder.mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(), folder / "extra.ipynb")
+    proc = grading(grader, "rapport", "oublier")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "6 élève(s), 5 avec un rendu, 1 sans." in proc.stdout
+    by_id = {r["identifiant"]: r for r in _french_rows(grader / "rapport" / "notes-tableur.csv")}
+    gil, dou = by_id["gil"], by_id["dou"]
+    assert gil["rendu"] == "oui" and gil["état"] == "pas de copie notée", gil
+    assert gil["pourquoi"].startswith("rendu non noté\u00a0: il est dans submitted/"), gil
+    assert gil["note"] == "0" and gil["retard"] == "—"
+    assert dou["rendu"] == "non" and dou["état"] == "pas de rendu", dou
+    page = (grader / "rapport" / "rapport.html").read_text(encoding="utf-8")
+    assert "5 avec un rendu, 1 sans rendu" in page

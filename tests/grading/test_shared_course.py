@@ -17,6 +17,7 @@ from grading_course import (
     generated_template,
     grading,
     nbgrader,
+    register,
     submit,
     tree_digest,
 )
@@ -47,6 +48,7 @@ def test_a_copy_grades_after_its_original_moved_and_froze(tmp_path, expected_sco
     freeze(moved)  # where it can: then a write there fails, else changes() finds it
     try:
         grader = tmp_path / "copie" / "cours" / "grader"
+        register(grader, "ana")
         submit(grader, "ana", "complete_vacuum")
         proc = grading(grader, "autograde", "oublier")
         assert proc.returncode == 0, proc.stdout + proc.stderr

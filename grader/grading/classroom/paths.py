@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,9 @@ __all__ = [
     "course_dirs",
     "files_under",
     "find_grader_dir",
+    "gradebook_problem",
     "load_config",
+    "not_regular",
     "read_only",
     "sqlite_copy",
     "sqlite_path",
@@ -112,6 +115,43 @@ def sqlite_copy(source: Path, dest: Path) -> None:
         src.backup(dst)
 
 
+ENROL = "make students ELEVES=grader/eleves.csv"  # how a class is registered
+RESTORE = (
+    "make restauration SAUVEGARDE=…, voir «\u00a0Sauvegarder et restaurer\u00a0» dans "
+    "grader/README.md"
+)
+
+
+def gradebook_problem(
+    dirs: CourseDirs, missing_ok: bool = False, empty_ok: bool = True
+) -> str | None:
+    """Why the class's SQLite gradebook cannot be used and what to do, in French, or None:
+    missing (unless `missing_ok`), empty, damaged (a truncated file), registering nobody (unless
+    `empty_ok`). The check is ``make sauvegarde``'s (``backup.gradebook_counts``), made before
+    nbgrader or SQLAlchemy read the file: they would stop on a traceback or an sqlalche.me
+    address, or create an empty gradebook in its place."""
+    db = sqlite_path(dirs.db_url)
+    if db is None or (missing_ok and not os.path.lexists(db)):
+        return None  # PostgreSQL, MySQL: their server says what is wrong
+    from ..backup import BackupError, gradebook_counts  # lazily: that module imports this one
+
+    try:
+        counts = gradebook_counts(db)
+    except BackupError as exc:
+        if not os.path.lexists(db):
+            return (
+                f"{exc}\u00a0; restaurez la dernière sauvegarde ({RESTORE}) ou, pour une "
+                f"nouvelle classe, inscrivez-la d'abord\u00a0: {ENROL}"
+            )
+        return f"{exc}\u00a0; restaurez la dernière sauvegarde ({RESTORE})"
+    if not empty_ok and counts["students"] == 0:
+        return (
+            f"aucun élève n'est inscrit au carnet de notes ({db})\u00a0: inscrivez d'abord la "
+            f"classe, {ENROL} (un dossier de submitted/ n'inscrit personne)"
+        )
+    return None
+
+
 def files_under(folder: Path) -> list[tuple[str, Path]]:
     """(path under `folder`, file) of each of its files; a link is never followed out of it."""
     return [
@@ -119,6 +159,55 @@ def files_under(folder: Path) -> list[tuple[str, Path]]:
         for file in sorted(folder.rglob("*"))
         if file.is_file() and not file.is_symlink()
     ]
+
+
+# what an entry that is neither a folder nor a plain file is, in French (``stat.S_IFMT``)
+_KINDS = {
+    stat.S_IFIFO: "tube nommé, fifo",
+    stat.S_IFSOCK: "socket",
+    stat.S_IFCHR: "périphérique",
+    stat.S_IFBLK: "périphérique",
+}
+
+
+def not_regular(folder: Path) -> list[tuple[str, str]]:
+    """(path under `folder`, what it is in French) of each entry of `folder` (itself as ``.``)
+    that is no folder or plain file: a link, a fifo, a device, a file with another name
+    elsewhere (hard link). Never followed: nbgrader would copy a link's target (the gradebook,
+    ``/etc/shadow``) as if the student had written it."""
+    found: list[tuple[str, str]] = []
+
+    def walk_into(path: Path, rel: str) -> bool:
+        """Whether `path` is a folder to walk; any other strange entry goes to `found`."""
+        try:
+            info = path.lstat()
+        except OSError:
+            found.append((rel, "illisible"))
+            return False
+        mode = stat.S_IFMT(info.st_mode)
+        if mode == stat.S_IFDIR:
+            return True
+        if mode == stat.S_IFREG and info.st_nlink > 1:
+            what = f"fichier à {info.st_nlink} liens physiques (un autre nom ailleurs)"
+            found.append((rel, what))
+        elif mode == stat.S_IFLNK:
+            what = f"lien symbolique vers «\u00a0{os.readlink(path)}\u00a0», non suivi"
+            found.append((rel, what))
+        elif mode != stat.S_IFREG:
+            found.append((rel, _KINDS.get(mode, "fichier spécial")))
+        return False
+
+    if not os.path.lexists(folder) or not walk_into(folder, "."):
+        return found
+    for top, dirs, files in os.walk(folder):  # never into a link (followlinks=False)
+        base = Path(top)
+        prefix = base.relative_to(folder).as_posix()
+        for name in sorted(dirs + files):
+            rel = name if prefix == "." else f"{prefix}/{name}"
+            if not walk_into(base / name, rel) and name in dirs:
+                dirs.remove(name)
+        dirs.sort()
+    return sorted(found)
 
 
 def load_config(grader_dir: str | os.PathLike[str]) -> Config:

@@ -2,7 +2,10 @@
 
 A folder written by macOS (``chlo`` + U+0301) is the registered ``chloé``: it is renamed to
 NFC (a move, nothing is lost) when no ``chloé`` folder exists, so nbgrader grades it under the
-registered id instead of creating a ghost student. A folder that matches no registered student
+registered id instead of creating a ghost student. A submission holding a link, a fifo, a
+device or a hard link is refused (counted as failed), never followed and left as it is: nbgrader
+would copy the link's target (the gradebook, ``/etc/shadow``) into the graded copy and the
+feedback, and from there into the learner's data export. A folder that matches no registered student
 (``zoe`` for ``zoé``), a notebook outside ``<id>/<assignment>/`` (``lucas/oublier.ipynb``) or a
 notebook name the assignment does not have (``oublier (1).ipynb``) is named with the closest
 registered id or notebook name, left out of the grading, and the command exits non-zero.
@@ -14,8 +17,15 @@ import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..classroom.ids import closest, normalize_id, quoted, registered_students, stored_id_problem
-from ..classroom.paths import sqlite_path
+from ..classroom.ids import (
+    closest,
+    normalize_id,
+    quoted,
+    registered_students,
+    shown,
+    stored_id_problem,
+)
+from ..classroom.paths import not_regular, sqlite_path
 
 __all__ = [
     "IdReport",
@@ -32,6 +42,7 @@ class IdReport:
     problems: dict[str, str] = field(default_factory=dict)  # folder or file -> why (French)
     excluded: set[str] = field(default_factory=set)  # folders left out of the grading
     notes: list[str] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)  # student -> why (French): a failure
 
     def lines(self) -> list[str]:
         out = list(self.notes)
@@ -41,6 +52,29 @@ class IdReport:
             )
             out += [f"  - {name}\u00a0: {why}" for name, why in sorted(self.problems.items())]
         return out
+
+    def refused_lines(self) -> list[str]:
+        """The submissions refused for what they hold, when no grading summary names them."""
+        if not self.refused:
+            return []
+        out = [f"✘ {len(self.refused)} rendu(s) refusé(s)\u00a0:"]
+        return out + [f"  - {name}\u00a0: {why}" for name, why in sorted(self.refused.items())]
+
+
+def _strange_entries(folder: Path, shown_as: str) -> str | None:
+    """Why the submission `folder` cannot be graded as it is, in French, or None: every entry
+    that is no plain file or folder (``classroom.paths.not_regular``), named, never followed."""
+    found = not_regular(folder)
+    if not found:
+        return None
+    named = shown(
+        "\u00a0; ".join(f"{shown_as}/{rel} ({what})".replace("/. (", " (") for rel, what in found)
+    )
+    return (
+        f"{len(found)} entrée(s) qui ne sont pas de simples fichiers, jamais lues ni copiées "
+        f"(dossier laissé tel quel)\u00a0: {named}. Remplacez-les par les fichiers eux-mêmes, "
+        "puis relancez."
+    )
 
 
 def expected_notebooks(dirs, assignment: str) -> list[str]:
@@ -90,6 +124,15 @@ def check_submitted_ids(dirs, assignment: str) -> IdReport:
             )
         if problem:
             report.problems[f"{name}/"] = problem
+            report.excluded.add(name)
+            continue
+        # what nbgrader copies, links followed: the assignment's folder (or a linked student's)
+        if folder.is_symlink():
+            why = _strange_entries(folder, name)
+        else:
+            why = _strange_entries(folder / assignment, f"{name}/{assignment}")
+        if why:
+            report.refused[name] = why
             report.excluded.add(name)
             continue
         for stray in sorted(folder.glob("*.ipynb")):

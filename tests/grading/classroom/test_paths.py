@@ -178,3 +178,38 @@ def test_the_demo_course_has_its_own_folders_and_the_course_s_settings(course_fo
     for folder in (dirs.submitted, dirs.autograded, dirs.feedback, dirs.release):
         assert folder.parent == demo
     assert dirs.db_url == f"sqlite:///{demo / 'gradebook.db'}"
+
+
+def test_a_damaged_gradebook_is_refused_in_french_by_every_command(graded_class_copy):
+    """A truncated gradebook (dpo attack, item 8): every command that reads it says so in one
+    French sentence with the file and what to do, exit 2, before nbgrader or SQLAlchemy (a
+    traceback, an sqlalche.me address, « 0 en échec » exit 0); `make sauvegarde`'s own check
+    (backup.gradebook_counts), so the same words. The control: the same commands on the whole
+    file work (the graded class itself was graded, its feedback and report written by them)."""
+    from grading_course import grading
+
+    grader = graded_class_copy.grader
+    export = grading(grader, "export")  # the control, before the damage
+    assert export.returncode == 0, export.stdout + export.stderr
+    db = grader / "gradebook.db"
+    with open(db, "r+b") as file:
+        file.truncate(db.stat().st_size * 2 // 5)
+    damaged = f"le carnet de notes est illisible ({db}\u00a0: database disk image is malformed)"
+    restore = "\u00a0; restaurez la dernière sauvegarde (make restauration SAUVEGARDE=…"
+    commands = {
+        ("autograde", "oublier"): "Rien n'a été noté",
+        ("roster_csv", "eleves.csv"): "Rien n'a été inscrit",
+        ("learner_export", "ana", "--eleves", "eleves.csv"): "Aucune donnée exportée",
+        ("feedback", "oublier"): "Aucune page de retour écrite",
+        ("rapport", "oublier"): "Pas de rapport de «\u00a0oublier\u00a0»",
+        ("export",): "Aucune note exportée",
+    }
+    before = db.read_bytes()
+    for command, done in commands.items():
+        proc = grading(grader, *command)
+        said = proc.stdout + proc.stderr
+        assert proc.returncode == 2, (command, said)
+        assert f"✘ {done}\u00a0: {damaged}{restore}" in proc.stderr, (command, said)
+        assert "Traceback" not in said and "sqlalche.me" not in said, (command, said)
+    assert db.read_bytes() == before  # refused, not touched
+    assert not (grader / "exports").exists()

@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from grading.autograde import main as autograde_main
 from grading.nbgrader_ext.criterion_titles import criterion_title
-from grading_course import grading, nbgrader, submit
+from grading_course import grading, nbgrader, register, submit
 from helpers import tp_points
 from nbgrader.api import Gradebook
 from tool_in_process import in_process
@@ -64,6 +64,7 @@ def _report(grader, out, command: bool = False) -> dict[str, dict[str, str]]:
 
 def test_hand_grades_survive_a_forced_regrade(course, tmp_path):
     grader = course
+    register(grader, "ana", "ben")
     for student in ("ana", "ben"):
         submit(grader, student, "complete_vacuum")
         _write_answer(grader, student, f"Réponse écrite de {student} : on efface aussi le -wal.")
