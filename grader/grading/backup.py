@@ -26,6 +26,7 @@ import tempfile
 import time
 import zlib
 from collections import Counter
+from collections.abc import Callable
 from contextlib import closing, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -90,7 +91,7 @@ def _french(counts: dict[str, int]) -> str:
 def _gradebook_held(archive: Path) -> dict[str, int] | None:
     """The counts of the readable gradebook `archive` holds (its manifest's, else its
     gradebook's), None if it holds none; BackupError if the archive is damaged."""
-    members, manifest = _read_archive(archive)
+    members, manifest = _read_archive(archive, keep=lambda name: name == GRADEBOOK)
     if GRADEBOOK not in members:
         return None
     known = manifest.get("gradebook")
@@ -344,14 +345,16 @@ def backup(
     return path, counts, left_out
 
 
-def _read_archive(archive: Path) -> tuple[dict[str, tuple[bytes, int]], dict]:
-    """Every member of a backup, checked against its manifest, and the manifest, before anything
-    is written; BackupError, naming the archive, if any byte of it is damaged."""
+def _read_archive(
+    archive: Path, keep: Callable[[str], bool] = lambda name: True
+) -> tuple[dict[str, tuple[bytes, int]], dict]:
+    """The members of a backup that `keep` names, and its manifest, once every member has been
+    checked against the manifest, read as a stream (an archive can hold far more than memory);
+    BackupError, naming the archive, if any byte of it is damaged."""
     members: dict[str, tuple[bytes, int]] = {}
+    digests: dict[str, str] = {}
     try:
-        with gzip.open(archive, "rb") as raw:
-            whole = raw.read()  # to its end: gzip's checksum vouches for every byte
-        with tarfile.open(fileobj=io.BytesIO(whole), mode="r:") as tar:
+        with gzip.open(archive, "rb") as raw, tarfile.open(fileobj=raw, mode="r|") as tar:
             for info in tar:
                 path = Path(info.name)
                 if not info.isfile() or path.is_absolute() or ".." in path.parts or not path.parts:
@@ -359,8 +362,17 @@ def _read_archive(archive: Path) -> tuple[dict[str, tuple[bytes, int]], dict]:
                         f"{archive.name}\u00a0: membre «\u00a0{info.name}\u00a0» refusé (pas "
                         "un fichier simple, ou chemin hors de la sauvegarde)."
                     )
-                data = tar.extractfile(info).read()
-                members[info.name] = (data, info.mtime)
+                digest, chunks = hashlib.sha256(), []
+                source = tar.extractfile(info)
+                while chunk := source.read(1 << 20):
+                    digest.update(chunk)
+                    if info.name == MANIFEST or keep(info.name):
+                        chunks.append(chunk)
+                digests[info.name] = digest.hexdigest()
+                if info.name == MANIFEST or keep(info.name):
+                    members[info.name] = (b"".join(chunks), info.mtime)
+            while raw.read(1 << 20):  # to its end: gzip's checksum vouches for every byte
+                pass
     except OSError as exc:
         reason = french_reason(exc) if exc.errno is not None else DAMAGED
         raise BackupError(f"Sauvegarde illisible\u00a0: {archive} ({reason}).") from None
@@ -373,10 +385,11 @@ def _read_archive(archive: Path) -> tuple[dict[str, tuple[bytes, int]], dict]:
         expected = {str(k): str(v) for k, v in manifest["files"].items()}
     except (ValueError, KeyError, TypeError, AttributeError):
         raise BackupError(f"{archive.name}\u00a0: manifeste illisible ({MANIFEST}).") from None
-    if set(expected) != set(members):
+    del digests[MANIFEST]
+    if set(expected) != set(digests):
         raise BackupError(f"{archive.name}\u00a0: fichiers manquants ou en trop (manifeste).")
-    for name, (data, _) in members.items():
-        if hashlib.sha256(data).hexdigest() != expected[name]:
+    for name, digest in digests.items():
+        if digest != expected[name]:
             raise BackupError(
                 f"{archive.name}\u00a0: «\u00a0{name}\u00a0» abîmé (empreinte différente)."
             )
@@ -528,42 +541,46 @@ def purge(
     folder: Path, keep: int | None, keep_days: float
 ) -> tuple[list[Path], list[tuple[Path, str]], list[tuple[Path, str]]]:
     """Delete the backups older than `keep_days` days or past the `keep` newest, except the newest
-    with a gradebook (a restore needs it, whatever its age) and the damaged ones (read whole
-    first: never deleted unasked, never the one with a gradebook); (deleted, kept with the why,
-    damaged with the reason)."""
+    whole one with a gradebook (a restore needs it, whatever its age) and the damaged ones (never
+    deleted unasked); (deleted, kept with the why, damaged with the reason). An archive is read
+    whole, as a stream, only when its fate depends on it: from the newest until the one with a
+    gradebook, and each one about to be deleted (a class's backup can hold gigabytes)."""
     now = datetime.now(UTC)
     found = backups_in(folder)
-    damaged: list[tuple[Path, str]] = []
-    safe = None
-    for _, path in found:
+    damaged: dict[Path, str] = {}
+    read: set[Path] = set()
+
+    def held(path: Path) -> dict[str, int] | None:
+        read.add(path)
         try:
-            held = _gradebook_held(path)
+            return _gradebook_held(path)
         except BackupError as exc:
-            damaged.append((path, str(exc)))
-            continue
-        if safe is None and held is not None:
-            safe = path
+            damaged[path] = str(exc)
+            return None
+
+    safe = next((path for _, path in found if held(path) is not None), None)
     rule = f"moins de {french_number(keep_days)} jours"
     if keep is not None:
         rule += f" et une des {keep} plus récentes"
     deleted: list[Path] = []
     kept: list[tuple[Path, str]] = []
-    broken = {path for path, _ in damaged}
     for rank, (when, path) in enumerate(found):
         expired = now - when > timedelta(days=keep_days) or (keep is not None and rank >= keep)
+        if expired and path not in read:
+            held(path)  # checked whole before it is deleted
         if path == safe:
             why = "la plus récente qui contient un carnet de notes, jamais effacée"
             if expired:
-                why += " (elle devrait sinon l'être : faites une sauvegarde neuve)"
+                why += " (elle devrait sinon l'être\u00a0: faites une sauvegarde neuve)"
             kept.append((path, why))
-        elif path in broken:
+        elif path in damaged:
             kept.append((path, "ABÎMÉE, jamais effacée par la purge (voir ci-dessous)"))
         elif expired:
             path.unlink()
             deleted.append(path)
         else:
             kept.append((path, rule))
-    return deleted, kept, damaged
+    return deleted, kept, list(damaged.items())
 
 
 def _summary(counts: dict[str, int]) -> str:
