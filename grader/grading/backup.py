@@ -104,18 +104,24 @@ def _gradebook_held(archive: Path) -> dict[str, int] | None:
     return None
 
 
-def last_with_gradebook(folder: Path) -> tuple[Path, dict[str, int]] | None:
+def last_with_gradebook(
+    folder: Path, damaged: dict[Path, str] | None = None
+) -> tuple[Path, dict[str, int]] | None:
     """The newest backup of `folder` that is whole and holds a readable gradebook, with its
-    counts; a damaged one is never it."""
+    counts; a damaged one is never it (it goes in `damaged`, with the reason)."""
     for _, path in backups_in(folder):
-        with suppress(BackupError):
+        try:
             if (held := _gradebook_held(path)) is not None:
                 return path, held
+        except BackupError as exc:
+            if damaged is not None:
+                damaged[path] = str(exc)
     return None
 
 
-def _check_gradebook(gradebook: Path, dest_dir: Path) -> None:
-    """Refuse, with the French reason, a backup of a gradebook that would lose grades."""
+def _check_gradebook(gradebook: Path, dest_dir: Path, damaged: dict[Path, str]) -> None:
+    """Refuse, with the French reason, a backup of a gradebook that would lose grades; the
+    damaged backups passed over go in `damaged`."""
     try:
         counts = gradebook_counts(gradebook)
     except BackupError as exc:
@@ -124,7 +130,7 @@ def _check_gradebook(gradebook: Path, dest_dir: Path) -> None:
             "Restaurez-le (make restauration) ou, si c'est voulu, confirmez : "
             "make sauvegarde CONFIRMER=1."
         ) from None
-    last = last_with_gradebook(dest_dir)
+    last = last_with_gradebook(dest_dir, damaged)
     if last is not None:
         path, before = last
         if counts["students"] < before["students"] or counts["grades"] < before["grades"]:
@@ -243,13 +249,14 @@ def backup(
     hub_db: Path | None = None,
     grader_dir: Path | None = None,
     confirm: bool = False,
+    damaged: dict[Path, str] | None = None,
 ) -> tuple[Path, dict[str, int], list[str]]:
     """Write one backup archive; (its path, files per part, graded copies left out). Refused
     (BackupError) when it would hold less than the last one, unless `confirm`."""
     dirs, gradebook, folders = _dirs(grader_dir)
     dest_dir = dest_dir or dirs.backups
     if not confirm:
-        _check_gradebook(gradebook, dest_dir)
+        _check_gradebook(gradebook, dest_dir, {} if damaged is None else damaged)
     dest_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(dest_dir, 0o700)  # names, e-mails, grades: the instructor's eyes only
     now = datetime.now(UTC)
@@ -688,9 +695,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"Restauré depuis {args.archive.name}\u00a0: {_summary(counts)}.")
             return _say_erased(erased)
         folder = args.dossier or _dirs(args.grader_dir)[0].backups
+        passed: dict[Path, str] = {}  # damaged backups the check passed over
         if args.command == "sauvegarder":
             path, counts, left_out = backup(
-                folder, args.eleves, args.hub_db, args.grader_dir, confirm=args.confirmer
+                folder, args.eleves, args.hub_db, args.grader_dir, args.confirmer, passed
             )
             print(f"Sauvegarde écrite\u00a0: {path} ({_summary(counts)}).")
             if left_out:
@@ -712,14 +720,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  effacée : {path.name}")
         for path, why in kept:
             print(f"  gardée : {path.name} — {why}")
-        for path, reason in damaged:
+        for path, reason in {**passed, **dict(damaged)}.items():
             print(
-                f"✘ Sauvegarde abîmée, ni lue ni effacée\u00a0: {reason} Elle ne compte pas comme "
-                "une sauvegarde du carnet de notes\u00a0; effacez-la vous-même "
+                f"✘ Sauvegarde abîmée, gardée telle quelle\u00a0: {reason} Elle ne compte "
+                "pas comme une sauvegarde du carnet de notes\u00a0; effacez-la vous-même "
                 f"(rm {path}) ou gardez-la pour en tirer ce qui peut l'être.",
                 file=sys.stderr,
             )
-        if damaged:
+        if passed or damaged:
             return 1
     except (BackupError, FileNotFoundError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
