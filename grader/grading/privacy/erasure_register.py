@@ -98,8 +98,9 @@ class Register:
             write_private(self.folder / KEY_NAME, key.hex().encode() + b"\n")
         note = (
             "Registre des élèves effacés (RGPD, article 17)\u00a0: une empreinte HMAC-SHA-256 "
-            f"de l'identifiant par effacement, avec la clé {KEY_NAME}\u00a0; aucune donnée "
-            "personnelle."
+            f"de l'identifiant par élève effacé, avec la clé {KEY_NAME}, l'heure (UTC) de son "
+            "effacement et, s'il a été réinscrit depuis, celle de sa réinscription\u00a0; "
+            "aucune donnée personnelle."
         )
         body = {"format": 1, "note": note, "effaces": entries}
         data = json.dumps(body, indent=1, ensure_ascii=False).encode()
