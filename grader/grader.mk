@@ -38,6 +38,8 @@ CAVIARDER ?=
 TEMOIN ?=
 # REINSCRIRE=<id>: a learner erased earlier enrolled again (make students, make restauration)
 REINSCRIRE ?=
+# REGISTRE: the folder of the register of erased learners, for a restore that finds none
+REGISTRE ?=
 HUB_URL ?=
 ECHANGE ?=
 HOMES ?=
@@ -143,14 +145,17 @@ sauvegarde: setup
 	$(GRADING)backup sauvegarder --eleves "$(abspath $(ELEVES))" $(strip $(BACKUP_PLACE) \
 	  $(if $(CONFIRMER),--confirmer) $(if $(HUB_DB),--hub-db "$(abspath $(HUB_DB))"))
 
-## make restauration SAUVEGARDE=... [REINSCRIRE=id] : restaure une sauvegarde dans un cours
-## sans carnet de notes, rendus ni liste (un clone neuf) ; chaque octet vérifié d'abord, rien
-## d'écrasé ; un élève effacé depuis est effacé de nouveau et nommé (code de sortie 1)
+## make restauration SAUVEGARDE=... [REINSCRIRE=id] [REGISTRE=dossier] [CONFIRMER=1] : restaure
+## une sauvegarde dans un cours sans carnet de notes, rendus ni liste (un clone neuf) ; chaque
+## octet vérifié d'abord, rien d'écrasé ; un élève effacé depuis est effacé de nouveau et nommé
+## (code de sortie 1) ; sans registre des effacements (ni dans grader/, ni à côté de la
+## sauvegarde), refusée sauf REGISTRE=son dossier ou CONFIRMER=1
 restauration: export COURSE_REENROL_ID = $(value REINSCRIRE)
 restauration: setup
 	@test -n "$(SAUVEGARDE)" || { echo "Donnez la sauvegarde : make restauration SAUVEGARDE=grader/sauvegardes/sauvegarde-….tar.gz" >&2; exit 2; }
 	$(GRADING)backup restaurer "$(abspath $(SAUVEGARDE))" --eleves "$(abspath $(ELEVES))" $(strip \
 	  $(if $(HUB_DB),--hub-db "$(abspath $(HUB_DB))") \
+	  $(if $(REGISTRE),--registre "$(abspath $(REGISTRE))") $(if $(CONFIRMER),--confirmer) \
 	  $(if $(value REINSCRIRE),--reinscrire="$$COURSE_REENROL_ID"))
 
 ## make purge-sauvegardes [GARDER=N] [GARDER_JOURS=J] : efface les sauvegardes de plus de J

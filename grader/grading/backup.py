@@ -14,6 +14,7 @@ reasons, for the teacher: grader/README.md, « Sauvegarder et restaurer ». For 
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import json
@@ -23,7 +24,9 @@ import sys
 import tarfile
 import tempfile
 import time
+import zlib
 from collections import Counter
+from collections.abc import Callable
 from contextlib import closing, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -42,12 +45,13 @@ from .privacy.erasure_register import (
     KEY_NAME,
     REGISTER_NAME,
     Register,
-    erased_on,
+    erasure_of,
     merge_register,
     registers_of,
+    start_register,
     write_private,
 )
-from .privacy.erasure_register import reenrol as remove_from_register
+from .privacy.erasure_register import reenrol as record_reenrolment
 from .privacy.learner_places import Context, ErasureError, Setup
 
 __all__ = ["BackupError", "backup", "main", "purge", "restore"]
@@ -56,6 +60,7 @@ HUB_DB = "hub/jupyterhub.sqlite"
 MANIFEST = "manifest.json"
 REGISTER_PART = "effacements"  # the register of erased learners and its key, in a backup
 REFUSED = "Sauvegarde refusée, rien n'a été écrit\u00a0: "
+DAMAGED = "archive abîmée ou tronquée"
 
 
 class BackupError(Exception):
@@ -83,33 +88,40 @@ def _french(counts: dict[str, int]) -> str:
     return f"{counts['students']} élève(s), {counts['grades']} note(s)"
 
 
-def last_with_gradebook(folder: Path) -> tuple[Path, dict[str, int]] | None:
-    """The newest backup of `folder` that holds a readable gradebook, with its counts: from its
-    manifest, else (older backups) from its gradebook."""
-    for _, path in backups_in(folder):
-        found: dict[str, bytes] = {}
-        try:
-            with tarfile.open(path, "r:gz") as tar:
-                for info in tar:
-                    if info.name in (MANIFEST, GRADEBOOK) and info.isfile():
-                        found.setdefault(info.name, tar.extractfile(info).read())
-            manifest = json.loads(found[MANIFEST])
-        except (OSError, tarfile.TarError, EOFError, ValueError, KeyError):
-            continue
-        if not manifest or GRADEBOOK not in manifest.get("files", {}) or GRADEBOOK not in found:
-            continue
-        known = manifest.get("gradebook")
-        if isinstance(known, dict) and {"students", "grades"} <= set(known):
-            return path, {"students": int(known["students"]), "grades": int(known["grades"])}
-        with tempfile.TemporaryDirectory(prefix="sauvegarde-") as work, suppress(BackupError):
-            copy = Path(work) / GRADEBOOK
-            copy.write_bytes(found[GRADEBOOK])
-            return path, gradebook_counts(copy)
+def _gradebook_held(archive: Path) -> dict[str, int] | None:
+    """The counts of the readable gradebook `archive` holds (its manifest's, else its
+    gradebook's), None if it holds none; BackupError if the archive is damaged."""
+    members, manifest = _read_archive(archive, keep=lambda name: name == GRADEBOOK)
+    if GRADEBOOK not in members:
+        return None
+    known = manifest.get("gradebook")
+    with suppress(KeyError, TypeError, ValueError):
+        return {"students": int(known["students"]), "grades": int(known["grades"])}
+    with tempfile.TemporaryDirectory(prefix="sauvegarde-") as work, suppress(BackupError):
+        copy = Path(work) / GRADEBOOK
+        copy.write_bytes(members[GRADEBOOK][0])
+        return gradebook_counts(copy)
     return None
 
 
-def _check_gradebook(gradebook: Path, dest_dir: Path) -> None:
-    """Refuse, with the French reason, a backup of a gradebook that would lose grades."""
+def last_with_gradebook(
+    folder: Path, damaged: dict[Path, str] | None = None
+) -> tuple[Path, dict[str, int]] | None:
+    """The newest backup of `folder` that is whole and holds a readable gradebook, with its
+    counts; a damaged one is never it (it goes in `damaged`, with the reason)."""
+    for _, path in backups_in(folder):
+        try:
+            if (held := _gradebook_held(path)) is not None:
+                return path, held
+        except BackupError as exc:
+            if damaged is not None:
+                damaged[path] = str(exc)
+    return None
+
+
+def _check_gradebook(gradebook: Path, dest_dir: Path, damaged: dict[Path, str]) -> None:
+    """Refuse, with the French reason, a backup of a gradebook that would lose grades; the
+    damaged backups passed over go in `damaged`."""
     try:
         counts = gradebook_counts(gradebook)
     except BackupError as exc:
@@ -118,7 +130,7 @@ def _check_gradebook(gradebook: Path, dest_dir: Path) -> None:
             "Restaurez-le (make restauration) ou, si c'est voulu, confirmez : "
             "make sauvegarde CONFIRMER=1."
         ) from None
-    last = last_with_gradebook(dest_dir)
+    last = last_with_gradebook(dest_dir, damaged)
     if last is not None:
         path, before = last
         if counts["students"] < before["students"] or counts["grades"] < before["grades"]:
@@ -237,13 +249,14 @@ def backup(
     hub_db: Path | None = None,
     grader_dir: Path | None = None,
     confirm: bool = False,
+    damaged: dict[Path, str] | None = None,
 ) -> tuple[Path, dict[str, int], list[str]]:
     """Write one backup archive; (its path, files per part, graded copies left out). Refused
     (BackupError) when it would hold less than the last one, unless `confirm`."""
     dirs, gradebook, folders = _dirs(grader_dir)
     dest_dir = dest_dir or dirs.backups
     if not confirm:
-        _check_gradebook(gradebook, dest_dir)
+        _check_gradebook(gradebook, dest_dir, {} if damaged is None else damaged)
     dest_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(dest_dir, 0o700)  # names, e-mails, grades: the instructor's eyes only
     now = datetime.now(UTC)
@@ -323,7 +336,7 @@ def backup(
             manifest = {
                 "format": 1,
                 "gradebook": held,
-                "created": now.isoformat(timespec="seconds"),
+                "created": now.isoformat(),
                 "files": files,
                 "left_out": left_out,
             }
@@ -332,16 +345,23 @@ def backup(
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    # beside the backups too: a restore into a fresh clone still knows who was erased
+    # beside the backups too: a restore into a fresh clone still knows who was erased, and
+    # knows it checked a register (an empty one when nobody was ever erased)
     merge_register(Register(gradebook.parent), Register(dest_dir))
+    start_register(Register(dest_dir), [Register(gradebook.parent)])
     return path, counts, left_out
 
 
-def _read_archive(archive: Path) -> dict[str, tuple[bytes, int]]:
-    """Every member of a backup, checked against its manifest, before anything is written."""
+def _read_archive(
+    archive: Path, keep: Callable[[str], bool] = lambda name: True
+) -> tuple[dict[str, tuple[bytes, int]], dict]:
+    """The members of a backup that `keep` names, and its manifest, once every member has been
+    checked against the manifest, read as a stream (an archive can hold far more than memory);
+    BackupError, naming the archive, if any byte of it is damaged."""
     members: dict[str, tuple[bytes, int]] = {}
+    digests: dict[str, str] = {}
     try:
-        with tarfile.open(archive, "r:gz") as tar:
+        with gzip.open(archive, "rb") as raw, tarfile.open(fileobj=raw, mode="r|") as tar:
             for info in tar:
                 path = Path(info.name)
                 if not info.isfile() or path.is_absolute() or ".." in path.parts or not path.parts:
@@ -349,23 +369,53 @@ def _read_archive(archive: Path) -> dict[str, tuple[bytes, int]]:
                         f"{archive.name}\u00a0: membre «\u00a0{info.name}\u00a0» refusé (pas "
                         "un fichier simple, ou chemin hors de la sauvegarde)."
                     )
-                data = tar.extractfile(info).read()
-                members[info.name] = (data, info.mtime)
-    except (OSError, tarfile.TarError, EOFError) as exc:
-        raise BackupError(
-            f"Sauvegarde illisible\u00a0: {archive} ({french_reason(exc)})."
-        ) from None
+                digest, chunks = hashlib.sha256(), []
+                source = tar.extractfile(info)
+                while chunk := source.read(1 << 20):
+                    digest.update(chunk)
+                    if info.name == MANIFEST or keep(info.name):
+                        chunks.append(chunk)
+                digests[info.name] = digest.hexdigest()
+                if info.name == MANIFEST or keep(info.name):
+                    members[info.name] = (b"".join(chunks), info.mtime)
+            while raw.read(1 << 20):  # to its end: gzip's checksum vouches for every byte
+                pass
+    except OSError as exc:
+        reason = french_reason(exc) if exc.errno is not None else DAMAGED
+        raise BackupError(f"Sauvegarde illisible\u00a0: {archive} ({reason}).") from None
+    except (tarfile.TarError, EOFError, zlib.error):
+        raise BackupError(f"Sauvegarde illisible\u00a0: {archive} ({DAMAGED}).") from None
     if MANIFEST not in members:
         raise BackupError(f"{archive.name} n'est pas une sauvegarde du cours (pas de {MANIFEST}).")
-    expected = json.loads(members.pop(MANIFEST)[0])["files"]
-    if set(expected) != set(members):
+    try:
+        manifest = json.loads(members.pop(MANIFEST)[0])
+        expected = {str(k): str(v) for k, v in manifest["files"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise BackupError(f"{archive.name}\u00a0: manifeste illisible ({MANIFEST}).") from None
+    del digests[MANIFEST]
+    if set(expected) != set(digests):
         raise BackupError(f"{archive.name}\u00a0: fichiers manquants ou en trop (manifeste).")
-    for name, (data, _) in members.items():
-        if hashlib.sha256(data).hexdigest() != expected[name]:
+    for name, digest in digests.items():
+        if digest != expected[name]:
             raise BackupError(
                 f"{archive.name}\u00a0: «\u00a0{name}\u00a0» abîmé (empreinte différente)."
             )
-    return members
+    return members, manifest
+
+
+def _taken_at(archive: Path, manifest: dict) -> datetime | None:
+    """When the backup was taken: its manifest's time, else the UTC time in its name."""
+    with suppress(KeyError, TypeError, ValueError):
+        return datetime.fromisoformat(str(manifest["created"])).astimezone(UTC)
+    return next((when for when, path in backups_in(archive.parent) if path == archive), None)
+
+
+def _no_register(archive: Path, grader: Path) -> str:
+    return (
+        f"aucun registre des effacements trouvé ({REGISTER_NAME} et {KEY_NAME}, ni dans {grader}, "
+        f"ni à côté de la sauvegarde, dans {archive.parent})\u00a0: un élève effacé à sa "
+        "demande (RGPD) après cette sauvegarde reviendrait sans que rien ne le signale"
+    )
 
 
 def restore(
@@ -374,11 +424,16 @@ def restore(
     hub_db: Path | None = None,
     grader_dir: Path | None = None,
     reenrol: set[str] | None = None,
+    register: Path | None = None,
+    confirm: bool = False,
 ) -> tuple[dict[str, int], ErasedOnRestore]:
     """Restore `archive` into a course with no gradebook, submissions or roster yet; a learner
-    the erasure register holds is erased again at once (unless `reenrol` names them)."""
+    the erasure register holds is erased again at once (unless `reenrol` names them), as is a
+    re-enrolled one from a backup taken before their re-enrolment. Refused when no register is
+    found (beside the gradebook, beside the archive, or in the folder `register`) unless
+    `confirm`: then ``unchecked`` says so."""
     dirs, gradebook, folders = _dirs(grader_dir)
-    members = _read_archive(archive)
+    members, manifest = _read_archive(archive)
     # REGISTER_PART is merged below: an erasure recorded here since the backup stays
     fixed = {GRADEBOOK: gradebook, ROSTER: roster, HUB_DB: hub_db}
     targets: dict[str, Path] = {}
@@ -395,12 +450,31 @@ def restore(
             f"jamais écrasées ({', '.join(occupied)})\u00a0; restaurez dans un clone neuf ou "
             "déplacez-les."
         )
+    beside, named = Register(archive.parent), None
+    if register is not None:
+        if not Register(register).found():
+            raise BackupError(
+                f"Restauration refusée, rien n'a été écrit\u00a0: pas de registre des effacements "
+                f"lisible dans {register} ({REGISTER_NAME} et {KEY_NAME})."
+            )
+        named = Register(register)
+    unchecked = not any(r.found() for r in (beside, Register(gradebook.parent), named) if r)
+    if unchecked and not confirm:
+        raise BackupError(
+            "Restauration refusée, rien n'a été écrit\u00a0: "
+            f"{_no_register(archive, gradebook.parent)}. "
+            "Donnez le dossier du registre (make restauration … REGISTRE=dossier) ou, si vous "
+            "savez qu'aucun élève n'a été effacé depuis cette sauvegarde, confirmez\u00a0: "
+            "make restauration … CONFIRMER=1."
+        )
     with tempfile.TemporaryDirectory(prefix="restauration-") as work:
         for name in (REGISTER_NAME, KEY_NAME):
             if f"{REGISTER_PART}/{name}" in members:
                 write_private(Path(work) / name, members[f"{REGISTER_PART}/{name}"][0])
         merge_register(Register(Path(work)), Register(gradebook.parent))
-    merge_register(Register(archive.parent), Register(gradebook.parent))
+    for source in (beside, named):
+        if source is not None:
+            merge_register(source, Register(gradebook.parent))
     counts = Counter(name.partition("/")[0] for name in targets)
     for name, target in targets.items():
         data, mtime = members[name]
@@ -411,23 +485,34 @@ def restore(
         os.replace(tmp, target)
     if roster is not None and not roster.is_file():
         roster = None
-    return counts, _erase_restored(dirs, gradebook, roster, archive, reenrol or set())
+    taken = _taken_at(archive, manifest)
+    done = _erase_restored(dirs, gradebook, roster, archive, reenrol or set(), taken)
+    done.unchecked = _no_register(archive, gradebook.parent) if unchecked else None
+    return counts, done
 
 
 @dataclass
 class ErasedOnRestore:
-    """The erased learners a restored backup held: erased again, or enrolled again."""
+    """The erased learners a restored backup held: erased again, or enrolled again; and, when
+    no register was found, why nothing could be checked."""
 
     erased: list[str]
     reenrolled: list[str]
     failures: list[str]
+    unchecked: str | None = None
 
 
 def _erase_restored(
-    dirs: CourseDirs, gradebook: Path, roster: Path | None, archive: Path, reenrol: set[str]
+    dirs: CourseDirs,
+    gradebook: Path,
+    roster: Path | None,
+    archive: Path,
+    reenrol: set[str],
+    taken: datetime | None,
 ) -> ErasedOnRestore:
     """Erase again, with the erasure's own tool and proof, each learner of the restored class that
-    the register records as erased; `reenrol` names those the teacher enrols again."""
+    the register records as erased, or re-enrolled after the backup was `taken` (its copy of
+    them predates their erasure); `reenrol` names those the teacher enrols again."""
     names: list[str] = []
     with suppress(RosterError):  # the restore has already checked every byte; folders name them
         names = [s.id for s in read_roster(roster)] if roster is not None else []
@@ -435,10 +520,13 @@ def _erase_restored(
     wanted = {normalize_id(x) for x in reenrol}
     done = ErasedOnRestore([], [], [])
     for sid in sorted(learner_ids(dirs, names)):
-        if erased_on(sid, registers) is None:
+        erasure = erasure_of(sid, registers)
+        if erasure is None:
             continue
+        if not erasure.active and taken is not None and taken > erasure.reenrolled:
+            continue  # backed up after their re-enrolment: what they did since
         if sid in wanted:
-            remove_from_register(sid, registers)
+            record_reenrolment(sid, registers)
             done.reenrolled.append(sid)
             continue
         # redact: as the erasure itself had to, their mentions in others' work too
@@ -446,21 +534,38 @@ def _erase_restored(
             grader_dir=dirs.grader_dir, roster=roster, backups=archive.parent, redact=True
         )
         try:
-            result = erase(sid, setup, confirm=True)
+            # re-enrolled since: the register keeps its re-enrolment, this is not a new erasure
+            result = erase(sid, setup, confirm=True, record=erasure.active)
         except ErasureError as exc:
-            done.failures.append(f"{sid} : {exc}")
+            done.failures.append(f"{sid}\u00a0: {exc}")
             continue
         done.erased.append(sid)
-        done.failures += [f"{sid} : {f}" for f in result.failures]
+        done.failures += [f"{sid}\u00a0: {f}" for f in result.failures]
     return done
 
 
-def purge(folder: Path, keep: int | None, keep_days: float) -> tuple[list[Path], list[tuple]]:
+def purge(
+    folder: Path, keep: int | None, keep_days: float
+) -> tuple[list[Path], list[tuple[Path, str]], list[tuple[Path, str]]]:
     """Delete the backups older than `keep_days` days or past the `keep` newest, except the newest
-    with a gradebook (a restore needs it, whatever its age); (deleted, kept with the why)."""
+    whole one with a gradebook (a restore needs it, whatever its age) and the damaged ones (never
+    deleted unasked); (deleted, kept with the why, damaged with the reason). An archive is read
+    whole, as a stream, only when its fate depends on it: from the newest until the one with a
+    gradebook, and each one about to be deleted (a class's backup can hold gigabytes)."""
     now = datetime.now(UTC)
     found = backups_in(folder)
-    safe = last_with_gradebook(folder) if found else None
+    damaged: dict[Path, str] = {}
+    read: set[Path] = set()
+
+    def held(path: Path) -> dict[str, int] | None:
+        read.add(path)
+        try:
+            return _gradebook_held(path)
+        except BackupError as exc:
+            damaged[path] = str(exc)
+            return None
+
+    safe = next((path for _, path in found if held(path) is not None), None)
     rule = f"moins de {french_number(keep_days)} jours"
     if keep is not None:
         rule += f" et une des {keep} plus récentes"
@@ -468,17 +573,21 @@ def purge(folder: Path, keep: int | None, keep_days: float) -> tuple[list[Path],
     kept: list[tuple[Path, str]] = []
     for rank, (when, path) in enumerate(found):
         expired = now - when > timedelta(days=keep_days) or (keep is not None and rank >= keep)
-        if safe is not None and path == safe[0]:
+        if expired and path not in read:
+            held(path)  # checked whole before it is deleted
+        if path == safe:
             why = "la plus récente qui contient un carnet de notes, jamais effacée"
             if expired:
-                why += " (elle devrait sinon l'être : faites une sauvegarde neuve)"
+                why += " (elle devrait sinon l'être\u00a0: faites une sauvegarde neuve)"
             kept.append((path, why))
+        elif path in damaged:
+            kept.append((path, "ABÎMÉE, jamais effacée par la purge (voir ci-dessous)"))
         elif expired:
             path.unlink()
             deleted.append(path)
         else:
             kept.append((path, rule))
-    return deleted, kept
+    return deleted, kept, list(damaged.items())
 
 
 def _summary(counts: dict[str, int]) -> str:
@@ -497,6 +606,14 @@ def _summary(counts: dict[str, int]) -> str:
 
 def _say_erased(erased: ErasedOnRestore) -> int:
     """What the restore did with the erased learners it held, in French; the exit status."""
+    if erased.unchecked:
+        print(
+            "⚠ Restauré sans vérifier les effacements, à votre demande (CONFIRMER=1)\u00a0: "
+            f"{erased.unchecked}. Si vous retrouvez le registre, remettez-le dans grader/ et "
+            "effacez de nouveau chaque élève effacé depuis (make oublier-eleve ID=… "
+            "CONFIRMER=1).",
+            file=sys.stderr,
+        )
     for sid in erased.reenrolled:
         print(f"Réinscrit(e) à votre demande, restauré(e) avec la classe\u00a0: {quoted(sid)}.")
     if erased.erased:
@@ -543,7 +660,20 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="IDENTIFIANT",
-        help="restaurer aussi un élève effacé (il sort du registre des effacements)",
+        help="restaurer aussi un élève effacé (sa réinscription est ajoutée au registre des "
+        "effacements, qui garde son effacement)",
+    )
+    rest.add_argument(
+        "--registre",
+        type=Path,
+        metavar="DOSSIER",
+        help=f"le dossier du registre des effacements ({REGISTER_NAME}, {KEY_NAME}) s'il n'est "
+        "ni dans grader/ ni à côté de la sauvegarde",
+    )
+    rest.add_argument(
+        "--confirmer",
+        action="store_true",
+        help="restaurer même sans registre des effacements (un élève effacé pourrait revenir)",
     )
     for p in (save, rest):
         p.add_argument("--eleves", type=Path, metavar="CSV", help="la liste des élèves (CSV)")
@@ -554,14 +684,21 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "restaurer":
             counts, erased = restore(
-                args.archive, args.eleves, args.hub_db, args.grader_dir, set(args.reinscrire)
+                args.archive,
+                args.eleves,
+                args.hub_db,
+                args.grader_dir,
+                set(args.reinscrire),
+                args.registre,
+                args.confirmer,
             )
             print(f"Restauré depuis {args.archive.name}\u00a0: {_summary(counts)}.")
             return _say_erased(erased)
         folder = args.dossier or _dirs(args.grader_dir)[0].backups
+        passed: dict[Path, str] = {}  # damaged backups the check passed over
         if args.command == "sauvegarder":
             path, counts, left_out = backup(
-                folder, args.eleves, args.hub_db, args.grader_dir, confirm=args.confirmer
+                folder, args.eleves, args.hub_db, args.grader_dir, args.confirmer, passed
             )
             print(f"Sauvegarde écrite\u00a0: {path} ({_summary(counts)}).")
             if left_out:
@@ -572,7 +709,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.garder is not None and args.garder < 1:
             raise BackupError("GARDER doit valoir au moins 1 (la sauvegarde la plus récente).")
         days = RETENTION_DAYS if args.garder_jours is None else args.garder_jours
-        deleted, kept = purge(folder, args.garder, days)
+        deleted, kept, damaged = purge(folder, args.garder, days)
         print(
             f"Purge (rétention : {french_number(days)} jours"
             + (f", {args.garder} au plus" if args.garder is not None else "")
@@ -583,6 +720,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  effacée : {path.name}")
         for path, why in kept:
             print(f"  gardée : {path.name} — {why}")
+        for path, reason in {**passed, **dict(damaged)}.items():
+            print(
+                f"✘ Sauvegarde abîmée, gardée telle quelle\u00a0: {reason} Elle ne compte "
+                "pas comme une sauvegarde du carnet de notes\u00a0; effacez-la vous-même "
+                f"(rm {path}) ou gardez-la pour en tirer ce qui peut l'être.",
+                file=sys.stderr,
+            )
+        if passed or damaged:
+            return 1
     except (BackupError, FileNotFoundError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2

@@ -29,7 +29,7 @@ from functools import partial
 from operator import attrgetter
 from pathlib import Path
 
-from .classroom.class_places import own_folder
+from .classroom.class_places import own_folder, registered_ids
 from .classroom.ids import close_ids, normalize_id, quoted, read_roster
 from .classroom.kept_columns import read_table, restore_hand_edits
 from .french.french_args import FrenchParser
@@ -286,15 +286,22 @@ def _described(f: Found) -> str:
     return f"{f.kind} ({f.where}{' — ' + f.detail if f.detail else ''})"
 
 
-def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> Result:
-    """Scan, then (confirmed) erase and prove it: rescan, control, others' export rows."""
+def erase(
+    sid: str, setup: Setup, confirm: bool, control: str | None = None, record: bool = True
+) -> Result:
+    """Scan, then (confirmed) erase and prove it: rescan, control, others' export rows. Not
+    `record`: the register is left as it is (a restore erasing, from a backup older than their
+    re-enrolment, a learner enrolled again: their erasure and re-enrolment stay recorded)."""
     sid = places.checked_id(sid)
     ctx = Context(setup)
     if control:
         witness = normalize_id(control.strip())
-    else:  # another learner, one with a folder in submitted/ first
+    else:  # another registered learner (never a folder's name alone), one with work first
         has_folder = partial(own_folder, ctx.dirs.submitted)
-        witness = min(ctx.known - {sid}, key=lambda i: (not has_folder(i), i), default=None)
+        roster_ids = (s.id for s in places.roster_students(setup.roster))
+        # a class that registered nobody: its folders are all it names
+        others = (registered_ids(ctx.dirs, roster_ids) or ctx.known) - {sid}
+        witness = min(others, key=lambda i: (not has_folder(i), i), default=None)
     if witness == sid:
         raise ErasureError("Le témoin doit être un autre élève que celui à effacer.")
     before = places.scan_in(ctx, sid)
@@ -362,7 +369,8 @@ def erase(sid: str, setup: Setup, confirm: bool, control: str | None = None) -> 
     rows_before = _export_rows(ctx, sid)
     notes: list[str] = []
     # recorded first: a restore, a roster import or a collect never brings them back unseen
-    record_erasure(sid, registers)
+    if record:
+        record_erasure(sid, registers)
     failures = _apply(ctx, sid, before.found, notes)
     after = places.scan_in(ctx, sid, before.who)  # her names: no longer in roster or gradebook
     control_after = places.scan_in(ctx, witness)

@@ -20,7 +20,7 @@ from .classroom.paths import course_dirs, gradebook_problem
 from .french.french_args import FrenchParser
 from .french.system_reason import french_message, french_reason
 from .privacy.erasure_register import class_registers, erased_on
-from .privacy.erasure_register import reenrol as remove_from_register
+from .privacy.erasure_register import reenrol as record_reenrolment
 from .runs.nbgrader_run import run_quiet, tools_on_path
 
 __all__ = ["ImportFailed", "main", "read_students", "register"]
@@ -72,7 +72,7 @@ def register(
     for student in list(students):
         when = erased_on(student.id, registers)
         if when is not None and student.id in confirmed:
-            remove_from_register(student.id, registers)
+            record_reenrolment(student.id, registers)
             lines_erased.append(
                 f"Réinscrit(e) à votre demande (effacé(e) le {_day(when)}) : {quoted(student.id)}."
             )
@@ -139,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="IDENTIFIANT",
-        help="réinscrire un élève effacé (il sort du registre des effacements)",
+        help="réinscrire un élève effacé (le registre des effacements garde son effacement et "
+        "note sa réinscription)",
     )
     parser.add_grader_dir()
     args = parser.parse_args(argv)

@@ -78,11 +78,37 @@ def test_a_backup_restores_into_a_fresh_clone(graded_class_copy, tmp_path):
     assert save.returncode == 0, save.stdout + save.stderr
     assert "Sauvegarde écrite" in save.stdout and "carnet de notes" in save.stdout
     [(_, archive)] = backups_in(tmp_path / "sauv")
+    # a register is always beside the backups (empty: nobody erased), so a restore checks one
+    assert json.loads((tmp_path / "sauv" / "effacements.json").read_bytes())["effaces"] == []
+
+    # the archive copied alone: no erasure register anywhere, refused until confirmed (DPO,
+    # point 5), through make (CONFIRMER=1)
+    usb = tmp_path / "cle-usb"
+    usb.mkdir()
+    alone = Path(shutil.copy(archive, usb))
+    bare = clone_head(tmp_path / "clone-sans-registre")
+    refused = make(bare, "restauration", f"SAUVEGARDE={alone}")
+    assert refused.returncode != 0, refused.stdout + refused.stderr
+    assert "✘ Restauration refusée, rien n'a été écrit\u00a0: aucun registre des effacements" in (
+        refused.stderr
+    )
+    assert "un élève effacé à sa demande (RGPD) après cette sauvegarde reviendrait" in (
+        refused.stderr
+    )
+    assert not (bare / "grader" / "gradebook.db").exists()
+    assert not (bare / "grader" / "submitted").exists()
+    confirmed = make(bare, "restauration", f"SAUVEGARDE={alone}", "CONFIRMER=1")
+    assert confirmed.returncode == 0, confirmed.stdout + confirmed.stderr
+    assert "⚠ Restauré sans vérifier les effacements, à votre demande (CONFIRMER=1)" in (
+        confirmed.stderr
+    )
+    assert (bare / "grader" / "gradebook.db").is_file()
 
     clone = clone_head(tmp_path / "clone")
     restored = make(clone, "restauration", f"SAUVEGARDE={archive}")
     assert restored.returncode == 0, restored.stdout + restored.stderr
     assert "Restauré depuis" in restored.stdout
+    assert "⚠" not in restored.stderr, restored.stderr  # the register beside it was checked
     assert _export(clone / "grader") == _export_here(grader)
     for part in PARTS:
         assert tree_digest(clone / "grader" / part) == tree_digest(grader / part), part
@@ -358,3 +384,92 @@ def test_retention_by_age_at_every_backup(course, tmp_path):
     assert f"effacée\u00a0: {old.name}" in again.stdout, again.stdout
     assert f"gardée\u00a0: {young.name} — moins de 30 jours" in again.stdout, again.stdout
     assert not old.exists() and young.exists() and len(backups_in(folder)) == 2
+
+
+def _damage(archive: Path, where: int) -> None:
+    """Four zero bytes at `where` in the compressed stream, with ``dd`` (the DPO's way)."""
+    subprocess.run(
+        ["dd", f"of={archive}", "bs=1", f"seek={where}", "conv=notrunc", "status=none"],
+        input=b"\0\0\0\0",
+        check=True,
+    )
+
+
+def _zlib_breaking_offset(archive: Path) -> int:
+    """An offset where four zero bytes make the deflate stream itself invalid (``zlib.error``,
+    the DPO's traceback), not only its checksum wrong: found on a scratch copy."""
+    import gzip
+    import zlib
+
+    data = archive.read_bytes()
+    for k in range(1, 40):
+        where = len(data) * k // 40
+        try:
+            gzip.decompress(data[:where] + b"\0\0\0\0" + data[where + 4 :])
+        except zlib.error:
+            return where
+        except (OSError, EOFError):
+            continue
+    raise AssertionError("aucun endroit ne casse le flux deflate")
+
+
+def test_a_backup_damaged_in_the_middle_is_named_never_used_nor_purged(graded_class_copy, tmp_path):
+    """DPO attack, point 7: a backup corrupted mid-file made ``make restauration``,
+    ``make purge-sauvegardes`` and the purge of ``make sauvegarde`` stop on a ``zlib.error``
+    traceback. The restore refuses it, naming it; the purge keeps it (never deleted unasked,
+    never counted as the backup of the gradebook) and names it; ``make sauvegarde`` still
+    writes its backup."""
+    grader = graded_class_copy.grader
+    folder = tmp_path / "sauv"
+    first = _save(grader, folder)
+    assert first.returncode == 0, first.stdout + first.stderr
+    [(_, good)] = backups_in(folder)
+    now = datetime.now(UTC)
+    old_good, old_bad, newest_bad = (
+        folder / f"sauvegarde-{now - timedelta(days=d):%Y%m%d-%H%M%S}.tar.gz" for d in (31, 32, 40)
+    )
+    good.rename(old_good)  # expired, yet the newest whole one with a gradebook
+    for bad in (old_bad, newest_bad):
+        shutil.copy(old_good, bad)
+    newest_bad = newest_bad.rename(folder / f"sauvegarde-{now:%Y%m%d-%H%M%S}.tar.gz")
+    _damage(old_bad, _zlib_breaking_offset(old_bad))  # the DPO's zlib.error
+    _damage(newest_bad, newest_bad.stat().st_size // 2)  # only the checksum can tell, here
+    expired = folder / f"sauvegarde-{now - timedelta(days=50):%Y%m%d-%H%M%S}.tar.gz"
+    shutil.copy(old_good, expired)  # a whole expired one: the purge does delete (control)
+
+    fresh = copy_course(tmp_path / "neuf")
+    proc = grading(fresh, "backup", "restaurer", str(newest_bad), "--confirmer")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert f"✘ Sauvegarde illisible\u00a0: {newest_bad} (archive abîmée ou tronquée)." in (
+        proc.stderr
+    )
+    assert not (fresh / "gradebook.db").exists() and not (fresh / "submitted").exists()
+
+    def damaged_named(out: str) -> bool:
+        return all(
+            f"✘ Sauvegarde abîmée, gardée telle quelle\u00a0: Sauvegarde illisible\u00a0: {b} "
+            in out
+            for b in (old_bad, newest_bad)
+        )
+
+    purged = grading(grader, "backup", "purger", "--dossier", str(folder))
+    assert "Traceback" not in purged.stderr, purged.stderr
+    assert purged.returncode == 1, purged.stdout + purged.stderr
+    assert damaged_named(purged.stderr), purged.stderr
+    assert f"effacée\u00a0: {expired.name}" in purged.stdout, purged.stdout
+    assert f"gardée\u00a0: {old_good.name} — la plus récente qui contient un carnet" in (
+        purged.stdout
+    )
+    assert [p for _, p in backups_in(folder)] == [newest_bad, old_good, old_bad]
+
+    # the check of the last backup passes over the newest (damaged) and names it; the purge
+    # reads the expired ones: the whole one goes, the damaged one stays, named
+    saved = _save(grader, folder)
+    assert "Traceback" not in saved.stderr, saved.stderr
+    assert "Sauvegarde écrite" in saved.stdout, saved.stdout + saved.stderr
+    assert damaged_named(saved.stderr), saved.stderr
+    assert saved.returncode == 1, saved.stdout + saved.stderr
+    left = [p for _, p in backups_in(folder)]
+    assert len(left) == 3 and newest_bad in left and old_bad in left, left
+    assert old_good not in left  # the new backup is now the one with the gradebook

@@ -689,3 +689,26 @@ def test_the_released_text_and_a_style_sheet_are_not_mentions(petite_classe):
     text = page.read_text(encoding="utf-8")
     assert style in text and shown in text and "Bravo [retiré]" in text
     assert "<style>/* [retiré] */</style>" in text
+
+
+@pytest.mark.slow
+def test_the_default_witness_is_a_registered_learner(petite_classe):
+    """DPO attack, point 6: ben's copy dropped in the wrong case (submitted/Ben/) is a folder
+    name, not a learner: ``make oublier-eleve ID=ben`` without TEMOIN picked « Ben » as the
+    control (uppercase sorts first), whose proof then failed. The default witness is another
+    registered learner (roster or gradebook); one named with TEMOIN is still taken as given."""
+    from grading_course import grading
+
+    c = petite_classe
+    stray = c["grader"] / "submitted" / "Ben" / "oublier"
+    stray.mkdir(parents=True)
+    shutil.copy(c["grader"] / "submitted" / "ben" / "oublier" / "oublier.ipynb", stray)
+    base = ("erase_learner", "--eleves", str(c["roster"]), "--echange", str(c["exchange"]))
+    proc = grading(c["grader"], *base, "--", "ben")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    witness = "Témoin (un autre élève, la preuve que la recherche trouve) "
+    [line] = [x for x in proc.stdout.splitlines() if x.startswith(witness)]
+    assert line.startswith(f"{witness}«\u00a0ana\u00a0» (Ana Martin"), line
+    # positive control: the same line names « Ben » when it is the witness
+    named = grading(c["grader"], *base, "--temoin", "Ben", "--", "ben")
+    assert f"{witness}«\u00a0Ben\u00a0»" in named.stdout, named.stdout + named.stderr

@@ -303,6 +303,7 @@ def test_erase_with_control(classe, tmp_path):
         "grader/grades.csv",
         "grader/rapport/autograde.log",  # ben's mentions replaced, the rest as it was
         "grader/rapport/feedback.log",
+        "grader/sauvegardes/effacements.json",  # there since the backup (empty), ben added
     }
     for name, data in everything.items():
         if name in rewritten:
@@ -743,14 +744,71 @@ def test_an_erased_learner_does_not_come_back(classe, tmp_path):
     )
     assert (again / "submitted" / "ben" / "oublier" / "oublier.ipynb").is_file()
 
-    # a re-enrolment the teacher confirms: registered, out of every register
+    # the same backup copied alone (the disk with the registers lost): no register is found, so
+    # nothing could tell an erased learner came back: refused, nothing written (DPO, point 5)
+    usb = tmp_path / "cle-usb"
+    usb.mkdir()
+    alone = Path(shutil.copy(old_backup, usb))
+    bare = copy_course(tmp_path / "neuf-sans-registre")
+    args = ("backup", "restaurer", str(alone), "--eleves", str(bare / "eleves.csv"))
+    refused = grading(bare, *args)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "Restauration refusée, rien n'a été écrit\u00a0: aucun registre des effacements" in (
+        refused.stderr
+    )
+    assert "REGISTRE=" in refused.stderr and "CONFIRMER=1" in refused.stderr, refused.stderr
+    assert not (bare / "gradebook.db").exists() and not (bare / "submitted").exists()
+    # the register's folder named: checked, ben erased again
+    named = grading(bare, *args, "--registre", str(grader / "sauvegardes"))
+    assert named.returncode == 1, named.stdout + named.stderr
+    assert "effacé(s) de nouveau de la classe restaurée\u00a0: «\u00a0ben\u00a0»" in named.stderr
+    assert not (bare / "submitted" / "ben").exists() and (bare / "submitted" / "ana").exists()
+
+    # a re-enrolment the teacher confirms: registered; every register keeps his erasure, with
+    # its date, and adds the time of his re-enrolment (DPO attack, point 4)
     back = grading(grader, "roster_csv", str(master), "--reinscrire", "ben")
     assert back.returncode == 0, back.stdout + back.stderr
     assert "Réinscrit(e) à votre demande" in back.stdout
     with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
         assert "ben" in {s.id for s in gb.students}
-    for folder in (grader, grader / "sauvegardes"):
-        assert json.loads((folder / "effacements.json").read_bytes())["effaces"] == []
+
+    def registered_as_reenrolled() -> None:
+        for folder in (grader, grader / "sauvegardes"):
+            [entry] = json.loads((folder / "effacements.json").read_bytes())["effaces"]
+            key = bytes.fromhex((folder / ".cle-effacements").read_text())
+            assert entry["empreinte"] == hmac.new(key, b"ben", hashlib.sha256).hexdigest()
+            assert entry["date"] == entry["efface_le"][:10], entry
+            assert entry["reinscrit_le"] > entry["efface_le"], entry
+
+    registered_as_reenrolled()
+    # the backup made before his erasure, restored after his re-enrolment: ben erased again
+    later = copy_course(tmp_path / "neuf3")
+    restored = grading(
+        later, "backup", "restaurer", str(old_backup), "--eleves", str(later / "eleves.csv")
+    )
+    assert restored.returncode == 1, restored.stdout + restored.stderr
+    assert "effacé(s) de nouveau de la classe restaurée\u00a0: «\u00a0ben\u00a0»" in (
+        restored.stderr
+    )
+    assert not (later / "submitted" / "ben").exists() and (later / "submitted" / "ana").exists()
+    with Gradebook(f"sqlite:///{later / 'gradebook.db'}") as gb:
+        assert "ben" not in {s.id for s in gb.students}
+    registered_as_reenrolled()  # that re-erasure is not a new erasure of him
+
+    # control: his work since his re-enrolment, in a backup taken after it, is restored
+    (grader / "submitted" / "ben" / "oublier").mkdir(parents=True)
+    (grader / "submitted" / "ben" / "oublier" / "oublier.ipynb").write_bytes(nb_ben)
+    saved = grading(grader, "backup", "sauvegarder", "--confirmer", "--eleves", str(master))
+    assert saved.returncode == 0, saved.stdout + saved.stderr
+    newest = backups_in(grader / "sauvegardes")[0][1]
+    assert newest != old_backup
+    since = copy_course(tmp_path / "neuf4")
+    kept = grading(since, "backup", "restaurer", str(newest), "--eleves", str(since / "eleves.csv"))
+    assert kept.returncode == 0, kept.stdout + kept.stderr
+    assert "effacé(s) de nouveau" not in kept.stderr, kept.stderr
+    assert (since / "submitted" / "ben" / "oublier" / "oublier.ipynb").read_bytes() == nb_ben
+    with Gradebook(f"sqlite:///{since / 'gradebook.db'}") as gb:
+        assert "ben" in {s.id for s in gb.students}
 
 
 def copies_before(grader: Path) -> bytes:

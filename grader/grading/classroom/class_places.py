@@ -23,6 +23,7 @@ __all__ = [
     "learner_ids",
     "own_folder",
     "own_folders",
+    "registered_ids",
 ]
 
 
@@ -76,6 +77,18 @@ def own_folder(parent: Path, sid: str) -> Path | None:
 def learner_ids(dirs: CourseDirs, roster_ids: Iterable[str] = ()) -> set[str]:
     """Every learner id the class names (NFC): roster, gradebook (read-only), per-learner
     folders, the copies zip collect replaced."""
+    ids = registered_ids(dirs, roster_ids)
+    for place in PER_LEARNER:
+        folder = place.folder(dirs)
+        if folder.is_dir():
+            ids |= {normalize_id(p.name) for p in folder.iterdir() if p.is_dir()}
+    ids |= {normalize_id(p.name) for p in dirs.downloaded.glob("*/remplaces/*") if p.is_dir()}
+    return ids
+
+
+def registered_ids(dirs: CourseDirs, roster_ids: Iterable[str] = ()) -> set[str]:
+    """The learners the class registered (NFC): its roster and its gradebook's students
+    (read-only), never a folder's name alone (a copy in the wrong case, a stray folder)."""
     ids = {normalize_id(i) for i in roster_ids}
     gradebook = sqlite_path(dirs.db_url)
     if gradebook is not None and gradebook.is_file():
@@ -87,11 +100,6 @@ def learner_ids(dirs: CourseDirs, roster_ids: Iterable[str] = ()) -> set[str]:
             pass  # a damaged gradebook is named by the command that needs its rows
         finally:
             con.close()
-    for place in PER_LEARNER:
-        folder = place.folder(dirs)
-        if folder.is_dir():
-            ids |= {normalize_id(p.name) for p in folder.iterdir() if p.is_dir()}
-    ids |= {normalize_id(p.name) for p in dirs.downloaded.glob("*/remplaces/*") if p.is_dir()}
     return ids
 
 

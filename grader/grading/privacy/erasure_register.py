@@ -4,9 +4,12 @@ An erasure (``make oublier-eleve CONFIRMER=1``) removes every trace of a learner
 made before, the teacher's master roster, the LMS archive or the exchange may still hold them: a
 restore, a roster import (``make students``), ``make collect`` and ``make zip-collect`` read the
 register, skip the learner, name them and fail, unless the teacher confirms a re-enrolment
-(``REINSCRIRE=<id>``, which removes the learner from every register it can write).
+(``REINSCRIRE=<id>``). A re-enrolment never removes the erasure: it adds its own time
+(``reinscrit_le``) beside the erasure's (``efface_le``), so a backup taken before the
+re-enrolment still has the learner erased at its restore, and one taken after keeps them. A
+learner is erased while any register holds an erasure later than its re-enrolment.
 
-It holds no personal data: one HMAC-SHA-256 of the id (NFC) per erasure, with its date, keyed by
+It holds no personal data: one HMAC-SHA-256 of the id (NFC) per learner, with its times, keyed by
 a private random file (``.cle-effacements``, mode 0600) beside it, so the register alone cannot
 be checked against a list of names. It lives beside the gradebook (``effacements.json``), beside
 the backups (``sauvegardes/``: a restore into a fresh clone still finds it) and inside every
@@ -31,9 +34,12 @@ from ..classroom.paths import sqlite_path
 
 __all__ = [
     "KEY_NAME",
+    "Erasure",
     "class_registers",
+    "erasure_of",
     "erased_problem",
     "skip_erased",
+    "start_register",
     "REGISTER_NAME",
     "Register",
     "erased_on",
@@ -65,6 +71,14 @@ class Register:
 
     folder: Path
 
+    def found(self) -> bool:
+        """Whether a readable register (its file and its key) is here, even an empty one."""
+        try:
+            data = json.loads((self.folder / REGISTER_NAME).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return self.key() is not None and isinstance(data, dict) and "effaces" in data
+
     def key(self) -> bytes | None:
         try:
             return bytes.fromhex((self.folder / KEY_NAME).read_text(encoding="ascii").strip())
@@ -84,8 +98,9 @@ class Register:
             write_private(self.folder / KEY_NAME, key.hex().encode() + b"\n")
         note = (
             "Registre des élèves effacés (RGPD, article 17)\u00a0: une empreinte HMAC-SHA-256 "
-            f"de l'identifiant par effacement, avec la clé {KEY_NAME}\u00a0; aucune donnée "
-            "personnelle."
+            f"de l'identifiant par élève effacé, avec la clé {KEY_NAME}, l'heure (UTC) de son "
+            "effacement et, s'il a été réinscrit depuis, celle de sa réinscription\u00a0; "
+            "aucune donnée personnelle."
         )
         body = {"format": 1, "note": note, "effaces": entries}
         data = json.dumps(body, indent=1, ensure_ascii=False).encode()
@@ -102,54 +117,133 @@ def registers_of(gradebook_dir: Path, backups: Path | None = None) -> list[Regis
     return [Register(p) for p in dict.fromkeys(p.resolve() for p in places)]
 
 
-def erased_on(sid: str, registers: list[Register]) -> str | None:
-    """The date (``AAAA-MM-JJ``) `sid` was erased, by any of `registers`; None if never."""
+def _time(entry: dict, name: str) -> datetime | None:
+    """The UTC time `name` of a register's entry; an erasure recorded before times were kept
+    (its day only) counts from the start of its day."""
+    try:
+        return datetime.fromisoformat(str(entry[name])).astimezone(UTC)
+    except (KeyError, ValueError):
+        pass
+    if name == "efface_le":
+        try:
+            return datetime.strptime(str(entry.get("date")), "%Y-%m-%d").replace(tzinfo=UTC)
+        except ValueError:
+            return datetime.min.replace(tzinfo=UTC)
+    return None
+
+
+@dataclass(frozen=True)
+class Erasure:
+    """What the registers hold on one learner: the day and time of their erasure, and of their
+    re-enrolment if one came after (then they are a learner of the class again)."""
+
+    day: str  # AAAA-MM-JJ
+    erased: datetime
+    reenrolled: datetime | None
+
+    @property
+    def active(self) -> bool:
+        return self.reenrolled is None or self.reenrolled <= self.erased
+
+
+def _erasure(entry: dict) -> Erasure:
+    erased = _time(entry, "efface_le") or datetime.min.replace(tzinfo=UTC)
+    return Erasure(str(entry.get("date", "?")), erased, _time(entry, "reinscrit_le"))
+
+
+def erasure_of(sid: str, registers: list[Register]) -> Erasure | None:
+    """`sid`'s erasure, as all `registers` hold it: erased if one of them says so (the safe
+    reading of registers that disagree), else re-enrolled at the latest re-enrolment."""
+    found: list[Erasure] = []
     for register in registers:
         key = register.key()
         for entry in register.entries() if key is not None else []:
             if hmac.compare_digest(str(entry["empreinte"]), _digest(key, sid)):
-                return str(entry.get("date", "?"))
-    return None
+                found.append(_erasure(entry))
+    active = [e for e in found if e.active]
+    if active:
+        return min(active, key=lambda e: e.erased)  # its first date is the one to tell
+    return max(found, key=lambda e: e.reenrolled or e.erased, default=None)
+
+
+def erased_on(sid: str, registers: list[Register]) -> str | None:
+    """The date (``AAAA-MM-JJ``) `sid` was erased, by any of `registers`; None if never, or if
+    re-enrolled since."""
+    erasure = erasure_of(sid, registers)
+    return erasure.day if erasure is not None and erasure.active else None
+
+
+def _now(when: datetime | None) -> datetime:
+    return (when or datetime.now(UTC)).astimezone(UTC)
 
 
 def record_erasure(sid: str, registers: list[Register], when: datetime | None = None) -> None:
-    """Record `sid` as erased in every register (created with the class's key if missing)."""
+    """Record `sid` as erased in every register (created with the class's key if missing); a
+    learner erased and not re-enrolled since keeps their first date."""
     # the class's key: the first one found, else a new random one
     key = next((k for r in registers if (k := r.key()) is not None), secrets.token_bytes(32))
-    day = (when or datetime.now(UTC)).strftime("%Y-%m-%d")
+    now = _now(when)
+    fields = {"date": now.strftime("%Y-%m-%d"), "efface_le": now.isoformat()}
     for register in registers:
         own = register.key()
         key_here = own or key  # a register keeps its own key
         digest, entries = _digest(key_here, sid), register.entries()
-        # recorded already, under its own key: its first date stays
-        if own != key_here or digest not in {e["empreinte"] for e in entries}:
-            register._save([*entries, {"empreinte": digest, "date": day}], key_here)
+        mine = [e for e in entries if e["empreinte"] == digest]
+        if own == key_here and mine and all(_erasure(e).active for e in mine):
+            continue  # recorded already, under its own key: its first date stays
+        others = [e for e in entries if e["empreinte"] != digest]
+        # erased again after a re-enrolment: the new erasure, the re-enrolment's time kept
+        kept = {k: v for e in mine for k, v in e.items() if k == "reinscrit_le"}
+        register._save([*others, {"empreinte": digest, **fields, **kept}], key_here)
 
 
-def reenrol(sid: str, registers: list[Register]) -> bool:
-    """Remove `sid` from every register (a re-enrolment the teacher confirmed); whether any
-    register held them."""
+def reenrol(sid: str, registers: list[Register], when: datetime | None = None) -> bool:
+    """Record `sid`'s re-enrolment (the teacher confirmed it) in every register that holds their
+    erasure, which stays with its date; whether any register held them."""
+    stamp = _now(when).isoformat()
     found = False
     for register in (r for r in registers if r.key() is not None):
         key, entries = register.key(), register.entries()
         digest = _digest(key, sid)
-        kept = [e for e in entries if not hmac.compare_digest(str(e["empreinte"]), digest)]
-        if len(kept) != len(entries):
+        mine = [e for e in entries if hmac.compare_digest(str(e["empreinte"]), digest)]
+        if mine:
             found = True
-            register._save(kept, key)
+            for entry in mine:
+                entry["reinscrit_le"] = stamp
+            register._save(entries, key)
     return found
 
 
 def merge_register(source: Register, dest: Register) -> None:
-    """Add `source`'s erasures to `dest` (created with `source`'s key if it has none). Registers
-    with two different keys cannot be merged: both stay, each checked with its own key."""
+    """Add `source`'s erasures and re-enrolments to `dest` (created with `source`'s key if it
+    has none), the later time of each kept. Registers with two different keys cannot be merged:
+    both stay, each checked with its own key."""
     key = source.key()
     if key is None or not source.entries() or dest.key() not in (None, key):
         return
-    known = {e["empreinte"] for e in dest.entries()}
-    added = [e for e in source.entries() if e["empreinte"] not in known]
-    if added or dest.key() is None:
-        dest._save(dest.entries() + added, key)
+    before = dest.entries()
+    merged = {e["empreinte"]: dict(e) for e in before}
+    for entry in source.entries():
+        here = merged.setdefault(entry["empreinte"], dict(entry))
+        for name in ("efface_le", "reinscrit_le"):
+            theirs, ours = _time(entry, name), _time(here, name)
+            if name in entry and theirs is not None and (ours is None or theirs > ours):
+                here[name] = entry[name]
+                if name == "efface_le":
+                    here["date"] = entry.get("date", here.get("date"))
+    entries = list(merged.values())
+    if entries != before or dest.key() is None:
+        dest._save(entries, key)
+
+
+def start_register(dest: Register, others: list[Register]) -> None:
+    """An empty register in `dest` when it has none, with its own key, else the first of
+    `others`, else a new one: a restore from there knows a register was checked (nobody erased
+    yet). A register file already there, even damaged, is never replaced."""
+    if (dest.folder / REGISTER_NAME).exists():
+        return
+    key = next((k for r in (dest, *others) if (k := r.key()) is not None), None)
+    dest._save([], key or secrets.token_bytes(32))
 
 
 def class_registers(db_url: str, grader_dir: Path | None = None) -> list[Register]:
