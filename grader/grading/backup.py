@@ -36,7 +36,14 @@ from course.labo.french_number import french_number
 
 from .classroom.class_places import BACKED_UP, learner_ids
 from .classroom.ids import RosterError, normalize_id, quoted, read_roster
-from .classroom.paths import CourseDirs, files_under, read_only, sqlite_copy
+from .classroom.paths import (
+    CourseDirs,
+    GradebookError,
+    files_under,
+    gradebook_counts,
+    read_only,
+    sqlite_copy,
+)
 from .erase_learner import erase
 from .french.french_args import FrenchParser
 from .french.system_reason import french_message, french_reason
@@ -63,25 +70,8 @@ REFUSED = "Sauvegarde refusée, rien n'a été écrit\u00a0: "
 DAMAGED = "archive abîmée ou tronquée"
 
 
-class BackupError(Exception):
+class BackupError(GradebookError):
     """A backup or restore that cannot be done, in one French sentence."""
-
-
-def gradebook_counts(path: Path) -> dict[str, int]:
-    """What gradebook `path` holds that a backup must not lose: its students and its grades;
-    BackupError if missing, empty or unreadable."""
-    if not path.is_file():
-        raise BackupError(f"le carnet de notes est introuvable ({path})")
-    if path.stat().st_size == 0:
-        raise BackupError(f"le carnet de notes est vide (0 octet : {path})")
-    try:
-        with closing(read_only(path)) as con:
-            students = con.execute("SELECT count(*) FROM student").fetchone()[0]
-            grades = con.execute("SELECT count(*) FROM grade").fetchone()[0]
-    except sqlite3.Error as exc:
-        reason = "pas une base nbgrader" if "no such table" in str(exc) else str(exc)
-        raise BackupError(f"le carnet de notes est illisible ({path} : {reason})") from None
-    return {"students": students, "grades": grades}
 
 
 def _french(counts: dict[str, int]) -> str:
@@ -97,7 +87,7 @@ def _gradebook_held(archive: Path) -> dict[str, int] | None:
     known = manifest.get("gradebook")
     with suppress(KeyError, TypeError, ValueError):
         return {"students": int(known["students"]), "grades": int(known["grades"])}
-    with tempfile.TemporaryDirectory(prefix="sauvegarde-") as work, suppress(BackupError):
+    with tempfile.TemporaryDirectory(prefix="sauvegarde-") as work, suppress(GradebookError):
         copy = Path(work) / GRADEBOOK
         copy.write_bytes(members[GRADEBOOK][0])
         return gradebook_counts(copy)
@@ -124,7 +114,7 @@ def _check_gradebook(gradebook: Path, dest_dir: Path, damaged: dict[Path, str]) 
     damaged backups passed over go in `damaged`."""
     try:
         counts = gradebook_counts(gradebook)
-    except BackupError as exc:
+    except GradebookError as exc:
         raise BackupError(
             f"{REFUSED}{exc} ; une sauvegarde sans lui ferait effacer les bonnes par la purge. "
             "Restaurez-le (make restauration) ou, si c'est voulu, confirmez : "
@@ -330,7 +320,7 @@ def backup(
             held = None
             if snapshot.is_file():
                 add(GRADEBOOK, snapshot.read_bytes())
-                with suppress(BackupError):  # confirmed: an unreadable gradebook kept as it was
+                with suppress(GradebookError):  # confirmed: an unreadable gradebook kept as it was
                     held = gradebook_counts(snapshot)
             counts = Counter(name.partition("/")[0] for name in files)  # files per member or part
             manifest = {

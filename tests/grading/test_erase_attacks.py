@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+import tarfile
 import unicodedata
+import zlib
 from pathlib import Path
 
 import pytest
@@ -643,6 +645,24 @@ def test_a_backup_holding_a_gradebook_copy_in_a_classmates_folder_is_pending(pet
     without, *_ = backup(dest_dir=c["tmp"] / "sans", roster=c["roster"], grader_dir=grader)
     assert _backup_holds(with_copy, ben)
     assert not _backup_holds(without, ben)
+    # the same backup damaged mid-stream (zlib's « invalid block », not a gzip error): counted
+    # as holding him (the teacher checks it), never a traceback that stops the erasure
+    data = without.read_bytes()
+    damaged = c["tmp"] / "abimee.tar.gz"
+    tries = ((o, p) for p in (bytes(4), b"\xff" * 4) for o in range(20, len(data) - 16, 7))
+    for offset, noise in tries:
+        damaged.write_bytes(data[:offset] + noise + data[offset + 4 :])
+        try:
+            with tarfile.open(damaged, "r:gz") as tar:
+                for _ in tar:
+                    pass
+        except zlib.error:
+            break
+        except (OSError, tarfile.TarError, EOFError):
+            continue
+    else:
+        pytest.fail("no offset gives zlib's error")
+    assert _backup_holds(damaged, ben)
 
 
 @pytest.mark.slow

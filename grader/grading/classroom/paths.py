@@ -24,9 +24,11 @@ __all__ = [
     "CONFIG",
     "QUARANTINE",
     "CourseDirs",
+    "GradebookError",
     "course_dirs",
     "files_under",
     "find_grader_dir",
+    "gradebook_counts",
     "gradebook_problem",
     "load_config",
     "not_regular",
@@ -122,22 +124,41 @@ RESTORE = (
 )
 
 
+class GradebookError(Exception):
+    """The class's gradebook cannot be read, in one French sentence."""
+
+
+def gradebook_counts(path: Path) -> dict[str, int]:
+    """What gradebook `path` holds that a backup must not lose: its students and its grades;
+    GradebookError if missing, empty or unreadable (every class command checks it first)."""
+    if not path.is_file():
+        raise GradebookError(f"le carnet de notes est introuvable ({path})")
+    if path.stat().st_size == 0:
+        raise GradebookError(f"le carnet de notes est vide (0 octet : {path})")
+    try:
+        with closing(read_only(path)) as con:
+            students = con.execute("SELECT count(*) FROM student").fetchone()[0]
+            grades = con.execute("SELECT count(*) FROM grade").fetchone()[0]
+    except sqlite3.Error as exc:
+        reason = "pas une base nbgrader" if "no such table" in str(exc) else str(exc)
+        raise GradebookError(f"le carnet de notes est illisible ({path} : {reason})") from None
+    return {"students": students, "grades": grades}
+
+
 def gradebook_problem(
     dirs: CourseDirs, missing_ok: bool = False, empty_ok: bool = True
 ) -> str | None:
     """Why the class's SQLite gradebook cannot be used and what to do, in French, or None:
     missing (unless `missing_ok`), empty, damaged (a truncated file), registering nobody (unless
-    `empty_ok`). The check is ``make sauvegarde``'s (``backup.gradebook_counts``), made before
+    `empty_ok`). The check is ``make sauvegarde``'s (``gradebook_counts``), made before
     nbgrader or SQLAlchemy read the file: they would stop on a traceback or an sqlalche.me
     address, or create an empty gradebook in its place."""
     db = sqlite_path(dirs.db_url)
     if db is None or (missing_ok and not os.path.lexists(db)):
         return None  # PostgreSQL, MySQL: their server says what is wrong
-    from ..backup import BackupError, gradebook_counts  # lazily: that module imports this one
-
     try:
         counts = gradebook_counts(db)
-    except BackupError as exc:
+    except GradebookError as exc:
         if not os.path.lexists(db):
             return (
                 f"{exc}\u00a0; restaurez la dernière sauvegarde ({RESTORE}) ou, pour une "

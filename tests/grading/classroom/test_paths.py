@@ -184,7 +184,7 @@ def test_a_damaged_gradebook_is_refused_in_french_by_every_command(graded_class_
     """A truncated gradebook (dpo attack, item 8): every command that reads it says so in one
     French sentence with the file and what to do, exit 2, before nbgrader or SQLAlchemy (a
     traceback, an sqlalche.me address, « 0 en échec » exit 0); `make sauvegarde`'s own check
-    (backup.gradebook_counts), so the same words. The control: the same commands on the whole
+    (gradebook_counts), so the same words. The control: the same commands on the whole
     file work (the graded class itself was graded, its feedback and report written by them)."""
     from grading_course import grading
 
