@@ -134,15 +134,49 @@ def test_a_killed_kernel_leaves_no_server(tmp_path: Path) -> None:
         assert again.en_marche
 
 
-def test_two_kernels_on_one_folder_get_a_clear_error(tmp_path: Path) -> None:
+def test_two_kernels_on_one_folder_get_a_clear_error_one_kernel_takes_its_own_over(
+    tmp_path: Path,
+) -> None:
     folder = tmp_path / "cluster"
-    with ServeurPostgres(folder):
+    child, _socket, _watchdog = _kernel_with_a_server(folder)
+    try:
         second = ServeurPostgres(folder)
-        with pytest.raises(ClusterOccupe, match="déjà démarré par un autre processus"):
+        with pytest.raises(ClusterOccupe, match=rf"autre processus \(pid {child.pid}\)"):
             second.demarrer()
         assert not second.en_marche
         assert len(_servers_in(folder)) >= 1
-    assert _wait_no_server(folder, 5) == []
+    finally:
+        child.kill()
+        child.wait(10)
+    assert _wait_no_server(folder) == []
+    # the same process (a notebook's cell run again): its own server, taken over as it is
+    first = ServeurPostgres(folder).demarrer()
+    again = ServeurPostgres(folder)
+    try:
+        url = first.creer_base("tuteur")
+        assert again.demarrer() is again and again.en_marche and not first.en_marche
+        assert again.url("tuteur") == url
+        assert asyncio.run(_select(url, "SELECT 1")) == [(1,)]
+    finally:
+        again.arreter()
+        first.arreter()
+    assert _wait_no_server(folder) == []
+
+
+def test_a_stopped_server_says_whether_its_data_is_still_there(tmp_path: Path) -> None:
+    """Lesson 7's ranger() stops the server, then erases its folder: « relancez demarrer() (vos
+    données sont restées) » would then be false."""
+    from course.cleanup import erase
+
+    folder = tmp_path / "cluster"
+    pg = ServeurPostgres(folder).demarrer()
+    pg.arreter()
+    with pytest.raises(ServeurArrete, match="vos données sont restées dans le dossier"):
+        pg.url()  # control: stopped, its data kept
+    assert erase(folder) and not folder.exists()
+    with pytest.raises(ServeurArrete, match="son dossier a été effacé") as erased:
+        pg.url()
+    assert "restées" not in str(erased.value)
 
 
 def test_missing_postgres_says_what_to_install(tmp_path: Path, monkeypatch) -> None:

@@ -156,6 +156,14 @@ class ServeurPostgres:
         """Crée le cluster s'il n'existe pas, démarre le serveur, attend qu'il réponde."""
         if self.en_marche:
             return self
+        for other in list(_RUNNING):
+            if other is not self and other.dossier == self.dossier and other.en_marche:
+                # this process runs it already (a notebook cell run again): taken over, as is
+                self._watchdog, other._watchdog = other._watchdog, None
+                self._socket_dir = other._socket_dir
+                _RUNNING.discard(other)
+                _RUNNING.add(self)
+                return self
         binaries = binaires_postgres()
         user = _run_as()
         if self.dossier.exists() and not self.dossier.is_dir():
@@ -257,11 +265,18 @@ class ServeurPostgres:
 
     def verifier(self) -> None:
         """Lève ``ServeurArrete`` si le serveur n'est plus en marche."""
-        if not self.en_marche:
+        if self.en_marche:
+            return
+        if not (self.dossier / "donnees" / "PG_VERSION").exists():
             raise ServeurArrete(
-                f"Le serveur PostgreSQL de {self.dossier} est arrêté\u00a0: relancez "
-                f"demarrer() (vos données sont restées dans le dossier)."
+                f"Le serveur PostgreSQL de {self.dossier} est arrêté et son dossier a été "
+                f"effacé, avec ses données\u00a0: dans une leçon, relancez-la depuis sa "
+                f"première cellule (demarrer() ne ferait qu'un cluster vide)."
             )
+        raise ServeurArrete(
+            f"Le serveur PostgreSQL de {self.dossier} est arrêté\u00a0: relancez "
+            f"demarrer() (vos données sont restées dans le dossier)."
+        )
 
     # -- use --------------------------------------------------------------------------------
     @property

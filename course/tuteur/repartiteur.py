@@ -78,16 +78,31 @@ class Repartiteur:
         command += ["--sqlite-dir", str(self.dossier), *specs]
         try:
             self._launcher = subprocess.Popen(
-                command, pass_fds=child_ends, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                command,
+                pass_fds=child_ends,
+                stdin=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                # a session of their own: JupyterLab's Interrupt (SIGINT to the kernel's process
+                # group) must not reach them; they still end with the kernel (their pipe closes)
+                start_new_session=True,
             )
         finally:
             for fd in child_ends:
                 os.close(fd)
         self._start = start
+        self._closed = False
         self.secondes_demarrage: float | None = None
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise InstanceEnPanne(
+                "Les instances du tuteur sont arrêtées (fermer() ou ranger() les a "
+                "arrêtées)\u00a0: relancez la leçon depuis sa première cellule."
+            )
 
     def attendre(self) -> list[int]:
         """Attend que chaque instance soit prête ; renvoie leurs numéros de processus."""
+        self._check_open()
         if not self.pids:
             try:
                 self.pids = [self._read(i, "ready")["pid"] for i in range(len(self._pipes))]
@@ -100,11 +115,24 @@ class Repartiteur:
     def _read(self, index: int, expected: str) -> dict[str, Any]:
         line = self._pipes[index][1].readline()
         if not line:
-            raise RuntimeError(
-                f"L'instance {index + 1} s'est arrêtée sans répondre ({expected})\u00a0: "
-                f"google-adk et la base partagée sont-ils disponibles\u00a0?"
-            )
+            raise self._gone(index, ready=expected == "ready")
         return json.loads(line)
+
+    def _gone(self, index: int, *, ready: bool) -> InstanceEnPanne:
+        """An instance whose pipe closed: before its first line (ADK failed to import, or it
+        was killed at once), or later (its process ended: killed, or crashed)."""
+        if ready:
+            return InstanceEnPanne(
+                f"L'instance {index + 1} du tuteur s'est arrêtée avant d'être prête (google-adk "
+                f"manque-t-il à l'environnement du cours\u00a0?)\u00a0: relancez la leçon "
+                f"depuis sa première cellule, après avoir redémarré le noyau."
+            )
+        pid = f" (pid {self.pids[index]})" if index < len(self.pids) else ""
+        return InstanceEnPanne(
+            f"L'instance {index + 1} du tuteur{pid} s'est arrêtée\u00a0: son processus a pris "
+            f"fin (tué, ou arrêté par une erreur). Relancez la leçon depuis sa première "
+            f"cellule pour redémarrer les instances."
+        )
 
     def ouvrir_base(self) -> None:
         """Fait ouvrir la base partagée par chaque instance (ADK y crée ses tables) ; lève
@@ -126,6 +154,7 @@ class Repartiteur:
     ) -> dict[str, Any]:
         """Envoie un tour à l'instance suivante (ou à ``instance``, de 1 à n : une session
         « collante ») ; renvoie sa réponse."""
+        self._check_open()
         if instance is not None:
             if not isinstance(instance, int) or not 1 <= instance <= len(self._pipes):
                 raise ValueError(
@@ -140,6 +169,7 @@ class Repartiteur:
         """Envoie plusieurs tours en même temps, chacun à l'instance suivante, puis lit les
         réponses (au plus un tour par instance à la fois : les instances travaillent en
         parallèle)."""
+        self._check_open()
         if len(tours) > len(self._pipes):
             raise ValueError("au plus un tour par instance à la fois")
         if any(stockage == "shared" for *_, stockage in tours) and not self.url:
@@ -152,8 +182,11 @@ class Repartiteur:
             request = {"store": stockage, "user_id": user_id, "session_id": session_id}
             request.update(text=texte, **({"url": self.url} if stockage == "shared" else {}))
             pipe = self._pipes[index][0]
-            pipe.write(json.dumps(request, ensure_ascii=False) + "\n")
-            pipe.flush()
+            try:
+                pipe.write(json.dumps(request, ensure_ascii=False) + "\n")
+                pipe.flush()
+            except BrokenPipeError:
+                raise self._gone(index, ready=False) from None
             targets.append(index)
         answers = [self._read(i, "answer") for i in targets]  # every pipe read, then judged
         for answer, (*_, stockage) in zip(answers, tours, strict=True):
@@ -163,6 +196,7 @@ class Repartiteur:
 
     def fermer(self) -> None:
         """Arrête les instances (ferme leurs entrées, attend leur fin)."""
+        self._closed = True
         for to_child, _ in self._pipes:
             try:
                 to_child.close()

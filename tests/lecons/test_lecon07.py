@@ -221,22 +221,80 @@ def client_for(workdir: Path) -> NotebookClient:
     )
 
 
-def run_until(client: NotebookClient, last: str) -> None:
-    for index, cell in enumerate(client.nb.cells):
+def run_until(client: NotebookClient, last: str, start: str | None = None) -> None:
+    cells = list(enumerate(client.nb.cells))
+    if start is not None:
+        cells = cells[next(i for i, c in cells if c.id == start) :]
+    for index, cell in cells:
         client.execute_cell(cell, index)
         if cell.id == last:
             return
     raise AssertionError(f"no cell {last}")
 
 
+def run_cell(client: NotebookClient, cell: str, *, fails: bool = False) -> str:
+    """Runs the lesson's cell of id ``cell`` (or this code) in the client's kernel; returns
+    what it printed, or, if it ``fails`` as expected, its error."""
+    found = [(i, c) for i, c in enumerate(client.nb.cells) if c.id == cell]
+    index, node = found[0] if found else (0, nbformat.v4.new_code_cell(cell))
+    try:
+        client.execute_cell(node, index)
+    except CellExecutionError as err:
+        if fails:
+            return str(err).replace(NBSP, " ")
+        raise
+    assert not fails, f"expected an error from {cell[:80]!r}"
+    return "".join(o.get("text", "") for o in node.outputs).replace(NBSP, " ")
+
+
+def instance_pids(said: str) -> list[int]:
+    return [int(p) for p in re.search(r"pid : \[([\d, ]+)\]", said).group(1).split(", ")]
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
 @pytest.mark.slow
-def test_a_killed_kernel_leaves_no_file_with_a_learner_name(tmp_path: Path):
-    """kill -9 of the kernel after the backup (no atexit, no lesson cell runs): the watchdog of
-    course.cleanup erases what the lesson wrote once the cluster's server has stopped."""
+def test_run_again_interrupted_checked_twice_then_killed_leaves_no_file_with_a_learner_name(
+    tmp_path: Path,
+):
+    """The learner's normal path in one kernel: « Exécuter tout » again (the set-up cells
+    stop and restart this kernel's own server and instances, in seconds), an Interrupt
+    (SIGINT to the kernel's process group, as JupyterLab sends it: the instances live on), the
+    exercise's check run twice with a correct answer (it passes both times); then kill -9 of
+    the kernel (no atexit, no lesson cell runs): the watchdog of course.cleanup erases what the
+    lesson wrote once the cluster's server has stopped."""
     places = lesson_files(tmp_path)
     client = client_for(tmp_path)
     with client.setup_kernel(env=network_free_env(), cwd=str(tmp_path)):
-        run_until(client, "l7-c21")
+        run_until(client, "l7-c05")
+        first = instance_pids(text_of(client.nb, "l7-c05"))
+        start = time.monotonic()
+        again = run_cell(client, "l7-c02") + run_cell(client, "l7-c03")
+        ready = run_cell(client, "l7-c05")
+        print(f"set-up run again in {time.monotonic() - start:.1f} s")
+        assert "Serveur PostgreSQL démarré en" in again and "déjà démarré" not in again, again
+        assert "Les trois instances du tuteur l'ont ouverte." in again, again
+        pids = instance_pids(ready)
+        assert not set(pids) & set(first) and all(map(alive, pids)), (first, pids)
+        assert not any(map(alive, first)), "the first run's instances were stopped"
+        interrupted = run_cell(
+            client,
+            "import signal\nos.killpg(os.getpgid(0), signal.SIGINT)\ntime.sleep(60)",
+            fails=True,
+        )
+        assert "KeyboardInterrupt" in interrupted, interrupted  # control: the kernel got it
+        time.sleep(1)  # an instance the signal reached takes a moment to end
+        assert all(map(alive, pids)), "an Interrupt of the kernel killed the tutor's instances"
+        run_until(client, "l7-c21", start="l7-c06")  # the dialogues, by the same instances
+        assert {pid for _, pid, _ in turns(text_of(client.nb, "l7-c07"))} == set(pids)
+        run_cell(client, "l7-c31")
+        for _ in range(2):  # a corrected answer, checked again: it passes every time
+            assert "Bravo : la conversation de Chloé est effacée" in run_cell(client, "l7-c33")
         # control: the names are there, in each of the three places, while the lesson runs
         found = {place: names_in(path) for place, path in places.items()}
         assert all(found.values()), found
