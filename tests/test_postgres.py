@@ -142,6 +142,8 @@ def test_two_kernels_on_one_folder_get_a_clear_error_one_kernel_takes_its_own_ov
     try:
         second = ServeurPostgres(folder)
         with pytest.raises(ClusterOccupe, match=rf"autre processus \(pid {child.pid}\)"):
+            second.verifier_libre()  # before a lesson erases anything that goes with it
+        with pytest.raises(ClusterOccupe, match=rf"autre processus \(pid {child.pid}\)"):
             second.demarrer()
         assert not second.en_marche
         assert len(_servers_in(folder)) >= 1
@@ -150,9 +152,11 @@ def test_two_kernels_on_one_folder_get_a_clear_error_one_kernel_takes_its_own_ov
         child.wait(10)
     assert _wait_no_server(folder) == []
     # the same process (a notebook's cell run again): its own server, taken over as it is
+    ServeurPostgres(folder).verifier_libre()  # its server gone, the folder is free
     first = ServeurPostgres(folder).demarrer()
     again = ServeurPostgres(folder)
     try:
+        again.verifier_libre()  # this process's own server: not another's
         url = first.creer_base("tuteur")
         assert again.demarrer() is again and again.en_marche and not first.en_marche
         assert again.url("tuteur") == url
@@ -390,12 +394,17 @@ def test_a_long_cluster_paths_failed_starts_leave_no_socket_folder(tmp_path: Pat
     assert socket_folders() - before == {control.name}
     shutil.rmtree(control)
     folder = tmp_path / ("a" + _LONG)
-    with ServeurPostgres(folder) as pg:
-        assert (base / pg.dossier_socket.name / ".verrou").exists()
+    child, socket, _watchdog = _kernel_with_a_server(folder)  # another kernel's server
+    try:
+        assert (base / socket.name / ".verrou").exists()
         assert socket_folders() - before == set()  # held while its server runs
         with pytest.raises(ClusterOccupe):
             ServeurPostgres(folder).demarrer()
         assert socket_folders() - before == set()
+    finally:
+        child.kill()
+        child.wait(10)
+    assert _wait_no_server(folder) == []
     version_file = folder / "donnees" / "PG_VERSION"
     version_file.write_text(f"{int(version_file.read_text()) - 2}\n")
     with pytest.raises(PostgresIndisponible, match="créé par PostgreSQL"):

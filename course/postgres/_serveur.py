@@ -197,11 +197,7 @@ class ServeurPostgres:
             watchdog.wait(30)
             _remove_socket_folder(socket_dir, self.dossier)
             if line.startswith("busy"):
-                raise ClusterOccupe(
-                    f"Le cluster {self.dossier} est déjà démarré par un autre processus "
-                    f"(pid {line.split()[-1]})\u00a0: arrêtez-le (ou redémarrez cet autre "
-                    f"noyau) ou choisissez un autre dossier."
-                )
+                raise self._occupe(line.split()[-1])
             raise PostgresIndisponible(
                 f"PostgreSQL n'a pas démarré ({line.removeprefix('error ') or 'aucune réponse'})"
                 f"\u00a0; lisez {self.dossier / 'journal-postgres.log'} ou {INSTALL_HINT}."
@@ -210,6 +206,27 @@ class ServeurPostgres:
         self._socket_dir = socket_dir
         _RUNNING.add(self)
         return self
+
+    def _occupe(self, pid: str) -> ClusterOccupe:
+        return ClusterOccupe(
+            f"Le cluster {self.dossier} est déjà démarré par un autre processus (pid {pid})"
+            f"\u00a0: arrêtez-le (ou redémarrez cet autre noyau) ou choisissez un autre dossier."
+        )
+
+    def verifier_libre(self) -> None:
+        """Lève ``ClusterOccupe`` si un autre processus (un autre noyau) fait tourner ce
+        cluster : à appeler avant d'effacer quoi que ce soit qui va avec lui."""
+        if any(other.dossier == self.dossier for other in _RUNNING):
+            return  # this process's own server (demarrer() takes it over)
+        try:
+            lock = open(self.dossier / LOCK_NAME, "rb")  # noqa: SIM115 - closed below
+        except OSError:  # no lock file, or a folder we cannot enter: nothing of ours runs there
+            return
+        with lock:
+            try:  # shared, and let go at once: a watchdog holds it exclusively while it runs
+                fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                raise self._occupe(lock.read().decode("ascii", "replace").strip() or "?") from None
 
     def _start_watchdog(
         self, binaries: Path, user: str | None, socket_dir: Path, socket_lock: int | None

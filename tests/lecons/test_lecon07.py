@@ -265,7 +265,8 @@ def test_run_again_interrupted_checked_twice_then_killed_leaves_no_file_with_a_l
     """The learner's normal path in one kernel: « Exécuter tout » again (the set-up cells
     stop and restart this kernel's own server and instances, in seconds), an Interrupt
     (SIGINT to the kernel's process group, as JupyterLab sends it: the instances live on), the
-    exercise's check run twice with a correct answer (it passes both times); then kill -9 of
+    exercise's check run twice with a correct answer (it passes both times), a second notebook
+    of the lesson in the same folder (refused, erasing nothing); then kill -9 of
     the kernel (no atexit, no lesson cell runs): the watchdog of course.cleanup erases what the
     lesson wrote once the cluster's server has stopped."""
     places = lesson_files(tmp_path)
@@ -295,10 +296,18 @@ def test_run_again_interrupted_checked_twice_then_killed_leaves_no_file_with_a_l
         run_cell(client, "l7-c31")
         for _ in range(2):  # a corrected answer, checked again: it passes every time
             assert "Bravo : la conversation de Chloé est effacée" in run_cell(client, "l7-c33")
+        # a second notebook of this lesson in the same folder (a second tab, a copy) is
+        # refused before it erases anything of the first's
+        second = client_for(tmp_path)
+        with second.setup_kernel(env=network_free_env(), cwd=str(tmp_path)):
+            refused = run_cell(second, "l7-c02", fails=True)
+        kernel = client.km.provisioner.pid
+        assert f"déjà démarré par un autre processus (pid {kernel})" in refused, refused
+        run_cell(client, "l7-c07")  # the first goes on: its instances' files are there
         # control: the names are there, in each of the three places, while the lesson runs
         found = {place: names_in(path) for place, path in places.items()}
         assert all(found.values()), found
-        os.kill(client.km.provisioner.pid, signal.SIGKILL)
+        os.kill(kernel, signal.SIGKILL)
     left = wait_until_gone(list(places.values()), 90)
     assert left == [], f"left after the kernel was killed: {left}"
     assert names_in(tmp_path) == 0 and names_in(places["cluster"].parent) == 0
