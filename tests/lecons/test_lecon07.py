@@ -5,7 +5,9 @@ Its claims are read from the run that ``executed_lessons`` makes (a real server,
 processes); a second run without PostgreSQL shows the one French sentence and clean skips; a run
 without greenlet (SQLAlchemy's asyncio engine cannot start) shows the instances' real cause, in
 French, before anything else; a run whose kernel is killed mid-way, and one stopped by an
-error, leave no file with a learner's name (issue 31).
+error, leave no file with a learner's name (issue 31). The killed run first takes the learner's
+normal detours (the set-up run again, an Interrupt, the exercise's check run twice, a second
+notebook of the lesson in the same folder), each of which broke lesson 7 before.
 """
 
 from __future__ import annotations
@@ -272,7 +274,9 @@ def test_run_again_interrupted_checked_twice_then_killed_leaves_no_file_with_a_l
     places = lesson_files(tmp_path)
     client = client_for(tmp_path)
     with client.setup_kernel(env=network_free_env(), cwd=str(tmp_path)):
+        start = time.monotonic()
         run_until(client, "l7-c05")
+        print(f"set-up run first in {time.monotonic() - start:.1f} s")
         first = instance_pids(text_of(client.nb, "l7-c05"))
         start = time.monotonic()
         again = run_cell(client, "l7-c02") + run_cell(client, "l7-c03")
