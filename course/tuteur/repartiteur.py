@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
@@ -76,12 +78,15 @@ class Repartiteur:
             )
         command = [sys.executable, "-m", "course.tuteur.instance"]
         command += ["--sqlite-dir", str(self.dossier), *specs]
+        # what the instances say on stderr (a failed import), read if one ends before it is
+        # ready; a file without a name, never a pipe that could fill up and block them
+        self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by fermer()
         try:
             self._launcher = subprocess.Popen(
                 command,
                 pass_fds=child_ends,
                 stdin=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+                stderr=self._errors,
                 # a session of their own: JupyterLab's Interrupt (SIGINT to the kernel's process
                 # group) must not reach them; they still end with the kernel (their pipe closes)
                 start_new_session=True,
@@ -122,10 +127,19 @@ class Repartiteur:
         """An instance whose pipe closed: before its first line (ADK failed to import, or it
         was killed at once), or later (its process ended: killed, or crashed)."""
         if ready:
+            said = self._last_error()
+            missing = re.search(
+                r"ModuleNotFoundError\W+(?:No module named '|import of )([\w.]+)", said
+            )
+            if missing:
+                return InstanceEnPanne(
+                    f"L'instance {index + 1} du tuteur n'a pas pu démarrer\u00a0: il manque le "
+                    f"module Python «\u00a0{missing.group(1)}\u00a0» à l'environnement du cours. "
+                    f"Installez ses paquets (make setup), puis redémarrez le noyau."
+                )
             return InstanceEnPanne(
-                f"L'instance {index + 1} du tuteur s'est arrêtée avant d'être prête (google-adk "
-                f"manque-t-il à l'environnement du cours\u00a0?)\u00a0: relancez la leçon "
-                f"depuis sa première cellule, après avoir redémarré le noyau."
+                f"L'instance {index + 1} du tuteur s'est arrêtée avant d'être prête\u00a0: "
+                f"{said or 'son processus a pris fin sans message'}."
             )
         pid = f" (pid {self.pids[index]})" if index < len(self.pids) else ""
         return InstanceEnPanne(
@@ -133,6 +147,16 @@ class Repartiteur:
             f"fin (tué, ou arrêté par une erreur). Relancez la leçon depuis sa première "
             f"cellule pour redémarrer les instances."
         )
+
+    def _last_error(self) -> str:
+        """The last line the instances wrote on stderr (the error that ended them), or ""."""
+        errors = getattr(self, "_errors", None)
+        if errors is None or errors.closed:
+            return ""
+        errors.seek(0, os.SEEK_END)
+        errors.seek(max(0, errors.tell() - 4096))
+        lines = errors.read().decode("utf-8", "replace").strip().splitlines()
+        return lines[-1].strip() if lines else ""
 
     def ouvrir_base(self) -> None:
         """Fait ouvrir la base partagée par chaque instance (ADK y crée ses tables) ; lève
@@ -214,6 +238,9 @@ class Repartiteur:
         for _, from_child in self._pipes:
             from_child.close()
         self._pipes = []
+        errors = getattr(self, "_errors", None)
+        if errors is not None:
+            errors.close()
 
     def __enter__(self) -> Repartiteur:
         return self

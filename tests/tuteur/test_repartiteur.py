@@ -160,3 +160,26 @@ def test_an_instance_that_cannot_serve_raises_its_real_cause_in_french(tmp_path:
         # every pipe was read: the next turn goes to the next instance and is answered
         after = balancer.envoyer("Bonjour", user_id="a", session_id=None, stockage="sqlite")
         assert after["replies"] and "failure" not in after
+
+
+def test_an_instance_that_ends_before_it_is_ready_says_why_in_french(tmp_path: Path, monkeypatch):
+    """ADK missing from the instances' environment: the module is named, from what the instance
+    itself wrote on stderr; control: an instance killed at once names no module."""
+    killed = Repartiteur(tmp_path / "tuee", n=2)
+    killed._launcher.kill()
+    with pytest.raises(InstanceEnPanne) as gone:
+        killed.attendre()
+    assert str(gone.value) == (
+        "L'instance 1 du tuteur s'est arrêtée avant d'être prête\u00a0: son processus a pris "
+        "fin sans message."
+    )
+    site = tmp_path / "sans_adk"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import sys\nsys.modules['google.adk'] = None\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(site), str(REPO)])))
+    with Repartiteur(tmp_path / "sans", n=2) as balancer:
+        with pytest.raises(InstanceEnPanne) as failed:
+            balancer.attendre()
+    said = str(failed.value)
+    assert said.startswith("L'instance 1 du tuteur n'a pas pu démarrer\u00a0: il manque le "), said
+    assert "module Python «\u00a0google.adk" in said and "(answer)" not in said, said
