@@ -177,7 +177,10 @@ def _serve(config: dict) -> int:
     closed = threading.Event()
 
     def _watch_kernel() -> None:
-        sys.stdin.buffer.read()  # returns when the kernel closes the pipe or dies
+        # until the kernel closes the pipe or dies; os.read, not sys.stdin's buffered reader,
+        # whose lock this thread would hold when SIGTERM ends the process (Python then aborts)
+        while os.read(0, 4096):
+            pass
         closed.set()
 
     threading.Thread(target=_watch_kernel, daemon=True).start()
