@@ -34,7 +34,7 @@ def _panne(answer: dict[str, Any], store: str) -> InstanceEnPanne:
     where = "la base partagée" if store == "shared" else f"son stockage «\u00a0{store}\u00a0»"
     text = (
         f"L'instance {answer.get('instance', '?')} du tuteur n'a pas pu utiliser {where}"
-        f"\u00a0: {answer['failure']}"
+        f"\u00a0: {str(answer['failure']).rstrip('. ')}"  # one final point, never two
     )
     missing = answer.get("missing")
     if isinstance(missing, str) and missing.replace("_", "").replace(".", "").isalnum():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -144,6 +145,13 @@ def test_an_instance_that_cannot_serve_raises_its_real_cause_in_french(tmp_path:
         with pytest.raises(InstanceEnPanne) as control:
             balancer.ouvrir_base()
     assert "greenlet" not in str(control.value) and "Il manque" not in str(control.value)
+    # its folder erased under it (a second notebook's clean-up did, before): one final point
+    with Repartiteur(tmp_path / "effacee", n=1) as balancer:
+        balancer.attendre()
+        shutil.rmtree(balancer.dossier)
+        with pytest.raises(InstanceEnPanne, match="son stockage «\u00a0course\u00a0»") as erased:
+            balancer.envoyer("Bonjour", user_id="a", session_id=None, stockage="course")
+    assert str(erased.value).endswith(".") and not str(erased.value).endswith(".."), erased
     assert str(control.value).startswith("L'instance 1 du tuteur n'a pas pu utiliser la base")
 
     site = tmp_path / "sans_greenlet"
@@ -157,6 +165,7 @@ def test_an_instance_that_cannot_serve_raises_its_real_cause_in_french(tmp_path:
         assert "ImportError\u00a0: The SQLAlchemy asyncio module requires" in said, said
         assert "Il manque le module Python «\u00a0greenlet\u00a0»" in said, said
         assert "pip install greenlet" in said and "NameError" not in said, said
+        assert ".. " not in said and ". Il manque" in said and not said.endswith(".."), said
         # every pipe was read: the next turn goes to the next instance and is answered
         after = balancer.envoyer("Bonjour", user_id="a", session_id=None, stockage="sqlite")
         assert after["replies"] and "failure" not in after
