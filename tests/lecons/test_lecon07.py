@@ -236,14 +236,14 @@ def run_until(client: NotebookClient, last: str, start: str | None = None) -> No
 
 def run_cell(client: NotebookClient, cell: str, *, fails: bool = False) -> str:
     """Runs the lesson's cell of id ``cell`` (or this code) in the client's kernel; returns
-    what it printed, or, if it ``fails`` as expected, its error."""
+    what it printed, or, if it ``fails`` as expected, its error (its class: its message)."""
     found = [(i, c) for i, c in enumerate(client.nb.cells) if c.id == cell]
     index, node = found[0] if found else (0, nbformat.v4.new_code_cell(cell))
     try:
         client.execute_cell(node, index)
     except CellExecutionError as err:
         if fails:
-            return str(err).replace(NBSP, " ")
+            return f"{err.ename}: {err.evalue}".replace(NBSP, " ")
         raise
     assert not fails, f"expected an error from {cell[:80]!r}"
     return "".join(o.get("text", "") for o in node.outputs).replace(NBSP, " ")
@@ -316,6 +316,24 @@ def test_run_again_interrupted_checked_twice_then_killed_leaves_no_file_with_a_l
     assert left == [], f"left after the kernel was killed: {left}"
     assert names_in(tmp_path) == 0 and names_in(places["cluster"].parent) == 0
     assert lesson_processes(tmp_path, places["cluster"]) == []
+
+
+@pytest.mark.slow
+def test_after_ranger_going_back_up_says_what_is_true(tmp_path: Path):
+    """ranger() (the last cell) stopped the instances and the server and erased the cluster: a
+    cell run again above it says so, in French, instead of « vos données sont restées dans le
+    dossier » or « au plus un tour par instance à la fois »."""
+    client = client_for(tmp_path)
+    with client.setup_kernel(env=network_free_env(), cwd=str(tmp_path)):
+        run_until(client, "l7-c05")
+        assert "Restent : []" in run_cell(client, "l7-c36")  # control: ranger() erased all
+        tables = run_cell(client, "l7-c14", fails=True)
+        assert "ServeurArrete" in tables and "son dossier a été effacé" in tables, tables
+        assert "restées" not in tables and "unable to open" not in tables, tables
+        said = run_cell(client, "l7-c07", fails=True)
+        assert "Les instances du tuteur sont arrêtées" in said, said
+        assert "au plus un tour" not in said, said
+    assert [p for p in tmp_path.rglob("*")] == []
 
 
 @pytest.mark.slow
