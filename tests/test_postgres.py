@@ -134,15 +134,53 @@ def test_a_killed_kernel_leaves_no_server(tmp_path: Path) -> None:
         assert again.en_marche
 
 
-def test_two_kernels_on_one_folder_get_a_clear_error(tmp_path: Path) -> None:
+def test_two_kernels_on_one_folder_get_a_clear_error_one_kernel_takes_its_own_over(
+    tmp_path: Path,
+) -> None:
     folder = tmp_path / "cluster"
-    with ServeurPostgres(folder):
+    child, _socket, _watchdog = _kernel_with_a_server(folder)
+    try:
         second = ServeurPostgres(folder)
-        with pytest.raises(ClusterOccupe, match="déjà démarré par un autre processus"):
+        with pytest.raises(ClusterOccupe, match=rf"autre processus \(pid {child.pid}\)"):
+            second.verifier_libre()  # before a lesson erases anything that goes with it
+        with pytest.raises(ClusterOccupe, match=rf"autre processus \(pid {child.pid}\)"):
             second.demarrer()
         assert not second.en_marche
         assert len(_servers_in(folder)) >= 1
-    assert _wait_no_server(folder, 5) == []
+    finally:
+        child.kill()
+        child.wait(10)
+    assert _wait_no_server(folder) == []
+    # the same process (a notebook's cell run again): its own server, taken over as it is
+    ServeurPostgres(folder).verifier_libre()  # its server gone, the folder is free
+    first = ServeurPostgres(folder).demarrer()
+    again = ServeurPostgres(folder)
+    try:
+        again.verifier_libre()  # this process's own server: not another's
+        url = first.creer_base("tuteur")
+        assert again.demarrer() is again and again.en_marche and not first.en_marche
+        assert again.url("tuteur") == url
+        assert asyncio.run(_select(url, "SELECT 1")) == [(1,)]
+    finally:
+        again.arreter()
+        first.arreter()
+    assert _wait_no_server(folder) == []
+
+
+def test_a_stopped_server_says_whether_its_data_is_still_there(tmp_path: Path) -> None:
+    """Lesson 7's ranger() stops the server, then erases its folder: « relancez demarrer() (vos
+    données sont restées) » would then be false."""
+    from course.cleanup import erase
+
+    folder = tmp_path / "cluster"
+    pg = ServeurPostgres(folder).demarrer()
+    pg.arreter()
+    with pytest.raises(ServeurArrete, match="vos données sont restées dans le dossier"):
+        pg.url()  # control: stopped, its data kept
+    assert erase(folder) and not folder.exists()
+    with pytest.raises(ServeurArrete, match="son dossier a été effacé") as erased:
+        pg.url()
+    assert "restées" not in str(erased.value)
 
 
 def test_missing_postgres_says_what_to_install(tmp_path: Path, monkeypatch) -> None:
@@ -215,7 +253,8 @@ def test_a_server_killed_mid_use_gives_a_clear_error(tmp_path: Path) -> None:
     try:
         assert pg._watchdog is not None
         os.kill(pg._watchdog.pid, signal.SIGTERM)  # someone stops it under the learner's feet
-        pg._watchdog.wait(30)
+        # it stops its server and ends cleanly (no abort at shutdown, on the kernel's stderr)
+        assert pg._watchdog.wait(30) == 0
         with pytest.raises(ServeurArrete, match="relancez"):
             pg.url()
         with pytest.raises(ServeurArrete):
@@ -356,12 +395,17 @@ def test_a_long_cluster_paths_failed_starts_leave_no_socket_folder(tmp_path: Pat
     assert socket_folders() - before == {control.name}
     shutil.rmtree(control)
     folder = tmp_path / ("a" + _LONG)
-    with ServeurPostgres(folder) as pg:
-        assert (base / pg.dossier_socket.name / ".verrou").exists()
+    child, socket, _watchdog = _kernel_with_a_server(folder)  # another kernel's server
+    try:
+        assert (base / socket.name / ".verrou").exists()
         assert socket_folders() - before == set()  # held while its server runs
         with pytest.raises(ClusterOccupe):
             ServeurPostgres(folder).demarrer()
         assert socket_folders() - before == set()
+    finally:
+        child.kill()
+        child.wait(10)
+    assert _wait_no_server(folder) == []
     version_file = folder / "donnees" / "PG_VERSION"
     version_file.write_text(f"{int(version_file.read_text()) - 2}\n")
     with pytest.raises(PostgresIndisponible, match="créé par PostgreSQL"):

@@ -170,14 +170,18 @@ def _serve(config: dict) -> int:
         tail = log.read_text(errors="replace").strip().splitlines()[-3:]
         _say(f"error postgres > {' | '.join(tail)}")
         return 1
-    _say("ready")
+    # before « ready »: a SIGTERM the kernel sends as soon as it reads it must find them
     signal.signal(signal.SIGTERM, _exit)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _say("ready")
     closed = threading.Event()
 
     def _watch_kernel() -> None:
-        sys.stdin.buffer.read()  # returns when the kernel closes the pipe or dies
+        # until the kernel closes the pipe or dies; os.read, not sys.stdin's buffered reader,
+        # whose lock this thread would hold when SIGTERM ends the process (Python then aborts)
+        while os.read(0, 4096):
+            pass
         closed.set()
 
     threading.Thread(target=_watch_kernel, daemon=True).start()

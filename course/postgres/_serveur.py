@@ -156,6 +156,14 @@ class ServeurPostgres:
         """Crée le cluster s'il n'existe pas, démarre le serveur, attend qu'il réponde."""
         if self.en_marche:
             return self
+        for other in list(_RUNNING):
+            if other is not self and other.dossier == self.dossier and other.en_marche:
+                # this process runs it already (a notebook cell run again): taken over, as is
+                self._watchdog, other._watchdog = other._watchdog, None
+                self._socket_dir = other._socket_dir
+                _RUNNING.discard(other)
+                _RUNNING.add(self)
+                return self
         binaries = binaires_postgres()
         user = _run_as()
         if self.dossier.exists() and not self.dossier.is_dir():
@@ -189,11 +197,7 @@ class ServeurPostgres:
             watchdog.wait(30)
             _remove_socket_folder(socket_dir, self.dossier)
             if line.startswith("busy"):
-                raise ClusterOccupe(
-                    f"Le cluster {self.dossier} est déjà démarré par un autre processus "
-                    f"(pid {line.split()[-1]})\u00a0: arrêtez-le (ou redémarrez cet autre "
-                    f"noyau) ou choisissez un autre dossier."
-                )
+                raise self._occupe(line.split()[-1])
             raise PostgresIndisponible(
                 f"PostgreSQL n'a pas démarré ({line.removeprefix('error ') or 'aucune réponse'})"
                 f"\u00a0; lisez {self.dossier / 'journal-postgres.log'} ou {INSTALL_HINT}."
@@ -202,6 +206,27 @@ class ServeurPostgres:
         self._socket_dir = socket_dir
         _RUNNING.add(self)
         return self
+
+    def _occupe(self, pid: str) -> ClusterOccupe:
+        return ClusterOccupe(
+            f"Le cluster {self.dossier} est déjà démarré par un autre processus (pid {pid})"
+            f"\u00a0: arrêtez-le (ou redémarrez cet autre noyau) ou choisissez un autre dossier."
+        )
+
+    def verifier_libre(self) -> None:
+        """Lève ``ClusterOccupe`` si un autre processus (un autre noyau) fait tourner ce
+        cluster : à appeler avant d'effacer quoi que ce soit qui va avec lui."""
+        if any(other.dossier == self.dossier for other in _RUNNING):
+            return  # this process's own server (demarrer() takes it over)
+        try:
+            lock = open(self.dossier / LOCK_NAME, "rb")  # noqa: SIM115 - closed below
+        except OSError:  # no lock file, or a folder we cannot enter: nothing of ours runs there
+            return
+        with lock:
+            try:  # shared, and let go at once: a watchdog holds it exclusively while it runs
+                fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                raise self._occupe(lock.read().decode("ascii", "replace").strip() or "?") from None
 
     def _start_watchdog(
         self, binaries: Path, user: str | None, socket_dir: Path, socket_lock: int | None
@@ -257,11 +282,18 @@ class ServeurPostgres:
 
     def verifier(self) -> None:
         """Lève ``ServeurArrete`` si le serveur n'est plus en marche."""
-        if not self.en_marche:
+        if self.en_marche:
+            return
+        if not (self.dossier / "donnees" / "PG_VERSION").exists():
             raise ServeurArrete(
-                f"Le serveur PostgreSQL de {self.dossier} est arrêté\u00a0: relancez "
-                f"demarrer() (vos données sont restées dans le dossier)."
+                f"Le serveur PostgreSQL de {self.dossier} est arrêté et son dossier a été "
+                f"effacé, avec ses données\u00a0: dans une leçon, relancez-la depuis sa "
+                f"première cellule (demarrer() ne ferait qu'un cluster vide)."
             )
+        raise ServeurArrete(
+            f"Le serveur PostgreSQL de {self.dossier} est arrêté\u00a0: relancez "
+            f"demarrer() (vos données sont restées dans le dossier)."
+        )
 
     # -- use --------------------------------------------------------------------------------
     @property

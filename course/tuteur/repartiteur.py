@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
@@ -32,7 +34,7 @@ def _panne(answer: dict[str, Any], store: str) -> InstanceEnPanne:
     where = "la base partagée" if store == "shared" else f"son stockage «\u00a0{store}\u00a0»"
     text = (
         f"L'instance {answer.get('instance', '?')} du tuteur n'a pas pu utiliser {where}"
-        f"\u00a0: {answer['failure']}"
+        f"\u00a0: {str(answer['failure']).rstrip('. ')}"  # one final point, never two
     )
     missing = answer.get("missing")
     if isinstance(missing, str) and missing.replace("_", "").replace(".", "").isalnum():
@@ -76,18 +78,36 @@ class Repartiteur:
             )
         command = [sys.executable, "-m", "course.tuteur.instance"]
         command += ["--sqlite-dir", str(self.dossier), *specs]
+        # what the instances say on stderr (a failed import), read if one ends before it is
+        # ready; a file without a name, never a pipe that could fill up and block them
+        self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by fermer()
         try:
             self._launcher = subprocess.Popen(
-                command, pass_fds=child_ends, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                command,
+                pass_fds=child_ends,
+                stdin=subprocess.DEVNULL,
+                stderr=self._errors,
+                # a session of their own: JupyterLab's Interrupt (SIGINT to the kernel's process
+                # group) must not reach them; they still end with the kernel (their pipe closes)
+                start_new_session=True,
             )
         finally:
             for fd in child_ends:
                 os.close(fd)
         self._start = start
+        self._closed = False
         self.secondes_demarrage: float | None = None
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise InstanceEnPanne(
+                "Les instances du tuteur sont arrêtées (fermer() ou ranger() les a "
+                "arrêtées)\u00a0: relancez la leçon depuis sa première cellule."
+            )
 
     def attendre(self) -> list[int]:
         """Attend que chaque instance soit prête ; renvoie leurs numéros de processus."""
+        self._check_open()
         if not self.pids:
             try:
                 self.pids = [self._read(i, "ready")["pid"] for i in range(len(self._pipes))]
@@ -100,11 +120,43 @@ class Repartiteur:
     def _read(self, index: int, expected: str) -> dict[str, Any]:
         line = self._pipes[index][1].readline()
         if not line:
-            raise RuntimeError(
-                f"L'instance {index + 1} s'est arrêtée sans répondre ({expected})\u00a0: "
-                f"google-adk et la base partagée sont-ils disponibles\u00a0?"
-            )
+            raise self._gone(index, ready=expected == "ready")
         return json.loads(line)
+
+    def _gone(self, index: int, *, ready: bool) -> InstanceEnPanne:
+        """An instance whose pipe closed: before its first line (ADK failed to import, or it
+        was killed at once), or later (its process ended: killed, or crashed)."""
+        if ready:
+            said = self._last_error()
+            missing = re.search(
+                r"ModuleNotFoundError\W+(?:No module named '|import of )([\w.]+)", said
+            )
+            if missing:
+                return InstanceEnPanne(
+                    f"L'instance {index + 1} du tuteur n'a pas pu démarrer\u00a0: il manque le "
+                    f"module Python «\u00a0{missing.group(1)}\u00a0» à l'environnement du cours. "
+                    f"Installez ses paquets (make setup), puis redémarrez le noyau."
+                )
+            return InstanceEnPanne(
+                f"L'instance {index + 1} du tuteur s'est arrêtée avant d'être prête\u00a0: "
+                f"{said or 'son processus a pris fin sans message'}."
+            )
+        pid = f" (pid {self.pids[index]})" if index < len(self.pids) else ""
+        return InstanceEnPanne(
+            f"L'instance {index + 1} du tuteur{pid} s'est arrêtée\u00a0: son processus a pris "
+            f"fin (tué, ou arrêté par une erreur). Relancez la leçon depuis sa première "
+            f"cellule pour redémarrer les instances."
+        )
+
+    def _last_error(self) -> str:
+        """The last line the instances wrote on stderr (the error that ended them), or ""."""
+        errors = getattr(self, "_errors", None)
+        if errors is None or errors.closed:
+            return ""
+        errors.seek(0, os.SEEK_END)
+        errors.seek(max(0, errors.tell() - 4096))
+        lines = errors.read().decode("utf-8", "replace").strip().splitlines()
+        return lines[-1].strip() if lines else ""
 
     def ouvrir_base(self) -> None:
         """Fait ouvrir la base partagée par chaque instance (ADK y crée ses tables) ; lève
@@ -126,6 +178,7 @@ class Repartiteur:
     ) -> dict[str, Any]:
         """Envoie un tour à l'instance suivante (ou à ``instance``, de 1 à n : une session
         « collante ») ; renvoie sa réponse."""
+        self._check_open()
         if instance is not None:
             if not isinstance(instance, int) or not 1 <= instance <= len(self._pipes):
                 raise ValueError(
@@ -140,6 +193,7 @@ class Repartiteur:
         """Envoie plusieurs tours en même temps, chacun à l'instance suivante, puis lit les
         réponses (au plus un tour par instance à la fois : les instances travaillent en
         parallèle)."""
+        self._check_open()
         if len(tours) > len(self._pipes):
             raise ValueError("au plus un tour par instance à la fois")
         if any(stockage == "shared" for *_, stockage in tours) and not self.url:
@@ -152,8 +206,11 @@ class Repartiteur:
             request = {"store": stockage, "user_id": user_id, "session_id": session_id}
             request.update(text=texte, **({"url": self.url} if stockage == "shared" else {}))
             pipe = self._pipes[index][0]
-            pipe.write(json.dumps(request, ensure_ascii=False) + "\n")
-            pipe.flush()
+            try:
+                pipe.write(json.dumps(request, ensure_ascii=False) + "\n")
+                pipe.flush()
+            except BrokenPipeError:
+                raise self._gone(index, ready=False) from None
             targets.append(index)
         answers = [self._read(i, "answer") for i in targets]  # every pipe read, then judged
         for answer, (*_, stockage) in zip(answers, tours, strict=True):
@@ -163,6 +220,7 @@ class Repartiteur:
 
     def fermer(self) -> None:
         """Arrête les instances (ferme leurs entrées, attend leur fin)."""
+        self._closed = True
         for to_child, _ in self._pipes:
             try:
                 to_child.close()
@@ -180,6 +238,9 @@ class Repartiteur:
         for _, from_child in self._pipes:
             from_child.close()
         self._pipes = []
+        errors = getattr(self, "_errors", None)
+        if errors is not None:
+            errors.close()
 
     def __enter__(self) -> Repartiteur:
         return self

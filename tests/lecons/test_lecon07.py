@@ -5,7 +5,9 @@ Its claims are read from the run that ``executed_lessons`` makes (a real server,
 processes); a second run without PostgreSQL shows the one French sentence and clean skips; a run
 without greenlet (SQLAlchemy's asyncio engine cannot start) shows the instances' real cause, in
 French, before anything else; a run whose kernel is killed mid-way, and one stopped by an
-error, leave no file with a learner's name (issue 31).
+error, leave no file with a learner's name (issue 31). The killed run first takes the learner's
+normal detours (the set-up run again, an Interrupt, the exercise's check run twice, a second
+notebook of the lesson in the same folder), each of which broke lesson 7 before.
 """
 
 from __future__ import annotations
@@ -221,30 +223,117 @@ def client_for(workdir: Path) -> NotebookClient:
     )
 
 
-def run_until(client: NotebookClient, last: str) -> None:
-    for index, cell in enumerate(client.nb.cells):
+def run_until(client: NotebookClient, last: str, start: str | None = None) -> None:
+    cells = list(enumerate(client.nb.cells))
+    if start is not None:
+        cells = cells[next(i for i, c in cells if c.id == start) :]
+    for index, cell in cells:
         client.execute_cell(cell, index)
         if cell.id == last:
             return
     raise AssertionError(f"no cell {last}")
 
 
+def run_cell(client: NotebookClient, cell: str, *, fails: bool = False) -> str:
+    """Runs the lesson's cell of id ``cell`` (or this code) in the client's kernel; returns
+    what it printed, or, if it ``fails`` as expected, its error (its class: its message)."""
+    found = [(i, c) for i, c in enumerate(client.nb.cells) if c.id == cell]
+    index, node = found[0] if found else (0, nbformat.v4.new_code_cell(cell))
+    try:
+        client.execute_cell(node, index)
+    except CellExecutionError as err:
+        if fails:
+            return f"{err.ename}: {err.evalue}".replace(NBSP, " ")
+        raise
+    assert not fails, f"expected an error from {cell[:80]!r}"
+    return "".join(o.get("text", "") for o in node.outputs).replace(NBSP, " ")
+
+
+def instance_pids(said: str) -> list[int]:
+    return [int(p) for p in re.search(r"pid : \[([\d, ]+)\]", said).group(1).split(", ")]
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
 @pytest.mark.slow
-def test_a_killed_kernel_leaves_no_file_with_a_learner_name(tmp_path: Path):
-    """kill -9 of the kernel after the backup (no atexit, no lesson cell runs): the watchdog of
-    course.cleanup erases what the lesson wrote once the cluster's server has stopped."""
+def test_run_again_interrupted_checked_twice_then_killed_leaves_no_file_with_a_learner_name(
+    tmp_path: Path,
+):
+    """The learner's normal path in one kernel: « Exécuter tout » again (the set-up cells
+    stop and restart this kernel's own server and instances, in seconds), an Interrupt
+    (SIGINT to the kernel's process group, as JupyterLab sends it: the instances live on), the
+    exercise's check run twice with a correct answer (it passes both times), a second notebook
+    of the lesson in the same folder (refused, erasing nothing); then kill -9 of
+    the kernel (no atexit, no lesson cell runs): the watchdog of course.cleanup erases what the
+    lesson wrote once the cluster's server has stopped."""
     places = lesson_files(tmp_path)
     client = client_for(tmp_path)
     with client.setup_kernel(env=network_free_env(), cwd=str(tmp_path)):
-        run_until(client, "l7-c21")
+        start = time.monotonic()
+        run_until(client, "l7-c05")
+        print(f"set-up run first in {time.monotonic() - start:.1f} s")
+        first = instance_pids(text_of(client.nb, "l7-c05"))
+        start = time.monotonic()
+        again = run_cell(client, "l7-c02") + run_cell(client, "l7-c03")
+        ready = run_cell(client, "l7-c05")
+        print(f"set-up run again in {time.monotonic() - start:.1f} s")
+        assert "Serveur PostgreSQL démarré en" in again and "déjà démarré" not in again, again
+        assert "Les trois instances du tuteur l'ont ouverte." in again, again
+        pids = instance_pids(ready)
+        assert not set(pids) & set(first) and all(map(alive, pids)), (first, pids)
+        assert not any(map(alive, first)), "the first run's instances were stopped"
+        interrupted = run_cell(
+            client,
+            "import signal\nos.killpg(os.getpgid(0), signal.SIGINT)\ntime.sleep(60)",
+            fails=True,
+        )
+        assert "KeyboardInterrupt" in interrupted, interrupted  # control: the kernel got it
+        time.sleep(1)  # an instance the signal reached takes a moment to end
+        assert all(map(alive, pids)), "an Interrupt of the kernel killed the tutor's instances"
+        run_until(client, "l7-c21", start="l7-c06")  # the dialogues, by the same instances
+        assert {pid for _, pid, _ in turns(text_of(client.nb, "l7-c07"))} == set(pids)
+        run_cell(client, "l7-c31")
+        for _ in range(2):  # a corrected answer, checked again: it passes every time
+            assert "Bravo : la conversation de Chloé est effacée" in run_cell(client, "l7-c33")
+        # a second notebook of this lesson in the same folder (a second tab, a copy) is
+        # refused before it erases anything of the first's
+        second = client_for(tmp_path)
+        with second.setup_kernel(env=network_free_env(), cwd=str(tmp_path)):
+            refused = run_cell(second, "l7-c02", fails=True)
+        kernel = client.km.provisioner.pid
+        assert f"déjà démarré par un autre processus (pid {kernel})" in refused, refused
+        run_cell(client, "l7-c07")  # the first goes on: its instances' files are there
         # control: the names are there, in each of the three places, while the lesson runs
         found = {place: names_in(path) for place, path in places.items()}
         assert all(found.values()), found
-        os.kill(client.km.provisioner.pid, signal.SIGKILL)
+        os.kill(kernel, signal.SIGKILL)
     left = wait_until_gone(list(places.values()), 90)
     assert left == [], f"left after the kernel was killed: {left}"
     assert names_in(tmp_path) == 0 and names_in(places["cluster"].parent) == 0
     assert lesson_processes(tmp_path, places["cluster"]) == []
+
+
+@pytest.mark.slow
+def test_after_ranger_going_back_up_says_what_is_true(tmp_path: Path):
+    """ranger() (the last cell) stopped the instances and the server and erased the cluster: a
+    cell run again above it says so, in French, instead of « vos données sont restées dans le
+    dossier » or « au plus un tour par instance à la fois »."""
+    client = client_for(tmp_path)
+    with client.setup_kernel(env=network_free_env(), cwd=str(tmp_path)):
+        run_until(client, "l7-c05")
+        assert "Restent : []" in run_cell(client, "l7-c36")  # control: ranger() erased all
+        tables = run_cell(client, "l7-c14", fails=True)
+        assert "ServeurArrete" in tables and "son dossier a été effacé" in tables, tables
+        assert "restées" not in tables and "unable to open" not in tables, tables
+        said = run_cell(client, "l7-c07", fails=True)
+        assert "Les instances du tuteur sont arrêtées" in said, said
+        assert "au plus un tour" not in said, said
+    assert [p for p in tmp_path.rglob("*")] == []
 
 
 @pytest.mark.slow
