@@ -525,7 +525,7 @@ def _erase_restored(
         )
         try:
             # re-enrolled since: the register keeps its re-enrolment, this is not a new erasure
-            result = erase(sid, setup, confirm=True, record=erasure.active)
+            result = erase(sid, setup, confirm=True, record=erasure.active, restoring=True)
         except ErasureError as exc:
             done.failures.append(f"{sid}\u00a0: {exc}")
             continue

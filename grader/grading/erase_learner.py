@@ -287,11 +287,18 @@ def _described(f: Found) -> str:
 
 
 def erase(
-    sid: str, setup: Setup, confirm: bool, control: str | None = None, record: bool = True
+    sid: str,
+    setup: Setup,
+    confirm: bool,
+    control: str | None = None,
+    record: bool = True,
+    restoring: bool = False,
 ) -> Result:
     """Scan, then (confirmed) erase and prove it: rescan, control, others' export rows. Not
     `record`: the register is left as it is (a restore erasing, from a backup older than their
-    re-enrolment, a learner enrolled again: their erasure and re-enrolment stay recorded)."""
+    re-enrolment, a learner enrolled again: their erasure and re-enrolment stay recorded).
+    `restoring`: a restore erasing again what it just wrote of them; files to clean by hand
+    (a SQLite copy, an archive) do not hold back the rest, they stay failures of the proof."""
     sid = places.checked_id(sid)
     ctx = Context(setup)
     if control:
@@ -342,7 +349,7 @@ def erase(
             "assistant\u00a0?). Rien n'a été effacé."
         )
     by_hand = [f for f in before.found if f.action == places.BY_HAND]
-    if by_hand:
+    if by_hand and not restoring:
         # never rewritten (a SQLite file, an archive, a file outside the class's data folders),
         # and after the erasure nothing would find them again: the teacher's, before anything
         raise ErasureError(

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .classroom.class_places import PER_LEARNER, own_folders, quarantined_for
 from .classroom.ids import normalize_id, shown
-from .classroom.paths import files_under, gradebook_problem, not_regular
+from .classroom.paths import files_under, gradebook_problem, not_regular, sqlite_path
 from .french.french_args import FrenchParser
 from .french.french_csv import french_csv_bytes
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
@@ -240,10 +240,16 @@ def export_learner(
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in sid)
     path = out_dir / f"donnees-{safe}-{now:%Y%m%d-%H%M%S}.zip"
     # what nbgrader copied from a link of their submission is a plain file of its own: left out
-    linked = {rel for f in folders[SUBMITTED] for rel, _ in not_regular(f)}
+    gradebook = [db] if (db := sqlite_path(dirs.db_url)) else []
+    linked = {rel for f in folders[SUBMITTED] for rel, _ in not_regular(f, gradebook)}
+    submitted = dirs.submitted
+    if submitted.is_dir() and any(
+        p.is_symlink() and normalize_id(p.name) == sid for p in submitted.iterdir()
+    ):
+        linked.add(".")  # their submitted/ folder is a link: all nbgrader copied came from it
     left_out: list[str] = []
     members = {
-        name: _copies(name, found, linked, left_out) for name, found in folders.items()
+        name: _copies(name, found, linked, left_out, gradebook) for name, found in folders.items()
     } | earlier
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -270,20 +276,22 @@ def _copies(
     folders: list[Path],
     linked: set[str] = frozenset(),
     left_out: list[str] | None = None,
+    guarded: list[Path] | tuple[()] = (),
 ) -> list[tuple[str, Path]]:
     """(path in the archive, file) of every file of `folders`, the learner's folders of one place:
     one per Unicode form of their id (NFC, a Mac's NFD), the second one in `name`-2/…; a file
-    that is no plain file (``not_regular``), or whose path a link of their submission has
-    (`linked`), is named in `left_out` instead."""
+    that is no plain file (``not_regular``, `guarded`: the gradebook), or whose path a link of
+    their submission has (`linked`; ``.``: their submitted/ folder itself is a link), is named in
+    `left_out` instead."""
     found, skipped = [], []
     for k, folder in enumerate(folders):
         prefix = name if k == 0 else f"{name}-{k + 1}"
-        own = {rel for rel, _ in not_regular(folder)}
+        own = {rel for rel, _ in not_regular(folder, guarded)}
         strange = linked | own
         files = files_under(folder)  # never a link, so a link is named here
         skipped += [f"{prefix}/{rel}" for rel in sorted(own - {r for r, _ in files})]
         for rel, file in files:
-            if any(rel == s or rel.startswith(f"{s}/") for s in strange):
+            if "." in linked or any(rel == s or rel.startswith(f"{s}/") for s in strange):
                 skipped.append(f"{prefix}/{rel}")
             else:
                 found.append((f"{prefix}/{rel}", file))

@@ -645,8 +645,8 @@ def test_a_backup_holding_a_gradebook_copy_in_a_classmates_folder_is_pending(pet
     without, *_ = backup(dest_dir=c["tmp"] / "sans", roster=c["roster"], grader_dir=grader)
     assert _backup_holds(with_copy, ben)
     assert not _backup_holds(without, ben)
-    # the same backup damaged mid-stream (zlib's « invalid block », not a gzip error): counted
-    # as holding him (the teacher checks it), never a traceback that stops the erasure
+    # the same backup damaged mid-stream (zlib's « invalid block », not a gzip error): it may
+    # hold him (None: damaged), never a traceback that stops the erasure
     data = without.read_bytes()
     damaged = c["tmp"] / "abimee.tar.gz"
     tries = ((o, p) for p in (bytes(4), b"\xff" * 4) for o in range(20, len(data) - 16, 7))
@@ -662,7 +662,7 @@ def test_a_backup_holding_a_gradebook_copy_in_a_classmates_folder_is_pending(pet
             continue
     else:
         pytest.fail("no offset gives zlib's error")
-    assert _backup_holds(damaged, ben)
+    assert _backup_holds(damaged, ben) is None
 
 
 @pytest.mark.slow
@@ -732,3 +732,68 @@ def test_the_default_witness_is_a_registered_learner(petite_classe):
     # positive control: the same line names « Ben » when it is the witness
     named = grading(c["grader"], *base, "--temoin", "Ben", "--", "ben")
     assert f"{witness}«\u00a0Ben\u00a0»" in named.stdout, named.stdout + named.stderr
+
+
+@pytest.mark.slow
+def test_a_restore_erases_her_again_even_with_a_file_to_clean_by_hand(petite_classe):
+    """Review of the DPO fixes: a SQLite file naming ana sat in cyr's folder when the backup was
+    taken; the teacher deleted it as the erasure asked, and erased her. Restoring that backup
+    (a disk lost): her re-erasure met the file to clean by hand, refused everything, and left
+    her submissions, roster line and gradebook row restored. Now her own places are erased
+    again and the file is named (a failure of the restore, exit 1); the control: cyr stays."""
+    import sqlite3
+    from contextlib import closing
+
+    from grading.backup import backup, restore
+    from grading.erase_learner import erase
+
+    c = petite_classe
+    grader = c["grader"]
+    notes = grader / "submitted" / "cyr" / "oublier" / "notes.db"
+    with closing(sqlite3.connect(notes)) as con:
+        con.execute("CREATE TABLE t (nom TEXT)")
+        con.execute("INSERT INTO t VALUES ('Ana Martin')")
+        con.commit()
+    folder = c["tmp"] / "sauv"
+    archive, *_ = backup(folder, c["roster"], None, grader, confirm=True)
+    notes.unlink()  # the teacher deletes it, as the erasure asks
+    setup = dataclasses.replace(_setup(c), backups=folder)  # its register beside the backups
+    assert not erase("ana", setup, confirm=True, control="cyr").failures
+    fresh = copy_course(c["tmp"] / "neuf")
+    _counts, done = restore(archive, fresh / "eleves.csv", None, fresh)
+    assert done.erased == ["ana"], done
+    assert not (fresh / "submitted" / "ana").exists()
+    assert "ana" not in (fresh / "eleves.csv").read_text(encoding="utf-8")
+    assert any("notes.db" in f for f in done.failures), done.failures
+    assert (fresh / "submitted" / "cyr" / "oublier" / "notes.db").exists()  # never rewritten
+    assert (fresh / "submitted" / "cyr").is_dir()  # the control
+
+
+@pytest.mark.slow
+def test_a_damaged_backup_is_to_delete_by_hand_before_the_erasure(petite_classe):
+    """Review of the DPO fixes: a damaged backup (bytes zeroed mid-archive) was listed as
+    expiring under the retention, but the purge never deletes a damaged backup: her full copy
+    stayed for good after « Preuve faite ». Now it is a file to delete by hand, and nothing is
+    erased while it stays; the control: once the teacher deletes it, the erasure is proved."""
+    import os
+
+    from grading.backup import backup
+    from grading.erase_learner import ErasureError, erase
+
+    c = petite_classe
+    for i in range(10):  # some bulk, so that the damage lands in the compressed data
+        (c["grader"] / "submitted" / "ben" / "oublier" / f"f{i}.txt").write_text(
+            os.urandom(20000).hex()
+        )
+    folder = c["tmp"] / "sauv"
+    archive, *_ = backup(folder, c["roster"], None, c["grader"], confirm=True)
+    data = bytearray(archive.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 4] = bytes(4)
+    archive.write_bytes(bytes(data))
+    setup = dataclasses.replace(_setup(c), backups=folder)
+    with pytest.raises(ErasureError, match="sauvegarde abîmée à supprimer à la main"):
+        erase("ben", setup, confirm=True, control="cyr")
+    assert (c["grader"] / "submitted" / "ben").is_dir()  # nothing erased
+    archive.unlink()
+    assert not erase("ben", setup, confirm=True, control="cyr").failures

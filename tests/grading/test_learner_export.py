@@ -180,6 +180,45 @@ def test_nothing_that_came_from_a_link_is_exported(graded_class_copy, tmp_path):
     assert "retours/oublier/oublier.html" in members and "rendus/oublier/oublier.ipynb" in members
 
 
+def test_a_teachers_hard_link_snapshot_is_plain_files_a_linked_folder_is_not(
+    graded_class_copy, tmp_path
+):
+    """A teacher's snapshot of submitted/ with hard links (``cp -al``, rsnapshot) gives every
+    file a second name: grading and the export take them as they are (a student cannot link a
+    file they do not own; only the gradebook itself under another name is refused, in
+    test_nothing_that_came_from_a_link_is_exported). A submitted/<id> that is itself a link
+    (to a classmate's folder): what nbgrader copied from it is not theirs, left out and named."""
+    import os
+    import shutil
+    import subprocess
+
+    from grading.classroom.paths import course_dirs
+    from grading.runs.submitted_ids import check_submitted_ids
+
+    grader = graded_class_copy.grader
+    snapshot = subprocess.run(
+        ["cp", "-al", str(grader / "submitted"), str(tmp_path / "instantane")], check=True
+    )
+    assert snapshot.returncode == 0
+    notebook = grader / "submitted" / "ben" / "oublier" / "oublier.ipynb"
+    assert os.stat(notebook).st_nlink == 2  # the snapshot's second name
+    report = check_submitted_ids(course_dirs(grader), "oublier")
+    assert not report.refused, report.refused
+    members = _export(grader, "ben", tmp_path / "out")
+    assert members["rendus/oublier/oublier.ipynb"] == notebook.read_bytes()
+    # ben's submitted/ folder replaced by a link to cyr's: his graded copy came from cyr's work
+    shutil.rmtree(grader / "submitted" / "ben")
+    (grader / "submitted" / "ben").symlink_to(grader / "submitted" / "cyr")
+    out = tmp_path / "lien"
+    proc = grading(grader, "learner_export", "ben", "--eleves", "eleves.csv", "--out", str(out))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [archive] = sorted(out.glob("donnees-*.zip"))
+    names = zipfile.ZipFile(archive).namelist()
+    assert not [n for n in names if n.startswith(("copies_notees/", "retours/", "rendus/"))]
+    assert "copies_notees/oublier/oublier.ipynb" in proc.stderr, proc.stderr
+    assert "notes.json" in names  # the control: his gradebook rows are there
+
+
 def test_no_export_without_the_gradebook(graded_class_copy, tmp_path):
     """The gradebook missing (a lost disk, a wrong folder): no archive that would say « 0
     devoir(s) », an incomplete answer to an access request (dpo attack, item 9), and no empty

@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
-from contextlib import closing
+from collections.abc import Iterable
+from contextlib import closing, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -191,12 +192,20 @@ _KINDS = {
 }
 
 
-def not_regular(folder: Path) -> list[tuple[str, str]]:
+def not_regular(folder: Path, guarded: Iterable[Path] = ()) -> list[tuple[str, str]]:
     """(path under `folder`, what it is in French) of each entry of `folder` (itself as ``.``)
-    that is no folder or plain file: a link, a fifo, a device, a file with another name
-    elsewhere (hard link). Never followed: nbgrader would copy a link's target (the gradebook,
-    ``/etc/shadow``) as if the student had written it."""
+    that is no folder or plain file: a link, a fifo, a device, or one of the `guarded` files
+    (the gradebook) under another name (a hard link). Never followed: nbgrader would copy a
+    link's target (the gradebook, ``/etc/shadow``) as if the student had written it. Any
+    other hard link is a plain file: a teacher's snapshot (``cp -al``, rsnapshot) gives every
+    file a second name, and a student cannot link a file they do not own (the kernel's
+    protected_hardlinks; collect and zip-collect copy)."""
     found: list[tuple[str, str]] = []
+    guarded_ids = set()
+    for path in guarded:
+        with suppress(OSError):
+            info = path.stat()
+            guarded_ids.add((info.st_dev, info.st_ino))
 
     def walk_into(path: Path, rel: str) -> bool:
         """Whether `path` is a folder to walk; any other strange entry goes to `found`."""
@@ -208,9 +217,8 @@ def not_regular(folder: Path) -> list[tuple[str, str]]:
         mode = stat.S_IFMT(info.st_mode)
         if mode == stat.S_IFDIR:
             return True
-        if mode == stat.S_IFREG and info.st_nlink > 1:
-            what = f"fichier à {info.st_nlink} liens physiques (un autre nom ailleurs)"
-            found.append((rel, what))
+        if mode == stat.S_IFREG and (info.st_dev, info.st_ino) in guarded_ids:
+            found.append((rel, "le carnet de notes lui-même, sous un autre nom (lien physique)"))
         elif mode == stat.S_IFLNK:
             what = f"lien symbolique vers «\u00a0{os.readlink(path)}\u00a0», non suivi"
             found.append((rel, what))

@@ -192,9 +192,9 @@ def record_erasure(sid: str, registers: list[Register], when: datetime | None = 
         if own == key_here and mine and all(_erasure(e).active for e in mine):
             continue  # recorded already, under its own key: its first date stays
         others = [e for e in entries if e["empreinte"] != digest]
-        # erased again after a re-enrolment: the new erasure, the re-enrolment's time kept
-        kept = {k: v for e in mine for k, v in e.items() if k == "reinscrit_le"}
-        register._save([*others, {"empreinte": digest, **fields, **kept}], key_here)
+        # erased again after a re-enrolment: the new erasure wins, whatever the clocks say (a
+        # re-enrolment stamped later by another machine's clock must not undo it)
+        register._save([*others, {"empreinte": digest, **fields}], key_here)
 
 
 def reenrol(sid: str, registers: list[Register], when: datetime | None = None) -> bool:

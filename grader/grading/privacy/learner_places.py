@@ -908,7 +908,14 @@ def _scan_class_zip(
 def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
     setup, keep = ctx.setup, ctx.setup.keep_days
     for when, path in backups_in(ctx.backups):
-        if _backup_holds(path, who):
+        holds = _backup_holds(path, who)
+        if holds is None:
+            detail = (
+                "archive abîmée ou tronquée : elle peut contenir ses données et la purge ne "
+                "l'efface jamais ; supprimez-la (rm), puis relancez"
+            )
+            out.add("sauvegarde abîmée à supprimer à la main", path, detail, BY_HAND, path)
+        elif holds:
             expires = french_datetime(when + timedelta(days=keep), with_zone=True)
             out.pend(
                 "sauvegarde",
@@ -950,30 +957,37 @@ def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
         )
 
 
-def _backup_holds(path: Path, who: _Who) -> bool:
+def _backup_holds(path: Path, who: _Who) -> bool | None:
     """Whether a backup holds the learner: a member in their folder, their row or line, or a
-    SQLite file elsewhere (a gradebook copy in a classmate's folder) that holds them."""
+    SQLite file elsewhere (a gradebook copy in a classmate's folder) that holds them; None when
+    it is damaged (it may hold them, and the purge never deletes a damaged backup), so it is
+    read to its end, its checksum included, even once they are found."""
     loose = mention_pattern(who)
+    found = False
     try:
         with tarfile.open(path, "r:gz") as tar:
             for info in tar:
+                if found:
+                    continue
                 parts = PurePosixPath(info.name).parts
                 if len(parts) > 2 and normalize_id(parts[1]) == who.sid:
-                    return True
-                if info.isfile() and info.name in (GRADEBOOK, ROSTER):
+                    found = True
+                elif info.isfile() and info.name in (GRADEBOOK, ROSTER):
                     data = tar.extractfile(info).read()
                     if info.name == ROSTER and who.sid.encode() in data:
-                        return True
+                        found = True
                     if info.name == GRADEBOOK and any(p.search(data) for p in who.patterns()):
-                        return True
+                        found = True
                 elif info.isfile() and info.size <= _EXPANDED_MAX:
                     member = tar.extractfile(info)
                     head = member.read(len(SQLITE_MAGIC))
                     if head == SQLITE_MAGIC and _binary_hits(head + member.read(), loose):
-                        return True
+                        found = True
+            while tar.fileobj.read(1 << 20):  # the rest of the stream, to gzip's checksum
+                pass
     except (OSError, tarfile.TarError, EOFError, zlib.error):
-        return True  # unreadable or damaged: assume it holds them, the instructor checks
-    return False
+        return None
+    return found
 
 
 def scan(sid: str, setup: Setup) -> Scan:

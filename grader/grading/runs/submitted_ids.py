@@ -61,10 +61,10 @@ class IdReport:
         return out + [f"  - {name}\u00a0: {why}" for name, why in sorted(self.refused.items())]
 
 
-def _strange_entries(folder: Path, shown_as: str) -> str | None:
+def _strange_entries(folder: Path, shown_as: str, gradebook: Path | None) -> str | None:
     """Why the submission `folder` cannot be graded as it is, in French, or None: every entry
     that is no plain file or folder (``classroom.paths.not_regular``), named, never followed."""
-    found = not_regular(folder)
+    found = not_regular(folder, [gradebook] if gradebook else [])
     if not found:
         return None
     named = shown(
@@ -128,9 +128,9 @@ def check_submitted_ids(dirs, assignment: str) -> IdReport:
             continue
         # what nbgrader copies, links followed: the assignment's folder (or a linked student's)
         if folder.is_symlink():
-            why = _strange_entries(folder, name)
+            why = _strange_entries(folder, name, db_file)
         else:
-            why = _strange_entries(folder / assignment, f"{name}/{assignment}")
+            why = _strange_entries(folder / assignment, f"{name}/{assignment}", db_file)
         if why:
             report.refused[name] = why
             report.excluded.add(name)

@@ -76,6 +76,11 @@ def test_a_reenrolment_keeps_the_erasure_and_its_time(tmp_path):
     record_erasure("ben", registers, when=t0 + timedelta(days=2))
     again = erasure_of("ben", registers)
     assert again is not None and again.active and again.day == "2026-12-03"
+    # a re-enrolment stamped later than the next erasure (another machine's clock ahead, a hand
+    # edit): the erasure, recorded last, still wins
+    assert reenrol("ana", registers, when=t0 + timedelta(days=5, minutes=5))
+    record_erasure("ana", registers, when=t0 + timedelta(days=5))
+    assert erased_on("ana", registers) == "2026-12-06"
     # a register of an older backup (ben erased, never re-enrolled) merged in: the later times win
     old = Register(tmp_path / "archive")
     old.folder.mkdir()
@@ -84,4 +89,4 @@ def test_a_reenrolment_keeps_the_erasure_and_its_time(tmp_path):
     merge_register(Register(tmp_path / "grader"), old)
     merged = erasure_of("ben", [old])
     assert merged is not None and merged.erased == t0 + timedelta(days=2)
-    assert merged.reenrolled == t0 + timedelta(days=1)
+    assert merged.active and merged.reenrolled is None  # the re-enrolment before it is over
