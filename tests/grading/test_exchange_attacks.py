@@ -248,6 +248,7 @@ def test_a_forged_date_is_replaced_by_the_deposit_and_counted_late(course):
     forged = _utc_text(now - datetime.timedelta(days=3))
     dated = nbgrader(course, "db", "assignment", "add", "oublier", f"--duedate={due} UTC")
     assert dated.returncode == 0, _said(dated)
+    register(course, ana)  # the class is registered before grading (make students)
     with unix_users([ana]), exchange_root() as exchange:
         released_copy(exchange)
         student = Student.account(ana)
@@ -311,6 +312,7 @@ def test_oversized_files_and_an_empty_secret_stop_nobody_else(course):
     and left out of the feedback release, named; bob gets his page and fetches it."""
     t = tag()
     ana, bob, cam = f"x32{t}ana", f"x32{t}bob", f"x32{t}cam"
+    register(course, ana, bob, cam)  # the class is registered before grading (make students)
     with unix_users([ana, bob, cam]), exchange_root() as exchange:
         args = [f"--Exchange.root={exchange}"]
         released_copy(exchange)
