@@ -8,11 +8,12 @@ the learner is left)."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import shutil
 import tarfile
 import unicodedata
 import zlib
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 from grading_course import copy_course
@@ -797,3 +798,52 @@ def test_a_damaged_backup_is_to_delete_by_hand_before_the_erasure(petite_classe)
     assert (c["grader"] / "submitted" / "ben").is_dir()  # nothing erased
     archive.unlink()
     assert not erase("ben", setup, confirm=True, control="cyr").failures
+
+
+@pytest.mark.slow
+def test_a_course_without_git_keeps_its_own_text_out_of_the_mentions(petite_classe):
+    """Review, point 1: a course downloaded as a zip has no .git, so its README and grader.mk
+    counted as files outside the class's data folders; erasing « ana » (an example id of the
+    README) was refused, the teacher told to delete the README. What the course ships is
+    never a mention, with or without git; a teacher's notes naming her still are (control)."""
+    from helpers import REPO
+
+    c = petite_classe
+    grader, course = c["grader"], c["grader"].parent
+    shutil.copy(REPO / "grader" / "README.md", grader / "README.md")
+    assert not (course / ".git").exists()
+    readme = (grader / "README.md").read_bytes()
+    assert re.search(rb"\bana\b", readme)  # the README names « ana » as an example
+    notes = grader / "notes-prof.txt"  # the teacher's own notes, not in a class folder
+    notes.write_text("Ana Martin : à relancer.\n", encoding="utf-8")
+    common = ("oublier-eleve", "ID=ana", "ELEVES=grader/eleves.csv", "TEMOIN=cyr")
+    common += (f"ECHANGE={c['exchange']}",)
+    proc = _make_from(c, "", *common)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "notes-prof.txt" in proc.stdout, proc.stdout
+    shipped = ("README.md", "grader.mk", "Makefile")
+    assert not [line for line in proc.stdout.splitlines() if line.endswith(shipped)], proc.stdout
+    proc = _make_from(c, "", *common, "CONFIRMER=1")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "notes-prof.txt" in proc.stderr and "README" not in proc.stderr, proc.stderr
+    notes.unlink()
+    proc = _make_from(c, "", *common, "CONFIRMER=1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Preuve faite" in proc.stdout
+    assert (grader / "README.md").read_bytes() == readme
+
+
+def test_what_the_course_ships_at_the_top_of_grader_is_every_entry_git_tracks_there():
+    """The erasure knows the course's own files without git (a zip download) by this list: a
+    new file the course ships at the top of grader/ must join it, or an example id in it
+    would stop every erasure of that learner."""
+    import subprocess
+
+    from grading.privacy.learner_places import SHIPPED
+    from helpers import REPO
+
+    proc = subprocess.run(
+        ["git", "ls-files", "grader"], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    tracked = {PurePosixPath(name).parts[1] for name in proc.stdout.splitlines()}
+    assert tracked and tracked == SHIPPED

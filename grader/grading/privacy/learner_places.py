@@ -58,6 +58,7 @@ __all__ = [
     "LOOSE_ID_MIN",
     "Mentions",
     "REDACTED",
+    "SHIPPED",
     "mention_pattern",
     "roster_students",
     "scan",
@@ -689,16 +690,20 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
         out.add("dossier personnel", home, "", "home", home)
 
 
-# the course's own code and settings at the top of grader/: never a learner's data
-_NOT_DATA = {
+# what the course ships at the top of grader/ (its code, settings and documentation: every
+# entry git tracks there, test_erase_attacks checks it), with or without git (a course
+# downloaded as a zip): never a learner's data, whatever example id its text names
+SHIPPED = {
     "grading",
     "templates",
     "submissions",
     "hub",
-    ".git",
-    "__pycache__",
-    ".ipynb_checkpoints",
+    "Makefile",
+    "README.md",
+    "grader.mk",
+    "nbgrader_config.py",
 }
+_NOT_DATA = SHIPPED | {".git", "__pycache__", ".ipynb_checkpoints"}
 # what a file that is not text starts with: a rewrite byte by byte would corrupt it
 _BINARY_MAGIC = (
     b"SQLite format 3\x00",
