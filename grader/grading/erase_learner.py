@@ -30,7 +30,7 @@ from operator import attrgetter
 from pathlib import Path
 
 from .classroom.class_places import own_folder, registered_ids
-from .classroom.ids import close_ids, normalize_id, quoted, read_roster
+from .classroom.ids import normalize_id, quoted, read_roster
 from .classroom.kept_columns import read_table, restore_hand_edits
 from .french.french_args import FrenchParser
 from .french.french_csv import EXPORT_NAME, write_export
@@ -317,14 +317,7 @@ def erase(
     erased = erased_on(sid, registers)
     by_others = ("mention", "log", places.BY_HAND)  # in others' files: not a learner's own place
     if not [f for f in before.found if f.action not in by_others] and erased is None:
-        # a typo or a wrong case (« Chloé » for « chloé »): refused, never « rien à effacer »
-        near = close_ids(sid, ctx.known - {sid})  # read only: no gradebook created
-        hint = f"\u00a0; identifiant(s) proche(s)\u00a0: {', '.join(map(quoted, near))}"
-        raise ErasureError(
-            f"Identifiant {quoted(sid)} inconnu dans le système de la classe (un identifiant "
-            f"s'écrit exactement, majuscules et accents compris){hint if near else ''}. Rien "
-            "n'a été effacé."
-        )
+        raise places.unknown_id(sid, ctx.known)  # read only: no gradebook created
     control_before = places.scan_in(ctx, witness) if witness else None
     if not confirm or not before.found:
         return Result(before, None, control_before, None, [], erased=erased)

@@ -847,3 +847,38 @@ def test_what_the_course_ships_at_the_top_of_grader_is_every_entry_git_tracks_th
     )
     tracked = {PurePosixPath(name).parts[1] for name in proc.stdout.splitlines()}
     assert tracked and tracked == SHIPPED
+
+
+@pytest.mark.slow
+def test_a_gradebook_on_a_server_gets_the_unknown_id_check(petite_classe, postgres_cluster):
+    """Review, point 2: with a PostgreSQL ``db_url`` the erasure skipped the check a SQLite
+    gradebook gets first (an id of nobody refused, close ids as a hint) and told the teacher
+    to remove that id by hand. The server's gradebook is read (without writing) for it; one
+    that cannot be read (no driver, server down, no nbgrader tables) is refused in French,
+    nothing erased. A gradebook reached through a SQLAlchemy URL (``sqlite+pysqlite``), not a
+    file path, is the server case this machine can read: dan, registered there only, is found
+    and sent to nbgrader; zzz is refused as unknown."""
+    c = petite_classe
+    grader = c["grader"]
+    config = grader / "nbgrader_config.py"
+    settings = config.read_text(encoding="utf-8")
+    common = ("oublier-eleve", "ELEVES=grader/eleves.csv", "TEMOIN=cyr", "CONFIRMER=1")
+    common += (f"ECHANGE={c['exchange']}",)
+    url = postgres_cluster.creer_base("carnet_effacement").replace("+asyncpg", "")
+    config.write_text(f"{settings}\nc.CourseDirectory.db_url = {url!r}\n", encoding="utf-8")
+    for sid in ("zzz", "ana"):
+        proc = _make_from(c, "", *common, f"ID={sid}")
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert "Carnet de notes illisible" in proc.stderr, proc.stderr
+        assert "Rien n'a été effacé" in proc.stderr and "db student remove" not in proc.stderr
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        gb.update_or_create_student("dan", first_name="Dan", last_name="Roy")
+    url = f"sqlite+pysqlite:///{grader / 'gradebook.db'}"
+    config.write_text(f"{settings}\nc.CourseDirectory.db_url = {url!r}\n", encoding="utf-8")
+    proc = _make_from(c, "", *common, "ID=zzz")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Identifiant «\u00a0zzz\u00a0» inconnu" in proc.stderr, proc.stderr
+    proc = _make_from(c, "", *common, "ID=dan")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "nbgrader db student remove dan --force" in proc.stderr, proc.stderr
+    assert (grader / "submitted" / "ana").is_dir()

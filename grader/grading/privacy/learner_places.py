@@ -36,7 +36,14 @@ from html.entities import codepoint2name
 from pathlib import Path, PurePosixPath
 
 from ..classroom.class_places import PER_LEARNER, PLACES, learner_ids, own_folders, quarantined_for
-from ..classroom.ids import RosterError, normalize_id, quoted, read_roster, stored_id_problem
+from ..classroom.ids import (
+    RosterError,
+    close_ids,
+    normalize_id,
+    quoted,
+    read_roster,
+    stored_id_problem,
+)
 from ..classroom.kept_columns import ID_COLUMNS
 from ..classroom.paths import course_dirs, load_config, read_only, sqlite_path
 from ..french.french_format import french_datetime
@@ -63,6 +70,7 @@ __all__ = [
     "roster_students",
     "scan",
     "scan_in",
+    "unknown_id",
 ]
 
 HUB_TOKEN_ENV = "JUPYTERHUB_API_TOKEN"
@@ -417,11 +425,15 @@ def _raw_hits(path: Path, patterns: list[re.Pattern[bytes]]) -> int:
 def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
     db = ctx.gradebook
     if db is None:  # PostgreSQL, MySQL: not scanned to the byte here, so not claimed erased
+        server = ctx.dirs.db_url.split("@")[-1]
+        # an id of nobody is refused as with a SQLite gradebook, never « remove it by hand »
+        if who.sid not in ctx.known | _server_students(ctx.dirs.db_url, server):
+            raise unknown_id(who.sid, ctx.known)
         raise ErasureError(
-            f"Le carnet de notes n'est pas un fichier SQLite ({ctx.dirs.db_url.split('@')[-1]})"
-            f"\u00a0: effacez l'élève avec «\u00a0nbgrader db student remove {who.sid} "
-            "--force\u00a0», puis «\u00a0VACUUM FULL\u00a0» de la base (cette commande ne "
-            "sait prouver l'effacement que dans un fichier SQLite)."
+            f"Le carnet de notes n'est pas un fichier SQLite ({server})\u00a0: effacez l'élève "
+            f"avec «\u00a0nbgrader db student remove {who.sid} --force\u00a0», puis "
+            "«\u00a0VACUUM FULL\u00a0» de la base (cette commande ne sait prouver l'effacement "
+            "que dans un fichier SQLite)."
         )
     if not db.is_file():
         return
@@ -462,6 +474,40 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
     elif hits := _raw_hits(db, who.patterns()):
         detail = f"{hits} trace(s) dans les octets du fichier (pages libres)"
         out.add("carnet de notes", db, detail, "vacuum", (db, []))
+
+
+def _server_students(db_url: str, server: str) -> set[str]:
+    """The students (NFC) of a gradebook on a database server, read without writing (nbgrader's
+    ``Gradebook`` would create its tables in an empty database)."""
+    import sqlalchemy  # only for a gradebook on a server: SQLite files are read with sqlite3
+
+    try:
+        engine = sqlalchemy.create_engine(db_url)
+        try:
+            with engine.connect() as con:
+                rows = con.execute(sqlalchemy.text("SELECT id FROM student")).fetchall()
+        finally:
+            engine.dispose()
+    except Exception as exc:  # noqa: BLE001 — a missing driver, a server down, no such table
+        missing = isinstance(exc, ImportError) and exc.name
+        reason = f"pilote {quoted(exc.name)} non installé" if missing else french_reason(exc)
+        raise ErasureError(
+            f"Carnet de notes illisible ({server})\u00a0: {reason}. Sans lui, cette "
+            "commande ne peut pas vérifier que l'élève est inscrit(e). Rien n'a été effacé."
+        ) from None
+    return {normalize_id(r[0]) for r in rows if isinstance(r[0], str)}
+
+
+def unknown_id(sid: str, known: set[str]) -> ErasureError:
+    """The refusal of an id the class does not know (a typo, a wrong case: « Chloé » for
+    « chloé »), never « rien à effacer »; the close ids as a hint."""
+    near = close_ids(sid, known - {sid})
+    hint = f"\u00a0; identifiant(s) proche(s)\u00a0: {', '.join(map(quoted, near))}"
+    return ErasureError(
+        f"Identifiant {quoted(sid)} inconnu dans le système de la classe (un identifiant "
+        f"s'écrit exactement, majuscules et accents compris){hint if near else ''}. Rien "
+        "n'a été effacé."
+    )
 
 
 def _scan_folders(ctx: Context, who: _Who, out: Scan) -> None:
