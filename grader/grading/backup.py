@@ -440,15 +440,14 @@ def restore(
             f"jamais écrasées ({', '.join(occupied)})\u00a0; restaurez dans un clone neuf ou "
             "déplacez-les."
         )
-    beside, named = Register(archive.parent), None
-    if register is not None:
-        if not Register(register).found():
-            raise BackupError(
-                f"Restauration refusée, rien n'a été écrit\u00a0: pas de registre des effacements "
-                f"lisible dans {register} ({REGISTER_NAME} et {KEY_NAME})."
-            )
-        named = Register(register)
-    unchecked = not any(r.found() for r in (beside, Register(gradebook.parent), named) if r)
+    beside, here = Register(archive.parent), Register(gradebook.parent)
+    named = Register(register) if register is not None else None
+    if named is not None and not named.found():
+        raise BackupError(
+            f"Restauration refusée, rien n'a été écrit\u00a0: pas de registre des effacements "
+            f"lisible dans {register} ({REGISTER_NAME} et {KEY_NAME})."
+        )
+    unchecked = not any(r.found() for r in (beside, here, named) if r)
     if unchecked and not confirm:
         raise BackupError(
             "Restauration refusée, rien n'a été écrit\u00a0: "
@@ -461,10 +460,10 @@ def restore(
         for name in (REGISTER_NAME, KEY_NAME):
             if f"{REGISTER_PART}/{name}" in members:
                 write_private(Path(work) / name, members[f"{REGISTER_PART}/{name}"][0])
-        merge_register(Register(Path(work)), Register(gradebook.parent))
+        merge_register(Register(Path(work)), here)
     for source in (beside, named):
         if source is not None:
-            merge_register(source, Register(gradebook.parent))
+            merge_register(source, here)
     counts = Counter(name.partition("/")[0] for name in targets)
     for name, target in targets.items():
         data, mtime = members[name]

@@ -71,13 +71,16 @@ class Register:
 
     folder: Path
 
-    def found(self) -> bool:
-        """Whether a readable register (its file and its key) is here, even an empty one."""
+    def _data(self) -> dict:
         try:
             data = json.loads((self.folder / REGISTER_NAME).read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return False
-        return self.key() is not None and isinstance(data, dict) and "effaces" in data
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def found(self) -> bool:
+        """Whether a readable register (its file and its key) is here, even an empty one."""
+        return self.key() is not None and "effaces" in self._data()
 
     def key(self) -> bytes | None:
         try:
@@ -86,11 +89,7 @@ class Register:
             return None
 
     def entries(self) -> list[dict]:
-        try:
-            data = json.loads((self.folder / REGISTER_NAME).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return []
-        erased = data.get("effaces") if isinstance(data, dict) else None
+        erased = self._data().get("effaces")
         return [e for e in erased or [] if isinstance(e, dict) and "empreinte" in e]
 
     def _save(self, entries: list[dict], key: bytes) -> None:
@@ -173,16 +172,12 @@ def erased_on(sid: str, registers: list[Register]) -> str | None:
     return erasure.day if erasure is not None and erasure.active else None
 
 
-def _now(when: datetime | None) -> datetime:
-    return (when or datetime.now(UTC)).astimezone(UTC)
-
-
 def record_erasure(sid: str, registers: list[Register], when: datetime | None = None) -> None:
     """Record `sid` as erased in every register (created with the class's key if missing); a
     learner erased and not re-enrolled since keeps their first date."""
     # the class's key: the first one found, else a new random one
     key = next((k for r in registers if (k := r.key()) is not None), secrets.token_bytes(32))
-    now = _now(when)
+    now = (when or datetime.now(UTC)).astimezone(UTC)
     fields = {"date": now.strftime("%Y-%m-%d"), "efface_le": now.isoformat()}
     for register in registers:
         own = register.key()
@@ -200,16 +195,15 @@ def record_erasure(sid: str, registers: list[Register], when: datetime | None = 
 def reenrol(sid: str, registers: list[Register], when: datetime | None = None) -> bool:
     """Record `sid`'s re-enrolment (the teacher confirmed it) in every register that holds their
     erasure, which stays with its date; whether any register held them."""
-    stamp = _now(when).isoformat()
+    stamp = (when or datetime.now(UTC)).astimezone(UTC).isoformat()
     found = False
     for register in (r for r in registers if r.key() is not None):
         key, entries = register.key(), register.entries()
-        digest = _digest(key, sid)
-        mine = [e for e in entries if hmac.compare_digest(str(e["empreinte"]), digest)]
+        mine = [e for e in entries if hmac.compare_digest(str(e["empreinte"]), _digest(key, sid))]
+        for entry in mine:
+            entry["reinscrit_le"] = stamp
         if mine:
             found = True
-            for entry in mine:
-                entry["reinscrit_le"] = stamp
             register._save(entries, key)
     return found
 

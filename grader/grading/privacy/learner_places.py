@@ -27,7 +27,7 @@ import urllib.parse
 import urllib.request
 import zipfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -62,8 +62,6 @@ __all__ = [
     "checked_id",
     "hub_request",
     "BY_HAND",
-    "LOOSE_ID_MIN",
-    "Mentions",
     "REDACTED",
     "SHIPPED",
     "mention_pattern",
@@ -750,23 +748,31 @@ SHIPPED = {
     "nbgrader_config.py",
 }
 _NOT_DATA = SHIPPED | {".git", "__pycache__", ".ipynb_checkpoints"}
+SQLITE_MAGIC, _ZIP = b"SQLite format 3\x00", (b"PK\x03\x04", b"PK\x05\x06")
+# a compressed stream (gzip, bzip2, xz) by its first bytes, and how to open it
+_STREAMS = {
+    b"\x1f\x8b": lambda f: gzip.GzipFile(fileobj=f),
+    b"BZh": bz2.BZ2File,
+    b"\xfd7zXZ\x00": lzma.LZMAFile,
+}
 # what a file that is not text starts with: a rewrite byte by byte would corrupt it
-_BINARY_MAGIC = (
-    b"SQLite format 3\x00",
-    b"PK\x03\x04",
-    b"PK\x05\x06",
-    b"\x1f\x8b",  # gzip
-    b"BZh",
-    b"\xfd7zXZ\x00",  # xz
-    b"%PDF",
-)
-SQLITE_MAGIC = _BINARY_MAGIC[0]
+_BINARY_MAGIC = (SQLITE_MAGIC, *_ZIP, *_STREAMS, b"%PDF")
 _EXPANDED_MAX = 256 * 2**20  # what a compressed file is searched through, at most
+_DAMAGED = (zipfile.BadZipFile, OSError, RuntimeError, EOFError, zlib.error, lzma.LZMAError)
 BY_HAND = "by_hand"  # the action of a place this command never rewrites: the teacher's
 
 
 def _is_binary(data: bytes) -> bool:
     return data.startswith(_BINARY_MAGIC) or b"\x00" in data
+
+
+def _zip_members(data: bytes, most: int, skip: set[str] = frozenset()) -> Iterator:
+    """(name, bytes) of each file of the zip `data` but `skip`, at most `most` bytes expanded;
+    one of `_DAMAGED` raised when it is damaged."""
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        for info in zf.infolist():
+            if not info.is_dir() and info.filename not in skip and info.file_size <= most:
+                yield info.filename, zf.read(info)
 
 
 def _binary_hits(data: bytes, pattern: Mentions, depth: int = 0) -> int:
@@ -775,35 +781,22 @@ def _binary_hits(data: bytes, pattern: Mentions, depth: int = 0) -> int:
     hits = pattern.binary_count(data)
     if depth > 2:
         return hits
-    if data.startswith((b"PK\x03\x04", b"PK\x05\x06")):
-        try:
-            with zipfile.ZipFile(io.BytesIO(data)) as zf:
-                for info in zf.infolist():
-                    if not info.is_dir() and info.file_size <= _EXPANDED_MAX:
-                        hits += pattern.binary_count(info.filename.encode())
-                        hits += _binary_hits(zf.read(info), pattern, depth + 1)
-        except (zipfile.BadZipFile, OSError, RuntimeError, EOFError, zlib.error):
-            pass  # its raw bytes were searched
-        return hits
-    openers = {
-        b"\x1f\x8b": lambda f: gzip.GzipFile(fileobj=f),
-        b"BZh": bz2.BZ2File,
-        b"\xfd7zXZ\x00": lzma.LZMAFile,
-    }
-    for magic, opener in openers.items():
-        if data.startswith(magic):
-            try:
-                with opener(io.BytesIO(data)) as stream:
-                    hits += _binary_hits(stream.read(_EXPANDED_MAX), pattern, depth + 1)
-            except (OSError, EOFError, lzma.LZMAError, zlib.error):
-                pass  # a damaged stream: its raw bytes were searched
+    try:
+        if data.startswith(_ZIP):
+            for name, body in _zip_members(data, _EXPANDED_MAX):
+                hits += pattern.binary_count(name.encode()) + _binary_hits(body, pattern, depth + 1)
+        opener = next((o for m, o in _STREAMS.items() if data.startswith(m)), None)
+        if opener is not None:
+            with opener(io.BytesIO(data)) as stream:
+                hits += _binary_hits(stream.read(_EXPANDED_MAX), pattern, depth + 1)
+    except _DAMAGED:
+        pass  # a damaged archive or stream: its raw bytes were searched
     return hits
 
 
 def _binary_kind(data: bytes) -> str:
-    if data.startswith(SQLITE_MAGIC):
-        return "base SQLite"
-    return "fichier binaire (archive, fichier compressé…)"
+    sqlite = data.startswith(SQLITE_MAGIC)
+    return "base SQLite" if sqlite else "fichier binaire (archive, fichier compressé…)"
 
 
 def _mention_detail(name: str, data: bytes, pattern: Mentions) -> str:
@@ -893,7 +886,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             data = file.read_bytes()
         except OSError:
             continue
-        if file.suffix.lower() == ".zip" and data.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        if file.suffix.lower() == ".zip" and data.startswith(_ZIP):
             mine = own_members.get(file, set())
             if _scan_class_zip(file, data, mine, pattern, out, in_place):
                 continue  # read member by member; a damaged archive: searched as bytes below
@@ -932,24 +925,20 @@ def _scan_class_zip(
     teacher. False for an archive that cannot be read member by member."""
     found: list[tuple[str, str, str, str, object]] = []
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as zf:
-            for info in zf.infolist():
-                if info.is_dir() or info.filename in mine or info.file_size > 50 * 2**20:
-                    continue
-                body = zf.read(info)
-                where = f"{file}\u00a0: {info.filename}"
-                if _is_binary(body):
-                    if hits := _binary_hits(body, pattern):
-                        kind = f"{_binary_kind(body)} dans une archive, à retirer à la main"
-                        detail = f"{hits} trace(s)\u00a0; ce membre ne se caviarde pas"
-                        found.append((kind, where, detail, BY_HAND, file))
-                    continue
-                if pattern.search(body) or pattern.search(info.filename.encode()):
-                    detail = _mention_detail(info.filename, body, pattern)
-                    target = (file, info.filename, pattern)
-                    action = "mention" if in_place else BY_HAND
-                    found.append(("mention dans une archive", where, detail, action, target))
-    except (zipfile.BadZipFile, OSError, RuntimeError, EOFError, zlib.error):
+        for name, body in _zip_members(data, 50 * 2**20, mine):
+            where = f"{file}\u00a0: {name}"
+            if _is_binary(body):
+                if hits := _binary_hits(body, pattern):
+                    kind = f"{_binary_kind(body)} dans une archive, à retirer à la main"
+                    detail = f"{hits} trace(s)\u00a0; ce membre ne se caviarde pas"
+                    found.append((kind, where, detail, BY_HAND, file))
+            elif pattern.search(body) or pattern.search(name.encode()):
+                detail = _mention_detail(name, body, pattern)
+                action = "mention" if in_place else BY_HAND
+                found.append(
+                    ("mention dans une archive", where, detail, action, (file, name, pattern))
+                )
+    except _DAMAGED:
         return False
     for kind, where, detail, action, target in found:
         out.add(kind, where, detail, action, target)
