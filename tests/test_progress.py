@@ -92,7 +92,7 @@ def test_a_bilan_survives_a_kernel_restart(tmp_path, restarted_as):
             "q.repondre(q.indice_juste)\n"
             "print(bilan().texte())",
         )
-        assert "Bilan\u00a0: 1 / 2 bonnes réponses du premier coup (1 question répondue)" in first
+        assert "Bilan\u00a0: 1 bonne réponse du premier coup sur 2 (1 question répondue)" in first
         env[progress.USER_ENV_VAR] = restarted_as
         km.restart_kernel(now=True, env=env)
         kc.wait_for_ready(timeout=60)
@@ -104,9 +104,9 @@ def test_a_bilan_survives_a_kernel_restart(tmp_path, restarted_as):
         kc.stop_channels()
         km.shutdown_kernel(now=True)
     if restarted_as == "alice":
-        assert "Bilan\u00a0: 1 / 2 bonnes réponses du premier coup (1 question répondue)" in again
+        assert "Bilan\u00a0: 1 bonne réponse du premier coup sur 2 (1 question répondue)" in again
     else:
-        assert "Bilan\u00a0: 0 / 2 bonnes réponses du premier coup (0 question répondue)" in again
+        assert "Bilan\u00a0: 0 bonne réponse du premier coup sur 2 (0 question répondue)" in again
 
 
 # -- the start page ----------------------------------------------------------------------------
@@ -200,7 +200,7 @@ def test_a_read_only_home_gives_one_french_warning_and_the_lesson_goes_on(tmp_pa
         timeout=60,
     )
     assert read_only.returncode == 0, read_only.stderr
-    assert "Bilan\u00a0: 0 / 1 bonnes réponses du premier coup (1 question répondue)" in (
+    assert "Bilan\u00a0: 0 bonne réponse du premier coup sur 1 (1 question répondue)" in (
         read_only.stdout
     )
     assert read_only.stderr.count("Attention\u00a0: votre progression n'est pas enregistrée") == 1

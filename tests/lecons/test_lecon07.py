@@ -60,6 +60,12 @@ def test_one_sqlite_file_per_instance_loses_the_session_the_shared_base_keeps_it
     pids = [int(p) for p in re.search(r"pid : \[([\d, ]+)\]", ready).group(1).split(", ")]
     kernel = int(re.search(r"ce notebook : (\d+)", ready).group(1))
     assert len(set(pids)) == 3 and kernel not in pids, ready
+    # French numbers and typography: « 5,2 s », a non-breaking space before « ; »
+    raw = "".join(
+        o.get("text", "") for o in next(c for c in lesson.cells if c.id == "l7-c05").outputs
+    )
+    assert re.match(rf"Instances prêtes en \d+,\d{NBSP}s, pid{NBSP}: \[", raw), raw
+    assert f"]{NBSP}; ce notebook{NBSP}: {kernel}" in raw, raw
     control = turns(text_of(lesson, "l7-c07"))
     assert [(i, pid) for i, pid, _ in control] == list(zip((1, 2, 3), pids, strict=True))
     assert control[0][2].startswith("Bonjour Alice")
@@ -91,14 +97,21 @@ def test_the_measures_are_printed_from_this_run(lesson):
     ):
         turn = re.search(rf"Un tour, {re.escape(store)}\s+:\s+(\d+) ms \(médiane de 6\)", text)
         assert turn, (store, text)
+    # every figure a learner reads has a decimal comma (« 0,8 s », « ×1,9 »), as the TP's
     ratios = re.search(
-        r"PostgreSQL / SQLite d'ADK : ([\d.]+) ; PostgreSQL / SQLite du cours : ([\d.]+)", text
+        r"PostgreSQL / SQLite d'ADK : (\d+,\d) ; PostgreSQL / SQLite du cours : (\d+,\d)$",
+        text,
+        re.M,
     )
-    assert ratios and float(ratios.group(1)) > 0 and float(ratios.group(2)) > 0, text
-    rates = re.search(r"une instance (\d+) tours/s, trois instances (\d+) tours/s", text)
+    assert ratios, text
+    assert float(ratios.group(1).replace(",", ".")) > 0 < float(ratios.group(2).replace(",", "."))
+    rates = re.search(
+        r"une instance (\d+) tours/s, trois instances (\d+) tours/s \(×\d+,\d\)", text
+    )
     assert rates and int(rates.group(1)) > 0 and int(rates.group(2)) > 0, text
-    started = re.search(r"Démarrage du serveur : ([\d.]+) s", text)
+    started = re.search(r"Démarrage du serveur : (\d+,\d) s", text)
     assert started and f"démarré en {started.group(1)} s" in text_of(lesson, "l7-c02")
+    assert not re.search(r"\d\.\d", text + text_of(lesson, "l7-c02") + text_of(lesson, "l7-c05"))
 
 
 def test_what_delete_vacuum_vacuum_full_the_wal_and_a_backup_keep(lesson):
@@ -108,10 +121,11 @@ def test_what_delete_vacuum_vacuum_full_the_wal_and_a_backup_keep(lesson):
     assert after["Alice"] > 0 and after["témoin"] > 0  # dead tuples, found with the control
     vacuum = text_of(lesson, "l7-c24")
     assert "SQL voit 0 événement d'Alice ; le témoin en a" in vacuum
-    assert "inchangé : True" in vacuum  # plain VACUUM keeps the relation's file
+    assert re.search(r"\(fichier \S+ inchangé\)$", vacuum, re.M), vacuum  # VACUUM keeps it
     full = counts(vacuum, "après VACUUM FULL")
     assert full["Alice"] == 0 and full["témoin"] > 0
-    assert "l'ancien existe encore : False" in vacuum
+    assert re.search(r"\(nouveau fichier \S+ ; l'ancien a été supprimé\)$", vacuum, re.M), vacuum
+    assert "True" not in vacuum and "False" not in vacuum, vacuum
     old = re.search(r"\(fichier (\S+) inchangé", vacuum).group(1)
     new = re.search(r"nouveau fichier (\S+) ;", vacuum).group(1)
     assert old != new
