@@ -3,30 +3,28 @@
 A lesson marks each cell that needs the server with a first comment line, ``MARQUE``: the
 learner sees which cells those are even when the server runs. ``passer_sans_postgres(raison)``
 prints one French message (why the server is missing, what to install, which cells are skipped)
-and registers an IPython input transformer that replaces each later marked cell by one printed
-line saying it was skipped. Every other cell runs: the part of the lesson that needs no server
+and has each later marked cell print one line saying it was skipped instead
+(``course.passage``). Every other cell runs: the part of the lesson that needs no server
 (lesson 7's section 1, one SQLite file per instance), the quizzes, the score summary and the
 learner's own cells (``indice(...)``, a ``print``), which a blanket skip used to swallow.
 """
 
 from __future__ import annotations
 
+from course.passage import passer_les_cellules
+
 __all__ = ["MARQUE", "SKIPPED", "besoin_du_serveur", "passer_sans_postgres"]
 
 MARQUE = "# demande le serveur PostgreSQL"
 SKIPPED = (
-    'print("Cellule passée\u00a0: elle demande le serveur PostgreSQL, indisponible '
-    '(la raison est dite plus haut).")\n'
+    "Cellule passée\u00a0: elle demande le serveur PostgreSQL, indisponible (la raison est "
+    "dite plus haut)."
 )
 
 
 def besoin_du_serveur(source: str) -> bool:
     """True if a cell's source carries the marker line (``MARQUE``, alone on its line)."""
     return any(line.strip().startswith(MARQUE) for line in source.splitlines())
-
-
-def _skip(lines: list[str]) -> list[str]:
-    return [SKIPPED] if besoin_du_serveur("".join(lines)) else lines
 
 
 def passer_sans_postgres(raison: object) -> None:
@@ -40,10 +38,4 @@ def passer_sans_postgres(raison: object) -> None:
         f"sur ce serveur. Les autres s'exécutent\u00a0: ce qui se passe du serveur (ici, les "
         f"fichiers SQLite des instances), les quiz, le bilan et vos propres cellules."
     )
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return
-    shell = get_ipython()
-    if shell is not None and _skip not in shell.input_transformers_post:
-        shell.input_transformers_post.append(_skip)
+    passer_les_cellules(besoin_du_serveur, SKIPPED)
