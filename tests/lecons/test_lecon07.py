@@ -225,6 +225,8 @@ def test_without_postgresql_one_message_then_only_the_server_s_cells_are_skipped
     end = text_of(nb, "l7-c36")
     assert end == "Restent : aucun fichier\n", end  # no server to say it stopped
     assert [p for p in workdir.rglob("*")] == [], "the lesson erased what section 1 wrote"
+    parent = private_parent(workdir)
+    assert parent is None or not parent.exists(), f"no server, yet {parent} was made"
 
 
 # -- issue 31: a lesson that fails says why, and leaves no learner's name behind ---------------
@@ -244,6 +246,12 @@ def lesson_files(workdir: Path) -> dict[str, Path]:
         "sauvegarde": workdir / "lecon07-sauvegarde.sql",
         "cluster": cluster,
     }
+
+
+def private_parent(workdir: Path) -> Path | None:
+    """As root, the cluster's private folder in the temporary folder (cours-pg-<hash>)."""
+    cluster = lesson_files(workdir)["cluster"]
+    return cluster.parent if cluster.parent != workdir else None
 
 
 def names_in(path: Path) -> int:
@@ -386,7 +394,8 @@ def test_run_again_interrupted_checked_twice_then_killed_leaves_no_file_with_a_l
         found = {place: names_in(path) for place, path in places.items()}
         assert all(found.values()), found
         os.kill(kernel, signal.SIGKILL)
-    left = wait_until_gone(list(places.values()), 90)
+    parent = [p for p in [private_parent(tmp_path)] if p is not None]
+    left = wait_until_gone([*places.values(), *parent], 90)
     assert left == [], f"left after the kernel was killed: {left}"
     assert names_in(tmp_path) == 0 and names_in(places["cluster"].parent) == 0
     assert lesson_processes(tmp_path, places["cluster"]) == []
@@ -396,11 +405,17 @@ def test_run_again_interrupted_checked_twice_then_killed_leaves_no_file_with_a_l
 def test_after_ranger_going_back_up_says_what_is_true(tmp_path: Path):
     """ranger() (the last cell) stopped the instances and the server and erased the cluster: a
     cell run again above it says so, in French, instead of « vos données sont restées dans le
-    dossier » or « au plus un tour par instance à la fois »."""
+    dossier » or « au plus un tour par instance à la fois ». As root, the cluster's private
+    folder in /tmp (cours-pg-<hash>, 0733) goes with it."""
+    parent = private_parent(tmp_path)
     client = client_for(tmp_path)
     with client.setup_kernel(env=network_free_env(), cwd=str(tmp_path)):
         run_until(client, "l7-c05")
+        if parent is not None:  # the control: made while the server runs
+            assert parent.stat().st_mode & 0o777 == 0o733
         assert "Restent : aucun fichier" in run_cell(client, "l7-c36")  # control: all erased
+        if parent is not None:
+            assert not parent.exists(), f"ranger() left {parent}"
         tables = run_cell(client, "l7-c14", fails=True)
         assert "ServeurArrete" in tables and "son dossier a été effacé" in tables, tables
         assert "restées" not in tables and "unable to open" not in tables, tables
