@@ -28,7 +28,9 @@ help:
 # (pinned in requirements/uv.txt). pip is the fallback: INSTALLER=pip, or when uv can't be had.
 INSTALLER ?= uv
 ifndef UV
-UV := $(or $(shell command -v uv 2>/dev/null),$(abspath $(BIN))/uv)
+# .venv's uv by its relative path (every recipe using it runs here): the checkout's absolute path
+# may hold a " (a shell syntax error inside "…") or a $( (run by the shell)
+UV := $(or $(shell command -v uv 2>/dev/null),$(BIN)/uv)
 endif
 GET_UV = "$(PY)" -m pip install -q --no-deps --require-hashes -r requirements/uv.txt
 # $(call install,PIP ARGUMENTS): with uv when it is (or can be) there, else with pip

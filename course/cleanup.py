@@ -65,7 +65,8 @@ def _unlocked(folder: Path, deadline: float) -> Iterator[bool]:
 
 
 def erase(path: Path, *, wait: float = LOCK_WAIT) -> bool:
-    """Erase a file or a folder (never what a link points to); True if nothing is left."""
+    """Erase a file or a folder (never what a link points to); True if nothing is left. A
+    PostgreSQL cluster's private parent (as root, in the temporary folder) goes too if empty."""
     if path.is_dir() and not path.is_symlink():
         with _unlocked(path, time.monotonic() + wait) as free:
             if not free:  # a server still runs there: never erased under it
@@ -78,7 +79,12 @@ def erase(path: Path, *, wait: float = LOCK_WAIT) -> bool:
             pass
         except OSError:
             return False
-    return not (path.exists() or path.is_symlink())
+    gone = not (path.exists() or path.is_symlink())
+    if gone:
+        from course.postgres._serveur import remove_cluster_parent
+
+        remove_cluster_parent(path)
+    return gone
 
 
 _WATCHDOG: subprocess.Popen[bytes] | None = None

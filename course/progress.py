@@ -270,19 +270,45 @@ _stalled_until = 0.0  # time.monotonic() before which the file is not tried agai
 _lock = threading.Lock()
 _cache: list[tuple[str, dict[str, Any]]] | None = None  # this kernel's copy of the events
 _warned = False
+# why the file failed at its last use (French), None once it works: the start page never says
+# « enregistré dans » a file nothing could be written to
+_failure: str | None = None
+WHAT_TO_DO = (
+    f"pour l'enregistrer, donnez dans {DB_ENV_VAR} le chemin d'un fichier dans un dossier où vous "
+    "pouvez écrire, puis redémarrez le noyau"
+)
+
+
+def _reason(exc: BaseException) -> str:
+    """Why, in French: an OSError by its number (never « [Errno 13] Permission denied »)."""
+    if isinstance(exc, OSError) and exc.errno:
+        from .dossier import french_os_reason
+
+        path = progress_path()
+        named = exc.filename and Path(exc.filename) not in (path, path.parent)
+        return french_os_reason(exc) + (f", {exc.filename}" if named else "")
+    return str(exc).strip().rstrip(".") or type(exc).__name__
 
 
 def _warn(exc: BaseException) -> None:
     """One French warning per kernel: the lesson goes on without recording."""
-    global _warned
+    global _warned, _failure
+    _failure = _reason(exc)
     if _warned:
         return
     _warned = True
     print(
         f"Attention\u00a0: votre progression n'est pas enregistrée ({progress_path()}\u00a0: "
-        f"{exc}). La leçon continue\u00a0; vos réponses restent dans ce noyau seulement.",
+        f"{_failure}). La leçon continue\u00a0; vos réponses restent dans ce noyau seulement "
+        f"({WHAT_TO_DO}).",
         file=sys.stderr,
     )
+
+
+def _worked() -> None:
+    """A write went through: the file works (a read alone does not say so: read-only file)."""
+    global _failure
+    _failure = None
 
 
 def reset_cache() -> None:
@@ -340,6 +366,7 @@ def record(step: str, kind: str, **facts: Any) -> bool:
         _warn(exc)
         ok = False
     else:
+        _worked()
         ok = True
     with _lock:
         if _cache is not None:
@@ -434,8 +461,14 @@ def _hints_text(n: int) -> str:
 class Parcours:
     """Votre parcours\u00a0: chaque étape, faite, commencée ou à faire, et la suivante."""
 
-    def __init__(self, events: list[tuple[str, dict[str, Any]]], user: str, path: Path) -> None:
-        self.user, self.path = user, path
+    def __init__(
+        self,
+        events: list[tuple[str, dict[str, Any]]],
+        user: str,
+        path: Path,
+        failure: str | None = None,
+    ) -> None:
+        self.user, self.path, self.failure = user, path, failure
         self.steps = [
             _status(lesson, [m for s, m in events if s == lesson.key]) for lesson in LESSONS
         ]
@@ -450,6 +483,11 @@ class Parcours:
 
     def lines(self) -> list[str]:
         head = f"Votre parcours ({self.user}, enregistré dans {self.path})\u00a0:"
+        if self.failure is not None:  # nothing could be read nor written there
+            head = (
+                f"Votre parcours ({self.user}) n'est pas enregistré\u00a0: {self.path} est "
+                f"inutilisable ({self.failure})\u00a0; {WHAT_TO_DO}. Dans ce noyau\u00a0:"
+            )
         if self.empty:
             return [head, "  rien encore\u00a0: commencez par la leçon 1."]
         out = [head]
@@ -480,8 +518,11 @@ class Parcours:
 
 def mon_parcours() -> Parcours:
     """Votre parcours, relu dans votre fichier de progression\u00a0: ce qui est fait, la suite."""
-    reset_cache()
-    return Parcours(_events(), user_id(), progress_path())
+    if _failure is None:  # read the file again (another kernel may have written to it)
+        reset_cache()
+    # else the file failed: this kernel's own copy is all there is (read again, it is lost)
+    events = _events()
+    return Parcours(events, user_id(), progress_path(), _failure)
 
 
 # -- start a lesson again ---------------------------------------------------------------------

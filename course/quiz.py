@@ -378,6 +378,17 @@ def _questions_repondues(n: int) -> str:
     return f"{n} question répondue" if n <= 1 else f"{n} questions répondues"
 
 
+def _bonnes_reponses(n: int) -> str:
+    return f"{n} bonne réponse" if n <= 1 else f"{n} bonnes réponses"
+
+
+# a kernel restarted, the score cell run before any quiz cell: nothing to count yet
+SANS_QUIZ = (
+    "Bilan\u00a0: aucun quiz de ce notebook n'a encore été exécuté dans ce noyau\u00a0; "
+    "exécutez ses cellules de quiz, puis de nouveau celle-ci."
+)
+
+
 SUITE_PAR_DEFAUT = "passez à la leçon suivante"
 
 
@@ -420,8 +431,10 @@ class Bilan:
 
     def texte(self) -> str:
         r = self.resume()
+        if not r["total"]:
+            return SANS_QUIZ
         lignes = [
-            f"Bilan\u00a0: {r['justes']} / {r['total']} bonnes réponses du premier coup "
+            f"Bilan\u00a0: {_bonnes_reponses(r['justes'])} du premier coup sur {r['total']} "
             f"({_questions_repondues(r['repondus'])})."
         ]
         if r["a_revoir"]:
@@ -437,9 +450,11 @@ class Bilan:
     def html(self) -> str:
         r = self.resume()
         e = _echapper
+        if not r["total"]:
+            return f'<div class="quiz-bilan"><p>{e(SANS_QUIZ)}</p></div>'
         parts = [
-            f"<p><strong>Bilan\u00a0: {r['justes']} / {r['total']}</strong> bonnes réponses du "
-            f"premier coup ({_questions_repondues(r['repondus'])}).</p>"
+            f"<p><strong>Bilan\u00a0: {_bonnes_reponses(r['justes'])}</strong> du premier coup "
+            f"sur {r['total']} ({_questions_repondues(r['repondus'])}).</p>"
         ]
         for titre, cle in (("À revoir", "a_revoir"), ("Pas encore répondu", "sans_reponse")):
             if r[cle]:

@@ -7,6 +7,7 @@ Binder users the same runtime versions.
 
 import importlib.metadata
 import importlib.util
+import os
 import re
 import shutil
 import subprocess
@@ -385,3 +386,35 @@ def test_ci_runs_the_readme_test_command() -> None:
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert "make test" in readme and "make lab" in readme
     assert re.search(r"^exec make test$", ci, re.M)
+
+
+@pytest.mark.parametrize("name", ['mon "cours"', "cours $(touch canari)"])
+def test_make_setup_hands_the_shell_no_path_of_a_checkout_named_with_a_quote_or_a_dollar(
+    tmp_path: Path, name: str
+) -> None:
+    """A checkout whose folder name holds a " or a $( (without uv on PATH, the learner's usual
+    case): `make setup`'s commands hold no absolute path of it, so each is valid shell (a "
+    inside "…" was a syntax error) and none runs what the name holds (a $( inside "…" ran)."""
+    checkout = tmp_path / name
+    (checkout / "course").mkdir(parents=True)
+    shutil.copy(REPO / "Makefile", checkout / "Makefile")
+    (checkout / "requirements").symlink_to(REPO / "requirements")
+    (checkout / "pyproject.toml").symlink_to(REPO / "pyproject.toml")
+    (checkout / "course" / "save_hook.py").symlink_to(REPO / "course" / "save_hook.py")
+    env = {k: v for k, v in os.environ.items() if k not in ("UV", "VIRTUAL_ENV")}
+    env["PATH"] = "/usr/bin:/bin"  # no uv: the Makefile's own, in .venv
+    assert not shutil.which("uv", path=env["PATH"])
+    dry_run = subprocess.run(
+        ["make", "--no-print-directory", "-n", "-B", "setup"],
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    commands = dry_run.splitlines()
+    assert any('-x ".venv/bin/uv"' in c for c in commands), dry_run  # the control: uv's test
+    assert not [c for c in commands if str(checkout) in c], dry_run
+    for command in commands:
+        syntax = subprocess.run(["bash", "-n", "-c", command], capture_output=True, text=True)
+        assert syntax.returncode == 0, (command, syntax.stderr)

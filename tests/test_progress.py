@@ -92,7 +92,7 @@ def test_a_bilan_survives_a_kernel_restart(tmp_path, restarted_as):
             "q.repondre(q.indice_juste)\n"
             "print(bilan().texte())",
         )
-        assert "Bilan\u00a0: 1 / 2 bonnes réponses du premier coup (1 question répondue)" in first
+        assert "Bilan\u00a0: 1 bonne réponse du premier coup sur 2 (1 question répondue)" in first
         env[progress.USER_ENV_VAR] = restarted_as
         km.restart_kernel(now=True, env=env)
         kc.wait_for_ready(timeout=60)
@@ -104,9 +104,9 @@ def test_a_bilan_survives_a_kernel_restart(tmp_path, restarted_as):
         kc.stop_channels()
         km.shutdown_kernel(now=True)
     if restarted_as == "alice":
-        assert "Bilan\u00a0: 1 / 2 bonnes réponses du premier coup (1 question répondue)" in again
+        assert "Bilan\u00a0: 1 bonne réponse du premier coup sur 2 (1 question répondue)" in again
     else:
-        assert "Bilan\u00a0: 0 / 2 bonnes réponses du premier coup (0 question répondue)" in again
+        assert "Bilan\u00a0: 0 bonne réponse du premier coup sur 2 (0 question répondue)" in again
 
 
 # -- the start page ----------------------------------------------------------------------------
@@ -179,7 +179,8 @@ def test_an_exercise_passed_counts_once_and_finishes_its_lesson(monkeypatch):
 @pytest.mark.slow
 def test_a_read_only_home_gives_one_french_warning_and_the_lesson_goes_on(tmp_path):
     """A home that cannot be written (bound read-only, so that even root cannot): the quizzes
-    answer, the bilan counts, one warning in French; the same run in a writable home records."""
+    answer, the bilan counts, one warning in French (the reason in French, what to do), and the
+    start page never says « enregistré dans » it; the same run in a writable home records."""
     home = tmp_path / "maison"
     home.mkdir()
     code = (
@@ -187,6 +188,8 @@ def test_a_read_only_home_gives_one_french_warning_and_the_lesson_goes_on(tmp_pa
         "q = Quiz('Q ?', [Option('a', True, 'oui'), Option('b', False, 'non')], ident='l1-q')\n"
         "q.repondre(1); q.repondre(0)\n"
         "print(bilan().texte())\n"
+        "from course.progress import mon_parcours\n"
+        "print(mon_parcours())\n"
     )
     env = dict(os.environ, HOME=str(home))
     env[progress.USER_ENV_VAR] = "alice"
@@ -200,14 +203,22 @@ def test_a_read_only_home_gives_one_french_warning_and_the_lesson_goes_on(tmp_pa
         timeout=60,
     )
     assert read_only.returncode == 0, read_only.stderr
-    assert "Bilan\u00a0: 0 / 1 bonnes réponses du premier coup (1 question répondue)" in (
+    assert "Bilan\u00a0: 0 bonne réponse du premier coup sur 1 (1 question répondue)" in (
         read_only.stdout
     )
     assert read_only.stderr.count("Attention\u00a0: votre progression n'est pas enregistrée") == 1
     assert "Traceback" not in read_only.stderr
+    assert "Errno" not in read_only.stderr and "Read-only" not in read_only.stderr
+    assert "système de fichiers monté en lecture seule" in read_only.stderr, read_only.stderr
+    assert "donnez dans COURS_PROGRES_DB le chemin d'un fichier" in read_only.stderr
+    saved = f"enregistré dans {home / '.cours-memoire-tuteur' / 'progres.db'}"
+    assert saved not in read_only.stdout, read_only.stdout
+    assert "Votre parcours (alice) n'est pas enregistré\u00a0: " in read_only.stdout
+    assert "✔ 1. Choisir un service de session\u00a0: fait" in read_only.stdout  # this kernel
     assert not (home / ".cours-memoire-tuteur").exists()
     writable = subprocess.run(python, env=env, capture_output=True, text=True, timeout=60)
     assert writable.returncode == 0 and writable.stderr == ""
+    assert f"Votre parcours (alice, {saved})" in writable.stdout  # the control
     recorded = _rows(home / ".cours-memoire-tuteur" / "progres.db", "alice")
     assert recorded["events"] == 3  # two answers and the bilan
 

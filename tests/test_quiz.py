@@ -181,6 +181,13 @@ def test_rerunning_a_cell_replaces_its_quiz():
 
 
 def test_bilan_counts_first_answers_and_says_what_to_review():
+    assert q.quiz_du_carnet() == []  # no quiz run in this kernel yet: said, not « 0 / 0 »
+    empty = q.bilan()
+    assert empty.texte() == (
+        "Bilan\u00a0: aucun quiz de ce notebook n'a encore été exécuté dans ce noyau\u00a0; "
+        "exécutez ses cellules de quiz, puis de nouveau celle-ci."
+    )
+    assert "aucun quiz" in empty.html() and "0 / 0" not in empty.html()
     first = make_quiz(revoir="Section 3\u00a0: la table user_states")
     second = q.Quiz(
         "Combien de tables ?",
@@ -188,24 +195,37 @@ def test_bilan_counts_first_answers_and_says_what_to_review():
     )
     bilan = q.bilan()
     live = bilan.widget()
-    assert "0 / 2" in bilan.texte() and "Pas encore répondu" in bilan.texte()
+    text = bilan.texte()
+    assert text.startswith("Bilan\u00a0: 0 bonne réponse du premier coup sur 2 (0 question ")
+    assert "Pas encore répondu" in text
     first.repondre(option_index(first, "sessions"))  # wrong first, then right: to review
+    assert "Bilan\u00a0: 0 bonne réponse du premier coup sur 2 (1 question répondue)" in (
+        bilan.texte()
+    )
     first.repondre(first.indice_juste)
     second.repondre(second.indice_juste)
-    assert "1 / 2" in bilan.texte()
     assert "Section 3\u00a0: la table user_states" in bilan.texte()
-    assert "Bilan\u00a0: 1 / 2 bonnes réponses du premier coup" in bilan.texte()
-    assert "1 / 2" in live.value and "Section 3" in live.value  # the widget updated itself
+    said = "Bilan\u00a0: 1 bonne réponse du premier coup sur 2 (2 questions répondues)."
+    assert said in bilan.texte()
+    assert "1 bonne réponse</strong> du premier coup sur 2" in live.value  # updated itself
+    assert "Section 3" in live.value
     data, meta = bilan._repr_mimebundle_()
     assert meta == {"course/bilan": {}}
-    assert "quiz-bilan" in data["text/html"] and "1 / 2" in data["text/plain"]
+    assert "quiz-bilan" in data["text/html"] and said in data["text/plain"]
     assert "quiz-bilan" in live._dom_classes
 
 
 def test_bilan_all_right():
     quiz = make_quiz()
     quiz.repondre(quiz.indice_juste)
-    assert "Tout est juste du premier coup" in q.bilan().texte()
+    text = q.bilan().texte()
+    assert "Bilan\u00a0: 1 bonne réponse du premier coup sur 1 (1 question répondue)." in text
+    assert "Tout est juste du premier coup" in text
+    second = q.Quiz(
+        "Combien ?", options=[q.Option("4", True, "Oui."), q.Option("2", False, "Non.")]
+    )
+    second.repondre(second.indice_juste)
+    assert "Bilan\u00a0: 2 bonnes réponses du premier coup sur 2 (2 questions " in q.bilan().texte()
 
 
 def test_a_lesson_quiz_is_recorded_and_comes_back_with_its_choice(monkeypatch, progress_file):

@@ -1,35 +1,41 @@
-"""When PostgreSQL is missing, a lesson's remaining cells are skipped, not failed one by one.
+"""When PostgreSQL is missing, the cells that need the server are skipped, not failed one by one.
 
-``passer_sans_postgres(raison)`` prints the one French sentence that says what to install, and
-registers an IPython input transformer that empties every later cell except the quizzes and the
-score summary (they need no server): a learner sees one clear message instead of a traceback
-per cell, and the lesson still ends with its score.
+A lesson marks each cell that needs the server with a first comment line, ``MARQUE``: the
+learner sees which cells those are even when the server runs. ``passer_sans_postgres(raison)``
+prints one French message (why the server is missing, what to install, which cells are skipped)
+and has each later marked cell print one line saying it was skipped instead
+(``course.passage``). Every other cell runs: the part of the lesson that needs no server
+(lesson 7's section 1, one SQLite file per instance), the quizzes, the score summary and the
+learner's own cells (``indice(...)``, a ``print``), which a blanket skip used to swallow.
 """
 
 from __future__ import annotations
 
-__all__ = ["passer_sans_postgres", "SKIPPED"]
+from course.passage import passer_les_cellules
 
-SKIPPED = "# cellule passée\u00a0: la base partagée est indisponible\n"
-_KEEP = ("Quiz(", "bilan(")
+__all__ = ["MARQUE", "SKIPPED", "besoin_du_serveur", "passer_sans_postgres"]
+
+MARQUE = "# demande le serveur PostgreSQL"
+SKIPPED = (
+    "Cellule passée\u00a0: elle demande le serveur PostgreSQL, indisponible (la raison est "
+    "dite plus haut)."
+)
 
 
-def _skip(lines: list[str]) -> list[str]:
-    source = "".join(lines)
-    if any(marker in source for marker in _KEEP):
-        return lines
-    return [SKIPPED]
+def besoin_du_serveur(source: str) -> bool:
+    """True if a cell's source carries the marker line (``MARQUE``, alone on its line)."""
+    return any(line.strip().startswith(MARQUE) for line in source.splitlines())
 
 
 def passer_sans_postgres(raison: object) -> None:
-    """Dit pourquoi PostgreSQL manque, puis fait passer les cellules suivantes qui en ont besoin
-    (toutes, sauf les quiz et le bilan)."""
+    """Dit pourquoi PostgreSQL manque, puis fait passer les cellules suivantes qui en ont
+    besoin (celles qui commencent par «\u00a0# demande le serveur PostgreSQL\u00a0»)\u00a0; les
+    autres s'exécutent."""
     phrase = str(raison).strip().rstrip(".")
-    print(f"{phrase}\u00a0; les cellules suivantes sont passées, sauf les quiz et le bilan.")
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return
-    shell = get_ipython()
-    if shell is not None and _skip not in shell.input_transformers_post:
-        shell.input_transformers_post.append(_skip)
+    print(
+        f"{phrase}.\nSans serveur PostgreSQL, les cellules qui commencent par "
+        f"«\u00a0{MARQUE}\u00a0» sont passées (chacune le dit)\u00a0: elles lisent ou écrivent "
+        f"sur ce serveur. Les autres s'exécutent\u00a0: ce qui se passe du serveur (ici, les "
+        f"fichiers SQLite des instances), les quiz, le bilan et vos propres cellules."
+    )
+    passer_les_cellules(besoin_du_serveur, SKIPPED)

@@ -11,8 +11,11 @@ Nothing is left in the machine's ``/tmp``: a socket folder made because the clus
 too long for a Unix socket goes to a course folder (``$XDG_RUNTIME_DIR/cours-postgres`` or
 ``~/.cache/cours-postgres``, as root ``/run/cours-postgres``; the temporary folder only when
 none is usable) and is removed when the server stops, or at a later start if its watchdog was
-killed; binaries copied for the server's user go to ``/var/cache/cours-postgres``
-(``$COURS_PG_CACHE``), checked before reuse.
+killed; as root, a lesson's cluster goes in a private folder of the temporary folder
+(``dossier_cluster``), made when its server starts and removed, once empty, with the cluster
+(``course.cleanup``, ``remove_cluster_parent``): a lesson that never starts one makes none;
+binaries copied for the server's user go to ``/var/cache/cours-postgres`` (``$COURS_PG_CACHE``),
+checked before reuse.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ __all__ = [
     "ServeurPostgres",
     "binaires_postgres",
     "dossier_cluster",
+    "remove_cluster_parent",
 ]
 
 INSTALL_HINT = (
@@ -62,6 +66,7 @@ SOCKET_LOCK = LOCK_NAME  # in a socket folder: held by its server's watchdog whi
 _SOCKET_GRACE = 60.0  # seconds: a younger socket folder may be still being set up
 CACHE_ENV = "COURS_PG_CACHE"
 CACHE_FOLDER = Path("/var/cache/cours-postgres")  # as root: binaries the server's user can run
+CLUSTER_PARENT_PREFIX = "cours-pg-"  # as root: a notebook folder's clusters, in the temp folder
 
 
 class PostgresIndisponible(RuntimeError):
@@ -94,17 +99,43 @@ def dossier_cluster(nom: str) -> Path:
 
     En root, le serveur tourne sous un autre utilisateur, qui ne peut pas entrer dans le dossier
     du notebook (et rien du vôtre ne lui est ouvert) : le cluster va alors dans un dossier
-    temporaire propre à ce dossier de notebook, où cet utilisateur peut créer le sien."""
+    temporaire propre à ce dossier de notebook, où cet utilisateur peut créer le sien (fait au
+    démarrage du serveur, effacé avec le cluster)."""
     _check_name(nom.replace("-", "_"))
     if os.geteuid() != 0:
         return Path(nom).resolve()
     tag = hashlib.sha256(str(Path.cwd().resolve()).encode()).hexdigest()[:12]
-    parent = Path(tempfile.gettempdir()) / f"cours-pg-{tag}"
+    return Path(tempfile.gettempdir()) / f"{CLUSTER_PARENT_PREFIX}{tag}" / nom
+
+
+def _is_cluster_parent(folder: Path) -> bool:
+    """A private parent ``dossier_cluster`` names as root (``/tmp/cours-pg-<hash>``)."""
+    return folder.name.startswith(CLUSTER_PARENT_PREFIX) and folder.parent == Path(
+        tempfile.gettempdir()
+    )
+
+
+def _prepare_cluster_parent(cluster: Path) -> None:
+    """As root, the cluster's private parent: made root's, the server's user may create its
+    folder there, not list or read it (0733)."""
+    parent = cluster.parent
+    if not _is_cluster_parent(parent):
+        return
     parent.mkdir(mode=0o700, exist_ok=True)
     if parent.is_symlink() or parent.stat().st_uid != 0:
         raise PostgresIndisponible(f"{parent} n'appartient pas à root\u00a0: supprimez-le.")
-    parent.chmod(0o733)  # the server's user may create its folder here, not list or read it
-    return parent / nom
+    parent.chmod(0o733)
+
+
+def remove_cluster_parent(cluster: Path) -> None:
+    """The cluster erased, its private parent goes too when empty (another cluster of the same
+    notebook folder may still be in it: then it stays)."""
+    parent = cluster.parent
+    if _is_cluster_parent(parent) and not parent.is_symlink():
+        try:
+            parent.rmdir()
+        except OSError:  # not empty, or gone already
+            pass
 
 
 def _wheel_binaries() -> list[Path]:
@@ -177,6 +208,8 @@ class ServeurPostgres:
                 f"{self.dossier} contient déjà autre chose qu'un cluster\u00a0: donnez un "
                 f"dossier neuf ou vide, réservé au serveur."
             )
+        if user is not None:
+            _prepare_cluster_parent(self.dossier)
         self.dossier.mkdir(parents=True, exist_ok=True)
         if user is not None:
             binaries = _open_path_for(binaries, self.dossier, user)

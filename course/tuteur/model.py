@@ -95,8 +95,19 @@ def _ask(q: Question, intro: str = "") -> ModelResponse:
     return _text(text, **{QUESTION_KEY: q.id})
 
 
+def _answers(right: int, total: int) -> str:
+    """« 1 bonne réponse sur 1 », « 2 bonnes réponses sur 3 »; none yet, said so."""
+    if not total:
+        return "pas encore de réponse"
+    return (
+        f"{right} bonne réponse sur {total}"
+        if right <= 1
+        else (f"{right} bonnes réponses sur {total}")
+    )
+
+
 def _summary(record: Mapping[str, Any]) -> str:
-    s = f"niveau {record['niveau']} ({record['bonnes']} bonnes réponses sur {record['total']})"
+    s = f"niveau {record['niveau']} ({_answers(record['bonnes'], record['total'])})"
     if record["a_revoir"]:
         s += ". À revoir : " + ", ".join(record["a_revoir"])
     return s

@@ -162,10 +162,12 @@ class Repartiteur:
         """Fait ouvrir la base partagée par chaque instance (ADK y crée ses tables) ; lève
         ``InstanceEnPanne`` si l'une n'y arrive pas."""
         # one first (it makes the tables: three at once race on CREATE TABLE), then the others
-        self.envoyer_ensemble([(None, "sonde", None, "shared")])
-        if len(self._pipes) > 1:
-            self.envoyer_ensemble([(None, "sonde", None, "shared")] * (len(self._pipes) - 1))
-        self.suivante = 0
+        try:
+            self.envoyer_ensemble([(None, "sonde", None, "shared")])
+            if len(self._pipes) > 1:
+                self.envoyer_ensemble([(None, "sonde", None, "shared")] * (len(self._pipes) - 1))
+        finally:  # failed too: the next turn (a SQLite one) still goes to the first instance
+            self.suivante = 0
 
     def envoyer(
         self,

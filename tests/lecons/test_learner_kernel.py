@@ -7,6 +7,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from helpers import REPO
 from learner_env import learner_env
 
 pytestmark = pytest.mark.slow  # starts a kernel (and may build the venv: a minute)
@@ -43,3 +44,78 @@ def test_lessons_run_in_the_make_lab_venv_without_the_test_set(tmp_path: Path, r
         "pytest": "False",
         "jupyterhub": "False",
     }
+
+
+def test_a_read_only_course_folder_says_once_what_to_do_and_skips_cleanly(tmp_path: Path):
+    """A course folder the learner cannot write (bound read-only, so that even root cannot: a
+    hub's shared copy): the first cell of lesson 2, then of lesson 7, says in French, without a
+    traceback, to copy the course; every later cell prints one line instead of SQLite's « unable
+    to open database file », a PermissionError on lecon07-instances or a NameError per cell; the
+    quizzes, the score and a hint still run. One kernel for both lessons (about 3 s)."""
+    import json
+    import shutil
+
+    from helpers import network_free_env
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+    from notebook_text import text_of
+
+    if not shutil.which("bwrap"):
+        pytest.skip("bwrap (Debian's bubblewrap) monte le dossier en lecture seule")
+    folder = tmp_path / "notebooks" / "lecons"
+    folder.mkdir(parents=True)
+    spec = tmp_path / "noyaux" / "cours-lecture-seule"
+    spec.mkdir(parents=True)
+    argv = ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(folder), str(folder)]
+    argv += [str(learner_env().python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "language": "python"}))
+    lessons = REPO / "solutions" / "lecons"
+    l2 = nbformat.read(lessons / "02_brancher_sqlite.ipynb", as_version=4)
+    l7 = nbformat.read(lessons / "07_partager_la_memoire.ipynb", as_version=4)
+    probe = nbformat.v4.new_code_cell("open('sonde', 'w')")  # the control: it is read-only
+    hint = nbformat.v4.new_code_cell(
+        'from course.hints import indice\nindice(1, "oublier_conversation")'
+    )
+    cells = [probe, *l2.cells[:8], hint, l2.cells[-1], *l7.cells[:6]]
+    nb = nbformat.v4.new_notebook(cells=[c for c in cells if c.cell_type == "code"])
+    client = NotebookClient(
+        nb,
+        km=KernelManager(
+            kernel_name=spec.name,
+            kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec.parent)]),
+        ),
+        timeout=120,
+        allow_errors=True,
+        resources={"metadata": {"path": folder}},
+    )
+    client.execute(env=network_free_env(), cwd=str(folder))
+    errors = {
+        c.id: (o.ename, o.evalue, o.traceback)
+        for c in nb.cells
+        for o in c.outputs
+        if o.output_type == "error"
+    }
+    assert errors.pop(probe.id)[0] in ("OSError", "PermissionError")  # read-only indeed
+    first = [c.id for c in nb.cells if "verifier_dossier()" in c.source]
+    assert len(first) == 2 and set(errors) == set(first), errors  # nothing else failed
+    for ename, evalue, traceback in errors.values():
+        assert ename == "DossierEnLectureSeule", evalue
+        assert evalue.startswith("La leçon ne peut pas écrire ses fichiers dans son dossier, ")
+        assert "système de fichiers monté en lecture seule" in evalue, evalue
+        assert f"cp -r {folder.parent} ~/cours-memoire-tuteur" in evalue, evalue
+        assert traceback == [f"DossierEnLectureSeule\u00a0: {evalue}"]  # no Python traceback
+    said = {c.id: text_of(nb, c.id) for c in nb.cells}
+    skipped = "Cellule passée : la leçon ne peut pas écrire dans ce dossier"
+    for cell in nb.cells:
+        if cell.id in (probe.id, *first):
+            continue
+        if "Quiz(" in cell.source:
+            assert said[cell.id].startswith("Quiz : "), said[cell.id]
+        elif cell.id == hint.id:
+            assert "Indice 1/3" in said[cell.id], said[cell.id]
+        elif "bilan(" in cell.source:
+            assert said[cell.id].startswith("Bilan : "), said[cell.id]
+        else:
+            assert said[cell.id].startswith(skipped), (cell.id, said[cell.id])
+    assert [p.name for p in folder.iterdir()] == []

@@ -60,6 +60,12 @@ def test_one_sqlite_file_per_instance_loses_the_session_the_shared_base_keeps_it
     pids = [int(p) for p in re.search(r"pid : \[([\d, ]+)\]", ready).group(1).split(", ")]
     kernel = int(re.search(r"ce notebook : (\d+)", ready).group(1))
     assert len(set(pids)) == 3 and kernel not in pids, ready
+    # French numbers and typography: « 5,2 s », a non-breaking space before « ; »
+    raw = "".join(
+        o.get("text", "") for o in next(c for c in lesson.cells if c.id == "l7-c05").outputs
+    )
+    assert re.match(rf"Instances prêtes en \d+,\d{NBSP}s, pid{NBSP}: \[", raw), raw
+    assert f"]{NBSP}; ce notebook{NBSP}: {kernel}" in raw, raw
     control = turns(text_of(lesson, "l7-c07"))
     assert [(i, pid) for i, pid, _ in control] == list(zip((1, 2, 3), pids, strict=True))
     assert control[0][2].startswith("Bonjour Alice")
@@ -91,14 +97,21 @@ def test_the_measures_are_printed_from_this_run(lesson):
     ):
         turn = re.search(rf"Un tour, {re.escape(store)}\s+:\s+(\d+) ms \(médiane de 6\)", text)
         assert turn, (store, text)
+    # every figure a learner reads has a decimal comma (« 0,8 s », « ×1,9 »), as the TP's
     ratios = re.search(
-        r"PostgreSQL / SQLite d'ADK : ([\d.]+) ; PostgreSQL / SQLite du cours : ([\d.]+)", text
+        r"PostgreSQL / SQLite d'ADK : (\d+,\d) ; PostgreSQL / SQLite du cours : (\d+,\d)$",
+        text,
+        re.M,
     )
-    assert ratios and float(ratios.group(1)) > 0 and float(ratios.group(2)) > 0, text
-    rates = re.search(r"une instance (\d+) tours/s, trois instances (\d+) tours/s", text)
+    assert ratios, text
+    assert float(ratios.group(1).replace(",", ".")) > 0 < float(ratios.group(2).replace(",", "."))
+    rates = re.search(
+        r"une instance (\d+) tours/s, trois instances (\d+) tours/s \(×\d+,\d\)", text
+    )
     assert rates and int(rates.group(1)) > 0 and int(rates.group(2)) > 0, text
-    started = re.search(r"Démarrage du serveur : ([\d.]+) s", text)
+    started = re.search(r"Démarrage du serveur : (\d+,\d) s", text)
     assert started and f"démarré en {started.group(1)} s" in text_of(lesson, "l7-c02")
+    assert not re.search(r"\d\.\d", text + text_of(lesson, "l7-c02") + text_of(lesson, "l7-c05"))
 
 
 def test_what_delete_vacuum_vacuum_full_the_wal_and_a_backup_keep(lesson):
@@ -108,10 +121,11 @@ def test_what_delete_vacuum_vacuum_full_the_wal_and_a_backup_keep(lesson):
     assert after["Alice"] > 0 and after["témoin"] > 0  # dead tuples, found with the control
     vacuum = text_of(lesson, "l7-c24")
     assert "SQL voit 0 événement d'Alice ; le témoin en a" in vacuum
-    assert "inchangé : True" in vacuum  # plain VACUUM keeps the relation's file
+    assert re.search(r"\(fichier \S+ inchangé\)$", vacuum, re.M), vacuum  # VACUUM keeps it
     full = counts(vacuum, "après VACUUM FULL")
     assert full["Alice"] == 0 and full["témoin"] > 0
-    assert "l'ancien existe encore : False" in vacuum
+    assert re.search(r"\(nouveau fichier \S+ ; l'ancien a été supprimé\)$", vacuum, re.M), vacuum
+    assert "True" not in vacuum and "False" not in vacuum, vacuum
     old = re.search(r"\(fichier (\S+) inchangé", vacuum).group(1)
     new = re.search(r"nouveau fichier (\S+) ;", vacuum).group(1)
     assert old != new
@@ -126,31 +140,93 @@ def test_the_exercise_passes_its_check_and_the_lesson_stops_and_tidies(lesson):
     said = text_of(lesson, "l7-c33")
     assert "Bravo : la conversation de Chloé est effacée des tables ; sa seconde" in said
     end = text_of(lesson, "l7-c36")
-    assert "Serveur arrêté : True" in end and "Restent : []" in end
+    assert end == "Serveur arrêté : oui\nRestent : aucun fichier\n", end
     left = processes_matching(
         lambda _uid, cmd: "lecon07-pg" in cmd or "course.tuteur.instance" in cmd
     )
     assert left == [], left
 
 
+def marked(cell) -> bool:
+    """A cell the lesson marks as needing the server (its first line)."""
+    return cell.cell_type == "code" and cell.source.startswith("# demande le serveur PostgreSQL\n")
+
+
+SKIP_SAID = "Cellule passée : elle demande le serveur PostgreSQL, indisponible"
+# what a learner adds while the server is missing: their own cells, which must run
+LEARNER_CELLS = (
+    'from course.hints import indice\n\nindice(1, "oublier_conversation")',
+    'print("bonjour", 2 + 2)',
+)
+
+
+def with_learner_cells(nb: nbformat.NotebookNode, after: str) -> list[str]:
+    """Inserts LEARNER_CELLS after the cell ``after``; returns their ids."""
+    at = next(i for i, c in enumerate(nb.cells) if c.id == after) + 1
+    cells = [nbformat.v4.new_code_cell(code) for code in LEARNER_CELLS]
+    nb.cells[at:at] = cells
+    return [c.id for c in cells]
+
+
+def assert_section_1_and_learner_cells_ran(nb, learner: list[str]) -> None:
+    """The part that needs no server ran: the three instances, each with its SQLite file (the
+    second and third do not know Alice's session), and the learner's own cells."""
+    pids = instance_pids(text_of(nb, "l7-c05"))
+    assert len(set(pids)) == 3, text_of(nb, "l7-c05")
+    control = turns(text_of(nb, "l7-c07"))
+    assert [(i, pid) for i, pid, _ in control] == list(zip((1, 2, 3), pids, strict=True))
+    assert control[0][2].startswith("Bonjour Alice")
+    assert [said for _, _, said in control[1:]] == ["session inconnue"] * 2
+    hint, hello = (text_of(nb, cell) for cell in learner)
+    assert "Indice 1/3" in hint and "oublier_conversation" in hint, hint
+    assert hello == "bonjour 4\n", hello
+
+
+def assert_only_marked_cells_skipped(nb, after: str) -> None:
+    """Every code cell after ``after``: a marked one says it was skipped, any other ran."""
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    code = code[code.index(next(c for c in code if c.id == after)) + 1 :]
+    assert any(map(marked, code)) and not all(map(marked, code))  # both kinds are there
+    for cell in code:
+        said = text_of(nb, cell.id)
+        if marked(cell):
+            assert said.startswith(SKIP_SAID) and said.count("\n") == 1, (cell.id, said)
+        else:
+            assert SKIP_SAID not in said, (cell.id, said)
+            assert cell.outputs or cell.id == "l7-c31", cell.id  # the answer only defines
+    assert "Bilan :" in text_of(nb, nb.cells[-1].id)
+
+
 @pytest.mark.slow
-def test_without_postgresql_one_sentence_then_clean_skips(
+def test_without_postgresql_one_message_then_only_the_server_s_cells_are_skipped(
     tmp_path: Path, run_notebook, monkeypatch
 ):
+    """Without PostgreSQL: one French message (why, what to install, which cells are skipped);
+    the cells marked « # demande le serveur PostgreSQL » are skipped, each saying so; section 1
+    (one SQLite file per instance), the quizzes, the score and the learner's own cells run."""
     monkeypatch.setenv("COURS_PG_BIN", str(tmp_path / "pas-de-postgres"))
-    source = REPO / "solutions" / "lecons" / NAME
-    nb, _seconds = run_notebook(source, tmp_path)  # any error fails the run
+    nb = nbformat.read(SOURCE, as_version=4)
+    learner = with_learner_cells(nb, "l7-c05")
+    source = tmp_path / "source" / NAME
+    source.parent.mkdir()
+    nbformat.write(nb, source)
+    workdir = tmp_path / "lecon"
+    workdir.mkdir()
+    nb, _seconds = run_notebook(source, workdir, timeout=120)  # any error fails the run
     said = text_of(nb, "l7-c02").strip()
-    assert said.startswith("PostgreSQL est introuvable : installez le paquet Python")
-    assert said.count(".") == 1 and said.endswith("sauf les quiz et le bilan."), said
-    for cell in nb.cells:
-        if cell.cell_type != "code" or cell.id in ("l7-c01", "l7-c02"):
-            continue
-        kept = "Quiz(" in cell.source or "bilan(" in cell.source
-        assert bool(cell.outputs) == kept, cell.id
-    assert "Bilan :" in text_of(nb, nb.cells[-1].id)
-    written = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert written == [], "a skipped lesson writes no file"
+    assert said.startswith("PostgreSQL est introuvable : installez le paquet Python"), said
+    assert "les cellules qui commencent par « # demande le serveur PostgreSQL » sont passées" in (
+        said
+    )
+    assert "la section" not in said or "SQLite" in said
+    assert "vos propres cellules" in said and said.count("\n") == 1, said
+    assert_section_1_and_learner_cells_ran(nb, learner)
+    assert_only_marked_cells_skipped(nb, "l7-c02")
+    end = text_of(nb, "l7-c36")
+    assert end == "Restent : aucun fichier\n", end  # no server to say it stopped
+    assert [p for p in workdir.rglob("*")] == [], "the lesson erased what section 1 wrote"
+    parent = private_parent(workdir)
+    assert parent is None or not parent.exists(), f"no server, yet {parent} was made"
 
 
 # -- issue 31: a lesson that fails says why, and leaves no learner's name behind ---------------
@@ -170,6 +246,12 @@ def lesson_files(workdir: Path) -> dict[str, Path]:
         "sauvegarde": workdir / "lecon07-sauvegarde.sql",
         "cluster": cluster,
     }
+
+
+def private_parent(workdir: Path) -> Path | None:
+    """As root, the cluster's private folder in the temporary folder (cours-pg-<hash>)."""
+    cluster = lesson_files(workdir)["cluster"]
+    return cluster.parent if cluster.parent != workdir else None
 
 
 def names_in(path: Path) -> int:
@@ -312,7 +394,8 @@ def test_run_again_interrupted_checked_twice_then_killed_leaves_no_file_with_a_l
         found = {place: names_in(path) for place, path in places.items()}
         assert all(found.values()), found
         os.kill(kernel, signal.SIGKILL)
-    left = wait_until_gone(list(places.values()), 90)
+    parent = [p for p in [private_parent(tmp_path)] if p is not None]
+    left = wait_until_gone([*places.values(), *parent], 90)
     assert left == [], f"left after the kernel was killed: {left}"
     assert names_in(tmp_path) == 0 and names_in(places["cluster"].parent) == 0
     assert lesson_processes(tmp_path, places["cluster"]) == []
@@ -322,11 +405,17 @@ def test_run_again_interrupted_checked_twice_then_killed_leaves_no_file_with_a_l
 def test_after_ranger_going_back_up_says_what_is_true(tmp_path: Path):
     """ranger() (the last cell) stopped the instances and the server and erased the cluster: a
     cell run again above it says so, in French, instead of « vos données sont restées dans le
-    dossier » or « au plus un tour par instance à la fois »."""
+    dossier » or « au plus un tour par instance à la fois ». As root, the cluster's private
+    folder in /tmp (cours-pg-<hash>, 0733) goes with it."""
+    parent = private_parent(tmp_path)
     client = client_for(tmp_path)
     with client.setup_kernel(env=network_free_env(), cwd=str(tmp_path)):
         run_until(client, "l7-c05")
-        assert "Restent : []" in run_cell(client, "l7-c36")  # control: ranger() erased all
+        if parent is not None:  # the control: made while the server runs
+            assert parent.stat().st_mode & 0o777 == 0o733
+        assert "Restent : aucun fichier" in run_cell(client, "l7-c36")  # control: all erased
+        if parent is not None:
+            assert not parent.exists(), f"ranger() left {parent}"
         tables = run_cell(client, "l7-c14", fails=True)
         assert "ServeurArrete" in tables and "son dossier a été effacé" in tables, tables
         assert "restées" not in tables and "unable to open" not in tables, tables
@@ -366,7 +455,8 @@ def test_a_lesson_stopped_by_an_error_leaves_no_file_with_a_learner_name(tmp_pat
 @pytest.mark.slow
 def test_without_greenlet_the_instances_real_cause_first_then_clean_skips(tmp_path: Path):
     """SQLAlchemy 2.1's asyncio engine without greenlet (as in requirements/lab.txt before
-    issue 31): the setup cell says so in French, names the module, skips the rest, tidies."""
+    issue 31): the setup cell says so in French, names the module, skips the cells that need
+    the server (section 1, on SQLite files, and the learner's own cells run), tidies."""
     site = tmp_path / "sans_greenlet"
     site.mkdir()
     blocker = REPO / "tests" / "lecons" / "sans_reseau" / "sitecustomize.py"
@@ -382,6 +472,7 @@ def test_without_greenlet_the_instances_real_cause_first_then_clean_skips(tmp_pa
     workdir.mkdir()
     places = lesson_files(workdir)
     client = client_for(workdir)
+    learner = with_learner_cells(client.nb, "l7-c05")
     client.execute(env=env, cwd=str(workdir))  # any error fails the run
     nb = client.nb
     assert "Serveur PostgreSQL démarré" in text_of(nb, "l7-c02")  # control: the server ran
@@ -389,13 +480,11 @@ def test_without_greenlet_the_instances_real_cause_first_then_clean_skips(tmp_pa
     assert said.startswith("L'instance 1 du tuteur n'a pas pu utiliser la base partagée : "), said
     assert "Il manque le module Python « greenlet »" in said, said
     assert "pip install greenlet" in said and "KeyError" not in said
-    assert said.endswith("les cellules suivantes sont passées, sauf les quiz et le bilan."), said
-    after = [c for c in nb.cells if c.cell_type == "code"]
-    after = after[after.index(next(c for c in after if c.id == "l7-c03")) + 1 :]
-    for cell in after:
-        kept = "Quiz(" in cell.source or "bilan(" in cell.source
-        assert bool(cell.outputs) == kept, cell.id
-    assert "Bilan :" in text_of(nb, nb.cells[-1].id)
+    assert "sont passées (chacune le dit)" in said, said
+    assert_section_1_and_learner_cells_ran(nb, learner)
+    assert_only_marked_cells_skipped(nb, "l7-c03")
+    end = text_of(nb, "l7-c36")
+    assert end == "Serveur arrêté : oui\nRestent : aucun fichier\n", end
     assert [p for p in places.values() if p.exists()] == []
     assert [p for p in workdir.rglob("*")] == []
     assert lesson_processes(workdir, places["cluster"]) == []

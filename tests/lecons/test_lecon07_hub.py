@@ -25,4 +25,6 @@ def test_lesson_7_runs_in_the_hub_s_course_environment(tmp_path: Path, run_noteb
     nb, _seconds = run_notebook(LESSON, tmp_path, python=python)  # any error fails the run
     shown = "\n".join(text_of(nb, cell.id) for cell in nb.cells if cell.cell_type == "code")
     assert "Serveur PostgreSQL démarré en" in shown
-    assert "les cellules suivantes sont passées" not in shown
+    assert "Cellule passée" not in shown and "# demande le serveur PostgreSQL" in LESSON.read_text(
+        encoding="utf-8"
+    )

@@ -154,6 +154,8 @@ def test_lessons_run_offline_fast_and_outside_the_repo(executed_lessons):
         assert seconds < budget, f"{name} took {seconds:.1f} s (budget {budget:.0f} s)"
         if name in LESSONS and name != LESSONS[3]:
             assert list(workdir.glob("lecon0*.db")), f"{name} wrote its database in its workdir"
+        litter = sorted(p.name for p in workdir.glob("*.db-*"))
+        assert litter == [], f"{name} leaves {litter} (a last connection that cannot write)"
     # lesson 4 removes its files at the end (personal data): its output names them instead
     nb4 = executed_lessons[LESSONS[3]][0]
     assert "'lecon04.db'" in text_of(nb4, "l4-c22") and not list(
@@ -342,7 +344,12 @@ def test_lesson_3_claims(executed_lessons):
         nb, "l3-c17"
     )
     assert "Bravo : Alice est au niveau 4" in text_of(nb, "l3-c22")
-    assert "7 messages écrits par Alice" in text_of(nb, "l3-c24")
+    tidy = text_of(nb, "l3-c24")
+    assert "7 messages écrits par Alice" in tidy
+    # the read-only `lecture` closes last and leaves -wal and -shm (the control); a connection
+    # that can write, closed after it, removes them: the lesson leaves its database alone
+    assert "Lecture fermée : ['lecon03.db', 'lecon03.db-shm', 'lecon03.db-wal']" in tidy, tidy
+    assert "Dossier rangé  : ['lecon03.db']" in tidy, tidy
 
 
 def present_count(text: str, word: str) -> int:

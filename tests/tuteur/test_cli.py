@@ -77,7 +77,7 @@ def test_terminal_session_then_reprendre_then_ctrl_c(
     child.expect_exact("Question (niveau 3, compréhensions de liste)")
     child.expect_exact(PROMPT)
     child.sendline("au revoir")
-    child.expect_exact("À bientôt, Alice ! Bilan : niveau 3 (0 bonnes réponses sur 0)")
+    child.expect_exact("À bientôt, Alice ! Bilan : niveau 3 (pas encore de réponse)")
     assert _finish(child) == 0
     assert read_db(sqlite_db_path)["counts"] == {session_id: 8}
 

@@ -81,7 +81,7 @@ async def test_returning_learner_greeted_with_level_from_user_state(session_serv
     fresh = await session_service.create_session(app_name=APP_NAME, user_id="alice")
     reply = await _turn(runner, "alice", fresh.id, "Bonjour")
     assert len(reply) == 2
-    assert "Bon retour, Alice ! Tu es au niveau 4 (1 bonnes réponses sur 1)" in (
+    assert "Bon retour, Alice ! Tu es au niveau 4 (1 bonne réponse sur 1)" in (
         reply[1].content.parts[0].text
     )
     # another learner starts from scratch: user state is per learner

@@ -1,0 +1,76 @@
+"""The lesson's folder must be writable: said once, in French, with what to do.
+
+A course folder others installed (a hub's shared copy, a read-only mount, a folder of another
+account) lets a lesson open but not write its database: SQLite's « unable to open database
+file » came several cells later, then a NameError in every cell after it. A lesson's first cell
+calls ``verifier_dossier()``: it tries a nameless file in the folder (the real test: permissions,
+ACLs, a read-only mount, even for root), and if that fails it raises ``DossierEnLectureSeule``,
+shown as its French message alone (no traceback), which stops « Exécuter tout » there; cells
+run one by one afterwards each print one line, except the quizzes, the score and the hints.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import tempfile
+from pathlib import Path
+
+from course.passage import ne_plus_passer, passer_les_cellules
+
+__all__ = ["DossierEnLectureSeule", "SKIPPED", "french_os_reason", "verifier_dossier"]
+
+SKIPPED = (
+    "Cellule passée\u00a0: la leçon ne peut pas écrire dans ce dossier (la première cellule "
+    "dit quoi faire)."
+)
+# what runs anyway: it writes nothing in the folder (the progress file is in the home)
+_KEEP = ("verifier_dossier(", "Quiz(", "bilan(", "indice(", "mon_parcours(")
+
+
+class DossierEnLectureSeule(PermissionError):
+    """Le dossier de la leçon n'accepte pas d'écriture\u00a0: le message dit quoi faire."""
+
+    def _render_traceback_(self) -> list[str]:
+        """IPython shows this instead of a traceback: the French message, alone."""
+        return [f"{type(self).__name__}\u00a0: {self}"]
+
+
+def _skipped(source: str) -> bool:
+    return not any(marker in source for marker in _KEEP)
+
+
+def verifier_dossier(dossier: str | os.PathLike[str] = ".") -> Path:
+    """Vérifie que la leçon peut écrire ses fichiers dans ``dossier`` (celui du notebook)\u00a0;
+    sinon lève ``DossierEnLectureSeule``, qui dit quoi faire. Renvoie le dossier."""
+    folder = Path(dossier).resolve()
+    try:
+        with tempfile.TemporaryFile(dir=folder):  # nameless where the system allows it
+            pass
+    except OSError as err:
+        copy = folder.parent if folder.name == "lecons" else folder  # the notebooks' folder
+        passer_les_cellules(_skipped, SKIPPED)
+        raise DossierEnLectureSeule(
+            f"La leçon ne peut pas écrire ses fichiers dans son dossier, {folder} "
+            f"({french_os_reason(err)}). Copiez le cours dans un dossier à vous, "
+            f"par exemple dans un terminal\u00a0: cp -r {shlex.quote(str(copy))} "
+            f"~/cours-memoire-tuteur, puis ouvrez ce notebook dans la copie. D'ici là, les "
+            f"cellules suivantes sont passées, sauf les quiz, le bilan et les indices."
+        ) from None
+    ne_plus_passer(SKIPPED)  # run again once the folder is writable: every cell runs
+    return folder
+
+
+def french_os_reason(err: OSError) -> str:
+    """Why a file operation failed, in French, from the error's number (its English text
+    only for a number not listed)."""
+    import errno
+
+    return {
+        errno.EROFS: "système de fichiers monté en lecture seule",
+        errno.EACCES: "droits d'accès",
+        errno.EPERM: "droits d'accès",
+        errno.ENOENT: "dossier introuvable",
+        errno.ENOSPC: "disque plein",
+        errno.EDQUOT: "quota dépassé",
+    }.get(err.errno or 0, err.strerror or type(err).__name__)
