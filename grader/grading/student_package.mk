@@ -16,7 +16,9 @@ help:
 
 INSTALLER ?= uv
 ifndef UV
-UV := $(or $(shell command -v uv 2>/dev/null),$(abspath $(BIN))/uv)
+# .venv's uv by its relative path (every recipe using it runs here): the folder's absolute path
+# may hold a " (a shell syntax error inside "…") or a $( (run by the shell)
+UV := $(or $(shell command -v uv 2>/dev/null),$(BIN)/uv)
 endif
 GET_UV = "$(PY)" -m pip install -q --no-deps --require-hashes -r requirements/uv.txt
 define install
