@@ -139,7 +139,7 @@ test-hub: setup-test system-deps
 ## make test-classe: 30 élèves et leur enseignant sur le hub d'une machine, chiffres affichés
 test-classe: setup-test system-deps
 	$(COMPILE_OWN)
-	"$(PYTEST)" -q -ra tests/hub/test_class_rush.py
+	COURSE_RUSH_STUDENTS=30 "$(PYTEST)" -q -ra tests/hub/test_class_rush.py
 
 ## make lint: ruff alone (requirements/lint.txt), not the course's whole set
 lint: $(VENV)/.stamp-lint

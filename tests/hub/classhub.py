@@ -198,10 +198,16 @@ class ClassHub:
         return requests.request(method, f"{self.url}/hub/api{path}", headers=headers, **kwargs)
 
     def log_tail(self, lines: int = 60) -> str:
+        """The hub log's last lines, without the test's own polling (`200 GET` by the test
+        admin or the idle culler): a 600 s wait once left only those in the tail."""
         try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+            log = self.log_path.read_text(errors="replace").splitlines()
         except OSError:
             return "(pas de journal)"
+        polling = re.compile(
+            r" 200 GET /hub/api/\S* \((test-admin|idle-culler)@| 200 GET /api/routes"
+        )
+        return "\n".join([line for line in log if not polling.search(line)][-lines:])
 
     def start_server(self, name: str) -> None:
         response = self.api("POST", f"/users/{name}/server")

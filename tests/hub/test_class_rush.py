@@ -1,15 +1,16 @@
-"""A class rush on the one-machine hub, measured: 30 real students and their instructor.
+"""A class rush on the one-machine hub, measured: 30 real students and their instructor
+(`make test-classe`; 15 in `make test`).
 
-The instructor releases the TP; then all 30 students log in and start their servers at once,
+The instructor releases the TP; then all the students log in and start their servers at once,
 fetch the TP, run its set-up cells in their own kernel, answer and submit, each in a thread of
-their own; the instructor, from a terminal of their server, collects, grades the 30 with the
+their own; the instructor, from a terminal of their server, collects, grades them all with the
 course's class command (--jobs 2), generates and releases feedback; every student fetches it.
-Nothing may be lost: 30 servers started, 30 submissions graded with the expected scores, 30
-feedback pages fetched. Printed (and written to .artefacts/classe.json): the time until all 30
-servers are ready, p50/p95 of each student step, grading time per submission, the sitting's CPU
-(the hub's; the students' servers and kernels'), peak memory of the machine. Bounded: 31 Unix
-users, 30 threads, loopback only, a deadline on every wait; every process is stopped by its id
-and every user removed afterwards. `make test-classe` runs it alone.
+Nothing may be lost: every server started, every submission graded with its expected score,
+every feedback page fetched. Printed (and written to .artefacts/classe.json): the time until
+every server is ready, p50/p95 of each student step, grading time per submission, the sitting's
+CPU (the hub's; the students' servers and kernels'), peak memory of the machine. Bounded: one
+Unix user and one thread per student, loopback only, a deadline on every wait; every process
+is stopped by its id and every user removed afterwards. `make test-classe` runs it alone.
 """
 
 from __future__ import annotations
@@ -52,7 +53,10 @@ from course.labo.tp_notebook import ANSWER_GRADE_ID
 
 pytestmark = [pytest.mark.hub, pytest.mark.slow, pytest.mark.timeout(2700)]
 
-STUDENTS = int(os.environ.get("COURSE_RUSH_STUDENTS", "30"))
+# 15 in the suite (`make test`: the rush's 30 servers on 2 cores were a sixth of the suite's CPU
+# and the part that failed first under a neighbour's load); `make test-classe` runs the 30
+# whose figures grader/hub/ADMIN.md gives
+STUDENTS = int(os.environ.get("COURSE_RUSH_STUDENTS", "15"))
 SAMPLES = ("complete_vacuum", "graine", "exception")  # 10, 7 and 5 points: a class's mix
 JOBS = 2
 # The rush's servers listen on 29100 + hub user id: apart from every other test hub's (classhub.
@@ -327,12 +331,12 @@ def test_thirty_students_nothing_lost(rush_users, rush, capsys):
 
     with Gradebook(f"sqlite:///{rush['gradebook']}") as gradebook:
         scores = {s.student.id: s.score for s in gradebook.assignment_submissions(lab.name)}
-    assert sorted(scores) == sorted(students)  # 30 submissions graded
+    assert sorted(scores) == sorted(students)  # every submission graded
     for name in students:
         expected = lab.expected[rush["answer_of"][name]]
         assert scores[name] == pytest.approx(expected), name
         shown, _ = page_score(rush["pages"][name])
-        assert float(shown) == pytest.approx(expected), name  # 30 feedbacks
+        assert float(shown) == pytest.approx(expected), name  # every feedback
     memory = rush["memory"]
     per_step = {
         step: _percentiles([rush["times"][name][step] for name in students])
