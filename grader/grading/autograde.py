@@ -29,8 +29,7 @@ from course.labo.sandbox import sandbox_problem
 from .classroom.ids import normalize_id, quoted
 from .classroom.paths import CourseDirs, course_dirs, gradebook_problem, sqlite_path
 from .french.french_args import FrenchParser
-from .french.grading_error import GradingError
-from .french.system_reason import french_message
+from .french.system_reason import GradingError, french_message
 from .nbgrader_ext.sandbox_setting import refusal
 from .runs import known_failures, manual_grades
 from .runs.autograde_runs import ClassRun, merge_outcomes, parallel, sequential

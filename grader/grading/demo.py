@@ -18,8 +18,7 @@ from .autograde import autograde
 from .classroom.paths import CONFIG, course_dirs, load_config
 from .feedback import generate_feedback
 from .french.french_args import FrenchParser
-from .french.grading_error import GradingError
-from .french.system_reason import french_message
+from .french.system_reason import GradingError, french_message
 from .nbgrader_ext.late_penalty import rule_of_config
 from .report import class_table, write_report
 from .runs.nbgrader_run import run_quiet, tools_on_path

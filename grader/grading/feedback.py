@@ -17,8 +17,7 @@ from pathlib import Path
 from .classroom.paths import CourseDirs, course_dirs, gradebook_problem
 from .french.french_args import FrenchParser
 from .french.french_format import seconds_text
-from .french.grading_error import GradingError
-from .french.system_reason import french_message
+from .french.system_reason import GradingError, french_message
 from .runs.nbgrader_flags import student_pattern
 from .runs.nbgrader_log import LogWatcher
 from .runs.nbgrader_run import ProgressBar, run_logged
