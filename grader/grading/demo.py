@@ -1,7 +1,5 @@
 """``make demo-grading``: the whole grading cycle on the sample submissions, in a course of its own.
 
-    python -m grading.demo [--only complete_vacuum ebauche] [--sans-bac-a-sable]
-
 ``grader/demo/nbgrader_config.py`` loads the course's configuration and changes only the folders,
 so the demo grades exactly as the class is graded and never touches the real class's data; a
 ``grader/demo`` this tool did not create is refused, untouched.

@@ -1,8 +1,6 @@
 """``make feedback``: stock ``nbgrader generate_feedback`` for the class, and a summary (written,
 left as they were, failed) counted from nbgrader's log; any failure exits non-zero.
 
-    python -m grading.feedback oublier [--force] [nbgrader args]
-
 nbgrader skips a page that exists unless ``timestamp.txt`` is newer: after ``make grade
 FORCE=1`` on local submissions (no ``timestamp.txt``) the pages would stay stale. A page is
 derived data, so one older than its graded notebook is written again (``--force``), and named.
