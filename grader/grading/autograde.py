@@ -1,6 +1,4 @@
-"""``make grade``: stock ``nbgrader autograde`` over the whole class, and what it lacks.
-
-    python -m grading.autograde oublier [--jobs 2] [--force] [--sans-bac-a-sable] [nbgrader args]
+"""``make grade``: stock ``nbgrader autograde`` over the whole class, and what it lacks:
 
 - a progress bar and a French summary from nbgrader's log, checked against the gradebook: any
   failure names the students and exits non-zero;
@@ -29,8 +27,7 @@ from course.labo.sandbox import sandbox_problem
 from .classroom.ids import normalize_id, quoted
 from .classroom.paths import CourseDirs, course_dirs, gradebook_problem, sqlite_path
 from .french.french_args import FrenchParser
-from .french.grading_error import GradingError
-from .french.system_reason import french_message
+from .french.system_reason import GradingError, french_message
 from .nbgrader_ext.sandbox_setting import refusal
 from .runs import known_failures, manual_grades
 from .runs.autograde_runs import ClassRun, merge_outcomes, parallel, sequential
@@ -54,8 +51,8 @@ __all__ = ["autograde", "main"]
 def _matched_students(
     dirs: CourseDirs, assignment: str, extra_args: tuple[str, ...]
 ) -> tuple[list[str], IdReport, tuple[str, ...]]:
-    """The submissions to grade, matched against the class (``grading.runs.submitted_ids``); the
-    folders left out are excluded from nbgrader's run too."""
+    """The submissions to grade (``grading.runs.submitted_ids``), the folders left out excluded
+    from nbgrader's run too."""
     ids = check_submitted_ids(dirs, assignment)
     everyone = [s for s in submitted_students(dirs.submitted, assignment) if s not in ids.excluded]
     pattern = student_pattern(extra_args)
@@ -64,14 +61,13 @@ def _matched_students(
         left_out = matching(pattern, sorted(ids.excluded)) if pattern else ids.excluded
         if pattern and not left_out:
             raise GradingError(unknown_student_message(assignment, pattern, everyone))
-        if left_out:
-            lines = [f"Rien à noter dans {dirs.submitted}\u00a0: rendu(s) laissé(s) de côté."]
-        else:
-            lines = [f"Aucun rendu de {quoted(assignment)} dans {dirs.submitted}."]
-        raise GradingError("\n".join(lines + ids.refused_lines() + ids.lines()))
+        first = f"Rien à noter dans {dirs.submitted}\u00a0: rendu(s) laissé(s) de côté."
+        if not left_out:
+            first = f"Aucun rendu de {quoted(assignment)} dans {dirs.submitted}."
+        raise GradingError("\n".join([first, *ids.refused_lines(), *ids.lines()]))
     if pattern:  # nbgrader compares the glob with the folder names as they are: NFC now
-        extra_args = tuple(a for a in extra_args if a != pattern and not a.endswith(f"={pattern}"))
-        extra_args = tuple(a for a in extra_args if a not in ("--student",))
+        drop = (pattern, "--student")
+        extra_args = tuple(a for a in extra_args if a not in drop and not a.endswith(f"={pattern}"))
         extra_args += (f"--student={normalize_id(pattern)}",)
     if ids.excluded:
         extra_args += (f"--CourseDirectory.student_id_exclude={','.join(sorted(ids.excluded))}",)

@@ -1,8 +1,6 @@
 """``make bench-grading``: autograde's cost for this lab against a one-cell assignment graded
 with nbgrader's default configuration (goal: at most 1.5x), and with ``--jobs`` the parallel
 speed-up, measured now on this machine in temporary copies of the course found from here.
-
-    python -m grading.bench [--submissions 30] [--jobs 2]
 """
 
 from __future__ import annotations

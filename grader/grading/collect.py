@@ -1,7 +1,5 @@
 """``make collect``: nbgrader's collect from the exchange, said back in French.
 
-    python -m grading.collect oublier [--update] [nbgrader's options]
-
 Stock ``nbgrader collect`` (``nbgrader_ext.exchange.OwnerCheckedCollect``) runs, its English log
 kept in ``rapport/collect.log``; the summary is read from its records. A time shown is the
 deposit's (``timestamp.txt``), never the student's claim (an earlier claim is named). A collected

@@ -1,7 +1,5 @@
 """``make demo-grading``: the whole grading cycle on the sample submissions, in a course of its own.
 
-    python -m grading.demo [--only complete_vacuum ebauche] [--sans-bac-a-sable]
-
 ``grader/demo/nbgrader_config.py`` loads the course's configuration and changes only the folders,
 so the demo grades exactly as the class is graded and never touches the real class's data; a
 ``grader/demo`` this tool did not create is refused, untouched.
@@ -18,8 +16,7 @@ from .autograde import autograde
 from .classroom.paths import CONFIG, course_dirs, load_config
 from .feedback import generate_feedback
 from .french.french_args import FrenchParser
-from .french.grading_error import GradingError
-from .french.system_reason import french_message
+from .french.system_reason import GradingError, french_message
 from .nbgrader_ext.late_penalty import rule_of_config
 from .report import class_table, write_report
 from .runs.nbgrader_run import run_quiet, tools_on_path

@@ -1,7 +1,5 @@
 """``make duedate``: the assignment's due date in the gradebook, said back in French.
 
-    python -m grading.duedate oublier "2025-03-14 18:00:00 Europe/Paris"
-
 A date typed without a zone is UTC for nbgrader, an hour or two off a Paris deadline: the
 summary reads it back in the course's time zone and says so.
 """
@@ -9,6 +7,7 @@ summary reads it back in the course's time zone and says so.
 from __future__ import annotations
 
 import re
+from contextlib import suppress
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
@@ -34,11 +33,9 @@ def set_duedate(
     if run.status:
         return 1, [run.failure(f"date limite de «\u00a0{assignment}\u00a0» non fixée")]
     tools_on_path()
-    with warnings_to_log(run.log_path), Gradebook(dirs.db_url) as gradebook:
-        try:
-            due = gradebook.find_assignment(assignment).duedate
-        except MissingEntry:
-            due = None
+    due = None  # also for an assignment nbgrader did not add
+    with warnings_to_log(run.log_path), Gradebook(dirs.db_url) as gb, suppress(MissingEntry):
+        due = gb.find_assignment(assignment).duedate
     if due is None:
         return 1, [f"✘ «\u00a0{assignment}\u00a0» n'a pas de date limite dans le carnet de notes."]
     lines = [

@@ -1,8 +1,6 @@
 """``make feedback``: stock ``nbgrader generate_feedback`` for the class, and a summary (written,
 left as they were, failed) counted from nbgrader's log; any failure exits non-zero.
 
-    python -m grading.feedback oublier [--force] [nbgrader args]
-
 nbgrader skips a page that exists unless ``timestamp.txt`` is newer: after ``make grade
 FORCE=1`` on local submissions (no ``timestamp.txt``) the pages would stay stale. A page is
 derived data, so one older than its graded notebook is written again (``--force``), and named.
@@ -17,8 +15,7 @@ from pathlib import Path
 from .classroom.paths import CourseDirs, course_dirs, gradebook_problem
 from .french.french_args import FrenchParser
 from .french.french_format import seconds_text
-from .french.grading_error import GradingError
-from .french.system_reason import french_message
+from .french.system_reason import GradingError, french_message
 from .runs.nbgrader_flags import student_pattern
 from .runs.nbgrader_log import LogWatcher
 from .runs.nbgrader_run import ProgressBar, run_logged

@@ -2,8 +2,6 @@
 ``rapport/rapport.log``), summed up in French from the file it wrote. Apart from
 ``grading.report`` so that it starts without pandas and nbgrader: importing those took 5 s on
 the shared 2-core machine, this module's imports 0.8 s.
-
-    python -m grading.rapport oublier
 """
 
 from __future__ import annotations

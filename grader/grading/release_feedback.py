@@ -1,7 +1,5 @@
 """``make release-feedback``: nbgrader's feedback release to the exchange, said back in French.
 
-    python -m grading.release_feedback oublier [nbgrader's options]
-
 Stock ``nbgrader release_feedback`` runs, its English log kept in ``rapport/release-feedback.log``.
 The summary is read from its records: its line per page given back, the pages it could not match
 (an error it only logs, status 0: here the command fails), the students the course's

@@ -54,6 +54,7 @@ CSP = (
 NUMERIC = ["raw_score", "late_submission_penalty", "score", "max_score"]
 PERSON = ["student_id", "last_name", "first_name", "email"]
 EXPORT_COLUMNS = [*PERSON, "timestamp", "duedate", *NUMERIC]
+STATE = ["submitted", "seconds_late", "dating", "handed_in", "outcome", "why"]
 # notes-tableur.csv: export-tableur.csv's French headers (the person, the two times, the scores),
 # then these, then one column per criterion
 REPORT_HEADER = [
@@ -74,12 +75,11 @@ UNGRADED_WHY = (
 )
 
 
-def _outcome(autograded: Path | None, student: str, assignment: str) -> tuple[str, str]:
-    """(outcome, French detail) the lab's grading stored in the autograded notebooks:
+def _outcome(folder: Path | None) -> tuple[str, str]:
+    """(outcome, French detail) the lab's grading stored in the autograded notebooks of `folder`:
     (Outcome.NOT_GRADED, "") without a graded copy, ("", "") when the copies say nothing."""
-    if autograded is None:
+    if folder is None:
         return "", ""
-    folder = autograded / student / assignment
     copies = sorted(folder.glob("*.ipynb")) if folder.is_dir() else []
     if not copies:
         return Outcome.NOT_GRADED.value, ""
@@ -99,10 +99,8 @@ def _state(outcome: str) -> str:
     return Outcome(outcome).label if outcome in set(Outcome) else outcome
 
 
-def _why(submitted: bool, outcome: str, detail: str, raw: float, score: float) -> str:
+def _why(outcome: str, detail: str, row: dict) -> str:
     """Why a student has their grade, for the teacher, when it needs saying (a 0 always does)."""
-    if not submitted:
-        return Outcome.NO_SUBMISSION.why
     if outcome in (Outcome.NOT_GRADED, Outcome.NO_SUBMISSION):
         return Outcome(outcome).why
     if outcome not in ("", Outcome.GRADED):
@@ -111,9 +109,9 @@ def _why(submitted: bool, outcome: str, detail: str, raw: float, score: float) -
         if detail and known is not Outcome.NOT_WRITTEN:
             why += f" (message donné à l'élève\u00a0: «\u00a0{detail}\u00a0»)"
         return why
-    if score == 0 and raw > 0:
+    if row["score"] == 0 and row["raw_score"] > 0:
         return "note ramenée à 0 par la pénalité de retard"
-    if raw == 0:
+    if row["raw_score"] == 0:
         return "l'élève ne réussit aucun critère"
     return ""
 
@@ -145,10 +143,9 @@ def class_table(
             "à exporter."
         ) from exc
     criteria: dict[str, float] = {}
-    for notebook in spec.notebooks:
-        for cell in notebook.grade_cells:
-            title = criterion_title(cell.name)
-            criteria[title] = criteria.get(title, 0.0) + float(cell.max_score)
+    for cell in (cell for notebook in spec.notebooks for cell in notebook.grade_cells):
+        title = criterion_title(cell.name)
+        criteria[title] = criteria.get(title, 0.0) + float(cell.max_score)
     # nbgrader export's rows, not its file: stock nbgrader's unquoted CSV shifted every column
     # after a comma in a name or an id; in French order
     rows = SafeCsvExport(assignment=[assignment]).rows(gradebook)
@@ -159,10 +156,9 @@ def class_table(
     points: dict[str, dict[str, float]] = {}
     for sub in gradebook.assignment_submissions(assignment):
         row = points.setdefault(sub.student_id, dict.fromkeys(criteria, 0.0))
-        for notebook in sub.notebooks:
-            for grade in notebook.grades:
-                title = criterion_title(grade.name)
-                row[title] = row.get(title, 0.0) + float(grade.score or 0)
+        for grade in (grade for notebook in sub.notebooks for grade in notebook.grades):
+            title = criterion_title(grade.name)
+            row[title] = row.get(title, 0.0) + float(grade.score or 0)
     # grades a grader has not graded yet (needs_manual_grade): their 0 is no failure
     pending = {
         student: {
@@ -173,35 +169,31 @@ def class_table(
         }
         for student, grades in pending_hand_grades(gradebook, assignment).items()
     }
-    students = list(df["student_id"])
-    df["submitted"] = df["student_id"].isin(points)
-    df["seconds_late"] = [_late(t, d) for t, d in zip(df["timestamp"], df["duedate"], strict=True)]
-    df["dating"] = [_dating(autograded, s, assignment) for s in students]
-    found = [_outcome(autograded, s, assignment) for s in students]
-    submitted = list(df["submitted"])
     folders = set()
     if submitted_dir is not None:
         folders = {normalize_id(s) for s in submitted_students(submitted_dir, assignment)}
-    pairs = zip(students, submitted, strict=True)
-    ungraded = [not sub and normalize_id(s) in folders for s, sub in pairs]
-    df["handed_in"] = [sub or u for sub, u in zip(submitted, ungraded, strict=True)]
-    df["outcome"] = [
-        o if sub else (Outcome.NOT_GRADED.value if u else Outcome.NO_SUBMISSION.value)
-        for (o, _), sub, u in zip(found, submitted, ungraded, strict=True)
-    ]
-    # what waits for hand grading first (« réponse écrite à noter »), then why
-    df["why"] = [
-        "\u00a0; ".join(
-            dict.fromkeys(filter(None, [*pending.get(s, {}).values(), _why(sub, o, d, raw, sc)]))
+    state = []
+    for r in df.to_dict("records"):
+        student, submitted = r["student_id"], r["student_id"] in points
+        ungraded = not submitted and normalize_id(student) in folders
+        graded = None if autograded is None else autograded / student / assignment
+        outcome, detail = _outcome(graded)
+        if not submitted:
+            outcome = (Outcome.NOT_GRADED if ungraded else Outcome.NO_SUBMISSION).value
+        # what waits for hand grading first (« réponse écrite à noter »), then why
+        why = [*pending.get(student, {}).values(), _why(outcome, detail, r)]
+        state.append(
+            [
+                submitted,
+                _late(r["timestamp"], r["duedate"]),
+                _dating(graded),
+                submitted or ungraded,
+                outcome,
+                UNGRADED_WHY if ungraded else "\u00a0; ".join(dict.fromkeys(filter(None, why))),
+                *(points[student][title] if submitted else math.nan for title in criteria),
+            ]
         )
-        if not u
-        else UNGRADED_WHY
-        for s, sub, u, (o, d), raw, sc in zip(
-            students, submitted, ungraded, found, df["raw_score"], df["score"], strict=True
-        )
-    ]
-    for title in criteria:
-        df[title] = [points[s][title] if s in points else math.nan for s in students]
+    df = df.join(pd.DataFrame(state, index=df.index, columns=[*STATE, *criteria]))
     df.attrs["criteria"] = ordered_criteria(criteria)  # the TP statement's order and numbers
     df.attrs["pending"] = pending
     return df
@@ -209,8 +201,8 @@ def class_table(
 
 def _criteria_failures(df: pd.DataFrame) -> pd.Series:
     """Share (0..1) of the submitted students who lost points on each criterion, largest first."""
-    criteria = df.attrs.get("criteria", {})
-    submitted = df[df["submitted"]] if "submitted" in df else df
+    criteria = df.attrs["criteria"]
+    submitted = df[df["submitted"]]
     if submitted.empty or not criteria:
         return pd.Series(dtype=float)
     shares = {
@@ -261,9 +253,9 @@ def _plots(df: pd.DataFrame, failures: pd.Series) -> dict[str, str]:
     return {"scores_png": _png(scores), "criteria_png": _png(criteria)}
 
 
-def _dating(autograded: Path | None, student: str, assignment: str) -> str:
+def _dating(folder: Path | None) -> str:
     """How `make zip-collect` found the copy's submission time (grading.zip_collect), or ""."""
-    path = None if autograded is None else autograded / student / assignment / DATING_FILE
+    path = None if folder is None else folder / DATING_FILE
     if path is None or not path.is_file() or path.is_symlink():
         return ""
     with path.open(encoding="utf-8", errors="replace") as fh:
@@ -302,11 +294,11 @@ def _spreadsheet_rows(df: pd.DataFrame) -> list[list[object]]:
             french_datetime(r["timestamp"]),
             french_datetime(r["duedate"]),
             *(r[c] for c in NUMERIC),
-            bool(r.get("handed_in", r["submitted"])),
+            bool(r["handed_in"]),
             _row_lateness(r),
             _state(r["outcome"]),
             r["why"],
-            *(r[t] for t in df.attrs.get("criteria", {})),
+            *(r[t] for t in df.attrs["criteria"]),
         ]
         for _, r in df.iterrows()
     ]
@@ -352,15 +344,15 @@ def write_report(
     csv_path = out / "notes.csv"
     # an id such as =2+5 is no formula; a CR or LF inside a cell is quoted
     neutralise_frame(df).to_csv(csv_path, index=False, lineterminator=LINE_END)
-    criteria = df.attrs.get("criteria", {})
+    criteria = df.attrs["criteria"]
     header = REPORT_HEADER + [
         f"critère {_number(k, t)} — {t} (sur {points_text(m)})"
         for k, (t, m) in enumerate(criteria.items())
     ]
     write_french_csv(out / REPORT_NAME, header, _spreadsheet_rows(df))
     failures = _criteria_failures(df)
-    n, graded = len(df), int(df.get("handed_in", df["submitted"]).sum())
-    pending = df.attrs.get("pending", {})
+    n, graded = len(df), int(df["handed_in"].sum())
+    pending = df.attrs["pending"]
     page = _page(
         assignment=assignment,
         n=n,

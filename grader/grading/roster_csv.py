@@ -1,11 +1,10 @@
-"""The class list as teachers have it (an Excel or LibreOffice export), registered in the gradebook.
+"""``make students``: the class list as teachers have it (an Excel or LibreOffice export),
+registered in the gradebook.
 
 ``nbgrader db student import`` wants UTF-8, commas and English column names (a French
 spreadsheet gives "Unknown keys in csv" or a ``UnicodeDecodeError``). The class's one reader
 (``grader/hub/roster.py``, through ``classroom.ids``) checks every line first, so nothing is
-half-imported, then a clean copy of its students (not its staff) goes to stock nbgrader::
-
-    python -m grading.roster_csv eleves.csv      (make students ELEVES=grader/eleves.csv)
+half-imported, then a clean copy of its students (not its staff) goes to stock nbgrader.
 """
 
 from __future__ import annotations
@@ -14,6 +13,8 @@ import csv
 import sys
 import tempfile
 from pathlib import Path
+
+from nbgrader.api import Gradebook
 
 from .classroom.ids import Member, RosterError, decode_roster, normalize_id, parse_roster, quoted
 from .classroom.paths import course_dirs, gradebook_problem
@@ -120,8 +121,6 @@ def _day(iso: str) -> str:
 
 
 def _registered(db_url: str) -> set[str]:
-    from nbgrader.api import Gradebook
-
     with Gradebook(db_url) as gb:
         return {s.id for s in gb.students}
 

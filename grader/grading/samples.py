@@ -5,10 +5,6 @@ written answer). Attacks on the notebook around it are ``carnets/<name>.py``: a 
 attack), ``REPONSE`` (the sample it starts from) and ``carnet(nb, reponses, canari)``, which
 mutates the notebook; each cell it adds that must never run outside the sandbox writes the file
 ``canari`` first, and the tests check that none exists after grading.
-
-    python -m grading.samples [--root DIR] [--submitted DIR] [--copies N] [--remplacer]
-
-Without options it writes into the ``submitted/`` of the course it runs in.
 """
 
 from __future__ import annotations

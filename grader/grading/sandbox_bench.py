@@ -1,8 +1,6 @@
 """Benchmark: what the grading sandbox costs per submission. The same sample answers are graded
 as the hooks do (example and hidden scenarios) with and without it, alternately so that both see
 the same machine load.
-
-    cd grader && python -m grading.sandbox_bench [--submissions 10]
 """
 
 from __future__ import annotations
@@ -41,8 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         "--submissions", type=int, metavar="N", default=10, help="rendus notés (défaut\u00a0: 10)"
     )
     args = parser.parse_args(argv)
-    problem = sandbox_problem()
-    if problem:
+    if problem := sandbox_problem():
         raise SystemExit(problem)
     fixture_bytes(), fixture_bytes(HIDDEN.extra_learners)  # built once per process, not timed
     sources = [(SAMPLES / f"{name}.py").read_text(encoding="utf-8") for name in ANSWERS]

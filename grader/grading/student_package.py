@@ -1,7 +1,5 @@
 """``make paquet-eleve``: what students get, without the answers.
 
-    python -m grading.student_package [--out build/paquet-eleve] [--tp oublier ...]
-
 A student who cloned the repository would have the answers (``solutions/``, the hidden inputs).
 The zip holds only what ``make lab`` needs (see `package_files`); ``student_package.mk``, its
 ``Makefile``, is the course Makefile's set-up and lab recipes line for line (a test compares
@@ -100,10 +98,8 @@ def _regions(source: str, begin: str, end: str) -> list[str]:
 
 
 def _lines(texts: Iterable[str], minimum: int) -> Iterator[str]:
-    for text in texts:
-        for line in text.splitlines():
-            if len(line.strip()) >= minimum:
-                yield line.strip()
+    stripped = (line.strip() for text in texts for line in text.splitlines())
+    return (line for line in stripped if len(line) >= minimum)
 
 
 # the fields of a hidden scenario's parts that hold inputs: ids, names, personal data, then
@@ -167,10 +163,9 @@ def secrets(repo: Path = REPO, chosen: Iterable[str] | None = None) -> list[Secr
                 found.setdefault(line, Secret(line, f"{rel}, test caché «\u00a0{name}\u00a0»"))
     visible = set(_inputs(VISIBLE)) | set(_inputs(EXEMPLE))
     for origin, scenario in (("hidden", HIDDEN), ("hidden_partage", HIDDEN_PARTAGE)):
-        for value in _inputs(scenario):
-            if value not in visible:
-                origin_text = f"grader/grading/nbgrader_ext/{origin}.py, entrée cachée"
-                found.setdefault(value, Secret(value, origin_text))
+        where = f"grader/grading/nbgrader_ext/{origin}.py, entrée cachée"
+        for value in (value for value in _inputs(scenario) if value not in visible):
+            found.setdefault(value, Secret(value, where))
     for marker in _MARKERS:
         found[marker] = Secret(marker, "marqueur nbgrader d'une solution ou d'un test caché")
     return list(found.values())
@@ -180,19 +175,17 @@ def _texts(name: str, data: bytes) -> Iterator[str]:
     """The text a student reads in a file: a notebook's cells and outputs as written (not their
     JSON escapes), any other file as UTF-8."""
     text = data.decode("utf-8", errors="replace")
-    if name.endswith(".ipynb"):
-        try:
-            nb = json.loads(text)
-        except ValueError:
-            yield text
-            return
-        for cell in nb.get("cells", []):
-            source = cell.get("source", "")
-            yield "".join(source) if isinstance(source, list) else str(source)
-            for output in cell.get("outputs", []):
-                yield json.dumps(output, ensure_ascii=False)
-        return
-    yield text
+    try:
+        cells = json.loads(text).get("cells", []) if name.endswith(".ipynb") else None
+    except ValueError:
+        cells = None
+    if cells is None:
+        yield text
+    for cell in cells or []:
+        source = cell.get("source", "")
+        yield "".join(source) if isinstance(source, list) else str(source)
+        for output in cell.get("outputs", []):
+            yield json.dumps(output, ensure_ascii=False)
 
 
 def scan(files: dict[str, bytes], found: Iterable[Secret]) -> list[str]:

@@ -35,6 +35,9 @@ from operator import attrgetter
 from pathlib import Path, PurePosixPath
 from zoneinfo import ZoneInfo
 
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.utils import parse_utc
+
 from .classroom.ids import (
     closest,
     id_problem,
@@ -294,8 +297,6 @@ def _choose(found, regexp, registered, expected, assignment, report) -> dict:
 
 def _copy_of(member, match, registered, expected, assignment, known) -> _Copy | str:
     """The copy `member` is, or why it is not collected (French)."""
-    from nbgrader.utils import parse_utc
-
     if member.problem:
         return f"{member.problem}, ignoré"
     if not match or "student_id" not in match.groupdict():
@@ -355,8 +356,6 @@ def _french(moment: float) -> str:
 
 def _due(db_url: str, assignment: str) -> float | None:
     """The assignment's due date in the gradebook (Unix time), None without one."""
-    from nbgrader.api import Gradebook, MissingEntry
-
     with suppress(MissingEntry), Gradebook(db_url) as gradebook:
         due = gradebook.find_assignment(assignment).duedate
         return None if due is None else due.replace(tzinfo=UTC).timestamp()

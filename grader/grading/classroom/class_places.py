@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from contextlib import closing, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,14 +93,10 @@ def registered_ids(dirs: CourseDirs, roster_ids: Iterable[str] = ()) -> set[str]
     ids = {normalize_id(i) for i in roster_ids}
     gradebook = sqlite_path(dirs.db_url)
     if gradebook is not None and gradebook.is_file():
-        con = read_only(gradebook)
-        try:
+        # a damaged gradebook is named by the command that needs its rows
+        with closing(read_only(gradebook)) as con, suppress(sqlite3.DatabaseError):
             rows = con.execute("SELECT id FROM student").fetchall()
             ids |= {normalize_id(r[0]) for r in rows if isinstance(r[0], str)}
-        except sqlite3.DatabaseError:
-            pass  # a damaged gradebook is named by the command that needs its rows
-        finally:
-            con.close()
     return ids
 
 
@@ -115,11 +112,9 @@ def quarantined_for(quarantine: Path, sid: str) -> list[Path]:
             if entry.is_symlink() or not entry.is_dir():
                 continue
             named = normalize_id(entry.name).split("+")[0] == sid
-            note = entry / DEPOSITED_BY
-            try:
+            note, by = entry / DEPOSITED_BY, ""
+            with suppress(OSError):
                 by = note.read_text(encoding="utf-8") if note.is_file() else ""
-            except OSError:
-                by = ""
             if named or sid in {normalize_id(line.strip()) for line in by.splitlines()}:
                 found.append(entry)
     return found

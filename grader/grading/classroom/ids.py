@@ -20,7 +20,6 @@ from pathlib import Path
 from types import ModuleType
 
 __all__ = [
-    "ID_PATTERN",
     "ROSTER_FILE",
     "Member",
     "RosterError",
@@ -56,7 +55,6 @@ def _hub_roster() -> ModuleType:
 
 
 _roster = _hub_roster()
-ID_PATTERN = _roster.ID_PATTERN
 Member = _roster.Member
 RosterError = _roster.RosterError
 decode_roster = _roster.decode_roster
@@ -83,14 +81,12 @@ def _folded(value: str) -> str:
 
 def closest(value: str, candidates: Iterable[str]) -> str | None:
     """The registered id nearest to `value` (a hint in a message), or None."""
-    folded = {_folded(c): c for c in sorted(set(candidates))}
-    best = difflib.get_close_matches(_folded(value), list(folded), n=1, cutoff=0.6)
-    return folded[best[0]] if best else None
+    return next(iter(close_ids(value, candidates, 1)), None)
 
 
 def close_ids(value: str, candidates: Iterable[str], n: int = 3) -> list[str]:
-    """Up to `n` registered ids near `value`: the same letters in another case or accent first,
-    then the close spellings."""
+    """Up to `n` registered ids near `value` (not itself): the same letters in another case or
+    accent first, then the close spellings."""
     folded: dict[str, list[str]] = {}
     for c in sorted(set(candidates) - {value}):
         folded.setdefault(_folded(c), []).append(c)
@@ -136,12 +132,10 @@ def stored_id_problem(value: str) -> str | None:
 
 
 def registered_students(db_url: str) -> list[str]:
-    """Ids of the class list, or ``[]`` when the class has none (then any id is accepted).
-
-    A student registered by hand has a name, an e-mail or no submission; the ones nbgrader
-    registers while grading have none of these: counting them would refuse every student not
-    yet graded after a grading stopped half-way.
-    """
+    """Ids of the class list, or ``[]`` when the class has none (then any id is accepted). A
+    student registered by hand has a name, an e-mail or no submission; the ones nbgrader
+    registers while grading have none: counting them would refuse every student not yet graded
+    after a grading stopped half-way."""
     from nbgrader.api import Gradebook
 
     with Gradebook(db_url) as gb:

@@ -79,11 +79,9 @@ def restore_hand_edits(path: Path, before: Table | None, erased: str) -> list[st
         return []
     old_id, new_id = _id_column(before.header), _id_column(after.header)
     extra = [k for k, name in enumerate(before.header) if name not in after.header]
+    added = _listed([before.header[k] for k in extra])
     if old_id is None or new_id is None:
-        if extra:
-            names = [before.header[k] for k in extra]
-            return [f"{path}\u00a0: colonne(s) ajoutée(s) à la main perdue(s) {_listed(names)}"]
-        return []
+        return [f"{path}\u00a0: colonne(s) ajoutée(s) à la main perdue(s) {added}"] if extra else []
     old_rows = {}
     loose = []  # rows without an id: a total, a remark
     for row in before.rows:
@@ -111,10 +109,7 @@ def restore_hand_edits(path: Path, before: Table | None, erased: str) -> list[st
         rows += [_mapped(row, before.header, header) for row in loose]
         _write(path, after, header, rows)
         if extra:
-            names = [before.header[k] for k in extra]
-            notes.append(
-                f"{path}\u00a0: colonne(s) ajoutée(s) à la main gardée(s) {_listed(names)}"
-            )
+            notes.append(f"{path}\u00a0: colonne(s) ajoutée(s) à la main gardée(s) {added}")
         if loose:
             notes.append(f"{path}\u00a0: {len(loose)} ligne(s) sans identifiant gardée(s) à la fin")
     if gone:

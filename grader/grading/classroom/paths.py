@@ -160,12 +160,10 @@ def gradebook_problem(
     try:
         counts = gradebook_counts(db)
     except GradebookError as exc:
+        fix = f"restaurez la dernière sauvegarde ({RESTORE})"
         if not os.path.lexists(db):
-            return (
-                f"{exc}\u00a0; restaurez la dernière sauvegarde ({RESTORE}) ou, pour une "
-                f"nouvelle classe, inscrivez-la d'abord\u00a0: {ENROL}"
-            )
-        return f"{exc}\u00a0; restaurez la dernière sauvegarde ({RESTORE})"
+            fix += f" ou, pour une nouvelle classe, inscrivez-la d'abord\u00a0: {ENROL}"
+        return f"{exc}\u00a0; {fix}"
     if not empty_ok and counts["students"] == 0:
         return (
             f"aucun élève n'est inscrit au carnet de notes ({db})\u00a0: inscrivez d'abord la "
@@ -207,8 +205,7 @@ def not_regular(folder: Path, guarded: Iterable[Path] = ()) -> list[tuple[str, s
             info = path.stat()
             guarded_ids.add((info.st_dev, info.st_ino))
 
-    def walk_into(path: Path, rel: str) -> bool:
-        """Whether `path` is a folder to walk; any other strange entry goes to `found`."""
+    def walk_into(path: Path, rel: str) -> bool:  # a folder to walk, else named if strange
         try:
             info = path.lstat()
         except OSError:

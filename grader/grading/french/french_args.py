@@ -33,8 +33,7 @@ class FrenchParser(FrenchArgumentParser):
         )
 
     def add_grader_dir(self, text: str = "le dossier grader/") -> None:
-        """``--grader-dir``: the course's grader/ folder, found from the current one when left
-        out."""
+        """``--grader-dir``: the grader/ folder (found from the current one when not given)."""
         self.add_argument("--grader-dir", type=Path, default=None, metavar="DOSSIER", help=text)
 
     def _parse_known_args(self, arg_strings, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003
@@ -53,10 +52,9 @@ class FrenchParser(FrenchArgumentParser):
         self.fail(french_error(message), usage=True)
 
     def fail(self, message: str, *, usage: bool = False) -> NoReturn:
-        """Stop the command on the teacher's own French `message`, not argparse's (no course
-        here, a value the parser cannot check), with the exit status of a bad usage; with
-        `usage`, the usage line first and the command's help named, as for argparse's errors
-        (`message` then without its full stop)."""
+        """Stop on the command's own French `message` (no course here, a value the parser cannot
+        check), status 2; with `usage`, after the usage line and before the help's name, as
+        argparse's errors (`message` then without its full stop)."""
         if usage:
             self.print_usage(sys.stderr)
             message = f"{message}. Aide\u00a0: {self.prog} --help"

@@ -6,7 +6,6 @@ machines have none).
 
 from __future__ import annotations
 
-import math
 import unicodedata
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
@@ -35,19 +34,13 @@ def collation_key(text: str) -> tuple[str, str, str]:
 
 
 def _as_utc(value: object) -> datetime | None:
-    """nbgrader's naive UTC datetime (or its text), aware; None when there is none."""
-    if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
-        return None
-    if isinstance(value, datetime):
-        moment = value
-    else:
+    """nbgrader's naive UTC datetime (or its text), aware; None for anything else ("", NaN)."""
+    if not isinstance(value, datetime):
         try:
-            moment = datetime.fromisoformat(str(value).strip())
+            value = datetime.fromisoformat(str(value).strip())
         except ValueError:
             return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def french_datetime(value: object, with_zone: bool = False) -> str:

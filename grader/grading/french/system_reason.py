@@ -1,4 +1,4 @@
-"""Why a system call failed, said in French, for the class tools' messages.
+"""The class tools' errors in French: their own (`GradingError`), and why a system call failed.
 
 An ``OSError`` carries the C library's English, and ``str(exc)`` adds ``[Errno 2]`` and the
 path the sentence already names. ``french_reason``: the short French reason of a known errno,
@@ -13,7 +13,12 @@ import os
 import socket
 import urllib.error
 
-__all__ = ["french_message", "french_reason"]
+__all__ = ["GradingError", "french_message", "french_reason"]
+
+
+class GradingError(Exception):
+    """A problem the instructor must fix before grading, said in one French sentence."""
+
 
 _REASONS_BY_NAME = {
     "ENOENT": "fichier ou dossier introuvable",
@@ -49,7 +54,6 @@ _NAME_REASONS: dict[int, str] = {
     socket.EAI_NONAME: "nom d'hôte inconnu",
     socket.EAI_AGAIN: "résolution du nom momentanément impossible",
 }
-_TIMED_OUT = "délai dépassé"
 
 
 def _known_reason(exc: BaseException) -> str | None:
@@ -62,7 +66,7 @@ def _known_reason(exc: BaseException) -> str | None:
     if not isinstance(exc, OSError) or exc.errno is None:
         # a socket's time-out (socket.timeout is TimeoutError) carries no errno
         if isinstance(exc, TimeoutError) and exc.args == ("timed out",):
-            return _TIMED_OUT
+            return _REASONS[errno.ETIMEDOUT]
         return None
     if isinstance(exc, socket.gaierror):
         return _NAME_REASONS.get(exc.errno)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..classroom.paths import CourseDirs, sqlite_copy, sqlite_path
-from ..french.grading_error import GradingError
+from ..french.system_reason import GradingError
 from .gradebook_merge import merge_gradebook
 from .nbgrader_log import FAILED, LogWatcher, Outcomes
 from .nbgrader_run import ProgressBar, pump, run_logged, start, stop

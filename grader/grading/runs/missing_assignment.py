@@ -6,7 +6,7 @@ from __future__ import annotations
 import tempfile
 
 from ..classroom.paths import CourseDirs
-from ..french.grading_error import GradingError
+from ..french.system_reason import GradingError
 from .nbgrader_run import run_quiet
 
 __all__ = ["ensure_assignment"]
