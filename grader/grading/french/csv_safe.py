@@ -46,7 +46,8 @@ def neutralise_frame(df: pd.DataFrame) -> pd.DataFrame:
     """A copy of `df` with every text cell neutralised (numbers are left as they are)."""
     out = df.copy()
     for column in out.columns:
-        if out[column].dtype == object:
+        # pandas 3 gives text its own dtype (`str`): `== object` alone let it through raw
+        if not pd.api.types.is_numeric_dtype(out[column]):
             out[column] = out[column].map(neutralise)
     out.columns = [neutralise(str(c)) for c in out.columns]
     return out

@@ -10,8 +10,9 @@ import io
 from datetime import datetime
 from pathlib import Path
 
+import pandas as pd
 import pytest
-from grading.french.csv_safe import FORMULA_STARTS, neutralise
+from grading.french.csv_safe import FORMULA_STARTS, neutralise, neutralise_frame
 from grading.report import class_table, write_report
 from grading_course import copy_course, nbgrader
 from nbgrader.api import Gradebook
@@ -28,6 +29,18 @@ def test_formula_starts_are_neutralised(value):
 @pytest.mark.parametrize("value", [*PLAIN, "", "-1.5", "+3", "0", 7.5, None])
 def test_other_values_are_unchanged(value):
     assert neutralise(value) == value
+
+
+def test_every_text_column_of_a_frame_is_neutralised_whatever_its_dtype():
+    """pandas 3 gives text its own dtype (`str`), not `object`: a column the report builds (the
+    outcome read from a graded notebook, the reason) was written raw."""
+    df = pd.DataFrame({"why": HOSTILE, "as_object": pd.Series(HOSTILE, dtype=object)})
+    df["score"] = [-1.5, 2.0, 0.0, 1.0, 3.0, 4.0]
+    out = neutralise_frame(df)
+    assert list(out["why"]) == ["'" + v for v in HOSTILE]
+    assert list(out["as_object"]) == ["'" + v for v in HOSTILE]
+    assert list(out["score"]) == list(df["score"])  # numbers untouched
+    assert list(df["why"]) == HOSTILE  # the caller's frame untouched
 
 
 def _class(grader: Path) -> list[str]:
