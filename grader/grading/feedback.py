@@ -19,9 +19,8 @@ from .french.french_args import FrenchParser
 from .french.french_format import seconds_text
 from .french.grading_error import GradingError
 from .french.system_reason import french_message
-from .runs.nbgrader_flags import student_pattern
 from .runs.nbgrader_log import LogWatcher
-from .runs.nbgrader_run import ProgressBar, run_logged
+from .runs.nbgrader_run import ProgressBar, run_logged, student_pattern
 from .runs.submitted_ids import matching, submitted_students
 
 __all__ = ["generate_feedback", "main", "stale_feedback"]
