@@ -1,10 +1,7 @@
-"""nbgrader preprocessors that grade the TP outside the notebook's kernel, in the sandbox.
-
-Nothing in a submitted notebook is trusted to say which cell is which (metadata, cell ids and
-the answer cell's place can all be forged). Configured, in the order of the classes below, in
-``grader/nbgrader_config.py``. Without a usable sandbox grading stops with a French message,
-unless ``StartOutOfKernelGrading.sandboxed`` is False (``sandbox_setting``: the unsafe mode).
-"""
+"""nbgrader preprocessors that grade the TP outside the notebook's kernel, in the sandbox,
+configured in the order of the classes below in ``grader/nbgrader_config.py``. Without a usable
+sandbox grading stops with a French message, unless ``StartOutOfKernelGrading.sandboxed`` is
+False (``sandbox_setting``: the unsafe mode)."""
 
 from __future__ import annotations
 

@@ -39,18 +39,15 @@ def fingerprint(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def _load(path: Path) -> dict:
+def _load(path: Path, assignment: str) -> tuple[dict, dict]:
+    """The record and the assignment's failures; a damaged one (not an object) counts as none."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _entries(data: dict, assignment: str) -> dict:
-    """The assignment's failures; a damaged record (not an object) counts as none."""
+        data = {}
+    data = data if isinstance(data, dict) else {}
     known = data.get(assignment)
-    return known if isinstance(known, dict) else {}
+    return data, known if isinstance(known, dict) else {}
 
 
 def _save(path: Path, data: dict) -> None:
@@ -74,7 +71,7 @@ def recent(
     """Students whose unchanged submission failed less than ``RETRY_AFTER`` s ago -> a French
     sentence that says it was skipped, why, and how to force a new try."""
     now = time.time() if now is None else now
-    known = _entries(_load(path), assignment)
+    _, known = _load(path, assignment)
     skipped = {}
     for student in students:
         entry = known.get(student)
@@ -106,8 +103,7 @@ def record(
 ) -> None:
     """Remember this run's failures (`failed`: student -> reason) and forget `graded` ones."""
     now = time.time() if now is None else now
-    data = _load(path)
-    known = _entries(data, assignment)
+    data, known = _load(path, assignment)
     for student in graded:
         known.pop(student, None)
     for student, reason in failed.items():
