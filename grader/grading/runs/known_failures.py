@@ -15,6 +15,9 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..classroom.paths import files_under
+from ..french.french_format import seconds_text
+
 __all__ = ["FILE_NAME", "RETRY_AFTER", "fingerprint", "record", "recent"]
 
 FILE_NAME = "echecs-autograde.json"
@@ -25,17 +28,14 @@ _MAX_REASON = 300
 def fingerprint(folder: Path) -> str:
     """SHA-256 of the submission's regular files (names and bytes), symbolic links not followed."""
     digest = hashlib.sha256()
-    if folder.is_dir():
-        for path in sorted(folder.rglob("*")):
-            if path.is_symlink() or not path.is_file():
-                continue
-            digest.update(str(path.relative_to(folder)).encode("utf-8", "surrogateescape"))
-            digest.update(b"\0")
-            try:
-                digest.update(path.read_bytes())
-            except OSError:
-                digest.update(b"<illisible>")
-            digest.update(b"\0")
+    for name, path in files_under(folder):
+        digest.update(name.encode("utf-8", "surrogateescape"))
+        digest.update(b"\0")
+        try:
+            digest.update(path.read_bytes())
+        except OSError:
+            digest.update(b"<illisible>")
+        digest.update(b"\0")
     return digest.hexdigest()
 
 
@@ -55,10 +55,6 @@ def _save(path: Path, data: dict) -> None:
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump(data, fh, ensure_ascii=False, indent=1, sort_keys=True)
     os.replace(tmp, path)
-
-
-def _seconds(value: float) -> str:
-    return f"{max(0, round(value))}\u00a0s"
 
 
 def recent(
@@ -85,9 +81,9 @@ def recent(
             continue
         reason = str(entry.get("reason") or "voir le journal")[:_MAX_REASON]
         skipped[student] = (
-            f"non renoté cette fois\u00a0: sa notation a échoué il y a {_seconds(age)} "
+            f"non renoté cette fois\u00a0: sa notation a échoué il y a {seconds_text(age, 0)} "
             f"({reason}) et son rendu n'a pas changé depuis. "
-            f"Nouvel essai automatique dans {_seconds(RETRY_AFTER - age)}, ou tout de "
+            f"Nouvel essai automatique dans {seconds_text(RETRY_AFTER - age, 0)}, ou tout de "
             "suite avec --reessayer (make grade ARGS=--reessayer)."
         )
     return skipped
