@@ -31,13 +31,7 @@ from .hidden import HIDDEN
 from .hidden_partage import HIDDEN_PARTAGE
 from .outcome_record import METADATA_KEY, grading_record
 from .release import MAX_NOTE, find_answer, nbgrader_meta, read_template, rebuild, template_path
-from .sandbox_setting import (
-    NO_SANDBOX_ENV,
-    SANDBOXED_HELP,
-    SandboxUnavailable,
-    refusal,
-    sandboxed_by_default,
-)
+from .sandbox_setting import NO_SANDBOX_ENV, SANDBOXED_HELP, SandboxUnavailable, refusal
 
 __all__ = [
     "LABS",
@@ -165,7 +159,7 @@ class StartOutOfKernelGrading(NbGraderPreprocessor):
 
     @default("sandboxed")
     def _sandboxed_default(self) -> bool:
-        return sandboxed_by_default()
+        return os.environ.get(NO_SANDBOX_ENV) != "1"  # off only when asked, at their own risk
 
     @default("timeout")
     def _timeout_default(self) -> float:
