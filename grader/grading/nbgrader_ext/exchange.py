@@ -8,17 +8,20 @@ and formgrader's Collect (``update=True``) even replaces bob's collected work wi
 name nbgrader cannot parse stops its collect for the whole class; a link would be followed.
 
 ``OwnerCheckedCollect`` takes only copies whose every file belongs to the student they name (an
-owner without a name is not the student), the newest by nbgrader's rule. Every other copy is set
-aside (copied, never through a link, into ``grader/quarantaine/<assignment>/``, named) and the
-command fails after everyone else is collected. Only the assignment's notebooks are copied, by
-``confined_copy``'s Landlock-confined child; any other file is named, never read; a copy that
-turns bad between the check and the copy (a file swapped for a link) is set aside.
+owner without a name is not the student), the newest by nbgrader's rule (a resubmission still
+replaces the earlier one). Every other copy is set aside (copied, never through a link, into
+``grader/quarantaine/<assignment>/``, named) and the command fails (status 1) after everyone
+else is collected. Only the assignment's notebooks (the gradebook's, else the release's) are
+copied, by ``confined_copy``'s Landlock-confined child; any other file (a ``leak.html``, a 200 MB
+sparse file) is named, never read; a copy that turns bad between the check and the copy (a file
+swapped for a link) is set aside.
 
 The submission's time is the instructor's: the newest change time (``ctime``, which no user can
 set back) of the folder and the notebooks copied, in ``timestamp.txt`` (the late penalty reads
 it); the student's claim goes to ``claimed_timestamp.txt``, as information only. Whatever
-rewrites the exchange's modes or owners (``fsGroup`` at each mount, an admin's ``chmod -R``)
-moves the change times later: collect before, never after.
+rewrites the exchange's modes or owners (``fsGroup`` at each mount, a hole for
+``grader/hub/exchange_check.py``; an admin's ``chmod -R``) moves the change times later: collect
+before, never after.
 """
 
 from __future__ import annotations
