@@ -121,7 +121,7 @@ c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {
 # Feedback never shows hidden tests (their source is removed before export).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
-    "grading.nbgrader_ext.feedback_student.StudentName",  # the page names its student
+    "grading.nbgrader_ext.feedback_page.StudentName",  # the page names its student
     "nbgrader.preprocessors.ClearHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
@@ -136,8 +136,8 @@ c.HTMLExporter.extra_template_basedirs = [
 c.HTMLExporter.filters = {
     "criterion_title": "grading.nbgrader_ext.criterion_titles.criterion_title",
     "numbered_title": "grading.nbgrader_ext.criterion_titles.numbered_title",
-    "code_spans": "grading.nbgrader_ext.feedback_text.code_spans",
-    "points": "grading.nbgrader_ext.feedback_text.points",
+    "code_spans": "grading.nbgrader_ext.feedback_page.code_spans",
+    "points": "grading.nbgrader_ext.feedback_page.points",
     # Student text is inert in every page (grading/nbgrader_ext/safe_html.py): nbconvert's own
     # filter names, so nbgrader's templates (formgrader's submission view, the feedback page) use
     # them too.

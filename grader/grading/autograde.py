@@ -31,12 +31,16 @@ from .french.system_reason import GradingError, french_message
 from .nbgrader_ext.sandbox_setting import refusal
 from .runs import known_failures, manual_grades
 from .runs.autograde_runs import ClassRun, merge_outcomes, parallel, sequential
-from .runs.autograde_summary import Summary
-from .runs.missing_assignment import ensure_assignment
-from .runs.nbgrader_flags import student_pattern, with_force
+from .runs.autograde_summary import Summary, changed_submissions, missing_from_gradebook
 from .runs.nbgrader_log import FAILED
-from .runs.nbgrader_run import ProgressBar, tools_on_path, warnings_to_log
-from .runs.stale_submissions import changed_submissions, missing_from_gradebook
+from .runs.nbgrader_run import (
+    ProgressBar,
+    ensure_assignment,
+    student_pattern,
+    tools_on_path,
+    warnings_to_log,
+    with_force,
+)
 from .runs.submitted_ids import (
     IdReport,
     check_submitted_ids,

@@ -27,8 +27,7 @@ from .nbgrader_ext.exchange import (
     UNCONFINED_LEAD,
 )
 from .runs.nbgrader_log import LOG_RECORD
-from .runs.nbgrader_quiet import assignment_command
-from .runs.nbgrader_run import run_quiet
+from .runs.nbgrader_run import assignment_command, run_quiet
 
 __all__ = ["CollectRecord", "collect", "main", "read_collect_log"]
 

@@ -15,8 +15,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from .classroom.paths import course_dirs
 from .french.french_args import FrenchParser
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
-from .runs.nbgrader_quiet import finish
-from .runs.nbgrader_run import run_quiet, tools_on_path, warnings_to_log
+from .runs.nbgrader_run import finish, run_quiet, tools_on_path, warnings_to_log
 
 __all__ = ["main", "set_duedate"]
 

@@ -14,8 +14,7 @@ from nbgrader.api import Gradebook
 from .classroom.paths import course_dirs, gradebook_problem
 from .french.french_args import FrenchParser
 from .french.french_csv import EXPORT_HEADER, EXPORT_NAME, export_rows, write_french_csv
-from .runs.nbgrader_quiet import finish
-from .runs.nbgrader_run import run_quiet, tools_on_path, warnings_to_log
+from .runs.nbgrader_run import finish, run_quiet, tools_on_path, warnings_to_log
 
 __all__ = ["export", "main"]
 

@@ -16,9 +16,8 @@ from .classroom.paths import CourseDirs, course_dirs, gradebook_problem
 from .french.french_args import FrenchParser
 from .french.french_format import seconds_text
 from .french.system_reason import GradingError, french_message
-from .runs.nbgrader_flags import student_pattern
 from .runs.nbgrader_log import LogWatcher
-from .runs.nbgrader_run import ProgressBar, run_logged
+from .runs.nbgrader_run import ProgressBar, run_logged, student_pattern
 from .runs.submitted_ids import matching, submitted_students
 
 __all__ = ["generate_feedback", "main", "stale_feedback"]

@@ -12,8 +12,7 @@ from pathlib import Path
 from .classroom.paths import course_dirs, gradebook_problem
 from .french.french_args import FrenchParser
 from .french.french_csv import REPORT_NAME
-from .runs.nbgrader_quiet import finish
-from .runs.nbgrader_run import run_quiet
+from .runs.nbgrader_run import finish, run_quiet
 
 __all__ = ["main", "rapport"]
 

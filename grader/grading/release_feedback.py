@@ -16,10 +16,8 @@ from .classroom.ids import quoted
 from .classroom.paths import course_dirs
 from .french.french_format import collation_key
 from .nbgrader_ext.exchange import LEFT_OUT
-from .runs.nbgrader_flags import student_pattern
 from .runs.nbgrader_log import LOG_RECORD
-from .runs.nbgrader_quiet import assignment_command
-from .runs.nbgrader_run import run_quiet
+from .runs.nbgrader_run import assignment_command, run_quiet, student_pattern
 from .runs.submitted_ids import matching, submitted_students
 
 __all__ = ["main", "read_left_out", "read_release_log", "release_feedback"]

@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 from grading.nbgrader_ext.hooks import StartOutOfKernelGrading
 from grading.nbgrader_ext.sandbox_setting import NO_SANDBOX_ENV, refusal
-from grading.runs.nbgrader_flags import student_pattern, with_force
-from grading.runs.nbgrader_run import nbgrader_env
+from grading.runs.nbgrader_run import nbgrader_env, student_pattern, with_force
 from traitlets.config import Config
 
 from course.labo.evaluate import DEFAULT_TIMEOUT

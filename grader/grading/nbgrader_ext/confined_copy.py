@@ -2,40 +2,23 @@
 the instructor's files.
 
 The course's collect (``exchange.OwnerCheckedCollect``) runs as the instructor, who can read the
-gradebook, ``source/``, the hidden inputs and their own home; everything it reads from the
-exchange was written by a student, who chooses names, links and timing. Opening without following
-links (``O_NOFOLLOW``, checked on the opened descriptor) closes the holes found so far; this adds a
-second wall that does not depend on getting every open right. A fresh child process (a new
-interpreter started with ``python -I -S``, not a fork: nothing of the parent's memory or
-environment, the standard library only) first confines itself with Linux's Landlock
-(unprivileged, Linux 5.13+, binding on root too) to read only beneath the exchange's
-``inbound/``, write only beneath a fresh staging folder the parent made, open no TCP connection
-(ABI 4+) and signal no process outside itself (ABI 6+): a link, a path or a bug that points it at
-``grader/gradebook.db`` meets ``EACCES``. Where the kernel lacks Landlock (older than 5.13,
-disabled at boot, blocked by a container's seccomp profile, not Linux), the same child copies
-unconfined, with the same checks on every descriptor, and says why (the collect names it).
+gradebook, ``source/``, the hidden inputs and their home; everything it reads from the exchange
+was written by a student, who chooses names, links and timing. Opening without following links
+(``O_NOFOLLOW``, checked on the opened descriptor) closes the holes found so far; this adds a
+second wall that does not depend on getting every open right. A fresh child (``python -I -S``,
+not a fork: nothing of the parent's memory or environment, the standard library only) confines
+itself with Linux's Landlock (unprivileged, Linux 5.13+, binding on root too) to read only
+beneath the exchange's ``inbound/``, write only beneath a fresh staging folder, open no TCP
+connection (ABI 4+) and signal no process outside itself (ABI 6+): a link, a path or a bug that
+points it at ``grader/gradebook.db`` meets ``EACCES``. Where the kernel lacks Landlock, the same
+child copies unconfined, with the same checks on every descriptor, and says why.
 
-One JSON object on stdin (English keys)::
-
-    {"inbound": "/…/inbound", "staging": "/…/.ramassage-xyz", "confine": true,
-     "notebooks": ["oublier.ipynb"] or null, "limit": 100000000, "small": 4096,
-     "file_mode": 384, "dir_mode": 448,
-     "items": [{"folder": "<name in inbound>", "uid": 1001 or null, "out": "0"}]}
-
-and one on stdout::
-
-    {"confinement": {"applied": true, "abi": 7, "why": ""},
-     "results": [{"folder": …, "out": …, "problem": "<French>" or null,
-                  "errno": <of the problem> or null, "write_error": "<French>" or null,
-                  "notebooks": [...], "ignored": [...],
-                  "deposit": <ctime>, "claimed": "…", "secret": true}]}
-
-Each item's notebooks (and ``submission_secret.txt``) are written to ``<staging>/<out>/``; an item
-with a problem or a write error leaves nothing there. An item with ``"keep": true`` (a copy set
-aside, for ``grader/quarantaine/``) is copied whole instead: its plain files and folders (to
-``QUARANTINE_DEPTH``, any owner, each read the same way), its ``"skipped": ["<name> : <why>"]``
-listing what was not (past ``QUARANTINE_ENTRIES`` entries or the job's ``limit`` in bytes, all the
-job's set-aside files together).
+The job (``exchange.OwnerCheckedCollect._job``) is one JSON object on stdin, the answer
+(``serve_job``) one on stdout. Each item's notebooks (and ``submission_secret.txt``) are written
+to ``<staging>/<out>/``, or nothing when it has a problem. An item with ``"keep": true`` (a copy
+set aside, for ``grader/quarantaine/``) is copied whole instead, within one budget for all the
+job's set-aside copies (``QUARANTINE_ENTRIES`` entries, the job's ``limit`` in bytes), what was
+not copied listed in its ``"skipped"``.
 """
 
 from __future__ import annotations
@@ -289,7 +272,13 @@ def _serve(item: dict, job: dict) -> dict:
     try:
         fd = open_dir(os.path.join(job["inbound"], item["folder"]))
         try:
-            (_keep if item.get("keep") else _copy)(fd, item, job, result)
+            if not item.get("keep"):
+                _copy(fd, item, job, result)
+            else:  # copied whole, for the quarantine
+                try:
+                    result["skipped"] = _keep_folder(fd, _staged_dir(item, job), 0, job)
+                except OSError as exc:
+                    result["write_error"] = french_reason(exc)
         finally:
             os.close(fd)
     except Unsafe as exc:
@@ -330,19 +319,10 @@ def _copy(fd: int, item: dict, job: dict, result: dict) -> None:
     result.update(notebooks=sorted(notebooks), secret=secret is not None)
 
 
-def _keep(fd: int, item: dict, job: dict, result: dict) -> None:
-    """A set-aside folder copied whole (what can be) for the quarantine."""
-    try:
-        result["skipped"] = _keep_folder(fd, _staged_dir(item, job), 0, job, job["budget"])
-    except OSError as exc:
-        result["write_error"] = french_reason(exc)
-
-
-def _keep_folder(dir_fd: int, dest: str, depth: int, job: dict, budget: dict) -> list[str]:
+def _keep_folder(dir_fd: int, dest: str, depth: int, job: dict) -> list[str]:
     """A set-aside folder's plain files and folders (to ``QUARANTINE_DEPTH``), any owner, each
-    read without following a link, within the copy's `budget` (entries, bytes); what was not
-    copied, with why (French)."""
-    skipped = []
+    read without following a link, within the job's budget; what was not copied, and why."""
+    skipped, budget = [], job["budget"]
     names = sorted(os.listdir(dir_fd))
     for i, name in enumerate(names):
         if budget["entries"] <= 0:  # one line for the rest, not one per name
@@ -358,7 +338,7 @@ def _keep_folder(dir_fd: int, dest: str, depth: int, job: dict, budget: dict) ->
                 sub = open_dir(name, dir_fd)
                 try:
                     os.mkdir(os.path.join(dest, name), job["dir_mode"])
-                    below = _keep_folder(sub, os.path.join(dest, name), depth + 1, job, budget)
+                    below = _keep_folder(sub, os.path.join(dest, name), depth + 1, job)
                     skipped += [f"{name}/{s}" for s in below]
                 finally:
                     os.close(sub)
@@ -414,7 +394,3 @@ def run_copier(job: dict) -> dict:
         pass
     tail = proc.stderr.decode("utf-8", "replace").strip()[-2000:]
     raise OSError(f"le copieur des rendus a échoué (code {proc.returncode})\u00a0: {tail}")
-
-
-if __name__ == "__main__":
-    raise SystemExit(serve_job())

@@ -1,28 +1,25 @@
 """``nbgrader collect`` that never takes one student's copy for another's, and a feedback release
-that publishes only the feedback pages (``c.ExchangeFactory.collect`` and ``.release_feedback`` in
-``nbgrader_config.py``: ``make``, a raw ``nbgrader`` and formgrader's buttons all use them).
+that publishes only the feedback pages (named in ``nbgrader_config.py``: ``make``, a raw
+``nbgrader`` and formgrader's buttons all use them).
 
 nbgrader 0.9.6 accepts ``nbgrader submit oublier --student bob`` from any user and its collect
-only *warns* when the folder's owner is not the student it names (``check_owner``); the newest
-copy wins, so eve's copy becomes bob's, and formgrader's Collect (``update=True``) even replaces
-bob's already-collected work with it. A student can also leave in the exchange a folder whose
-name nbgrader cannot parse (collect then stops for the whole class) or a symbolic link that the
-instructor's collect would follow.
+only *warns* when the folder's owner is not the student it names: eve's newer copy becomes bob's,
+and formgrader's Collect (``update=True``) even replaces bob's collected work with it. A folder
+name nbgrader cannot parse stops its collect for the whole class; a link would be followed.
 
 ``OwnerCheckedCollect`` takes only copies whose every file belongs to the student they name (an
 owner without a name is not the student), the newest by nbgrader's rule (a resubmission still
-replaces the earlier one). Every other copy is *set aside*: copied, never through a link, into
-``grader/quarantaine/<assignment>/``, named in the log, and the command fails (status 1) after
-everyone else is collected. Of a chosen copy only the assignment's notebooks (the gradebook's,
-else the release's) are copied, by ``confined_copy``'s Landlock-confined child; any other file (a
-``leak.html``, a 200 MB sparse file) is named, never read; a copy that turns bad between the
-check and the copy (a file swapped for a link) is set aside.
+replaces the earlier one). Every other copy is set aside (copied, never through a link, into
+``grader/quarantaine/<assignment>/``, named) and the command fails (status 1) after everyone
+else is collected. Only the assignment's notebooks (the gradebook's, else the release's) are
+copied, by ``confined_copy``'s Landlock-confined child; any other file (a ``leak.html``, a 200 MB
+sparse file) is named, never read; a copy that turns bad between the check and the copy (a file
+swapped for a link) is set aside.
 
 The submission's time is the instructor's: the newest change time (``ctime``, which no user can
-set back) of the exchange folder and of the notebooks copied, in the copy's ``timestamp.txt``
-(nbgrader's late penalty reads it); the student's claim (the folder's name, its
-``timestamp.txt``) goes to ``claimed_timestamp.txt``, as information only. Whatever rewrites the
-exchange's modes or owners after the deposit (``fsGroup`` at each mount, a hole for
+set back) of the folder and the notebooks copied, in ``timestamp.txt`` (the late penalty reads
+it); the student's claim goes to ``claimed_timestamp.txt``, as information only. Whatever
+rewrites the exchange's modes or owners (``fsGroup`` at each mount, a hole for
 ``grader/hub/exchange_check.py``; an admin's ``chmod -R``) moves the change times later: collect
 before, never after.
 """
@@ -95,11 +92,9 @@ _RELEASING = "Releasing feedback for student '%s' on assignment '%s/%s/%s' (%s)"
 # the files of a copy that were not collected: lead, folder, IGNORED_SEP, names
 IGNORED_LEAD = "Fichier(s) non ramassé(s) (seuls les notebooks du devoir le sont) dans "
 IGNORED_SEP = "\u00a0: "
-# the copier (confined_copy): confined, or why not
 CONFINED = "Copie des rendus confinée : lecture de l'échange et écriture de submitted/ seules"
 UNCONFINED_LEAD = "Copie des rendus NON confinée : "
-# the feedback release's failure: "<n> <LEFT_OUT> (les autres l'ont) :", then one
-# "- «id» : why" per student left out
+# the feedback release's failure: "<n> <LEFT_OUT> (les autres l'ont) :", then "- «id» : why"
 LEFT_OUT = "élève(s) sans page de retour rendue"
 
 
@@ -144,8 +139,8 @@ def _owner_text(uid: int) -> str:
 
 
 def depositors(path: Path) -> list[str]:
-    """The user names (else « uid N ») owning `path` and what is in it, from the metadata only:
-    whose copy a set-aside folder really is, whatever name it carries."""
+    """The user names (else « uid N ») owning `path` and what is in it: whose copy a set-aside
+    folder really is, whatever name it carries."""
     try:
         entries = [path, *sorted(path.rglob("*"))] if not path.is_symlink() else [path]
     except OSError:
@@ -182,7 +177,7 @@ def ownership_problem(path: Path, student: str, check_owner: bool = True) -> str
 class SetAside:
     """A copy of the exchange that was not collected, and where it was kept."""
 
-    name: str  # its folder name in the exchange's inbound
+    name: str  # in the exchange's inbound
     reason: str
     kept: Path | None = None
     keep: bool = True  # an erased learner's copy is never copied into the course
@@ -324,8 +319,7 @@ class OwnerCheckedCollect(ExchangeCollect):
             shutil.rmtree(staging, ignore_errors=True)
 
     def _stage(self, todo: list[tuple[dict, Path]], staging: Path) -> dict:
-        """The copier's answer (the point between the check and the copy)."""
-        return run_copier(self._job(todo, staging))
+        return run_copier(self._job(todo, staging))  # between the check and the copy
 
     def _job(self, todo: list[tuple[dict, Path]], staging: Path) -> dict:
         """What the copier is asked: the chosen folders, by their names in ``inbound/``."""
@@ -395,7 +389,6 @@ class OwnerCheckedCollect(ExchangeCollect):
             shutil.rmtree(old)
 
     def _said(self, kind: str, student: str) -> None:
-        """nbgrader's own line for what was done with `student`'s copy."""
         lead = COLLECT_LINES[kind]
         self.log.info("%s%s%s %s", lead, LEAD_SEP, student, self.coursedir.assignment_id)
 

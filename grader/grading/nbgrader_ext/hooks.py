@@ -1,10 +1,7 @@
-"""nbgrader preprocessors that grade the TP outside the notebook's kernel, in the sandbox.
-
-Nothing in a submitted notebook is trusted to say which cell is which (metadata, cell ids and
-the answer cell's place can all be forged). Configured, in the order of the classes below, in
-``grader/nbgrader_config.py``. Without a usable sandbox grading stops with a French message,
-unless ``StartOutOfKernelGrading.sandboxed`` is False (``sandbox_setting``: the unsafe mode).
-"""
+"""nbgrader preprocessors that grade the TP outside the notebook's kernel, in the sandbox,
+configured in the order of the classes below in ``grader/nbgrader_config.py``. Without a usable
+sandbox grading stops with a French message, unless ``StartOutOfKernelGrading.sandboxed`` is
+False (``sandbox_setting``: the unsafe mode)."""
 
 from __future__ import annotations
 
@@ -34,13 +31,7 @@ from .hidden import HIDDEN
 from .hidden_partage import HIDDEN_PARTAGE
 from .outcome_record import METADATA_KEY, grading_record
 from .release import MAX_NOTE, find_answer, nbgrader_meta, read_template, rebuild, template_path
-from .sandbox_setting import (
-    NO_SANDBOX_ENV,
-    SANDBOXED_HELP,
-    SandboxUnavailable,
-    refusal,
-    sandboxed_by_default,
-)
+from .sandbox_setting import NO_SANDBOX_ENV, SANDBOXED_HELP, SandboxUnavailable, refusal
 
 __all__ = [
     "LABS",
@@ -168,7 +159,7 @@ class StartOutOfKernelGrading(NbGraderPreprocessor):
 
     @default("sandboxed")
     def _sandboxed_default(self) -> bool:
-        return sandboxed_by_default()
+        return os.environ.get(NO_SANDBOX_ENV) != "1"  # off only when asked, at their own risk
 
     @default("timeout")
     def _timeout_default(self) -> float:

@@ -1,18 +1,16 @@
 """A submission of the TP as the release defines it: the instructor's cells, the student's answer.
 
-A student can edit every cell of the notebook and its metadata (nbgrader's, the cell ids), add
-cells, copy-paste the answer cell, move it. Nothing in the submitted file is trusted to say which
-cell is which: ``rebuild`` starts from the release notebook (the student version, or the source
-when the release is missing) and puts into it only two texts taken from the submission, the
-``oublier`` answer and the written answer, which never run in nbgrader's kernel (the answer runs
-in the sandbox, the written answer is Markdown). Every other cell, code or Markdown, is the
-release's own; cells the student added are dropped; the notebook's metadata is the release's.
+A student can edit every cell and its metadata, add cells, copy-paste or move the answer cell:
+nothing in the submitted file is trusted to say which cell is which. ``rebuild`` starts from the
+release notebook (else the source) and puts into it only two texts of the submission, the
+``oublier`` answer and the written answer, neither run in nbgrader's kernel (the answer runs in
+the sandbox, the written answer is Markdown); cells the student added are dropped.
 
-Finding the answer does not parse student code (a hostile text can crash a parser): a top-level
-``def oublier`` / ``async def oublier`` (or ``oublier =``), found by a line regex, marks a cell
-that defines the function; the last such code cell wins, as "Exécuter tout" would leave it.
-Without one, the release's answer cell (matched by its cell id, then by its nbgrader id) is
-taken as it is; with neither, the answer is empty and graded 0, with a French reason.
+The answer is found without parsing student code (a hostile text can crash a parser): a line
+regex finds a top-level ``def oublier`` / ``async def oublier`` / ``oublier =``; the last such
+code cell wins, as "Exécuter tout" would leave it. Without one, the release's answer cell
+(matched by cell id, then nbgrader id) is taken as it is; with neither, the answer is empty and
+graded 0, with a French reason.
 """
 
 from __future__ import annotations
@@ -168,5 +166,4 @@ def rebuild(
 
 
 def read_template(path: Path) -> NotebookNode:
-    """The release (or source) notebook, read once per grading."""
     return nbformat.read(path, as_version=4)

@@ -8,15 +8,7 @@ SANS_BAC_A_SABLE=1``) sets for the nbgrader commands they start. ``course.labo``
 
 from __future__ import annotations
 
-import os
-
-__all__ = [
-    "NO_SANDBOX_ENV",
-    "SANDBOXED_HELP",
-    "SandboxUnavailable",
-    "refusal",
-    "sandboxed_by_default",
-]
+__all__ = ["NO_SANDBOX_ENV", "SANDBOXED_HELP", "SandboxUnavailable", "refusal"]
 
 NO_SANDBOX_ENV = "COURSE_GRADING_NO_SANDBOX"
 SANDBOXED_HELP = (
@@ -29,11 +21,6 @@ SANDBOXED_HELP = (
 
 class SandboxUnavailable(RuntimeError):
     """Grading refused: no usable sandbox and no explicit unsafe mode."""
-
-
-def sandboxed_by_default() -> bool:
-    """False only when the instructor asked to grade without the sandbox (at their own risk)."""
-    return os.environ.get(NO_SANDBOX_ENV) != "1"
 
 
 def refusal(problem: str) -> str:

@@ -1,7 +1,7 @@
 """Stock ``nbgrader autograde`` over a class: one run that carries on past a submission nbgrader
 stops on, or workers that never share a gradebook (nbgrader has no parallel autograde, its issue
 174, and its SQLite gradebook wants one writer): each has its own copy and its own
-``submitted/`` of symbolic links; the results are then merged (``gradebook_merge``).
+``submitted/`` of symbolic links; the results are then merged through nbgrader's API.
 """
 
 from __future__ import annotations
@@ -18,11 +18,10 @@ from typing import TextIO
 
 from ..classroom.paths import CourseDirs, sqlite_copy, sqlite_path
 from ..french.system_reason import GradingError
-from .gradebook_merge import merge_gradebook
 from .nbgrader_log import FAILED, LogWatcher, Outcomes
 from .nbgrader_run import ProgressBar, pump, run_logged, start, stop
 
-__all__ = ["ClassRun", "merge_outcomes", "parallel", "sequential"]
+__all__ = ["ClassRun", "merge_gradebook", "merge_outcomes", "parallel", "sequential"]
 
 STOPPED_ON = (
     "nbgrader s'est arrêté sur ce rendu (les autres ont été notés par un nouveau passage, "
@@ -65,6 +64,48 @@ def merge_outcomes(outcomes: Outcomes, part: Outcomes) -> None:
     outcomes.skipped += [s for s in part.skipped if s not in outcomes.skipped]
     outcomes.failed.update(part.failed)
     outcomes.checksum_warnings += part.checksum_warnings
+
+
+def merge_gradebook(main_url: str, worker_url: str, assignment: str, students: list[str]) -> None:
+    """Copy `students`' autograded results (grades, comments, flag, late penalty) from a
+    worker's gradebook into the main one, and the students the worker's nbgrader created."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(main_url) as gb, Gradebook(worker_url) as wg:
+        for student in students:
+            try:
+                wsub = wg.find_submission(assignment, student)
+            except MissingEntry:
+                continue
+            wstudent = wg.find_student(student)
+            try:
+                gb.find_student(student)
+            except MissingEntry:
+                gb.add_student(
+                    student,
+                    first_name=wstudent.first_name,
+                    last_name=wstudent.last_name,
+                    email=wstudent.email,
+                    lms_user_id=wstudent.lms_user_id,
+                )
+            gb.update_or_create_submission(
+                assignment, student, timestamp=wsub.timestamp, extension=wsub.extension
+            )
+            for wnb in wsub.notebooks:
+                nb = gb.find_submission_notebook(wnb.name, assignment, student)
+                nb.flagged = wnb.flagged
+                nb.late_submission_penalty = wnb.late_submission_penalty
+                for wgrade in wnb.grades:
+                    grade = gb.find_grade(wgrade.name, wnb.name, assignment, student)
+                    grade.auto_score = wgrade.auto_score
+                    grade.manual_score = wgrade.manual_score
+                    grade.extra_credit = wgrade.extra_credit
+                    grade.needs_manual_grade = wgrade.needs_manual_grade
+                for wcomment in wnb.comments:
+                    comment = gb.find_comment(wcomment.name, wnb.name, assignment, student)
+                    comment.auto_comment = wcomment.auto_comment
+                    comment.manual_comment = wcomment.manual_comment
+            gb.db.commit()
 
 
 @contextlib.contextmanager

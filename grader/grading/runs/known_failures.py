@@ -15,6 +15,9 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..classroom.paths import files_under
+from ..french.french_format import seconds_text
+
 __all__ = ["FILE_NAME", "RETRY_AFTER", "fingerprint", "record", "recent"]
 
 FILE_NAME = "echecs-autograde.json"
@@ -25,32 +28,26 @@ _MAX_REASON = 300
 def fingerprint(folder: Path) -> str:
     """SHA-256 of the submission's regular files (names and bytes), symbolic links not followed."""
     digest = hashlib.sha256()
-    if folder.is_dir():
-        for path in sorted(folder.rglob("*")):
-            if path.is_symlink() or not path.is_file():
-                continue
-            digest.update(str(path.relative_to(folder)).encode("utf-8", "surrogateescape"))
-            digest.update(b"\0")
-            try:
-                digest.update(path.read_bytes())
-            except OSError:
-                digest.update(b"<illisible>")
-            digest.update(b"\0")
+    for name, path in files_under(folder):
+        digest.update(name.encode("utf-8", "surrogateescape"))
+        digest.update(b"\0")
+        try:
+            digest.update(path.read_bytes())
+        except OSError:
+            digest.update(b"<illisible>")
+        digest.update(b"\0")
     return digest.hexdigest()
 
 
-def _load(path: Path) -> dict:
+def _load(path: Path, assignment: str) -> tuple[dict, dict]:
+    """The record and the assignment's failures; a damaged one (not an object) counts as none."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _entries(data: dict, assignment: str) -> dict:
-    """The assignment's failures; a damaged record (not an object) counts as none."""
+        data = {}
+    data = data if isinstance(data, dict) else {}
     known = data.get(assignment)
-    return known if isinstance(known, dict) else {}
+    return data, known if isinstance(known, dict) else {}
 
 
 def _save(path: Path, data: dict) -> None:
@@ -58,10 +55,6 @@ def _save(path: Path, data: dict) -> None:
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump(data, fh, ensure_ascii=False, indent=1, sort_keys=True)
     os.replace(tmp, path)
-
-
-def _seconds(value: float) -> str:
-    return f"{max(0, round(value))}\u00a0s"
 
 
 def recent(
@@ -74,7 +67,7 @@ def recent(
     """Students whose unchanged submission failed less than ``RETRY_AFTER`` s ago -> a French
     sentence that says it was skipped, why, and how to force a new try."""
     now = time.time() if now is None else now
-    known = _entries(_load(path), assignment)
+    _, known = _load(path, assignment)
     skipped = {}
     for student in students:
         entry = known.get(student)
@@ -88,9 +81,9 @@ def recent(
             continue
         reason = str(entry.get("reason") or "voir le journal")[:_MAX_REASON]
         skipped[student] = (
-            f"non renoté cette fois\u00a0: sa notation a échoué il y a {_seconds(age)} "
+            f"non renoté cette fois\u00a0: sa notation a échoué il y a {seconds_text(age, 0)} "
             f"({reason}) et son rendu n'a pas changé depuis. "
-            f"Nouvel essai automatique dans {_seconds(RETRY_AFTER - age)}, ou tout de "
+            f"Nouvel essai automatique dans {seconds_text(RETRY_AFTER - age, 0)}, ou tout de "
             "suite avec --reessayer (make grade ARGS=--reessayer)."
         )
     return skipped
@@ -106,8 +99,7 @@ def record(
 ) -> None:
     """Remember this run's failures (`failed`: student -> reason) and forget `graded` ones."""
     now = time.time() if now is None else now
-    data = _load(path)
-    known = _entries(data, assignment)
+    data, known = _load(path, assignment)
     for student in graded:
         known.pop(student, None)
     for student, reason in failed.items():

@@ -1,36 +1,50 @@
 """The one place a class tool starts an nbgrader command, its log read line by line
-(:func:`run_logged`, a ``LogWatcher`` moving the progress bar) or kept whole (:func:`run_quiet`).
-Nothing of nbgrader's log reaches the terminal (its warnings, such as the checksum one of nbgrader
-issue 1961, stay in the file): the tools print their own French summary."""
+(:func:`run_logged`, a ``LogWatcher`` moving the progress bar) or kept whole (:func:`run_quiet`,
+in ``rapport/<name>.log``, its command line :func:`assignment_command`). Nothing of nbgrader's
+log reaches the terminal (its warnings, such as the checksum one of nbgrader issue 1961, stay in
+the file): the tools print their own French summary."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
 
+from ..classroom.paths import CourseDirs
+from ..french.french_args import FrenchParser
+from ..french.system_reason import GradingError, french_message
 from ..nbgrader_ext.sandbox_setting import NO_SANDBOX_ENV
 from .nbgrader_log import DONE, FAILED, LOG_RECORD, SKIPPED, LogWatcher
 
 __all__ = [
     "ProgressBar",
+    "assignment_command",
+    "ensure_assignment",
+    "finish",
     "nbgrader_env",
     "pump",
     "run_logged",
     "run_quiet",
     "start",
     "stop",
+    "student_pattern",
     "tools_on_path",
     "warnings_to_log",
+    "with_force",
 ]
+
+FORCE = "--force"
+_STUDENT = ("--student", "--CourseDirectory.student_id")
 
 BIN = Path(sys.executable).parent
 
@@ -158,3 +172,90 @@ class ProgressBar:
 
     def close(self) -> None:
         self.bar.close()
+
+
+def student_pattern(args: Sequence[str]) -> str | None:
+    """The instructor's nbgrader ``--student`` option (a glob), if any; the last one wins, as
+    in nbgrader."""
+    pattern = None
+    for k, arg in enumerate(args):
+        if arg.startswith(tuple(f"{flag}=" for flag in _STUDENT)):
+            pattern = arg.split("=", 1)[1]
+        elif arg in _STUDENT and k + 1 < len(args):
+            pattern = args[k + 1]
+    return pattern
+
+
+def with_force(args: tuple[str, ...], force: bool) -> tuple[bool, tuple[str, ...]]:
+    """Whether the run regrades everything (our ``force`` or nbgrader's ``--force``/``-f``),
+    and nbgrader's arguments saying so."""
+    force = force or FORCE in args or "-f" in args
+    if force and FORCE not in args:
+        args += (FORCE,)
+    return force, args
+
+
+def finish(parser: argparse.ArgumentParser, run: Callable[[], tuple[int, list[str]]]) -> int:
+    """Run a class command, print its French summary (on stderr if it failed), return its
+    status; a missing course folder is one French line, status 2."""
+    try:
+        status, lines = run()
+    except FileNotFoundError as exc:  # no course there: one French sentence, no traceback
+        print(f"✘ {parser.prog}\u00a0: {french_message(exc)}", file=sys.stderr)
+        return 2
+    print("\n".join(lines), file=sys.stderr if status else sys.stdout)
+    return status
+
+
+def assignment_command(
+    argv: list[str] | None,
+    prog: str,
+    description: str,
+    command: Callable[[str, list[str], Path | None], tuple[int, list[str]]],
+) -> int:
+    """The command line of a class command run on one assignment: its French parser, every
+    option it does not know passed to nbgrader, its summary printed by :func:`finish`."""
+    parser = FrenchParser(prog=prog, description=description)
+    parser.add_argument("assignment", metavar="DEVOIR", help="le devoir, par exemple oublier")
+    parser.add_grader_dir()
+    args, extra = parser.parse_known_args(argv)
+    return finish(parser, lambda: command(args.assignment, extra, args.grader_dir))
+
+
+def ensure_assignment(dirs: CourseDirs, assignment: str) -> str | None:
+    """Make sure the gradebook knows `assignment` and its notebooks (autograde needs them): from
+    its sources, the release written into a throw-away folder (``notebooks/`` left alone), a due
+    date already set kept; a French note when it added them."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(dirs.db_url) as gb:
+        try:
+            notebooks = len(gb.find_assignment(assignment).notebooks)
+        except MissingEntry:
+            notebooks = 0
+    if notebooks:
+        return None
+    source = dirs.source / assignment
+    command = f"cd {dirs.grader_dir} && nbgrader generate_assignment {assignment}"
+    if not source.is_dir():
+        raise GradingError(
+            f"Le devoir « {assignment} » n'est pas dans le carnet de notes et ses sources "
+            f"({source}) manquent\u00a0: lancez « {command} » là où ses sources se trouvent."
+        )
+    with tempfile.TemporaryDirectory(prefix="release-") as tmp:
+        args = [
+            "generate_assignment",
+            assignment,
+            f"--CourseDirectory.release_directory={tmp}",
+            "--log-level=WARN",
+        ]
+        run = run_quiet(dirs.grader_dir, args, dirs.log_file("generate_assignment"))
+    if run.status != 0:
+        raise GradingError(
+            f"Le devoir « {assignment} » n'est pas dans le carnet de notes et nbgrader n'a pas "
+            f"pu l'y ajouter ({run.last_error})\u00a0: lancez « {command} » pour voir l'erreur."
+        )
+    return (
+        f"« {assignment} » manquait au carnet de notes\u00a0: ajouté depuis {source} "
+        "(nbgrader generate_assignment, notebooks/ inchangé)."
+    )

@@ -54,7 +54,7 @@ class IdReport:
         return out
 
     def refused_lines(self) -> list[str]:
-        """The submissions refused for what they hold, when no grading summary names them."""
+        """The refused submissions, when no grading summary names them."""
         if not self.refused:
             return []
         out = [f"✘ {len(self.refused)} rendu(s) refusé(s)\u00a0:"]
@@ -62,8 +62,7 @@ class IdReport:
 
 
 def _strange_entries(folder: Path, shown_as: str, gradebook: Path | None) -> str | None:
-    """Why the submission `folder` cannot be graded as it is, in French, or None: every entry
-    that is no plain file or folder (``classroom.paths.not_regular``), named, never followed."""
+    """Why `folder` cannot be graded (``classroom.paths.not_regular``), in French, or None."""
     found = not_regular(folder, [gradebook] if gradebook else [])
     if not found:
         return None

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from grading.french.french_format import collation_key, french_datetime, french_score
 from grading.nbgrader_ext.criterion_titles import criterion_title
-from grading.nbgrader_ext.feedback_student import student_name
+from grading.nbgrader_ext.feedback_page import student_name
 
 
 def test_french_order_without_a_locale():

@@ -1,16 +1,19 @@
-"""The student a feedback page is for, named in its header (a page forwarded says whose it is).
-
-nbgrader gives the template the id only; run after ``GetGrades``, this puts the gradebook's
-names in ``resources.nbgrader.student_name`` (the template escapes it: names are untrusted).
-"""
+"""The French feedback page: its Jinja filters, and the student it is for named in its header (a
+page forwarded says whose it is; nbgrader gives the template the id only)."""
 
 from __future__ import annotations
+
+import re
 
 from nbconvert.preprocessors import Preprocessor
 from nbgrader.api import Gradebook, MissingEntry
 from traitlets import Bool
 
-__all__ = ["StudentName", "student_name"]
+from course.labo.french_number import french_number
+
+__all__ = ["StudentName", "code_spans", "points", "student_name"]
+
+_CODE = re.compile(r"`([^`\n<>]+)`")
 
 
 def student_name(first_name: str | None, last_name: str | None, student_id: str) -> str:
@@ -20,7 +23,8 @@ def student_name(first_name: str | None, last_name: str | None, student_id: str)
 
 
 class StudentName(Preprocessor):
-    """Put the student's name, as the gradebook has it, in the page's resources."""
+    """After ``GetGrades``: the gradebook's names in ``resources.nbgrader.student_name`` (the
+    template escapes them: names are untrusted)."""
 
     # nbgrader registers its converters' preprocessors as they are: nbconvert's default (off)
     # would leave this one out, as nbgrader's own preprocessors default to on
@@ -41,3 +45,17 @@ class StudentName(Preprocessor):
                 pass
         info["student_name"] = student_name(first, last, str(student_id))
         return nb, resources
+
+
+def code_spans(escaped_html: str) -> str:
+    """`x` -> <code>x</code> in text already escaped for HTML (nbconvert's ansi2html output)."""
+    return _CODE.sub(r"<code>\1</code>", escaped_html)
+
+
+def points(value: object) -> str:
+    """A score as a French reader writes it: 10, 7,5, 0,25 (two decimals at most)."""
+    try:
+        number = round(float(value), 2)
+    except (TypeError, ValueError):
+        return "—"
+    return french_number(number)
