@@ -18,6 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from grading.autograde import main as autograde
+from grading.nbgrader_ext.outcome_record import METADATA_KEY
 from grading.runs.known_failures import FILE_NAME
 from grading_course import copy_course, generated_course, grading, nbgrader, register, submit
 from nbformat.v4 import new_code_cell, new_notebook
@@ -77,6 +78,8 @@ def simple_class(tmp_path_factory) -> Path:
     for student in CLASS:
         nb = nbformat.read(release, as_version=4)
         nb.cells[0].source = "x = 2"
+        # a grading outcome written by the student: the report would show it as theirs
+        nb.metadata[METADATA_KEY] = {"outcome": "=HYPERLINK(1)", "detail": "Noté 10/10"}
         if student == "ben":
             twin = copy.deepcopy(nb.cells[0])
             twin["id"] = "copie"
@@ -113,6 +116,9 @@ def test_a_notebook_that_stops_nbgrader_is_named_and_the_class_is_graded(
     assert "  - ben\u00a0: nbgrader s'est arrêté sur ce rendu" in out
     assert "cellule notée copiée-collée" in out
     assert _scores(grader, "simple", ["ana", "cyr", "dan"]) == {"ana": 1, "cyr": 1, "dan": 1}
+    for student in ("ana", "cyr", "dan"):  # the planted outcome never reaches the graded copy
+        graded = nbformat.read(grader / "autograded" / student / "simple" / "simple.ipynb", 4)
+        assert METADATA_KEY not in graded.metadata
     record = json.loads((grader / FILE_NAME).read_text(encoding="utf-8"))
     assert list(record["simple"]) == ["ben"] and record["simple"]["ben"]["fingerprint"]
 

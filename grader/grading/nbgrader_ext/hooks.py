@@ -126,7 +126,8 @@ class RebuildFromRelease(NbGraderPreprocessor):
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         lab = _lab(resources)
-        if lab is None:
+        if lab is None:  # graded as it is: only a record the hooks write may reach the report
+            nb.metadata.pop(METADATA_KEY, None)
             return nb, resources
         course = self.config.get("CourseDirectory", {})
         folders = (
