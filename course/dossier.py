@@ -17,8 +17,9 @@ import tempfile
 from pathlib import Path
 
 from course.passage import ne_plus_passer, passer_les_cellules
+from course.system_reason import french_reason
 
-__all__ = ["DossierEnLectureSeule", "SKIPPED", "french_os_reason", "verifier_dossier"]
+__all__ = ["DossierEnLectureSeule", "SKIPPED", "verifier_dossier"]
 
 SKIPPED = (
     "Cellule passée\u00a0: la leçon ne peut pas écrire dans ce dossier (la première cellule "
@@ -52,25 +53,10 @@ def verifier_dossier(dossier: str | os.PathLike[str] = ".") -> Path:
         passer_les_cellules(_skipped, SKIPPED)
         raise DossierEnLectureSeule(
             f"La leçon ne peut pas écrire ses fichiers dans son dossier, {folder} "
-            f"({french_os_reason(err)}). Copiez le cours dans un dossier à vous, "
+            f"({french_reason(err)}). Copiez le cours dans un dossier à vous, "
             f"par exemple dans un terminal\u00a0: cp -r {shlex.quote(str(copy))} "
             f"~/cours-memoire-tuteur, puis ouvrez ce notebook dans la copie. D'ici là, les "
             f"cellules suivantes sont passées, sauf les quiz, le bilan et les indices."
         ) from None
     ne_plus_passer(SKIPPED)  # run again once the folder is writable: every cell runs
     return folder
-
-
-def french_os_reason(err: OSError) -> str:
-    """Why a file operation failed, in French, from the error's number (its English text
-    only for a number not listed)."""
-    import errno
-
-    return {
-        errno.EROFS: "système de fichiers monté en lecture seule",
-        errno.EACCES: "droits d'accès",
-        errno.EPERM: "droits d'accès",
-        errno.ENOENT: "dossier introuvable",
-        errno.ENOSPC: "disque plein",
-        errno.EDQUOT: "quota dépassé",
-    }.get(err.errno or 0, err.strerror or type(err).__name__)

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .system_reason import french_reason
+
 __all__ = [
     "APP_NAME",
     "DB_ENV_VAR",
@@ -282,11 +284,9 @@ WHAT_TO_DO = (
 def _reason(exc: BaseException) -> str:
     """Why, in French: an OSError by its number (never « [Errno 13] Permission denied »)."""
     if isinstance(exc, OSError) and exc.errno:
-        from .dossier import french_os_reason
-
         path = progress_path()
         named = exc.filename and Path(exc.filename) not in (path, path.parent)
-        return french_os_reason(exc) + (f", {exc.filename}" if named else "")
+        return french_reason(exc) + (f", {exc.filename}" if named else "")
     return str(exc).strip().rstrip(".") or type(exc).__name__
 
 

@@ -209,7 +209,7 @@ def test_a_read_only_home_gives_one_french_warning_and_the_lesson_goes_on(tmp_pa
     assert read_only.stderr.count("Attention\u00a0: votre progression n'est pas enregistrée") == 1
     assert "Traceback" not in read_only.stderr
     assert "Errno" not in read_only.stderr and "Read-only" not in read_only.stderr
-    assert "système de fichiers monté en lecture seule" in read_only.stderr, read_only.stderr
+    assert "système de fichiers en lecture seule" in read_only.stderr, read_only.stderr
     assert "donnez dans COURS_PROGRES_DB le chemin d'un fichier" in read_only.stderr
     saved = f"enregistré dans {home / '.cours-memoire-tuteur' / 'progres.db'}"
     assert saved not in read_only.stdout, read_only.stdout

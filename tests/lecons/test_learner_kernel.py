@@ -102,7 +102,7 @@ def test_a_read_only_course_folder_says_once_what_to_do_and_skips_cleanly(tmp_pa
     for ename, evalue, traceback in errors.values():
         assert ename == "DossierEnLectureSeule", evalue
         assert evalue.startswith("La leçon ne peut pas écrire ses fichiers dans son dossier, ")
-        assert "système de fichiers monté en lecture seule" in evalue, evalue
+        assert "système de fichiers en lecture seule" in evalue, evalue
         assert f"cp -r {folder.parent} ~/cours-memoire-tuteur" in evalue, evalue
         assert traceback == [f"DossierEnLectureSeule\u00a0: {evalue}"]  # no Python traceback
     said = {c.id: text_of(nb, c.id) for c in nb.cells}

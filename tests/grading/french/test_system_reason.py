@@ -54,7 +54,7 @@ def test_a_known_errno_has_a_short_french_reason_without_the_path(code, reason):
 def test_every_reason_is_lower_case_and_free_of_french_punctuation():
     """A reason goes inside a sentence: no capital, no final period, none of the characters
     French typography spaces (the sentence around it owns them)."""
-    from grading.french.system_reason import _REASONS
+    from course.system_reason import _REASONS
 
     for reason in _REASONS.values():
         assert reason == reason.strip() and reason[0].islower(), reason
