@@ -260,6 +260,7 @@ def _apply(ctx: Context, sid: str, found: list[Found], notes: list[str]) -> list
 
 def _export_rows(ctx: Context, without: str) -> list[dict]:
     """Every row of nbgrader's CSV export except the learner's."""
+    # nbgrader and pandas (1 to 2 s), as in _regenerate_reports: only when an export is rewritten
     from nbgrader.api import Gradebook
 
     from .french.csv_safe import SafeCsvExport
