@@ -272,12 +272,15 @@ _stalled_until = 0.0  # time.monotonic() before which the file is not tried agai
 _lock = threading.Lock()
 _cache: list[tuple[str, dict[str, Any]]] | None = None  # this kernel's copy of the events
 _warned = False
-# why the file failed at its last use (French), None once it works: the start page never says
-# « enregistré dans » a file nothing could be written to
-_failure: str | None = None
+# the file that failed at its last use and why (French), None once it works: the start page
+# never says « enregistré dans » a file nothing could be written to, nor « inutilisable » of
+# another file given since (%env in the notebook)
+_failure: tuple[Path, str] | None = None
+# a restarted kernel forgets a %env: the variable is given where JupyterLab starts
 WHAT_TO_DO = (
     f"pour l'enregistrer, donnez dans {DB_ENV_VAR} le chemin d'un fichier dans un dossier où vous "
-    "pouvez écrire, puis redémarrez le noyau"
+    f"pouvez écrire, en lançant JupyterLab ({DB_ENV_VAR}=/votre/dossier/progres.db make lab) ou "
+    f"dans le notebook (%env {DB_ENV_VAR}=…, pour ce noyau)"
 )
 
 
@@ -293,13 +296,13 @@ def _reason(exc: BaseException) -> str:
 def _warn(exc: BaseException) -> None:
     """One French warning per kernel: the lesson goes on without recording."""
     global _warned, _failure
-    _failure = _reason(exc)
+    _failure = (progress_path(), _reason(exc))
     if _warned:
         return
     _warned = True
     print(
         f"Attention\u00a0: votre progression n'est pas enregistrée ({progress_path()}\u00a0: "
-        f"{_failure}). La leçon continue\u00a0; vos réponses restent dans ce noyau seulement "
+        f"{_failure[1]}). La leçon continue\u00a0; vos réponses restent dans ce noyau seulement "
         f"({WHAT_TO_DO}).",
         file=sys.stderr,
     )
@@ -518,11 +521,13 @@ class Parcours:
 
 def mon_parcours() -> Parcours:
     """Votre parcours, relu dans votre fichier de progression\u00a0: ce qui est fait, la suite."""
-    if _failure is None:  # read the file again (another kernel may have written to it)
+    path = progress_path()
+    failure = _failure[1] if _failure is not None and _failure[0] == path else None
+    if failure is None:  # read the file again (another kernel may have written to it)
         reset_cache()
     # else the file failed: this kernel's own copy is all there is (read again, it is lost)
     events = _events()
-    return Parcours(events, user_id(), progress_path(), _failure)
+    return Parcours(events, user_id(), path, failure)
 
 
 # -- start a lesson again ---------------------------------------------------------------------

@@ -223,6 +223,42 @@ def test_a_read_only_home_gives_one_french_warning_and_the_lesson_goes_on(tmp_pa
     assert recorded["events"] == 3  # two answers and the bilan
 
 
+@pytest.mark.slow
+def test_a_progress_file_given_in_the_kernel_after_a_failure_is_not_said_unusable(tmp_path):
+    """The home cannot be written; the learner follows the warning and gives a writable file
+    in COURS_PROGRES_DB from the notebook (%env): the start page names that file as where the
+    path is recorded, never as « inutilisable » with the home's reason; and the warning does
+    not say « redémarrez le noyau » (a restarted kernel forgets a %env)."""
+    home, mine = tmp_path / "maison", tmp_path / "a-moi"
+    home.mkdir()
+    mine.mkdir()
+    code = (
+        "import os\n"
+        "from course.progress import exercice_reussi, mon_parcours\n"
+        "exercice_reussi('derniere_session_complete')\n"
+        "print(mon_parcours())\n"
+        f"os.environ['COURS_PROGRES_DB'] = {str(mine / 'progres.db')!r}\n"
+        "print(mon_parcours())\n"
+    )
+    env = dict(os.environ, HOME=str(home))
+    env[progress.USER_ENV_VAR] = "alice"
+    env.pop("COURS_PROGRES_DB", None)
+    done = subprocess.run(
+        ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(home), str(home)]
+        + [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "système de fichiers en lecture seule" in done.stderr  # the control: it failed
+    assert "redémarrez le noyau" not in done.stderr + done.stdout
+    before, after = done.stdout.split("Votre parcours (alice")[1:]
+    assert before.startswith(") n'est pas enregistré\u00a0: "), before  # the control
+    assert after.startswith(f", enregistré dans {mine / 'progres.db'})\u00a0:"), after
+
+
 def test_importing_course_progress_opens_nothing(tmp_path):
     """``import course.progress`` (and the quiz module) reads no file: it opens on first use."""
     env = dict(os.environ, COURS_PROGRES_DB=str(tmp_path / "p" / "progres.db"))
