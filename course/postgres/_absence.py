@@ -25,8 +25,10 @@ SKIPPED = (
 
 
 def besoin_du_serveur(source: str) -> bool:
-    """True if a cell's source carries the marker line (``MARQUE``, alone on its line)."""
-    return any(line.strip().startswith(MARQUE) for line in source.splitlines())
+    """True if a cell starts with the marker line (``MARQUE``), as the message says: the same
+    words further down (a learner's note) do not skip it."""
+    first = next((line for line in source.splitlines() if line.strip()), "")
+    return first.strip().startswith(MARQUE)
 
 
 def passer_sans_postgres(raison: object) -> None:

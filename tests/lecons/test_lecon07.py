@@ -156,7 +156,8 @@ SKIP_SAID = "Cellule passée : elle demande le serveur PostgreSQL, indisponible"
 # what a learner adds while the server is missing: their own cells, which must run
 LEARNER_CELLS = (
     'from course.hints import indice\n\nindice(1, "oublier_conversation")',
-    'print("bonjour", 2 + 2)',
+    # the marker further down is a note, not the first line: the cell runs, as said
+    'print("bonjour", 2 + 2)\n# demande le serveur PostgreSQL ? Non, cette cellule s\'en passe.',
 )
 
 
