@@ -308,6 +308,12 @@ def _warn(exc: BaseException) -> None:
     )
 
 
+def _failed(path: Path) -> str | None:
+    """Why `path` failed at its last use; None if it worked, or if the failure was another
+    file's (a path given since)."""
+    return _failure[1] if _failure is not None and _failure[0] == path else None
+
+
 def _worked() -> None:
     """A write went through: the file works (a read alone does not say so: read-only file)."""
     global _failure
@@ -522,12 +528,11 @@ class Parcours:
 def mon_parcours() -> Parcours:
     """Votre parcours, relu dans votre fichier de progression\u00a0: ce qui est fait, la suite."""
     path = progress_path()
-    failure = _failure[1] if _failure is not None and _failure[0] == path else None
-    if failure is None:  # read the file again (another kernel may have written to it)
+    if _failed(path) is None:  # read the file again (another kernel may have written to it)
         reset_cache()
     # else the file failed: this kernel's own copy is all there is (read again, it is lost)
-    events = _events()
-    return Parcours(events, user_id(), path, failure)
+    events = _events()  # may fail now: the first use of the file
+    return Parcours(events, user_id(), path, _failed(path))
 
 
 # -- start a lesson again ---------------------------------------------------------------------

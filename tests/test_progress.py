@@ -225,7 +225,8 @@ def test_a_read_only_home_gives_one_french_warning_and_the_lesson_goes_on(tmp_pa
 
 @pytest.mark.slow
 def test_a_progress_file_given_in_the_kernel_after_a_failure_is_not_said_unusable(tmp_path):
-    """The home cannot be written; the learner follows the warning and gives a writable file
+    """The home cannot be written: the start page, the file's first use, says so (not
+    « enregistré dans »); the learner follows the warning and gives a writable file
     in COURS_PROGRES_DB from the notebook (%env): the start page names that file as where the
     path is recorded, never as « inutilisable » with the home's reason; and the warning does
     not say « redémarrez le noyau » (a restarted kernel forgets a %env)."""
@@ -234,9 +235,8 @@ def test_a_progress_file_given_in_the_kernel_after_a_failure_is_not_said_unusabl
     mine.mkdir()
     code = (
         "import os\n"
-        "from course.progress import exercice_reussi, mon_parcours\n"
-        "exercice_reussi('derniere_session_complete')\n"
-        "print(mon_parcours())\n"
+        "from course.progress import mon_parcours\n"
+        "print(mon_parcours())\n"  # the first use of the file, as on the start page
         f"os.environ['COURS_PROGRES_DB'] = {str(mine / 'progres.db')!r}\n"
         "print(mon_parcours())\n"
     )
