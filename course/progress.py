@@ -314,6 +314,14 @@ def _failed(path: Path) -> str | None:
     return _failure[1] if _failure is not None and _failure[0] == path else None
 
 
+def _unwritten(exc: BaseException) -> str:
+    """Why the file was not written, in a few words: the service's read-only sentence names
+    the path again and blames the file's modes, also for a read-only mount."""
+    from .sessions.errors import ReadOnlyDatabaseError
+
+    return "fichier en lecture seule" if isinstance(exc, ReadOnlyDatabaseError) else _reason(exc)
+
+
 def _worked() -> None:
     """A write went through: the file works (a read alone does not say so: read-only file)."""
     global _failure
@@ -593,7 +601,8 @@ def recommencer(lecon: str, dossier: str | os.PathLike[str] = ".") -> list[str]:
         f"Leçon {lesson.label} recommencée\u00a0: "
         + (f"fichiers supprimés\u00a0: {', '.join(removed)}" if removed else "aucun fichier")
         + (
-            f"\u00a0; sa progression n'a pas pu être effacée ({progress_path()}\u00a0: {failed})."
+            f"\u00a0; sa progression n'a pas pu être effacée ({progress_path()}\u00a0: "
+            f"{_unwritten(failed)})."
             if failed
             else "\u00a0; sa progression est effacée, celle des autres étapes reste."
         )

@@ -351,6 +351,39 @@ async def test_a_short_login_left_in_free_pages_is_told(monkeypatch, progress_fi
     assert "✘ Il reste de vous des lignes ou des octets" in capsys.readouterr().out
 
 
+@pytest.mark.slow
+def test_a_read_only_progress_file_is_said_once_by_recommencer(tmp_path):
+    """A progress file that may be read, not written (a read-only home, bound so that even
+    root cannot write): recommencer removes the lesson's files and says in a few words why its
+    progress stays, the path once (not the service's whole sentence in parentheses, with the
+    path twice, « droits du fichier » for a read-only mount and « .). »)."""
+    home, lessons = tmp_path / "maison", tmp_path / "lecons"
+    lessons.mkdir()
+    env = dict(os.environ, HOME=str(home))
+    env[progress.USER_ENV_VAR] = "alice"
+    env.pop("COURS_PROGRES_DB", None)
+    python = [sys.executable, "-c"]
+    first = "from course.progress import record\nrecord('04', 'exercice', exercice='x')"
+    subprocess.run([*python, first], env=env, check=True, timeout=60)
+    path = home / ".cours-memoire-tuteur" / "progres.db"
+    assert _rows(path, "alice")["events"] == 1  # the control: there is progress to erase
+    (lessons / "lecon04.db").write_bytes(b"")
+    again = f"from course.progress import recommencer\nrecommencer('04', {str(lessons)!r})"
+    done = subprocess.run(
+        ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(home), str(home), *python, again],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        "Leçon 4 recommencée\u00a0: fichiers supprimés\u00a0: lecon04.db\u00a0; sa progression "
+        f"n'a pas pu être effacée ({path}\u00a0: fichier en lecture seule).\n"
+    ), done.stdout
+    assert _rows(path, "alice")["events"] == 1
+
+
 async def test_a_damaged_progress_file_is_said_by_recommencer_and_oublier(
     monkeypatch, progress_file, tmp_path, capsys
 ):
