@@ -296,14 +296,14 @@ def _reason(exc: BaseException) -> str:
 def _warn(exc: BaseException) -> None:
     """One French warning per kernel: the lesson goes on without recording."""
     global _warned, _failure
-    _failure = (progress_path(), _reason(exc))
+    _failure = (progress_path(), _unwritten(exc))
     if _warned:
         return
     _warned = True
     print(
         f"Attention\u00a0: votre progression n'est pas enregistrée ({progress_path()}\u00a0: "
-        f"{_failure[1]}). La leçon continue\u00a0; vos réponses restent dans ce noyau seulement "
-        f"({WHAT_TO_DO}).",
+        f"{_failure[1]}). La leçon continue\u00a0; vos réponses restent dans ce noyau "
+        f"seulement\u00a0; {WHAT_TO_DO}.",
         file=sys.stderr,
     )
 

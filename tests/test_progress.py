@@ -382,6 +382,22 @@ def test_a_read_only_progress_file_is_said_once_by_recommencer(tmp_path):
         f"n'a pas pu être effacée ({path}\u00a0: fichier en lecture seule).\n"
     ), done.stdout
     assert _rows(path, "alice")["events"] == 1
+    # a quiz answered there: the warning and the start page say the same few words
+    answer = (
+        "from course.progress import record, mon_parcours\n"
+        "record('04', 'exercice', exercice='y')\nprint(mon_parcours().lines()[0])"
+    )
+    done = subprocess.run(
+        ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(home), str(home), *python, answer],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"({path}\u00a0: fichier en lecture seule). La leçon continue" in done.stderr
+    assert "droits du fichier" not in done.stderr + done.stdout and "))" not in done.stderr
+    assert f"{path} est inutilisable (fichier en lecture seule)\u00a0; " in done.stdout
 
 
 async def test_a_damaged_progress_file_is_said_by_recommencer_and_oublier(
