@@ -578,13 +578,23 @@ def recommencer(lecon: str, dossier: str | os.PathLike[str] = ".") -> list[str]:
         asked = str(lecon) if str(lecon).isprintable() else repr(str(lecon))  # a stray newline
         raise ValueError(f"Leçon inconnue\u00a0: «\u00a0{asked}\u00a0» (connues\u00a0: {known}).")
     folder = Path(dossier)
-    removed = []
+    removed, kept = [], []
     for path in _lesson_files(lesson, folder):
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            path.unlink()
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        except OSError as exc:  # a read-only folder: said, and the progress still goes
+            kept.append(f"{path.name} ({french_reason(exc)})")
+            continue
         removed.append(path.name)
+    if removed:
+        files = f"fichiers supprimés\u00a0: {', '.join(removed)}"
+    else:
+        files = "aucun fichier supprimé" if kept else "aucun fichier"
+    if kept:
+        files += f"\u00a0; non supprimé{'s' if len(kept) > 1 else ''}\u00a0: {', '.join(kept)}"
     user = user_id()
 
     async def forget(service: Any) -> None:
@@ -598,8 +608,7 @@ def recommencer(lecon: str, dossier: str | os.PathLike[str] = ".") -> list[str]:
             failed = exc
     reset_cache()
     print(
-        f"Leçon {lesson.label} recommencée\u00a0: "
-        + (f"fichiers supprimés\u00a0: {', '.join(removed)}" if removed else "aucun fichier")
+        f"Leçon {lesson.label} recommencée\u00a0: {files}"
         + (
             f"\u00a0; sa progression n'a pas pu être effacée ({progress_path()}\u00a0: "
             f"{_unwritten(failed)})."

@@ -400,6 +400,41 @@ def test_a_read_only_progress_file_is_said_once_by_recommencer(tmp_path):
     assert f"{path} est inutilisable (fichier en lecture seule)\u00a0; " in done.stdout
 
 
+@pytest.mark.slow
+def test_recommencer_in_a_read_only_lesson_folder_says_which_files_stay(tmp_path):
+    """make recommencer in a course folder that became read-only (a hub's shared copy, a
+    mount): the files it cannot remove are named, with the reason in French, and its progress
+    is erased all the same; before, OSError « [Errno 30] Read-only file system » and a
+    traceback, nothing erased."""
+    lessons = tmp_path / "lecons"
+    lessons.mkdir()
+    (lessons / "lecon04.db").write_bytes(b"")
+    env = dict(os.environ, COURS_PROGRES_DB=str(tmp_path / "progres.db"))
+    env[progress.USER_ENV_VAR] = "alice"
+    subprocess.run(
+        [sys.executable, "-c", "from course.progress import record\nrecord('04', 'bilan')"],
+        env=env,
+        check=True,
+        timeout=60,
+    )
+    done = subprocess.run(
+        ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(lessons), str(lessons)]
+        + [sys.executable, "-m", "course.progress", "recommencer", "04", str(lessons)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout == (
+        "Leçon 4 recommencée\u00a0: aucun fichier supprimé\u00a0; non supprimé\u00a0: "
+        "lecon04.db (système de fichiers en lecture seule)\u00a0; sa progression est effacée, "
+        "celle des autres étapes reste.\n"
+    ), done.stdout
+    assert (lessons / "lecon04.db").exists()  # the control: it was read-only indeed
+    assert _rows(tmp_path / "progres.db", "alice")["events"] == 0
+
+
 async def test_a_damaged_progress_file_is_said_by_recommencer_and_oublier(
     monkeypatch, progress_file, tmp_path, capsys
 ):
