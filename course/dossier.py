@@ -25,6 +25,7 @@ SKIPPED = (
     "Cellule passée\u00a0: la leçon ne peut pas écrire dans ce dossier (la première cellule "
     "dit quoi faire)."
 )
+_COPY = "~/cours-memoire-tuteur"  # where the message's command copies the course
 # what runs anyway: it writes nothing in the folder (the progress file is in the home)
 _KEEP = ("verifier_dossier(", "Quiz(", "bilan(", "indice(", "mon_parcours(")
 
@@ -51,12 +52,13 @@ def verifier_dossier(dossier: str | os.PathLike[str] = ".") -> Path:
     except OSError as err:
         copy = folder.parent if folder.name == "lecons" else folder  # the notebooks' folder
         passer_les_cellules(_skipped, SKIPPED)
+        # cp -r keeps the modes: a folder made read-only by chmod gives a read-only copy
         raise DossierEnLectureSeule(
             f"La leçon ne peut pas écrire ses fichiers dans son dossier, {folder} "
             f"({french_reason(err)}). Copiez le cours dans un dossier à vous, "
             f"par exemple dans un terminal\u00a0: cp -r {shlex.quote(str(copy))} "
-            f"~/cours-memoire-tuteur, puis ouvrez ce notebook dans la copie. D'ici là, les "
-            f"cellules suivantes sont passées, sauf les quiz, le bilan et les indices."
+            f"{_COPY} && chmod -R u+w {_COPY}, puis ouvrez ce notebook dans la copie. D'ici là, "
+            f"les cellules suivantes sont passées, sauf les quiz, le bilan et les indices."
         ) from None
     ne_plus_passer(SKIPPED)  # run again once the folder is writable: every cell runs
     return folder

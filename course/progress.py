@@ -272,12 +272,15 @@ _stalled_until = 0.0  # time.monotonic() before which the file is not tried agai
 _lock = threading.Lock()
 _cache: list[tuple[str, dict[str, Any]]] | None = None  # this kernel's copy of the events
 _warned = False
-# why the file failed at its last use (French), None once it works: the start page never says
-# « enregistré dans » a file nothing could be written to
-_failure: str | None = None
+# the file that failed at its last use and why (French), None once it works: the start page
+# never says « enregistré dans » a file nothing could be written to, nor « inutilisable » of
+# another file given since (%env in the notebook)
+_failure: tuple[Path, str] | None = None
+# a restarted kernel forgets a %env: the variable is given where JupyterLab starts
 WHAT_TO_DO = (
     f"pour l'enregistrer, donnez dans {DB_ENV_VAR} le chemin d'un fichier dans un dossier où vous "
-    "pouvez écrire, puis redémarrez le noyau"
+    f"pouvez écrire, en lançant JupyterLab ({DB_ENV_VAR}=/votre/dossier/progres.db make lab) ou "
+    f"dans le notebook (%env {DB_ENV_VAR}=…, pour ce noyau)"
 )
 
 
@@ -293,16 +296,30 @@ def _reason(exc: BaseException) -> str:
 def _warn(exc: BaseException) -> None:
     """One French warning per kernel: the lesson goes on without recording."""
     global _warned, _failure
-    _failure = _reason(exc)
+    _failure = (progress_path(), _unwritten(exc))
     if _warned:
         return
     _warned = True
     print(
         f"Attention\u00a0: votre progression n'est pas enregistrée ({progress_path()}\u00a0: "
-        f"{_failure}). La leçon continue\u00a0; vos réponses restent dans ce noyau seulement "
-        f"({WHAT_TO_DO}).",
+        f"{_failure[1]}). La leçon continue\u00a0; vos réponses restent dans ce noyau "
+        f"seulement\u00a0; {WHAT_TO_DO}.",
         file=sys.stderr,
     )
+
+
+def _failed(path: Path) -> str | None:
+    """Why `path` failed at its last use; None if it worked, or if the failure was another
+    file's (a path given since)."""
+    return _failure[1] if _failure is not None and _failure[0] == path else None
+
+
+def _unwritten(exc: BaseException) -> str:
+    """Why the file was not written, in a few words: the service's read-only sentence names
+    the path again and blames the file's modes, also for a read-only mount."""
+    from .sessions.errors import ReadOnlyDatabaseError
+
+    return "fichier en lecture seule" if isinstance(exc, ReadOnlyDatabaseError) else _reason(exc)
 
 
 def _worked() -> None:
@@ -518,11 +535,12 @@ class Parcours:
 
 def mon_parcours() -> Parcours:
     """Votre parcours, relu dans votre fichier de progression\u00a0: ce qui est fait, la suite."""
-    if _failure is None:  # read the file again (another kernel may have written to it)
+    path = progress_path()
+    if _failed(path) is None:  # read the file again (another kernel may have written to it)
         reset_cache()
     # else the file failed: this kernel's own copy is all there is (read again, it is lost)
-    events = _events()
-    return Parcours(events, user_id(), progress_path(), _failure)
+    events = _events()  # may fail now: the first use of the file
+    return Parcours(events, user_id(), path, _failed(path))
 
 
 # -- start a lesson again ---------------------------------------------------------------------
@@ -560,13 +578,23 @@ def recommencer(lecon: str, dossier: str | os.PathLike[str] = ".") -> list[str]:
         asked = str(lecon) if str(lecon).isprintable() else repr(str(lecon))  # a stray newline
         raise ValueError(f"Leçon inconnue\u00a0: «\u00a0{asked}\u00a0» (connues\u00a0: {known}).")
     folder = Path(dossier)
-    removed = []
+    removed, kept = [], []
     for path in _lesson_files(lesson, folder):
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            path.unlink()
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        except OSError as exc:  # a read-only folder: said, and the progress still goes
+            kept.append(f"{path.name} ({french_reason(exc)})")
+            continue
         removed.append(path.name)
+    if removed:
+        files = f"fichiers supprimés\u00a0: {', '.join(removed)}"
+    else:
+        files = "aucun fichier supprimé" if kept else "aucun fichier"
+    if kept:
+        files += f"\u00a0; non supprimé{'s' if len(kept) > 1 else ''}\u00a0: {', '.join(kept)}"
     user = user_id()
 
     async def forget(service: Any) -> None:
@@ -580,10 +608,10 @@ def recommencer(lecon: str, dossier: str | os.PathLike[str] = ".") -> list[str]:
             failed = exc
     reset_cache()
     print(
-        f"Leçon {lesson.label} recommencée\u00a0: "
-        + (f"fichiers supprimés\u00a0: {', '.join(removed)}" if removed else "aucun fichier")
+        f"Leçon {lesson.label} recommencée\u00a0: {files}"
         + (
-            f"\u00a0; sa progression n'a pas pu être effacée ({progress_path()}\u00a0: {failed})."
+            f"\u00a0; sa progression n'a pas pu être effacée ({progress_path()}\u00a0: "
+            f"{_unwritten(failed)})."
             if failed
             else "\u00a0; sa progression est effacée, celle des autres étapes reste."
         )

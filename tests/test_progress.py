@@ -223,6 +223,42 @@ def test_a_read_only_home_gives_one_french_warning_and_the_lesson_goes_on(tmp_pa
     assert recorded["events"] == 3  # two answers and the bilan
 
 
+@pytest.mark.slow
+def test_a_progress_file_given_in_the_kernel_after_a_failure_is_not_said_unusable(tmp_path):
+    """The home cannot be written: the start page, the file's first use, says so (not
+    « enregistré dans »); the learner follows the warning and gives a writable file
+    in COURS_PROGRES_DB from the notebook (%env): the start page names that file as where the
+    path is recorded, never as « inutilisable » with the home's reason; and the warning does
+    not say « redémarrez le noyau » (a restarted kernel forgets a %env)."""
+    home, mine = tmp_path / "maison", tmp_path / "a-moi"
+    home.mkdir()
+    mine.mkdir()
+    code = (
+        "import os\n"
+        "from course.progress import mon_parcours\n"
+        "print(mon_parcours())\n"  # the first use of the file, as on the start page
+        f"os.environ['COURS_PROGRES_DB'] = {str(mine / 'progres.db')!r}\n"
+        "print(mon_parcours())\n"
+    )
+    env = dict(os.environ, HOME=str(home))
+    env[progress.USER_ENV_VAR] = "alice"
+    env.pop("COURS_PROGRES_DB", None)
+    done = subprocess.run(
+        ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(home), str(home)]
+        + [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "système de fichiers en lecture seule" in done.stderr  # the control: it failed
+    assert "redémarrez le noyau" not in done.stderr + done.stdout
+    before, after = done.stdout.split("Votre parcours (alice")[1:]
+    assert before.startswith(") n'est pas enregistré\u00a0: "), before  # the control
+    assert after.startswith(f", enregistré dans {mine / 'progres.db'})\u00a0:"), after
+
+
 def test_importing_course_progress_opens_nothing(tmp_path):
     """``import course.progress`` (and the quiz module) reads no file: it opens on first use."""
     env = dict(os.environ, COURS_PROGRES_DB=str(tmp_path / "p" / "progres.db"))
@@ -313,6 +349,90 @@ async def test_a_short_login_left_in_free_pages_is_told(monkeypatch, progress_fi
     assert await oublier_ma_progression(cell) is False, capsys.readouterr().out
     assert _rows(progress_file, "ed") == {"sessions": 0, "events": 0, "user_states": 0}
     assert "✘ Il reste de vous des lignes ou des octets" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_a_read_only_progress_file_is_said_once_by_recommencer(tmp_path):
+    """A progress file that may be read, not written (a read-only home, bound so that even
+    root cannot write): recommencer removes the lesson's files and says in a few words why its
+    progress stays, the path once (not the service's whole sentence in parentheses, with the
+    path twice, « droits du fichier » for a read-only mount and « .). »)."""
+    home, lessons = tmp_path / "maison", tmp_path / "lecons"
+    lessons.mkdir()
+    env = dict(os.environ, HOME=str(home))
+    env[progress.USER_ENV_VAR] = "alice"
+    env.pop("COURS_PROGRES_DB", None)
+    python = [sys.executable, "-c"]
+    first = "from course.progress import record\nrecord('04', 'exercice', exercice='x')"
+    subprocess.run([*python, first], env=env, check=True, timeout=60)
+    path = home / ".cours-memoire-tuteur" / "progres.db"
+    assert _rows(path, "alice")["events"] == 1  # the control: there is progress to erase
+    (lessons / "lecon04.db").write_bytes(b"")
+    again = f"from course.progress import recommencer\nrecommencer('04', {str(lessons)!r})"
+    done = subprocess.run(
+        ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(home), str(home), *python, again],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        "Leçon 4 recommencée\u00a0: fichiers supprimés\u00a0: lecon04.db\u00a0; sa progression "
+        f"n'a pas pu être effacée ({path}\u00a0: fichier en lecture seule).\n"
+    ), done.stdout
+    assert _rows(path, "alice")["events"] == 1
+    # a quiz answered there: the warning and the start page say the same few words
+    answer = (
+        "from course.progress import record, mon_parcours\n"
+        "record('04', 'exercice', exercice='y')\nprint(mon_parcours().lines()[0])"
+    )
+    done = subprocess.run(
+        ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(home), str(home), *python, answer],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"({path}\u00a0: fichier en lecture seule). La leçon continue" in done.stderr
+    assert "droits du fichier" not in done.stderr + done.stdout and "))" not in done.stderr
+    assert f"{path} est inutilisable (fichier en lecture seule)\u00a0; " in done.stdout
+
+
+@pytest.mark.slow
+def test_recommencer_in_a_read_only_lesson_folder_says_which_files_stay(tmp_path):
+    """make recommencer in a course folder that became read-only (a hub's shared copy, a
+    mount): the files it cannot remove are named, with the reason in French, and its progress
+    is erased all the same; before, OSError « [Errno 30] Read-only file system » and a
+    traceback, nothing erased."""
+    lessons = tmp_path / "lecons"
+    lessons.mkdir()
+    (lessons / "lecon04.db").write_bytes(b"")
+    env = dict(os.environ, COURS_PROGRES_DB=str(tmp_path / "progres.db"))
+    env[progress.USER_ENV_VAR] = "alice"
+    subprocess.run(
+        [sys.executable, "-c", "from course.progress import record\nrecord('04', 'bilan')"],
+        env=env,
+        check=True,
+        timeout=60,
+    )
+    done = subprocess.run(
+        ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(lessons), str(lessons)]
+        + [sys.executable, "-m", "course.progress", "recommencer", "04", str(lessons)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout == (
+        "Leçon 4 recommencée\u00a0: aucun fichier supprimé\u00a0; non supprimé\u00a0: "
+        "lecon04.db (système de fichiers en lecture seule)\u00a0; sa progression est effacée, "
+        "celle des autres étapes reste.\n"
+    ), done.stdout
+    assert (lessons / "lecon04.db").exists()  # the control: it was read-only indeed
+    assert _rows(tmp_path / "progres.db", "alice")["events"] == 0
 
 
 async def test_a_damaged_progress_file_is_said_by_recommencer_and_oublier(

@@ -17,14 +17,15 @@ __all__ = [
     "binaires_postgres",
     "dossier_cluster",
     "passer_sans_postgres",
+    "serveur_disponible",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "passer_sans_postgres":
-        from course.postgres._absence import passer_sans_postgres
+    if name in ("passer_sans_postgres", "serveur_disponible"):
+        from course.postgres import _absence
 
-        return passer_sans_postgres
+        return getattr(_absence, name)
     if name in __all__:
         from course.postgres import _serveur
 

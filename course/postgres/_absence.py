@@ -4,27 +4,31 @@ A lesson marks each cell that needs the server with a first comment line, ``MARQ
 learner sees which cells those are even when the server runs. ``passer_sans_postgres(raison)``
 prints one French message (why the server is missing, what to install, which cells are skipped)
 and has each later marked cell print one line saying it was skipped instead
-(``course.passage``). Every other cell runs: the part of the lesson that needs no server
-(lesson 7's section 1, one SQLite file per instance), the quizzes, the score summary and the
-learner's own cells (``indice(...)``, a ``print``), which a blanket skip used to swallow.
+(``course.passage``), until ``serveur_disponible()``: the set-up cell run again once PostgreSQL
+is found (installed, or given in ``COURS_PG_BIN``, in the same kernel). Every other cell runs:
+the part of the lesson that needs no server (lesson 7's section 1, one SQLite file per
+instance), the quizzes, the score summary and the learner's own cells (``indice(...)``, a
+``print``), which a blanket skip used to swallow.
 """
 
 from __future__ import annotations
 
-from course.passage import passer_les_cellules
+from course.passage import ne_plus_passer, passer_les_cellules
 
-__all__ = ["MARQUE", "SKIPPED", "besoin_du_serveur", "passer_sans_postgres"]
+__all__ = ["MARQUE", "SKIPPED", "besoin_du_serveur", "passer_sans_postgres", "serveur_disponible"]
 
 MARQUE = "# demande le serveur PostgreSQL"
 SKIPPED = (
     "Cellule passée\u00a0: elle demande le serveur PostgreSQL, indisponible (la raison est "
-    "dite plus haut)."
+    "dite plus haut\u00a0; une fois PostgreSQL installé, relancez la première cellule)."
 )
 
 
 def besoin_du_serveur(source: str) -> bool:
-    """True if a cell's source carries the marker line (``MARQUE``, alone on its line)."""
-    return any(line.strip().startswith(MARQUE) for line in source.splitlines())
+    """True if a cell starts with the marker line (``MARQUE``), as the message says: the same
+    words further down (a learner's note) do not skip it."""
+    first = next((line for line in source.splitlines() if line.strip()), "")
+    return first.strip().startswith(MARQUE)
 
 
 def passer_sans_postgres(raison: object) -> None:
@@ -39,3 +43,9 @@ def passer_sans_postgres(raison: object) -> None:
         f"fichiers SQLite des instances), les quiz, le bilan et vos propres cellules."
     )
     passer_les_cellules(besoin_du_serveur, SKIPPED)
+
+
+def serveur_disponible() -> None:
+    """Le serveur a démarré (la première cellule relancée une fois PostgreSQL installé)\u00a0:
+    les cellules qui en ont besoin s'exécutent de nouveau."""
+    ne_plus_passer(SKIPPED)

@@ -91,7 +91,11 @@ def binaires_postgres() -> Path:
     for folder in candidates:
         if all(os.access(folder / exe, os.X_OK) for exe in ("initdb", "postgres", "pg_isready")):
             return folder
-    raise PostgresIndisponible(f"PostgreSQL est introuvable\u00a0: {INSTALL_HINT}.")
+    given = os.environ.get("COURS_PG_BIN")  # it wins over an installed wheel: said, then
+    where = (
+        f" (COURS_PG_BIN vaut {given}, où initdb, postgres ou pg_isready manquent)" if given else ""
+    )
+    raise PostgresIndisponible(f"PostgreSQL est introuvable\u00a0: {INSTALL_HINT}{where}.")
 
 
 def dossier_cluster(nom: str) -> Path:

@@ -119,3 +119,57 @@ def test_a_read_only_course_folder_says_once_what_to_do_and_skips_cleanly(tmp_pa
         else:
             assert said[cell.id].startswith(skipped), (cell.id, said[cell.id])
     assert [p.name for p in folder.iterdir()] == []
+
+
+def test_the_copy_the_read_only_message_advises_can_be_written(tmp_path: Path):
+    """A course folder read-only by its modes (``chmod -R a-w``, as a teacher protects a shared
+    copy): the command the first cell's message gives, run by the learner (not root, in a
+    shell), makes a copy the learner can write. ``cp -r`` alone keeps the source's modes: the
+    copy was read-only too, and the lesson said the same thing again in it."""
+    import os
+    import re
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    if os.geteuid() != 0 or not (shutil.which("setpriv") and shutil.which("bwrap")):
+        pytest.skip("root, setpriv and bwrap jouent l'élève (un autre compte) et le partage")
+    learner = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    base = Path(tempfile.mkdtemp(prefix="cours-partage-"))  # the learner can reach it
+    try:
+        base.chmod(0o755)
+        shared = base / "partage" / "notebooks" / "lecons"
+        shared.mkdir(parents=True)
+        (shared / "01_choisir_un_service.ipynb").write_text("{}")
+        home = base / "maison"
+        home.mkdir()
+        os.chown(home, 65534, 65534)
+        subprocess.run(["chmod", "-R", "a-w", str(base / "partage")], check=True)
+        code = (
+            "import sys\nfrom course.dossier import verifier_dossier\n"
+            "try:\n    verifier_dossier(sys.argv[1])\nexcept PermissionError as err:\n"
+            "    print(err)\n"
+        )
+        said = subprocess.run(
+            ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(shared), str(shared)]
+            + [sys.executable, "-c", code, str(shared)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout
+        command = re.search(r"dans un terminal\u00a0: (.*), puis ouvrez", said)
+        assert command, said
+        env = {"HOME": str(home), "PATH": os.environ["PATH"]}
+        copied = subprocess.run(
+            [*learner, "sh", "-c", command.group(1)], env=env, capture_output=True, text=True
+        )
+        assert copied.returncode == 0, copied.stderr
+        lessons = home / "cours-memoire-tuteur" / "lecons"
+        assert (lessons / "01_choisir_un_service.ipynb").is_file()  # the control: copied
+        probe = subprocess.run([*learner, "touch", str(lessons / "lecon01.db")], text=True)
+        assert probe.returncode == 0, f"the copy {lessons} is read-only too"
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(base)], check=False)
+        shutil.rmtree(base, ignore_errors=True)

@@ -156,7 +156,8 @@ SKIP_SAID = "Cellule passée : elle demande le serveur PostgreSQL, indisponible"
 # what a learner adds while the server is missing: their own cells, which must run
 LEARNER_CELLS = (
     'from course.hints import indice\n\nindice(1, "oublier_conversation")',
-    'print("bonjour", 2 + 2)',
+    # the marker further down is a note, not the first line: the cell runs, as said
+    'print("bonjour", 2 + 2)\n# demande le serveur PostgreSQL ? Non, cette cellule s\'en passe.',
 )
 
 
@@ -422,6 +423,26 @@ def test_after_ranger_going_back_up_says_what_is_true(tmp_path: Path):
         said = run_cell(client, "l7-c07", fails=True)
         assert "Les instances du tuteur sont arrêtées" in said, said
         assert "au plus un tour" not in said, said
+    assert [p for p in tmp_path.rglob("*")] == []
+
+
+@pytest.mark.slow
+def test_postgresql_found_later_in_the_same_kernel_runs_the_server_s_cells(tmp_path: Path):
+    """The set-up cell run without PostgreSQL, then again once it is found (installed, or its
+    folder given in COURS_PG_BIN, in the same kernel): the server starts and the cells that
+    need it run, instead of each still saying the server is unavailable."""
+    client = client_for(tmp_path)
+    env = dict(network_free_env(), COURS_PG_BIN=str(tmp_path / "pas-de-postgres"))
+    with client.setup_kernel(env=env, cwd=str(tmp_path)):
+        said = run_cell(client, "l7-c02")
+        assert said.startswith("PostgreSQL est introuvable"), said
+        skipped = run_cell(client, "l7-c03")  # the control: skipped while the server is missing
+        assert skipped.startswith("Cellule passée : elle demande le serveur PostgreSQL"), skipped
+        run_cell(client, "import os\nos.environ.pop('COURS_PG_BIN')")  # PostgreSQL found
+        assert "Serveur PostgreSQL démarré en " in run_cell(client, "l7-c02")
+        opened = run_cell(client, "l7-c03")
+        assert "Les trois instances du tuteur l'ont ouverte." in opened, opened
+        assert "Restent : aucun fichier" in run_cell(client, "l7-c36")
     assert [p for p in tmp_path.rglob("*")] == []
 
 
