@@ -882,3 +882,36 @@ def test_a_gradebook_on_a_server_gets_the_unknown_id_check(petite_classe, postgr
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "nbgrader db student remove dan --force" in proc.stderr, proc.stderr
     assert (grader / "submitted" / "ana").is_dir()
+
+
+@pytest.mark.slow
+def test_a_teachers_file_inside_a_shipped_folder_of_a_git_clone_is_searched(petite_classe):
+    """Review (attack2): the folders the course ships (grader/hub, grader/templates…) were
+    never searched, so a class list the teacher keeps beside the hub's recipes (ADMIN.md runs
+    ``cours-roster verifier classe.csv``), grader/hub/classe.csv naming ana, got « Preuve
+    faite ». In a git clone what git does not track there is the teacher's: searched, named
+    for the teacher; the course's own files there (ADMIN.md names « ana ») stay out."""
+    import subprocess
+
+    from grading.erase_learner import ErasureError
+    from helpers import REPO
+
+    c = petite_classe
+    grader, course = c["grader"], c["grader"].parent
+    (grader / "hub").mkdir(exist_ok=True)
+    shutil.copy(REPO / "grader" / "hub" / "ADMIN.md", grader / "hub" / "ADMIN.md")
+    git = ("git", "-c", "user.name=prof", "-c", "user.email=prof@exemple.fr")
+    subprocess.run([*git, "init", "-q"], cwd=course, check=True)
+    subprocess.run([*git, "add", "grader/hub", "grader/templates"], cwd=course, check=True)
+    subprocess.run([*git, "commit", "-qm", "cours"], cwd=course, check=True)
+    assert re.search(rb"\bana\b", (grader / "hub" / "ADMIN.md").read_bytes())
+    compiled = grader / "hub" / "__pycache__" / "roster.cpython-311.pyc"  # untracked, the course's
+    compiled.parent.mkdir()
+    compiled.write_bytes(b"\x00\x00ana\x00")
+    kept = grader / "hub" / "classe.csv"
+    kept.write_text("id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n", encoding="utf-8")
+    with pytest.raises(ErasureError, match="classe.csv"):
+        _erase(c, "ana")
+    assert (grader / "submitted" / "ana").is_dir()  # nothing erased while she remains there
+    kept.unlink()  # the control: without the teacher's file, the course's own text is no mention
+    assert not _erase(c, "ana").failures

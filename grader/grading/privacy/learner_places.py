@@ -847,7 +847,8 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     an archive, any file that is not text, and a file outside those folders are never rewritten
     (a rewrite would corrupt them, or touch what is not class data): named, for the teacher to
     delete or correct by hand, and no proof while they hold the learner. The course's own
-    versioned files (what git tracks, outside the data folders) are not searched."""
+    versioned files (what git tracks, outside the data folders) are not searched, nor anything
+    in a folder it ships (``SHIPPED``) that git does not version (no clone: a zip download)."""
     classmates, released = ctx.classmates, ctx.released_lines
     pattern = mention_pattern(who, others=classmates, released=released)
     # a log line: « 'first_name': 'Ben' »
@@ -866,13 +867,20 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     top = ctx.dirs.grader_dir
     data_places = {p.folder(ctx.dirs).resolve() for p in PLACES if p.key != "backups"}
     tracked = _tracked(top)
+    # a shipped folder git versions (a clone): what git does not track there is the teacher's
+    # (a class list beside the hub's recipes), searched; without git, all of it is the course's
+    resolved = top.resolve()
+    versioned = {p.relative_to(resolved).parts[0] for p in tracked if p.is_relative_to(resolved)}
+    versioned &= {name for name in SHIPPED if (top / name).is_dir()}
 
     def walk(folder: Path, in_place: bool):
         for child in sorted(folder.iterdir()):
             if child.is_symlink() or child.resolve() in skip:
                 continue
-            if folder == top and child.name in _NOT_DATA:
+            if folder == top and child.name in _NOT_DATA and child.name not in versioned:
                 continue
+            if child.name == "__pycache__" and not in_place:
+                continue  # the course's compiled code
             here = in_place or child.resolve() in data_places
             if child.is_dir():
                 yield from walk(child, here)
