@@ -915,3 +915,26 @@ def test_a_teachers_file_inside_a_shipped_folder_of_a_git_clone_is_searched(peti
     assert (grader / "submitted" / "ana").is_dir()  # nothing erased while she remains there
     kept.unlink()  # the control: without the teacher's file, the course's own text is no mention
     assert not _erase(c, "ana").failures
+
+
+@pytest.mark.slow
+def test_a_server_gradebook_that_cannot_be_read_is_refused_without_its_password(petite_classe):
+    """Review (attack2): a server ``db_url`` the erasure cannot read is refused in French,
+    nothing erased; the message named the URL whole when it had no « @ » (a password in its
+    query, libpq's way), and an async driver (``postgresql+asyncpg``, the tutor's URL copied)
+    gave SQLAlchemy's English « greenlet_spawn has not been called »."""
+    c = petite_classe
+    config = c["grader"] / "nbgrader_config.py"
+    settings = config.read_text(encoding="utf-8")
+    urls = {
+        "postgresql+psycopg2:///carnet?host=/nulle-part&password=S3cret": "carnet",
+        "postgresql+asyncpg://prof:S3cret@localhost:1/carnet": "pilote asynchrone",
+    }
+    for url, said in urls.items():
+        config.write_text(f"{settings}\nc.CourseDirectory.db_url = {url!r}\n", encoding="utf-8")
+        proc = _make_from(c, "", "oublier-eleve", "ID=ana", "CONFIRMER=1", "TEMOIN=cyr")
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 2, out
+        assert "Carnet de notes illisible" in out and said in out, out
+        assert "S3cret" not in out and "greenlet" not in out, out
+        assert (c["grader"] / "submitted" / "ana").is_dir()

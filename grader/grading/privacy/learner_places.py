@@ -423,7 +423,7 @@ def _raw_hits(path: Path, patterns: list[re.Pattern[bytes]]) -> int:
 def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
     db = ctx.gradebook
     if db is None:  # PostgreSQL, MySQL: not scanned to the byte here, so not claimed erased
-        server = ctx.dirs.db_url.split("@")[-1]
+        server = ctx.dirs.db_url.split("@")[-1].split("?")[0]  # never its password
         # an id of nobody is refused as with a SQLite gradebook, never « remove it by hand »
         if who.sid not in ctx.known | _server_students(ctx.dirs.db_url, server):
             raise unknown_id(who.sid, ctx.known)
@@ -481,11 +481,21 @@ def _server_students(db_url: str, server: str) -> set[str]:
 
     try:
         engine = sqlalchemy.create_engine(db_url)
+        if engine.dialect.is_async:  # the tutor's URL copied: nbgrader's own needs a sync one
+            engine.dispose()
+            name, driver = engine.dialect.name, engine.dialect.driver
+            raise ErasureError(
+                f"Carnet de notes illisible ({server})\u00a0: pilote asynchrone {quoted(driver)}, "
+                f"que nbgrader n'utilise pas (écrivez {quoted(name + '://')} au lieu de "
+                f"{quoted(f'{name}+{driver}://')}). Rien n'a été effacé."
+            )
         try:
             with engine.connect() as con:
                 rows = con.execute(sqlalchemy.text("SELECT id FROM student")).fetchall()
         finally:
             engine.dispose()
+    except ErasureError:
+        raise
     except Exception as exc:  # noqa: BLE001 — a missing driver, a server down, no such table
         missing = isinstance(exc, ImportError) and exc.name
         reason = f"pilote {quoted(exc.name)} non installé" if missing else french_reason(exc)
