@@ -908,6 +908,9 @@ def test_a_teachers_file_inside_a_shipped_folder_of_a_git_clone_is_searched(peti
     compiled = grader / "hub" / "__pycache__" / "roster.cpython-311.pyc"  # untracked, the course's
     compiled.parent.mkdir()
     compiled.write_bytes(b"\x00\x00ana\x00")
+    checkpoint = grader / "hub" / ".ipynb_checkpoints" / "ADMIN-checkpoint.md"  # ADMIN.md opened
+    checkpoint.parent.mkdir()  # in JupyterLab: its copy, the course's text
+    shutil.copy(grader / "hub" / "ADMIN.md", checkpoint)
     kept = grader / "hub" / "classe.csv"
     kept.write_text("id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n", encoding="utf-8")
     with pytest.raises(ErasureError, match="classe.csv"):

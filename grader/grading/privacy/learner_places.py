@@ -883,17 +883,17 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     versioned = {p.relative_to(resolved).parts[0] for p in tracked if p.is_relative_to(resolved)}
     versioned &= {name for name in SHIPPED if (top / name).is_dir()}
 
-    def walk(folder: Path, in_place: bool):
+    def walk(folder: Path, in_place: bool, shipped: bool = False):
         for child in sorted(folder.iterdir()):
             if child.is_symlink() or child.resolve() in skip:
                 continue
             if folder == top and child.name in _NOT_DATA and child.name not in versioned:
                 continue
-            if child.name == "__pycache__" and not in_place:
-                continue  # the course's compiled code
+            if shipped and child.name in ("__pycache__", ".ipynb_checkpoints"):
+                continue  # the course's compiled code, Jupyter's copies of the files it ships
             here = in_place or child.resolve() in data_places
             if child.is_dir():
-                yield from walk(child, here)
+                yield from walk(child, here, shipped or (folder == top and child.name in SHIPPED))
             elif child.is_file():
                 if not here and (child.suffix == ".py" or child.resolve() in tracked):
                     continue  # the course's code and versioned files
