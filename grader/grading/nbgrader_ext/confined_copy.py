@@ -370,17 +370,22 @@ def serve_job() -> int:
     return 0
 
 
+# the child's path: grader/ and the folder of the `course` package (its French reasons, in
+# course.system_reason), wherever it is installed: -S leaves out site-packages
 _BOOT = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "import sys; sys.path[:0] = sys.argv[1:3]; "
     "from grading.nbgrader_ext.confined_copy import serve_job; sys.exit(serve_job())"
 )
 
 
 def run_copier(job: dict) -> dict:
     """Start the child on `job` and return its answer; ``OSError`` when it fails (French)."""
+    import course
+
     grader_dir = str(Path(__file__).resolve().parents[2])
+    course_root = str(Path(course.__file__).resolve().parents[1])
     proc = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", _BOOT, grader_dir],
+        [sys.executable, "-I", "-S", "-c", _BOOT, grader_dir, course_root],
         input=json.dumps(job).encode(),
         capture_output=True,
         env={"LC_ALL": "C.UTF-8"},
