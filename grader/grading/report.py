@@ -37,6 +37,7 @@ from .french.french_csv import EXPORT_HEADER, REPORT_NAME, ZONE, write_french_cs
 from .french.french_format import collation_key, french_datetime, french_score, points_text
 from .french.system_reason import french_message
 from .nbgrader_ext.criterion_titles import criterion_number, criterion_title, ordered_criteria
+from .nbgrader_ext.hooks import LABS
 from .nbgrader_ext.late_penalty import rule_of_config
 from .nbgrader_ext.outcome_record import read_record
 from .runs.manual_grades import pending_hand_grades
@@ -75,14 +76,18 @@ UNGRADED_WHY = (
 )
 
 
-def _outcome(folder: Path | None) -> tuple[str, str]:
+def _outcome(folder: Path | None, lab: bool) -> tuple[str, str]:
     """(outcome, French detail) the lab's grading stored in the autograded notebooks of `folder`:
-    (Outcome.NOT_GRADED, "") without a graded copy, ("", "") when the copies say nothing."""
+    (Outcome.NOT_GRADED, "") without a graded copy, ("", "") when the copies say nothing. Only
+    a lab's hooks write that record: in another assignment's copy it is the student's (a copy
+    graded before nbgrader dropped it), never read."""
     if folder is None:
         return "", ""
     copies = sorted(folder.glob("*.ipynb")) if folder.is_dir() else []
     if not copies:
         return Outcome.NOT_GRADED.value, ""
+    if not lab:
+        return "", ""
     records = []
     for path in copies:
         with suppress(Exception):  # an unreadable copy says nothing about the grade
@@ -177,7 +182,7 @@ def class_table(
         student, submitted = r["student_id"], r["student_id"] in points
         ungraded = not submitted and normalize_id(student) in folders
         graded = None if autograded is None else autograded / student / assignment
-        outcome, detail = _outcome(graded)
+        outcome, detail = _outcome(graded, assignment in LABS)
         if not submitted:
             outcome = (Outcome.NOT_GRADED if ungraded else Outcome.NO_SUBMISSION).value
         # what waits for hand grading first (« réponse écrite à noter »), then why

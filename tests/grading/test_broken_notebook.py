@@ -161,3 +161,25 @@ def test_a_copy_pasted_answer_cell_of_the_lab_is_graded_with_the_class(tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "3 rendu(s) noté(s)" in proc.stdout
     assert _scores(grader, "oublier", ["ana", "ben", "cyr"]) == {"ana": 10, "ben": 10, "cyr": 5}
+
+
+def test_an_outcome_left_in_a_copy_graded_before_is_not_in_the_report(simple_class, tmp_path):
+    """Review (attack2): a plain assignment's copies graded before nbgrader dropped a planted
+    ``course_grading`` keep it, and ``make grade`` leaves a graded copy as it is: the report
+    showed ana's forged outcome and « message donné à l'élève » as the grading's. Only the labs'
+    hooks write that record: for any other assignment the report never reads one."""
+    grader = _copy(simple_class, tmp_path)
+    for student in ("ben", "cyr", "dan"):  # ben's copy stops nbgrader: only ana is graded
+        shutil.rmtree(grader / "submitted" / student)
+    graded = grading(grader, "autograde", "simple")
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    copy = grader / "autograded" / "ana" / "simple" / "simple.ipynb"
+    nb = nbformat.read(copy, as_version=4)  # as a copy graded before that fix holds it
+    nb.metadata[METADATA_KEY] = {"outcome": "timeout", "detail": "Forgé par ana"}
+    nbformat.write(nb, copy)
+    report = grading(grader, "report", "--assignment", "simple")
+    assert report.returncode == 0, report.stdout + report.stderr
+    written = [grader / "rapport" / name for name in ("notes.csv", "rapport.html")]
+    texts = [path.read_text(encoding="utf-8") for path in written]
+    assert "Forgé par ana" not in texts[0] and "Forgé par ana" not in texts[1]
+    assert "simple" in texts[1]  # the control: the page is the assignment's

@@ -882,3 +882,62 @@ def test_a_gradebook_on_a_server_gets_the_unknown_id_check(petite_classe, postgr
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "nbgrader db student remove dan --force" in proc.stderr, proc.stderr
     assert (grader / "submitted" / "ana").is_dir()
+
+
+@pytest.mark.slow
+def test_a_teachers_file_inside_a_shipped_folder_of_a_git_clone_is_searched(petite_classe):
+    """Review (attack2): the folders the course ships (grader/hub, grader/templates…) were
+    never searched, so a class list the teacher keeps beside the hub's recipes (ADMIN.md runs
+    ``cours-roster verifier classe.csv``), grader/hub/classe.csv naming ana, got « Preuve
+    faite ». In a git clone what git does not track there is the teacher's: searched, named
+    for the teacher; the course's own files there (ADMIN.md names « ana ») stay out."""
+    import subprocess
+
+    from grading.erase_learner import ErasureError
+    from helpers import REPO
+
+    c = petite_classe
+    grader, course = c["grader"], c["grader"].parent
+    (grader / "hub").mkdir(exist_ok=True)
+    shutil.copy(REPO / "grader" / "hub" / "ADMIN.md", grader / "hub" / "ADMIN.md")
+    git = ("git", "-c", "user.name=prof", "-c", "user.email=prof@exemple.fr")
+    subprocess.run([*git, "init", "-q"], cwd=course, check=True)
+    subprocess.run([*git, "add", "grader/hub", "grader/templates"], cwd=course, check=True)
+    subprocess.run([*git, "commit", "-qm", "cours"], cwd=course, check=True)
+    assert re.search(rb"\bana\b", (grader / "hub" / "ADMIN.md").read_bytes())
+    compiled = grader / "hub" / "__pycache__" / "roster.cpython-311.pyc"  # untracked, the course's
+    compiled.parent.mkdir()
+    compiled.write_bytes(b"\x00\x00ana\x00")
+    checkpoint = grader / "hub" / ".ipynb_checkpoints" / "ADMIN-checkpoint.md"  # ADMIN.md opened
+    checkpoint.parent.mkdir()  # in JupyterLab: its copy, the course's text
+    shutil.copy(grader / "hub" / "ADMIN.md", checkpoint)
+    kept = grader / "hub" / "classe.csv"
+    kept.write_text("id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n", encoding="utf-8")
+    with pytest.raises(ErasureError, match="classe.csv"):
+        _erase(c, "ana")
+    assert (grader / "submitted" / "ana").is_dir()  # nothing erased while she remains there
+    kept.unlink()  # the control: without the teacher's file, the course's own text is no mention
+    assert not _erase(c, "ana").failures
+
+
+@pytest.mark.slow
+def test_a_server_gradebook_that_cannot_be_read_is_refused_without_its_password(petite_classe):
+    """Review (attack2): a server ``db_url`` the erasure cannot read is refused in French,
+    nothing erased; the message named the URL whole when it had no « @ » (a password in its
+    query, libpq's way), and an async driver (``postgresql+asyncpg``, the tutor's URL copied)
+    gave SQLAlchemy's English « greenlet_spawn has not been called »."""
+    c = petite_classe
+    config = c["grader"] / "nbgrader_config.py"
+    settings = config.read_text(encoding="utf-8")
+    urls = {
+        "postgresql+psycopg2:///carnet?host=/nulle-part&password=S3cret": "carnet",
+        "postgresql+asyncpg://prof:S3cret@localhost:1/carnet": "pilote asynchrone",
+    }
+    for url, said in urls.items():
+        config.write_text(f"{settings}\nc.CourseDirectory.db_url = {url!r}\n", encoding="utf-8")
+        proc = _make_from(c, "", "oublier-eleve", "ID=ana", "CONFIRMER=1", "TEMOIN=cyr")
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 2, out
+        assert "Carnet de notes illisible" in out and said in out, out
+        assert "S3cret" not in out and "greenlet" not in out, out
+        assert (c["grader"] / "submitted" / "ana").is_dir()

@@ -6,12 +6,13 @@ gradebook, ``source/``, the hidden inputs and their home; everything it reads fr
 was written by a student, who chooses names, links and timing. Opening without following links
 (``O_NOFOLLOW``, checked on the opened descriptor) closes the holes found so far; this adds a
 second wall that does not depend on getting every open right. A fresh child (``python -I -S``,
-not a fork: nothing of the parent's memory or environment, the standard library only) confines
-itself with Linux's Landlock (unprivileged, Linux 5.13+, binding on root too) to read only
-beneath the exchange's ``inbound/``, write only beneath a fresh staging folder, open no TCP
-connection (ABI 4+) and signal no process outside itself (ABI 6+): a link, a path or a bug that
-points it at ``grader/gradebook.db`` meets ``EACCES``. Where the kernel lacks Landlock, the same
-child copies unconfined, with the same checks on every descriptor, and says why.
+not a fork: nothing of the parent's memory or environment; the standard library and
+``course.system_reason`` only) confines itself with Linux's Landlock (unprivileged, Linux 5.13+,
+binding on root too) to read only beneath the exchange's ``inbound/``, write only beneath a
+fresh staging folder, open no TCP connection (ABI 4+) and signal no process outside itself (ABI
+6+): a link, a path or a bug that points it at ``grader/gradebook.db`` meets ``EACCES``. Where
+the kernel lacks Landlock, the same child copies unconfined, with the same checks on every
+descriptor, and says why.
 
 The job (``exchange.OwnerCheckedCollect._job``) is one JSON object on stdin, the answer
 (``serve_job``) one on stdout. Each item's notebooks (and ``submission_secret.txt``) are written
@@ -370,17 +371,22 @@ def serve_job() -> int:
     return 0
 
 
+# the child's path: grader/ and the folder of the `course` package (its French reasons, in
+# course.system_reason), wherever it is installed: -S leaves out site-packages
 _BOOT = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "import sys; sys.path[:0] = sys.argv[1:3]; "
     "from grading.nbgrader_ext.confined_copy import serve_job; sys.exit(serve_job())"
 )
 
 
 def run_copier(job: dict) -> dict:
     """Start the child on `job` and return its answer; ``OSError`` when it fails (French)."""
+    import course
+
     grader_dir = str(Path(__file__).resolve().parents[2])
+    course_root = str(Path(course.__file__).resolve().parents[1])
     proc = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", _BOOT, grader_dir],
+        [sys.executable, "-I", "-S", "-c", _BOOT, grader_dir, course_root],
         input=json.dumps(job).encode(),
         capture_output=True,
         env={"LC_ALL": "C.UTF-8"},

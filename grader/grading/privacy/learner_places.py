@@ -423,7 +423,7 @@ def _raw_hits(path: Path, patterns: list[re.Pattern[bytes]]) -> int:
 def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
     db = ctx.gradebook
     if db is None:  # PostgreSQL, MySQL: not scanned to the byte here, so not claimed erased
-        server = ctx.dirs.db_url.split("@")[-1]
+        server = ctx.dirs.db_url.split("@")[-1].split("?")[0]  # never its password
         # an id of nobody is refused as with a SQLite gradebook, never « remove it by hand »
         if who.sid not in ctx.known | _server_students(ctx.dirs.db_url, server):
             raise unknown_id(who.sid, ctx.known)
@@ -481,11 +481,21 @@ def _server_students(db_url: str, server: str) -> set[str]:
 
     try:
         engine = sqlalchemy.create_engine(db_url)
+        if engine.dialect.is_async:  # the tutor's URL copied: nbgrader's own needs a sync one
+            engine.dispose()
+            name, driver = engine.dialect.name, engine.dialect.driver
+            raise ErasureError(
+                f"Carnet de notes illisible ({server})\u00a0: pilote asynchrone {quoted(driver)}, "
+                f"que nbgrader n'utilise pas (écrivez {quoted(name + '://')} au lieu de "
+                f"{quoted(f'{name}+{driver}://')}). Rien n'a été effacé."
+            )
         try:
             with engine.connect() as con:
                 rows = con.execute(sqlalchemy.text("SELECT id FROM student")).fetchall()
         finally:
             engine.dispose()
+    except ErasureError:
+        raise
     except Exception as exc:  # noqa: BLE001 — a missing driver, a server down, no such table
         missing = isinstance(exc, ImportError) and exc.name
         reason = f"pilote {quoted(exc.name)} non installé" if missing else french_reason(exc)
@@ -847,7 +857,8 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     an archive, any file that is not text, and a file outside those folders are never rewritten
     (a rewrite would corrupt them, or touch what is not class data): named, for the teacher to
     delete or correct by hand, and no proof while they hold the learner. The course's own
-    versioned files (what git tracks, outside the data folders) are not searched."""
+    versioned files (what git tracks, outside the data folders) are not searched, nor anything
+    in a folder it ships (``SHIPPED``) that git does not version (no clone: a zip download)."""
     classmates, released = ctx.classmates, ctx.released_lines
     pattern = mention_pattern(who, others=classmates, released=released)
     # a log line: « 'first_name': 'Ben' »
@@ -866,16 +877,23 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     top = ctx.dirs.grader_dir
     data_places = {p.folder(ctx.dirs).resolve() for p in PLACES if p.key != "backups"}
     tracked = _tracked(top)
+    # a shipped folder git versions (a clone): what git does not track there is the teacher's
+    # (a class list beside the hub's recipes), searched; without git, all of it is the course's
+    resolved = top.resolve()
+    versioned = {p.relative_to(resolved).parts[0] for p in tracked if p.is_relative_to(resolved)}
+    versioned &= {name for name in SHIPPED if (top / name).is_dir()}
 
-    def walk(folder: Path, in_place: bool):
+    def walk(folder: Path, in_place: bool, shipped: bool = False):
         for child in sorted(folder.iterdir()):
             if child.is_symlink() or child.resolve() in skip:
                 continue
-            if folder == top and child.name in _NOT_DATA:
+            if folder == top and child.name in _NOT_DATA and child.name not in versioned:
                 continue
+            if shipped and child.name in ("__pycache__", ".ipynb_checkpoints"):
+                continue  # the course's compiled code, Jupyter's copies of the files it ships
             here = in_place or child.resolve() in data_places
             if child.is_dir():
-                yield from walk(child, here)
+                yield from walk(child, here, shipped or (folder == top and child.name in SHIPPED))
             elif child.is_file():
                 if not here and (child.suffix == ".py" or child.resolve() in tracked):
                     continue  # the course's code and versioned files
