@@ -35,6 +35,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import course
+
 from ..french.system_reason import french_reason
 
 __all__ = [
@@ -381,8 +383,6 @@ _BOOT = (
 
 def run_copier(job: dict) -> dict:
     """Start the child on `job` and return its answer; ``OSError`` when it fails (French)."""
-    import course
-
     grader_dir = str(Path(__file__).resolve().parents[2])
     course_root = str(Path(course.__file__).resolve().parents[1])
     proc = subprocess.run(
