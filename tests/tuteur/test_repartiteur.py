@@ -31,7 +31,7 @@ def _alive(pid: int) -> bool:
     try:  # a zombie is dead too
         with open(f"/proc/{pid}/stat") as stat:
             return stat.read().split(") ", 1)[1][0] != "Z"
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone between the open and the read
         return False
 
 
