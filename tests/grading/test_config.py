@@ -92,7 +92,7 @@ def test_make_notebooks_regenerates_every_assignment_without_a_gradebook():
     ).stdout
     assert "generate_assignment" in dry and "--force" in dry
     assert "CourseDirectory.db_url" in dry and "mktemp" in dry
-    assert 'cd "grader"' in dry
+    assert "cd 'grader'" in dry
     # every assignment of solutions/ in one nbgrader run: its id is a glob
     assert "generate_assignment '*'" in dry
 
