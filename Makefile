@@ -12,6 +12,15 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # writes it, and every process would compile what it imports, every time (nbgrader's start: 3.0 s
 # of CPU, 2.0 s compiled).
 export UV_COMPILE_BYTECODE := 1
+# $(call q,WORD): WORD as one shell word, in single quotes (each ' written '\''), so that the shell
+# runs nothing it holds. Every path a recipe hands to the shell goes through it, here and in
+# grader/grader.mk (included below): the checkout's absolute path may hold a space, a ", a ' or a
+# $( (which the shell runs inside "…"), and so may a path given on the command line.
+q = '$(subst ','\'',$(1))'
+# $(call abs,PATH): $(abspath PATH) for one path that may hold spaces (abspath cuts a path at
+# them): a path given from grader/ reaches grader/grader.mk made absolute, the checkout's in it
+space := $(subst ,, )
+abs = $(subst ␣,$(space),$(abspath $(subst $(space),␣,$(1))))
 
 .PHONY: lab test test-units test-fast test-browser test-hub test-classe lint bench system-deps setup setup-test notebooks clean
 .PHONY: lock bench-setup help recommencer
@@ -21,7 +30,7 @@ export UV_COMPILE_BYTECODE := 1
 help:
 	@awk '/^## / { line = substr($$0, 4); \
 	    if (!block) { sub(/^make /, "", line); printf "\nmake %s\n", line } \
-	    else print "    " line; block = 1; next } { block = 0 }' $(MAKEFILE_LIST)
+	    else print "    " line; block = 1; next } { block = 0 }' $(foreach f,$(MAKEFILE_LIST),$(call q,$(f)))
 
 # Every install comes from a lock in requirements/ (exact versions, hash-checked), made from
 # uv.lock by `make lock`. uv installs them in seconds: the uv on PATH, else uv from PyPI into .venv
@@ -32,34 +41,34 @@ ifndef UV
 # may hold a " (a shell syntax error inside "…") or a $( (run by the shell)
 UV := $(or $(shell command -v uv 2>/dev/null),$(BIN)/uv)
 endif
-GET_UV = "$(PY)" -m pip install -q --no-deps --require-hashes -r requirements/uv.txt
+GET_UV = $(call q,$(PY)) -m pip install -q --no-deps --require-hashes -r requirements/uv.txt
 # $(call install,PIP ARGUMENTS): with uv when it is (or can be) there, else with pip
 define install
-@if [ "$(INSTALLER)" = uv ] && ! [ -x "$(UV)" ]; then \
+@if [ $(call q,$(INSTALLER)) = uv ] && ! [ -x $(call q,$(UV)) ]; then \
   $(GET_UV) || echo "uv indisponible : installation avec pip (plus lente)"; fi
-@if [ "$(INSTALLER)" = uv ] && [ -x "$(UV)" ]; then \
-  echo "uv pip install $(1)"; "$(UV)" pip install -q --python "$(PY)" $(1); \
-else echo "pip install $(1)"; "$(PY)" -m pip install -q $(1); fi
+@if [ $(call q,$(INSTALLER)) = uv ] && [ -x $(call q,$(UV)) ]; then \
+  echo "uv pip install $(1)"; $(call q,$(UV)) pip install -q --python $(call q,$(PY)) $(1); \
+else echo "pip install $(1)"; $(call q,$(PY)) -m pip install -q $(1); fi
 endef
 
 $(VENV)/.stamp-venv:
-	@"$(PYTHON)" -c 'import sys; sys.exit("Python 3.11+ requis" if sys.version_info < (3, 11) else 0)'
-	test -x "$(PY)" || "$(PYTHON)" -m venv "$(VENV)"
-	touch "$@"
+	@$(call q,$(PYTHON)) -c 'import sys; sys.exit("Python 3.11+ requis" if sys.version_info < (3, 11) else 0)'
+	test -x $(call q,$(PY)) || $(call q,$(PYTHON)) -m venv $(call q,$(VENV))
+	touch $(call q,$@)
 
 $(VENV)/.stamp-runtime: requirements/lab.txt pyproject.toml course/save_hook.py | $(VENV)/.stamp-venv
 	$(call install,--no-deps --require-hashes -r requirements/lab.txt)
 	$(call install,--no-deps -e .)
-	"$(PY)" -m course.save_hook
-	touch "$@"
+	$(call q,$(PY)) -m course.save_hook
+	touch $(call q,$@)
 
 $(VENV)/.stamp-test: requirements/test.txt $(VENV)/.stamp-runtime
 	$(call install,--no-deps --require-hashes -r requirements/test.txt)
-	touch "$@"
+	touch $(call q,$@)
 
 $(VENV)/.stamp-lint: requirements/lint.txt | $(VENV)/.stamp-venv
 	$(call install,--no-deps --require-hashes -r requirements/lint.txt)
-	touch "$@"
+	touch $(call q,$@)
 
 ## make setup: .venv with the course and what the lessons need (as `make lab`, without opening it)
 setup: $(VENV)/.stamp-runtime
@@ -68,18 +77,18 @@ setup-test: $(VENV)/.stamp-test
 
 ## make lock: re-solve uv.lock for pyproject.toml (universal: every OS, Python 3.11+; keeps the
 ## versions it can, UPGRADE=1 takes the newest) and export the sets every set-up installs
-EXPORT = "$(UV)" export --frozen --no-emit-project --no-header -q
+EXPORT = $(call q,$(UV)) export --frozen --no-emit-project --no-header -q
 LOCK_HEADER = echo "\# Made by \`make lock\` from uv.lock (pyproject.toml). Do not edit."
 lock: $(VENV)/.stamp-venv
-	@[ -x "$(UV)" ] || $(GET_UV)
-	"$(UV)" lock -q $(if $(UPGRADE),--upgrade)
+	@[ -x $(call q,$(UV)) ] || $(GET_UV)
+	$(call q,$(UV)) lock -q $(if $(UPGRADE),--upgrade)
 	mkdir -p requirements
 	{ $(LOCK_HEADER); $(EXPORT); } >requirements/lab.txt
 	{ $(LOCK_HEADER); $(EXPORT) --extra hub; } >requirements/hub.txt
 	{ $(LOCK_HEADER); $(EXPORT) --extra test --group lint; } >requirements/test.txt
 	{ $(LOCK_HEADER); $(EXPORT) --only-group lint; } >requirements/lint.txt
-	{ $(LOCK_HEADER); echo "uv==$$("$(UV)" --version | cut -d" " -f2)" \
-	  | "$(UV)" pip compile - --universal --generate-hashes --no-header -q; } >requirements/uv.txt
+	{ $(LOCK_HEADER); echo "uv==$$($(call q,$(UV)) --version | cut -d" " -f2)" \
+	  | $(call q,$(UV)) pip compile - --universal --generate-hashes --no-header -q; } >requirements/uv.txt
 
 ## make lab: installe le cours et ouvre JupyterLab sur notebooks/ (LAB_ARGS="--port=9999" etc.),
 ## à la page de départ, avec la vue de l'élève (course/jupyter-config/eleve : sans les outils
@@ -88,17 +97,17 @@ LAB_ARGS ?=
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: setup
 	@# what this machine lacks, and what the learner skips meanwhile (lesson 7 without PostgreSQL)
-	@"$(PY)" -m course.postgres
-	JUPYTER_CONFIG_PATH="$(abspath course/jupyter-config/eleve)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))" \
-	  "$(BIN)/jupyter" lab --ServerApp.root_dir=notebooks $(ROOT_FLAG) \
+	@$(call q,$(PY)) -m course.postgres
+	JUPYTER_CONFIG_PATH=$(call q,$(abspath course/jupyter-config/eleve)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))) \
+	  $(call q,$(BIN)/jupyter) lab --ServerApp.root_dir=notebooks $(ROOT_FLAG) \
 	  $(if $(wildcard notebooks/lecons/00_commencer_ici.ipynb),--LabApp.default_url=/lab/tree/lecons/00_commencer_ici.ipynb) \
 	  $(LAB_ARGS)
 
 ## make recommencer LECON=04: recommence une leçon : supprime les fichiers qu'elle a créés dans
 ## notebooks/lecons et sa progression (course/progress.py), le reste est gardé
 recommencer: setup
-	@test -n "$(LECON)" || { echo "Indiquez la leçon : make recommencer LECON=04"; exit 2; }
-	cd notebooks/lecons && "$(abspath $(PY))" -m course.progress recommencer "$(LECON)"
+	@test -n $(call q,$(LECON)) || { echo "Indiquez la leçon : make recommencer LECON=04"; exit 2; }
+	cd notebooks/lecons && $(call q,$(abspath $(PY))) -m course.progress recommencer $(call q,$(LECON))
 
 ## system-deps: Debian's chromium and npm's configurable-http-proxy, for the browser and hub tests
 system-deps:
@@ -111,52 +120,52 @@ TEST_WORKERS ?= 3
 XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS))
 JUNIT ?= $(VENV)/rapport-tests.xml
 # The course's own modules, compiled for the same reason before the tests start their processes
-COMPILE_OWN = "$(PY)" -m compileall -q -j 0 course grader/grading grader/hub tests
+COMPILE_OWN = $(call q,$(PY)) -m compileall -q -j 0 course grader/grading grader/hub tests
 test: setup-test lint system-deps
 	$(COMPILE_OWN)
-	"$(PYTEST)" -q -ra --durations=25 --junitxml="$(JUNIT)" $(XDIST) tests
+	$(call q,$(PYTEST)) -q -ra --durations=25 --junitxml=$(call q,$(JUNIT)) $(XDIST) tests
 
 ## make test-units: rewrites tests/unit_seconds.json (the order units start in) from the last
 ## `make test`'s report ; best after a sequential `make test TEST_WORKERS=0`
 test-units:
-	"$(PY)" tests/unit_seconds.py "$(JUNIT)"
+	$(call q,$(PY)) tests/unit_seconds.py $(call q,$(JUNIT))
 
 ## make test-fast: the inner loop: every test that takes under a few seconds (no browser, hub, nbgrader run, whole lesson or sandbox)
 test-fast: setup-test
 	$(COMPILE_OWN)
-	"$(PYTEST)" -q -ra $(XDIST) tests -m "not browser and not hub and not slow"
+	$(call q,$(PYTEST)) -q -ra $(XDIST) tests -m "not browser and not hub and not slow"
 
 ## make test-browser: every notebook run in JupyterLab in headless Chromium
 test-browser: setup-test system-deps
 	$(COMPILE_OWN)
-	"$(PYTEST)" -q -ra tests -m browser
+	$(call q,$(PYTEST)) -q -ra tests -m browser
 
 ## make test-hub: a whole class cycle on a real JupyterHub with nbgrader's exchange
 test-hub: setup-test system-deps
 	$(COMPILE_OWN)
-	"$(PYTEST)" -q -ra tests -m hub
+	$(call q,$(PYTEST)) -q -ra tests -m hub
 
 ## make test-classe: 30 élèves et leur enseignant sur le hub d'une machine, chiffres affichés
 test-classe: setup-test system-deps
 	$(COMPILE_OWN)
-	COURSE_RUSH_STUDENTS=30 "$(PYTEST)" -q -ra tests/hub/test_class_rush.py
+	COURSE_RUSH_STUDENTS=30 $(call q,$(PYTEST)) -q -ra tests/hub/test_class_rush.py
 
 ## make lint: ruff alone (requirements/lint.txt), not the course's whole set
 lint: $(VENV)/.stamp-lint
-	"$(BIN)/ruff" check course tests grader
-	"$(BIN)/ruff" format --check course tests grader
+	$(call q,$(BIN)/ruff) check course tests grader
+	$(call q,$(BIN)/ruff) format --check course tests grader
 
 ## make bench: service de session du cours contre google-adk 2.10, ratios mesurés dans un seul run
 bench: setup-test
-	"$(PY)" tests/bench/bench_sessions.py
+	$(call q,$(PY)) tests/bench/bench_sessions.py
 
 ## make bench-setup: a fresh clone's `make lab` (until JupyterLab answers) and `make setup-test`,
 ## uv against pip, cold and warm package caches, ratios measured in one run (minutes: cold pip)
 bench-setup:
-	"$(PYTHON)" tests/bench/bench_setup.py $(BENCH_ARGS)
+	$(call q,$(PYTHON)) tests/bench/bench_setup.py $(BENCH_ARGS)
 
 ## make clean: remove .venv, .artefacts and build (nothing of the instructor's)
 clean:
-	rm -rf "$(VENV)" .artefacts build
+	rm -rf $(call q,$(VENV)) .artefacts build
 
 -include grader/grader.mk

@@ -19,7 +19,13 @@ from pathlib import Path
 from course.passage import ne_plus_passer, passer_les_cellules
 from course.system_reason import french_reason
 
-__all__ = ["DossierEnLectureSeule", "SKIPPED", "verifier_dossier"]
+__all__ = [
+    "DossierEnLectureSeule",
+    "SKIPPED",
+    "copy_advice",
+    "folder_write_error",
+    "verifier_dossier",
+]
 
 SKIPPED = (
     "Cellule passée\u00a0: la leçon ne peut pas écrire dans ce dossier (la première cellule "
@@ -42,23 +48,40 @@ def _skipped(source: str) -> bool:
     return not any(marker in source for marker in _KEEP)
 
 
-def verifier_dossier(dossier: str | os.PathLike[str] = ".") -> Path:
-    """Vérifie que la leçon peut écrire ses fichiers dans ``dossier`` (celui du notebook)\u00a0;
-    sinon lève ``DossierEnLectureSeule``, qui dit quoi faire. Renvoie le dossier."""
-    folder = Path(dossier).resolve()
+def folder_write_error(folder: Path) -> OSError | None:
+    """Why nothing can be written in ``folder``, or None: a nameless file is tried there (the
+    real test: permissions, ACLs, a read-only mount, even for root)."""
     try:
         with tempfile.TemporaryFile(dir=folder):  # nameless where the system allows it
             pass
     except OSError as err:
-        copy = folder.parent if folder.name == "lecons" else folder  # the notebooks' folder
+        return err
+    return None
+
+
+def copy_advice(folder: Path) -> str:
+    """What a learner does when the lesson's ``folder`` cannot be written (one text, for the
+    first cell and for the session service when the folder turns read-only later)."""
+    copy = folder.parent if folder.name == "lecons" else folder  # the notebooks' folder
+    # cp -r keeps the modes: a folder made read-only by chmod gives a read-only copy
+    return (
+        f"Copiez le cours dans un dossier à vous, par exemple dans un terminal\u00a0: "
+        f"cp -r {shlex.quote(str(copy))} {_COPY} && chmod -R u+w {_COPY}, puis ouvrez ce "
+        "notebook dans la copie."
+    )
+
+
+def verifier_dossier(dossier: str | os.PathLike[str] = ".") -> Path:
+    """Vérifie que la leçon peut écrire ses fichiers dans ``dossier`` (celui du notebook)\u00a0;
+    sinon lève ``DossierEnLectureSeule``, qui dit quoi faire. Renvoie le dossier."""
+    folder = Path(dossier).resolve()
+    err = folder_write_error(folder)
+    if err is not None:
         passer_les_cellules(_skipped, SKIPPED)
-        # cp -r keeps the modes: a folder made read-only by chmod gives a read-only copy
         raise DossierEnLectureSeule(
             f"La leçon ne peut pas écrire ses fichiers dans son dossier, {folder} "
-            f"({french_reason(err)}). Copiez le cours dans un dossier à vous, "
-            f"par exemple dans un terminal\u00a0: cp -r {shlex.quote(str(copy))} "
-            f"{_COPY} && chmod -R u+w {_COPY}, puis ouvrez ce notebook dans la copie. D'ici là, "
-            f"les cellules suivantes sont passées, sauf les quiz, le bilan et les indices."
-        ) from None
+            f"({french_reason(err)}). {copy_advice(folder)} D'ici là, les cellules suivantes "
+            "sont passées, sauf les quiz, le bilan et les indices."
+        )
     ne_plus_passer(SKIPPED)  # run again once the folder is writable: every cell runs
     return folder

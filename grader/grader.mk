@@ -6,9 +6,9 @@
 # folder it runs in first on sys.path, and nbgrader_config.py puts its own folder there for
 # nbgrader (its plugins), wherever nbgrader runs.
 NOTATION ?= grader
-NBG_ENV := PATH="$(abspath $(BIN)):$$PATH"
-NBGRADER = cd "$(NOTATION)" && $(NBG_ENV) "$(abspath $(BIN))/nbgrader"
-GRADING = cd "$(NOTATION)" && $(NBG_ENV) "$(abspath $(PY))" -m grading.
+NBG_ENV := PATH=$(call q,$(abspath $(BIN))):"$$PATH"
+NBGRADER = cd $(call q,$(NOTATION)) && $(NBG_ENV) $(call q,$(abspath $(BIN))/nbgrader)
+GRADING = cd $(call q,$(NOTATION)) && $(NBG_ENV) $(call q,$(abspath $(PY))) -m grading.
 # the assignment (A=lecons for another one), parallel workers, the class list, a due date
 A ?= oublier
 JOBS ?= 1
@@ -71,7 +71,7 @@ notebooks: setup
 ## nommé, sauf REINSCRIRE=son identifiant
 students: export COURSE_REENROL_ID = $(value REINSCRIRE)
 students: setup
-	$(GRADING)roster_csv "$(abspath $(ELEVES))" $(if $(value REINSCRIRE),--reinscrire="$$COURSE_REENROL_ID")
+	$(GRADING)roster_csv $(call q,$(call abs,$(ELEVES))) $(if $(value REINSCRIRE),--reinscrire="$$COURSE_REENROL_ID")
 
 ## make collect : ramasse les rendus de l'échange de nbgrader (JupyterHub) dans grader/submitted/ ;
 ## une copie qui n'appartient pas à l'élève qu'elle nomme va dans grader/quarantaine/, celle d'un
@@ -89,8 +89,8 @@ zip-collect: setup
 ## make duedate DATE="2025-03-14 18:00:00 Europe/Paris" : la date limite du devoir (au carnet de
 ## notes, en UTC ; formgrader l'affiche en UTC, le rapport dans le fuseau du cours)
 duedate: setup
-	@test -n "$(DATE)" || { echo "Donnez la date : make duedate DATE=\"2025-03-14 18:00:00 Europe/Paris\"" >&2; exit 2; }
-	$(GRADING)duedate $(A) "$(DATE)"
+	@test -n $(call q,$(DATE)) || { echo "Donnez la date : make duedate DATE=\"2025-03-14 18:00:00 Europe/Paris\"" >&2; exit 2; }
+	$(GRADING)duedate $(A) $(call q,$(DATE))
 
 ## make grade [JOBS=2] [FORCE=1] [ARGS=...] : la correction automatique (nbgrader autograde),
 ## avec barre de progression et bilan en français
@@ -119,20 +119,20 @@ rapport: setup
 
 ## make formgrader [LAB_ARGS=...] : JupyterLab pour l'enseignant (menu Nbgrader > Formgrader)
 formgrader: setup
-	cd "$(NOTATION)" && $(NBG_ENV) "$(abspath $(BIN))/jupyter" lab \
-	  --ServerApp.root_dir="$(abspath .)" $(ROOT_FLAG) $(LAB_ARGS)
+	cd $(call q,$(NOTATION)) && $(NBG_ENV) $(call q,$(abspath $(BIN))/jupyter) lab \
+	  --ServerApp.root_dir=$(call q,$(abspath .)) $(ROOT_FLAG) $(LAB_ARGS)
 
 ## make demo-grading [EXEMPLES=...] : tout le cycle de notation sur les copies d'exemple, dans
 ## grader/demo/
 demo-grading: setup
-	cd grader && $(NBG_ENV) "$(abspath $(PY))" -m grading.demo \
+	cd grader && $(NBG_ENV) $(call q,$(abspath $(PY))) -m grading.demo \
 	  $(if $(EXEMPLES),--only $(EXEMPLES)) $(if $(SANS_BAC_A_SABLE),--sans-bac-a-sable)
 
 ## make bench-grading : mesure ce TP contre un devoir trivial d'une cellule, 30 rendus chacun
 bench-grading: setup
 	$(GRADING)bench --submissions 30 --jobs 2
 
-BACKUP_PLACE = $(if $(DOSSIER),--dossier "$(abspath $(DOSSIER))") \
+BACKUP_PLACE = $(if $(DOSSIER),--dossier $(call q,$(call abs,$(DOSSIER)))) \
 	$(if $(GARDER),--garder $(GARDER)) $(if $(GARDER_JOURS),--garder-jours $(GARDER_JOURS))
 
 ## make sauvegarde [DOSSIER=...] [GARDER=N] [GARDER_JOURS=J] [HUB_DB=...] [CONFIRMER=1] : une
@@ -142,8 +142,8 @@ BACKUP_PLACE = $(if $(DOSSIER),--dossier "$(abspath $(DOSSIER))") \
 ## manque, est vide, illisible ou a moins d'élèves ou de notes que la dernière sauvegarde, sauf
 ## CONFIRMER=1
 sauvegarde: setup
-	$(GRADING)backup sauvegarder --eleves "$(abspath $(ELEVES))" $(strip $(BACKUP_PLACE) \
-	  $(if $(CONFIRMER),--confirmer) $(if $(HUB_DB),--hub-db "$(abspath $(HUB_DB))"))
+	$(GRADING)backup sauvegarder --eleves $(call q,$(call abs,$(ELEVES))) $(strip $(BACKUP_PLACE) \
+	  $(if $(CONFIRMER),--confirmer) $(if $(HUB_DB),--hub-db $(call q,$(call abs,$(HUB_DB)))))
 
 ## make restauration SAUVEGARDE=... [REINSCRIRE=id] [REGISTRE=dossier] [CONFIRMER=1] : restaure
 ## une sauvegarde dans un cours sans carnet de notes, rendus ni liste (un clone neuf) ; chaque
@@ -152,10 +152,10 @@ sauvegarde: setup
 ## sauvegarde), refusée sauf REGISTRE=son dossier ou CONFIRMER=1
 restauration: export COURSE_REENROL_ID = $(value REINSCRIRE)
 restauration: setup
-	@test -n "$(SAUVEGARDE)" || { echo "Donnez la sauvegarde : make restauration SAUVEGARDE=grader/sauvegardes/sauvegarde-….tar.gz" >&2; exit 2; }
-	$(GRADING)backup restaurer "$(abspath $(SAUVEGARDE))" --eleves "$(abspath $(ELEVES))" $(strip \
-	  $(if $(HUB_DB),--hub-db "$(abspath $(HUB_DB))") \
-	  $(if $(REGISTRE),--registre "$(abspath $(REGISTRE))") $(if $(CONFIRMER),--confirmer) \
+	@test -n $(call q,$(SAUVEGARDE)) || { echo "Donnez la sauvegarde : make restauration SAUVEGARDE=grader/sauvegardes/sauvegarde-….tar.gz" >&2; exit 2; }
+	$(GRADING)backup restaurer $(call q,$(call abs,$(SAUVEGARDE))) --eleves $(call q,$(call abs,$(ELEVES))) $(strip \
+	  $(if $(HUB_DB),--hub-db $(call q,$(call abs,$(HUB_DB)))) \
+	  $(if $(REGISTRE),--registre $(call q,$(call abs,$(REGISTRE)))) $(if $(CONFIRMER),--confirmer) \
 	  $(if $(value REINSCRIRE),--reinscrire="$$COURSE_REENROL_ID"))
 
 ## make purge-sauvegardes [GARDER=N] [GARDER_JOURS=J] : efface les sauvegardes de plus de J
@@ -169,7 +169,7 @@ purge-sauvegardes: setup
 donnees-eleve: export COURSE_LEARNER_ID = $(value ID)
 donnees-eleve: setup
 	@test -n "$$COURSE_LEARNER_ID" || { echo "Donnez l'identifiant : make donnees-eleve ID=chloé" >&2; exit 2; }
-	$(GRADING)learner_export --eleves "$(abspath $(ELEVES))" -- "$$COURSE_LEARNER_ID"
+	$(GRADING)learner_export --eleves $(call q,$(call abs,$(ELEVES))) -- "$$COURSE_LEARNER_ID"
 
 ## make oublier-eleve ID=... [CONFIRMER=1] [CAVIARDER=1] [TEMOIN=...] : efface un élève de
 ## tout le système de la classe (RGPD, article 17) : sans CONFIRMER, un essai à blanc qui liste
@@ -178,16 +178,16 @@ donnees-eleve: setup
 ## les notes des autres inchangées) ; CAVIARDER=1 remplace aussi ses mentions chez les autres ;
 ## sauvegardes et historique Helm listés avec leur date d'expiration
 # the erasure's options, on one line: make echoes its command without a line of bare `\`
-ERASE_ARGS = $(strip $(if $(or $(wildcard $(ELEVES)),$(filter command line environment,$(origin ELEVES))),--eleves "$(abspath $(ELEVES))") \
+ERASE_ARGS = $(strip $(if $(or $(wildcard $(ELEVES)),$(filter command line environment,$(origin ELEVES))),--eleves $(call q,$(call abs,$(ELEVES)))) \
 	$(if $(CONFIRMER),--confirmer) $(if $(CAVIARDER),--caviarder) \
 	$(if $(value TEMOIN),--temoin="$$COURSE_CONTROL_ID") $(if $(HUB_URL),--hub-url $(HUB_URL)) \
-	$(if $(HUB_DB),--hub-db "$(abspath $(HUB_DB))") $(if $(ECHANGE),--echange "$(abspath $(ECHANGE))") \
-	$(if $(HOMES),--dossiers-personnels "$(abspath $(HOMES))") \
+	$(if $(HUB_DB),--hub-db $(call q,$(call abs,$(HUB_DB)))) $(if $(ECHANGE),--echange $(call q,$(call abs,$(ECHANGE)))) \
+	$(if $(HOMES),--dossiers-personnels $(call q,$(call abs,$(HOMES)))) \
 	$(if $(PREFIXE_UNIX),--prefixe-unix $(PREFIXE_UNIX)) \
-	$(if $(DOSSIER),--sauvegardes "$(abspath $(DOSSIER))") \
+	$(if $(DOSSIER),--sauvegardes $(call q,$(call abs,$(DOSSIER)))) \
 	$(if $(GARDER_JOURS),--garder-jours $(GARDER_JOURS)) \
 	$(if $(HELM_RELEASE),--helm-release $(HELM_RELEASE)) \
-	$(if $(MOTS_DE_PASSE),--mots-de-passe-tljh "$(abspath $(MOTS_DE_PASSE))"))
+	$(if $(MOTS_DE_PASSE),--mots-de-passe-tljh $(call q,$(call abs,$(MOTS_DE_PASSE)))))
 oublier-eleve: export COURSE_LEARNER_ID = $(value ID)
 oublier-eleve: export COURSE_CONTROL_ID = $(value TEMOIN)
 oublier-eleve: setup

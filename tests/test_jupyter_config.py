@@ -112,8 +112,8 @@ def test_only_make_lab_loads_the_learner_view():
         if "jupyter-config/eleve" in line and not line.lstrip().startswith("#")
     ]
     assert users == [
-        'JUPYTER_CONFIG_PATH="$(abspath course/jupyter-config/eleve)'
-        '$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))" \\'
+        "JUPYTER_CONFIG_PATH=$(call q,$(abspath course/jupyter-config/eleve)"
+        "$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))) \\"
     ]
     lab_recipe = re.search(r"^lab:.*?(?=^\S|\Z)", (REPO / "Makefile").read_text(), re.M | re.S)
     assert lab_recipe and "jupyter-config/eleve" in lab_recipe.group(0)

@@ -9,6 +9,7 @@ import importlib.metadata
 import importlib.util
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -388,33 +389,158 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert re.search(r"^exec make test$", ci, re.M)
 
 
-@pytest.mark.parametrize("name", ['mon "cours"', "cours $(touch canari)"])
-def test_make_setup_hands_the_shell_no_path_of_a_checkout_named_with_a_quote_or_a_dollar(
-    tmp_path: Path, name: str
-) -> None:
-    """A checkout whose folder name holds a " or a $( (without uv on PATH, the learner's usual
-    case): `make setup`'s commands hold no absolute path of it, so each is valid shell (a "
-    inside "…" was a syntax error) and none runs what the name holds (a $( inside "…" ran)."""
+# folder names a checkout may have: a ", a ', a space, a $( that the shell would run
+HOSTILE_NAMES = ['mon "cours"', "cours $(touch canari)", 'l\'élève $(touch canari) "x"']
+# paths a teacher gives on the command line, relative (make expands a $( in a command-line value
+# itself): the checkout's absolute path leads them, and each holds a ' and a "
+GIVEN_PATHS = {
+    "ELEVES": 'grader/l\'é"x".csv',
+    "DOSSIER": 'sauve\'"x"',
+    "SAUVEGARDE": 'sauve\'"x"/s.tar.gz',
+    "HUB_DB": 'hub\'"x".sqlite',
+    "REGISTRE": 'reg\'"x"',
+    "ECHANGE": 'echange\'"x"',
+    "HOMES": 'homes\'"x"',
+    "MOTS_DE_PASSE": 'mdp\'"x".dbm',
+    "JUNIT": 'junit\'"x".xml',
+}
+# what the targets that need them are given (`make help` names them)
+OTHER_VALUES = {"LECON": "04", "DATE": "2025-03-14 18:00:00 Europe/Paris", "ID": "chloé"}
+# the targets whose commands hold no absolute path (the venv's tools by their relative path)
+RELATIVE_ONLY = {
+    "help",
+    "setup",
+    "setup-test",
+    "lock",
+    "system-deps",
+    "test",
+    "test-units",
+    "test-fast",
+    "test-browser",
+    "test-hub",
+    "test-classe",
+    "lint",
+    "bench",
+    "bench-setup",
+    "clean",
+}
+
+
+def _quoted(path: Path) -> str:
+    """`path` opening a word of the Makefiles' `$(call q,…)`: in single quotes, each ' as '\\''."""
+    return "'" + str(path).replace("'", "'\\''")
+
+
+def _make_lines(folder: Path, env: dict[str, str], *args: str) -> list[str]:
+    """The commands `make -n -B ARGS` prints in `folder`, each a logical line (a recipe line's
+    backslash-newlines joined, as the shell reads them)."""
+    dry_run = subprocess.run(
+        ["make", "--no-print-directory", "-n", "-B", *args],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert dry_run.returncode == 0, (args, dry_run.stdout, dry_run.stderr)
+    return [line for line in dry_run.stdout.replace("\\\n", " ").splitlines() if line.strip()]
+
+
+def _targets(folder: Path, env: dict[str, str]) -> list[str]:
+    """Every target `make help` names (run for real: it only reads the Makefiles)."""
+    shown = subprocess.run(
+        ["make", "--no-print-directory", "help"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    return re.findall(r"^make ([a-z][a-z-]*)", shown, flags=re.M)
+
+
+def _check_commands(commands: list[str], checkout: Path, target: str) -> bool:
+    """Each command is valid shell and holds the checkout's path only as the start of a
+    single-quoted word (where the shell runs nothing); whether it holds it at all."""
+    quoted = _quoted(checkout)
+    for command in commands:
+        syntax = subprocess.run(["bash", "-n", "-c", command], capture_output=True, text=True)
+        assert syntax.returncode == 0, (target, command, syntax.stderr)
+        assert str(checkout.parent) not in command.replace(quoted, ""), (target, command)
+    return any(quoted in command for command in commands)
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_no_make_target_hands_the_shell_a_path_it_could_run(tmp_path: Path, name: str) -> None:
+    """A checkout whose folder name holds a ", a ', a space or a $( (without uv on PATH, the
+    learner's usual case), and teacher-given paths holding a ' and a ": every target `make help`
+    names (the course's Makefile with grader/grader.mk, then the student package's own
+    Makefile) prints commands that are valid shell, in which each absolute path is one
+    single-quoted word (a " inside "…" was a syntax error, a $( inside "…" ran: `make notebooks`
+    failed with error 127), and nothing ran."""
     checkout = tmp_path / name
     (checkout / "course").mkdir(parents=True)
+    (checkout / "grader").mkdir()
     shutil.copy(REPO / "Makefile", checkout / "Makefile")
+    shutil.copy(REPO / "grader" / "grader.mk", checkout / "grader" / "grader.mk")
     (checkout / "requirements").symlink_to(REPO / "requirements")
     (checkout / "pyproject.toml").symlink_to(REPO / "pyproject.toml")
     (checkout / "course" / "save_hook.py").symlink_to(REPO / "course" / "save_hook.py")
     env = {k: v for k, v in os.environ.items() if k not in ("UV", "VIRTUAL_ENV")}
     env["PATH"] = "/usr/bin:/bin"  # no uv: the Makefile's own, in .venv
     assert not shutil.which("uv", path=env["PATH"])
-    dry_run = subprocess.run(
-        ["make", "--no-print-directory", "-n", "-B", "setup"],
-        cwd=checkout,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    commands = dry_run.splitlines()
-    assert any('-x ".venv/bin/uv"' in c for c in commands), dry_run  # the control: uv's test
-    assert not [c for c in commands if str(checkout) in c], dry_run
-    for command in commands:
-        syntax = subprocess.run(["bash", "-n", "-c", command], capture_output=True, text=True)
-        assert syntax.returncode == 0, (command, syntax.stderr)
+    values = [f"{k}={v}" for k, v in {**GIVEN_PATHS, **OTHER_VALUES}.items()]
+    targets = _targets(checkout, env)
+    # the control: the learner's and the teacher's targets are all there
+    assert {"setup", "lab", "recommencer", "notebooks", "grade", "collect", "students"} <= set(
+        targets
+    ), targets
+    assert {"sauvegarde", "restauration", "export", "oublier-eleve", "paquet-eleve"} <= set(
+        targets
+    ), targets
+    with_paths = set()
+    for target in targets:
+        commands = _make_lines(checkout, env, target, *values)
+        if _check_commands(commands, checkout, target):
+            with_paths.add(target)
+        if target == "setup":  # the control: uv's test, by its relative path
+            assert any("-x '.venv/bin/uv'" in c for c in commands), commands
+    assert with_paths == set(targets) - RELATIVE_ONLY
+    # a given path reaches its tool as one word, led by the checkout's path
+    erase = _make_lines(checkout, env, "oublier-eleve", *values)[-1]
+    assert f"--eleves {_quoted(checkout / 'grader')}/l'\\''é\"x\".csv' " in erase, erase
+
+    # from grader/ (the teacher's other way): its Makefile hands each goal over to the root's,
+    # the paths given made absolute, which then hold the checkout's path (this hand-over runs
+    # even under -n: unquoted, it ran what the name holds)
+    shutil.copy(REPO / "grader" / "Makefile", checkout / "grader" / "Makefile")
+    from_grader = [f"{k}={v}" for k, v in GIVEN_PATHS.items() if k != "JUNIT"]
+    for target in ("notebooks", "students", "grade", "sauvegarde", "restauration"):
+        handover, *commands = _make_lines(checkout / "grader", env, target, *from_grader)
+        words = shlex.split(handover)
+        assert words[:4] == ["make", "--no-print-directory", "-C", str(checkout)], handover
+        # each given path as make text read once (:=), its $ doubled: make keeps it as is
+        made_text = f"ELEVES:={checkout / 'grader' / GIVEN_PATHS['ELEVES']}".replace("$", "$$")
+        assert made_text in words, handover
+        assert _check_commands(commands, checkout, target)
+        if target in ("students", "sauvegarde", "restauration"):  # ELEVES, given from grader/
+            roster = _quoted(checkout / "grader" / GIVEN_PATHS["ELEVES"]) + "'"
+            assert any(f" {roster}" in c for c in commands), (target, commands)
+
+    # the student package: its own Makefile, alone in the learners' folder
+    package = checkout / "paquet"
+    (package / "course").mkdir(parents=True)
+    shutil.copy(REPO / "grader" / "grading" / "student_package.mk", package / "Makefile")
+    for part in ("requirements", "pyproject.toml", "course/save_hook.py"):
+        (package / part).symlink_to(REPO / part)
+    student_targets = _targets(package, env)
+    assert student_targets == ["help", "setup", "lab", "recommencer"]
+    for target in student_targets:
+        commands = _make_lines(package, env, target, "LECON=04")
+        assert _check_commands(commands, package, target) == (target in ("lab", "recommencer"))
+
+    # nothing ran; the control: the old quoting, "…", runs what the name holds
+    assert not list(tmp_path.rglob("canari"))
+    subprocess.run(["bash", "-c", f'true "{checkout}"'], cwd=tmp_path, capture_output=True)
+    assert (tmp_path / "canari").exists() == ("$(touch canari)" in name)

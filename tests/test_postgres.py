@@ -615,7 +615,8 @@ def test_make_lab_says_what_this_machine_offers_lesson_7(tmp_path: Path) -> None
     what the learner skips meanwhile (lesson 7's PostgreSQL cells, the second TP)."""
     from course.postgres import binaires_postgres
 
-    assert '@"$(PY)" -m course.postgres\n' in (REPO / "Makefile").read_text(encoding="utf-8")
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    assert "@$(call q,$(PY)) -m course.postgres\n" in makefile
     env = {k: v for k, v in os.environ.items() if k != "COURS_PG_BIN"}
     found = subprocess.run(
         [sys.executable, "-m", "course.postgres"], capture_output=True, text=True, env=env

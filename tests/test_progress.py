@@ -665,7 +665,7 @@ def test_make_recommencer_runs_the_same_command():
         timeout=60,
         check=True,
     ).stdout
-    assert 'cd notebooks/lecons && "' in dry and '-m course.progress recommencer "04"' in dry
+    assert "cd notebooks/lecons && '" in dry and "-m course.progress recommencer '04'" in dry
 
 
 def test_the_command_line_recommencer(tmp_path):

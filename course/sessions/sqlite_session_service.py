@@ -21,7 +21,9 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from .. import dbfile
+from ..dossier import copy_advice, folder_write_error
 from ..events import Event
+from ..system_reason import french_reason
 from . import _speedups as speedups
 from . import _sqlite_ops as ops
 from ._connection_thread import NOT_HERE, ConnectionThread
@@ -73,6 +75,22 @@ def _check_location(path: Path) -> None:
         raise ReadOnlyDatabaseError(str(exc)) from None
     except dbfile.DbFileError as exc:
         raise InvalidDatabaseError(str(exc)) from None
+
+
+def _open_error(path: Path, exc: sqlite3.Error) -> InvalidDatabaseError:
+    """SQLite's « unable to open database file », said in French when the file's folder cannot
+    be written: which file and why; in the notebook's own folder (a lesson's, turned read-only
+    after its first cell: a sync tool, a chmod), the first cell's advice too."""
+    folder = path.resolve().parent
+    denied = folder_write_error(folder)
+    if denied is None:
+        return InvalidDatabaseError(f"Impossible d'ouvrir {str(path)!r}\u00a0: {exc}.")
+    said = (
+        f"Impossible d'ouvrir la base «\u00a0{path.name}\u00a0»\u00a0: son dossier, {folder}, "
+        f"n'accepte pas d'écriture ({french_reason(denied)})."
+    )
+    lesson = folder == Path.cwd().resolve()  # elsewhere (the progress file, in the home) no copy
+    return InvalidDatabaseError(f"{said} {copy_advice(folder)}" if lesson else said)
 
 
 def _prepare(db: sqlite3.Connection, path: Path, read_only: bool) -> None:
@@ -199,7 +217,7 @@ class SqliteSessionService(BaseSessionService):
                 )
             )
         except sqlite3.Error as exc:
-            raise InvalidDatabaseError(f"Impossible d'ouvrir {str(path)!r}\u00a0: {exc}.") from None
+            raise _open_error(path, exc) from None
         try:
             await conn.run(partial(_prepare, path=path, read_only=read_only))
         except BaseException:

@@ -7,12 +7,17 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export UV_COMPILE_BYTECODE := 1
+# $(call q,WORD): WORD as one shell word, in single quotes (each ' written '\''), so that the shell
+# runs nothing it holds: the folder's absolute path may hold a space, a ", a ' or a $( (which the
+# shell runs inside "…"). The course's own Makefile defines the same function; this file is
+# shipped alone in the learners' zip (without the course's Makefile), so it keeps its own copy.
+q = '$(subst ','\'',$(1))'
 
 .PHONY: lab setup help recommencer
 
 ## make help: ces commandes et ce qu'elles font
 help:
-	@grep -h '^## ' $(MAKEFILE_LIST) | sed 's/^## //'
+	@grep -h '^## ' $(foreach f,$(MAKEFILE_LIST),$(call q,$(f))) | sed 's/^## //'
 
 INSTALLER ?= uv
 ifndef UV
@@ -20,26 +25,26 @@ ifndef UV
 # may hold a " (a shell syntax error inside "…") or a $( (run by the shell)
 UV := $(or $(shell command -v uv 2>/dev/null),$(BIN)/uv)
 endif
-GET_UV = "$(PY)" -m pip install -q --no-deps --require-hashes -r requirements/uv.txt
+GET_UV = $(call q,$(PY)) -m pip install -q --no-deps --require-hashes -r requirements/uv.txt
 define install
-@if [ "$(INSTALLER)" = uv ] && ! [ -x "$(UV)" ]; then \
+@if [ $(call q,$(INSTALLER)) = uv ] && ! [ -x $(call q,$(UV)) ]; then \
   $(GET_UV) || echo "uv indisponible : installation avec pip (plus lente)"; fi
-@if [ "$(INSTALLER)" = uv ] && [ -x "$(UV)" ]; then \
-  echo "uv pip install $(1)"; "$(UV)" pip install -q --python "$(PY)" $(1); \
-else echo "pip install $(1)"; "$(PY)" -m pip install -q $(1); fi
+@if [ $(call q,$(INSTALLER)) = uv ] && [ -x $(call q,$(UV)) ]; then \
+  echo "uv pip install $(1)"; $(call q,$(UV)) pip install -q --python $(call q,$(PY)) $(1); \
+else echo "pip install $(1)"; $(call q,$(PY)) -m pip install -q $(1); fi
 endef
 
 $(VENV)/.stamp-venv:
-	@"$(PYTHON)" -c 'import sys; sys.exit("Python 3.11+ requis" if sys.version_info < (3, 11) else 0)'
-	test -x "$(PY)" || "$(PYTHON)" -m venv "$(VENV)"
-	touch "$@"
+	@$(call q,$(PYTHON)) -c 'import sys; sys.exit("Python 3.11+ requis" if sys.version_info < (3, 11) else 0)'
+	test -x $(call q,$(PY)) || $(call q,$(PYTHON)) -m venv $(call q,$(VENV))
+	touch $(call q,$@)
 
 $(VENV)/.stamp-runtime: requirements/lab.txt pyproject.toml course/save_hook.py \
     | $(VENV)/.stamp-venv
 	$(call install,--no-deps --require-hashes -r requirements/lab.txt)
 	$(call install,--no-deps -e .)
-	"$(PY)" -m course.save_hook
-	touch "$@"
+	$(call q,$(PY)) -m course.save_hook
+	touch $(call q,$@)
 
 ## make setup: crée .venv et installe le cours (comme make lab, sans ouvrir JupyterLab)
 setup: $(VENV)/.stamp-runtime
@@ -48,14 +53,14 @@ setup: $(VENV)/.stamp-runtime
 LAB_ARGS ?=
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: setup
-	@"$(PY)" -m course.postgres
-	JUPYTER_CONFIG_PATH="$(abspath course/jupyter-config/eleve)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))" \
-	  "$(BIN)/jupyter" lab --ServerApp.root_dir=notebooks $(ROOT_FLAG) \
+	@$(call q,$(PY)) -m course.postgres
+	JUPYTER_CONFIG_PATH=$(call q,$(abspath course/jupyter-config/eleve)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))) \
+	  $(call q,$(BIN)/jupyter) lab --ServerApp.root_dir=notebooks $(ROOT_FLAG) \
 	  $(if $(wildcard notebooks/lecons/00_commencer_ici.ipynb),--LabApp.default_url=/lab/tree/lecons/00_commencer_ici.ipynb) \
 	  $(LAB_ARGS)
 
 ## make recommencer LECON=04: recommence une leçon : supprime les fichiers qu'elle a créés dans
 ## notebooks/lecons et sa progression (course/progress.py), le reste est gardé
 recommencer: setup
-	@test -n "$(LECON)" || { echo "Indiquez la leçon : make recommencer LECON=04"; exit 2; }
-	cd notebooks/lecons && "$(abspath $(PY))" -m course.progress recommencer "$(LECON)"
+	@test -n $(call q,$(LECON)) || { echo "Indiquez la leçon : make recommencer LECON=04"; exit 2; }
+	cd notebooks/lecons && $(call q,$(abspath $(PY))) -m course.progress recommencer $(call q,$(LECON))

@@ -3,6 +3,7 @@ command line (the slow end-to-end test runs the real commands)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 
@@ -92,35 +93,52 @@ def test_make_notebooks_regenerates_every_assignment_without_a_gradebook():
     ).stdout
     assert "generate_assignment" in dry and "--force" in dry
     assert "CourseDirectory.db_url" in dry and "mktemp" in dry
-    assert 'cd "grader"' in dry
+    assert "cd 'grader'" in dry
     # every assignment of solutions/ in one nbgrader run: its id is a glob
     assert "generate_assignment '*'" in dry
 
 
 @pytest.mark.slow
-def test_make_notebooks_in_a_checkout_whose_path_has_a_space_an_accent_and_an_apostrophe(
+def test_make_notebooks_and_recommencer_in_a_checkout_whose_path_the_shell_could_run(
     tmp_path,
 ):
-    """The instructor's commands run the venv's nbgrader and python by their absolute paths,
-    which hold the checkout's: quoted, `make notebooks` generates the TP there (unquoted, the
-    shell cut them at the space, or failed on the apostrophe)."""
+    """The course's commands run the venv's nbgrader and python by their absolute paths, which
+    hold the checkout's: each one single-quoted word (`$(call q,…)`), `make notebooks` generates
+    the TP and `make recommencer LECON=04` restarts lesson 4 in a folder named with a space, a ",
+    an accent, a ' and a $( (inside "…", the shell ran it: error 127), and nothing it holds runs.
+    tests/test_packaging.py checks every target's commands; these two run for real."""
     from grading_course import VENV, copy_course
 
-    checkout = tmp_path / "mon cours d'Éloïse"
+    checkout = tmp_path / 'cours $(touch canari) "x" d\'Éloïse'
     copy_course(checkout)
     for name in ("Makefile", "grader/grader.mk"):
         shutil.copy(REPO / name, checkout / name)
     (checkout / ".venv").symlink_to(VENV)  # the default VENV, inside the checkout
+    lessons = checkout / "notebooks" / "lecons"
+    lessons.mkdir(parents=True)
+    (lessons / "lecon04.db").write_bytes(b"")  # what lesson 4 makes, and another lesson's
+    (lessons / "lecon05.db").write_bytes(b"")
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env["COURS_PROGRES_DB"] = str(tmp_path / "progression.db")  # not the tester's own
+    make = ["make", "--no-print-directory", "--old-file=.venv/.stamp-runtime"]
     done = subprocess.run(
-        ["make", "--no-print-directory", "--old-file=.venv/.stamp-runtime", "notebooks"],
-        cwd=checkout,
-        capture_output=True,
-        text=True,
-        timeout=300,
+        [*make, "notebooks"], cwd=checkout, env=env, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stdout + done.stderr
     released = nbformat.read(checkout / "notebooks" / "oublier" / "oublier.ipynb", as_version=4)
     assert any("async def oublier(" in cell.source for cell in released.cells)
+    again = subprocess.run(
+        [*make, "recommencer", "LECON=04"],
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "Leçon 4 recommencée\u00a0: fichiers supprimés\u00a0: lecon04.db" in again.stdout
+    assert sorted(p.name for p in lessons.iterdir()) == ["lecon05.db"]
+    assert not list(tmp_path.rglob("canari"))
 
 
 def test_hooks_grade_the_answer_out_of_kernel_on_the_release(sample_answers, expected_scores):

@@ -121,6 +121,71 @@ def test_a_read_only_course_folder_says_once_what_to_do_and_skips_cleanly(tmp_pa
     assert [p.name for p in folder.iterdir()] == []
 
 
+def test_a_folder_turned_read_only_after_the_first_cell_is_named_with_the_same_advice(
+    tmp_path: Path,
+):
+    """Lesson 2's first cell runs in a writable folder, then the folder turns read-only (a sync
+    tool, a chmod: here a real read-only remount of the same path, in the kernel's own mount
+    namespace, so that even root cannot write): the next cell that opens the lesson's database
+    says in French which file, that its folder cannot be written and why, with the first
+    cell's advice (`copy_advice`, one text), no longer SQLite's « unable to open database
+    file »; still ADK's class (InvalidDatabaseError, a RuntimeError as ADK raises)."""
+    import json
+    import shutil
+
+    from helpers import network_free_env
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+
+    from course.dossier import copy_advice
+
+    if not shutil.which("bwrap"):
+        pytest.skip("bwrap (Debian's bubblewrap) monte le dossier en lecture seule")
+    folder = tmp_path / "notebooks" / "lecons"
+    folder.mkdir(parents=True)
+    spec = tmp_path / "noyaux" / "cours-devenu-lecture-seule"
+    spec.mkdir(parents=True)
+    # the folder bound to itself, and the right to remount it (in the kernel's namespace only)
+    argv = ["bwrap", "--dev-bind", "/", "/", "--bind", str(folder), str(folder)]
+    argv += ["--cap-add", "CAP_SYS_ADMIN"]
+    argv += [str(learner_env().python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "language": "python"}))
+    l2 = nbformat.read(REPO / "solutions" / "lecons" / "02_brancher_sqlite.ipynb", as_version=4)
+    code = {c.id: c for c in l2.cells if c.cell_type == "code"}
+    turn = nbformat.v4.new_code_cell(
+        f"import subprocess\nsubprocess.run(['mount', '-o', 'remount,bind,ro', {str(folder)!r}],"
+        " check=True)"
+    )
+    probe = nbformat.v4.new_code_cell("open('sonde', 'w')")  # the control: read-only now
+    cells = [code["l2-c02"], turn, probe, code["l2-c04"], code["l2-c06"]]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    client = NotebookClient(
+        nb,
+        km=KernelManager(
+            kernel_name=spec.name,
+            kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec.parent)]),
+        ),
+        timeout=120,
+        allow_errors=True,
+        resources={"metadata": {"path": folder}},
+    )
+    client.execute(env=network_free_env(), cwd=str(folder))
+    errors = {
+        c.id: (o.ename, o.evalue) for c in nb.cells for o in c.outputs if o.output_type == "error"
+    }
+    assert errors.pop(probe.id)[0] in ("OSError", "PermissionError")  # read-only indeed
+    assert list(errors) == ["l2-c06"], errors  # the first cell passed, the folder writable then
+    ename, evalue = errors["l2-c06"]
+    assert ename == "InvalidDatabaseError", evalue
+    assert evalue == (
+        f"Impossible d'ouvrir la base «\u00a0lecon02.db\u00a0»\u00a0: son dossier, {folder}, "
+        "n'accepte pas d'écriture (système de fichiers en lecture seule). " + copy_advice(folder)
+    )
+    assert f"cp -r {folder.parent} ~/cours-memoire-tuteur" in evalue  # the first cell's advice
+    assert [p.name for p in folder.iterdir()] == []
+
+
 def test_the_copy_the_read_only_message_advises_can_be_written(tmp_path: Path):
     """A course folder read-only by its modes (``chmod -R a-w``, as a teacher protects a shared
     copy): the command the first cell's message gives, run by the learner (not root, in a
