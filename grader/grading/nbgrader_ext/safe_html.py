@@ -182,12 +182,10 @@ def _overflow(rest: str) -> str:
 
 
 def _sanitize(fragment: str, rest: str = "") -> str:
-    """`fragment` reduced to the allow-list, other markup kept as text; past the bounds, the
-    remainder and `rest` as plain text after a note."""
-    text = str(fragment)
-    cut = bounded_cut(text)
-    overflow = text[cut:] + rest
-    return _CLEANER.clean(text[:cut]) + (_overflow(overflow) if overflow else "")
+    """`fragment` reduced to the allow-list; past the bounds, the rest and `rest` as plain text."""
+    cut = bounded_cut(fragment)
+    overflow = fragment[cut:] + rest
+    return _CLEANER.clean(fragment[:cut]) + (_overflow(overflow) if overflow else "")
 
 
 def clean_html(element: Any) -> Markup:
