@@ -57,7 +57,6 @@ TAGS = frozenset(
 _CLASS = re.compile(r"[a-z][a-z0-9]{0,2}|highlight|hl-[\w-]{1,30}|language-[\w-]{1,30}")
 _IMAGE = re.compile(r"data:image/(png|jpeg|gif|webp|svg\+xml);base64,[A-Za-z0-9+/=\s]*")
 _LINK = re.compile(r"(https?://|mailto:|#)", re.IGNORECASE)
-PROTOCOLS = frozenset({"http", "https", "mailto"})
 
 
 def _allowed(tag: str, name: str, value: str) -> bool:
@@ -93,7 +92,7 @@ class _SafeLinks(Filter):
 _CLEANER = bleach.Cleaner(
     tags=TAGS,
     attributes=_allowed,
-    protocols=PROTOCOLS | {"data"},  # data: passes _allowed for images only
+    protocols={"http", "https", "mailto", "data"},  # data: passes _allowed for images only
     strip=False,
     strip_comments=True,
     filters=[_SafeLinks],
