@@ -11,15 +11,12 @@ not a fork: nothing of the parent's memory or environment; the standard library 
 binding on root too) to read only beneath the exchange's ``inbound/``, write only beneath a
 fresh staging folder, open no TCP connection (ABI 4+) and signal no process outside itself (ABI
 6+): a link, a path or a bug that points it at ``grader/gradebook.db`` meets ``EACCES``. Where
-the kernel lacks Landlock, the same child copies unconfined, with the same checks on every
-descriptor, and says why.
+the kernel lacks Landlock, the same child copies unconfined, with the same checks, and says why.
 
-The job (``exchange.OwnerCheckedCollect._job``) is one JSON object on stdin, the answer
-(``serve_job``) one on stdout. Each item's notebooks (and ``submission_secret.txt``) are written
-to ``<staging>/<out>/``, or nothing when it has a problem. An item with ``"keep": true`` (a copy
-set aside, for ``grader/quarantaine/``) is copied whole instead, within one budget for all the
-job's set-aside copies (``QUARANTINE_ENTRIES`` entries, the job's ``limit`` in bytes), what was
-not copied listed in its ``"skipped"``.
+The job (``OwnerCheckedCollect._job``) is one JSON object on stdin, the answer one on stdout:
+each item's notebooks (and ``submission_secret.txt``) in ``<staging>/<out>/``, or nothing when
+it has a problem; an item with ``"keep": true`` (set aside, for ``grader/quarantaine/``) copied
+whole, within one budget for all the job's set-aside copies, what was not copied in ``"skipped"``.
 """
 
 from __future__ import annotations
@@ -33,6 +30,7 @@ import stat
 import subprocess
 import sys
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
 import course
@@ -42,6 +40,7 @@ from ..french.system_reason import french_reason
 __all__ = [
     "QUARANTINE_ENTRIES",
     "SECRET",
+    "SMALL",
     "TIMESTAMP",
     "Unsafe",
     "is_notebook",
@@ -55,12 +54,12 @@ __all__ = [
 ]
 
 QUARANTINE_DEPTH = 4  # folders kept below a set-aside copy
-# entries kept of the set-aside copies of one collect, all together (a student makes as many as
-# they like): a student's sparse files or empty names cost them nothing, their copies would fill
-# the instructor's disk (their bytes: at most the job's limit, in all)
+# entries kept of one collect's set-aside copies, all together: a student makes as many as they
+# like, of sparse files or empty names that cost them nothing (their bytes: the job's limit, in all)
 QUARANTINE_ENTRIES = 1000
 TIMESTAMP = "timestamp.txt"
 SECRET = "submission_secret.txt"
+SMALL = 4096  # bytes: the most a timestamp or a submission secret holds
 _UID = "l'uid {}"  # the child cannot read /etc/passwd (Landlock): an owner is a uid
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -127,16 +126,12 @@ def read_regular(
         if info.st_size > limit:
             raise Unsafe(f"{_name(name)} est trop gros ({info.st_size} octets, limite {limit})")
         os.set_blocking(fd, True)
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
+        data = bytearray()  # at most one byte past the limit, should the file grow meanwhile
+        while len(data) <= limit and (chunk := os.read(fd, min(1 << 20, limit + 1 - len(data)))):
+            data += chunk
+        if len(data) > limit:
             raise Unsafe(f"{_name(name)} est trop gros (plus de {limit} octets)")
-        return b"".join(chunks), info
+        return bytes(data), info
     finally:
         os.close(fd)
 
@@ -183,60 +178,52 @@ class _PathBeneathAttr(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-def _syscall():
-    libc = ctypes.CDLL(None, use_errno=True)
-    call = libc.syscall
+def _landlock(number: int, what: str, *args: object) -> int:
+    """One of Landlock's system calls: its result, or ``OSError`` with its errno."""
+    call = ctypes.CDLL(None, use_errno=True).syscall
     call.restype = ctypes.c_long
-    return libc, call
+    result = call(ctypes.c_long(number), *args)
+    if result < 0:
+        raise OSError(ctypes.get_errno(), what)
+    return int(result)
 
 
 def landlock_abi() -> tuple[int, str]:
     """(Landlock ABI version, "") when this kernel offers it, else (0, why in French)."""
     if not sys.platform.startswith("linux"):
         return 0, "Landlock n'existe que sous Linux"
-    _, call = _syscall()
-    version = ctypes.c_uint32(1)  # LANDLOCK_CREATE_RULESET_VERSION
-    abi = call(ctypes.c_long(_CREATE_RULESET), None, ctypes.c_size_t(0), version)
-    if abi < 0:
-        code = ctypes.get_errno()
-        return 0, _NO_LANDLOCK.get(code, f"Landlock indisponible ({os.strerror(code)})")
-    return int(abi), ""
+    try:  # flags 1: LANDLOCK_CREATE_RULESET_VERSION
+        return _landlock(_CREATE_RULESET, "", None, ctypes.c_size_t(0), ctypes.c_uint32(1)), ""
+    except OSError as exc:
+        return 0, _NO_LANDLOCK.get(exc.errno, f"Landlock indisponible ({os.strerror(exc.errno)})")
 
 
 def restrict(read_roots: list[str], write_roots: list[str], abi: int) -> None:
     """Confine this process for good: read only beneath `read_roots`, write only beneath
     `write_roots`, nothing else on any file system; no TCP, no signal outside (by ABI). Landlock
     confines the calling thread and its future children: call it before starting any thread."""
-    libc, call = _syscall()
-    handled = _HANDLED_FS.get(abi, _ALL_FS)
+    handled, no_flags = _HANDLED_FS.get(abi, _ALL_FS), ctypes.c_uint32(0)
     attr = _RulesetAttr(handled, _NET_TCP if abi >= 4 else 0, _SCOPED if abi >= 6 else 0)
     # zeros past what an older kernel reads are accepted
     size = ctypes.c_size_t(ctypes.sizeof(_RulesetAttr))
-    ruleset = call(ctypes.c_long(_CREATE_RULESET), ctypes.byref(attr), size, ctypes.c_uint32(0))
-    if ruleset < 0:
-        raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
+    ruleset = _landlock(
+        _CREATE_RULESET, "landlock_create_ruleset", ctypes.byref(attr), size, no_flags
+    )
     try:
-        for roots, access in ((read_roots, _READ), (write_roots, _WRITE | _READ)):
-            for root in roots:
-                fd = os.open(root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-                try:
-                    rule = _PathBeneathAttr(access & handled, fd)
-                    done = call(
-                        ctypes.c_long(_ADD_RULE),
-                        ctypes.c_int(ruleset),
-                        ctypes.c_int(_RULE_PATH_BENEATH),
-                        ctypes.byref(rule),
-                        ctypes.c_uint32(0),
-                    )
-                    if done < 0:
-                        raise OSError(ctypes.get_errno(), f"landlock_add_rule {root}")
-                finally:
-                    os.close(fd)
+        rules = [(root, _READ) for root in read_roots]
+        for root, access in rules + [(root, _WRITE | _READ) for root in write_roots]:
+            fd = os.open(root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            try:
+                rule = ctypes.byref(_PathBeneathAttr(access & handled, fd))
+                args = (ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH), rule, no_flags)
+                _landlock(_ADD_RULE, f"landlock_add_rule {root}", *args)
+            finally:
+                os.close(fd)
         zero = ctypes.c_ulong(0)
+        libc = ctypes.CDLL(None, use_errno=True)
         if libc.prctl(ctypes.c_int(_PR_SET_NO_NEW_PRIVS), ctypes.c_ulong(1), zero, zero, zero):
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
-        if call(ctypes.c_long(_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)) < 0:
-            raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+        _landlock(_RESTRICT_SELF, "landlock_restrict_self", ctypes.c_int(ruleset), no_flags)
     finally:
         os.close(ruleset)
 
@@ -265,13 +252,11 @@ def _staged_dir(item: dict, job: dict) -> str:
 def _serve(item: dict, job: dict) -> dict:
     """One item's folder, opened without following a link, then its notebooks (and secret) read
     and staged, or (``keep``) all it holds that can be copied; what happened."""
-    result = dict(
-        folder=item["folder"], out=item["out"], problem=None, errno=None, write_error=None
-    )
+    result = dict(out=item["out"], problem=None, errno=None, write_error=None)
     if item.get("keep"):
         result["skipped"] = []
     else:
-        result.update(notebooks=[], ignored=[], deposit=None, claimed="", secret=False)
+        result.update(notebooks=[], ignored=[], deposit=None, claimed="")
     try:
         fd = open_dir(os.path.join(job["inbound"], item["folder"]))
         try:
@@ -292,7 +277,7 @@ def _serve(item: dict, job: dict) -> dict:
 
 def _copy(fd: int, item: dict, job: dict, result: dict) -> None:
     """The folder `fd`'s notebooks and secret, all read (``Unsafe`` stops it), then staged."""
-    uid, small = item.get("uid"), int(job["small"])
+    uid = item.get("uid")
     info = os.fstat(fd)
     if uid is not None and info.st_uid != uid:
         raise Unsafe(f"le dossier appartient à {_UID.format(info.st_uid)}")
@@ -304,8 +289,8 @@ def _copy(fd: int, item: dict, job: dict, result: dict) -> None:
             times.append(seen.st_ctime)
         elif name not in (TIMESTAMP, SECRET):
             result["ignored"].append(name)
-    claimed = read_optional(fd, TIMESTAMP, uid, small)
-    secret = read_optional(fd, SECRET, uid, small)
+    claimed = read_optional(fd, TIMESTAMP, uid, SMALL)
+    secret = read_optional(fd, SECRET, uid, SMALL)
     times.append(os.fstat(fd).st_ctime)  # a file added or renamed meanwhile
     result["deposit"] = max(times)
     result["claimed"] = claimed.decode("utf-8", "replace").strip() if claimed else ""
@@ -319,7 +304,7 @@ def _copy(fd: int, item: dict, job: dict, result: dict) -> None:
         shutil.rmtree(os.path.join(job["staging"], item["out"]), ignore_errors=True)
         result["write_error"] = french_reason(exc)
         return
-    result.update(notebooks=sorted(notebooks), secret=secret is not None)
+    result["notebooks"] = sorted(notebooks)
 
 
 def _keep_folder(dir_fd: int, dest: str, depth: int, job: dict) -> list[str]:
@@ -361,11 +346,9 @@ def _keep_folder(dir_fd: int, dest: str, depth: int, job: dict) -> list[str]:
 
 
 def serve_job() -> int:
-    """The child: read the job, confine, copy, answer (see the module's docstring). Not a
-    teacher's command (no ``main``): only ``run_copier`` starts it."""
+    """The child (no ``main``: only ``run_copier`` starts it): read, confine, copy, answer."""
     job = json.loads(sys.stdin.buffer.read())
     confinement = _confine(job)
-    # the set-aside copies' one budget: a student makes as many as they like
     job["budget"] = {"entries": QUARANTINE_ENTRIES, "bytes": int(job["limit"])}
     results = [_serve(item, job) for item in job["items"]]
     sys.stdout.write(json.dumps({"confinement": confinement, "results": results}))
@@ -393,10 +376,8 @@ def run_copier(job: dict) -> dict:
         cwd="/",
         check=False,
     )
-    try:
-        if proc.returncode == 0:
+    if proc.returncode == 0:
+        with suppress(ValueError):
             return json.loads(proc.stdout)
-    except ValueError:
-        pass
     tail = proc.stderr.decode("utf-8", "replace").strip()[-2000:]
     raise OSError(f"le copieur des rendus a échoué (code {proc.returncode})\u00a0: {tail}")

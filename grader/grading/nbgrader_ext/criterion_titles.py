@@ -44,5 +44,4 @@ def numbered_title(grade_id: str) -> str:
 
 def ordered_criteria(criteria: dict[str, float]) -> dict[str, float]:
     """`criteria` (title -> points) in the statement's order; titles it does not number last."""
-    big = 10**6
-    return dict(sorted(criteria.items(), key=lambda item: criterion_number(item[0]) or big))
+    return dict(sorted(criteria.items(), key=lambda item: criterion_number(item[0]) or 10**6))

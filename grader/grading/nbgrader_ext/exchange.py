@@ -51,6 +51,7 @@ from ..french.system_reason import french_reason
 from ..privacy.erasure_register import class_registers, erased_problem
 from .confined_copy import (
     SECRET,
+    SMALL,
     TIMESTAMP,
     Unsafe,
     is_notebook,
@@ -77,7 +78,6 @@ __all__ = [
 PASSWD_ENV = "COURSE_HUB_PASSWD"
 CLAIMED_TIMESTAMP = "claimed_timestamp.txt"  # the student's claimed time, as information
 _PAGE_LIMIT = 1000 * 1000 * 1000  # bytes: a feedback page
-_SMALL = 4096  # bytes: the most a timestamp or a submission secret holds
 # The lines grading.collect and grading.release_feedback read back from the log. nbgrader
 # 0.9.6's ExchangeCollect.copy_files: one INFO line per student, "<lead>: <student> <assignment>"
 COLLECT_LINES = {
@@ -139,8 +139,7 @@ def _owner_text(uid: int) -> str:
 
 
 def depositors(path: Path) -> list[str]:
-    """The user names (else « uid N ») owning `path` and what is in it: whose copy a set-aside
-    folder really is, whatever name it carries."""
+    """Who (user names, else « uid N ») owns the set-aside folder `path` and what is in it."""
     try:
         entries = [path, *sorted(path.rglob("*"))] if not path.is_symlink() else [path]
     except OSError:
@@ -206,8 +205,7 @@ class OwnerCheckedCollect(ExchangeCollect):
     expected: set[str] | None
 
     def init_src(self) -> None:
-        # nbgrader's own checks, without its choice of copies (one unparsable folder name would
-        # stop it for the whole class)
+        # nbgrader's own checks, not its choice of copies (see the module's docstring)
         course, assignment = self.coursedir.course_id, self.coursedir.assignment_id
         if self.coursedir.student_id and self.coursedir.student_id != "*":
             self.coursedir.student_id = normalize_id(self.coursedir.student_id)
@@ -308,18 +306,17 @@ class OwnerCheckedCollect(ExchangeCollect):
         staging = Path(tempfile.mkdtemp(prefix=".ramassage-", dir=root))
         try:
             try:
-                answer = self._stage(todo, staging)
+                results = self._stage(todo, staging)
             except OSError as exc:
                 self.set_aside += [SetAside(r["filename"], french_reason(exc)) for r, _ in todo]
                 return
-            self._say_confinement(answer["confinement"])
-            for (record, dest), result in zip(todo, answer["results"], strict=True):
+            for (record, dest), result in zip(todo, results, strict=True):
                 self._place(record, dest, result, staging / result["out"])
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 
-    def _stage(self, todo: list[tuple[dict, Path]], staging: Path) -> dict:
-        return run_copier(self._job(todo, staging))  # between the check and the copy
+    def _stage(self, todo: list[tuple[dict, Path]], staging: Path) -> list[dict]:
+        return self._copier(self._job(todo, staging))  # between the check and the copy
 
     def _job(self, todo: list[tuple[dict, Path]], staging: Path) -> dict:
         """What the copier is asked: the chosen folders, by their names in ``inbound/``."""
@@ -330,7 +327,6 @@ class OwnerCheckedCollect(ExchangeCollect):
             "confine": self.confined,
             "notebooks": sorted(self.expected) if self.expected is not None else None,
             "limit": 1000 * int(self.coursedir.max_file_size),  # nbgrader's unit: kB
-            "small": _SMALL,
             "file_mode": file_mode,
             "dir_mode": dir_mode,
             "items": [
@@ -339,11 +335,14 @@ class OwnerCheckedCollect(ExchangeCollect):
             ],
         }
 
-    def _say_confinement(self, confinement: dict) -> None:
-        if confinement["applied"]:
+    def _copier(self, job: dict) -> list[dict]:
+        """The confined copier's results on `job`, whether it was confined said in the log."""
+        answer = run_copier(job)
+        if (confinement := answer["confinement"])["applied"]:
             self.log.info("%s (Landlock, ABI %d)", CONFINED, confinement["abi"])
         else:
             self.log.warning("%s%s", UNCONFINED_LEAD, confinement["why"])
+        return answer["results"]
 
     def _place(self, record: dict, dest: Path, result: dict, staged: Path) -> None:
         """One staged copy dated and renamed into place, or set aside with the copier's why."""
@@ -418,19 +417,15 @@ class OwnerCheckedCollect(ExchangeCollect):
             return
         staging = Path(tempfile.mkdtemp(prefix=".ramassage-", dir=root))
         try:
-            job = self._job([], staging)
-            job["items"] = [
+            items = [
                 {"folder": item.name, "uid": None, "out": str(i), "keep": True}
                 for i, item in enumerate(todo)
             ]
             try:
-                answer = run_copier(job)
-            except OSError as exc:
-                for item in todo:
-                    item.reason += f" (copie impossible\u00a0: {exc})"
-                return
-            self._say_confinement(answer["confinement"])
-            for item, result in zip(todo, answer["results"], strict=True):
+                results = self._copier({**self._job([], staging), "items": items})
+            except OSError as exc:  # the copier's own failure, already in French
+                results = [{"problem": french_reason(exc)}] * len(todo)
+            for item, result in zip(todo, results, strict=True):
                 why = result["problem"] or result["write_error"]
                 try:
                     if not why:
@@ -506,12 +501,12 @@ class CheckedReleaseFeedback(ExchangeReleaseFeedback):
             if not pages:
                 return
             try:
-                secret, _ = read_regular(fd, SECRET, me, _SMALL, _owner_text)
+                secret, _ = read_regular(fd, SECRET, me, SMALL, _owner_text)
             except Unsafe as exc:
                 raise Unsafe(f"pas de secret de dépôt lisible ({exc})") from exc
             if not secret.strip():
                 raise Unsafe(f"secret de dépôt vide ({SECRET})")
-            stamp = read_optional(fd, TIMESTAMP, me, _SMALL)
+            stamp = read_optional(fd, TIMESTAMP, me, SMALL)
         finally:
             os.close(fd)
         timestamp = stamp.decode("utf-8", "replace").strip() if stamp else ""

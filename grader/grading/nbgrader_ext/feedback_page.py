@@ -4,6 +4,7 @@ page forwarded says whose it is; nbgrader gives the template the id only)."""
 from __future__ import annotations
 
 import re
+from contextlib import suppress
 
 from nbconvert.preprocessors import Preprocessor
 from nbgrader.api import Gradebook, MissingEntry
@@ -37,12 +38,9 @@ class StudentName(Preprocessor):
             return nb, resources
         first = last = None
         if db_url:
-            try:
-                with Gradebook(db_url) as gradebook:
-                    student = gradebook.find_student(student_id)
-                    first, last = student.first_name, student.last_name
-            except MissingEntry:
-                pass
+            with suppress(MissingEntry), Gradebook(db_url) as gradebook:
+                student = gradebook.find_student(student_id)
+                first, last = student.first_name, student.last_name
         info["student_name"] = student_name(first, last, str(student_id))
         return nb, resources
 

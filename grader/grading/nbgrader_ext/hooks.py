@@ -64,14 +64,14 @@ def _stdout(text: str) -> list[NotebookNode]:
     return [NotebookNode(output_type="stream", name="stdout", text=text)] if text else []
 
 
+def _failure(message: str) -> list[NotebookNode]:
+    trace = [f"Échec\u00a0: {message}"]
+    return [NotebookNode(output_type="error", ename="Échec", evalue=message, traceback=trace)]
+
+
 def _ids(resources: dict) -> tuple[str | None, str | None]:
     ids = resources.get("nbgrader") or {}
     return ids.get("assignment"), ids.get("notebook")
-
-
-def _evaluate_partage(source: str, *, sandboxed: bool, timeout: float):
-    # each call has its own limit (course.labo.partage.CALL_TIMEOUT), not the submission's
-    return evaluate_partage(source, HIDDEN_PARTAGE, sandboxed=sandboxed)
 
 
 def _postgres_problem() -> str | None:
@@ -108,7 +108,10 @@ LABS: dict[str, Lab] = {
     "oublier_partage": Lab(
         "oublier_partage",
         "oublier_partage",
-        _evaluate_partage,
+        # each call has its own limit (course.labo.partage.CALL_TIMEOUT), not the submission's
+        lambda source, *, sandboxed, timeout: evaluate_partage(
+            source, HIDDEN_PARTAGE, sandboxed=sandboxed
+        ),
         {t.grade_id: (t.id, t.title) for t in PARTAGE_TESTS},
         _postgres_problem,
     ),
@@ -148,8 +151,7 @@ class RebuildFromRelease(NbGraderPreprocessor):
 
 
 class StartOutOfKernelGrading(NbGraderPreprocessor):
-    """Before Execute: start grading the answer in a background thread (each scenario in its own
-    sandboxed process)."""
+    """Before Execute: the answer graded in a thread, each scenario in its own sandboxed process."""
 
     sandboxed = Bool(help=SANDBOXED_HELP).tag(config=True)
 
@@ -210,8 +212,7 @@ class ExecuteOutsideTheLab(Execute):
 
 
 class ApplyOutOfKernelGrading(NbGraderPreprocessor):
-    """After Execute: each test cell's output is its verdict (``SaveAutoGrades`` scores it); the
-    outcome goes under ``course_grading``."""
+    """After Execute: each test cell's output is its verdict (``SaveAutoGrades`` scores it)."""
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         started: tuple[Future, str] | None = resources.pop(_RESOURCE, None)
@@ -228,16 +229,7 @@ class ApplyOutOfKernelGrading(NbGraderPreprocessor):
             if test is not None:
                 verdict = evaluation.verdicts[test[0]]
                 cell.outputs = (
-                    _stdout(f"✔ {test[1]}\n")
-                    if verdict.ok
-                    else [
-                        NotebookNode(
-                            output_type="error",
-                            ename="Échec",
-                            evalue=verdict.message,
-                            traceback=[f"Échec\u00a0: {verdict.message}"],
-                        )
-                    ]
+                    _stdout(f"✔ {test[1]}\n") if verdict.ok else _failure(verdict.message)
                 )
             elif meta.get("grade_id") == lab.function:
                 cell.outputs = _stdout(NOTE_SOLUTION.format(lab.function))

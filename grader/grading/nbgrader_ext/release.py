@@ -1,16 +1,16 @@
 """A submission of the TP as the release defines it: the instructor's cells, the student's answer.
 
 A student can edit every cell and its metadata, add cells, copy-paste or move the answer cell:
-nothing in the submitted file is trusted to say which cell is which. ``rebuild`` starts from the
-release notebook (else the source) and puts into it only two texts of the submission, the
-``oublier`` answer and the written answer, neither run in nbgrader's kernel (the answer runs in
-the sandbox, the written answer is Markdown); cells the student added are dropped.
+nothing in the submitted file is trusted to say which cell is which. ``rebuild`` takes the release
+notebook (else the source) and puts into it only two texts of the submission, the ``oublier``
+answer (run in the sandbox) and the written answer (Markdown), neither run in nbgrader's kernel;
+cells the student added are dropped.
 
 The answer is found without parsing student code (a hostile text can crash a parser): a line
-regex finds a top-level ``def oublier`` / ``async def oublier`` / ``oublier =``; the last such
-code cell wins, as "Exécuter tout" would leave it. Without one, the release's answer cell
-(matched by cell id, then nbgrader id) is taken as it is; with neither, the answer is empty and
-graded 0, with a French reason.
+regex finds a top-level ``def oublier`` / ``async def oublier`` / ``oublier =``, the last such
+code cell winning as "Exécuter tout" would leave it; else the release's answer cell (by cell id,
+then nbgrader id) is taken as it is; with neither, the answer is empty and graded 0, with a
+French reason.
 """
 
 from __future__ import annotations
@@ -44,8 +44,7 @@ class TemplateMissing(RuntimeError):
 
 @dataclass
 class Rebuilt:
-    """The notebook to grade, and how its answer was found (a French note, empty when the answer
-    is in the release's own answer cell, alone)."""
+    """The notebook to grade, and how its answer was found (``find_answer``'s note)."""
 
     nb: NotebookNode
     answer_found: bool
@@ -94,12 +93,9 @@ def _matching(cells: list[dict], cell_id: str | None, grade_id: str | None) -> l
     ]
 
 
-def find_answer(
-    cells: list[dict], cell_id: str | None, function: str = ANSWER_GRADE_ID
-) -> tuple[str | None, str]:
-    """The answer's text (None: no cell defines `function` nor claims to be its cell) and a
-    French note on where it was found (empty: in its own cell, alone). The answer cell's grade
-    id is the function's name."""
+def find_answer(cells: list[dict], cell_id: str | None, function: str) -> tuple[str | None, str]:
+    """The text of the answer (its cell's grade id is `function`; None: no cell defines it nor
+    claims its cell) and a French note on where it was found (empty: in its own cell, alone)."""
     code = [k for k, c in enumerate(cells) if c.get("cell_type") == "code"]
     defining = [k for k in code if defines_answer(_text(cells[k]), function)]
     claimed = [k for k in _matching(cells, cell_id, function) if k in code]

@@ -57,7 +57,6 @@ TAGS = frozenset(
 _CLASS = re.compile(r"[a-z][a-z0-9]{0,2}|highlight|hl-[\w-]{1,30}|language-[\w-]{1,30}")
 _IMAGE = re.compile(r"data:image/(png|jpeg|gif|webp|svg\+xml);base64,[A-Za-z0-9+/=\s]*")
 _LINK = re.compile(r"(https?://|mailto:|#)", re.IGNORECASE)
-PROTOCOLS = frozenset({"http", "https", "mailto"})
 
 
 def _allowed(tag: str, name: str, value: str) -> bool:
@@ -93,7 +92,7 @@ class _SafeLinks(Filter):
 _CLEANER = bleach.Cleaner(
     tags=TAGS,
     attributes=_allowed,
-    protocols=PROTOCOLS | {"data"},  # data: passes _allowed for images only
+    protocols={"http", "https", "mailto", "data"},  # data: passes _allowed for images only
     strip=False,
     strip_comments=True,
     filters=[_SafeLinks],
@@ -182,12 +181,10 @@ def _overflow(rest: str) -> str:
 
 
 def _sanitize(fragment: str, rest: str = "") -> str:
-    """`fragment` reduced to the allow-list, other markup kept as text; past the bounds, the
-    remainder and `rest` as plain text after a note."""
-    text = str(fragment)
-    cut = bounded_cut(text)
-    overflow = text[cut:] + rest
-    return _CLEANER.clean(text[:cut]) + (_overflow(overflow) if overflow else "")
+    """`fragment` reduced to the allow-list; past the bounds, the rest and `rest` as plain text."""
+    cut = bounded_cut(fragment)
+    overflow = fragment[cut:] + rest
+    return _CLEANER.clean(fragment[:cut]) + (_overflow(overflow) if overflow else "")
 
 
 def clean_html(element: Any) -> Markup:
