@@ -78,10 +78,14 @@ def _french(counts: dict[str, int]) -> str:
     return f"{counts['students']} élève(s), {counts['grades']} note(s)"
 
 
-def _gradebook_held(archive: Path) -> dict[str, int] | None:
+def _held(archive: Path, damaged: dict[Path, str]) -> dict[str, int] | None:
     """The counts of the readable gradebook `archive` holds (its manifest's, else its
-    gradebook's), None if it holds none; BackupError if the archive is damaged."""
-    members, manifest = _read_archive(archive, keep=lambda name: name == GRADEBOOK)
+    gradebook's), None if it holds none or is damaged (then in `damaged`, with the reason)."""
+    try:
+        members, manifest = _read_archive(archive, keep=lambda name: name == GRADEBOOK)
+    except BackupError as exc:
+        damaged[archive] = str(exc)
+        return None
     if GRADEBOOK not in members:
         return None
     known = manifest.get("gradebook")
@@ -91,21 +95,6 @@ def _gradebook_held(archive: Path) -> dict[str, int] | None:
         copy = Path(work) / GRADEBOOK
         copy.write_bytes(members[GRADEBOOK][0])
         return gradebook_counts(copy)
-    return None
-
-
-def last_with_gradebook(
-    folder: Path, damaged: dict[Path, str] | None = None
-) -> tuple[Path, dict[str, int]] | None:
-    """The newest backup of `folder` that is whole and holds a readable gradebook, with its
-    counts; a damaged one is never it (it goes in `damaged`, with the reason)."""
-    for _, path in backups_in(folder):
-        try:
-            if (held := _gradebook_held(path)) is not None:
-                return path, held
-        except BackupError as exc:
-            if damaged is not None:
-                damaged[path] = str(exc)
     return None
 
 
@@ -120,15 +109,16 @@ def _check_gradebook(gradebook: Path, dest_dir: Path, damaged: dict[Path, str]) 
             "Restaurez-le (make restauration) ou, si c'est voulu, confirmez : "
             "make sauvegarde CONFIRMER=1."
         ) from None
-    last = last_with_gradebook(dest_dir, damaged)
-    if last is not None:
-        path, before = last
+    for _, path in backups_in(dest_dir):  # the newest whole one with a readable gradebook
+        if (before := _held(path, damaged)) is None:
+            continue
         if counts["students"] < before["students"] or counts["grades"] < before["grades"]:
             raise BackupError(
                 f"{REFUSED}le carnet de notes contient {_french(counts)}, moins que la dernière "
                 f"sauvegarde {path.name} ({_french(before)}) ; si c'est voulu (un élève "
                 "effacé…), confirmez : make sauvegarde CONFIRMER=1."
             )
+        return
 
 
 def _dirs(grader_dir: Path | None) -> tuple[CourseDirs, Path, dict[str, Path]]:
@@ -461,9 +451,8 @@ def restore(
             if f"{REGISTER_PART}/{name}" in members:
                 write_private(Path(work) / name, members[f"{REGISTER_PART}/{name}"][0])
         merge_register(Register(Path(work)), here)
-    for source in (beside, named):
-        if source is not None:
-            merge_register(source, here)
+    for source in (r for r in (beside, named) if r is not None):
+        merge_register(source, here)
     counts = Counter(name.partition("/")[0] for name in targets)
     for name, target in targets.items():
         data, mtime = members[name]
@@ -548,11 +537,7 @@ def purge(
 
     def held(path: Path) -> dict[str, int] | None:
         read.add(path)
-        try:
-            return _gradebook_held(path)
-        except BackupError as exc:
-            damaged[path] = str(exc)
-            return None
+        return _held(path, damaged)
 
     safe = next((path for _, path in found if held(path) is not None), None)
     rule = f"moins de {french_number(keep_days)} jours"
@@ -586,11 +571,8 @@ def _summary(counts: dict[str, int]) -> str:
         f"{counts.get(p.key, 0)} fichier(s) " + ("d'" if p.label[0] in "aeiou" else "de ") + p.label
         for p in BACKED_UP
     ]
-    if counts.get(ROSTER):
-        parts.append("liste des élèves")
-    if counts.get("hub"):
-        parts.append("base du hub")
-    return ", ".join(parts)
+    extra = {ROSTER: "liste des élèves", "hub": "base du hub"}
+    return ", ".join(parts + [label for key, label in extra.items() if counts.get(key)])
 
 
 def _say_erased(erased: ErasedOnRestore) -> int:

@@ -32,7 +32,7 @@ from .nbgrader_ext.criterion_titles import criterion_number, criterion_title
 from .privacy.backup_files import RETENTION_DAYS
 from .privacy.learner_places import Context, ErasureError, Setup, roster_students
 
-__all__ = ["ExportRefused", "LearnerNotFound", "export_learner", "main"]
+__all__ = ["ExportRefused", "export_learner", "main"]
 
 README = """Vos données dans le cours «\u00a0{course}\u00a0»
 =====================================
@@ -86,12 +86,9 @@ courrier\u00a0: 3 place de Fontenoy, TSA 80715, 75334 Paris Cedex 07).
 """
 
 
-class LearnerNotFound(Exception):
-    """No trace of the id anywhere; the message names the closest known ids (French)."""
-
-
 class ExportRefused(Exception):
-    """An export that would be incomplete (no readable gradebook), in one French sentence."""
+    """An export refused, in one French sentence: an id with no trace anywhere (the message
+    names the closest known ids), or no readable gradebook (the export would be incomplete)."""
 
 
 SUBMITTED = "rendus"  # the place of their submissions in the archive (class_places)
@@ -228,7 +225,7 @@ def export_learner(
         folded = {i.casefold(): i for i in ctx.known}
         close = difflib.get_close_matches(sid.casefold(), list(folded), n=5, cutoff=0.5)
         hint = ", ".join(folded[c] for c in close) or "aucun"
-        raise LearnerNotFound(
+        raise ExportRefused(
             f"Aucune donnée pour l'identifiant «\u00a0{sid}\u00a0» (carnet de notes, liste des "
             f"élèves, rendus, copies notées, retours). Identifiants proches\u00a0: {hint}."
         )
@@ -278,11 +275,10 @@ def _copies(
     left_out: list[str] | None = None,
     guarded: list[Path] | tuple[()] = (),
 ) -> list[tuple[str, Path]]:
-    """(path in the archive, file) of every file of `folders`, the learner's folders of one place:
-    one per Unicode form of their id (NFC, a Mac's NFD), the second one in `name`-2/…; a file
-    that is no plain file (``not_regular``, `guarded`: the gradebook), or whose path a link of
-    their submission has (`linked`; ``.``: their submitted/ folder itself is a link), is named in
-    `left_out` instead."""
+    """(path in the archive, file) of every file of the learner's `folders` of one place (one per
+    Unicode form of their id: the second in `name`-2/…); a file that is no plain file
+    (``not_regular``, `guarded`: the gradebook), or whose path a link of their submission has
+    (`linked`; ``.``: their submitted/ folder itself is a link), is named in `left_out` instead."""
     found, skipped = [], []
     for k, folder in enumerate(folders):
         prefix = name if k == 0 else f"{name}-{k + 1}"
@@ -331,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         path, counts = export_learner(args.student_id, args.out, args.eleves, args.grader_dir)
-    except (LearnerNotFound, ExportRefused, ErasureError, FileNotFoundError) as exc:
+    except (ExportRefused, ErasureError, FileNotFoundError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
     sid = normalize_id(args.student_id.strip())

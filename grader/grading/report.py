@@ -33,7 +33,7 @@ from .classroom.ids import normalize_id
 from .classroom.paths import course_dirs, load_config
 from .french.csv_safe import EXPORT_KEYS, LINE_END, SafeCsvExport, neutralise_frame
 from .french.french_args import FrenchParser
-from .french.french_csv import EXPORT_HEADER, REPORT_NAME, ZONE, write_french_csv
+from .french.french_csv import EXPORT_HEADER, PERSON_KEYS, REPORT_NAME, SCORE_KEYS, write_french_csv
 from .french.french_format import collation_key, french_datetime, french_score, points_text
 from .french.system_reason import french_message
 from .nbgrader_ext.criterion_titles import criterion_number, criterion_title, ordered_criteria
@@ -52,22 +52,12 @@ TEMPLATES = Path(__file__).resolve().parents[1] / "templates"  # grader/template
 CSP = (
     "default-src 'none';img-src data:;style-src 'unsafe-inline';base-uri 'none';form-action 'none'"
 )
-NUMERIC = ["raw_score", "late_submission_penalty", "score", "max_score"]
-PERSON = ["student_id", "last_name", "first_name", "email"]
-EXPORT_COLUMNS = [*PERSON, "timestamp", "duedate", *NUMERIC]
+EXPORT_COLUMNS = [*PERSON_KEYS, "timestamp", "duedate", *SCORE_KEYS]
 STATE = ["submitted", "seconds_late", "dating", "handed_in", "outcome", "why"]
-# notes-tableur.csv: export-tableur.csv's French headers (the person, the two times, the scores),
-# then these, then one column per criterion
-REPORT_HEADER = [
-    *EXPORT_HEADER[3:7],
-    f"heure de rendu ({ZONE})",
-    f"date limite ({ZONE})",
-    *EXPORT_HEADER[7:],
-    "rendu",
-    "retard",
-    "état",
-    "pourquoi",
-]
+# notes-tableur.csv: export-tableur.csv's French headers (the person, the submission time, the
+# due date, the scores), then these, then one column per criterion
+REPORT_HEADER = [*EXPORT_HEADER[3:7], EXPORT_HEADER[2], EXPORT_HEADER[1], *EXPORT_HEADER[7:]]
+REPORT_HEADER += ["rendu", "retard", "état", "pourquoi"]
 # handed in (a folder in submitted/) but no grade in the gradebook: make grade left it out
 UNGRADED_WHY = (
     "rendu non noté\u00a0: il est dans submitted/ mais make grade l'a laissé de côté ou a "
@@ -156,7 +146,7 @@ def class_table(
     rows = SafeCsvExport(assignment=[assignment]).rows(gradebook)
     rows.sort(key=lambda r: collation_key(r["student_id"]))
     df = pd.DataFrame(rows, columns=EXPORT_KEYS, dtype=object)[EXPORT_COLUMNS]
-    for column in NUMERIC:
+    for column in SCORE_KEYS:
         df[column] = pd.to_numeric(df[column])
     points: dict[str, dict[str, float]] = {}
     for sub in gradebook.assignment_submissions(assignment):
@@ -295,10 +285,10 @@ def _row_lateness(r: pd.Series) -> str:
 def _spreadsheet_rows(df: pd.DataFrame) -> list[list[object]]:
     return [
         [
-            *(r[c] for c in PERSON),
+            *(r[c] for c in PERSON_KEYS),
             french_datetime(r["timestamp"]),
             french_datetime(r["duedate"]),
-            *(r[c] for c in NUMERIC),
+            *(r[c] for c in SCORE_KEYS),
             bool(r["handed_in"]),
             _row_lateness(r),
             _state(r["outcome"]),

@@ -15,16 +15,15 @@ import pandas as pd
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins import CsvExportPlugin
 
+from .french_csv import PERSON_KEYS, SCORE_KEYS
+
 __all__ = ["FORMULA_STARTS", "LINE_END", "SafeCsvExport", "neutralise", "neutralise_frame"]
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 # RFC 4180's line end: the csv module then quotes a field holding a lone CR or LF (with "\n"
 # alone, a CR inside an id was written bare and split its row in two).
 LINE_END = "\r\n"
-EXPORT_KEYS = (
-    "assignment duedate timestamp student_id last_name first_name email raw_score"
-    " late_submission_penalty score max_score"
-).split()
+EXPORT_KEYS = ["assignment", "duedate", "timestamp", *PERSON_KEYS, *SCORE_KEYS]  # nbgrader's
 
 
 def neutralise(value: object) -> object:

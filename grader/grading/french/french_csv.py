@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 __all__ = [
     "EXPORT_HEADER",
     "EXPORT_NAME",
+    "PERSON_KEYS",
     "REPORT_NAME",
-    "export_rows",
+    "SCORE_KEYS",
     "french_csv_bytes",
     "write_export",
     "write_french_csv",
@@ -37,6 +38,9 @@ __all__ = [
 EXPORT_NAME = "export-tableur.csv"
 REPORT_NAME = "notes-tableur.csv"
 ZONE = f"fuseau {COURSE_TIME_ZONE}"
+# nbgrader export's columns for the student and the scores (``csv_safe.EXPORT_KEYS``)
+PERSON_KEYS = ["student_id", "last_name", "first_name", "email"]
+SCORE_KEYS = ["raw_score", "late_submission_penalty", "score", "max_score"]
 EXPORT_HEADER = [
     "devoir",
     f"date limite ({ZONE})",
@@ -90,22 +94,18 @@ def _number(text: str) -> float | str:
         return text
 
 
-def export_rows(gradebook: Gradebook, assignments: list[str] | None = None) -> list[list[object]]:
-    """``SafeCsvExport.rows`` in French order (assignment, then student) and values."""
+def write_export(gradebook: Gradebook, dest: Path) -> list[list[object]]:
+    """``export-tableur.csv``, the French twin of ``nbgrader export``'s ``grades.csv``: the rows of
+    ``SafeCsvExport.rows`` in French order (assignment, then student) and values; returns them."""
     from .csv_safe import SafeCsvExport  # as above
 
-    rows = SafeCsvExport(assignment=assignments or []).rows(gradebook)
+    rows = SafeCsvExport().rows(gradebook)
     rows.sort(key=lambda r: (collation_key(r["assignment"]), collation_key(r["student_id"])))
-    texts = ("student_id", "last_name", "first_name", "email")
-    numbers = ("raw_score", "late_submission_penalty", "score", "max_score")
-    return [
+    french = [
         [r["assignment"], french_datetime(r["duedate"]), french_datetime(r["timestamp"])]
-        + [r[k] for k in texts]
-        + [_number(r[k]) for k in numbers]
+        + [r[k] for k in PERSON_KEYS]
+        + [_number(r[k]) for k in SCORE_KEYS]
         for r in rows
     ]
-
-
-def write_export(gradebook: Gradebook, dest: Path) -> Path:
-    """``export-tableur.csv``: the French twin of ``nbgrader export``'s ``grades.csv``."""
-    return write_french_csv(dest, EXPORT_HEADER, export_rows(gradebook))
+    write_french_csv(dest, EXPORT_HEADER, french)
+    return french

@@ -33,23 +33,16 @@ def collation_key(text: str) -> tuple[str, str, str]:
     return letters, decomposed.casefold(), str(text)
 
 
-def _as_utc(value: object) -> datetime | None:
-    """nbgrader's naive UTC datetime (or its text), aware; None for anything else ("", NaN)."""
+def french_datetime(value: object, with_zone: bool = False) -> str:
+    """``14/03/2025 18:00`` in the course's time zone ("" without a date); with `with_zone`,
+    followed by the zone: ``14/03/2025 18:00 (Europe/Paris)``. `value`: nbgrader's naive UTC
+    datetime or its text; anything else ("", NaN) is no date."""
     if not isinstance(value, datetime):
         try:
             value = datetime.fromisoformat(str(value).strip())
         except ValueError:
-            return None
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
-def french_datetime(value: object, with_zone: bool = False) -> str:
-    """``14/03/2025 18:00`` in the course's time zone ("" without a date); with `with_zone`,
-    followed by the zone: ``14/03/2025 18:00 (Europe/Paris)``."""
-    moment = _as_utc(value)
-    if moment is None:
-        return ""
-    local = moment.astimezone(_ZONE)
+            return ""
+    local = (value if value.tzinfo is not None else value.replace(tzinfo=UTC)).astimezone(_ZONE)
     text = local.strftime("%d/%m/%Y %H:%M:%S" if local.second else "%d/%m/%Y %H:%M")
     return f"{text} ({COURSE_TIME_ZONE})" if with_zone else text
 
