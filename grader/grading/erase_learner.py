@@ -483,7 +483,6 @@ def main(argv: list[str] | None = None) -> int:
             f"avant, {len(result.control_after.found)} après."
         )
     _print_pending(after or before)
-    # the sources outside the class system that this command cannot reach: the teacher's
     print(
         "Hors de ce système, à effacer par vous (le registre des effacements empêche "
         "seulement leur retour dans la classe) :",

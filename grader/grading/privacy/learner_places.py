@@ -880,8 +880,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         except OSError:
             continue
         if file.suffix.lower() == ".zip" and data.startswith(_ZIP):
-            mine = own_members.get(file, set())
-            if _scan_class_zip(file, data, mine, pattern, out, in_place):
+            if _scan_class_zip(file, data, own_members.get(file, set()), pattern, out, in_place):
                 continue  # read member by member; a damaged archive: searched as bytes below
         if _is_binary(data):
             if hits := _binary_hits(data, pattern):
