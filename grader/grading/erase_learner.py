@@ -1,14 +1,10 @@
 """Erase one learner from the whole class system, and prove it with a control (RGPD article 17).
 
-    python -m grading.erase_learner ID [--eleves F] [--temoin ID2] [--confirmer]
-    (make oublier-eleve ID=ben, then make oublier-eleve ID=ben CONFIRMER=1)
-
-The lesson « find, delete, prove with a control » applied to the class system: the scan
-(``grading.privacy.learner_places``) lists every place; without ``--confirmer`` nothing is
-touched. The proof: the same scan must then find nothing of the learner, and still find the
-control (``--temoin``, default: another learner) everywhere it was; every other learner's
-``nbgrader export`` row must be unchanged; a failure is named in French (status 1). A second run
-finds nothing and erases nothing. Only the learner's own files, rows, members and lines go.
+``make oublier-eleve ID=ben`` lists every place (``privacy.learner_places``) and touches nothing;
+with ``CONFIRMER=1`` it erases the learner's own files, rows, members and lines, then proves it:
+the same scan finds nothing of them and still finds the control (``--temoin``, default: another
+learner) everywhere it was, and every other learner's ``nbgrader export`` row is unchanged; a
+failure is named in French (status 1). A second run finds nothing and erases nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +21,6 @@ import zipfile
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
-from functools import partial
 from operator import attrgetter
 from pathlib import Path
 
@@ -52,9 +47,8 @@ def _rm(path: Path) -> None:
 
 
 def _erase_gradebook(ctx: Context, db: Path, ids: list[str]) -> None:
-    """The learner's rows (`ids`: every Unicode spelling the gradebook holds for them) out with
-    nbgrader's API, then the file rebuilt: the deleted rows leave no trace in free pages or in
-    ``-wal``."""
+    """The learner's rows (`ids`: each Unicode spelling the gradebook holds) out with nbgrader's
+    API, then the file rebuilt: no trace left in free pages or in ``-wal``."""
     from nbgrader.api import Gradebook, MissingEntry
 
     if ids:
@@ -126,8 +120,7 @@ def _redact(file: Path, member: str | None, pattern) -> None:
 
 
 def _erase_roster(ctx: Context, who_sid: str, line: int) -> None:
-    """Remove one line of the roster, keeping the other lines' bytes and the file's encoding;
-    checked by reading it back before it replaces the file."""
+    """One roster line out, the others' bytes and encoding kept; read back before it replaces."""
     path = ctx.setup.roster
     before = read_roster(path)
     data = path.read_bytes()
@@ -152,8 +145,7 @@ def _erase_roster(ctx: Context, who_sid: str, line: int) -> None:
 
 
 def _regenerate_reports(ctx: Context, sid: str, paths: set[Path]) -> list[str]:
-    """The reports without the learner; what the teacher added to the CSVs by hand comes back
-    (grading.classroom.kept_columns). The notes for the teacher, in French."""
+    """The reports without the learner, the teacher's hand edits kept; the French notes on them."""
     from nbgrader.api import Gradebook
 
     # nbgrader and pandas (1 to 2 s): imported only when a report is rewritten
@@ -196,8 +188,7 @@ def _hub_user_delete(ctx: Context, sid: str) -> None:
 
 
 def _erase_firstuse(path: Path, sid: str) -> None:
-    """Their key out of FirstUseAuthenticator's password file (then ``reorganize`` where the
-    dbm has it, so the freed record is rewritten)."""
+    """Their key out of FirstUseAuthenticator's dbm; ``reorganize``, if any, rewrites the record."""
     with dbm.open(str(path), "w") as db:
         del db[sid.encode()]
         if hasattr(db, "reorganize"):
@@ -220,8 +211,7 @@ def _erase_home(ctx: Context, sid: str, home: Path) -> None:
 
 
 def _apply(ctx: Context, sid: str, found: list[Found], notes: list[str]) -> list[str]:
-    """Erase every place; the failures, each in one French sentence (what the teacher should
-    know besides goes to `notes`)."""
+    """Erase every place; the failures, each in one French sentence (the rest to `notes`)."""
     failures: list[str] = []
     reports: set[Path] = set()
     erasers: dict[str, Callable[[Found], object]] = {  # in this order
@@ -296,25 +286,23 @@ def erase(
     restoring: bool = False,
 ) -> Result:
     """Scan, then (confirmed) erase and prove it: rescan, control, others' export rows. Not
-    `record`: the register is left as it is (a restore erasing, from a backup older than their
-    re-enrolment, a learner enrolled again: their erasure and re-enrolment stay recorded).
-    `restoring`: a restore erasing again what it just wrote of them; files to clean by hand
-    (a SQLite copy, an archive) do not hold back the rest, they stay failures of the proof."""
+    `record`: the register left as it is (a restore, from a backup older than their re-enrolment,
+    erasing a learner enrolled again). `restoring`: a restore erasing what it just wrote of
+    them; files to clean by hand do not hold back the rest, they stay failures of the proof."""
     sid = places.checked_id(sid)
     ctx = Context(setup)
     if control:
         witness = normalize_id(control.strip())
     else:  # another registered learner (never a folder's name alone), one with work first
-        has_folder = partial(own_folder, ctx.dirs.submitted)
         roster_ids = (s.id for s in places.roster_students(setup.roster))
         # a class that registered nobody: its folders are all it names
         others = (registered_ids(ctx.dirs, roster_ids) or ctx.known) - {sid}
-        witness = min(others, key=lambda i: (not has_folder(i), i), default=None)
+        submitted = ctx.dirs.submitted
+        witness = min(others, key=lambda i: (own_folder(submitted, i) is None, i), default=None)
     if witness == sid:
         raise ErasureError("Le témoin doit être un autre élève que celui à effacer.")
     before = places.scan_in(ctx, sid)
-    gradebook_dir = ctx.gradebook.parent if ctx.gradebook is not None else ctx.dirs.grader_dir
-    registers = registers_of(gradebook_dir, ctx.backups)
+    registers = registers_of(ctx.gradebook.parent, ctx.backups)  # scan_in refused any other
     erased = erased_on(sid, registers)
     by_others = ("mention", "log", places.BY_HAND)  # in others' files: not a learner's own place
     if not [f for f in before.found if f.action not in by_others] and erased is None:
@@ -347,7 +335,7 @@ def erase(
         # never rewritten (a SQLite file, an archive, a file outside the class's data folders),
         # and after the erasure nothing would find them again: the teacher's, before anything
         raise ErasureError(
-            f"Rien n'a été effacé\u00a0: {before.identity} est encore dans {len(by_hand)} "
+            f"Rien n'a été effacé\u00a0: {before.who.identity()} est encore dans {len(by_hand)} "
             "fichier(s) que cette commande ne réécrit pas (une base SQLite, une archive ou un "
             "fichier binaire qu'une réécriture abîmerait, ou un fichier hors des dossiers de "
             f"données de la classe)\u00a0: {', '.join(map(_described, by_hand))}. Supprimez-les "
@@ -359,7 +347,7 @@ def erase(
         # after the erasure their name and e-mail are known nowhere: the mentions could no longer
         # be found, so nothing is erased before the teacher decides
         raise ErasureError(
-            f"Rien n'a été effacé\u00a0: {before.identity} est nommé(e) dans {len(mentions)} "
+            f"Rien n'a été effacé\u00a0: {before.who.identity()} est nommé(e) dans {len(mentions)} "
             "endroit(s) du travail d'autres élèves ou de fichiers de la classe (listés par "
             f"l'essai à blanc, make oublier-eleve ID={sid}). Relisez-les, puis relancez avec "
             f"CAVIARDER=1 (make oublier-eleve ID={sid} CONFIRMER=1 CAVIARDER=1)\u00a0: chaque "
@@ -392,7 +380,7 @@ def erase(
 
 
 def _print_scan(title: str, s: Scan) -> None:
-    print(f"{title} {s.identity}\u00a0: {len(s.found)} endroit(s).")
+    print(f"{title} {s.who.identity()}\u00a0: {len(s.found)} endroit(s).")
     for f in s.found:
         print(f"  - {f.kind}\u00a0: {f.where}" + (f" — {f.detail}" if f.detail else ""))
 
@@ -469,14 +457,14 @@ def main(argv: list[str] | None = None) -> int:
     if not before.found:
         day = "/".join(reversed((result.erased or "?").split("-")))
         print(
-            f"Aucune trace de {before.identity} dans le système de la classe\u00a0: effacé(e) "
-            f"le {day} (registre des effacements), rien à effacer."
+            f"Aucune trace de {before.who.identity()} dans le système de la classe\u00a0: "
+            f"effacé(e) le {day} (registre des effacements), rien à effacer."
         )
         if control is None or not control.found:
             print("✘ Et aucun témoin trouvé\u00a0: la recherche ne prouve rien.", file=sys.stderr)
             return 1
         print(
-            f"Le témoin {control.identity} est bien trouvé ({len(control.found)} "
+            f"Le témoin {control.who.identity()} est bien trouvé ({len(control.found)} "
             "endroit(s))\u00a0: la recherche fonctionne."
         )
         _print_pending(before)
@@ -486,32 +474,27 @@ def main(argv: list[str] | None = None) -> int:
         _print_scan("Témoin (un autre élève, la preuve que la recherche trouve)", control)
     after = result.after
     if after is not None:
-        print(f"Effacé\u00a0: {len(before.found) - len(after.found)} endroit(s).")
         print(
-            f"Vérification de l'effacement\u00a0: {before.identity} encore trouvé(e) dans "
-            f"{len(after.found)} endroit(s) (0 attendu)."
-        )
-        print(
-            f"Témoin (un autre élève, qui doit rester trouvé partout)\u00a0: "
-            f"{result.control_after.identity}, {len(control.found)} endroit(s) "
+            f"Effacé\u00a0: {len(before.found) - len(after.found)} endroit(s).\n"
+            f"Vérification de l'effacement\u00a0: {before.who.identity()} encore trouvé(e) dans "
+            f"{len(after.found)} endroit(s) (0 attendu).\n"
+            "Témoin (un autre élève, qui doit rester trouvé partout)\u00a0: "
+            f"{result.control_after.who.identity()}, {len(control.found)} endroit(s) "
             f"avant, {len(result.control_after.found)} après."
         )
     _print_pending(after or before)
-    # the sources outside the class system that this command cannot reach: the teacher's
     print(
         "Hors de ce système, à effacer par vous (le registre des effacements empêche "
-        "seulement leur retour dans la classe) :"
-    )
-    for place in OUTSIDE:
-        print(f"  - {place}")
-    print(
-        f"Si l'élève revient dans le cours : make students REINSCRIRE={before.sid} "
-        "(sinon make students, make collect, make zip-collect et make restauration le refusent)."
+        "seulement leur retour dans la classe) :",
+        *(f"  - {place}" for place in OUTSIDE),
+        f"Si l'élève revient dans le cours : make students REINSCRIRE={before.who.sid} "
+        "(sinon make students, make collect, make zip-collect et make restauration le refusent).",
+        sep="\n",
     )
     if after is None:
         print(
             "Rien n'a été effacé (essai à blanc). Pour effacer\u00a0: make oublier-eleve "
-            f"ID={before.sid} CONFIRMER=1"
+            f"ID={before.who.sid} CONFIRMER=1"
         )
         return 0
     for note in result.notes:

@@ -1,19 +1,16 @@
 """The register of erased learners: what keeps an erased learner from coming back unseen.
 
-An erasure (``make oublier-eleve CONFIRMER=1``) removes every trace of a learner, but a backup
-made before, the teacher's master roster, the LMS archive or the exchange may still hold them: a
-restore, a roster import (``make students``), ``make collect`` and ``make zip-collect`` read the
-register, skip the learner, name them and fail, unless the teacher confirms a re-enrolment
-(``REINSCRIRE=<id>``). A re-enrolment never removes the erasure: it adds its own time
-(``reinscrit_le``) beside the erasure's (``efface_le``), so a backup taken before the
-re-enrolment still has the learner erased at its restore, and one taken after keeps them. A
-learner is erased while any register holds an erasure later than its re-enrolment.
+A backup made before an erasure, the teacher's master roster, the LMS archive or the exchange
+may still hold the learner: a restore, ``make students``, ``make collect`` and ``make
+zip-collect`` read the register, skip them, name them and fail, unless the teacher confirms a
+re-enrolment (``REINSCRIRE=<id>``). That adds its time (``reinscrit_le``) beside the erasure's
+(``efface_le``), never removing it: a learner is erased while any register holds an erasure
+later than their re-enrolment, so a backup taken before the re-enrolment still erases them.
 
-It holds no personal data: one HMAC-SHA-256 of the id (NFC) per learner, with its times, keyed by
-a private random file (``.cle-effacements``, mode 0600) beside it, so the register alone cannot
-be checked against a list of names. It lives beside the gradebook (``effacements.json``), beside
-the backups (``sauvegardes/``: a restore into a fresh clone still finds it) and inside every
-backup written after the erasure, all with one key (the first found).
+No personal data: one HMAC-SHA-256 of the id (NFC) per learner, keyed by a private random file
+(``.cle-effacements``, 0600), so the register alone cannot be checked against a list of names.
+It lives beside the gradebook, beside the backups (a restore into a fresh clone still finds it)
+and in every backup written after the erasure, all with one key (the first found).
 """
 
 from __future__ import annotations
@@ -34,7 +31,6 @@ from ..classroom.paths import sqlite_path
 
 __all__ = [
     "KEY_NAME",
-    "Erasure",
     "class_registers",
     "erasure_of",
     "erased_problem",
@@ -166,8 +162,7 @@ def erasure_of(sid: str, registers: list[Register]) -> Erasure | None:
 
 
 def erased_on(sid: str, registers: list[Register]) -> str | None:
-    """The date (``AAAA-MM-JJ``) `sid` was erased, by any of `registers`; None if never, or if
-    re-enrolled since."""
+    """`sid`'s erasure date (``AAAA-MM-JJ``) in any of `registers`; None if never or re-enrolled."""
     erasure = erasure_of(sid, registers)
     return erasure.day if erasure is not None and erasure.active else None
 
@@ -193,8 +188,7 @@ def record_erasure(sid: str, registers: list[Register], when: datetime | None = 
 
 
 def reenrol(sid: str, registers: list[Register], when: datetime | None = None) -> bool:
-    """Record `sid`'s re-enrolment (the teacher confirmed it) in every register that holds their
-    erasure, which stays with its date; whether any register held them."""
+    """Record `sid`'s re-enrolment in each register with their erasure (kept); whether any had."""
     stamp = (when or datetime.now(UTC)).astimezone(UTC).isoformat()
     found = False
     for register in (r for r in registers if r.key() is not None):
@@ -210,8 +204,7 @@ def reenrol(sid: str, registers: list[Register], when: datetime | None = None) -
 
 def merge_register(source: Register, dest: Register) -> None:
     """Add `source`'s erasures and re-enrolments to `dest` (created with `source`'s key if it
-    has none), the later time of each kept. Registers with two different keys cannot be merged:
-    both stay, each checked with its own key."""
+    has none), the later time of each kept; registers with two keys both stay, unmerged."""
     key = source.key()
     if key is None or not source.entries() or dest.key() not in (None, key):
         return
@@ -231,9 +224,8 @@ def merge_register(source: Register, dest: Register) -> None:
 
 
 def start_register(dest: Register, others: list[Register]) -> None:
-    """An empty register in `dest` when it has none, with its own key, else the first of
-    `others`, else a new one: a restore from there knows a register was checked (nobody erased
-    yet). A register file already there, even damaged, is never replaced."""
+    """An empty register in `dest` when it has none (a restore from there knows a register was
+    checked), keyed as `dest`, `others` or anew; one already there, even damaged, is kept."""
     if (dest.folder / REGISTER_NAME).exists():
         return
     key = next((k for r in (dest, *others) if (k := r.key()) is not None), None)
@@ -261,8 +253,7 @@ def erased_problem(sid: str, registers: list[Register]) -> str | None:
 
 
 def skip_erased(found: Iterable, regexp: str, dirs, problems: list[str]) -> Iterator:
-    """The download's members (``zip_collect.Member``) except those of an erased learner, each
-    named in `problems`."""
+    """The download's members but an erased learner's, each of those named in `problems`."""
     registers = class_registers(dirs.db_url, dirs.grader_dir)
     for member in found:
         match = re.match(regexp, member.path) if regexp else None

@@ -1,16 +1,15 @@
 """Where one learner lives in the class system: the scan behind ``make oublier-eleve``.
 
-Each step of ``scan_in`` finds one kind of place by the learner's id (NFC, and each Unicode
-spelling the gradebook holds), name and e-mail; the class folder is then searched for any other
-mention, and what cannot be erased at once (backups, logs, Helm history) is listed apart with
-its expiry and the command that purges it. The scan only reads: ``grading.erase_learner`` erases.
+It only reads (``grading.erase_learner`` erases): each step of ``scan_in`` finds one kind of
+place by their id (NFC and each spelling the gradebook holds), names and e-mail, then any other
+mention in the class folder; what cannot be erased at once (backups, logs, Helm history) is
+listed apart with its expiry and the command that purges it.
 """
 
 from __future__ import annotations
 
 import bz2
 import csv
-import dataclasses
 import dbm
 import gzip
 import html
@@ -28,8 +27,8 @@ import urllib.request
 import zipfile
 import zlib
 from collections.abc import Iterable, Iterator
-from contextlib import closing
-from dataclasses import dataclass, field
+from contextlib import closing, suppress
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from functools import cached_property
 from html.entities import codepoint2name
@@ -45,7 +44,7 @@ from ..classroom.ids import (
     stored_id_problem,
 )
 from ..classroom.kept_columns import ID_COLUMNS
-from ..classroom.paths import course_dirs, load_config, read_only, sqlite_path
+from ..classroom.paths import course_dirs, files_under, load_config, read_only, sqlite_path
 from ..french.french_format import french_datetime
 from ..french.system_reason import french_reason
 from ..runs.known_failures import FILE_NAME as FAILURES_FILE
@@ -102,11 +101,9 @@ class Pending:
 
 @dataclass
 class Scan:
-    sid: str
-    identity: str = ""  # their id, names and e-mail, once roster and gradebook are read
+    who: _Who  # the learner searched: the proof searches again with the same names
     found: list[Found] = field(default_factory=list)
     pending: list[Pending] = field(default_factory=list)
-    who: object = None  # the _Who searched: the proof searches again with the same names
 
     def kinds(self) -> set[str]:
         return {f.kind for f in self.found}
@@ -164,14 +161,11 @@ class Context:
         for line in roster_students(self.setup.roster):
             sid = normalize_id(line.id)
             people[sid] = _Who(sid, line.first_name, line.last_name, line.email)
-        rows = []
+        rows, sql = [], "SELECT id, first_name, last_name, email FROM student"
         if self.gradebook is not None and self.gradebook.is_file():
-            with closing(read_only(self.gradebook)) as con:
-                try:
-                    rows = con.execute("SELECT id, first_name, last_name, email FROM student")
-                    rows = rows.fetchall()
-                except sqlite3.DatabaseError:
-                    rows = []  # a damaged gradebook is named by the gradebook's own scan
+            # a damaged gradebook is named by the gradebook's own scan
+            with closing(read_only(self.gradebook)) as con, suppress(sqlite3.DatabaseError):
+                rows = con.execute(sql).fetchall()
         for sid, first, last, email in (r for r in rows if isinstance(r[0], str)):
             who = _Who(normalize_id(sid), first or "", last or "", email or "")
             people.setdefault(who.sid, who)
@@ -214,6 +208,11 @@ class _Who:
         name = " ".join(x for x in (self.first, self.last) if x)
         extra = ", ".join(x for x in (name, self.email) if x)
         return quoted(self.sid) + (f" ({extra})" if extra else "")
+
+    def names(self) -> list[str]:
+        """How a file names them: their id, e-mail and full name both ways."""
+        full = [f"{self.first} {self.last}", f"{self.last} {self.first}"]
+        return [self.sid, self.email, *(full if self.first and self.last else [])]
 
     def spellings(self) -> list[str]:
         """Their id as it can be stored: NFC, NFD, and the gradebook's own spellings."""
@@ -264,13 +263,10 @@ def _alternation(variants: set[str]) -> bytes:
 
 @dataclass(frozen=True)
 class Mentions:
-    """The learner's mention pattern, with a fast first look: a file whose lower-cased bytes
-    hold none of the patterns' ASCII beginnings is not searched (the regular expression, with
-    its hundreds of spellings, is what costs; most files of a class never name the learner).
-
-    A hit inside a classmate's own id, name or e-mail (`others`: « Chloé Roux » when erasing
-    « chloé ») is theirs, never hers: not counted, never redacted. `loose` is for files that
-    cannot be read as text (a SQLite file stores a row's fields side by side,
+    """The learner's mention pattern. `anchors`: a file whose lower-cased bytes hold none is
+    not searched (the regular expression, with its hundreds of spellings, is what costs). A hit
+    inside `others` (a classmate's own name: « Chloé Roux » when erasing « chloé ») is never
+    hers. `loose`: for files that are not text (a SQLite row's fields side by side,
     ``noeNoéBlancnoe@exemple.fr``: no word boundary there)."""
 
     pattern: re.Pattern[bytes]
@@ -344,16 +340,10 @@ def _rendered(line: str) -> str:
 def mention_pattern(
     who: _Who, parts: bool = False, others: Iterable[_Who] = (), released: Iterable[str] = ()
 ) -> Mentions:
-    """Every spelling of the learner a file can hold (id, full name both ways, e-mail; with
-    `parts`, first and last names alone, as a log writes them), as a whole word: NFC and NFD,
-    any case, JSON ``\\u`` escapes, HTML entities. `others`: the classmates, whose own ids,
-    names and e-mails are never a mention of her."""
-    forms = [who.sid, who.email]
-    if who.first and who.last:
-        forms += [f"{who.first} {who.last}", f"{who.last} {who.first}"]
-    if parts:
-        forms += [who.first, who.last]
-    variants = _variants(forms)
+    """Every spelling of the learner (``_variants`` of ``_Who.names``; with `parts`, first and
+    last names alone, as a log writes them) as a whole word; `others`: the classmates, whose own
+    ids, names and e-mails are never a mention of her."""
+    variants = _variants(who.names() + ([who.first, who.last] if parts else []))
     alts = _alternation(variants)
     pattern = re.compile(rb"(?<![" + _WORD + rb"])(?:" + alts + rb")(?![" + _WORD + rb"])", re.I)
     # each spelling's longest ASCII run, lower-cased: every file that holds the spelling holds it
@@ -365,11 +355,7 @@ def mention_pattern(
     # an anchor that holds a shorter one is implied by it
     kept = sorted(anchors, key=len)
     kept = [a for k, a in enumerate(kept) if not any(b in a for b in kept[:k])]
-    theirs: list[str] = []
-    for other in (o for o in others if o.sid != who.sid):
-        theirs += [other.sid, other.email]
-        if other.first and other.last:
-            theirs += [f"{other.first} {other.last}", f"{other.last} {other.first}"]
+    theirs = [name for other in others if other.sid != who.sid for name in other.names()]
     mine = {v.casefold() for v in variants}
     theirs_v = {v for v in _variants(theirs) if v.casefold() not in mine}
     # the course's own text that names her (a released line, as the notebook's JSON writes
@@ -385,17 +371,13 @@ def mention_pattern(
             _rendered(line),
         )
     }
-    protected = [_alternation(theirs_v)] if theirs_v else []
-    protected += [_alternation(shared)] if shared else []
+    protected = [_alternation(forms) for forms in (theirs_v, shared) if forms]
     others_re = re.compile(b"|".join(protected), re.I) if protected else None
     # in a binary file: her registered name and e-mail, glued or not, and a long id as stored
-    glued = [who.email]
-    if who.first and who.last:
-        glued += [f"{who.first}{who.last}", f"{who.first} {who.last}", f"{who.last} {who.first}"]
-    glued_v = _variants(glued)
+    glued = [who.first + who.last] if who.first and who.last else []
+    glued_v = _variants(who.names()[1:] + glued)
     loose_alts = [b"(?i:" + _alternation(glued_v) + b")"] if glued_v else []
-    long_ids = [s for s in who.spellings() if len(s) >= LOOSE_ID_MIN]
-    loose_alts += [re.escape(s.encode()) for s in long_ids]
+    loose_alts += [re.escape(s.encode()) for s in who.spellings() if len(s) >= LOOSE_ID_MIN]
     loose = re.compile(b"|".join(loose_alts)) if loose_alts else None
     return Mentions(pattern, tuple(kept), others_re, loose)
 
@@ -558,12 +540,10 @@ def _export_of(file: Path) -> str | None:
 
 
 def _owned(ctx: Context, path: str, sid: str, *, zipped: bool = True) -> bool:
-    """Whether a download member (``/<archive stem>/<member>``) is the learner's: the first
-    folder in the archive that names a learner of the class (or `sid`) decides, so an ENT's
-    ``ana/oublier/oublier.ipynb`` stays Ana's where the collector's regexp reads « oublier »; a
-    file name is never an owner (``ben/ana.ipynb`` is Ben's). With no such folder, as
-    ``zip_collect`` reads it: the regexp's student, else the folder that holds the file (the
-    archive's stem at its root; a file dropped as is, `zipped` False, has no stem)."""
+    """Whether a download member (``/<archive stem>/<member>``) is the learner's: the first folder
+    naming a learner of the class (or `sid`) decides (an ENT's ``ana/oublier/oublier.ipynb`` is
+    Ana's though the regexp reads « oublier »; ``ben/ana.ipynb`` is Ben's); else, as zip_collect
+    reads it, the regexp's student or the folder holding the file (`zipped` False: no stem)."""
     parts = PurePosixPath(path).parts
     holders = parts if path.endswith("/") else parts[:-1]  # "/", then the folders that hold it
     match = re.match(ctx.regexp, path) if ctx.regexp else None
@@ -596,9 +576,9 @@ def _scan_downloads(ctx: Context, who: _Who, out: Scan) -> None:
         for sub in (base / ctx.archive_name, base / "extracted"):
             if not sub.is_dir() or sub.is_symlink():
                 continue
-            for file in sorted(p for p in sub.rglob("*") if p.is_file() and not p.is_symlink()):
+            for rel, file in files_under(sub):
                 if file.suffix.lower() != ".zip":
-                    if _owned(ctx, f"/{file.relative_to(sub).as_posix()}", who.sid, zipped=False):
+                    if _owned(ctx, f"/{rel}", who.sid, zipped=False):
                         out.add("archives reçues", file, "fichier", "tree", file)
                     continue
                 try:
@@ -777,8 +757,7 @@ def _is_binary(data: bytes) -> bool:
 
 
 def _zip_members(data: bytes, most: int, skip: set[str] = frozenset()) -> Iterator:
-    """(name, bytes) of each file of the zip `data` but `skip`, at most `most` bytes expanded;
-    one of `_DAMAGED` raised when it is damaged."""
+    """(name, bytes) of zip `data`'s files but `skip`, up to `most` bytes; raises `_DAMAGED`."""
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         for info in zf.infolist():
             if not info.is_dir() and info.filename not in skip and info.file_size <= most:
@@ -835,8 +814,7 @@ def _whose(ctx: Context, file: Path) -> str | None:
 
 
 def _tracked(folder: Path) -> set[Path]:
-    """The files git tracks under `folder` (the course's own, versioned: never class data);
-    none when the course is not a git clone."""
+    """The files git tracks under `folder` (the course's, never class data); none without git."""
     try:
         proc = subprocess.run(
             ["git", "ls-files", "-z"], cwd=folder, capture_output=True, timeout=60, check=False
@@ -850,15 +828,12 @@ def _tracked(folder: Path) -> set[Path]:
 
 
 def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
-    """Every other file of the class folder, archives member by member: a mention of the learner
-    (a classmate's answer naming them, a log line) is named with its file and cell. The erasure
-    cleans logs; other mentions only with ``--caviarder`` (``make oublier-eleve CAVIARDER=1``),
-    and only in the class's data folders (``class_places.PLACES``) and as text: a SQLite file,
-    an archive, any file that is not text, and a file outside those folders are never rewritten
-    (a rewrite would corrupt them, or touch what is not class data): named, for the teacher to
-    delete or correct by hand, and no proof while they hold the learner. The course's own
-    versioned files (what git tracks, outside the data folders) are not searched, nor anything
-    in a folder it ships (``SHIPPED``) that git does not version (no clone: a zip download)."""
+    """Every other file of the class folder, archives member by member, for a mention (a
+    classmate's answer, a log line), named with its file and cell. Logs are cleaned; other
+    mentions only with ``--caviarder``, as text, in the data folders (``PLACES``): a file that
+    is not text (a rewrite would corrupt it) or outside them (not class data) is the teacher's
+    to fix by hand, and no proof while it holds them. Not searched: the course's own files (what
+    git tracks outside the data folders, what a folder it ships holds without git)."""
     classmates, released = ctx.classmates, ctx.released_lines
     pattern = mention_pattern(who, others=classmates, released=released)
     # a log line: « 'first_name': 'Ben' »
@@ -868,8 +843,8 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     own = {Path(f.where) for f in out.found if f.action in own_actions}
     own_members = {Path(f.target[0]): set(f.target[1]) for f in out.found if f.action == "zip"}
     skip = {p.resolve() for p in (*own, ctx.backups, ctx.setup.roster) if p is not None}
-    ends = ("", "-wal", "-journal", "-shm") if ctx.gradebook is not None else ()
-    skip |= {Path(f"{ctx.gradebook}{end}").resolve() for end in ends}
+    # a SQLite gradebook: _scan_gradebook, always first, refuses any other
+    skip |= {Path(f"{ctx.gradebook}{end}").resolve() for end in ("", "-wal", "-journal", "-shm")}
     # the erasure register's own files, by their place: a student's file or folder of that name
     # elsewhere (in an archive they sent) is searched like any other
     registers = class_registers(ctx.dirs.db_url, ctx.dirs.grader_dir)
@@ -905,8 +880,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         except OSError:
             continue
         if file.suffix.lower() == ".zip" and data.startswith(_ZIP):
-            mine = own_members.get(file, set())
-            if _scan_class_zip(file, data, mine, pattern, out, in_place):
+            if _scan_class_zip(file, data, own_members.get(file, set()), pattern, out, in_place):
                 continue  # read member by member; a damaged archive: searched as bytes below
         if _is_binary(data):
             if hits := _binary_hits(data, pattern):
@@ -941,7 +915,7 @@ def _scan_class_zip(
     """The members of an archive that mention the learner (theirs are « archives reçues »): a
     text member is redacted in place (CAVIARDER), a member that is not text is named for the
     teacher. False for an archive that cannot be read member by member."""
-    found: list[tuple[str, str, str, str, object]] = []
+    found = Scan(out.who)
     try:
         for name, body in _zip_members(data, 50 * 2**20, mine):
             where = f"{file}\u00a0: {name}"
@@ -949,17 +923,14 @@ def _scan_class_zip(
                 if hits := _binary_hits(body, pattern):
                     kind = f"{_binary_kind(body)} dans une archive, à retirer à la main"
                     detail = f"{hits} trace(s)\u00a0; ce membre ne se caviarde pas"
-                    found.append((kind, where, detail, BY_HAND, file))
+                    found.add(kind, where, detail, BY_HAND, file)
             elif pattern.search(body) or pattern.search(name.encode()):
                 detail = _mention_detail(name, body, pattern)
                 action = "mention" if in_place else BY_HAND
-                found.append(
-                    ("mention dans une archive", where, detail, action, (file, name, pattern))
-                )
+                found.add("mention dans une archive", where, detail, action, (file, name, pattern))
     except _DAMAGED:
         return False
-    for kind, where, detail, action, target in found:
-        out.add(kind, where, detail, action, target)
+    out.found += found.found
     return True
 
 
@@ -1016,10 +987,9 @@ def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
 
 
 def _backup_holds(path: Path, who: _Who) -> bool | None:
-    """Whether a backup holds the learner: a member in their folder, their row or line, or a
-    SQLite file elsewhere (a gradebook copy in a classmate's folder) that holds them; None when
-    it is damaged (it may hold them, and the purge never deletes a damaged backup), so it is
-    read to its end, its checksum included, even once they are found."""
+    """Whether a backup holds the learner (a member in their folder, their row or line, any SQLite
+    file holding them); None when damaged (it may, and the purge never deletes it), so it is read
+    to its end, its checksum included, even once they are found."""
     loose = mention_pattern(who)
     found = False
     try:
@@ -1030,17 +1000,15 @@ def _backup_holds(path: Path, who: _Who) -> bool | None:
                 parts = PurePosixPath(info.name).parts
                 if len(parts) > 2 and normalize_id(parts[1]) == who.sid:
                     found = True
-                elif info.isfile() and info.name in (GRADEBOOK, ROSTER):
+                elif info.isfile() and info.name == ROSTER:
+                    found = who.sid.encode() in tar.extractfile(info).read()
+                elif info.isfile() and info.name == GRADEBOOK:
                     data = tar.extractfile(info).read()
-                    if info.name == ROSTER and who.sid.encode() in data:
-                        found = True
-                    if info.name == GRADEBOOK and any(p.search(data) for p in who.patterns()):
-                        found = True
+                    found = any(p.search(data) for p in who.patterns())
                 elif info.isfile() and info.size <= _EXPANDED_MAX:
                     member = tar.extractfile(info)
                     head = member.read(len(SQLITE_MAGIC))
-                    if head == SQLITE_MAGIC and _binary_hits(head + member.read(), loose):
-                        found = True
+                    found = head == SQLITE_MAGIC and bool(_binary_hits(head + member.read(), loose))
             while tar.fileobj.read(1 << 20):  # the rest of the stream, to gzip's checksum
                 pass
     except (OSError, tarfile.TarError, EOFError, zlib.error):
@@ -1066,9 +1034,10 @@ def checked_id(value: str) -> str:
 def scan_in(ctx: Context, sid: str, known: object = None) -> Scan:
     """`known`: the learner as an earlier scan found them (``Scan.who``): after the erasure,
     their roster line and gradebook row are gone, and their names are still searched."""
-    who, out = _Who(sid), Scan(sid)
+    who = _Who(sid)
     if isinstance(known, _Who) and known.sid == sid:
-        who = dataclasses.replace(known, roster_line=0, gradebook_ids=list(known.gradebook_ids))
+        who = replace(known, roster_line=0, gradebook_ids=list(known.gradebook_ids))
+    out = Scan(who)
     for line in roster_students(ctx.setup.roster):  # its names first, then the gradebook's
         if line.id == sid:
             who.first = line.first_name or who.first
@@ -1078,5 +1047,4 @@ def scan_in(ctx: Context, sid: str, known: object = None) -> Scan:
     steps = (_scan_gradebook, _scan_folders, _scan_downloads, _scan_lists, _scan_exchange)
     for step in (*steps, _scan_hub, _scan_class, _scan_pending):
         step(ctx, who, out)
-    out.identity, out.who = who.identity(), who
     return out
