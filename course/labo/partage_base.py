@@ -129,7 +129,7 @@ class BaseFacts:
 
 def _server_user() -> pwd.struct_passwd | None:
     """As root, the account the server runs as (``course.postgres``'s choice), else None."""
-    from course.postgres._serveur import _run_as
+    from course.postgres._server import _run_as
 
     name = _run_as()
     return pwd.getpwnam(name) if name else None
