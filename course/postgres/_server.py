@@ -234,7 +234,7 @@ class ServeurPostgres:
             watchdog.wait(30)
             _remove_socket_folder(socket_dir, self.dossier)
             if line.startswith("busy"):
-                raise self._occupe(line.split()[-1])
+                raise self._busy(line.split()[-1])
             raise PostgresIndisponible(
                 f"PostgreSQL n'a pas démarré ({line.removeprefix('error ') or 'aucune réponse'})"
                 f"\u00a0; lisez {self.dossier / 'journal-postgres.log'} ou {INSTALL_HINT}."
@@ -244,7 +244,7 @@ class ServeurPostgres:
         _RUNNING.add(self)
         return self
 
-    def _occupe(self, pid: str) -> ClusterOccupe:
+    def _busy(self, pid: str) -> ClusterOccupe:
         return ClusterOccupe(
             f"Le cluster {self.dossier} est déjà démarré par un autre processus (pid {pid})"
             f"\u00a0: arrêtez-le (ou redémarrez cet autre noyau) ou choisissez un autre dossier."
@@ -263,7 +263,7 @@ class ServeurPostgres:
             try:  # shared, and let go at once: a watchdog holds it exclusively while it runs
                 fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
             except OSError:
-                raise self._occupe(lock.read().decode("ascii", "replace").strip() or "?") from None
+                raise self._busy(lock.read().decode("ascii", "replace").strip() or "?") from None
 
     def _start_watchdog(
         self, binaries: Path, user: str | None, socket_dir: Path, socket_lock: int | None
