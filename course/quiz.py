@@ -31,27 +31,27 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "BILAN_ENREGISTRE",
-    "BILAN_METADATA_KEY",
-    "BONNE",
-    "PAS_TOUT_A_FAIT",
+    "SCORE_NOT_SAVED",
+    "SCORE_METADATA_KEY",
+    "RIGHT",
+    "NOT_QUITE",
     "Bilan",
     "Option",
     "Quiz",
     "QuizError",
     "bilan",
-    "ordre_affiche",
-    "quiz_du_carnet",
-    "reinitialiser",
+    "display_order",
+    "notebook_quizzes",
+    "reset",
 ]
 
-BONNE = "Bonne réponse"
-PAS_TOUT_A_FAIT = "Pas tout à fait"
+RIGHT = "Bonne réponse"
+NOT_QUITE = "Pas tout à fait"
 METADATA_KEY = "course/quiz"
-BILAN_METADATA_KEY = "course/bilan"
+SCORE_METADATA_KEY = "course/bilan"
 # What a saved notebook shows in place of the score (see course.save_hook): the answers live
 # in the kernel only, so a score saved with the file would be stale once it is reopened.
-BILAN_ENREGISTRE = (
+SCORE_NOT_SAVED = (
     "Bilan\u00a0: les réponses aux quiz ne sont pas enregistrées avec le notebook. Exécutez "
     "les cellules de quiz, répondez, puis exécutez cette cellule pour voir votre score."
 )
@@ -117,7 +117,7 @@ class Option:
             raise QuizError(f"`juste` doit valoir True ou False (reçu\u00a0: {self.juste!r}).")
 
 
-def ordre_affiche(key: str, n: int) -> tuple[int, ...]:
+def display_order(key: str, n: int) -> tuple[int, ...]:
     """A permutation of ``range(n)`` drawn from ``key``: the same key always gives the same order.
 
     Why: written by hand, the right answer drifts to the first place; shuffling once per quiz
@@ -172,7 +172,7 @@ class Quiz:
         self.revoir = _non_empty_text(revoir, "`revoir`") if revoir is not None else None
         self.ident = ident or hashlib.sha1(self.question.encode()).hexdigest()[:10]
         # displayed position -> index in `options` (author's order)
-        self.ordre: tuple[int, ...] = ordre_affiche(ident or self.question, len(self.options))
+        self.ordre: tuple[int, ...] = display_order(ident or self.question, len(self.options))
         # the answers recorded in the learner's progress file (a lesson's quiz only): the
         # score survives a kernel restart
         self.etape = _lesson_of(self.ident) if ident else None
@@ -224,7 +224,7 @@ class Quiz:
     def retour(self, indice: int) -> str:
         """The feedback text for option ``indice``: verdict then that option's explanation."""
         option = self.options[indice]
-        verdict = BONNE if option.juste else PAS_TOUT_A_FAIT
+        verdict = RIGHT if option.juste else NOT_QUITE
         return f"{verdict}\u00a0: {option.explication}"
 
     # --- static fallbacks ---
@@ -242,7 +242,7 @@ class Quiz:
         e = _escape
         items = []
         for option in self.options_affichees:
-            verdict = BONNE if option.juste else PAS_TOUT_A_FAIT
+            verdict = RIGHT if option.juste else NOT_QUITE
             items.append(
                 f"<li><span>{e(option.texte)}</span><details><summary>Explication</summary>"
                 f"<p><strong>{verdict}</strong>\u00a0: {e(option.explication)}</p></details></li>"
@@ -300,7 +300,7 @@ class Quiz:
             parts.append(
                 f'<p class="quiz-retour quiz-retour-{kind}" data-option="{i}">'
                 f'<span class="quiz-verdict"><span aria-hidden="true">{_SYMBOL[kind]} </span>'
-                f"<strong>{BONNE if option.juste else PAS_TOUT_A_FAIT}</strong></span>\u00a0: "
+                f"<strong>{RIGHT if option.juste else NOT_QUITE}</strong></span>\u00a0: "
                 f"{_escape(option.explication)}</p>"
             )
         return (
@@ -326,7 +326,7 @@ class Quiz:
         meta = {
             METADATA_KEY: {
                 "id": self.ident,
-                "objectif": self.objectif,
+                "objective": self.objectif,
                 "options": len(self.options),
             }
         }
@@ -354,12 +354,12 @@ def _record(step: str, kind: str, **facts: Any) -> None:
     progress.record(step, kind, **facts)
 
 
-def quiz_du_carnet() -> list[Quiz]:
+def notebook_quizzes() -> list[Quiz]:
     """The quizzes defined in this kernel, in definition order."""
     return list(_NOTEBOOK.values())
 
 
-def reinitialiser() -> None:
+def reset() -> None:
     """Forget every quiz of this kernel (used by tests; a learner restarts the kernel instead)."""
     _NOTEBOOK.clear()
     _refresh_scores()
@@ -407,18 +407,18 @@ class Bilan:
 
     def _record_total(self) -> None:
         """The number of quizzes of this notebook, for the start page (once per change)."""
-        steps = [q.etape for q in quiz_du_carnet() if q.etape]
+        steps = [q.etape for q in notebook_quizzes() if q.etape]
         if not steps:
             return
         from . import progress
 
         step = max(set(steps), key=steps.count)
-        total = sum(1 for q in quiz_du_carnet() if q.etape == step)
+        total = sum(1 for q in notebook_quizzes() if q.etape == step)
         if progress.bilan_total(step) != total:
             progress.record(step, "bilan", total=total)
 
     def resume(self) -> dict[str, Any]:
-        quizzes = quiz_du_carnet()
+        quizzes = notebook_quizzes()
         to_review = [q for q in quizzes if q.repondu and not q.juste_du_premier_coup]
         unanswered = [q for q in quizzes if not q.repondu]
         return {
@@ -481,7 +481,7 @@ class Bilan:
         data = dict(self.widget()._repr_mimebundle_())
         data["text/plain"] = self.texte()
         data["text/html"] = self.html()
-        return data, {BILAN_METADATA_KEY: {}}
+        return data, {SCORE_METADATA_KEY: {}}
 
     def __repr__(self) -> str:
         return self.texte()
