@@ -16,7 +16,7 @@ import shlex
 import tempfile
 from pathlib import Path
 
-from course.passage import ne_plus_passer, passer_les_cellules
+from course.skipping import skip_cells, stop_skipping
 from course.system_reason import french_reason
 
 __all__ = ["DossierEnLectureSeule", "SKIPPED", "verifier_dossier"]
@@ -51,7 +51,7 @@ def verifier_dossier(dossier: str | os.PathLike[str] = ".") -> Path:
             pass
     except OSError as err:
         copy = folder.parent if folder.name == "lecons" else folder  # the notebooks' folder
-        passer_les_cellules(_skipped, SKIPPED)
+        skip_cells(_skipped, SKIPPED)
         # cp -r keeps the modes: a folder made read-only by chmod gives a read-only copy
         raise DossierEnLectureSeule(
             f"La leçon ne peut pas écrire ses fichiers dans son dossier, {folder} "
@@ -60,5 +60,5 @@ def verifier_dossier(dossier: str | os.PathLike[str] = ".") -> Path:
             f"{_COPY} && chmod -R u+w {_COPY}, puis ouvrez ce notebook dans la copie. D'ici là, "
             f"les cellules suivantes sont passées, sauf les quiz, le bilan et les indices."
         ) from None
-    ne_plus_passer(SKIPPED)  # run again once the folder is writable: every cell runs
+    stop_skipping(SKIPPED)  # run again once the folder is writable: every cell runs
     return folder

@@ -4,7 +4,7 @@ A lesson marks each cell that needs the server with a first comment line, ``MARK
 learner sees which cells those are even when the server runs. ``passer_sans_postgres(raison)``
 prints one French message (why the server is missing, what to install, which cells are skipped)
 and has each later marked cell print one line saying it was skipped instead
-(``course.passage``), until ``serveur_disponible()``: the set-up cell run again once PostgreSQL
+(``course.skipping``), until ``serveur_disponible()``: the set-up cell run again once PostgreSQL
 is found (installed, or given in ``COURS_PG_BIN``, in the same kernel). Every other cell runs:
 the part of the lesson that needs no server (lesson 7's section 1, one SQLite file per
 instance), the quizzes, the score summary and the learner's own cells (``indice(...)``, a
@@ -13,7 +13,7 @@ instance), the quizzes, the score summary and the learner's own cells (``indice(
 
 from __future__ import annotations
 
-from course.passage import ne_plus_passer, passer_les_cellules
+from course.skipping import skip_cells, stop_skipping
 
 __all__ = ["MARKER", "SKIPPED", "needs_server", "passer_sans_postgres", "serveur_disponible"]
 
@@ -42,10 +42,10 @@ def passer_sans_postgres(raison: object) -> None:
         f"sur ce serveur. Les autres s'exécutent\u00a0: ce qui se passe du serveur (ici, les "
         f"fichiers SQLite des instances), les quiz, le bilan et vos propres cellules."
     )
-    passer_les_cellules(needs_server, SKIPPED)
+    skip_cells(needs_server, SKIPPED)
 
 
 def serveur_disponible() -> None:
     """Le serveur a démarré (la première cellule relancée une fois PostgreSQL installé)\u00a0:
     les cellules qui en ont besoin s'exécutent de nouveau."""
-    ne_plus_passer(SKIPPED)
+    stop_skipping(SKIPPED)
