@@ -664,12 +664,12 @@ async def oublier_ma_progression(cellule: str | None = None) -> bool:
     Votre fonction lit ``APP_NAME``\u00a0: ici, il vaut ``"cours"``, l'application de ce fichier.
     """
     from .labo.evaluate import extract_source
-    from .labo.tp_notebook import OublierIntrouvable, oublier_cell_source
+    from .labo.tp_notebook import OublierCellNotFound, oublier_cell_source
     from .sessions import SqliteSessionService
 
     try:
         source = cellule if cellule is not None else oublier_cell_source()
-    except OublierIntrouvable as reason:
+    except OublierCellNotFound as reason:
         print(f"✘ {reason}")
         return False
     path, user = progress_path(), user_id()
