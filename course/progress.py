@@ -47,7 +47,6 @@ __all__ = [
     "USER_ENV_VAR",
     "Lesson",
     "Parcours",
-    "bilan_total",
     "exercice_reussi",
     "hints_used",
     "lesson_of_quiz",
@@ -55,6 +54,7 @@ __all__ = [
     "oublier_ma_progression",
     "progress_path",
     "quiz_answers",
+    "quiz_total",
     "recommencer",
     "record",
     "reset_cache",
@@ -400,7 +400,7 @@ def quiz_answers(ident: str) -> list[int]:
     ]
 
 
-def bilan_total(step: str) -> int | None:
+def quiz_total(step: str) -> int | None:
     """The number of quizzes of step `step`, as its last « bilan » recorded it."""
     totals = [m.get("total") for s, m in _events() if s == step and m.get("type") == "bilan"]
     return totals[-1] if totals else None
@@ -639,9 +639,9 @@ def _counts(path: Path, user: str) -> dict[str, int]:
 def _bytes_found(path: Path, text: str) -> int:
     """Occurrences of `text` in the file and in what SQLite keeps beside it: the -wal, and the
     -journal that journal_mode=PERSIST leaves full of the pages as they were before."""
-    motif = text.encode()
+    pattern = text.encode()
     beside = (path, *(Path(f"{path}{suffix}") for suffix in ("-wal", "-journal")))
-    return sum(p.read_bytes().count(motif) for p in beside if p.is_file())
+    return sum(p.read_bytes().count(pattern) for p in beside if p.is_file())
 
 
 def _bytes_expected(path: Path, text: str) -> int:

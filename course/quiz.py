@@ -414,7 +414,7 @@ class Bilan:
 
         step = max(set(steps), key=steps.count)
         total = sum(1 for q in notebook_quizzes() if q.etape == step)
-        if progress.bilan_total(step) != total:
+        if progress.quiz_total(step) != total:
             progress.record(step, "bilan", total=total)
 
     def resume(self) -> dict[str, Any]:
