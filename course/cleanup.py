@@ -33,7 +33,7 @@ IN_KERNEL_WAIT = 5.0
 
 
 def _lock_name() -> str:
-    from course.postgres._gardien import LOCK_NAME
+    from course.postgres._watchdog import LOCK_NAME
 
     return LOCK_NAME
 
@@ -81,7 +81,7 @@ def erase(path: Path, *, wait: float = LOCK_WAIT) -> bool:
             return False
     gone = not (path.exists() or path.is_symlink())
     if gone:
-        from course.postgres._serveur import remove_cluster_parent
+        from course.postgres._server import remove_cluster_parent
 
         remove_cluster_parent(path)
     return gone
@@ -99,7 +99,7 @@ def _send(paths: list[Path]) -> None:
     the files of the run in progress."""
     global _WATCHDOG
     if _WATCHDOG is None or _WATCHDOG.poll() is not None:
-        from course.postgres._serveur import _import_root
+        from course.postgres._server import _import_root
 
         _WATCHDOG = subprocess.Popen(
             [sys.executable, "-m", "course.cleanup"],

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # mermaid-py is imported on use: its package imports requests
     from mermaid.erdiagram import Entity, Link  # sockets at import time
     from mermaid.sequence import Participant
 
-__all__ = ["Diagramme", "DiagrammeError", "afficher", "avec_accessibilite", "schema", "sequence"]
+__all__ = ["Diagramme", "DiagrammeError", "afficher", "schema", "sequence", "with_accessibility"]
 
 MIME = "text/vnd.mermaid"
 
@@ -115,7 +115,7 @@ def _ident(name: str) -> str:
     return ident if ident and not ident[0].isdigit() else f"t_{ident}"
 
 
-def avec_accessibilite(source: str, titre: str, description: str) -> str:
+def with_accessibility(source: str, title: str, description: str) -> str:
     """Insert ``accTitle``/``accDescr`` right after the diagram keyword line."""
     lines = source.split("\n")
     start = 0
@@ -124,7 +124,7 @@ def avec_accessibilite(source: str, titre: str, description: str) -> str:
     for i in range(start, len(lines)):
         if lines[i].strip() and not lines[i].strip().startswith("%%"):
             lines[i + 1 : i + 1] = [
-                f"\taccTitle: {_one_line(titre)}",
+                f"\taccTitle: {_one_line(title)}",
                 f"\taccDescr: {_one_line(description)}",
             ]
             return "\n".join(lines)
@@ -238,7 +238,7 @@ def schema(db_path: str | Path) -> Diagramme:
         f"Les {len(table_names)} tables de {file_name} ({', '.join(table_names)}), leurs clés "
         "primaires et étrangères, et les liens avec ou sans suppression en cascade."
     )
-    source = avec_accessibilite(
+    source = with_accessibility(
         ERDiagram(_one_line(title).replace(":", " "), list(entities.values()), links).script,
         title,
         description,
@@ -387,5 +387,5 @@ def sequence(
     diagram = SequenceDiagram(
         _one_line(title).replace(":", " "), [learner, tutor, *tools.values(), *arrows]
     )
-    source = avec_accessibilite(diagram.script, title, description)
+    source = with_accessibility(diagram.script, title, description)
     return Diagramme(title, description, source, "\n".join(text_lines))

@@ -16,7 +16,7 @@ import shlex
 import tempfile
 from pathlib import Path
 
-from course.passage import ne_plus_passer, passer_les_cellules
+from course.skipping import skip_cells, stop_skipping
 from course.system_reason import french_reason
 
 __all__ = [
@@ -77,11 +77,11 @@ def verifier_dossier(dossier: str | os.PathLike[str] = ".") -> Path:
     folder = Path(dossier).resolve()
     err = folder_write_error(folder)
     if err is not None:
-        passer_les_cellules(_skipped, SKIPPED)
+        skip_cells(_skipped, SKIPPED)
         raise DossierEnLectureSeule(
             f"La leçon ne peut pas écrire ses fichiers dans son dossier, {folder} "
             f"({french_reason(err)}). {copy_advice(folder)} D'ici là, les cellules suivantes "
             "sont passées, sauf les quiz, le bilan et les indices."
         )
-    ne_plus_passer(SKIPPED)  # run again once the folder is writable: every cell runs
+    stop_skipping(SKIPPED)  # run again once the folder is writable: every cell runs
     return folder

@@ -47,7 +47,6 @@ __all__ = [
     "USER_ENV_VAR",
     "Lesson",
     "Parcours",
-    "bilan_total",
     "exercice_reussi",
     "hints_used",
     "lesson_of_quiz",
@@ -55,6 +54,7 @@ __all__ = [
     "oublier_ma_progression",
     "progress_path",
     "quiz_answers",
+    "quiz_total",
     "recommencer",
     "record",
     "reset_cache",
@@ -400,7 +400,7 @@ def quiz_answers(ident: str) -> list[int]:
     ]
 
 
-def bilan_total(step: str) -> int | None:
+def quiz_total(step: str) -> int | None:
     """The number of quizzes of step `step`, as its last « bilan » recorded it."""
     totals = [m.get("total") for s, m in _events() if s == step and m.get("type") == "bilan"]
     return totals[-1] if totals else None
@@ -639,9 +639,9 @@ def _counts(path: Path, user: str) -> dict[str, int]:
 def _bytes_found(path: Path, text: str) -> int:
     """Occurrences of `text` in the file and in what SQLite keeps beside it: the -wal, and the
     -journal that journal_mode=PERSIST leaves full of the pages as they were before."""
-    motif = text.encode()
+    pattern = text.encode()
     beside = (path, *(Path(f"{path}{suffix}") for suffix in ("-wal", "-journal")))
-    return sum(p.read_bytes().count(motif) for p in beside if p.is_file())
+    return sum(p.read_bytes().count(pattern) for p in beside if p.is_file())
 
 
 def _bytes_expected(path: Path, text: str) -> int:
@@ -664,12 +664,12 @@ async def oublier_ma_progression(cellule: str | None = None) -> bool:
     Votre fonction lit ``APP_NAME``\u00a0: ici, il vaut ``"cours"``, l'application de ce fichier.
     """
     from .labo.evaluate import extract_source
-    from .labo.tp_notebook import OublierIntrouvable, oublier_cell_source
+    from .labo.tp_notebook import OublierCellNotFound, oublier_cell_source
     from .sessions import SqliteSessionService
 
     try:
         source = cellule if cellule is not None else oublier_cell_source()
-    except OublierIntrouvable as reason:
+    except OublierCellNotFound as reason:
         print(f"✘ {reason}")
         return False
     path, user = progress_path(), user_id()

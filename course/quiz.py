@@ -31,32 +31,32 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "BILAN_ENREGISTRE",
-    "BILAN_METADATA_KEY",
-    "BONNE",
-    "PAS_TOUT_A_FAIT",
+    "SCORE_NOT_SAVED",
+    "SCORE_METADATA_KEY",
+    "RIGHT",
+    "NOT_QUITE",
     "Bilan",
     "Option",
     "Quiz",
     "QuizError",
     "bilan",
-    "ordre_affiche",
-    "quiz_du_carnet",
-    "reinitialiser",
+    "display_order",
+    "notebook_quizzes",
+    "reset",
 ]
 
-BONNE = "Bonne réponse"
-PAS_TOUT_A_FAIT = "Pas tout à fait"
+RIGHT = "Bonne réponse"
+NOT_QUITE = "Pas tout à fait"
 METADATA_KEY = "course/quiz"
-BILAN_METADATA_KEY = "course/bilan"
+SCORE_METADATA_KEY = "course/bilan"
 # What a saved notebook shows in place of the score (see course.save_hook): the answers live
 # in the kernel only, so a score saved with the file would be stale once it is reopened.
-BILAN_ENREGISTRE = (
+SCORE_NOT_SAVED = (
     "Bilan\u00a0: les réponses aux quiz ne sont pas enregistrées avec le notebook. Exécutez "
     "les cellules de quiz, répondez, puis exécutez cette cellule pour voir votre score."
 )
-LETTRES = "ABCDEFGHIJ"
-_SYMBOLE = {"juste": "✓", "faux": "✗"}
+LETTERS = "ABCDEFGHIJ"
+_SYMBOL = {"juste": "✓", "faux": "✗"}
 # The live quiz's look, from JupyterLab's theme variables (fallbacks: the light theme's values),
 # so that it reads in the light and the dark theme alike: the verdict takes the theme's success
 # or error colour (shade 0 on a light background, shade 2 on a dark one: both at least 4.5:1 on
@@ -77,7 +77,7 @@ _STYLE = (
     "{color:var(--jp-error-color2,#e57373)}"
     + "".join(
         f".quiz.quiz-choix-{i} .quiz-feedback .quiz-retour[data-option='{i}']{{display:block}}"
-        for i in range(len(LETTRES))
+        for i in range(len(LETTERS))
     )
     + ".quiz-option.quiz-choisie-juste{box-shadow:inset 0 0 0 2px var(--jp-success-color1,#388e3c)}"
     ".quiz-option.quiz-choisie-faux{box-shadow:inset 0 0 0 2px var(--jp-error-color1,#d32f2f)}"
@@ -89,15 +89,15 @@ class QuizError(ValueError):
     """Quiz mal défini (message en français : c'est l'auteur ou l'élève qui le lit)."""
 
 
-def _echapper(texte: str) -> str:
+def _escape(text: str) -> str:
     """Escape text content (quotes stay readable: they are not inside an attribute)."""
-    return html.escape(texte, quote=False)
+    return html.escape(text, quote=False)
 
 
-def _texte_non_vide(valeur: object, nom: str) -> str:
-    if not isinstance(valeur, str) or not valeur.strip():
-        raise QuizError(f"{nom} doit être un texte non vide (reçu\u00a0: {valeur!r}).")
-    return valeur.strip()
+def _non_empty_text(value: object, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise QuizError(f"{name} doit être un texte non vide (reçu\u00a0: {value!r}).")
+    return value.strip()
 
 
 @dataclass(frozen=True)
@@ -109,30 +109,30 @@ class Option:
     explication: str
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "texte", _texte_non_vide(self.texte, "Le texte d'une option"))
+        object.__setattr__(self, "texte", _non_empty_text(self.texte, "Le texte d'une option"))
         object.__setattr__(
-            self, "explication", _texte_non_vide(self.explication, "L'explication d'une option")
+            self, "explication", _non_empty_text(self.explication, "L'explication d'une option")
         )
         if not isinstance(self.juste, bool):
             raise QuizError(f"`juste` doit valoir True ou False (reçu\u00a0: {self.juste!r}).")
 
 
-def ordre_affiche(cle: str, n: int) -> tuple[int, ...]:
-    """A permutation of ``range(n)`` drawn from ``cle``: the same key always gives the same order.
+def display_order(key: str, n: int) -> tuple[int, ...]:
+    """A permutation of ``range(n)`` drawn from ``key``: the same key always gives the same order.
 
     Why: written by hand, the right answer drifts to the first place; shuffling once per quiz
     (not per run) keeps the order stable for a class, a screenshot and a saved notebook.
     """
-    graine = int.from_bytes(hashlib.sha256(cle.encode("utf-8")).digest(), "big")
-    ordre = list(range(n))
-    random.Random(graine).shuffle(ordre)
-    return tuple(ordre)
+    seed = int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest(), "big")
+    order = list(range(n))
+    random.Random(seed).shuffle(order)
+    return tuple(order)
 
 
 # Quizzes defined in this kernel (one kernel = one notebook), in definition order.
 # Keyed by id so that re-running a cell replaces its quiz instead of counting it twice.
-_CARNET: dict[str, Quiz] = {}
-_BILANS: weakref.WeakSet[Bilan] = weakref.WeakSet()
+_NOTEBOOK: dict[str, Quiz] = {}
+_SCORES: weakref.WeakSet[Bilan] = weakref.WeakSet()
 
 
 class Quiz:
@@ -151,35 +151,35 @@ class Quiz:
         revoir: str | None = None,
         ident: str | None = None,
     ) -> None:
-        self.question = _texte_non_vide(question, "La question")
+        self.question = _non_empty_text(question, "La question")
         options = list(options) if not isinstance(options, str) else []
-        if len(options) < 2 or len(options) > len(LETTRES):
+        if len(options) < 2 or len(options) > len(LETTERS):
             raise QuizError(
-                f"Un quiz propose entre 2 et {len(LETTRES)} options (reçu\u00a0: {len(options)})."
+                f"Un quiz propose entre 2 et {len(LETTERS)} options (reçu\u00a0: {len(options)})."
             )
         for option in options:
             if not isinstance(option, Option):
                 raise QuizError(f"Chaque option doit être un Option(...) (reçu\u00a0: {option!r}).")
-        justes = [o for o in options if o.juste]
-        if len(justes) != 1:
-            raise QuizError(f"Un quiz a exactement une option juste (ici\u00a0: {len(justes)}).")
+        right = [o for o in options if o.juste]
+        if len(right) != 1:
+            raise QuizError(f"Un quiz a exactement une option juste (ici\u00a0: {len(right)}).")
         if objectif is not None and (
             isinstance(objectif, bool) or not isinstance(objectif, int) or objectif < 1
         ):
             raise QuizError(f"`objectif` est un numéro d'objectif ≥ 1 (reçu\u00a0: {objectif!r}).")
         self.options: tuple[Option, ...] = tuple(options)
         self.objectif = objectif
-        self.revoir = _texte_non_vide(revoir, "`revoir`") if revoir is not None else None
+        self.revoir = _non_empty_text(revoir, "`revoir`") if revoir is not None else None
         self.ident = ident or hashlib.sha1(self.question.encode()).hexdigest()[:10]
         # displayed position -> index in `options` (author's order)
-        self.ordre: tuple[int, ...] = ordre_affiche(ident or self.question, len(self.options))
+        self.ordre: tuple[int, ...] = display_order(ident or self.question, len(self.options))
         # the answers recorded in the learner's progress file (a lesson's quiz only): the
         # score survives a kernel restart
-        self.etape = _etape(self.ident) if ident else None
-        self.reponses: list[int] = _reponses_enregistrees(self.ident) if self.etape else []
+        self.etape = _lesson_of(self.ident) if ident else None
+        self.reponses: list[int] = _saved_answers(self.ident) if self.etape else []
         self._widget: Any = None
-        _CARNET[self.ident] = self
-        _rafraichir_bilans()
+        _NOTEBOOK[self.ident] = self
+        _refresh_scores()
 
     # --- logic (no widget needed) ---
     @property
@@ -215,34 +215,34 @@ class Quiz:
         self.reponses.append(indice)
         option = self.options[indice]
         if self.etape:
-            _enregistrer(self.etape, "quiz", quiz=self.ident, option=indice, juste=option.juste)
+            _record(self.etape, "quiz", quiz=self.ident, option=indice, juste=option.juste)
         if self._widget is not None:
-            self._montrer(indice)
-        _rafraichir_bilans()
+            self._show(indice)
+        _refresh_scores()
         return option
 
     def retour(self, indice: int) -> str:
         """The feedback text for option ``indice``: verdict then that option's explanation."""
         option = self.options[indice]
-        verdict = BONNE if option.juste else PAS_TOUT_A_FAIT
+        verdict = RIGHT if option.juste else NOT_QUITE
         return f"{verdict}\u00a0: {option.explication}"
 
     # --- static fallbacks ---
     def texte(self) -> str:
-        lignes = [f"Quiz\u00a0: {self.question}"]
+        lines = [f"Quiz\u00a0: {self.question}"]
         for i, option in enumerate(self.options_affichees):
-            lignes.append(f"  {LETTRES[i]}. {option.texte}")
-        lignes.append("(Exécutez la cellule dans JupyterLab pour répondre.)")
+            lines.append(f"  {LETTERS[i]}. {option.texte}")
+        lines.append("(Exécutez la cellule dans JupyterLab pour répondre.)")
         for i, option in enumerate(self.options_affichees):
             verdict = "juste" if option.juste else "faux"
-            lignes.append(f"  {LETTRES[i]} ({verdict})\u00a0: {option.explication}")
-        return "\n".join(lignes)
+            lines.append(f"  {LETTERS[i]} ({verdict})\u00a0: {option.explication}")
+        return "\n".join(lines)
 
     def html(self) -> str:
-        e = _echapper
+        e = _escape
         items = []
         for option in self.options_affichees:
-            verdict = BONNE if option.juste else PAS_TOUT_A_FAIT
+            verdict = RIGHT if option.juste else NOT_QUITE
             items.append(
                 f"<li><span>{e(option.texte)}</span><details><summary>Explication</summary>"
                 f"<p><strong>{verdict}</strong>\u00a0: {e(option.explication)}</p></details></li>"
@@ -262,31 +262,31 @@ class Quiz:
             return self._widget
         import ipywidgets as w
 
-        titre = w.HTML(f"<p><strong>{_echapper(self.question)}</strong></p>")
-        boutons = []
+        title = w.HTML(f"<p><strong>{_escape(self.question)}</strong></p>")
+        buttons = []
         for position, i in enumerate(self.ordre):
             option = self.options[i]
-            bouton = w.Button(
-                description=f"{LETTRES[position]}. {option.texte}",
+            button = w.Button(
+                description=f"{LETTERS[position]}. {option.texte}",
                 tooltip=option.texte,
                 layout=w.Layout(width="auto", max_width="100%", height="auto"),
             )
-            bouton.add_class("quiz-option")
+            button.add_class("quiz-option")
             if option.juste:
-                bouton.add_class("quiz-correct")
-            bouton.on_click(lambda _b, i=i: self.repondre(i))
-            boutons.append(bouton)
-        retour = w.HTML(self._retours_html())
-        retour.add_class("quiz-feedback")
-        boite = w.VBox([titre, *boutons, retour])
-        boite.add_class("quiz")
-        self._boutons, self._retour = boutons, retour
-        self._widget = boite
+                button.add_class("quiz-correct")
+            button.on_click(lambda _b, i=i: self.repondre(i))
+            buttons.append(button)
+        feedback = w.HTML(self._feedback_html())
+        feedback.add_class("quiz-feedback")
+        box = w.VBox([title, *buttons, feedback])
+        box.add_class("quiz")
+        self._buttons, self._feedback = buttons, feedback
+        self._widget = box
         if self.reponses:  # answered before a restart: show that choice again
-            self._montrer(self.reponses[-1])
-        return boite
+            self._show(self.reponses[-1])
+        return box
 
-    def _retours_html(self) -> str:
+    def _feedback_html(self) -> str:
         """Every option's feedback, hidden, inside one live region that never changes.
 
         Why: ipywidgets' HTML view rewrites its content on any change of its model, and a live
@@ -296,12 +296,12 @@ class Quiz:
         region (see _STYLE)."""
         parts = []
         for i, option in enumerate(self.options):
-            sorte = "juste" if option.juste else "faux"
+            kind = "juste" if option.juste else "faux"
             parts.append(
-                f'<p class="quiz-retour quiz-retour-{sorte}" data-option="{i}">'
-                f'<span class="quiz-verdict"><span aria-hidden="true">{_SYMBOLE[sorte]} </span>'
-                f"<strong>{BONNE if option.juste else PAS_TOUT_A_FAIT}</strong></span>\u00a0: "
-                f"{_echapper(option.explication)}</p>"
+                f'<p class="quiz-retour quiz-retour-{kind}" data-option="{i}">'
+                f'<span class="quiz-verdict"><span aria-hidden="true">{_SYMBOL[kind]} </span>'
+                f"<strong>{RIGHT if option.juste else NOT_QUITE}</strong></span>\u00a0: "
+                f"{_escape(option.explication)}</p>"
             )
         return (
             f"{_STYLE}"
@@ -309,15 +309,15 @@ class Quiz:
             f"{''.join(parts)}</div>"
         )
 
-    def _montrer(self, indice: int) -> None:
+    def _show(self, indice: int) -> None:
         """Reveal option ``indice``'s feedback and mark its button (one class sync each)."""
-        choix = [c for c in self._widget._dom_classes if not c.startswith("quiz-choix-")]
-        self._widget._dom_classes = (*choix, f"quiz-choix-{indice}")
-        sorte = "juste" if self.options[indice].juste else "faux"
-        for i, bouton in zip(self.ordre, self._boutons, strict=True):
-            garde = [c for c in bouton._dom_classes if not c.startswith("quiz-choisie")]
-            marque = ("quiz-choisie", f"quiz-choisie-{sorte}") if i == indice else ()
-            bouton._dom_classes = (*garde, *marque)
+        others = [c for c in self._widget._dom_classes if not c.startswith("quiz-choix-")]
+        self._widget._dom_classes = (*others, f"quiz-choix-{indice}")
+        kind = "juste" if self.options[indice].juste else "faux"
+        for i, button in zip(self.ordre, self._buttons, strict=True):
+            kept = [c for c in button._dom_classes if not c.startswith("quiz-choisie")]
+            marks = ("quiz-choisie", f"quiz-choisie-{kind}") if i == indice else ()
+            button._dom_classes = (*kept, *marks)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
         data = dict(self.widget()._repr_mimebundle_())
@@ -326,7 +326,7 @@ class Quiz:
         meta = {
             METADATA_KEY: {
                 "id": self.ident,
-                "objectif": self.objectif,
+                "objective": self.objectif,
                 "options": len(self.options),
             }
         }
@@ -336,60 +336,60 @@ class Quiz:
         return f"Quiz({self.question!r}, {len(self.options)} options)"
 
 
-def _etape(ident: str) -> str | None:
+def _lesson_of(ident: str) -> str | None:
     from . import progress
 
     return progress.lesson_of_quiz(ident)
 
 
-def _reponses_enregistrees(ident: str) -> list[int]:
+def _saved_answers(ident: str) -> list[int]:
     from . import progress
 
     return progress.quiz_answers(ident)
 
 
-def _enregistrer(etape: str, sorte: str, **faits: Any) -> None:
+def _record(step: str, kind: str, **facts: Any) -> None:
     from . import progress
 
-    progress.record(etape, sorte, **faits)
+    progress.record(step, kind, **facts)
 
 
-def quiz_du_carnet() -> list[Quiz]:
+def notebook_quizzes() -> list[Quiz]:
     """The quizzes defined in this kernel, in definition order."""
-    return list(_CARNET.values())
+    return list(_NOTEBOOK.values())
 
 
-def reinitialiser() -> None:
+def reset() -> None:
     """Forget every quiz of this kernel (used by tests; a learner restarts the kernel instead)."""
-    _CARNET.clear()
-    _rafraichir_bilans()
+    _NOTEBOOK.clear()
+    _refresh_scores()
 
 
-def _rafraichir_bilans() -> None:
-    for b in list(_BILANS):
+def _refresh_scores() -> None:
+    for b in list(_SCORES):
         b.rafraichir()
 
 
-def _uniques(textes: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(textes))
+def _unique(texts: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(texts))
 
 
-def _questions_repondues(n: int) -> str:
+def _questions_answered(n: int) -> str:
     return f"{n} question répondue" if n <= 1 else f"{n} questions répondues"
 
 
-def _bonnes_reponses(n: int) -> str:
+def _right_answers(n: int) -> str:
     return f"{n} bonne réponse" if n <= 1 else f"{n} bonnes réponses"
 
 
 # a kernel restarted, the score cell run before any quiz cell: nothing to count yet
-SANS_QUIZ = (
+NO_QUIZ_YET = (
     "Bilan\u00a0: aucun quiz de ce notebook n'a encore été exécuté dans ce noyau\u00a0; "
     "exécutez ses cellules de quiz, puis de nouveau celle-ci."
 )
 
 
-SUITE_PAR_DEFAUT = "passez à la leçon suivante"
+DEFAULT_NEXT = "passez à la leçon suivante"
 
 
 class Bilan:
@@ -399,69 +399,69 @@ class Bilan:
     dernière leçon, qui n'a pas de leçon suivante).
     """
 
-    def __init__(self, suite: str = SUITE_PAR_DEFAUT) -> None:
-        self.suite = _texte_non_vide(suite, "`suite`").rstrip(".")
+    def __init__(self, suite: str = DEFAULT_NEXT) -> None:
+        self.suite = _non_empty_text(suite, "`suite`").rstrip(".")
         self._widget: Any = None
-        _BILANS.add(self)
-        self._enregistrer_total()
+        _SCORES.add(self)
+        self._record_total()
 
-    def _enregistrer_total(self) -> None:
+    def _record_total(self) -> None:
         """The number of quizzes of this notebook, for the start page (once per change)."""
-        etapes = [q.etape for q in quiz_du_carnet() if q.etape]
-        if not etapes:
+        steps = [q.etape for q in notebook_quizzes() if q.etape]
+        if not steps:
             return
         from . import progress
 
-        etape = max(set(etapes), key=etapes.count)
-        total = sum(1 for q in quiz_du_carnet() if q.etape == etape)
-        if progress.bilan_total(etape) != total:
-            progress.record(etape, "bilan", total=total)
+        step = max(set(steps), key=steps.count)
+        total = sum(1 for q in notebook_quizzes() if q.etape == step)
+        if progress.quiz_total(step) != total:
+            progress.record(step, "bilan", total=total)
 
     def resume(self) -> dict[str, Any]:
-        quizzes = quiz_du_carnet()
-        a_revoir = [q for q in quizzes if q.repondu and not q.juste_du_premier_coup]
-        sans_reponse = [q for q in quizzes if not q.repondu]
+        quizzes = notebook_quizzes()
+        to_review = [q for q in quizzes if q.repondu and not q.juste_du_premier_coup]
+        unanswered = [q for q in quizzes if not q.repondu]
         return {
             "total": len(quizzes),
-            "justes": sum(q.juste_du_premier_coup for q in quizzes),
-            "repondus": sum(q.repondu for q in quizzes),
-            "a_revoir": _uniques(q.revoir or q.question for q in a_revoir),
-            "sans_reponse": _uniques(q.revoir or q.question for q in sans_reponse),
+            "right": sum(q.juste_du_premier_coup for q in quizzes),
+            "answered": sum(q.repondu for q in quizzes),
+            "to_review": _unique(q.revoir or q.question for q in to_review),
+            "unanswered": _unique(q.revoir or q.question for q in unanswered),
         }
 
     def texte(self) -> str:
         r = self.resume()
         if not r["total"]:
-            return SANS_QUIZ
-        lignes = [
-            f"Bilan\u00a0: {_bonnes_reponses(r['justes'])} du premier coup sur {r['total']} "
-            f"({_questions_repondues(r['repondus'])})."
+            return NO_QUIZ_YET
+        lines = [
+            f"Bilan\u00a0: {_right_answers(r['right'])} du premier coup sur {r['total']} "
+            f"({_questions_answered(r['answered'])})."
         ]
-        if r["a_revoir"]:
-            lignes.append("À revoir\u00a0:")
-            lignes += [f"  - {x}" for x in r["a_revoir"]]
-        if r["sans_reponse"]:
-            lignes.append("Pas encore répondu\u00a0:")
-            lignes += [f"  - {x}" for x in r["sans_reponse"]]
-        if r["total"] and r["justes"] == r["total"]:
-            lignes.append(f"Tout est juste du premier coup\u00a0: {self.suite}.")
-        return "\n".join(lignes)
+        if r["to_review"]:
+            lines.append("À revoir\u00a0:")
+            lines += [f"  - {x}" for x in r["to_review"]]
+        if r["unanswered"]:
+            lines.append("Pas encore répondu\u00a0:")
+            lines += [f"  - {x}" for x in r["unanswered"]]
+        if r["total"] and r["right"] == r["total"]:
+            lines.append(f"Tout est juste du premier coup\u00a0: {self.suite}.")
+        return "\n".join(lines)
 
     def html(self) -> str:
         r = self.resume()
-        e = _echapper
+        e = _escape
         if not r["total"]:
-            return f'<div class="quiz-bilan"><p>{e(SANS_QUIZ)}</p></div>'
+            return f'<div class="quiz-bilan"><p>{e(NO_QUIZ_YET)}</p></div>'
         parts = [
-            f"<p><strong>Bilan\u00a0: {_bonnes_reponses(r['justes'])}</strong> du premier coup "
-            f"sur {r['total']} ({_questions_repondues(r['repondus'])}).</p>"
+            f"<p><strong>Bilan\u00a0: {_right_answers(r['right'])}</strong> du premier coup "
+            f"sur {r['total']} ({_questions_answered(r['answered'])}).</p>"
         ]
-        for titre, cle in (("À revoir", "a_revoir"), ("Pas encore répondu", "sans_reponse")):
-            if r[cle]:
-                parts.append(f"<p>{titre}\u00a0:</p><ul>")
-                parts += [f"<li>{e(x)}</li>" for x in r[cle]]
+        for title, key in (("À revoir", "to_review"), ("Pas encore répondu", "unanswered")):
+            if r[key]:
+                parts.append(f"<p>{title}\u00a0:</p><ul>")
+                parts += [f"<li>{e(x)}</li>" for x in r[key]]
                 parts.append("</ul>")
-        if r["total"] and r["justes"] == r["total"]:
+        if r["total"] and r["right"] == r["total"]:
             parts.append(f"<p>Tout est juste du premier coup\u00a0: {e(self.suite)}.</p>")
         return f'<div class="quiz-bilan">{"".join(parts)}</div>'
 
@@ -481,13 +481,13 @@ class Bilan:
         data = dict(self.widget()._repr_mimebundle_())
         data["text/plain"] = self.texte()
         data["text/html"] = self.html()
-        return data, {BILAN_METADATA_KEY: {}}
+        return data, {SCORE_METADATA_KEY: {}}
 
     def __repr__(self) -> str:
         return self.texte()
 
 
-def bilan(suite: str = SUITE_PAR_DEFAUT) -> Bilan:
+def bilan(suite: str = DEFAULT_NEXT) -> Bilan:
     """Le bilan des quiz de ce notebook : à afficher dans la dernière cellule.
 
     ``suite`` dit quoi faire ensuite quand tout est juste, par exemple

@@ -5,7 +5,7 @@ it reopens as "Error displaying widget: model not found" until the learner re-ru
 The hook drops the widget view from the outputs that the course's quizzes and score display
 (marked in their output metadata); their ``text/html`` and ``text/plain`` fallbacks stay, so a
 reopened notebook shows the question, its options and an explanation to open per option. The
-score's fallback is replaced by ``course.quiz.BILAN_ENREGISTRE``: the answers live in the
+score's fallback is replaced by ``course.quiz.SCORE_NOT_SAVED``: the answers live in the
 kernel only, so a score saved with the file would be stale. The live page is untouched: only
 the file changes.
 
@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .quiz import BILAN_ENREGISTRE, BILAN_METADATA_KEY, METADATA_KEY
+from .quiz import METADATA_KEY, SCORE_METADATA_KEY, SCORE_NOT_SAVED
 
 __all__ = [
     "CONFIG_FILE",
@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-COURSE_OUTPUT_KEYS = (METADATA_KEY, BILAN_METADATA_KEY)
+COURSE_OUTPUT_KEYS = (METADATA_KEY, SCORE_METADATA_KEY)
 CONFIG_FILE = "course-memoire-tuteur.json"  # in <prefix>/etc/jupyter/jupyter_server_config.d
 SERVER_CONFIG = {"ServerApp": {"jpserver_extensions": {"course.save_hook": True}}}
 # JupyterLab's default settings for the environment (<prefix>/share/jupyter/lab/settings/
@@ -86,8 +86,8 @@ def _is_course_widget(output: dict[str, Any]) -> bool:
 
 
 SAVED_SCORE = {
-    "text/plain": BILAN_ENREGISTRE,
-    "text/html": f'<div class="quiz-bilan"><p>{html.escape(BILAN_ENREGISTRE)}</p></div>',
+    "text/plain": SCORE_NOT_SAVED,
+    "text/html": f'<div class="quiz-bilan"><p>{html.escape(SCORE_NOT_SAVED)}</p></div>',
 }
 
 
@@ -105,7 +105,7 @@ def strip_quiz_widgets(model: dict[str, Any], **_: Any) -> int:
         for output in cell.get("outputs") or ():
             if isinstance(output, dict) and _is_course_widget(output):
                 del output["data"][WIDGET_VIEW]
-                if BILAN_METADATA_KEY in output["metadata"]:
+                if SCORE_METADATA_KEY in output["metadata"]:
                     output["data"].update(SAVED_SCORE)
                 changed += 1
     return changed

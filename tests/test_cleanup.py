@@ -72,7 +72,7 @@ def test_a_locked_cluster_folder_is_erased_only_once_unlocked(tmp_path: Path):
     cluster = tmp_path / "lecon07-pg"
     (cluster / "donnees").mkdir(parents=True)
     (cluster / "donnees" / "PG_VERSION").write_text("16")
-    with open(cluster / ".verrou", "a+") as lock:  # as course.postgres._gardien holds it
+    with open(cluster / ".verrou", "a+") as lock:  # as course.postgres._watchdog holds it
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         assert erase(cluster, wait=0.3) is False
         assert (cluster / "donnees" / "PG_VERSION").exists()

@@ -87,14 +87,14 @@ def test_clear_french_errors(tmp_path: Path, adk_format_db: Path):
 
 def test_accessibility_lines_go_after_the_keyword():
     src = "---\ntitle: T\n---\nflowchart LR\n  A --> B"
-    out = d.avec_accessibilite(src, "Titre ; ici", "Une phrase #1.")
+    out = d.with_accessibility(src, "Titre ; ici", "Une phrase #1.")
     assert out.splitlines()[3:6] == [
         "flowchart LR",
         "\taccTitle: Titre , ici",
         "\taccDescr: Une phrase n°1.",
     ]
     with pytest.raises(d.DiagrammeError):
-        d.avec_accessibilite("%% rien", "t", "d")
+        d.with_accessibility("%% rien", "t", "d")
 
 
 def test_afficher_displays_exactly_the_raw_bundle(adk_format_db: Path):

@@ -67,7 +67,7 @@ async def _select(url: str, query: str) -> list:
 
 
 def test_import_does_no_io() -> None:
-    code = "import course, course.postgres, sys; print('course.postgres._serveur' in sys.modules)"
+    code = "import course, course.postgres, sys; print('course.postgres._server' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert done.stdout.strip() == "False", done.stderr
 
@@ -379,7 +379,7 @@ def test_a_long_cluster_path_leaves_nothing_in_the_machines_tmp() -> None:
 def test_a_long_cluster_paths_failed_starts_leave_no_socket_folder(tmp_path: Path) -> None:
     """A second kernel on a running cluster (busy) and a cluster of another PostgreSQL (the
     watchdog's error): the socket folder each start made is gone with the error."""
-    from course.postgres._serveur import SOCKET_PREFIX, _socket_base
+    from course.postgres._server import SOCKET_PREFIX, _socket_base
 
     base = _socket_base()
 
@@ -460,7 +460,7 @@ def _closed_wheel_copy(tmp_path: Path) -> Path:
     """The wheel's install copied under a root-only folder (as in a venv under /root): its
     ``bin``, which the server's user cannot run."""
     from course.postgres import binaires_postgres
-    from course.postgres._serveur import WHEEL_PACKAGES
+    from course.postgres._server import WHEEL_PACKAGES
 
     closed = tmp_path / "racine-privee"
     closed.mkdir(mode=0o700)

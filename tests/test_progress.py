@@ -87,8 +87,8 @@ def test_a_bilan_survives_a_kernel_restart(tmp_path, restarted_as):
             _run(kc, source)
         first = _run(
             kc,
-            "from course.quiz import quiz_du_carnet\n"
-            "q = quiz_du_carnet()[0]\n"
+            "from course.quiz import notebook_quizzes\n"
+            "q = notebook_quizzes()[0]\n"
             "q.repondre(q.indice_juste)\n"
             "print(bilan().texte())",
         )

@@ -14,9 +14,9 @@ from course import quiz as q
 
 @pytest.fixture(autouse=True)
 def empty_notebook_registry():
-    q.reinitialiser()
+    q.reset()
     yield
-    q.reinitialiser()
+    q.reset()
 
 
 def make_quiz(**kwargs) -> q.Quiz:
@@ -52,7 +52,7 @@ def test_bad_definitions_get_french_errors():
         q.Quiz("Q ?", options=[bonne, fausse], objectif=0)
     with pytest.raises(q.QuizError, match="question"):
         q.Quiz("", options=[bonne, fausse])
-    assert q.quiz_du_carnet() == []  # nothing half-registered
+    assert q.notebook_quizzes() == []  # nothing half-registered
 
 
 def option_index(quiz: q.Quiz, texte: str) -> int:
@@ -66,9 +66,9 @@ def test_every_option_gets_its_own_feedback():
         "Pas tout à fait\u00a0: sessions ne garde que l'état propre à la session."
     )
     assert quiz.retour(option_index(quiz, "user_states")) == (
-        f"{q.BONNE}\u00a0: Les clés user: y sont rangées sans préfixe."
+        f"{q.RIGHT}\u00a0: Les clés user: y sont rangées sans préfixe."
     )
-    assert quiz.retour(option_index(quiz, "events seulement")).startswith(q.PAS_TOUT_A_FAIT)
+    assert quiz.retour(option_index(quiz, "events seulement")).startswith(q.NOT_QUITE)
     with pytest.raises(q.QuizError, match="inexistante"):
         quiz.repondre(3)
     with pytest.raises(q.QuizError, match="entier"):
@@ -116,7 +116,7 @@ def test_feedback_lives_in_one_polite_region_with_each_options_text():
     assert region, value
     assert 'role="status"' in region.group(1) and 'aria-live="polite"' in region.group(1)
     for i, option in enumerate(quiz.options):
-        verdict = q.BONNE if option.juste else q.PAS_TOUT_A_FAIT
+        verdict = q.RIGHT if option.juste else q.NOT_QUITE
         sorte = "juste" if option.juste else "faux"
         assert (
             f'<p class="quiz-retour quiz-retour-{sorte}" data-option="{i}">'
@@ -156,7 +156,7 @@ def test_one_display_bundle_carries_widget_html_and_text():
             assert option.texte in data[mime]
             assert option.explication in data[mime]
     assert "<details>" in data["text/html"]
-    assert meta["course/quiz"] == {"id": quiz.ident, "objectif": 2, "options": 3}
+    assert meta["course/quiz"] == {"id": quiz.ident, "objective": 2, "options": 3}
     assert not re.search(r"(src|href)=|https?://", data["text/html"])
 
 
@@ -177,11 +177,11 @@ def test_static_html_export_shows_question_and_options():
 def test_rerunning_a_cell_replaces_its_quiz():
     make_quiz()
     make_quiz()
-    assert len(q.quiz_du_carnet()) == 1
+    assert len(q.notebook_quizzes()) == 1
 
 
 def test_bilan_counts_first_answers_and_says_what_to_review():
-    assert q.quiz_du_carnet() == []  # no quiz run in this kernel yet: said, not « 0 / 0 »
+    assert q.notebook_quizzes() == []  # no quiz run in this kernel yet: said, not « 0 / 0 »
     empty = q.bilan()
     assert empty.texte() == (
         "Bilan\u00a0: aucun quiz de ce notebook n'a encore été exécuté dans ce noyau\u00a0; "
@@ -242,7 +242,7 @@ def test_a_lesson_quiz_is_recorded_and_comes_back_with_its_choice(monkeypatch, p
     other = make_quiz(ident="essai-libre")
     other.repondre(1)
     progress.reset_cache()
-    q.reinitialiser()
+    q.reset()
     again = make_quiz(ident="l3-table")
     assert again.reponses == [0, 1] and not again.juste_du_premier_coup
     assert "quiz-choix-1" in again.widget()._dom_classes

@@ -40,7 +40,7 @@ def a_quiz() -> q.Quiz:
 
 
 def test_quiz_and_score_outputs_lose_their_widget_and_keep_readable_fallbacks():
-    q.reinitialiser()
+    q.reset()
     quiz, score = a_quiz(), q.bilan()
     model = notebook_model(displayed(quiz), displayed(score))
     assert save_hook.strip_quiz_widgets(model=model, path="lecon.ipynb") == 2
@@ -48,7 +48,7 @@ def test_quiz_and_score_outputs_lose_their_widget_and_keep_readable_fallbacks():
     assert WIDGET not in quiz_out["data"] and WIDGET not in score_out["data"]
     assert quiz_out["data"]["text/html"] == quiz.html()
     assert quiz_out["data"]["text/plain"] == quiz.texte()
-    assert score_out["data"]["text/plain"] == q.BILAN_ENREGISTRE
+    assert score_out["data"]["text/plain"] == q.SCORE_NOT_SAVED
     assert "pas enregistrées" in score_out["data"]["text/html"]
     assert 'class="quiz-bilan"' in score_out["data"]["text/html"]
     nbformat.validate(nbformat.from_dict(model["content"]))
@@ -57,7 +57,7 @@ def test_quiz_and_score_outputs_lose_their_widget_and_keep_readable_fallbacks():
 
 
 def test_other_widgets_files_and_odd_models_are_left_alone():
-    q.reinitialiser()
+    q.reset()
     other_widget = new_output(
         "display_data",
         data={WIDGET: {"model_id": "abc", "version_major": 2}, "text/plain": "IntSlider()"},

@@ -29,7 +29,7 @@ __all__ = [
     "IN_AUTOGRADE",
     "NO_SANDBOX_NOTE",
     "noter",
-    "source_de",
+    "source_of",
     "verifier",
 ]
 
@@ -52,9 +52,9 @@ _cache: dict[str, Evaluation] = {}  # backend and cell text -> its evaluation, p
 _told: set[str] = set()  # notes already printed in this kernel (each is said once)
 
 
-def source_de(oublier: Any) -> str:
-    """Le texte de la cellule où `oublier` a été définie (toute la cellule, imports compris)\u00a0;
-    un texte (le contenu d'une cellule, lu par `cellule_oublier`) est renvoyé tel quel."""
+def source_of(oublier: Any) -> str:
+    """The text of the cell where `oublier` was defined (the whole cell, imports included); a
+    text (a cell's content, read by `cellule_oublier`) is returned as is."""
     if isinstance(oublier, str):
         return oublier
     code = getattr(oublier, "__code__", None)
@@ -76,7 +76,7 @@ def _tell_once(note: str) -> None:
 
 
 def _evaluation(oublier: Any, backend: str = "course") -> Evaluation:
-    source = source_de(oublier)
+    source = source_of(oublier)
     key = backend + ":" + hashlib.sha256(source.encode()).hexdigest()
     if key not in _cache:
         _tell_once(NO_SANDBOX_NOTE)

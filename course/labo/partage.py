@@ -45,7 +45,7 @@ from .sandbox import Limits, Sandbox
 __all__ = [
     "CALL_ENDS",
     "CALL_TIMEOUT",
-    "EXEMPLE",
+    "EXAMPLE",
     "PARTAGE_TESTS",
     "Learner",
     "PartageEvaluation",
@@ -422,7 +422,7 @@ def evaluate_partage(
 
 # The example the student's own check uses (lesson 7's learners); the grader's hidden one is in
 # grader/grading/nbgrader_ext/hidden_partage.py, out of the students' reach.
-EXEMPLE = PartageScenario(
+EXAMPLE = PartageScenario(
     target=Learner("chloe", "Dupuis", ("Bonjour, je m'appelle Chloé Dupuis", "4")),
     quoted=Learner("o'brien", "OBrien", ("Bonjour, je m'appelle Seán OBrien",)),
     unknown="personne",
@@ -434,14 +434,14 @@ EXEMPLE = PartageScenario(
 _CHECKED: dict[str, PartageEvaluation] = {}
 
 
-def _source(fonction: Callable[..., Any]) -> str:
+def _source(function: Callable[..., Any]) -> str:
     try:
-        source = textwrap.dedent(inspect.getsource(fonction))
+        source = textwrap.dedent(inspect.getsource(function))
     except (OSError, TypeError):
         raise TypeError(
             "verifier_partage attend votre fonction oublier_partage, définie dans une cellule."
         ) from None
-    name = getattr(fonction, "__name__", FUNCTION)
+    name = getattr(function, "__name__", FUNCTION)
     if name != FUNCTION and name.isidentifier():  # checked under the name grading calls
         source += f"\n{FUNCTION} = {name}\n"
     return source
@@ -456,7 +456,7 @@ def verifier_partage(fonction: Callable[..., Any]) -> None:
     from ..hints import offer_hints
 
     source = _source(fonction)
-    evaluation = evaluate_partage(source, EXEMPLE, sandboxed=False)
+    evaluation = evaluate_partage(source, EXAMPLE, sandboxed=False)
     _CHECKED[source] = evaluation
     for test in PARTAGE_TESTS:
         verdict = evaluation.verdicts[test.id]
@@ -480,11 +480,11 @@ def noter_partage(fonction: Callable[..., Any], test: str) -> None:
         raise ValueError(f"Test inconnu\u00a0: {test!r} (connus\u00a0: {', '.join(known)}).")
     source = _source(fonction)
     if source not in _CHECKED:
-        _CHECKED[source] = evaluate_partage(source, EXEMPLE, sandboxed=False)
+        _CHECKED[source] = evaluate_partage(source, EXAMPLE, sandboxed=False)
     verdict = _CHECKED[source].verdicts[test]
     assert verdict.ok, verdict.message
 
 
 if __name__ == "__main__":  # pragma: no cover - by hand: python -m course.labo.partage FILE
     text = Path(sys.argv[1]).read_text(encoding="utf-8")
-    print(evaluate_partage(text, EXEMPLE, sandboxed="--sans-bac" not in sys.argv))
+    print(evaluate_partage(text, EXAMPLE, sandboxed="--sans-bac" not in sys.argv))

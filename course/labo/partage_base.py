@@ -33,7 +33,7 @@ student code runs:
   drops the call's role and resets the base's settings.
 
 The seed is real: ADK 2.10's ``DatabaseSessionService`` and the tutor write every row
-(``course.labo.partage_graine``, a subprocess), once per grading process; the next bases are
+(``course.labo.partage_seed``, a subprocess), once per grading process; the next bases are
 restored from its ``pg_dump`` (ADK's import alone costs 3 to 7 s). ``facts()`` reads, as
 ``postgres``, after ending every connection of the student's: per (app, user) group of each
 table, its row count and a digest; the schema's relations and triggers; and how many times each
@@ -129,7 +129,7 @@ class BaseFacts:
 
 def _server_user() -> pwd.struct_passwd | None:
     """As root, the account the server runs as (``course.postgres``'s choice), else None."""
-    from course.postgres._serveur import _run_as
+    from course.postgres._server import _run_as
 
     name = _run_as()
     return pwd.getpwnam(name) if name else None
@@ -402,7 +402,7 @@ class GradingBase:
         key = json.dumps(self.learners, sort_keys=True)
         if key not in _DUMPS:
             url = f"postgresql+asyncpg://{ROLE}@/{DATABASE}?host={self.host}"
-            self._run([sys.executable, "-m", "course.labo.partage_graine", url, key])
+            self._run([sys.executable, "-m", "course.labo.partage_seed", url, key])
             dump = [str(binaires_postgres() / "pg_dump"), "-h", self.host, "-U", "postgres"]
             dump += ["--no-owner", "--no-privileges", DATABASE]
             _DUMPS[key] = self._run(dump, env={"PGPASSWORD": self._password})

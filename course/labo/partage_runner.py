@@ -39,13 +39,13 @@ def main() -> int:
     async def sql(requete: str, *valeurs: object) -> list[tuple]:
         """Une requête sur la base, ses valeurs passées à part ($1, $2…)\u00a0; renvoie les
         lignes."""
-        connexion = await asyncpg.connect(
+        connection = await asyncpg.connect(
             host=request["host"], user=request["user"], database=request["database"]
         )
         try:
-            return [tuple(ligne) for ligne in await connexion.fetch(requete, *valeurs)]
+            return [tuple(row) for row in await connection.fetch(requete, *valeurs)]
         finally:
-            await connexion.close()
+            await connection.close()
 
     namespace: dict = {"__name__": "__main__", "APP_NAME": APP_NAME, "asyncpg": asyncpg}
     try:

@@ -16,7 +16,7 @@ from pathlib import Path
 __all__ = [
     "ANSWER_GRADE_ID",
     "TP_NOTEBOOK",
-    "OublierIntrouvable",
+    "OublierCellNotFound",
     "cellule_oublier",
     "oublier_cell_source",
 ]
@@ -30,7 +30,7 @@ TP_NOTEBOOK = Path("..") / "oublier" / "oublier.ipynb"
 ANSWER_GRADE_ID = "oublier"
 
 
-class OublierIntrouvable(Exception):
+class OublierCellNotFound(Exception):
     """No usable ``oublier`` in the notebook; the message says why, in French."""
 
 
@@ -56,10 +56,10 @@ def _is_stub(function: ast.AsyncFunctionDef | ast.FunctionDef) -> bool:
 
 
 def oublier_cell_source(notebook: str | os.PathLike[str] = TP_NOTEBOOK) -> str:
-    """The source of the TP's ``oublier`` cell, as last saved; raises OublierIntrouvable."""
+    """The source of the TP's ``oublier`` cell, as last saved; raises OublierCellNotFound."""
     path = Path(notebook)
     if not path.is_file():
-        raise OublierIntrouvable(
+        raise OublierCellNotFound(
             f"Votre TP est introuvable\u00a0: {path} n'existe pas (depuis le dossier "
             f"{Path.cwd().name}/). Le TP noté est oublier/oublier.ipynb, à côté du dossier des "
             "leçons\u00a0; sur le hub, récupérez-le d'abord (onglet Assignments)."
@@ -75,7 +75,7 @@ def oublier_cell_source(notebook: str | os.PathLike[str] = TP_NOTEBOOK) -> str:
             grade_id = (cell.get("metadata") or {}).get("nbgrader", {}).get("grade_id")
             sources.append((grade_id == ANSWER_GRADE_ID, source))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise OublierIntrouvable(
+        raise OublierCellNotFound(
             f"{path} n'est pas un notebook lisible ({type(exc).__name__})\u00a0: ouvrez-le dans "
             "JupyterLab et enregistrez-le."
         ) from None
@@ -85,13 +85,13 @@ def oublier_cell_source(notebook: str | os.PathLike[str] = TP_NOTEBOOK) -> str:
         if function is None:
             continue
         if _is_stub(function):
-            raise OublierIntrouvable(
+            raise OublierCellNotFound(
                 f"Votre fonction oublier n'est pas encore écrite dans {path} (elle lève encore "
                 "NotImplementedError)\u00a0: écrivez-la dans le TP, enregistrez le notebook, "
                 "puis relancez cette cellule."
             )
         return source
-    raise OublierIntrouvable(
+    raise OublierCellNotFound(
         f"Aucune cellule de {path} ne définit oublier (avec async def oublier(service, "
         "user_id)), ou elle contient une erreur de syntaxe\u00a0: corrigez-la dans le TP, "
         "enregistrez, puis relancez cette cellule."
@@ -103,6 +103,6 @@ def cellule_oublier(notebook: str | os.PathLike[str] = TP_NOTEBOOK) -> str | Non
     ../oublier/oublier.ipynb)\u00a0; None, avec la raison affichée, s'il n'y est pas encore."""
     try:
         return oublier_cell_source(notebook)
-    except OublierIntrouvable as reason:
+    except OublierCellNotFound as reason:
         print(f"✘ {reason}")
         return None

@@ -27,7 +27,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(_absence, name)
     if name in __all__:
-        from course.postgres import _serveur
+        from course.postgres import _server
 
-        return getattr(_serveur, name)
+        return getattr(_server, name)
     raise AttributeError(name)

@@ -19,7 +19,7 @@ SKIP = (
 
 def main() -> int:
     try:
-        from course.postgres._serveur import PostgresIndisponible, binaires_postgres
+        from course.postgres._server import PostgresIndisponible, binaires_postgres
     except ImportError:  # pwd, fcntl: a Unix system (Windows: WSL 2)
         unix = "il demande Linux ou macOS (sous Windows, WSL 2)"
         print(f"PostgreSQL du cours\u00a0: {unix}\u00a0; {SKIP}.")

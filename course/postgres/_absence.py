@@ -1,10 +1,10 @@
 """When PostgreSQL is missing, the cells that need the server are skipped, not failed one by one.
 
-A lesson marks each cell that needs the server with a first comment line, ``MARQUE``: the
+A lesson marks each cell that needs the server with a first comment line, ``MARKER``: the
 learner sees which cells those are even when the server runs. ``passer_sans_postgres(raison)``
 prints one French message (why the server is missing, what to install, which cells are skipped)
 and has each later marked cell print one line saying it was skipped instead
-(``course.passage``), until ``serveur_disponible()``: the set-up cell run again once PostgreSQL
+(``course.skipping``), until ``serveur_disponible()``: the set-up cell run again once PostgreSQL
 is found (installed, or given in ``COURS_PG_BIN``, in the same kernel). Every other cell runs:
 the part of the lesson that needs no server (lesson 7's section 1, one SQLite file per
 instance), the quizzes, the score summary and the learner's own cells (``indice(...)``, a
@@ -13,22 +13,22 @@ instance), the quizzes, the score summary and the learner's own cells (``indice(
 
 from __future__ import annotations
 
-from course.passage import ne_plus_passer, passer_les_cellules
+from course.skipping import skip_cells, stop_skipping
 
-__all__ = ["MARQUE", "SKIPPED", "besoin_du_serveur", "passer_sans_postgres", "serveur_disponible"]
+__all__ = ["MARKER", "SKIPPED", "needs_server", "passer_sans_postgres", "serveur_disponible"]
 
-MARQUE = "# demande le serveur PostgreSQL"
+MARKER = "# demande le serveur PostgreSQL"
 SKIPPED = (
     "Cellule passée\u00a0: elle demande le serveur PostgreSQL, indisponible (la raison est "
     "dite plus haut\u00a0; une fois PostgreSQL installé, relancez la première cellule)."
 )
 
 
-def besoin_du_serveur(source: str) -> bool:
-    """True if a cell starts with the marker line (``MARQUE``), as the message says: the same
+def needs_server(source: str) -> bool:
+    """True if a cell starts with the marker line (``MARKER``), as the message says: the same
     words further down (a learner's note) do not skip it."""
     first = next((line for line in source.splitlines() if line.strip()), "")
-    return first.strip().startswith(MARQUE)
+    return first.strip().startswith(MARKER)
 
 
 def passer_sans_postgres(raison: object) -> None:
@@ -38,14 +38,14 @@ def passer_sans_postgres(raison: object) -> None:
     phrase = str(raison).strip().rstrip(".")
     print(
         f"{phrase}.\nSans serveur PostgreSQL, les cellules qui commencent par "
-        f"«\u00a0{MARQUE}\u00a0» sont passées (chacune le dit)\u00a0: elles lisent ou écrivent "
+        f"«\u00a0{MARKER}\u00a0» sont passées (chacune le dit)\u00a0: elles lisent ou écrivent "
         f"sur ce serveur. Les autres s'exécutent\u00a0: ce qui se passe du serveur (ici, les "
         f"fichiers SQLite des instances), les quiz, le bilan et vos propres cellules."
     )
-    passer_les_cellules(besoin_du_serveur, SKIPPED)
+    skip_cells(needs_server, SKIPPED)
 
 
 def serveur_disponible() -> None:
     """Le serveur a démarré (la première cellule relancée une fois PostgreSQL installé)\u00a0:
     les cellules qui en ont besoin s'exécutent de nouveau."""
-    ne_plus_passer(SKIPPED)
+    stop_skipping(SKIPPED)

@@ -30,7 +30,7 @@ class InstanceEnPanne(RuntimeError):
     """Une instance du tuteur n'a pas pu traiter un tour : le message dit pourquoi."""
 
 
-def _panne(answer: dict[str, Any], store: str) -> InstanceEnPanne:
+def _failure(answer: dict[str, Any], store: str) -> InstanceEnPanne:
     where = "la base partagée" if store == "shared" else f"son stockage «\u00a0{store}\u00a0»"
     text = (
         f"L'instance {answer.get('instance', '?')} du tuteur n'a pas pu utiliser {where}"
@@ -217,7 +217,7 @@ class Repartiteur:
         answers = [self._read(i, "answer") for i in targets]  # every pipe read, then judged
         for answer, (*_, stockage) in zip(answers, tours, strict=True):
             if "failure" in answer:
-                raise _panne(answer, stockage)
+                raise _failure(answer, stockage)
         return answers
 
     def fermer(self) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 
 from course.labo.fixture import LearnerSpec, Turn
-from course.labo.partage import EXEMPLE, Learner, PartageScenario
+from course.labo.partage import EXAMPLE, Learner, PartageScenario
 from course.labo.scenario import VISIBLE, Scenario
 
 from .french.french_args import FrenchParser
@@ -161,7 +161,7 @@ def secrets(repo: Path = REPO, chosen: Iterable[str] | None = None) -> list[Secr
             hidden = _regions(cell.source, "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
             for line in _lines(hidden, 1):
                 found.setdefault(line, Secret(line, f"{rel}, test caché «\u00a0{name}\u00a0»"))
-    visible = set(_inputs(VISIBLE)) | set(_inputs(EXEMPLE))
+    visible = set(_inputs(VISIBLE)) | set(_inputs(EXAMPLE))
     for origin, scenario in (("hidden", HIDDEN), ("hidden_partage", HIDDEN_PARTAGE)):
         where = f"grader/grading/nbgrader_ext/{origin}.py, entrée cachée"
         for value in (value for value in _inputs(scenario) if value not in visible):

@@ -54,7 +54,7 @@ def _debian_bin() -> Path | None:
 
 def _pgserver_bin() -> Path | None:
     """The binaries of the lock's embedded PostgreSQL (course.postgres's first choice)."""
-    from course.postgres._serveur import _wheel_binaries
+    from course.postgres._server import _wheel_binaries
 
     found = _wheel_binaries()
     return found[0] if found else None

@@ -71,10 +71,10 @@ class _Watch:
 
 
 def grade_batch(config: dict) -> dict:
-    from course.labo.partage import EXEMPLE, evaluate_partage
+    from course.labo.partage import EXAMPLE, evaluate_partage
     from course.labo.partage_base import ServerLimits
 
-    scenario = EXEMPLE
+    scenario = EXAMPLE
     if config.get("grader"):
         if config["grader"] not in sys.path:
             sys.path.insert(0, config["grader"])

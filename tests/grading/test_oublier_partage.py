@@ -21,7 +21,7 @@ from learner_env import learner_env
 from nbgrader.api import Gradebook
 from partage_attacks import LIMIT_ATTACKS, SAMPLES, SMALL
 
-from course.labo.partage import EXEMPLE, PARTAGE_TESTS, evaluate_partage
+from course.labo.partage import EXAMPLE, PARTAGE_TESTS, evaluate_partage
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
@@ -140,7 +140,7 @@ def test_the_escape_sample_is_a_real_control(clusters):
     """Positive control for the sandbox: without it, the escape sample reaches something (the
     machine's files, the course's folder) and so erases nothing; in it, it scores 6 above."""
     text = (SAMPLES / "evasion.py").read_text(encoding="utf-8")
-    evaluation = evaluate_partage(text, EXEMPLE, sandboxed=False)
+    evaluation = evaluate_partage(text, EXAMPLE, sandboxed=False)
     assert evaluation.statuses[0] == "ok"
     assert evaluation.score == 0
     assert _leftovers(clusters) == []
@@ -222,7 +222,7 @@ async def oublier_partage(sql, user_id):
 def test_a_base_rearranged_by_the_student_does_not_fool_the_grader(source, score, clusters):
     from course.labo.partage import STRUCTURE
 
-    evaluation = evaluate_partage(source, EXEMPLE, sandboxed=True)
+    evaluation = evaluate_partage(source, EXAMPLE, sandboxed=True)
     assert evaluation.statuses == ["ok"] * 4
     assert evaluation.score == score, evaluation.verdicts
     if score == 0:
@@ -276,7 +276,7 @@ async def oublier_partage(sql, user_id):
 def test_rows_compressed_to_hide_their_bytes_are_a_changed_structure(clusters):
     from course.labo.partage import STRUCTURE
 
-    evaluation = evaluate_partage(COMPRESSED, EXEMPLE, sandboxed=True)
+    evaluation = evaluate_partage(COMPRESSED, EXAMPLE, sandboxed=True)
     assert evaluation.statuses[0] == "ok"
     assert evaluation.score == 0
     assert evaluation.verdicts["partage_fichier"].message == STRUCTURE
@@ -408,7 +408,7 @@ def test_a_server_spending_past_the_budget_is_a_zero_with_its_reason(attack, clu
     source, limits, statuses, score = LIMIT_ATTACKS[attack]
     (status,) = statuses
     start = time.monotonic()
-    evaluation = evaluate_partage(source, EXEMPLE, sandboxed=True, limits=ServerLimits(**limits))
+    evaluation = evaluate_partage(source, EXAMPLE, sandboxed=True, limits=ServerLimits(**limits))
     assert evaluation.statuses == [status]
     assert evaluation.score == score == 0
     assert evaluation.reason == CALL_ENDS[status][1]
@@ -425,7 +425,7 @@ def test_twelve_concurrent_aggregates_leave_the_server_up(clusters):
     from course.labo.partage_base import ServerLimits
 
     source, limits, statuses, score = LIMIT_ATTACKS["agregats_concurrents"]
-    evaluation = evaluate_partage(source, EXEMPLE, sandboxed=True, limits=ServerLimits(**limits))
+    evaluation = evaluate_partage(source, EXAMPLE, sandboxed=True, limits=ServerLimits(**limits))
     assert evaluation.statuses == statuses
     assert evaluation.score == score == 6, evaluation.verdicts
     assert _leftovers(clusters) == []

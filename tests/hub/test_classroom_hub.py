@@ -298,7 +298,7 @@ def test_a_students_server_saves_quizzes_without_their_widget(class_hub, class_u
     """The hub's environment loads course.save_hook: what a student saves reopens readable."""
     from course import quiz
 
-    quiz.reinitialiser()
+    quiz.reset()
     question = quiz.Quiz(
         "Que garde user_states ?",
         [

@@ -12,7 +12,7 @@ import pytest
 from helpers import REPO
 
 from course.labo import cellule_oublier
-from course.labo.tp_notebook import ANSWER_GRADE_ID, OublierIntrouvable, oublier_cell_source
+from course.labo.tp_notebook import ANSWER_GRADE_ID, OublierCellNotFound, oublier_cell_source
 
 SOLUTION = REPO / "solutions" / "oublier" / "oublier.ipynb"
 RELEASED = REPO / "notebooks" / "oublier" / "oublier.ipynb"
@@ -25,7 +25,7 @@ def test_the_answer_cell_of_a_written_tp_is_read():
 
 
 def test_the_released_stub_is_named_not_written():
-    with pytest.raises(OublierIntrouvable, match="pas encore écrite"):
+    with pytest.raises(OublierCellNotFound, match="pas encore écrite"):
         oublier_cell_source(RELEASED)
 
 
@@ -60,7 +60,7 @@ def cell(source, **metadata) -> dict:
 def test_a_broken_notebook_gives_one_french_sentence(tmp_path: Path, content: str, expected: str):
     path = tmp_path / "oublier.ipynb"
     path.write_text(content, encoding="utf-8")
-    with pytest.raises(OublierIntrouvable, match=expected):
+    with pytest.raises(OublierCellNotFound, match=expected):
         oublier_cell_source(path)
 
 
@@ -74,5 +74,5 @@ def test_the_answer_cell_wins_over_another_definition(tmp_path: Path):
     assert oublier_cell_source(path) == answer
     nb["cells"][1]["metadata"] = {}  # without its id, the first definition is taken (control)
     path.write_text(json.dumps(nb), encoding="utf-8")
-    with pytest.raises(OublierIntrouvable, match="pas encore écrite"):
+    with pytest.raises(OublierCellNotFound, match="pas encore écrite"):
         oublier_cell_source(path)

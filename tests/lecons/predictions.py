@@ -85,11 +85,11 @@ def pairs(text: str) -> set[tuple[str, str]]:
 
 def build(source: str) -> q.Quiz:
     """The quiz a cell builds, as the kernel builds it (its registry left empty)."""
-    q.reinitialiser()
+    q.reset()
     try:
         return eval(source, {"Quiz": q.Quiz, "Option": q.Option})  # noqa: S307
     finally:
-        q.reinitialiser()
+        q.reset()
 
 
 def path_notebooks() -> list[Path]:

@@ -178,9 +178,9 @@ def test_every_goal_has_a_quiz_with_feedback(executed_lessons):
             # an explanation for every option, readable without the widget
             assert data["text/html"].count("<details>") == meta["options"] >= 2
             if goals:
-                per_goal[meta["objectif"]] += 1
+                per_goal[meta["objective"]] += 1
             else:
-                assert meta["objectif"] is None, f"{name} {cell.id}: no goals here"
+                assert meta["objective"] is None, f"{name} {cell.id}: no goals here"
         assert all(per_goal.values()), f"{name}: goals without quiz {per_goal}"
         assert "Bilan :" in text_of(nb, nb.cells[-1].id)
 

@@ -30,7 +30,7 @@ WEAK_DISTRACTORS = (  # replaced by mistakes learners really make (issue 11)
 def course_quizzes() -> list[tuple[str, nbformat.NotebookNode, q.Quiz]]:
     """Every quiz of the course, built from its cell's source as the kernel builds it."""
     found = []
-    q.reinitialiser()
+    q.reset()
     try:
         for path in NOTEBOOKS:
             for cell in nbformat.read(path, as_version=4).cells:
@@ -38,7 +38,7 @@ def course_quizzes() -> list[tuple[str, nbformat.NotebookNode, q.Quiz]]:
                     quiz = eval(cell.source, {"Quiz": q.Quiz, "Option": q.Option})  # noqa: S307
                     found.append((path.name, cell, quiz))
     finally:
-        q.reinitialiser()
+        q.reset()
     return found
 
 

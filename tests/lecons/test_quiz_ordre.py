@@ -12,9 +12,9 @@ from course import quiz as q
 
 @pytest.fixture(autouse=True)
 def empty_notebook_registry():
-    q.reinitialiser()
+    q.reset()
     yield
-    q.reinitialiser()
+    q.reset()
 
 
 def five_options(right: int = 0) -> list[q.Option]:
@@ -22,16 +22,16 @@ def five_options(right: int = 0) -> list[q.Option]:
 
 
 def test_the_order_is_a_permutation_drawn_from_the_key_alone():
-    first = q.ordre_affiche("l3-temp", 5)
+    first = q.display_order("l3-temp", 5)
     assert sorted(first) == list(range(5))
-    assert q.ordre_affiche("l3-temp", 5) == first  # same key, same order: in any kernel
-    others = {q.ordre_affiche(f"quiz-{i}", 5) for i in range(50)}
+    assert q.display_order("l3-temp", 5) == first  # same key, same order: in any kernel
+    others = {q.display_order(f"quiz-{i}", 5) for i in range(50)}
     assert len(others) > 20, "different keys give different orders"
 
 
 def test_each_position_is_as_likely_for_the_right_answer():
     """Over many keys the right answer lands evenly: the shuffle itself favours no place."""
-    counts = collections.Counter(q.ordre_affiche(f"k{i}", 3).index(0) for i in range(3000))
+    counts = collections.Counter(q.display_order(f"k{i}", 3).index(0) for i in range(3000))
     assert set(counts) == {0, 1, 2}
     assert all(900 < n < 1100 for n in counts.values()), counts
 
@@ -39,9 +39,9 @@ def test_each_position_is_as_likely_for_the_right_answer():
 def test_ident_is_the_key_when_given_else_the_question():
     by_ident = q.Quiz("Question A ?", options=five_options(), ident="cle-stable")
     reworded = q.Quiz("Question A, reformulée ?", options=five_options(), ident="cle-stable")
-    assert by_ident.ordre == reworded.ordre == q.ordre_affiche("cle-stable", 5)
+    assert by_ident.ordre == reworded.ordre == q.display_order("cle-stable", 5)
     no_ident = q.Quiz("Question B ?", options=five_options())
-    assert no_ident.ordre == q.ordre_affiche("Question B ?", 5)
+    assert no_ident.ordre == q.display_order("Question B ?", 5)
 
 
 def test_widget_and_static_fallbacks_show_the_same_shuffled_order():

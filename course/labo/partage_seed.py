@@ -2,7 +2,7 @@
 ADK 2.10's ``DatabaseSessionService`` (run as ``python -m``: ADK's import stays out of
 nbgrader's process).
 
-    python -m course.labo.partage_graine URL '[{"user_id": …, "app": …, "messages": […]}, …]'
+    python -m course.labo.partage_seed URL '[{"user_id": …, "app": …, "messages": […]}, …]'
 
 Each learner gets one session in its app and one tutor turn per message: the rows, the ``jsonb``
 and the tables are exactly those ADK writes. Runs only the instructor's data, never student code.

