@@ -5,26 +5,49 @@ JavaScript and Markdown outputs, hostile names. Each page (the feedback page of 
 the class report, formgrader's submission view on a real Jupyter server) is hovered, clicked and
 tabbed through; no script runs (window.__pwned stays unset in every frame), no request leaves
 the page, no terminal is opened, and the French answer still reads as written. A positive control
-shows the same probe catches the payloads when nbconvert renders them unsanitised."""
+shows the same probe catches the payloads when nbconvert renders them unsanitised.
+
+Nor can a written answer stall those pages (issue 32 point 5): ``"<ul><li>" * 20000`` (160 KB)
+took 78 s in `make feedback` and froze formgrader's whole server for about a minute when the
+submission was opened. With the bounds of grading/nbgrader_ext/safe_html.py, the real `make
+feedback` (``python -m grading.feedback``) and a real formgrader render it in seconds, its head
+sanitised and the rest shown as text after the French note; a classmate's ordinary Markdown, in the
+same run, still renders as Markdown (no note). Budgets are wall time on a shared machine: generous,
+and far under the time measured before the bound.
+
+One class holds every page's author (one grading, one feedback run, one formgrader): eve with the
+hostile names, answer and outputs, zed with the pathological answer, ana with an ordinary one."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import time
 import urllib.request
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
 import nbformat
 import pytest
-from grading_course import formgrader_server, generated_course, grading, nbgrader, submit
-from helpers import tp_points
+from grading.nbgrader_ext.safe_html import OVERFLOW_NOTE
+from grading.samples import build_submission
+from grading_course import (
+    formgrader_server,
+    generated_course,
+    grading,
+    nbgrader,
+    register,
+    submit,
+)
+from helpers import REPO, tp_points
 from nbgrader.api import Gradebook
 
 # every automatic test of the TP passed: the criteria table's points (helpers.tp_points)
 FULL = tp_points()[0]
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]
+# the browser's tests are marked one by one: the pages' time budgets need none
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage"]
 STUDENT = "eve"
 FIRST = "<img src=x onerror=\"window.__pwned='prenom'\">"
@@ -32,6 +55,10 @@ LAST = "<script>window.__pwned='nom'</script>"
 TOKEN = "jeton-de-test-pages-inertes"
 ATTACKER = "127.0.0.1:9"
 VISIBLE_OUTPUT = "sortie HTML visible"
+PATHOLOGICAL = "<ul><li>" * 20000 + "\n\n" + "[" * 40000
+ORDINARY = "## Ma démarche\n\nJe supprime **d'abord** les événements, puis `user_states`.\n"
+FEEDBACK_BUDGET = 60  # seconds, the whole command for the class (the page alone took 78 s)
+PAGE_BUDGET = 15  # seconds, formgrader's submission view (about 60 s before)
 OUTPUTS = [
     nbformat.v4.new_output(
         "display_data",
@@ -82,11 +109,21 @@ OUTPUTS = [
 ]
 
 
+def _submit_written(grader: Path, student: str, written: str) -> None:
+    """The lesson's seed answer with `written` as the written answer, submitted as `student`."""
+    release = grader.parent / "notebooks" / "oublier" / "oublier.ipynb"
+    code = (REPO / "grader" / "submissions" / "graine.py").read_text(encoding="utf-8")
+    folder = grader / "submitted" / student / "oublier"
+    folder.mkdir(parents=True)
+    nbformat.write(build_submission(release, code, written), folder / "oublier.ipynb")
+
+
 @pytest.fixture(scope="module")
-def hostile_course(tmp_path_factory) -> Path:
+def graded_pages(tmp_path_factory) -> tuple[Path, float]:
     """A course graded with the course's tools: eve (hostile names) submitted the hostile
-    written answer and a code cell whose outputs are hostile; her feedback page and the class
-    report are written. Returns grader/."""
+    written answer and a code cell whose outputs are hostile, zed the pathological written
+    answer, ana an ordinary one; the feedback pages written (that command timed) and the class
+    report. Returns grader/ and the feedback command's time."""
     grader = generated_course(tmp_path_factory.mktemp("pieges") / "cours")
     steps = [
         ("db", "student", "add", STUDENT, f"--first-name={FIRST}", f"--last-name={LAST}"),
@@ -94,10 +131,13 @@ def hostile_course(tmp_path_factory) -> Path:
     for step in steps:
         proc = nbgrader(grader, *step)
         assert proc.returncode == 0, proc.stdout + proc.stderr
+    register(grader, "zed", "ana")
     folder = submit(grader, STUDENT, "reponse_ecrite_piegee")
     nb = nbformat.read(folder / "oublier.ipynb", as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell("1 + 1"))
     nbformat.write(nb, folder / "oublier.ipynb")
+    _submit_written(grader, "zed", PATHOLOGICAL)
+    _submit_written(grader, "ana", ORDINARY)
     proc = grading(grader, "autograde", "oublier")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # the graded copy holds the outputs as the cell's run would leave them (display(HTML(...))…)
@@ -107,13 +147,21 @@ def hostile_course(tmp_path_factory) -> Path:
     # go in the last code cell, as any output a page shows
     [c for c in nb.cells if c.cell_type == "code"][-1].outputs = OUTPUTS
     nbformat.write(nb, graded)
+    started = time.monotonic()
     proc = grading(grader, "feedback", "oublier")
+    elapsed = time.monotonic() - started
     assert proc.returncode == 0, proc.stdout + proc.stderr
     proc = nbgrader(
         grader, "export", "--exporter=grading.report.ClassReport", "--assignment=oublier"
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return grader
+    return grader, elapsed
+
+
+@pytest.fixture(scope="module")
+def hostile_course(graded_pages) -> Path:
+    """The graded course's grader/ folder."""
+    return graded_pages[0]
 
 
 @pytest.fixture(scope="module")
@@ -200,6 +248,7 @@ def _inert(seen: dict, url: str) -> None:
     assert not [r for r in seen["requests"] if ATTACKER in r or "javascript:" in r], seen
 
 
+@pytest.mark.browser
 def test_feedback_page_runs_nothing_and_fetches_nothing(hostile_course, browser):
     page = hostile_course / "feedback" / STUDENT / "oublier" / "oublier.html"
     html = page.read_text(encoding="utf-8")
@@ -213,6 +262,7 @@ def test_feedback_page_runs_nothing_and_fetches_nothing(hostile_course, browser)
     assert VISIBLE_OUTPUT in seen["text"]
 
 
+@pytest.mark.browser
 def test_class_report_runs_nothing_with_hostile_names(hostile_course, browser):
     url = (hostile_course / "rapport" / "rapport.html").as_uri()
     context = browser.new_context()
@@ -231,6 +281,7 @@ def test_class_report_runs_nothing_with_hostile_names(hostile_course, browser):
     assert [r for r in requests if not r.startswith("data:")] == [url]
 
 
+@pytest.mark.browser
 def test_the_probe_catches_the_payloads_when_unsanitised(browser, tmp_path):
     """Positive control: nbconvert's stock filter leaves the payloads live; the probe sees
     the script run and the requests leave."""
@@ -254,11 +305,11 @@ def test_the_probe_catches_the_payloads_when_unsanitised(browser, tmp_path):
     assert any(ATTACKER in r for r in seen["refused"]), seen["refused"]
 
 
-@pytest.fixture
-def formgrader(hostile_course, tmp_path):
-    """A real Jupyter server with nbgrader's formgrader on the hostile course, started as
+@pytest.fixture(scope="module")
+def formgrader(hostile_course, tmp_path_factory):
+    """A real Jupyter server with nbgrader's formgrader on the graded course, started as
     `make formgrader` starts it (from grader/, the course's configuration)."""
-    with formgrader_server(hostile_course, tmp_path, TOKEN) as url:
+    with formgrader_server(hostile_course, tmp_path_factory.mktemp("formgrader"), TOKEN) as url:
         yield url
 
 
@@ -296,6 +347,7 @@ def _api(url: str, path: str) -> tuple[int, str]:
         return resp.status, resp.read().decode()
 
 
+@pytest.mark.browser
 def test_formgrader_submission_view_runs_nothing(hostile_course, formgrader, browser):
     with Gradebook(f"sqlite:///{hostile_course / 'gradebook.db'}") as gb:
         submission = gb.find_submission_notebook("oublier", "oublier", STUDENT).id
@@ -314,3 +366,38 @@ def test_formgrader_submission_view_runs_nothing(hostile_course, formgrader, bro
     assert json.loads(_api(formgrader, "/api/terminals")[1]) == []  # no terminal opened
     _reads_as_written(seen)
     assert LAST in seen["text"] or FIRST in seen["text"] or STUDENT in seen["text"]
+
+
+def test_feedback_pages_render_in_time_with_the_rest_as_text(graded_pages):
+    grader, elapsed = graded_pages
+    print(f"make feedback, three students, one pathological answer: {elapsed:.1f} s")
+    assert elapsed < FEEDBACK_BUDGET, f"{elapsed:.1f} s"
+    zed = (grader / "feedback" / "zed" / "oublier" / "oublier.html").read_text("utf-8")
+    ana = (grader / "feedback" / "ana" / "oublier" / "oublier.html").read_text("utf-8")
+    assert OVERFLOW_NOTE in unescape(zed) and "&lt;ul&gt;&lt;li&gt;" in zed  # rest as text
+    assert zed.count("<ul><li>") <= 40  # the head, nested as far as the bound
+    assert OVERFLOW_NOTE not in unescape(
+        ana
+    )  # control: ordinary Markdown still renders as Markdown
+    assert "<h2>Ma démarche</h2>" in ana and "<code>user_states</code>" in ana
+
+
+def _get(url: str) -> tuple[int, str, float]:
+    req = urllib.request.Request(url, headers={"Authorization": f"token {TOKEN}"})
+    started = time.monotonic()
+    with urllib.request.urlopen(req, timeout=120) as resp:  # noqa: S310 - localhost only
+        body = resp.read().decode()
+    return resp.status, body, time.monotonic() - started
+
+
+def test_formgrader_opens_the_submission_in_time(hostile_course, formgrader):
+    with Gradebook(f"sqlite:///{hostile_course / 'gradebook.db'}") as gb:
+        ids = {s: gb.find_submission_notebook("oublier", "oublier", s).id for s in ("zed", "ana")}
+    url = formgrader
+    _get(f"{url}/formgrader/submissions/{ids['ana']}/")  # formgrader's first page warms up
+    status, zed, elapsed = _get(f"{url}/formgrader/submissions/{ids['zed']}/")
+    print(f"formgrader, pathological submission: {elapsed:.1f} s")
+    assert status == 200 and elapsed < PAGE_BUDGET, f"{elapsed:.1f} s"
+    assert OVERFLOW_NOTE in unescape(zed)
+    status, ana, _ = _get(f"{url}/formgrader/submissions/{ids['ana']}/")
+    assert status == 200 and OVERFLOW_NOTE not in unescape(ana) and "<h2>Ma démarche</h2>" in ana

@@ -2,9 +2,9 @@
 inert markup:
 the hostile written answer of grader/submissions/reponse_ecrite_piegee.md, hostile HTML outputs
 and names; a French answer still reads as written; every page renders in linear time (issue 32
-point 5: bounded size and nesting before sanitising). The same pages in Chromium:
-tests/grading/test_student_text_inert.py; the real `make feedback` and formgrader with the
-pathological answer: tests/grading/test_pages_linear.py."""
+point 5: bounded size and nesting before sanitising). The same pages in Chromium, and the real
+`make feedback` and formgrader with the pathological answer:
+tests/grading/test_student_text_inert.py."""
 
 from __future__ import annotations
 
