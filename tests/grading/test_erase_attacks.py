@@ -920,6 +920,37 @@ def test_a_teachers_file_inside_a_shipped_folder_of_a_git_clone_is_searched(peti
     assert not _erase(c, "ana").failures
 
 
+def test_a_course_file_the_teacher_changed_and_a_teachers_script_are_searched(petite_classe):
+    """Review (stop 43): in a clone, a file the course ships that the teacher changed (a note
+    naming ana added to nbgrader_config.py) and a script of the teacher's (grader/notes.py: every
+    .py outside the data folders counted as the course's code) were never searched: « Preuve
+    faite » while they named her. Both are named for the teacher now; the control: the same
+    files as the course ships them, and no script, are no mention."""
+    import subprocess
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    grader, course = c["grader"], c["grader"].parent
+    config = grader / "nbgrader_config.py"
+    git = ("git", "-c", "user.name=prof", "-c", "user.email=prof@exemple.fr")
+    subprocess.run([*git, "init", "-q"], cwd=course, check=True)
+    subprocess.run([*git, "add", "grader/nbgrader_config.py"], cwd=course, check=True)
+    subprocess.run([*git, "commit", "-qm", "cours"], cwd=course, check=True)
+    shipped = config.read_bytes()
+    assert not re.search(rb"\bana\b", shipped)
+    config.write_bytes(shipped + b"\n# ana : tiers-temps, voir avec la vie scolaire\n")
+    script = grader / "notes.py"
+    script.write_text('BONUS = {"ana": 2}\n', encoding="utf-8")
+    with pytest.raises(ErasureError) as refused:
+        _erase(c, "ana")
+    assert "nbgrader_config.py" in str(refused.value) and "notes.py" in str(refused.value)
+    assert (grader / "submitted" / "ana").is_dir()  # nothing erased while she remains there
+    config.write_bytes(shipped)  # the control: the course's file as shipped, no script
+    script.unlink()
+    assert not _erase(c, "ana").failures
+
+
 @pytest.mark.slow
 def test_a_server_gradebook_that_cannot_be_read_is_refused_without_its_password(petite_classe):
     """Review (attack2): a server ``db_url`` the erasure cannot read is refused in French,

@@ -813,12 +813,11 @@ def _whose(ctx: Context, file: Path) -> str | None:
     return None
 
 
-def _tracked(folder: Path) -> set[Path]:
-    """The files git tracks under `folder` (the course's, never class data); none without git."""
+def _tracked(folder: Path, *flags: str) -> set[Path]:
+    """The files git tracks under `folder` (``-m``: those changed since); none without git."""
+    command = ["git", "ls-files", "-z", *flags]
     try:
-        proc = subprocess.run(
-            ["git", "ls-files", "-z"], cwd=folder, capture_output=True, timeout=60, check=False
-        )
+        proc = subprocess.run(command, cwd=folder, capture_output=True, timeout=60, check=False)
     except (OSError, subprocess.SubprocessError):
         return set()
     if proc.returncode != 0:
@@ -833,7 +832,8 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     mentions only with ``--caviarder``, as text, in the data folders (``PLACES``): a file that
     is not text (a rewrite would corrupt it) or outside them (not class data) is the teacher's
     to fix by hand, and no proof while it holds them. Not searched: the course's own files (what
-    git tracks outside the data folders, what a folder it ships holds without git)."""
+    git tracks, unchanged, outside the data folders; what it ships at the top of grader/, without
+    git)."""
     classmates, released = ctx.classmates, ctx.released_lines
     pattern = mention_pattern(who, others=classmates, released=released)
     # a log line: « 'first_name': 'Ben' »
@@ -852,11 +852,13 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     top = ctx.dirs.grader_dir
     data_places = {p.folder(ctx.dirs).resolve() for p in PLACES if p.key != "backups"}
     tracked = _tracked(top)
-    # a shipped folder git versions (a clone): what git does not track there is the teacher's
-    # (a class list beside the hub's recipes), searched; without git, all of it is the course's
+    # what the course ships, in a clone: what git does not track there (a class list beside
+    # the hub's recipes) or what the teacher changed (students listed in nbgrader_config.py) is
+    # the teacher's, searched; without git, all of it is the course's
     resolved = top.resolve()
     versioned = {p.relative_to(resolved).parts[0] for p in tracked if p.is_relative_to(resolved)}
-    versioned &= {name for name in SHIPPED if (top / name).is_dir()}
+    versioned &= SHIPPED
+    tracked -= _tracked(top, "-m")
 
     def walk(folder: Path, in_place: bool, shipped: bool = False):
         for child in sorted(folder.iterdir()):
@@ -870,8 +872,8 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             if child.is_dir():
                 yield from walk(child, here, shipped or (folder == top and child.name in SHIPPED))
             elif child.is_file():
-                if not here and (child.suffix == ".py" or child.resolve() in tracked):
-                    continue  # the course's code and versioned files
+                if not here and child.resolve() in tracked:
+                    continue  # the course's files, as git has them
                 yield child, here
 
     for file, in_place in walk(top, False):
