@@ -96,10 +96,9 @@ def write_all(
     overwrite: bool = False,
     canary_dir: Path | None = None,
 ) -> dict[str, str]:
-    """Write every sample and carnet (or `only` these), `copies` times each (ids ``<sample>_<k>``
-    when more than one); return student_id -> sample. A carnet's hostile cells would write into
-    `canary_dir` (default ``canaris/`` beside `submitted`). Nothing is written when a submission
-    exists, unless `overwrite`."""
+    """Write every sample and carnet (or `only` these), `copies` times each (``<sample>_<k>``);
+    student_id -> sample. A carnet's hostile cells would write into `canary_dir` (``canaris/``
+    beside `submitted`). Nothing is written over a submission, unless `overwrite`."""
     release_dir = root / "notebooks" if release_dir is None else release_dir
     release = release_dir / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     if not release.exists():

@@ -108,9 +108,8 @@ _FIELDS = {
 
 
 def _inputs(obj: object, sentence: bool = False) -> Iterator[str]:
-    """The inputs a hidden scenario holds: ids, names and personal data as they are, sentences
-    (messages, state values) only when 12 characters or more (``3``, ``clair``, ``boucles`` are
-    the course's own words, a sentence is the scenario's)."""
+    """The inputs a hidden scenario holds: ids, names, personal data; sentences from 12 characters
+    (``3``, ``clair``, ``boucles`` are the course's own words, a sentence is the scenario's)."""
     if isinstance(obj, str):
         if len(obj.strip()) >= (12 if sentence else MIN_INPUT):
             yield obj.strip()

@@ -114,9 +114,8 @@ def _submitted_view(dirs: CourseDirs, students: list[str]) -> Iterator[Path]:
 
 
 def sequential(run: ClassRun, students: list[str], view: bool = False) -> tuple[Outcomes, int]:
-    """One stock ``nbgrader autograde`` over `students`; if it stops on one submission (nbgrader
-    ends its whole run on some errors), that one fails with the reason and the rest are graded
-    by a new run without it. `view`: show nbgrader only `students`' folders."""
+    """One stock ``nbgrader autograde`` over `students`; a submission it stops on fails with the
+    reason, the rest graded by a new run. `view`: show nbgrader only `students`' folders."""
     outcomes = Outcomes()
     status = 0
     todo = list(students)

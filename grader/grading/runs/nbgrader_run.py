@@ -214,9 +214,9 @@ def assignment_command(
 
 
 def ensure_assignment(dirs: CourseDirs, assignment: str) -> str | None:
-    """Make sure the gradebook knows `assignment` and its notebooks (autograde needs them): from
-    its sources, the release written into a throw-away folder (``notebooks/`` left alone), a due
-    date already set kept; a French note when it added them."""
+    """Make sure the gradebook knows `assignment`'s notebooks (autograde needs them), from its
+    sources into a throw-away release (``notebooks/`` untouched, a due date set kept); a French
+    note when it did."""
     from nbgrader.api import Gradebook, MissingEntry
 
     with Gradebook(dirs.db_url) as gb:
