@@ -1,19 +1,11 @@
-"""``make grade``: stock ``nbgrader autograde`` over the whole class, and what it lacks:
-
-- a progress bar and a French summary from nbgrader's log, checked against the gradebook: any
-  failure names the students and exits non-zero;
-- a submission holding a link (or a fifo, a device) is refused, never followed, and counted as
-  failed (``grading.runs.submitted_ids``);
-- a submission changed since graded, which nbgrader silently skips (it only compares
-  ``timestamp.txt``), is named with the flag to pass (``--force``);
-- no grading without a gradebook that registers the class (``make students``), nor with a
-  damaged one (``classroom.paths.gradebook_problem``);
-- an assignment missing from the gradebook (a fresh clone) is added from its sources;
-- no grading without the sandbox, unless ``--sans-bac-a-sable``;
-- a submission nbgrader stops on (its whole run ends there) is named with the reason, the others
-  graded by a new run; one failed less than a minute ago, unchanged, is not retried (unless
-  ``--reessayer``);
-- ``--jobs N``: workers that never share a gradebook (``grading.runs.autograde_runs``).
+"""``make grade``: stock ``nbgrader autograde`` over the whole class, and what it lacks: a
+progress bar and a French summary checked against the gradebook (any failure named, exit status
+non-zero); submissions holding a link refused, never followed (``runs.submitted_ids``); one
+changed since graded, which nbgrader silently skips, named with ``--force``; no grading without a
+sound gradebook that registers the class, nor without the sandbox (unless
+``--sans-bac-a-sable``); a missing assignment added from its sources; a submission nbgrader stops
+on named and the others graded by a new run, not retried for a minute if unchanged
+(``runs.known_failures``); ``--jobs N`` workers (``runs.autograde_runs``).
 """
 
 from __future__ import annotations
@@ -55,8 +47,7 @@ __all__ = ["autograde", "main"]
 def _matched_students(
     dirs: CourseDirs, assignment: str, extra_args: tuple[str, ...]
 ) -> tuple[list[str], IdReport, tuple[str, ...]]:
-    """The submissions to grade (``grading.runs.submitted_ids``), the folders left out excluded
-    from nbgrader's run too."""
+    """The submissions to grade, the folders left out excluded from nbgrader's run too."""
     ids = check_submitted_ids(dirs, assignment)
     everyone = [s for s in submitted_students(dirs.submitted, assignment) if s not in ids.excluded]
     pattern = student_pattern(extra_args)
@@ -140,7 +131,7 @@ def autograde(
         stale.update(missing_from_gradebook(dirs.db_url, assignment, outcomes))
         # hand grades nbgrader reset to "needs manual grade": put back where the answer is the same
         kept = manual_grades.restore(dirs.db_url, dirs.autograded, assignment, hand_grades)
-        note = "\n".join(filter(None, [note, manual_grades.note(*kept)])) or None
+        note = "\n".join(filter(None, [note, kept])) or None
     seconds = time.monotonic() - start
     return Summary(students, outcomes, stale, seconds, jobs, status, log_path, note, ids)
 

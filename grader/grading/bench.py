@@ -1,7 +1,5 @@
-"""``make bench-grading``: autograde's cost for this lab against a one-cell assignment graded
-with nbgrader's default configuration (goal: at most 1.5x), and with ``--jobs`` the parallel
-speed-up, measured now on this machine in temporary copies of the course found from here.
-"""
+"""``make bench-grading``: autograde's cost for this lab against a one-cell assignment with
+nbgrader's default configuration (goal: at most 1.5x), and the speed-up of ``--jobs``."""
 
 from __future__ import annotations
 
@@ -14,7 +12,8 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
 from .autograde import autograde
-from .classroom.paths import CourseDirs, course_dirs
+from .classroom.paths import CONFIG, CourseDirs, course_dirs
+from .demo import demo_config
 from .french.french_args import FrenchParser
 from .french.system_reason import french_message
 from .runs.nbgrader_run import run_quiet
@@ -45,18 +44,15 @@ def _submit(grader: Path, assignment: str, notebooks: list[nbformat.NotebookNode
 
 
 def _lab_course(course: CourseDirs, base: Path, n: int) -> Path:
-    root = base / "labo"
-    shutil.copytree(course.source / "oublier", root / "solutions" / "oublier")
-    (root / "grader").mkdir()
-    shutil.copy(course.grader_dir / "nbgrader_config.py", root / "grader")
-    shutil.copytree(course.grader_dir / "grading", root / "grader" / "grading")  # grading hooks
-    (root / "grader" / "hub").mkdir()  # and the class list's reader (grading.classroom.ids)
-    shutil.copy(course.grader_dir / "hub" / "roster.py", root / "grader" / "hub")
-    _nbgrader(root / "grader", "generate_assignment", "oublier")
-    release = root / "notebooks" / "oublier" / "oublier.ipynb"
+    """The course's own configuration, its folders in `base` (as ``make demo-grading``)."""
+    grader = base / "labo"
+    grader.mkdir()
+    (grader / CONFIG).write_text(demo_config(course.grader_dir / CONFIG, grader), encoding="utf-8")
+    _nbgrader(grader, "generate_assignment", "oublier")
     answers = [text for name, text in samples(course.root).items() if name not in SLOW_ON_PURPOSE]
+    release = grader / "release" / "oublier" / "oublier.ipynb"
     notebooks = [build_submission(release, answers[k % len(answers)]) for k in range(n)]
-    return _submit(root / "grader", "oublier", notebooks)
+    return _submit(grader, "oublier", notebooks)
 
 
 def _trivial_course(base: Path, n: int) -> Path:

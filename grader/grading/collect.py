@@ -1,11 +1,7 @@
-"""``make collect``: nbgrader's collect from the exchange, said back in French.
-
-Stock ``nbgrader collect`` (``nbgrader_ext.exchange.OwnerCheckedCollect``) runs, its English log
-kept in ``rapport/collect.log``; the summary is read from its records. A time shown is the
-deposit's (``timestamp.txt``), never the student's claim (an earlier claim is named). A collected
-id not on the class list is named with the closest registered one and fails the command: ``make
-grade`` would refuse it.
-"""
+"""``make collect``: stock ``nbgrader collect`` (``OwnerCheckedCollect``), said back in French from
+its log (``rapport/collect.log``). A time shown is the deposit's, never the student's claim (an
+earlier claim is named); an id not on the class list (``make grade`` would refuse it) is named
+with the closest registered one and fails the command."""
 
 from __future__ import annotations
 
@@ -89,7 +85,7 @@ _SUMMARY = (
 
 
 def _stamp(folder: Path) -> str:
-    """The submission's time as ``timestamp.txt`` holds it, in the course's time zone."""
+    """The submission's time (``timestamp.txt``) in the course's time zone."""
     try:
         text = (folder / "timestamp.txt").read_text(encoding="utf-8").strip()
         return french_datetime(parse_utc(text))

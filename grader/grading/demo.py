@@ -1,9 +1,6 @@
-"""``make demo-grading``: the whole grading cycle on the sample submissions, in a course of its own.
-
-``grader/demo/nbgrader_config.py`` loads the course's configuration and changes only the folders,
-so the demo grades exactly as the class is graded and never touches the real class's data; a
-``grader/demo`` this tool did not create is refused, untouched.
-"""
+"""``make demo-grading``: the grading cycle on the sample submissions, in ``grader/demo`` (the
+course's configuration, its own folders: graded as the class, the class untouched; a
+``grader/demo`` this tool did not create is refused)."""
 
 from __future__ import annotations
 
@@ -39,8 +36,11 @@ def demo_config(course_config: Path, demo: Path) -> str:
     return "\n".join(lines)
 
 
-def prepare_demo(grader_dir: Path | None = None) -> Path:
-    """Create or refresh ``<grader>/demo`` (its configuration only); return its folder."""
+def run_demo(
+    only: list[str] | None = None, sandboxed: bool = True, grader_dir: Path | None = None
+) -> int:
+    """Generate, submit the samples, grade, feedback, report: all inside ``<grader>/demo``."""
+    tools_on_path()
     course = course_dirs(grader_dir)
     demo = course.grader_dir / DEMO_FOLDER
     config = demo / CONFIG
@@ -51,15 +51,6 @@ def prepare_demo(grader_dir: Path | None = None) -> Path:
         )
     demo.mkdir(exist_ok=True)
     config.write_text(demo_config(course.grader_dir / CONFIG, demo), encoding="utf-8")
-    return demo
-
-
-def run_demo(
-    only: list[str] | None = None, sandboxed: bool = True, grader_dir: Path | None = None
-) -> int:
-    """Generate, submit the samples, grade, feedback, report: all inside the demo course."""
-    tools_on_path()
-    demo = prepare_demo(grader_dir)
     dirs = course_dirs(demo)
     args = ["generate_assignment", ASSIGNMENT, "--force", "--log-level=WARN"]
     run = run_quiet(dirs.grader_dir, args, dirs.log_file(args[0]))

@@ -1,8 +1,5 @@
-"""``make duedate``: the assignment's due date in the gradebook, said back in French.
-
-A date typed without a zone is UTC for nbgrader, an hour or two off a Paris deadline: the
-summary reads it back in the course's time zone and says so.
-"""
+"""``make duedate``: the assignment's due date in the gradebook, said back in the course's time
+zone (a date typed without a zone is UTC for nbgrader, an hour or two off a Paris deadline)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
-"""``make feedback``: stock ``nbgrader generate_feedback`` for the class, and a summary (written,
-left as they were, failed) counted from nbgrader's log; any failure exits non-zero.
-
-nbgrader skips a page that exists unless ``timestamp.txt`` is newer: after ``make grade
-FORCE=1`` on local submissions (no ``timestamp.txt``) the pages would stay stale. A page is
-derived data, so one older than its graded notebook is written again (``--force``), and named.
-"""
+"""``make feedback``: stock ``nbgrader generate_feedback`` for the class, a summary counted from
+its log, any failure non-zero. nbgrader skips an existing page unless ``timestamp.txt`` is newer
+(stale after ``make grade FORCE=1`` on local submissions): a page older than its graded notebook
+is derived data, written again (``--force``) and named."""
 
 from __future__ import annotations
 
@@ -17,8 +14,8 @@ from .french.french_args import FrenchParser
 from .french.french_format import seconds_text
 from .french.system_reason import GradingError, french_message
 from .runs.nbgrader_log import LogWatcher
-from .runs.nbgrader_run import ProgressBar, run_logged, student_pattern
-from .runs.submitted_ids import matching, submitted_students
+from .runs.nbgrader_run import ProgressBar, run_logged
+from .runs.submitted_ids import submitted_students
 
 __all__ = ["generate_feedback", "main", "stale_feedback"]
 
@@ -49,10 +46,7 @@ def generate_feedback(
     dirs = course_dirs(grader_dir)
     if why := gradebook_problem(dirs):  # nbgrader would skip every page, « 0 en échec »
         raise GradingError(f"Aucune page de retour écrite\u00a0: {why}.")
-    students = submitted_students(dirs.autograded, assignment)
-    pattern = student_pattern(extra_args)
-    if pattern:  # nbgrader writes only these: the others are neither done nor failed
-        students = matching(pattern, students)
+    students = submitted_students(dirs.autograded, assignment, extra_args)  # those it writes
     if not students:
         raise GradingError(
             f"Aucune copie notée de « {assignment} » dans {dirs.autograded}\u00a0: lancez "

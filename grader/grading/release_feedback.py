@@ -1,11 +1,7 @@
-"""``make release-feedback``: nbgrader's feedback release to the exchange, said back in French.
-
-Stock ``nbgrader release_feedback`` runs, its English log kept in ``rapport/release-feedback.log``.
-The summary is read from its records: its line per page given back, the pages it could not match
-(an error it only logs, status 0: here the command fails), the students the course's
-``CheckedReleaseFeedback`` left out (no usable ``submission_secret.txt``; the others got their
-page, the command fails), and those who handed in a copy but have no page yet (``make feedback``).
-"""
+"""``make release-feedback``: stock ``nbgrader release_feedback``, said back in French from its log
+(``rapport/release-feedback.log``): the pages given back, those it could not match (an error it
+only logs, status 0: here the command fails), the students ``CheckedReleaseFeedback`` left out
+(no usable ``submission_secret.txt``: fails too), those with a copy but no page yet."""
 
 from __future__ import annotations
 
@@ -17,10 +13,10 @@ from .classroom.paths import course_dirs
 from .french.french_format import collation_key
 from .nbgrader_ext.exchange import LEFT_OUT
 from .runs.nbgrader_log import LOG_RECORD
-from .runs.nbgrader_run import assignment_command, run_quiet, student_pattern
-from .runs.submitted_ids import matching, submitted_students
+from .runs.nbgrader_run import assignment_command, run_quiet
+from .runs.submitted_ids import submitted_students
 
-__all__ = ["main", "read_left_out", "read_release_log", "release_feedback"]
+__all__ = ["main", "read_release_log", "release_feedback"]
 
 # nbgrader 0.9.6's ExchangeReleaseFeedback.copy_files: the text of its INFO and ERROR records
 _RELEASED = re.compile(
@@ -31,31 +27,24 @@ _UNMATCHED = re.compile(r"Could not match '(?P<path>.*)' with regexp")
 _LEFT_OUT_OPEN, _LEFT_OUT_CLOSE = "- «\u00a0", "\u00a0»\u00a0: "
 
 
-def read_left_out(log: str) -> dict[str, str]:
-    """Students the course's release left out, with why (French), from its failure record."""
-    left_out: dict[str, str] = {}
+def read_release_log(log: str) -> tuple[list[str], list[str], dict[str, str]]:
+    """(students whose page was given back, pages nbgrader could not match, students the course's
+    release left out -> why in French) in a log."""
+    released, unmatched, left_out = [], [], {}
     inside = False
     for line in log.splitlines():
         record = LOG_RECORD.match(line)
-        if record:
-            inside = LEFT_OUT in record["text"]
-        elif inside and line.strip().startswith(_LEFT_OUT_OPEN):
-            student, _, why = line.strip()[len(_LEFT_OUT_OPEN) :].partition(_LEFT_OUT_CLOSE)
-            left_out[student] = why
-    return left_out
-
-
-def read_release_log(log: str) -> tuple[list[str], list[str]]:
-    """(students whose page was given back, pages nbgrader could not match) in a log."""
-    released, unmatched = [], []
-    for record in map(LOG_RECORD.match, log.splitlines()):
         if not record:
+            if inside and line.strip().startswith(_LEFT_OUT_OPEN):
+                student, _, why = line.strip()[len(_LEFT_OUT_OPEN) :].partition(_LEFT_OUT_CLOSE)
+                left_out[student] = why
             continue
+        inside = LEFT_OUT in record["text"]
         if record["level"] == "INFO" and (match := _RELEASED.fullmatch(record["text"])):
             released.append(match["student"])
         elif record["level"] == "ERROR" and (match := _UNMATCHED.match(record["text"])):
             unmatched.append(match["path"])
-    return sorted(set(released), key=collation_key), unmatched
+    return sorted(set(released), key=collation_key), unmatched, left_out
 
 
 def release_feedback(
@@ -65,12 +54,8 @@ def release_feedback(
     dirs = course_dirs(grader_dir)
     args = ["release_feedback", assignment, *nbgrader_args]
     run = run_quiet(dirs.grader_dir, args, dirs.log_file("release-feedback"))
-    released, unmatched = read_release_log(run.log)
-    left_out = read_left_out(run.log)
-    handed_in = submitted_students(dirs.submitted, assignment)
-    pattern = student_pattern(nbgrader_args)
-    if pattern:
-        handed_in = matching(pattern, handed_in)
+    released, unmatched, left_out = read_release_log(run.log)
+    handed_in = submitted_students(dirs.submitted, assignment, nbgrader_args)
     waiting = sorted(set(handed_in) - set(released) - set(left_out), key=collation_key)
     lines = [f"Retours de {quoted(assignment)} rendus dans l'échange de nbgrader\u00a0:"]
     if released:

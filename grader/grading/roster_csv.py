@@ -1,11 +1,7 @@
-"""``make students``: the class list as teachers have it (an Excel or LibreOffice export),
-registered in the gradebook.
-
-``nbgrader db student import`` wants UTF-8, commas and English column names (a French
-spreadsheet gives "Unknown keys in csv" or a ``UnicodeDecodeError``). The class's one reader
-(``grader/hub/roster.py``, through ``classroom.ids``) checks every line first, so nothing is
-half-imported, then a clean copy of its students (not its staff) goes to stock nbgrader.
-"""
+"""``make students``: the class list as teachers have it (Excel, LibreOffice) registered in the
+gradebook. ``nbgrader db student import`` wants UTF-8, commas and English columns ("Unknown keys
+in csv" otherwise): the class's one reader (``grader/hub/roster.py``) checks every line first,
+so nothing is half-imported, then a clean copy of its students goes to stock nbgrader."""
 
 from __future__ import annotations
 
@@ -19,18 +15,14 @@ from nbgrader.api import Gradebook
 from .classroom.ids import Member, RosterError, decode_roster, normalize_id, parse_roster, quoted
 from .classroom.paths import course_dirs, gradebook_problem
 from .french.french_args import FrenchParser
-from .french.system_reason import french_message, french_reason
+from .french.system_reason import GradingError, french_message, french_reason
 from .privacy.erasure_register import class_registers, erased_on
 from .privacy.erasure_register import reenrol as record_reenrolment
 from .runs.nbgrader_run import run_quiet, tools_on_path
 
-__all__ = ["ImportFailed", "main", "read_students", "register"]
+__all__ = ["main", "read_students", "register"]
 
 FIELDS = ("id", "first_name", "last_name", "email", "lms_user_id")
-
-
-class ImportFailed(Exception):
-    """nbgrader refused the checked roster (its log says why)."""
 
 
 def read_students(path: Path) -> list[Member]:
@@ -65,7 +57,7 @@ def register(
     tools_on_path()
     dirs = course_dirs(grader_dir)
     if why := gradebook_problem(dirs, missing_ok=True):  # nbgrader makes a missing one
-        raise ImportFailed(f"Rien n'a été inscrit\u00a0: {why}.")
+        raise GradingError(f"Rien n'a été inscrit\u00a0: {why}.")
     registers = class_registers(dirs.db_url, dirs.grader_dir)
     confirmed = {normalize_id(x) for x in reenrol or set()}
     skipped: list[str] = []
@@ -96,7 +88,7 @@ def register(
         )
     log = run.log_path
     if run.status != 0:
-        raise ImportFailed(
+        raise GradingError(
             f"nbgrader n'a pas pu inscrire la classe (code {run.status})\u00a0: voir {log}."
         )
     new = [s.id for s in students if s.id not in before]
@@ -150,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"✘ {problem}", file=sys.stderr)
         print("Rien n'a été inscrit.", file=sys.stderr)
         return 2
-    except (FileNotFoundError, ImportFailed) as exc:
+    except (FileNotFoundError, GradingError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
     print("\n".join(lines))

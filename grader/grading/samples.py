@@ -1,11 +1,7 @@
-"""Submission notebooks built from the sample answers of ``grader/submissions/``.
-
-A sample ``<name>.py`` is the text of a student's ``oublier`` cell (``<name>.md``, if any, their
-written answer). Attacks on the notebook around it are ``carnets/<name>.py``: a docstring (the
-attack), ``REPONSE`` (the sample it starts from) and ``carnet(nb, reponses, canari)``, which
-mutates the notebook; each cell it adds that must never run outside the sandbox writes the file
-``canari`` first, and the tests check that none exists after grading.
-"""
+"""Submission notebooks built from the sample answers of ``grader/submissions/``: ``<name>.py``
+a student's ``oublier`` cell (``<name>.md`` their written answer); ``carnets/<name>.py`` an attack
+on the notebook (its docstring, ``REPONSE`` the sample it starts from, ``carnet(nb, reponses,
+canari)`` the mutation), each cell it adds writing the file ``canari`` first: none after grading."""
 
 from __future__ import annotations
 
@@ -75,8 +71,7 @@ def build_carnet(
 def build_submission(
     release_notebook: Path, cell_text: str, written: str | None = None
 ) -> nbformat.NotebookNode:
-    """The student version with its ``oublier`` cell replaced by `cell_text` (and its written
-    answer by `written`, when given)."""
+    """The student version, its ``oublier`` cell (and written answer, if given) replaced."""
     nb = nbformat.read(release_notebook, as_version=4)
     replacements = {ANSWER_GRADE_ID: cell_text}
     if written is not None:
@@ -101,10 +96,9 @@ def write_all(
     overwrite: bool = False,
     canary_dir: Path | None = None,
 ) -> dict[str, str]:
-    """Write every sample and carnet (or `only` these), `copies` times each (ids ``<sample>_<k>``
-    when more than one); return student_id -> sample. A carnet's hostile cells would write into
-    `canary_dir` (default ``canaris/`` beside `submitted`). Nothing is written when a submission
-    exists, unless `overwrite`."""
+    """Write every sample and carnet (or `only` these), `copies` times each (``<sample>_<k>``);
+    student_id -> sample. A carnet's hostile cells would write into `canary_dir` (``canaris/``
+    beside `submitted`). Nothing is written over a submission, unless `overwrite`."""
     release_dir = root / "notebooks" if release_dir is None else release_dir
     release = release_dir / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     if not release.exists():

@@ -1,7 +1,5 @@
-"""Benchmark: what the grading sandbox costs per submission. The same sample answers are graded
-as the hooks do (example and hidden scenarios) with and without it, alternately so that both see
-the same machine load.
-"""
+"""Benchmark: what the grading sandbox costs per submission, the same answers graded as the hooks
+do with and without it, alternately so that both see the same machine load."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
-"""``make paquet-eleve``: what students get, without the answers.
-
-A student who cloned the repository would have the answers (``solutions/``, the hidden inputs).
-The zip holds only what ``make lab`` needs (see `package_files`); ``student_package.mk``, its
-``Makefile``, is the course Makefile's set-up and lab recipes line for line (a test compares
-them). Before the zip is kept, ``scan`` reads every file in it for a solution line, a hidden
-test line or a hidden input; one finding and the zip is removed, exit status 1.
-"""
+"""``make paquet-eleve``: what students get, without the answers (a clone of the repository holds
+``solutions/`` and the hidden inputs): only what ``make lab`` needs, its ``Makefile`` the course
+Makefile's set-up and lab recipes line for line (a test compares them). ``scan`` reads every file
+of the zip for a solution line, a hidden test line or input: one finding, no zip, status 1."""
 
 from __future__ import annotations
 
@@ -66,8 +62,7 @@ def assignments(repo: Path = REPO) -> list[str]:
 
 
 def package_files(repo: Path, chosen: set[str]) -> dict[str, bytes]:
-    """Path inside the package -> bytes: the generated lessons and `chosen` assignments,
-    ``course/``, the lab's locked requirements, the student Makefile and README."""
+    """Path inside the package -> bytes: what ``make lab`` needs, the `chosen` assignments."""
     left_out = set(assignments(repo)) - chosen
     files: dict[str, bytes] = {}
     for path in sorted((repo / "notebooks").rglob("*.ipynb")):
@@ -87,8 +82,7 @@ def package_files(repo: Path, chosen: set[str]) -> dict[str, bytes]:
 
 
 def _regions(source: str, begin: str, end: str) -> list[str]:
-    """The texts between nbgrader's `begin` and `end` markers (a region without its end runs to
-    the cell's end, as nbgrader reads it)."""
+    """The texts between nbgrader's `begin` and `end` markers (to the cell's end without `end`)."""
     found, pos = [], 0
     while (start := source.find(begin, pos)) >= 0:
         stop = source.find(end, start)
@@ -114,9 +108,8 @@ _FIELDS = {
 
 
 def _inputs(obj: object, sentence: bool = False) -> Iterator[str]:
-    """The inputs a hidden scenario holds: ids, names and personal data as they are, sentences
-    (messages, state values) only when 12 characters or more (``3``, ``clair``, ``boucles`` are
-    the course's own words, a sentence is the scenario's)."""
+    """The inputs a hidden scenario holds: ids, names, personal data; sentences from 12 characters
+    (``3``, ``clair``, ``boucles`` are the course's own words, a sentence is the scenario's)."""
     if isinstance(obj, str):
         if len(obj.strip()) >= (12 if sentence else MIN_INPUT):
             yield obj.strip()
@@ -139,10 +132,9 @@ def _graded(nb) -> bool:
 
 
 def secrets(repo: Path = REPO, chosen: Iterable[str] | None = None) -> list[Secret]:
-    """What must never reach a student: the solution cells of the `chosen` assignments (default:
-    every one; a lesson may show the answer of an optional assignment nobody is given), every
-    hidden test, every hidden input the visible examples (in ``course``) lack, nbgrader's
-    markers."""
+    """What must never reach a student: the solution cells of the `chosen` assignments (a lesson
+    may show the answer of one nobody is given), every hidden test and hidden input the visible
+    examples lack, nbgrader's markers."""
     chosen = set(assignments(repo) if chosen is None else chosen)
     found: dict[str, Secret] = {}
     for path in sorted((repo / "solutions").rglob("*.ipynb")):
@@ -189,8 +181,7 @@ def _texts(name: str, data: bytes) -> Iterator[str]:
 
 
 def scan(files: dict[str, bytes], found: Iterable[Secret]) -> list[str]:
-    """French findings: each secret of `found` seen in a file of `files` (whitespace runs read
-    as one space, so a reflowed line is found too)."""
+    """French findings: each secret of `found` seen in a file (a reflowed line too)."""
     squash = re.compile(r"\s+")
     texts = {name: squash.sub(" ", "\n".join(_texts(name, data))) for name, data in files.items()}
     return [
@@ -214,8 +205,7 @@ def read_archive(path: Path) -> dict[str, bytes]:
 def build(
     out: Path, repo: Path = REPO, chosen: Iterable[str] | None = None
 ) -> tuple[Path | None, list[str]]:
-    """Write the package of the `chosen` assignments into `out`; (its path, []) or (None, the
-    findings) when it would leak."""
+    """Write the package into `out`; (its path, []) or (None, the findings) when it would leak."""
     graded = assignments(repo)
     chosen = set(graded if chosen is None else chosen)
     unknown = sorted(chosen - set(graded))

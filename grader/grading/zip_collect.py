@@ -1,18 +1,14 @@
-"""Submissions from an LMS or e-mail (zips), collected into ``submitted/``: adds, never clears
-(``make zip-collect``, ``python -m grading.zip_collect oublier``). The rules, for the teacher:
-grader/README.md, « Une archive zip », « Ce qu'une archive prouve », « L'heure de rendu d'une
-archive ». Why not stock ``nbgrader zip_collect``: it re-extracts every archive and, for a second
-download (latecomers), needs ``--force``, which clears every student's folder (a hand-written
-``timestamp.txt`` and its lateness with it); one member whose path leaves the folder (``../x``)
-stops the whole collection. Here, with the same configuration (``ZipCollectApp``,
-``FileNameCollectorPlugin.named_regexp``), archives are read member by member, never extracted.
+"""``make zip-collect``: submissions from an LMS or e-mail (zips) added to ``submitted/``, never
+cleared (the rules for the teacher: grader/README.md, « Une archive zip »). Not stock ``nbgrader
+zip_collect``: a second download needs its ``--force``, which clears every student's folder (a
+hand-written ``timestamp.txt`` too), and one member named ``../x`` stops it. Here, with the same
+configuration, archives are read member by member, never extracted.
 
-What a zip can prove (issue 32 point 9, issue 33 point 5): nothing signs it, so a member belongs to
-the student its folder names only where nobody else could have put it there. In a **class
-export** (an archive named after no student) the folder is the identity and the member's date,
-the LMS's, the submission time; a **student's own archive** (named after them, or in their
-folder) speaks for that student only, and its dates, from their computer, prove nothing; no date
-is later than the archive's own on disk. Without a proven time, one rule for the whole class.
+What a zip proves (issues 32.9, 33.5): nothing signs it, so a member belongs to the student its
+folder names only where nobody else could have put it. A **class export** (named after no
+student): the folder is the identity, the member's date (the LMS's) the submission time; a
+**student's own archive** speaks for that student only, its dates prove nothing; no date is later
+than the archive's own on disk. Without a proven time, one rule for the whole class.
 """
 
 from __future__ import annotations
@@ -148,9 +144,8 @@ def _unsafe(name: str, info: zipfile.ZipInfo) -> str | None:
 
 
 def _zip_time(info: zipfile.ZipInfo) -> tuple[float | None, bool]:
-    """(the member's date as a Unix time, exact): its extended timestamp field (0x5455, UTC) when
-    written, else the DOS date read in the course's time zone; None for the zip format's empty
-    date (1980)."""
+    """(the member's date as a Unix time, exact): its extended timestamp (0x5455, UTC), else its
+    DOS date in the course's time zone; None for the zip format's empty date (1980)."""
     extra, pos = info.extra, 0
     while pos + 4 <= len(extra):
         kind, size = struct.unpack_from("<HH", extra, pos)
@@ -257,8 +252,7 @@ def zip_collect(
 
 
 def _one_rule(path: Path, undated: str | None) -> str | None:
-    """The rule for undated copies, the same for the whole class: the one already applied to a
-    copy of this assignment (``RULE_FILE``) is kept when none is given, and another is refused."""
+    """The rule for undated copies, one for the class: the one applied before (``RULE_FILE``)."""
     try:
         applied = path.read_text(encoding="utf-8").strip()
     except FileNotFoundError:
@@ -377,9 +371,8 @@ def _time_of(rule: str | None, due: float | None, copies: list[_Copy]) -> tuple[
 
 
 def _stamp(folder: Path, moment: float | None, how: str, student: str, report) -> None:
-    """Write (or clear, for a copy without a time) the folder's time, then how it was found:
-    the explanation never says what ``timestamp.txt`` does not hold (a write that fails stops
-    before it)."""
+    """Write (or clear) the folder's time, then how it was found: never an explanation of a
+    ``timestamp.txt`` that failed to be written."""
     if moment is not None:  # UTC, nbgrader's own format
         utc = datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
         (folder / "timestamp.txt").write_text(utc, encoding="utf-8")

@@ -1,6 +1,5 @@
 """What one class run left: the submissions nbgrader would leave out of date (it skips a graded
-student unless ``timestamp.txt`` is newer: a notebook changed since, or a gradebook that lost the
-grade), and the French summary (counts, out-of-date grades, failures, the log)."""
+student unless ``timestamp.txt`` is newer), and the French summary."""
 
 from __future__ import annotations
 
@@ -35,13 +34,13 @@ class Summary:
     jobs: int
     status: int  # nbgrader's worst exit status
     log_path: Path
-    note: str | None = None  # the gradebook had to be completed first
-    ids: IdReport | None = None  # folders of submitted/ not matched to the class
+    note: str | None  # the gradebook had to be completed first
+    ids: IdReport  # folders of submitted/ not matched to the class
 
     @property
     def ok(self) -> bool:
-        ids_ok = self.ids is None or not self.ids.problems
-        return not self.outcomes.failed and not self.stale and self.status == 0 and ids_ok
+        out = self.outcomes
+        return not out.failed and not self.stale and self.status == 0 and not self.ids.problems
 
     def lines(self, assignment: str) -> list[str]:
         out = self.outcomes
@@ -70,8 +69,7 @@ class Summary:
             lines.append(f"✘ nbgrader s'est arrêté en erreur (code {self.status}).")
         if out.checksum_warnings:
             lines.append(f"({out.checksum_warnings} {CHECKSUM_NOTE}.)")
-        if self.ids is not None:
-            lines += self.ids.lines()
+        lines += self.ids.lines()
         lines.append(f"Journal complet de nbgrader\u00a0: {self.log_path}")
         return lines
 
@@ -122,11 +120,8 @@ def changed_submissions(dirs: CourseDirs, assignment: str, students: Sequence[st
 
 
 def missing_from_gradebook(db_url: str, assignment: str, outcomes: Outcomes) -> dict[str, str]:
-    """Every graded or skipped student must have a submission in the gradebook.
-
-    A graded one without is a failure; a skipped one without (its ``autograded/`` folder is
-    there, its grades are not: a gradebook replaced or restored) is returned as out of date.
-    """
+    """Every graded or skipped student must have a submission in the gradebook: a graded one
+    without fails; a skipped one without (a gradebook replaced or restored) is out of date."""
     from nbgrader.api import Gradebook, MissingEntry
 
     missing: dict[str, str] = {}

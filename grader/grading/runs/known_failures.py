@@ -1,9 +1,7 @@
 """Submissions whose grading failed lately, not retried at once: one that stops nbgrader or costs
-its whole time limit would hold the class on every ``make grade``. ``echecs-autograde.json``,
-next to the gradebook, keeps each failure's reason, time and a fingerprint of the submission;
-the next run skips one that failed less than ``RETRY_AFTER`` s ago, unchanged, names it (with
-``--reessayer``) and still exits non-zero. Deleting the file forgets every failure.
-"""
+its whole time limit would hold the class on every ``make grade``. ``echecs-autograde.json``
+(next to the gradebook; deleting it forgets) keeps each failure's reason, time and fingerprint:
+one unchanged that failed less than ``RETRY_AFTER`` s ago is skipped, named, and still fails."""
 
 from __future__ import annotations
 
@@ -40,7 +38,7 @@ def fingerprint(folder: Path) -> str:
 
 
 def _load(path: Path, assignment: str) -> tuple[dict, dict]:
-    """The record and the assignment's failures; a damaged one (not an object) counts as none."""
+    """The record and the assignment's failures; a damaged one counts as none."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -64,8 +62,7 @@ def recent(
     students: Iterable[str],
     now: float | None = None,
 ) -> dict[str, str]:
-    """Students whose unchanged submission failed less than ``RETRY_AFTER`` s ago -> a French
-    sentence that says it was skipped, why, and how to force a new try."""
+    """Students whose unchanged submission failed less than ``RETRY_AFTER`` s ago -> why."""
     now = time.time() if now is None else now
     _, known = _load(path, assignment)
     skipped = {}

@@ -1,12 +1,8 @@
-"""Hand grades survive a regrade when what they judged did not change.
-
-On a regrade, nbgrader 0.9.6's ``SaveAutoGrades`` keeps ``manual_score`` and ``manual_comment``
-but sets ``needs_manual_grade`` on every grade with a manual score: after ``autograde --force``
-formgrader shows the whole class « to grade » again. ``make grade`` records the hand grades
-first (:func:`record`) and marks them graded again afterwards (:func:`restore`) where the
-written answer's SHA-256 is the same, or a test a grader overrode gets the same automatic
-score; anything else stays « needs manual grade », and is named.
-"""
+"""Hand grades survive a regrade when what they judged did not change: nbgrader 0.9.6's
+``SaveAutoGrades`` sets ``needs_manual_grade`` on every grade with a manual score, so after
+``autograde --force`` formgrader shows the whole class « to grade » again. :func:`record` keeps
+them first, :func:`restore` marks them graded again where the answer's SHA-256 (or an overridden
+test's automatic score) is the same; anything else stays to grade, and is named."""
 
 from __future__ import annotations
 
@@ -71,8 +67,8 @@ def record(
 
 def restore(
     db_url: str, autograded: Path, assignment: str, kept: Sequence[HandGrade]
-) -> tuple[int, list[str]]:
-    """Mark `kept` graded again where unchanged; (how many, French lines for the others)."""
+) -> str | None:
+    """Mark `kept` graded again where unchanged; what it did, in French (None: no hand grade)."""
     from nbgrader.api import Gradebook, MissingEntry
 
     restored, changed = 0, []
@@ -98,11 +94,6 @@ def restore(
             else:
                 changed.append(f"{hand.student} ({criterion_title(hand.name)})")
         gb.db.commit()
-    return restored, changed
-
-
-def note(restored: int, changed: list[str]) -> str | None:
-    """What the regrade did to hand grades, in French (None when there were none)."""
     if not restored and not changed:
         return None
     text = f"{restored} note(s) à la main gardée(s) comme notée(s) (réponse inchangée)."

@@ -1,10 +1,8 @@
 """What nbgrader did for each student, read from its own log while it runs (never from the
-folders on disk). Its converters (``autograde``, ``generate_feedback``) take the students one
-after the other: a notebook path names the current one, "Skipping existing assignment" one left
-as it was, "Setting destination file permissions" ends one, "There was an error processing
-assignment: <path>" starts a failure (its traceback follows), and "... '<a>' for student '<s>'"
-lists the failures at the end.
-"""
+folders). Its converters take the students one after the other: a notebook path names the
+current one, "Skipping existing assignment" one left as it was, "Setting destination file
+permissions" ends one, "There was an error processing assignment: <path>" starts a failure (its
+traceback follows), "... '<a>' for student '<s>'" lists the failures at the end."""
 
 from __future__ import annotations
 
@@ -42,8 +40,7 @@ class Outcomes:
 
 
 class LogWatcher:
-    """Reads one nbgrader converter's log, line by line, for one assignment; `on_decided(student,
-    kind)` is called once per student as soon as nbgrader is done with them (a progress bar)."""
+    """One converter's log, line by line; `on_decided(student, kind)` once per student (a bar)."""
 
     def __init__(
         self,

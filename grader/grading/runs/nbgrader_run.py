@@ -1,12 +1,9 @@
-"""The one place a class tool starts an nbgrader command, its log read line by line
-(:func:`run_logged`, a ``LogWatcher`` moving the progress bar) or kept whole (:func:`run_quiet`,
-in ``rapport/<name>.log``, its command line :func:`assignment_command`). Nothing of nbgrader's
-log reaches the terminal (its warnings, such as the checksum one of nbgrader issue 1961, stay in
-the file): the tools print their own French summary."""
+"""The one place a class tool starts nbgrader: its log read line by line (:func:`run_logged`) or
+kept whole in ``rapport/`` (:func:`run_quiet`); none of it reaches the terminal (nbgrader issue
+1961's checksum warnings stay in the file), the tools print their own French summary."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -60,9 +57,8 @@ def nbgrader_env(sandboxed: bool = True) -> dict[str, str]:
 
 def tools_on_path() -> None:
     """This Python's bin/ first on PATH here too: nbgrader's gradebook API runs ``alembic``."""
-    path = os.environ.get("PATH", "")
-    if not path.startswith(f"{BIN}{os.pathsep}"):
-        os.environ["PATH"] = f"{BIN}{os.pathsep}{path}"
+    if not os.environ.get("PATH", "").startswith(f"{BIN}{os.pathsep}"):
+        os.environ["PATH"] = nbgrader_env()["PATH"]
 
 
 def start(args: Sequence[str], cwd: Path, sandboxed: bool = True) -> subprocess.Popen:
@@ -175,8 +171,7 @@ class ProgressBar:
 
 
 def student_pattern(args: Sequence[str]) -> str | None:
-    """The instructor's nbgrader ``--student`` option (a glob), if any; the last one wins, as
-    in nbgrader."""
+    """The instructor's nbgrader ``--student`` glob, if any (the last one wins, as in nbgrader)."""
     pattern = None
     for k, arg in enumerate(args):
         if arg.startswith(tuple(f"{flag}=" for flag in _STUDENT)):
@@ -187,22 +182,19 @@ def student_pattern(args: Sequence[str]) -> str | None:
 
 
 def with_force(args: tuple[str, ...], force: bool) -> tuple[bool, tuple[str, ...]]:
-    """Whether the run regrades everything (our ``force`` or nbgrader's ``--force``/``-f``),
-    and nbgrader's arguments saying so."""
+    """(whether the run regrades everything, nbgrader's arguments saying so)."""
     force = force or FORCE in args or "-f" in args
     if force and FORCE not in args:
         args += (FORCE,)
     return force, args
 
 
-def finish(parser: argparse.ArgumentParser, run: Callable[[], tuple[int, list[str]]]) -> int:
-    """Run a class command, print its French summary (on stderr if it failed), return its
-    status; a missing course folder is one French line, status 2."""
+def finish(parser: FrenchParser, run: Callable[[], tuple[int, list[str]]]) -> int:
+    """Run a class command, print its French summary (on stderr if it failed); its status."""
     try:
         status, lines = run()
     except FileNotFoundError as exc:  # no course there: one French sentence, no traceback
-        print(f"✘ {parser.prog}\u00a0: {french_message(exc)}", file=sys.stderr)
-        return 2
+        parser.fail(french_message(exc))
     print("\n".join(lines), file=sys.stderr if status else sys.stdout)
     return status
 
@@ -213,8 +205,7 @@ def assignment_command(
     description: str,
     command: Callable[[str, list[str], Path | None], tuple[int, list[str]]],
 ) -> int:
-    """The command line of a class command run on one assignment: its French parser, every
-    option it does not know passed to nbgrader, its summary printed by :func:`finish`."""
+    """A class command on one assignment: options it does not know go to nbgrader."""
     parser = FrenchParser(prog=prog, description=description)
     parser.add_argument("assignment", metavar="DEVOIR", help="le devoir, par exemple oublier")
     parser.add_grader_dir()
@@ -223,9 +214,9 @@ def assignment_command(
 
 
 def ensure_assignment(dirs: CourseDirs, assignment: str) -> str | None:
-    """Make sure the gradebook knows `assignment` and its notebooks (autograde needs them): from
-    its sources, the release written into a throw-away folder (``notebooks/`` left alone), a due
-    date already set kept; a French note when it added them."""
+    """Make sure the gradebook knows `assignment`'s notebooks (autograde needs them), from its
+    sources into a throw-away release (``notebooks/`` untouched, a due date set kept); a French
+    note when it did."""
     from nbgrader.api import Gradebook, MissingEntry
 
     with Gradebook(dirs.db_url) as gb:

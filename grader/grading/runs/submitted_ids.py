@@ -1,19 +1,16 @@
 """The folders of ``submitted/`` matched against the class before grading, never guessed.
 
-A folder written by macOS (``chlo`` + U+0301) is the registered ``chloé``: it is renamed to
-NFC (a move, nothing is lost) when no ``chloé`` folder exists, so nbgrader grades it under the
-registered id instead of creating a ghost student. A submission holding a link, a fifo, a
-device or a hard link is refused (counted as failed), never followed and left as it is: nbgrader
-would copy the link's target (the gradebook, ``/etc/shadow``) into the graded copy and the
-feedback, and from there into the learner's data export. A folder that matches no registered student
-(``zoe`` for ``zoé``), a notebook outside ``<id>/<assignment>/`` (``lucas/oublier.ipynb``) or a
-notebook name the assignment does not have (``oublier (1).ipynb``) is named with the closest
-registered id or notebook name, left out of the grading, and the command exits non-zero.
-"""
+A folder written by macOS (``chlo`` + U+0301) is renamed to NFC ``chloé`` when none exists, so
+nbgrader grades the registered id, not a ghost student. A submission holding a link, a fifo, a
+device or a hard link is refused, never followed, left as it is: nbgrader would copy its target
+(the gradebook, ``/etc/shadow``) into the graded copy, the feedback and the learner's data export.
+An unregistered folder (``zoe`` for ``zoé``), a notebook outside ``<id>/<assignment>/`` or not of
+the assignment (``oublier (1).ipynb``) is named with the closest name, left out, and fails."""
 
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +23,7 @@ from ..classroom.ids import (
     stored_id_problem,
 )
 from ..classroom.paths import not_regular, sqlite_path
+from .nbgrader_run import student_pattern
 
 __all__ = [
     "IdReport",
@@ -172,8 +170,10 @@ def matching(pattern: str, students: list[str]) -> list[str]:
     return [s for s in students if fnmatch.fnmatchcase(normalize_id(s), pattern)]
 
 
-def submitted_students(submitted: Path, assignment: str) -> list[str]:
-    """Students who have a submission of `assignment` in `submitted`."""
+def submitted_students(submitted: Path, assignment: str, args: Sequence[str] = ()) -> list[str]:
+    """Students who have a submission of `assignment` in `submitted` (those nbgrader's
+    ``--student`` in `args` names)."""
     if not submitted.is_dir():
         return []
-    return sorted(p.name for p in submitted.iterdir() if (p / assignment).is_dir())
+    found = sorted(p.name for p in submitted.iterdir() if (p / assignment).is_dir())
+    return matching(pattern, found) if (pattern := student_pattern(args)) else found
