@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from .ids import quoted
+
 if TYPE_CHECKING:
     from traitlets.config import Config
 
@@ -31,9 +33,11 @@ __all__ = [
     "find_grader_dir",
     "gradebook_counts",
     "gradebook_problem",
+    "gradebook_rows",
     "load_config",
     "not_regular",
     "read_only",
+    "server_name",
     "sqlite_copy",
     "sqlite_path",
 ]
@@ -126,47 +130,114 @@ RESTORE = (
 
 
 class GradebookError(Exception):
-    """The class's gradebook cannot be read, in one French sentence."""
+    """The class's gradebook cannot be read, in one French sentence (`reason`: why, alone)."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
-def gradebook_counts(path: Path) -> dict[str, int]:
-    """What gradebook `path` holds that a backup must not lose: its students and its grades;
-    GradebookError if missing, empty or unreadable (every class command checks it first)."""
+STUDENTS = "SELECT id FROM student"
+COUNTS = "SELECT (SELECT count(*) FROM student), (SELECT count(*) FROM grade)"
+
+
+def _sqlite_rows(path: Path, sql: str) -> list:
     if not path.is_file():
         raise GradebookError(f"le carnet de notes est introuvable ({path})")
     if path.stat().st_size == 0:
         raise GradebookError(f"le carnet de notes est vide (0 octet : {path})")
     try:
         with closing(read_only(path)) as con:
-            students = con.execute("SELECT count(*) FROM student").fetchone()[0]
-            grades = con.execute("SELECT count(*) FROM grade").fetchone()[0]
+            return con.execute(sql).fetchall()
     except sqlite3.Error as exc:
         reason = "pas une base nbgrader" if "no such table" in str(exc) else str(exc)
         raise GradebookError(f"le carnet de notes est illisible ({path} : {reason})") from None
+
+
+def server_name(db_url: str) -> str:
+    """What a message may show of a server's URL: never its password (before « @ », or in its
+    query, libpq's way)."""
+    return db_url.split("@")[-1].split("?")[0]
+
+
+def _server_rows(db_url: str, sql: str) -> list | None:
+    import sqlalchemy  # only for a gradebook on a server: SQLite files are read with sqlite3
+
+    server = server_name(db_url)
+    try:
+        engine = sqlalchemy.create_engine(db_url)
+        try:
+            if engine.dialect.is_async:  # the tutor's URL copied: nbgrader's own needs a sync one
+                name, driver = engine.dialect.name, engine.dialect.driver
+                raise GradebookError(
+                    "",
+                    f"pilote asynchrone {quoted(driver)}, que nbgrader n'utilise pas (écrivez "
+                    f"{quoted(name + '://')} au lieu de {quoted(f'{name}+{driver}://')})",
+                )
+            with engine.connect() as con:
+                if not sqlalchemy.inspect(con).has_table("student"):
+                    return None
+                return list(con.execute(sqlalchemy.text(sql)).fetchall())
+        finally:
+            engine.dispose()
+    except Exception as exc:  # noqa: BLE001 — a missing driver, a server down, a damaged base
+        if isinstance(exc, GradebookError):
+            reason = exc.reason
+        elif isinstance(exc, ImportError) and exc.name:
+            reason = f"pilote {quoted(exc.name)} non installé"
+        else:  # the driver's own first line: SQLAlchemy's adds the SQL and an sqlalche.me address
+            reason = str(getattr(exc, "orig", None) or exc).strip().split("\n")[0]
+        url = sqlalchemy.make_url(db_url)
+        for secret in {url.password, url.query.get("password")} - {None, ""}:
+            reason = reason.replace(str(secret), "***")
+        message = f"le carnet de notes est illisible ({server}\u00a0: {reason})"
+        raise GradebookError(message, reason) from None
+
+
+def gradebook_rows(db_url: str, sql: str) -> list | None:
+    """The rows `sql` reads in the gradebook at `db_url`, never written: a SQLite file opened
+    read-only (`read_only`), a server through SQLAlchemy (nbgrader's ``Gradebook`` would create
+    its tables in an empty database). None when there is none yet (no file, a database without
+    nbgrader's tables); GradebookError, in French and without the URL's password, otherwise."""
+    db = sqlite_path(db_url)
+    if db is None:
+        return _server_rows(db_url, sql)
+    return _sqlite_rows(db, sql) if os.path.lexists(db) else None
+
+
+def gradebook_counts(path: Path) -> dict[str, int]:
+    """What gradebook `path` holds that a backup must not lose: its students and its grades;
+    GradebookError if missing, empty or unreadable (every class command checks it first)."""
+    students, grades = _sqlite_rows(path, COUNTS)[0]
     return {"students": students, "grades": grades}
 
 
 def gradebook_problem(
     dirs: CourseDirs, missing_ok: bool = False, empty_ok: bool = True
 ) -> str | None:
-    """Why the class's SQLite gradebook cannot be used and what to do, in French, or None:
-    missing (unless `missing_ok`), empty, damaged (a truncated file), registering nobody (unless
-    `empty_ok`). The check is ``make sauvegarde``'s (``gradebook_counts``), made before
-    nbgrader or SQLAlchemy read the file: they would stop on a traceback or an sqlalche.me
-    address, or create an empty gradebook in its place."""
+    """Why the class's gradebook cannot be used and what to do, in French, or None: missing
+    (unless `missing_ok`), empty, damaged (a truncated file), unreadable (a server down),
+    registering nobody (unless `empty_ok`). The check is ``make sauvegarde``'s
+    (``gradebook_counts``), made before nbgrader or SQLAlchemy read it: they would stop on a
+    traceback or an sqlalche.me address, or create an empty gradebook in its place."""
     db = sqlite_path(dirs.db_url)
-    if db is None or (missing_ok and not os.path.lexists(db)):
-        return None  # PostgreSQL, MySQL: their server says what is wrong
+    where = server_name(dirs.db_url) if db is None else db
+    missing = db is not None and not os.path.lexists(db)
+    fix = f"restaurez la dernière sauvegarde ({RESTORE})"
+    if db is None:
+        fix = "vérifiez le serveur et CourseDirectory.db_url dans nbgrader_config.py"
     try:
-        counts = gradebook_counts(db)
+        rows = None if missing else gradebook_rows(dirs.db_url, COUNTS)
+        if rows is None and not missing_ok:
+            missing = True
+            raise GradebookError(f"le carnet de notes est introuvable ({where})")
     except GradebookError as exc:
-        fix = f"restaurez la dernière sauvegarde ({RESTORE})"
-        if not os.path.lexists(db):
+        if missing:
             fix += f" ou, pour une nouvelle classe, inscrivez-la d'abord\u00a0: {ENROL}"
         return f"{exc}\u00a0; {fix}"
-    if not empty_ok and counts["students"] == 0:
+    if not empty_ok and rows is not None and rows[0][0] == 0:
         return (
-            f"aucun élève n'est inscrit au carnet de notes ({db})\u00a0: inscrivez d'abord la "
+            f"aucun élève n'est inscrit au carnet de notes ({where})\u00a0: inscrivez d'abord la "
             f"classe, {ENROL} (un dossier de submitted/ n'inscrit personne)"
         )
     return None
