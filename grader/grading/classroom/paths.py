@@ -18,8 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from .ids import quoted
-
 if TYPE_CHECKING:
     from traitlets.config import Config
 
@@ -163,35 +161,33 @@ def server_name(db_url: str) -> str:
 def _server_rows(db_url: str, sql: str) -> list | None:
     import sqlalchemy  # only for a gradebook on a server: SQLite files are read with sqlite3
 
-    server = server_name(db_url)
     try:
         engine = sqlalchemy.create_engine(db_url)
+        name, driver = engine.dialect.name, engine.dialect.driver
         try:
-            if engine.dialect.is_async:  # the tutor's URL copied: nbgrader's own needs a sync one
-                name, driver = engine.dialect.name, engine.dialect.driver
-                raise GradebookError(
-                    "",
-                    f"pilote asynchrone {quoted(driver)}, que nbgrader n'utilise pas (écrivez "
-                    f"{quoted(name + '://')} au lieu de {quoted(f'{name}+{driver}://')})",
+            if engine.dialect.is_async:  # the tutor's URL copied: nbgrader needs a sync driver
+                reason = (
+                    f"pilote asynchrone «\u00a0{driver}\u00a0», que nbgrader n'utilise pas "
+                    f"(écrivez «\u00a0{name}://\u00a0» au lieu de «\u00a0{name}+{driver}://\u00a0»)"
                 )
-            with engine.connect() as con:
-                if not sqlalchemy.inspect(con).has_table("student"):
-                    return None
-                return list(con.execute(sqlalchemy.text(sql)).fetchall())
+            else:
+                with engine.connect() as con:
+                    if not sqlalchemy.inspect(con).has_table("student"):
+                        return None
+                    return list(con.execute(sqlalchemy.text(sql)).fetchall())
         finally:
             engine.dispose()
     except Exception as exc:  # noqa: BLE001 — a missing driver, a server down, a damaged base
-        if isinstance(exc, GradebookError):
-            reason = exc.reason
-        elif isinstance(exc, ImportError) and exc.name:
-            reason = f"pilote {quoted(exc.name)} non installé"
-        else:  # the driver's own first line: SQLAlchemy's adds the SQL and an sqlalche.me address
-            reason = str(getattr(exc, "orig", None) or exc).strip().split("\n")[0]
+        missing = isinstance(exc, ImportError) and exc.name
+        # else the driver's own first line: SQLAlchemy's adds the SQL and an sqlalche.me address
+        reason = str(getattr(exc, "orig", None) or exc).strip().split("\n")[0]
+        reason = f"pilote «\u00a0{exc.name}\u00a0» non installé" if missing else reason
+    with suppress(sqlalchemy.exc.ArgumentError):  # a URL it cannot parse: the reason says so
         url = sqlalchemy.make_url(db_url)
         for secret in {url.password, url.query.get("password")} - {None, ""}:
             reason = reason.replace(str(secret), "***")
-        message = f"le carnet de notes est illisible ({server}\u00a0: {reason})"
-        raise GradebookError(message, reason) from None
+    message = f"le carnet de notes est illisible ({server_name(db_url)}\u00a0: {reason})"
+    raise GradebookError(message, reason)
 
 
 def gradebook_rows(db_url: str, sql: str) -> list | None:
@@ -221,21 +217,20 @@ def gradebook_problem(
     (``gradebook_counts``), made before nbgrader or SQLAlchemy read it: they would stop on a
     traceback or an sqlalche.me address, or create an empty gradebook in its place."""
     db = sqlite_path(dirs.db_url)
-    where = server_name(dirs.db_url) if db is None else db
-    missing = db is not None and not os.path.lexists(db)
     fix = f"restaurez la dernière sauvegarde ({RESTORE})"
     if db is None:
         fix = "vérifiez le serveur et CourseDirectory.db_url dans nbgrader_config.py"
     try:
-        rows = None if missing else gradebook_rows(dirs.db_url, COUNTS)
-        if rows is None and not missing_ok:
-            missing = True
-            raise GradebookError(f"le carnet de notes est introuvable ({where})")
+        rows = gradebook_rows(dirs.db_url, COUNTS)
     except GradebookError as exc:
-        if missing:
-            fix += f" ou, pour une nouvelle classe, inscrivez-la d'abord\u00a0: {ENROL}"
         return f"{exc}\u00a0; {fix}"
-    if not empty_ok and rows is not None and rows[0][0] == 0:
+    where = server_name(dirs.db_url) if db is None else db
+    if rows is None and not missing_ok:
+        return (
+            f"le carnet de notes est introuvable ({where})\u00a0; {fix} ou, pour une nouvelle "
+            f"classe, inscrivez-la d'abord\u00a0: {ENROL}"
+        )
+    if not empty_ok and rows and rows[0][0] == 0:
         return (
             f"aucun élève n'est inscrit au carnet de notes ({where})\u00a0: inscrivez d'abord la "
             f"classe, {ENROL} (un dossier de submitted/ n'inscrit personne)"
@@ -263,12 +258,11 @@ _KINDS = {
 
 def not_regular(folder: Path, guarded: Iterable[Path] = ()) -> list[tuple[str, str]]:
     """(path under `folder`, what it is in French) of each entry of `folder` (itself as ``.``)
-    that is no folder or plain file: a link, a fifo, a device, or one of the `guarded` files
-    (the gradebook) under another name (a hard link). Never followed: nbgrader would copy a
-    link's target (the gradebook, ``/etc/shadow``) as if the student had written it. Any
-    other hard link is a plain file: a teacher's snapshot (``cp -al``, rsnapshot) gives every
-    file a second name, and a student cannot link a file they do not own (the kernel's
-    protected_hardlinks; collect and zip-collect copy)."""
+    that is no folder or plain file: a link (never followed: nbgrader would copy its target, the
+    gradebook or ``/etc/shadow``, as the student's), a fifo, a device, a `guarded` file (the
+    gradebook) under another name. Other hard links are plain files: a teacher's snapshot
+    (``cp -al``) makes them, and a student cannot link a file they do not own
+    (protected_hardlinks; collect and zip-collect copy)."""
     found: list[tuple[str, str]] = []
     guarded_ids = set()
     for path in guarded:
