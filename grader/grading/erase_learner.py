@@ -29,7 +29,7 @@ from functools import partial
 from operator import attrgetter
 from pathlib import Path
 
-from .classroom.class_places import own_folder, registered_ids
+from .classroom.class_places import own_folders, registered_ids
 from .classroom.ids import normalize_id, quoted, read_roster
 from .classroom.kept_columns import read_table, restore_hand_edits
 from .french.french_args import FrenchParser
@@ -305,7 +305,7 @@ def erase(
     if control:
         witness = normalize_id(control.strip())
     else:  # another registered learner (never a folder's name alone), one with work first
-        has_folder = partial(own_folder, ctx.dirs.submitted)
+        has_folder = partial(own_folders, ctx.dirs.submitted)
         roster_ids = (s.id for s in places.roster_students(setup.roster))
         # a class that registered nobody: its folders are all it names
         others = (registered_ids(ctx.dirs, roster_ids) or ctx.known) - {sid}

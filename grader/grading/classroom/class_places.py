@@ -21,7 +21,6 @@ __all__ = [
     "PLACES",
     "Place",
     "learner_ids",
-    "own_folder",
     "own_folders",
     "registered_ids",
 ]
@@ -66,12 +65,6 @@ def own_folders(parent: Path, sid: str) -> list[Path]:
         for child in sorted(parent.iterdir())
         if child.is_dir() and not child.is_symlink() and normalize_id(child.name) == sid
     ]
-
-
-def own_folder(parent: Path, sid: str) -> Path | None:
-    """The first of `own_folders` (a hint, a witness), or None; erasure and export take all."""
-    found = own_folders(parent, sid)
-    return found[0] if found else None
 
 
 def learner_ids(dirs: CourseDirs, roster_ids: Iterable[str] = ()) -> set[str]:
