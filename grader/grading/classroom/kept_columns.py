@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .ids import normalize_id, quoted
 
-__all__ = ["ID_COLUMNS", "Table", "read_table", "restore_hand_edits"]
+__all__ = ["ID_COLUMNS", "read_table", "restore_hand_edits"]
 
 ID_COLUMNS = ("student_id", "identifiant", "élève")
 SHOWN = 5  # names listed in a message before « … »

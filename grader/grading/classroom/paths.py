@@ -107,10 +107,10 @@ def sqlite_path(db_url: str) -> Path | None:
     return Path(db_url[len(prefix) :]) if db_url.startswith(prefix) else None
 
 
-def read_only(path: Path, timeout: float = 60) -> sqlite3.Connection:
+def read_only(path: Path) -> sqlite3.Connection:
     """The SQLite file `path`, opened read-only (through a URI: ``?`` or ``#`` in a name stays
     part of the name)."""
-    return sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=timeout)
+    return sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=60)
 
 
 def sqlite_copy(source: Path, dest: Path) -> None:
