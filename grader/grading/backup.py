@@ -42,6 +42,7 @@ from .classroom.paths import (
     files_under,
     gradebook_counts,
     read_only,
+    server_name,
     sqlite_copy,
 )
 from .erase_learner import erase
@@ -127,8 +128,8 @@ def _dirs(grader_dir: Path | None) -> tuple[CourseDirs, Path, dict[str, Path]]:
     dirs = ctx.dirs
     if ctx.gradebook is None:
         raise BackupError(
-            f"Le carnet de notes n'est pas un fichier SQLite ({dirs.db_url})\u00a0: sauvegardez "
-            "sa base avec ses propres outils (pg_dump…)."
+            f"Le carnet de notes n'est pas un fichier SQLite ({server_name(dirs.db_url)})\u00a0: "
+            "sauvegardez sa base avec ses propres outils (pg_dump…)."
         )
     return dirs, ctx.gradebook, {p.key: p.folder(dirs) for p in BACKED_UP}
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
 
-from .classroom.class_places import own_folder, registered_ids
+from .classroom.class_places import own_folders, registered_ids
 from .classroom.ids import normalize_id, quoted, read_roster
 from .classroom.kept_columns import read_table, restore_hand_edits
 from .french.french_args import FrenchParser
@@ -298,7 +298,7 @@ def erase(
         # a class that registered nobody: its folders are all it names
         others = (registered_ids(ctx.dirs, roster_ids) or ctx.known) - {sid}
         submitted = ctx.dirs.submitted
-        witness = min(others, key=lambda i: (own_folder(submitted, i) is None, i), default=None)
+        witness = min(others, key=lambda i: (not own_folders(submitted, i), i), default=None)
     if witness == sid:
         raise ErasureError("Le témoin doit être un autre élève que celui à effacer.")
     before = places.scan_in(ctx, sid)

@@ -473,3 +473,19 @@ def test_a_backup_damaged_in_the_middle_is_named_never_used_nor_purged(graded_cl
     left = [p for _, p in backups_in(folder)]
     assert len(left) == 3 and newest_bad in left and old_bad in left, left
     assert old_good not in left  # the new backup is now the one with the gradebook
+
+
+def test_a_gradebook_on_a_server_is_named_without_its_password(course):
+    """`make sauvegarde` leaves a server's gradebook to its own tools (pg_dump) and says so,
+    naming the server without the URL's password (before « @ » or in its query)."""
+    from grading.backup import BackupError
+
+    config = course / "nbgrader_config.py"
+    settings = config.read_text(encoding="utf-8")
+    for url in ("postgresql://prof:S3cret@serveur/carnet", "postgresql:///carnet?password=S3cret"):
+        config.write_text(f"{settings}\nc.CourseDirectory.db_url = {url!r}\n", encoding="utf-8")
+        with pytest.raises(BackupError) as refused:
+            backup(grader_dir=course)
+        said = str(refused.value)
+        assert "n'est pas un fichier SQLite" in said and "carnet" in said and "pg_dump" in said
+        assert "S3cret" not in said, said

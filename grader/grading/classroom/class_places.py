@@ -5,14 +5,13 @@ not would bring an erased learner back at the next restore: add new places here 
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
-from contextlib import closing, suppress
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 from .ids import normalize_id
-from .paths import CourseDirs, read_only, sqlite_path
+from .paths import STUDENTS, CourseDirs, GradebookError, gradebook_rows
 
 __all__ = [
     "DEPOSITED_BY",
@@ -22,7 +21,6 @@ __all__ = [
     "PLACES",
     "Place",
     "learner_ids",
-    "own_folder",
     "own_folders",
     "registered_ids",
 ]
@@ -69,12 +67,6 @@ def own_folders(parent: Path, sid: str) -> list[Path]:
     ]
 
 
-def own_folder(parent: Path, sid: str) -> Path | None:
-    """The first of `own_folders` (a hint, a witness), or None; erasure and export take all."""
-    found = own_folders(parent, sid)
-    return found[0] if found else None
-
-
 def learner_ids(dirs: CourseDirs, roster_ids: Iterable[str] = ()) -> set[str]:
     """Every learner id the class names (NFC): roster, gradebook (read-only), per-learner
     folders, the copies zip collect replaced."""
@@ -89,14 +81,13 @@ def learner_ids(dirs: CourseDirs, roster_ids: Iterable[str] = ()) -> set[str]:
 
 def registered_ids(dirs: CourseDirs, roster_ids: Iterable[str] = ()) -> set[str]:
     """The learners the class registered (NFC): its roster and its gradebook's students
-    (read-only), never a folder's name alone (a copy in the wrong case, a stray folder)."""
+    (read-only, a file or a server), never a folder's name alone (a copy in the wrong case, a
+    stray folder)."""
     ids = {normalize_id(i) for i in roster_ids}
-    gradebook = sqlite_path(dirs.db_url)
-    if gradebook is not None and gradebook.is_file():
-        # a damaged gradebook is named by the command that needs its rows
-        with closing(read_only(gradebook)) as con, suppress(sqlite3.DatabaseError):
-            rows = con.execute("SELECT id FROM student").fetchall()
-            ids |= {normalize_id(r[0]) for r in rows if isinstance(r[0], str)}
+    # a damaged or unreachable gradebook is named by the command that needs its rows
+    with suppress(GradebookError):
+        rows = gradebook_rows(dirs.db_url, STUDENTS) or []
+        ids |= {normalize_id(r[0]) for r in rows if isinstance(r[0], str)}
     return ids
 
 

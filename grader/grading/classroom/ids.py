@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 
+from .paths import gradebook_rows
+
 __all__ = [
     "ROSTER_FILE",
     "Member",
@@ -131,15 +133,19 @@ def stored_id_problem(value: str) -> str | None:
     return None
 
 
-def registered_students(db_url: str) -> list[str]:
-    """Ids of the class list, or ``[]`` when the class has none (then any id is accepted). A
-    student registered by hand has a name, an e-mail or no submission; the ones nbgrader
-    registers while grading have none: counting them would refuse every student not yet graded
-    after a grading stopped half-way."""
-    from nbgrader.api import Gradebook
+# a student registered by hand has a name, an e-mail or no submission; one nbgrader registers
+# while grading has none
+REGISTERED = (
+    "SELECT id, coalesce(first_name, '') || coalesce(last_name, '') || coalesce(email, ''), "
+    "(SELECT count(*) FROM submitted_assignment WHERE student_id = student.id) FROM student"
+)
 
-    with Gradebook(db_url) as gb:
-        students = list(gb.students)
-        if not any(s.first_name or s.last_name or s.email or not s.submissions for s in students):
-            return []
-        return sorted(s.id for s in students)
+
+def registered_students(db_url: str) -> list[str]:
+    """Ids of the class list, or ``[]`` when the class has none (then any id is accepted): the
+    students nbgrader registered itself are no class list (else every student not yet graded
+    would be refused after a grading stopped half-way)."""
+    rows = gradebook_rows(db_url, REGISTERED) or []
+    if not any(named or not submissions for _, named, submissions in rows):
+        return []
+    return sorted(row[0] for row in rows)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .ids import normalize_id, quoted
 
-__all__ = ["ID_COLUMNS", "Table", "read_table", "restore_hand_edits"]
+__all__ = ["ID_COLUMNS", "read_table", "restore_hand_edits"]
 
 ID_COLUMNS = ("student_id", "identifiant", "élève")
 SHOWN = 5  # names listed in a message before « … »
@@ -106,7 +106,9 @@ def restore_hand_edits(path: Path, before: Table | None, erased: str) -> list[st
     notes = []
     if extra or loose:
         header = after.header + [before.header[k] for k in extra]
-        rows += [_mapped(row, before.header, header) for row in loose]
+        # each loose row laid out on the new header (cells of columns that are gone dropped)
+        cells = (dict(zip(before.header, row, strict=False)) for row in loose)
+        rows += [[c.get(name, "") for name in header] for c in cells]
         _write(path, after, header, rows)
         if extra:
             notes.append(f"{path}\u00a0: colonne(s) ajoutée(s) à la main gardée(s) {added}")
@@ -123,12 +125,6 @@ def restore_hand_edits(path: Path, before: Table | None, erased: str) -> list[st
             f"(modifiée(s) à la main\u00a0?) remplacée(s) pour {_listed(ids)}"
         )
     return notes
-
-
-def _mapped(row: list[str], old_header: list[str], header: list[str]) -> list[str]:
-    """An old row laid out on the new header (cells of columns that are gone are dropped)."""
-    cells = dict(zip(old_header, row, strict=False))
-    return [cells.get(name, "") for name in header]
 
 
 def _write(path: Path, like: Table, header: list[str], rows: list[list[str]]) -> None:

@@ -31,9 +31,11 @@ __all__ = [
     "find_grader_dir",
     "gradebook_counts",
     "gradebook_problem",
+    "gradebook_rows",
     "load_config",
     "not_regular",
     "read_only",
+    "server_name",
     "sqlite_copy",
     "sqlite_path",
 ]
@@ -105,10 +107,10 @@ def sqlite_path(db_url: str) -> Path | None:
     return Path(db_url[len(prefix) :]) if db_url.startswith(prefix) else None
 
 
-def read_only(path: Path, timeout: float = 60) -> sqlite3.Connection:
+def read_only(path: Path) -> sqlite3.Connection:
     """The SQLite file `path`, opened read-only (through a URI: ``?`` or ``#`` in a name stays
     part of the name)."""
-    return sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=timeout)
+    return sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=60)
 
 
 def sqlite_copy(source: Path, dest: Path) -> None:
@@ -126,47 +128,111 @@ RESTORE = (
 
 
 class GradebookError(Exception):
-    """The class's gradebook cannot be read, in one French sentence."""
+    """The class's gradebook cannot be read, in one French sentence (`reason`: why, alone)."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
-def gradebook_counts(path: Path) -> dict[str, int]:
-    """What gradebook `path` holds that a backup must not lose: its students and its grades;
-    GradebookError if missing, empty or unreadable (every class command checks it first)."""
+STUDENTS = "SELECT id FROM student"
+COUNTS = "SELECT (SELECT count(*) FROM student), (SELECT count(*) FROM grade)"
+
+
+def _sqlite_rows(path: Path, sql: str) -> list:
     if not path.is_file():
         raise GradebookError(f"le carnet de notes est introuvable ({path})")
     if path.stat().st_size == 0:
         raise GradebookError(f"le carnet de notes est vide (0 octet : {path})")
     try:
         with closing(read_only(path)) as con:
-            students = con.execute("SELECT count(*) FROM student").fetchone()[0]
-            grades = con.execute("SELECT count(*) FROM grade").fetchone()[0]
+            return con.execute(sql).fetchall()
     except sqlite3.Error as exc:
         reason = "pas une base nbgrader" if "no such table" in str(exc) else str(exc)
         raise GradebookError(f"le carnet de notes est illisible ({path} : {reason})") from None
+
+
+def server_name(db_url: str) -> str:
+    """What a message may show of a server's URL: never its password (before « @ », or in its
+    query, libpq's way)."""
+    return db_url.split("@")[-1].split("?")[0]
+
+
+def _server_rows(db_url: str, sql: str) -> list | None:
+    import sqlalchemy  # only for a gradebook on a server: SQLite files are read with sqlite3
+
+    try:
+        engine = sqlalchemy.create_engine(db_url)
+        name, driver = engine.dialect.name, engine.dialect.driver
+        try:
+            if engine.dialect.is_async:  # the tutor's URL copied: nbgrader needs a sync driver
+                reason = (
+                    f"pilote asynchrone «\u00a0{driver}\u00a0», que nbgrader n'utilise pas "
+                    f"(écrivez «\u00a0{name}://\u00a0» au lieu de «\u00a0{name}+{driver}://\u00a0»)"
+                )
+            else:
+                with engine.connect() as con:
+                    if not sqlalchemy.inspect(con).has_table("student"):
+                        return None
+                    return list(con.execute(sqlalchemy.text(sql)).fetchall())
+        finally:
+            engine.dispose()
+    except Exception as exc:  # noqa: BLE001 — a missing driver, a server down, a damaged base
+        missing = isinstance(exc, ImportError) and exc.name
+        # else the driver's own first line: SQLAlchemy's adds the SQL and an sqlalche.me address
+        reason = str(getattr(exc, "orig", None) or exc).strip().split("\n")[0]
+        reason = f"pilote «\u00a0{exc.name}\u00a0» non installé" if missing else reason
+    with suppress(sqlalchemy.exc.ArgumentError):  # a URL it cannot parse: the reason says so
+        url = sqlalchemy.make_url(db_url)
+        for secret in {url.password, url.query.get("password")} - {None, ""}:
+            reason = reason.replace(str(secret), "***")
+    message = f"le carnet de notes est illisible ({server_name(db_url)}\u00a0: {reason})"
+    raise GradebookError(message, reason)
+
+
+def gradebook_rows(db_url: str, sql: str) -> list | None:
+    """The rows `sql` reads in the gradebook at `db_url`, never written: a SQLite file opened
+    read-only (`read_only`), a server through SQLAlchemy (nbgrader's ``Gradebook`` would create
+    its tables in an empty database). None when there is none yet (no file, a database without
+    nbgrader's tables); GradebookError, in French and without the URL's password, otherwise."""
+    db = sqlite_path(db_url)
+    if db is None:
+        return _server_rows(db_url, sql)
+    return _sqlite_rows(db, sql) if os.path.lexists(db) else None
+
+
+def gradebook_counts(path: Path) -> dict[str, int]:
+    """What gradebook `path` holds that a backup must not lose: its students and its grades;
+    GradebookError if missing, empty or unreadable (every class command checks it first)."""
+    students, grades = _sqlite_rows(path, COUNTS)[0]
     return {"students": students, "grades": grades}
 
 
 def gradebook_problem(
     dirs: CourseDirs, missing_ok: bool = False, empty_ok: bool = True
 ) -> str | None:
-    """Why the class's SQLite gradebook cannot be used and what to do, in French, or None:
-    missing (unless `missing_ok`), empty, damaged (a truncated file), registering nobody (unless
-    `empty_ok`). The check is ``make sauvegarde``'s (``gradebook_counts``), made before
-    nbgrader or SQLAlchemy read the file: they would stop on a traceback or an sqlalche.me
-    address, or create an empty gradebook in its place."""
+    """Why the class's gradebook cannot be used and what to do, in French, or None: missing
+    (unless `missing_ok`), empty, damaged (a truncated file), unreadable (a server down),
+    registering nobody (unless `empty_ok`). The check is ``make sauvegarde``'s
+    (``gradebook_counts``), made before nbgrader or SQLAlchemy read it: they would stop on a
+    traceback or an sqlalche.me address, or create an empty gradebook in its place."""
     db = sqlite_path(dirs.db_url)
-    if db is None or (missing_ok and not os.path.lexists(db)):
-        return None  # PostgreSQL, MySQL: their server says what is wrong
+    fix = f"restaurez la dernière sauvegarde ({RESTORE})"
+    if db is None:
+        fix = "vérifiez le serveur et CourseDirectory.db_url dans nbgrader_config.py"
     try:
-        counts = gradebook_counts(db)
+        rows = gradebook_rows(dirs.db_url, COUNTS)
     except GradebookError as exc:
-        fix = f"restaurez la dernière sauvegarde ({RESTORE})"
-        if not os.path.lexists(db):
-            fix += f" ou, pour une nouvelle classe, inscrivez-la d'abord\u00a0: {ENROL}"
         return f"{exc}\u00a0; {fix}"
-    if not empty_ok and counts["students"] == 0:
+    where = server_name(dirs.db_url) if db is None else db
+    if rows is None and not missing_ok:
         return (
-            f"aucun élève n'est inscrit au carnet de notes ({db})\u00a0: inscrivez d'abord la "
+            f"le carnet de notes est introuvable ({where})\u00a0; {fix} ou, pour une nouvelle "
+            f"classe, inscrivez-la d'abord\u00a0: {ENROL}"
+        )
+    if not empty_ok and rows and rows[0][0] == 0:
+        return (
+            f"aucun élève n'est inscrit au carnet de notes ({where})\u00a0: inscrivez d'abord la "
             f"classe, {ENROL} (un dossier de submitted/ n'inscrit personne)"
         )
     return None
@@ -192,12 +258,11 @@ _KINDS = {
 
 def not_regular(folder: Path, guarded: Iterable[Path] = ()) -> list[tuple[str, str]]:
     """(path under `folder`, what it is in French) of each entry of `folder` (itself as ``.``)
-    that is no folder or plain file: a link, a fifo, a device, or one of the `guarded` files
-    (the gradebook) under another name (a hard link). Never followed: nbgrader would copy a
-    link's target (the gradebook, ``/etc/shadow``) as if the student had written it. Any
-    other hard link is a plain file: a teacher's snapshot (``cp -al``, rsnapshot) gives every
-    file a second name, and a student cannot link a file they do not own (the kernel's
-    protected_hardlinks; collect and zip-collect copy)."""
+    that is no folder or plain file: a link (never followed: nbgrader would copy its target, the
+    gradebook or ``/etc/shadow``, as the student's), a fifo, a device, a `guarded` file (the
+    gradebook) under another name. Other hard links are plain files: a teacher's snapshot
+    (``cp -al``) makes them, and a student cannot link a file they do not own
+    (protected_hardlinks; collect and zip-collect copy)."""
     found: list[tuple[str, str]] = []
     guarded_ids = set()
     for path in guarded:

@@ -44,7 +44,17 @@ from ..classroom.ids import (
     stored_id_problem,
 )
 from ..classroom.kept_columns import ID_COLUMNS
-from ..classroom.paths import course_dirs, files_under, load_config, read_only, sqlite_path
+from ..classroom.paths import (
+    STUDENTS,
+    GradebookError,
+    course_dirs,
+    files_under,
+    gradebook_rows,
+    load_config,
+    read_only,
+    server_name,
+    sqlite_path,
+)
 from ..french.french_format import french_datetime
 from ..french.system_reason import french_reason
 from ..runs.known_failures import FILE_NAME as FAILURES_FILE
@@ -161,11 +171,10 @@ class Context:
         for line in roster_students(self.setup.roster):
             sid = normalize_id(line.id)
             people[sid] = _Who(sid, line.first_name, line.last_name, line.email)
-        rows, sql = [], "SELECT id, first_name, last_name, email FROM student"
-        if self.gradebook is not None and self.gradebook.is_file():
-            # a damaged gradebook is named by the gradebook's own scan
-            with closing(read_only(self.gradebook)) as con, suppress(sqlite3.DatabaseError):
-                rows = con.execute(sql).fetchall()
+        rows = []
+        with suppress(GradebookError):  # a damaged gradebook is named by its own scan
+            sql = "SELECT id, first_name, last_name, email FROM student"
+            rows = gradebook_rows(self.dirs.db_url, sql) or []
         for sid, first, last, email in (r for r in rows if isinstance(r[0], str)):
             who = _Who(normalize_id(sid), first or "", last or "", email or "")
             people.setdefault(who.sid, who)
@@ -405,9 +414,18 @@ def _raw_hits(path: Path, patterns: list[re.Pattern[bytes]]) -> int:
 def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
     db = ctx.gradebook
     if db is None:  # PostgreSQL, MySQL: not scanned to the byte here, so not claimed erased
-        server = ctx.dirs.db_url.split("@")[-1].split("?")[0]  # never its password
-        # an id of nobody is refused as with a SQLite gradebook, never « remove it by hand »
-        if who.sid not in ctx.known | _server_students(ctx.dirs.db_url, server):
+        server = server_name(ctx.dirs.db_url)
+        try:
+            if gradebook_rows(ctx.dirs.db_url, STUDENTS) is None:
+                raise GradebookError("", "pas une base nbgrader (aucune table student)")
+        except GradebookError as exc:
+            raise ErasureError(
+                f"Carnet de notes illisible ({server})\u00a0: {exc.reason}. Sans lui, cette "
+                "commande ne peut pas vérifier que l'élève est inscrit(e). Rien n'a été effacé."
+            ) from None
+        # an id of nobody (ctx.known holds the server's students) is refused as with a SQLite
+        # gradebook, never « remove it by hand »
+        if who.sid not in ctx.known:
             raise unknown_id(who.sid, ctx.known)
         raise ErasureError(
             f"Le carnet de notes n'est pas un fichier SQLite ({server})\u00a0: effacez l'élève "
@@ -454,38 +472,6 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
     elif hits := _raw_hits(db, who.patterns()):
         detail = f"{hits} trace(s) dans les octets du fichier (pages libres)"
         out.add("carnet de notes", db, detail, "vacuum", (db, []))
-
-
-def _server_students(db_url: str, server: str) -> set[str]:
-    """The students (NFC) of a gradebook on a database server, read without writing (nbgrader's
-    ``Gradebook`` would create its tables in an empty database)."""
-    import sqlalchemy  # only for a gradebook on a server: SQLite files are read with sqlite3
-
-    try:
-        engine = sqlalchemy.create_engine(db_url)
-        if engine.dialect.is_async:  # the tutor's URL copied: nbgrader's own needs a sync one
-            engine.dispose()
-            name, driver = engine.dialect.name, engine.dialect.driver
-            raise ErasureError(
-                f"Carnet de notes illisible ({server})\u00a0: pilote asynchrone {quoted(driver)}, "
-                f"que nbgrader n'utilise pas (écrivez {quoted(name + '://')} au lieu de "
-                f"{quoted(f'{name}+{driver}://')}). Rien n'a été effacé."
-            )
-        try:
-            with engine.connect() as con:
-                rows = con.execute(sqlalchemy.text("SELECT id FROM student")).fetchall()
-        finally:
-            engine.dispose()
-    except ErasureError:
-        raise
-    except Exception as exc:  # noqa: BLE001 — a missing driver, a server down, no such table
-        missing = isinstance(exc, ImportError) and exc.name
-        reason = f"pilote {quoted(exc.name)} non installé" if missing else french_reason(exc)
-        raise ErasureError(
-            f"Carnet de notes illisible ({server})\u00a0: {reason}. Sans lui, cette "
-            "commande ne peut pas vérifier que l'élève est inscrit(e). Rien n'a été effacé."
-        ) from None
-    return {normalize_id(r[0]) for r in rows if isinstance(r[0], str)}
 
 
 def unknown_id(sid: str, known: set[str]) -> ErasureError:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -213,3 +214,82 @@ def test_a_damaged_gradebook_is_refused_in_french_by_every_command(graded_class_
         assert "Traceback" not in said and "sqlalche.me" not in said, (command, said)
     assert db.read_bytes() == before  # refused, not touched
     assert not (grader / "exports").exists()
+
+
+def _use_gradebook(grader: Path, url: str) -> None:
+    """The course's nbgrader_config.py with `url` as its gradebook (the last word wins)."""
+    config = grader / "nbgrader_config.py"
+    settings = config.read_text(encoding="utf-8").split("\n# test: db_url\n")[0]
+    config.write_text(f"{settings}\n# test: db_url\nc.CourseDirectory.db_url = {url!r}\n")
+
+
+@pytest.mark.slow
+def test_a_gradebook_on_postgresql_is_read_as_its_file_would_be(course_folder, postgres_cluster):
+    """Issue 35, one gradebook reader: a gradebook on a server said nothing (`make grade` with
+    nobody registered went on to nbgrader) and its students were no registered ids. On a real
+    PostgreSQL, without writing: a database without nbgrader's tables is no gradebook yet
+    (`make students` may make it), one registering nobody stops `make grade` with the SQLite
+    file's words, and its students are the same registered ids as the same class's file (NFC)."""
+    from grading.classroom.class_places import registered_ids
+    from grading.classroom.paths import gradebook_problem, server_name
+
+    grader = course_folder / "grader"
+    url = postgres_cluster.creer_base("carnet_lecteur").replace("+asyncpg", "")
+    _use_gradebook(grader, url)
+    dirs = course_dirs(grader)
+    assert dirs.db_url == url
+    assert gradebook_problem(dirs, missing_ok=True) is None  # make students: nbgrader makes it
+    missing = gradebook_problem(dirs)
+    assert missing is not None
+    assert missing.startswith(f"le carnet de notes est introuvable ({server_name(url)})\u00a0; ")
+    assert "make students ELEVES=grader/eleves.csv" in missing
+    with Gradebook(url):  # nbgrader's tables, nobody registered
+        pass
+    (nobody,) = _run_batch((grader, "grading.autograde", "oublier"))
+    assert nobody.returncode == 2, nobody.stdout + nobody.stderr
+    assert (
+        "✘ Rien n'a été noté\u00a0: aucun élève n'est inscrit au carnet de notes "
+        f"({server_name(url)})\u00a0: inscrivez d'abord la classe, make students "
+        "ELEVES=grader/eleves.csv (un dossier de submitted/ n'inscrit personne)."
+    ) in nobody.stderr
+    assert not (grader / "autograded").exists()
+    chloe = unicodedata.normalize("NFD", "chloé")  # a row made from a macOS folder's name
+    with Gradebook(url) as gb:
+        for sid in ("ana", "ben", chloe):
+            gb.add_student(sid)
+    assert gradebook_problem(course_dirs(grader), empty_ok=False) is None  # the control
+    on_server = registered_ids(course_dirs(grader), ["dan"])
+    _use_gradebook(grader, f"sqlite:///{grader / 'gradebook.db'}")
+    with Gradebook(course_dirs(grader).db_url) as gb:
+        gb.add_student(chloe)
+    assert on_server == {"ana", "ben", "chloé", "dan"}
+    assert registered_ids(course_dirs(grader), ["dan"]) == on_server
+
+
+@pytest.mark.slow
+def test_a_server_gradebook_that_cannot_be_read_stops_every_command_without_its_password(
+    course_folder, postgres_cluster
+):
+    """A gradebook on a server that cannot be read (here a database that does not exist, its
+    URL with a password) stops `make grade` and `make export` in French before nbgrader (a
+    traceback, an sqlalche.me address), never showing the password; the registered ids are
+    then the roster's alone, as with a damaged file."""
+    from grading.classroom.class_places import registered_ids
+    from grading.classroom.paths import server_name
+
+    grader = course_folder / "grader"
+    url = postgres_cluster.creer_base("carnet_mot_de_passe").replace("+asyncpg", "")
+    url = url.replace("postgres@", "prof:S3cret@").replace("carnet_mot_de_passe", "absente")
+    _use_gradebook(grader, url)
+    assert server_name(url).startswith("/absente") and "S3cret" not in server_name(url)
+    commands = {("autograde", "oublier"): "Rien n'a été noté", ("export",): "Aucune note exportée"}
+    runs = _run_batch(*[(grader, f"grading.{c[0]}", *c[1:]) for c in commands])
+    for (command, done), proc in zip(commands.items(), runs, strict=True):
+        said = proc.stdout + proc.stderr
+        assert proc.returncode == 2, (command, said)
+        assert (
+            f"✘ {done}\u00a0: le carnet de notes est illisible ({server_name(url)}\u00a0: "
+        ) in proc.stderr, (command, said)
+        assert "\u00a0; vérifiez le serveur et CourseDirectory.db_url" in proc.stderr
+        assert "S3cret" not in said and "Traceback" not in said and "sqlalche.me" not in said
+    assert registered_ids(course_dirs(grader), ["dan"]) == {"dan"}
