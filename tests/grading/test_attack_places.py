@@ -28,7 +28,7 @@ def _chloe_twice(c) -> None:
 
 
 def test_her_folders_in_both_unicode_forms_are_both_erased(petite_classe):  # noqa: F811
-    """chloé's copies in both Unicode forms: ``own_folder`` finds one per place; the erasure
+    """chloé's copies in both Unicode forms: ``own_folders`` finds both in each place; the erasure
     must leave neither."""
     c = petite_classe
     _chloe_twice(c)

@@ -90,9 +90,7 @@ def check_submitted_ids(dirs, assignment: str) -> IdReport:
     if not submitted.is_dir():
         return report
     db_file = sqlite_path(dirs.db_url)
-    registered: list[str] = []
-    if db_file is None or db_file.is_file():  # never create a gradebook just to read it
-        registered = [normalize_id(s) for s in registered_students(dirs.db_url)]
+    registered = [normalize_id(s) for s in registered_students(dirs.db_url)]  # read-only
     expected = expected_notebooks(dirs, assignment)
     for folder in sorted(p for p in submitted.iterdir() if p.is_dir()):
         name = folder.name
