@@ -833,20 +833,52 @@ def test_a_course_without_git_keeps_its_own_text_out_of_the_mentions(petite_clas
     assert (grader / "README.md").read_bytes() == readme
 
 
-def test_what_the_course_ships_at_the_top_of_grader_is_every_entry_git_tracks_there():
-    """The erasure knows the course's own files without git (a zip download) by this list: a
-    new file the course ships at the top of grader/ must join it, or an example id in it
-    would stop every erasure of that learner."""
+def test_what_the_course_ships_in_grader_is_every_file_git_tracks_there():
+    """The erasure knows the course's own files without git (a zip download) by its list,
+    COURSE_FILES: a file the course ships in grader/ must be in it, or an example id in it
+    would stop every erasure of that learner; one the course no longer ships must leave it, or
+    a teacher's file of that name would never be searched. To write it again, from grader/:
+    ``git ls-files > grading/privacy/course_files.txt``."""
     import subprocess
 
-    from grading.privacy.learner_places import SHIPPED
+    from grading.privacy.learner_places import COURSE_FILES, SHIPPED
     from helpers import REPO
 
     proc = subprocess.run(
-        ["git", "ls-files", "grader"], cwd=REPO, capture_output=True, text=True, check=True
+        ["git", "ls-files", "-z"],
+        cwd=REPO / "grader",
+        capture_output=True,
+        text=True,
+        check=True,
     )
-    tracked = {PurePosixPath(name).parts[1] for name in proc.stdout.splitlines()}
-    assert tracked and tracked == SHIPPED
+    tracked = [name for name in proc.stdout.split("\0") if name]
+    assert tracked and sorted(tracked) == sorted(COURSE_FILES.read_text().splitlines())
+    assert {PurePosixPath(name).parts[0] for name in tracked} == SHIPPED
+
+
+@pytest.mark.slow
+def test_a_teachers_file_beside_what_a_course_without_git_ships_is_searched(petite_classe):
+    """Review (stop 42, left): in a course downloaded as a zip, what the course ships at the
+    top of grader/ was never searched, so a class list the teacher keeps beside the hub's
+    recipes, grader/hub/classe.csv naming ana, got « Preuve faite ». The course's list of its
+    own files tells them apart: hers is named for the teacher; the course's own text there
+    (ADMIN.md names « ana ») stays out (control)."""
+    from grading.erase_learner import ErasureError
+    from helpers import REPO
+
+    c = petite_classe
+    grader = c["grader"]
+    assert not (grader.parent / ".git").exists()
+    (grader / "hub").mkdir(exist_ok=True)
+    shutil.copy(REPO / "grader" / "hub" / "ADMIN.md", grader / "hub" / "ADMIN.md")
+    assert re.search(rb"\bana\b", (grader / "hub" / "ADMIN.md").read_bytes())
+    kept = grader / "hub" / "classe.csv"
+    kept.write_text("id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n", encoding="utf-8")
+    with pytest.raises(ErasureError, match="classe.csv"):
+        _erase(c, "ana")
+    assert (grader / "submitted" / "ana").is_dir()  # nothing erased while she remains there
+    kept.unlink()
+    assert not _erase(c, "ana").failures
 
 
 @pytest.mark.slow

@@ -72,6 +72,7 @@ __all__ = [
     "hub_request",
     "BY_HAND",
     "REDACTED",
+    "COURSE_FILES",
     "SHIPPED",
     "mention_pattern",
     "roster_students",
@@ -711,8 +712,8 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
 
 
 # what the course ships at the top of grader/ (its code, settings and documentation: every
-# entry git tracks there, test_erase_attacks checks it), with or without git (a course
-# downloaded as a zip): never a learner's data, whatever example id its text names
+# entry git tracks there, test_erase_attacks checks it): never a learner's data as shipped,
+# whatever example id its text names
 SHIPPED = {
     "grading",
     "templates",
@@ -812,14 +813,22 @@ def _tracked(folder: Path, *flags: str) -> set[Path]:
     return {(folder / name).resolve() for name in names if name}
 
 
+COURSE_FILES = Path(__file__).with_name("course_files.txt")  # `git ls-files` in grader/
+
+
+def _course_files() -> list[str]:
+    """The files the course ships in grader/, by their path there (test_erase_attacks checks
+    the list against git)."""
+    return COURSE_FILES.read_text(encoding="utf-8").splitlines()
+
+
 def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     """Every other file of the class folder, archives member by member, for a mention (a
     classmate's answer, a log line), named with its file and cell. Logs are cleaned; other
     mentions only with ``--caviarder``, as text, in the data folders (``PLACES``): a file that
     is not text (a rewrite would corrupt it) or outside them (not class data) is the teacher's
-    to fix by hand, and no proof while it holds them. Not searched: the course's own files (what
-    git tracks, unchanged, outside the data folders; what it ships at the top of grader/, without
-    git)."""
+    to fix by hand, and no proof while it holds them. Not searched: the course's own files as
+    it ships them, outside the data folders."""
     classmates, released = ctx.classmates, ctx.released_lines
     pattern = mention_pattern(who, others=classmates, released=released)
     # a log line: « 'first_name': 'Ben' »
@@ -837,10 +846,10 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     skip |= {(r.folder / name).resolve() for r in registers for name in (REGISTER_NAME, KEY_NAME)}
     top = ctx.dirs.grader_dir
     data_places = {p.folder(ctx.dirs).resolve() for p in PLACES if p.key != "backups"}
-    tracked = _tracked(top)
-    # what the course ships, in a clone: what git does not track there (a class list beside
-    # the hub's recipes) or what the teacher changed (students listed in nbgrader_config.py) is
-    # the teacher's, searched; without git, all of it is the course's
+    # the course's files: what git tracks, or without git (a zip) what COURSE_FILES names. A
+    # file beside them (a class list in hub/, a script) is the teacher's, searched; so is, in
+    # a clone, one the teacher changed (students noted in nbgrader_config.py)
+    tracked = _tracked(top) or {(top / name).resolve() for name in _course_files()}
     resolved = top.resolve()
     versioned = {p.relative_to(resolved).parts[0] for p in tracked if p.is_relative_to(resolved)}
     versioned &= SHIPPED
