@@ -157,8 +157,8 @@ c.HTMLExporter.preprocessors = [
 
 # `nbgrader export` (make export): nbgrader's CSV, with any cell that a spreadsheet would take for
 # a formula (a student id such as =2+5) neutralised, and quoted as CSV needs
-# (grading/french/csv_safe.py).
-c.ExportApp.plugin_class = "grading.french.csv_safe.SafeCsvExport"
+# (grading/nbgrader_ext/safe_export.py; the rule in grading/french/csv_safe.py).
+c.ExportApp.plugin_class = "grading.nbgrader_ext.safe_export.SafeCsvExport"
 
 # Late submissions: nbgrader compares each submission's timestamp.txt with the assignment's due
 # date (`nbgrader db assignment add oublier --duedate="2025-03-14 18:00:00 Europe/Paris"`) and asks

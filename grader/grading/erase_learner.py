@@ -148,9 +148,10 @@ def _regenerate_reports(ctx: Context, sid: str, paths: set[Path]) -> list[str]:
     """The reports without the learner, the teacher's hand edits kept; the French notes on them."""
     from nbgrader.api import Gradebook
 
-    # nbgrader and pandas (1 to 2 s): imported only when a report is rewritten
-    from .french.csv_safe import SafeCsvExport
     from .nbgrader_ext.late_penalty import rule_of_config
+
+    # nbgrader and pandas (1 to 2 s): imported only when a report is rewritten
+    from .nbgrader_ext.safe_export import SafeCsvExport
     from .report import class_table, write_report
 
     csvs = {p for p in paths if p.suffix == ".csv"}
@@ -175,7 +176,7 @@ def _regenerate_reports(ctx: Context, sid: str, paths: set[Path]) -> list[str]:
             if path.name == "grades.csv":
                 SafeCsvExport(to=str(path)).export(gb)
             elif path.name == EXPORT_NAME:
-                write_export(gb, path)
+                write_export(SafeCsvExport().rows(gb), path)
     for path in sorted(csvs):
         notes += restore_hand_edits(path, before[path], sid)
     return notes
@@ -253,7 +254,7 @@ def _export_rows(ctx: Context, without: str) -> list[dict]:
     # nbgrader and pandas (1 to 2 s), as in _regenerate_reports: only when an export is rewritten
     from nbgrader.api import Gradebook
 
-    from .french.csv_safe import SafeCsvExport
+    from .nbgrader_ext.safe_export import SafeCsvExport
 
     if ctx.gradebook is not None and not ctx.gradebook.is_file():
         return []

@@ -31,15 +31,16 @@ from course.labo.outcome import OUTCOMES, Outcome
 
 from .classroom.ids import normalize_id
 from .classroom.paths import course_dirs, load_config
-from .french.csv_safe import EXPORT_KEYS, LINE_END, SafeCsvExport, neutralise_frame
+from .french.csv_safe import EXPORT_KEYS, LINE_END, PERSON_KEYS, SCORE_KEYS, neutralise_frame
 from .french.french_args import FrenchParser
-from .french.french_csv import EXPORT_HEADER, PERSON_KEYS, REPORT_NAME, SCORE_KEYS, write_french_csv
+from .french.french_csv import EXPORT_HEADER, REPORT_NAME, write_french_csv
 from .french.french_format import collation_key, french_datetime, french_score, points_text
 from .french.system_reason import french_message
 from .nbgrader_ext.criterion_titles import criterion_number, criterion_title, ordered_criteria
 from .nbgrader_ext.hooks import LABS
 from .nbgrader_ext.late_penalty import rule_of_config
 from .nbgrader_ext.outcome_record import read_record
+from .nbgrader_ext.safe_export import SafeCsvExport
 from .runs.manual_grades import pending_hand_grades
 from .runs.nbgrader_run import tools_on_path
 from .runs.submitted_ids import submitted_students

@@ -167,8 +167,8 @@ def _report_now(grader: Path) -> None:
     """notes.csv, rapport.html and grades.csv as the gradebook is now (as `make rapport` and
     `make export` write them)."""
     from grading.classroom.paths import load_config
-    from grading.french.csv_safe import SafeCsvExport
     from grading.nbgrader_ext.late_penalty import rule_of_config
+    from grading.nbgrader_ext.safe_export import SafeCsvExport
     from grading.report import class_table, write_report
 
     with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:

@@ -3,27 +3,36 @@
 A student id comes from a folder name and is hostile: ``=HYPERLINK(...)`` written raw into
 ``notes.csv`` is a formula in a spreadsheet. Every CSV the course writes goes through
 :func:`neutralise` (OWASP: a text cell starting with ``= + - @``, a tab or a CR gets a leading
-``'``). ``make export`` writes with :class:`SafeCsvExport` (``ExportApp.plugin_class``): stock
-nbgrader joins fields with commas and no quoting, so a comma in a name shifted every column.
+``'``), ``make export``'s ``grades.csv`` included (``nbgrader_ext.safe_export``). Light on
+purpose (no pandas, no nbgrader): ``make rapport`` reads the French CSV's names before starting
+nbgrader.
 """
 
 from __future__ import annotations
 
-import csv
+from typing import TYPE_CHECKING
 
-import pandas as pd
-from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.plugins import CsvExportPlugin
+if TYPE_CHECKING:
+    import pandas as pd
 
-from .french_csv import PERSON_KEYS, SCORE_KEYS
-
-__all__ = ["FORMULA_STARTS", "LINE_END", "SafeCsvExport", "neutralise", "neutralise_frame"]
+__all__ = [
+    "EXPORT_KEYS",
+    "FORMULA_STARTS",
+    "LINE_END",
+    "PERSON_KEYS",
+    "SCORE_KEYS",
+    "neutralise",
+    "neutralise_frame",
+]
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 # RFC 4180's line end: the csv module then quotes a field holding a lone CR or LF (with "\n"
 # alone, a CR inside an id was written bare and split its row in two).
 LINE_END = "\r\n"
-EXPORT_KEYS = ["assignment", "duedate", "timestamp", *PERSON_KEYS, *SCORE_KEYS]  # nbgrader's
+# nbgrader export's columns: the student, the scores, and all of them in its order
+PERSON_KEYS = ["student_id", "last_name", "first_name", "email"]
+SCORE_KEYS = ["raw_score", "late_submission_penalty", "score", "max_score"]
+EXPORT_KEYS = ["assignment", "duedate", "timestamp", *PERSON_KEYS, *SCORE_KEYS]
 
 
 def neutralise(value: object) -> object:
@@ -45,45 +54,9 @@ def neutralise_frame(df: pd.DataFrame) -> pd.DataFrame:
     """A copy of `df` with every text cell neutralised (numbers are left as they are)."""
     out = df.copy()
     for column in out.columns:
-        # pandas 3 gives text its own dtype (`str`): `== object` alone let it through raw
-        if not pd.api.types.is_numeric_dtype(out[column]):
+        # pandas 3 gives text its own dtype (`str`): `== object` alone let it through raw;
+        # numbers are booleans, integers, floats and complex ones (pandas' is_numeric_dtype)
+        if out[column].dtype.kind not in "biufc":
             out[column] = out[column].map(neutralise)
     out.columns = [neutralise(str(c)) for c in out.columns]
     return out
-
-
-class SafeCsvExport(CsvExportPlugin):
-    """nbgrader's CSV export (same columns, rows, scores), every field neutralised and quoted."""
-
-    def rows(self, gradebook: Gradebook) -> list[dict[str, str]]:
-        """One row per (assignment, student), as nbgrader's ``CsvExportPlugin`` computes it."""
-        wanted_students = {str(s) for s in self.student}
-        wanted_assignments = {str(a) for a in self.assignment}
-        students = [s for s in gradebook.students if not wanted_students or s.id in wanted_students]
-        rows = []
-        for assignment in gradebook.assignments:
-            if wanted_assignments and assignment.name not in wanted_assignments:
-                continue
-            for student in students:
-                try:
-                    sub = gradebook.find_submission(assignment.name, student.id)
-                except MissingEntry:
-                    done = ("", 0.0, 0.0, 0.0)
-                else:
-                    penalty = sub.late_submission_penalty
-                    done = (sub.timestamp, sub.score, penalty, max(0.0, sub.score - penalty))
-                who = (student.id, student.last_name, student.first_name, student.email)
-                values = (assignment.name, assignment.duedate, done[0], *who, *done[1:])
-                values += (assignment.max_score,)
-                row = zip(EXPORT_KEYS, values, strict=True)
-                rows.append({k: "" if v is None else str(v) for k, v in row})
-        return rows
-
-    def export(self, gradebook: Gradebook) -> None:
-        dest = self.to or "grades.csv"
-        self.log.info("Exporting grades to %s", dest)
-        with open(dest, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh, lineterminator=LINE_END)
-            writer.writerow(EXPORT_KEYS)
-            for row in self.rows(gradebook):
-                writer.writerow([neutralise(row[k]) for k in EXPORT_KEYS])

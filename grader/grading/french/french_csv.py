@@ -14,22 +14,14 @@ import io
 import math
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from .csv_safe import LINE_END, PERSON_KEYS, SCORE_KEYS, neutralise
 from .french_format import COURSE_TIME_ZONE, collation_key, french_datetime, points_text
-
-if TYPE_CHECKING:
-    from nbgrader.api import Gradebook
-
-# csv_safe (pandas, nbgrader: seconds of imports) is imported where used: `make rapport`
-# reads REPORT_NAME from here before starting nbgrader, which imports them itself.
 
 __all__ = [
     "EXPORT_HEADER",
     "EXPORT_NAME",
-    "PERSON_KEYS",
     "REPORT_NAME",
-    "SCORE_KEYS",
     "french_csv_bytes",
     "write_export",
     "write_french_csv",
@@ -38,9 +30,6 @@ __all__ = [
 EXPORT_NAME = "export-tableur.csv"
 REPORT_NAME = "notes-tableur.csv"
 ZONE = f"fuseau {COURSE_TIME_ZONE}"
-# nbgrader export's columns for the student and the scores (``csv_safe.EXPORT_KEYS``)
-PERSON_KEYS = ["student_id", "last_name", "first_name", "email"]
-SCORE_KEYS = ["raw_score", "late_submission_penalty", "score", "max_score"]
 EXPORT_HEADER = [
     "devoir",
     f"date limite ({ZONE})",
@@ -58,8 +47,6 @@ EXPORT_HEADER = [
 
 def _cell(value: object) -> str:
     """A cell as French Excel reads it: numbers with a decimal comma, text neutralised."""
-    from .csv_safe import neutralise  # with nbgrader and pandas: only when a CSV is written
-
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, bool):
@@ -71,8 +58,6 @@ def _cell(value: object) -> str:
 
 def french_csv_bytes(header: list[str], rows: Iterable[list[object]]) -> bytes:
     """`rows` under `header` as French Excel reads them: ``;``, UTF-8 BOM, CRLF, decimal comma."""
-    from .csv_safe import LINE_END  # as above
-
     out = io.StringIO(newline="")
     writer = csv.writer(out, delimiter=";", lineterminator=LINE_END)
     writer.writerow(header)
@@ -94,18 +79,16 @@ def _number(text: str) -> float | str:
         return text
 
 
-def write_export(gradebook: Gradebook, dest: Path) -> list[list[object]]:
-    """``export-tableur.csv``, the French twin of ``nbgrader export``'s ``grades.csv``: the rows of
-    ``SafeCsvExport.rows`` in French order (assignment, then student) and values; returns them."""
-    from .csv_safe import SafeCsvExport  # as above
-
-    rows = SafeCsvExport().rows(gradebook)
-    rows.sort(key=lambda r: (collation_key(r["assignment"]), collation_key(r["student_id"])))
+def write_export(rows: list[dict[str, str]], dest: Path) -> list[list[object]]:
+    """``export-tableur.csv``, the French twin of ``nbgrader export``'s ``grades.csv``: its rows
+    (``SafeCsvExport.rows``) in French order (assignment, then student) and values; returns them."""
     french = [
         [r["assignment"], french_datetime(r["duedate"]), french_datetime(r["timestamp"])]
         + [r[k] for k in PERSON_KEYS]
         + [_number(r[k]) for k in SCORE_KEYS]
-        for r in rows
+        for r in sorted(
+            rows, key=lambda r: (collation_key(r["assignment"]), collation_key(r["student_id"]))
+        )
     ]
     write_french_csv(dest, EXPORT_HEADER, french)
     return french

@@ -115,7 +115,7 @@ def test_nbgrader_export_is_neutralised_and_keeps_nbgraders_columns(tmp_path):
 @pytest.mark.slow
 def test_rows_are_those_of_nbgraders_own_export(tmp_path):
     """Without commas or formulas, SafeCsvExport writes exactly what stock nbgrader writes."""
-    from grading.french.csv_safe import SafeCsvExport
+    from grading.nbgrader_ext.safe_export import SafeCsvExport
     from nbgrader.plugins import CsvExportPlugin
 
     db = f"sqlite:///{tmp_path / 'gradebook.db'}"
