@@ -1004,3 +1004,40 @@ def test_a_server_gradebook_that_cannot_be_read_is_refused_without_its_password(
         assert "Carnet de notes illisible" in out and said in out, out
         assert "S3cret" not in out and "greenlet" not in out, out
         assert (c["grader"] / "submitted" / "ana").is_dir()
+
+
+@pytest.mark.slow
+def test_a_course_file_the_teacher_changed_and_committed_is_still_searched(petite_classe):
+    """Review of 57b1f0d: a file the course ships that the teacher changed is searched only
+    while git sees it modified (``git ls-files -m``: the working tree against the index). A
+    teacher who keeps their class in their own clone commits their changes (a note naming ana
+    in nbgrader_config.py, a script grader/notes.py): both are then « the course's files, as git
+    has them », never searched, and ``make oublier-eleve ID=ana CONFIRMER=1`` erases her and says
+    « Preuve faite » while both still name her. The positive control: the same files, changed
+    but not yet committed, are named by the dry run."""
+    import subprocess
+
+    from grading_course import grading
+
+    c = petite_classe
+    grader, course = c["grader"], c["grader"].parent
+    config = grader / "nbgrader_config.py"
+    git = ("git", "-c", "user.name=prof", "-c", "user.email=prof@exemple.fr")
+    subprocess.run([*git, "init", "-q"], cwd=course, check=True)
+    subprocess.run([*git, "add", "grader/nbgrader_config.py"], cwd=course, check=True)
+    subprocess.run([*git, "commit", "-qm", "cours"], cwd=course, check=True)
+    config.write_bytes(config.read_bytes() + b"\n# ana : tiers-temps, voir avec la vie scolaire\n")
+    base = ("erase_learner", "--eleves", str(c["roster"]), "--echange", str(c["exchange"]))
+    # positive control: changed, not committed, the dry run names it
+    dry = grading(grader, *base, "--temoin", "cyr", "--", "ana")
+    assert "nbgrader_config.py" in dry.stdout + dry.stderr, dry.stdout + dry.stderr
+    # the teacher commits their class's settings and a script of theirs
+    (grader / "notes.py").write_text('BONUS = {"ana": 2}\n', encoding="utf-8")
+    subprocess.run([*git, "add", "grader/notes.py"], cwd=course, check=True)
+    subprocess.run([*git, "commit", "-qam", "ma classe"], cwd=course, check=True)
+    proc = grading(grader, *base, "--temoin", "cyr", "--confirmer", "--", "ana")
+    out = proc.stdout + proc.stderr
+    assert re.search(rb"\bana\b", config.read_bytes())  # she is still named there
+    assert "nbgrader_config.py" in out and "notes.py" in out, out
+    assert proc.returncode != 0, out
+    assert (grader / "submitted" / "ana").is_dir()  # nothing erased while she remains there
