@@ -1041,3 +1041,27 @@ def test_a_course_file_the_teacher_changed_and_committed_is_still_searched(petit
     assert "nbgrader_config.py" in out and "notes.py" in out, out
     assert proc.returncode != 0, out
     assert (grader / "submitted" / "ana").is_dir()  # nothing erased while she remains there
+
+
+@pytest.mark.slow
+def test_a_server_url_with_a_mistyped_port_is_refused_in_french(petite_classe):
+    """Review of the one gradebook reader (fe2738a): a server ``db_url`` whose port is mistyped
+    (``:54x``) makes SQLAlchemy raise ValueError, which ``gradebook_rows`` lets through (its
+    ``suppress`` around ``make_url`` only stops ArgumentError): ``make oublier-eleve`` ended on a
+    Python traceback where the erasure's own reader (``_server_students``, removed) refused in
+    French, « Carnet de notes illisible … Rien n'a été effacé ». The control: the same URL with
+    a port that parses is refused in French."""
+    c = petite_classe
+    config = c["grader"] / "nbgrader_config.py"
+    settings = config.read_text(encoding="utf-8")
+    for url in (
+        "postgresql://prof:S3cret@localhost:1/carnet",
+        "postgresql://prof:S3cret@localhost:54x/carnet",
+    ):
+        config.write_text(f"{settings}\nc.CourseDirectory.db_url = {url!r}\n", encoding="utf-8")
+        proc = _make_from(c, "", "oublier-eleve", "ID=ana", "CONFIRMER=1", "TEMOIN=cyr")
+        out = proc.stdout + proc.stderr
+        assert "Traceback" not in out, out
+        assert proc.returncode == 2, out
+        assert "Carnet de notes illisible" in out and "S3cret" not in out, out
+        assert (c["grader"] / "submitted" / "ana").is_dir()
