@@ -1065,3 +1065,34 @@ def test_a_server_url_with_a_mistyped_port_is_refused_in_french(petite_classe):
         assert proc.returncode == 2, out
         assert "Carnet de notes illisible" in out and "S3cret" not in out, out
         assert (c["grader"] / "submitted" / "ana").is_dir()
+
+
+@pytest.mark.slow
+def test_a_password_holding_an_at_sign_is_never_shown(petite_classe):
+    """Review of the one gradebook reader (fe2738a, 4ac32ae): ``server_name`` keeps what follows
+    the last « @ » of the whole URL, and the reason is cleaned of the password only as
+    SQLAlchemy parsed it. A password holding an « @ » (``S3cret@Ecole2024``, in the query
+    libpq's way, or typed unencoded before the host) then shows its tail: « le carnet de notes
+    est illisible (Ecole2024 : … » from ``make grade`` (gradebook_problem, which said nothing
+    of a server before) and from ``make oublier-eleve``, or in the driver's « failed to resolve
+    host 'Ecole2024@localhost' ». The control: the same command names a password without « @ »
+    nowhere, and says the gradebook cannot be read."""
+    from grading_course import grading
+
+    c = petite_classe
+    config = c["grader"] / "nbgrader_config.py"
+    settings = config.read_text(encoding="utf-8")
+    urls = {
+        "postgresql:///carnet?host=/nulle-part&password=S3cret": "S3cret",  # the control
+        "postgresql:///carnet?host=/nulle-part&password=S3cret@Ecole2024": "Ecole2024",
+        "postgresql://prof:S3cret@Ecole2024@localhost:1/carnet": "Ecole2024",
+    }
+    for url, secret in urls.items():
+        config.write_text(f"{settings}\nc.CourseDirectory.db_url = {url!r}\n", encoding="utf-8")
+        graded = grading(c["grader"], "autograde", "oublier")
+        erased = _make_from(c, "", "oublier-eleve", "ID=ana", "TEMOIN=cyr")
+        for proc in (graded, erased):
+            out = proc.stdout + proc.stderr
+            assert proc.returncode == 2, (url, out)
+            assert "illisible" in out, (url, out)
+            assert secret not in out and "S3cret" not in out, (url, out)
