@@ -1096,3 +1096,35 @@ def test_a_password_holding_an_at_sign_is_never_shown(petite_classe):
             assert proc.returncode == 2, (url, out)
             assert "illisible" in out, (url, out)
             assert secret not in out and "S3cret" not in out, (url, out)
+
+
+@pytest.mark.slow
+def test_jupyters_checkpoint_of_the_class_list_is_searched(petite_classe):
+    """Found in review (before this change too): the teacher edits grader/eleves.csv in
+    JupyterLab (``make formgrader`` opens it on the course), which keeps its copy in
+    grader/.ipynb_checkpoints/eleves-checkpoint.csv; ``.ipynb_checkpoints`` at the top of grader/
+    is never searched (``_NOT_DATA``), so ``make oublier-eleve ID=ana CONFIRMER=1`` says
+    « Preuve faite » while that copy still holds her line (name and e-mail). The control: the
+    same copy in a data folder (rapport/.ipynb_checkpoints/) is listed by the dry run."""
+    from grading_course import grading
+
+    c = petite_classe
+    grader = c["grader"]
+    base = ("erase_learner", "--eleves", str(c["roster"]), "--echange", str(c["exchange"]))
+    base += ("--temoin", "cyr")
+    roster = c["roster"].read_bytes()
+    control = grader / "rapport" / ".ipynb_checkpoints" / "eleves-checkpoint.csv"
+    control.parent.mkdir(parents=True)
+    control.write_bytes(roster)
+    dry = grading(grader, *base, "--", "ana")  # the control: listed by the dry run
+    assert "rapport/.ipynb_checkpoints/eleves-checkpoint.csv" in dry.stdout, dry.stdout + dry.stderr
+    control.unlink()
+    checkpoint = grader / ".ipynb_checkpoints" / "eleves-checkpoint.csv"
+    checkpoint.parent.mkdir()
+    checkpoint.write_bytes(roster)
+    dry = grading(grader, *base, "--", "ana")
+    assert "eleves-checkpoint.csv" in dry.stdout, dry.stdout + dry.stderr
+    proc = grading(grader, *base, "--confirmer", "--", "ana")
+    out = proc.stdout + proc.stderr
+    assert b"ana.martin@exemple.fr" in checkpoint.read_bytes()  # she is still there
+    assert proc.returncode != 0 and "Preuve faite" not in out, out
