@@ -21,3 +21,23 @@ def test_a_foreign_demo_folder_is_refused_untouched(tmp_path):
     assert f"{foreign} existe et n'a pas été créé par make demo-grading" in proc.stderr
     assert "rien n'y est touché" in proc.stderr
     assert tree_digest(foreign) == before
+
+
+def test_the_demo_grades_in_a_checkout_whose_path_holds_a_dollar_and_a_parenthesis(tmp_path):
+    """Review of the Makefiles' quoting (5d0fefe: « every target works » in a checkout named
+    with a ", a ', a space or a $( ): `make demo-grading` now reaches the tool there, but the
+    demo's nbgrader_config.py gives nbgrader its folders as absolute paths, which nbgrader puts
+    unescaped into a regular expression: `$(` never matches, « Could not match
+    '…/demo/submitted/complete/oublier' with regexp », every sample « en échec », exit 2. The
+    control: the same demo in a folder named with a space, an apostrophe and a " grades."""
+    from grading_course import generated_course
+
+    for name in ('l\'école "2"', "cours $(id) l'école"):
+        grader = generated_course(tmp_path / name / "cours")
+        proc = grading(grader, "demo", "--only", "graine")
+        out = proc.stdout + proc.stderr
+        assert "Could not match" not in (grader / "demo" / "rapport" / "autograde.log").read_text(
+            encoding="utf-8"
+        ), (name, out)
+        assert proc.returncode == 0, (name, out)
+        assert (grader / "demo" / "autograded" / "graine" / "oublier").is_dir(), name
