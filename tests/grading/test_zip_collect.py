@@ -335,3 +335,26 @@ def test_the_explanation_never_outruns_the_time_it_explains(tmp_path, moment):
         zip_collect._stamp(tmp_path, moment, "date du fichier dans l'export", "ben", Report)
     assert explanation.read_text(encoding="utf-8") == "ancienne explication\n"
     assert Report.dated == Report.undated == []
+
+
+def test_a_damaged_gradebook_is_refused_in_french_before_any_copy(course):
+    """Found in review (before the one gradebook reader too; test_paths' « every command »
+    leaves zip-collect out): a truncated gradebook stops ``make zip-collect`` on a Python
+    traceback (now the reader's French sentence inside a GradebookError traceback, before it an
+    sqlalche.me address), never the French refusal the other class commands give. The
+    control: the same archive with the gradebook whole is collected."""
+    register(course, "ana")
+    archive = course / "downloaded" / "oublier" / "archive"
+    _zip(archive / "classe.zip", {"ana/oublier.ipynb": _notebook(course, "graine")})
+    db = course / "gradebook.db"
+    whole = db.read_bytes()
+    with open(db, "r+b") as file:
+        file.truncate(len(whole) * 2 // 5)
+    damaged = grading(course, "zip_collect", "oublier", "--sans-heure=a-l-heure")
+    said = damaged.stdout + damaged.stderr
+    db.write_bytes(whole)
+    collected = grading(course, "zip_collect", "oublier", "--sans-heure=a-l-heure")
+    assert collected.returncode == 0, collected.stdout + collected.stderr  # the control
+    assert "Traceback" not in said, said
+    assert damaged.returncode == 2, said
+    assert "le carnet de notes est illisible" in damaged.stderr, said
