@@ -1128,3 +1128,44 @@ def test_jupyters_checkpoint_of_the_class_list_is_searched(petite_classe):
     out = proc.stdout + proc.stderr
     assert b"ana.martin@exemple.fr" in checkpoint.read_bytes()  # she is still there
     assert proc.returncode != 0 and "Preuve faite" not in out, out
+
+
+@pytest.mark.slow
+def test_a_class_list_beside_the_hubs_recipes_is_searched_when_git_will_not_answer(
+    petite_classe,
+):
+    """Found in review of 57b1f0d: what the course ships is told from the teacher's files by
+    ``git ls-files``; when git refuses to answer (a clone owned by the teacher's account, the
+    erasure run by root without sudo: « detected dubious ownership », exit 128), ``_tracked``
+    returns nothing and the scan takes the clone for a zip download: nothing in grader/hub is
+    searched, and ``make oublier-eleve ID=ana CONFIRMER=1`` says « Preuve faite » while the
+    class list the teacher keeps there (grader/hub/classe.csv) still names her. The control:
+    the same clone owned by the user who runs the erasure names classe.csv."""
+    import os
+    import subprocess
+
+    from grading_course import grading
+    from helpers import REPO
+
+    if os.geteuid() != 0:
+        pytest.skip("root gives the clone to another account (chown)")
+    c = petite_classe
+    grader, course = c["grader"], c["grader"].parent
+    (grader / "hub").mkdir(exist_ok=True)
+    shutil.copy(REPO / "grader" / "hub" / "ADMIN.md", grader / "hub" / "ADMIN.md")
+    git = ("git", "-c", "user.name=prof", "-c", "user.email=prof@exemple.fr")
+    subprocess.run([*git, "init", "-q"], cwd=course, check=True)
+    subprocess.run([*git, "add", "grader/hub"], cwd=course, check=True)
+    subprocess.run([*git, "commit", "-qm", "cours"], cwd=course, check=True)
+    kept = grader / "hub" / "classe.csv"
+    kept.write_text("id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n", encoding="utf-8")
+    base = ("erase_learner", "--eleves", str(c["roster"]), "--echange", str(c["exchange"]))
+    base += ("--temoin", "cyr")
+    dry = grading(grader, *base, "--", "ana")  # the control: the clone is root's own
+    assert "hub/classe.csv" in dry.stdout, dry.stdout + dry.stderr
+    subprocess.run(["chown", "-R", "4242:4242", str(course)], check=True)  # the teacher's
+    proc = grading(grader, *base, "--confirmer", "--", "ana")
+    out = proc.stdout + proc.stderr
+    assert kept.is_file() and b"ana.martin" in kept.read_bytes()  # she is still there
+    assert "classe.csv" in out, out
+    assert proc.returncode != 0, out
