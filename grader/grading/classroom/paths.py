@@ -16,7 +16,7 @@ from contextlib import closing, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import quote
+from urllib.parse import parse_qsl, quote
 
 if TYPE_CHECKING:
     from traitlets.config import Config
@@ -153,9 +153,24 @@ def _sqlite_rows(path: Path, sql: str) -> list:
 
 
 def server_name(db_url: str) -> str:
-    """What a message may show of a server's URL: never its password (before « @ », or in its
-    query, libpq's way)."""
-    return db_url.split("@")[-1].split("?")[0]
+    """What a message may show of a server's URL: never its password (before the host's « @ »,
+    an « @ » in it typed as is, or in its query, libpq's way)."""
+    return db_url.partition("?")[0].rpartition("@")[2]
+
+
+def _secrets(db_url: str) -> list[str]:
+    """Every text of `db_url` that may be its password, longest first: as typed before the host
+    and in its query, as SQLAlchemy reads it, and each part of those around an « @ » (a driver
+    names « Ecole2024@localhost » the host of ``prof:S3cret@Ecole2024@localhost``)."""
+    base, _, query = db_url.partition("?")
+    found = {base.partition("://")[2].rpartition("@")[0].partition(":")[2]}
+    found |= {value for key, value in parse_qsl(query) if key == "password"}
+    with suppress(Exception):  # a URL SQLAlchemy cannot read: the raw texts above are all
+        from sqlalchemy import make_url
+
+        found.add(make_url(db_url).password or "")
+    parts = {part for text in found for part in (text, *text.split("@")) if len(part) > 2}
+    return sorted(parts, key=len, reverse=True)
 
 
 def _server_rows(db_url: str, sql: str) -> list | None:
@@ -177,15 +192,15 @@ def _server_rows(db_url: str, sql: str) -> list | None:
                     return list(con.execute(sqlalchemy.text(sql)).fetchall())
         finally:
             engine.dispose()
+    except (sqlalchemy.exc.ArgumentError, ValueError):  # a mistyped port (« :54x »), a scheme
+        reason = "adresse illisible\u00a0: vérifiez le pilote, l'hôte, le port et la base"
     except Exception as exc:  # noqa: BLE001 — a missing driver, a server down, a damaged base
         missing = isinstance(exc, ImportError) and exc.name
         # else the driver's own first line: SQLAlchemy's adds the SQL and an sqlalche.me address
         reason = str(getattr(exc, "orig", None) or exc).strip().split("\n")[0]
         reason = f"pilote «\u00a0{exc.name}\u00a0» non installé" if missing else reason
-    with suppress(sqlalchemy.exc.ArgumentError):  # a URL it cannot parse: the reason says so
-        url = sqlalchemy.make_url(db_url)
-        for secret in {url.password, url.query.get("password")} - {None, ""}:
-            reason = reason.replace(str(secret), "***")
+    for secret in _secrets(db_url):
+        reason = reason.replace(secret, "***")
     message = f"le carnet de notes est illisible ({server_name(db_url)}\u00a0: {reason})"
     raise GradebookError(message, reason)
 
