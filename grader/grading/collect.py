@@ -12,7 +12,7 @@ from pathlib import Path
 from nbgrader.utils import parse_utc
 
 from .classroom.ids import closest, normalize_id, quoted, registered_students, shown
-from .classroom.paths import course_dirs
+from .classroom.paths import course_dirs, gradebook_problem
 from .french.french_format import collation_key, french_datetime
 from .nbgrader_ext.exchange import (
     CLAIMED_TIMESTAMP,
@@ -112,6 +112,8 @@ def collect(
 ) -> tuple[int, list[str]]:
     """Collect `assignment` from the exchange; (exit status, French summary lines)."""
     dirs = course_dirs(grader_dir)
+    if why := gradebook_problem(dirs, missing_ok=True):  # else a traceback, after nbgrader's copy
+        return 2, [f"✘ Rien n'a été ramassé\u00a0: {why}."]
     run = run_quiet(
         dirs.grader_dir, ["collect", assignment, *nbgrader_args], dirs.log_file("collect")
     )

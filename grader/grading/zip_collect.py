@@ -43,7 +43,7 @@ from .classroom.ids import (
     shown,
     stored_id_problem,
 )
-from .classroom.paths import course_dirs, load_config
+from .classroom.paths import course_dirs, gradebook_problem, load_config
 from .french.french_args import FrenchParser
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
 from .french.system_reason import french_message, french_reason
@@ -223,6 +223,8 @@ def zip_collect(
             + "."
         )
     dirs = course_dirs(grader_dir)
+    if why := gradebook_problem(dirs, missing_ok=True):  # else a traceback, after copies
+        raise ValueError(f"Rien n'a été ramassé\u00a0: {why}.")
     config = load_config(dirs.grader_dir)
     base = dirs.downloaded / assignment
     archive_dir = base / config.ZipCollectApp.get("archive_directory", "archive")
