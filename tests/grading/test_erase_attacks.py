@@ -13,7 +13,7 @@ import shutil
 import tarfile
 import unicodedata
 import zlib
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import pytest
 from grading_course import copy_course
@@ -567,31 +567,26 @@ def test_a_mistyped_exchange_folder_is_refused(petite_classe):
 def test_redaction_keeps_versioned_files_and_a_classmates_own_name(petite_classe):
     """DPO attack, item 3: CAVIARDER=1 rewrote the course's versioned files (README, ADMIN.md,
     grader.mk name example learners) and a classmate's own name: erasing « ana » turned
-    classmate « Ana Roux » (id anne) into « [retiré] Roux ». Now the course's files git tracks
-    are not searched, hub/ is the course's code, a file outside the class's data folders is
-    named for the teacher, never rewritten, and a classmate's own id, name and e-mail stay."""
-    import subprocess
-
+    classmate « Ana Roux » (id anne) into « [retiré] Roux ». Now the course's files as it ships
+    them (course_files) are not searched, a file outside the class's data folders is named for
+    the teacher, never rewritten, and a classmate's own id, name and e-mail stay."""
     from grading.erase_learner import ErasureError, erase
     from grading.privacy.learner_places import scan
+    from helpers import REPO
 
     c = petite_classe
-    grader, course = c["grader"], c["grader"].parent
+    grader = c["grader"]
     with c["roster"].open("a", encoding="utf-8") as roster:
         roster.write("anne;Ana;Roux;ana.roux@exemple.fr\n")
     with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
         gb.update_or_create_student(
             "anne", first_name="Ana", last_name="Roux", email="ana.roux@exemple.fr"
         )
-    docs = grader / "README-classe.md"
-    docs.write_text("Exemple : make oublier-eleve ID=ana (Ana Martin).\n", encoding="utf-8")
-    (grader / "hub").mkdir(exist_ok=True)
-    admin = grader / "hub" / "ADMIN.md"
-    admin.write_text("Un élève, par exemple ana.\n", encoding="utf-8")
-    git = ("git", "-c", "user.name=prof", "-c", "user.email=prof@exemple.fr")
-    subprocess.run([*git, "init", "-q"], cwd=course, check=True)
-    subprocess.run([*git, "add", "grader/README-classe.md"], cwd=course, check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "cours"], cwd=course, check=True)
+    docs, admin = grader / "README.md", grader / "hub" / "ADMIN.md"  # both name « ana »
+    admin.parent.mkdir(exist_ok=True)
+    for shipped in (docs, admin):
+        shutil.copy(REPO / "grader" / shipped.relative_to(grader), shipped)
+        assert re.search(rb"\bana\b", shipped.read_bytes())
     stray = grader / "notes-prof.txt"  # the teacher's own notes, not in a class folder
     stray.write_text("Ana Martin : à relancer.\n", encoding="utf-8")
     answer = grader / "submitted" / "cyr" / "oublier" / "binome.txt"
@@ -834,26 +829,15 @@ def test_a_course_without_git_keeps_its_own_text_out_of_the_mentions(petite_clas
 
 
 def test_what_the_course_ships_in_grader_is_every_file_git_tracks_there():
-    """The erasure knows the course's own files without git (a zip download) by its list,
-    COURSE_FILES: a file the course ships in grader/ must be in it, or an example id in it
-    would stop every erasure of that learner; one the course no longer ships must leave it, or
-    a teacher's file of that name would never be searched. To write it again, from grader/:
-    ``git ls-files > grading/privacy/course_files.txt``."""
-    import subprocess
-
-    from grading.privacy.learner_places import COURSE_FILES, SHIPPED
+    """The erasure knows the course's own files by their content (course_files.txt, with or
+    without git): a file the course ships in grader/ must be listed as it is, or an example id
+    in it would stop every erasure of that learner; a file changed or gone must change or leave
+    the list, or a teacher's file of that content would not be searched. To write it again,
+    from grader/: ``python -m grading.privacy.course_files``."""
+    from grading.privacy.course_files import LIST, listing
     from helpers import REPO
 
-    proc = subprocess.run(
-        ["git", "ls-files", "-z"],
-        cwd=REPO / "grader",
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    tracked = [name for name in proc.stdout.split("\0") if name]
-    assert tracked and sorted(tracked) == sorted(COURSE_FILES.read_text().splitlines())
-    assert {PurePosixPath(name).parts[0] for name in tracked} == SHIPPED
+    assert LIST.read_text(encoding="utf-8") == listing(REPO / "grader")
 
 
 @pytest.mark.slow

@@ -18,7 +18,6 @@ import json
 import lzma
 import re
 import sqlite3
-import subprocess
 import tarfile
 import unicodedata
 import urllib.error
@@ -60,6 +59,7 @@ from ..french.system_reason import french_reason
 from ..runs.known_failures import FILE_NAME as FAILURES_FILE
 from ..runs.nbgrader_run import tools_on_path
 from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
+from .course_files import LIST, course_digests, digest
 from .erasure_register import KEY_NAME, REGISTER_NAME, class_registers
 
 __all__ = [
@@ -72,8 +72,6 @@ __all__ = [
     "hub_request",
     "BY_HAND",
     "REDACTED",
-    "COURSE_FILES",
-    "SHIPPED",
     "mention_pattern",
     "roster_students",
     "scan",
@@ -711,20 +709,6 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
         out.add("dossier personnel", home, "", "home", home)
 
 
-# what the course ships at the top of grader/ (its code, settings and documentation: every
-# entry git tracks there, test_erase_attacks checks it): never a learner's data as shipped,
-# whatever example id its text names
-SHIPPED = {
-    "grading",
-    "templates",
-    "submissions",
-    "hub",
-    "Makefile",
-    "README.md",
-    "grader.mk",
-    "nbgrader_config.py",
-}
-_NOT_DATA = SHIPPED | {".git", "__pycache__", ".ipynb_checkpoints"}
 SQLITE_MAGIC, _ZIP = b"SQLite format 3\x00", (b"PK\x03\x04", b"PK\x05\x06")
 # a compressed stream (gzip, bzip2, xz) by its first bytes, and how to open it
 _STREAMS = {
@@ -800,35 +784,13 @@ def _whose(ctx: Context, file: Path) -> str | None:
     return None
 
 
-def _tracked(folder: Path, *flags: str) -> set[Path]:
-    """The files git tracks under `folder` (``-m``: those changed since); none without git."""
-    command = ["git", "ls-files", "-z", *flags]
-    try:
-        proc = subprocess.run(command, cwd=folder, capture_output=True, timeout=60, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return set()
-    if proc.returncode != 0:
-        return set()
-    names = proc.stdout.decode("utf-8", errors="surrogateescape").split("\0")
-    return {(folder / name).resolve() for name in names if name}
-
-
-COURSE_FILES = Path(__file__).with_name("course_files.txt")  # `git ls-files` in grader/
-
-
-def _course_files() -> list[str]:
-    """The files the course ships in grader/, by their path there (test_erase_attacks checks
-    the list against git)."""
-    return COURSE_FILES.read_text(encoding="utf-8").splitlines()
-
-
 def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     """Every other file of the class folder, archives member by member, for a mention (a
     classmate's answer, a log line), named with its file and cell. Logs are cleaned; other
     mentions only with ``--caviarder``, as text, in the data folders (``PLACES``): a file that
     is not text (a rewrite would corrupt it) or outside them (not class data) is the teacher's
     to fix by hand, and no proof while it holds them. Not searched: the course's own files as
-    it ships them, outside the data folders."""
+    it ships them (``course_files``), outside the data folders."""
     classmates, released = ctx.classmates, ctx.released_lines
     pattern = mention_pattern(who, others=classmates, released=released)
     # a log line: « 'first_name': 'Ben' »
@@ -846,35 +808,27 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     skip |= {(r.folder / name).resolve() for r in registers for name in (REGISTER_NAME, KEY_NAME)}
     top = ctx.dirs.grader_dir
     data_places = {p.folder(ctx.dirs).resolve() for p in PLACES if p.key != "backups"}
-    # the course's files: what git tracks, or without git (a zip) what COURSE_FILES names. A
-    # file beside them (a class list in hub/, a script) is the teacher's, searched; so is, in
-    # a clone, one the teacher changed (students noted in nbgrader_config.py)
-    tracked = _tracked(top) or {(top / name).resolve() for name in _course_files()}
-    resolved = top.resolve()
-    versioned = {p.relative_to(resolved).parts[0] for p in tracked if p.is_relative_to(resolved)}
-    versioned &= SHIPPED
-    tracked -= _tracked(top, "-m")
+    skip.add(LIST.resolve())
 
-    def walk(folder: Path, in_place: bool, shipped: bool = False):
+    def walk(folder: Path, in_place: bool):
         for child in sorted(folder.iterdir()):
             if child.is_symlink() or child.resolve() in skip:
                 continue
-            if folder == top and child.name in _NOT_DATA and child.name not in versioned:
-                continue
-            if shipped and child.name in ("__pycache__", ".ipynb_checkpoints"):
-                continue  # the course's compiled code, Jupyter's copies of the files it ships
+            if child.name in (".git", "__pycache__"):
+                continue  # git's own store; compiled code (its source is searched)
             here = in_place or child.resolve() in data_places
             if child.is_dir():
-                yield from walk(child, here, shipped or (folder == top and child.name in SHIPPED))
+                yield from walk(child, here)
             elif child.is_file():
-                if not here and child.resolve() in tracked:
-                    continue  # the course's files, as git has them
                 yield child, here
 
+    shipped = course_digests()  # the course's files as it ships them: never a mention
     for file, in_place in walk(top, False):
         try:
             data = file.read_bytes()
         except OSError:
+            continue
+        if not in_place and digest(data) in shipped:
             continue
         if file.suffix.lower() == ".zip" and data.startswith(_ZIP):
             if _scan_class_zip(file, data, own_members.get(file, set()), pattern, out, in_place):

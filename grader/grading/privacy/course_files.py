@@ -1,0 +1,51 @@
+"""The course's own files in grader/, by content: how the erasure tells them from a teacher's.
+
+A file the course ships as it ships it (the README names « ana » as an example) is no mention
+of a learner; a file beside it (a class list in hub/, a script), a course file the teacher
+changed (committed or not, with or without git: a course downloaded as a zip) or Jupyter's
+checkpoint of a class list is searched. ``course_files.txt`` lists the SHA-256 of every file
+git tracks in grader/ (line ends as LF: a Windows checkout gives the same digests);
+``python -m grading.privacy.course_files``, from grader/, writes it again, and
+test_erase_attacks checks it against git.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+
+__all__ = ["LIST", "course_digests", "digest", "listing", "main"]
+
+LIST = Path(__file__).with_name("course_files.txt")
+
+
+def digest(data: bytes) -> str:
+    """The SHA-256 of `data`, its CRLF line ends read as LF."""
+    return hashlib.sha256(data.replace(b"\r\n", b"\n")).hexdigest()
+
+
+def course_digests() -> set[str]:
+    """The digests the list holds (``<sha256>  <path>`` per line; the path is for people)."""
+    return {line.split()[0] for line in LIST.read_text(encoding="utf-8").splitlines() if line}
+
+
+def listing(grader: Path) -> str:
+    """The list's text for what git tracks in `grader` (the list itself left out)."""
+    names = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=grader, capture_output=True, check=True
+    ).stdout.decode()
+    mine = LIST.resolve()
+    files = sorted(n for n in names.split("\0") if n and (grader / n).resolve() != mine)
+    return "".join(f"{digest((grader / n).read_bytes())}  {n}\n" for n in files)
+
+
+def main() -> int:
+    grader = Path.cwd()
+    LIST.write_text(listing(grader), encoding="utf-8")
+    print(f"{LIST}\u00a0: {len(LIST.read_text().splitlines())} fichiers du cours")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
