@@ -1153,3 +1153,136 @@ def test_a_class_list_beside_the_hubs_recipes_is_searched_when_git_will_not_answ
     assert kept.is_file() and b"ana.martin" in kept.read_bytes()  # she is still there
     assert "classe.csv" in out, out
     assert proc.returncode != 0, out
+
+
+def _git(course: Path, *args: str) -> None:
+    import subprocess
+
+    git = ("git", "-c", "user.name=prof", "-c", "user.email=prof@exemple.fr")
+    subprocess.run([*git, *args], cwd=course, check=True, capture_output=True)
+
+
+def test_a_course_file_the_teacher_changed_and_staged_is_searched(petite_classe):
+    """Review2: in a clone, a course file the teacher changed is searched only while git says
+    it is modified in the work tree (``git ls-files -m``): once the teacher runs ``git add``
+    (or commits the change in her fork), the note naming ana in nbgrader_config.py is « as git
+    has it » and never searched, « Preuve faite » while it names her. The README promises « dans
+    un clone git, un fichier du cours que vous avez modifié (une note ajoutée à
+    nbgrader_config.py) l'est aussi ». Control: the same note unstaged is named."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    grader, course = c["grader"], c["grader"].parent
+    config = grader / "nbgrader_config.py"
+    _git(course, "init", "-q")
+    _git(course, "add", "grader")
+    _git(course, "commit", "-qm", "le cours tel qu'il est livré")
+    shipped = config.read_bytes()
+    assert not re.search(rb"\bana\b", shipped)
+    config.write_bytes(shipped + b"\n# ana : tiers-temps, voir avec la vie scolaire\n")
+    with pytest.raises(ErasureError, match="nbgrader_config.py"):  # control: unstaged, named
+        _erase(c, "ana")
+    _git(course, "add", "grader/nbgrader_config.py")  # the same change, staged
+    with pytest.raises(ErasureError, match="nbgrader_config.py"):
+        _erase(c, "ana")
+    assert (grader / "submitted" / "ana").is_dir()  # nothing erased while she remains there
+
+
+def test_a_class_list_the_teacher_committed_in_her_clone_is_searched(petite_classe):
+    """Review2: in a clone, « the course's files » are whatever git tracks, so a class list the
+    teacher commits in her own fork (grader/hub/classe.csv, kept with the hub's recipes as
+    ADMIN.md shows) is taken for the course's and never searched: « Preuve faite » while it
+    names ana. The course's own list (COURSE_FILES) does not name it. Control: the same file
+    untracked is named."""
+    from grading.erase_learner import ErasureError
+    from grading.privacy.learner_places import COURSE_FILES
+
+    c = petite_classe
+    grader, course = c["grader"], c["grader"].parent
+    kept = grader / "hub" / "classe.csv"
+    assert "hub/classe.csv" not in COURSE_FILES.read_text(encoding="utf-8").splitlines()
+    kept.write_text("id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n", encoding="utf-8")
+    _git(course, "init", "-q")
+    _git(course, "add", "grader/grading", "grader/hub/roster.py", "grader/nbgrader_config.py")
+    _git(course, "commit", "-qm", "le cours tel qu'il est livré")
+    with pytest.raises(ErasureError, match="classe.csv"):  # control: untracked, named
+        _erase(c, "ana")
+    _git(course, "add", "grader/hub/classe.csv")
+    _git(course, "commit", "-qm", "ma classe")
+    with pytest.raises(ErasureError, match="classe.csv"):
+        _erase(c, "ana")
+    assert (grader / "submitted" / "ana").is_dir()
+
+
+def test_a_teachers_file_in_a_shipped_folder_is_searched_when_her_repo_tracks_one_file(
+    petite_classe,
+):
+    """Review2: a course downloaded as a zip, then kept in the teacher's own git repository
+    where she versions only her settings (grader/nbgrader_config.py): git's list, not
+    COURSE_FILES, now decides, and every shipped entry git does not track (hub/, templates/…)
+    is skipped whole, so her class list grader/hub/classe.csv naming ana gets « Preuve faite ».
+    Control: without that repository (the zip as downloaded) the same file is named."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    grader, course = c["grader"], c["grader"].parent
+    kept = grader / "hub" / "classe.csv"
+    kept.write_text("id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n", encoding="utf-8")
+    with pytest.raises(ErasureError, match="classe.csv"):  # control: no git, named
+        _erase(c, "ana")
+    _git(course, "init", "-q")
+    _git(course, "add", "grader/nbgrader_config.py")
+    _git(course, "commit", "-qm", "mes réglages")
+    with pytest.raises(ErasureError, match="classe.csv"):
+        _erase(c, "ana")
+    assert (grader / "submitted" / "ana").is_dir()
+
+
+def test_jupyters_copy_of_a_teachers_class_list_is_searched(petite_classe):
+    """Review2: a class list the teacher keeps in grader/hub/ and opens in JupyterLab leaves
+    its checkpoint, hub/.ipynb_checkpoints/classe-checkpoint.csv, a copy of her file (not of
+    the course's): every .ipynb_checkpoints of a shipped folder is skipped, so once she deletes
+    classe.csv as told, « Preuve faite » while the copy still names ana. Control: the file
+    itself is named."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    grader = c["grader"]
+    kept = grader / "hub" / "classe.csv"
+    kept.write_text("id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n", encoding="utf-8")
+    checkpoint = grader / "hub" / ".ipynb_checkpoints" / "classe-checkpoint.csv"
+    checkpoint.parent.mkdir()
+    shutil.copy(kept, checkpoint)
+    with pytest.raises(ErasureError, match="classe.csv"):  # control: her file is named
+        _erase(c, "ana")
+    kept.unlink()  # what the refusal tells her to do
+    with pytest.raises(ErasureError, match="classe-checkpoint.csv"):
+        _erase(c, "ana")
+    assert (grader / "submitted" / "ana").is_dir()
+
+
+@pytest.mark.slow
+def test_a_damaged_list_of_the_course_files_is_refused_in_french(petite_classe):
+    """Review2: in a course without git, the erasure reads COURSE_FILES as UTF-8; a damaged
+    list (bytes that are not UTF-8, a folder in its place) stopped `make oublier-eleve` with a
+    Python traceback (UnicodeDecodeError, IsADirectoryError) where the teacher must read
+    French. Control: a missing list is refused in French already."""
+    c = petite_classe
+    grader = c["grader"]
+    listed = grader / "grading" / "privacy" / "course_files.txt"
+    good = listed.read_bytes()
+    common = ("oublier-eleve", "ID=ana", "ELEVES=grader/eleves.csv", "TEMOIN=cyr")
+    common += (f"ECHANGE={c['exchange']}",)
+    listed.unlink()
+    proc = _make_from(c, "", *common)
+    assert proc.returncode == 2 and "course_files.txt" in proc.stderr, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    listed.write_bytes(good.replace(b"README.md", "R\u00c9ADME.md".encode("latin-1")))
+    proc = _make_from(c, "", *common)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and "✘" in proc.stderr, proc.stderr
+    listed.unlink()
+    listed.mkdir()
+    proc = _make_from(c, "", *common)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and "✘" in proc.stderr, proc.stderr
