@@ -117,3 +117,35 @@ def test_a_course_folder_that_is_not_there_is_one_french_sentence(tmp_path):
         assert proc.returncode == 2, proc
         assert proc.stderr.strip().endswith(f"dossier du cours introuvable{NBSP}: {absent}"), proc
         assert "Traceback" not in proc.stderr and not absent.exists()
+
+
+def test_collect_before_the_class_is_registered_makes_no_gradebook(tmp_path):
+    """Review2 (89a5214 says no reader creates a gradebook): ``make collect`` still does, through
+    stock ``nbgrader collect`` (its ``Gradebook(db_url)`` for the due date): run before ``make
+    students``, or after the gradebook was lost, it leaves an empty gradebook.db, and ``make
+    grade`` then says « inscrivez d'abord la classe » instead of « introuvable ; restaurez la
+    dernière sauvegarde »: a lost gradebook is masked, the restore hint gone. Control: the
+    collect itself succeeds and says there was nothing to collect."""
+    here = copy_course(tmp_path / "cours")
+    exchange = tmp_path / "echange"
+    (exchange / "memoire-tuteur" / "inbound").mkdir(parents=True)
+    gradebook = here / "gradebook.db"
+    assert not gradebook.exists()
+    proc = grading(here, "collect", "oublier", f"--Exchange.root={exchange}")
+    assert proc.returncode == 0 and "aucun rendu déposé" in proc.stdout, proc
+    assert not gradebook.exists(), "make collect a créé un carnet de notes vide"
+
+
+def test_collect_with_a_damaged_gradebook_is_refused_in_french(tmp_path):
+    """Review2: ``make collect`` reads the registered students (``registered_students``) after
+    nbgrader's run, with no check of the gradebook first: a damaged gradebook (a truncated
+    file) ends the command on a Python traceback (GradebookError) where the teacher must read
+    one French refusal with the restore hint, as ``make grade`` and ``make export`` give."""
+    here = copy_course(tmp_path / "cours")
+    exchange = tmp_path / "echange"
+    (exchange / "memoire-tuteur" / "inbound").mkdir(parents=True)
+    (here / "gradebook.db").write_bytes(b"SQLite format 3\x00" + b"\x00" * 84)
+    proc = grading(here, "collect", "oublier", f"--Exchange.root={exchange}")
+    assert proc.returncode != 0, proc
+    assert "carnet de notes" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
