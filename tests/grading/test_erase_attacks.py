@@ -1286,3 +1286,30 @@ def test_a_damaged_list_of_the_course_files_is_refused_in_french(petite_classe):
     proc = _make_from(c, "", *common)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr and "✘" in proc.stderr, proc.stderr
+
+
+def test_a_changed_course_file_is_searched_in_a_clone_owned_by_another_account(petite_classe):
+    """Review2: git refuses to read a clone owned by another account (« dubious ownership »,
+    git 2.35.2 and later: a class folder of the shared grading account, the erasure run by root
+    or the teacher); ``git ls-files`` then fails, the erasure falls back on COURSE_FILES as for a
+    zip, and a course file the teacher changed (a note naming ana in nbgrader_config.py) is no
+    longer searched: « Preuve faite » in a clone, where the README promises it is named.
+    Control: the same clone owned by the account that runs the erasure names it."""
+    import os
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    grader, course = c["grader"], c["grader"].parent
+    config = grader / "nbgrader_config.py"
+    _git(course, "init", "-q")
+    _git(course, "add", "grader")
+    _git(course, "commit", "-qm", "le cours tel qu'il est livré")
+    config.write_bytes(config.read_bytes() + b"\n# ana : tiers-temps\n")
+    with pytest.raises(ErasureError, match="nbgrader_config.py"):  # control: her own clone
+        _erase(c, "ana")
+    for path in [course, *course.rglob("*")]:
+        os.lchown(path, 4242, 4242)  # the shared grading account's clone (as root, as make test)
+    with pytest.raises(ErasureError, match="nbgrader_config.py"):
+        _erase(c, "ana")
+    assert (grader / "submitted" / "ana").is_dir()
