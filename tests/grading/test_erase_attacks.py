@@ -1313,3 +1313,30 @@ def test_a_changed_course_file_is_searched_in_a_clone_owned_by_another_account(p
     with pytest.raises(ErasureError, match="nbgrader_config.py"):
         _erase(c, "ana")
     assert (grader / "submitted" / "ana").is_dir()
+
+
+def test_the_documented_way_to_write_the_course_files_list_keeps_an_accented_name(tmp_path):
+    """Review2: CONTRIBUTING.md (and the list's check) tell the maintainer to write
+    COURSE_FILES with ``git ls-files > grading/privacy/course_files.txt`` from grader/; git
+    quotes a name that is not ASCII (core.quotePath: ``"submissions/\\303\\251l\\303\\250ve.md"``),
+    so the first course file with an accent (a sample named after « élève ») is listed under
+    a name no file has: the check then fails and the documented remedy cannot make it pass,
+    and a list written so would let that file, in a zip course, stop the erasure of any id it
+    names. The recipe, read from CONTRIBUTING.md, run in a repository holding such a file,
+    must list it by its own name."""
+    import subprocess
+
+    from helpers import REPO
+
+    text = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    (recipe,) = set(re.findall(r"`(git [^`]*> grading/privacy/course_files\.txt)`", text))
+    grader = tmp_path / "depot" / "grader"
+    (grader / "grading" / "privacy").mkdir(parents=True)
+    (grader / "submissions").mkdir()
+    (grader / "submissions" / "élève.md").write_text("ana\n", encoding="utf-8")
+    (grader / "README.md").write_text("cours\n", encoding="utf-8")
+    _git(grader.parent, "init", "-q")
+    _git(grader.parent, "add", "grader")
+    subprocess.run(recipe, shell=True, cwd=grader, check=True)
+    listed = (grader / "grading" / "privacy" / "course_files.txt").read_text(encoding="utf-8")
+    assert sorted(listed.splitlines()) == ["README.md", "submissions/élève.md"], listed
