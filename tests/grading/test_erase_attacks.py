@@ -1340,3 +1340,25 @@ def test_the_documented_way_to_write_the_course_files_list_keeps_an_accented_nam
     subprocess.run(recipe, shell=True, cwd=grader, check=True)
     listed = (grader / "grading" / "privacy" / "course_files.txt").read_text(encoding="utf-8")
     assert sorted(listed.splitlines()) == ["README.md", "submissions/élève.md"], listed
+
+
+def test_a_course_file_the_teacher_keeps_out_of_her_commits_is_searched(petite_classe):
+    """Review2: the usual way to keep local settings out of one's commits, ``git update-index
+    --skip-worktree grader/nbgrader_config.py`` (or ``--assume-unchanged``), hides the change
+    from ``git ls-files -m`` too: her note naming ana there is never searched, « Preuve faite ».
+    Control: the same change without the flag is named."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    grader, course = c["grader"], c["grader"].parent
+    config = grader / "nbgrader_config.py"
+    _git(course, "init", "-q")
+    _git(course, "add", "grader")
+    _git(course, "commit", "-qm", "le cours tel qu'il est livré")
+    config.write_bytes(config.read_bytes() + b"\n# ana : tiers-temps\n")
+    with pytest.raises(ErasureError, match="nbgrader_config.py"):  # control: named
+        _erase(c, "ana")
+    _git(course, "update-index", "--skip-worktree", "grader/nbgrader_config.py")
+    with pytest.raises(ErasureError, match="nbgrader_config.py"):
+        _erase(c, "ana")
+    assert (grader / "submitted" / "ana").is_dir()
