@@ -1195,12 +1195,12 @@ def test_a_class_list_the_teacher_committed_in_her_clone_is_searched(petite_clas
     names ana. The course's own list (COURSE_FILES) does not name it. Control: the same file
     untracked is named."""
     from grading.erase_learner import ErasureError
-    from grading.privacy.learner_places import COURSE_FILES
+    from grading.privacy.course_files import LIST
 
     c = petite_classe
     grader, course = c["grader"], c["grader"].parent
     kept = grader / "hub" / "classe.csv"
-    assert "hub/classe.csv" not in COURSE_FILES.read_text(encoding="utf-8").splitlines()
+    assert "  hub/classe.csv\n" not in LIST.read_text(encoding="utf-8")
     kept.write_text("id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n", encoding="utf-8")
     _git(course, "init", "-q")
     _git(course, "add", "grader/grading", "grader/hub/roster.py", "grader/nbgrader_config.py")
@@ -1316,30 +1316,27 @@ def test_a_changed_course_file_is_searched_in_a_clone_owned_by_another_account(p
 
 
 def test_the_documented_way_to_write_the_course_files_list_keeps_an_accented_name(tmp_path):
-    """Review2: CONTRIBUTING.md (and the list's check) tell the maintainer to write
-    COURSE_FILES with ``git ls-files > grading/privacy/course_files.txt`` from grader/; git
-    quotes a name that is not ASCII (core.quotePath: ``"submissions/\\303\\251l\\303\\250ve.md"``),
-    so the first course file with an accent (a sample named after « élève ») is listed under
-    a name no file has: the check then fails and the documented remedy cannot make it pass,
-    and a list written so would let that file, in a zip course, stop the erasure of any id it
-    names. The recipe, read from CONTRIBUTING.md, run in a repository holding such a file,
-    must list it by its own name."""
-    import subprocess
+    """Review2: the first recipe for the list, ``git ls-files > …``, quoted a name that is not
+    ASCII (core.quotePath: ``"submissions/\\303\\251l\\303\\250ve.md"``), so a course file with
+    an accent was listed under a name no file has. The recipe CONTRIBUTING.md gives now,
+    ``python -m grading.privacy.course_files``, lists each file by its own name, with the
+    digest of its content, line ends read as LF."""
+    import hashlib
 
+    from grading.privacy.course_files import listing
     from helpers import REPO
 
     text = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
-    (recipe,) = set(re.findall(r"`(git [^`]*> grading/privacy/course_files\.txt)`", text))
+    assert "`python -m grading.privacy.course_files`" in text
     grader = tmp_path / "depot" / "grader"
-    (grader / "grading" / "privacy").mkdir(parents=True)
-    (grader / "submissions").mkdir()
-    (grader / "submissions" / "élève.md").write_text("ana\n", encoding="utf-8")
+    (grader / "submissions").mkdir(parents=True)
+    (grader / "submissions" / "élève.md").write_bytes(b"ana\r\n")
     (grader / "README.md").write_text("cours\n", encoding="utf-8")
     _git(grader.parent, "init", "-q")
     _git(grader.parent, "add", "grader")
-    subprocess.run(recipe, shell=True, cwd=grader, check=True)
-    listed = (grader / "grading" / "privacy" / "course_files.txt").read_text(encoding="utf-8")
-    assert sorted(listed.splitlines()) == ["README.md", "submissions/élève.md"], listed
+    lf = hashlib.sha256(b"ana\n").hexdigest()
+    readme = hashlib.sha256(b"cours\n").hexdigest()
+    assert listing(grader) == f"{readme}  README.md\n{lf}  submissions/élève.md\n"
 
 
 def test_a_course_file_the_teacher_keeps_out_of_her_commits_is_searched(petite_classe):

@@ -33,8 +33,8 @@ import pwd
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterable
-from contextlib import suppress
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,6 +105,19 @@ def _utc(seconds: float) -> datetime.datetime:
 
 def _utc_text(moment: datetime.datetime, fmt: str) -> str:
     return moment.replace(tzinfo=datetime.UTC).strftime(fmt)
+
+
+@contextmanager
+def _gradebook(coursedir, course: str) -> Iterator[Gradebook | None]:
+    """nbgrader's gradebook, or None when its SQLite file does not exist: never created just to
+    be read (a lost gradebook would turn into an empty one, « register the class » instead of
+    « restore the backup »)."""
+    db_file = sqlite_path(coursedir.db_url)
+    if db_file is not None and not db_file.is_file():
+        yield None
+        return
+    with Gradebook(coursedir.db_url, course) as gb:
+        yield gb
 
 
 def assignment_notebooks(coursedir, gradebook: Gradebook | None = None) -> set[str] | None:
@@ -217,10 +230,11 @@ class OwnerCheckedCollect(ExchangeCollect):
             self.fail(f"Cours introuvable dans l'échange ({self.inbound_path}).")
         if not check_mode(self.inbound_path, read=True, execute=True):
             self.fail(f"Dossier de l'échange illisible ({self.inbound_path}).")
-        with Gradebook(self.coursedir.db_url, course) as gb:
-            self.duedate = None
-            with suppress(MissingEntry):
-                self.duedate = gb.find_assignment(assignment).duedate
+        self.duedate = None
+        with _gradebook(self.coursedir, course) as gb:
+            if gb is not None:
+                with suppress(MissingEntry):
+                    self.duedate = gb.find_assignment(assignment).duedate
             self.expected = assignment_notebooks(self.coursedir, gb)
         self.set_aside = []
         registers = class_registers(self.coursedir.db_url)
@@ -467,12 +481,8 @@ class CheckedReleaseFeedback(ExchangeReleaseFeedback):
 
     def copy_files(self) -> None:
         excluded = set(filter(None, self.coursedir.student_id_exclude.split(",")))
-        db_file = sqlite_path(self.coursedir.db_url)
-        if db_file is not None and not db_file.is_file():  # never created just to be read
-            expected = assignment_notebooks(self.coursedir)
-        else:
-            with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
-                expected = assignment_notebooks(self.coursedir, gb)
+        with _gradebook(self.coursedir, self.coursedir.course_id) as gb:
+            expected = assignment_notebooks(self.coursedir, gb)
         problems: list[str] = []
         # the pages are the course owner's (whoever runs the release: root may, for them)
         feedback = self.coursedir.format_path(self.coursedir.feedback_directory, ".", ".")

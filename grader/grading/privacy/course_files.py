@@ -27,14 +27,15 @@ def digest(data: bytes) -> str:
 
 def course_digests() -> set[str]:
     """The digests the list holds (``<sha256>  <path>`` per line; the path is for people)."""
-    return {line.split()[0] for line in LIST.read_text(encoding="utf-8").splitlines() if line}
+    lines = LIST.read_text(encoding="utf-8").splitlines()
+    return {line.split()[0] for line in lines if line.strip()}
 
 
 def listing(grader: Path) -> str:
     """The list's text for what git tracks in `grader` (the list itself left out)."""
     names = subprocess.run(
         ["git", "ls-files", "-z"], cwd=grader, capture_output=True, check=True
-    ).stdout.decode()
+    ).stdout.decode("utf-8", errors="surrogateescape")
     mine = LIST.resolve()
     files = sorted(n for n in names.split("\0") if n and (grader / n).resolve() != mine)
     return "".join(f"{digest((grader / n).read_bytes())}  {n}\n" for n in files)

@@ -822,7 +822,15 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             elif child.is_file():
                 yield child, here
 
-    shipped = course_digests()  # the course's files as it ships them: never a mention
+    try:
+        shipped = course_digests()  # the course's files as it ships them: never a mention
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = "pas en UTF-8" if isinstance(exc, UnicodeDecodeError) else french_reason(exc)
+        raise ErasureError(
+            f"La liste des fichiers du cours est illisible ({LIST}\u00a0: {reason})\u00a0: sans "
+            "elle, cette commande ne distingue pas vos fichiers de ceux du cours. Reprenez-la du "
+            "cours (git checkout, ou l'archive téléchargée). Rien n'a été effacé."
+        ) from None
     for file, in_place in walk(top, False):
         try:
             data = file.read_bytes()
