@@ -54,7 +54,7 @@ def formgrader_url(tmp_path):
 def test_make_formgrader_lists_the_tp_for_the_instructor(formgrader_url):
     url, log = formgrader_url
     echoed = log.read_text().split("[", 1)[0]  # make's echo of the command, before the log
-    assert '/jupyter" lab' in echoed and "--IdentityProvider.token=" in echoed  # LAB_ARGS
+    assert "/jupyter' lab" in echoed and "--IdentityProvider.token=" in echoed  # LAB_ARGS
     assert ("--allow-root" in echoed) == (os.geteuid() == 0)
     status, body = _get(f"{url}/formgrader/api/assignments")
     assert status == 200
