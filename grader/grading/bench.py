@@ -47,7 +47,8 @@ def _lab_course(course: CourseDirs, base: Path, n: int) -> Path:
     """The course's own configuration, its folders in `base` (as ``make demo-grading``)."""
     grader = base / "labo"
     grader.mkdir()
-    (grader / CONFIG).write_text(demo_config(course.grader_dir / CONFIG, grader), encoding="utf-8")
+    config = demo_config(course.grader_dir / CONFIG, grader, course.root)
+    (grader / CONFIG).write_text(config, encoding="utf-8")
     _nbgrader(grader, "generate_assignment", "oublier")
     answers = [text for name, text in samples(course.root).items() if name not in SLOW_ON_PURPOSE]
     release = grader / "release" / "oublier" / "oublier.ipynb"

@@ -4,6 +4,7 @@ course's configuration, its own folders: graded as the class, the class untouche
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -25,11 +26,13 @@ DEMO_FOLDER = "demo"
 MARKER = '"""Demo course of make demo-grading (grading.demo), generated and safe to delete."""'
 
 
-def demo_config(course_config: Path, demo: Path) -> str:
-    """The demo's nbgrader_config.py: the course's configuration, the demo's folders."""
+def demo_config(course_config: Path, demo: Path, root: Path) -> str:
+    """The demo's nbgrader_config.py: the course's configuration, the demo's folders. Written
+    relative to the course's `root`: nbgrader escapes the root in its regular expressions, not
+    an absolute folder (a checkout named ``cours $(x)`` matched nothing)."""
     lines = [MARKER, "", "c = get_config()", f"load_subconfig({str(course_config)!r})"]
     for name in ("release", "submitted", "autograded", "feedback", "solution"):
-        lines.append(f"c.CourseDirectory.{name}_directory = {str(demo / name)!r}")
+        lines.append(f"c.CourseDirectory.{name}_directory = {os.path.relpath(demo / name, root)!r}")
     db_url = f"sqlite:///{demo / 'gradebook.db'}"
     lines.append(f"c.CourseDirectory.db_url = {db_url!r}")
     lines.append(f"c.ZipCollectApp.downloaded_directory = {str(demo / 'downloaded')!r}\n")
@@ -50,7 +53,7 @@ def run_demo(
             "touché. Déplacez-le ou renommez-le pour lancer la démonstration."
         )
     demo.mkdir(exist_ok=True)
-    config.write_text(demo_config(course.grader_dir / CONFIG, demo), encoding="utf-8")
+    config.write_text(demo_config(course.grader_dir / CONFIG, demo, course.root), encoding="utf-8")
     dirs = course_dirs(demo)
     args = ["generate_assignment", ASSIGNMENT, "--force", "--log-level=WARN"]
     run = run_quiet(dirs.grader_dir, args, dirs.log_file(args[0]))

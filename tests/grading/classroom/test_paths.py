@@ -173,7 +173,8 @@ def test_the_demo_course_has_its_own_folders_and_the_course_s_settings(course_fo
     grader = (course_folder / "grader").resolve()
     demo = grader / "demo"
     demo.mkdir()
-    (demo / "nbgrader_config.py").write_text(demo_config(grader / "nbgrader_config.py", demo))
+    config = demo_config(grader / "nbgrader_config.py", demo, course_folder.resolve())
+    (demo / "nbgrader_config.py").write_text(config)
     dirs = course_dirs(demo)
     assert dirs.root == course_folder.resolve() and dirs.source == dirs.root / "solutions"
     for folder in (dirs.submitted, dirs.autograded, dirs.feedback, dirs.release):
