@@ -135,8 +135,10 @@ def stored_id_problem(value: str) -> str | None:
 
 # a student registered by hand has a name, an e-mail or no submission; one nbgrader registers
 # while grading has none
+# a student with a name or an e-mail, portably (`||` is OR in MySQL, not a concatenation)
 REGISTERED = (
-    "SELECT id, coalesce(first_name, '') || coalesce(last_name, '') || coalesce(email, ''), "
+    "SELECT id, CASE WHEN coalesce(first_name, '') <> '' OR coalesce(last_name, '') <> '' "
+    "OR coalesce(email, '') <> '' THEN 1 ELSE 0 END, "
     "(SELECT count(*) FROM submitted_assignment WHERE student_id = student.id) FROM student"
 )
 
