@@ -82,6 +82,13 @@ def _erase(c, sid: str, control: str = "cyr", roster: Path | None = None):
     return erase(sid, _setup(c, roster), confirm=True, control=control)
 
 
+def _git(course: Path, *args: str) -> None:
+    import subprocess
+
+    git = ("git", "-c", "user.name=prof", "-c", "user.email=prof@exemple.fr")
+    subprocess.run([*git, *args], cwd=course, check=True, capture_output=True)
+
+
 @pytest.mark.slow
 def test_a_classmates_file_named_after_the_learner_is_kept(petite_classe):
     """ben names a file of his « ana.ipynb » (or the LMS extracted it so): erasing ana deletes
@@ -907,7 +914,6 @@ def test_a_teachers_file_inside_a_shipped_folder_of_a_git_clone_is_searched(peti
     ``cours-roster verifier classe.csv``), grader/hub/classe.csv naming ana, got « Preuve
     faite ». In a git clone what git does not track there is the teacher's: searched, named
     for the teacher; the course's own files there (ADMIN.md names « ana ») stay out."""
-    import subprocess
 
     from grading.erase_learner import ErasureError
     from helpers import REPO
@@ -916,10 +922,9 @@ def test_a_teachers_file_inside_a_shipped_folder_of_a_git_clone_is_searched(peti
     grader, course = c["grader"], c["grader"].parent
     (grader / "hub").mkdir(exist_ok=True)
     shutil.copy(REPO / "grader" / "hub" / "ADMIN.md", grader / "hub" / "ADMIN.md")
-    git = ("git", "-c", "user.name=prof", "-c", "user.email=prof@exemple.fr")
-    subprocess.run([*git, "init", "-q"], cwd=course, check=True)
-    subprocess.run([*git, "add", "grader/hub", "grader/templates"], cwd=course, check=True)
-    subprocess.run([*git, "commit", "-qm", "cours"], cwd=course, check=True)
+    _git(course, "init", "-q")
+    _git(course, "add", "grader/hub", "grader/templates")
+    _git(course, "commit", "-qm", "cours")
     assert re.search(rb"\bana\b", (grader / "hub" / "ADMIN.md").read_bytes())
     compiled = grader / "hub" / "__pycache__" / "roster.cpython-311.pyc"  # untracked, the course's
     compiled.parent.mkdir()
@@ -942,17 +947,15 @@ def test_a_course_file_the_teacher_changed_and_a_teachers_script_are_searched(pe
     .py outside the data folders counted as the course's code) were never searched: « Preuve
     faite » while they named her. Both are named for the teacher now; the control: the same
     files as the course ships them, and no script, are no mention."""
-    import subprocess
 
     from grading.erase_learner import ErasureError
 
     c = petite_classe
     grader, course = c["grader"], c["grader"].parent
     config = grader / "nbgrader_config.py"
-    git = ("git", "-c", "user.name=prof", "-c", "user.email=prof@exemple.fr")
-    subprocess.run([*git, "init", "-q"], cwd=course, check=True)
-    subprocess.run([*git, "add", "grader/nbgrader_config.py"], cwd=course, check=True)
-    subprocess.run([*git, "commit", "-qm", "cours"], cwd=course, check=True)
+    _git(course, "init", "-q")
+    _git(course, "add", "grader/nbgrader_config.py")
+    _git(course, "commit", "-qm", "cours")
     shipped = config.read_bytes()
     assert not re.search(rb"\bana\b", shipped)
     config.write_bytes(shipped + b"\n# ana : tiers-temps, voir avec la vie scolaire\n")
@@ -999,17 +1002,15 @@ def test_a_course_file_the_teacher_changed_and_committed_is_still_searched(petit
     has them », never searched, and ``make oublier-eleve ID=ana CONFIRMER=1`` erases her and says
     « Preuve faite » while both still name her. The positive control: the same files, changed
     but not yet committed, are named by the dry run."""
-    import subprocess
 
     from grading_course import grading
 
     c = petite_classe
     grader, course = c["grader"], c["grader"].parent
     config = grader / "nbgrader_config.py"
-    git = ("git", "-c", "user.name=prof", "-c", "user.email=prof@exemple.fr")
-    subprocess.run([*git, "init", "-q"], cwd=course, check=True)
-    subprocess.run([*git, "add", "grader/nbgrader_config.py"], cwd=course, check=True)
-    subprocess.run([*git, "commit", "-qm", "cours"], cwd=course, check=True)
+    _git(course, "init", "-q")
+    _git(course, "add", "grader/nbgrader_config.py")
+    _git(course, "commit", "-qm", "cours")
     config.write_bytes(config.read_bytes() + b"\n# ana : tiers-temps, voir avec la vie scolaire\n")
     base = ("erase_learner", "--eleves", str(c["roster"]), "--echange", str(c["exchange"]))
     # positive control: changed, not committed, the dry run names it
@@ -1017,8 +1018,8 @@ def test_a_course_file_the_teacher_changed_and_committed_is_still_searched(petit
     assert "nbgrader_config.py" in dry.stdout + dry.stderr, dry.stdout + dry.stderr
     # the teacher commits their class's settings and a script of theirs
     (grader / "notes.py").write_text('BONUS = {"ana": 2}\n', encoding="utf-8")
-    subprocess.run([*git, "add", "grader/notes.py"], cwd=course, check=True)
-    subprocess.run([*git, "commit", "-qam", "ma classe"], cwd=course, check=True)
+    _git(course, "add", "grader/notes.py")
+    _git(course, "commit", "-qam", "ma classe")
     proc = grading(grader, *base, "--temoin", "cyr", "--confirmer", "--", "ana")
     out = proc.stdout + proc.stderr
     assert re.search(rb"\bana\b", config.read_bytes())  # she is still named there
@@ -1137,10 +1138,9 @@ def test_a_class_list_beside_the_hubs_recipes_is_searched_when_git_will_not_answ
     grader, course = c["grader"], c["grader"].parent
     (grader / "hub").mkdir(exist_ok=True)
     shutil.copy(REPO / "grader" / "hub" / "ADMIN.md", grader / "hub" / "ADMIN.md")
-    git = ("git", "-c", "user.name=prof", "-c", "user.email=prof@exemple.fr")
-    subprocess.run([*git, "init", "-q"], cwd=course, check=True)
-    subprocess.run([*git, "add", "grader/hub"], cwd=course, check=True)
-    subprocess.run([*git, "commit", "-qm", "cours"], cwd=course, check=True)
+    _git(course, "init", "-q")
+    _git(course, "add", "grader/hub")
+    _git(course, "commit", "-qm", "cours")
     kept = grader / "hub" / "classe.csv"
     kept.write_text("id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n", encoding="utf-8")
     base = ("erase_learner", "--eleves", str(c["roster"]), "--echange", str(c["exchange"]))
@@ -1153,13 +1153,6 @@ def test_a_class_list_beside_the_hubs_recipes_is_searched_when_git_will_not_answ
     assert kept.is_file() and b"ana.martin" in kept.read_bytes()  # she is still there
     assert "classe.csv" in out, out
     assert proc.returncode != 0, out
-
-
-def _git(course: Path, *args: str) -> None:
-    import subprocess
-
-    git = ("git", "-c", "user.name=prof", "-c", "user.email=prof@exemple.fr")
-    subprocess.run([*git, *args], cwd=course, check=True, capture_output=True)
 
 
 def test_a_course_file_the_teacher_changed_and_staged_is_searched(petite_classe):
