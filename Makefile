@@ -23,7 +23,7 @@ space := $(subst ,, )
 abs = $(subst ␣,$(space),$(abspath $(subst $(space),␣,$(1))))
 
 .PHONY: lab test test-units test-fast test-browser test-hub test-classe lint bench system-deps setup setup-test notebooks clean
-.PHONY: lock bench-setup help recommencer
+.PHONY: lock bench-setup help recommencer course-files
 
 ## make help: every target and what it does (from the `##` comment that names it, in this
 ## Makefile and grader/grader.mk)
@@ -129,6 +129,11 @@ test: setup-test lint system-deps
 ## `make test`'s report ; best after a sequential `make test TEST_WORKERS=0`
 test-units:
 	$(call q,$(PY)) tests/unit_seconds.py $(call q,$(JUNIT))
+
+## make course-files: rewrites grader/grading/privacy/course_files.txt (the digests of the
+## course's files in grader/, how the erasure tells them from a teacher's) after a change there
+course-files: setup-test
+	$(call q,$(PY)) tests/course_files.py
 
 ## make test-fast: the inner loop: every test that takes under a few seconds (no browser, hub, nbgrader run, whole lesson or sandbox)
 test-fast: setup-test

@@ -415,6 +415,7 @@ RELATIVE_ONLY = {
     "system-deps",
     "test",
     "test-units",
+    "course-files",
     "test-fast",
     "test-browser",
     "test-hub",

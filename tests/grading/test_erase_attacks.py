@@ -839,8 +839,8 @@ def test_what_the_course_ships_in_grader_is_every_file_git_tracks_there():
     """The erasure knows the course's own files by their content (course_files.txt, with or
     without git): a file the course ships in grader/ must be listed as it is, or an example id
     in it would stop every erasure of that learner; a file changed or gone must change or leave
-    the list, or a teacher's file of that content would not be searched. To write it again,
-    from grader/: ``python -m grading.privacy.course_files``."""
+    the list, or a teacher's file of that content would not be searched. To write it again:
+    ``make course-files``."""
     from grading.privacy.course_files import LIST, listing
     from helpers import REPO
 
@@ -1312,7 +1312,7 @@ def test_the_documented_way_to_write_the_course_files_list_keeps_an_accented_nam
     """Review2: the first recipe for the list, ``git ls-files > …``, quoted a name that is not
     ASCII (core.quotePath: ``"submissions/\\303\\251l\\303\\250ve.md"``), so a course file with
     an accent was listed under a name no file has. The recipe CONTRIBUTING.md gives now,
-    ``python -m grading.privacy.course_files``, lists each file by its own name, with the
+    ``make course-files``, lists each file by its own name, with the
     digest of its content, line ends read as LF."""
     import hashlib
 
@@ -1320,7 +1320,7 @@ def test_the_documented_way_to_write_the_course_files_list_keeps_an_accented_nam
     from helpers import REPO
 
     text = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
-    assert "`python -m grading.privacy.course_files`" in text
+    assert "`make course-files`" in text
     grader = tmp_path / "depot" / "grader"
     (grader / "submissions").mkdir(parents=True)
     (grader / "submissions" / "élève.md").write_bytes(b"ana\r\n")

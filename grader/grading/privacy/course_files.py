@@ -5,8 +5,7 @@ of a learner; a file beside it (a class list in hub/, a script), a course file t
 changed (committed or not, with or without git: a course downloaded as a zip) or Jupyter's
 checkpoint of a class list is searched. ``course_files.txt`` lists the SHA-256 of every file
 git tracks in grader/ (line ends as LF: a Windows checkout gives the same digests);
-``python -m grading.privacy.course_files``, from grader/, writes it again, and
-test_erase_attacks checks it against git.
+``make course-files`` writes it again, and test_erase_attacks checks it against git.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import hashlib
 import subprocess
 from pathlib import Path
 
-__all__ = ["LIST", "course_digests", "digest", "listing", "main"]
+__all__ = ["LIST", "course_digests", "digest", "listing"]
 
 LIST = Path(__file__).with_name("course_files.txt")
 
@@ -39,14 +38,3 @@ def listing(grader: Path) -> str:
     mine = LIST.resolve()
     files = sorted(n for n in names.split("\0") if n and (grader / n).resolve() != mine)
     return "".join(f"{digest((grader / n).read_bytes())}  {n}\n" for n in files)
-
-
-def main() -> int:
-    grader = Path.cwd()
-    LIST.write_text(listing(grader), encoding="utf-8")
-    print(f"{LIST}\u00a0: {len(LIST.read_text().splitlines())} fichiers du cours")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
