@@ -1352,3 +1352,25 @@ def test_a_course_file_the_teacher_keeps_out_of_her_commits_is_searched(petite_c
     with pytest.raises(ErasureError, match="nbgrader_config.py"):
         _erase(c, "ana")
     assert (grader / "submitted" / "ana").is_dir()
+
+
+def test_compiled_code_in_a_classmates_folder_is_searched(petite_classe):
+    """Lead's read of the content rule: ``__pycache__`` and ``.git`` were skipped everywhere,
+    also inside the class's data folders, where a classmate's module compiled during grading
+    (autograded/cyr/oublier/__pycache__) may hold the learner's name. Only outside them are
+    they the course's or git's (control: the same bytes in grader/__pycache__ are no mention)."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    grader = c["grader"]
+    outside = grader / "__pycache__" / "notes.cpython-311.pyc"
+    outside.parent.mkdir()
+    outside.write_bytes(b"\x00\x00ana\x00")
+    inside = grader / "submitted" / "cyr" / "oublier" / "__pycache__" / "aide.cpython-311.pyc"
+    inside.parent.mkdir()
+    inside.write_bytes(b"\x00\x00ana\x00")
+    with pytest.raises(ErasureError, match="aide.cpython-311.pyc") as refused:
+        _erase(c, "ana")
+    assert "notes.cpython-311.pyc" not in str(refused.value)
+    inside.unlink()
+    assert not _erase(c, "ana").failures

@@ -814,9 +814,9 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         for child in sorted(folder.iterdir()):
             if child.is_symlink() or child.resolve() in skip:
                 continue
-            if child.name in (".git", "__pycache__"):
-                continue  # git's own store; compiled code (its source is searched)
             here = in_place or child.resolve() in data_places
+            if not here and child.name in (".git", "__pycache__"):
+                continue  # git's own store, compiled code (its source is searched): not data
             if child.is_dir():
                 yield from walk(child, here)
             elif child.is_file():
