@@ -294,3 +294,25 @@ def test_a_server_gradebook_that_cannot_be_read_stops_every_command_without_its_
         assert "\u00a0; vérifiez le serveur et CourseDirectory.db_url" in proc.stderr
         assert "S3cret" not in said and "Traceback" not in said and "sqlalche.me" not in said
     assert registered_ids(course_dirs(grader), ["dan"]) == {"dan"}
+
+
+@pytest.mark.slow
+def test_a_password_holding_a_question_mark_is_never_shown_when_the_server_gradebook_fails(
+    course_folder, postgres_cluster
+):
+    """A password typed with a « ? » in it (« S3c?ret », which SQLAlchemy and libpq read as the
+    password: everything before the host's « @ ») is cut at that « ? » by ``server_name``, which
+    then shows « postgresql://prof:S3c » as the server: `make export` prints half the password
+    (and no host). The control: the same password with a « # » is never shown."""
+    grader = course_folder / "grader"
+    base = postgres_cluster.creer_base("carnet_mot_de_passe").replace("+asyncpg", "")
+    base = base.replace("carnet_mot_de_passe", "absente")
+    runs = {}
+    for secret in ("S3c#ret", "S3c?ret"):
+        _use_gradebook(grader, base.replace("postgres@", f"prof:{secret}@"))
+        (proc,) = _run_batch((grader, "grading.export"))
+        runs[secret] = proc.stdout + proc.stderr
+        assert proc.returncode == 2, runs[secret]
+        assert "le carnet de notes est illisible (" in proc.stderr, runs[secret]
+    assert "S3c" not in runs["S3c#ret"]  # the control: the message names the server alone
+    assert "S3c" not in runs["S3c?ret"], runs["S3c?ret"]
