@@ -316,3 +316,27 @@ def test_a_password_holding_a_question_mark_is_never_shown_when_the_server_grade
         assert "le carnet de notes est illisible (" in proc.stderr, runs[secret]
     assert "S3c" not in runs["S3c#ret"]  # the control: the message names the server alone
     assert "S3c" not in runs["S3c?ret"], runs["S3c?ret"]
+
+
+@pytest.mark.slow
+def test_a_mistyped_server_url_never_shows_its_password(course_folder):
+    """Review3: on a French keyboard « @ » is AltGr+à; without AltGr the teacher types
+    ``postgresql://prof:S3cretàlocalhost/cours``. SQLAlchemy reads « prof » as the host and
+    « S3cretàlocalhost » as its port: `make export` refuses in French (« adresse illisible »),
+    but ``server_name`` finds no « @ » and shows the whole URL, password included (the same
+    with a « ; » or a space for the « @ »). Control: a mistyped port after the « @ »
+    (« localhost:54x ») is refused without it."""
+    grader = course_folder / "grader"
+    said = {}
+    for url in (
+        "postgresql://prof:S3cret@localhost:54x/cours",
+        "postgresql://prof:S3cretàlocalhost/cours",
+        "postgresql://prof:S3cret;localhost/cours",
+    ):
+        _use_gradebook(grader, url)
+        (proc,) = _run_batch((grader, "grading.export"))
+        said[url] = proc.stdout + proc.stderr
+        assert proc.returncode == 2 and "adresse illisible" in proc.stderr, said[url]
+    shown = [url for url, text in said.items() if "S3cret" in text]
+    assert "postgresql://prof:S3cret@localhost:54x/cours" not in shown, said  # the control
+    assert shown == [], said
