@@ -1374,3 +1374,83 @@ def test_compiled_code_in_a_classmates_folder_is_searched(petite_classe):
     assert "notes.cpython-311.pyc" not in str(refused.value)
     inside.unlink()
     assert not _erase(c, "ana").failures
+
+
+_ERASE_AS_USER = """
+import site, sys
+site.addsitedir(sys.argv[1])
+sys.path.insert(0, sys.argv[2])
+from grading.erase_learner import ErasureError, Setup, erase
+from pathlib import Path
+grader = Path(sys.argv[2])
+setup = Setup(grader_dir=grader, roster=grader / "eleves.csv", exchange=Path(sys.argv[3]))
+try:
+    result = erase("ana", setup, confirm=True, control="cyr")
+except ErasureError as exc:
+    print("REFUS", exc)
+else:
+    print("ECHECS" if result.failures else "PREUVE FAITE", result.failures)
+"""
+
+
+@pytest.mark.slow
+def test_a_file_the_teacher_cannot_read_is_never_taken_for_no_mention(petite_classe):
+    """Review3: the class scan passes over a file it cannot read (``except OSError:
+    continue``). On a shared machine or a hub, a class list written into grader/hub/ by root
+    (``sudo``, mode 0600: its e-mails are private) names ana; the teacher, a normal user, runs
+    the erasure: « Preuve faite », while her name is in a file the command never opened. It
+    should be named (unreadable: no proof). Control: the same file readable by the teacher is
+    named."""
+    import os
+    import subprocess
+    import sysconfig
+    import tempfile
+
+    from hub.classhub import unix_users
+
+    if os.geteuid() != 0 or not shutil.which("runuser"):
+        pytest.skip("crée un vrai utilisateur Unix\u00a0: il faut être root sous Linux")
+    purelib = sysconfig.get_paths()["purelib"]
+    user = f"prof{os.getpid() % 100000}r3"
+    base = Path(tempfile.mkdtemp(prefix="review3-illisible-", dir="/tmp"))
+    try:
+        base.chmod(0o755)
+        said = {}
+        with unix_users([user]):
+            for case in ("lisible", "illisible"):
+                here = base / case
+                shutil.copytree(petite_classe["tmp"] / "cours", here / "cours", symlinks=True)
+                shutil.copytree(petite_classe["exchange"], here / "echange", symlinks=True)
+                grader = here / "cours" / "grader"
+                subprocess.run(["chown", "-R", f"{user}:", str(here)], check=True)
+                kept = grader / "hub" / "classe.csv"
+                kept.write_text("id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n")
+                if case == "illisible":
+                    kept.chmod(0o600)  # root's
+                else:
+                    shutil.chown(kept, user)
+                proc = subprocess.run(
+                    [
+                        "runuser",
+                        "-u",
+                        user,
+                        "--",
+                        "/usr/bin/python3",
+                        "-c",
+                        _ERASE_AS_USER,
+                        purelib,
+                        str(grader),
+                        str(here / "echange"),
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=300,
+                    cwd=grader,
+                )
+                said[case] = proc.stdout + proc.stderr
+                assert "Traceback" not in said[case], said[case]
+        assert said["lisible"].startswith("REFUS") and "classe.csv" in said["lisible"], said
+        assert not said["illisible"].startswith("PREUVE FAITE"), said["illisible"]
+        assert "classe.csv" in said["illisible"], said["illisible"]
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
