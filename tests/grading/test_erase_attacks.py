@@ -1399,8 +1399,9 @@ def test_a_file_the_teacher_cannot_read_is_never_taken_for_no_mention(petite_cla
     continue``). On a shared machine or a hub, a class list written into grader/hub/ by root
     (``sudo``, mode 0600: its e-mails are private) names ana; the teacher, a normal user, runs
     the erasure: « Preuve faite », while her name is in a file the command never opened. It
-    should be named (unreadable: no proof). Control: the same file readable by the teacher is
-    named."""
+    should be named (unreadable: no proof). The same list in a folder of root's she cannot
+    open (hub/prive/, 0700) stops the command on a Python traceback (PermissionError).
+    Control: the same file readable by the teacher is named."""
     import os
     import subprocess
     import sysconfig
@@ -1417,7 +1418,7 @@ def test_a_file_the_teacher_cannot_read_is_never_taken_for_no_mention(petite_cla
         base.chmod(0o755)
         said = {}
         with unix_users([user]):
-            for case in ("lisible", "illisible"):
+            for case in ("lisible", "illisible", "dossier"):
                 here = base / case
                 shutil.copytree(petite_classe["tmp"] / "cours", here / "cours", symlinks=True)
                 shutil.copytree(petite_classe["exchange"], here / "echange", symlinks=True)
@@ -1427,6 +1428,10 @@ def test_a_file_the_teacher_cannot_read_is_never_taken_for_no_mention(petite_cla
                 kept.write_text("id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n")
                 if case == "illisible":
                     kept.chmod(0o600)  # root's
+                elif case == "dossier":  # root's folder, closed to others
+                    hidden = grader / "hub" / "prive"
+                    hidden.mkdir(mode=0o700)
+                    kept.rename(hidden / "classe.csv")
                 else:
                     shutil.chown(kept, user)
                 proc = subprocess.run(
@@ -1448,9 +1453,12 @@ def test_a_file_the_teacher_cannot_read_is_never_taken_for_no_mention(petite_cla
                     cwd=grader,
                 )
                 said[case] = proc.stdout + proc.stderr
-                assert "Traceback" not in said[case], said[case]
         assert said["lisible"].startswith("REFUS") and "classe.csv" in said["lisible"], said
         assert not said["illisible"].startswith("PREUVE FAITE"), said["illisible"]
         assert "classe.csv" in said["illisible"], said["illisible"]
+        # the same list in a folder of root's the teacher cannot open (hub/prive/, 0700)
+        assert "Traceback" not in said["dossier"], said["dossier"]  # in French, named
+        assert not said["dossier"].startswith("PREUVE FAITE"), said["dossier"]
+        assert "prive" in said["dossier"], said["dossier"]
     finally:
         shutil.rmtree(base, ignore_errors=True)
