@@ -149,3 +149,37 @@ def test_collect_with_a_damaged_gradebook_is_refused_in_french(tmp_path):
     assert proc.returncode != 0, proc
     assert "carnet de notes" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_collect_before_the_class_is_registered_makes_no_gradebook_on_a_server(
+    tmp_path, postgres_cluster
+):
+    """Review3: f60fa71 has the exchange open the gradebook only when its SQLite file exists;
+    a gradebook on a server (CourseDirectory.db_url on PostgreSQL, which the course reads) is
+    always opened with nbgrader's ``Gradebook(db_url)``, which creates its tables: ``make
+    collect`` before ``make students`` leaves an empty gradebook in the class's database,
+    and ``make grade`` says « inscrivez d'abord la classe » where it said « introuvable ».
+    Control: before the collect, the course reads no gradebook there."""
+    import sqlalchemy
+    from grading.classroom.paths import course_dirs, gradebook_rows
+
+    here = copy_course(tmp_path / "cours")
+    exchange = tmp_path / "echange"
+    (exchange / "memoire-tuteur" / "inbound").mkdir(parents=True)
+    url = postgres_cluster.creer_base("carnet_avant_inscription").replace("+asyncpg", "")
+    config = here / "nbgrader_config.py"
+    config.write_text(
+        config.read_text(encoding="utf-8") + f"\nc.CourseDirectory.db_url = {url!r}\n",
+        encoding="utf-8",
+    )
+    assert course_dirs(here).db_url == url
+    assert gradebook_rows(url, "select 1") is None  # the control: no gradebook there yet
+    proc = grading(here, "collect", "oublier", f"--Exchange.root={exchange}")
+    assert proc.returncode == 0 and "aucun rendu déposé" in proc.stdout, proc
+    engine = sqlalchemy.create_engine(url)
+    try:
+        with engine.connect() as con:
+            tables = sqlalchemy.inspect(con).get_table_names()
+    finally:
+        engine.dispose()
+    assert "student" not in tables, f"make collect a créé un carnet de notes vide\u00a0: {tables}"
