@@ -358,3 +358,22 @@ def test_a_damaged_gradebook_is_refused_in_french_before_any_copy(course):
     assert "Traceback" not in said, said
     assert damaged.returncode == 2, said
     assert "le carnet de notes est illisible" in damaged.stderr, said
+
+
+def test_zip_collect_with_a_lost_gradebook_makes_no_empty_one(course):
+    """Review3 (f60fa71: « make collect no longer creates an empty gradebook »): zip-collect
+    still does, with ``SANS_HEURE=a-l-heure``: its ``_due`` opens nbgrader's
+    ``Gradebook(db_url)`` for the due date, which creates the tables when the file is missing.
+    After the gradebook was lost, ``make zip-collect SANS_HEURE=a-l-heure`` leaves an empty
+    gradebook.db, and ``make grade`` says « inscrivez d'abord la classe » instead of
+    « introuvable ; restaurez la dernière sauvegarde ». Control: without SANS_HEURE, the same
+    collect leaves no gradebook."""
+    archive = course / "downloaded" / "oublier" / "archive"
+    _zip(archive / "classe.zip", {"ana/oublier.ipynb": _notebook(course, "graine")})
+    db = course / "gradebook.db"
+    db.unlink()  # lost
+    plain = grading(course, "zip_collect", "oublier")
+    assert not db.exists(), plain.stdout + plain.stderr  # the control
+    timed = grading(course, "zip_collect", "oublier", "--sans-heure=a-l-heure")
+    said = timed.stdout + timed.stderr
+    assert not db.exists(), f"make zip-collect a créé un carnet de notes vide\n{said}"
