@@ -1462,3 +1462,50 @@ def test_a_file_the_teacher_cannot_read_is_never_taken_for_no_mention(petite_cla
         assert "prive" in said["dossier"], said["dossier"]
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_a_class_list_the_teacher_keeps_in_a_pycache_folder_is_searched(petite_classe):
+    """Review3: every folder named ``__pycache__`` is skipped by name (« compiled code, its
+    source is searched »), whatever it holds: a class list naming ana in
+    grader/hub/__pycache__/ (or any file there that is not Python's own) gets « Preuve faite »
+    while it names her. Control: the same list one folder up is named."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    grader = c["grader"]
+    text = "id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n"
+    kept = grader / "hub" / "classe.csv"
+    kept.write_text(text, encoding="utf-8")
+    with pytest.raises(ErasureError, match="classe.csv"):  # control: one folder up, named
+        _erase(c, "ana")
+    hidden = grader / "hub" / "__pycache__" / "classe.csv"
+    hidden.parent.mkdir(exist_ok=True)
+    kept.rename(hidden)
+    with pytest.raises(ErasureError, match="classe.csv"):
+        _erase(c, "ana")
+    assert (grader / "submitted" / "ana").is_dir()
+
+
+@pytest.mark.slow
+def test_an_archive_member_over_fifty_megabytes_naming_the_learner_is_searched(petite_classe):
+    """Review3: the class scan reads a zip member by member and skips every member over
+    50 MiB (``_zip_members(data, 50 * 2**20, …)``) without a word; the archive then counts as
+    read, so its bytes are not searched either. A teacher's export of the class kept in
+    grader/hub/ (a 60 MiB CSV zipped, ana on its last line) gets « Preuve faite » while it
+    names her. Control: the same archive with a small member is named."""
+    import zipfile
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    grader = c["grader"]
+    archive = grader / "hub" / "export-classe.zip"
+    last = "ana,Ana Martin,ana.martin@exemple.fr\n"
+    padding = "zoe,Zoé Blanc,zoe.blanc@exemple.fr\n"
+    for rows in (10, 60 * 2**20 // len(padding)):
+        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("classe.csv", "id,nom,courriel\n" + padding * rows + last)
+        with pytest.raises(ErasureError, match="export-classe.zip"):
+            _erase(c, "ana")
+    assert (grader / "submitted" / "ana").is_dir()
