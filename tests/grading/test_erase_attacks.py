@@ -1509,3 +1509,37 @@ def test_an_archive_member_over_fifty_megabytes_naming_the_learner_is_searched(p
         with pytest.raises(ErasureError, match="export-classe.zip"):
             _erase(c, "ana")
     assert (grader / "submitted" / "ana").is_dir()
+
+
+@pytest.mark.slow
+def test_the_course_s_own_demo_never_blocks_the_erasure_of_a_learner(petite_classe):
+    """Review3: `make demo-grading` (the grading guide's first step) grades the course's
+    samples in grader/demo/, which the course generates and git ignores; one sample writes its
+    example learner in dur (``user_id = "alice"``). A class with a learner « alice » then cannot
+    erase her: the demo's graded copies, logs and gradebook are named « à corriger à la main »
+    though nothing there is hers. The control: before the demo, her erasure is proved."""
+    from grading.erase_learner import ErasureError
+    from grading_course import grading
+
+    c = petite_classe
+    grader = c["grader"]
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        gb.update_or_create_student("alice", first_name="Alice", last_name="Leroy")
+    with c["roster"].open("a", encoding="utf-8") as roster:
+        roster.write("alice;Alice;Leroy;\n")
+    folder = grader / "submitted" / "alice" / "oublier"
+    folder.mkdir(parents=True)
+    (folder / "oublier.ipynb").write_text('{"copie de": "alice"}')
+    before = tmp_copy = c["tmp"] / "avant-demo"
+    shutil.copytree(c["tmp"] / "cours", tmp_copy / "cours", symlinks=True)
+    shutil.copytree(c["exchange"], tmp_copy / "echange", symlinks=True)
+    control = dict(c, grader=before / "cours" / "grader", exchange=before / "echange")
+    control["roster"] = control["grader"] / "eleves.csv"
+    assert not _erase(control, "alice").failures  # control: without the demo, proved
+    proc = grading(grader, "demo", "--only", "alice_en_dur")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    try:
+        result = _erase(c, "alice")
+    except ErasureError as exc:
+        pytest.fail(f"la démonstration du cours bloque l'effacement d'alice\u00a0: {exc}")
+    assert not result.failures, result.failures
