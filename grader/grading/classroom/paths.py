@@ -153,23 +153,42 @@ def _sqlite_rows(path: Path, sql: str) -> list:
 
 
 def server_name(db_url: str) -> str:
-    """What a message may show of a server's URL: never its password (before the host's « @ »,
-    an « @ » in it typed as is, or in its query, libpq's way)."""
-    return db_url.partition("?")[0].rpartition("@")[2]
+    """What a message may show of a server's URL: its driver, host, port and database as
+    SQLAlchemy reads them, every piece of the password masked; only the driver of a URL it
+    cannot read (a forgotten « @ » leaves the password where the host should be)."""
+    from sqlalchemy import make_url  # only for a gradebook on a server
+
+    try:
+        url = make_url(db_url)
+        port = f":{url.port}" if url.port else ""
+    except Exception:  # noqa: BLE001 — any URL it cannot read: only what precedes « :// »
+        return f"{db_url.partition(':')[0]}://…"
+    shown = f"{url.drivername}://{url.host or ''}{port}/{url.database or ''}"
+    for secret in _secrets(db_url):
+        shown = shown.replace(secret, "***")
+    return shown
 
 
 def _secrets(db_url: str) -> list[str]:
-    """Every text of `db_url` that may be its password, longest first: as typed before the host
-    and in its query, as SQLAlchemy reads it, and each part of those around an « @ » (a driver
-    names « Ecole2024@localhost » the host of ``prof:S3cret@Ecole2024@localhost``)."""
-    base, _, query = db_url.partition("?")
-    found = {base.partition("://")[2].rpartition("@")[0].partition(":")[2]}
-    found |= {value for key, value in parse_qsl(query) if key == "password"}
+    """Every text of `db_url` that may be its password, longest first: what follows the user's
+    « : » up to each « @ » (one may be in the password, typed as is), the query's, as
+    SQLAlchemy reads it, and each part of those around « @ ? & / » (a driver names
+    « Ecole2024@localhost » the host of ``prof:S3cret@Ecole2024@localhost``)."""
+    rest = db_url.partition("://")[2]
+    start = rest.find(":") + 1
+    found = {rest[start:at] for at, char in enumerate(rest) if char == "@" and start and at > start}
+    if start and "@" not in rest:  # a forgotten « @ »: the password runs into the host
+        found.add(rest[start:].split("/")[0])
+    found |= {value for key, value in parse_qsl(rest.partition("?")[2]) if key == "password"}
     with suppress(Exception):  # a URL SQLAlchemy cannot read: the raw texts above are all
         from sqlalchemy import make_url
 
-        found.add(make_url(db_url).password or "")
-    parts = {part for text in found for part in (text, *text.split("@")) if len(part) > 2}
+        url = make_url(db_url)
+        query = url.query.get("password") or ()
+        found |= {url.password or "", *([query] if isinstance(query, str) else query)}
+    parts = {text for text in found if len(text) > 2}
+    for sep in "@?&/":
+        parts |= {part for text in parts for part in text.split(sep) if len(part) > 2}
     return sorted(parts, key=len, reverse=True)
 
 
