@@ -11,7 +11,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook
 
 from .autograde import autograde
-from .classroom.paths import CONFIG, course_dirs, load_config
+from .classroom.paths import CONFIG, DEMO_FOLDER, DEMO_MARKER, course_dirs, is_demo, load_config
 from .feedback import generate_feedback
 from .french.french_args import FrenchParser
 from .french.system_reason import GradingError, french_message
@@ -22,15 +22,12 @@ from .samples import ASSIGNMENT, write_all
 
 __all__ = ["demo_config", "main", "run_demo"]
 
-DEMO_FOLDER = "demo"
-MARKER = '"""Demo course of make demo-grading (grading.demo), generated and safe to delete."""'
-
 
 def demo_config(course_config: Path, demo: Path, root: Path) -> str:
     """The demo's nbgrader_config.py: the course's configuration, the demo's folders. Written
     relative to the course's `root`: nbgrader escapes the root in its regular expressions, not
     an absolute folder (a checkout named ``cours $(x)`` matched nothing)."""
-    lines = [MARKER, "", "c = get_config()", f"load_subconfig({str(course_config)!r})"]
+    lines = [DEMO_MARKER, "", "c = get_config()", f"load_subconfig({str(course_config)!r})"]
     for name in ("release", "submitted", "autograded", "feedback", "solution"):
         lines.append(f"c.CourseDirectory.{name}_directory = {os.path.relpath(demo / name, root)!r}")
     db_url = f"sqlite:///{demo / 'gradebook.db'}"
@@ -47,7 +44,7 @@ def run_demo(
     course = course_dirs(grader_dir)
     demo = course.grader_dir / DEMO_FOLDER
     config = demo / CONFIG
-    if demo.exists() and not (config.is_file() and config.read_text().startswith(MARKER)):
+    if demo.exists() and not is_demo(demo):
         raise GradingError(
             f"{demo} existe et n'a pas été créé par make demo-grading\u00a0: rien n'y est "
             "touché. Déplacez-le ou renommez-le pour lancer la démonstration."

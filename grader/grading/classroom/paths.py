@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from traitlets.config import Config
 
 __all__ = [
+    "DEMO_FOLDER",
+    "DEMO_MARKER",
     "CONFIG",
     "QUARANTINE",
     "CourseDirs",
@@ -32,6 +34,7 @@ __all__ = [
     "gradebook_counts",
     "gradebook_problem",
     "gradebook_rows",
+    "is_demo",
     "load_config",
     "not_regular",
     "read_only",
@@ -64,6 +67,19 @@ def find_grader_dir(start: str | os.PathLike[str] | None = None) -> Path:
         "Jupyter) : lancez la commande depuis la racine du cours ou depuis son dossier "
         "grader/, ou donnez les chemins (--grader-dir, --db, --out)."
     )
+
+
+# make demo-grading's own course, in grader/demo: its configuration starts with DEMO_MARKER
+DEMO_FOLDER = "demo"
+DEMO_MARKER = '"""Demo course of make demo-grading (grading.demo), generated and safe to delete."""'
+
+
+def is_demo(folder: Path) -> bool:
+    """Whether `folder` is make demo-grading's course (its samples, none a learner's)."""
+    config = folder / "nbgrader_config.py"
+    with suppress(OSError, UnicodeDecodeError):
+        return config.is_file() and config.read_text(encoding="utf-8").startswith(DEMO_MARKER)
+    return False
 
 
 @dataclass(frozen=True)

@@ -44,11 +44,13 @@ from ..classroom.ids import (
 )
 from ..classroom.kept_columns import ID_COLUMNS
 from ..classroom.paths import (
+    DEMO_FOLDER,
     STUDENTS,
     GradebookError,
     course_dirs,
     files_under,
     gradebook_rows,
+    is_demo,
     load_config,
     read_only,
     server_name,
@@ -719,6 +721,8 @@ _STREAMS = {
 # what a file that is not text starts with: a rewrite byte by byte would corrupt it
 _BINARY_MAGIC = (SQLITE_MAGIC, *_ZIP, *_STREAMS, b"%PDF")
 _EXPANDED_MAX = 256 * 2**20  # what a compressed file is searched through, at most
+_MEMBER_MAX = 50 * 2**20  # an archive member of the class folder read whole, at most
+UNREAD = "fichier illisible par cette commande, à vérifier à la main"
 _DAMAGED = (zipfile.BadZipFile, OSError, RuntimeError, EOFError, zlib.error, lzma.LZMAError)
 BY_HAND = "by_hand"  # the action of a place this command never rewrites: the teacher's
 
@@ -811,15 +815,24 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     skip.add(LIST.resolve())
 
     def walk(folder: Path, in_place: bool):
-        for child in sorted(folder.iterdir()):
+        try:
+            children = sorted(folder.iterdir())
+        except OSError as exc:  # a folder of another account's: it may hold the learner
+            out.add(UNREAD, folder, french_reason(exc), BY_HAND, folder)
+            return
+        for child in children:
             if child.is_symlink() or child.resolve() in skip:
                 continue
             here = in_place or child.resolve() in data_places
-            if not here and child.name in (".git", "__pycache__"):
-                continue  # git's own store, compiled code (its source is searched): not data
+            if not here and child.name == ".git":
+                continue  # git's own store, not data
+            if folder == top and child.name == DEMO_FOLDER and is_demo(child):
+                continue  # make demo-grading's course: the samples, none a learner's
             if child.is_dir():
                 yield from walk(child, here)
             elif child.is_file():
+                if not here and child.suffix == ".pyc" and folder.name == "__pycache__":
+                    continue  # compiled code: its source is searched
                 yield child, here
 
     try:
@@ -834,7 +847,8 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     for file, in_place in walk(top, False):
         try:
             data = file.read_bytes()
-        except OSError:
+        except OSError as exc:  # never « no mention » for a file this account cannot read
+            out.add(UNREAD, file, french_reason(exc), BY_HAND, file)
             continue
         if not in_place and digest(data) in shipped:
             continue
@@ -876,7 +890,12 @@ def _scan_class_zip(
     teacher. False for an archive that cannot be read member by member."""
     found = Scan(out.who)
     try:
-        for name, body in _zip_members(data, 50 * 2**20, mine):
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:  # never « no mention » for a member unread
+            for info in zf.infolist():
+                if info.filename not in mine and info.file_size > _MEMBER_MAX:
+                    detail = f"{info.file_size // 2**20} Mo, au-delà de ce que cette commande lit"
+                    found.add(UNREAD, f"{file}\u00a0: {info.filename}", detail, BY_HAND, file)
+        for name, body in _zip_members(data, _MEMBER_MAX, mine):
             where = f"{file}\u00a0: {name}"
             if _is_binary(body):
                 if hits := _binary_hits(body, pattern):
