@@ -31,7 +31,6 @@ from operator import attrgetter
 from pathlib import Path, PurePosixPath
 from zoneinfo import ZoneInfo
 
-from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.utils import parse_utc
 
 from .classroom.ids import (
@@ -43,7 +42,7 @@ from .classroom.ids import (
     shown,
     stored_id_problem,
 )
-from .classroom.paths import course_dirs, gradebook_problem, load_config
+from .classroom.paths import course_dirs, gradebook_problem, gradebook_rows, load_config
 from .french.french_args import FrenchParser
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
 from .french.system_reason import french_message, french_reason
@@ -351,11 +350,13 @@ def _french(moment: float) -> str:
 
 
 def _due(db_url: str, assignment: str) -> float | None:
-    """The assignment's due date in the gradebook (Unix time), None without one."""
-    with suppress(MissingEntry), Gradebook(db_url) as gradebook:
-        due = gradebook.find_assignment(assignment).duedate
-        return None if due is None else due.replace(tzinfo=UTC).timestamp()
-    return None
+    """The assignment's due date in the gradebook (Unix time), None without one; read without
+    writing (nbgrader's Gradebook would make an empty gradebook in place of a lost one)."""
+    rows = gradebook_rows(db_url, "SELECT name, duedate FROM assignment") or []
+    due = next((when for name, when in rows if name == assignment), None)
+    if isinstance(due, str):  # SQLite keeps it as text, naive UTC
+        due = datetime.fromisoformat(due)
+    return None if due is None else due.replace(tzinfo=UTC).timestamp()
 
 
 def _time_of(rule: str | None, due: float | None, copies: list[_Copy]) -> tuple[float | None, str]:

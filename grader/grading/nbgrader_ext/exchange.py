@@ -46,7 +46,7 @@ from traitlets import Bool, Unicode
 
 from ..classroom.class_places import DEPOSITED_BY
 from ..classroom.ids import id_problem, normalize_id, quoted, shown
-from ..classroom.paths import QUARANTINE, sqlite_path
+from ..classroom.paths import QUARANTINE, gradebook_rows, sqlite_path
 from ..french.system_reason import french_reason
 from ..privacy.erasure_register import class_registers, erased_problem
 from .confined_copy import (
@@ -109,11 +109,15 @@ def _utc_text(moment: datetime.datetime, fmt: str) -> str:
 
 @contextmanager
 def _gradebook(coursedir, course: str) -> Iterator[Gradebook | None]:
-    """nbgrader's gradebook, or None when its SQLite file does not exist: never created just to
-    be read (a lost gradebook would turn into an empty one, « register the class » instead of
-    « restore the backup »)."""
+    """nbgrader's gradebook, or None when there is none (no SQLite file, no tables on a server):
+    never created just to be read (a lost gradebook would turn into an empty one, « register
+    the class » instead of « restore the backup »)."""
     db_file = sqlite_path(coursedir.db_url)
-    if db_file is not None and not db_file.is_file():
+    if db_file is None:  # a server: no tables of nbgrader's yet is no gradebook either
+        missing = gradebook_rows(coursedir.db_url, "SELECT count(*) FROM student") is None
+    else:
+        missing = not db_file.is_file()
+    if missing:
         yield None
         return
     with Gradebook(coursedir.db_url, course) as gb:
