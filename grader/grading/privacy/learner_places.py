@@ -722,7 +722,7 @@ _STREAMS = {
 _BINARY_MAGIC = (SQLITE_MAGIC, *_ZIP, *_STREAMS, b"%PDF")
 _EXPANDED_MAX = 256 * 2**20  # what a compressed file is searched through, at most
 _MEMBER_MAX = 50 * 2**20  # an archive member of the class folder read whole, at most
-UNREAD = "fichier illisible par cette commande, à vérifier à la main"
+_UNREAD = "fichier illisible par cette commande, à vérifier à la main"
 _DAMAGED = (zipfile.BadZipFile, OSError, RuntimeError, EOFError, zlib.error, lzma.LZMAError)
 BY_HAND = "by_hand"  # the action of a place this command never rewrites: the teacher's
 
@@ -818,7 +818,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         try:
             children = sorted(folder.iterdir())
         except OSError as exc:  # a folder of another account's: it may hold the learner
-            out.add(UNREAD, folder, french_reason(exc), BY_HAND, folder)
+            out.add(_UNREAD, folder, french_reason(exc), BY_HAND, folder)
             return
         for child in children:
             if child.is_symlink() or child.resolve() in skip:
@@ -848,7 +848,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         try:
             data = file.read_bytes()
         except OSError as exc:  # never « no mention » for a file this account cannot read
-            out.add(UNREAD, file, french_reason(exc), BY_HAND, file)
+            out.add(_UNREAD, file, french_reason(exc), BY_HAND, file)
             continue
         if not in_place and digest(data) in shipped:
             continue
@@ -894,7 +894,7 @@ def _scan_class_zip(
             for info in zf.infolist():
                 if info.filename not in mine and info.file_size > _MEMBER_MAX:
                     detail = f"{info.file_size // 2**20} Mo, au-delà de ce que cette commande lit"
-                    found.add(UNREAD, f"{file}\u00a0: {info.filename}", detail, BY_HAND, file)
+                    found.add(_UNREAD, f"{file}\u00a0: {info.filename}", detail, BY_HAND, file)
         for name, body in _zip_members(data, _MEMBER_MAX, mine):
             where = f"{file}\u00a0: {name}"
             if _is_binary(body):
