@@ -89,6 +89,13 @@ def _git(course: Path, *args: str) -> None:
     subprocess.run([*git, *args], cwd=course, check=True, capture_output=True)
 
 
+def _clone(course: Path, *paths: str) -> None:
+    """`course` made a git clone whose one commit holds `paths`, as the course shipped them."""
+    _git(course, "init", "-q")
+    _git(course, "add", *paths)
+    _git(course, "commit", "-qm", "le cours tel qu'il est livré")
+
+
 @pytest.mark.slow
 def test_a_classmates_file_named_after_the_learner_is_kept(petite_classe):
     """ben names a file of his « ana.ipynb » (or the LMS extracted it so): erasing ana deletes
@@ -922,9 +929,7 @@ def test_a_teachers_file_inside_a_shipped_folder_of_a_git_clone_is_searched(peti
     grader, course = c["grader"], c["grader"].parent
     (grader / "hub").mkdir(exist_ok=True)
     shutil.copy(REPO / "grader" / "hub" / "ADMIN.md", grader / "hub" / "ADMIN.md")
-    _git(course, "init", "-q")
-    _git(course, "add", "grader/hub", "grader/templates")
-    _git(course, "commit", "-qm", "cours")
+    _clone(course, "grader/hub", "grader/templates")
     assert re.search(rb"\bana\b", (grader / "hub" / "ADMIN.md").read_bytes())
     compiled = grader / "hub" / "__pycache__" / "roster.cpython-311.pyc"  # untracked, the course's
     compiled.parent.mkdir()
@@ -953,9 +958,7 @@ def test_a_course_file_the_teacher_changed_and_a_teachers_script_are_searched(pe
     c = petite_classe
     grader, course = c["grader"], c["grader"].parent
     config = grader / "nbgrader_config.py"
-    _git(course, "init", "-q")
-    _git(course, "add", "grader/nbgrader_config.py")
-    _git(course, "commit", "-qm", "cours")
+    _clone(course, "grader/nbgrader_config.py")
     shipped = config.read_bytes()
     assert not re.search(rb"\bana\b", shipped)
     config.write_bytes(shipped + b"\n# ana : tiers-temps, voir avec la vie scolaire\n")
@@ -1008,9 +1011,7 @@ def test_a_course_file_the_teacher_changed_and_committed_is_still_searched(petit
     c = petite_classe
     grader, course = c["grader"], c["grader"].parent
     config = grader / "nbgrader_config.py"
-    _git(course, "init", "-q")
-    _git(course, "add", "grader/nbgrader_config.py")
-    _git(course, "commit", "-qm", "cours")
+    _clone(course, "grader/nbgrader_config.py")
     config.write_bytes(config.read_bytes() + b"\n# ana : tiers-temps, voir avec la vie scolaire\n")
     base = ("erase_learner", "--eleves", str(c["roster"]), "--echange", str(c["exchange"]))
     # positive control: changed, not committed, the dry run names it
@@ -1138,9 +1139,7 @@ def test_a_class_list_beside_the_hubs_recipes_is_searched_when_git_will_not_answ
     grader, course = c["grader"], c["grader"].parent
     (grader / "hub").mkdir(exist_ok=True)
     shutil.copy(REPO / "grader" / "hub" / "ADMIN.md", grader / "hub" / "ADMIN.md")
-    _git(course, "init", "-q")
-    _git(course, "add", "grader/hub")
-    _git(course, "commit", "-qm", "cours")
+    _clone(course, "grader/hub")
     kept = grader / "hub" / "classe.csv"
     kept.write_text("id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n", encoding="utf-8")
     base = ("erase_learner", "--eleves", str(c["roster"]), "--echange", str(c["exchange"]))
@@ -1167,9 +1166,7 @@ def test_a_course_file_the_teacher_changed_and_staged_is_searched(petite_classe)
     c = petite_classe
     grader, course = c["grader"], c["grader"].parent
     config = grader / "nbgrader_config.py"
-    _git(course, "init", "-q")
-    _git(course, "add", "grader")
-    _git(course, "commit", "-qm", "le cours tel qu'il est livré")
+    _clone(course, "grader")
     shipped = config.read_bytes()
     assert not re.search(rb"\bana\b", shipped)
     config.write_bytes(shipped + b"\n# ana : tiers-temps, voir avec la vie scolaire\n")
@@ -1195,9 +1192,7 @@ def test_a_class_list_the_teacher_committed_in_her_clone_is_searched(petite_clas
     kept = grader / "hub" / "classe.csv"
     assert "  hub/classe.csv\n" not in LIST.read_text(encoding="utf-8")
     kept.write_text("id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n", encoding="utf-8")
-    _git(course, "init", "-q")
-    _git(course, "add", "grader/grading", "grader/hub/roster.py", "grader/nbgrader_config.py")
-    _git(course, "commit", "-qm", "le cours tel qu'il est livré")
+    _clone(course, "grader/grading", "grader/hub/roster.py", "grader/nbgrader_config.py")
     with pytest.raises(ErasureError, match="classe.csv"):  # control: untracked, named
         _erase(c, "ana")
     _git(course, "add", "grader/hub/classe.csv")
@@ -1223,9 +1218,7 @@ def test_a_teachers_file_in_a_shipped_folder_is_searched_when_her_repo_tracks_on
     kept.write_text("id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n", encoding="utf-8")
     with pytest.raises(ErasureError, match="classe.csv"):  # control: no git, named
         _erase(c, "ana")
-    _git(course, "init", "-q")
-    _git(course, "add", "grader/nbgrader_config.py")
-    _git(course, "commit", "-qm", "mes réglages")
+    _clone(course, "grader/nbgrader_config.py")
     with pytest.raises(ErasureError, match="classe.csv"):
         _erase(c, "ana")
     assert (grader / "submitted" / "ana").is_dir()
@@ -1295,9 +1288,7 @@ def test_a_changed_course_file_is_searched_in_a_clone_owned_by_another_account(p
     c = petite_classe
     grader, course = c["grader"], c["grader"].parent
     config = grader / "nbgrader_config.py"
-    _git(course, "init", "-q")
-    _git(course, "add", "grader")
-    _git(course, "commit", "-qm", "le cours tel qu'il est livré")
+    _clone(course, "grader")
     config.write_bytes(config.read_bytes() + b"\n# ana : tiers-temps\n")
     with pytest.raises(ErasureError, match="nbgrader_config.py"):  # control: her own clone
         _erase(c, "ana")
@@ -1342,9 +1333,7 @@ def test_a_course_file_the_teacher_keeps_out_of_her_commits_is_searched(petite_c
     c = petite_classe
     grader, course = c["grader"], c["grader"].parent
     config = grader / "nbgrader_config.py"
-    _git(course, "init", "-q")
-    _git(course, "add", "grader")
-    _git(course, "commit", "-qm", "le cours tel qu'il est livré")
+    _clone(course, "grader")
     config.write_bytes(config.read_bytes() + b"\n# ana : tiers-temps\n")
     with pytest.raises(ErasureError, match="nbgrader_config.py"):  # control: named
         _erase(c, "ana")
