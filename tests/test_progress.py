@@ -368,14 +368,15 @@ def test_a_read_only_progress_file_is_said_once_by_recommencer(tmp_path):
     path = home / ".cours-memoire-tuteur" / "progres.db"
     assert _rows(path, "alice")["events"] == 1  # the control: there is progress to erase
     (lessons / "lecon04.db").write_bytes(b"")
+
+    def with_home_read_only(code: str) -> subprocess.CompletedProcess:
+        bind = ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(home), str(home)]
+        return subprocess.run(
+            [*bind, *python, code], env=env, capture_output=True, text=True, timeout=60
+        )
+
     again = f"from course.progress import recommencer\nrecommencer('04', {str(lessons)!r})"
-    done = subprocess.run(
-        ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(home), str(home), *python, again],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = with_home_read_only(again)
     assert done.returncode == 0, done.stderr
     assert done.stdout == (
         "Leçon 4 recommencée\u00a0: fichiers supprimés\u00a0: lecon04.db\u00a0; sa progression "
@@ -387,13 +388,7 @@ def test_a_read_only_progress_file_is_said_once_by_recommencer(tmp_path):
         "from course.progress import record, mon_parcours\n"
         "record('04', 'exercice', exercice='y')\nprint(mon_parcours().lines()[0])"
     )
-    done = subprocess.run(
-        ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(home), str(home), *python, answer],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = with_home_read_only(answer)
     assert done.returncode == 0, done.stderr
     assert f"({path}\u00a0: fichier en lecture seule). La leçon continue" in done.stderr
     assert "droits du fichier" not in done.stderr + done.stdout and "))" not in done.stderr
