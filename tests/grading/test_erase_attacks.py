@@ -1532,3 +1532,64 @@ def test_the_course_s_own_demo_never_blocks_the_erasure_of_a_learner(petite_clas
     except ErasureError as exc:
         pytest.fail(f"la démonstration du cours bloque l'effacement d'alice\u00a0: {exc}")
     assert not result.failures, result.failures
+
+
+@pytest.mark.slow
+def test_a_class_list_linked_into_grader_is_named(petite_classe):
+    """Review3: the teacher keeps her class list on another disk and links it beside the hub's
+    recipes (grader/hub/classe.csv -> …/disque/classe.csv, naming ana). The class scan skips
+    every symbolic link without a word (``child.is_symlink(): continue``), so « Preuve faite »
+    while the class folder still leads to her name and e-mail. A linked submitted/ana is named
+    « est un lien » (test_a_symlinked_submitted_folder_is_named); this one should be too.
+    Control: the same list as a plain file is named."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    grader = c["grader"]
+    kept = grader / "hub" / "classe.csv"
+    kept.write_text("id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n", encoding="utf-8")
+    with pytest.raises(ErasureError, match="classe.csv"):  # control: a plain file, named
+        _erase(c, "ana")
+    elsewhere = c["tmp"] / "disque" / "classe.csv"
+    elsewhere.parent.mkdir()
+    kept.rename(elsewhere)
+    kept.symlink_to(elsewhere)
+    with pytest.raises(ErasureError, match="classe.csv"):
+        _erase(c, "ana")
+    assert elsewhere.read_text(encoding="utf-8").count("ana") == 2  # never followed to erase
+
+
+@pytest.mark.slow
+def test_a_class_list_in_the_history_of_a_git_repository_in_grader_is_named(petite_classe):
+    """Review3: a course downloaded as a zip, the teacher versions grader/ (``git init`` there)
+    and commits her class list grader/hub/classe.csv naming ana. The erasure names the file;
+    she removes it as told (``git rm``, a commit): « Preuve faite », while grader/.git, a
+    folder the class scan skips by name, still holds it (``git log -p`` shows ana's e-mail),
+    and the summary of what the command cannot reach says nothing of it. Control: the file in
+    her working tree is named."""
+    import subprocess
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    grader = c["grader"]
+    kept = grader / "hub" / "classe.csv"
+    kept.write_text("id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n", encoding="utf-8")
+    _git(grader, "init", "-q")
+    _git(grader, "add", "hub/classe.csv", "nbgrader_config.py")
+    _git(grader, "commit", "-qm", "ma classe")
+    with pytest.raises(ErasureError, match="classe.csv"):  # control: her file is named
+        _erase(c, "ana")
+    _git(grader, "rm", "-q", "hub/classe.csv")
+    _git(grader, "commit", "-qm", "sans la liste")
+    history = subprocess.run(
+        ["git", "log", "-p", "--all"], cwd=grader, capture_output=True, text=True, check=True
+    ).stdout
+    assert "ana.martin@exemple.fr" in history  # she is still in grader/.git
+    try:
+        result = _erase(c, "ana")
+    except ErasureError as exc:
+        assert ".git" in str(exc), exc
+        return
+    said = "\n".join(str(f) for f in result.failures)
+    assert result.failures and ".git" in said, "« Preuve faite », ana dans grader/.git"
