@@ -115,7 +115,10 @@ def test_a_classmates_file_named_after_the_learner_is_kept(petite_classe):
 def test_nothing_outside_the_course_is_deleted_through_a_symlinked_folder(petite_classe):
     """The teacher points downloaded/oublier/extracted at a folder of theirs (another class,
     their downloads): rglob follows the link at its root, and erasing ana deletes the teacher's
-    files outside the course."""
+    files outside the course. The linked folder, which the erasure never walks, is named for her
+    to check: never a proof over it."""
+    from grading.erase_learner import ErasureError
+
     outside = petite_classe["tmp"] / "autre-classe"
     (outside / "ana").mkdir(parents=True)
     (outside / "ana" / "bulletin.pdf").write_text("autre classe, autre Ana")
@@ -123,7 +126,8 @@ def test_nothing_outside_the_course_is_deleted_through_a_symlinked_folder(petite
     base = petite_classe["grader"] / "downloaded" / "oublier"
     base.mkdir(parents=True)
     (base / "extracted").symlink_to(outside, target_is_directory=True)
-    _erase(petite_classe, "ana")
+    with pytest.raises(ErasureError, match="extracted — lien vers le dossier"):
+        _erase(petite_classe, "ana")
     assert (outside / "ana" / "bulletin.pdf").exists()
     assert (outside / "ana.txt").exists()
 

@@ -18,6 +18,7 @@ import json
 import lzma
 import re
 import sqlite3
+import subprocess
 import tarfile
 import unicodedata
 import urllib.error
@@ -722,7 +723,7 @@ _STREAMS = {
 _BINARY_MAGIC = (SQLITE_MAGIC, *_ZIP, *_STREAMS, b"%PDF")
 _EXPANDED_MAX = 256 * 2**20  # what a compressed file is searched through, at most
 _MEMBER_MAX = 50 * 2**20  # an archive member of the class folder read whole, at most
-_UNREAD = "fichier illisible par cette commande, à vérifier à la main"
+_UNREAD = "non lu par cette commande, à vérifier à la main"
 _DAMAGED = (zipfile.BadZipFile, OSError, RuntimeError, EOFError, zlib.error, lzma.LZMAError)
 BY_HAND = "by_hand"  # the action of a place this command never rewrites: the teacher's
 
@@ -821,11 +822,15 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             out.add(_UNREAD, folder, french_reason(exc), BY_HAND, folder)
             return
         for child in children:
-            if child.is_symlink() or child.resolve() in skip:
+            if child.is_symlink():
+                yield from linked(child)
+                continue
+            if child.resolve() in skip:
                 continue
             here = in_place or child.resolve() in data_places
             if not here and child.name == ".git":
-                continue  # git's own store, not data
+                repositories.append(child)  # git's store: searched object by object below
+                continue
             if folder == top and child.name == DEMO_FOLDER and is_demo(child):
                 continue  # make demo-grading's course: the samples, none a learner's
             if child.is_dir():
@@ -835,6 +840,22 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
                     continue  # compiled code: its source is searched
                 yield child, here
 
+    def linked(link: Path):
+        """A link is never followed to be changed: what it leads to outside the class folder
+        is read (a file) or named (a folder); inside, its target is searched where it is."""
+        try:
+            target = link.resolve(strict=True)
+        except (OSError, RuntimeError):  # a dangling link, or a loop: it leads to nothing
+            return
+        if target in skip or target.is_relative_to(top.resolve()):
+            return
+        if target.is_file():
+            yield link, False  # a file elsewhere: searched, never rewritten
+        elif target.is_dir():
+            detail = f"lien vers le dossier {target}, que cette commande ne parcourt pas"
+            out.add(_UNREAD, link, detail, BY_HAND, link)
+
+    repositories: list[Path] = []
     try:
         shipped = course_digests()  # the course's files as it ships them: never a mention
     except (OSError, UnicodeDecodeError) as exc:
@@ -880,6 +901,30 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         else:
             kind, action = "mention dans un fichier de la classe", "mention"
         out.add(kind, file, detail, action, (file, None, found_by))
+    for repository in repositories:
+        _scan_git(repository, pattern, out)
+
+
+def _scan_git(repository: Path, pattern: Mentions, out: Scan) -> None:
+    """A git repository in the class folder (a course versioned in grader/): every object it
+    holds (history, other branches, what ``git rm`` left behind) read through git, which alone
+    unpacks them; a repository git will not read is named, never « no mention »."""
+    command = ["git", "-c", "safe.directory=*", "-C", str(repository.parent)]
+    command += ["cat-file", "--batch-all-objects", "--batch"]
+    try:
+        run = subprocess.run(command, capture_output=True, timeout=600)
+        reason = run.stderr.decode(errors="replace").strip()[:200] if run.returncode else ""
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        run, reason = None, french_reason(exc) if isinstance(exc, OSError) else "trop long"
+    if run is None or reason:
+        out.add(_UNREAD, repository, f"dépôt git illisible ({reason})", BY_HAND, repository)
+    elif hits := pattern.binary_count(run.stdout):
+        detail = (
+            f"{hits} trace(s) dans l'historique de ce dépôt git\u00a0: retirez-l'en (git "
+            "filter-repo), puis git reflog expire --expire=now --all && git gc --prune=now, ou "
+            "supprimez ce dépôt, puis relancez"
+        )
+        out.add("historique git à réécrire à la main", repository, detail, BY_HAND, repository)
 
 
 def _scan_class_zip(
