@@ -1597,3 +1597,47 @@ def test_a_class_list_in_the_history_of_a_git_repository_in_grader_is_named(peti
         return
     said = "\n".join(str(f) for f in result.failures)
     assert result.failures and ".git" in said, "« Preuve faite », ana dans grader/.git"
+
+
+@pytest.mark.slow
+def test_the_course_s_own_comment_in_a_config_she_adapted_is_no_mention(petite_classe):
+    """Review3: the grading guide tells the teacher to adapt nbgrader_config.py (the zip rule
+    ``FileNameCollectorPlugin.named_regexp`` to her platform's format). The file then differs
+    from the course's, so it is searched whole, and the course's own comment in it (« `nbgrader
+    submit --student bob` run by eve ») is a mention of a learner « eve »: her erasure is
+    refused, nbgrader_config.py « à corriger à la main », though the teacher wrote nothing
+    about her. Control: with the file as shipped, eve's erasure is proved."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    grader = c["grader"]
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        gb.update_or_create_student("eve", first_name="Ève", last_name="Roux")
+    with c["roster"].open("a", encoding="utf-8") as roster:
+        roster.write("eve;Ève;Roux;\n")
+    config = grader / "nbgrader_config.py"
+    shipped = config.read_text(encoding="utf-8")
+    assert "run by eve" in shipped
+    before = c["tmp"] / "avant"
+    shutil.copytree(c["tmp"] / "cours", before / "cours", symlinks=True)
+    shutil.copytree(c["exchange"], before / "echange", symlinks=True)
+    control = dict(c, grader=before / "cours" / "grader", exchange=before / "echange")
+    control["roster"] = control["grader"] / "eleves.csv"
+    assert not _erase(control, "eve").failures  # control: the course's file as shipped
+    rule = 'c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/]+)/(?P<file_id>'
+    assert rule in shipped
+    # her platform names the files <id>_oublier.ipynb
+    adapted = re.sub(
+        r"c\.FileNameCollectorPlugin\.named_regexp = .*",
+        lambda _: (
+            'c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/_]+)_'
+            '(?P<file_id>[^/]+\\.ipynb)$"'
+        ),
+        shipped,
+    )
+    config.write_text(adapted, encoding="utf-8")
+    try:
+        result = _erase(c, "eve")
+    except ErasureError as exc:
+        pytest.fail(f"le commentaire du cours bloque l'effacement d'eve\u00a0: {exc}")
+    assert not result.failures, result.failures
