@@ -169,7 +169,7 @@ c.PointsPerDayLate.points_per_day = 1.0
 
 # Collect from the exchange (make collect, nbgrader collect, formgrader's Collect): only copies
 # owned by the student they name are collected; a copy dropped under a classmate's name (`nbgrader
-# submit --student bob` run by eve), a link or an unreadable folder is set aside in
+# submit --student <classmate>`), a link or an unreadable folder is set aside in
 # grader/quarantaine/<assignment>/, named, and the command fails
 # (grader/grading/nbgrader_ext/exchange.py).
 # Only the assignment's notebooks are copied, never through a link, dated by their deposit (the

@@ -1604,9 +1604,10 @@ def test_the_course_s_own_comment_in_a_config_she_adapted_is_no_mention(petite_c
     """Review3: the grading guide tells the teacher to adapt nbgrader_config.py (the zip rule
     ``FileNameCollectorPlugin.named_regexp`` to her platform's format). The file then differs
     from the course's, so it is searched whole, and the course's own comment in it (« `nbgrader
-    submit --student bob` run by eve ») is a mention of a learner « eve »: her erasure is
+    submit --student bob` run by eve ») was a mention of a learner « eve »: her erasure was
     refused, nbgrader_config.py « à corriger à la main », though the teacher wrote nothing
-    about her. Control: with the file as shipped, eve's erasure is proved."""
+    about her. The file the guide tells her to adapt names no learner. Control: with the file
+    as shipped, eve's erasure is proved."""
     from grading.erase_learner import ErasureError
 
     c = petite_classe
@@ -1617,7 +1618,6 @@ def test_the_course_s_own_comment_in_a_config_she_adapted_is_no_mention(petite_c
         roster.write("eve;Ève;Roux;\n")
     config = grader / "nbgrader_config.py"
     shipped = config.read_text(encoding="utf-8")
-    assert "run by eve" in shipped
     before = c["tmp"] / "avant"
     shutil.copytree(c["tmp"] / "cours", before / "cours", symlinks=True)
     shutil.copytree(c["exchange"], before / "echange", symlinks=True)
