@@ -41,3 +41,22 @@ def test_the_demo_grades_in_a_checkout_whose_path_holds_a_dollar_and_a_parenthes
         ), (name, out)
         assert proc.returncode == 0, (name, out)
         assert (grader / "demo" / "autograded" / "graine" / "oublier").is_dir(), name
+
+
+def test_the_demo_grades_in_a_checkout_whose_path_holds_brackets_or_a_question_mark(tmp_path):
+    """Review3: the same demo in a checkout named like a dated copy, « cours [2024] »
+    (nbgrader globs the course's root with the solutions folder: « No notebooks were matched »)
+    or « cours ? » (the demo's gradebook URL, sqlite:///…/cours ?/…, is read by SQLAlchemy as
+    a query from the « ? » on: « le carnet de notes est introuvable »). Both stop in error,
+    exit 2. The control: « cours 2024 » grades."""
+    from grading_course import generated_course
+
+    failed = {}
+    for name in ("cours 2024", "cours [2024]", "cours ?"):
+        grader = generated_course(tmp_path / name / "cours")
+        proc = grading(grader, "demo", "--only", "graine")
+        graded = (grader / "demo" / "autograded" / "graine" / "oublier").is_dir()
+        if proc.returncode != 0 or not graded:
+            failed[name] = (proc.stdout + proc.stderr)[-600:]
+    assert "cours 2024" not in failed, failed  # the control
+    assert failed == {}, failed
