@@ -27,7 +27,8 @@ _BIN = str(Path(sys.executable).parent)
 if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = os.pathsep.join(filter(None, [_BIN, os.environ.get("PATH", "")]))
 
-from grading.nbgrader_ext.outcome_record import METADATA_KEY  # noqa: E402  (importable from the line above)
+from grading.classroom.paths import root_problem, sqlite_url  # noqa: E402  (importable from the line above)
+from grading.nbgrader_ext.outcome_record import METADATA_KEY  # noqa: E402
 
 c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this file)
 
@@ -47,6 +48,8 @@ if not _GROUP:  # nbgrader chmods these explicitly (444 and 644 by default)
     c.GenerateFeedback.permissions = 600
 
 c.CourseDirectory.course_id = "memoire-tuteur"
+if _problem := root_problem(ROOT):  # every nbgrader command would match no notebook
+    raise SystemExit(_problem)
 c.CourseDirectory.root = str(ROOT)
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "notebooks"
@@ -54,7 +57,7 @@ c.CourseDirectory.submitted_directory = "grader/submitted"
 c.CourseDirectory.autograded_directory = "grader/autograded"
 c.CourseDirectory.feedback_directory = "grader/feedback"
 c.CourseDirectory.solution_directory = "grader/solution"
-c.CourseDirectory.db_url = f"sqlite:///{HERE / 'gradebook.db'}"
+c.CourseDirectory.db_url = sqlite_url(HERE / "gradebook.db")  # « cours ? » stays a folder
 # Only notebooks and the files they need are released; never databases or caches.
 c.CourseDirectory.ignore = [
     ".ipynb_checkpoints",

@@ -11,7 +11,15 @@ from pathlib import Path
 from nbgrader.api import Gradebook
 
 from .autograde import autograde
-from .classroom.paths import CONFIG, DEMO_FOLDER, DEMO_MARKER, course_dirs, is_demo, load_config
+from .classroom.paths import (
+    CONFIG,
+    DEMO_FOLDER,
+    DEMO_MARKER,
+    course_dirs,
+    is_demo,
+    load_config,
+    sqlite_url,
+)
 from .feedback import generate_feedback
 from .french.french_args import FrenchParser
 from .french.system_reason import GradingError, french_message
@@ -30,8 +38,7 @@ def demo_config(course_config: Path, demo: Path, root: Path) -> str:
     lines = [DEMO_MARKER, "", "c = get_config()", f"load_subconfig({str(course_config)!r})"]
     for name in ("release", "submitted", "autograded", "feedback", "solution"):
         lines.append(f"c.CourseDirectory.{name}_directory = {os.path.relpath(demo / name, root)!r}")
-    db_url = f"sqlite:///{demo / 'gradebook.db'}"
-    lines.append(f"c.CourseDirectory.db_url = {db_url!r}")
+    lines.append(f"c.CourseDirectory.db_url = {sqlite_url(demo / 'gradebook.db')!r}")
     lines.append(f"c.ZipCollectApp.downloaded_directory = {str(demo / 'downloaded')!r}\n")
     return "\n".join(lines)
 

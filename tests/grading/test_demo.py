@@ -43,16 +43,23 @@ def test_the_demo_grades_in_a_checkout_whose_path_holds_a_dollar_and_a_parenthes
         assert (grader / "demo" / "autograded" / "graine" / "oublier").is_dir(), name
 
 
-def test_the_demo_grades_in_a_checkout_whose_path_holds_brackets_or_a_question_mark(tmp_path):
-    """Review3: the same demo in a checkout named like a dated copy, « cours [2024] »
-    (nbgrader globs the course's root with the solutions folder: « No notebooks were matched »)
-    or « cours ? » (the demo's gradebook URL, sqlite:///…/cours ?/…, is read by SQLAlchemy as
-    a query from the « ? » on: « le carnet de notes est introuvable »). Both stop in error,
-    exit 2. The control: « cours 2024 » grades."""
+def test_a_checkout_whose_path_holds_a_question_mark_grades_and_brackets_are_refused_in_french(
+    tmp_path,
+):
+    """Review3: the demo in a checkout named « cours ? » stopped: its gradebook URL,
+    sqlite:///…/cours ?/…, was read by SQLAlchemy as a query from the « ? » on (« le carnet de
+    notes est introuvable »); every gradebook URL the course writes is quoted now. « cours
+    [2024] », a dated copy, cannot work: nbgrader finds notebooks with a glob of the course's
+    path, where « [2024] » is a pattern (« No notebooks were matched »). The course's tools and
+    nbgrader itself (nbgrader_config.py) refuse it in French before doing anything. The
+    control: « cours 2024 » grades."""
+    import subprocess
+    import sys
+
     from grading_course import generated_course
 
     failed = {}
-    for name in ("cours 2024", "cours [2024]", "cours ?"):
+    for name in ("cours 2024", "cours ?"):
         grader = generated_course(tmp_path / name / "cours")
         proc = grading(grader, "demo", "--only", "graine")
         graded = (grader / "demo" / "autograded" / "graine" / "oublier").is_dir()
@@ -60,3 +67,14 @@ def test_the_demo_grades_in_a_checkout_whose_path_holds_brackets_or_a_question_m
             failed[name] = (proc.stdout + proc.stderr)[-600:]
     assert "cours 2024" not in failed, failed  # the control
     assert failed == {}, failed
+    grader = generated_course(tmp_path / "cours [2024]" / "cours")
+    nbgrader = [sys.executable, "-m", "nbgrader", "db", "student", "list"]
+    for proc in (
+        grading(grader, "demo", "--only", "graine"),
+        subprocess.run(nbgrader, cwd=grader, capture_output=True, text=True, timeout=120),
+    ):
+        said = proc.stdout + proc.stderr
+        assert proc.returncode != 0, said
+        assert "Le chemin du cours contient un crochet" in said, said
+        assert "Traceback" not in said, said
+    assert not (grader / "demo").exists()

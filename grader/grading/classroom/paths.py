@@ -16,7 +16,9 @@ from contextlib import closing, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qsl, quote
+from urllib.parse import parse_qsl, quote, unquote
+
+from ..french.system_reason import GradingError
 
 if TYPE_CHECKING:
     from traitlets.config import Config
@@ -38,9 +40,11 @@ __all__ = [
     "load_config",
     "not_regular",
     "read_only",
+    "root_problem",
     "server_name",
     "sqlite_copy",
     "sqlite_path",
+    "sqlite_url",
 ]
 
 CONFIG = "nbgrader_config.py"
@@ -118,9 +122,30 @@ class CourseDirs:
 
 
 def sqlite_path(db_url: str) -> Path | None:
-    """The file of a ``sqlite:///`` URL, None for any other database."""
+    """The file of a ``sqlite:///`` URL as SQLAlchemy reads it (what follows a « ? » is options,
+    « %3F » is a « ? »), None for any other database."""
     prefix = "sqlite:///"
-    return Path(db_url[len(prefix) :]) if db_url.startswith(prefix) else None
+    if not db_url.startswith(prefix):
+        return None
+    return Path(unquote(db_url[len(prefix) :].partition("?")[0]))
+
+
+def sqlite_url(path: Path) -> str:
+    """The ``sqlite:///`` URL of the file `path`, quoted: a « ? » or a « # » in a folder's name
+    (« cours ? ») stays part of the name, as SQLAlchemy reads it."""
+    return f"sqlite:///{quote(str(path))}"
+
+
+def root_problem(root: Path) -> str | None:
+    """Why nbgrader cannot work in the course folder `root`, in French, or None: nbgrader finds
+    notebooks with a glob of its path, where « [2024] » is a pattern that matches no folder."""
+    if "[" not in str(root):
+        return None
+    return (
+        f"Le chemin du cours contient un crochet ({root})\u00a0: nbgrader y lit un motif et ne "
+        "trouve aucun notebook. Renommez ou déplacez le dossier du cours (sans «\u00a0[\u00a0»), "
+        "puis relancez. Rien n'a été fait."
+    )
 
 
 def read_only(path: Path) -> sqlite3.Connection:
@@ -375,9 +400,11 @@ def course_dirs(grader_dir: str | os.PathLike[str] | None = None) -> CourseDirs:
     cd_config.root = str((grader / cd_config.get("root", ".")).resolve())
     db_file = sqlite_path(cd_config.get("db_url", ""))
     if db_file is not None and not db_file.is_absolute():
-        cd_config.db_url = f"sqlite:///{(grader / db_file).resolve()}"
+        cd_config.db_url = sqlite_url((grader / db_file).resolve())
     coursedir = CourseDirectory(config=config)
     root = Path(coursedir.root)
+    if problem := root_problem(root):
+        raise GradingError(problem)
     own = ("submitted", "autograded", "feedback", "source", "release")
     return CourseDirs(
         grader_dir=grader,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from ..classroom.paths import CourseDirs, sqlite_copy, sqlite_path
+from ..classroom.paths import CourseDirs, sqlite_copy, sqlite_path, sqlite_url
 from ..french.system_reason import GradingError
 from .nbgrader_log import FAILED, LogWatcher, Outcomes
 from .nbgrader_run import ProgressBar, pump, run_logged, start, stop
@@ -160,7 +160,7 @@ def parallel(run: ClassRun, students: list[str], jobs: int) -> tuple[Outcomes, i
             sqlite_copy(main_db, db)
             cmd = run.command(
                 f"--CourseDirectory.submitted_directory={view}",
-                f"--CourseDirectory.db_url=sqlite:///{db}",
+                f"--CourseDirectory.db_url={sqlite_url(db)}",
             )
             watcher = LogWatcher(run.assignment, group, run.bar)
             proc = start(cmd, run.dirs.grader_dir, run.sandboxed)
@@ -177,6 +177,6 @@ def parallel(run: ClassRun, students: list[str], jobs: int) -> tuple[Outcomes, i
         outcomes = Outcomes()
         for _, _, watcher, db in workers:
             part = watcher.finish()
-            merge_gradebook(f"sqlite:///{main_db}", f"sqlite:///{db}", run.assignment, part.done)
+            merge_gradebook(run.dirs.db_url, sqlite_url(db), run.assignment, part.done)
             merge_outcomes(outcomes, part)
         return outcomes, status
