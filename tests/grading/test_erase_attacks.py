@@ -1505,6 +1505,37 @@ def test_an_archive_member_over_fifty_megabytes_naming_the_learner_is_searched(p
 
 
 @pytest.mark.slow
+def test_a_compressed_file_the_scan_cannot_expand_whole_is_named(petite_classe, monkeypatch):
+    """Left at stop 43: a compressed file outside the data folders was searched through its
+    first 256 MiB expanded and three levels deep, then counted as read. A gzip of the class's
+    export whose learner comes after 256 MiB (a column of zeros, a few hundred kilobytes on
+    disk), or a class list gzipped four times, got « Preuve faite ». Each is named now (the cap
+    lowered to 1 MiB here: searching 256 MiB takes minutes). Control: the same files with her
+    near the start, or gzipped once, are named as holding her."""
+    import gzip
+
+    from grading.erase_learner import ErasureError
+    from grading.privacy import learner_places
+
+    monkeypatch.setattr(learner_places, "_EXPANDED_MAX", 2**20)
+    c = petite_classe
+    kept = c["grader"] / "hub" / "export.csv.gz"
+    her = b"ana,Ana Martin,ana.martin@exemple.fr\n"
+    for body in (her, b"\0" * (2**20 + 1) + her):
+        kept.write_bytes(gzip.compress(body, compresslevel=1))
+        with pytest.raises(ErasureError, match="export.csv.gz"):
+            _erase(c, "ana")
+    for times in (1, 4):
+        body = her
+        for _ in range(times):
+            body = gzip.compress(body)
+        kept.write_bytes(body)
+        with pytest.raises(ErasureError, match="export.csv.gz"):
+            _erase(c, "ana")
+    assert (c["grader"] / "submitted" / "ana").is_dir()
+
+
+@pytest.mark.slow
 def test_the_course_s_own_demo_never_blocks_the_erasure_of_a_learner(petite_classe):
     """Review3: `make demo-grading` (the grading guide's first step) grades the course's
     samples in grader/demo/, which the course generates and git ignores; one sample writes its
