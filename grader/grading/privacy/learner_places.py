@@ -740,20 +740,32 @@ def _zip_members(data: bytes, most: int, skip: set[str] = frozenset()) -> Iterat
                 yield info.filename, zf.read(info)
 
 
+class _Unsearched(Exception):
+    """A file that expands beyond what this command reads: never « no mention »."""
+
+
 def _binary_hits(data: bytes, pattern: Mentions, depth: int = 0) -> int:
     """The learner's traces in a file that is not text: its bytes (a SQLite file, free pages
-    included), what a gzip, bzip2 or xz file expands to, each member of a zip."""
+    included), what a gzip, bzip2 or xz file expands to, each member of a zip; `_Unsearched`
+    when it expands beyond ``_EXPANDED_MAX`` or three levels."""
     hits = pattern.binary_count(data)
-    if depth > 2:
-        return hits
+    opener = next((o for m, o in _STREAMS.items() if data.startswith(m)), None)
+    if (data.startswith(_ZIP) or opener) and depth > 2:
+        raise _Unsearched("archive dans une archive au-delà de trois niveaux")
+    too_big = f"plus de {_EXPANDED_MAX // 2**20} Mo une fois décompressé"
     try:
         if data.startswith(_ZIP):
+            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                if any(info.file_size > _EXPANDED_MAX for info in zf.infolist()):
+                    raise _Unsearched(too_big)
             for name, body in _zip_members(data, _EXPANDED_MAX):
                 hits += pattern.binary_count(name.encode()) + _binary_hits(body, pattern, depth + 1)
-        opener = next((o for m, o in _STREAMS.items() if data.startswith(m)), None)
         if opener is not None:
             with opener(io.BytesIO(data)) as stream:
-                hits += _binary_hits(stream.read(_EXPANDED_MAX), pattern, depth + 1)
+                body = stream.read(_EXPANDED_MAX)
+                if stream.read(1):
+                    raise _Unsearched(too_big)
+            hits += _binary_hits(body, pattern, depth + 1)
     except _DAMAGED:
         pass  # a damaged archive or stream: its raw bytes were searched
     return hits
@@ -877,7 +889,12 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             if _scan_class_zip(file, data, own_members.get(file, set()), pattern, out, in_place):
                 continue  # read member by member; a damaged archive: searched as bytes below
         if _is_binary(data):
-            if hits := _binary_hits(data, pattern):
+            try:
+                hits = _binary_hits(data, pattern)
+            except _Unsearched as exc:
+                out.add(_UNREAD, file, str(exc), BY_HAND, file)
+                continue
+            if hits:
                 kind = f"{_binary_kind(data)} à supprimer à la main"
                 detail = (
                     f"{hits} trace(s)\u00a0; ce fichier ne se caviarde pas (le réécrire "
@@ -943,7 +960,12 @@ def _scan_class_zip(
         for name, body in _zip_members(data, _MEMBER_MAX, mine):
             where = f"{file}\u00a0: {name}"
             if _is_binary(body):
-                if hits := _binary_hits(body, pattern):
+                try:
+                    hits = _binary_hits(body, pattern)
+                except _Unsearched as exc:
+                    found.add(_UNREAD, where, str(exc), BY_HAND, file)
+                    continue
+                if hits:
                     kind = f"{_binary_kind(body)} dans une archive, à retirer à la main"
                     detail = f"{hits} trace(s)\u00a0; ce membre ne se caviarde pas"
                     found.add(kind, where, detail, BY_HAND, file)
