@@ -399,6 +399,9 @@ OUTSIDE = (
     "votre tableur maître de la classe (la liste d'où vient make students) et ses copies",
     "les courriels échangés avec l'élève ou à son sujet, et leurs pièces jointes",
     "les copies imprimées, clés USB et dossiers partagés où vous auriez mis ses travaux",
+    "l'historique git du dépôt du cours, si vous y avez versionné des données de la classe "
+    "(git log --all -S <son identifiant> les montre\u00a0; un dépôt git dans grader/ est "
+    "cherché, lui)",
 )
 KEEP_HELP = f"leur durée de conservation, en jours (défaut\u00a0: {places.RETENTION_DAYS:g})"
 # the options that name a place of the class system: (option, Setup field, type, value, help)

@@ -672,7 +672,8 @@ def test_an_erased_learner_does_not_come_back(classe, tmp_path):
     done = _run(classe, "ben", "--confirmer", "--temoin", "ana")
     assert done.returncode == 0, done.stdout + done.stderr
     # the outside sources the teacher must clean are named
-    for place in ("l'ENT ou la plateforme", "tableur maître", "courriels", "REINSCRIRE=ben"):
+    outside = ("l'ENT ou la plateforme", "tableur maître", "courriels", "l'historique git")
+    for place in (*outside, "REINSCRIRE=ben"):
         assert place in done.stdout, place
 
     # the register: beside the gradebook and beside the backups, private, no personal data
