@@ -261,6 +261,31 @@ def test_report_spreadsheet_file_is_french(gradebook_class):
 
 
 @pytest.mark.slow
+def test_export_and_report_of_a_class_nobody_is_registered_in_say_so(tmp_path):
+    """Left at stop 43: `make export` on a gradebook that registers nobody (the class not yet
+    enrolled, or enrolled into another gradebook) said « Notes exportées : 0 ligne(s) » and
+    exited 0, as if the class had no grade. Both commands now say that nobody is registered
+    and how to register the class, and write nothing. Control: one registered learner is
+    exported."""
+    grader = copy_course(tmp_path / "cours")
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        gb.add_assignment("oublier", duedate=DUE)
+    for command in ("export", "report"):
+        proc = grading(grader, command)
+        said = proc.stdout + proc.stderr
+        assert proc.returncode == 2, said
+        assert "aucun élève n'est inscrit" in said and "make students" in said, said
+        assert "Traceback" not in said, said
+    assert not (grader / "rapport" / "grades.csv").exists()
+    assert not (grader / "rapport" / "rapport.html").exists()
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        gb.add_student("ana", first_name="Ana", last_name="Martin")
+    proc = grading(grader, "export")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 élève(s)" in proc.stdout
+
+
+@pytest.mark.slow
 def test_export_and_duedate_speak_french_and_keep_nbgraders_file(gradebook_class):
     grader = gradebook_class
     _add_accented_class(grader)
