@@ -265,8 +265,8 @@ def test_export_and_report_of_a_class_nobody_is_registered_in_say_so(tmp_path):
     """Left at stop 43: `make export` on a gradebook that registers nobody (the class not yet
     enrolled, or enrolled into another gradebook) said « Notes exportées : 0 ligne(s) » and
     exited 0, as if the class had no grade. Both commands now say that nobody is registered
-    and how to register the class, and write nothing. Control: one registered learner is
-    exported."""
+    and how to register the class, and write nothing. `make report` also made an empty
+    gradebook in place of a lost one. Control: one registered learner is exported."""
     grader = copy_course(tmp_path / "cours")
     with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
         gb.add_assignment("oublier", duedate=DUE)
@@ -278,6 +278,11 @@ def test_export_and_report_of_a_class_nobody_is_registered_in_say_so(tmp_path):
         assert "Traceback" not in said, said
     assert not (grader / "rapport" / "grades.csv").exists()
     assert not (grader / "rapport" / "rapport.html").exists()
+    (grader / "gradebook.db").rename(grader / "ailleurs.db")  # a lost gradebook
+    lost = grading(grader, "report")
+    assert lost.returncode == 2 and "introuvable" in lost.stdout + lost.stderr, lost.stderr
+    assert not (grader / "gradebook.db").exists()  # no empty one made in its place
+    (grader / "ailleurs.db").rename(grader / "gradebook.db")
     with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
         gb.add_student("ana", first_name="Ana", last_name="Martin")
     proc = grading(grader, "export")
