@@ -23,7 +23,7 @@ __all__ = ["export", "main"]
 def export(grader_dir: Path | None = None) -> tuple[int, list[str]]:
     """Both files in ``rapport/``; (exit status, French summary lines)."""
     dirs = course_dirs(grader_dir)
-    if why := gradebook_problem(dirs):  # else nbgrader's reason: an sqlalche.me address
+    if why := gradebook_problem(dirs, empty_ok=False):  # else an sqlalche.me address
         return 2, [f"✘ Aucune note exportée\u00a0: {why}."]
     log_path, out = dirs.log_file("export"), dirs.report
     run = run_quiet(dirs.grader_dir, ["export", "--to", str(out / "grades.csv")], log_path)

@@ -30,7 +30,7 @@ from nbgrader.plugins import ExportPlugin
 from course.labo.outcome import OUTCOMES, Outcome
 
 from .classroom.ids import normalize_id
-from .classroom.paths import course_dirs, load_config
+from .classroom.paths import course_dirs, gradebook_problem, load_config, sqlite_path
 from .french.csv_safe import EXPORT_KEYS, LINE_END, PERSON_KEYS, SCORE_KEYS, neutralise_frame
 from .french.french_args import FrenchParser
 from .french.french_csv import EXPORT_HEADER, REPORT_NAME, write_french_csv
@@ -447,7 +447,11 @@ def main(argv: list[str] | None = None) -> int:
         args.out = args.out or dirs.report
         if args.db == dirs.db_url:
             autograded, submitted = dirs.autograded, dirs.submitted
+            if why := gradebook_problem(dirs, empty_ok=False):  # never an empty one made
+                parser.fail(f"aucun rapport écrit\u00a0: {why}")
         late_rule = rule_of_config(load_config(dirs.grader_dir))
+    if (db := sqlite_path(args.db)) is not None and not db.is_file():
+        parser.fail(f"aucun rapport écrit\u00a0: le carnet de notes est introuvable ({db})")
     with Gradebook(args.db) as gb:
         try:
             df = class_table(gb, args.assignment, autograded, submitted)
