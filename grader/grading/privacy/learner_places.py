@@ -889,19 +889,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             if _scan_class_zip(file, data, own_members.get(file, set()), pattern, out, in_place):
                 continue  # read member by member; a damaged archive: searched as bytes below
         if _is_binary(data):
-            try:
-                hits = _binary_hits(data, pattern)
-            except _Unsearched as exc:
-                out.add(_UNREAD, file, str(exc), BY_HAND, file)
-                continue
-            if hits:
-                kind = f"{_binary_kind(data)} à supprimer à la main"
-                detail = (
-                    f"{hits} trace(s)\u00a0; ce fichier ne se caviarde pas (le réécrire "
-                    "l'abîmerait)\u00a0: supprimez-le, ou retirez-en l'élève avec l'outil "
-                    "qui l'a créé, puis relancez"
-                )
-                out.add(kind, file, detail, BY_HAND, file)
+            _name_binary(out, file, data, pattern, file)
             continue
         log = file.suffix == ".log" or file.name == FAILURES_FILE
         found_by = in_logs if log else pattern
@@ -944,6 +932,26 @@ def _scan_git(repository: Path, pattern: Mentions, out: Scan) -> None:
         out.add("historique git à réécrire à la main", repository, detail, BY_HAND, repository)
 
 
+def _name_binary(out: Scan, where: object, data: bytes, pattern: Mentions, file: Path) -> None:
+    """A file (`where` is `file`) or an archive's member that is not text: never rewritten (it
+    would be corrupted), so named for the teacher when it holds the learner or cannot be
+    searched whole."""
+    try:
+        hits = _binary_hits(data, pattern)
+    except _Unsearched as exc:
+        out.add(_UNREAD, where, str(exc), BY_HAND, file)
+        return
+    if hits and where != file:
+        kind = f"{_binary_kind(data)} dans une archive, à retirer à la main"
+        out.add(kind, where, f"{hits} trace(s)\u00a0; ce membre ne se caviarde pas", BY_HAND, file)
+    elif hits:
+        detail = (
+            f"{hits} trace(s)\u00a0; ce fichier ne se caviarde pas (le réécrire l'abîmerait)"
+            "\u00a0: supprimez-le, ou retirez-en l'élève avec l'outil qui l'a créé, puis relancez"
+        )
+        out.add(f"{_binary_kind(data)} à supprimer à la main", file, detail, BY_HAND, file)
+
+
 def _scan_class_zip(
     file: Path, data: bytes, mine: set[str], pattern: Mentions, out: Scan, in_place: bool
 ) -> bool:
@@ -960,15 +968,7 @@ def _scan_class_zip(
         for name, body in _zip_members(data, _MEMBER_MAX, mine):
             where = f"{file}\u00a0: {name}"
             if _is_binary(body):
-                try:
-                    hits = _binary_hits(body, pattern)
-                except _Unsearched as exc:
-                    found.add(_UNREAD, where, str(exc), BY_HAND, file)
-                    continue
-                if hits:
-                    kind = f"{_binary_kind(body)} dans une archive, à retirer à la main"
-                    detail = f"{hits} trace(s)\u00a0; ce membre ne se caviarde pas"
-                    found.add(kind, where, detail, BY_HAND, file)
+                _name_binary(found, where, body, pattern, file)
             elif pattern.search(body) or pattern.search(name.encode()):
                 detail = _mention_detail(name, body, pattern)
                 action = "mention" if in_place else BY_HAND
