@@ -27,7 +27,8 @@ _BIN = str(Path(sys.executable).parent)
 if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = os.pathsep.join(filter(None, [_BIN, os.environ.get("PATH", "")]))
 
-from grading.classroom.paths import root_problem, sqlite_url  # noqa: E402  (importable from the line above)
+from grading.classroom.gradebook import sqlite_url  # noqa: E402  (importable from the line above)
+from grading.classroom.paths import root_problem  # noqa: E402
 from grading.nbgrader_ext.outcome_record import METADATA_KEY  # noqa: E402
 
 c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this file)

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from course.labo.sandbox import sandbox_problem
 
+from .classroom.gradebook import gradebook_problem, sqlite_path
 from .classroom.ids import normalize_id, quoted
-from .classroom.paths import CourseDirs, course_dirs, gradebook_problem, sqlite_path
+from .classroom.paths import CourseDirs, course_dirs
 from .french.french_args import FrenchParser
 from .french.system_reason import GradingError, french_message
 from .nbgrader_ext.sandbox_setting import refusal

@@ -35,16 +35,15 @@ from pathlib import Path
 from course.labo.french_number import french_number
 
 from .classroom.class_places import BACKED_UP, learner_ids
-from .classroom.ids import RosterError, normalize_id, quoted, read_roster
-from .classroom.paths import (
-    CourseDirs,
+from .classroom.gradebook import (
     GradebookError,
-    files_under,
     gradebook_counts,
     read_only,
     server_name,
     sqlite_copy,
 )
+from .classroom.ids import RosterError, normalize_id, quoted, read_roster
+from .classroom.paths import CourseDirs, files_under
 from .erase_learner import erase
 from .french.french_args import FrenchParser
 from .french.system_reason import french_message, french_reason

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from nbgrader.utils import parse_utc
 
+from .classroom.gradebook import gradebook_problem
 from .classroom.ids import closest, normalize_id, quoted, registered_students, shown
-from .classroom.paths import course_dirs, gradebook_problem
+from .classroom.paths import course_dirs
 from .french.french_format import collation_key, french_datetime
 from .nbgrader_ext.exchange import (
     CLAIMED_TIMESTAMP,

@@ -11,15 +11,8 @@ from pathlib import Path
 from nbgrader.api import Gradebook
 
 from .autograde import autograde
-from .classroom.paths import (
-    CONFIG,
-    DEMO_FOLDER,
-    DEMO_MARKER,
-    course_dirs,
-    is_demo,
-    load_config,
-    sqlite_url,
-)
+from .classroom.gradebook import sqlite_url
+from .classroom.paths import CONFIG, DEMO_FOLDER, DEMO_MARKER, course_dirs, is_demo, load_config
 from .feedback import generate_feedback
 from .french.french_args import FrenchParser
 from .french.system_reason import GradingError, french_message

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
-from .classroom.paths import course_dirs, gradebook_problem
+from .classroom.gradebook import gradebook_problem
+from .classroom.paths import course_dirs
 from .french.french_args import FrenchParser
 from .french.french_csv import EXPORT_NAME, write_export
 from .nbgrader_ext.safe_export import SafeCsvExport

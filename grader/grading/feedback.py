@@ -9,7 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from .classroom.paths import CourseDirs, course_dirs, gradebook_problem
+from .classroom.gradebook import gradebook_problem
+from .classroom.paths import CourseDirs, course_dirs
 from .french.french_args import FrenchParser
 from .french.french_format import seconds_text
 from .french.system_reason import GradingError, french_message

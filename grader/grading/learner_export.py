@@ -22,8 +22,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .classroom.class_places import PER_LEARNER, own_folders, quarantined_for
+from .classroom.gradebook import gradebook_problem, sqlite_path
 from .classroom.ids import normalize_id, shown
-from .classroom.paths import files_under, gradebook_problem, not_regular, sqlite_path
+from .classroom.paths import files_under, not_regular
 from .french.french_args import FrenchParser
 from .french.french_csv import french_csv_bytes
 from .french.french_format import COURSE_TIME_ZONE, french_datetime

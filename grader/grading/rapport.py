@@ -9,7 +9,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from .classroom.paths import course_dirs, gradebook_problem
+from .classroom.gradebook import gradebook_problem
+from .classroom.paths import course_dirs
 from .french.french_args import FrenchParser
 from .french.french_csv import REPORT_NAME
 from .runs.nbgrader_run import finish, run_quiet

@@ -29,8 +29,9 @@ from nbgrader.plugins import ExportPlugin
 
 from course.labo.outcome import OUTCOMES, Outcome
 
+from .classroom.gradebook import gradebook_problem, sqlite_path
 from .classroom.ids import normalize_id
-from .classroom.paths import course_dirs, gradebook_problem, load_config, sqlite_path
+from .classroom.paths import course_dirs, load_config
 from .french.csv_safe import EXPORT_KEYS, LINE_END, PERSON_KEYS, SCORE_KEYS, neutralise_frame
 from .french.french_args import FrenchParser
 from .french.french_csv import EXPORT_HEADER, REPORT_NAME, write_french_csv

@@ -12,8 +12,9 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
+from .classroom.gradebook import gradebook_problem
 from .classroom.ids import Member, RosterError, decode_roster, normalize_id, parse_roster, quoted
-from .classroom.paths import course_dirs, gradebook_problem
+from .classroom.paths import course_dirs
 from .french.french_args import FrenchParser
 from .french.system_reason import GradingError, french_message, french_reason
 from .privacy.erasure_register import class_registers, erased_on

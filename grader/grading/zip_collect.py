@@ -33,6 +33,7 @@ from zoneinfo import ZoneInfo
 
 from nbgrader.utils import parse_utc
 
+from .classroom.gradebook import gradebook_problem, gradebook_rows
 from .classroom.ids import (
     closest,
     id_problem,
@@ -42,7 +43,7 @@ from .classroom.ids import (
     shown,
     stored_id_problem,
 )
-from .classroom.paths import course_dirs, gradebook_problem, gradebook_rows, load_config
+from .classroom.paths import course_dirs, load_config
 from .french.french_args import FrenchParser
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
 from .french.system_reason import french_message, french_reason

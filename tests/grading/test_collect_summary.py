@@ -161,7 +161,8 @@ def test_collect_before_the_class_is_registered_makes_no_gradebook_on_a_server(
     and ``make grade`` says « inscrivez d'abord la classe » where it said « introuvable ».
     Control: before the collect, the course reads no gradebook there."""
     import sqlalchemy
-    from grading.classroom.paths import course_dirs, gradebook_rows
+    from grading.classroom.gradebook import gradebook_rows
+    from grading.classroom.paths import course_dirs
 
     here = copy_course(tmp_path / "cours")
     exchange = tmp_path / "echange"

@@ -10,8 +10,9 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from .gradebook import STUDENTS, GradebookError, gradebook_rows
 from .ids import normalize_id
-from .paths import STUDENTS, CourseDirs, GradebookError, gradebook_rows
+from .paths import CourseDirs
 
 __all__ = [
     "DEPOSITED_BY",

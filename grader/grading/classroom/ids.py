@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 
-from .paths import gradebook_rows
+from .gradebook import gradebook_rows
 
 __all__ = [
     "ROSTER_FILE",

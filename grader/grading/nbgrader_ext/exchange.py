@@ -45,8 +45,9 @@ from nbgrader.utils import check_mode, notebook_hash, parse_utc
 from traitlets import Bool, Unicode
 
 from ..classroom.class_places import DEPOSITED_BY
+from ..classroom.gradebook import gradebook_rows, sqlite_path
 from ..classroom.ids import id_problem, normalize_id, quoted, shown
-from ..classroom.paths import QUARANTINE, gradebook_rows, sqlite_path
+from ..classroom.paths import QUARANTINE
 from ..french.system_reason import french_reason
 from ..privacy.erasure_register import class_registers, erased_problem
 from .confined_copy import (

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..classroom.gradebook import sqlite_path
 from ..classroom.ids import normalize_id, quoted
-from ..classroom.paths import sqlite_path
 
 __all__ = [
     "KEY_NAME",

@@ -35,6 +35,14 @@ from html.entities import codepoint2name
 from pathlib import Path, PurePosixPath
 
 from ..classroom.class_places import PER_LEARNER, PLACES, learner_ids, own_folders, quarantined_for
+from ..classroom.gradebook import (
+    STUDENTS,
+    GradebookError,
+    gradebook_rows,
+    read_only,
+    server_name,
+    sqlite_path,
+)
 from ..classroom.ids import (
     RosterError,
     close_ids,
@@ -44,19 +52,7 @@ from ..classroom.ids import (
     stored_id_problem,
 )
 from ..classroom.kept_columns import ID_COLUMNS
-from ..classroom.paths import (
-    DEMO_FOLDER,
-    STUDENTS,
-    GradebookError,
-    course_dirs,
-    files_under,
-    gradebook_rows,
-    is_demo,
-    load_config,
-    read_only,
-    server_name,
-    sqlite_path,
-)
+from ..classroom.paths import DEMO_FOLDER, course_dirs, files_under, is_demo, load_config
 from ..french.french_format import french_datetime
 from ..french.system_reason import french_reason
 from ..runs.known_failures import FILE_NAME as FAILURES_FILE

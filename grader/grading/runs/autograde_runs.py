@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from ..classroom.paths import CourseDirs, sqlite_copy, sqlite_path, sqlite_url
+from ..classroom.gradebook import sqlite_copy, sqlite_path, sqlite_url
+from ..classroom.paths import CourseDirs
 from ..french.system_reason import GradingError
 from .nbgrader_log import FAILED, LogWatcher, Outcomes
 from .nbgrader_run import ProgressBar, pump, run_logged, start, stop

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..classroom.gradebook import sqlite_path
 from ..classroom.ids import (
     closest,
     normalize_id,
@@ -22,7 +23,7 @@ from ..classroom.ids import (
     shown,
     stored_id_problem,
 )
-from ..classroom.paths import not_regular, sqlite_path
+from ..classroom.paths import not_regular
 from .nbgrader_run import student_pattern
 
 __all__ = [

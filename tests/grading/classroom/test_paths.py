@@ -232,7 +232,7 @@ def test_a_gradebook_on_postgresql_is_read_as_its_file_would_be(course_folder, p
     (`make students` may make it), one registering nobody stops `make grade` with the SQLite
     file's words, and its students are the same registered ids as the same class's file (NFC)."""
     from grading.classroom.class_places import registered_ids
-    from grading.classroom.paths import gradebook_problem, server_name
+    from grading.classroom.gradebook import gradebook_problem, server_name
 
     grader = course_folder / "grader"
     url = postgres_cluster.creer_base("carnet_lecteur").replace("+asyncpg", "")
@@ -276,7 +276,7 @@ def test_a_server_gradebook_that_cannot_be_read_stops_every_command_without_its_
     traceback, an sqlalche.me address), never showing the password; the registered ids are
     then the roster's alone, as with a damaged file."""
     from grading.classroom.class_places import registered_ids
-    from grading.classroom.paths import server_name
+    from grading.classroom.gradebook import server_name
 
     grader = course_folder / "grader"
     url = postgres_cluster.creer_base("carnet_mot_de_passe").replace("+asyncpg", "")
