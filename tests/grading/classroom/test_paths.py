@@ -4,18 +4,17 @@ is a copy elsewhere (a hub instructor's copy, the demo course)."""
 
 from __future__ import annotations
 
-import json
 import shutil
+import subprocess
 import sys
 import unicodedata
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 import pytest
 from grading.classroom.paths import course_dirs, find_grader_dir
 from grading.demo import demo_config
-from grading_course import copy_course, run_tool
+from grading_course import copy_course, tool_env
 from helpers import REPO
 from nbgrader.api import Gradebook
 
@@ -60,49 +59,24 @@ def course_folder(course_template, tmp_path) -> Path:
     return _course_copy(course_template, tmp_path / "mon-cours")
 
 
-# Several `python -m grading.<tool> ARGS`, each from its folder, in one Python: each runs as
-# `-m` runs it (runpy, as __main__, with its own argv, in its own current folder), its exit
-# status and output kept apart. The tools import nbgrader (about 4 s of CPU a start): one start
-# for the batch. The package is the repository's (first on sys.path, as `python -m` run in its
-# grader/ puts it), the courses are copies without one.
-_BATCH = """
-import contextlib, io, json, os, runpy, sys
-sys.path.insert(0, sys.argv[2])
-results = []
-for cwd, module, *args in json.loads(sys.argv[1]):
-    os.chdir(cwd)
-    out, err = io.StringIO(), io.StringIO()
-    sys.argv = [module, *args]
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            runpy.run_module(module, run_name="__main__", alter_sys=True)
-            code = 0
-        except SystemExit as exc:
-            code = exc.code
-            if isinstance(code, str):
-                print(code, file=sys.stderr)
-            code = 1 if isinstance(code, str) else (code or 0)
-    results.append([code, out.getvalue(), err.getvalue()])
-print(json.dumps(results))
-"""
-
-
-@dataclass
-class ToolRun:
-    """One tool's run in a batch: what a subprocess.CompletedProcess says of it."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-def _run_batch(*commands: tuple[Path | str, ...]) -> list[ToolRun]:
-    """Each command is (its folder, the tool's module, its arguments...)."""
-    items = [[str(cwd), *args] for cwd, *args in commands]
-    package = str(REPO / "grader")
-    proc = run_tool(Path(commands[0][0]), PY, "-c", _BATCH, json.dumps(items), package, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return [ToolRun(*result) for result in json.loads(proc.stdout.splitlines()[-1])]
+def _run_each(*commands: tuple[Path | str, ...]) -> list[subprocess.CompletedProcess]:
+    """Each command (its folder, the tool's module, its arguments…) started as its own
+    ``python -m grading.<tool>``, in its folder, as a user starts it. The package is the
+    repository's (on PYTHONPATH), the courses are copies without one: a tool that found the
+    course from its own files would find none."""
+    env = {**tool_env(), "PYTHONPATH": str(REPO / "grader")}
+    return [
+        subprocess.run(
+            [PY, "-m", str(module), *map(str, args)],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
+        for cwd, module, *args in commands
+    ]
 
 
 def test_report_paths_come_from_the_current_folder_unless_given(course_template, tmp_path):
@@ -114,7 +88,7 @@ def test_report_paths_come_from_the_current_folder_unless_given(course_template,
     }
     elsewhere = tmp_path / "ailleurs"
     db = f"sqlite:///{courses['explicit'] / 'grader' / 'gradebook.db'}"
-    runs = _run_batch(
+    runs = _run_each(
         (courses["."], "grading.report"),
         (courses["grader"] / "grader", "grading.report"),
         (tmp_path, "grading.report", "--db", db, "--out", str(elsewhere)),
@@ -136,7 +110,7 @@ def test_outside_a_course_the_tools_say_so_in_french(tmp_path):
     empty = tmp_path / "vide"
     empty.mkdir()
     modules = ("grading.report", "grading.autograde", "grading.feedback", "grading.demo")
-    for module, proc in zip(modules, _run_batch(*[(empty, m) for m in modules]), strict=True):
+    for module, proc in zip(modules, _run_each(*[(empty, m) for m in modules]), strict=True):
         assert proc.returncode == 2 and "Aucun nbgrader_config.py" in proc.stderr, (module, proc)
 
 
@@ -144,7 +118,7 @@ def test_outside_a_course_the_tools_say_so_in_french(tmp_path):
 def test_autograde_looks_for_submissions_in_the_course_it_runs_in(course_folder):
     other = course_folder.parent / "autre"
     shutil.copytree(course_folder, other)
-    here, there = _run_batch(
+    here, there = _run_each(
         (course_folder, "grading.autograde", "oublier"),
         (course_folder, "grading.autograde", "oublier", "--grader-dir", str(other / "grader")),
     )
@@ -246,7 +220,7 @@ def test_a_gradebook_on_postgresql_is_read_as_its_file_would_be(course_folder, p
     assert "make students ELEVES=grader/eleves.csv" in missing
     with Gradebook(url):  # nbgrader's tables, nobody registered
         pass
-    (nobody,) = _run_batch((grader, "grading.autograde", "oublier"))
+    (nobody,) = _run_each((grader, "grading.autograde", "oublier"))
     assert nobody.returncode == 2, nobody.stdout + nobody.stderr
     assert (
         "✘ Rien n'a été noté\u00a0: aucun élève n'est inscrit au carnet de notes "
@@ -284,7 +258,7 @@ def test_a_server_gradebook_that_cannot_be_read_stops_every_command_without_its_
     _use_gradebook(grader, url)
     assert server_name(url) == "postgresql:///absente"  # never its password
     commands = {("autograde", "oublier"): "Rien n'a été noté", ("export",): "Aucune note exportée"}
-    runs = _run_batch(*[(grader, f"grading.{c[0]}", *c[1:]) for c in commands])
+    runs = _run_each(*[(grader, f"grading.{c[0]}", *c[1:]) for c in commands])
     for (command, done), proc in zip(commands.items(), runs, strict=True):
         said = proc.stdout + proc.stderr
         assert proc.returncode == 2, (command, said)
@@ -310,7 +284,7 @@ def test_a_password_holding_a_question_mark_is_never_shown_when_the_server_grade
     runs = {}
     for secret in ("S3c#ret", "S3c?ret"):
         _use_gradebook(grader, base.replace("postgres@", f"prof:{secret}@"))
-        (proc,) = _run_batch((grader, "grading.export"))
+        (proc,) = _run_each((grader, "grading.export"))
         runs[secret] = proc.stdout + proc.stderr
         assert proc.returncode == 2, runs[secret]
         assert "le carnet de notes est illisible (" in proc.stderr, runs[secret]
@@ -334,7 +308,7 @@ def test_a_mistyped_server_url_never_shows_its_password(course_folder):
         "postgresql://prof:S3cret;localhost/cours",
     ):
         _use_gradebook(grader, url)
-        (proc,) = _run_batch((grader, "grading.export"))
+        (proc,) = _run_each((grader, "grading.export"))
         said[url] = proc.stdout + proc.stderr
         assert proc.returncode == 2 and "adresse illisible" in proc.stderr, said[url]
     shown = [url for url, text in said.items() if "S3cret" in text]
