@@ -102,9 +102,20 @@ def grading(
 
 
 def register(grader: Path, *students: str, last_names: dict[str, str] | None = None) -> None:
-    """Register `students` in the course's gradebook as the grading guide says, with one
-    ``nbgrader db student import`` of a class list (one command for the whole class)."""
+    """Register `students` in the course's gradebook: a test's set-up, not what it checks
+    (``make students`` and ``nbgrader db student`` have their own tests). Written with nbgrader's
+    API in this process when the gradebook exists (a command start costs a second or more of
+    CPU); otherwise with one ``nbgrader db student import``, which creates it as the class's
+    configuration says (a private file)."""
     last_names = last_names or {}
+    gradebook = grader / "gradebook.db"
+    if gradebook.is_file():
+        from nbgrader.api import Gradebook
+
+        with Gradebook(f"sqlite:///{gradebook}") as gb:
+            for student in students:
+                gb.update_or_create_student(student, last_name=last_names.get(student) or None)
+        return
     with tempfile.TemporaryDirectory() as folder:
         roster = Path(folder) / "eleves.csv"
         with open(roster, "w", newline="", encoding="utf-8") as file:
