@@ -1672,3 +1672,120 @@ def test_the_course_s_own_comment_in_a_config_she_adapted_is_no_mention(petite_c
     except ErasureError as exc:
         pytest.fail(f"le commentaire du cours bloque l'effacement d'eve\u00a0: {exc}")
     assert not result.failures, result.failures
+
+
+def _history_naming_ana(c) -> Path:
+    """A working repository outside grader/ whose history holds a class list naming ana (added,
+    then removed by ``git rm``): only git's objects, zlib-compressed, still name her."""
+    work = c["tmp"] / "travail"
+    work.mkdir()
+    _git(work, "init", "-q")
+    text = "id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n"
+    (work / "classe.csv").write_text(text, encoding="utf-8")
+    _git(work, "add", "classe.csv")
+    _git(work, "commit", "-qm", "ma classe")
+    _git(work, "rm", "-q", "classe.csv")
+    (work / "LISEZMOI").write_text("notes de l'enseignante\n", encoding="utf-8")
+    _git(work, "add", "LISEZMOI")
+    _git(work, "commit", "-qm", "sans la liste")
+    return work
+
+
+@pytest.mark.slow
+def test_a_bare_git_repository_in_grader_is_searched_or_named(petite_classe):
+    """Review4: the scan knows a git repository by a folder named ``.git``. A bare repository,
+    the teacher's backup remote kept beside the hub's recipes (``git clone --bare`` into
+    grader/hub/notes.git, as every git guide makes one), has no ``.git``: its files are walked
+    as bytes, its objects are zlib streams the scan never expands, and the class list in its
+    history (ana's name and e-mail) gets « Preuve faite ». Control: the same history as a
+    normal clone (grader/hub/notes/.git) is named."""
+    import subprocess
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    work = _history_naming_ana(c)
+    hub = c["grader"] / "hub"
+    clone = hub / "notes"
+    subprocess.run(["git", "clone", "-q", str(work), str(clone)], check=True)
+    with pytest.raises(ErasureError, match="notes"):  # control: a clone's .git is searched
+        _erase(c, "ana")
+    shutil.rmtree(clone)
+    bare = hub / "notes.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(bare)], check=True)
+    log = ["git", "--git-dir", str(bare), "log", "-p", "--all"]
+    history = subprocess.run(log, capture_output=True, text=True, check=True).stdout
+    assert "ana.martin@exemple.fr" in history  # she is still in grader/hub/notes.git
+    with pytest.raises(ErasureError, match="notes.git"):
+        _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_git_repository_in_a_classmates_submission_is_searched_or_named(petite_classe):
+    """Review4: a ``.git`` is handed to git only outside the data folders; inside them (Ben
+    worked on the TP with Ana in a git repository and handed in the folder, .git included:
+    nbgrader's ignore list keeps it) its files are walked as bytes, its objects are zlib
+    streams never expanded, and Ana's name and e-mail, the author of Ben's commits, get
+    « Preuve faite ». Control: the same text as a plain file in his folder is named."""
+    import subprocess
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    work = _history_naming_ana(c)
+    folder = c["grader"] / "submitted" / "ben" / "oublier"
+    plain = folder / "classe.csv"
+    plain.write_text("ana,Ana Martin,ana.martin@exemple.fr\n", encoding="utf-8")
+    with pytest.raises(ErasureError, match="travail d'autres élèves"):  # control: named
+        _erase(c, "ana")
+    plain.unlink()
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(folder / ".git")], check=True)
+    log = ["git", "--git-dir", str(folder / ".git"), "log", "-p", "--all"]
+    history = subprocess.run(log, capture_output=True, text=True, check=True).stdout
+    assert "ana.martin@exemple.fr" in history  # she is still in Ben's folder
+    with pytest.raises(ErasureError, match="travail d'autres élèves|.git"):
+        _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_file_named_after_the_learner_in_grader_is_named(petite_classe):
+    """Review4: the class scan reads every file's bytes, never its name (an archive member's
+    name is searched, a file's is not). The teacher's follow-up notes, one file per learner
+    beside the hub's recipes (grader/hub/suivi/ana-martin.txt: « tiers-temps, 12/20 »), keep
+    Ana's grade and accommodation under her name, and the erasure says « Preuve faite ».
+    Control: the same note naming her inside is named."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    folder = c["grader"] / "hub" / "suivi"
+    folder.mkdir(parents=True)
+    note = folder / "notes.txt"
+    note.write_text("ana-martin : tiers-temps, 12/20\n", encoding="utf-8")
+    with pytest.raises(ErasureError, match="notes.txt"):  # control: her name inside, named
+        _erase(c, "ana")
+    note.rename(folder / "ana-martin.txt")
+    (folder / "ana-martin.txt").write_text("tiers-temps, 12/20\n", encoding="utf-8")
+    with pytest.raises(ErasureError, match="ana-martin.txt"):
+        _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_pdf_naming_the_learner_in_its_compressed_text_is_named(petite_classe):
+    """Review4: a PDF is searched as raw bytes; its text sits in deflate streams (FlateDecode,
+    what every office suite and browser writes), which the scan never expands (only gzip,
+    bzip2, xz and zip are). The class's grade sheet printed to PDF beside the hub's recipes
+    (grader/hub/releve.pdf, « Ana Martin 12/20 ») gets « Preuve faite ». Control: the same
+    PDF with its stream left uncompressed is named."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    text = b"BT /F1 12 Tf 72 712 Td (Ana Martin ana.martin@exemple.fr 12/20) Tj ET"
+    pdf = c["grader"] / "hub" / "releve.pdf"
+    for body, extra in ((text, b""), (zlib.compress(text), b" /Filter /FlateDecode")):
+        pdf.write_bytes(
+            b"%%PDF-1.4\n1 0 obj\n<< /Length %d%s >>\nstream\n" % (len(body), extra)
+            + body
+            + b"\nendstream\nendobj\ntrailer\n<< >>\n%EOF\n"
+        )
+        with pytest.raises(ErasureError, match="releve.pdf"):
+            _erase(c, "ana")
