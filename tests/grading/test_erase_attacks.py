@@ -1789,3 +1789,97 @@ def test_a_pdf_naming_the_learner_in_its_compressed_text_is_named(petite_classe)
         )
         with pytest.raises(ErasureError, match="releve.pdf"):
             _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_gradebook_copy_the_teacher_keeps_in_the_backups_folder_is_named(petite_classe):
+    """Review4: the class scan skips the whole backups folder (grader/sauvegardes/), and the
+    pending list reads only the files named as ``make sauvegarde`` names them
+    (sauvegarde-<date>.tar.gz). A copy of the gradebook the teacher put there before the new
+    school year (``cp gradebook.db sauvegardes/carnet-juin.db``), or a backup she renamed
+    (sauvegarde-avant-rentree.tar.gz), holds ana's row, and the erasure says « Preuve faite »,
+    listing no backup to purge. Control: the same copy in grader/hub/ is named."""
+    import gzip
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    grader = c["grader"]
+    source = grader / "gradebook.db"
+    assert b"ana.martin@exemple.fr" in source.read_bytes()
+    control = grader / "hub" / "carnet-juin.db"
+    shutil.copy(source, control)
+    with pytest.raises(ErasureError, match="carnet-juin.db"):  # control: named
+        _erase(c, "ana")
+    control.unlink()
+    backups = grader / "sauvegardes"
+    backups.mkdir(exist_ok=True)
+    copy = backups / "carnet-juin.db"
+    shutil.copy(source, copy)
+    with pytest.raises(ErasureError, match="carnet-juin.db"):
+        _erase(c, "ana")
+    copy.unlink()
+    renamed = backups / "sauvegarde-avant-rentree.tar.gz"
+    renamed.write_bytes(gzip.compress(source.read_bytes()))
+    with pytest.raises(ErasureError, match="sauvegarde-avant-rentree"):
+        _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_compiled_code_of_a_teachers_script_she_corrected_is_named(petite_classe):
+    """Review4: ``__pycache__/*.pyc`` outside the data folders is skipped (« its source is
+    searched »). The teacher's script grader/hub/inscrire.py listed ana's e-mail; Python
+    compiled it once (grader/hub/__pycache__/inscrire.cpython-3XX.pyc). The erasure names the
+    script; she removes ana's line as told: « Preuve faite », while the compiled copy, never
+    recompiled, still holds her e-mail. Control: the script itself is named."""
+    import subprocess
+    import sys
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    hub = c["grader"] / "hub"
+    script = hub / "inscrire.py"
+    script.write_text(
+        'ELEVES = ["ana.martin@exemple.fr", "ben.durand@exemple.fr"]\n', encoding="utf-8"
+    )
+    # what Python does on the first import (py_compile: the tests run without bytecode)
+    subprocess.run([sys.executable, "-m", "py_compile", "inscrire.py"], cwd=hub, check=True)
+    compiled = list((hub / "__pycache__").glob("inscrire.*.pyc"))
+    assert compiled and b"ana.martin@exemple.fr" in compiled[0].read_bytes()
+    with pytest.raises(ErasureError, match="inscrire.py"):  # control: the script, named
+        _erase(c, "ana")
+    script.write_text('ELEVES = ["ben.durand@exemple.fr"]\n', encoding="utf-8")
+    assert b"ana.martin@exemple.fr" in compiled[0].read_bytes()  # she is still there
+    with pytest.raises(ErasureError, match="inscrire"):
+        _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_git_branch_named_after_the_learner_in_grader_is_named(petite_classe):
+    """Review4: a git repository in grader/ is searched through ``git cat-file
+    --batch-all-objects``: its objects only, never its refs. The teacher's notes, versioned in
+    grader/hub/notes/, keep one branch per learner she follows (``git branch suivi-ana-martin``):
+    her name stays in .git/refs (and in the reflog), and the erasure says « Preuve faite ».
+    Control: her name in a commit message is named."""
+    import subprocess
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    notes = c["grader"] / "hub" / "notes"
+    notes.mkdir()
+    _git(notes, "init", "-q")
+    (notes / "LISEZMOI").write_text("mes notes\n", encoding="utf-8")
+    _git(notes, "add", "LISEZMOI")
+    _git(notes, "commit", "-qm", "suivi de ana-martin")
+    with pytest.raises(ErasureError, match="notes"):  # control: a commit message, named
+        _erase(c, "ana")
+    _git(notes, "commit", "-q", "--amend", "-m", "mes notes")
+    _git(notes, "reflog", "expire", "--expire=now", "--all")
+    _git(notes, "gc", "-q", "--prune=now")
+    _git(notes, "branch", "suivi-ana-martin")
+    refs = ["git", "-C", str(notes), "branch", "--list"]
+    assert "suivi-ana-martin" in subprocess.run(refs, capture_output=True, text=True).stdout
+    with pytest.raises(ErasureError, match="notes"):
+        _erase(c, "ana")
