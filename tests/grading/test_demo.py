@@ -78,3 +78,28 @@ def test_a_checkout_whose_path_holds_a_question_mark_grades_and_brackets_are_ref
         assert "Le chemin du cours contient un crochet" in said, said
         assert "Traceback" not in said, said
     assert not (grader / "demo").exists()
+
+
+def test_a_checkout_named_with_a_question_mark_beside_another_copy_grades_or_is_refused(
+    tmp_path,
+):
+    """Review4: « cours ? » is accepted since review3's fix, but « ? » is a glob pattern for
+    nbgrader as « [ » is: it matches the folder itself only while no sibling matches too. A
+    teacher keeps last year's copy beside it (« cours 2 »): nbgrader globs both checkouts'
+    solutions and stops on its own English error (« Could not match '…/cours 2/…' with
+    regexp »), ``make demo-grading`` exits 2. It should grade, or be refused in French before
+    anything runs as « [2024] » is. Control: the same checkout alone grades."""
+    import shutil
+
+    from grading_course import generated_course
+
+    grader = generated_course(tmp_path / "cours ?" / "cours")
+    alone = grading(grader, "demo", "--only", "graine")
+    assert alone.returncode == 0, (alone.stdout + alone.stderr)[-1500:]  # the control
+    shutil.copytree(tmp_path / "cours ?", tmp_path / "cours 2", symlinks=True)
+    proc = grading(grader, "demo", "--only", "graine")
+    said = proc.stdout + proc.stderr
+    graded = (grader / "demo" / "autograded" / "graine" / "oublier").is_dir()
+    refused = "Le chemin du cours contient" in said and "Traceback" not in said
+    assert (proc.returncode == 0 and graded) or refused, said[-1500:]
+    assert "cours 2" not in said, said[-1500:]
