@@ -1959,3 +1959,51 @@ def test_another_name_that_starts_with_hers_is_no_mention(petite_classe):
         notebook.write_text(f'{{"copie de": "ben", "merci": "{name}"}}', encoding="utf-8")
         found = {f.where for f in scan("ana", _setup(c)).found}
         assert (str(notebook) in found) is hers, (name, found)
+
+
+@pytest.mark.slow
+def test_a_file_bigger_than_the_memory_in_grader_stops_nothing_on_a_traceback(petite_classe):
+    """Review4: the class scan reads each file whole (``read_bytes``), a file a link leads to
+    as well: a recording of a class kept beside the hub's recipes (grader/hub/seance.mp4, here
+    a 3 GiB sparse file) on a machine that cannot hold it makes ``make oublier-eleve`` stop on
+    a ``MemoryError`` traceback (the command limited here to 2 GiB of address space; without
+    a limit, a small hub's container is killed by the kernel). It should read it in parts, or
+    name it « à vérifier à la main ». Control: the same command under the same limit without
+    the file runs."""
+    import os
+    import resource
+    import subprocess
+
+    from grading_course import BIN, tool_env
+
+    c = petite_classe
+    grader = c["grader"]
+    command = [str(BIN / "python"), "-m", "grading.erase_learner", "--eleves", str(c["roster"])]
+    command += ["--echange", str(c["exchange"]), "--temoin", "cyr", "--", "ana"]
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))
+
+    def dry_run() -> str:
+        proc = subprocess.run(
+            command,
+            cwd=grader,
+            env=tool_env(BIN),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            preexec_fn=limited,
+        )
+        return proc.stdout + proc.stderr
+
+    said = dry_run()  # the control
+    assert "Traceback" not in said and "submitted/ana" in said, said[-1500:]
+    video = grader / "hub" / "seance.mp4"
+    with open(video, "wb") as file:
+        file.truncate(3 * 2**30)
+    try:
+        said = dry_run()
+    finally:
+        os.unlink(video)
+    assert "Traceback" not in said and "MemoryError" not in said, said[-1500:]
+    assert "seance.mp4" in said, said[-1500:]
