@@ -75,7 +75,7 @@ def test_a_checkout_whose_path_holds_a_question_mark_grades_and_brackets_are_ref
     ):
         said = proc.stdout + proc.stderr
         assert proc.returncode != 0, said
-        assert "Le chemin du cours contient un crochet" in said, said
+        assert "Le chemin du cours contient «\u00a0[\u00a0»" in said, said
         assert "Traceback" not in said, said
     assert not (grader / "demo").exists()
 

@@ -8,6 +8,7 @@ root, ``submitted/`` and the gradebook come from nbgrader's own ``CourseDirector
 
 from __future__ import annotations
 
+import glob
 import os
 import stat
 from collections.abc import Iterable
@@ -113,13 +114,14 @@ class CourseDirs:
 
 def root_problem(root: Path) -> str | None:
     """Why nbgrader cannot work in the course folder `root`, in French, or None: nbgrader finds
-    notebooks with a glob of its path, where « [2024] » is a pattern that matches no folder."""
-    if "[" not in str(root):
+    notebooks with a glob of its path, where « [2024] » is a pattern that matches another
+    folder or none, and « ? » or « * » match a neighbour too (« cours 2 » beside « cours ? »)."""
+    if not glob.has_magic(str(root)) or glob.glob(str(root)) == [str(root)]:
         return None
     return (
-        f"Le chemin du cours contient un crochet ({root})\u00a0: nbgrader y lit un motif et ne "
-        "trouve aucun notebook. Renommez ou déplacez le dossier du cours (sans «\u00a0[\u00a0»), "
-        "puis relancez. Rien n'a été fait."
+        f"Le chemin du cours contient «\u00a0[\u00a0», «\u00a0?\u00a0» ou «\u00a0*\u00a0» "
+        f"({root})\u00a0: nbgrader y lit un motif qui ne désigne pas ce seul dossier. Renommez "
+        "ou déplacez le dossier du cours (sans ces signes), puis relancez. Rien n'a été fait."
     )
 
 
