@@ -1351,20 +1351,24 @@ def test_compiled_code_in_a_classmates_folder_is_searched(petite_classe):
     """Lead's read of the content rule: ``__pycache__`` and ``.git`` were skipped everywhere,
     also inside the class's data folders, where a classmate's module compiled during grading
     (autograded/cyr/oublier/__pycache__) may hold the learner's name. Only outside them are
-    they the course's or git's (control: the same bytes in grader/__pycache__ are no mention)."""
+    they the course's or git's. Since review4, only the compiled copy of a course file as
+    shipped is passed over (control: course_files.py, whose docstring names « ana »); any
+    other ``.pyc`` is searched (test_compiled_code_of_a_teachers_script_she_corrected_is_named)."""
+    import py_compile
+
     from grading.erase_learner import ErasureError
 
     c = petite_classe
     grader = c["grader"]
-    outside = grader / "__pycache__" / "notes.cpython-311.pyc"
-    outside.parent.mkdir()
-    outside.write_bytes(b"\x00\x00ana\x00")
+    source = grader / "grading" / "privacy" / "course_files.py"
+    outside = Path(py_compile.compile(str(source), doraise=True))
+    assert b"ana" in outside.read_bytes() and outside.parent.name == "__pycache__"
     inside = grader / "submitted" / "cyr" / "oublier" / "__pycache__" / "aide.cpython-311.pyc"
     inside.parent.mkdir()
     inside.write_bytes(b"\x00\x00ana\x00")
     with pytest.raises(ErasureError, match="aide.cpython-311.pyc") as refused:
         _erase(c, "ana")
-    assert "notes.cpython-311.pyc" not in str(refused.value)
+    assert outside.name not in str(refused.value)
     inside.unlink()
     assert not _erase(c, "ana").failures
 

@@ -14,7 +14,7 @@ import hashlib
 import subprocess
 from pathlib import Path
 
-__all__ = ["LIST", "course_digests", "digest", "listing"]
+__all__ = ["LIST", "course_digests", "course_names", "digest", "listing"]
 
 LIST = Path(__file__).with_name("course_files.txt")
 
@@ -28,6 +28,13 @@ def course_digests() -> set[str]:
     """The digests the list holds (``<sha256>  <path>`` per line; the path is for people)."""
     lines = LIST.read_text(encoding="utf-8").splitlines()
     return {line.split()[0] for line in lines if line.strip()}
+
+
+def course_names() -> set[str]:
+    """The names of the course's files and folders in grader/ (« hub », « grading »…): a
+    learner whose id is one of them is not named by the course's own layout."""
+    lines = LIST.read_text(encoding="utf-8").splitlines()
+    return {part for line in lines if line.strip() for part in line.split("  ", 1)[1].split("/")}
 
 
 def listing(grader: Path) -> str:

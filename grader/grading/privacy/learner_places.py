@@ -58,7 +58,7 @@ from ..french.system_reason import french_reason
 from ..runs.known_failures import FILE_NAME as FAILURES_FILE
 from ..runs.nbgrader_run import tools_on_path
 from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
-from .course_files import LIST, course_digests, digest
+from .course_files import LIST, course_digests, course_names, digest
 from .erasure_register import KEY_NAME, REGISTER_NAME, class_registers
 
 __all__ = [
@@ -241,7 +241,11 @@ class _Who:
 
 
 REDACTED = "[retiré]"  # what replaces a mention of an erased learner (CAVIARDER=1)
-_WORD = rb"A-Za-z0-9_"  # a mention is a whole word: « ben », not « benoît »
+# a mention is a whole word: « ben », not « benoît », « ana », not « Anaïs »: a byte that starts
+# a letter in UTF-8 (from « À » on, but U+2000–U+2FFF's punctuation: « ana’s », « ana » with a
+# narrow no-break space) or is one in Windows-1252 is a letter; a continuation byte and U+0080–
+# U+00BF (no-break space, « ») are not
+_WORD = rb"A-Za-z0-9_\xc0\xc1\xc3-\xe1\xe3-\xff"
 
 
 def _entity_forms(text: str) -> set[str]:
@@ -740,28 +744,43 @@ class _Unsearched(Exception):
     """A file that expands beyond what this command reads: never « no mention »."""
 
 
-def _binary_hits(data: bytes, pattern: Mentions, depth: int = 0) -> int:
+def _binary_hits(
+    data: bytes, pattern: Mentions, depth: int = 0, left: list[int] | None = None
+) -> int:
     """The learner's traces in a file that is not text: its bytes (a SQLite file, free pages
-    included), what a gzip, bzip2 or xz file expands to, each member of a zip; `_Unsearched`
-    when it expands beyond ``_EXPANDED_MAX`` or three levels."""
+    included), what a gzip, bzip2 or xz file, a zip's members and a PDF's compressed streams
+    expand to; `_Unsearched` when that goes beyond ``_EXPANDED_MAX`` in all (`left`: what
+    remains of it) or three levels."""
+    left = [_EXPANDED_MAX] if left is None else left
     hits = pattern.binary_count(data)
     opener = next((o for m, o in _STREAMS.items() if data.startswith(m)), None)
-    if (data.startswith(_ZIP) or opener) and depth > 2:
+    pdf = data.startswith(b"%PDF")
+    if (data.startswith(_ZIP) or opener or pdf) and depth > 2:
         raise _Unsearched("archive dans une archive au-delà de trois niveaux")
-    too_big = f"plus de {_EXPANDED_MAX // 2**20} Mo une fois décompressé"
+    too_big = _Unsearched(f"plus de {_EXPANDED_MAX // 2**20} Mo une fois décompressé")
+
+    def expanded(body: bytes) -> int:
+        left[0] -= len(body)
+        if left[0] < 0:
+            raise too_big
+        return _binary_hits(body, pattern, depth + 1, left)
+
     try:
         if data.startswith(_ZIP):
             with zipfile.ZipFile(io.BytesIO(data)) as zf:
-                if any(info.file_size > _EXPANDED_MAX for info in zf.infolist()):
-                    raise _Unsearched(too_big)
-            for name, body in _zip_members(data, _EXPANDED_MAX):
-                hits += pattern.binary_count(name.encode()) + _binary_hits(body, pattern, depth + 1)
+                if sum(info.file_size for info in zf.infolist()) > left[0]:
+                    raise too_big
+            for name, body in _zip_members(data, left[0]):
+                hits += pattern.binary_count(name.encode()) + expanded(body)
         if opener is not None:
             with opener(io.BytesIO(data)) as stream:
-                body = stream.read(_EXPANDED_MAX)
-                if stream.read(1):
-                    raise _Unsearched(too_big)
-            hits += _binary_hits(body, pattern, depth + 1)
+                body = stream.read(left[0] + 1)
+            hits += expanded(body)
+        for start in re.finditer(rb"stream\r?\n", data) if pdf else ():
+            stream = zlib.decompressobj()  # a PDF's FlateDecode stream: its text
+            with suppress(zlib.error):
+                body = stream.decompress(memoryview(data)[start.end() :], left[0] + 1)
+                hits += expanded(body)
     except _DAMAGED:
         pass  # a damaged archive or stream: its raw bytes were searched
     return hits
@@ -812,7 +831,9 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     own_actions = ("tree", "roster", "report", "gradebook", "vacuum")
     own = {Path(f.where) for f in out.found if f.action in own_actions}
     own_members = {Path(f.target[0]): set(f.target[1]) for f in out.found if f.action == "zip"}
-    skip = {p.resolve() for p in (*own, ctx.backups, ctx.setup.roster) if p is not None}
+    skip = {p.resolve() for p in (*own, ctx.setup.roster) if p is not None}
+    # the backups make sauvegarde names: _scan_pending (a copy or a renamed one is searched)
+    skip |= {path.resolve() for _, path in backups_in(ctx.backups)}
     # a SQLite gradebook: _scan_gradebook, always first, refuses any other
     skip |= {Path(f"{ctx.gradebook}{end}").resolve() for end in ("", "-wal", "-journal", "-shm")}
     # the erasure register's own files, by their place: a student's file or folder of that name
@@ -822,8 +843,18 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     top = ctx.dirs.grader_dir
     data_places = {p.folder(ctx.dirs).resolve() for p in PLACES if p.key != "backups"}
     skip.add(LIST.resolve())
+    try:
+        shipped = course_digests()  # the course's files as it ships them: never a mention
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = "pas en UTF-8" if isinstance(exc, UnicodeDecodeError) else french_reason(exc)
+        raise ErasureError(
+            f"La liste des fichiers du cours est illisible ({LIST}\u00a0: {reason})\u00a0: sans "
+            "elle, cette commande ne distingue pas vos fichiers de ceux du cours. Reprenez-la du "
+            "cours (git checkout, ou l'archive téléchargée). Rien n'a été effacé."
+        ) from None
+    names = course_names()  # the course's own file and folder names: never a mention
 
-    def walk(folder: Path, in_place: bool):
+    def walk(folder: Path, in_place: bool, repository: Path | None = None):
         try:
             children = sorted(folder.iterdir())
         except OSError as exc:  # a folder of another account's: it may hold the learner
@@ -833,20 +864,25 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             if child.is_symlink():
                 yield from linked(child)
                 continue
-            if child.resolve() in skip:
-                continue
+            if child.resolve() in skip or child == (repository and repository / "objects"):
+                continue  # a repository's objects: read through git (_scan_git)
             here = in_place or child.resolve() in data_places
-            if not here and child.name == ".git":
-                repositories.append(child)  # git's store: searched object by object below
-                continue
             if folder == top and child.name == DEMO_FOLDER and is_demo(child):
                 continue  # make demo-grading's course: the samples, none a learner's
-            if child.is_dir():
-                yield from walk(child, here)
+            if not here and child.name not in names and pattern.search(child.name.encode()):
+                detail = "son nom est dans le nom de ce fichier ou dossier\u00a0: renommez-le"
+                out.add("nom à changer à la main", child, detail, BY_HAND, child)
+            if child.is_dir() and _is_repository(child):
+                repositories.append(child)  # its history, other branches, what git rm left
+                yield from walk(child, False, child)  # refs, logs: her name in a branch's
+            elif child.is_dir() and not here and _is_environment(child):
+                continue  # a Python environment: what pip installed, never the class's data
+            elif child.is_dir():
+                yield from walk(child, here, repository)
             elif child.is_file():
-                if not here and child.suffix == ".pyc" and folder.name == "__pycache__":
-                    continue  # compiled code: its source is searched
-                yield child, here
+                if not here and child.suffix == ".pyc" and _compiled_course_file(child, shipped):
+                    continue  # the course's compiled code, its source as shipped
+                yield child, here and repository is None
 
     def linked(link: Path):
         """A link is never followed to be changed: what it leads to outside the class folder
@@ -864,17 +900,12 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             out.add(_UNREAD, link, detail, BY_HAND, link)
 
     repositories: list[Path] = []
-    try:
-        shipped = course_digests()  # the course's files as it ships them: never a mention
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = "pas en UTF-8" if isinstance(exc, UnicodeDecodeError) else french_reason(exc)
-        raise ErasureError(
-            f"La liste des fichiers du cours est illisible ({LIST}\u00a0: {reason})\u00a0: sans "
-            "elle, cette commande ne distingue pas vos fichiers de ceux du cours. Reprenez-la du "
-            "cours (git checkout, ou l'archive téléchargée). Rien n'a été effacé."
-        ) from None
     for file, in_place in walk(top, False):
         try:
+            if (size := file.stat().st_size) > _EXPANDED_MAX:  # never read whole into memory
+                detail = f"{size // 2**20} Mo, au-delà de ce que cette commande lit"
+                out.add(_UNREAD, file, detail, BY_HAND, file)
+                continue
             data = file.read_bytes()
         except OSError as exc:  # never « no mention » for a file this account cannot read
             out.add(_UNREAD, file, french_reason(exc), BY_HAND, file)
@@ -885,7 +916,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             if _scan_class_zip(file, data, own_members.get(file, set()), pattern, out, in_place):
                 continue  # read member by member; a damaged archive: searched as bytes below
         if _is_binary(data):
-            _name_binary(out, file, data, pattern, file)
+            _name_binary(out, file, data, pattern, file, None)
             continue
         log = file.suffix == ".log" or file.name == FAILURES_FILE
         found_by = in_logs if log else pattern
@@ -906,11 +937,36 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         _scan_git(repository, pattern, out)
 
 
+def _is_repository(folder: Path) -> bool:
+    """A git repository, by its content: a ``.git``, a bare one (``notes.git``), a classmate's
+    handed in with the TP."""
+    with suppress(OSError):  # a folder this account cannot open: named by the walk
+        parts = ("HEAD", "objects", "refs")
+        return folder.name == ".git" or all((folder / name).exists() for name in parts)
+    return False
+
+
+def _is_environment(folder: Path) -> bool:
+    """A Python environment (``python -m venv``, uv): what pip installed, not the class's."""
+    with suppress(OSError):
+        return (folder / "pyvenv.cfg").is_file()
+    return False
+
+
+def _compiled_course_file(pyc: Path, shipped: set[str]) -> bool:
+    """Whether `pyc` (``__pycache__/<name>.cpython-3XX.pyc``) compiles a course file as shipped;
+    a teacher's script's compiled copy is searched (it outlives her corrections)."""
+    source = pyc.parent.parent / f"{pyc.name.split('.')[0]}.py"
+    with suppress(OSError):
+        return pyc.parent.name == "__pycache__" and digest(source.read_bytes()) in shipped
+    return False
+
+
 def _scan_git(repository: Path, pattern: Mentions, out: Scan) -> None:
     """A git repository in the class folder (a course versioned in grader/): every object it
     holds (history, other branches, what ``git rm`` left behind) read through git, which alone
     unpacks them; a repository git will not read is named, never « no mention »."""
-    command = ["git", "-c", "safe.directory=*", "-C", str(repository.parent)]
+    command = ["git", "-c", "safe.directory=*", "--git-dir", str(repository)]
     command += ["cat-file", "--batch-all-objects", "--batch"]
     try:
         run = subprocess.run(command, capture_output=True, timeout=600)
@@ -928,12 +984,14 @@ def _scan_git(repository: Path, pattern: Mentions, out: Scan) -> None:
         out.add("historique git à réécrire à la main", repository, detail, BY_HAND, repository)
 
 
-def _name_binary(out: Scan, where: object, data: bytes, pattern: Mentions, file: Path) -> None:
+def _name_binary(
+    out: Scan, where: object, data: bytes, pattern: Mentions, file: Path, left: list[int] | None
+) -> None:
     """A file (`where` is `file`) or an archive's member that is not text: never rewritten (it
     would be corrupted), so named for the teacher when it holds the learner or cannot be
-    searched whole."""
+    searched whole (`left`: what its archive may still expand to)."""
     try:
-        hits = _binary_hits(data, pattern)
+        hits = _binary_hits(data, pattern, left=left)
     except _Unsearched as exc:
         out.add(_UNREAD, where, str(exc), BY_HAND, file)
         return
@@ -957,14 +1015,21 @@ def _scan_class_zip(
     found = Scan(out.who)
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:  # never « no mention » for a member unread
-            for info in zf.infolist():
-                if info.filename not in mine and info.file_size > _MEMBER_MAX:
-                    detail = f"{info.file_size // 2**20} Mo, au-delà de ce que cette commande lit"
-                    found.add(_UNREAD, f"{file}\u00a0: {info.filename}", detail, BY_HAND, file)
+            members = [info for info in zf.infolist() if info.filename not in mine]
+        for info in members:
+            if info.file_size > _MEMBER_MAX:
+                detail = f"{info.file_size // 2**20} Mo, au-delà de ce que cette commande lit"
+                found.add(_UNREAD, f"{file}\u00a0: {info.filename}", detail, BY_HAND, file)
+        # the whole archive expands to at most _EXPANDED_MAX: a zip of many members would not
+        left = [_EXPANDED_MAX - sum(i.file_size for i in members if i.file_size <= _MEMBER_MAX)]
+        if left[0] < 0:
+            detail = f"plus de {_EXPANDED_MAX // 2**20} Mo une fois décompressé"
+            out.add(_UNREAD, file, detail, BY_HAND, file)
+            return True
         for name, body in _zip_members(data, _MEMBER_MAX, mine):
             where = f"{file}\u00a0: {name}"
             if _is_binary(body):
-                _name_binary(found, where, body, pattern, file)
+                _name_binary(found, where, body, pattern, file, left)
             elif pattern.search(body) or pattern.search(name.encode()):
                 detail = _mention_detail(name, body, pattern)
                 action = "mention" if in_place else BY_HAND
