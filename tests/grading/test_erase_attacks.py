@@ -2073,3 +2073,33 @@ def test_a_class_list_compressed_by_zstd_is_named(petite_classe):
     (c["grader"] / "hub" / "classe-2024.csv.zst").write_bytes(data)
     with pytest.raises(ErasureError, match="classe-2024.csv.zst"):
         _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_learner_the_teacher_adds_to_the_demo_s_formgrader_is_named(petite_classe):
+    """Review4: the whole demo folder (grader/demo/, marked as the demo's) is skipped: « the
+    samples, none a learner's ». The grading guide sends the teacher to the demo's formgrader
+    (``make formgrader NOTATION=grader/demo``); trying « Manage Students » there with a real
+    learner (here its command-line twin, ``nbgrader db student add`` in grader/demo/) writes
+    ana's name and e-mail into grader/demo/gradebook.db, and the erasure says « Preuve
+    faite ». Control: the same row in a copy of that gradebook beside the hub's recipes is
+    named."""
+    from grading.erase_learner import ErasureError
+    from grading_course import grading, nbgrader
+
+    c = petite_classe
+    grader = c["grader"]
+    proc = grading(grader, "demo", "--only", "graine")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    demo = grader / "demo"
+    add = ("db", "student", "add", "ana", "--first-name", "Ana", "--last-name", "Martin")
+    proc = nbgrader(demo, *add, "--email", "ana.martin@exemple.fr")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert b"ana.martin@exemple.fr" in (demo / "gradebook.db").read_bytes()
+    control = grader / "hub" / "carnet-demo.db"
+    shutil.copy(demo / "gradebook.db", control)
+    with pytest.raises(ErasureError, match="carnet-demo.db"):  # control: named
+        _erase(c, "ana")
+    control.unlink()
+    with pytest.raises(ErasureError, match="demo"):
+        _erase(c, "ana")
