@@ -2103,3 +2103,30 @@ def test_a_learner_the_teacher_adds_to_the_demo_s_formgrader_is_named(petite_cla
     control.unlink()
     with pytest.raises(ErasureError, match="demo"):
         _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_truncated_compressed_class_list_is_named(petite_classe):
+    """Review4: a compressed file the scan cannot expand to its end (« a damaged archive or
+    stream: its raw bytes were searched ») is counted as read, though its raw bytes are the
+    compressed ones. A gzipped class list copied while it was written, or a download cut
+    short (grader/hub/classe.csv.gz without its last 8 bytes, gzip's checksum: ``zcat`` still
+    prints every line, ana's included), gets « Preuve faite »; a damaged backup is named « à
+    supprimer à la main » by the same module. Control: the whole file is named."""
+    import gzip
+    import subprocess
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    text = b"id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\nben,Ben Durand,\n"
+    kept = c["grader"] / "hub" / "classe.csv.gz"
+    whole = gzip.compress(text)
+    kept.write_bytes(whole)
+    with pytest.raises(ErasureError, match="classe.csv.gz"):  # control: named
+        _erase(c, "ana")
+    kept.write_bytes(whole[:-8])
+    shown = subprocess.run(["gzip", "-dc", str(kept)], capture_output=True).stdout
+    assert b"ana.martin@exemple.fr" in shown  # what zcat shows of it
+    with pytest.raises(ErasureError, match="classe.csv.gz"):
+        _erase(c, "ana")
