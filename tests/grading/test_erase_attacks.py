@@ -2130,3 +2130,35 @@ def test_a_truncated_compressed_class_list_is_named(petite_classe):
     assert b"ana.martin@exemple.fr" in shown  # what zcat shows of it
     with pytest.raises(ErasureError, match="classe.csv.gz"):
         _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_git_folder_git_no_longer_recognizes_is_never_taken_for_the_course_s(petite_classe):
+    """Review4: the scan runs ``git -C <folder holding .git> cat-file --batch-all-objects``.
+    When git does not recognize that .git (its empty refs/ folders dropped by a copy or a
+    cloud sync, after ``git gc`` packed every ref), git looks upwards and reads the course's
+    own repository instead (the teacher's clone of the course): the notes' pack, which holds
+    ana's class list, is never searched, and the erasure says « Preuve faite ». It should
+    be named, as a repository git will not read is. Control: the intact repository is
+    named."""
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    grader = c["grader"]
+    course = grader.parent
+    _git(course, "init", "-q")  # the teacher's clone of the course
+    _git(course, "add", "grader/nbgrader_config.py")
+    _git(course, "commit", "-qm", "le cours")
+    work = _history_naming_ana(c)
+    notes = grader / "hub" / "notes"
+    shutil.copytree(work, notes)
+    _git(notes, "gc", "-q")  # every ref packed: refs/heads and refs/tags are empty
+    with pytest.raises(ErasureError, match="notes"):  # control: named
+        _erase(c, "ana")
+    assert not any(p.is_file() for p in (notes / ".git" / "refs").rglob("*"))
+    shutil.rmtree(notes / ".git" / "refs")  # empty folders, dropped by the copy
+    packs = list((notes / ".git" / "objects" / "pack").glob("*.pack"))
+    assert packs  # her class list is still there, compressed in the pack
+    with pytest.raises(ErasureError, match="notes"):
+        _erase(c, "ana")
