@@ -2162,3 +2162,40 @@ def test_a_git_folder_git_no_longer_recognizes_is_never_taken_for_the_course_s(p
     assert packs  # her class list is still there, compressed in the pack
     with pytest.raises(ErasureError, match="notes"):
         _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_teachers_comment_on_a_classmate_naming_the_learner_is_named(petite_classe):
+    """Review4: the gradebook is searched for her own rows and her row's bytes only (her
+    student row, e-mail, submissions), never for a mention in another learner's rows. The
+    teacher's comment on Ben's answer in formgrader, « même code qu'Ana Martin »
+    (comment.manual_comment, Ben's row), stays in gradebook.db after the erasure, and
+    « Preuve faite » is said; the next ``make feedback --force`` writes it into Ben's feedback
+    again. Control: the same comment in Ben's feedback page is named."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    grader = c["grader"]
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        gb.add_assignment("oublier")
+        gb.add_notebook("oublier", "oublier")
+        gb.add_solution_cell("reponse", "oublier", "oublier")
+        gb.add_submission("oublier", "ben")
+        comment = gb.find_comment("reponse", "oublier", "oublier", "ben")
+        comment.manual_comment = "Même code qu'Ana Martin, à revoir ensemble."
+        gb.db.commit()
+    page = grader / "feedback" / "ben" / "oublier" / "oublier.html"
+    page.parent.mkdir(parents=True)
+    page.write_text("<p>Même code qu'Ana Martin, à revoir ensemble.</p>", encoding="utf-8")
+    with pytest.raises(ErasureError, match="travail d'autres élèves"):  # control: named
+        _erase(c, "ana")
+    page.unlink()
+    try:
+        result = _erase(c, "ana")
+    except ErasureError as exc:
+        assert "gradebook.db" in str(exc) or "carnet" in str(exc), exc
+        return
+    held = (grader / "gradebook.db").read_bytes()
+    assert b"Ana Martin" in held  # Ben's comment, still there
+    said = "\n".join(str(f) for f in result.failures)
+    assert result.failures, f"« Preuve faite », ana dans un commentaire de ben\u00a0: {said}"
