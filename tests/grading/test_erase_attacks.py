@@ -2199,3 +2199,35 @@ def test_a_teachers_comment_on_a_classmate_naming_the_learner_is_named(petite_cl
     assert b"Ana Martin" in held  # Ben's comment, still there
     said = "\n".join(str(f) for f in result.failures)
     assert result.failures, f"« Preuve faite », ana dans un commentaire de ben\u00a0: {said}"
+
+
+@pytest.mark.slow
+def test_a_classmates_submission_in_the_exchange_naming_the_learner_is_named(petite_classe):
+    """Review4: a mention of her in a classmate's work is found in grader/ (and redacted with
+    CAVIARDER=1), never in the exchange, where only her own entries are looked at. Ben's
+    notebook thanks « Ana Martin »: his collected copy (submitted/ben) is redacted, his
+    submission in the exchange (inbound/ben+oublier+…) keeps her name, « Preuve faite » is
+    said, and the next ``make collect`` brings her name back. Control: before redaction, his
+    collected copy is named."""
+    from grading.erase_learner import ErasureError, Setup, erase
+
+    c = petite_classe
+    text = '{"copie de": "ben", "merci": "Ana Martin"}'
+    copy = c["grader"] / "submitted" / "ben" / "oublier" / "oublier.ipynb"
+    copy.write_text(text, encoding="utf-8")
+    inbound = c["exchange"] / "memoire-tuteur" / "inbound"
+    sent = inbound / "ben+oublier+2025-03-14 17:00:00.000000 UTC+abc" / "oublier.ipynb"
+    sent.parent.mkdir()
+    sent.write_text(text, encoding="utf-8")
+    with pytest.raises(ErasureError, match="travail d'autres élèves"):  # control: named
+        _erase(c, "ana")
+    setup = Setup(grader_dir=c["grader"], roster=c["roster"], exchange=c["exchange"], redact=True)
+    try:
+        result = erase("ana", setup, confirm=True, control="cyr")
+    except ErasureError as exc:
+        assert "inbound" in str(exc), exc
+        return
+    assert "Ana Martin" not in copy.read_text(encoding="utf-8")  # his copy, redacted
+    assert "Ana Martin" in sent.read_text(encoding="utf-8")  # his submission, not
+    said = "\n".join(str(f) for f in result.failures)
+    assert result.failures, f"« Preuve faite », ana dans le rendu de ben (échange)\u00a0: {said}"
