@@ -11,7 +11,6 @@ from __future__ import annotations
 import bz2
 import csv
 import dbm
-import gzip
 import html
 import io
 import json
@@ -474,6 +473,18 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
     elif hits := _raw_hits(db, who.patterns()):
         detail = f"{hits} trace(s) dans les octets du fichier (pages libres)"
         out.add("carnet de notes", db, detail, "vacuum", (db, []))
+    # a teacher's comment on a classmate's answer that names her (« même code qu'Ana »)
+    pattern = mention_pattern(who, others=ctx.classmates, released=ctx.released_lines)
+    with closing(read_only(db)) as con, suppress(sqlite3.DatabaseError):  # read just above
+        comments = con.execute(
+            "SELECT sa.student_id, c.manual_comment FROM comment c JOIN submitted_notebook sn "
+            "ON sn.id = c.notebook_id JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
+            f"WHERE c.manual_comment IS NOT NULL AND sa.student_id NOT IN ({marks})",
+            ids,
+        ).fetchall()
+    for student in sorted({s for s, text in comments if pattern.search(text.encode())}):
+        detail = f"un commentaire sur le travail de {quoted(student)} la nomme"
+        out.add("commentaire à corriger dans formgrader", db, detail, BY_HAND, db)
 
 
 def unknown_id(sid: str, known: set[str]) -> ErasureError:
@@ -644,6 +655,25 @@ def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
         page = ctx.exchange / "feedback" / f"{name}.html"
         if page.is_file():
             out.add("échange nbgrader", page, "retour publié", "tree", page)
+    # a classmate's submission or released feedback that names her: his own, never rewritten
+    pattern = mention_pattern(who, others=ctx.classmates, released=ctx.released_lines)
+    hers = [Path(f.where) for f in out.found if f.action == "tree"]
+    for place in (inbound, ctx.exchange / "feedback"):
+        files = place.rglob("*") if place.is_dir() and not place.is_symlink() else ()
+        for file in sorted(f for f in files if f.is_file() and not f.is_symlink()):
+            if any(file.is_relative_to(h) for h in hers):
+                continue
+            if (size := file.stat().st_size) > _MEMBER_MAX:
+                detail = f"{size // 2**20} Mo, au-delà de ce que cette commande lit"
+                out.add(_UNREAD, file, detail, BY_HAND, file)
+                continue
+            data = file.read_bytes()
+            if pattern.search(data):
+                detail = _mention_detail(file.name, data, pattern) + (
+                    "\u00a0: le rendu d'un autre élève, ramassé par make collect\u00a0; "
+                    "retirez-en la mention, ou supprimez-le de l'échange"
+                )
+                out.add("mention dans l'échange, à retirer à la main", file, detail, BY_HAND, file)
 
 
 def hub_request(setup: Setup, method: str, name: str) -> tuple[int, dict]:
@@ -713,14 +743,16 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
 
 
 SQLITE_MAGIC, _ZIP = b"SQLite format 3\x00", (b"PK\x03\x04", b"PK\x05\x06")
-# a compressed stream (gzip, bzip2, xz) by its first bytes, and how to open it
+# a compressed stream (gzip, bzip2, xz) by its first bytes, and its decompressor
 _STREAMS = {
-    b"\x1f\x8b": lambda f: gzip.GzipFile(fileobj=f),
-    b"BZh": bz2.BZ2File,
-    b"\xfd7zXZ\x00": lzma.LZMAFile,
+    b"\x1f\x8b": lambda: zlib.decompressobj(31),
+    b"BZh": bz2.BZ2Decompressor,
+    b"\xfd7zXZ\x00": lzma.LZMADecompressor,
 }
+# zstd, lz4, 7-Zip, RAR: compressed formats this command cannot expand, so never « no mention »
+_UNKNOWN_PACKED = (b"\x28\xb5\x2f\xfd", b"\x04\x22\x4d\x18", b"7z\xbc\xaf\x27\x1c", b"Rar!\x1a\x07")
 # what a file that is not text starts with: a rewrite byte by byte would corrupt it
-_BINARY_MAGIC = (SQLITE_MAGIC, *_ZIP, *_STREAMS, b"%PDF")
+_BINARY_MAGIC = (SQLITE_MAGIC, *_ZIP, *_STREAMS, *_UNKNOWN_PACKED, b"%PDF")
 _EXPANDED_MAX = 256 * 2**20  # what a compressed file is searched through, at most
 _MEMBER_MAX = 50 * 2**20  # an archive member of the class folder read whole, at most
 _UNREAD = "non lu par cette commande, à vérifier à la main"
@@ -744,17 +776,37 @@ class _Unsearched(Exception):
     """A file that expands beyond what this command reads: never « no mention »."""
 
 
+def _expand(data: bytes, decompressor, most: int) -> tuple[bytes, bool]:
+    """What the compressed stream `data` expands to, up to `most` + 1 bytes, and whether it
+    ended whole (every member of a concatenated gzip or bzip2 read, no byte left over)."""
+    out: list[bytes] = []
+    most = max(most, 0)  # an archive whose other members spent it all
+    while data:
+        stream = decompressor()
+        try:
+            out.append(stream.decompress(data, most + 1 - sum(map(len, out))))
+        except (zlib.error, OSError, EOFError, lzma.LZMAError):
+            return b"".join(out), False
+        if not stream.eof:  # truncated, or beyond `most`
+            return b"".join(out), False
+        data = stream.unused_data
+    return b"".join(out), True
+
+
 def _binary_hits(
     data: bytes, pattern: Mentions, depth: int = 0, left: list[int] | None = None
 ) -> int:
     """The learner's traces in a file that is not text: its bytes (a SQLite file, free pages
     included), what a gzip, bzip2 or xz file, a zip's members and a PDF's compressed streams
-    expand to; `_Unsearched` when that goes beyond ``_EXPANDED_MAX`` in all (`left`: what
-    remains of it) or three levels."""
+    expand to. `_Unsearched` for what cannot be expanded whole: beyond ``_EXPANDED_MAX`` in
+    all (`left`: what remains of it), three levels deep, damaged or truncated, or a format it
+    does not know."""
     left = [_EXPANDED_MAX] if left is None else left
     hits = pattern.binary_count(data)
     opener = next((o for m, o in _STREAMS.items() if data.startswith(m)), None)
     pdf = data.startswith(b"%PDF")
+    if data.startswith(_UNKNOWN_PACKED):
+        raise _Unsearched("format compressé que cette commande ne lit pas (zstd, lz4, 7z, rar)")
     if (data.startswith(_ZIP) or opener or pdf) and depth > 2:
         raise _Unsearched("archive dans une archive au-delà de trois niveaux")
     too_big = _Unsearched(f"plus de {_EXPANDED_MAX // 2**20} Mo une fois décompressé")
@@ -772,17 +824,16 @@ def _binary_hits(
                     raise too_big
             for name, body in _zip_members(data, left[0]):
                 hits += pattern.binary_count(name.encode()) + expanded(body)
-        if opener is not None:
-            with opener(io.BytesIO(data)) as stream:
-                body = stream.read(left[0] + 1)
-            hits += expanded(body)
-        for start in re.finditer(rb"stream\r?\n", data) if pdf else ():
-            stream = zlib.decompressobj()  # a PDF's FlateDecode stream: its text
-            with suppress(zlib.error):
-                body = stream.decompress(memoryview(data)[start.end() :], left[0] + 1)
-                hits += expanded(body)
-    except _DAMAGED:
-        pass  # a damaged archive or stream: its raw bytes were searched
+    except _DAMAGED:  # its raw bytes are compressed: they say nothing of what it holds
+        raise _Unsearched("archive abîmée ou chiffrée") from None
+    if opener is not None:
+        body, whole = _expand(data, opener, left[0])
+        hits += expanded(body)
+        if not whole:
+            raise _Unsearched("fichier compressé abîmé ou tronqué")
+    for start in re.finditer(rb"stream\r?\n", data) if pdf else ():
+        body, _ = _expand(memoryview(data)[start.end() :], zlib.decompressobj, left[0])
+        hits += expanded(body)  # a PDF's FlateDecode stream (its text); any other: nothing
     return hits
 
 
@@ -868,7 +919,8 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
                 continue  # a repository's objects: read through git (_scan_git)
             here = in_place or child.resolve() in data_places
             if folder == top and child.name == DEMO_FOLDER and is_demo(child):
-                continue  # make demo-grading's course: the samples, none a learner's
+                demos.append(child)  # make demo-grading's course: the samples, none a learner's
+                continue
             if not here and child.name not in names and pattern.search(child.name.encode()):
                 detail = "son nom est dans le nom de ce fichier ou dossier\u00a0: renommez-le"
                 out.add("nom à changer à la main", child, detail, BY_HAND, child)
@@ -900,6 +952,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             out.add(_UNREAD, link, detail, BY_HAND, link)
 
     repositories: list[Path] = []
+    demos: list[Path] = []
     for file, in_place in walk(top, False):
         try:
             if (size := file.stat().st_size) > _EXPANDED_MAX:  # never read whole into memory
@@ -935,6 +988,13 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         out.add(kind, file, detail, action, (file, None, found_by))
     for repository in repositories:
         _scan_git(repository, pattern, out)
+    for demo in demos:  # the samples' code names the TP's example learners: only her own
+        for file in sorted(demo.rglob("*")):  # rows (a learner added in its formgrader) count
+            if pattern.search(file.name.encode()) or (
+                file.is_file() and not file.is_symlink() and _raw_hits(file, who.patterns())
+            ):
+                detail = "la démonstration (make demo-grading) l'inscrit ou la nomme"
+                out.add("démonstration à supprimer à la main", file, detail, BY_HAND, file)
 
 
 def _is_repository(folder: Path) -> bool:
@@ -1030,6 +1090,8 @@ def _scan_class_zip(
             where = f"{file}\u00a0: {name}"
             if _is_binary(body):
                 _name_binary(found, where, body, pattern, file, left)
+                if left[0] < 0:
+                    break  # that member named: the rest would go beyond it too
             elif pattern.search(body) or pattern.search(name.encode()):
                 detail = _mention_detail(name, body, pattern)
                 action = "mention" if in_place else BY_HAND
