@@ -1519,9 +1519,9 @@ def test_a_compressed_file_the_scan_cannot_expand_whole_is_named(petite_classe, 
     import gzip
 
     from grading.erase_learner import ErasureError
-    from grading.privacy import learner_places
+    from grading.privacy import packed
 
-    monkeypatch.setattr(learner_places, "_EXPANDED_MAX", 2**20)
+    monkeypatch.setattr(packed, "EXPANDED_MAX", 2**20)
     c = petite_classe
     kept = c["grader"] / "hub" / "export.csv.gz"
     her = b"ana,Ana Martin,ana.martin@exemple.fr\n"
@@ -1904,9 +1904,9 @@ def test_an_archive_of_many_compressed_members_expanding_beyond_the_cap_is_named
     import zipfile
 
     from grading.erase_learner import ErasureError
-    from grading.privacy import learner_places
+    from grading.privacy import packed
 
-    monkeypatch.setattr(learner_places, "_EXPANDED_MAX", 2**20)
+    monkeypatch.setattr(packed, "EXPANDED_MAX", 2**20)
     c = petite_classe
     kept = c["grader"] / "hub" / "exports.zip"
     member = gzip.compress(b"\0" * (9 * 2**20 // 10), compresslevel=1)

@@ -8,13 +8,11 @@ listed apart with its expiry and the command that purges it.
 
 from __future__ import annotations
 
-import bz2
 import csv
 import dbm
 import html
 import io
 import json
-import lzma
 import re
 import sqlite3
 import subprocess
@@ -25,7 +23,7 @@ import urllib.parse
 import urllib.request
 import zipfile
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from contextlib import closing, suppress
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
@@ -56,9 +54,21 @@ from ..french.french_format import french_datetime
 from ..french.system_reason import french_reason
 from ..runs.known_failures import FILE_NAME as FAILURES_FILE
 from ..runs.nbgrader_run import tools_on_path
+from . import packed
 from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
 from .course_files import LIST, course_digests, course_names, digest
 from .erasure_register import KEY_NAME, REGISTER_NAME, class_registers
+from .packed import (
+    DAMAGED,
+    MEMBER_MAX,
+    SQLITE_MAGIC,
+    ZIP_MAGIC,
+    Unsearched,
+    binary_hits,
+    binary_kind,
+    is_binary,
+    zip_members,
+)
 
 __all__ = [
     "Context",
@@ -663,7 +673,7 @@ def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
         for file in sorted(f for f in files if f.is_file() and not f.is_symlink()):
             if any(file.is_relative_to(h) for h in hers):
                 continue
-            if (size := file.stat().st_size) > _MEMBER_MAX:
+            if (size := file.stat().st_size) > MEMBER_MAX:
                 detail = f"{size // 2**20} Mo, au-delà de ce que cette commande lit"
                 out.add(_UNREAD, file, detail, BY_HAND, file)
                 continue
@@ -742,104 +752,8 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
         out.add("dossier personnel", home, "", "home", home)
 
 
-SQLITE_MAGIC, _ZIP = b"SQLite format 3\x00", (b"PK\x03\x04", b"PK\x05\x06")
-# a compressed stream (gzip, bzip2, xz) by its first bytes, and its decompressor
-_STREAMS = {
-    b"\x1f\x8b": lambda: zlib.decompressobj(31),
-    b"BZh": bz2.BZ2Decompressor,
-    b"\xfd7zXZ\x00": lzma.LZMADecompressor,
-}
-# zstd, lz4, 7-Zip, RAR: compressed formats this command cannot expand, so never « no mention »
-_UNKNOWN_PACKED = (b"\x28\xb5\x2f\xfd", b"\x04\x22\x4d\x18", b"7z\xbc\xaf\x27\x1c", b"Rar!\x1a\x07")
-# what a file that is not text starts with: a rewrite byte by byte would corrupt it
-_BINARY_MAGIC = (SQLITE_MAGIC, *_ZIP, *_STREAMS, *_UNKNOWN_PACKED, b"%PDF")
-_EXPANDED_MAX = 256 * 2**20  # what a compressed file is searched through, at most
-_MEMBER_MAX = 50 * 2**20  # an archive member of the class folder read whole, at most
 _UNREAD = "non lu par cette commande, à vérifier à la main"
-_DAMAGED = (zipfile.BadZipFile, OSError, RuntimeError, EOFError, zlib.error, lzma.LZMAError)
 BY_HAND = "by_hand"  # the action of a place this command never rewrites: the teacher's
-
-
-def _is_binary(data: bytes) -> bool:
-    return data.startswith(_BINARY_MAGIC) or b"\x00" in data
-
-
-def _zip_members(data: bytes, most: int, skip: set[str] = frozenset()) -> Iterator:
-    """(name, bytes) of zip `data`'s files but `skip`, up to `most` bytes; raises `_DAMAGED`."""
-    with zipfile.ZipFile(io.BytesIO(data)) as zf:
-        for info in zf.infolist():
-            if not info.is_dir() and info.filename not in skip and info.file_size <= most:
-                yield info.filename, zf.read(info)
-
-
-class _Unsearched(Exception):
-    """A file that expands beyond what this command reads: never « no mention »."""
-
-
-def _expand(data: bytes, decompressor, most: int) -> tuple[bytes, bool]:
-    """What the compressed stream `data` expands to, up to `most` + 1 bytes, and whether it
-    ended whole (every member of a concatenated gzip or bzip2 read, no byte left over)."""
-    out: list[bytes] = []
-    most = max(most, 0)  # an archive whose other members spent it all
-    while data:
-        stream = decompressor()
-        try:
-            out.append(stream.decompress(data, most + 1 - sum(map(len, out))))
-        except (zlib.error, OSError, EOFError, lzma.LZMAError):
-            return b"".join(out), False
-        if not stream.eof:  # truncated, or beyond `most`
-            return b"".join(out), False
-        data = stream.unused_data
-    return b"".join(out), True
-
-
-def _binary_hits(
-    data: bytes, pattern: Mentions, depth: int = 0, left: list[int] | None = None
-) -> int:
-    """The learner's traces in a file that is not text: its bytes (a SQLite file, free pages
-    included), what a gzip, bzip2 or xz file, a zip's members and a PDF's compressed streams
-    expand to. `_Unsearched` for what cannot be expanded whole: beyond ``_EXPANDED_MAX`` in
-    all (`left`: what remains of it), three levels deep, damaged or truncated, or a format it
-    does not know."""
-    left = [_EXPANDED_MAX] if left is None else left
-    hits = pattern.binary_count(data)
-    opener = next((o for m, o in _STREAMS.items() if data.startswith(m)), None)
-    pdf = data.startswith(b"%PDF")
-    if data.startswith(_UNKNOWN_PACKED):
-        raise _Unsearched("format compressé que cette commande ne lit pas (zstd, lz4, 7z, rar)")
-    if (data.startswith(_ZIP) or opener or pdf) and depth > 2:
-        raise _Unsearched("archive dans une archive au-delà de trois niveaux")
-    too_big = _Unsearched(f"plus de {_EXPANDED_MAX // 2**20} Mo une fois décompressé")
-
-    def expanded(body: bytes) -> int:
-        left[0] -= len(body)
-        if left[0] < 0:
-            raise too_big
-        return _binary_hits(body, pattern, depth + 1, left)
-
-    try:
-        if data.startswith(_ZIP):
-            with zipfile.ZipFile(io.BytesIO(data)) as zf:
-                if sum(info.file_size for info in zf.infolist()) > left[0]:
-                    raise too_big
-            for name, body in _zip_members(data, left[0]):
-                hits += pattern.binary_count(name.encode()) + expanded(body)
-    except _DAMAGED:  # its raw bytes are compressed: they say nothing of what it holds
-        raise _Unsearched("archive abîmée ou chiffrée") from None
-    if opener is not None:
-        body, whole = _expand(data, opener, left[0])
-        hits += expanded(body)
-        if not whole:
-            raise _Unsearched("fichier compressé abîmé ou tronqué")
-    for start in re.finditer(rb"stream\r?\n", data) if pdf else ():
-        body, _ = _expand(memoryview(data)[start.end() :], zlib.decompressobj, left[0])
-        hits += expanded(body)  # a PDF's FlateDecode stream (its text); any other: nothing
-    return hits
-
-
-def _binary_kind(data: bytes) -> str:
-    sqlite = data.startswith(SQLITE_MAGIC)
-    return "base SQLite" if sqlite else "fichier binaire (archive, fichier compressé…)"
 
 
 def _mention_detail(name: str, data: bytes, pattern: Mentions) -> str:
@@ -955,7 +869,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     demos: list[Path] = []
     for file, in_place in walk(top, False):
         try:
-            if (size := file.stat().st_size) > _EXPANDED_MAX:  # never read whole into memory
+            if (size := file.stat().st_size) > packed.EXPANDED_MAX:  # never read whole into memory
                 detail = f"{size // 2**20} Mo, au-delà de ce que cette commande lit"
                 out.add(_UNREAD, file, detail, BY_HAND, file)
                 continue
@@ -965,10 +879,10 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             continue
         if not in_place and digest(data) in shipped:
             continue
-        if file.suffix.lower() == ".zip" and data.startswith(_ZIP):
+        if file.suffix.lower() == ".zip" and data.startswith(ZIP_MAGIC):
             if _scan_class_zip(file, data, own_members.get(file, set()), pattern, out, in_place):
                 continue  # read member by member; a damaged archive: searched as bytes below
-        if _is_binary(data):
+        if is_binary(data):
             _name_binary(out, file, data, pattern, file, None)
             continue
         log = file.suffix == ".log" or file.name == FAILURES_FILE
@@ -1051,19 +965,19 @@ def _name_binary(
     would be corrupted), so named for the teacher when it holds the learner or cannot be
     searched whole (`left`: what its archive may still expand to)."""
     try:
-        hits = _binary_hits(data, pattern, left=left)
-    except _Unsearched as exc:
+        hits = binary_hits(data, pattern, left=left)
+    except Unsearched as exc:
         out.add(_UNREAD, where, str(exc), BY_HAND, file)
         return
     if hits and where != file:
-        kind = f"{_binary_kind(data)} dans une archive, à retirer à la main"
+        kind = f"{binary_kind(data)} dans une archive, à retirer à la main"
         out.add(kind, where, f"{hits} trace(s)\u00a0; ce membre ne se caviarde pas", BY_HAND, file)
     elif hits:
         detail = (
             f"{hits} trace(s)\u00a0; ce fichier ne se caviarde pas (le réécrire l'abîmerait)"
             "\u00a0: supprimez-le, ou retirez-en l'élève avec l'outil qui l'a créé, puis relancez"
         )
-        out.add(f"{_binary_kind(data)} à supprimer à la main", file, detail, BY_HAND, file)
+        out.add(f"{binary_kind(data)} à supprimer à la main", file, detail, BY_HAND, file)
 
 
 def _scan_class_zip(
@@ -1077,18 +991,20 @@ def _scan_class_zip(
         with zipfile.ZipFile(io.BytesIO(data)) as zf:  # never « no mention » for a member unread
             members = [info for info in zf.infolist() if info.filename not in mine]
         for info in members:
-            if info.file_size > _MEMBER_MAX:
+            if info.file_size > MEMBER_MAX:
                 detail = f"{info.file_size // 2**20} Mo, au-delà de ce que cette commande lit"
                 found.add(_UNREAD, f"{file}\u00a0: {info.filename}", detail, BY_HAND, file)
-        # the whole archive expands to at most _EXPANDED_MAX: a zip of many members would not
-        left = [_EXPANDED_MAX - sum(i.file_size for i in members if i.file_size <= _MEMBER_MAX)]
+        # the whole archive expands to at most packed.EXPANDED_MAX: a zip of many members would not
+        left = [
+            packed.EXPANDED_MAX - sum(i.file_size for i in members if i.file_size <= MEMBER_MAX)
+        ]
         if left[0] < 0:
-            detail = f"plus de {_EXPANDED_MAX // 2**20} Mo une fois décompressé"
+            detail = f"plus de {packed.EXPANDED_MAX // 2**20} Mo une fois décompressé"
             out.add(_UNREAD, file, detail, BY_HAND, file)
             return True
-        for name, body in _zip_members(data, _MEMBER_MAX, mine):
+        for name, body in zip_members(data, MEMBER_MAX, mine):
             where = f"{file}\u00a0: {name}"
-            if _is_binary(body):
+            if is_binary(body):
                 _name_binary(found, where, body, pattern, file, left)
                 if left[0] < 0:
                     break  # that member named: the rest would go beyond it too
@@ -1096,7 +1012,7 @@ def _scan_class_zip(
                 detail = _mention_detail(name, body, pattern)
                 action = "mention" if in_place else BY_HAND
                 found.add("mention dans une archive", where, detail, action, (file, name, pattern))
-    except _DAMAGED:
+    except DAMAGED:
         return False
     out.found += found.found
     return True
@@ -1173,10 +1089,10 @@ def _backup_holds(path: Path, who: _Who) -> bool | None:
                 elif info.isfile() and info.name == GRADEBOOK:
                     data = tar.extractfile(info).read()
                     found = any(p.search(data) for p in who.patterns())
-                elif info.isfile() and info.size <= _EXPANDED_MAX:
+                elif info.isfile() and info.size <= packed.EXPANDED_MAX:
                     member = tar.extractfile(info)
                     head = member.read(len(SQLITE_MAGIC))
-                    found = head == SQLITE_MAGIC and bool(_binary_hits(head + member.read(), loose))
+                    found = head == SQLITE_MAGIC and bool(binary_hits(head + member.read(), loose))
             while tar.fileobj.read(1 << 20):  # the rest of the stream, to gzip's checksum
                 pass
     except (OSError, tarfile.TarError, EOFError, zlib.error):

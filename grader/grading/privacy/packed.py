@@ -1,0 +1,132 @@
+"""What a file holds once expanded: the members of a zip, a gzip, bzip2 or xz stream (every
+member of a concatenated one), a PDF's compressed streams; how the erasure searches a file that
+is not text, and names what it cannot expand whole (`Unsearched`: over ``EXPANDED_MAX`` in all,
+three levels deep, damaged, truncated, encrypted, or a format it does not know)."""
+
+from __future__ import annotations
+
+import bz2
+import io
+import lzma
+import re
+import zipfile
+import zlib
+from collections.abc import Iterator
+from typing import Protocol
+
+__all__ = [
+    "BINARY_MAGIC",
+    "DAMAGED",
+    "EXPANDED_MAX",
+    "MEMBER_MAX",
+    "SQLITE_MAGIC",
+    "ZIP_MAGIC",
+    "Unsearched",
+    "binary_hits",
+    "binary_kind",
+    "expand",
+    "is_binary",
+    "zip_members",
+]
+
+
+class _Counts(Protocol):  # learner_places.Mentions, as far as bytes go
+    def binary_count(self, data: bytes) -> int: ...
+
+
+SQLITE_MAGIC, ZIP_MAGIC = b"SQLite format 3\x00", (b"PK\x03\x04", b"PK\x05\x06")
+# a compressed stream (gzip, bzip2, xz) by its first bytes, and its decompressor
+_STREAMS = {
+    b"\x1f\x8b": lambda: zlib.decompressobj(31),
+    b"BZh": bz2.BZ2Decompressor,
+    b"\xfd7zXZ\x00": lzma.LZMADecompressor,
+}
+# zstd, lz4, 7-Zip, RAR: compressed formats this command cannot expand, so never « no mention »
+_UNKNOWN_PACKED = (b"\x28\xb5\x2f\xfd", b"\x04\x22\x4d\x18", b"7z\xbc\xaf\x27\x1c", b"Rar!\x1a\x07")
+# what a file that is not text starts with: a rewrite byte by byte would corrupt it
+BINARY_MAGIC = (SQLITE_MAGIC, *ZIP_MAGIC, *_STREAMS, *_UNKNOWN_PACKED, b"%PDF")
+EXPANDED_MAX = 256 * 2**20  # what a compressed file is searched through, at most
+MEMBER_MAX = 50 * 2**20  # an archive member of the class folder read whole, at most
+DAMAGED = (zipfile.BadZipFile, OSError, RuntimeError, EOFError, zlib.error, lzma.LZMAError)
+
+
+def is_binary(data: bytes) -> bool:
+    return data.startswith(BINARY_MAGIC) or b"\x00" in data
+
+
+def zip_members(data: bytes, most: int, skip: set[str] = frozenset()) -> Iterator:
+    """(name, bytes) of zip `data`'s files but `skip`, up to `most` bytes; raises `DAMAGED`."""
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        for info in zf.infolist():
+            if not info.is_dir() and info.filename not in skip and info.file_size <= most:
+                yield info.filename, zf.read(info)
+
+
+class Unsearched(Exception):
+    """A file that expands beyond what this command reads: never « no mention »."""
+
+
+def expand(data: bytes, decompressor, most: int) -> tuple[bytes, bool]:
+    """What the compressed stream `data` expands to, up to `most` + 1 bytes, and whether it
+    ended whole (every member of a concatenated gzip or bzip2 read, no byte left over)."""
+    out: list[bytes] = []
+    most = max(most, 0)  # an archive whose other members spent it all
+    while data:
+        stream = decompressor()
+        try:
+            out.append(stream.decompress(data, most + 1 - sum(map(len, out))))
+        except (zlib.error, OSError, EOFError, lzma.LZMAError):
+            return b"".join(out), False
+        if not stream.eof:  # truncated, or beyond `most`
+            return b"".join(out), False
+        data = stream.unused_data
+    return b"".join(out), True
+
+
+def binary_hits(
+    data: bytes, pattern: _Counts, depth: int = 0, left: list[int] | None = None
+) -> int:
+    """The learner's traces in a file that is not text: its bytes (a SQLite file, free pages
+    included), what a gzip, bzip2 or xz file, a zip's members and a PDF's compressed streams
+    expand to. `Unsearched` for what cannot be expanded whole: beyond ``EXPANDED_MAX`` in
+    all (`left`: what remains of it), three levels deep, damaged or truncated, or a format it
+    does not know."""
+    left = [EXPANDED_MAX] if left is None else left
+    hits = pattern.binary_count(data)
+    opener = next((o for m, o in _STREAMS.items() if data.startswith(m)), None)
+    pdf = data.startswith(b"%PDF")
+    if data.startswith(_UNKNOWN_PACKED):
+        raise Unsearched("format compressé que cette commande ne lit pas (zstd, lz4, 7z, rar)")
+    if (data.startswith(ZIP_MAGIC) or opener or pdf) and depth > 2:
+        raise Unsearched("archive dans une archive au-delà de trois niveaux")
+    too_big = Unsearched(f"plus de {EXPANDED_MAX // 2**20} Mo une fois décompressé")
+
+    def expanded(body: bytes) -> int:
+        left[0] -= len(body)
+        if left[0] < 0:
+            raise too_big
+        return binary_hits(body, pattern, depth + 1, left)
+
+    try:
+        if data.startswith(ZIP_MAGIC):
+            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                if sum(info.file_size for info in zf.infolist()) > left[0]:
+                    raise too_big
+            for name, body in zip_members(data, left[0]):
+                hits += pattern.binary_count(name.encode()) + expanded(body)
+    except DAMAGED:  # its raw bytes are compressed: they say nothing of what it holds
+        raise Unsearched("archive abîmée ou chiffrée") from None
+    if opener is not None:
+        body, whole = expand(data, opener, left[0])
+        hits += expanded(body)
+        if not whole:
+            raise Unsearched("fichier compressé abîmé ou tronqué")
+    for start in re.finditer(rb"stream\r?\n", data) if pdf else ():
+        body, _ = expand(memoryview(data)[start.end() :], zlib.decompressobj, left[0])
+        hits += expanded(body)  # a PDF's FlateDecode stream (its text); any other: nothing
+    return hits
+
+
+def binary_kind(data: bytes) -> str:
+    sqlite = data.startswith(SQLITE_MAGIC)
+    return "base SQLite" if sqlite else "fichier binaire (archive, fichier compressé…)"

@@ -1,0 +1,86 @@
+"""What a file holds once expanded (grader/grading/privacy/packed.py): the erasure finds the
+learner in every member of a concatenated gzip, in a zip in a gzip, in a PDF's compressed
+text; it names, never passes over, what it cannot expand whole."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import re
+import zipfile
+import zlib
+
+import pytest
+from grading.privacy import packed
+from grading.privacy.packed import Unsearched, binary_hits, expand
+
+HER = b"ana,Ana Martin,ana.martin@exemple.fr\n"
+
+
+class _Words:
+    """The learner's e-mail as a whole word, counted as learner_places.Mentions counts it."""
+
+    def binary_count(self, data: bytes) -> int:
+        return len(re.findall(rb"ana\.martin@exemple\.fr", data))
+
+
+def _zip(**members: bytes) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, body in members.items():
+            zf.writestr(name, body)
+    return buf.getvalue()
+
+
+def _pdf(stream: bytes) -> bytes:
+    head = b"%%PDF-1.4\n1 0 obj\n<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream)
+    return head + stream + b"\nendstream\nendobj\n%%EOF\n"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        gzip.compress(b"id\n") + gzip.compress(HER * 20),  # her lines in the second member
+        bz2.compress(HER * 20),
+        lzma.compress(HER * 20),  # (a few bytes would be stored as they are)
+        gzip.compress(_zip(**{"classe.csv": HER * 20})),
+        _zip(**{"export.csv.gz": gzip.compress(HER * 20)}),
+        _pdf(zlib.compress(b"BT (" + HER * 20 + b") Tj ET")),
+    ],
+    ids=["gzip-concatenated", "bzip2", "xz", "zip-in-gzip", "gzip-in-zip", "pdf"],
+)
+def test_she_is_found_in_what_a_file_expands_to(data):
+    assert _Words().binary_count(data) == 0  # the control: not in the raw bytes
+    assert binary_hits(data, _Words()) == 20
+
+
+@pytest.mark.parametrize(
+    "data, reason",
+    [
+        (gzip.compress(HER)[:-8], "tronqué"),
+        (b"\x28\xb5\x2f\xfd" + bytes(40), "ne lit pas"),
+        (b"PK\x03\x04" + bytes(40), "abîmée"),
+        (gzip.compress(gzip.compress(gzip.compress(gzip.compress(HER)))), "trois niveaux"),
+    ],
+    ids=["truncated-gzip", "zstd", "damaged-zip", "four-levels"],
+)
+def test_what_it_cannot_expand_whole_is_named(data, reason):
+    with pytest.raises(Unsearched, match=reason):
+        binary_hits(data, _Words())
+
+
+def test_the_cap_holds_for_a_whole_archive_not_each_member(monkeypatch):
+    monkeypatch.setattr(packed, "EXPANDED_MAX", 2**20)
+    member = gzip.compress(bytes(9 * 2**20 // 10))
+    assert binary_hits(_zip(a=member), _Words()) == 0  # the control: one member, under it
+    with pytest.raises(Unsearched, match="plus de 1 Mo"):
+        binary_hits(_zip(a=member, b=member), _Words())
+
+
+def test_expand_says_whether_the_stream_ended_whole():
+    whole = gzip.compress(HER)
+    assert expand(whole, lambda: zlib.decompressobj(31), 2**20) == (HER, True)
+    body, ended = expand(whole[:-8], lambda: zlib.decompressobj(31), 2**20)
+    assert body == HER and not ended  # what zcat shows, and not whole
