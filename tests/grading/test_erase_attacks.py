@@ -82,6 +82,14 @@ def _erase(c, sid: str, control: str = "cyr", roster: Path | None = None):
     return erase(sid, _setup(c, roster), confirm=True, control=control)
 
 
+def _enrol(c, sid: str, first: str, last: str, email: str = "") -> None:
+    """A learner added to the small class: her gradebook row and her roster line."""
+    with Gradebook(f"sqlite:///{c['grader'] / 'gradebook.db'}") as gb:
+        gb.update_or_create_student(sid, first_name=first, last_name=last, email=email or None)
+    with c["roster"].open("a", encoding="utf-8") as roster:
+        roster.write(f"{sid};{first};{last};{email}\n")
+
+
 def _git(course: Path, *args: str) -> None:
     import subprocess
 
@@ -594,12 +602,7 @@ def test_redaction_keeps_versioned_files_and_a_classmates_own_name(petite_classe
 
     c = petite_classe
     grader = c["grader"]
-    with c["roster"].open("a", encoding="utf-8") as roster:
-        roster.write("anne;Ana;Roux;ana.roux@exemple.fr\n")
-    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
-        gb.update_or_create_student(
-            "anne", first_name="Ana", last_name="Roux", email="ana.roux@exemple.fr"
-        )
+    _enrol(c, "anne", "Ana", "Roux", "ana.roux@exemple.fr")
     docs, admin = grader / "README.md", grader / "hub" / "ADMIN.md"  # both name « ana »
     admin.parent.mkdir(exist_ok=True)
     for shipped in (docs, admin):
@@ -1551,10 +1554,7 @@ def test_the_course_s_own_demo_never_blocks_the_erasure_of_a_learner(petite_clas
 
     c = petite_classe
     grader = c["grader"]
-    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
-        gb.update_or_create_student("alice", first_name="Alice", last_name="Leroy")
-    with c["roster"].open("a", encoding="utf-8") as roster:
-        roster.write("alice;Alice;Leroy;\n")
+    _enrol(c, "alice", "Alice", "Leroy")
     folder = grader / "submitted" / "alice" / "oublier"
     folder.mkdir(parents=True)
     (folder / "oublier.ipynb").write_text('{"copie de": "alice"}')
@@ -1647,10 +1647,7 @@ def test_the_course_s_own_comment_in_a_config_she_adapted_is_no_mention(petite_c
 
     c = petite_classe
     grader = c["grader"]
-    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
-        gb.update_or_create_student("eve", first_name="Ève", last_name="Roux")
-    with c["roster"].open("a", encoding="utf-8") as roster:
-        roster.write("eve;Ève;Roux;\n")
+    _enrol(c, "eve", "Ève", "Roux")
     config = grader / "nbgrader_config.py"
     shipped = config.read_text(encoding="utf-8")
     before = c["tmp"] / "avant"
