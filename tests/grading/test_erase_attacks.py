@@ -90,6 +90,17 @@ def _enrol(c, sid: str, first: str, last: str, email: str = "") -> None:
         roster.write(f"{sid};{first};{last};{email}\n")
 
 
+def _copy_class(c, name: str = "avant") -> dict:
+    """The small class as it is now, copied (course and exchange): a control erased there
+    leaves the class itself untouched."""
+    before = c["tmp"] / name
+    shutil.copytree(c["tmp"] / "cours", before / "cours", symlinks=True)
+    shutil.copytree(c["exchange"], before / "echange", symlinks=True)
+    control = dict(c, grader=before / "cours" / "grader", exchange=before / "echange")
+    control["roster"] = control["grader"] / "eleves.csv"
+    return control
+
+
 def _git(course: Path, *args: str) -> None:
     import subprocess
 
@@ -1558,12 +1569,7 @@ def test_the_course_s_own_demo_never_blocks_the_erasure_of_a_learner(petite_clas
     folder = grader / "submitted" / "alice" / "oublier"
     folder.mkdir(parents=True)
     (folder / "oublier.ipynb").write_text('{"copie de": "alice"}')
-    before = tmp_copy = c["tmp"] / "avant-demo"
-    shutil.copytree(c["tmp"] / "cours", tmp_copy / "cours", symlinks=True)
-    shutil.copytree(c["exchange"], tmp_copy / "echange", symlinks=True)
-    control = dict(c, grader=before / "cours" / "grader", exchange=before / "echange")
-    control["roster"] = control["grader"] / "eleves.csv"
-    assert not _erase(control, "alice").failures  # control: without the demo, proved
+    assert not _erase(_copy_class(c), "alice").failures  # control: without the demo, proved
     proc = grading(grader, "demo", "--only", "alice_en_dur")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     try:
@@ -1650,12 +1656,7 @@ def test_the_course_s_own_comment_in_a_config_she_adapted_is_no_mention(petite_c
     _enrol(c, "eve", "Ève", "Roux")
     config = grader / "nbgrader_config.py"
     shipped = config.read_text(encoding="utf-8")
-    before = c["tmp"] / "avant"
-    shutil.copytree(c["tmp"] / "cours", before / "cours", symlinks=True)
-    shutil.copytree(c["exchange"], before / "echange", symlinks=True)
-    control = dict(c, grader=before / "cours" / "grader", exchange=before / "echange")
-    control["roster"] = control["grader"] / "eleves.csv"
-    assert not _erase(control, "eve").failures  # control: the course's file as shipped
+    assert not _erase(_copy_class(c), "eve").failures  # control: the course's file as shipped
     rule = 'c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/]+)/(?P<file_id>'
     assert rule in shipped
     # her platform names the files <id>_oublier.ipynb
@@ -1944,6 +1945,31 @@ def test_a_teachers_virtual_environment_in_grader_never_blocks_the_erasure(petit
         said = str(exc)[:1500]
         pytest.fail(f"un venv de l'enseignante bloque l'effacement d'ana\u00a0: {said}")
     assert not result.failures, result.failures
+    # what pip installed is left out, not the environment's folder: her class list beside it
+    (env / "classe.csv").write_text("ana,Ana Martin,ana.martin@exemple.fr\n", encoding="utf-8")
+    with pytest.raises(ErasureError, match="env/classe.csv"):
+        _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_class_list_dropped_in_a_git_repository_s_store_is_named(petite_classe):
+    """Lead, after review4: a git repository's objects/ is read through git, its own files
+    (loose objects, packs) only; a class list dropped there (objects/classe.csv) is not git's,
+    so it is searched. Control: the repository's history alone names her nowhere."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    notes = c["grader"] / "hub" / "notes"
+    notes.mkdir()
+    _git(notes, "init", "-q")
+    (notes / "LISEZMOI").write_text("mes notes\n", encoding="utf-8")
+    _git(notes, "add", "LISEZMOI")
+    _git(notes, "commit", "-qm", "mes notes")
+    assert not _erase(_copy_class(c), "ana").failures  # control, on a copy
+    dropped = notes / ".git" / "objects" / "classe.csv"
+    dropped.write_text("ana,Ana Martin,ana.martin@exemple.fr\n", encoding="utf-8")
+    with pytest.raises(ErasureError, match="objects/classe.csv"):
+        _erase(c, "ana")
 
 
 def test_another_name_that_starts_with_hers_is_no_mention(petite_classe):

@@ -829,7 +829,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             if child.is_symlink():
                 yield from linked(child)
                 continue
-            if child.resolve() in skip or child == (repository and repository / "objects"):
+            if child.resolve() in skip or (repository and _git_object(child, repository)):
                 continue  # a repository's objects: read through git (_scan_git)
             here = in_place or child.resolve() in data_places
             if folder == top and child.name == DEMO_FOLDER and is_demo(child):
@@ -842,7 +842,9 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
                 repositories.append(child)  # its history, other branches, what git rm left
                 yield from walk(child, False, child)  # refs, logs: her name in a branch's
             elif child.is_dir() and not here and _is_environment(child):
-                continue  # a Python environment: what pip installed, never the class's data
+                # a Python environment: what pip installed there is never the class's data
+                skip.update((child / name).resolve() for name in _INSTALLED)
+                yield from walk(child, here, repository)
             elif child.is_dir():
                 yield from walk(child, here, repository)
             elif child.is_file():
@@ -918,6 +920,21 @@ def _is_repository(folder: Path) -> bool:
         parts = ("HEAD", "objects", "refs")
         return folder.name == ".git" or all((folder / name).exists() for name in parts)
     return False
+
+
+# what a Python environment's installer writes (venv, uv; Windows' names too)
+_INSTALLED = ("bin", "lib", "lib64", "include", "share", "Lib", "Scripts", "Include")
+# a repository's own store: a loose object, a pack and its indexes, git's info files
+_GIT_OBJECT = re.compile(r"[0-9a-f]{2}/[0-9a-f]{38,62}|pack/pack-[0-9a-f]{40,64}\.[a-z]+|info/.+")
+
+
+def _git_object(path: Path, repository: Path) -> bool:
+    """Whether `path` is one of git's own files in `repository`'s objects/ (read through git);
+    anything else there (a class list dropped in it) is searched as a file."""
+    rel = path.relative_to(repository).as_posix()
+    if rel == "objects" or rel == "objects/pack" or re.fullmatch(r"objects/[0-9a-f]{2}", rel):
+        return False  # a folder: walked, its files sorted out one by one
+    return rel.startswith("objects/") and bool(_GIT_OBJECT.fullmatch(rel[len("objects/") :]))
 
 
 def _is_environment(folder: Path) -> bool:
