@@ -2231,3 +2231,161 @@ def test_a_classmates_submission_in_the_exchange_naming_the_learner_is_named(pet
     assert "Ana Martin" in sent.read_text(encoding="utf-8")  # his submission, not
     said = "\n".join(str(f) for f in result.failures)
     assert result.failures, f"« Preuve faite », ana dans le rendu de ben (échange)\u00a0: {said}"
+
+
+@pytest.mark.slow
+def test_a_class_list_in_an_interrupted_fetch_of_a_repository_in_grader_is_named(petite_classe):
+    """Review5: a git repository's ``objects/`` folder is skipped by the walk (« read through
+    git ») and git only lists the objects it has indexed. A ``git fetch`` of the teacher's notes
+    cut short (network, Ctrl-C) leaves the pack it received as ``objects/pack/tmp_pack_*``,
+    with no index: git never lists it, the walk never reads it, and the class list it holds
+    (ana's name and e-mail, deflate-compressed) gets « Preuve faite ». Control: the same pack
+    once indexed (the fetch run to its end) is named."""
+    import subprocess
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    work = _history_naming_ana(c)
+    notes = c["grader"] / "hub" / "notes"
+    notes.mkdir()
+    _git(notes, "init", "-q")
+    pack = notes / ".git" / "objects" / "pack" / "tmp_pack_Xq3b1z"
+    received = subprocess.run(
+        ["git", "-C", str(work), "pack-objects", "--all", "--stdout"],
+        input=b"",
+        capture_output=True,
+        check=True,
+    ).stdout
+    pack.write_bytes(received)  # what git fetch had received when it was stopped
+    indexed = notes / ".git" / "objects" / "pack" / "pack-complet.pack"
+    shutil.copy(pack, indexed)
+    subprocess.run(["git", "index-pack", str(indexed)], check=True, capture_output=True)
+    with pytest.raises(ErasureError, match="notes"):  # control: indexed, searched through git
+        _erase(c, "ana")
+    for part in indexed.parent.glob("pack-complet.*"):
+        part.unlink()
+    listed = ["git", "--git-dir", str(notes / ".git"), "cat-file", "--batch-all-objects"]
+    listed = subprocess.run([*listed, "--batch-check"], capture_output=True, check=True)
+    assert listed.stdout == b""  # git lists nothing: the pack is only the walk's to read
+    with pytest.raises(ErasureError, match="notes|tmp_pack"):
+        _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_teachers_folder_with_a_pyvenv_cfg_is_still_searched(petite_classe):
+    """Review5: a folder outside the data folders holding ``pyvenv.cfg`` is skipped whole (« a
+    Python environment: what pip installed »). A teacher who made her follow-up folder its own
+    environment to run a script there (``cd grader/hub/suivi && python3 -m venv .``, as many
+    guides show) keeps her class list beside it (suivi/eleves-2025.csv, naming ana): the whole
+    folder is never read and the erasure says « Preuve faite ». Control: the same folder before
+    ``python3 -m venv .`` is named."""
+    import subprocess
+    import sys
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    suivi = c["grader"] / "hub" / "suivi"
+    suivi.mkdir()
+    (suivi / "eleves-2025.csv").write_text(
+        "id,nom,courriel,tiers-temps\nana,Ana Martin,ana.martin@exemple.fr,oui\n", encoding="utf-8"
+    )
+    with pytest.raises(ErasureError, match="eleves-2025.csv"):  # control: named
+        _erase(c, "ana")
+    venv = [sys.executable, "-m", "venv", "--without-pip", "."]
+    subprocess.run(venv, cwd=suivi, check=True)
+    assert (suivi / "pyvenv.cfg").is_file()
+    with pytest.raises(ErasureError, match="eleves-2025.csv"):
+        _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_classmates_work_the_teacher_grades_in_the_demo_naming_the_learner_is_named(
+    petite_classe,
+):
+    """Review5: the demo folder (grader/demo/, made by ``make demo-grading``) is searched only
+    for her file names and her gradebook row's bytes (e-mail, id glued to her names), never for
+    a mention. A teacher who reuses the demo's formgrader to show a real case (Ben's notebook
+    copied to grader/demo/submitted/ben/oublier/, « même code qu'Ana Martin ») keeps Ana's name
+    there, and the erasure says « Preuve faite ». Control: the same copy beside the hub's
+    recipes is named."""
+    from grading.erase_learner import ErasureError
+    from grading_course import grading
+
+    c = petite_classe
+    grader = c["grader"]
+    proc = grading(grader, "demo", "--only", "graine")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = '{"cells": [], "copie de": "ben", "note": "même code qu\'Ana Martin"}'
+    control = grader / "hub" / "ben-oublier.ipynb"
+    control.write_text(text, encoding="utf-8")
+    with pytest.raises(ErasureError, match="ben-oublier.ipynb"):  # control: named
+        _erase(c, "ana")
+    control.unlink()
+    copy = grader / "demo" / "submitted" / "ben" / "oublier" / "oublier.ipynb"
+    copy.parent.mkdir(parents=True)
+    copy.write_text(text, encoding="utf-8")
+    with pytest.raises(ErasureError, match="demo"):
+        _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_classmates_pdf_in_the_exchange_naming_the_learner_is_named(petite_classe):
+    """Review5: a classmate's submission in the exchange is searched as raw bytes, never
+    expanded as the class folder's files are (PDF streams, gzip, zip). Ben hands in his
+    notebook and its PDF export (File > Save and Export as PDF: « binôme : Ana Martin » in a
+    FlateDecode stream); before make collect brings it into grader/, the erasure says
+    « Preuve faite », and the next collect brings her name back. Control: the same PDF in his
+    collected folder (grader/submitted/ben/) is named."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    text = b"BT /F1 12 Tf 72 712 Td (Ben Durand, binome : Ana Martin) Tj ET"
+    body = zlib.compress(text)
+    pdf = (
+        b"%%PDF-1.4\n1 0 obj\n<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(body)
+        + body
+        + b"\nendstream\nendobj\ntrailer\n<< >>\n%EOF\n"
+    )
+    collected = c["grader"] / "submitted" / "ben" / "oublier" / "oublier.pdf"
+    collected.write_bytes(pdf)
+    with pytest.raises(ErasureError, match="oublier.pdf"):  # control: named in grader/
+        _erase(c, "ana")
+    collected.unlink()
+    inbound = c["exchange"] / "memoire-tuteur" / "inbound"
+    sent = inbound / "ben+oublier+2025-03-14 17:00:00.000000 UTC+abc" / "oublier.pdf"
+    sent.parent.mkdir()
+    sent.write_bytes(pdf)
+    with pytest.raises(ErasureError, match="oublier.pdf"):
+        _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_class_list_compressed_by_lzma_is_named(petite_classe):
+    """Review5: since review4, a compressed file is named when it cannot be expanded, but the
+    formats are known by a list of first bytes (gzip, bzip2, xz, zstd, lz4, 7z, RAR); any other
+    is still searched as raw bytes and counted as read. The class list kept as
+    ``tar --lzma`` or ``lzma`` (xz-utils' .lzma format, which review4 named; the same holds for
+    lzip, ``compress``'s .Z and lz4's legacy frames) gets « Preuve faite ». Control: the same
+    list by ``xz`` is named."""
+    import lzma
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    hub = c["grader"] / "hub"
+    text = b"id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\nben,Ben Durand,\n"
+    said: dict[str, bool] = {}
+    # the bytes ``xz -c`` and ``lzma -c`` write (xz-utils' two formats)
+    for form, name in ((lzma.FORMAT_XZ, "classe.csv.xz"), (lzma.FORMAT_ALONE, "classe.csv.lzma")):
+        kept = hub / name
+        kept.write_bytes(lzma.compress(text, format=form))
+        try:
+            _erase(c, "ana")
+        except ErasureError as exc:
+            said[name] = name in str(exc)
+        else:
+            said[name] = False  # « Preuve faite »
+        kept.unlink()
+    assert said == dict.fromkeys(said, True), said
