@@ -2389,3 +2389,108 @@ def test_a_class_list_compressed_by_lzma_is_named(petite_classe):
             said[name] = False  # « Preuve faite »
         kept.unlink()
     assert said == dict.fromkeys(said, True), said
+
+
+@pytest.mark.slow
+def test_a_gradebook_whose_comments_cannot_be_read_is_refused_in_french(petite_classe):
+    """Review5: the search of the teacher's comments on classmates runs in
+    ``suppress(sqlite3.DatabaseError)``; when that query fails (no ``comment`` table: a
+    gradebook cut down by hand or by another tool, or its pages damaged), ``comments`` is never
+    set and ``make oublier-eleve`` stops on a Python traceback (UnboundLocalError) after the
+    gradebook was judged readable. It should refuse in French (« Carnet de notes illisible »),
+    as for any other damage, or name it. Control: the intact gradebook erases ana."""
+    import sqlite3
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    db = c["grader"] / "gradebook.db"
+    control = c["tmp"] / "controle"
+    shutil.copytree(c["tmp"] / "cours", control / "cours", symlinks=True)
+    shutil.copytree(c["exchange"], control / "echange", symlinks=True)
+    copy = {**c, "grader": control / "cours" / "grader", "exchange": control / "echange"}
+    copy["roster"] = copy["grader"] / "eleves.csv"
+    assert not _erase(copy, "ana").failures  # control: erased, « Preuve faite »
+    with sqlite3.connect(db) as con:
+        con.execute("DROP TABLE comment")
+    try:
+        _erase(c, "ana")
+    except ErasureError as exc:
+        assert "gradebook.db" in str(exc), exc
+    except Exception as exc:  # noqa: BLE001 (what the teacher sees: a traceback)
+        pytest.fail(f"traceback au lieu d'un refus en français\u00a0: {exc!r}")
+
+
+def test_a_name_that_ends_with_hers_after_an_accented_letter_is_no_mention(petite_classe):
+    """Review5: review4's « Anaïs » is fixed on the right of a mention only. A byte that starts
+    a UTF-8 letter now counts as a letter, but the byte before her id in « Amélia » is the
+    second byte of « é » (a continuation byte), which counts as a boundary: erasing « lia »
+    (Lia Moreau) names Ben's notebook that thanks « Amélia », a girl of another class, as a
+    mention of her, and ``CAVIARDER=1`` would turn it into « Amé[retiré] ». Control: « Lia »
+    herself in the same sentence is found."""
+    from grading.privacy.learner_places import scan
+
+    c = petite_classe
+    roster = c["roster"]
+    roster.write_text(
+        roster.read_text(encoding="utf-8") + "lia;Lia;Moreau;lia.moreau@exemple.fr\n",
+        encoding="utf-8",
+    )
+    with Gradebook(f"sqlite:///{c['grader'] / 'gradebook.db'}") as gb:
+        gb.update_or_create_student("lia", first_name="Lia", last_name="Moreau")
+    notebook = c["grader"] / "submitted" / "ben" / "oublier" / "oublier.ipynb"
+    for name, hers in (("Lia", True), ("Amélia", False), ("Célia", False)):
+        notebook.write_text(f'{{"copie de": "ben", "merci": "{name}"}}', encoding="utf-8")
+        found = {f.where for f in scan("lia", _setup(c)).found}
+        assert (str(notebook) in found) is hers, (name, found)
+
+
+@pytest.mark.slow
+def test_a_gzip_whose_first_member_fills_the_cap_is_never_expanded_beyond_it(petite_classe):
+    """Review5: ``_expand`` reads a concatenated gzip member by member, each asked for what is
+    left of the cap plus one byte. When the first member expands to exactly the cap plus one
+    byte (256 MiB + 1), the next is asked for 0 bytes, which zlib reads as « no limit »: the
+    second member (here 2.5 GiB of zeros, 12 MB on disk) is expanded whole into memory. Ben
+    hands in ``mesures.csv.gz`` (13 MB, far under nbgrader's 100 MB per file):
+    ``make oublier-eleve`` of anyone stops on a MemoryError traceback (limited here to 2 GiB of
+    address space; without a limit, a small hub's container is killed). Control: the first
+    member alone, under the same limit, is named « plus de 256 Mo une fois décompressé »."""
+    import resource
+    import subprocess
+
+    from grading_course import BIN, tool_env
+
+    c = petite_classe
+    grader = c["grader"]
+    command = [str(BIN / "python"), "-m", "grading.erase_learner", "--eleves", str(c["roster"])]
+    command += ["--echange", str(c["exchange"]), "--temoin", "cyr", "--", "ana"]
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))
+
+    def dry_run() -> str:
+        proc = subprocess.run(
+            command,
+            cwd=grader,
+            env=tool_env(BIN),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            preexec_fn=limited,
+        )
+        return proc.stdout + proc.stderr
+
+    def member(size: int) -> bytes:
+        packer, zeros, out = zlib.compressobj(1, zlib.DEFLATED, 31), b"\0" * 2**24, []
+        out += [packer.compress(zeros) for _ in range(size // 2**24)]
+        return b"".join([*out, packer.compress(b"\0" * (size % 2**24)), packer.flush()])
+
+    kept = grader / "submitted" / "ben" / "oublier" / "mesures.csv.gz"
+    first = member(256 * 2**20 + 1)
+    kept.write_bytes(first)
+    said = dry_run()  # control: the first member alone is named, no traceback
+    assert "Traceback" not in said and "mesures.csv.gz" in said, said[-1500:]
+    kept.write_bytes(first + member(5 * 2**29))
+    said = dry_run()
+    assert "Traceback" not in said and "MemoryError" not in said, said[-1500:]
+    assert "mesures.csv.gz" in said, said[-1500:]
