@@ -2494,3 +2494,67 @@ def test_a_gzip_whose_first_member_fills_the_cap_is_never_expanded_beyond_it(pet
     said = dry_run()
     assert "Traceback" not in said and "MemoryError" not in said, said[-1500:]
     assert "mesures.csv.gz" in said, said[-1500:]
+
+
+@pytest.mark.slow
+def test_a_classmates_submission_the_teacher_cannot_read_in_the_exchange_is_named(petite_classe):
+    """Review5: the exchange's classmates' files are found by ``rglob``, which passes over a
+    folder it cannot open, and read by ``read_bytes`` with no ``OSError`` handled. On a hub,
+    each submission in inbound/ is its student's; Ben closes his (``chmod 700`` on
+    inbound/ben+oublier+…/, his own folder): the teacher's erasure of ana never reads it and
+    says « Preuve faite », though it names her. Ben closes only his notebook (``chmod 600``):
+    the erasure stops on a PermissionError traceback. Both should be named, as an unreadable
+    file of grader/ is. Control: the same submission readable by the teacher is named."""
+    import os
+    import subprocess
+    import sysconfig
+    import tempfile
+
+    from hub.classhub import unix_users
+
+    if os.geteuid() != 0 or not shutil.which("runuser"):
+        pytest.skip("crée un vrai utilisateur Unix\u00a0: il faut être root sous Linux")
+    purelib = sysconfig.get_paths()["purelib"]
+    user = f"prof{os.getpid() % 100000}r5"
+    base = Path(tempfile.mkdtemp(prefix="review5-echange-", dir="/tmp"))
+    try:
+        base.chmod(0o755)
+        said = {}
+        with unix_users([user]):
+            for case in ("lisible", "dossier", "fichier"):
+                here = base / case
+                shutil.copytree(petite_classe["tmp"] / "cours", here / "cours", symlinks=True)
+                shutil.copytree(petite_classe["exchange"], here / "echange", symlinks=True)
+                grader = here / "cours" / "grader"
+                subprocess.run(["chown", "-R", f"{user}:", str(here)], check=True)
+                inbound = here / "echange" / "memoire-tuteur" / "inbound"
+                sent = inbound / "ben+oublier+2025-03-14 17:00:00.000000 UTC+abc"
+                sent.mkdir()  # Ben's (root stands for his account here)
+                notebook = sent / "oublier.ipynb"
+                notebook.write_text('{"copie de": "ben", "merci": "Ana Martin"}')
+                notebook.chmod(0o644)
+                sent.chmod(0o755)
+                if case == "dossier":
+                    sent.chmod(0o700)
+                elif case == "fichier":
+                    notebook.chmod(0o600)
+                proc = subprocess.run(
+                    ["runuser", "-u", user, "--", "/usr/bin/python3", "-c", _ERASE_AS_USER]
+                    + [purelib, str(grader), str(here / "echange")],
+                    capture_output=True,
+                    text=True,
+                    timeout=300,
+                    cwd=grader,
+                )
+                said[case] = proc.stdout + proc.stderr
+        assert said["lisible"].startswith("REFUS") and "inbound" in said["lisible"], said
+        wrong = {
+            case: said[case][-600:]
+            for case in ("dossier", "fichier")
+            if "Traceback" in said[case]
+            or said[case].startswith("PREUVE FAITE")
+            or "ben+oublier" not in said[case]
+        }
+        assert not wrong, wrong
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
