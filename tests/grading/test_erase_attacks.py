@@ -2558,3 +2558,119 @@ def test_a_classmates_submission_the_teacher_cannot_read_in_the_exchange_is_name
         assert not wrong, wrong
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_a_stale_compiled_copy_of_a_course_file_she_restored_is_named(petite_classe):
+    """Review5: a ``.pyc`` is passed over when its source, beside it, is a course file as
+    shipped; the ``.pyc``'s own bytes are never compared to that source. The teacher let one
+    address through the hub's login guard (grader/hub/login_guard.py, « ana.martin@exemple.fr
+    », Ana Martin) and the hub compiled it (here ``import login_guard``, as the hub's
+    configuration does); when the erasure named the file, she restored the course's version
+    (``git checkout``): the source is as shipped, its compiled copy of her edit is not
+    (__pycache__/login_guard.cpython-3XX.pyc still holds the address until the hub imports
+    it again), and the erasure says « Preuve faite ». Control: with her edit still in the
+    source, the compiled copy is named."""
+    import os
+    import subprocess
+    import sys
+
+    from grading.erase_learner import ErasureError
+    from helpers import REPO
+
+    c = petite_classe
+    hub = c["grader"] / "hub"
+    source = hub / "login_guard.py"
+    shutil.copy(REPO / "grader" / "hub" / "login_guard.py", source)  # as the course ships it
+    shipped = source.read_bytes()
+    edit = b'\nEN_ATTENTE = {"ana.martin@exemple.fr"}  # Ana Martin, compte en attente\n'
+    source.write_bytes(shipped + edit)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-c", "import login_guard"], cwd=hub, env=env, check=True)
+    compiled = next((hub / "__pycache__").glob("login_guard.*.pyc"))
+    assert b"ana.martin@exemple.fr" in compiled.read_bytes()
+    with pytest.raises(ErasureError, match=re.escape(compiled.name)):  # control: named
+        _erase(c, "ana")
+    source.write_bytes(shipped)  # what git checkout writes back
+    assert b"ana.martin@exemple.fr" in compiled.read_bytes()  # her address, still there
+    with pytest.raises(ErasureError, match=re.escape(compiled.name)):
+        _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_pdf_of_many_pages_is_searched_in_a_time_that_grows_with_its_size(petite_classe):
+    """Review5: a PDF's compressed streams are expanded one by one, each ``_expand`` handing
+    zlib a view from that stream to the end of the file; zlib returns what follows the stream
+    as ``unused_data``, a copy of the rest of the file, once per stream: the cost grows with
+    the number of streams times the file's size. Measured on this scan (pages of a 1 KiB text
+    stream and a 4 KiB image): 1,000 pages (5 MB) 0.6 s, 6,000 pages (23 MB) 22 s, so a
+    printed course book or a scan of the class's papers in grader/hub takes minutes, three
+    scans per erasure. Eight times the pages should take about eight times as long, not
+    the square: the ratio is measured in one run (500 then 4,000 pages, eight times as many: the
+    smaller PDF timed twice, the best kept; under 12 leaves room for a loaded machine)."""
+    import os
+    import time
+
+    from grading.privacy.learner_places import scan
+
+    c = petite_classe
+    pdf = c["grader"] / "hub" / "manuel.pdf"
+
+    def write(pages: int) -> None:
+        parts = [b"%PDF-1.4\n"]
+        for k in range(pages):
+            text = zlib.compress(b"BT /F1 11 Tf 72 712 Td (page %d) Tj ET\n" % k * 40)
+            image = os.urandom(4096)  # a DCTDecode photo: not deflate, never expanded
+            for body, kind in ((text, b"/FlateDecode"), (image, b"/DCTDecode")):
+                parts.append(
+                    b"%d 0 obj\n<< /Length %d /Filter %s >>\nstream\n" % (k, len(body), kind)
+                    + body
+                    + b"\nendstream\nendobj\n"
+                )
+        pdf.write_bytes(b"".join([*parts, b"trailer\n<< >>\n%%EOF\n"]))
+
+    def timed() -> float:
+        start = time.perf_counter()
+        scan("ana", _setup(c))
+        return time.perf_counter() - start
+
+    timed()  # the scan's own start, paid once
+    write(500)
+    small = min(timed(), timed())
+    write(4000)
+    big = timed()
+    assert big / small < 12, f"{small:.2f} s pour 500 pages, {big:.2f} s pour 4 000"
+
+
+@pytest.mark.slow
+def test_a_classmates_large_file_in_the_exchange_never_blocks_every_erasure(petite_classe):
+    """Review5: a classmate's file in the exchange over 50 MiB is named « non lu par cette
+    commande, à vérifier à la main », whoever is erased, though nbgrader accepts 100 MB per
+    file and the class folder's own files are read up to 256 MiB. Ben hands in his tutor's
+    database (inbound/ben+oublier+…/memoire.db, 60 MiB): no learner of the class can be erased
+    until the teacher deletes Ben's submission from the exchange. Control: the same file in
+    his collected folder (grader/submitted/ben/) is read, and ana is erased."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    size = 60 * 2**20
+    collected = c["grader"] / "submitted" / "ben" / "oublier" / "memoire.db"
+    with open(collected, "wb") as file:
+        file.truncate(size)
+    control = c["tmp"] / "controle"
+    shutil.copytree(c["tmp"] / "cours", control / "cours", symlinks=True)
+    shutil.copytree(c["exchange"], control / "echange", symlinks=True)
+    copy = {**c, "grader": control / "cours" / "grader", "exchange": control / "echange"}
+    copy["roster"] = copy["grader"] / "eleves.csv"
+    assert not _erase(copy, "ana").failures  # control: read in grader/, « Preuve faite »
+    collected.unlink()
+    inbound = c["exchange"] / "memoire-tuteur" / "inbound"
+    sent = inbound / "ben+oublier+2025-03-14 17:00:00.000000 UTC+abc" / "memoire.db"
+    sent.parent.mkdir()
+    with open(sent, "wb") as file:
+        file.truncate(size)
+    try:
+        result = _erase(c, "ana")
+    except ErasureError as exc:
+        pytest.fail(f"le fichier de ben dans l'échange bloque l'effacement d'ana\u00a0: {exc}")
+    assert not result.failures, result.failures
