@@ -2674,3 +2674,57 @@ def test_a_classmates_large_file_in_the_exchange_never_blocks_every_erasure(peti
     except ErasureError as exc:
         pytest.fail(f"le fichier de ben dans l'échange bloque l'effacement d'ana\u00a0: {exc}")
     assert not result.failures, result.failures
+
+
+def _png_whose_base64_holds(word: bytes) -> str:
+    """A real PNG (64×64 pixels of noise, a plot's texture) whose base64 text, as a notebook
+    stores an output image, holds `word` between two of base64's « + » and « / »: about one
+    image in two thousand does, for three letters."""
+    import base64
+    import random
+    import struct
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = zlib.crc32(kind + body)
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
+
+    found = re.compile(rb"[+/]" + word + rb"[+/]", re.I)
+    header = chunk(b"IHDR", struct.pack(">IIBBBBB", 64, 64, 8, 2, 0, 0, 0))
+    for seed in range(200_000):
+        noise = random.Random(seed).randbytes(64 * 193)
+        rows = b"".join(b"\0" + noise[r * 193 : r * 193 + 192] for r in range(64))
+        png = b"\x89PNG\r\n\x1a\n" + header + chunk(b"IDAT", zlib.compress(rows))
+        png += chunk(b"IEND", b"")
+        text = base64.b64encode(png)
+        if found.search(text):
+            return text.decode()
+    raise AssertionError("aucune image trouvée")
+
+
+@pytest.mark.slow
+def test_a_classmates_plot_is_no_mention_of_a_short_id(petite_classe):
+    """Review5: a notebook's output image is base64 text, whose « + » and « / » are word
+    boundaries for the mention pattern: a three-letter id (« ana ») stands between them in
+    about one 64×64 plot in two thousand, one per 30 MB of images, so a class's notebooks
+    and feedback pages (copied in submitted/, autograded/, feedback/ and, since review4,
+    searched in the exchange too) hold such a false mention. Erasing ana then names Ben's
+    notebook « mention dans le travail de ben » (refused, the teacher looks for her name in
+    his notebook and finds none), and ``CAVIARDER=1`` writes « [retiré] » into his image.
+    Control: « Ana » in his notebook's text is found."""
+    import json
+
+    from grading.privacy.learner_places import scan
+
+    c = petite_classe
+    image = _png_whose_base64_holds(b"ana")
+    notebook = c["grader"] / "submitted" / "ben" / "oublier" / "oublier.ipynb"
+    for text, hers in (("merci Ana", True), ("ma courbe", False)):
+        cell = {
+            "cell_type": "code",
+            "source": "tracer()",
+            "outputs": [{"output_type": "display_data", "data": {"image/png": image}}],
+        }
+        note = {"cell_type": "markdown", "source": text}
+        notebook.write_text(json.dumps({"cells": [note, cell]}), encoding="utf-8")
+        found = {f.where for f in scan("ana", _setup(c)).found}
+        assert (str(notebook) in found) is hers, (text, found)
