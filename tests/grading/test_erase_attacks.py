@@ -13,6 +13,7 @@ import shutil
 import tarfile
 import unicodedata
 import zlib
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -2728,3 +2729,37 @@ def test_a_classmates_plot_is_no_mention_of_a_short_id(petite_classe):
         notebook.write_text(json.dumps({"cells": [note, cell]}), encoding="utf-8")
         found = {f.where for f in scan("ana", _setup(c)).found}
         assert (str(notebook) in found) is hers, (text, found)
+
+
+@pytest.mark.slow
+def test_a_backup_holding_a_classmates_mention_of_the_learner_is_pending(petite_classe):
+    """Review5: since review4 a backup ``make sauvegarde`` names is skipped by the class scan
+    (« _scan_pending »), and ``_backup_holds`` looks there for her folder, roster line and
+    SQLite rows only, never for a mention. Ben's notebook names « Ana Martin » (his partner,
+    enrolled after the backup); with ``CAVIARDER=1`` his live copy is redacted, the backup
+    keeps it, is not listed among the backups to purge, and « Preuve faite » is said; the
+    same archive renamed by hand is named by the class scan. Control: a backup holding her own
+    folder is pending."""
+    from grading.backup import backup
+    from grading.privacy.learner_places import _backup_holds, _Who
+
+    c = petite_classe
+    grader = c["grader"]
+    ana = _Who("ana", "Ana", "Martin", "ana.martin@exemple.fr")
+    with_her, *_ = backup(dest_dir=c["tmp"] / "avec", roster=c["roster"], grader_dir=grader)
+    assert _backup_holds(with_her, ana)  # control: her folder, her row
+    shutil.rmtree(grader / "submitted" / "ana")  # the class before she enrolled
+    c["roster"].write_text(ROSTER.replace("ana;Ana;Martin;ana.martin@exemple.fr\n", ""))
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        gb.remove_student("ana")
+    import sqlite3
+
+    with closing(sqlite3.connect(grader / "gradebook.db")) as con:
+        con.execute("VACUUM")
+    notebook = grader / "submitted" / "ben" / "oublier" / "oublier.ipynb"
+    notebook.write_text('{"copie de": "ben", "binome": "Ana Martin"}', encoding="utf-8")
+    mention, *_ = backup(dest_dir=c["tmp"] / "sans", roster=c["roster"], grader_dir=grader)
+    with tarfile.open(mention) as tar:  # Ben's notebook, her name in it
+        held = [m for m in tar if m.isfile() and m.name.endswith("ben/oublier/oublier.ipynb")]
+        assert b"Ana Martin" in tar.extractfile(held[0]).read()
+    assert _backup_holds(mention, ana)
