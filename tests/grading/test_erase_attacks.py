@@ -2763,3 +2763,42 @@ def test_a_backup_holding_a_classmates_mention_of_the_learner_is_pending(petite_
         held = [m for m in tar if m.isfile() and m.name.endswith("ben/oublier/oublier.ipynb")]
         assert b"Ana Martin" in tar.extractfile(held[0]).read()
     assert _backup_holds(mention, ana)
+
+
+_CHART = """
+import sys
+import matplotlib
+matplotlib.use("pdf")
+import matplotlib.pyplot as plt
+fig, ax = plt.subplots()
+ax.bar(["Ana Martin", "Ben Durand", "Cyr Petit"], [12, 15, 9])
+ax.set_title("TP oublier : notes sur 20")
+fig.savefig(sys.argv[1], metadata={"Title": sys.argv[2]})
+"""
+
+
+@pytest.mark.slow
+def test_a_chart_of_the_class_s_grades_saved_as_pdf_is_named(petite_classe):
+    """Review5: since review4, a PDF's deflate streams are expanded and searched for her name
+    as plain bytes; but the PDFs a teacher makes never write text plainly: matplotlib (the
+    course's own plotting library) draws each glyph or run of glyphs apart (« (A) -30 (na) »),
+    a browser's « Imprimer en PDF » writes glyph numbers (checked by hand: Chromium's print of
+    the class's report page holds « <0035004400530053…> », and no « Ana »). The teacher's
+    chart of the grades, one bar per learner (``plt.savefig("grader/hub/notes.pdf")``), names
+    « Ana Martin » under her bar, and the erasure says « Preuve faite ». A PDF should be named
+    « à vérifier à la main » unless its text is really read. Control: the same chart whose
+    title (the PDF's metadata, plain text) names her is named."""
+    import subprocess
+
+    from grading.erase_learner import ErasureError
+    from grading_course import BIN
+
+    c = petite_classe
+    chart = c["grader"] / "hub" / "notes.pdf"
+    draw = [str(BIN / "python"), "-c", _CHART, str(chart)]
+    subprocess.run([*draw, "Notes de Ana Martin"], check=True, capture_output=True)
+    with pytest.raises(ErasureError, match="notes.pdf"):  # control: her name in its title
+        _erase(c, "ana")
+    subprocess.run([*draw, "Notes du TP"], check=True, capture_output=True)
+    with pytest.raises(ErasureError, match="notes.pdf"):
+        _erase(c, "ana")
