@@ -2802,3 +2802,27 @@ def test_a_chart_of_the_class_s_grades_saved_as_pdf_is_named(petite_classe):
     subprocess.run([*draw, "Notes du TP"], check=True, capture_output=True)
     with pytest.raises(ErasureError, match="notes.pdf"):
         _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_class_list_saved_as_unicode_text_by_a_spreadsheet_is_named(petite_classe):
+    """Review5: a file holding a NUL byte is « not text » and searched for her name's UTF-8 or
+    Windows-1252 bytes only. Excel's and LibreOffice's « Texte Unicode (*.txt) », Notepad's
+    « Unicode » and PowerShell's ``>`` write UTF-16 (« a\\0n\\0a\\0 »): the class list the
+    teacher exported that way beside the hub's recipes (grader/hub/eleves-pronote.txt, ana's
+    line in it) gets « Preuve faite ». Control: the same list saved as UTF-8 is named."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    text = (
+        "identifiant\tprénom\tnom\tcourriel\r\n"
+        "ana\tAna\tMartin\tana.martin@exemple.fr\r\n"
+        "ben\tBen\tDurand\tben.durand@exemple.fr\r\n"
+    )
+    kept = c["grader"] / "hub" / "eleves-pronote.txt"
+    kept.write_text(text, encoding="utf-8")
+    with pytest.raises(ErasureError, match="eleves-pronote.txt"):  # control: named
+        _erase(c, "ana")
+    kept.write_bytes("\ufeff".encode("utf-16-le") + text.encode("utf-16-le"))
+    with pytest.raises(ErasureError, match="eleves-pronote.txt"):
+        _erase(c, "ana")
