@@ -2826,3 +2826,39 @@ def test_a_class_list_saved_as_unicode_text_by_a_spreadsheet_is_named(petite_cla
     kept.write_bytes("\ufeff".encode("utf-16-le") + text.encode("utf-16-le"))
     with pytest.raises(ErasureError, match="eleves-pronote.txt"):
         _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_virtual_environment_a_classmate_handed_in_never_blocks_the_erasure(petite_classe):
+    """Review5: review4's venv is skipped outside the data folders only. Ben made his
+    environment inside his TP folder (``python -m venv .venv``, as VS Code proposes; nbgrader
+    collects it: 30 MB, under its 100 MB per folder), with the course's tools (here Babel, a
+    dependency of JupyterLab): the erasure of « ana » is refused on Babel's locale data
+    (« ana » in blo.dat, eo.dat…), files nobody of the class wrote. Each file pip installed
+    is listed with its SHA-256 in its package's ``RECORD``: a file that matches it is pip's,
+    inside a data folder or out (which would also close the ``pyvenv.cfg`` skip to a
+    teacher's own files). Control: a file Ben wrote in the same environment naming her is
+    named."""
+    import subprocess
+
+    from grading.erase_learner import ErasureError
+    from grading.privacy.learner_places import scan
+    from helpers import REPO
+
+    c = petite_classe
+    env = c["grader"] / "submitted" / "ben" / "oublier" / ".venv"
+    uv = str(REPO / ".venv" / "bin" / "uv")
+    subprocess.run([uv, "venv", "-q", str(env)], check=True)
+    babel = [uv, "pip", "install", "-q", "--offline", "--python", str(env / "bin" / "python")]
+    subprocess.run([*babel, "babel==2.19.0"], check=True)
+    his = env / "notes-binome.txt"
+    his.write_text("binôme : Ana Martin\n", encoding="utf-8")
+    found = {f.where for f in scan("ana", _setup(c)).found}
+    assert str(his) in found  # control: his own file, named
+    his.unlink()
+    try:
+        result = _erase(c, "ana")
+    except ErasureError as exc:
+        said = str(exc)[:1500]
+        pytest.fail(f"le venv de ben bloque l'effacement d'ana\u00a0: {said}")
+    assert not result.failures, result.failures
