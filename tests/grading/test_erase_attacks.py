@@ -2862,3 +2862,28 @@ def test_a_virtual_environment_a_classmate_handed_in_never_blocks_the_erasure(pe
         said = str(exc)[:1500]
         pytest.fail(f"le venv de ben bloque l'effacement d'ana\u00a0: {said}")
     assert not result.failures, result.failures
+
+
+@pytest.mark.slow
+def test_an_empty_git_folder_a_classmate_handed_in_never_blocks_every_erasure(petite_classe):
+    """Review5: any folder named ``.git`` is handed to ``git cat-file``, and one git will not
+    read is named « dépôt git illisible », to check by hand. An empty ``.git`` folder in Ben's
+    TP folder (a copy that kept the folder and lost its content, or a hostile student's
+    ``mkdir .git``) holds nothing, and its files are walked anyway; yet no learner of the class
+    can be erased until the teacher edits Ben's submission. Control: the class without it
+    erases ana."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    control = c["tmp"] / "controle"
+    shutil.copytree(c["tmp"] / "cours", control / "cours", symlinks=True)
+    shutil.copytree(c["exchange"], control / "echange", symlinks=True)
+    copy = {**c, "grader": control / "cours" / "grader", "exchange": control / "echange"}
+    copy["roster"] = copy["grader"] / "eleves.csv"
+    assert not _erase(copy, "ana").failures  # control: « Preuve faite »
+    (c["grader"] / "submitted" / "ben" / "oublier" / ".git").mkdir()
+    try:
+        result = _erase(c, "ana")
+    except ErasureError as exc:
+        pytest.fail(f"un dossier .git vide chez ben bloque l'effacement d'ana\u00a0: {exc}")
+    assert not result.failures, result.failures
