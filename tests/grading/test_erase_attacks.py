@@ -941,6 +941,8 @@ def test_a_teachers_file_inside_a_shipped_folder_of_a_git_clone_is_searched(peti
     faite ». In a git clone what git does not track there is the teacher's: searched, named
     for the teacher; the course's own files there (ADMIN.md names « ana ») stay out."""
 
+    import py_compile
+
     from grading.erase_learner import ErasureError
     from helpers import REPO
 
@@ -950,9 +952,8 @@ def test_a_teachers_file_inside_a_shipped_folder_of_a_git_clone_is_searched(peti
     shutil.copy(REPO / "grader" / "hub" / "ADMIN.md", grader / "hub" / "ADMIN.md")
     _clone(course, "grader/hub", "grader/templates")
     assert re.search(rb"\bana\b", (grader / "hub" / "ADMIN.md").read_bytes())
-    compiled = grader / "hub" / "__pycache__" / "roster.cpython-311.pyc"  # untracked, the course's
-    compiled.parent.mkdir()
-    compiled.write_bytes(b"\x00\x00ana\x00")
+    # untracked, the course's: roster.py as Python compiles it (its header names its source)
+    py_compile.compile(str(grader / "hub" / "roster.py"), doraise=True)
     checkpoint = grader / "hub" / ".ipynb_checkpoints" / "ADMIN-checkpoint.md"  # ADMIN.md opened
     checkpoint.parent.mkdir()  # in JupyterLab: its copy, the course's text
     shutil.copy(grader / "hub" / "ADMIN.md", checkpoint)

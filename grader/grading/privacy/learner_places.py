@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import dbm
 import html
+import importlib.util
 import io
 import json
 import re
@@ -23,7 +24,7 @@ import urllib.parse
 import urllib.request
 import zipfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import closing, suppress
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
@@ -61,7 +62,6 @@ from .erasure_register import KEY_NAME, REGISTER_NAME, class_registers
 from .packed import (
     DAMAGED,
     MEMBER_MAX,
-    SQLITE_MAGIC,
     ZIP_MAGIC,
     Unsearched,
     binary_hits,
@@ -300,9 +300,10 @@ class Mentions:
         if not any(a in low for a in self.anchors):
             return []
         hits = [m.span() for m in self.pattern.finditer(data)]
-        if hits and (self.others is not None or b"<style" in low):
+        if hits:
             theirs = [m.span() for m in self.others.finditer(data)] if self.others else []
             theirs += _css_words(data) if b"<style" in low else []
+            theirs += [m.span() for m in _BASE64.finditer(data)]  # an output image: no words
             hits = [
                 (a, b)
                 for a, b in hits
@@ -331,6 +332,8 @@ class Mentions:
 
 
 _STYLE = re.compile(rb"<style\b.*?</style\s*>", re.I | re.S)
+# base64 (a notebook's output image, a data: URL): « /ana+ » there is no word of anyone's
+_BASE64 = re.compile(rb"[A-Za-z0-9+/]{76,}={0,2}")  # 76: a wrapped line
 _CSS_WORD = re.compile(rb"[A-Za-z0-9_-]*-[A-Za-z0-9_-]*")
 
 
@@ -365,7 +368,8 @@ def mention_pattern(
     ids, names and e-mails are never a mention of her."""
     variants = _variants(who.names() + ([who.first, who.last] if parts else []))
     alts = _alternation(variants)
-    pattern = re.compile(rb"(?<![" + _WORD + rb"])(?:" + alts + rb")(?![" + _WORD + rb"])", re.I)
+    before = rb"(?<![" + _WORD + rb"])(?<![\xc3-\xe1][\x80-\xbf])(?<![\xe3-\xef][\x80-\xbf]{2})"
+    pattern = re.compile(before + rb"(?:" + alts + rb")(?![" + _WORD + rb"])", re.I)
     # each spelling's longest ASCII run, lower-cased: every file that holds the spelling holds it
     # (« nom13 nom13 » for « Prénom13 Nom13 », not « pr », which every file has)
     runs = (re.findall(rb"[\x00-\x7f]+", v.encode()) for v in variants)
@@ -485,13 +489,16 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
         out.add("carnet de notes", db, detail, "vacuum", (db, []))
     # a teacher's comment on a classmate's answer that names her (« même code qu'Ana »)
     pattern = mention_pattern(who, others=ctx.classmates, released=ctx.released_lines)
-    with closing(read_only(db)) as con, suppress(sqlite3.DatabaseError):  # read just above
-        comments = con.execute(
-            "SELECT sa.student_id, c.manual_comment FROM comment c JOIN submitted_notebook sn "
-            "ON sn.id = c.notebook_id JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
-            f"WHERE c.manual_comment IS NOT NULL AND sa.student_id NOT IN ({marks})",
-            ids,
-        ).fetchall()
+    with closing(read_only(db)) as con:
+        try:
+            comments = con.execute(
+                "SELECT sa.student_id, c.manual_comment FROM comment c JOIN submitted_notebook sn "
+                "ON sn.id = c.notebook_id JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
+                f"WHERE c.manual_comment IS NOT NULL AND sa.student_id NOT IN ({marks})",
+                ids,
+            ).fetchall()
+        except sqlite3.DatabaseError as exc:  # no comment table, a damaged page
+            raise ErasureError(f"Carnet de notes illisible ({db})\u00a0: {exc}.") from None
     for student in sorted({s for s, text in comments if pattern.search(text.encode())}):
         detail = f"un commentaire sur le travail de {quoted(student)} la nomme"
         out.add("commentaire à corriger dans formgrader", db, detail, BY_HAND, db)
@@ -667,23 +674,50 @@ def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
             out.add("échange nbgrader", page, "retour publié", "tree", page)
     # a classmate's submission or released feedback that names her: his own, never rewritten
     pattern = mention_pattern(who, others=ctx.classmates, released=ctx.released_lines)
-    hers = [Path(f.where) for f in out.found if f.action == "tree"]
+    hers = {Path(f.where) for f in out.found if f.action == "tree"}
     for place in (inbound, ctx.exchange / "feedback"):
-        files = place.rglob("*") if place.is_dir() and not place.is_symlink() else ()
-        for file in sorted(f for f in files if f.is_file() and not f.is_symlink()):
-            if any(file.is_relative_to(h) for h in hers):
+        for file in _exchange_files(place, hers, out) if place.is_dir() else ():
+            if (data := _read_whole(file, out)) is None:
                 continue
-            if (size := file.stat().st_size) > MEMBER_MAX:
-                detail = f"{size // 2**20} Mo, au-delà de ce que cette commande lit"
-                out.add(_UNREAD, file, detail, BY_HAND, file)
-                continue
-            data = file.read_bytes()
-            if pattern.search(data):
+            if is_binary(data):
+                _name_binary(out, file, data, pattern, file, None)
+            elif pattern.search(data):
                 detail = _mention_detail(file.name, data, pattern) + (
                     "\u00a0: le rendu d'un autre élève, ramassé par make collect\u00a0; "
                     "retirez-en la mention, ou supprimez-le de l'échange"
                 )
                 out.add("mention dans l'échange, à retirer à la main", file, detail, BY_HAND, file)
+
+
+def _exchange_files(folder: Path, hers: set[Path], out: Scan) -> Iterator[Path]:
+    """Every file under `folder` of the exchange but the learner's own entries (`hers`), links
+    never followed; a folder this account cannot open is named, never passed over."""
+    try:
+        children = sorted(folder.iterdir())
+    except OSError as exc:
+        out.add(_UNREAD, folder, french_reason(exc), BY_HAND, folder)
+        return
+    for child in children:
+        if child in hers or child.is_symlink():
+            continue
+        if child.is_dir():
+            yield from _exchange_files(child, hers, out)
+        elif child.is_file():
+            yield child
+
+
+def _read_whole(file: Path, out: Scan) -> bytes | None:
+    """`file`'s bytes; None, the file named « à vérifier à la main », when this account cannot
+    read it or it is too big to read whole (never « no mention » for what was not read)."""
+    try:
+        if (size := file.stat().st_size) > packed.EXPANDED_MAX:
+            detail = f"{size // 2**20} Mo, au-delà de ce que cette commande lit"
+            out.add(_UNREAD, file, detail, BY_HAND, file)
+            return None
+        return file.read_bytes()
+    except OSError as exc:
+        out.add(_UNREAD, file, french_reason(exc), BY_HAND, file)
+        return None
 
 
 def hub_request(setup: Setup, method: str, name: str) -> tuple[int, dict]:
@@ -841,7 +875,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             if child.is_dir() and _is_repository(child):
                 repositories.append(child)  # its history, other branches, what git rm left
                 yield from walk(child, False, child)  # refs, logs: her name in a branch's
-            elif child.is_dir() and not here and _is_environment(child):
+            elif child.is_dir() and _is_environment(child):
                 # a Python environment: what pip installed there is never the class's data
                 skip.update((child / name).resolve() for name in _INSTALLED)
                 yield from walk(child, here, repository)
@@ -850,6 +884,8 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             elif child.is_file():
                 if not here and child.suffix == ".pyc" and _compiled_course_file(child, shipped):
                     continue  # the course's compiled code, its source as shipped
+                if repository and child.is_relative_to(repository / "objects"):
+                    strays.add(child)  # not git's own (an interrupted fetch's pack…)
                 yield child, here and repository is None
 
     def linked(link: Path):
@@ -869,21 +905,23 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
 
     repositories: list[Path] = []
     demos: list[Path] = []
+    strays: set[Path] = set()
     for file, in_place in walk(top, False):
-        try:
-            if (size := file.stat().st_size) > packed.EXPANDED_MAX:  # never read whole into memory
-                detail = f"{size // 2**20} Mo, au-delà de ce que cette commande lit"
-                out.add(_UNREAD, file, detail, BY_HAND, file)
-                continue
-            data = file.read_bytes()
-        except OSError as exc:  # never « no mention » for a file this account cannot read
-            out.add(_UNREAD, file, french_reason(exc), BY_HAND, file)
+        if (data := _read_whole(file, out)) is None:
             continue
         if not in_place and digest(data) in shipped:
             continue
         if file.suffix.lower() == ".zip" and data.startswith(ZIP_MAGIC):
             if _scan_class_zip(file, data, own_members.get(file, set()), pattern, out, in_place):
                 continue  # read member by member; a damaged archive: searched as bytes below
+        if file in strays and is_binary(data):
+            with suppress(Unsearched):
+                if binary_hits(data, pattern):  # named as any binary file below
+                    strays.discard(file)
+            if file in strays:  # its bytes say nothing: compressed as git compresses
+                detail = "fichier binaire dans le magasin d'un dépôt git, que git ne lit pas"
+                out.add(_UNREAD, file, detail, BY_HAND, file)
+                continue
         if is_binary(data):
             _name_binary(out, file, data, pattern, file, None)
             continue
@@ -904,10 +942,21 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         out.add(kind, file, detail, action, (file, None, found_by))
     for repository in repositories:
         _scan_git(repository, pattern, out)
-    for demo in demos:  # the samples' code names the TP's example learners: only her own
-        for file in sorted(demo.rglob("*")):  # rows (a learner added in its formgrader) count
+    # make demo-grading's course: the samples' code names the TP's example learners, so only
+    # her rows (a learner added in its formgrader), a name, and the work of a learner of the
+    # class the teacher copied there (submitted/ben/) count
+    class_ids = {who.sid, *(other.sid for other in ctx.classmates)}
+    for demo in demos:
+        for file in sorted(demo.rglob("*")):
+            parts = file.relative_to(demo).parts
+            copied = len(parts) > 2 and normalize_id(parts[1]) in class_ids
             if pattern.search(file.name.encode()) or (
-                file.is_file() and not file.is_symlink() and _raw_hits(file, who.patterns())
+                file.is_file()
+                and not file.is_symlink()
+                and (
+                    _raw_hits(file, who.patterns())
+                    or (copied and pattern.search(file.read_bytes()))
+                )
             ):
                 detail = "la démonstration (make demo-grading) l'inscrit ou la nomme"
                 out.add("démonstration à supprimer à la main", file, detail, BY_HAND, file)
@@ -917,8 +966,9 @@ def _is_repository(folder: Path) -> bool:
     """A git repository, by its content: a ``.git``, a bare one (``notes.git``), a classmate's
     handed in with the TP."""
     with suppress(OSError):  # a folder this account cannot open: named by the walk
-        parts = ("HEAD", "objects", "refs")
-        return folder.name == ".git" or all((folder / name).exists() for name in parts)
+        if not any((folder / "objects").iterdir()):  # an empty one holds nothing: walked
+            return False
+        return folder.name == ".git" or all((folder / name).exists() for name in ("HEAD", "refs"))
     return False
 
 
@@ -945,11 +995,21 @@ def _is_environment(folder: Path) -> bool:
 
 
 def _compiled_course_file(pyc: Path, shipped: set[str]) -> bool:
-    """Whether `pyc` (``__pycache__/<name>.cpython-3XX.pyc``) compiles a course file as shipped;
-    a teacher's script's compiled copy is searched (it outlives her corrections)."""
+    """Whether `pyc` (``__pycache__/<name>.cpython-3XX.pyc``) is the compilation of a course file
+    as shipped: its source's content is the course's, and its header names that source (its
+    time and size, or its hash). A teacher's script's, or a stale one's, is searched."""
     source = pyc.parent.parent / f"{pyc.name.split('.')[0]}.py"
     with suppress(OSError):
-        return pyc.parent.name == "__pycache__" and digest(source.read_bytes()) in shipped
+        if pyc.parent.name != "__pycache__" or digest(code := source.read_bytes()) not in shipped:
+            return False
+        head = pyc.read_bytes()[:16]
+        if int.from_bytes(head[4:8], "little") & 1:  # a hash-based .pyc (PEP 552)
+            return head[8:16] == importlib.util.source_hash(code)
+        stat = source.stat()
+        return head[8:16] == (
+            (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
+            + (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little")
+        )
     return False
 
 
@@ -1088,9 +1148,9 @@ def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
 
 
 def _backup_holds(path: Path, who: _Who) -> bool | None:
-    """Whether a backup holds the learner (a member in their folder, their row or line, any SQLite
-    file holding them); None when damaged (it may, and the purge never deletes it), so it is read
-    to its end, its checksum included, even once they are found."""
+    """Whether a backup holds the learner (a member in their folder, their row or line, any file
+    naming them, a classmate's included); None when damaged (it may, and the purge never deletes
+    it), so it is read to its end, its checksum included, even once they are found."""
     loose = mention_pattern(who)
     found = False
     try:
@@ -1107,9 +1167,13 @@ def _backup_holds(path: Path, who: _Who) -> bool | None:
                     data = tar.extractfile(info).read()
                     found = any(p.search(data) for p in who.patterns())
                 elif info.isfile() and info.size <= packed.EXPANDED_MAX:
-                    member = tar.extractfile(info)
-                    head = member.read(len(SQLITE_MAGIC))
-                    found = head == SQLITE_MAGIC and bool(binary_hits(head + member.read(), loose))
+                    data = tar.extractfile(info).read()  # a classmate's work naming her too
+                    try:
+                        found = bool(
+                            binary_hits(data, loose) if is_binary(data) else loose.count(data)
+                        )
+                    except Unsearched:  # never « not held » for what cannot be read
+                        found = True
             while tar.fileobj.read(1 << 20):  # the rest of the stream, to gzip's checksum
                 pass
     except (OSError, tarfile.TarError, EOFError, zlib.error):

@@ -1,5 +1,5 @@
 """What a file holds once expanded: the members of a zip, a gzip, bzip2 or xz stream (every
-member of a concatenated one), a PDF's compressed streams; how the erasure searches a file that
+member of a concatenated one), text saved as UTF-16; how the erasure searches a file that
 is not text, and names what it cannot expand whole (`Unsearched`: over ``EXPANDED_MAX`` in all,
 three levels deep, damaged, truncated, encrypted, or a format it does not know)."""
 
@@ -8,7 +8,6 @@ from __future__ import annotations
 import bz2
 import io
 import lzma
-import re
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -40,11 +39,17 @@ _STREAMS = {
     b"\x1f\x8b": lambda: zlib.decompressobj(31),
     b"BZh": bz2.BZ2Decompressor,
     b"\xfd7zXZ\x00": lzma.LZMADecompressor,
+    b"\x5d\x00\x00": lambda: lzma.LZMADecompressor(lzma.FORMAT_ALONE),  # .lzma, tar --lzma
 }
-# zstd, lz4, 7-Zip, RAR: compressed formats this command cannot expand, so never « no mention »
-_UNKNOWN_PACKED = (b"\x28\xb5\x2f\xfd", b"\x04\x22\x4d\x18", b"7z\xbc\xaf\x27\x1c", b"Rar!\x1a\x07")
+# zstd, lz4 (both frames), 7-Zip, RAR, lzip, compress (.Z): formats this command cannot expand,
+# so never « no mention »; a PDF: its text is glyph runs or glyph numbers, never plain words
+_UNKNOWN_PACKED = (
+    *(b"\x28\xb5\x2f\xfd", b"\x04\x22\x4d\x18", b"\x02\x21\x4c\x18", b"7z\xbc\xaf\x27\x1c"),
+    *(b"Rar!\x1a\x07", b"LZIP", b"\x1f\x9d", b"%PDF"),
+)
+_UTF16 = (b"\xff\xfe", b"\xfe\xff")  # text saved as « Unicode » (a spreadsheet, Notepad)
 # what a file that is not text starts with: a rewrite byte by byte would corrupt it
-BINARY_MAGIC = (SQLITE_MAGIC, *ZIP_MAGIC, *_STREAMS, *_UNKNOWN_PACKED, b"%PDF")
+BINARY_MAGIC = (SQLITE_MAGIC, *ZIP_MAGIC, *_STREAMS, *_UNKNOWN_PACKED, *_UTF16)
 EXPANDED_MAX = 256 * 2**20  # what a compressed file is searched through, at most
 MEMBER_MAX = 50 * 2**20  # an archive member of the class folder read whole, at most
 DAMAGED = (zipfile.BadZipFile, OSError, RuntimeError, EOFError, zlib.error, lzma.LZMAError)
@@ -73,8 +78,11 @@ def expand(data: bytes, decompressor, most: int) -> tuple[bytes, bool]:
     most = max(most, 0)  # an archive whose other members spent it all
     while data:
         stream = decompressor()
+        room = most + 1 - sum(map(len, out))
+        if room <= 0:  # zlib would read a max_length of 0 as « no limit »
+            return b"".join(out), False
         try:
-            out.append(stream.decompress(data, most + 1 - sum(map(len, out))))
+            out.append(stream.decompress(data, room))
         except (zlib.error, OSError, EOFError, lzma.LZMAError):
             return b"".join(out), False
         if not stream.eof:  # truncated, or beyond `most`
@@ -87,17 +95,20 @@ def binary_hits(
     data: bytes, pattern: _Counts, depth: int = 0, left: list[int] | None = None
 ) -> int:
     """The learner's traces in a file that is not text: its bytes (a SQLite file, free pages
-    included), what a gzip, bzip2 or xz file, a zip's members and a PDF's compressed streams
+    included), what a gzip, bzip2 or xz file, a zip's members and UTF-16 text
     expand to. `Unsearched` for what cannot be expanded whole: beyond ``EXPANDED_MAX`` in
     all (`left`: what remains of it), three levels deep, damaged or truncated, or a format it
-    does not know."""
+    does not know (a PDF among them)."""
+    if data.startswith(b"%PDF"):  # named before its bytes are searched: they say nothing
+        raise Unsearched("PDF\u00a0: son texte ne se lit pas à coup sûr, ouvrez-le pour vérifier")
+    if data.startswith(_UNKNOWN_PACKED):
+        raise Unsearched("format compressé que cette commande ne lit pas (zstd, lz4, 7z, rar…)")
     left = [EXPANDED_MAX] if left is None else left
     hits = pattern.binary_count(data)
     opener = next((o for m, o in _STREAMS.items() if data.startswith(m)), None)
-    pdf = data.startswith(b"%PDF")
-    if data.startswith(_UNKNOWN_PACKED):
-        raise Unsearched("format compressé que cette commande ne lit pas (zstd, lz4, 7z, rar)")
-    if (data.startswith(ZIP_MAGIC) or opener or pdf) and depth > 2:
+    if data.startswith(_UTF16):  # its words as UTF-8, where a mention is searched
+        hits += pattern.binary_count(data.decode("utf-16", errors="replace").encode())
+    if (data.startswith(ZIP_MAGIC) or opener) and depth > 2:
         raise Unsearched("archive dans une archive au-delà de trois niveaux")
     too_big = Unsearched(f"plus de {EXPANDED_MAX // 2**20} Mo une fois décompressé")
 
@@ -121,9 +132,6 @@ def binary_hits(
         hits += expanded(body)
         if not whole:
             raise Unsearched("fichier compressé abîmé ou tronqué")
-    for start in re.finditer(rb"stream\r?\n", data) if pdf else ():
-        body, _ = expand(memoryview(data)[start.end() :], zlib.decompressobj, left[0])
-        hits += expanded(body)  # a PDF's FlateDecode stream (its text); any other: nothing
     return hits
 
 

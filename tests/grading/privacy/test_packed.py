@@ -1,6 +1,6 @@
 """What a file holds once expanded (grader/grading/privacy/packed.py): the erasure finds the
-learner in every member of a concatenated gzip, in a zip in a gzip, in a PDF's compressed
-text; it names, never passes over, what it cannot expand whole."""
+learner in every member of a concatenated gzip, in a zip in a gzip, in UTF-16 text; it names,
+never passes over, what it cannot expand whole (a PDF among them: glyph runs, not words)."""
 
 from __future__ import annotations
 
@@ -47,9 +47,10 @@ def _pdf(stream: bytes) -> bytes:
         lzma.compress(HER * 20),  # (a few bytes would be stored as they are)
         gzip.compress(_zip(**{"classe.csv": HER * 20})),
         _zip(**{"export.csv.gz": gzip.compress(HER * 20)}),
-        _pdf(zlib.compress(b"BT (" + HER * 20 + b") Tj ET")),
+        lzma.compress(HER * 20, format=lzma.FORMAT_ALONE),
+        (HER * 20).decode().encode("utf-16"),  # « Texte Unicode » of a spreadsheet
     ],
-    ids=["gzip-concatenated", "bzip2", "xz", "zip-in-gzip", "gzip-in-zip", "pdf"],
+    ids=["gzip-concatenated", "bzip2", "xz", "zip-in-gzip", "gzip-in-zip", "lzma", "utf-16"],
 )
 def test_she_is_found_in_what_a_file_expands_to(data):
     assert _Words().binary_count(data) == 0  # the control: not in the raw bytes
@@ -63,8 +64,9 @@ def test_she_is_found_in_what_a_file_expands_to(data):
         (b"\x28\xb5\x2f\xfd" + bytes(40), "ne lit pas"),
         (b"PK\x03\x04" + bytes(40), "abîmée"),
         (gzip.compress(gzip.compress(gzip.compress(gzip.compress(HER)))), "trois niveaux"),
+        (_pdf(zlib.compress(b"BT [(A) -30 (na Martin)] TJ ET")), "PDF"),
     ],
-    ids=["truncated-gzip", "zstd", "damaged-zip", "four-levels"],
+    ids=["truncated-gzip", "zstd", "damaged-zip", "four-levels", "pdf"],
 )
 def test_what_it_cannot_expand_whole_is_named(data, reason):
     with pytest.raises(Unsearched, match=reason):
