@@ -336,12 +336,14 @@ def erase(
         # never rewritten (a SQLite file, an archive, a file outside the class's data folders),
         # and after the erasure nothing would find them again: the teacher's, before anything
         raise ErasureError(
-            f"Rien n'a été effacé\u00a0: {before.who.identity()} est encore dans {len(by_hand)} "
-            "fichier(s) que cette commande ne réécrit pas (une base SQLite, une archive ou un "
-            "fichier binaire qu'une réécriture abîmerait, ou un fichier hors des dossiers de "
-            f"données de la classe)\u00a0: {', '.join(map(_described, by_hand))}. Supprimez-les "
-            "(ou retirez-en l'élève à la main), puis relancez\u00a0; tant qu'ils contiennent ses "
-            "données, la preuve ne peut pas être faite."
+            f"Rien n'a été effacé\u00a0: {before.who.identity()} est encore, ou peut-être encore "
+            f"(«\u00a0à vérifier à la main\u00a0»), dans {len(by_hand)} endroit(s) que cette "
+            "commande ne réécrit pas ou ne lit pas en entier (une base SQLite, une archive ou un "
+            "fichier binaire qu'une réécriture abîmerait, un fichier hors des dossiers de données "
+            "de la classe, un PDF, un fichier illisible)\u00a0: "
+            f"{', '.join(map(_described, by_hand))}. Supprimez-les (ou retirez-en l'élève à la "
+            "main), puis relancez\u00a0; tant qu'ils peuvent contenir ses données, la preuve ne "
+            "peut pas être faite."
         )
     mentions = [f for f in before.found if f.action == "mention"]
     if mentions and not setup.redact:
