@@ -2888,3 +2888,33 @@ def test_an_empty_git_folder_a_classmate_handed_in_never_blocks_every_erasure(pe
     except ErasureError as exc:
         pytest.fail(f"un dossier .git vide chez ben bloque l'effacement d'ana\u00a0: {exc}")
     assert not result.failures, result.failures
+
+
+@pytest.mark.slow
+def test_a_course_versioned_in_grader_by_the_teacher_never_blocks_the_erasure(petite_classe):
+    """Lead, after review4 (finding 15) and review5: a course downloaded as a zip, the teacher
+    runs ``git init`` in grader/ and commits everything, the course's files with hers. The
+    repository's objects were searched whole, the course's README and ADMIN.md (which name
+    « ana ») with them: erasing « ana » was refused forever. A blob whose content is a course
+    file as shipped is no mention now, in git as on disk. Control: her class list committed,
+    then removed with ``git rm``, is still named."""
+    from grading.erase_learner import ErasureError
+    from helpers import REPO
+
+    c = petite_classe
+    grader = c["grader"]
+    (grader / "hub").mkdir(exist_ok=True)
+    for shipped in ("README.md", "hub/ADMIN.md"):
+        shutil.copy(REPO / "grader" / shipped, grader / shipped)
+    assert re.search(rb"\bana\b", (grader / "README.md").read_bytes())
+    _git(grader, "init", "-q")
+    _git(grader, "add", "README.md", "hub/ADMIN.md", "nbgrader_config.py")
+    _git(grader, "commit", "-qm", "le cours, versionné par l'enseignante")
+    assert not _erase(_copy_class(c), "ana").failures  # the course's own words: no mention
+    (grader / "hub" / "classe.csv").write_text("ana,Ana Martin,ana.martin@exemple.fr\n")
+    _git(grader, "add", "hub/classe.csv")
+    _git(grader, "commit", "-qm", "ma classe")
+    _git(grader, "rm", "-q", "hub/classe.csv")
+    _git(grader, "commit", "-qm", "sans la liste")
+    with pytest.raises(ErasureError, match="historique git"):
+        _erase(c, "ana")
