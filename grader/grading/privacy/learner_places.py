@@ -941,7 +941,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             kind, action = "mention dans un fichier de la classe", "mention"
         out.add(kind, file, detail, action, (file, None, found_by))
     for repository in repositories:
-        _scan_git(repository, pattern, out)
+        _scan_git(repository, pattern, shipped, out)
     # make demo-grading's course: the samples' code names the TP's example learners, so only
     # her rows (a learner added in its formgrader), a name, and the work of a learner of the
     # class the teacher copied there (submitted/ben/) count
@@ -1013,20 +1013,35 @@ def _compiled_course_file(pyc: Path, shipped: set[str]) -> bool:
     return False
 
 
-def _scan_git(repository: Path, pattern: Mentions, out: Scan) -> None:
+def _scan_git(repository: Path, pattern: Mentions, shipped: set[str], out: Scan) -> None:
     """A git repository in the class folder (a course versioned in grader/): every object it
     holds (history, other branches, what ``git rm`` left behind) read through git, which alone
-    unpacks them; a repository git will not read is named, never « no mention »."""
+    unpacks them, one at a time; a file of the course as shipped is no mention there either (a
+    course downloaded as a zip, then ``git init`` in grader/). A repository git will not read,
+    or an object too big to read whole, is named, never « no mention »."""
     command = ["git", "-c", "safe.directory=*", "--git-dir", str(repository)]
     command += ["cat-file", "--batch-all-objects", "--batch"]
+    hits, reason = 0, ""
     try:
-        run = subprocess.run(command, capture_output=True, timeout=600)
-        reason = run.stderr.decode(errors="replace").strip()[:200] if run.returncode else ""
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        run, reason = None, french_reason(exc) if isinstance(exc, OSError) else "trop long"
-    if run is None or reason:
+        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as git:
+            while header := git.stdout.readline():
+                _, kind, size = (header.split() + [b"", b""])[:3]
+                size = int(size) if size.isdigit() else -1  # « <sha> missing »: no body
+                if size > packed.EXPANDED_MAX:
+                    reason = f"un objet de {size // 2**20} Mo"
+                    break
+                body = git.stdout.read(size + 1)[:-1] if size >= 0 else b""
+                if not (kind == b"blob" and digest(body) in shipped):
+                    hits += pattern.binary_count(body)
+            git.kill()
+            returncode = git.wait()
+            if returncode > 0 and not reason:
+                reason = git.stderr.read().decode(errors="replace").strip()[:200]
+    except (OSError, ValueError) as exc:
+        reason = french_reason(exc) if isinstance(exc, OSError) else "sortie de git illisible"
+    if reason:
         out.add(_UNREAD, repository, f"dépôt git illisible ({reason})", BY_HAND, repository)
-    elif hits := pattern.binary_count(run.stdout):
+    elif hits:
         detail = (
             f"{hits} trace(s) dans l'historique de ce dépôt git\u00a0: retirez-l'en (git "
             "filter-repo), puis git reflog expire --expire=now --all && git gc --prune=now, ou "
