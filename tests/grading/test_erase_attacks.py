@@ -2918,3 +2918,92 @@ def test_a_course_versioned_in_grader_by_the_teacher_never_blocks_the_erasure(pe
     _git(grader, "commit", "-qm", "sans la liste")
     with pytest.raises(ErasureError, match="historique git"):
         _erase(c, "ana")
+
+
+_HIS_FIGURE = """
+import sys
+import matplotlib
+matplotlib.use("pdf")
+import matplotlib.pyplot as plt
+fig, ax = plt.subplots()
+ax.plot([1, 2, 3, 4], [0.2, 0.5, 0.7, 0.9])
+ax.set_title(sys.argv[2])
+fig.savefig(sys.argv[1], metadata={"Title": sys.argv[2]})
+"""
+
+
+@pytest.mark.slow
+def test_a_pdf_a_classmate_handed_in_never_blocks_every_erasure(petite_classe):
+    """Review6: since f62fe1b every PDF is « à vérifier à la main » whatever it holds, and a
+    « by hand » item refuses the whole erasure (« Supprimez-les… puis relancez »). Ben saved
+    his plot as a PDF in his TP folder (``fig.savefig("courbe.pdf")``; nbgrader collects it,
+    as it would his notebook exported « as PDF »): from then on no learner of the class can be
+    erased until the teacher deletes a file of Ben's submission, which the course forbids
+    (instructor data is sacred). A PDF that cannot name her (its text read, or its words
+    absent) never blocks her erasure; one that names her stays named (review5's chart test).
+    Control: the class without his PDF erases ana; his PDF names nobody of the class."""
+    import subprocess
+
+    from grading.erase_learner import ErasureError
+    from grading_course import BIN
+
+    c = petite_classe
+    assert not _erase(_copy_class(c), "ana").failures  # control: « Preuve faite »
+    his = c["grader"] / "submitted" / "ben" / "oublier" / "courbe.pdf"
+    draw = [str(BIN / "python"), "-c", _HIS_FIGURE, str(his), "Taux de rappel"]
+    subprocess.run(draw, check=True, capture_output=True)
+    assert his.read_bytes().startswith(b"%PDF") and b"Ana" not in his.read_bytes()
+    try:
+        result = _erase(c, "ana")
+    except ErasureError as exc:
+        pytest.fail(f"le PDF de ben bloque l'effacement d'ana\u00a0: {str(exc)[:1500]}")
+    assert not result.failures, result.failures
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["info/classe.csv", "pack/pack-{sha}.pack"])
+def test_what_git_does_not_read_in_a_repository_s_store_is_named(petite_classe, where):
+    """Review6: the walk leaves to git every file of ``objects/`` whose name looks like git's
+    (``_GIT_OBJECT``), and git lists only the objects it indexed. ``info/.+`` takes any
+    file under ``objects/info/`` for git's: the lead's own test drops the class list at
+    ``objects/classe.csv`` (named), the same list at ``objects/info/classe.csv`` gets
+    « Preuve faite ». A pack whose index is missing (``git index-pack`` stopped, the ``.idx``
+    lost in a copy) has git's name ``pack-<sha>.pack`` but git never lists its objects: the
+    class list in it gets « Preuve faite » too. Control: the same pack indexed is named."""
+    import subprocess
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    notes = c["grader"] / "hub" / "notes"
+    notes.mkdir()
+    _git(notes, "init", "-q")
+    store = notes / ".git" / "objects"
+    if where.startswith("info/"):
+        dropped = store / where
+        dropped.write_text("ana;Ana;Martin;ana.martin@exemple.fr\n", encoding="utf-8")
+        control = _copy_class(c)  # control: the same list one folder up is named
+        copied = control["grader"] / "hub" / "notes" / ".git" / "objects"
+        (copied / where).rename(copied / "classe.csv")
+        with pytest.raises(ErasureError, match="objects/classe.csv"):
+            _erase(control, "ana")
+    else:
+        work = _history_naming_ana(c)
+        received = subprocess.run(
+            ["git", "-C", str(work), "pack-objects", "--all", "--stdout"],
+            input=b"",
+            capture_output=True,
+            check=True,
+        ).stdout
+        dropped = store / where.format(sha=received[-20:].hex())  # git's name: its checksum
+        dropped.write_bytes(received)
+        subprocess.run(["git", "index-pack", str(dropped)], check=True, capture_output=True)
+        with pytest.raises(ErasureError, match="notes"):  # control: indexed, read through git
+            _erase(_copy_class(c), "ana")
+        dropped.with_suffix(".idx").unlink()
+        dropped.with_suffix(".rev").unlink(missing_ok=True)
+    listed = ["git", "--git-dir", str(notes / ".git"), "cat-file", "--batch-all-objects"]
+    listed = subprocess.run([*listed, "--batch-check"], capture_output=True, check=True)
+    assert listed.stdout == b""  # git lists nothing: only the walk can read it
+    with pytest.raises(ErasureError, match="notes"):
+        _erase(c, "ana")
