@@ -8,6 +8,7 @@ the learner is left)."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import shutil
 import tarfile
@@ -3007,3 +3008,60 @@ def test_what_git_does_not_read_in_a_repository_s_store_is_named(petite_classe, 
     assert listed.stdout == b""  # git lists nothing: only the walk can read it
     with pytest.raises(ErasureError, match="notes"):
         _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_her_folder_in_a_long_path_the_teacher_noted_is_named(petite_classe):
+    """Review6: since f62fe1b a run of 76 or more characters of base64's alphabet
+    (``_BASE64``: letters, digits, « / » and « + ») is taken for an output image and no
+    mention inside it counts. A path with no « - », « _ », « . » or space is such a run once
+    it is long: the teacher notes in grader/hub/a-revoir.txt the notebook she must reread,
+    ``/home/enseignant/Documents/Enseignement/NSI2024/coursIA/grader/submitted/ana/oublier/
+    oublier.ipynb`` (as her terminal printed it), and the erasure of ana says « Preuve faite »
+    with her id still there. Control: the same note with the path from grader/ is named."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    note = c["grader"] / "hub" / "a-revoir.txt"
+    short = "À relire : grader/submitted/ana/oublier/oublier.ipynb\n"
+    note.write_text(short, encoding="utf-8")
+    with pytest.raises(ErasureError, match="a-revoir.txt"):  # control, on a copy
+        _erase(_copy_class(c), "ana")
+    prefix = "/home/enseignant/Documents/Enseignement/NSI2024/coursIA/"
+    note.write_text(short.replace("grader/", prefix + "grader/"), encoding="utf-8")
+    with pytest.raises(ErasureError, match="a-revoir.txt"):
+        _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_the_course_s_compiled_code_copied_with_the_course_never_blocks_the_erasure(
+    petite_classe,
+):
+    """Review6: a ``.pyc`` of a course file is passed over only when its header holds its
+    source's current time and size (f62fe1b). Copying the course folder without the times
+    (``cp -r cours-2025 cours-2026`` for the new year, a ``git checkout`` back and forth, an
+    unzip) keeps every ``__pycache__`` whose bytes are exactly the compilation of the
+    shipped source, but their header no longer names the source's time: each is searched,
+    and the docstring of grader/hub/cgroup_caps.py (« for a user `ana` », the hub imports it
+    from there) refuses the erasure of every learner called ana until Python happens to
+    compile that module again. Control: compiled in place, it is passed over."""
+    import marshal
+    import py_compile
+
+    from grading.erase_learner import ErasureError
+    from helpers import REPO
+
+    c = petite_classe
+    source = c["grader"] / "hub" / "cgroup_caps.py"
+    shutil.copy(REPO / "grader" / "hub" / "cgroup_caps.py", source)  # as the course ships it
+    assert re.search(rb"\bana\b", source.read_bytes())  # the course's own example name
+    compiled = Path(py_compile.compile(str(source), doraise=True))
+    assert not _erase(_copy_class(c), "ana").failures  # control: compiled in place, skipped
+    os.utime(source, (source.stat().st_atime, source.stat().st_mtime + 3600))  # cp -r
+    code = compile(source.read_bytes(), str(source), "exec")
+    assert compiled.read_bytes()[16:] == marshal.dumps(code)  # its compilation, byte for byte
+    try:
+        result = _erase(c, "ana")
+    except ErasureError as exc:
+        pytest.fail(f"le code compilé du cours bloque l'effacement d'ana\u00a0: {str(exc)[:1500]}")
+    assert not result.failures, result.failures
