@@ -3065,3 +3065,48 @@ def test_the_course_s_compiled_code_copied_with_the_course_never_blocks_the_eras
     except ErasureError as exc:
         pytest.fail(f"le code compilé du cours bloque l'effacement d'ana\u00a0: {str(exc)[:1500]}")
     assert not result.failures, result.failures
+
+
+@pytest.mark.slow
+def test_a_backup_made_after_her_erasure_holding_only_the_tp_s_text_is_not_pending(
+    petite_classe,
+):
+    """Review6: since f62fe1b ``_backup_holds`` counts a mention of her in any member, but
+    with ``mention_pattern(who)`` alone: neither the released TP's lines (the class scan's
+    ``released``) nor a classmate's own name are left out. The TP names a sample learner as
+    data (« `alice` », its ``user_id``; here « `ana` »), so every classmate's copy in a backup
+    holds it: a backup ``make sauvegarde`` made after her erasure, without her folder, row or
+    line, is « sauvegarde » pending for her, and so is the fresh one its advice makes
+    (« make sauvegarde CONFIRMER=1 GARDER=1 »): the pending list never empties. Control: the
+    class scan counts no mention in the same copy; Ben's own words about her are held."""
+    import json
+    import sqlite3
+
+    from grading.backup import backup
+    from grading.privacy.learner_places import _backup_holds, _Who, scan
+
+    c = petite_classe
+    grader = c["grader"]
+    release = grader.parent / "notebooks" / "oublier" / "oublier.ipynb"
+    release.parent.mkdir(parents=True)
+    given = "Les tests utilisent la base de `ana` (son `user_id`) et de `bob`."
+    cell = {"cell_type": "markdown", "id": "c1", "metadata": {}, "source": [given + "\n"]}
+    nb = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    release.write_text(json.dumps(nb), encoding="utf-8")
+    copy = grader / "submitted" / "ben" / "oublier" / "oublier.ipynb"
+    copy.write_text(json.dumps(nb, indent=1), encoding="utf-8")  # the TP as Ben handed it in
+    ana = _Who("ana", "Ana", "Martin", "ana.martin@exemple.fr")
+    found = {f.where for f in scan("ana", _setup(c)).found}
+    assert str(copy) not in found  # control: the TP's own line is no mention in the class
+    shutil.rmtree(grader / "submitted" / "ana")  # the class once she is erased
+    c["roster"].write_text(ROSTER.replace("ana;Ana;Martin;ana.martin@exemple.fr\n", ""))
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        gb.remove_student("ana")
+    with closing(sqlite3.connect(grader / "gradebook.db")) as con:
+        con.execute("VACUUM")
+    after, *_ = backup(dest_dir=c["tmp"] / "apres", roster=c["roster"], grader_dir=grader)
+    mine = {"cell_type": "markdown", "id": "c2", "metadata": {}, "source": ["Relu avec Ana."]}
+    copy.write_text(json.dumps({**nb, "cells": [cell, mine]}, indent=1), encoding="utf-8")
+    his, *_ = backup(dest_dir=c["tmp"] / "binome", roster=c["roster"], grader_dir=grader)
+    assert _backup_holds(his, ana)  # control: his own words about her
+    assert not _backup_holds(after, ana)
