@@ -11,6 +11,7 @@ import dataclasses
 import os
 import re
 import shutil
+import sqlite3
 import tarfile
 import unicodedata
 import zlib
@@ -3110,3 +3111,49 @@ def test_a_backup_made_after_her_erasure_holding_only_the_tp_s_text_is_not_pendi
     his, *_ = backup(dest_dir=c["tmp"] / "binome", roster=c["roster"], grader_dir=grader)
     assert _backup_holds(his, ana)  # control: his own words about her
     assert not _backup_holds(after, ana)
+
+
+@pytest.mark.slow
+def test_a_comment_naming_the_learner_in_the_demo_s_gradebook_is_named(petite_classe):
+    """Review6 (review5's finding 4, second half, untested): f62fe1b searches the demo for a
+    mention in the work of a learner of the class copied there (``demo/submitted/ben/``), and
+    its other files, its gradebook among them, still for her e-mail and row bytes only. The
+    teacher who grades Ben's copied work in the demo's formgrader writes on it « même code
+    qu'Ana Martin » (comment.manual_comment of Ben's row in grader/demo/gradebook.db): the
+    erasure of ana says « Preuve faite » with her name in it, where the same comment in the
+    class's gradebook is refused (« commentaire à corriger dans formgrader »). Control: the
+    same comment giving her e-mail is named."""
+    from grading.erase_learner import ErasureError
+    from grading_course import grading
+    from nbgrader.api import MissingEntry
+
+    c = petite_classe
+    grader = c["grader"]
+    proc = grading(grader, "demo", "--only", "graine")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    demo_db = grader / "demo" / "gradebook.db"
+    assert demo_db.is_file()
+
+    def comment_on_ben(text: str, db: Path) -> None:
+        with Gradebook(f"sqlite:///{db}") as gb:
+            gb.update_or_create_student("ben", first_name="Ben", last_name="Durand")
+            notebook = gb.find_assignment("oublier").notebooks[0].name
+            try:
+                submission = gb.find_submission_notebook(notebook, "oublier", "ben")
+            except MissingEntry:  # his first grading in the demo
+                gb.add_submission("oublier", "ben")
+                submission = gb.find_submission_notebook(notebook, "oublier", "ben")
+            assert submission.comments
+            submission.comments[0].manual_comment = text
+            gb.db.commit()
+
+    comment_on_ben("Même code que ana.martin@exemple.fr, à revoir.", demo_db)
+    control = _copy_class(c)
+    with pytest.raises(ErasureError, match="demo"):  # control: her e-mail, named
+        _erase(control, "ana")
+    comment_on_ben("Même code qu'Ana Martin, à revoir ensemble.", demo_db)
+    with closing(sqlite3.connect(demo_db)) as con:
+        con.execute("VACUUM")  # the e-mail's old page gone: only the comment names her
+    assert b"ana.martin@" not in demo_db.read_bytes() and b"Ana Martin" in demo_db.read_bytes()
+    with pytest.raises(ErasureError, match="demo"):
+        _erase(c, "ana")
