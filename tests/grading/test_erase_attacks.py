@@ -3199,3 +3199,33 @@ def test_compiled_code_of_a_module_an_update_of_the_course_moved_never_blocks_th
         said = str(exc)[:1500]
         pytest.fail(f"le code compilé d'une version du cours bloque l'effacement\u00a0: {said}")
     assert not result.failures, result.failures
+
+
+@pytest.mark.slow
+def test_git_s_multi_pack_index_never_blocks_every_erasure(petite_classe):
+    """Review6: since f62fe1b a file of a repository's ``objects/`` whose name is not one of
+    ``_GIT_OBJECT``'s (loose objects, ``pack-<sha>.*``, ``info/…``) is a stray, and a binary
+    stray with no trace is named « fichier binaire dans le magasin d'un dépôt git, que git ne
+    lit pas ». git writes its own files there under other names: ``objects/pack/
+    multi-pack-index`` (``git multi-pack-index write``, ``git maintenance``'s incremental
+    repack, ``scalar``, ``git repack --write-midx``). The teacher's notes repository in
+    grader/hub/ then blocks the erasure of every learner. Control: the same repository
+    before git wrote it erases ana."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    notes = c["grader"] / "hub" / "notes"
+    notes.mkdir()
+    _git(notes, "init", "-q")
+    (notes / "LISEZMOI").write_text("mes notes\n", encoding="utf-8")
+    _git(notes, "add", "LISEZMOI")
+    _git(notes, "commit", "-qm", "mes notes")
+    _git(notes, "repack", "-qad")
+    assert not _erase(_copy_class(c), "ana").failures  # control: « Preuve faite »
+    _git(notes, "multi-pack-index", "write")
+    assert (notes / ".git" / "objects" / "pack" / "multi-pack-index").is_file()
+    try:
+        result = _erase(c, "ana")
+    except ErasureError as exc:
+        pytest.fail(f"l'index de git bloque l'effacement d'ana\u00a0: {str(exc)[:1500]}")
+    assert not result.failures, result.failures
