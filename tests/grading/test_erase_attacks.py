@@ -3229,3 +3229,29 @@ def test_git_s_multi_pack_index_never_blocks_every_erasure(petite_classe):
     except ErasureError as exc:
         pytest.fail(f"l'index de git bloque l'effacement d'ana\u00a0: {str(exc)[:1500]}")
     assert not result.failures, result.failures
+
+
+@pytest.mark.slow
+def test_the_class_s_own_copy_of_the_course_s_file_list_never_blocks_an_erasure(petite_classe):
+    """Review6: the class scan leaves out the list of the course's files (``LIST``) of the code
+    that runs, not the class folder's own copy. Run with ``--grader-dir`` on a class folder
+    that holds the course (as every test of this module does), its
+    ``grading/privacy/course_files.txt`` (never in itself) is a teacher's file: it names
+    ``grading/demo.py``, ``hub/…``, ``grading/rapport.py``, so the erasure of « demo » (the
+    account a teacher makes to try the hub, enrolled as a learner) is refused on a file of
+    the course. Control: « cyr », whose id no file of the course holds, is erased."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    _enrol(c, "demo", "Compte", "Démonstration")
+    folder = c["grader"] / "submitted" / "demo" / "oublier"
+    folder.mkdir(parents=True)
+    (folder / "oublier.ipynb").write_text('{"copie de": "demo"}', encoding="utf-8")
+    listed = c["grader"] / "grading" / "privacy" / "course_files.txt"
+    assert re.search(rb"\bgrading/demo\.py\b", listed.read_bytes())
+    assert not _erase(_copy_class(c), "cyr", control="ben").failures  # control
+    try:
+        result = _erase(c, "demo")
+    except ErasureError as exc:
+        pytest.fail(f"la liste des fichiers du cours bloque l'effacement de demo\u00a0: {exc}")
+    assert not result.failures, result.failures
