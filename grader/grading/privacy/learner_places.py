@@ -14,9 +14,11 @@ import html
 import importlib.util
 import io
 import json
+import marshal
 import re
 import sqlite3
 import subprocess
+import sys
 import tarfile
 import unicodedata
 import urllib.error
@@ -332,8 +334,12 @@ class Mentions:
 
 
 _STYLE = re.compile(rb"<style\b.*?</style\s*>", re.I | re.S)
-# base64 (a notebook's output image, a data: URL): « /ana+ » there is no word of anyone's
-_BASE64 = re.compile(rb"[A-Za-z0-9+/]{76,}={0,2}")  # 76: a wrapped line
+# base64 where a notebook or a page keeps it (an output image, a data: URL): « /ana+ » there is no
+# word of anyone's; a long path elsewhere is text (its « /ana/ » is her folder)
+_MEDIA = rb"(?:image/[a-z0-9.+-]+|application/pdf)"
+_BASE64 = re.compile(
+    rb'(?:base64,|"' + _MEDIA + rb'": ?"|"' + _MEDIA + rb'": ?\[\s*")[A-Za-z0-9+/=\\]{40,}'
+)
 _CSS_WORD = re.compile(rb"[A-Za-z0-9_-]*-[A-Za-z0-9_-]*")
 
 
@@ -489,19 +495,26 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
         out.add("carnet de notes", db, detail, "vacuum", (db, []))
     # a teacher's comment on a classmate's answer that names her (« même code qu'Ana »)
     pattern = mention_pattern(who, others=ctx.classmates, released=ctx.released_lines)
+    for student in _comments_naming(db, pattern, ids):
+        detail = f"un commentaire sur le travail de {quoted(student)} la nomme"
+        out.add("commentaire à corriger dans formgrader", db, detail, BY_HAND, db)
+
+
+def _comments_naming(db: Path, pattern: Mentions, skip: list[str]) -> list[str]:
+    """The learners (but `skip`) on whose work a formgrader comment in gradebook `db` names her;
+    a comment table it cannot read stops the command, in French."""
+    marks = ", ".join("?" * len(skip)) or "''"
     with closing(read_only(db)) as con:
         try:
             comments = con.execute(
                 "SELECT sa.student_id, c.manual_comment FROM comment c JOIN submitted_notebook sn "
                 "ON sn.id = c.notebook_id JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
                 f"WHERE c.manual_comment IS NOT NULL AND sa.student_id NOT IN ({marks})",
-                ids,
+                skip,
             ).fetchall()
         except sqlite3.DatabaseError as exc:  # no comment table, a damaged page
             raise ErasureError(f"Carnet de notes illisible ({db})\u00a0: {exc}.") from None
-    for student in sorted({s for s, text in comments if pattern.search(text.encode())}):
-        detail = f"un commentaire sur le travail de {quoted(student)} la nomme"
-        out.add("commentaire à corriger dans formgrader", db, detail, BY_HAND, db)
+    return sorted({student for student, text in comments if pattern.search(text.encode())})
 
 
 def unknown_id(sid: str, known: set[str]) -> ErasureError:
@@ -679,7 +692,7 @@ def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
         for file in _exchange_files(place, hers, out) if place.is_dir() else ():
             if (data := _read_whole(file, out)) is None:
                 continue
-            if is_binary(data):
+            if is_binary(data):  # a learner's work
                 _name_binary(out, file, data, pattern, file, None)
             elif pattern.search(data):
                 detail = _mention_detail(file.name, data, pattern) + (
@@ -841,7 +854,8 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     skip |= {(r.folder / name).resolve() for r in registers for name in (REGISTER_NAME, KEY_NAME)}
     top = ctx.dirs.grader_dir
     data_places = {p.folder(ctx.dirs).resolve() for p in PLACES if p.key != "backups"}
-    skip.add(LIST.resolve())
+    # the list of the course's files, this code's and the class folder's copy (--grader-dir)
+    skip |= {LIST.resolve(), (top / LIST.relative_to(LIST.parents[2])).resolve()}
     try:
         shipped = course_digests()  # the course's files as it ships them: never a mention
     except (OSError, UnicodeDecodeError) as exc:
@@ -923,7 +937,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
                 out.add(_UNREAD, file, detail, BY_HAND, file)
                 continue
         if is_binary(data):
-            _name_binary(out, file, data, pattern, file, None)
+            _name_binary(out, file, data, pattern, file, None, in_place)
             continue
         log = file.suffix == ".log" or file.name == FAILURES_FILE
         found_by = in_logs if log else pattern
@@ -950,14 +964,18 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         for file in sorted(demo.rglob("*")):
             parts = file.relative_to(demo).parts
             copied = len(parts) > 2 and normalize_id(parts[1]) in class_ids
-            if pattern.search(file.name.encode()) or (
-                file.is_file()
-                and not file.is_symlink()
-                and (
-                    _raw_hits(file, who.patterns())
-                    or (copied and pattern.search(file.read_bytes()))
+            if pattern.search(file.name.encode()):
+                held = True
+            elif not file.is_file() or file.is_symlink():
+                continue
+            elif copied:  # a learner of the class's work, copied there
+                held = (data := _read_whole(file, out)) is not None and pattern.search(data)
+            else:  # the demo's own: her rows, a comment naming her in its gradebook
+                gradebook = file.name == "gradebook.db"
+                held = _raw_hits(file, who.patterns()) or (
+                    gradebook and _comments_naming(file, pattern, [])
                 )
-            ):
+            if held:
                 detail = "la démonstration (make demo-grading) l'inscrit ou la nomme"
                 out.add("démonstration à supprimer à la main", file, detail, BY_HAND, file)
 
@@ -974,17 +992,28 @@ def _is_repository(folder: Path) -> bool:
 
 # what a Python environment's installer writes (venv, uv; Windows' names too)
 _INSTALLED = ("bin", "lib", "lib64", "include", "share", "Lib", "Scripts", "Include")
-# a repository's own store: a loose object, a pack and its indexes, git's info files
-_GIT_OBJECT = re.compile(r"[0-9a-f]{2}/[0-9a-f]{38,62}|pack/pack-[0-9a-f]{40,64}\.[a-z]+|info/.+")
+# a repository's own store, as git writes it: a loose object, a pack and what indexes it, the
+# multi-pack index, the commit graph, the list of packs and alternates
+_GIT_OBJECT = re.compile(
+    r"[0-9a-f]{2}/[0-9a-f]{38,62}"
+    r"|pack/pack-[0-9a-f]{40,64}\.(?:idx|rev|keep|bitmap|promisor|mtimes)"
+    r"|pack/multi-pack-index(?:-[0-9a-f]{40,64}\.(?:bitmap|rev))?"
+    r"|info/(?:packs|alternates|http-alternates|commit-graph)"
+    r"|info/commit-graphs/(?:commit-graph-chain|graph-[0-9a-f]{40,64}\.graph)"
+)
 
 
 def _git_object(path: Path, repository: Path) -> bool:
-    """Whether `path` is one of git's own files in `repository`'s objects/ (read through git);
-    anything else there (a class list dropped in it) is searched as a file."""
+    """Whether `path` is one of git's own files in `repository`'s objects/, which git reads (a
+    pack only with its index: git lists no other); anything else there (a class list dropped
+    in it, an interrupted fetch's pack) is searched as a file."""
     rel = path.relative_to(repository).as_posix()
-    if rel == "objects" or rel == "objects/pack" or re.fullmatch(r"objects/[0-9a-f]{2}", rel):
+    if not rel.startswith("objects/") or path.is_dir():
         return False  # a folder: walked, its files sorted out one by one
-    return rel.startswith("objects/") and bool(_GIT_OBJECT.fullmatch(rel[len("objects/") :]))
+    name = rel[len("objects/") :]
+    if re.fullmatch(r"pack/pack-[0-9a-f]{40,64}\.pack", name):
+        return path.with_suffix(".idx").is_file()
+    return bool(_GIT_OBJECT.fullmatch(name))
 
 
 def _is_environment(folder: Path) -> bool:
@@ -995,18 +1024,23 @@ def _is_environment(folder: Path) -> bool:
 
 
 def _compiled_course_file(pyc: Path, shipped: set[str]) -> bool:
-    """Whether `pyc` (``__pycache__/<name>.cpython-3XX.pyc``) is the compilation of a course file
-    as shipped: its source's content is the course's, and its header names that source (its
-    time and size, or its hash). A teacher's script's, or a stale one's, is searched."""
+    """Whether `pyc` (``__pycache__/<name>.<tag>.pyc``) is the compilation of a course file as
+    shipped: its source's content is the course's, and its code is what compiling that source
+    gives (a copy of the course changes the source's time, never its code); a teacher's
+    script's, or a stale one's, is searched. A `.pyc` of another Python is judged by its header
+    (the source's time and size, or its hash)."""
     source = pyc.parent.parent / f"{pyc.name.split('.')[0]}.py"
-    with suppress(OSError):
+    with suppress(OSError, ValueError, EOFError, TypeError, SyntaxError):
         if pyc.parent.name != "__pycache__" or digest(code := source.read_bytes()) not in shipped:
             return False
-        head = pyc.read_bytes()[:16]
-        if int.from_bytes(head[4:8], "little") & 1:  # a hash-based .pyc (PEP 552)
-            return head[8:16] == importlib.util.source_hash(code)
+        data = pyc.read_bytes()
+        if pyc.name.split(".")[1] == sys.implementation.cache_tag:
+            compiled = marshal.loads(data[16:])  # the teacher's own folder, never a learner's
+            return compiled == compile(code, compiled.co_filename, "exec", dont_inherit=True)
+        if int.from_bytes(data[4:8], "little") & 1:  # a hash-based .pyc (PEP 552)
+            return data[8:16] == importlib.util.source_hash(code)
         stat = source.stat()
-        return head[8:16] == (
+        return data[8:16] == (
             (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
             + (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little")
         )
@@ -1051,13 +1085,20 @@ def _scan_git(repository: Path, pattern: Mentions, shipped: set[str], out: Scan)
 
 
 def _name_binary(
-    out: Scan, where: object, data: bytes, pattern: Mentions, file: Path, left: list[int] | None
+    out: Scan,
+    where: object,
+    data: bytes,
+    pattern: Mentions,
+    file: Path,
+    left: list[int] | None,
+    learners: bool = True,
 ) -> None:
     """A file (`where` is `file`) or an archive's member that is not text: never rewritten (it
     would be corrupted), so named for the teacher when it holds the learner or cannot be
-    searched whole (`left`: what its archive may still expand to)."""
+    searched whole (`left`: what its archive may still expand to; `learners`: in the class's
+    data folders, where a PDF is searched as well as it can be; elsewhere one is named)."""
     try:
-        hits = binary_hits(data, pattern, left=left)
+        hits = binary_hits(data, pattern, left=left, pdf_text=learners)
     except Unsearched as exc:
         out.add(_UNREAD, where, str(exc), BY_HAND, file)
         return
@@ -1097,7 +1138,7 @@ def _scan_class_zip(
         for name, body in zip_members(data, MEMBER_MAX, mine):
             where = f"{file}\u00a0: {name}"
             if is_binary(body):
-                _name_binary(found, where, body, pattern, file, left)
+                _name_binary(found, where, body, pattern, file, left, in_place)
                 if left[0] < 0:
                     break  # that member named: the rest would go beyond it too
             elif pattern.search(body) or pattern.search(name.encode()):
@@ -1112,8 +1153,9 @@ def _scan_class_zip(
 
 def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
     setup, keep = ctx.setup, ctx.setup.keep_days
+    mentions = mention_pattern(who, others=ctx.classmates, released=ctx.released_lines)
     for when, path in backups_in(ctx.backups):
-        holds = _backup_holds(path, who)
+        holds = _backup_holds(path, who, mentions)
         if holds is None:
             detail = (
                 "archive abîmée ou tronquée : elle peut contenir ses données et la purge ne "
@@ -1162,11 +1204,11 @@ def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
         )
 
 
-def _backup_holds(path: Path, who: _Who) -> bool | None:
+def _backup_holds(path: Path, who: _Who, mentions: Mentions | None = None) -> bool | None:
     """Whether a backup holds the learner (a member in their folder, their row or line, any file
     naming them, a classmate's included); None when damaged (it may, and the purge never deletes
     it), so it is read to its end, its checksum included, even once they are found."""
-    loose = mention_pattern(who)
+    loose = mentions or mention_pattern(who)  # the TP's own text and classmates' names left out
     found = False
     try:
         with tarfile.open(path, "r:gz") as tar:
@@ -1185,7 +1227,9 @@ def _backup_holds(path: Path, who: _Who) -> bool | None:
                     data = tar.extractfile(info).read()  # a classmate's work naming her too
                     try:
                         found = bool(
-                            binary_hits(data, loose) if is_binary(data) else loose.count(data)
+                            binary_hits(data, loose, pdf_text=True)
+                            if is_binary(data)
+                            else loose.count(data)
                         )
                     except Unsearched:  # never « not held » for what cannot be read
                         found = True

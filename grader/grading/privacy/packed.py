@@ -8,6 +8,7 @@ from __future__ import annotations
 import bz2
 import io
 import lzma
+import re
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -42,14 +43,14 @@ _STREAMS = {
     b"\x5d\x00\x00": lambda: lzma.LZMADecompressor(lzma.FORMAT_ALONE),  # .lzma, tar --lzma
 }
 # zstd, lz4 (both frames), 7-Zip, RAR, lzip, compress (.Z): formats this command cannot expand,
-# so never « no mention »; a PDF: its text is glyph runs or glyph numbers, never plain words
+# so never « no mention »
 _UNKNOWN_PACKED = (
     *(b"\x28\xb5\x2f\xfd", b"\x04\x22\x4d\x18", b"\x02\x21\x4c\x18", b"7z\xbc\xaf\x27\x1c"),
-    *(b"Rar!\x1a\x07", b"LZIP", b"\x1f\x9d", b"%PDF"),
+    *(b"Rar!\x1a\x07", b"LZIP", b"\x1f\x9d"),
 )
 _UTF16 = (b"\xff\xfe", b"\xfe\xff")  # text saved as « Unicode » (a spreadsheet, Notepad)
 # what a file that is not text starts with: a rewrite byte by byte would corrupt it
-BINARY_MAGIC = (SQLITE_MAGIC, *ZIP_MAGIC, *_STREAMS, *_UNKNOWN_PACKED, *_UTF16)
+BINARY_MAGIC = (SQLITE_MAGIC, *ZIP_MAGIC, *_STREAMS, *_UNKNOWN_PACKED, *_UTF16, b"%PDF")
 EXPANDED_MAX = 256 * 2**20  # what a compressed file is searched through, at most
 MEMBER_MAX = 50 * 2**20  # an archive member of the class folder read whole, at most
 DAMAGED = (zipfile.BadZipFile, OSError, RuntimeError, EOFError, zlib.error, lzma.LZMAError)
@@ -92,14 +93,21 @@ def expand(data: bytes, decompressor, most: int) -> tuple[bytes, bool]:
 
 
 def binary_hits(
-    data: bytes, pattern: _Counts, depth: int = 0, left: list[int] | None = None
+    data: bytes,
+    pattern: _Counts,
+    depth: int = 0,
+    left: list[int] | None = None,
+    pdf_text: bool = False,
 ) -> int:
     """The learner's traces in a file that is not text: its bytes (a SQLite file, free pages
     included), what a gzip, bzip2 or xz file, a zip's members and UTF-16 text
     expand to. `Unsearched` for what cannot be expanded whole: beyond ``EXPANDED_MAX`` in
     all (`left`: what remains of it), three levels deep, damaged or truncated, or a format it
-    does not know (a PDF among them)."""
-    if data.startswith(b"%PDF"):  # named before its bytes are searched: they say nothing
+    does not know. A PDF's text is glyph runs or glyph numbers, never plain words: a teacher's
+    PDF is named, a learner's (`pdf_text`: in their work) is searched as well as it can be (its
+    compressed streams), since naming it would block every erasure of the class."""
+    pdf = data.startswith(b"%PDF")
+    if pdf and not pdf_text:  # named before its bytes are searched: they say nothing
         raise Unsearched("PDF\u00a0: son texte ne se lit pas à coup sûr, ouvrez-le pour vérifier")
     if data.startswith(_UNKNOWN_PACKED):
         raise Unsearched("format compressé que cette commande ne lit pas (zstd, lz4, 7z, rar…)")
@@ -116,7 +124,7 @@ def binary_hits(
         left[0] -= len(body)
         if left[0] < 0:
             raise too_big
-        return binary_hits(body, pattern, depth + 1, left)
+        return binary_hits(body, pattern, depth + 1, left, pdf_text)
 
     try:
         if data.startswith(ZIP_MAGIC):
@@ -132,6 +140,14 @@ def binary_hits(
         hits += expanded(body)
         if not whole:
             raise Unsearched("fichier compressé abîmé ou tronqué")
+    for start in re.finditer(rb"stream\r?\n", data) if pdf else ():  # each alone: linear
+        end = data.find(b"endstream", start.end())
+        stream = memoryview(data)[start.end() : end if end >= 0 else len(data)]
+        body = expand(stream, zlib.decompressobj, left[0])[0]
+        left[0] -= len(body)
+        if left[0] < 0:
+            raise too_big
+        hits += pattern.binary_count(body)  # text or a font: never an archive to open
     return hits
 
 
