@@ -104,6 +104,32 @@ def _copy_class(c, name: str = "avant") -> dict:
     return control
 
 
+def _dry_run_in_two_gigabytes(c, sid: str) -> str:
+    """``python -m grading.erase_learner`` (a dry run) as a teacher starts it, limited to 2 GiB
+    of address space (a small hub's container): what it says."""
+    import resource
+    import subprocess
+
+    from grading_course import BIN, tool_env
+
+    command = [str(BIN / "python"), "-m", "grading.erase_learner", "--eleves", str(c["roster"])]
+    command += ["--echange", str(c["exchange"]), "--temoin", "cyr", "--", sid]
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))
+
+    proc = subprocess.run(
+        command,
+        cwd=c["grader"],
+        env=tool_env(BIN),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=limited,
+    )
+    return proc.stdout + proc.stderr
+
+
 def _git(course: Path, *args: str) -> None:
     import subprocess
 
@@ -2002,30 +2028,12 @@ def test_a_file_bigger_than_the_memory_in_grader_stops_nothing_on_a_traceback(pe
     name it « à vérifier à la main ». Control: the same command under the same limit without
     the file runs."""
     import os
-    import resource
-    import subprocess
-
-    from grading_course import BIN, tool_env
 
     c = petite_classe
     grader = c["grader"]
-    command = [str(BIN / "python"), "-m", "grading.erase_learner", "--eleves", str(c["roster"])]
-    command += ["--echange", str(c["exchange"]), "--temoin", "cyr", "--", "ana"]
-
-    def limited() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))
 
     def dry_run() -> str:
-        proc = subprocess.run(
-            command,
-            cwd=grader,
-            env=tool_env(BIN),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            preexec_fn=limited,
-        )
-        return proc.stdout + proc.stderr
+        return _dry_run_in_two_gigabytes(c, "ana")
 
     said = dry_run()  # the control
     assert "Traceback" not in said and "submitted/ana" in said, said[-1500:]
@@ -2459,30 +2467,12 @@ def test_a_gzip_whose_first_member_fills_the_cap_is_never_expanded_beyond_it(pet
     ``make oublier-eleve`` of anyone stops on a MemoryError traceback (limited here to 2 GiB of
     address space; without a limit, a small hub's container is killed). Control: the first
     member alone, under the same limit, is named « plus de 256 Mo une fois décompressé »."""
-    import resource
-    import subprocess
-
-    from grading_course import BIN, tool_env
 
     c = petite_classe
     grader = c["grader"]
-    command = [str(BIN / "python"), "-m", "grading.erase_learner", "--eleves", str(c["roster"])]
-    command += ["--echange", str(c["exchange"]), "--temoin", "cyr", "--", "ana"]
-
-    def limited() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))
 
     def dry_run() -> str:
-        proc = subprocess.run(
-            command,
-            cwd=grader,
-            env=tool_env(BIN),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            preexec_fn=limited,
-        )
-        return proc.stdout + proc.stderr
+        return _dry_run_in_two_gigabytes(c, "ana")
 
     def member(size: int) -> bytes:
         packer, zeros, out = zlib.compressobj(1, zlib.DEFLATED, 31), b"\0" * 2**24, []
