@@ -1434,15 +1434,10 @@ else:
 """
 
 
-@pytest.mark.slow
-def test_a_file_the_teacher_cannot_read_is_never_taken_for_no_mention(petite_classe):
-    """Review3: the class scan passes over a file it cannot read (``except OSError:
-    continue``). On a shared machine or a hub, a class list written into grader/hub/ by root
-    (``sudo``, mode 0600: its e-mails are private) names ana; the teacher, a normal user, runs
-    the erasure: « Preuve faite », while her name is in a file the command never opened. It
-    should be named (unreadable: no proof). The same list in a folder of root's she cannot
-    open (hub/prive/, 0700) stops the command on a Python traceback (PermissionError).
-    Control: the same file readable by the teacher is named."""
+def _erased_as_another_teacher(c, tag: str, cases: tuple[str, ...], prepare) -> dict[str, str]:
+    """For each case, a copy of the small class owned by a real second Unix user (a teacher on
+    a shared machine), `prepare(case, here, user)` run as root in it, then the erasure of ana
+    run as that user with Debian's python3: what it says, by case."""
     import os
     import subprocess
     import sysconfig
@@ -1453,56 +1448,64 @@ def test_a_file_the_teacher_cannot_read_is_never_taken_for_no_mention(petite_cla
     if os.geteuid() != 0 or not shutil.which("runuser"):
         pytest.skip("crée un vrai utilisateur Unix\u00a0: il faut être root sous Linux")
     purelib = sysconfig.get_paths()["purelib"]
-    user = f"prof{os.getpid() % 100000}r3"
-    base = Path(tempfile.mkdtemp(prefix="review3-illisible-", dir="/tmp"))
+    user = f"prof{os.getpid() % 100000}{tag}"
+    base = Path(tempfile.mkdtemp(prefix=f"{tag}-", dir="/tmp"))
     try:
         base.chmod(0o755)
         said = {}
         with unix_users([user]):
-            for case in ("lisible", "illisible", "dossier"):
+            for case in cases:
                 here = base / case
-                shutil.copytree(petite_classe["tmp"] / "cours", here / "cours", symlinks=True)
-                shutil.copytree(petite_classe["exchange"], here / "echange", symlinks=True)
+                shutil.copytree(c["tmp"] / "cours", here / "cours", symlinks=True)
+                shutil.copytree(c["exchange"], here / "echange", symlinks=True)
                 grader = here / "cours" / "grader"
                 subprocess.run(["chown", "-R", f"{user}:", str(here)], check=True)
-                kept = grader / "hub" / "classe.csv"
-                kept.write_text("id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n")
-                if case == "illisible":
-                    kept.chmod(0o600)  # root's
-                elif case == "dossier":  # root's folder, closed to others
-                    hidden = grader / "hub" / "prive"
-                    hidden.mkdir(mode=0o700)
-                    kept.rename(hidden / "classe.csv")
-                else:
-                    shutil.chown(kept, user)
+                prepare(case, here, user)
                 proc = subprocess.run(
-                    [
-                        "runuser",
-                        "-u",
-                        user,
-                        "--",
-                        "/usr/bin/python3",
-                        "-c",
-                        _ERASE_AS_USER,
-                        purelib,
-                        str(grader),
-                        str(here / "echange"),
-                    ],
+                    ["runuser", "-u", user, "--", "/usr/bin/python3", "-c", _ERASE_AS_USER]
+                    + [purelib, str(grader), str(here / "echange")],
                     capture_output=True,
                     text=True,
                     timeout=300,
                     cwd=grader,
                 )
                 said[case] = proc.stdout + proc.stderr
-        assert said["lisible"].startswith("REFUS") and "classe.csv" in said["lisible"], said
-        assert not said["illisible"].startswith("PREUVE FAITE"), said["illisible"]
-        assert "classe.csv" in said["illisible"], said["illisible"]
-        # the same list in a folder of root's the teacher cannot open (hub/prive/, 0700)
-        assert "Traceback" not in said["dossier"], said["dossier"]  # in French, named
-        assert not said["dossier"].startswith("PREUVE FAITE"), said["dossier"]
-        assert "prive" in said["dossier"], said["dossier"]
+        return said
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_a_file_the_teacher_cannot_read_is_never_taken_for_no_mention(petite_classe):
+    """Review3: the class scan passes over a file it cannot read (``except OSError:
+    continue``). On a shared machine or a hub, a class list written into grader/hub/ by root
+    (``sudo``, mode 0600: its e-mails are private) names ana; the teacher, a normal user, runs
+    the erasure: « Preuve faite », while her name is in a file the command never opened. It
+    should be named (unreadable: no proof). The same list in a folder of root's she cannot
+    open (hub/prive/, 0700) stops the command on a Python traceback (PermissionError).
+    Control: the same file readable by the teacher is named."""
+
+    def prepare(case: str, here: Path, user: str) -> None:
+        kept = here / "cours" / "grader" / "hub" / "classe.csv"
+        kept.write_text("id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n")
+        if case == "illisible":
+            kept.chmod(0o600)  # root's
+        elif case == "dossier":  # root's folder, closed to others
+            hidden = kept.parent / "prive"
+            hidden.mkdir(mode=0o700)
+            kept.rename(hidden / "classe.csv")
+        else:
+            shutil.chown(kept, user)
+
+    cases = ("lisible", "illisible", "dossier")
+    said = _erased_as_another_teacher(petite_classe, "r3", cases, prepare)
+    assert said["lisible"].startswith("REFUS") and "classe.csv" in said["lisible"], said
+    assert not said["illisible"].startswith("PREUVE FAITE"), said["illisible"]
+    assert "classe.csv" in said["illisible"], said["illisible"]
+    # the same list in a folder of root's the teacher cannot open (hub/prive/, 0700)
+    assert "Traceback" not in said["dossier"], said["dossier"]  # in French, named
+    assert not said["dossier"].startswith("PREUVE FAITE"), said["dossier"]
+    assert "prive" in said["dossier"], said["dossier"]
 
 
 @pytest.mark.slow
@@ -2499,59 +2502,31 @@ def test_a_classmates_submission_the_teacher_cannot_read_in_the_exchange_is_name
     says « Preuve faite », though it names her. Ben closes only his notebook (``chmod 600``):
     the erasure stops on a PermissionError traceback. Both should be named, as an unreadable
     file of grader/ is. Control: the same submission readable by the teacher is named."""
-    import os
-    import subprocess
-    import sysconfig
-    import tempfile
 
-    from hub.classhub import unix_users
+    def prepare(case: str, here: Path, user: str) -> None:
+        inbound = here / "echange" / "memoire-tuteur" / "inbound"
+        sent = inbound / "ben+oublier+2025-03-14 17:00:00.000000 UTC+abc"
+        sent.mkdir()  # Ben's (root stands for his account here)
+        notebook = sent / "oublier.ipynb"
+        notebook.write_text('{"copie de": "ben", "merci": "Ana Martin"}')
+        notebook.chmod(0o644)
+        sent.chmod(0o755)
+        if case == "dossier":
+            sent.chmod(0o700)
+        elif case == "fichier":
+            notebook.chmod(0o600)
 
-    if os.geteuid() != 0 or not shutil.which("runuser"):
-        pytest.skip("crée un vrai utilisateur Unix\u00a0: il faut être root sous Linux")
-    purelib = sysconfig.get_paths()["purelib"]
-    user = f"prof{os.getpid() % 100000}r5"
-    base = Path(tempfile.mkdtemp(prefix="review5-echange-", dir="/tmp"))
-    try:
-        base.chmod(0o755)
-        said = {}
-        with unix_users([user]):
-            for case in ("lisible", "dossier", "fichier"):
-                here = base / case
-                shutil.copytree(petite_classe["tmp"] / "cours", here / "cours", symlinks=True)
-                shutil.copytree(petite_classe["exchange"], here / "echange", symlinks=True)
-                grader = here / "cours" / "grader"
-                subprocess.run(["chown", "-R", f"{user}:", str(here)], check=True)
-                inbound = here / "echange" / "memoire-tuteur" / "inbound"
-                sent = inbound / "ben+oublier+2025-03-14 17:00:00.000000 UTC+abc"
-                sent.mkdir()  # Ben's (root stands for his account here)
-                notebook = sent / "oublier.ipynb"
-                notebook.write_text('{"copie de": "ben", "merci": "Ana Martin"}')
-                notebook.chmod(0o644)
-                sent.chmod(0o755)
-                if case == "dossier":
-                    sent.chmod(0o700)
-                elif case == "fichier":
-                    notebook.chmod(0o600)
-                proc = subprocess.run(
-                    ["runuser", "-u", user, "--", "/usr/bin/python3", "-c", _ERASE_AS_USER]
-                    + [purelib, str(grader), str(here / "echange")],
-                    capture_output=True,
-                    text=True,
-                    timeout=300,
-                    cwd=grader,
-                )
-                said[case] = proc.stdout + proc.stderr
-        assert said["lisible"].startswith("REFUS") and "inbound" in said["lisible"], said
-        wrong = {
-            case: said[case][-600:]
-            for case in ("dossier", "fichier")
-            if "Traceback" in said[case]
-            or said[case].startswith("PREUVE FAITE")
-            or "ben+oublier" not in said[case]
-        }
-        assert not wrong, wrong
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+    cases = ("lisible", "dossier", "fichier")
+    said = _erased_as_another_teacher(petite_classe, "r5", cases, prepare)
+    assert said["lisible"].startswith("REFUS") and "inbound" in said["lisible"], said
+    wrong = {
+        case: said[case][-600:]
+        for case in ("dossier", "fichier")
+        if "Traceback" in said[case]
+        or said[case].startswith("PREUVE FAITE")
+        or "ben+oublier" not in said[case]
+    }
+    assert not wrong, wrong
 
 
 @pytest.mark.slow
