@@ -130,6 +130,15 @@ def _dry_run_in_two_gigabytes(c, sid: str) -> str:
     return proc.stdout + proc.stderr
 
 
+def _bens_thanks_name(c, sid: str, name: str) -> bool:
+    """Whether the class scan for `sid` finds Ben's notebook once it thanks « `name` »."""
+    from grading.privacy.learner_places import scan
+
+    notebook = c["grader"] / "submitted" / "ben" / "oublier" / "oublier.ipynb"
+    notebook.write_text(f'{{"copie de": "ben", "merci": "{name}"}}', encoding="utf-8")
+    return str(notebook) in {f.where for f in scan(sid, _setup(c)).found}
+
+
 def _git(course: Path, *args: str) -> None:
     import subprocess
 
@@ -2011,14 +2020,10 @@ def test_another_name_that_starts_with_hers_is_no_mention(petite_classe):
     « Ana ». Ben's notebook thanks « Anaïs », a girl of another class: erasing « ana » names
     his file as a mention of her, and ``CAVIARDER=1`` would turn it into « [retiré]ïs ».
     Control: « Ana » herself in the same sentence is found."""
-    from grading.privacy.learner_places import scan
 
     c = petite_classe
-    notebook = c["grader"] / "submitted" / "ben" / "oublier" / "oublier.ipynb"
     for name, hers in (("Ana", True), ("Anaïs", False), ("Anaëlle", False)):
-        notebook.write_text(f'{{"copie de": "ben", "merci": "{name}"}}', encoding="utf-8")
-        found = {f.where for f in scan("ana", _setup(c)).found}
-        assert (str(notebook) in found) is hers, (name, found)
+        assert _bens_thanks_name(c, "ana", name) is hers, name
 
 
 @pytest.mark.slow
@@ -2443,7 +2448,6 @@ def test_a_name_that_ends_with_hers_after_an_accented_letter_is_no_mention(petit
     (Lia Moreau) names Ben's notebook that thanks « Amélia », a girl of another class, as a
     mention of her, and ``CAVIARDER=1`` would turn it into « Amé[retiré] ». Control: « Lia »
     herself in the same sentence is found."""
-    from grading.privacy.learner_places import scan
 
     c = petite_classe
     roster = c["roster"]
@@ -2453,11 +2457,8 @@ def test_a_name_that_ends_with_hers_after_an_accented_letter_is_no_mention(petit
     )
     with Gradebook(f"sqlite:///{c['grader'] / 'gradebook.db'}") as gb:
         gb.update_or_create_student("lia", first_name="Lia", last_name="Moreau")
-    notebook = c["grader"] / "submitted" / "ben" / "oublier" / "oublier.ipynb"
     for name, hers in (("Lia", True), ("Amélia", False), ("Célia", False)):
-        notebook.write_text(f'{{"copie de": "ben", "merci": "{name}"}}', encoding="utf-8")
-        found = {f.where for f in scan("lia", _setup(c)).found}
-        assert (str(notebook) in found) is hers, (name, found)
+        assert _bens_thanks_name(c, "lia", name) is hers, name
 
 
 @pytest.mark.slow
