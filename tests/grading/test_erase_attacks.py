@@ -3183,3 +3183,35 @@ def test_the_class_s_own_copy_of_the_course_s_file_list_never_blocks_an_erasure(
     except ErasureError as exc:
         pytest.fail(f"la liste des fichiers du cours bloque l'effacement de demo\u00a0: {exc}")
     assert not result.failures, result.failures
+
+
+@pytest.mark.slow
+def test_git_s_own_folder_names_are_no_mention_of_a_short_id(petite_classe):
+    """Lead, after review6: names outside the data folders are searched, but git names its
+    loose objects' folders by two hexadecimal digits (objects/fe/): a learner « fe » was named
+    in every repository holding such an object. Git's store is read through git, never by its
+    names. Control: a note of the teacher's named « fe.txt » is named."""
+    import hashlib
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    _enrol(c, "fe", "Fé", "Lopez")
+    notes = c["grader"] / "hub" / "notes"
+    notes.mkdir()
+    _git(notes, "init", "-q")
+    body = next(  # a note whose blob git stores in objects/fe/
+        text
+        for k in range(100000)
+        if hashlib.sha1(b"blob %d\0%s" % (len(text := b"note %d\n" % k), text)).hexdigest()[:2]
+        == "fe"
+    )
+    (notes / "LISEZMOI").write_bytes(body)
+    _git(notes, "add", "LISEZMOI")
+    _git(notes, "commit", "-qm", "mes notes")
+    assert (notes / ".git" / "objects" / "fe").is_dir()
+    (c["grader"] / "hub" / "fe.txt").write_text("rien\n", encoding="utf-8")
+    with pytest.raises(ErasureError, match="fe.txt"):  # control: her name as a file's, named
+        _erase(_copy_class(c), "fe")
+    (c["grader"] / "hub" / "fe.txt").unlink()
+    assert not _erase(c, "fe").failures
