@@ -883,7 +883,13 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             if folder == top and child.name == DEMO_FOLDER and is_demo(child):
                 demos.append(child)  # make demo-grading's course: the samples, none a learner's
                 continue
-            if not here and child.name not in names and pattern.search(child.name.encode()):
+            git_store = repository is not None and child.is_relative_to(repository / "objects")
+            if (
+                not here
+                and not git_store
+                and child.name not in names
+                and pattern.search(child.name.encode())
+            ):
                 detail = "son nom est dans le nom de ce fichier ou dossier\u00a0: renommez-le"
                 out.add("nom à changer à la main", child, detail, BY_HAND, child)
             if child.is_dir() and _is_repository(child):
@@ -898,7 +904,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             elif child.is_file():
                 if not here and child.suffix == ".pyc" and _compiled_course_file(child, shipped):
                     continue  # the course's compiled code, its source as shipped
-                if repository and child.is_relative_to(repository / "objects"):
+                if git_store:
                     strays.add(child)  # not git's own (an interrupted fetch's pack…)
                 yield child, here and repository is None
 
