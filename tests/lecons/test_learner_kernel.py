@@ -28,8 +28,9 @@ def _in_bwrap_kernel(
     lesson folder, tmp_path/notebooks/lecons), from that folder: the notebook run and each
     failed cell's (ename, evalue, traceback)."""
     import json
+    import time
 
-    from helpers import network_free_env
+    from helpers import network_free_env, processes_matching
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
@@ -52,6 +53,12 @@ def _in_bwrap_kernel(
         resources={"metadata": {"path": folder}},
     )
     client.execute(env=network_free_env(), cwd=str(folder))
+    # none of it outlives the test (they once did: two kernels left by every run)
+    for _ in range(50):
+        if not (left := processes_matching(lambda uid, cmdline: str(folder) in cmdline)):
+            break
+        time.sleep(0.1)
+    assert not left, left
     errors = {
         c.id: (o.ename, o.evalue, o.traceback)
         for c in nb.cells
