@@ -38,7 +38,8 @@ def _in_bwrap_kernel(
     folder = tmp_path / "notebooks" / "lecons"
     spec = tmp_path / "noyaux" / name
     spec.mkdir(parents=True)
-    argv = ["bwrap", "--dev-bind", "/", "/", *bind]
+    # --die-with-parent: the kernel goes with bwrap when its manager stops it
+    argv = ["bwrap", "--die-with-parent", "--dev-bind", "/", "/", *bind]
     argv += [str(learner_env().python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
     (spec / "kernel.json").write_text(json.dumps({"argv": argv, "language": "python"}))
     nb = nbformat.v4.new_notebook(cells=[c for c in cells if c.cell_type == "code"])
@@ -52,7 +53,10 @@ def _in_bwrap_kernel(
         allow_errors=True,
         resources={"metadata": {"path": folder}},
     )
-    client.execute(env=network_free_env(), cwd=str(folder))
+    try:
+        client.execute(env=network_free_env(), cwd=str(folder))
+    finally:  # a kernel manager given to nbclient is the caller's to stop
+        client.km.shutdown_kernel(now=True)
     # none of it outlives the test (they once did: two kernels left by every run)
     for _ in range(50):
         if not (left := processes_matching(lambda uid, cmdline: str(folder) in cmdline)):
