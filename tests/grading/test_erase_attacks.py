@@ -139,6 +139,18 @@ def _bens_thanks_name(c, sid: str, name: str) -> bool:
     return str(notebook) in {f.where for f in scan(sid, _setup(c)).found}
 
 
+def _assert_proved(c, sid: str, what: str) -> None:
+    """The erasure of `sid` in the small class is proved; else the test fails on `what` (the
+    thing that blocked it) and the refusal's start."""
+    from grading.erase_learner import ErasureError
+
+    try:
+        result = _erase(c, sid)
+    except ErasureError as exc:
+        pytest.fail(f"{what} bloque l'effacement de «\u00a0{sid}\u00a0»\u00a0: {str(exc)[:1500]}")
+    assert not result.failures, result.failures
+
+
 def _git(course: Path, *args: str) -> None:
     import subprocess
 
@@ -1602,7 +1614,6 @@ def test_the_course_s_own_demo_never_blocks_the_erasure_of_a_learner(petite_clas
     example learner in dur (``user_id = "alice"``). A class with a learner « alice » then cannot
     erase her: the demo's graded copies, logs and gradebook are named « à corriger à la main »
     though nothing there is hers. The control: before the demo, her erasure is proved."""
-    from grading.erase_learner import ErasureError
     from grading_course import grading
 
     c = petite_classe
@@ -1614,11 +1625,7 @@ def test_the_course_s_own_demo_never_blocks_the_erasure_of_a_learner(petite_clas
     assert not _erase(_copy_class(c), "alice").failures  # control: without the demo, proved
     proc = grading(grader, "demo", "--only", "alice_en_dur")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    try:
-        result = _erase(c, "alice")
-    except ErasureError as exc:
-        pytest.fail(f"la démonstration du cours bloque l'effacement d'alice\u00a0: {exc}")
-    assert not result.failures, result.failures
+    _assert_proved(c, "alice", "la démonstration du cours")
 
 
 @pytest.mark.slow
@@ -1691,7 +1698,6 @@ def test_the_course_s_own_comment_in_a_config_she_adapted_is_no_mention(petite_c
     refused, nbgrader_config.py « à corriger à la main », though the teacher wrote nothing
     about her. The file the guide tells her to adapt names no learner. Control: with the file
     as shipped, eve's erasure is proved."""
-    from grading.erase_learner import ErasureError
 
     c = petite_classe
     grader = c["grader"]
@@ -1711,11 +1717,7 @@ def test_the_course_s_own_comment_in_a_config_she_adapted_is_no_mention(petite_c
         shipped,
     )
     config.write_text(adapted, encoding="utf-8")
-    try:
-        result = _erase(c, "eve")
-    except ErasureError as exc:
-        pytest.fail(f"le commentaire du cours bloque l'effacement d'eve\u00a0: {exc}")
-    assert not result.failures, result.failures
+    _assert_proved(c, "eve", "le commentaire du cours")
 
 
 def _history_naming_ana(c) -> Path:
@@ -1981,12 +1983,7 @@ def test_a_teachers_virtual_environment_in_grader_never_blocks_the_erasure(petit
     subprocess.run([uv, "venv", "-q", str(env)], check=True)
     babel = [uv, "pip", "install", "-q", "--offline", "--python", str(env / "bin" / "python")]
     subprocess.run([*babel, "babel==2.19.0"], check=True)
-    try:
-        result = _erase(c, "ana")
-    except ErasureError as exc:
-        said = str(exc)[:1500]
-        pytest.fail(f"un venv de l'enseignante bloque l'effacement d'ana\u00a0: {said}")
-    assert not result.failures, result.failures
+    _assert_proved(c, "ana", "un venv de l'enseignante")
     # what pip installed is left out, not the environment's folder: her class list beside it
     (env / "classe.csv").write_text("ana,Ana Martin,ana.martin@exemple.fr\n", encoding="utf-8")
     with pytest.raises(ErasureError, match="env/classe.csv"):
@@ -2624,7 +2621,6 @@ def test_a_classmates_large_file_in_the_exchange_never_blocks_every_erasure(
     his collected folder (grader/submitted/ben/) is read, and ana is erased. (The archive
     member's cap, which the exchange used, is lowered to 1 MiB here, the file made 2 MiB:
     searching 60 MiB four times takes most of a minute.)"""
-    from grading.erase_learner import ErasureError
     from grading.privacy import learner_places, packed
 
     for module in (packed, learner_places):
@@ -2641,11 +2637,7 @@ def test_a_classmates_large_file_in_the_exchange_never_blocks_every_erasure(
     sent.parent.mkdir()
     with open(sent, "wb") as file:
         file.truncate(size)
-    try:
-        result = _erase(c, "ana")
-    except ErasureError as exc:
-        pytest.fail(f"le fichier de ben dans l'échange bloque l'effacement d'ana\u00a0: {exc}")
-    assert not result.failures, result.failures
+    _assert_proved(c, "ana", "le fichier de ben dans l'échange")
 
 
 def _png_whose_base64_holds(word: bytes) -> str:
@@ -2812,7 +2804,6 @@ def test_a_virtual_environment_a_classmate_handed_in_never_blocks_the_erasure(pe
     named."""
     import subprocess
 
-    from grading.erase_learner import ErasureError
     from grading.privacy.learner_places import scan
     from helpers import REPO
 
@@ -2827,12 +2818,7 @@ def test_a_virtual_environment_a_classmate_handed_in_never_blocks_the_erasure(pe
     found = {f.where for f in scan("ana", _setup(c)).found}
     assert str(his) in found  # control: his own file, named
     his.unlink()
-    try:
-        result = _erase(c, "ana")
-    except ErasureError as exc:
-        said = str(exc)[:1500]
-        pytest.fail(f"le venv de ben bloque l'effacement d'ana\u00a0: {said}")
-    assert not result.failures, result.failures
+    _assert_proved(c, "ana", "le venv de ben")
 
 
 @pytest.mark.slow
@@ -2843,7 +2829,6 @@ def test_an_empty_git_folder_a_classmate_handed_in_never_blocks_every_erasure(pe
     ``mkdir .git``) holds nothing, and its files are walked anyway; yet no learner of the class
     can be erased until the teacher edits Ben's submission. Control: the class without it
     erases ana."""
-    from grading.erase_learner import ErasureError
 
     c = petite_classe
     control = c["tmp"] / "controle"
@@ -2853,11 +2838,7 @@ def test_an_empty_git_folder_a_classmate_handed_in_never_blocks_every_erasure(pe
     copy["roster"] = copy["grader"] / "eleves.csv"
     assert not _erase(copy, "ana").failures  # control: « Preuve faite »
     (c["grader"] / "submitted" / "ben" / "oublier" / ".git").mkdir()
-    try:
-        result = _erase(c, "ana")
-    except ErasureError as exc:
-        pytest.fail(f"un dossier .git vide chez ben bloque l'effacement d'ana\u00a0: {exc}")
-    assert not result.failures, result.failures
+    _assert_proved(c, "ana", "un dossier .git vide chez ben")
 
 
 @pytest.mark.slow
@@ -2914,7 +2895,6 @@ def test_a_pdf_a_classmate_handed_in_never_blocks_every_erasure(petite_classe):
     Control: the class without his PDF erases ana; his PDF names nobody of the class."""
     import subprocess
 
-    from grading.erase_learner import ErasureError
     from grading_course import BIN
 
     c = petite_classe
@@ -2923,11 +2903,7 @@ def test_a_pdf_a_classmate_handed_in_never_blocks_every_erasure(petite_classe):
     draw = [str(BIN / "python"), "-c", _HIS_FIGURE, str(his), "Taux de rappel"]
     subprocess.run(draw, check=True, capture_output=True)
     assert his.read_bytes().startswith(b"%PDF") and b"Ana" not in his.read_bytes()
-    try:
-        result = _erase(c, "ana")
-    except ErasureError as exc:
-        pytest.fail(f"le PDF de ben bloque l'effacement d'ana\u00a0: {str(exc)[:1500]}")
-    assert not result.failures, result.failures
+    _assert_proved(c, "ana", "le PDF de ben")
 
 
 @pytest.mark.slow
@@ -3017,7 +2993,6 @@ def test_the_course_s_compiled_code_copied_with_the_course_never_blocks_the_eras
     import marshal
     import py_compile
 
-    from grading.erase_learner import ErasureError
     from helpers import REPO
 
     c = petite_classe
@@ -3029,11 +3004,7 @@ def test_the_course_s_compiled_code_copied_with_the_course_never_blocks_the_eras
     os.utime(source, (source.stat().st_atime, source.stat().st_mtime + 3600))  # cp -r
     code = compile(source.read_bytes(), str(source), "exec")
     assert compiled.read_bytes()[16:] == marshal.dumps(code)  # its compilation, byte for byte
-    try:
-        result = _erase(c, "ana")
-    except ErasureError as exc:
-        pytest.fail(f"le code compilé du cours bloque l'effacement d'ana\u00a0: {str(exc)[:1500]}")
-    assert not result.failures, result.failures
+    _assert_proved(c, "ana", "le code compilé du cours")
 
 
 @pytest.mark.slow
@@ -3139,7 +3110,6 @@ def test_git_s_multi_pack_index_never_blocks_every_erasure(petite_classe):
     repack, ``scalar``, ``git repack --write-midx``). The teacher's notes repository in
     grader/hub/ then blocks the erasure of every learner. Control: the same repository
     before git wrote it erases ana."""
-    from grading.erase_learner import ErasureError
 
     c = petite_classe
     notes = c["grader"] / "hub" / "notes"
@@ -3152,11 +3122,7 @@ def test_git_s_multi_pack_index_never_blocks_every_erasure(petite_classe):
     assert not _erase(_copy_class(c), "ana").failures  # control: « Preuve faite »
     _git(notes, "multi-pack-index", "write")
     assert (notes / ".git" / "objects" / "pack" / "multi-pack-index").is_file()
-    try:
-        result = _erase(c, "ana")
-    except ErasureError as exc:
-        pytest.fail(f"l'index de git bloque l'effacement d'ana\u00a0: {str(exc)[:1500]}")
-    assert not result.failures, result.failures
+    _assert_proved(c, "ana", "l'index de git")
 
 
 @pytest.mark.slow
@@ -3168,7 +3134,6 @@ def test_the_class_s_own_copy_of_the_course_s_file_list_never_blocks_an_erasure(
     ``grading/demo.py``, ``hub/…``, ``grading/rapport.py``, so the erasure of « demo » (the
     account a teacher makes to try the hub, enrolled as a learner) is refused on a file of
     the course. Control: « cyr », whose id no file of the course holds, is erased."""
-    from grading.erase_learner import ErasureError
 
     c = petite_classe
     _enrol(c, "demo", "Compte", "Démonstration")
@@ -3178,11 +3143,7 @@ def test_the_class_s_own_copy_of_the_course_s_file_list_never_blocks_an_erasure(
     listed = c["grader"] / "grading" / "privacy" / "course_files.txt"
     assert re.search(rb"\bgrading/demo\.py\b", listed.read_bytes())
     assert not _erase(_copy_class(c), "cyr", control="ben").failures  # control
-    try:
-        result = _erase(c, "demo")
-    except ErasureError as exc:
-        pytest.fail(f"la liste des fichiers du cours bloque l'effacement de demo\u00a0: {exc}")
-    assert not result.failures, result.failures
+    _assert_proved(c, "demo", "la liste des fichiers du cours")
 
 
 @pytest.mark.slow
