@@ -161,6 +161,7 @@ class Context:
     def __init__(self, setup: Setup) -> None:
         tools_on_path()
         self.setup = setup
+        self._mentions: dict[tuple, Mentions] = {}
         self.dirs = course_dirs(setup.grader_dir)
         self.config = load_config(self.dirs.grader_dir)
         self.gradebook = sqlite_path(self.dirs.db_url)
@@ -188,6 +189,16 @@ class Context:
             who = _Who(normalize_id(sid), first or "", last or "", email or "")
             people.setdefault(who.sid, who)
         return list(people.values())
+
+    def mentions(self, who: _Who) -> Mentions:
+        """The learner's mention pattern, her classmates' names and the released text left out:
+        built once per spelling of her (her names are read from the gradebook first)."""
+        key = (who.sid, who.first, who.last, who.email, tuple(who.gradebook_ids))
+        if key not in self._mentions:
+            self._mentions[key] = mention_pattern(
+                who, others=self.classmates, released=self.released_lines
+            )
+        return self._mentions[key]
 
     @cached_property
     def released_lines(self) -> list[str]:
@@ -494,7 +505,7 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
         detail = f"{hits} trace(s) dans les octets du fichier (pages libres)"
         out.add("carnet de notes", db, detail, "vacuum", (db, []))
     # a teacher's comment on a classmate's answer that names her (« même code qu'Ana »)
-    pattern = mention_pattern(who, others=ctx.classmates, released=ctx.released_lines)
+    pattern = ctx.mentions(who)
     for student in _comments_naming(db, pattern, ids):
         detail = f"un commentaire sur le travail de {quoted(student)} la nomme"
         out.add("commentaire à corriger dans formgrader", db, detail, BY_HAND, db)
@@ -686,7 +697,7 @@ def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
         if page.is_file():
             out.add("échange nbgrader", page, "retour publié", "tree", page)
     # a classmate's submission or released feedback that names her: his own, never rewritten
-    pattern = mention_pattern(who, others=ctx.classmates, released=ctx.released_lines)
+    pattern = ctx.mentions(who)
     hers = {Path(f.where) for f in out.found if f.action == "tree"}
     for place in (inbound, ctx.exchange / "feedback"):
         for file in _exchange_files(place, hers, out) if place.is_dir() else ():
@@ -836,7 +847,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     to fix by hand, and no proof while it holds them. Not searched: the course's own files as
     it ships them (``course_files``), outside the data folders."""
     classmates, released = ctx.classmates, ctx.released_lines
-    pattern = mention_pattern(who, others=classmates, released=released)
+    pattern = ctx.mentions(who)
     # a log line: « 'first_name': 'Ben' »
     in_logs = mention_pattern(who, parts=True, others=classmates, released=released)
     # their own places (a tree's `where` is its target), and their own members of each archive
@@ -1159,7 +1170,7 @@ def _scan_class_zip(
 
 def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
     setup, keep = ctx.setup, ctx.setup.keep_days
-    mentions = mention_pattern(who, others=ctx.classmates, released=ctx.released_lines)
+    mentions = ctx.mentions(who)
     for when, path in backups_in(ctx.backups):
         holds = _backup_holds(path, who, mentions)
         if holds is None:
