@@ -3176,3 +3176,28 @@ def test_git_s_own_folder_names_are_no_mention_of_a_short_id(petite_classe):
         _erase(_copy_class(c), "fe")
     (c["grader"] / "hub" / "fe.txt").unlink()
     assert not _erase(c, "fe").failures
+@pytest.mark.slow
+def test_a_clone_of_the_course_in_grader_never_blocks_the_erasure(petite_classe):
+    """Review4: a git repository in grader/ is searched object by object, with no regard for
+    what the course ships: a teacher who clones the course's next version beside her class
+    (``git clone … grader/cours-2025`` to compare it) brings the course's own history, whose
+    tests and samples name « ana » hundreds of times. Erasing her real learner « ana » is then
+    refused on « historique git à réécrire à la main », a history that is not hers to rewrite.
+    Measured: the course's whole history, 85 MB through ``git cat-file``, takes 4 min 35 s
+    to search, then refuses; here its last commit only (``--depth 1``, nothing checked out:
+    only git's objects are there)."""
+    import subprocess
+
+    from grading.erase_learner import ErasureError
+    from helpers import REPO
+
+    c = petite_classe
+    clone = c["grader"] / "cours-2025"
+    command = ["git", "clone", "-q", "--depth", "1", "--no-checkout", f"file://{REPO}", str(clone)]
+    subprocess.run(command, check=True)
+    try:
+        result = _erase(c, "ana")
+    except ErasureError as exc:
+        said = str(exc)[:1500]
+        pytest.fail(f"l'historique du cours bloque l'effacement d'ana\u00a0: {said}")
+    assert not result.failures, result.failures
