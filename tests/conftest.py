@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import run_cache
 from helpers import REPO, SERVER_KINDS, SERVICE_KINDS, STORAGE, Backend, close_service, make_backend
+from learner_env import learner_python
 from work_units import pytest_collection_modifyitems, pytest_xdist_make_scheduler  # noqa: F401
 
 from course.sessions._schema import (
@@ -23,6 +24,12 @@ from course.sessions._schema import (
     SESSIONS_TABLE_SCHEMA,
     USER_STATES_TABLE_SCHEMA,
 )
+
+
+def pytest_report_header() -> str:
+    """The Python the lessons and the TPs' grading run on (tests/learner_env.py), in the run's
+    log: the newest the machine has, not always the test set's own."""
+    return f"lessons and TPs on: {learner_python()}"
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -8,6 +8,10 @@ Built once per content and checkout, whichever test process asks first (a file l
 in the system's temporary folder (uv makes it in about a minute from a warm cache, most of it
 compiling bytecode) and rebuilt, the older one removed, when what it is made from changes. Its
 kernel is named by a kernelspec of its own, outside the venv.
+
+It is made with the newest CPython this machine has of those the README names (a learner on a
+new Mac has 3.13), not the test set's own: the lessons and the TPs' grading then run on another
+Python than the tools, as they do for that learner. COURSE_LEARNER_PYTHON names another one.
 """
 
 from __future__ import annotations
@@ -27,11 +31,13 @@ from pathlib import Path
 
 from helpers import REPO
 
-__all__ = ["KERNEL_NAME", "LearnerEnv", "kernels_for", "learner_env"]
+__all__ = ["KERNEL_NAME", "LearnerEnv", "kernels_for", "learner_env", "learner_python"]
 
 KERNEL_NAME = "cours-lab"
 # what `make setup` installs from (its target's prerequisites): a change rebuilds the venv
 INPUTS = ("requirements/lab.txt", "pyproject.toml", "Makefile")
+# the README's Pythons, newest first (tests/test_wheel_matrix.py checks their wheels)
+NEWEST_FIRST = ("3.14", "3.13", "3.12")
 
 
 @dataclass(frozen=True)
@@ -48,9 +54,29 @@ class LearnerEnv:
         return self.venv / "bin"
 
 
+@functools.cache
+def learner_python() -> Path:
+    """The interpreter the learner's venv is made from: COURSE_LEARNER_PYTHON, else the newest
+    of NEWEST_FIRST on PATH or in pyenv's folder, else the one the test set was made from (a
+    venv's python would nest venvs)."""
+    if chosen := os.environ.get("COURSE_LEARNER_PYTHON"):
+        return Path(chosen)
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    for version in NEWEST_FIRST:
+        found = [shutil.which(f"python{version}")]
+        found += sorted(pyenv.glob(f"{version}.*/bin/python{version}"), reverse=True)
+        for python in filter(None, found):
+            # a pyenv shim of a version that is not selected answers with an error
+            asked = [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"]
+            done = subprocess.run(asked, capture_output=True, text=True, timeout=60)
+            if done.returncode == 0 and done.stdout.strip() == version:
+                return Path(python)
+    return Path(getattr(sys, "_base_executable", sys.executable))
+
+
 def _key() -> tuple[str, str]:
-    """(this checkout, the content `make setup` installs from)."""
-    content = hashlib.sha256()
+    """(this checkout, the content `make setup` installs from and the Python it runs on)."""
+    content = hashlib.sha256(str(learner_python()).encode())
     for name in INPUTS:
         content.update((REPO / name).read_bytes())
     return hashlib.sha256(str(REPO).encode()).hexdigest()[:8], content.hexdigest()[:12]
@@ -67,8 +93,7 @@ def _build(base: Path) -> None:
     venv = base / "venv"
     shutil.rmtree(venv, ignore_errors=True)
     args = ["make", "--no-print-directory", "-C", str(REPO), "setup", f"VENV={venv}"]
-    # the interpreter the test set-up was made from (a venv's python would nest venvs)
-    args.append(f"PYTHON={getattr(sys, '_base_executable', sys.executable)}")
+    args.append(f"PYTHON={learner_python()}")
     if uv := _uv():
         args.append(f"UV={uv}")
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
