@@ -402,8 +402,8 @@ OUTSIDE = (
     "les courriels échangés avec l'élève ou à son sujet, et leurs pièces jointes",
     "les copies imprimées, clés USB et dossiers partagés où vous auriez mis ses travaux",
     "l'historique git du dépôt du cours, si vous y avez versionné des données de la classe "
-    "(git log --all -S <son identifiant> les montre\u00a0; un dépôt git dans grader/ est "
-    "cherché, lui)",
+    "(git log --all -S <son identifiant> les montre), et ses clones dans grader/\u00a0; le "
+    "reste d'un dépôt git dans grader/ est cherché",
 )
 KEEP_HELP = f"leur durée de conservation, en jours (défaut\u00a0: {places.RETENTION_DAYS:g})"
 # the options that name a place of the class system: (option, Setup field, type, value, help)
@@ -493,6 +493,7 @@ def main(argv: list[str] | None = None) -> int:
         "Hors de ce système, à effacer par vous (le registre des effacements empêche "
         "seulement leur retour dans la classe) :",
         *(f"  - {place}" for place in OUTSIDE),
+        *(f"    - clone du dépôt du cours\u00a0: {where}" for where in before.course_copies),
         f"Si l'élève revient dans le cours : make students REINSCRIRE={before.who.sid} "
         "(sinon make students, make collect, make zip-collect et make restauration le refusent).",
         sep="\n",

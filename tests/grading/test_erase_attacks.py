@@ -3201,3 +3201,31 @@ def test_a_clone_of_the_course_in_grader_never_blocks_the_erasure(petite_classe)
         said = str(exc)[:1500]
         pytest.fail(f"l'historique du cours bloque l'effacement d'ana\u00a0: {said}")
     assert not result.failures, result.failures
+
+
+@pytest.mark.slow
+def test_a_class_list_committed_in_a_clone_of_the_course_in_grader_is_named(petite_classe, capsys):
+    """The other side of the clone above: what the teacher commits in it (a class list, then
+    ``git rm``) is the class's, not the course's history, and is searched; the summary names
+    the clone beside the course's own repository, whose history it copies and which no
+    erasure searches."""
+    import subprocess
+
+    from grading.erase_learner import ErasureError, main
+    from helpers import REPO
+
+    c = petite_classe
+    clone = c["grader"] / "cours-2025"
+    command = ["git", "clone", "-q", "--depth", "1", f"file://{REPO}", str(clone)]
+    subprocess.run(command, check=True)
+    (clone / "liste-groupe-b.csv").write_text("ana;Ana;Martin\n", encoding="utf-8")
+    _git(clone, "add", "liste-groupe-b.csv")
+    _git(clone, "commit", "-qm", "groupe B")
+    _git(clone, "rm", "-q", "liste-groupe-b.csv")
+    _git(clone, "commit", "-qm", "sans la liste")
+    with pytest.raises(ErasureError, match="historique git à réécrire à la main"):
+        _erase(c, "ana")
+    places = ["--eleves", str(c["roster"]), "--echange", str(c["exchange"])]
+    assert main(["ana", "--temoin", "cyr", *places, "--grader-dir", str(c["grader"])]) == 0
+    said = capsys.readouterr().out
+    assert f"clone du dépôt du cours\u00a0: {clone / '.git'}" in said, said[-1500:]

@@ -6,6 +6,9 @@ changed (committed or not, with or without git: a course downloaded as a zip) or
 checkpoint of a class list is searched. ``course_files.txt`` lists the SHA-256 of every file
 git tracks in grader/ (line ends as LF: a Windows checkout gives the same digests);
 ``make course-files`` writes it again, and test_erase_attacks checks it against git.
+
+The course's own git history (the checkout this code runs from, when it is one) is not the
+class's either: a clone of the course in grader/ (the next version, to compare) holds it.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import hashlib
 import subprocess
 from pathlib import Path
 
-__all__ = ["LIST", "course_digests", "course_names", "digest", "listing"]
+__all__ = ["LIST", "course_digests", "course_history", "course_names", "digest", "listing"]
 
 LIST = Path(__file__).with_name("course_files.txt")
 
@@ -45,3 +48,16 @@ def listing(grader: Path) -> str:
     mine = LIST.resolve()
     files = sorted(n for n in names.split("\0") if n and (grader / n).resolve() != mine)
     return "".join(f"{digest((grader / n).read_bytes())}  {n}\n" for n in files)
+
+
+def course_history() -> frozenset[bytes]:
+    """The id of every object of the course's own git repository (none when the course is
+    not a git checkout): what the erasure names as not searched, in that repository and in
+    its clones in grader/."""
+    checkout = LIST.parents[3]
+    if not (checkout / ".git").exists():  # not the repository of a folder above (a home's)
+        return frozenset()
+    command = ["git", "-c", "safe.directory=*", "-C", str(checkout), "cat-file"]
+    command += ["--batch-all-objects", "--batch-check=%(objectname)"]
+    done = subprocess.run(command, capture_output=True, timeout=600)
+    return frozenset(done.stdout.split()) if done.returncode == 0 else frozenset()

@@ -20,6 +20,7 @@ import sqlite3
 import subprocess
 import sys
 import tarfile
+import tempfile
 import unicodedata
 import urllib.error
 import urllib.parse
@@ -59,7 +60,7 @@ from ..runs.known_failures import FILE_NAME as FAILURES_FILE
 from ..runs.nbgrader_run import tools_on_path
 from . import packed
 from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
-from .course_files import LIST, course_digests, course_names, digest
+from .course_files import LIST, course_digests, course_history, course_names, digest
 from .erasure_register import KEY_NAME, REGISTER_NAME, class_registers
 from .packed import (
     DAMAGED,
@@ -123,6 +124,8 @@ class Scan:
     who: _Who  # the learner searched: the proof searches again with the same names
     found: list[Found] = field(default_factory=list)
     pending: list[Pending] = field(default_factory=list)
+    # the repositories in grader/ that hold the course's own history, not searched there
+    course_copies: list[str] = field(default_factory=list)
 
     def kinds(self) -> set[str]:
         return {f.kind for f in self.found}
@@ -971,8 +974,9 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         else:
             kind, action = "mention dans un fichier de la classe", "mention"
         out.add(kind, file, detail, action, (file, None, found_by))
+    history = course_history() if repositories else frozenset()
     for repository in repositories:
-        _scan_git(repository, pattern, shipped, out)
+        _scan_git(repository, pattern, shipped, out, history)
     # make demo-grading's course: the samples' code names the TP's example learners, so only
     # her rows (a learner added in its formgrader), a name, and the work of a learner of the
     # class the teacher copied there (submitted/ben/) count
@@ -1064,30 +1068,47 @@ def _compiled_course_file(pyc: Path, shipped: set[str]) -> bool:
     return False
 
 
-def _scan_git(repository: Path, pattern: Mentions, shipped: set[str], out: Scan) -> None:
+def _scan_git(
+    repository: Path, pattern: Mentions, shipped: set[str], out: Scan, course: frozenset[bytes]
+) -> None:
     """A git repository in the class folder (a course versioned in grader/): every object it
     holds (history, other branches, what ``git rm`` left behind) read through git, which alone
     unpacks them, one at a time; a file of the course as shipped is no mention there either (a
-    course downloaded as a zip, then ``git init`` in grader/). A repository git will not read,
-    or an object too big to read whole, is named, never « no mention »."""
-    command = ["git", "-c", "safe.directory=*", "--git-dir", str(repository)]
-    command += ["cat-file", "--batch-all-objects", "--batch"]
+    course downloaded as a zip, then ``git init`` in grader/), nor an object of the course's
+    own repository (`course`: a clone of the course, whose tests name « ana » hundreds of
+    times; the repository is named with the course's among what is not searched). A
+    repository git will not read, or an object too big to read whole, is named, never « no
+    mention »."""
+    command = ["git", "-c", "safe.directory=*", "--git-dir", str(repository), "cat-file"]
     hits, reason = 0, ""
     try:
-        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as git:
-            while header := git.stdout.readline():
-                _, kind, size = (header.split() + [b"", b""])[:3]
-                size = int(size) if size.isdigit() else -1  # « <sha> missing »: no body
-                if size > packed.EXPANDED_MAX:
-                    reason = f"un objet de {size // 2**20} Mo"
-                    break
-                body = git.stdout.read(size + 1)[:-1] if size >= 0 else b""
-                if not (kind == b"blob" and digest(body) in shipped):
-                    hits += pattern.binary_count(body)
-            git.kill()
-            returncode = git.wait()
-            if returncode > 0 and not reason:
-                reason = git.stderr.read().decode(errors="replace").strip()[:200]
+        listed = subprocess.run(
+            [*command, "--batch-all-objects", "--batch-check=%(objectname)"], capture_output=True
+        )
+        every = listed.stdout.split()
+        ids = [i for i in every if i not in course]
+        if len(ids) < len(every):
+            out.course_copies.append(str(repository))
+        if listed.returncode:
+            reason = listed.stderr.decode(errors="replace").strip()[:200]
+        with tempfile.TemporaryFile() as asked:
+            asked.write(b"".join(i + b"\n" for i in ids))
+            asked.seek(0)
+            batch = [*command, "--batch"]
+            pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+            with subprocess.Popen(batch, stdin=asked, **pipes) as git:
+                while not reason and (header := git.stdout.readline()):
+                    _, kind, size = (header.split() + [b"", b""])[:3]
+                    size = int(size) if size.isdigit() else -1  # « <sha> missing »: no body
+                    if size > packed.EXPANDED_MAX:
+                        reason = f"un objet de {size // 2**20} Mo"
+                        break
+                    body = git.stdout.read(size + 1)[:-1] if size >= 0 else b""
+                    if not (kind == b"blob" and digest(body) in shipped):
+                        hits += pattern.binary_count(body)
+                git.kill()
+                if git.wait() > 0 and not reason:
+                    reason = git.stderr.read().decode(errors="replace").strip()[:200]
     except (OSError, ValueError) as exc:
         reason = french_reason(exc) if isinstance(exc, OSError) else "sortie de git illisible"
     if reason:
