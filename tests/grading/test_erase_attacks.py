@@ -3176,6 +3176,8 @@ def test_git_s_own_folder_names_are_no_mention_of_a_short_id(petite_classe):
         _erase(_copy_class(c), "fe")
     (c["grader"] / "hub" / "fe.txt").unlink()
     assert not _erase(c, "fe").failures
+
+
 @pytest.mark.slow
 def test_a_clone_of_the_course_in_grader_never_blocks_the_erasure(petite_classe):
     """Review4: a git repository in grader/ is searched object by object, with no regard for
