@@ -3231,3 +3231,45 @@ def test_a_class_list_committed_in_a_clone_of_the_course_in_grader_is_named(peti
     assert main(["ana", "--temoin", "cyr", *places, "--grader-dir", str(c["grader"])]) == 0
     said = capsys.readouterr().out
     assert f"clone du dépôt du cours\u00a0: {clone / '.git'}" in said, said[-1500:]
+
+
+@pytest.mark.slow
+def test_compiled_code_of_a_module_an_update_of_the_course_moved_never_blocks_the_erasure(
+    petite_classe,
+):
+    """Review6: an update of the course that moves or removes a module (1141a1c moved
+    ``grading/learner_places.py`` to ``grading/privacy/``; issue 35 moves most of grading/)
+    leaves the teacher's ``grading/__pycache__/learner_places.cpython-311.pyc``, compiled when
+    she last ran ``make oublier-eleve``: git never removes it and Python never compiles it
+    again. Its source is gone, so ``_compiled_course_file`` says « not the course's », and it
+    is searched: the old module's docstrings (« ``ana/oublier/oublier.ipynb`` », the course's
+    example learner) refuse the erasure of ana, and the teacher is told to delete a file of
+    the course. Control: the class before the update erases ana."""
+    import py_compile
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    # a function of the module before 1141a1c, its docstring as the course shipped it
+    old = (
+        b"def _owned(path: str, sid: str) -> bool:\n"
+        b'    """Whether a download member (``/<archive stem>/<member>``) is the learner\'s.\n\n'
+        b"    The first folder inside the archive that names a learner of the class (or\n"
+        b"    `sid`) decides: an ENT that puts each copy one folder deeper\n"
+        b"    (``ana/oublier/oublier.ipynb``,\n"
+        b"    ``ana/brouillon/\xe2\x80\xa6``) keeps them Ana's; a file name is never an owner\n"
+        b'    (``ben/ana.ipynb`` is Ben\'s)."""\n'
+        b"    return path.split('/')[1] == sid\n"
+    )
+    assert re.search(rb"\bana/oublier\b", old)  # the course's own example, in a docstring
+    assert not _erase(_copy_class(c), "ana").failures  # control: « Preuve faite »
+    source = c["grader"] / "grading" / "learner_places.py"
+    source.write_bytes(old)  # the course before the update, as she ran it
+    py_compile.compile(str(source), doraise=True)
+    source.unlink()  # git pull: the module moved to grading/privacy/
+    try:
+        result = _erase(c, "ana")
+    except ErasureError as exc:
+        said = str(exc)[:1500]
+        pytest.fail(f"le code compilé d'une version du cours bloque l'effacement\u00a0: {said}")
+    assert not result.failures, result.failures
