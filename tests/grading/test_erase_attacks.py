@@ -3273,3 +3273,25 @@ def test_compiled_code_of_a_module_an_update_of_the_course_moved_never_blocks_th
         said = str(exc)[:1500]
         pytest.fail(f"le code compilé d'une version du cours bloque l'effacement\u00a0: {said}")
     assert not result.failures, result.failures
+
+
+@pytest.mark.slow
+def test_compiled_code_of_a_script_she_deleted_is_deleted_with_the_learner(petite_classe):
+    """The other side of the moved module: the compiled copy of a teacher's script she deleted
+    (its list of the class in a constant) names the learner; Python no longer uses it, so the
+    erasure deletes it and proves it gone. One that names nobody stays, as does a classmate's
+    (test_compiled_code_in_a_classmates_folder_is_searched)."""
+    import py_compile
+
+    c = petite_classe
+    folder = c["grader"] / "outils"
+    folder.mkdir()
+    for name, text in (("groupes", "GROUPE_B = ['ana', 'ben']\n"), ("vide", "X = 1\n")):
+        (folder / f"{name}.py").write_text(text, encoding="utf-8")
+        py_compile.compile(str(folder / f"{name}.py"), doraise=True)
+        (folder / f"{name}.py").unlink()
+    compiled = {p.name.split(".")[0]: p for p in (folder / "__pycache__").iterdir()}
+    result = _erase(c, "ana")
+    assert not result.failures, result.failures
+    assert any(f.kind == "code compilé sans sa source" for f in result.before.found)
+    assert not compiled["groupes"].exists() and compiled["vide"].exists()

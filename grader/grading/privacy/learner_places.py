@@ -948,6 +948,16 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         if file.suffix.lower() == ".zip" and data.startswith(ZIP_MAGIC):
             if _scan_class_zip(file, data, own_members.get(file, set()), pattern, out, in_place):
                 continue  # read member by member; a damaged archive: searched as bytes below
+        if not in_place and _orphan_compiled(file):  # dead code: deleted if it names her
+            with suppress(Unsearched):  # not a .pyc inside: named as any other below
+                if binary_hits(data, pattern):
+                    detail = (
+                        "code compilé dont la source n'existe plus (une mise à jour du cours "
+                        "l'a déplacée, ou vous l'avez supprimée)\u00a0: Python ne s'en sert "
+                        "plus, supprimé à l'effacement"
+                    )
+                    out.add("code compilé sans sa source", file, detail, "tree", file)
+                continue
         if file in strays and is_binary(data):
             with suppress(Unsearched):
                 if binary_hits(data, pattern):  # named as any binary file below
@@ -1042,6 +1052,14 @@ def _is_environment(folder: Path) -> bool:
     with suppress(OSError):
         return (folder / "pyvenv.cfg").is_file()
     return False
+
+
+def _orphan_compiled(pyc: Path) -> bool:
+    """Whether `pyc` is in a ``__pycache__`` whose source is gone (a module an update of the
+    course moved, a script deleted): Python imports such a file only beside its source. Out of
+    the class's data folders only: a classmate's is his work, named, never deleted."""
+    source = pyc.parent.parent / f"{pyc.name.split('.')[0]}.py"
+    return pyc.suffix == ".pyc" and pyc.parent.name == "__pycache__" and not source.exists()
 
 
 def _compiled_course_file(pyc: Path, shipped: set[str]) -> bool:

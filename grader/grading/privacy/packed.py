@@ -92,6 +92,27 @@ def expand(data: bytes, decompressor, most: int) -> tuple[bytes, bool]:
     return b"".join(out), True
 
 
+# the strings of a compiled module (a .pyc: its header, then a code object), as marshal writes
+# them: a type byte (its reference flag 0x80 or not), a length, the string, then the next
+# object's type byte, often a letter or a UTF-8 lead byte: « \xda\x03ana\xda » is no word in
+# bytes, so each string is searched alone
+_SHORT_STRINGS = frozenset(b"zZ\xfa\xda")  # ASCII, 1-byte length
+_LONG_STRINGS = frozenset(b"aAut\xe1\xc1\xf5\xf4")  # ASCII or UTF-8, 4-byte length
+
+
+def _compiled_strings(data: bytes) -> bytes:
+    """Every string a .pyc may hold, one per line (a byte read as a type when it is not one
+    gives a string of noise, never a missed one)."""
+    strings = []
+    for i in range(16, len(data) - 1):
+        if data[i] in _SHORT_STRINGS:
+            strings.append(data[i + 2 : i + 2 + data[i + 1]])
+        elif data[i] in _LONG_STRINGS and (n := int.from_bytes(data[i + 1 : i + 5], "little")):
+            if n <= len(data) - i - 5:
+                strings.append(data[i + 5 : i + 5 + n])
+    return b"\n".join(strings)
+
+
 def binary_hits(
     data: bytes,
     pattern: _Counts,
@@ -114,6 +135,8 @@ def binary_hits(
     left = [EXPANDED_MAX] if left is None else left
     hits = pattern.binary_count(data)
     opener = next((o for m, o in _STREAMS.items() if data.startswith(m)), None)
+    if data[2:4] == b"\r\n" and data[16:17] == b"\xe3":  # a .pyc: its strings one by one
+        hits += pattern.binary_count(_compiled_strings(data))
     if data.startswith(_UTF16):  # its words as UTF-8, where a mention is searched
         hits += pattern.binary_count(data.decode("utf-16", errors="replace").encode())
     if (data.startswith(ZIP_MAGIC) or opener) and depth > 2:
