@@ -21,8 +21,8 @@ ROOT = HERE.parent
 # grading.<tool>`) run in this folder, where Python finds it first.
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
-# nbgrader's gradebook runs `alembic` from PATH: the one next to this Python, so that
-# `../.venv/bin/nbgrader …` works without an activated venv (same environment as nbgrader).
+# `nbgrader db upgrade` runs `alembic` from PATH: the one next to this Python, so that
+# `../.venv/bin/nbgrader db upgrade` works without an activated venv
 _BIN = str(Path(sys.executable).parent)
 if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = os.pathsep.join(filter(None, [_BIN, os.environ.get("PATH", "")]))
@@ -30,6 +30,10 @@ if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
 from grading.classroom.gradebook import sqlite_url  # noqa: E402  (importable from the line above)
 from grading.classroom.paths import root_problem  # noqa: E402
 from grading.nbgrader_ext.outcome_record import METADATA_KEY  # noqa: E402
+from grading.nbgrader_ext.schema_stamp import stamp_in_process  # noqa: E402
+
+# a new gradebook is stamped without running `alembic` (1 s of CPU each)
+stamp_in_process()
 
 c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this file)
 

@@ -33,12 +33,12 @@ def pytest_report_header() -> str:
 
 
 @pytest.fixture(autouse=True, scope="session")
-def venv_tools_on_path() -> None:
-    """nbgrader's gradebook runs the ``alembic`` command when it creates a database: this
-    Python's bin/ first on PATH, by the grading tools' own rule."""
-    from grading.runs.nbgrader_run import tools_on_path
+def gradebook_stamp_in_process() -> None:
+    """The gradebooks the tests create here are stamped as the class tools stamp theirs
+    (grading.nbgrader_ext.schema_stamp), not by an ``alembic`` command each (1 s of CPU)."""
+    from grading.nbgrader_ext.schema_stamp import stamp_in_process
 
-    tools_on_path()
+    stamp_in_process()
 
 
 _UMASK = os.umask(0o022)  # the test process's own, read once

@@ -162,10 +162,9 @@ def generated_course(dest: Path) -> Path:
     """A course copy in `dest` with the TP generated into its own new gradebook, as
     ``nbgrader generate_assignment oublier`` leaves it; returns its grader/ folder.
 
-    The run's first call runs the real command (about 10 s, 30 s under load: creating a
-    gradebook starts nbgrader's ``alembic``); every later call, in any xdist worker, copies that
-    result, which is the same bytes (nothing in it holds its own path: tests/grading/
-    test_shared_course.py).
+    The run's first call runs the real command (about 10 s, 30 s under load); every later
+    call, in any xdist worker, copies that result, which is the same bytes (nothing in it
+    holds its own path: tests/grading/test_shared_course.py).
     """
     shutil.copytree(generated_template(), dest, symlinks=True)
     return dest / "grader"

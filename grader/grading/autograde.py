@@ -22,6 +22,7 @@ from .classroom.paths import CourseDirs, course_dirs
 from .french.french_args import FrenchParser
 from .french.system_reason import GradingError, french_message
 from .nbgrader_ext.sandbox_setting import refusal
+from .nbgrader_ext.schema_stamp import stamp_in_process
 from .runs import known_failures, manual_grades
 from .runs.autograde_runs import ClassRun, merge_outcomes, parallel, sequential
 from .runs.autograde_summary import Summary, changed_submissions, missing_from_gradebook
@@ -30,7 +31,6 @@ from .runs.nbgrader_run import (
     ProgressBar,
     ensure_assignment,
     student_pattern,
-    tools_on_path,
     warnings_to_log,
     with_force,
 )
@@ -80,7 +80,7 @@ def autograde(
     retry_failed: bool = False,
 ) -> Summary:
     """Stock ``nbgrader autograde`` over every submission of `assignment` (module docstring)."""
-    tools_on_path()
+    stamp_in_process()
     dirs = course_dirs(grader_dir)
     if sandboxed and (problem := sandbox_problem()):
         raise GradingError(refusal(problem))

@@ -17,8 +17,9 @@ from .feedback import generate_feedback
 from .french.french_args import FrenchParser
 from .french.system_reason import GradingError, french_message
 from .nbgrader_ext.late_penalty import rule_of_config
+from .nbgrader_ext.schema_stamp import stamp_in_process
 from .report import class_table, write_report
-from .runs.nbgrader_run import run_quiet, tools_on_path
+from .runs.nbgrader_run import run_quiet
 from .samples import ASSIGNMENT, write_all
 
 __all__ = ["demo_config", "main", "run_demo"]
@@ -40,7 +41,7 @@ def run_demo(
     only: list[str] | None = None, sandboxed: bool = True, grader_dir: Path | None = None
 ) -> int:
     """Generate, submit the samples, grade, feedback, report: all inside ``<grader>/demo``."""
-    tools_on_path()
+    stamp_in_process()
     course = course_dirs(grader_dir)
     demo = course.grader_dir / DEMO_FOLDER
     config = demo / CONFIG

@@ -12,7 +12,8 @@ from nbgrader.api import Gradebook, MissingEntry
 from .classroom.paths import course_dirs
 from .french.french_args import FrenchParser
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
-from .runs.nbgrader_run import finish, run_quiet, tools_on_path, warnings_to_log
+from .nbgrader_ext.schema_stamp import stamp_in_process
+from .runs.nbgrader_run import finish, run_quiet, warnings_to_log
 
 __all__ = ["main", "set_duedate"]
 
@@ -28,7 +29,7 @@ def set_duedate(
     run = run_quiet(dirs.grader_dir, args, dirs.log_file("duedate"))
     if run.status:
         return 1, [run.failure(f"date limite de «\u00a0{assignment}\u00a0» non fixée")]
-    tools_on_path()
+    stamp_in_process()
     due = None  # also for an assignment nbgrader did not add
     with warnings_to_log(run.log_path), Gradebook(dirs.db_url) as gb, suppress(MissingEntry):
         due = gb.find_assignment(assignment).duedate

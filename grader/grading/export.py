@@ -16,7 +16,8 @@ from .classroom.paths import course_dirs
 from .french.french_args import FrenchParser
 from .french.french_csv import EXPORT_NAME, write_export
 from .nbgrader_ext.safe_export import SafeCsvExport
-from .runs.nbgrader_run import finish, run_quiet, tools_on_path, warnings_to_log
+from .nbgrader_ext.schema_stamp import stamp_in_process
+from .runs.nbgrader_run import finish, run_quiet, warnings_to_log
 
 __all__ = ["export", "main"]
 
@@ -30,7 +31,7 @@ def export(grader_dir: Path | None = None) -> tuple[int, list[str]]:
     run = run_quiet(dirs.grader_dir, ["export", "--to", str(out / "grades.csv")], log_path)
     if run.status:
         return 1, [run.failure("export des notes")]
-    tools_on_path()
+    stamp_in_process()
     with warnings_to_log(run.log_path), Gradebook(dirs.db_url) as gradebook:
         rows = write_export(SafeCsvExport().rows(gradebook), french := out / EXPORT_NAME)
     students = len({row[3] for row in rows})

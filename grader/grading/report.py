@@ -42,8 +42,8 @@ from .nbgrader_ext.hooks import LABS
 from .nbgrader_ext.late_penalty import rule_of_config
 from .nbgrader_ext.outcome_record import read_record
 from .nbgrader_ext.safe_export import SafeCsvExport
+from .nbgrader_ext.schema_stamp import stamp_in_process
 from .runs.manual_grades import pending_hand_grades
-from .runs.nbgrader_run import tools_on_path
 from .runs.submitted_ids import submitted_students
 from .zip_collect import DATING_FILE
 
@@ -436,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
         help="dossier du rapport (défaut\u00a0: rapport/ à côté de nbgrader_config.py)",
     )
     args = parser.parse_args(argv)
-    tools_on_path()
+    stamp_in_process()
     autograded, submitted, late_rule = None, None, ""
     try:
         dirs = course_dirs()

@@ -17,9 +17,10 @@ from .classroom.ids import Member, RosterError, decode_roster, normalize_id, par
 from .classroom.paths import course_dirs
 from .french.french_args import FrenchParser
 from .french.system_reason import GradingError, french_message, french_reason
+from .nbgrader_ext.schema_stamp import stamp_in_process
 from .privacy.erasure_register import class_registers, erased_on
 from .privacy.erasure_register import reenrol as record_reenrolment
-from .runs.nbgrader_run import run_quiet, tools_on_path
+from .runs.nbgrader_run import run_quiet
 
 __all__ = ["main", "read_students", "register"]
 
@@ -55,7 +56,7 @@ def register(
     """Register the roster's students (stock ``nbgrader db student import`` on a checked copy),
     except erased learners `reenrol` does not name; (French summary lines, skipped learners)."""
     students = read_students(Path(path))
-    tools_on_path()
+    stamp_in_process()
     dirs = course_dirs(grader_dir)
     if why := gradebook_problem(dirs, missing_ok=True):  # nbgrader makes a missing one
         raise GradingError(f"Rien n'a été inscrit\u00a0: {why}.")

@@ -1,6 +1,6 @@
 """Issue 22, point 6: the teacher's commands work from where a teacher stands, on one fresh
 clone: the class tools (`python -m grading.<outil>`) from grader/; stock `nbgrader` from
-grader/ without activating the venv (its gradebook's `alembic` is found next to nbgrader).
+grader/ without activating the venv (its new gradebook is stamped without the `alembic` command).
 `make` from the root or from grader/, with the venv activated or not, is shown on the clone
 that test_cycle_fresh_clone.py grades (students, grade, export and report each from one of
 those places, an unknown target from grader/): one clone graded once for both."""
@@ -41,7 +41,8 @@ def _students(grader: Path) -> set[str]:
 
 
 def test_stock_nbgrader_from_grader_without_the_venv_activated(clone):
-    # the first command makes the gradebook, which runs `alembic`: not on this PATH
+    # the first command makes the gradebook, which nbgrader stamps by running `alembic`: not on
+    # this PATH
     proc = subprocess.run(
         [str(BIN / "nbgrader"), "db", "student", "add", "bea", "--first-name=Béa"],
         cwd=clone / "grader",

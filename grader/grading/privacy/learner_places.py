@@ -56,8 +56,8 @@ from ..classroom.kept_columns import ID_COLUMNS
 from ..classroom.paths import DEMO_FOLDER, course_dirs, files_under, is_demo, load_config
 from ..french.french_format import french_datetime
 from ..french.system_reason import french_reason
+from ..nbgrader_ext.schema_stamp import stamp_in_process
 from ..runs.known_failures import FILE_NAME as FAILURES_FILE
-from ..runs.nbgrader_run import tools_on_path
 from . import packed
 from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
 from .course_files import LIST, course_digests, course_history, course_names, digest
@@ -162,7 +162,7 @@ class Context:
     """The course's folders and configuration, read once."""
 
     def __init__(self, setup: Setup) -> None:
-        tools_on_path()
+        stamp_in_process()
         self.setup = setup
         self._mentions: dict[tuple, Mentions] = {}
         self.dirs = course_dirs(setup.grader_dir)

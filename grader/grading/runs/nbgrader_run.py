@@ -35,7 +35,6 @@ __all__ = [
     "start",
     "stop",
     "student_pattern",
-    "tools_on_path",
     "warnings_to_log",
     "with_force",
 ]
@@ -47,18 +46,12 @@ BIN = Path(sys.executable).parent
 
 
 def nbgrader_env(sandboxed: bool = True) -> dict[str, str]:
-    """This Python's bin/ first (its gradebook runs ``alembic``), the sandbox switch when turned
-    off; ``nbgrader_config.py`` puts ``grading`` on ``sys.path`` itself."""
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    """The environment, the sandbox switch when turned off; ``nbgrader_config.py`` puts
+    ``grading`` on ``sys.path`` and stamps a new gradebook in the process itself."""
+    env = dict(os.environ)
     if not sandboxed:  # the default of StartOutOfKernelGrading.sandboxed (nbgrader_ext.hooks)
         env[NO_SANDBOX_ENV] = "1"
     return env
-
-
-def tools_on_path() -> None:
-    """This Python's bin/ first on PATH here too: nbgrader's gradebook API runs ``alembic``."""
-    if not os.environ.get("PATH", "").startswith(f"{BIN}{os.pathsep}"):
-        os.environ["PATH"] = nbgrader_env()["PATH"]
 
 
 def start(args: Sequence[str], cwd: Path, sandboxed: bool = True) -> subprocess.Popen:
