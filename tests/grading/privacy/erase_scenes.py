@@ -17,16 +17,16 @@ from grading_course import copy_course
 from nbgrader.api import Gradebook
 
 __all__ = [
-    "CLASS_LIST",
     "ROSTER",
-    "_class_list",
-    "_released_tp",
+    "CLASS_LIST",
     "petite_classe_template",
     "petite_classe",
     "_setup",
     "_erase",
     "_enrol",
     "_copy_class",
+    "_class_list",
+    "_released_tp",
     "_dry_run_in_two_gigabytes",
     "_assert_proved",
     "_git",
@@ -88,12 +88,15 @@ def petite_classe(petite_classe_template, tmp_path) -> dict[str, Path]:
 
 
 def _setup(c, roster: Path | None = None):
+    """The erasure's options for the small class (`roster`: another class list)."""
     from grading.erase_learner import Setup
 
     return Setup(grader_dir=c["grader"], roster=roster or c["roster"], exchange=c["exchange"])
 
 
 def _erase(c, sid: str, control: str = "cyr", roster: Path | None = None):
+    """`sid` erased from the small class, confirmed, `control` the witness: what it did (it
+    raises ErasureError when it refuses)."""
     from grading.erase_learner import erase
 
     return erase(sid, _setup(c, roster), confirm=True, control=control)
@@ -178,6 +181,7 @@ def _assert_proved(c, sid: str, what: str) -> None:
 
 
 def _git(course: Path, *args: str) -> None:
+    """git run in `course` as a teacher with a name and an e-mail (no global configuration)."""
     import subprocess
 
     git = ("git", "-c", "user.name=prof", "-c", "user.email=prof@exemple.fr")
@@ -192,6 +196,8 @@ def _clone(course: Path, *paths: str) -> None:
 
 
 def _make_from(c, folder: str, *args: str):
+    """``make <args>`` run as the teacher runs it in the small class's course (the course's
+    Makefiles copied there), from `folder` (« » the course's root, « grader »)."""
     from grading_course import make
     from helpers import REPO
 
