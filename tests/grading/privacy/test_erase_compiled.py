@@ -247,3 +247,67 @@ def test_the_course_s_compiled_code_copied_with_the_course_never_blocks_the_eras
     code = compile(source.read_bytes(), str(source), "exec")
     assert compiled.read_bytes()[16:] == marshal.dumps(code)  # its compilation, byte for byte
     _assert_proved(c, "ana", "le code compilé du cours")
+
+
+@pytest.mark.slow
+def test_compiled_code_of_a_module_an_update_of_the_course_moved_never_blocks_the_erasure(
+    petite_classe,
+):
+    """Review6: an update of the course that moves or removes a module (1141a1c moved
+    ``grading/learner_places.py`` to ``grading/privacy/``; issue 35 moves most of grading/)
+    leaves the teacher's ``grading/__pycache__/learner_places.cpython-311.pyc``, compiled when
+    she last ran ``make oublier-eleve``: git never removes it and Python never compiles it
+    again. Its source is gone, so ``_compiled_course_file`` says « not the course's », and it
+    is searched: the old module's docstrings (« ``ana/oublier/oublier.ipynb`` », the course's
+    example learner) refuse the erasure of ana, and the teacher is told to delete a file of
+    the course. Control: the class before the update erases ana."""
+    import py_compile
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    # a function of the module before 1141a1c, its docstring as the course shipped it
+    old = (
+        b"def _owned(path: str, sid: str) -> bool:\n"
+        b'    """Whether a download member (``/<archive stem>/<member>``) is the learner\'s.\n\n'
+        b"    The first folder inside the archive that names a learner of the class (or\n"
+        b"    `sid`) decides: an ENT that puts each copy one folder deeper\n"
+        b"    (``ana/oublier/oublier.ipynb``,\n"
+        b"    ``ana/brouillon/\xe2\x80\xa6``) keeps them Ana's; a file name is never an owner\n"
+        b'    (``ben/ana.ipynb`` is Ben\'s)."""\n'
+        b"    return path.split('/')[1] == sid\n"
+    )
+    assert re.search(rb"\bana/oublier\b", old)  # the course's own example, in a docstring
+    assert not _erase(_copy_class(c), "ana").failures  # control: « Preuve faite »
+    source = c["grader"] / "grading" / "learner_places.py"
+    source.write_bytes(old)  # the course before the update, as she ran it
+    py_compile.compile(str(source), doraise=True)
+    source.unlink()  # git pull: the module moved to grading/privacy/
+    try:
+        result = _erase(c, "ana")
+    except ErasureError as exc:
+        said = str(exc)[:1500]
+        pytest.fail(f"le code compilé d'une version du cours bloque l'effacement\u00a0: {said}")
+    assert not result.failures, result.failures
+
+
+@pytest.mark.slow
+def test_compiled_code_of_a_script_she_deleted_is_deleted_with_the_learner(petite_classe):
+    """The other side of the moved module: the compiled copy of a teacher's script she deleted
+    (its list of the class in a constant) names the learner; Python no longer uses it, so the
+    erasure deletes it and proves it gone. One that names nobody stays, as does a classmate's
+    (test_compiled_code_in_a_classmates_folder_is_searched)."""
+    import py_compile
+
+    c = petite_classe
+    folder = c["grader"] / "outils"
+    folder.mkdir()
+    for name, text in (("groupes", "GROUPE_B = ['ana', 'ben']\n"), ("vide", "X = 1\n")):
+        (folder / f"{name}.py").write_text(text, encoding="utf-8")
+        py_compile.compile(str(folder / f"{name}.py"), doraise=True)
+        (folder / f"{name}.py").unlink()
+    compiled = {p.name.split(".")[0]: p for p in (folder / "__pycache__").iterdir()}
+    result = _erase(c, "ana")
+    assert not result.failures, result.failures
+    assert any(f.kind == "code compilé sans sa source" for f in result.before.found)
+    assert not compiled["groupes"].exists() and compiled["vide"].exists()

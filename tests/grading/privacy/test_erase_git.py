@@ -66,6 +66,20 @@ def _history_naming_ana(c) -> Path:
     return work
 
 
+def _pack_naming_ana(c) -> bytes:
+    """That history as ``git fetch`` receives it: one pack of all its objects (``git
+    pack-objects --all``), her class list deflate-compressed in it."""
+    import subprocess
+
+    work = _history_naming_ana(c)
+    return subprocess.run(
+        ["git", "-C", str(work), "pack-objects", "--all", "--stdout"],
+        input=b"",
+        capture_output=True,
+        check=True,
+    ).stdout
+
+
 def _notes(c, message: str | None = "mes notes") -> Path:
     """The teacher's notes versioned beside the hub's recipes (grader/hub/notes/, ``git init``):
     one commit of a LISEZMOI, `message` its message (None: nothing committed yet)."""
@@ -221,15 +235,9 @@ def test_a_class_list_in_an_interrupted_fetch_of_a_repository_in_grader_is_named
     from grading.erase_learner import ErasureError
 
     c = petite_classe
-    work = _history_naming_ana(c)
     notes = _notes(c, None)
     pack = notes / ".git" / "objects" / "pack" / "tmp_pack_Xq3b1z"
-    received = subprocess.run(
-        ["git", "-C", str(work), "pack-objects", "--all", "--stdout"],
-        input=b"",
-        capture_output=True,
-        check=True,
-    ).stdout
+    received = _pack_naming_ana(c)
     pack.write_bytes(received)  # what git fetch had received when it was stopped
     indexed = notes / ".git" / "objects" / "pack" / "pack-complet.pack"
     shutil.copy(pack, indexed)
@@ -317,13 +325,7 @@ def test_what_git_does_not_read_in_a_repository_s_store_is_named(petite_classe, 
         with pytest.raises(ErasureError, match="objects/classe.csv"):
             _erase(control, "ana")
     else:
-        work = _history_naming_ana(c)
-        received = subprocess.run(
-            ["git", "-C", str(work), "pack-objects", "--all", "--stdout"],
-            input=b"",
-            capture_output=True,
-            check=True,
-        ).stdout
+        received = _pack_naming_ana(c)
         dropped = store / where.format(sha=received[-20:].hex())  # git's name: its checksum
         dropped.write_bytes(received)
         subprocess.run(["git", "index-pack", str(dropped)], check=True, capture_output=True)
@@ -413,3 +415,31 @@ def test_a_clone_of_the_course_in_grader_never_blocks_the_erasure(petite_classe)
         said = str(exc)[:1500]
         pytest.fail(f"l'historique du cours bloque l'effacement d'ana\u00a0: {said}")
     assert not result.failures, result.failures
+
+
+@pytest.mark.slow
+def test_a_class_list_committed_in_a_clone_of_the_course_in_grader_is_named(petite_classe, capsys):
+    """The other side of the clone above: what the teacher commits in it (a class list, then
+    ``git rm``) is the class's, not the course's history, and is searched; the summary names
+    the clone beside the course's own repository, whose history it copies and which no
+    erasure searches."""
+    import subprocess
+
+    from grading.erase_learner import ErasureError, main
+    from helpers import REPO
+
+    c = petite_classe
+    clone = c["grader"] / "cours-2025"
+    command = ["git", "clone", "-q", "--depth", "1", f"file://{REPO}", str(clone)]
+    subprocess.run(command, check=True)
+    (clone / "liste-groupe-b.csv").write_text("ana;Ana;Martin\n", encoding="utf-8")
+    _git(clone, "add", "liste-groupe-b.csv")
+    _git(clone, "commit", "-qm", "groupe B")
+    _git(clone, "rm", "-q", "liste-groupe-b.csv")
+    _git(clone, "commit", "-qm", "sans la liste")
+    with pytest.raises(ErasureError, match="historique git à réécrire à la main"):
+        _erase(c, "ana")
+    places = ["--eleves", str(c["roster"]), "--echange", str(c["exchange"])]
+    assert main(["ana", "--temoin", "cyr", *places, "--grader-dir", str(c["grader"])]) == 0
+    said = capsys.readouterr().out
+    assert f"clone du dépôt du cours\u00a0: {clone / '.git'}" in said, said[-1500:]
