@@ -66,6 +66,18 @@ def _history_naming_ana(c) -> Path:
     return work
 
 
+def _committed_then_removed(
+    repository: Path, name: str, text: str, message: str = "ma classe"
+) -> None:
+    """`name` (holding `text`) committed in `repository` (`message`), then removed as the
+    erasure tells the teacher (``git rm``, a commit): only the history still holds it."""
+    (repository / name).write_text(text, encoding="utf-8")
+    _git(repository, "add", name)
+    _git(repository, "commit", "-qm", message)
+    _git(repository, "rm", "-q", name)
+    _git(repository, "commit", "-qm", "sans la liste")
+
+
 def _pack_naming_ana(c) -> bytes:
     """That history as ``git fetch`` receives it: one pack of all its objects (``git
     pack-objects --all``), her class list deflate-compressed in it."""
@@ -290,11 +302,7 @@ def test_a_course_versioned_in_grader_by_the_teacher_never_blocks_the_erasure(pe
     _git(grader, "add", "README.md", "hub/ADMIN.md", "nbgrader_config.py")
     _git(grader, "commit", "-qm", "le cours, versionné par l'enseignante")
     assert not _erase(_copy_class(c), "ana").failures  # the course's own words: no mention
-    (grader / "hub" / "classe.csv").write_text("ana,Ana Martin,ana.martin@exemple.fr\n")
-    _git(grader, "add", "hub/classe.csv")
-    _git(grader, "commit", "-qm", "ma classe")
-    _git(grader, "rm", "-q", "hub/classe.csv")
-    _git(grader, "commit", "-qm", "sans la liste")
+    _committed_then_removed(grader, "hub/classe.csv", "ana,Ana Martin,ana.martin@exemple.fr\n")
     with pytest.raises(ErasureError, match="historique git"):
         _erase(c, "ana")
 
@@ -432,11 +440,7 @@ def test_a_class_list_committed_in_a_clone_of_the_course_in_grader_is_named(peti
     clone = c["grader"] / "cours-2025"
     command = ["git", "clone", "-q", "--depth", "1", f"file://{REPO}", str(clone)]
     subprocess.run(command, check=True)
-    (clone / "liste-groupe-b.csv").write_text("ana;Ana;Martin\n", encoding="utf-8")
-    _git(clone, "add", "liste-groupe-b.csv")
-    _git(clone, "commit", "-qm", "groupe B")
-    _git(clone, "rm", "-q", "liste-groupe-b.csv")
-    _git(clone, "commit", "-qm", "sans la liste")
+    _committed_then_removed(clone, "liste-groupe-b.csv", "ana;Ana;Martin\n", "groupe B")
     with pytest.raises(ErasureError, match="historique git à réécrire à la main"):
         _erase(c, "ana")
     places = ["--eleves", str(c["roster"]), "--echange", str(c["exchange"])]
