@@ -1,6 +1,7 @@
 """Compiled code and Python environments in the class folder (learner_places
 ``_compiled_course_file``, ``_is_environment``): a ``.pyc`` is passed over only as the
-compilation of a course file as shipped; what pip installed never blocks an erasure, a
+compilation of a course file as shipped, one whose source is gone is dead code (deleted with
+her when it names her), any other is searched; what pip installed never blocks an erasure, a
 teacher's or a classmate's own files beside it are searched."""
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Git repositories in the class folder (learner_places ``_scan_git``, ``_is_repository``,
 ``_git_object``): histories, bare repositories, a classmate's .git, branches, git's own store
-(packs, indexes, strays) and folder names, a course the teacher versions in grader/."""
+(packs, indexes, strays) and folder names, a course the teacher versions in grader/, a clone
+of the course there (its history is the course's, what she commits in it is searched)."""
 
 from __future__ import annotations
 
