@@ -13,8 +13,10 @@ import pytest
 from grading_course import generated_course
 from read_only import Snapshot, freeze, snapshot, thaw
 
-# this folder's helper modules (exchange_class.py, graded_class.py) import as tests/hub's do
+# this folder's helper modules (exchange_class.py, graded_class.py) import as tests/hub's do, and
+# so does the erasure's small class (privacy/erase_scenes.py, test_attack_places.py uses it too)
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent / "privacy"))
 from graded_class import GradedClass, class_in, master, put_back  # noqa: E402
 
 

@@ -1,7 +1,7 @@
 """Attacks on where learners' data lives (``grading.classroom.class_places``, read by the
 erasure): a learner's copy kept twice under one id in two Unicode forms, and a learner's own
 copy that the collect set aside under a classmate's name. The small class of
-``test_erase_attacks`` (planted as the tools leave it), the real erasure."""
+``privacy/erase_scenes.py`` (planted as the tools leave it), the real erasure."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import unicodedata
 import zipfile
 
 import pytest
+from erase_scenes import _erase, petite_classe, petite_classe_template  # noqa: F401
 from nbgrader.api import Gradebook
-from test_erase_attacks import _erase, petite_classe, petite_classe_template  # noqa: F401
 
 pytestmark = [pytest.mark.timeout(300)]
 

@@ -5,7 +5,7 @@ of a learner; a file beside it (a class list in hub/, a script), a course file t
 changed (committed or not, with or without git: a course downloaded as a zip) or Jupyter's
 checkpoint of a class list is searched. ``course_files.txt`` lists the SHA-256 of every file
 git tracks in grader/ (line ends as LF: a Windows checkout gives the same digests);
-``make course-files`` writes it again, and test_erase_attacks checks it against git.
+``make course-files`` writes it again, and test_erase_course_files checks it against git.
 
 The course's own git history (the checkout this code runs from, when it is one) is not the
 class's either: a clone of the course in grader/ (the next version, to compare) holds it.

@@ -1,0 +1,233 @@
+"""The backups (learner_places ``_scan_pending`` and ``_backup_holds``): what a backup holds of
+her (a gradebook copy, a classmate's mention, never the TP's own text), a damaged backup, a
+gradebook copy in the backups folder, and a restore that erases her again."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import sqlite3
+import tarfile
+import zlib
+from contextlib import closing
+
+import pytest
+from erase_scenes import ROSTER, _erase, _released_tp, _setup
+from grading_course import copy_course
+from nbgrader.api import Gradebook
+
+pytestmark = [pytest.mark.timeout(300)]
+
+
+def _without(c, sid: str) -> None:
+    """The small class without `sid`, as after their erasure: their submitted folder, roster
+    line and gradebook row gone, the gradebook vacuumed (no free page holds them)."""
+    grader = c["grader"]
+    shutil.rmtree(grader / "submitted" / sid)
+    line = next(x for x in ROSTER.splitlines(keepends=True) if x.startswith(f"{sid};"))
+    c["roster"].write_text(ROSTER.replace(line, ""))
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        gb.remove_student(sid)
+    with closing(sqlite3.connect(grader / "gradebook.db")) as con:
+        con.execute("VACUUM")
+
+
+@pytest.mark.slow
+def test_a_backup_holding_a_gradebook_copy_in_a_classmates_folder_is_pending(petite_classe):
+    """DPO attack, item 1 (the next backup): ben's row in a gradebook copy inside cyr's folder
+    went into a backup that holds no folder, roster line or gradebook row of ben; the erasure
+    did not list that backup among what to purge. Positive control: the same backup without
+    the copy holds nothing of him."""
+    from grading.backup import backup
+    from grading.privacy.learner_places import _backup_holds, _Who
+
+    c = petite_classe
+    grader = c["grader"]
+    copy = grader / "submitted" / "cyr" / "oublier" / "carnet.db"
+    shutil.copy(grader / "gradebook.db", copy)
+    _without(c, "ben")
+    ben = _Who("ben", "Ben", "Durand", "ben.durand@exemple.fr")
+    with_copy, *_ = backup(dest_dir=c["tmp"] / "avec", roster=c["roster"], grader_dir=grader)
+    copy.unlink()
+    without, *_ = backup(dest_dir=c["tmp"] / "sans", roster=c["roster"], grader_dir=grader)
+    assert _backup_holds(with_copy, ben)
+    assert not _backup_holds(without, ben)
+    # the same backup damaged mid-stream (zlib's « invalid block », not a gzip error): it may
+    # hold him (None: damaged), never a traceback that stops the erasure
+    data = without.read_bytes()
+    damaged = c["tmp"] / "abimee.tar.gz"
+    tries = ((o, p) for p in (bytes(4), b"\xff" * 4) for o in range(20, len(data) - 16, 7))
+    for offset, noise in tries:
+        damaged.write_bytes(data[:offset] + noise + data[offset + 4 :])
+        try:
+            with tarfile.open(damaged, "r:gz") as tar:
+                for _ in tar:
+                    pass
+        except zlib.error:
+            break
+        except (OSError, tarfile.TarError, EOFError):
+            continue
+    else:
+        pytest.fail("no offset gives zlib's error")
+    assert _backup_holds(damaged, ben) is None
+
+
+@pytest.mark.slow
+def test_a_restore_erases_her_again_even_with_a_file_to_clean_by_hand(petite_classe):
+    """Review of the DPO fixes: a SQLite file naming ana sat in cyr's folder when the backup was
+    taken; the teacher deleted it as the erasure asked, and erased her. Restoring that backup
+    (a disk lost): her re-erasure met the file to clean by hand, refused everything, and left
+    her submissions, roster line and gradebook row restored. Now her own places are erased
+    again and the file is named (a failure of the restore, exit 1); the control: cyr stays."""
+    from contextlib import closing
+
+    from grading.backup import backup, restore
+    from grading.erase_learner import erase
+
+    c = petite_classe
+    grader = c["grader"]
+    notes = grader / "submitted" / "cyr" / "oublier" / "notes.db"
+    with closing(sqlite3.connect(notes)) as con:
+        con.execute("CREATE TABLE t (nom TEXT)")
+        con.execute("INSERT INTO t VALUES ('Ana Martin')")
+        con.commit()
+    folder = c["tmp"] / "sauv"
+    archive, *_ = backup(folder, c["roster"], None, grader, confirm=True)
+    notes.unlink()  # the teacher deletes it, as the erasure asks
+    setup = dataclasses.replace(_setup(c), backups=folder)  # its register beside the backups
+    assert not erase("ana", setup, confirm=True, control="cyr").failures
+    fresh = copy_course(c["tmp"] / "neuf")
+    _counts, done = restore(archive, fresh / "eleves.csv", None, fresh)
+    assert done.erased == ["ana"], done
+    assert not (fresh / "submitted" / "ana").exists()
+    assert "ana" not in (fresh / "eleves.csv").read_text(encoding="utf-8")
+    assert any("notes.db" in f for f in done.failures), done.failures
+    assert (fresh / "submitted" / "cyr" / "oublier" / "notes.db").exists()  # never rewritten
+    assert (fresh / "submitted" / "cyr").is_dir()  # the control
+
+
+@pytest.mark.slow
+def test_a_damaged_backup_is_to_delete_by_hand_before_the_erasure(petite_classe):
+    """Review of the DPO fixes: a damaged backup (bytes zeroed mid-archive) was listed as
+    expiring under the retention, but the purge never deletes a damaged backup: her full copy
+    stayed for good after « Preuve faite ». Now it is a file to delete by hand, and nothing is
+    erased while it stays; the control: once the teacher deletes it, the erasure is proved."""
+
+    from grading.backup import backup
+    from grading.erase_learner import ErasureError, erase
+
+    c = petite_classe
+    for i in range(10):  # some bulk, so that the damage lands in the compressed data
+        (c["grader"] / "submitted" / "ben" / "oublier" / f"f{i}.txt").write_text(
+            os.urandom(20000).hex()
+        )
+    folder = c["tmp"] / "sauv"
+    archive, *_ = backup(folder, c["roster"], None, c["grader"], confirm=True)
+    data = bytearray(archive.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 4] = bytes(4)
+    archive.write_bytes(bytes(data))
+    setup = dataclasses.replace(_setup(c), backups=folder)
+    with pytest.raises(ErasureError, match="sauvegarde abîmée à supprimer à la main"):
+        erase("ben", setup, confirm=True, control="cyr")
+    assert (c["grader"] / "submitted" / "ben").is_dir()  # nothing erased
+    archive.unlink()
+    assert not erase("ben", setup, confirm=True, control="cyr").failures
+
+
+@pytest.mark.slow
+def test_a_gradebook_copy_the_teacher_keeps_in_the_backups_folder_is_named(petite_classe):
+    """Review4: the class scan skips the whole backups folder (grader/sauvegardes/), and the
+    pending list reads only the files named as ``make sauvegarde`` names them
+    (sauvegarde-<date>.tar.gz). A copy of the gradebook the teacher put there before the new
+    school year (``cp gradebook.db sauvegardes/carnet-juin.db``), or a backup she renamed
+    (sauvegarde-avant-rentree.tar.gz), holds ana's row, and the erasure says « Preuve faite »,
+    listing no backup to purge. Control: the same copy in grader/hub/ is named."""
+    import gzip
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    grader = c["grader"]
+    source = grader / "gradebook.db"
+    assert b"ana.martin@exemple.fr" in source.read_bytes()
+    control = grader / "hub" / "carnet-juin.db"
+    shutil.copy(source, control)
+    with pytest.raises(ErasureError, match="carnet-juin.db"):  # control: named
+        _erase(c, "ana")
+    control.unlink()
+    backups = grader / "sauvegardes"
+    backups.mkdir(exist_ok=True)
+    copy = backups / "carnet-juin.db"
+    shutil.copy(source, copy)
+    with pytest.raises(ErasureError, match="carnet-juin.db"):
+        _erase(c, "ana")
+    copy.unlink()
+    renamed = backups / "sauvegarde-avant-rentree.tar.gz"
+    renamed.write_bytes(gzip.compress(source.read_bytes()))
+    with pytest.raises(ErasureError, match="sauvegarde-avant-rentree"):
+        _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_backup_holding_a_classmates_mention_of_the_learner_is_pending(petite_classe):
+    """Review5: since review4 a backup ``make sauvegarde`` names is skipped by the class scan
+    (« _scan_pending »), and ``_backup_holds`` looks there for her folder, roster line and
+    SQLite rows only, never for a mention. Ben's notebook names « Ana Martin » (his partner,
+    enrolled after the backup); with ``CAVIARDER=1`` his live copy is redacted, the backup
+    keeps it, is not listed among the backups to purge, and « Preuve faite » is said; the
+    same archive renamed by hand is named by the class scan. Control: a backup holding her own
+    folder is pending."""
+    from grading.backup import backup
+    from grading.privacy.learner_places import _backup_holds, _Who
+
+    c = petite_classe
+    grader = c["grader"]
+    ana = _Who("ana", "Ana", "Martin", "ana.martin@exemple.fr")
+    with_her, *_ = backup(dest_dir=c["tmp"] / "avec", roster=c["roster"], grader_dir=grader)
+    assert _backup_holds(with_her, ana)  # control: her folder, her row
+    _without(c, "ana")  # the class before she enrolled
+    notebook = grader / "submitted" / "ben" / "oublier" / "oublier.ipynb"
+    notebook.write_text('{"copie de": "ben", "binome": "Ana Martin"}', encoding="utf-8")
+    mention, *_ = backup(dest_dir=c["tmp"] / "sans", roster=c["roster"], grader_dir=grader)
+    with tarfile.open(mention) as tar:  # Ben's notebook, her name in it
+        held = [m for m in tar if m.isfile() and m.name.endswith("ben/oublier/oublier.ipynb")]
+        assert b"Ana Martin" in tar.extractfile(held[0]).read()
+    assert _backup_holds(mention, ana)
+
+
+@pytest.mark.slow
+def test_a_backup_made_after_her_erasure_holding_only_the_tp_s_text_is_not_pending(
+    petite_classe,
+):
+    """Review6: since f62fe1b ``_backup_holds`` counts a mention of her in any member, but
+    with ``mention_pattern(who)`` alone: neither the released TP's lines (the class scan's
+    ``released``) nor a classmate's own name are left out. The TP names a sample learner as
+    data (« `alice` », its ``user_id``; here « `ana` »), so every classmate's copy in a backup
+    holds it: a backup ``make sauvegarde`` made after her erasure, without her folder, row or
+    line, is « sauvegarde » pending for her, and so is the fresh one its advice makes
+    (« make sauvegarde CONFIRMER=1 GARDER=1 »): the pending list never empties. Control: the
+    class scan counts no mention in the same copy; Ben's own words about her are held."""
+    import json
+
+    from grading.backup import backup
+    from grading.privacy.learner_places import Context, _backup_holds, _Who, mention_pattern, scan
+
+    c = petite_classe
+    grader = c["grader"]
+    given, cell, nb = _released_tp(c)
+    copy = grader / "submitted" / "ben" / "oublier" / "oublier.ipynb"
+    copy.write_text(json.dumps(nb, indent=1), encoding="utf-8")  # the TP as Ben handed it in
+    ana = _Who("ana", "Ana", "Martin", "ana.martin@exemple.fr")
+    found = {f.where for f in scan("ana", _setup(c)).found}
+    assert str(copy) not in found  # control: the TP's own line is no mention in the class
+    _without(c, "ana")  # the class once she is erased
+    after, *_ = backup(dest_dir=c["tmp"] / "apres", roster=c["roster"], grader_dir=grader)
+    mine = {"cell_type": "markdown", "id": "c2", "metadata": {}, "source": ["Relu avec Ana."]}
+    copy.write_text(json.dumps({**nb, "cells": [cell, mine]}, indent=1), encoding="utf-8")
+    his, *_ = backup(dest_dir=c["tmp"] / "binome", roster=c["roster"], grader_dir=grader)
+    ctx = Context(_setup(c))  # what the erasure reads of the class: its released TP
+    mentions = mention_pattern(ana, others=ctx.classmates, released=ctx.released_lines)
+    assert _backup_holds(his, ana, mentions)  # control: his own words about her
+    assert not _backup_holds(after, ana, mentions)

@@ -1,0 +1,314 @@
+"""Compiled code and Python environments in the class folder (learner_places
+``_compiled_course_file``, ``_is_environment``): a ``.pyc`` is passed over only as the
+compilation of a course file as shipped, one whose source is gone is dead code (deleted with
+her when it names her), any other is searched; what pip installed never blocks an erasure, a
+teacher's or a classmate's own files beside it are searched."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from erase_scenes import _assert_proved, _copy_class, _erase, _setup
+
+pytestmark = [pytest.mark.timeout(300)]
+
+
+def _venv_with_babel(env: Path) -> None:
+    """A virtual environment at `env` (``uv venv``) with Babel installed (a dependency of
+    JupyterLab in uv.lock, from uv's cache: offline), whose locale data holds « ana » as a word."""
+    import subprocess
+
+    from helpers import REPO
+
+    uv = str(REPO / ".venv" / "bin" / "uv")
+    subprocess.run([uv, "venv", "-q", str(env)], check=True)
+    babel = [uv, "pip", "install", "-q", "--offline", "--python", str(env / "bin" / "python")]
+    subprocess.run([*babel, "babel==2.19.0"], check=True)
+
+
+def test_compiled_code_in_a_classmates_folder_is_searched(petite_classe):
+    """Lead's read of the content rule: ``__pycache__`` and ``.git`` were skipped everywhere,
+    also inside the class's data folders, where a classmate's module compiled during grading
+    (autograded/cyr/oublier/__pycache__) may hold the learner's name. Only outside them are
+    they the course's or git's. Since review4, only the compiled copy of a course file as
+    shipped is passed over (control: course_files.py, whose docstring names « ana »); any
+    other ``.pyc`` is searched (test_compiled_code_of_a_teachers_script_she_corrected_is_named)."""
+    import py_compile
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    grader = c["grader"]
+    source = grader / "grading" / "privacy" / "course_files.py"
+    outside = Path(py_compile.compile(str(source), doraise=True))
+    assert b"ana" in outside.read_bytes() and outside.parent.name == "__pycache__"
+    inside = grader / "submitted" / "cyr" / "oublier" / "__pycache__" / "aide.cpython-311.pyc"
+    inside.parent.mkdir()
+    inside.write_bytes(b"\x00\x00ana\x00")
+    with pytest.raises(ErasureError, match="aide.cpython-311.pyc") as refused:
+        _erase(c, "ana")
+    assert outside.name not in str(refused.value)
+    inside.unlink()
+    assert not _erase(c, "ana").failures
+
+
+@pytest.mark.slow
+def test_a_class_list_the_teacher_keeps_in_a_pycache_folder_is_searched(petite_classe):
+    """Review3: every folder named ``__pycache__`` is skipped by name (« compiled code, its
+    source is searched »), whatever it holds: a class list naming ana in
+    grader/hub/__pycache__/ (or any file there that is not Python's own) gets « Preuve faite »
+    while it names her. Control: the same list one folder up is named."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    grader = c["grader"]
+    text = "id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n"
+    kept = grader / "hub" / "classe.csv"
+    kept.write_text(text, encoding="utf-8")
+    with pytest.raises(ErasureError, match="classe.csv"):  # control: one folder up, named
+        _erase(c, "ana")
+    hidden = grader / "hub" / "__pycache__" / "classe.csv"
+    hidden.parent.mkdir(exist_ok=True)
+    kept.rename(hidden)
+    with pytest.raises(ErasureError, match="classe.csv"):
+        _erase(c, "ana")
+    assert (grader / "submitted" / "ana").is_dir()
+
+
+@pytest.mark.slow
+def test_compiled_code_of_a_teachers_script_she_corrected_is_named(petite_classe):
+    """Review4: ``__pycache__/*.pyc`` outside the data folders is skipped (« its source is
+    searched »). The teacher's script grader/hub/inscrire.py listed ana's e-mail; Python
+    compiled it once (grader/hub/__pycache__/inscrire.cpython-3XX.pyc). The erasure names the
+    script; she removes ana's line as told: « Preuve faite », while the compiled copy, never
+    recompiled, still holds her e-mail. Control: the script itself is named."""
+    import subprocess
+    import sys
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    hub = c["grader"] / "hub"
+    script = hub / "inscrire.py"
+    script.write_text(
+        'ELEVES = ["ana.martin@exemple.fr", "ben.durand@exemple.fr"]\n', encoding="utf-8"
+    )
+    # what Python does on the first import (py_compile: the tests run without bytecode)
+    subprocess.run([sys.executable, "-m", "py_compile", "inscrire.py"], cwd=hub, check=True)
+    compiled = list((hub / "__pycache__").glob("inscrire.*.pyc"))
+    assert compiled and b"ana.martin@exemple.fr" in compiled[0].read_bytes()
+    with pytest.raises(ErasureError, match="inscrire.py"):  # control: the script, named
+        _erase(c, "ana")
+    script.write_text('ELEVES = ["ben.durand@exemple.fr"]\n', encoding="utf-8")
+    assert b"ana.martin@exemple.fr" in compiled[0].read_bytes()  # she is still there
+    with pytest.raises(ErasureError, match="inscrire"):
+        _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_teachers_virtual_environment_in_grader_never_blocks_the_erasure(petite_classe):
+    """Review4: a teacher who keeps her own virtual environment in grader/ (``uv venv
+    grader/env``, then the course's tools: here Babel, a dependency of JupyterLab in uv.lock)
+    cannot erase « ana »: the scan reads every installed file as hers, finds « ana » as a
+    whole word in Babel's locale data (blo.dat, eo.dat…: « ana » glued to a byte that is not
+    ASCII), and refuses on files she never wrote and cannot edit. Measured with the course's
+    whole .venv copied into grader/: 63 such files, 189 s for one scan (the class's own
+    erasure, without the venv, is made in every other test of this module)."""
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    env = c["grader"] / "env"
+    _venv_with_babel(env)
+    _assert_proved(c, "ana", "un venv de l'enseignante")
+    # what pip installed is left out, not the environment's folder: her class list beside it
+    (env / "classe.csv").write_text("ana,Ana Martin,ana.martin@exemple.fr\n", encoding="utf-8")
+    with pytest.raises(ErasureError, match="env/classe.csv"):
+        _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_teachers_folder_with_a_pyvenv_cfg_is_still_searched(petite_classe):
+    """Review5: a folder outside the data folders holding ``pyvenv.cfg`` is skipped whole (« a
+    Python environment: what pip installed »). A teacher who made her follow-up folder its own
+    environment to run a script there (``cd grader/hub/suivi && python3 -m venv .``, as many
+    guides show) keeps her class list beside it (suivi/eleves-2025.csv, naming ana): the whole
+    folder is never read and the erasure says « Preuve faite ». Control: the same folder before
+    ``python3 -m venv .`` is named."""
+    import subprocess
+    import sys
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    suivi = c["grader"] / "hub" / "suivi"
+    suivi.mkdir()
+    (suivi / "eleves-2025.csv").write_text(
+        "id,nom,courriel,tiers-temps\nana,Ana Martin,ana.martin@exemple.fr,oui\n", encoding="utf-8"
+    )
+    with pytest.raises(ErasureError, match="eleves-2025.csv"):  # control: named
+        _erase(c, "ana")
+    venv = [sys.executable, "-m", "venv", "--without-pip", "."]
+    subprocess.run(venv, cwd=suivi, check=True)
+    assert (suivi / "pyvenv.cfg").is_file()
+    with pytest.raises(ErasureError, match="eleves-2025.csv"):
+        _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_stale_compiled_copy_of_a_course_file_she_restored_is_named(petite_classe):
+    """Review5: a ``.pyc`` is passed over when its source, beside it, is a course file as
+    shipped; the ``.pyc``'s own bytes are never compared to that source. The teacher let one
+    address through the hub's login guard (grader/hub/login_guard.py, « ana.martin@exemple.fr
+    », Ana Martin) and the hub compiled it (here ``import login_guard``, as the hub's
+    configuration does); when the erasure named the file, she restored the course's version
+    (``git checkout``): the source is as shipped, its compiled copy of her edit is not
+    (__pycache__/login_guard.cpython-3XX.pyc still holds the address until the hub imports
+    it again), and the erasure says « Preuve faite ». Control: with her edit still in the
+    source, the compiled copy is named."""
+    import os
+    import subprocess
+    import sys
+
+    from grading.erase_learner import ErasureError
+    from helpers import REPO
+
+    c = petite_classe
+    hub = c["grader"] / "hub"
+    source = hub / "login_guard.py"
+    shutil.copy(REPO / "grader" / "hub" / "login_guard.py", source)  # as the course ships it
+    shipped = source.read_bytes()
+    edit = b'\nEN_ATTENTE = {"ana.martin@exemple.fr"}  # Ana Martin, compte en attente\n'
+    source.write_bytes(shipped + edit)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-c", "import login_guard"], cwd=hub, env=env, check=True)
+    compiled = next((hub / "__pycache__").glob("login_guard.*.pyc"))
+    assert b"ana.martin@exemple.fr" in compiled.read_bytes()
+    with pytest.raises(ErasureError, match=re.escape(compiled.name)):  # control: named
+        _erase(c, "ana")
+    source.write_bytes(shipped)  # what git checkout writes back
+    assert b"ana.martin@exemple.fr" in compiled.read_bytes()  # her address, still there
+    with pytest.raises(ErasureError, match=re.escape(compiled.name)):
+        _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_virtual_environment_a_classmate_handed_in_never_blocks_the_erasure(petite_classe):
+    """Review5: review4's venv is skipped outside the data folders only. Ben made his
+    environment inside his TP folder (``python -m venv .venv``, as VS Code proposes; nbgrader
+    collects it: 30 MB, under its 100 MB per folder), with the course's tools (here Babel, a
+    dependency of JupyterLab): the erasure of « ana » is refused on Babel's locale data
+    (« ana » in blo.dat, eo.dat…), files nobody of the class wrote. Each file pip installed
+    is listed with its SHA-256 in its package's ``RECORD``: a file that matches it is pip's,
+    inside a data folder or out (which would also close the ``pyvenv.cfg`` skip to a
+    teacher's own files). Control: a file Ben wrote in the same environment naming her is
+    named."""
+
+    from grading.privacy.learner_places import scan
+
+    c = petite_classe
+    env = c["grader"] / "submitted" / "ben" / "oublier" / ".venv"
+    _venv_with_babel(env)
+    his = env / "notes-binome.txt"
+    his.write_text("binôme : Ana Martin\n", encoding="utf-8")
+    found = {f.where for f in scan("ana", _setup(c)).found}
+    assert str(his) in found  # control: his own file, named
+    his.unlink()
+    _assert_proved(c, "ana", "le venv de ben")
+
+
+@pytest.mark.slow
+def test_the_course_s_compiled_code_copied_with_the_course_never_blocks_the_erasure(
+    petite_classe,
+):
+    """Review6: a ``.pyc`` of a course file is passed over only when its header holds its
+    source's current time and size (f62fe1b). Copying the course folder without the times
+    (``cp -r cours-2025 cours-2026`` for the new year, a ``git checkout`` back and forth, an
+    unzip) keeps every ``__pycache__`` whose bytes are exactly the compilation of the
+    shipped source, but their header no longer names the source's time: each is searched,
+    and the docstring of grader/hub/cgroup_caps.py (« for a user `ana` », the hub imports it
+    from there) refuses the erasure of every learner called ana until Python happens to
+    compile that module again. Control: compiled in place, it is passed over."""
+    import marshal
+    import py_compile
+
+    from helpers import REPO
+
+    c = petite_classe
+    source = c["grader"] / "hub" / "cgroup_caps.py"
+    shutil.copy(REPO / "grader" / "hub" / "cgroup_caps.py", source)  # as the course ships it
+    assert re.search(rb"\bana\b", source.read_bytes())  # the course's own example name
+    compiled = Path(py_compile.compile(str(source), doraise=True))
+    assert not _erase(_copy_class(c), "ana").failures  # control: compiled in place, skipped
+    os.utime(source, (source.stat().st_atime, source.stat().st_mtime + 3600))  # cp -r
+    code = compile(source.read_bytes(), str(source), "exec")
+    assert compiled.read_bytes()[16:] == marshal.dumps(code)  # its compilation, byte for byte
+    _assert_proved(c, "ana", "le code compilé du cours")
+
+
+@pytest.mark.slow
+def test_compiled_code_of_a_module_an_update_of_the_course_moved_never_blocks_the_erasure(
+    petite_classe,
+):
+    """Review6: an update of the course that moves or removes a module (1141a1c moved
+    ``grading/learner_places.py`` to ``grading/privacy/``; issue 35 moves most of grading/)
+    leaves the teacher's ``grading/__pycache__/learner_places.cpython-311.pyc``, compiled when
+    she last ran ``make oublier-eleve``: git never removes it and Python never compiles it
+    again. Its source is gone, so ``_compiled_course_file`` says « not the course's », and it
+    is searched: the old module's docstrings (« ``ana/oublier/oublier.ipynb`` », the course's
+    example learner) refuse the erasure of ana, and the teacher is told to delete a file of
+    the course. Control: the class before the update erases ana."""
+    import py_compile
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    # a function of the module before 1141a1c, its docstring as the course shipped it
+    old = (
+        b"def _owned(path: str, sid: str) -> bool:\n"
+        b'    """Whether a download member (``/<archive stem>/<member>``) is the learner\'s.\n\n'
+        b"    The first folder inside the archive that names a learner of the class (or\n"
+        b"    `sid`) decides: an ENT that puts each copy one folder deeper\n"
+        b"    (``ana/oublier/oublier.ipynb``,\n"
+        b"    ``ana/brouillon/\xe2\x80\xa6``) keeps them Ana's; a file name is never an owner\n"
+        b'    (``ben/ana.ipynb`` is Ben\'s)."""\n'
+        b"    return path.split('/')[1] == sid\n"
+    )
+    assert re.search(rb"\bana/oublier\b", old)  # the course's own example, in a docstring
+    assert not _erase(_copy_class(c), "ana").failures  # control: « Preuve faite »
+    source = c["grader"] / "grading" / "learner_places.py"
+    source.write_bytes(old)  # the course before the update, as she ran it
+    py_compile.compile(str(source), doraise=True)
+    source.unlink()  # git pull: the module moved to grading/privacy/
+    try:
+        result = _erase(c, "ana")
+    except ErasureError as exc:
+        said = str(exc)[:1500]
+        pytest.fail(f"le code compilé d'une version du cours bloque l'effacement\u00a0: {said}")
+    assert not result.failures, result.failures
+
+
+@pytest.mark.slow
+def test_compiled_code_of_a_script_she_deleted_is_deleted_with_the_learner(petite_classe):
+    """The other side of the moved module: the compiled copy of a teacher's script she deleted
+    (its list of the class in a constant) names the learner; Python no longer uses it, so the
+    erasure deletes it and proves it gone. One that names nobody stays, as does a classmate's
+    (test_compiled_code_in_a_classmates_folder_is_searched)."""
+    import py_compile
+
+    c = petite_classe
+    folder = c["grader"] / "outils"
+    folder.mkdir()
+    for name, text in (("groupes", "GROUPE_B = ['ana', 'ben']\n"), ("vide", "X = 1\n")):
+        (folder / f"{name}.py").write_text(text, encoding="utf-8")
+        py_compile.compile(str(folder / f"{name}.py"), doraise=True)
+        (folder / f"{name}.py").unlink()
+    compiled = {p.name.split(".")[0]: p for p in (folder / "__pycache__").iterdir()}
+    result = _erase(c, "ana")
+    assert not result.failures, result.failures
+    assert any(f.kind == "code compilé sans sa source" for f in result.before.found)
+    assert not compiled["groupes"].exists() and compiled["vide"].exists()
