@@ -48,9 +48,9 @@ CLASS_LIST = "id,nom,courriel\nana,Ana Martin,ana.martin@exemple.fr\n"
 
 @pytest.fixture(scope="session")
 def petite_classe_template(tmp_path_factory) -> Path:
-    """The small class, built once per worker (its gradebook's creation starts nbgrader's
-    ``alembic``; never written: each test gets its own copy, ``petite_classe``): ana, ben, cyr
-    registered, each with a submitted notebook; a roster; an exchange."""
+    """The small class, built once per worker (never written: each test gets its own copy,
+    ``petite_classe``): ana, ben, cyr registered, each with a submitted notebook; a roster; an
+    exchange."""
     base = tmp_path_factory.mktemp("petite-classe")
     grader = copy_course(base / "cours")
     (grader / "eleves.csv").write_text(ROSTER, encoding="utf-8")
