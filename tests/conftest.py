@@ -26,10 +26,10 @@ from course.sessions._schema import (
 )
 
 
-def pytest_report_header() -> str:
-    """The Python the lessons and the TPs' grading run on (tests/learner_env.py), in the run's
-    log: the newest the machine has, not always the test set's own."""
-    return f"lessons and TPs on: {learner_python()}"
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The Python the lessons and the TPs' grading ran on (tests/learner_env.py), at the end of
+    the run's log (quiet runs included): the newest the machine has, not always the test set's."""
+    terminalreporter.write_line(f"lessons and TPs on: {learner_python()}")
 
 
 @pytest.fixture(autouse=True, scope="session")
