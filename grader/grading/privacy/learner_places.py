@@ -1059,7 +1059,9 @@ def _orphan_compiled(pyc: Path) -> bool:
     course moved, a script deleted): Python imports such a file only beside its source. Out of
     the class's data folders only: a classmate's is his work, named, never deleted."""
     source = pyc.parent.parent / f"{pyc.name.split('.')[0]}.py"
-    return pyc.suffix == ".pyc" and pyc.parent.name == "__pycache__" and not source.exists()
+    if pyc.suffix != ".pyc" or pyc.parent.name != "__pycache__" or pyc.is_symlink():
+        return False  # a link leads elsewhere: what it leads to is named, never deleted
+    return not source.exists()
 
 
 def _compiled_course_file(pyc: Path, shipped: set[str]) -> bool:

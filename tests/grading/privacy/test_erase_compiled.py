@@ -312,3 +312,22 @@ def test_compiled_code_of_a_script_she_deleted_is_deleted_with_the_learner(petit
     assert not result.failures, result.failures
     assert any(f.kind == "code compilé sans sa source" for f in result.before.found)
     assert not compiled["groupes"].exists() and compiled["vide"].exists()
+
+
+@pytest.mark.slow
+def test_a_link_named_like_compiled_code_is_never_deleted_for_what_it_leads_to(petite_classe):
+    """A link in a ``__pycache__`` named like a module's compiled code, leading to the class
+    list kept outside grader/: what it leads to is named, the link kept (deleting it would
+    hide the list from the proof, which would then pass)."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    outside = c["tmp"] / "ailleurs" / "classe.csv"
+    outside.parent.mkdir()
+    outside.write_text("ana;Ana;Martin\n", encoding="utf-8")
+    link = c["grader"] / "outils" / "__pycache__" / "groupes.cpython-311.pyc"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(outside)
+    with pytest.raises(ErasureError, match="groupes.cpython-311.pyc"):
+        _erase(c, "ana")
+    assert link.is_symlink() and outside.read_text(encoding="utf-8").startswith("ana;")
