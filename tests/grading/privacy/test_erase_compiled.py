@@ -331,3 +331,33 @@ def test_a_link_named_like_compiled_code_is_never_deleted_for_what_it_leads_to(p
     with pytest.raises(ErasureError, match="groupes.cpython-311.pyc"):
         _erase(c, "ana")
     assert link.is_symlink() and outside.read_text(encoding="utf-8").startswith("ana;")
+
+
+from erase_scenes import _assert_proved, _copy_class, _dry_run_in_two_gigabytes, _erase, _setup
+
+
+@pytest.mark.slow
+def test_a_file_a_classmate_handed_in_that_starts_like_compiled_code_never_exhausts_memory(
+    petite_classe,
+):
+    """Review7: e31747c searches a ``.pyc``'s strings one by one (``packed._compiled_strings``),
+    for any file whose bytes 2-3 are « \\r\\n » and byte 16 is « \\xe3 », wherever it is. It
+    reads every byte of the file as a possible type byte: each « a A u t » and their flagged
+    forms followed by a 4-byte length that fits in the file gives a copy of the file from there
+    on, all kept in one list, then joined: memory grows with the square of the file's size. Ben
+    hands in ``mesures.bin`` (400 KB, far under nbgrader's 100 MB per file): 17 bytes of
+    header, then « a » and a length of 128 KiB, over and over. ``make oublier-eleve`` of
+    anyone stops on a MemoryError traceback (limited here to 2 GiB of address space; without a
+    limit, 7 GB: a small hub's container is killed). A real compiled module does the same once
+    it holds a few MB of bytes (a resource module, 16 MB: MemoryError under 6 GiB). Control:
+    the same file with one header byte changed is searched, and named, under the same limit."""
+    c = petite_classe
+    kept = c["grader"] / "submitted" / "ben" / "oublier" / "mesures.bin"
+    body = (b"a" + (2**17).to_bytes(4, "little")) * 80_000 + b"\x00ana.martin@exemple.fr\x00"
+    kept.write_bytes(b"\xf3\r\r\n" + bytes(12) + b"\x00" + body)
+    said = _dry_run_in_two_gigabytes(c, "ana")  # control: not like a .pyc, named
+    assert "Traceback" not in said and "mesures.bin" in said, said[-1500:]
+    kept.write_bytes(b"\xf3\r\r\n" + bytes(12) + b"\xe3" + body)
+    said = _dry_run_in_two_gigabytes(c, "ana")
+    assert "Traceback" not in said and "MemoryError" not in said, said[-1500:]
+    assert "mesures.bin" in said, said[-1500:]
