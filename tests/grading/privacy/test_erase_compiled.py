@@ -361,3 +361,31 @@ def test_a_file_a_classmate_handed_in_that_starts_like_compiled_code_never_exhau
     said = _dry_run_in_two_gigabytes(c, "ana")
     assert "Traceback" not in said and "MemoryError" not in said, said[-1500:]
     assert "mesures.bin" in said, said[-1500:]
+
+
+@pytest.mark.slow
+def test_compiled_code_naming_a_classmate_tiziana_never_blocks_the_erasure_of_ana(
+    petite_classe,
+):
+    """Review7: a ``.pyc``'s strings are searched one by one (``packed._compiled_strings``),
+    every byte read as a possible type byte: « z » is marshal's short ASCII string, its next
+    byte the length. In « Tiziana Rossi » the « z » and the « i » (105) cut « ana Rossi… » out
+    of a classmate's name, a word of its own once the strings are joined: the teacher's script
+    grader/outils/groupes.py, compiled by Python on its first import (any Python: 3.11, 3.12,
+    3.13), refuses the erasure of ana (« fichier binaire à supprimer à la main »), although
+    Tiziana Rossi is a classmate, registered (her name is never ana's mention), and nothing
+    in the class names ana. Control: the same script, not compiled, is no mention."""
+    import py_compile
+
+    from erase_scenes import _enrol
+
+    c = petite_classe
+    _enrol(c, "tiz", "Tiziana", "Rossi")
+    folder = c["grader"] / "outils"
+    folder.mkdir()
+    script = folder / "groupes.py"
+    script.write_text('GROUPE_B = ["Tiziana Rossi", "Ben Durand"]\n', encoding="utf-8")
+    assert not _erase(_copy_class(c), "ana").failures  # control: the script alone
+    compiled = Path(py_compile.compile(str(script), doraise=True))
+    assert b"ana" not in compiled.read_bytes().replace(b"Tiziana", b"")
+    _assert_proved(c, "ana", "le code compilé d'un script nommant Tiziana Rossi")
