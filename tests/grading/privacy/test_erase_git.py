@@ -448,3 +448,47 @@ def test_a_class_list_committed_in_a_clone_of_the_course_in_grader_is_named(peti
     assert main(["ana", "--temoin", "cyr", *places, "--grader-dir", str(c["grader"])]) == 0
     said = capsys.readouterr().out
     assert f"clone du dépôt du cours\u00a0: {clone / '.git'}" in said, said[-1500:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["worktree", "sous-module"])
+def test_a_repository_in_grader_whose_store_is_elsewhere_is_searched_or_named(petite_classe, how):
+    """Review7: since 4ff091c the summary says « le reste d'un dépôt git dans grader/ est
+    cherché ». A repository is known by a folder holding ``objects/``; a checkout whose
+    ``.git`` is a file (« gitdir: … ») keeps its store elsewhere: her notes' branch checked
+    out in grader/hub/notes (``git worktree add``), or her notes added to the course as a
+    submodule (``git submodule add``: the store goes to the course's .git/modules/). Her
+    history there still holds the class list she removed with ``git rm``; the walk reads the
+    ``.git`` file as text, nothing reads the store, and the erasure says « Preuve faite »
+    (its summary never names the repository; a link to a folder outside grader/ is named
+    « que cette commande ne parcourt pas »). Control: the same history cloned in
+    grader/hub/notes (its store inside) is named."""
+    import subprocess
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    work = _history_naming_ana(c)
+    control = _copy_class(c)
+    subprocess.run(["git", "clone", "-q", str(work), str(control["grader"] / "hub" / "notes")])
+    with pytest.raises(ErasureError, match="historique git à réécrire à la main"):
+        _erase(control, "ana")
+    notes = c["grader"] / "hub" / "notes"
+    if how == "worktree":
+        _git(work, "worktree", "add", "-q", "-b", "suivi", str(notes))
+    else:
+        course = c["grader"].parent
+        _git(course, "init", "-q")
+        _git(
+            course,
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            str(work),
+            "grader/hub/notes",
+        )
+    assert (notes / ".git").is_file() and not (notes / "classe.csv").exists()
+    with pytest.raises(ErasureError, match="notes"):
+        _erase(c, "ana")
