@@ -529,3 +529,48 @@ def test_a_clone_of_the_course_in_grader_never_blocks_the_erasure_when_the_cours
     subprocess.run(command, check=True)
     said = _dry_run_in_two_gigabytes(c, "ana")
     assert "historique git à réécrire à la main" not in said, said[-1500:]
+
+
+@pytest.mark.slow
+def test_her_class_list_in_the_history_of_the_teacher_s_notes_is_named_whatever_the_course_holds(
+    petite_classe,
+):
+    """Review7: since 4ff091c an object of a repository in grader/ is not searched when the
+    course's own repository holds the same object, whatever put it there: not only the
+    course's history, but any file of hers git once stored. The teacher types ``git add -A``
+    in the course's checkout by mistake, then ``git reset``: nothing committed (``git log
+    --all -S ana``, the summary's advice, shows nothing), but git keeps the blob of her class
+    list (grader/hub/classe.csv) in the course's store. Her notes (grader/hub/notes, her own
+    repository, no clone of anything) held the same list, removed with ``git rm``: that
+    history is no longer searched, the erasure says « Preuve faite », and the summary calls
+    her notes « clone du dépôt du cours ». The command is started in the class's course as
+    the teacher starts it (its checkout: the one ``course_history`` reads). Control: the same
+    class, the course's store without that blob, names her notes' history."""
+    import subprocess
+
+    from erase_scenes import CLASS_LIST
+
+    c = petite_classe
+    course = c["grader"].parent
+    _git(course, "init", "-q")
+    (course / "LISEZMOI").write_text("Le cours.\n", encoding="utf-8")
+    _git(course, "add", "LISEZMOI")
+    _git(course, "commit", "-qm", "le cours")
+    notes = _notes(c)
+    _committed_then_removed(notes, "classe.csv", CLASS_LIST)
+    control = _copy_class(c)
+    said = _dry_run_in_two_gigabytes(control, "ana")
+    assert "historique git à réécrire à la main" in said, said[-1500:]  # control
+    listed = _class_list(c)  # grader/hub/classe.csv: the same bytes
+    _git(course, "add", "-A")  # by mistake
+    _git(course, "reset", "-q")
+    listed.unlink()
+    found = subprocess.run(
+        ["git", "-C", str(course), "log", "--all", "--oneline", "-S", "ana"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert found.stdout == ""  # the summary's advice finds nothing in the course
+    said = _dry_run_in_two_gigabytes(c, "ana")
+    assert "historique git à réécrire à la main" in said, said[-1500:]
