@@ -389,3 +389,33 @@ def test_compiled_code_naming_a_classmate_tiziana_never_blocks_the_erasure_of_an
     compiled = Path(py_compile.compile(str(script), doraise=True))
     assert b"ana" not in compiled.read_bytes().replace(b"Tiziana", b"")
     _assert_proved(c, "ana", "le code compilé d'un script nommant Tiziana Rossi")
+
+
+@pytest.mark.slow
+def test_compiled_code_naming_the_learner_in_a_bytes_constant_is_deleted_or_named(petite_classe):
+    """Review7: ``packed._compiled_strings`` cuts out marshal's text strings (types « a A u t z
+    Z » and their flagged forms), not its byte strings (« s », 0xf3 flagged): in a ``.pyc``, a
+    bytes constant ``b"ana"`` sits between a length and the next object's type byte (a letter
+    or a lead byte: no word boundary), so neither the raw bytes nor the strings name her, in
+    3.11, 3.12 and 3.13 alike. The compiled copy of the teacher's deleted script
+    (``COMPTES = (b"ana", b"ben")``) is dead code that names her: passed over, « Preuve
+    faite », the file left holding her id. Control: the same script with ``"ana"`` is
+    deleted with her."""
+    import py_compile
+
+    c = petite_classe
+    folder = c["grader"] / "outils"
+    folder.mkdir()
+    compiled = {}
+    for name, text in (
+        ("texte", "COMPTES = ('ana', 'ben')\n"),
+        ("octets", "COMPTES = (b'ana', b'ben')\n"),
+    ):
+        (folder / f"{name}.py").write_text(text, encoding="utf-8")
+        compiled[name] = Path(py_compile.compile(str(folder / f"{name}.py"), doraise=True))
+        (folder / f"{name}.py").unlink()
+    assert b"\x03\x00\x00\x00ana" in compiled["octets"].read_bytes()  # her id, 3 bytes long
+    result = _erase(c, "ana")
+    assert not result.failures, result.failures
+    assert not compiled["texte"].exists()  # control
+    assert not compiled["octets"].exists()
