@@ -6,6 +6,7 @@ teacher's or a classmate's own files beside it are searched."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -419,3 +420,38 @@ def test_compiled_code_naming_the_learner_in_a_bytes_constant_is_deleted_or_name
     assert not result.failures, result.failures
     assert not compiled["texte"].exists()  # control
     assert not compiled["octets"].exists()
+
+
+@pytest.mark.slow
+def test_a_classmate_s_compiled_file_in_the_teacher_s_copy_of_his_work_is_never_deleted(
+    petite_classe,
+):
+    """Review7: e31747c deletes, with the learner, compiled code whose source is gone outside
+    the class's data folders (« dead code: a module an update of the course moved, a script
+    the teacher deleted »); inside them « a classmate's is his work, named, never deleted ».
+    Which is which is decided by the folder alone. Ben handed in his folder with its
+    ``__pycache__`` (``aide.py`` renamed since, its compiled copy naming his partner ana); the
+    teacher keeps a copy of his work at the end of the year (grader/archives-2025/ben/). The
+    erasure of ana deletes the file from her copy, telling her « une mise à jour du cours l'a
+    déplacée, ou vous l'avez supprimée », while Ben's other files there that name ana are
+    only named for her to handle. Control: the same file in submitted/ben is named, never
+    deleted."""
+    import py_compile
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    work = c["grader"] / "submitted" / "ben" / "oublier"
+    (work / "aide.py").write_text('BINOME = "ana"\n', encoding="utf-8")
+    handed = Path(py_compile.compile(str(work / "aide.py"), doraise=True))
+    (work / "aide.py").unlink()  # renamed by Ben before he handed in
+    kept = c["grader"] / "archives-2025" / "ben"
+    shutil.copytree(work, kept)
+    copy = kept / "__pycache__" / handed.name
+    with pytest.raises(ErasureError, match=handed.name):
+        _erase(c, "ana")
+    assert handed.exists() and copy.exists()  # control: in submitted/, named
+    handed.unlink()
+    with contextlib.suppress(ErasureError):
+        _erase(c, "ana")
+    assert copy.exists(), "la copie du travail de Ben a perdu un fichier"
