@@ -455,3 +455,35 @@ def test_a_classmate_s_compiled_file_in_the_teacher_s_copy_of_his_work_is_never_
     with contextlib.suppress(ErasureError):
         _erase(c, "ana")
     assert copy.exists(), "la copie du travail de Ben a perdu un fichier"
+
+
+@pytest.mark.slow
+def test_a_link_named_like_compiled_code_to_a_file_outside_the_class_is_never_taken_for_dead_code(
+    petite_classe,
+):
+    """Review7: the walk reads a link to a file outside the class folder (never changed there:
+    « searched, never rewritten »), and ``_orphan_compiled`` judges it by its name: a link in a
+    ``__pycache__`` named like compiled code, without a source beside it, is « dead code »,
+    « supprimé à l'effacement ». The erasure removes the link, the file it led to (outside the
+    class folder, naming ana) is untouched, and the proof, which no longer meets the link,
+    says « Preuve faite ». Control: the same link under another name is named for the
+    teacher."""
+    import py_compile
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    elsewhere = c["tmp"] / "ailleurs"
+    elsewhere.mkdir()
+    (elsewhere / "groupes.py").write_text("GROUPE_B = ['ana', 'ben']\n", encoding="utf-8")
+    target = Path(py_compile.compile(str(elsewhere / "groupes.py"), doraise=True))
+    cache = c["grader"] / "outils" / "__pycache__"
+    cache.mkdir(parents=True)
+    link = cache / "groupes.bin"
+    link.symlink_to(target)
+    with pytest.raises(ErasureError, match="groupes.bin"):  # control
+        _erase(c, "ana")
+    link.rename(cache / target.name)
+    with pytest.raises(ErasureError, match=target.name):
+        _erase(c, "ana")
+    assert (cache / target.name).is_symlink() and b"ana" in target.read_bytes()
