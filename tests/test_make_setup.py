@@ -53,3 +53,42 @@ def test_make_setup_with_pip_gives_a_venv_the_lessons_run_in(tmp_path: Path) -> 
     )
     assert check.returncode == 0, check.stderr
     assert check.stdout.strip() == str(REPO / "course" / "__init__.py")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_make_setup_with_another_python_gives_a_venv_of_that_python(tmp_path: Path) -> None:
+    """Review7: the lessons now run on the newest Python the machine has (64f22be, 3.13 here).
+    A learner who made the venv with her default ``python3`` (3.11) and now asks for the
+    newer one, ``make setup PYTHON=python3.13``, gets nothing: ``.stamp-venv`` is there and
+    ``test -x .venv/bin/python || … -m venv`` keeps the old venv; make says nothing and exits
+    0, and every lesson still runs on 3.11. Control: the first ``make setup`` gives a venv of
+    the Python it was asked for."""
+    from learner_env import learner_python
+
+    base = Path(getattr(sys, "_base_executable", sys.executable))
+    newer = learner_python()
+    asked = [str(newer), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"]
+    version = subprocess.run(asked, capture_output=True, text=True, check=True).stdout.strip()
+    if newer == base:
+        pytest.skip("une seule version de Python sur cette machine")
+    venv = tmp_path / "venv"
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+
+    def setup(python: Path) -> str:
+        done = subprocess.run(
+            ["make", "--no-print-directory", "-C", str(REPO), "setup", f"VENV={venv}"]
+            + [f"PYTHON={python}", "UV_COMPILE_BYTECODE=0"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=840,
+        )
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        return subprocess.run(
+            [str(venv / "bin" / "python"), *asked[1:]], capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    first = setup(base)
+    assert first == f"{sys.version_info[0]}.{sys.version_info[1]}"  # control
+    assert setup(newer) == version, f"make setup PYTHON={newer} a gardé Python {first}"
