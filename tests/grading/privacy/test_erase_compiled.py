@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from erase_scenes import _assert_proved, _copy_class, _erase, _setup
+from erase_scenes import _assert_proved, _copy_class, _dry_run_in_two_gigabytes, _erase, _setup
 
 pytestmark = [pytest.mark.timeout(300)]
 
@@ -332,9 +332,6 @@ def test_a_link_named_like_compiled_code_is_never_deleted_for_what_it_leads_to(p
     with pytest.raises(ErasureError, match="groupes.cpython-311.pyc"):
         _erase(c, "ana")
     assert link.is_symlink() and outside.read_text(encoding="utf-8").startswith("ana;")
-
-
-from erase_scenes import _assert_proved, _copy_class, _dry_run_in_two_gigabytes, _erase, _setup
 
 
 @pytest.mark.slow
