@@ -15,9 +15,17 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-__all__ = ["LIST", "course_digests", "course_history", "course_names", "digest", "listing"]
+__all__ = [
+    "LIST",
+    "course_digests",
+    "course_folders",
+    "course_history",
+    "course_names",
+    "digest",
+    "listing",
+]
 
 LIST = Path(__file__).with_name("course_files.txt")
 
@@ -38,6 +46,14 @@ def course_names() -> set[str]:
     learner whose id is one of them is not named by the course's own layout."""
     lines = LIST.read_text(encoding="utf-8").splitlines()
     return {part for line in lines if line.strip() for part in line.split("  ", 1)[1].split("/")}
+
+
+def course_folders() -> set[str]:
+    """The folders below grader/ that hold the course's modules (« grading/privacy »…): a
+    module compiled there whose source an update moved is the course's."""
+    lines = LIST.read_text(encoding="utf-8").splitlines()
+    paths = [PurePosixPath(line.split("  ", 1)[1]) for line in lines if line.strip()]
+    return {str(path.parent) for path in paths if path.suffix == ".py"} - {"."}
 
 
 def listing(grader: Path) -> str:

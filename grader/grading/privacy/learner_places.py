@@ -60,7 +60,14 @@ from ..nbgrader_ext.schema_stamp import stamp_in_process
 from ..runs.known_failures import FILE_NAME as FAILURES_FILE
 from . import packed
 from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
-from .course_files import LIST, course_digests, course_history, course_names, digest
+from .course_files import (
+    LIST,
+    course_digests,
+    course_folders,
+    course_history,
+    course_names,
+    digest,
+)
 from .erasure_register import KEY_NAME, REGISTER_NAME, class_registers
 from .packed import (
     DAMAGED,
@@ -880,6 +887,8 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             "cours (git checkout, ou l'archive téléchargée). Rien n'a été effacé."
         ) from None
     names = course_names()  # the course's own file and folder names: never a mention
+    # the course's folders, where a module compiled before an update moved it stays behind
+    code_folders = {(top / folder).resolve() for folder in course_folders()}
 
     def walk(folder: Path, in_place: bool, repository: Path | None = None):
         try:
@@ -948,13 +957,12 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         if file.suffix.lower() == ".zip" and data.startswith(ZIP_MAGIC):
             if _scan_class_zip(file, data, own_members.get(file, set()), pattern, out, in_place):
                 continue  # read member by member; a damaged archive: searched as bytes below
-        if not in_place and _orphan_compiled(file):  # dead code: deleted if it names her
+        if _orphan_compiled(file, code_folders):  # the course's dead code: deleted if it names her
             with suppress(Unsearched):  # not a .pyc inside: named as any other below
                 if binary_hits(data, pattern):
                     detail = (
-                        "code compilé dont la source n'existe plus (une mise à jour du cours "
-                        "l'a déplacée, ou vous l'avez supprimée)\u00a0: Python ne s'en sert "
-                        "plus, supprimé à l'effacement"
+                        "code compilé du cours dont la source n'existe plus (une mise à jour "
+                        "l'a déplacée)\u00a0: Python ne s'en sert plus, supprimé à l'effacement"
                     )
                     out.add("code compilé sans sa source", file, detail, "tree", file)
                 continue
@@ -1054,14 +1062,15 @@ def _is_environment(folder: Path) -> bool:
     return False
 
 
-def _orphan_compiled(pyc: Path) -> bool:
-    """Whether `pyc` is in a ``__pycache__`` whose source is gone (a module an update of the
-    course moved, a script deleted): Python imports such a file only beside its source. Out of
-    the class's data folders only: a classmate's is his work, named, never deleted."""
+def _orphan_compiled(pyc: Path, code_folders: set[Path]) -> bool:
+    """Whether `pyc` is in the ``__pycache__`` of a folder of the course and its source is gone
+    (a module an update of the course moved): Python imports such a file only beside its
+    source. Anywhere else (a teacher's script, a copy of a classmate's work) it is named,
+    never deleted."""
     source = pyc.parent.parent / f"{pyc.name.split('.')[0]}.py"
     if pyc.suffix != ".pyc" or pyc.parent.name != "__pycache__" or pyc.is_symlink():
         return False  # a link leads elsewhere: what it leads to is named, never deleted
-    return not source.exists()
+    return pyc.parent.parent.resolve() in code_folders and not source.exists()
 
 
 def _compiled_course_file(pyc: Path, shipped: set[str]) -> bool:

@@ -6,9 +6,13 @@ three levels deep, damaged, truncated, encrypted, or a format it does not know).
 from __future__ import annotations
 
 import bz2
+import importlib.util
 import io
 import lzma
 import re
+import resource
+import subprocess
+import sys
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -92,25 +96,50 @@ def expand(data: bytes, decompressor, most: int) -> tuple[bytes, bool]:
     return b"".join(out), True
 
 
-# the strings of a compiled module (a .pyc: its header, then a code object), as marshal writes
-# them: a type byte (its reference flag 0x80 or not), a length, the string, then the next
-# object's type byte, often a letter or a UTF-8 lead byte: « \xda\x03ana\xda » is no word in
-# bytes, so each string is searched alone
-_SHORT_STRINGS = frozenset(b"zZ\xfa\xda")  # ASCII, 1-byte length
-_LONG_STRINGS = frozenset(b"aAut\xe1\xc1\xf5\xf4")  # ASCII or UTF-8, 4-byte length
+# a .pyc of this Python (its magic number, then its flags and its source's stamp) is read by
+# unmarshalling it in a child of its own: marshal trusts its input, so a crafted file may crash
+# the reader (named, then), never this command; under 1 GiB and 60 s
+_PYC = importlib.util.MAGIC_NUMBER
+_READ_CONSTANTS = """
+import marshal, sys, types
+todo, seen, out, size = [marshal.loads(sys.stdin.buffer.read()[16:])], set(), [], 0
+while todo:
+    x = todo.pop()
+    if id(x) in seen:
+        continue
+    seen.add(id(x))
+    if isinstance(x, types.CodeType):
+        todo += (*x.co_consts, x.co_name, x.co_qualname, x.co_filename, *x.co_names)
+        todo += (*x.co_varnames, *x.co_freevars, *x.co_cellvars)
+    elif isinstance(x, (tuple, list, set, frozenset)):
+        todo += x
+    elif isinstance(x, (str, bytes)):
+        out.append(x.encode("utf-8", "surrogatepass") if isinstance(x, str) else x)
+        size += len(out[-1])
+        if size > %d:
+            sys.exit(3)
+sys.stdout.buffer.write(b"\\n".join(out))
+"""
 
 
-def _compiled_strings(data: bytes) -> bytes:
-    """Every string a .pyc may hold, one per line (a byte read as a type when it is not one
-    gives a string of noise, never a missed one)."""
-    strings = []
-    for i in range(16, len(data) - 1):
-        if data[i] in _SHORT_STRINGS:
-            strings.append(data[i + 2 : i + 2 + data[i + 1]])
-        elif data[i] in _LONG_STRINGS and (n := int.from_bytes(data[i + 1 : i + 5], "little")):
-            if n <= len(data) - i - 5:
-                strings.append(data[i + 5 : i + 5 + n])
-    return b"\n".join(strings)
+def _limited() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+
+
+def _compiled_constants(data: bytes) -> bytes:
+    """A .pyc's strings and bytes constants, names and docstrings, one per line: in its bytes,
+    marshal puts a type or a length byte beside each (« \\xda\\x03ana\\xda »,
+    « s\\x03\\x00\\x00\\x00anas »), so none is a word there."""
+    command = [sys.executable, "-I", "-S", "-c", _READ_CONSTANTS % EXPANDED_MAX]
+    try:
+        done = subprocess.run(
+            command, input=data, capture_output=True, timeout=60, preexec_fn=_limited
+        )
+    except subprocess.TimeoutExpired:
+        done = None
+    if done is None or done.returncode:
+        raise Unsearched("code Python compilé illisible (abîmé, ou fait pour tromper)")
+    return done.stdout
 
 
 def binary_hits(
@@ -135,8 +164,8 @@ def binary_hits(
     left = [EXPANDED_MAX] if left is None else left
     hits = pattern.binary_count(data)
     opener = next((o for m, o in _STREAMS.items() if data.startswith(m)), None)
-    if data[2:4] == b"\r\n" and data[16:17] == b"\xe3":  # a .pyc: its strings one by one
-        hits += pattern.binary_count(_compiled_strings(data))
+    if data.startswith(_PYC):  # its constants one by one
+        hits += pattern.binary_count(_compiled_constants(data))
     if data.startswith(_UTF16):  # its words as UTF-8, where a mention is searched
         hits += pattern.binary_count(data.decode("utf-16", errors="replace").encode())
     if (data.startswith(ZIP_MAGIC) or opener) and depth > 2:

@@ -294,12 +294,14 @@ def test_compiled_code_of_a_module_an_update_of_the_course_moved_never_blocks_th
 
 
 @pytest.mark.slow
-def test_compiled_code_of_a_script_she_deleted_is_deleted_with_the_learner(petite_classe):
+def test_compiled_code_of_a_script_she_deleted_is_named(petite_classe):
     """The other side of the moved module: the compiled copy of a teacher's script she deleted
-    (its list of the class in a constant) names the learner; Python no longer uses it, so the
-    erasure deletes it and proves it gone. One that names nobody stays, as does a classmate's
-    (test_compiled_code_in_a_classmates_folder_is_searched)."""
+    (its list of the class in a constant) names the learner; outside the course's folders it
+    is hers, so it is named (« à supprimer à la main »), never deleted. One that names nobody
+    is not named."""
     import py_compile
+
+    from grading.erase_learner import ErasureError
 
     c = petite_classe
     folder = c["grader"] / "outils"
@@ -309,10 +311,10 @@ def test_compiled_code_of_a_script_she_deleted_is_deleted_with_the_learner(petit
         py_compile.compile(str(folder / f"{name}.py"), doraise=True)
         (folder / f"{name}.py").unlink()
     compiled = {p.name.split(".")[0]: p for p in (folder / "__pycache__").iterdir()}
-    result = _erase(c, "ana")
-    assert not result.failures, result.failures
-    assert any(f.kind == "code compilé sans sa source" for f in result.before.found)
-    assert not compiled["groupes"].exists() and compiled["vide"].exists()
+    with pytest.raises(ErasureError, match="groupes.cpython") as refused:
+        _erase(c, "ana")
+    assert "vide.cpython" not in str(refused.value)
+    assert compiled["groupes"].exists() and compiled["vide"].exists()
 
 
 @pytest.mark.slow
@@ -397,8 +399,8 @@ def test_compiled_code_naming_the_learner_in_a_bytes_constant_is_deleted_or_name
     or a lead byte: no word boundary), so neither the raw bytes nor the strings name her, in
     3.11, 3.12 and 3.13 alike. The compiled copy of the teacher's deleted script
     (``COMPTES = (b"ana", b"ben")``) is dead code that names her: passed over, « Preuve
-    faite », the file left holding her id. Control: the same script with ``"ana"`` is
-    deleted with her."""
+    faite », the file left holding her id. Control: the same script with ``"ana"``. Since
+    compiled code out of the course's folders is named, never deleted, both are named."""
     import py_compile
 
     c = petite_classe
@@ -413,10 +415,12 @@ def test_compiled_code_naming_the_learner_in_a_bytes_constant_is_deleted_or_name
         compiled[name] = Path(py_compile.compile(str(folder / f"{name}.py"), doraise=True))
         (folder / f"{name}.py").unlink()
     assert b"\x03\x00\x00\x00ana" in compiled["octets"].read_bytes()  # her id, 3 bytes long
-    result = _erase(c, "ana")
-    assert not result.failures, result.failures
-    assert not compiled["texte"].exists()  # control
-    assert not compiled["octets"].exists()
+    from grading.erase_learner import ErasureError  # outside the course's folders: named
+
+    with pytest.raises(ErasureError) as refused:
+        _erase(c, "ana")
+    assert "texte.cpython" in str(refused.value)  # control
+    assert "octets.cpython" in str(refused.value)
 
 
 @pytest.mark.slow
