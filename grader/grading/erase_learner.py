@@ -401,9 +401,10 @@ OUTSIDE = (
     "votre tableur maître de la classe (la liste d'où vient make students) et ses copies",
     "les courriels échangés avec l'élève ou à son sujet, et leurs pièces jointes",
     "les copies imprimées, clés USB et dossiers partagés où vous auriez mis ses travaux",
-    "l'historique git du dépôt du cours, si vous y avez versionné des données de la classe "
-    "(git log --all -S <son identifiant> les montre), et ses clones dans grader/\u00a0; le "
-    "reste d'un dépôt git dans grader/ est cherché",
+    "l'historique git du dépôt du cours (ses branches et étiquettes), et de ses clones dans "
+    "grader/, si vous y avez versionné des données de la classe (git log --all -S <son "
+    "identifiant> les montre\u00a0; git gc --prune=now efface ce qu'un git add annulé a "
+    "gardé)\u00a0; le reste d'un dépôt git dans grader/ est cherché",
 )
 KEEP_HELP = f"leur durée de conservation, en jours (défaut\u00a0: {places.RETENTION_DAYS:g})"
 # the options that name a place of the class system: (option, Setup field, type, value, help)

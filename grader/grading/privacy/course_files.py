@@ -66,14 +66,18 @@ def listing(grader: Path) -> str:
     return "".join(f"{digest((grader / n).read_bytes())}  {n}\n" for n in files)
 
 
-def course_history() -> frozenset[bytes]:
-    """The id of every object of the course's own git repository (none when the course is
-    not a git checkout): what the erasure names as not searched, in that repository and in
-    its clones in grader/."""
+def course_history() -> tuple[frozenset[bytes], frozenset[bytes]]:
+    """(the commits, every object) reachable from the refs of the course's own git repository
+    (none when the course is not a git checkout): what the erasure names as not searched, in
+    that repository and in its clones in grader/. Only what a branch or a tag holds: a file git
+    keeps after ``git add`` then ``git reset`` is no history of the course."""
     checkout = LIST.parents[3]
     if not (checkout / ".git").exists():  # not the repository of a folder above (a home's)
-        return frozenset()
-    command = ["git", "-c", "safe.directory=*", "-C", str(checkout), "cat-file"]
-    command += ["--batch-all-objects", "--batch-check=%(objectname)"]
-    done = subprocess.run(command, capture_output=True, timeout=600)
-    return frozenset(done.stdout.split()) if done.returncode == 0 else frozenset()
+        return frozenset(), frozenset()
+    git = ["git", "-c", "safe.directory=*", "-C", str(checkout), "rev-list", "--all"]
+    commits = subprocess.run(git, capture_output=True, timeout=600)
+    objects = subprocess.run([*git, "--objects"], capture_output=True, timeout=600)
+    if commits.returncode or objects.returncode:
+        return frozenset(), frozenset()
+    every = frozenset(line.split(b" ", 1)[0] for line in objects.stdout.splitlines())
+    return frozenset(commits.stdout.split()), every

@@ -915,6 +915,8 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             ):
                 detail = "son nom est dans le nom de ce fichier ou dossier\u00a0: renommez-le"
                 out.add("nom à changer à la main", child, detail, BY_HAND, child)
+            if child.name == ".git" and child.is_file():  # a worktree's, a submodule's
+                repositories.append(_store_of(child))  # a store git cannot read is named
             if child.is_dir() and _is_repository(child):
                 repositories.append(child)  # its history, other branches, what git rm left
                 yield from walk(child, False, child)  # refs, logs: her name in a branch's
@@ -992,7 +994,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         else:
             kind, action = "mention dans un fichier de la classe", "mention"
         out.add(kind, file, detail, action, (file, None, found_by))
-    history = course_history() if repositories else frozenset()
+    history = course_history() if repositories else (frozenset(), frozenset())
     for repository in repositories:
         _scan_git(repository, pattern, shipped, out, history)
     # make demo-grading's course: the samples' code names the TP's example learners, so only
@@ -1017,6 +1019,16 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             if held:
                 detail = "la démonstration (make demo-grading) l'inscrit ou la nomme"
                 out.add("démonstration à supprimer à la main", file, detail, BY_HAND, file)
+
+
+def _store_of(dot_git: Path) -> Path:
+    """Where a ``.git`` file (« gitdir: … ») keeps its checkout's history: elsewhere (``git
+    worktree add``, ``git submodule add``), searched as any repository of grader/."""
+    with suppress(OSError, UnicodeDecodeError, IndexError):
+        line = dot_git.read_text(encoding="utf-8").splitlines()[0]
+        if line.startswith("gitdir:"):
+            return (dot_git.parent / line[len("gitdir:") :].strip()).resolve()
+    return dot_git  # not a store: git says so, and it is named
 
 
 def _is_repository(folder: Path) -> bool:
@@ -1098,14 +1110,19 @@ def _compiled_course_file(pyc: Path, shipped: set[str]) -> bool:
 
 
 def _scan_git(
-    repository: Path, pattern: Mentions, shipped: set[str], out: Scan, course: frozenset[bytes]
+    repository: Path,
+    pattern: Mentions,
+    shipped: set[str],
+    out: Scan,
+    course: tuple[frozenset[bytes], frozenset[bytes]],
 ) -> None:
     """A git repository in the class folder (a course versioned in grader/): every object it
     holds (history, other branches, what ``git rm`` left behind) read through git, which alone
     unpacks them, one at a time; a file of the course as shipped is no mention there either (a
     course downloaded as a zip, then ``git init`` in grader/), nor an object of the course's
-    own repository (`course`: a clone of the course, whose tests name « ana » hundreds of
-    times; the repository is named with the course's among what is not searched). A
+    own branches and tags in a clone of it (`course`: its commits and their objects; a
+    repository holding one of its commits is a clone, whose tests name « ana » hundreds of
+    times; it is named with the course's among what is not searched). A
     repository git will not read, or an object too big to read whole, is named, never « no
     mention »."""
     command = ["git", "-c", "safe.directory=*", "--git-dir", str(repository), "cat-file"]
@@ -1114,9 +1131,10 @@ def _scan_git(
         listed = subprocess.run(
             [*command, "--batch-all-objects", "--batch-check=%(objectname)"], capture_output=True
         )
-        every = listed.stdout.split()
-        ids = [i for i in every if i not in course]
-        if len(ids) < len(every):
+        ids = listed.stdout.split()
+        commits, objects = course
+        if not commits.isdisjoint(ids):  # a clone of the course
+            ids = [i for i in ids if i not in objects]
             out.course_copies.append(str(repository))
         if listed.returncode:
             reason = listed.stderr.decode(errors="replace").strip()[:200]

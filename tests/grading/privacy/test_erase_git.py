@@ -503,35 +503,6 @@ def test_a_repository_in_grader_whose_store_is_elsewhere_is_searched_or_named(pe
 
 
 @pytest.mark.slow
-def test_a_clone_of_the_course_in_grader_never_blocks_the_erasure_when_the_course_has_no_git(
-    petite_classe,
-):
-    """Review7: 4ff091c passes over, in a repository of grader/, the objects of the course's own
-    repository, which ``course_history`` asks of the checkout the code runs from: none when the
-    course was downloaded as a zip (which course_files.py supports: « with or without git »).
-    That teacher, too, clones the course's next version beside her class to compare it; the
-    clone is searched whole (the course's history: 4 min 35 s for its 85 MB), and its tests
-    and samples, which name « ana » hundreds of times, refuse the erasure of her learner ana
-    (« historique git à réécrire à la main »), a history that is not hers. Here the class's
-    course is the tests' copy (no .git), the command started in it as the teacher starts it.
-    Control: the same course without the clone erases ana; with git (the test above), the
-    clone is passed over."""
-    import subprocess
-
-    from helpers import REPO
-
-    c = petite_classe
-    assert not (c["grader"].parent / ".git").exists()  # a course without git
-    said = _dry_run_in_two_gigabytes(c, "ana")  # control: no clone, nothing blocks
-    assert "Traceback" not in said and "historique git à réécrire" not in said, said[-1500:]
-    clone = c["grader"] / "cours-2025"
-    command = ["git", "clone", "-q", "--depth", "1", "--no-checkout", f"file://{REPO}", str(clone)]
-    subprocess.run(command, check=True)
-    said = _dry_run_in_two_gigabytes(c, "ana")
-    assert "historique git à réécrire à la main" not in said, said[-1500:]
-
-
-@pytest.mark.slow
 def test_her_class_list_in_the_history_of_the_teacher_s_notes_is_named_whatever_the_course_holds(
     petite_classe,
 ):
