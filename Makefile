@@ -51,12 +51,29 @@ define install
 else echo "pip install $(1)"; $(call q,$(PY)) -m pip install -q $(1); fi
 endef
 
-$(VENV)/.stamp-venv:
+# `make setup PYTHON=python3.13` over a venv of another Python makes it again (it holds nothing
+# but what the set-ups install): a venv is never upgraded in place
+VERSION_OF = $(shell $(call q,$(1)) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+ifneq ($(filter command line environment,$(origin PYTHON)),)
+ifneq ($(shell test -x $(call q,$(PY)) && echo venv),)
+ifneq ($(call VERSION_OF,$(PY)),$(call VERSION_OF,$(PYTHON)))
+REMAKE_VENV := .remake-venv
+endif
+endif
+endif
+.remake-venv:  # no file of that name: always out of date (FORCE)
+
+$(VENV)/.stamp-venv: $(REMAKE_VENV)
 	@$(call q,$(PYTHON)) -c 'import sys; sys.exit("Python 3.11+ requis" if sys.version_info < (3, 11) else 0)'
+ifdef REMAKE_VENV
+	@echo "$(VENV) est en Python $(call VERSION_OF,$(PY)) : refait avec $(PYTHON)"
+	$(call q,$(PYTHON)) -m venv --clear $(call q,$(VENV))
+else
 	test -x $(call q,$(PY)) || $(call q,$(PYTHON)) -m venv $(call q,$(VENV))
+endif
 	touch $(call q,$@)
 
-$(VENV)/.stamp-runtime: requirements/lab.txt pyproject.toml course/save_hook.py | $(VENV)/.stamp-venv
+$(VENV)/.stamp-runtime: requirements/lab.txt pyproject.toml course/save_hook.py $(REMAKE_VENV) | $(VENV)/.stamp-venv
 	$(call install,--no-deps --require-hashes -r requirements/lab.txt)
 	$(call install,--no-deps -e .)
 	$(call q,$(PY)) -m course.save_hook
@@ -66,7 +83,7 @@ $(VENV)/.stamp-test: requirements/test.txt $(VENV)/.stamp-runtime
 	$(call install,--no-deps --require-hashes -r requirements/test.txt)
 	touch $(call q,$@)
 
-$(VENV)/.stamp-lint: requirements/lint.txt | $(VENV)/.stamp-venv
+$(VENV)/.stamp-lint: requirements/lint.txt $(REMAKE_VENV) | $(VENV)/.stamp-venv
 	$(call install,--no-deps --require-hashes -r requirements/lint.txt)
 	touch $(call q,$@)
 
