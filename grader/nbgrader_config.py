@@ -29,8 +29,8 @@ if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
 
 from grading.classroom.gradebook import sqlite_url  # noqa: E402  (importable from the line above)
 from grading.classroom.paths import root_problem  # noqa: E402
+from grading.classroom.schema_stamp import stamp_in_process  # noqa: E402
 from grading.nbgrader_ext.outcome_record import METADATA_KEY  # noqa: E402
-from grading.nbgrader_ext.schema_stamp import stamp_in_process  # noqa: E402
 
 # a new gradebook is stamped without running `alembic` (1 s of CPU each)
 stamp_in_process()

@@ -35,8 +35,8 @@ def pytest_terminal_summary(terminalreporter) -> None:
 @pytest.fixture(autouse=True, scope="session")
 def gradebook_stamp_in_process() -> None:
     """The gradebooks the tests create here are stamped as the class tools stamp theirs
-    (grading.nbgrader_ext.schema_stamp), not by an ``alembic`` command each (1 s of CPU)."""
-    from grading.nbgrader_ext.schema_stamp import stamp_in_process
+    (grading.classroom.schema_stamp), not by an ``alembic`` command each (1 s of CPU)."""
+    from grading.classroom.schema_stamp import stamp_in_process
 
     stamp_in_process()
 

@@ -19,10 +19,10 @@ from course.labo.sandbox import sandbox_problem
 from .classroom.gradebook import gradebook_problem, sqlite_path
 from .classroom.ids import normalize_id, quoted
 from .classroom.paths import CourseDirs, course_dirs
+from .classroom.schema_stamp import stamp_in_process
 from .french.french_args import FrenchParser
 from .french.system_reason import GradingError, french_message
 from .nbgrader_ext.sandbox_setting import refusal
-from .nbgrader_ext.schema_stamp import stamp_in_process
 from .runs import known_failures, manual_grades
 from .runs.autograde_runs import ClassRun, merge_outcomes, parallel, sequential
 from .runs.autograde_summary import Summary, changed_submissions, missing_from_gradebook

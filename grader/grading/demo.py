@@ -13,11 +13,11 @@ from nbgrader.api import Gradebook
 from .autograde import autograde
 from .classroom.gradebook import sqlite_url
 from .classroom.paths import CONFIG, DEMO_FOLDER, DEMO_MARKER, course_dirs, is_demo, load_config
+from .classroom.schema_stamp import stamp_in_process
 from .feedback import generate_feedback
 from .french.french_args import FrenchParser
 from .french.system_reason import GradingError, french_message
 from .nbgrader_ext.late_penalty import rule_of_config
-from .nbgrader_ext.schema_stamp import stamp_in_process
 from .report import class_table, write_report
 from .runs.nbgrader_run import run_quiet
 from .samples import ASSIGNMENT, write_all

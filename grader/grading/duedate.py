@@ -10,9 +10,9 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 
 from .classroom.paths import course_dirs
+from .classroom.schema_stamp import stamp_in_process
 from .french.french_args import FrenchParser
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
-from .nbgrader_ext.schema_stamp import stamp_in_process
 from .runs.nbgrader_run import finish, run_quiet, warnings_to_log
 
 __all__ = ["main", "set_duedate"]

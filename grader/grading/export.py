@@ -13,10 +13,10 @@ from nbgrader.api import Gradebook
 
 from .classroom.gradebook import gradebook_problem
 from .classroom.paths import course_dirs
+from .classroom.schema_stamp import stamp_in_process
 from .french.french_args import FrenchParser
 from .french.french_csv import EXPORT_NAME, write_export
 from .nbgrader_ext.safe_export import SafeCsvExport
-from .nbgrader_ext.schema_stamp import stamp_in_process
 from .runs.nbgrader_run import finish, run_quiet, warnings_to_log
 
 __all__ = ["export", "main"]

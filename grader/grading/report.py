@@ -32,6 +32,7 @@ from course.labo.outcome import OUTCOMES, Outcome
 from .classroom.gradebook import gradebook_problem, sqlite_path
 from .classroom.ids import normalize_id
 from .classroom.paths import course_dirs, load_config
+from .classroom.schema_stamp import stamp_in_process
 from .french.csv_safe import EXPORT_KEYS, LINE_END, PERSON_KEYS, SCORE_KEYS, neutralise_frame
 from .french.french_args import FrenchParser
 from .french.french_csv import EXPORT_HEADER, REPORT_NAME, write_french_csv
@@ -42,7 +43,6 @@ from .nbgrader_ext.hooks import LABS
 from .nbgrader_ext.late_penalty import rule_of_config
 from .nbgrader_ext.outcome_record import read_record
 from .nbgrader_ext.safe_export import SafeCsvExport
-from .nbgrader_ext.schema_stamp import stamp_in_process
 from .runs.manual_grades import pending_hand_grades
 from .runs.submitted_ids import submitted_students
 from .zip_collect import DATING_FILE

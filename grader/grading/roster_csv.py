@@ -15,9 +15,9 @@ from nbgrader.api import Gradebook
 from .classroom.gradebook import gradebook_problem
 from .classroom.ids import Member, RosterError, decode_roster, normalize_id, parse_roster, quoted
 from .classroom.paths import course_dirs
+from .classroom.schema_stamp import stamp_in_process
 from .french.french_args import FrenchParser
 from .french.system_reason import GradingError, french_message, french_reason
-from .nbgrader_ext.schema_stamp import stamp_in_process
 from .privacy.erasure_register import class_registers, erased_on
 from .privacy.erasure_register import reenrol as record_reenrolment
 from .runs.nbgrader_run import run_quiet

@@ -1,1 +1,1 @@
-"""The class itself: its ids, its folders, where its learners' data lives."""
+"""The class itself: its ids, its folders, its gradebook, where its learners' data lives."""

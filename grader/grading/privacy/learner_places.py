@@ -54,9 +54,9 @@ from ..classroom.ids import (
 )
 from ..classroom.kept_columns import ID_COLUMNS
 from ..classroom.paths import DEMO_FOLDER, course_dirs, files_under, is_demo, load_config
+from ..classroom.schema_stamp import stamp_in_process
 from ..french.french_format import french_datetime
 from ..french.system_reason import french_reason
-from ..nbgrader_ext.schema_stamp import stamp_in_process
 from ..runs.known_failures import FILE_NAME as FAILURES_FILE
 from . import packed
 from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in

@@ -1,4 +1,4 @@
-"""A new gradebook is stamped in the process (grading/nbgrader_ext/schema_stamp.py) with what
+"""A new gradebook is stamped in the process (grading/classroom/schema_stamp.py) with what
 nbgrader's own ``alembic heads`` command says, so ``nbgrader db upgrade`` knows where it is."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import nbgrader.api
-from grading.nbgrader_ext.schema_stamp import stamp_in_process
+from grading.classroom.schema_stamp import stamp_in_process
 from nbgrader.api import Gradebook
 from nbgrader.dbutil import _temp_alembic_ini
 
