@@ -915,8 +915,8 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             ):
                 detail = "son nom est dans le nom de ce fichier ou dossier\u00a0: renommez-le"
                 out.add("nom à changer à la main", child, detail, BY_HAND, child)
-            if child.name == ".git" and child.is_file():  # a worktree's, a submodule's
-                repositories.append(_store_of(child))  # a store git cannot read is named
+            if not here and child.name == ".git" and (store := _store_of(child)):
+                repositories.append(store)  # a worktree's, a submodule's; unreadable: named
             if child.is_dir() and _is_repository(child):
                 repositories.append(child)  # its history, other branches, what git rm left
                 yield from walk(child, False, child)  # refs, logs: her name in a branch's
@@ -1021,14 +1021,16 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
                 out.add("démonstration à supprimer à la main", file, detail, BY_HAND, file)
 
 
-def _store_of(dot_git: Path) -> Path:
-    """Where a ``.git`` file (« gitdir: … ») keeps its checkout's history: elsewhere (``git
-    worktree add``, ``git submodule add``), searched as any repository of grader/."""
+def _store_of(dot_git: Path) -> Path | None:
+    """Where a ``.git`` file (« gitdir: … ») of the teacher's keeps its checkout's history:
+    elsewhere (``git worktree add``, ``git submodule add``), searched as any repository of
+    grader/. Another ``.git`` file (or one a learner handed in: it leads to nothing of the
+    class) is a file."""
     with suppress(OSError, UnicodeDecodeError, IndexError):
-        line = dot_git.read_text(encoding="utf-8").splitlines()[0]
-        if line.startswith("gitdir:"):
-            return (dot_git.parent / line[len("gitdir:") :].strip()).resolve()
-    return dot_git  # not a store: git says so, and it is named
+        if dot_git.is_file() and (line := dot_git.read_text(encoding="utf-8").splitlines()[0]):
+            if line.startswith("gitdir:"):
+                return (dot_git.parent / line[len("gitdir:") :].strip()).resolve()
+    return None
 
 
 def _is_repository(folder: Path) -> bool:

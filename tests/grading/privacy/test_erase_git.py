@@ -545,3 +545,14 @@ def test_her_class_list_in_the_history_of_the_teacher_s_notes_is_named_whatever_
     assert found.stdout == ""  # the summary's advice finds nothing in the course
     said = _dry_run_in_two_gigabytes(c, "ana")
     assert "historique git à réécrire à la main" in said, said[-1500:]
+
+
+@pytest.mark.slow
+def test_a_git_pointer_a_classmate_handed_in_never_blocks_every_erasure(petite_classe):
+    """A ``.git`` file in Ben's TP folder (« gitdir: » a path of his own machine): followed, it
+    would be « a repository git cannot read », named, and refuse the erasure of every learner;
+    a learner's pointer leads to nothing of the class, so it is a file like any other."""
+    c = petite_classe
+    pointer = c["grader"] / "submitted" / "ben" / "oublier" / ".git"
+    pointer.write_text("gitdir: /home/ben/projets/tp/.git/worktrees/oublier\n", encoding="utf-8")
+    _assert_proved(c, "ana", "un .git rendu par Ben")
