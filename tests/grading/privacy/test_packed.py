@@ -11,6 +11,7 @@ import lzma
 import re
 import zipfile
 import zlib
+from pathlib import Path
 
 import pytest
 from grading.privacy import packed
@@ -86,3 +87,26 @@ def test_expand_says_whether_the_stream_ended_whole():
     assert expand(whole, lambda: zlib.decompressobj(31), 2**20) == (HER, True)
     body, ended = expand(whole[:-8], lambda: zlib.decompressobj(31), 2**20)
     assert body == HER and not ended  # what zcat shows, and not whole
+
+
+_MODULE = '''"""Groupe B de ana.martin@exemple.fr."""
+COMPTES = (b"ana.martin@exemple.fr", "Zoé")
+
+
+def relance():
+    """Écrire à ana.martin@exemple.fr."""
+    return f"{COMPTES[1]} et ana.martin@exemple.fr"
+'''
+
+
+def test_a_compiled_module_is_searched_constant_by_constant(tmp_path):
+    """A .pyc of this Python: its docstrings, strings and bytes constants, a nested function's
+    included, each searched alone (in its bytes marshal puts a type or a length beside each)."""
+    import py_compile
+
+    (tmp_path / "groupe.py").write_text(_MODULE, encoding="utf-8")
+    data = Path(py_compile.compile(str(tmp_path / "groupe.py"), doraise=True)).read_bytes()
+    assert binary_hits(data, _Words()) >= 4 + _Words().binary_count(data)
+    damaged = data[:16] + bytes(range(256)) * 4  # this Python's header, then nothing marshal reads
+    with pytest.raises(Unsearched, match="code Python compilé illisible"):
+        binary_hits(damaged, _Words())
