@@ -488,3 +488,43 @@ def test_a_link_named_like_compiled_code_to_a_file_outside_the_class_is_never_ta
     with pytest.raises(ErasureError, match=target.name):
         _erase(c, "ana")
     assert (cache / target.name).is_symlink() and b"ana" in target.read_bytes()
+
+
+@pytest.mark.slow
+def test_a_classmate_s_compiled_file_made_by_the_learners_python_is_named(petite_classe):
+    """Review8: since 2d231a5 only a ``.pyc`` that starts with *this* Python's magic number is
+    unmarshalled; any other is searched as raw bytes, where marshal puts a type byte after each
+    string (« \\xda\\x03ana\\xda\\x03ben »: « ana » glued to a lead byte, no word). The
+    learners' venvs run the newest Python (``learner_python()``: 3.13 here, the grading tools
+    3.11), so Ben's handed-in ``__pycache__`` (``aide.py`` renamed, ``BINOME = "ana"``) holds
+    a 3.13 file: not named, « Preuve faite ». Before 2d231a5 the guessed strings found it.
+    Control: the same module compiled by the grading tools' Python is named."""
+    import subprocess
+    import sys
+
+    from grading.erase_learner import ErasureError
+    from learner_env import learner_python
+
+    python = learner_python()
+    version = subprocess.run(
+        [python, "-c", "import sys; print('%d%d' % sys.version_info[:2])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    if version == f"{sys.version_info[0]}{sys.version_info[1]}":
+        pytest.skip("une seule version de Python sur cette machine")
+    c = petite_classe
+    work = c["grader"] / "submitted" / "ben" / "oublier"
+    (work / "aide.py").write_text('BINOME = "ana"\nAUTRE = "ben"\n', encoding="utf-8")
+    subprocess.run([python, "-m", "py_compile", str(work / "aide.py")], check=True)
+    theirs = work / "__pycache__" / f"aide.cpython-{version}.pyc"
+    assert b"\x03ana\xda" in theirs.read_bytes()  # her id glued to the next type byte
+    subprocess.run([sys.executable, "-m", "py_compile", str(work / "aide.py")], check=True)
+    (work / "aide.py").unlink()  # renamed by Ben before he handed in
+    ours = next(p for p in (work / "__pycache__").iterdir() if p != theirs)
+    with pytest.raises(ErasureError, match=re.escape(ours.name)):  # control
+        _erase(c, "ana")
+    ours.unlink()
+    with pytest.raises(ErasureError, match=re.escape(theirs.name)):
+        _erase(c, "ana")
