@@ -92,3 +92,48 @@ def test_make_setup_with_another_python_gives_a_venv_of_that_python(tmp_path: Pa
     first = setup(base)
     assert first == f"{sys.version_info[0]}.{sys.version_info[1]}"  # control
     assert setup(newer) == version, f"make setup PYTHON={newer} a gardé Python {first}"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_make_setup_with_another_python_never_deletes_the_learner_s_files_in_venv(
+    tmp_path: Path,
+) -> None:
+    """Review8: 3695524 remakes a venv of another Python with ``python -m venv --clear VENV``,
+    « it holds nothing but what the set-ups install ». That is true of .venv, not of a
+    ``VENV=`` (a path variable grader/Makefile documents): ``--clear`` empties the whole
+    folder. A learner keeps one environment for her AI work, ``~/ia`` (made with ``python3 -m
+    venv ~/ia``), with her notebook and her project's data in it, and points the course at it;
+    ``make setup VENV=~/ia PYTHON=python3.13`` deletes her notebook and her data, exit 0.
+    Control: ``make setup VENV=~/ia`` with the venv's own Python installs the lab and keeps
+    them."""
+    from learner_env import learner_python
+
+    base = Path(getattr(sys, "_base_executable", sys.executable))
+    newer = learner_python()
+    if newer == base:
+        pytest.skip("une seule version de Python sur cette machine")
+    venv = tmp_path / "ia"
+    subprocess.run([str(base), "-m", "venv", str(venv)], check=True)
+    notes = venv / "mes-notes.ipynb"
+    notes.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n')
+    (venv / "projet").mkdir()
+    (venv / "projet" / "mesures.csv").write_text("jour,valeur\n1,42\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+
+    def setup(python: Path) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["make", "--no-print-directory", "-C", str(REPO), "setup", f"VENV={venv}"]
+            + [f"PYTHON={python}", "UV_COMPILE_BYTECODE=0"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=840,
+        )
+
+    done = setup(base)  # control: her own Python, the lab installed beside her files
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert notes.exists() and (venv / "projet" / "mesures.csv").exists()
+    done = setup(newer)
+    lost = [str(p) for p in (notes, venv / "projet" / "mesures.csv") if not p.exists()]
+    assert not lost, f"make setup PYTHON={newer} a effacé {lost}\n{done.stdout[-2000:]}"
