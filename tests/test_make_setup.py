@@ -137,3 +137,48 @@ def test_make_setup_with_another_python_never_deletes_the_learner_s_files_in_ven
     done = setup(newer)
     lost = [str(p) for p in (notes, venv / "projet" / "mesures.csv") if not p.exists()]
     assert not lost, f"make setup PYTHON={newer} a effacé {lost}\n{done.stdout[-2000:]}"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_make_setup_with_another_python_remakes_a_venv_whose_python_is_gone(tmp_path: Path) -> None:
+    """Review8: 3695524 remakes a venv of another Python only when ``.venv/bin/python`` runs
+    (``test -x``, then its version). The learner who most needs it is the one whose venv's
+    Python was removed (``pyenv uninstall 3.11.7``, a Homebrew upgrade of python@3.x):
+    ``.venv/bin/python`` is a broken link, and ``make setup PYTHON=python3.13`` finds the
+    stamps up to date, does nothing, exit 0; ``make lab`` then fails on a Python that is not
+    there. Control: the venv made from the Python that was then installed runs."""
+    from learner_env import learner_python
+
+    base = Path(getattr(sys, "_base_executable", sys.executable))
+    newer = learner_python()
+    if newer == base:
+        pytest.skip("une seule version de Python sur cette machine")
+    installed = tmp_path / "pyenv" / "bin"  # a Python installed there, removed later
+    installed.mkdir(parents=True)
+    (installed / base.name).symlink_to(base.resolve())
+    venv = tmp_path / "venv"
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    version = [str(venv / "bin" / "python"), "-c", "import sys; print(sys.version_info[:2])"]
+
+    def setup(python: Path) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["make", "--no-print-directory", "-C", str(REPO), "setup", f"VENV={venv}"]
+            + [f"PYTHON={python}", "UV_COMPILE_BYTECODE=0"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=840,
+        )
+
+    done = setup(installed / base.name)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert subprocess.run(version, capture_output=True).returncode == 0  # control
+    (installed / base.name).unlink()  # that Python uninstalled
+    assert not (venv / "bin" / "python").exists() and (venv / "bin" / "python").is_symlink()
+    done = setup(newer)
+    assert (venv / "bin" / "python").exists(), (
+        f"make setup PYTHON={newer} (code {done.returncode}) a laissé un venv sans Python\n"
+        + done.stdout[-1500:]
+    )
+    assert subprocess.run(version, capture_output=True).returncode == 0
