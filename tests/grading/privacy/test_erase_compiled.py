@@ -528,3 +528,41 @@ def test_a_classmate_s_compiled_file_made_by_the_learners_python_is_named(petite
     ours.unlink()
     with pytest.raises(ErasureError, match=re.escape(theirs.name)):
         _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_a_classmate_s_zipped_project_with_its_venv_never_costs_minutes(petite_classe):
+    """Review8: since 2d231a5 each ``.pyc`` is read by a Python of its own (``python -I -S -c``,
+    13 to 17 ms a file when measured alone), where the old search walked its bytes in-process.
+    A learner who zips his project with its venv (``projet.zip``: a venv's compiled files,
+    10,937 in this test set's own .venv) hands in an archive whose members are read one child
+    each: here 1,500 of this test set's own compiled files made the dry run of ana take 65 s,
+    5 s for the control; a whole venv, several minutes added to every erasure of the class.
+    Control: the same archive with each member's magic number blanked (same size, same
+    names)."""
+    import sys
+    import time
+    import zipfile
+
+    from erase_scenes import _setup
+    from grading.erase_learner import erase
+
+    c = petite_classe
+    site = Path(sys.executable).parent.parent / "lib"
+    compiled = sorted(site.rglob("*.cpython-311.pyc"))[:1500]
+    assert len(compiled) == 1500
+    work = c["grader"] / "submitted" / "ben" / "oublier"
+
+    def handed_in(blank: bool) -> float:
+        with zipfile.ZipFile(work / "projet.zip", "w", zipfile.ZIP_DEFLATED) as zf:
+            for n, pyc in enumerate(compiled):
+                data = pyc.read_bytes()
+                data = b"\0\0\0\0" + data[4:] if blank else data
+                zf.writestr(f"projet/.venv/{n}/{pyc.name}", data)
+        start = time.monotonic()
+        erase("ana", _setup(c), confirm=False, control="cyr")  # what make oublier-eleve shows
+        return time.monotonic() - start
+
+    control = handed_in(blank=True)
+    took = handed_in(blank=False)
+    assert took < control + 10, f"{took:.0f} s pour 1 500 fichiers compilés ({control:.0f} s sans)"
