@@ -496,11 +496,14 @@ def test_a_classmate_s_compiled_file_made_by_the_learners_python_is_named(petite
     unmarshalled; any other is searched as raw bytes, where marshal puts a type byte after each
     string (« \\xda\\x03ana\\xda\\x03ben »: « ana » glued to a lead byte, no word). The
     learners' venvs run the newest Python (``learner_python()``: 3.13 here, the grading tools
-    3.11), so Ben's handed-in ``__pycache__`` (``aide.py`` renamed, ``BINOME = "ana"``) holds
-    a 3.13 file: not named, « Preuve faite ». Before 2d231a5 the guessed strings found it.
-    Control: the same module compiled by the grading tools' Python is named."""
+    3.11). nbgrader leaves ``__pycache__`` out of a submission, not out of an archive: Ben
+    hands in ``projet.zip``, his project zipped with its ``__pycache__`` (``aide.py`` renamed
+    since, ``BINOME = "ana"``), a 3.13 file: never named, « Preuve faite ». Before 2d231a5 the
+    guessed strings found it. Control: the same module compiled by the tools' Python, in the
+    same archive, is named."""
     import subprocess
     import sys
+    import zipfile
 
     from grading.erase_learner import ErasureError
     from learner_env import learner_python
@@ -515,18 +518,29 @@ def test_a_classmate_s_compiled_file_made_by_the_learners_python_is_named(petite
     if version == f"{sys.version_info[0]}{sys.version_info[1]}":
         pytest.skip("une seule version de Python sur cette machine")
     c = petite_classe
-    work = c["grader"] / "submitted" / "ben" / "oublier"
-    (work / "aide.py").write_text('BINOME = "ana"\nAUTRE = "ben"\n', encoding="utf-8")
-    subprocess.run([python, "-m", "py_compile", str(work / "aide.py")], check=True)
-    theirs = work / "__pycache__" / f"aide.cpython-{version}.pyc"
-    assert b"\x03ana\xda" in theirs.read_bytes()  # her id glued to the next type byte
-    subprocess.run([sys.executable, "-m", "py_compile", str(work / "aide.py")], check=True)
-    (work / "aide.py").unlink()  # renamed by Ben before he handed in
-    ours = next(p for p in (work / "__pycache__").iterdir() if p != theirs)
-    with pytest.raises(ErasureError, match=re.escape(ours.name)):  # control
+    project = c["grader"] / "projet-de-ben"  # his machine's folder, outside the class
+    project.mkdir()
+    (project / "aide.py").write_text('BINOME = "ana"\nAUTRE = "ben"\n', encoding="utf-8")
+    compiled = {}
+    for which, interpreter in (("ours", sys.executable), ("his", python)):
+        subprocess.run([interpreter, "-m", "py_compile", str(project / "aide.py")], check=True)
+        made = max((project / "__pycache__").iterdir(), key=os.path.getmtime)
+        compiled[which] = made.name, made.read_bytes()
+    assert compiled["his"][0] == f"aide.cpython-{version}.pyc"
+    assert b"\x03ana\xda" in compiled["his"][1]  # her id glued to the next type byte
+    archive = c["grader"] / "submitted" / "ben" / "oublier" / "projet.zip"
+
+    def handed_in(which: str) -> None:
+        with zipfile.ZipFile(archive, "w") as zf:
+            name, data = compiled[which]
+            zf.writestr(f"projet/__pycache__/{name}", data)
+
+    shutil.rmtree(project)
+    handed_in("ours")
+    with pytest.raises(ErasureError, match="projet.zip"):  # control
         _erase(c, "ana")
-    ours.unlink()
-    with pytest.raises(ErasureError, match=re.escape(theirs.name)):
+    handed_in("his")
+    with pytest.raises(ErasureError, match="projet.zip"):
         _erase(c, "ana")
 
 
