@@ -556,3 +556,41 @@ def test_a_git_pointer_a_classmate_handed_in_never_blocks_every_erasure(petite_c
     pointer = c["grader"] / "submitted" / "ben" / "oublier" / ".git"
     pointer.write_text("gitdir: /home/ben/projets/tp/.git/worktrees/oublier\n", encoding="utf-8")
     _assert_proved(c, "ana", "un .git rendu par Ben")
+
+
+@pytest.mark.slow
+def test_her_class_spreadsheet_in_the_history_of_the_teacher_s_notes_is_named(petite_classe):
+    """Review8: ``_scan_git`` searches each object's bytes as they are (``binary_count``), not
+    what they hold (``binary_hits``: a zip's members, a gzip's stream, a .pyc's strings), as
+    every file of the class is searched. The teacher keeps her class spreadsheet in her notes
+    (grader/hub/notes/classe.xlsx: a zip, its names deflate-compressed in
+    ``xl/sharedStrings.xml``), then removes it as the erasure tells her (``git rm``, a commit):
+    the history holds the spreadsheet, no word of it readable as bytes, and the erasure of
+    ana says « Preuve faite ». Control: the same spreadsheet left in her notes' folder is
+    named."""
+    import io
+    import zipfile
+
+    from erase_scenes import CLASS_LIST
+
+    names = "".join(
+        f"<si><t>{cell}</t></si>" for line in CLASS_LIST.splitlines() for cell in line.split(",")
+    )
+    sheet = io.BytesIO()
+    with zipfile.ZipFile(sheet, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("[Content_Types].xml", '<?xml version="1.0"?><Types/>')
+        zf.writestr("xl/sharedStrings.xml", f'<?xml version="1.0"?><sst>{names}</sst>')
+    c = petite_classe
+    notes = _notes(c)
+    (notes / "classe.xlsx").write_bytes(sheet.getvalue())
+    assert b"ana" not in sheet.getvalue().lower()  # compressed: no word as bytes
+    from grading.erase_learner import ErasureError
+
+    with pytest.raises(ErasureError, match="classe.xlsx"):  # control: in her folder, named
+        _erase(c, "ana")
+    _git(notes, "add", "classe.xlsx")
+    _git(notes, "commit", "-qm", "ma classe")
+    _git(notes, "rm", "-q", "classe.xlsx")
+    _git(notes, "commit", "-qm", "sans la liste")
+    with pytest.raises(ErasureError, match="historique git"):
+        _erase(c, "ana")
