@@ -182,3 +182,45 @@ def test_make_setup_with_another_python_remakes_a_venv_whose_python_is_gone(tmp_
         + done.stdout[-1500:]
     )
     assert subprocess.run(version, capture_output=True).returncode == 0
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a_python_variable_set_for_another_tool_never_undoes_the_learner_s_choice(
+    tmp_path: Path,
+) -> None:
+    """Review8: 3695524 remakes the venv when PYTHON comes from the command line *or the
+    environment*. ``PYTHON`` is a variable other tools read (node-gyp, which npm runs to build
+    a native module, documents ``export PYTHON=python3``): a learner whose shell sets it
+    (3.11 here) asks for the newer Python the lessons run on, ``make setup
+    PYTHON=python3.13``, and gets it; her next ``make lab`` (whose first step is ``make
+    setup``) empties the venv and remakes it with 3.11, and the next ``make setup
+    PYTHON=python3.13`` back again: each time a whole install, and the Python she chose
+    lasts until her next ``make lab``. Control: the venv is the one she asked for."""
+    from learner_env import learner_python
+
+    base = Path(getattr(sys, "_base_executable", sys.executable))
+    newer = learner_python()
+    if newer == base:
+        pytest.skip("une seule version de Python sur cette machine")
+    venv = tmp_path / "venv"
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env["PYTHON"] = str(base)  # her shell's `export PYTHON=python3`
+    asked = [str(venv / "bin" / "python"), "-c", "import sys; print(sys.version_info[:2])"]
+
+    def make(*words: str) -> str:
+        done = subprocess.run(
+            ["make", "--no-print-directory", "-C", str(REPO), "setup", f"VENV={venv}"]
+            + [*words, "UV_COMPILE_BYTECODE=0"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=840,
+        )
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        return subprocess.run(asked, capture_output=True, text=True, check=True).stdout
+
+    chosen = make(f"PYTHON={newer}")
+    assert chosen != make(f"PYTHON={base}")  # control: the command line is obeyed
+    chosen = make(f"PYTHON={newer}")
+    assert make() == chosen, f"make setup (PYTHON={base} exporté) a refait le venv choisi"
