@@ -580,3 +580,37 @@ def test_a_classmate_s_zipped_project_with_its_venv_never_costs_minutes(petite_c
     control = handed_in(blank=True)
     took = handed_in(blank=False)
     assert took < control + 10, f"{took:.0f} s pour 1 500 fichiers compilés ({control:.0f} s sans)"
+
+
+@pytest.mark.slow
+def test_a_classmate_s_compiled_file_holding_a_dict_constant_is_named(petite_classe):
+    """Review8: the child reading a ``.pyc`` (``packed._READ_CONSTANTS``) descends code
+    objects, tuples, lists, sets and frozensets, never a dict, which marshal writes and reads
+    as any constant. Python's compiler never puts one in ``co_consts``, but a file a learner
+    hands in is hostile: ``code.replace(co_consts=({"ana": "zed"}, …))`` written with its
+    header gives a ``.pyc`` marshal reads back whole, whose bytes read ``\\xda\\x03ana\\xda``
+    (no word) and whose constants the child passes over: never named. Control: the same file
+    with the tuple ``("ana", "zed")`` is named."""
+    import importlib.util
+    import marshal
+    import zipfile
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    code = compile("BINOME = 1\n", "aide.py", "exec")
+    archive = c["grader"] / "submitted" / "ben" / "oublier" / "projet.zip"
+
+    def handed_in(constant: object) -> None:
+        crafted = code.replace(co_consts=(constant, *code.co_consts))
+        data = importlib.util.MAGIC_NUMBER + bytes(12) + marshal.dumps(crafted)
+        assert b"\x03ana\xda" in data
+        with zipfile.ZipFile(archive, "w") as zf:
+            zf.writestr("projet/__pycache__/aide.cpython-311.pyc", data)
+
+    handed_in(("ana", "zed"))
+    with pytest.raises(ErasureError, match="projet.zip"):  # control
+        _erase(c, "ana")
+    handed_in({"ana": "zed"})
+    with pytest.raises(ErasureError, match="projet.zip"):
+        _erase(c, "ana")
