@@ -1153,8 +1153,13 @@ def _scan_git(
                         reason = f"un objet de {size // 2**20} Mo"
                         break
                     body = git.stdout.read(size + 1)[:-1] if size >= 0 else b""
-                    if not (kind == b"blob" and digest(body) in shipped):
+                    if kind != b"blob":  # a commit's message, a tree's names, a tag
                         hits += pattern.binary_count(body)
+                    elif digest(body) not in shipped:  # a file: what a zip, a gzip holds too
+                        try:
+                            hits += binary_hits(body, pattern)
+                        except Unsearched as exc:
+                            reason = f"un fichier de son historique\u00a0: {exc}"
                 git.kill()
                 if git.wait() > 0 and not reason:
                     reason = git.stderr.read().decode(errors="replace").strip()[:200]

@@ -10,9 +10,6 @@ import importlib.util
 import io
 import lzma
 import re
-import resource
-import subprocess
-import sys
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -96,50 +93,86 @@ def expand(data: bytes, decompressor, most: int) -> tuple[bytes, bool]:
     return b"".join(out), True
 
 
-# a .pyc of this Python (its magic number, then its flags and its source's stamp) is read by
-# unmarshalling it in a child of its own: marshal trusts its input, so a crafted file may crash
-# the reader (named, then), never this command; under 1 GiB and 60 s
+# a compiled module (a .pyc of CPython 3.11 to 3.13: a 16-byte header, then marshal's objects)
+# is read here by walking marshal's format, never by marshal.loads (it trusts its input); its
+# strings and bytes constants, names and docstrings are searched one per line: in the file's
+# bytes, marshal puts a type or a length byte beside each (« \\xda\\x03ana\\xda »), no word
 _PYC = importlib.util.MAGIC_NUMBER
-_READ_CONSTANTS = """
-import marshal, sys, types
-todo, seen, out, size = [marshal.loads(sys.stdin.buffer.read()[16:])], set(), [], 0
-while todo:
-    x = todo.pop()
-    if id(x) in seen:
-        continue
-    seen.add(id(x))
-    if isinstance(x, types.CodeType):
-        todo += (*x.co_consts, x.co_name, x.co_qualname, x.co_filename, *x.co_names)
-        todo += (*x.co_varnames, *x.co_freevars, *x.co_cellvars)
-    elif isinstance(x, (tuple, list, set, frozenset)):
-        todo += x
-    elif isinstance(x, (str, bytes)):
-        out.append(x.encode("utf-8", "surrogatepass") if isinstance(x, str) else x)
-        size += len(out[-1])
-        if size > %d:
-            sys.exit(3)
-sys.stdout.buffer.write(b"\\n".join(out))
-"""
+_PYC_MAX = 64 * 2**20
+_NULL = object()  # marshal's end of a dict
 
 
-def _limited() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+class _Marshal:
+    """A reader of marshal's format that keeps the strings (every length checked)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.pos, self.strings = data, 16, []
+
+    def take(self, n: int) -> bytes:
+        if n < 0 or self.pos + n > len(self.data):
+            raise ValueError("truncated")
+        self.pos += n
+        return self.data[self.pos - n : self.pos]
+
+    def count(self, size: int = 4) -> int:
+        return int.from_bytes(self.take(size), "little", signed=size == 4)
+
+    def read(self, depth: int = 0) -> object:
+        if depth > 200:
+            raise ValueError("too deep")
+        kind = chr(self.take(1)[0] & 0x7F)  # 0x80: kept for a later reference
+        if kind in "stuaA":
+            self.strings.append(self.take(self.count()))
+        elif kind in "zZ":
+            self.strings.append(self.take(self.count(1)))
+        elif kind in "([<>)":
+            for _ in range(self.count(1 if kind == ")" else 4)):
+                self.read(depth + 1)
+        elif kind == "{":
+            while self.read(depth + 1) is not _NULL:
+                self.read(depth + 1)
+        elif kind == "c":  # 3.11 to 3.13: five numbers, eight objects, a number, two objects
+            self.take(20)
+            for _ in range(8):
+                self.read(depth + 1)
+            self.take(4)
+            self.read(depth + 1)
+            self.read(depth + 1)
+        elif kind in "irlgyfx":  # a number, a reference
+            size = {"i": 4, "r": 4, "g": 8, "y": 16}.get(kind)
+            if size:
+                self.take(size)
+            elif kind == "l":
+                self.take(2 * abs(self.count()))
+            else:  # an old float as text, a complex as two
+                for _ in range(2 if kind == "x" else 1):
+                    self.take(self.count(1))
+        elif kind == "0":
+            return _NULL
+        elif kind not in "NFTS.":
+            raise ValueError(f"type {kind!r}")
+        return None
 
 
-def _compiled_constants(data: bytes) -> bytes:
-    """A .pyc's strings and bytes constants, names and docstrings, one per line: in its bytes,
-    marshal puts a type or a length byte beside each (« \\xda\\x03ana\\xda »,
-    « s\\x03\\x00\\x00\\x00anas »), so none is a word there."""
-    command = [sys.executable, "-I", "-S", "-c", _READ_CONSTANTS % EXPANDED_MAX]
+def compiled_text(data: bytes) -> bytes | None:
+    """A .pyc's strings, one per line; None when it is not one of CPython 3.11 to 3.13 (another
+    Python's, searched as bytes); `Unsearched` for one of this Python's it cannot read whole."""
+    if data[2:4] != b"\r\n" or data[16:17] not in (b"c", b"\xe3"):
+        return None
+    reader = _Marshal(data)
     try:
-        done = subprocess.run(
-            command, input=data, capture_output=True, timeout=60, preexec_fn=_limited
-        )
-    except subprocess.TimeoutExpired:
-        done = None
-    if done is None or done.returncode:
-        raise Unsearched("code Python compilé illisible (abîmé, ou fait pour tromper)")
-    return done.stdout
+        if len(data) > _PYC_MAX:
+            raise ValueError("too big")
+        reader.read()
+        if reader.pos != len(data):
+            raise ValueError("trailing bytes")
+    except ValueError:
+        if data.startswith(_PYC):
+            raise Unsearched(
+                "code Python compilé illisible (abîmé, ou fait pour tromper)"
+            ) from None
+        return None
+    return b"\n".join(reader.strings)
 
 
 def binary_hits(
@@ -164,8 +197,8 @@ def binary_hits(
     left = [EXPANDED_MAX] if left is None else left
     hits = pattern.binary_count(data)
     opener = next((o for m, o in _STREAMS.items() if data.startswith(m)), None)
-    if data.startswith(_PYC):  # its constants one by one
-        hits += pattern.binary_count(_compiled_constants(data))
+    if (strings := compiled_text(data)) is not None:  # its constants one by one
+        hits += pattern.binary_count(strings)
     if data.startswith(_UTF16):  # its words as UTF-8, where a mention is searched
         hits += pattern.binary_count(data.decode("utf-16", errors="replace").encode())
     if (data.startswith(ZIP_MAGIC) or opener) and depth > 2:

@@ -107,6 +107,6 @@ def test_a_compiled_module_is_searched_constant_by_constant(tmp_path):
     (tmp_path / "groupe.py").write_text(_MODULE, encoding="utf-8")
     data = Path(py_compile.compile(str(tmp_path / "groupe.py"), doraise=True)).read_bytes()
     assert binary_hits(data, _Words()) >= 4 + _Words().binary_count(data)
-    damaged = data[:16] + bytes(range(256)) * 4  # this Python's header, then nothing marshal reads
+    damaged = data[:17] + bytes(range(256)) * 4  # a code object that breaks off
     with pytest.raises(Unsearched, match="code Python compilé illisible"):
         binary_hits(damaged, _Words())
