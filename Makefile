@@ -62,22 +62,22 @@ REMAKE_VENV := .remake-venv
 endif
 endif
 endif
-# what a venv and the set-ups write in it
-VENV_PARTS := bin|lib|lib64|include|share|etc|pyvenv\.cfg|\.stamp-.*|\.gitignore|\.lock|CACHEDIR\.TAG
 .remake-venv:  # no file of that name: always out of date (FORCE)
+# what a venv and the set-ups write in it: anything else is the learner's
+VENV_PARTS := bin|lib|lib64|include|share|etc|pyvenv\.cfg|\.stamp-.*|\.gitignore|\.lock|CACHEDIR\.TAG
+define REMAKE
+@other=$$(ls -A $(call q,$(VENV)) | grep -vxE '$(VENV_PARTS)' | head -3 | tr '\n' ' '); \
+if [ -n "$$other" ]; then echo ✘ $(call q,$(VENV))" n'est pas en Python $(call VERSION_OF,$(PYTHON)) \
+et contient d'autres fichiers qu'un environnement ($$other) : rien n'est effacé. Donnez un \
+autre VENV=, ou déplacez vos fichiers, puis relancez"; exit 1; fi; \
+echo $(call q,$(VENV))" n'est pas en Python $(call VERSION_OF,$(PYTHON)) : refait avec "$(call q,$(PYTHON)); \
+$(call q,$(PYTHON)) -m venv --clear $(call q,$(VENV))
+endef
 
 $(VENV)/.stamp-venv: $(REMAKE_VENV)
 	@$(call q,$(PYTHON)) -c 'import sys; sys.exit("Python 3.11+ requis" if sys.version_info < (3, 11) else 0)'
-ifdef REMAKE_VENV
-	@other=$$(ls -A $(call q,$(VENV)) | grep -vxE '$(VENV_PARTS)' | head -3 | tr '\n' ' '); \
-	if [ -n "$$other" ]; then echo ✘ $(call q,$(VENV))" n'est pas en Python $(call VERSION_OF,$(PYTHON)) \
-	et contient d'autres fichiers qu'un environnement ($$other) : rien n'est effacé. Donnez un \
-	autre VENV=, ou déplacez vos fichiers, puis relancez"; exit 1; fi
-	@echo $(call q,$(VENV))" n'est pas en Python $(call VERSION_OF,$(PYTHON)) : refait avec "$(call q,$(PYTHON))
-	$(call q,$(PYTHON)) -m venv --clear $(call q,$(VENV))
-else
+	$(if $(REMAKE_VENV),$(REMAKE))
 	test -x $(call q,$(PY)) || $(call q,$(PYTHON)) -m venv $(call q,$(VENV))
-endif
 	touch $(call q,$@)
 
 $(VENV)/.stamp-runtime: requirements/lab.txt pyproject.toml course/save_hook.py $(REMAKE_VENV) | $(VENV)/.stamp-venv

@@ -34,12 +34,36 @@ define install
 else echo "pip install $(1)"; $(call q,$(PY)) -m pip install -q $(1); fi
 endef
 
-$(VENV)/.stamp-venv:
+# `make setup PYTHON=python3.13` (on the command line: an exported PYTHON is another tool's) over
+# a venv of another Python, or of one uninstalled since, makes it again; a VENV= that holds more
+# than a venv (a learner's notebooks beside it) is refused, never emptied
+VERSION_OF = $(shell $(call q,$(1)) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+ifeq ($(origin PYTHON),command line)
+ifneq ($(shell test -e $(call q,$(VENV))/.stamp-venv && echo venv),)
+ifneq ($(call VERSION_OF,$(PY)),$(call VERSION_OF,$(PYTHON)))
+REMAKE_VENV := .remake-venv
+endif
+endif
+endif
+.remake-venv:  # no file of that name: always out of date (FORCE)
+# what a venv and the set-ups write in it: anything else is the learner's
+VENV_PARTS := bin|lib|lib64|include|share|etc|pyvenv\.cfg|\.stamp-.*|\.gitignore|\.lock|CACHEDIR\.TAG
+define REMAKE
+@other=$$(ls -A $(call q,$(VENV)) | grep -vxE '$(VENV_PARTS)' | head -3 | tr '\n' ' '); \
+if [ -n "$$other" ]; then echo ✘ $(call q,$(VENV))" n'est pas en Python $(call VERSION_OF,$(PYTHON)) \
+et contient d'autres fichiers qu'un environnement ($$other) : rien n'est effacé. Donnez un \
+autre VENV=, ou déplacez vos fichiers, puis relancez"; exit 1; fi; \
+echo $(call q,$(VENV))" n'est pas en Python $(call VERSION_OF,$(PYTHON)) : refait avec "$(call q,$(PYTHON)); \
+$(call q,$(PYTHON)) -m venv --clear $(call q,$(VENV))
+endef
+
+$(VENV)/.stamp-venv: $(REMAKE_VENV)
 	@$(call q,$(PYTHON)) -c 'import sys; sys.exit("Python 3.11+ requis" if sys.version_info < (3, 11) else 0)'
+	$(if $(REMAKE_VENV),$(REMAKE))
 	test -x $(call q,$(PY)) || $(call q,$(PYTHON)) -m venv $(call q,$(VENV))
 	touch $(call q,$@)
 
-$(VENV)/.stamp-runtime: requirements/lab.txt pyproject.toml course/save_hook.py \
+$(VENV)/.stamp-runtime: requirements/lab.txt pyproject.toml course/save_hook.py $(REMAKE_VENV) \
     | $(VENV)/.stamp-venv
 	$(call install,--no-deps --require-hashes -r requirements/lab.txt)
 	$(call install,--no-deps -e .)

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,11 +152,23 @@ class JupyterLab:
             body = resp.read()
         return json.loads(body) if body else None
 
+    def listing(self, path: str) -> list:
+        """``GET path``; jupyter_server answers 500 to a list of kernels asked while one starts
+        (its last_activity not set yet: seen on a loaded machine), so asked again, 30 s at most."""
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                return self.api("GET", path)
+            except urllib.error.HTTPError as exc:
+                if exc.code != 500 or time.monotonic() > deadline:
+                    raise
+            time.sleep(0.5)
+
     def shutdown_kernels(self) -> None:
         """End every notebook session's kernel (one kernel at a time keeps 2 cores usable)."""
-        for session in self.api("GET", "/api/sessions"):
+        for session in self.listing("/api/sessions"):
             self.api("DELETE", f"/api/sessions/{session['id']}")
-        for kernel in self.api("GET", "/api/kernels"):
+        for kernel in self.listing("/api/kernels"):
             self.api("DELETE", f"/api/kernels/{kernel['id']}")
 
     def log_tail(self, lines: int = 40) -> str:
