@@ -96,7 +96,7 @@ def expand(data: bytes, decompressor, most: int) -> tuple[bytes, bool]:
 # a compiled module (a .pyc of CPython 3.11 to 3.13: a 16-byte header, then marshal's objects)
 # is read here by walking marshal's format, never by marshal.loads (it trusts its input); its
 # strings and bytes constants, names and docstrings are searched one per line: in the file's
-# bytes, marshal puts a type or a length byte beside each (« \\xda\\x03ana\\xda »), no word
+# bytes, marshal puts a type or a length byte beside each (« \xda\x03ana\xda »), no word
 _PYC = importlib.util.MAGIC_NUMBER
 _PYC_MAX = 64 * 2**20
 _NULL = object()  # marshal's end of a dict
