@@ -184,6 +184,12 @@ class Context:
         self.exchange = Path(root) / self.course_id if self.course_id else None
 
     @cached_property
+    def course_history(self) -> tuple[frozenset[bytes], frozenset[bytes]]:
+        """The course's own commits and what they reach (course_files.course_history), read
+        once for the three or four scans of an erasure, and only when a repository is met."""
+        return course_history()
+
+    @cached_property
     def classmates(self) -> list[_Who]:
         """Every registered learner's id, names and e-mail (roster, then gradebook), read once:
         a classmate's own name is never a mention of the learner erased."""
@@ -994,9 +1000,8 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         else:
             kind, action = "mention dans un fichier de la classe", "mention"
         out.add(kind, file, detail, action, (file, None, found_by))
-    history = course_history() if repositories else (frozenset(), frozenset())
     for repository in repositories:
-        _scan_git(repository, pattern, shipped, out, history)
+        _scan_git(repository, pattern, shipped, out, ctx.course_history)
     # make demo-grading's course: the samples' code names the TP's example learners, so only
     # her rows (a learner added in its formgrader), a name, and the work of a learner of the
     # class the teacher copied there (submitted/ben/) count
@@ -1081,10 +1086,14 @@ def _orphan_compiled(pyc: Path, code_folders: set[Path]) -> bool:
     (a module an update of the course moved): Python imports such a file only beside its
     source. Anywhere else (a teacher's script, a copy of a classmate's work) it is named,
     never deleted."""
-    source = pyc.parent.parent / f"{pyc.name.split('.')[0]}.py"
     if pyc.suffix != ".pyc" or pyc.parent.name != "__pycache__" or pyc.is_symlink():
         return False  # a link leads elsewhere: what it leads to is named, never deleted
-    return pyc.parent.parent.resolve() in code_folders and not source.exists()
+    return pyc.parent.parent.resolve() in code_folders and not _source_of(pyc).exists()
+
+
+def _source_of(pyc: Path) -> Path:
+    """The module ``__pycache__/<name>.<tag>.pyc`` was compiled from."""
+    return pyc.parent.parent / f"{pyc.name.split('.')[0]}.py"
 
 
 def _compiled_course_file(pyc: Path, shipped: set[str]) -> bool:
@@ -1093,7 +1102,7 @@ def _compiled_course_file(pyc: Path, shipped: set[str]) -> bool:
     gives (a copy of the course changes the source's time, never its code); a teacher's
     script's, or a stale one's, is searched. A `.pyc` of another Python is judged by its header
     (the source's time and size, or its hash)."""
-    source = pyc.parent.parent / f"{pyc.name.split('.')[0]}.py"
+    source = _source_of(pyc)
     with suppress(OSError, ValueError, EOFError, TypeError, SyntaxError):
         if pyc.parent.name != "__pycache__" or digest(code := source.read_bytes()) not in shipped:
             return False

@@ -154,7 +154,7 @@ class _Marshal:
         return None
 
 
-def compiled_text(data: bytes) -> bytes | None:
+def _compiled_text(data: bytes) -> bytes | None:
     """A .pyc's strings, one per line; None when it is not one of CPython 3.11 to 3.13 (another
     Python's, searched as bytes); `Unsearched` for one of this Python's it cannot read whole."""
     if data[2:4] != b"\r\n" or data[16:17] not in (b"c", b"\xe3"):
@@ -197,7 +197,7 @@ def binary_hits(
     left = [EXPANDED_MAX] if left is None else left
     hits = pattern.binary_count(data)
     opener = next((o for m, o in _STREAMS.items() if data.startswith(m)), None)
-    if (strings := compiled_text(data)) is not None:  # its constants one by one
+    if (strings := _compiled_text(data)) is not None:  # its constants one by one
         hits += pattern.binary_count(strings)
     if data.startswith(_UTF16):  # its words as UTF-8, where a mention is searched
         hits += pattern.binary_count(data.decode("utf-16", errors="replace").encode())
