@@ -19,16 +19,27 @@ pytestmark = [pytest.mark.timeout(300)]
 
 
 def _venv_with_babel(env: Path) -> None:
-    """A virtual environment at `env` (``uv venv``) with Babel installed (a dependency of
-    JupyterLab in uv.lock, from uv's cache: offline), whose locale data holds « ana » as a word."""
+    """A virtual environment at `env` (``uv venv``) with Babel installed, whose locale data holds
+    « ana » as a word. Offline, from uv's cache, as ``make setup`` installed it: pinned with its
+    hashes from requirements/lab.txt (uv caches a wheel installed that way under its hashes, so a
+    bare ``babel==…`` finds nothing offline on a machine whose cache only `make` filled)."""
+    import re
     import subprocess
 
     from helpers import REPO
 
+    pinned = re.search(
+        r"^babel==.*?(?=^\S)", (REPO / "requirements" / "lab.txt").read_text(), re.M | re.S
+    )
+    assert pinned, "Babel is no longer in requirements/lab.txt"
+    requirement = env.parent / "babel-requirement.txt"
+    requirement.write_text(pinned.group(0), encoding="utf-8")
     uv = str(REPO / ".venv" / "bin" / "uv")
     subprocess.run([uv, "venv", "-q", str(env)], check=True)
-    babel = [uv, "pip", "install", "-q", "--offline", "--python", str(env / "bin" / "python")]
-    subprocess.run([*babel, "babel==2.19.0"], check=True)
+    python = str(env / "bin" / "python")
+    install = [uv, "pip", "install", "-q", "--offline", "--no-deps", "--require-hashes"]
+    subprocess.run([*install, "--python", python, "-r", str(requirement)], check=True)
+    requirement.unlink()
 
 
 def test_compiled_code_in_a_classmates_folder_is_searched(petite_classe):
