@@ -70,33 +70,53 @@ def test_make_setup_with_pip_gives_a_venv_the_lessons_run_in(tmp_path: Path) -> 
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-def test_make_setup_with_another_python_gives_a_venv_of_that_python(tmp_path: Path) -> None:
-    """Review7: the lessons now run on the newest Python the machine has (64f22be, 3.13 here).
-    A learner who made the venv with her default ``python3`` (3.11) and now asks for the
-    newer one, ``make setup PYTHON=python3.13``, gets nothing: ``.stamp-venv`` is there and
-    ``test -x .venv/bin/python || … -m venv`` keeps the old venv; make says nothing and exits
-    0, and every lesson still runs on 3.11. Control: the first ``make setup`` gives a venv of
-    the Python it was asked for."""
+def test_make_setup_gives_a_venv_of_the_python_the_learner_names(tmp_path: Path) -> None:
+    """One venv through the three findings on ``make setup PYTHON=…``, a whole install only
+    where the venv must change:
+
+    - review7: a learner who made the venv with her default ``python3`` (3.11) and asks for
+      the newer one the lessons run on, ``make setup PYTHON=python3.13``, got nothing
+      (``.stamp-venv`` was there; exit 0, every lesson still on 3.11);
+    - review8: a ``PYTHON`` her shell exports for another tool (node-gyp documents ``export
+      PYTHON=python3``) remade the venv at her next ``make lab`` (whose first step is ``make
+      setup``): the Python she chose lasted until then;
+    - review8: a venv whose Python was uninstalled (``pyenv uninstall``, a Homebrew upgrade)
+      has a broken ``bin/python``; ``make setup PYTHON=python3.13`` found the stamps up to
+      date, did nothing, exit 0, and ``make lab`` failed on a Python that is not there.
+
+    Controls: the command line is obeyed over the exported variable, each way."""
     from learner_env import learner_python
 
     base = Path(getattr(sys, "_base_executable", sys.executable))
     newer = learner_python()
-    asked = [str(newer), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"]
-    version = subprocess.run(asked, capture_output=True, text=True, check=True).stdout.strip()
     if newer == base:
         pytest.skip("une seule version de Python sur cette machine")
+    installed = tmp_path / "pyenv" / "bin"  # a Python installed there, removed later
+    installed.mkdir(parents=True)
+    (installed / base.name).symlink_to(base.resolve())
     venv = tmp_path / "venv"
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env["PYTHON"] = str(newer)  # her shell's `export PYTHON=…`, for another tool
+    asked = ["-c", "import sys; print('%d.%d' % sys.version_info[:2])"]
+    older, newest = (
+        subprocess.run([str(p), *asked], capture_output=True, text=True, check=True).stdout
+        for p in (base, newer)
+    )
 
-    def setup(python: Path) -> str:
-        done = _make_setup(venv, f"PYTHON={python}")
+    def make(*words: str) -> str:
+        done = _make_setup(venv, *words, env=env)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-        return subprocess.run(
-            [str(venv / "bin" / "python"), *asked[1:]], capture_output=True, text=True, check=True
-        ).stdout.strip()
+        python = venv / "bin" / "python"
+        assert python.exists(), f"make setup {' '.join(words)} a laissé un venv sans Python"
+        return subprocess.run([str(python), *asked], capture_output=True, text=True).stdout
 
-    first = setup(base)
-    assert first == f"{sys.version_info[0]}.{sys.version_info[1]}"  # control
-    assert setup(newer) == version, f"make setup PYTHON={newer} a gardé Python {first}"
+    assert make(f"PYTHON={installed / base.name}") == older  # control: the command line wins
+    assert make(f"PYTHON={newer}") == newest, f"make setup PYTHON={newer} a gardé Python {older}"
+    assert make(f"PYTHON={installed / base.name}") == older  # control, the other way
+    assert make() == older, f"make setup (PYTHON={newer} exporté) a refait le venv choisi"
+    (installed / base.name).unlink()  # that Python uninstalled
+    assert not (venv / "bin" / "python").exists() and (venv / "bin" / "python").is_symlink()
+    assert make(f"PYTHON={newer}") == newest
 
 
 @pytest.mark.slow
@@ -134,75 +154,3 @@ def test_make_setup_with_another_python_never_deletes_the_learner_s_files_in_ven
     done = setup(newer)
     lost = [str(p) for p in (notes, venv / "projet" / "mesures.csv") if not p.exists()]
     assert not lost, f"make setup PYTHON={newer} a effacé {lost}\n{done.stdout[-2000:]}"
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(900)
-def test_make_setup_with_another_python_remakes_a_venv_whose_python_is_gone(tmp_path: Path) -> None:
-    """Review8: 3695524 remakes a venv of another Python only when ``.venv/bin/python`` runs
-    (``test -x``, then its version). The learner who most needs it is the one whose venv's
-    Python was removed (``pyenv uninstall 3.11.7``, a Homebrew upgrade of python@3.x):
-    ``.venv/bin/python`` is a broken link, and ``make setup PYTHON=python3.13`` finds the
-    stamps up to date, does nothing, exit 0; ``make lab`` then fails on a Python that is not
-    there. Control: the venv made from the Python that was then installed runs."""
-    from learner_env import learner_python
-
-    base = Path(getattr(sys, "_base_executable", sys.executable))
-    newer = learner_python()
-    if newer == base:
-        pytest.skip("une seule version de Python sur cette machine")
-    installed = tmp_path / "pyenv" / "bin"  # a Python installed there, removed later
-    installed.mkdir(parents=True)
-    (installed / base.name).symlink_to(base.resolve())
-    venv = tmp_path / "venv"
-    version = [str(venv / "bin" / "python"), "-c", "import sys; print(sys.version_info[:2])"]
-
-    def setup(python: Path) -> subprocess.CompletedProcess:
-        return _make_setup(venv, f"PYTHON={python}")
-
-    done = setup(installed / base.name)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert subprocess.run(version, capture_output=True).returncode == 0  # control
-    (installed / base.name).unlink()  # that Python uninstalled
-    assert not (venv / "bin" / "python").exists() and (venv / "bin" / "python").is_symlink()
-    done = setup(newer)
-    assert (venv / "bin" / "python").exists(), (
-        f"make setup PYTHON={newer} (code {done.returncode}) a laissé un venv sans Python\n"
-        + done.stdout[-1500:]
-    )
-    assert subprocess.run(version, capture_output=True).returncode == 0
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(900)
-def test_a_python_variable_set_for_another_tool_never_undoes_the_learner_s_choice(
-    tmp_path: Path,
-) -> None:
-    """Review8: 3695524 remakes the venv when PYTHON comes from the command line *or the
-    environment*. ``PYTHON`` is a variable other tools read (node-gyp, which npm runs to build
-    a native module, documents ``export PYTHON=python3``): a learner whose shell sets it
-    (3.11 here) asks for the newer Python the lessons run on, ``make setup
-    PYTHON=python3.13``, and gets it; her next ``make lab`` (whose first step is ``make
-    setup``) empties the venv and remakes it with 3.11, and the next ``make setup
-    PYTHON=python3.13`` back again: each time a whole install, and the Python she chose
-    lasts until her next ``make lab``. Control: the venv is the one she asked for."""
-    from learner_env import learner_python
-
-    base = Path(getattr(sys, "_base_executable", sys.executable))
-    newer = learner_python()
-    if newer == base:
-        pytest.skip("une seule version de Python sur cette machine")
-    venv = tmp_path / "venv"
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    env["PYTHON"] = str(base)  # her shell's `export PYTHON=python3`
-    asked = [str(venv / "bin" / "python"), "-c", "import sys; print(sys.version_info[:2])"]
-
-    def make(*words: str) -> str:
-        done = _make_setup(venv, *words, env=env)
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-        return subprocess.run(asked, capture_output=True, text=True, check=True).stdout
-
-    chosen = make(f"PYTHON={newer}")
-    assert chosen != make(f"PYTHON={base}")  # control: the command line is obeyed
-    chosen = make(f"PYTHON={newer}")
-    assert make() == chosen, f"make setup (PYTHON={base} exporté) a refait le venv choisi"
