@@ -67,6 +67,7 @@ HUB_DB = "hub/jupyterhub.sqlite"
 MANIFEST = "manifest.json"
 REGISTER_PART = "effacements"  # the register of erased learners and its key, in a backup
 REFUSED = "Sauvegarde refusée, rien n'a été écrit\u00a0: "
+NOT_RESTORED = "Restauration refusée, rien n'a été écrit\u00a0: "
 DAMAGED = "archive abîmée ou tronquée"
 
 
@@ -257,7 +258,6 @@ def backup(
         ):
 
             def add(name: str, data: bytes, mtime: float | None = None) -> None:
-                """`data` as `name` in the backup (private), its SHA-256 in the manifest."""
                 info = tarfile.TarInfo(name)
                 info.size = len(data)
                 info.mtime = int(mtime if mtime is not None else time.time())
@@ -313,13 +313,8 @@ def backup(
                 with suppress(GradebookError):  # confirmed: an unreadable gradebook kept as it was
                     held = gradebook_counts(snapshot)
             counts = Counter(name.partition("/")[0] for name in files)  # files per member or part
-            manifest = {
-                "format": 1,
-                "gradebook": held,
-                "created": now.isoformat(),
-                "files": files,
-                "left_out": left_out,
-            }
+            manifest = {"format": 1, "gradebook": held, "created": now.isoformat(), "files": files}
+            manifest["left_out"] = left_out
             add(MANIFEST, json.dumps(manifest, indent=1, sort_keys=True).encode())
         os.replace(tmp, path)
     except BaseException:
@@ -408,10 +403,9 @@ def restore(
     confirm: bool = False,
 ) -> tuple[dict[str, int], ErasedOnRestore]:
     """Restore `archive` into a course with no gradebook, submissions or roster yet; a learner
-    the erasure register holds is erased again at once (unless `reenrol` names them), as is a
-    re-enrolled one from a backup taken before their re-enrolment. Refused when no register is
-    found (beside the gradebook, beside the archive, or in the folder `register`) unless
-    `confirm`: then ``unchecked`` says so."""
+    the erasure register holds (or re-enrolled after the backup) is erased again, unless `reenrol`
+    names them. Without a register (beside the gradebook or the archive, or in `register`),
+    refused unless `confirm`: then ``unchecked`` says so."""
     dirs, gradebook, folders = _dirs(grader_dir)
     members, manifest = _read_archive(archive)
     # REGISTER_PART is merged below: an erasure recorded here since the backup stays
@@ -426,22 +420,20 @@ def restore(
     occupied += [str(f) for f in folders.values() if f.is_dir() and any(f.iterdir())]
     if occupied:
         raise BackupError(
-            "Restauration refusée, rien n'a été écrit\u00a0: ces données existent déjà et ne sont "
-            f"jamais écrasées ({', '.join(occupied)})\u00a0; restaurez dans un clone neuf ou "
-            "déplacez-les."
+            f"{NOT_RESTORED}ces données existent déjà et ne sont jamais écrasées "
+            f"({', '.join(occupied)})\u00a0; restaurez dans un clone neuf ou déplacez-les."
         )
     beside, here = Register(archive.parent), Register(gradebook.parent)
     named = Register(register) if register is not None else None
     if named is not None and not named.found():
         raise BackupError(
-            f"Restauration refusée, rien n'a été écrit\u00a0: pas de registre des effacements "
-            f"lisible dans {register} ({REGISTER_NAME} et {KEY_NAME})."
+            f"{NOT_RESTORED}pas de registre des effacements lisible dans {register} "
+            f"({REGISTER_NAME} et {KEY_NAME})."
         )
     unchecked = not any(r.found() for r in (beside, here, named) if r)
     if unchecked and not confirm:
         raise BackupError(
-            "Restauration refusée, rien n'a été écrit\u00a0: "
-            f"{_no_register(archive, gradebook.parent)}. "
+            f"{NOT_RESTORED}{_no_register(archive, gradebook.parent)}. "
             "Donnez le dossier du registre (make restauration … REGISTRE=dossier) ou, si vous "
             "savez qu'aucun élève n'a été effacé depuis cette sauvegarde, confirmez\u00a0: "
             "make restauration … CONFIRMER=1."
@@ -497,6 +489,8 @@ def _erase_restored(
     registers = registers_of(gradebook.parent, archive.parent)
     wanted = {normalize_id(x) for x in reenrol}
     done = ErasedOnRestore([], [], [])
+    # redact: as the erasure itself had to, their mentions in others' work too
+    setup = Setup(grader_dir=dirs.grader_dir, roster=roster, backups=archive.parent, redact=True)
     for sid in sorted(learner_ids(dirs, names)):
         erasure = erasure_of(sid, registers)
         if erasure is None:
@@ -507,10 +501,6 @@ def _erase_restored(
             record_reenrolment(sid, registers)
             done.reenrolled.append(sid)
             continue
-        # redact: as the erasure itself had to, their mentions in others' work too
-        setup = Setup(
-            grader_dir=dirs.grader_dir, roster=roster, backups=archive.parent, redact=True
-        )
         try:
             # re-enrolled since: the register keeps its re-enrolment, this is not a new erasure
             result = erase(sid, setup, confirm=True, record=erasure.active, restoring=True)
@@ -681,16 +671,14 @@ def main(argv: list[str] | None = None) -> int:
             raise BackupError("GARDER doit valoir au moins 1 (la sauvegarde la plus récente).")
         days = RETENTION_DAYS if args.garder_jours is None else args.garder_jours
         deleted, kept, damaged = purge(folder, args.garder, days)
+        at_most = f", {args.garder} au plus" if args.garder is not None else ""
         print(
-            f"Purge (rétention : {french_number(days)} jours"
-            + (f", {args.garder} au plus" if args.garder is not None else "")
-            + f") : {len(deleted)} sauvegarde(s) effacée(s), {len(kept)} "
-            f"gardée(s) dans {folder}."
+            f"Purge (rétention : {french_number(days)} jours{at_most}) : {len(deleted)} "
+            f"sauvegarde(s) effacée(s), {len(kept)} gardée(s) dans {folder}.",
+            *(f"  effacée : {path.name}" for path in deleted),
+            *(f"  gardée : {path.name} — {why}" for path, why in kept),
+            sep="\n",
         )
-        for path in deleted:
-            print(f"  effacée : {path.name}")
-        for path, why in kept:
-            print(f"  gardée : {path.name} — {why}")
         for path, reason in {**passed, **dict(damaged)}.items():
             print(
                 f"✘ Sauvegarde abîmée, gardée telle quelle\u00a0: {reason} Elle ne compte "

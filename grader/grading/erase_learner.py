@@ -146,11 +146,10 @@ def _erase_roster(ctx: Context, who_sid: str, line: int) -> None:
 
 def _regenerate_reports(ctx: Context, sid: str, paths: set[Path]) -> list[str]:
     """The reports without the learner, the teacher's hand edits kept; the French notes on them."""
+    # nbgrader and pandas (1 to 2 s): imported only when a report is rewritten
     from nbgrader.api import Gradebook
 
     from .nbgrader_ext.late_penalty import rule_of_config
-
-    # nbgrader and pandas (1 to 2 s): imported only when a report is rewritten
     from .nbgrader_ext.safe_export import SafeCsvExport
     from .report import class_table, write_report
 

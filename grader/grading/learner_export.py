@@ -18,6 +18,7 @@ import json
 import os
 import sys
 import zipfile
+from copy import deepcopy
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -95,12 +96,41 @@ class ExportRefused(Exception):
 SUBMITTED = "rendus"  # the place of their submissions in the archive (class_places)
 LEFT_OUT = "ecartes"  # in the counts: the members left out (a link's copy), by name
 POINTS = ("points_automatiques", "points_a_la_main", "bonus")  # None until a cell has some
+# a criterion's entry in notes.json after its number and title, in this order
+CRITERION = {"cellules": [], **dict.fromkeys(POINTS), "note": 0.0, "note_maximale": 0.0}
+CRITERION |= {"a_noter_a_la_main": False, "commentaires_automatiques": []}
+CRITERION |= {"commentaires_enseignant": []}
 # who a gradebook row or a roster line names: the same attributes in both
 CARD = {"identifiant": "id", "prenom": "first_name", "nom": "last_name", "courriel": "email"}
 
 
 def _card(person: object) -> dict:
     return {key: getattr(person, attr) for key, attr in CARD.items()}
+
+
+def _criteria(nb) -> list[dict]:
+    """A notebook's grades, one entry per criterion of the statement: its visible and hidden
+    tests' points summed."""
+    comments = {c.name: c for c in nb.comments}
+    by_title: dict[str, dict] = {}
+    for grade in sorted(nb.grades, key=lambda g: g.name):
+        title = criterion_title(grade.name)
+        new = {"numero": criterion_number(title), "critere": title, **deepcopy(CRITERION)}
+        c = by_title.setdefault(title, new)
+        c["cellules"].append(grade.name)
+        points = (grade.auto_score, grade.manual_score, grade.extra_credit)
+        for key, value in zip(POINTS, points, strict=True):
+            if value is not None:
+                c[key] = (c[key] or 0.0) + float(value)
+        c["note"] += float(grade.score or 0)
+        c["note_maximale"] += float(grade.max_score or 0)
+        c["a_noter_a_la_main"] = c["a_noter_a_la_main"] or grade.needs_manual_grade
+        comment = comments.get(grade.name)
+        if comment and comment.auto_comment:
+            c["commentaires_automatiques"].append(comment.auto_comment)
+        if comment and comment.manual_comment:
+            c["commentaires_enseignant"].append(comment.manual_comment)
+    return sorted(by_title.values(), key=lambda c: c["numero"] or 10**6)
 
 
 def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
@@ -112,77 +142,31 @@ def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
         except MissingEntry:
             return None, []
         record = {**_card(student), "identifiant_lms": student.lms_user_id}
-        submissions = []
-        for sub in student.submissions:
-            notebooks = []
-            for nb in sub.notebooks:
-                comments = {c.name: c for c in nb.comments}
-                by_title: dict[str, dict] = {}
-                for grade in sorted(nb.grades, key=lambda g: g.name):
-                    # a criterion's visible and hidden tests: one criterion, their points summed
-                    comment = comments.get(grade.name)
-                    title = criterion_title(grade.name)
-                    c = by_title.setdefault(
-                        title,
-                        {
-                            "numero": criterion_number(title),
-                            "critere": title,
-                            "cellules": [],
-                            **dict.fromkeys(POINTS),
-                            "note": 0.0,
-                            "note_maximale": 0.0,
-                            "a_noter_a_la_main": False,
-                            "commentaires_automatiques": [],
-                            "commentaires_enseignant": [],
-                        },
-                    )
-                    c["cellules"].append(grade.name)
-                    points = (grade.auto_score, grade.manual_score, grade.extra_credit)
-                    for key, value in zip(POINTS, points, strict=True):
-                        if value is not None:
-                            c[key] = (c[key] or 0.0) + float(value)
-                    c["note"] += float(grade.score or 0)
-                    c["note_maximale"] += float(grade.max_score or 0)
-                    c["a_noter_a_la_main"] = c["a_noter_a_la_main"] or grade.needs_manual_grade
-                    if comment and comment.auto_comment:
-                        c["commentaires_automatiques"].append(comment.auto_comment)
-                    if comment and comment.manual_comment:
-                        c["commentaires_enseignant"].append(comment.manual_comment)
-                criteria = sorted(by_title.values(), key=lambda c: c["numero"] or 10**6)
-                notebooks.append(
+        submissions = [
+            {
+                "devoir": sub.assignment.name,
+                "rendu_le": sub.timestamp.isoformat() if sub.timestamp else None,
+                "date_limite": sub.duedate.isoformat() if sub.duedate else None,
+                "secondes_de_retard": sub.total_seconds_late,
+                "note": sub.score,
+                "note_maximale": sub.max_score,
+                "notebooks": [
                     {
                         "notebook": nb.name,
                         "penalite_de_retard": nb.late_submission_penalty,
-                        "criteres": criteria,
+                        "criteres": _criteria(nb),
                     }
-                )
-            submissions.append(
-                {
-                    "devoir": sub.assignment.name,
-                    "rendu_le": sub.timestamp.isoformat() if sub.timestamp else None,
-                    "date_limite": sub.duedate.isoformat() if sub.duedate else None,
-                    "secondes_de_retard": sub.total_seconds_late,
-                    "note": sub.score,
-                    "note_maximale": sub.max_score,
-                    "notebooks": notebooks,
-                }
-            )
+                    for nb in sub.notebooks
+                ],
+            }
+            for sub in student.submissions
+        ]
     return record, submissions
 
 
-GRADES_HEADER = [
-    "devoir",
-    f"heure de rendu (fuseau {COURSE_TIME_ZONE})",
-    "notebook",
-    "critère",
-    "titre du critère",
-    "points automatiques",
-    "points à la main",
-    "bonus",
-    "note",
-    "note maximale",
-    "commentaire de l'enseignant",
-]
+GRADES_HEADER = ["devoir", f"heure de rendu (fuseau {COURSE_TIME_ZONE})", "notebook", "critère"]
+GRADES_HEADER += ["titre du critère", "points automatiques", "points à la main", "bonus", "note"]
+GRADES_HEADER += ["note maximale", "commentaire de l'enseignant"]
 
 
 def _grades_csv(submissions: list[dict]) -> bytes:
@@ -230,7 +214,6 @@ def export_learner(
             f"Aucune donnée pour l'identifiant «\u00a0{sid}\u00a0» (carnet de notes, liste des "
             f"élèves, rendus, copies notées, retours). Identifiants proches\u00a0: {hint}."
         )
-    course = ctx.course_id or "cours"
     now = datetime.now(UTC)
     out_dir = out_dir or dirs.exports
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -252,8 +235,7 @@ def export_learner(
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as zf:
         when = french_datetime(now).replace(" ", " à ", 1)
-        days = f"{RETENTION_DAYS:g}"
-        zone = COURSE_TIME_ZONE
+        course, days, zone = ctx.course_id or "cours", f"{RETENTION_DAYS:g}", COURSE_TIME_ZONE
         readme = README.format(course=course, sid=sid, when=when, zone=zone, retention=days)
         zf.writestr("LISEZMOI.txt", readme)
         fiche = {
@@ -280,7 +262,8 @@ def _copies(
     Unicode form of their id: the second in `name`-2/…); a file that is no plain file
     (``not_regular``, `guarded`: the gradebook), or whose path a link of their submission has
     (`linked`; ``.``: their submitted/ folder itself is a link), is named in `left_out` instead."""
-    found, skipped = [], []
+    found: list[tuple[str, Path]] = []
+    skipped = [] if left_out is None else left_out
     for k, folder in enumerate(folders):
         prefix = name if k == 0 else f"{name}-{k + 1}"
         own = {rel for rel, _ in not_regular(folder, guarded)}
@@ -292,8 +275,6 @@ def _copies(
                 skipped.append(f"{prefix}/{rel}")
             else:
                 found.append((f"{prefix}/{rel}", file))
-    if left_out is not None:
-        left_out += skipped
     return found
 
 

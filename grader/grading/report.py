@@ -252,8 +252,7 @@ def _plots(df: pd.DataFrame, failures: pd.Series) -> dict[str, str]:
 
 def _dating(folder: Path | None) -> str:
     """How `make zip-collect` found the copy's submission time (grading.zip_collect), or ""."""
-    path = None if folder is None else folder / DATING_FILE
-    if path is None or not path.is_file() or path.is_symlink():
+    if folder is None or not (path := folder / DATING_FILE).is_file() or path.is_symlink():
         return ""
     with path.open(encoding="utf-8", errors="replace") as fh:
         return fh.readline(400).strip()
