@@ -170,8 +170,7 @@ class Context:
 
     @cached_property
     def classmates(self) -> list[_Who]:
-        """Every registered learner (roster, then gradebook): a classmate's own name is never a
-        mention of the learner erased."""
+        """Every registered learner (roster, then gradebook): their own names are never hers."""
         people: dict[str, _Who] = {}
         for line in roster_students(self.setup.roster):
             sid = normalize_id(line.id)
@@ -196,8 +195,7 @@ class Context:
 
     @cached_property
     def released_lines(self) -> list[str]:
-        """The release's lines: the course's own text (the TP's sample « alice »), in every copy,
-        never a mention of a learner."""
+        """The course's own text (the TP's sample « alice »), in every copy: never a learner's."""
         lines: set[str] = set()
         release = self.dirs.release
         for nb in sorted(release.rglob("*.ipynb")) if release.is_dir() else []:
@@ -493,8 +491,7 @@ def _comments_naming(db: Path, pattern: Mentions, skip: list[str]) -> list[str]:
 
 
 def unknown_id(sid: str, known: set[str]) -> ErasureError:
-    """An id the class does not know (a typo, « Chloé » for « chloé ») is refused, never « rien à
-    effacer »; the close ids as a hint."""
+    """Refused, never « rien à effacer » (a typo, « Chloé » for « chloé »); close ids as a hint."""
     near = close_ids(sid, known - {sid})
     hint = f"\u00a0; identifiant(s) proche(s)\u00a0: {', '.join(map(quoted, near))}"
     return ErasureError(
@@ -675,8 +672,7 @@ def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
 
 
 def _exchange_files(folder: Path, hers: set[Path], out: Scan) -> Iterator[Path]:
-    """Every file under `folder` but `hers`, links never followed; a folder this account cannot
-    open is named, never passed over."""
+    """Every file under `folder` but `hers`, links never followed; an unreadable folder is named."""
     try:
         children = sorted(folder.iterdir())
     except OSError as exc:
@@ -692,8 +688,7 @@ def _exchange_files(folder: Path, hers: set[Path], out: Scan) -> Iterator[Path]:
 
 
 def _read_whole(file: Path, out: Scan) -> bytes | None:
-    """`file`'s bytes; None, the file named, when it cannot be read whole (never « no mention »
-    for what was not read)."""
+    """`file`'s bytes; None, the file named, when it cannot be read whole (never « no mention »)."""
     try:
         if (size := file.stat().st_size) > packed.EXPANDED_MAX:
             detail = f"{size // 2**20} Mo, au-delà de ce que cette commande lit"
@@ -1249,11 +1244,9 @@ def scan(sid: str, setup: Setup) -> Scan:
 
 
 def checked_id(value: str) -> str:
-    """The id in NFC; one that cannot be a learner's (``..``, ``/``) is refused before anything is
-    read: it would name a folder that is not theirs."""
+    """The id in NFC; one that would name a folder not theirs (``..``, ``/``) is refused first."""
     sid = normalize_id(value.strip())
-    problem = stored_id_problem(sid)
-    if problem:
+    if problem := stored_id_problem(sid):
         raise ErasureError(f"Identifiant {quoted(value)} refusé\u00a0: {problem}.")
     return sid
 
