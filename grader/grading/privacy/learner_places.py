@@ -1,10 +1,6 @@
-"""Where one learner lives in the class system: the scan behind ``make oublier-eleve``.
-
-It only reads (``grading.erase_learner`` erases): each step of ``scan_in`` finds one kind of
-place by their id (NFC and each spelling the gradebook holds), names and e-mail, then any other
-mention in the class folder; what cannot be erased at once (backups, logs, Helm history) is
-listed apart with its expiry and the command that purges it.
-"""
+"""Where one learner lives in the class system: the scan behind ``make oublier-eleve``, which
+only reads (``grading.erase_learner`` erases); what cannot be erased at once (backups, logs,
+Helm history) is listed apart with its expiry and the command that purges it."""
 
 from __future__ import annotations
 
@@ -60,25 +56,9 @@ from ..french.system_reason import french_reason
 from ..runs.known_failures import FILE_NAME as FAILURES_FILE
 from . import packed
 from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
-from .course_files import (
-    LIST,
-    course_digests,
-    course_folders,
-    course_history,
-    course_names,
-    digest,
-)
+from .course_files import LIST, course_digests, course_folders, course_history, course_names, digest
 from .erasure_register import KEY_NAME, REGISTER_NAME, class_registers
-from .packed import (
-    DAMAGED,
-    MEMBER_MAX,
-    ZIP_MAGIC,
-    Unsearched,
-    binary_hits,
-    binary_kind,
-    is_binary,
-    zip_members,
-)
+from .packed import DAMAGED, MEMBER_MAX, ZIP_MAGIC, Unsearched, binary_hits, is_binary
 
 __all__ = [
     "Context",
@@ -185,14 +165,12 @@ class Context:
 
     @cached_property
     def course_history(self) -> tuple[frozenset[bytes], frozenset[bytes]]:
-        """The course's own commits and what they reach (course_files.course_history), read
-        once for the three or four scans of an erasure, and only when a repository is met."""
+        """Read once for an erasure's three or four scans, and only when a repository is met."""
         return course_history()
 
     @cached_property
     def classmates(self) -> list[_Who]:
-        """Every registered learner's id, names and e-mail (roster, then gradebook), read once:
-        a classmate's own name is never a mention of the learner erased."""
+        """Every registered learner (roster, then gradebook): their own names are never hers."""
         people: dict[str, _Who] = {}
         for line in roster_students(self.setup.roster):
             sid = normalize_id(line.id)
@@ -207,8 +185,7 @@ class Context:
         return list(people.values())
 
     def mentions(self, who: _Who) -> Mentions:
-        """The learner's mention pattern, her classmates' names and the released text left out:
-        built once per spelling of her (her names are read from the gradebook first)."""
+        """Built once per spelling of her (her names are read from the gradebook first)."""
         key = (who.sid, who.first, who.last, who.email, tuple(who.gradebook_ids))
         if key not in self._mentions:
             self._mentions[key] = mention_pattern(
@@ -218,8 +195,7 @@ class Context:
 
     @cached_property
     def released_lines(self) -> list[str]:
-        """Every line of the notebooks given to the class (the release): the course's own text
-        (the TP's sample learner « alice »), in every copy, never a mention of a learner."""
+        """The course's own text (the TP's sample « alice »), in every copy: never a learner's."""
         lines: set[str] = set()
         release = self.dirs.release
         for nb in sorted(release.rglob("*.ipynb")) if release.is_dir() else []:
@@ -235,7 +211,6 @@ class Context:
 
     @cached_property
     def known(self) -> set[str]:
-        """The class's ids (NFC), read once (``class_places.learner_ids``)."""
         return learner_ids(self.dirs, (s.id for s in roster_students(self.setup.roster)))
 
 
@@ -254,19 +229,17 @@ class _Who:
         extra = ", ".join(x for x in (name, self.email) if x)
         return quoted(self.sid) + (f" ({extra})" if extra else "")
 
-    def names(self) -> list[str]:
-        """How a file names them: their id, e-mail and full name both ways."""
+    def names(self) -> list[str]:  # how a file names them: the full name both ways
         full = [f"{self.first} {self.last}", f"{self.last} {self.first}"]
         return [self.sid, self.email, *(full if self.first and self.last else [])]
 
-    def spellings(self) -> list[str]:
-        """Their id as it can be stored: NFC, NFD, and the gradebook's own spellings."""
+    def spellings(self) -> list[str]:  # their id as it can be stored
         forms = [self.sid, unicodedata.normalize("NFD", self.sid), *self.gradebook_ids]
         return list(dict.fromkeys(forms))
 
     def patterns(self) -> list[re.Pattern[bytes]]:
-        """What betrays them in a SQLite file, free pages included: their student row (id and
-        names side by side), their e-mail, a submission row (assignment uuid, id, timestamp)."""
+        """What betrays them in a SQLite file's free pages: their student row (id and names side
+        by side), their e-mail, a submission row (assignment uuid, id, timestamp)."""
         tokens = [self.email.encode()] if self.email else []
         if self.first or self.last:
             for sid in self.spellings():
@@ -279,15 +252,13 @@ class _Who:
 
 
 REDACTED = "[retiré]"  # what replaces a mention of an erased learner (CAVIARDER=1)
-# a mention is a whole word: « ben », not « benoît », « ana », not « Anaïs »: a byte that starts
-# a letter in UTF-8 (from « À » on, but U+2000–U+2FFF's punctuation: « ana’s », « ana » with a
-# narrow no-break space) or is one in Windows-1252 is a letter; a continuation byte and U+0080–
-# U+00BF (no-break space, « ») are not
+# a mention is a whole word (« ben », not « benoît »): a byte that starts a letter in UTF-8 (from
+# « À » on, but U+2000–U+2FFF's punctuation: « ana’s ») or is one in Windows-1252 is a letter; a
+# continuation byte and U+0080–U+00BF (no-break space, « ») are not
 _WORD = rb"A-Za-z0-9_\xc0\xc1\xc3-\xe1\xe3-\xff"
 
 
-def _entity_forms(text: str) -> set[str]:
-    """`text` as HTML writes it: named, decimal and hexadecimal entities for non-ASCII."""
+def _entity_forms(text: str) -> set[str]:  # named, decimal and hexadecimal entities
     named = "".join(f"&{codepoint2name[ord(c)]};" if ord(c) in codepoint2name else c for c in text)
     dec = "".join(f"&#{ord(c)};" if ord(c) > 127 else c for c in text)
     hexa = "".join(f"&#x{ord(c):x};" if ord(c) > 127 else c for c in text)
@@ -295,8 +266,7 @@ def _entity_forms(text: str) -> set[str]:
 
 
 def _variants(forms: list[str]) -> set[str]:
-    """Each form as a file can hold it: NFC and NFD, any case, JSON ``\\u`` escapes (a notebook
-    saved with ensure_ascii), HTML entities (a feedback page)."""
+    """Each form as a file holds it: NFC, NFD, any case, JSON escapes, HTML entities."""
     variants: set[str] = set()
     for form in (f for f in dict.fromkeys(forms) if f and len(f) >= 2):
         for nf in ("NFC", "NFD"):
@@ -312,11 +282,9 @@ def _alternation(variants: set[str]) -> bytes:
 
 @dataclass(frozen=True)
 class Mentions:
-    """The learner's mention pattern. `anchors`: a file whose lower-cased bytes hold none is
-    not searched (the regular expression, with its hundreds of spellings, is what costs). A hit
-    inside `others` (a classmate's own name: « Chloé Roux » when erasing « chloé ») is never
-    hers. `loose`: for files that are not text (a SQLite row's fields side by side,
-    ``noeNoéBlancnoe@exemple.fr``: no word boundary there)."""
+    """`anchors`: a file whose lower-cased bytes hold none is not searched (the pattern is what
+    costs). A hit inside `others` (« Chloé Roux » when erasing « chloé ») is never hers. `loose`:
+    for files that are not text (a SQLite row, ``noeNoéBlancnoe@exemple.fr``: no word boundary)."""
 
     pattern: re.Pattern[bytes]
     anchors: tuple[bytes, ...]
@@ -324,14 +292,14 @@ class Mentions:
     loose: re.Pattern[bytes] | None = None
 
     def spans(self, data: bytes) -> list[tuple[int, int]]:
-        """Where the learner is named in `data` (a classmate's own name left out)."""
         low = data.lower()
         if not any(a in low for a in self.anchors):
             return []
         hits = [m.span() for m in self.pattern.finditer(data)]
         if hits:
             theirs = [m.span() for m in self.others.finditer(data)] if self.others else []
-            theirs += _css_words(data) if b"<style" in low else []
+            for block in _STYLE.finditer(data) if b"<style" in low else ():
+                theirs += [m.span() for m in _CSS_WORD.finditer(data, *block.span())]
             theirs += [m.span() for m in _BASE64.finditer(data)]  # an output image: no words
             hits = [
                 (a, b)
@@ -347,17 +315,14 @@ class Mentions:
         return len(self.spans(data))
 
     def sub(self, data: bytes, replacement: bytes) -> bytes:
-        """`data` with each of the learner's mentions replaced (a classmate's name kept)."""
         out, last = [], 0
         for a, b in self.spans(data):
             out += [data[last:a], replacement]
             last = b
         return b"".join([*out, data[last:]])
 
-    def binary_count(self, data: bytes) -> int:
-        """Her traces in bytes that are not text: the whole-word spellings, and `loose`."""
-        loose = len(self.loose.findall(data)) if self.loose is not None else 0
-        return self.count(data) + loose
+    def binary_count(self, data: bytes) -> int:  # a SQLite row: `loose` too
+        return self.count(data) + (len(self.loose.findall(data)) if self.loose is not None else 0)
 
 
 _STYLE = re.compile(rb"<style\b.*?</style\s*>", re.I | re.S)
@@ -367,17 +332,9 @@ _MEDIA = rb"(?:image/[a-z0-9.+-]+|application/pdf)"
 _BASE64 = re.compile(
     rb'(?:base64,|"' + _MEDIA + rb'": ?"|"' + _MEDIA + rb'": ?\[\s*")[A-Za-z0-9+/=\\]{40,}'
 )
+# a style sheet's hyphenated words (``max-width``, ``.jp-alice``) never mention « max »; only
+# those: a name written plainly inside a <style> is still found
 _CSS_WORD = re.compile(rb"[A-Za-z0-9_-]*-[A-Za-z0-9_-]*")
-
-
-def _css_words(data: bytes) -> list[tuple[int, int]]:
-    """The hyphenated words of a page's style sheets (``max-width``, ``.jp-alice``): never a
-    mention of « max ». Only those: a name written plainly inside a <style> is still found."""
-    return [
-        (block.start() + m.start(), block.start() + m.end())
-        for block in _STYLE.finditer(data)
-        for m in _CSS_WORD.finditer(block.group())
-    ]
 
 
 # an id this long is searched inside a binary file even with letters glued to it (a SQLite
@@ -386,8 +343,7 @@ LOOSE_ID_MIN = 5
 
 
 def _rendered(line: str) -> str:
-    """A line of Markdown as a feedback page shows it (nbconvert): its inline code and bold as
-    HTML, without its heading or list mark."""
+    """A line of Markdown as a feedback page shows it: inline code and bold as HTML, no mark."""
     out = html.escape(re.sub(r"^\s*(?:#+|[-*]|\d+\.)\s+", "", line), quote=False)
     out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
     return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
@@ -396,9 +352,8 @@ def _rendered(line: str) -> str:
 def mention_pattern(
     who: _Who, parts: bool = False, others: Iterable[_Who] = (), released: Iterable[str] = ()
 ) -> Mentions:
-    """Every spelling of the learner (``_variants`` of ``_Who.names``; with `parts`, first and
-    last names alone, as a log writes them) as a whole word; `others`: the classmates, whose own
-    ids, names and e-mails are never a mention of her."""
+    """Every spelling of the learner as a whole word (`parts`: first and last names alone, as a
+    log writes them); `others`' own ids, names and e-mails are never a mention of her."""
     variants = _variants(who.names() + ([who.first, who.last] if parts else []))
     alts = _alternation(variants)
     before = rb"(?<![" + _WORD + rb"])(?<![\xc3-\xe1][\x80-\xbf])(?<![\xe3-\xef][\x80-\xbf]{2})"
@@ -417,17 +372,9 @@ def mention_pattern(
     theirs_v = {v for v in _variants(theirs) if v.casefold() not in mine}
     # the course's own text that names her (a released line, as the notebook's JSON writes
     # it, as a feedback page renders it)
-    shared = {
-        form
-        for line in released
-        if pattern.search(line.encode())
-        for form in (
-            line,
-            json.dumps(line)[1:-1],
-            json.dumps(line, ensure_ascii=False)[1:-1],
-            _rendered(line),
-        )
-    }
+    named = [line for line in released if pattern.search(line.encode())]
+    shared = {*named, *(json.dumps(x)[1:-1] for x in named), *map(_rendered, named)}
+    shared |= {json.dumps(x, ensure_ascii=False)[1:-1] for x in named}
     protected = [_alternation(forms) for forms in (theirs_v, shared) if forms]
     others_re = re.compile(b"|".join(protected), re.I) if protected else None
     # in a binary file: her registered name and e-mail, glued or not, and a long id as stored
@@ -471,8 +418,7 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
                 f"Carnet de notes illisible ({server})\u00a0: {exc.reason}. Sans lui, cette "
                 "commande ne peut pas vérifier que l'élève est inscrit(e). Rien n'a été effacé."
             ) from None
-        # an id of nobody (ctx.known holds the server's students) is refused as with a SQLite
-        # gradebook, never « remove it by hand »
+        # an id of nobody (ctx.known holds the server's students): refused, never « remove it »
         if who.sid not in ctx.known:
             raise unknown_id(who.sid, ctx.known)
         raise ErasureError(
@@ -483,30 +429,26 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
         )
     if not db.is_file():
         return
+    # their ids as stored (students and submissions): a row made from a macOS folder holds
+    # ``chlo`` + U+0301, and ``WHERE id = 'chloé'`` misses it
     sql = "SELECT id FROM student UNION SELECT student_id FROM submitted_assignment"
-    with closing(read_only(db)) as con:
-        try:
-            # their ids as stored (students and submissions): a row made from a macOS folder
-            # holds ``chlo`` + U+0301, and ``WHERE id = 'chloé'`` misses it
-            stored = {r[0] for r in con.execute(sql) if isinstance(r[0], str)}
-            mine = {i for i in stored if normalize_id(i) == who.sid}
-            who.gradebook_ids = sorted(mine | set(who.gradebook_ids))
-            ids = who.gradebook_ids or [who.sid]
-            marks = ", ".join("?" * len(ids))
-            row = con.execute(
-                f"SELECT first_name, last_name, email FROM student WHERE id IN ({marks}) "
-                "ORDER BY email IS NULL, first_name IS NULL",
-                ids,
-            ).fetchone()
-            subs, grades = con.execute(
-                "SELECT (SELECT count(*) FROM submitted_assignment WHERE student_id IN "
-                f"({marks})), (SELECT count(*) FROM grade g JOIN submitted_notebook sn ON "
-                "sn.id = g.notebook_id JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
-                f"WHERE sa.student_id IN ({marks}))",
-                ids * 2,
-            ).fetchone()
-        except sqlite3.DatabaseError as exc:
-            raise ErasureError(f"Carnet de notes illisible ({db})\u00a0: {exc}.") from None
+    stored = {r[0] for r in _rows(db, sql) if isinstance(r[0], str)}
+    mine = {i for i in stored if normalize_id(i) == who.sid}
+    who.gradebook_ids = sorted(mine | set(who.gradebook_ids))
+    ids = who.gradebook_ids or [who.sid]
+    marks = ", ".join("?" * len(ids))
+    sql = (
+        f"SELECT first_name, last_name, email FROM student WHERE id IN ({marks}) "
+        "ORDER BY email IS NULL, first_name IS NULL"
+    )
+    row = next(iter(_rows(db, sql, ids)), None)
+    sql = (
+        "SELECT (SELECT count(*) FROM submitted_assignment WHERE student_id IN "
+        f"({marks})), (SELECT count(*) FROM grade g JOIN submitted_notebook sn ON "
+        "sn.id = g.notebook_id JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
+        f"WHERE sa.student_id IN ({marks}))"
+    )
+    subs, grades = _rows(db, sql, ids * 2)[0]
     if row is not None:  # the roster's names and e-mail first
         who.first = who.first or row[0] or ""
         who.last = who.last or row[1] or ""
@@ -521,32 +463,35 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
         detail = f"{hits} trace(s) dans les octets du fichier (pages libres)"
         out.add("carnet de notes", db, detail, "vacuum", (db, []))
     # a teacher's comment on a classmate's answer that names her (« même code qu'Ana »)
-    pattern = ctx.mentions(who)
-    for student in _comments_naming(db, pattern, ids):
+    for student in _comments_naming(db, ctx.mentions(who), ids):
         detail = f"un commentaire sur le travail de {quoted(student)} la nomme"
         out.add("commentaire à corriger dans formgrader", db, detail, BY_HAND, db)
 
 
-def _comments_naming(db: Path, pattern: Mentions, skip: list[str]) -> list[str]:
-    """The learners (but `skip`) on whose work a formgrader comment in gradebook `db` names her;
-    a comment table it cannot read stops the command, in French."""
-    marks = ", ".join("?" * len(skip)) or "''"
+def _rows(db: Path, sql: str, params: list | tuple = (), what: str = "Carnet de notes") -> list:
+    """`sql`'s rows in SQLite file `db`, read-only; a file it cannot read stops the command."""
     with closing(read_only(db)) as con:
         try:
-            comments = con.execute(
-                "SELECT sa.student_id, c.manual_comment FROM comment c JOIN submitted_notebook sn "
-                "ON sn.id = c.notebook_id JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
-                f"WHERE c.manual_comment IS NOT NULL AND sa.student_id NOT IN ({marks})",
-                skip,
-            ).fetchall()
-        except sqlite3.DatabaseError as exc:  # no comment table, a damaged page
-            raise ErasureError(f"Carnet de notes illisible ({db})\u00a0: {exc}.") from None
+            return con.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:  # no such table, a damaged page
+            raise ErasureError(f"{what} illisible ({db})\u00a0: {exc}.") from None
+
+
+def _comments_naming(db: Path, pattern: Mentions, skip: list[str]) -> list[str]:
+    """The learners (but `skip`) on whose work a formgrader comment in gradebook `db` names her."""
+    marks = ", ".join("?" * len(skip)) or "''"
+    comments = _rows(
+        db,
+        "SELECT sa.student_id, c.manual_comment FROM comment c JOIN submitted_notebook sn "
+        "ON sn.id = c.notebook_id JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
+        f"WHERE c.manual_comment IS NOT NULL AND sa.student_id NOT IN ({marks})",
+        skip,
+    )
     return sorted({student for student, text in comments if pattern.search(text.encode())})
 
 
 def unknown_id(sid: str, known: set[str]) -> ErasureError:
-    """The refusal of an id the class does not know (a typo, a wrong case: « Chloé » for
-    « chloé »), never « rien à effacer »; the close ids as a hint."""
+    """Refused, never « rien à effacer » (a typo, « Chloé » for « chloé »); close ids as a hint."""
     near = close_ids(sid, known - {sid})
     hint = f"\u00a0; identifiant(s) proche(s)\u00a0: {', '.join(map(quoted, near))}"
     return ErasureError(
@@ -583,7 +528,7 @@ def _scan_folders(ctx: Context, who: _Who, out: Scan) -> None:
 
 
 def _export_of(file: Path) -> str | None:
-    """The learner a data export (``make donnees-eleve``) belongs to, read from its card."""
+    """Whose a data export (``make donnees-eleve``) is, read from its card."""
     try:
         with zipfile.ZipFile(file) as zf:
             card = json.loads(zf.read("eleve.json"))
@@ -596,10 +541,9 @@ def _export_of(file: Path) -> str | None:
 
 
 def _owned(ctx: Context, path: str, sid: str, *, zipped: bool = True) -> bool:
-    """Whether a download member (``/<archive stem>/<member>``) is the learner's: the first folder
-    naming a learner of the class (or `sid`) decides (an ENT's ``ana/oublier/oublier.ipynb`` is
-    Ana's though the regexp reads « oublier »; ``ben/ana.ipynb`` is Ben's); else, as zip_collect
-    reads it, the regexp's student or the folder holding the file (`zipped` False: no stem)."""
+    """Whether download member ``/<archive stem>/<member>`` is hers: the first folder naming a
+    learner decides (an ENT's ``ana/oublier/oublier.ipynb`` is Ana's though the regexp reads
+    « oublier »); else, as zip_collect reads it, the regexp's student or the file's folder."""
     parts = PurePosixPath(path).parts
     holders = parts if path.endswith("/") else parts[:-1]  # "/", then the folders that hold it
     match = re.match(ctx.regexp, path) if ctx.regexp else None
@@ -673,9 +617,8 @@ def _csv_ids(path: Path) -> set[str]:
 
 
 def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
-    """Their submissions (``inbound/<id>+<assignment>+<time>[+<random>]``) and released feedback
-    (``feedback/<md5(secret + notebook)>.html``), the secret read from their grader folders and
-    inbound copies, so a page stays findable once the grader folders are gone."""
+    """Their submissions and released feedback (``feedback/<md5(secret + notebook)>.html``), the
+    secret read from their grader folders and inbound copies (each may be gone)."""
     # a mistyped ECHANGE=: her submissions and released feedback would be left unseen
     given, ends = ctx.setup.exchange, "Rien n'a été effacé."
     if given is not None and not given.is_dir():
@@ -707,9 +650,8 @@ def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
         secret = secret_file.read_text(errors="replace").strip()
         notebooks = secret_file.parent.glob("*.*")
         found |= {(secret, nb.stem) for nb in notebooks if nb.suffix in (".ipynb", ".html")}
-    for secret, notebook in sorted(found):
-        name = notebook_hash(secret=secret, notebook_id=notebook)
-        page = ctx.exchange / "feedback" / f"{name}.html"
+    for secret, nb in sorted(found):
+        page = ctx.exchange / "feedback" / f"{notebook_hash(secret=secret, notebook_id=nb)}.html"
         if page.is_file():
             out.add("échange nbgrader", page, "retour publié", "tree", page)
     # a classmate's submission or released feedback that names her: his own, never rewritten
@@ -730,8 +672,7 @@ def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
 
 
 def _exchange_files(folder: Path, hers: set[Path], out: Scan) -> Iterator[Path]:
-    """Every file under `folder` of the exchange but the learner's own entries (`hers`), links
-    never followed; a folder this account cannot open is named, never passed over."""
+    """Every file under `folder` but `hers`, links never followed; an unreadable folder is named."""
     try:
         children = sorted(folder.iterdir())
     except OSError as exc:
@@ -747,8 +688,7 @@ def _exchange_files(folder: Path, hers: set[Path], out: Scan) -> Iterator[Path]:
 
 
 def _read_whole(file: Path, out: Scan) -> bytes | None:
-    """`file`'s bytes; None, the file named « à vérifier à la main », when this account cannot
-    read it or it is too big to read whole (never « no mention » for what was not read)."""
+    """`file`'s bytes; None, the file named, when it cannot be read whole (never « no mention »)."""
     try:
         if (size := file.stat().st_size) > packed.EXPANDED_MAX:
             detail = f"{size // 2**20} Mo, au-delà de ce que cette commande lit"
@@ -794,20 +734,13 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
         elif status != 404:
             raise ErasureError(f"Le hub répond {status} pour «\u00a0{who.sid}\u00a0».")
     if setup.hub_db is not None and setup.hub_db.is_file():
-        with closing(read_only(setup.hub_db)) as con:
-            try:
-                counts = con.execute(
-                    "SELECT (SELECT count(*) FROM spawners s WHERE s.user_id = u.id), "
-                    "(SELECT count(*) FROM api_tokens t WHERE t.user_id = u.id) "
-                    "FROM users u WHERE u.name = ?",
-                    (who.sid,),
-                ).fetchone()
-            except sqlite3.DatabaseError as exc:
-                raise ErasureError(
-                    f"Base du hub illisible ({setup.hub_db})\u00a0: {exc}."
-                ) from None
-        if counts:
-            detail = f"utilisateur, {counts[0]} serveur(s), {counts[1]} jeton(s)"
+        sql = (
+            "SELECT (SELECT count(*) FROM spawners s WHERE s.user_id = u.id), "
+            "(SELECT count(*) FROM api_tokens t WHERE t.user_id = u.id) "
+            "FROM users u WHERE u.name = ?"
+        )
+        for servers, tokens in _rows(setup.hub_db, sql, (who.sid,), "Base du hub")[:1]:
+            detail = f"utilisateur, {servers} serveur(s), {tokens} jeton(s)"
             action = "hub_db" if not setup.hub_url else "via_hub_user"
             out.add("base du hub", setup.hub_db, detail, action)
     if (db := setup.firstuse_db) is not None:
@@ -828,10 +761,11 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
 
 _UNREAD = "non lu par cette commande, à vérifier à la main"
 BY_HAND = "by_hand"  # the action of a place this command never rewrites: the teacher's
+_OWN_ACTIONS = ("tree", "roster", "report", "gradebook", "vacuum")  # a learner's own places
 
 
 def _mention_detail(name: str, data: bytes, pattern: Mentions) -> str:
-    """« 2 mention(s), cellules 3, 7 » for a notebook whose cells 3 and 7 mention the learner."""
+    """« 2 mention(s), cellules 3, 7 » for a notebook whose cells 3 and 7 name her."""
     count = f"{pattern.count(data)} mention(s)"
     try:
         cells = json.loads(data).get("cells", []) if name.endswith(".ipynb") else []
@@ -846,7 +780,7 @@ def _mention_detail(name: str, data: bytes, pattern: Mentions) -> str:
 
 
 def _whose(ctx: Context, file: Path) -> str | None:
-    """The learner whose work a file of the class folder is (its folder's name), if any."""
+    """Whose work a file of the class folder is (its folder's name), if anyone's."""
     parts = file.relative_to(ctx.dirs.grader_dir).parts
     if len(parts) > 1 and parts[0] in {p.folder(ctx.dirs).name for p in PER_LEARNER}:
         return normalize_id(parts[1])
@@ -856,19 +790,15 @@ def _whose(ctx: Context, file: Path) -> str | None:
 
 
 def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
-    """Every other file of the class folder, archives member by member, for a mention (a
-    classmate's answer, a log line), named with its file and cell. Logs are cleaned; other
-    mentions only with ``--caviarder``, as text, in the data folders (``PLACES``): a file that
+    """Every other file of the class folder, archives member by member, for a mention. Logs are
+    cleaned; other mentions only with ``--caviarder``, as text, in the data folders: a file that
     is not text (a rewrite would corrupt it) or outside them (not class data) is the teacher's
-    to fix by hand, and no proof while it holds them. Not searched: the course's own files as
-    it ships them (``course_files``), outside the data folders."""
-    classmates, released = ctx.classmates, ctx.released_lines
+    to fix by hand. The course's own files as it ships them are never a mention."""
     pattern = ctx.mentions(who)
     # a log line: « 'first_name': 'Ben' »
-    in_logs = mention_pattern(who, parts=True, others=classmates, released=released)
+    in_logs = mention_pattern(who, parts=True, others=ctx.classmates, released=ctx.released_lines)
     # their own places (a tree's `where` is its target), and their own members of each archive
-    own_actions = ("tree", "roster", "report", "gradebook", "vacuum")
-    own = {Path(f.where) for f in out.found if f.action in own_actions}
+    own = {Path(f.where) for f in out.found if f.action in _OWN_ACTIONS}
     own_members = {Path(f.target[0]): set(f.target[1]) for f in out.found if f.action == "zip"}
     skip = {p.resolve() for p in (*own, ctx.setup.roster) if p is not None}
     # the backups make sauvegarde names: _scan_pending (a copy or a renamed one is searched)
@@ -913,12 +843,8 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
                 demos.append(child)  # make demo-grading's course: the samples, none a learner's
                 continue
             git_store = repository is not None and child.is_relative_to(repository / "objects")
-            if (
-                not here
-                and not git_store
-                and child.name not in names
-                and pattern.search(child.name.encode())
-            ):
+            renamable = not (here or git_store or child.name in names)
+            if renamable and pattern.search(child.name.encode()):
                 detail = "son nom est dans le nom de ce fichier ou dossier\u00a0: renommez-le"
                 out.add("nom à changer à la main", child, detail, BY_HAND, child)
             if not here and child.name == ".git" and (store := _store_of(child)):
@@ -926,11 +852,9 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             if child.is_dir() and _is_repository(child):
                 repositories.append(child)  # its history, other branches, what git rm left
                 yield from walk(child, False, child)  # refs, logs: her name in a branch's
-            elif child.is_dir() and _is_environment(child):
-                # a Python environment: what pip installed there is never the class's data
-                skip.update((child / name).resolve() for name in _INSTALLED)
-                yield from walk(child, here, repository)
             elif child.is_dir():
+                if _is_environment(child):  # what pip installed there is never the class's data
+                    skip.update((child / name).resolve() for name in _INSTALLED)
                 yield from walk(child, here, repository)
             elif child.is_file():
                 if not here and child.suffix == ".pyc" and _compiled_course_file(child, shipped):
@@ -958,9 +882,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     demos: list[Path] = []
     strays: set[Path] = set()
     for file, in_place in walk(top, False):
-        if (data := _read_whole(file, out)) is None:
-            continue
-        if not in_place and digest(data) in shipped:
+        if (data := _read_whole(file, out)) is None or (not in_place and digest(data) in shipped):
             continue
         if file.suffix.lower() == ".zip" and data.startswith(ZIP_MAGIC):
             if _scan_class_zip(file, data, own_members.get(file, set()), pattern, out, in_place):
@@ -1001,7 +923,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             kind, action = "mention dans un fichier de la classe", "mention"
         out.add(kind, file, detail, action, (file, None, found_by))
     for repository in repositories:
-        _scan_git(repository, pattern, shipped, out, ctx.course_history)
+        _scan_git(ctx, repository, pattern, shipped, out)
     # make demo-grading's course: the samples' code names the TP's example learners, so only
     # her rows (a learner added in its formgrader), a name, and the work of a learner of the
     # class the teacher copied there (submitted/ben/) count
@@ -1027,10 +949,8 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
 
 
 def _store_of(dot_git: Path) -> Path | None:
-    """Where a ``.git`` file (« gitdir: … ») of the teacher's keeps its checkout's history:
-    elsewhere (``git worktree add``, ``git submodule add``), searched as any repository of
-    grader/. Another ``.git`` file (or one a learner handed in: it leads to nothing of the
-    class) is a file."""
+    """Where a ``.git`` file (« gitdir: … »: ``git worktree add``, a submodule) keeps its history,
+    searched as any repository of grader/; another ``.git`` file is a file."""
     with suppress(OSError, UnicodeDecodeError, IndexError):
         if dot_git.is_file() and (line := dot_git.read_text(encoding="utf-8").splitlines()[0]):
             if line.startswith("gitdir:"):
@@ -1039,8 +959,7 @@ def _store_of(dot_git: Path) -> Path | None:
 
 
 def _is_repository(folder: Path) -> bool:
-    """A git repository, by its content: a ``.git``, a bare one (``notes.git``), a classmate's
-    handed in with the TP."""
+    """A git repository by its content: a bare one (``notes.git``), a classmate's handed in."""
     with suppress(OSError):  # a folder this account cannot open: named by the walk
         if not any((folder / "objects").iterdir()):  # an empty one holds nothing: walked
             return False
@@ -1062,9 +981,8 @@ _GIT_OBJECT = re.compile(
 
 
 def _git_object(path: Path, repository: Path) -> bool:
-    """Whether `path` is one of git's own files in `repository`'s objects/, which git reads (a
-    pack only with its index: git lists no other); anything else there (a class list dropped
-    in it, an interrupted fetch's pack) is searched as a file."""
+    """Whether `path` is one of git's own files in objects/, which git reads (a pack only with its
+    index); anything else there (an interrupted fetch's pack) is searched as a file."""
     rel = path.relative_to(repository).as_posix()
     if not rel.startswith("objects/") or path.is_dir():
         return False  # a folder: walked, its files sorted out one by one
@@ -1075,33 +993,27 @@ def _git_object(path: Path, repository: Path) -> bool:
 
 
 def _is_environment(folder: Path) -> bool:
-    """A Python environment (``python -m venv``, uv): what pip installed, not the class's."""
     with suppress(OSError):
         return (folder / "pyvenv.cfg").is_file()
     return False
 
 
 def _orphan_compiled(pyc: Path, code_folders: set[Path]) -> bool:
-    """Whether `pyc` is in the ``__pycache__`` of a folder of the course and its source is gone
-    (a module an update of the course moved): Python imports such a file only beside its
-    source. Anywhere else (a teacher's script, a copy of a classmate's work) it is named,
-    never deleted."""
+    """Whether `pyc` is in the ``__pycache__`` of a course folder, its source gone (an update moved
+    it): Python imports it only beside its source. Anywhere else it is named, never deleted."""
     if pyc.suffix != ".pyc" or pyc.parent.name != "__pycache__" or pyc.is_symlink():
         return False  # a link leads elsewhere: what it leads to is named, never deleted
     return pyc.parent.parent.resolve() in code_folders and not _source_of(pyc).exists()
 
 
 def _source_of(pyc: Path) -> Path:
-    """The module ``__pycache__/<name>.<tag>.pyc`` was compiled from."""
     return pyc.parent.parent / f"{pyc.name.split('.')[0]}.py"
 
 
 def _compiled_course_file(pyc: Path, shipped: set[str]) -> bool:
-    """Whether `pyc` (``__pycache__/<name>.<tag>.pyc``) is the compilation of a course file as
-    shipped: its source's content is the course's, and its code is what compiling that source
-    gives (a copy of the course changes the source's time, never its code); a teacher's
-    script's, or a stale one's, is searched. A `.pyc` of another Python is judged by its header
-    (the source's time and size, or its hash)."""
+    """Whether `pyc` compiles a course file as shipped: its code is what compiling it gives (a copy
+    changes the source's time, never its code); another Python's, by its header (time and size,
+    or hash). A teacher's script's, or a stale one's, is searched."""
     source = _source_of(pyc)
     with suppress(OSError, ValueError, EOFError, TypeError, SyntaxError):
         if pyc.parent.name != "__pycache__" or digest(code := source.read_bytes()) not in shipped:
@@ -1113,37 +1025,26 @@ def _compiled_course_file(pyc: Path, shipped: set[str]) -> bool:
         if int.from_bytes(data[4:8], "little") & 1:  # a hash-based .pyc (PEP 552)
             return data[8:16] == importlib.util.source_hash(code)
         stat = source.stat()
-        return data[8:16] == (
-            (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
-            + (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little")
-        )
+        fields = (int(stat.st_mtime), stat.st_size)  # as the header holds them, modulo 2**32
+        return data[8:16] == b"".join((n & 0xFFFFFFFF).to_bytes(4, "little") for n in fields)
     return False
 
 
 def _scan_git(
-    repository: Path,
-    pattern: Mentions,
-    shipped: set[str],
-    out: Scan,
-    course: tuple[frozenset[bytes], frozenset[bytes]],
+    ctx: Context, repository: Path, pattern: Mentions, shipped: set[str], out: Scan
 ) -> None:
-    """A git repository in the class folder (a course versioned in grader/): every object it
-    holds (history, other branches, what ``git rm`` left behind) read through git, which alone
-    unpacks them, one at a time; a file of the course as shipped is no mention there either (a
-    course downloaded as a zip, then ``git init`` in grader/), nor an object of the course's
-    own branches and tags in a clone of it (`course`: its commits and their objects; a
-    repository holding one of its commits is a clone, whose tests name « ana » hundreds of
-    times; it is named with the course's among what is not searched). A
-    repository git will not read, or an object too big to read whole, is named, never « no
-    mention »."""
+    """Every object of a repository in the class folder (history, other branches, what ``git rm``
+    left) read through git, one at a time, but a course file as shipped and, in a clone of the
+    course (whose tests name « ana »), the objects of its history. A repository git will not
+    read, or an object too big to read whole, is named, never « no mention »."""
     command = ["git", "-c", "safe.directory=*", "--git-dir", str(repository), "cat-file"]
     hits, reason = 0, ""
+    commits, objects = ctx.course_history  # outside the try: its error is not this repository's
     try:
         listed = subprocess.run(
             [*command, "--batch-all-objects", "--batch-check=%(objectname)"], capture_output=True
         )
         ids = listed.stdout.split()
-        commits, objects = course
         if not commits.isdisjoint(ids):  # a clone of the course
             ids = [i for i in ids if i not in objects]
             out.course_copies.append(str(repository))
@@ -1152,9 +1053,8 @@ def _scan_git(
         with tempfile.TemporaryFile() as asked:
             asked.write(b"".join(i + b"\n" for i in ids))
             asked.seek(0)
-            batch = [*command, "--batch"]
             pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
-            with subprocess.Popen(batch, stdin=asked, **pipes) as git:
+            with subprocess.Popen([*command, "--batch"], stdin=asked, **pipes) as git:
                 while not reason and (header := git.stdout.readline()):
                     _, kind, size = (header.split() + [b"", b""])[:3]
                     size = int(size) if size.isdigit() else -1  # « <sha> missing »: no body
@@ -1194,32 +1094,30 @@ def _name_binary(
     left: list[int] | None,
     learners: bool = True,
 ) -> None:
-    """A file (`where` is `file`) or an archive's member that is not text: never rewritten (it
-    would be corrupted), so named for the teacher when it holds the learner or cannot be
-    searched whole (`left`: what its archive may still expand to; `learners`: in the class's
-    data folders, where a PDF is searched as well as it can be; elsewhere one is named)."""
+    """A file (`where` is `file`) or an archive's member that is not text, never rewritten (that
+    would corrupt it): named when it holds her or cannot be searched whole (`left`: what its
+    archive may still expand to; `learners`: in the data folders, where a PDF is searched)."""
     try:
         hits = binary_hits(data, pattern, left=left, pdf_text=learners)
     except Unsearched as exc:
         out.add(_UNREAD, where, str(exc), BY_HAND, file)
         return
     if hits and where != file:
-        kind = f"{binary_kind(data)} dans une archive, à retirer à la main"
+        kind = f"{packed.binary_kind(data)} dans une archive, à retirer à la main"
         out.add(kind, where, f"{hits} trace(s)\u00a0; ce membre ne se caviarde pas", BY_HAND, file)
     elif hits:
         detail = (
             f"{hits} trace(s)\u00a0; ce fichier ne se caviarde pas (le réécrire l'abîmerait)"
             "\u00a0: supprimez-le, ou retirez-en l'élève avec l'outil qui l'a créé, puis relancez"
         )
-        out.add(f"{binary_kind(data)} à supprimer à la main", file, detail, BY_HAND, file)
+        out.add(f"{packed.binary_kind(data)} à supprimer à la main", file, detail, BY_HAND, file)
 
 
 def _scan_class_zip(
     file: Path, data: bytes, mine: set[str], pattern: Mentions, out: Scan, in_place: bool
 ) -> bool:
-    """The members of an archive that mention the learner (theirs are « archives reçues »): a
-    text member is redacted in place (CAVIARDER), a member that is not text is named for the
-    teacher. False for an archive that cannot be read member by member."""
+    """The members of an archive but hers that name her: a text one redacted (CAVIARDER), another
+    named; False for an archive that cannot be read member by member."""
     found = Scan(out.who)
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:  # never « no mention » for a member unread
@@ -1236,7 +1134,7 @@ def _scan_class_zip(
             detail = f"plus de {packed.EXPANDED_MAX // 2**20} Mo une fois décompressé"
             out.add(_UNREAD, file, detail, BY_HAND, file)
             return True
-        for name, body in zip_members(data, MEMBER_MAX, mine):
+        for name, body in packed.zip_members(data, MEMBER_MAX, mine):
             where = f"{file}\u00a0: {name}"
             if is_binary(body):
                 _name_binary(found, where, body, pattern, file, left, in_place)
@@ -1306,9 +1204,8 @@ def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
 
 
 def _backup_holds(path: Path, who: _Who, mentions: Mentions | None = None) -> bool | None:
-    """Whether a backup holds the learner (a member in their folder, their row or line, any file
-    naming them, a classmate's included); None when damaged (it may, and the purge never deletes
-    it), so it is read to its end, its checksum included, even once they are found."""
+    """Whether a backup holds her (a member in her folder, her row or line, any file naming her);
+    None when damaged (the purge never deletes it), so it is read to its checksum, always."""
     loose = mentions or mention_pattern(who)  # the TP's own text and classmates' names left out
     found = False
     try:
@@ -1347,18 +1244,16 @@ def scan(sid: str, setup: Setup) -> Scan:
 
 
 def checked_id(value: str) -> str:
-    """The id in NFC; an id that cannot be a learner's (``..``, ``/``, control characters) is
-    refused before anything is read: it would name a folder that is not theirs."""
+    """The id in NFC; one that would name a folder not theirs (``..``, ``/``) is refused first."""
     sid = normalize_id(value.strip())
-    problem = stored_id_problem(sid)
-    if problem:
+    if problem := stored_id_problem(sid):
         raise ErasureError(f"Identifiant {quoted(value)} refusé\u00a0: {problem}.")
     return sid
 
 
 def scan_in(ctx: Context, sid: str, known: object = None) -> Scan:
-    """`known`: the learner as an earlier scan found them (``Scan.who``): after the erasure,
-    their roster line and gradebook row are gone, and their names are still searched."""
+    """`known`: the learner as an earlier scan found them (``Scan.who``): after the erasure her
+    names are still searched, though her roster line and gradebook row are gone."""
     who = _Who(sid)
     if isinstance(known, _Who) and known.sid == sid:
         who = replace(known, roster_line=0, gradebook_ids=list(known.gradebook_ids))

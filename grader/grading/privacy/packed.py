@@ -1,7 +1,5 @@
-"""What a file holds once expanded: the members of a zip, a gzip, bzip2 or xz stream (every
-member of a concatenated one), text saved as UTF-16; how the erasure searches a file that
-is not text, and names what it cannot expand whole (`Unsearched`: over ``EXPANDED_MAX`` in all,
-three levels deep, damaged, truncated, encrypted, or a format it does not know)."""
+"""How the erasure searches a file that is not text: what it expands to (zip, gzip, bzip2, xz,
+UTF-16, a .pyc's strings); never « no mention » for what it cannot expand whole (`Unsearched`)."""
 
 from __future__ import annotations
 
@@ -13,6 +11,7 @@ import re
 import zipfile
 import zlib
 from collections.abc import Iterator
+from contextlib import suppress
 from typing import Protocol
 
 __all__ = [
@@ -43,8 +42,7 @@ _STREAMS = {
     b"\xfd7zXZ\x00": lzma.LZMADecompressor,
     b"\x5d\x00\x00": lambda: lzma.LZMADecompressor(lzma.FORMAT_ALONE),  # .lzma, tar --lzma
 }
-# zstd, lz4 (both frames), 7-Zip, RAR, lzip, compress (.Z): formats this command cannot expand,
-# so never « no mention »
+# formats this command cannot expand, so never « no mention »: zstd, lz4, 7-Zip, RAR, lzip, .Z
 _UNKNOWN_PACKED = (
     *(b"\x28\xb5\x2f\xfd", b"\x04\x22\x4d\x18", b"\x02\x21\x4c\x18", b"7z\xbc\xaf\x27\x1c"),
     *(b"Rar!\x1a\x07", b"LZIP", b"\x1f\x9d"),
@@ -74,32 +72,24 @@ class Unsearched(Exception):
 
 
 def expand(data: bytes, decompressor, most: int) -> tuple[bytes, bool]:
-    """What the compressed stream `data` expands to, up to `most` + 1 bytes, and whether it
-    ended whole (every member of a concatenated gzip or bzip2 read, no byte left over)."""
+    """`data` expanded, up to `most` + 1 bytes; whole: each member of a concatenated one read."""
     out: list[bytes] = []
-    most = max(most, 0)  # an archive whose other members spent it all
-    while data:
-        stream = decompressor()
-        room = most + 1 - sum(map(len, out))
-        if room <= 0:  # zlib would read a max_length of 0 as « no limit »
-            return b"".join(out), False
-        try:
-            out.append(stream.decompress(data, room))
+    while data:  # `most` below 0: an archive whose other members spent it all
+        stream, room = decompressor(), max(most, 0) + 1 - sum(map(len, out))
+        try:  # zlib would read a max_length of 0 as « no limit »: not asked, so not at its end
+            out.append(stream.decompress(data, room) if room > 0 else b"")
         except (zlib.error, OSError, EOFError, lzma.LZMAError):
-            return b"".join(out), False
+            break
         if not stream.eof:  # truncated, or beyond `most`
-            return b"".join(out), False
+            break
         data = stream.unused_data
-    return b"".join(out), True
+    return b"".join(out), not data
 
 
-# a compiled module (a .pyc of CPython 3.11 to 3.13: a 16-byte header, then marshal's objects)
-# is read here by walking marshal's format, never by marshal.loads (it trusts its input); its
-# strings and bytes constants, names and docstrings are searched one per line: in the file's
-# bytes, marshal puts a type or a length byte beside each (« \xda\x03ana\xda »), no word
+# a .pyc is read by walking marshal's format, never marshal.loads (it trusts its input); its
+# strings are searched one per line: in its bytes a type or length byte is glued to each, no word
 _PYC = importlib.util.MAGIC_NUMBER
 _PYC_MAX = 64 * 2**20
-_NULL = object()  # marshal's end of a dict
 
 
 class _Marshal:
@@ -117,62 +107,47 @@ class _Marshal:
     def count(self, size: int = 4) -> int:
         return int.from_bytes(self.take(size), "little", signed=size == 4)
 
-    def read(self, depth: int = 0) -> object:
+    def read(self, depth: int = 0) -> str:
         if depth > 200:
             raise ValueError("too deep")
         kind = chr(self.take(1)[0] & 0x7F)  # 0x80: kept for a later reference
-        if kind in "stuaA":
-            self.strings.append(self.take(self.count()))
-        elif kind in "zZ":
-            self.strings.append(self.take(self.count(1)))
+        if kind in "stuaAzZ":
+            self.strings.append(self.take(self.count(1 if kind in "zZ" else 4)))
         elif kind in "([<>)":
             for _ in range(self.count(1 if kind == ")" else 4)):
                 self.read(depth + 1)
         elif kind == "{":
-            while self.read(depth + 1) is not _NULL:
+            while self.read(depth + 1) != "0":  # its type: « 0 » ends a dict
                 self.read(depth + 1)
         elif kind == "c":  # 3.11 to 3.13: five numbers, eight objects, a number, two objects
-            self.take(20)
-            for _ in range(8):
-                self.read(depth + 1)
-            self.take(4)
-            self.read(depth + 1)
-            self.read(depth + 1)
-        elif kind in "irlgyfx":  # a number, a reference
-            size = {"i": 4, "r": 4, "g": 8, "y": 16}.get(kind)
-            if size:
-                self.take(size)
-            elif kind == "l":
-                self.take(2 * abs(self.count()))
-            else:  # an old float as text, a complex as two
-                for _ in range(2 if kind == "x" else 1):
-                    self.take(self.count(1))
-        elif kind == "0":
-            return _NULL
-        elif kind not in "NFTS.":
+            for size in (20, *(0,) * 8, 4, 0, 0):
+                self.take(size) if size else self.read(depth + 1)
+        elif kind in "irgy":  # a number, a reference
+            self.take({"i": 4, "r": 4, "g": 8, "y": 16}[kind])
+        elif kind == "l":
+            self.take(2 * abs(self.count()))
+        elif kind in "fx":  # an old float as text, a complex as two
+            for _ in range(2 if kind == "x" else 1):
+                self.take(self.count(1))
+        elif kind not in "NFTS.0":
             raise ValueError(f"type {kind!r}")
-        return None
+        return kind
 
 
 def _compiled_text(data: bytes) -> bytes | None:
-    """A .pyc's strings, one per line; None when it is not one of CPython 3.11 to 3.13 (another
-    Python's, searched as bytes); `Unsearched` for one of this Python's it cannot read whole."""
+    """A .pyc's strings, one per line; None when not one of CPython 3.11 to 3.13 (searched as
+    bytes); `Unsearched` for one of this Python's it cannot read whole."""
     if data[2:4] != b"\r\n" or data[16:17] not in (b"c", b"\xe3"):
         return None
     reader = _Marshal(data)
-    try:
-        if len(data) > _PYC_MAX:
-            raise ValueError("too big")
-        reader.read()
-        if reader.pos != len(data):
-            raise ValueError("trailing bytes")
-    except ValueError:
-        if data.startswith(_PYC):
-            raise Unsearched(
-                "code Python compilé illisible (abîmé, ou fait pour tromper)"
-            ) from None
-        return None
-    return b"\n".join(reader.strings)
+    with suppress(ValueError):  # too big, damaged, trailing bytes
+        if len(data) <= _PYC_MAX:
+            reader.read()
+            if reader.pos == len(data):
+                return b"\n".join(reader.strings)
+    if data.startswith(_PYC):
+        raise Unsearched("code Python compilé illisible (abîmé, ou fait pour tromper)")
+    return None
 
 
 def binary_hits(
@@ -182,33 +157,30 @@ def binary_hits(
     left: list[int] | None = None,
     pdf_text: bool = False,
 ) -> int:
-    """The learner's traces in a file that is not text: its bytes (a SQLite file, free pages
-    included), what a gzip, bzip2 or xz file, a zip's members and UTF-16 text
-    expand to. `Unsearched` for what cannot be expanded whole: beyond ``EXPANDED_MAX`` in
-    all (`left`: what remains of it), three levels deep, damaged or truncated, or a format it
-    does not know. A PDF's text is glyph runs or glyph numbers, never plain words: a teacher's
-    PDF is named, a learner's (`pdf_text`: in their work) is searched as well as it can be (its
-    compressed streams), since naming it would block every erasure of the class."""
+    """Her traces in `data` and what it expands to (`left`: what remains of ``EXPANDED_MAX``). A
+    PDF's text is glyphs: a teacher's is `Unsearched`, a learner's (`pdf_text`) searched as well
+    as it can be, since naming it would block every erasure of the class."""
     pdf = data.startswith(b"%PDF")
     if pdf and not pdf_text:  # named before its bytes are searched: they say nothing
         raise Unsearched("PDF\u00a0: son texte ne se lit pas à coup sûr, ouvrez-le pour vérifier")
     if data.startswith(_UNKNOWN_PACKED):
         raise Unsearched("format compressé que cette commande ne lit pas (zstd, lz4, 7z, rar…)")
     left = [EXPANDED_MAX] if left is None else left
-    hits = pattern.binary_count(data)
     opener = next((o for m, o in _STREAMS.items() if data.startswith(m)), None)
-    if (strings := _compiled_text(data)) is not None:  # its constants one by one
-        hits += pattern.binary_count(strings)
+    texts = [data, _compiled_text(data)]  # its bytes, a .pyc's constants one by one
     if data.startswith(_UTF16):  # its words as UTF-8, where a mention is searched
-        hits += pattern.binary_count(data.decode("utf-16", errors="replace").encode())
+        texts.append(data.decode("utf-16", errors="replace").encode())
+    hits = sum(pattern.binary_count(t) for t in texts if t is not None)
     if (data.startswith(ZIP_MAGIC) or opener) and depth > 2:
         raise Unsearched("archive dans une archive au-delà de trois niveaux")
     too_big = Unsearched(f"plus de {EXPANDED_MAX // 2**20} Mo une fois décompressé")
 
-    def expanded(body: bytes) -> int:
+    def expanded(body: bytes, nested: bool = True) -> int:
         left[0] -= len(body)
         if left[0] < 0:
             raise too_big
+        if not nested:  # a PDF's stream: text or a font, never an archive to open
+            return pattern.binary_count(body)
         return binary_hits(body, pattern, depth + 1, left, pdf_text)
 
     try:
@@ -228,11 +200,7 @@ def binary_hits(
     for start in re.finditer(rb"stream\r?\n", data) if pdf else ():  # each alone: linear
         end = data.find(b"endstream", start.end())
         stream = memoryview(data)[start.end() : end if end >= 0 else len(data)]
-        body = expand(stream, zlib.decompressobj, left[0])[0]
-        left[0] -= len(body)
-        if left[0] < 0:
-            raise too_big
-        hits += pattern.binary_count(body)  # text or a font: never an archive to open
+        hits += expanded(expand(stream, zlib.decompressobj, left[0])[0], nested=False)
     return hits
 
 
