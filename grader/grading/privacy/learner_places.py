@@ -522,9 +522,14 @@ def _scan_folders(ctx: Context, who: _Who, out: Scan) -> None:
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in who.sid)
     name = re.compile(rf"donnees-{re.escape(safe)}-\d{{8}}-\d{{6}}\.zip")
     for file in sorted(ctx.dirs.exports.glob(f"donnees-{safe}-*.zip")):
-        # two ids can share a file name (« a b », « a_b »): the archive says whose it is
-        if name.fullmatch(file.name) and _export_of(file) == who.sid:
+        # two ids can share a file name (« a b », « a_b »): the archive says whose it is; one
+        # that cannot say (damaged, edited) may be hers: named, never passed over
+        owner = _export_of(file) if name.fullmatch(file.name) else ""
+        if owner == who.sid:
             out.add("export de ses données", file, "", "tree", file)
+        elif owner is None:
+            detail = "sa fiche eleve.json ne dit pas de qui il est (archive abîmée ou modifiée)"
+            out.add("export à son nom, illisible", file, detail, BY_HAND, file)
 
 
 def _export_of(file: Path) -> str | None:
@@ -534,7 +539,7 @@ def _export_of(file: Path) -> str | None:
             card = json.loads(zf.read("eleve.json"))
     except (OSError, KeyError, ValueError, zipfile.BadZipFile):
         return None
-    for part in ("carnet_de_notes", "liste_des_eleves"):
+    for part in ("carnet_de_notes", "liste_des_eleves") if isinstance(card, dict) else ():
         if isinstance(card.get(part), dict) and card[part].get("identifiant"):
             return normalize_id(str(card[part]["identifiant"]))
     return None

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from erase_scenes import _erase
+from erase_scenes import _erase, _setup
 
 pytestmark = [pytest.mark.timeout(300)]
 
@@ -176,3 +176,45 @@ def test_hand_added_columns_and_rows_of_a_report_survive_its_regeneration(tmp_pa
     plain = read_table(notes)
     assert restore_hand_edits(notes, plain, "ben") == []
     assert notes.read_text(encoding="utf-8") == "student_id,score\nana,8\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "card", ['["ana"]', '"ana"', "42", None, '{"carnet_de_notes": {"identifiant": "ana"}}']
+)
+def test_an_export_whose_card_cannot_say_whose_it_is_is_named_never_a_traceback(
+    petite_classe, card
+):
+    """Shrink-privacy's read (learner_places ``_export_of``): an export of her data
+    (``exports/donnees-ana-….zip``) whose ``eleve.json`` holds JSON that is not an object (a
+    damaged or hand-edited copy) stopped the erasure on ``AttributeError: 'list' object has no
+    attribute 'get'``, a traceback in a teacher's terminal; one whose card does not name her
+    (``42``) was passed over and outlived a « Preuve faite »; a truncated one (None here) was
+    named only as a file the command could not read. Named as an export that may be hers now.
+    Control: a card of hers as the export writes it is erased (the last case)."""
+    import zipfile
+
+    from grading.erase_learner import ErasureError
+    from grading.privacy.learner_places import scan
+
+    c = petite_classe
+    exports = c["grader"] / "exports"
+    exports.mkdir(exist_ok=True)
+    export = exports / "donnees-ana-20261206-010101.zip"
+    if card is None:  # a zip cut short (a full disk, a copy stopped)
+        with zipfile.ZipFile(export, "w") as zf:
+            zf.writestr("eleve.json", '{"carnet_de_notes": {"identifiant": "ana"}}' * 50)
+        export.write_bytes(export.read_bytes()[:60])
+    else:
+        with zipfile.ZipFile(export, "w") as zf:
+            zf.writestr("eleve.json", card)
+    found = {(f.where, f.kind) for f in scan("ana", _setup(c)).found}
+    if card and card.startswith("{"):  # control: hers, erased
+        assert (str(export), "export de ses données") in found, found
+        _erase(c, "ana")
+        assert not export.exists()
+        return
+    assert (str(export), "export à son nom, illisible") in found, found
+    with pytest.raises(ErasureError):
+        _erase(c, "ana")
+    assert export.exists()
