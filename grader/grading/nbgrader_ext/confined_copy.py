@@ -1,22 +1,19 @@
 """The copy of the students' notebooks out of nbgrader's exchange, by a process that cannot read
 the instructor's files.
 
-The course's collect (``exchange.OwnerCheckedCollect``) runs as the instructor, who can read the
-gradebook, ``source/``, the hidden inputs and their home; everything it reads from the exchange
-was written by a student, who chooses names, links and timing. Opening without following links
-(``O_NOFOLLOW``, checked on the opened descriptor) closes the holes found so far; this adds a
-second wall that does not depend on getting every open right. A fresh child (``python -I -S``,
-not a fork: nothing of the parent's memory or environment; the standard library and
-``course.system_reason`` only) confines itself with Linux's Landlock (unprivileged, Linux 5.13+,
-binding on root too) to read only beneath the exchange's ``inbound/``, write only beneath a
-fresh staging folder, open no TCP connection (ABI 4+) and signal no process outside itself (ABI
-6+): a link, a path or a bug that points it at ``grader/gradebook.db`` meets ``EACCES``. Where
-the kernel lacks Landlock, the same child copies unconfined, with the same checks, and says why.
+The collect (``exchange.OwnerCheckedCollect``) runs as the instructor, who can read the gradebook,
+``source/`` and the hidden inputs; all it reads from the exchange was written by a student, who
+chooses names, links and timing. A second wall behind the opens without following links: a fresh
+child (``python -I -S``, not a fork; the standard library and ``course.system_reason`` only)
+confines itself with Landlock (unprivileged, Linux 5.13+, binding on root too) to read only beneath
+``inbound/``, write only beneath a fresh staging folder, open no TCP connection (ABI 4+) and signal
+no process outside itself (ABI 6+): a link, a path or a bug that points it at
+``grader/gradebook.db`` meets ``EACCES``. Without Landlock it copies unconfined and says why.
 
-The job (``OwnerCheckedCollect._job``) is one JSON object on stdin, the answer one on stdout:
-each item's notebooks (and ``submission_secret.txt``) in ``<staging>/<out>/``, or nothing when
-it has a problem; an item with ``"keep": true`` (set aside, for ``grader/quarantaine/``) copied
-whole, within one budget for all the job's set-aside copies, what was not copied in ``"skipped"``.
+The job (``OwnerCheckedCollect._job``) is a JSON object on stdin, the answer one on stdout: each
+item's notebooks (and ``submission_secret.txt``) in ``<staging>/<out>/``, or nothing on a problem;
+an item with ``"keep": true`` (for ``grader/quarantaine/``) copied whole, within one budget for all
+the job's set-aside copies, what was not copied in ``"skipped"``.
 """
 
 from __future__ import annotations
@@ -64,8 +61,7 @@ _UID = "l'uid {}"  # the child cannot read /etc/passwd (Landlock): an owner is a
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
-# Landlock's system calls (the same numbers on every Linux architecture) and constants
-# (include/uapi/linux/landlock.h)
+# Landlock's system calls (one number on every Linux architecture), constants (linux/landlock.h)
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
 _RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
@@ -166,11 +162,7 @@ def write_new(folder: str | os.PathLike, name: str, data: bytes, mode: int) -> N
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = [
-        ("handled_access_fs", ctypes.c_uint64),
-        ("handled_access_net", ctypes.c_uint64),
-        ("scoped", ctypes.c_uint64),
-    ]
+    _fields_ = [(n, ctypes.c_uint64) for n in ("handled_access_fs", "handled_access_net", "scoped")]
 
 
 class _PathBeneathAttr(ctypes.Structure):
@@ -205,10 +197,8 @@ def restrict(read_roots: list[str], write_roots: list[str], abi: int) -> None:
     handled, no_flags = _HANDLED_FS.get(abi, _ALL_FS), ctypes.c_uint32(0)
     attr = _RulesetAttr(handled, _NET_TCP if abi >= 4 else 0, _SCOPED if abi >= 6 else 0)
     # zeros past what an older kernel reads are accepted
-    size = ctypes.c_size_t(ctypes.sizeof(_RulesetAttr))
-    ruleset = _landlock(
-        _CREATE_RULESET, "landlock_create_ruleset", ctypes.byref(attr), size, no_flags
-    )
+    args = (ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(_RulesetAttr)), no_flags)
+    ruleset = _landlock(_CREATE_RULESET, "landlock_create_ruleset", *args)
     try:
         rules = [(root, _READ) for root in read_roots]
         for root, access in rules + [(root, _WRITE | _READ) for root in write_roots]:
@@ -252,15 +242,13 @@ def _staged_dir(item: dict, job: dict) -> str:
 def _serve(item: dict, job: dict) -> dict:
     """One item's folder, opened without following a link, then its notebooks (and secret) read
     and staged, or (``keep``) all it holds that can be copied; what happened."""
-    result = dict(out=item["out"], problem=None, errno=None, write_error=None)
-    if item.get("keep"):
-        result["skipped"] = []
-    else:
-        result.update(notebooks=[], ignored=[], deposit=None, claimed="")
+    keep = item.get("keep")
+    more = dict(skipped=[]) if keep else dict(notebooks=[], ignored=[], deposit=None, claimed="")
+    result = dict(out=item["out"], problem=None, errno=None, write_error=None, **more)
     try:
         fd = open_dir(os.path.join(job["inbound"], item["folder"]))
         try:
-            if not item.get("keep"):
+            if not keep:
                 _copy(fd, item, job, result)
             else:  # copied whole, for the quarantine
                 try:
@@ -299,8 +287,7 @@ def _copy(fd: int, item: dict, job: dict, result: dict) -> None:
         for name, data in [*notebooks.items(), (SECRET, secret)]:
             if data is not None:
                 write_new(out, name, data, job["file_mode"])
-    except OSError as exc:
-        # a full disk: the next copies still fit
+    except OSError as exc:  # a full disk: the next copies still fit
         shutil.rmtree(os.path.join(job["staging"], item["out"]), ignore_errors=True)
         result["write_error"] = french_reason(exc)
         return
@@ -351,8 +338,7 @@ def serve_job() -> int:
     confinement = _confine(job)
     job["budget"] = {"entries": QUARANTINE_ENTRIES, "bytes": int(job["limit"])}
     results = [_serve(item, job) for item in job["items"]]
-    sys.stdout.write(json.dumps({"confinement": confinement, "results": results}))
-    sys.stdout.flush()
+    print(json.dumps({"confinement": confinement, "results": results}), end="", flush=True)
     return 0
 
 

@@ -1,27 +1,20 @@
 """``nbgrader collect`` that never takes one student's copy for another's, and a feedback release
-that publishes only the feedback pages (named in ``nbgrader_config.py``: ``make``, a raw
-``nbgrader`` and formgrader's buttons all use them).
+that publishes only the feedback pages (named in ``nbgrader_config.py``, so every caller uses them).
 
-nbgrader 0.9.6 accepts ``nbgrader submit oublier --student bob`` from any user and its collect
-only *warns* when the folder's owner is not the student it names: eve's newer copy becomes bob's,
-and formgrader's Collect (``update=True``) even replaces bob's collected work with it. A folder
-name nbgrader cannot parse stops its collect for the whole class; a link would be followed.
+nbgrader 0.9.6 accepts ``nbgrader submit oublier --student bob`` from any user and its collect only
+*warns* when the owner is not the student named: eve's newer copy becomes bob's (with ``update``,
+formgrader's Collect, it replaces his collected work); a name it cannot parse stops the whole
+collect; a link is followed. ``OwnerCheckedCollect`` takes only copies whose every file belongs to
+the student they name (an owner without a name is not), the newest by nbgrader's rule; any other
+copy is set aside (copied, never through a link, into ``grader/quarantaine/<assignment>/``) and
+the command fails (status 1) after the rest is collected. Only the assignment's notebooks are
+copied, by ``confined_copy``'s Landlock-confined child; any other file is named, never read; a copy
+that turns bad between the check and the copy (a file swapped for a link) is set aside.
 
-``OwnerCheckedCollect`` takes only copies whose every file belongs to the student they name (an
-owner without a name is not the student), the newest by nbgrader's rule (a resubmission still
-replaces the earlier one). Every other copy is set aside (copied, never through a link, into
-``grader/quarantaine/<assignment>/``, named) and the command fails (status 1) after everyone
-else is collected. Only the assignment's notebooks (the gradebook's, else the release's) are
-copied, by ``confined_copy``'s Landlock-confined child; any other file (a ``leak.html``, a 200 MB
-sparse file) is named, never read; a copy that turns bad between the check and the copy (a file
-swapped for a link) is set aside.
-
-The submission's time is the instructor's: the newest change time (``ctime``, which no user can
-set back) of the folder and the notebooks copied, in ``timestamp.txt`` (the late penalty reads
-it); the student's claim goes to ``claimed_timestamp.txt``, as information only. Whatever
-rewrites the exchange's modes or owners (``fsGroup`` at each mount, a hole for
-``grader/hub/exchange_check.py``; an admin's ``chmod -R``) moves the change times later: collect
-before, never after.
+The submission's time is the newest ``ctime`` (no user can set it back) of the folder and the
+notebooks copied, in ``timestamp.txt`` (the late penalty reads it); the student's claim goes to
+``claimed_timestamp.txt``, information only. Whatever rewrites the exchange's modes or owners
+(``fsGroup`` at each mount, an admin's ``chmod -R``) moves change times later: collect before.
 """
 
 from __future__ import annotations
@@ -79,8 +72,7 @@ __all__ = [
 PASSWD_ENV = "COURSE_HUB_PASSWD"
 CLAIMED_TIMESTAMP = "claimed_timestamp.txt"  # the student's claimed time, as information
 _PAGE_LIMIT = 1000 * 1000 * 1000  # bytes: a feedback page
-# The lines grading.collect and grading.release_feedback read back from the log. nbgrader
-# 0.9.6's ExchangeCollect.copy_files: one INFO line per student, "<lead>: <student> <assignment>"
+# nbgrader 0.9.6's INFO line per student, "<lead>: <student> <assignment>" (grading.collect reads)
 COLLECT_LINES = {
     "collected": "Collecting submission",
     "updated": "Updating submission",
@@ -111,8 +103,7 @@ def _utc_text(moment: datetime.datetime, fmt: str) -> str:
 @contextmanager
 def _gradebook(coursedir, course: str) -> Iterator[Gradebook | None]:
     """nbgrader's gradebook, or None when there is none (no SQLite file, no tables on a server):
-    never created just to be read (a lost gradebook would turn into an empty one, « register
-    the class » instead of « restore the backup »)."""
+    never created to be read (a lost gradebook would become an empty one, not « restore it »)."""
     db_file = sqlite_path(coursedir.db_url)
     if db_file is None:  # a server: no tables of nbgrader's yet is no gradebook either
         missing = gradebook_rows(coursedir.db_url, "SELECT count(*) FROM student") is None
@@ -126,8 +117,7 @@ def _gradebook(coursedir, course: str) -> Iterator[Gradebook | None]:
 
 
 def assignment_notebooks(coursedir, gradebook: Gradebook | None = None) -> set[str] | None:
-    """The file names of the assignment's notebooks: the gradebook's, else the release's; None
-    when neither knows them (then any top-level ``*.ipynb`` is one)."""
+    """The assignment's notebook file names (the gradebook's, else the release's), or None."""
     assignment, names = coursedir.assignment_id, set()
     if gradebook is not None:
         with suppress(MissingEntry):
@@ -139,9 +129,8 @@ def assignment_notebooks(coursedir, gradebook: Gradebook | None = None) -> set[s
 
 
 def owner_name(uid: int) -> str | None:
-    """The user name of `uid` as nbgrader's exchange names users (``pwd``), else from
-    ``COURSE_HUB_PASSWD`` ("name:uid,name:uid", the last one wins: Kubernetes pods' uids have no
-    passwd entry, the hub's hook sets it for instructors); None when it has none."""
+    """`uid`'s user name (``pwd``, as nbgrader's), else in ``COURSE_HUB_PASSWD`` ("name:uid,…", the
+    last wins: the hub's hook sets it, a Kubernetes pod's uids have no passwd entry), or None."""
     with suppress(KeyError):
         return pwd.getpwuid(uid).pw_name
     for entry in reversed(os.environ.get(PASSWD_ENV, "").split(",")):
@@ -158,10 +147,9 @@ def _owner_text(uid: int) -> str:
 
 def depositors(path: Path) -> list[str]:
     """Who (user names, else « uid N ») owns the set-aside folder `path` and what is in it."""
-    try:
-        entries = [path, *sorted(path.rglob("*"))] if not path.is_symlink() else [path]
-    except OSError:
-        entries = [path]
+    entries = [path]
+    with suppress(OSError):  # a link is named, not followed
+        entries += [] if path.is_symlink() else sorted(path.rglob("*"))
     names: dict[str, None] = {}
     for entry in entries:
         with suppress(OSError):
@@ -365,25 +353,22 @@ class OwnerCheckedCollect(ExchangeCollect):
 
     def _place(self, record: dict, dest: Path, result: dict, staged: Path) -> None:
         """One staged copy dated and renamed into place, or set aside with the copier's why."""
-        error = result["write_error"]
-        if not (result["problem"] or error):
+        problem, error, updating = result["problem"], result["write_error"], dest.is_dir()
+        if not (problem or error):
             # the folder's name holds the same claim when the copy had no timestamp.txt
             claimed = result["claimed"] or _utc_text(record["claimed"], self.timestamp_format)
-            updating = dest.is_dir()
             try:
                 self._install(staged, dest, _utc(result["deposit"]), claimed)
             except OSError as exc:
                 error = french_reason(exc)
-        if result["problem"] or error:
-            reason = result["problem"] or f"copie impossible dans {dest.parent} ({error})"
+        if problem or error:
+            reason = problem or f"copie impossible dans {dest.parent} ({error})"
             self.set_aside.append(SetAside(record["filename"], reason))
             return
         self._said("updated" if updating else "collected", record["username"])
-        if result["ignored"]:
-            names = shown(", ".join(result["ignored"]))  # the student's: no forged log line
-            self.log.warning(
-                "%s%s%s%s", IGNORED_LEAD, shown(record["filename"]), IGNORED_SEP, names
-            )
+        if ignored := result["ignored"]:  # the student's names: shown, no forged log line
+            folder, names = shown(record["filename"]), shown(", ".join(ignored))
+            self.log.warning("%s%s%s%s", IGNORED_LEAD, folder, IGNORED_SEP, names)
 
     def _install(self, staged: Path, dest: Path, deposit: datetime.datetime, claimed: str) -> None:
         """The staged copy, dated, renamed into place; an earlier one goes once it is replaced."""
@@ -392,19 +377,18 @@ class OwnerCheckedCollect(ExchangeCollect):
         if claimed:  # an empty claim (Exchange.timestamp_format = "") is no claim
             write_new(staged, CLAIMED_TIMESTAMP, claimed.encode(), file_mode)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        old = None
-        if dest.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{dest.name}-ancien-", dir=dest.parent))
-            os.rename(dest, old / dest.name)
+        if not dest.exists():
+            os.rename(staged, dest)
+            return
+        old = Path(tempfile.mkdtemp(prefix=f".{dest.name}-ancien-", dir=dest.parent))
+        os.rename(dest, old / dest.name)
         try:
             os.rename(staged, dest)
-        except OSError:
-            if old is not None:  # the earlier copy back in its place
-                os.rename(old / dest.name, dest)
-                old.rmdir()
+        except OSError:  # the earlier copy back in its place
+            os.rename(old / dest.name, dest)
+            old.rmdir()
             raise
-        if old is not None:
-            shutil.rmtree(old)
+        shutil.rmtree(old)
 
     def _said(self, kind: str, student: str) -> None:
         lead = COLLECT_LINES[kind]
@@ -480,9 +464,8 @@ class OwnerCheckedCollect(ExchangeCollect):
 
 
 class CheckedReleaseFeedback(ExchangeReleaseFeedback):
-    """nbgrader's feedback release: only ``<notebook>.html`` of the assignment's notebooks, read
-    without following links; a student whose ``submission_secret.txt`` is missing, empty or
-    unreadable is named and left out, the others get their page, and the command fails."""
+    """nbgrader's feedback release of the notebooks' ``.html`` only, read without following links;
+    a student without a usable ``submission_secret.txt`` is named, left out; the command fails."""
 
     def copy_files(self) -> None:
         excluded = set(filter(None, self.coursedir.student_id_exclude.split(",")))
@@ -492,8 +475,7 @@ class CheckedReleaseFeedback(ExchangeReleaseFeedback):
         # the pages are the course owner's (whoever runs the release: root may, for them)
         feedback = self.coursedir.format_path(self.coursedir.feedback_directory, ".", ".")
         me = os.stat(feedback).st_uid if os.path.isdir(feedback) else os.getuid()
-        # one feedback/<student>/<assignment> folder per student
-        for folder in sorted(glob.glob(self.src_path)):
+        for folder in sorted(glob.glob(self.src_path)):  # feedback/<student>/<assignment>
             student = Path(folder).parent.name
             if student in excluded:
                 continue
@@ -502,9 +484,8 @@ class CheckedReleaseFeedback(ExchangeReleaseFeedback):
             except (Unsafe, OSError) as exc:  # Unsafe: already in French
                 problems.append(f"  - {quoted(student)}\u00a0: {french_reason(exc)}")
         if problems:
-            self.fail(
-                "\n".join([f"{len(problems)} {LEFT_OUT} (les autres l'ont)\u00a0:", *problems])
-            )
+            head = f"{len(problems)} {LEFT_OUT} (les autres l'ont)\u00a0:"
+            self.fail("\n".join([head, *problems]))
 
     def _release_one(self, student: str, folder: str, expected: set[str] | None, me: int) -> None:
         fd = open_dir(folder)

@@ -1,7 +1,6 @@
-"""nbgrader preprocessors that grade the TP outside the notebook's kernel, in the sandbox,
-configured in the order of the classes below in ``grader/nbgrader_config.py``. Without a usable
-sandbox grading stops with a French message, unless ``StartOutOfKernelGrading.sandboxed`` is
-False (``sandbox_setting``: the unsafe mode)."""
+"""nbgrader preprocessors grading the TP outside the notebook's kernel, in the sandbox, configured
+in the order of the classes below in ``grader/nbgrader_config.py``. Without a usable sandbox grading
+stops in French, unless ``StartOutOfKernelGrading.sandboxed`` is False (the unsafe mode)."""
 
 from __future__ import annotations
 
@@ -23,9 +22,11 @@ from traitlets import Bool, Float, default
 from course.labo.criteria import TESTS, TITLES
 from course.labo.evaluate import DEFAULT_TIMEOUT, evaluate_source
 from course.labo.partage import PARTAGE_TESTS, evaluate_partage
+from course.labo.partage_base import clusters_root
 from course.labo.sandbox import sandbox_problem
 from course.labo.scenario import VISIBLE
 from course.labo.tp_notebook import ANSWER_GRADE_ID
+from course.postgres import PostgresIndisponible, binaires_postgres
 
 from .hidden import HIDDEN
 from .hidden_partage import HIDDEN_PARTAGE
@@ -51,6 +52,7 @@ NOTE_SOLUTION = (
     "Cellule notée hors du noyau\u00a0: {} a été exécutée dans un processus séparé, "
     "sur une copie neuve de la base\u00a0; voir les tests ci-dessous.\n"
 )
+_DROPPED = "TP %s\u00a0: %s cellule(s) ajoutée(s) ou modifiée(s) par l'élève ignorée(s)"
 NOTE_UNLOCKED = "Cellule non exécutée pendant la notation (seule la cellule {} compte).\n"
 TIMEOUT_ENV = "COURSE_LABO_TIMEOUT"  # the instructor's time limit, as grader/README.md says
 _COURSE_ROOT = Path(__file__).resolve().parents[3]  # grader/grading/nbgrader_ext/hooks.py
@@ -75,9 +77,6 @@ def _ids(resources: dict) -> tuple[str | None, str | None]:
 
 
 def _postgres_problem() -> str | None:
-    from course.labo.partage_base import clusters_root
-    from course.postgres import PostgresIndisponible, binaires_postgres
-
     try:
         binaires_postgres()
         clusters_root()  # where the servers go: checked before the class's first submission
@@ -132,20 +131,12 @@ class RebuildFromRelease(NbGraderPreprocessor):
         if lab is None:  # graded as it is: only a record the hooks write may reach the report
             nb.metadata.pop(METADATA_KEY, None)
             return nb, resources
-        course = self.config.get("CourseDirectory", {})
-        folders = (
-            course.get("release_directory", "notebooks"),
-            course.get("source_directory", "solutions"),
-        )
-        root = Path(course.get("root") or _COURSE_ROOT)
-        path = template_path(root, folders, *_ids(resources))
+        get = self.config.get("CourseDirectory", {}).get
+        folders = (get("release_directory", "notebooks"), get("source_directory", "solutions"))
+        path = template_path(Path(get("root") or _COURSE_ROOT), folders, *_ids(resources))
         rebuilt = rebuild(nb, read_template(path), lab.function)
         if rebuilt.dropped:
-            self.log.warning(
-                "TP %s\u00a0: %s cellule(s) ajoutée(s) ou modifiée(s) par l'élève ignorée(s)",
-                lab.assignment,
-                rebuilt.dropped,
-            )
+            self.log.warning(_DROPPED, lab.assignment, rebuilt.dropped)
         rebuilt.nb.metadata[METADATA_KEY] = {_REBUILT: path.name, _ANSWER_NOTE: rebuilt.note}
         return rebuilt.nb, resources
 
@@ -154,7 +145,6 @@ class StartOutOfKernelGrading(NbGraderPreprocessor):
     """Before Execute: the answer graded in a thread, each scenario in its own sandboxed process."""
 
     sandboxed = Bool(help=SANDBOXED_HELP).tag(config=True)
-
     timeout = Float(
         help="Limite de temps (secondes) de toute la notation d'un rendu. Par défaut\u00a0: "
         f"{TIMEOUT_ENV} s'il est posé, sinon {DEFAULT_TIMEOUT:g}."
@@ -228,23 +218,16 @@ class ApplyOutOfKernelGrading(NbGraderPreprocessor):
                 continue
             if test is not None:
                 verdict = evaluation.verdicts[test[0]]
-                cell.outputs = (
-                    _stdout(f"✔ {test[1]}\n") if verdict.ok else _failure(verdict.message)
-                )
+                out = _stdout(f"✔ {test[1]}\n") if verdict.ok else _failure(verdict.message)
             elif meta.get("grade_id") == lab.function:
-                cell.outputs = _stdout(NOTE_SOLUTION.format(lab.function))
+                out = _stdout(NOTE_SOLUTION.format(lab.function))
             else:
-                cell.outputs = _stdout(
-                    "" if meta.get("locked") else NOTE_UNLOCKED.format(lab.function)
-                )
-        nb.metadata[METADATA_KEY] = grading_record(evaluation, started[1])
+                out = _stdout("" if meta.get("locked") else NOTE_UNLOCKED.format(lab.function))
+            cell.outputs = out
+        nb.metadata[METADATA_KEY] = record = grading_record(evaluation, started[1])
+        how = "bac à sable" if evaluation.sandboxed else "SANS bac à sable"
+        facts = (evaluation.score, evaluation.max_score, evaluation.seconds, how, record["outcome"])
         self.log.info(
-            "TP %s\u00a0: %s/%s points hors du noyau en %.1f s (%s, %s)",
-            lab.assignment,
-            evaluation.score,
-            evaluation.max_score,
-            evaluation.seconds,
-            "bac à sable" if evaluation.sandboxed else "SANS bac à sable",
-            nb.metadata[METADATA_KEY]["outcome"],
+            "TP %s\u00a0: %s/%s points hors du noyau en %.1f s (%s, %s)", lab.assignment, *facts
         )
         return nb, resources

@@ -1,18 +1,17 @@
 """Student text rendered inert in every page an instructor or a classmate opens.
 
 nbconvert keeps raw HTML and ``javascript:`` links in Markdown, and nbgrader 0.9.6's templates
-(feedback page, formgrader's submission view) do not sanitise Markdown cells even with
-``sanitize_html``: a ``<script>`` in the written answer ran in formgrader's page, next to its
-``_xsrf`` (enough to open a terminal). ``grader/nbgrader_config.py`` registers these filters
-under nbconvert's own names, with the two preprocessors. Markup outside the allow-list is shown
-as text.
+(feedback, formgrader's submission view) do not sanitise Markdown cells even with ``sanitize_html``:
+a ``<script>`` in an answer ran in formgrader's page, next to its ``_xsrf`` (enough to open a
+terminal). ``grader/nbgrader_config.py`` registers these filters under nbconvert's own names, with
+the two preprocessors. Markup outside the allow-list is shown as text.
 
-Every page renders in time linear in the student's text: bleach's parser walks the open
-elements at each block tag (``"<ul><li>" * 20000``, 160 KB, took 78 s in ``make feedback`` and
-froze formgrader for a minute), and nbconvert's ``strip_files_prefix`` regex is quadratic on a
-line of ``[``. The text is cut past ``MAX_SOURCE_CHARS`` (Markdown), ``MAX_HTML_CHARS`` (HTML) or
-``MAX_DEPTH`` open elements (one linear scan that never counts fewer than bleach keeps open);
-the rest is shown escaped after ``OVERFLOW_NOTE``, up to ``MAX_SHOWN_CHARS``.
+Pages render in time linear in the student's text: bleach walks the open elements at each block
+tag (``"<ul><li>" * 20000``, 160 KB, took 78 s in ``make feedback``), nbconvert's
+``strip_files_prefix`` regex is quadratic on a line of ``[``. The text is cut past
+``MAX_SOURCE_CHARS`` (Markdown), ``MAX_HTML_CHARS`` (HTML) or ``MAX_DEPTH`` open elements (a linear
+scan never counting fewer than bleach keeps open); the rest is shown escaped after
+``OVERFLOW_NOTE``, up to ``MAX_SHOWN_CHARS``.
 """
 
 from __future__ import annotations
@@ -62,9 +61,7 @@ _LINK = re.compile(r"(https?://|mailto:|#)", re.IGNORECASE)
 def _allowed(tag: str, name: str, value: str) -> bool:
     """Attribute allow-list: no event handler, style, id, form or frame attribute."""
     if name == "class":
-        return tag in ("code", "div", "pre", "span") and all(
-            _CLASS.fullmatch(token) for token in value.split()
-        )
+        return tag in ("code", "div", "pre", "span") and all(map(_CLASS.fullmatch, value.split()))
     if tag == "a":
         return name == "title" or (name == "href" and bool(_LINK.match(value)))
     if tag == "img":
@@ -99,18 +96,17 @@ _CLEANER = bleach.Cleaner(
 )
 
 
-# html5lib's nesting of the allowed tags (bleach turns any other tag into text first): void
-# elements never stay open; an end tag closes up to its element unless a scope boundary lies in
-# between; ``<li>``/``<dd>``/``<dt>`` close the previous item, a block tag an open ``<p>`` (any
-# other case counts as open: it only cuts earlier); a formatting element closed by another's end
-# tag is reopened at the next text, so it keeps counting.
+# html5lib's nesting of the allowed tags (bleach makes any other tag text first): void elements
+# never stay open; an end tag closes up to its element unless a scope boundary lies in between;
+# ``<li>``/``<dd>``/``<dt>`` close the previous item, a block tag an open ``<p>`` (any other case
+# counts as open: it only cuts earlier); a formatting element closed by another's end tag is
+# reopened at the next text, so it keeps counting.
 _VOID = frozenset({"br", "hr", "img"})
 _FORMATTING = frozenset({"a", "b", "code", "em", "i", "s", "strong", "u"})
 _SCOPE = frozenset({"table", "td", "th", "caption"})
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _CLOSES_P = _HEADINGS | {"blockquote", "div", "dl", "hr", "ol", "p", "pre", "ul"}
-_ITEM_STOP = _SCOPE | _HEADINGS | {"blockquote", "dl", "ol", "pre", "tbody", "tfoot", "thead"}
-_ITEM_STOP |= {"tr", "ul"}
+_ITEM_STOP = _SCOPE | _HEADINGS | set("blockquote dl ol pre tbody tfoot thead tr ul".split())
 _ITEMS = {"li": {"li"}, "dd": {"dd", "dt"}, "dt": {"dd", "dt"}}
 _TAG_START = re.compile(r"<(/?)([A-Za-z][^\s/>\x00]*)")
 # A tag ends at its first ``>`` outside a quoted value (a quote after ``=``, which may never
@@ -208,11 +204,9 @@ def markdown2html(context: Any, source: str) -> Markup:
     """Markdown to sanitised HTML, with the cell's attachments as ``data:`` images."""
     attachments = (context.get("cell", {}) or {}).get("attachments", {})
     renderer = _Renderer(escape=False, exclude_anchor_links=True, attachments=attachments)
-    text = str(source)
-    cut = len(text)
-    if cut > MAX_SOURCE_CHARS:
-        line = text.rfind("\n", 0, MAX_SOURCE_CHARS)
-        cut = line + 1 if line > 0 else MAX_SOURCE_CHARS
+    text, cut = str(source), MAX_SOURCE_CHARS  # a shorter text is all before the cut
+    if len(text) > cut and (line := text.rfind("\n", 0, cut)) > 0:
+        cut = line + 1
     rendered = MarkdownWithMath(renderer=renderer).render(text[:cut])
     return Markup(_sanitize(rendered, rest=text[cut:]))  # noqa: S704 - sanitised
 
