@@ -27,13 +27,12 @@ def stale_feedback(dirs: CourseDirs, assignment: str, students: list[str]) -> li
     for student in students:
         graded = dirs.autograded / student / assignment
         pages = dirs.feedback / student / assignment
-        for notebook in sorted(graded.glob("*.ipynb")):
-            page = pages / f"{notebook.stem}.html"
-            if pages.is_dir() and (
-                not page.is_file() or page.stat().st_mtime < notebook.stat().st_mtime
-            ):
-                stale.append(student)
-                break
+        if pages.is_dir() and any(
+            not (page := pages / f"{nb.stem}.html").is_file()
+            or page.stat().st_mtime < nb.stat().st_mtime
+            for nb in sorted(graded.glob("*.ipynb"))
+        ):
+            stale.append(student)
     return stale
 
 
@@ -54,17 +53,15 @@ def generate_feedback(
             "d'abord make grade."
         )
     stale = [] if force else stale_feedback(dirs, assignment, students)
-    args = list(extra_args)
-    if (force or stale) and "--force" not in args:
-        args.append("--force")
-    args.append("--log-level=INFO")  # the summary is read from nbgrader's INFO lines
+    more = ["--force"] if (force or stale) and "--force" not in extra_args else []
+    # the summary is read from nbgrader's INFO lines
+    cmd = ["generate_feedback", assignment, *extra_args, *more, "--log-level=INFO"]
     log_path = dirs.log_file("feedback")
     bar = ProgressBar(len(students), f"feedback {assignment}", done_label="écrits")
     watcher = LogWatcher(assignment, students, bar)
     begin = time.monotonic()
     try:
         with open(log_path, "w", encoding="utf-8") as log:
-            cmd = ["generate_feedback", assignment, *args]
             status = run_logged(cmd, dirs.grader_dir, watcher, log)
     finally:
         bar.close()
