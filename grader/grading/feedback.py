@@ -75,9 +75,7 @@ def generate_feedback(
         f"{dirs.feedback}."
     ]
     if stale:
-        lines.append(
-            f"Pages plus anciennes que la copie notée, réécrites\u00a0: {', '.join(stale)}."
-        )
+        lines += [f"Pages plus anciennes que la copie notée, réécrites\u00a0: {', '.join(stale)}."]
     if out.failed:
         lines.append(f"✘ {len(out.failed)} page(s) en échec\u00a0:")
         lines += [f"  - {s}\u00a0: {why or 'voir le journal'}" for s, why in out.failed.items()]
@@ -96,11 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_assignment()
     parser.add_argument("--force", action="store_true", help="réécrire toutes les pages")
     parser.add_grader_dir()
-    args, extra = parser.parse_known_args(argv)
+    args, more = parser.parse_known_args(argv)  # more: nbgrader's
     try:
-        lines, status = generate_feedback(
-            args.assignment, args.grader_dir, tuple(extra), args.force
-        )
+        lines, status = generate_feedback(args.assignment, args.grader_dir, tuple(more), args.force)
     except FileNotFoundError as exc:
         parser.fail(french_message(exc))
     except GradingError as exc:

@@ -38,9 +38,7 @@ class IdReport:
     def lines(self) -> list[str]:
         out = list(self.notes)
         if self.problems:
-            out.append(
-                f"✘ {len(self.problems)} rendu(s) non noté(s), à renommer ou déplacer\u00a0:"
-            )
+            out += [f"✘ {len(self.problems)} rendu(s) non noté(s), à renommer ou déplacer\u00a0:"]
             out += [f"  - {name}\u00a0: {why}" for name, why in sorted(self.problems.items())]
         return out
 
