@@ -99,8 +99,7 @@ class QuietRun:
 
     def failure(self, what: str) -> str:
         """One French sentence for a failed run: what failed, nbgrader's reason, the log."""
-        reason = self.last_error
-        reason = f"\u00a0: {reason.rstrip('.')}" if reason else ""
+        reason = f"\u00a0: {reason.rstrip('.')}" if (reason := self.last_error) else ""
         return (
             f"✘ {what}\u00a0: nbgrader s'est arrêté en erreur (code {self.status}){reason}. "
             f"Journal complet\u00a0: {self.log_path}"
