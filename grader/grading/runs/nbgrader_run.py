@@ -23,9 +23,21 @@ from ..french.system_reason import GradingError, french_message
 from ..nbgrader_ext.sandbox_setting import NO_SANDBOX_ENV
 from .nbgrader_log import DONE, FAILED, LOG_RECORD, SKIPPED, LogWatcher
 
-__all__ = ["ProgressBar", "assignment_command", "ensure_assignment", "finish", "nbgrader_env"]
-__all__ += ["pump", "run_logged", "run_quiet", "start", "stop", "student_pattern"]
-__all__ += ["warnings_to_log", "with_force"]
+__all__ = [
+    "ProgressBar",
+    "assignment_command",
+    "ensure_assignment",
+    "finish",
+    "nbgrader_env",
+    "pump",
+    "run_logged",
+    "run_quiet",
+    "start",
+    "stop",
+    "student_pattern",
+    "warnings_to_log",
+    "with_force",
+]
 
 FORCE = "--force"
 _STUDENT = ("--student", "--CourseDirectory.student_id")

@@ -24,8 +24,14 @@ from ..classroom.ids import (
 from ..classroom.paths import not_regular
 from .nbgrader_run import student_pattern
 
-__all__ = ["IdReport", "check_submitted_ids", "expected_notebooks", "matching"]
-__all__ += ["submitted_students", "unknown_student_message"]
+__all__ = [
+    "IdReport",
+    "check_submitted_ids",
+    "expected_notebooks",
+    "matching",
+    "submitted_students",
+    "unknown_student_message",
+]
 
 
 @dataclass
