@@ -1,12 +1,9 @@
-"""``make grade``: stock ``nbgrader autograde`` over the whole class, and what it lacks: a
-progress bar and a French summary checked against the gradebook (any failure named, exit status
-non-zero); submissions holding a link refused, never followed (``runs.submitted_ids``); one
-changed since graded, which nbgrader silently skips, named with ``--force``; no grading without a
-sound gradebook that registers the class, nor without the sandbox (unless
-``--sans-bac-a-sable``); a missing assignment added from its sources; a submission nbgrader stops
-on named and the others graded by a new run, not retried for a minute if unchanged
-(``runs.known_failures``); ``--jobs N`` workers (``runs.autograde_runs``).
-"""
+"""``make grade``: stock ``nbgrader autograde`` over the class, with what it lacks: a progress
+bar, a French summary checked against the gradebook (any failure named, status non-zero), links
+refused (``runs.submitted_ids``), a changed submission nbgrader silently skips named, no grading
+without a gradebook registering the class nor without the sandbox, a missing assignment added,
+a submission nbgrader stops on named and the rest graded by a new run, not retried for a minute
+if unchanged (``runs.known_failures``), ``--jobs N`` workers (``runs.autograde_runs``)."""
 
 from __future__ import annotations
 
@@ -23,40 +20,28 @@ from .classroom.schema_stamp import stamp_in_process
 from .french.french_args import FrenchParser
 from .french.system_reason import GradingError, french_message
 from .nbgrader_ext.sandbox_setting import refusal
-from .runs import known_failures, manual_grades
+from .runs import known_failures, manual_grades, nbgrader_run, submitted_ids
 from .runs.autograde_runs import ClassRun, merge_outcomes, parallel, sequential
 from .runs.autograde_summary import Summary, changed_submissions, missing_from_gradebook
 from .runs.nbgrader_log import FAILED
-from .runs.nbgrader_run import (
-    ProgressBar,
-    ensure_assignment,
-    student_pattern,
-    warnings_to_log,
-    with_force,
-)
-from .runs.submitted_ids import (
-    IdReport,
-    check_submitted_ids,
-    matching,
-    submitted_students,
-    unknown_student_message,
-)
+from .runs.submitted_ids import matching
 
 __all__ = ["autograde", "main"]
 
 
 def _matched_students(
     dirs: CourseDirs, assignment: str, extra_args: tuple[str, ...]
-) -> tuple[list[str], IdReport, tuple[str, ...]]:
+) -> tuple[list[str], submitted_ids.IdReport, tuple[str, ...]]:
     """The submissions to grade, the folders left out excluded from nbgrader's run too."""
-    ids = check_submitted_ids(dirs, assignment)
-    everyone = [s for s in submitted_students(dirs.submitted, assignment) if s not in ids.excluded]
-    pattern = student_pattern(extra_args)
+    ids = submitted_ids.check_submitted_ids(dirs, assignment)
+    everyone = submitted_ids.submitted_students(dirs.submitted, assignment)
+    everyone = [s for s in everyone if s not in ids.excluded]
+    pattern = nbgrader_run.student_pattern(extra_args)
     students = matching(pattern, everyone) if pattern else everyone
     if not students:
         left_out = matching(pattern, sorted(ids.excluded)) if pattern else ids.excluded
         if pattern and not left_out:
-            raise GradingError(unknown_student_message(assignment, pattern, everyone))
+            raise GradingError(submitted_ids.unknown_student_message(assignment, pattern, everyone))
         first = f"Rien à noter dans {dirs.submitted}\u00a0: rendu(s) laissé(s) de côté."
         if not left_out:
             first = f"Aucun rendu de {quoted(assignment)} dans {dirs.submitted}."
@@ -87,9 +72,9 @@ def autograde(
     # a class registers first: else nbgrader would make a gradebook and grade any folder
     if why := gradebook_problem(dirs, empty_ok=False):
         raise GradingError(f"Rien n'a été noté\u00a0: {why}.")
-    force, extra_args = with_force(tuple(extra_args), force)
+    force, extra_args = nbgrader_run.with_force(tuple(extra_args), force)
     students, ids, extra_args = _matched_students(dirs, assignment, extra_args)
-    note = ensure_assignment(dirs, assignment)
+    note = nbgrader_run.ensure_assignment(dirs, assignment)
     changed = [] if force else changed_submissions(dirs, assignment, students)
     log_path = dirs.log_file("autograde")
     # our parser needs nbgrader's INFO lines: this comes last so it wins over any --log-level
@@ -101,10 +86,10 @@ def autograde(
         known_bad = known_failures.recent(failures_file, assignment, dirs.submitted, students)
     to_grade = [s for s in students if s not in known_bad]
     jobs = max(1, min(jobs, len(to_grade) or 1))
-    with warnings_to_log(log_path):
+    with nbgrader_run.warnings_to_log(log_path):
         hand_grades = manual_grades.record(dirs.db_url, dirs.autograded, assignment, students)
         start = time.monotonic()
-        bar = ProgressBar(len(students), f"autograde {assignment}")
+        bar = nbgrader_run.ProgressBar(len(students), f"autograde {assignment}")
         for student in known_bad:
             bar(student, FAILED)
         try:

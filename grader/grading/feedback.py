@@ -27,13 +27,12 @@ def stale_feedback(dirs: CourseDirs, assignment: str, students: list[str]) -> li
     for student in students:
         graded = dirs.autograded / student / assignment
         pages = dirs.feedback / student / assignment
-        for notebook in sorted(graded.glob("*.ipynb")):
-            page = pages / f"{notebook.stem}.html"
-            if pages.is_dir() and (
-                not page.is_file() or page.stat().st_mtime < notebook.stat().st_mtime
-            ):
-                stale.append(student)
-                break
+        if pages.is_dir() and any(
+            not (page := pages / f"{nb.stem}.html").is_file()
+            or page.stat().st_mtime < nb.stat().st_mtime
+            for nb in sorted(graded.glob("*.ipynb"))
+        ):
+            stale.append(student)
     return stale
 
 
@@ -54,17 +53,15 @@ def generate_feedback(
             "d'abord make grade."
         )
     stale = [] if force else stale_feedback(dirs, assignment, students)
-    args = list(extra_args)
-    if (force or stale) and "--force" not in args:
-        args.append("--force")
-    args.append("--log-level=INFO")  # the summary is read from nbgrader's INFO lines
+    more = ["--force"] if (force or stale) and "--force" not in extra_args else []
+    # the summary is read from nbgrader's INFO lines
+    cmd = ["generate_feedback", assignment, *extra_args, *more, "--log-level=INFO"]
     log_path = dirs.log_file("feedback")
     bar = ProgressBar(len(students), f"feedback {assignment}", done_label="écrits")
     watcher = LogWatcher(assignment, students, bar)
     begin = time.monotonic()
     try:
         with open(log_path, "w", encoding="utf-8") as log:
-            cmd = ["generate_feedback", assignment, *args]
             status = run_logged(cmd, dirs.grader_dir, watcher, log)
     finally:
         bar.close()
@@ -78,9 +75,7 @@ def generate_feedback(
         f"{dirs.feedback}."
     ]
     if stale:
-        lines.append(
-            f"Pages plus anciennes que la copie notée, réécrites\u00a0: {', '.join(stale)}."
-        )
+        lines += [f"Pages plus anciennes que la copie notée, réécrites\u00a0: {', '.join(stale)}."]
     if out.failed:
         lines.append(f"✘ {len(out.failed)} page(s) en échec\u00a0:")
         lines += [f"  - {s}\u00a0: {why or 'voir le journal'}" for s, why in out.failed.items()]
@@ -99,11 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_assignment()
     parser.add_argument("--force", action="store_true", help="réécrire toutes les pages")
     parser.add_grader_dir()
-    args, extra = parser.parse_known_args(argv)
+    args, more = parser.parse_known_args(argv)  # more: nbgrader's
     try:
-        lines, status = generate_feedback(
-            args.assignment, args.grader_dir, tuple(extra), args.force
-        )
+        lines, status = generate_feedback(args.assignment, args.grader_dir, tuple(more), args.force)
     except FileNotFoundError as exc:
         parser.fail(french_message(exc))
     except GradingError as exc:

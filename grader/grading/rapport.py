@@ -23,13 +23,8 @@ def rapport(assignment: str, grader_dir: Path | None = None) -> tuple[int, list[
     dirs = course_dirs(grader_dir)
     if why := gradebook_problem(dirs):  # else nbgrader's reason: an sqlalche.me address
         return 2, [f"✘ Pas de rapport de «\u00a0{assignment}\u00a0»\u00a0: {why}."]
-    args = [
-        "export",
-        "--exporter=grading.report.ClassReport",
-        f"--assignment={assignment}",
-        f"--to={dirs.report}",
-    ]
-    run = run_quiet(dirs.grader_dir, args, dirs.log_file("rapport"))
+    args = ["export", "--exporter=grading.report.ClassReport", f"--assignment={assignment}"]
+    run = run_quiet(dirs.grader_dir, [*args, f"--to={dirs.report}"], dirs.log_file("rapport"))
     if run.status:
         return 1, [run.failure(f"rapport de «\u00a0{assignment}\u00a0»")]
     out = dirs.report

@@ -58,13 +58,9 @@ def release_feedback(
     handed_in = submitted_students(dirs.submitted, assignment, nbgrader_args)
     waiting = sorted(set(handed_in) - set(released) - set(left_out), key=collation_key)
     lines = [f"Retours de {quoted(assignment)} rendus dans l'échange de nbgrader\u00a0:"]
-    if released:
-        lines.append(
-            f"  - {len(released)} page(s) de retour rendue(s)\u00a0: "
-            + ", ".join(map(quoted, released))
-        )
-    else:
-        lines.append("  - aucune page de retour rendue")
+    given = ", ".join(map(quoted, released))
+    given = f"{len(released)} page(s) de retour rendue(s)\u00a0: {given}" if released else ""
+    lines.append(f"  - {given or 'aucune page de retour rendue'}")
     if waiting:
         lines.append(
             f"  - {len(waiting)} rendu(s) ramassé(s) sans page de retour (make feedback "

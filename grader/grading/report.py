@@ -1,10 +1,7 @@
 """The class report: ``notes.csv``, ``notes-tableur.csv`` and an offline ``rapport.html``.
-
-Its rows ARE ``nbgrader export``'s (``SafeCsvExport``: every student, 0 without a submission,
-late penalty applied), so its totals are nbgrader's; it adds each criterion's points (French
-title), why a 0 is a 0 (what the lab's grading wrote in the autograded notebook; a submission in
-``submitted/`` that was never graded is said so, not « pas de rendu ») and how late.
-The page's charts are PNG inside it (no CDN), sized for a 1280 px screen.
+Its rows ARE ``nbgrader export``'s (``SafeCsvExport``), so its totals are nbgrader's; it adds each
+criterion's points, why a 0 is a 0 (what the lab's grading wrote in the autograded notebook, or a
+submission never graded) and how late. Its charts are PNG inside the page (no CDN).
 
     nbgrader export --exporter=grading.report.ClassReport --assignment=oublier --to=rapport
     python -m grading.report [--assignment oublier] [--db URL] [--out DOSSIER]
@@ -17,6 +14,7 @@ import html
 import io
 import math
 import textwrap
+from collections import defaultdict
 from contextlib import suppress
 from pathlib import Path
 
@@ -69,10 +67,9 @@ UNGRADED_WHY = (
 
 
 def _outcome(folder: Path | None, lab: bool) -> tuple[str, str]:
-    """(outcome, French detail) the lab's grading stored in the autograded notebooks of `folder`:
-    (Outcome.NOT_GRADED, "") without a graded copy, ("", "") when the copies say nothing. Only
-    a lab's hooks write that record: in another assignment's copy it is the student's (a copy
-    graded before nbgrader dropped it), never read."""
+    """(outcome, French detail) the lab's grading stored in `folder`'s autograded notebooks;
+    (NOT_GRADED, "") without a copy, ("", "") if they say nothing. Only a lab's hooks write it: in
+    another assignment's copy it would be the student's, never read."""
     if folder is None:
         return "", ""
     copies = sorted(folder.glob("*.ipynb")) if folder.is_dir() else []
@@ -115,11 +112,8 @@ def _why(outcome: str, detail: str, row: dict) -> str:
 
 def _late(timestamp: str, duedate: str) -> float | None:
     """Seconds late (0 when on time), None without a due date or a submission time."""
-    ts = pd.to_datetime(timestamp, errors="coerce")
-    due = pd.to_datetime(duedate, errors="coerce")
-    if pd.isna(ts) or pd.isna(due):
-        return None
-    return max(0.0, (ts - due).total_seconds())
+    ts, due = (pd.to_datetime(value, errors="coerce") for value in (timestamp, duedate))
+    return None if pd.isna(ts) or pd.isna(due) else max(0.0, (ts - due).total_seconds())
 
 
 def class_table(
@@ -139,10 +133,9 @@ def class_table(
             f"Le devoir «\u00a0{assignment}\u00a0» n'est pas dans le carnet de notes\u00a0: rien "
             "à exporter."
         ) from exc
-    criteria: dict[str, float] = {}
+    criteria: dict[str, float] = defaultdict(float)
     for cell in (cell for notebook in spec.notebooks for cell in notebook.grade_cells):
-        title = criterion_title(cell.name)
-        criteria[title] = criteria.get(title, 0.0) + float(cell.max_score)
+        criteria[criterion_title(cell.name)] += float(cell.max_score)
     # nbgrader export's rows, not its file: stock nbgrader's unquoted CSV shifted every column
     # after a comma in a name or an id; in French order
     rows = SafeCsvExport(assignment=[assignment]).rows(gradebook)
@@ -152,10 +145,9 @@ def class_table(
         df[column] = pd.to_numeric(df[column])
     points: dict[str, dict[str, float]] = {}
     for sub in gradebook.assignment_submissions(assignment):
-        row = points.setdefault(sub.student_id, dict.fromkeys(criteria, 0.0))
+        row = points.setdefault(sub.student_id, defaultdict(float, dict.fromkeys(criteria, 0.0)))
         for grade in (grade for notebook in sub.notebooks for grade in notebook.grades):
-            title = criterion_title(grade.name)
-            row[title] = row.get(title, 0.0) + float(grade.score or 0)
+            row[criterion_title(grade.name)] += float(grade.score or 0)
     # grades a grader has not graded yet (needs_manual_grade): their 0 is no failure
     pending = {
         student: {
@@ -166,9 +158,8 @@ def class_table(
         }
         for student, grades in pending_hand_grades(gradebook, assignment).items()
     }
-    folders = set()
-    if submitted_dir is not None:
-        folders = {normalize_id(s) for s in submitted_students(submitted_dir, assignment)}
+    handed = submitted_students(submitted_dir, assignment) if submitted_dir is not None else []
+    folders = {normalize_id(s) for s in handed}
     state = []
     for r in df.to_dict("records"):
         student, submitted = r["student_id"], r["student_id"] in points
@@ -210,8 +201,7 @@ def _criteria_failures(df: pd.DataFrame) -> pd.Series:
 
 
 def _png(fig) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
+    fig.savefig(buf := io.BytesIO(), format="png", dpi=100)
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
@@ -283,35 +273,6 @@ def _row_lateness(r: pd.Series) -> str:
     return f"{late} — heure\u00a0: {dating}" if dating else late
 
 
-def _spreadsheet_rows(df: pd.DataFrame) -> list[list[object]]:
-    return [
-        [
-            *(r[c] for c in PERSON_KEYS),
-            french_datetime(r["timestamp"]),
-            french_datetime(r["duedate"]),
-            *(r[c] for c in SCORE_KEYS),
-            bool(r["handed_in"]),
-            _row_lateness(r),
-            _state(r["outcome"]),
-            r["why"],
-            *(r[t] for t in df.attrs["criteria"]),
-        ]
-        for _, r in df.iterrows()
-    ]
-
-
-def _page(**context: object) -> str:
-    """The report's page from ``grader/templates/rapport.html.j2``; student text escaped."""
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        autoescape=True,
-        keep_trailing_newline=True,
-        undefined=jinja2.StrictUndefined,
-    )
-    env.filters["h"] = lambda value: Markup(html.escape(str(value)))
-    return env.get_template("rapport.html.j2").render(nbsp="\u00a0", csp=Markup(CSP), **context)
-
-
 def _number(k: int, title: str) -> int:
     """The statement's number of a criterion (its rank `k` + 1 for a title it does not know)."""
     number = criterion_number(title)
@@ -345,11 +306,34 @@ def write_report(
         f"critère {_number(k, t)} — {t} (sur {points_text(m)})"
         for k, (t, m) in enumerate(criteria.items())
     ]
-    write_french_csv(out / REPORT_NAME, header, _spreadsheet_rows(df))
+    rows = [
+        [
+            *(r[c] for c in PERSON_KEYS),
+            french_datetime(r["timestamp"]),
+            french_datetime(r["duedate"]),
+            *(r[c] for c in SCORE_KEYS),
+            bool(r["handed_in"]),
+            _row_lateness(r),
+            _state(r["outcome"]),
+            r["why"],
+            *(r[t] for t in criteria),
+        ]
+        for _, r in df.iterrows()
+    ]
+    write_french_csv(out / REPORT_NAME, header, rows)
     failures = _criteria_failures(df)
     n, graded = len(df), int(df["handed_in"].sum())
-    pending = df.attrs["pending"]
-    page = _page(
+    # the page, from grader/templates/rapport.html.j2: student text escaped
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["h"] = lambda value: Markup(html.escape(str(value)))
+    page = env.get_template("rapport.html.j2").render(
+        nbsp="\u00a0",
+        csp=Markup(CSP),
         assignment=assignment,
         n=n,
         graded=graded,
@@ -375,15 +359,14 @@ def write_report(
                 "name": " ".join(x for x in (r["first_name"], r["last_name"]) if x),
                 "score": french_score(r["score"], r["max_score"]),
                 "late": _row_lateness(r),
-                "lost": _lost(r, criteria, pending.get(r["student_id"], {})),
+                "lost": _lost(r, criteria, df.attrs["pending"].get(r["student_id"], {})),
                 "why": r["why"],
                 "zero": r["score"] == 0,
             }
             for _, r in df.iterrows()
         ],
     )
-    html_path = out / "rapport.html"
-    html_path.write_text(page, encoding="utf-8")
+    (html_path := out / "rapport.html").write_text(page, encoding="utf-8")
     return csv_path, html_path
 
 

@@ -117,9 +117,7 @@ def _submitted_view(dirs: CourseDirs, students: list[str]) -> Iterator[Path]:
 def sequential(run: ClassRun, students: list[str], view: bool = False) -> tuple[Outcomes, int]:
     """One stock ``nbgrader autograde`` over `students`; a submission it stops on fails with the
     reason, the rest graded by a new run. `view`: show nbgrader only `students`' folders."""
-    outcomes = Outcomes()
-    status = 0
-    todo = list(students)
+    outcomes, status, todo = Outcomes(), 0, list(students)
     while todo:
         watcher = LogWatcher(run.assignment, todo, run.bar)
         with _submitted_view(run.dirs, todo) if view else contextlib.nullcontext() as folder:

@@ -77,22 +77,17 @@ class Summary:
 def _written_by_student(cell: dict) -> bool:
     """Cells nbgrader does not put back from the gradebook: what the student wrote."""
     meta = cell.get("metadata", {}).get("nbgrader", {})
-    if meta.get("locked"):
-        return False
-    return not (meta.get("grade") and not meta.get("solution"))
+    return not meta.get("locked") and not (meta.get("grade") and not meta.get("solution"))
 
 
 def _notebook_changed(submitted_nb: Path, graded_nb: Path) -> bool:
     if not graded_nb.is_file():
         return True
     try:
-        sub = nbformat.read(submitted_nb, as_version=4)
-        graded = nbformat.read(graded_nb, as_version=4)
+        sub, graded = (nbformat.read(path, as_version=4) for path in (submitted_nb, graded_nb))
     except Exception:  # an unreadable file: nbgrader will say why when it grades it
         return False
-    if len(sub.cells) != len(graded.cells):
-        return True
-    return any(
+    return len(sub.cells) != len(graded.cells) or any(
         a.cell_type != b.cell_type or (_written_by_student(a) and a.source != b.source)
         for a, b in zip(sub.cells, graded.cells, strict=True)
     )

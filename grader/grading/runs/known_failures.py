@@ -27,8 +27,7 @@ def fingerprint(folder: Path) -> str:
     """SHA-256 of the submission's regular files (names and bytes), symbolic links not followed."""
     digest = hashlib.sha256()
     for name, path in files_under(folder):
-        digest.update(name.encode("utf-8", "surrogateescape"))
-        digest.update(b"\0")
+        digest.update(name.encode("utf-8", "surrogateescape") + b"\0")
         try:
             digest.update(path.read_bytes())
         except OSError:
@@ -56,11 +55,7 @@ def _save(path: Path, data: dict) -> None:
 
 
 def recent(
-    path: Path,
-    assignment: str,
-    submitted: Path,
-    students: Iterable[str],
-    now: float | None = None,
+    path: Path, assignment: str, submitted: Path, students: Iterable[str], now: float | None = None
 ) -> dict[str, str]:
     """Students whose unchanged submission failed less than ``RETRY_AFTER`` s ago -> why."""
     now = time.time() if now is None else now
@@ -71,10 +66,8 @@ def recent(
         at = entry.get("at") if isinstance(entry, dict) else None
         if not isinstance(at, int | float):  # a damaged entry: grade again
             continue
-        age = now - at
-        if not 0 <= age < RETRY_AFTER:
-            continue
-        if entry.get("fingerprint") != fingerprint(submitted / student / assignment):
+        age, folder = now - at, submitted / student / assignment
+        if not 0 <= age < RETRY_AFTER or entry.get("fingerprint") != fingerprint(folder):
             continue
         reason = str(entry.get("reason") or "voir le journal")[:_MAX_REASON]
         skipped[student] = (
@@ -105,9 +98,8 @@ def record(
             "at": now,
             "fingerprint": fingerprint(submitted / student / assignment),
         }
-    if known:
-        data[assignment] = known
-    else:
-        data.pop(assignment, None)
+    data[assignment] = known
+    if not known:
+        del data[assignment]
     if data or path.exists():
         _save(path, data)

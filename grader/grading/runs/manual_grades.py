@@ -1,14 +1,14 @@
 """Hand grades survive a regrade when what they judged did not change: nbgrader 0.9.6's
 ``SaveAutoGrades`` sets ``needs_manual_grade`` on every grade with a manual score, so after
-``autograde --force`` formgrader shows the whole class « to grade » again. :func:`record` keeps
-them first, :func:`restore` marks them graded again where the answer's SHA-256 (or an overridden
-test's automatic score) is the same; anything else stays to grade, and is named."""
+``autograde --force`` the whole class is « to grade » again. :func:`record` keeps them and
+:func:`restore` marks graded again those whose answer (SHA-256) or test score is the same."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache, partial
 from pathlib import Path
 
 import nbformat
@@ -72,7 +72,7 @@ def restore(
     from nbgrader.api import Gradebook, MissingEntry
 
     restored, changed = 0, []
-    answers: dict[tuple[str, str], dict[str, str]] = {}
+    hashes = cache(partial(_answers, autograded))  # one read per graded notebook
     with Gradebook(db_url) as gb:
         for hand in kept:
             try:
@@ -81,13 +81,10 @@ def restore(
                 continue
             if grade.manual_score is None or not grade.needs_manual_grade:
                 continue
-            key = (hand.student, hand.notebook)
-            if key not in answers:
-                answers[key] = _answers(autograded, hand.student, assignment, hand.notebook)
-            if hand.answer is not None:
-                same = answers[key].get(hand.name) == hand.answer
-            else:
+            if hand.answer is None:
                 same = grade.auto_score == hand.auto_score
+            else:
+                same = hashes(hand.student, assignment, hand.notebook).get(hand.name) == hand.answer
             if same:
                 grade.needs_manual_grade = False
                 restored += 1
@@ -109,10 +106,6 @@ def pending_hand_grades(gradebook, assignment: str) -> dict[str, list[tuple[str,
     """student -> [(grade_id, cell type)] of the grades still waiting for a grader."""
     pending: dict[str, list[tuple[str, str]]] = {}
     for sub in gradebook.assignment_submissions(assignment):
-        for nb in sub.notebooks:
-            for grade in nb.grades:
-                if grade.needs_manual_grade:
-                    pending.setdefault(sub.student_id, []).append(
-                        (grade.name, str(grade.cell_type))
-                    )
+        for grade in (g for nb in sub.notebooks for g in nb.grades if g.needs_manual_grade):
+            pending.setdefault(sub.student_id, []).append((grade.name, str(grade.cell_type)))
     return pending

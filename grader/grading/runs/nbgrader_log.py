@@ -105,8 +105,7 @@ class LogWatcher:
             return
         if level in ("ERROR", "CRITICAL"):
             self._error = [text]
-            summary = _SUMMARY.search(text)
-            if summary:
+            if summary := _SUMMARY.search(text):
                 if summary["a"] == self.assignment and summary["s"] in self.students:
                     self._decide(summary["s"], FAILED)
                 return

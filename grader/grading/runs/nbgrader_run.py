@@ -11,7 +11,7 @@ import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,10 +48,8 @@ BIN = Path(sys.executable).parent
 def nbgrader_env(sandboxed: bool = True) -> dict[str, str]:
     """The environment, the sandbox switch when turned off; ``nbgrader_config.py`` puts
     ``grading`` on ``sys.path`` and stamps a new gradebook in the process itself."""
-    env = dict(os.environ)
-    if not sandboxed:  # the default of StartOutOfKernelGrading.sandboxed (nbgrader_ext.hooks)
-        env[NO_SANDBOX_ENV] = "1"
-    return env
+    # the switch: the default of StartOutOfKernelGrading.sandboxed (nbgrader_ext.hooks)
+    return dict(os.environ) | ({} if sandboxed else {NO_SANDBOX_ENV: "1"})
 
 
 def start(args: Sequence[str], cwd: Path, sandboxed: bool = True) -> subprocess.Popen:
@@ -113,8 +111,7 @@ class QuietRun:
 
     def failure(self, what: str) -> str:
         """One French sentence for a failed run: what failed, nbgrader's reason, the log."""
-        reason = self.last_error
-        reason = f"\u00a0: {reason.rstrip('.')}" if reason else ""
+        reason = f"\u00a0: {reason.rstrip('.')}" if (reason := self.last_error) else ""
         return (
             f"✘ {what}\u00a0: nbgrader s'est arrêté en erreur (code {self.status}){reason}. "
             f"Journal complet\u00a0: {self.log_path}"
@@ -208,17 +205,12 @@ def assignment_command(
 
 def ensure_assignment(dirs: CourseDirs, assignment: str) -> str | None:
     """Make sure the gradebook knows `assignment`'s notebooks (autograde needs them), from its
-    sources into a throw-away release (``notebooks/`` untouched, a due date set kept); a French
-    note when it did."""
+    sources into a throw-away release (``notebooks/`` untouched, a due date kept); a note if so."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    with Gradebook(dirs.db_url) as gb:
-        try:
-            notebooks = len(gb.find_assignment(assignment).notebooks)
-        except MissingEntry:
-            notebooks = 0
-    if notebooks:
-        return None
+    with Gradebook(dirs.db_url) as gb, suppress(MissingEntry):
+        if gb.find_assignment(assignment).notebooks:
+            return None
     source = dirs.source / assignment
     command = f"cd {dirs.grader_dir} && nbgrader generate_assignment {assignment}"
     if not source.is_dir():
@@ -227,12 +219,8 @@ def ensure_assignment(dirs: CourseDirs, assignment: str) -> str | None:
             f"({source}) manquent\u00a0: lancez « {command} » là où ses sources se trouvent."
         )
     with tempfile.TemporaryDirectory(prefix="release-") as tmp:
-        args = [
-            "generate_assignment",
-            assignment,
-            f"--CourseDirectory.release_directory={tmp}",
-            "--log-level=WARN",
-        ]
+        release = f"--CourseDirectory.release_directory={tmp}"
+        args = ["generate_assignment", assignment, release, "--log-level=WARN"]
         run = run_quiet(dirs.grader_dir, args, dirs.log_file("generate_assignment"))
     if run.status != 0:
         raise GradingError(

@@ -1,11 +1,9 @@
-"""The folders of ``submitted/`` matched against the class before grading, never guessed.
-
-A folder written by macOS (``chlo`` + U+0301) is renamed to NFC ``chloé`` when none exists, so
-nbgrader grades the registered id, not a ghost student. A submission holding a link, a fifo, a
-device or a hard link is refused, never followed, left as it is: nbgrader would copy its target
-(the gradebook, ``/etc/shadow``) into the graded copy, the feedback and the learner's data export.
-An unregistered folder (``zoe`` for ``zoé``), a notebook outside ``<id>/<assignment>/`` or not of
-the assignment (``oublier (1).ipynb``) is named with the closest name, left out, and fails."""
+"""The folders of ``submitted/`` matched against the class before grading, never guessed: a macOS
+name (``chlo`` + U+0301) renamed to NFC ``chloé`` when none exists (not a ghost student); a
+submission holding a link, fifo, device or hard link refused, never followed (nbgrader would copy
+its target, the gradebook or ``/etc/shadow``, into the graded copy, the feedback, the export); an
+unregistered folder (``zoe``), a notebook outside ``<id>/<assignment>/`` or not of the assignment
+(``oublier (1).ipynb``) named with the closest name, left out, and failed."""
 
 from __future__ import annotations
 
@@ -46,9 +44,7 @@ class IdReport:
     def lines(self) -> list[str]:
         out = list(self.notes)
         if self.problems:
-            out.append(
-                f"✘ {len(self.problems)} rendu(s) non noté(s), à renommer ou déplacer\u00a0:"
-            )
+            out += [f"✘ {len(self.problems)} rendu(s) non noté(s), à renommer ou déplacer\u00a0:"]
             out += [f"  - {name}\u00a0: {why}" for name, why in sorted(self.problems.items())]
         return out
 
@@ -78,8 +74,7 @@ def _strange_entries(folder: Path, shown_as: str, gradebook: Path | None) -> str
 def expected_notebooks(dirs, assignment: str) -> list[str]:
     """The notebooks an assignment's submission holds: its release's, else its source's."""
     for folder in (dirs.release / assignment, dirs.source / assignment):
-        names = sorted(p.name for p in folder.glob("*.ipynb"))
-        if names:
+        if names := sorted(p.name for p in folder.glob("*.ipynb")):
             return names
     return []
 
