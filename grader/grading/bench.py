@@ -60,23 +60,13 @@ def _trivial_course(base: Path, n: int) -> Path:
     root = base / "trivial"
     source = root / "source" / "trivial"
     source.mkdir(parents=True)
+    grading = dict(grade_id="unique", solution=True, grade=True, points=1, locked=False)
     cell = new_code_cell(
         "### BEGIN SOLUTION\nx = 1\n### END SOLUTION\nassert x == 1",
-        metadata={
-            "nbgrader": {
-                "grade_id": "unique",
-                "solution": True,
-                "grade": True,
-                "points": 1,
-                "locked": False,
-                "schema_version": 3,
-            }
-        },
+        metadata={"nbgrader": {**grading, "schema_version": 3}},
     )
-    kernel = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(
-        new_notebook(cells=[cell], metadata={"kernelspec": kernel}), source / "trivial.ipynb"
-    )
+    kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    nbformat.write(new_notebook(cells=[cell], metadata=kernel), source / "trivial.ipynb")
     (root / "nbgrader_config.py").write_text("c = get_config()\n")
     _nbgrader(root, "generate_assignment", "trivial")
     release = nbformat.read(root / "release" / "trivial" / "trivial.ipynb", as_version=4)
@@ -97,20 +87,13 @@ def main(argv: list[str] | None = None) -> int:
         description="Banc d'essai\u00a0: le coût de la notation du TP oublier face à un devoir "
         "trivial d'une cellule (nbgrader tel quel), en secondes par rendu.",
     )
-    parser.add_argument(
-        "--submissions",
-        type=int,
-        metavar="N",
-        default=30,
-        help="rendus par devoir (défaut\u00a0: 30)",
-    )
-    parser.add_argument(
-        "--jobs",
-        type=int,
-        metavar="N",
-        default=1,
-        help="processus en parallèle pour une seconde notation du TP (défaut\u00a0: 1)",
-    )
+    for option, default, text in (
+        ("--submissions", 30, "rendus par devoir"),
+        ("--jobs", 1, "processus en parallèle pour une seconde notation du TP"),
+    ):
+        parser.add_argument(
+            option, type=int, metavar="N", default=default, help=f"{text} (défaut\u00a0: {default})"
+        )
     args = parser.parse_args(argv)
     n = args.submissions
     try:

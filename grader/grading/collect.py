@@ -15,20 +15,13 @@ from .classroom.gradebook import gradebook_problem
 from .classroom.ids import closest, normalize_id, quoted, registered_students, shown
 from .classroom.paths import course_dirs
 from .french.french_format import collation_key, french_datetime
-from .nbgrader_ext.exchange import (
-    CLAIMED_TIMESTAMP,
-    COLLECT_LINES,
-    IGNORED_LEAD,
-    IGNORED_SEP,
-    LEAD_SEP,
-    UNCONFINED_LEAD,
-)
+from .nbgrader_ext import exchange  # the log lines it writes, the student's claimed time
 from .runs.nbgrader_log import LOG_RECORD
 from .runs.nbgrader_run import assignment_command, run_quiet
 
 __all__ = ["CollectRecord", "collect", "main", "read_collect_log"]
 
-_KIND_OF = {lead: kind for kind, lead in COLLECT_LINES.items()}
+_KIND_OF = {lead: kind for kind, lead in exchange.COLLECT_LINES.items()}
 _NONE = "No submissions of "
 _SET_ASIDE = re.compile(r"mise\(s\) de côté, non collectée\(s\)")
 CLAIM_SLACK = 60  # seconds between nbgrader submit's own time and the copy's deposit
@@ -61,14 +54,14 @@ def read_collect_log(log: str, assignment: str) -> CollectRecord:
             continue
         text = match["text"]
         in_set_aside = bool(_SET_ASIDE.search(text))
-        if text.startswith(IGNORED_LEAD):
-            folder, _, names = text[len(IGNORED_LEAD) :].partition(IGNORED_SEP)
+        if text.startswith(exchange.IGNORED_LEAD):
+            folder, _, names = text[len(exchange.IGNORED_LEAD) :].partition(exchange.IGNORED_SEP)
             record.ignored.append((folder, names))
-        if text.startswith(UNCONFINED_LEAD):
-            record.unconfined = text[len(UNCONFINED_LEAD) :]
+        if text.startswith(exchange.UNCONFINED_LEAD):
+            record.unconfined = text[len(exchange.UNCONFINED_LEAD) :]
         if text.startswith(_NONE):
             record.nothing_to_collect = True
-        lead, sep, rest = text.partition(LEAD_SEP)
+        lead, sep, rest = text.partition(exchange.LEAD_SEP)
         kind = _KIND_OF.get(lead)
         if kind and sep and rest.endswith(suffix):
             record.students.setdefault(kind, []).append(rest[: -len(suffix)])
@@ -99,7 +92,7 @@ def _stamp(folder: Path) -> str:
 def _early_claim(folder: Path) -> str:
     """The student's claimed time when it is earlier than the deposit (French), else ""."""
     try:
-        claim = parse_utc((folder / CLAIMED_TIMESTAMP).read_text(encoding="utf-8").strip())
+        claim = parse_utc((folder / exchange.CLAIMED_TIMESTAMP).read_text(encoding="utf-8").strip())
         deposit = parse_utc((folder / "timestamp.txt").read_text(encoding="utf-8").strip())
     except (OSError, ValueError, OverflowError):
         return ""
@@ -124,8 +117,7 @@ def collect(
     if record.nothing_to_collect:
         lines.append("  - aucun rendu déposé pour l'instant")
     for kind, what, stamped, after in _SUMMARY:
-        students = record.of(kind)
-        if students:
+        if students := record.of(kind):
             names = ", ".join(
                 f"{quoted(s)} ({stamp})"
                 if stamped and (stamp := _stamp(submitted / s / assignment))
@@ -145,8 +137,7 @@ def collect(
             "notes (les mêmes vérifications sur chaque fichier, aucun lien suivi)."
         )
     taken = record.of("collected") + record.of("updated")
-    early = [(s, why) for s in taken if (why := _early_claim(submitted / s / assignment))]
-    if early:
+    if early := [(s, why) for s in taken if (why := _early_claim(submitted / s / assignment))]:
         lines.append(
             f"⚠ {len(early)} rendu(s) dont l'heure déclarée par l'élève précède le dépôt dans "
             "l'échange (l'heure retenue, pour le retard aussi, est celle du dépôt)\u00a0:"

@@ -46,8 +46,7 @@ def carnets(root: Path) -> dict[str, Path]:
     """Notebook-level attack name -> its module."""
     folder = root / SAMPLES / "carnets"
     found = {p.stem: p for p in sorted(folder.glob("*.py")) if not p.stem.startswith("_")}
-    clash = set(found) & set(samples(root))
-    if clash:
+    if clash := set(found) & set(samples(root)):
         raise ValueError(
             f"Noms en double dans grader/submissions\u00a0: {', '.join(sorted(clash))}."
         )
@@ -73,10 +72,9 @@ def build_submission(
 ) -> nbformat.NotebookNode:
     """The student version, its ``oublier`` cell (and written answer, if given) replaced."""
     nb = nbformat.read(release_notebook, as_version=4)
-    replacements = {ANSWER_GRADE_ID: cell_text}
-    if written is not None:
-        replacements[WRITTEN_GRADE_ID] = written
-    for grade_id, text in replacements.items():
+    for grade_id, text in {ANSWER_GRADE_ID: cell_text, WRITTEN_GRADE_ID: written}.items():
+        if text is None and grade_id == WRITTEN_GRADE_ID:  # none given: left as released
+            continue
         cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
         if len(cells) != 1:
             raise ValueError(
@@ -99,17 +97,14 @@ def write_all(
     """Write every sample and carnet (or `only` these), `copies` times each (``<sample>_<k>``);
     student_id -> sample. A carnet's hostile cells would write into `canary_dir` (``canaris/``
     beside `submitted`). Nothing is written over a submission, unless `overwrite`."""
-    release_dir = root / "notebooks" if release_dir is None else release_dir
-    release = release_dir / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    release = (release_dir or root / "notebooks") / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     if not release.exists():
         raise FileNotFoundError(f"{release} manque\u00a0: lancez d'abord « make notebooks ».")
     canary_dir = submitted.parent / "canaris" if canary_dir is None else canary_dir
     planned: dict[Path, nbformat.NotebookNode] = {}
     students: dict[str, str] = {}
     answers = samples(root)
-    for name in [*answers, *carnets(root)]:
-        if only and name not in only:
-            continue
+    for name in [n for n in [*answers, *carnets(root)] if not only or n in only]:
         for k in range(copies):
             student = name if copies == 1 else f"{name}_{k + 1}"
             if name in answers:
@@ -118,8 +113,7 @@ def write_all(
                 nb = build_carnet(release, root, name, canary_dir / student)
             planned[submitted / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"] = nb
             students[student] = name
-    existing = [p for p in planned if p.exists()]
-    if existing and not overwrite:
+    if (existing := [p for p in planned if p.exists()]) and not overwrite:
         raise FileExistsError(
             f"{len(existing)} rendu(s) existent déjà ({existing[0]}...)\u00a0: rien n'est écrit. "
             "Les rendus d'exemple vont dans un cours à part (make demo-grading)."
@@ -136,19 +130,13 @@ def main(argv: list[str] | None = None) -> int:
         description="Écrire les rendus d'exemple (grader/submissions/) dans le dossier des "
         "rendus de nbgrader, comme si des élèves les avaient rendus.",
     )
-    parser.add_argument(
-        "--root",
-        type=Path,
-        metavar="DOSSIER",
-        help="racine du cours (défaut\u00a0: celle de nbgrader_config.py, trouvé "
-        "depuis le dossier courant)",
-    )
-    parser.add_argument(
-        "--submitted",
-        type=Path,
-        metavar="DOSSIER",
-        help="dossier des rendus (défaut\u00a0: celui de nbgrader_config.py)",
-    )
+    folders = {
+        "--root": "racine du cours (défaut\u00a0: celle de nbgrader_config.py, trouvé depuis le "
+        "dossier courant)",
+        "--submitted": "dossier des rendus (défaut\u00a0: celui de nbgrader_config.py)",
+    }
+    for option, text in folders.items():
+        parser.add_argument(option, type=Path, metavar="DOSSIER", help=text)
     parser.add_argument(
         "--copies",
         type=int,
@@ -175,9 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     except (FileExistsError, FileNotFoundError) as exc:
         parser.fail(french_message(exc))
-    print(f"{len(students)} rendus écrits dans {submitted}")
-    for student in students:
-        print(student)
+    print("\n".join([f"{len(students)} rendus écrits dans {submitted}", *students]))
     return 0
 
 

@@ -85,9 +85,8 @@ def _regions(source: str, begin: str, end: str) -> list[str]:
     """The texts between nbgrader's `begin` and `end` markers (to the cell's end without `end`)."""
     found, pos = [], 0
     while (start := source.find(begin, pos)) >= 0:
-        stop = source.find(end, start)
-        found.append(source[start + len(begin) : stop if stop >= 0 else len(source)])
-        pos = stop if stop >= 0 else len(source)
+        pos = stop if (stop := source.find(end, start)) >= 0 else len(source)
+        found.append(source[start + len(begin) : pos])
     return found
 
 
@@ -208,8 +207,7 @@ def build(
     """Write the package into `out`; (its path, []) or (None, the findings) when it would leak."""
     graded = assignments(repo)
     chosen = set(graded if chosen is None else chosen)
-    unknown = sorted(chosen - set(graded))
-    if unknown:
+    if unknown := sorted(chosen - set(graded)):
         raise ValueError(
             f"TP inconnu\u00a0: {', '.join(unknown)} (les TP du cours\u00a0: {', '.join(graded)})."
         )
@@ -222,8 +220,7 @@ def build(
             info = zipfile.ZipInfo(f"{TOP}/{name}", date_time=(2025, 1, 1, 0, 0, 0))
             info.external_attr = 0o644 << 16
             zf.writestr(info, data, zipfile.ZIP_DEFLATED)
-    findings = scan(read_archive(tmp), secrets(repo, chosen))
-    if findings:
+    if findings := scan(read_archive(tmp), secrets(repo, chosen)):
         tmp.unlink()
         return None, findings
     tmp.replace(target)
@@ -256,13 +253,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"✘ {exc}", file=sys.stderr)
         return 2
     if target is None:
-        print(
-            f"✘ Paquet des élèves refusé\u00a0: {len(findings)} texte(s) réservé(s) à "
-            "l'enseignant s'y trouvent\u00a0:",
-            file=sys.stderr,
-        )
-        for line in findings:
-            print(f"  - {line}", file=sys.stderr)
+        head = f"✘ Paquet des élèves refusé\u00a0: {len(findings)} texte(s) réservé(s)"
+        listed = [f"{head} à l'enseignant s'y trouvent\u00a0:", *(f"  - {x}" for x in findings)]
+        print("\n".join(listed), file=sys.stderr)
         return 1
     size, count = target.stat().st_size, len(read_archive(target))
     print(

@@ -1,15 +1,13 @@
 """``make zip-collect``: submissions from an LMS or e-mail (zips) added to ``submitted/``, never
-cleared (the rules for the teacher: grader/README.md, « Une archive zip »). Not stock ``nbgrader
-zip_collect``: a second download needs its ``--force``, which clears every student's folder (a
-hand-written ``timestamp.txt`` too), and one member named ``../x`` stops it. Here, with the same
-configuration, archives are read member by member, never extracted.
+cleared (rules for the teacher: grader/README.md, « Une archive zip »). Not stock ``nbgrader
+zip_collect``, whose ``--force`` (for a second download) clears every student's folder and which
+a member ``../x`` stops: here archives are read member by member, never extracted.
 
 What a zip proves (issues 32.9, 33.5): nothing signs it, so a member belongs to the student its
 folder names only where nobody else could have put it. A **class export** (named after no
-student): the folder is the identity, the member's date (the LMS's) the submission time; a
+student): the folder is the identity, the member's (LMS's) date the submission time; a
 **student's own archive** speaks for that student only, its dates prove nothing; no date is later
-than the archive's own on disk. Without a proven time, one rule for the whole class.
-"""
+than the archive's own on disk. Without a proven time, one rule for the whole class."""
 
 from __future__ import annotations
 
@@ -128,18 +126,16 @@ def _listed(header: str, items: list) -> list[str]:
 
 def _unsafe(name: str, info: zipfile.ZipInfo) -> str | None:
     """Why an archive member cannot be collected (French), or None."""
-    if "\x00" in name:
-        return "nom contenant un caractère nul"
-    if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
-        return "chemin absolu"
-    if ".." in PurePosixPath(name).parts:
-        return f"chemin qui sort du dossier ({quoted('..')})"
-    if stat.S_ISLNK(info.external_attr >> 16):
-        return "lien symbolique"
-    if info.flag_bits & 0x1:
-        return "fichier chiffré"
-    if info.file_size > MAX_MEMBER_BYTES:
-        return f"trop gros ({info.file_size} octets)"
+    for bad, why in (
+        ("\x00" in name, "nom contenant un caractère nul"),
+        (name.startswith("/") or re.match(r"^[A-Za-z]:", name), "chemin absolu"),
+        (".." in PurePosixPath(name).parts, f"chemin qui sort du dossier ({quoted('..')})"),
+        (stat.S_ISLNK(info.external_attr >> 16), "lien symbolique"),
+        (info.flag_bits & 0x1, "fichier chiffré"),
+        (info.file_size > MAX_MEMBER_BYTES, f"trop gros ({info.file_size} octets)"),
+    ):
+        if bad:
+            return why
     return None
 
 
@@ -160,8 +156,7 @@ def _zip_time(info: zipfile.ZipInfo) -> tuple[float | None, bool]:
 
 
 def members(archive_dir: Path, report: ZipReport, opened: ExitStack) -> Iterator[Member]:
-    """Every file of the download folder, zips read member by member (each zip stays open in
-    `opened`: members are read after the choice)."""
+    """Every file downloaded, zips member by member (left open in `opened`: read when chosen)."""
     for file in sorted(p for p in archive_dir.rglob("*") if p.is_file() or p.is_symlink()):
         rel = file.relative_to(archive_dir).as_posix()
         if file.is_symlink():
@@ -178,9 +173,7 @@ def members(archive_dir: Path, report: ZipReport, opened: ExitStack) -> Iterator
             report.problems.append(f"{rel}\u00a0: archive illisible ({french_reason(exc)})")
             continue
         stem = file.name[: -len(file.suffix)]
-        for info in zf.infolist():
-            if info.is_dir():
-                continue
+        for info in (info for info in zf.infolist() if not info.is_dir()):
             name = normalize_id(info.filename.replace("\\", "/"))
             origin = f"{rel}\u00a0: {info.filename}"
 
@@ -217,19 +210,15 @@ def zip_collect(
 ) -> ZipReport:
     """Collect `assignment`'s download folder; `undated`: the rule for copies without a time."""
     if undated is not None and undated not in UNDATED_RULES:  # refused before a copy is written
-        raise ValueError(
-            f"SANS_HEURE={undated}\u00a0: règle inconnue, choisissez "
-            + " ou ".join(f"SANS_HEURE={k}" for k in UNDATED_RULES)
-            + "."
-        )
+        rules = " ou ".join(f"SANS_HEURE={k}" for k in UNDATED_RULES)
+        raise ValueError(f"SANS_HEURE={undated}\u00a0: règle inconnue, choisissez {rules}.")
     dirs = course_dirs(grader_dir)
     if why := gradebook_problem(dirs, missing_ok=True):  # else a traceback, after copies
         raise ValueError(f"Rien n'a été ramassé\u00a0: {why}.")
     config = load_config(dirs.grader_dir)
     base = dirs.downloaded / assignment
     archive_dir = base / config.ZipCollectApp.get("archive_directory", "archive")
-    regexp = config.FileNameCollectorPlugin.get("named_regexp", "")
-    if not regexp:
+    if not (regexp := config.FileNameCollectorPlugin.get("named_regexp", "")):
         raise ValueError(
             "FileNameCollectorPlugin.named_regexp manque dans nbgrader_config.py\u00a0: "
             "il dit où lire l'identifiant de l'élève dans le nom des fichiers."
@@ -375,8 +364,7 @@ def _time_of(rule: str | None, due: float | None, copies: list[_Copy]) -> tuple[
 
 
 def _stamp(folder: Path, moment: float | None, how: str, student: str, report) -> None:
-    """Write (or clear) the folder's time, then how it was found: never an explanation of a
-    ``timestamp.txt`` that failed to be written."""
+    """Write (or clear) the folder's time, then how it was found: never explain a failed write."""
     if moment is not None:  # UTC, nbgrader's own format
         utc = datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
         (folder / "timestamp.txt").write_text(utc, encoding="utf-8")
@@ -415,11 +403,9 @@ def _write(submitted: Path, assignment: str, base: Path, chosen: dict, report, d
                 # collected before without a time: dated now if it can be (or named again)
                 _stamp(folder, *dating(same), student, report)
             continue
-        if not new:
-            keep = base / "remplaces" / student / stamp
-            if not keep.exists():
-                shutil.copytree(folder, keep)
-                report.kept.append(keep)
+        if not new and not (keep := base / "remplaces" / student / stamp).exists():
+            shutil.copytree(folder, keep)
+            report.kept.append(keep)
         folder.mkdir(parents=True, exist_ok=True)
         for copy, data in changes:
             dest = folder / copy.notebook
