@@ -158,13 +158,30 @@ def depositors(path: Path) -> list[str]:
     return list(names)
 
 
+def _raise(exc: OSError) -> None:
+    raise exc
+
+
+def _tree(path: Path) -> list[tuple[Path, os.stat_result]]:
+    """`path` then all beneath it in name order, each with its lstat, walked without ever entering
+    a link: ``os.fwalk`` lists a folder only if what it opened is what it checked, so a copy named
+    like a submission that links to ``/`` (or a folder swapped for one mid-walk) is never walked."""
+    top = (path, path.lstat())
+    if not stat.S_ISDIR(top[1].st_mode):
+        return [top]
+    beneath = []
+    for folder, dirs, files, fd in os.fwalk(path, follow_symlinks=False, onerror=_raise):
+        for name in dirs + files:
+            beneath.append((Path(folder, name), os.stat(name, dir_fd=fd, follow_symlinks=False)))
+    return [top, *sorted(beneath, key=lambda entry: entry[0].parts)]
+
+
 def ownership_problem(path: Path, student: str, check_owner: bool = True) -> str | None:
     """Why the exchange folder `path` is not `student`'s own copy (French), or None: it and
     everything in it must be real folders and files (no link, no device) owned by `student`."""
     want = normalize_id(student)
     try:
-        for entry in [path, *sorted(path.rglob("*"))]:
-            info = entry.lstat()
+        for entry, info in _tree(path):
             where = "le dossier" if entry == path else quoted(entry.relative_to(path))
             if stat.S_ISLNK(info.st_mode):
                 return f"{where} est un lien symbolique"
