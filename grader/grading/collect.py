@@ -81,12 +81,13 @@ _SUMMARY = (
 def _stamp(folder: Path) -> str:
     """The submission's time (``timestamp.txt``) in the course's time zone."""
     try:
-        text = (folder / "timestamp.txt").read_text(encoding="utf-8").strip()
-        return french_datetime(parse_utc(text))
+        text = (folder / "timestamp.txt").read_bytes().decode("utf-8", "replace").strip()
     except OSError:
         return ""
+    try:
+        return french_datetime(parse_utc(text))
     except (ValueError, OverflowError):
-        return text  # as nbgrader would fail to read it: shown as it is
+        return shown(text)  # as nbgrader would fail to read it: shown as it is, inert
 
 
 def _early_claim(folder: Path) -> str:

@@ -10,6 +10,7 @@ import re
 import sys
 import zipfile
 from collections.abc import Iterable, Iterator
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -162,21 +163,29 @@ def secrets(repo: Path = REPO, chosen: Iterable[str] | None = None) -> list[Secr
     return list(found.values())
 
 
+def _is_cell(cell: object) -> bool:
+    """A cell of a notebook's shape: its source a text (or lines of text), its outputs a list."""
+    if not isinstance(cell, dict) or not isinstance(cell.get("outputs", []), list):
+        return False
+    source = cell.get("source", "")
+    return isinstance(source, str) or (
+        isinstance(source, list) and all(isinstance(s, str) for s in source)
+    )
+
+
 def _texts(name: str, data: bytes) -> Iterator[str]:
     """The text a student reads in a file: a notebook's cells and outputs as written (not their
-    JSON escapes), any other file as UTF-8."""
+    JSON escapes), any other file as UTF-8, a notebook not of a notebook's shape too."""
     text = data.decode("utf-8", errors="replace")
-    try:
-        cells = json.loads(text).get("cells", []) if name.endswith(".ipynb") else None
-    except ValueError:
-        cells = None
-    if cells is None:
-        yield text
-    for cell in cells or []:
-        source = cell.get("source", "")
-        yield "".join(source) if isinstance(source, list) else str(source)
-        for output in cell.get("outputs", []):
-            yield json.dumps(output, ensure_ascii=False)
+    with suppress(ValueError):
+        notebook = json.loads(text) if name.endswith(".ipynb") else None
+        cells = notebook.get("cells") if isinstance(notebook, dict) else None
+        if isinstance(cells, list) and all(map(_is_cell, cells)):
+            for cell in cells:
+                yield "".join(cell.get("source", ""))
+                yield from (json.dumps(out, ensure_ascii=False) for out in cell.get("outputs", []))
+            return
+    yield text
 
 
 def scan(files: dict[str, bytes], found: Iterable[Secret]) -> list[str]:

@@ -109,6 +109,27 @@ def test_a_set_aside_name_cannot_drive_the_teachers_terminal():
     assert "\x1b" in line and "\x1b" not in _shown(line) and "\\x1b]0;pwned\\x07" in _shown(line)
 
 
+@pytest.mark.parametrize(
+    ("written", "shown_as"),
+    [
+        (b"2025-03-14 16:59:00.000000 UTC", "14/03/2025"),
+        (b"\xff\xfe pas une date", "\ufffd\ufffd pas une date"),
+        (b"demain\x1b]0;pwned\x07", "demain\\x1b]0;pwned\\x07"),
+    ],
+    ids=["heure", "pas-utf8", "sequence"],
+)
+def test_a_collected_copy_s_time_is_shown_whatever_its_file_holds(tmp_path, written, shown_as):
+    """The summary's time of a copy comes from its ``timestamp.txt``: one that is not UTF-8
+    stopped ``make collect`` on a traceback (found by the shrink-collect helper); one that is not
+    a date is shown as it is, never as an escape sequence sent to the teacher's terminal."""
+    from grading.collect import _stamp
+
+    (tmp_path / "timestamp.txt").write_bytes(written)
+    said = _stamp(tmp_path)
+    assert shown_as in said and "\x1b" not in said, said
+    assert _stamp(tmp_path / "absent") == ""
+
+
 def test_a_course_folder_that_is_not_there_is_one_french_sentence(tmp_path):
     absent = tmp_path / "absent" / "grader"
     here = copy_course(tmp_path / "cours")  # where the tools run: a course's grader/

@@ -120,6 +120,36 @@ def test_positive_control_the_scan_finds_them_in_the_repository():
         assert any(f.startswith(expected) for f in findings), (expected, findings)
 
 
+@pytest.mark.parametrize(
+    "notebook",
+    [
+        b'["SECRET-42"]',
+        b'{"cells": "SECRET-42"}',
+        b'{"cells": ["SECRET-42"]}',
+        b'{"cells": [{"source": "x", "outputs": "SECRET-42"}]}',
+        b'{"metadata": {"x": "SECRET-42"}}',
+        b'{"cells": [{"source": "SECRET-42"}]}',
+    ],
+    ids=[
+        "liste",
+        "cellules-texte",
+        "cellule-texte",
+        "sorties-texte",
+        "sans-cellules",
+        "carnet-sain",
+    ],
+)
+def test_a_notebook_of_any_shape_is_scanned_never_a_traceback(notebook):
+    """A notebook that is JSON but not a notebook's shape stopped ``make paquet-eleve`` on an
+    AttributeError (found by the shrink-collect helper): it is scanned as text, its secret found."""
+    from grading.student_package import Secret
+
+    found = [Secret("SECRET-42", "test")]
+    assert scan({"lecons/x.ipynb": notebook}, found) == [
+        "lecons/x.ipynb\u00a0: test\u00a0: «\u00a0SECRET-42\u00a0»"
+    ]
+
+
 def _copy_repo(dest: Path) -> Path:
     for part in ("notebooks", "course", "solutions"):
         shutil.copytree(REPO / part, dest / part, ignore=shutil.ignore_patterns("__pycache__"))
