@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 from contextlib import closing, suppress
 from pathlib import Path
 from typing import Protocol
@@ -80,17 +81,28 @@ STUDENTS = "SELECT id FROM student"
 COUNTS = "SELECT (SELECT count(*) FROM student), (SELECT count(*) FROM grade)"
 
 
+def sqlite_rows(
+    path: Path, sql: str, refusal: Callable[[str], Exception], params: list | tuple = ()
+) -> list:
+    """`sql`'s rows in the SQLite file `path`, read-only; an sqlite3 error raises `refusal(why)`."""
+    try:
+        with closing(read_only(path)) as con:
+            return con.execute(sql, params).fetchall()
+    except sqlite3.Error as exc:
+        raise refusal(str(exc)) from None
+
+
 def _sqlite_rows(path: Path, sql: str) -> list:
     if not path.is_file():
         raise GradebookError(f"le carnet de notes est introuvable ({path})")
     if path.stat().st_size == 0:
         raise GradebookError(f"le carnet de notes est vide (0 octet : {path})")
-    try:
-        with closing(read_only(path)) as con:
-            return con.execute(sql).fetchall()
-    except sqlite3.Error as exc:
-        reason = "pas une base nbgrader" if "no such table" in str(exc) else str(exc)
-        raise GradebookError(f"le carnet de notes est illisible ({path} : {reason})") from None
+
+    def refusal(why: str) -> GradebookError:
+        reason = "pas une base nbgrader" if "no such table" in why else why
+        return GradebookError(f"le carnet de notes est illisible ({path} : {reason})")
+
+    return sqlite_rows(path, sql, refusal)
 
 
 def server_name(db_url: str) -> str:
