@@ -412,11 +412,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("student_id", metavar="IDENTIFIANT", help="l'identifiant de l'élève")
     parser.add_argument("--confirmer", action="store_true", help="effacer vraiment")
-    parser.add_argument(
-        "--caviarder",
-        action="store_true",
-        help="remplacer aussi ses mentions dans le travail des autres élèves (notes inchangées)",
-    )
+    redact = "remplacer aussi ses mentions dans le travail des autres élèves (notes inchangées)"
+    parser.add_argument("--caviarder", action="store_true", help=redact)
     parser.add_argument(
         "--temoin", metavar="IDENTIFIANT", help="l'élève témoin (défaut\u00a0: un autre)"
     )

@@ -178,10 +178,9 @@ def _server_rows(db_url: str, sql: str) -> list | None:
 
 
 def gradebook_rows(db_url: str, sql: str) -> list | None:
-    """The rows `sql` reads in the gradebook at `db_url`, never written: a SQLite file opened
-    read-only (`read_only`), a server through SQLAlchemy (nbgrader's ``Gradebook`` would create
-    its tables in an empty database). None when there is none yet (no file, a database without
-    nbgrader's tables); GradebookError, in French and without the URL's password, otherwise."""
+    """The rows `sql` reads in the gradebook at `db_url`, never written (see above); None when
+    there is none yet (no file, no nbgrader tables); GradebookError, in French and without the
+    URL's password, otherwise."""
     db = sqlite_path(db_url)
     if db is None:
         return _server_rows(db_url, sql)
