@@ -1,7 +1,6 @@
 """The class's gradebook, read without ever being written: a SQLite file opened read-only, a
 server through SQLAlchemy (nbgrader's ``Gradebook`` would create its tables, or an empty file,
-in place of a lost one), and why it cannot be used, in French, without a server's password.
-"""
+in place of a lost one), and why it cannot be used, in French, without a server's password."""
 
 from __future__ import annotations
 
@@ -197,9 +196,8 @@ def gradebook_counts(path: Path) -> dict[str, int]:
 def gradebook_problem(dirs: _Class, missing_ok: bool = False, empty_ok: bool = True) -> str | None:
     """Why the class's gradebook cannot be used and what to do, in French, or None: missing
     (unless `missing_ok`), empty, damaged (a truncated file), unreadable (a server down),
-    registering nobody (unless `empty_ok`). The check is ``make sauvegarde``'s
-    (``gradebook_counts``), made before nbgrader or SQLAlchemy read it: they would stop on a
-    traceback or an sqlalche.me address, or create an empty gradebook in its place."""
+    registering nobody (unless `empty_ok`). ``make sauvegarde``'s check, made before nbgrader or
+    SQLAlchemy read it: they would stop on a traceback, or create an empty gradebook instead."""
     db = sqlite_path(dirs.db_url)
     fix = f"restaurez la dernière sauvegarde ({RESTORE})"
     if db is None:
