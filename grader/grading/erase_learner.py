@@ -1,11 +1,9 @@
 """Erase one learner from the whole class system, and prove it with a control (RGPD article 17).
 
-``make oublier-eleve ID=ben`` lists every place (``privacy.learner_places``) and touches nothing;
-with ``CONFIRMER=1`` it erases the learner's own files, rows, members and lines, then proves it:
-the same scan finds nothing of them and still finds the control (``--temoin``, default: another
-learner) everywhere it was, and every other learner's ``nbgrader export`` row is unchanged; a
-failure is named in French (status 1). A second run finds nothing and erases nothing.
-"""
+``make oublier-eleve ID=ben`` lists every place (``privacy.learner_places``), touching nothing;
+``CONFIRMER=1`` erases them, then proves it: the same scan finds nothing of them, still finds the
+control (``--temoin``, default another learner) everywhere it was, and the others' export rows
+are unchanged; a failure is named in French (status 1). A second run erases nothing."""
 
 from __future__ import annotations
 
@@ -24,12 +22,16 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
 
+from nbgrader.api import Gradebook, MissingEntry
+
 from .classroom.class_places import own_folders, registered_ids
 from .classroom.ids import normalize_id, quoted, read_roster
 from .classroom.kept_columns import read_table, restore_hand_edits
 from .french.french_args import FrenchParser
 from .french.french_csv import EXPORT_NAME, write_export
 from .french.system_reason import french_message
+from .nbgrader_ext.late_penalty import rule_of_config
+from .nbgrader_ext.safe_export import SafeCsvExport
 from .privacy import learner_places as places
 from .privacy.erasure_register import erased_on, record_erasure, registers_of
 from .privacy.learner_places import Context, ErasureError, Found, Scan, Setup, scan
@@ -49,8 +51,6 @@ def _rm(path: Path) -> None:
 def _erase_gradebook(ctx: Context, db: Path, ids: list[str]) -> None:
     """The learner's rows (`ids`: each Unicode spelling the gradebook holds) out with nbgrader's
     API, then the file rebuilt: no trace left in free pages or in ``-wal``."""
-    from nbgrader.api import Gradebook, MissingEntry
-
     if ids:
         with Gradebook(ctx.dirs.db_url) as gb:
             for stored in ids:
@@ -61,11 +61,9 @@ def _erase_gradebook(ctx: Context, db: Path, ids: list[str]) -> None:
         con.execute("PRAGMA secure_delete = ON")
         con.execute("PRAGMA wal_checkpoint(PASSIVE)")  # what it can, never waiting on readers
         con.execute("VACUUM")
-        # one wait for the readers (a reader that holds its transaction longer is named below)
-        con.execute(f"PRAGMA busy_timeout = {READERS_WAIT_MS}")
+        con.execute(f"PRAGMA busy_timeout = {READERS_WAIT_MS}")  # one wait for the readers
         if con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:  # (busy, log, done)
-            # another program (formgrader, a grading) still reads an old copy: the -wal file, and
-            # the pages it needs, still hold the learner
+            # a reader (formgrader, a grading) of an old copy: -wal and its pages hold the learner
             raise sqlite3.OperationalError("database is read by another program")
     except sqlite3.OperationalError as exc:
         raise ErasureError(
@@ -146,16 +144,12 @@ def _erase_roster(ctx: Context, who_sid: str, line: int) -> None:
 
 def _regenerate_reports(ctx: Context, sid: str, paths: set[Path]) -> list[str]:
     """The reports without the learner, the teacher's hand edits kept; the French notes on them."""
-    # nbgrader and pandas (1 to 2 s): imported only when a report is rewritten
-    from nbgrader.api import Gradebook
+    from .report import class_table, write_report  # pandas (1 to 2 s): only to rewrite one
 
-    from .nbgrader_ext.late_penalty import rule_of_config
-    from .nbgrader_ext.safe_export import SafeCsvExport
-    from .report import class_table, write_report
-
+    report = ctx.dirs.report
     csvs = {p for p in paths if p.suffix == ".csv"}
-    if ctx.dirs.report / "rapport.html" in paths:
-        csvs.add(ctx.dirs.report / "notes.csv")
+    if report / "rapport.html" in paths:
+        csvs.add(report / "notes.csv")
     before, notes = {}, []
     for path in csvs:
         try:
@@ -164,13 +158,12 @@ def _regenerate_reports(ctx: Context, sid: str, paths: set[Path]) -> list[str]:
             before[path] = None
             notes.append(f"{exc}\u00a0: ce qui y était ajouté à la main est perdu")
     with Gradebook(ctx.dirs.db_url) as gb:
-        report_files = {"notes.csv", "notes-tableur.csv", "rapport.html"}
-        if {ctx.dirs.report / name for name in report_files} & paths:
-            page = ctx.dirs.report / "rapport.html"
+        if {report / n for n in ("notes.csv", "notes-tableur.csv", "rapport.html")} & paths:
+            page = report / "rapport.html"
             title = places.TITLE.search(page.read_text()) if page.is_file() else None
             assignment = html.unescape(title.group(1)) if title else "oublier"
             df = class_table(gb, assignment, ctx.dirs.autograded)
-            write_report(df, ctx.dirs.report, assignment, rule_of_config(ctx.config))
+            write_report(df, report, assignment, rule_of_config(ctx.config))
         for path in paths:
             if path.name == "grades.csv":
                 SafeCsvExport(to=str(path)).export(gb)
@@ -239,22 +232,16 @@ def _apply(ctx: Context, sid: str, found: list[Found], notes: list[str]) -> list
             notes += _regenerate_reports(ctx, sid, reports)
         except Exception as exc:  # noqa: BLE001
             failures.append(f"rapport\u00a0: régénération impossible ({french_message(exc)})")
-    for f in found:
-        if f.action == "hub_db":
-            failures.append(
-                f"{f.kind} ({f.where})\u00a0: effacez l'utilisateur par l'API du hub "
-                f"(--hub-url et le jeton d'un administrateur dans {places.HUB_TOKEN_ENV})"
-            )
-    return failures
+    return failures + [
+        f"{f.kind} ({f.where})\u00a0: effacez l'utilisateur par l'API du hub "
+        f"(--hub-url et le jeton d'un administrateur dans {places.HUB_TOKEN_ENV})"
+        for f in found
+        if f.action == "hub_db"
+    ]
 
 
 def _export_rows(ctx: Context, without: str) -> list[dict]:
     """Every row of nbgrader's CSV export except the learner's."""
-    # nbgrader and pandas (1 to 2 s), as in _regenerate_reports: only when an export is rewritten
-    from nbgrader.api import Gradebook
-
-    from .nbgrader_ext.safe_export import SafeCsvExport
-
     if ctx.gradebook is not None and not ctx.gradebook.is_file():
         return []
     with Gradebook(ctx.dirs.db_url) as gb:
@@ -293,9 +280,8 @@ def erase(
     ctx = Context(setup)
     if control:
         witness = normalize_id(control.strip())
-    else:  # another registered learner (never a folder's name alone), one with work first
+    else:  # another registered learner (a class that registered nobody: its folders), with work
         roster_ids = (s.id for s in places.roster_students(setup.roster))
-        # a class that registered nobody: its folders are all it names
         others = (registered_ids(ctx.dirs, roster_ids) or ctx.known) - {sid}
         submitted = ctx.dirs.submitted
         witness = min(others, key=lambda i: (not own_folders(submitted, i), i), default=None)
@@ -332,8 +318,7 @@ def erase(
         )
     by_hand = [f for f in before.found if f.action == places.BY_HAND]
     if by_hand and not restoring:
-        # never rewritten (a SQLite file, an archive, a file outside the class's data folders),
-        # and after the erasure nothing would find them again: the teacher's, before anything
+        # never rewritten, and found by nothing after the erasure: the teacher's, before anything
         raise ErasureError(
             f"Rien n'a été effacé\u00a0: {before.who.identity()} est encore, ou peut-être encore "
             f"(«\u00a0à vérifier à la main\u00a0»), dans {len(by_hand)} endroit(s) que cette "
@@ -346,8 +331,7 @@ def erase(
         )
     mentions = [f for f in before.found if f.action == "mention"]
     if mentions and not setup.redact:
-        # after the erasure their name and e-mail are known nowhere: the mentions could no longer
-        # be found, so nothing is erased before the teacher decides
+        # after the erasure nothing knows her name to find them: the teacher decides first
         raise ErasureError(
             f"Rien n'a été effacé\u00a0: {before.who.identity()} est nommé(e) dans {len(mentions)} "
             "endroit(s) du travail d'autres élèves ou de fichiers de la classe (listés par "
@@ -366,8 +350,7 @@ def erase(
     after = places.scan_in(ctx, sid, before.who)  # her names: no longer in roster or gradebook
     control_after = places.scan_in(ctx, witness)
     failures += [f"encore trouvé après l'effacement\u00a0: {_described(f)}" for f in after.found]
-    # every place, archive member and count of the control as it was: a member of another
-    # learner dropped with the learner's archive, or a file of theirs deleted, is seen here
+    # the control's every place, member and count as it was: another learner touched shows
     after_places = {f.key() for f in control_after.found}
     lost = [f for f in control_before.found if f.key() not in after_places]
     if lost:
@@ -429,11 +412,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("student_id", metavar="IDENTIFIANT", help="l'identifiant de l'élève")
     parser.add_argument("--confirmer", action="store_true", help="effacer vraiment")
-    parser.add_argument(
-        "--caviarder",
-        action="store_true",
-        help="remplacer aussi ses mentions dans le travail des autres élèves (notes inchangées)",
-    )
+    redact = "remplacer aussi ses mentions dans le travail des autres élèves (notes inchangées)"
+    parser.add_argument("--caviarder", action="store_true", help=redact)
     parser.add_argument(
         "--temoin", metavar="IDENTIFIANT", help="l'élève témoin (défaut\u00a0: un autre)"
     )
@@ -507,9 +487,8 @@ def main(argv: list[str] | None = None) -> int:
     for note in result.notes:
         print(f"Note\u00a0: {note}.")
     if result.failures:
-        print(f"✘ {len(result.failures)} échec(s)\u00a0:", file=sys.stderr)
-        for failure in result.failures:
-            print(f"  - {failure}", file=sys.stderr)
+        failures = (f"  - {failure}" for failure in result.failures)
+        print(f"✘ {len(result.failures)} échec(s)\u00a0:", *failures, sep="\n", file=sys.stderr)
         return 1
     print(
         "Preuve faite\u00a0: plus rien de l'élève, le témoin partout où il était, les notes des "

@@ -42,14 +42,6 @@ def read_students(path: Path) -> list[Member]:
     return students
 
 
-def _clean_csv(students: list[Member], dest: Path) -> None:
-    with open(dest, "w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(FIELDS)
-        for s in students:
-            writer.writerow([getattr(s, f) for f in FIELDS])
-
-
 def register(
     path: str | Path, grader_dir: Path | None = None, reenrol: set[str] | None = None
 ) -> tuple[list[str], list[str]]:
@@ -84,7 +76,8 @@ def register(
     before = _registered(dirs.db_url)
     with tempfile.TemporaryDirectory(prefix="eleves-") as tmp:
         clean = Path(tmp) / "eleves.csv"
-        _clean_csv(students, clean)
+        with open(clean, "w", encoding="utf-8", newline="") as fh:
+            csv.writer(fh).writerows([FIELDS, *([getattr(s, f) for f in FIELDS] for s in students)])
         run = run_quiet(
             dirs.grader_dir, ["db", "student", "import", str(clean)], dirs.log_file("eleves")
         )
@@ -103,9 +96,7 @@ def register(
         lines.append(
             f"Au carnet de notes mais pas dans la liste (gardés)\u00a0: {', '.join(kept)}."
         )
-    lines += lines_erased
-    lines.append(f"Journal de nbgrader\u00a0: {log}")
-    return lines, skipped
+    return [*lines, *lines_erased, f"Journal de nbgrader\u00a0: {log}"], skipped
 
 
 def _day(iso: str) -> str:
@@ -127,13 +118,10 @@ def main(argv: list[str] | None = None) -> int:
         "colonnes en français ou en anglais).",
     )
     parser.add_argument("roster", type=Path, metavar="LISTE", help="la liste des élèves (CSV)")
+    why = "réinscrire un élève effacé (le registre des effacements garde son effacement et note "
+    why += "sa réinscription)"
     parser.add_argument(
-        "--reinscrire",
-        action="append",
-        default=[],
-        metavar="IDENTIFIANT",
-        help="réinscrire un élève effacé (le registre des effacements garde son effacement et "
-        "note sa réinscription)",
+        "--reinscrire", action="append", default=[], metavar="IDENTIFIANT", help=why
     )
     parser.add_grader_dir()
     args = parser.parse_args(argv)

@@ -1,7 +1,6 @@
 """Where the class keeps its learners' data: the one list ``make sauvegarde``, ``make
 donnees-eleve`` and ``make oublier-eleve`` read. A place the backup knows and the erasure does
-not would bring an erased learner back at the next restore: add new places here or nowhere.
-"""
+not would bring an erased learner back at the next restore: add new places here or nowhere."""
 
 from __future__ import annotations
 

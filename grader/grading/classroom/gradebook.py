@@ -1,12 +1,12 @@
 """The class's gradebook, read without ever being written: a SQLite file opened read-only, a
 server through SQLAlchemy (nbgrader's ``Gradebook`` would create its tables, or an empty file,
-in place of a lost one), and why it cannot be used, in French, without a server's password.
-"""
+in place of a lost one), and why it cannot be used, in French, without a server's password."""
 
 from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 from contextlib import closing, suppress
 from pathlib import Path
 from typing import Protocol
@@ -80,17 +80,28 @@ STUDENTS = "SELECT id FROM student"
 COUNTS = "SELECT (SELECT count(*) FROM student), (SELECT count(*) FROM grade)"
 
 
+def sqlite_rows(
+    path: Path, sql: str, refusal: Callable[[str], Exception], params: list | tuple = ()
+) -> list:
+    """`sql`'s rows in the SQLite file `path`, read-only; an sqlite3 error raises `refusal(why)`."""
+    try:
+        with closing(read_only(path)) as con:
+            return con.execute(sql, params).fetchall()
+    except sqlite3.Error as exc:
+        raise refusal(str(exc)) from None
+
+
 def _sqlite_rows(path: Path, sql: str) -> list:
     if not path.is_file():
         raise GradebookError(f"le carnet de notes est introuvable ({path})")
     if path.stat().st_size == 0:
         raise GradebookError(f"le carnet de notes est vide (0 octet : {path})")
-    try:
-        with closing(read_only(path)) as con:
-            return con.execute(sql).fetchall()
-    except sqlite3.Error as exc:
-        reason = "pas une base nbgrader" if "no such table" in str(exc) else str(exc)
-        raise GradebookError(f"le carnet de notes est illisible ({path} : {reason})") from None
+
+    def refusal(why: str) -> GradebookError:
+        reason = "pas une base nbgrader" if "no such table" in why else why
+        return GradebookError(f"le carnet de notes est illisible ({path} : {reason})")
+
+    return sqlite_rows(path, sql, refusal)
 
 
 def server_name(db_url: str) -> str:
@@ -166,10 +177,9 @@ def _server_rows(db_url: str, sql: str) -> list | None:
 
 
 def gradebook_rows(db_url: str, sql: str) -> list | None:
-    """The rows `sql` reads in the gradebook at `db_url`, never written: a SQLite file opened
-    read-only (`read_only`), a server through SQLAlchemy (nbgrader's ``Gradebook`` would create
-    its tables in an empty database). None when there is none yet (no file, a database without
-    nbgrader's tables); GradebookError, in French and without the URL's password, otherwise."""
+    """The rows `sql` reads in the gradebook at `db_url`, never written (see above); None when
+    there is none yet (no file, no nbgrader tables); GradebookError, in French and without the
+    URL's password, otherwise."""
     db = sqlite_path(db_url)
     if db is None:
         return _server_rows(db_url, sql)
@@ -186,9 +196,8 @@ def gradebook_counts(path: Path) -> dict[str, int]:
 def gradebook_problem(dirs: _Class, missing_ok: bool = False, empty_ok: bool = True) -> str | None:
     """Why the class's gradebook cannot be used and what to do, in French, or None: missing
     (unless `missing_ok`), empty, damaged (a truncated file), unreadable (a server down),
-    registering nobody (unless `empty_ok`). The check is ``make sauvegarde``'s
-    (``gradebook_counts``), made before nbgrader or SQLAlchemy read it: they would stop on a
-    traceback or an sqlalche.me address, or create an empty gradebook in its place."""
+    registering nobody (unless `empty_ok`). ``make sauvegarde``'s check, made before nbgrader or
+    SQLAlchemy read it: they would stop on a traceback, or create an empty gradebook instead."""
     db = sqlite_path(dirs.db_url)
     fix = f"restaurez la dernière sauvegarde ({RESTORE})"
     if db is None:

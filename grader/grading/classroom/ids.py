@@ -1,13 +1,10 @@
 """Student ids as the class tools read them: one rule to admit them, matched, never guessed.
 
-The class list has one reader and ids one rule, ``grader/hub/roster.py``: the hub loads that
-file as it is (standard library only), the class tools load it here from its path, so the hub,
-``make students``, collect and zip collection admit and refuse the same ids. An id already in
-the class's data (made before the rule or by nbgrader) is only checked as a folder name
+One reader of the class list and one rule for ids, ``grader/hub/roster.py`` (standard library
+only), loaded here from its path: the hub, ``make students``, collect and zip collection admit
+the same ids. An id already in the class's data is only checked as a folder name
 (`stored_id_problem`): it can still be graded, exported and erased. Ids are compared in NFC
-(macOS writes ``chloé`` decomposed); an unknown id is never mapped to a registered one, only
-named with the closest as a hint.
-"""
+(macOS writes ``chloé`` decomposed); an unknown id is never mapped, only hinted at."""
 
 from __future__ import annotations
 
@@ -133,9 +130,8 @@ def stored_id_problem(value: str) -> str | None:
     return None
 
 
-# a student registered by hand has a name, an e-mail or no submission; one nbgrader registers
-# while grading has none
-# a student with a name or an e-mail, portably (`||` is OR in MySQL, not a concatenation)
+# by hand: a name, an e-mail or no submission; by nbgrader while grading: none (CASE, not `||`,
+# OR in MySQL)
 REGISTERED = (
     "SELECT id, CASE WHEN coalesce(first_name, '') <> '' OR coalesce(last_name, '') <> '' "
     "OR coalesce(email, '') <> '' THEN 1 ELSE 0 END, "

@@ -1,10 +1,7 @@
-"""What a teacher added by hand to a generated CSV (``rapport/notes.csv``, ``grades.csv``) is
-kept when the file is generated again after an erasure.
-
-After regeneration, every hand-added column comes back row by row (matched on the id, in NFC),
-and rows without an id (a total) at the end; the erased learner's row goes. What cannot come
-back is named: a row of a student no longer in the gradebook, a generated value edited by hand.
-"""
+"""What a teacher added by hand to a generated CSV (``rapport/notes.csv``, ``grades.csv``), kept
+when an erasure generates it again: hand-added columns row by row (matched on the id, in NFC),
+rows without an id (a total) at the end, the erased learner's row gone. What cannot come back is
+named: a row of a student no longer in the gradebook, a generated value edited by hand."""
 
 from __future__ import annotations
 
@@ -67,8 +64,7 @@ def _key(cell: str) -> str:
 
 
 def _listed(names: list[str]) -> str:
-    shown = ", ".join(quoted(n) for n in names[:SHOWN])
-    return shown + (", …" if len(names) > SHOWN else "")
+    return ", ".join(quoted(n) for n in names[:SHOWN]) + (", …" if len(names) > SHOWN else "")
 
 
 def restore_hand_edits(path: Path, before: Table | None, erased: str) -> list[str]:
@@ -131,8 +127,7 @@ def _write(path: Path, like: Table, header: list[str], rows: list[list[str]]) ->
     """`path` rewritten in the format the generator used (encoding, separator, line ends)."""
     buf = io.StringIO(newline="")
     writer = csv.writer(buf, delimiter=like.delimiter, lineterminator=like.line_end)
-    writer.writerow(header)
-    writer.writerows(rows)
+    writer.writerows([header, *rows])
     tmp = path.with_name(f".{path.name}.colonnes")
     tmp.write_bytes(buf.getvalue().encode(like.encoding, errors="replace"))
     tmp.replace(path)

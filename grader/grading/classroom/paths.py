@@ -1,10 +1,9 @@
 """Where the course's grading folders are, found the way nbgrader finds its configuration.
 
-The tools start from the current folder, never their own file (an instructor may run them on
-another course): the *grader folder* is the current folder if it holds ``nbgrader_config.py``,
-else its ``grader/``, else the current folder if Jupyter's configuration path has one. The
-root, ``submitted/`` and the gradebook come from nbgrader's own ``CourseDirectory``.
-"""
+From the current folder, never this file (an instructor may run the tools on another course):
+the *grader folder* is the current folder if it holds ``nbgrader_config.py``, else its
+``grader/``, else the current folder if Jupyter's configuration path has one; the root,
+``submitted/`` and the gradebook come from nbgrader's own ``CourseDirectory``."""
 
 from __future__ import annotations
 
@@ -71,7 +70,7 @@ DEMO_MARKER = '"""Demo course of make demo-grading (grading.demo), generated and
 
 def is_demo(folder: Path) -> bool:
     """Whether `folder` is make demo-grading's course (its samples, none a learner's)."""
-    config = folder / "nbgrader_config.py"
+    config = folder / CONFIG
     with suppress(OSError, UnicodeDecodeError):
         return config.is_file() and config.read_text(encoding="utf-8").startswith(DEMO_MARKER)
     return False
@@ -147,9 +146,8 @@ def not_regular(folder: Path, guarded: Iterable[Path] = ()) -> list[tuple[str, s
     """(path under `folder`, what it is in French) of each entry of `folder` (itself as ``.``)
     that is no folder or plain file: a link (never followed: nbgrader would copy its target, the
     gradebook or ``/etc/shadow``, as the student's), a fifo, a device, a `guarded` file (the
-    gradebook) under another name. Other hard links are plain files: a teacher's snapshot
-    (``cp -al``) makes them, and a student cannot link a file they do not own
-    (protected_hardlinks; collect and zip-collect copy)."""
+    gradebook) under another name. Other hard links are plain files: a teacher's ``cp -al``
+    makes them, a student cannot link a file not theirs (protected_hardlinks; collects copy)."""
     found: list[tuple[str, str]] = []
     guarded_ids = set()
     for path in guarded:

@@ -1,17 +1,13 @@
 """The register of erased learners: what keeps an erased learner from coming back unseen.
 
-A backup made before an erasure, the teacher's master roster, the LMS archive or the exchange
-may still hold the learner: a restore, ``make students``, ``make collect`` and ``make
-zip-collect`` read the register, skip them, name them and fail, unless the teacher confirms a
-re-enrolment (``REINSCRIRE=<id>``). That adds its time (``reinscrit_le``) beside the erasure's
-(``efface_le``), never removing it: a learner is erased while any register holds an erasure
-later than their re-enrolment, so a backup taken before the re-enrolment still erases them.
-
-No personal data: one HMAC-SHA-256 of the id (NFC) per learner, keyed by a private random file
-(``.cle-effacements``, 0600), so the register alone cannot be checked against a list of names.
-It lives beside the gradebook, beside the backups (a restore into a fresh clone still finds it)
-and in every backup written after the erasure, all with one key (the first found).
-"""
+A backup, the master roster, the LMS archive or the exchange may still hold them: a restore,
+``make students``, ``make collect`` and ``make zip-collect`` skip them, name them and fail, unless
+the teacher confirms a re-enrolment (``REINSCRIRE=<id>``: ``reinscrit_le`` beside the kept
+``efface_le``). Erased while any register holds an erasure later than their re-enrolment: a
+backup taken before the re-enrolment still erases them. No personal data: an HMAC-SHA-256 of the
+id (NFC) keyed by a private random file (``.cle-effacements``, 0600), so no list of names can be
+checked against it; beside the gradebook, beside the backups (a restore into a fresh clone finds
+it) and in every later backup, all with one key."""
 
 from __future__ import annotations
 
@@ -22,6 +18,7 @@ import os
 import re
 import secrets
 from collections.abc import Iterable, Iterator
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -115,10 +112,8 @@ def registers_of(gradebook_dir: Path, backups: Path | None = None) -> list[Regis
 def _time(entry: dict, name: str) -> datetime | None:
     """The UTC time `name` of a register's entry; an erasure recorded before times were kept
     (its day only) counts from the start of its day."""
-    try:
+    with suppress(KeyError, ValueError):
         return datetime.fromisoformat(str(entry[name])).astimezone(UTC)
-    except (KeyError, ValueError):
-        pass
     if name == "efface_le":
         try:
             return datetime.strptime(str(entry.get("date")), "%Y-%m-%d").replace(tzinfo=UTC)

@@ -12,7 +12,6 @@ import io
 import json
 import marshal
 import re
-import sqlite3
 import subprocess
 import sys
 import tarfile
@@ -24,7 +23,7 @@ import urllib.request
 import zipfile
 import zlib
 from collections.abc import Iterable, Iterator
-from contextlib import closing, suppress
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from functools import cached_property
@@ -36,9 +35,9 @@ from ..classroom.gradebook import (
     STUDENTS,
     GradebookError,
     gradebook_rows,
-    read_only,
     server_name,
     sqlite_path,
+    sqlite_rows,
 )
 from ..classroom.ids import (
     RosterError,
@@ -470,11 +469,9 @@ def _scan_gradebook(ctx: Context, who: _Who, out: Scan) -> None:
 
 def _rows(db: Path, sql: str, params: list | tuple = (), what: str = "Carnet de notes") -> list:
     """`sql`'s rows in SQLite file `db`, read-only; a file it cannot read stops the command."""
-    with closing(read_only(db)) as con:
-        try:
-            return con.execute(sql, params).fetchall()
-        except sqlite3.DatabaseError as exc:  # no such table, a damaged page
-            raise ErasureError(f"{what} illisible ({db})\u00a0: {exc}.") from None
+    return sqlite_rows(
+        db, sql, lambda why: ErasureError(f"{what} illisible ({db})\u00a0: {why}."), params
+    )
 
 
 def _comments_naming(db: Path, pattern: Mentions, skip: list[str]) -> list[str]:
