@@ -22,6 +22,8 @@ from copy import deepcopy
 from datetime import UTC, datetime
 from pathlib import Path
 
+from nbgrader.api import Gradebook, MissingEntry
+
 from .classroom.class_places import PER_LEARNER, own_folders, quarantined_for
 from .classroom.gradebook import gradebook_problem, sqlite_path
 from .classroom.ids import normalize_id, shown
@@ -134,8 +136,6 @@ def _criteria(nb) -> list[dict]:
 
 
 def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
-    from nbgrader.api import Gradebook, MissingEntry
-
     with Gradebook(db_url) as gb:
         try:
             student = gb.find_student(sid)

@@ -212,6 +212,7 @@ def score_bins(max_score: float) -> list[float]:
 
 def _plots(df: pd.DataFrame, failures: pd.Series) -> dict[str, str]:
     """Scores' histogram, criteria's bars: 100 dpi, ≤ 1000 px wide (``Figure``: no pyplot state)."""
+    # matplotlib (1 to 1.5 s) only when the charts are drawn, not for class_table's readers
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 

@@ -133,7 +133,7 @@ def _secrets(db_url: str) -> list[str]:
         found.add(rest[start:].split("/")[0])
     found |= {value for key, value in parse_qsl(rest.partition("?")[2]) if key == "password"}
     with suppress(Exception):  # a URL SQLAlchemy cannot read: the raw texts above are all
-        from sqlalchemy import make_url
+        from sqlalchemy import make_url  # only for a gradebook on a server
 
         url = make_url(db_url)
         query = url.query.get("password") or ()

@@ -43,6 +43,7 @@ QUARANTINE = "grader/quarantaine"
 
 
 def _jupyter_configs() -> list[Path]:
+    # this module stays light: nbgrader_config.py (every nbgrader command) imports it
     from jupyter_core.paths import jupyter_config_path
 
     return [Path(d) / CONFIG for d in jupyter_config_path() if (Path(d) / CONFIG).is_file()]
@@ -188,6 +189,7 @@ def not_regular(folder: Path, guarded: Iterable[Path] = ()) -> list[tuple[str, s
 
 def load_config(grader_dir: str | os.PathLike[str]) -> Config:
     """The configuration nbgrader started in `grader_dir` reads (Jupyter's, then its own)."""
+    # traitlets and nbgrader only when a command reads its configuration (see _jupyter_configs)
     from traitlets.config import Config
     from traitlets.config.loader import PyFileConfigLoader
 
@@ -201,7 +203,7 @@ def load_config(grader_dir: str | os.PathLike[str]) -> Config:
 
 def course_dirs(grader_dir: str | os.PathLike[str] | None = None) -> CourseDirs:
     """The course's folders as nbgrader, started in `grader_dir`, would configure them."""
-    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.coursedir import CourseDirectory  # as in load_config
 
     grader = find_grader_dir() if grader_dir is None else Path(grader_dir).resolve()
     config = load_config(grader)

@@ -16,6 +16,8 @@ HAND_GRADED_TITLES = {
 
 def criterion_title(grade_id: str) -> str:
     """The title of the lab criterion checked by grade cell `grade_id`; `grade_id` otherwise."""
+    # course.labo (0.1 s) only when a title is asked: nbgrader_config.py names these filters
+    # for every exporter nbgrader builds
     from course.labo.criteria import grade_titles
     from course.labo.partage import partage_titles
 
@@ -26,7 +28,7 @@ def criterion_title(grade_id: str) -> str:
 
 def criterion_number(title: str) -> int | None:
     """The statement's number of the criterion `title` (hand-graded ones last), or None."""
-    from course.labo.criteria import CRITERIA
+    from course.labo.criteria import CRITERIA  # as in criterion_title
 
     numbers = {c.title: c.number for c in CRITERIA}
     last = max(numbers.values(), default=0)

@@ -30,6 +30,8 @@ from functools import cached_property
 from html.entities import codepoint2name
 from pathlib import Path, PurePosixPath
 
+from nbgrader.utils import notebook_hash
+
 from ..classroom.class_places import PER_LEARNER, PLACES, learner_ids, own_folders, quarantined_for
 from ..classroom.gradebook import (
     STUDENTS,
@@ -636,8 +638,6 @@ def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
         )
     if ctx.exchange is None or not ctx.exchange.is_dir():
         return
-    from nbgrader.utils import notebook_hash
-
     inbound = ctx.exchange / "inbound"
     entries = [] if not inbound.is_dir() or inbound.is_symlink() else sorted(inbound.iterdir())
     secret_files = []

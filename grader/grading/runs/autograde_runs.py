@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from nbgrader.api import Gradebook, MissingEntry
+
 from ..classroom.gradebook import sqlite_copy, sqlite_path, sqlite_url
 from ..classroom.paths import CourseDirs
 from ..french.system_reason import GradingError
@@ -68,7 +70,6 @@ def merge_outcomes(outcomes: Outcomes, part: Outcomes) -> None:
 
 def merge_gradebook(main_url: str, worker_url: str, assignment: str, students: list[str]) -> None:
     """Copy `students`' autograded results, and the students it created, from a worker's copy."""
-    from nbgrader.api import Gradebook, MissingEntry
 
     def copy(source, target, *fields: str) -> None:
         for name in fields:
@@ -146,8 +147,6 @@ def parallel(run: ClassRun, students: list[str], jobs: int) -> tuple[Outcomes, i
             f"Notation en parallèle\u00a0: le carnet de notes doit être un fichier SQLite "
             f"(sqlite:///...), pas {run.dirs.db_url}. Lancez sans --jobs."
         )
-    # nbgrader.api takes seconds to import: do it while the workers grade, not after.
-    threading.Thread(target=__import__, args=("nbgrader.api",), daemon=True).start()
     workers: list[tuple[subprocess.Popen, threading.Thread, LogWatcher, Path]] = []
     with contextlib.ExitStack() as cleanup:  # on any exit: workers killed, copies removed
         work = Path(tempfile.mkdtemp(prefix="autograde-parallele-"))

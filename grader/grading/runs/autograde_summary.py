@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+from nbgrader.api import Gradebook, MissingEntry
 
 from ..classroom.paths import CourseDirs
 from ..french.french_format import seconds_text
@@ -117,8 +118,6 @@ def changed_submissions(dirs: CourseDirs, assignment: str, students: Sequence[st
 def missing_from_gradebook(db_url: str, assignment: str, outcomes: Outcomes) -> dict[str, str]:
     """Every graded or skipped student must have a submission in the gradebook: a graded one
     without fails; a skipped one without (a gradebook replaced or restored) is out of date."""
-    from nbgrader.api import Gradebook, MissingEntry
-
     missing: dict[str, str] = {}
     with Gradebook(db_url) as gb:
         for student in [*outcomes.done, *outcomes.skipped]:

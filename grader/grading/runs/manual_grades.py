@@ -12,6 +12,7 @@ from functools import cache, partial
 from pathlib import Path
 
 import nbformat
+from nbgrader.api import Gradebook, MissingEntry
 
 from ..nbgrader_ext.criterion_titles import criterion_title
 
@@ -46,8 +47,6 @@ def record(
     db_url: str, autograded: Path, assignment: str, students: Sequence[str]
 ) -> list[HandGrade]:
     """The grades of `students` a grader has set and marked graded, before a regrade."""
-    from nbgrader.api import Gradebook
-
     kept: list[HandGrade] = []
     with Gradebook(db_url) as gb:
         for sub in gb.assignment_submissions(assignment):
@@ -69,8 +68,6 @@ def restore(
     db_url: str, autograded: Path, assignment: str, kept: Sequence[HandGrade]
 ) -> str | None:
     """Mark `kept` graded again where unchanged; what it did, in French (None: no hand grade)."""
-    from nbgrader.api import Gradebook, MissingEntry
-
     restored, changed = 0, []
     hashes = cache(partial(_answers, autograded))  # one read per graded notebook
     with Gradebook(db_url) as gb:

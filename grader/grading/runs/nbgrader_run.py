@@ -206,6 +206,7 @@ def assignment_command(
 def ensure_assignment(dirs: CourseDirs, assignment: str) -> str | None:
     """Make sure the gradebook knows `assignment`'s notebooks (autograde needs them), from its
     sources into a throw-away release (``notebooks/`` untouched, a due date kept); a note if so."""
+    # nbgrader.api loads jupyter_server (0.85 s): feedback and rapport import this module without
     from nbgrader.api import Gradebook, MissingEntry
 
     with Gradebook(dirs.db_url) as gb, suppress(MissingEntry):
