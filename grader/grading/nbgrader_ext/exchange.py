@@ -147,15 +147,28 @@ def _owner_text(uid: int) -> str:
 
 def depositors(path: Path) -> list[str]:
     """Who (user names, else « uid N ») owns the set-aside folder `path` and what is in it."""
-    entries = [path]
-    with suppress(OSError):  # a link is named, not followed
-        entries += [] if path.is_symlink() else sorted(path.rglob("*"))
-    names: dict[str, None] = {}
-    for entry in entries:
-        with suppress(OSError):
-            uid = entry.lstat().st_uid
-            names[owner_name(uid) or f"uid {uid}"] = None
+    try:
+        entries = [info for _, info in _tree(path)]  # a link is named, not followed
+    except (OSError, _TooBig):
+        try:
+            entries = [path.lstat()]
+        except OSError:
+            entries = []
+    names = {owner_name(info.st_uid) or f"uid {info.st_uid}": None for info in entries}
     return list(names)
+
+
+# nbgrader submits a flat folder: a copy beyond these is set aside before it costs the collect
+# a RecursionError (os.fwalk recurses per level on Python 3.11) or minutes of listing
+_MAX_DEPTH = 32
+_MAX_ENTRIES = 10_000
+_TOO_MANY = f"le dossier contient plus de {_MAX_ENTRIES:,} fichiers et dossiers".replace(
+    ",", "\u00a0"
+)
+
+
+class _TooBig(Exception):
+    """A copy deeper or larger than a submission can be (the message is French)."""
 
 
 def _raise(exc: OSError) -> None:
@@ -171,8 +184,12 @@ def _tree(path: Path) -> list[tuple[Path, os.stat_result]]:
         return [top]
     beneath = []
     for folder, dirs, files, fd in os.fwalk(path, follow_symlinks=False, onerror=_raise):
+        if dirs and len(Path(folder).relative_to(path).parts) >= _MAX_DEPTH:
+            raise _TooBig(f"le dossier a plus de {_MAX_DEPTH} niveaux de sous-dossiers")
         for name in dirs + files:
             beneath.append((Path(folder, name), os.stat(name, dir_fd=fd, follow_symlinks=False)))
+        if len(beneath) > _MAX_ENTRIES:
+            raise _TooBig(_TOO_MANY)
     return [top, *sorted(beneath, key=lambda entry: entry[0].parts)]
 
 
@@ -190,6 +207,8 @@ def ownership_problem(path: Path, student: str, check_owner: bool = True) -> str
             name = owner_name(info.st_uid)
             if check_owner and (name is None or normalize_id(name) != want):
                 return f"{where} appartient à {_owner_text(info.st_uid)}, pas à {quoted(student)}"
+    except _TooBig as exc:
+        return str(exc)
     except OSError as exc:
         return f"illisible ({french_reason(exc)})"
     return None
