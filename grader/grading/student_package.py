@@ -10,7 +10,6 @@ import re
 import sys
 import zipfile
 from collections.abc import Iterable, Iterator
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -163,29 +162,28 @@ def secrets(repo: Path = REPO, chosen: Iterable[str] | None = None) -> list[Secr
     return list(found.values())
 
 
-def _is_cell(cell: object) -> bool:
-    """A cell of a notebook's shape: its source a text (or lines of text), its outputs a list."""
-    if not isinstance(cell, dict) or not isinstance(cell.get("outputs", []), list):
-        return False
-    source = cell.get("source", "")
-    return isinstance(source, str) or (
-        isinstance(source, list) and all(isinstance(s, str) for s in source)
-    )
-
-
 def _texts(name: str, data: bytes) -> Iterator[str]:
-    """The text a student reads in a file: a notebook's cells and outputs as written (not their
-    JSON escapes), any other file as UTF-8, a notebook not of a notebook's shape too."""
+    """The text a student reads in a file: as UTF-8, and for JSON (a notebook, ``course/**.json``)
+    every string it holds as written, not as escaped (``\\"``, ``\\u00e9``): a cell's source,
+    an output, metadata, any shape, each list of texts (a notebook's lines) joined too."""
     text = data.decode("utf-8", errors="replace")
-    with suppress(ValueError):
-        notebook = json.loads(text) if name.endswith(".ipynb") else None
-        cells = notebook.get("cells") if isinstance(notebook, dict) else None
-        if isinstance(cells, list) and all(map(_is_cell, cells)):
-            for cell in cells:
-                yield "".join(cell.get("source", ""))
-                yield from (json.dumps(out, ensure_ascii=False) for out in cell.get("outputs", []))
-            return
     yield text
+    if not name.endswith((".ipynb", ".json")):
+        return
+    try:
+        stack = [json.loads(text)]
+    except (ValueError, RecursionError):  # not JSON, or nested past Python's limit: the text
+        return
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+            if value and all(isinstance(v, str) for v in value):
+                yield "".join(value)
 
 
 def scan(files: dict[str, bytes], found: Iterable[Secret]) -> list[str]:
