@@ -19,6 +19,7 @@ import struct
 import sys
 import time
 import zipfile
+import zlib
 from collections.abc import Iterator
 from contextlib import ExitStack, suppress
 from dataclasses import dataclass, field
@@ -60,6 +61,9 @@ UNDATED_RULES = {
 RULE_FILE = "regle-sans-heure.txt"  # in <downloaded>/<assignment>/: the rule once applied
 DOS_SLACK = 14 * 3600  # a DOS date has no zone: the widest gap between two zones
 _NAME_TOKENS = re.compile(r"[\s_.\-+]+")
+_READABLE = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}
+# what a member's read raises on damaged data (zlib, bz2, lzma; a truncated stream)
+_DAMAGED = (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError)
 
 
 @dataclass
@@ -133,6 +137,10 @@ def _unsafe(name: str, info: zipfile.ZipInfo) -> str | None:
         (stat.S_ISLNK(info.external_attr >> 16), "lien symbolique"),
         (info.flag_bits & 0x1, "fichier chiffré"),
         (info.file_size > MAX_MEMBER_BYTES, f"trop gros ({info.file_size} octets)"),
+        (
+            info.compress_type not in _READABLE,
+            f"compression non prise en charge ({info.compress_type})",
+        ),
     ):
         if bad:
             return why
@@ -171,6 +179,9 @@ def members(archive_dir: Path, report: ZipReport, opened: ExitStack) -> Iterator
             zf = opened.enter_context(zipfile.ZipFile(file))
         except (zipfile.BadZipFile, OSError) as exc:
             report.problems.append(f"{rel}\u00a0: archive illisible ({french_reason(exc)})")
+            continue
+        except UnicodeDecodeError:  # a name flagged UTF-8 that is not
+            report.problems.append(f"{rel}\u00a0: archive illisible (nom de fichier pas en UTF-8)")
             continue
         stem = file.name[: -len(file.suffix)]
         for info in (info for info in zf.infolist() if not info.is_dir()):
@@ -300,7 +311,7 @@ def _copy_of(member, match, registered, expected, assignment, known) -> _Copy | 
             hint = closest(name, names)
             return f"{quoted(name)} {refusal}" + (f"\u00a0; {near}{quoted(hint)}" if hint else "")
     stamp = None
-    with suppress(ValueError):  # the collector's ``timestamp`` group, as nbgrader reads it
+    with suppress(ValueError, OverflowError):  # the collector's ``timestamp`` group
         if text := match.groupdict().get("timestamp"):
             stamp = parse_utc(text).replace(tzinfo=UTC).timestamp()
     # what the archive proves (see the module); refused when another student's archive or
@@ -308,15 +319,16 @@ def _copy_of(member, match, registered, expected, assignment, known) -> _Copy | 
     containers = list(member.containers)
     if student in containers:  # the student's own folder (the last one of that name)
         del containers[len(containers) - 1 - containers[::-1].index(student)]
-    # the students a folder or archive name designates: the whole name, or one of its words
-    # (``ben.zip``, ``ben_rendu``, ``Rendu-ben``)
-    owners = {w for c in containers for w in {c, *_NAME_TOKENS.split(c)} & known}
-    if owners and student not in owners:
+    # the students a folder or archive name designates: the whole name (``ben_2.zip``: ben_2
+    # only), else one of its words (``ben.zip``, ``ben_rendu``, ``Rendu-ben``)
+    owners = {w for c in containers for w in ({c} if c in known else set(_NAME_TOKENS.split(c)))}
+    if others := sorted(owners & known - {student}):  # another's archive or folder, any depth
         return (
             f"notebook de {quoted(student)} dans l'archive ou le dossier de "
-            f"{quoted(sorted(owners)[0])}\u00a0: mis de côté (une archive d'élève ne rend que "
+            f"{quoted(others[0])}\u00a0: mis de côté (une archive d'élève ne rend que "
             "pour son élève)"
         )
+    owners &= known
     copy = partial(_Copy, student, notebook, member)  # its time, how it was found
     if member.archive is None:
         return copy(None, "fichier déposé tel quel, sans heure de rendu")
@@ -386,8 +398,12 @@ def _write(submitted: Path, assignment: str, base: Path, chosen: dict, report, d
         for copy in copies:
             try:
                 data = copy.member.read()
-            except (ValueError, OSError, zipfile.BadZipFile) as exc:
-                why = french_reason(exc)
+            except _DAMAGED as exc:
+                why = (
+                    "données compressées abîmées"
+                    if isinstance(exc, zlib.error)
+                    else french_reason(exc)
+                )
                 report.problems.append(f"{copy.member.origin}\u00a0: illisible ({why})")
                 continue
             dest = folder / copy.notebook

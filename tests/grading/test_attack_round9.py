@@ -317,3 +317,21 @@ def test_a_notebook_nested_too_deep_for_json_is_scanned_as_text_not_a_traceback(
     data = b'{"cells": [], "x": "### BEGIN SOLUTION", "y": ' + deep + b"}"
     secret = student_package.Secret("### BEGIN SOLUTION", "marqueur")
     assert student_package.scan({"notebooks/lecon.ipynb": data}, [secret])
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_control_a_student_whose_id_holds_a_classmate_s_is_collected_from_her_own_archive(course):
+    """The control of the two above: ``ben_2.zip`` holding ``ben_2/oublier.ipynb`` is ben_2's
+    own (her whole name designates her, not its word ``ben``), and ``ben_rendu.zip`` holding
+    ``ben/oublier.ipynb`` is ben's: both collected, nothing set aside."""
+    register(course, "ana", "ben", "ben_2")
+    for archive, member in (
+        ("ben_2.zip", "ben_2/oublier.ipynb"),
+        ("ben_rendu.zip", "ben/oublier.ipynb"),
+    ):
+        with zipfile.ZipFile(_archive_dir(course) / archive, "w") as zf:
+            zf.writestr(zipfile.ZipInfo(member, (2025, 3, 14, 17, 0, 0)), _notebook(course))
+    report = zip_collect.zip_collect("oublier", course, "retard")
+    assert report.problems == [], report.problems
+    assert _collected(course, "ben_2") and _collected(course, "ben"), report.lines("oublier")
