@@ -246,53 +246,35 @@ def test_a_hidden_input_with_an_accent_in_a_json_file_is_found():
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_a_students_archive_renders_for_no_classmate_through_a_doubled_folder(course):
-    """eve e-mails ``eve.zip`` (named after her: « une archive d'élève ne rend que pour cet
-    élève », grader/README.md) holding ``ana/ana/oublier.ipynb``. ``_copy_of`` removes only the
-    last ``ana`` of the member's containers, the first one then names ana an owner: eve's notebook
-    was collected as ana's (a later arrival replaces ana's own copy). It must be set aside, named,
-    and ana's folder left alone."""
-    register(course, "ana", "ben", "eve")
-    with zipfile.ZipFile(_archive_dir(course) / "eve.zip", "w") as zf:
-        info = zipfile.ZipInfo("ana/ana/oublier.ipynb", (2025, 3, 14, 17, 0, 0))
+@pytest.mark.parametrize(
+    ("archive", "member", "victim"),
+    [
+        # eve e-mails eve.zip (« une archive d'élève ne rend que pour cet élève »,
+        # grader/README.md) holding ana/ana/: only the last « ana » was taken for ana's own
+        # folder, the first then made ana an owner beside eve
+        ("eve.zip", "ana/ana/oublier.ipynb", "ana"),
+        # the teacher files each e-mail in a folder named after its sender (README): eve/;
+        # eve named her attachment ana.zip: both eve and ana owned it
+        ("eve/ana.zip", "ana/oublier.ipynb", "ana"),
+        # ben_2 (the LMS's id for a second Ben) sends ben_2.zip holding ben/: its words
+        # (ben, 2) made ben an owner
+        ("ben_2.zip", "ben/oublier.ipynb", "ben"),
+    ],
+    ids=["dossier-double", "dossier-de-l-expediteur", "mot-du-nom"],
+)
+def test_a_students_archive_renders_for_no_classmate(course, archive, member, victim):
+    """A notebook of one student inside another student's archive or folder was collected as
+    the first one's (a later arrival replaces their own copy): it must be set aside, named, and
+    their folder left alone."""
+    register(course, "ana", "ben", "ben_2", "eve")
+    path = _archive_dir(course) / archive
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as zf:
+        info = zipfile.ZipInfo(member, (2025, 3, 14, 17, 0, 0))
         zf.writestr(info, _notebook(course, "ebauche"))
     report = zip_collect.zip_collect("oublier", course, "retard")
-    assert not (course / "submitted" / "ana").exists(), report.lines("oublier")
-    assert any("eve.zip" in p for p in report.problems), report.problems
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(600)
-def test_an_archive_named_for_a_classmate_in_the_senders_folder_renders_for_nobody_else(course):
-    """The teacher files each e-mail's attachment in a folder named after its sender, as
-    grader/README.md says (« rangée dans un dossier à son nom : un courriel »): ``eve/``. eve
-    named her attachment ``ana.zip`` and put ``ana/oublier.ipynb`` in it: both eve and ana own
-    it, so it was collected as ana's. A notebook in eve's folder must render for eve only."""
-    register(course, "ana", "ben", "eve")
-    folder = _archive_dir(course) / "eve"
-    folder.mkdir()
-    with zipfile.ZipFile(folder / "ana.zip", "w") as zf:
-        info = zipfile.ZipInfo("ana/oublier.ipynb", (2025, 3, 14, 17, 0, 0))
-        zf.writestr(info, _notebook(course, "ebauche"))
-    report = zip_collect.zip_collect("oublier", course, "retard")
-    assert not (course / "submitted" / "ana").exists(), report.lines("oublier")
-    assert any("ana.zip" in p for p in report.problems), report.problems
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(600)
-def test_an_archive_named_for_a_student_renders_for_no_student_named_by_one_of_its_words(course):
-    """``ben_2`` (the LMS's id for a second Ben) e-mails ``ben_2.zip`` holding
-    ``ben/oublier.ipynb``: the archive's name split in words (``ben``, ``2``) makes ben an owner,
-    so ben_2's notebook was collected as ben's. An archive named after a registered student
-    renders for that student only."""
-    register(course, "ana", "ben", "ben_2")
-    with zipfile.ZipFile(_archive_dir(course) / "ben_2.zip", "w") as zf:
-        info = zipfile.ZipInfo("ben/oublier.ipynb", (2025, 3, 14, 17, 0, 0))
-        zf.writestr(info, _notebook(course, "ebauche"))
-    report = zip_collect.zip_collect("oublier", course, "retard")
-    assert not (course / "submitted" / "ben").exists(), report.lines("oublier")
-    assert any("ben_2.zip" in p for p in report.problems), report.problems
+    assert not (course / "submitted" / victim).exists(), report.lines("oublier")
+    assert any(path.name in p for p in report.problems), report.problems
 
 
 def test_a_solution_line_with_quotes_in_a_notebook_with_one_odd_cell_is_found():
