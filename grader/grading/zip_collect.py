@@ -11,6 +11,7 @@ than the archive's own on disk. Without a proven time, one rule for the whole cl
 
 from __future__ import annotations
 
+import lzma
 import os
 import re
 import shutil
@@ -62,8 +63,10 @@ RULE_FILE = "regle-sans-heure.txt"  # in <downloaded>/<assignment>/: the rule on
 DOS_SLACK = 14 * 3600  # a DOS date has no zone: the widest gap between two zones
 _NAME_TOKENS = re.compile(r"[\s_.\-+]+")
 _READABLE = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}
-# what a member's read raises on damaged data (zlib, bz2, lzma; a truncated stream)
-_DAMAGED = (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError)
+# what a member's read raises on damaged data: the decompressors' own errors (bz2's is an
+# OSError), a truncated stream, a bad CRC; an unreadable method is refused before (_unsafe)
+_CORRUPT = (zlib.error, lzma.LZMAError)
+_DAMAGED = (ValueError, OSError, EOFError, zipfile.BadZipFile, *_CORRUPT)
 
 
 @dataclass
@@ -399,11 +402,8 @@ def _write(submitted: Path, assignment: str, base: Path, chosen: dict, report, d
             try:
                 data = copy.member.read()
             except _DAMAGED as exc:
-                why = (
-                    "données compressées abîmées"
-                    if isinstance(exc, zlib.error)
-                    else french_reason(exc)
-                )
+                corrupt = isinstance(exc, _CORRUPT)
+                why = "données compressées abîmées" if corrupt else french_reason(exc)
                 report.problems.append(f"{copy.member.origin}\u00a0: illisible ({why})")
                 continue
             dest = folder / copy.notebook

@@ -107,20 +107,28 @@ def _central_offset(data: bytes, name: bytes) -> int:
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_a_member_with_corrupt_deflate_data_is_named_and_the_rest_collected(course):
-    """ana's archive holds ``ana/oublier.ipynb`` deflated, its compressed bytes damaged (a bad
+@pytest.mark.parametrize(
+    "method",
+    [zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA],
+    ids=["deflate", "bzip2", "lzma"],
+)
+def test_a_member_with_corrupt_compressed_data_is_named_and_the_rest_collected(course, method):
+    """ana's archive holds ``ana/oublier.ipynb`` compressed, its compressed bytes damaged (a bad
     download, or on purpose): the member must be named « illisible » and ben collected. The read
-    raised ``zlib.error`` (not caught with ``BadZipFile``): a traceback, nobody collected."""
+    raised ``zlib.error``, and for LZMA ``lzma.LZMAError`` (neither caught with ``BadZipFile``):
+    a traceback, nobody collected."""
     _good_archive(course)
     path = _archive_dir(course) / "ana.zip"
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+    with zipfile.ZipFile(path, "w", method) as zf:
         zf.writestr("ana/oublier.ipynb", _notebook(course) * 4)
     data = bytearray(path.read_bytes())
     with zipfile.ZipFile(path) as zf:
         info = zf.getinfo("ana/oublier.ipynb")
     fn_len, extra_len = struct.unpack_from("<HH", data, info.header_offset + 26)
     start = info.header_offset + 30 + fn_len + extra_len
-    data[start : start + 16] = b"\xff" * 16  # BTYPE 11: an invalid deflate block
+    # deflate: its first block's BTYPE 11, invalid; bzip2 and LZMA: the stream past their headers
+    at = start if method == zipfile.ZIP_DEFLATED else start + 16
+    data[at : at + 16] = b"\xff" * 16
     path.write_bytes(bytes(data))
     report = zip_collect.zip_collect("oublier", course)
     assert _collected(course, "ben"), report.lines("oublier")
