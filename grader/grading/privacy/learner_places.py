@@ -536,7 +536,7 @@ def _export_of(file: Path) -> str | None:
     try:
         with zipfile.ZipFile(file) as zf:
             card = json.loads(zf.read("eleve.json"))
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+    except (*DAMAGED, KeyError, ValueError):  # a damaged card: named as an export that may be hers
         return None
     for part in ("carnet_de_notes", "liste_des_eleves") if isinstance(card, dict) else ():
         if isinstance(card.get(part), dict) and card[part].get("identifiant"):

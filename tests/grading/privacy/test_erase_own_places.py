@@ -180,7 +180,8 @@ def test_hand_added_columns_and_rows_of_a_report_survive_its_regeneration(tmp_pa
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "card", ['["ana"]', '"ana"', "42", None, '{"carnet_de_notes": {"identifiant": "ana"}}']
+    "card",
+    ['["ana"]', '"ana"', "42", None, "lzma", '{"carnet_de_notes": {"identifiant": "ana"}}'],
 )
 def test_an_export_whose_card_cannot_say_whose_it_is_is_named_never_a_traceback(
     petite_classe, card
@@ -190,7 +191,8 @@ def test_an_export_whose_card_cannot_say_whose_it_is_is_named_never_a_traceback(
     damaged or hand-edited copy) stopped the erasure on ``AttributeError: 'list' object has no
     attribute 'get'``, a traceback in a teacher's terminal; one whose card does not name her
     (``42``) was passed over and outlived a « Preuve faite »; a truncated one (None here) was
-    named only as a file the command could not read. Named as an export that may be hers now.
+    named only as a file the command could not read; one whose compressed card is damaged
+    (« lzma ») stopped it on ``lzma.LZMAError``. Named as an export that may be hers now.
     Control: a card of hers as the export writes it is erased (the last case)."""
     import zipfile
 
@@ -205,6 +207,12 @@ def test_an_export_whose_card_cannot_say_whose_it_is_is_named_never_a_traceback(
         with zipfile.ZipFile(export, "w") as zf:
             zf.writestr("eleve.json", '{"carnet_de_notes": {"identifiant": "ana"}}' * 50)
         export.write_bytes(export.read_bytes()[:60])
+    elif card == "lzma":  # the card's compressed stream damaged past its header
+        with zipfile.ZipFile(export, "w", zipfile.ZIP_LZMA) as zf:
+            zf.writestr("eleve.json", '{"carnet_de_notes": {"identifiant": "ana"}}' * 50)
+        data = bytearray(export.read_bytes())
+        data[60:76] = b"\xff" * 16
+        export.write_bytes(bytes(data))
     else:
         with zipfile.ZipFile(export, "w") as zf:
             zf.writestr("eleve.json", card)
