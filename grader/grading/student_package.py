@@ -260,9 +260,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"✘ {exc}", file=sys.stderr)
         return 2
     if target is None:
-        head = f"✘ Paquet des élèves refusé\u00a0: {len(findings)} texte(s) réservé(s)"
-        listed = [f"{head} à l'enseignant s'y trouvent\u00a0:", *(f"  - {x}" for x in findings)]
-        print("\n".join(listed), file=sys.stderr)
+        print(
+            f"✘ Paquet des élèves refusé\u00a0: {len(findings)} texte(s) réservé(s) à "
+            "l'enseignant s'y trouvent\u00a0:",
+            *(f"  - {line}" for line in findings),
+            sep="\n",
+            file=sys.stderr,
+        )
         return 1
     size, count = target.stat().st_size, len(read_archive(target))
     print(

@@ -48,6 +48,7 @@ from .french.french_args import FrenchParser
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
 from .french.system_reason import french_message, french_reason
 from .privacy.erasure_register import skip_erased
+from .privacy.packed import DAMAGED
 from .runs.submitted_ids import expected_notebooks
 
 __all__ = ["DATING_FILE", "Member", "ZipReport", "main", "members", "zip_collect"]
@@ -63,10 +64,7 @@ RULE_FILE = "regle-sans-heure.txt"  # in <downloaded>/<assignment>/: the rule on
 DOS_SLACK = 14 * 3600  # a DOS date has no zone: the widest gap between two zones
 _NAME_TOKENS = re.compile(r"[\s_.\-+]+")
 _READABLE = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}
-# what a member's read raises on damaged data: the decompressors' own errors (bz2's is an
-# OSError), a truncated stream, a bad CRC; an unreadable method is refused before (_unsafe)
-_CORRUPT = (zlib.error, lzma.LZMAError)
-_DAMAGED = (ValueError, OSError, EOFError, zipfile.BadZipFile, *_CORRUPT)
+_CORRUPT = (zlib.error, lzma.LZMAError)  # the decompressors' own errors (bz2's is an OSError)
 
 
 @dataclass
@@ -401,7 +399,7 @@ def _write(submitted: Path, assignment: str, base: Path, chosen: dict, report, d
         for copy in copies:
             try:
                 data = copy.member.read()
-            except _DAMAGED as exc:
+            except (*DAMAGED, ValueError) as exc:  # ValueError: read()'s « trop gros »
                 corrupt = isinstance(exc, _CORRUPT)
                 why = "données compressées abîmées" if corrupt else french_reason(exc)
                 report.problems.append(f"{copy.member.origin}\u00a0: illisible ({why})")
