@@ -19,6 +19,7 @@ __all__ = [
     "DAMAGED",
     "EXPANDED_MAX",
     "MEMBER_MAX",
+    "NOT_UTF8",
     "SQLITE_MAGIC",
     "ZIP_MAGIC",
     "Unsearched",
@@ -53,6 +54,8 @@ BINARY_MAGIC = (SQLITE_MAGIC, *ZIP_MAGIC, *_STREAMS, *_UNKNOWN_PACKED, *_UTF16, 
 EXPANDED_MAX = 256 * 2**20  # what a compressed file is searched through, at most
 MEMBER_MAX = 50 * 2**20  # an archive member of the class folder read whole, at most
 DAMAGED = (zipfile.BadZipFile, OSError, RuntimeError, EOFError, zlib.error, lzma.LZMAError)
+# why a zip whose name is flagged UTF-8 and is not cannot be opened (UnicodeDecodeError)
+NOT_UTF8 = "nom de fichier pas en UTF-8"
 
 
 def is_binary(data: bytes) -> bool:

@@ -198,3 +198,24 @@ def test_a_file_bigger_than_the_memory_in_grader_stops_nothing_on_a_traceback(pe
         os.unlink(video)
     assert "Traceback" not in said and "MemoryError" not in said, said[-1500:]
     assert "seance.mp4" in said, said[-1500:]
+
+
+@pytest.mark.slow
+def test_a_received_archive_whose_names_are_not_utf8_is_refused_in_french(petite_classe):
+    """A student's zip in the download folder whose member name says UTF-8 and is not (the
+    twin of zip-collect's hole): zipfile raises UnicodeDecodeError at the opening, which ended
+    the erasure on a traceback. The scan refuses it as any unreadable archive, in French, and
+    nothing is erased."""
+    import zipfile
+
+    from grading.privacy.learner_places import ErasureError, scan
+
+    c = petite_classe
+    archive = c["grader"] / "downloaded" / "oublier" / "archive" / "eve.zip"
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("ana/é.ipynb", "{}")  # a name zipfile flags as UTF-8
+    archive.write_bytes(archive.read_bytes().replace("é".encode(), b"\xff\xff"))
+    with pytest.raises(ErasureError, match=r"^Archive illisible\u00a0: .*eve\.zip \(.*UTF-8"):
+        scan("ben", _setup(c))
+    assert archive.is_file()
