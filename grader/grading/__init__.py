@@ -6,4 +6,9 @@ it), because Python puts the current folder first. The installed ``course`` pack
 what students may read and run.
 """
 
+from .runs.nbgrader_import import defer_package_init
+
 __all__: list[str] = []
+
+# every class command starts here: nbgrader's server extensions only if something asks for them
+defer_package_init()
