@@ -83,7 +83,10 @@ class Register:
 
     def entries(self) -> list[dict]:
         erased = self._data().get("effaces")
-        return [e for e in erased or [] if isinstance(e, dict) and "empreinte" in e]
+        # a line damaged by hand names nobody: a fingerprint is text
+        return [
+            e for e in erased or [] if isinstance(e, dict) and isinstance(e.get("empreinte"), str)
+        ]
 
     def _save(self, entries: list[dict], key: bytes) -> None:
         if self.key() != key:
@@ -101,6 +104,11 @@ class Register:
 
 def _digest(key: bytes, sid: str) -> str:
     return hmac.new(key, normalize_id(sid).encode(), hashlib.sha256).hexdigest()
+
+
+def _is(entry: dict, digest: str) -> bool:
+    """Whether a register's line is the learner of `digest` (a constant-time comparison)."""
+    return hmac.compare_digest(entry["empreinte"].encode(), digest.encode())  # any text
 
 
 def registers_of(gradebook_dir: Path, backups: Path | None = None) -> list[Register]:
@@ -148,7 +156,7 @@ def erasure_of(sid: str, registers: list[Register]) -> Erasure | None:
     for register in registers:
         key = register.key()
         for entry in register.entries() if key is not None else []:
-            if hmac.compare_digest(str(entry["empreinte"]), _digest(key, sid)):
+            if _is(entry, _digest(key, sid)):
                 found.append(_erasure(entry))
     active = [e for e in found if e.active]
     if active:
@@ -173,10 +181,10 @@ def record_erasure(sid: str, registers: list[Register], when: datetime | None = 
         own = register.key()
         key_here = own or key  # a register keeps its own key
         digest, entries = _digest(key_here, sid), register.entries()
-        mine = [e for e in entries if e["empreinte"] == digest]
+        mine = [e for e in entries if _is(e, digest)]
         if own == key_here and mine and all(_erasure(e).active for e in mine):
             continue  # recorded already, under its own key: its first date stays
-        others = [e for e in entries if e["empreinte"] != digest]
+        others = [e for e in entries if not _is(e, digest)]
         # erased again after a re-enrolment: the new erasure wins, whatever the clocks say (a
         # re-enrolment stamped later by another machine's clock must not undo it)
         register._save([*others, {"empreinte": digest, **fields}], key_here)
@@ -188,7 +196,7 @@ def reenrol(sid: str, registers: list[Register], when: datetime | None = None) -
     found = False
     for register in (r for r in registers if r.key() is not None):
         key, entries = register.key(), register.entries()
-        mine = [e for e in entries if hmac.compare_digest(str(e["empreinte"]), _digest(key, sid))]
+        mine = [e for e in entries if _is(e, _digest(key, sid))]
         for entry in mine:
             entry["reinscrit_le"] = stamp
         if mine:

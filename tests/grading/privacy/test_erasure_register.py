@@ -90,3 +90,32 @@ def test_a_reenrolment_keeps_the_erasure_and_its_time(tmp_path):
     merged = erasure_of("ben", [old])
     assert merged is not None and merged.erased == t0 + timedelta(days=2)
     assert merged.active and merged.reenrolled is None  # the re-enrolment before it is over
+
+
+def test_a_register_line_with_any_fingerprint_is_read_never_a_traceback(tmp_path):
+    """A register edited by hand or restored damaged: a line whose fingerprint is not ASCII,
+    made the constant-time comparison raise TypeError in every command that checks erasures
+    (collect, roster, erasure); one that is not text, the same or a traceback in a merge. Such
+    a line names nobody; the others still count."""
+    import json
+
+    from grading.privacy.erasure_register import (
+        erased_on,
+        merge_register,
+        reenrol,
+        registers_of,
+    )
+
+    registers = registers_of(tmp_path / "grader", tmp_path / "sauvegardes")
+    record_erasure("ben", registers)
+    for register in registers:
+        data = json.loads((register.folder / REGISTER_NAME).read_text(encoding="utf-8"))
+        data["effaces"] += [{"empreinte": "élève"}, {"empreinte": 7}, {"empreinte": ["x"]}]
+        (register.folder / REGISTER_NAME).write_text(json.dumps(data), encoding="utf-8")
+    assert erased_on("ben", registers) is not None and erased_on("ana", registers) is None
+    record_erasure("ana", registers)
+    assert erased_on("ana", registers) is not None
+    assert reenrol("ana", registers) and erased_on("ana", registers) is None
+    merge_register(registers[0], registers[1])
+    for register in registers:
+        assert {"empreinte": "élève"} in register.entries()
