@@ -183,3 +183,21 @@ def test_an_outcome_left_in_a_copy_graded_before_is_not_in_the_report(simple_cla
     texts = [path.read_text(encoding="utf-8") for path in written]
     assert "Forgé par ana" not in texts[0] and "Forgé par ana" not in texts[1]
     assert "simple" in texts[1]  # the control: the page is the assignment's
+
+
+def test_bytes_a_student_writes_to_the_kernels_own_output_never_stop_the_class(
+    simple_class, tmp_path
+):
+    """A plain assignment is graded by nbgrader's kernel, whose standard output and error are
+    nbgrader's, hence the class command's log: an answer that writes bytes that are not UTF-8
+    there (``os.write(2, …)``) must not stop the log's reader, and the class is graded."""
+    grader = _copy(simple_class, tmp_path)
+    ana = grader / "submitted" / "ana" / "simple" / "simple.ipynb"
+    nb = nbformat.read(ana, as_version=4)
+    raw = 'os.write(1, b"\\xff\\xfe\\n")\nos.write(2, b"\\xc3(\\n")'
+    nb.cells[0].source = f"import os\n{raw}\nx = 2"
+    nbformat.write(nb, ana)
+    graded = grading(grader, "autograde", "simple", "--student=ana")
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    assert "Traceback" not in graded.stdout + graded.stderr
+    assert _scores(grader, "simple", ["ana"]) == {"ana": 1}

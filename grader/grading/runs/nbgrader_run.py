@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from ..classroom.ids import shown
 from ..classroom.paths import CourseDirs
 from ..french.french_args import FrenchParser
 from ..french.system_reason import GradingError, french_message
@@ -60,7 +61,9 @@ def start(args: Sequence[str], cwd: Path, sandboxed: bool = True) -> subprocess.
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
-        text=True,
+        # the kernel writes to this pipe too, and a student's cell can write any bytes there
+        encoding="utf-8",
+        errors="replace",
         env=nbgrader_env(sandboxed),
     )
 
@@ -103,11 +106,12 @@ class QuietRun:
 
     @property
     def last_error(self) -> str:
-        """nbgrader's last ERROR or CRITICAL line, else the log's last line ("" if empty)."""
+        """nbgrader's last ERROR or CRITICAL line, else the log's last line ("" if empty), shown
+        inert: a kernel (a student's cell) writes to the same log."""
         records = filter(None, map(LOG_RECORD.match, self.log.splitlines()))
         errors = [m["text"] for m in records if m["level"] in ("ERROR", "CRITICAL")]
         lines = [line for line in self.log.splitlines() if line.strip()]
-        return (errors or lines or [""])[-1]
+        return shown((errors or lines or [""])[-1])
 
     def failure(self, what: str) -> str:
         """One French sentence for a failed run: what failed, nbgrader's reason, the log."""
