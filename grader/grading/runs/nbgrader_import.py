@@ -1,9 +1,9 @@
 """nbgrader's modules without its package's ``__init__`` until something asks the package itself.
 
 nbgrader's ``__init__`` imports its four server extensions, hence jupyter_server, tornado's web
-stack, nbconvert and bleach: 0.4 to 0.6 s of CPU in every class command, which only needs
-``nbgrader.api``, ``nbgrader.utils`` or ``nbgrader.coursedir`` (a command starts in about 0.9 s
-instead of 1.3 s; ``tests/grading/test_nbgrader_import.py`` measures it). The package is put in
+stack, nbconvert and bleach: about 0.7 s of CPU in every class command, which only needs
+``nbgrader.api``, ``nbgrader.utils`` or ``nbgrader.coursedir`` (importing one took 0.8 s instead
+of 1.5 s, ``tests/grading/runs/test_nbgrader_import.py`` measures it). The package is put in
 ``sys.modules`` with its path, so its submodules import as usual; the first attribute of the
 package that is not a submodule (``__version__``, ``_jupyter_server_extension_points``…) runs
 the real ``__init__`` then, in the same module object. A process where nbgrader is already
