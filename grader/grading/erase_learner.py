@@ -29,6 +29,7 @@ from .classroom.ids import normalize_id, quoted, read_roster
 from .classroom.kept_columns import read_table, restore_hand_edits
 from .french.french_args import FrenchParser
 from .french.french_csv import EXPORT_NAME, write_export
+from .french.french_format import french_day
 from .french.system_reason import french_message
 from .nbgrader_ext.late_penalty import rule_of_config
 from .nbgrader_ext.safe_export import SafeCsvExport
@@ -441,10 +442,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     before, control = result.before, result.control_before
     if not before.found:
-        day = "/".join(reversed((result.erased or "?").split("-")))
         print(
             f"Aucune trace de {before.who.identity()} dans le système de la classe\u00a0: "
-            f"effacé(e) le {day} (registre des effacements), rien à effacer."
+            f"effacé(e) le {french_day(result.erased or '?')} (registre des effacements), "
+            "rien à effacer."
         )
         if control is None or not control.found:
             print("✘ Et aucun témoin trouvé\u00a0: la recherche ne prouve rien.", file=sys.stderr)

@@ -17,6 +17,7 @@ from .classroom.ids import Member, RosterError, decode_roster, normalize_id, par
 from .classroom.paths import course_dirs
 from .classroom.schema_stamp import stamp_in_process
 from .french.french_args import FrenchParser
+from .french.french_format import french_day
 from .french.system_reason import GradingError, french_message, french_reason
 from .privacy.erasure_register import class_registers, erased_on
 from .privacy.erasure_register import reenrol as record_reenrolment
@@ -61,7 +62,8 @@ def register(
         if when is not None and student.id in confirmed:
             record_reenrolment(student.id, registers)
             lines_erased.append(
-                f"Réinscrit(e) à votre demande (effacé(e) le {_day(when)}) : {quoted(student.id)}."
+                f"Réinscrit(e) à votre demande (effacé(e) le {french_day(when)})"
+                f" : {quoted(student.id)}."
             )
         elif when is not None:
             students.remove(student)
@@ -97,12 +99,6 @@ def register(
             f"Au carnet de notes mais pas dans la liste (gardés)\u00a0: {', '.join(kept)}."
         )
     return [*lines, *lines_erased, f"Journal de nbgrader\u00a0: {log}"], skipped
-
-
-def _day(iso: str) -> str:
-    """``2026-12-04`` as a French reader writes it: ``04/12/2026``."""
-    parts = iso.split("-")
-    return "/".join(reversed(parts)) if len(parts) == 3 else iso
 
 
 def _registered(db_url: str) -> set[str]:

@@ -16,6 +16,7 @@ __all__ = [
     "COURSE_TIME_ZONE",
     "collation_key",
     "french_datetime",
+    "french_day",
     "french_score",
     "points_text",
     "seconds_text",
@@ -45,6 +46,12 @@ def french_datetime(value: object, with_zone: bool = False) -> str:
     local = (value if value.tzinfo is not None else value.replace(tzinfo=UTC)).astimezone(_ZONE)
     text = local.strftime("%d/%m/%Y %H:%M:%S" if local.second else "%d/%m/%Y %H:%M")
     return f"{text} ({COURSE_TIME_ZONE})" if with_zone else text
+
+
+def french_day(iso: str) -> str:
+    """``2026-12-04`` as a French reader writes it: ``04/12/2026`` (anything else as it is)."""
+    parts = iso.split("-")
+    return "/".join(reversed(parts)) if len(parts) == 3 else iso
 
 
 def points_text(value: float) -> str:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ..classroom.gradebook import sqlite_path
 from ..classroom.ids import normalize_id, quoted
+from ..french.french_format import french_day
 
 __all__ = [
     "KEY_NAME",
@@ -248,10 +249,10 @@ def erased_problem(sid: str, registers: list[Register]) -> str | None:
     when = erased_on(sid, registers)
     if when is None:
         return None
-    day = "/".join(reversed(when.split("-")))
     return (
-        f"{quoted(normalize_id(sid))} a été effacé(e) le {day} à sa demande (RGPD)\u00a0: non "
-        f"collecté\u00a0; pour une réinscription voulue, make students REINSCRIRE={sid}"
+        f"{quoted(normalize_id(sid))} a été effacé(e) le {french_day(when)} à sa demande "
+        f"(RGPD)\u00a0: non collecté\u00a0; pour une réinscription voulue, "
+        f"make students REINSCRIRE={sid}"
     )
 
 

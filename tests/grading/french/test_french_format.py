@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from grading.french.french_format import collation_key, french_datetime, french_score
+from grading.french.french_format import (
+    collation_key,
+    french_datetime,
+    french_day,
+    french_score,
+)
 from grading.nbgrader_ext.criterion_titles import criterion_title
 from grading.nbgrader_ext.feedback_page import student_name
 
@@ -88,3 +93,10 @@ def test_durations_in_summaries_have_a_decimal_comma(graded_class):
     for out in (graded_class.grade_out, graded_class.feedback_out):
         assert re.search(r"\d\u00a0s", out), out  # the duration is there (positive control)
         assert not re.search(r"\d\.\d+ ?s\b", out), out
+
+
+def test_a_day_as_a_french_reader_writes_it():
+    """The one conversion of a register's day (the roster's re-enrolment, the erasure, the
+    collect's refusal all say it this way)."""
+    assert french_day("2026-12-04") == "04/12/2026"
+    assert french_day("?") == "?" and french_day("2026-12") == "2026-12"
