@@ -703,6 +703,7 @@ def test_an_erased_learner_does_not_come_back(classe, tmp_path):
     assert zipped.returncode == 1, zipped.stdout + zipped.stderr
     erased = "classe-encore.zip\u00a0: ben/oublier.ipynb\u00a0: «\u00a0ben\u00a0» a été effacé(e)"
     assert erased in zipped.stdout, zipped.stdout
+    assert re.search(r"effacé\(e\) le \d\d/\d\d/20\d\d à sa demande", zipped.stdout)
     assert not (grader / "submitted" / "ben").exists()
 
     # his copy still in the exchange: left there, never collected nor copied into the course
