@@ -48,7 +48,7 @@ from .french.french_args import FrenchParser
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
 from .french.system_reason import french_message, french_reason
 from .privacy.erasure_register import skip_erased
-from .privacy.packed import DAMAGED, NOT_UTF8
+from .privacy.packed import DAMAGED, UNOPENABLE, unopenable_reason
 from .runs.submitted_ids import expected_notebooks
 
 __all__ = ["DATING_FILE", "Member", "ZipReport", "main", "members", "zip_collect"]
@@ -178,11 +178,8 @@ def members(archive_dir: Path, report: ZipReport, opened: ExitStack) -> Iterator
             continue
         try:
             zf = opened.enter_context(zipfile.ZipFile(file))
-        except (zipfile.BadZipFile, OSError) as exc:
-            report.problems.append(f"{rel}\u00a0: archive illisible ({french_reason(exc)})")
-            continue
-        except UnicodeDecodeError:  # a name flagged UTF-8 that is not
-            report.problems.append(f"{rel}\u00a0: archive illisible ({NOT_UTF8})")
+        except UNOPENABLE as exc:
+            report.problems.append(f"{rel}\u00a0: archive illisible ({unopenable_reason(exc)})")
             continue
         stem = file.name[: -len(file.suffix)]
         for info in (info for info in zf.infolist() if not info.is_dir()):

@@ -59,7 +59,16 @@ from . import packed
 from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
 from .course_files import LIST, course_digests, course_folders, course_history, course_names, digest
 from .erasure_register import KEY_NAME, REGISTER_NAME, class_registers
-from .packed import DAMAGED, MEMBER_MAX, NOT_UTF8, ZIP_MAGIC, Unsearched, binary_hits, is_binary
+from .packed import (
+    DAMAGED,
+    MEMBER_MAX,
+    UNOPENABLE,
+    ZIP_MAGIC,
+    Unsearched,
+    binary_hits,
+    is_binary,
+    unopenable_reason,
+)
 
 __all__ = [
     "Context",
@@ -588,8 +597,8 @@ def _scan_downloads(ctx: Context, who: _Who, out: Scan) -> None:
                 try:
                     with zipfile.ZipFile(file) as zf:
                         names = zf.namelist()
-                except (zipfile.BadZipFile, OSError, UnicodeDecodeError) as exc:
-                    reason = NOT_UTF8 if isinstance(exc, UnicodeDecodeError) else french_reason(exc)
+                except UNOPENABLE as exc:
+                    reason = unopenable_reason(exc)
                     raise ErasureError(f"Archive illisible\u00a0: {file} ({reason}).") from None
                 norm = [(n, normalize_id(n.replace("\\", "/"))) for n in names]
                 mine = [n for n, member in norm if _owned(ctx, f"/{file.stem}/{member}", who.sid)]

@@ -14,14 +14,16 @@ from collections.abc import Iterator
 from contextlib import suppress
 from typing import Protocol
 
+from ..french.system_reason import french_reason
+
 __all__ = [
     "BINARY_MAGIC",
     "DAMAGED",
     "EXPANDED_MAX",
     "MEMBER_MAX",
-    "NOT_UTF8",
     "SQLITE_MAGIC",
     "ZIP_MAGIC",
+    "UNOPENABLE",
     "Unsearched",
     "binary_hits",
     "binary_kind",
@@ -54,8 +56,15 @@ BINARY_MAGIC = (SQLITE_MAGIC, *ZIP_MAGIC, *_STREAMS, *_UNKNOWN_PACKED, *_UTF16, 
 EXPANDED_MAX = 256 * 2**20  # what a compressed file is searched through, at most
 MEMBER_MAX = 50 * 2**20  # an archive member of the class folder read whole, at most
 DAMAGED = (zipfile.BadZipFile, OSError, RuntimeError, EOFError, zlib.error, lzma.LZMAError)
-# why a zip whose name is flagged UTF-8 and is not cannot be opened (UnicodeDecodeError)
-NOT_UTF8 = "nom de fichier pas en UTF-8"
+# what opening a zip raises: a damaged file, or a member's name flagged UTF-8 that is not
+UNOPENABLE = (zipfile.BadZipFile, OSError, UnicodeDecodeError)
+
+
+def unopenable_reason(exc: BaseException) -> str:
+    """Why a received zip could not be opened (one of `UNOPENABLE`), in French."""
+    if isinstance(exc, UnicodeDecodeError):
+        return "nom de fichier pas en UTF-8"
+    return french_reason(exc)
 
 
 def is_binary(data: bytes) -> bool:
