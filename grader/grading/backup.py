@@ -47,7 +47,7 @@ from .classroom.paths import CourseDirs, files_under
 from .erase_learner import erase
 from .french.french_args import FrenchParser
 from .french.system_reason import french_message, french_reason
-from .privacy.backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
+from .privacy.backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in, retention_days
 from .privacy.erasure_register import (
     KEY_NAME,
     REGISTER_NAME,
@@ -236,6 +236,9 @@ def backup(
     (BackupError) when it would hold less than the last one, unless `confirm`."""
     dirs, gradebook, folders = _dirs(grader_dir)
     dest_dir = dest_dir or dirs.backups
+    # one key for the class and this folder from the first backup on: an erasure recorded beside
+    # the gradebook is then merged into the folder's register by the next backup
+    start_register(Register(gradebook.parent), [Register(dest_dir)])
     if not confirm:
         _check_gradebook(gradebook, dest_dir, {} if damaged is None else damaged)
     dest_dir.mkdir(parents=True, exist_ok=True)
@@ -456,7 +459,8 @@ def restore(
     if roster is not None and not roster.is_file():
         roster = None
     taken = _taken_at(archive, manifest)
-    done = _erase_restored(dirs, gradebook, roster, archive, reenrol or set(), taken)
+    hub_db = hub_db if hub_db is not None and hub_db.is_file() else None
+    done = _erase_restored(dirs, gradebook, roster, hub_db, archive, reenrol or set(), taken)
     done.unchecked = _no_register(archive, gradebook.parent) if unchecked else None
     return counts, done
 
@@ -476,6 +480,7 @@ def _erase_restored(
     dirs: CourseDirs,
     gradebook: Path,
     roster: Path | None,
+    hub_db: Path | None,
     archive: Path,
     reenrol: set[str],
     taken: datetime | None,
@@ -490,7 +495,7 @@ def _erase_restored(
     wanted = {normalize_id(x) for x in reenrol}
     done = ErasedOnRestore([], [], [])
     # redact: as the erasure itself had to, their mentions in others' work too
-    setup = Setup(grader_dir=dirs.grader_dir, roster=roster, backups=archive.parent, redact=True)
+    setup = Setup(dirs.grader_dir, roster, backups=archive.parent, redact=True, hub_db=hub_db)
     for sid in sorted(learner_ids(dirs, names)):
         erasure = erasure_of(sid, registers)
         if erasure is None:
@@ -615,7 +620,7 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--dossier", type=Path, help="défaut\u00a0: grader/sauvegardes")
         p.add_argument("--garder", type=int, metavar="N", help="garder au plus les N plus récentes")
         days_help = f"garder J jours (défaut\u00a0: {RETENTION_DAYS:g})"
-        p.add_argument("--garder-jours", type=float, metavar="J", help=days_help)
+        p.add_argument("--garder-jours", type=retention_days, metavar="J", help=days_help)
     rest.add_argument(
         "--reinscrire",
         action="append",

@@ -34,6 +34,7 @@ from .french.system_reason import french_message
 from .nbgrader_ext.late_penalty import rule_of_config
 from .nbgrader_ext.safe_export import SafeCsvExport
 from .privacy import learner_places as places
+from .privacy.backup_files import RETENTION_DAYS, retention_days
 from .privacy.erasure_register import erased_on, record_erasure, registers_of
 from .privacy.learner_places import Context, ErasureError, Found, Scan, Setup, scan
 
@@ -389,7 +390,7 @@ OUTSIDE = (
     "identifiant> les montre\u00a0; git gc --prune=now efface ce qu'un git add annulé a "
     "gardé)\u00a0; le reste d'un dépôt git dans grader/ est cherché",
 )
-KEEP_HELP = f"leur durée de conservation, en jours (défaut\u00a0: {places.RETENTION_DAYS:g})"
+KEEP_HELP = f"leur durée de conservation, en jours (défaut\u00a0: {RETENTION_DAYS:g})"
 # the options that name a place of the class system: (option, Setup field, type, value, help)
 PLACE_OPTIONS = (
     ("--eleves", "roster", Path, "CSV", "la liste des élèves (CSV)"),
@@ -399,7 +400,7 @@ PLACE_OPTIONS = (
     ("--dossiers-personnels", "homes", Path, "DOSSIER", "ex. /home"),
     ("--prefixe-unix", "unix_prefix", str, "PREFIXE", "ex. jupyter- (TLJH)"),
     ("--sauvegardes", "backups", Path, "DOSSIER", "le dossier des sauvegardes"),
-    ("--garder-jours", "keep_days", float, "JOURS", KEEP_HELP),
+    ("--garder-jours", "keep_days", retention_days, "JOURS", KEEP_HELP),
     ("--helm-release", "helm_release", str, "NOM", "la release Helm du hub (Kubernetes)"),
     ("--mots-de-passe-tljh", "firstuse_db", Path, "FICHIER", "ex. /opt/tljh/state/passwords.dbm"),
 )

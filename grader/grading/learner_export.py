@@ -22,7 +22,7 @@ from copy import deepcopy
 from datetime import UTC, datetime
 from pathlib import Path
 
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import Gradebook
 
 from .classroom.class_places import PER_LEARNER, own_folders, quarantined_for
 from .classroom.gradebook import gradebook_problem, sqlite_path
@@ -34,7 +34,7 @@ from .french.french_format import COURSE_TIME_ZONE, french_datetime
 from .french.system_reason import french_message
 from .nbgrader_ext.criterion_titles import criterion_number, criterion_title
 from .privacy.backup_files import RETENTION_DAYS
-from .privacy.learner_places import Context, ErasureError, Setup, roster_students
+from .privacy.learner_places import EXPORT_CARD, Context, ErasureError, Setup, roster_students
 
 __all__ = ["ExportRefused", "export_learner", "main"]
 
@@ -136,12 +136,13 @@ def _criteria(nb) -> list[dict]:
 
 
 def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
+    """Their card and submissions, under every Unicode form of their id the gradebook stores (a
+    row made from a Mac's folder holds ``chlo`` + U+0301, which ``find_student`` misses)."""
     with Gradebook(db_url) as gb:
-        try:
-            student = gb.find_student(sid)
-        except MissingEntry:
+        students = [s for s in gb.students if normalize_id(s.id) == sid]
+        if not students:
             return None, []
-        record = {**_card(student), "identifiant_lms": student.lms_user_id}
+        record = {**_card(students[0]), "identifiant_lms": students[0].lms_user_id}
         submissions = [
             {
                 "devoir": sub.assignment.name,
@@ -159,6 +160,7 @@ def _gradebook_rows(db_url: str, sid: str) -> tuple[dict | None, list[dict]]:
                     for nb in sub.notebooks
                 ],
             }
+            for student in students
             for sub in student.submissions
         ]
     return record, submissions
@@ -242,7 +244,7 @@ def export_learner(
             "carnet_de_notes": record,
             "liste_des_eleves": None if line is None else {"ligne": line.line, **_card(line)},
         }
-        zf.writestr("eleve.json", json.dumps(fiche, ensure_ascii=False, indent=2))
+        zf.writestr(EXPORT_CARD, json.dumps(fiche, ensure_ascii=False, indent=2))
         zf.writestr("notes.json", json.dumps(submissions, ensure_ascii=False, indent=2))
         zf.writestr("notes.csv", _grades_csv(submissions))
         for member, file in (m for files in members.values() for m in files):
@@ -286,7 +288,7 @@ def _earlier_copies(dirs, sid: str) -> dict[str, list[tuple[str, Path]]]:
     found: dict[str, list[tuple[str, Path]]] = {old: [], aside: []}
     for base in sorted(dirs.downloaded.iterdir()) if dirs.downloaded.is_dir() else []:
         found[old] += _copies(f"{old}/{base.name}", own_folders(base / "remplaces", sid))
-    for entry in quarantined_for(dirs.quarantine, sid):
+    for entry in quarantined_for(dirs.quarantine, sid, authored=True):
         found[aside] += _copies(f"{aside}/{entry.parent.name}/{entry.name}", [entry])
     return {k: v for k, v in found.items() if v}
 

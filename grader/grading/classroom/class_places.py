@@ -94,9 +94,11 @@ def registered_ids(dirs: CourseDirs, roster_ids: Iterable[str] = ()) -> set[str]
 DEPOSITED_BY = "DEPOSE_PAR.txt"  # in a set-aside copy: who owned its files in the exchange
 
 
-def quarantined_for(quarantine: Path, sid: str) -> list[Path]:
+def quarantined_for(quarantine: Path, sid: str, *, authored: bool = False) -> list[Path]:
     """The set-aside copies that are `sid`'s: named ``<id>+…`` or deposited by them (named in
-    ``DEPOSE_PAR.txt``, which collect writes from the files' owners); links never followed."""
+    ``DEPOSE_PAR.txt``, which collect writes from the files' owners); links never followed.
+    `authored` (an export): one in their name that a classmate deposited holds the classmate's
+    work, so it is not theirs."""
     found = []
     for base in sorted(quarantine.iterdir()) if quarantine.is_dir() else []:
         for entry in sorted(base.iterdir()) if base.is_dir() and not base.is_symlink() else []:
@@ -106,6 +108,7 @@ def quarantined_for(quarantine: Path, sid: str) -> list[Path]:
             note, by = entry / DEPOSITED_BY, ""
             with suppress(OSError):
                 by = note.read_text(encoding="utf-8") if note.is_file() else ""
-            if named or sid in {normalize_id(line.strip()) for line in by.splitlines()}:
+            depositors = {normalize_id(line.strip()) for line in by.splitlines() if line.strip()}
+            if sid in depositors or (named and not (authored and depositors)):
                 found.append(entry)
     return found

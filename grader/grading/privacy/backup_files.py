@@ -3,17 +3,35 @@ backups, apart from the machinery that makes and restores them (``grading.backup
 
 from __future__ import annotations
 
+import argparse
+import math
 import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-__all__ = ["GRADEBOOK", "RETENTION_DAYS", "ROSTER", "backups_in"]
+__all__ = ["GRADEBOOK", "RETENTION_DAYS", "ROSTER", "backups_in", "retention_days"]
 
 # names carry their UTC time (sauvegarde-20250314-180000.tar.gz): retention reads it, not mtime
 NAME = re.compile(r"^sauvegarde-(\d{8}-\d{6})(?:-\d+)?\.tar\.gz$")
 GRADEBOOK = "gradebook.db"  # the gradebook's member in a backup
 ROSTER = "eleves.csv"  # the roster's member in a backup
 RETENTION_DAYS = 30.0  # days a backup is kept (make sauvegarde GARDER_JOURS), the erasure's expiry
+RETENTION_MAX_DAYS = 36_600  # a century: beyond it, an expiry Python cannot date
+
+
+def retention_days(text: str) -> float:
+    """``--garder-jours``' value (« 2,5 » too): nan, inf or 1e10 would end in a traceback, or a
+    retention under which nothing ever expires."""
+    try:
+        days = float(text.replace(",", "."))
+    except ValueError:
+        days = math.nan
+    if not 0 <= days <= RETENTION_MAX_DAYS:  # nan fails it too
+        limit = f"{RETENTION_MAX_DAYS:,}".replace(",", "\u00a0")
+        raise argparse.ArgumentTypeError(
+            f"un nombre de jours de 0 à {limit} est attendu, pas «\u00a0{text}\u00a0»"
+        )
+    return days
 
 
 def backups_in(folder: Path) -> list[tuple[datetime, Path]]:

@@ -207,12 +207,15 @@ def reenrol(sid: str, registers: list[Register], when: datetime | None = None) -
 
 
 def merge_register(source: Register, dest: Register) -> None:
-    """Add `source`'s erasures and re-enrolments to `dest` (created with `source`'s key if it
-    has none), the later time of each kept; registers with two keys both stay, unmerged."""
+    """Add `source`'s erasures and re-enrolments to `dest` (keyed as `source` if it has no key or
+    no entry yet), the later time of each kept; registers with two keys and entries in both stay,
+    unmerged."""
     key = source.key()
-    if key is None or not source.entries() or dest.key() not in (None, key):
+    if key is None or not source.entries():
         return
-    before = dest.entries()
+    if dest.key() != key and dest.entries():
+        return
+    before = dest.entries() if dest.key() == key else []
     merged = {e["empreinte"]: dict(e) for e in before}
     for entry in source.entries():
         here = merged.setdefault(entry["empreinte"], dict(entry))
@@ -223,7 +226,7 @@ def merge_register(source: Register, dest: Register) -> None:
                 if name == "efface_le":
                     here["date"] = entry.get("date", here.get("date"))
     entries = list(merged.values())
-    if entries != before or dest.key() is None:
+    if entries != before or dest.key() != key:
         dest._save(entries, key)
 
 

@@ -79,6 +79,7 @@ __all__ = [
     "checked_id",
     "hub_request",
     "BY_HAND",
+    "EXPORT_CARD",
     "REDACTED",
     "mention_pattern",
     "roster_students",
@@ -88,6 +89,7 @@ __all__ = [
 ]
 
 HUB_TOKEN_ENV = "JUPYTERHUB_API_TOKEN"
+EXPORT_CARD = "eleve.json"  # in a data export (make donnees-eleve): whose it is, their names
 TITLE = re.compile("<title>" + "Rapport de notes — " + "([^<]*)</title>")  # the report's title
 
 
@@ -233,6 +235,8 @@ class _Who:
     roster_line: int = 0
     # their ids as the gradebook stores them (NFD when a macOS folder or a hand made the row)
     gradebook_ids: list[str] = field(default_factory=list)
+    # the classmates' e-mails: hers inside one (« l.martin@ » in « paul.martin@ ») is theirs
+    other_emails: tuple[str, ...] = ()
 
     def identity(self) -> str:
         name = " ".join(x for x in (self.first, self.last) if x)
@@ -240,7 +244,11 @@ class _Who:
         return quoted(self.sid) + (f" ({extra})" if extra else "")
 
     def names(self) -> list[str]:  # how a file names them: the full name both ways
-        full = [f"{self.first} {self.last}", f"{self.last} {self.first}"]
+        full = [
+            f"{self.first} {self.last}",
+            f"{self.last} {self.first}",
+            f"{self.last}, {self.first}",
+        ]
         return [self.sid, self.email, *(full if self.first and self.last else [])]
 
     def spellings(self) -> list[str]:  # their id as it can be stored
@@ -250,15 +258,19 @@ class _Who:
     def patterns(self) -> list[re.Pattern[bytes]]:
         """What betrays them in a SQLite file's free pages: their student row (id and names side
         by side), their e-mail, a submission row (assignment uuid, id, timestamp)."""
-        tokens = [self.email.encode()] if self.email else []
+        email = self.email
+        longer = (o for o in self.other_emails if len(o) > len(email) and o.endswith(email))
+        guards = b"".join(b"(?<!" + re.escape(o[: -len(email)].encode()) + b")" for o in longer)
+        found = [re.compile(guards + re.escape(email.encode()))] if email else []
+        tokens = []
         if self.first or self.last:
             for sid in self.spellings():
                 for nf in ("NFC", "NFD"):
                     first, last = (unicodedata.normalize(nf, x) for x in (self.first, self.last))
                     tokens.append(f"{sid}{first}{last}".encode())
         ids = b"|".join(re.escape(s.encode()) for s in self.spellings())
-        sub = re.compile(rb"[0-9a-f]{32}(?:" + ids + rb")\d{4}-\d\d-\d\d")
-        return [re.compile(re.escape(t)) for t in dict.fromkeys(tokens)] + [sub]
+        sub = re.compile(rb"(?<![0-9a-f])[0-9a-f]{32}(?:" + ids + rb")\d{4}-\d\d-\d\d")
+        return found + [re.compile(re.escape(t)) for t in dict.fromkeys(tokens)] + [sub]
 
 
 REDACTED = "[retiré]"  # what replaces a mention of an erased learner (CAVIARDER=1)
@@ -275,11 +287,17 @@ def _entity_forms(text: str) -> set[str]:  # named, decimal and hexadecimal enti
     return {html.escape(text), named, dec, hexa}
 
 
-def _variants(forms: list[str]) -> set[str]:
-    """Each form as a file holds it: NFC, NFD, any case, JSON escapes, HTML entities."""
+def _variants(forms: list[str], typed: bool = True) -> set[str]:
+    """Each form as a file holds it: NFC, NFD, any case, JSON escapes, HTML entities; `typed`, a
+    full name also as people type it (not in a SQLite row, which holds it as registered)."""
     variants: set[str] = set()
-    for form in (f for f in dict.fromkeys(forms) if f and len(f) >= 2):
-        for nf in ("NFC", "NFD"):
+    for given in (f for f in dict.fromkeys(forms) if f and len(f) >= 2):
+        spelt = {given}
+        if typed and " " in given:  # ’ for ', no hyphen, a no-break space
+            spelt |= {given.replace("'", "\u2019"), given.replace("\u2019", "'")}
+            spelt |= {form.replace("-", " ") for form in spelt}
+            spelt |= {form.replace(" ", "\u00a0") for form in spelt}
+        for form, nf in ((form, nf) for form in spelt for nf in ("NFC", "NFD")):
             base = unicodedata.normalize(nf, form)
             for cased in {base, base.lower(), base.upper(), base.title()}:
                 variants |= {cased, json.dumps(cased)[1:-1], *_entity_forms(cased)}
@@ -307,19 +325,23 @@ class Mentions:
             return []
         hits = [m.span() for m in self.pattern.finditer(data)]
         if hits:
-            theirs = [m.span() for m in self.others.finditer(data)] if self.others else []
+            theirs = self._theirs(data)
             for block in _STYLE.finditer(data) if b"<style" in low else ():
                 theirs += [m.span() for m in _CSS_WORD.finditer(data, *block.span())]
             theirs += [m.span() for m in _BASE64.finditer(data)]  # an output image: no words
-            hits = [
-                (a, b)
-                for a, b in hits
-                if not any(s <= a and b <= e and e - s > b - a for s, e in theirs)
-            ]
+            hits = _outside(hits, theirs)
         return hits
+
+    def _theirs(self, data: bytes) -> list[tuple[int, int]]:
+        return [m.span() for m in self.others.finditer(data)] if self.others else []
 
     def search(self, data: bytes) -> bool:
         return bool(self.spans(data))
+
+    def in_name(self, name: bytes) -> bool:
+        """A file or member name, where « _ » separates words (« Ana Martin_48213_…/ »,
+        « amartin_oublier.ipynb »); a classmate's id that holds one (« ana_b ») stays theirs."""
+        return bool(_outside(self.spans(name.replace(b"_", b" ")), self._theirs(name)))
 
     def count(self, data: bytes) -> int:
         return len(self.spans(data))
@@ -331,8 +353,19 @@ class Mentions:
             last = b
         return b"".join([*out, data[last:]])
 
-    def binary_count(self, data: bytes) -> int:  # a SQLite row: `loose` too
-        return self.count(data) + (len(self.loose.findall(data)) if self.loose is not None else 0)
+    def binary_count(self, data: bytes) -> int:
+        """In a SQLite row, `loose` too; but inside a classmate's longer id (« lucasb »)."""
+        if self.loose is None:
+            return self.count(data)
+        loose = [m.span() for m in self.loose.finditer(data)]
+        return self.count(data) + len(_outside(loose, self._theirs(data)) if loose else ())
+
+
+def _outside(hits: list[tuple[int, int]], theirs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The `hits` not inside a longer span of `theirs` (a classmate's name, a style sheet word)."""
+    return [
+        (a, b) for a, b in hits if not any(s <= a and b <= e and e - s > b - a for s, e in theirs)
+    ]
 
 
 _STYLE = re.compile(rb"<style\b.*?</style\s*>", re.I | re.S)
@@ -389,7 +422,7 @@ def mention_pattern(
     others_re = re.compile(b"|".join(protected), re.I) if protected else None
     # in a binary file: her registered name and e-mail, glued or not, and a long id as stored
     glued = [who.first + who.last] if who.first and who.last else []
-    glued_v = _variants(who.names()[1:] + glued)
+    glued_v = _variants(who.names()[1:3] + glued, typed=False)
     loose_alts = [b"(?i:" + _alternation(glued_v) + b")"] if glued_v else []
     loose_alts += [re.escape(s.encode()) for s in who.spellings() if len(s) >= LOOSE_ID_MIN]
     loose = re.compile(b"|".join(loose_alts)) if loose_alts else None
@@ -544,7 +577,7 @@ def _export_of(file: Path) -> str | None:
     """Whose a data export (``make donnees-eleve``) is, read from its card."""
     try:
         with zipfile.ZipFile(file) as zf:
-            card = json.loads(zf.read("eleve.json"))
+            card = json.loads(zf.read(EXPORT_CARD))
     except (*DAMAGED, KeyError, ValueError):  # a damaged card: named as an export that may be hers
         return None
     for part in ("carnet_de_notes", "liste_des_eleves") if isinstance(card, dict) else ():
@@ -553,10 +586,12 @@ def _export_of(file: Path) -> str | None:
     return None
 
 
-def _owned(ctx: Context, path: str, sid: str, *, zipped: bool = True) -> bool:
+def _owned(ctx: Context, path: str, who: _Who, *, zipped: bool = True) -> bool:
     """Whether download member ``/<archive stem>/<member>`` is hers: the first folder naming a
     learner decides (an ENT's ``ana/oublier/oublier.ipynb`` is Ana's though the regexp reads
-    « oublier »); else, as zip_collect reads it, the regexp's student or the file's folder."""
+    « oublier »); else, as zip_collect reads it, the regexp's student or the file's folder; else
+    a name of hers in its path (Moodle's ``Ana Martin_48213_assignsubmission_file_/``)."""
+    sid = who.sid
     parts = PurePosixPath(path).parts
     holders = parts if path.endswith("/") else parts[:-1]  # "/", then the folders that hold it
     match = re.match(ctx.regexp, path) if ctx.regexp else None
@@ -568,7 +603,8 @@ def _owned(ctx: Context, path: str, sid: str, *, zipped: bool = True) -> bool:
     folders = holders[2 if zipped else 1 :]  # holders[1] of a member: its archive's stem
     folder_owner = next((normalize_id(f) for f in folders if normalize_id(f) in known), None)
     if folder_owner is None:
-        return collected == sid
+        named = any(ctx.mentions(who).in_name(p.encode()) for p in parts[2 if zipped else 1 :])
+        return collected == sid or (named and collected not in known)
     if collected in known and collected != folder_owner and sid in (collected, folder_owner):
         # « ben/ana/oublier.ipynb »: in Ben's folder, collected as Ana's; neither guess is safe
         raise ErasureError(
@@ -591,7 +627,7 @@ def _scan_downloads(ctx: Context, who: _Who, out: Scan) -> None:
                 continue
             for rel, file in files_under(sub):
                 if file.suffix.lower() != ".zip":
-                    if _owned(ctx, f"/{rel}", who.sid, zipped=False):
+                    if _owned(ctx, f"/{rel}", who, zipped=False):
                         out.add("archives reçues", file, "fichier", "tree", file)
                     continue
                 try:
@@ -601,7 +637,7 @@ def _scan_downloads(ctx: Context, who: _Who, out: Scan) -> None:
                     reason = unopenable_reason(exc)
                     raise ErasureError(f"Archive illisible\u00a0: {file} ({reason}).") from None
                 norm = [(n, normalize_id(n.replace("\\", "/"))) for n in names]
-                mine = [n for n, member in norm if _owned(ctx, f"/{file.stem}/{member}", who.sid)]
+                mine = [n for n, member in norm if _owned(ctx, f"/{file.stem}/{member}", who)]
                 if mine:  # only the learner's members: the same text before and after (control)
                     out.add("archives reçues", file, ", ".join(mine), "zip", (file, mine))
 
@@ -855,7 +891,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
                 continue
             git_store = repository is not None and child.is_relative_to(repository / "objects")
             renamable = not (here or git_store or child.name in names)
-            if renamable and pattern.search(child.name.encode()):
+            if renamable and pattern.in_name(child.name.encode()):
                 detail = "son nom est dans le nom de ce fichier ou dossier\u00a0: renommez-le"
                 out.add("nom à changer à la main", child, detail, BY_HAND, child)
             if not here and child.name == ".git" and (store := _store_of(child)):
@@ -896,7 +932,11 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         if (data := _read_whole(file, out)) is None or (not in_place and digest(data) in shipped):
             continue
         if file.suffix.lower() == ".zip" and data.startswith(ZIP_MAGIC):
-            if _scan_class_zip(file, data, own_members.get(file, set()), pattern, out, in_place):
+            skipped = own_members.get(file, set())
+            exported = file.parent.resolve() == ctx.dirs.exports.resolve()
+            if exported and _export_of(file) not in (None, who.sid):  # a classmate's export:
+                skipped = skipped | {EXPORT_CARD}  # « Ana » in his card is Ana Bo's own name
+            if _scan_class_zip(file, data, skipped, pattern, out, in_place):
                 continue  # read member by member; a damaged archive: searched as bytes below
         if _orphan_compiled(file, code_folders):  # the course's dead code: deleted if it names her
             with suppress(Unsearched):  # not a .pyc inside: named as any other below
@@ -943,7 +983,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         for file in sorted(demo.rglob("*")):
             parts = file.relative_to(demo).parts
             copied = len(parts) > 2 and normalize_id(parts[1]) in class_ids
-            if pattern.search(file.name.encode()):
+            if pattern.search(file.name.encode()):  # its samples: « alice_en_dur » is none
                 held = True
             elif not file.is_file() or file.is_symlink():
                 continue
@@ -1151,7 +1191,7 @@ def _scan_class_zip(
                 _name_binary(found, where, body, pattern, file, left, in_place)
                 if left[0] < 0:
                     break  # that member named: the rest would go beyond it too
-            elif pattern.search(body) or pattern.search(name.encode()):
+            elif pattern.search(body) or pattern.in_name(name.encode()):
                 detail = _mention_detail(name, body, pattern)
                 action = "mention" if in_place else BY_HAND
                 found.add("mention dans une archive", where, detail, action, (file, name, pattern))
@@ -1269,6 +1309,7 @@ def scan_in(ctx: Context, sid: str, known: object = None) -> Scan:
     if isinstance(known, _Who) and known.sid == sid:
         who = replace(known, roster_line=0, gradebook_ids=list(known.gradebook_ids))
     out = Scan(who)
+    who.other_emails = tuple(o.email for o in ctx.classmates if o.sid != sid and o.email)
     for line in roster_students(ctx.setup.roster):  # its names first, then the gradebook's
         if line.id == sid:
             who.first = line.first_name or who.first
