@@ -326,21 +326,30 @@ def _other_workers() -> set[int]:
         return set()
 
 
-def _started_by(proc: psutil.Process, pids: set[int]) -> bool:
+def _foreign(proc: psutil.Process, others: set[int], mine: set[int]) -> bool:
+    """Whether `proc` was started, and is still held, by another run: another pytest-xdist
+    worker's grading (`others`), another test suite on the machine (a pytest process among its
+    ancestors below this one's own, `mine`). One that escaped a test is reparented away from its
+    run (to init, a subreaper), so it is never foreign."""
     try:
-        return any(parent.pid in pids for parent in proc.parents())
-    except psutil.NoSuchProcess:
+        for parent in proc.parents():  # nearest first, up to init
+            if parent.pid == os.getpid() or parent.pid in mine:
+                return False
+            if parent.pid in others or "pytest" in " ".join(parent.cmdline()):
+                return True
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
         return False
+    return False
 
 
 def processes_matching(match: Callable[[int, str], bool]) -> list[str]:
     """Live processes (zombies included: not yet reaped is not gone) whose real uid and command
     line satisfy ``match(uid, cmdline)``, one line each: ``pid uid=… state ppid=… name``.
 
-    Under pytest-xdist, the processes another worker's tests started and still run (its
-    gradings' sandboxes, its servers) are left out: they are not this test's. A process that
-    escaped any test is reparented away from its worker, so it is still found."""
-    others = _other_workers()
+    The processes another run started and still runs (another pytest-xdist worker's gradings,
+    another suite on the machine) are left out: they are not this test's. A process that escaped
+    any test is reparented away from its run, so it is still found."""
+    others, mine = _other_workers(), {p.pid for p in psutil.Process().parents()}
     found = []
     for proc in psutil.process_iter():
         try:
@@ -352,7 +361,7 @@ def processes_matching(match: Callable[[int, str], bool]) -> list[str]:
                     cmdline = ""
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
-        if match(uid, cmdline) and not (others and _started_by(proc, others)):
+        if match(uid, cmdline) and not _foreign(proc, others, mine):
             found.append(f"{proc.pid} uid={uid} {state} ppid={ppid} {name} {cmdline}".rstrip())
     return found
 

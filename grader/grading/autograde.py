@@ -32,7 +32,7 @@ __all__ = ["autograde", "main"]
 def _matched_students(
     dirs: CourseDirs, assignment: str, extra_args: tuple[str, ...]
 ) -> tuple[list[str], submitted_ids.IdReport, tuple[str, ...]]:
-    """The submissions to grade, the folders left out excluded from nbgrader's run too."""
+    """The submissions to grade, the folders left out (``ids``), the arguments for nbgrader."""
     ids = submitted_ids.check_submitted_ids(dirs, assignment)
     everyone = submitted_ids.submitted_students(dirs.submitted, assignment)
     everyone = [s for s in everyone if s not in ids.excluded]
@@ -50,8 +50,6 @@ def _matched_students(
         drop = (pattern, "--student")
         extra_args = tuple(a for a in extra_args if a not in drop and not a.endswith(f"={pattern}"))
         extra_args += (f"--student={normalize_id(pattern)}",)
-    if ids.excluded:
-        extra_args += (f"--CourseDirectory.student_id_exclude={','.join(sorted(ids.excluded))}",)
     return students, ids, extra_args
 
 
@@ -96,7 +94,10 @@ def autograde(
             with open(log_path, "w", encoding="utf-8") as log:
                 run = ClassRun(assignment, dirs, extra_args, sandboxed, bar, log)
                 if jobs == 1:  # also when nothing is left to grade: no run
-                    outcomes, status = sequential(run, to_grade, view=bool(known_bad))
+                    # the folders left out are never shown to nbgrader: its exclusion list is
+                    # split on commas (« ana,ben » would exclude ana and ben, and be graded)
+                    view = bool(known_bad or ids.excluded)
+                    outcomes, status = sequential(run, to_grade, view=view)
                 else:
                     outcomes, status = parallel(run, to_grade, jobs)
                     left = [s for s in to_grade if s not in outcomes.decided()]

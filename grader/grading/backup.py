@@ -144,6 +144,8 @@ def _read_stable(path: Path) -> bytes | None:
             return data
         except FileNotFoundError:
             return None
+        except RecursionError:  # whole, but nested deeper than json goes: a student's own
+            return data
         except ValueError:
             time.sleep(0.1)
     return data
@@ -198,7 +200,7 @@ def _take_graded(folder: Path, since_ns: int) -> list[tuple[Path, bytes, float]]
             after = file.stat().st_mtime_ns
             if file.suffix == ".ipynb":
                 json.loads(data)
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return None
         if before >= since_ns or after != before:
             return None
@@ -217,7 +219,7 @@ def _vouched(taken: list, top: Path, notebooks: dict[str, set[str]] | None) -> b
             cells = json.loads(data).get("cells", [])
             metas = [c.get("metadata", {}).get("nbgrader", {}) for c in cells]
             graded = {str(m["grade_id"]) for m in metas if m.get("grade") or m.get("task")}
-        except (ValueError, AttributeError, KeyError, TypeError):
+        except (ValueError, AttributeError, KeyError, TypeError, RecursionError):
             return False  # not a graded notebook
         if not graded <= notebooks.get(file.stem, set()):
             return False

@@ -1,33 +1,73 @@
 """``make feedback``: stock ``nbgrader generate_feedback`` for the class, a summary counted from
 its log, any failure non-zero. nbgrader skips an existing page unless ``timestamp.txt`` is newer
-(stale after ``make grade FORCE=1`` on local submissions): a page older than its graded notebook
-is derived data, written again (``--force``) and named."""
+(stale after ``make grade FORCE=1`` on local submissions, or a hand grade given since): a page
+older than its graded notebook, or showing other grades than the gradebook's, is derived data,
+written again (``--force``) and named."""
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 
-from .classroom.gradebook import gradebook_problem
+from .classroom.gradebook import gradebook_problem, gradebook_rows
 from .classroom.paths import CourseDirs, course_dirs
 from .french.french_args import FrenchParser
 from .french.french_format import seconds_text
 from .french.system_reason import GradingError, french_message
+from .privacy.erasure_register import write_private
 from .runs.nbgrader_log import LogWatcher
 from .runs.nbgrader_run import ProgressBar, run_logged
 from .runs.submitted_ids import submitted_students
 
-__all__ = ["generate_feedback", "main", "stale_feedback"]
+__all__ = ["GRADES_SHOWN", "generate_feedback", "grades_shown", "main", "stale_feedback"]
 
 
-def stale_feedback(dirs: CourseDirs, assignment: str, students: list[str]) -> list[str]:
-    """Students whose feedback page is missing or older than a graded notebook of theirs."""
+# beside a student's pages (never released: nbgrader releases the .html only): a digest of the
+# grades and comments they show, so that a hand grade given since makes them stale
+GRADES_SHOWN = ".notes-du-retour"
+_SHOWN_SQL = (
+    "SELECT sa.student_id, a.name, n.name, c.name, g.auto_score, g.manual_score, "
+    "g.extra_credit, sn.late_submission_penalty, NULL FROM grade g "
+    "JOIN base_cell c ON c.id = g.cell_id JOIN submitted_notebook sn ON sn.id = g.notebook_id "
+    "JOIN notebook n ON n.id = sn.notebook_id "
+    "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
+    "JOIN assignment a ON a.id = sa.assignment_id UNION ALL "
+    "SELECT sa.student_id, a.name, n.name, c.name, NULL, NULL, NULL, NULL, "
+    "coalesce(m.auto_comment, '') || '|' || coalesce(m.manual_comment, '') FROM comment m "
+    "JOIN base_cell c ON c.id = m.cell_id JOIN submitted_notebook sn ON sn.id = m.notebook_id "
+    "JOIN notebook n ON n.id = sn.notebook_id "
+    "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
+    "JOIN assignment a ON a.id = sa.assignment_id"
+)
+
+
+def grades_shown(db_url: str, assignment: str) -> dict[str, str]:
+    """Per student, a digest of what their pages of `assignment` show from the gradebook."""
+    rows: dict[str, list[tuple[str, ...]]] = {}
+    for row in gradebook_rows(db_url, _SHOWN_SQL) or []:
+        if row[1] == assignment:
+            rows.setdefault(row[0], []).append(tuple(map(str, row)))
+    return {s: hashlib.sha256(repr(sorted(r)).encode()).hexdigest() for s, r in rows.items()}
+
+
+def stale_feedback(
+    dirs: CourseDirs, assignment: str, students: list[str], shown: dict[str, str]
+) -> list[str]:
+    """Students whose feedback page is missing, older than a graded notebook of theirs, or shows
+    other grades than the gradebook's (`shown`: a hand grade or comment given since)."""
     stale = []
     for student in students:
         graded = dirs.autograded / student / assignment
         pages = dirs.feedback / student / assignment
-        if pages.is_dir() and any(
+        if not pages.is_dir():
+            continue
+        written = pages / GRADES_SHOWN
+        with suppress(OSError, UnicodeDecodeError):
+            written = written.read_text(encoding="ascii").strip()
+        if written != shown.get(student) or any(
             not (page := pages / f"{nb.stem}.html").is_file()
             or page.stat().st_mtime < nb.stat().st_mtime
             for nb in sorted(graded.glob("*.ipynb"))
@@ -52,7 +92,8 @@ def generate_feedback(
             f"Aucune copie notée de « {assignment} » dans {dirs.autograded}\u00a0: lancez "
             "d'abord make grade."
         )
-    stale = [] if force else stale_feedback(dirs, assignment, students)
+    shown = grades_shown(dirs.db_url, assignment)
+    stale = [] if force else stale_feedback(dirs, assignment, students, shown)
     more = ["--force"] if (force or stale) and "--force" not in extra_args else []
     # the summary is read from nbgrader's INFO lines
     cmd = ["generate_feedback", assignment, *extra_args, *more, "--log-level=INFO"]
@@ -69,13 +110,18 @@ def generate_feedback(
     for student in students:
         if student not in out.decided():
             out.failed[student] = "nbgrader ne l'a pas traité (voir le journal)"
+    for student in (s for s in out.done if s in shown):  # what its new pages show
+        write_private(dirs.feedback / student / assignment / GRADES_SHOWN, shown[student].encode())
     lines = [
         f"{assignment}\u00a0: {len(out.done)} page(s) de retour écrite(s), {len(out.skipped)} "
         f"déjà à jour, {len(out.failed)} en échec — {seconds_text(time.monotonic() - begin)}, dans "
         f"{dirs.feedback}."
     ]
     if stale:
-        lines += [f"Pages plus anciennes que la copie notée, réécrites\u00a0: {', '.join(stale)}."]
+        lines += [
+            "Pages plus anciennes que la copie notée ou que le carnet de notes, réécrites"
+            f"\u00a0: {', '.join(stale)}."
+        ]
     if out.failed:
         lines.append(f"✘ {len(out.failed)} page(s) en échec\u00a0:")
         lines += [f"  - {s}\u00a0: {why or 'voir le journal'}" for s, why in out.failed.items()]

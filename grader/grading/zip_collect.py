@@ -171,7 +171,9 @@ def members(archive_dir: Path, report: ZipReport, opened: ExitStack) -> Iterator
         if file.is_symlink():
             report.problems.append(f"{rel}\u00a0: lien symbolique, ignoré")
             continue
-        received = min(file.stat().st_mtime, time.time())
+        # its change time: when it was written here; its modification time is the student's to
+        # set (touch -d), and a copy from their USB key keeps it
+        received = min(file.stat().st_ctime, time.time())
         folders = tuple(normalize_id(part) for part in PurePosixPath(rel).parts[:-1])
         if file.suffix.lower() != ".zip":
             yield Member(rel, f"/{rel}", received, file.read_bytes, containers=folders)

@@ -74,7 +74,7 @@ def test_a_failure_mid_class_is_named_and_fails_the_command(course, jobs, tmp_pa
         proc.stdout
     )
     assert "✘ 1 rendu(s) en échec" in proc.stdout
-    assert "  - ben\u00a0: NotJSONError" in proc.stdout
+    assert "  - ben\u00a0: notebook illisible (abîmé" in proc.stdout
     assert _scores(course, ["ana", "cyr"]) == {"ana": 10, "cyr": 10}
     assert "has changed! (should be" not in proc.stdout + proc.stderr  # kept in the log only
     assert "avertissements « Attribute 'checksum' … has changed »" in proc.stdout  # counted

@@ -75,5 +75,8 @@ def test_feedback_follows_a_regrade(course):
     after = grading(course, "feedback", "oublier")
     assert after.returncode == 0, after.stdout + after.stderr
     assert "1 page(s) de retour écrite(s)" in after.stdout
-    assert "Pages plus anciennes que la copie notée, réécrites\u00a0: ana." in after.stdout
+    assert (
+        "Pages plus anciennes que la copie notée ou que le carnet de notes, réécrites\u00a0: ana."
+        in after.stdout
+    )
     assert "note\u00a0: 10 / 12" in _text(page.read_text(encoding="utf-8"))

@@ -43,9 +43,13 @@ def french_datetime(value: object, with_zone: bool = False) -> str:
             value = datetime.fromisoformat(str(value).strip())
         except ValueError:
             return ""
-    local = (value if value.tzinfo is not None else value.replace(tzinfo=UTC)).astimezone(_ZONE)
+    local, zone = value if value.tzinfo is not None else value.replace(tzinfo=UTC), "UTC"
+    try:
+        local, zone = local.astimezone(_ZONE), COURSE_TIME_ZONE
+    except OverflowError:  # 31/12/9999 23:59 UTC, the « never » of many tools: year 10000 here
+        pass
     text = local.strftime("%d/%m/%Y %H:%M:%S" if local.second else "%d/%m/%Y %H:%M")
-    return f"{text} ({COURSE_TIME_ZONE})" if with_zone else text
+    return f"{text} ({zone})" if with_zone else text
 
 
 def french_day(iso: str) -> str:

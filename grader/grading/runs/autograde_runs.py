@@ -90,16 +90,20 @@ def merge_gradebook(main_url: str, worker_url: str, assignment: str, students: l
             gb.update_or_create_submission(
                 assignment, student, timestamp=wsub.timestamp, extension=wsub.extension
             )
+            # what autograde writes; a grade, a comment or a flag given in formgrader while the
+            # workers ran stays (their copies hold what the gradebook held when they started)
             for wnb in wsub.notebooks:
                 nb = gb.find_submission_notebook(wnb.name, assignment, student)
-                copy(wnb, nb, "flagged", "late_submission_penalty")
+                copy(wnb, nb, "late_submission_penalty")
                 for wgrade in wnb.grades:
                     grade = gb.find_grade(wgrade.name, wnb.name, assignment, student)
-                    scores = ("auto_score", "manual_score", "extra_credit", "needs_manual_grade")
-                    copy(wgrade, grade, *scores)
+                    copy(wgrade, grade, "auto_score")
+                    by_hand = ("manual_score", "extra_credit")
+                    if all(getattr(grade, n) == getattr(wgrade, n) for n in by_hand):
+                        copy(wgrade, grade, "needs_manual_grade")  # not graded by hand since
                 for wcomment in wnb.comments:
                     comment = gb.find_comment(wcomment.name, wnb.name, assignment, student)
-                    copy(wcomment, comment, "auto_comment", "manual_comment")
+                    copy(wcomment, comment, "auto_comment")
             gb.db.commit()
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
+from ..classroom.gradebook import gradebook_rows
 from ..classroom.paths import CourseDirs
 from ..french.french_format import seconds_text
 from .nbgrader_log import Outcomes
@@ -115,10 +116,26 @@ def changed_submissions(dirs: CourseDirs, assignment: str, students: Sequence[st
     return changed
 
 
+# the automatic tests (code grade cells that are no answer) left without a score: a run stopped
+# (Ctrl-C, a reboot) after nbgrader wrote the graded copy and before it saved the grades
+_UNSCORED = (
+    "SELECT DISTINCT sa.student_id, a.name FROM grade g "
+    "JOIN grade_cells gc ON gc.id = g.cell_id JOIN base_cell c ON c.id = gc.id "
+    "JOIN submitted_notebook sn ON sn.id = g.notebook_id "
+    "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
+    "JOIN assignment a ON a.id = sa.assignment_id "
+    "WHERE gc.cell_type = 'code' AND g.auto_score IS NULL AND NOT EXISTS (SELECT 1 FROM "
+    "solution_cells s JOIN base_cell sc ON sc.id = s.id "
+    "WHERE sc.name = c.name AND sc.notebook_id = c.notebook_id)"
+)
+
+
 def missing_from_gradebook(db_url: str, assignment: str, outcomes: Outcomes) -> dict[str, str]:
-    """Every graded or skipped student must have a submission in the gradebook: a graded one
-    without fails; a skipped one without (a gradebook replaced or restored) is out of date."""
+    """Every graded or skipped student must have a submission in the gradebook, its automatic
+    tests scored: a graded one without fails; a skipped one without (a gradebook replaced or
+    restored, a run interrupted while grading them) is out of date."""
     missing: dict[str, str] = {}
+    unscored = {s for s, a in gradebook_rows(db_url, _UNSCORED) or [] if a == assignment}
     with Gradebook(db_url) as gb:
         for student in [*outcomes.done, *outcomes.skipped]:
             try:
@@ -129,4 +146,10 @@ def missing_from_gradebook(db_url: str, assignment: str, outcomes: Outcomes) -> 
                     outcomes.failed[student] = "noté, mais absent du carnet de notes"
                 else:
                     missing[student] = "copie notée présente, mais aucune note au carnet de notes"
+                continue
+            if student in unscored and student in outcomes.skipped:
+                missing[student] = (
+                    "notation interrompue (Ctrl-C, arrêt de la machine)\u00a0: tests "
+                    "automatiques sans note"
+                )
     return missing

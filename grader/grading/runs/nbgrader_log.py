@@ -10,7 +10,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["LOG_RECORD", "LogWatcher", "Outcomes"]
+from ..classroom.ids import shown
+
+__all__ = ["LOG_RECORD", "UNREADABLE", "LogWatcher", "Outcomes"]
 
 # nbgrader issue 1961: harmless, logged for each locked cell whose hidden tests the release
 # notebook does not carry (nbgrader puts them back from the gradebook).
@@ -22,6 +24,16 @@ _SUMMARY = re.compile(
 )
 _STUDENT_ID = re.compile(r"student with ID '(?P<s>[^']+)'")
 _QUALIFIED = re.compile(r"^(?:[A-Za-z_][\w]*\.)+(?=[A-Za-z_]\w*(?:Error|Exception)\b)")
+# what reading a notebook that is no notebook raises (a number in a cell's source, nbformat 5,
+# nesting deeper than json goes, a JSON array): its text is nbformat's, quoting the student's
+_UNREADABLE = re.compile(
+    r"^(?:NBFormatError|NotJSONError|ValidationError|JSONDecodeError|UnicodeDecodeError|"
+    r"TypeError|AttributeError|KeyError|IndexError|ValueError|RecursionError)\b"
+)
+UNREADABLE = (
+    "notebook illisible (abîmé, ou écrit ailleurs que dans Jupyter)\u00a0: demandez à l'élève "
+    "de le rendre de nouveau depuis JupyterLab\u00a0; le détail est dans le journal"
+)
 
 DONE, SKIPPED, FAILED = "done", "skipped", "failed"
 
@@ -69,6 +81,7 @@ class LogWatcher:
 
     def _decide(self, student: str, kind: str, reason: str = "") -> None:
         out = self.outcomes
+        reason = shown(reason)  # nbgrader's text may quote the notebook's: no escape sequence
         if kind == FAILED and student in out.done:  # an error after a student's end fails it
             out.done.remove(student)
         elif student in out.decided():
@@ -85,7 +98,9 @@ class LogWatcher:
         lines = [line.strip() for line in self._error or [] if line.strip()]
         self._error = None
         if self._needs_reason and len(lines) > 1 and lines[0].startswith("Traceback"):
-            self.outcomes.failed[self._needs_reason] = _QUALIFIED.sub("", lines[-1])
+            reason = _QUALIFIED.sub("", lines[-1])
+            reason = UNREADABLE if _UNREADABLE.match(reason) else shown(reason)
+            self.outcomes.failed[self._needs_reason] = reason
             self._needs_reason = None
 
     def feed(self, line: str) -> None:
