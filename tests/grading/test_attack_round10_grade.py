@@ -220,9 +220,6 @@ def test_the_late_penalty_counts_the_hand_graded_written_answer(course):
 # --- an answer cell of several megabytes in the pages the teacher opens ---------------------------
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the graded copy keeps a cell past the grading's limit whole; not fixed yet"
-)
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_a_huge_answer_cell_keeps_make_feedback_in_time_and_its_page_small(course):

@@ -17,6 +17,7 @@ __all__ = [
     "collation_key",
     "french_datetime",
     "french_day",
+    "french_integer",
     "french_score",
     "points_text",
     "seconds_text",
@@ -56,6 +57,11 @@ def french_day(iso: str) -> str:
     """``2026-12-04`` as a French reader writes it: ``04/12/2026`` (anything else as it is)."""
     parts = iso.split("-")
     return "/".join(reversed(parts)) if len(parts) == 3 else iso
+
+
+def french_integer(value: int) -> str:
+    """A count the French way: ``6\u00a0300\u00a0000`` (thousands apart, no-break spaces)."""
+    return f"{value:,}".replace(",", "\u00a0")
 
 
 def points_text(value: float) -> str:

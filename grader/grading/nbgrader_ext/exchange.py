@@ -41,6 +41,7 @@ from ..classroom.class_places import DEPOSITED_BY
 from ..classroom.gradebook import gradebook_rows, sqlite_path
 from ..classroom.ids import id_problem, normalize_id, quoted, shown
 from ..classroom.paths import QUARANTINE
+from ..french.french_format import french_integer
 from ..french.system_reason import french_reason
 from ..privacy.erasure_register import class_registers, erased_problem
 from .confined_copy import (
@@ -162,9 +163,7 @@ def depositors(path: Path) -> list[str]:
 # a RecursionError (os.fwalk recurses per level on Python 3.11) or minutes of listing
 _MAX_DEPTH = 32
 _MAX_ENTRIES = 10_000
-_TOO_MANY = f"le dossier contient plus de {_MAX_ENTRIES:,} fichiers et dossiers".replace(
-    ",", "\u00a0"
-)
+_TOO_MANY = f"le dossier contient plus de {french_integer(_MAX_ENTRIES)} fichiers et dossiers"
 
 
 class _TooBig(Exception):

@@ -23,7 +23,10 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
+from course.labo.evaluate import MAX_CELL_CHARS
 from course.labo.tp_notebook import ANSWER_GRADE_ID
+
+from ..french.french_format import french_integer
 
 __all__ = [
     "TemplateMissing",
@@ -158,7 +161,17 @@ def rebuild(
             cell.source = _written(cells, template, cell)
     used = {(c.cell_type, c.source) for c in nb.cells}
     dropped = sum(1 for c in cells if (c.get("cell_type"), _text(c)) not in used)
+    for cell in (c for c in nb.cells if len(c.source) > MAX_CELL_CHARS):
+        cell.source = _cut(cell.source, "# " if cell.cell_type == "code" else "")
     return Rebuilt(nb=nb, answer_found=found, note=note[:MAX_NOTE], dropped=dropped)
+
+
+def _cut(source: str, comment: str) -> str:
+    """A cell past the grading's limit (graded 0, « cellule trop longue »), as the graded copy
+    keeps it: its start, still past the limit, so that a page an instructor opens stays light."""
+    left = french_integer(len(source) - MAX_CELL_CHARS)
+    cut = f"[… {left}\u00a0caractères coupés\u00a0: cellule trop longue]"
+    return f"{source[:MAX_CELL_CHARS]}\n{comment}{cut}"
 
 
 def read_template(path: Path) -> NotebookNode:

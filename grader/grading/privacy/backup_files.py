@@ -9,6 +9,8 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..french.french_format import french_integer
+
 __all__ = ["GRADEBOOK", "RETENTION_DAYS", "ROSTER", "backups_in", "retention_days"]
 
 # names carry their UTC time (sauvegarde-20250314-180000.tar.gz): retention reads it, not mtime
@@ -27,7 +29,7 @@ def retention_days(text: str) -> float:
     except ValueError:
         days = math.nan
     if not 0 <= days <= RETENTION_MAX_DAYS:  # nan fails it too
-        limit = f"{RETENTION_MAX_DAYS:,}".replace(",", "\u00a0")
+        limit = french_integer(RETENTION_MAX_DAYS)
         raise argparse.ArgumentTypeError(
             f"un nombre de jours de 0 à {limit} est attendu, pas «\u00a0{text}\u00a0»"
         )

@@ -8,7 +8,7 @@ import nbformat
 import pytest
 from grading.nbgrader_ext.hooks import RebuildFromRelease
 from grading.nbgrader_ext.release import TemplateMissing, defines_answer, read_template, rebuild
-from grading.samples import build_carnet, carnets, samples
+from grading.samples import build_carnet, build_submission, carnets, samples
 from helpers import REPO
 
 RELEASE = REPO / "notebooks" / "oublier" / "oublier.ipynb"
@@ -72,3 +72,19 @@ def test_a_notebook_of_the_lab_without_a_release_is_refused(tmp_path):
 
     with pytest.raises(TemplateMissing, match="Notebook de référence introuvable"):
         RebuildFromRelease(config=Config(config)).preprocess(nb, resources)
+
+
+def test_a_cell_past_the_grading_s_limit_is_cut_in_the_graded_copy_and_still_refused():
+    """Attack round 10: a 6.4 MB answer cell, kept whole, made make feedback take 100 s and
+    formgrader's page 120 s. Its start is kept, still past the limit: graded 0 all the same."""
+    from course.labo.evaluate import MAX_CELL_CHARS, _analyse
+
+    answer = samples(REPO)["complete_vacuum"] + "\nDONNEES = [\n" + "    1,\n" * 400_000 + "]\n"
+    nb = nbformat.reads(nbformat.writes(build_submission(RELEASE, answer)), as_version=4)
+    cell = next(c for c in rebuild(nb, read_template(RELEASE)).nb.cells if c.id == "oublier")
+    assert MAX_CELL_CHARS < len(cell.source) < MAX_CELL_CHARS + 200
+    assert cell.source.startswith(answer[:MAX_CELL_CHARS])
+    whole = next(c for c in nb.cells if c.id == "oublier").source
+    left = f"{len(whole) - MAX_CELL_CHARS:,}".replace(",", "\u00a0")
+    assert cell.source.endswith(f"# [… {left}\u00a0caractères coupés\u00a0: cellule trop longue]")
+    assert _analyse(cell.source)[1].error.message == "cellule trop longue"
