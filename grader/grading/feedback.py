@@ -12,11 +12,14 @@ import time
 from contextlib import suppress
 from pathlib import Path
 
+from nbgrader.api import Gradebook
+
 from .classroom.gradebook import gradebook_problem, gradebook_rows
-from .classroom.paths import CourseDirs, course_dirs
+from .classroom.paths import CourseDirs, course_dirs, load_config
 from .french.french_args import FrenchParser
 from .french.french_format import seconds_text
 from .french.system_reason import GradingError, french_message
+from .nbgrader_ext.late_penalty import refresh_penalties
 from .privacy.erasure_register import write_private
 from .runs.nbgrader_log import LogWatcher
 from .runs.nbgrader_run import ProgressBar, run_logged
@@ -92,6 +95,8 @@ def generate_feedback(
             f"Aucune copie notée de « {assignment} » dans {dirs.autograded}\u00a0: lancez "
             "d'abord make grade."
         )
+    with Gradebook(dirs.db_url) as gradebook:  # the late rule on the hand grades given since
+        refresh_penalties(gradebook, load_config(dirs.grader_dir))
     shown = grades_shown(dirs.db_url, assignment)
     stale = [] if force else stale_feedback(dirs, assignment, students, shown)
     more = ["--force"] if (force or stale) and "--force" not in extra_args else []

@@ -33,6 +33,7 @@ from .french.french_csv import french_csv_bytes
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
 from .french.system_reason import french_message
 from .nbgrader_ext.criterion_titles import criterion_number, criterion_title
+from .nbgrader_ext.late_penalty import refresh_penalties
 from .privacy.backup_files import RETENTION_DAYS
 from .privacy.learner_places import EXPORT_CARD, Context, ErasureError, Setup, roster_students
 
@@ -203,6 +204,8 @@ def export_learner(
     dirs = ctx.dirs
     if why := gradebook_problem(dirs):  # else « 0 devoir(s) », an incomplete answer
         raise ExportRefused(f"Aucune donnée exportée\u00a0: {why}.")
+    with Gradebook(dirs.db_url) as gradebook:  # the late rule on the hand grades given since
+        refresh_penalties(gradebook, ctx.config)
     record, submissions = _gradebook_rows(dirs.db_url, sid)
     line = next((s for s in roster_students(roster) if s.id == sid), None)
     # every folder of theirs per place: one per Unicode form of their id (NFC, a Mac's NFD)

@@ -38,7 +38,7 @@ from .french.french_format import collation_key, french_datetime, french_score, 
 from .french.system_reason import french_message
 from .nbgrader_ext.criterion_titles import criterion_number, criterion_title, ordered_criteria
 from .nbgrader_ext.hooks import LABS
-from .nbgrader_ext.late_penalty import rule_of_config
+from .nbgrader_ext.late_penalty import refresh_penalties, rule_of_config
 from .nbgrader_ext.outcome_record import read_record
 from .nbgrader_ext.safe_export import SafeCsvExport
 from .runs.manual_grades import pending_hand_grades
@@ -375,6 +375,7 @@ class ClassReport(ExportPlugin):
     """``nbgrader export --exporter=grading.report.ClassReport``; ``--to``: the report's folder."""
 
     def export(self, gradebook: Gradebook) -> None:
+        refresh_penalties(gradebook, self.config)
         assignments = [str(a) for a in self.assignment] or [a.name for a in gradebook.assignments]
         coursedir = getattr(self.parent, "coursedir", None)
         autograded = coursedir and Path(coursedir.root) / coursedir.autograded_directory

@@ -184,10 +184,6 @@ def test_a_hand_grade_given_during_a_parallel_regrade_is_not_erased(course):
 # --- the late rule once the written answer is graded by hand --------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nbgrader computes the late penalty at autograde time, before any hand grade",
-)
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_the_late_penalty_counts_the_hand_graded_written_answer(course):

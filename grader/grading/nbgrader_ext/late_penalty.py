@@ -10,13 +10,21 @@ from __future__ import annotations
 
 import math
 
+from nbgrader.api import Gradebook
 from nbgrader.plugins import LateSubmissionPlugin
+from nbgrader.preprocessors import AssignLatePenalties
 from traitlets import Float
 from traitlets.config import Config
 
 from course.labo.french_number import french_number
 
-__all__ = ["DEFAULT_POINTS_PER_DAY", "PointsPerDayLate", "rule", "rule_of_config"]
+__all__ = [
+    "DEFAULT_POINTS_PER_DAY",
+    "PointsPerDayLate",
+    "refresh_penalties",
+    "rule",
+    "rule_of_config",
+]
 
 DEFAULT_POINTS_PER_DAY = 1.0
 
@@ -64,3 +72,28 @@ class PointsPerDayLate(LateSubmissionPlugin):
             student_id,
         )
         return penalty
+
+
+def refresh_penalties(gradebook: Gradebook, config: Config) -> list[str]:
+    """The configured rule applied again to each late submission with its score now: nbgrader
+    applies it when it grades, before any hand grade (3 days late, code 0, the written answer
+    graded 2 by hand in formgrader: 2 / 12 kept, where the rule gives 0). Called by every
+    command that shows a score (export, report, feedback, a learner's data); the students whose
+    penalty changed."""
+    assign = AssignLatePenalties(config=config)
+    assign.init_plugin()
+    changed = []
+    for assignment in gradebook.assignments:
+        for sub in (s for s in assignment.submissions if (s.total_seconds_late or 0) > 0):
+            for nb in sub.notebooks:
+                penalty = assign.plugin_inst.late_submission_penalty(
+                    sub.student.id, nb.score, sub.total_seconds_late
+                )
+                if penalty is not None:  # as nbgrader keeps it: from 0 to the score
+                    penalty = min(max(penalty, 0), nb.score)
+                if penalty != nb.late_submission_penalty:
+                    nb.late_submission_penalty = penalty
+                    changed.append(sub.student.id)
+    if changed:
+        gradebook.db.commit()
+    return changed

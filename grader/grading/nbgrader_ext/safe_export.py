@@ -10,6 +10,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins import CsvExportPlugin
 
 from ..french.csv_safe import EXPORT_KEYS, LINE_END, neutralise
+from .late_penalty import refresh_penalties
 
 __all__ = ["SafeCsvExport"]
 
@@ -42,6 +43,7 @@ class SafeCsvExport(CsvExportPlugin):
         return rows
 
     def export(self, gradebook: Gradebook) -> None:
+        refresh_penalties(gradebook, self.config)
         dest = self.to or "grades.csv"
         self.log.info("Exporting grades to %s", dest)
         with open(dest, "w", newline="", encoding="utf-8") as fh:
