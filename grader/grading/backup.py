@@ -42,7 +42,7 @@ from .classroom.gradebook import (
     server_name,
     sqlite_copy,
 )
-from .classroom.ids import RosterError, normalize_id, quoted, read_roster
+from .classroom.ids import RosterError, normalize_id, quoted, read_roster, shown
 from .classroom.paths import CourseDirs, files_under
 from .erase_learner import erase
 from .french.french_args import FrenchParser
@@ -65,6 +65,7 @@ __all__ = ["BackupError", "backup", "main", "purge", "restore"]
 
 HUB_DB = "hub/jupyterhub.sqlite"
 MANIFEST = "manifest.json"
+FORMAT = 1  # the manifest's "format": what this code writes and reads
 REGISTER_PART = "effacements"  # the register of erased learners and its key, in a backup
 REFUSED = "Sauvegarde refusée, rien n'a été écrit\u00a0: "
 NOT_RESTORED = "Restauration refusée, rien n'a été écrit\u00a0: "
@@ -318,7 +319,12 @@ def backup(
                 with suppress(GradebookError):  # confirmed: an unreadable gradebook kept as it was
                     held = gradebook_counts(snapshot)
             counts = Counter(name.partition("/")[0] for name in files)  # files per member or part
-            manifest = {"format": 1, "gradebook": held, "created": now.isoformat(), "files": files}
+            manifest = {
+                "format": FORMAT,
+                "gradebook": held,
+                "created": now.isoformat(),
+                "files": files,
+            }
             manifest["left_out"] = left_out
             add(MANIFEST, json.dumps(manifest, indent=1, sort_keys=True).encode())
         os.replace(tmp, path)
@@ -372,6 +378,12 @@ def _read_archive(
         expected = {str(k): str(v) for k, v in manifest["files"].items()}
     except (ValueError, KeyError, TypeError, AttributeError):
         raise BackupError(f"{archive.name}\u00a0: manifeste illisible ({MANIFEST}).") from None
+    if manifest.get("format") != FORMAT:  # a later course's: its parts may mean other things
+        raise BackupError(
+            f"{archive.name}\u00a0: sauvegarde au format {shown(str(manifest.get('format')))}, "
+            f"cette version du cours lit le format {FORMAT}\u00a0: restaurez-la avec la version "
+            "du cours qui l'a faite."
+        )
     del digests[MANIFEST]
     if set(expected) != set(digests):
         raise BackupError(f"{archive.name}\u00a0: fichiers manquants ou en trop (manifeste).")

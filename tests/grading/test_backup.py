@@ -239,6 +239,26 @@ def test_retention_keeps_recent_backups_only(course, tmp_path):
     assert (folder / "notes-a-garder.tar.gz").exists()
 
 
+def test_a_backup_of_another_format_is_refused_in_french(course, tmp_path):
+    """Attack round 10: the manifest's format was never read, so a later course's backup, whose
+    parts may mean other things, would be restored as this one's. Refused, nothing written."""
+    from grading.backup import BackupError
+
+    path, _, _ = backup(tmp_path / "sauv", grader_dir=course)
+    later = tmp_path / "sauv" / "sauvegarde-20991231-000000.tar.gz"
+    with tarfile.open(path) as old, tarfile.open(later, "w:gz") as new:
+        for info in old:
+            data = old.extractfile(info).read()
+            if info.name == "manifest.json":
+                data = json.dumps({**json.loads(data), "format": 2}).encode()
+                info.size = len(data)
+            new.addfile(info, io.BytesIO(data))
+    fresh = copy_course(tmp_path / "neuf")
+    with pytest.raises(BackupError, match="sauvegarde au format 2, cette version du cours lit"):
+        restore(later, grader_dir=fresh, confirm=True)
+    assert not (fresh / "gradebook.db").exists()
+
+
 def test_graded_copies_not_whole_in_the_gradebook_are_left_out(graded_class, tmp_path):
     """A copy written after the gradebook copy began, or whose grades are not all in it, is
     left out with its feedback and named; a link planted in a graded folder is not followed."""
