@@ -15,6 +15,7 @@ from .paths import CourseDirs
 
 __all__ = [
     "DEPOSITED_BY",
+    "FAILURES_FILE",
     "quarantined_for",
     "BACKED_UP",
     "PER_LEARNER",
@@ -92,6 +93,9 @@ def registered_ids(dirs: CourseDirs, roster_ids: Iterable[str] = ()) -> set[str]
 
 
 DEPOSITED_BY = "DEPOSE_PAR.txt"  # in a set-aside copy: who owned its files in the exchange
+# beside the gradebook: the submissions make grade saw fail, by id (runs.known_failures); the
+# erasure cleans it as a log
+FAILURES_FILE = "echecs-autograde.json"
 
 
 def quarantined_for(quarantine: Path, sid: str, *, authored: bool = False) -> list[Path]:

@@ -32,7 +32,14 @@ from pathlib import Path, PurePosixPath
 
 from nbgrader.utils import notebook_hash
 
-from ..classroom.class_places import PER_LEARNER, PLACES, learner_ids, own_folders, quarantined_for
+from ..classroom.class_places import (
+    FAILURES_FILE,
+    PER_LEARNER,
+    PLACES,
+    learner_ids,
+    own_folders,
+    quarantined_for,
+)
 from ..classroom.gradebook import (
     STUDENTS,
     GradebookError,
@@ -54,7 +61,6 @@ from ..classroom.paths import DEMO_FOLDER, course_dirs, files_under, is_demo, lo
 from ..classroom.schema_stamp import stamp_in_process
 from ..french.french_format import french_datetime
 from ..french.system_reason import french_reason
-from ..runs.known_failures import FILE_NAME as FAILURES_FILE
 from . import packed
 from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
 from .course_files import LIST, course_digests, course_folders, course_history, course_names, digest

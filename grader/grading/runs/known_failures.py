@@ -13,12 +13,13 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..classroom.class_places import FAILURES_FILE
 from ..classroom.paths import files_under
 from ..french.french_format import seconds_text
 
 __all__ = ["FILE_NAME", "RETRY_AFTER", "fingerprint", "record", "recent"]
 
-FILE_NAME = "echecs-autograde.json"
+FILE_NAME = FAILURES_FILE
 RETRY_AFTER = 60.0  # seconds
 _MAX_REASON = 300
 
