@@ -44,8 +44,8 @@ _MESSAGES: list[tuple[str, str]] = [
     (r"argument\s(.+?):\snot\sallowed\swith\sargument\s(.*)", "l'option {0} ne va pas avec {1}"),
     (r"ambiguous\soption:\s(.+?)\scould\smatch\s(.*)", "option ambiguë {0}\u00a0: {1}\u00a0?"),
     (r"one\sof\sthe\sarguments\s(.*)\sis\srequired", "il faut l'une des options {0}"),
-    # a type's own refusal (argparse.ArgumentTypeError), already in French
-    (r"argument\s(-[^:]+?):\s(.*)", "option {0}\u00a0: {1}"),
+    # a type's own refusal (argparse.ArgumentTypeError), already in French: « attend … »
+    (r"argument\s(-[^:]+?):\s(attend\s.*)", "l'option {0} {1}"),
 ]
 
 

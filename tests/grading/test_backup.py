@@ -52,12 +52,13 @@ def _export(grader, name: str = "export.csv") -> bytes:
 
 def _export_here(grader) -> bytes:
     """What ``nbgrader export`` writes (``ExportApp.start``: the configured plugin on the
-    course's gradebook, opened by nbgrader's ``Gradebook``), made in this process: the same
-    bytes without starting nbgrader (about 4 s of CPU each); nothing written in the course."""
+    course's gradebook, opened by nbgrader's ``Gradebook``, the course's late rule applied
+    again as it does), made in this process: the same bytes without starting nbgrader (about
+    4 s of CPU each); nothing written in the course but what the export itself writes."""
     config = load_config(grader)
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "export.csv"
-        plugin = import_item(config.ExportApp.plugin_class)(to=str(out))
+        plugin = import_item(config.ExportApp.plugin_class)(to=str(out), config=config)
         with Gradebook(course_dirs(grader).db_url, config.CourseDirectory.course_id) as gb:
             plugin.export(gb)
         return out.read_bytes()

@@ -304,6 +304,7 @@ def test_erase_with_control(classe, tmp_path):
         "grader/rapport/autograde.log",  # ben's mentions replaced, the rest as it was
         "grader/rapport/feedback.log",
         "grader/sauvegardes/effacements.json",  # there since the backup (empty), ben added
+        "grader/effacements.json",  # the class's, there since the backup too: one key
     }
     for name, data in everything.items():
         if name in rewritten:

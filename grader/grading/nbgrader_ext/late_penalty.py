@@ -80,6 +80,8 @@ def refresh_penalties(gradebook: Gradebook, config: Config) -> list[str]:
     graded 2 by hand in formgrader: 2 / 12 kept, where the rule gives 0). Called by every
     command that shows a score (export, report, feedback, a learner's data); the students whose
     penalty changed."""
+    if "plugin_class" not in config.get("AssignLatePenalties", {}):
+        return []  # no rule configured here (a bare plugin): the penalties stay as graded
     assign = AssignLatePenalties(config=config)
     assign.init_plugin()
     changed = []

@@ -4,7 +4,6 @@ backups, apart from the machinery that makes and restores them (``grading.backup
 from __future__ import annotations
 
 import argparse
-import math
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,11 +26,11 @@ def retention_days(text: str) -> float:
     try:
         days = float(text.replace(",", "."))
     except ValueError:
-        days = math.nan
+        raise argparse.ArgumentTypeError(f"attend un nombre, pas «\u00a0{text}\u00a0»") from None
     if not 0 <= days <= RETENTION_MAX_DAYS:  # nan fails it too
         limit = french_integer(RETENTION_MAX_DAYS)
         raise argparse.ArgumentTypeError(
-            f"un nombre de jours de 0 à {limit} est attendu, pas «\u00a0{text}\u00a0»"
+            f"attend un nombre de jours de 0 à {limit}, pas «\u00a0{text}\u00a0»"
         )
     return days
 

@@ -295,18 +295,22 @@ def _entity_forms(text: str) -> set[str]:  # named, decimal and hexadecimal enti
 
 def _variants(forms: list[str], typed: bool = True) -> set[str]:
     """Each form as a file holds it: NFC, NFD, any case, JSON escapes, HTML entities; `typed`, a
-    full name also as people type it (not in a SQLite row, which holds it as registered)."""
+    full name also as people type it (’ for ', no hyphen, a no-break space), in any case and
+    as JSON escapes it: its HTML entities too would make each erasure twice as slow."""
     variants: set[str] = set()
     for given in (f for f in dict.fromkeys(forms) if f and len(f) >= 2):
-        spelt = {given}
-        if typed and " " in given:  # ’ for ', no hyphen, a no-break space
-            spelt |= {given.replace("'", "\u2019"), given.replace("\u2019", "'")}
+        spelt = set()
+        if typed and " " in given:
+            spelt = {given.replace("'", "\u2019"), given.replace("\u2019", "'")}
             spelt |= {form.replace("-", " ") for form in spelt}
             spelt |= {form.replace(" ", "\u00a0") for form in spelt}
-        for form, nf in ((form, nf) for form in spelt for nf in ("NFC", "NFD")):
-            base = unicodedata.normalize(nf, form)
+        for nf in ("NFC", "NFD"):
+            base = unicodedata.normalize(nf, given)
             for cased in {base, base.lower(), base.upper(), base.title()}:
                 variants |= {cased, json.dumps(cased)[1:-1], *_entity_forms(cased)}
+            for form in (unicodedata.normalize(nf, f) for f in spelt - {given}):
+                cased = {form, form.lower(), form.upper(), form.title()}
+                variants |= cased | {json.dumps(c)[1:-1] for c in cased}
     return variants
 
 
