@@ -239,11 +239,11 @@ def backup(
     (BackupError) when it would hold less than the last one, unless `confirm`."""
     dirs, gradebook, folders = _dirs(grader_dir)
     dest_dir = dest_dir or dirs.backups
+    if not confirm:
+        _check_gradebook(gradebook, dest_dir, {} if damaged is None else damaged)
     # one key for the class and this folder from the first backup on: an erasure recorded beside
     # the gradebook is then merged into the folder's register by the next backup
     start_register(Register(gradebook.parent), [Register(dest_dir)])
-    if not confirm:
-        _check_gradebook(gradebook, dest_dir, {} if damaged is None else damaged)
     dest_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(dest_dir, 0o700)  # names, e-mails, grades: the instructor's eyes only
     now = datetime.now(UTC)
