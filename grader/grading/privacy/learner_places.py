@@ -315,7 +315,10 @@ def _variants(forms: list[str], typed: bool = True) -> set[str]:
 
 
 def _alternation(variants: set[str]) -> bytes:
-    return b"|".join(re.escape(v.encode()) for v in sorted(variants, key=len, reverse=True))
+    """The variants as one alternation, longest first; every pattern built of it ignores ASCII
+    case, so one spelling per ASCII case is kept (a quarter of them: each costs every search)."""
+    kept = {v.encode().lower(): v.encode() for v in sorted(variants)}
+    return b"|".join(re.escape(v) for v in sorted(kept.values(), key=lambda v: (-len(v), v)))
 
 
 @dataclass(frozen=True)
