@@ -101,6 +101,21 @@ def grading(
     return run_tool(grader, python, "-m", f"grading.{module}", *args, bin_dir=bin_dir)
 
 
+def start_grading(grader: Path, module: str, *args: str) -> subprocess.Popen:
+    """``python -m grading.<module>`` started as `grading` starts it, left running: its own
+    process group (a test sends it Ctrl-C or kills it whole), its output in pipes, as text."""
+    return subprocess.Popen(
+        [str(BIN / "python"), "-m", f"grading.{module}", *args],
+        cwd=grader,
+        env=tool_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+
+
 def register(grader: Path, *students: str, last_names: dict[str, str] | None = None) -> None:
     """Register `students` in the course's gradebook: a test's set-up, not what it checks
     (``make students`` and ``nbgrader db student`` have their own tests). Written with nbgrader's

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from course.labo.sandbox import sandbox_problem
 
+from .classroom.class_lock import class_lock
 from .classroom.gradebook import gradebook_problem, sqlite_path
 from .classroom.ids import normalize_id, quoted
 from .classroom.paths import CourseDirs, course_dirs
@@ -166,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.jobs < 1:
         parser.fail("--jobs doit valoir au moins 1", usage=True)
     try:
-        summary = autograde(**vars(args), extra_args=tuple(extra))  # its options are its params
+        with class_lock(args.grader_dir, "make grade"):
+            summary = autograde(**vars(args), extra_args=tuple(extra))  # options are its params
     except FileNotFoundError as exc:
         parser.fail(french_message(exc))
     except GradingError as exc:

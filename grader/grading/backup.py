@@ -34,6 +34,7 @@ from pathlib import Path
 
 from course.labo.french_number import french_number
 
+from .classroom.class_lock import class_lock
 from .classroom.class_places import BACKED_UP, learner_ids
 from .classroom.gradebook import (
     GradebookError,
@@ -46,7 +47,7 @@ from .classroom.ids import RosterError, normalize_id, quoted, read_roster, shown
 from .classroom.paths import CourseDirs, files_under
 from .erase_learner import erase
 from .french.french_args import FrenchParser
-from .french.system_reason import french_message, french_reason
+from .french.system_reason import GradingError, french_message, french_reason
 from .privacy.backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in, retention_days
 from .privacy.erasure_register import (
     KEY_NAME,
@@ -663,15 +664,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "restaurer":
-            counts, erased = restore(
-                args.archive,
-                args.eleves,
-                args.hub_db,
-                args.grader_dir,
-                set(args.reinscrire),
-                args.registre,
-                args.confirmer,
-            )
+            with class_lock(args.grader_dir, "make restauration"):
+                counts, erased = restore(
+                    args.archive,
+                    args.eleves,
+                    args.hub_db,
+                    args.grader_dir,
+                    set(args.reinscrire),
+                    args.registre,
+                    args.confirmer,
+                )
             print(f"Restauré depuis {args.archive.name}\u00a0: {_summary(counts)}.")
             return _say_erased(erased)
         folder = args.dossier or _dirs(args.grader_dir)[0].backups
@@ -707,7 +709,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         if passed or damaged:
             return 1
-    except (BackupError, FileNotFoundError) as exc:
+    except (BackupError, GradingError, FileNotFoundError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
     return 0

@@ -176,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         "et dit en français ce qui a été ramassé, remplacé ou mis de côté. Les autres options "
         "vont à nbgrader (--update, --student=…).",
         collect,
+        "make collect",
     )
 
 

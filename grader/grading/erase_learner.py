@@ -24,13 +24,14 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
+from .classroom.class_lock import class_lock
 from .classroom.class_places import own_folders, registered_ids
 from .classroom.ids import normalize_id, quoted, read_roster
 from .classroom.kept_columns import read_table, restore_hand_edits
 from .french.french_args import FrenchParser
 from .french.french_csv import EXPORT_NAME, write_export
 from .french.french_format import french_day
-from .french.system_reason import french_message
+from .french.system_reason import GradingError, french_message
 from .nbgrader_ext.late_penalty import rule_of_config
 from .nbgrader_ext.safe_export import SafeCsvExport
 from .privacy import learner_places as places
@@ -437,8 +438,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"Liste des élèves introuvable\u00a0: {args.roster}. Rien n'a été effacé "
                 "(sans elle, sa ligne resterait dans la liste)."
             )
-        result = erase(args.student_id, setup, args.confirmer, args.temoin)
-    except (ErasureError, FileNotFoundError) as exc:
+        places.checked_id(args.student_id)  # a path or a control character: before any folder
+        with class_lock(args.grader_dir, "make oublier-eleve"):
+            result = erase(args.student_id, setup, args.confirmer, args.temoin)
+    except (ErasureError, GradingError, FileNotFoundError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
     before, control = result.before, result.control_before

@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_grader_dir()
     args = parser.parse_args(argv)
-    return finish(parser, lambda: export(args.grader_dir))
+    return finish(parser, lambda: export(args.grader_dir), "make export", args.grader_dir)
 
 
 if __name__ == "__main__":

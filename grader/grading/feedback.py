@@ -14,6 +14,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
+from .classroom.class_lock import class_lock
 from .classroom.gradebook import gradebook_problem, gradebook_rows
 from .classroom.paths import CourseDirs, course_dirs, load_config
 from .french.french_args import FrenchParser
@@ -147,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_grader_dir()
     args, more = parser.parse_known_args(argv)  # more: nbgrader's
     try:
-        lines, status = generate_feedback(args.assignment, args.grader_dir, tuple(more), args.force)
+        with class_lock(args.grader_dir, "make feedback"):
+            run = generate_feedback(args.assignment, args.grader_dir, tuple(more), args.force)
+        lines, status = run
     except FileNotFoundError as exc:
         parser.fail(french_message(exc))
     except GradingError as exc:

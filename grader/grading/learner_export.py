@@ -24,6 +24,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
+from .classroom.class_lock import class_lock
 from .classroom.class_places import PER_LEARNER, own_folders, quarantined_for
 from .classroom.gradebook import gradebook_problem, sqlite_path
 from .classroom.ids import normalize_id, shown
@@ -31,7 +32,7 @@ from .classroom.paths import files_under, not_regular
 from .french.french_args import FrenchParser
 from .french.french_csv import french_csv_bytes
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
-from .french.system_reason import french_message
+from .french.system_reason import GradingError, french_message
 from .nbgrader_ext.criterion_titles import criterion_number, criterion_title
 from .nbgrader_ext.late_penalty import refresh_penalties
 from .privacy.backup_files import RETENTION_DAYS
@@ -313,8 +314,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_grader_dir()
     args = parser.parse_args(argv)
     try:
-        path, counts = export_learner(args.student_id, args.out, args.eleves, args.grader_dir)
-    except (ExportRefused, ErasureError, FileNotFoundError) as exc:
+        with class_lock(args.grader_dir, "make donnees-eleve"):
+            path, counts = export_learner(args.student_id, args.out, args.eleves, args.grader_dir)
+    except (ExportRefused, ErasureError, GradingError, FileNotFoundError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
     sid = normalize_id(args.student_id.strip())

@@ -49,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_assignment()
     parser.add_grader_dir()
     args = parser.parse_args(argv)
-    return finish(parser, lambda: rapport(args.assignment, args.grader_dir))
+    run = lambda: rapport(args.assignment, args.grader_dir)  # noqa: E731
+    return finish(parser, run, "make rapport", args.grader_dir)
 
 
 if __name__ == "__main__":

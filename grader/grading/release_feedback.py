@@ -86,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         "release_feedback) et dit en français à qui. Les autres options vont à nbgrader "
         "(--student=…).",
         release_feedback,
+        "make release-feedback",
     )
 
 

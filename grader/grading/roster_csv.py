@@ -12,6 +12,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
+from .classroom.class_lock import class_lock
 from .classroom.gradebook import gradebook_problem
 from .classroom.ids import Member, RosterError, decode_roster, normalize_id, parse_roster, quoted
 from .classroom.paths import course_dirs
@@ -122,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_grader_dir()
     args = parser.parse_args(argv)
     try:
-        lines, skipped = register(args.roster, args.grader_dir, set(args.reinscrire))
+        with class_lock(args.grader_dir, "make students"):
+            lines, skipped = register(args.roster, args.grader_dir, set(args.reinscrire))
     except RosterError as exc:
         for problem in exc.problems:
             print(f"✘ {problem}", file=sys.stderr)

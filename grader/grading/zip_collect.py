@@ -33,6 +33,7 @@ from zoneinfo import ZoneInfo
 
 from nbgrader.utils import parse_utc
 
+from .classroom.class_lock import class_lock
 from .classroom.gradebook import gradebook_problem, gradebook_rows
 from .classroom.ids import (
     closest,
@@ -46,7 +47,7 @@ from .classroom.ids import (
 from .classroom.paths import course_dirs, load_config
 from .french.french_args import FrenchParser
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
-from .french.system_reason import french_message, french_reason
+from .french.system_reason import GradingError, french_message, french_reason
 from .privacy.erasure_register import skip_erased
 from .privacy.packed import DAMAGED, UNOPENABLE, unopenable_reason
 from .runs.submitted_ids import expected_notebooks
@@ -447,8 +448,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     try:
-        report = zip_collect(args.assignment, args.grader_dir, args.undated)
-    except (FileNotFoundError, ValueError) as exc:
+        with class_lock(args.grader_dir, "make zip-collect"):
+            report = zip_collect(args.assignment, args.grader_dir, args.undated)
+    except (FileNotFoundError, ValueError, GradingError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
     print("\n".join(report.lines(args.assignment)))

@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from grading.samples import build_submission
-from grading_course import REPO, grading, register
+from grading_course import REPO, grading, register, start_grading
 
 
 def _notebook_json(grader: Path, sample: str = "complete_vacuum") -> dict:
@@ -64,20 +64,9 @@ def _interrupted_grading(grader: Path, student: str) -> None:
     while nbgrader grades `student`: its graded copy is written, its grades are not yet."""
     import os
     import signal
-    import subprocess
     import time
 
-    from grading_course import BIN, tool_env
-
-    proc = subprocess.Popen(
-        [str(BIN / "python"), "-m", "grading.autograde", "oublier"],
-        cwd=grader,
-        env=tool_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    proc = start_grading(grader, "autograde", "oublier")
     graded = grader / "autograded" / student / "oublier" / "oublier.ipynb"
     try:
         deadline = time.monotonic() + 240
@@ -87,11 +76,11 @@ def _interrupted_grading(grader: Path, student: str) -> None:
             time.sleep(0.01)
         time.sleep(1)  # the sandbox is running its 10 s loop: mid-grading
         os.killpg(proc.pid, signal.SIGINT)
-        proc.wait(timeout=60)
+        proc.communicate(timeout=60)  # read as it ends: a full pipe would hold it
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            proc.communicate()
 
 
 @pytest.mark.slow
@@ -149,10 +138,9 @@ def test_a_hand_grade_given_during_a_parallel_regrade_is_not_erased(course):
     ``manual_score`` and every comment's ``manual_comment`` from those copies: the hand grade
     and comment given during the run were silently erased (with ``JOBS=1`` nbgrader keeps them).
     No command may overwrite a grade the teacher gave."""
-    import subprocess
     import time
 
-    from grading_course import BIN, submit, tool_env
+    from grading_course import submit
 
     register(course, "ana", "ben")
     submit(course, "ana", "complete_vacuum")
@@ -161,24 +149,16 @@ def test_a_hand_grade_given_during_a_parallel_regrade_is_not_erased(course):
     assert first.returncode == 0, first.stdout + first.stderr
     graded = course / "autograded" / "ana" / "oublier" / "oublier.ipynb"
     before = graded.stat().st_mtime_ns
-    proc = subprocess.Popen(
-        [str(BIN / "python"), "-m", "grading.autograde", "oublier", "--jobs", "2", "--force"],
-        cwd=course,
-        env=tool_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        text=True,
-    )
+    proc = start_grading(course, "autograde", "oublier", "--jobs", "2", "--force")
     deadline = time.monotonic() + 240
     while not (graded.exists() and graded.stat().st_mtime_ns != before):  # ana regraded
-        assert proc.poll() is None, proc.communicate()[0]
+        assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline
         time.sleep(0.05)
     _hand_grade(course, "ana", 2.0, "Très bonne procédure")  # in formgrader, during the run
-    out, _ = proc.communicate(timeout=300)
+    out, err = proc.communicate(timeout=300)
     kept = _hand_grade(course, "ana", None, None)
-    assert kept == (2.0, "Très bonne procédure"), (kept, out[-600:])
+    assert kept == (2.0, "Très bonne procédure"), (kept, out[-600:], err[-600:])
 
 
 # --- the late rule once the written answer is graded by hand --------------------------------------

@@ -31,8 +31,10 @@ __all__ = [
     "course_dirs",
     "files_under",
     "find_grader_dir",
+    "grader_path",
     "is_demo",
     "load_config",
+    "no_course",
     "not_regular",
     "root_problem",
 ]
@@ -107,9 +109,14 @@ class CourseDirs:
     def log_file(self, name: str) -> Path:
         """``rapport/<name>.log`` (folder made if need be): an nbgrader command's English log."""
         if not self.grader_dir.is_dir():
-            raise FileNotFoundError(f"dossier du cours introuvable\u00a0: {self.grader_dir}")
+            raise no_course(self.grader_dir)
         self.report.mkdir(exist_ok=True)
         return self.report / f"{name}.log"
+
+
+def no_course(grader_dir: Path) -> FileNotFoundError:
+    """What a command says of a grader/ folder that is not there (``--grader-dir`` mistyped)."""
+    return FileNotFoundError(f"dossier du cours introuvable\u00a0: {grader_dir}")
 
 
 def root_problem(root: Path) -> str | None:
@@ -201,11 +208,16 @@ def load_config(grader_dir: str | os.PathLike[str]) -> Config:
     return config
 
 
+def grader_path(grader_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The class's grader/ folder: `grader_dir` as given (``--grader-dir``), else found."""
+    return find_grader_dir() if grader_dir is None else Path(grader_dir).resolve()
+
+
 def course_dirs(grader_dir: str | os.PathLike[str] | None = None) -> CourseDirs:
     """The course's folders as nbgrader, started in `grader_dir`, would configure them."""
     from nbgrader.coursedir import CourseDirectory  # as in load_config
 
-    grader = find_grader_dir() if grader_dir is None else Path(grader_dir).resolve()
+    grader = grader_path(grader_dir)
     config = load_config(grader)
     # nbgrader resolves relative paths against the folder it runs in: here, grader_dir.
     cd_config = config.CourseDirectory

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from ..classroom.class_lock import class_lock
 from ..classroom.ids import shown
 from ..classroom.paths import CourseDirs
 from ..french.french_args import FrenchParser
@@ -183,12 +184,22 @@ def with_force(args: tuple[str, ...], force: bool) -> tuple[bool, tuple[str, ...
     return force, args
 
 
-def finish(parser: FrenchParser, run: Callable[[], tuple[int, list[str]]]) -> int:
-    """Run a class command, print its French summary (on stderr if it failed); its status."""
+def finish(
+    parser: FrenchParser,
+    run: Callable[[], tuple[int, list[str]]],
+    command: str,
+    grader_dir: Path | None,
+) -> int:
+    """Run the class command `command` (« make export ») alone on its class (``class_lock``),
+    print its French summary (on stderr if it failed); its status."""
     try:
-        status, lines = run()
+        with class_lock(grader_dir, command):
+            status, lines = run()
     except FileNotFoundError as exc:  # no course there: one French sentence, no traceback
         parser.fail(french_message(exc))
+    except GradingError as exc:  # another command at work on the class: nothing done
+        print(f"✘ {exc}", file=sys.stderr)
+        return 2
     print("\n".join(lines), file=sys.stderr if status else sys.stdout)
     return status
 
@@ -198,13 +209,16 @@ def assignment_command(
     prog: str,
     description: str,
     command: Callable[[str, list[str], Path | None], tuple[int, list[str]]],
+    make_target: str,
 ) -> int:
-    """A class command on one assignment: options it does not know go to nbgrader."""
+    """A class command on one assignment (`make_target`, « make collect »): options it does not
+    know go to nbgrader."""
     parser = FrenchParser(prog=prog, description=description)
     parser.add_argument("assignment", metavar="DEVOIR", help="le devoir, par exemple oublier")
     parser.add_grader_dir()
     args, extra = parser.parse_known_args(argv)
-    return finish(parser, lambda: command(args.assignment, extra, args.grader_dir))
+    run = lambda: command(args.assignment, extra, args.grader_dir)  # noqa: E731
+    return finish(parser, run, make_target, args.grader_dir)
 
 
 def ensure_assignment(dirs: CourseDirs, assignment: str) -> str | None:

@@ -1,0 +1,93 @@
+"""One command at a time writes a class: a second `make grade` (a teacher's second terminal, a
+colleague on the same hub folder) started while the first grades would rewrite the same
+autograded/ folders, the same gradebook and the same log. It is refused in French, naming the
+command at work, and the first ends as if alone; a command killed outright holds nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from grading.classroom.class_lock import LOCK_FILE
+from grading_course import grading, register, start_grading, submit
+from nbgrader.api import Gradebook
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+
+def _wait_for_lock(course: Path, first: subprocess.Popen) -> str:
+    """What the lock file says once the first command holds it (it writes it after the lock)."""
+    lock = course / LOCK_FILE
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert first.poll() is None, first.communicate()
+        if lock.is_file() and (said := lock.read_text(encoding="utf-8")).strip():
+            return said
+        time.sleep(0.05)
+    raise AssertionError("la première notation n'a jamais pris le verrou")
+
+
+# every class command that writes the class (grader/README.md, « Une seule commande à la fois »)
+SECOND = {
+    "make grade": ("autograde", "oublier"),
+    "make feedback": ("feedback", "oublier"),
+    "make collect": ("collect", "oublier"),
+    "make zip-collect": ("zip_collect", "oublier"),
+    "make release-feedback": ("release_feedback", "oublier"),
+    "make duedate": ("duedate", "oublier", "2030-01-01 00:00:00 Europe/Paris"),
+    "make export": ("export",),
+    "make rapport": ("rapport", "oublier"),
+    "make students": ("roster_csv", "eleves.csv"),
+    "make oublier-eleve": ("erase_learner", "ana"),
+    "make donnees-eleve": ("learner_export", "ana"),
+    "make restauration": ("backup", "restaurer", "sauvegarde.tar.gz"),
+}
+
+
+def test_a_second_command_while_grading_is_refused_and_the_grading_ends_alone(course):
+    register(course, "ana", "ben", "cyr")
+    for student in ("ana", "cyr"):  # sleep past the sandbox's limit: the grading lasts
+        submit(course, student, "sommeil")
+    submit(course, "ben", "complete_vacuum")
+    first = start_grading(course, "autograde", "oublier")
+    try:
+        said = _wait_for_lock(course, first)
+        assert str(first.pid) in said and "make grade" in said
+        assert (course / LOCK_FILE).stat().st_mode & 0o077 == 0
+        # all at once: each start costs a second or two of CPU, the grading lasts about 20 s
+        seconds = {target: start_grading(course, *argv) for target, argv in SECOND.items()}
+        ended = {target: proc.communicate(timeout=120) for target, proc in seconds.items()}
+        assert first.poll() is None, "la notation a fini avant les autres commandes"
+        for target, (out, err) in ended.items():
+            assert seconds[target].returncode == 2, (target, out, err)
+            assert "✘ Une autre commande travaille sur cette classe" in err, (target, err)
+            assert f"make grade (processus {first.pid}, lancée à " in err, (target, err)
+            assert "attendez qu'elle se termine" in err and "Traceback" not in err, (target, err)
+        out, err = first.communicate(timeout=300)
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)
+    assert "3 rendu(s) noté(s)" in out, out + err
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        assert gb.find_submission("oublier", "ben").score == 10
+    log = (course / "rapport" / "autograde.log").read_text(encoding="utf-8")
+    assert "Une autre commande" not in log
+    assert not (course / LOCK_FILE).read_text(encoding="utf-8")  # nobody holds it now
+
+
+def test_a_grading_killed_outright_holds_nothing(course):
+    register(course, "ana")
+    submit(course, "ana", "sommeil")
+    first = start_grading(course, "autograde", "oublier")
+    try:
+        _wait_for_lock(course, first)
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)  # no handler runs: the kernel drops the lock
+    first.wait()
+    again = grading(course, "autograde", "oublier", "--force")
+    assert "Une autre commande" not in again.stderr, again.stderr
+    assert "1 rendu(s) noté(s)" in again.stdout, again.stdout + again.stderr
