@@ -22,7 +22,7 @@ __all__ = ["LOCK_FILE", "class_lock"]
 
 LOCK_FILE = ".commande-en-cours"  # in grader/: which command holds the class, for the next one
 _READ_ONLY = {errno.EACCES, errno.EPERM, errno.EROFS}
-_held: dict[Path, int] = {}  # lock path -> depth: a command calling another in-process (demo)
+_FLAGS = os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @contextmanager
@@ -31,39 +31,46 @@ def class_lock(grader_dir: str | os.PathLike[str] | None, command: str) -> Itera
     grade »), or raise a GradingError naming the command that holds it; released when the block
     ends. A folder that is not there: ``paths.no_course``, as every command says it."""
     path = grader_path(grader_dir) / LOCK_FILE
-    if path in _held:
-        _held[path] += 1
-        try:
-            yield
-        finally:
-            _held[path] -= 1
+    opened = _open(path)
+    if opened is None:  # a class this user can only read: a dry run reads, any write says why
+        yield
         return
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
-        fd = os.open(path, flags, 0o600)
-    except OSError as exc:
-        if exc.errno == errno.ENOENT:
-            raise no_course(path.parent) from None
-        if exc.errno not in _READ_ONLY:
-            raise
-        yield  # a folder this user cannot write: a dry run reads, and any write says why
-        return
+    fd, writable = opened
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise GradingError(_refusal(fd)) from None
-        os.ftruncate(fd, 0)
-        started = time.strftime("%H:%M:%S")
-        os.pwrite(fd, f"{command} (processus {os.getpid()}, lancée à {started})\n".encode(), 0)
-        _held[path] = 1
+        if writable:
+            os.ftruncate(fd, 0)
+            started = time.strftime("%H:%M:%S")
+            os.pwrite(fd, f"{command} (processus {os.getpid()}, lancée à {started})\n".encode(), 0)
         try:
             yield
         finally:
-            del _held[path]
-            os.ftruncate(fd, 0)  # while still held: nobody reads a finished command
+            if writable:
+                os.ftruncate(fd, 0)  # while still held: nobody reads a finished command
     finally:
         os.close(fd)
+
+
+def _open(path: Path) -> tuple[int, bool] | None:
+    """The lock file, and whether this user may write their command in it. Made group-readable
+    (the umask permitting): in a course a group shares (``groupshared``), a colleague's command
+    takes the same lock through a read-only descriptor."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | _FLAGS, 0o640), True
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            raise no_course(path.parent) from None
+        if exc.errno not in _READ_ONLY:
+            raise
+    try:
+        return os.open(path, os.O_RDONLY | _FLAGS), False
+    except OSError as exc:
+        if exc.errno not in _READ_ONLY | {errno.ENOENT}:
+            raise
+        return None
 
 
 def _refusal(fd: int) -> str:

@@ -8,12 +8,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
-from grading.classroom.class_lock import LOCK_FILE
-from grading_course import grading, register, start_grading, submit
+from grading.classroom.class_lock import LOCK_FILE, class_lock
+from grading_course import REPO, grading, register, start_grading, submit
 from nbgrader.api import Gradebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
@@ -57,7 +58,7 @@ def test_a_second_command_while_grading_is_refused_and_the_grading_ends_alone(co
     try:
         said = _wait_for_lock(course, first)
         assert str(first.pid) in said and "make grade" in said
-        assert (course / LOCK_FILE).stat().st_mode & 0o077 == 0
+        assert (course / LOCK_FILE).stat().st_mode & 0o007 == 0  # the group's at most
         # all at once: each start costs a second or two of CPU, the grading lasts about 20 s
         seconds = {target: start_grading(course, *argv) for target, argv in SECOND.items()}
         ended = {target: proc.communicate(timeout=120) for target, proc in seconds.items()}
@@ -91,3 +92,46 @@ def test_a_grading_killed_outright_holds_nothing(course):
     again = grading(course, "autograde", "oublier", "--force")
     assert "Une autre commande" not in again.stderr, again.stderr
     assert "1 rendu(s) noté(s)" in again.stdout, again.stdout + again.stderr
+
+
+def test_a_class_this_user_can_only_read_is_read_without_a_lock(tmp_path):
+    """A dry run (``make oublier-eleve`` without CONFIRMER, ``make donnees-eleve``) in a class
+    folder this user cannot write (immutable here, as root too) is not refused for want of a
+    lock file; with the lock file already there, it is taken read-only."""
+    from read_only import freeze, thaw
+
+    folder = tmp_path / "grader"
+    folder.mkdir()
+    if not freeze(folder):
+        pytest.skip("pas de dossier immuable sur ce système de fichiers")
+    try:
+        with class_lock(folder, "make oublier-eleve"):
+            assert not (folder / LOCK_FILE).exists()
+    finally:
+        thaw(folder)
+    (folder / LOCK_FILE).write_text("")
+    freeze(folder)
+    try:
+        with class_lock(folder, "make oublier-eleve"):
+            busy = _refusal_seen(folder)
+        assert "Une autre commande travaille sur cette classe\u00a0: une commande." in busy
+    finally:
+        thaw(folder)
+
+
+def _refusal_seen(folder: Path) -> str:
+    """What a second process is told while this one holds `folder`'s class."""
+    code = (
+        "import sys\n"
+        "from grading.classroom.class_lock import class_lock\n"
+        "try:\n"
+        "    with class_lock(sys.argv[1], 'make export'): pass\n"
+        "except Exception as exc: print(exc)\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, str(folder)],
+        capture_output=True,
+        text=True,
+        cwd=REPO / "grader",  # where the class commands import grading from
+        check=True,
+    ).stdout
