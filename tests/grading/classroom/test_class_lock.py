@@ -6,6 +6,7 @@ command at work, and the first ends as if alone; a command killed outright holds
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -17,7 +18,8 @@ from grading.classroom.class_lock import LOCK_FILE, class_lock
 from grading_course import REPO, grading, register, start_grading, submit
 from nbgrader.api import Gradebook
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.timeout(600)]
+GRADER_MK = REPO / "grader" / "grader.mk"
 
 
 def _wait_for_lock(course: Path, first: subprocess.Popen) -> str:
@@ -49,6 +51,22 @@ SECOND = {
 }
 
 
+# what `make` starts that never writes the class: reads it (a backup is consistent while a
+# grading runs, grader/README.md), writes only its own folder, or measures
+UNLOCKED = {("backup", "sauvegarder"), ("backup", "purger"), ("bench",), ("student_package",)}
+
+
+def test_every_class_command_that_writes_the_class_is_locked():
+    """CONTRIBUTING.md, « a class command »: a new target of grader/grader.mk that writes the
+    class takes the lock (its line in SECOND), or says here why not."""
+    started = set()
+    for module, verb in re.findall(r"\$\(GRADING\)(\w+)(?: (\w+))?", GRADER_MK.read_text()):
+        started.add((module, verb) if module == "backup" else (module,))
+    locked = {argv[:2] if argv[0] == "backup" else argv[:1] for argv in SECOND.values()}
+    assert started == locked | UNLOCKED
+
+
+@pytest.mark.slow
 def test_a_second_command_while_grading_is_refused_and_the_grading_ends_alone(course):
     register(course, "ana", "ben", "cyr")
     for student in ("ana", "cyr"):  # sleep past the sandbox's limit: the grading lasts
@@ -80,6 +98,7 @@ def test_a_second_command_while_grading_is_refused_and_the_grading_ends_alone(co
     assert not (course / LOCK_FILE).read_text(encoding="utf-8")  # nobody holds it now
 
 
+@pytest.mark.slow
 def test_a_grading_killed_outright_holds_nothing(course):
     register(course, "ana")
     submit(course, "ana", "sommeil")
