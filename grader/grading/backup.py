@@ -34,7 +34,7 @@ from pathlib import Path
 
 from course.labo.french_number import french_number
 
-from .classroom.class_lock import class_lock
+from .classroom.class_lock import RESTORE, RESTORING, class_lock, unfinished_restore
 from .classroom.class_places import BACKED_UP, learner_ids
 from .classroom.gradebook import (
     GradebookError,
@@ -71,6 +71,7 @@ REGISTER_PART = "effacements"  # the register of erased learners and its key, in
 REFUSED = "Sauvegarde refusée, rien n'a été écrit\u00a0: "
 NOT_RESTORED = "Restauration refusée, rien n'a été écrit\u00a0: "
 DAMAGED = "archive abîmée ou tronquée"
+PARTIAL = ".partiel"  # a backup being written; renamed once whole
 
 
 class BackupError(GradebookError):
@@ -239,6 +240,8 @@ def backup(
     """Write one backup archive; (its path, files per part, graded copies left out). Refused
     (BackupError) when it would hold less than the last one, unless `confirm`."""
     dirs, gradebook, folders = _dirs(grader_dir)
+    if why := unfinished_restore(dirs.grader_dir):  # it would back up an erased learner again
+        raise BackupError(f"{REFUSED}{why}")
     dest_dir = dest_dir or dirs.backups
     if not confirm:
         _check_gradebook(gradebook, dest_dir, {} if damaged is None else damaged)
@@ -248,15 +251,10 @@ def backup(
     dest_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(dest_dir, 0o700)  # names, e-mails, grades: the instructor's eyes only
     now = datetime.now(UTC)
-    stamp = now.strftime("%Y%m%d-%H%M%S")
-    path, k = dest_dir / f"sauvegarde-{stamp}.tar.gz", 0
-    while path.exists():
-        k += 1
-        path = dest_dir / f"sauvegarde-{stamp}-{k}.tar.gz"
+    path, fd = _new_archive(dest_dir, now.strftime("%Y%m%d-%H%M%S"))
+    tmp = path.with_name(path.name + PARTIAL)
     files: dict[str, str] = {}
     left_out: list[str] = []
-    tmp = path.with_name(path.name + ".partiel")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with (
             os.fdopen(fd, "wb") as raw,
@@ -337,6 +335,21 @@ def backup(
     merge_register(Register(gradebook.parent), Register(dest_dir))
     start_register(Register(dest_dir), [Register(gradebook.parent)])
     return path, counts, left_out
+
+
+def _new_archive(dest_dir: Path, stamp: str) -> tuple[Path, int]:
+    """The name of a new backup and its open partial file: ``sauvegarde-<stamp>.tar.gz``, or
+    ``…-1``, ``…-2`` when another backup (a crontab's, started in the same second) has it."""
+    k = 0
+    while True:
+        path = dest_dir / (f"sauvegarde-{stamp}-{k}.tar.gz" if k else f"sauvegarde-{stamp}.tar.gz")
+        if not path.exists():
+            try:
+                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+                return path, os.open(path.with_name(path.name + PARTIAL), flags, 0o600)
+            except FileExistsError:
+                pass
+        k += 1
 
 
 def _read_archive(
@@ -423,8 +436,14 @@ def restore(
     """Restore `archive` into a course with no gradebook, submissions or roster yet; a learner
     the erasure register holds (or re-enrolled after the backup) is erased again, unless `reenrol`
     names them. Without a register (beside the gradebook or the archive, or in `register`),
-    refused unless `confirm`: then ``unchecked`` says so."""
+    refused unless `confirm`: then ``unchecked`` says so. ``RESTORING`` names the archive from
+    the first file written to the last erasure: a restore stopped between them is finished by
+    the same command run again (what it wrote is its own), and refuses every other command."""
     dirs, gradebook, folders = _dirs(grader_dir)
+    marker = dirs.grader_dir / RESTORING
+    begun = marker.read_text(encoding="utf-8").strip() if marker.is_file() else None
+    if begun is not None and begun != str(archive.resolve()):
+        raise BackupError(f"{NOT_RESTORED}{unfinished_restore(dirs.grader_dir)}")
     members, manifest = _read_archive(archive)
     # REGISTER_PART is merged below: an erasure recorded here since the backup stays
     fixed = {GRADEBOOK: gradebook, ROSTER: roster, HUB_DB: hub_db}
@@ -436,7 +455,7 @@ def restore(
             targets[name] = target
     occupied = [str(p) for p in fixed.values() if p is not None and p.exists()]
     occupied += [str(f) for f in folders.values() if f.is_dir() and any(f.iterdir())]
-    if occupied:
+    if occupied and begun is None:
         raise BackupError(
             f"{NOT_RESTORED}ces données existent déjà et ne sont jamais écrasées "
             f"({', '.join(occupied)})\u00a0; restaurez dans un clone neuf ou déplacez-les."
@@ -464,7 +483,10 @@ def restore(
     for source in (r for r in (beside, named) if r is not None):
         merge_register(source, here)
     counts = Counter(name.partition("/")[0] for name in targets)
+    write_private(marker, f"{archive.resolve()}\n".encode())  # before the first file
     for name, target in targets.items():
+        if begun is not None and target.exists():
+            continue  # written by the restore this one finishes (the class was empty before it)
         data, mtime = members[name]
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.restauration")
@@ -476,6 +498,7 @@ def restore(
     taken = _taken_at(archive, manifest)
     hub_db = hub_db if hub_db is not None and hub_db.is_file() else None
     done = _erase_restored(dirs, gradebook, roster, hub_db, archive, reenrol or set(), taken)
+    marker.unlink()  # every erased learner erased again (or their failure said): finished
     done.unchecked = _no_register(archive, gradebook.parent) if unchecked else None
     return counts, done
 
@@ -664,7 +687,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "restaurer":
-            with class_lock(args.grader_dir, "make restauration"):
+            with class_lock(args.grader_dir, RESTORE):
                 counts, erased = restore(
                     args.archive,
                     args.eleves,
@@ -711,6 +734,16 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     except (BackupError, GradingError, FileNotFoundError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the destination full, read-only, gone: a partial file never kept
+        stopped = {
+            "sauvegarder": "Aucune sauvegarde écrite",
+            "restaurer": "Restauration arrêtée avant de finir (relancez-la, à l'identique)",
+        }
+        print(
+            f"✘ {stopped.get(args.command, 'Purge arrêtée')}\u00a0: {french_message(exc)}",
+            file=sys.stderr,
+        )
         return 2
     return 0
 

@@ -421,6 +421,9 @@ def _write(submitted: Path, assignment: str, base: Path, chosen: dict, report, d
             shutil.copytree(folder, keep)
             report.kept.append(keep)
         folder.mkdir(parents=True, exist_ok=True)
+        # the replaced copy's time goes first (kept in remplaces/): stopped before the new one
+        # is dated, the next run dates it (« sans heure »), never with the replaced one's
+        (folder / "timestamp.txt").unlink(missing_ok=True)
         for copy, data in changes:
             dest = folder / copy.notebook
             tmp = dest.with_name(f".{dest.name}.tmp")

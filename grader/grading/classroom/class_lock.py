@@ -2,8 +2,13 @@
 in the same hub folder) would rewrite the same autograded/ folders, gradebook rows and log; a
 `make feedback` or an erasure beside a grading run would read half of it. Each command that
 writes the class holds an exclusive ``flock`` on one file of its grader/ folder, and a second is
-refused at once, in French, naming the first. The kernel drops the lock when its process ends,
-however it ends (Ctrl-C, ``kill -9``, a crash): there is never a stale lock to remove by hand."""
+refused at once, in French, naming the first. The nbgrader a command starts holds the lock too
+(``held_fds``): killing the command alone does not let a second one in beside its nbgrader. The
+kernel drops the lock when they end, however they end (Ctrl-C, ``kill -9``, a crash): there is
+never a stale lock to remove by hand.
+
+A restore stopped half-way (files written, the erased learners not yet erased again) leaves
+``RESTORING``: every command but the restore itself is refused until it is run again."""
 
 from __future__ import annotations
 
@@ -18,19 +23,42 @@ from pathlib import Path
 from ..french.system_reason import GradingError
 from .paths import grader_path, no_course
 
-__all__ = ["LOCK_FILE", "class_lock"]
+__all__ = ["LOCK_FILE", "RESTORE", "RESTORING", "class_lock", "held_fds", "unfinished_restore"]
 
 LOCK_FILE = ".commande-en-cours"  # in grader/: which command holds the class, for the next one
+RESTORING = ".restauration-en-cours"  # in grader/: the archive of a restore not finished yet
+RESTORE = "make restauration"
 _READ_ONLY = {errno.EACCES, errno.EPERM, errno.EROFS}
 _FLAGS = os.O_NOFOLLOW | os.O_CLOEXEC
+_held: list[int] = []  # the descriptor of the lock this process holds, for its nbgrader
+
+
+def held_fds() -> tuple[int, ...]:
+    """What a child process must keep open (``pass_fds``) to hold this process's class lock."""
+    return tuple(_held)
+
+
+def unfinished_restore(grader_dir: Path) -> str | None:
+    """The refusal, in French, while a restore of this class is not finished; else None."""
+    marker = Path(grader_dir) / RESTORING
+    if not marker.is_file():
+        return None
+    archive = marker.read_text(encoding="utf-8", errors="replace").strip()[:500]
+    return (
+        f"la restauration de {archive} a été interrompue avant de finir (les élèves effacés "
+        "depuis cette sauvegarde ne sont peut-être pas encore effacés de nouveau)\u00a0: "
+        f"relancez-la d'abord, à l'identique (make restauration SAUVEGARDE={archive})."
+    )
 
 
 @contextmanager
 def class_lock(grader_dir: str | os.PathLike[str] | None, command: str) -> Iterator[None]:
     """Hold the class of `grader_dir` (as ``course_dirs`` finds it) for `command` (« make
-    grade »), or raise a GradingError naming the command that holds it; released when the block
-    ends. A folder that is not there: ``paths.no_course``, as every command says it."""
-    path = grader_path(grader_dir) / LOCK_FILE
+    grade »), or raise a GradingError naming the command that holds it (or the restore to finish
+    first); released when the block ends. A folder that is not there: ``paths.no_course``, as
+    every command says it. Ctrl-C inside: a GradingError that says so, in French."""
+    grader = grader_path(grader_dir)
+    path = grader / LOCK_FILE
     opened = _open(path)
     if opened is None:  # a class this user can only read: a dry run reads, any write says why
         yield
@@ -41,13 +69,22 @@ def class_lock(grader_dir: str | os.PathLike[str] | None, command: str) -> Itera
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise GradingError(_refusal(fd)) from None
+        if command != RESTORE and (why := unfinished_restore(grader)):
+            raise GradingError(f"Rien n'a été fait\u00a0: {why}")
         if writable:
             os.ftruncate(fd, 0)
             started = time.strftime("%H:%M:%S")
             os.pwrite(fd, f"{command} (processus {os.getpid()}, lancée à {started})\n".encode(), 0)
+        _held.append(fd)
         try:
             yield
+        except KeyboardInterrupt:
+            raise GradingError(
+                f"{command} interrompue (Ctrl-C)\u00a0: ce qui était fini est gardé, le reste "
+                "n'a pas été fait. Relancez-la pour le finir."
+            ) from None
         finally:
+            _held.remove(fd)
             if writable:
                 os.ftruncate(fd, 0)  # while still held: nobody reads a finished command
     finally:
@@ -55,22 +92,32 @@ def class_lock(grader_dir: str | os.PathLike[str] | None, command: str) -> Itera
 
 
 def _open(path: Path) -> tuple[int, bool] | None:
-    """The lock file, and whether this user may write their command in it. Made group-readable
-    (the umask permitting): in a course a group shares (``groupshared``), a colleague's command
-    takes the same lock through a read-only descriptor."""
+    """The lock file, and whether this user may write their command in it; None in a class this
+    user cannot write. Group-readable: in a course a group shares (``groupshared``), a
+    colleague's command takes the same lock through a read-only descriptor."""
     try:
-        return os.open(path, os.O_RDWR | os.O_CREAT | _FLAGS, 0o640), True
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | _FLAGS, 0o640)
     except OSError as exc:
         if exc.errno == errno.ENOENT:
             raise no_course(path.parent) from None
         if exc.errno not in _READ_ONLY:
             raise
+    else:
+        if os.fstat(fd).st_uid == os.geteuid():
+            os.fchmod(fd, 0o640)  # whatever the umask of the shell that made it
+        return fd, True
     try:
         return os.open(path, os.O_RDONLY | _FLAGS), False
     except OSError as exc:
         if exc.errno not in _READ_ONLY | {errno.ENOENT}:
             raise
-        return None
+    if os.access(path.parent, os.W_OK):  # a class this user writes, a lock they cannot read
+        raise GradingError(
+            f"Rien n'a été fait\u00a0: le verrou de la classe, {path}, ne vous est pas lisible "
+            "(fait avant que la classe soit partagée)\u00a0: son propriétaire peut le rendre "
+            f"lisible au groupe (chmod 640 {path})."
+        )
+    return None
 
 
 def _refusal(fd: int) -> str:

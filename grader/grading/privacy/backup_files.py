@@ -13,7 +13,8 @@ from ..french.french_format import french_integer
 __all__ = ["GRADEBOOK", "RETENTION_DAYS", "ROSTER", "backups_in", "retention_days"]
 
 # names carry their UTC time (sauvegarde-20250314-180000.tar.gz): retention reads it, not mtime
-NAME = re.compile(r"^sauvegarde-(\d{8}-\d{6})(?:-\d+)?\.tar\.gz$")
+# the second backup of one second is ``…-1.tar.gz``: newer than ``….tar.gz``, older than ``…-2``
+NAME = re.compile(r"^sauvegarde-(\d{8}-\d{6})(?:-(\d+))?\.tar\.gz$")
 GRADEBOOK = "gradebook.db"  # the gradebook's member in a backup
 ROSTER = "eleves.csv"  # the roster's member in a backup
 RETENTION_DAYS = 30.0  # days a backup is kept (make sauvegarde GARDER_JOURS), the erasure's expiry
@@ -38,8 +39,12 @@ def retention_days(text: str) -> float:
 def backups_in(folder: Path) -> list[tuple[datetime, Path]]:
     """The course's backups in `folder`, newest first, with the UTC time in their name."""
     found = [
-        (datetime.strptime(match.group(1), "%Y%m%d-%H%M%S").replace(tzinfo=UTC), path)
+        (
+            datetime.strptime(match.group(1), "%Y%m%d-%H%M%S").replace(tzinfo=UTC),
+            int(match.group(2) or 0),
+            path,
+        )
         for path in (folder.iterdir() if folder.is_dir() else [])
         if (match := NAME.match(path.name)) and path.is_file()
     ]
-    return sorted(found, key=lambda item: (item[0], item[1].name), reverse=True)
+    return [(when, path) for when, _, path in sorted(found, reverse=True)]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ..classroom.class_lock import class_lock
+from ..classroom.class_lock import class_lock, held_fds
 from ..classroom.ids import shown
 from ..classroom.paths import CourseDirs
 from ..french.french_args import FrenchParser
@@ -66,6 +66,7 @@ def start(args: Sequence[str], cwd: Path, sandboxed: bool = True) -> subprocess.
         encoding="utf-8",
         errors="replace",
         env=nbgrader_env(sandboxed),
+        pass_fds=held_fds(),  # the class lock: held while nbgrader runs, its caller killed or not
     )
 
 
