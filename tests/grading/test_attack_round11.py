@@ -134,7 +134,7 @@ def test_an_interrupted_restore_is_finished_by_the_same_command_and_blocks_the_o
     for module, args in (("export", ()), ("backup", ("sauvegarder",))):
         blocked = grading(fresh, module, *args)
         assert blocked.returncode == 2, blocked.stdout + blocked.stderr
-        assert f"la restauration de {archive} a été interrompue" in blocked.stderr
+        assert f"la restauration de {archive} n'est pas finie" in blocked.stderr
         assert f"make restauration SAUVEGARDE={archive}" in blocked.stderr
     assert not list((fresh / "sauvegardes").glob("*.tar.gz"))
     again = grading(fresh, "backup", "restaurer", str(archive), "--eleves", str(roster))

@@ -45,9 +45,10 @@ def unfinished_restore(grader_dir: Path) -> str | None:
         return None
     archive = marker.read_text(encoding="utf-8", errors="replace").strip()[:500]
     return (
-        f"la restauration de {archive} a été interrompue avant de finir (les élèves effacés "
-        "depuis cette sauvegarde ne sont peut-être pas encore effacés de nouveau)\u00a0: "
-        f"relancez-la d'abord, à l'identique (make restauration SAUVEGARDE={archive})."
+        f"la restauration de {archive} n'est pas finie, en cours ou interrompue (les élèves "
+        "effacés depuis cette sauvegarde ne sont peut-être pas encore effacés de nouveau)\u00a0: "
+        "attendez sa fin ou, si elle a été interrompue, relancez-la à l'identique (make "
+        f"restauration SAUVEGARDE={archive})."
     )
 
 
