@@ -14,6 +14,7 @@ reasons, for the teacher: grader/README.md, « Sauvegarder et restaurer ». For 
 
 from __future__ import annotations
 
+import fcntl
 import gzip
 import hashlib
 import io
@@ -72,6 +73,7 @@ REFUSED = "Sauvegarde refusée, rien n'a été écrit\u00a0: "
 NOT_RESTORED = "Restauration refusée, rien n'a été écrit\u00a0: "
 DAMAGED = "archive abîmée ou tronquée"
 PARTIAL = ".partiel"  # a backup being written; renamed once whole
+ABANDONED_SECONDS = 60  # a partial file unlocked and untouched this long: its backup was stopped
 
 
 class BackupError(GradebookError):
@@ -253,6 +255,7 @@ def backup(
     now = datetime.now(UTC)
     path, fd = _new_archive(dest_dir, now.strftime("%Y%m%d-%H%M%S"))
     tmp = path.with_name(path.name + PARTIAL)
+    writing = os.dup(fd)  # its lock (``_new_archive``) outlives the file object, until renamed
     files: dict[str, str] = {}
     left_out: list[str] = []
     try:
@@ -330,6 +333,8 @@ def backup(
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    finally:
+        os.close(writing)
     # beside the backups too: a restore into a fresh clone still knows who was erased, and
     # knows it checked a register (an empty one when nobody was ever erased)
     merge_register(Register(gradebook.parent), Register(dest_dir))
@@ -338,17 +343,21 @@ def backup(
 
 
 def _new_archive(dest_dir: Path, stamp: str) -> tuple[Path, int]:
-    """The name of a new backup and its open partial file: ``sauvegarde-<stamp>.tar.gz``, or
-    ``…-1``, ``…-2`` when another backup (a crontab's, started in the same second) has it."""
+    """The name of a new backup and its open partial file, locked (a purge deletes only a partial
+    file nobody writes): ``sauvegarde-<stamp>.tar.gz``, or ``…-1``, ``…-2`` when another backup
+    (a crontab's, started in the same second) has it."""
     k = 0
     while True:
         path = dest_dir / (f"sauvegarde-{stamp}-{k}.tar.gz" if k else f"sauvegarde-{stamp}.tar.gz")
         if not path.exists():
             try:
                 flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
-                return path, os.open(path.with_name(path.name + PARTIAL), flags, 0o600)
+                fd = os.open(path.with_name(path.name + PARTIAL), flags, 0o600)
             except FileExistsError:
                 pass
+            else:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                return path, fd
         k += 1
 
 
@@ -576,7 +585,7 @@ def purge(
     rule = f"moins de {french_number(keep_days)} jours"
     if keep is not None:
         rule += f" et une des {keep} plus récentes"
-    deleted: list[Path] = []
+    deleted = _abandoned_partials(folder)
     kept: list[tuple[Path, str]] = []
     for rank, (when, path) in enumerate(found):
         expired = now - when > timedelta(days=keep_days) or (keep is not None and rank >= keep)
@@ -595,6 +604,29 @@ def purge(
         else:
             kept.append((path, rule))
     return deleted, kept, list(damaged.items())
+
+
+def _abandoned_partials(folder: Path) -> list[Path]:
+    """Delete, and name, the partial files of backups stopped for good (``kill -9``, the machine
+    off): a learner's data kept past any retention, never a backup. One still being written is
+    locked by its writer (``backup``) and left alone."""
+    deleted = []
+    for path in sorted(folder.glob(f"sauvegarde-*.tar.gz{PARTIAL}")) if folder.is_dir() else []:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:  # gone meanwhile (its backup finished), or not a plain file
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            # a minute untouched too: made an instant before its writer locks it
+            if time.time() - os.fstat(fd).st_mtime > ABANDONED_SECONDS:
+                path.unlink(missing_ok=True)
+                deleted.append(path)
+        except BlockingIOError:
+            pass
+        finally:
+            os.close(fd)
+    return deleted
 
 
 def _summary(counts: dict[str, int]) -> str:

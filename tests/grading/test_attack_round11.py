@@ -411,3 +411,44 @@ def test_a_colleague_of_a_shared_class_is_refused_while_the_holder_works():
         "le collègue est entré pendant que la notation tenait la classe "
         f"({oct((grader / LOCK_FILE).stat().st_mode & 0o777)})"
     )
+
+
+# --- 9. a backup killed while writing ------------------------------------------------------------
+
+
+def test_the_partial_file_of_a_killed_backup_is_purged_and_one_being_written_is_not(
+    course, tmp_path
+):
+    """``kill -9`` during make sauvegarde (or the machine off) left sauvegarde-….tar.gz.partiel:
+    never named, never purged, a learner's data kept past any retention, and listed by make
+    oublier-eleve as « à vérifier à la main ». The purge (make sauvegarde's and make
+    purge-sauvegardes) deletes and names such a file once nobody writes it; the partial file of a
+    backup being written (locked by its writer) stays."""
+    import sys
+
+    register(course, "ana")
+    submit(course, "ana", "complete_vacuum")
+    folder = tmp_path / "sauv"
+    saved = grading(course, "backup", "sauvegarder", "--dossier", str(folder))
+    assert saved.returncode == 0, saved.stdout + saved.stderr
+    stale, writing = (
+        folder / f"sauvegarde-{day}-200000.tar.gz.partiel" for day in ("20251201", "20251202")
+    )
+    for path in (stale, writing):
+        path.write_bytes(b"ana: 10/10")
+        os.utime(path, (time.time() - 3600, time.time() - 3600))
+    hold = "import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_RDONLY)\n"
+    hold += "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('ok', flush=True)\ntime.sleep(120)\n"
+    writer = subprocess.Popen(
+        [sys.executable, "-c", hold, str(writing)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert writer.stdout.readline().strip() == "ok"
+        purged = grading(course, "backup", "purger", "--dossier", str(folder))
+    finally:
+        writer.kill()
+        writer.communicate()
+    assert purged.returncode == 0, purged.stdout + purged.stderr
+    assert f"effacée{Q}: {stale.name}" in purged.stdout, purged.stdout
+    assert not stale.exists() and writing.exists()
+    assert len(list(folder.glob("sauvegarde-*.tar.gz"))) == 1  # the whole backup: kept
