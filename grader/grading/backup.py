@@ -571,7 +571,22 @@ def purge(
     whole one with a gradebook (a restore needs it, whatever its age) and the damaged ones (never
     deleted unasked); (deleted, kept with the why, damaged with the reason). An archive is read
     whole, as a stream, only when its fate depends on it: from the newest until the one with a
-    gradebook, and each one about to be deleted (a class's backup can hold gigabytes)."""
+    gradebook, and each one about to be deleted (a class's backup can hold gigabytes). One purge
+    of a folder at a time (``make purge-sauvegardes`` beside ``make sauvegarde``'s): the second
+    waits, then reads what the first left."""
+    if not folder.is_dir():
+        return [], [], []
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return _purge(folder, keep, keep_days)
+    finally:
+        os.close(fd)
+
+
+def _purge(
+    folder: Path, keep: int | None, keep_days: float
+) -> tuple[list[Path], list[tuple[Path, str]], list[tuple[Path, str]]]:
     now = datetime.now(UTC)
     found = backups_in(folder)
     damaged: dict[Path, str] = {}

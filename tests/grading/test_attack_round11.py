@@ -452,3 +452,44 @@ def test_the_partial_file_of_a_killed_backup_is_purged_and_one_being_written_is_
     assert f"effacée{Q}: {stale.name}" in purged.stdout, purged.stdout
     assert not stale.exists() and writing.exists()
     assert len(list(folder.glob("sauvegarde-*.tar.gz"))) == 1  # the whole backup: kept
+
+
+def test_a_purge_waits_for_the_purge_already_at_work_on_the_folder(course, tmp_path):
+    """make purge-sauvegardes beside make sauvegarde's own purge: each read the folder, then the
+    second named a backup the first had just deleted « abîmée », or stopped on FileNotFoundError
+    (exit 2). One purge of a folder at a time: the second waits (an flock on the folder), then
+    reads what the first left."""
+    import sys
+
+    register(course, "ana")
+    submit(course, "ana", "complete_vacuum")
+    folder = tmp_path / "sauv"
+    saved = grading(course, "backup", "sauvegarder", "--dossier", str(folder))
+    assert saved.returncode == 0, saved.stdout + saved.stderr
+    hold = "import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)\n"
+    hold += "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('ok', flush=True)\nsys.stdin.readline()\n"
+    first = subprocess.Popen(
+        [sys.executable, "-c", hold, str(folder)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert first.stdout.readline().strip() == "ok"
+        second = start_grading(course, "backup", "purger", "--dossier", str(folder))
+
+        def at_the_folder() -> bool:  # the purge has opened the folder to lock it
+            fds = Path(f"/proc/{second.pid}/fd")
+            return any(os.path.realpath(f) == str(folder) for f in fds.iterdir())
+
+        _wait(at_the_folder, second)
+        time.sleep(1)  # a purge of one backup takes well under a second once it may go on
+        assert second.poll() is None, second.communicate()
+        first.communicate("fini\n")  # the first purge ends
+        out, err = second.communicate(timeout=120)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.communicate()
+    assert second.returncode == 0, out + err
+    assert "la plus récente qui contient un carnet de notes" in out
