@@ -15,11 +15,12 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
+from ..french.french_format import french_datetime
 from ..french.system_reason import GradingError
 from .paths import grader_path, no_course
 
@@ -74,8 +75,8 @@ def class_lock(grader_dir: str | os.PathLike[str] | None, command: str) -> Itera
             raise GradingError(f"Rien n'a été fait\u00a0: {why}")
         if writable:
             os.ftruncate(fd, 0)
-            started = time.strftime("%H:%M:%S")
-            os.pwrite(fd, f"{command} (processus {os.getpid()}, lancée à {started})\n".encode(), 0)
+            started = french_datetime(datetime.now(UTC))  # the course's time, not the server's
+            os.pwrite(fd, f"{command} (processus {os.getpid()}, lancée le {started})\n".encode(), 0)
         _held.append(fd)
         try:
             yield

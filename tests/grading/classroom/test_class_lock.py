@@ -88,7 +88,7 @@ def test_a_second_command_while_grading_is_refused_and_the_grading_ends_alone(co
         for target, (out, err) in ended.items():
             assert seconds[target].returncode == 2, (target, out, err)
             assert "✘ Une autre commande travaille sur cette classe" in err, (target, err)
-            assert f"make grade (processus {first.pid}, lancée à " in err, (target, err)
+            assert f"make grade (processus {first.pid}, lancée le " in err, (target, err)
             assert "attendez qu'elle se termine" in err and "Traceback" not in err, (target, err)
         out, err = first.communicate(timeout=300)
     finally:
