@@ -626,7 +626,7 @@ def _abandoned_partials(folder: Path) -> list[Path]:
     off): a learner's data kept past any retention, never a backup. One still being written is
     locked by its writer (``backup``) and left alone."""
     deleted = []
-    for path in sorted(folder.glob(f"sauvegarde-*.tar.gz{PARTIAL}")) if folder.is_dir() else []:
+    for path in sorted(folder.glob(f"sauvegarde-*.tar.gz{PARTIAL}")):
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
         except OSError:  # gone meanwhile (its backup finished), or not a plain file

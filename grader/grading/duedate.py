@@ -59,8 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_grader_dir()
     args = parser.parse_args(argv)
-    run = lambda: set_duedate(args.assignment, args.date, args.grader_dir)  # noqa: E731
-    return finish(parser, run, "make duedate", args.grader_dir)
+    return finish(
+        parser,
+        lambda: set_duedate(args.assignment, args.date, args.grader_dir),
+        "make duedate",
+        args.grader_dir,
+    )
 
 
 if __name__ == "__main__":

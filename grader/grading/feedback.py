@@ -149,8 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     args, more = parser.parse_known_args(argv)  # more: nbgrader's
     try:
         with class_lock(args.grader_dir, "make feedback"):
-            run = generate_feedback(args.assignment, args.grader_dir, tuple(more), args.force)
-        lines, status = run
+            lines, status = generate_feedback(
+                args.assignment, args.grader_dir, tuple(more), args.force
+            )
     except FileNotFoundError as exc:
         parser.fail(french_message(exc))
     except GradingError as exc:

@@ -49,8 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_assignment()
     parser.add_grader_dir()
     args = parser.parse_args(argv)
-    run = lambda: rapport(args.assignment, args.grader_dir)  # noqa: E731
-    return finish(parser, run, "make rapport", args.grader_dir)
+    return finish(
+        parser, lambda: rapport(args.assignment, args.grader_dir), "make rapport", args.grader_dir
+    )
 
 
 if __name__ == "__main__":

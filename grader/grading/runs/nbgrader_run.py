@@ -218,8 +218,12 @@ def assignment_command(
     parser.add_argument("assignment", metavar="DEVOIR", help="le devoir, par exemple oublier")
     parser.add_grader_dir()
     args, extra = parser.parse_known_args(argv)
-    run = lambda: command(args.assignment, extra, args.grader_dir)  # noqa: E731
-    return finish(parser, run, make_target, args.grader_dir)
+    return finish(
+        parser,
+        lambda: command(args.assignment, extra, args.grader_dir),
+        make_target,
+        args.grader_dir,
+    )
 
 
 def ensure_assignment(dirs: CourseDirs, assignment: str) -> str | None:
