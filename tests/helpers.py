@@ -33,6 +33,7 @@ __all__ = [
     "Backend",
     "alive",
     "close_service",
+    "command_line",
     "PORT_FIRST",
     "PORT_SLICE",
     "free_port",
@@ -364,6 +365,16 @@ def processes_matching(match: Callable[[int, str], bool]) -> list[str]:
         if match(uid, cmdline) and not _foreign(proc, others, mine):
             found.append(f"{proc.pid} uid={uid} {state} ppid={ppid} {name} {cmdline}".rstrip())
     return found
+
+
+def command_line(process: psutil.Process | int) -> str:
+    """A process's command line, or "" once it has exited: a child listed a moment ago may be a
+    zombie by now (it has no command line left), however the machine's load times it."""
+    try:
+        proc = process if isinstance(process, psutil.Process) else psutil.Process(process)
+        return " ".join(proc.cmdline())
+    except psutil.Error:
+        return ""
 
 
 def alive(pid: int) -> bool:

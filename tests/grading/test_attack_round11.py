@@ -16,6 +16,7 @@ import psutil
 import pytest
 from grading.classroom.class_lock import LOCK_FILE
 from grading_course import copy_course, grading, register, start_grading, submit
+from helpers import command_line
 from nbgrader.api import Gradebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -68,18 +69,21 @@ def test_killing_the_process_the_lock_names_keeps_the_class_locked_while_its_nbg
 
         def nbgrader_started() -> bool:
             return any(
-                "autograde" in " ".join(c.cmdline()) and "nbgrader" in " ".join(c.cmdline())
+                "autograde" in command_line(c) and "nbgrader" in command_line(c)
                 for c in wrapper.children()
             )
 
         _wait(nbgrader_started, first)
-        orphans = [c for c in wrapper.children() if "nbgrader" in " ".join(c.cmdline())]
+        orphans = [c for c in wrapper.children() if "nbgrader" in command_line(c)]
         said = (course / LOCK_FILE).read_text(encoding="utf-8")
         assert f"processus {first.pid}" in said
         os.kill(first.pid, signal.SIGKILL)  # the pid the refusal names, as a teacher kills it
         first.wait()
         for p in orphans:
-            p.suspend()
+            try:
+                p.suspend()
+            except psutil.NoSuchProcess:
+                pass  # finished already: the assertion below says so
         still = [p for p in orphans if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
         assert still, "nbgrader a fini avant d'être arrêté"
         second = grading(course, "autograde", "oublier")

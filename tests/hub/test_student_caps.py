@@ -23,7 +23,7 @@ import psutil
 import pytest
 from classhub import ClassHub, hub_settings, launch_hub, user_pids, write_roster
 from conftest import HUB_DIR
-from helpers import alive
+from helpers import alive, command_line
 
 pytestmark = [pytest.mark.hub, pytest.mark.slow, pytest.mark.recette("machine")]
 
@@ -84,11 +84,7 @@ def _uid(name: str) -> int:
 
 
 def _kernels(name: str) -> list[int]:
-    return [
-        pid
-        for pid in user_pids(_uid(name))
-        if "ipykernel" in " ".join(psutil.Process(pid).cmdline())
-    ]
+    return [pid for pid in user_pids(_uid(name)) if "ipykernel" in command_line(pid)]
 
 
 @pytest.fixture(scope="module")
@@ -300,9 +296,7 @@ def test_stopping_a_server_kills_its_leftovers_and_removes_its_cgroup(class_hub,
     response = class_hub.server(bob, "POST", "/api/kernels", json={"name": "python3"})
     kernel = response.json()["id"]
     class_hub.execute(bob, kernel, "import os\nos.system('setsid sh -c \"sleep 600 &\"')")
-    (leftover,) = [
-        pid for pid in user_pids(_uid(bob)) if psutil.Process(pid).cmdline() == ["sleep", "600"]
-    ]
+    (leftover,) = [pid for pid in user_pids(_uid(bob)) if command_line(pid) == "sleep 600"]
     assert psutil.Process(leftover).ppid() != class_hub.server_pids[bob]
     for name in names:
         assert class_hub.api("DELETE", f"/users/{name}/server").status_code in (202, 204)
