@@ -779,7 +779,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         if passed or damaged:
             return 1
-    except (BackupError, GradingError, FileNotFoundError) as exc:
+    except (GradingError, FileNotFoundError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
     except OSError as exc:  # the destination full, read-only, gone: a partial file never kept

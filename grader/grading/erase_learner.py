@@ -441,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
         places.checked_id(args.student_id)  # a path or a control character: before any folder
         with class_lock(args.grader_dir, "make oublier-eleve"):
             result = erase(args.student_id, setup, args.confirmer, args.temoin)
-    except (ErasureError, GradingError, FileNotFoundError) as exc:
+    except (GradingError, FileNotFoundError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
     before, control = result.before, result.control_before

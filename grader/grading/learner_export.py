@@ -36,7 +36,7 @@ from .french.system_reason import GradingError, french_message
 from .nbgrader_ext.criterion_titles import criterion_number, criterion_title
 from .nbgrader_ext.late_penalty import refresh_penalties
 from .privacy.backup_files import RETENTION_DAYS
-from .privacy.learner_places import EXPORT_CARD, Context, ErasureError, Setup, roster_students
+from .privacy.learner_places import EXPORT_CARD, Context, Setup, roster_students
 
 __all__ = ["ExportRefused", "export_learner", "main"]
 
@@ -92,7 +92,7 @@ courrier\u00a0: 3 place de Fontenoy, TSA 80715, 75334 Paris Cedex 07).
 """
 
 
-class ExportRefused(Exception):
+class ExportRefused(GradingError):
     """An export refused, in one French sentence: an id with no trace anywhere (the message
     names the closest known ids), or no readable gradebook (the export would be incomplete)."""
 
@@ -316,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with class_lock(args.grader_dir, "make donnees-eleve"):
             path, counts = export_learner(args.student_id, args.out, args.eleves, args.grader_dir)
-    except (ExportRefused, ErasureError, GradingError, FileNotFoundError) as exc:
+    except (GradingError, FileNotFoundError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
     sid = normalize_id(args.student_id.strip())

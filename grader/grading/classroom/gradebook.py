@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import parse_qsl, quote, unquote
 
+from ..french.system_reason import GradingError
+
 __all__ = [
     "COUNTS",
     "ENROL",
@@ -68,7 +70,7 @@ class _Class(Protocol):  # paths.CourseDirs, as far as the gradebook goes
     db_url: str
 
 
-class GradebookError(Exception):
+class GradebookError(GradingError):
     """The class's gradebook cannot be read, in one French sentence (`reason`: why, alone)."""
 
     def __init__(self, message: str, reason: str = "") -> None:

@@ -60,7 +60,7 @@ from ..classroom.kept_columns import ID_COLUMNS
 from ..classroom.paths import DEMO_FOLDER, course_dirs, files_under, is_demo, load_config
 from ..classroom.schema_stamp import stamp_in_process
 from ..french.french_format import french_datetime
-from ..french.system_reason import french_reason
+from ..french.system_reason import GradingError, french_reason
 from . import packed
 from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
 from .course_files import LIST, course_digests, course_folders, course_history, course_names, digest
@@ -452,7 +452,7 @@ def roster_students(path: Path | None) -> list:
         raise ErasureError(f"Liste des élèves illisible ({path})\u00a0: {exc}") from None
 
 
-class ErasureError(Exception):
+class ErasureError(GradingError):
     """An erasure that cannot go on, in one French sentence."""
 
 
