@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -126,7 +127,24 @@ def _refusal(fd: int) -> str:
     """The French refusal, naming the holder as it wrote itself (our own text, 200 bytes at
     most: the folder is the teacher's)."""
     holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "une commande"
+    wait = "attendez qu'elle se termine, puis relancez."
+    if _suspended(holder):  # Ctrl-Z: it would wait forever, and so would the teacher
+        wait = (
+            "elle est suspendue (Ctrl-Z) et garde la classe\u00a0: reprenez-la dans son terminal "
+            "(fg), laissez-la finir ou arrêtez-la par Ctrl-C, puis relancez."
+        )
     return (
-        f"Une autre commande travaille sur cette classe\u00a0: {holder}. Rien n'a été fait\u00a0: "
-        "attendez qu'elle se termine, puis relancez."
+        f"Une autre commande travaille sur cette classe\u00a0: {holder}. Rien n'a été "
+        f"fait\u00a0: {wait}"
     )
+
+
+def _suspended(holder: str) -> bool:
+    """Whether the process the holder's text names is stopped (Ctrl-Z, SIGSTOP), as Linux's
+    /proc says; False wherever that cannot be known."""
+    pid = re.search(r"processus (\d+)", holder)
+    try:
+        stat = Path(f"/proc/{pid[1]}/stat").read_text(encoding="ascii") if pid else ""
+    except (OSError, UnicodeDecodeError):
+        return False
+    return stat.rpartition(")")[2].split()[:1] in (["T"], ["t"])

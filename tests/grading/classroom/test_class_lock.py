@@ -89,7 +89,9 @@ def test_a_second_command_while_grading_is_refused_and_the_grading_ends_alone(co
             assert seconds[target].returncode == 2, (target, out, err)
             assert "✘ Une autre commande travaille sur cette classe" in err, (target, err)
             assert f"make grade (processus {first.pid}, lancée le " in err, (target, err)
-            assert "attendez qu'elle se termine" in err and "Traceback" not in err, (target, err)
+            # stopped, as Ctrl-Z stops it: waiting would be for ever, the refusal says so
+            assert "elle est suspendue (Ctrl-Z) et garde la classe\u00a0: reprenez-la" in err
+            assert "attendez" not in err and "Traceback" not in err, (target, err)
         out, err = first.communicate(timeout=300)
     finally:
         if first.poll() is None:
@@ -138,6 +140,7 @@ def test_a_class_this_user_can_only_read_is_read_without_a_lock(tmp_path):
         with class_lock(folder, "make oublier-eleve"):
             busy = _refusal_seen(folder)
         assert "Une autre commande travaille sur cette classe\u00a0: une commande." in busy
+        assert "attendez qu'elle se termine" in busy and "suspendue" not in busy
     finally:
         thaw(folder)
 
@@ -158,3 +161,29 @@ def _refusal_seen(folder: Path) -> str:
         cwd=REPO / "grader",  # where the class commands import grading from
         check=True,
     ).stdout
+
+
+def test_only_a_stopped_holder_is_called_suspended():
+    """The refusal tells the teacher to resume a command stopped by Ctrl-Z (waiting for it would
+    be for ever), and to wait for one at work; a holder gone, or named by no pid, is waited
+    for."""
+    from grading.classroom.class_lock import _suspended
+
+    holder = subprocess.Popen(["sleep", "60"])
+    said = f"make grade (processus {holder.pid}, lancée le 07/12/2026 09:02:11)"
+    try:
+        assert not _suspended(said)
+        os.kill(holder.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 30
+        while not _suspended(said) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _suspended(said)
+        os.kill(holder.pid, signal.SIGCONT)
+        while _suspended(said) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not _suspended(said)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not _suspended(said)  # gone
+    assert not _suspended("une commande")
