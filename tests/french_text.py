@@ -404,10 +404,11 @@ def check_notebook(path: Path, root: Path) -> list[Finding]:
 
 def learner_files(root: Path) -> list[Path]:
     """Every file whose text a learner (or an instructor) reads: the lessons and the TP (both
-    versions), the README, and the course's and the grading's Python modules (the session
-    service's errors and docstrings included: a learner reads them)."""
+    versions), the READMEs (the instructors' guide, grader/README.md, included), and the
+    course's and the grading's Python modules (the session service's errors and docstrings
+    included: a learner reads them)."""
     files = sorted(root.glob("notebooks/**/*.ipynb")) + sorted(root.glob("solutions/**/*.ipynb"))
-    files += [root / "README.md"]
+    files += [root / "README.md", root / "grader" / "README.md"]
     for tree in ("course", "grader/grading"):
         files += sorted((root / tree).glob("**/*.py"))
     return [

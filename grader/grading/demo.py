@@ -11,8 +11,17 @@ from pathlib import Path
 from nbgrader.api import Gradebook
 
 from .autograde import autograde
+from .classroom.class_lock import class_lock
 from .classroom.gradebook import sqlite_url
-from .classroom.paths import CONFIG, DEMO_FOLDER, DEMO_MARKER, course_dirs, is_demo, load_config
+from .classroom.paths import (
+    CONFIG,
+    DEMO_FOLDER,
+    DEMO_MARKER,
+    CourseDirs,
+    course_dirs,
+    is_demo,
+    load_config,
+)
 from .classroom.schema_stamp import stamp_in_process
 from .feedback import generate_feedback
 from .french.french_args import FrenchParser
@@ -44,13 +53,18 @@ def run_demo(
     stamp_in_process()
     course = course_dirs(grader_dir)
     demo = course.grader_dir / DEMO_FOLDER
-    config = demo / CONFIG
     if demo.exists() and not is_demo(demo):
         raise GradingError(
             f"{demo} existe et n'a pas été créé par make demo-grading\u00a0: rien n'y est "
             "touché. Déplacez-le ou renommez-le pour lancer la démonstration."
         )
     demo.mkdir(exist_ok=True)
+    with class_lock(demo, "make demo-grading"):  # two at once would grade the same samples
+        return _run_demo(course, demo, only, sandboxed)
+
+
+def _run_demo(course: CourseDirs, demo: Path, only: list[str] | None, sandboxed: bool) -> int:
+    config = demo / CONFIG
     config.write_text(demo_config(course.grader_dir / CONFIG, demo, course.root), encoding="utf-8")
     dirs = course_dirs(demo)
     args = ["generate_assignment", ASSIGNMENT, "--force", "--log-level=WARN"]

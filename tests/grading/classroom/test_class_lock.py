@@ -187,3 +187,24 @@ def test_only_a_stopped_holder_is_called_suspended():
         holder.wait()
     assert not _suspended(said)  # gone
     assert not _suspended("une commande")
+
+
+def test_the_demo_holds_its_own_folder(course):
+    """``make demo-grading`` regrades the samples in grader/demo with ``--force``: two at once
+    (two terminals, two colleagues) would grade the same copies and write the same gradebook. A
+    second one is refused like any class command; the real class is another lock."""
+    from grading.classroom.paths import CONFIG, DEMO_FOLDER
+    from grading.demo import demo_config
+
+    demo = course / DEMO_FOLDER
+    demo.mkdir()
+    (demo / CONFIG).write_text(demo_config(course / CONFIG, demo, course.parent))
+    with class_lock(demo, "make demo-grading"):
+        second = grading(course, "demo")
+        with class_lock(course, "make grade"):  # the class itself: not the demo's lock
+            pass
+    assert second.returncode == 2, second.stdout + second.stderr
+    assert (
+        "✘ Une autre commande travaille sur cette classe\u00a0: make demo-grading" in second.stderr
+    )
+    assert not (demo / "gradebook.db").exists()  # nothing done
