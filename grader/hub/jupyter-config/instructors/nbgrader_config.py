@@ -1,4 +1,4 @@
-"""nbgrader pour les enseignants du hub : leur copie du cours, le cours et l'échange.
+"""nbgrader pour les enseignants du hub : leur copie du cours, le cours et l'échange.
 
 nbgrader config for the hub's instructors. Each instructor works in their own copy of the course
 (COURSE_DIR, copied from the shared template at first start by the hub). The course's own grading

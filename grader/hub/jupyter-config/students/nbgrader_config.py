@@ -1,4 +1,4 @@
-"""nbgrader pour les élèves du hub : seulement le cours et l'échange (pas de gradebook).
+"""nbgrader pour les élèves du hub : seulement le cours et l'échange (pas de carnet de notes).
 
 nbgrader config for the hub's students. The hub sets COURSE_ID and NBGRADER_EXCHANGE in every
 server's environment (see jupyterhub_config.py), so one file serves every class.
