@@ -142,7 +142,8 @@ def _file_clean(result: ScenarioResult) -> bool:
     call = result.first(Role.ERASE)
     f = _facts(call)
     stray = call.outcome.stray_files if call.outcome else 0
-    return f.personal_data_found == 0 and f.extra_objects == 0 and stray == 0
+    closed = call.outcome is not None and call.outcome.service_closed
+    return f.personal_data_found == 0 and f.extra_objects == 0 and stray == 0 and not closed
 
 
 EXTRA_OBJECTS = (
@@ -152,6 +153,13 @@ EXTRA_OBJECTS = (
 STRAY_FILES = (
     "oublier a laissé d'autres fichiers que la base dans son dossier de travail ou dans "
     "/tmp\u00a0: une copie des données de l'élève peut s'y cacher. oublier ne crée aucun fichier."
+)
+
+SERVICE_CLOSED = (
+    "oublier a fermé le service (service.close())\u00a0: le tuteur, qui tourne encore, ne "
+    "pourrait plus s'en servir, et c'est cette fermeture, pas oublier, qui a reporté le -wal "
+    "dans le fichier. Ne le fermez pas\u00a0: videz le -wal vous-même. Où regarder\u00a0: leçon "
+    "4, section «\u00a03. Ce qui reste lisible dans le fichier\u00a0»."
 )
 
 
@@ -171,12 +179,27 @@ def _explain_user_state(result: ScenarioResult) -> str | None:
     return None
 
 
+RAISES_FOR_EVERYONE = (
+    "oublier lève une erreur pour un user_id ordinaire aussi\u00a0: ce n'est pas une affaire "
+    "d'apostrophe. Corrigez d'abord cette erreur (citée ci-dessous)."
+)
+
+
+def _explain_quoted(result: ScenarioResult) -> str | None:
+    """An error the plain learner's call raised too is not the quotes' fault."""
+    if not _clean(result.first(Role.ERASE).outcome):
+        return RAISES_FOR_EVERYONE
+    return None
+
+
 def _explain_file(result: ScenarioResult) -> str | None:
     call = result.first(Role.ERASE)
     if _facts(call).extra_objects:
         return EXTRA_OBJECTS
     if call.outcome is not None and call.outcome.stray_files:
         return STRAY_FILES
+    if call.outcome is not None and call.outcome.service_closed:
+        return SERVICE_CLOSED
     return None
 
 
@@ -263,6 +286,7 @@ CRITERIA: tuple[Criterion, ...] = (
         "regarder\u00a0: leçon 4, section «\u00a04. Des requêtes paramétrées\u00a0».",
         gate=Gate.CORRECT_ERASURE,
         gate_role=Role.QUOTED,
+        explain=_explain_quoted,
         hidden_test="guillemets",
     ),
     Criterion(
@@ -305,6 +329,12 @@ GATE_MESSAGES = {
     "et rien d'autre (critères 1 à 4\u00a0: ses sessions, ses événements, sa ligne "
     "user_states, et aucune autre donnée), ce qui n'est pas le cas.",
 }
+QUOTED_GATE = (
+    "ce point ne compte que si oublier efface en entier, et sans rien d'autre, l'élève qu'on "
+    "lui donne (critères 1 à 4) et aussi un élève dont le user_id contient une apostrophe, ce "
+    "qui n'est pas le cas\u00a0: oublier doit effacer l'élève reçu en paramètre (user_id), quel "
+    "qu'il soit."
+)
 NOT_ASYNC = (
     "De plus, oublier n'est pas une fonction asynchrone\u00a0: définissez-la avec async def "
     "(le tuteur l'appelle avec await)."
@@ -412,15 +442,23 @@ def _problem(call: CallResult, result: ScenarioResult) -> str | None:
     return None
 
 
+NO_AWAIT = (
+    " Un appel au service sans await renvoie une coroutine, pas son résultat\u00a0: écrivez "
+    "await devant (await service.list_sessions(...))."
+)
+
+
 def _raised(outcome: CallOutcome, hidden: bool) -> str:
     error = outcome.error
     assert error is not None
     message = error.message.strip()[:300]
     name = _error_name(error.type, hidden)
+    # the learner's most common slip, whatever the input: said even for the hidden ones
+    no_await = NO_AWAIT if "'coroutine' object" in error.message else ""
     if hidden or not message:  # hidden inputs may appear in an exception's message
-        return f"De plus, oublier a levé {name}."
+        return f"De plus, oublier a levé {name}.{no_await}"
     end = "" if message.endswith((".", "!", "?", "…")) else "."
-    return f"De plus, oublier a levé {name}\u00a0: {message}{end}"
+    return f"De plus, oublier a levé {name}\u00a0: {message}{end}{no_await}"
 
 
 def _notes(calls: list[CallResult], hidden: bool) -> str:
@@ -453,7 +491,11 @@ def _gate_holds(criterion: Criterion, result: ScenarioResult) -> bool:
     if criterion.gate is Gate.SESSIONS_ERASED:
         return _erased_sessions(call)
     if criterion.gate is Gate.CORRECT_ERASURE:
-        return _correct_erasure(call)
+        # the statement's rule: criteria 5 to 7 count only if criteria 1 to 4 hold (the
+        # learner's erasure), and criterion 6's own learner is erased as well
+        erase = result.first(Role.ERASE)
+        usable = erase.facts is not None and erase.facts.present and erase.facts.readable
+        return usable and _correct_erasure(erase) and _correct_erasure(call)
     return True
 
 
@@ -496,7 +538,10 @@ def judge(criterion: Criterion, result: ScenarioResult) -> Verdict:
         not _clean(c.outcome) for c in calls if c.role is not Role.ERASE
     )
     if not gate_ok and not own_error:
-        return Verdict(False, prefix + GATE_MESSAGES[criterion.gate] + notes)
+        gate = GATE_MESSAGES[criterion.gate]
+        if criterion.gate_role is Role.QUOTED:
+            gate = QUOTED_GATE
+        return Verdict(False, prefix + gate + notes)
     sharper = criterion.explain(result) if criterion.explain and gate_ok else None
     return Verdict(False, prefix + (sharper or criterion.failure) + notes)
 

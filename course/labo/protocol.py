@@ -153,6 +153,8 @@ class CallOutcome:
     # never by the runner (the call's process could say anything)
     not_async: bool = False
     open_transaction: bool = False  # a hint from the call's process: wording only
+    # the call's process says oublier closed the service (it was asked not to): only lowers
+    service_closed: bool = False
     stray_files: int = 0  # files left in the work folder or /tmp besides the base, -wal, -shm
     database: FileState = field(default_factory=lambda: FileState("missing"))
     wal: FileState = field(default_factory=lambda: FileState("missing"))
@@ -240,7 +242,12 @@ def _decode(header: bytes) -> Record:
             data[key] = _file(data[key])
     record = cls(**data)
     for name, value in asdict(record).items():
-        expected = {"call_id": str, "not_async": bool, "open_transaction": bool}.get(name)
+        expected = {
+            "call_id": str,
+            "not_async": bool,
+            "open_transaction": bool,
+            "service_closed": bool,
+        }.get(name)
         if expected is not None and type(value) is not expected:
             raise TypeError(name)
     if isinstance(record, CallOutcome) and type(record.stray_files) is not int:

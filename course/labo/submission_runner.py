@@ -43,6 +43,7 @@ emptied, so that the hidden learners never share a folder with a visible scenari
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import inspect
 import json
@@ -190,8 +191,23 @@ class _CallInput:
         return cls(**json.loads(line)), source
 
 
-def _call(given: _CallInput, source: str, say: Callable[[dict], None]) -> None:
-    """Load the cell and await one call, reporting through `say`."""
+async def _at_work(service, user_id: str) -> None:
+    """What the tutor has done before it is asked to forget a learner: read their sessions. The
+    course's service keeps its connection open from then on (ADK's opens one per call), so the
+    learner's own connection is not the last to close: SQLite's last close would checkpoint the
+    ``-wal`` into the file for them, which oublier must do itself. Nothing of the student's has
+    run yet: an error here is the base's, left for oublier to meet."""
+    with contextlib.suppress(Exception):
+        await service.list_sessions(app_name=APP_NAME, user_id=user_id)
+
+
+def _call(given: _CallInput, source: str, say: Callable[[dict], None]) -> list:
+    """Load the cell and await one call, reporting through `say`. Returns the service it was
+    given, for the caller to keep until its process ends: dropped here, its connection would be
+    closed, and SQLite's last close checkpoints the ``-wal`` into the file, as oublier was asked
+    not to rely on (the files are judged service still open, as in a tutor that keeps
+    running)."""
+    services: list = []
     watch = _Watch(sqlite3.connect)
     sqlite3.connect = watch.connect
     from course.sessions import SqliteSessionService
@@ -202,11 +218,11 @@ def _call(given: _CallInput, source: str, say: Callable[[dict], None]) -> None:
         exec(compile(source, CELL, "exec"), namespace)  # noqa: S102
     except BaseException as exc:  # noqa: B036 - a student's sys.exit() is an outcome too
         say({"load": _describe(exc)})
-        return
+        return services
     oublier = namespace.get("oublier")
     if not callable(oublier):
         say({"load": None})
-        return
+        return services
 
     def watchdog() -> None:
         time.sleep(max(0.0, given.deadline - WATCHDOG_MARGIN - time.monotonic()))
@@ -218,14 +234,18 @@ def _call(given: _CallInput, source: str, say: Callable[[dict], None]) -> None:
         error = None
         try:
             make = _adk_service if given.service == "adk" else SqliteSessionService
-            result = oublier(make(given.database), given.user_id)
+            services.append(make(given.database))
+            await _at_work(services[0], given.user_id)
+            result = oublier(services[0], given.user_id)
             if inspect.isawaitable(result):
                 await result
         except BaseException as exc:  # noqa: B036
             error = _describe(exc)
-        return {"error": error, "open": watch.open_transaction()}
+        closed = bool(services) and getattr(services[0], "_closed", False) is True
+        return {"error": error, "open": watch.open_transaction(), "closed": closed}
 
     say({"result": asyncio.run(run())})
+    return services
 
 
 def _only(keep: tuple[int, ...]) -> None:
@@ -268,7 +288,7 @@ def _call_process(given: _CallInput | int, source: str, report: int) -> None:
             with lock:
                 os.write(report, line)
 
-        _call(given, source, say)
+        still_open = _call(given, source, say)  # noqa: F841 - held open until the exit
     except BaseException:  # noqa: B036 - whatever happens, never return into the supervisor
         pass
     os._exit(0)
@@ -553,6 +573,7 @@ class _Supervisor:
         self.work = work
         self.journal = journal
         self.procs = _Processes(plan.sandboxed)
+        self.still_open: list = []  # without fork (Windows): the last call's service
         self.parent = parent if self.procs.sandboxed else None
         if self.parent is not None:
             self.procs.spared.add(self.parent[1])
@@ -608,7 +629,9 @@ class _Supervisor:
         given = _CallInput(self.plan.service, self.plan.deadline, call.database, call.user_id)
         if not hasattr(os, "fork"):  # pragma: no cover - Windows: the student's own verifier
             report = _Report()
-            _call(given, source, lambda d: report.feed((json.dumps(d) + "\n").encode()))
+            self.still_open = _call(  # replaced by the next call's, once its files are read
+                given, source, lambda d: report.feed((json.dumps(d) + "\n").encode())
+            )
             return report, None
         started = self._start_call(given, source)
         if started is None:
@@ -693,6 +716,7 @@ class _Supervisor:
                     call.call_id,
                     error=_error(error) if isinstance(error, dict) else None,
                     open_transaction=result.get("open") is True,
+                    service_closed=result.get("closed") is True,
                     # a -shm it cannot read (a folder, a link, too big) may hold anything
                     stray_files=_stray_files(folders, kept) + (shm.state in _HIDING),
                     database=database,

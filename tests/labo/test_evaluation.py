@@ -40,6 +40,10 @@ SAMPLES = [
     "exception",
     "alice_en_dur",
     "vacuum_avant_commit",
+    # the tutor's service keeps its connection open: the learner's own close is not the last
+    # one, so SQLite does not checkpoint the -wal for them, and closing the service is named
+    "vacuum_sans_checkpoint",
+    "service_ferme",
     "triche",
     # attacks on the grade itself (issue 18): their scores and the reason each one gets
     *GRADE_ATTACKS,
@@ -330,6 +334,8 @@ def test_messages_follow_french_typography_and_carry_no_markdown(graded_samples)
     texts = [c.failure for c in CRITERIA] + [c.hidden_hint for c in CRITERIA]
     texts += list(criteria.GATE_MESSAGES.values())
     texts += [criteria.NOT_WRITTEN, criteria.NOT_ASYNC, criteria.OPEN_TRANSACTION]
+    texts += [criteria.QUOTED_GATE, criteria.NO_AWAIT, criteria.RAISES_FOR_EVERYONE]
+    texts += [criteria.SERVICE_CLOSED, criteria.STRAY_FILES]
     texts += [course.labo.checks.NO_SANDBOX_NOTE]
     for sample in SAMPLES:
         texts += [v.message for v in graded_samples[sample].verdicts.values()]
@@ -381,7 +387,9 @@ def test_verifier_says_each_cause_once(tmp_path, sample_answers, capsys):
     out = capsys.readouterr().out
     assert out.count("garde une transaction ouverte") == 1
     assert out.count("ce point ne compte que si oublier a d'abord effacé l'élève en entier") == 1
-    assert out.count("(même cause que plus haut)") == 2
+    # criterion 6 waits for its own learner too, and says so: 7 alone repeats 5's cause
+    assert out.count("(même cause que plus haut)") == 1
+    assert out.count("et aussi un élève dont le user_id contient une apostrophe") == 1
     assert "Pour tout l'appel\u00a0: oublier a levé OperationalError" in out
     assert "Si vous l'avez écrite, elle n'a pas été validée" in out
     assert "Bloqué sur une transaction jamais validée\u00a0? indice(1)" in out
@@ -389,3 +397,74 @@ def test_verifier_says_each_cause_once(tmp_path, sample_answers, capsys):
     verdicts = evaluate_source(sample_answers["vacuum_avant_commit"]).criteria[VISIBLE.name]
     messages = [v.message for v in verdicts.values()]
     assert sum("garde une transaction ouverte" in m for m in messages) >= 2
+
+
+RIGHT = """
+async def oublier(service, user_id):
+    conn = sqlite3.connect(service.db_path)
+    try:
+        conn.execute("PRAGMA foreign_keys = ON")
+        with conn:
+            conn.execute("DELETE FROM sessions WHERE app_name = ? AND user_id = ?",
+                         (APP_NAME, user_id))
+            conn.execute("DELETE FROM user_states WHERE app_name = ? AND user_id = ?",
+                         (APP_NAME, user_id))
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+"""
+
+
+@pytest.mark.parametrize(
+    ("slip", "source", "failed", "said"),
+    [
+        # a name written in: criteria 1 to 4 hold on alice, criterion 6's gate must not say so
+        (
+            "alice-en-dur",
+            RIGHT.replace("(APP_NAME, user_id)", '(APP_NAME, "alice")'),
+            {"guillemets": "l'élève qu'on lui donne (critères 1 à 4) et aussi un élève dont"},
+            None,
+        ),
+        # every application's rows: criterion 4 fails, and 6 waits for 1 to 4 as the TP says
+        (
+            "toutes-les-applications",
+            RIGHT.replace("app_name = ? AND user_id = ?", "user_id = ?").replace(
+                "(APP_NAME, user_id)", "(user_id,)"
+            ),
+            {"autres": "pas à cet élève", "guillemets": "(critères 1 à 4)"},
+            None,
+        ),
+        # an error raised after a right erasure: not the quotes' fault
+        (
+            "erreur-a-la-fin",
+            RIGHT + '    raise RuntimeError("journal introuvable")\n',
+            {"guillemets": "ce n'est pas une affaire d'apostrophe", "deux_fois": ""},
+            None,
+        ),
+        # the forgotten await: named, whatever the criterion
+        (
+            "await-oublie",
+            "async def oublier(service, user_id):\n"
+            "    r = service.list_sessions(app_name=APP_NAME, user_id=user_id)\n"
+            "    for s in r.sessions:\n"
+            "        pass\n",
+            {},
+            "Un appel au service sans await renvoie une coroutine",
+        ),
+    ],
+    ids=lambda v: v if isinstance(v, str) and " " not in v and len(v) < 30 else "",
+)
+def test_a_learners_slip_gets_the_diagnosis_of_that_slip(slip, source, failed, said):
+    """Helper attack (a learner's path): a name written in was told « critères 1 à 4 » failed
+    while they all held; the rows of every application got criterion 6; an error raised after
+    the erasure was blamed on SQL quoting; a forgotten await was never named."""
+    evaluation = evaluate_source(source)
+    verdicts = evaluation.criteria[VISIBLE.name]
+    for key, fragment in failed.items():
+        assert not verdicts[key].ok, (slip, key)
+        assert fragment in verdicts[key].message, (slip, verdicts[key].message)
+    if slip == "alice-en-dur":
+        assert all(verdicts[k].ok for k in ("sessions", "orphelins", "user_states", "autres"))
+    if said:
+        assert said in evaluation.outcome()[1] or any(said in v.message for v in verdicts.values())
