@@ -399,37 +399,20 @@ def test_verifier_says_each_cause_once(tmp_path, sample_answers, capsys):
     assert sum("garde une transaction ouverte" in m for m in messages) >= 2
 
 
-RIGHT = """
-async def oublier(service, user_id):
-    conn = sqlite3.connect(service.db_path)
-    try:
-        conn.execute("PRAGMA foreign_keys = ON")
-        with conn:
-            conn.execute("DELETE FROM sessions WHERE app_name = ? AND user_id = ?",
-                         (APP_NAME, user_id))
-            conn.execute("DELETE FROM user_states WHERE app_name = ? AND user_id = ?",
-                         (APP_NAME, user_id))
-        conn.execute("VACUUM")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        conn.close()
-"""
-
-
 @pytest.mark.parametrize(
-    ("slip", "source", "failed", "said"),
+    ("slip", "change", "failed", "said"),
     [
         # a name written in: criteria 1 to 4 hold on alice, criterion 6's gate must not say so
         (
             "alice-en-dur",
-            RIGHT.replace("(APP_NAME, user_id)", '(APP_NAME, "alice")'),
+            lambda right: right.replace("(APP_NAME, user_id)", '(APP_NAME, "alice")'),
             {"guillemets": "l'élève qu'on lui donne (critères 1 à 4) et aussi un élève dont"},
             None,
         ),
         # every application's rows: criterion 4 fails, and 6 waits for 1 to 4 as the TP says
         (
             "toutes-les-applications",
-            RIGHT.replace("app_name = ? AND user_id = ?", "user_id = ?").replace(
+            lambda right: right.replace("app_name = ? AND user_id = ?", "user_id = ?").replace(
                 "(APP_NAME, user_id)", "(user_id,)"
             ),
             {"autres": "pas à cet élève", "guillemets": "(critères 1 à 4)"},
@@ -438,27 +421,28 @@ async def oublier(service, user_id):
         # an error raised after a right erasure: not the quotes' fault
         (
             "erreur-a-la-fin",
-            RIGHT + '    raise RuntimeError("journal introuvable")\n',
+            lambda right: right + '    raise RuntimeError("journal introuvable")\n',
             {"guillemets": "ce n'est pas une affaire d'apostrophe", "deux_fois": ""},
             None,
         ),
         # the forgotten await: named, whatever the criterion
         (
             "await-oublie",
-            "async def oublier(service, user_id):\n"
-            "    r = service.list_sessions(app_name=APP_NAME, user_id=user_id)\n"
-            "    for s in r.sessions:\n"
-            "        pass\n",
+            lambda right: right.replace("await service.list_sessions", "service.list_sessions"),
             {},
             "Un appel au service sans await renvoie une coroutine",
         ),
     ],
     ids=lambda v: v if isinstance(v, str) and " " not in v and len(v) < 30 else "",
 )
-def test_a_learners_slip_gets_the_diagnosis_of_that_slip(slip, source, failed, said):
+def test_a_learners_slip_gets_the_diagnosis_of_that_slip(
+    slip, change, failed, said, sample_answers
+):
     """Helper attack (a learner's path): a name written in was told « critères 1 à 4 » failed
     while they all held; the rows of every application got criterion 6; an error raised after
     the erasure was blamed on SQL quoting; a forgotten await was never named."""
+    source = change(sample_answers["complete_vacuum"])  # the right answer, one slip added
+    assert source != sample_answers["complete_vacuum"]
     evaluation = evaluate_source(source)
     verdicts = evaluation.criteria[VISIBLE.name]
     for key, fragment in failed.items():
