@@ -379,15 +379,18 @@ def indice(niveau: int | None = None, exercice: str | None = None) -> None:
     if exercice is None and key == "":
         print("Votre dernier verifier respecte tous les critères\u00a0: pas besoin d'indice.")
         return
-    ladder = LADDERS.get(key)
+    # course.labo loads the grader's modules: imported here, not with the lessons' hints
+    from .labo.learner_errors import MauvaisArgument
+
+    ladder = LADDERS.get(key) if isinstance(key, str) else None
     if ladder is None:
         known = ", ".join(k for k in LADDERS if not k.startswith("tp:"))
-        raise ValueError(f"Exercice inconnu\u00a0: {exercice!r} (connus\u00a0: {known}).")
+        raise MauvaisArgument(f"Exercice inconnu\u00a0: {exercice!r} (connus\u00a0: {known}).")
     seen = {level for _k, level in progress.hints_used(ladder.key)}
     if niveau is None:
         niveau = min(max(seen, default=0) + 1, LEVELS)
     if isinstance(niveau, bool) or not isinstance(niveau, int) or not 1 <= niveau <= LEVELS:
-        raise ValueError(f"Le niveau d'un indice va de 1 à {LEVELS} (reçu\u00a0: {niveau!r}).")
+        raise MauvaisArgument(f"Le niveau d'un indice va de 1 à {LEVELS} (reçu\u00a0: {niveau!r}).")
     if niveau not in seen:
         progress.record(ladder.step, "indice", echelle=ladder.key, niveau=niveau)
         seen.add(niveau)

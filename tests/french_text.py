@@ -409,6 +409,7 @@ def learner_files(root: Path) -> list[Path]:
     included: a learner reads them)."""
     files = sorted(root.glob("notebooks/**/*.ipynb")) + sorted(root.glob("solutions/**/*.ipynb"))
     files += [root / "README.md", root / "grader" / "README.md"]
+    files += [root / "grader" / "grading" / "student_package.md"]  # the learners' README
     for tree in ("course", "grader/grading"):
         files += sorted((root / tree).glob("**/*.py"))
     return [

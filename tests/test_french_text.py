@@ -175,6 +175,7 @@ def test_the_checked_files_are_the_learners_texts():
     assert any(r.startswith("solutions/oublier/") for r in rel)
     assert {"README.md", "course/quiz.py", "course/save_hook.py", "course/inspecter.py"} <= rel
     assert "grader/README.md" in rel  # the instructors' guide: French too
+    assert "grader/grading/student_package.md" in rel  # the README of the learners' package
     # the session service's errors and docstrings are read by learners too
     assert {
         "course/sessions/sqlite_session_service.py",

@@ -214,3 +214,32 @@ def test_each_exercise_has_a_ladder_and_no_solution_below_it(lesson):
         solution = _solution_lines(name)
         assert not [line for line in solution if len(line) > 30 and line in markdown], name
     assert "<summary>Solution</summary>" not in markdown
+
+
+@pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        (lambda: indice(4, "requete_niveau"), "Le niveau d'un indice va de 1 à 3"),
+        (lambda: indice(0, "requete_niveau"), "Le niveau d'un indice va de 1 à 3"),
+        (lambda: indice("a", "requete_niveau"), "Le niveau d'un indice va de 1 à 3"),
+        (lambda: indice(1, "nexistepas"), "Exercice inconnu"),
+        (lambda: verifier(), "Donnez votre fonction à vérifier"),
+        (lambda: __import__("course.labo").labo.noter(len, "truc"), "Test inconnu"),
+        (
+            lambda: __import__("course.labo.partage").labo.partage.noter_partage(len, "truc"),
+            "Test inconnu",
+        ),
+    ],
+    ids=["niveau-4", "niveau-0", "niveau-texte", "exercice", "verifier-seul", "noter", "partage"],
+)
+def test_a_helper_called_wrongly_says_so_in_one_french_line(call, said, monkeypatch):
+    """Helper attack (a learner's path): indice(4), indice("a"), verifier() or noter(f, "truc")
+    ended in a Python traceback around the French message. IPython shows a learner's error as
+    its ``_render_traceback_`` lines: one French line, no frames."""
+    monkeypatch.setenv(progress.USER_ENV_VAR, "alice")
+    progress.reset_cache()
+    with pytest.raises((ValueError, TypeError)) as raised:
+        call()
+    lines = raised.value._render_traceback_()
+    assert len(lines) == 1 and said in lines[0], lines
+    assert "Traceback" not in lines[0] and "\u00a0:" in lines[0]

@@ -19,7 +19,7 @@ from typing import Any
 from .criteria import CRITERIA, NOT_WRITTEN, OPEN_TRANSACTION, TESTS, TITLES
 from .evaluate import Evaluation, evaluate_source
 from .french_number import french_number
-from .learner_errors import EchecDuTest, OublierPasEcrite, PasUneFonction
+from .learner_errors import EchecDuTest, MauvaisArgument, OublierPasEcrite, PasUneFonction
 from .scenario import VISIBLE, Role
 
 __all__ = [
@@ -57,6 +57,10 @@ def source_of(oublier: Any) -> str:
     text (a cell's content, read by `cellule_oublier`) is returned as is."""
     if isinstance(oublier, str):
         return oublier
+    if oublier is None:  # verifier() alone
+        raise PasUneFonction(
+            "Donnez votre fonction à vérifier, sans parenthèses\u00a0: verifier(oublier)."
+        )
     code = getattr(oublier, "__code__", None)
     if code is None:
         raise PasUneFonction(
@@ -134,7 +138,7 @@ def _record_run(respected: int, cause: str | None) -> None:
 def noter(oublier: Any, test: str) -> None:
     """Un test du TP\u00a0: ne dit rien s'il est réussi, lève AssertionError (en français) sinon."""
     if test not in TESTS:
-        raise ValueError(f"Test inconnu\u00a0: {test!r} (connus\u00a0: {', '.join(TESTS)}).")
+        raise MauvaisArgument(f"Test inconnu\u00a0: {test!r} (connus\u00a0: {', '.join(TESTS)}).")
     if _in_autograde():
         raise EchecDuTest(IN_AUTOGRADE, [f"✘ {IN_AUTOGRADE}"])
     if not TESTS[test].visible:
@@ -149,7 +153,7 @@ def noter(oublier: Any, test: str) -> None:
     print(f"✔ {title}")
 
 
-def verifier(oublier: Any, *, avec_adk: bool = False) -> None:
+def verifier(oublier: Any = None, *, avec_adk: bool = False) -> None:
     """Vérifie les sept critères sur une copie de la base d'exemple et affiche le résultat.
 
     Avec ``avec_adk=True``, la base d'exemple est écrite par le SqliteSessionService de

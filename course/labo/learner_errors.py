@@ -7,7 +7,7 @@ frames of this package.
 
 from __future__ import annotations
 
-__all__ = ["EchecDuTest", "OublierPasEcrite", "PasUneFonction"]
+__all__ = ["EchecDuTest", "MauvaisArgument", "OublierPasEcrite", "PasUneFonction"]
 
 
 class _Readable(Exception):
@@ -31,3 +31,8 @@ class EchecDuTest(_Readable, AssertionError):
 
 class PasUneFonction(_Readable, TypeError):
     """What was passed as oublier is not a function defined in the notebook."""
+
+
+class MauvaisArgument(_Readable, ValueError):
+    """A helper of the course (``indice``, ``noter``…) called with what it cannot take: the
+    learner reads which values it takes, not the frames of this package."""

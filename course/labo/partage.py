@@ -37,6 +37,7 @@ from typing import Any
 
 from .criteria import Verdict
 from .french_number import french_number
+from .learner_errors import MauvaisArgument, PasUneFonction
 from .outcome import Outcome
 from .partage_base import DATABASE, BaseFacts, GradingBase, ServerLimits
 from .partage_runner import EXIT, FUNCTION
@@ -438,7 +439,7 @@ def _source(function: Callable[..., Any]) -> str:
     try:
         source = textwrap.dedent(inspect.getsource(function))
     except (OSError, TypeError):
-        raise TypeError(
+        raise PasUneFonction(
             "verifier_partage attend votre fonction oublier_partage, définie dans une cellule."
         ) from None
     name = getattr(function, "__name__", FUNCTION)
@@ -477,7 +478,7 @@ def noter_partage(fonction: Callable[..., Any], test: str) -> None:
     fonction)\u00a0; lève AssertionError avec le message du critère s'il échoue."""
     known = [t.id for t in PARTAGE_TESTS]
     if test not in known:
-        raise ValueError(f"Test inconnu\u00a0: {test!r} (connus\u00a0: {', '.join(known)}).")
+        raise MauvaisArgument(f"Test inconnu\u00a0: {test!r} (connus\u00a0: {', '.join(known)}).")
     source = _source(fonction)
     if source not in _CHECKED:
         _CHECKED[source] = evaluate_partage(source, EXAMPLE, sandboxed=False)

@@ -239,6 +239,27 @@ def test_a_learner_installs_the_package_offline(built, tmp_path):
         timeout=120,
     )
     assert lab.returncode == 0 and lab.stdout.strip().startswith("4."), lab.stdout + lab.stderr
+    # the README's route without make (helper attack: it showed the formgrader): its
+    # JUPYTER_CONFIG_PATH turns nbgrader's instructor tools off, as make lab does
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    (command,) = [line for line in readme.splitlines() if " .venv/bin/jupyter lab " in line]
+    assignment = command.partition(" ")[0]
+    assert assignment == 'JUPYTER_CONFIG_PATH="$PWD/course/jupyter-config/eleve"', command
+    view = {**env, "JUPYTER_CONFIG_PATH": str(folder / "course" / "jupyter-config" / "eleve")}
+    # what the server reads at start (jupyter_server's ExtensionConfigManager, over the same
+    # config path): the formgrader and the course list off, the learner's list on
+    read = (
+        "from jupyter_core.paths import jupyter_config_path\n"
+        "from jupyter_server.extension.config import ExtensionConfigManager\n"
+        "found = ExtensionConfigManager(read_config_path=jupyter_config_path())\n"
+        "print(sorted(k for k, on in found.get_jpserver_extensions().items() if on))\n"
+    )
+    listed = subprocess.run(
+        [str(python), "-c", read], cwd=folder, env=view, capture_output=True, text=True, timeout=120
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert "nbgrader.server_extensions.assignment_list" in listed.stdout, listed.stdout
+    assert "formgrader" not in listed.stdout and "course_list" not in listed.stdout
     # what the package lacks, the venv lacks: no grading tools, no hidden inputs importable
     missing = subprocess.run(
         [str(python), "-c", "import grading.nbgrader_ext.hidden"],
