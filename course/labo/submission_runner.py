@@ -54,6 +54,7 @@ import socket
 import sqlite3
 import stat
 import sys
+import tempfile
 import threading
 import time
 import weakref
@@ -201,7 +202,60 @@ async def _at_work(service, user_id: str) -> None:
         await service.list_sessions(app_name=APP_NAME, user_id=user_id)
 
 
-def _call(given: _CallInput, source: str, say: Callable[[dict], None]) -> list:
+SHARED_TMP = "/tmp"
+_CREATING = os.O_CREAT | os.O_WRONLY | os.O_RDWR
+
+
+def _watch_tmp() -> Callable[[], int]:
+    """Outside the sandbox (the learner's verifier), /tmp is the machine's, shared and never
+    emptied: the entries this process writes at its top (open to write, sqlite3.connect, mkdir,
+    rename, link), outside the call's work folder, are recorded as they are written, other
+    processes' never, and a file left by an earlier check counts again when written again.
+    Returns how many are still there: grading counts them, in its own, empty /tmp."""
+    tmp, work = os.path.realpath(SHARED_TMP), os.getcwd()
+    made: set[str] = set()
+
+    def note(path) -> None:
+        try:
+            full = os.path.realpath(os.fsdecode(path))
+        except (TypeError, ValueError):
+            return
+        inside = os.path.relpath(full, tmp)
+        if inside.startswith(os.pardir) or inside == os.curdir:
+            return
+        if full == work or full.startswith(work + os.sep):
+            return
+        made.add(os.path.join(tmp, inside.split(os.sep)[0]))  # made, or written again
+
+    def hook(event: str, args: tuple) -> None:
+        if event == "open" and len(args) == 3:
+            path, mode, flags = args
+            if isinstance(path, int):
+                return
+            if (isinstance(flags, int) and flags & _CREATING) or (
+                isinstance(mode, str) and any(c in mode for c in "wax+")
+            ):
+                note(path)
+        elif event in ("sqlite3.connect", "os.mkdir") and args:
+            note(args[0])
+        elif event in ("os.rename", "os.replace", "os.symlink", "os.link") and len(args) > 1:
+            note(args[1])
+
+    sys.addaudithook(hook)
+    return lambda: sum(os.path.lexists(entry) for entry in made)
+
+
+def _count(value) -> int:
+    """A count the call's process reported: a small non-negative int, else none."""
+    return value if type(value) is int and 0 <= value < 1 << 16 else 0
+
+
+def _call(
+    given: _CallInput,
+    source: str,
+    say: Callable[[dict], None],
+    tmp_made: Callable[[], int] | None = None,
+) -> list:
     """Load the cell and await one call, reporting through `say`. Returns the service it was
     given, for the caller to keep until its process ends: dropped here, its connection would be
     closed, and SQLite's last close checkpoints the ``-wal`` into the file, as oublier was asked
@@ -242,7 +296,8 @@ def _call(given: _CallInput, source: str, say: Callable[[dict], None]) -> list:
         except BaseException as exc:  # noqa: B036
             error = _describe(exc)
         closed = bool(services) and getattr(services[0], "_closed", False) is True
-        return {"error": error, "open": watch.open_transaction(), "closed": closed}
+        tmp = tmp_made() if tmp_made is not None else 0
+        return {"error": error, "open": watch.open_transaction(), "closed": closed, "tmp": tmp}
 
     say({"result": asyncio.run(run())})
     return services
@@ -274,6 +329,11 @@ def _call_process(given: _CallInput | int, source: str, report: int) -> None:
             signal.signal(sig, signal.SIG_DFL)
         keep = (report,) if isinstance(given, _CallInput) else (given, report)
         _only(keep)
+        tmp_made = None
+        if isinstance(given, _CallInput):  # outside the sandbox: /tmp watched, as in grading
+            os.environ["TMPDIR"] = SHARED_TMP
+            tempfile.tempdir = None
+            tmp_made = _watch_tmp()
         if not isinstance(given, _CallInput):
             _dumps(True)  # its own /proc/self readable, as in any process (the student's own)
             chunks = []
@@ -288,7 +348,7 @@ def _call_process(given: _CallInput | int, source: str, report: int) -> None:
             with lock:
                 os.write(report, line)
 
-        still_open = _call(given, source, say)  # noqa: F841 - held open until the exit
+        still_open = _call(given, source, say, tmp_made)  # noqa: F841 - open until the exit
     except BaseException:  # noqa: B036 - whatever happens, never return into the supervisor
         pass
     os._exit(0)
@@ -718,7 +778,9 @@ class _Supervisor:
                     open_transaction=result.get("open") is True,
                     service_closed=result.get("closed") is True,
                     # a -shm it cannot read (a folder, a link, too big) may hold anything
-                    stray_files=_stray_files(folders, kept) + (shm.state in _HIDING),
+                    stray_files=_stray_files(folders, kept)
+                    + (shm.state in _HIDING)
+                    + _count(result.get("tmp")),
                     database=database,
                     wal=wal,
                     shm=shm,

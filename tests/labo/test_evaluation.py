@@ -452,3 +452,51 @@ def test_a_learners_slip_gets_the_diagnosis_of_that_slip(
         assert all(verdicts[k].ok for k in ("sessions", "orphelins", "user_states", "autres"))
     if said:
         assert said in evaluation.outcome()[1] or any(said in v.message for v in verdicts.values())
+
+
+def test_a_copy_left_in_tmp_costs_the_same_point_in_verifier_as_in_grading(sample_answers):
+    """Helper attack (a learner's path): a copy « just in case » in /tmp got 7/7 from
+    verifier, which never looked at the machine's shared /tmp, and lost criterion 7 in grading,
+    where /tmp is the sandbox's own. The check now counts what the call itself wrote there, and
+    only that: other processes writing /tmp at the same time (here, this test) change nothing."""
+    import threading
+    import uuid
+
+    copy = Path("/tmp") / f"sauvegarde-avant-oubli-{uuid.uuid4().hex}.db"
+    right = sample_answers["complete_vacuum"]
+    slip = right.replace(
+        "    conn = sqlite3.connect(service.db_path)\n",
+        f'    import shutil\n    shutil.copy(service.db_path, "{copy}")\n'
+        "    conn = sqlite3.connect(service.db_path)\n",
+        1,
+    )
+    assert slip != right
+    stop, others = threading.Event(), []
+
+    def another_process_writing_tmp() -> None:  # what a busy machine does meanwhile
+        while not stop.is_set():
+            path = Path("/tmp") / f"autre-{uuid.uuid4().hex}"
+            path.write_bytes(b"x")
+            others.append(path)
+            time.sleep(0.01)
+
+    writer = threading.Thread(target=another_process_writing_tmp)
+    writer.start()
+    try:
+        for sandboxed in (False, True):
+            evaluation = evaluate_source(slip, sandboxed=sandboxed)
+            verdict = evaluation.criteria[VISIBLE.name]["fichier"]
+            assert not verdict.ok and "d'autres fichiers que la base" in verdict.message, (
+                sandboxed,
+                verdict.message,
+            )
+            copy.unlink(missing_ok=True)
+        control = evaluate_source(right).criteria[VISIBLE.name]["fichier"]
+        assert control.ok, control.message
+    finally:
+        stop.set()
+        writer.join()
+        copy.unlink(missing_ok=True)
+        for path in others:
+            path.unlink(missing_ok=True)
+    assert others  # the control ran beside the checks
