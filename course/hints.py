@@ -18,6 +18,7 @@ from dataclasses import dataclass
 __all__ = [
     "LADDERS",
     "LEVELS",
+    "TP_CALL",
     "TP_START",
     "Ladder",
     "Place",
@@ -29,6 +30,7 @@ __all__ = [
 
 LEVELS = 3
 TP_START = "tp:depart"
+TP_CALL = "tp:appel"  # the call raised, ran out of time or took the file away
 
 
 @dataclass(frozen=True)
@@ -216,6 +218,23 @@ _LADDERS = (
             "Un bloc `with conn:` autour des DELETE (il valide en sortant), seulement ensuite "
             "la réécriture du fichier par un `conn.execute(...)`, et `conn.close()` dans un "
             "`finally`.",
+        ),
+    ),
+    Ladder(
+        TP_CALL,
+        "tp",
+        "un appel qui ne se termine pas normalement",
+        (S_GUARANTEE, S_CLOSE),
+        (
+            "Votre appel ne s'est pas terminé normalement\u00a0: il a levé une erreur, dépassé "
+            "la limite de temps ou fait disparaître le fichier. Le message de verifier dit "
+            "lequel (la ligne «\u00a0Pour tout l'appel\u00a0» ou le critère 1).",
+            "oublier efface des lignes dans le fichier du service, puis rend la main\u00a0: pas "
+            "de boucle qui attend, pas de suppression du fichier lui-même, et une erreur levée "
+            "arrête tout ce qui suit. Essayez vos étapes une à une, hors de oublier.",
+            "Dans une cellule à part\u00a0: `chemin = base_exemple()`, "
+            "`service = SqliteSessionService(chemin)`, puis chaque étape de votre oublier avec "
+            "`await` et `\"alice\"`\u00a0: l'erreur s'affiche alors avec sa ligne.",
         ),
     ),
     Ladder(

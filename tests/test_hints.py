@@ -11,7 +11,7 @@ import pytest
 from helpers import REPO
 
 from course import progress
-from course.hints import LADDERS, LEVELS, TP_START, indice
+from course.hints import LADDERS, LEVELS, TP_CALL, TP_START, indice
 from course.labo import verifier
 from course.labo.criteria import CRITERIA
 
@@ -54,7 +54,8 @@ def _solution_lines(function: str) -> list[str]:
 
 
 def test_the_tp_has_a_ladder_for_each_criterion_and_each_fault_of_the_call():
-    assert {f"tp:{c.key}" for c in CRITERIA} | {TP_START, "tp:transaction", "tp:async"} == {
+    faults = {TP_START, TP_CALL, "tp:transaction", "tp:async"}
+    assert {f"tp:{c.key}" for c in CRITERIA} | faults == {
         key for key in LADDERS if key.startswith("tp:")
     }
 
@@ -176,6 +177,10 @@ def _cell(name: str) -> str:
         ("complete", "tp:fichier"),
         ("vacuum_avant_commit", "tp:transaction"),
         ("ebauche", TP_START),
+        # helper attack (a learner's path): an error, or the file taken away, sent the learner
+        # to « des sessions de l'élève restent »
+        ("exception", TP_CALL),
+        ("base_supprimee", TP_CALL),
     ],
 )
 def test_the_tp_hint_follows_the_last_verifier(sample, ladder, capsys):
@@ -184,6 +189,15 @@ def test_the_tp_hint_follows_the_last_verifier(sample, ladder, capsys):
     assert f"Bloqué sur {LADDERS[ladder].topic}\u00a0? indice(1)" in told
     indice(1)
     assert LADDERS[ladder].levels[0] in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_a_forgotten_await_is_sent_to_the_await_hints(capsys):
+    """A service call without await fails on a coroutine: the hint is about await."""
+    slip = _cell("complete_vacuum").replace("await service.list_sessions", "service.list_sessions")
+    verifier(slip)
+    told = capsys.readouterr().out
+    assert f"Bloqué sur {LADDERS['tp:async'].topic}\u00a0? indice(1)" in told
 
 
 @pytest.mark.slow

@@ -110,13 +110,14 @@ def tp_cause(evaluation: Evaluation) -> str | None:
     result = evaluation.results.get(VISIBLE.name)
     erase = result.of(Role.ERASE) if result else ()
     outcome = erase[0].outcome if erase else None
-    if outcome is not None and outcome.not_async:
-        return "tp:async"
-    if outcome is not None and (
-        outcome.open_transaction
-        or (outcome.error is not None and "transaction" in outcome.error.message.lower())
-    ):
+    error = outcome.error.message if outcome is not None and outcome.error is not None else ""
+    if outcome is not None and (outcome.not_async or "'coroutine' object" in error):
+        return "tp:async"  # not an async def, or a service call without await
+    if outcome is not None and (outcome.open_transaction or "transaction" in error.lower()):
         return "tp:transaction"
+    facts = erase[0].facts if erase else None
+    if outcome is None or error or facts is None or not (facts.present and facts.readable):
+        return "tp:appel"  # out of time, stopped, raised, or the file taken away
     verdicts = evaluation.criteria.get(VISIBLE.name, {})
     failed = [c.key for c in CRITERIA if not verdicts[c.key].ok]
     return f"tp:{failed[0]}" if failed else None
