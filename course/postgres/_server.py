@@ -76,6 +76,10 @@ class PostgresIndisponible(RuntimeError):
 class ClusterOccupe(RuntimeError):
     """Another process (another kernel) already runs this cluster folder."""
 
+    def _render_traceback_(self) -> list[str]:
+        """IPython shows this instead of a traceback: what to do, in French, alone."""
+        return [f"{type(self).__name__}\u00a0: {self}"]
+
 
 class ServeurArrete(RuntimeError):
     """The server was stopped (or died) while still in use."""
@@ -247,7 +251,8 @@ class ServeurPostgres:
     def _busy(self, pid: str) -> ClusterOccupe:
         return ClusterOccupe(
             f"Le cluster {self.dossier} est déjà démarré par un autre processus (pid {pid})"
-            f"\u00a0: arrêtez-le (ou redémarrez cet autre noyau) ou choisissez un autre dossier."
+            "\u00a0: un autre notebook fait sans doute cette leçon dans ce dossier. Fermez-le ou "
+            "arrêtez son noyau, puis relancez cette cellule."
         )
 
     def verifier_libre(self) -> None:

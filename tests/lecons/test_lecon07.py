@@ -390,6 +390,10 @@ def test_run_again_interrupted_checked_twice_then_killed_leaves_no_file_with_a_l
             refused = run_cell(second, "l7-c02", fails=True)
         kernel = client.km.provisioner.pid
         assert f"déjà démarré par un autre processus (pid {kernel})" in refused, refused
+        assert "arrêtez son noyau, puis relancez cette cellule" in refused  # no other folder
+        (cell,) = [c for c in second.nb.cells if c.id == "l7-c02"]
+        shown = [o for o in cell.outputs if o.get("output_type") == "error"]
+        assert [len(o["traceback"]) for o in shown] == [1], shown  # its French line alone
         run_cell(client, "l7-c07")  # the first goes on: its instances' files are there
         # control: the names are there, in each of the three places, while the lesson runs
         found = {place: names_in(path) for place, path in places.items()}
