@@ -24,6 +24,7 @@ opened on first use, and each operation opens and closes its own connection (a l
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import getpass
 import html
 import os
@@ -83,6 +84,7 @@ class Lesson:
     quiz_prefix: str | None  # quiz idents of this notebook start with it
     files: tuple[str, ...] = ()  # "x.db*": the databases it leaves in its folder; else a folder
     exercises: tuple[str, ...] = ()  # the functions its exercises ask for
+    cluster: str | None = None  # its PostgreSQL cluster (dossier_cluster), held while it runs
 
 
 # Found by running each lesson in an empty folder (tests/test_progress.py runs one and compares):
@@ -141,6 +143,7 @@ LESSONS: tuple[Lesson, ...] = (
         "l7-",
         ("lecon07.db*", "lecon07-instances"),
         ("oublier_conversation",),
+        "lecon07-pg",
     ),
     Lesson(
         "08",
@@ -566,6 +569,21 @@ def _lesson_files(lesson: Lesson, folder: Path) -> list[Path]:
     return sorted(set(found))
 
 
+def _running(cluster: str, folder: Path) -> bool:
+    """Whether a kernel still runs the lesson's PostgreSQL cluster in `folder` (its watchdog
+    holds the cluster's lock): its files are in use."""
+    # the server's module, only for the lesson that has one
+    from .postgres import ClusterOccupe, ServeurPostgres, dossier_cluster
+
+    with contextlib.chdir(folder):  # the cluster's place follows the notebook's folder
+        where = dossier_cluster(cluster)
+    try:
+        ServeurPostgres(where).verifier_libre()
+    except ClusterOccupe:
+        return True
+    return False
+
+
 def recommencer(lecon: str, dossier: str | os.PathLike[str] = ".") -> list[str]:
     """Recommence une leçon\u00a0: supprime les fichiers qu'elle crée dans `dossier` (le dossier
     des leçons) et ses événements de progression\u00a0; le reste (les autres leçons, le TP) reste.
@@ -578,6 +596,13 @@ def recommencer(lecon: str, dossier: str | os.PathLike[str] = ".") -> list[str]:
         asked = str(lecon) if str(lecon).isprintable() else repr(str(lecon))  # a stray newline
         raise ValueError(f"Leçon inconnue\u00a0: «\u00a0{asked}\u00a0» (connues\u00a0: {known}).")
     folder = Path(dossier)
+    if lesson.cluster and _running(lesson.cluster, folder):
+        raise ValueError(
+            f"Leçon {lesson.label} non recommencée\u00a0: elle tourne encore dans un notebook (son "
+            "serveur PostgreSQL est en marche), et ses fichiers lui servent. Arrêtez-la d'abord "
+            "(sa dernière cellule, ou l'arrêt de son noyau), puis relancez. Rien n'a été "
+            "supprimé."
+        )
     removed, kept = [], []
     for path in _lesson_files(lesson, folder):
         try:

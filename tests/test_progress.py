@@ -694,3 +694,54 @@ def test_the_command_line_names_an_unknown_lesson_in_french_quotes(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["lecon05.db"]
     with pytest.raises(ValueError, match="«\u00a0'9\\\\tx'\u00a0»"):
         recommencer("9\tx", tmp_path)  # a control character is shown, not printed
+
+
+def test_recommencer_refuses_a_lesson_a_notebook_still_runs(tmp_path):
+    """Helper attack (a learner's path): ``make recommencer LECON=07`` while lesson 7 ran in a
+    notebook deleted its instances' files under it (« unable to open database file » at the
+    next cell). While a kernel holds the lesson's PostgreSQL cluster (its watchdog's lock,
+    held here by another process as the watchdog holds it), nothing is removed; once it is let
+    go, the lesson starts again."""
+    import contextlib
+
+    from course.postgres import dossier_cluster
+    from course.postgres._server import LOCK_NAME
+
+    folder = tmp_path / "lecons"
+    (folder / "lecon07-instances").mkdir(parents=True)
+    (folder / "lecon07-instances" / "instance1.db").write_bytes(b"")
+    with contextlib.chdir(folder):
+        cluster = dossier_cluster("lecon07-pg")
+    cluster.mkdir(parents=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, sys, time\n"
+            "lock = open(sys.argv[1], 'wb')\n"
+            "fcntl.flock(lock, fcntl.LOCK_EX)\n"
+            "lock.write(b'4242'); lock.flush()\n"
+            "print('held', flush=True)\n"
+            "time.sleep(120)\n",
+            str(cluster / LOCK_NAME),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    command = [sys.executable, "-m", "course.progress", "recommencer", "07", str(folder)]
+    try:
+        assert holder.stdout.readline() == "held\n"
+        refused = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=120)
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert "Leçon 7 non recommencée\u00a0: elle tourne encore dans un notebook" in (
+            refused.stderr
+        )
+        assert "Rien n'a été supprimé" in refused.stderr and "Traceback" not in refused.stderr
+        assert (folder / "lecon07-instances" / "instance1.db").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not (folder / "lecon07-instances").exists()
+    shutil.rmtree(cluster.parent if cluster.parent != folder else cluster, ignore_errors=True)
