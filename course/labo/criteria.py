@@ -156,10 +156,10 @@ STRAY_FILES = (
 )
 
 SERVICE_CLOSED = (
-    "oublier a fermé le service (service.close())\u00a0: le tuteur, qui tourne encore, ne "
-    "pourrait plus s'en servir, et c'est cette fermeture, pas oublier, qui a reporté le -wal "
-    "dans le fichier. Ne le fermez pas\u00a0: videz le -wal vous-même. Où regarder\u00a0: leçon "
-    "4, section «\u00a03. Ce qui reste lisible dans le fichier\u00a0»."
+    "oublier a fermé le service ou sa connexion (service.close()), ou supprimé son -wal\u00a0: le "
+    "tuteur, qui tourne encore, en a besoin, et ce n'est pas oublier qui a vidé le -wal. Ne "
+    "touchez ni au service ni au -wal\u00a0: videz-le avec le PRAGMA de point de contrôle. Où "
+    "regarder\u00a0: leçon 4, section «\u00a03. Ce qui reste lisible dans le fichier\u00a0»."
 )
 
 
@@ -330,9 +330,9 @@ GATE_MESSAGES = {
     "user_states, et aucune autre donnée), ce qui n'est pas le cas.",
 }
 QUOTED_GATE = (
-    "ce point ne compte que si oublier efface en entier, et sans rien d'autre, l'élève qu'on "
-    "lui donne (critères 1 à 4) et aussi un élève dont le user_id contient une apostrophe, ce "
-    "qui n'est pas le cas\u00a0: oublier doit effacer l'élève reçu en paramètre (user_id), quel "
+    "ce point ne compte que si oublier efface en entier, et sans rien d'autre, tout élève qu'on "
+    "lui donne\u00a0: c'est le cas de celui des critères 1 à 4, pas d'un élève dont le user_id "
+    "contient une apostrophe. oublier doit effacer l'élève reçu en paramètre (user_id), quel "
     "qu'il soit."
 )
 NOT_ASYNC = (
@@ -539,8 +539,8 @@ def judge(criterion: Criterion, result: ScenarioResult) -> Verdict:
     )
     if not gate_ok and not own_error:
         gate = GATE_MESSAGES[criterion.gate]
-        if criterion.gate_role is Role.QUOTED:
-            gate = QUOTED_GATE
+        if criterion.gate_role is Role.QUOTED and _correct_erasure(result.first(Role.ERASE)):
+            gate = QUOTED_GATE  # the plain learner is erased: only the quoted one is not
         return Verdict(False, prefix + gate + notes)
     sharper = criterion.explain(result) if criterion.explain and gate_ok else None
     return Verdict(False, prefix + (sharper or criterion.failure) + notes)

@@ -776,7 +776,7 @@ class _Supervisor:
                     call.call_id,
                     error=_error(error) if isinstance(error, dict) else None,
                     open_transaction=result.get("open") is True,
-                    service_closed=result.get("closed") is True,
+                    service_closed=result.get("closed") is True or self._wal_gone(database, wal),
                     # a -shm it cannot read (a folder, a link, too big) may hold anything
                     stray_files=_stray_files(folders, kept)
                     + (shm.state in _HIDING)
@@ -788,6 +788,14 @@ class _Supervisor:
                 db_bytes + wal_bytes + shm_bytes,
             )
         return True
+
+    def _wal_gone(self, database: FileState, wal: FileState) -> bool:
+        """The course's service keeps its connection open and the base in WAL mode, and the
+        call's process ends without closing anything: its ``-wal`` is still there, however
+        emptied. Gone means the last connection was closed (the service's, whatever the means,
+        even after oublier returned) or the file deleted under it: the ``-wal`` was not emptied
+        by oublier. ADK's service keeps no connection and no ``-wal``."""
+        return self.plan.service == "course" and database.state == "ok" and wal.state == "missing"
 
     def run(self, source: str, images: dict[str, bytes]) -> None:
         self.send(Ready())

@@ -387,9 +387,9 @@ def test_verifier_says_each_cause_once(tmp_path, sample_answers, capsys):
     out = capsys.readouterr().out
     assert out.count("garde une transaction ouverte") == 1
     assert out.count("ce point ne compte que si oublier a d'abord effacé l'élève en entier") == 1
-    # criterion 6 waits for its own learner too, and says so: 7 alone repeats 5's cause
-    assert out.count("(même cause que plus haut)") == 1
-    assert out.count("et aussi un élève dont le user_id contient une apostrophe") == 1
+    # criterion 6 waits for criteria 1 to 4 too: the same cause, said once
+    assert out.count("(même cause que plus haut)") == 2
+    assert "contient une apostrophe" not in out  # not the quotes' fault
     assert "Pour tout l'appel\u00a0: oublier a levé OperationalError" in out
     assert "Si vous l'avez écrite, elle n'a pas été validée" in out
     assert "Bloqué sur une transaction jamais validée\u00a0? indice(1)" in out
@@ -406,7 +406,7 @@ def test_verifier_says_each_cause_once(tmp_path, sample_answers, capsys):
         (
             "alice-en-dur",
             lambda right: right.replace("(APP_NAME, user_id)", '(APP_NAME, "alice")'),
-            {"guillemets": "l'élève qu'on lui donne (critères 1 à 4) et aussi un élève dont"},
+            {"guillemets": "c'est le cas de celui des critères 1 à 4, pas d'un élève dont"},
             None,
         ),
         # every application's rows: criterion 4 fails, and 6 waits for 1 to 4 as the TP says
@@ -415,7 +415,7 @@ def test_verifier_says_each_cause_once(tmp_path, sample_answers, capsys):
             lambda right: right.replace("app_name = ? AND user_id = ?", "user_id = ?").replace(
                 "(APP_NAME, user_id)", "(user_id,)"
             ),
-            {"autres": "pas à cet élève", "guillemets": "(critères 1 à 4)"},
+            {"autres": "pas à cet élève", "guillemets": "effacé l'élève en entier et rien d'autre"},
             None,
         ),
         # an error raised after a right erasure: not the quotes' fault
@@ -500,3 +500,49 @@ def test_a_copy_left_in_tmp_costs_the_same_point_in_verifier_as_in_grading(sampl
         for path in others:
             path.unlink(missing_ok=True)
     assert others  # the control ran beside the checks
+
+
+CHECKPOINT = '        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")     # et le -wal vidé\n'
+END = "    finally:\n        conn.close()\n"
+BYPASSES = {
+    # a task closes the service once oublier has returned, as asyncio.run() ends
+    "fermeture-differee": (
+        "import asyncio\n\n\nasync def _plus_tard(service):\n    try:\n"
+        "        await asyncio.sleep(3600)\n    finally:\n        await service.close()\n\n\n",
+        "",
+        "    asyncio.get_running_loop().create_task(_plus_tard(service))\n",
+    ),
+    # the service's connection closed through its private attribute, the service never closed
+    "connexion-du-service": (
+        "",
+        "",
+        "    c, service._conn = service._conn, None\n    if c is not None:\n"
+        "        await c.close()\n",
+    ),
+    # the -wal copied into the file, then deleted under the service (its readers then fail)
+    "wal-supprime": (
+        "import os\n\n\n",
+        '        conn.execute("PRAGMA wal_checkpoint(FULL)")\n',
+        '    os.unlink(str(service.db_path) + "-wal")\n',
+    ),
+}
+
+
+@pytest.mark.parametrize("sandboxed", [False, True], ids=["verifier", "bac-a-sable"])
+@pytest.mark.parametrize("bypass", sorted(BYPASSES))
+def test_the_wal_emptied_by_anything_but_oublier_loses_criterion_7(
+    bypass, sandboxed, sample_answers
+):
+    """Helper attack on the runner: with the service's connection open, a learner's own close
+    no longer empties the -wal; then a task closing the service after oublier returned, the
+    service's connection closed by hand, or the -wal deleted under it got 7/7 without emptying
+    it. The call's process ends closing nothing: a -wal gone is one of those."""
+    before, checkpoint, after = BYPASSES[bypass]
+    right = sample_answers["complete_vacuum"]
+    assert CHECKPOINT in right and right.endswith(END)
+    source = before + right.replace(CHECKPOINT, checkpoint).removesuffix(END) + END + after
+    verdict = evaluate_source(source, sandboxed=sandboxed).criteria[VISIBLE.name]["fichier"]
+    assert not verdict.ok, (bypass, sandboxed)
+    assert "a fermé le service ou sa connexion (service.close()), ou supprimé son -wal" in (
+        verdict.message
+    )
