@@ -48,6 +48,7 @@ import ctypes
 import inspect
 import json
 import os
+import re
 import select
 import signal
 import socket
@@ -57,6 +58,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 import weakref
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -109,8 +111,9 @@ class _Watch:
     """Connections the student's cell opened itself with ``sqlite3.connect`` (not the
     service's), in the call's process."""
 
-    def __init__(self, connect) -> None:
+    def __init__(self, connect, traced: Callable[[str], None] | None = None) -> None:
         self._connect = connect
+        self._traced = traced  # what the student's connections' statements are shown to
         self._connections: weakref.WeakSet[sqlite3.Connection] = weakref.WeakSet()
         self._lock = threading.Lock()
 
@@ -132,6 +135,8 @@ class _Watch:
             pass
         caller = sys._getframe(1).f_code.co_filename
         if isinstance(conn, _WatchedConnection) and caller == CELL:  # the student's own
+            if self._traced is not None:
+                conn.set_trace_callback(self._traced)
             with self._lock:
                 self._connections.add(conn)
         return conn
@@ -206,28 +211,50 @@ SHARED_TMP = "/tmp"
 _CREATING = os.O_CREAT | os.O_WRONLY | os.O_RDWR
 
 
-def _watch_tmp() -> Callable[[], int]:
-    """Outside the sandbox (the learner's verifier), /tmp is the machine's, shared and never
-    emptied: the entries this process writes at its top (open to write, sqlite3.connect, mkdir,
-    rename, link), outside the call's work folder, are recorded as they are written, other
-    processes' never, and a file left by an earlier check counts again when written again.
-    Returns how many are still there: grading counts them, in its own, empty /tmp."""
-    tmp, work = os.path.realpath(SHARED_TMP), os.getcwd()
-    made: set[str] = set()
+# the files a learner's SQL writes: VACUUM INTO 'file', ATTACH [DATABASE] 'file' (the trace
+# callback gets the statement with its values written in)
+_SQL_FILES = re.compile(
+    r"\b(?:VACUUM(?:\s+\w+)?\s+INTO|ATTACH(?:\s+DATABASE)?)\s+'((?:[^']|'')*)'", re.I
+)
 
-    def note(path) -> None:
+
+class _TmpWatch:
+    """Outside the sandbox (the learner's verifier), /tmp is the machine's, shared and never
+    emptied: the entries this process writes at its top (open to write, sqlite3.connect, a
+    ``file:`` URI, mkdir, rename, link, and its connections' VACUUM INTO and ATTACH), outside
+    the call's work folder, are recorded as they are written, other processes' never, and a
+    file left by an earlier check counts again when written again. ``count()``: how many are
+    still there, as grading counts them in its own, empty /tmp. A child process's writes
+    (fork, a command) are not seen here: the sandbox sees them."""
+
+    def __init__(self) -> None:
+        self._tmp, self._work = os.path.realpath(SHARED_TMP), os.getcwd()
+        self._made: set[str] = set()
+        sys.addaudithook(self._hook)
+
+    def note(self, path) -> None:
         try:
-            full = os.path.realpath(os.fsdecode(path))
+            path = os.fsdecode(path)
+            if path.startswith("file:"):  # a URI: its path, without its query
+                path = urllib.parse.unquote(urllib.parse.urlsplit(path).path)
+            full = os.path.realpath(path)
         except (TypeError, ValueError):
             return
-        inside = os.path.relpath(full, tmp)
+        inside = os.path.relpath(full, self._tmp)
         if inside.startswith(os.pardir) or inside == os.curdir:
             return
-        if full == work or full.startswith(work + os.sep):
+        if full == self._work or full.startswith(self._work + os.sep):
             return
-        made.add(os.path.join(tmp, inside.split(os.sep)[0]))  # made, or written again
+        self._made.add(os.path.join(self._tmp, inside.split(os.sep)[0]))  # made, or written
 
-    def hook(event: str, args: tuple) -> None:
+    def sql(self, statement: str) -> None:
+        for found in _SQL_FILES.finditer(statement):
+            self.note(found[1].replace("''", "'"))
+
+    def count(self) -> int:
+        return sum(os.path.lexists(entry) for entry in self._made)
+
+    def _hook(self, event: str, args: tuple) -> None:
         if event == "open" and len(args) == 3:
             path, mode, flags = args
             if isinstance(path, int):
@@ -235,14 +262,11 @@ def _watch_tmp() -> Callable[[], int]:
             if (isinstance(flags, int) and flags & _CREATING) or (
                 isinstance(mode, str) and any(c in mode for c in "wax+")
             ):
-                note(path)
+                self.note(path)
         elif event in ("sqlite3.connect", "os.mkdir") and args:
-            note(args[0])
+            self.note(args[0])
         elif event in ("os.rename", "os.replace", "os.symlink", "os.link") and len(args) > 1:
-            note(args[1])
-
-    sys.addaudithook(hook)
-    return lambda: sum(os.path.lexists(entry) for entry in made)
+            self.note(args[1])
 
 
 def _count(value) -> int:
@@ -254,7 +278,7 @@ def _call(
     given: _CallInput,
     source: str,
     say: Callable[[dict], None],
-    tmp_made: Callable[[], int] | None = None,
+    tmp: _TmpWatch | None = None,
 ) -> list:
     """Load the cell and await one call, reporting through `say`. Returns the service it was
     given, for the caller to keep until its process ends: dropped here, its connection would be
@@ -262,7 +286,7 @@ def _call(
     not to rely on (the files are judged service still open, as in a tutor that keeps
     running)."""
     services: list = []
-    watch = _Watch(sqlite3.connect)
+    watch = _Watch(sqlite3.connect, tmp.sql if tmp is not None else None)
     sqlite3.connect = watch.connect
     from course.sessions import SqliteSessionService
 
@@ -296,8 +320,8 @@ def _call(
         except BaseException as exc:  # noqa: B036
             error = _describe(exc)
         closed = bool(services) and getattr(services[0], "_closed", False) is True
-        tmp = tmp_made() if tmp_made is not None else 0
-        return {"error": error, "open": watch.open_transaction(), "closed": closed, "tmp": tmp}
+        made = tmp.count() if tmp is not None else 0
+        return {"error": error, "open": watch.open_transaction(), "closed": closed, "tmp": made}
 
     say({"result": asyncio.run(run())})
     return services
@@ -329,11 +353,11 @@ def _call_process(given: _CallInput | int, source: str, report: int) -> None:
             signal.signal(sig, signal.SIG_DFL)
         keep = (report,) if isinstance(given, _CallInput) else (given, report)
         _only(keep)
-        tmp_made = None
+        tmp = None
         if isinstance(given, _CallInput):  # outside the sandbox: /tmp watched, as in grading
             os.environ["TMPDIR"] = SHARED_TMP
             tempfile.tempdir = None
-            tmp_made = _watch_tmp()
+            tmp = _TmpWatch()
         if not isinstance(given, _CallInput):
             _dumps(True)  # its own /proc/self readable, as in any process (the student's own)
             chunks = []
@@ -348,7 +372,7 @@ def _call_process(given: _CallInput | int, source: str, report: int) -> None:
             with lock:
                 os.write(report, line)
 
-        still_open = _call(given, source, say, tmp_made)  # noqa: F841 - open until the exit
+        still_open = _call(given, source, say, tmp)  # noqa: F841 - open until the exit
     except BaseException:  # noqa: B036 - whatever happens, never return into the supervisor
         pass
     os._exit(0)

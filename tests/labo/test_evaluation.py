@@ -464,13 +464,15 @@ def test_a_copy_left_in_tmp_costs_the_same_point_in_verifier_as_in_grading(sampl
 
     copy = Path("/tmp") / f"sauvegarde-avant-oubli-{uuid.uuid4().hex}.db"
     right = sample_answers["complete_vacuum"]
-    slip = right.replace(
-        "    conn = sqlite3.connect(service.db_path)\n",
-        f'    import shutil\n    shutil.copy(service.db_path, "{copy}")\n'
-        "    conn = sqlite3.connect(service.db_path)\n",
-        1,
-    )
-    assert slip != right
+    opened = "    conn = sqlite3.connect(service.db_path)\n"
+    assert opened in right
+    ways = {  # a copy « just in case », as a file, as SQLite's own copy, as an attached base
+        "shutil": f'    import shutil\n    shutil.copy(service.db_path, "{copy}")\n' + opened,
+        "vacuum-into": opened + f'    conn.execute("VACUUM INTO ?", ("{copy}",))\n',
+        "attach": opened + f'    conn.execute("ATTACH DATABASE ? AS copie", ("{copy}",))\n'
+        '    conn.execute("CREATE TABLE copie.t AS SELECT * FROM events")\n'
+        '    conn.execute("DETACH DATABASE copie")\n',
+    }
     stop, others = threading.Event(), []
 
     def another_process_writing_tmp() -> None:  # what a busy machine does meanwhile
@@ -483,14 +485,17 @@ def test_a_copy_left_in_tmp_costs_the_same_point_in_verifier_as_in_grading(sampl
     writer = threading.Thread(target=another_process_writing_tmp)
     writer.start()
     try:
-        for sandboxed in (False, True):
-            evaluation = evaluate_source(slip, sandboxed=sandboxed)
-            verdict = evaluation.criteria[VISIBLE.name]["fichier"]
-            assert not verdict.ok and "d'autres fichiers que la base" in verdict.message, (
-                sandboxed,
-                verdict.message,
-            )
-            copy.unlink(missing_ok=True)
+        for way, added in ways.items():
+            slip = right.replace(opened, added, 1)
+            for sandboxed in (False, True):
+                evaluation = evaluate_source(slip, sandboxed=sandboxed)
+                verdict = evaluation.criteria[VISIBLE.name]["fichier"]
+                assert not verdict.ok and "d'autres fichiers que la base" in verdict.message, (
+                    way,
+                    sandboxed,
+                    verdict.message,
+                )
+                copy.unlink(missing_ok=True)
         control = evaluate_source(right).criteria[VISIBLE.name]["fichier"]
         assert control.ok, control.message
     finally:
