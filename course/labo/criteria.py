@@ -126,6 +126,13 @@ def _correct_erasure(call: CallResult) -> bool:
     return f.sessions_left == 0 and f.events_left == 0 and not f.user_state_left and f.others_intact
 
 
+def _erased_in_full(call: CallResult) -> bool:
+    """Criteria 1 to 4 hold for `call`, which left a file to judge (checked here: a criterion
+    that reads another call's file does not check this one's)."""
+    usable = call.facts is not None and call.facts.present and call.facts.readable
+    return usable and _correct_erasure(call)
+
+
 def _clean(outcome: CallOutcome | None) -> bool:
     return outcome is not None and outcome.error is None and not outcome.not_async
 
@@ -493,9 +500,7 @@ def _gate_holds(criterion: Criterion, result: ScenarioResult) -> bool:
     if criterion.gate is Gate.CORRECT_ERASURE:
         # the statement's rule: criteria 5 to 7 count only if criteria 1 to 4 hold (the
         # learner's erasure), and criterion 6's own learner is erased as well
-        erase = result.first(Role.ERASE)
-        usable = erase.facts is not None and erase.facts.present and erase.facts.readable
-        return usable and _correct_erasure(erase) and _correct_erasure(call)
+        return _erased_in_full(result.first(Role.ERASE)) and _correct_erasure(call)
     return True
 
 
@@ -539,7 +544,7 @@ def judge(criterion: Criterion, result: ScenarioResult) -> Verdict:
     )
     if not gate_ok and not own_error:
         gate = GATE_MESSAGES[criterion.gate]
-        if criterion.gate_role is Role.QUOTED and _correct_erasure(result.first(Role.ERASE)):
+        if criterion.gate_role is Role.QUOTED and _erased_in_full(result.first(Role.ERASE)):
             gate = QUOTED_GATE  # the plain learner is erased: only the quoted one is not
         return Verdict(False, prefix + gate + notes)
     sharper = criterion.explain(result) if criterion.explain and gate_ok else None
