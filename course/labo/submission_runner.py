@@ -107,6 +107,11 @@ class _WatchedConnection(sqlite3.Connection):
     """sqlite3's connection, weak-referenceable so the call can find those left open."""
 
 
+# what Python's own messages call it (« 'sqlite3.Connection' object has no attribute … »): the
+# learner reads their mistake, not this module's class
+_WatchedConnection.__name__ = "sqlite3.Connection"
+
+
 class _Watch:
     """Connections the student's cell opened itself with ``sqlite3.connect`` (not the
     service's), in the call's process."""

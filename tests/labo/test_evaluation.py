@@ -432,6 +432,14 @@ def test_verifier_says_each_cause_once(tmp_path, sample_answers, capsys):
             {},
             "Un appel au service sans await renvoie une coroutine",
         ),
+        # a misspelt attribute of the learner's own connection: Python's words, not the
+        # checker's class name (helper attack: « '_WatchedConnection' object… »)
+        (
+            "attribut-mal-ecrit",
+            lambda right: right + "    conn.total_change\n",
+            {"deux_fois": ""},
+            "'sqlite3.Connection' object has no attribute 'total_change'",
+        ),
     ],
     ids=lambda v: v if isinstance(v, str) and " " not in v and len(v) < 30 else "",
 )
