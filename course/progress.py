@@ -24,7 +24,6 @@ opened on first use, and each operation opens and closes its own connection (a l
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import getpass
 import html
 import os
@@ -575,10 +574,8 @@ def _running(cluster: str, folder: Path) -> bool:
     # the server's module, only for the lesson that has one
     from .postgres import ClusterOccupe, ServeurPostgres, dossier_cluster
 
-    with contextlib.chdir(folder):  # the cluster's place follows the notebook's folder
-        where = dossier_cluster(cluster)
     try:
-        ServeurPostgres(where).verifier_libre()
+        ServeurPostgres(dossier_cluster(cluster, folder)).verifier_libre()
     except ClusterOccupe:
         return True
     return False

@@ -702,16 +702,13 @@ def test_recommencer_refuses_a_lesson_a_notebook_still_runs(tmp_path):
     next cell). While a kernel holds the lesson's PostgreSQL cluster (its watchdog's lock,
     held here by another process as the watchdog holds it), nothing is removed; once it is let
     go, the lesson starts again."""
-    import contextlib
-
     from course.postgres import dossier_cluster
     from course.postgres._server import LOCK_NAME
 
     folder = tmp_path / "lecons"
     (folder / "lecon07-instances").mkdir(parents=True)
     (folder / "lecon07-instances" / "instance1.db").write_bytes(b"")
-    with contextlib.chdir(folder):
-        cluster = dossier_cluster("lecon07-pg")
+    cluster = dossier_cluster("lecon07-pg", folder)
     cluster.mkdir(parents=True)
     holder = subprocess.Popen(
         [

@@ -102,8 +102,9 @@ def binaires_postgres() -> Path:
     raise PostgresIndisponible(f"PostgreSQL est introuvable\u00a0: {INSTALL_HINT}{where}.")
 
 
-def dossier_cluster(nom: str) -> Path:
-    """Le dossier du cluster d'une leçon : ``nom``, à côté du notebook.
+def dossier_cluster(nom: str, dossier: str | os.PathLike[str] = ".") -> Path:
+    """Le dossier du cluster d'une leçon : ``nom``, à côté du notebook (dans `dossier`, le
+    dossier du notebook ; par défaut, le dossier courant).
 
     En root, le serveur tourne sous un autre utilisateur, qui ne peut pas entrer dans le dossier
     du notebook (et rien du vôtre ne lui est ouvert) : le cluster va alors dans un dossier
@@ -111,8 +112,8 @@ def dossier_cluster(nom: str) -> Path:
     démarrage du serveur, effacé avec le cluster)."""
     _check_name(nom.replace("-", "_"))
     if os.geteuid() != 0:
-        return Path(nom).resolve()
-    tag = hashlib.sha256(str(Path.cwd().resolve()).encode()).hexdigest()[:12]
+        return (Path(dossier) / nom).resolve()
+    tag = hashlib.sha256(str(Path(dossier).resolve()).encode()).hexdigest()[:12]
     return Path(tempfile.gettempdir()) / f"{CLUSTER_PARENT_PREFIX}{tag}" / nom
 
 

@@ -236,12 +236,7 @@ def test_without_postgresql_one_message_then_only_the_server_s_cells_are_skipped
 def lesson_files(workdir: Path) -> dict[str, Path]:
     """The three places lesson 7 writes learners' names: the instances' SQLite files, the
     backup, the cluster (beside the notebook, or under the temporary folder as root)."""
-    here = Path.cwd()
-    os.chdir(workdir)
-    try:
-        cluster = dossier_cluster("lecon07-pg")
-    finally:
-        os.chdir(here)
+    cluster = dossier_cluster("lecon07-pg", workdir)
     return {
         "instances": workdir / "lecon07-instances",
         "sauvegarde": workdir / "lecon07-sauvegarde.sql",
