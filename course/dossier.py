@@ -16,6 +16,7 @@ import shlex
 import tempfile
 from pathlib import Path
 
+from course.readable_error import ReadableError
 from course.skipping import skip_cells, stop_skipping
 from course.system_reason import french_reason
 
@@ -36,12 +37,8 @@ _COPY = "~/cours-memoire-tuteur"  # where the message's command copies the cours
 _KEEP = ("verifier_dossier(", "Quiz(", "bilan(", "indice(", "mon_parcours(")
 
 
-class DossierEnLectureSeule(PermissionError):
+class DossierEnLectureSeule(ReadableError, PermissionError):
     """Le dossier de la leçon n'accepte pas d'écriture\u00a0: le message dit quoi faire."""
-
-    def _render_traceback_(self) -> list[str]:
-        """IPython shows this instead of a traceback: the French message, alone."""
-        return [f"{type(self).__name__}\u00a0: {self}"]
 
 
 def _skipped(source: str) -> bool:

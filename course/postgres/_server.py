@@ -40,6 +40,7 @@ from pathlib import Path
 from types import TracebackType
 
 from course.postgres._watchdog import LOCK_NAME, SOCKET_NAME
+from course.readable_error import ReadableError
 
 __all__ = [
     "ClusterOccupe",
@@ -73,12 +74,8 @@ class PostgresIndisponible(RuntimeError):
     """PostgreSQL is missing or failed to start: the message says what to install or read."""
 
 
-class ClusterOccupe(RuntimeError):
+class ClusterOccupe(ReadableError, RuntimeError):
     """Another process (another kernel) already runs this cluster folder."""
-
-    def _render_traceback_(self) -> list[str]:
-        """IPython shows this instead of a traceback: what to do, in French, alone."""
-        return [f"{type(self).__name__}\u00a0: {self}"]
 
 
 class ServeurArrete(RuntimeError):
