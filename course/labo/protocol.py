@@ -153,7 +153,8 @@ class CallOutcome:
     # never by the runner (the call's process could say anything)
     not_async: bool = False
     open_transaction: bool = False  # a hint from the call's process: wording only
-    # the call's process says oublier closed the service (it was asked not to): only lowers
+    # the service was closed (the call's process says so), or its -wal is gone after the call
+    # (the supervisor sees it: submission_runner._wal_gone): only lowers
     service_closed: bool = False
     stray_files: int = 0  # files left in the work folder or /tmp besides the base, -wal, -shm
     database: FileState = field(default_factory=lambda: FileState("missing"))
