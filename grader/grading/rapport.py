@@ -21,7 +21,8 @@ __all__ = ["main", "rapport"]
 def rapport(assignment: str, grader_dir: Path | None = None) -> tuple[int, list[str]]:
     """The report of `assignment` in ``rapport/``; (exit status, French summary lines)."""
     dirs = course_dirs(grader_dir)
-    if why := gradebook_problem(dirs):  # else nbgrader's reason: an sqlalche.me address
+    # else nbgrader's reason (an sqlalche.me address), or an empty report of nobody
+    if why := gradebook_problem(dirs, empty_ok=False):
         return 2, [f"✘ Pas de rapport de «\u00a0{assignment}\u00a0»\u00a0: {why}."]
     args = ["export", "--exporter=grading.report.ClassReport", f"--assignment={assignment}"]
     run = run_quiet(dirs.grader_dir, [*args, f"--to={dirs.report}"], dirs.log_file("rapport"))

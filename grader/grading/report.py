@@ -4,7 +4,8 @@ criterion's points, why a 0 is a 0 (what the lab's grading wrote in the autograd
 submission never graded) and how late. Its charts are PNG inside the page (no CDN).
 
     nbgrader export --exporter=grading.report.ClassReport --assignment=oublier --to=rapport
-    python -m grading.report [--assignment oublier] [--db URL] [--out DOSSIER]
+
+``make rapport`` (``grading.rapport``) runs that command and sums it up in French.
 """
 
 from __future__ import annotations
@@ -27,15 +28,10 @@ from nbgrader.plugins import ExportPlugin
 
 from course.labo.outcome import OUTCOMES, Outcome
 
-from .classroom.gradebook import gradebook_problem, sqlite_path
 from .classroom.ids import normalize_id
-from .classroom.paths import course_dirs, load_config
-from .classroom.schema_stamp import stamp_in_process
 from .french.csv_safe import EXPORT_KEYS, LINE_END, PERSON_KEYS, SCORE_KEYS, neutralise_frame
-from .french.french_args import FrenchParser
 from .french.french_csv import EXPORT_HEADER, REPORT_NAME, write_french_csv
 from .french.french_format import collation_key, french_datetime, french_score, points_text
-from .french.system_reason import french_message
 from .nbgrader_ext.criterion_titles import criterion_number, criterion_title, ordered_criteria
 from .nbgrader_ext.hooks import LABS
 from .nbgrader_ext.late_penalty import refresh_penalties, rule_of_config
@@ -45,7 +41,7 @@ from .runs.manual_grades import pending_hand_grades
 from .runs.submitted_ids import submitted_students
 from .zip_collect import DATING_FILE
 
-__all__ = ["ClassReport", "class_table", "main", "score_bins", "write_report"]
+__all__ = ["ClassReport", "class_table", "score_bins", "write_report"]
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"  # grader/templates
 # The page runs no script and fetches nothing: names and ids come from students and archives.
@@ -393,62 +389,3 @@ class ClassReport(ExportPlugin):
         out = Path(self.to or "rapport")
         csv_path, html_path = write_report(df, out, assignments[0], rule_of_config(self.config))
         self.log.info("Class report written to %s and %s", csv_path, html_path)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = FrenchParser(
-        prog="python -m grading.report",
-        description="Rapport de la classe (CSV et HTML) depuis le carnet de notes nbgrader, "
-        "avec les totaux de nbgrader export.",
-    )
-    parser.add_argument(
-        "--db",
-        metavar="URL",
-        help="URL du carnet de notes (défaut\u00a0: celui de nbgrader_config.py, trouvé depuis le "
-        "dossier courant)",
-    )
-    parser.add_argument(
-        "--assignment",
-        default="oublier",
-        metavar="DEVOIR",
-        help="le devoir (défaut\u00a0: oublier)",
-    )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        metavar="DOSSIER",
-        help="dossier du rapport (défaut\u00a0: rapport/ à côté de nbgrader_config.py)",
-    )
-    args = parser.parse_args(argv)
-    stamp_in_process()
-    autograded, submitted, late_rule = None, None, ""
-    try:
-        dirs = course_dirs()
-    except FileNotFoundError as exc:
-        if args.db is None or args.out is None:
-            parser.fail(french_message(exc))
-    else:
-        args.db = args.db or dirs.db_url
-        args.out = args.out or dirs.report
-        if args.db == dirs.db_url:
-            autograded, submitted = dirs.autograded, dirs.submitted
-            if why := gradebook_problem(dirs, empty_ok=False):  # never an empty one made
-                parser.fail(f"aucun rapport écrit\u00a0: {why}")
-        late_rule = rule_of_config(load_config(dirs.grader_dir))
-    if (db := sqlite_path(args.db)) is not None and not db.is_file():
-        parser.fail(f"aucun rapport écrit\u00a0: le carnet de notes est introuvable ({db})")
-    with Gradebook(args.db) as gb:
-        try:
-            df = class_table(gb, args.assignment, autograded, submitted)
-        except ValueError as exc:
-            parser.fail(str(exc))
-    csv_path, html_path = write_report(df, args.out, args.assignment, late_rule)
-    print(
-        f"{len(df)} élève(s), {int(df['handed_in'].sum())} rendu(s)\u00a0: {html_path}\n"
-        f"{csv_path.with_name(REPORT_NAME)} (tableur français)\n{csv_path} (pour un script)"
-    )
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -177,7 +177,7 @@ def test_an_outcome_left_in_a_copy_graded_before_is_not_in_the_report(simple_cla
     nb = nbformat.read(copy, as_version=4)  # as a copy graded before that fix holds it
     nb.metadata[METADATA_KEY] = {"outcome": "timeout", "detail": "Forgé par ana"}
     nbformat.write(nb, copy)
-    report = grading(grader, "report", "--assignment", "simple")
+    report = grading(grader, "rapport", "simple")
     assert report.returncode == 0, report.stdout + report.stderr
     written = [grader / "rapport" / name for name in ("notes.csv", "rapport.html")]
     texts = [path.read_text(encoding="utf-8") for path in written]

@@ -16,8 +16,8 @@ from helpers import REPO
 PACKAGE = REPO / "grader" / "grading"
 MAKEFILE = REPO / "grader" / "grader.mk"
 README = REPO / "grader" / "README.md"
-# started by hand, not by make: the report's own command line, the samples, a benchmark
-BY_HAND = {"report", "samples", "sandbox_bench"}
+# started by hand, not by make: the samples, a benchmark
+BY_HAND = {"samples", "sandbox_bench"}
 # FrenchParser, or the one helper that builds it for a command on one assignment
 FRENCH_PARSERS = {"FrenchParser", "assignment_command"}
 

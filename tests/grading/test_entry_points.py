@@ -70,7 +70,7 @@ def test_a_class_tool_from_grader(clone):
         gb.update_or_create_assignment("oublier")
         gb.update_or_create_student("ana")
     proc = subprocess.run(
-        [str(BIN / "python"), "-m", "grading.report"],
+        [str(BIN / "python"), "-m", "grading.rapport"],
         cwd=grader,
         env=_bare_env(),
         capture_output=True,

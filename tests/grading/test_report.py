@@ -61,10 +61,10 @@ def gradebook_class(tmp_path) -> Path:
 
 @pytest.fixture(scope="module")
 def reported_class(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
-    """The class above and its report, written once by the direct command (defaults from the
+    """The class above and its report, written once by make rapport's command (defaults from the
     current folder) for the tests that read it: its grader/ folder and that command's run."""
     grader = _gradebook_class(tmp_path_factory.mktemp("rapport") / "cours")
-    return grader, grading(grader, "report")
+    return grader, grading(grader, "rapport")
 
 
 def _gradebook_class(dest: Path) -> Path:
@@ -142,7 +142,7 @@ def test_report_totals_are_those_of_nbgrader_export(gradebook_class):
 def test_report_page_says_it_at_a_glance(reported_class):
     grader, proc = reported_class
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "5 élève(s), 4 rendu(s)" in proc.stdout
+    assert "5 élève(s), 4 avec un rendu, 1 sans." in proc.stdout
     page = (grader / "rapport" / "rapport.html").read_text(encoding="utf-8")
     text = re.sub(r"<[^>]+>", " ", page.replace("&#x27;", "'"))
     assert "Ana Martin" in text and "Ben Durand" in text
@@ -170,8 +170,9 @@ def test_export_plugin_needs_one_assignment_and_says_so(gradebook_class):
     proc = nbgrader(grader, "export", "--exporter=grading.report.ClassReport")
     assert proc.returncode != 0
     assert "précisez --assignment" in proc.stdout + proc.stderr
-    proc = grading(grader, "report", "--assignment", "inexistant")
-    assert proc.returncode == 2 and "n'est pas dans le carnet de notes" in proc.stderr
+    proc = grading(grader, "rapport", "inexistant")
+    said = "Le devoir «\u00a0inexistant\u00a0» n'est pas dans le carnet de notes"
+    assert proc.returncode == 1 and said in proc.stderr, proc.stderr
 
 
 def test_late_rule_one_point_per_started_day(tmp_path):
@@ -225,7 +226,7 @@ def _french_rows(path: Path) -> list[dict[str, str]]:
 def test_report_spreadsheet_file_is_french(gradebook_class):
     grader = gradebook_class
     _add_accented_class(grader)
-    proc = grading(grader, "report")
+    proc = grading(grader, "rapport")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = _french_rows(grader / "rapport" / "notes-tableur.csv")
     assert [r["identifiant"] for r in rows] == FRENCH_ORDER  # éloïse not last
@@ -270,7 +271,7 @@ def test_export_and_report_of_a_class_nobody_is_registered_in_say_so(tmp_path):
     grader = copy_course(tmp_path / "cours")
     with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
         gb.add_assignment("oublier", duedate=DUE)
-    for command in ("export", "report"):
+    for command in ("export", "rapport"):
         proc = grading(grader, command)
         said = proc.stdout + proc.stderr
         assert proc.returncode == 2, said
@@ -279,7 +280,7 @@ def test_export_and_report_of_a_class_nobody_is_registered_in_say_so(tmp_path):
     assert not (grader / "rapport" / "grades.csv").exists()
     assert not (grader / "rapport" / "rapport.html").exists()
     (grader / "gradebook.db").rename(grader / "ailleurs.db")  # a lost gradebook
-    lost = grading(grader, "report")
+    lost = grading(grader, "rapport")
     assert lost.returncode == 2 and "introuvable" in lost.stdout + lost.stderr, lost.stderr
     assert not (grader / "gradebook.db").exists()  # no empty one made in its place
     (grader / "ailleurs.db").rename(grader / "gradebook.db")

@@ -155,7 +155,8 @@ def test_every_student_fetched_their_feedback(class_hub, class_users, class_cycl
 def test_instructor_builds_the_grade_report_with_the_course_tools(
     class_users, class_cycle, lab: Lab, course_env: Path, run_as
 ):
-    """The course's own report tool, run by the instructor from the shared environment."""
+    """The course's own report tool (make rapport's command), run by the instructor from the
+    shared environment in the grader/ folder of their copy of the course."""
     import csv
     import pwd
 
@@ -165,13 +166,8 @@ def test_instructor_builds_the_grade_report_with_the_course_tools(
         prof,
         str(course_env / "env" / "bin" / "python"),
         "-m",
-        "grading.report",
-        "--db",
-        f"sqlite:///{grader / 'gradebook.db'}",
-        "--assignment",
+        "grading.rapport",
         lab.name,
-        "--out",
-        str(grader / "rapport"),
         cwd=grader,
         timeout=180,
     )

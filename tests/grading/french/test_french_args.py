@@ -175,7 +175,7 @@ def _refusal(call: Callable[[str, list[str]], Outcome], name: str, prefix: list[
 
 
 def test_the_commands_are_found():
-    assert {"autograde", "backup", "erase_learner", "feedback", "report", "zip_collect"} <= set(
+    assert {"autograde", "backup", "erase_learner", "feedback", "rapport", "zip_collect"} <= set(
         COMMANDS
     )
     assert "french_args" not in COMMANDS and "paths" not in COMMANDS

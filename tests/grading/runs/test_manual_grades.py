@@ -12,6 +12,7 @@ import nbformat
 import pytest
 from grading.autograde import main as autograde_main
 from grading.nbgrader_ext.criterion_titles import criterion_title
+from grading.rapport import main as rapport_main
 from grading_course import grading, nbgrader, register, submit
 from helpers import tp_points
 from nbgrader.api import Gradebook
@@ -51,18 +52,16 @@ def _grade_by_hand(grader, student: str, score: float, comment: str) -> None:
         gb.db.commit()
 
 
-def _report(grader, out, command: bool = False) -> dict[str, dict[str, str]]:
-    """The class report's rows; `command`: by the teacher's command, else by its main() here."""
-    from grading.report import main as report_main  # pandas: imported when a test needs it
-
-    args = ("--out", str(out))
-    proc = grading(grader, "report", *args) if command else in_process(report_main, grader, *args)
+def _report(grader, command: bool = False) -> dict[str, dict[str, str]]:
+    """The class report's rows (make rapport's, in grader/rapport/); `command`: by the teacher's
+    command, else by its main() here."""
+    proc = grading(grader, "rapport") if command else in_process(rapport_main, grader)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    with open(out / "notes.csv", newline="", encoding="utf-8") as fh:
+    with open(grader / "rapport" / "notes.csv", newline="", encoding="utf-8") as fh:
         return {row["student_id"]: row for row in csv.DictReader(fh)}
 
 
-def test_hand_grades_survive_a_forced_regrade(course, tmp_path):
+def test_hand_grades_survive_a_forced_regrade(course):
     grader = course
     register(grader, "ana", "ben")
     for student in ("ana", "ben"):
@@ -73,18 +72,18 @@ def test_hand_grades_survive_a_forced_regrade(course, tmp_path):
     assert _written(grader, "ana") == (None, True, None)
 
     # before hand grading: the report says the written answer waits, not that it failed
-    rows = _report(grader, tmp_path / "avant", command=True)
+    rows = _report(grader, command=True)
     title = criterion_title(WRITTEN)
     assert rows["ana"]["why"] == "réponse écrite à noter"
     assert float(rows["ana"]["score"]) == FULL
-    page = (tmp_path / "avant" / "rapport.html").read_text(encoding="utf-8")
+    page = (grader / "rapport" / "rapport.html").read_text(encoding="utf-8")
     ana_row = page[page.index("<td>ana</td>") :].split("</tr>")[0]
     assert "réponse écrite à noter" in ana_row
     assert f'title="{title}"' not in ana_row  # not listed among the missed criteria
 
     _grade_by_hand(grader, "ana", 2.0, "Très clair.")
     _grade_by_hand(grader, "ben", 1.0, "Incomplet : et le -wal ?")
-    rows = _report(grader, tmp_path / "apres")
+    rows = _report(grader)
     assert rows["ana"]["why"] == "" and float(rows["ana"]["score"]) == FULL + 2
     assert rows["ben"]["why"] == "" and float(rows["ben"]["score"]) == FULL + 1
 
@@ -98,7 +97,7 @@ def test_hand_grades_survive_a_forced_regrade(course, tmp_path):
     )
     assert _written(grader, "ana") == (2.0, False, "Très clair.")
     assert _written(grader, "ben") == (1.0, True, "Incomplet : et le -wal ?")
-    rows = _report(grader, tmp_path / "renote")
+    rows = _report(grader)
     assert rows["ana"]["why"] == "" and float(rows["ana"]["score"]) == FULL + 2
     assert rows["ben"]["why"] == "réponse écrite à noter"
 
