@@ -193,10 +193,18 @@ def test_the_tp_hint_follows_the_last_verifier(sample, ladder, capsys):
 
 @pytest.mark.slow
 def test_a_forgotten_await_is_sent_to_the_await_hints(capsys):
-    """A service call without await fails on a coroutine: the hint is about await."""
+    """A service call without await fails on a coroutine, or (delete_session) does nothing but
+    warn: either way the hint is about await."""
     slip = _cell("complete_vacuum").replace("await service.list_sessions", "service.list_sessions")
     verifier(slip)
     told = capsys.readouterr().out
+    assert f"Bloqué sur {LADDERS['tp:async'].topic}\u00a0? indice(1)" in told
+    # without await on delete_session, nothing is raised: Python's warning is what tells
+    api_only = "".join(_cell("complete_vacuum").splitlines(True)[:7])  # no SQL after the API
+    slip = api_only.replace("await service.delete_session", "service.delete_session")
+    verifier(slip)
+    told = capsys.readouterr().out
+    assert "coroutine jamais attendue" in told
     assert f"Bloqué sur {LADDERS['tp:async'].topic}\u00a0? indice(1)" in told
 
 

@@ -111,7 +111,8 @@ def tp_cause(evaluation: Evaluation) -> str | None:
     erase = result.of(Role.ERASE) if result else ()
     outcome = erase[0].outcome if erase else None
     error = outcome.error.message if outcome is not None and outcome.error is not None else ""
-    if outcome is not None and (outcome.not_async or "'coroutine' object" in error):
+    coroutine = "'coroutine' object" in error
+    if outcome is not None and (outcome.not_async or outcome.unawaited or coroutine):
         return "tp:async"  # not an async def, or a service call without await
     if outcome is not None and (outcome.open_transaction or "transaction" in error.lower()):
         return "tp:transaction"

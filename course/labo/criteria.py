@@ -455,6 +455,14 @@ NO_AWAIT = (
 )
 
 
+# a service call without await raises nothing: Python only warns that the coroutine was never
+# awaited, and the call did nothing
+UNAWAITED = (
+    "De plus, un appel au service n'a pas été attendu (coroutine jamais attendue)\u00a0: sans "
+    "await, il ne fait rien. Écrivez await devant (await service.delete_session(...))."
+)
+
+
 def _raised(outcome: CallOutcome, hidden: bool) -> str:
     error = outcome.error
     assert error is not None
@@ -479,6 +487,8 @@ def _notes(calls: list[CallResult], hidden: bool) -> str:
             parts.append(NOT_ASYNC)
         elif outcome.error is not None:
             parts.append(_raised(outcome, hidden))
+        if outcome.unawaited and not any(NO_AWAIT in part for part in parts):
+            parts.append(UNAWAITED)
         if outcome.open_transaction:
             parts.append(OPEN_TRANSACTION)
         if parts:

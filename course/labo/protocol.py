@@ -153,6 +153,8 @@ class CallOutcome:
     # never by the runner (the call's process could say anything)
     not_async: bool = False
     open_transaction: bool = False  # a hint from the call's process: wording only
+    # a coroutine of the call never awaited (a hint from the call's process): wording only
+    unawaited: bool = False
     # the service was closed (the call's process says so), or its -wal is gone after the call
     # (the supervisor sees it: submission_runner._wal_gone): only lowers
     service_closed: bool = False
@@ -248,6 +250,7 @@ def _decode(header: bytes) -> Record:
             "not_async": bool,
             "open_transaction": bool,
             "service_closed": bool,
+            "unawaited": bool,
         }.get(name)
         if expected is not None and type(value) is not expected:
             raise TypeError(name)

@@ -59,6 +59,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
+import warnings
 import weakref
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -314,19 +315,30 @@ def _call(
     threading.Thread(target=watchdog, daemon=True).start()
 
     async def run() -> dict:
-        error = None
+        error, warned = None, []
         try:
             make = _adk_service if given.service == "adk" else SqliteSessionService
             services.append(make(given.database))
             await _at_work(services[0], given.user_id)
-            result = oublier(services[0], given.user_id)
-            if inspect.isawaitable(result):
-                await result
+            # a service call without await (« service.delete_session(...) ») raises nothing:
+            # its coroutine is dropped, and Python only warns, when it is freed
+            with warnings.catch_warnings(record=True) as warned:
+                warnings.simplefilter("always", RuntimeWarning)
+                result = oublier(services[0], given.user_id)
+                if inspect.isawaitable(result):
+                    await result
         except BaseException as exc:  # noqa: B036
             error = _describe(exc)
+        unawaited = any("was never awaited" in str(w.message) for w in warned)
         closed = bool(services) and getattr(services[0], "_closed", False) is True
         made = tmp.count() if tmp is not None else 0
-        return {"error": error, "open": watch.open_transaction(), "closed": closed, "tmp": made}
+        return {
+            "error": error,
+            "open": watch.open_transaction(),
+            "closed": closed,
+            "tmp": made,
+            "unawaited": unawaited,
+        }
 
     say({"result": asyncio.run(run())})
     return services
@@ -805,6 +817,7 @@ class _Supervisor:
                     call.call_id,
                     error=_error(error) if isinstance(error, dict) else None,
                     open_transaction=result.get("open") is True,
+                    unawaited=result.get("unawaited") is True,
                     service_closed=result.get("closed") is True or self._wal_gone(database, wal),
                     # a -shm it cannot read (a folder, a link, too big) may hold anything
                     stray_files=_stray_files(folders, kept)

@@ -335,7 +335,7 @@ def test_messages_follow_french_typography_and_carry_no_markdown(graded_samples)
     texts += list(criteria.GATE_MESSAGES.values())
     texts += [criteria.NOT_WRITTEN, criteria.NOT_ASYNC, criteria.OPEN_TRANSACTION]
     texts += [criteria.QUOTED_GATE, criteria.NO_AWAIT, criteria.RAISES_FOR_EVERYONE]
-    texts += [criteria.SERVICE_CLOSED, criteria.STRAY_FILES]
+    texts += [criteria.SERVICE_CLOSED, criteria.STRAY_FILES, criteria.UNAWAITED]
     texts += [course.labo.checks.NO_SANDBOX_NOTE]
     for sample in SAMPLES:
         texts += [v.message for v in graded_samples[sample].verdicts.values()]
@@ -432,6 +432,16 @@ def test_verifier_says_each_cause_once(tmp_path, sample_answers, capsys):
             {},
             "Un appel au service sans await renvoie une coroutine",
         ),
+        # a forgotten await on delete_session, the API alone erasing: nothing raised, nothing
+        # deleted, Python only warns; the sessions criterion fails and says why (helper attack)
+        (
+            "delete-sans-await",
+            lambda right: "".join(right.splitlines(True)[:5]).replace(
+                "await service.delete_session", "service.delete_session"
+            ),
+            {"sessions": ""},
+            "n'a pas été attendu (coroutine jamais attendue)",
+        ),
         # a misspelt attribute of the learner's own connection: Python's words, not the
         # checker's class name (helper attack: « '_WatchedConnection' object… »)
         (
@@ -448,7 +458,8 @@ def test_a_learners_slip_gets_the_diagnosis_of_that_slip(
 ):
     """Helper attack (a learner's path): a name written in was told « critères 1 à 4 » failed
     while they all held; the rows of every application got criterion 6; an error raised after
-    the erasure was blamed on SQL quoting; a forgotten await was never named."""
+    the erasure was blamed on SQL quoting; a forgotten await was never named, and on
+    delete_session, where nothing is raised, not even noticed."""
     source = change(sample_answers["complete_vacuum"])  # the right answer, one slip added
     assert source != sample_answers["complete_vacuum"]
     evaluation = evaluate_source(source)
