@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 
 from nbgrader.api import Gradebook
-from nbgrader.plugins import LateSubmissionPlugin
-from nbgrader.preprocessors import AssignLatePenalties
+from nbgrader.plugins import BasePlugin, LateSubmissionPlugin
 from traitlets import Float
 from traitlets.config import Config
+from traitlets.utils.importstring import import_item
 
 from course.labo.french_number import french_number
 
@@ -80,15 +80,21 @@ def refresh_penalties(gradebook: Gradebook, config: Config) -> list[str]:
     graded 2 by hand in formgrader: 2 / 12 kept, where the rule gives 0). Called by every
     command that shows a score (export, report, feedback, a learner's data); the students whose
     penalty changed."""
-    if "plugin_class" not in config.get("AssignLatePenalties", {}):
+    plugin_class = config.get("AssignLatePenalties", {}).get("plugin_class")
+    if plugin_class is None:
         return []  # no rule configured here (a bare plugin): the penalties stay as graded
-    assign = AssignLatePenalties(config=config)
-    assign.init_plugin()
+    # the plugin AssignLatePenalties.init_plugin makes, without importing nbgrader's
+    # preprocessors (nbconvert's: half a second at every command that shows a score)
+    if isinstance(plugin_class, str):
+        plugin_class = import_item(plugin_class)
+    if not (isinstance(plugin_class, type) and issubclass(plugin_class, BasePlugin)):
+        raise TypeError(f"AssignLatePenalties.plugin_class: {plugin_class!r}")
+    plugin = plugin_class(config=config)
     changed = []
     for assignment in gradebook.assignments:
         for sub in (s for s in assignment.submissions if (s.total_seconds_late or 0) > 0):
             for nb in sub.notebooks:
-                penalty = assign.plugin_inst.late_submission_penalty(
+                penalty = plugin.late_submission_penalty(
                     sub.student.id, nb.score, sub.total_seconds_late
                 )
                 if penalty is not None:  # as nbgrader keeps it: from 0 to the score
