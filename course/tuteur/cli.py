@@ -29,6 +29,18 @@ __all__ = ["check_db_path", "main"]
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
+PROG = "python -m course.tuteur"
+# Both ways to run the tutor, aligned under the « usage : » prefix (8 characters) that --help
+# and a usage error print: a session with --user, and the `demo` subcommand (its own --help)
+USAGE = (
+    "%(prog)s [-h] --user NOM [--reprendre] [--db FICHIER]\n"
+    "        %(prog)s demo [-h] [--db FICHIER]"
+)
+EPILOG = (
+    "Sous-commande\u00a0: «\u00a0demo\u00a0» rejoue les deux sessions de démonstration "
+    "d'alice dans la base (python -m course.tuteur demo --help pour ses options)."
+)
+
 
 def check_db_path(path: str) -> Path:
     """The --db path once ``dbfile.check_location`` accepts it (nothing is written before)."""
@@ -198,15 +210,17 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["demo"]:
         parser = FrenchArgumentParser(
-            prog="python -m course.tuteur demo",
+            prog=f"{PROG} demo",
             description="Rejoue les deux sessions de démonstration d'alice.",
         )
         _add_db_argument(parser)
         opts = parser.parse_args(args[1:])
     else:
         parser = FrenchArgumentParser(
-            prog="python -m course.tuteur",
+            prog=PROG,
+            usage=USAGE,
             description="Tuteur de Python hors ligne, avec mémoire SQLite.",
+            epilog=EPILOG,
         )
         parser.add_argument("--user", metavar="NOM", help="identifiant de l'élève (obligatoire)")
         parser.add_argument(

@@ -216,6 +216,31 @@ def test_usage_errors_are_in_french(python: str, cli_env: dict[str, str], tmp_pa
     assert "show this help" not in shown.stdout and "usage:" not in shown.stdout
 
 
+def test_help_shows_both_ways_to_run_the_tutor(
+    python: str, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """--help names the `demo` subcommand the README gives, not only the session with --user;
+    a usage error shows both lines too, and `demo --help` its own options."""
+    prog = "python -m course.tuteur"
+    usage = (
+        f"usage\u00a0: {prog} [-h] --user NOM [--reprendre] [--db FICHIER]\n"
+        f"        {prog} demo [-h] [--db FICHIER]\n"
+    )
+    shown = _run(python, {**cli_env, "COLUMNS": "200"}, tmp_path, "--help")
+    assert shown.returncode == 0 and shown.stdout.startswith(usage)
+    assert shown.stdout.endswith(
+        "Sous-commande\u00a0: «\u00a0demo\u00a0» rejoue les deux sessions de démonstration "
+        f"d'alice dans la base ({prog} demo --help pour ses options).\n"
+    )
+    refused = _run(python, cli_env, tmp_path)
+    assert refused.returncode == 2 and refused.stderr.startswith(usage)
+    demo_help = _run(python, cli_env, tmp_path, "demo", "--help")
+    assert demo_help.returncode == 0
+    assert demo_help.stdout.startswith(f"usage\u00a0: {prog} demo [-h] [--db FICHIER]\n")
+    assert "--db FICHIER  fichier SQLite" in demo_help.stdout
+    assert not (tmp_path / "tuteur.db").exists()
+
+
 def test_non_utf8_input_line_is_skipped(
     python: str, cli_env: dict[str, str], sqlite_db_path: Path, read_db: Any
 ) -> None:
