@@ -135,6 +135,24 @@ def test_the_start_page_states_the_tp_grading_as_the_tp_defines_it():
     assert (total, by_hand) == tp_points()
 
 
+# what a learner reads first: the course's README, and the one of the package they are given
+LEARNER_READMES = (REPO / "README.md", REPO / "grader" / "grading" / "student_package.md")
+
+
+def test_the_learners_readmes_name_every_graded_tp():
+    """Each graded TP of solutions/ (``oublier``, ``oublier_partage``), by its notebook and the
+    subject of its title, where the README names the TPs: the second one was left out."""
+    tps = sorted(p.parent for p in (REPO / "solutions").glob("*/*.ipynb") if p.parent != SOLUTIONS)
+    assert [tp.name for tp in tps] == ["oublier", "oublier_partage"]
+    for readme in LEARNER_READMES:
+        text = " ".join(readme.read_text(encoding="utf-8").replace(NBSP, " ").split())
+        for tp in tps:
+            title = read(tp / f"{tp.name}.ipynb").cells[0].source.splitlines()[0]
+            subject = title.replace(NBSP, " ").split(" : ", 1)[1]  # « # TP noté : oublier… »
+            named = f"« {subject} » (`notebooks/{tp.name}/{tp.name}.ipynb`)"
+            assert named in text, f"{readme.name}: {named}"
+
+
 def test_the_glossary_defines_the_course_vocabulary_with_anchors():
     anchors = glossary_anchors()
     assert set(REQUIRED_TERMS) <= anchors, set(REQUIRED_TERMS) - anchors
