@@ -15,6 +15,7 @@ from nbclient import NotebookClient
 
 from course.labo.criteria import CRITERIA, TESTS
 from course.labo.evaluate import evaluate_source
+from course.labo.partage import NOT_WRITTEN, PARTAGE_TESTS, verifier_partage
 
 # the criteria table's count (course/labo/criteria.py), as the messages state it
 N = len(CRITERIA)
@@ -117,3 +118,19 @@ def test_an_error_without_message_is_named_without_a_dangling_colon():
     verdicts = evaluate_source(source).verdicts
     assert verdicts["sessions"].message.endswith("De plus, oublier a levé KeyError.")
     assert not any("KeyError:" in v.message for v in verdicts.values())
+
+
+async def oublier_partage(sql, user_id):  # the second TP's stub, as its notebook gives it
+    """Efface un élève de la base partagée : ses sessions, ses événements, son état user:."""
+    # VOTRE CODE ICI
+    raise NotImplementedError()
+
+
+def test_verifier_partage_says_once_that_the_stub_is_not_written(capsys):
+    """As the first TP's verifier: the one reason, once, not under each criterion (no server
+    is started for a function that is not written)."""
+    assert verifier_partage(oublier_partage) is None
+    out = capsys.readouterr().out
+    assert out.count("pas encore écrite") == 1
+    assert out.startswith(f"✘ {NOT_WRITTEN}\n\n0/{len(PARTAGE_TESTS)} critères respectés ")
+    assert not any(test.title in out for test in PARTAGE_TESTS)
