@@ -48,6 +48,7 @@ __all__ = [
     "Lesson",
     "Parcours",
     "exercice_reussi",
+    "forget_progress",
     "hints_used",
     "lesson_of_quiz",
     "mon_parcours",
@@ -679,12 +680,20 @@ def _bytes_expected(path: Path, text: str) -> int:
         return _bytes_found(copy, text)
 
 
-async def oublier_ma_progression(cellule: str | None = None) -> bool:
+async def oublier_ma_progression(cellule: str | None = None) -> None:
     """Applique VOTRE fonction oublier (celle du TP, relue dans oublier/oublier.ipynb) à votre
-    fichier de progression, avec un élève témoin qui doit rester. True si vous êtes oublié.
+    fichier de progression, avec un élève témoin qui doit rester, et affiche ce qu'il reste
+    de vous et du témoin («\u00a0✔ Vous êtes oublié\u00a0» si tout est effacé).
 
     Votre fonction lit ``APP_NAME``\u00a0: ici, il vaut ``"cours"``, l'application de ce fichier.
     """
+    # its verdict is the sentence it prints: no True or False left as the cell's Out[]
+    await forget_progress(cellule)
+
+
+async def forget_progress(cellule: str | None = None) -> bool:
+    """``oublier_ma_progression``'s work and its French report; True when the learner is
+    forgotten and the control learner intact (the verdict the learner reads)."""
     from .labo.evaluate import extract_source
     from .labo.tp_notebook import OublierCellNotFound, oublier_cell_source
     from .sessions import SqliteSessionService

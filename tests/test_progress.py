@@ -20,7 +20,14 @@ from jupyter_client.manager import start_new_kernel
 from nbclient import NotebookClient
 
 from course import progress
-from course.progress import LESSONS, mon_parcours, oublier_ma_progression, recommencer, record
+from course.progress import (
+    LESSONS,
+    forget_progress,
+    mon_parcours,
+    oublier_ma_progression,
+    recommencer,
+    record,
+)
 
 SOLUTIONS = REPO / "solutions" / "lecons"
 SUBMISSIONS = REPO / "grader" / "submissions"
@@ -286,7 +293,7 @@ async def test_your_own_oublier_empties_your_path_and_keeps_the_control(
     _fill(monkeypatch)
     answer = (SUBMISSIONS / "complete_vacuum.py").read_text(encoding="utf-8")
     assert _rows(progress_file, "alice") == {"sessions": 2, "events": 2, "user_states": 1}
-    assert await oublier_ma_progression(answer) is True
+    assert await forget_progress(answer) is True
     out = capsys.readouterr().out
     assert "✔ Vous êtes oublié, et le témoin est intact" in out
     assert _rows(progress_file, "alice") == {"sessions": 0, "events": 0, "user_states": 0}
@@ -301,11 +308,26 @@ async def test_your_own_oublier_empties_your_path_and_keeps_the_control(
     assert not mon_parcours().empty
 
 
+async def test_oublier_ma_progression_prints_its_verdict_and_returns_nothing(
+    monkeypatch, progress_file, capsys
+):
+    """The annex's cell ends with ``await oublier_ma_progression()``: its verdict is the sentence
+    it prints, and no True or False is left as the cell's Out[] (forget_progress returns it)."""
+    _fill(monkeypatch)
+    seed = (SUBMISSIONS / "graine.py").read_text(encoding="utf-8")
+    assert await oublier_ma_progression(seed) is None
+    assert "✘ Il reste de vous des lignes ou des octets" in capsys.readouterr().out
+    answer = (SUBMISSIONS / "complete_vacuum.py").read_text(encoding="utf-8")
+    assert await oublier_ma_progression(answer) is None
+    assert "✔ Vous êtes oublié, et le témoin est intact" in capsys.readouterr().out
+    assert _rows(progress_file, "alice") == {"sessions": 0, "events": 0, "user_states": 0}
+
+
 async def test_an_oublier_that_leaves_user_states_is_told_so(monkeypatch, progress_file, capsys):
     """The seed's answer (sessions through the API only): the check sees the user_states row."""
     _fill(monkeypatch)
     answer = (SUBMISSIONS / "graine.py").read_text(encoding="utf-8")
-    assert await oublier_ma_progression(answer) is False
+    assert await forget_progress(answer) is False
     out = capsys.readouterr().out
     assert "✘ Il reste de vous des lignes ou des octets" in out
     assert _rows(progress_file, "alice") == {"sessions": 0, "events": 0, "user_states": 1}
@@ -321,12 +343,12 @@ async def test_a_short_login_found_in_what_stays_is_still_forgotten(
     _as(monkeypatch, login)
     record("01", "quiz", quiz="l1-a", option=0, juste=True)
     answer = (SUBMISSIONS / "complete_vacuum.py").read_text(encoding="utf-8")
-    assert await oublier_ma_progression(answer) is True, capsys.readouterr().out
+    assert await forget_progress(answer) is True, capsys.readouterr().out
     assert _rows(progress_file, login) == {"sessions": 0, "events": 0, "user_states": 0}
     # the control: the seed's answer, which leaves the user_states row, is still refused
     record("01", "quiz", quiz="l1-a", option=0, juste=True)
     seed = (SUBMISSIONS / "graine.py").read_text(encoding="utf-8")
-    assert await oublier_ma_progression(seed) is False
+    assert await forget_progress(seed) is False
 
 
 async def test_a_short_login_left_in_free_pages_is_told(monkeypatch, progress_file, capsys):
@@ -346,7 +368,7 @@ async def test_a_short_login_left_in_free_pages_is_told(monkeypatch, progress_fi
         "    conn.execute('PRAGMA wal_checkpoint(TRUNCATE)')\n"
         "    conn.close()\n"
     )
-    assert await oublier_ma_progression(cell) is False, capsys.readouterr().out
+    assert await forget_progress(cell) is False, capsys.readouterr().out
     assert _rows(progress_file, "ed") == {"sessions": 0, "events": 0, "user_states": 0}
     assert "✘ Il reste de vous des lignes ou des octets" in capsys.readouterr().out
 
@@ -445,7 +467,7 @@ async def test_a_damaged_progress_file_is_said_by_recommencer_and_oublier(
     out = capsys.readouterr().out
     assert "Leçon 4 recommencée" in out and "n'a pas pu être effacée" in out
     answer = (SUBMISSIONS / "complete_vacuum.py").read_text(encoding="utf-8")
-    assert await oublier_ma_progression(answer) is False
+    assert await forget_progress(answer) is False
     assert "✘ Votre fichier de progression est inutilisable" in capsys.readouterr().out
     assert progress_file.read_bytes() == damaged
 
@@ -555,7 +577,7 @@ async def test_a_login_left_in_a_persisted_journal_is_told(monkeypatch, progress
         "    conn.execute('VACUUM')\n"
         "    conn.close()\n"
     )
-    assert await oublier_ma_progression(cell) is False, capsys.readouterr().out
+    assert await forget_progress(cell) is False, capsys.readouterr().out
     assert _rows(progress_file, "alice") == {"sessions": 0, "events": 0, "user_states": 0}
     assert b"alice" not in progress_file.read_bytes()  # the file itself is clean
     assert b"alice" in Path(f"{progress_file}-journal").read_bytes()  # the journal is not
@@ -570,11 +592,11 @@ async def test_an_empty_path_does_not_pass_a_function_that_does_nothing(
     the test; once a quiz is recorded, the same function is told it leaves them (the control)."""
     _as(monkeypatch, "zoe")
     nothing = "def oublier(service, user_id):\n    pass\n"
-    assert await oublier_ma_progression(nothing) is False
+    assert await forget_progress(nothing) is False
     out = capsys.readouterr().out
     assert "Rien de vous" in out and "Vous êtes oublié" not in out
     record("01", "quiz", quiz="l1-a", option=0, juste=True)
-    assert await oublier_ma_progression(nothing) is False
+    assert await forget_progress(nothing) is False
     assert "✘ Il reste de vous des lignes ou des octets" in capsys.readouterr().out
 
 
