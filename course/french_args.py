@@ -5,16 +5,23 @@ English, through ``gettext`` with no French catalogue installed; installing one 
 every parser of the process. This parser translates its own texts instead. The learner's
 commands (``python -m course.tuteur``) use it as it is; the teacher's class commands
 (``grading.french.french_args.FrenchParser``) add their own rules on top.
+
+Every command parses its line first, so the parser is also where a command's standard streams
+learn that their reader may leave (``make sauvegarde | head -1``): what the command writes after
+that is dropped, without a ``BrokenPipeError`` (a traceback, or, caught as an ``OSError``, a
+false report of a failure), and the command finishes its work with its own exit status.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
-from typing import NoReturn
+from collections.abc import Sequence
+from typing import Any, NoReturn, TextIO
 
-__all__ = ["EXIT_USAGE", "FrenchArgumentParser", "french_error"]
+__all__ = ["EXIT_USAGE", "FrenchArgumentParser", "french_error", "quiet_when_the_reader_leaves"]
 
 NBSP = "\u00a0"
 EXIT_USAGE = 2
@@ -78,6 +85,49 @@ class _FrenchHelp(argparse.HelpFormatter):
         super().add_usage(usage, actions, groups, prefix if prefix is not None else "usage\u00a0: ")
 
 
+class _ReaderMayLeave:
+    """A standard stream whose reader may go away (the pipe's end closed, ``| head -1``): from
+    then on, what is written goes to ``os.devnull``; everything else is the stream's own."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._reader_left()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._reader_left()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    def _reader_left(self) -> None:
+        # the stream's file descriptor becomes os.devnull: what it still holds, what is written
+        # next and what Python flushes at exit are dropped there, not refused again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self._stream.fileno())
+        finally:
+            os.close(devnull)
+
+
+def quiet_when_the_reader_leaves() -> None:
+    """Make the process's stdout and stderr drop what is written once their reader has left,
+    quietly, rather than raise ``BrokenPipeError``. Only the real streams of a command: a stream
+    redirected (a notebook's, a test's capture) is left alone; called twice, it does nothing."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and stream is getattr(sys, f"__{name}__"):
+            setattr(sys, name, _ReaderMayLeave(stream))
+
+
 class FrenchArgumentParser(argparse.ArgumentParser):
     """``argparse.ArgumentParser`` whose usage, help and errors are in French; ``fail`` stops
     on the command's own French message."""
@@ -91,6 +141,12 @@ class FrenchArgumentParser(argparse.ArgumentParser):
         self.add_argument(
             "-h", "--help", action="help", default=argparse.SUPPRESS, help="afficher cette aide"
         )
+
+    def parse_known_args(  # every parse goes through it (parse_args, a subcommand's parser)
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        quiet_when_the_reader_leaves()  # the command starts: its --help, usage, report
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
         self.fail(french_error(message))

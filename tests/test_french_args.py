@@ -4,15 +4,24 @@
 A parser with every kind of argument argparse checks is given each kind of bad command line;
 what it prints is French, with French typography, and argparse's English never shows. The
 control: the same command lines given to a plain ``argparse.ArgumentParser`` print that English.
+Every command that parses with it, the learner's and the class commands, ends quietly with its
+own status when the reader of its output leaves first (``make sauvegarde | head -1``).
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import sqlite3
+import subprocess
+import sys
+from contextlib import closing
+from pathlib import Path
 
 import pytest
 from french_text import check_text
+from grading_course import tool_env
+from helpers import REPO
 
 from course.french_args import EXIT_USAGE, FrenchArgumentParser, french_error
 
@@ -70,3 +79,42 @@ def test_an_unknown_message_keeps_its_text_after_a_french_lead():
         "choix invalide pour --mode\u00a0: «\u00a0vite\u00a0» "
         "(possibles\u00a0: «\u00a0lent\u00a0», «\u00a0sur\u00a0»)"
     )
+
+
+# A command whose reader leaves before it writes (`make sauvegarde | head -1`, `| true`): a class
+# command started in grader/ as `make` starts it, and a learner's command doing its work. Python
+# buffers a pipe's output (flushed at exit: « Exception ignored … BrokenPipeError », status 120)
+# unless PYTHONUNBUFFERED is set, as on this machine (each print raises it: a traceback, or, in
+# `purger`, a false « ✘ Purge arrêtée » on the `except OSError` that catches it).
+READER_LEAVES = {
+    "backup --help": ["-m", "grading.backup", "--help"],
+    "backup purger": ["-m", "grading.backup", "purger", "--dossier", "{tmp}/sauvegardes"],
+    "tuteur demo": ["-m", "course.tuteur", "demo", "--db", "{tmp}/tuteur.db"],
+}
+
+
+@pytest.mark.parametrize("buffered", [True, False], ids=["buffered", "unbuffered"])
+@pytest.mark.parametrize("command", READER_LEAVES.values(), ids=READER_LEAVES.keys())
+def test_a_command_whose_reader_leaves_ends_quietly_with_its_own_status(
+    command: list[str], buffered: bool, tmp_path: Path
+) -> None:
+    env = {k: v for k, v in tool_env().items() if k != "PYTHONUNBUFFERED"}
+    if not buffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    process = subprocess.Popen(
+        [sys.executable, *(a.format(tmp=tmp_path) for a in command)],
+        cwd=REPO / "grader",  # where make starts a class command
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    process.stdout.close()  # the reader leaves before the command writes anything (it starts)
+    try:
+        errors = process.stderr.read().decode()
+    finally:
+        status = process.wait(timeout=120)
+    assert (status, errors) == (0, "")
+    if "demo" in command:  # its work done whole: the two sessions, stored
+        with closing(sqlite3.connect(tmp_path / "tuteur.db")) as con:
+            assert con.execute("SELECT COUNT(*) FROM sessions").fetchone() == (2,)
