@@ -16,10 +16,14 @@ import os
 import re
 import shutil
 import sqlite3
+import subprocess
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+from graded_class import class_in
 from grading_course import copy_course, grading, nbgrader, tree_digest
 from nbgrader.api import Gradebook
 
@@ -48,15 +52,13 @@ def _members(path: Path) -> dict[str, tuple[tuple, int, bytes]]:
         return {i.filename: (i.date_time, i.external_attr, zf.read(i)) for i in zf.infolist()}
 
 
-@pytest.fixture
-def classe(graded_class, tmp_path) -> dict[str, Path]:
-    """The session's graded class, copied, with every other place a learner lives filled in."""
+def _fill(course: Path, exchange: Path) -> dict[str, Path]:
+    """The graded class copied in `course`, with every other place a learner lives filled in
+    (its nbgrader exchange in `exchange`)."""
     from grading.backup import backup
     from grading.learner_export import export_learner
     from nbgrader.utils import notebook_hash
 
-    course = tmp_path / "cours"
-    shutil.copytree(graded_class.grader.parent, course, symlinks=True)
     grader = course / "grader"
     roster = grader / "eleves.csv"
     roster.write_bytes(ROSTER.encode("cp1252"))  # as Excel writes it on Windows
@@ -90,7 +92,6 @@ def classe(graded_class, tmp_path) -> dict[str, Path]:
     quarantine = course / "grader" / "quarantaine" / "oublier" / "ben+oublier+2025-03-14 17:00:00"
     quarantine.mkdir(parents=True)
     (quarantine / "oublier.ipynb").write_bytes(nb["ben"])
-    exchange = tmp_path / "echange"
     course_x = exchange / "memoire-tuteur"
     for sid in ("ana", "ben"):
         inbound = course_x / "inbound" / f"{sid}+oublier+2025-03-14 17:00:00.000000 UTC+abc"
@@ -104,6 +105,39 @@ def classe(graded_class, tmp_path) -> dict[str, Path]:
     backup(roster=roster, grader_dir=grader)
     export_learner("ben", roster=roster, grader_dir=grader)
     return {"grader": grader, "roster": roster, "exchange": exchange, "archive": archive}
+
+
+def _copy(template: dict[str, Path], dest: Path) -> dict[str, Path]:
+    """A writable copy in `dest` of a class of this module (`template`, never written): its
+    course and its exchange. No file of either names the folder it sits in (the backup, the
+    learner's export and the erasure's registers neither: every tool is handed the class's
+    folders), so the copy is the same class, elsewhere."""
+    course, exchange = dest / "cours", dest / "echange"
+    shutil.copytree(template["grader"].parent, course, symlinks=True)
+    shutil.copytree(template["exchange"], exchange, symlinks=True)
+    grader = course / "grader"
+    archive = grader / template["archive"].relative_to(template["grader"])
+    return {
+        "grader": grader,
+        "roster": grader / "eleves.csv",
+        "exchange": exchange,
+        "archive": archive,
+    }
+
+
+@pytest.fixture(scope="module")
+def filled_class(tmp_path_factory) -> dict[str, Path]:
+    """The run's graded class (graded_class.class_in) with every other place a learner lives
+    filled in, made once for this module and never written: each test copies it (``classe``)."""
+    base = tmp_path_factory.mktemp("classe-remplie")
+    class_in(base / "cours")
+    return _fill(base / "cours", base / "echange")
+
+
+@pytest.fixture
+def classe(filled_class, tmp_path) -> dict[str, Path]:
+    """A test's own copy of the graded class with every other place a learner lives filled in."""
+    return _copy(filled_class, tmp_path)
 
 
 def _run(classe, *more: str):
@@ -193,12 +227,65 @@ def _add_oral_column(path: Path) -> None:
     path.write_bytes(buf.getvalue().encode(table.encoding))
 
 
-@pytest.mark.slow
-def test_erase_with_control(classe, tmp_path):
+@dataclass
+class BenErased:
+    """ben erased, with ana as the control, from a copy of the filled class as a teacher does
+    it, and what each step showed on the way (what test_erase_with_control checks)."""
+
+    classe: dict[str, Path]  # the class after the erasure: never written, copied (``_copy``)
+    before: Any  # ben's scan before anything (grading.erase_learner.scan)
+    control: Any  # ana's scan before anything
+    export_before: list[str]  # a real `nbgrader export`, before the erasure
+    naive: Path  # the gradebook file as it was just before the erasure, copied
+    everything: dict[str, bytes]  # the course's files just before the erasure
+    notebooks: dict[str, bytes]  # ana's and ben's submitted notebooks, before the erasure
+    typos: dict[str, subprocess.CompletedProcess]  # the command on a mistyped id, by id
+    dry: subprocess.CompletedProcess  # the dry run
+    after_dry: dict[str, bytes]  # the course's files after the typos and the dry run
+    done: subprocess.CompletedProcess  # the erasure, confirmed, ana the control
+
+
+@pytest.fixture(scope="module")
+def ben_erased(filled_class, tmp_path_factory) -> BenErased:
+    """ben erased once for this module by the real command (``python -m grading.erase_learner``,
+    what ``make oublier-eleve`` runs), after the scans, the teacher's report and spreadsheet
+    column, two mistyped ids and a dry run, each step's result kept: test_erase_with_control
+    checks them and the erased class, test_an_erased_learner_does_not_come_back starts from it.
+    Never written: each test copies the erased class."""
+    base = tmp_path_factory.mktemp("ben-efface")
+    classe = _copy(filled_class, base)
     grader, course = classe["grader"], classe["grader"].parent
-    before = _scan(classe, "ben")
+    before, control = _scan(classe, "ben"), _scan(classe, "ana")
+    export_before = _export(grader)
+    # the report as of the gradebook now (the fixture added e-mails after it was made), then
+    # the teacher adds a column to notes.csv in a spreadsheet: it must survive the erasure
+    _report_now(grader)
+    _add_oral_column(grader / "rapport" / "notes.csv")
+    naive = base / "naive.db"
+    shutil.copy(grader / "gradebook.db", naive)
+    everything = tree_digest(course)
+    notebooks = {
+        sid: (grader / "submitted" / sid / "oublier" / "oublier.ipynb").read_bytes()
+        for sid in ("ana", "ben")
+    }
+    typos = {typo: _run(classe, typo, "--confirmer") for typo in ("bne", "Ben")}
+    dry = _run(classe, "ben")
+    after_dry = tree_digest(course)
+    done = _run(classe, "ben", "--confirmer", "--temoin", "ana")
+    return BenErased(
+        classe, before, control, export_before, naive, everything, notebooks, typos, dry,
+        after_dry, done,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_erase_with_control(ben_erased, tmp_path):
+    """The erasure of ben with ana as the control (ben_erased: the steps a teacher takes, each
+    one's result), then the erased class, copied here: nothing of ben, ana everywhere she was,
+    the others' rows, members, lines and files as they were; a second run changes nothing."""
+    erased = ben_erased
+    before, control = erased.before, erased.control
     assert before.kinds() == PLACES | {"journal de notation"}
-    control = _scan(classe, "ana")
     assert control.kinds() == PLACES - {"quarantaine", "export de ses données"} | {
         "journal de notation"
     }
@@ -208,35 +295,31 @@ def test_erase_with_control(classe, tmp_path):
     ]
     logs = {Path(f.where).name for f in before.found if f.kind == "journal de notation"}
     assert logs == {"autograde.log", "feedback.log"}, logs
-    assert before.pending[0].where.startswith(str(grader / "sauvegardes" / "sauvegarde-"))
-    export_before = _export(grader)
-    # the report as of the gradebook now (the fixture added e-mails after it was made), then
-    # the teacher adds a column to notes.csv in a spreadsheet: it must survive the erasure
-    _report_now(grader)
-    notes = grader / "rapport" / "notes.csv"
-    _add_oral_column(notes)
-    db = grader / "gradebook.db"
-    naive = tmp_path / "naive.db"
-    shutil.copy(db, naive)
-    everything = tree_digest(course)
-    nb_ana = (grader / "submitted" / "ana" / "oublier" / "oublier.ipynb").read_bytes()
+    scanned = erased.classe["grader"]  # the class the scans before were made in
+    assert before.pending[0].where.startswith(str(scanned / "sauvegardes" / "sauvegarde-"))
+    export_before = erased.export_before
+    # the report was made as of the gradebook then, and the teacher's column added to notes.csv
+    # (ben_erased): it must survive the erasure
+    naive = Path(shutil.copy(erased.naive, tmp_path / "naive.db"))  # the control below writes
+    everything = erased.everything
+    nb_ana = erased.notebooks["ana"]
 
     # a typo, a wrong case: refused with the close ids, nothing done (issue 33, point 8)
     for typo, near in (("bne", "«\u00a0ben\u00a0»"), ("Ben", "«\u00a0ben\u00a0»")):
-        proc = _run(classe, typo, "--confirmer")
+        proc = erased.typos[typo]
         assert proc.returncode == 2, proc.stdout + proc.stderr
         assert f"✘ Identifiant «\u00a0{typo}\u00a0» inconnu" in proc.stderr
         assert f"identifiant(s) proche(s)\u00a0: {near}" in proc.stderr, proc.stderr
         assert "rien à effacer" not in proc.stdout
-    dry = _run(classe, "ben")
+    dry = erased.dry
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert "essai à blanc" in dry.stdout and "Ben Durand, ben.durand@exemple.fr" in dry.stdout
     for kind in PLACES:
         assert f"  - {kind}\u00a0:" in dry.stdout, kind
     assert "sauvegarde-" in dry.stdout and "make sauvegarde CONFIRMER=1 GARDER=1" in dry.stdout
-    assert tree_digest(course) == everything  # a dry run touches nothing
+    assert erased.after_dry == everything  # a dry run touches nothing
 
-    done = _run(classe, "ben", "--confirmer", "--temoin", "ana")
+    done = erased.done
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Preuve faite" in done.stdout
     # the erased learner is checked, the control is another learner: said apart (point 8)
@@ -246,6 +329,9 @@ def test_erase_with_control(classe, tmp_path):
     )
     assert "Contrôle" not in done.stdout
 
+    classe = _copy(erased.classe, tmp_path)  # the erased class, this test's own copy
+    grader, course = classe["grader"], classe["grader"].parent
+    notes, db = grader / "rapport" / "notes.csv", grader / "gradebook.db"
     # the same scan: nothing of ben, ana (the control) everywhere she was
     assert _scan(classe, "ben").found == []
     assert _scan(classe, "ana").kinds() == control.kinds()
@@ -651,8 +737,9 @@ def test_command_line_errors_are_in_french(argv, expected, capsys):
 
 
 @pytest.mark.slow
-def test_an_erased_learner_does_not_come_back(classe, tmp_path):
-    """Issue 33, point 2: after ben's erasure, the register (a keyed hash, no personal data)
+def test_an_erased_learner_does_not_come_back(ben_erased, tmp_path):
+    """Issue 33, point 2: after ben's erasure (ben_erased: the real command, confirmed, ana the
+    control; the erased class copied here), the register (a keyed hash, no personal data)
     makes the teacher's master roster, a re-dropped LMS archive, his copy left in the exchange
     and a backup made before the erasure skip him, name him and fail; a re-enrolment the
     teacher confirms (REINSCRIRE) takes him back."""
@@ -664,13 +751,13 @@ def test_an_erased_learner_does_not_come_back(classe, tmp_path):
 
     from grading.privacy.backup_files import backups_in
 
+    classe = _copy(ben_erased.classe, tmp_path)
     grader = classe["grader"]
     [(_, old_backup)] = backups_in(grader / "sauvegardes")  # made before the erasure
     master = tmp_path / "tableur-maitre.csv"
     master.write_bytes(ROSTER.encode("cp1252"))
-    nb_ben = (grader / "submitted" / "ben" / "oublier" / "oublier.ipynb").read_bytes()
-    nb_ana = (grader / "submitted" / "ana" / "oublier" / "oublier.ipynb").read_bytes()
-    done = _run(classe, "ben", "--confirmer", "--temoin", "ana")
+    nb_ben, nb_ana = ben_erased.notebooks["ben"], ben_erased.notebooks["ana"]  # as submitted
+    done = ben_erased.done
     assert done.returncode == 0, done.stdout + done.stderr
     # the outside sources the teacher must clean are named
     outside = ("l'ENT ou la plateforme", "tableur maître", "courriels", "l'historique git")

@@ -1,6 +1,10 @@
 """The course's demo (``make demo-grading``, grader/demo/, learner_places ``_scan_class``): its
 samples never block an erasure; a learner added to its formgrader, a classmate's work copied
-there, a comment in its gradebook that names her are named."""
+there, a comment in its gradebook that names her are named.
+
+Each test puts in its own small class the demo the real command graded once for the run
+(graded_demo.py: ``python -m grading.demo --only graine alice_en_dur``), rather than grading it
+again: the same files, naming the test's class."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from erase_scenes import _assert_proved, _copy_class, _enrol, _erase
+from graded_demo import graded_demo
 from nbgrader.api import Gradebook
 
 pytestmark = [pytest.mark.timeout(300)]
@@ -22,9 +27,8 @@ def test_the_course_s_own_demo_never_blocks_the_erasure_of_a_learner(petite_clas
     samples in grader/demo/, which the course generates and git ignores; one sample writes its
     example learner in dur (``user_id = "alice"``). A class with a learner « alice » then cannot
     erase her: the demo's graded copies, logs and gradebook are named « à corriger à la main »
-    though nothing there is hers. The control: before the demo, her erasure is proved."""
-    from grading_course import grading
-
+    though nothing there is hers. The control: before the demo, her erasure is proved. The demo
+    (graded_demo.py) holds that sample and the seed answer graded."""
     c = petite_classe
     grader = c["grader"]
     _enrol(c, "alice", "Alice", "Leroy")
@@ -32,8 +36,8 @@ def test_the_course_s_own_demo_never_blocks_the_erasure_of_a_learner(petite_clas
     folder.mkdir(parents=True)
     (folder / "oublier.ipynb").write_text('{"copie de": "alice"}')
     assert not _erase(_copy_class(c), "alice").failures  # control: without the demo, proved
-    proc = grading(grader, "demo", "--only", "alice_en_dur")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    demo = graded_demo(grader)
+    assert (demo / "autograded" / "alice_en_dur" / "oublier" / "oublier.ipynb").is_file()
     _assert_proved(c, "alice", "la démonstration du cours")
 
 
@@ -47,13 +51,11 @@ def test_a_learner_the_teacher_adds_to_the_demo_s_formgrader_is_named(petite_cla
     faite ». Control: the same row in a copy of that gradebook beside the hub's recipes is
     named."""
     from grading.erase_learner import ErasureError
-    from grading_course import grading, nbgrader
+    from grading_course import nbgrader
 
     c = petite_classe
     grader = c["grader"]
-    proc = grading(grader, "demo", "--only", "graine")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    demo = grader / "demo"
+    demo = graded_demo(grader)
     add = ("db", "student", "add", "ana", "--first-name", "Ana", "--last-name", "Martin")
     proc = nbgrader(demo, *add, "--email", "ana.martin@exemple.fr")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -78,12 +80,10 @@ def test_a_classmates_work_the_teacher_grades_in_the_demo_naming_the_learner_is_
     there, and the erasure says « Preuve faite ». Control: the same copy beside the hub's
     recipes is named."""
     from grading.erase_learner import ErasureError
-    from grading_course import grading
 
     c = petite_classe
     grader = c["grader"]
-    proc = grading(grader, "demo", "--only", "graine")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    graded_demo(grader)
     text = '{"cells": [], "copie de": "ben", "note": "même code qu\'Ana Martin"}'
     control = grader / "hub" / "ben-oublier.ipynb"
     control.write_text(text, encoding="utf-8")
@@ -108,14 +108,11 @@ def test_a_comment_naming_the_learner_in_the_demo_s_gradebook_is_named(petite_cl
     class's gradebook is refused (« commentaire à corriger dans formgrader »). Control: the
     same comment giving her e-mail is named."""
     from grading.erase_learner import ErasureError
-    from grading_course import grading
     from nbgrader.api import MissingEntry
 
     c = petite_classe
     grader = c["grader"]
-    proc = grading(grader, "demo", "--only", "graine")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    demo_db = grader / "demo" / "gradebook.db"
+    demo_db = graded_demo(grader) / "gradebook.db"
     assert demo_db.is_file()
 
     def comment_on_ben(text: str, db: Path) -> None:
