@@ -17,10 +17,12 @@ import sys
 import tarfile
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from graded_class import class_in
 from grading.backup import backup, restore
 from grading.classroom.paths import course_dirs, load_config
 from grading.privacy.backup_files import backups_in
@@ -318,14 +320,66 @@ def _save(grader: Path, folder: Path, *more: str) -> subprocess.CompletedProcess
     return grading(grader, "backup", "sauvegarder", "--dossier", str(folder), *more)
 
 
-def test_a_backup_that_would_lose_grades_is_refused(graded_class_copy, tmp_path):
+@dataclass
+class BackedUp:
+    """The graded class backed up once by the real command (``_save``: ``python -m
+    grading.backup sauvegarder --dossier …``), and what that first backup said."""
+
+    grader: Path  # the class's grader/ folder
+    folder: Path  # the backups' folder (``--dossier``)
+    first: subprocess.CompletedProcess  # the first backup
+
+
+def _naming(folder: Path, place: Path) -> list[str]:
+    """The files under `folder` (and the members of its archives) whose bytes name `place`."""
+    needle = str(place).encode()
+    found = []
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        if needle in path.read_bytes():
+            found.append(str(path))
+        if path.name.endswith(".tar.gz"):
+            with tarfile.open(path) as tar:
+                for info in tar:
+                    member = tar.extractfile(info)
+                    if member is not None and needle in member.read():
+                        found.append(f"{path}:{info.name}")
+    return found
+
+
+@pytest.fixture(scope="module")
+def backed_up_class(tmp_path_factory) -> BackedUp:
+    """The run's graded class (graded_class.class_in) backed up once for this module: the
+    very first step test_a_backup_that_would_lose_grades_is_refused and
+    test_a_backup_damaged_in_the_middle_is_named_never_used_nor_purged both took, the same
+    command on the same class. Never written: each test copies it (``backed_up``). No file of
+    the class, of its backups' folder or of its archive names the folder it sits in (checked),
+    so a copy is the same class, backed up, elsewhere."""
+    base = tmp_path_factory.mktemp("classe-sauvegardee")
+    grader = class_in(base / "cours").grader
+    first = _save(grader, base / "sauv")
+    named = _naming(base, base)
+    assert not named, f"the backed-up class names the folder it sits in: {named}"
+    return BackedUp(grader, base / "sauv", first)
+
+
+@pytest.fixture
+def backed_up(backed_up_class, tmp_path) -> BackedUp:
+    """A test's own copy of the backed-up class and of its backups' folder (times kept)."""
+    course, folder = tmp_path / "cours", tmp_path / "sauv"
+    shutil.copytree(backed_up_class.grader.parent, course, symlinks=True)
+    shutil.copytree(backed_up_class.folder, folder, symlinks=True)
+    return BackedUp(course / "grader", folder, backed_up_class.first)
+
+
+def test_a_backup_that_would_lose_grades_is_refused(backed_up, tmp_path):
     """Issue 33, point 1: with the gradebook gone, empty, not a database or holding fewer
     students than the last backup, ``make sauvegarde`` writes nothing and says why in one French
     sentence (status 2) unless the teacher confirms; the purge the erasure advises
-    (``GARDER=1``) then keeps the newest backup that holds a gradebook, and says why."""
-    grader = graded_class_copy.grader
-    folder = tmp_path / "sauv"
-    first = _save(grader, folder)
+    (``GARDER=1``) then keeps the newest backup that holds a gradebook, and says why. The first,
+    good backup is the module's (``backed_up``)."""
+    grader, folder, first = backed_up.grader, backed_up.folder, backed_up.first
     assert first.returncode == 0, first.stdout + first.stderr
     assert "carnet de notes" in first.stdout and "SANS carnet" not in first.stdout
     [(_, good)] = backups_in(folder)
@@ -438,15 +492,13 @@ def _zlib_breaking_damage(archive: Path) -> tuple[int, bytes]:
     raise AssertionError("aucun endroit ne casse le flux deflate")
 
 
-def test_a_backup_damaged_in_the_middle_is_named_never_used_nor_purged(graded_class_copy, tmp_path):
+def test_a_backup_damaged_in_the_middle_is_named_never_used_nor_purged(backed_up, tmp_path):
     """DPO attack, point 7: a backup corrupted mid-file made ``make restauration``,
     ``make purge-sauvegardes`` and the purge of ``make sauvegarde`` stop on a ``zlib.error``
     traceback. The restore refuses it, naming it; the purge keeps it (never deleted unasked,
     never counted as the backup of the gradebook) and names it; ``make sauvegarde`` still
-    writes its backup."""
-    grader = graded_class_copy.grader
-    folder = tmp_path / "sauv"
-    first = _save(grader, folder)
+    writes its backup. The first, good backup is the module's (``backed_up``)."""
+    grader, folder, first = backed_up.grader, backed_up.folder, backed_up.first
     assert first.returncode == 0, first.stdout + first.stderr
     [(_, good)] = backups_in(folder)
     now = datetime.now(UTC)
