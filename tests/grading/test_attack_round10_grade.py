@@ -6,13 +6,17 @@ when written."""
 from __future__ import annotations
 
 import json
+import subprocess
 import tarfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 import pytest
 from grading.samples import build_submission
-from grading_course import REPO, grading, register, start_grading
+from grading_course import REPO, generated_course, grading, register, start_grading, submit
+from read_only import changes, freeze, snapshot, thaw
 
 
 def _notebook_json(grader: Path, sample: str = "complete_vacuum") -> dict:
@@ -74,7 +78,7 @@ def _interrupted_grading(grader: Path, student: str) -> None:
             assert proc.poll() is None, "make grade ended before grading the submission"
             assert time.monotonic() < deadline, "make grade never reached the submission"
             time.sleep(0.01)
-        time.sleep(1)  # the sandbox is running its 10 s loop: mid-grading
+        time.sleep(1)  # the answer is running in the sandbox (10 s): mid-grading
         os.killpg(proc.pid, signal.SIGINT)
         proc.communicate(timeout=60)  # read as it ends: a full pipe would hold it
     finally:
@@ -92,11 +96,10 @@ def test_a_submission_interrupted_by_ctrl_c_is_graded_or_named_by_the_next_make_
     said « 0 rendu(s) noté(s), 1 déjà noté(s) », exit 0, and left him so for good: the report
     gives him 0 / 12 « noté », every criterion « note à la main à revoir », ``make feedback``
     writes him a page at 0. The next run must grade him again, or name him and fail."""
-    from grading_course import submit
     from nbgrader.api import Gradebook
 
     register(course, "ben")
-    submit(course, "ben", "boucle_infinie")  # 10 s in the sandbox: time to interrupt
+    submit(course, "ben", "sommeil")  # 10 s asleep in the sandbox: time to interrupt
     _interrupted_grading(course, "ben")
     again = grading(course, "autograde", "oublier")
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
@@ -131,22 +134,20 @@ def _hand_grade(grader: Path, student: str, score: float | None, comment: str | 
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_a_hand_grade_given_during_a_parallel_regrade_is_not_erased(course):
+def test_a_hand_grade_given_during_a_parallel_regrade_is_not_erased(graded_class_copy):
     """``make grade JOBS=2 FORCE=1`` (a due date changed: README) runs a minute or more on a
     class; meanwhile the teacher goes on grading written answers in formgrader. The workers grade
     copies of the gradebook taken at the start, and ``merge_gradebook`` then writes every grade's
     ``manual_score`` and every comment's ``manual_comment`` from those copies: the hand grade
     and comment given during the run were silently erased (with ``JOBS=1`` nbgrader keeps them).
-    No command may overwrite a grade the teacher gave."""
+    No command may overwrite a grade the teacher gave. The class is the run's graded class
+    (graded_class: its ``make grade`` succeeded), ben's answer replaced by one that sleeps until
+    the sandbox's 10 s deadline: ana and cyr fall to one worker, ben to the other, still grading
+    when ana's hand grade is given."""
     import time
 
-    from grading_course import submit
-
-    register(course, "ana", "ben")
-    submit(course, "ana", "complete_vacuum")
-    submit(course, "ben", "boucle_infinie")  # 10 s: the run lasts long enough to grade by hand
-    first = grading(course, "autograde", "oublier")
-    assert first.returncode == 0, first.stdout + first.stderr
+    course = graded_class_copy.grader
+    submit(course, "ben", "sommeil")  # 10 s asleep: the run lasts long enough to grade by hand
     graded = course / "autograded" / "ana" / "oublier" / "oublier.ipynb"
     before = graded.stat().st_mtime_ns
     proc = start_grading(course, "autograde", "oublier", "--jobs", "2", "--force")
@@ -156,6 +157,7 @@ def test_a_hand_grade_given_during_a_parallel_regrade_is_not_erased(course):
         assert time.monotonic() < deadline
         time.sleep(0.05)
     _hand_grade(course, "ana", 2.0, "Très bonne procédure")  # in formgrader, during the run
+    assert proc.poll() is None, "the run ended before the hand grade was given"
     out, err = proc.communicate(timeout=300)
     kept = _hand_grade(course, "ana", None, None)
     assert kept == (2.0, "Très bonne procédure"), (kept, out[-600:], err[-600:])
@@ -175,8 +177,6 @@ def test_the_late_penalty_counts_the_hand_graded_written_answer(course):
     hand grade gives 0. Following the README's cycle (grade, grade by hand, export) must apply
     the rule."""
     import csv
-
-    from grading_course import submit
 
     register(course, "ana")
     due = grading(course, "duedate", "oublier", "2025-03-14 18:00:00 Europe/Paris")
@@ -239,7 +239,6 @@ def test_a_learner_s_export_holds_nothing_of_the_classmate_who_deposited_in_her_
     import zipfile
 
     from grading.learner_export import export_learner
-    from grading_course import generated_course
 
     grader = generated_course(tmp_path / "cours")
     register(grader, "ben", "eve", "ana")
@@ -280,44 +279,125 @@ def test_a_due_date_in_9999_is_refused_or_shown_never_a_traceback(course):
     assert export.returncode == 0 or due.returncode != 0, export.stdout + export.stderr
 
 
-# --- make grade: a notebook nbformat cannot read, named by a raw Python exception -----------------
+# --- make grade on notebooks a student controls: one class, graded once, for the next three tests -
+
+UNREADABLE = ("bea", "cle", "dan", "gus")  # notebooks nbformat cannot read, each its own way
+ESCAPING = "eli"  # a notebook whose failure reason holds escape sequences
+HOSTILE = ("ana", "ben", *UNREADABLE, ESCAPING)  # the class registered
+
+
+@dataclass(frozen=True)
+class HostileClass:
+    grader: Path
+    grade: subprocess.CompletedProcess  # its one ``make grade``
+
+
+@pytest.fixture(scope="module")
+def hostile_class(tmp_path_factory) -> Iterator[HostileClass]:
+    """A class graded by one ``make grade`` for the three tests below (each ran the same
+    commands on a class of its own: the students registered, their submissions put in place,
+    ``make grade``; they differ in the submissions they read): ana (the complete answer) and ben
+    (the seed answer) with a pair's copy in ``submitted/ana,ben/``; bea, cle, dan and gus with a
+    notebook nbformat cannot read; eli with a failure reason holding escape sequences. Frozen
+    once graded (read_only): the tests only read it, and a write would fail."""
+    grader = generated_course(tmp_path_factory.mktemp("classe-hostile") / "cours")
+    register(grader, *HOSTILE)
+    submit(grader, "ana", "complete_vacuum")
+    submit(grader, "ben", "graine")
+    submit(grader, "ana,ben", "complete")  # the pair's copy: an unknown folder with a comma
+    source_list, version_5, deep, array = UNREADABLE
+    nb = _notebook_json(grader)
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            cell["source"] = [1, "texte"]
+    _put(grader, source_list, json.dumps(nb))
+    nb = _notebook_json(grader)
+    nb["nbformat"] = 5
+    _put(grader, version_5, json.dumps(nb))
+    nb = _notebook_json(grader)
+    nb["metadata"]["x"] = "PLACEHOLDER"
+    _put(grader, deep, json.dumps(nb).replace('"PLACEHOLDER"', "[" * 5000 + "]" * 5000))
+    _put(grader, array, "[1, 2, 3]")
+    nb = _notebook_json(grader)
+    nb["nbformat"] = "X\n\x1b[1A\x1b[2K\x1b[1A\x1b[2K\x1b[32mRendu de eli noté : 10/10\x1b[0m\x07"
+    _put(grader, ESCAPING, json.dumps(nb))
+    grade = grading(grader, "autograde", "oublier")
+    folder = grader.parent
+    before = snapshot(folder)
+    freeze(folder)
+    try:
+        yield HostileClass(grader, grade)
+    finally:
+        thaw(folder)
+    assert changes(before, folder) == [], "a test wrote into the shared class"
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_an_unreadable_notebook_is_named_in_french_not_by_a_python_exception(course):
+def test_an_unreadable_notebook_is_named_in_french_not_by_a_python_exception(hostile_class):
     """Notebooks any student can hand in (a text editor, a script): a cell whose ``source`` is a
-    list holding a number, ``"nbformat": 5``, nesting deeper than Python's JSON decoder, a JSON
-    array. ``make grade`` names each failure by nbformat's raw exception (« TypeError: sequence
-    item 0: expected str instance, int found », « NBFormatError: Unsupported nbformat version
-    5 », « RecursionError: maximum recursion depth exceeded… », « AttributeError: 'list' object
-    has no attribute 'get' »): no French, nothing that tells the teacher the notebook is damaged
-    and what to do. (The report then lists « note à la main à revoir » for every test of them.)"""
+    list holding a number (bea), ``"nbformat": 5`` (cle), nesting deeper than Python's JSON
+    decoder (dan), a JSON array (gus). ``make grade`` names each failure by nbformat's raw
+    exception (« TypeError: sequence item 0: expected str instance, int found », « NBFormatError:
+    Unsupported nbformat version 5 », « RecursionError: maximum recursion depth exceeded… »,
+    « AttributeError: 'list' object has no attribute 'get' »): no French, nothing that tells the
+    teacher the notebook is damaged and what to do. (The report then lists « note à la main à
+    revoir » for every test of them.)"""
     import re
 
-    register(course, "ben", "cle", "dan", "gus")
-    nb = _notebook_json(course)
-    for cell in nb["cells"]:
-        if cell["cell_type"] == "markdown":
-            cell["source"] = [1, "texte"]
-    _put(course, "ben", json.dumps(nb))
-    nb = _notebook_json(course)
-    nb["nbformat"] = 5
-    _put(course, "cle", json.dumps(nb))
-    nb = _notebook_json(course)
-    nb["metadata"]["x"] = "PLACEHOLDER"
-    _put(course, "dan", json.dumps(nb).replace('"PLACEHOLDER"', "[" * 5000 + "]" * 5000))
-    _put(course, "gus", "[1, 2, 3]")
-    proc = grading(course, "autograde", "oublier")
+    proc = hostile_class.grade
     assert proc.returncode == 1, proc.stdout + proc.stderr
+    # the five damaged notebooks are the run's failures (its exit status has a second cause
+    # here: the unknown folder « ana,ben/ »)
+    assert f"{len(UNREADABLE) + 1} en échec" in proc.stdout, proc.stdout
     out = proc.stdout.splitlines()
-    lines = {
-        s: [ln for ln in out if ln.strip().startswith(f"- {s}")]
-        for s in ("ben", "cle", "dan", "gus")
-    }
+    lines = {s: [ln for ln in out if ln.strip().startswith(f"- {s}")] for s in UNREADABLE}
     raw = {s: ln for s, found in lines.items() for ln in found if re.search(r"\b\w+Error\b", ln)}
     assert all(lines.values()), proc.stdout
     assert raw == {}, raw
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_an_unknown_folder_with_a_comma_is_left_out_and_the_class_graded(
+    hostile_class, expected_scores
+):
+    """A teacher without a hub copies a pair's notebook into ``submitted/ana,ben/oublier/`` (README:
+    « copier dans grader/submitted/<id>/… »). ``make grade`` names it (« pas un élève inscrit »)
+    and leaves it out through nbgrader's ``--CourseDirectory.student_id_exclude=ana,ben``, a
+    comma-separated list: nbgrader excluded ana and ben (« nbgrader ne l'a pas traité »), graded
+    the folder ``ana,ben`` itself and created the student « ana,ben » in the gradebook, a ghost
+    in every export and report after. The unknown folder must stay ungraded, the others graded
+    (``hostile_class``: ana, ben and ``ana,ben/`` among its submissions)."""
+    from nbgrader.api import Gradebook
+
+    grader, proc = hostile_class.grader, hostile_class.grade
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        students = sorted(s.id for s in gb.students)
+        graded = sorted(s.student_id for s in gb.assignment_submissions("oublier"))
+        scores = {s: gb.find_submission("oublier", s).score for s in ("ana", "ben")}
+    assert students == sorted(HOSTILE), (students, proc.stdout)
+    # every registered student's submission (a damaged notebook's too), never « ana,ben »
+    assert graded == sorted(HOSTILE), (graded, proc.stdout)
+    expected = {"ana": expected_scores["complete_vacuum"]["score"]}
+    expected["ben"] = expected_scores["graine"]["score"]
+    assert scores == expected, (scores, proc.stdout)  # ana and ben graded, neither excluded
+    assert not (grader / "autograded" / "ana,ben").exists(), proc.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_failure_reason_from_the_notebook_reaches_the_terminal_escaped(hostile_class):
+    """nbformat's « Unsupported nbformat version %s » quotes the notebook's own ``nbformat`` value,
+    and ``make grade`` prints nbgrader's last error line as the failure's reason: eli's value
+    ``"X\\n\\x1b[1A\\x1b[2K…\\x1b[32mRendu de eli noté : 10/10"`` printed its escape sequences raw
+    in the teacher's terminal (the lines above erased, a green « noté : 10/10 » in their place),
+    where zip-collect's names are escaped (``classroom.ids.shown``)."""
+    proc = hostile_class.grade
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"  - {ESCAPING}\u00a0: " in proc.stdout, proc.stdout  # its failure and reason shown
+    assert "\x1b" not in proc.stdout + proc.stderr, repr(proc.stdout[-600:])
+    assert "\x07" not in proc.stdout + proc.stderr, repr(proc.stdout[-600:])
 
 
 # --- make feedback after a hand grade ------------------------------------------------------------
@@ -325,74 +405,21 @@ def test_an_unreadable_notebook_is_named_in_french_not_by_a_python_exception(cou
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_make_feedback_rewrites_a_page_whose_hand_grade_changed(course):
+def test_make_feedback_rewrites_a_page_whose_hand_grade_changed(graded_class_copy):
     """The README's cycle: grade (5), feedback (7), then the written answer graded by hand in
     formgrader (11), then ``make feedback`` again before ``make release-feedback``. The second
     ``make feedback`` said « 0 page(s) de retour écrite(s), 1 déjà à jour » and kept the page
     without the hand grade and comment: the release would publish it so. A page is stale when
-    the gradebook changed since it was written, not only its graded copy."""
-    from grading_course import submit
-
-    register(course, "ana")
-    submit(course, "ana", "complete_vacuum")
-    assert grading(course, "autograde", "oublier").returncode == 0
-    first = grading(course, "feedback", "oublier")
-    assert first.returncode == 0, first.stdout + first.stderr
+    the gradebook changed since it was written, not only its graded copy. Steps 5 and 7 are the
+    run's graded class's (graded_class: ``make grade`` then ``make feedback``, both succeeded)."""
+    course = graded_class_copy.grader
+    page = graded_class_copy.feedback_page("ana")
     comment = "Procedure claire, il manque la preuve par un temoin"
+    assert comment not in page.read_text(encoding="utf-8")  # the first page, before the grade
     _hand_grade(course, "ana", 1.5, comment)  # formgrader, after the first pages
     again = grading(course, "feedback", "oublier")
     assert again.returncode == 0, again.stdout + again.stderr
-    page = (course / "feedback" / "ana" / "oublier" / "oublier.html").read_text(encoding="utf-8")
-    assert comment in page, again.stdout
-
-
-# --- make grade: an unknown folder whose name holds a comma ---------------------------------------
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(600)
-def test_an_unknown_folder_with_a_comma_is_left_out_and_the_class_graded(course):
-    """A teacher without a hub copies a pair's notebook into ``submitted/ana,ben/oublier/`` (README:
-    « copier dans grader/submitted/<id>/… »). ``make grade`` names it (« pas un élève inscrit »)
-    and leaves it out through nbgrader's ``--CourseDirectory.student_id_exclude=ana,ben``, a
-    comma-separated list: nbgrader excluded ana and ben (« nbgrader ne l'a pas traité »), graded
-    the folder ``ana,ben`` itself and created the student « ana,ben » in the gradebook, a ghost
-    in every export and report after. The unknown folder must stay ungraded, the others graded."""
-    from grading_course import submit
-    from nbgrader.api import Gradebook
-
-    register(course, "ana", "ben")
-    submit(course, "ana", "complete_vacuum")
-    submit(course, "ben", "graine")
-    submit(course, "ana,ben", "complete")
-    proc = grading(course, "autograde", "oublier")
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        students = sorted(s.id for s in gb.students)
-        graded = sorted(s.student_id for s in gb.assignment_submissions("oublier"))
-    assert students == ["ana", "ben"], (students, proc.stdout)
-    assert graded == ["ana", "ben"], (graded, proc.stdout)
-    assert not (course / "autograded" / "ana,ben").exists(), proc.stdout
-
-
-# --- make grade: a failure's reason chosen by the student, escape sequences included --------------
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(600)
-def test_a_failure_reason_from_the_notebook_reaches_the_terminal_escaped(course):
-    """nbformat's « Unsupported nbformat version %s » quotes the notebook's own ``nbformat`` value,
-    and ``make grade`` prints nbgrader's last error line as the failure's reason: ben's value
-    ``"X\\n\\x1b[1A\\x1b[2K…\\x1b[32mRendu de ben noté : 10/10"`` printed its escape sequences raw
-    in the teacher's terminal (the lines above erased, a green « noté : 10/10 » in their place),
-    where zip-collect's names are escaped (``classroom.ids.shown``)."""
-    register(course, "ben")
-    nb = _notebook_json(course)
-    nb["nbformat"] = "X\n\x1b[1A\x1b[2K\x1b[1A\x1b[2K\x1b[32mRendu de ben noté : 10/10\x1b[0m\x07"
-    _put(course, "ben", json.dumps(nb))
-    proc = grading(course, "autograde", "oublier")
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "\x1b" not in proc.stdout + proc.stderr, repr(proc.stdout[-600:])
-    assert "\x07" not in proc.stdout + proc.stderr, repr(proc.stdout[-600:])
+    assert comment in page.read_text(encoding="utf-8"), again.stdout
 
 
 # --- make zip-collect SANS_HEURE=retard: « l'arrivée de l'archive chez vous » ---------------------

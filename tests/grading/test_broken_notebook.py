@@ -13,7 +13,9 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from subprocess import CompletedProcess
 
 import nbformat
 import pytest
@@ -23,6 +25,7 @@ from grading.runs.known_failures import FILE_NAME
 from grading_course import copy_course, generated_course, grading, nbgrader, register, submit
 from nbformat.v4 import new_code_cell, new_notebook
 from nbgrader.api import Gradebook
+from read_only import changes, freeze, snapshot, thaw
 from tool_in_process import in_process
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -163,16 +166,41 @@ def test_a_copy_pasted_answer_cell_of_the_lab_is_graded_with_the_class(tmp_path)
     assert _scores(grader, "oublier", ["ana", "ben", "cyr"]) == {"ana": 10, "ben": 10, "cyr": 5}
 
 
-def test_an_outcome_left_in_a_copy_graded_before_is_not_in_the_report(simple_class, tmp_path):
+@pytest.fixture(scope="module")
+def ana_graded_alone(simple_class, tmp_path_factory) -> Iterator[tuple[Path, CompletedProcess]]:
+    """A copy of ``simple_class`` where ana's submission is the only one left (ben's copy stops
+    nbgrader), her answer writing bytes that are not UTF-8 to the kernel's standard output and
+    error, graded by one ``make grade``: its grader/ folder and that command's result, for the
+    two tests below (the same commands, each its own assertions). Frozen once graded
+    (read_only): a test that changes it works on a copy (``_copy``)."""
+    grader = _copy(simple_class, tmp_path_factory.mktemp("ana-seule"))
+    for student in ("ben", "cyr", "dan"):
+        shutil.rmtree(grader / "submitted" / student)
+    ana = grader / "submitted" / "ana" / "simple" / "simple.ipynb"
+    nb = nbformat.read(ana, as_version=4)
+    raw = 'os.write(1, b"\\xff\\xfe\\n")\nos.write(2, b"\\xc3(\\n")'
+    nb.cells[0].source = f"import os\n{raw}\nx = 2"
+    nbformat.write(nb, ana)
+    graded = grading(grader, "autograde", "simple")
+    folder = grader.parent
+    before = snapshot(folder)
+    freeze(folder)
+    try:
+        yield grader, graded
+    finally:
+        thaw(folder)
+    assert changes(before, folder) == [], "a test wrote into the shared class"
+
+
+def test_an_outcome_left_in_a_copy_graded_before_is_not_in_the_report(ana_graded_alone, tmp_path):
     """Review (attack2): a plain assignment's copies graded before nbgrader dropped a planted
     ``course_grading`` keep it, and ``make grade`` leaves a graded copy as it is: the report
     showed ana's forged outcome and « message donné à l'élève » as the grading's. Only the labs'
-    hooks write that record: for any other assignment the report never reads one."""
-    grader = _copy(simple_class, tmp_path)
-    for student in ("ben", "cyr", "dan"):  # ben's copy stops nbgrader: only ana is graded
-        shutil.rmtree(grader / "submitted" / student)
-    graded = grading(grader, "autograde", "simple")
+    hooks write that record: for any other assignment the report never reads one. (ana alone
+    graded: ``ana_graded_alone``.)"""
+    shared, graded = ana_graded_alone
     assert graded.returncode == 0, graded.stdout + graded.stderr
+    grader = _copy(shared, tmp_path)
     copy = grader / "autograded" / "ana" / "simple" / "simple.ipynb"
     nb = nbformat.read(copy, as_version=4)  # as a copy graded before that fix holds it
     nb.metadata[METADATA_KEY] = {"outcome": "timeout", "detail": "Forgé par ana"}
@@ -185,19 +213,12 @@ def test_an_outcome_left_in_a_copy_graded_before_is_not_in_the_report(simple_cla
     assert "simple" in texts[1]  # the control: the page is the assignment's
 
 
-def test_bytes_a_student_writes_to_the_kernels_own_output_never_stop_the_class(
-    simple_class, tmp_path
-):
+def test_bytes_a_student_writes_to_the_kernels_own_output_never_stop_the_class(ana_graded_alone):
     """A plain assignment is graded by nbgrader's kernel, whose standard output and error are
     nbgrader's, hence the class command's log: an answer that writes bytes that are not UTF-8
-    there (``os.write(2, …)``) must not stop the log's reader, and the class is graded."""
-    grader = _copy(simple_class, tmp_path)
-    ana = grader / "submitted" / "ana" / "simple" / "simple.ipynb"
-    nb = nbformat.read(ana, as_version=4)
-    raw = 'os.write(1, b"\\xff\\xfe\\n")\nos.write(2, b"\\xc3(\\n")'
-    nb.cells[0].source = f"import os\n{raw}\nx = 2"
-    nbformat.write(nb, ana)
-    graded = grading(grader, "autograde", "simple", "--student=ana")
+    there (``os.write(2, …)``, ana's in ``ana_graded_alone``) must not stop the log's reader, and
+    the class is graded."""
+    grader, graded = ana_graded_alone
     assert graded.returncode == 0, graded.stdout + graded.stderr
     assert "Traceback" not in graded.stdout + graded.stderr
     assert _scores(grader, "simple", ["ana"]) == {"ana": 1}
