@@ -9,6 +9,7 @@ gradebook, where export, formgrader, feedback and the report read it. Configured
 from __future__ import annotations
 
 import math
+from contextlib import suppress
 
 from nbgrader.api import Gradebook
 from nbgrader.plugins import BasePlugin, LateSubmissionPlugin
@@ -17,6 +18,8 @@ from traitlets.config import Config
 from traitlets.utils.importstring import import_item
 
 from course.labo.french_number import french_number
+
+from ..french.system_reason import GradingError
 
 __all__ = [
     "DEFAULT_POINTS_PER_DAY",
@@ -85,10 +88,14 @@ def refresh_penalties(gradebook: Gradebook, config: Config) -> list[str]:
         return []  # no rule configured here (a bare plugin): the penalties stay as graded
     # the plugin AssignLatePenalties.init_plugin makes, without importing nbgrader's
     # preprocessors (nbconvert's: half a second at every command that shows a score)
-    if isinstance(plugin_class, str):
-        plugin_class = import_item(plugin_class)
+    named = plugin_class
+    with suppress(ImportError, ValueError):  # a name nothing imports: refused below
+        plugin_class = import_item(plugin_class) if isinstance(plugin_class, str) else plugin_class
     if not (isinstance(plugin_class, type) and issubclass(plugin_class, BasePlugin)):
-        raise TypeError(f"AssignLatePenalties.plugin_class: {plugin_class!r}")
+        raise GradingError(
+            f"AssignLatePenalties.plugin_class (nbgrader_config.py)\u00a0: {named!r} n'est pas "
+            "un greffon de nbgrader qui s'importe (une sous-classe de nbgrader.plugins.BasePlugin)."
+        )
     plugin = plugin_class(config=config)
     changed = []
     for assignment in gradebook.assignments:
