@@ -389,3 +389,10 @@ class ClassReport(ExportPlugin):
         out = Path(self.to or "rapport")
         csv_path, html_path = write_report(df, out, assignments[0], rule_of_config(self.config))
         self.log.info("Class report written to %s and %s", csv_path, html_path)
+
+
+if __name__ == "__main__":  # its own command is gone: the report is make rapport's
+    raise SystemExit(
+        "✘ python -m grading.report n'est pas une commande\u00a0: le rapport de la classe se "
+        "fait avec make rapport (python -m grading.rapport, depuis grader/)."
+    )

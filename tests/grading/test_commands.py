@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from helpers import REPO
@@ -125,3 +127,18 @@ def test_the_tests_mirror_the_package():
     assert {"classroom", "runs", "nbgrader_ext", "french"} <= {
         p.name for p in tests.iterdir() if p.is_dir()
     }
+
+
+def test_the_report_module_started_as_a_command_names_the_one_that_makes_the_report():
+    """``python -m grading.report`` had its own command beside ``make rapport`` (issue 35:
+    one way for each); a teacher who still types it is told which one makes the report, rather
+    than getting nothing back and no report."""
+    done = subprocess.run(
+        [sys.executable, "-m", "grading.report"],
+        cwd=REPO / "grader",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1 and not done.stdout, done
+    assert "make rapport (python -m grading.rapport" in done.stderr, done.stderr
