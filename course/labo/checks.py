@@ -16,7 +16,7 @@ import linecache
 import os
 from typing import Any
 
-from .criteria import CRITERIA, NOT_WRITTEN, OPEN_TRANSACTION, TESTS, TITLES
+from .criteria import CRITERIA, NOT_WRITTEN, OPEN_TRANSACTION, TESTS, TITLES, Verdict
 from .evaluate import Evaluation, evaluate_source
 from .french_number import french_number
 from .learner_errors import EchecDuTest, MauvaisArgument, OublierPasEcrite, PasUneFonction
@@ -29,6 +29,7 @@ __all__ = [
     "IN_AUTOGRADE",
     "NO_SANDBOX_NOTE",
     "noter",
+    "say_verdicts",
     "source_of",
     "verifier",
 ]
@@ -124,6 +125,30 @@ def tp_cause(evaluation: Evaluation) -> str | None:
     return f"tp:{failed[0]}" if failed else None
 
 
+def say_verdicts(problem: str | None, rows: list[tuple[str, Verdict]]) -> int:
+    """Print a check's lines, as both TPs' verifiers say them: the one reason that stopped it
+    before judging, or a line per criterion whose failure gives its cause once (the same cause,
+    a gate or a rolled-back call, is said once) and the notes about the whole call last.
+    Returns how many criteria are respected."""
+    if problem:
+        print(f"✘ {problem}")
+        return 0
+    notes: list[str] = []
+    said: set[str] = set()
+    for title, verdict in rows:
+        print(("✔ " if verdict.ok else "✘ ") + title)
+        if verdict.ok:
+            continue
+        cause, note = split_notes(verdict.message)
+        if note and note not in notes:
+            notes.append(note)
+        print(f"    → {cause}" if cause not in said else "    → (même cause que plus haut)")
+        said.add(cause)
+    for note in notes:
+        print(f"\nPour tout l'appel\u00a0: {note.replace('De plus, oublier', 'oublier', 1)}")
+    return sum(verdict.ok for _, verdict in rows)
+
+
 def _in_autograde() -> bool:
     return os.environ.get(NBGRADER_EXECUTION) == "autograde"
 
@@ -168,26 +193,8 @@ def verifier(oublier: Any = None, *, avec_adk: bool = False) -> None:
     evaluation = _evaluation(oublier, "adk" if avec_adk else "course")
     verdicts = evaluation.criteria[VISIBLE.name]
     problem = NOT_WRITTEN if evaluation.not_written else evaluation.load_error
-    respected = 0
-    notes: list[str] = []
-    said: set[str] = set()
-    if problem:
-        print(f"✘ {problem}")
-    else:
-        for criterion in CRITERIA:
-            verdict = verdicts[criterion.key]
-            respected += verdict.ok
-            print(("✔ " if verdict.ok else "✘ ") + f"{criterion.number}. {criterion.title}")
-            if verdict.ok:
-                continue
-            # one message per cause: the same one (a gate, a rolled-back call) is said once
-            cause, note = split_notes(verdict.message)
-            if note and note not in notes:
-                notes.append(note)
-            print(f"    → {cause}" if cause not in said else "    → (même cause que plus haut)")
-            said.add(cause)
-        for note in notes:
-            print(f"\nPour tout l'appel\u00a0: {note.replace('De plus, oublier', 'oublier', 1)}")
+    rows = [(f"{c.number}. {c.title}", verdicts[c.key]) for c in CRITERIA]
+    respected = say_verdicts(problem, rows)
     visible = sum(1 for t in TESTS.values() if t.visible)
     seconds = french_number(evaluation.seconds, 1)
     if avec_adk:

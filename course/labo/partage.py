@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .checks import say_verdicts
 from .criteria import Verdict
 from .french_number import french_number
 from .learner_errors import MauvaisArgument, PasUneFonction
@@ -460,19 +461,12 @@ def verifier_partage(fonction: Callable[..., Any]) -> None:
     evaluation = evaluate_partage(source, EXAMPLE, sandboxed=False)
     _CHECKED[source] = evaluation
     reason = evaluation.reason
-    if reason and all(v.message == reason for v in evaluation.verdicts.values()):
-        # stopped before judging (not written yet, not loadable, over budget): every criterion
-        # has that one reason, said once, as the first TP's verifier says it
-        print(f"✘ {reason}")
-    else:
-        said: set[str] = set()  # one message per cause: the same one (a gate) is said once
-        for test in PARTAGE_TESTS:
-            verdict = evaluation.verdicts[test.id]
-            print(f"{'✔' if verdict.ok else '✘'} {test.title}")
-            if not verdict.ok:
-                seen = verdict.message in said
-                print("    (même cause que plus haut)" if seen else f"    {verdict.message}")
-                said.add(verdict.message)
+    # stopped before judging (not written yet, not loadable, over budget): every criterion has
+    # that one reason, said once
+    stopped = reason and all(v.message == reason for v in evaluation.verdicts.values())
+    say_verdicts(
+        reason if stopped else None, [(t.title, evaluation.verdicts[t.id]) for t in PARTAGE_TESTS]
+    )
     seconds = french_number(evaluation.seconds, 1)
     print(
         f"\n{evaluation.score}/{evaluation.max_score} critères respectés sur l'exemple "

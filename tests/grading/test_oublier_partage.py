@@ -242,7 +242,8 @@ def test_the_learners_own_check_says_what_is_missing(capsys, clusters):
     assert verifier_partage(_sessions_only) is None
     shown = capsys.readouterr().out
     assert "✔ Les sessions de l'élève (et leurs événements) ont disparu" in shown
-    assert "✘ Sa ligne user_states (l'état user:) a disparu" in shown
+    assert "✘ Sa ligne user_states (l'état user:) a disparu\n    → " in shown  # as verifier's
+    assert "la ligne user_states de l'élève existe encore" in shown
     assert "\n2/6 critères respectés sur l'exemple (vérifiés en " in shown
     assert "Bloqué sur le second TP, oublier_partage\u00a0? indice(1), puis indice(2)" in shown
     indice(1)
