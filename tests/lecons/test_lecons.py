@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 import inspect
 import json
@@ -132,6 +133,11 @@ def test_sources_are_clean_and_structured(name: str):
             assert ("diagramme" in tags(cell)) == ("afficher(" in cell.source), cell.id
             marked = "### BEGIN SOLUTION" in cell.source
             assert marked == bool(cell.metadata.get("nbgrader", {}).get("solution")), cell.id
+            # a learner whose exercise check fails reads why, in French: no bare assert
+            python = re.sub(r"^\s*[%!].*$", "", cell.source, flags=re.MULTILINE)
+            tree = ast.parse(python)
+            bare = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Assert) and not n.msg]
+            assert not bare, f"{cell.id}: assert sans message, ligne(s) {bare}"
         else:
             assert not REMOTE.search(cell.source), f"{cell.id} links to a remote resource"
             for fence in re.findall(r"```mermaid\n(.*?)```", cell.source, re.DOTALL):
