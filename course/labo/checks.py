@@ -133,18 +133,20 @@ def say_verdicts(problem: str | None, rows: list[tuple[str, Verdict]]) -> int:
     if problem:
         print(f"✘ {problem}")
         return 0
-    notes: list[str] = []
+    notes: dict[str, str] = {}  # by what it says before its detail: one per kind of fault
     said: set[str] = set()
     for title, verdict in rows:
         print(("✔ " if verdict.ok else "✘ ") + title)
         if verdict.ok:
             continue
         cause, note = split_notes(verdict.message)
-        if note and note not in notes:
-            notes.append(note)
+        if note:
+            # the same exception raised on both example bases differs only by the base's
+            # name in its message: said once
+            notes.setdefault(note.split("\u00a0: ", 1)[0], note)
         print(f"    → {cause}" if cause not in said else "    → (même cause que plus haut)")
         said.add(cause)
-    for note in notes:
+    for note in notes.values():
         print(f"\nPour tout l'appel\u00a0: {note.replace('De plus, oublier', 'oublier', 1)}")
     return sum(verdict.ok for _, verdict in rows)
 

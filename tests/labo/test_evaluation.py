@@ -201,6 +201,16 @@ def _module_function(tmp_path: Path, source: str, name: str):
     return namespace["oublier"]
 
 
+def test_verifier_says_an_exception_raised_on_both_example_bases_once(tmp_path, capsys):
+    """The file deleted twice: the same FileNotFoundError on each example base, whose messages
+    differ only by the base's name, makes one « Pour tout l'appel » line, not two."""
+    source = "import os\n\nasync def oublier(service, user_id):\n    os.remove(service.db_path)\n"
+    verifier(_module_function(tmp_path, source + "    os.remove(service.db_path)\n", "deux"))
+    out = capsys.readouterr().out
+    assert "la base de données n'existe plus après oublier" in out
+    assert out.count("Pour tout l'appel\u00a0: oublier a levé FileNotFoundError") == 1, out
+
+
 def test_noter_raises_a_french_assertion_and_verifier_reports(tmp_path, sample_answers, capsys):
     course.labo.checks._told.clear()
     oublier = _module_function(tmp_path, sample_answers["graine"], "graine")
