@@ -427,7 +427,14 @@ def test_lesson_4_claims(executed_lessons):
     injection = text_of(nb, "l4-c19")
     assert "f-string     : 2 ligne(s)" in injection and "paramètre ?  : 0 ligne" in injection
     assert "témoin, paramètre ? et 'alice' : 1 ligne" in injection
-    assert "syntax error" in injection
+    assert "syntax error" in injection  # SQLite's own words, then what they mean, in French
+    assert "→ en français : syntaxe SQL cassée, l'apostrophe de O'Brien" in injection
+
+
+def test_lesson_0_says_python_s_english_message_in_french(executed_lessons):
+    shown = text_of(executed_lessons[START][0], "l0-c09")
+    assert "asyncio.run dans un notebook : asyncio.run() cannot be called" in shown
+    assert "→ en français : la boucle de Jupyter tourne déjà ; ici, on écrit await" in shown
 
 
 def test_lesson_4_sends_to_the_lab_after_lesson_5():
