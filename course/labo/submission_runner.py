@@ -214,6 +214,9 @@ async def _at_work(service, user_id: str) -> None:
 
 
 SHARED_TMP = "/tmp"
+# where else a process can leave a file that outlives it (POSIX shared memory, a tmpfs): in the
+# sandbox, /dev is its own and has no shm, so a copy there fails; outside, it is watched as /tmp
+SHARED_SHM = "/dev/shm"
 _CREATING = os.O_CREAT | os.O_WRONLY | os.O_RDWR
 
 
@@ -225,16 +228,18 @@ _SQL_FILES = re.compile(
 
 
 class _TmpWatch:
-    """Outside the sandbox (the learner's verifier), /tmp is the machine's, shared and never
-    emptied: the entries this process writes at its top (open to write, sqlite3.connect, a
-    ``file:`` URI, mkdir, rename, link, and its connections' VACUUM INTO and ATTACH), outside
+    """Outside the sandbox (the learner's verifier), /tmp and /dev/shm are the machine's,
+    shared and never emptied: the entries this process writes at their top (open to write,
+    sqlite3.connect, a ``file:`` URI, mkdir, rename, link, and its connections' VACUUM INTO and
+    ATTACH), outside
     the call's work folder, are recorded as they are written, other processes' never, and a
     file left by an earlier check counts again when written again. ``count()``: how many are
     still there, as grading counts them in its own, empty /tmp. A child process's writes
     (fork, a command) are not seen here: the sandbox sees them."""
 
     def __init__(self) -> None:
-        self._tmp, self._work = os.path.realpath(SHARED_TMP), os.getcwd()
+        self._shared = [os.path.realpath(p) for p in (SHARED_TMP, SHARED_SHM)]
+        self._work = os.getcwd()
         self._made: set[str] = set()
         sys.addaudithook(self._hook)
 
@@ -246,12 +251,13 @@ class _TmpWatch:
             full = os.path.realpath(path)
         except (TypeError, ValueError):
             return
-        inside = os.path.relpath(full, self._tmp)
-        if inside.startswith(os.pardir) or inside == os.curdir:
-            return
         if full == self._work or full.startswith(self._work + os.sep):
             return
-        self._made.add(os.path.join(self._tmp, inside.split(os.sep)[0]))  # made, or written
+        for shared in self._shared:
+            inside = os.path.relpath(full, shared)
+            if not (inside.startswith(os.pardir) or inside == os.curdir):
+                self._made.add(os.path.join(shared, inside.split(os.sep)[0]))  # made, or written
+                return
 
     def sql(self, statement: str) -> None:
         for found in _SQL_FILES.finditer(statement):

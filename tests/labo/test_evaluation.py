@@ -536,6 +536,27 @@ def test_a_copy_left_in_tmp_costs_the_same_point_in_verifier_as_in_grading(sampl
     assert others  # the control ran beside the checks
 
 
+def test_a_copy_left_in_dev_shm_costs_criterion_7_in_verifier_too(sample_answers):
+    """Helper attack: a copy in /dev/shm (shared memory, a tmpfs every Linux has) got 10/10
+    from verifier, which watched /tmp only; in grading, the sandbox's /dev has no shm and the
+    copy fails. verifier now watches /dev/shm as /tmp: criterion 7 is lost there too."""
+    import uuid
+
+    copy = Path("/dev/shm") / f"copie-{uuid.uuid4().hex}.db"
+    right = sample_answers["complete_vacuum"]
+    opened = "    conn = sqlite3.connect(service.db_path)\n"
+    slip = right.replace(
+        opened, f'    import shutil\n    shutil.copy(service.db_path, "{copy}")\n' + opened, 1
+    )
+    try:
+        for sandboxed in (False, True):
+            verdict = evaluate_source(slip, sandboxed=sandboxed).criteria[VISIBLE.name]["fichier"]
+            assert not verdict.ok, (sandboxed, verdict.message)
+            copy.unlink(missing_ok=True)
+    finally:
+        copy.unlink(missing_ok=True)
+
+
 CHECKPOINT = '        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")     # et le -wal vidé\n'
 END = "    finally:\n        conn.close()\n"
 BYPASSES = {
