@@ -454,6 +454,18 @@ def restore(
     if begun is not None and begun != str(archive.resolve()):
         raise BackupError(f"{NOT_RESTORED}{unfinished_restore(dirs.grader_dir)}")
     members, manifest = _read_archive(archive)
+    if begun is None and GRADEBOOK in members:  # a damaged gradebook is no class to restore
+        with tempfile.TemporaryDirectory(prefix="restauration-") as work:
+            copy = Path(work) / GRADEBOOK
+            copy.write_bytes(members[GRADEBOOK][0])
+            try:
+                gradebook_counts(copy)
+            except GradebookError as exc:
+                raise BackupError(
+                    f"{NOT_RESTORED}{archive.name} contient un carnet de notes illisible "
+                    f"({exc.reason})\u00a0; restaurez une sauvegarde plus ancienne (ses autres "
+                    "fichiers se lisent avec tar)."
+                ) from None
     # REGISTER_PART is merged below: an erasure recorded here since the backup stays
     fixed = {GRADEBOOK: gradebook, ROSTER: roster, HUB_DB: hub_db}
     targets: dict[str, Path] = {}

@@ -15,7 +15,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook
 
 from .classroom.class_lock import class_lock
-from .classroom.gradebook import gradebook_problem, gradebook_rows
+from .classroom.gradebook import RESTORE, gradebook_problem, gradebook_rows
 from .classroom.paths import CourseDirs, course_dirs, load_config
 from .french.french_args import FrenchParser
 from .french.french_format import seconds_text
@@ -99,6 +99,18 @@ def generate_feedback(
     with Gradebook(dirs.db_url) as gradebook:  # the late rule on the hand grades given since
         refresh_penalties(gradebook, load_config(dirs.grader_dir))
     shown = grades_shown(dirs.db_url, assignment)
+    if unknown := [s for s in students if s not in shown]:
+        # nbgrader empties a page's folder before it writes it, and fails on a copy the
+        # gradebook does not hold: a replaced gradebook would cost every page already released
+        named = ", ".join(unknown[:10]) + (
+            f" et {len(unknown) - 10} autre(s)" if unknown[10:] else ""
+        )
+        raise GradingError(
+            f"Aucune page de retour écrite\u00a0: {len(unknown)} copie(s) notée(s) de "
+            f"«\u00a0{assignment}\u00a0» n'ont aucune note dans le carnet de notes "
+            f"({named})\u00a0; a-t-il été remplacé\u00a0? Restaurez-le ({RESTORE}), ou "
+            "notez-les à nouveau (make grade FORCE=1). Aucune page existante n'a été touchée."
+        )
     stale = [] if force else stale_feedback(dirs, assignment, students, shown)
     more = ["--force"] if (force or stale) and "--force" not in extra_args else []
     # the summary is read from nbgrader's INFO lines

@@ -17,13 +17,14 @@ import sys
 import tarfile
 import tempfile
 import time
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from graded_class import class_in
-from grading.backup import backup, restore
+from grading.backup import BackupError, backup, restore
 from grading.classroom.paths import course_dirs, load_config
 from grading.privacy.backup_files import backups_in
 from grading_course import (
@@ -431,6 +432,41 @@ def test_a_backup_that_would_lose_grades_is_refused(backed_up, tmp_path):
     proc = grading(grader, "backup", "purger", "--dossier", str(folder), "--garder", "1")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert [p for _, p in backups_in(folder)] == left
+
+
+def test_a_gradebook_damaged_inside_is_never_backed_up_kept_nor_restored(backed_up, tmp_path):
+    """Attack (stop 53): a page damaged inside the gradebook, where the counts still read. The
+    backup wrote it with status 0, the purge then kept it as the backup never deleted and
+    deleted the sound ones, and a restore put it back. Now SQLite's own check refuses it
+    (« fichier abîmé »); confirmed, it is written, yet the purge keeps the newest sound one;
+    a restore of it is refused, nothing written."""
+    grader, folder = backed_up.grader, backed_up.folder
+    [(_, good)] = backups_in(folder)
+    gradebook = grader / "gradebook.db"
+    with closing(sqlite3.connect(gradebook)) as con:
+        size = con.execute("PRAGMA page_size").fetchone()[0]
+        [(root,)] = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'comment'")
+    with open(gradebook, "r+b") as file:  # the comments' page: no count reads it
+        file.seek((root - 1) * size)
+        file.write(b"\xff" * 64)
+    with closing(sqlite3.connect(gradebook)) as con:  # what the check used to read, still read
+        con.execute("SELECT (SELECT count(*) FROM student), (SELECT count(*) FROM grade)")
+    refused = _save(grader, folder, "--garder", "1")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "le carnet de notes est illisible" in refused.stderr, refused.stderr
+    assert "fichier abîmé" in refused.stderr and "Traceback" not in refused.stderr
+    assert [p for _, p in backups_in(folder)] == [good]
+    confirmed = _save(grader, folder, "--confirmer", "--garder", "1")
+    assert confirmed.returncode == 0, confirmed.stdout + confirmed.stderr
+    newest, kept = [p for _, p in backups_in(folder)]
+    assert kept == good, confirmed.stdout
+    assert f"gardée\u00a0: {good.name} — la plus récente qui contient un carnet de notes" in (
+        confirmed.stdout
+    )
+    fresh = clone_head(tmp_path / "clone") / "grader"
+    with pytest.raises(BackupError, match=f"{newest.name} contient un carnet de notes illisible"):
+        restore(newest, grader_dir=fresh, confirm=True)
+    assert not (fresh / "gradebook.db").exists() and not (fresh / "submitted").exists()
 
 
 def test_retention_by_age_at_every_backup(course, tmp_path):

@@ -80,3 +80,13 @@ def test_feedback_follows_a_regrade(course):
         in after.stdout
     )
     assert "note\u00a0: 10 / 12" in _text(page.read_text(encoding="utf-8"))
+    # Attack: the gradebook replaced (lost, then the class enrolled again): nbgrader would empty
+    # every page's folder, then fail on copies it does not know; refused, every page kept
+    shown = page.read_bytes()
+    (course / "gradebook.db").rename(course.parent / "carnet-mis-de-cote.db")
+    register(course, "ana")
+    refused = grading(course, "feedback", "oublier")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "copie(s) notée(s) de «\u00a0oublier\u00a0» n'ont aucune note" in refused.stderr
+    assert "(ana)\u00a0; a-t-il été remplacé\u00a0?" in refused.stderr
+    assert page.read_bytes() == shown

@@ -78,6 +78,7 @@ class GradebookError(GradingError):
         self.reason = reason or message
 
 
+_MALFORMED = "database disk image is malformed"  # SQLite's words for a damaged file
 STUDENTS = "SELECT id FROM student"
 COUNTS = "SELECT (SELECT count(*) FROM student), (SELECT count(*) FROM grade)"
 
@@ -101,8 +102,16 @@ def _sqlite_rows(path: Path, sql: str) -> list:
 
     def refusal(why: str) -> GradebookError:
         reason = "pas une base nbgrader" if "no such table" in why else why
-        return GradebookError(f"le carnet de notes est illisible ({path} : {reason})")
+        if _MALFORMED in why:
+            reason = f"fichier abîmé, SQLite\u00a0: {why}"
+        return GradebookError(f"le carnet de notes est illisible ({path} : {reason})", reason)
 
+    # a damaged page inside the file: a count can read past it, a backup would keep it as the
+    # good one and the purge delete the sound ones; SQLite's own check sees it (milliseconds)
+    checked = sqlite_rows(path, "PRAGMA quick_check(1)", refusal)
+    if checked != [("ok",)]:  # « *** in database main *** », then where: the last line
+        where = str(checked[0][0]).strip().splitlines()[-1][:200] if checked else ""
+        raise refusal(f"{_MALFORMED} ({where})" if where else _MALFORMED)
     return sqlite_rows(path, sql, refusal)
 
 

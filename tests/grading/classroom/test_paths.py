@@ -5,9 +5,11 @@ is a copy elsewhere (a hub instructor's copy, the demo course)."""
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import subprocess
 import sys
 import unicodedata
+from contextlib import closing
 from pathlib import Path
 
 import nbformat
@@ -165,9 +167,13 @@ def test_a_damaged_gradebook_is_refused_in_french_by_every_command(graded_class_
     export = grading(grader, "export")  # the control, before the damage
     assert export.returncode == 0, export.stdout + export.stderr
     db = grader / "gradebook.db"
+    whole = db.read_bytes()
     with open(db, "r+b") as file:
         file.truncate(db.stat().st_size * 2 // 5)
-    damaged = f"le carnet de notes est illisible ({db}\u00a0: database disk image is malformed)"
+    damaged = (
+        f"le carnet de notes est illisible ({db}\u00a0: fichier abîmé, SQLite\u00a0: "
+        "database disk image is malformed)"
+    )
     restore = "\u00a0; restaurez la dernière sauvegarde (make restauration SAUVEGARDE=…"
     commands = {
         ("autograde", "oublier"): "Rien n'a été noté",
@@ -186,6 +192,26 @@ def test_a_damaged_gradebook_is_refused_in_french_by_every_command(graded_class_
         assert "Traceback" not in said and "sqlalche.me" not in said, (command, said)
     assert db.read_bytes() == before  # refused, not touched
     assert not (grader / "exports").exists()
+    # Attack (stop 53): a page damaged inside, where a count still reads, let export, the
+    # report and the learner's export run, status 0; SQLite's own check now stops them too
+    db.write_bytes(whole)
+    with closing(sqlite3.connect(db)) as con:
+        size = con.execute("PRAGMA page_size").fetchone()[0]
+        [(root,)] = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'comment'")
+    with open(db, "r+b") as file:
+        file.seek((root - 1) * size)
+        file.write(b"\xff" * 64)
+    for command in (
+        ("export",),
+        ("rapport", "oublier"),
+        ("learner_export", "ana", "--eleves", "eleves.csv"),
+    ):
+        proc = grading(grader, *command)
+        said = proc.stdout + proc.stderr
+        assert (
+            proc.returncode == 2
+            and "fichier abîmé, SQLite\u00a0: database disk image is malformed (" in said
+        ), said
 
 
 def _use_gradebook(grader: Path, url: str) -> None:
