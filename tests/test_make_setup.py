@@ -27,25 +27,67 @@ def _make_setup(venv: Path, *words: str, env: dict | None = None) -> subprocess.
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-def test_make_setup_with_pip_gives_a_venv_the_lessons_run_in(tmp_path: Path) -> None:
-    """`make setup INSTALLER=pip` (the README's way without uv, and the set-up's own fallback
+def test_make_setup_with_pip_then_with_the_python_the_learner_names(tmp_path: Path) -> None:
+    """One venv, a whole install only where the venv must change: first made by `make setup
+    INSTALLER=pip`, then through the four findings on ``make setup PYTHON=…``.
+
+    `make setup INSTALLER=pip` (the README's way without uv, and the set-up's own fallback
     when uv cannot be had) installs the lab's lock with pip alone, into a venv whose path holds
     an apostrophe and an accent (every path the Makefile hands to the shell is quoted). pip
-    resolves nothing: in hash mode it refused the lock, which leaves rfc3987-syntax out."""
-    venv = tmp_path / "l'élève" / "venv"
+    resolves nothing: in hash mode it refused the lock, which leaves rfc3987-syntax out.
+
+    - review7: a learner who made the venv with her default ``python3`` (3.11) and asks for
+      the newer one the lessons run on, ``make setup PYTHON=python3.13``, got nothing
+      (``.stamp-venv`` was there; exit 0, every lesson still on 3.11);
+    - review8: a ``PYTHON`` her shell exports for another tool (node-gyp documents ``export
+      PYTHON=python3``) remade the venv at her next ``make lab`` (whose first step is ``make
+      setup``): the Python she chose lasted until then;
+    - review8: a venv whose Python was uninstalled (``pyenv uninstall``, a Homebrew upgrade)
+      has a broken ``bin/python``; ``make setup PYTHON=python3.13`` found the stamps up to
+      date, did nothing, exit 0, and ``make lab`` failed on a Python that is not there;
+    - review8: 3695524 remakes a venv of another Python with ``python -m venv --clear VENV``,
+      « it holds nothing but what the set-ups install ». That is true of .venv, not of a
+      ``VENV=`` (a path variable grader/Makefile documents): ``--clear`` empties the whole
+      folder. A learner keeps one environment for her AI work, ``~/ia``, with her notebook and
+      her project's data in it, and points the course at it; ``make setup VENV=~/ia
+      PYTHON=python3.13`` deletes her notebook and her data, exit 0. Control: ``make setup
+      VENV=~/ia`` with the venv's own Python installs the lab and keeps them (here the first
+      step, the pip install, which makes her venv in that folder; she then moves her files out,
+      as the refusal says, and the findings above go on in the same venv).
+
+    Controls: the command line is obeyed over the exported variable, each way."""
+    from learner_env import learner_python
+
+    base = Path(getattr(sys, "_base_executable", sys.executable))
+    newer = learner_python()
+    installed = tmp_path / "pyenv" / "bin"  # a Python installed there, removed later
+    installed.mkdir(parents=True)
+    (installed / base.name).symlink_to(base.resolve())
+    venv = tmp_path / "l'élève" / "ia"
+    venv.mkdir(parents=True)  # her folder, her notebook and her project's data in it
+    notes = venv / "mes-notes.ipynb"
+    notes.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n')
+    (venv / "projet").mkdir()
+    data = venv / "projet" / "mesures.csv"
+    data.write_text("jour,valeur\n1,42\n", encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "UV")}
     # pip's bytecode compilation left out here (a learner's pip does it): 91 s instead of 124 s
     env["PIP_NO_COMPILE"] = "1"
-    # the interpreter the test set-up was made from (a venv's python would nest venvs)
-    python = getattr(sys, "_base_executable", sys.executable)
-    done = subprocess.run(
-        ["make", "--no-print-directory", "-C", str(REPO), "setup", "INSTALLER=pip"]
-        + [f"VENV={venv}", f"PYTHON={python}"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=840,
+    env["PYTHON"] = str(newer)  # her shell's `export PYTHON=…`, for another tool
+    asked = ["-c", "import sys; print('%d.%d' % sys.version_info[:2])"]
+    older, newest = (
+        subprocess.run([str(p), *asked], capture_output=True, text=True, check=True).stdout
+        for p in (base, newer)
     )
+
+    def version(*words: str) -> str:
+        python = venv / "bin" / "python"
+        assert python.exists(), f"make setup {' '.join(words)} a laissé un venv sans Python"
+        return subprocess.run([str(python), *asked], capture_output=True, text=True).stdout
+
+    # the interpreter the test set-up was made from (a venv's python would nest venvs), by the
+    # path of its "installation" (uninstalled below); the command line wins over the export
+    done = _make_setup(venv, "INSTALLER=pip", f"PYTHON={installed / base.name}", env=env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "pip install --no-deps --require-hashes -r requirements/lab.txt" in done.stdout
     assert "uv pip install" not in done.stdout and not (venv / "bin" / "uv").exists()
@@ -66,91 +108,26 @@ def test_make_setup_with_pip_gives_a_venv_the_lessons_run_in(tmp_path: Path) -> 
     )
     assert check.returncode == 0, check.stderr
     assert check.stdout.strip() == str(REPO / "course" / "__init__.py")
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(900)
-def test_make_setup_gives_a_venv_of_the_python_the_learner_names(tmp_path: Path) -> None:
-    """One venv through the three findings on ``make setup PYTHON=…``, a whole install only
-    where the venv must change:
-
-    - review7: a learner who made the venv with her default ``python3`` (3.11) and asks for
-      the newer one the lessons run on, ``make setup PYTHON=python3.13``, got nothing
-      (``.stamp-venv`` was there; exit 0, every lesson still on 3.11);
-    - review8: a ``PYTHON`` her shell exports for another tool (node-gyp documents ``export
-      PYTHON=python3``) remade the venv at her next ``make lab`` (whose first step is ``make
-      setup``): the Python she chose lasted until then;
-    - review8: a venv whose Python was uninstalled (``pyenv uninstall``, a Homebrew upgrade)
-      has a broken ``bin/python``; ``make setup PYTHON=python3.13`` found the stamps up to
-      date, did nothing, exit 0, and ``make lab`` failed on a Python that is not there.
-
-    Controls: the command line is obeyed over the exported variable, each way."""
-    from learner_env import learner_python
-
-    base = Path(getattr(sys, "_base_executable", sys.executable))
-    newer = learner_python()
+    assert version("INSTALLER=pip", f"PYTHON={installed / base.name}") == older  # control
+    assert notes.exists() and data.exists()  # control: the lab installed beside her files
     if newer == base:
         pytest.skip("une seule version de Python sur cette machine")
-    installed = tmp_path / "pyenv" / "bin"  # a Python installed there, removed later
-    installed.mkdir(parents=True)
-    (installed / base.name).symlink_to(base.resolve())
-    venv = tmp_path / "venv"
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    env["PYTHON"] = str(newer)  # her shell's `export PYTHON=…`, for another tool
-    asked = ["-c", "import sys; print('%d.%d' % sys.version_info[:2])"]
-    older, newest = (
-        subprocess.run([str(p), *asked], capture_output=True, text=True, check=True).stdout
-        for p in (base, newer)
-    )
 
     def make(*words: str) -> str:
         done = _make_setup(venv, *words, env=env)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-        python = venv / "bin" / "python"
-        assert python.exists(), f"make setup {' '.join(words)} a laissé un venv sans Python"
-        return subprocess.run([str(python), *asked], capture_output=True, text=True).stdout
+        return version(*words)
 
-    assert make(f"PYTHON={installed / base.name}") == older  # control: the command line wins
+    done = _make_setup(venv, f"PYTHON={newer}", env=env)
+    lost = [str(p) for p in (notes, data) if not p.exists()]
+    assert not lost, f"make setup PYTHON={newer} a effacé {lost}\n{done.stdout[-2000:]}"
+    moved = tmp_path / "rangement"  # she moves her files out of the venv, as she is told
+    moved.mkdir()
+    for mine in (notes, venv / "projet"):
+        mine.rename(moved / mine.name)
     assert make(f"PYTHON={newer}") == newest, f"make setup PYTHON={newer} a gardé Python {older}"
     assert make(f"PYTHON={installed / base.name}") == older  # control, the other way
     assert make() == older, f"make setup (PYTHON={newer} exporté) a refait le venv choisi"
     (installed / base.name).unlink()  # that Python uninstalled
     assert not (venv / "bin" / "python").exists() and (venv / "bin" / "python").is_symlink()
     assert make(f"PYTHON={newer}") == newest
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(900)
-def test_make_setup_with_another_python_never_deletes_the_learner_s_files_in_venv(
-    tmp_path: Path,
-) -> None:
-    """Review8: 3695524 remakes a venv of another Python with ``python -m venv --clear VENV``,
-    « it holds nothing but what the set-ups install ». That is true of .venv, not of a
-    ``VENV=`` (a path variable grader/Makefile documents): ``--clear`` empties the whole
-    folder. A learner keeps one environment for her AI work, ``~/ia`` (made with ``python3 -m
-    venv ~/ia``), with her notebook and her project's data in it, and points the course at it;
-    ``make setup VENV=~/ia PYTHON=python3.13`` deletes her notebook and her data, exit 0.
-    Control: ``make setup VENV=~/ia`` with the venv's own Python installs the lab and keeps
-    them."""
-    from learner_env import learner_python
-
-    base = Path(getattr(sys, "_base_executable", sys.executable))
-    newer = learner_python()
-    if newer == base:
-        pytest.skip("une seule version de Python sur cette machine")
-    venv = tmp_path / "ia"
-    subprocess.run([str(base), "-m", "venv", str(venv)], check=True)
-    notes = venv / "mes-notes.ipynb"
-    notes.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n')
-    (venv / "projet").mkdir()
-    (venv / "projet" / "mesures.csv").write_text("jour,valeur\n1,42\n", encoding="utf-8")
-
-    def setup(python: Path) -> subprocess.CompletedProcess:
-        return _make_setup(venv, f"PYTHON={python}")
-
-    done = setup(base)  # control: her own Python, the lab installed beside her files
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert notes.exists() and (venv / "projet" / "mesures.csv").exists()
-    done = setup(newer)
-    lost = [str(p) for p in (notes, venv / "projet" / "mesures.csv") if not p.exists()]
-    assert not lost, f"make setup PYTHON={newer} a effacé {lost}\n{done.stdout[-2000:]}"

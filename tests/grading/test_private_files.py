@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from exchange_class import Student, exchange_root, released_copy, student_nbgrader, tag, unix_users
-from grading_course import generated_course, grading, nbgrader
+from grading_course import generated_course, grading, register
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
@@ -45,8 +45,7 @@ def test_a_second_user_reads_no_grade_and_no_name():
             folder.chmod(0o755)
         with unix_users([ana, other]), exchange_root() as exchange:
             args = [f"--Exchange.root={exchange}"]
-            added = nbgrader(course, "db", "student", "add", ana, "--last-name=Martin")
-            assert added.returncode == 0, _said(added)
+            register(course, ana, last_names={ana: "Martin"})  # the set-up, in this process
             released_copy(exchange)
             student = Student.account(ana)
             done = student.submit(course, exchange, "complete_vacuum")

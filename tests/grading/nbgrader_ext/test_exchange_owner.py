@@ -20,7 +20,7 @@ from exchange_class import (
     tag,
     unix_users,
 )
-from grading_course import nbgrader
+from grading_course import generated_course, nbgrader
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -42,11 +42,18 @@ def _bob_and_a_copy_under_his_name(course, exchange, bob: str, eve: str) -> None
     assert forged.returncode == 0, forged.stdout + forged.stderr  # nbgrader accepts it
 
 
-def test_copy_under_a_classmates_name_is_set_aside(course):
+def test_copy_under_a_classmates_name_is_set_aside(course, tmp_path):
+    """Stock ``nbgrader collect`` (what ``make collect`` runs) and formgrader's Collect (POST
+    /formgrader/api/assignment/oublier/collect, what the button sends) in a real JupyterLab
+    started in grader/ as `make formgrader` does, each from a course of its own on the same
+    exchange (collecting copies from it, never changes it): bob's work is collected, eve's copy
+    under his name is set aside and named, and the command (the button) reports a failure."""
     t = tag()
     bob, eve = f"h18{t}bob", f"h18{t}eve"
     with unix_users([bob, eve]), exchange_root() as exchange:
         _bob_and_a_copy_under_his_name(course, exchange, bob, eve)
+        _formgrader_collects(generated_course(tmp_path / "bouton" / "cours"), exchange, bob, eve)
+
         copies = sorted(p.name for p in _inbound(exchange).iterdir())
         assert len(copies) == 2 and all(c.startswith(f"{bob}+oublier+") for c in copies)
         eves = [c for c in copies if (_inbound(exchange) / c).owner() == eve]
@@ -213,10 +220,10 @@ def test_kubernetes_uids_without_passwd_entry(course):
         assert answer_of(kept) == sample_text("ebauche")
 
 
-def test_formgrader_collect_button(course, tmp_path):
-    """formgrader's Collect (POST /formgrader/api/assignment/oublier/collect, what the button
-    sends) in a real JupyterLab started in grader/ as `make formgrader` does: bob's work is
-    collected, eve's copy under his name is set aside and the button reports a failure."""
+def _formgrader_collects(course: Path, exchange: Path, bob: str, eve: str) -> None:
+    """formgrader's Collect pressed in a real JupyterLab on `course` (its grader/ folder), eve's
+    copy under bob's name already in `exchange`: bob's work collected, eve's copy set aside,
+    the button reporting a failure."""
     import json
     import urllib.request
 
@@ -224,36 +231,33 @@ def test_formgrader_collect_button(course, tmp_path):
     from helpers import free_port, http_server
 
     token = "jeton-collecte"
-    t = tag()
-    bob, eve = f"h18{t}bob", f"h18{t}eve"
-    with unix_users([bob, eve]), exchange_root() as exchange:
-        _bob_and_a_copy_under_his_name(course, exchange, bob, eve)
-        config = tmp_path / "config"
-        config.mkdir()
-        (config / "nbgrader_config.py").write_text(f"c.Exchange.root = {str(exchange)!r}\n")
-        port = free_port()
-        env = {
-            **tool_env(),
-            "JUPYTER_CONFIG_DIR": str(config),
-            "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
-        }
-        cmd = [str(BIN / "jupyter"), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}"]
-        cmd += [f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={course.parent}"]
-        cmd += ["--allow-root"] if os.geteuid() == 0 else []
-        url, log = f"http://127.0.0.1:{port}", tmp_path / "lab.log"
-        headers = {"Authorization": f"token {token}"}
-        with http_server(cmd, course, env, log, f"{url}/api/status", "JupyterLab", headers):
-            req = urllib.request.Request(
-                f"{url}/formgrader/api/assignment/oublier/collect",
-                data=b"",
-                headers=headers,
-                method="POST",
-            )
-            with urllib.request.urlopen(req, timeout=120) as resp:  # noqa: S310 - localhost
-                result = json.loads(resp.read())
-        assert result["success"] is False, result
-        assert _not_his(eve, bob) in result["log"], result
-        mine = course / "submitted" / bob / "oublier" / "oublier.ipynb"
-        assert answer_of(mine) == sample_text("complete_vacuum")
-        (kept,) = (course / "quarantaine" / "oublier").iterdir()
-        assert answer_of(kept / "oublier.ipynb") == sample_text("ebauche")
+    tmp_path = course.parent.parent  # the button's course's own folder
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "nbgrader_config.py").write_text(f"c.Exchange.root = {str(exchange)!r}\n")
+    port = free_port()
+    env = {
+        **tool_env(),
+        "JUPYTER_CONFIG_DIR": str(config),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+    }
+    cmd = [str(BIN / "jupyter"), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}"]
+    cmd += [f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={course.parent}"]
+    cmd += ["--allow-root"] if os.geteuid() == 0 else []
+    url, log = f"http://127.0.0.1:{port}", tmp_path / "lab.log"
+    headers = {"Authorization": f"token {token}"}
+    with http_server(cmd, course, env, log, f"{url}/api/status", "JupyterLab", headers):
+        req = urllib.request.Request(
+            f"{url}/formgrader/api/assignment/oublier/collect",
+            data=b"",
+            headers=headers,
+            method="POST",
+        )
+        with urllib.request.urlopen(req, timeout=120) as resp:  # noqa: S310 - localhost
+            result = json.loads(resp.read())
+    assert result["success"] is False, result
+    assert _not_his(eve, bob) in result["log"], result
+    mine = course / "submitted" / bob / "oublier" / "oublier.ipynb"
+    assert answer_of(mine) == sample_text("complete_vacuum")
+    (kept,) = (course / "quarantaine" / "oublier").iterdir()
+    assert answer_of(kept / "oublier.ipynb") == sample_text("ebauche")
