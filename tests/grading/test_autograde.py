@@ -32,7 +32,12 @@ def test_a_changed_submission_is_named_then_regraded_with_force(course, expected
     by `make grade` and `make grade FORCE=1` in test_cycle_fresh_clone (steps 5 and 6)."""
     jobs = "2"
     register(course, "ana", "ben")
-    submit(course, "ana", "complete_vacuum")
+    # Attack (stop 53): a cell ana added for herself, which the graded copy drops (rebuilt from
+    # the release), made her « modifié depuis sa notation » at every run, FORCE=1 or not
+    mine = submit(course, "ana", "complete_vacuum") / "oublier.ipynb"
+    nb = nbformat.read(mine, as_version=4)
+    nb.cells.append(new_code_cell("print('essai en plus')"))
+    nbformat.write(nb, mine)
     submit(course, "ben", "ebauche")
     first = grading(course, "autograde", "oublier", "--jobs", jobs)
     assert first.returncode == 0, first.stdout + first.stderr

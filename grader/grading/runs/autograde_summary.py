@@ -13,6 +13,8 @@ from nbgrader.api import Gradebook, MissingEntry
 from ..classroom.gradebook import gradebook_rows
 from ..classroom.paths import CourseDirs
 from ..french.french_format import seconds_text
+from ..nbgrader_ext.outcome_record import METADATA_KEY
+from ..nbgrader_ext.release import rebuild
 from .nbgrader_log import Outcomes
 from .submitted_ids import IdReport
 
@@ -82,13 +84,20 @@ def _written_by_student(cell: dict) -> bool:
     return not meta.get("locked") and not (meta.get("grade") and not meta.get("solution"))
 
 
-def _notebook_changed(submitted_nb: Path, graded_nb: Path) -> bool:
+def _notebook_changed(submitted_nb: Path, graded_nb: Path, assignment: str) -> bool:
     if not graded_nb.is_file():
         return True
     try:
         sub, graded = (nbformat.read(path, as_version=4) for path in (submitted_nb, graded_nb))
     except Exception:  # an unreadable file: nbgrader will say why when it grades it
         return False
+    if METADATA_KEY in graded.metadata:
+        # a lab's copy, graded as rebuilt from the release (nbgrader_ext.hooks): what grading
+        # reads of the submission is its answers, put back into the graded copy's own cells (a
+        # cell the student added is dropped, and changes nothing); each lab's answer function
+        # is named like it (hooks.LABS)
+        again = rebuild(sub, graded, assignment).nb
+        return any(a.source != b.source for a, b in zip(again.cells, graded.cells, strict=True))
     return len(sub.cells) != len(graded.cells) or any(
         a.cell_type != b.cell_type or (_written_by_student(a) and a.source != b.source)
         for a, b in zip(sub.cells, graded.cells, strict=True)
@@ -110,7 +119,8 @@ def changed_submissions(dirs: CourseDirs, assignment: str, students: Sequence[st
         if not graded.is_dir():
             continue
         if _timestamp(sub) != _timestamp(graded) or any(
-            _notebook_changed(nb, graded / nb.name) for nb in sorted(sub.glob("*.ipynb"))
+            _notebook_changed(nb, graded / nb.name, assignment)
+            for nb in sorted(sub.glob("*.ipynb"))
         ):
             changed.append(student)
     return changed
