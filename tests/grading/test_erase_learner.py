@@ -12,6 +12,7 @@ files, rows, members and line is deleted."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -440,6 +441,27 @@ def test_a_failure_is_named_and_the_rest_erased(classe):
     assert {f.kind for f in result.after.found} == {"liste des élèves"}
     proc = _run(classe, "ben", "--confirmer")
     assert proc.returncode == 1 and "✘ 2 échec(s)" in proc.stderr
+
+
+def test_a_failure_record_of_the_learner_is_dropped_whole(classe):
+    """Attack (stop 53): make grade's record of failed submissions (echecs-autograde.json)
+    kept the erased learner's entry under « [retiré] », with their submission's digest and
+    time: a trace that still singles them out. Their entry is dropped whole; a classmate's
+    stays as it was."""
+    from grading.erase_learner import Setup, erase
+    from grading.runs import known_failures
+
+    grader = classe["grader"]
+    record = grader / known_failures.FILE_NAME
+    failed = {"ben": "notebook illisible", "ana": "délai dépassé"}
+    known_failures.record(record, "oublier", grader / "submitted", failed, [])
+    before = json.loads(record.read_text(encoding="utf-8"))["oublier"]
+    setup = Setup(grader_dir=grader, roster=classe["roster"], exchange=classe["exchange"])
+    result = erase("ben", setup, confirm=True, control="ana")
+    assert not result.failures, result.failures
+    after = json.loads(record.read_text(encoding="utf-8"))
+    assert after == {"oublier": {"ana": before["ana"]}}, after
+    assert before["ben"]["fingerprint"] not in record.read_text(encoding="utf-8")
 
 
 @pytest.mark.slow
