@@ -82,6 +82,10 @@ def tables(path: str | os.PathLike[str] = app.DEFAULT_DB) -> dict[str, pd.DataFr
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m course.inspecter [PATH]` (default: $TUTEUR_DB, else tuteur.db)."""
+    from .french_args import quiet_when_the_reader_leaves  # the command's, not the lessons'
+
+    # `python -m course.inspecter tuteur.db | head -1`: the rest dropped, no BrokenPipeError
+    quiet_when_the_reader_leaves()
     args = sys.argv[1:] if argv is None else argv
     if len(args) > 1 or (args and args[0] in {"-h", "--help"}):
         print("Usage : python -m course.inspecter [CHEMIN_DE_LA_BASE]", file=sys.stderr)

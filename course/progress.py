@@ -33,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -680,6 +681,53 @@ def _bytes_expected(path: Path, text: str) -> int:
         return _bytes_found(copy, text)
 
 
+def _unawaited(warned: list[warnings.WarningMessage]) -> str:
+    """The learner's service call left without await, in French (the labo's words), in place
+    of Python's « coroutine ... was never awaited » ("" if none); any other warning is shown as
+    it was."""
+    from .labo.criteria import UNAWAITED
+
+    unawaited = False
+    for w in warned:
+        if isinstance(w.message, RuntimeWarning) and "was never awaited" in str(w.message):
+            unawaited = True
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
+    return f"✘ {UNAWAITED}" if unawaited else ""
+
+
+def _cancelled_from_outside() -> bool:
+    """Whether this task is being cancelled (the cell stopped), not just handed a CancelledError
+    the learner's code raised."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no event loop: nothing to cancel
+        return False
+    return task is not None and task.cancelling() > 0
+
+
+def _print_if(text: str) -> None:
+    if text:
+        print(text)
+
+
+def _file_lost(path: Path, exc: Exception) -> str:
+    """The verdict when the file cannot be read after the learner's function: it erased or broke
+    the whole file, the control and the other learners with it."""
+    if not path.exists():
+        return (
+            f"✘ Le témoin a changé\u00a0: votre fonction a supprimé tout le fichier de "
+            f"progression ({path}), le témoin et les autres élèves avec vous. Elle doit effacer "
+            "les lignes de l'élève demandé, et rien d'autre."
+        )
+    why = _reason(exc)
+    why = why if str(path) in why else f"{path}\u00a0: {why}"  # the path once
+    return (
+        f"✘ Le témoin a changé\u00a0: après votre fonction, le fichier de progression ne se lit "
+        f"plus ({why}). Elle doit effacer les lignes de l'élève demandé, et rien d'autre."
+    )
+
+
 async def oublier_ma_progression(cellule: str | None = None) -> None:
     """Applique VOTRE fonction oublier (celle du TP, relue dans oublier/oublier.ipynb) à votre
     fichier de progression, avec un élève témoin qui doit rester, et affiche ce qu'il reste
@@ -733,23 +781,46 @@ async def forget_progress(cellule: str | None = None) -> bool:
         "sqlite3": sqlite3,
         "SqliteSessionService": SqliteSessionService,
     }
+    warned: list[warnings.WarningMessage] = []
     try:
         exec(compile(extract_source(source), "<votre cellule oublier>", "exec"), namespace)  # noqa: S102
         oublier = namespace.get("oublier")
         if oublier is None:
             raise NameError("la cellule ne définit pas oublier")
         async with SqliteSessionService(path) as service:
-            result = oublier(service, user)
-            if asyncio.iscoroutine(result):
-                await result
-    except Exception as exc:  # noqa: BLE001 - the learner's code: said, never a traceback
-        print(f"✘ Votre fonction oublier a levé {type(exc).__name__}\u00a0: {exc}")
+            # a service call without await (« service.delete_session(...) ») raises nothing: its
+            # coroutine is dropped, and Python only warns, in English, when it is freed
+            with warnings.catch_warnings(record=True) as warned:
+                warnings.simplefilter("always", RuntimeWarning)
+                result = oublier(service, user)
+                if asyncio.iscoroutine(result):
+                    await result
+    except BaseException as exc:  # noqa: BLE001 - the learner's code: said, never a traceback
+        # (CancelledError, KeyboardInterrupt or SystemExit it raises included); the cell's own
+        # cancellation goes on
+        if isinstance(exc, asyncio.CancelledError) and _cancelled_from_outside():
+            raise
+        try:
+            said = str(exc).strip()
+        except Exception:  # noqa: BLE001 - the learner's exception class: its name is enough
+            said = ""
+        print(
+            f"✘ Votre fonction oublier a levé {type(exc).__name__}" + (said and f"\u00a0: {said}")
+        )
+        _print_if(_unawaited(warned))
         reset_cache()
         return False
+    unawaited = _unawaited(warned)
     reset_cache()
-    after, control_after = _counts(path, user), _counts(path, CONTROL_USER)
-    in_bytes = _bytes_found(path, user)
-    control_bytes = _bytes_found(path, CONTROL_USER)
+    try:  # the learner's function may have removed or broken the file itself
+        after, control_after = _counts(path, user), _counts(path, CONTROL_USER)
+        in_bytes = _bytes_found(path, user)
+        control_bytes = _bytes_found(path, CONTROL_USER)
+        expected_bytes = _bytes_expected(path, user)
+    except Exception as exc:  # noqa: BLE001 - said as a verdict, not raised
+        print(_file_lost(path, exc))
+        _print_if(unawaited)
+        return False
     print(f"Votre fichier de progression\u00a0: {path}")
     for table in before:
         print(
@@ -762,7 +833,7 @@ async def forget_progress(cellule: str | None = None) -> bool:
         f"\u00a0; celui du témoin\u00a0: {control_bytes} fois"
     )
     # beyond what a clean copy of the rows that stay holds: the learner's trace (free pages, WAL)
-    forgotten = not any(after.values()) and in_bytes <= _bytes_expected(path, user)
+    forgotten = not any(after.values()) and in_bytes <= expected_bytes
     control_kept = control_after == control_before and control_bytes > 0
     if forgotten and control_kept:
         print("✔ Vous êtes oublié, et le témoin est intact\u00a0: la page de départ est vide.")
@@ -774,11 +845,16 @@ async def forget_progress(cellule: str | None = None) -> bool:
             "tout (relancez verifier dans le TP). Si votre cellule importe APP_NAME elle-même, "
             "elle vise «\u00a0tuteur\u00a0», pas «\u00a0cours\u00a0»."
         )
+    _print_if(unawaited)
     return forgotten and control_kept
 
 
 def _main(argv: list[str]) -> int:
     """``python -m course.progress recommencer 04 [DOSSIER]`` (``make recommencer LECON=04``)."""
+    from .french_args import quiet_when_the_reader_leaves  # the command's, not the kernels'
+
+    # `python -m course.progress parcours | head -1`: the rest dropped, no BrokenPipeError
+    quiet_when_the_reader_leaves()
     if len(argv) >= 2 and argv[0] == "recommencer":
         try:
             recommencer(argv[1], argv[2] if len(argv) > 2 else ".")

@@ -24,6 +24,7 @@ from grading_course import tool_env
 from helpers import REPO
 
 from course.french_args import EXIT_USAGE, FrenchArgumentParser, french_error
+from course.sessions._schema import CREATE_SCHEMA_SQL
 
 ENGLISH = re.compile(
     r"usage:|error:|show this help|the following arguments|unrecognized arguments?"
@@ -86,10 +87,13 @@ def test_an_unknown_message_keeps_its_text_after_a_french_lead():
 # buffers a pipe's output (flushed at exit: « Exception ignored … BrokenPipeError », status 120)
 # unless PYTHONUNBUFFERED is set, as on this machine (each print raises it: a traceback, or, in
 # `purger`, a false « ✘ Purge arrêtée » on the `except OSError` that catches it).
+# `inspecter` and `progress` read their own command line (no parser): they call the same helper.
 READER_LEAVES = {
     "backup --help": ["-m", "grading.backup", "--help"],
     "backup purger": ["-m", "grading.backup", "purger", "--dossier", "{tmp}/sauvegardes"],
     "tuteur demo": ["-m", "course.tuteur", "demo", "--db", "{tmp}/tuteur.db"],
+    "inspecter": ["-m", "course.inspecter", "{tmp}/inspectee.db"],
+    "progress parcours": ["-m", "course.progress", "parcours"],
 }
 
 
@@ -101,6 +105,9 @@ def test_a_command_whose_reader_leaves_ends_quietly_with_its_own_status(
     env = {k: v for k, v in tool_env().items() if k != "PYTHONUNBUFFERED"}
     if not buffered:
         env["PYTHONUNBUFFERED"] = "1"
+    env["COURS_PROGRES_DB"] = str(tmp_path / "progres.db")  # the learner's progress, not ours
+    with closing(sqlite3.connect(tmp_path / "inspectee.db")) as con:  # a base to inspect
+        con.executescript(CREATE_SCHEMA_SQL)
     process = subprocess.Popen(
         [sys.executable, *(a.format(tmp=tmp_path) for a in command)],
         cwd=REPO / "grader",  # where make starts a class command

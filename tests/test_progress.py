@@ -600,6 +600,134 @@ async def test_an_empty_path_does_not_pass_a_function_that_does_nothing(
     assert "✘ Il reste de vous des lignes ou des octets" in capsys.readouterr().out
 
 
+async def test_an_oublier_that_removes_the_whole_file_is_told_the_control_changed(
+    monkeypatch, progress_file, capsys
+):
+    """``os.remove(service.db_path)``: the learner is gone, and so are the control and everyone
+    else. Before, reading the file again ended in a DbFileError traceback."""
+    _fill(monkeypatch)
+    cell = "import os\n\ndef oublier(service, user_id):\n    os.remove(service.db_path)\n"
+    assert await forget_progress(cell) is False
+    out = capsys.readouterr().out
+    assert "✘ Le témoin a changé\u00a0: votre fonction a supprimé tout le fichier" in out, out
+    assert "Vous êtes oublié" not in out
+
+
+async def test_an_oublier_that_breaks_the_file_is_told_the_control_changed(
+    monkeypatch, progress_file, capsys
+):
+    """The file overwritten with bytes that are not SQLite: the same verdict, with why."""
+    _fill(monkeypatch)
+    cell = (
+        "from pathlib import Path\n\n"
+        "def oublier(service, user_id):\n"
+        "    Path(service.db_path).write_bytes(b'plus rien' * 1000)\n"
+    )
+    assert await forget_progress(cell) is False
+    out = capsys.readouterr().out
+    assert (
+        "✘ Le témoin a changé\u00a0: après votre fonction, le fichier de progression ne se lit"
+        in out
+    )
+    assert "Vous êtes oublié" not in out
+
+
+@pytest.mark.parametrize(
+    ("raised", "said"),
+    [
+        ("asyncio.CancelledError", "CancelledError"),
+        ("KeyboardInterrupt", "KeyboardInterrupt"),
+        ("SystemExit(3)", "SystemExit\u00a0: 3"),
+        ("ValueError('pas ici')", "ValueError\u00a0: pas ici"),  # the control: said already
+    ],
+)
+async def test_an_oublier_that_raises_what_stops_a_program_is_said(
+    raised, said, monkeypatch, progress_file, capsys
+):
+    """CancelledError, KeyboardInterrupt and SystemExit are not Exceptions: they went through
+    « said, never a traceback » and ended the cell in one."""
+    _fill(monkeypatch)
+    cell = f"import asyncio\n\nasync def oublier(service, user_id):\n    raise {raised}\n"
+    assert await oublier_ma_progression(cell) is None
+    assert capsys.readouterr().out == f"✘ Votre fonction oublier a levé {said}\n"
+    assert _rows(progress_file, "alice") == {"sessions": 2, "events": 2, "user_states": 1}
+
+
+async def test_the_cells_own_cancellation_still_cancels_it(
+    tmp_path, monkeypatch, progress_file, capsys
+):
+    """What the learner's code raises is said; the cell's task cancelled from outside (the
+    notebook stopping it) still ends cancelled, not told « a levé CancelledError »."""
+    import asyncio
+
+    _fill(monkeypatch)
+    started = tmp_path / "commencee"
+    cell = (
+        "import asyncio\nfrom pathlib import Path\n\n"
+        "async def oublier(service, user_id):\n"
+        f"    Path({str(started)!r}).touch()\n"
+        "    await asyncio.sleep(60)\n"
+    )
+    task = asyncio.create_task(forget_progress(cell))
+    while not started.exists():  # in the learner's function
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert "a levé" not in capsys.readouterr().out
+
+
+def test_an_unawaited_service_call_is_said_in_french(tmp_path):
+    """``service.delete_session(...)`` without await, as a learner's cell runs it (its own
+    process, Python's warnings on): one French sentence, the labo's, in the output, and not
+    Python's « RuntimeWarning: coroutine ... was never awaited » nor « Enable tracemalloc »."""
+    env = {
+        **os.environ,
+        "COURS_PROGRES_DB": str(tmp_path / "progres.db"),
+        "COURS_PROGRES_USER": "alice",
+    }
+    cell = (
+        "async def oublier(service, user_id):\n"
+        "    service.delete_session(app_name=APP_NAME, user_id=user_id, session_id='01')\n"
+    )
+    code = (
+        "import asyncio\n"
+        "from course.progress import oublier_ma_progression, record\n"
+        "record('01', 'quiz', quiz='l1-a', option=0, juste=True)\n"
+        f"asyncio.run(oublier_ma_progression({cell!r}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert "✘ De plus, un appel au service n'a pas été attendu" in done.stdout, done.stdout
+    assert "✘ Il reste de vous des lignes ou des octets" in done.stdout
+
+
+async def test_a_tp_cell_too_deep_for_the_parser_is_said(
+    tmp_path, monkeypatch, progress_file, capsys
+):
+    """The saved TP's oublier cell holds an expression nested thousands of times (the attack's
+    grader/submissions/expression_profonde.py, and deeper): one French sentence, not a
+    RecursionError or MemoryError from reading the notebook."""
+    _fill(monkeypatch)
+    (tp := tmp_path / "oublier").mkdir()
+    (lessons := tmp_path / "lecons").mkdir()
+    monkeypatch.chdir(lessons)
+    attack = (SUBMISSIONS / "expression_profonde.py").read_text(encoding="utf-8")
+    deeper = attack.replace("-" * 3000, "-" * 20000)
+    assert deeper != attack
+    for source in (attack, deeper):
+        nb = nbformat.v4.new_notebook()
+        meta = {"nbgrader": {"grade_id": "oublier"}}
+        nb.cells.append(nbformat.v4.new_code_cell(source, metadata=meta))
+        nbformat.write(nb, tp / "oublier.ipynb")
+        # said, whatever it is (Python 3.13 parses the attack's depth: its function then runs)
+        assert await oublier_ma_progression() is None
+        out = capsys.readouterr().out
+    assert "Votre cellule oublier de ../oublier/oublier.ipynb est trop imbriquée" in out
+
+
 # -- starting a lesson again --------------------------------------------------------------------
 
 

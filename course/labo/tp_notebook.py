@@ -34,11 +34,19 @@ class OublierCellNotFound(Exception):
     """No usable ``oublier`` in the notebook; the message says why, in French."""
 
 
+class _TooDeep(Exception):
+    """A cell Python's parser cannot read: nested too deeply (RecursionError, MemoryError)."""
+
+
 def _defines_oublier(source: str) -> ast.AsyncFunctionDef | ast.FunctionDef | None:
+    """The cell's top-level ``oublier``; None if it has none or does not parse; raises _TooDeep
+    for a cell that breaks the parser itself (an expression nested thousands of times)."""
     try:
         tree = ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, ValueError):  # ValueError: a null byte, on older Pythons
         return None
+    except (RecursionError, MemoryError):
+        raise _TooDeep from None
     for node in tree.body:
         if isinstance(node, ast.AsyncFunctionDef | ast.FunctionDef) and node.name == "oublier":
             return node
@@ -74,14 +82,20 @@ def oublier_cell_source(notebook: str | os.PathLike[str] = TP_NOTEBOOK) -> str:
             source = "".join(source) if isinstance(source, list) else str(source)
             grade_id = (cell.get("metadata") or {}).get("nbgrader", {}).get("grade_id")
             sources.append((grade_id == ANSWER_GRADE_ID, source))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    # RecursionError: JSON nested too deeply for Python's decoder
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise OublierCellNotFound(
             f"{path} n'est pas un notebook lisible ({type(exc).__name__})\u00a0: ouvrez-le dans "
             "JupyterLab et enregistrez-le."
         ) from None
     # the answer cell first (its nbgrader id), else any code cell that defines oublier
+    too_deep = False
     for _answer, source in sorted(sources, key=lambda item: not item[0]):
-        function = _defines_oublier(source)
+        try:
+            function = _defines_oublier(source)
+        except _TooDeep:
+            too_deep = too_deep or "oublier" in source
+            continue
         if function is None:
             continue
         if _is_stub(function):
@@ -91,6 +105,12 @@ def oublier_cell_source(notebook: str | os.PathLike[str] = TP_NOTEBOOK) -> str:
                 "puis relancez cette cellule."
             )
         return source
+    if too_deep:
+        raise OublierCellNotFound(
+            f"Votre cellule oublier de {path} est trop imbriquée pour que Python la lise (une "
+            "expression imbriquée des milliers de fois)\u00a0: simplifiez-la dans le TP, "
+            "enregistrez, puis relancez cette cellule."
+        )
     raise OublierCellNotFound(
         f"Aucune cellule de {path} ne définit oublier (avec async def oublier(service, "
         "user_id)), ou elle contient une erreur de syntaxe\u00a0: corrigez-la dans le TP, "

@@ -4,6 +4,7 @@ saying what to do, never a traceback."""
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
 
@@ -75,4 +76,35 @@ def test_the_answer_cell_wins_over_another_definition(tmp_path: Path):
     nb["cells"][1]["metadata"] = {}  # without its id, the first definition is taken (control)
     path.write_text(json.dumps(nb), encoding="utf-8")
     with pytest.raises(OublierCellNotFound, match="pas encore écrite"):
+        oublier_cell_source(path)
+
+
+SUBMISSIONS = REPO / "grader" / "submissions"
+
+
+@pytest.mark.parametrize("depth", [3000, 20000])
+def test_a_cell_too_deep_for_the_parser_gives_one_french_sentence(tmp_path: Path, depth: int):
+    """The answer cell holds an expression nested `depth` times (the attack's
+    grader/submissions/expression_profonde.py, and deeper): Python's parser fails with a
+    RecursionError or a MemoryError, not a SyntaxError; it was a traceback. A Python whose parser
+    reads it (3.13, 3000 deep) gives the cell, which the learner's function then runs."""
+    attack = (SUBMISSIONS / "expression_profonde.py").read_text(encoding="utf-8")
+    source = attack.replace("-" * 3000, "-" * depth)
+    assert "-" * depth in source
+    nb = {"cells": [cell(source, nbgrader={"grade_id": ANSWER_GRADE_ID})]}
+    path = tmp_path / "oublier.ipynb"
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    try:
+        ast.parse(source)
+    except (RecursionError, MemoryError):
+        with pytest.raises(OublierCellNotFound, match="trop imbriquée pour que Python la lise"):
+            oublier_cell_source(path)
+    else:
+        assert oublier_cell_source(path) == source
+
+
+def test_a_notebook_too_deep_for_the_json_decoder_gives_one_french_sentence(tmp_path: Path):
+    path = tmp_path / "oublier.ipynb"
+    path.write_text('{"cells": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
+    with pytest.raises(OublierCellNotFound, match="n'est pas un notebook lisible"):
         oublier_cell_source(path)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 from contextlib import suppress
+from typing import Any, NoReturn
 
 from nbgrader.api import Gradebook
-from nbgrader.plugins import BasePlugin, LateSubmissionPlugin
-from traitlets import Float
-from traitlets.config import Config
+from nbgrader.plugins import LateSubmissionPlugin
+from traitlets import Bool, Enum, Float, Integer, TraitError, TraitType, validate
+from traitlets.config import Application, Config, Configurable
 from traitlets.utils.importstring import import_item
 
 from course.labo.french_number import french_number
@@ -24,6 +25,7 @@ from ..french.system_reason import GradingError
 __all__ = [
     "DEFAULT_POINTS_PER_DAY",
     "PointsPerDayLate",
+    "configured_plugin",
     "refresh_penalties",
     "rule",
     "rule_of_config",
@@ -43,13 +45,13 @@ def rule(points_per_day: float = DEFAULT_POINTS_PER_DAY) -> str:
 
 
 def rule_of_config(config: Config) -> str:
-    """The rule an nbgrader configuration applies, in French (for the report)."""
-    plugin = config.get("AssignLatePenalties", {}).get("plugin_class", "")
-    name = plugin if isinstance(plugin, str) else f"{plugin.__module__}.{plugin.__qualname__}"
-    if name.endswith("PointsPerDayLate"):
-        points = config.get("PointsPerDayLate", {}).get("points_per_day", DEFAULT_POINTS_PER_DAY)
-        return rule(float(points))
-    if config.get("LateSubmissionPlugin", {}).get("penalty_method") == "zero":
+    """The rule an nbgrader configuration applies, in French (for the report); a setting
+    nbgrader would refuse is refused (:func:`configured_plugin`)."""
+    # no plugin_class: nbgrader's own LateSubmissionPlugin, with its penalty_method
+    plugin = configured_plugin(config) or _made(LateSubmissionPlugin, config)
+    if isinstance(plugin, PointsPerDayLate):
+        return rule(plugin.points_per_day)
+    if plugin.penalty_method == "zero":
         return "Rendu en retard\u00a0: la note est 0."
     return "Aucune pénalité de retard n'est configurée (le retard est seulement affiché)."
 
@@ -59,6 +61,15 @@ class PointsPerDayLate(LateSubmissionPlugin):
 
     points_per_day = Float(DEFAULT_POINTS_PER_DAY, help="Points removed per started day late.")
     points_per_day.tag(config=True)
+
+    @validate("points_per_day")
+    def _finite_and_not_negative(self, proposal: Any) -> float:
+        """nan would turn every late grade into 0, a negative number add points: refused, in
+        the words the class tools say it in (nbgrader's own commands show this error too)."""
+        value = proposal["value"]
+        if not math.isfinite(value) or value < 0:
+            raise TraitError(_not_accepted("PointsPerDayLate", "points_per_day", value))
+        return value
 
     def late_submission_penalty(
         self, student_id: str, score: float, total_seconds_late: float
@@ -77,26 +88,105 @@ class PointsPerDayLate(LateSubmissionPlugin):
         return penalty
 
 
+# what a setting of nbgrader's late-penalty plugins must be, in French (any other setting of a
+# teacher's own plugin: from its trait's type)
+_EXPECTED = {"points_per_day": "un nombre de points fini, positif ou nul (par exemple 1 ou 0.5)"}
+
+
+def _expected(name: str, trait: TraitType | None) -> str:
+    """What the setting `name` accepts, in French."""
+    if name in _EXPECTED:
+        return _EXPECTED[name]
+    if isinstance(trait, Enum):
+        return f"une valeur possible ({' ou '.join(map(repr, trait.values))})"
+    if isinstance(trait, Bool):
+        return "True ou False"
+    if isinstance(trait, (Float, Integer)):
+        return "un nombre"
+    return "une valeur que ce réglage accepte"
+
+
+def _not_accepted(section: str, name: str, value: object, trait: TraitType | None = None) -> str:
+    """The French sentence that refuses `value` for the setting ``c.<section>.<name>``."""
+    return (
+        f"{section}.{name} (nbgrader_config.py)\u00a0: {value!r} n'est pas "
+        f"{_expected(name, trait)}."
+    )
+
+
+def _refuse(message: str) -> NoReturn:
+    """Refuse the configuration in one French sentence: a GradingError, which every class tool's
+    main prints; inside an nbgrader command (the export plugins the class tools' make export and
+    make rapport start), that command's way of failing instead, its ERROR line and status 1 as
+    ``NbGrader.fail`` does, which the class tools quote (``QuietRun.last_error``), not a
+    traceback ending in the error's class name."""
+    app = Application.instance() if Application.initialized() else None
+    if app is not None and type(app).__module__.startswith("nbgrader."):
+        app.log.error(message)
+        raise SystemExit(1)
+    raise GradingError(message)
+
+
+def _plugin_class(config: Config) -> type[LateSubmissionPlugin] | None:
+    """The class ``AssignLatePenalties.plugin_class`` names (None when it is not set), refused in
+    French if it is not one of nbgrader's late-submission plugins."""
+    section = config.get("AssignLatePenalties", {})
+    if "plugin_class" not in section:
+        return None
+    plugin_class = named = section["plugin_class"]
+    # imported as nbgrader's Type trait imports it, without nbgrader's preprocessors (nbconvert's:
+    # half a second at every command that shows a score)
+    with suppress(ImportError, ValueError, AttributeError):  # a name nothing imports: refused
+        plugin_class = import_item(named) if isinstance(named, str) else named
+    if not (isinstance(plugin_class, type) and issubclass(plugin_class, LateSubmissionPlugin)):
+        _refuse(
+            f"AssignLatePenalties.plugin_class (nbgrader_config.py)\u00a0: {named!r} n'est pas "
+            "un greffon de nbgrader qui s'importe et calcule les pénalités de retard (une "
+            "sous-classe de nbgrader.plugins.LateSubmissionPlugin)."
+        )
+    return plugin_class
+
+
+def _made(plugin_class: type[LateSubmissionPlugin], config: Config) -> LateSubmissionPlugin:
+    """`plugin_class` with its settings from `config`, as ``AssignLatePenalties.init_plugin``
+    makes it; a setting its trait refuses (traitlets' English TraitError) refused in French."""
+    try:
+        return plugin_class(config=config)
+    except TraitError as exc:
+        refused = exc
+    traits = plugin_class.class_traits(config=True)
+    for cls in plugin_class.mro():  # the sections nbgrader reads the plugin's settings from
+        if not (isinstance(cls, type) and issubclass(cls, Configurable)):
+            continue
+        for name, value in config.get(cls.__name__, {}).items():
+            if name not in traits:
+                continue
+            try:
+                plugin_class(config=Config({cls.__name__: {name: value}}))
+            except TraitError:
+                _refuse(_not_accepted(cls.__name__, name, value, traits[name]))
+    # each setting accepted alone, not together (a teacher's own plugin): said as traitlets says it
+    _refuse(f"Réglages de {plugin_class.__name__} (nbgrader_config.py) refusés\u00a0: {refused}")
+
+
+def configured_plugin(config: Config) -> LateSubmissionPlugin | None:
+    """The late-submission plugin `config` configures (``AssignLatePenalties.plugin_class`` and
+    its settings), as nbgrader makes it, or None when no plugin_class is set; a plugin_class or
+    a setting nbgrader would refuse (or that would give a grade no one meant: a number of points
+    per day that is nan, infinite or negative) is refused in one French sentence."""
+    plugin_class = _plugin_class(config)
+    return None if plugin_class is None else _made(plugin_class, config)
+
+
 def refresh_penalties(gradebook: Gradebook, config: Config) -> list[str]:
     """The configured rule applied again to each late submission with its score now: nbgrader
     applies it when it grades, before any hand grade (3 days late, code 0, the written answer
     graded 2 by hand in formgrader: 2 / 12 kept, where the rule gives 0). Called by every
     command that shows a score (export, report, feedback, a learner's data); the students whose
     penalty changed."""
-    plugin_class = config.get("AssignLatePenalties", {}).get("plugin_class")
-    if plugin_class is None:
+    plugin = configured_plugin(config)
+    if plugin is None:
         return []  # no rule configured here (a bare plugin): the penalties stay as graded
-    # the plugin AssignLatePenalties.init_plugin makes, without importing nbgrader's
-    # preprocessors (nbconvert's: half a second at every command that shows a score)
-    named = plugin_class
-    with suppress(ImportError, ValueError):  # a name nothing imports: refused below
-        plugin_class = import_item(plugin_class) if isinstance(plugin_class, str) else plugin_class
-    if not (isinstance(plugin_class, type) and issubclass(plugin_class, BasePlugin)):
-        raise GradingError(
-            f"AssignLatePenalties.plugin_class (nbgrader_config.py)\u00a0: {named!r} n'est pas "
-            "un greffon de nbgrader qui s'importe (une sous-classe de nbgrader.plugins.BasePlugin)."
-        )
-    plugin = plugin_class(config=config)
     changed = []
     for assignment in gradebook.assignments:
         for sub in (s for s in assignment.submissions if (s.total_seconds_late or 0) > 0):

@@ -1,7 +1,9 @@
 """The course's late-submission rule (grading.nbgrader_ext.late_penalty): ``refresh_penalties``
 applies the configured plugin again, made as nbgrader's ``AssignLatePenalties.init_plugin``
-makes it but without importing nbgrader's preprocessors, and a plugin that is not one is
-refused in French."""
+makes it but without importing nbgrader's preprocessors, and a plugin that is not one, or a
+setting nbgrader would refuse (or that would give a grade no one meant), is refused in French:
+in the class tools' own processes and from inside the nbgrader command make export and make
+rapport start."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ import sys
 
 import pytest
 from grading.french.system_reason import GradingError
-from grading.nbgrader_ext.late_penalty import PointsPerDayLate, refresh_penalties
+from grading.nbgrader_ext.late_penalty import PointsPerDayLate, refresh_penalties, rule_of_config
+from grading_course import copy_course, grading
 from helpers import REPO
 from nbgrader.api import Gradebook
 from traitlets.config import Config
@@ -51,15 +54,139 @@ def test_the_configured_rule_is_applied_again(tmp_path, given):
 
 
 @pytest.mark.parametrize(
-    "plugin", ["grading.nbgrader_ext.late_penalty.Absent", "pas un nom", "builtins.dict", dict]
+    "plugin",
+    [
+        "grading.nbgrader_ext.late_penalty.Absent",
+        "pas un nom",
+        "builtins.dict",
+        dict,
+        None,  # nbgrader's Type trait refuses it; rule_of_config read None.__module__
+        "nbgrader.plugins.ExportPlugin",  # a plugin, but with no late_submission_penalty
+        "nbgrader.plugins.BasePlugin",
+    ],
 )
 def test_a_plugin_that_is_not_one_is_refused_in_french(tmp_path, plugin):
     config = Config()
     config.AssignLatePenalties.plugin_class = plugin
     with Gradebook(_late_class(tmp_path / "gradebook.db")) as gb:
-        with pytest.raises(GradingError, match="n'est pas un greffon de nbgrader") as refused:
-            refresh_penalties(gb, config)
-    assert "AssignLatePenalties.plugin_class (nbgrader_config.py)\u00a0: " in str(refused.value)
+        for shows_the_rule in (
+            lambda: refresh_penalties(gb, config),
+            lambda: rule_of_config(config),
+        ):
+            with pytest.raises(GradingError, match="n'est pas un greffon de nbgrader") as refused:
+                shows_the_rule()
+            said = str(refused.value)
+            assert said.startswith("AssignLatePenalties.plugin_class (nbgrader_config.py)\u00a0: ")
+            assert "nbgrader.plugins.LateSubmissionPlugin" in said
+
+
+# a setting of the plugin (section, name, value) -> the French sentence that refuses it
+BAD_SETTINGS = {
+    "method": (
+        "LateSubmissionPlugin",
+        "penalty_method",
+        "bogus",
+        "LateSubmissionPlugin.penalty_method (nbgrader_config.py)\u00a0: 'bogus' n'est pas une "
+        "valeur possible ('none' ou 'zero').",
+    ),
+    "words": (
+        "PointsPerDayLate",
+        "points_per_day",
+        "beaucoup",
+        "PointsPerDayLate.points_per_day (nbgrader_config.py)\u00a0: 'beaucoup' n'est pas un "
+        "nombre de points fini, positif ou nul (par exemple 1 ou 0.5).",
+    ),
+    "nan": (  # accepted, it turned a late grade into 0 (« retire nan points »)
+        "PointsPerDayLate",
+        "points_per_day",
+        float("nan"),
+        "PointsPerDayLate.points_per_day (nbgrader_config.py)\u00a0: nan n'est pas un nombre de "
+        "points fini, positif ou nul (par exemple 1 ou 0.5).",
+    ),
+    "infinite": (
+        "PointsPerDayLate",
+        "points_per_day",
+        float("inf"),
+        "PointsPerDayLate.points_per_day (nbgrader_config.py)\u00a0: inf n'est pas un nombre de "
+        "points fini, positif ou nul (par exemple 1 ou 0.5).",
+    ),
+    "negative": (  # accepted, the rule said « retire -2 point »
+        "PointsPerDayLate",
+        "points_per_day",
+        -2,
+        "PointsPerDayLate.points_per_day (nbgrader_config.py)\u00a0: -2 n'est pas un nombre de "
+        "points fini, positif ou nul (par exemple 1 ou 0.5).",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BAD_SETTINGS)
+def test_a_setting_nbgrader_refuses_or_a_grade_no_one_meant_is_refused_in_french(tmp_path, case):
+    """One French sentence naming the setting, not traitlets' English TraitError, and no
+    grade changed."""
+    section, name, value, sentence = BAD_SETTINGS[case]
+    config = Config()
+    config.AssignLatePenalties.plugin_class = "grading.nbgrader_ext.late_penalty.PointsPerDayLate"
+    config[section][name] = value
+    with Gradebook(_late_class(tmp_path / "gradebook.db")) as gb:
+        for shows_the_rule in (
+            lambda: refresh_penalties(gb, config),
+            lambda: rule_of_config(config),
+        ):
+            with pytest.raises(GradingError) as refused:
+                shows_the_rule()
+            assert str(refused.value) == sentence
+        assert (
+            gb.find_submission_notebook("oublier", "oublier", "ana").late_submission_penalty is None
+        )
+
+
+def test_no_points_per_day_is_a_rule_too(tmp_path):
+    """0 point per day: allowed (lateness shown, no penalty)."""
+    config = Config()
+    config.AssignLatePenalties.plugin_class = PointsPerDayLate
+    config.PointsPerDayLate.points_per_day = 0
+    assert "retire 0 point à la note" in rule_of_config(config)
+    with Gradebook(_late_class(tmp_path / "gradebook.db")) as gb:
+        assert refresh_penalties(gb, config) == ["ana"]
+        assert gb.find_submission_notebook("oublier", "oublier", "ana").late_submission_penalty == 0
+
+
+@pytest.fixture(scope="module")
+def late_course(tmp_path_factory):
+    """A course copy whose gradebook holds ana's late submission; its grader/ folder and its
+    nbgrader_config.py as shipped."""
+    grader = copy_course(tmp_path_factory.mktemp("retard") / "cours")
+    _late_class(grader / "gradebook.db")
+    return grader, (grader / "nbgrader_config.py").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("command", "setting", "sentence"),
+    [
+        (
+            "export",
+            'c.AssignLatePenalties.plugin_class = "nbgrader.plugins.ExportPlugin"',
+            "AssignLatePenalties.plugin_class (nbgrader_config.py)\u00a0: "
+            "'nbgrader.plugins.ExportPlugin' n'est pas un greffon de nbgrader",
+        ),
+        ("rapport", 'c.PointsPerDayLate.points_per_day = float("nan")', BAD_SETTINGS["nan"][3]),
+    ],
+)
+def test_the_teacher_reads_the_plain_french_sentence(late_course, command, setting, sentence):
+    """make export and make rapport (python -m grading.export, grading.rapport) start nbgrader,
+    whose exporter applies the rule again: the refusal is nbgrader's ERROR line the command
+    quotes, not a traceback ending in « grading.french.system_reason.GradingError: »."""
+    grader, shipped = late_course
+    (grader / "nbgrader_config.py").write_text(f"{shipped}\n{setting}\n", encoding="utf-8")
+    done = grading(grader, command)
+    assert done.returncode == 1, done.stdout + done.stderr
+    said = done.stderr.rstrip("\n")
+    assert "\n" not in said and "Error" not in said, said
+    reason = sentence.rstrip(".")
+    assert f"nbgrader s'est arrêté en erreur (code 1)\u00a0: {reason}" in said, said
+    log = (grader / "rapport" / f"{command}.log").read_text(encoding="utf-8")
+    assert "Traceback" not in log and f"| ERROR] {sentence}" in log, log
 
 
 def test_a_command_that_shows_a_score_never_imports_nbgraders_preprocessors():
