@@ -147,7 +147,7 @@ def say_verdicts(problem: str | None, rows: list[tuple[str, Verdict]]) -> int:
         print(f"    → {cause}" if cause not in said else "    → (même cause que plus haut)")
         said.add(cause)
     for note in notes.values():
-        print(f"\nPour tout l'appel\u00a0: {note.replace('De plus, oublier', 'oublier', 1)}")
+        print(f"\nPour tout l'appel\u00a0: {note.removeprefix('De plus, ')}")
     return sum(verdict.ok for _, verdict in rows)
 
 

@@ -452,6 +452,33 @@ def test_verifier_says_each_cause_once(tmp_path, sample_answers, capsys):
             {"sessions": ""},
             "n'a pas été attendu (coroutine jamais attendue)",
         ),
+        # the same call scheduled and never awaited (a task), or kept in a list and never
+        # started, where Python never warns: named all the same, and the call's work stopped
+        # at its end, in verifier as in grading (attack, stop 53: timing decided the verdict)
+        (
+            "ensure-future-sans-await",
+            lambda right: (
+                "import asyncio\n"
+                + "".join(right.splitlines(True)[:5])
+                .replace(
+                    "await service.delete_session(", "asyncio.ensure_future(service.delete_session("
+                )
+                .replace("session.id)\n", "session.id))\n")
+            ),
+            {"sessions": ""},
+            "n'a pas été attendu (coroutine jamais attendue)",
+        ),
+        (
+            "liste-de-coroutines",
+            lambda right: (
+                "_attente = []\n"
+                + "".join(right.splitlines(True)[:5])
+                .replace("await service.delete_session(", "_attente.append(service.delete_session(")
+                .replace("session.id)\n", "session.id))\n")
+            ),
+            {"sessions": ""},
+            "n'a pas été attendu (coroutine jamais attendue)",
+        ),
         # a misspelt attribute of the learner's own connection: Python's words, not the
         # checker's class name (helper attack: « '_WatchedConnection' object… »)
         (
@@ -591,13 +618,18 @@ def test_the_wal_emptied_by_anything_but_oublier_loses_criterion_7(
     """Helper attack on the runner: with the service's connection open, a learner's own close
     no longer empties the -wal; then a task closing the service after oublier returned, the
     service's connection closed by hand, or the -wal deleted under it got 7/7 without emptying
-    it. The call's process ends closing nothing: a -wal gone is one of those."""
+    it. The call's process ends closing nothing: a -wal gone is one of those. A task left
+    running is stopped when oublier returns (stop 53): its close never runs, and it is named
+    as work oublier never awaited."""
     before, checkpoint, after = BYPASSES[bypass]
     right = sample_answers["complete_vacuum"]
     assert CHECKPOINT in right and right.endswith(END)
     source = before + right.replace(CHECKPOINT, checkpoint).removesuffix(END) + END + after
     verdict = evaluate_source(source, sandboxed=sandboxed).criteria[VISIBLE.name]["fichier"]
     assert not verdict.ok, (bypass, sandboxed)
+    if bypass == "fermeture-differee":  # the task is stopped as oublier returns: named
+        assert "un appel au service n'a pas été attendu" in verdict.message, verdict.message
+        return
     assert "a fermé le service ou sa connexion (service.close()), ou supprimé son -wal" in (
         verdict.message
     )
