@@ -95,8 +95,11 @@ def sqlite_rows(
 
 
 def _sqlite_rows(path: Path, sql: str) -> list:
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise GradebookError(f"le carnet de notes est introuvable ({path})")
+    if not path.is_file():  # a folder, a pipe, a link to /dev/zero: there, yet no gradebook
+        kind = "un dossier" if path.is_dir() else "ni un fichier ni un dossier"
+        raise GradebookError(f"le carnet de notes n'est pas un fichier ({path}\u00a0: {kind})")
     if path.stat().st_size == 0:
         raise GradebookError(f"le carnet de notes est vide (0 octet : {path})")
 

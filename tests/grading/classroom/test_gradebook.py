@@ -1,0 +1,68 @@
+"""grading.classroom.gradebook: why a gradebook file cannot be used, before nbgrader reads it.
+Files built with sqlite3 alone (the tables the counts read): the commands' own tests
+(test_paths, test_backup) show the same sentences on a real class."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+from grading.classroom.gradebook import GradebookError, gradebook_counts
+
+
+def _gradebook(path: Path, students: int = 3) -> Path:
+    with closing(sqlite3.connect(path)) as con, con:
+        con.execute("CREATE TABLE student (id TEXT PRIMARY KEY)")
+        con.execute("CREATE TABLE grade (id INTEGER PRIMARY KEY, student TEXT)")
+        con.execute("CREATE TABLE comment (id INTEGER PRIMARY KEY, text TEXT)")
+        con.executemany("INSERT INTO student VALUES (?)", [(f"e{k}",) for k in range(students)])
+        con.executemany("INSERT INTO grade (student) VALUES (?)", [("e0",), ("e1",)])
+        con.executemany("INSERT INTO comment (text) VALUES (?)", [("x" * 500,)] * 20)
+    return path
+
+
+def test_a_sound_gradebook_is_counted(tmp_path):
+    assert gradebook_counts(_gradebook(tmp_path / "gradebook.db")) == {"students": 3, "grades": 2}
+
+
+def test_a_page_damaged_inside_is_named_though_the_counts_read(tmp_path):
+    """Attack (stop 53): the counts read past a damaged page, so a backup took it as sound."""
+    db = _gradebook(tmp_path / "gradebook.db")
+    with closing(sqlite3.connect(db)) as con:
+        size = con.execute("PRAGMA page_size").fetchone()[0]
+        [(root,)] = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'comment'")
+    with open(db, "r+b") as file:
+        file.seek((root - 1) * size)
+        file.write(b"\xff" * 64)
+    with closing(sqlite3.connect(db)) as con:  # the control: what the counts read still reads
+        con.execute("SELECT (SELECT count(*) FROM student), (SELECT count(*) FROM grade)")
+    with pytest.raises(GradebookError) as refused:
+        gradebook_counts(db)
+    message = str(refused.value)
+    assert message.startswith(f"le carnet de notes est illisible ({db}\u00a0: fichier abîmé, ")
+    assert "SQLite\u00a0: database disk image is malformed (" in message
+
+
+@pytest.mark.parametrize("kind", ["dossier", "tube", "lien vers /dev/zero"])
+def test_something_there_that_is_no_file_is_not_called_missing(tmp_path, kind):
+    """Attack (stop 53): a folder, a named pipe or a link to /dev/zero was « introuvable »."""
+    db = tmp_path / "gradebook.db"
+    if kind == "dossier":
+        db.mkdir()
+    elif kind == "tube":
+        os.mkfifo(db)
+    else:
+        db.symlink_to("/dev/zero")
+    with pytest.raises(GradebookError) as refused:
+        gradebook_counts(db)
+    assert str(refused.value).startswith(f"le carnet de notes n'est pas un fichier ({db}\u00a0: ")
+    what = "un dossier" if kind == "dossier" else "ni un fichier ni un dossier"
+    assert str(refused.value).endswith(f"\u00a0: {what})"), refused.value
+
+
+def test_a_missing_gradebook_is_called_missing(tmp_path):
+    with pytest.raises(GradebookError, match="le carnet de notes est introuvable"):
+        gradebook_counts(tmp_path / "gradebook.db")
