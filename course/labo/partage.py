@@ -165,6 +165,12 @@ CALL_ENDS: dict[str, tuple[Outcome | None, str]] = {
     "ok": (None, ""),
     "raised": (None, "oublier_partage a levé une exception."),
     "not_async": (None, "oublier_partage n'est pas une fonction asynchrone (async def)."),
+    # judged on the base as the others, named on every criterion that fails
+    "unawaited": (
+        None,
+        "un appel à sql(...) n'a pas été attendu\u00a0: sans await, il ne fait rien. Écrivez "
+        "await devant (await sql(...)).",
+    ),
     "load": (Outcome.LOAD_ERROR, "la cellule ne se charge pas (erreur à son exécution)."),
     "missing": (Outcome.LOAD_ERROR, "la cellule ne définit pas oublier_partage."),
     Outcome.TIMEOUT: (
@@ -308,6 +314,7 @@ def _judge(scenario: PartageScenario, before: BaseFacts, after: list[BaseFacts],
     quoted = (app, scenario.quoted.user_id)
     verdicts: dict[str, Verdict] = {}
     first = after[0] if after else None
+    done = ("ok", "unawaited")  # calls that returned: an unawaited sql(...) did nothing
     ok_call = bool(statuses) and statuses[0] == "ok"
     same_structure = first is not None and first.structure == before.structure
 
@@ -321,14 +328,14 @@ def _judge(scenario: PartageScenario, before: BaseFacts, after: list[BaseFacts],
     again = (
         correct
         and len(after) >= 3
-        and statuses[1:3] == ["ok", "ok"]
+        and all(status in done for status in statuses[1:3])
         and all(f.groups == first.groups and f.structure == first.structure for f in after[1:3])
     )
     last = after[3] if len(after) >= 4 else None
     quotes = (
         correct
         and last is not None
-        and statuses[3] == "ok"
+        and statuses[3] in done
         and gone(last, quoted, ("sessions", "events", "user_states"))
         and last.structure == before.structure
         and last.others([target, quoted]) == after[2].others([target, quoted])

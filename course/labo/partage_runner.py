@@ -15,10 +15,13 @@ import inspect
 import json
 import os
 import sys
+import warnings
+
+from .left_behind import left_behind
 
 __all__ = ["EXIT", "main"]
 
-EXIT = {"ok": 0, "raised": 3, "load": 4, "missing": 5, "not_async": 6}
+EXIT = {"ok": 0, "raised": 3, "load": 4, "missing": 5, "not_async": 6, "unawaited": 7}
 FUNCTION = "oublier_partage"
 
 
@@ -57,11 +60,21 @@ def main() -> int:
         return EXIT["missing"]
     if not inspect.iscoroutinefunction(function):
         return EXIT["not_async"]
+
+    async def call() -> bool:
+        # a sql(...) without await raises nothing: its coroutine is dropped, and Python only
+        # warns, when it is freed; one kept or scheduled is found as the call returns
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always", RuntimeWarning)
+            await function(sql, request["user_id"])
+        never = any("was never awaited" in str(w.message) for w in warned)
+        return left_behind() or never
+
     try:
-        asyncio.run(function(sql, request["user_id"]))
+        unawaited = asyncio.run(call())
     except BaseException:  # noqa: BLE001
         return EXIT["raised"]
-    return EXIT["ok"]
+    return EXIT["unawaited"] if unawaited else EXIT["ok"]
 
 
 if __name__ == "__main__":

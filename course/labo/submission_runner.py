@@ -45,7 +45,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
-import gc
 import inspect
 import json
 import os
@@ -68,6 +67,7 @@ from typing import TYPE_CHECKING
 
 from course.app import APP_NAME
 
+from .left_behind import left_behind
 from .protocol import (
     MAX_ERROR_MESSAGE,
     MAX_ERROR_TYPE,
@@ -336,7 +336,7 @@ def _call(
                     await result
         except BaseException as exc:  # noqa: B036
             error = _describe(exc)
-        left = _left_behind()
+        left = left_behind()
         unawaited = left or any("was never awaited" in str(w.message) for w in warned)
         closed = bool(services) and getattr(services[0], "_closed", False) is True
         made = tmp.count() if tmp is not None else 0
@@ -350,25 +350,6 @@ def _call(
 
     say({"result": asyncio.run(run())})
     return services
-
-
-def _left_behind() -> bool:
-    """Whether the call left work it never awaited: a task still running (``create_task``,
-    ``ensure_future``, ``gather`` without await) or a coroutine never started (kept in a list,
-    where Python never warns). The call ends here: the tasks are cancelled and the coroutines
-    closed, so that nothing of it runs after the files are judged, in grading as in verifier."""
-    current = asyncio.current_task()
-    pending = [t for t in asyncio.all_tasks() if t is not current and not t.done()]
-    for task in pending:
-        task.cancel()
-    created = [
-        obj
-        for obj in gc.get_objects()
-        if inspect.iscoroutine(obj) and inspect.getcoroutinestate(obj) == inspect.CORO_CREATED
-    ]
-    for coroutine in created:
-        coroutine.close()  # no « never awaited » warning later, on a stream nobody reads
-    return bool(pending or created)
 
 
 def _only(keep: tuple[int, ...]) -> None:

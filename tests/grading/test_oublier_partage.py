@@ -250,6 +250,37 @@ def test_a_base_rearranged_by_the_student_does_not_fool_the_grader(source, score
         assert evaluation.verdicts["partage_sessions"].message == STRUCTURE
 
 
+UNAWAITED_SQL = {
+    # the first TP's slip in the second: a sql(...) without await does nothing, silently
+    "oublie": """
+async def oublier_partage(sql, user_id):
+    sql("DELETE FROM sessions WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
+    sql("DELETE FROM user_states WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
+""",
+    # scheduled and never awaited: stopped as the call returns, whatever the timing
+    "tache": """
+import asyncio
+
+async def oublier_partage(sql, user_id):
+    asyncio.ensure_future(
+        sql("DELETE FROM sessions WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)
+    )
+""",
+}
+
+
+@pytest.mark.parametrize("slip", sorted(UNAWAITED_SQL))
+def test_a_sql_call_without_await_is_named(slip, clusters):
+    """Attack (stop 53): verifier_partage said only « des sessions … restent », never why."""
+    for sandboxed in (False, True):
+        evaluation = evaluate_partage(UNAWAITED_SQL[slip], EXAMPLE, sandboxed=sandboxed)
+        assert evaluation.statuses[0] == "unawaited", (sandboxed, evaluation.statuses)
+        assert evaluation.score == 0, evaluation.verdicts
+        message = evaluation.verdicts["partage_sessions"].message
+        assert "un appel à sql(...) n'a pas été attendu\u00a0: sans await" in message, message
+    assert _leftovers(clusters) == []
+
+
 async def _sessions_only(sql, user_id):  # a learner's first try, checked by their own verifier
     await sql("DELETE FROM sessions WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)  # noqa: F821
 
