@@ -85,18 +85,17 @@ def _french(counts: dict[str, int]) -> str:
 
 
 def _held(archive: Path, damaged: dict[Path, str]) -> dict[str, int] | None:
-    """The counts of the readable gradebook `archive` holds (its manifest's, else its
-    gradebook's), None if it holds none or is damaged (then in `damaged`, with the reason)."""
+    """The counts of the readable gradebook `archive` holds, read from it (SQLite's own check
+    first), None if it holds none, an unreadable one, or is damaged (then in `damaged`, with the
+    reason). Never the manifest's counts alone: an older version wrote counts for a gradebook
+    damaged inside, and the purge would keep that backup and delete the sound ones."""
     try:
-        members, manifest = _read_archive(archive, keep=lambda name: name == GRADEBOOK)
+        members, _manifest = _read_archive(archive, keep=lambda name: name == GRADEBOOK)
     except BackupError as exc:
         damaged[archive] = str(exc)
         return None
     if GRADEBOOK not in members:
         return None
-    known = manifest.get("gradebook")
-    with suppress(KeyError, TypeError, ValueError):
-        return {"students": int(known["students"]), "grades": int(known["grades"])}
     with tempfile.TemporaryDirectory(prefix="sauvegarde-") as work, suppress(GradebookError):
         copy = Path(work) / GRADEBOOK
         copy.write_bytes(members[GRADEBOOK][0])

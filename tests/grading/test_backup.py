@@ -463,6 +463,24 @@ def test_a_gradebook_damaged_inside_is_never_backed_up_kept_nor_restored(backed_
     assert f"gardée\u00a0: {good.name} — la plus récente qui contient un carnet de notes" in (
         confirmed.stdout
     )
+    # as an older version wrote it: the damaged gradebook's counts in its manifest; the purge
+    # reads the gradebook itself, never keeps it as the sound one (attack, stop 53)
+    with tarfile.open(newest) as tar:
+        members = [(info, tar.extractfile(info).read()) for info in tar]
+    with tarfile.open(newest, "w:gz") as tar:
+        for info, data in members:
+            if info.name == "manifest.json":
+                manifest = json.loads(data)
+                manifest["gradebook"] = {"students": 4, "grades": 40}
+                data = json.dumps(manifest).encode()
+                info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    purged = grading(grader, "backup", "purger", "--dossier", str(folder), "--garder", "1")
+    assert purged.returncode == 0, purged.stdout + purged.stderr
+    assert [p for _, p in backups_in(folder)] == [newest, good], purged.stdout
+    assert f"gardée\u00a0: {good.name} — la plus récente qui contient un carnet de notes" in (
+        purged.stdout
+    )
     fresh = clone_head(tmp_path / "clone") / "grader"
     with pytest.raises(BackupError, match=f"{newest.name} contient un carnet de notes illisible"):
         restore(newest, grader_dir=fresh, confirm=True)
