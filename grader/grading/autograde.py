@@ -16,10 +16,11 @@ from course.labo.sandbox import sandbox_problem
 from .classroom.class_lock import class_lock
 from .classroom.gradebook import gradebook_problem, sqlite_path
 from .classroom.ids import normalize_id, quoted
-from .classroom.paths import CourseDirs, course_dirs
+from .classroom.paths import CourseDirs, course_dirs, load_config
 from .classroom.schema_stamp import stamp_in_process
 from .french.french_args import FrenchParser
 from .french.system_reason import GradingError, french_message
+from .nbgrader_ext.late_penalty import configured_plugin
 from .nbgrader_ext.sandbox_setting import refusal
 from .runs import known_failures, manual_grades, nbgrader_run, submitted_ids
 from .runs.autograde_runs import ClassRun, merge_outcomes, parallel, sequential
@@ -71,6 +72,12 @@ def autograde(
     # a class registers first: else nbgrader would make a gradebook and grade any folder
     if why := gradebook_problem(dirs, empty_ok=False):
         raise GradingError(f"Rien n'a été noté\u00a0: {why}.")
+    # a late-penalty setting nbgrader refuses fails every submission only after grading it,
+    # and nbgrader then deletes its graded copy: refused first, nothing graded
+    try:
+        configured_plugin(load_config(dirs.grader_dir))
+    except GradingError as exc:
+        raise GradingError(f"Rien n'a été noté\u00a0: {exc}") from None
     force, extra_args = nbgrader_run.with_force(tuple(extra_args), force)
     students, ids, extra_args = _matched_students(dirs, assignment, extra_args)
     note = nbgrader_run.ensure_assignment(dirs, assignment)

@@ -108,9 +108,10 @@ def _expected(name: str, trait: TraitType | None) -> str:
 
 def _not_accepted(section: str, name: str, value: object, trait: TraitType | None = None) -> str:
     """The French sentence that refuses `value` for the setting ``c.<section>.<name>``."""
+    shown = repr(value)
+    shown = shown if len(shown) <= 40 else f"{shown[:30]}… ({len(shown)} caractères)"
     return (
-        f"{section}.{name} (nbgrader_config.py)\u00a0: {value!r} n'est pas "
-        f"{_expected(name, trait)}."
+        f"{section}.{name} (nbgrader_config.py)\u00a0: {shown} n'est pas {_expected(name, trait)}."
     )
 
 
@@ -152,7 +153,7 @@ def _made(plugin_class: type[LateSubmissionPlugin], config: Config) -> LateSubmi
     makes it; a setting its trait refuses (traitlets' English TraitError) refused in French."""
     try:
         return plugin_class(config=config)
-    except TraitError as exc:
+    except (TraitError, OverflowError) as exc:  # OverflowError: 10**400 points, as a float
         refused = exc
     traits = plugin_class.class_traits(config=True)
     for cls in plugin_class.mro():  # the sections nbgrader reads the plugin's settings from
@@ -163,7 +164,7 @@ def _made(plugin_class: type[LateSubmissionPlugin], config: Config) -> LateSubmi
                 continue
             try:
                 plugin_class(config=Config({cls.__name__: {name: value}}))
-            except TraitError:
+            except (TraitError, OverflowError):
                 _refuse(_not_accepted(cls.__name__, name, value, traits[name]))
     # each setting accepted alone, not together (a teacher's own plugin): said as traitlets says it
     _refuse(f"Réglages de {plugin_class.__name__} (nbgrader_config.py) refusés\u00a0: {refused}")

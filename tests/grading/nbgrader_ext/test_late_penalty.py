@@ -110,6 +110,14 @@ BAD_SETTINGS = {
         "PointsPerDayLate.points_per_day (nbgrader_config.py)\u00a0: inf n'est pas un nombre de "
         "points fini, positif ou nul (par exemple 1 ou 0.5).",
     ),
+    "huge": (  # an OverflowError from traitlets, in English, at every command (stop 53)
+        "PointsPerDayLate",
+        "points_per_day",
+        10**400,
+        "PointsPerDayLate.points_per_day (nbgrader_config.py)\u00a0: "
+        "100000000000000000000000000000… (401 caractères) n'est pas un nombre de points fini, "
+        "positif ou nul (par exemple 1 ou 0.5).",
+    ),
     "negative": (  # accepted, the rule said « retire -2 point »
         "PointsPerDayLate",
         "points_per_day",
@@ -187,6 +195,25 @@ def test_the_teacher_reads_the_plain_french_sentence(late_course, command, setti
     assert f"nbgrader s'est arrêté en erreur (code 1)\u00a0: {reason}" in said, said
     log = (grader / "rapport" / f"{command}.log").read_text(encoding="utf-8")
     assert "Traceback" not in log and f"| ERROR] {sentence}" in log, log
+
+
+def test_make_grade_refuses_a_late_setting_before_grading_anything(late_course):
+    """Attack (stop 53): a setting nbgrader refuses (« 1,5 », a French decimal) failed every
+    submission only after grading it, nbgrader then deleting each graded copy, with traitlets'
+    English as the reason; make grade now refuses it first, in French, nothing graded."""
+    grader, shipped = late_course
+    setting = 'c.PointsPerDayLate.points_per_day = "1,5"'
+    (grader / "nbgrader_config.py").write_text(f"{shipped}\n{setting}\n", encoding="utf-8")
+    try:
+        done = grading(grader, "autograde", "oublier")
+    finally:
+        (grader / "nbgrader_config.py").write_text(shipped, encoding="utf-8")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(
+        "✘ Rien n'a été noté\u00a0: PointsPerDayLate.points_per_day (nbgrader_config.py)\u00a0: "
+        "'1,5' n'est pas un nombre de points fini"
+    ), done.stderr
+    assert "Traceback" not in done.stderr and not (grader / "autograded").exists()
 
 
 def test_a_command_that_shows_a_score_never_imports_nbgraders_preprocessors():
