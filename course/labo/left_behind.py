@@ -7,19 +7,27 @@ import asyncio
 import gc
 import inspect
 
-__all__ = ["left_behind"]
+__all__ = ["SETTLE_SECONDS", "left_behind"]
 
 
-def left_behind() -> bool:
+# how long the cancelled tasks get to end (their finally, their except CancelledError): what
+# they do then is part of the call, so it is done before the files are judged
+SETTLE_SECONDS = 2.0
+
+
+async def left_behind() -> bool:
     """Whether the call left work it never awaited: a task still running (``create_task``,
     ``ensure_future``, ``gather`` without await) or a coroutine never started (kept in a list,
-    where Python never warns). Called in the call's own task as it returns: the call ends here,
-    so the tasks are cancelled and the coroutines closed, and nothing of it runs after the base
-    is judged, in grading as in the learner's check (else timing decides the verdict)."""
+    where Python never warns). Awaited in the call's own task as it returns: the call ends
+    here, so the tasks are cancelled (what they do on cancellation is done now, before the files
+    are judged) and the coroutines closed; nothing of it runs after, in grading as in the
+    learner's check (else timing decides the verdict)."""
     current = asyncio.current_task()
     pending = [t for t in asyncio.all_tasks() if t is not current and not t.done()]
     for task in pending:
         task.cancel()
+    if pending:  # one still running after that is stopped with the call's process
+        await asyncio.wait(pending, timeout=SETTLE_SECONDS)
     created = [
         obj
         for obj in gc.get_objects()

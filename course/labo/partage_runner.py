@@ -68,7 +68,7 @@ def main() -> int:
             warnings.simplefilter("always", RuntimeWarning)
             await function(sql, request["user_id"])
         never = any("was never awaited" in str(w.message) for w in warned)
-        return left_behind() or never
+        return await left_behind() or never
 
     try:
         unawaited = asyncio.run(call())

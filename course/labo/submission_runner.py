@@ -336,7 +336,7 @@ def _call(
                     await result
         except BaseException as exc:  # noqa: B036
             error = _describe(exc)
-        left = left_behind()
+        left = await left_behind()
         unawaited = left or any("was never awaited" in str(w.message) for w in warned)
         closed = bool(services) and getattr(services[0], "_closed", False) is True
         made = tmp.count() if tmp is not None else 0
