@@ -15,7 +15,7 @@ import nbformat
 import pytest
 from grading.autograde import main as autograde_main
 from grading_course import copy_course, grading, nbgrader, register, submit
-from nbformat.v4 import new_code_cell, new_notebook
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from nbgrader.api import Gradebook
 from tool_in_process import in_process
 
@@ -37,6 +37,9 @@ def test_a_changed_submission_is_named_then_regraded_with_force(course, expected
     mine = submit(course, "ana", "complete_vacuum") / "oublier.ipynb"
     nb = nbformat.read(mine, as_version=4)
     nb.cells.append(new_code_cell("print('essai en plus')"))
+    # and her written answer in a cell of her own, the release's one deleted (graded all the same)
+    nb.cells = [c for c in nb.cells if c.get("id") != "documentation"]
+    nb.cells.append(new_markdown_cell("Ma procédure : tout effacer, puis VACUUM."))
     nbformat.write(nb, mine)
     submit(course, "ben", "ebauche")
     first = grading(course, "autograde", "oublier", "--jobs", jobs)
@@ -59,6 +62,14 @@ def test_a_changed_submission_is_named_then_regraded_with_force(course, expected
     assert _scores(course, ["ana", "ben"]) == {"ana": 10, "ben": 10}
     with sqlite3.connect(course / "gradebook.db") as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    # her written answer taken out since (no new timestamp.txt): grading would now read the
+    # release's empty answer, so she is named (attack, stop 53: the check read the graded copy)
+    nb = nbformat.read(mine, as_version=4)
+    nb.cells = [c for c in nb.cells if "Ma procédure" not in c.source]
+    nbformat.write(nb, mine)
+    later = in_process(autograde_main, course, "oublier", "--jobs", jobs)
+    assert later.returncode == 1, later.stdout
+    assert "ana\u00a0: rendu modifié depuis sa notation" in later.stdout, later.stdout
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])

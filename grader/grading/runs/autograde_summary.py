@@ -14,7 +14,7 @@ from ..classroom.gradebook import gradebook_rows
 from ..classroom.paths import CourseDirs
 from ..french.french_format import seconds_text
 from ..nbgrader_ext.outcome_record import METADATA_KEY
-from ..nbgrader_ext.release import rebuild
+from ..nbgrader_ext.release import nbgrader_meta, read_template, rebuild
 from .nbgrader_log import Outcomes
 from .submitted_ids import IdReport
 
@@ -84,24 +84,33 @@ def _written_by_student(cell: dict) -> bool:
     return not meta.get("locked") and not (meta.get("grade") and not meta.get("solution"))
 
 
-def _notebook_changed(submitted_nb: Path, graded_nb: Path, assignment: str) -> bool:
+def _notebook_changed(
+    submitted_nb: Path, graded_nb: Path, assignment: str, templates: tuple[Path, ...]
+) -> bool:
     if not graded_nb.is_file():
         return True
     try:
         sub, graded = (nbformat.read(path, as_version=4) for path in (submitted_nb, graded_nb))
     except Exception:  # an unreadable file: nbgrader will say why when it grades it
         return False
-    if METADATA_KEY in graded.metadata:
+    paths = [folder / assignment / graded_nb.name for folder in templates]  # as hooks finds it
+    template = next((path for path in paths if path.is_file()), None)
+    if METADATA_KEY in graded.metadata and template is not None:
         # a lab's copy, graded as rebuilt from the release (nbgrader_ext.hooks): what grading
-        # reads of the submission is its answers, put back into the graded copy's own cells (a
-        # cell the student added is dropped, and changes nothing); each lab's answer function
-        # is named like it (hooks.LABS)
-        again = rebuild(sub, graded, assignment).nb
-        return any(a.source != b.source for a, b in zip(again.cells, graded.cells, strict=True))
+        # would read of the submission now is its answers put into the release (a cell the
+        # student added is dropped, and changes nothing), compared with the graded copy's
+        # answers; each lab's answer function is named like it (hooks.LABS)
+        again = rebuild(sub, read_template(template), assignment).nb
+        return _answers(again) != _answers(graded)
     return len(sub.cells) != len(graded.cells) or any(
         a.cell_type != b.cell_type or (_written_by_student(a) and a.source != b.source)
         for a, b in zip(sub.cells, graded.cells, strict=True)
     )
+
+
+def _answers(nb: nbformat.NotebookNode) -> list[str]:
+    """The texts of the cells a student writes (nbgrader's solution cells), in order."""
+    return [c.source for c in nb.cells if nbgrader_meta(c).get("solution")]
 
 
 def _timestamp(folder: Path) -> str:
@@ -119,7 +128,7 @@ def changed_submissions(dirs: CourseDirs, assignment: str, students: Sequence[st
         if not graded.is_dir():
             continue
         if _timestamp(sub) != _timestamp(graded) or any(
-            _notebook_changed(nb, graded / nb.name, assignment)
+            _notebook_changed(nb, graded / nb.name, assignment, (dirs.release, dirs.source))
             for nb in sorted(sub.glob("*.ipynb"))
         ):
             changed.append(student)
