@@ -1,4 +1,5 @@
-"""The class's gradebook, read without ever being written: a SQLite file opened read-only, a
+"""The class's gradebook, read without ever being written (but for SQLite's own rollback of a
+write stopped midway, which any nbgrader command would do): a SQLite file opened read-only, a
 server through SQLAlchemy (nbgrader's ``Gradebook`` would create its tables, or an empty file,
 in place of a lost one), and why it cannot be used, in French, without a server's password."""
 
@@ -109,6 +110,7 @@ def _sqlite_rows(path: Path, sql: str) -> list:
             reason = f"fichier abîmé, SQLite\u00a0: {why}"
         return GradebookError(f"le carnet de notes est illisible ({path} : {reason})", reason)
 
+    _roll_back_a_stopped_write(path)
     # a damaged page inside the file: a count can read past it, a backup would keep it as the
     # good one and the purge delete the sound ones; SQLite's own check sees it (milliseconds)
     checked = sqlite_rows(path, "PRAGMA quick_check(1)", refusal)
@@ -116,6 +118,19 @@ def _sqlite_rows(path: Path, sql: str) -> list:
         where = str(checked[0][0]).strip().splitlines()[-1][:200] if checked else ""
         raise refusal(f"{_MALFORMED} ({where})" if where else _MALFORMED)
     return sqlite_rows(path, sql, refusal)
+
+
+def _roll_back_a_stopped_write(path: Path) -> None:
+    """A write stopped midway (``kill -9``, a power cut) leaves a hot journal beside the file:
+    opened read-only, SQLite cannot roll it back and calls the gradebook « readonly » (a restore
+    would then lose every grade since the last backup). Any nbgrader command opening it rolls
+    it back, as this does: the gradebook as of its last finished write. A journal a running
+    writer holds is not hot: then this only reads, waiting for the writer."""
+    journal = Path(f"{path}-journal")
+    with suppress(OSError):
+        if journal.is_file() and journal.stat().st_size > 0:
+            with suppress(sqlite3.Error), closing(sqlite3.connect(path, timeout=60)) as con:
+                con.execute("PRAGMA schema_version").fetchone()
 
 
 def server_name(db_url: str) -> str:
