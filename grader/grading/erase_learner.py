@@ -25,7 +25,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 
 from .classroom.class_lock import class_lock
-from .classroom.class_places import FAILURES_FILE, own_folders, registered_ids
+from .classroom.class_places import FAILURES_FILE, FAILURES_TMP, own_folders, registered_ids
 from .classroom.ids import normalize_id, quoted, read_roster
 from .classroom.kept_columns import read_table, restore_hand_edits
 from .french.french_args import FrenchParser
@@ -108,9 +108,13 @@ def _redact(file: Path, member: str | None, pattern) -> None:
 
     def clean(data: bytes) -> bytes:
         out = pattern.sub(data, places.REDACTED.encode())
-        if (member or file.name).endswith((".ipynb", ".json")):
+        # make grade's failure record, or its next version a stopped make grade left
+        record = member is None and (
+            file.name == FAILURES_FILE or file.name.startswith(FAILURES_TMP)
+        )
+        if (member or file.name).endswith((".ipynb", ".json")) or record:
             loaded = json.loads(out)  # ValueError: named, the file left as it was
-            if member is None and file.name == FAILURES_FILE and isinstance(loaded, dict):
+            if record and isinstance(loaded, dict):
                 # a failure record keyed by the learner: dropped whole, as its submission's
                 # digest and time would still single them out under « [retiré] »
                 for failures in loaded.values():

@@ -447,7 +447,7 @@ def test_a_failure_record_of_the_learner_is_dropped_whole(classe):
     """Attack (stop 53): make grade's record of failed submissions (echecs-autograde.json)
     kept the erased learner's entry under « [retiré] », with their submission's digest and
     time: a trace that still singles them out. Their entry is dropped whole; a classmate's
-    stays as it was."""
+    stays as it was; so in the copy a stopped make grade left."""
     from grading.erase_learner import Setup, erase
     from grading.runs import known_failures
 
@@ -456,9 +456,14 @@ def test_a_failure_record_of_the_learner_is_dropped_whole(classe):
     failed = {"ben": "notebook illisible", "ana": "délai dépassé"}
     known_failures.record(record, "oublier", grader / "submitted", failed, [])
     before = json.loads(record.read_text(encoding="utf-8"))["oublier"]
+    # its next version, left by a make grade stopped between writing and renaming it (attack,
+    # stop 53: named as a file to fix by hand, never erased): erased the same way
+    leftover = grader / ".echecs-k3x9q1"
+    leftover.write_bytes(record.read_bytes())
     setup = Setup(grader_dir=grader, roster=classe["roster"], exchange=classe["exchange"])
     result = erase("ben", setup, confirm=True, control="ana")
     assert not result.failures, result.failures
+    assert json.loads(leftover.read_text(encoding="utf-8")) == {"oublier": {"ana": before["ana"]}}
     after = json.loads(record.read_text(encoding="utf-8"))
     assert after == {"oublier": {"ana": before["ana"]}}, after
     assert before["ben"]["fingerprint"] not in record.read_text(encoding="utf-8")

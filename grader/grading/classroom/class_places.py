@@ -16,6 +16,7 @@ from .paths import CourseDirs
 __all__ = [
     "DEPOSITED_BY",
     "FAILURES_FILE",
+    "FAILURES_TMP",
     "quarantined_for",
     "BACKED_UP",
     "PER_LEARNER",
@@ -96,6 +97,7 @@ DEPOSITED_BY = "DEPOSE_PAR.txt"  # in a set-aside copy: who owned its files in t
 # beside the gradebook: the submissions make grade saw fail, by id (runs.known_failures); the
 # erasure cleans it as a log
 FAILURES_FILE = "echecs-autograde.json"
+FAILURES_TMP = ".echecs-"  # its next version being written: left only by a make grade stopped
 
 
 def quarantined_for(quarantine: Path, sid: str, *, authored: bool = False) -> list[Path]:

@@ -34,6 +34,7 @@ from nbgrader.utils import notebook_hash
 
 from ..classroom.class_places import (
     FAILURES_FILE,
+    FAILURES_TMP,
     PER_LEARNER,
     PLACES,
     learner_ids,
@@ -941,6 +942,10 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     repositories: list[Path] = []
     demos: list[Path] = []
     strays: set[Path] = set()
+    # where make grade writes its failure record (runs.known_failures): beside the gradebook
+    failure_folders = {ctx.dirs.grader_dir.resolve()}
+    if ctx.gradebook is not None:
+        failure_folders.add(ctx.gradebook.parent.resolve())
     for file, in_place in walk(top, False):
         if (data := _read_whole(file, out)) is None or (not in_place and digest(data) in shipped):
             continue
@@ -971,7 +976,11 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         if is_binary(data):
             _name_binary(out, file, data, pattern, file, None, in_place)
             continue
-        log = file.suffix == ".log" or file.name == FAILURES_FILE
+        # the failure record, and its next version a make grade stopped before renaming it left
+        record = file.name == FAILURES_FILE or (
+            file.name.startswith(FAILURES_TMP) and file.parent.resolve() in failure_folders
+        )
+        log = file.suffix == ".log" or record
         found_by = in_logs if log else pattern
         if not found_by.search(data):
             continue

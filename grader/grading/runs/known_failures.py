@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..classroom.class_places import FAILURES_FILE
+from ..classroom.class_places import FAILURES_FILE, FAILURES_TMP
 from ..classroom.paths import files_under
 from ..french.french_format import seconds_text
 
@@ -49,7 +49,7 @@ def _load(path: Path, assignment: str) -> tuple[dict, dict]:
 
 
 def _save(path: Path, data: dict) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".echecs-", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=FAILURES_TMP, dir=path.parent)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump(data, fh, ensure_ascii=False, indent=1, sort_keys=True)
     os.replace(tmp, path)
