@@ -7,11 +7,12 @@ import csv
 import inspect
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import nbformat
@@ -25,6 +26,7 @@ __all__ = [
     "clone_head",
     "copy_course",
     "course_key",
+    "damage_inside",
     "formgrader_server",
     "generated_course",
     "generated_template",
@@ -286,3 +288,17 @@ def formgrader_server(grader: Path, workdir: Path, token: str) -> Iterator[str]:
     headers = {"Authorization": f"token {token}"}
     with http_server(cmd, grader, env, log, f"{url}/api/status", "Jupyter", headers):
         yield url
+
+
+def damage_inside(gradebook: Path) -> None:
+    """Damage a page inside the SQLite file `gradebook` (its comments table's root) where the
+    counts of students and grades still read (checked): what a bad disk sector does, and what
+    only SQLite's own check (quick_check) sees."""
+    with closing(sqlite3.connect(gradebook)) as con:
+        size = con.execute("PRAGMA page_size").fetchone()[0]
+        [(root,)] = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'comment'")
+    with open(gradebook, "r+b") as file:
+        file.seek((root - 1) * size)
+        file.write(b"\xff" * 64)
+    with closing(sqlite3.connect(gradebook)) as con:  # the control: the counts still read
+        con.execute("SELECT (SELECT count(*) FROM student), (SELECT count(*) FROM grade)")

@@ -17,7 +17,6 @@ import sys
 import tarfile
 import tempfile
 import time
-from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -30,6 +29,7 @@ from grading.privacy.backup_files import backups_in
 from grading_course import (
     clone_head,
     copy_course,
+    damage_inside,
     grading,
     make,
     nbgrader,
@@ -442,15 +442,7 @@ def test_a_gradebook_damaged_inside_is_never_backed_up_kept_nor_restored(backed_
     a restore of it is refused, nothing written."""
     grader, folder = backed_up.grader, backed_up.folder
     [(_, good)] = backups_in(folder)
-    gradebook = grader / "gradebook.db"
-    with closing(sqlite3.connect(gradebook)) as con:
-        size = con.execute("PRAGMA page_size").fetchone()[0]
-        [(root,)] = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'comment'")
-    with open(gradebook, "r+b") as file:  # the comments' page: no count reads it
-        file.seek((root - 1) * size)
-        file.write(b"\xff" * 64)
-    with closing(sqlite3.connect(gradebook)) as con:  # what the check used to read, still read
-        con.execute("SELECT (SELECT count(*) FROM student), (SELECT count(*) FROM grade)")
+    damage_inside(grader / "gradebook.db")
     refused = _save(grader, folder, "--garder", "1")
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert "le carnet de notes est illisible" in refused.stderr, refused.stderr

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from grading.classroom.gradebook import GradebookError, gradebook_counts
+from grading_course import damage_inside
 
 
 def _gradebook(path: Path, students: int = 3) -> Path:
@@ -33,14 +34,7 @@ def test_a_sound_gradebook_is_counted(tmp_path):
 def test_a_page_damaged_inside_is_named_though_the_counts_read(tmp_path):
     """Attack (stop 53): the counts read past a damaged page, so a backup took it as sound."""
     db = _gradebook(tmp_path / "gradebook.db")
-    with closing(sqlite3.connect(db)) as con:
-        size = con.execute("PRAGMA page_size").fetchone()[0]
-        [(root,)] = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'comment'")
-    with open(db, "r+b") as file:
-        file.seek((root - 1) * size)
-        file.write(b"\xff" * 64)
-    with closing(sqlite3.connect(db)) as con:  # the control: what the counts read still reads
-        con.execute("SELECT (SELECT count(*) FROM student), (SELECT count(*) FROM grade)")
+    damage_inside(db)
     with pytest.raises(GradebookError) as refused:
         gradebook_counts(db)
     message = str(refused.value)

@@ -5,18 +5,16 @@ is a copy elsewhere (a hub instructor's copy, the demo course)."""
 from __future__ import annotations
 
 import shutil
-import sqlite3
 import subprocess
 import sys
 import unicodedata
-from contextlib import closing
 from pathlib import Path
 
 import nbformat
 import pytest
 from grading.classroom.paths import course_dirs, find_grader_dir
 from grading.demo import demo_config
-from grading_course import copy_course, tool_env
+from grading_course import copy_course, damage_inside, tool_env
 from helpers import REPO
 from nbgrader.api import Gradebook
 
@@ -195,12 +193,7 @@ def test_a_damaged_gradebook_is_refused_in_french_by_every_command(graded_class_
     # Attack (stop 53): a page damaged inside, where a count still reads, let export, the
     # report and the learner's export run, status 0; SQLite's own check now stops them too
     db.write_bytes(whole)
-    with closing(sqlite3.connect(db)) as con:
-        size = con.execute("PRAGMA page_size").fetchone()[0]
-        [(root,)] = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'comment'")
-    with open(db, "r+b") as file:
-        file.seek((root - 1) * size)
-        file.write(b"\xff" * 64)
+    damage_inside(db)
     for command in (
         ("export",),
         ("rapport", "oublier"),
