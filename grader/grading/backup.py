@@ -96,11 +96,17 @@ def _held(archive: Path, damaged: dict[Path, str]) -> dict[str, int] | None:
         return None
     if GRADEBOOK not in members:
         return None
-    with tempfile.TemporaryDirectory(prefix="sauvegarde-") as work, suppress(GradebookError):
-        copy = Path(work) / GRADEBOOK
-        copy.write_bytes(members[GRADEBOOK][0])
-        return gradebook_counts(copy)
+    with suppress(GradebookError):
+        return _counts_of(members[GRADEBOOK][0])
     return None
+
+
+def _counts_of(gradebook: bytes) -> dict[str, int]:
+    """gradebook_counts of a gradebook held in an archive (SQLite reads files, not bytes)."""
+    with tempfile.TemporaryDirectory(prefix="sauvegarde-") as work:
+        copy = Path(work) / GRADEBOOK
+        copy.write_bytes(gradebook)
+        return gradebook_counts(copy)
 
 
 def _check_gradebook(gradebook: Path, dest_dir: Path, damaged: dict[Path, str]) -> None:
@@ -454,17 +460,14 @@ def restore(
         raise BackupError(f"{NOT_RESTORED}{unfinished_restore(dirs.grader_dir)}")
     members, manifest = _read_archive(archive)
     if begun is None and GRADEBOOK in members:  # a damaged gradebook is no class to restore
-        with tempfile.TemporaryDirectory(prefix="restauration-") as work:
-            copy = Path(work) / GRADEBOOK
-            copy.write_bytes(members[GRADEBOOK][0])
-            try:
-                gradebook_counts(copy)
-            except GradebookError as exc:
-                raise BackupError(
-                    f"{NOT_RESTORED}{archive.name} contient un carnet de notes illisible "
-                    f"({exc.reason})\u00a0; restaurez une sauvegarde plus ancienne (ses autres "
-                    "fichiers se lisent avec tar)."
-                ) from None
+        try:
+            _counts_of(members[GRADEBOOK][0])
+        except GradebookError as exc:
+            raise BackupError(
+                f"{NOT_RESTORED}{archive.name} contient un carnet de notes illisible "
+                f"({exc.reason})\u00a0; restaurez une sauvegarde plus ancienne (ses autres "
+                "fichiers se lisent avec tar)."
+            ) from None
     # REGISTER_PART is merged below: an erasure recorded here since the backup stays
     fixed = {GRADEBOOK: gradebook, ROSTER: roster, HUB_DB: hub_db}
     targets: dict[str, Path] = {}

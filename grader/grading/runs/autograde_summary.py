@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import nbformat
@@ -85,7 +86,7 @@ def _written_by_student(cell: dict) -> bool:
 
 
 def _notebook_changed(
-    submitted_nb: Path, graded_nb: Path, assignment: str, templates: tuple[Path, ...]
+    submitted_nb: Path, graded_nb: Path, assignment: str, template: nbformat.NotebookNode | None
 ) -> bool:
     if not graded_nb.is_file():
         return True
@@ -93,14 +94,12 @@ def _notebook_changed(
         sub, graded = (nbformat.read(path, as_version=4) for path in (submitted_nb, graded_nb))
     except Exception:  # an unreadable file: nbgrader will say why when it grades it
         return False
-    paths = [folder / assignment / graded_nb.name for folder in templates]  # as hooks finds it
-    template = next((path for path in paths if path.is_file()), None)
     if METADATA_KEY in graded.metadata and template is not None:
         # a lab's copy, graded as rebuilt from the release (nbgrader_ext.hooks): what grading
         # would read of the submission now is its answers put into the release (a cell the
         # student added is dropped, and changes nothing), compared with the graded copy's
         # answers; each lab's answer function is named like it (hooks.LABS)
-        again = rebuild(sub, read_template(template), assignment).nb
+        again = rebuild(sub, template, assignment).nb
         return _answers(again) != _answers(graded)
     return len(sub.cells) != len(graded.cells) or any(
         a.cell_type != b.cell_type or (_written_by_student(a) and a.source != b.source)
@@ -122,13 +121,20 @@ def changed_submissions(dirs: CourseDirs, assignment: str, students: Sequence[st
     """Graded students whose submission differs from what was graded (a notebook's cells or
     ``timestamp.txt``): nbgrader only regrades a newer ``timestamp.txt`` without ``--force``."""
     changed = []
+
+    @cache
+    def release(name: str) -> nbformat.NotebookNode | None:  # read once for the class
+        paths = [folder / assignment / name for folder in (dirs.release, dirs.source)]
+        found = next((path for path in paths if path.is_file()), None)  # as hooks finds it
+        return None if found is None else read_template(found)
+
     for student in students:
         sub = dirs.submitted / student / assignment
         graded = dirs.autograded / student / assignment
         if not graded.is_dir():
             continue
         if _timestamp(sub) != _timestamp(graded) or any(
-            _notebook_changed(nb, graded / nb.name, assignment, (dirs.release, dirs.source))
+            _notebook_changed(nb, graded / nb.name, assignment, release(nb.name))
             for nb in sorted(sub.glob("*.ipynb"))
         ):
             changed.append(student)
