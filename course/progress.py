@@ -686,10 +686,11 @@ def _unawaited(warned: list[warnings.WarningMessage]) -> str:
     of Python's « coroutine ... was never awaited » ("" if none); any other warning is shown as
     it was."""
     from .labo.criteria import UNAWAITED
+    from .labo.left_behind import never_awaited
 
     unawaited = False
     for w in warned:
-        if isinstance(w.message, RuntimeWarning) and "was never awaited" in str(w.message):
+        if never_awaited(w):
             unawaited = True
         else:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import inspect
+import warnings
 
-__all__ = ["SETTLE_SECONDS", "left_behind"]
+__all__ = ["SETTLE_SECONDS", "left_behind", "never_awaited"]
 
 
 # how long the cancelled tasks get to end (their finally, their except CancelledError): what
@@ -36,3 +37,11 @@ async def left_behind() -> bool:
     for coroutine in created:
         coroutine.close()  # no « never awaited » warning later, on a stream nobody reads
     return bool(pending or created)
+
+
+def never_awaited(warning: warnings.WarningMessage) -> bool:
+    """Python's warning for a coroutine freed without ever being awaited: a call without await,
+    which raises nothing (recorded with ``warnings.catch_warnings(record=True)``)."""
+    return isinstance(warning.message, RuntimeWarning) and "was never awaited" in str(
+        warning.message
+    )

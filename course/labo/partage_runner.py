@@ -17,7 +17,7 @@ import os
 import sys
 import warnings
 
-from .left_behind import left_behind
+from .left_behind import left_behind, never_awaited
 
 __all__ = ["EXIT", "main"]
 
@@ -67,7 +67,7 @@ def main() -> int:
         with warnings.catch_warnings(record=True) as warned:
             warnings.simplefilter("always", RuntimeWarning)
             await function(sql, request["user_id"])
-        never = any("was never awaited" in str(w.message) for w in warned)
+        never = any(never_awaited(w) for w in warned)
         return await left_behind() or never
 
     try:

@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING
 
 from course.app import APP_NAME
 
-from .left_behind import left_behind
+from .left_behind import left_behind, never_awaited
 from .protocol import (
     MAX_ERROR_MESSAGE,
     MAX_ERROR_TYPE,
@@ -337,7 +337,7 @@ def _call(
         except BaseException as exc:  # noqa: B036
             error = _describe(exc)
         left = await left_behind()
-        unawaited = left or any("was never awaited" in str(w.message) for w in warned)
+        unawaited = left or any(never_awaited(w) for w in warned)
         closed = bool(services) and getattr(services[0], "_closed", False) is True
         made = tmp.count() if tmp is not None else 0
         return {
