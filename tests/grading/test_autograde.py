@@ -285,3 +285,10 @@ def test_a_submission_holding_a_link_is_refused_never_followed(course, tmp_path)
     assert "✘ 3 rendu(s) refusé(s)\u00a0:" in alone.stderr
     assert "ben/oublier/classe.txt (lien symbolique" in alone.stderr
     assert not (course / "autograded" / "ben").exists()
+
+    # two --student: nbgrader would grade the last one only; refused before anything runs
+    two = grading(course, "autograde", "oublier", "--student=ana", "--student=cyr")
+    assert two.returncode == 2, two.stdout + two.stderr
+    said = "--student donné plusieurs fois («\u00a0ana\u00a0», puis «\u00a0cyr\u00a0»)"
+    assert said in two.stderr
+    assert sorted(p.name for p in (course / "autograded").iterdir()) == ["ana"]

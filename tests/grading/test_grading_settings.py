@@ -5,6 +5,7 @@ and the nbgrader flags the class tools read are read as nbgrader reads them."""
 from __future__ import annotations
 
 import pytest
+from grading.french.system_reason import GradingError
 from grading.nbgrader_ext.hooks import StartOutOfKernelGrading
 from grading.nbgrader_ext.sandbox_setting import NO_SANDBOX_ENV, refusal
 from grading.runs.nbgrader_run import nbgrader_env, student_pattern, with_force
@@ -47,13 +48,23 @@ def test_one_refusal_says_how_to_grade_anyway():
         ((), None),
         (("--student", "a*"), "a*"),
         (("--student=b*",), "b*"),
-        (("--CourseDirectory.student_id=c", "--student", "d"), "d"),  # the last one wins
+        (("--student=d", "--CourseDirectory.student_id", "d"), "d"),  # the same one twice
         (("--student",), None),  # no value: nbgrader will say so
         (("--students=x",), None),
     ],
 )
 def test_student_pattern_is_read_as_nbgrader_reads_it(args, pattern):
     assert student_pattern(args) == pattern
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("--student=ana", "--student=ben"), ("--CourseDirectory.student_id=c", "--student", "d")],
+)
+def test_two_student_patterns_are_refused_nbgrader_would_grade_the_last_only(args):
+    with pytest.raises(GradingError) as refused:
+        student_pattern(args)
+    assert "plusieurs fois" in str(refused.value) and "--student='ana*'" in str(refused.value)
 
 
 def test_force_from_either_side():

@@ -18,7 +18,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ..classroom.class_lock import class_lock, held_fds
-from ..classroom.ids import shown
+from ..classroom.ids import quoted, shown
 from ..classroom.paths import CourseDirs
 from ..french.french_args import FrenchParser
 from ..french.system_reason import GradingError, french_message
@@ -167,14 +167,21 @@ class ProgressBar:
 
 
 def student_pattern(args: Sequence[str]) -> str | None:
-    """The instructor's nbgrader ``--student`` glob, if any (the last one wins, as in nbgrader)."""
-    pattern = None
+    """The instructor's nbgrader ``--student`` glob, if any. Given twice, refused: nbgrader keeps
+    the last one only, and the first student would be reported as graded by nobody."""
+    patterns = []
     for k, arg in enumerate(args):
         if arg.startswith(tuple(f"{flag}=" for flag in _STUDENT)):
-            pattern = arg.split("=", 1)[1]
+            patterns.append(arg.split("=", 1)[1])
         elif arg in _STUDENT and k + 1 < len(args):
-            pattern = args[k + 1]
-    return pattern
+            patterns.append(args[k + 1])
+    if len(set(patterns)) > 1:
+        given = ", puis ".join(quoted(shown(p)) for p in patterns)
+        raise GradingError(
+            f"--student donné plusieurs fois ({given})\u00a0: nbgrader ne garderait que le "
+            "dernier. Pour plusieurs élèves, un motif (--student='ana*') ou une commande par élève."
+        )
+    return patterns[-1] if patterns else None
 
 
 def with_force(args: tuple[str, ...], force: bool) -> tuple[bool, tuple[str, ...]]:
