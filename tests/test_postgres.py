@@ -302,6 +302,11 @@ def test_a_postmaster_killed_under_the_learner_is_seen(tmp_path: Path) -> None:
     finally:
         pg.arreter()
     assert _wait_no_server(folder) == []
+    # the learner starts it again: PostgreSQL reclaims what the killed server held (its shared
+    # memory, in /dev/shm too), and the base is there
+    with ServeurPostgres(folder) as again:
+        assert again.url().startswith("postgresql")
+    assert _wait_no_server(folder) == []
 
 
 def test_bad_database_name_is_refused(tmp_path: Path) -> None:
