@@ -30,6 +30,7 @@ if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
 from grading.classroom.gradebook import sqlite_url  # noqa: E402  (importable from the line above)
 from grading.classroom.paths import root_problem  # noqa: E402
 from grading.classroom.schema_stamp import stamp_in_process  # noqa: E402
+from grading.nbgrader_ext.export_choice import export_plugin  # noqa: E402
 from grading.nbgrader_ext.outcome_record import METADATA_KEY  # noqa: E402
 
 # a new gradebook is stamped without running `alembic` (1 s of CPU each)
@@ -166,7 +167,8 @@ c.HTMLExporter.preprocessors = [
 # `nbgrader export` (make export): nbgrader's CSV, with any cell that a spreadsheet would take for
 # a formula (a student id such as =2+5) neutralised, and quoted as CSV needs
 # (grading/nbgrader_ext/safe_export.py; the rule in grading/french/csv_safe.py).
-c.ExportApp.plugin_class = "grading.nbgrader_ext.safe_export.SafeCsvExport"
+# `make rapport` asks for the class report instead (grading/nbgrader_ext/export_choice.py).
+c.ExportApp.plugin_class = export_plugin()
 
 # Late submissions: nbgrader compares each submission's timestamp.txt with the assignment's due
 # date (`nbgrader db assignment add oublier --duedate="2025-03-14 18:00:00 Europe/Paris"`) and asks

@@ -13,6 +13,7 @@ from .classroom.gradebook import gradebook_problem
 from .classroom.paths import course_dirs
 from .french.french_args import FrenchParser
 from .french.french_csv import REPORT_NAME
+from .nbgrader_ext.export_choice import CLASS_REPORT_ENV
 from .runs.nbgrader_run import finish, run_quiet
 
 __all__ = ["main", "rapport"]
@@ -24,8 +25,9 @@ def rapport(assignment: str, grader_dir: Path | None = None) -> tuple[int, list[
     # else nbgrader's reason (an sqlalche.me address), or an empty report of nobody
     if why := gradebook_problem(dirs, empty_ok=False):
         return 2, [f"✘ Pas de rapport de «\u00a0{assignment}\u00a0»\u00a0: {why}."]
-    args = ["export", "--exporter=grading.report.ClassReport", f"--assignment={assignment}"]
-    run = run_quiet(dirs.grader_dir, [*args, f"--to={dirs.report}"], dirs.log_file("rapport"))
+    args = ["export", f"--assignment={assignment}", f"--to={dirs.report}"]
+    report = {CLASS_REPORT_ENV: "1"}  # grading.report.ClassReport, in any grading folder
+    run = run_quiet(dirs.grader_dir, args, dirs.log_file("rapport"), report)
     if run.status:
         return 1, [run.failure(f"rapport de «\u00a0{assignment}\u00a0»")]
     out = dirs.report

@@ -67,6 +67,13 @@ def test_the_demo_grades_in_a_checkout_whose_path_holds_a_dollar_and_a_parenthes
         ), (name, out)
         assert proc.returncode == 0, (name, out)
         assert (grader / "demo" / "autograded" / "graine" / "oublier").is_dir(), name
+    # the class report of the demo, a grading folder without grading/ of its own: nbgrader
+    # once imported the report's plugin before the demo's configuration made it importable
+    (grader / "demo" / "rapport" / "rapport.html").unlink()
+    report = grading(grader, "rapport", "oublier", "--grader-dir", "demo")
+    assert report.returncode == 0, report.stdout + report.stderr
+    assert "Rapport de «\u00a0oublier\u00a0»\u00a0: 1 élève(s), 1 avec un rendu" in report.stdout
+    assert (grader / "demo" / "rapport" / "rapport.html").is_file()
 
 
 def test_a_checkout_whose_path_holds_a_question_mark_grades_and_brackets_are_refused_in_french(

@@ -10,7 +10,7 @@ import sys
 import tempfile
 import threading
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,14 +47,17 @@ _STUDENT = ("--student", "--CourseDirectory.student_id")
 BIN = Path(sys.executable).parent
 
 
-def nbgrader_env(sandboxed: bool = True) -> dict[str, str]:
-    """The environment, the sandbox switch when turned off; ``nbgrader_config.py`` puts
-    ``grading`` on ``sys.path`` and stamps a new gradebook in the process itself."""
+def nbgrader_env(sandboxed: bool = True, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment, the sandbox switch when turned off, and `extra` (a choice read by
+    ``nbgrader_config.py``, which puts ``grading`` on ``sys.path`` and stamps a new gradebook in
+    the process itself)."""
     # the switch: the default of StartOutOfKernelGrading.sandboxed (nbgrader_ext.hooks)
-    return dict(os.environ) | ({} if sandboxed else {NO_SANDBOX_ENV: "1"})
+    return dict(os.environ) | ({} if sandboxed else {NO_SANDBOX_ENV: "1"}) | dict(extra or {})
 
 
-def start(args: Sequence[str], cwd: Path, sandboxed: bool = True) -> subprocess.Popen:
+def start(
+    args: Sequence[str], cwd: Path, sandboxed: bool = True, env: Mapping[str, str] | None = None
+) -> subprocess.Popen:
     """Start this Python's ``nbgrader <args>`` in `cwd`, stdout and stderr on one pipe."""
     return subprocess.Popen(
         [str(BIN / "nbgrader"), *args],
@@ -65,7 +68,7 @@ def start(args: Sequence[str], cwd: Path, sandboxed: bool = True) -> subprocess.
         # the kernel writes to this pipe too, and a student's cell can write any bytes there
         encoding="utf-8",
         errors="replace",
-        env=nbgrader_env(sandboxed),
+        env=nbgrader_env(sandboxed, env),
         pass_fds=held_fds(),  # the class lock: held while nbgrader runs, its caller killed or not
     )
 
@@ -80,10 +83,15 @@ def pump(proc: subprocess.Popen, watcher: LogWatcher | None, log, lock: threadin
 
 
 def run_logged(
-    args: Sequence[str], cwd: Path, watcher: LogWatcher | None, log, sandboxed: bool = True
+    args: Sequence[str],
+    cwd: Path,
+    watcher: LogWatcher | None,
+    log,
+    sandboxed: bool = True,
+    env: Mapping[str, str] | None = None,
 ) -> int:
     """Run ``nbgrader <args>`` to its end, its log read by `watcher`; its exit status."""
-    proc = start(args, cwd, sandboxed)
+    proc = start(args, cwd, sandboxed, env)
     try:
         pump(proc, watcher, log, threading.Lock())
         return proc.wait()
@@ -124,10 +132,12 @@ class QuietRun:
         )
 
 
-def run_quiet(cwd: Path, args: Sequence[str], log_path: Path) -> QuietRun:
+def run_quiet(
+    cwd: Path, args: Sequence[str], log_path: Path, env: Mapping[str, str] | None = None
+) -> QuietRun:
     """Run ``nbgrader <args>`` in `cwd` to its end, its whole log written to `log_path`."""
     with open(log_path, "w", encoding="utf-8") as log:
-        status = run_logged(args, cwd, None, log)
+        status = run_logged(args, cwd, None, log, env=env)
     return QuietRun(status, log_path, log_path.read_text(encoding="utf-8"))
 
 
