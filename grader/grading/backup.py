@@ -72,8 +72,12 @@ REGISTER_PART = "effacements"  # the register of erased learners and its key, in
 REFUSED = "Sauvegarde refusée, rien n'a été écrit\u00a0: "
 NOT_RESTORED = "Restauration refusée, rien n'a été écrit\u00a0: "
 DAMAGED = "archive abîmée ou tronquée"
+AHEAD_WHY = "DATÉE DANS LE FUTUR (l'horloge d'une autre machine\u00a0? renommez-la)"
 PARTIAL = ".partiel"  # a backup being written; renamed once whole
 ABANDONED_SECONDS = 60  # a partial file unlocked and untouched this long: its backup was stopped
+# a name dated later than this from now: not a backup of this clock (another machine's, renamed);
+# taken as the newest, the purge would delete every real one after it
+AHEAD = timedelta(minutes=5)
 
 
 class BackupError(GradebookError):
@@ -120,7 +124,7 @@ def _check_gradebook(gradebook: Path, dest_dir: Path, damaged: dict[Path, str]) 
             "Restaurez-le (make restauration) ou, si c'est voulu, confirmez : "
             "make sauvegarde CONFIRMER=1."
         ) from None
-    for _, path in backups_in(dest_dir):  # the newest whole one with a readable gradebook
+    for _, path in _dated(dest_dir)[0]:  # the newest whole one with a readable gradebook
         if (before := _held(path, damaged)) is None:
             continue
         if counts["students"] < before["students"] or counts["grades"] < before["grades"]:
@@ -130,6 +134,13 @@ def _check_gradebook(gradebook: Path, dest_dir: Path, damaged: dict[Path, str]) 
                 "effacé…), confirmez : make sauvegarde CONFIRMER=1."
             )
         return
+
+
+def _dated(folder: Path) -> tuple[list[tuple[datetime, Path]], list[Path]]:
+    """The backups of `folder`, newest first, apart from those named later than now."""
+    limit = datetime.now(UTC) + AHEAD
+    found = backups_in(folder)
+    return [(w, p) for w, p in found if w <= limit], [p for w, p in found if w > limit]
 
 
 def _dirs(grader_dir: Path | None) -> tuple[CourseDirs, Path, dict[str, Path]]:
@@ -602,7 +613,7 @@ def _purge(
     folder: Path, keep: int | None, keep_days: float
 ) -> tuple[list[Path], list[tuple[Path, str]], list[tuple[Path, str]]]:
     now = datetime.now(UTC)
-    found = backups_in(folder)
+    found, ahead = _dated(folder)
     damaged: dict[Path, str] = {}
     read: set[Path] = set()
 
@@ -615,7 +626,7 @@ def _purge(
     if keep is not None:
         rule += f" et une des {keep} plus récentes"
     deleted = _abandoned_partials(folder)
-    kept: list[tuple[Path, str]] = []
+    kept = [(path, f"{AHEAD_WHY}, jamais effacée ni prise pour la plus récente") for path in ahead]
     for rank, (when, path) in enumerate(found):
         expired = now - when > timedelta(days=keep_days) or (keep is not None and rank >= keep)
         if expired and path not in read:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -505,6 +506,23 @@ def test_retention_by_age_at_every_backup(course, tmp_path):
     assert f"effacée\u00a0: {old.name}" in again.stdout, again.stdout
     assert f"gardée\u00a0: {young.name} — moins de 30 jours" in again.stdout, again.stdout
     assert not old.exists() and young.exists() and len(backups_in(folder)) == 2
+
+    # third helper's attack: a name dated in the future (another machine's clock) was taken for
+    # the newest backup, and GARDER=1 deleted the one just written; a name with an impossible
+    # date (30 February) stopped the backup, the purge and the erasure on a traceback
+    ahead = folder / "sauvegarde-20991231-000000.tar.gz"
+    shutil.copy(young, ahead)
+    impossible = folder / "sauvegarde-20260230-120000.tar.gz"
+    impossible.write_bytes(b"pas une sauvegarde du cours")
+    assert backups_in(folder)[0][1] == ahead  # by its name, the newest
+    third = _save(course, folder, "--garder", "1")
+    assert (third.returncode, third.stderr) == (0, ""), third.stdout + third.stderr
+    [written] = re.findall(r"Sauvegarde écrite\u00a0: (\S+) \(", third.stdout)
+    assert Path(written).exists(), third.stdout
+    assert f"effacée\u00a0: {young.name}" in third.stdout and not young.exists(), third.stdout
+    assert f"gardée\u00a0: {ahead.name} — DATÉE DANS LE FUTUR" in third.stdout, third.stdout
+    assert ahead.exists() and impossible.read_bytes() == b"pas une sauvegarde du cours"
+    assert impossible not in [p for _, p in backups_in(folder)]
 
 
 def _damage(archive: Path, where: int, junk: bytes = b"\0\0\0\0") -> None:

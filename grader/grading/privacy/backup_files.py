@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,14 +38,13 @@ def retention_days(text: str) -> float:
 
 
 def backups_in(folder: Path) -> list[tuple[datetime, Path]]:
-    """The course's backups in `folder`, newest first, with the UTC time in their name."""
-    found = [
-        (
-            datetime.strptime(match.group(1), "%Y%m%d-%H%M%S").replace(tzinfo=UTC),
-            int(match.group(2) or 0),
-            path,
-        )
-        for path in (folder.iterdir() if folder.is_dir() else [])
-        if (match := NAME.match(path.name)) and path.is_file()
-    ]
+    """The course's backups in `folder`, newest first, with the UTC time in their name. A name
+    with an impossible time (« 20260230 ») was not written by ``make sauvegarde``: any other file
+    of the folder (the erasure searches it as such, the purge never deletes it)."""
+    found = []
+    for path in folder.iterdir() if folder.is_dir() else []:
+        if (match := NAME.match(path.name)) and path.is_file():
+            with suppress(ValueError):
+                when = datetime.strptime(match.group(1), "%Y%m%d-%H%M%S").replace(tzinfo=UTC)
+                found.append((when, int(match.group(2) or 0), path))
     return [(when, path) for when, _, path in sorted(found, reverse=True)]
