@@ -24,7 +24,13 @@ from .nbgrader_ext.late_penalty import configured_plugin
 from .nbgrader_ext.sandbox_setting import refusal
 from .runs import known_failures, manual_grades, nbgrader_run, submitted_ids
 from .runs.autograde_runs import ClassRun, merge_outcomes, parallel, sequential
-from .runs.autograde_summary import Summary, changed_submissions, missing_from_gradebook
+from .runs.autograde_summary import (
+    DISAGREE,
+    Summary,
+    changed_submissions,
+    disagreeing_grades,
+    missing_from_gradebook,
+)
 from .runs.nbgrader_log import FAILED
 from .runs.submitted_ids import matching
 
@@ -124,6 +130,8 @@ def autograde(
         outcomes.failed.update(ids.refused)  # never given to nbgrader: failed all the same
         stale = {s: "rendu modifié depuis sa notation" for s in changed if s in outcomes.skipped}
         stale.update(missing_from_gradebook(dirs.db_url, assignment, outcomes))
+        for student in disagreeing_grades(dirs, assignment, outcomes.skipped):
+            stale.setdefault(student, DISAGREE)
         # hand grades nbgrader reset to "needs manual grade": put back where the answer is the same
         kept = manual_grades.restore(dirs.db_url, dirs.autograded, assignment, hand_grades)
         note = "\n".join(filter(None, [note, kept])) or None

@@ -22,6 +22,7 @@ from .french.french_format import seconds_text
 from .french.system_reason import GradingError, french_message
 from .nbgrader_ext.late_penalty import refresh_penalties
 from .privacy.erasure_register import write_private
+from .runs.autograde_summary import DISAGREE, disagreeing_grades
 from .runs.nbgrader_log import LogWatcher
 from .runs.nbgrader_run import ProgressBar, run_logged
 from .runs.submitted_ids import submitted_students
@@ -99,17 +100,22 @@ def generate_feedback(
     with Gradebook(dirs.db_url) as gradebook:  # the late rule on the hand grades given since
         refresh_penalties(gradebook, load_config(dirs.grader_dir))
     shown = grades_shown(dirs.db_url, assignment)
-    if unknown := [s for s in students if s not in shown]:
-        # nbgrader empties a page's folder before it writes it, and fails on a copy the
-        # gradebook does not hold: a replaced gradebook would cost every page already released
+    # nbgrader empties a page's folder before it writes it, and fails on a copy the gradebook
+    # does not hold: a replaced gradebook would cost every page already released, or show an
+    # older gradebook's grades beside the answer graded since
+    unknown = [s for s in students if s not in shown]
+    why = "aucune note au carnet de notes (a-t-il été remplacé\u00a0?)"
+    if not unknown:
+        unknown, why = disagreeing_grades(dirs, assignment, students), DISAGREE
+    if unknown:
         named = ", ".join(unknown[:10]) + (
             f" et {len(unknown) - 10} autre(s)" if unknown[10:] else ""
         )
         raise GradingError(
-            f"Aucune page de retour écrite\u00a0: {len(unknown)} copie(s) notée(s) de "
-            f"«\u00a0{assignment}\u00a0» n'ont aucune note dans le carnet de notes "
-            f"({named})\u00a0; a-t-il été remplacé\u00a0? Restaurez-le ({RESTORE}), ou "
-            "notez-les à nouveau (make grade FORCE=1). Aucune page existante n'a été touchée."
+            f"Aucune page de retour écrite. {len(unknown)} copie(s) notée(s) de "
+            f"«\u00a0{assignment}\u00a0» ({named})\u00a0: {why}. Restaurez le carnet de notes "
+            f"({RESTORE}), ou notez-les à nouveau (make grade FORCE=1). Aucune page existante "
+            "n'a été touchée."
         )
     stale = [] if force else stale_feedback(dirs, assignment, students, shown)
     more = ["--force"] if (force or stale) and "--force" not in extra_args else []

@@ -10,6 +10,7 @@ from html import unescape
 import nbformat
 import pytest
 from grading.nbgrader_ext.criterion_titles import criterion_number, criterion_title
+from grading.runs.autograde_summary import DISAGREE
 from grading_course import grading, register, submit
 from helpers import REPO
 
@@ -63,6 +64,7 @@ def test_feedback_follows_a_regrade(course):
     register(course, "ana")
     submit(course, "ana", "ebauche")
     assert grading(course, "autograde", "oublier").returncode == 0
+    older = (course / "gradebook.db").read_bytes()  # ana's 0 points, for the attack below
     first = grading(course, "feedback", "oublier")
     assert first.returncode == 0 and "1 page(s) de retour écrite(s)" in first.stdout
     page = course / "feedback" / "ana" / "oublier" / "oublier.html"
@@ -80,6 +82,18 @@ def test_feedback_follows_a_regrade(course):
         in after.stdout
     )
     assert "note\u00a0: 10 / 12" in _text(page.read_text(encoding="utf-8"))
+    # Third attack: an older gradebook put back (the first grading's, 0 points): make grade
+    # skipped ana as « déjà noté », and feedback showed 0 beside her new, whole answer
+    shown, newer = page.read_bytes(), (course / "gradebook.db").read_bytes()
+    (course / "gradebook.db").write_bytes(older)
+    skipped = grading(course, "autograde", "oublier")
+    assert skipped.returncode == 1, skipped.stdout + skipped.stderr
+    assert f"  - ana\u00a0: {DISAGREE}" in skipped.stdout, skipped.stdout
+    refused = grading(course, "feedback", "oublier", "--force")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert f"de «\u00a0oublier\u00a0» (ana)\u00a0: {DISAGREE}." in refused.stderr
+    assert page.read_bytes() == shown
+    (course / "gradebook.db").write_bytes(newer)
     # Attack: the gradebook replaced (lost, then the class enrolled again): nbgrader would empty
     # every page's folder, then fail on copies it does not know; refused, every page kept
     shown = page.read_bytes()
@@ -87,6 +101,7 @@ def test_feedback_follows_a_regrade(course):
     register(course, "ana")
     refused = grading(course, "feedback", "oublier")
     assert refused.returncode == 2, refused.stdout + refused.stderr
-    assert "copie(s) notée(s) de «\u00a0oublier\u00a0» n'ont aucune note" in refused.stderr
-    assert "(ana)\u00a0; a-t-il été remplacé\u00a0?" in refused.stderr
+    assert "(ana)\u00a0: aucune note au carnet de notes (a-t-il été remplacé\u00a0?)" in (
+        refused.stderr
+    )
     assert page.read_bytes() == shown

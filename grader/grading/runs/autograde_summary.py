@@ -4,12 +4,14 @@ student unless ``timestamp.txt`` is newer), and the French summary."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.utils import determine_grade
 
 from ..classroom.gradebook import gradebook_rows
 from ..classroom.paths import CourseDirs
@@ -19,7 +21,14 @@ from ..nbgrader_ext.release import nbgrader_meta, read_template, rebuild
 from .nbgrader_log import Outcomes
 from .submitted_ids import IdReport
 
-__all__ = ["CHECKSUM_NOTE", "Summary", "changed_submissions", "missing_from_gradebook"]
+__all__ = [
+    "CHECKSUM_NOTE",
+    "DISAGREE",
+    "Summary",
+    "changed_submissions",
+    "disagreeing_grades",
+    "missing_from_gradebook",
+]
 
 CHECKSUM_NOTE = (
     "avertissements « Attribute 'checksum' … has changed » de nbgrader dans le journal\u00a0: sans "
@@ -153,6 +162,55 @@ _UNSCORED = (
     "solution_cells s JOIN base_cell sc ON sc.id = s.id "
     "WHERE sc.name = c.name AND sc.notebook_id = c.notebook_id)"
 )
+
+
+# the automatic tests' scores in the gradebook: (student, notebook, cell) -> auto_score
+_TEST_SCORES = (
+    "SELECT sa.student_id, a.name, n.name, c.name, g.auto_score FROM grade g "
+    "JOIN grade_cells gc ON gc.id = g.cell_id JOIN base_cell c ON c.id = gc.id "
+    "JOIN submitted_notebook sn ON sn.id = g.notebook_id JOIN notebook n ON n.id = sn.notebook_id "
+    "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
+    "JOIN assignment a ON a.id = sa.assignment_id "
+    "WHERE gc.cell_type = 'code' AND g.auto_score IS NOT NULL"
+)
+DISAGREE = (
+    "le carnet de notes ne donne pas à ses tests automatiques les points que montre la copie "
+    "notée (carnet de notes remplacé par une copie plus ancienne\u00a0?)"
+)
+
+
+def disagreeing_grades(dirs: CourseDirs, assignment: str, students: Sequence[str]) -> list[str]:
+    """Students whose graded copy scores an automatic test otherwise than the gradebook (nbgrader
+    scores a test cell from its output, ``determine_grade``): an older gradebook put back, which
+    nbgrader would not notice, its feedback showing the old grade beside the new answer."""
+    scores: dict[tuple[str, str, str], float] = {}
+    for student, name, notebook, cell, score in gradebook_rows(dirs.db_url, _TEST_SCORES) or []:
+        if name == assignment:
+            scores[(student, notebook, cell)] = float(score)
+    return [
+        student
+        for student in students
+        if any(
+            _disagrees(path, scores, student)
+            for path in sorted((dirs.autograded / student / assignment).glob("*.ipynb"))
+        )
+    ]
+
+
+def _disagrees(path: Path, scores: dict[tuple[str, str, str], float], student: str) -> bool:
+    try:
+        cells = nbformat.read(path, as_version=4).cells
+    except Exception:  # noqa: BLE001 - not a notebook: nbgrader's own step says so
+        return False
+    for cell in cells:
+        meta = nbgrader_meta(cell)
+        key = (student, path.stem, str(meta.get("grade_id")))
+        if key not in scores or cell.cell_type != "code" or meta.get("solution"):
+            continue
+        with suppress(Exception):  # a cell nbgrader could not score: not compared
+            if abs(determine_grade(cell)[0] - scores[key]) > 1e-6:
+                return True
+    return False
 
 
 def missing_from_gradebook(db_url: str, assignment: str, outcomes: Outcomes) -> dict[str, str]:
