@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 
 from nbgrader.api import Gradebook
 from nbgrader.plugins import LateSubmissionPlugin
-from traitlets import Bool, Enum, Float, Integer, TraitError, TraitType, validate
+from traitlets import Bool, Enum, Float, Integer, TraitError, TraitType
 from traitlets.config import Application, Config, Configurable
 from traitlets.utils.importstring import import_item
 
@@ -47,8 +47,7 @@ def rule(points_per_day: float = DEFAULT_POINTS_PER_DAY) -> str:
 def rule_of_config(config: Config) -> str:
     """The rule an nbgrader configuration applies, in French (for the report); a setting
     nbgrader would refuse is refused (:func:`configured_plugin`)."""
-    # no plugin_class: nbgrader's own LateSubmissionPlugin, with its penalty_method
-    plugin = configured_plugin(config) or _made(LateSubmissionPlugin, config)
+    plugin = configured_plugin(config)
     if isinstance(plugin, PointsPerDayLate):
         return rule(plugin.points_per_day)
     if plugin.penalty_method == "zero":
@@ -56,20 +55,24 @@ def rule_of_config(config: Config) -> str:
     return "Aucune pénalité de retard n'est configurée (le retard est seulement affiché)."
 
 
+class _Points(Float):
+    """A number of points per day: finite and not negative (nan would turn every late grade
+    into 0, a negative number add points), and not True or False (a Float takes True as 1.0);
+    refused in the words the class tools say it in (nbgrader's own commands show this error
+    too)."""
+
+    def validate(self, obj: Any, value: Any) -> float:
+        points = None if isinstance(value, bool) else super().validate(obj, value)
+        if points is None or not math.isfinite(points) or points < 0:
+            raise TraitError(_not_accepted("PointsPerDayLate", "points_per_day", value))
+        return points
+
+
 class PointsPerDayLate(LateSubmissionPlugin):
     """`points_per_day` points per started day of lateness (nbgrader caps it at the score)."""
 
-    points_per_day = Float(DEFAULT_POINTS_PER_DAY, help="Points removed per started day late.")
+    points_per_day = _Points(DEFAULT_POINTS_PER_DAY, help="Points removed per started day late.")
     points_per_day.tag(config=True)
-
-    @validate("points_per_day")
-    def _finite_and_not_negative(self, proposal: Any) -> float:
-        """nan would turn every late grade into 0, a negative number add points: refused, in
-        the words the class tools say it in (nbgrader's own commands show this error too)."""
-        value = proposal["value"]
-        if not math.isfinite(value) or value < 0:
-            raise TraitError(_not_accepted("PointsPerDayLate", "points_per_day", value))
-        return value
 
     def late_submission_penalty(
         self, student_id: str, score: float, total_seconds_late: float
@@ -115,6 +118,16 @@ def _not_accepted(section: str, name: str, value: object, trait: TraitType | Non
     )
 
 
+def _unknown(section: str, name: str, plugin: str, known: Any) -> str:
+    """The French sentence that refuses ``c.<section>.<name>``, a setting `plugin` does not
+    have (nbgrader would ignore it without a word: a typo kept the rule it meant to change)."""
+    return (
+        f"{section}.{name} (nbgrader_config.py)\u00a0: {plugin} n'a pas de réglage "
+        f"«\u00a0{name}\u00a0», nbgrader l'ignorerait sans rien dire\u00a0; réglages connus\u00a0: "
+        f"{', '.join(sorted(known))}."
+    )
+
+
 def _refuse(message: str) -> NoReturn:
     """Refuse the configuration in one French sentence: a GradingError, which every class tool's
     main prints; inside an nbgrader command (the export plugins the class tools' make export and
@@ -150,12 +163,27 @@ def _plugin_class(config: Config) -> type[LateSubmissionPlugin] | None:
 
 def _made(plugin_class: type[LateSubmissionPlugin], config: Config) -> LateSubmissionPlugin:
     """`plugin_class` with its settings from `config`, as ``AssignLatePenalties.init_plugin``
-    makes it; a setting its trait refuses (traitlets' English TraitError) refused in French."""
+    makes it; a setting its trait refuses (traitlets' English TraitError), or that it does not
+    have (which traitlets ignores), refused in French."""
+    traits = plugin_class.class_traits(config=True)
+    # the sections of its late-submission classes (BasePlugin's and above are shared with the
+    # other plugins: export, authentication), and the course's plugin's, whichever is configured
+    sections = {
+        cls.__name__: (plugin_class, traits)
+        for cls in plugin_class.mro()
+        if issubclass(cls, LateSubmissionPlugin)
+    }
+    sections.setdefault(
+        "PointsPerDayLate", (PointsPerDayLate, PointsPerDayLate.class_traits(config=True))
+    )
+    for section, (owner, known) in sections.items():
+        for name in config.get(section, {}):
+            if name not in known:
+                _refuse(_unknown(section, name, owner.__name__, known))
     try:
         return plugin_class(config=config)
     except (TraitError, OverflowError) as exc:  # OverflowError: 10**400 points, as a float
         refused = exc
-    traits = plugin_class.class_traits(config=True)
     for cls in plugin_class.mro():  # the sections nbgrader reads the plugin's settings from
         if not (isinstance(cls, type) and issubclass(cls, Configurable)):
             continue
@@ -170,13 +198,14 @@ def _made(plugin_class: type[LateSubmissionPlugin], config: Config) -> LateSubmi
     _refuse(f"Réglages de {plugin_class.__name__} (nbgrader_config.py) refusés\u00a0: {refused}")
 
 
-def configured_plugin(config: Config) -> LateSubmissionPlugin | None:
-    """The late-submission plugin `config` configures (``AssignLatePenalties.plugin_class`` and
-    its settings), as nbgrader makes it, or None when no plugin_class is set; a plugin_class or
-    a setting nbgrader would refuse (or that would give a grade no one meant: a number of points
-    per day that is nan, infinite or negative) is refused in one French sentence."""
-    plugin_class = _plugin_class(config)
-    return None if plugin_class is None else _made(plugin_class, config)
+def configured_plugin(config: Config) -> LateSubmissionPlugin:
+    """The late-submission plugin nbgrader makes with `config`: the class
+    ``AssignLatePenalties.plugin_class`` names, or nbgrader's own LateSubmissionPlugin when none
+    is set, with its settings; a plugin_class or a setting nbgrader would refuse, or that would
+    give a grade no one meant (a number of points per day that is nan, infinite, negative, True
+    or False; a setting the plugin does not have, which nbgrader ignores) is refused in one
+    French sentence."""
+    return _made(_plugin_class(config) or LateSubmissionPlugin, config)
 
 
 def refresh_penalties(gradebook: Gradebook, config: Config) -> list[str]:
@@ -186,8 +215,8 @@ def refresh_penalties(gradebook: Gradebook, config: Config) -> list[str]:
     command that shows a score (export, report, feedback, a learner's data); the students whose
     penalty changed."""
     plugin = configured_plugin(config)
-    if plugin is None:
-        return []  # no rule configured here (a bare plugin): the penalties stay as graded
+    if type(plugin) is LateSubmissionPlugin:
+        return []  # nbgrader's own plugin, no rule of the course's: the penalties stay as graded
     changed = []
     for assignment in gradebook.assignments:
         for sub in (s for s in assignment.submissions if (s.total_seconds_late or 0) > 0):

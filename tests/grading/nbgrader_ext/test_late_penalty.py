@@ -12,7 +12,12 @@ import sys
 
 import pytest
 from grading.french.system_reason import GradingError
-from grading.nbgrader_ext.late_penalty import PointsPerDayLate, refresh_penalties, rule_of_config
+from grading.nbgrader_ext.late_penalty import (
+    PointsPerDayLate,
+    configured_plugin,
+    refresh_penalties,
+    rule_of_config,
+)
 from grading_course import copy_course, grading
 from helpers import REPO
 from nbgrader.api import Gradebook
@@ -125,6 +130,29 @@ BAD_SETTINGS = {
         "PointsPerDayLate.points_per_day (nbgrader_config.py)\u00a0: -2 n'est pas un nombre de "
         "points fini, positif ou nul (par exemple 1 ou 0.5).",
     ),
+    "bool": (  # accepted as 1.0: the rule said « retire 1 point »
+        "PointsPerDayLate",
+        "points_per_day",
+        True,
+        "PointsPerDayLate.points_per_day (nbgrader_config.py)\u00a0: True n'est pas un nombre de "
+        "points fini, positif ou nul (par exemple 1 ou 0.5).",
+    ),
+    "typo": (  # ignored by traitlets: the rule stayed 1 point per day
+        "PointsPerDayLate",
+        "points_par_jour",
+        3,
+        "PointsPerDayLate.points_par_jour (nbgrader_config.py)\u00a0: PointsPerDayLate n'a pas de "
+        "réglage «\u00a0points_par_jour\u00a0», nbgrader l'ignorerait sans rien dire\u00a0; "
+        "réglages connus\u00a0: penalty_method, points_per_day.",
+    ),
+    "typo in the parent's section": (  # read by the plugin too, as nbgrader reads it
+        "LateSubmissionPlugin",
+        "point_per_day",
+        3,
+        "LateSubmissionPlugin.point_per_day (nbgrader_config.py)\u00a0: PointsPerDayLate n'a pas "
+        "de réglage «\u00a0point_per_day\u00a0», nbgrader l'ignorerait sans rien dire\u00a0; "
+        "réglages connus\u00a0: penalty_method, points_per_day.",
+    ),
 }
 
 
@@ -147,6 +175,54 @@ def test_a_setting_nbgrader_refuses_or_a_grade_no_one_meant_is_refused_in_french
         assert (
             gb.find_submission_notebook("oublier", "oublier", "ana").late_submission_penalty is None
         )
+
+
+# nbgrader's own LateSubmissionPlugin (no plugin_class set): a setting -> the sentence refusing it
+BARE_PLUGIN_SETTINGS = {
+    "capital": (  # every submission failed after grading, its graded copy deleted (English)
+        "LateSubmissionPlugin",
+        "penalty_method",
+        "Zero",
+        "LateSubmissionPlugin.penalty_method (nbgrader_config.py)\u00a0: 'Zero' n'est pas une "
+        "valeur possible ('none' ou 'zero').",
+    ),
+    "typo": (
+        "LateSubmissionPlugin",
+        "penalty",
+        "zero",
+        "LateSubmissionPlugin.penalty (nbgrader_config.py)\u00a0: LateSubmissionPlugin n'a pas "
+        "de réglage «\u00a0penalty\u00a0», nbgrader l'ignorerait sans rien dire\u00a0; réglages "
+        "connus\u00a0: penalty_method.",
+    ),
+    "course plugin's typo": (
+        "PointsPerDayLate",
+        "points_par_jour",
+        3,
+        BAD_SETTINGS["typo"][3],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BARE_PLUGIN_SETTINGS)
+def test_nbgraders_own_plugin_is_checked_too(tmp_path, case):
+    """No plugin_class: nbgrader makes its LateSubmissionPlugin with the configuration, and
+    the check (make grade's, before grading) makes it too; the penalties stay as graded."""
+    section, name, value, sentence = BARE_PLUGIN_SETTINGS[case]
+    config = Config()
+    config[section][name] = value
+    with Gradebook(_late_class(tmp_path / "gradebook.db")) as gb:
+        for shows_the_rule in (
+            lambda: configured_plugin(config),
+            lambda: refresh_penalties(gb, config),
+            lambda: rule_of_config(config),
+        ):
+            with pytest.raises(GradingError) as refused:
+                shows_the_rule()
+            assert str(refused.value) == sentence
+        config = Config()
+        config.LateSubmissionPlugin.penalty_method = "zero"
+        assert rule_of_config(config) == "Rendu en retard\u00a0: la note est 0."
+        assert refresh_penalties(gb, config) == []
 
 
 def test_no_points_per_day_is_a_rule_too(tmp_path):
@@ -197,22 +273,46 @@ def test_the_teacher_reads_the_plain_french_sentence(late_course, command, setti
     assert "Traceback" not in log and f"| ERROR] {sentence}" in log, log
 
 
-def test_make_grade_refuses_a_late_setting_before_grading_anything(late_course):
-    """Attack (stop 53): a setting nbgrader refuses (« 1,5 », a French decimal) failed every
-    submission only after grading it, nbgrader then deleting each graded copy, with traitlets'
-    English as the reason; make grade now refuses it first, in French, nothing graded."""
+COURSE_PLUGIN = (
+    'c.AssignLatePenalties.plugin_class = "grading.nbgrader_ext.late_penalty.PointsPerDayLate"'
+)
+
+
+@pytest.mark.parametrize(
+    ("replaced", "setting", "said"),
+    [
+        (
+            None,
+            'c.PointsPerDayLate.points_per_day = "1,5"',
+            "PointsPerDayLate.points_per_day (nbgrader_config.py)\u00a0: '1,5' n'est pas un "
+            "nombre de points fini",
+        ),
+        # no plugin_class: nbgrader's own plugin, which the check did not make
+        (COURSE_PLUGIN, 'c.LateSubmissionPlugin.penalty_method = "Zero"', ""),
+    ],
+    ids=["french decimal", "nbgrader's own plugin"],
+)
+def test_make_grade_refuses_a_late_setting_before_grading_anything(
+    late_course, replaced, setting, said
+):
+    """Attack (stop 53): a setting nbgrader refuses (« 1,5 », a French decimal; « Zero » for
+    its own plugin) failed every submission only after grading it, nbgrader then deleting each
+    graded copy, with traitlets' English as the reason; make grade now refuses it first, in
+    French, nothing graded."""
     grader, shipped = late_course
-    setting = 'c.PointsPerDayLate.points_per_day = "1,5"'
-    (grader / "nbgrader_config.py").write_text(f"{shipped}\n{setting}\n", encoding="utf-8")
+    said = said or BARE_PLUGIN_SETTINGS["capital"][3]
+    if replaced is None:
+        configured = f"{shipped}\n{setting}\n"
+    else:
+        assert replaced in shipped
+        configured = shipped.replace(replaced, setting)
+    (grader / "nbgrader_config.py").write_text(configured, encoding="utf-8")
     try:
         done = grading(grader, "autograde", "oublier")
     finally:
         (grader / "nbgrader_config.py").write_text(shipped, encoding="utf-8")
     assert done.returncode == 2, done.stdout + done.stderr
-    assert done.stderr.startswith(
-        "✘ Rien n'a été noté\u00a0: PointsPerDayLate.points_per_day (nbgrader_config.py)\u00a0: "
-        "'1,5' n'est pas un nombre de points fini"
-    ), done.stderr
+    assert done.stderr.startswith(f"✘ Rien n'a été noté\u00a0: {said}"), done.stderr
     assert "Traceback" not in done.stderr and not (grader / "autograded").exists()
 
 
