@@ -124,16 +124,19 @@ def find_answer(cells: list[dict], cell_id: str | None, function: str) -> tuple[
 
 
 def _written(cells: list[dict], template: NotebookNode, cell: NotebookNode) -> str:
+    """The written answer: its cell's text, unless left as released (or gone); then the Markdown
+    cells the student added (written below the placeholder, the answer was dropped unread)."""
     claimed = _matching(cells, cell.get("id"), nbgrader_meta(cell).get("grade_id"))
-    if claimed:
-        return _text(cells[claimed[-1]])
+    text = _text(cells[claimed[-1]]) if claimed else cell.source
+    if text.strip() != cell.source.strip():
+        return text
     known = {_text(c) for c in template.cells}
     added = [
         _text(c)
         for c in cells
         if c.get("cell_type") == "markdown" and _text(c).strip() and _text(c) not in known
     ]
-    return "\n\n".join(added) if added else cell.source
+    return "\n\n".join(added) if added else text
 
 
 def rebuild(

@@ -55,6 +55,21 @@ def test_each_carnet_rebuilds_to_the_release_with_its_answer(name, tmp_path):
         assert answer.endswith("    pass")
 
 
+def test_a_written_answer_below_the_placeholder_is_the_one_graded():
+    """Third attack: the placeholder left as released and the procedure written in a Markdown
+    cell added below it; the graded copy showed only « VOTRE RÉPONSE ICI »."""
+    template = read_template(RELEASE)
+    nb = nbformat.reads(nbformat.writes(template), as_version=4)
+    at = next(k for k, c in enumerate(nb.cells) if c.id == "documentation")
+    procedure = "1. Chercher ses sessions.\n2. Les supprimer."
+    nb.cells.insert(at + 1, nbformat.v4.new_markdown_cell(procedure))
+    written = next(c for c in rebuild(nb, template).nb.cells if c.id == "documentation")
+    assert written.source == procedure
+    nb.cells[at].source = "Ma procédure, ici."  # written in its cell: that one, as before
+    written = next(c for c in rebuild(nb, template).nb.cells if c.id == "documentation")
+    assert written.source == "Ma procédure, ici."
+
+
 def test_defines_answer_reads_lines_not_code():
     assert defines_answer("import os\n\nasync def oublier(s, u):\n    pass")
     assert defines_answer("def oublier(s, u): ...")
