@@ -338,10 +338,11 @@ def erase(
             f"(«\u00a0à vérifier à la main\u00a0»), dans {len(by_hand)} endroit(s) que cette "
             "commande ne réécrit pas ou ne lit pas en entier (une base SQLite, une archive ou un "
             "fichier binaire qu'une réécriture abîmerait, un fichier hors des dossiers de données "
-            "de la classe, un PDF, un fichier illisible)\u00a0: "
-            f"{', '.join(map(_described, by_hand))}. Supprimez-les (ou retirez-en l'élève à la "
-            "main), puis relancez\u00a0; tant qu'ils peuvent contenir ses données, la preuve ne "
-            "peut pas être faite."
+            "de la classe, un PDF, un fichier illisible, un dossier à un identifiant presque le "
+            f"sien)\u00a0: {', '.join(map(_described, by_hand))}. Supprimez-les (ou retirez-en "
+            "l'élève à la main\u00a0; ce qui est à un autre élève, mettez-le de côté le temps de "
+            "l'effacement), puis relancez\u00a0; tant qu'ils peuvent contenir ses données, la "
+            "preuve ne peut pas être faite."
         )
     mentions = [f for f in before.found if f.action == "mention"]
     if mentions and not setup.redact:

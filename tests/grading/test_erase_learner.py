@@ -469,6 +469,100 @@ def test_a_failure_record_of_the_learner_is_dropped_whole(classe):
     assert before["ben"]["fingerprint"] not in record.read_text(encoding="utf-8")
 
 
+VARIANT = "nom presque identique à son identifiant, à vérifier à la main"
+
+
+def test_a_variant_of_the_id_is_never_passed_over(classe, capsys):
+    """Attack: a copy of ben's work under a name that is his id but for the case or the Unicode
+    form (``cp -a submitted/ben submitted/Ben``; ``ｂｅｎ``, fullwidth), in each place of one
+    folder per learner, the exchange and the received archives, was found nowhere: « Preuve
+    faite » with the copy still there. nbgrader tells those ids apart (maybe another learner's),
+    so none is erased as his: each is listed « à vérifier à la main » by the scan and the dry
+    run, the erasure refuses, a restore's erasure reports it and leaves it untouched; ana (the
+    control) is unaffected; a variant the gradebook registers is said to be a learner."""
+    from grading.erase_learner import Setup, erase, main, scan
+
+    grader, exchange = classe["grader"], classe["exchange"] / "memoire-tuteur"
+    lot = classe["archive"] / "lot3"
+    stamp = "oublier+2025-03-14 17:00:00"
+    copies = {
+        grader / "submitted" / "Ben": grader / "submitted" / "ben",
+        grader / "autograded" / "BEN": grader / "autograded" / "ben",
+        grader / "feedback" / "\uff42\uff45\uff4e": grader / "feedback" / "ben",
+        grader / "downloaded" / "oublier" / "remplaces" / "Ben": (
+            grader / "downloaded" / "oublier" / "remplaces" / "ben"
+        ),
+        grader / "quarantaine" / "oublier" / f"Ben+{stamp}": (
+            grader / "quarantaine" / "oublier" / f"ben+{stamp}"
+        ),
+        exchange / "inbound" / f"Ben+{stamp}.000000 UTC+abc": (
+            exchange / "inbound" / f"ben+{stamp}.000000 UTC+abc"
+        ),
+    }
+    argv = ["ben", "--grader-dir", str(grader), "--eleves", str(classe["roster"])]
+    argv += ["--echange", str(classe["exchange"]), "--temoin", "ana"]
+    setup = Setup(grader_dir=grader, roster=classe["roster"], exchange=classe["exchange"])
+
+    # the attack as found: the dry run names the copy, with its path and why; the erasure
+    # refuses (CAVIARDER=1 too: the copy names him), nothing erased, no proof
+    submitted = grader / "submitted" / "Ben"
+    shutil.copytree(copies[submitted], submitted, symlinks=True)  # cp -a
+    everything = tree_digest(grader.parent) | tree_digest(classe["exchange"])
+    status, dry = main(argv), capsys.readouterr().out
+    assert status == 0 and f"  - {VARIANT}\u00a0: {submitted} — «\u00a0Ben\u00a0» n'est" in dry
+    status, refused = main([*argv, "--confirmer", "--caviarder"]), capsys.readouterr()
+    assert status == 2 and "Preuve faite" not in refused.out, refused.out
+    assert "Rien n'a été effacé\u00a0: «\u00a0ben\u00a0» (Ben Durand" in refused.err
+    assert f"{VARIANT} ({submitted} — " in refused.err
+    assert tree_digest(grader.parent) | tree_digest(classe["exchange"]) == everything
+
+    # in every other place: the scan names each one; none is erased as his
+    for copy, own in copies.items():
+        if not copy.exists():
+            shutil.copytree(own, copy, symlinks=True)
+    nb = (grader / "submitted" / "ben" / "oublier" / "oublier.ipynb").read_bytes()
+    _zip(lot / "bEn.zip", {"oublier.ipynb": nb})  # zip_collect gives it to « bEn »
+    _zip(lot / "autres.zip", {"Ben/oublier.ipynb": nb})
+    variants = {
+        *map(str, copies),
+        str(lot / "bEn.zip"),
+        f"{lot / 'autres.zip'}\u00a0: Ben/oublier.ipynb",
+    }
+
+    def held() -> dict[str, Any]:
+        return {str(p): tree_digest(p) for p in copies} | {
+            n: (lot / n).read_bytes() for n in ("bEn.zip", "autres.zip")
+        }
+
+    kept, found = held(), scan("ben", setup).found
+    named = {f.where: f for f in found if f.kind == VARIANT}
+    assert set(named) == variants, sorted(named)
+    assert {f.action for f in named.values()} == {"by_hand"}
+    assert not [f for f in found if f.action != "by_hand" and lot.name in f.where]
+
+    # a restore's erasure (what is by hand does not hold it back, mentions redacted): his own
+    # places erased, each variant untouched and a failure of the proof; ana, the control,
+    # everywhere she was
+    restore = Setup(grader, classe["roster"], classe["exchange"], redact=True)
+    result = erase("ben", restore, confirm=True, control="ana", restoring=True)
+    assert held() == kept and not (grader / "submitted" / "ben").exists()
+    still = f"encore trouvé après l'effacement\u00a0: {VARIANT} ("
+    assert len(result.failures) == len(variants), result.failures
+    assert all(f.startswith(still) for f in result.failures), result.failures
+    assert result.control_after.kinds() == result.control_before.kinds()
+    assert VARIANT not in result.control_before.kinds()
+    # a variant the gradebook registers (an old gradebook: the roster admits none) may be a
+    # classmate: said so
+    with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
+        gb.update_or_create_student("BEN")
+    again = {f.where: f.detail for f in scan("ben", setup).found if f.kind == VARIANT}
+    assert again[str(grader / "autograded" / "BEN")].startswith(
+        "«\u00a0BEN\u00a0» est aussi un élève inscrit (liste des élèves ou carnet de notes)"
+        "\u00a0: c'est peut-être un autre élève"
+    )
+    assert "élève inscrit" not in again[str(grader / "submitted" / "Ben")]
+
+
 @pytest.mark.slow
 def test_hub_database_and_home(tmp_path, classe):
     """The hub part on a real JupyterHub database file (JupyterHub's own ORM) and real folders:

@@ -4,6 +4,7 @@ not would bring an erased learner back at the next restore: add new places here 
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ __all__ = [
     "FAILURES_TMP",
     "quarantined_for",
     "BACKED_UP",
+    "id_variant",
     "PER_LEARNER",
     "PLACES",
     "Place",
@@ -67,6 +69,19 @@ def own_folders(parent: Path, sid: str) -> list[Path]:
         for child in sorted(parent.iterdir())
         if child.is_dir() and not child.is_symlink() and normalize_id(child.name) == sid
     ]
+
+
+def _caseless(value: str) -> str:
+    """Unicode's caseless match (NFKC of the case-folded NFKC): ``Ben``, ``BEN``, ``ｂｅｎ`` are
+    ``ben``."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", value).casefold())
+
+
+def id_variant(name: str, sid: str) -> bool:
+    """Whether `name` (a folder's, an exchange entry's id) is not `sid` (NFC) but the same id
+    once case and Unicode form are set aside: another id for nbgrader, which tells them apart
+    (maybe another learner's), so never `sid`'s own folder, yet maybe a copy of their data."""
+    return normalize_id(name) != sid and _caseless(name) == _caseless(sid)
 
 
 def learner_ids(dirs: CourseDirs, roster_ids: Iterable[str] = ()) -> set[str]:

@@ -37,6 +37,7 @@ from ..classroom.class_places import (
     FAILURES_TMP,
     PER_LEARNER,
     PLACES,
+    id_variant,
     learner_ids,
     own_folders,
     quarantined_for,
@@ -617,6 +618,8 @@ def _owned(ctx: Context, path: str, who: _Who, *, zipped: bool = True) -> bool:
     folders = holders[2 if zipped else 1 :]  # holders[1] of a member: its archive's stem
     folder_owner = next((normalize_id(f) for f in folders if normalize_id(f) in known), None)
     if folder_owner is None:
+        if _variant_in(holders[1:], sid):  # « Ben/ » for ben: another id, named by _scan_class
+            return False
         named = any(ctx.mentions(who).in_name(p.encode()) for p in parts[2 if zipped else 1 :])
         return collected == sid or (named and collected not in known)
     if collected in known and collected != folder_owner and sid in (collected, folder_owner):
@@ -715,9 +718,18 @@ def _scan_exchange(ctx: Context, who: _Who, out: Scan) -> None:
         page = ctx.exchange / "feedback" / f"{notebook_hash(secret=secret, notebook_id=nb)}.html"
         if page.is_file():
             out.add("échange nbgrader", page, "retour publié", "tree", page)
+    # an entry named by a variant of her id: the teacher's to check whole, never read here
+    registered = {o.sid for o in ctx.classmates}
+    for place in ("inbound", "outbound", "feedback"):
+        folder = ctx.exchange / place
+        for entry in (
+            sorted(folder.iterdir()) if folder.is_dir() and not folder.is_symlink() else []
+        ):
+            if variant := _variant_in([entry.name], who.sid):
+                _name_variant(out, entry, variant, registered, entry)
     # a classmate's submission or released feedback that names her: his own, never rewritten
     pattern = ctx.mentions(who)
-    hers = {Path(f.where) for f in out.found if f.action == "tree"}
+    hers = {Path(f.where) for f in out.found if f.action == "tree" or f.kind == _VARIANT}
     for place in (inbound, ctx.exchange / "feedback"):
         for file in _exchange_files(place, hers, out) if place.is_dir() else ():
             if (data := _read_whole(file, out)) is None:
@@ -821,8 +833,38 @@ def _scan_hub(ctx: Context, who: _Who, out: Scan) -> None:
 
 
 _UNREAD = "non lu par cette commande, à vérifier à la main"
+_VARIANT = "nom presque identique à son identifiant, à vérifier à la main"
 BY_HAND = "by_hand"  # the action of a place this command never rewrites: the teacher's
 _OWN_ACTIONS = ("tree", "roster", "report", "gradebook", "vacuum")  # a learner's own places
+
+
+def _variant_in(names: Iterable[str], sid: str) -> str | None:
+    """The id of the first of `names` (a path's parts) that names a variant of `sid`, all of it
+    or before « + » (an exchange or quarantine entry): class_places.id_variant."""
+    ids = (name.split("+")[0] for name in names)
+    return next((i for i in ids if id_variant(i, sid)), None)
+
+
+def _name_variant(out: Scan, where: object, variant: str, registered: set[str], target) -> None:
+    """A folder, an entry or a member named by a variant of her id (``Alice_En_Dur`` for
+    ``alice_en_dur``): never erased as hers (nbgrader tells the ids apart: maybe another
+    learner's), never passed over (maybe a copy of her data): the teacher's, so no proof while
+    it is there."""
+    sid = out.who.sid
+    if normalize_id(variant) in registered:
+        detail = (
+            f"{quoted(variant)} est aussi un élève inscrit (liste des élèves ou carnet de "
+            "notes)\u00a0: c'est peut-être un autre élève\u00a0; s'il est bien à lui, mettez-le "
+            "de côté hors du cours le temps de l'effacement, puis remettez-le"
+        )
+    else:
+        detail = (
+            f"{quoted(variant)} n'est pas {quoted(sid)} mais n'en diffère que par la casse ou la "
+            "forme Unicode\u00a0: peut-être une copie de ses données, jamais effacée d'office "
+            "(nbgrader distingue ces identifiants)\u00a0; supprimez-le s'il est à l'élève, puis "
+            "relancez"
+        )
+    out.add(_VARIANT, where, detail, BY_HAND, target)
 
 
 def _mention_detail(name: str, data: bytes, pattern: Mentions) -> str:
@@ -894,6 +936,12 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             out.add(_UNREAD, folder, french_reason(exc), BY_HAND, folder)
             return
         for child in children:
+            # in a data place, a variant of her id (a received archive by its stem): the
+            # teacher's to check whole, never searched into (nothing in it rewritten)
+            called = [child.name, child.stem] if child.suffix.lower() == ".zip" else [child.name]
+            if in_place and (variant := _variant_in(called, who.sid)):
+                _name_variant(out, child, variant, registered, child)
+                continue
             if child.is_symlink():
                 yield from linked(child)
                 continue
@@ -939,6 +987,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             detail = f"lien vers le dossier {target}, que cette commande ne parcourt pas"
             out.add(_UNREAD, link, detail, BY_HAND, link)
 
+    registered = {other.sid for other in ctx.classmates}
     repositories: list[Path] = []
     demos: list[Path] = []
     strays: set[Path] = set()
@@ -954,7 +1003,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             exported = file.parent.resolve() == ctx.dirs.exports.resolve()
             if exported and _export_of(file) not in (None, who.sid):  # a classmate's export:
                 skipped = skipped | {EXPORT_CARD}  # « Ana » in his card is Ana Bo's own name
-            if _scan_class_zip(file, data, skipped, pattern, out, in_place):
+            if _scan_class_zip(file, data, skipped, pattern, out, in_place, registered):
                 continue  # read member by member; a damaged archive: searched as bytes below
         if _orphan_compiled(file, code_folders):  # the course's dead code: deleted if it names her
             with suppress(Unsearched):  # not a .pyc inside: named as any other below
@@ -1187,14 +1236,28 @@ def _name_binary(
 
 
 def _scan_class_zip(
-    file: Path, data: bytes, mine: set[str], pattern: Mentions, out: Scan, in_place: bool
+    file: Path,
+    data: bytes,
+    mine: set[str],
+    pattern: Mentions,
+    out: Scan,
+    in_place: bool,
+    registered: set[str],
 ) -> bool:
     """The members of an archive but hers that name her: a text one redacted (CAVIARDER), another
-    named; False for an archive that cannot be read member by member."""
+    named; in the data folders, one in a folder named by a variant of her id, named and never
+    read (the teacher's to check); False for an archive that cannot be read member by member."""
     found = Scan(out.who)
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:  # never « no mention » for a member unread
             members = [info for info in zf.infolist() if info.filename not in mine]
+        for info in list(members):
+            parts = PurePosixPath(info.filename.replace("\\", "/")).parts
+            if in_place and (variant := _variant_in(parts, out.who.sid)):
+                where = f"{file}\u00a0: {info.filename}"
+                _name_variant(found, where, variant, registered, file)
+                members.remove(info)
+                mine = mine | {info.filename}
         for info in members:
             if info.file_size > MEMBER_MAX:
                 detail = f"{info.file_size // 2**20} Mo, au-delà de ce que cette commande lit"
