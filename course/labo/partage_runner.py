@@ -17,7 +17,7 @@ import os
 import sys
 import warnings
 
-from .left_behind import left_behind, never_awaited
+from .left_behind import left_behind, never_awaited, watch_threads
 
 __all__ = ["EXIT", "main"]
 
@@ -50,6 +50,7 @@ def main() -> int:
         finally:
             await connection.close()
 
+    since = watch_threads()  # a thread started from now on is the cell's (loaded or called)
     namespace: dict = {"__name__": "__main__", "APP_NAME": APP_NAME, "asyncpg": asyncpg}
     try:
         exec(compile(request["source"], "<oublier_partage>", "exec"), namespace)  # noqa: S102
@@ -68,7 +69,7 @@ def main() -> int:
             warnings.simplefilter("always", RuntimeWarning)
             await function(sql, request["user_id"])
         never = any(never_awaited(w) for w in warned)
-        return await left_behind() or never
+        return await left_behind(since) or never
 
     try:
         unawaited = asyncio.run(call())

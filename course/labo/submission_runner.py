@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING
 
 from course.app import APP_NAME
 
-from .left_behind import left_behind, never_awaited
+from .left_behind import left_behind, never_awaited, watch_threads
 from .protocol import (
     MAX_ERROR_MESSAGE,
     MAX_ERROR_TYPE,
@@ -303,6 +303,9 @@ def _call(
     sqlite3.connect = watch.connect
     from course.sessions import SqliteSessionService
 
+    # a thread started from now on (by the cell as it loads, by the call) is the learner's,
+    # but the watchdog (the service's connection thread and aiosqlite's are workers)
+    since = watch_threads()
     namespace = {"__name__": "submission"}
     namespace.update(zip(PRELUDE, (APP_NAME, SqliteSessionService, sqlite3), strict=True))
     try:
@@ -319,7 +322,8 @@ def _call(
         time.sleep(max(0.0, given.deadline - WATCHDOG_MARGIN - time.monotonic()))
         say({"stalled": watch.open_transaction()})
 
-    threading.Thread(target=watchdog, daemon=True).start()
+    watching = threading.Thread(target=watchdog, daemon=True)
+    watching.start()
 
     async def run() -> dict:
         error, warned = None, []
@@ -336,7 +340,7 @@ def _call(
                     await result
         except BaseException as exc:  # noqa: B036
             error = _describe(exc)
-        left = await left_behind()
+        left = await left_behind(since, spared=(watching,))
         unawaited = left or any(never_awaited(w) for w in warned)
         closed = bool(services) and getattr(services[0], "_closed", False) is True
         made = tmp.count() if tmp is not None else 0
