@@ -49,7 +49,14 @@ from .classroom.paths import CourseDirs, files_under
 from .erase_learner import erase
 from .french.french_args import FrenchParser
 from .french.system_reason import GradingError, french_message, french_reason
-from .privacy.backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in, retention_days
+from .privacy.backup_files import (
+    GRADEBOOK,
+    RETENTION_DAYS,
+    ROSTER,
+    backups_in,
+    dated_ahead,
+    retention_days,
+)
 from .privacy.erasure_register import (
     KEY_NAME,
     REGISTER_NAME,
@@ -75,9 +82,6 @@ DAMAGED = "archive abîmée ou tronquée"
 AHEAD_WHY = "DATÉE DANS LE FUTUR (l'horloge d'une autre machine\u00a0? renommez-la)"
 PARTIAL = ".partiel"  # a backup being written; renamed once whole
 ABANDONED_SECONDS = 60  # a partial file unlocked and untouched this long: its backup was stopped
-# a name dated later than this from now: not a backup of this clock (another machine's, renamed);
-# taken as the newest, the purge would delete every real one after it
-AHEAD = timedelta(minutes=5)
 
 
 class BackupError(GradebookError):
@@ -124,7 +128,8 @@ def _check_gradebook(gradebook: Path, dest_dir: Path, damaged: dict[Path, str]) 
             "Restaurez-le (make restauration) ou, si c'est voulu, confirmez : "
             "make sauvegarde CONFIRMER=1."
         ) from None
-    for _, path in _dated(dest_dir)[0]:  # the newest whole one with a readable gradebook
+    # the newest whole one with a readable gradebook (one dated ahead too: refused, not skipped)
+    for _, path in backups_in(dest_dir):
         if (before := _held(path, damaged)) is None:
             continue
         if counts["students"] < before["students"] or counts["grades"] < before["grades"]:
@@ -138,9 +143,8 @@ def _check_gradebook(gradebook: Path, dest_dir: Path, damaged: dict[Path, str]) 
 
 def _dated(folder: Path) -> tuple[list[tuple[datetime, Path]], list[Path]]:
     """The backups of `folder`, newest first, apart from those named later than now."""
-    limit = datetime.now(UTC) + AHEAD
     found = backups_in(folder)
-    return [(w, p) for w, p in found if w <= limit], [p for w, p in found if w > limit]
+    return [(w, p) for w, p in found if not dated_ahead(w)], [p for w, p in found if dated_ahead(w)]
 
 
 def _dirs(grader_dir: Path | None) -> tuple[CourseDirs, Path, dict[str, Path]]:
@@ -590,7 +594,7 @@ def _erase_restored(
 
 
 def purge(
-    folder: Path, keep: int | None, keep_days: float
+    folder: Path, keep: int | None, keep_days: float, written: Path | None = None
 ) -> tuple[list[Path], list[tuple[Path, str]], list[tuple[Path, str]]]:
     """Delete the backups older than `keep_days` days or past the `keep` newest, except the newest
     whole one with a gradebook (a restore needs it, whatever its age) and the damaged ones (never
@@ -598,19 +602,20 @@ def purge(
     whole, as a stream, only when its fate depends on it: from the newest until the one with a
     gradebook, and each one about to be deleted (a class's backup can hold gigabytes). One purge
     of a folder at a time (``make purge-sauvegardes`` beside ``make sauvegarde``'s): the second
-    waits, then reads what the first left."""
+    waits, then reads what the first left. The backup just `written` is never deleted (a name
+    dated a few minutes ahead would otherwise rank before it)."""
     if not folder.is_dir():
         return [], [], []
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        return _purge(folder, keep, keep_days)
+        return _purge(folder, keep, keep_days, written)
     finally:
         os.close(fd)
 
 
 def _purge(
-    folder: Path, keep: int | None, keep_days: float
+    folder: Path, keep: int | None, keep_days: float, written: Path | None
 ) -> tuple[list[Path], list[tuple[Path, str]], list[tuple[Path, str]]]:
     now = datetime.now(UTC)
     found, ahead = _dated(folder)
@@ -638,6 +643,8 @@ def _purge(
             kept.append((path, why))
         elif path in damaged:
             kept.append((path, "ABÎMÉE, jamais effacée par la purge (voir ci-dessous)"))
+        elif path == written:
+            kept.append((path, "écrite à l'instant"))
         elif expired:
             path.unlink()
             deleted.append(path)
@@ -786,7 +793,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.garder is not None and args.garder < 1:
             raise BackupError("GARDER doit valoir au moins 1 (la sauvegarde la plus récente).")
         days = RETENTION_DAYS if args.garder_jours is None else args.garder_jours
-        deleted, kept, damaged = purge(folder, args.garder, days)
+        written = path if args.command == "sauvegarder" else None
+        deleted, kept, damaged = purge(folder, args.garder, days, written)
         at_most = f", {args.garder} au plus" if args.garder is not None else ""
         print(
             f"Purge (rétention : {french_number(days)} jours{at_most}) : {len(deleted)} "

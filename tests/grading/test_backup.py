@@ -525,6 +525,28 @@ def test_retention_by_age_at_every_backup(course, tmp_path):
     assert impossible not in [p for _, p in backups_in(folder)]
 
 
+def test_a_backup_named_in_the_future_is_never_purged_nor_promised_to_expire(backed_up):
+    """Fourth helper's attack: a name dated in 9999 stopped the erasure on an OverflowError, a
+    name dated in 2030 was promised to expire (the purge never deletes it), and one dated four
+    minutes ahead, within the clock's margin, let GARDER=1 delete the backup just written."""
+    grader, folder = backed_up.grader, backed_up.folder
+    [(_, good)] = backups_in(folder)
+    far = Path(shutil.copy(good, folder / "sauvegarde-99991231-235959.tar.gz"))
+    dry = grading(grader, "erase_learner", "ana", "--sauvegardes", str(folder))
+    assert "Traceback" not in dry.stderr, dry.stderr
+    said = "sauvegarde datée dans le futur, à supprimer à la main"
+    assert f"  - {said}\u00a0: {far}" in dry.stdout, dry.stdout + dry.stderr
+    assert "99991231" not in dry.stdout.split(said)[0]  # no expiry promised for it
+    far.unlink()
+    soon = folder / f"sauvegarde-{datetime.now(UTC) + timedelta(minutes=4):%Y%m%d-%H%M%S}.tar.gz"
+    shutil.copy(good, soon)
+    saved = _save(grader, folder, "--garder", "1")
+    assert saved.returncode == 0, saved.stdout + saved.stderr
+    [written] = re.findall(r"Sauvegarde écrite\u00a0: (\S+) \(", saved.stdout)
+    assert f"gardée\u00a0: {Path(written).name} — écrite à l'instant" in saved.stdout, saved.stdout
+    assert Path(written).exists() and soon.exists() and not good.exists()
+
+
 def _damage(archive: Path, where: int, junk: bytes = b"\0\0\0\0") -> None:
     """`junk` (four zero bytes) at `where` in the compressed stream, with ``dd`` (the DPO's
     way)."""

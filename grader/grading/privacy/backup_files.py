@@ -6,12 +6,12 @@ from __future__ import annotations
 import argparse
 import re
 from contextlib import suppress
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ..french.french_format import french_integer
 
-__all__ = ["GRADEBOOK", "RETENTION_DAYS", "ROSTER", "backups_in", "retention_days"]
+__all__ = ["GRADEBOOK", "RETENTION_DAYS", "ROSTER", "backups_in", "dated_ahead", "retention_days"]
 
 # names carry their UTC time (sauvegarde-20250314-180000.tar.gz): retention reads it, not mtime
 # the second backup of one second is ``…-1.tar.gz``: newer than ``….tar.gz``, older than ``…-2``
@@ -20,6 +20,9 @@ GRADEBOOK = "gradebook.db"  # the gradebook's member in a backup
 ROSTER = "eleves.csv"  # the roster's member in a backup
 RETENTION_DAYS = 30.0  # days a backup is kept (make sauvegarde GARDER_JOURS), the erasure's expiry
 RETENTION_MAX_DAYS = 36_600  # a century: beyond it, an expiry Python cannot date
+# a name dated later than this from now: not a backup of this clock (another machine's, renamed);
+# taken as the newest, the purge would delete every real one after it; never purged
+AHEAD = timedelta(minutes=5)
 
 
 def retention_days(text: str) -> float:
@@ -48,3 +51,8 @@ def backups_in(folder: Path) -> list[tuple[datetime, Path]]:
                 when = datetime.strptime(match.group(1), "%Y%m%d-%H%M%S").replace(tzinfo=UTC)
                 found.append((when, int(match.group(2) or 0), path))
     return [(when, path) for when, _, path in sorted(found, reverse=True)]
+
+
+def dated_ahead(when: datetime) -> bool:
+    """Whether a backup's name is dated in the future (``AHEAD``): the purge never deletes it."""
+    return when > datetime.now(UTC) + AHEAD

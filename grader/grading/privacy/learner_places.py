@@ -64,7 +64,7 @@ from ..classroom.schema_stamp import stamp_in_process
 from ..french.french_format import french_datetime
 from ..french.system_reason import GradingError, french_reason
 from . import packed
-from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in
+from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in, dated_ahead
 from .course_files import LIST, course_digests, course_folders, course_history, course_names, digest
 from .erasure_register import KEY_NAME, REGISTER_NAME, class_registers
 from .packed import (
@@ -1297,6 +1297,14 @@ def _scan_pending(ctx: Context, who: _Who, out: Scan) -> None:
                 "l'efface jamais ; supprimez-la (rm), puis relancez"
             )
             out.add("sauvegarde abîmée à supprimer à la main", path, detail, BY_HAND, path)
+        elif holds and dated_ahead(when):  # never purged: its expiry would be a promise broken
+            detail = (
+                "son nom est daté dans le futur (l'horloge d'une autre machine\u00a0?)\u00a0: la "
+                "purge ne l'efface jamais\u00a0; supprimez-la (rm), puis relancez"
+            )
+            out.add(
+                "sauvegarde datée dans le futur, à supprimer à la main", path, detail, BY_HAND, path
+            )
         elif holds:
             expires = french_datetime(when + timedelta(days=keep), with_zone=True)
             out.pend(
