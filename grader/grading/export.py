@@ -16,6 +16,7 @@ from .classroom.paths import course_dirs
 from .classroom.schema_stamp import stamp_in_process
 from .french.french_args import FrenchParser
 from .french.french_csv import EXPORT_NAME, write_export
+from .nbgrader_ext.export_choice import CLASS_REPORT_ENV
 from .nbgrader_ext.safe_export import SafeCsvExport
 from .runs.nbgrader_run import finish, run_quiet, warnings_to_log
 
@@ -28,7 +29,10 @@ def export(grader_dir: Path | None = None) -> tuple[int, list[str]]:
     if why := gradebook_problem(dirs, empty_ok=False):  # else an sqlalche.me address
         return 2, [f"✘ Aucune note exportée\u00a0: {why}."]
     log_path, out = dirs.log_file("export"), dirs.report
-    run = run_quiet(dirs.grader_dir, ["export", "--to", str(out / "grades.csv")], log_path)
+    csv_only = {CLASS_REPORT_ENV: "0"}  # whatever the teacher's shell holds
+    run = run_quiet(
+        dirs.grader_dir, ["export", "--to", str(out / "grades.csv")], log_path, csv_only
+    )
     if run.status:
         return 1, [run.failure("export des notes")]
     stamp_in_process()

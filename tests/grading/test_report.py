@@ -16,6 +16,7 @@ import nbformat
 import pytest
 from grading.classroom.paths import load_config
 from grading.nbgrader_ext.criterion_titles import criterion_title
+from grading.nbgrader_ext.export_choice import CLASS_REPORT_ENV
 from grading.nbgrader_ext.late_penalty import PointsPerDayLate, rule, rule_of_config
 from grading.nbgrader_ext.outcome_record import METADATA_KEY as OUTCOME_KEY
 from grading_course import copy_course, grading, nbgrader
@@ -292,7 +293,7 @@ def test_export_and_report_of_a_class_nobody_is_registered_in_say_so(tmp_path):
 
 
 @pytest.mark.slow
-def test_export_and_duedate_speak_french_and_keep_nbgraders_file(gradebook_class):
+def test_export_and_duedate_speak_french_and_keep_nbgraders_file(gradebook_class, monkeypatch):
     grader = gradebook_class
     _add_accented_class(grader)
     due = grading(grader, "duedate", "oublier", "2025-03-14 18:00:00 Europe/Paris")
@@ -304,7 +305,10 @@ def test_export_and_duedate_speak_french_and_keep_nbgraders_file(gradebook_class
     naive = grading(grader, "duedate", "oublier", "2025-03-14 18:00:00")
     assert naive.returncode == 0 and "14/03/2025 19:00 (Europe/Paris)" in naive.stdout
     assert "sans fuseau" in naive.stdout and "| INFO]" not in naive.stdout + naive.stderr
+    # the class report's switch left set in the teacher's shell: still nbgrader's CSV
+    monkeypatch.setenv(CLASS_REPORT_ENV, "1")
     proc = grading(grader, "export")
+    monkeypatch.delenv(CLASS_REPORT_ENV)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Notes exportées\u00a0: 8 ligne(s), 8 élève(s), 1 devoir(s)." in proc.stdout
     assert "| INFO]" not in proc.stdout + proc.stderr
