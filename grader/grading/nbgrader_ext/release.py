@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,20 +124,34 @@ def find_answer(cells: list[dict], cell_id: str | None, function: str) -> tuple[
     return _text(cells[chosen]), note
 
 
+def _plain(text: str) -> str:
+    """`text` as it reads: NFKC form, whitespace runs as one space (no-break ones too)."""
+    return " ".join(unicodedata.normalize("NFKC", text).split())
+
+
 def _written(cells: list[dict], template: NotebookNode, cell: NotebookNode) -> str:
-    """The written answer: its cell's text, unless left as released (or gone); then the Markdown
-    cells the student added (written below the placeholder, the answer was dropped unread)."""
-    claimed = _matching(cells, cell.get("id"), nbgrader_meta(cell).get("grade_id"))
-    text = _text(cells[claimed[-1]]) if claimed else cell.source
-    if text.strip() != cell.source.strip():
-        return text
-    known = {_text(c) for c in template.cells}
+    """The written answer: the last cell claiming its cell whose text is not the placeholder
+    (as it reads) nor blank; else the Markdown or raw cells the student added (written below the
+    placeholder, the answer was dropped unread). Added: an id not the release's (JupyterLab gives
+    a new cell a new id; none before nbformat 4.5) and a text that is not blank, not a release
+    cell's nor the student's copy of one (a statement edited, pasted, or fixed in the release
+    since the submission is never an answer)."""
+    claimed = [
+        _text(cells[k])
+        for k in _matching(cells, cell.get("id"), nbgrader_meta(cell).get("grade_id"))
+    ]
+    if answers := [t for t in claimed if _plain(t) not in ("", _plain(cell.source))]:
+        return answers[-1]
+    ids = {c.get("id") for c in template.cells} - {None}
+    ours = [isinstance(c.get("id"), str) and c["id"] in ids for c in cells]
+    copies = (_text(c) for c, own in zip(cells, ours, strict=True) if own)
+    known = {"", *(_plain(t) for t in [*map(_text, template.cells), *copies])}
     added = [
         _text(c)
-        for c in cells
-        if c.get("cell_type") == "markdown" and _text(c).strip() and _text(c) not in known
+        for c, own in zip(cells, ours, strict=True)
+        if not own and c.get("cell_type") in ("markdown", "raw") and _plain(_text(c)) not in known
     ]
-    return "\n\n".join(added) if added else text
+    return "\n\n".join(added) if added else (claimed[-1] if claimed else cell.source)
 
 
 def rebuild(

@@ -7,7 +7,13 @@ from __future__ import annotations
 import nbformat
 import pytest
 from grading.nbgrader_ext.hooks import RebuildFromRelease
-from grading.nbgrader_ext.release import TemplateMissing, defines_answer, read_template, rebuild
+from grading.nbgrader_ext.release import (
+    TemplateMissing,
+    defines_answer,
+    nbgrader_meta,
+    read_template,
+    rebuild,
+)
 from grading.samples import build_carnet, build_submission, carnets, samples
 from helpers import REPO
 
@@ -103,3 +109,106 @@ def test_a_cell_past_the_grading_s_limit_is_cut_in_the_graded_copy_and_still_ref
     left = f"{len(whole) - MAX_CELL_CHARS:,}".replace(",", "\u00a0")
     assert cell.source.endswith(f"# [… {left}\u00a0caractères coupés\u00a0: cellule trop longue]")
     assert _analyse(cell.source)[1].error.message == "cellule trop longue"
+
+
+PROCEDURE = "1. Chercher ses sessions.\n2. Les supprimer."
+
+
+def _submission(template, placeholder=None, added=None):
+    """The release as a student hands it back: the placeholder replaced by `placeholder` (None:
+    left as released) and the cell `added` (None: none) inserted below it."""
+    nb = nbformat.reads(nbformat.writes(template), as_version=4)
+    at = next(k for k, c in enumerate(nb.cells) if c.id == "documentation")
+    if placeholder is not None:
+        nb.cells[at].source = placeholder
+    if added is not None:
+        nb.cells.insert(at + 1, added)
+    return nbformat.reads(nbformat.writes(nb), as_version=4)  # as nbgrader reads the file
+
+
+def _graded_written(nb, template) -> str:
+    return next(c for c in rebuild(nb, template).nb.cells if c.id == "documentation").source
+
+
+def _edited(template, cell_id: str):
+    """`template` with one statement cell changed by a double space (a typo fixed, say)."""
+    nb = nbformat.reads(nbformat.writes(template), as_version=4)
+    cell = next(c for c in nb.cells if c.id == cell_id)
+    cell.source = cell.source.replace(" ", "  ", 1)
+    return nb
+
+
+def test_an_emptied_placeholder_is_left_for_the_answer_below():
+    """Attack: the placeholder emptied, the answer written below it; '' was graded."""
+    template = read_template(RELEASE)
+    for empty in ("", " \n\t"):
+        nb = _submission(template, empty, nbformat.v4.new_markdown_cell(PROCEDURE))
+        assert _graded_written(nb, template) == PROCEDURE
+        older = nbformat.from_dict({**nb, "nbformat_minor": 4})  # no cell ids: the text rule
+        for c in older.cells:
+            del c["id"]
+        assert _graded_written(nbformat.reads(nbformat.writes(older), 4), template) == PROCEDURE
+
+
+def test_a_placeholder_with_another_space_or_unicode_form_is_still_the_placeholder():
+    """Attack: « VOTRE RÉPONSE ICI » with a no-break space, or its accent decomposed (NFD)."""
+    template = read_template(RELEASE)
+    for placeholder in (
+        "VOTRE\u00a0RÉPONSE ICI",
+        "VOTRE RE\u0301PONSE ICI",
+        " VOTRE  RÉPONSE ICI\n",
+    ):
+        nb = _submission(template, placeholder, nbformat.v4.new_markdown_cell(PROCEDURE))
+        assert _graded_written(nb, template) == PROCEDURE, placeholder
+
+
+def test_a_written_answer_in_a_raw_cell_below_the_placeholder_is_graded():
+    template = read_template(RELEASE)
+    nb = _submission(template, added=nbformat.v4.new_raw_cell(PROCEDURE))
+    assert _graded_written(nb, template) == PROCEDURE
+
+
+def test_a_statement_cell_the_student_edited_is_never_the_answer():
+    """Attack: one statement cell edited (its id kept), the placeholder left: the whole
+    statement was graded as the answer."""
+    template = read_template(RELEASE)
+    nb = _submission(template)
+    next(c for c in nb.cells if c.id == "documenter-md").source += "\n\nJ'ai lu."
+    assert _graded_written(nb, template) == template.cells[-1].source == "VOTRE RÉPONSE ICI"
+    nb.cells.append(nbformat.v4.new_markdown_cell(PROCEDURE))
+    assert _graded_written(nb, template) == PROCEDURE
+
+
+def _answers(nb, template) -> list[str]:
+    return [c.source for c in rebuild(nb, template).nb.cells if nbgrader_meta(c).get("solution")]
+
+
+def test_a_statement_fixed_in_the_release_after_submission_changes_no_answer():
+    """Attack: a double space fixed in a statement cell of the release after the submissions;
+    every untouched placeholder was graded as the old statement (and « rendu modifié »)."""
+    template = read_template(RELEASE)
+    for cell_id in ("enonce", "documenter-md", "rappels"):
+        fixed = _edited(template, cell_id)
+        for nb in (
+            _submission(template),
+            _submission(template, added=nbformat.v4.new_markdown_cell(PROCEDURE)),
+            _submission(template, "Ma procédure, ici."),
+        ):
+            assert _answers(nb, fixed) == _answers(nb, template), cell_id
+        assert _graded_written(_submission(template), fixed) == "VOTRE RÉPONSE ICI"
+
+
+def test_a_copied_statement_cell_is_never_the_answer():
+    """A statement cell pasted twice (nbformat gives the copy a new id), then the statement fixed
+    in the release: the copy is the student's copy of the statement, not an answer."""
+    template = read_template(RELEASE)
+    nb = _submission(template)
+    at = next(k for k, c in enumerate(nb.cells) if c.id == "documenter-md")
+    nb.cells.insert(at + 1, nbformat.v4.new_markdown_cell(nb.cells[at].source))
+    fixed = _edited(template, "documenter-md")
+    assert _graded_written(nb, fixed) == _graded_written(nb, template) == "VOTRE RÉPONSE ICI"
+    # the answer cell copied (the same id twice, as a dict) and written in the first copy
+    raw = nbformat.from_dict(nb)
+    doc = next(c for c in raw.cells if c.id == "documentation")
+    raw.cells.insert(raw.cells.index(doc), nbformat.from_dict({**doc, "source": PROCEDURE}))
+    assert _graded_written(raw, fixed) == PROCEDURE
