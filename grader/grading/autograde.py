@@ -79,9 +79,10 @@ def autograde(
     if why := gradebook_problem(dirs, empty_ok=False):
         raise GradingError(f"Rien n'a été noté\u00a0: {why}.")
     # a late-penalty setting nbgrader refuses fails every submission only after grading it,
-    # and nbgrader then deletes its graded copy: refused first, nothing graded
+    # and nbgrader then deletes its graded copy: refused first, nothing graded; the files' and
+    # the command line's (--PointsPerDayLate.points_per_day=-1, which nbgrader reads too)
     try:
-        configured_plugin(load_config(dirs.grader_dir))
+        configured_plugin(load_config(dirs.grader_dir), extra_args)
     except GradingError as exc:
         raise GradingError(f"Rien n'a été noté\u00a0: {exc}") from None
     force, extra_args = nbgrader_run.with_force(tuple(extra_args), force)

@@ -3,19 +3,30 @@
 nbgrader computes the lateness (``timestamp.txt``, from the exchange the deposit time collect
 read, never the student's claim, against ``--duedate``) and stores this plugin's penalty in the
 gradebook, where export, formgrader, feedback and the report read it. Configured as
-``AssignLatePenalties.plugin_class`` in ``grader/nbgrader_config.py``.
+``AssignLatePenalties.plugin_class`` in ``grader/nbgrader_config.py``, or on nbgrader's command
+line (``--PointsPerDayLate.points_per_day=2``, which wins over the file).
 """
 
 from __future__ import annotations
 
+import io
 import math
-from contextlib import suppress
+import re
+from collections.abc import Mapping, Sequence
+from contextlib import redirect_stderr, suppress
+from copy import deepcopy
 from typing import Any, NoReturn
 
 from nbgrader.api import Gradebook
 from nbgrader.plugins import LateSubmissionPlugin
 from traitlets import Bool, Enum, Float, Integer, TraitError, TraitType
 from traitlets.config import Application, Config, Configurable
+from traitlets.config.loader import (
+    DeferredConfig,
+    DeferredConfigList,
+    DeferredConfigString,
+    KVArgParseConfigLoader,
+)
 from traitlets.utils.importstring import import_item
 
 from course.labo.french_number import french_number
@@ -25,6 +36,7 @@ from ..french.system_reason import GradingError
 __all__ = [
     "DEFAULT_POINTS_PER_DAY",
     "PointsPerDayLate",
+    "command_line_config",
     "configured_plugin",
     "refresh_penalties",
     "rule",
@@ -96,6 +108,30 @@ class PointsPerDayLate(LateSubmissionPlugin):
 _EXPECTED = {"points_per_day": "un nombre de points fini, positif ou nul (par exemple 1 ou 0.5)"}
 
 
+# where a setting was given, as the refusals name it
+_FILE = "nbgrader_config.py"
+_COMMAND_LINE = "ligne de commande"
+
+
+def _origin(given: Config, section: str, name: str) -> str:
+    """Where ``<section>.<name>`` comes from: the command line `given`, else the files."""
+    return _COMMAND_LINE if name in given.get(section, {}) else _FILE
+
+
+def _shown(value: object) -> str:
+    """`value` as a refusal shows it: a command line's text as typed (a number bare, any other
+    text quoted), anything else as Python writes it, cut if long."""
+    if isinstance(value, DeferredConfigList) and len(value) == 1:
+        value = DeferredConfigString(value[0])
+    shown = repr(value)
+    if isinstance(value, DeferredConfig):
+        shown = repr(str(value)) if isinstance(value, str) else repr(list(value))
+        with suppress(ValueError):
+            float(str(value))
+            shown = str(value)
+    return shown if len(shown) <= 40 else f"{shown[:30]}… ({len(shown)} caractères)"
+
+
 def _expected(name: str, trait: TraitType | None) -> str:
     """What the setting `name` accepts, in French."""
     if name in _EXPECTED:
@@ -109,20 +145,19 @@ def _expected(name: str, trait: TraitType | None) -> str:
     return "une valeur que ce réglage accepte"
 
 
-def _not_accepted(section: str, name: str, value: object, trait: TraitType | None = None) -> str:
-    """The French sentence that refuses `value` for the setting ``c.<section>.<name>``."""
-    shown = repr(value)
-    shown = shown if len(shown) <= 40 else f"{shown[:30]}… ({len(shown)} caractères)"
-    return (
-        f"{section}.{name} (nbgrader_config.py)\u00a0: {shown} n'est pas {_expected(name, trait)}."
-    )
+def _not_accepted(
+    section: str, name: str, value: object, trait: TraitType | None = None, origin: str = _FILE
+) -> str:
+    """The French sentence that refuses `value` for the setting ``c.<section>.<name>``, given in
+    `origin` (the files, or the command line)."""
+    return f"{section}.{name} ({origin})\u00a0: {_shown(value)} n'est pas {_expected(name, trait)}."
 
 
-def _unknown(section: str, name: str, plugin: str, known: Any) -> str:
+def _unknown(section: str, name: str, plugin: str, known: Any, origin: str = _FILE) -> str:
     """The French sentence that refuses ``c.<section>.<name>``, a setting `plugin` does not
     have (nbgrader would ignore it without a word: a typo kept the rule it meant to change)."""
     return (
-        f"{section}.{name} (nbgrader_config.py)\u00a0: {plugin} n'a pas de réglage "
+        f"{section}.{name} ({origin})\u00a0: {plugin} n'a pas de réglage "
         f"«\u00a0{name}\u00a0», nbgrader l'ignorerait sans rien dire\u00a0; réglages connus\u00a0: "
         f"{', '.join(sorted(known))}."
     )
@@ -141,9 +176,10 @@ def _refuse(message: str) -> NoReturn:
     raise GradingError(message)
 
 
-def _plugin_class(config: Config) -> type[LateSubmissionPlugin] | None:
+def _plugin_class(config: Config, given: Config) -> type[LateSubmissionPlugin] | None:
     """The class ``AssignLatePenalties.plugin_class`` names (None when it is not set), refused in
-    French if it is not one of nbgrader's late-submission plugins."""
+    French if it is not one of nbgrader's late-submission plugins (`given`: the command line's
+    settings, which `config` holds too)."""
     section = config.get("AssignLatePenalties", {})
     if "plugin_class" not in section:
         return None
@@ -151,20 +187,24 @@ def _plugin_class(config: Config) -> type[LateSubmissionPlugin] | None:
     # imported as nbgrader's Type trait imports it, without nbgrader's preprocessors (nbconvert's:
     # half a second at every command that shows a score)
     with suppress(ImportError, ValueError, AttributeError):  # a name nothing imports: refused
-        plugin_class = import_item(named) if isinstance(named, str) else named
+        plugin_class = import_item(str(named)) if isinstance(named, str) else named
     if not (isinstance(plugin_class, type) and issubclass(plugin_class, LateSubmissionPlugin)):
+        origin = _origin(given, "AssignLatePenalties", "plugin_class")
         _refuse(
-            f"AssignLatePenalties.plugin_class (nbgrader_config.py)\u00a0: {named!r} n'est pas "
+            f"AssignLatePenalties.plugin_class ({origin})\u00a0: {_shown(named)} n'est pas "
             "un greffon de nbgrader qui s'importe et calcule les pénalités de retard (une "
             "sous-classe de nbgrader.plugins.LateSubmissionPlugin)."
         )
     return plugin_class
 
 
-def _made(plugin_class: type[LateSubmissionPlugin], config: Config) -> LateSubmissionPlugin:
+def _made(
+    plugin_class: type[LateSubmissionPlugin], config: Config, given: Config
+) -> LateSubmissionPlugin:
     """`plugin_class` with its settings from `config`, as ``AssignLatePenalties.init_plugin``
-    makes it; a setting its trait refuses (traitlets' English TraitError), or that it does not
-    have (which traitlets ignores), refused in French."""
+    makes it; a setting its trait refuses (traitlets' English TraitError), that it does not
+    have (which traitlets ignores), or that the command line (`given`) gives twice (traitlets'
+    English ValueError), refused in French."""
     traits = plugin_class.class_traits(config=True)
     # the sections of its late-submission classes (BasePlugin's and above are shared with the
     # other plugins: export, authentication), and the course's plugin's, whichever is configured
@@ -177,12 +217,20 @@ def _made(plugin_class: type[LateSubmissionPlugin], config: Config) -> LateSubmi
         "PointsPerDayLate", (PointsPerDayLate, PointsPerDayLate.class_traits(config=True))
     )
     for section, (owner, known) in sections.items():
-        for name in config.get(section, {}):
+        for name, value in config.get(section, {}).items():
+            origin = _origin(given, section, name)
             if name not in known:
-                _refuse(_unknown(section, name, owner.__name__, known))
+                _refuse(_unknown(section, name, owner.__name__, known, origin))
+            if isinstance(value, DeferredConfigList) and len(value) > 1:
+                typed = ", puis ".join(_shown(DeferredConfigString(v)) for v in value)
+                _refuse(
+                    f"{section}.{name} ({origin})\u00a0: donné {len(value)} fois ({typed}), "
+                    "nbgrader n'en accepte qu'un."
+                )
     try:
         return plugin_class(config=config)
-    except (TraitError, OverflowError) as exc:  # OverflowError: 10**400 points, as a float
+    # OverflowError: 10**400 points, as a float; ValueError: a command line's text, cast
+    except (TraitError, OverflowError, ValueError) as exc:
         refused = exc
     for cls in plugin_class.mro():  # the sections nbgrader reads the plugin's settings from
         if not (isinstance(cls, type) and issubclass(cls, Configurable)):
@@ -192,20 +240,59 @@ def _made(plugin_class: type[LateSubmissionPlugin], config: Config) -> LateSubmi
                 continue
             try:
                 plugin_class(config=Config({cls.__name__: {name: value}}))
-            except (TraitError, OverflowError):
-                _refuse(_not_accepted(cls.__name__, name, value, traits[name]))
+            except (TraitError, OverflowError, ValueError):
+                origin = _origin(given, cls.__name__, name)
+                _refuse(_not_accepted(cls.__name__, name, value, traits[name], origin))
     # each setting accepted alone, not together (a teacher's own plugin): said as traitlets says it
-    _refuse(f"Réglages de {plugin_class.__name__} (nbgrader_config.py) refusés\u00a0: {refused}")
+    origin = _COMMAND_LINE if any(given.get(s) for s in sections) else _FILE
+    _refuse(f"Réglages de {plugin_class.__name__} ({origin}) refusés\u00a0: {refused}")
 
 
-def configured_plugin(config: Config) -> LateSubmissionPlugin:
-    """The late-submission plugin nbgrader makes with `config`: the class
+# an argument that may set a configurable's setting (traitlets' ``--Class.trait``): any other
+# argument of nbgrader's (--force, --student=ana) sets none of the late penalty's
+_SETTING = re.compile(r"-?-[A-Za-z]\w*\.")
+
+
+def command_line_config(
+    argv: Sequence[str],
+    aliases: Mapping[Any, Any] | None = None,
+    flags: Mapping[Any, Any] | None = None,
+) -> Config:
+    """The configuration nbgrader takes from its command line `argv`: ``--Section.name=value``
+    and ``--Section.name value`` (text that traitlets casts to the setting's type when the
+    configurable is made) and what its aliases and flags set, read as traitlets reads an
+    application's command line (the aliases and flags of ``nbgrader autograde`` unless given);
+    empty when it sets nothing, or when traitlets cannot read it (nbgrader then stops before
+    doing anything)."""
+    argv = list(argv)
+    if not any(_SETTING.match(arg.split("=", 1)[0]) for arg in argv):
+        return Config()  # no setting: nbgrader's applications (a second to import) not needed
+    if aliases is None or flags is None:
+        from nbgrader.apps import autogradeapp
+
+        aliases = autogradeapp.aliases if aliases is None else aliases
+        flags = autogradeapp.flags if flags is None else flags
+    loader = KVArgParseConfigLoader(argv, aliases=dict(aliases), flags=dict(flags))
+    try:
+        with redirect_stderr(io.StringIO()):  # argparse's English usage: nbgrader says it
+            return loader.load_config()
+    except (SystemExit, Exception):
+        return Config()
+
+
+def configured_plugin(config: Config, argv: Sequence[str] = ()) -> LateSubmissionPlugin:
+    """The late-submission plugin nbgrader makes with `config` and the settings its command line
+    `argv` gives (:func:`command_line_config`, which win): the class
     ``AssignLatePenalties.plugin_class`` names, or nbgrader's own LateSubmissionPlugin when none
     is set, with its settings; a plugin_class or a setting nbgrader would refuse, or that would
     give a grade no one meant (a number of points per day that is nan, infinite, negative, True
     or False; a setting the plugin does not have, which nbgrader ignores) is refused in one
     French sentence."""
-    return _made(_plugin_class(config) or LateSubmissionPlugin, config)
+    given = command_line_config(argv) if argv else Config()
+    if given:
+        config = deepcopy(config)  # merged in place: the caller's configuration left as it is
+        config.merge(given)
+    return _made(_plugin_class(config, given) or LateSubmissionPlugin, config, given)
 
 
 def refresh_penalties(gradebook: Gradebook, config: Config) -> list[str]:

@@ -7,6 +7,7 @@ rapport start."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 
@@ -14,6 +15,7 @@ import pytest
 from grading.french.system_reason import GradingError
 from grading.nbgrader_ext.late_penalty import (
     PointsPerDayLate,
+    command_line_config,
     configured_plugin,
     refresh_penalties,
     rule_of_config,
@@ -236,6 +238,91 @@ def test_no_points_per_day_is_a_rule_too(tmp_path):
         assert gb.find_submission_notebook("oublier", "oublier", "ana").late_submission_penalty == 0
 
 
+COURSE_PLUGIN_NAME = "grading.nbgrader_ext.late_penalty.PointsPerDayLate"
+
+
+@pytest.mark.parametrize(
+    ("argv", "settings"),
+    [
+        (["--force", "--student=ana", "--PointsPerDayLate.points_per_day=-1"], {"-1"}),
+        (["--student", "ana", "--PointsPerDayLate.points_per_day", "2", "-f"], {"2"}),
+        (["-PointsPerDayLate.points_per_day=0.5", "--log-level=INFO"], {"0.5"}),
+        (["--force", "--student", "ana", "--log-level", "INFO"], set()),
+        (["--", "--PointsPerDayLate.points_per_day=-1"], set()),  # after --: not nbgrader's
+    ],
+    ids=["equals", "space", "one dash", "no setting", "after --"],
+)
+def test_the_command_line_settings_are_read_as_traitlets_reads_them(argv, settings):
+    """``--Section.name=value`` and ``--Section.name value``, among nbgrader autograde's other
+    options (--force, --student ana: an alias taking the next argument, not a setting)."""
+    given = command_line_config(argv)
+    found = given.get("PointsPerDayLate", {}).get("points_per_day")
+    assert ({str(found)} if found is not None else set()) == settings, given
+    assert set(given.get("CourseDirectory", {}).values()) <= {"ana"}
+
+
+def test_a_command_line_setting_wins_over_the_files_and_is_checked():
+    """The check sees what nbgrader sees: the files' configuration, then the command line."""
+    config = Config()
+    config.AssignLatePenalties.plugin_class = COURSE_PLUGIN_NAME
+    config.PointsPerDayLate.points_per_day = 1.5
+    plugin = configured_plugin(config, ["--force", "--PointsPerDayLate.points_per_day=2"])
+    assert plugin.points_per_day == 2
+    assert config.PointsPerDayLate.points_per_day == 1.5  # the caller's configuration unchanged
+    assert configured_plugin(config, ["--force", "--student=ana"]).points_per_day == 1.5
+
+
+# nbgrader autograde's arguments -> the French sentence that refuses them
+BAD_COMMAND_LINES = {
+    "negative": (  # graded, then failed, its graded copy deleted (stop 60)
+        ["--force", "--student=ebauche", "--PointsPerDayLate.points_per_day=-1"],
+        "PointsPerDayLate.points_per_day (ligne de commande)\u00a0: -1 n'est pas un nombre de "
+        "points fini, positif ou nul (par exemple 1 ou 0.5).",
+    ),
+    "words": (
+        ["--PointsPerDayLate.points_per_day", "beaucoup"],
+        "PointsPerDayLate.points_per_day (ligne de commande)\u00a0: 'beaucoup' n'est pas un "
+        "nombre de points fini, positif ou nul (par exemple 1 ou 0.5).",
+    ),
+    "twice": (  # traitlets' English ValueError
+        ["--PointsPerDayLate.points_per_day=1", "--PointsPerDayLate.points_per_day=2"],
+        "PointsPerDayLate.points_per_day (ligne de commande)\u00a0: donné 2 fois (1, puis 2), "
+        "nbgrader n'en accepte qu'un.",
+    ),
+    "nbgrader's own plugin": (
+        [
+            "--AssignLatePenalties.plugin_class=nbgrader.plugins.LateSubmissionPlugin",
+            "--LateSubmissionPlugin.penalty_method=Zero",
+        ],
+        "LateSubmissionPlugin.penalty_method (ligne de commande)\u00a0: 'Zero' n'est pas une "
+        "valeur possible ('none' ou 'zero').",
+    ),
+    "not a plugin": (
+        ["--AssignLatePenalties.plugin_class=nbgrader.plugins.ExportPlugin"],
+        "AssignLatePenalties.plugin_class (ligne de commande)\u00a0: "
+        "'nbgrader.plugins.ExportPlugin' n'est pas un greffon de nbgrader qui s'importe et "
+        "calcule les pénalités de retard (une sous-classe de "
+        "nbgrader.plugins.LateSubmissionPlugin).",
+    ),
+    "typo": (
+        ["--PointsPerDayLate.points_par_jour=2"],
+        "PointsPerDayLate.points_par_jour (ligne de commande)\u00a0: PointsPerDayLate n'a pas de "
+        "réglage «\u00a0points_par_jour\u00a0», nbgrader l'ignorerait sans rien dire\u00a0; "
+        "réglages connus\u00a0: penalty_method, points_per_day.",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BAD_COMMAND_LINES)
+def test_a_command_line_setting_nbgrader_refuses_is_refused_in_french(case):
+    argv, sentence = BAD_COMMAND_LINES[case]
+    config = Config()
+    config.AssignLatePenalties.plugin_class = COURSE_PLUGIN_NAME
+    with pytest.raises(GradingError) as refused:
+        configured_plugin(config, argv)
+    assert str(refused.value) == sentence
+
+
 @pytest.fixture(scope="module")
 def late_course(tmp_path_factory):
     """A course copy whose gradebook holds ana's late submission; its grader/ folder and its
@@ -279,26 +366,34 @@ COURSE_PLUGIN = (
 
 
 @pytest.mark.parametrize(
-    ("replaced", "setting", "said"),
+    ("replaced", "setting", "args", "said"),
     [
         (
             None,
             'c.PointsPerDayLate.points_per_day = "1,5"',
+            (),
             "PointsPerDayLate.points_per_day (nbgrader_config.py)\u00a0: '1,5' n'est pas un "
             "nombre de points fini",
         ),
         # no plugin_class: nbgrader's own plugin, which the check did not make
-        (COURSE_PLUGIN, 'c.LateSubmissionPlugin.penalty_method = "Zero"', ""),
+        (COURSE_PLUGIN, 'c.LateSubmissionPlugin.penalty_method = "Zero"', (), ""),
+        # the files as shipped, the setting on the command line (stop 60): nbgrader reads it too
+        (
+            None,
+            "",
+            ("--force", "--student=ana", "--PointsPerDayLate.points_per_day=-1"),
+            BAD_COMMAND_LINES["negative"][1],
+        ),
     ],
-    ids=["french decimal", "nbgrader's own plugin"],
+    ids=["french decimal", "nbgrader's own plugin", "command line"],
 )
 def test_make_grade_refuses_a_late_setting_before_grading_anything(
-    late_course, replaced, setting, said
+    late_course, replaced, setting, args, said
 ):
     """Attack (stop 53): a setting nbgrader refuses (« 1,5 », a French decimal; « Zero » for
-    its own plugin) failed every submission only after grading it, nbgrader then deleting each
-    graded copy, with traitlets' English as the reason; make grade now refuses it first, in
-    French, nothing graded."""
+    its own plugin; -1 given on the command line, stop 60) failed every submission only after
+    grading it, nbgrader then deleting each graded copy, with traitlets' English as the reason;
+    make grade now refuses it first, in French, nothing graded, the graded copy kept."""
     grader, shipped = late_course
     said = said or BARE_PLUGIN_SETTINGS["capital"][3]
     if replaced is None:
@@ -306,14 +401,20 @@ def test_make_grade_refuses_a_late_setting_before_grading_anything(
     else:
         assert replaced in shipped
         configured = shipped.replace(replaced, setting)
+    graded = grader / "autograded" / "ana" / "oublier" / "oublier.ipynb"
+    graded.parent.mkdir(parents=True)
+    graded.write_text('{"copie": "notée"}', encoding="utf-8")
     (grader / "nbgrader_config.py").write_text(configured, encoding="utf-8")
     try:
-        done = grading(grader, "autograde", "oublier")
+        done = grading(grader, "autograde", "oublier", *args)
+        kept = [p for p in (grader / "autograded").rglob("*") if p.is_file()]
+        assert kept == [graded] and graded.read_text(encoding="utf-8") == '{"copie": "notée"}'
     finally:
         (grader / "nbgrader_config.py").write_text(shipped, encoding="utf-8")
+        shutil.rmtree(grader / "autograded", ignore_errors=True)
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.startswith(f"✘ Rien n'a été noté\u00a0: {said}"), done.stderr
-    assert "Traceback" not in done.stderr and not (grader / "autograded").exists()
+    assert "Traceback" not in done.stderr
 
 
 def test_a_command_that_shows_a_score_never_imports_nbgraders_preprocessors():
