@@ -479,7 +479,10 @@ def test_a_variant_of_the_id_is_never_passed_over(classe, capsys):
     faite » with the copy still there. nbgrader tells those ids apart (maybe another learner's),
     so none is erased as his: each is listed « à vérifier à la main » by the scan and the dry
     run, the erasure refuses, a restore's erasure reports it and leaves it untouched; ana (the
-    control) is unaffected; a variant the gradebook registers is said to be a learner."""
+    control) is unaffected; a variant the gradebook registers is said to be a learner. Then the
+    same under names of its own (``ben.old``, ``ben ``, ``ben.``, ``ben`` with a zero width space
+    or a soft hyphen, ``old_ben_copie``, ``zz/nested/ben``): each listed the same way, while a
+    registered ``ben.x``'s folder and a ``benoit`` are not."""
     from grading.erase_learner import Setup, erase, main, scan
 
     grader, exchange = classe["grader"], classe["exchange"] / "memoire-tuteur"
@@ -499,6 +502,26 @@ def test_a_variant_of_the_id_is_never_passed_over(classe, capsys):
             exchange / "inbound" / f"ben+{stamp}.000000 UTC+abc"
         ),
     }
+    # a copy under a name of its own (« cp -a ben ben.old »): a variant once the invisible
+    # characters and the trailing dots and spaces are dropped, a name that holds his id whole,
+    # his very id in another folder
+    for copy, place in (
+        ("ben.old", "submitted"),
+        ("ben ", "autograded"),
+        ("ben.", "feedback"),
+        ("ben\u200b", "submitted"),
+        ("be\u00adn", "autograded"),
+        ("old_ben_copie", "feedback"),
+        ("zz/nested/ben", "submitted"),
+    ):
+        copies[grader / place / copy] = grader / place / "ben"
+    # never his: a registered classmate whose id holds his (« ben.x »), a name that only holds
+    # his letters (« benoit »); each a copy of cyr's folder, which does not name him
+    with classe["roster"].open("ab") as roster:
+        roster.write(b"ben.x;Bea;Xu;\r\n")
+    others = [grader / "submitted" / name for name in ("ben.x", "benoit")]
+    for other in others:
+        shutil.copytree(grader / "submitted" / "cyr", other, symlinks=True)
     argv = ["ben", "--grader-dir", str(grader), "--eleves", str(classe["roster"])]
     argv += ["--echange", str(classe["exchange"]), "--temoin", "ana"]
     setup = Setup(grader_dir=grader, roster=classe["roster"], exchange=classe["exchange"])
@@ -537,6 +560,13 @@ def test_a_variant_of_the_id_is_never_passed_over(classe, capsys):
     kept, found = held(), scan("ben", setup).found
     named = {f.where: f for f in found if f.kind == VARIANT}
     assert set(named) == variants, sorted(named)
+    assert not {f.where for f in found} & set(map(str, others)), sorted(named)
+    assert named[str(grader / "submitted" / "ben.old")].detail.startswith(
+        "«\u00a0ben.old\u00a0» contient «\u00a0ben\u00a0», comme le nom d'une copie\u00a0: "
+    )
+    assert named[str(grader / "submitted" / "zz" / "nested" / "ben")].detail.startswith(
+        "un dossier «\u00a0ben\u00a0» rangé dans un autre dossier\u00a0: "
+    )
     assert {f.action for f in named.values()} == {"by_hand"}
     assert not [f for f in found if f.action != "by_hand" and lot.name in f.where]
 
@@ -561,6 +591,37 @@ def test_a_variant_of_the_id_is_never_passed_over(classe, capsys):
         "\u00a0: c'est peut-être un autre élève"
     )
     assert "élève inscrit" not in again[str(grader / "submitted" / "Ben")]
+
+
+def test_the_name_of_a_copy_of_a_learners_folder():
+    """The rule of the test above, name by name: the same id once the case, the Unicode form,
+    the invisible characters and the trailing dots and spaces are set aside; a name that holds
+    it whole, bounded by what is neither a letter nor a digit, unless a registered learner's
+    own (erasing « ana » is never held back by « ana.martin »'s folder) or only her letters."""
+    from grading.classroom.class_places import id_variant, id_within
+
+    spelled = [
+        "complete ",
+        "complete.",
+        "complete\u200b",
+        "comp\u00adlete",
+        "Complete. .",
+        "COMPLETE\ufeff",
+    ]
+    assert [n for n in spelled if not id_variant(n, "complete")] == []
+    holding = [
+        "complete.old",
+        "old_complete_copie",
+        "complete (2)",
+        "Complete-2",
+        "copie de complete",
+    ]
+    assert [n for n in holding if not id_within(n, "complete")] == []
+    registered = {"ana", "ana.martin", "ana_b"}
+    others = ["ana", "ana.martin", "ana_b", "banana", "anatole", "diana.x", "ANAïs"]
+    assert [n for n in others if id_within(n, "ana", registered)] == []
+    assert id_within("ana.martin.old", "ana", registered) and id_within("Ana_B", "ana", registered)
+    assert not id_within(".DS_Store", "ds") and id_within(".ds_store.old", "ds")
 
 
 @pytest.mark.slow

@@ -4,6 +4,7 @@ not would bring an erased learner back at the next restore: add new places here 
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable
 from contextlib import suppress
@@ -21,6 +22,7 @@ __all__ = [
     "quarantined_for",
     "BACKED_UP",
     "id_variant",
+    "id_within",
     "PER_LEARNER",
     "PLACES",
     "Place",
@@ -77,11 +79,37 @@ def _caseless(value: str) -> str:
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", value).casefold())
 
 
+def _cleaned(value: str) -> str:
+    """`value` caseless (_caseless), its format characters (Unicode category Cf: zero width
+    space, soft hyphen…) removed and its trailing dots and spaces stripped (Windows drops them):
+    ``BEN.``, ``ben\u200b``, ``be\u00adn`` are ``ben``. Letters of another script that look
+    the same (a Cyrillic « о » for a Latin « o ») are another id: out of this rule's scope."""
+    kept = "".join(c for c in _caseless(value) if unicodedata.category(c) != "Cf")
+    return re.sub(r"[\s.]+\Z", "", kept)
+
+
 def id_variant(name: str, sid: str) -> bool:
     """Whether `name` (a folder's, an exchange entry's id) is not `sid` (NFC) but the same id
-    once case and Unicode form are set aside: another id for nbgrader, which tells them apart
-    (maybe another learner's), so never `sid`'s own folder, yet maybe a copy of their data."""
-    return normalize_id(name) != sid and _caseless(name) == _caseless(sid)
+    once case, Unicode form, invisible characters and trailing dots and spaces are set aside:
+    another id for nbgrader, which tells them apart (maybe another learner's), so never `sid`'s
+    own folder, yet maybe a copy of their data."""
+    return normalize_id(name) != sid and _cleaned(name) == _cleaned(sid)
+
+
+# names the systems leave in any folder (macOS, Windows, Jupyter): never a copy's name
+_SYSTEM_NAMES = frozenset({".ds_store", "thumbs.db", "desktop.ini", ".ipynb_checkpoints"})
+
+
+def id_within(name: str, sid: str, registered: Iterable[str] = ()) -> bool:
+    """Whether `name` holds `sid` whole (as id_variant compares them), bounded by its start or
+    end or by a character that is neither a letter nor a digit: a copy's name (``ben.old``,
+    ``old_ben_copie``, ``ben (2)``), never ``benoit``; not `sid` itself, nor a `registered` id
+    (NFC: ``ben.x``, another learner's own folder), nor what systems leave everywhere."""
+    own = normalize_id(name)
+    if own == sid or own in registered or name.casefold() in _SYSTEM_NAMES:
+        return False
+    bounded = rf"(?<![^\W_]){re.escape(_cleaned(sid))}(?![^\W_])"
+    return re.search(bounded, _cleaned(name)) is not None
 
 
 def learner_ids(dirs: CourseDirs, roster_ids: Iterable[str] = ()) -> set[str]:

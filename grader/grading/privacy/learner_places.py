@@ -38,6 +38,7 @@ from ..classroom.class_places import (
     PER_LEARNER,
     PLACES,
     id_variant,
+    id_within,
     learner_ids,
     own_folders,
     quarantined_for,
@@ -845,13 +846,24 @@ def _variant_in(names: Iterable[str], sid: str) -> str | None:
     return next((i for i in ids if id_variant(i, sid)), None)
 
 
-def _name_variant(out: Scan, where: object, variant: str, registered: set[str], target) -> None:
-    """A folder, an entry or a member named by a variant of her id (``Alice_En_Dur`` for
-    ``alice_en_dur``): never erased as hers (nbgrader tells the ids apart: maybe another
-    learner's), never passed over (maybe a copy of her data): the teacher's, so no proof while
-    it is there."""
+def _name_variant(
+    out: Scan, where: object, variant: str, registered: set[str], target, how: str = "variant"
+) -> None:
+    """A folder, an entry or a member named by a variant of her id (``Alice_En_Dur`` or
+    ``alice_en_dur.`` for ``alice_en_dur``), by a name that holds it (`how` « within »:
+    ``alice_en_dur.old``) or by her id in another folder (« nested »): never erased as hers
+    (nbgrader tells the ids apart: maybe another learner's), never passed over (maybe a copy of
+    her data): the teacher's, so no proof while it is there."""
     sid = out.who.sid
-    if normalize_id(variant) in registered:
+    ends = (
+        "\u00a0: peut-être une copie de ses données, jamais effacée d'office (ce n'est pas son "
+        "dossier)\u00a0; supprimez-le s'il est à l'élève, puis relancez"
+    )
+    if how == "within":
+        detail = f"{quoted(variant)} contient {quoted(sid)}, comme le nom d'une copie{ends}"
+    elif how == "nested":
+        detail = f"un dossier {quoted(sid)} rangé dans un autre dossier{ends}"
+    elif normalize_id(variant) in registered:
         detail = (
             f"{quoted(variant)} est aussi un élève inscrit (liste des élèves ou carnet de "
             "notes)\u00a0: c'est peut-être un autre élève\u00a0; s'il est bien à lui, mettez-le "
@@ -859,12 +871,25 @@ def _name_variant(out: Scan, where: object, variant: str, registered: set[str], 
         )
     else:
         detail = (
-            f"{quoted(variant)} n'est pas {quoted(sid)} mais n'en diffère que par la casse ou la "
-            "forme Unicode\u00a0: peut-être une copie de ses données, jamais effacée d'office "
-            "(nbgrader distingue ces identifiants)\u00a0; supprimez-le s'il est à l'élève, puis "
-            "relancez"
+            f"{quoted(variant)} n'est pas {quoted(sid)} mais n'en diffère que par la casse, la "
+            "forme Unicode, des caractères invisibles ou des points et espaces en fin de "
+            "nom\u00a0: peut-être une copie de ses données, jamais effacée d'office (nbgrader "
+            "distingue ces identifiants)\u00a0; supprimez-le s'il est à l'élève, puis relancez"
         )
     out.add(_VARIANT, where, detail, BY_HAND, target)
+
+
+def _learner_depth(ctx: Context, folder: Path) -> int | None:
+    """How far below the level of the learners' own folders (``submitted/<id>``,
+    ``<assignment>/remplaces/<id>``) the children of `folder` sit: 0 for those of
+    ``submitted/``; None outside the places of one folder per learner."""
+    here = folder.resolve()
+    for place in PER_LEARNER:
+        if here.is_relative_to(root := place.folder(ctx.dirs).resolve()):
+            return len(here.relative_to(root).parts)
+    downloaded = ctx.dirs.downloaded.resolve()
+    parts = here.relative_to(downloaded).parts if here.is_relative_to(downloaded) else ()
+    return len(parts) - 2 if len(parts) >= 2 and parts[1] == "remplaces" else None
 
 
 def _mention_detail(name: str, data: bytes, pattern: Mentions) -> str:
@@ -935,12 +960,28 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         except OSError as exc:  # a folder of another account's: it may hold the learner
             out.add(_UNREAD, folder, french_reason(exc), BY_HAND, folder)
             return
+        depth = _learner_depth(ctx, folder) if in_place else None
         for child in children:
             # in a data place, a variant of her id (a received archive by its stem): the
             # teacher's to check whole, never searched into (nothing in it rewritten)
             called = [child.name, child.stem] if child.suffix.lower() == ".zip" else [child.name]
             if in_place and (variant := _variant_in(called, who.sid)):
                 _name_variant(out, child, variant, registered, child)
+                continue
+            # where learners' own folders sit, a name that holds her id (« ben.old », but not
+            # « benoit » nor a registered « ben.x »); below it, a folder of her very id (not an
+            # assignment's: « ana/oublier » for a learner « oublier »)
+            if depth == 0 and any(id_within(name, who.sid, registered) for name in called):
+                _name_variant(out, child, child.name, registered, child, "within")
+                continue
+            if (
+                depth
+                and normalize_id(child.name) == who.sid
+                and child.is_dir()
+                and not child.is_symlink()
+                and not (depth == 1 and who.sid in assignments)
+            ):
+                _name_variant(out, child, child.name, registered, child, "nested")
                 continue
             if child.is_symlink():
                 yield from linked(child)
@@ -988,6 +1029,9 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             out.add(_UNREAD, link, detail, BY_HAND, link)
 
     registered = {other.sid for other in ctx.classmates}
+    # the course's assignments: the level below a learner's own folder is named after them
+    sources = (ctx.dirs.source, ctx.dirs.release)
+    assignments = {normalize_id(p.name) for d in sources if d.is_dir() for p in d.iterdir()}
     repositories: list[Path] = []
     demos: list[Path] = []
     strays: set[Path] = set()
