@@ -8,7 +8,13 @@
 NOTATION ?= grader
 NBG_ENV := PATH=$(call q,$(abspath $(BIN))):"$$PATH"
 NBGRADER = cd $(call q,$(NOTATION)) && $(NBG_ENV) $(call q,$(abspath $(BIN))/nbgrader)
-GRADING = cd $(call q,$(NOTATION)) && $(NBG_ENV) $(call q,$(abspath $(PY))) -m grading.
+# a NOTATION without grading/ (grader/demo, which make demo-grading makes): said in French, not
+# Python's English « No module named 'grading' » (checked as the recipe starts, shown only then)
+HAS_GRADING = $(shell test -d $(call q,$(NOTATION))/grading && echo 1)
+GRADING = $(if $(HAS_GRADING),cd $(call q,$(NOTATION)) && $(NBG_ENV) $(call q,$(abspath $(PY))) \
+-m grading.,@echo "✘ NOTATION="$(call q,$(NOTATION))" n'a pas de dossier grading/ : donnez le \
+grader/ d'une copie du cours (la démonstration se lit avec make formgrader NOTATION=grader/demo, \
+son rapport est déjà dans grader/demo/rapport/)." >&2; exit 2; : )
 # the assignment (A=lecons for another one), parallel workers, the class list, a due date
 A ?= oublier
 JOBS ?= 1

@@ -171,6 +171,11 @@ def test_the_grading_table_in_order_on_a_fresh_clone(tmp_path, expected_scores):
     assert {part: tree_digest(grader / part) for part in real} == real
     assert (grader / "gradebook.db").read_bytes() == gradebook
     assert (grader / "demo" / "rapport" / "rapport.html").is_file()
+    # a class command aimed at the demo, a folder without grading/: a French refusal
+    aimed = make(clone, "rapport", "NOTATION=grader/demo")
+    assert aimed.returncode == 2, aimed.stdout + aimed.stderr
+    assert "✘ NOTATION=grader/demo n'a pas de dossier grading/\u00a0:" in aimed.stderr
+    assert "No module named" not in aimed.stderr
     with Gradebook(f"sqlite:///{grader / 'demo' / 'gradebook.db'}") as gb:
         assert [s.id for s in gb.students] == ["complete_vacuum"]
     # nothing lost: every submission is the last one received
