@@ -482,7 +482,7 @@ def test_no_make_target_hands_the_shell_a_path_it_could_run(tmp_path: Path, name
     failed with error 127), and nothing ran."""
     checkout = tmp_path / name
     (checkout / "course").mkdir(parents=True)
-    (checkout / "grader").mkdir()
+    (checkout / "grader" / "grading").mkdir(parents=True)  # else: a French refusal (grader.mk)
     shutil.copy(REPO / "Makefile", checkout / "Makefile")
     shutil.copy(REPO / "grader" / "grader.mk", checkout / "grader" / "grader.mk")
     (checkout / "requirements").symlink_to(REPO / "requirements")
