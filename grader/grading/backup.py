@@ -141,12 +141,6 @@ def _check_gradebook(gradebook: Path, dest_dir: Path, damaged: dict[Path, str]) 
         return
 
 
-def _dated(folder: Path) -> tuple[list[tuple[datetime, Path]], list[Path]]:
-    """The backups of `folder`, newest first, apart from those named later than now."""
-    found = backups_in(folder)
-    return [(w, p) for w, p in found if not dated_ahead(w)], [p for w, p in found if dated_ahead(w)]
-
-
 def _dirs(grader_dir: Path | None) -> tuple[CourseDirs, Path, dict[str, Path]]:
     """The class's folders, its gradebook file, and the backed-up places (class_places) by key."""
     ctx = Context(Setup(grader_dir=grader_dir))
@@ -618,7 +612,9 @@ def _purge(
     folder: Path, keep: int | None, keep_days: float, written: Path | None
 ) -> tuple[list[Path], list[tuple[Path, str]], list[tuple[Path, str]]]:
     now = datetime.now(UTC)
-    found, ahead = _dated(folder)
+    named = backups_in(folder)
+    ahead = [path for when, path in named if dated_ahead(when)]  # kept, never ranked
+    found = [(when, path) for when, path in named if path not in ahead]
     damaged: dict[Path, str] = {}
     read: set[Path] = set()
 
