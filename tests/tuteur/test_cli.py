@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,43 @@ import pexpect
 import pytest
 
 PROMPT = "alice> "
+INTERRUPTED = "Interrompu (Ctrl-C)"
+
+
+def _as_a_terminal_starts_it() -> None:
+    """Ctrl-C at its default and unblocked, as in a login shell, whatever the test worker
+    inherited (exec keeps an ignored or blocked SIGINT)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _signal_state(pid: int) -> str:
+    """What the kernel says of the process and each of its threads: its signal masks and
+    where each thread waits, for the message of a Ctrl-C that got no answer."""
+    proc = Path(f"/proc/{pid}")
+    lines = []
+    try:
+        status = (proc / "status").read_text().splitlines()
+        lines += [line for line in status if line.startswith(("State", "Sig", "Shd"))]
+        for task in sorted((proc / "task").iterdir()):
+            name = (task / "comm").read_text().strip()
+            wchan = (task / "wchan").read_text().strip()
+            masks = [
+                line
+                for line in (task / "status").read_text().splitlines()
+                if line.startswith(("SigPnd", "SigBlk"))
+            ]
+            lines.append(f"thread {task.name} {name} waits in {wchan}: {masks}")
+    except OSError as exc:
+        lines.append(f"/proc unreadable: {exc}")
+    return "\n".join(lines)
+
+
+def _expect_interrupted(child: pexpect.spawn, text: str = INTERRUPTED) -> None:
+    try:
+        child.expect_exact(text, timeout=30)
+    except pexpect.TIMEOUT:
+        pytest.fail(f"no answer to Ctrl-C within 30 s:\n{_signal_state(child.pid)}")
 
 
 @pytest.fixture
@@ -29,6 +67,7 @@ def spawn_tutor(python: str, cli_env: dict[str, str], tmp_path: Path) -> Iterato
             encoding="utf-8",
             timeout=60,
             dimensions=(40, 200),
+            preexec_fn=_as_a_terminal_starts_it,
         )
         children.append(child)
         return child
@@ -89,7 +128,7 @@ def test_terminal_session_then_reprendre_then_ctrl_c(
     again.expect_exact("Bon retour, Alice ! Tu es au niveau 3")
     again.expect_exact(PROMPT)
     again.sendintr()  # Ctrl-C at the prompt
-    again.expect_exact("Interrompu (Ctrl-C) : ce qui était déjà dit est enregistré")
+    _expect_interrupted(again, "Interrompu (Ctrl-C) : ce qui était déjà dit est enregistré")
     assert _finish(again) == 130
     db = read_db(sqlite_db_path)
     assert db["counts"] == {session_id: 10} and len(db["sessions"]) == 1
@@ -105,7 +144,7 @@ def test_ctrl_c_and_end_of_input_keep_every_stored_event(
     child.expect_exact("Bravo, c'est juste !")
     child.expect_exact(PROMPT)
     child.sendintr()
-    child.expect_exact("Interrompu (Ctrl-C)")
+    _expect_interrupted(child)
     assert _finish(child) == 130
     (sid,) = read_db(sqlite_db_path)["counts"]
     assert read_db(sqlite_db_path)["counts"] == {sid: 10}
@@ -266,7 +305,7 @@ def test_ctrl_c_during_a_turn_leaves_a_consistent_prefix(
     child.expect_exact(PROMPT)
     child.sendline("3")
     child.sendintr()  # lands during the turn or at the next prompt
-    child.expect_exact("Interrompu (Ctrl-C)")
+    _expect_interrupted(child)
     assert _finish(child) == 130
     import sqlite3
 
