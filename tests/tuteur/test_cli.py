@@ -50,7 +50,8 @@ def _expect_interrupted(child: pexpect.spawn, text: str = INTERRUPTED) -> None:
     try:
         child.expect_exact(text, timeout=30)
     except pexpect.TIMEOUT:
-        pytest.fail(f"no answer to Ctrl-C within 30 s:\n{_signal_state(child.pid)}")
+        said = (child.before or "")[-300:]
+        pytest.fail(f"no answer to Ctrl-C within 30 s after {said!r}:\n{_signal_state(child.pid)}")
 
 
 @pytest.fixture
