@@ -45,7 +45,7 @@ def test_a_childs_cpu_is_counted_for_the_module_that_started_it(tmp_path: Path) 
     assert run.returncode == 0, run.stdout + run.stderr
     report = json.loads(out.read_text(encoding="utf-8"))
     burned = report["by_module"]["test_burn.py"]
-    assert burned["cpu_s"] >= 1 and burned["autre : python"] >= 1, report
+    assert burned["cpu_s"] >= 1 and burned["other: python"] >= 1, report
     assert "avant.py" not in report["by_module"], (older_cpu, report)
     assert "test_burn.py" in run.stdout
 

@@ -4,7 +4,7 @@ started) and by kind of command, sampled while a `make test` runs.
 Run ``python tests/bench/suite_cpu.py OUT.json -- make test`` (any command after ``--``). Every
 process is sampled four times a second; a process is counted for the test that was running in the
 worker that started it (``PYTEST_CURRENT_TEST``, which pytest sets in the worker's environment
-and every child inherits), else as « hors test ». A process shorter than the sampling period is
+and every child inherits), else as "outside tests". A process shorter than the sampling period is
 missed, so the totals are a lower bound; the command's own ``time`` says the whole. The suite's
 goal (12 minutes on 2 cores) is a CPU budget: this says which modules spend it.
 """
@@ -39,14 +39,14 @@ KINDS = (
     ("pip/uv", r"\bpip\b|/uv |uv pip"),
     ("pytest worker", r"execnet|xdist|pytest"),
 )
-OUTSIDE = "hors test"
+OUTSIDE = "outside tests"
 
 
 def _kind(command: str) -> str:
     for kind, pattern in KINDS:
         if re.search(pattern, command):
             return kind
-    return "autre : " + (command.split()[0].rsplit("/", 1)[-1] if command else "?")
+    return "other: " + (command.split()[0].rsplit("/", 1)[-1] if command else "?")
 
 
 def _module(env: dict[str, str]) -> str:
@@ -133,7 +133,7 @@ def main() -> int:
         },
     }
     args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"CPU échantillonné : {report['sampled_cpu_s']} s en {report['wall_s']} s")
+    print(f"sampled CPU: {report['sampled_cpu_s']} s in {report['wall_s']} s")
     for module, row in list(report["by_module"].items())[:25]:
         print(f"{row['cpu_s']:6d} s  {module}")
     return status
