@@ -23,7 +23,13 @@ from .french.system_reason import GradingError, french_message
 from .nbgrader_ext.late_penalty import configured_plugin
 from .nbgrader_ext.sandbox_setting import refusal
 from .runs import known_failures, manual_grades, nbgrader_run, submitted_ids
-from .runs.autograde_runs import ClassRun, merge_outcomes, parallel, sequential
+from .runs.autograde_runs import (
+    ClassRun,
+    again_if_kernel_died,
+    merge_outcomes,
+    parallel,
+    sequential,
+)
 from .runs.autograde_summary import (
     DISAGREE,
     Summary,
@@ -120,6 +126,7 @@ def autograde(
                         more, more_status = sequential(run, left, view=True)
                         merge_outcomes(outcomes, more)
                         status = max(status, more_status)
+                status = again_if_kernel_died(run, outcomes, status)
         finally:
             bar.close()
         attributed = dict(outcomes.failed)  # failures nbgrader tied to a submission: recorded

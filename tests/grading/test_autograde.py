@@ -6,14 +6,17 @@ link."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 from grading.autograde import main as autograde_main
+from grading.runs.known_failures import FILE_NAME as FAILURES_FILE
 from grading_course import copy_course, grading, nbgrader, register, submit
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from nbgrader.api import Gradebook
@@ -167,6 +170,48 @@ def test_two_workers_grade_several_notebooks_and_reruns(course):
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert "3 rendu(s) noté(s), 0 déjà noté(s)" in rerun.stdout
     assert _scores(grader, list(expected), "deux") == expected
+
+
+def test_a_kernel_that_dies_at_its_start_is_graded_again_not_failed(course, tmp_path, monkeypatch):
+    """A kernel that ends before its first reply (jupyter_client's TCP ports taken meanwhile by
+    another process: seen with --jobs 2, « Address already in use ») ran none of the student's
+    code: the submission is graded again, not failed, and not recorded as a known failure. Here
+    the first kernel of the class dies at its start (a kernelspec of the notebooks' name that
+    ends once); control: in stock nbgrader that submission fails."""
+    grader = course
+    _two_notebook_assignment(grader)
+    assert nbgrader(grader, "generate_assignment", "deux").returncode == 0
+    register(grader, "ana", "ben")
+    release = grader.parent / "notebooks" / "deux"
+    for student in ("ana", "ben"):
+        shutil.copytree(release, grader / "submitted" / student / "deux")
+    kernels = tmp_path / "jupyter" / "kernels" / "python3"
+    kernels.mkdir(parents=True)
+    once = tmp_path / "mort-une-fois"
+    start = f'if mkdir "{once}" 2>/dev/null; then exit 1; fi; exec "{sys.executable}" '
+    start += '-m ipykernel_launcher -f "$0"'
+    (kernels / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": ["/bin/sh", "-c", start, "{connection_file}"],
+                "display_name": "Python 3",
+                "language": "python",
+            }
+        )
+    )
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    stock = nbgrader(grader, "autograde", "deux", "--student=ana")
+    assert stock.returncode != 0 and "Kernel died before replying" in stock.stdout + stock.stderr
+    shutil.rmtree(grader / "autograded", ignore_errors=True)
+    once.rmdir()  # the next kernel dies again, once
+    proc = grading(grader, "autograde", "deux", "--force")
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 0, said
+    assert "2 rendu(s) noté(s)" in said and "noté à nouveau" in said, said
+    assert once.is_dir()  # the kernel did die once
+    assert _scores(grader, ["ana", "ben"], "deux") == {"ana": 0, "ben": 0}
+    for known in grader.parent.rglob(FAILURES_FILE):  # never skipped as a known failure
+        assert "ana" not in known.read_text(encoding="utf-8")
 
 
 def test_fresh_gradebook_gets_the_assignment_and_nbgrader_args_pass_through(course):

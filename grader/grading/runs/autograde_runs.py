@@ -23,12 +23,25 @@ from ..french.system_reason import GradingError
 from .nbgrader_log import FAILED, LogWatcher, Outcomes
 from .nbgrader_run import ProgressBar, pump, run_logged, start, stop
 
-__all__ = ["ClassRun", "merge_gradebook", "merge_outcomes", "parallel", "sequential"]
+__all__ = [
+    "KERNEL_START",
+    "ClassRun",
+    "again_if_kernel_died",
+    "merge_gradebook",
+    "merge_outcomes",
+    "parallel",
+    "sequential",
+]
 
 STOPPED_ON = (
     "nbgrader s'est arrêté sur ce rendu (les autres ont été notés par un nouveau passage, "
     "sans lui)\u00a0: "
 )
+# A kernel that ends before its first reply ran none of the student's code: jupyter_client picks
+# its TCP ports free, then the kernel binds them, and another process (the other worker's
+# kernel, a student's kernel on a hub) can take one meanwhile (seen: « Address already in use »
+# with --jobs 2). Not the submission's fault: graded again, never recorded as a known failure.
+KERNEL_START = "Kernel died before replying to kernel_info"
 BAD_METADATA = (
     "métadonnées nbgrader invalides dans le notebook (une cellule notée copiée-collée, ou des "
     "métadonnées modifiées à la main\u00a0?)"
@@ -182,3 +195,18 @@ def parallel(run: ClassRun, students: list[str], jobs: int) -> tuple[Outcomes, i
             merge_gradebook(run.dirs.db_url, sqlite_url(db), run.assignment, part.done)
             merge_outcomes(outcomes, part)
         return outcomes, status
+
+
+def again_if_kernel_died(run: ClassRun, outcomes: Outcomes, status: int) -> int:
+    """Grade once more, in one run, the submissions whose kernel ended at its start (KERNEL_START);
+    the runs' status, theirs taken back when nothing else failed."""
+    again = [s for s, why in outcomes.failed.items() if KERNEL_START in why]
+    if not again:
+        return status
+    others = [s for s in outcomes.failed if s not in again]
+    for student in again:
+        del outcomes.failed[student]
+        run.bar.again(student)
+    more, more_status = sequential(run, again, view=True)
+    merge_outcomes(outcomes, more)
+    return max(more_status, status if others else 0)

@@ -172,6 +172,12 @@ class ProgressBar:
         if kind == FAILED:
             tqdm.write(f"✘ {student}\u00a0: échec (détails à la fin)")
 
+    def again(self, student: str) -> None:
+        """`student`, counted as failed, is graded once more."""
+        self.counts[FAILED] -= 1
+        self.bar.update(-1)
+        tqdm.write(f"↻ {student}\u00a0: noté à nouveau (son noyau s'était arrêté au démarrage)")
+
     def close(self) -> None:
         self.bar.close()
 
