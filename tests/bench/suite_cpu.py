@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -111,25 +111,24 @@ def main() -> int:
     finally:
         done.set()
         sampler.join()
-    by_module: Counter[str] = Counter()
     by_kind: Counter[str] = Counter()
-    by_module_kind: Counter[tuple[str, str]] = Counter()
+    kinds_of: dict[str, Counter[str]] = defaultdict(Counter)  # module -> its CPU by kind
     for module, kind, cpu in result["seen"].values():
         if cpu < 0.05:
             continue
-        by_module[module] += cpu
         by_kind[kind] += cpu
-        by_module_kind[module, kind] += cpu
+        kinds_of[module][kind] += cpu
+    modules = sorted(kinds_of, key=lambda m: -kinds_of[m].total())
     report = {
         "command": command,
         "status": status,
         "wall_s": round(time.monotonic() - started),
-        "sampled_cpu_s": round(sum(by_kind.values())),
+        "sampled_cpu_s": round(by_kind.total()),
         "by_kind": {k: round(v) for k, v in by_kind.most_common()},
         "by_module": {
-            module: {"cpu_s": round(cpu)}
-            | {k: round(v) for (m, k), v in by_module_kind.most_common(200) if m == module}
-            for module, cpu in by_module.most_common(60)
+            module: {"cpu_s": round(kinds_of[module].total())}
+            | {k: round(v) for k, v in kinds_of[module].most_common()}
+            for module in modules[:60]
         },
     }
     args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
