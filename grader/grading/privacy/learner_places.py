@@ -1145,11 +1145,17 @@ _GIT_OBJECT = re.compile(
     r"|info/commit-graphs/(?:commit-graph-chain|graph-[0-9a-f]{40,64}\.graph)"
 )
 
+# the staging area, a worktree's, and the shared part of a split index
+_GIT_INDEX = re.compile(r"(?:worktrees/[^/]+/)?(?:index|sharedindex\.[0-9a-f]{40,64})")
+
 
 def _git_object(path: Path, repository: Path) -> bool:
-    """Whether `path` is one of git's own files in objects/, which git reads (a pack only with its
-    index); anything else there (an interrupted fetch's pack) is searched as a file."""
+    """Whether `path` is one of git's own files, which git reads: its index, or a file of objects/
+    (a pack only with its index); anything else there (an interrupted fetch's pack) is searched
+    as a file."""
     rel = path.relative_to(repository).as_posix()
+    if _GIT_INDEX.fullmatch(rel):
+        return path.is_file()  # its names read through git: its times and ids are raw bytes
     if not rel.startswith("objects/") or path.is_dir():
         return False  # a folder: walked, its files sorted out one by one
     name = rel[len("objects/") :]
@@ -1238,6 +1244,12 @@ def _scan_git(
                 git.kill()
                 if git.wait() > 0 and not reason:
                     reason = git.stderr.read().decode(errors="replace").strip()[:200]
+        for staged in ("--stage", "--resolve-undo"):  # the index's names, without its raw bytes
+            index = subprocess.run([*command[:-1], "ls-files", "-z", staged], capture_output=True)
+            if index.returncode and not reason:
+                reason = index.stderr.decode(errors="replace").strip()[:200]
+            names = (entry.partition(b"\t")[2] for entry in index.stdout.split(b"\0"))
+            hits += sum(pattern.binary_count(name) for name in names)
     except (OSError, ValueError) as exc:
         reason = french_reason(exc) if isinstance(exc, OSError) else "sortie de git illisible"
     if reason:

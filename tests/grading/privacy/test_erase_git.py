@@ -408,6 +408,34 @@ def test_git_s_own_folder_names_are_no_mention_of_a_short_id(petite_classe):
 
 
 @pytest.mark.slow
+def test_git_s_index_is_read_through_git_never_by_its_bytes(petite_classe):
+    """CI, stop 55: git's index (.git/index) holds each staged file's times, inode and object
+    id as raw bytes; searched as a binary file, a learner « fe » was found there whenever
+    those bytes happened to spell it, and her erasure refused on « fichier binaire à supprimer
+    à la main » (notes/.git/index, 1 trace). Here a file's time spells it (0x20666520:
+    « fe »); the index is read through git, its names only. Control: a name staged then
+    deleted from the folder, in the index alone, is named."""
+    import os
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    _enrol(c, "fe", "Fé", "Lopez")
+    notes = _notes(c, None)
+    (notes / "LISEZMOI").write_text("mes notes\n", encoding="utf-8")
+    os.utime(notes / "LISEZMOI", (0x20666520, 0x20666520))
+    _git(notes, "add", "LISEZMOI")
+    _git(notes, "commit", "-qm", "mes notes")
+    assert b" fe " in (notes / ".git" / "index").read_bytes()
+    _assert_proved(_copy_class(c), "fe", "l'index de git")
+    (notes / "fe.txt").write_text("rien\n", encoding="utf-8")
+    _git(notes, "add", "fe.txt")
+    (notes / "fe.txt").unlink()  # staged, never committed: her name is in the index only
+    with pytest.raises(ErasureError, match="notes"):
+        _erase(c, "fe")
+
+
+@pytest.mark.slow
 def test_a_clone_of_the_course_in_grader_never_blocks_the_erasure(petite_classe):
     """Review4: a git repository in grader/ is searched object by object, with no regard for
     what the course ships: a teacher who clones the course's next version beside her class
