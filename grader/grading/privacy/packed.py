@@ -83,10 +83,26 @@ class Unsearched(Exception):
     """A file that expands beyond what this command reads: never « no mention »."""
 
 
-def expand(data: bytes, decompressor, most: int) -> tuple[bytes, bool]:
-    """`data` expanded, up to `most` + 1 bytes; whole: each member of a concatenated one read."""
+def _gzip_header(data: bytes) -> bytes:
+    """What a gzip member keeps plain (RFC 1952, after 10 bytes): an extra field, its file's
+    name and a comment, each ended by a zero byte; all that follows if one never ends."""
+    flags = data[3]
+    end = 12 + int.from_bytes(data[10:12], "little") if flags & 4 else 10
+    for flag in (8, 16):
+        if flags & flag and (end := data.find(b"\0", end) + 1) == 0:
+            return data[10:]
+    return data[10:end]
+
+
+def expand(
+    data: bytes, decompressor, most: int, headers: list[bytes] | None = None
+) -> tuple[bytes, bool]:
+    """`data` expanded, up to `most` + 1 bytes; whole: each member of a concatenated one read;
+    each gzip member's plain header in `headers`."""
     out: list[bytes] = []
     while data:  # `most` below 0: an archive whose other members spent it all
+        if headers is not None and data.startswith(b"\x1f\x8b") and len(data) >= 10:
+            headers.append(_gzip_header(data))
         stream, room = decompressor(), max(most, 0) + 1 - sum(map(len, out))
         try:  # zlib would read a max_length of 0 as « no limit »: not asked, so not at its end
             out.append(stream.decompress(data, room) if room > 0 else b"")
@@ -162,25 +178,6 @@ def _compiled_text(data: bytes) -> bytes | None:
     return None
 
 
-def _plain(data: bytes, opener) -> bytes:
-    """What of `data` is not compressed: all of it, but a zip's (its names and comments are read
-    member by member) or a compressed stream's, of which only a gzip's header, its file's name
-    and comment. Compressed bytes spell a short id by chance: « li » 7 times in 350 kB of a
-    gzip that never names her."""
-    if opener is None:
-        return b"" if data.startswith(ZIP_MAGIC) else data
-    if not data.startswith(b"\x1f\x8b") or len(data) < 10:
-        return b""
-    flags, start = data[3], 10  # RFC 1952: after 10 bytes, an extra field, a name, a comment
-    if flags & 4:
-        start += 2 + int.from_bytes(data[10:12], "little")
-    end = start
-    for flag in (8, 16):
-        if flags & flag and (end := data.find(b"\0", end) + 1) == 0:
-            return data[start:]  # no end: all of it, the stream will be named abîmé
-    return data[start:end]
-
-
 def binary_hits(
     data: bytes,
     pattern: _Counts,
@@ -198,7 +195,10 @@ def binary_hits(
         raise Unsearched("format compressé que cette commande ne lit pas (zstd, lz4, 7z, rar…)")
     left = [EXPANDED_MAX] if left is None else left
     opener = next((o for m, o in _STREAMS.items() if data.startswith(m)), None)
-    texts = [_plain(data, opener), _compiled_text(data)]  # a .pyc's constants one by one
+    # compressed bytes spell a short id by chance (« li » 7 times in 350 kB of a gzip that
+    # never names her): of a zip or a compressed stream, only what it keeps plain is searched
+    plain = b"" if opener or data.startswith(ZIP_MAGIC) else data
+    texts = [plain, _compiled_text(data)]  # a .pyc's constants one by one
     if data.startswith(_UTF16):  # its words as UTF-8, where a mention is searched
         texts.append(data.decode("utf-16", errors="replace").encode())
     hits = sum(pattern.binary_count(t) for t in texts if t is not None)
@@ -226,8 +226,9 @@ def binary_hits(
     except DAMAGED:  # its raw bytes are compressed: they say nothing of what it holds
         raise Unsearched("archive abîmée ou chiffrée") from None
     if opener is not None:
-        body, whole = expand(data, opener, left[0])
-        hits += expanded(body)
+        headers: list[bytes] = []
+        body, whole = expand(data, opener, left[0], headers)
+        hits += expanded(body) + sum(map(pattern.binary_count, headers))
         if not whole:
             raise Unsearched("fichier compressé abîmé ou tronqué")
     for start in re.finditer(rb"stream\r?\n", data) if pdf else ():  # each alone: linear

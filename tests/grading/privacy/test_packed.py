@@ -69,6 +69,7 @@ def test_compressed_bytes_that_spell_a_short_id_are_no_trace_but_what_is_kept_pl
     with gzip.GzipFile("li.csv", "wb", fileobj=named, mtime=0) as stream:
         stream.write(text)
     assert binary_hits(named.getvalue(), _Short()) == 1
+    assert binary_hits(packed_text + named.getvalue(), _Short()) == 1  # a second member's
     buf = io.BytesIO()  # control: a zip's comment names her
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("notes.txt", text)
