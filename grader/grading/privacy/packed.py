@@ -29,6 +29,7 @@ __all__ = [
     "binary_kind",
     "expand",
     "is_binary",
+    "zip_plain",
     "zip_members",
 ]
 
@@ -92,6 +93,22 @@ def _gzip_header(data: bytes) -> bytes:
         if flags & flag and (end := data.find(b"\0", end) + 1) == 0:
             return data[10:]
     return data[10:end]
+
+
+def zip_plain(zf: zipfile.ZipFile) -> bytes:
+    """What a zip keeps plain beside its names: its comments, and the Unicode names and comments
+    Info-ZIP adds in extra fields (0x7075, 0x6375: a version byte and a CRC, then UTF-8), which
+    Python does not read; its other extra fields (times, owners) are binary."""
+    parts = [zf.comment]
+    for info in zf.infolist():
+        parts.append(info.comment)
+        extra = info.extra
+        while len(extra) >= 4:
+            kind, size = int.from_bytes(extra[:2], "little"), int.from_bytes(extra[2:4], "little")
+            if kind in (0x7075, 0x6375):
+                parts.append(extra[9 : 4 + size])
+            extra = extra[4 + size :]
+    return b"\n".join(parts)
 
 
 def expand(
@@ -219,8 +236,7 @@ def binary_hits(
             with zipfile.ZipFile(io.BytesIO(data)) as zf:
                 if sum(info.file_size for info in zf.infolist()) > left[0]:
                     raise too_big
-                comments = [zf.comment, *(info.comment for info in zf.infolist())]
-                hits += pattern.binary_count(b"\n".join(comments))
+                hits += pattern.binary_count(zip_plain(zf))
             for name, body in zip_members(data, left[0]):
                 hits += pattern.binary_count(name.encode()) + expanded(body)
     except DAMAGED:  # its raw bytes are compressed: they say nothing of what it holds

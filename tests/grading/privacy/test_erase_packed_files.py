@@ -389,3 +389,23 @@ def test_a_pdf_a_classmate_handed_in_never_blocks_every_erasure(petite_classe):
     subprocess.run(draw, check=True, capture_output=True)
     assert his.read_bytes().startswith(b"%PDF") and b"Ana" not in his.read_bytes()
     _assert_proved(c, "ana", "le PDF de ben")
+
+
+@pytest.mark.slow
+def test_a_zip_whose_comment_names_the_learner_is_named(petite_classe):
+    """Stop 56: a zip is read member by member (names and contents), its comment never: the
+    teacher's « rendus d'Ana Martin » as an archive's comment, or as Info-ZIP's Unicode name of
+    a member, held her name after « Preuve faite ». Control: the same archive, no comment."""
+    import zipfile
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    archive = c["grader"] / "hub" / "rendus.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("rendu.txt", "rien\n")
+    _assert_proved(_copy_class(c), "ana", "une archive sans commentaire")
+    with zipfile.ZipFile(archive, "a") as zf:
+        zf.comment = b"rendus d'Ana Martin"
+    with pytest.raises(ErasureError, match="rendus.zip"):
+        _erase(c, "ana")

@@ -51,7 +51,8 @@ def test_compressed_bytes_that_spell_a_short_id_are_no_trace_but_what_is_kept_pl
     """CI, stop 55 (git's index) led here: compressed bytes are random, and a short id spells
     itself there by chance (« li » 7 times in a 350 kB gzip of text that never names her),
     which named the class's every archive and refused her erasure. Only what a zip or a gzip
-    keeps uncompressed is searched as it is: a gzip's file name, a zip's comments."""
+    keeps uncompressed is searched as it is: each gzip member's file name, a zip's comments
+    and Info-ZIP's Unicode names."""
     import random
 
     rnd = random.Random(0)
@@ -74,6 +75,13 @@ def test_compressed_bytes_that_spell_a_short_id_are_no_trace_but_what_is_kept_pl
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("notes.txt", text)
         zf.comment = b"rendu de li"
+    assert binary_hits(buf.getvalue(), _Short()) == 1
+    buf = io.BytesIO()  # control: Info-ZIP's Unicode name of a member, which Python ignores
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        info = zipfile.ZipInfo("notes.txt")
+        name = b"li.txt"
+        info.extra = b"\x75\x70" + (5 + len(name)).to_bytes(2, "little") + b"\x01" + bytes(4) + name
+        zf.writestr(info, text)
     assert binary_hits(buf.getvalue(), _Short()) == 1
 
 
