@@ -1088,7 +1088,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
         else:
             kind, action = "mention dans un fichier de la classe", "mention"
         out.add(kind, file, detail, action, (file, None, found_by))
-    for repository in repositories:
+    for repository in dict.fromkeys(r.resolve() for r in repositories):  # a submodule's twice
         _scan_git(ctx, repository, pattern, shipped, out)
     # make demo-grading's course: the samples' code names the TP's example learners, so only
     # her rows (a learner added in its formgrader), a name, and the work of a learner of the
@@ -1318,6 +1318,10 @@ def _scan_class_zip(
                 members.remove(info)
                 mine = mine | {info.filename}
         for info in members:
+            if info.is_dir() and pattern.in_name(info.filename.encode()):
+                detail = "son nom est dans le nom de ce dossier de l'archive"
+                where = f"{file}\u00a0: {info.filename}"
+                found.add("membre d'une archive à retirer à la main", where, detail, BY_HAND, file)
             if info.file_size > MEMBER_MAX:
                 detail = f"{info.file_size // 2**20} Mo, au-delà de ce que cette commande lit"
                 found.add(_UNREAD, f"{file}\u00a0: {info.filename}", detail, BY_HAND, file)
@@ -1331,7 +1335,10 @@ def _scan_class_zip(
             return True
         for name, body in packed.zip_members(data, MEMBER_MAX, mine):
             where = f"{file}\u00a0: {name}"
-            if is_binary(body):
+            if is_binary(body) and pattern.in_name(name.encode()):  # never rewritten, so named
+                detail = "son nom est dans le nom de ce membre, qui ne se caviarde pas"
+                found.add("membre d'une archive à retirer à la main", where, detail, BY_HAND, file)
+            elif is_binary(body):
                 _name_binary(found, where, body, pattern, file, left, in_place)
                 if left[0] < 0:
                     break  # that member named: the rest would go beyond it too

@@ -127,7 +127,7 @@ def expand(
             break
         if not stream.eof:  # truncated, or beyond `most`
             break
-        data = stream.unused_data
+        data = stream.unused_data.lstrip(b"\0")  # xz's stream padding, a gzip's zeros
     return b"".join(out), not data
 
 

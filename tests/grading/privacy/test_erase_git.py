@@ -531,6 +531,25 @@ def test_a_repository_in_grader_whose_store_is_elsewhere_is_searched_or_named(pe
 
 
 @pytest.mark.slow
+def test_a_submodule_s_store_inside_grader_is_named_once(petite_classe):
+    """Attack, stop 56: a submodule of a repository in grader/ keeps its store in the parent's
+    .git/modules/, found twice (its ``.git`` file, and as a repository of the walk): the refusal
+    listed the same history twice, with twice its traces."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    work = _history_naming_ana(c)
+    suivi = c["grader"] / "hub" / "suivi"
+    suivi.mkdir()
+    _git(suivi, "init", "-q")
+    _git(suivi, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(work), "eleves")
+    with pytest.raises(ErasureError) as refused:
+        _erase(c, "ana")
+    store = str(suivi / ".git" / "modules" / "eleves")
+    assert str(refused.value).count(store) == 1, str(refused.value)
+
+
+@pytest.mark.slow
 def test_her_class_list_in_the_history_of_the_teacher_s_notes_is_named_whatever_the_course_holds(
     petite_classe,
 ):

@@ -409,3 +409,35 @@ def test_a_zip_whose_comment_names_the_learner_is_named(petite_classe):
         zf.comment = b"rendus d'Ana Martin"
     with pytest.raises(ErasureError, match="rendus.zip"):
         _erase(c, "ana")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("member", ["Ana Martin.png", "Ana Martin.csv.gz", "Ana Martin/"])
+def test_an_archive_member_named_after_the_learner_is_named_whatever_it_holds(
+    petite_classe, member
+):
+    """Attack, stop 56: a zip read member by member searched the names of its text members
+    only: a picture, a compressed file or a folder entry named after her (« Ana Martin.png »,
+    as ``zipinfo`` lists it) left « Preuve faite ». Control: the same archive, members named
+    otherwise."""
+    import gzip
+    import zipfile
+
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    archive = c["grader"] / "hub" / "lot.zip"
+    body = gzip.compress(b"rien\n") if member.endswith(".gz") else b"\x89PNG\r\n\x1a\n\0\0"
+
+    def write(name: str) -> None:
+        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+            if name.endswith("/"):
+                zf.mkdir(name.rstrip("/"))
+            else:
+                zf.writestr(name, body)
+
+    write(member.replace("Ana Martin", "photo"))
+    _assert_proved(_copy_class(c), "ana", "un membre qui ne la nomme pas")
+    write(member)
+    with pytest.raises(ErasureError, match="lot.zip"):
+        _erase(c, "ana")

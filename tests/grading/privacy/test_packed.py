@@ -132,6 +132,10 @@ def test_expand_says_whether_the_stream_ended_whole():
     assert expand(whole, lambda: zlib.decompressobj(31), 2**20) == (HER, True)
     body, ended = expand(whole[:-8], lambda: zlib.decompressobj(31), 2**20)
     assert body == HER and not ended  # what zcat shows, and not whole
+    # attack, stop 56: zeros after a stream, which gzip -t and xz -t accept (xz's stream
+    # padding), were « abîmé ou tronqué » and blocked every learner's erasure
+    assert expand(whole + bytes(8), lambda: zlib.decompressobj(31), 2**20) == (HER, True)
+    assert expand(lzma.compress(HER) + bytes(4), lzma.LZMADecompressor, 2**20) == (HER, True)
 
 
 _MODULE = '''"""Groupe B de ana.martin@exemple.fr."""
