@@ -9,8 +9,10 @@ import dbm
 import html
 import importlib.util
 import io
+import itertools
 import json
 import marshal
+import os
 import re
 import subprocess
 import sys
@@ -1244,12 +1246,9 @@ def _scan_git(
                 git.kill()
                 if git.wait() > 0 and not reason:
                     reason = git.stderr.read().decode(errors="replace").strip()[:200]
-        for staged in ("--stage", "--resolve-undo"):  # the index's names, without its raw bytes
-            index = subprocess.run([*command[:-1], "ls-files", "-z", staged], capture_output=True)
-            if index.returncode and not reason:
-                reason = index.stderr.decode(errors="replace").strip()[:200]
-            names = (entry.partition(b"\t")[2] for entry in index.stdout.split(b"\0"))
-            hits += sum(pattern.binary_count(name) for name in names)
+        names, error = _index_names(repository)
+        hits += sum(map(pattern.binary_count, names))
+        reason = reason or error
     except (OSError, ValueError) as exc:
         reason = french_reason(exc) if isinstance(exc, OSError) else "sortie de git illisible"
     if reason:
@@ -1261,6 +1260,27 @@ def _scan_git(
             "supprimez ce dépôt, puis relancez"
         )
         out.add("historique git à réécrire à la main", repository, detail, BY_HAND, repository)
+
+
+def _index_names(repository: Path) -> tuple[list[bytes], str]:
+    """The names git's indexes hold, read through git, never by their bytes (times, ids), and
+    why git could not read one: the index staged and its resolve-undo, each worktree's (its
+    folder may be gone or outside grader/), a split index's shared part (what ``git rm
+    --cached`` took out of the index stays there). Run in the store as its work tree, so that a
+    ``core.worktree`` above it hides no entry."""
+    worktrees = [w for w in repository.glob("worktrees/*") if (w / "index").is_file()]
+    indexes = [(store, None) for store in (repository, *worktrees)]
+    indexes += [(repository, shared) for shared in repository.glob("sharedindex.*")]
+    names, error = [], ""
+    for (store, index), staged in itertools.product(indexes, ("--stage", "--resolve-undo")):
+        command = ["git", "-c", "safe.directory=*", "--git-dir", str(store)]
+        command += ["--work-tree", str(store), "ls-files", "-z", staged]
+        env = {**os.environ, "GIT_INDEX_FILE": str(index)} if index else None
+        listed = subprocess.run(command, cwd=store, env=env, capture_output=True)
+        if listed.returncode and not error:
+            error = listed.stderr.decode(errors="replace").strip()[:200]
+        names += (entry.partition(b"\t")[2] for entry in listed.stdout.split(b"\0"))
+    return names, error
 
 
 def _name_binary(

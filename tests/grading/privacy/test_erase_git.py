@@ -435,6 +435,62 @@ def test_git_s_index_is_read_through_git_never_by_its_bytes(petite_classe):
         _erase(c, "fe")
 
 
+def _staged_in_split_index(notes: Path, name: str) -> None:
+    _git(notes, "update-index", "--split-index")
+    (notes / name).write_text("x\n", encoding="utf-8")
+    _git(notes, "add", name)
+    _git(notes, "update-index", "--split-index")  # her entry now in the shared part
+    (notes / name).unlink()
+    _git(notes, "rm", "-q", "--cached", name)  # out of the index, not of its shared part
+
+
+def _staged_in_a_gone_worktree(notes: Path, name: str) -> None:
+    draft = notes.parent / "brouillon"
+    _git(notes, "worktree", "add", "-q", str(draft))
+    (draft / name).write_text("x\n", encoding="utf-8")
+    _git(draft, "add", name)
+    shutil.rmtree(draft)  # deleted by hand, never pruned: its index stays in notes/.git
+
+
+def _staged_in_a_work_tree_above(notes: Path, name: str) -> None:
+    course = notes.parents[2]  # grader/hub/notes: the course's root
+    _git(notes, "config", "core.worktree", "../../../..")  # from notes/.git
+    (course / "suivi").mkdir()
+    (course / "suivi" / name).write_text("x\n", encoding="utf-8")
+    _git(course, "--git-dir", str(notes / ".git"), "add", f"suivi/{name}")
+    shutil.rmtree(course / "suivi")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "stage",
+    [_staged_in_split_index, _staged_in_a_gone_worktree, _staged_in_a_work_tree_above],
+    ids=["index-partage", "worktree-efface", "arbre-au-dessus"],
+)
+def test_a_name_in_an_index_git_keeps_elsewhere_is_named(petite_classe, stage, monkeypatch):
+    """Attack, stop 56: the index read through ``git ls-files`` from grader/ missed three of
+    git's places for staged names: the shared part of a split index (``git rm --cached`` leaves
+    her entry there), the index of a worktree whose folder was deleted, and, when the
+    repository's work tree is above grader/ (``core.worktree``), every entry outside grader/.
+    Control: the same, staged under another name."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    control = _copy_class(c)
+    for course, name in ((control, "suivi.txt"), (c, "Ana Martin.txt")):
+        notes = course["grader"] / "hub" / "notes"
+        notes.mkdir()
+        _git(notes, "init", "-q")
+        (notes / "LISEZMOI").write_text("mes notes\n", encoding="utf-8")
+        _git(notes, "add", "LISEZMOI")
+        _git(notes, "commit", "-qm", "mes notes")
+        stage(notes, name)
+    _assert_proved(control, "ana", "un nom qui n'est pas le sien")
+    monkeypatch.chdir(c["grader"])  # where the teacher runs it: inside the work tree above
+    with pytest.raises(ErasureError, match="notes"):
+        _erase(c, "ana")
+
+
 @pytest.mark.slow
 def test_a_clone_of_the_course_in_grader_never_blocks_the_erasure(petite_classe):
     """Review4: a git repository in grader/ is searched object by object, with no regard for
