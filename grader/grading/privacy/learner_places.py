@@ -320,9 +320,14 @@ def _variants(forms: list[str], typed: bool = True) -> set[str]:
 
 
 def _alternation(variants: set[str]) -> bytes:
-    """The variants as one alternation, longest first; every pattern built of it ignores ASCII
-    case, so one spelling per ASCII case is kept (a quarter of them: each costs every search)."""
-    kept = {v.encode().lower(): v.encode() for v in sorted(variants)}
+    """The variants as one alternation, longest first, in UTF-8 and in Windows-1252 (Excel's
+    « CSV », a gzip's Latin-1 file name); every pattern built of it ignores ASCII case, so one
+    spelling per ASCII case is kept (a quarter of them: each costs every search)."""
+    spelt = {v.encode() for v in variants}
+    for variant in variants:
+        with suppress(UnicodeEncodeError):
+            spelt.add(variant.encode("cp1252"))
+    kept = {v.lower(): v for v in sorted(spelt)}
     return b"|".join(re.escape(v) for v in sorted(kept.values(), key=lambda v: (-len(v), v)))
 
 
@@ -1255,9 +1260,9 @@ def _scan_git(
         out.add(_UNREAD, repository, f"dépôt git illisible ({reason})", BY_HAND, repository)
     elif hits:
         detail = (
-            f"{hits} trace(s) dans l'historique de ce dépôt git\u00a0: retirez-l'en (git "
-            "filter-repo), puis git reflog expire --expire=now --all && git gc --prune=now, ou "
-            "supprimez ce dépôt, puis relancez"
+            f"{hits} trace(s) dans l'historique ou l'index de ce dépôt git\u00a0: retirez-l'en "
+            "(git rm --cached, git filter-repo), puis git reflog expire --expire=now --all && "
+            "git gc --prune=now, ou supprimez ce dépôt, puis relancez"
         )
         out.add("historique git à réécrire à la main", repository, detail, BY_HAND, repository)
 

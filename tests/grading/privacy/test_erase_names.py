@@ -241,3 +241,31 @@ def test_her_folder_in_a_long_path_the_teacher_noted_is_named(petite_classe):
     note.write_text(short.replace("grader/", prefix + "grader/"), encoding="utf-8")
     with pytest.raises(ErasureError, match="a-revoir.txt"):
         _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_her_name_in_windows_1252_is_named(petite_classe):
+    """Attack, stop 56: her name was searched in UTF-8 only; a class list saved as Excel's
+    « CSV » (Windows-1252: « Félix » is F, 0xE9, lix), which the docs expect, and a gzip whose
+    Latin-1 file name is hers, left « Preuve faite ». Control: the same files naming a
+    namesake who is not in the class."""
+    import gzip
+    import io
+
+    from erase_scenes import _assert_proved
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    _enrol(c, "felix", "Félix", "Ormond")
+    control = _copy_class(c)
+    for course, last in ((control, "Dupont"), (c, "Ormond")):
+        hub = course["grader"] / "hub"
+        (hub / "suivi.csv").write_bytes(f"Félix {last};absent\r\n".encode("cp1252"))
+        packed = io.BytesIO()
+        with gzip.GzipFile(f"Félix {last}.csv".encode("latin-1"), "wb", fileobj=packed) as gz:
+            gz.write(b"absent\n")
+        (hub / "archive.gz").write_bytes(packed.getvalue())
+    _assert_proved(control, "felix", "un homonyme")
+    with pytest.raises(ErasureError, match="suivi.csv") as refused:
+        _erase(c, "felix")
+    assert "archive.gz" in str(refused.value)
