@@ -8,6 +8,7 @@ import importlib.util
 import io
 import lzma
 import re
+import tarfile
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -56,7 +57,10 @@ _UTF16 = (b"\xff\xfe", b"\xfe\xff")  # text saved as « Unicode » (a spreadshee
 BINARY_MAGIC = (SQLITE_MAGIC, *ZIP_MAGIC, *_STREAMS, *_UNKNOWN_PACKED, *_UTF16, b"%PDF")
 EXPANDED_MAX = 256 * 2**20  # what a compressed file is searched through, at most
 MEMBER_MAX = 50 * 2**20  # an archive member of the class folder read whole, at most
-DAMAGED = (zipfile.BadZipFile, OSError, RuntimeError, EOFError, zlib.error, lzma.LZMAError)
+DAMAGED = (
+    *(zipfile.BadZipFile, tarfile.TarError, OSError, RuntimeError, EOFError),
+    *(zlib.error, lzma.LZMAError),
+)
 # what opening a zip raises: a damaged file, or a member's name flagged UTF-8 that is not
 UNOPENABLE = (zipfile.BadZipFile, OSError, UnicodeDecodeError)
 
@@ -93,6 +97,16 @@ def _gzip_header(data: bytes) -> bytes:
         if flags & flag and (end := data.find(b"\0", end) + 1) == 0:
             return data[10:]
     return data[10:end]
+
+
+def _tar_members(data: bytes) -> Iterator[tuple[bytes, bytes]]:
+    """Each member of tar `data`: what its header says in words (its name, a link's target,
+    pax's records) and its bytes; raises `DAMAGED`."""
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+        for member in tar:
+            said = "\n".join([member.name, member.linkname, *member.pax_headers.values()])
+            body = tar.extractfile(member) if member.isfile() else None
+            yield said.encode(errors="surrogateescape"), body.read() if body else b""
 
 
 def zip_plain(zf: zipfile.ZipFile) -> bytes:
@@ -214,7 +228,8 @@ def binary_hits(
     opener = next((o for m, o in _STREAMS.items() if data.startswith(m)), None)
     # compressed bytes spell a short id by chance (« li » 7 times in 350 kB of a gzip that
     # never names her): of a zip or a compressed stream, only what it keeps plain is searched
-    plain = b"" if opener or data.startswith(ZIP_MAGIC) else data
+    tar = data[257:262] == b"ustar"  # read member by member: its members may be compressed
+    plain = b"" if opener or tar or data.startswith(ZIP_MAGIC) else data
     texts = [plain, _compiled_text(data)]  # a .pyc's constants one by one
     if data.startswith(_UTF16):  # its words as UTF-8, where a mention is searched
         texts.append(data.decode("utf-16", errors="replace").encode())
@@ -236,9 +251,14 @@ def binary_hits(
             with zipfile.ZipFile(io.BytesIO(data)) as zf:
                 if sum(info.file_size for info in zf.infolist()) > left[0]:
                     raise too_big
-                hits += pattern.binary_count(zip_plain(zf))
+                folders = [info.filename for info in zf.infolist() if info.is_dir()]
+                hits += pattern.binary_count(b"\n".join([zip_plain(zf), *map(str.encode, folders)]))
             for name, body in zip_members(data, left[0]):
                 hits += pattern.binary_count(name.encode()) + expanded(body)
+        for said, body in _tar_members(data) if tar else ():  # a plain member, as it is
+            compressed = body.startswith(BINARY_MAGIC)
+            hits += pattern.binary_count(said)
+            hits += expanded(body) if compressed else pattern.binary_count(body)
     except DAMAGED:  # its raw bytes are compressed: they say nothing of what it holds
         raise Unsearched("archive abîmée ou chiffrée") from None
     if opener is not None:

@@ -85,6 +85,18 @@ def test_compressed_bytes_that_spell_a_short_id_are_no_trace_but_what_is_kept_pl
     assert binary_hits(buf.getvalue(), _Short()) == 1
 
 
+def _tar(**members: bytes) -> bytes:
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, body in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(body)
+            tar.addfile(info, io.BytesIO(body))
+    return buf.getvalue()
+
+
 @pytest.mark.parametrize(
     "data",
     [
@@ -95,8 +107,15 @@ def test_compressed_bytes_that_spell_a_short_id_are_no_trace_but_what_is_kept_pl
         _zip(**{"export.csv.gz": gzip.compress(HER * 20)}),
         lzma.compress(HER * 20, format=lzma.FORMAT_ALONE),
         (HER * 20).decode().encode("utf-16"),  # « Texte Unicode » of a spreadsheet
+        # attack, stop 56: a tar's members were searched as its bytes, never expanded
+        _tar(**{"rendus.zip": _zip(**{"classe.csv": HER * 20})}),
+        gzip.compress(_tar(**{"rendus.zip": _zip(**{"classe.csv": HER * 20})})),
+        _tar(**{"journal.gz": gzip.compress(HER * 20)}),
     ],
-    ids=["gzip-concatenated", "bzip2", "xz", "zip-in-gzip", "gzip-in-zip", "lzma", "utf-16"],
+    ids=[
+        *("gzip-concatenated", "bzip2", "xz", "zip-in-gzip", "gzip-in-zip", "lzma", "utf-16"),
+        *("zip-in-tar", "zip-in-tar-gz", "gzip-in-tar"),
+    ],
 )
 def test_she_is_found_in_what_a_file_expands_to(data):
     assert _Words().binary_count(data) == 0  # the control: not in the raw bytes
@@ -159,3 +178,12 @@ def test_a_compiled_module_is_searched_constant_by_constant(tmp_path):
     damaged = data[:17] + bytes(range(256)) * 4  # a code object that breaks off
     with pytest.raises(Unsearched, match="code Python compilé illisible"):
         binary_hits(damaged, _Words())
+
+
+def test_a_tar_is_read_member_by_member_its_names_and_plain_members_as_they_are():
+    """What the raw search of a tar found is still found once it is read member by member: a
+    plain member's text, a member's name; a damaged tar is named, never passed over."""
+    assert binary_hits(_tar(**{"classe.csv": HER * 20}), _Words()) == 20
+    assert binary_hits(_tar(**{"ana.martin@exemple.fr.txt": b"rien\n"}), _Words()) == 1
+    with pytest.raises(Unsearched, match="abîmée"):
+        binary_hits(_tar(**{"classe.csv": HER * 20})[:700], _Words())
