@@ -254,11 +254,12 @@ class _Who:
         extra = ", ".join(x for x in (name, self.email) if x)
         return quoted(self.sid) + (f" ({extra})" if extra else "")
 
-    def names(self) -> list[str]:  # how a file names them: the full name both ways
+    def names(self) -> list[str]:  # how a file names them: the full name both ways, as a login
         full = [
             f"{self.first} {self.last}",
             f"{self.last} {self.first}",
             f"{self.last}, {self.first}",
+            f"{self.first}.{self.last}",  # « lina.ibrahimova-semaine2.txt »
         ]
         return [self.sid, self.email, *(full if self.first and self.last else [])]
 

@@ -269,3 +269,27 @@ def test_her_name_in_windows_1252_is_named(petite_classe):
     with pytest.raises(ErasureError, match="suivi.csv") as refused:
         _erase(c, "felix")
     assert "archive.gz" in str(refused.value)
+
+
+@pytest.mark.slow
+def test_her_name_written_as_a_login_is_named(petite_classe):
+    """Attack, stop 56: « lina.ibrahimova-semaine2.txt » (her first and last names joined by a
+    dot, as a login or a file name writes them), here a gzip's file name, was no mention of
+    « Lina Ibrahimova » (id « li »). Control: « nina.ibrahimova » is someone else."""
+    import gzip
+    import io
+
+    from erase_scenes import _assert_proved
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    _enrol(c, "li", "Lina", "Ibrahimova")
+    control = _copy_class(c)
+    for course, first in ((control, "nina"), (c, "lina")):
+        packed = io.BytesIO()
+        with gzip.GzipFile(f"{first}.ibrahimova-semaine2.txt", "wb", fileobj=packed) as gz:
+            gz.write(b"notes de la semaine 2\n")
+        (course["grader"] / "hub" / "notes.gz").write_bytes(packed.getvalue())
+    _assert_proved(control, "li", "un autre nom")
+    with pytest.raises(ErasureError, match="notes.gz"):
+        _erase(c, "li")
