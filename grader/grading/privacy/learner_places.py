@@ -1333,7 +1333,7 @@ def _scan_class_zip(
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:  # never « no mention » for a member unread
             members = [info for info in zf.infolist() if info.filename not in mine]
-            if pattern.binary_count(packed.zip_plain(zf)):  # its comments, Unicode names
+            if pattern.binary_count(packed.zip_plain(zf, data)):  # its comments, Unicode names
                 detail = "le commentaire de l'archive, ou d'un membre, la nomme"
                 found.add("archive à corriger à la main", file, detail, BY_HAND, file)
         for info in list(members):

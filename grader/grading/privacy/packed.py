@@ -30,6 +30,7 @@ __all__ = [
     "binary_kind",
     "expand",
     "is_binary",
+    "is_zip",
     "zip_plain",
     "zip_members",
 ]
@@ -109,11 +110,27 @@ def _tar_members(data: bytes) -> Iterator[tuple[bytes, bytes]]:
             yield said.encode(errors="surrogateescape"), body.read() if body else b""
 
 
-def zip_plain(zf: zipfile.ZipFile) -> bytes:
-    """What a zip keeps plain beside its names: its comments, and the Unicode names and comments
-    Info-ZIP adds in extra fields (0x7075, 0x6375: a version byte and a CRC, then UTF-8), which
-    Python does not read; its other extra fields (times, owners) are binary."""
-    parts = [zf.comment]
+def is_zip(data: bytes) -> bool:
+    """A zip, from its first bytes or, when something precedes it (a preface, a self-extracting
+    program), from its end record, as unzip finds it; a SQLite file is never one."""
+    if data.startswith(ZIP_MAGIC):
+        return True
+    tail = data[-(2**16 + 22) :]
+    return (
+        b"PK\x05\x06" in tail
+        and not data.startswith(SQLITE_MAGIC)
+        and zipfile.is_zipfile(io.BytesIO(data))
+    )
+
+
+def zip_plain(zf: zipfile.ZipFile, data: bytes) -> bytes:
+    """What zip `data` keeps plain beside its names: what precedes its first member and follows
+    its end, its comments, and the Unicode names and comments Info-ZIP adds in extra fields
+    (0x7075, 0x6375: a version byte and a CRC, then UTF-8), which Python does not read; its
+    other extra fields (times, owners) are binary."""
+    first = min((info.header_offset for info in zf.infolist()), default=zf.start_dir)
+    end = data.rfind(b"PK\x05\x06")
+    parts = [data[:first], data[end + 22 + len(zf.comment) :] if end >= 0 else b"", zf.comment]
     for info in zf.infolist():
         parts.append(info.comment)
         extra = info.extra
@@ -229,12 +246,13 @@ def binary_hits(
     # compressed bytes spell a short id by chance (« li » 7 times in 350 kB of a gzip that
     # never names her): of a zip or a compressed stream, only what it keeps plain is searched
     tar = data[257:262] == b"ustar"  # read member by member: its members may be compressed
-    plain = b"" if opener or tar or data.startswith(ZIP_MAGIC) else data
+    zipped = not tar and is_zip(data)  # a zip at the end of a tar is its member
+    plain = b"" if opener or tar or zipped else data
     texts = [plain, _compiled_text(data)]  # a .pyc's constants one by one
     if data.startswith(_UTF16):  # its words as UTF-8, where a mention is searched
         texts.append(data.decode("utf-16", errors="replace").encode())
     hits = sum(pattern.binary_count(t) for t in texts if t is not None)
-    if (data.startswith(ZIP_MAGIC) or opener) and depth > 2:
+    if (zipped or opener) and depth > 2:
         raise Unsearched("archive dans une archive au-delà de trois niveaux")
     too_big = Unsearched(f"plus de {EXPANDED_MAX // 2**20} Mo une fois décompressé")
 
@@ -247,12 +265,12 @@ def binary_hits(
         return binary_hits(body, pattern, depth + 1, left, pdf_text)
 
     try:
-        if data.startswith(ZIP_MAGIC):
+        if zipped:
             with zipfile.ZipFile(io.BytesIO(data)) as zf:
                 if sum(info.file_size for info in zf.infolist()) > left[0]:
                     raise too_big
-                folders = [info.filename for info in zf.infolist() if info.is_dir()]
-                hits += pattern.binary_count(b"\n".join([zip_plain(zf), *map(str.encode, folders)]))
+                folders = [info.filename.encode() for info in zf.infolist() if info.is_dir()]
+                hits += pattern.binary_count(b"\n".join([zip_plain(zf, data), *folders]))
             for name, body in zip_members(data, left[0]):
                 hits += pattern.binary_count(name.encode()) + expanded(body)
         for said, body in _tar_members(data) if tar else ():  # a plain member, as it is

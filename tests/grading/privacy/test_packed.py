@@ -187,3 +187,12 @@ def test_a_tar_is_read_member_by_member_its_names_and_plain_members_as_they_are(
     assert binary_hits(_tar(**{"ana.martin@exemple.fr.txt": b"rien\n"}), _Words()) == 1
     with pytest.raises(Unsearched, match="abîmée"):
         binary_hits(_tar(**{"classe.csv": HER * 20})[:700], _Words())
+
+
+def test_what_precedes_or_follows_a_zip_is_read_as_unzip_reads_it():
+    """Attack, stop 56: a zip after a preface (``cat preface.txt rendus.zip``) was no zip,
+    its compressed members never expanded; a line appended after a zip's end was never read
+    (its raw bytes are no longer searched). unzip reads both; so does the erasure."""
+    prefaced = b"Rendus du groupe B\n" + _zip(**{"classe.csv": HER * 20})
+    assert _Words().binary_count(prefaced) == 0 and binary_hits(prefaced, _Words()) == 20
+    assert binary_hits(_zip(**{"notes.txt": b"rien\n"}) + HER, _Words()) == 1
