@@ -1334,7 +1334,10 @@ def _scan_class_zip(
         with zipfile.ZipFile(io.BytesIO(data)) as zf:  # never « no mention » for a member unread
             members = [info for info in zf.infolist() if info.filename not in mine]
             if pattern.binary_count(packed.zip_plain(zf, data)):  # its comments, Unicode names
-                detail = "le commentaire de l'archive, ou d'un membre, la nomme"
+                detail = (
+                    "un commentaire de l'archive la nomme, ou ce qui précède ou suit ses membres"
+                    "\u00a0: réécrivez-le (zip -z, zipnote -w), ou supprimez l'archive"
+                )
                 found.add("archive à corriger à la main", file, detail, BY_HAND, file)
         for info in list(members):
             parts = PurePosixPath(info.filename.replace("\\", "/")).parts
