@@ -1262,8 +1262,9 @@ def _scan_git(
     elif hits:
         detail = (
             f"{hits} trace(s) dans l'historique ou l'index de ce dépôt git\u00a0: retirez-l'en "
-            "(git rm --cached, git filter-repo), puis git reflog expire --expire=now --all && "
-            "git gc --prune=now, ou supprimez ce dépôt, puis relancez"
+            "(git rm --cached, git update-index --no-untracked-cache, git filter-repo), puis git "
+            "reflog expire --expire=now --all && git gc --prune=now, ou supprimez ce dépôt, puis "
+            "relancez"
         )
         out.add("historique git à réécrire à la main", repository, detail, BY_HAND, repository)
 
@@ -1273,11 +1274,18 @@ def _index_names(repository: Path) -> tuple[list[bytes], str]:
     why git could not read one: the index staged and its resolve-undo, each worktree's (its
     folder may be gone or outside grader/), a split index's shared part (what ``git rm
     --cached`` took out of the index stays there). Run in the store as its work tree, so that a
-    ``core.worktree`` above it hides no entry."""
+    ``core.worktree`` above it hides no entry. Git lists no name of its untracked cache (a
+    file deleted since is still there): its bytes, from its signature on, are searched."""
     worktrees = [w for w in repository.glob("worktrees/*") if (w / "index").is_file()]
     indexes = [(store, None) for store in (repository, *worktrees)]
     indexes += [(repository, shared) for shared in repository.glob("sharedindex.*")]
     names, error = [], ""
+    for store, index in indexes:
+        with suppress(OSError):
+            data = Path(index or store / "index").read_bytes()
+            untracked = data.rfind(b"UNTR")  # its signature, a size, « Location <folder>… »
+            if untracked > 0 and b"Location " in data[untracked + 8 : untracked + 20]:
+                names.append(data[data.find(b"\0", untracked + 8) : -20])  # the folder's not
     for (store, index), staged in itertools.product(indexes, ("--stage", "--resolve-undo")):
         command = ["git", "-c", "safe.directory=*", "--git-dir", str(store)]
         command += ["--work-tree", str(store), "ls-files", "-z", staged]

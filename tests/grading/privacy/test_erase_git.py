@@ -461,18 +461,32 @@ def _staged_in_a_work_tree_above(notes: Path, name: str) -> None:
     shutil.rmtree(course / "suivi")
 
 
+def _seen_untracked_then_deleted(notes: Path, name: str) -> None:
+    _git(notes, "config", "core.untrackedCache", "true")
+    (notes / name).write_text("x\n", encoding="utf-8")
+    for _ in range(2):  # the second status writes the cache into the index
+        _git(notes, "status", "--porcelain")
+    (notes / name).unlink()  # deleted by hand, as the erasure asks: still in the cache
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "stage",
-    [_staged_in_split_index, _staged_in_a_gone_worktree, _staged_in_a_work_tree_above],
-    ids=["index-partage", "worktree-efface", "arbre-au-dessus"],
+    [
+        _staged_in_split_index,
+        _staged_in_a_gone_worktree,
+        _staged_in_a_work_tree_above,
+        _seen_untracked_then_deleted,
+    ],
+    ids=["index-partage", "worktree-efface", "arbre-au-dessus", "cache-non-suivis"],
 )
 def test_a_name_in_an_index_git_keeps_elsewhere_is_named(petite_classe, stage, monkeypatch):
     """Attack, stop 56: the index read through ``git ls-files`` from grader/ missed three of
     git's places for staged names: the shared part of a split index (``git rm --cached`` leaves
     her entry there), the index of a worktree whose folder was deleted, and, when the
-    repository's work tree is above grader/ (``core.worktree``), every entry outside grader/.
-    Control: the same, staged under another name."""
+    repository's work tree is above grader/ (``core.worktree``), every entry outside grader/;
+    and git's untracked cache, which keeps a file's name after it is deleted. Control: the
+    same under another name."""
     from grading.erase_learner import ErasureError
 
     c = petite_classe
