@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
+import tempfile
 from pathlib import Path, PurePosixPath
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "course_history",
     "course_names",
     "digest",
+    "git_templates",
     "listing",
 ]
 
@@ -39,6 +41,18 @@ def course_digests() -> set[str]:
     """The digests the list holds (``<sha256>  <path>`` per line; the path is for people)."""
     lines = LIST.read_text(encoding="utf-8").splitlines()
     return {line.split()[0] for line in lines if line.strip()}
+
+
+def git_templates() -> set[str]:
+    """The digests of what ``git init`` writes (its sample hooks, description, info/exclude),
+    made by this machine's git: git's English words, never a mention (a learner « an » was
+    named in every repository of grader/). None without git."""
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            subprocess.run(["git", "init", "-q", folder], capture_output=True, check=True)
+        except (OSError, subprocess.CalledProcessError):
+            return set()
+        return {digest(p.read_bytes()) for p in Path(folder, ".git").rglob("*") if p.is_file()}
 
 
 def course_names() -> set[str]:

@@ -68,7 +68,15 @@ from ..french.french_format import french_datetime
 from ..french.system_reason import GradingError, french_reason
 from . import packed
 from .backup_files import GRADEBOOK, RETENTION_DAYS, ROSTER, backups_in, dated_ahead
-from .course_files import LIST, course_digests, course_folders, course_history, course_names, digest
+from .course_files import (
+    LIST,
+    course_digests,
+    course_folders,
+    course_history,
+    course_names,
+    digest,
+    git_templates,
+)
 from .erasure_register import KEY_NAME, REGISTER_NAME, class_registers
 from .packed import (
     DAMAGED,
@@ -951,6 +959,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     skip |= {LIST.resolve(), (top / LIST.relative_to(LIST.parents[2])).resolve()}
     try:
         shipped = course_digests()  # the course's files as it ships them: never a mention
+        shipped |= git_templates()  # nor what git init writes
     except (OSError, UnicodeDecodeError) as exc:
         reason = "pas en UTF-8" if isinstance(exc, UnicodeDecodeError) else french_reason(exc)
         raise ErasureError(

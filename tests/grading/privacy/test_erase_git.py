@@ -711,3 +711,20 @@ def test_her_class_spreadsheet_in_the_history_of_the_teacher_s_notes_is_named(pe
     _git(notes, "commit", "-qm", "sans la liste")
     with pytest.raises(ErasureError, match="historique git"):
         _erase(c, "ana")
+
+
+@pytest.mark.slow
+def test_what_git_init_writes_is_no_mention_of_a_short_id(petite_classe):
+    """Stop 56: git init writes English samples (hooks/*.sample, description, info/exclude):
+    a learner « an » (An Nguyen) was named 13 times in the teacher's empty notes repository,
+    her erasure refused. Control: a sample hook the teacher edited to name her is named."""
+    from grading.erase_learner import ErasureError
+
+    c = petite_classe
+    _enrol(c, "an", "An", "Nguyen")
+    notes = _notes(c, None)
+    _assert_proved(_copy_class(c), "an", "les fichiers de git init")
+    hook = notes / ".git" / "hooks" / "pre-commit.sample"
+    hook.write_text(hook.read_text(encoding="utf-8") + "# relancer An Nguyen\n", encoding="utf-8")
+    with pytest.raises(ErasureError, match="pre-commit.sample"):
+        _erase(c, "an")
