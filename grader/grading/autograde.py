@@ -25,7 +25,7 @@ from .nbgrader_ext.sandbox_setting import refusal
 from .runs import known_failures, manual_grades, nbgrader_run, submitted_ids
 from .runs.autograde_runs import (
     ClassRun,
-    again_if_kernel_died,
+    again_if_unfinished,
     merge_outcomes,
     parallel,
     sequential,
@@ -35,6 +35,7 @@ from .runs.autograde_summary import (
     Summary,
     changed_submissions,
     disagreeing_grades,
+    interrupted_gradings,
     missing_from_gradebook,
 )
 from .runs.nbgrader_log import FAILED
@@ -104,6 +105,7 @@ def autograde(
     if not retry_failed:
         known_bad = known_failures.recent(failures_file, assignment, dirs.submitted, students)
     to_grade = [s for s in students if s not in known_bad]
+    interrupted = [] if force else interrupted_gradings(dirs, assignment, to_grade)
     jobs = max(1, min(jobs, len(to_grade) or 1))
     with nbgrader_run.warnings_to_log(log_path):
         hand_grades = manual_grades.record(dirs.db_url, dirs.autograded, assignment, students)
@@ -126,7 +128,7 @@ def autograde(
                         more, more_status = sequential(run, left, view=True)
                         merge_outcomes(outcomes, more)
                         status = max(status, more_status)
-                status = again_if_kernel_died(run, outcomes, status)
+                status = again_if_unfinished(run, outcomes, status, interrupted)
         finally:
             bar.close()
         attributed = dict(outcomes.failed)  # failures nbgrader tied to a submission: recorded

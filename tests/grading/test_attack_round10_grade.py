@@ -89,13 +89,15 @@ def _interrupted_grading(grader: Path, student: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_a_submission_interrupted_by_ctrl_c_is_graded_or_named_by_the_next_make_grade(course):
+def test_a_submission_interrupted_by_ctrl_c_is_graded_by_the_next_make_grade(course):
     """A teacher presses Ctrl-C during ``make grade`` while ben's submission is being graded, then
     runs ``make grade`` again. nbgrader had already written ben's graded copy and his submission's
     rows, every automatic grade still empty (``needs_manual_grade``): the second ``make grade``
     said « 0 rendu(s) noté(s), 1 déjà noté(s) », exit 0, and left him so for good: the report
     gives him 0 / 12 « noté », every criterion « note à la main à revoir », ``make feedback``
-    writes him a page at 0. The next run must grade him again, or name him and fail."""
+    writes him a page at 0. Then (stop 55) it named him and failed, and only ``FORCE=1``, which
+    regrades the whole class, finished him, while the README says « relancez-la pour finir ».
+    The next run grades him again, and him only."""
     from nbgrader.api import Gradebook
 
     register(course, "ben")
@@ -110,8 +112,36 @@ def test_a_submission_interrupted_by_ctrl_c_is_graded_or_named_by_the_next_make_
             for g in nb.grades
             if g.auto_score is None and g.cell.cell_type == "code"
         ]
-    named = again.returncode != 0 and "ben" in again.stdout + again.stderr
-    assert not ungraded or named, (ungraded, again.returncode, again.stdout + again.stderr)
+    said = again.stdout + again.stderr
+    assert again.returncode == 0 and not ungraded, (ungraded, again.returncode, said)
+    assert "ben\u00a0: noté à nouveau (sa notation avait été interrompue)" in said, said
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_graded_copy_left_as_nbgrader_copied_it_is_graded_by_the_next_make_grade(
+    graded_class_copy,
+):
+    """Attack, stop 56: a Ctrl-C after nbgrader saved ana's scores but before it wrote her graded
+    notebook leaves that notebook as the submission it copied, never run: the next ``make
+    grade`` skipped her and blamed « un carnet de notes remplacé par une copie plus ancienne »,
+    and ``make feedback`` sent the teacher to restore a backup. The next run grades her again
+    (her classmates are left as they are)."""
+    import shutil
+
+    grader = graded_class_copy.grader
+    graded = grader / "autograded" / "ana" / "oublier" / "oublier.ipynb"
+    shutil.copyfile(grader / "submitted" / "ana" / "oublier" / "oublier.ipynb", graded)
+    cyr = (grader / "autograded" / "cyr" / "oublier" / "oublier.ipynb").stat().st_mtime_ns
+    again = grading(grader, "autograde", "oublier")
+    said = again.stdout + again.stderr
+    assert again.returncode == 0, said
+    assert "ana\u00a0: noté à nouveau (sa notation avait été interrompue)" in said, said
+    assert (
+        graded.read_bytes()
+        != (grader / "submitted" / "ana" / "oublier" / "oublier.ipynb").read_bytes()
+    )
+    assert (grader / "autograded" / "cyr" / "oublier" / "oublier.ipynb").stat().st_mtime_ns == cyr
 
 
 # --- make grade JOBS=2 while the teacher grades by hand in formgrader ----------------------------

@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
@@ -20,13 +20,13 @@ from nbgrader.api import Gradebook, MissingEntry
 from ..classroom.gradebook import sqlite_copy, sqlite_path, sqlite_url
 from ..classroom.paths import CourseDirs
 from ..french.system_reason import GradingError
-from .nbgrader_log import FAILED, LogWatcher, Outcomes
+from .nbgrader_log import FAILED, SKIPPED, LogWatcher, Outcomes
 from .nbgrader_run import ProgressBar, pump, run_logged, start, stop
 
 __all__ = [
     "KERNEL_START",
     "ClassRun",
-    "again_if_kernel_died",
+    "again_if_unfinished",
     "merge_gradebook",
     "merge_outcomes",
     "parallel",
@@ -197,16 +197,28 @@ def parallel(run: ClassRun, students: list[str], jobs: int) -> tuple[Outcomes, i
         return outcomes, status
 
 
-def again_if_kernel_died(run: ClassRun, outcomes: Outcomes, status: int) -> int:
-    """Grade once more, in one run, the submissions whose kernel ended at its start (KERNEL_START);
-    the runs' status, theirs taken back when nothing else failed."""
-    again = [s for s, why in outcomes.failed.items() if KERNEL_START in why]
-    if not again:
-        return status
-    others = [s for s in outcomes.failed if s not in again]
-    for student in again:
+def again_if_unfinished(
+    run: ClassRun, outcomes: Outcomes, status: int, interrupted: list[str]
+) -> int:
+    """Grade once more, in one run each, the submissions whose kernel ended at its start
+    (KERNEL_START), and, forced, those a run stopped midway (Ctrl-C, the machine shut down) left
+    graded without their automatic tests' scores (`interrupted`), which nbgrader skips as
+    graded; the runs' status, theirs taken back when nothing else failed."""
+    died = [s for s, why in outcomes.failed.items() if KERNEL_START in why]
+    cut = [s for s in interrupted if s in outcomes.skipped]
+    others = [s for s in outcomes.failed if s not in died]
+    for student in died:
         del outcomes.failed[student]
-        run.bar.again(student)
-    more, more_status = sequential(run, again, view=True)
-    merge_outcomes(outcomes, more)
-    return max(more_status, status if others else 0)
+        run.bar.again(student, FAILED, "son noyau s'était arrêté au démarrage")
+    for student in cut:
+        outcomes.skipped.remove(student)
+        run.bar.again(student, SKIPPED, "sa notation avait été interrompue")
+    if died and not others:
+        status = 0  # the runs failed on those kernels only
+    forced = replace(run, extra_args=(*run.extra_args, "--force"))
+    for students, this_run in ((died, run), (cut, forced)):
+        if students:
+            more, more_status = sequential(this_run, students, view=True)
+            merge_outcomes(outcomes, more)
+            status = max(status, more_status)
+    return status

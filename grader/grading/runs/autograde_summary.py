@@ -3,6 +3,7 @@ student unless ``timestamp.txt`` is newer), and the French summary."""
 
 from __future__ import annotations
 
+import filecmp
 from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ __all__ = [
     "Summary",
     "changed_submissions",
     "disagreeing_grades",
+    "interrupted_gradings",
     "missing_from_gradebook",
 ]
 
@@ -211,6 +213,26 @@ def _disagrees(path: Path, scores: dict[tuple[str, str, str], float], student: s
             if abs(determine_grade(cell)[0] - scores[key]) > 1e-6:
                 return True
     return False
+
+
+def interrupted_gradings(dirs: CourseDirs, assignment: str, students: Sequence[str]) -> list[str]:
+    """Students whose graded copy is there but not their automatic tests' scores, or is still the
+    submission as nbgrader copied it before running it: a run stopped while grading them
+    (Ctrl-C, the machine shut down), which nbgrader would skip as graded."""
+    unscored = {s for s, a in gradebook_rows(dirs.db_url, _UNSCORED) or [] if a == assignment}
+
+    def unrun(student: str) -> bool:
+        for graded in (dirs.autograded / student / assignment).glob("*.ipynb"):
+            with suppress(OSError):  # no submission of that name: not a copy of it
+                if filecmp.cmp(graded, dirs.submitted / student / assignment / graded.name, False):
+                    return True
+        return False
+
+    return [
+        s
+        for s in students
+        if (dirs.autograded / s / assignment).is_dir() and (s in unscored or unrun(s))
+    ]
 
 
 def missing_from_gradebook(db_url: str, assignment: str, outcomes: Outcomes) -> dict[str, str]:

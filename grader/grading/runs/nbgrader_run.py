@@ -172,11 +172,11 @@ class ProgressBar:
         if kind == FAILED:
             tqdm.write(f"✘ {student}\u00a0: échec (détails à la fin)")
 
-    def again(self, student: str) -> None:
-        """`student`, counted as failed, is graded once more."""
-        self.counts[FAILED] -= 1
+    def again(self, student: str, kind: str, why: str) -> None:
+        """`student`, counted as `kind`, is graded once more (`why`, in French)."""
+        self.counts[kind] -= 1
         self.bar.update(-1)
-        tqdm.write(f"↻ {student}\u00a0: noté à nouveau (son noyau s'était arrêté au démarrage)")
+        tqdm.write(f"↻ {student}\u00a0: noté à nouveau ({why})")
 
     def close(self) -> None:
         self.bar.close()
