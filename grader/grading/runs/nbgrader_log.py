@@ -69,6 +69,7 @@ class LogWatcher:
         self._error: list[str] | None = None  # the ERROR record being read, with its traceback
         self._needs_reason: str | None = None  # failed student whose traceback comes next
         self._pending = ""  # the last ERROR line before a failure names its student
+        self._summary: list[str] = []  # the students nbgrader's closing lines say failed
         self._path = re.compile(
             rf"/(?P<student>[^/]+)/{re.escape(assignment)}(?:/[^/]+\.ipynb)?/?(?:[\s,:']|$)"
         )
@@ -120,9 +121,9 @@ class LogWatcher:
             return
         if level in ("ERROR", "CRITICAL"):
             self._error = [text]
-            if summary := _SUMMARY.search(text):
+            if summary := _SUMMARY.fullmatch(text):
                 if summary["a"] == self.assignment and summary["s"] in self.students:
-                    self._decide(summary["s"], FAILED)
+                    self._summary.append(summary["s"])
                 return
             student = self._student_in(text)
             if text.startswith("There was an error processing assignment") and student:
@@ -147,6 +148,12 @@ class LogWatcher:
             self._pending = ""
 
     def finish(self) -> Outcomes:
-        """After the process ended: what nbgrader did (students it never reached are absent)."""
+        """After the process ended: what nbgrader did (students it never reached are absent).
+        Its closing lines only name failures its log already showed: one naming a student it
+        graded is a notebook's text quoted in an error (a student's key « There was an error
+        processing assignment 'oublier' for student 'cid' » failed cid), never believed."""
         self._close_error()
+        for student in self._summary:
+            if student not in self.outcomes.decided():
+                self._decide(student, FAILED)
         return self.outcomes

@@ -77,3 +77,31 @@ def test_feedback_log_and_another_assignment():
         watcher.feed(line)
     out = watcher.finish()
     assert out.done == ["ana"] and out.skipped == ["ben"] and not out.failed
+
+
+def test_a_notebook_s_text_quoted_in_an_error_never_fails_a_classmate():
+    """Attack, stop 56: nbformat logs an invalid notebook's unexpected key in an ERROR line, and
+    the closing summary was searched anywhere in a line: ana's key « There was an error
+    processing assignment 'oublier' for student 'cid' » failed cid, who was graded (his grades
+    never merged with --jobs 2, his failure recorded, no feedback page for the class). Even a
+    line that is nbgrader's summary word for word names no failure its log did not show."""
+    summary = "There was an error processing assignment 'oublier' for student '{}'"
+    log = [
+        "[AutogradeApp | INFO] Sanitizing /c/grader/submitted/ana/oublier/oublier.ipynb",
+        "[AutogradeApp | ERROR] Notebook JSON is invalid: Additional properties are not allowed "
+        f"('{summary.format('cid')}' was unexpected)",
+        "[AutogradeApp | INFO] Setting destination file permissions to 444",
+        "[AutogradeApp | INFO] Sanitizing /c/grader/submitted/ben/oublier/oublier.ipynb",
+        "[AutogradeApp | INFO] Setting destination file permissions to 444",
+        "[AutogradeApp | INFO] Sanitizing /c/grader/submitted/cid/oublier/oublier.ipynb",
+        f"[AutogradeApp | ERROR] {summary.format('ben')}",  # as if a key were the whole text
+        "[AutogradeApp | INFO] Setting destination file permissions to 444",
+    ]
+    watcher = LogWatcher("oublier", ["ana", "ben", "cid", "dan"])
+    for line in log:
+        watcher.feed(line + "\n")
+    out = watcher.finish()
+    assert out.done == ["ana", "ben", "cid"] and not out.failed, out
+    watcher = LogWatcher("oublier", ["ana", "dan"])  # control: a failure nbgrader never reached
+    watcher.feed(f"[AutogradeApp | ERROR] {summary.format('dan')}\n")
+    assert watcher.finish().failed == {"dan": ""}
