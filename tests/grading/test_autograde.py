@@ -286,6 +286,35 @@ def test_no_sandbox_no_grading_unless_asked(tmp_path, monkeypatch, capsys, flag)
         assert not (grader / "rapport").exists()
 
 
+def test_a_notebook_costly_or_impossible_for_nbgrader_is_refused_before_it_reads_it(course):
+    """Attack, stop 56: nbformat reports each invalid output of a notebook it reads at about
+    44 kB and 0.25 ms, as the instructor, outside the sandbox: ben's 470 kB notebook of 150,000
+    empty outputs made make grade take 71 s and 7 GB (1.5 MB would kill a 23 GB machine). cyr's
+    answer holds a lone half of a surrogate pair (« \\ud800 » in the file, which a browser
+    saves): nbgrader could not write it back and failed him on every run. Both are refused
+    before nbgrader reads them, named with what to ask the student; ana, the control, is
+    graded."""
+    register(course, "ana", "ben", "cyr")
+    submit(course, "ana", "complete_vacuum")
+    for student, edit in (("ben", "sorties"), ("cyr", "caractère")):
+        notebook = submit(course, student, "complete_vacuum") / "oublier.ipynb"
+        nb = json.loads(notebook.read_text(encoding="utf-8"))
+        code = next(c for c in nb["cells"] if c["cell_type"] == "code")
+        if edit == "sorties":
+            code["outputs"] = [{}] * 20_000  # (150,000 in the attack)
+        else:
+            code["source"] = "".join(code["source"]) + "# \ud800\n"
+        notebook.write_text(json.dumps(nb), encoding="utf-8")
+    proc = grading(course, "autograde", "oublier")
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 1, said
+    assert "1 rendu(s) noté(s), 0 déjà noté(s) (laissé(s) tel(s) quel(s)), 2 en échec" in said
+    assert "ben\u00a0: oublier.ipynb\u00a0: 20000 sorties de cellules" in said, said
+    assert "cyr\u00a0: oublier.ipynb\u00a0: un caractère qui n'existe pas seul" in said, said
+    assert _scores(course, ["ana"]) == {"ana": 10}
+    assert sorted(p.name for p in (course / "autograded").iterdir()) == ["ana"]
+
+
 def test_a_submission_holding_a_link_is_refused_never_followed(course, tmp_path):
     """A teacher unzips a student's archive: a link to the gradebook (or /etc/shadow), a fifo, or
     the student's folder itself a link. Never followed, never copied (nbgrader would copy the

@@ -8,6 +8,7 @@ unregistered folder (``zoe``), a notebook outside ``<id>/<assignment>/`` or not 
 from __future__ import annotations
 
 import fnmatch
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +70,39 @@ def _strange_entries(folder: Path, shown_as: str, gradebook: Path | None) -> str
         f"(dossier laissé tel quel)\u00a0: {named}. Remplacez-les par les fichiers eux-mêmes, "
         "puis relancez."
     )
+
+
+# nbformat reports each invalid output of a notebook it reads at about 44 kB and 0.25 ms, as the
+# instructor, outside the sandbox: 150,000 empty ones in a 470 kB file took 7 GB and 71 s
+MAX_OUTPUTS = 2000
+
+
+def _notebook_problem(notebook: Path) -> str | None:
+    """Why nbgrader must not read `notebook` (French): too many outputs, or a lone half of a
+    surrogate pair (« \\ud800 », which a browser saves and nbgrader cannot write back, failing
+    the submission on every run); None when it may (one it cannot parse, it names)."""
+    try:
+        nb = json.loads(notebook.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return None
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    cells = [c for c in cells if isinstance(c, dict)] if isinstance(cells, list) else []
+    outputs = sum(len(c["outputs"]) for c in cells if isinstance(c.get("outputs"), list))
+    if outputs > MAX_OUTPUTS:
+        return (
+            f"{outputs} sorties de cellules, au-delà des {MAX_OUTPUTS} qu'il peut avoir (les lire "
+            "coûterait des gigaoctets)\u00a0: demandez à l'élève d'effacer les sorties (Édition "
+            "> Effacer toutes les sorties), puis de le rendre de nouveau"
+        )
+    try:
+        json.dumps(nb, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return (
+            "un caractère qui n'existe pas seul (une moitié de paire de substitution, U+D800 à "
+            "U+DFFF), que nbgrader ne sait pas écrire\u00a0: demandez à l'élève de retirer ce "
+            "caractère, puis de le rendre de nouveau"
+        )
+    return None
 
 
 def expected_notebooks(dirs, assignment: str) -> list[str]:
@@ -137,6 +171,9 @@ def check_submitted_ids(dirs, assignment: str) -> IdReport:
             continue
         for notebook in sorted(inner.glob("*.ipynb")):
             if normalize_id(notebook.name) in expected:
+                if why := _notebook_problem(notebook):
+                    report.refused[name] = f"{notebook.name}\u00a0: {why}"
+                    report.excluded.add(name)
                 continue
             hint = closest(notebook.name, expected)
             report.problems[f"{name}/{assignment}/{notebook.name}"] = (
