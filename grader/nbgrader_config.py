@@ -131,6 +131,7 @@ c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "grading.nbgrader_ext.feedback_page.StudentName",  # the page names its student
+    "grading.nbgrader_ext.feedback_page.PendingGrades",  # « à noter », not 0, before formgrader
     "nbgrader.preprocessors.ClearHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]

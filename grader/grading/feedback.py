@@ -23,6 +23,7 @@ from .french.system_reason import GradingError, french_message
 from .nbgrader_ext.late_penalty import refresh_penalties
 from .privacy.erasure_register import write_private
 from .runs.autograde_summary import DISAGREE, disagreeing_grades
+from .runs.manual_grades import pending_hand_grades
 from .runs.nbgrader_log import LogWatcher
 from .runs.nbgrader_run import ProgressBar, run_logged
 from .runs.submitted_ids import submitted_students
@@ -146,6 +147,13 @@ def generate_feedback(
             "Pages plus anciennes que la copie notée ou que le carnet de notes, réécrites"
             f"\u00a0: {', '.join(stale)}."
         ]
+    with Gradebook(dirs.db_url) as gradebook:  # their pages say « à noter », « note provisoire »
+        pending = [s for s in pending_hand_grades(gradebook, assignment) if s in students]
+    if pending:
+        lines.append(
+            f"Note(s) provisoire(s), une réponse à noter à la main (formgrader, puis make "
+            f"feedback)\u00a0: {', '.join(sorted(pending))}."
+        )
     if out.failed:
         lines.append(f"✘ {len(out.failed)} page(s) en échec\u00a0:")
         lines += [f"  - {s}\u00a0: {why or 'voir le journal'}" for s, why in out.failed.items()]

@@ -184,15 +184,18 @@ def class_table(
 
 
 def _criteria_failures(df: pd.DataFrame) -> pd.Series:
-    """Share (0..1) of the submitted students who lost points on each criterion, largest first."""
-    criteria = df.attrs["criteria"]
+    """Share (0..1) of the submitted students who lost points on each criterion, largest first;
+    a grade still to give by hand (the written answer before formgrader) is not lost, and not
+    counted: before any is graded its criterion is at 0 %, not 100 %."""
+    criteria, pending = df.attrs["criteria"], df.attrs.get("pending", {})
     submitted = df[df["submitted"]]
     if submitted.empty or not criteria:
         return pd.Series(dtype=float)
-    shares = {
-        title: float((submitted[title].fillna(0) < maximum - 1e-9).mean())
-        for title, maximum in criteria.items()
-    }
+    shares = {}
+    for title, maximum in criteria.items():
+        graded = submitted[[title not in pending.get(s, {}) for s in submitted["student_id"]]]
+        lost = graded[title].fillna(0) < maximum - 1e-9
+        shares[title] = float(lost.mean()) if len(lost) else 0.0
     return pd.Series(shares).sort_values(ascending=False, kind="stable")
 
 

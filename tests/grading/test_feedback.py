@@ -105,3 +105,34 @@ def test_feedback_follows_a_regrade(course):
         refused.stderr
     )
     assert page.read_bytes() == shown
+
+
+def test_a_page_made_before_the_hand_grading_says_its_grade_is_provisional(course):
+    """Teacher's walk, stop 56: ``make feedback`` before the written answer was graded in
+    formgrader gave ana « Réponse écrite (0 / 2) » and « note : 10 / 12 », a grade that looked
+    final, and said nothing. Her page says « à noter » and « note provisoire », the command
+    names her; once graded by hand (as formgrader does), her page gives the grade."""
+    from nbgrader.api import Gradebook
+
+    register(course, "ana")
+    folder = submit(course, "ana", "complete_vacuum")
+    nb = nbformat.read(folder / "oublier.ipynb", as_version=4)
+    next(c for c in nb.cells if c.get("id") == "documentation").source = "Sessions, puis VACUUM."
+    nbformat.write(nb, folder / "oublier.ipynb")
+    assert grading(course, "autograde", "oublier").returncode == 0
+    first = grading(course, "feedback", "oublier")
+    page = course / "feedback" / "ana" / "oublier" / "oublier.html"
+    text = re.sub(r"[ \n]+", " ", _text(page.read_text(encoding="utf-8")))
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "Note(s) provisoire(s), une réponse à noter à la main" in first.stdout, first.stdout
+    assert "note provisoire\u00a0: 10 / 12" in text and "Réponse écrite (à noter / 2)" in text
+    assert "1 réponse(s) pas encore notée(s) à la main" in text
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        grade = gb.find_grade("documentation", "oublier", "oublier", "ana")
+        grade.manual_score, grade.needs_manual_grade = 1.5, False  # as formgrader saves it
+        gb.db.commit()
+    again = grading(course, "feedback", "oublier")
+    text = re.sub(r"[ \n]+", " ", _text(page.read_text(encoding="utf-8")))
+    assert again.returncode == 0 and "provisoire" not in again.stdout, again.stdout
+    assert "note\u00a0: 11,5 / 12" in text and "Réponse écrite (1,5 / 2)" in text, text[:2000]
+    assert "à noter" not in text

@@ -384,3 +384,22 @@ def test_a_submission_left_out_of_the_grading_is_no_missing_submission(gradebook
     assert dou["rendu"] == "non" and dou["état"] == "pas de rendu", dou
     page = (grader / "rapport" / "rapport.html").read_text(encoding="utf-8")
     assert "5 avec un rendu, 1 sans rendu" in page
+
+
+def test_a_criterion_still_to_grade_by_hand_is_not_missed_by_the_class():
+    """Teacher's walk, stop 56: before any written answer was graded in formgrader, the report's
+    « Ce que la classe a manqué » gave the written answer « manqué par 100 % » of the class,
+    while each row said « réponse écrite à noter ». A grade still to give is not counted; once
+    one of two is given (and lost), 100 % of those graded missed it."""
+    import pandas as pd
+    from grading.report import _criteria_failures
+
+    df = pd.DataFrame(
+        {"student_id": ["ana", "ben"], "submitted": [True, True], "code": [1.0, 0.0], "écrit": 0.0}
+    )
+    df.attrs["criteria"] = {"code": 1.0, "écrit": 2.0}
+    waiting = {"écrit": "réponse écrite à noter"}
+    df.attrs["pending"] = {"ana": waiting, "ben": waiting}
+    assert _criteria_failures(df).to_dict() == {"code": 0.5, "écrit": 0.0}
+    df.attrs["pending"] = {"ben": waiting}  # ana's graded by hand: 0 / 2
+    assert _criteria_failures(df).to_dict() == {"écrit": 1.0, "code": 0.5}

@@ -12,7 +12,7 @@ from traitlets import Bool
 
 from course.labo.french_number import french_number
 
-__all__ = ["StudentName", "code_spans", "points", "student_name"]
+__all__ = ["PendingGrades", "StudentName", "code_spans", "points", "student_name"]
 
 _CODE = re.compile(r"`([^`\n<>]+)`")
 
@@ -42,6 +42,34 @@ class StudentName(Preprocessor):
                 student = gradebook.find_student(student_id)
                 first, last = student.first_name, student.last_name
         info["student_name"] = student_name(first, last, str(student_id))
+        return nb, resources
+
+
+class PendingGrades(Preprocessor):
+    """After ``GetGrades``: each grade still to give by hand (``needs_manual_grade``: the written
+    answer before formgrader) marked ``pending``, their count in ``resources.nbgrader.pending``;
+    the page says « à noter » and « note provisoire », never 0 / 2 as if it were graded."""
+
+    enabled = Bool(True).tag(config=True)  # as StudentName
+
+    def preprocess(self, nb, resources):
+        info = resources.get("nbgrader", {})
+        keys = [info.get(k) for k in ("student", "notebook", "assignment", "db_url")]
+        if None in keys:
+            return nb, resources
+        student_id, notebook, assignment, db_url = keys
+        info["pending"] = 0
+        with Gradebook(db_url) as gradebook:
+            for meta in (c.metadata.get("nbgrader", {}) for c in nb.cells):
+                with suppress(MissingEntry):
+                    if (
+                        meta.get("grade")
+                        and gradebook.find_grade(
+                            meta["grade_id"], notebook, assignment, student_id
+                        ).needs_manual_grade
+                    ):
+                        meta["pending"] = True
+                        info["pending"] += 1
         return nb, resources
 
 
