@@ -9,6 +9,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
+from .classroom.gradebook import gradebook_problem
 from .classroom.paths import course_dirs
 from .classroom.schema_stamp import stamp_in_process
 from .french.french_args import FrenchParser
@@ -25,6 +26,8 @@ def set_duedate(
 ) -> tuple[int, list[str]]:
     """Set the due date; (exit status, French summary lines)."""
     dirs = course_dirs(grader_dir)
+    if why := gradebook_problem(dirs):  # nbgrader would make an empty one: restoring then refused
+        return 2, [f"✘ Date limite de «\u00a0{assignment}\u00a0» non fixée\u00a0: {why}."]
     args = ["db", "assignment", "add", assignment, f"--duedate={date}"]
     run = run_quiet(dirs.grader_dir, args, dirs.log_file("duedate"))
     if run.status:

@@ -267,8 +267,9 @@ def test_export_and_report_of_a_class_nobody_is_registered_in_say_so(tmp_path):
     """Left at stop 43: `make export` on a gradebook that registers nobody (the class not yet
     enrolled, or enrolled into another gradebook) said « Notes exportées : 0 ligne(s) » and
     exited 0, as if the class had no grade. Both commands now say that nobody is registered
-    and how to register the class, and write nothing. `make report` also made an empty
-    gradebook in place of a lost one. Control: one registered learner is exported."""
+    and how to register the class, and write nothing. `make report`, and `make duedate`, also
+    made an empty gradebook in place of a lost one. Control: one registered learner is
+    exported."""
     grader = copy_course(tmp_path / "cours")
     with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
         gb.add_assignment("oublier", duedate=DUE)
@@ -284,6 +285,11 @@ def test_export_and_report_of_a_class_nobody_is_registered_in_say_so(tmp_path):
     lost = grading(grader, "rapport")
     assert lost.returncode == 2 and "introuvable" in lost.stdout + lost.stderr, lost.stderr
     assert not (grader / "gradebook.db").exists()  # no empty one made in its place
+    # teacher's walk, stop 56: make duedate made an empty one, and the restore was then refused
+    due = grading(grader, "duedate", "oublier", "2025-03-14 18:00:00 Europe/Paris")
+    said = due.stdout + due.stderr
+    assert due.returncode == 2 and "non fixée" in said and "introuvable" in said, said
+    assert not (grader / "gradebook.db").exists()
     (grader / "ailleurs.db").rename(grader / "gradebook.db")
     with Gradebook(f"sqlite:///{grader / 'gradebook.db'}") as gb:
         gb.add_student("ana", first_name="Ana", last_name="Martin")
