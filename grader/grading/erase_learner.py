@@ -26,7 +26,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from .classroom.class_lock import class_lock
 from .classroom.class_places import FAILURES_FILE, FAILURES_TMP, own_folders, registered_ids
-from .classroom.ids import normalize_id, quoted, read_roster
+from .classroom.ids import closest, normalize_id, quoted, read_roster
 from .classroom.kept_columns import read_table, restore_hand_edits
 from .french.french_args import FrenchParser
 from .french.french_csv import EXPORT_NAME, write_export
@@ -308,6 +308,13 @@ def erase(
     if not [f for f in before.found if f.action not in by_others] and erased is None:
         raise places.unknown_id(sid, ctx.known)  # read only: no gradebook created
     control_before = places.scan_in(ctx, witness) if witness else None
+    if control and control_before is not None and not control_before.found:  # a typo
+        hint = closest(witness, sorted(ctx.known - {sid}))
+        raise ErasureError(
+            f"Témoin {quoted(witness)} trouvé nulle part : la recherche ne prouverait rien."
+            + (f" Vouliez-vous dire {quoted(hint)} ?" if hint else "")
+            + " Rien n'a été effacé (--temoin, un élève encore présent)."
+        )
     if not confirm or not before.found:
         return Result(before, None, control_before, None, [], erased=erased)
     if control_before is None or not control_before.found:

@@ -25,8 +25,8 @@ from .privacy.erasure_register import write_private
 from .runs.autograde_summary import DISAGREE, disagreeing_grades
 from .runs.manual_grades import pending_hand_grades
 from .runs.nbgrader_log import LogWatcher
-from .runs.nbgrader_run import ProgressBar, run_logged
-from .runs.submitted_ids import submitted_students
+from .runs.nbgrader_run import ProgressBar, run_logged, student_pattern
+from .runs.submitted_ids import submitted_students, unknown_student_message
 
 __all__ = ["GRADES_SHOWN", "generate_feedback", "grades_shown", "main", "stale_feedback"]
 
@@ -93,6 +93,9 @@ def generate_feedback(
     if why := gradebook_problem(dirs):  # nbgrader would skip every page, « 0 en échec »
         raise GradingError(f"Aucune page de retour écrite\u00a0: {why}.")
     students = submitted_students(dirs.autograded, assignment, extra_args)  # those it writes
+    graded = submitted_students(dirs.autograded, assignment)
+    if not students and graded and (pattern := student_pattern(extra_args)):  # a typo
+        raise GradingError(unknown_student_message(assignment, pattern, graded))
     if not students:
         raise GradingError(
             f"Aucune copie notée de « {assignment} » dans {dirs.autograded}\u00a0: lancez "

@@ -136,3 +136,13 @@ def test_a_page_made_before_the_hand_grading_says_its_grade_is_provisional(cours
     assert again.returncode == 0 and "provisoire" not in again.stdout, again.stdout
     assert "note\u00a0: 11,5 / 12" in text and "Réponse écrite (1,5 / 2)" in text, text[:2000]
     assert "à noter" not in text
+
+
+def test_a_typo_in_the_student_asked_for_is_named_with_the_closest_graded_one(graded_class_copy):
+    """Teacher's walk, stop 56: ``make feedback ARGS=--student=chlo`` said « Aucune copie
+    notée… lancez d'abord make grade », as if nothing were graded; ``make grade`` already
+    answered such a typo with the closest id."""
+    proc = grading(graded_class_copy.grader, "feedback", "oublier", "--student=an")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Vouliez-vous dire «\u00a0ana\u00a0»\u00a0?" in proc.stderr, proc.stderr
+    assert "lancez d'abord make grade" not in proc.stderr

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from erase_scenes import _erase, _make_from
+from erase_scenes import _erase, _make_from, _setup
 
 pytestmark = [pytest.mark.timeout(300)]
 
@@ -44,7 +44,7 @@ def test_a_witness_found_nowhere_stops_before_anything_is_erased(petite_classe):
     0 endroit(s) » with exit status 0 and no warning; the confirmed run then erases everything
     and only afterwards says the proof is impossible. The control is known before: a witness
     found nowhere should stop the command before it deletes (nothing can be re-done)."""
-    from grading.erase_learner import ErasureError
+    from grading.erase_learner import ErasureError, erase
 
     c = petite_classe
     try:
@@ -52,6 +52,10 @@ def test_a_witness_found_nowhere_stops_before_anything_is_erased(petite_classe):
     except ErasureError:
         pass
     assert (c["grader"] / "submitted" / "ana").exists(), "effacé sans témoin possible"
+    # teacher's walk, stop 56: the dry run said « Témoin « cy » : 0 endroit(s) », no warning
+    with pytest.raises(ErasureError, match="Témoin «\u00a0cy\u00a0» trouvé nulle part") as typo:
+        erase("ana", _setup(c), confirm=False, control="cy")
+    assert "Vouliez-vous dire «\u00a0cyr\u00a0»\u00a0?" in str(typo.value)
 
 
 # (id, refused by the tool): `"<>&` and the backquote never are ids
