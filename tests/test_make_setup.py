@@ -131,3 +131,23 @@ def test_make_setup_with_pip_then_with_the_python_the_learner_names(tmp_path: Pa
     (installed / base.name).unlink()  # that Python uninstalled
     assert not (venv / "bin" / "python").exists() and (venv / "bin" / "python").is_symlink()
     assert make(f"PYTHON={newer}") == newest
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_an_install_without_network_ends_in_one_french_sentence(tmp_path: Path, installer) -> None:
+    """Teacher's walk, stop 56: ``make lab`` in a classroom without network printed pip's
+    English « No matching distribution found », then « uv indisponible : installation avec
+    pip », which blamed uv. It now ends in one French sentence naming the cause (the first
+    install downloads from PyPI) and what to do. Here PyPI is a closed port, no cache."""
+    closed = "http://127.0.0.1:9/simple"
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env |= {"PIP_CONFIG_FILE": os.devnull, "PIP_INDEX_URL": closed, "PIP_NO_CACHE_DIR": "1"}
+    env |= {"PIP_RETRIES": "0", "PIP_TIMEOUT": "2", "UV_INDEX_URL": closed, "UV_NO_CACHE": "1"}
+    env |= {"UV_NO_CONFIG": "1", "UV_CONCURRENT_DOWNLOADS": "1"}
+    done = _make_setup(tmp_path / "venv", f"INSTALLER={installer}", env=env)
+    said = done.stdout + done.stderr
+    assert done.returncode != 0, said
+    assert "✘ Installation impossible" in said and "il faut le réseau" in said, said[-2000:]
+    assert "Traceback" not in said
