@@ -29,6 +29,7 @@ from .classroom.class_places import PER_LEARNER, own_folders, quarantined_for
 from .classroom.gradebook import gradebook_problem, sqlite_path
 from .classroom.ids import normalize_id, shown
 from .classroom.paths import files_under, not_regular
+from .feedback import GRADES_SHOWN
 from .french.french_args import FrenchParser
 from .french.french_csv import french_csv_bytes
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
@@ -277,6 +278,8 @@ def _copies(
         files = files_under(folder)  # never a link, so a link is named here
         skipped += [f"{prefix}/{rel}" for rel in sorted(own - {r for r, _ in files})]
         for rel, file in files:
+            if Path(rel).name == GRADES_SHOWN:  # make feedback's own digest: no page of theirs
+                continue
             if "." in linked or any(rel == s or rel.startswith(f"{s}/") for s in strange):
                 skipped.append(f"{prefix}/{rel}")
             else:

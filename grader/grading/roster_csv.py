@@ -90,10 +90,12 @@ def register(
             f"nbgrader n'a pas pu inscrire la classe (code {run.status})\u00a0: voir {log}."
         )
     new = [s.id for s in students if s.id not in before]
-    kept = sorted(before - {s.id for s in students})
+    kept = sorted(set(before) - {s.id for s in students})
+    after = _registered(dirs.db_url)
+    same = [s.id for s in students if s.id in before and after.get(s.id) == before[s.id]]
     lines = [
         f"{len(students)} élève(s) inscrit(s) depuis {Path(path).name}\u00a0: {len(new)} "
-        f"nouveau(x), {len(students) - len(new)} mis à jour."
+        f"nouveau(x), {len(students) - len(new) - len(same)} mis à jour, {len(same)} inchangé(s)."
     ]
     if kept:
         lines.append(
@@ -102,9 +104,10 @@ def register(
     return [*lines, *lines_erased, f"Journal de nbgrader\u00a0: {log}"], skipped
 
 
-def _registered(db_url: str) -> set[str]:
+def _registered(db_url: str) -> dict[str, tuple]:
+    """Each registered student's id -> what the list sets (names, e-mail, LMS id)."""
     with Gradebook(db_url) as gb:
-        return {s.id for s in gb.students}
+        return {s.id: tuple(getattr(s, f) or None for f in FIELDS[1:]) for s in gb.students}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,6 +11,7 @@ import unicodedata
 import zipfile
 
 import pytest
+from grading.feedback import GRADES_SHOWN
 from grading_course import copy_course, grading
 from nbgrader.api import Gradebook
 
@@ -33,7 +34,7 @@ def _own_files(grader, sid: str) -> dict[str, bytes]:
                        ("feedback", "retours")):  # fmt: skip
         folder = grader / part / sid
         for path in sorted(folder.rglob("*")):
-            if path.is_file():
+            if path.is_file() and path.name != GRADES_SHOWN:  # make feedback's own digest
                 files[f"{name}/{path.relative_to(folder).as_posix()}"] = path.read_bytes()
     return files
 
@@ -44,6 +45,9 @@ def test_the_archive_holds_the_learner_and_no_one_else(graded_class, tmp_path, s
     members = _export(grader, sid, tmp_path)
     own = _own_files(grader, sid)
     assert own and {k: members[k] for k in own} == own  # every file, byte for byte
+    # teacher's walk, stop 56: make feedback's digest went too, counted as a second « retour »
+    assert (grader / "feedback" / sid / "oublier" / GRADES_SHOWN).is_file()
+    assert not [name for name in members if name.endswith(GRADES_SHOWN)]
     data_files = {"LISEZMOI.txt", "eleve.json", "notes.json", "notes.csv"}
     assert set(members) == data_files | set(own)
     readme = members["LISEZMOI.txt"].decode()

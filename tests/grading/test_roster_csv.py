@@ -57,7 +57,10 @@ def test_excel_rosters_are_registered(grader, tmp_path):
     )
     proc = grading(grader, "roster_csv", str(legacy))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "1 nouveau(x), 1 mis à jour" in proc.stdout
+    assert "1 nouveau(x), 1 mis à jour, 0 inchangé(s)" in proc.stdout
+    # teacher's walk, stop 56: the same list again said « 2 mis à jour »
+    again = grading(grader, "roster_csv", str(legacy))
+    assert "0 nouveau(x), 0 mis à jour, 2 inchangé(s)" in again.stdout, again.stdout
     assert "pas dans la liste (gardés)\u00a0: chloe" in proc.stdout
     students = _students(grader)
     assert students["eloise"] == ("Éloïse", "Lefèvre", "eloise@exemple.fr")
