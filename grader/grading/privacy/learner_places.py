@@ -1234,7 +1234,8 @@ def _scan_git(
             [*command, "--batch-all-objects", "--batch-check=%(objectname)"], capture_output=True
         )
         ids = listed.stdout.split()
-        if not commits.isdisjoint(ids):  # a clone of the course
+        course_copy = not commits.isdisjoint(ids)
+        if course_copy:  # a clone of the course
             ids = [i for i in ids if i not in objects]
             out.course_copies.append(str(repository))
         if listed.returncode:
@@ -1261,7 +1262,7 @@ def _scan_git(
                 git.kill()
                 if git.wait() > 0 and not reason:
                     reason = git.stderr.read().decode(errors="replace").strip()[:200]
-        names, error = _index_names(repository)
+        names, error = _index_names(repository, objects if course_copy else frozenset())
         hits += sum(map(pattern.binary_count, names))
         reason = reason or error
     except (OSError, ValueError) as exc:
@@ -1278,9 +1279,11 @@ def _scan_git(
         out.add("historique git à réécrire à la main", repository, detail, BY_HAND, repository)
 
 
-def _index_names(repository: Path) -> tuple[list[bytes], str]:
-    """The names git's indexes hold, read through git, never by their bytes (times, ids), and
-    why git could not read one: the index staged and its resolve-undo, each worktree's (its
+def _index_names(repository: Path, shipped: frozenset[bytes]) -> tuple[list[bytes], str]:
+    """The names git's indexes hold, read through git, never by their bytes (times, ids), but
+    those of a file as the course ships it (`shipped`: in a clone of the course, its history's
+    objects: « alice_en_dur.py » is a sample), and why git could not read one: the index staged
+    and its resolve-undo, each worktree's (its
     folder may be gone or outside grader/), a split index's shared part (what ``git rm
     --cached`` took out of the index stays there). Run in the store as its work tree, so that a
     ``core.worktree`` above it hides no entry. Git lists no name of its untracked cache (a
@@ -1302,7 +1305,9 @@ def _index_names(repository: Path) -> tuple[list[bytes], str]:
         listed = subprocess.run(command, cwd=store, env=env, capture_output=True)
         if listed.returncode and not error:
             error = listed.stderr.decode(errors="replace").strip()[:200]
-        names += (entry.partition(b"\t")[2] for entry in listed.stdout.split(b"\0"))
+        for info, _, name in (entry.partition(b"\t") for entry in listed.stdout.split(b"\0")):
+            if not shipped.intersection(info.split()[1:2]):  # « mode blob stage »
+                names.append(name)
     return names, error
 
 

@@ -728,3 +728,26 @@ def test_what_git_init_writes_is_no_mention_of_a_short_id(petite_classe):
     hook.write_text(hook.read_text(encoding="utf-8") + "# relancer An Nguyen\n", encoding="utf-8")
     with pytest.raises(ErasureError, match="pre-commit.sample"):
         _erase(c, "an")
+
+
+def test_a_name_the_course_ships_in_a_clone_s_index_is_the_course_s(tmp_path):
+    """In a clone of the course in grader/, the index names the course's files (its sample
+    « alice_en_dur.py »): a learner « alice » is not there. A name staged with a blob of the
+    course's history is left out, any other is read. Control: the same name, another blob."""
+    import subprocess
+
+    from grading.privacy.learner_places import _index_names
+
+    repo = tmp_path / "cours-2025"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "alice_en_dur.py").write_text("# l'exemple du cours\n", encoding="utf-8")
+    (repo / "Alice Durand.txt").write_text("notes\n", encoding="utf-8")
+    _git(repo, "add", ".")
+    blob = subprocess.run(
+        ["git", "rev-parse", ":alice_en_dur.py"], cwd=repo, capture_output=True, check=True
+    ).stdout.strip()
+    names, error = _index_names(repo / ".git", frozenset({blob}))
+    assert not error and b"Alice Durand.txt" in names and b"alice_en_dur.py" not in names
+    names, _ = _index_names(repo / ".git", frozenset())
+    assert b"alice_en_dur.py" in names
