@@ -15,12 +15,15 @@ import time
 from pathlib import Path
 
 from .french.french_args import FrenchParser
+from .french.system_reason import french_message
 
 __all__ = ["main", "own_changes", "put_in_place"]
 
 
 def _files(folder: Path) -> set[str]:
-    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if not p.is_dir()}
+    """Every file of `folder` and every link (to a folder too: moved aside, never emptied)."""
+    found = (p for p in folder.rglob("*") if p.is_symlink() or not p.is_dir())
+    return {p.relative_to(folder).as_posix() for p in found}
 
 
 def _dirty(notebooks: Path) -> set[str] | None:
@@ -35,9 +38,13 @@ def _dirty(notebooks: Path) -> set[str] | None:
         return None
     top = subprocess.run(["git", "rev-parse", "--show-prefix"], cwd=notebooks, capture_output=True)
     prefix = top.stdout.decode().strip()
-    text = listed.stdout.decode(errors="surrogateescape")
-    entries = [e[3:].rstrip("/") for e in text.split("\0") if e[3:]]
-    return {e.removeprefix(prefix) for e in entries if e.startswith(prefix)}
+    tokens = iter(listed.stdout.decode(errors="surrogateescape").split("\0"))
+    entries = []
+    for token in tokens:  # « XY path », a rename's or copy's source path next, alone
+        entries.append(token[3:].rstrip("/"))
+        if token[:1] in ("R", "C"):
+            entries.append(next(tokens, ""))
+    return {e.removeprefix(prefix) for e in entries if e and e.startswith(prefix)}
 
 
 def own_changes(generated: Path, notebooks: Path) -> list[str]:
@@ -92,7 +99,15 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     aside = args.notebooks.parent / "build" / time.strftime("notebooks-mis-de-cote-%Y%m%d-%H%M%S")
-    put_in_place(args.generated, args.notebooks, kept, aside)
+    try:
+        put_in_place(args.generated, args.notebooks, kept, aside)
+    except OSError as exc:
+        print(
+            f"✘ notebooks/ n'a pas été régénéré en entier\u00a0: {french_message(exc)}. Ce qui "
+            f"était déjà mis de côté est dans {aside}\u00a0; relancez après avoir corrigé.",
+            file=sys.stderr,
+        )
+        return 1
     if kept:
         print(f"{len(kept)} fichier(s) de notebooks/ mis de côté dans {aside}.")
     return 0

@@ -480,3 +480,21 @@ def test_the_arrival_of_a_student_archive_is_not_its_modification_time(course):
     proc = grading(course, "zip_collect", "oublier", "--sans-heure=retard")
     stamp = (course / "submitted" / "ben" / "oublier" / "timestamp.txt").read_text("utf-8")
     assert not stamp.startswith("2025-03-10"), (stamp, proc.stdout)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_graded_copy_handed_in_as_a_submission_is_no_interrupted_grading(graded_class_copy):
+    """Attack, stop 56: a student who hands in exactly the notebook grading writes back for her
+    (run once with the course's public code) had her graded copy byte-identical to her
+    submission, taken for a grading stopped before nbgrader ran it: « noté à nouveau (sa
+    notation avait été interrompue) », forced, on every make grade. A graded lab notebook
+    carries its outcome record; a copy that carries one is no unrun copy."""
+    import shutil
+
+    grader = graded_class_copy.grader
+    graded = grader / "autograded" / "ana" / "oublier" / "oublier.ipynb"
+    shutil.copyfile(graded, grader / "submitted" / "ana" / "oublier" / "oublier.ipynb")
+    again = grading(grader, "autograde", "oublier")
+    said = again.stdout + again.stderr
+    assert "interrompue" not in said, said

@@ -294,23 +294,31 @@ def test_a_notebook_costly_or_impossible_for_nbgrader_is_refused_before_it_reads
     saves): nbgrader could not write it back and failed him on every run. Both are refused
     before nbgrader reads them, named with what to ask the student; ana, the control, is
     graded."""
-    register(course, "ana", "ben", "cyr")
+    register(course, "ana", "ben", "cyr", "dou", "eve")
     submit(course, "ana", "complete_vacuum")
-    for student, edit in (("ben", "sorties"), ("cyr", "caractère")):
+    edits = {"ben": "sorties", "cyr": "caractère", "dou": "format 3", "eve": "pièces jointes"}
+    for student, edit in edits.items():
         notebook = submit(course, student, "complete_vacuum") / "oublier.ipynb"
         nb = json.loads(notebook.read_text(encoding="utf-8"))
         code = next(c for c in nb["cells"] if c["cell_type"] == "code")
+        text = next(c for c in nb["cells"] if c["cell_type"] == "markdown")
         if edit == "sorties":
             code["outputs"] = [{}] * 20_000  # (150,000 in the attack)
-        else:
+        elif edit == "caractère":
             code["source"] = "".join(code["source"]) + "# \ud800\n"
+        elif edit == "format 3":  # second attack: invalid outputs in an old format's worksheets
+            nb = {"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": []}
+        else:  # second attack: 40,000 invalid attachments took 0.9 GB
+            text["attachments"] = {f"i{k}.png": {} for k in range(3000)}
         notebook.write_text(json.dumps(nb), encoding="utf-8")
     proc = grading(course, "autograde", "oublier")
     said = proc.stdout + proc.stderr
     assert proc.returncode == 1, said
-    assert "1 rendu(s) noté(s), 0 déjà noté(s) (laissé(s) tel(s) quel(s)), 2 en échec" in said
-    assert "ben\u00a0: oublier.ipynb\u00a0: 20000 sorties de cellules" in said, said
+    assert "1 rendu(s) noté(s), 0 déjà noté(s) (laissé(s) tel(s) quel(s)), 4 en échec" in said
+    assert "ben\u00a0: oublier.ipynb\u00a0: 20" in said and "sorties et pièces jointes" in said
     assert "cyr\u00a0: oublier.ipynb\u00a0: un caractère qui n'existe pas seul" in said, said
+    assert "dou\u00a0: oublier.ipynb\u00a0: notebook d'un ancien format" in said, said
+    assert "eve\u00a0: oublier.ipynb\u00a0: 30" in said, said
     assert _scores(course, ["ana"]) == {"ana": 10}
     assert sorted(p.name for p in (course / "autograded").iterdir()) == ["ana"]
 

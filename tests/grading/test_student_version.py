@@ -43,17 +43,32 @@ def test_what_a_teacher_did_in_notebooks_is_named_and_kept_or_set_aside(tmp_path
     (notebooks / "oublier" / "oublier.ipynb").write_text("TP, ma réponse\n")
     (notebooks / "oublier" / "mes_notes.txt").write_text("à revoir\n")
     (notebooks / "lecons" / "lecon02.db").write_bytes(b"SQLite format 3\0")  # ignored by git
-    mine = ["lecons/lecon02.db", "oublier/mes_notes.txt", "oublier/oublier.ipynb"]
+    outside = tmp_path / "donnees"  # second attack: a link to a folder went, unnamed
+    outside.mkdir()
+    (outside / "garde.csv").write_text("à garder\n")
+    (notebooks / "oublier" / "donnees").symlink_to(outside)
+    mine = ["lecons/lecon02.db", "oublier/donnees", "oublier/mes_notes.txt"]
+    mine.append("oublier/oublier.ipynb")
     assert own_changes(generated, notebooks) == mine
     assert main([str(generated), str(notebooks)]) == 1
     said = capsys.readouterr().err
-    assert "✘ notebooks/ n'a pas été régénéré\u00a0: 3 fichier(s)" in said
+    assert "✘ notebooks/ n'a pas été régénéré\u00a0: 4 fichier(s)" in said
     assert all(f"notebooks/{rel}" in said for rel in mine) and "ECRASER=1" in said
     assert (notebooks / "oublier" / "oublier.ipynb").read_text() == "TP, ma réponse\n"
     assert (notebooks / "lecons" / "01_ancien.ipynb").exists()
+    (repo / "build").write_text("un fichier, pas un dossier\n")  # second attack: a traceback
+    assert main([str(generated), str(notebooks), "--ecraser"]) == 1
+    assert "✘ notebooks/ n'a pas été régénéré en entier" in capsys.readouterr().err
+    (repo / "build").unlink()
     assert main([str(generated), str(notebooks), "--ecraser"]) == 0
     (aside,) = (repo / "build").iterdir()
-    assert sorted(p.relative_to(aside).as_posix() for p in aside.rglob("*.*")) == mine
+    assert sorted(p.relative_to(aside).as_posix() for p in aside.rglob("*")) == [
+        "lecons",
+        *mine[:1],
+        "oublier",
+        *mine[1:],
+    ]
+    assert (aside / "oublier" / "donnees").is_symlink() and (outside / "garde.csv").is_file()
     assert (aside / "oublier" / "oublier.ipynb").read_text() == "TP, ma réponse\n"
     assert (notebooks / "oublier" / "oublier.ipynb").read_text() == "TP\n"
     assert sorted(p.name for p in (notebooks / "lecons").iterdir()) == ["01_nouveau.ipynb"]

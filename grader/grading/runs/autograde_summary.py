@@ -4,6 +4,7 @@ student unless ``timestamp.txt`` is newer), and the French summary."""
 from __future__ import annotations
 
 import filecmp
+import json
 from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -222,10 +223,12 @@ def interrupted_gradings(dirs: CourseDirs, assignment: str, students: Sequence[s
     unscored = {s for s, a in gradebook_rows(dirs.db_url, _UNSCORED) or [] if a == assignment}
 
     def unrun(student: str) -> bool:
+        """A copy of the submission, which no grading of a lab ends without its outcome record
+        (a student who handed in her own graded copy is not regraded on every run)."""
         for graded in (dirs.autograded / student / assignment).glob("*.ipynb"):
-            with suppress(OSError):  # no submission of that name: not a copy of it
+            with suppress(OSError, ValueError, AttributeError):  # no such submission, no JSON
                 if filecmp.cmp(graded, dirs.submitted / student / assignment / graded.name, False):
-                    return True
+                    return METADATA_KEY not in json.loads(graded.read_bytes()).get("metadata", {})
         return False
 
     return [

@@ -72,9 +72,10 @@ def _strange_entries(folder: Path, shown_as: str, gradebook: Path | None) -> str
     )
 
 
-# nbformat reports each invalid output of a notebook it reads at about 44 kB and 0.25 ms, as the
-# instructor, outside the sandbox: 150,000 empty ones in a 470 kB file took 7 GB and 71 s
-MAX_OUTPUTS = 2000
+# nbformat reports each invalid output, attachment or cell of a notebook it reads at about 44 kB
+# and 0.25 ms, as the instructor, outside the sandbox: 150,000 empty outputs in a 470 kB file
+# took 7 GB and 71 s; the same in an old format's worksheets or as attachments
+MAX_ITEMS = 2000
 
 
 def _notebook_problem(notebook: Path) -> str | None:
@@ -85,14 +86,25 @@ def _notebook_problem(notebook: Path) -> str | None:
         nb = json.loads(notebook.read_bytes())
     except (OSError, ValueError, RecursionError):
         return None
-    cells = nb.get("cells") if isinstance(nb, dict) else None
-    cells = [c for c in cells if isinstance(c, dict)] if isinstance(cells, list) else []
-    outputs = sum(len(c["outputs"]) for c in cells if isinstance(c.get("outputs"), list))
-    if outputs > MAX_OUTPUTS:
+    if not isinstance(nb, dict) or nb.get("nbformat") != 4:
         return (
-            f"{outputs} sorties de cellules, au-delà des {MAX_OUTPUTS} qu'il peut avoir (les lire "
-            "coûterait des gigaoctets)\u00a0: demandez à l'élève d'effacer les sorties (Édition "
-            "> Effacer toutes les sorties), puis de le rendre de nouveau"
+            "notebook d'un ancien format (ou qui n'en a pas), que JupyterLab n'écrit plus\u00a0: "
+            "demandez à l'élève de l'ouvrir dans JupyterLab, de l'enregistrer, puis de le rendre "
+            "de nouveau"
+        )
+    cells = nb.get("cells") if isinstance(nb.get("cells"), list) else []
+    items = len(cells) + sum(
+        len(c.get(key) or ())
+        for c in cells
+        if isinstance(c, dict)
+        for key in ("outputs", "attachments")
+        if isinstance(c.get(key), list | dict)
+    )
+    if items > MAX_ITEMS:
+        return (
+            f"{items} cellules, sorties et pièces jointes, au-delà des {MAX_ITEMS} qu'il peut "
+            "avoir (les lire coûterait des gigaoctets)\u00a0: demandez à l'élève d'effacer les "
+            "sorties (Édition > Effacer toutes les sorties), puis de le rendre de nouveau"
         )
     try:
         json.dumps(nb, ensure_ascii=False).encode()
