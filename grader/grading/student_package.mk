@@ -31,8 +31,13 @@ define install
   $(GET_UV) || echo "uv indisponible : installation avec pip (plus lente)"; fi
 @if [ $(call q,$(INSTALLER)) = uv ] && [ -x $(call q,$(UV)) ]; then \
   echo "uv pip install $(1)"; $(call q,$(UV)) pip install -q --python $(call q,$(PY)) $(1); \
-else echo "pip install $(1)"; $(call q,$(PY)) -m pip install -q $(1); fi
+else echo "pip install $(1)"; $(call q,$(PY)) -m pip install -q $(1); fi \
+|| { echo "$(INSTALL_FAILED)" >&2; exit 1; }
 endef
+# what a failed install says after pip's or uv's English (no network is the usual cause)
+INSTALL_FAILED := ✘ Installation impossible (le message de pip ou de uv est juste au-dessus). La \
+première installation télécharge les paquets depuis PyPI : il faut le réseau, ou un proxy \
+(HTTPS_PROXY, PIP_INDEX_URL). Relancez une fois connecté ; ensuite, le cours marche sans réseau.
 
 # `make setup PYTHON=python3.13` (on the command line: an exported PYTHON is another tool's) over
 # a venv of another Python, or of one uninstalled since, makes it again; a VENV= that holds more

@@ -435,7 +435,7 @@ def test_a_failure_is_named_and_the_rest_erased(classe):
     assert "encore trouvé après l'effacement\u00a0: liste des élèves" in result.failures[1]
     assert classe["roster"].read_bytes() == data
     # a control found nowhere proves nothing: refused before anything is erased
-    with pytest.raises(ErasureError, match="Aucun témoin trouvé"):
+    with pytest.raises(ErasureError, match="Témoin «\u00a0personne\u00a0» trouvé nulle part"):
         erase("cyr", setup, confirm=True, control="personne")
     assert scan("cyr", setup).found  # nothing of cyr was erased
     assert {f.kind for f in result.after.found} == {"liste des élèves"}
