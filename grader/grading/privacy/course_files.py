@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import tempfile
+from functools import cache
 from pathlib import Path, PurePosixPath
 
 __all__ = [
@@ -43,16 +44,19 @@ def course_digests() -> set[str]:
     return {line.split()[0] for line in lines if line.strip()}
 
 
-def git_templates() -> set[str]:
+@cache
+def git_templates() -> frozenset[str]:
     """The digests of what ``git init`` writes (its sample hooks, description, info/exclude),
-    made by this machine's git: git's English words, never a mention (a learner « an » was
-    named in every repository of grader/). None without git."""
+    made by this machine's git once per process (an erasure scans four times): git's English
+    words, never a mention (a learner « an » was named in every repository of grader/). None
+    without git."""
     with tempfile.TemporaryDirectory() as folder:
         try:
             subprocess.run(["git", "init", "-q", folder], capture_output=True, check=True)
         except (OSError, subprocess.CalledProcessError):
-            return set()
-        return {digest(p.read_bytes()) for p in Path(folder, ".git").rglob("*") if p.is_file()}
+            return frozenset()
+        files = Path(folder, ".git").rglob("*")
+        return frozenset(digest(p.read_bytes()) for p in files if p.is_file())
 
 
 def course_names() -> set[str]:

@@ -1283,11 +1283,11 @@ def _index_names(repository: Path, shipped: frozenset[bytes]) -> tuple[list[byte
     """The names git's indexes hold, read through git, never by their bytes (times, ids), but
     those of a file as the course ships it (`shipped`: in a clone of the course, its history's
     objects: « alice_en_dur.py » is a sample), and why git could not read one: the index staged
-    and its resolve-undo, each worktree's (its
-    folder may be gone or outside grader/), a split index's shared part (what ``git rm
-    --cached`` took out of the index stays there). Run in the store as its work tree, so that a
-    ``core.worktree`` above it hides no entry. Git lists no name of its untracked cache (a
-    file deleted since is still there): its bytes, from its signature on, are searched."""
+    and its resolve-undo, each worktree's (its folder may be gone or outside grader/), a split
+    index's shared part (what ``git rm --cached`` took out of the index stays there). Run in the
+    store as its work tree, so that a ``core.worktree`` above it hides no entry. Git lists no
+    name of its untracked cache (a file deleted since is still there): its bytes, from its
+    signature on, are searched."""
     worktrees = [w for w in repository.glob("worktrees/*") if (w / "index").is_file()]
     indexes = [(store, None) for store in (repository, *worktrees)]
     indexes += [(repository, shared) for shared in repository.glob("sharedindex.*")]
