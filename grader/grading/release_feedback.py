@@ -1,17 +1,24 @@
 """``make release-feedback``: stock ``nbgrader release_feedback``, said back in French from its log
 (``rapport/release-feedback.log``): the pages given back, those it could not match (an error it
 only logs, status 0: here the command fails), the students ``CheckedReleaseFeedback`` left out
-(no usable ``submission_secret.txt``: fails too), those with a copy but no page yet."""
+(no usable ``submission_secret.txt``: fails too), those with a copy but no page yet, and the
+pages given back whose grade is provisional or older than the gradebook's (given all the same:
+a teacher may give back early, and is told whom to give back again)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+from nbgrader.api import Gradebook
+
+from .classroom.gradebook import gradebook_problem
 from .classroom.ids import quoted
-from .classroom.paths import course_dirs
+from .classroom.paths import CourseDirs, course_dirs
+from .feedback import grades_shown, stale_feedback
 from .french.french_format import collation_key
 from .nbgrader_ext.exchange import LEFT_OUT
+from .runs.manual_grades import pending_hand_grades
 from .runs.nbgrader_log import LOG_RECORD
 from .runs.nbgrader_run import assignment_command, run_quiet
 from .runs.submitted_ids import submitted_students
@@ -47,6 +54,30 @@ def read_release_log(log: str) -> tuple[list[str], list[str], dict[str, str]]:
     return sorted(set(released), key=collation_key), unmatched, left_out
 
 
+def _not_final(dirs: CourseDirs, assignment: str, released: list[str]) -> list[str]:
+    """Warnings on pages just given back: a written answer still to grade by hand (the page says
+    « note provisoire »), or grades changed since the page was made (it shows the older ones)."""
+    if not released or gradebook_problem(dirs):  # nothing to compare with: never create one
+        return []
+    with Gradebook(dirs.db_url) as gradebook:
+        waiting = pending_hand_grades(gradebook, assignment)
+    pending = [s for s in released if s in waiting]
+    older = stale_feedback(dirs, assignment, released, grades_shown(dirs.db_url, assignment))
+    lines = []
+    if pending:
+        lines.append(
+            f"⚠ {len(pending)} page(s) rendue(s) avec une note provisoire (réponse à noter à la "
+            "main : formgrader, make feedback, puis make release-feedback à nouveau) : "
+            + ", ".join(map(quoted, pending))
+        )
+    if older := [s for s in older if s not in pending]:
+        lines.append(
+            f"⚠ {len(older)} page(s) rendue(s) plus ancienne(s) que le carnet de notes (make "
+            "feedback, puis make release-feedback à nouveau) : " + ", ".join(map(quoted, older))
+        )
+    return lines
+
+
 def release_feedback(
     assignment: str, nbgrader_args: list[str], grader_dir: Path | None = None
 ) -> tuple[int, list[str]]:
@@ -61,6 +92,7 @@ def release_feedback(
     given = ", ".join(map(quoted, released))
     given = f"{len(released)} page(s) de retour rendue(s)\u00a0: {given}" if released else ""
     lines.append(f"  - {given or 'aucune page de retour rendue'}")
+    lines += _not_final(dirs, assignment, released)
     if waiting:
         lines.append(
             f"  - {len(waiting)} rendu(s) ramassé(s) sans page de retour (make feedback "

@@ -177,11 +177,13 @@ class Student:
         )
 
     def submit(
-        self, grader: Path, exchange: Path, sample: str, *extra: str
+        self, grader: Path, exchange: Path, sample: str, *extra: str, written: str | None = None
     ) -> subprocess.CompletedProcess:
-        """Writes the sample answer in ~/oublier/oublier.ipynb and runs nbgrader submit."""
+        """Writes the sample answer (and `written`, the written answer) in
+        ~/oublier/oublier.ipynb and runs nbgrader submit."""
         text = (REPO / "grader" / "submissions" / f"{sample}.py").read_text(encoding="utf-8")
-        nb = build_submission(grader.parent / "notebooks" / "oublier" / "oublier.ipynb", text)
+        release = grader.parent / "notebooks" / "oublier" / "oublier.ipynb"
+        nb = build_submission(release, text, written)
         folder = self.home / "oublier"
         folder.mkdir(exist_ok=True)
         nbformat.write(nb, folder / "oublier.ipynb")

@@ -13,6 +13,7 @@ from exchange_class import Student, exchange_root, released_copy, tag, unix_user
 from grading.collect import read_collect_log
 from grading_course import copy_course, grading, register
 from helpers import REPO
+from nbgrader.api import Gradebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -41,7 +42,8 @@ def test_collect_and_release_feedback_say_who_in_french(course):
         exchange_arg = [f"--Exchange.root={exchange}"]
         released_copy(exchange)
         for user, sample in ((ana, "complete_vacuum"), (bob, "graine"), (zoe, "ebauche")):
-            done = Student.account(user).submit(course, exchange, sample)
+            written = "Sessions, puis VACUUM." if user == ana else None  # to grade by hand
+            done = Student.account(user).submit(course, exchange, sample, written=written)
             assert done.returncode == 0, done.stdout + done.stderr
         forged = Student.account(eve).submit(course, exchange, "ebauche", f"--student={bob}")
         assert forged.returncode == 0, forged.stdout + forged.stderr
@@ -80,6 +82,18 @@ def test_collect_and_release_feedback_say_who_in_french(course):
         assert q(bob) in said and q(zoe) in said, said
         released = list((exchange / "memoire-tuteur" / "feedback").glob("*.html"))
         assert len(released) == 1, released
+        # given back before her written answer was graded: said, whom to give back again
+        assert "1 page(s) rendue(s) avec une note provisoire" in said and q(ana) in said, said
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+            grade = gb.find_grade("documentation", "oublier", "oublier", ana)
+            grade.manual_score, grade.needs_manual_grade = 1.5, False  # as formgrader saves it
+            gb.db.commit()
+        said = _said(grading(course, "release_feedback", "oublier", *exchange_arg))
+        assert "provisoire" not in said, said
+        assert "plus ancienne(s) que le carnet de notes (make feedback" in said, said
+        assert grading(course, "feedback", "oublier", f"--student={ana}").returncode == 0
+        said = _said(grading(course, "release_feedback", "oublier", *exchange_arg))
+        assert "⚠" not in said and f"1 page(s) de retour rendue(s){NBSP}: {q(ana)}" in said, said
 
 
 def test_make_runs_the_french_commands():
