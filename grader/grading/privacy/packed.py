@@ -123,22 +123,41 @@ def is_zip(data: bytes) -> bool:
     )
 
 
+# extra fields of known binary content (zip64 sizes, NTFS, Unix times and owners, AES, the
+# alignment padding): any other kind may hold her text, and is searched
+_BINARY_EXTRA = {0x0001, 0x000A, 0x000D, 0x5455, 0x5855, 0x7855, 0x7875, 0x9901, 0xD935}
+_UNICODE_EXTRA = (0x7075, 0x6375)  # Info-ZIP: a version byte and a CRC, then UTF-8
+
+
+def _extra_plain(extra: bytes) -> list[bytes]:
+    """The parts of an extra field that may hold text (Python reads none of them)."""
+    parts = []
+    while len(extra) >= 4:
+        kind, size = int.from_bytes(extra[:2], "little"), int.from_bytes(extra[2:4], "little")
+        if kind in _UNICODE_EXTRA:
+            parts.append(extra[9 : 4 + size])
+        elif kind not in _BINARY_EXTRA:
+            parts.append(extra[4 : 4 + size])
+        extra = extra[4 + size :]
+    return parts + [extra]  # a truncated field's bytes: hers for all we know
+
+
 def zip_plain(zf: zipfile.ZipFile, data: bytes) -> bytes:
     """What zip `data` keeps plain beside its names: what precedes its first member and follows
-    its end, its comments, and the Unicode names and comments Info-ZIP adds in extra fields
-    (0x7075, 0x6375: a version byte and a CRC, then UTF-8), which Python does not read; its
-    other extra fields (times, owners) are binary."""
+    its end, its comments, the extra fields that are not binary (Info-ZIP's Unicode names and
+    comments, any kind unknown), the local header's own when they differ from the central
+    directory's, which Python reads (another name there: Python refuses the member)."""
     first = min((info.header_offset for info in zf.infolist()), default=zf.start_dir)
     end = data.rfind(b"PK\x05\x06")
     parts = [data[:first], data[end + 22 + len(zf.comment) :] if end >= 0 else b"", zf.comment]
     for info in zf.infolist():
-        parts.append(info.comment)
-        extra = info.extra
-        while len(extra) >= 4:
-            kind, size = int.from_bytes(extra[:2], "little"), int.from_bytes(extra[2:4], "little")
-            if kind in (0x7075, 0x6375):
-                parts.append(extra[9 : 4 + size])
-            extra = extra[4 + size :]
+        parts += [info.comment, *_extra_plain(info.extra)]
+        local = data[info.header_offset : info.header_offset + 30]
+        if len(local) == 30 and local.startswith(b"PK\x03\x04"):
+            name_end = info.header_offset + 30 + int.from_bytes(local[26:28], "little")
+            extra_end = name_end + int.from_bytes(local[28:30], "little")
+            if (extra := data[name_end:extra_end]) != info.extra:
+                parts += _extra_plain(extra)
     return b"\n".join(parts)
 
 

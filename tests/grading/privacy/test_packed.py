@@ -85,6 +85,38 @@ def test_compressed_bytes_that_spell_a_short_id_are_no_trace_but_what_is_kept_pl
     assert binary_hits(buf.getvalue(), _Short()) == 1
 
 
+def _zip_extra(extra: bytes) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        info = zipfile.ZipInfo("notes.txt")
+        info.extra = extra
+        zf.writestr(info, b"rien")
+    return buf.getvalue()
+
+
+def test_what_a_zip_says_only_in_a_field_python_does_not_read_is_searched():
+    """Stop 56's left item: of a zip member's extra fields only Info-ZIP's Unicode name was
+    read; any other kind may hold her text (only the binary kinds are passed over), and a
+    member's local header may hold other fields than the central directory Python reads (or
+    another name: Python refuses it, the archive is named as unread)."""
+    field = b"\x41\x41" + (20).to_bytes(2, "little") + b"rendu de ana.martin@exemple.fr"[:20]
+    her = b"\x41\x41" + (22).to_bytes(2, "little") + b"ana.martin@exemple.fr."
+    assert binary_hits(_zip_extra(her), _Words()) == 1
+    assert binary_hits(_zip_extra(field), _Words()) == 0  # control: her address cut
+    times = b"\x55\x54" + (22).to_bytes(2, "little") + b"ana.martin@exemple.fr."
+    assert binary_hits(_zip_extra(times), _Words()) == 0  # a time field: binary, not read
+    plain = _zip(**{"notes_anamartin.txt": b"rien"})
+    assert binary_hits(plain, _Words()) == 0
+    local = plain.replace(b"notes_anamartin.txt", b"ana.martin@exemple.fr"[:19], 1)
+    assert zipfile.ZipFile(io.BytesIO(local)).namelist() == ["notes_anamartin.txt"]
+    with pytest.raises(Unsearched, match="abîmée"):  # named, never passed over
+        binary_hits(local, _Words())
+    spare = _zip_extra(b"\x41\x41" + (22).to_bytes(2, "little") + b"x" * 22)
+    hidden = spare.replace(b"x" * 22, b"ana.martin@exemple.fr.", 1)  # the local header's only
+    assert zipfile.ZipFile(io.BytesIO(hidden)).infolist()[0].extra.endswith(b"x" * 22)
+    assert binary_hits(hidden, _Words()) == 1
+
+
 def _tar(**members: bytes) -> bytes:
     import tarfile
 
