@@ -106,7 +106,7 @@ LESSONS: tuple[Lesson, ...] = (
         "Brancher SQLite dans le Runner",
         "02_brancher_sqlite.ipynb",
         "l2-",
-        ("lecon02.db*", "tuteur.db*"),
+        ("lecon02.db*",),  # never tuteur.db: the tutor's own file, the learner's talks
         ("derniere_session_complete",),
     ),
     Lesson(
@@ -124,7 +124,7 @@ LESSONS: tuple[Lesson, ...] = (
         "Effacer un élève\u00a0: les faits",
         "04_effacer_un_eleve.ipynb",
         "l4-",
-        ("lecon04.db*", "essai_*.db*"),
+        ("lecon04.db*", "essai_fk.db*", "essai_fk_on.db*", "essai_pages.db*", "essai_secure.db*"),
     ),
     Lesson(
         "05",

@@ -636,3 +636,37 @@ def test_the_kernel_network_block_works(tmp_path: Path, run_notebook, network_fr
         assert child.returncode != 0 and "Réseau bloqué" in child.stderr
     finally:
         server.close()
+
+
+def test_recommencer_removes_what_each_lesson_left_and_nothing_of_the_learner(
+    executed_lessons, tmp_path, monkeypatch
+):
+    """Learner's walk, stop 57: ``make recommencer LECON=2`` deleted tuteur.db, the tutor's own
+    file with the learner's conversations (lesson 2 never writes it: its tutor runs on
+    lecon02.db), and lesson 4's glob « essai_*.db* » (its own clean-up too) took any essai_…
+    of theirs. Each lesson's folder, as its run left it, with the learner's files beside:
+    recommencer removes all the lesson left, nothing of theirs."""
+    from course import progress
+
+    monkeypatch.setenv(progress.DB_ENV_VAR, str(tmp_path / "progression.db"))
+    mine = ["tuteur.db", "tuteur.db-wal", "essai_perso.db", "mes_notes.db", "lecon02.db.copie"]
+    for lesson in (step for step in progress.LESSONS if step.files):
+        left = executed_lessons[Path(lesson.notebook).name][2]
+        folder = tmp_path / lesson.key
+        shutil.copytree(left, folder)
+        made = {p.name for p in folder.iterdir()}
+        for name in mine:
+            (folder / name).write_text("à moi", encoding="utf-8")
+        assert set(progress.recommencer(lesson.key, folder)) == made, lesson.key
+        assert sorted(p.name for p in folder.iterdir()) == sorted(mine), lesson.key
+    # lesson 4 removes its databases itself, by the names recommencer knows
+    nb4 = read(SOLUTIONS / LESSONS[3])
+    (bases,) = [
+        ast.literal_eval(node.value)
+        for cell in nb4.cells
+        if cell.cell_type == "code" and "BASES = " in cell.source
+        for node in ast.parse(cell.source).body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "BASES"
+    ]
+    four = next(step for step in progress.LESSONS if step.key == "04")
+    assert [f"{base}*" for base in bases] == list(four.files)
