@@ -265,3 +265,14 @@ def test_a_helper_called_wrongly_says_so_in_one_french_line(call, said, monkeypa
     lines = raised.value._render_traceback_()
     assert len(lines) == 1 and said in lines[0], lines
     assert "Traceback" not in lines[0] and "\u00a0:" in lines[0]
+
+
+@pytest.mark.parametrize("tp", ["oublier/oublier.ipynb", "oublier_partage/oublier_partage.ipynb"])
+def test_a_tp_that_offers_indice_imports_it(tp):
+    """Learner's walk, stop 57: the second TP's check ends on « indice(1), puis indice(2)… »,
+    and ``indice(1)`` gave a NameError: its notebook never imported it. In the learner's
+    version of each TP, the check's own cell (or one above it) imports it."""
+    nb = nbformat.read(REPO / "notebooks" / tp, as_version=4)
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    check = next(i for i, s in enumerate(code) if re.search(r"^verifier(_partage)?\(", s, re.M))
+    assert any("from course.hints import indice" in s for s in code[: check + 1]), code[check]
