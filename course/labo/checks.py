@@ -19,7 +19,13 @@ from typing import Any
 from .criteria import CRITERIA, NOT_WRITTEN, OPEN_TRANSACTION, TESTS, TITLES, Verdict
 from .evaluate import Evaluation, evaluate_source
 from .french_number import french_number
-from .learner_errors import EchecDuTest, MauvaisArgument, OublierPasEcrite, PasUneFonction
+from .learner_errors import (
+    EchecDuTest,
+    MauvaisArgument,
+    OublierPasEcrite,
+    PasUneFonction,
+    interrupted_in_french,
+)
 from .scenario import VISIBLE, Role
 
 __all__ = [
@@ -85,9 +91,10 @@ def _evaluation(oublier: Any, backend: str = "course") -> Evaluation:
     key = backend + ":" + hashlib.sha256(source.encode()).hexdigest()
     if key not in _cache:
         _tell_once(NO_SANDBOX_NOTE)
-        _cache[key] = evaluate_source(
-            source, scenarios=(VISIBLE,), sandboxed=False, backend=backend
-        )
+        with interrupted_in_french():
+            _cache[key] = evaluate_source(
+                source, scenarios=(VISIBLE,), sandboxed=False, backend=backend
+            )
     return _cache[key]
 
 

@@ -295,9 +295,16 @@ def _stop(run: _Run) -> None:
 
     With the sandbox: kill the PID namespace's first process while bubblewrap still waits for it
     (so its pid cannot have been reused); the kernel kills every other process of the namespace
-    before that one is gone, and bubblewrap exits only then. Without the sandbox: the runner's
-    process group (a detached process can escape it: that is the student's own machine).
+    before that one is gone, and bubblewrap exits only then. Without the sandbox: SIGTERM first
+    (the runner then kills its call's own session), then the runner's process group (a detached
+    process can escape it: that is the student's own machine).
     """
+    if run.proc.poll() is None and run.info is None:  # the runner kills its call's session
+        run.proc.terminate()
+        try:
+            run.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            pass
     if run.proc.poll() is None and run.info is not None:
         pid = _sandbox_pid(run.info)
         if pid is not None:
@@ -612,6 +619,9 @@ def evaluate_source(
             run.proc.wait(timeout=max(0.0, deadline + GRACE - time.monotonic()))
         except subprocess.TimeoutExpired:
             run.timed_out = True
+        except BaseException:  # the learner's Stop button: their function stops with the check
+            _stop(run)
+            raise
         _stop(run)
         assert run.thread is not None
         run.thread.join(timeout=10)

@@ -7,7 +7,17 @@ frames of this package.
 
 from __future__ import annotations
 
-__all__ = ["EchecDuTest", "MauvaisArgument", "OublierPasEcrite", "PasUneFonction"]
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = [
+    "EchecDuTest",
+    "MauvaisArgument",
+    "OublierPasEcrite",
+    "PasUneFonction",
+    "VerificationInterrompue",
+    "interrupted_in_french",
+]
 
 
 class _Readable(Exception):
@@ -36,3 +46,29 @@ class PasUneFonction(_Readable, TypeError):
 class MauvaisArgument(_Readable, ValueError):
     """A helper of the course (``indice``, ``noter``…) called with what it cannot take: the
     learner reads which values it takes, not the frames of this package."""
+
+
+class VerificationInterrompue(KeyboardInterrupt):
+    """The learner stopped a check (the Stop button, Ctrl-C): one French line instead of forty
+    frames of the course's package and of subprocess; still a KeyboardInterrupt, so a « run
+    all » stops there as it would."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"✘ {self}"]
+
+
+INTERRUPTED = (
+    "Vérification interrompue (bouton Stop ou Ctrl-C)\u00a0: votre fonction a été arrêtée, rien "
+    "n'est gardé de cet essai. Relancez la cellule quand vous voulez."
+)
+
+
+@contextmanager
+def interrupted_in_french() -> Iterator[None]:
+    """A check's interruption said in French (the check stops its processes itself)."""
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, VerificationInterrompue):
+            raise
+        raise VerificationInterrompue(INTERRUPTED) from None

@@ -38,7 +38,7 @@ from typing import Any
 from .checks import say_verdicts
 from .criteria import Verdict
 from .french_number import french_number
-from .learner_errors import MauvaisArgument, PasUneFonction
+from .learner_errors import MauvaisArgument, PasUneFonction, interrupted_in_french
 from .outcome import Outcome
 from .partage_base import DATABASE, BaseFacts, GradingBase, ServerLimits
 from .partage_runner import EXIT, FUNCTION
@@ -465,7 +465,8 @@ def verifier_partage(fonction: Callable[..., Any]) -> None:
     from ..hints import offer_hints
 
     source = _source(fonction)
-    evaluation = evaluate_partage(source, EXAMPLE, sandboxed=False)
+    with interrupted_in_french():
+        evaluation = evaluate_partage(source, EXAMPLE, sandboxed=False)
     _CHECKED[source] = evaluation
     reason = evaluation.reason
     # stopped before judging (not written yet, not loadable, over budget): every criterion has
@@ -491,7 +492,8 @@ def noter_partage(fonction: Callable[..., Any], test: str) -> None:
         raise MauvaisArgument(f"Test inconnu\u00a0: {test!r} (connus\u00a0: {', '.join(known)}).")
     source = _source(fonction)
     if source not in _CHECKED:
-        _CHECKED[source] = evaluate_partage(source, EXAMPLE, sandboxed=False)
+        with interrupted_in_french():
+            _CHECKED[source] = evaluate_partage(source, EXAMPLE, sandboxed=False)
     verdict = _CHECKED[source].verdicts[test]
     assert verdict.ok, verdict.message
 

@@ -880,6 +880,13 @@ def _start_clean_parent() -> tuple[socket.socket, int] | None:
     return mine, pid
 
 
+def _stopped(_signum: int, _frame: object) -> None:
+    """SIGTERM outside the sandbox (the learner's Stop button, through the check): leave by
+    the running call's ``finally``, which kills its session (setsid: the runner's own process
+    group is not the call's)."""
+    raise SystemExit(1)
+
+
 def main(workdir: str, journal_fd: int) -> int:
     _dumps(False)
     # As the namespace's PID 1, a signal from the submission reaches it only if it has a
@@ -896,6 +903,8 @@ def main(workdir: str, journal_fd: int) -> int:
         for scenario in plan.scenarios
         for image in scenario.images
     }
+    if not plan.sandboxed:  # a check stopped by the learner: its call's session goes too
+        signal.signal(signal.SIGTERM, _stopped)
     if parent is None or not plan.sandboxed:
         import course.sessions  # noqa: F401 - loaded once here, shared by every forked call
 

@@ -134,3 +134,78 @@ def test_verifier_partage_says_once_that_the_stub_is_not_written(capsys):
     assert out.count("pas encore écrite") == 1
     assert out.startswith(f"✘ {NOT_WRITTEN}\n\n0/{len(PARTAGE_TESTS)} critères respectés ")
     assert not any(test.title in out for test in PARTAGE_TESTS)
+
+
+def _children(process) -> list:
+    """`process`'s descendants still there (one may end while they are listed)."""
+    import psutil
+
+    found = []
+    for child in process.children(recursive=True):
+        try:
+            child.cmdline()
+        except psutil.Error:
+            continue
+        found.append(child)
+    return found
+
+
+@pytest.mark.slow
+def test_a_check_stopped_by_the_learner_says_so_in_french_and_stops_their_function(tmp_path):
+    """Learner's walk, stop 57: the Stop button during ``verifier`` showed forty lines of
+    KeyboardInterrupt through checks.py, evaluate.py and subprocess.py, and their function's
+    process ran on for ten seconds. In a kernel of the learner's venv, interrupted as JupyterLab
+    interrupts it: one French line, still an interruption (a « run all » stops), and no process
+    of the check left."""
+    import json
+    import time
+
+    import psutil
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+    from learner_env import learner_env
+
+    spec = tmp_path / "noyaux" / "eleve"
+    spec.mkdir(parents=True)
+    argv = [str(learner_env().python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "language": "python"}))
+    km = KernelManager(
+        kernel_name="eleve", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec.parent)])
+    )
+    km.start_kernel(cwd=str(tmp_path))
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=60)
+        code = "async def oublier(service, user_id):\n    while True:\n        pass\n"
+        msg_id = kc.execute(f"from course.labo import verifier\n{code}\nverifier(oublier)")
+        kernel = psutil.Process(km.provisioner.process.pid)
+        started = time.monotonic()
+        while not any("submission_runner" in " ".join(p.cmdline()) for p in _children(kernel)):
+            assert time.monotonic() - started < 60, "the check never started its function"
+            time.sleep(0.1)
+        time.sleep(1)  # their function is looping
+        runners = _children(kernel)
+        km.interrupt_kernel()
+        reply = kc.get_shell_msg(timeout=30)
+        assert reply["parent_header"]["msg_id"] == msg_id
+        assert reply["content"]["status"] == "error"
+        assert reply["content"]["ename"] == "VerificationInterrompue"
+        shown = []
+        while True:
+            msg = kc.get_iopub_msg(timeout=10)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] == "error":
+                shown = msg["content"]["traceback"]
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                break
+        assert shown == [
+            "✘ Vérification interrompue (bouton Stop ou Ctrl-C)\u00a0: votre fonction a été "
+            "arrêtée, rien n'est gardé de cet essai. Relancez la cellule quand vous voulez."
+        ], shown
+        _gone, alive = psutil.wait_procs(runners, timeout=2)  # killed: gone at once, not 10 s on
+        assert not alive, [p.cmdline() for p in alive]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
