@@ -13,9 +13,17 @@ instance), the quizzes, the score summary and the learner's own cells (``indice(
 
 from __future__ import annotations
 
+from course.readable_error import ReadableError
 from course.skipping import skip_cells, stop_skipping
 
-__all__ = ["MARKER", "SKIPPED", "needs_server", "passer_sans_postgres", "serveur_disponible"]
+__all__ = [
+    "MARKER",
+    "SKIPPED",
+    "PremiereCelluleArretee",
+    "needs_server",
+    "passer_sans_postgres",
+    "serveur_disponible",
+]
 
 MARKER = "# demande le serveur PostgreSQL"
 SKIPPED = (
@@ -31,10 +39,21 @@ def needs_server(source: str) -> bool:
     return first.strip().startswith(MARKER)
 
 
+class PremiereCelluleArretee(ReadableError, NameError):
+    """The lesson's first cell stopped before it defined the server (another notebook runs the
+    lesson, a folder refused): nothing of the lesson can run, whatever PostgreSQL does."""
+
+
 def passer_sans_postgres(raison: object) -> None:
     """Dit pourquoi PostgreSQL manque, puis fait passer les cellules suivantes qui en ont
     besoin (celles qui commencent par «\u00a0# demande le serveur PostgreSQL\u00a0»)\u00a0; les
     autres s'exécutent."""
+    if isinstance(raison, NameError):  # not PostgreSQL: the first cell never got that far
+        raise PremiereCelluleArretee(
+            "la première cellule de la leçon s'est arrêtée avant de préparer le serveur (son "
+            "message dit pourquoi)\u00a0: relancez-la une fois la cause réglée, puis celle-ci. "
+            "Les cellules suivantes en ont toutes besoin."
+        ) from None
     phrase = str(raison).strip().rstrip(".")
     print(
         f"{phrase}.\nSans serveur PostgreSQL, les cellules qui commencent par "

@@ -383,6 +383,11 @@ def test_run_again_interrupted_checked_twice_then_killed_leaves_no_file_with_a_l
         second = client_for(tmp_path)
         with second.setup_kernel(env=network_free_env(), cwd=str(tmp_path)):
             refused = run_cell(second, "l7-c02", fails=True)
+            # learner's walk, stop 57: its next cell said « name 'pg' is not defined » and
+            # « Les autres s'exécutent », and they failed one by one
+            after = run_cell(second, "l7-c03", fails=True)
+        assert "PremiereCelluleArretee" in after and "relancez-la" in after, after
+        assert "Les autres s'exécutent" not in after and "name 'pg'" not in after, after
         kernel = client.km.provisioner.pid
         assert f"déjà démarré par un autre processus (pid {kernel})" in refused, refused
         assert "arrêtez son noyau, puis relancez cette cellule" in refused  # no other folder
