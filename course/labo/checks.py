@@ -10,16 +10,19 @@ hooks keep every cell of the TP out of it, so if one ever runs there, its tests 
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import inspect
 import linecache
 import os
+import re
 from typing import Any
 
 from .criteria import CRITERIA, NOT_WRITTEN, OPEN_TRANSACTION, TESTS, TITLES, Verdict
 from .evaluate import Evaluation, evaluate_source
 from .french_number import french_number
 from .learner_errors import (
+    CelluleModifiee,
     EchecDuTest,
     MauvaisArgument,
     OublierPasEcrite,
@@ -35,6 +38,7 @@ __all__ = [
     "IN_AUTOGRADE",
     "NO_SANDBOX_NOTE",
     "noter",
+    "refuse_stale",
     "say_verdicts",
     "source_of",
     "verifier",
@@ -74,10 +78,39 @@ def source_of(oublier: Any) -> str:
             "oublier doit être une fonction, définie avec async def dans la "
             f"cellule prévue (reçu\u00a0: {type(oublier).__name__})."
         )
+    refuse_stale(oublier)
     lines = linecache.getlines(code.co_filename)
     if not lines:
         return inspect.getsource(oublier)
     return "".join(lines)
+
+
+def refuse_stale(function: Any) -> None:
+    """Raise CelluleModifiee when the learner's newest run cell that defines `function` (IPython's
+    history) does not compile: the function in memory is the one before, and a check would
+    pass an answer that grading, which reads the cell, gives 0."""
+    try:
+        from IPython import get_ipython  # only in a notebook's kernel
+    except ImportError:
+        return
+    shell = get_ipython()
+    name = getattr(function, "__name__", "")
+    if shell is None or not name.isidentifier():
+        return
+    defines = re.compile(rf"^(?:async\s+)?def\s+{name}\s*\(", re.M)
+    for text in reversed(shell.user_ns.get("In", [])[:-1]):  # the last: the cell running now
+        if not isinstance(text, str) or not defines.search(text):
+            continue
+        try:
+            compile(text, "<cellule>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+        except SyntaxError as exc:
+            raise CelluleModifiee(
+                f"Votre cellule {name}, telle que vous l'avez exécutée en dernier, ne se compile "
+                f"pas (ligne {exc.lineno})\u00a0: la fonction en mémoire est l'ancienne, et la "
+                "notation lira la cellule telle qu'elle est. Corrigez-la, exécutez-la, puis "
+                "relancez la vérification."
+            ) from None
+        return
 
 
 def _tell_once(note: str) -> None:

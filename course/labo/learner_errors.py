@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 __all__ = [
+    "CelluleModifiee",
     "EchecDuTest",
     "MauvaisArgument",
     "OublierPasEcrite",
@@ -41,6 +42,11 @@ class EchecDuTest(_Readable, AssertionError):
 
 class PasUneFonction(_Readable, TypeError):
     """What was passed as oublier is not a function defined in the notebook."""
+
+
+class CelluleModifiee(_Readable, RuntimeError):
+    """The cell that defines the function was run again and does not compile: the function in
+    memory is the older one, which grading never sees."""
 
 
 class MauvaisArgument(_Readable, ValueError):

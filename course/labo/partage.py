@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .checks import say_verdicts
+from .checks import refuse_stale, say_verdicts
 from .criteria import Verdict
 from .french_number import french_number
 from .learner_errors import MauvaisArgument, PasUneFonction, interrupted_in_french
@@ -444,6 +444,7 @@ _CHECKED: dict[str, PartageEvaluation] = {}
 
 
 def _source(function: Callable[..., Any]) -> str:
+    refuse_stale(function)
     try:
         source = textwrap.dedent(inspect.getsource(function))
     except (OSError, TypeError):

@@ -5,7 +5,11 @@ The student version runs in a real kernel (nbclient), as JupyterLab would run it
 
 from __future__ import annotations
 
+import json
 import re
+import time
+from contextlib import contextmanager
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -150,6 +154,50 @@ def _children(process) -> list:
     return found
 
 
+@contextmanager
+def _learner_kernel(folder: Path):
+    """A kernel of the learner's venv (what `make lab` installs), started in `folder`: its
+    manager and a client whose channels are open."""
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+    from learner_env import learner_env
+
+    spec = folder / "noyaux" / "eleve"
+    spec.mkdir(parents=True)
+    argv = [str(learner_env().python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "language": "python"}))
+    km = KernelManager(
+        kernel_name="eleve", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec.parent)])
+    )
+    km.start_kernel(cwd=str(folder))
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=60)
+        yield km, kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def _ran(kc, code: str, reply_timeout: float = 120) -> tuple[dict, str, list[str]]:
+    """Run `code` as a cell: (the reply's content, what it printed, the error lines shown)."""
+    msg_id = kc.execute(code)
+    reply = kc.get_shell_msg(timeout=reply_timeout)
+    assert reply["parent_header"]["msg_id"] == msg_id
+    printed, shown = [], []
+    while True:
+        msg = kc.get_iopub_msg(timeout=30)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "stream":
+            printed.append(msg["content"]["text"])
+        elif msg["msg_type"] == "error":
+            shown = msg["content"]["traceback"]
+        elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            return reply["content"], "".join(printed), shown
+
+
 @pytest.mark.slow
 def test_a_check_stopped_by_the_learner_says_so_in_french_and_stops_their_function(tmp_path):
     """Learner's walk, stop 57: the Stop button during ``verifier`` showed forty lines of
@@ -157,26 +205,9 @@ def test_a_check_stopped_by_the_learner_says_so_in_french_and_stops_their_functi
     process ran on for ten seconds. In a kernel of the learner's venv, interrupted as JupyterLab
     interrupts it: one French line, still an interruption (a « run all » stops), and no process
     of the check left."""
-    import json
-    import time
-
     import psutil
-    from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import KernelManager
-    from learner_env import learner_env
 
-    spec = tmp_path / "noyaux" / "eleve"
-    spec.mkdir(parents=True)
-    argv = [str(learner_env().python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "language": "python"}))
-    km = KernelManager(
-        kernel_name="eleve", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec.parent)])
-    )
-    km.start_kernel(cwd=str(tmp_path))
-    kc = km.client()
-    kc.start_channels()
-    try:
-        kc.wait_for_ready(timeout=60)
+    with _learner_kernel(tmp_path) as (km, kc):
         code = "async def oublier(service, user_id):\n    while True:\n        pass\n"
         msg_id = kc.execute(f"from course.labo import verifier\n{code}\nverifier(oublier)")
         kernel = psutil.Process(km.provisioner.process.pid)
@@ -206,6 +237,25 @@ def test_a_check_stopped_by_the_learner_says_so_in_french_and_stops_their_functi
         ], shown
         _gone, alive = psutil.wait_procs(runners, timeout=2)  # killed: gone at once, not 10 s on
         assert not alive, [p.cmdline() for p in alive]
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
+
+
+@pytest.mark.slow
+def test_a_check_refuses_the_older_function_when_its_cell_no_longer_compiles(tmp_path):
+    """Learner's walk, stop 57: a correct ``oublier`` run, then its cell edited into a syntax
+    error and run again: ``verifier`` said 7/7 of the older function still in memory, and
+    grading, which reads the cell, gives 0. Now refused in one French line; once the cell is
+    corrected and run, checked again (the control)."""
+    answer = (REPO / "grader" / "submissions" / "complete_vacuum.py").read_text(encoding="utf-8")
+    broken = answer.replace("await ", "await (", 1)
+    with _learner_kernel(tmp_path) as (_km, kc):
+        reply, printed, _ = _ran(kc, f"from course.labo import verifier\n{answer}")
+        assert reply["status"] == "ok", printed
+        reply, _, _ = _ran(kc, broken)
+        assert reply["status"] == "error" and reply["ename"] == "SyntaxError"
+        reply, printed, shown = _ran(kc, "verifier(oublier)")
+        assert reply["status"] == "error" and reply["ename"] == "CelluleModifiee", printed
+        assert len(shown) == 1 and "ne se compile pas (ligne " in shown[0], shown
+        assert "critères respectés" not in printed, printed
+        reply, _, _ = _ran(kc, answer)
+        reply, printed, _ = _ran(kc, "verifier(oublier)")
+        assert reply["status"] == "ok" and f"{N}/{N} critères respectés" in printed, printed
