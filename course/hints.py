@@ -243,11 +243,14 @@ _LADDERS = (
         "une fonction asynchrone",
         (Place("00_commencer_ici.ipynb", "`async def` et `await` en trois minutes"),),
         (
-            "Le tuteur appelle oublier avec await\u00a0: relisez la section citée.",
-            "Une fonction qu'on appelle avec await se définit avec async def, et les méthodes "
-            "du service s'y appellent avec await.",
-            "`async def oublier(service, user_id: str) -> None:`, puis, dedans, "
-            "`await service.list_sessions(...)`.",
+            "Deux oublis se ressemblent\u00a0: oublier définie sans async def (le tuteur "
+            "l'appelle avec await), ou une méthode du service appelée sans await (elle ne fait "
+            "alors rien, sans erreur). Relisez la section citée.",
+            "Le message de verifier dit lequel. Chaque appel au service, dans oublier, commence "
+            "par await, même celui dont vous n'utilisez pas le résultat.",
+            "Première ligne\u00a0: `async def oublier(service, user_id: str) -> None:`\u00a0; "
+            "dedans, par exemple `await service.delete_session(...)`, jamais "
+            "`service.delete_session(...)` seul.",
         ),
     ),
     Ladder(

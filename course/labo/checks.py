@@ -18,7 +18,15 @@ import os
 import re
 from typing import Any
 
-from .criteria import CRITERIA, NOT_WRITTEN, OPEN_TRANSACTION, TESTS, TITLES, Verdict
+from .criteria import (
+    CRITERIA,
+    NOT_WRITTEN,
+    OPEN_TRANSACTION,
+    TESTS,
+    TITLES,
+    Verdict,
+    call_notes,
+)
 from .evaluate import Evaluation, evaluate_source
 from .french_number import french_number
 from .learner_errors import (
@@ -252,4 +260,7 @@ def verifier(oublier: Any = None, *, avec_adk: bool = False) -> None:
         f"visibles dans ce notebook, {len(TESTS) - visible} cachés, qui vérifient les mêmes "
         "critères avec d'autres élèves et d'autres identifiants."
     )
+    result = evaluation.results.get(VISIBLE.name)
+    if respected == len(CRITERIA) and result and (note := call_notes(result)):
+        print(f"⚠ Les critères tiennent, mais à corriger quand même\u00a0: {note}")
     _record_run(respected, tp_cause(evaluation))

@@ -33,6 +33,7 @@ __all__ = [
     "NOT_WRITTEN",
     "TESTS",
     "Criterion",
+    "call_notes",
     "Gate",
     "Test",
     "Verdict",
@@ -494,6 +495,13 @@ def _notes(calls: list[CallResult], hidden: bool) -> str:
         if parts:
             return " " + " ".join(parts)
     return ""
+
+
+def call_notes(result: ScenarioResult) -> str:
+    """What went wrong in the calls even when every criterion holds (a service call without
+    await, a transaction left open), as a sentence of its own; "" if nothing did."""
+    notes = _notes(list(result.calls), result.scenario.hidden).strip().removeprefix("De plus, ")
+    return notes[:1].upper() + notes[1:]
 
 
 def not_written(result: ScenarioResult) -> bool:

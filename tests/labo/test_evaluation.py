@@ -211,6 +211,29 @@ def test_verifier_says_an_exception_raised_on_both_example_bases_once(tmp_path, 
     assert out.count("Pour tout l'appel\u00a0: oublier a levé FileNotFoundError") == 1, out
 
 
+def test_all_criteria_held_with_a_service_call_left_unawaited_says_which(
+    tmp_path, sample_answers, capsys
+):
+    """Learner's walk, stop 57: the full answer with ``service.delete_session(...)`` left
+    without await (its SQL erased the sessions anyway) gave « 7/7 critères respectés », then
+    « Bloqué sur une fonction asynchrone ? indice(1)… », and no line said what was wrong. The
+    cause is now said under the count; the full answer says nothing of it (the control)."""
+    answer = sample_answers["complete_vacuum"]
+    slip = answer.replace("await service.delete_session", "service.delete_session", 1)
+    assert slip != answer
+    verifier(_module_function(tmp_path, slip, "sans_await"))
+    out = capsys.readouterr().out
+    assert f"{N}/{N} critères respectés" in out, out
+    assert (
+        "⚠ Les critères tiennent, mais à corriger quand même\u00a0: Un appel au service n'a pas "
+        "été attendu (coroutine jamais attendue)"
+    ) in out, out
+    assert "Bloqué sur une fonction asynchrone" in out
+    verifier(_module_function(tmp_path, answer, "complet"))
+    out = capsys.readouterr().out
+    assert f"{N}/{N} critères respectés" in out and "⚠" not in out and "Bloqué" not in out, out
+
+
 def test_noter_raises_a_french_assertion_and_verifier_reports(tmp_path, sample_answers, capsys):
     course.labo.checks._told.clear()
     oublier = _module_function(tmp_path, sample_answers["graine"], "graine")
