@@ -294,9 +294,13 @@ def test_a_notebook_costly_or_impossible_for_nbgrader_is_refused_before_it_reads
     saves): nbgrader could not write it back and failed him on every run. Both are refused
     before nbgrader reads them, named with what to ask the student; ana, the control, is
     graded."""
-    register(course, "ana", "ben", "cyr", "dou", "eve")
+    register(course, "ana", "ben", "cyr", "dou", "eve", "fay", "gus")
     submit(course, "ana", "complete_vacuum")
     edits = {"ben": "sorties", "cyr": "caractère", "dou": "format 3", "eve": "pièces jointes"}
+    # third attack, stop 57: in an invalid notebook, nbformat's second reading (jsonschema)
+    # compares tags pair by pair (5,000: 97 s) and keeps an error per value (60,000 values in
+    # one output: 48 s, 2.9 GB), under the 2,000 cells, outputs and attachments
+    edits |= {"fay": "étiquettes", "gus": "valeurs"}
     for student, edit in edits.items():
         notebook = submit(course, student, "complete_vacuum") / "oublier.ipynb"
         nb = json.loads(notebook.read_text(encoding="utf-8"))
@@ -308,13 +312,22 @@ def test_a_notebook_costly_or_impossible_for_nbgrader_is_refused_before_it_reads
             code["source"] = "".join(code["source"]) + "# \ud800\n"
         elif edit == "format 3":  # second attack: invalid outputs in an old format's worksheets
             nb = {"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": []}
+        elif edit == "étiquettes":
+            code["metadata"]["tags"] = [{"k": k} for k in range(1000)]
+        elif edit == "valeurs":
+            bundle = {f"text/x{k}": k for k in range(5000)}
+            code["outputs"] = [{"output_type": "display_data", "metadata": {}, "data": bundle}]
         else:  # second attack: 40,000 invalid attachments took 0.9 GB
             text["attachments"] = {f"i{k}.png": {} for k in range(3000)}
         notebook.write_text(json.dumps(nb), encoding="utf-8")
     proc = grading(course, "autograde", "oublier")
     said = proc.stdout + proc.stderr
     assert proc.returncode == 1, said
-    assert "1 rendu(s) noté(s), 0 déjà noté(s) (laissé(s) tel(s) quel(s)), 4 en échec" in said
+    assert "1 rendu(s) noté(s), 0 déjà noté(s) (laissé(s) tel(s) quel(s)), 6 en échec" in said
+    for student in ("fay", "gus"):
+        assert f"{student}\u00a0: oublier.ipynb\u00a0: notebook qui ne respecte pas le format" in (
+            said
+        ), said
     assert "ben\u00a0: oublier.ipynb\u00a0: 20" in said and "sorties et pièces jointes" in said
     assert "cyr\u00a0: oublier.ipynb\u00a0: un caractère qui n'existe pas seul" in said, said
     assert "dou\u00a0: oublier.ipynb\u00a0: notebook d'un ancien format" in said, said

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nbformat.validator import get_validator
+
 from ..classroom.gradebook import sqlite_path
 from ..classroom.ids import (
     closest,
@@ -76,6 +78,43 @@ def _strange_entries(folder: Path, shown_as: str, gradebook: Path | None) -> str
 # and 0.25 ms, as the instructor, outside the sandbox: 150,000 empty outputs in a 470 kB file
 # took 7 GB and 71 s; the same in an old format's worksheets or as attachments
 MAX_ITEMS = 2000
+# a notebook fastjsonschema finds invalid, nbformat validates again with jsonschema for its
+# message: one error kept per value (60,000 values in one output: 48 s, 2.9 GB), and tags
+# compared pair by pair (5,000 dicts: 97 s; 15,000: 977 s). An invalid one is read only when
+# small: JupyterLab's own notebooks are about 500 values, valid, and never counted here.
+INVALID_MAX_VALUES = 3000
+INVALID_MAX_ENTRIES = 200  # in one list or object
+
+
+def _values(data: object) -> tuple[int, int]:
+    """(values in `data`, entries of its largest list or object), without recursion."""
+    count, widest, stack = 0, 0, [data]
+    while stack:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict | list):
+            widest = max(widest, len(item))
+            stack.extend(item.values() if isinstance(item, dict) else item)
+    return count, widest
+
+
+def _costly_invalid(nb: dict) -> str | None:
+    """Why nbformat's reading of invalid `nb` would cost minutes or gigabytes, or None."""
+    minor = nb.get("nbformat_minor")
+    try:
+        get_validator(
+            version=4, version_minor=minor if type(minor) is int else None, name="fastjsonschema"
+        ).validate(nb)
+    except Exception:  # noqa: BLE001 - fastjsonschema's own errors: invalid, whatever the kind
+        count, widest = _values(nb)
+        if count > INVALID_MAX_VALUES or widest > INVALID_MAX_ENTRIES:
+            return (
+                f"notebook qui ne respecte pas le format de Jupyter, et trop gros pour être lu "
+                f"sans risque ({count} valeurs, jusqu'à {widest} dans une liste ou un objet ; "
+                "le lire coûterait des minutes ou des gigaoctets) : demandez à l'élève de "
+                "copier ses réponses dans un notebook du devoir neuf, puis de le rendre de nouveau"
+            )
+    return None
 
 
 def _notebook_problem(notebook: Path) -> str | None:
@@ -107,6 +146,8 @@ def _notebook_problem(notebook: Path) -> str | None:
             "avoir (les lire coûterait des gigaoctets)\u00a0: demandez à l'élève d'effacer les "
             "sorties (Édition > Effacer toutes les sorties), puis de le rendre de nouveau"
         )
+    if why := _costly_invalid(nb):
+        return why
     try:
         json.dumps(nb, ensure_ascii=False).encode()
     except UnicodeEncodeError:
