@@ -44,7 +44,7 @@ from .classroom.ids import (
     shown,
     stored_id_problem,
 )
-from .classroom.paths import course_dirs, load_config
+from .classroom.paths import course_dirs, load_config, tree
 from .french.french_args import FrenchParser
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
 from .french.system_reason import GradingError, french_message, french_reason
@@ -83,6 +83,9 @@ class Member:
     exact: bool = False  # `date` from the zip's extended timestamp (UTC), not a DOS date
 
 
+LISTED = 50  # items of a list the terminal shows; the whole summary goes to the report folder
+
+
 @dataclass
 class ZipReport:
     collected: list[str] = field(default_factory=list)  # new students
@@ -95,7 +98,17 @@ class ZipReport:
     problems: list[str] = field(default_factory=list)  # named, skipped: exit status 1
     kept: list[Path] = field(default_factory=list)  # previous copies set aside
 
-    def lines(self, assignment: str) -> list[str]:
+    def lines(self, assignment: str, whole: Path | None = None) -> list[str]:
+        """The summary; with `whole` (where the whole of it is written), each list is cut at
+        LISTED items: one hostile archive of 200,000 members printed 200,000 lines."""
+
+        def _listed(header: str, items: list) -> list[str]:
+            more = len(items) - LISTED if whole is not None else 0
+            if more <= 0:
+                return [header, *(f"  - {item}" for item in items)] if items else []
+            tail = f"  … et {more} autre(s)\u00a0: liste complète dans {whole}"
+            return [header, *(f"  - {item}" for item in items[:LISTED]), tail]
+
         out = [
             f"{assignment}\u00a0: {len(self.collected)} élève(s) collecté(s), "
             f"{len(self.replaced)} copie(s) plus récente(s) remplacée(s), "
@@ -124,10 +137,6 @@ class ZipReport:
             out.append(f"{len(self.ignored)} fichier(s) ignoré(s) (pas un notebook)")
         out += _listed(f"✘ {len(self.problems)} fichier(s) non collecté(s)\u00a0:", self.problems)
         return [shown(line) for line in out]  # names from the archive: no escape, no new line
-
-
-def _listed(header: str, items: list) -> list[str]:
-    return [header, *(f"  - {item}" for item in items)] if items else []
 
 
 def _unsafe(name: str, info: zipfile.ZipInfo) -> str | None:
@@ -167,9 +176,10 @@ def _zip_time(info: zipfile.ZipInfo) -> tuple[float | None, bool]:
 
 def members(archive_dir: Path, report: ZipReport, opened: ExitStack) -> Iterator[Member]:
     """Every file downloaded, zips member by member (left open in `opened`: read when chosen)."""
-    for file in sorted(p for p in archive_dir.rglob("*") if p.is_file() or p.is_symlink()):
-        rel = file.relative_to(archive_dir).as_posix()
-        if file.is_symlink():
+    for rel, file, mode in tree(archive_dir):
+        if mode not in (stat.S_IFREG, stat.S_IFLNK):
+            continue
+        if mode == stat.S_IFLNK:
             report.problems.append(f"{rel}\u00a0: lien symbolique, ignoré")
             continue
         # its change time: when it was written here; its modification time is the student's to
@@ -456,7 +466,9 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError, GradingError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
-    print("\n".join(report.lines(args.assignment)))
+    whole = course_dirs(args.grader_dir).log_file("zip-collect")
+    whole.write_text("\n".join(report.lines(args.assignment)) + "\n", encoding="utf-8")
+    print("\n".join(report.lines(args.assignment, whole)))
     return 1 if report.problems or report.undated else 0
 
 

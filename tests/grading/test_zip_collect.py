@@ -376,3 +376,21 @@ def test_zip_collect_with_a_lost_gradebook_makes_no_empty_one(course):
     timed = grading(course, "zip_collect", "oublier", "--sans-heure=a-l-heure")
     said = timed.stdout + timed.stderr
     assert not db.exists(), f"make zip-collect a créé un carnet de notes vide\n{said}"
+
+
+def test_an_archive_of_many_bad_members_is_summed_up_not_printed_whole(course):
+    """Attack, stop 57: one archive of 200,000 empty members printed 200,000 lines, one per
+    member. Each list shows its first LISTED items and says how many more, and where the whole
+    summary is written (rapport/zip-collect.log); the good member is collected (the control)."""
+    archive = course / "downloaded" / "oublier" / "archive"
+    members = {f"../evade{k}/oublier.ipynb": "{}" for k in range(zip_collect.LISTED + 70)}
+    members["rendus/ana/oublier.ipynb"] = _notebook(course, "complete_vacuum")
+    _zip(archive / "rendus-ent.zip", members)
+    proc = grading(course, "zip_collect", "oublier")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert out.count("chemin qui sort du dossier") == zip_collect.LISTED, out
+    whole = course / "rapport" / "zip-collect.log"
+    assert f"  … et 70 autre(s){Q}: liste complète dans {whole}" in out, out
+    assert whole.read_text(encoding="utf-8").count("chemin qui sort du dossier") == len(members) - 1
+    assert _answer(course, "ana") == _sample(course, "complete_vacuum")

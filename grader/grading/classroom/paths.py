@@ -26,6 +26,7 @@ __all__ = [
     "DEMO_FOLDER",
     "DEMO_MARKER",
     "CONFIG",
+    "MAX_DEPTH",
     "QUARANTINE",
     "CourseDirs",
     "course_dirs",
@@ -37,6 +38,8 @@ __all__ = [
     "no_course",
     "not_regular",
     "root_problem",
+    "TooDeep",
+    "tree",
 ]
 
 CONFIG = "nbgrader_config.py"
@@ -132,13 +135,50 @@ def root_problem(root: Path) -> str | None:
     )
 
 
+# levels of folders under a class folder: deeper is a trap (1,100 levels of « a/ » made
+# Python 3.11's os.walk and rglob fail with RecursionError, for the whole class), never work
+MAX_DEPTH = 32
+
+
+class TooDeep(GradingError):
+    """A folder of the class holds more than MAX_DEPTH levels of folders."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(
+            f"{folder}\u00a0: plus de {MAX_DEPTH} niveaux de dossiers imbriqués, non parcouru. "
+            "Déplacez ce dossier hors du cours (ou supprimez-le), puis relancez."
+        )
+        self.folder = folder
+
+
+def tree(folder: Path) -> list[tuple[str, Path, int]]:
+    """(path under `folder`, path, file type from ``lstat``, 0 if unreadable) of every entry
+    under `folder`, sorted; links never followed, unreadable folders passed over, no recursion;
+    TooDeep past MAX_DEPTH levels."""
+    found, stack = [], [(folder, "", 0)]
+    while stack:
+        base, prefix, depth = stack.pop()
+        try:
+            names = os.listdir(base)
+        except OSError:
+            continue
+        for name in names:
+            path, rel = base / name, f"{prefix}{name}"
+            try:
+                mode = stat.S_IFMT(path.lstat().st_mode)
+            except OSError:
+                mode = 0  # unreadable: named by who cares (not_regular), never a file
+            found.append((rel, path, mode))
+            if mode == stat.S_IFDIR:
+                if depth + 1 >= MAX_DEPTH:
+                    raise TooDeep(path)
+                stack.append((path, f"{rel}/", depth + 1))
+    return sorted(found, key=lambda entry: entry[1])
+
+
 def files_under(folder: Path) -> list[tuple[str, Path]]:
     """(path under `folder`, file) of each of its files; a link is never followed out of it."""
-    return [
-        (file.relative_to(folder).as_posix(), file)
-        for file in sorted(folder.rglob("*"))
-        if file.is_file() and not file.is_symlink()
-    ]
+    return [(rel, path) for rel, path, mode in tree(folder) if mode == stat.S_IFREG]
 
 
 # what an entry that is neither a folder nor a plain file is, in French (``stat.S_IFMT``)
@@ -183,14 +223,14 @@ def not_regular(folder: Path, guarded: Iterable[Path] = ()) -> list[tuple[str, s
 
     if not os.path.lexists(folder) or not walk_into(folder, "."):
         return found
-    for top, dirs, files in os.walk(folder):  # never into a link (followlinks=False)
-        base = Path(top)
-        prefix = base.relative_to(folder).as_posix()
-        for name in sorted(dirs + files):
-            rel = name if prefix == "." else f"{prefix}/{name}"
-            if not walk_into(base / name, rel) and name in dirs:
-                dirs.remove(name)
-        dirs.sort()
+    try:
+        entries = tree(folder)
+    except TooDeep as deep:
+        rel = deep.folder.relative_to(folder).as_posix()
+        return [(rel, f"plus de {MAX_DEPTH} niveaux de dossiers imbriqués, non parcourus")]
+    for rel, path, mode in entries:
+        if mode != stat.S_IFDIR:
+            walk_into(path, rel)
     return sorted(found)
 
 

@@ -14,6 +14,7 @@ import json
 import marshal
 import os
 import re
+import stat
 import subprocess
 import sys
 import tarfile
@@ -62,7 +63,16 @@ from ..classroom.ids import (
     stored_id_problem,
 )
 from ..classroom.kept_columns import ID_COLUMNS
-from ..classroom.paths import DEMO_FOLDER, course_dirs, files_under, is_demo, load_config
+from ..classroom.paths import (
+    DEMO_FOLDER,
+    MAX_DEPTH,
+    TooDeep,
+    course_dirs,
+    files_under,
+    is_demo,
+    load_config,
+    tree,
+)
 from ..classroom.schema_stamp import stamp_in_process
 from ..french.french_format import french_datetime
 from ..french.system_reason import GradingError, french_reason
@@ -585,7 +595,11 @@ def _scan_folders(ctx: Context, who: _Who, out: Scan) -> None:
                     "relancez. Rien n'a été effacé."
                 )
         for folder in own_folders(parent, who.sid):
-            n = sum(1 for p in folder.rglob("*") if p.is_file() or p.is_symlink())
+            try:
+                n = sum(1 for _rel, _path, mode in tree(folder) if mode != stat.S_IFDIR)
+            except TooDeep as deep:  # a trap of her own: nothing to count in it, nor erase
+                out.add(_UNREAD, deep.folder, str(deep), BY_HAND, deep.folder)
+                continue
             out.add(place.label, folder, f"{n} fichier(s)", "tree", folder)
     for replaced in sorted(ctx.dirs.downloaded.glob("*/remplaces")):
         for folder in own_folders(replaced, who.sid):
@@ -972,6 +986,10 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     code_folders = {(top / folder).resolve() for folder in course_folders()}
 
     def walk(folder: Path, in_place: bool, repository: Path | None = None):
+        if len(folder.relative_to(top).parts) > MAX_DEPTH:  # a trap, never a learner's work
+            detail = f"plus de {MAX_DEPTH} niveaux de dossiers imbriqués, non parcouru"
+            out.add(_UNREAD, folder, detail, BY_HAND, folder)
+            return
         try:
             children = sorted(folder.iterdir())
         except OSError as exc:  # a folder of another account's: it may hold the learner

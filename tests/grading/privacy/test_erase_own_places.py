@@ -226,3 +226,31 @@ def test_an_export_whose_card_cannot_say_whose_it_is_is_named_never_a_traceback(
     with pytest.raises(ErasureError):
         _erase(c, "ana")
     assert export.exists()
+
+
+@pytest.mark.slow
+def test_a_classmates_trap_folder_is_named_for_her_to_check_never_a_recursion_error(
+    petite_classe,
+):
+    """Attack, stop 57: 1,100 nested folders in a classmate's submission made the erasure's
+    own recursive walk fail (RecursionError after 25 s), so no learner could be erased. Past
+    MAX_DEPTH levels the folder is named, unread, for the teacher to check by hand: never a
+    proof over it, nothing erased until it is dealt with."""
+    import subprocess
+
+    from grading.classroom.paths import MAX_DEPTH
+
+    folder = petite_classe["grader"] / "submitted" / "ben" / "oublier"
+    inner = folder / "/".join(["a"] * 1100)
+    subprocess.run(["mkdir", "-p", str(inner)], check=True)  # os.makedirs recurses
+    from grading.erase_learner import ErasureError
+
+    try:
+        with pytest.raises(ErasureError) as refused:
+            _erase(petite_classe, "ana")
+        said = str(refused.value)
+        assert "1 endroit(s)" in said and "non lu par cette commande" in said, said
+        assert "submitted/ben/oublier/a/a/a/" in said, said
+        assert f"plus de {MAX_DEPTH} niveaux de dossiers imbriqués, non parcouru" in said, said
+    finally:
+        subprocess.run(["rm", "-rf", str(folder / "a")], check=True)
