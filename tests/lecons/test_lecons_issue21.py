@@ -151,7 +151,7 @@ def test_the_retention_check_rejects_a_count_rule(tmp_path: Path, run_notebook):
     nbformat.write(nb, path)
     ran, _ = run_notebook(path, tmp_path, allow_errors=True)
     errors = [o for o in ran.cells[-1].outputs if o.output_type == "error"]
-    assert errors and errors[0].ename == "AssertionError", "the count rule passed the check"
+    assert errors and errors[0].ename == "ExerciceNonReussi", "the count rule passed the check"
 
 
 @pytest.mark.parametrize(

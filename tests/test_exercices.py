@@ -1,0 +1,55 @@
+"""course.exercices: SQLite's messages a learner's query meets, in French, read from SQLite's
+own errors (its wording is the contract: a version that changes it falls back to quoting it);
+a check that fails is one French line with its hint; the learner's own error keeps its
+traceback."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from course.exercices import ExerciceNonReussi, sqlite_en_francais, verification
+
+CASES = {
+    "SELECT * FROM user_state": "la table «\u00a0user_state\u00a0» n'existe pas dans ce fichier",
+    "SELECT etat FROM t": "la colonne «\u00a0etat\u00a0» n'existe pas",
+    "SELEC 1": "erreur de syntaxe SQL près de «\u00a0SELEC\u00a0»",
+    "SELECT (1": "requête SQL incomplète (parenthèse ou apostrophe à fermer\u00a0?)",
+    "SELECT json_extract('{', '$.a')": "JSON mal formé",
+    "SELECT json_extract('{}', 'a')": "chemin JSON invalide\u00a0: a",
+    "SELECT ? FROM t": "la requête attend 1 valeur(s) (ses\u00a0?) et en reçoit 2",
+    "SELECT 1; SELECT 2": "une seule instruction SQL à la fois",
+    "SELECT 'a": 'élément SQL non reconnu\u00a0: "\'a"',
+}
+
+
+@pytest.mark.parametrize("query", CASES)
+def test_sqlite_s_own_messages_in_french(query):
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE t (x)")
+    with pytest.raises(sqlite3.Error) as raised:
+        db.execute(query, (1, 2) if "?" in query else ())
+    assert sqlite_en_francais(raised.value) == CASES[query], str(raised.value)
+
+
+def test_an_unknown_message_is_quoted_as_it_is():
+    said = sqlite_en_francais(sqlite3.OperationalError("database is locked"))
+    assert said == "SQLite a répondu «\u00a0database is locked\u00a0»"
+
+
+def test_a_failed_check_is_one_french_line_with_its_hint_and_a_bug_keeps_its_traceback():
+    with pytest.raises(ExerciceNonReussi) as failed:
+        with verification("requete_niveau"):
+            raise AssertionError("Aucune ligne\u00a0: vérifiez la clause WHERE.")
+    (line,) = failed.value._render_traceback_()
+    assert line.startswith("ExerciceNonReussi\u00a0: Aucune ligne")
+    assert line.endswith("Bloqué\u00a0? indice(1, 'requete_niveau'), puis 2 et 3.")
+    with pytest.raises(ExerciceNonReussi, match="pas encore écrit"):
+        with verification("requete_niveau"):
+            raise NotImplementedError
+    with pytest.raises(TypeError):  # the learner's own bug: its traceback points into their code
+        with verification("requete_niveau"):
+            raise TypeError("unsupported operand")
+    with verification("requete_niveau"):  # passed: nothing said
+        pass
