@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .readable_error import ReadableError
 from .system_reason import french_reason
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "USER_ENV_VAR",
     "Lesson",
     "Parcours",
+    "RecommencerImpossible",
     "exercice_reussi",
     "forget_progress",
     "hints_used",
@@ -583,6 +585,11 @@ def _running(cluster: str, folder: Path) -> bool:
     return False
 
 
+class RecommencerImpossible(ReadableError, ValueError):
+    """A lesson recommencer cannot start again (unknown, or still running): one French line in
+    the notebook, not the frames of this module."""
+
+
 def recommencer(lecon: str, dossier: str | os.PathLike[str] = ".") -> list[str]:
     """Recommence une leçon\u00a0: supprime les fichiers qu'elle crée dans `dossier` (le dossier
     des leçons) et ses événements de progression\u00a0; le reste (les autres leçons, le TP) reste.
@@ -593,10 +600,12 @@ def recommencer(lecon: str, dossier: str | os.PathLike[str] = ".") -> list[str]:
     if lesson is None or key == "tp":
         known = ", ".join(f"«\u00a0{k}\u00a0»" for k in _BY_KEY if k != "tp")
         asked = str(lecon) if str(lecon).isprintable() else repr(str(lecon))  # a stray newline
-        raise ValueError(f"Leçon inconnue\u00a0: «\u00a0{asked}\u00a0» (connues\u00a0: {known}).")
+        raise RecommencerImpossible(
+            f"Leçon inconnue\u00a0: «\u00a0{asked}\u00a0» (connues\u00a0: {known})."
+        )
     folder = Path(dossier)
     if lesson.cluster and _running(lesson.cluster, folder):
-        raise ValueError(
+        raise RecommencerImpossible(
             f"Leçon {lesson.label} non recommencée\u00a0: elle tourne encore dans un notebook (son "
             "serveur PostgreSQL est en marche), et ses fichiers lui servent. Arrêtez-la d'abord "
             "(sa dernière cellule, ou l'arrêt de son noyau), puis relancez. Rien n'a été "

@@ -892,3 +892,15 @@ def test_recommencer_refuses_a_lesson_a_notebook_still_runs(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert not (folder / "lecon07-instances").exists()
     shutil.rmtree(cluster.parent if cluster.parent != folder else cluster, ignore_errors=True)
+
+
+def test_an_unknown_lesson_to_start_again_is_one_french_line(tmp_path):
+    """Learner's walk, stop 57: ``recommencer("2b")`` in the start page showed a ValueError's
+    traceback through progress.py; still a ValueError, shown as its French line."""
+    with pytest.raises(ValueError) as refused:
+        recommencer("2b", tmp_path)
+    assert refused.value._render_traceback_() == [
+        "RecommencerImpossible\u00a0: Leçon inconnue\u00a0: «\u00a02b\u00a0» (connues\u00a0: "
+        + ", ".join(f"«\u00a0{k}\u00a0»" for k in progress._BY_KEY if k != "tp")
+        + ")."
+    ]
