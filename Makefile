@@ -25,8 +25,8 @@ abs = $(subst ␣,$(space),$(abspath $(subst $(space),␣,$(1))))
 .PHONY: lab test test-units test-fast test-browser test-hub test-classe lint bench system-deps setup setup-test notebooks clean
 .PHONY: lock bench-setup help recommencer course-files
 
-## make help: every target and what it does (from the `##` comment that names it, in this
-## Makefile and grader/grader.mk)
+## make help : chaque cible et ce qu'elle fait (d'après le commentaire `##` qui la nomme, dans
+## ce Makefile et dans grader/grader.mk)
 help:
 	@awk '/^## / { line = substr($$0, 4); \
 	    if (!block) { sub(/^make /, "", line); printf "\nmake %s\n", line } \
@@ -99,13 +99,14 @@ $(VENV)/.stamp-lint: requirements/lint.txt $(REMAKE_VENV) | $(VENV)/.stamp-venv
 	$(call install,--no-deps --require-hashes -r requirements/lint.txt)
 	touch $(call q,$@)
 
-## make setup: .venv with the course and what the lessons need (as `make lab`, without opening it)
+## make setup : .venv avec le cours et ce qu'il faut aux leçons (comme `make lab`, sans l'ouvrir)
 setup: $(VENV)/.stamp-runtime
-## make setup-test: .venv with what the tests need too
+## make setup-test : .venv avec, en plus, ce qu'il faut aux tests
 setup-test: $(VENV)/.stamp-test
 
-## make lock: re-solve uv.lock for pyproject.toml (universal: every OS, Python 3.11+; keeps the
-## versions it can, UPGRADE=1 takes the newest) and export the sets every set-up installs
+## make lock : recalcule uv.lock pour pyproject.toml (universel : tout système, Python 3.11+ ;
+## garde les versions qu'il peut, UPGRADE=1 prend les plus récentes) et exporte les listes
+## qu'installe chaque mise en place
 EXPORT = $(call q,$(UV)) export --frozen --no-emit-project --no-header -q
 LOCK_HEADER = echo "\# Made by \`make lock\` from uv.lock (pyproject.toml). Do not edit."
 lock: $(VENV)/.stamp-venv
@@ -119,7 +120,7 @@ lock: $(VENV)/.stamp-venv
 	{ $(LOCK_HEADER); echo "uv==$$($(call q,$(UV)) --version | cut -d" " -f2)" \
 	  | $(call q,$(UV)) pip compile - --universal --generate-hashes --no-header -q; } >requirements/uv.txt
 
-## make lab: installe le cours et ouvre JupyterLab sur notebooks/ (LAB_ARGS="--port=9999" etc.),
+## make lab : installe le cours et ouvre JupyterLab sur notebooks/ (LAB_ARGS="--port=9999" etc.),
 ## à la page de départ, avec la vue de l'élève (course/jupyter-config/eleve : sans les outils
 ## d'enseignant de nbgrader, comme sur le hub)
 LAB_ARGS ?=
@@ -132,17 +133,18 @@ lab: setup
 	  $(if $(wildcard notebooks/lecons/00_commencer_ici.ipynb),--LabApp.default_url=/lab/tree/lecons/00_commencer_ici.ipynb) \
 	  $(LAB_ARGS)
 
-## make recommencer LECON=04: recommence une leçon : supprime les fichiers qu'elle a créés dans
+## make recommencer LECON=04 : recommence une leçon : supprime les fichiers qu'elle a créés dans
 ## notebooks/lecons et sa progression (course/progress.py), le reste est gardé
 recommencer: setup
 	@test -n $(call q,$(LECON)) || { echo "Indiquez la leçon : make recommencer LECON=04"; exit 2; }
 	cd notebooks/lecons && $(call q,$(abspath $(PY))) -m course.progress recommencer $(call q,$(LECON))
 
-## system-deps: Debian's chromium and npm's configurable-http-proxy, for the browser and hub tests
+## system-deps : chromium de Debian et configurable-http-proxy de npm, pour les tests du
+## navigateur et du hub
 system-deps:
 	bash .ci/system-deps
 
-## make test: installe tout et lance tous les tests (c'est ce que lance la CI)
+## make test : installe tout et lance tous les tests (c'est ce que lance la CI)
 ## (répartis entre TEST_WORKERS processus par unité : un module, ceux du hub compris ;
 ## TEST_WORKERS=0 les lance l'un après l'autre ; tests/work_units.py dit pourquoi)
 TEST_WORKERS ?= 3
@@ -154,51 +156,53 @@ test: setup-test lint system-deps
 	$(COMPILE_OWN)
 	$(call q,$(PYTEST)) -q -ra --durations=25 --junitxml=$(call q,$(JUNIT)) $(XDIST) tests
 
-## make test-units: rewrites tests/unit_seconds.json (the order units start in) from the last
-## `make test`'s report ; best after a sequential `make test TEST_WORKERS=0`
+## make test-units : réécrit tests/unit_seconds.json (l'ordre de départ des unités) d'après le
+## rapport du dernier `make test` ; au mieux après un `make test TEST_WORKERS=0` séquentiel
 test-units:
 	$(call q,$(PY)) tests/unit_seconds.py $(call q,$(JUNIT))
 
-## make course-files: rewrites grader/grading/privacy/course_files.txt (the digests of the
-## course's files in grader/, how the erasure tells them from a teacher's) after a change there
+## make course-files : réécrit grader/grading/privacy/course_files.txt (les empreintes des
+## fichiers du cours dans grader/, qui les distinguent de ceux de l'enseignant) après un changement
 course-files: setup-test
 	$(call q,$(PY)) tests/course_files.py
 
-## make test-fast: the inner loop: every test that takes under a few seconds (no browser, hub, nbgrader run, whole lesson or sandbox)
+## make test-fast : la boucle courte, les tests de quelques secondes (sans navigateur, hub,
+## nbgrader, leçon entière ni bac à sable)
 test-fast: setup-test
 	$(COMPILE_OWN)
 	$(call q,$(PYTEST)) -q -ra $(XDIST) tests -m "not browser and not hub and not slow"
 
-## make test-browser: every notebook run in JupyterLab in headless Chromium
+## make test-browser : chaque notebook exécuté dans JupyterLab, dans Chromium sans écran
 test-browser: setup-test system-deps
 	$(COMPILE_OWN)
 	$(call q,$(PYTEST)) -q -ra tests -m browser
 
-## make test-hub: a whole class cycle on a real JupyterHub with nbgrader's exchange
+## make test-hub : un cycle de classe entier sur un vrai JupyterHub, avec l'échange de nbgrader
 test-hub: setup-test system-deps
 	$(COMPILE_OWN)
 	$(call q,$(PYTEST)) -q -ra tests -m hub
 
-## make test-classe: 30 élèves et leur enseignant sur le hub d'une machine, chiffres affichés
+## make test-classe : 30 élèves et leur enseignant sur le hub d'une machine, chiffres affichés
 test-classe: setup-test system-deps
 	$(COMPILE_OWN)
 	COURSE_RUSH_STUDENTS=30 $(call q,$(PYTEST)) -q -ra tests/hub/test_class_rush.py
 
-## make lint: ruff alone (requirements/lint.txt), not the course's whole set
+## make lint : vérifie le code avec ruff seul (requirements/lint.txt), sans installer tout le cours
 lint: $(VENV)/.stamp-lint
 	$(call q,$(BIN)/ruff) check course tests grader
 	$(call q,$(BIN)/ruff) format --check course tests grader
 
-## make bench: service de session du cours contre google-adk 2.10, ratios mesurés dans un seul run
+## make bench : service de session du cours contre google-adk 2.10, ratios mesurés dans un seul run
 bench: setup-test
 	$(call q,$(PY)) tests/bench/bench_sessions.py
 
-## make bench-setup: a fresh clone's `make lab` (until JupyterLab answers) and `make setup-test`,
-## uv against pip, cold and warm package caches, ratios measured in one run (minutes: cold pip)
+## make bench-setup : `make lab` (jusqu'à ce que JupyterLab réponde) et `make setup-test` d'un
+## clone neuf, uv contre pip, caches froids et chauds, ratios mesurés dans un seul run (pip à
+## froid : des minutes)
 bench-setup:
 	$(call q,$(PYTHON)) tests/bench/bench_setup.py $(BENCH_ARGS)
 
-## make clean: remove .venv, .artefacts and build (nothing of the instructor's)
+## make clean : supprime .venv, .artefacts et build (rien de ce que l'enseignant a créé)
 clean:
 	rm -rf $(call q,$(VENV)) .artefacts build
 

@@ -91,10 +91,10 @@ students: setup
 collect: setup
 	$(GRADING)collect $(A) $(ARGS)
 
-## make zip-collect : les rendus venus d'un ENT ou par courriel, en zip dans
-## grader/downloaded/<A>/archive/ ; ajoute les nouveaux élèves et les copies plus récentes,
-## n'efface jamais rien, nomme chaque fichier refusé (élève effacé compris) ;
-## SANS_HEURE=a-l-heure|retard : la règle des copies dont aucune archive ne prouve l'heure de rendu
+## make zip-collect : les rendus venus d'un ENT ou par courriel, en zip dans
+## grader/downloaded/<A>/archive/ ; ajoute les nouveaux élèves et les copies plus récentes,
+## n'efface jamais rien, nomme chaque fichier refusé (élève effacé compris) ;
+## SANS_HEURE=a-l-heure|retard : la règle des copies dont aucune archive ne prouve l'heure de rendu
 zip-collect: setup
 	$(GRADING)zip_collect $(A) $(if $(SANS_HEURE),--sans-heure=$(SANS_HEURE)) $(ARGS)
 
@@ -129,7 +129,7 @@ export: setup
 rapport: setup
 	$(GRADING)rapport $(A)
 
-## make formgrader [LAB_ARGS=...] : JupyterLab pour l'enseignant (menu Nbgrader > Formgrader)
+## make formgrader [LAB_ARGS=...] : ouvre JupyterLab pour l'enseignant, avec le menu Nbgrader > Formgrader
 formgrader: setup
 	cd $(call q,$(NOTATION)) && $(NBG_ENV) $(call q,$(abspath $(BIN))/jupyter) lab \
 	  --ServerApp.root_dir=$(call q,$(abspath .)) $(ROOT_FLAG) $(LAB_ARGS)

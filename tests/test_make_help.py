@@ -44,3 +44,41 @@ def test_make_help_lists_every_target_with_what_it_does():
     assert set(names) <= defined_targets()
     # each with a description, not only its name
     assert all(":" in rest and rest.split(":", 1)[1].strip() for _, rest in listed), listed
+
+
+def _help(folder) -> list[tuple[str, str]]:
+    out = subprocess.run(
+        ["make", "-s", "--no-print-directory", "help"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    return [
+        (m[1], m[2].replace("\n    ", " "))
+        for m in re.finditer(r"^make ([a-z][a-z-]*)(.*(?:\n    .*)*)", out, flags=re.M)
+    ]
+
+
+def test_make_help_is_french_for_the_course_and_the_learners_package(tmp_path):
+    """Learner's walk, stop 57: a dozen of the course's entries were English (setup, lock,
+    test-fast, clean…), and the learner package's help lost its indentation. Every entry of
+    both is French, with French typography, its continuation lines indented."""
+    import shutil
+
+    from french_text import check_text
+
+    english = re.compile(r"\b(the|and|with|every|for|to|of|from|what|its|it|is|an)\b")
+
+    package = tmp_path / "paquet"
+    package.mkdir()
+    shutil.copy(REPO / "grader" / "grading" / "student_package.mk", package / "Makefile")
+    for folder, expected in ((REPO, phony_targets()), (package, {"help", "setup", "lab"})):
+        entries = _help(folder)
+        assert expected <= {name for name, _ in entries}
+        for name, text in entries:
+            assert not english.findall(text.replace("`", " ")), (name, text)
+            assert not check_text(text, strict=True), (name, text, check_text(text, strict=True))
+    recommencer = dict(_help(package))["recommencer"]
+    assert "notebooks/lecons et sa progression" in recommencer  # its second line, joined

@@ -15,9 +15,11 @@ q = '$(subst ','\'',$(1))'
 
 .PHONY: lab setup help recommencer
 
-## make help: ces commandes et ce qu'elles font
+## make help : ces commandes et ce qu'elles font
 help:
-	@grep -h '^## ' $(foreach f,$(MAKEFILE_LIST),$(call q,$(f))) | sed 's/^## //'
+	@awk '/^## / { line = substr($$0, 4); \
+	    if (!block) { sub(/^make /, "", line); printf "\nmake %s\n", line } \
+	    else print "    " line; block = 1; next } { block = 0 }' $(foreach f,$(MAKEFILE_LIST),$(call q,$(f)))
 
 INSTALLER ?= uv
 ifndef UV
@@ -75,10 +77,10 @@ $(VENV)/.stamp-runtime: requirements/lab.txt pyproject.toml course/save_hook.py 
 	$(call q,$(PY)) -m course.save_hook
 	touch $(call q,$@)
 
-## make setup: crée .venv et installe le cours (comme make lab, sans ouvrir JupyterLab)
+## make setup : crée .venv et installe le cours (comme make lab, sans ouvrir JupyterLab)
 setup: $(VENV)/.stamp-runtime
 
-## make lab: installe le cours et ouvre JupyterLab sur notebooks/ (LAB_ARGS="--port=9999" etc.)
+## make lab : installe le cours et ouvre JupyterLab sur notebooks/ (LAB_ARGS="--port=9999" etc.)
 LAB_ARGS ?=
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: setup
@@ -88,7 +90,7 @@ lab: setup
 	  $(if $(wildcard notebooks/lecons/00_commencer_ici.ipynb),--LabApp.default_url=/lab/tree/lecons/00_commencer_ici.ipynb) \
 	  $(LAB_ARGS)
 
-## make recommencer LECON=04: recommence une leçon : supprime les fichiers qu'elle a créés dans
+## make recommencer LECON=04 : recommence une leçon : supprime les fichiers qu'elle a créés dans
 ## notebooks/lecons et sa progression (course/progress.py), le reste est gardé
 recommencer: setup
 	@test -n $(call q,$(LECON)) || { echo "Indiquez la leçon : make recommencer LECON=04"; exit 2; }
