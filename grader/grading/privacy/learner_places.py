@@ -370,6 +370,13 @@ class Mentions:
             theirs = self._theirs(data)
             for block in _STYLE.finditer(data) if b"<style" in low else ():
                 theirs += [m.span() for m in _CSS_WORD.finditer(data, *block.span())]
+                theirs += [  # an element selector (« .menu>li>a »), its character before with it
+                    (m.start() - 1, m.end())
+                    for m in _CSS_TOKEN.finditer(data, *block.span())
+                    if m[0].lower() in _HTML_ELEMENTS
+                ]
+            if b"<" in data:  # a tag's own name (« <li> », « </td> »), never a word of hers
+                theirs += [m.span() for m in _TAG_NAME.finditer(data)]
             theirs += [m.span() for m in _BASE64.finditer(data)]  # an output image: no words
             hits = _outside(hits, theirs)
         return hits
@@ -420,6 +427,19 @@ _BASE64 = re.compile(
 # a style sheet's hyphenated words (``max-width``, ``.jp-alice``) never mention « max »; only
 # those: a name written plainly inside a <style> is still found
 _CSS_WORD = re.compile(rb"[A-Za-z0-9_-]*-[A-Za-z0-9_-]*")
+# a style sheet's element selectors (a learner « li », « em » or « td » erased rewrote every
+# feedback page's « .dropdown-menu>li>a »), and tags' names: what HTML names, never hers
+_CSS_TOKEN = re.compile(rb"(?<=[\s>+~,{}(.#:*])[A-Za-z][A-Za-z0-9]*")
+_TAG_NAME = re.compile(rb"</?[A-Za-z][A-Za-z0-9]*")
+_HTML_ELEMENTS = frozenset(
+    b"a abbr address area article aside audio b base bdi bdo blockquote body br button canvas "
+    b"caption cite code col colgroup data datalist dd del details dfn dialog div dl dt em "
+    b"embed fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 head header hr html i "
+    b"iframe img input ins kbd label legend li link main map mark menu meta meter nav "
+    b"noscript object ol optgroup option output p param picture pre progress q rp rt ruby s "
+    b"samp script section select small source span strong style sub summary sup svg table "
+    b"tbody td template textarea tfoot th thead time title tr track u ul var video wbr".split()
+)
 
 
 # an id this long is searched inside a binary file even with letters glued to it (a SQLite

@@ -293,3 +293,24 @@ def test_her_name_written_as_a_login_is_named(petite_classe):
     _assert_proved(control, "li", "un autre nom")
     with pytest.raises(ErasureError, match="notes.gz"):
         _erase(c, "li")
+
+
+@pytest.mark.slow
+def test_html_s_own_names_are_never_a_short_id(petite_classe):
+    """DPO attack, stop 57: erasing « li » counted 147 mentions in every classmate's feedback
+    page, its style sheet's « .dropdown-menu>li>a », and CAVIARDER=1 rewrote them all; the same
+    for « em », « td », « ul »… An element selector in a <style> and a tag's own name (« <li> »)
+    are HTML's words; her id written in the page's text is hers (the control)."""
+    from grading.privacy.learner_places import scan
+
+    c = petite_classe
+    _enrol(c, "li", "Lina", "Ibrahimova")
+    page = c["grader"] / "feedback" / "cyr" / "oublier" / "oublier.html"
+    page.parent.mkdir(parents=True)
+    style = "<style>.dropdown-menu>li>a{padding:0}\n.carousel-indicators li,ul li{margin:0}</style>"
+    body = "<ul><li>Réponse</li></ul><table><tr><td>1</td></tr></table>"
+    page.write_text(f"<html>{style}<body>{body}</body></html>", encoding="utf-8")
+    assert str(page) not in {f.where for f in scan("li", _setup(c)).found}
+    page.write_text(f"<html>{style}<body>{body}<p>Relu avec li</p></body></html>", "utf-8")
+    found = {f.where: f.detail for f in scan("li", _setup(c)).found}
+    assert found[str(page)] == "1 mention(s)", found
