@@ -294,13 +294,16 @@ def test_a_notebook_costly_or_impossible_for_nbgrader_is_refused_before_it_reads
     saves): nbgrader could not write it back and failed him on every run. Both are refused
     before nbgrader reads them, named with what to ask the student; ana, the control, is
     graded."""
-    register(course, "ana", "ben", "cyr", "dou", "eve", "fay", "gus")
+    register(course, "ana", "ben", "cyr", "dou", "eve", "fay", "gus", "hal", "ida")
     submit(course, "ana", "complete_vacuum")
     edits = {"ben": "sorties", "cyr": "caractère", "dou": "format 3", "eve": "pièces jointes"}
     # third attack, stop 57: in an invalid notebook, nbformat's second reading (jsonschema)
     # compares tags pair by pair (5,000: 97 s) and keeps an error per value (60,000 values in
-    # one output: 48 s, 2.9 GB), under the 2,000 cells, outputs and attachments
-    edits |= {"fay": "étiquettes", "gus": "valeurs"}
+    # one output: 48 s, 2.9 GB), under the 2,000 cells, outputs and attachments; its cost is
+    # measured (grading.runs.read_cost). Controls, graded: an older JupyterLab's nbformat 4.4
+    # keeping cell ids, with a 250-line print, and a VS Code markdown cell with outputs: both
+    # invalid, read in 0.01 s (a count of values refused them)
+    edits |= {"fay": "étiquettes", "gus": "valeurs", "hal": "4.4", "ida": "vscode"}
     for student, edit in edits.items():
         notebook = submit(course, student, "complete_vacuum") / "oublier.ipynb"
         nb = json.loads(notebook.read_text(encoding="utf-8"))
@@ -313,27 +316,34 @@ def test_a_notebook_costly_or_impossible_for_nbgrader_is_refused_before_it_reads
         elif edit == "format 3":  # second attack: invalid outputs in an old format's worksheets
             nb = {"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": []}
         elif edit == "étiquettes":
-            code["metadata"]["tags"] = [{"k": k} for k in range(1000)]
+            code["metadata"]["tags"] = [{"k": k} for k in range(3000)]  # 78 s to read
         elif edit == "valeurs":
-            bundle = {f"text/x{k}": k for k in range(5000)}
+            bundle = {f"text/x{k}": k for k in range(20_000)}  # 10,000: 13.5 s
             code["outputs"] = [{"output_type": "display_data", "metadata": {}, "data": bundle}]
+        elif edit == "4.4":
+            nb["nbformat_minor"] = 4
+            lines = [f"ligne {k}\n" for k in range(250)]
+            code["outputs"] = [{"output_type": "stream", "name": "stdout", "text": lines}]
+        elif edit == "vscode":
+            text["outputs"], text["execution_count"] = [], None
         else:  # second attack: 40,000 invalid attachments took 0.9 GB
             text["attachments"] = {f"i{k}.png": {} for k in range(3000)}
         notebook.write_text(json.dumps(nb), encoding="utf-8")
     proc = grading(course, "autograde", "oublier")
     said = proc.stdout + proc.stderr
     assert proc.returncode == 1, said
-    assert "1 rendu(s) noté(s), 0 déjà noté(s) (laissé(s) tel(s) quel(s)), 6 en échec" in said
+    assert "3 rendu(s) noté(s), 0 déjà noté(s) (laissé(s) tel(s) quel(s)), 6 en échec" in said
     for student in ("fay", "gus"):
         assert f"{student}\u00a0: oublier.ipynb\u00a0: notebook qui ne respecte pas le format" in (
             said
         ), said
+        assert "que nbformat met plus de 5\u00a0s à lire" in said, said
     assert "ben\u00a0: oublier.ipynb\u00a0: 20" in said and "sorties et pièces jointes" in said
     assert "cyr\u00a0: oublier.ipynb\u00a0: un caractère qui n'existe pas seul" in said, said
     assert "dou\u00a0: oublier.ipynb\u00a0: notebook d'un ancien format" in said, said
     assert "eve\u00a0: oublier.ipynb\u00a0: 30" in said, said
-    assert _scores(course, ["ana"]) == {"ana": 10}
-    assert sorted(p.name for p in (course / "autograded").iterdir()) == ["ana"]
+    assert _scores(course, ["ana", "hal", "ida"]) == {"ana": 10, "hal": 10, "ida": 10}
+    assert sorted(p.name for p in (course / "autograded").iterdir()) == ["ana", "hal", "ida"]
 
 
 def test_a_submission_holding_a_link_is_refused_never_followed(course, tmp_path):

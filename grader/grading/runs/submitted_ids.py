@@ -26,6 +26,7 @@ from ..classroom.ids import (
 )
 from ..classroom.paths import not_regular
 from .nbgrader_run import student_pattern
+from .read_cost import costly_reads
 
 __all__ = [
     "IdReport",
@@ -78,60 +79,37 @@ def _strange_entries(folder: Path, shown_as: str, gradebook: Path | None) -> str
 # and 0.25 ms, as the instructor, outside the sandbox: 150,000 empty outputs in a 470 kB file
 # took 7 GB and 71 s; the same in an old format's worksheets or as attachments
 MAX_ITEMS = 2000
-# a notebook fastjsonschema finds invalid, nbformat validates again with jsonschema for its
-# message: one error kept per value (60,000 values in one output: 48 s, 2.9 GB), and tags
-# compared pair by pair (5,000 dicts: 97 s; 15,000: 977 s). An invalid one is read only when
-# small: JupyterLab's own notebooks are about 500 values, valid, and never counted here.
-INVALID_MAX_VALUES = 3000
-INVALID_MAX_ENTRIES = 200  # in one list or object
 
 
-def _values(data: object) -> tuple[int, int]:
-    """(values in `data`, entries of its largest list or object), without recursion."""
-    count, widest, stack = 0, 0, [data]
-    while stack:
-        item = stack.pop()
-        count += 1
-        if isinstance(item, dict | list):
-            widest = max(widest, len(item))
-            stack.extend(item.values() if isinstance(item, dict) else item)
-    return count, widest
-
-
-def _costly_invalid(nb: dict) -> str | None:
-    """Why nbformat's reading of invalid `nb` would cost minutes or gigabytes, or None."""
+def _invalid(nb: dict) -> bool:
+    """Whether fastjsonschema (nbformat's first check, fast) finds `nb` invalid: nbformat then
+    reads it again with jsonschema, at a cost read_cost measures."""
     minor = nb.get("nbformat_minor")
     try:
         get_validator(
             version=4, version_minor=minor if type(minor) is int else None, name="fastjsonschema"
         ).validate(nb)
     except Exception:  # noqa: BLE001 - fastjsonschema's own errors: invalid, whatever the kind
-        count, widest = _values(nb)
-        if count > INVALID_MAX_VALUES or widest > INVALID_MAX_ENTRIES:
-            return (
-                f"notebook qui ne respecte pas le format de Jupyter, et trop gros pour être lu "
-                f"sans risque ({count} valeurs, jusqu'à {widest} dans une liste ou un objet ; "
-                "le lire coûterait des minutes ou des gigaoctets) : demandez à l'élève de "
-                "copier ses réponses dans un notebook du devoir neuf, puis de le rendre de nouveau"
-            )
-    return None
+        return True
+    return False
 
 
-def _notebook_problem(notebook: Path) -> str | None:
+def _notebook_problem(notebook: Path) -> tuple[str | None, bool]:
     """Why nbgrader must not read `notebook` (French): too many outputs, or a lone half of a
     surrogate pair (« \\ud800 », which a browser saves and nbgrader cannot write back, failing
-    the submission on every run); None when it may (one it cannot parse, it names)."""
+    the submission on every run); None when it may (one it cannot parse, it names). And
+    whether it is invalid (its reading is then measured before nbgrader's: read_cost)."""
     try:
         nb = json.loads(notebook.read_bytes())
     except (OSError, ValueError, RecursionError):
-        return None
+        return None, False
     if not isinstance(nb, dict):
-        return None  # no notebook: nbgrader names it, at no cost
+        return None, False  # no notebook: nbgrader names it, at no cost
     if type(nb.get("nbformat")) is int and nb["nbformat"] < 4:  # its worksheets: as costly
         return (
             "notebook d'un ancien format, que JupyterLab n'écrit plus\u00a0: demandez à l'élève "
             "de l'ouvrir dans JupyterLab, de l'enregistrer, puis de le rendre de nouveau"
-        )
+        ), False
     cells = nb.get("cells") if isinstance(nb.get("cells"), list) else []
     items = len(cells) + sum(
         len(c.get(key) or ())
@@ -145,9 +123,7 @@ def _notebook_problem(notebook: Path) -> str | None:
             f"{items} cellules, sorties et pièces jointes, au-delà des {MAX_ITEMS} qu'il peut "
             "avoir (les lire coûterait des gigaoctets)\u00a0: demandez à l'élève d'effacer les "
             "sorties (Édition > Effacer toutes les sorties), puis de le rendre de nouveau"
-        )
-    if why := _costly_invalid(nb):
-        return why
+        ), False
     try:
         json.dumps(nb, ensure_ascii=False).encode()
     except UnicodeEncodeError:
@@ -155,8 +131,8 @@ def _notebook_problem(notebook: Path) -> str | None:
             "un caractère qui n'existe pas seul (une moitié de paire de substitution, U+D800 à "
             "U+DFFF), que nbgrader ne sait pas écrire\u00a0: demandez à l'élève de retirer ce "
             "caractère, puis de le rendre de nouveau"
-        )
-    return None
+        ), False
+    return None, _invalid(nb)
 
 
 def expected_notebooks(dirs, assignment: str) -> list[str]:
@@ -176,6 +152,7 @@ def check_submitted_ids(dirs, assignment: str) -> IdReport:
     db_file = sqlite_path(dirs.db_url)
     registered = [normalize_id(s) for s in registered_students(dirs.db_url)]  # read-only
     expected = expected_notebooks(dirs, assignment)
+    measured: dict[Path, str] = {}  # invalid notebooks -> student: their reading measured
     for folder in sorted(p for p in submitted.iterdir() if p.is_dir()):
         name = folder.name
         nfc = normalize_id(name)
@@ -225,9 +202,12 @@ def check_submitted_ids(dirs, assignment: str) -> IdReport:
             continue
         for notebook in sorted(inner.glob("*.ipynb")):
             if normalize_id(notebook.name) in expected:
-                if why := _notebook_problem(notebook):
+                why, invalid = _notebook_problem(notebook)
+                if why:
                     report.refused[name] = f"{notebook.name}\u00a0: {why}"
                     report.excluded.add(name)
+                elif invalid:
+                    measured[notebook] = name
                 continue
             hint = closest(notebook.name, expected)
             report.problems[f"{name}/{assignment}/{notebook.name}"] = (
@@ -235,6 +215,9 @@ def check_submitted_ids(dirs, assignment: str) -> IdReport:
                 + (f"\u00a0; attendu\u00a0: {quoted(hint)}" if hint else "")
             )
             report.excluded.add(name)
+    for notebook, why in costly_reads(list(measured)).items():
+        report.refused[measured[notebook]] = f"{notebook.name}\u00a0: {why}"
+        report.excluded.add(measured[notebook])
     return report
 
 
