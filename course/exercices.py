@@ -55,7 +55,7 @@ _SQLITE = (
             r"Incorrect number of bindings supplied\. The current statement uses (\d+), and "
             r"there are (\d+) supplied\."
         ),
-        "la requête attend {0} valeur(s) (ses\u00a0?) et en reçoit {1}",
+        "la requête attend {0} valeur(s) pour ses «\u00a0?\u00a0» et en reçoit {1}",
     ),
     (
         re.compile(r"You can only execute one statement at a time\."),

@@ -18,7 +18,7 @@ CASES = {
     "SELECT (1": "requête SQL incomplète (parenthèse ou apostrophe à fermer\u00a0?)",
     "SELECT json_extract('{', '$.a')": "JSON mal formé",
     "SELECT json_extract('{}', 'a')": "chemin JSON invalide\u00a0: a",
-    "SELECT ? FROM t": "la requête attend 1 valeur(s) (ses\u00a0?) et en reçoit 2",
+    "SELECT ? FROM t": "la requête attend 1 valeur(s) pour ses «\u00a0?\u00a0» et en reçoit 2",
     "SELECT 1; SELECT 2": "une seule instruction SQL à la fois",
     "SELECT 'a": 'élément SQL non reconnu\u00a0: "\'a"',
 }

@@ -276,3 +276,17 @@ def test_a_tp_that_offers_indice_imports_it(tp):
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     check = next(i for i, s in enumerate(code) if re.search(r"^verifier(_partage)?\(", s, re.M))
     assert any("from course.hints import indice" in s for s in code[: check + 1]), code[check]
+
+
+def test_a_second_tp_check_stopped_before_its_end_leaves_indice_on_its_ladder(capsys):
+    """Learner's walk, stop 57: after ``verifier_partage`` was interrupted (or refused),
+    ``indice(1)`` gave the first TP's hint: only a check that ended chose the ladder."""
+    from course.hints import offer_hints
+    from course.labo.partage import verifier_partage
+
+    offer_hints(TP_START)  # the first TP's, as after its check
+    with pytest.raises(TypeError):  # refused before it runs: not a function of a cell
+        verifier_partage(42)
+    capsys.readouterr()
+    indice(1)
+    assert capsys.readouterr().out.startswith("Indice 1/3 — le second TP, oublier_partage.")

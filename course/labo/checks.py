@@ -94,9 +94,10 @@ def source_of(oublier: Any) -> str:
 
 
 def refuse_stale(function: Any) -> None:
-    """Raise CelluleModifiee when the learner's newest run cell that defines `function` (IPython's
-    history) does not compile: the function in memory is the one before, and a check would
-    pass an answer that grading, which reads the cell, gives 0."""
+    """Raise CelluleModifiee when the learner's newest run cell that defines `function` (the
+    running one included: IPython's history, as typed) does not compile: the function in
+    memory is the one before, and a check would pass an answer that grading, which reads the
+    cell, gives 0."""
     try:
         from IPython import get_ipython  # only in a notebook's kernel
     except ImportError:
@@ -105,20 +106,26 @@ def refuse_stale(function: Any) -> None:
     name = getattr(function, "__name__", "")
     if shell is None or not name.isidentifier():
         return
-    defines = re.compile(rf"^(?:async\s+)?def\s+{name}\s*\(", re.M)
-    for text in reversed(shell.user_ns.get("In", [])[:-1]):  # the last: the cell running now
-        if not isinstance(text, str) or not defines.search(text):
+    for typed in reversed(shell.history_manager.input_hist_raw):
+        if not isinstance(typed, str):
             continue
+        code = typed.split("\n", 1)[1] if typed.startswith("%%") else typed  # %%time's body
         try:
-            compile(text, "<cellule>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+            tree = ast.parse(shell.transform_cell(code))
         except SyntaxError as exc:
-            raise CelluleModifiee(
-                f"Votre cellule {name}, telle que vous l'avez exécutée en dernier, ne se compile "
-                f"pas (ligne {exc.lineno})\u00a0: la fonction en mémoire est l'ancienne, et la "
-                "notation lira la cellule telle qu'elle est. Corrigez-la, exécutez-la, puis "
-                "relancez la vérification."
-            ) from None
-        return
+            if re.search(rf"^\s*(?:async\s+)?def\s+{name}\s*\(", code, re.M):
+                raise CelluleModifiee(
+                    f"Votre cellule {name}, telle que vous l'avez exécutée en dernier, ne se "
+                    f"compile pas (ligne {exc.lineno})\u00a0: la fonction en mémoire vient d'une "
+                    "exécution d'avant, et la notation lira la cellule telle qu'elle est. "
+                    "Corrigez-la, exécutez-la, puis relancez la vérification."
+                ) from None
+            continue
+        if any(
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name
+            for node in ast.walk(tree)
+        ):
+            return  # the newest cell that defines it compiles: the function is that one
 
 
 def _tell_once(note: str) -> None:
@@ -262,5 +269,5 @@ def verifier(oublier: Any = None, *, avec_adk: bool = False) -> None:
     )
     result = evaluation.results.get(VISIBLE.name)
     if respected == len(CRITERIA) and result and (note := call_notes(result)):
-        print(f"⚠ Les critères tiennent, mais à corriger quand même\u00a0: {note}")
+        print(f"⚠ Les critères tiennent, mais ceci reste à corriger\u00a0: {note}")
     _record_run(respected, tp_cause(evaluation))

@@ -460,7 +460,7 @@ NO_AWAIT = (
 # awaited, and the call did nothing
 UNAWAITED = (
     "De plus, un appel au service n'a pas été attendu (coroutine jamais attendue)\u00a0: sans "
-    "await, il ne fait rien. Écrivez await devant (await service.delete_session(...))."
+    "await, il ne fait rien. Écrivez await devant (par exemple await service.delete_session(...))."
 )
 
 
@@ -499,9 +499,9 @@ def _notes(calls: list[CallResult], hidden: bool) -> str:
 
 def call_notes(result: ScenarioResult) -> str:
     """What went wrong in the calls even when every criterion holds (a service call without
-    await, a transaction left open), as a sentence of its own; "" if nothing did."""
+    await, a transaction left open), to follow a colon (lower case first); "" if nothing did."""
     notes = _notes(list(result.calls), result.scenario.hidden).strip().removeprefix("De plus, ")
-    return notes[:1].upper() + notes[1:]
+    return notes[:1].lower() + notes[1:]
 
 
 def not_written(result: ScenarioResult) -> bool:

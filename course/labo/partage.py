@@ -463,8 +463,9 @@ def verifier_partage(fonction: Callable[..., Any]) -> None:
 
     Votre fonction tourne dans un processus à part, avec vos droits, sans le bac à sable de la
     notation\u00a0; la notation, elle, utilise d'autres élèves."""
-    from ..hints import offer_hints
+    from ..hints import offer_hints, set_tp_cause
 
+    set_tp_cause(FUNCTION)  # indice() climbs this TP's ladder, even if the check is stopped
     source = _source(fonction)
     with interrupted_in_french():
         evaluation = evaluate_partage(source, EXAMPLE, sandboxed=False)

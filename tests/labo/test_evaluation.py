@@ -225,7 +225,7 @@ def test_all_criteria_held_with_a_service_call_left_unawaited_says_which(
     out = capsys.readouterr().out
     assert f"{N}/{N} critères respectés" in out, out
     assert (
-        "⚠ Les critères tiennent, mais à corriger quand même\u00a0: Un appel au service n'a pas "
+        "⚠ Les critères tiennent, mais ceci reste à corriger\u00a0: un appel au service n'a pas "
         "été attendu (coroutine jamais attendue)"
     ) in out, out
     assert "Bloqué sur une fonction asynchrone" in out

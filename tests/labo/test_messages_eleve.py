@@ -259,3 +259,20 @@ def test_a_check_refuses_the_older_function_when_its_cell_no_longer_compiles(tmp
         reply, _, _ = _ran(kc, answer)
         reply, printed, _ = _ran(kc, "verifier(oublier)")
         assert reply["status"] == "ok" and f"{N}/{N} critères respectés" in printed, printed
+        # second attack, stop 57: the same cell run broken, then corrected with the check in it
+        # (the common way), or corrected under %%time, was refused; a broken cell under
+        # %%time, or indented, or followed by a cell holding the definition in a string, passed
+        check = "\nverifier(oublier)"
+        for before, after, refused in (
+            (broken + check, answer + check, False),
+            (broken, "%%time\n" + answer, False),
+            ("%%time\n" + broken, "", True),
+            ("if True:\n" + "".join(f"    {line}\n" for line in broken.splitlines()), "", True),
+            (broken, f"texte = {answer!r}", True),
+        ):
+            _ran(kc, answer)
+            _ran(kc, before)
+            if after:
+                _ran(kc, after)
+            reply, printed, shown = _ran(kc, "verifier(oublier)")
+            assert (reply.get("ename") == "CelluleModifiee") is refused, (before, after, printed)

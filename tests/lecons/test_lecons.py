@@ -690,6 +690,8 @@ def test_a_wrong_query_in_an_exercise_is_said_in_french_with_its_hint(tmp_path, 
     for case, query in {
         "table": right.replace("user_states", "user_state"),
         "chemin": right.replace("python.niveau", "python.niveua"),
+        # second walk: -> gives JSON text, « '4' », once said to be a wrong path
+        "flèche": right.replace("json_extract(state, ", "state -> (").replace(") FROM", ") FROM"),
         "juste": right,
     }.items():
         nb = read(STUDENT / name)
@@ -708,4 +710,6 @@ def test_a_wrong_query_in_an_exercise_is_said_in_french_with_its_hint(tmp_path, 
     assert "no such table" not in shown[0] and "indice(1, 'requete_niveau')" in shown[0]
     ename, shown = said["chemin"]
     assert ename == "ExerciceNonReussi" and "Niveau lu\u00a0: None" in shown[0], shown
+    ename, shown = said["flèche"]
+    assert "Niveau lu\u00a0: '4', un texte\u00a0: -> renvoie du JSON" in shown[0], shown
     assert "Bravo" in said["juste"], said["juste"]
