@@ -212,7 +212,7 @@ def _take_graded(folder: Path, since_ns: int) -> list[tuple[Path, bytes, float]]
     """Every file under `folder`, read, if each was last written before `since_ns` and did not
     change while read (a notebook must be whole JSON); None otherwise. Links are never followed."""
     taken = []
-    for _, file in files_under(folder):
+    for _, file in files_under(folder, levels=3):  # grader/autograded/<id>/<assignment>
         try:
             before = file.stat().st_mtime_ns
             data = file.read_bytes()

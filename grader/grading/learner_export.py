@@ -229,7 +229,7 @@ def export_learner(
     path = out_dir / f"donnees-{safe}-{now:%Y%m%d-%H%M%S}.zip"
     # what nbgrader copied from a link of their submission is a plain file of its own: left out
     gradebook = [db] if (db := sqlite_path(dirs.db_url)) else []
-    linked = {rel for f in folders[SUBMITTED] for rel, _ in not_regular(f, gradebook)}
+    linked = {rel for f in folders[SUBMITTED] for rel, _ in not_regular(f, gradebook, 2)}
     submitted = dirs.submitted
     if submitted.is_dir() and any(
         p.is_symlink() and normalize_id(p.name) == sid for p in submitted.iterdir()
@@ -273,9 +273,9 @@ def _copies(
     skipped = [] if left_out is None else left_out
     for k, folder in enumerate(folders):
         prefix = name if k == 0 else f"{name}-{k + 1}"
-        own = {rel for rel, _ in not_regular(folder, guarded)}
+        own = {rel for rel, _ in not_regular(folder, guarded, 2)}  # grader/<place>/<id>
         strange = linked | own
-        files = files_under(folder)  # never a link, so a link is named here
+        files = files_under(folder, 2)  # never a link, so a link is named here
         skipped += [f"{prefix}/{rel}" for rel in sorted(own - {r for r, _ in files})]
         for rel, file in files:
             if Path(rel).name == GRADES_SHOWN:  # make feedback's own digest: no page of theirs

@@ -44,7 +44,7 @@ from .classroom.ids import (
     shown,
     stored_id_problem,
 )
-from .classroom.paths import course_dirs, load_config, tree
+from .classroom.paths import course_dirs, load_config, not_regular, tree
 from .french.french_args import FrenchParser
 from .french.french_format import COURSE_TIME_ZONE, french_datetime
 from .french.system_reason import GradingError, french_message, french_reason
@@ -176,7 +176,7 @@ def _zip_time(info: zipfile.ZipInfo) -> tuple[float | None, bool]:
 
 def members(archive_dir: Path, report: ZipReport, opened: ExitStack) -> Iterator[Member]:
     """Every file downloaded, zips member by member (left open in `opened`: read when chosen)."""
-    for rel, file, mode in tree(archive_dir):
+    for rel, file, mode in tree(archive_dir, levels=3):  # grader/downloaded/<A>/archive
         if mode not in (stat.S_IFREG, stat.S_IFLNK):
             continue
         if mode == stat.S_IFLNK:
@@ -426,6 +426,13 @@ def _write(submitted: Path, assignment: str, base: Path, chosen: dict, report, d
             if same and not (folder / "timestamp.txt").exists():
                 # collected before without a time: dated now if it can be (or named again)
                 _stamp(folder, *dating(same), student, report)
+            continue
+        if not new and (strange := not_regular(folder, levels=3)):  # never copied nor followed
+            named = "\u00a0; ".join(f"{rel} ({what})" for rel, what in strange)
+            report.problems.append(
+                f"{student}/{assignment}\u00a0: copie déjà collectée laissée telle quelle, les "
+                f"nouvelles non collectées ({named})\u00a0: réglez cela, puis relancez"
+            )
             continue
         if not new and not (keep := base / "remplaces" / student / stamp).exists():
             shutil.copytree(folder, keep)

@@ -27,6 +27,7 @@ __all__ = [
     "DEMO_MARKER",
     "CONFIG",
     "MAX_DEPTH",
+    "TOO_DEEP",
     "QUARANTINE",
     "CourseDirs",
     "course_dirs",
@@ -37,6 +38,7 @@ __all__ = [
     "load_config",
     "no_course",
     "not_regular",
+    "remove_tree",
     "root_problem",
     "TooDeep",
     "tree",
@@ -135,9 +137,12 @@ def root_problem(root: Path) -> str | None:
     )
 
 
-# levels of folders under a class folder: deeper is a trap (1,100 levels of « a/ » made
-# Python 3.11's os.walk and rglob fail with RecursionError, for the whole class), never work
+# levels of folders under grader/, the class's folder: deeper is a trap (1,100 levels of « a/ »
+# made Python 3.11's os.walk and rglob fail with RecursionError, for the whole class), never
+# work. Each walk counts from grader/ (`levels`: how deep its root is), so what make grade
+# accepts, make sauvegarde, the export and the erasure walk whole.
 MAX_DEPTH = 32
+TOO_DEEP = f"plus de {MAX_DEPTH} niveaux de dossiers imbriqués sous grader/"
 
 
 class TooDeep(GradingError):
@@ -145,17 +150,17 @@ class TooDeep(GradingError):
 
     def __init__(self, folder: Path) -> None:
         super().__init__(
-            f"{folder}\u00a0: plus de {MAX_DEPTH} niveaux de dossiers imbriqués, non parcouru. "
-            "Déplacez ce dossier hors du cours (ou supprimez-le), puis relancez."
+            f"{folder}\u00a0: {TOO_DEEP}, non parcouru. Déplacez ce dossier hors du cours (ou "
+            "supprimez-le), puis relancez."
         )
         self.folder = folder
 
 
-def tree(folder: Path) -> list[tuple[str, Path, int]]:
+def tree(folder: Path, levels: int = 1) -> list[tuple[str, Path, int]]:
     """(path under `folder`, path, file type from ``lstat``, 0 if unreadable) of every entry
-    under `folder`, sorted; links never followed, unreadable folders passed over, no recursion;
-    TooDeep past MAX_DEPTH levels."""
-    found, stack = [], [(folder, "", 0)]
+    under `folder` (`levels` below grader/), sorted; links never followed, unreadable folders
+    passed over, no recursion; TooDeep past MAX_DEPTH levels below grader/."""
+    found, stack = [], [(folder, "", levels)]
     while stack:
         base, prefix, depth = stack.pop()
         try:
@@ -170,15 +175,33 @@ def tree(folder: Path) -> list[tuple[str, Path, int]]:
                 mode = 0  # unreadable: named by who cares (not_regular), never a file
             found.append((rel, path, mode))
             if mode == stat.S_IFDIR:
-                if depth + 1 >= MAX_DEPTH:
+                if depth + 1 > MAX_DEPTH:
                     raise TooDeep(path)
                 stack.append((path, f"{rel}/", depth + 1))
     return sorted(found, key=lambda entry: entry[1])
 
 
-def files_under(folder: Path) -> list[tuple[str, Path]]:
-    """(path under `folder`, file) of each of its files; a link is never followed out of it."""
-    return [(rel, path) for rel, path, mode in tree(folder) if mode == stat.S_IFREG]
+def remove_tree(path: Path) -> None:
+    """``shutil.rmtree`` without recursion (Python 3.11's recurses: 1,100 nested folders made
+    it fail half-way); a link is removed, never followed."""
+    folders, stack = [], [path]
+    while stack:
+        folder = stack.pop()
+        folders.append(folder)
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                else:
+                    os.unlink(entry.path)
+    for folder in reversed(folders):
+        os.rmdir(folder)
+
+
+def files_under(folder: Path, levels: int = 1) -> list[tuple[str, Path]]:
+    """(path under `folder`, file) of each of its files (`levels`: as `tree`); a link is never
+    followed out of it."""
+    return [(rel, path) for rel, path, mode in tree(folder, levels) if mode == stat.S_IFREG]
 
 
 # what an entry that is neither a folder nor a plain file is, in French (``stat.S_IFMT``)
@@ -190,7 +213,9 @@ _KINDS = {
 }
 
 
-def not_regular(folder: Path, guarded: Iterable[Path] = ()) -> list[tuple[str, str]]:
+def not_regular(
+    folder: Path, guarded: Iterable[Path] = (), levels: int = 1
+) -> list[tuple[str, str]]:
     """(path under `folder`, what it is in French) of each entry of `folder` (itself as ``.``)
     that is no folder or plain file: a link (never followed: nbgrader would copy its target, the
     gradebook or ``/etc/shadow``, as the student's), a fifo, a device, a `guarded` file (the
@@ -224,10 +249,9 @@ def not_regular(folder: Path, guarded: Iterable[Path] = ()) -> list[tuple[str, s
     if not os.path.lexists(folder) or not walk_into(folder, "."):
         return found
     try:
-        entries = tree(folder)
+        entries = tree(folder, levels)
     except TooDeep as deep:
-        rel = deep.folder.relative_to(folder).as_posix()
-        return [(rel, f"plus de {MAX_DEPTH} niveaux de dossiers imbriqués, non parcourus")]
+        return [(deep.folder.relative_to(folder).as_posix(), f"{TOO_DEEP}, non parcouru")]
     for rel, path, mode in entries:
         if mode != stat.S_IFDIR:
             walk_into(path, rel)

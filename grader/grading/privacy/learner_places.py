@@ -616,7 +616,7 @@ def _scan_folders(ctx: Context, who: _Who, out: Scan) -> None:
                 )
         for folder in own_folders(parent, who.sid):
             try:
-                n = sum(1 for _rel, _path, mode in tree(folder) if mode != stat.S_IFDIR)
+                n = sum(1 for _rel, _path, mode in tree(folder, 2) if mode != stat.S_IFDIR)
             except TooDeep as deep:  # a trap of her own: nothing to count in it, nor erase
                 out.add(_UNREAD, deep.folder, str(deep), BY_HAND, deep.folder)
                 continue
@@ -693,7 +693,7 @@ def _scan_downloads(ctx: Context, who: _Who, out: Scan) -> None:
         for sub in (base / ctx.archive_name, base / "extracted"):
             if not sub.is_dir() or sub.is_symlink():
                 continue
-            for rel, file in files_under(sub):
+            for rel, file in files_under(sub, levels=3):  # downloaded/<A>/archive
                 if file.suffix.lower() != ".zip":
                     if _owned(ctx, f"/{rel}", who, zipped=False):
                         out.add("archives reçues", file, "fichier", "tree", file)

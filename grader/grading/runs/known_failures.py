@@ -27,7 +27,7 @@ _MAX_REASON = 300
 def fingerprint(folder: Path) -> str:
     """SHA-256 of the submission's regular files (names and bytes), symbolic links not followed."""
     digest = hashlib.sha256()
-    for name, path in files_under(folder):
+    for name, path in files_under(folder, levels=3):  # submitted/<id>/<assignment>
         digest.update(name.encode("utf-8", "surrogateescape") + b"\0")
         try:
             digest.update(path.read_bytes())

@@ -24,7 +24,7 @@ from ..classroom.ids import (
     shown,
     stored_id_problem,
 )
-from ..classroom.paths import not_regular
+from ..classroom.paths import TOO_DEEP, not_regular
 from .nbgrader_run import student_pattern
 from .read_cost import costly_reads
 
@@ -60,14 +60,22 @@ class IdReport:
         return out + [f"  - {name}\u00a0: {why}" for name, why in sorted(self.refused.items())]
 
 
-def _strange_entries(folder: Path, shown_as: str, gradebook: Path | None) -> str | None:
-    """Why `folder` cannot be graded (``classroom.paths.not_regular``), in French, or None."""
-    found = not_regular(folder, [gradebook] if gradebook else [])
+def _strange_entries(
+    folder: Path, shown_as: str, gradebook: Path | None, levels: int
+) -> str | None:
+    """Why `folder` (`levels` below grader/) cannot be graded (``classroom.paths.not_regular``),
+    in French, or None."""
+    found = not_regular(folder, [gradebook] if gradebook else [], levels)
     if not found:
         return None
     named = shown(
         "\u00a0; ".join(f"{shown_as}/{rel} ({what})".replace("/. (", " (") for rel, what in found)
     )
+    if any(what.startswith(TOO_DEEP) for _, what in found):
+        return (
+            f"dossiers trop profonds, jamais lus ni copiés (dossier laissé tel quel)\u00a0: "
+            f"{named}. Déplacez ce dossier hors du cours (ou supprimez-le), puis relancez."
+        )
     return (
         f"{len(found)} entrée(s) qui ne sont pas de simples fichiers, jamais lues ni copiées "
         f"(dossier laissé tel quel)\u00a0: {named}. Remplacez-les par les fichiers eux-mêmes, "
@@ -184,9 +192,9 @@ def check_submitted_ids(dirs, assignment: str) -> IdReport:
             continue
         # what nbgrader copies, links followed: the assignment's folder (or a linked student's)
         if folder.is_symlink():
-            why = _strange_entries(folder, name, db_file)
+            why = _strange_entries(folder, name, db_file, 2)
         else:
-            why = _strange_entries(folder / assignment, f"{name}/{assignment}", db_file)
+            why = _strange_entries(folder / assignment, f"{name}/{assignment}", db_file, 3)
         if why:
             report.refused[name] = why
             report.excluded.add(name)
