@@ -387,11 +387,14 @@ class Expected:
     hidden_test_cells: list[int] = field(default_factory=list)  # tests with hidden parts
 
     def intended(self, index: int, ename: str, evalue: str) -> bool:
-        """An error the stub causes on purpose: the stub's own NotImplementedError, or an
-        nbgrader test cell failing because the student's function still raises it; or a hidden
+        """An error the stub causes on purpose: the stub's own NotImplementedError, a lesson's
+        check saying it is not written yet, or an nbgrader test cell failing because the
+        student's function still raises it; or a hidden
         test, which ``noter`` always fails outside grading (course.labo.checks.HIDDEN_HERE)."""
         if ename == "NotImplementedError":
             return True
+        if ename == "ExerciceNonReussi":  # a lesson's check saying so (course.exercices)
+            return "n'est pas encore écrit" in (evalue or "")
         if index in self.hidden_test_cells and ename == "EchecDuTest":
             return HIDDEN_HERE in (evalue or "")
         return index in self.test_cells and "NotImplementedError" in (evalue or "")
