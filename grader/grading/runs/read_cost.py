@@ -58,11 +58,12 @@ def _budget() -> None:  # in the reader, before it starts
 
 
 def _line(proc: subprocess.Popen, seconds: float) -> str | None:
-    """The reader's next line within `seconds`, or None (too slow, or gone)."""
+    """The reader's next line within `seconds`: None if it took longer, "" if it died (its
+    memory budget spent)."""
     assert proc.stdout is not None
     if not select.select([proc.stdout], [], [], seconds)[0]:
         return None
-    return proc.stdout.readline().decode("utf-8").strip() or None
+    return proc.stdout.readline().decode("utf-8").strip()
 
 
 def costly_reads(notebooks: list[Path]) -> dict[Path, str]:
@@ -86,12 +87,16 @@ def costly_reads(notebooks: list[Path]) -> dict[Path, str]:
                 )
             while pending:
                 notebook = pending.pop(0)
-                proc.stdin.write((json.dumps(str(notebook)) + "\n").encode())
-                proc.stdin.flush()
+                try:
+                    proc.stdin.write((json.dumps(str(notebook)) + "\n").encode())
+                    proc.stdin.flush()
+                except BrokenPipeError:  # gone since its last answer: this one read anew
+                    pending.insert(0, notebook)
+                    break
                 said = _line(proc, READ_SECONDS)
                 if said in ("lu", "illisible"):
                     continue
-                costly[notebook] = BIG if said == "mémoire" or proc.poll() else SLOW
+                costly[notebook] = SLOW if said is None else BIG
                 break  # a new reader for the rest
         finally:
             proc.kill()
