@@ -109,14 +109,15 @@ def refuse_stale(function: Any) -> None:
     for typed in reversed(shell.history_manager.input_hist_raw):
         if not isinstance(typed, str):
             continue
-        code = typed.split("\n", 1)[1] if typed.startswith("%%") else typed  # %%time's body
+        code = typed.partition("\n")[2] if typed.startswith("%%") else typed  # %%time's body
         try:
             tree = ast.parse(shell.transform_cell(code))
-        except SyntaxError as exc:
+        except (SyntaxError, ValueError) as exc:  # ValueError: a null byte
+            lineno = getattr(exc, "lineno", None) or 1
             if re.search(rf"^\s*(?:async\s+)?def\s+{name}\s*\(", code, re.M):
                 raise CelluleModifiee(
                     f"Votre cellule {name}, telle que vous l'avez exécutée en dernier, ne se "
-                    f"compile pas (ligne {exc.lineno})\u00a0: la fonction en mémoire vient d'une "
+                    f"compile pas (ligne {lineno})\u00a0: la fonction en mémoire vient d'une "
                     "exécution d'avant, et la notation lira la cellule telle qu'elle est. "
                     "Corrigez-la, exécutez-la, puis relancez la vérification."
                 ) from None
