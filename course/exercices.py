@@ -64,13 +64,42 @@ _SQLITE = (
 )
 
 
-def sqlite_en_francais(erreur: sqlite3.Error) -> str:
-    """Ce que SQLite a répondu, en français quand la phrase est connue."""
+# PostgreSQL's (lesson 7, through asyncpg), the same way
+_POSTGRES = (
+    (
+        re.compile(r'syntax error at or near "(.*)"'),
+        "erreur de syntaxe SQL près de «\u00a0{0}\u00a0»",
+    ),
+    (
+        re.compile(r'relation "(.*)" does not exist'),
+        "la table «\u00a0{0}\u00a0» n'existe pas",
+    ),
+    (
+        re.compile(r'column "(.*)" does not exist'),
+        "la colonne «\u00a0{0}\u00a0» n'existe pas",
+    ),
+)
+
+
+def sqlite_en_francais(erreur: Exception) -> str:
+    """Ce que SQLite (ou PostgreSQL) a répondu, en français quand la phrase est connue."""
     message = str(erreur)
-    for pattern, french in _SQLITE:
+    postgres = type(erreur).__module__.startswith("asyncpg")
+    for pattern, french in _POSTGRES if postgres else _SQLITE:
         if found := pattern.fullmatch(message):
             return french.format(*found.groups())
-    return f"SQLite a répondu «\u00a0{message}\u00a0»"
+    return f"{'PostgreSQL' if postgres else 'SQLite'} a répondu «\u00a0{message}\u00a0»"
+
+
+def _in_the_check(exc: BaseException) -> bool:
+    """Raised by the check cell's own line (one frame, the cell's, besides this context
+    manager's): what the learner's function gave back does not fit there."""
+    frames, tb = [], exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code is not verification.__wrapped__.__code__:
+            frames.append(tb)
+        tb = tb.tb_next
+    return len(frames) == 1
 
 
 @contextmanager
@@ -88,8 +117,22 @@ def verification(exercice: str) -> Iterator[None]:
     except AssertionError as exc:
         if isinstance(exc, ExerciceNonReussi):
             raise
-        raise ExerciceNonReussi(f"{exc or 'une vérification a échoué'}{hint}") from None
+        raise ExerciceNonReussi(f"{str(exc) or 'une vérification a échoué'}{hint}") from None
     except sqlite3.Error as exc:
+        raise ExerciceNonReussi(
+            f"votre requête est refusée\u00a0: {sqlite_en_francais(exc)}.{hint}"
+        ) from None
+    except (TypeError, AttributeError) as exc:
+        if not _in_the_check(exc):
+            raise  # the learner's own bug: its traceback points into their code
+        raise ExerciceNonReussi(
+            "ce que renvoie votre fonction ne convient pas à la vérification "
+            f"({type(exc).__name__}\u00a0: {exc})\u00a0: relisez ce que l'énoncé demande de "
+            f"renvoyer (un return oublié\u00a0? un await\u00a0? async def\u00a0?).{hint}"
+        ) from None
+    except Exception as exc:
+        if not type(exc).__module__.startswith("asyncpg"):
+            raise
         raise ExerciceNonReussi(
             f"votre requête est refusée\u00a0: {sqlite_en_francais(exc)}.{hint}"
         ) from None

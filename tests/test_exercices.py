@@ -48,8 +48,39 @@ def test_a_failed_check_is_one_french_line_with_its_hint_and_a_bug_keeps_its_tra
     with pytest.raises(ExerciceNonReussi, match="pas encore écrit"):
         with verification("requete_niveau"):
             raise NotImplementedError
+
+    def their_function():
+        return 1 + "a"
+
     with pytest.raises(TypeError):  # the learner's own bug: its traceback points into their code
         with verification("requete_niveau"):
-            raise TypeError("unsupported operand")
+            their_function()
     with verification("requete_niveau"):  # passed: nothing said
         pass
+
+
+def test_what_their_function_gave_back_that_the_check_cannot_use_is_said_in_french():
+    """Third learner's walk, stop 57: lesson 3's requete_niveau without its return gave
+    « TypeError: execute() argument 1 must be str, not None » through the check's own line;
+    lesson 2's get_session without await, « 'coroutine' object has no attribute 'id' »; a bare
+    assert of theirs, an empty message; lesson 7's PostgreSQL refusals stayed English."""
+    import sqlite3 as sql
+
+    db = sql.connect(":memory:")
+    with pytest.raises(ExerciceNonReussi) as failed:
+        with verification("requete_niveau"):
+            db.execute(None)
+    said = failed.value._render_traceback_()[0]
+    assert "ce que renvoie votre fonction ne convient pas à la vérification" in said, said
+    assert "un return oublié\u00a0?" in said
+    with pytest.raises(ExerciceNonReussi, match="une vérification a échoué"):
+        with verification("requete_niveau"):
+            raise AssertionError
+    postgres = type("UndefinedTableError", (Exception,), {"__module__": "asyncpg.exceptions"})
+    with pytest.raises(ExerciceNonReussi) as failed:
+        with verification("oublier_conversation"):
+            raise postgres('relation "session" does not exist')
+    assert "la table «\u00a0session\u00a0» n'existe pas" in str(failed.value)
+    with pytest.raises(ValueError):  # nor SQL nor a type: as Python says it
+        with verification("oublier_conversation"):
+            raise ValueError("x")

@@ -46,7 +46,7 @@ __all__ = [
     "IN_AUTOGRADE",
     "NO_SANDBOX_NOTE",
     "noter",
-    "refuse_stale",
+    "defining_cell",
     "say_verdicts",
     "source_of",
     "verifier",
@@ -86,35 +86,66 @@ def source_of(oublier: Any) -> str:
             "oublier doit être une fonction, définie avec async def dans la "
             f"cellule prévue (reçu\u00a0: {type(oublier).__name__})."
         )
-    refuse_stale(oublier)
+    cell = defining_cell(oublier)  # raises when that cell no longer compiles
     lines = linecache.getlines(code.co_filename)
-    if not lines:
+    if lines:
+        return "".join(lines)
+    if cell is not None:  # defined under %%time: IPython keeps no lines of it
+        return cell
+    try:
         return inspect.getsource(oublier)
-    return "".join(lines)
+    except (OSError, TypeError):
+        raise PasUneFonction(
+            "le texte de oublier est introuvable (définie autrement que dans une cellule du "
+            "notebook)\u00a0: définissez-la avec async def dans la cellule prévue, puis "
+            "relancez."
+        ) from None
 
 
-def refuse_stale(function: Any) -> None:
-    """Raise CelluleModifiee when the learner's newest run cell that defines `function` (the
-    running one included: IPython's history, as typed) does not compile: the function in
-    memory is the one before, and a check would pass an answer that grading, which reads the
-    cell, gives 0."""
+# cell magics that run their body as Python in the kernel (%%writefile, %%script, %%html… do not)
+_PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture", "%%prun", "%%debug")
+
+
+def _defines(statements: list[ast.stmt], name: str) -> bool:
+    """Whether `statements` define `name` at the module's level (a block's too: ``if``, ``try``,
+    ``with``), never inside a function or a class."""
+    for node in statements:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+            return True
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            blocks = [getattr(node, f, []) for f in ("body", "orelse", "finalbody")]
+            blocks += [h.body for h in getattr(node, "handlers", [])]
+            if any(_defines(b, name) for b in blocks if isinstance(b, list)):
+                return True
+    return False
+
+
+def defining_cell(function: Any) -> str | None:
+    """The newest cell run (IPython's history as typed, the running one included) that defines
+    `function` at its top level, its cell magic taken off; None outside a kernel, or if no cell
+    does. Raises CelluleModifiee when that cell does not compile: the function in memory is the
+    one before, and a check would pass an answer that grading, which reads the cell, gives 0."""
     try:
         from IPython import get_ipython  # only in a notebook's kernel
     except ImportError:
-        return
+        return None
     shell = get_ipython()
     name = getattr(function, "__name__", "")
     if shell is None or not name.isidentifier():
-        return
+        return None
     for typed in reversed(shell.history_manager.input_hist_raw):
         if not isinstance(typed, str):
             continue
-        code = typed.partition("\n")[2] if typed.startswith("%%") else typed  # %%time's body
+        code = typed.lstrip("\n")
+        if code.startswith("%%"):
+            magic, _, code = code.partition("\n")
+            if magic.split()[0] not in _PYTHON_CELL_MAGICS:
+                continue  # %%writefile, %%script…: nothing defined in the kernel
         try:
             tree = ast.parse(shell.transform_cell(code))
         except (SyntaxError, ValueError) as exc:  # ValueError: a null byte
-            lineno = getattr(exc, "lineno", None) or 1
             if re.search(rf"^\s*(?:async\s+)?def\s+{name}\s*\(", code, re.M):
+                lineno = getattr(exc, "lineno", None) or 1
                 raise CelluleModifiee(
                     f"Votre cellule {name}, telle que vous l'avez exécutée en dernier, ne se "
                     f"compile pas (ligne {lineno})\u00a0: la fonction en mémoire vient d'une "
@@ -122,11 +153,9 @@ def refuse_stale(function: Any) -> None:
                     "Corrigez-la, exécutez-la, puis relancez la vérification."
                 ) from None
             continue
-        if any(
-            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name
-            for node in ast.walk(tree)
-        ):
-            return  # the newest cell that defines it compiles: the function is that one
+        if _defines(tree.body, name):
+            return code
+    return None
 
 
 def _tell_once(note: str) -> None:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .checks import refuse_stale, say_verdicts
+from .checks import defining_cell, say_verdicts
 from .criteria import Verdict
 from .french_number import french_number
 from .learner_errors import MauvaisArgument, PasUneFonction, interrupted_in_french
@@ -444,13 +444,15 @@ _CHECKED: dict[str, PartageEvaluation] = {}
 
 
 def _source(function: Callable[..., Any]) -> str:
-    refuse_stale(function)
+    cell = defining_cell(function)  # raises when that cell no longer compiles
     try:
         source = textwrap.dedent(inspect.getsource(function))
     except (OSError, TypeError):
-        raise PasUneFonction(
-            "verifier_partage attend votre fonction oublier_partage, définie dans une cellule."
-        ) from None
+        if cell is None:
+            raise PasUneFonction(
+                "verifier_partage attend votre fonction oublier_partage, définie dans une cellule."
+            ) from None
+        source = cell  # defined under %%time: IPython keeps no lines of it
     name = getattr(function, "__name__", FUNCTION)
     if name != FUNCTION and name.isidentifier():  # checked under the name grading calls
         source += f"\n{FUNCTION} = {name}\n"

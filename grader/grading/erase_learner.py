@@ -28,7 +28,6 @@ from .classroom.class_lock import class_lock
 from .classroom.class_places import FAILURES_FILE, FAILURES_TMP, own_folders, registered_ids
 from .classroom.ids import closest, normalize_id, quoted, read_roster
 from .classroom.kept_columns import read_table, restore_hand_edits
-from .classroom.paths import remove_tree
 from .french.french_args import FrenchParser
 from .french.french_csv import EXPORT_NAME, write_export
 from .french.french_format import french_day
@@ -47,7 +46,7 @@ READERS_WAIT_MS = 20_000  # how long the final checkpoint waits for another prog
 
 def _rm(path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
-        remove_tree(path)
+        shutil.rmtree(path)  # by file descriptors: a link swapped in meanwhile is never followed
     elif path.exists() or path.is_symlink():
         path.unlink()
 
@@ -215,7 +214,7 @@ def _erase_home(ctx: Context, sid: str, home: Path) -> None:
         raise ErasureError(
             f"{home}\u00a0: appartient à l'uid {owner}, pas à l'élève\u00a0; laissé tel quel."
         )
-    remove_tree(home)
+    shutil.rmtree(home)
 
 
 def _apply(ctx: Context, sid: str, found: list[Found], notes: list[str]) -> list[str]:

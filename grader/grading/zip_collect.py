@@ -404,7 +404,14 @@ def _write(submitted: Path, assignment: str, base: Path, chosen: dict, report, d
     student_of = attrgetter("student")
     for student, copies in groupby(sorted(chosen.values(), key=student_of), key=student_of):
         folder = submitted / student / assignment
-        new = not folder.exists()
+        if linked := next((p for p in (folder.parent, folder) if p.is_symlink()), None):
+            report.problems.append(  # never written through (it may lead out of the course)
+                f"{linked.relative_to(submitted)}\u00a0: lien symbolique, jamais suivi\u00a0; "
+                "les nouvelles copies ne sont pas collectées\u00a0: remplacez-le par le dossier "
+                "lui-même, puis relancez"
+            )
+            continue
+        new = not os.path.lexists(folder)
         changes, same, older = [], [], False
         for copy in copies:
             try:

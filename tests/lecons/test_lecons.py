@@ -692,11 +692,14 @@ def test_a_wrong_query_in_an_exercise_is_said_in_french_with_its_hint(tmp_path, 
         "chemin": right.replace("python.niveau", "python.niveua"),
         # second walk: -> gives JSON text, « '4' », once said to be a wrong path
         "flèche": right.replace("json_extract(state, ", "state -> (").replace(") FROM", ") FROM"),
+        "sans return": None,  # third walk: « execute() argument 1 must be str, not None »
         "juste": right,
     }.items():
         nb = read(STUDENT / name)
         stub = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
-        stub.source = f"def requete_niveau():\n    return {query!r}\n"
+        stub.source = "def requete_niveau():\n    " + (f"return {query!r}\n" if query else "pass\n")
+        check = next(i for i, c in enumerate(nb.cells) if c.id == "l3-c22")
+        nb.cells.insert(check + 1, nbformat.v4.new_code_cell("indice(1, 'requete_niveau')"))
         path = tmp_path / case / name
         path.parent.mkdir()
         nbformat.write(nb, path)
@@ -704,12 +707,16 @@ def test_a_wrong_query_in_an_exercise_is_said_in_french_with_its_hint(tmp_path, 
         cell = next(c for c in ran.cells if c.id == "l3-c22")
         errors = [o for o in cell.outputs if o.output_type == "error"]
         said[case] = (errors[0].ename, errors[0].traceback) if errors else text_of(ran, "l3-c22")
+        hinted = ran.cells[check + 1]  # the hint the check names, importable as it is written
+        assert "".join(o.get("text", "") for o in hinted.outputs).startswith("Indice 1/3"), case
     ename, shown = said["table"]
     assert ename == "ExerciceNonReussi" and len(shown) == 1, shown
     assert "la table «\u00a0user_state\u00a0» n'existe pas" in shown[0], shown
     assert "no such table" not in shown[0] and "indice(1, 'requete_niveau')" in shown[0]
     ename, shown = said["chemin"]
     assert ename == "ExerciceNonReussi" and "Niveau lu\u00a0: None" in shown[0], shown
+    ename, shown = said["sans return"]
+    assert "ce que renvoie votre fonction ne convient pas à la vérification" in shown[0], shown
     ename, shown = said["flèche"]
     assert "Niveau lu\u00a0: '4', un texte\u00a0: -> renvoie du JSON" in shown[0], shown
     assert "Bravo" in said["juste"], said["juste"]

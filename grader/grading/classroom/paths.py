@@ -7,6 +7,7 @@ the *grader folder* is the current folder if it holds ``nbgrader_config.py``, el
 
 from __future__ import annotations
 
+import errno
 import glob
 import os
 import stat
@@ -28,6 +29,7 @@ __all__ = [
     "CONFIG",
     "MAX_DEPTH",
     "TOO_DEEP",
+    "TOO_LONG",
     "QUARANTINE",
     "CourseDirs",
     "course_dirs",
@@ -38,7 +40,6 @@ __all__ = [
     "load_config",
     "no_course",
     "not_regular",
-    "remove_tree",
     "root_problem",
     "TooDeep",
     "tree",
@@ -145,15 +146,19 @@ MAX_DEPTH = 32
 TOO_DEEP = f"plus de {MAX_DEPTH} niveaux de dossiers imbriqués sous grader/"
 
 
-class TooDeep(GradingError):
-    """A folder of the class holds more than MAX_DEPTH levels of folders."""
+TOO_LONG = "chemin trop long pour le système"
 
-    def __init__(self, folder: Path) -> None:
+
+class TooDeep(GradingError):
+    """A folder of the class holds more than MAX_DEPTH levels of folders, or a path longer than
+    the system takes (ENAMETOOLONG): a trap, whose files no walk can read."""
+
+    def __init__(self, folder: Path, why: str = TOO_DEEP) -> None:
         super().__init__(
-            f"{folder}\u00a0: {TOO_DEEP}, non parcouru. Déplacez ce dossier hors du cours (ou "
+            f"{folder}\u00a0: {why}, non parcouru. Déplacez ce dossier hors du cours (ou "
             "supprimez-le), puis relancez."
         )
-        self.folder = folder
+        self.folder, self.why = folder, why
 
 
 def tree(folder: Path, levels: int = 1) -> list[tuple[str, Path, int]]:
@@ -165,13 +170,17 @@ def tree(folder: Path, levels: int = 1) -> list[tuple[str, Path, int]]:
         base, prefix, depth = stack.pop()
         try:
             names = os.listdir(base)
-        except OSError:
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:  # its files would be left out, unsaid
+                raise TooDeep(base, TOO_LONG) from None
             continue
         for name in names:
             path, rel = base / name, f"{prefix}{name}"
             try:
                 mode = stat.S_IFMT(path.lstat().st_mode)
-            except OSError:
+            except OSError as exc:
+                if exc.errno == errno.ENAMETOOLONG:
+                    raise TooDeep(path, TOO_LONG) from None
                 mode = 0  # unreadable: named by who cares (not_regular), never a file
             found.append((rel, path, mode))
             if mode == stat.S_IFDIR:
@@ -179,23 +188,6 @@ def tree(folder: Path, levels: int = 1) -> list[tuple[str, Path, int]]:
                     raise TooDeep(path)
                 stack.append((path, f"{rel}/", depth + 1))
     return sorted(found, key=lambda entry: entry[1])
-
-
-def remove_tree(path: Path) -> None:
-    """``shutil.rmtree`` without recursion (Python 3.11's recurses: 1,100 nested folders made
-    it fail half-way); a link is removed, never followed."""
-    folders, stack = [], [path]
-    while stack:
-        folder = stack.pop()
-        folders.append(folder)
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(Path(entry.path))
-                else:
-                    os.unlink(entry.path)
-    for folder in reversed(folders):
-        os.rmdir(folder)
 
 
 def files_under(folder: Path, levels: int = 1) -> list[tuple[str, Path]]:
@@ -251,7 +243,7 @@ def not_regular(
     try:
         entries = tree(folder, levels)
     except TooDeep as deep:
-        return [(deep.folder.relative_to(folder).as_posix(), f"{TOO_DEEP}, non parcouru")]
+        return [(deep.folder.relative_to(folder).as_posix(), f"{deep.why}, non parcouru")]
     for rel, path, mode in entries:
         if mode != stat.S_IFDIR:
             walk_into(path, rel)

@@ -1017,6 +1017,13 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             return
         depth = _learner_depth(ctx, folder) if in_place else None
         for child in children:
+            try:  # a path too long for the system (ENAMETOOLONG): named, never a crash
+                child.lstat()
+            except FileNotFoundError:  # gone since the folder was listed: nothing of hers
+                continue
+            except OSError as exc:
+                out.add(_UNREAD, child, french_reason(exc), BY_HAND, child)
+                continue
             # in a data place, a variant of her id (a received archive by its stem): the
             # teacher's to check whole, never searched into (nothing in it rewritten)
             called = [child.name, child.stem] if child.suffix.lower() == ".zip" else [child.name]

@@ -24,7 +24,7 @@ from ..classroom.ids import (
     shown,
     stored_id_problem,
 )
-from ..classroom.paths import TOO_DEEP, not_regular
+from ..classroom.paths import TOO_DEEP, TOO_LONG, not_regular
 from .nbgrader_run import student_pattern
 from .read_cost import costly_reads
 
@@ -71,7 +71,7 @@ def _strange_entries(
     named = shown(
         "\u00a0; ".join(f"{shown_as}/{rel} ({what})".replace("/. (", " (") for rel, what in found)
     )
-    if any(what.startswith(TOO_DEEP) for _, what in found):
+    if any(what.startswith((TOO_DEEP, TOO_LONG)) for _, what in found):
         return (
             f"dossiers trop profonds, jamais lus ni copiés (dossier laissé tel quel)\u00a0: "
             f"{named}. Déplacez ce dossier hors du cours (ou supprimez-le), puis relancez."

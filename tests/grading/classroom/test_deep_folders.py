@@ -25,6 +25,20 @@ def _deep(folder: Path, depth: int = DEPTH, name: str = "a") -> Path:
     return inner
 
 
+def _long(folder: Path, levels: int = 17) -> None:
+    """`levels` nested folders of 250 characters (about 4,300 in all: past PATH_MAX), made one
+    by one from the one before, a file at the bottom."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY)
+    for _ in range(levels):
+        os.mkdir("x" * 250, dir_fd=fd)
+        inner = os.open("x" * 250, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(os.open("secret.txt", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd))
+    os.close(fd)
+
+
 @pytest.fixture
 def trap(tmp_path):
     made = []
@@ -103,3 +117,51 @@ def test_zip_collect_never_copies_a_trap_folder_and_collects_the_others(course, 
     assert "deep/oublier\u00a0: copie déjà collectée laissée telle quelle" in said, said
     assert (course / "submitted" / "ben" / "oublier" / "oublier.ipynb").is_file()
     assert not (course / "downloaded" / "oublier" / "remplaces").exists()
+
+
+def test_a_path_too_long_for_the_system_is_named_never_left_out_unsaid(tmp_path, trap):
+    """Third teacher's attack, stop 57: 17 folders of 250 characters (4,300 in all) made the
+    erasure crash (ENAMETOOLONG), and the backup leave their file out without a word. The walk
+    names such a folder as it names one too deep."""
+    from grading.classroom.paths import TOO_LONG
+
+    top = tmp_path / "rendu"
+    trap.append(top / ("x" * 250))
+    _long(top)
+    with pytest.raises(TooDeep, match=TOO_LONG):
+        files_under(top)
+    ((rel, why),) = not_regular(top)
+    assert rel.startswith("x" * 250) and why.startswith(TOO_LONG), why
+
+
+@pytest.mark.slow
+def test_zip_collect_never_writes_through_a_linked_folder(course, tmp_path):
+    """Third teacher's attack, stop 57: a student's folder made a link (to a folder outside the
+    course) had her new copy, timestamp.txt and all, written there; a dangling link stopped the
+    whole collection on an English traceback. Both are named, never followed; ben is
+    collected."""
+    import zipfile
+
+    from grading.samples import build_submission
+
+    elsewhere = tmp_path / "ailleurs"
+    (elsewhere / "oublier").mkdir(parents=True)
+    (course / "submitted").mkdir(exist_ok=True)
+    (course / "submitted" / "lent").symlink_to(elsewhere, target_is_directory=True)
+    (course / "submitted" / "ana").mkdir()
+    (course / "submitted" / "ana" / "oublier").symlink_to(tmp_path / "nulle-part")
+    release = course.parent / "notebooks" / "oublier" / "oublier.ipynb"
+    text = (course / "submissions" / "graine.py").read_text(encoding="utf-8")
+    archive = course / "downloaded" / "oublier" / "archive" / "classe.zip"
+    archive.parent.mkdir(parents=True)
+    with zipfile.ZipFile(archive, "w") as zf:
+        for student in ("lent", "ana", "ben"):
+            info = zipfile.ZipInfo(f"{student}/oublier.ipynb", date_time=(2030, 1, 1, 0, 0, 0))
+            zf.writestr(info, nbformat.writes(build_submission(release, text)))
+    proc = grading(course, "zip_collect", "oublier", "--sans-heure", "a-l-heure")
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "Traceback" not in said, said
+    assert "lent\u00a0: lien symbolique, jamais suivi" in said, said
+    assert "ana/oublier\u00a0: lien symbolique, jamais suivi" in said, said
+    assert list(elsewhere.rglob("*")) == [elsewhere / "oublier"]
+    assert (course / "submitted" / "ben" / "oublier" / "oublier.ipynb").is_file()

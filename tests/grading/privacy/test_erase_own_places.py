@@ -254,3 +254,29 @@ def test_a_classmates_trap_folder_is_named_for_her_to_check_never_a_recursion_er
         assert f"plus de {MAX_DEPTH} niveaux de dossiers imbriqués, non parcouru" in said, said
     finally:
         subprocess.run(["rm", "-rf", str(folder / "a")], check=True)
+
+
+@pytest.mark.slow
+def test_a_path_too_long_for_the_system_is_named_never_a_crash(petite_classe):
+    """Third teacher's attack, stop 57: 17 folders of 250 characters in a classmate's
+    submission made every erasure, even a dry run, stop on « OSError: File name too long ».
+    The folder is named, unread, for the teacher to check by hand."""
+    import subprocess
+
+    from grading.erase_learner import ErasureError
+
+    folder = petite_classe["grader"] / "submitted" / "ben" / "oublier"
+    fd = os.open(folder, os.O_RDONLY)
+    for _ in range(17):
+        os.mkdir("x" * 250, dir_fd=fd)
+        inner = os.open("x" * 250, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(fd)
+    try:
+        with pytest.raises(ErasureError) as refused:
+            _erase(petite_classe, "ana")
+        said = str(refused.value)
+        assert "non lu par cette commande" in said and "x" * 250 in said, said
+    finally:
+        subprocess.run(["rm", "-rf", str(folder / ("x" * 250))], check=True)
