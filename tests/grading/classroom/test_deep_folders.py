@@ -91,29 +91,36 @@ def test_a_trap_folder_fails_its_student_only_and_what_grade_accepts_is_backed_u
     assert saved.returncode == 0, saved.stdout + saved.stderr
 
 
-@pytest.mark.slow
-def test_zip_collect_never_copies_a_trap_folder_and_collects_the_others(course, trap):
-    """Teacher's attack, stop 57: an archive replacing deep's copy made make zip-collect copy
-    her 1,100 levels into remplaces/ with shutil.copytree: RecursionError for the whole class,
-    a partial copy left each run. Her folder is named and kept as it is; ben is collected."""
+def _zip_collected(course: Path, students: tuple[str, ...]) -> str:
+    """A newer copy of each of `students` in an archive, make zip-collect run: what it said
+    (exit status 1 checked: a problem named)."""
     import zipfile
 
     from grading.samples import build_submission
 
-    folder = submit(course, "deep", "complete_vacuum")
-    trap.append(folder / "a")
-    _deep(folder)
     release = course.parent / "notebooks" / "oublier" / "oublier.ipynb"
     text = (course / "submissions" / "graine.py").read_text(encoding="utf-8")
     archive = course / "downloaded" / "oublier" / "archive" / "classe.zip"
     archive.parent.mkdir(parents=True)
     with zipfile.ZipFile(archive, "w") as zf:
-        for student in ("deep", "ben"):
+        for student in students:
             info = zipfile.ZipInfo(f"{student}/oublier.ipynb", date_time=(2030, 1, 1, 0, 0, 0))
             zf.writestr(info, nbformat.writes(build_submission(release, text)))
     proc = grading(course, "zip_collect", "oublier", "--sans-heure", "a-l-heure")
     said = proc.stdout + proc.stderr
     assert proc.returncode == 1 and "Traceback" not in said, said
+    return said
+
+
+@pytest.mark.slow
+def test_zip_collect_never_copies_a_trap_folder_and_collects_the_others(course, trap):
+    """Teacher's attack, stop 57: an archive replacing deep's copy made make zip-collect copy
+    her 1,100 levels into remplaces/ with shutil.copytree: RecursionError for the whole class,
+    a partial copy left each run. Her folder is named and kept as it is; ben is collected."""
+    folder = submit(course, "deep", "complete_vacuum")
+    trap.append(folder / "a")
+    _deep(folder)
+    said = _zip_collected(course, ("deep", "ben"))
     assert "deep/oublier\u00a0: copie déjà collectée laissée telle quelle" in said, said
     assert (course / "submitted" / "ben" / "oublier" / "oublier.ipynb").is_file()
     assert not (course / "downloaded" / "oublier" / "remplaces").exists()
@@ -140,27 +147,13 @@ def test_zip_collect_never_writes_through_a_linked_folder(course, tmp_path):
     course) had her new copy, timestamp.txt and all, written there; a dangling link stopped the
     whole collection on an English traceback. Both are named, never followed; ben is
     collected."""
-    import zipfile
-
-    from grading.samples import build_submission
-
     elsewhere = tmp_path / "ailleurs"
     (elsewhere / "oublier").mkdir(parents=True)
     (course / "submitted").mkdir(exist_ok=True)
     (course / "submitted" / "lent").symlink_to(elsewhere, target_is_directory=True)
     (course / "submitted" / "ana").mkdir()
     (course / "submitted" / "ana" / "oublier").symlink_to(tmp_path / "nulle-part")
-    release = course.parent / "notebooks" / "oublier" / "oublier.ipynb"
-    text = (course / "submissions" / "graine.py").read_text(encoding="utf-8")
-    archive = course / "downloaded" / "oublier" / "archive" / "classe.zip"
-    archive.parent.mkdir(parents=True)
-    with zipfile.ZipFile(archive, "w") as zf:
-        for student in ("lent", "ana", "ben"):
-            info = zipfile.ZipInfo(f"{student}/oublier.ipynb", date_time=(2030, 1, 1, 0, 0, 0))
-            zf.writestr(info, nbformat.writes(build_submission(release, text)))
-    proc = grading(course, "zip_collect", "oublier", "--sans-heure", "a-l-heure")
-    said = proc.stdout + proc.stderr
-    assert proc.returncode == 1 and "Traceback" not in said, said
+    said = _zip_collected(course, ("lent", "ana", "ben"))
     assert "lent\u00a0: lien symbolique, jamais suivi" in said, said
     assert "ana/oublier\u00a0: lien symbolique, jamais suivi" in said, said
     assert list(elsewhere.rglob("*")) == [elsewhere / "oublier"]
