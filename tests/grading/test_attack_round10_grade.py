@@ -68,17 +68,32 @@ def _interrupted_grading(grader: Path, student: str) -> None:
     while nbgrader grades `student`: its graded copy is written, its grades are not yet."""
     import os
     import signal
+    import sqlite3
     import time
 
     proc = start_grading(grader, "autograde", "oublier")
     graded = grader / "autograded" / student / "oublier" / "oublier.ipynb"
+    rows = (  # nbgrader's rows of the submission: written before the answer runs
+        "SELECT count(*) FROM submitted_notebook n JOIN submitted_assignment a "
+        "ON a.id = n.assignment_id WHERE a.student_id = ?"
+    )
+
+    def rows_written() -> bool:  # read-only: never a write lock on the gradebook
+        try:
+            with sqlite3.connect(f"file:{grader / 'gradebook.db'}?mode=ro", uri=True) as db:
+                return db.execute(rows, (student,)).fetchone()[0] > 0
+        except sqlite3.OperationalError:  # locked while nbgrader writes: asked again
+            return False
+
     try:
         deadline = time.monotonic() + 240
-        while not graded.exists():
+        # its copy, then its rows (fresh clone, stop 57: a fixed 1 s after the copy was not
+        # always enough on a busy machine, and the next run saw a submission never graded)
+        while not (graded.exists() and rows_written()):
             assert proc.poll() is None, "make grade ended before grading the submission"
             assert time.monotonic() < deadline, "make grade never reached the submission"
-            time.sleep(0.01)
-        time.sleep(1)  # the answer is running in the sandbox (10 s): mid-grading
+            time.sleep(0.05)
+        time.sleep(0.5)  # the answer is running in the sandbox (10 s): mid-grading
         os.killpg(proc.pid, signal.SIGINT)
         proc.communicate(timeout=60)  # read as it ends: a full pipe would hold it
     finally:

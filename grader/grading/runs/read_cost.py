@@ -23,19 +23,20 @@ __all__ = ["READ_BYTES", "READ_SECONDS", "costly_reads"]
 READ_SECONDS = 5.0  # an invalid notebook of a real tool: 0.01 s
 READ_BYTES = 2**30
 _START_SECONDS = 60.0  # the reader's own start (nbformat imported), on a busy machine
+# its answers are ASCII keys: its output's encoding is the instructor's locale's
 _READER = """
 import json, sys
 import nbformat
-print("prêt", flush=True)
+print("ready", flush=True)
 for line in sys.stdin:
     try:
         nbformat.read(json.loads(line), as_version=4)
     except MemoryError:
-        print("mémoire", flush=True)
+        print("memory", flush=True)
     except Exception:  # unreadable: nbgrader names it, at no cost
-        print("illisible", flush=True)
+        print("unreadable", flush=True)
     else:
-        print("lu", flush=True)
+        print("read", flush=True)
 """
 _AFTER = (
     "\u00a0: demandez à l'élève de copier ses réponses dans un notebook du devoir neuf, puis de "
@@ -80,7 +81,7 @@ def costly_reads(notebooks: list[Path]) -> dict[Path, str]:
         )
         assert proc.stdin is not None
         try:
-            if _line(proc, _START_SECONDS) != "prêt":
+            if _line(proc, _START_SECONDS) != "ready":
                 raise GradingError(
                     f"Rien n'a été noté\u00a0: {sys.executable} n'a pas pu lire les notebooks "
                     "(nbformat ne se charge pas)\u00a0; vérifiez l'environnement (make setup)."
@@ -94,7 +95,7 @@ def costly_reads(notebooks: list[Path]) -> dict[Path, str]:
                     pending.insert(0, notebook)
                     break
                 said = _line(proc, READ_SECONDS)
-                if said in ("lu", "illisible"):
+                if said in ("read", "unreadable"):
                     continue
                 costly[notebook] = SLOW if said is None else BIG
                 break  # a new reader for the rest
