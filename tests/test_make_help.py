@@ -28,15 +28,20 @@ def defined_targets() -> set[str]:
     }
 
 
-def test_make_help_lists_every_target_with_what_it_does():
-    out = subprocess.run(
+def _help_text(folder) -> str:
+    """What `make help` prints in `folder`, started as a user starts it."""
+    return subprocess.run(
         ["make", "-s", "--no-print-directory", "help"],
-        cwd=REPO,
+        cwd=folder,
         capture_output=True,
         text=True,
         check=True,
         timeout=60,
     ).stdout
+
+
+def test_make_help_lists_every_target_with_what_it_does():
+    out = _help_text(REPO)
     listed = re.findall(r"^make ([a-z][a-z-]*)\b(.*)$", out, flags=re.M)
     names = [name for name, _ in listed]
     assert len(names) == len(set(names)), names
@@ -47,14 +52,8 @@ def test_make_help_lists_every_target_with_what_it_does():
 
 
 def _help(folder) -> list[tuple[str, str]]:
-    out = subprocess.run(
-        ["make", "-s", "--no-print-directory", "help"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout
+    """(target, what it does, its continuation lines joined) of each `make help` entry."""
+    out = _help_text(folder)
     return [
         (m[1], m[2].replace("\n    ", " "))
         for m in re.finditer(r"^make ([a-z][a-z-]*)(.*(?:\n    .*)*)", out, flags=re.M)

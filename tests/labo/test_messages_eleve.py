@@ -180,9 +180,13 @@ def _learner_kernel(folder: Path):
         km.shutdown_kernel(now=True)
 
 
-def _ran(kc, code: str, reply_timeout: float = 120) -> tuple[dict, str, list[str]]:
+def _ran(kc, code: str) -> tuple[dict, str, list[str]]:
     """Run `code` as a cell: (the reply's content, what it printed, the error lines shown)."""
-    msg_id = kc.execute(code)
+    return _answer(kc, kc.execute(code), 120)
+
+
+def _answer(kc, msg_id: str, reply_timeout: float) -> tuple[dict, str, list[str]]:
+    """The kernel's answer to the cell `msg_id`, as `_ran` gives it."""
     reply = kc.get_shell_msg(timeout=reply_timeout)
     assert reply["parent_header"]["msg_id"] == msg_id
     printed, shown = [], []
@@ -218,19 +222,9 @@ def test_a_check_stopped_by_the_learner_says_so_in_french_and_stops_their_functi
         time.sleep(1)  # their function is looping
         runners = _children(kernel)
         km.interrupt_kernel()
-        reply = kc.get_shell_msg(timeout=30)
-        assert reply["parent_header"]["msg_id"] == msg_id
-        assert reply["content"]["status"] == "error"
-        assert reply["content"]["ename"] == "VerificationInterrompue"
-        shown = []
-        while True:
-            msg = kc.get_iopub_msg(timeout=10)
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
-            if msg["msg_type"] == "error":
-                shown = msg["content"]["traceback"]
-            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-                break
+        reply, _printed, shown = _answer(kc, msg_id, 30)
+        assert reply["status"] == "error"
+        assert reply["ename"] == "VerificationInterrompue"
         assert shown == [
             "✘ Vérification interrompue (bouton Stop ou Ctrl-C)\u00a0: votre fonction a été "
             "arrêtée, rien n'est gardé de cet essai. Relancez la cellule quand vous voulez."
