@@ -44,6 +44,7 @@ __all__ = [
     "network_free_env",
     "open_files_under",
     "port_open",
+    "processes_left",
     "processes_matching",
     "say",
     "stop_group",
@@ -365,6 +366,18 @@ def processes_matching(match: Callable[[int, str], bool]) -> list[str]:
         if match(uid, cmdline) and not _foreign(proc, others, mine):
             found.append(f"{proc.pid} uid={uid} {state} ppid={ppid} {name} {cmdline}".rstrip())
     return found
+
+
+def processes_left(match: Callable[[int, str], bool], seconds: float = 10.0) -> list[str]:
+    """``processes_matching(match)`` once it is empty, or as it stands after `seconds`.
+
+    A process whose parent died before reaping it is the machine's init's to reap, on init's own
+    schedule (this machine's reaps about once a second): such a zombie runs no code, yet it is
+    listed until then. A process that escaped is still listed at the end."""
+    deadline = time.monotonic() + seconds
+    while (left := processes_matching(match)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left
 
 
 def command_line(process: psutil.Process | int) -> str:

@@ -23,7 +23,7 @@ from grading.nbgrader_ext.hidden import HIDDEN
 from grading.nbgrader_ext.outcome_record import METADATA_KEY
 from grading.samples import build_submission, carnets, write_all, written_answer
 from grading_course import generated_course, nbgrader
-from helpers import REPO, processes_matching, tp_points
+from helpers import REPO, processes_left, tp_points
 from learner_env import learner_env
 from nbgrader.api import Gradebook
 
@@ -104,7 +104,7 @@ def graded_course(tmp_path_factory) -> dict:
 def _submission_processes() -> list[str]:
     """Processes of a submission still alive: the sandbox's uids (grading as root), or the
     detached sleep of evasion_processus_detache."""
-    return processes_matching(lambda uid, cmd: uid in SANDBOX_UIDS or "sleep 864001" in cmd)
+    return processes_left(lambda uid, cmd: uid in SANDBOX_UIDS or "sleep 864001" in cmd)
 
 
 def test_student_version_is_the_committed_one(graded_course):

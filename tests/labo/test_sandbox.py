@@ -31,7 +31,7 @@ import pytest
 from evasions import grade_escapes, with_target
 from fuites import hidden_leaks
 from grade_attacks import GRADE_ATTACKS
-from helpers import REPO, processes_matching
+from helpers import REPO, processes_left, processes_matching
 from installed_course import installed_course
 
 from course.labo.criteria import TESTS
@@ -129,7 +129,7 @@ def _assert_refused(result: dict, files, listener: Listener, package: Path, befo
     assert listener.accepted == 0
     assert not (files["outside"] / "evasion_oublier.txt").exists()
     assert _digest(package) == before
-    assert processes_matching(lambda uid, cmd: f"sleep {marker}" in cmd) == []
+    assert processes_left(lambda uid, cmd: f"sleep {marker}" in cmd) == []
 
 
 @pytest.fixture(scope="module")
@@ -236,7 +236,7 @@ def test_escapes_are_refused_as_root(
     result = grade_escapes(config)
     _assert_refused(result, files, listener, package, before, marker)
     _assert_attacks_fail(result, expected_scores, hidden_leaks(paths=(str(tmp_path),)))
-    assert processes_matching(lambda uid, cmd: uid in SANDBOX_UIDS) == []
+    assert processes_left(lambda uid, cmd: uid in SANDBOX_UIDS) == []
 
 
 @pytest.mark.slow
@@ -351,7 +351,7 @@ def test_escapes_are_refused_as_an_unprivileged_instructor(
         _assert_refused(result, files, listener, package, before, marker)
         leaks = hidden_leaks(paths=(str(base), str(home)), uids=(account.pw_uid,))
         _assert_attacks_fail(result, expected_scores, leaks)
-        assert processes_matching(lambda uid, cmd: uid == account.pw_uid) == []
+        assert processes_left(lambda uid, cmd: uid == account.pw_uid) == []
     finally:
         _remove_user(name)
         shutil.rmtree(base, ignore_errors=True)

@@ -28,9 +28,8 @@ def _in_bwrap_kernel(
     lesson folder, tmp_path/notebooks/lecons), from that folder: the notebook run and each
     failed cell's (ename, evalue, traceback)."""
     import json
-    import time
 
-    from helpers import network_free_env, processes_matching
+    from helpers import network_free_env, processes_left
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
@@ -58,10 +57,7 @@ def _in_bwrap_kernel(
     finally:  # a kernel manager given to nbclient is the caller's to stop
         client.km.shutdown_kernel(now=True)
     # none of it outlives the test (they once did: two kernels left by every run)
-    for _ in range(50):
-        if not (left := processes_matching(lambda uid, cmdline: str(folder) in cmdline)):
-            break
-        time.sleep(0.1)
+    left = processes_left(lambda uid, cmdline: str(folder) in cmdline)
     assert not left, left
     errors = {
         c.id: (o.ename, o.evalue, o.traceback)

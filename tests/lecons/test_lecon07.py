@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 import psutil
 import pytest
-from helpers import REPO, load_factor, network_free_env, processes_matching
+from helpers import REPO, load_factor, network_free_env, processes_left
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from notebook_text import text_of
@@ -141,9 +141,7 @@ def test_the_exercise_passes_its_check_and_the_lesson_stops_and_tidies(lesson):
     assert "Bravo : la conversation de Chloé est effacée des tables ; sa seconde" in said
     end = text_of(lesson, "l7-c36")
     assert end == "Serveur arrêté : oui\nRestent : aucun fichier\n", end
-    left = processes_matching(
-        lambda _uid, cmd: "lecon07-pg" in cmd or "course.tuteur.instance" in cmd
-    )
+    left = processes_left(lambda _uid, cmd: "lecon07-pg" in cmd or "course.tuteur.instance" in cmd)
     assert left == [], left
 
 
