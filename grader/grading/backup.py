@@ -21,6 +21,7 @@ import io
 import json
 import os
 import sqlite3
+import stat
 import sys
 import tarfile
 import tempfile
@@ -45,9 +46,10 @@ from .classroom.gradebook import (
     sqlite_copy,
 )
 from .classroom.ids import RosterError, normalize_id, quoted, read_roster, shown
-from .classroom.paths import CourseDirs, files_under
+from .classroom.paths import TOO_DEEP, TOO_LONG, CourseDirs, strange, tree
 from .erase_learner import erase
 from .french.french_args import FrenchParser
+from .french.french_format import listed
 from .french.system_reason import GradingError, french_message, french_reason
 from .privacy.backup_files import (
     GRADEBOOK,
@@ -210,9 +212,14 @@ def _complete_in(gradebook: Path) -> dict[tuple[str, str], dict[str, set[str]]]:
 
 def _take_graded(folder: Path, since_ns: int) -> list[tuple[Path, bytes, float]] | None:
     """Every file under `folder`, read, if each was last written before `since_ns` and did not
-    change while read (a notebook must be whole JSON); None otherwise. Links are never followed."""
+    change while read (a notebook must be whole JSON) and it holds nothing but folders and plain
+    files; None otherwise. Links are never followed."""
     taken = []
-    for _, file in files_under(folder, levels=3):  # grader/autograded/<id>/<assignment>
+    passed: list[tuple[Path, str]] = []
+    entries = tree(folder, 3, passed)  # grader/autograded/<id>/<assignment>
+    if passed or any(mode not in (stat.S_IFDIR, stat.S_IFREG) for _, _, mode in entries):
+        return None
+    for file in (path for _, path, mode in entries if mode == stat.S_IFREG):
         try:
             before = file.stat().st_mtime_ns
             data = file.read_bytes()
@@ -252,9 +259,13 @@ def backup(
     grader_dir: Path | None = None,
     confirm: bool = False,
     damaged: dict[Path, str] | None = None,
+    not_saved: list[tuple[str, str]] | None = None,
 ) -> tuple[Path, dict[str, int], list[str]]:
     """Write one backup archive; (its path, files per part, graded copies left out). Refused
-    (BackupError) when it would hold less than the last one, unless `confirm`."""
+    (BackupError) when it would hold less than the last one, unless `confirm`. What it saves
+    nothing of goes in `not_saved` (path in the backup, why): a link, a fifo, a folder too deep
+    or unreadable, named; the rest of the class is saved (one student's trap folder refused
+    every backup of the class)."""
     dirs, gradebook, folders = _dirs(grader_dir)
     if why := unfinished_restore(dirs.grader_dir):  # it would back up an erased learner again
         raise BackupError(f"{REFUSED}{why}")
@@ -272,6 +283,7 @@ def backup(
     writing = os.dup(fd)  # its lock (``_new_archive``) outlives the file object, until renamed
     files: dict[str, str] = {}
     left_out: list[str] = []
+    unsaved = [] if not_saved is None else not_saved
     try:
         with (
             os.fdopen(fd, "wb") as raw,
@@ -300,12 +312,18 @@ def backup(
             kept: set[tuple[str, str]] = set()  # graded copies taken
             for part, folder in folders.items():
                 tops: set[tuple[str, str]] = set()
-                for rel, file in files_under(folder):
+                passed: list[tuple[Path, str]] = []
+                for rel, file, mode in tree(folder, passed=passed):
                     parts = rel.split("/")
                     if part in ("autograded", "feedback") and len(parts) > 2:
                         tops.add((parts[0], parts[1]))  # taken whole below, or left out
-                    elif (data := _read_stable(file)) is not None:
+                    elif mode != stat.S_IFDIR and (what := strange(file)) is not None:
+                        unsaved.append((f"{part}/{rel}", what))
+                    elif mode == stat.S_IFREG and (data := _read_stable(file)) is not None:
                         add(f"{part}/{rel}", data, file.stat().st_mtime)
+                for skipped, why in passed:
+                    where = skipped.relative_to(folder).as_posix()
+                    unsaved.append((f"{part}/{where}", f"{why}, non parcouru"))
                 for top in sorted(tops):
                     where = folder / top[0] / top[1]
                     taken = _take_graded(where, since_ns)
@@ -342,6 +360,7 @@ def backup(
                 "files": files,
             }
             manifest["left_out"] = left_out
+            manifest["not_saved"] = [[name, why] for name, why in unsaved]
             add(MANIFEST, json.dumps(manifest, indent=1, sort_keys=True).encode())
         os.replace(tmp, path)
     except BaseException:
@@ -709,6 +728,25 @@ def _say_erased(erased: ErasedOnRestore) -> int:
     return 1 if erased.erased or erased.failures else 0
 
 
+_FAILED = (TOO_DEEP, TOO_LONG, "illisible")  # what holds data the backup could not read
+
+
+def _say_unsaved(unsaved: list[tuple[str, str]], grader_dir: Path | None) -> None:
+    """Name what the backup holds nothing of: links and fifos are never followed nor read (skipped),
+    a folder too deep or unreadable is data not saved (failed: exit status 1). The whole list
+    goes to rapport/sauvegarde.log (a hostile submission can hold thousands)."""
+    items = [shown(f"{name} ({why})") for name, why in unsaved]
+    if not items:
+        return
+    log = _dirs(grader_dir)[0].log_file("sauvegarde")
+    log.write_text("\n".join(items) + "\n", encoding="utf-8")
+    header = (
+        f"✘ Non sauvegardé(s), {len(items)} (jamais suivis ni lus\u00a0; un dossier trop profond "
+        "ou illisible\u00a0: déplacez-le hors du cours, puis relancez)\u00a0:"
+    )
+    print(*listed(header, items, log), sep="\n", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = FrenchParser(
         prog="python -m grading.backup",
@@ -776,9 +814,10 @@ def main(argv: list[str] | None = None) -> int:
             return _say_erased(erased)
         folder = args.dossier or _dirs(args.grader_dir)[0].backups
         passed: dict[Path, str] = {}  # damaged backups the check passed over
+        unsaved: list[tuple[str, str]] = []
         if args.command == "sauvegarder":
             path, counts, left_out = backup(
-                folder, args.eleves, args.hub_db, args.grader_dir, args.confirmer, passed
+                folder, args.eleves, args.hub_db, args.grader_dir, args.confirmer, passed, unsaved
             )
             print(f"Sauvegarde écrite\u00a0: {path} ({_summary(counts)}).")
             if left_out:
@@ -786,6 +825,7 @@ def main(argv: list[str] | None = None) -> int:
                     "Laissées de côté (notées après la copie du carnet de notes, refaites par "
                     f"le prochain make grade, puis make feedback)\u00a0: {', '.join(left_out)}."
                 )
+            _say_unsaved(unsaved, args.grader_dir)
         if args.garder is not None and args.garder < 1:
             raise BackupError("GARDER doit valoir au moins 1 (la sauvegarde la plus récente).")
         days = RETENTION_DAYS if args.garder_jours is None else args.garder_jours
@@ -806,7 +846,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"(rm {path}) ou gardez-la pour en tirer ce qui peut l'être.",
                 file=sys.stderr,
             )
-        if passed or damaged:
+        if passed or damaged or any(why.startswith(_FAILED) for _, why in unsaved):
             return 1
     except (GradingError, FileNotFoundError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)

@@ -46,7 +46,7 @@ from .classroom.ids import (
 )
 from .classroom.paths import course_dirs, load_config, not_regular, tree
 from .french.french_args import FrenchParser
-from .french.french_format import COURSE_TIME_ZONE, french_datetime
+from .french.french_format import COURSE_TIME_ZONE, french_datetime, listed
 from .french.system_reason import GradingError, french_message, french_reason
 from .privacy.erasure_register import skip_erased
 from .privacy.packed import DAMAGED, UNOPENABLE, unopenable_reason
@@ -83,9 +83,6 @@ class Member:
     exact: bool = False  # `date` from the zip's extended timestamp (UTC), not a DOS date
 
 
-LISTED = 50  # items of a list the terminal shows; the whole summary goes to the report folder
-
-
 @dataclass
 class ZipReport:
     collected: list[str] = field(default_factory=list)  # new students
@@ -100,15 +97,7 @@ class ZipReport:
 
     def lines(self, assignment: str, whole: Path | None = None) -> list[str]:
         """The summary; with `whole` (where the whole of it is written), each list is cut at
-        LISTED items: one hostile archive of 200,000 members printed 200,000 lines."""
-
-        def _listed(header: str, items: list) -> list[str]:
-            more = len(items) - LISTED if whole is not None else 0
-            if more <= 0:
-                return [header, *(f"  - {item}" for item in items)] if items else []
-            tail = f"  … et {more} autre(s)\u00a0: liste complète dans {whole}"
-            return [header, *(f"  - {item}" for item in items[:LISTED]), tail]
-
+        LISTED items (``french_format.listed``)."""
         out = [
             f"{assignment}\u00a0: {len(self.collected)} élève(s) collecté(s), "
             f"{len(self.replaced)} copie(s) plus récente(s) remplacée(s), "
@@ -123,11 +112,11 @@ class ZipReport:
         ):
             if items:
                 out.append(f"{label}\u00a0: {', '.join(items)}")
-        out += _listed("Copies précédentes gardées dans\u00a0:", self.kept)
-        out += _listed("Heure de rendu écrite (timestamp.txt)\u00a0:", self.dated)
+        out += listed("Copies précédentes gardées dans\u00a0:", self.kept, whole)
+        out += listed("Heure de rendu écrite (timestamp.txt)\u00a0:", self.dated, whole)
         if self.undated:
             what = f"✘ {len(self.undated)} copie(s) collectée(s) sans heure de rendu connue\u00a0:"
-            out += _listed(what, self.undated)
+            out += listed(what, self.undated, whole)
             out.append(
                 "  Choisissez la règle, la même pour tous, et relancez\u00a0: "
                 "make zip-collect SANS_HEURE=a-l-heure (datées de la date limite) ou "
@@ -135,7 +124,9 @@ class ZipReport:
             )
         if self.ignored:
             out.append(f"{len(self.ignored)} fichier(s) ignoré(s) (pas un notebook)")
-        out += _listed(f"✘ {len(self.problems)} fichier(s) non collecté(s)\u00a0:", self.problems)
+        out += listed(
+            f"✘ {len(self.problems)} fichier(s) non collecté(s)\u00a0:", self.problems, whole
+        )
         return [shown(line) for line in out]  # names from the archive: no escape, no new line
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from grading import zip_collect
+from grading.french.french_format import LISTED
 from grading.samples import build_submission
 from grading_course import grading, register
 from nbgrader.api import Gradebook
@@ -383,13 +384,13 @@ def test_an_archive_of_many_bad_members_is_summed_up_not_printed_whole(course):
     member. Each list shows its first LISTED items and says how many more, and where the whole
     summary is written (rapport/zip-collect.log); the good member is collected (the control)."""
     archive = course / "downloaded" / "oublier" / "archive"
-    members = {f"../evade{k}/oublier.ipynb": "{}" for k in range(zip_collect.LISTED + 70)}
+    members = {f"../evade{k}/oublier.ipynb": "{}" for k in range(LISTED + 70)}
     members["rendus/ana/oublier.ipynb"] = _notebook(course, "complete_vacuum")
     _zip(archive / "rendus-ent.zip", members)
     proc = grading(course, "zip_collect", "oublier")
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
-    assert out.count("chemin qui sort du dossier") == zip_collect.LISTED, out
+    assert out.count("chemin qui sort du dossier") == LISTED, out
     whole = course / "rapport" / "zip-collect.log"
     assert f"  … et 70 autre(s){Q}: liste complète dans {whole}" in out, out
     assert whole.read_text(encoding="utf-8").count("chemin qui sort du dossier") == len(members) - 1

@@ -41,6 +41,7 @@ __all__ = [
     "no_course",
     "not_regular",
     "root_problem",
+    "strange",
     "TooDeep",
     "tree",
 ]
@@ -161,17 +162,27 @@ class TooDeep(GradingError):
         self.folder, self.why = folder, why
 
 
-def tree(folder: Path, levels: int = 1) -> list[tuple[str, Path, int]]:
+def tree(
+    folder: Path, levels: int = 1, passed: list[tuple[Path, str]] | None = None
+) -> list[tuple[str, Path, int]]:
     """(path under `folder`, path, file type from ``lstat``, 0 if unreadable) of every entry
-    under `folder` (`levels` below grader/), sorted; links never followed, unreadable folders
-    passed over, no recursion; TooDeep past MAX_DEPTH levels below grader/."""
+    under `folder` (`levels` below grader/), sorted; links never followed, no recursion.
+
+    A folder past MAX_DEPTH levels below grader/, or past the system's path length, raises
+    TooDeep; given `passed`, it is listed there with why (and so is an unreadable folder), and
+    the walk goes on: the backup saves the rest of the class and names it."""
     found, stack = [], [(folder, "", levels)]
     while stack:
         base, prefix, depth = stack.pop()
         try:
             names = os.listdir(base)
         except OSError as exc:
-            if exc.errno == errno.ENAMETOOLONG:  # its files would be left out, unsaid
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR):  # gone, or never was
+                continue
+            why = TOO_LONG if exc.errno == errno.ENAMETOOLONG else "illisible"
+            if passed is not None:
+                passed.append((base, why))
+            elif why == TOO_LONG:  # its files would be left out, unsaid
                 raise TooDeep(base, TOO_LONG) from None
             continue
         for name in names:
@@ -180,12 +191,18 @@ def tree(folder: Path, levels: int = 1) -> list[tuple[str, Path, int]]:
                 mode = stat.S_IFMT(path.lstat().st_mode)
             except OSError as exc:
                 if exc.errno == errno.ENAMETOOLONG:
-                    raise TooDeep(path, TOO_LONG) from None
-                mode = 0  # unreadable: named by who cares (not_regular), never a file
+                    if passed is None:
+                        raise TooDeep(path, TOO_LONG) from None
+                    passed.append((path, TOO_LONG))
+                    continue
+                mode = 0  # unreadable: named by who cares (strange), never a file
+            if mode == stat.S_IFDIR and depth + 1 > MAX_DEPTH:
+                if passed is None:
+                    raise TooDeep(path)
+                passed.append((path, TOO_DEEP))
+                continue
             found.append((rel, path, mode))
             if mode == stat.S_IFDIR:
-                if depth + 1 > MAX_DEPTH:
-                    raise TooDeep(path)
                 stack.append((path, f"{rel}/", depth + 1))
     return sorted(found, key=lambda entry: entry[1])
 
@@ -205,48 +222,52 @@ _KINDS = {
 }
 
 
+def strange(path: Path, guarded: frozenset[tuple[int, int]] = frozenset()) -> str | None:
+    """What `path` is, in French, when it is no folder or plain file: a link (never followed:
+    nbgrader would copy its target, the gradebook or ``/etc/shadow``, as the student's), a fifo,
+    a device, a file unreadable, or a `guarded` file ((device, inode): the gradebook) under
+    another name; None for a folder or a plain file. Other hard links are plain files: a
+    teacher's ``cp -al`` makes them, a student cannot link a file not theirs
+    (protected_hardlinks; collects copy)."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return "illisible"
+    mode = stat.S_IFMT(info.st_mode)
+    if mode == stat.S_IFREG and (info.st_dev, info.st_ino) in guarded:
+        return "le carnet de notes lui-même, sous un autre nom (lien physique)"
+    if mode == stat.S_IFLNK:
+        return f"lien symbolique vers «\u00a0{os.readlink(path)}\u00a0», non suivi"
+    if mode in (stat.S_IFDIR, stat.S_IFREG):
+        return None
+    return _KINDS.get(mode, "fichier spécial")
+
+
 def not_regular(
     folder: Path, guarded: Iterable[Path] = (), levels: int = 1
 ) -> list[tuple[str, str]]:
     """(path under `folder`, what it is in French) of each entry of `folder` (itself as ``.``)
-    that is no folder or plain file: a link (never followed: nbgrader would copy its target, the
-    gradebook or ``/etc/shadow``, as the student's), a fifo, a device, a `guarded` file (the
-    gradebook) under another name. Other hard links are plain files: a teacher's ``cp -al``
-    makes them, a student cannot link a file not theirs (protected_hardlinks; collects copy)."""
-    found: list[tuple[str, str]] = []
+    that is no folder or plain file (``strange``), or a folder not walked (too deep, a path
+    too long, unreadable)."""
     guarded_ids = set()
     for path in guarded:
         with suppress(OSError):
             info = path.stat()
             guarded_ids.add((info.st_dev, info.st_ino))
-
-    def walk_into(path: Path, rel: str) -> bool:  # a folder to walk, else named if strange
-        try:
-            info = path.lstat()
-        except OSError:
-            found.append((rel, "illisible"))
-            return False
-        mode = stat.S_IFMT(info.st_mode)
-        if mode == stat.S_IFDIR:
-            return True
-        if mode == stat.S_IFREG and (info.st_dev, info.st_ino) in guarded_ids:
-            found.append((rel, "le carnet de notes lui-même, sous un autre nom (lien physique)"))
-        elif mode == stat.S_IFLNK:
-            what = f"lien symbolique vers «\u00a0{os.readlink(path)}\u00a0», non suivi"
-            found.append((rel, what))
-        elif mode != stat.S_IFREG:
-            found.append((rel, _KINDS.get(mode, "fichier spécial")))
-        return False
-
-    if not os.path.lexists(folder) or not walk_into(folder, "."):
-        return found
-    try:
-        entries = tree(folder, levels)
-    except TooDeep as deep:
-        return [(deep.folder.relative_to(folder).as_posix(), f"{deep.why}, non parcouru")]
-    for rel, path, mode in entries:
-        if mode != stat.S_IFDIR:
-            walk_into(path, rel)
+    ids = frozenset(guarded_ids)
+    if not os.path.lexists(folder):
+        return []
+    if (what := strange(folder, ids)) is not None:
+        return [(".", what)]
+    if not folder.is_dir():
+        return []
+    passed: list[tuple[Path, str]] = []
+    found = [
+        (rel, what)
+        for rel, path, mode in tree(folder, levels, passed)
+        if mode != stat.S_IFDIR and (what := strange(path, ids)) is not None
+    ]
+    found += [(path.relative_to(folder).as_posix(), f"{why}, non parcouru") for path, why in passed]
     return sorted(found)
 
 

@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import unicodedata
 from datetime import UTC, datetime
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from course.labo.french_number import french_number
 
 __all__ = [
+    "LISTED",
     "COURSE_TIME_ZONE",
     "collation_key",
     "french_datetime",
     "french_day",
     "french_integer",
     "french_score",
+    "listed",
     "points_text",
     "seconds_text",
 ]
@@ -62,6 +65,20 @@ def french_day(iso: str) -> str:
 def french_integer(value: int) -> str:
     """A count the French way: ``6\u00a0300\u00a0000`` (thousands apart, no-break spaces)."""
     return f"{value:,}".replace(",", "\u00a0")
+
+
+LISTED = 50  # items of a list the terminal shows; the whole list goes to a file
+
+
+def listed(header: str, items: list, whole: Path | None = None) -> list[str]:
+    """`header` and `items` one per line; with `whole` (the file where the whole list is
+    written), cut at LISTED items: one hostile archive of 200,000 members printed 200,000
+    lines. Nothing for no items."""
+    more = len(items) - LISTED if whole is not None else 0
+    if more <= 0:
+        return [header, *(f"  - {item}" for item in items)] if items else []
+    tail = f"  … et {more} autre(s)\u00a0: liste complète dans {whole}"
+    return [header, *(f"  - {item}" for item in items[:LISTED]), tail]
 
 
 def points_text(value: float) -> str:

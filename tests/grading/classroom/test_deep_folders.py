@@ -2,7 +2,7 @@
 ``os.walk`` and ``rglob`` failed with RecursionError, so ``make grade`` graded nobody and
 ``make sauvegarde`` wrote no backup, in English. The class's one walker
 (``classroom.paths.tree``) never recurses and stops at ``MAX_DEPTH``: that student is refused
-and named, the others graded; the backup refuses in French, naming the folder."""
+and named, the others graded; the backup saves the rest of the class and names the folder."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from grading.classroom.paths import MAX_DEPTH, TooDeep, files_under, not_regular
+from grading.classroom.paths import MAX_DEPTH, TOO_DEEP, TooDeep, files_under, not_regular
 from grading_course import grading, register, submit
 
 DEPTH = 1100  # the attack's
@@ -72,7 +72,7 @@ def test_a_trap_folder_fails_its_student_only_and_what_grade_accepts_is_backed_u
     submitted/edge/oublier/ (32 under grader/) are graded, then backed up once host's is gone."""
     register(course, "ana", "edge", "host")
     submit(course, "ana", "complete_vacuum")
-    _deep(submit(course, "edge", "complete_vacuum"), MAX_DEPTH - 3, "b")
+    (_deep(submit(course, "edge", "complete_vacuum"), MAX_DEPTH - 3, "b") / "n.txt").touch()
     folder = submit(course, "host", "complete_vacuum")
     trap.append(folder / "a")
     _deep(folder)
@@ -82,13 +82,45 @@ def test_a_trap_folder_fails_its_student_only_and_what_grade_accepts_is_backed_u
     assert "2 rendu(s) noté(s)" in said and "RecursionError" not in said, said
     assert "host" in said and "dossiers trop profonds" in said and "edge" not in said, said
     assert f"plus de {MAX_DEPTH} niveaux de dossiers imbriqués sous grader/" in said, said
+    # stop 58: the backup saves the class, names host's trap, and says it failed (exit 1)
     saved = grading(course, "backup", "sauvegarder")
     said = saved.stdout + saved.stderr
-    assert saved.returncode == 2 and "Traceback" not in said, said
-    assert f"plus de {MAX_DEPTH} niveaux de dossiers imbriqués" in said and "host/oublier/a" in said
+    assert saved.returncode == 1 and "Traceback" not in said, said
+    assert "Sauvegarde écrite" in said and "✘ Non sauvegardé(s), 1 " in said, said
+    assert f"submitted/host/oublier/{'a/' * (MAX_DEPTH - 3)}a ({TOO_DEEP}, non parcouru)" in said
+    members = _members(course)
+    for student in ("ana", "edge", "host"):  # host's notebook too: only the trap is left
+        assert f"submitted/{student}/oublier/oublier.ipynb" in members, members
+    assert f"submitted/edge/oublier/{'b/' * (MAX_DEPTH - 3)}n.txt" in members
     subprocess.run(["rm", "-rf", str(folder / "a")], check=True)
-    saved = grading(course, "backup", "sauvegarder")
-    assert saved.returncode == 0, saved.stdout + saved.stderr
+    saved = grading(course, "backup", "sauvegarder", "--confirmer")
+    assert saved.returncode == 0 and "Non sauvegardé" not in saved.stderr, saved.stderr
+
+
+def _members(course: Path) -> list[str]:
+    """The members of the newest backup of `course`."""
+    import tarfile
+
+    newest = sorted((course / "sauvegardes").glob("sauvegarde-*.tar.gz"))[-1]
+    with tarfile.open(newest) as tar:
+        return tar.getnames()
+
+
+def test_links_and_fifos_are_named_by_the_backup_never_followed(course, tmp_path):
+    """Left by stop 57: the backup left links and fifos out without a word. They are named
+    (skipped, exit 0: nothing of the class is lost), never followed; the rest is saved."""
+    folder = submit(course, "ana", "complete_vacuum")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("le secret de l'enseignant", encoding="utf-8")
+    (folder / "lien.txt").symlink_to(secret)
+    os.mkfifo(folder / "tube")
+    saved = grading(course, "backup", "sauvegarder", "--confirmer")
+    said = saved.stdout + saved.stderr
+    assert saved.returncode == 0 and "✘ Non sauvegardé(s), 2 " in said, said
+    assert f"submitted/ana/oublier/lien.txt (lien symbolique vers «\u00a0{secret}" in said, said
+    assert "submitted/ana/oublier/tube (tube nommé, fifo)" in said, said
+    assert "submitted/ana/oublier/oublier.ipynb" in _members(course)
+    assert "submitted/ana/oublier/lien.txt" not in _members(course)
 
 
 def _zip_collected(course: Path, students: tuple[str, ...]) -> str:
