@@ -66,6 +66,7 @@ from ..classroom.kept_columns import ID_COLUMNS
 from ..classroom.paths import (
     DEMO_FOLDER,
     MAX_DEPTH,
+    TOO_DEEP,
     TooDeep,
     course_dirs,
     files_under,
@@ -1007,7 +1008,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
 
     def walk(folder: Path, in_place: bool, repository: Path | None = None):
         if len(folder.relative_to(top).parts) > MAX_DEPTH:  # a trap, never a learner's work
-            detail = f"plus de {MAX_DEPTH} niveaux de dossiers imbriqués, non parcouru"
+            detail = f"{TOO_DEEP}, non parcouru"  # as every walk of the class says it
             out.add(_UNREAD, folder, detail, BY_HAND, folder)
             return
         try:

@@ -238,7 +238,7 @@ def test_a_classmates_trap_folder_is_named_for_her_to_check_never_a_recursion_er
     proof over it, nothing erased until it is dealt with."""
     import subprocess
 
-    from grading.classroom.paths import MAX_DEPTH
+    from grading.classroom.paths import TOO_DEEP
 
     folder = petite_classe["grader"] / "submitted" / "ben" / "oublier"
     inner = folder / "/".join(["a"] * 1100)
@@ -251,7 +251,7 @@ def test_a_classmates_trap_folder_is_named_for_her_to_check_never_a_recursion_er
         said = str(refused.value)
         assert "1 endroit(s)" in said and "non lu par cette commande" in said, said
         assert "submitted/ben/oublier/a/a/a/" in said, said
-        assert f"plus de {MAX_DEPTH} niveaux de dossiers imbriqués, non parcouru" in said, said
+        assert f"{TOO_DEEP}, non parcouru" in said, said
     finally:
         subprocess.run(["rm", "-rf", str(folder / "a")], check=True)
 
