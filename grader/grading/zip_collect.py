@@ -46,7 +46,7 @@ from .classroom.ids import (
 )
 from .classroom.paths import course_dirs, load_config, not_regular, tree
 from .french.french_args import FrenchParser
-from .french.french_format import COURSE_TIME_ZONE, french_datetime, listed
+from .french.french_format import COURSE_TIME_ZONE, collation_key, french_datetime, listed
 from .french.system_reason import GradingError, french_message, french_reason
 from .privacy.erasure_register import skip_erased
 from .privacy.packed import DAMAGED, UNOPENABLE, unopenable_reason
@@ -111,7 +111,7 @@ class ZipReport:
             ("Plus anciens que la copie collectée, non repris", self.older),
         ):
             if items:
-                out.append(f"{label}\u00a0: {', '.join(items)}")
+                out.append(f"{label}\u00a0: {', '.join(sorted(items, key=collation_key))}")
         out += listed("Copies précédentes gardées dans\u00a0:", self.kept, whole)
         out += listed("Heure de rendu écrite (timestamp.txt)\u00a0:", self.dated, whole)
         if self.undated:

@@ -71,9 +71,10 @@ LISTED = 50  # items of a list the terminal shows; the whole list goes to a file
 
 
 def listed(header: str, items: list, whole: Path | None = None) -> list[str]:
-    """`header` and `items` one per line; with `whole` (the file where the whole list is
-    written), cut at LISTED items: one hostile archive of 200,000 members printed 200,000
-    lines. Nothing for no items."""
+    """`header` and `items` one per line, in French order; with `whole` (the file where the
+    whole list is written), cut at LISTED items: one hostile archive of 200,000 members printed
+    200,000 lines. Nothing for no items."""
+    items = sorted(items, key=lambda item: collation_key(str(item)))
     more = len(items) - LISTED if whole is not None else 0
     if more <= 0:
         return [header, *(f"  - {item}" for item in items)] if items else []

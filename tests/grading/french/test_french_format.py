@@ -6,10 +6,12 @@ from __future__ import annotations
 from datetime import datetime
 
 from grading.french.french_format import (
+    LISTED,
     collation_key,
     french_datetime,
     french_day,
     french_score,
+    listed,
 )
 from grading.nbgrader_ext.criterion_titles import criterion_title
 from grading.nbgrader_ext.feedback_page import student_name
@@ -100,3 +102,17 @@ def test_a_day_as_a_french_reader_writes_it():
     collect's refusal all say it this way)."""
     assert french_day("2026-12-04") == "04/12/2026"
     assert french_day("?") == "?" and french_day("2026-12") == "2026-12"
+
+
+def test_a_list_is_in_french_order_and_cut_where_a_file_has_it_whole(tmp_path):
+    """One home for the lists a class command prints (zip-collect's, the backup's): sorted as a
+    French reader looks for a name, cut at LISTED items only when the whole list is in a file."""
+    items = [f"élève{k:03d}" for k in range(LISTED + 5)][::-1] + ["Zoé", "émile", "eric"]
+    whole = tmp_path / "liste.log"
+    shown = listed("Entête\u00a0:", items, whole)
+    assert shown[0] == "Entête\u00a0:" and len(shown) == LISTED + 2
+    assert shown[1:4] == ["  - élève000", "  - élève001", "  - élève002"]
+    assert shown[-1] == f"  … et {len(items) - LISTED} autre(s)\u00a0: liste complète dans {whole}"
+    every = listed("Entête\u00a0:", ["Zoé", "émile", "eric", "Ève"])
+    assert every[1:] == ["  - émile", "  - eric", "  - Ève", "  - Zoé"]
+    assert listed("Entête\u00a0:", [], whole) == []
