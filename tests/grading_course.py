@@ -31,8 +31,10 @@ __all__ = [
     "generated_course",
     "generated_template",
     "grading",
+    "long_path",
     "make",
     "nbgrader",
+    "read_below",
     "register",
     "run_tool",
     "submit",
@@ -94,13 +96,22 @@ def nbgrader(
     return run_tool(grader, str(bin_dir / "nbgrader"), *args, timeout=timeout, bin_dir=bin_dir)
 
 
+# root reads a file of mode 000; a teacher does not: without these two capabilities, root does
+# not either (a test's teacher meets a student's unreadable file as on the hub)
+_NO_READ_BYPASS = ("dac_override", "dac_read_search")
+
+
 def grading(
-    grader: Path, module: str, *args: str, bin_dir: Path = BIN
+    grader: Path, module: str, *args: str, bin_dir: Path = BIN, as_teacher: bool = False
 ) -> subprocess.CompletedProcess:
     """``python -m grading.<module>``, started in the course's grader/ folder as `make` starts
-    it; with ``bin_dir``, by that venv's python."""
-    python = str(bin_dir / "python")
-    return run_tool(grader, python, "-m", f"grading.{module}", *args, bin_dir=bin_dir)
+    it; with ``bin_dir``, by that venv's python; with `as_teacher`, unable to read what its
+    user cannot (root too)."""
+    command = [str(bin_dir / "python"), "-m", f"grading.{module}", *args]
+    if as_teacher and os.geteuid() == 0:
+        drop = ",".join(f"-{cap}" for cap in _NO_READ_BYPASS)
+        command = ["setpriv", f"--bounding-set={drop}", f"--inh-caps={drop}", "--", *command]
+    return run_tool(grader, *command, bin_dir=bin_dir)
 
 
 def start_grading(grader: Path, module: str, *args: str) -> subprocess.Popen:
@@ -221,6 +232,40 @@ def tree_digest(folder: Path) -> dict[str, bytes]:
         for p in sorted(folder.rglob("*"))
         if p.is_file() and "__pycache__" not in p.parts
     }
+
+
+def long_path(folder: Path, levels: int, data: bytes, name: str = "secret.txt") -> list[str]:
+    """`levels` nested folders of 250 characters in `folder` (17 make about 4,300 characters:
+    past PATH_MAX), made one by one from the one before, a file `name` holding `data` at the
+    bottom; the names, from `folder` down."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY)
+    for _ in range(levels):
+        os.mkdir("x" * 250, dir_fd=fd)
+        inner = os.open("x" * 250, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    out = os.open(name, os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd)
+    os.write(out, data)
+    os.close(out)
+    os.close(fd)
+    return ["x" * 250] * levels + [name]
+
+
+def read_below(folder: Path, names: list[str]) -> bytes:
+    """The bytes of `folder`/`names`…, reached folder by folder (its whole path may be past
+    PATH_MAX)."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        for name in names[:-1]:
+            inner = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        out = os.open(names[-1], os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
+        with os.fdopen(out, "rb") as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
 
 
 def clone_head(dest: Path) -> Path:

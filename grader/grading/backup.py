@@ -20,6 +20,8 @@ import hashlib
 import io
 import json
 import os
+import re
+import secrets
 import sqlite3
 import stat
 import sys
@@ -156,7 +158,9 @@ def _dirs(grader_dir: Path | None) -> tuple[CourseDirs, Path, dict[str, Path]]:
 
 
 def _read_stable(path: Path) -> bytes | None:
-    """The bytes of `path`; a notebook being written is read again. None if it went away."""
+    """The bytes of `path`; a notebook being written (not whole JSON, written in the last
+    seconds) is read again. None if it went away. A notebook long invalid is read once: ten
+    thousand of them cost a backup 5.5 hours at 20 tries each."""
     for _ in range(20):
         try:
             data = path.read_bytes()
@@ -168,8 +172,14 @@ def _read_stable(path: Path) -> bytes | None:
         except RecursionError:  # whole, but nested deeper than json goes: a student's own
             return data
         except ValueError:
+            with suppress(OSError):  # gone meanwhile: the next read says so
+                if time.time() - path.stat().st_mtime > _WRITING_SECONDS:
+                    return data
             time.sleep(0.1)
     return data
+
+
+_WRITING_SECONDS = 5  # a notebook changed this recently may still be being written
 
 
 def _complete_in(gradebook: Path) -> dict[tuple[str, str], dict[str, set[str]]]:
@@ -212,12 +222,12 @@ def _complete_in(gradebook: Path) -> dict[tuple[str, str], dict[str, set[str]]]:
 
 def _take_graded(folder: Path, since_ns: int) -> list[tuple[Path, bytes, float]] | None:
     """Every file under `folder`, read, if each was last written before `since_ns` and did not
-    change while read (a notebook must be whole JSON) and it holds nothing but folders and plain
-    files; None otherwise. Links are never followed."""
+    change while read (a notebook must be whole JSON), and no folder of it was passed over; None
+    otherwise. Links are never followed (the backup names them)."""
     taken = []
     passed: list[tuple[Path, str]] = []
     entries = tree(folder, 3, passed)  # grader/autograded/<id>/<assignment>
-    if passed or any(mode not in (stat.S_IFDIR, stat.S_IFREG) for _, _, mode in entries):
+    if passed:
         return None
     for file in (path for _, path, mode in entries if mode == stat.S_IFREG):
         try:
@@ -315,12 +325,16 @@ def backup(
                 passed: list[tuple[Path, str]] = []
                 for rel, file, mode in tree(folder, passed=passed):
                     parts = rel.split("/")
-                    if part in ("autograded", "feedback") and len(parts) > 2:
-                        tops.add((parts[0], parts[1]))  # taken whole below, or left out
-                    elif mode != stat.S_IFDIR and (what := strange(file)) is not None:
+                    if mode != stat.S_IFDIR and (what := strange(file)) is not None:
                         unsaved.append((f"{part}/{rel}", what))
-                    elif mode == stat.S_IFREG and (data := _read_stable(file)) is not None:
-                        add(f"{part}/{rel}", data, file.stat().st_mtime)
+                    elif part in ("autograded", "feedback") and len(parts) > 2:
+                        tops.add((parts[0], parts[1]))  # taken whole below, or left out
+                    elif mode == stat.S_IFREG:
+                        try:
+                            if (data := _read_stable(file)) is not None:
+                                add(f"{part}/{rel}", data, file.stat().st_mtime)
+                        except OSError as exc:  # a student's mode 000 kept by unzip or cp -a
+                            unsaved.append((f"{part}/{rel}", f"illisible ({french_reason(exc)})"))
                 for skipped, why in passed:
                     where = skipped.relative_to(folder).as_posix()
                     unsaved.append((f"{part}/{where}", f"{why}, non parcouru"))
@@ -474,19 +488,24 @@ def restore(
     reenrol: set[str] | None = None,
     register: Path | None = None,
     confirm: bool = False,
+    not_saved: list[str] | None = None,
 ) -> tuple[dict[str, int], ErasedOnRestore]:
     """Restore `archive` into a course with no gradebook, submissions or roster yet; a learner
     the erasure register holds (or re-enrolled after the backup) is erased again, unless `reenrol`
     names them. Without a register (beside the gradebook or the archive, or in `register`),
     refused unless `confirm`: then ``unchecked`` says so. ``RESTORING`` names the archive from
     the first file written to the last erasure: a restore stopped between them is finished by
-    the same command run again (what it wrote is its own), and refuses every other command."""
+    the same command run again (what it wrote is its own), and refuses every other command.
+    What the backup had not saved (its manifest's not_saved) goes in `not_saved`."""
     dirs, gradebook, folders = _dirs(grader_dir)
     marker = dirs.grader_dir / RESTORING
     begun = marker.read_text(encoding="utf-8").strip() if marker.is_file() else None
     if begun is not None and begun != str(archive.resolve()):
         raise BackupError(f"{NOT_RESTORED}{unfinished_restore(dirs.grader_dir)}")
     members, manifest = _read_archive(archive)
+    if not_saved is not None and isinstance(unsaved := manifest.get("not_saved"), list):
+        pairs = [item for item in unsaved if isinstance(item, list) and len(item) == 2]
+        not_saved += [f"{name} ({why})" for name, why in pairs]
     if begun is None and GRADEBOOK in members:  # a damaged gradebook is no class to restore
         try:
             _counts_of(members[GRADEBOOK][0])
@@ -498,12 +517,13 @@ def restore(
             ) from None
     # REGISTER_PART is merged below: an erasure recorded here since the backup stays
     fixed = {GRADEBOOK: gradebook, ROSTER: roster, HUB_DB: hub_db}
-    targets: dict[str, Path] = {}
+    places: dict[str, tuple[Path, tuple[str, ...]]] = {}  # (a folder of the class, names below)
     for name in members:
         part, _, rel = name.partition("/")
-        target = folders[part] / rel if part in folders else fixed.get(name)
-        if target is not None:
-            targets[name] = target
+        if part in folders:
+            places[name] = (folders[part], tuple(rel.split("/")))
+        elif (target := fixed.get(name)) is not None:
+            places[name] = (target.parent, (target.name,))
     occupied = [str(p) for p in fixed.values() if p is not None and p.exists()]
     occupied += [str(f) for f in folders.values() if f.is_dir() and any(f.iterdir())]
     if occupied and begun is None:
@@ -533,17 +553,14 @@ def restore(
         merge_register(Register(Path(work)), here)
     for source in (r for r in (beside, named) if r is not None):
         merge_register(source, here)
-    counts = Counter(name.partition("/")[0] for name in targets)
+    counts = Counter(name.partition("/")[0] for name in places)
     write_private(marker, f"{archive.resolve()}\n".encode())  # before the first file
-    for name, target in targets.items():
-        if begun is not None and target.exists():
-            continue  # written by the restore this one finishes (the class was empty before it)
+    restored = {(root, names[:-1], names[-1]) for root, names in places.values()}
+    for name, (root, names) in places.items():
         data, mtime = members[name]
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.restauration")
-        tmp.write_bytes(data)
-        os.utime(tmp, (mtime, mtime))
-        os.replace(tmp, target)
+        # a file already there was written by the restore this one finishes (the class was
+        # empty before it)
+        _restore_file(root, names, data, mtime, restored if begun is not None else None)
     if roster is not None and not roster.is_file():
         roster = None
     taken = _taken_at(archive, manifest)
@@ -552,6 +569,59 @@ def restore(
     marker.unlink()  # every erased learner erased again (or their failure said): finished
     done.unchecked = _no_register(archive, gradebook.parent) if unchecked else None
     return counts, done
+
+
+_TEMPORARY = re.compile(r"\.restauration-[0-9a-f]{8}")  # a file being restored, in its folder
+
+
+def _restore_file(
+    root: Path,
+    names: tuple[str, ...],
+    data: bytes,
+    mtime: float,
+    resuming: set[tuple[Path, tuple[str, ...], str]] | None,
+) -> None:
+    """Write `data` at `root`/`names`…, folder by folder through file descriptors: a student's
+    path may be longer than the system takes whole (PATH_MAX) below the restored class, whatever
+    it was below the saved one. The file is written under a short name of its own, new in its
+    folder (« .<name>.restauration » was past NAME_MAX for a 243-byte name, and overwrote a
+    student's file of that name), then renamed. `resuming` (the files of the whole restore):
+    a file already there is left as it is, and a temporary one a stopped restore left is
+    removed."""
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in names[:-1]:
+            with suppress(FileExistsError):
+                os.mkdir(part, dir_fd=fd)
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        name = names[-1]
+        if resuming is not None:
+            for left in os.listdir(fd):
+                if _TEMPORARY.fullmatch(left) and (root, names[:-1], left) not in resuming:
+                    os.unlink(left, dir_fd=fd)
+            with suppress(FileNotFoundError):
+                os.stat(name, dir_fd=fd, follow_symlinks=False)
+                return
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        while True:
+            tmp = f".restauration-{secrets.token_hex(4)}"
+            with suppress(FileExistsError):
+                out = os.open(tmp, flags, 0o666, dir_fd=fd)  # the umask decides, as for any file
+                break
+        try:
+            with os.fdopen(out, "wb") as fh:
+                fh.write(data)
+            os.utime(tmp, (mtime, mtime), dir_fd=fd)
+            os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+        except BaseException:
+            with suppress(OSError):
+                os.unlink(tmp, dir_fd=fd)
+            raise
+    finally:
+        os.close(fd)
 
 
 @dataclass
@@ -736,9 +806,10 @@ def _say_unsaved(unsaved: list[tuple[str, str]], grader_dir: Path | None) -> Non
     a folder too deep or unreadable is data not saved (failed: exit status 1). The whole list
     goes to rapport/sauvegarde.log (a hostile submission can hold thousands)."""
     items = [shown(f"{name} ({why})") for name, why in unsaved]
-    if not items:
-        return
     log = _dirs(grader_dir)[0].log_file("sauvegarde")
+    if not items:
+        log.unlink(missing_ok=True)  # an earlier backup's list, no longer true
+        return
     log.write_text("\n".join(items) + "\n", encoding="utf-8")
     header = (
         f"✘ Non sauvegardé(s), {len(items)} (jamais suivis ni lus\u00a0; un dossier trop profond "
@@ -800,6 +871,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "restaurer":
+            unsaved_then: list[str] = []
             with class_lock(args.grader_dir, RESTORE):
                 counts, erased = restore(
                     args.archive,
@@ -809,8 +881,18 @@ def main(argv: list[str] | None = None) -> int:
                     set(args.reinscrire),
                     args.registre,
                     args.confirmer,
+                    unsaved_then,
                 )
             print(f"Restauré depuis {args.archive.name}\u00a0: {_summary(counts)}.")
+            if unsaved_then:
+                whole = _dirs(args.grader_dir)[0].log_file("restauration")
+                items = [shown(item) for item in unsaved_then]
+                whole.write_text("\n".join(items) + "\n", encoding="utf-8")
+                header = (
+                    f"⚠ Cette sauvegarde ne contient pas {len(items)} élément(s), non sauvegardés "
+                    "quand elle a été écrite (absents de la classe restaurée)\u00a0:"
+                )
+                print(*listed(header, items, whole), sep="\n", file=sys.stderr)
             return _say_erased(erased)
         folder = args.dossier or _dirs(args.grader_dir)[0].backups
         passed: dict[Path, str] = {}  # damaged backups the check passed over

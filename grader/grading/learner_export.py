@@ -28,12 +28,12 @@ from .classroom.class_lock import class_lock
 from .classroom.class_places import PER_LEARNER, own_folders, quarantined_for
 from .classroom.gradebook import gradebook_problem, sqlite_path
 from .classroom.ids import normalize_id, shown
-from .classroom.paths import files_under, not_regular
+from .classroom.paths import course_dirs, files_under, not_regular
 from .feedback import GRADES_SHOWN
 from .french.french_args import FrenchParser
 from .french.french_csv import french_csv_bytes
-from .french.french_format import COURSE_TIME_ZONE, french_datetime
-from .french.system_reason import GradingError, french_message
+from .french.french_format import COURSE_TIME_ZONE, french_datetime, listed
+from .french.system_reason import GradingError, french_message, french_reason
 from .nbgrader_ext.criterion_titles import criterion_number, criterion_title
 from .nbgrader_ext.late_penalty import refresh_penalties
 from .privacy.backup_files import RETENTION_DAYS
@@ -239,7 +239,32 @@ def export_learner(
     members = {
         name: _copies(name, found, linked, left_out, gradebook) for name, found in folders.items()
     } | earlier
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    # written under a name of its own, renamed once whole: a stopped export (a file unreadable,
+    # the disk full) never leaves a zip that looks like an answer and holds half of it
+    partial = path.with_name(f"{path.name}.partiel")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        _write_export(fd, ctx, sid, now, record, line, submissions, members)
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    counts = {"devoirs": len(submissions)} | {k: len(v) for k, v in members.items()}
+    return path, counts | {LEFT_OUT: left_out}
+
+
+def _write_export(
+    fd: int,
+    ctx: Context,
+    sid: str,
+    now: datetime,
+    record: dict | None,
+    line: object | None,
+    submissions: list[dict],
+    members: dict[str, list[tuple[str, Path]]],
+) -> None:
+    """The learner's zip, into `fd`; ExportRefused, naming it, if one of their files cannot be
+    read (an answer to their request holds all of it, or is not given)."""
     with os.fdopen(fd, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as zf:
         when = french_datetime(now).replace(" ", " à ", 1)
         course, days, zone = ctx.course_id or "cours", f"{RETENTION_DAYS:g}", COURSE_TIME_ZONE
@@ -253,9 +278,15 @@ def export_learner(
         zf.writestr("notes.json", json.dumps(submissions, ensure_ascii=False, indent=2))
         zf.writestr("notes.csv", _grades_csv(submissions))
         for member, file in (m for files in members.values() for m in files):
-            zf.writestr(member, file.read_bytes())
-    counts = {"devoirs": len(submissions)} | {k: len(v) for k, v in members.items()}
-    return path, counts | {LEFT_OUT: left_out}
+            try:
+                data = file.read_bytes()
+            except OSError as exc:
+                raise ExportRefused(
+                    f"Aucune donnée exportée\u00a0: {shown(str(file))} est illisible "
+                    f"({french_reason(exc)})\u00a0; une réponse à sa demande contient toutes ses "
+                    "données. Rendez ce fichier lisible (chmod u+r), puis relancez."
+                ) from None
+            zf.writestr(member, data)
 
 
 def _copies(
@@ -329,13 +360,15 @@ def main(argv: list[str] | None = None) -> int:
         f"notée(s), {counts['retours']} retour(s), {counts.get('copies_remplacees', 0)} copie(s) "
         f"remplacée(s), {counts.get('mises_de_cote', 0)} mise(s) de côté)."
     )
-    if counts[LEFT_OUT]:
-        print(
-            f"⚠ {len(counts[LEFT_OUT])} fichier(s) non exporté(s)\u00a0: un lien, un fichier "
-            "spécial de son rendu ou ce que nbgrader en a copié (peut-être le contenu d'un autre "
-            "fichier de la machine)\u00a0: " + ", ".join(shown(m) for m in counts[LEFT_OUT]) + ".",
-            file=sys.stderr,
+    if items := [shown(m) for m in counts[LEFT_OUT]]:
+        whole = course_dirs(args.grader_dir).log_file("donnees-eleve")
+        whole.write_text("\n".join(items) + "\n", encoding="utf-8")
+        header = (
+            f"⚠ {len(items)} fichier(s) non exporté(s)\u00a0: un lien, un fichier spécial de son "
+            "rendu ou ce que nbgrader en a copié (peut-être le contenu d'un autre fichier de la "
+            "machine)\u00a0:"
         )
+        print(*listed(header, items, whole), sep="\n", file=sys.stderr)
     return 0
 
 

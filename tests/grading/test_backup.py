@@ -32,8 +32,10 @@ from grading_course import (
     copy_course,
     damage_inside,
     grading,
+    long_path,
     make,
     nbgrader,
+    read_below,
     register,
     submit,
     tool_env,
@@ -244,6 +246,85 @@ def test_retention_keeps_recent_backups_only(course, tmp_path):
     assert (folder / "notes-a-garder.tar.gz").exists()
 
 
+def test_hostile_names_and_paths_longer_than_the_new_class_takes_restore_whole(course, tmp_path):
+    """Teacher's attack, stop 58: a 245-byte file name was saved and never restored (its
+    temporary « .<name>.restauration » past 255 bytes): the restore stopped before the gradebook,
+    the class locked, an erased learner back; a file « .notes.txt.restauration » was overwritten
+    by notes.txt's temporary copy; a path that fit below the saved class did not below a clone
+    whose own path is longer. Each is restored, byte for byte."""
+    folder = submit(course, "ben", "complete_vacuum")
+    (folder / ("n" * 245)).write_bytes(b"nom long")
+    (folder / "notes.txt").write_bytes(b"A")
+    (folder / ".notes.txt.restauration").write_bytes(b"B")
+    (folder / ".restauration-0badc0de").write_bytes(b"le sien")  # a temporary name, hers
+    levels = (4000 - len(str(folder))) // 251  # about 4,000 characters here
+    deep = long_path(folder, levels, b"au fond")
+    saved = grading(course, "backup", "sauvegarder", "--confirmer", "--dossier", str(tmp_path))
+    assert saved.returncode == 0 and "Non sauvegardé" not in saved.stderr, saved.stderr
+    ((_, archive),) = backups_in(tmp_path)
+    fresh = copy_course(tmp_path / ("r" * 200) / ("s" * 200) / "neuf")  # 400 characters more
+    restored = grading(fresh, "backup", "restaurer", str(archive), "--confirmer")
+    assert restored.returncode == 0, restored.stdout + restored.stderr
+    again = fresh / "submitted" / "ben" / "oublier"
+    assert len(str(again)) + sum(len(n) + 1 for n in deep) > os.pathconf("/", "PC_PATH_MAX")
+    assert read_below(again, deep) == b"au fond"
+    assert (again / ("n" * 245)).read_bytes() == b"nom long"
+    assert (again / "notes.txt").read_bytes() == b"A"
+    assert (again / ".notes.txt.restauration").read_bytes() == b"B"
+    assert (again / ".restauration-0badc0de").read_bytes() == b"le sien"
+    assert not (fresh / ".restauration-en-cours").exists()
+
+
+def test_an_unreadable_file_is_named_and_the_class_saved(course, tmp_path, monkeypatch):
+    """Teacher's attack, stop 58: a student's file of mode 000 (kept by unzip or cp -a) stopped
+    every backup of the class, a crontab's every night. Named « illisible », exit 1; the rest is
+    saved. A notebook long invalid is read once (twenty tries cost 2 s each)."""
+    folder = submit(course, "ben", "complete_vacuum")
+    (folder / "illisible.txt").write_bytes(b"s")
+    (folder / "illisible.txt").chmod(0)
+    (folder / "brouillon.ipynb").write_bytes(b"{")
+    old = time.time() - 60
+    os.utime(folder / "brouillon.ipynb", (old, old))
+    start = time.monotonic()
+    saved = grading(course, "backup", "sauvegarder", "--confirmer", as_teacher=True)
+    took = time.monotonic() - start
+    said = saved.stdout + saved.stderr
+    assert saved.returncode == 1 and "Sauvegarde écrite" in said, said
+    assert "submitted/ben/oublier/illisible.txt (illisible (permission refusée))" in said, said
+    ((_, archive),) = backups_in(course / "sauvegardes")
+    with tarfile.open(archive) as tar:
+        names = tar.getnames()
+        assert tar.extractfile("submitted/ben/oublier/brouillon.ipynb").read() == b"{"
+    assert "submitted/ben/oublier/oublier.ipynb" in names and "gradebook.db" in names
+    print(f"backup with an old invalid notebook: {took:.1f} s")
+    from grading.backup import _read_stable
+
+    slept = []
+    monkeypatch.setattr("grading.backup.time.sleep", slept.append)
+    assert _read_stable(folder / "brouillon.ipynb") == b"{" and slept == []  # read once
+    (folder / "en_cours.ipynb").write_bytes(b"{")  # the control: one being written now
+    assert _read_stable(folder / "en_cours.ipynb") == b"{" and len(slept) == 20
+
+
+def test_a_restore_stopped_outright_finishes_and_leaves_no_temporary_file(course, tmp_path):
+    """A restore killed (kill -9) between a temporary file and its rename left it in a
+    student's folder: the same command run again removes it (never a file of the archive)."""
+    folder = submit(course, "ben", "complete_vacuum")
+    (folder / ".restauration-0badc0de").write_bytes(b"le sien")
+    path, _, _ = backup(tmp_path / "sauv", grader_dir=course, confirm=True)
+    fresh = copy_course(tmp_path / "neuf")
+    again = fresh / "submitted" / "ben" / "oublier"
+    again.mkdir(parents=True)
+    (again / ".restauration-12345678").write_bytes(b"{")  # the stopped restore's
+    (fresh / ".restauration-en-cours").write_text(f"{path.resolve()}\n", encoding="utf-8")
+    restored = grading(fresh, "backup", "restaurer", str(path), "--confirmer")
+    assert restored.returncode == 0, restored.stdout + restored.stderr
+    assert sorted(p.name for p in again.iterdir()) == [
+        ".restauration-0badc0de",
+        "oublier.ipynb",
+    ]
+
+
 def test_a_backup_of_another_format_is_refused_in_french(course, tmp_path):
     """Attack round 10: the manifest's format was never read, so a later course's backup, whose
     parts may mean other things, would be restored as this one's. Refused, nothing written."""
@@ -294,6 +375,7 @@ def test_graded_copies_not_whole_in_the_gradebook_are_left_out(graded_class, tmp
     assert "autograded/cyr/oublier/oublier.ipynb" in names
     assert "feedback/cyr/oublier/oublier.html" in names
     assert "autograded/cyr/oublier/lien" not in names
+    assert "autograded/cyr/oublier/lien (lien symbolique vers" in save.stderr, save.stderr
     assert "submitted/ana/oublier/oublier.ipynb" in names
 
 

@@ -242,3 +242,23 @@ def test_no_export_without_the_gradebook(graded_class_copy, tmp_path):
     (tmp_path / "ailleurs.db").rename(db)
     members = _export(grader, "ana", out)  # the control
     assert json.loads(members["notes.json"])[0]["devoir"] == "oublier"
+
+
+def test_an_unreadable_file_of_theirs_gives_no_export_that_looks_whole(graded_class_copy, tmp_path):
+    """DPO's attack, stop 58: a file of mode 000 in their submission stopped the export on an
+    English traceback and left donnees-ben-….zip, a valid zip without their work, under its
+    final name (a teacher would send it as the answer). Refused in French, naming the file;
+    nothing under an export's name; the control: the export once it is readable."""
+    grader = graded_class_copy.grader
+    secret = grader / "submitted" / "ben" / "oublier" / "illisible.txt"
+    secret.write_bytes(b"s")
+    secret.chmod(0)
+    out = tmp_path / "out"
+    args = ("ben", "--eleves", "eleves.csv", "--out", str(out))
+    proc = grading(grader, "learner_export", *args, as_teacher=True)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and "Traceback" not in said, said
+    assert f"✘ Aucune donnée exportée\u00a0: {secret} est illisible (permission refusée)" in said
+    assert list(out.iterdir()) == []
+    secret.chmod(0o600)
+    assert _export(grader, "ben", out)["rendus/oublier/illisible.txt"] == b"s"

@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 from course.labo.french_number import french_number
 
 __all__ = [
+    "ITEM_CHARS",
     "LISTED",
     "COURSE_TIME_ZONE",
     "collation_key",
@@ -68,13 +69,16 @@ def french_integer(value: int) -> str:
 
 
 LISTED = 50  # items of a list the terminal shows; the whole list goes to a file
+ITEM_CHARS = 300  # of each item shown, when the whole list is in a file
 
 
 def listed(header: str, items: list, whole: Path | None = None) -> list[str]:
     """`header` and `items` one per line, in French order; with `whole` (the file where the
-    whole list is written), cut at LISTED items: one hostile archive of 200,000 members printed
-    200,000 lines. Nothing for no items."""
+    whole list is written), cut at LISTED items of ITEM_CHARS characters at most: one hostile
+    archive of 200,000 members printed 200,000 lines. Nothing for no items."""
     items = sorted(items, key=lambda item: collation_key(str(item)))
+    if whole is not None:  # 60 names of 240 characters and their targets: 852 kB of one screen
+        items = [f"{t[: ITEM_CHARS - 1]}…" if len(t := str(i)) > ITEM_CHARS else t for i in items]
     more = len(items) - LISTED if whole is not None else 0
     if more <= 0:
         return [header, *(f"  - {item}" for item in items)] if items else []

@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from grading.classroom.paths import MAX_DEPTH, TOO_DEEP, TooDeep, files_under, not_regular
-from grading_course import grading, register, submit
+from grading_course import copy_course, grading, long_path, register, submit
 
 DEPTH = 1100  # the attack's
 
@@ -23,20 +23,6 @@ def _deep(folder: Path, depth: int = DEPTH, name: str = "a") -> Path:
     inner = folder / "/".join([name] * depth)
     subprocess.run(["mkdir", "-p", str(inner)], check=True)  # os.makedirs recurses too
     return inner
-
-
-def _long(folder: Path, levels: int = 17) -> None:
-    """`levels` nested folders of 250 characters (about 4,300 in all: past PATH_MAX), made one
-    by one from the one before, a file at the bottom."""
-    folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(folder, os.O_RDONLY)
-    for _ in range(levels):
-        os.mkdir("x" * 250, dir_fd=fd)
-        inner = os.open("x" * 250, os.O_RDONLY, dir_fd=fd)
-        os.close(fd)
-        fd = inner
-    os.close(os.open("secret.txt", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd))
-    os.close(fd)
 
 
 @pytest.fixture
@@ -121,6 +107,21 @@ def test_links_and_fifos_are_named_by_the_backup_never_followed(course, tmp_path
     assert "submitted/ana/oublier/tube (tube nommé, fifo)" in said, said
     assert "submitted/ana/oublier/oublier.ipynb" in _members(course)
     assert "submitted/ana/oublier/lien.txt" not in _members(course)
+    log = course / "rapport" / "sauvegarde.log"
+    assert "lien.txt" in log.read_text(encoding="utf-8")
+    # stop 58: its restore says what it does not hold (it said nothing)
+    newest = sorted((course / "sauvegardes").glob("sauvegarde-*.tar.gz"))[-1]
+    fresh = copy_course(tmp_path / "neuf")
+    restored = grading(fresh, "backup", "restaurer", str(newest), "--confirmer")
+    assert restored.returncode == 0, restored.stdout + restored.stderr
+    assert "⚠ Cette sauvegarde ne contient pas 2 élément(s)" in restored.stderr, restored.stderr
+    assert "submitted/ana/oublier/tube (tube nommé, fifo)" in restored.stderr
+    # and the next backup's report is its own: an earlier list no longer true is gone
+    (folder / "lien.txt").unlink()
+    (folder / "tube").unlink()
+    saved = grading(course, "backup", "sauvegarder", "--confirmer")
+    assert saved.returncode == 0 and "Non sauvegardé" not in saved.stderr, saved.stderr
+    assert not log.exists()
 
 
 def _zip_collected(course: Path, students: tuple[str, ...]) -> str:
@@ -166,7 +167,7 @@ def test_a_path_too_long_for_the_system_is_named_never_left_out_unsaid(tmp_path,
 
     top = tmp_path / "rendu"
     trap.append(top / ("x" * 250))
-    _long(top)
+    long_path(top, 17, b"")
     with pytest.raises(TooDeep, match=TOO_LONG):
         files_under(top)
     ((rel, why),) = not_regular(top)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from grading.french.french_format import (
+    ITEM_CHARS,
     LISTED,
     collation_key,
     french_datetime,
@@ -116,3 +117,11 @@ def test_a_list_is_in_french_order_and_cut_where_a_file_has_it_whole(tmp_path):
     every = listed("Entête\u00a0:", ["Zoé", "émile", "eric", "Ève"])
     assert every[1:] == ["  - émile", "  - eric", "  - Ève", "  - Zoé"]
     assert listed("Entête\u00a0:", [], whole) == []
+
+
+def test_a_long_item_is_cut_where_the_file_has_it_whole(tmp_path):
+    """Attack, stop 58: 60 links of 240-character names and 4,000-byte targets printed 852 kB.
+    An item is cut at ITEM_CHARS characters on the screen; the file has it whole."""
+    long = "x" * 5000
+    assert listed("E\u00a0:", [long], tmp_path / "f")[1] == f"  - {'x' * (ITEM_CHARS - 1)}…"
+    assert listed("E\u00a0:", [long])[1] == f"  - {long}"  # no file: all of it
