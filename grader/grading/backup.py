@@ -35,6 +35,7 @@ from contextlib import closing, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import IO
 
 from course.labo.french_number import french_number
 
@@ -502,7 +503,10 @@ def restore(
     begun = marker.read_text(encoding="utf-8").strip() if marker.is_file() else None
     if begun is not None and begun != str(archive.resolve()):
         raise BackupError(f"{NOT_RESTORED}{unfinished_restore(dirs.grader_dir)}")
-    members, manifest = _read_archive(archive)
+    # read whole once, every byte checked, only its small parts kept: a class's backup can hold
+    # more than memory (3 x 200 MB took 892 MB); the files are streamed to their places below
+    small = {GRADEBOOK, *(f"{REGISTER_PART}/{name}" for name in (REGISTER_NAME, KEY_NAME))}
+    members, manifest = _read_archive(archive, keep=small.__contains__)
     if not_saved is not None and isinstance(unsaved := manifest.get("not_saved"), list):
         pairs = [item for item in unsaved if isinstance(item, list) and len(item) == 2]
         not_saved += [f"{name} ({why})" for name, why in pairs]
@@ -518,7 +522,8 @@ def restore(
     # REGISTER_PART is merged below: an erasure recorded here since the backup stays
     fixed = {GRADEBOOK: gradebook, ROSTER: roster, HUB_DB: hub_db}
     places: dict[str, tuple[Path, tuple[str, ...]]] = {}  # (a folder of the class, names below)
-    for name in members:
+    expected = {str(k): str(v) for k, v in manifest["files"].items()}  # every member's digest
+    for name in expected:
         part, _, rel = name.partition("/")
         if part in folders:
             places[name] = (folders[part], tuple(rel.split("/")))
@@ -556,11 +561,24 @@ def restore(
     counts = Counter(name.partition("/")[0] for name in places)
     write_private(marker, f"{archive.resolve()}\n".encode())  # before the first file
     restored = {(root, names[:-1], names[-1]) for root, names in places.values()}
-    for name, (root, names) in places.items():
-        data, mtime = members[name]
-        # a file already there was written by the restore this one finishes (the class was
-        # empty before it)
-        _restore_file(root, names, data, mtime, restored if begun is not None else None)
+    try:
+        with gzip.open(archive, "rb") as raw, tarfile.open(fileobj=raw, mode="r|") as tar:
+            for info in tar:
+                if (place := places.get(info.name)) is None:
+                    continue
+                source = tar.extractfile(info)
+                if _restore_file(
+                    *place, source, info.mtime, expected[info.name], begun is not None
+                ):
+                    continue
+                raise BackupError(
+                    f"{archive.name} a changé depuis sa vérification («\u00a0{info.name}\u00a0» "
+                    "différent)\u00a0: ne la modifiez pas pendant une restauration, et relancez."
+                )
+    except (tarfile.TarError, EOFError, zlib.error):
+        raise BackupError(f"Sauvegarde illisible\u00a0: {archive} ({DAMAGED}).") from None
+    if begun is not None:
+        _remove_left(places, restored)
     if roster is not None and not roster.is_file():
         roster = None
     taken = _taken_at(archive, manifest)
@@ -577,34 +595,24 @@ _TEMPORARY = re.compile(r"\.restauration-[0-9a-f]{8}")  # a file being restored,
 def _restore_file(
     root: Path,
     names: tuple[str, ...],
-    data: bytes,
+    source: IO[bytes],
     mtime: float,
-    resuming: set[tuple[Path, tuple[str, ...], str]] | None,
-) -> None:
-    """Write `data` at `root`/`names`…, folder by folder through file descriptors: a student's
+    digest: str,
+    resuming: bool,
+) -> bool:
+    """Write `source` at `root`/`names`…, folder by folder through file descriptors: a student's
     path may be longer than the system takes whole (PATH_MAX) below the restored class, whatever
     it was below the saved one. The file is written under a short name of its own, new in its
     folder (« .<name>.restauration » was past NAME_MAX for a 243-byte name, and overwrote a
-    student's file of that name), then renamed. `resuming` (the files of the whole restore):
-    a file already there is left as it is, and a temporary one a stopped restore left is
-    removed."""
-    root.mkdir(parents=True, exist_ok=True)
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    student's file of that name), then renamed if its SHA-256 is `digest`; False if not (then
+    nothing is left of it). `resuming`: a file already there is left as it is."""
+    fd = _folder_fd(root, names[:-1])
     try:
-        for part in names[:-1]:
-            with suppress(FileExistsError):
-                os.mkdir(part, dir_fd=fd)
-            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-            os.close(fd)
-            fd = inner
         name = names[-1]
-        if resuming is not None:
-            for left in os.listdir(fd):
-                if _TEMPORARY.fullmatch(left) and (root, names[:-1], left) not in resuming:
-                    os.unlink(left, dir_fd=fd)
+        if resuming:
             with suppress(FileNotFoundError):
                 os.stat(name, dir_fd=fd, follow_symlinks=False)
-                return
+                return True
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
         while True:
             tmp = f".restauration-{secrets.token_hex(4)}"
@@ -612,16 +620,55 @@ def _restore_file(
                 out = os.open(tmp, flags, 0o666, dir_fd=fd)  # the umask decides, as for any file
                 break
         try:
+            found = hashlib.sha256()
             with os.fdopen(out, "wb") as fh:
-                fh.write(data)
+                while chunk := source.read(1 << 20):
+                    found.update(chunk)
+                    fh.write(chunk)
+            if found.hexdigest() != digest:
+                os.unlink(tmp, dir_fd=fd)
+                return False
             os.utime(tmp, (mtime, mtime), dir_fd=fd)
             os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
         except BaseException:
             with suppress(OSError):
                 os.unlink(tmp, dir_fd=fd)
             raise
+        return True
     finally:
         os.close(fd)
+
+
+def _folder_fd(root: Path, names: tuple[str, ...]) -> int:
+    """An open descriptor of `root`/`names`…, each folder made if need be, never through a
+    link."""
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in names:
+            with suppress(FileExistsError):
+                os.mkdir(part, dir_fd=fd)
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _remove_left(places: dict[str, tuple[Path, tuple[str, ...]]], restored: set[tuple]) -> None:
+    """Remove the temporary files a restore stopped outright (kill -9) left beside the files it
+    was writing; never a file of the archive."""
+    for root, names in {(root, names[:-1]) for root, names in places.values()}:
+        fd = _folder_fd(root, names)
+        try:
+            for left in os.listdir(fd):
+                if _TEMPORARY.fullmatch(left) and (root, names, left) not in restored:
+                    with suppress(FileNotFoundError):
+                        os.unlink(left, dir_fd=fd)
+        finally:
+            os.close(fd)
 
 
 @dataclass

@@ -37,6 +37,7 @@ from grading_course import (
     nbgrader,
     read_below,
     register,
+    run_tool,
     submit,
     tool_env,
     tree_digest,
@@ -323,6 +324,31 @@ def test_a_restore_stopped_outright_finishes_and_leaves_no_temporary_file(course
         ".restauration-0badc0de",
         "oublier.ipynb",
     ]
+
+
+def test_a_restore_holds_one_file_at_a_time_in_memory(course, tmp_path):
+    """Teacher's attack, stop 58: the restore held the whole archive in memory (3 x 200 MB:
+    892 MB), so a class larger than the machine's memory was backed up and never restored. Its
+    peak memory now stays below one large file of the class."""
+    size = 300 * 1024 * 1024
+    folder = submit(course, "ben", "complete_vacuum")
+    with open(folder / "gros.bin", "wb") as big:
+        big.truncate(size)  # zeros: cheap to compress, as heavy to hold
+    path, _, _ = backup(tmp_path / "sauv", grader_dir=course, confirm=True)
+    (folder / "gros.bin").unlink()
+    fresh = copy_course(tmp_path / "neuf")
+    peak = (  # the restore's own peak, measured by a parent of its own
+        "import resource, subprocess, sys; done = subprocess.run(sys.argv[1:]); "
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024); "
+        "sys.exit(done.returncode)"
+    )
+    restore = ("-m", "grading.backup", "restaurer", str(path), "--confirmer")
+    proc = run_tool(fresh, sys.executable, "-c", peak, sys.executable, *restore)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    used = int(proc.stdout.split()[-1])
+    print(f"restore of a {size >> 20} MB file: peak {used >> 20} MB")
+    assert used < size, used
+    assert (fresh / "submitted" / "ben" / "oublier" / "gros.bin").stat().st_size == size
 
 
 def test_a_backup_of_another_format_is_refused_in_french(course, tmp_path):
