@@ -26,12 +26,22 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from helpers import REPO
 
-__all__ = ["KERNEL_NAME", "LearnerEnv", "kernels_for", "learner_env", "learner_python"]
+__all__ = [
+    "KERNEL_NAME",
+    "LearnerEnv",
+    "cell_answer",
+    "kernels_for",
+    "learner_env",
+    "learner_kernel",
+    "learner_python",
+    "run_cell",
+]
 
 KERNEL_NAME = "cours-lab"
 # what `make setup` installs from (its target's prerequisites): a change rebuilds the venv
@@ -157,3 +167,50 @@ def learner_env() -> LearnerEnv:
             (base / "checkout").write_text(str(REPO), encoding="utf-8")
             (base / "fait").write_text("ok\n", encoding="utf-8")
     return LearnerEnv(venv=base / "venv", kernels=base / "kernels")
+
+
+@contextmanager
+def learner_kernel(folder: Path):
+    """A kernel of the learner's venv (what `make lab` installs), started in `folder`: its
+    manager and a client whose channels are open."""
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+
+    spec = folder / "noyaux" / "eleve"
+    spec.mkdir(parents=True)
+    argv = [str(learner_env().python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "language": "python"}))
+    km = KernelManager(
+        kernel_name="eleve", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec.parent)])
+    )
+    km.start_kernel(cwd=str(folder))
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=60)
+        yield km, kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def run_cell(kc, code: str) -> tuple[dict, str, list[str]]:
+    """Run `code` as a cell: (the reply's content, what it printed, the error lines shown)."""
+    return cell_answer(kc, kc.execute(code), 120)
+
+
+def cell_answer(kc, msg_id: str, reply_timeout: float) -> tuple[dict, str, list[str]]:
+    """The kernel's answer to the cell `msg_id`, as `run_cell` gives it."""
+    reply = kc.get_shell_msg(timeout=reply_timeout)
+    assert reply["parent_header"]["msg_id"] == msg_id
+    printed, shown = [], []
+    while True:
+        msg = kc.get_iopub_msg(timeout=30)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "stream":
+            printed.append(msg["content"]["text"])
+        elif msg["msg_type"] == "error":
+            shown = msg["content"]["traceback"]
+        elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            return reply["content"], "".join(printed), shown

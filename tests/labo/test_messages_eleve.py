@@ -5,16 +5,14 @@ The student version runs in a real kernel (nbclient), as JupyterLab would run it
 
 from __future__ import annotations
 
-import json
 import re
 import time
-from contextlib import contextmanager
-from pathlib import Path
 
 import nbformat
 import pytest
 from grading.samples import build_submission
 from helpers import REPO
+from learner_env import cell_answer, learner_kernel, run_cell
 from nbclient import NotebookClient
 
 from course.labo.criteria import CRITERIA, TESTS
@@ -154,54 +152,6 @@ def _children(process) -> list:
     return found
 
 
-@contextmanager
-def _learner_kernel(folder: Path):
-    """A kernel of the learner's venv (what `make lab` installs), started in `folder`: its
-    manager and a client whose channels are open."""
-    from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import KernelManager
-    from learner_env import learner_env
-
-    spec = folder / "noyaux" / "eleve"
-    spec.mkdir(parents=True)
-    argv = [str(learner_env().python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "language": "python"}))
-    km = KernelManager(
-        kernel_name="eleve", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec.parent)])
-    )
-    km.start_kernel(cwd=str(folder))
-    kc = km.client()
-    kc.start_channels()
-    try:
-        kc.wait_for_ready(timeout=60)
-        yield km, kc
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
-
-
-def _ran(kc, code: str) -> tuple[dict, str, list[str]]:
-    """Run `code` as a cell: (the reply's content, what it printed, the error lines shown)."""
-    return _answer(kc, kc.execute(code), 120)
-
-
-def _answer(kc, msg_id: str, reply_timeout: float) -> tuple[dict, str, list[str]]:
-    """The kernel's answer to the cell `msg_id`, as `_ran` gives it."""
-    reply = kc.get_shell_msg(timeout=reply_timeout)
-    assert reply["parent_header"]["msg_id"] == msg_id
-    printed, shown = [], []
-    while True:
-        msg = kc.get_iopub_msg(timeout=30)
-        if msg["parent_header"].get("msg_id") != msg_id:
-            continue
-        if msg["msg_type"] == "stream":
-            printed.append(msg["content"]["text"])
-        elif msg["msg_type"] == "error":
-            shown = msg["content"]["traceback"]
-        elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-            return reply["content"], "".join(printed), shown
-
-
 @pytest.mark.slow
 def test_a_check_stopped_by_the_learner_says_so_in_french_and_stops_their_function(tmp_path):
     """Learner's walk, stop 57: the Stop button during ``verifier`` showed forty lines of
@@ -211,7 +161,7 @@ def test_a_check_stopped_by_the_learner_says_so_in_french_and_stops_their_functi
     of the check left."""
     import psutil
 
-    with _learner_kernel(tmp_path) as (km, kc):
+    with learner_kernel(tmp_path) as (km, kc):
         code = "async def oublier(service, user_id):\n    while True:\n        pass\n"
         msg_id = kc.execute(f"from course.labo import verifier\n{code}\nverifier(oublier)")
         kernel = psutil.Process(km.provisioner.process.pid)
@@ -222,7 +172,7 @@ def test_a_check_stopped_by_the_learner_says_so_in_french_and_stops_their_functi
         time.sleep(1)  # their function is looping
         runners = _children(kernel)
         km.interrupt_kernel()
-        reply, _printed, shown = _answer(kc, msg_id, 30)
+        reply, _printed, shown = cell_answer(kc, msg_id, 30)
         assert reply["status"] == "error"
         assert reply["ename"] == "VerificationInterrompue"
         assert shown == [
@@ -241,17 +191,17 @@ def test_a_check_refuses_the_older_function_when_its_cell_no_longer_compiles(tmp
     corrected and run, checked again (the control)."""
     answer = (REPO / "grader" / "submissions" / "complete_vacuum.py").read_text(encoding="utf-8")
     broken = answer.replace("await ", "await (", 1)
-    with _learner_kernel(tmp_path) as (_km, kc):
-        reply, printed, _ = _ran(kc, f"from course.labo import verifier\n{answer}")
+    with learner_kernel(tmp_path) as (_km, kc):
+        reply, printed, _ = run_cell(kc, f"from course.labo import verifier\n{answer}")
         assert reply["status"] == "ok", printed
-        reply, _, _ = _ran(kc, broken)
+        reply, _, _ = run_cell(kc, broken)
         assert reply["status"] == "error" and reply["ename"] == "SyntaxError"
-        reply, printed, shown = _ran(kc, "verifier(oublier)")
+        reply, printed, shown = run_cell(kc, "verifier(oublier)")
         assert reply["status"] == "error" and reply["ename"] == "CelluleModifiee", printed
         assert len(shown) == 1 and "ne se compile pas (ligne " in shown[0], shown
         assert "critères respectés" not in printed, printed
-        reply, _, _ = _ran(kc, answer)
-        reply, printed, _ = _ran(kc, "verifier(oublier)")
+        reply, _, _ = run_cell(kc, answer)
+        reply, printed, _ = run_cell(kc, "verifier(oublier)")
         assert reply["status"] == "ok" and f"{N}/{N} critères respectés" in printed, printed
         # second attack, stop 57: the same cell run broken, then corrected with the check in it
         # (the common way), or corrected under %%time, was refused; a broken cell under
@@ -264,9 +214,9 @@ def test_a_check_refuses_the_older_function_when_its_cell_no_longer_compiles(tmp
             ("if True:\n" + "".join(f"    {line}\n" for line in broken.splitlines()), "", True),
             (broken, f"texte = {answer!r}", True),
         ):
-            _ran(kc, answer)
-            _ran(kc, before)
+            run_cell(kc, answer)
+            run_cell(kc, before)
             if after:
-                _ran(kc, after)
-            reply, printed, shown = _ran(kc, "verifier(oublier)")
+                run_cell(kc, after)
+            reply, printed, shown = run_cell(kc, "verifier(oublier)")
             assert (reply.get("ename") == "CelluleModifiee") is refused, (before, after, printed)

@@ -14,6 +14,7 @@ import asyncio
 import sqlite3
 import threading
 
+import pytest
 from helpers import say
 
 from course.sessions import SqliteSessionService
@@ -183,3 +184,63 @@ async def test_concurrent_reads_and_writes_on_one_service_stay_consistent(sqlite
     for i in range(5):
         got = await sqlite_service.get_session(app_name=APP, user_id=f"u{i}", session_id=f"s{i}")
         assert [e.content.parts[0].text for e in got.events] == [f"s{i}-{n}" for n in range(20)]
+
+
+def test_a_loop_of_reads_in_place_still_lets_the_loop_run():
+    """Learner's walk, stop 58: a loop of reads that never moves on (lesson 5's pages, ``after``
+    never advanced) never paused, so Jupyter's Stop, which cancels the cell's task at its next
+    pause, did nothing. The reads now let the event loop run at least every HAND_BACK_SECONDS:
+    a task beside them runs, and cancelling the loop stops it."""
+
+    async def scenario() -> int:
+        async with SqliteSessionService(":memory:") as service:
+            await service.create_session(app_name=APP, user_id="u", session_id="s")
+            ticks = 0
+
+            async def beside() -> None:
+                nonlocal ticks
+                while True:
+                    ticks += 1
+                    await asyncio.sleep(0)
+
+            async def endless() -> None:
+                while True:
+                    await service.get_session(app_name=APP, user_id="u", session_id="s")
+
+            other = asyncio.ensure_future(beside())
+            task = asyncio.ensure_future(endless())
+            await until(lambda: ticks > 3, "a task beside the loop of reads")
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+            other.cancel()
+            return ticks
+
+    assert asyncio.run(scenario()) > 3
+
+
+@pytest.mark.slow
+def test_jupyters_stop_ends_a_loop_of_reads_in_a_learners_kernel(tmp_path):
+    """The same loop in a kernel of the learner's venv, stopped as JupyterLab stops it."""
+    import time
+
+    from learner_env import cell_answer, learner_kernel, run_cell
+
+    setup = (
+        "from course.sessions import SqliteSessionService\n"
+        "service = SqliteSessionService('boucle.db')\n"
+        "await service.create_session(app_name='t', user_id='u', session_id='s')"
+    )
+    loop = "while True:\n    await service.get_session(app_name='t', user_id='u', session_id='s')"
+    with learner_kernel(tmp_path) as (km, kc):
+        reply, printed, _ = run_cell(kc, setup)
+        assert reply["status"] == "ok", printed
+        msg_id = kc.execute(loop)
+        time.sleep(2)  # looping
+        km.interrupt_kernel()
+        reply, _, _ = cell_answer(kc, msg_id, 30)
+        assert reply["status"] == "error", reply
+        reply, printed, _ = run_cell(kc, "print('encore là')")  # the kernel answers again
+        assert printed == "encore là\n"
