@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from course.hints import LADDERS
+from course.hints import LADDERS, set_tp_cause
 from course.readable_error import ReadableError
+from course.sessions.errors import ServiceClosedError
 
 __all__ = ["ExerciceNonReussi", "sqlite_en_francais", "verification"]
 
@@ -106,33 +108,94 @@ def _in_the_check(exc: BaseException) -> bool:
 def verification(exercice: str) -> Iterator[None]:
     """La cellule de vérification d'un exercice\u00a0: un échec dit en une ligne, en français,
     avec l'indice à demander (``indice(1, "<exercice>")``)."""
-    hint = f"\nBloqué\u00a0? indice(1, {exercice!r}), puis 2 et 3." if exercice in LADDERS else ""
-    try:
-        yield
-    except NotImplementedError:
-        raise ExerciceNonReussi(
+    hint = (
+        f"\nBloqué\u00a0? indice(1, {exercice!r}), puis indice(2, {exercice!r}) et "
+        f"indice(3, {exercice!r})."
+        if exercice in LADDERS
+        else ""
+    )
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        try:
+            yield
+        except BaseException as exc:
+            unawaited = _unawaited(warned)
+            if exercice in LADDERS:
+                set_tp_cause(exercice)  # indice() without a name: this exercise's ladder
+            french = _in_french(exc, exercice, hint) if isinstance(exc, Exception) else None
+            if french is None:
+                if unawaited and isinstance(exc, Exception):
+                    exc.add_note(unawaited)
+                raise
+            raise ExerciceNonReussi(f"{french}\n{unawaited}" if unawaited else french) from None
+        finally:
+            _reissue(warned)
+    if unawaited := _unawaited(warned):
+        print(f"⚠ {unawaited}")
+
+
+def _in_french(exc: Exception, exercice: str, hint: str) -> str | None:
+    """What the check says of `exc` in French, or None: the learner's own bug keeps its
+    traceback (it points into their code), with a French note when its cause is known."""
+    if isinstance(exc, ExerciceNonReussi):
+        return str(exc)
+    if isinstance(exc, NotImplementedError):
+        return (
             f"l'exercice {exercice} n'est pas encore écrit\u00a0: complétez sa cellule (à la "
             f"place de raise NotImplementedError), exécutez-la, puis celle-ci.{hint}"
-        ) from None
-    except AssertionError as exc:
-        if isinstance(exc, ExerciceNonReussi):
-            raise
-        raise ExerciceNonReussi(f"{str(exc) or 'une vérification a échoué'}{hint}") from None
-    except sqlite3.Error as exc:
-        raise ExerciceNonReussi(
-            f"votre requête est refusée\u00a0: {sqlite_en_francais(exc)}.{hint}"
-        ) from None
-    except (TypeError, AttributeError) as exc:
-        if not _in_the_check(exc):
-            raise  # the learner's own bug: its traceback points into their code
-        raise ExerciceNonReussi(
-            "ce que renvoie votre fonction ne convient pas à la vérification "
-            f"({type(exc).__name__}\u00a0: {exc})\u00a0: relisez ce que l'énoncé demande de "
-            f"renvoyer (un return oublié\u00a0? un await\u00a0? async def\u00a0?).{hint}"
-        ) from None
-    except Exception as exc:
-        if not type(exc).__module__.startswith("asyncpg"):
-            raise
-        raise ExerciceNonReussi(
-            f"votre requête est refusée\u00a0: {sqlite_en_francais(exc)}.{hint}"
-        ) from None
+        )
+    if isinstance(exc, AssertionError):
+        return f"{str(exc) or 'une vérification a échoué'}{hint}"
+    if isinstance(exc, ServiceClosedError) or (
+        isinstance(exc, sqlite3.ProgrammingError) and "closed database" in str(exc)
+    ):  # the check run again once the lesson's last cells closed it
+        return (
+            "la connexion de la leçon est fermée (une cellule plus bas la ferme)\u00a0: "
+            "ré-exécutez la cellule qui l'ouvre, plus haut, puis celle-ci."
+        )
+    if isinstance(exc, sqlite3.Error) or type(exc).__module__.startswith("asyncpg"):
+        return f"votre requête est refusée\u00a0: {sqlite_en_francais(exc)}.{hint}"
+    if not isinstance(exc, (TypeError, AttributeError)):
+        return None
+    if not _in_the_check(exc):
+        if "'coroutine' object" in str(exc):
+            exc.add_note(
+                "En français\u00a0: un appel du service sans await renvoie une coroutine, pas "
+                "son résultat. Ajoutez await devant l'appel de la ligne indiquée."
+            )
+        return None
+    return (
+        "ce que renvoie votre fonction ne convient pas à la vérification "
+        f"({type(exc).__name__}\u00a0: {exc})\u00a0: relisez ce que l'énoncé demande de "
+        f"renvoyer (un return oublié\u00a0? un await\u00a0? async def\u00a0?).{hint}"
+    )
+
+
+def _unawaited(warned: list[warnings.WarningMessage]) -> str:
+    """A coroutine left without await during the check, in French ("" if none): Python's
+    « coroutine 'sql' was never awaited » came in English, and the check then failed on what
+    that call should have done."""
+    if not warned:
+        return ""
+    # course.labo (its checks, the grader's modules) only when the check caught a warning
+    from course.labo.left_behind import never_awaited
+
+    # « coroutine 'f.<locals>.sql' was never awaited »: the name she wrote, sql
+    names = [str(w.message).split("'")[1].rsplit(".", 1)[-1] for w in warned if never_awaited(w)]
+    if not names:
+        return ""
+    return (
+        f"un appel sans await\u00a0: {', '.join(dict.fromkeys(names))}() a été appelée sans "
+        "être attendue, elle n'a rien fait (ajoutez await devant)."
+    )
+
+
+def _reissue(warned: list[warnings.WarningMessage]) -> None:
+    """Show again the other warnings the check caught, as they came."""
+    if not warned:
+        return
+    from course.labo.left_behind import never_awaited  # as in _unawaited
+
+    for w in warned:
+        if not never_awaited(w):
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)

@@ -77,7 +77,7 @@ _LADDERS = (
     Ladder(
         TP_START,
         "tp",
-        "écrire oublier",
+        "l'écriture d'oublier",
         (S_API, S_GUARANTEE),
         (
             "Commencez par ce que l'API du service sait effacer, puis regardez ce qu'elle "
@@ -363,7 +363,9 @@ _LADDERS += (
 )
 LADDERS: dict[str, Ladder] = {ladder.key: ladder for ladder in _LADDERS}
 
-_tp_cause: list[str] = [TP_START]  # the last verifier's first cause, in this kernel
+# the ladder indice() without a name climbs, in this kernel: the last verifier's first cause, or
+# the ladder last named (a lesson's indice(1, "requete_niveau"), then indice(2))
+_tp_cause: list[str] = [TP_START]
 
 
 def set_tp_cause(cause: str | None) -> None:
@@ -391,9 +393,10 @@ def _count(n: int) -> str:
 def indice(niveau: int | None = None, exercice: str | None = None) -> None:
     """Un indice, un niveau à la fois (1, 2 puis 3, le plus proche du code).
 
-    Sans `exercice`, l'indice porte sur le TP, et sur la première cause d'échec du dernier
-    ``verifier(oublier)``\u00a0; sinon, `exercice` est le nom de la fonction que l'exercice demande
-    (par exemple ``indice(1, "requete_niveau")``). Sans `niveau`, c'est le niveau suivant.
+    Sans `exercice`, l'indice porte sur le dernier exercice nommé (``indice(1,
+    "requete_niveau")``, puis ``indice(2)``) ou sur la dernière vérification manquée, et sinon
+    sur la première cause d'échec du dernier ``verifier(oublier)``\u00a0; `exercice` est le nom
+    de la fonction que l'exercice demande. Sans `niveau`, c'est le niveau suivant.
     """
     from . import progress
 
@@ -408,6 +411,8 @@ def indice(niveau: int | None = None, exercice: str | None = None) -> None:
     if ladder is None:
         known = ", ".join(k for k in LADDERS if not k.startswith("tp:"))
         raise MauvaisArgument(f"Exercice inconnu\u00a0: {exercice!r} (connus\u00a0: {known}).")
+    if exercice is not None:
+        _tp_cause[0] = ladder.key  # indice(2) next climbs this one
     seen = {level for _k, level in progress.hints_used(ladder.key)}
     if niveau is None:
         niveau = min(max(seen, default=0) + 1, LEVELS)

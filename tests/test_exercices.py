@@ -44,7 +44,10 @@ def test_a_failed_check_is_one_french_line_with_its_hint_and_a_bug_keeps_its_tra
             raise AssertionError("Aucune ligne\u00a0: vérifiez la clause WHERE.")
     (line,) = failed.value._render_traceback_()
     assert line.startswith("ExerciceNonReussi\u00a0: Aucune ligne")
-    assert line.endswith("Bloqué\u00a0? indice(1, 'requete_niveau'), puis 2 et 3.")
+    assert line.endswith(
+        "Bloqué\u00a0? indice(1, 'requete_niveau'), puis indice(2, 'requete_niveau') et "
+        "indice(3, 'requete_niveau')."
+    )
     with pytest.raises(ExerciceNonReussi, match="pas encore écrit"):
         with verification("requete_niveau"):
             raise NotImplementedError
@@ -84,3 +87,85 @@ def test_what_their_function_gave_back_that_the_check_cannot_use_is_said_in_fren
     with pytest.raises(ValueError):  # nor SQL nor a type: as Python says it
         with verification("oublier_conversation"):
             raise ValueError("x")
+
+
+def test_a_check_run_again_once_the_lesson_closed_its_connection_says_which_cell(tmp_path):
+    """Learner's walk, stop 58: a check run again after the lesson's last cells closed the
+    service (lessons 2, 5) gave 58 lines of traceback; lesson 3's closed sqlite3 connection was
+    « votre requête est refusée : … Cannot operate on a closed database. », blaming her query."""
+    import asyncio
+
+    from course.sessions import SqliteSessionService
+
+    async def closed_service() -> None:
+        service = SqliteSessionService(tmp_path / "l.db")
+        await service.close()
+        with verification("derniere_session_complete"):
+            await service.list_sessions(app_name="a", user_id="u")
+
+    for run in (
+        lambda: asyncio.run(closed_service()),
+        lambda: _closed_connection().execute("SELECT 1"),
+    ):
+        with pytest.raises(ExerciceNonReussi) as failed:
+            with verification("requete_niveau"):
+                run()
+        assert str(failed.value).startswith("la connexion de la leçon est fermée"), failed.value
+        assert "ré-exécutez la cellule qui l'ouvre, plus haut, puis celle-ci" in str(failed.value)
+
+
+def _closed_connection() -> sqlite3.Connection:
+    db = sqlite3.connect(":memory:")
+    db.close()
+    return db
+
+
+def test_a_forgotten_await_is_said_in_french():
+    """Learner's walk, stop 58: a forgotten await in her own function kept only Python's
+    English (« 'coroutine' object has no attribute 'sessions' »), and a call left without await
+    in lesson 7 (« coroutine 'sql' was never awaited ») failed the check on what it did not
+    do. Her traceback stays, with a French note; the check's failure says the call."""
+    import gc
+
+    async def list_sessions():
+        return []
+
+    def their_function():
+        pending = list_sessions()
+        try:
+            return pending.sessions  # without await
+        finally:
+            pending.close()  # (the test's own tidying: no warning left for later)
+
+    with pytest.raises(AttributeError) as raised:
+        with verification("derniere_session_complete"):
+            their_function()
+    assert "Ajoutez await devant l'appel de la ligne indiquée" in raised.value.__notes__[0]
+
+    async def sql():
+        return None
+
+    with pytest.raises(ExerciceNonReussi) as failed:
+        with verification("oublier_conversation"):
+            sql()  # never awaited: Python warns once the coroutine is freed
+            gc.collect()
+            raise AssertionError("Il reste des événements effacés.")
+    assert "Il reste des événements effacés." in str(failed.value)
+    assert "un appel sans await\u00a0: sql() a été appelée sans être attendue" in str(failed.value)
+
+
+def test_indice_without_a_name_climbs_the_exercise_last_checked_or_named(capsys):
+    """Learner's walk, stop 58: after a lesson's check said « indice(1, 'x'), puis 2 et 3 »,
+    indice(2) gave the graded TP's hint (its skeleton of oublier), counted against the TP. It
+    now climbs the exercise last checked or named in this kernel."""
+    from course import hints
+
+    hints.set_tp_cause(hints.TP_START)
+    with pytest.raises(ExerciceNonReussi):
+        with verification("requete_niveau"):
+            raise AssertionError("Aucune ligne.")
+    assert hints.current_tp_cause() == "requete_niveau"
+    hints.indice(1, "supprimer_inactives")
+    assert hints.current_tp_cause() == "supprimer_inactives"
+    hints.indice(2)
+    assert "supprimer_inactives" in capsys.readouterr().out

@@ -464,13 +464,21 @@ UNAWAITED = (
 )
 
 
+# a helper or an import of another cell: verifier and grading read the oublier cell alone
+OTHER_CELL = (
+    " Un nom défini dans une autre cellule\u00a0? Seule la cellule oublier est lue, pour "
+    "verifier comme pour la note\u00a0: définissez-le (ou importez-le) dans cette cellule."
+)
+
+
 def _raised(outcome: CallOutcome, hidden: bool) -> str:
     error = outcome.error
     assert error is not None
     message = error.message.strip()[:300]
     name = _error_name(error.type, hidden)
-    # the learner's most common slip, whatever the input: said even for the hidden ones
+    # the learner's most common slips, whatever the input: said even for the hidden ones
     no_await = NO_AWAIT if "'coroutine' object" in error.message else ""
+    no_await += OTHER_CELL if error.type == "NameError" else ""
     if hidden or not message:  # hidden inputs may appear in an exception's message
         return f"De plus, oublier a levé {name}.{no_await}"
     end = "" if message.endswith((".", "!", "?", "…")) else "."

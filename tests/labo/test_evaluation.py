@@ -368,7 +368,12 @@ def test_messages_follow_french_typography_and_carry_no_markdown(graded_samples)
     texts += list(criteria.GATE_MESSAGES.values())
     texts += [criteria.NOT_WRITTEN, criteria.NOT_ASYNC, criteria.OPEN_TRANSACTION]
     texts += [criteria.QUOTED_GATE, criteria.NO_AWAIT, criteria.RAISES_FOR_EVERYONE]
-    texts += [criteria.SERVICE_CLOSED, criteria.STRAY_FILES, criteria.UNAWAITED]
+    texts += [
+        criteria.SERVICE_CLOSED,
+        criteria.STRAY_FILES,
+        criteria.UNAWAITED,
+        criteria.OTHER_CELL,
+    ]
     texts += [course.labo.checks.NO_SANDBOX_NOTE]
     for sample in SAMPLES:
         texts += [v.message for v in graded_samples[sample].verdicts.values()]

@@ -15,7 +15,7 @@ from helpers import REPO
 from learner_env import cell_answer, learner_kernel, run_cell
 from nbclient import NotebookClient
 
-from course.labo.criteria import CRITERIA, TESTS
+from course.labo.criteria import CRITERIA, OTHER_CELL, TESTS
 from course.labo.evaluate import evaluate_source
 from course.labo.partage import NOT_WRITTEN, PARTAGE_TESTS, verifier_partage
 
@@ -120,6 +120,17 @@ def test_an_error_without_message_is_named_without_a_dangling_colon():
     verdicts = evaluate_source(source).verdicts
     assert verdicts["sessions"].message.endswith("De plus, oublier a levé KeyError.")
     assert not any("KeyError:" in v.message for v in verdicts.values())
+
+
+def test_a_name_of_another_cell_is_said_to_be_out_of_the_oublier_cell():
+    """Learner's walk, stop 58: a helper defined in another cell gave « oublier a levé
+    NameError » and hints about calls that do not end; the rule that only the oublier cell
+    is read was never linked to it."""
+    source = "async def oublier(service, user_id):\n    await supprimer_etat(service, user_id)\n"
+    verdicts = evaluate_source(source).verdicts
+    said = verdicts["sessions"].message
+    assert "oublier a levé NameError\u00a0: name 'supprimer_etat' is not defined." in said, said
+    assert said.endswith(OTHER_CELL), said
 
 
 async def oublier_partage(sql, user_id):  # the second TP's stub, as its notebook gives it

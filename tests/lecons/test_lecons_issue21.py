@@ -129,14 +129,10 @@ def test_retention_is_a_time_rule_with_user_states_justified():
     assert "last_update_time" in solution and "86400" in solution
 
 
-@pytest.mark.slow
-def test_the_retention_check_rejects_a_count_rule(tmp_path: Path, run_notebook):
-    """Control: a « keep the 2 latest » rule, the old exercise, fails the time rule's check."""
-    nb = read(LESSONS[4])
-    ids = [c.id for c in nb.cells]
-    nb.cells = nb.cells[: ids.index("l5-c29") + 1]
-    exercise = next(c for c in nb.cells if c.id == "l5-c28")
-    exercise.source = (
+# wrong answers the retention check must refuse, each with what it says
+WRONG_RETENTIONS = {
+    # the old exercise's « keep the 2 latest »: a count, not a time
+    "count": (
         "async def supprimer_inactives(service, jours):\n"
         "    if jours < 0:\n"
         "        raise ValueError(jours)\n"
@@ -145,13 +141,66 @@ def test_the_retention_check_rejects_a_count_rule(tmp_path: Path, run_notebook):
         "    for s in sessions[:-2]:\n"
         "        await service.delete_session(app_name=APP_NAME, user_id='chloe', "
         "session_id=s.id)\n"
-        "    return len(sessions[:-2])\n"
-    )
+        "    return len(sessions[:-2])\n",
+        "s2 et s3 (Chloé) et la session de Dan",
+    ),
+    # learner's walk, stop 58: a raw DELETE without the cascade passed, its events left behind
+    "orphans": (
+        "async def supprimer_inactives(service, jours):\n"
+        "    import time\n"
+        "    if jours < 0:\n"
+        "        raise ValueError(jours)\n"
+        "    c = sqlite3.connect(service.db_path)\n"
+        "    try:\n"
+        "        n = c.execute('DELETE FROM sessions WHERE update_time < ?',\n"
+        "                      (time.time() - jours * 86400,)).rowcount\n"
+        "        c.commit()\n"
+        "    finally:\n"
+        "        c.close()\n"
+        "    return n\n",
+        "reste(nt) dans events",
+    ),
+    # and one that forgets every learner but Chloé
+    "chloe_only": (
+        "async def supprimer_inactives(service, jours):\n"
+        "    import time\n"
+        "    if jours < 0:\n"
+        "        raise ValueError(jours)\n"
+        "    limite = time.time() - jours * 86400\n"
+        "    r = await service.list_sessions(app_name=APP_NAME, user_id='chloe')\n"
+        "    vieilles = [s for s in r.sessions if s.last_update_time < limite]\n"
+        "    for s in vieilles:\n"
+        "        await service.delete_session(app_name=APP_NAME, user_id='chloe', "
+        "session_id=s.id)\n"
+        "    return len(vieilles)\n",
+        "s2 et s3 (Chloé) et la session de Dan",
+    ),
+}
+
+
+@pytest.mark.slow
+def test_the_retention_check_rejects_wrong_rules(tmp_path: Path, run_notebook):
+    """Controls: a « keep the 2 latest » rule, a raw DELETE that leaves the sessions' events
+    (learner's walk, stop 58: it passed), and a rule for Chloé only fail the check, each told
+    why; the right answer, run last in the same kernel, passes."""
+    nb = read(LESSONS[4])
+    by_id = {c.id: c for c in nb.cells}
+    cells = [by_id["l5-c02"].source]
+    for answer, _said in WRONG_RETENTIONS.values():
+        cells += [answer, by_id["l5-c29"].source]
+    cells += [by_id["l5-c28"].source, by_id["l5-c29"].source]
     path = tmp_path / "conservation.ipynb"
-    nbformat.write(nb, path)
+    nbformat.write(
+        nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path
+    )
     ran, _ = run_notebook(path, tmp_path, allow_errors=True)
-    errors = [o for o in ran.cells[-1].outputs if o.output_type == "error"]
-    assert errors and errors[0].ename == "ExerciceNonReussi", "the count rule passed the check"
+    checks = ran.cells[2::2]
+    for check, (name, (_answer, said)) in zip(checks, WRONG_RETENTIONS.items(), strict=False):
+        errors = [o for o in check.outputs if o.output_type == "error"]
+        assert errors and errors[0].ename == "ExerciceNonReussi", f"{name} passed the check"
+        assert said in errors[0].evalue, (name, errors[0].evalue)
+    assert not [o for o in checks[-1].outputs if o.output_type == "error"], checks[-1].outputs
+    assert "Bravo" in "".join(o.get("text", "") for o in checks[-1].outputs)
 
 
 @pytest.mark.parametrize(
