@@ -5,7 +5,6 @@ function) keeps its traceback: it points into their code, where the fix is."""
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import warnings
 from collections.abc import Iterator
@@ -14,6 +13,7 @@ from contextlib import contextmanager
 from course.hints import LADDERS, set_tp_cause
 from course.readable_error import ReadableError
 from course.sessions.errors import ServiceClosedError
+from course.sql_messages import sql_in_french
 
 __all__ = ["ExerciceNonReussi", "sqlite_en_francais", "verification"]
 
@@ -22,74 +22,12 @@ class ExerciceNonReussi(ReadableError, AssertionError):
     """A check of an exercise that fails: still an AssertionError, shown as its French lines."""
 
 
-# SQLite's messages a learner's query meets most, in French (the rest is quoted as it is)
-_SQLITE = (
-    (
-        re.compile(r"no such table[:] (.+)"),
-        "la table «\u00a0{0}\u00a0» n'existe pas dans ce fichier",
-    ),
-    (
-        re.compile(r"no such column[:] (.+)"),
-        "la colonne «\u00a0{0}\u00a0» n'existe pas",
-    ),
-    (
-        re.compile(r'near "(.*)": syntax error'),
-        "erreur de syntaxe SQL près de «\u00a0{0}\u00a0»",
-    ),
-    (
-        re.compile(r"incomplete input"),
-        "requête SQL incomplète (parenthèse ou apostrophe à fermer\u00a0?)",
-    ),
-    (
-        re.compile(r"unrecognized token[:] (.+)"),
-        "élément SQL non reconnu\u00a0: {0}",
-    ),
-    (
-        re.compile(r"malformed JSON"),
-        "JSON mal formé",
-    ),
-    (  # older SQLite says « bad JSON path: 'a' », newer « JSON path error near 'a' »
-        re.compile(r"(?:bad JSON path[:] |JSON path error near )'{0,1}([^']*)'{0,1}"),
-        "chemin JSON invalide\u00a0: {0}",
-    ),
-    (
-        re.compile(
-            r"Incorrect number of bindings supplied\. The current statement uses (\d+), and "
-            r"there are (\d+) supplied\."
-        ),
-        "la requête attend {0} valeur(s) pour ses «\u00a0?\u00a0» et en reçoit {1}",
-    ),
-    (
-        re.compile(r"You can only execute one statement at a time\."),
-        "une seule instruction SQL à la fois",
-    ),
-)
-
-
-# PostgreSQL's (lesson 7, through asyncpg), the same way
-_POSTGRES = (
-    (
-        re.compile(r'syntax error at or near "(.*)"'),
-        "erreur de syntaxe SQL près de «\u00a0{0}\u00a0»",
-    ),
-    (
-        re.compile(r'relation "(.*)" does not exist'),
-        "la table «\u00a0{0}\u00a0» n'existe pas",
-    ),
-    (
-        re.compile(r'column "(.*)" does not exist'),
-        "la colonne «\u00a0{0}\u00a0» n'existe pas",
-    ),
-)
-
-
 def sqlite_en_francais(erreur: Exception) -> str:
     """Ce que SQLite (ou PostgreSQL) a répondu, en français quand la phrase est connue."""
     message = str(erreur)
     postgres = type(erreur).__module__.startswith("asyncpg")
-    for pattern, french in _POSTGRES if postgres else _SQLITE:
-        if found := pattern.fullmatch(message):
-            return french.format(*found.groups())
+    if (french := sql_in_french(message, postgres)) is not None:
+        return french
     return f"{'PostgreSQL' if postgres else 'SQLite'} a répondu «\u00a0{message}\u00a0»"
 
 

@@ -590,6 +590,14 @@ class RecommencerImpossible(ReadableError, ValueError):
     the notebook, not the frames of this module."""
 
 
+class _Removed(list):
+    """The names recommencer removed: a list for code; nothing shown under the cell, whose
+    printed sentence already says them (« ['lecon03.db'] » came below it)."""
+
+    def _ipython_display_(self) -> None:
+        pass
+
+
 def recommencer(lecon: str, dossier: str | os.PathLike[str] = ".") -> list[str]:
     """Recommence une leçon\u00a0: supprime les fichiers qu'elle crée dans `dossier` (le dossier
     des leçons) et ses événements de progression\u00a0; le reste (les autres leçons, le TP) reste.
@@ -597,7 +605,13 @@ def recommencer(lecon: str, dossier: str | os.PathLike[str] = ".") -> list[str]:
     key = str(lecon).strip().lower()
     key = key.zfill(2) if key.isdigit() else key
     lesson = _BY_KEY.get(key)
-    if lesson is None or key == "tp":
+    if key == "tp":  # the start page lists it among the steps
+        raise RecommencerImpossible(
+            "Le TP ne se recommence pas ainsi\u00a0: son travail est votre cellule oublier, dans "
+            "son notebook (notebooks/oublier/oublier.ipynb), que rien ne supprime ici. Les "
+            'leçons se recommencent, par leur numéro\u00a0: recommencer("04").'
+        )
+    if lesson is None:
         known = ", ".join(f"«\u00a0{k}\u00a0»" for k in _BY_KEY if k != "tp")
         asked = str(lecon) if str(lecon).isprintable() else repr(str(lecon))  # a stray newline
         raise RecommencerImpossible(
@@ -649,7 +663,7 @@ def recommencer(lecon: str, dossier: str | os.PathLike[str] = ".") -> list[str]:
             else "\u00a0; sa progression est effacée, celle des autres étapes reste."
         )
     )
-    return removed
+    return _Removed(removed)
 
 
 # -- forget yourself, with your own oublier -----------------------------------------------------

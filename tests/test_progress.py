@@ -770,6 +770,17 @@ def test_recommencer_removes_what_the_lesson_made_and_its_progress_only(
     assert "Leçon 3 recommencée" in capsys.readouterr().out
     with pytest.raises(ValueError, match="Leçon inconnue"):
         recommencer("99", folder)
+    # learner's walk, stop 58: « TP » is listed by the start page; it said « Leçon inconnue »
+    with pytest.raises(ValueError, match="Le TP ne se recommence pas ainsi"):
+        recommencer("tp", folder)
+
+
+def test_recommencer_shows_no_list_under_its_sentence(tmp_path):
+    """Learner's walk, stop 58: « ['lecon03.db'] » came under the sentence that says it."""
+    from IPython.core.formatters import DisplayFormatter
+
+    removed = recommencer("03", tmp_path)
+    assert removed == [] and DisplayFormatter().format(removed) == ({}, {})
 
 
 def test_recommencer_keeps_the_learners_own_copies_and_folders(tmp_path):

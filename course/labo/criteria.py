@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
+from course.sql_messages import sql_in_french
+
 from .french_number import french_number
 from .protocol import CallOutcome
 from .scenario import CallResult, Role, RunEnd, ScenarioResult
@@ -471,10 +473,19 @@ OTHER_CELL = (
 )
 
 
+_SQLITE_ERRORS = {
+    cls.__name__
+    for cls in vars(sqlite3).values()
+    if isinstance(cls, type) and issubclass(cls, sqlite3.Error)
+}
+
+
 def _raised(outcome: CallOutcome, hidden: bool) -> str:
     error = outcome.error
     assert error is not None
     message = error.message.strip()[:300]
+    if error.type in _SQLITE_ERRORS:  # SQLite's English, in French when known
+        message = sql_in_french(message) or message
     name = _error_name(error.type, hidden)
     # the learner's most common slips, whatever the input: said even for the hidden ones
     no_await = NO_AWAIT if "'coroutine' object" in error.message else ""

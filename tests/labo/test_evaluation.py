@@ -94,7 +94,7 @@ def test_open_transaction_is_diagnosed_not_taken_for_a_loop(graded_samples):
     evaluation = graded_samples["vacuum_avant_commit"]
     assert not evaluation.timed_out and evaluation.outcome()[0] == "graded"
     message = evaluation.verdicts["user_states"].message
-    assert "cannot VACUUM from within a transaction" in message
+    assert "VACUUM ne s'exécute pas dans une transaction ouverte\u00a0: validez-la" in message
     assert (
         "Votre connexion garde une transaction ouverte\u00a0: ce qu'elle a supprimé n'est pas "
         "validé" in message

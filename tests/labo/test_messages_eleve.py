@@ -133,6 +133,19 @@ def test_a_name_of_another_cell_is_said_to_be_out_of_the_oublier_cell():
     assert said.endswith(OTHER_CELL), said
 
 
+def test_sqlite_s_answer_is_said_in_french_by_verifier():
+    """Learner's walk, stop 58: the TP quoted SQLite in English (« near "FORM": syntax
+    error », « cannot VACUUM from within a transaction ») where the lessons said it in French."""
+    source = (
+        "async def oublier(service, user_id):\n"
+        "    import sqlite3\n"
+        "    c = sqlite3.connect(service.db_path)\n"
+        "    c.execute('DELETE FORM sessions')\n"
+    )
+    said = evaluate_source(source).verdicts["sessions"].message
+    assert "OperationalError\u00a0: erreur de syntaxe SQL près de «\u00a0FORM\u00a0»." in said
+
+
 async def oublier_partage(sql, user_id):  # the second TP's stub, as its notebook gives it
     """Efface un élève de la base partagée : ses sessions, ses événements, son état user:."""
     # VOTRE CODE ICI

@@ -82,7 +82,7 @@ def test_the_tables_adk_creates_on_postgresql(lesson):
     four = "['app_states', 'events', 'sessions', 'user_states']"
     assert f"Fichier SQLite d'une instance : {four}" in text
     assert "Base PostgreSQL partagée      : ['adk_internal_metadata', 'app_states'," in text
-    assert "En plus sur PostgreSQL          : ['adk_internal_metadata']" in text
+    assert "En plus sur PostgreSQL        : ['adk_internal_metadata']" in text
     assert "'event_data': ('TEXT', 'jsonb')" in text and "'state': ('TEXT', 'jsonb')" in text
     assert "REFERENCES sessions(app_name, user_id, id) ON DELETE CASCADE" in text
 
