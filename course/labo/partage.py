@@ -157,6 +157,7 @@ _GATE = (
     "ce point ne compte que si oublier_partage a d'abord effacé l'élève en entier et rien "
     "d'autre (ses sessions, ses événements, sa ligne user_states), ce qui n'est pas le cas."
 )
+RAISED = ("raised", "sql_syntax", "sql_table", "sql_column")  # calls that ran, then raised
 # How one call of oublier_partage can end (the runner's exit status, or the grader stopping it),
 # with the Outcome the submission gets when its grading ends on it (None: the tests judge what
 # the calls did) and the French sentence the student reads: the statuses, their outcomes and
@@ -164,6 +165,22 @@ _GATE = (
 CALL_ENDS: dict[str, tuple[Outcome | None, str]] = {
     "ok": (None, ""),
     "raised": (None, "oublier_partage a levé une exception."),
+    # PostgreSQL's commonest refusals, by kind (partage_runner.REFUSED)
+    "sql_syntax": (
+        None,
+        "oublier_partage a levé une exception\u00a0: PostgreSQL refuse une de ses requêtes, "
+        "erreur de syntaxe SQL à relire\u00a0: FROM, WHERE, les virgules.",
+    ),
+    "sql_table": (
+        None,
+        "oublier_partage a levé une exception\u00a0: une table que nomme une de ses requêtes "
+        "n'existe pas\u00a0; celles de la base\u00a0: sessions, events, user_states, app_states.",
+    ),
+    "sql_column": (
+        None,
+        "oublier_partage a levé une exception\u00a0: une colonne que nomme une de ses requêtes "
+        "n'existe pas\u00a0; celles de la leçon 7\u00a0: app_name, user_id, id, session_id.",
+    ),
     "not_async": (None, "oublier_partage n'est pas une fonction asynchrone (async def)."),
     # judged on the base as the others, named on every criterion that fails
     "unawaited": (
@@ -414,7 +431,7 @@ def evaluate_partage(
                 break
             assert facts is not None
             after.append(facts)
-            if status not in ("ok", "raised"):  # no call after one that did not run
+            if status not in ("ok", *RAISED):  # no call after one that did not run
                 break
     if statuses and statuses[-1] in OVER_BUDGET:
         reason = CALL_ENDS[statuses[-1]][1]

@@ -19,9 +19,26 @@ import warnings
 
 from .left_behind import left_behind, never_awaited, watch_threads
 
-__all__ = ["EXIT", "main"]
+__all__ = ["EXIT", "REFUSED", "main"]
 
-EXIT = {"ok": 0, "raised": 3, "load": 4, "missing": 5, "not_async": 6, "unawaited": 7}
+EXIT = {
+    "ok": 0,
+    "raised": 3,
+    "load": 4,
+    "missing": 5,
+    "not_async": 6,
+    "unawaited": 7,
+    "sql_syntax": 8,
+    "sql_table": 9,
+    "sql_column": 10,
+}
+# PostgreSQL's refusals a learner's query meets most: their kind only, never their text (it may
+# hold a hidden input); a student who forges one only changes the words of their own feedback
+REFUSED = {
+    "PostgresSyntaxError": "sql_syntax",
+    "UndefinedTableError": "sql_table",
+    "UndefinedColumnError": "sql_column",
+}
 FUNCTION = "oublier_partage"
 
 
@@ -73,8 +90,8 @@ def main() -> int:
 
     try:
         unawaited = asyncio.run(call())
-    except BaseException:  # noqa: BLE001
-        return EXIT["raised"]
+    except BaseException as exc:  # noqa: BLE001
+        return EXIT[REFUSED.get(type(exc).__name__, "raised")]
     return EXIT["unawaited"] if unawaited else EXIT["ok"]
 
 

@@ -281,6 +281,26 @@ def test_a_sql_call_without_await_is_named(slip, clusters):
     assert _leftovers(clusters) == []
 
 
+REFUSED_SQL = {
+    "sql_syntax": ("DELETE FORM sessions WHERE user_id = $1", "erreur de syntaxe SQL à relire"),
+    "sql_table": ("DELETE FROM session WHERE user_id = $1", "une table que nomme une"),
+    "sql_column": ("DELETE FROM sessions WHERE identifiant = $1", "une colonne que nomme une"),
+}
+
+
+def test_postgresql_s_commonest_refusals_are_said_by_their_kind(clusters):
+    """Learner's walk, stop 58: a typo in her SQL gave « (oublier_partage a levé une
+    exception.) », where lesson 7's check said « erreur de syntaxe SQL près de FORM ». The
+    kind is said (never PostgreSQL's text: it may hold a hidden input), in the sandbox too."""
+    for status, (query, said) in REFUSED_SQL.items():
+        source = f"async def oublier_partage(sql, user_id):\n    await sql({query!r}, user_id)\n"
+        evaluation = evaluate_partage(source, EXAMPLE, sandboxed=True)
+        assert evaluation.statuses[0] == status, (status, evaluation.statuses)
+        message = evaluation.verdicts["partage_sessions"].message
+        assert "(oublier_partage a levé une exception\u00a0: " in message and said in message
+    assert _leftovers(clusters) == []
+
+
 async def _sessions_only(sql, user_id):  # a learner's first try, checked by their own verifier
     await sql("DELETE FROM sessions WHERE app_name = $1 AND user_id = $2", APP_NAME, user_id)  # noqa: F821
 
