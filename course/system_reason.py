@@ -23,6 +23,7 @@ _REASONS_BY_NAME = {
     "ENOTDIR": "un élément du chemin n'est pas un dossier",
     "ENOSPC": "disque plein",
     "EDQUOT": "quota disque dépassé",
+    "EFBIG": "fichier trop grand (limite de taille, ulimit -f)",
     "EROFS": "système de fichiers en lecture seule",
     "EEXIST": "existe déjà",
     "ENOTEMPTY": "dossier non vide",

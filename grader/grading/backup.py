@@ -83,6 +83,11 @@ FORMAT = 1  # the manifest's "format": what this code writes and reads
 REGISTER_PART = "effacements"  # the register of erased learners and its key, in a backup
 REFUSED = "Sauvegarde refusée, rien n'a été écrit\u00a0: "
 NOT_RESTORED = "Restauration refusée, rien n'a été écrit\u00a0: "
+HALF_RESTORED = (  # a restore begun on an archive that then changed or went away
+    "Ce cours est à moitié restauré et toute autre commande y est refusée\u00a0: remettez "
+    "l'archive d'origine à sa place et relancez la même restauration, ou recommencez dans un "
+    "clone neuf du cours."
+)
 DAMAGED = "archive abîmée ou tronquée"
 AHEAD_WHY = "DATÉE DANS LE FUTUR (l'horloge d'une autre machine\u00a0? renommez-la)"
 PARTIAL = ".partiel"  # a backup being written; renamed once whole
@@ -174,7 +179,7 @@ def _read_stable(path: Path) -> bytes | None:
             return data
         except ValueError:
             with suppress(OSError):  # gone meanwhile: the next read says so
-                if time.time() - path.stat().st_mtime > _WRITING_SECONDS:
+                if abs(time.time() - path.stat().st_mtime) > _WRITING_SECONDS:  # or dated ahead
                     return data
             time.sleep(0.1)
     return data
@@ -489,7 +494,7 @@ def restore(
     reenrol: set[str] | None = None,
     register: Path | None = None,
     confirm: bool = False,
-    not_saved: list[str] | None = None,
+    told: list[str] | None = None,
 ) -> tuple[dict[str, int], ErasedOnRestore]:
     """Restore `archive` into a course with no gradebook, submissions or roster yet; a learner
     the erasure register holds (or re-enrolled after the backup) is erased again, unless `reenrol`
@@ -497,7 +502,9 @@ def restore(
     refused unless `confirm`: then ``unchecked`` says so. ``RESTORING`` names the archive from
     the first file written to the last erasure: a restore stopped between them is finished by
     the same command run again (what it wrote is its own), and refuses every other command.
-    What the backup had not saved (its manifest's not_saved) goes in `not_saved`."""
+    What the teacher must also know goes in `told`, in French: what the backup had not saved
+    (listed in rapport/restauration.log, written before the re-erasure cleans it), the hub's
+    database it holds and was not asked to restore."""
     dirs, gradebook, folders = _dirs(grader_dir)
     marker = dirs.grader_dir / RESTORING
     begun = marker.read_text(encoding="utf-8").strip() if marker.is_file() else None
@@ -506,10 +513,13 @@ def restore(
     # read whole once, every byte checked, only its small parts kept: a class's backup can hold
     # more than memory (3 x 200 MB took 892 MB); the files are streamed to their places below
     small = {GRADEBOOK, *(f"{REGISTER_PART}/{name}" for name in (REGISTER_NAME, KEY_NAME))}
-    members, manifest = _read_archive(archive, keep=small.__contains__)
-    if not_saved is not None and isinstance(unsaved := manifest.get("not_saved"), list):
-        pairs = [item for item in unsaved if isinstance(item, list) and len(item) == 2]
-        not_saved += [f"{name} ({why})" for name, why in pairs]
+    try:
+        members, manifest = _read_archive(archive, keep=small.__contains__)
+    except BackupError as exc:
+        if begun is None:
+            raise
+        raise BackupError(f"{exc} {HALF_RESTORED}") from None
+    told = [] if told is None else told
     if begun is None and GRADEBOOK in members:  # a damaged gradebook is no class to restore
         try:
             _counts_of(members[GRADEBOOK][0])
@@ -573,12 +583,39 @@ def restore(
                     continue
                 raise BackupError(
                     f"{archive.name} a changé depuis sa vérification («\u00a0{info.name}\u00a0» "
-                    "différent)\u00a0: ne la modifiez pas pendant une restauration, et relancez."
+                    f"différent). {HALF_RESTORED}"
                 )
     except (tarfile.TarError, EOFError, zlib.error):
-        raise BackupError(f"Sauvegarde illisible\u00a0: {archive} ({DAMAGED}).") from None
+        raise BackupError(
+            f"Sauvegarde illisible\u00a0: {archive} ({DAMAGED}). {HALF_RESTORED}"
+        ) from None
+    # every file of the manifest is there now (an archive swapped meanwhile can lack one)
+    if missing := [name for name, place in places.items() if not _exists(*place)]:
+        raise BackupError(
+            f"{archive.name} a changé depuis sa vérification («\u00a0{missing[0]}\u00a0» "
+            f"absent). {HALF_RESTORED}"
+        )
     if begun is not None:
         _remove_left(places, restored)
+    if HUB_DB in expected and hub_db is None:
+        told.append(
+            "⚠ Cette sauvegarde contient aussi la base du hub, non restaurée\u00a0: donnez son "
+            "chemin pour la restaurer (make restauration … HUB_DB=/srv/jupyterhub/"
+            "jupyterhub.sqlite)."
+        )
+    unsaved = manifest.get("not_saved")
+    pairs = (
+        [i for i in unsaved if isinstance(i, list) and len(i) == 2]
+        if isinstance(unsaved, list)
+        else []
+    )
+    if pairs:  # written before the re-erasure: an erased learner's names are cleaned from it
+        log = dirs.log_file("restauration")
+        log.write_text("".join(shown(f"{name} ({why})") + "\n" for name, why in pairs), "utf-8")
+        told.append(
+            f"⚠ Cette sauvegarde ne contient pas {len(pairs)} élément(s), non sauvegardés quand "
+            f"elle a été écrite (absents de la classe restaurée)\u00a0: liste dans {log}."
+        )
     if roster is not None and not roster.is_file():
         roster = None
     taken = _taken_at(archive, manifest)
@@ -609,10 +646,8 @@ def _restore_file(
     fd = _folder_fd(root, names[:-1])
     try:
         name = names[-1]
-        if resuming:
-            with suppress(FileNotFoundError):
-                os.stat(name, dir_fd=fd, follow_symlinks=False)
-                return True
+        if resuming and _digest_at(fd, name) == digest:
+            return True  # written whole by the restore this one finishes
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
         while True:
             tmp = f".restauration-{secrets.token_hex(4)}"
@@ -625,6 +660,8 @@ def _restore_file(
                 while chunk := source.read(1 << 20):
                     found.update(chunk)
                     fh.write(chunk)
+                fh.flush()
+                os.fsync(fh.fileno())  # whole on disk before its name says so (a power cut)
             if found.hexdigest() != digest:
                 os.unlink(tmp, dir_fd=fd)
                 return False
@@ -639,15 +676,46 @@ def _restore_file(
         os.close(fd)
 
 
-def _folder_fd(root: Path, names: tuple[str, ...]) -> int:
-    """An open descriptor of `root`/`names`…, each folder made if need be, never through a
-    link."""
-    root.mkdir(parents=True, exist_ok=True)
+def _digest_at(fd: int, name: str) -> str | None:
+    """The SHA-256 of the plain file `name` in the folder `fd`, None if there is none."""
+    try:
+        file = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
+    except OSError:
+        return None
+    with os.fdopen(file, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return None
+        found = hashlib.sha256()
+        while chunk := fh.read(1 << 20):
+            found.update(chunk)
+    return found.hexdigest()
+
+
+def _exists(root: Path, names: tuple[str, ...]) -> bool:
+    """Whether `root`/`names`… is a plain file, reached folder by folder."""
+    try:
+        fd = _folder_fd(root, names[:-1], make=False)
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.stat(names[-1], dir_fd=fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _folder_fd(root: Path, names: tuple[str, ...], make: bool = True) -> int:
+    """An open descriptor of `root`/`names`…, each folder made if need be (`make`), never
+    through a link."""
+    if make:
+        root.mkdir(parents=True, exist_ok=True)
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for part in names:
-            with suppress(FileExistsError):
-                os.mkdir(part, dir_fd=fd)
+            if make:
+                with suppress(FileExistsError):
+                    os.mkdir(part, dir_fd=fd)
             inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
             os.close(fd)
             fd = inner
@@ -664,8 +732,10 @@ def _remove_left(places: dict[str, tuple[Path, tuple[str, ...]]], restored: set[
         fd = _folder_fd(root, names)
         try:
             for left in os.listdir(fd):
-                if _TEMPORARY.fullmatch(left) and (root, names, left) not in restored:
-                    with suppress(FileNotFoundError):
+                if not _TEMPORARY.fullmatch(left) or (root, names, left) in restored:
+                    continue
+                with suppress(OSError):  # only a plain file: a student's folder of that name
+                    if stat.S_ISREG(os.stat(left, dir_fd=fd, follow_symlinks=False).st_mode):
                         os.unlink(left, dir_fd=fd)
         finally:
             os.close(fd)
@@ -853,11 +923,20 @@ def _say_unsaved(unsaved: list[tuple[str, str]], grader_dir: Path | None) -> Non
     a folder too deep or unreadable is data not saved (failed: exit status 1). The whole list
     goes to rapport/sauvegarde.log (a hostile submission can hold thousands)."""
     items = [shown(f"{name} ({why})") for name, why in unsaved]
-    log = _dirs(grader_dir)[0].log_file("sauvegarde")
+    log: Path | None = _dirs(grader_dir)[0].report / "sauvegarde.log"
     if not items:
-        log.unlink(missing_ok=True)  # an earlier backup's list, no longer true
+        with suppress(OSError):
+            log.unlink(missing_ok=True)  # an earlier backup's list, no longer true
         return
-    log.write_text("\n".join(items) + "\n", encoding="utf-8")
+    try:
+        log.parent.mkdir(exist_ok=True)
+        log.write_text("\n".join(items) + "\n", encoding="utf-8")
+    except OSError as exc:  # rapport/ not writable: the backup is written, the list shown whole
+        print(
+            f"⚠ {log} non écrit ({french_reason(exc)})\u00a0: la liste entière suit.",
+            file=sys.stderr,
+        )
+        log = None
     header = (
         f"✘ Non sauvegardé(s), {len(items)} (jamais suivis ni lus\u00a0; un dossier trop profond "
         "ou illisible\u00a0: déplacez-le hors du cours, puis relancez)\u00a0:"
@@ -918,7 +997,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "restaurer":
-            unsaved_then: list[str] = []
+            told: list[str] = []
             with class_lock(args.grader_dir, RESTORE):
                 counts, erased = restore(
                     args.archive,
@@ -928,18 +1007,11 @@ def main(argv: list[str] | None = None) -> int:
                     set(args.reinscrire),
                     args.registre,
                     args.confirmer,
-                    unsaved_then,
+                    told,
                 )
             print(f"Restauré depuis {args.archive.name}\u00a0: {_summary(counts)}.")
-            if unsaved_then:
-                whole = _dirs(args.grader_dir)[0].log_file("restauration")
-                items = [shown(item) for item in unsaved_then]
-                whole.write_text("\n".join(items) + "\n", encoding="utf-8")
-                header = (
-                    f"⚠ Cette sauvegarde ne contient pas {len(items)} élément(s), non sauvegardés "
-                    "quand elle a été écrite (absents de la classe restaurée)\u00a0:"
-                )
-                print(*listed(header, items, whole), sep="\n", file=sys.stderr)
+            if told:
+                print(*told, sep="\n", file=sys.stderr)
             return _say_erased(erased)
         folder = args.dossier or _dirs(args.grader_dir)[0].backups
         passed: dict[Path, str] = {}  # damaged backups the check passed over

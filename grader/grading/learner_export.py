@@ -304,7 +304,15 @@ def _copies(
     skipped = [] if left_out is None else left_out
     for k, folder in enumerate(folders):
         prefix = name if k == 0 else f"{name}-{k + 1}"
-        own = {rel for rel, _ in not_regular(folder, guarded, 2)}  # grader/<place>/<id>
+        strange_here = not_regular(folder, guarded, 2)  # grader/<place>/<id>
+        for rel, what in strange_here:  # hers, unread: an answer holds all of it, or is not given
+            if what.startswith("illisible"):
+                raise ExportRefused(
+                    f"Aucune donnée exportée\u00a0: {shown(str(folder / rel))} est illisible "
+                    f"({what})\u00a0; une réponse à sa demande contient toutes ses données. "
+                    "Rendez-le lisible (chmod -R u+rX), puis relancez."
+                )
+        own = {rel for rel, _ in strange_here}
         strange = linked | own
         files = files_under(folder, 2)  # never a link, so a link is named here
         skipped += [f"{prefix}/{rel}" for rel in sorted(own - {r for r, _ in files})]
@@ -352,6 +360,9 @@ def main(argv: list[str] | None = None) -> int:
             path, counts = export_learner(args.student_id, args.out, args.eleves, args.grader_dir)
     except (GradingError, FileNotFoundError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the disk full, a size limit: no archive left (written .partiel)
+        print(f"✘ Aucune donnée exportée\u00a0: {french_message(exc)}", file=sys.stderr)
         return 2
     sid = normalize_id(args.student_id.strip())
     print(

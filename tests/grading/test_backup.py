@@ -303,8 +303,29 @@ def test_an_unreadable_file_is_named_and_the_class_saved(course, tmp_path, monke
     slept = []
     monkeypatch.setattr("grading.backup.time.sleep", slept.append)
     assert _read_stable(folder / "brouillon.ipynb") == b"{" and slept == []  # read once
+    ahead = time.time() + 10 * 365 * 86400  # second attack: dated years ahead, read 20 times
+    os.utime(folder / "brouillon.ipynb", (ahead, ahead))
+    assert _read_stable(folder / "brouillon.ipynb") == b"{" and slept == []
     (folder / "en_cours.ipynb").write_bytes(b"{")  # the control: one being written now
     assert _read_stable(folder / "en_cours.ipynb") == b"{" and len(slept) == 20
+
+
+def test_a_report_folder_it_cannot_write_never_undoes_the_backup_it_wrote(course, tmp_path):
+    """Second attack, stop 58: rapport/ made read-only by a colleague: « Sauvegarde écrite »
+    then « ✘ Aucune sauvegarde écrite », exit 2, and the purge never ran (night after night).
+    The list is shown whole instead, and the purge runs."""
+    folder = submit(course, "ana", "complete_vacuum")
+    (folder / "lien").symlink_to("/etc/hostname")
+    (course / "rapport").mkdir(exist_ok=True)
+    (course / "rapport").chmod(0o500)
+    try:
+        saved = grading(course, "backup", "sauvegarder", "--confirmer", as_teacher=True)
+    finally:
+        (course / "rapport").chmod(0o700)
+    said = saved.stdout + saved.stderr
+    assert saved.returncode == 0 and "Aucune sauvegarde écrite" not in said, said
+    assert "sauvegarde.log non écrit (permission refusée)" in said, said
+    assert "submitted/ana/oublier/lien (lien symbolique" in said and "Purge" in said, said
 
 
 def test_a_restore_stopped_outright_finishes_and_leaves_no_temporary_file(course, tmp_path):
@@ -312,6 +333,9 @@ def test_a_restore_stopped_outright_finishes_and_leaves_no_temporary_file(course
     student's folder: the same command run again removes it (never a file of the archive)."""
     folder = submit(course, "ben", "complete_vacuum")
     (folder / ".restauration-0badc0de").write_bytes(b"le sien")
+    # second attack, stop 58: her folder of that name stopped every rerun (unlink: EISDIR)
+    (folder / ".restauration-0badc0df").mkdir()
+    (folder / ".restauration-0badc0df" / "notes.txt").write_bytes(b"x")
     path, _, _ = backup(tmp_path / "sauv", grader_dir=course, confirm=True)
     fresh = copy_course(tmp_path / "neuf")
     again = fresh / "submitted" / "ben" / "oublier"
@@ -322,8 +346,48 @@ def test_a_restore_stopped_outright_finishes_and_leaves_no_temporary_file(course
     assert restored.returncode == 0, restored.stdout + restored.stderr
     assert sorted(p.name for p in again.iterdir()) == [
         ".restauration-0badc0de",
+        ".restauration-0badc0df",
         "oublier.ipynb",
     ]
+    assert (again / ".restauration-0badc0df" / "notes.txt").read_bytes() == b"x"
+
+
+def test_an_archive_changed_between_the_two_readings_is_never_half_restored_unsaid(
+    course, tmp_path, monkeypatch
+):
+    """Second attack, stop 58: an archive swapped after its check for one lacking a file
+    restored « 6 fichier(s) », exit 0, her notebook missing; the rerun then said « abîmé »
+    with no way out while every other command was refused. Now the missing file is named, and
+    both say what to do."""
+    import grading.backup as backup_module
+    from grading.backup import HALF_RESTORED, BackupError
+
+    submit(course, "ana", "complete_vacuum")
+    path, _, _ = backup(tmp_path / "sauv", grader_dir=course, confirm=True)
+    trimmed = tmp_path / "sans-ana.tar.gz"
+    with tarfile.open(path) as old, tarfile.open(trimmed, "w:gz") as new:
+        for info in old:
+            if info.name != "submitted/ana/oublier/oublier.ipynb":
+                new.addfile(info, old.extractfile(info))
+    checked = backup_module._read_archive
+
+    def swapped_once_checked(archive, keep=lambda name: True):
+        found = checked(archive, keep)
+        shutil.copyfile(trimmed, archive)  # the archive changes once checked
+        return found
+
+    monkeypatch.setattr(backup_module, "_read_archive", swapped_once_checked)
+    fresh = copy_course(tmp_path / "neuf")
+    with pytest.raises(BackupError) as stopped:
+        restore(path, grader_dir=fresh, confirm=True)
+    said = str(stopped.value)
+    assert (
+        "«\u00a0submitted/ana/oublier/oublier.ipynb\u00a0» absent" in said and HALF_RESTORED in said
+    )
+    monkeypatch.undo()
+    with pytest.raises(BackupError) as again:
+        restore(path, grader_dir=fresh, confirm=True)
+    assert HALF_RESTORED in str(again.value), again.value
 
 
 def test_a_restore_holds_one_file_at_a_time_in_memory(course, tmp_path):

@@ -7,12 +7,13 @@ data); an NFD id finds its NFC learner; an unknown id is refused with the closes
 from __future__ import annotations
 
 import json
+import sys
 import unicodedata
 import zipfile
 
 import pytest
 from grading.feedback import GRADES_SHOWN
-from grading_course import copy_course, grading
+from grading_course import copy_course, grading, run_tool
 from nbgrader.api import Gradebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -261,4 +262,27 @@ def test_an_unreadable_file_of_theirs_gives_no_export_that_looks_whole(graded_cl
     assert f"✘ Aucune donnée exportée\u00a0: {secret} est illisible (permission refusée)" in said
     assert list(out.iterdir()) == []
     secret.chmod(0o600)
+    # second attack, stop 58: a folder of hers unreadable gave a partial export, exit 0
+    (grader / "submitted" / "ben" / "oublier" / "sous").mkdir()
+    (grader / "submitted" / "ben" / "oublier" / "sous").chmod(0)
+    proc = grading(grader, "learner_export", *args, as_teacher=True)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and "Aucune donnée exportée" in said and "sous" in said, said
+    assert list(out.iterdir()) == []
+    (grader / "submitted" / "ben" / "oublier" / "sous").chmod(0o700)
+    # and a size limit reached (the disk full) is said in French, no archive left
+    limited = run_tool(
+        grader,
+        "prlimit",
+        "--fsize=3000",
+        "--",
+        sys.executable,
+        "-m",
+        "grading.learner_export",
+        *args,
+    )
+    said = limited.stdout + limited.stderr
+    assert limited.returncode == 2 and "Traceback" not in said, said
+    assert "✘ Aucune donnée exportée" in said and "fichier trop grand" in said, said
+    assert list(out.iterdir()) == []
     assert _export(grader, "ben", out)["rendus/oublier/illisible.txt"] == b"s"

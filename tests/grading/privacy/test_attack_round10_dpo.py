@@ -277,6 +277,10 @@ def test_a_restored_hub_base_never_brings_an_erased_learner_back_unnamed(petite_
         users = [r[0] for r in con.execute("SELECT name FROM users")]
     named = [f for f in done.failures if "hub" in f]
     assert "ana" not in users or named, f"le hub restauré garde ana sans le dire\u00a0: {users}"
+    # second attack, stop 58: restored without HUB_DB, its hub base was left out unsaid
+    told: list[str] = []
+    restore(before, None, None, grader_dir=copy_course(c["tmp"] / "sans-hub"), told=told)
+    assert any("contient aussi la base du hub, non restaurée" in line for line in told), told
 
 
 def test_erasing_ana_never_redacts_a_classmates_first_name_in_her_own_export(petite_classe):

@@ -108,6 +108,37 @@ def test_a_restore_erases_her_again_even_with_a_file_to_clean_by_hand(petite_cla
 
 
 @pytest.mark.slow
+def test_what_a_backup_did_not_save_of_an_erased_learner_is_never_told_back(petite_classe):
+    """Teacher's attack, stop 58: the restore wrote its backup's « not saved » list (a link
+    of hers, « notes-Ana-Martin.txt ») into rapport/restauration.log after erasing her again:
+    her name came back into the restored class. The list is written first, then the
+    re-erasure cleans it; the teacher is told where it is, never her names on screen."""
+    from grading.backup import backup, restore
+    from grading.erase_learner import erase
+
+    c = petite_classe
+    grader = c["grader"]
+    (grader / "submitted" / "ana" / "oublier" / "notes-Ana-Martin.txt").symlink_to("/etc/hostname")
+    (grader / "submitted" / "cyr" / "oublier" / "tube").symlink_to("/etc/hostname")  # control
+    folder = c["tmp"] / "sauv"
+    unsaved: list = []
+    archive, *_ = backup(folder, c["roster"], None, grader, confirm=True, not_saved=unsaved)
+    assert len(unsaved) == 2, unsaved
+    setup = dataclasses.replace(_setup(c), backups=folder)
+    assert not erase("ana", setup, confirm=True, control="cyr").failures
+    fresh = copy_course(c["tmp"] / "neuf")
+    told: list[str] = []
+    _counts, done = restore(archive, fresh / "eleves.csv", None, fresh, told=told)
+    assert done.erased == ["ana"], done
+    log = fresh / "rapport" / "restauration.log"
+    assert any(f"liste dans {log}" in line for line in told), told
+    kept = log.read_text(encoding="utf-8")
+    assert "submitted/cyr/oublier/tube" in kept, kept  # the control: a classmate's stays
+    for her in ("Ana", "Martin", "submitted/ana/"):
+        assert her not in kept and not any(her in line for line in told), (her, kept, told)
+
+
+@pytest.mark.slow
 def test_a_damaged_backup_is_to_delete_by_hand_before_the_erasure(petite_classe):
     """Review of the DPO fixes: a damaged backup (bytes zeroed mid-archive) was listed as
     expiring under the retention, but the purge never deletes a damaged backup: her full copy
