@@ -52,24 +52,30 @@ def verification(exercice: str) -> Iterator[None]:
         if exercice in LADDERS
         else ""
     )
+    failed: BaseException | None = None
     with warnings.catch_warnings(record=True) as warned:
         warnings.simplefilter("always")
         try:
             yield
-        except BaseException as exc:
-            unawaited = _unawaited(warned)
-            if exercice in LADDERS:
-                set_tp_cause(exercice)  # indice() without a name: this exercise's ladder
-            french = _in_french(exc, exercice, hint) if isinstance(exc, Exception) else None
-            if french is None:
-                if unawaited and isinstance(exc, Exception):
-                    exc.add_note(unawaited)
-                raise
-            raise ExerciceNonReussi(f"{french}\n{unawaited}" if unawaited else french) from None
-        finally:
-            _reissue(warned)
-    if unawaited := _unawaited(warned):
-        print(f"⚠ {unawaited}")
+        except BaseException as exc:  # said below, once the warnings are shown again
+            failed = exc
+    # outside catch_warnings: shown again inside it, each warning was recorded once more, and
+    # the loop over them never ended (a DeprecationWarning of a right answer hung the kernel)
+    _reissue(warned)
+    unawaited = _unawaited(warned)
+    if failed is None:
+        if unawaited:
+            print(f"⚠ {unawaited}")
+        return
+    if exercice in LADDERS:
+        set_tp_cause(exercice)  # indice() without a name: this exercise's ladder
+    french = _in_french(failed, exercice, hint) if isinstance(failed, Exception) else None
+    if french is None:
+        if unawaited and isinstance(failed, Exception):
+            failed.add_note(unawaited)
+        raise failed
+    # the call without await first: what the check then missed follows from it
+    raise ExerciceNonReussi(f"{unawaited}\n{french}" if unawaited else french) from None
 
 
 def _in_french(exc: Exception, exercice: str, hint: str) -> str | None:
@@ -87,9 +93,11 @@ def _in_french(exc: Exception, exercice: str, hint: str) -> str | None:
     if isinstance(exc, ServiceClosedError) or (
         isinstance(exc, sqlite3.ProgrammingError) and "closed database" in str(exc)
     ):  # the check run again once the lesson's last cells closed it
-        return (
-            "la connexion de la leçon est fermée (une cellule plus bas la ferme)\u00a0: "
-            "ré-exécutez la cellule qui l'ouvre, plus haut, puis celle-ci."
+        return (  # reopening it alone checks a base the later cells changed: run what precedes
+            "la connexion de la leçon est fermée (une cellule plus bas la ferme, après avoir "
+            "changé la base)\u00a0: sélectionnez cette cellule, exécutez tout ce qui la précède "
+            "(menu Executer, «\u00a0Exécuter tout au-dessus de la cellule sélectionnée\u00a0»), "
+            "puis celle-ci."
         )
     if isinstance(exc, sqlite3.Error) or type(exc).__module__.startswith("asyncpg"):
         return f"votre requête est refusée\u00a0: {sqlite_en_francais(exc)}.{hint}"

@@ -14,6 +14,7 @@ the function the exercise asks for.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 __all__ = [
     "LADDERS",
@@ -364,8 +365,10 @@ _LADDERS += (
 LADDERS: dict[str, Ladder] = {ladder.key: ladder for ladder in _LADDERS}
 
 # the ladder indice() without a name climbs, in this kernel: the last verifier's first cause, or
-# the ladder last named (a lesson's indice(1, "requete_niveau"), then indice(2))
-_tp_cause: list[str] = [TP_START]
+# the ladder last named (a lesson's indice(1, "requete_niveau"), then indice(2)); None until one
+_tp_cause: list[str | None] = [None]
+# before any, the TP whose folder the notebook runs in (its assignment's name, on the hub too)
+_BY_FOLDER = {"oublier": TP_START, "oublier_partage": "oublier_partage"}
 
 
 def set_tp_cause(cause: str | None) -> None:
@@ -373,7 +376,12 @@ def set_tp_cause(cause: str | None) -> None:
     _tp_cause[0] = cause if cause in LADDERS else ("" if cause is None else TP_START)
 
 
-def current_tp_cause() -> str:
+def current_tp_cause() -> str | None:
+    """The ladder ``indice()`` climbs ("" once every criterion holds); None in a lesson where
+    nothing was checked nor named yet (a lesson's kernel gave the first TP's hints, counted
+    against it)."""
+    if _tp_cause[0] is None:
+        return _BY_FOLDER.get(Path.cwd().name)
     return _tp_cause[0]
 
 
@@ -403,6 +411,13 @@ def indice(niveau: int | None = None, exercice: str | None = None) -> None:
     key = exercice if exercice is not None else current_tp_cause()
     if exercice is None and key == "":
         print("Votre dernier verifier respecte tous les critères\u00a0: pas besoin d'indice.")
+        return
+    if key is None:
+        names = ", ".join(f'"{k}"' for k in LADDERS if not k.startswith("tp:"))
+        print(
+            "Sur quel exercice\u00a0? Donnez son nom (celui de la fonction qu'il demande)\u00a0: "
+            f'indice(1, "requete_niveau") par exemple. Exercices\u00a0: {names}.'
+        )
         return
     # course.labo loads the grader's modules: imported here, not with the lessons' hints
     from .labo.learner_errors import MauvaisArgument

@@ -50,6 +50,15 @@ _SQLITE = (
         "une seule instruction SQL à la fois",
     ),
     (
+        re.compile(r"no such function[:] (.+)"),
+        "la fonction SQL «\u00a0{0}\u00a0» n'existe pas (son nom est-il bien écrit\u00a0?)",
+    ),
+    (
+        re.compile(r"ambiguous column name[:] (.+)"),
+        "la colonne «\u00a0{0}\u00a0» est dans deux tables de la requête\u00a0: précisez "
+        "laquelle (sessions.{0}, par exemple)",
+    ),
+    (
         re.compile(r"cannot VACUUM from within a transaction"),
         "VACUUM ne s'exécute pas dans une transaction ouverte\u00a0: validez-la d'abord (commit)",
     ),
@@ -69,6 +78,13 @@ _POSTGRES = (
     (
         re.compile(r'column "(.*)" does not exist'),
         "la colonne «\u00a0{0}\u00a0» n'existe pas",
+    ),
+    (  # asyncpg's own, before the query reaches the server
+        re.compile(
+            r"the server expects (\d+) arguments{0,1} for this query, (\d+) (was|were) passed.*",
+            re.S,
+        ),
+        "la requête attend {0} valeur(s) pour ses $1, $2… et en reçoit {1}",
     ),
 )
 

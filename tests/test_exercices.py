@@ -21,6 +21,14 @@ CASES = {
     "SELECT ? FROM t": "la requête attend 1 valeur(s) pour ses «\u00a0?\u00a0» et en reçoit 2",
     "SELECT 1; SELECT 2": "une seule instruction SQL à la fois",
     "SELECT 'a": 'élément SQL non reconnu\u00a0: "\'a"',
+    # second learner's walk, stop 58
+    "SELECT json_extrat('{}', '$.a')": (
+        "la fonction SQL «\u00a0json_extrat\u00a0» n'existe pas (son nom est-il bien écrit\u00a0?)"
+    ),
+    "SELECT x FROM t, t AS u": (
+        "la colonne «\u00a0x\u00a0» est dans deux tables de la requête\u00a0: précisez laquelle "
+        "(sessions.x, par exemple)"
+    ),
 }
 
 
@@ -84,6 +92,14 @@ def test_what_their_function_gave_back_that_the_check_cannot_use_is_said_in_fren
         with verification("oublier_conversation"):
             raise postgres('relation "session" does not exist')
     assert "la table «\u00a0session\u00a0» n'existe pas" in str(failed.value)
+    interface = type("InterfaceError", (Exception,), {"__module__": "asyncpg.exceptions._base"})
+    with pytest.raises(ExerciceNonReussi) as failed:  # second learner's walk, stop 58
+        with verification("oublier_conversation"):
+            raise interface(
+                "the server expects 3 arguments for this query, 2 were passed\n"
+                "HINT: Check the query against the passed list of arguments."
+            )
+    assert "la requête attend 3 valeur(s) pour ses $1, $2… et en reçoit 2" in str(failed.value)
     with pytest.raises(ValueError):  # nor SQL nor a type: as Python says it
         with verification("oublier_conversation"):
             raise ValueError("x")
@@ -111,7 +127,7 @@ def test_a_check_run_again_once_the_lesson_closed_its_connection_says_which_cell
             with verification("requete_niveau"):
                 run()
         assert str(failed.value).startswith("la connexion de la leçon est fermée"), failed.value
-        assert "ré-exécutez la cellule qui l'ouvre, plus haut, puis celle-ci" in str(failed.value)
+        assert "Exécuter tout au-dessus de la cellule sélectionnée" in str(failed.value)
 
 
 def _closed_connection() -> sqlite3.Connection:
@@ -169,3 +185,21 @@ def test_indice_without_a_name_climbs_the_exercise_last_checked_or_named(capsys)
     assert hints.current_tp_cause() == "supprimer_inactives"
     hints.indice(2)
     assert "supprimer_inactives" in capsys.readouterr().out
+
+
+def test_a_warning_during_a_check_is_shown_once_and_the_check_ends():
+    """Second learner's walk, stop 58: a right answer that raised a DeprecationWarning
+    (datetime.utcnow, named parameters given a tuple) hung the kernel: the warnings were shown
+    again inside the recorder, each one recorded once more, the loop never ended (170 MB/s)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        with verification("requete_niveau"):
+            warnings.warn("datetime.utcnow() is deprecated", DeprecationWarning, stacklevel=1)
+        with pytest.raises(ExerciceNonReussi):
+            with verification("requete_niveau"):
+                warnings.warn("encore", UserWarning, stacklevel=1)
+                raise AssertionError("Aucune ligne.")
+    said = [str(w.message) for w in shown]
+    assert said == ["datetime.utcnow() is deprecated", "encore"], said

@@ -290,3 +290,27 @@ def test_a_second_tp_check_stopped_before_its_end_leaves_indice_on_its_ladder(ca
     capsys.readouterr()
     indice(1)
     assert capsys.readouterr().out.startswith("Indice 1/3 — le second TP, oublier_partage.")
+
+
+def test_indice_without_a_name_in_a_fresh_kernel_follows_the_notebook_s_folder(
+    tmp_path, monkeypatch, capsys
+):
+    """Second learner's walk, stop 58: in a lesson's fresh (or restarted) kernel, indice() gave
+    the first TP's hint and counted it against that TP; in the second TP's, the first TP's too.
+    Now the TP whose folder the notebook runs in, and in a lesson, the question of which."""
+    from course import hints
+
+    monkeypatch.setattr(hints, "_tp_cause", [None])
+    for folder, first in (("oublier", TP_START), ("oublier_partage", "oublier_partage")):
+        (tmp_path / folder).mkdir()
+        monkeypatch.chdir(tmp_path / folder)
+        indice(1)
+        assert LADDERS[first].levels[0] in capsys.readouterr().out, folder
+        monkeypatch.setattr(hints, "_tp_cause", [None])
+    (tmp_path / "lecons").mkdir()
+    monkeypatch.chdir(tmp_path / "lecons")
+    used = len(progress.hints_used())
+    indice(2)
+    said = capsys.readouterr().out
+    assert said.startswith("Sur quel exercice\u00a0? Donnez son nom") and '"requete_niveau"' in said
+    assert len(progress.hints_used()) == used  # nothing counted

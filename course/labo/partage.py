@@ -179,7 +179,9 @@ CALL_ENDS: dict[str, tuple[Outcome | None, str]] = {
     "sql_column": (
         None,
         "oublier_partage a levé une exception\u00a0: une colonne que nomme une de ses requêtes "
-        "n'existe pas\u00a0; celles de la leçon 7\u00a0: app_name, user_id, id, session_id.",
+        "n'existe pas (celles de la leçon 7\u00a0: app_name, user_id, id, session_id), ou une "
+        "valeur écrite dans le texte SQL y est lue comme un nom de colonne\u00a0: passez-la à "
+        'part, sql("… WHERE user_id = $1", user_id).',
     ),
     "not_async": (None, "oublier_partage n'est pas une fonction asynchrone (async def)."),
     # judged on the base as the others, named on every criterion that fails

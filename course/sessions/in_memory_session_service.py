@@ -100,6 +100,7 @@ class InMemorySessionService(BaseSessionService):
         session_id: str,
         config: GetSessionConfig | None = None,
     ) -> Session | None:
+        await self._hand_back()  # a loop of reads: Stop still felt
         self._check_ids(app_name, user_id, session_id)
         stored = self._sessions.get((app_name, user_id, session_id))
         if stored is None:
@@ -123,6 +124,7 @@ class InMemorySessionService(BaseSessionService):
     async def list_sessions(
         self, *, app_name: str, user_id: str | None = None
     ) -> ListSessionsResponse:
+        await self._hand_back()  # a loop of reads: Stop still felt
         check_name(app_name, "app_name")
         if user_id is not None:
             check_name(user_id, "user_id")
@@ -145,6 +147,7 @@ class InMemorySessionService(BaseSessionService):
         self._sessions.pop((app_name, user_id, session_id), None)
 
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
+        await self._hand_back()  # a loop of reads: Stop still felt
         self._check_ids(app_name, user_id)
         return json.loads(self._user_states.get((app_name, user_id), "{}"))
 
@@ -158,6 +161,7 @@ class InMemorySessionService(BaseSessionService):
         limit: int = 100,
         offset: int = 0,
     ) -> list[Event]:
+        await self._hand_back()  # a loop of reads: Stop still felt
         self._check_ids(app_name, user_id, session_id)
         self._check_page(after, limit, offset)
         stored = self._sessions.get((app_name, user_id, session_id))

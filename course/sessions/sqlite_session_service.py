@@ -47,9 +47,6 @@ from .state import merge_state, split_state
 __all__ = ["SqliteSessionService"]
 
 BUSY_TIMEOUT_MS = 5_000
-# reads in place in a row before one pause of the event loop: Stop is felt within this, and a
-# pause (about 20 µs) every 50 ms costs nothing measurable
-HAND_BACK_SECONDS = 0.05
 
 
 def _parse_path(db_path: Any) -> Path:
@@ -174,7 +171,6 @@ class SqliteSessionService(BaseSessionService):
         self._open_lock: asyncio.Lock | None = None
         self._closed = False
         self._read_only = False
-        self._handed_back = time.monotonic()  # when reads in place last let the loop run
 
     def __repr__(self) -> str:
         state = "fermé" if self._closed else ("ouvert" if self._conn else "pas encore ouvert")
@@ -262,8 +258,7 @@ class SqliteSessionService(BaseSessionService):
             if not write:
                 result = conn.run_here(job)
                 if result is not NOT_HERE:
-                    if time.monotonic() - self._handed_back > HAND_BACK_SECONDS:
-                        await self._hand_back()
+                    await self._hand_back()  # a loop of reads in place: Stop still felt
                     return result
             return await conn.run(job)
         except sqlite3.OperationalError as exc:
@@ -273,13 +268,6 @@ class SqliteSessionService(BaseSessionService):
                     "Rien n'a été modifié."
                 ) from None
             raise
-
-    async def _hand_back(self) -> None:
-        """Let the event loop run: a learner's loop of reads in place (a page that never moves
-        on) would otherwise never pause, and Jupyter's Stop, which cancels the cell's task at
-        its next pause, would do nothing; only a restart helped."""
-        await asyncio.sleep(0)
-        self._handed_back = time.monotonic()
 
     async def close(self) -> None:
         """Ferme la connexion (deux fois sans souci)\u00a0: plus aucun descripteur ouvert sur le

@@ -298,6 +298,14 @@ def test_postgresql_s_commonest_refusals_are_said_by_their_kind(clusters):
         assert evaluation.statuses[0] == status, (status, evaluation.statuses)
         message = evaluation.verdicts["partage_sessions"].message
         assert "(oublier_partage a levé une exception\u00a0: " in message and said in message
+    # second walk: her value written into the text is read as a column name, said so
+    pasted = (
+        "async def oublier_partage(sql, user_id):\n"
+        '    await sql(f"DELETE FROM sessions WHERE user_id = {user_id}")\n'
+    )
+    evaluation = evaluate_partage(pasted, EXAMPLE, sandboxed=True)
+    assert evaluation.statuses[0] == "sql_column", evaluation.statuses
+    assert "lue comme un nom de colonne" in evaluation.verdicts["partage_sessions"].message
     assert _leftovers(clusters) == []
 
 

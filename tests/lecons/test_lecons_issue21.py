@@ -152,13 +152,28 @@ WRONG_RETENTIONS = {
         "        raise ValueError(jours)\n"
         "    c = sqlite3.connect(service.db_path)\n"
         "    try:\n"
-        "        n = c.execute('DELETE FROM sessions WHERE update_time < ?',\n"
-        "                      (time.time() - jours * 86400,)).rowcount\n"
+        "        n = c.execute('DELETE FROM sessions WHERE app_name = ? AND update_time < ?',\n"
+        "                      (APP_NAME, time.time() - jours * 86400)).rowcount\n"
         "        c.commit()\n"
         "    finally:\n"
         "        c.close()\n"
         "    return n\n",
         "reste(nt) dans events",
+    ),
+    # second learner's walk, stop 58: a raw DELETE with the cascade, but of every application
+    "other_apps": (
+        "async def supprimer_inactives(service, jours):\n"
+        "    import time\n"
+        "    if jours < 0:\n"
+        "        raise ValueError(jours)\n"
+        "    c = sqlite3.connect(service.db_path)\n"
+        "    c.execute('PRAGMA foreign_keys = ON')\n"
+        "    with c:\n"
+        "        n = c.execute('DELETE FROM sessions WHERE update_time < ?',\n"
+        "                      (time.time() - jours * 86400,)).rowcount\n"
+        "    c.close()\n"
+        "    return n\n",
+        "dans une autre application (agenda) reste",
     ),
     # and one that forgets every learner but Chloé
     "chloe_only": (
@@ -316,3 +331,31 @@ def test_one_register_one_term_and_names_with_a_capital(name):
 def test_the_control_finds_a_lower_case_name_in_prose():
     text = prose("alice va écrire ; le `user_id` vaut `alice`.")
     assert re.findall(r"(?<![\w'\"=/.-])(alice|bob)(?![\w'\".@-])", text) == ["alice"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("lesson", "exercise"),
+    [(1, "derniere_session_complete"), (4, "messages_de_l_eleve")],
+)
+def test_a_check_run_again_after_the_whole_lesson_passes_as_its_message_says(
+    tmp_path: Path, run_notebook, lesson, exercise
+):
+    """Second learner's walk, stop 58: the whole lesson run, then its exercise's check again:
+    « connexion fermée » told to reopen the connection alone, and the check then refused her
+    right answer on a base the later cells had changed (lesson 2: 4 events for 2; lesson 5:
+    SessionNotFoundError). Done as the message now says, everything above it then the check,
+    in the same kernel, the right answer passes."""
+    nb = read(LESSONS[lesson])
+    sources = [c.source for c in nb.cells if c.cell_type == "code"]
+    check = next(i for i, s in enumerate(sources) if f'verification("{exercise}")' in s)
+    cells = sources + ["from course.exercices import verification"] + sources[: check + 1]
+    path = tmp_path / "encore.ipynb"
+    nbformat.write(
+        nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path
+    )
+    ran, _ = run_notebook(path, tmp_path, allow_errors=True)
+    last = ran.cells[-1]
+    errors = [(o.ename, o.evalue) for o in last.outputs if o.output_type == "error"]
+    assert not errors, errors
+    assert "Bravo" in "".join(o.get("text", "") for o in last.outputs)

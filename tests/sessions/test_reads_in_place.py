@@ -186,14 +186,18 @@ async def test_concurrent_reads_and_writes_on_one_service_stay_consistent(sqlite
         assert [e.content.parts[0].text for e in got.events] == [f"s{i}-{n}" for n in range(20)]
 
 
-def test_a_loop_of_reads_in_place_still_lets_the_loop_run():
+@pytest.mark.parametrize("memory", [False, True], ids=["sqlite", "in-memory"])
+def test_a_loop_of_reads_in_place_still_lets_the_loop_run(memory):
     """Learner's walk, stop 58: a loop of reads that never moves on (lesson 5's pages, ``after``
     never advanced) never paused, so Jupyter's Stop, which cancels the cell's task at its next
     pause, did nothing. The reads now let the event loop run at least every HAND_BACK_SECONDS:
-    a task beside them runs, and cancelling the loop stops it."""
+    a task beside them runs, and cancelling the loop stops it. Lesson 1's in-memory service
+    too (second walk: its reads never paused either)."""
+    from course.sessions import InMemorySessionService
 
     async def scenario() -> int:
-        async with SqliteSessionService(":memory:") as service:
+        service = InMemorySessionService() if memory else SqliteSessionService(":memory:")
+        async with service:
             await service.create_session(app_name=APP, user_id="u", session_id="s")
             ticks = 0
 
