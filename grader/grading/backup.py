@@ -642,7 +642,8 @@ def _restore_file(
     it was below the saved one. The file is written under a short name of its own, new in its
     folder (« .<name>.restauration » was past NAME_MAX for a 243-byte name, and overwrote a
     student's file of that name), then renamed if its SHA-256 is `digest`; False if not (then
-    nothing is left of it). `resuming`: a file already there is left as it is."""
+    nothing is left of it). `resuming`: a file already there with that digest is left as it is
+    (another one, written again)."""
     fd = _folder_fd(root, names[:-1])
     try:
         name = names[-1]
