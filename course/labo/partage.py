@@ -41,7 +41,7 @@ from .french_number import french_number
 from .learner_errors import MauvaisArgument, PasUneFonction, interrupted_in_french
 from .outcome import Outcome
 from .partage_base import DATABASE, BaseFacts, GradingBase, ServerLimits
-from .partage_runner import EXIT, FUNCTION
+from .partage_runner import EXIT, FUNCTION, REFUSED
 from .sandbox import Limits, Sandbox
 
 __all__ = [
@@ -157,7 +157,7 @@ _GATE = (
     "ce point ne compte que si oublier_partage a d'abord effacé l'élève en entier et rien "
     "d'autre (ses sessions, ses événements, sa ligne user_states), ce qui n'est pas le cas."
 )
-RAISED = ("raised", "sql_syntax", "sql_table", "sql_column")  # calls that ran, then raised
+RAISED = ("raised", *REFUSED.values())  # calls that ran, then raised
 # How one call of oublier_partage can end (the runner's exit status, or the grader stopping it),
 # with the Outcome the submission gets when its grading ends on it (None: the tests judge what
 # the calls did) and the French sentence the student reads: the statuses, their outcomes and

@@ -331,8 +331,8 @@ def backup(
                 passed: list[tuple[Path, str]] = []
                 for rel, file, mode in tree(folder, passed=passed):
                     parts = rel.split("/")
-                    if mode != stat.S_IFDIR and (what := strange(file)) is not None:
-                        unsaved.append((f"{part}/{rel}", what))
+                    if mode not in (stat.S_IFDIR, stat.S_IFREG):  # the walk's lstat says it
+                        unsaved.append((f"{part}/{rel}", strange(file) or "illisible"))
                     elif part in ("autograded", "feedback") and len(parts) > 2:
                         tops.add((parts[0], parts[1]))  # taken whole below, or left out
                     elif mode == stat.S_IFREG:
@@ -571,6 +571,7 @@ def restore(
     counts = Counter(name.partition("/")[0] for name in places)
     write_private(marker, f"{archive.resolve()}\n".encode())  # before the first file
     restored = {(root, names[:-1], names[-1]) for root, names in places.values()}
+    written: set[str] = set()
     try:
         with gzip.open(archive, "rb") as raw, tarfile.open(fileobj=raw, mode="r|") as tar:
             for info in tar:
@@ -580,6 +581,7 @@ def restore(
                 if _restore_file(
                     *place, source, info.mtime, expected[info.name], begun is not None
                 ):
+                    written.add(info.name)
                     continue
                 raise BackupError(
                     f"{archive.name} a changé depuis sa vérification («\u00a0{info.name}\u00a0» "
@@ -590,7 +592,7 @@ def restore(
             f"Sauvegarde illisible\u00a0: {archive} ({DAMAGED}). {HALF_RESTORED}"
         ) from None
     # every file of the manifest is there now (an archive swapped meanwhile can lack one)
-    if missing := [name for name, place in places.items() if not _exists(*place)]:
+    if missing := [name for name in places if name not in written]:
         raise BackupError(
             f"{archive.name} a changé depuis sa vérification («\u00a0{missing[0]}\u00a0» "
             f"absent). {HALF_RESTORED}"
@@ -692,31 +694,15 @@ def _digest_at(fd: int, name: str) -> str | None:
     return found.hexdigest()
 
 
-def _exists(root: Path, names: tuple[str, ...]) -> bool:
-    """Whether `root`/`names`… is a plain file, reached folder by folder."""
-    try:
-        fd = _folder_fd(root, names[:-1], make=False)
-    except OSError:
-        return False
-    try:
-        return stat.S_ISREG(os.stat(names[-1], dir_fd=fd, follow_symlinks=False).st_mode)
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-
-
-def _folder_fd(root: Path, names: tuple[str, ...], make: bool = True) -> int:
-    """An open descriptor of `root`/`names`…, each folder made if need be (`make`), never
-    through a link."""
-    if make:
-        root.mkdir(parents=True, exist_ok=True)
+def _folder_fd(root: Path, names: tuple[str, ...]) -> int:
+    """An open descriptor of `root`/`names`…, each folder made if need be, never through a
+    link."""
+    root.mkdir(parents=True, exist_ok=True)
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for part in names:
-            if make:
-                with suppress(FileExistsError):
-                    os.mkdir(part, dir_fd=fd)
+            with suppress(FileExistsError):
+                os.mkdir(part, dir_fd=fd)
             inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
             os.close(fd)
             fd = inner

@@ -172,18 +172,21 @@ def tree(
     TooDeep; given `passed`, it is listed there with why (and so is an unreadable folder), and
     the walk goes on: the backup saves the rest of the class and names it."""
     found, stack = [], [(folder, "", levels)]
+
+    def pass_over(path: Path, why: str) -> None:  # a trap: named in `passed`, else TooDeep
+        if passed is None:
+            raise TooDeep(path, why) from None  # not the OSError it stands for
+        passed.append((path, why))
+
     while stack:
         base, prefix, depth = stack.pop()
         try:
             names = os.listdir(base)
         except OSError as exc:
-            if exc.errno in (errno.ENOENT, errno.ENOTDIR):  # gone, or never was
-                continue
-            why = TOO_LONG if exc.errno == errno.ENAMETOOLONG else "illisible"
-            if passed is not None:
-                passed.append((base, why))
-            elif why == TOO_LONG:  # its files would be left out, unsaid
-                raise TooDeep(base, TOO_LONG) from None
+            if exc.errno == errno.ENAMETOOLONG:  # its files would be left out, unsaid
+                pass_over(base, TOO_LONG)
+            elif exc.errno not in (errno.ENOENT, errno.ENOTDIR) and passed is not None:
+                passed.append((base, "illisible"))  # gone, or never was: nothing to say
             continue
         for name in names:
             path, rel = base / name, f"{prefix}{name}"
@@ -191,15 +194,11 @@ def tree(
                 mode = stat.S_IFMT(path.lstat().st_mode)
             except OSError as exc:
                 if exc.errno == errno.ENAMETOOLONG:
-                    if passed is None:
-                        raise TooDeep(path, TOO_LONG) from None
-                    passed.append((path, TOO_LONG))
+                    pass_over(path, TOO_LONG)
                     continue
                 mode = 0  # unreadable: named by who cares (strange), never a file
             if mode == stat.S_IFDIR and depth + 1 > MAX_DEPTH:
-                if passed is None:
-                    raise TooDeep(path)
-                passed.append((path, TOO_DEEP))
+                pass_over(path, TOO_DEEP)
                 continue
             found.append((rel, path, mode))
             if mode == stat.S_IFDIR:
