@@ -63,9 +63,11 @@ def test_a_deeply_nested_submission_does_not_stop_the_class_backup(course, tmp_p
 # --- make grade interrupted (Ctrl-C), then run again ---------------------------------------------
 
 
-def _interrupted_grading(grader: Path, student: str) -> None:
+def _interrupted_grading(grader: Path, student: str) -> bool:
     """``make grade`` started as a terminal starts it, then Ctrl-C (SIGINT to its process group)
-    while nbgrader grades `student`: its graded copy is written, its grades are not yet."""
+    while nbgrader grades `student`: its graded copy is written, its grades are not yet. Whether
+    that copy is still there once the command ended: nbgrader gets the Ctrl-C too, and removes
+    the copy itself when it handles it before ``make grade`` kills it (CI, stop 59)."""
     import os
     import signal
     import sqlite3
@@ -100,6 +102,7 @@ def _interrupted_grading(grader: Path, student: str) -> None:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
+    return graded.exists()
 
 
 @pytest.mark.slow
@@ -112,12 +115,14 @@ def test_a_submission_interrupted_by_ctrl_c_is_graded_by_the_next_make_grade(cou
     gives him 0 / 12 « noté », every criterion « note à la main à revoir », ``make feedback``
     writes him a page at 0. Then (stop 55) it named him and failed, and only ``FORCE=1``, which
     regrades the whole class, finished him, while the README says « relancez-la pour finir ».
-    The next run grades him again, and him only."""
+    The next run grades him again, and him only. Which of the two states the Ctrl-C leaves is a
+    race (nbgrader removes its copy when it handles the Ctrl-C first): both end graded, and
+    the state kept is tested without the race below."""
     from nbgrader.api import Gradebook
 
     register(course, "ben")
     submit(course, "ben", "sommeil")  # 10 s asleep in the sandbox: time to interrupt
-    _interrupted_grading(course, "ben")
+    copy_kept = _interrupted_grading(course, "ben")
     again = grading(course, "autograde", "oublier")
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         sub = gb.find_submission("oublier", "ben")
@@ -129,7 +134,47 @@ def test_a_submission_interrupted_by_ctrl_c_is_graded_by_the_next_make_grade(cou
         ]
     said = again.stdout + again.stderr
     assert again.returncode == 0 and not ungraded, (ungraded, again.returncode, said)
-    assert "ben\u00a0: noté à nouveau (sa notation avait été interrompue)" in said, said
+    if copy_kept:
+        assert "ben\u00a0: noté à nouveau (sa notation avait été interrompue)" in said, said
+    else:
+        assert "oublier\u00a0: 1 rendu(s) noté(s), 0 déjà noté(s)" in said, said
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_graded_copy_whose_tests_have_no_score_is_graded_by_the_next_make_grade(
+    graded_class_copy,
+):
+    """The state a Ctrl-C leaves when ``make grade`` kills nbgrader first, made without the
+    race: ana's graded copy is there, her automatic tests' rows have no score
+    (``auto_score`` NULL, as nbgrader writes them before running her answer). The next ``make
+    grade`` grades her again, forced, and leaves her classmates as they are."""
+    import sqlite3
+
+    grader = graded_class_copy.grader
+    cyr = (grader / "autograded" / "cyr" / "oublier" / "oublier.ipynb").stat().st_mtime_ns
+    with sqlite3.connect(grader / "gradebook.db") as db:
+        emptied = db.execute(
+            "UPDATE grade SET auto_score = NULL WHERE id IN (SELECT g.id FROM grade g "
+            "JOIN grade_cells gc ON gc.id = g.cell_id "
+            "JOIN submitted_notebook sn ON sn.id = g.notebook_id "
+            "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
+            "WHERE sa.student_id = 'ana' AND gc.cell_type = 'code')"
+        ).rowcount
+    assert emptied > 0
+    again = grading(grader, "autograde", "oublier")
+    said = again.stdout + again.stderr
+    assert again.returncode == 0, said
+    assert "ana\u00a0: noté à nouveau (sa notation avait été interrompue)" in said, said
+    with sqlite3.connect(grader / "gradebook.db") as db:
+        left = db.execute(
+            "SELECT count(*) FROM grade g JOIN grade_cells gc ON gc.id = g.cell_id "
+            "JOIN submitted_notebook sn ON sn.id = g.notebook_id "
+            "JOIN submitted_assignment sa ON sa.id = sn.assignment_id "
+            "WHERE sa.student_id = 'ana' AND gc.cell_type = 'code' AND g.auto_score IS NULL"
+        ).fetchone()[0]
+    assert left == 0, said
+    assert (grader / "autograded" / "cyr" / "oublier" / "oublier.ipynb").stat().st_mtime_ns == cyr
 
 
 @pytest.mark.slow
