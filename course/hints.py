@@ -69,6 +69,7 @@ S_API = Place(L4, "1. Supprimer toutes les sessions par l'API")
 S_FK = Place(L4, "2. Le piège de `foreign_keys`")
 S_BYTES = Place(L4, "3. Ce qui reste lisible dans le fichier")
 S_PARAMS = Place(L4, "4. Des requêtes paramétrées")
+S_TRANSACTION = Place(L4, "5. Valider ou annuler une transaction")
 S_GUARANTEE = Place(L4, "Ce que devra garantir `oublier`")
 S_CLOSE = Place(L5, "Fermer les connexions")
 S_SCOPES = Place(L3, "Une clé par portée")
@@ -208,11 +209,11 @@ _LADDERS = (
         "tp:transaction",
         "tp",
         "une transaction jamais validée",
-        (S_BYTES, S_CLOSE),
+        (S_TRANSACTION, S_BYTES),
         (
             "Votre connexion s'arrête avec une transaction ouverte\u00a0: ce qu'elle a supprimé "
-            "est annulé. Regardez dans quel ordre la mesure de la leçon 4 supprime, valide, puis "
-            "réécrit le fichier.",
+            "est annulé. Les essais 1 et 4 de la section citée montrent ce qui arrive à une "
+            "suppression jamais validée, puis à VACUUM.",
             "sqlite3 ouvre une transaction au premier DELETE\u00a0; elle ne compte qu'une fois "
             "validée, et la réécriture du fichier refuse de tourner à l'intérieur. L'ordre\u00a0: "
             "supprimer, valider, réécrire, fermer.",

@@ -126,7 +126,14 @@ LESSONS: tuple[Lesson, ...] = (
         "Effacer un élève\u00a0: les faits",
         "04_effacer_un_eleve.ipynb",
         "l4-",
-        ("lecon04.db*", "essai_fk.db*", "essai_fk_on.db*", "essai_pages.db*", "essai_secure.db*"),
+        (
+            "lecon04.db*",
+            "essai_fk.db*",
+            "essai_fk_on.db*",
+            "essai_pages.db*",
+            "essai_secure.db*",
+            "essai_transaction.db*",
+        ),
     ),
     Lesson(
         "05",

@@ -173,19 +173,32 @@ SERVICE_CLOSED = (
 )
 
 
+# where the lessons show a transaction validated, rolled back by an error or by a close
+SEE_TRANSACTION = (
+    "Où regarder\u00a0: leçon 4, section «\u00a05. Valider ou annuler une transaction\u00a0»."
+)
 USER_STATE_NOT_COMMITTED = (
-    "la ligne user_states de l'élève existe encore, et oublier s'est arrêtée sur une erreur ou "
-    "a gardé sa transaction ouverte\u00a0: une suppression qui n'a pas été validée est annulée "
-    "quand la connexion se ferme. Si vous l'avez écrite, elle n'a pas été validée. Où "
-    "regarder\u00a0: leçon 5, section «\u00a0Fermer les connexions\u00a0»."
+    "la ligne user_states de l'élève existe encore, et oublier a laissé sa transaction "
+    "ouverte, jamais validée\u00a0: ce qu'elle avait supprimé est annulé quand la connexion se "
+    "ferme. " + SEE_TRANSACTION
+)
+USER_STATE_ROLLED_BACK = (
+    "la ligne user_states de l'élève existe encore\u00a0: oublier s'est arrêtée sur l'erreur "
+    "citée plus bas avant que cette suppression soit validée. Soit l'erreur est venue avant "
+    "elle, soit elle a annulé toute la transaction, cette suppression comprise\u00a0: corrigez "
+    "d'abord l'erreur. " + SEE_TRANSACTION
 )
 
 
 def _explain_user_state(result: ScenarioResult) -> str | None:
-    """After a rollback, the DELETE may have been written: say it was not committed."""
+    """The row left after a transaction never validated (its DELETE written or not), or after
+    an error that rolled it back (a ``with conn:`` block around a misspelt table: no
+    validation was missing, the error is the cause)."""
     outcome = result.first(Role.ERASE).outcome
-    if outcome is not None and (outcome.open_transaction or outcome.error is not None):
+    if outcome is not None and outcome.open_transaction:
         return USER_STATE_NOT_COMMITTED
+    if outcome is not None and outcome.error is not None:
+        return USER_STATE_ROLLED_BACK
     return None
 
 
@@ -352,8 +365,7 @@ NOT_ASYNC = (
 OPEN_TRANSACTION = (
     "Votre connexion garde une transaction ouverte\u00a0: ce qu'elle a supprimé n'est pas "
     "validé, donc perdu, VACUUM refuse de s'exécuter dans une transaction, et elle bloque les "
-    "écritures suivantes. Où regarder\u00a0: leçon 5, section «\u00a0Fermer les "
-    "connexions\u00a0»."
+    "écritures suivantes. " + SEE_TRANSACTION
 )
 MISSING_FUNCTION = "aucune fonction oublier n'est définie dans la cellule prévue."
 

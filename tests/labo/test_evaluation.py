@@ -17,7 +17,7 @@ from helpers import REPO, load_factor, tp_points
 
 import course.labo
 import course.labo.checks
-from course.labo import noter, verifier
+from course.labo import criteria, noter, verifier
 from course.labo.criteria import CRITERIA, TESTS
 from course.labo.evaluate import evaluate_source, extract_source
 from course.labo.scenario import VISIBLE
@@ -100,7 +100,7 @@ def test_open_transaction_is_diagnosed_not_taken_for_a_loop(graded_samples):
         "validé" in message
     )
     # the DELETE was written, then rolled back: criterion 3 says so, not that it is missing
-    assert "Si vous l'avez écrite, elle n'a pas été validée" in message
+    assert criteria.USER_STATE_NOT_COMMITTED in message
     assert "supprimer ses sessions ne suffit pas" not in message
     for verdict in evaluation.verdicts.values():
         assert "boucle sans fin" not in verdict.message
@@ -199,6 +199,22 @@ def _module_function(tmp_path: Path, source: str, name: str):
     namespace: dict = {}
     exec(compile(path.read_text(), str(path), "exec"), namespace)
     return namespace["oublier"]
+
+
+def test_a_misspelt_table_in_a_with_block_is_told_as_the_error_it_is(tmp_path, capsys):
+    """Second learner's walk, stop 59: « DELETE FROM user_state » (one letter missing) in the
+    ``with conn:`` block rolled the whole block back, and criterion 3 said the DELETE « n'a pas
+    été validée », sending the learner to add a commit that was there. The error is the cause:
+    criterion 3 says so, and sends to the lesson section where an error rolls a block back."""
+    source = (REPO / "grader" / "submissions" / "complete_vacuum.py").read_text()
+    assert "DELETE FROM user_states" in source
+    misspelt = source.replace("DELETE FROM user_states", "DELETE FROM user_state")
+    verifier(_module_function(tmp_path, misspelt, "faute"))
+    out = capsys.readouterr().out
+    assert criteria.USER_STATE_ROLLED_BACK in out, out
+    assert criteria.USER_STATE_NOT_COMMITTED not in out, out
+    assert "la table «\u00a0user_state\u00a0» n'existe pas dans ce fichier" in out, out
+    assert "section «\u00a05. Valider ou annuler une transaction\u00a0»" in out, out
 
 
 def test_verifier_says_an_exception_raised_on_both_example_bases_once(tmp_path, capsys):
@@ -407,7 +423,11 @@ def test_failure_messages_say_where_to_look_never_the_commands():
     from course.labo import criteria
 
     texts = [c.failure for c in CRITERIA]
-    texts += [criteria.OPEN_TRANSACTION, criteria.USER_STATE_NOT_COMMITTED]
+    texts += [
+        criteria.OPEN_TRANSACTION,
+        criteria.USER_STATE_NOT_COMMITTED,
+        criteria.USER_STATE_ROLLED_BACK,
+    ]
     for text in texts:
         assert not COMMANDS.search(text), text
         where = WHERE.search(text)
@@ -429,7 +449,7 @@ def test_verifier_says_each_cause_once(tmp_path, sample_answers, capsys):
     assert out.count("(même cause que plus haut)") == 2
     assert "contient une apostrophe" not in out  # not the quotes' fault
     assert "Pour tout l'appel\u00a0: oublier a levé OperationalError" in out
-    assert "Si vous l'avez écrite, elle n'a pas été validée" in out
+    assert criteria.USER_STATE_NOT_COMMITTED in out
     assert "Bloqué sur une transaction jamais validée\u00a0? indice(1)" in out
     # the control: each criterion's own message is in the verdicts, repeated there
     verdicts = evaluate_source(sample_answers["vacuum_avant_commit"]).criteria[VISIBLE.name]

@@ -49,7 +49,7 @@ EXPECTED = {
     "01_choisir_un_service.ipynb": (6, 3, 0, 0),
     "02_brancher_sqlite.ipynb": (6, 1, 1, 1),
     "03_ce_que_contient_le_fichier.ipynb": (8, 1, 1, 1),
-    "04_effacer_un_eleve.ipynb": (7, 1, 1, 0),
+    "04_effacer_un_eleve.ipynb": (9, 1, 1, 0),
     "05_reprendre_apres_redemarrage.ipynb": (7, 1, 0, 2),
     "08_annexe_adk.ipynb": (5, 0, 0, 0),
     "07_partager_la_memoire.ipynb": (8, 1, 0, 1),
