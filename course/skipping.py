@@ -10,7 +10,8 @@ a set-up cell run again registers nothing twice, and ``stop_skipping(line)`` rem
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+
+from course.readable_error import kernel_shell
 
 __all__ = ["skip_cells", "stop_skipping"]
 
@@ -25,18 +26,10 @@ class _Skip:
         return [f"print({self.line!r})\n"] if self.should_skip("".join(lines)) else lines
 
 
-def _shell() -> Any:
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return None
-    return get_ipython()
-
-
 def skip_cells(should_skip: Callable[[str], bool], line: str) -> bool:
     """Has every later cell whose source ``should_skip`` accepts print ``line`` instead of
     running; False outside Jupyter (nothing to skip)."""
-    shell = _shell()
+    shell = kernel_shell()
     if shell is None:
         return False
     stop_skipping(line)
@@ -46,7 +39,7 @@ def skip_cells(should_skip: Callable[[str], bool], line: str) -> bool:
 
 def stop_skipping(line: str) -> None:
     """The cells ``skip_cells(..., line)`` skipped run again (the cause is fixed)."""
-    shell = _shell()
+    shell = kernel_shell()
     if shell is None:
         return
     shell.input_transformers_post[:] = [

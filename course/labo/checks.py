@@ -18,6 +18,7 @@ import os
 import re
 from typing import Any
 
+from ..readable_error import kernel_shell
 from .criteria import (
     CRITERIA,
     NOT_WRITTEN,
@@ -125,11 +126,7 @@ def defining_cell(function: Any) -> str | None:
     `function` at its top level, its cell magic taken off; None outside a kernel, or if no cell
     does. Raises CelluleModifiee when that cell does not compile: the function in memory is the
     one before, and a check would pass an answer that grading, which reads the cell, gives 0."""
-    try:
-        from IPython import get_ipython  # only in a notebook's kernel
-    except ImportError:
-        return None
-    shell = get_ipython()
+    shell = kernel_shell()
     name = getattr(function, "__name__", "")
     if shell is None or not name.isidentifier():
         return None

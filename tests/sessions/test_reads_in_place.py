@@ -227,12 +227,18 @@ def test_a_loop_of_reads_in_place_still_lets_the_loop_run(memory):
 
 @pytest.mark.slow
 def test_jupyters_stop_ends_a_loop_of_reads_in_a_learners_kernel(tmp_path):
-    """The same loop in a kernel of the learner's venv, stopped as JupyterLab stops it."""
+    """The same loop in a kernel of the learner's venv, stopped as JupyterLab stops it, after a
+    lesson's first cell (``verifier_dossier()``): the stop is said in one French line (stop 59:
+    asyncio's CancelledError traceback, in English, through the service's frames)."""
     import time
 
     from learner_env import cell_answer, learner_kernel, run_cell
 
+    from course.readable_error import STOPPED
+
     setup = (
+        "from course.dossier import verifier_dossier\n"
+        "verifier_dossier()\n"
         "from course.sessions import SqliteSessionService\n"
         "service = SqliteSessionService('boucle.db')\n"
         "await service.create_session(app_name='t', user_id='u', session_id='s')"
@@ -244,7 +250,8 @@ def test_jupyters_stop_ends_a_loop_of_reads_in_a_learners_kernel(tmp_path):
         msg_id = kc.execute(loop)
         time.sleep(2)  # looping
         km.interrupt_kernel()
-        reply, _, _ = cell_answer(kc, msg_id, 30)
+        reply, _, shown = cell_answer(kc, msg_id, 30)
         assert reply["status"] == "error", reply
+        assert shown == [STOPPED], shown
         reply, printed, _ = run_cell(kc, "print('encore là')")  # the kernel answers again
         assert printed == "encore là\n"
