@@ -605,6 +605,11 @@ class _Removed(list):
         pass
 
 
+# what a learner may call a TP: the start page's step, and each TP's folder (stop 59:
+# recommencer("oublier_partage") answered « Leçon inconnue »)
+_TP_NAMES = ("tp", "oublier", "oublier_partage")
+
+
 def recommencer(lecon: str, dossier: str | os.PathLike[str] = ".") -> list[str]:
     """Recommence une leçon\u00a0: supprime les fichiers qu'elle crée dans `dossier` (le dossier
     des leçons) et ses événements de progression\u00a0; le reste (les autres leçons, le TP) reste.
@@ -612,10 +617,11 @@ def recommencer(lecon: str, dossier: str | os.PathLike[str] = ".") -> list[str]:
     key = str(lecon).strip().lower()
     key = key.zfill(2) if key.isdigit() else key
     lesson = _BY_KEY.get(key)
-    if key == "tp":  # the start page lists it among the steps
+    if key in _TP_NAMES:
         raise RecommencerImpossible(
-            "Le TP ne se recommence pas ainsi\u00a0: son travail est votre cellule oublier, dans "
-            "son notebook (notebooks/oublier/oublier.ipynb), que rien ne supprime ici. Les "
+            "Un TP ne se recommence pas ainsi\u00a0: son travail est votre cellule oublier (ou "
+            "oublier_partage), dans son notebook (notebooks/oublier/oublier.ipynb, "
+            "notebooks/oublier_partage/oublier_partage.ipynb), que rien ne supprime ici. Les "
             'leçons se recommencent, par leur numéro\u00a0: recommencer("04").'
         )
     if lesson is None:

@@ -771,8 +771,11 @@ def test_recommencer_removes_what_the_lesson_made_and_its_progress_only(
     with pytest.raises(ValueError, match="Leçon inconnue"):
         recommencer("99", folder)
     # learner's walk, stop 58: « TP » is listed by the start page; it said « Leçon inconnue »
-    with pytest.raises(ValueError, match="Le TP ne se recommence pas ainsi"):
-        recommencer("tp", folder)
+    # and by each TP's folder name (stop 59: « Leçon inconnue » for « oublier_partage »)
+    for name in ("tp", "TP", "oublier", "oublier_partage"):
+        with pytest.raises(ValueError, match="Un TP ne se recommence pas ainsi"):
+            recommencer(name, folder)
+    assert set(folder.iterdir()) == before
 
 
 def test_recommencer_shows_no_list_under_its_sentence(tmp_path):
