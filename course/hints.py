@@ -226,7 +226,7 @@ _LADDERS = (
         TP_CALL,
         "tp",
         "un appel qui ne se termine pas normalement",
-        (S_GUARANTEE, S_CLOSE),
+        (S_TRANSACTION, S_CLOSE),
         (
             "Votre appel ne s'est pas terminé normalement\u00a0: il a levé une erreur, dépassé "
             "la limite de temps ou fait disparaître le fichier. Le message de verifier dit "

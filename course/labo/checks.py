@@ -197,7 +197,11 @@ def tp_cause(evaluation: Evaluation) -> str | None:
     coroutine = "'coroutine' object" in error
     if outcome is not None and (outcome.not_async or outcome.unawaited or coroutine):
         return "tp:async"  # not an async def, or a service call without await
-    if outcome is not None and (outcome.open_transaction or "transaction" in error.lower()):
+    if outcome is not None and (
+        outcome.open_transaction
+        or "transaction" in error.lower()
+        or (outcome.rolled_back and not error)
+    ):
         return "tp:transaction"
     facts = erase[0].facts if erase else None
     if outcome is None or error or facts is None or not (facts.present and facts.readable):
@@ -229,7 +233,8 @@ def say_verdicts(problem: str | None, rows: list[tuple[str, Verdict]]) -> int:
         print(f"    → {cause}" if cause not in said else "    → (même cause que plus haut)")
         said.add(cause)
     for note in notes.values():
-        print(f"\nPour tout l'appel\u00a0: {note.removeprefix('De plus, ')}")
+        note = note.removeprefix("De plus, ")
+        print(f"\nPour tout l'appel\u00a0: {note[:1].lower()}{note[1:]}")
     return sum(verdict.ok for _, verdict in rows)
 
 

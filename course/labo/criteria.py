@@ -177,28 +177,52 @@ SERVICE_CLOSED = (
 SEE_TRANSACTION = (
     "Où regarder\u00a0: leçon 4, section «\u00a05. Valider ou annuler une transaction\u00a0»."
 )
-USER_STATE_NOT_COMMITTED = (
-    "la ligne user_states de l'élève existe encore, et oublier a laissé sa transaction "
-    "ouverte, jamais validée\u00a0: ce qu'elle avait supprimé est annulé quand la connexion se "
-    "ferme. " + SEE_TRANSACTION
+SESSIONS_LEFT = "des sessions de l'élève existent encore dans la table sessions"
+USER_STATE_LEFT = "la ligne user_states de l'élève existe encore"
+_NOT_COMMITTED = (
+    "{left}, et la transaction d'oublier n'a jamais été validée (sa connexion laissée ouverte, "
+    "ou fermée avant la validation)\u00a0: ce qu'elle avait supprimé est annulé. "
 )
-USER_STATE_ROLLED_BACK = (
-    "la ligne user_states de l'élève existe encore\u00a0: oublier s'est arrêtée sur l'erreur "
-    "citée plus bas avant que cette suppression soit validée. Soit l'erreur est venue avant "
-    "elle, soit elle a annulé toute la transaction, cette suppression comprise\u00a0: corrigez "
-    "d'abord l'erreur. " + SEE_TRANSACTION
+_ROLLED_BACK = (
+    "{left}\u00a0: oublier s'est arrêtée sur l'erreur citée plus bas avant que cette "
+    "suppression soit validée, et une transaction jamais validée est annulée, tout ce qu'elle "
+    "avait supprimé compris. Corrigez d'abord cette erreur. "
 )
+USER_STATE_NOT_COMMITTED = _NOT_COMMITTED.format(left=USER_STATE_LEFT) + SEE_TRANSACTION
+USER_STATE_ROLLED_BACK = _ROLLED_BACK.format(left=USER_STATE_LEFT) + SEE_TRANSACTION
+USER_STATE_WITH_SESSIONS = (
+    f"{USER_STATE_LEFT}, comme ses sessions (critère 1)\u00a0: si vous avez écrit ces "
+    "suppressions, elles n'ont pas été validées, ou un try/except a caché l'erreur qui a annulé "
+    "leur transaction. " + SEE_TRANSACTION
+)
+
+
+def _unvalidated(left: str) -> Callable[[ScenarioResult], str | None]:
+    """Why `left` is still there when the call raised (the error first: a misspelt table in a
+    ``with conn:`` block is no missing commit), or when its transaction was never validated (a
+    connection left open, or closed or freed before its commit: stop 59, told as a DELETE never
+    written); None otherwise."""
+
+    def explain(result: ScenarioResult) -> str | None:
+        outcome = result.first(Role.ERASE).outcome
+        if outcome is None:
+            return None
+        if outcome.error is not None:
+            return _ROLLED_BACK.format(left=left) + SEE_TRANSACTION
+        if outcome.open_transaction or outcome.rolled_back:
+            return _NOT_COMMITTED.format(left=left) + SEE_TRANSACTION
+        return None
+
+    return explain
 
 
 def _explain_user_state(result: ScenarioResult) -> str | None:
-    """The row left after a transaction never validated (its DELETE written or not), or after
-    an error that rolled it back (a ``with conn:`` block around a misspelt table: no
-    validation was missing, the error is the cause)."""
-    outcome = result.first(Role.ERASE).outcome
-    if outcome is not None and outcome.open_transaction:
-        return USER_STATE_NOT_COMMITTED
-    if outcome is not None and outcome.error is not None:
-        return USER_STATE_ROLLED_BACK
+    """As for the sessions; and with the sessions left too, never « supprimer ses sessions ne
+    suffit pas » (a try/except that hid the error of a ``with`` block rolled both back)."""
+    if (why := _unvalidated(USER_STATE_LEFT)(result)) is not None:
+        return why
+    if not _erased_sessions(result.first(Role.ERASE)):
+        return USER_STATE_WITH_SESSIONS
     return None
 
 
@@ -233,9 +257,9 @@ CRITERIA: tuple[Criterion, ...] = (
         title="Toutes les sessions de l'élève dans l'application du tuteur ont disparu",
         roles=(Role.ERASE,),
         holds=lambda r: _erased_sessions(r.first(Role.ERASE)),
-        failure="des sessions de l'élève existent encore dans la table sessions. Où "
-        "regarder\u00a0: leçon 4, section «\u00a01. Supprimer toutes les sessions par "
-        "l'API\u00a0».",
+        failure=f"{SESSIONS_LEFT}. Où regarder\u00a0: leçon 4, section «\u00a01. Supprimer "
+        "toutes les sessions par l'API\u00a0».",
+        explain=_unvalidated(SESSIONS_LEFT),
         hidden_hint=" oublier doit effacer l'élève reçu en paramètre (user_id), pas un nom "
         "écrit en dur.",
         visible_test="sessions",
@@ -259,10 +283,9 @@ CRITERIA: tuple[Criterion, ...] = (
         title="Sa ligne user_states (l'état user:) a disparu",
         roles=(Role.ERASE,),
         holds=lambda r: not _facts(r.first(Role.ERASE)).user_state_left,
-        failure="la ligne user_states de l'élève existe encore\u00a0: supprimer ses sessions "
-        "ne suffit pas, l'état user: est rangé à part, sans lien avec une session. Où "
-        "regarder\u00a0: leçon 4, section «\u00a01. Supprimer toutes les sessions par "
-        "l'API\u00a0».",
+        failure=f"{USER_STATE_LEFT}\u00a0: supprimer ses sessions ne suffit pas, l'état "
+        "user: est rangé à part, sans lien avec une session. Où regarder\u00a0: leçon 4, "
+        "section «\u00a01. Supprimer toutes les sessions par l'API\u00a0».",
         explain=_explain_user_state,
         hidden_hint=" oublier doit effacer l'élève reçu en paramètre (user_id), pas un nom "
         "écrit en dur.",

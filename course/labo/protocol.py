@@ -153,6 +153,9 @@ class CallOutcome:
     # never by the runner (the call's process could say anything)
     not_async: bool = False
     open_transaction: bool = False  # a hint from the call's process: wording only
+    # a connection of the student's closed or freed with a transaction never validated, which
+    # rolled it back (a hint from the call's process): wording only
+    rolled_back: bool = False
     # a coroutine of the call never awaited (a hint from the call's process): wording only
     unawaited: bool = False
     # the service was closed (the call's process says so), or its -wal is gone after the call
@@ -249,6 +252,7 @@ def _decode(header: bytes) -> Record:
             "call_id": str,
             "not_async": bool,
             "open_transaction": bool,
+            "rolled_back": bool,
             "service_closed": bool,
             "unawaited": bool,
         }.get(name)

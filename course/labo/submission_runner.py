@@ -106,7 +106,24 @@ _PID = 8  # bytes of a pid sent by the clean parent
 
 
 class _WatchedConnection(sqlite3.Connection):
-    """sqlite3's connection, weak-referenceable so the call can find those left open."""
+    """sqlite3's connection, weak-referenceable so the call can find those left open, and that
+    tells its watch when it is closed (or freed) holding a transaction never validated: what
+    that transaction wrote is rolled back (stop 59: a forgotten commit() before close() was
+    told as a DELETE never written)."""
+
+    _watch: _Watch | None = None
+
+    def _note_unvalidated(self) -> None:
+        with contextlib.suppress(Exception):  # closed already, or a student's subclass
+            if self._watch is not None and self.in_transaction:
+                self._watch.rolled_back = True
+
+    def close(self) -> None:
+        self._note_unvalidated()
+        super().close()
+
+    def __del__(self) -> None:
+        self._note_unvalidated()
 
 
 # what Python's own messages call it (« 'sqlite3.Connection' object has no attribute … »): the
@@ -123,6 +140,7 @@ class _Watch:
         self._traced = traced  # what the student's connections' statements are shown to
         self._connections: weakref.WeakSet[sqlite3.Connection] = weakref.WeakSet()
         self._lock = threading.Lock()
+        self.rolled_back = False  # a connection of the student's closed or freed unvalidated
 
     def connect(self, *args, **kwargs):
         """sqlite3.connect, watched, with secure_delete OFF (upstream SQLite's default).
@@ -144,6 +162,7 @@ class _Watch:
         if isinstance(conn, _WatchedConnection) and caller == CELL:  # the student's own
             if self._traced is not None:
                 conn.set_trace_callback(self._traced)
+            conn._watch = self
             with self._lock:
                 self._connections.add(conn)
         return conn
@@ -347,6 +366,7 @@ def _call(
         return {
             "error": error,
             "open": watch.open_transaction(),
+            "rolled_back": watch.rolled_back,
             "closed": closed,
             "tmp": made,
             "unawaited": unawaited,
@@ -829,6 +849,7 @@ class _Supervisor:
                     call.call_id,
                     error=_error(error) if isinstance(error, dict) else None,
                     open_transaction=result.get("open") is True,
+                    rolled_back=result.get("rolled_back") is True,
                     unawaited=result.get("unawaited") is True,
                     service_closed=result.get("closed") is True or self._wal_gone(database, wal),
                     # a -shm it cannot read (a folder, a link, too big) may hold anything

@@ -99,8 +99,9 @@ def test_open_transaction_is_diagnosed_not_taken_for_a_loop(graded_samples):
         "Votre connexion garde une transaction ouverte\u00a0: ce qu'elle a supprimé n'est pas "
         "validé" in message
     )
-    # the DELETE was written, then rolled back: criterion 3 says so, not that it is missing
-    assert criteria.USER_STATE_NOT_COMMITTED in message
+    # the DELETE was written, then rolled back: criterion 3 says so, not that it is missing;
+    # the error that stopped the call before its commit comes first
+    assert criteria.USER_STATE_ROLLED_BACK in message
     assert "supprimer ses sessions ne suffit pas" not in message
     for verdict in evaluation.verdicts.values():
         assert "boucle sans fin" not in verdict.message
@@ -215,6 +216,57 @@ def test_a_misspelt_table_in_a_with_block_is_told_as_the_error_it_is(tmp_path, c
     assert criteria.USER_STATE_NOT_COMMITTED not in out, out
     assert "la table «\u00a0user_state\u00a0» n'existe pas dans ce fichier" in out, out
     assert "section «\u00a05. Valider ou annuler une transaction\u00a0»" in out, out
+
+
+FORGOT_COMMIT = """
+async def oublier(service, user_id):
+    conn = sqlite3.connect(service.db_path)
+    try:
+        conn.execute("PRAGMA foreign_keys = ON")
+        for table in ("sessions", "user_states"):
+            conn.execute(f"DELETE FROM {table} WHERE app_name = ? AND user_id = ?",
+                         (APP_NAME, user_id))
+    finally:
+        conn.close()
+"""
+# the same DELETEs in a with block, one table misspelt, the error caught and dropped
+HIDDEN_ERROR = """
+async def oublier(service, user_id):
+    conn = sqlite3.connect(service.db_path)
+    try:
+        with conn:
+            for table in ("sessions", "user_state"):
+                conn.execute(f"DELETE FROM {table} WHERE app_name = ? AND user_id = ?",
+                             (APP_NAME, user_id))
+    except sqlite3.Error:
+        pass
+    finally:
+        conn.close()
+"""
+
+
+def test_a_forgotten_commit_before_close_is_told_as_a_transaction_never_validated(tmp_path, capsys):
+    """Learner's walk, stop 59: the DELETEs written, conn.close() in a finally, no commit():
+    criterion 3 said « supprimer ses sessions ne suffit pas » and sent the learner to the API
+    section, word for word what an empty function gets; the hints too. The close is seen
+    rolling back a transaction never validated, and criteria 1 and 3 and the hints say so."""
+    verifier(_module_function(tmp_path, FORGOT_COMMIT, "sans_commit"))
+    out = capsys.readouterr().out
+    assert criteria.USER_STATE_NOT_COMMITTED in out, out
+    sessions = f"{criteria.SESSIONS_LEFT}, et la transaction d'oublier n'a jamais été validée"
+    assert sessions in out, out
+    assert "supprimer ses sessions ne suffit pas" not in out, out
+    assert "Bloqué sur une transaction jamais validée\u00a0?" in out, out
+
+
+def test_an_error_hidden_by_a_try_except_is_not_told_as_a_missing_delete(tmp_path, capsys):
+    """Learner's walk, stop 59: a misspelt table in the with block, its error caught by a
+    try/except: nothing erased, no error raised; criterion 3 said « supprimer ses sessions ne
+    suffit pas » while criterion 1, just above, said the sessions were still there."""
+    verifier(_module_function(tmp_path, HIDDEN_ERROR, "cache"))
+    out = capsys.readouterr().out
+    assert criteria.USER_STATE_WITH_SESSIONS in out, out
+    assert "supprimer ses sessions ne suffit pas" not in out, out
 
 
 def test_verifier_says_an_exception_raised_on_both_example_bases_once(tmp_path, capsys):
@@ -427,6 +479,7 @@ def test_failure_messages_say_where_to_look_never_the_commands():
         criteria.OPEN_TRANSACTION,
         criteria.USER_STATE_NOT_COMMITTED,
         criteria.USER_STATE_ROLLED_BACK,
+        criteria.USER_STATE_WITH_SESSIONS,
     ]
     for text in texts:
         assert not COMMANDS.search(text), text
@@ -449,7 +502,7 @@ def test_verifier_says_each_cause_once(tmp_path, sample_answers, capsys):
     assert out.count("(même cause que plus haut)") == 2
     assert "contient une apostrophe" not in out  # not the quotes' fault
     assert "Pour tout l'appel\u00a0: oublier a levé OperationalError" in out
-    assert criteria.USER_STATE_NOT_COMMITTED in out
+    assert criteria.USER_STATE_ROLLED_BACK in out
     assert "Bloqué sur une transaction jamais validée\u00a0? indice(1)" in out
     # the control: each criterion's own message is in the verdicts, repeated there
     verdicts = evaluate_source(sample_answers["vacuum_avant_commit"]).criteria[VISIBLE.name]
