@@ -212,7 +212,7 @@ _LADDERS = (
         (S_TRANSACTION, S_BYTES),
         (
             "Votre connexion s'arrête avec une transaction ouverte\u00a0: ce qu'elle a supprimé "
-            "est annulé. Les essais 1 et 4 de la section citée montrent ce qui arrive à une "
+            "est annulé. Les essais 1 et 4 de la section 5 montrent ce qui arrive à une "
             "suppression jamais validée, puis à VACUUM.",
             "sqlite3 ouvre une transaction au premier DELETE\u00a0; elle ne compte qu'une fois "
             "validée, et la réécriture du fichier refuse de tourner à l'intérieur. L'ordre\u00a0: "

@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -201,8 +202,13 @@ def run_cell(kc, code: str) -> tuple[dict, str, list[str]]:
 
 def cell_answer(kc, msg_id: str, reply_timeout: float) -> tuple[dict, str, list[str]]:
     """The kernel's answer to the cell `msg_id`, as `run_cell` gives it."""
-    reply = kc.get_shell_msg(timeout=reply_timeout)
-    assert reply["parent_header"]["msg_id"] == msg_id
+    deadline = time.monotonic() + reply_timeout
+    while True:  # a late reply to an earlier request goes first: wait_for_ready asks again
+        # when the kernel is slow to answer (a busy machine), and only reads one reply
+        reply = kc.get_shell_msg(timeout=max(deadline - time.monotonic(), 0.1))
+        if reply["parent_header"].get("msg_id") == msg_id:
+            break
+        assert reply["msg_type"] == "kernel_info_reply", reply["msg_type"]
     printed, shown = [], []
     while True:
         msg = kc.get_iopub_msg(timeout=30)

@@ -272,8 +272,9 @@ CRITERIA: tuple[Criterion, ...] = (
         roles=(Role.ERASE,),
         holds=lambda r: _facts(r.first(Role.ERASE)).events_left == 0,
         failure="des événements de l'élève restent dans la table events, sans leur session "
-        "(orphelins)\u00a0: avec sqlite3, la suppression en cascade n'a pas toujours lieu. Où "
-        "regarder\u00a0: leçon 4, section «\u00a02. Le piège de foreign_keys\u00a0».",
+        "(orphelins)\u00a0: avec sqlite3, la suppression en cascade n'a pas toujours lieu, et "
+        "la demander dans une transaction déjà ouverte est sans effet. Où regarder\u00a0: leçon "
+        "4, section «\u00a02. Le piège de foreign_keys\u00a0».",
         gate=Gate.SESSIONS_ERASED,
         hidden_test="orphelins",
     ),
@@ -501,6 +502,13 @@ UNAWAITED = (
 )
 
 
+# a connection of the student's never closed: the TP asks to close each one
+UNCLOSED = (
+    "De plus, oublier ne ferme pas une connexion sqlite3 qu'elle ouvre (un bloc with valide "
+    "la transaction, il ne ferme pas la connexion)\u00a0: Python l'a fermée après l'appel, "
+    "mais une connexion oubliée garde le fichier ouvert, et son -wal avec. Où "
+    "regarder\u00a0: leçon 5, section «\u00a0Fermer les connexions\u00a0»."
+)
 # a helper or an import of another cell: verifier and grading read the oublier cell alone
 OTHER_CELL = (
     " Un nom défini dans une autre cellule\u00a0? Seule la cellule oublier est lue, pour "
@@ -546,6 +554,8 @@ def _notes(calls: list[CallResult], hidden: bool) -> str:
             parts.append(UNAWAITED)
         if outcome.open_transaction:
             parts.append(OPEN_TRANSACTION)
+        elif outcome.unclosed:
+            parts.append(UNCLOSED)
         if parts:
             return " " + " ".join(parts)
     return ""

@@ -156,6 +156,8 @@ class CallOutcome:
     # a connection of the student's closed or freed with a transaction never validated, which
     # rolled it back (a hint from the call's process): wording only
     rolled_back: bool = False
+    # a connection of the student's freed without close() (a hint): wording only
+    unclosed: bool = False
     # a coroutine of the call never awaited (a hint from the call's process): wording only
     unawaited: bool = False
     # the service was closed (the call's process says so), or its -wal is gone after the call
@@ -253,6 +255,7 @@ def _decode(header: bytes) -> Record:
             "not_async": bool,
             "open_transaction": bool,
             "rolled_back": bool,
+            "unclosed": bool,
             "service_closed": bool,
             "unawaited": bool,
         }.get(name)

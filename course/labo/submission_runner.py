@@ -112,6 +112,7 @@ class _WatchedConnection(sqlite3.Connection):
     told as a DELETE never written)."""
 
     _watch: _Watch | None = None
+    _closed_here = False
 
     def _note_unvalidated(self) -> None:
         with contextlib.suppress(Exception):  # closed already, or a student's subclass
@@ -120,10 +121,16 @@ class _WatchedConnection(sqlite3.Connection):
 
     def close(self) -> None:
         self._note_unvalidated()
+        self._closed_here = True
         super().close()
 
     def __del__(self) -> None:
+        """Freed without close() (« with conn: » validates, it never closes): Python closes it
+        now, and the learner is told to close it themselves."""
         self._note_unvalidated()
+        with contextlib.suppress(Exception):
+            if self._watch is not None and not self._closed_here:
+                self._watch.unclosed = True
 
 
 # what Python's own messages call it (« 'sqlite3.Connection' object has no attribute … »): the
@@ -141,6 +148,7 @@ class _Watch:
         self._connections: weakref.WeakSet[sqlite3.Connection] = weakref.WeakSet()
         self._lock = threading.Lock()
         self.rolled_back = False  # a connection of the student's closed or freed unvalidated
+        self.unclosed = False  # a connection of the student's freed without close()
 
     def connect(self, *args, **kwargs):
         """sqlite3.connect, watched, with secure_delete OFF (upstream SQLite's default).
@@ -166,6 +174,22 @@ class _Watch:
             with self._lock:
                 self._connections.add(conn)
         return conn
+
+    def left_open(self) -> bool:
+        """True if a connection of the student's was freed without close(), or is still open:
+        never closed, and not freed yet (a sqlite3 connection is in a reference cycle with its
+        statement cache: only the cyclic collector frees it, at a time of its own)."""
+        with self._lock:
+            connections = list(self._connections)
+        for conn in connections:
+            if getattr(conn, "_closed_here", False):
+                continue
+            try:
+                conn.total_changes  # noqa: B018 - raises once the connection is closed
+            except sqlite3.Error:
+                continue
+            return True
+        return self.unclosed
 
     def open_transaction(self) -> bool:
         """True if a connection still open holds an uncommitted transaction."""
@@ -367,6 +391,7 @@ def _call(
             "error": error,
             "open": watch.open_transaction(),
             "rolled_back": watch.rolled_back,
+            "unclosed": watch.left_open(),
             "closed": closed,
             "tmp": made,
             "unawaited": unawaited,
@@ -850,6 +875,7 @@ class _Supervisor:
                     error=_error(error) if isinstance(error, dict) else None,
                     open_transaction=result.get("open") is True,
                     rolled_back=result.get("rolled_back") is True,
+                    unclosed=result.get("unclosed") is True,
                     unawaited=result.get("unawaited") is True,
                     service_closed=result.get("closed") is True or self._wal_gone(database, wal),
                     # a -shm it cannot read (a folder, a link, too big) may hold anything

@@ -269,6 +269,23 @@ def test_an_error_hidden_by_a_try_except_is_not_told_as_a_missing_delete(tmp_pat
     assert "supprimer ses sessions ne suffit pas" not in out, out
 
 
+def test_a_connection_never_closed_is_told_even_when_every_criterion_holds(tmp_path, capsys):
+    """Learner's walk, stop 59: the right erasure with its connection never closed (« with
+    conn: » taken for a close) got 7/7 and no remark, while the TP asks to close every
+    connection opened: the criteria hold, and the note says what is left to fix."""
+    source = (REPO / "grader" / "submissions" / "complete_vacuum.py").read_text()
+    assert source.count("        conn.close()\n") == 1
+    unclosed = source.replace("        conn.close()\n", "        pass\n")
+    verifier(_module_function(tmp_path, unclosed, "ouverte"))
+    out = capsys.readouterr().out
+    assert "7/7 critères respectés" in out, out
+    note = criteria.UNCLOSED.removeprefix("De plus, ")
+    assert f"reste à corriger\u00a0: {note}" in out, out
+    # the control: the same erasure, closed, gets no note
+    verifier(_module_function(tmp_path, source, "fermee"))
+    assert "reste à corriger" not in capsys.readouterr().out
+
+
 def test_verifier_says_an_exception_raised_on_both_example_bases_once(tmp_path, capsys):
     """The file deleted twice: the same FileNotFoundError on each example base, whose messages
     differ only by the base's name, makes one « Pour tout l'appel » line, not two."""
