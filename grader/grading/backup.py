@@ -50,7 +50,7 @@ from .classroom.gradebook import (
 )
 from .classroom.ids import RosterError, normalize_id, quoted, read_roster, shown
 from .classroom.paths import TOO_DEEP, TOO_LONG, CourseDirs, strange, tree
-from .erase_learner import erase
+from .erase_learner import erase, temporary_name
 from .french.french_args import FrenchParser
 from .french.french_format import listed
 from .french.system_reason import GradingError, french_message, french_reason
@@ -714,12 +714,16 @@ def _folder_fd(root: Path, names: tuple[str, ...]) -> int:
 
 def _remove_left(places: dict[str, tuple[Path, tuple[str, ...]]], restored: set[tuple]) -> None:
     """Remove the temporary files a restore stopped outright (kill -9) left beside the files it
-    was writing; never a file of the archive."""
+    was writing, or its re-erasure beside those it was rewriting (found again, with the control
+    in them, then replaced by the new erasure's own: its proof failed); never a file of the
+    archive."""
+    erasing = {(root, names, temporary_name(name)) for root, names, name in restored}
     for root, names in {(root, names[:-1]) for root, names in places.values()}:
         fd = _folder_fd(root, names)
         try:
             for left in os.listdir(fd):
-                if not _TEMPORARY.fullmatch(left) or (root, names, left) in restored:
+                here = (root, names, left)
+                if here in restored or not (_TEMPORARY.fullmatch(left) or here in erasing):
                     continue
                 with suppress(OSError):  # only a plain file: a student's folder of that name
                     if stat.S_ISREG(os.stat(left, dir_fd=fd, follow_symlinks=False).st_mode):

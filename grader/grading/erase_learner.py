@@ -39,9 +39,16 @@ from .privacy.backup_files import RETENTION_DAYS, retention_days
 from .privacy.erasure_register import erased_on, record_erasure, registers_of
 from .privacy.learner_places import Context, ErasureError, Found, Scan, Setup, scan
 
-__all__ = ["Result", "Setup", "erase", "main", "scan"]
+__all__ = ["Result", "Setup", "erase", "main", "scan", "temporary_name"]
 
 READERS_WAIT_MS = 20_000  # how long the final checkpoint waits for another program's reads
+
+
+def temporary_name(name: str) -> str:
+    """The name of the next version of the file `name` while the erasure writes it, beside it,
+    before it replaces it. One a kill -9 left is no learner's: a restore run again removes it
+    (backup._remove_left), as its proof would otherwise count it."""
+    return f".{name}.oubli"
 
 
 def _rm(path: Path) -> None:
@@ -87,7 +94,7 @@ def _rewrite_zip(
         if not keep:
             file.unlink()
             return
-        tmp = file.with_name(f".{file.name}.oubli")
+        tmp = file.with_name(temporary_name(file.name))
         try:
             with zipfile.ZipFile(tmp, "w") as dst:
                 dst.comment = src.comment
@@ -125,7 +132,7 @@ def _redact(file: Path, member: str | None, pattern) -> None:
 
     if member is not None:
         return _rewrite_zip(file, [], (member, clean))
-    tmp = file.with_name(f".{file.name}.caviarde")
+    tmp = file.with_name(temporary_name(file.name))
     tmp.write_bytes(clean(file.read_bytes()))
     shutil.copystat(file, tmp)
     os.replace(tmp, file)
@@ -141,7 +148,7 @@ def _erase_roster(ctx: Context, who_sid: str, line: int) -> None:
     lines = data.splitlines(keepends=True)
     if not (0 < line <= len(lines)):
         raise ErasureError(f"{path}\u00a0: ligne {line} introuvable.")
-    tmp = path.with_name(f".{path.name}.oubli")
+    tmp = path.with_name(temporary_name(path.name))
     tmp.write_bytes(b"".join(lines[: line - 1] + lines[line:]))
     fields = attrgetter("id", "first_name", "last_name", "email")
     try:

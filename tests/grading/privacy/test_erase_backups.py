@@ -5,16 +5,20 @@ gradebook copy in the backups folder, and a restore that erases her again."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import shutil
+import signal
 import sqlite3
 import tarfile
+import zipfile
 import zlib
 from contextlib import closing
+from pathlib import Path
 
 import pytest
 from erase_scenes import ROSTER, _erase, _released_tp, _setup
-from grading_course import copy_course
+from grading_course import copy_course, grading, start_grading
 from nbgrader.api import Gradebook
 
 pytestmark = [pytest.mark.timeout(300)]
@@ -262,3 +266,94 @@ def test_a_backup_made_after_her_erasure_holding_only_the_tp_s_text_is_not_pendi
     mentions = mention_pattern(ana, others=ctx.classmates, released=ctx.released_lines)
     assert _backup_holds(his, ana, mentions)  # control: his own words about her
     assert not _backup_holds(after, ana, mentions)
+
+
+def _files(course: Path) -> dict[str, str]:
+    """Every file of a course copy (its code's caches aside) with the SHA-256 of its bytes."""
+    return {
+        str(p.relative_to(course)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(course.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+def _size(path: Path) -> int:
+    """The size of `path`, -1 when there is none."""
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return -1
+
+
+@pytest.mark.slow
+def test_a_restore_killed_while_it_erases_her_again_is_finished_by_the_same_command(
+    petite_classe, monkeypatch
+):
+    """A restore killed (kill -9, the machine off) while it erased ben again, in the middle of
+    rewriting the archive received from the school's platform without his copy: the same
+    command run again said « ✘ effacement incomplet : ben : le témoin « ana » n'est plus
+    trouvé tel qu'il était dans : … .ent.zip.oubli … », though ben was erased whole: the copy
+    of that archive the killed erasure was writing, left beside it, was found (for ana too),
+    then replaced by the new erasure's own copy. The rerun now ends as a restore never stopped:
+    the same words and status, the same class, nothing of ben, no temporary file left (in the
+    course or in $TMPDIR)."""
+    from grading.backup import backup
+    from grading.erase_learner import Setup, scan
+
+    c = petite_classe
+    grader, tmp = c["grader"], c["tmp"]
+    received = grader / "downloaded" / "oublier" / "archive"
+    received.mkdir(parents=True)
+    with zipfile.ZipFile(received / "ent.zip", "w") as zf:
+        for sid in ("ana", "ben", "cyr"):
+            zf.writestr(f"ent/{sid}/oublier.ipynb", f'{{"copie de": "{sid}"}}')
+        # bulk, so that rewriting the archive takes long enough to be caught in the middle
+        zf.writestr("ent/cyr/donnees.bin", bytes(40 << 20), compress_type=zipfile.ZIP_STORED)
+    archive, *_ = backup(None, c["roster"], None, grader, confirm=True)
+    assert not _erase(c, "ben").failures  # recorded in the register beside the backup
+    temporary = tmp / "tmpdir"  # the restores' $TMPDIR: what a kill -9 leaves there shows
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))
+
+    def restore(course: Path, *, started: bool = False):
+        args = ("backup", "restaurer", str(archive), "--eleves", str(course / "eleves.csv"))
+        return start_grading(course, *args) if started else grading(course, *args)
+
+    whole = copy_course(tmp / "jamais-arrete")  # the control: a restore never stopped
+    expected = restore(whole)
+    assert expected.returncode == 1, expected.stdout + expected.stderr
+    assert "effacé(s) de nouveau de la classe restaurée\u00a0: «\u00a0ben\u00a0»" in (
+        expected.stderr
+    )
+    assert "effacement incomplet" not in expected.stderr, expected.stderr
+    fresh = copy_course(tmp / "arrete")
+    marker = fresh / ".restauration-en-cours"
+    copying = fresh / "downloaded" / "oublier" / "archive" / ".ent.zip.oubli"
+    proc = restore(fresh, started=True)
+    try:
+        # the re-erasure has written part of the archive without ben (polled, never slept)
+        while not (marker.exists() and _size(copying) > 0):
+            assert proc.poll() is None, proc.communicate()
+        os.killpg(proc.pid, signal.SIGKILL)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+    again = restore(fresh)
+    said = again.stdout + again.stderr
+    assert "effacement incomplet" not in said, said
+    assert (again.returncode, again.stderr) == (expected.returncode, expected.stderr), said
+    assert again.stdout == expected.stdout, said
+    left = sorted(p.name for p in temporary.rglob("*"))
+    assert not left, f"laissé dans $TMPDIR par la restauration arrêtée\u00a0: {left}"
+    files, control = _files(fresh), _files(whole)
+    assert sorted(files) == sorted(control), set(files) ^ set(control)
+    for name in ("eleves.csv", *(n for n in files if n.startswith(("submitted/", "downloaded/")))):
+        assert files[name] == control[name], name
+    with zipfile.ZipFile(fresh / "downloaded" / "oublier" / "archive" / "ent.zip") as zf:
+        assert not [n for n in zf.namelist() if "/ben/" in n], zf.namelist()
+    with closing(sqlite3.connect(fresh / "gradebook.db")) as con:
+        assert con.execute("SELECT id FROM student ORDER BY id").fetchall() == [("ana",), ("cyr",)]
+    setup = Setup(grader_dir=fresh, roster=fresh / "eleves.csv")
+    assert scan("ben", setup).found == []  # the erasure's own scan: nothing of him
+    assert scan("ana", setup).found  # the control: it finds a learner still there
