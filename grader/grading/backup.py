@@ -613,6 +613,7 @@ def restore(
     )
     if pairs:  # written before the re-erasure: an erased learner's names are cleaned from it
         log = dirs.log_file("restauration")
+        log.with_name(temporary_name(log.name)).unlink(missing_ok=True)  # a killed re-erasure's
         log.write_text("".join(shown(f"{name} ({why})") + "\n" for name, why in pairs), "utf-8")
         told.append(
             f"⚠ Cette sauvegarde ne contient pas {len(pairs)} élément(s), non sauvegardés quand "

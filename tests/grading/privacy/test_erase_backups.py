@@ -357,3 +357,29 @@ def test_a_restore_killed_while_it_erases_her_again_is_finished_by_the_same_comm
     setup = Setup(grader_dir=fresh, roster=fresh / "eleves.csv")
     assert scan("ben", setup).found == []  # the erasure's own scan: nothing of him
     assert scan("ana", setup).found  # the control: it finds a learner still there
+
+
+@pytest.mark.slow
+def test_the_log_a_killed_re_erasure_was_cleaning_leaves_no_copy_after_the_rerun(petite_classe):
+    """The same stop, while the re-erasure cleaned ben's names from rapport/restauration.log
+    (the backup's « not saved » list, which names ana's link too): its copy of the log, left
+    beside it, named ana, the control; the new erasure replaced it by its own, and its proof
+    failed (« le témoin « ana » n'est plus trouvé »). The rerun removes it first."""
+    from grading.backup import backup, restore
+
+    c = petite_classe
+    grader = c["grader"]
+    for sid in ("ana", "ben"):
+        (grader / "submitted" / sid / "oublier" / f"lien-{sid}").symlink_to("/etc/hostname")
+    archive, *_ = backup(None, c["roster"], None, grader, confirm=True)
+    assert not _erase(c, "ben").failures
+    fresh = copy_course(c["tmp"] / "neuf")
+    # what the killed restore left: its marker, and the copy of the log it was writing
+    (fresh / ".restauration-en-cours").write_text(f"{archive.resolve()}\n", encoding="utf-8")
+    (fresh / "rapport").mkdir()
+    left = fresh / "rapport" / ".restauration.log.oubli"
+    left.write_text("submitted/ana/oublier/lien-ana (lien symbolique)\n", encoding="utf-8")
+    _counts, done = restore(archive, fresh / "eleves.csv", None, fresh)
+    assert done.erased == ["ben"] and not done.failures, done
+    assert not left.exists()
+    assert "lien-ana" in (fresh / "rapport" / "restauration.log").read_text(encoding="utf-8")
