@@ -630,6 +630,7 @@ def restore(
 
 
 _TEMPORARY = re.compile(r"\.restauration-[0-9a-f]{8}")  # a file being restored, in its folder
+_SQLITE_SIDE = ("-journal", "-wal", "-shm")  # beside a database: its state in another run
 
 
 def _restore_file(
@@ -716,9 +717,15 @@ def _folder_fd(root: Path, names: tuple[str, ...]) -> int:
 def _remove_left(places: dict[str, tuple[Path, tuple[str, ...]]], restored: set[tuple]) -> None:
     """Remove the temporary files a restore stopped outright (kill -9) left beside the files it
     was writing, or its re-erasure beside those it was rewriting (found again, with the control
-    in them, then replaced by the new erasure's own: its proof failed); never a file of the
-    archive."""
-    erasing = {(root, names, temporary_name(name)) for root, names, name in restored}
+    in them, then replaced by the new erasure's own: its proof failed), and the journals SQLite
+    keeps beside a database (a rollback journal of the killed run, played onto the file written
+    again from the archive at its first opening, brought back a row as that run had it); never
+    a file of the archive."""
+    erasing = {
+        (root, names, left)
+        for root, names, name in restored
+        for left in (temporary_name(name), *(name + side for side in _SQLITE_SIDE))
+    }
     for root, names in {(root, names[:-1]) for root, names in places.values()}:
         fd = _folder_fd(root, names)
         try:

@@ -383,3 +383,55 @@ def test_the_log_a_killed_re_erasure_was_cleaning_leaves_no_copy_after_the_rerun
     assert done.erased == ["ben"] and not done.failures, done
     assert not left.exists()
     assert "lien-ana" in (fresh / "rapport" / "restauration.log").read_text(encoding="utf-8")
+
+
+# a connection that validated changes, then began another and died in its middle: the rollback
+# journal it leaves holds the pages as they were after the first ones
+_HOT_JOURNAL = """
+import os, sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("PRAGMA journal_mode = DELETE")
+db.execute("UPDATE student SET first_name = 'Zoé' WHERE id = 'ana'")
+db.execute("CREATE TABLE pad (x)")
+db.executemany("INSERT INTO pad VALUES (?)", [("x" * 500,)] * 400)
+db.execute("PRAGMA cache_size = 2")  # the change spills into the file: its journal is synced
+db.execute("BEGIN")
+db.execute("UPDATE student SET first_name = 'Yves' WHERE id = 'ana'")
+db.execute("UPDATE pad SET x = 'y'")
+os._exit(0)
+"""
+
+
+def test_a_gradebook_journal_a_killed_re_erasure_left_is_not_played_on_the_restored_one(
+    petite_classe,
+):
+    """Review of stop 59's resumed restore: killed in the middle of a write to the gradebook,
+    the re-erasure leaves its rollback journal beside it. The rerun writes the gradebook again
+    from the archive, and SQLite then played that journal, pages of another state of the file,
+    onto it at its first opening: a classmate's row came back as it was in the killed run (or
+    the file came out damaged). The rerun removes the journals of the files it writes whole."""
+    import subprocess
+    import sys
+
+    from grading.backup import backup, restore
+
+    c = petite_classe
+    grader = c["grader"]
+    archive, *_ = backup(None, c["roster"], None, grader, confirm=True)
+    elsewhere = c["tmp"] / "etat-du-run-tue"
+    elsewhere.mkdir()
+    shutil.copy(grader / "gradebook.db", elsewhere / "gradebook.db")
+    subprocess.run([sys.executable, "-c", _HOT_JOURNAL, elsewhere / "gradebook.db"], check=True)
+    journal = elsewhere / "gradebook.db-journal"
+    assert journal.stat().st_size > 0
+    assert not _erase(c, "ben").failures
+    fresh = copy_course(c["tmp"] / "neuf")
+    (fresh / ".restauration-en-cours").write_text(f"{archive.resolve()}\n", encoding="utf-8")
+    shutil.copy(journal, fresh / "gradebook.db-journal")
+    _counts, done = restore(archive, fresh / "eleves.csv", None, fresh)
+    assert done.erased == ["ben"] and not done.failures, done
+    assert not (fresh / "gradebook.db-journal").exists()
+    with closing(sqlite3.connect(fresh / "gradebook.db")) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        names = dict(db.execute("SELECT id, first_name FROM student"))
+    assert names == {"ana": "Ana", "cyr": "Cyr"}, names
