@@ -165,6 +165,10 @@ LESSONS: tuple[Lesson, ...] = (
     ),
 )
 _BY_KEY = {lesson.key: lesson for lesson in LESSONS}
+# the number of quiz cells of each step's notebook (tests/test_progress.py counts them): a
+# score run in a kernel where some quiz cells were not (a restart, a partial run) counts those
+# too, never « tout est juste » on two quizzes out of six, nor records two as the step's total
+QUIZZES = {"00": 2, "01": 6, "02": 6, "03": 8, "04": 9, "05": 7, "07": 8, "08": 5}
 # files of the TP's folder (../oublier from the lessons): its example base
 TP_FILES = ("exemple_oublier.db*",)
 
@@ -675,6 +679,8 @@ def recommencer(lecon: str, dossier: str | os.PathLike[str] = ".") -> list[str]:
             if failed
             else "\u00a0; sa progression est effacée, celle des autres étapes reste."
         )
+        # its open notebook's kernel still holds the deleted files and its answers (stop 59)
+        + " Si son notebook est ouvert, redémarrez son noyau (menu Noyau) avant de la reprendre."
     )
     return _Removed(removed)
 

@@ -392,6 +392,13 @@ NO_QUIZ_YET = (
 DEFAULT_NEXT = "passez à la leçon suivante"
 
 
+def _not_run(n: int) -> str:
+    return (
+        f"Pas encore exécuté{'s' if n > 1 else ''} dans ce noyau\u00a0: {n} quiz de ce "
+        "notebook (exécutez leurs cellules, puis de nouveau celle-ci)."
+    )
+
+
 class Bilan:
     """Le score des quiz de ce notebook, mis à jour après chaque réponse.
 
@@ -405,28 +412,39 @@ class Bilan:
         _SCORES.add(self)
         self._record_total()
 
+    @staticmethod
+    def _step() -> str | None:
+        """The step most of this kernel's quizzes belong to (None: the course's own none)."""
+        steps = [q.etape for q in notebook_quizzes() if q.etape]
+        return max(set(steps), key=steps.count) if steps else None
+
     def _record_total(self) -> None:
         """The number of quizzes of this notebook, for the start page (once per change)."""
-        steps = [q.etape for q in notebook_quizzes() if q.etape]
-        if not steps:
+        step = self._step()
+        if step is None:
             return
         from . import progress
 
-        step = max(set(steps), key=steps.count)
-        total = sum(1 for q in notebook_quizzes() if q.etape == step)
+        total = progress.QUIZZES.get(step) or sum(1 for q in notebook_quizzes() if q.etape == step)
         if progress.quiz_total(step) != total:
             progress.record(step, "bilan", total=total)
 
     def resume(self) -> dict[str, Any]:
+        from . import progress
+
         quizzes = notebook_quizzes()
         to_review = [q for q in quizzes if q.repondu and not q.juste_du_premier_coup]
         unanswered = [q for q in quizzes if not q.repondu]
+        step = self._step()
+        # the notebook's quiz cells not run in this kernel (a restart, a partial run)
+        not_run = max(progress.QUIZZES.get(step, 0) - len(quizzes), 0) if step else 0
         return {
-            "total": len(quizzes),
+            "total": len(quizzes) + not_run,
             "right": sum(q.juste_du_premier_coup for q in quizzes),
             "answered": sum(q.repondu for q in quizzes),
             "to_review": _unique(q.revoir or q.question for q in to_review),
             "unanswered": _unique(q.revoir or q.question for q in unanswered),
+            "not_run": not_run,
         }
 
     def texte(self) -> str:
@@ -443,6 +461,8 @@ class Bilan:
         if r["unanswered"]:
             lines.append("Pas encore répondu\u00a0:")
             lines += [f"  - {x}" for x in r["unanswered"]]
+        if r["not_run"]:
+            lines.append(_not_run(r["not_run"]))
         if r["total"] and r["right"] == r["total"]:
             lines.append(f"Tout est juste du premier coup\u00a0: {self.suite}.")
         return "\n".join(lines)
@@ -461,6 +481,8 @@ class Bilan:
                 parts.append(f"<p>{title}\u00a0:</p><ul>")
                 parts += [f"<li>{e(x)}</li>" for x in r[key]]
                 parts.append("</ul>")
+        if r["not_run"]:
+            parts.append(f"<p>{e(_not_run(r['not_run']))}</p>")
         if r["total"] and r["right"] == r["total"]:
             parts.append(f"<p>Tout est juste du premier coup\u00a0: {e(self.suite)}.</p>")
         return f'<div class="quiz-bilan">{"".join(parts)}</div>'

@@ -183,6 +183,45 @@ def test_an_exercise_passed_counts_once_and_finishes_its_lesson(monkeypatch):
         progress.exercice_reussi("inexistant")
 
 
+def test_quizzes_counts_each_steps_quiz_cells():
+    """progress.QUIZZES, which a score run in a kernel with some quiz cells not run counts
+    from, is each notebook's own number of quiz cells."""
+    counted = {}
+    for lesson in progress.LESSONS:
+        path = SOLUTIONS / lesson.notebook
+        if lesson.quiz_prefix and path.exists():
+            cells = nbformat.read(path, as_version=4).cells
+            counted[lesson.key] = sum("quiz" in c.metadata.get("tags", []) for c in cells)
+    assert progress.QUIZZES == {k: n for k, n in counted.items() if n}
+
+
+def test_a_score_run_after_a_restart_counts_the_quizzes_not_run_again(monkeypatch, tmp_path):
+    """Learner's walk, stop 59: four of lesson 1's quizzes answered (two wrong first), the
+    kernel restarted, two quiz cells run again and answered right, then the score: « 2 bonnes
+    réponses du premier coup sur 2 … Tout est juste du premier coup », and the start page's
+    total for lesson 1 became 2. The score counts the notebook's six quizzes."""
+    from course import quiz as q
+
+    monkeypatch.setenv("COURS_PROGRES_DB", str(tmp_path / "progres.db"))
+    progress.reset_cache()
+    q.reset()
+    try:
+        for ident in ("l1-a", "l1-b"):
+            quiz = q.Quiz(
+                "Q ?", [q.Option("a", True, "oui"), q.Option("b", False, "non")], ident=ident
+            )
+            quiz.repondre(quiz.indice_juste)
+        score = q.bilan()
+        text = score.texte()
+        assert "du premier coup sur 6 (2 questions répondues)" in text, text
+        assert "Pas encore exécutés dans ce noyau\u00a0: 4 quiz de ce notebook" in text, text
+        assert "Tout est juste" not in text, text
+        assert progress.quiz_total("01") == 6
+    finally:
+        q.reset()
+        progress.reset_cache()
+
+
 @pytest.mark.slow
 def test_a_read_only_home_gives_one_french_warning_and_the_lesson_goes_on(tmp_path):
     """A home that cannot be written (bound read-only, so that even root cannot): the quizzes
@@ -210,7 +249,8 @@ def test_a_read_only_home_gives_one_french_warning_and_the_lesson_goes_on(tmp_pa
         timeout=60,
     )
     assert read_only.returncode == 0, read_only.stderr
-    assert "Bilan\u00a0: 0 bonne réponse du premier coup sur 1 (1 question répondue)" in (
+    # lesson 1's quiz: its five others, not run here, are counted (progress.QUIZZES)
+    assert "Bilan\u00a0: 0 bonne réponse du premier coup sur 6 (1 question répondue)" in (
         read_only.stdout
     )
     assert read_only.stderr.count("Attention\u00a0: votre progression n'est pas enregistrée") == 1
@@ -221,7 +261,10 @@ def test_a_read_only_home_gives_one_french_warning_and_the_lesson_goes_on(tmp_pa
     saved = f"enregistré dans {home / '.cours-memoire-tuteur' / 'progres.db'}"
     assert saved not in read_only.stdout, read_only.stdout
     assert "Votre parcours (alice) n'est pas enregistré\u00a0: " in read_only.stdout
-    assert "✔ 1. Choisir un service de session\u00a0: fait" in read_only.stdout  # this kernel
+    assert (  # this kernel's answer
+        "1. Choisir un service de session\u00a0: commencé — quiz répondus\u00a0: 1/6"
+        in read_only.stdout
+    ), read_only.stdout
     assert not (home / ".cours-memoire-tuteur").exists()
     writable = subprocess.run(python, env=env, capture_output=True, text=True, timeout=60)
     assert writable.returncode == 0 and writable.stderr == ""
@@ -402,7 +445,8 @@ def test_a_read_only_progress_file_is_said_once_by_recommencer(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout == (
         "Leçon 4 recommencée\u00a0: fichiers supprimés\u00a0: lecon04.db\u00a0; sa progression "
-        f"n'a pas pu être effacée ({path}\u00a0: fichier en lecture seule).\n"
+        f"n'a pas pu être effacée ({path}\u00a0: fichier en lecture seule)."
+        " Si son notebook est ouvert, redémarrez son noyau (menu Noyau) avant de la reprendre.\n"
     ), done.stdout
     assert _rows(path, "alice")["events"] == 1
     # a quiz answered there: the warning and the start page say the same few words
@@ -446,7 +490,8 @@ def test_recommencer_in_a_read_only_lesson_folder_says_which_files_stay(tmp_path
     assert done.stdout == (
         "Leçon 4 recommencée\u00a0: aucun fichier supprimé\u00a0; non supprimé\u00a0: "
         "lecon04.db (système de fichiers en lecture seule)\u00a0; sa progression est effacée, "
-        "celle des autres étapes reste.\n"
+        "celle des autres étapes reste. Si son notebook est ouvert, redémarrez son noyau (menu "
+        "Noyau) avant de la reprendre.\n"
     ), done.stdout
     assert (lessons / "lecon04.db").exists()  # the control: it was read-only indeed
     assert _rows(tmp_path / "progres.db", "alice")["events"] == 0

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from course.readable_error import ReadableError
+
 __all__ = [
     "AlreadyExistsError",
     "DatabaseBusyError",
@@ -68,5 +70,8 @@ class DatabaseBusyError(RuntimeError):
     """Un autre programme a gardé le verrou d'écriture trop longtemps (après attente)."""
 
 
-class ServiceClosedError(RuntimeError):
-    """Le service a été fermé avec ``close()``\u00a0: créez-en un nouveau pour continuer."""
+class ServiceClosedError(ReadableError, RuntimeError):
+    """Le service a été fermé avec ``close()``\u00a0: créez-en un nouveau pour continuer.
+
+    Shown as its one French line in a notebook (a lesson's earlier cell run again after the cell
+    that closes the service showed forty lines of the course's frames)."""

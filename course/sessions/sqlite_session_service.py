@@ -187,7 +187,8 @@ class SqliteSessionService(BaseSessionService):
     async def _connection(self) -> ConnectionThread:
         if self._closed:
             raise ServiceClosedError(
-                f"Ce service ({self.db_path}) a été fermé avec close()\u00a0: créez-en un nouveau."
+                f"Ce service ({self.db_path}) a été fermé avec close()\u00a0: créez-en un nouveau "
+                "(dans une leçon, réexécutez-la depuis sa première cellule)."
             )
         if self._conn is None:
             if self._open_lock is None:

@@ -175,6 +175,21 @@ WRONG_RETENTIONS = {
         "    return n\n",
         "dans une autre application (agenda) reste",
     ),
+    # learner's walk, stop 59: jours checked after the loop, -1 deleted everything then raised
+    "late_check": (
+        "async def supprimer_inactives(service, jours):\n"
+        "    import time\n"
+        "    limite = time.time() - jours * 86400\n"
+        "    r = await service.list_sessions(app_name=APP_NAME)\n"
+        "    vieilles = [s for s in r.sessions if s.last_update_time < limite]\n"
+        "    for s in vieilles:\n"
+        "        await service.delete_session(app_name=APP_NAME, user_id=s.user_id, "
+        "session_id=s.id)\n"
+        "    if jours < 0:\n"
+        "        raise ValueError(jours)\n"
+        "    return len(vieilles)\n",
+        "ValueError, mais après avoir supprimé des sessions",
+    ),
     # and one that forgets every learner but Chloé
     "chloe_only": (
         "async def supprimer_inactives(service, jours):\n"
@@ -359,3 +374,45 @@ def test_a_check_run_again_after_the_whole_lesson_passes_as_its_message_says(
     errors = [(o.ename, o.evalue) for o in last.outputs if o.output_type == "error"]
     assert not errors, errors
     assert "Bravo" in "".join(o.get("text", "") for o in last.outputs)
+
+
+# learner's walk, stop 59: an answer the check refused, or one it passed, wrongly
+CHECK_CASES = {
+    # the tutor answered in the new session first: 4 events, not the 2 the check counted
+    "right_after_a_talk": (
+        1,
+        "derniere_session_complete",
+        'await dire("alice", nouvelle.id, "@")',
+        "Bravo",
+    ),
+    # the whole session read at once: right messages, no page
+    "no_pages": (
+        4,
+        "messages_de_l_eleve",
+        "async def messages_de_l_eleve(service, user_id, session_id, taille=4):\n"
+        "    session = await service.get_session(app_name=APP_NAME, user_id=user_id,\n"
+        "                                        session_id=session_id)\n"
+        "    return [p.text for e in session.events if e.author == 'user' and e.content\n"
+        "            for p in e.content.parts if p.text]\n",
+        "pas lus par pages",
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CHECK_CASES)
+def test_an_exercise_check_judges_what_it_asks(tmp_path: Path, run_notebook, case):
+    """The lesson up to its exercise's answer, then `extra` and the check: a right answer
+    passes whatever the learner did before, a wrong one is refused with its reason."""
+    lesson, exercise, extra, said = CHECK_CASES[case]
+    sources = [c.source for c in read(LESSONS[lesson]).cells if c.cell_type == "code"]
+    check = next(i for i, s in enumerate(sources) if f'verification("{exercise}")' in s)
+    cells = [*sources[:check], extra, sources[check]]
+    path = tmp_path / "exercice.ipynb"
+    nbformat.write(
+        nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path
+    )
+    ran, _ = run_notebook(path, tmp_path, allow_errors=True)
+    last = ran.cells[-1]
+    shown = "".join(o.get("text", "") + o.get("evalue", "") for o in last.outputs)
+    assert said in shown, shown

@@ -48,8 +48,13 @@ async def test_close_leaves_no_file_handle_and_no_thread(sqlite_db_path):
     await service.close()  # twice is fine
     assert open_files_under(sqlite_db_path) == []
     assert threading.active_count() == threads_before
-    with pytest.raises(ServiceClosedError, match="fermé"):
+    with pytest.raises(ServiceClosedError, match="fermé") as closed:
         await service.list_sessions(app_name=APP)
+    # a notebook shows one French line, not the service's frames (learner's walk, stop 59),
+    # and says what a lesson's learner does; still a RuntimeError, as code may catch it
+    assert closed.value._render_traceback_() == [f"ServiceClosedError\u00a0: {closed.value}"]
+    assert "réexécutez-la depuis sa première cellule" in str(closed.value)
+    assert isinstance(closed.value, RuntimeError)
 
 
 async def test_async_with_closes_and_history_survives_a_new_service(sqlite_db_path):
