@@ -31,6 +31,14 @@ def sqlite_en_francais(erreur: Exception) -> str:
     return f"{'PostgreSQL' if postgres else 'SQLite'} a répondu «\u00a0{message}\u00a0»"
 
 
+# what a check says to do when the lesson's state above it is not there (menu: JupyterLab's
+# French language pack spells it so)
+RUN_ABOVE = (
+    "sélectionnez cette cellule, exécutez tout ce qui la précède (menu Executer, «\u00a0Exécuter "
+    "tout au-dessus de la cellule sélectionnée\u00a0»), puis celle-ci."
+)
+
+
 def _in_the_check(exc: BaseException) -> bool:
     """Raised by the check cell's own line (one frame, the cell's, besides this context
     manager's): what the learner's function gave back does not fit there."""
@@ -95,9 +103,12 @@ def _in_french(exc: Exception, exercice: str, hint: str) -> str | None:
     ):  # the check run again once the lesson's last cells closed it
         return (  # reopening it alone checks a base the later cells changed: run what precedes
             "la connexion de la leçon est fermée (une cellule plus bas la ferme, après avoir "
-            "changé la base)\u00a0: sélectionnez cette cellule, exécutez tout ce qui la précède "
-            "(menu Executer, «\u00a0Exécuter tout au-dessus de la cellule sélectionnée\u00a0»), "
-            "puis celle-ci."
+            f"changé la base)\u00a0: {RUN_ABOVE}"
+        )
+    if isinstance(exc, NameError) and _in_the_check(exc):  # a restarted kernel, cells skipped
+        return (
+            f"«\u00a0{exc.name}\u00a0» n'existe pas dans ce noyau (redémarré, ou des cellules "
+            f"au-dessus jamais exécutées)\u00a0: {RUN_ABOVE}"
         )
     if isinstance(exc, sqlite3.Error) or type(exc).__module__.startswith("asyncpg"):
         return f"votre requête est refusée\u00a0: {sqlite_en_francais(exc)}.{hint}"

@@ -130,6 +130,25 @@ def test_a_check_run_again_once_the_lesson_closed_its_connection_says_which_cell
         assert "Exécuter tout au-dessus de la cellule sélectionnée" in str(failed.value)
 
 
+def test_a_check_run_in_a_restarted_kernel_says_to_run_what_precedes():
+    """Third learner's walk, stop 59: a check run alone after a restart (lesson 5, about
+    restarting) showed « NameError: name 'service' is not defined »: it names what is missing
+    and what to run. A NameError in the learner's own function keeps its traceback."""
+    with pytest.raises(ExerciceNonReussi) as failed:
+        with verification("messages_de_l_eleve"):
+            service_jamais_cree  # noqa: B018, F821 - the name the restarted kernel lacks
+    said = str(failed.value)
+    assert said.startswith("«\u00a0service_jamais_cree\u00a0» n'existe pas dans ce noyau"), said
+    assert "Exécuter tout au-dessus de la cellule sélectionnée" in said
+
+    def their_function() -> None:
+        return nom_mal_ecrit  # noqa: F821 - their bug, in their code
+
+    with pytest.raises(NameError):
+        with verification("messages_de_l_eleve"):
+            their_function()
+
+
 def _closed_connection() -> sqlite3.Connection:
     db = sqlite3.connect(":memory:")
     db.close()

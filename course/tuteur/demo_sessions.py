@@ -10,16 +10,22 @@ from __future__ import annotations
 from typing import Any
 
 from ..app import APP_NAME
+from ..readable_error import ReadableError
 from .agent import Tuteur
 from .runner import Runner, message
 
-__all__ = ["DEMO_USER", "DEMO_SESSIONS", "demo"]
+__all__ = ["DEMO_USER", "DEMO_SESSIONS", "DemoRefusee", "demo"]
 
 DEMO_USER = "alice"
 DEMO_SESSIONS: tuple[tuple[str, ...], ...] = (
     ("Bonjour", "3", "[0, 2, 4]", "with", "#", "Au revoir"),
     ("Bonjour",),
 )
+
+
+class DemoRefusee(ReadableError, ValueError):
+    """The demo asked of a learner who has data already: one French line in a notebook (a
+    lesson's cell run twice showed the course's traceback)."""
 
 
 async def demo(service: Any, *, user_id: str = DEMO_USER) -> tuple[str, str]:
@@ -31,9 +37,11 @@ async def demo(service: Any, *, user_id: str = DEMO_USER) -> tuple[str, str]:
     """
     existing = await service.list_sessions(app_name=APP_NAME, user_id=user_id)
     if existing.sessions or await _has_user_state(service, user_id):
-        raise ValueError(
-            f"L'élève « {user_id} » a déjà des données dans ce service : la démonstration "
-            "demande une base neuve (choisissez un autre fichier)."
+        raise DemoRefusee(
+            f"L'élève «\u00a0{user_id}\u00a0» a déjà des données dans ce service\u00a0: la "
+            "démonstration part d'un élève neuf. Dans une leçon, réexécutez-la depuis sa "
+            "première cellule, qui repart d'une base neuve\u00a0; sinon, choisissez un autre "
+            "fichier."
         )
     runner = Runner(agent=Tuteur(), app_name=APP_NAME, session_service=service)
     ids = []

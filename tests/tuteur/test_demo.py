@@ -60,8 +60,11 @@ async def test_demo_gives_the_lessons_result_on_every_service(
 
 async def test_demo_refuses_a_learner_who_already_has_data(session_service: Any) -> None:
     await demo(session_service)
-    with pytest.raises(ValueError, match="a déjà des données"):
+    with pytest.raises(ValueError, match="a déjà des données") as refused:
         await demo(session_service)
+    # a lesson's cell run twice: one French line in the notebook, and what to do (stop 59)
+    assert refused.value._render_traceback_() == [f"DemoRefusee\u00a0: {refused.value}"]
+    assert "réexécutez-la depuis sa première cellule" in str(refused.value)
     listed = await session_service.list_sessions(app_name=APP_NAME, user_id="alice")
     assert len(listed.sessions) == 2  # nothing added, nothing removed
 
