@@ -505,8 +505,8 @@ UNAWAITED = (
 # a connection of the student's never closed: the TP asks to close each one
 UNCLOSED = (
     "De plus, oublier ne ferme pas une connexion sqlite3 qu'elle ouvre (un bloc with valide "
-    "la transaction, il ne ferme pas la connexion)\u00a0: Python l'a fermée après l'appel, "
-    "mais une connexion oubliée garde le fichier ouvert, et son -wal avec. Où "
+    "la transaction, il ne ferme pas la connexion)\u00a0: Python la fermera, à un moment "
+    "qu'il choisit, et d'ici là elle garde le fichier ouvert, et son -wal avec. Où "
     "regarder\u00a0: leçon 5, section «\u00a0Fermer les connexions\u00a0»."
 )
 # a helper or an import of another cell: verifier and grading read the oublier cell alone

@@ -156,7 +156,8 @@ class CallOutcome:
     # a connection of the student's closed or freed with a transaction never validated, which
     # rolled it back (a hint from the call's process): wording only
     rolled_back: bool = False
-    # a connection of the student's freed without close() (a hint): wording only
+    # a connection of the student's never closed (still open after the call, or freed without
+    # close()): a hint from the call's process, wording only
     unclosed: bool = False
     # a coroutine of the call never awaited (a hint from the call's process): wording only
     unawaited: bool = False
