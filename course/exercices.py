@@ -5,6 +5,7 @@ function) keeps its traceback: it points into their code, where the fix is."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import warnings
 from collections.abc import Iterator
@@ -36,6 +37,14 @@ def sqlite_en_francais(erreur: Exception) -> str:
 RUN_ABOVE = (
     "sélectionnez cette cellule, exécutez tout ce qui la précède (menu Executer, «\u00a0Exécuter "
     "tout au-dessus de la cellule sélectionnée\u00a0»), puis celle-ci."
+)
+
+
+# Python's words for a service method called with positional or missing arguments (every
+# argument of ADK's session services is keyword-only)
+_KEYWORDS_ONLY = re.compile(
+    r"takes \d+ positional arguments{0,1} but \d+ (?:were|was) given"
+    r"|missing \d+ required keyword-only arguments{0,1}"
 )
 
 
@@ -119,6 +128,12 @@ def _in_french(exc: Exception, exercice: str, hint: str) -> str | None:
             exc.add_note(
                 "En français\u00a0: un appel du service sans await renvoie une coroutine, pas "
                 "son résultat. Ajoutez await devant l'appel de la ligne indiquée."
+            )
+        elif _KEYWORDS_ONLY.search(str(exc)):
+            exc.add_note(
+                "En français\u00a0: les méthodes du service se donnent par noms, comme dans "
+                "ADK (app_name=..., user_id=..., session_id=...)\u00a0: nommez chaque argument "
+                "de l'appel de la ligne indiquée, sans en oublier."
             )
         return None
     return (

@@ -155,6 +155,30 @@ def _closed_connection() -> sqlite3.Connection:
     return db
 
 
+def test_a_service_method_called_by_position_gets_a_french_note():
+    """Third learner's walk, stop 59: « list_sessions() takes 1 positional argument but 3
+    were given » and « delete_session() missing 1 required keyword-only argument: 'user_id' »
+    came in English only. The learner's traceback stays (it points at their line), with a
+    French note on the service's named arguments."""
+    import asyncio
+
+    from course.sessions import InMemorySessionService
+
+    service = InMemorySessionService()
+
+    async def their_function(kind: str):
+        if kind == "position":
+            return await service.list_sessions("tuteur", "alice")
+        return await service.delete_session(app_name="tuteur", session_id="s")
+
+    for kind in ("position", "missing"):
+        with pytest.raises(TypeError) as raised:
+            with verification("derniere_session_complete"):
+                asyncio.run(their_function(kind))
+        notes = getattr(raised.value, "__notes__", [])
+        assert any("nommez chaque argument" in n for n in notes), (kind, raised.value, notes)
+
+
 def test_a_forgotten_await_is_said_in_french():
     """Learner's walk, stop 58: a forgotten await in her own function kept only Python's
     English (« 'coroutine' object has no attribute 'sessions' »), and a call left without await
