@@ -718,5 +718,5 @@ def test_a_wrong_query_in_an_exercise_is_said_in_french_with_its_hint(tmp_path, 
     ename, shown = said["sans return"]
     assert "ce que renvoie votre fonction ne convient pas à la vérification" in shown[0], shown
     ename, shown = said["flèche"]
-    assert "Niveau lu\u00a0: '4', un texte\u00a0: -> renvoie du JSON" in shown[0], shown
+    assert "Niveau lu\u00a0: '4', un texte JSON\u00a0: -> renvoie du JSON" in shown[0], shown
     assert "Bravo" in said["juste"], said["juste"]

@@ -416,3 +416,48 @@ def test_an_exercise_check_judges_what_it_asks(tmp_path: Path, run_notebook, cas
     last = ran.cells[-1]
     shown = "".join(o.get("text", "") + o.get("evalue", "") for o in last.outputs)
     assert said in shown, shown
+
+
+# third learner's walk, stop 59: wrong queries each told what is wrong, not always « -> »
+WRONG_LEVEL_QUERIES = {
+    "user_id": (
+        "def requete_niveau():\n"
+        "    return ('SELECT user_id, json_extract(state, \"$.progression.python.niveau\") '\n"
+        "            'FROM user_states WHERE app_name = ? AND user_id = ?')\n",
+        "le niveau doit venir en premier dans le SELECT",
+    ),
+    "state": (
+        "def requete_niveau():\n"
+        "    return 'SELECT state FROM user_states WHERE app_name = ? AND user_id = ?'\n",
+        "tout le texte JSON de state",
+    ),
+    "arrow": (
+        "def requete_niveau():\n"
+        "    return (\"SELECT state -> '$.progression.python.niveau' FROM user_states \"\n"
+        "            'WHERE app_name = ? AND user_id = ?')\n",
+        "-> renvoie du JSON",
+    ),
+}
+
+
+@pytest.mark.slow
+def test_the_level_query_check_says_what_each_wrong_query_does(tmp_path: Path, run_notebook):
+    """Each wrong query, then the check, in lesson 3 run up to its exercise: refused with its
+    own reason; the right answer, run last in the same kernel, passes."""
+    sources = [c.source for c in read(LESSONS[2]).cells if c.cell_type == "code"]
+    check = next(i for i, s in enumerate(sources) if 'verification("requete_niveau")' in s)
+    cells = sources[:check]
+    for answer, _said in WRONG_LEVEL_QUERIES.values():
+        cells += [answer, sources[check]]
+    cells += [sources[check - 1], sources[check]]
+    path = tmp_path / "niveau.ipynb"
+    nbformat.write(
+        nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path
+    )
+    ran, _ = run_notebook(path, tmp_path, allow_errors=True)
+    checks = ran.cells[check + 1 :: 2]
+    for out, (name, (_answer, said)) in zip(checks, WRONG_LEVEL_QUERIES.items(), strict=False):
+        errors = [o for o in out.outputs if o.output_type == "error"]
+        assert errors and errors[0].ename == "ExerciceNonReussi", f"{name} passed the check"
+        assert said in errors[0].evalue, (name, errors[0].evalue)
+    assert "Bravo" in "".join(o.get("text", "") for o in checks[-1].outputs)
