@@ -88,12 +88,16 @@ class Lesson:
     files: tuple[str, ...] = ()  # "x.db*": the databases it leaves in its folder; else a folder
     exercises: tuple[str, ...] = ()  # the functions its exercises ask for
     cluster: str | None = None  # its PostgreSQL cluster (dossier_cluster), held while it runs
+    # its notebook's quiz cells (tests/test_progress.py counts them): a score run in a kernel
+    # where some were not run (a restart, a partial run) counts those too, never « tout est
+    # juste » on two quizzes out of six, nor records two as the step's total
+    quizzes: int = 0
 
 
 # Found by running each lesson in an empty folder (tests/test_progress.py runs one and compares):
 # a lesson writes lecon0N.db (with -wal and -shm while open) and its trial copies.
 LESSONS: tuple[Lesson, ...] = (
-    Lesson("00", "0", "Commencer ici", "00_commencer_ici.ipynb", "l0-"),
+    Lesson("00", "0", "Commencer ici", "00_commencer_ici.ipynb", "l0-", quizzes=2),
     Lesson(
         "01",
         "1",
@@ -101,6 +105,7 @@ LESSONS: tuple[Lesson, ...] = (
         "01_choisir_un_service.ipynb",
         "l1-",
         ("lecon01.db*",),
+        quizzes=6,
     ),
     Lesson(
         "02",
@@ -110,6 +115,7 @@ LESSONS: tuple[Lesson, ...] = (
         "l2-",
         ("lecon02.db*",),  # never tuteur.db: the tutor's own file, the learner's talks
         ("derniere_session_complete",),
+        quizzes=6,
     ),
     Lesson(
         "03",
@@ -119,6 +125,7 @@ LESSONS: tuple[Lesson, ...] = (
         "l3-",
         ("lecon03.db*",),
         ("requete_niveau",),
+        quizzes=8,
     ),
     Lesson(
         "04",
@@ -134,6 +141,7 @@ LESSONS: tuple[Lesson, ...] = (
             "essai_secure.db*",
             "essai_transaction.db*",
         ),
+        quizzes=9,
     ),
     Lesson(
         "05",
@@ -143,6 +151,7 @@ LESSONS: tuple[Lesson, ...] = (
         "l5-",
         ("lecon05.db*",),
         ("messages_de_l_eleve", "supprimer_inactives"),
+        quizzes=7,
     ),
     Lesson("tp", "TP", "oublier, le TP noté", "../oublier/oublier.ipynb", None),
     Lesson(
@@ -154,6 +163,7 @@ LESSONS: tuple[Lesson, ...] = (
         ("lecon07.db*", "lecon07-instances"),
         ("oublier_conversation",),
         "lecon07-pg",
+        quizzes=8,
     ),
     Lesson(
         "08",
@@ -162,13 +172,10 @@ LESSONS: tuple[Lesson, ...] = (
         "08_annexe_adk.ipynb",
         "l6-",  # the annex's quiz keys kept their first name (their shuffled order depends on it)
         ("annexe_adk.db*", "annexe_adk_neuf.db*"),
+        quizzes=5,
     ),
 )
 _BY_KEY = {lesson.key: lesson for lesson in LESSONS}
-# the number of quiz cells of each step's notebook (tests/test_progress.py counts them): a
-# score run in a kernel where some quiz cells were not (a restart, a partial run) counts those
-# too, never « tout est juste » on two quizzes out of six, nor records two as the step's total
-QUIZZES = {"00": 2, "01": 6, "02": 6, "03": 8, "04": 9, "05": 7, "07": 8, "08": 5}
 # files of the TP's folder (../oublier from the lessons): its example base
 TP_FILES = ("exemple_oublier.db*",)
 
@@ -187,6 +194,12 @@ def user_id() -> str:
         return getpass.getuser()
     except (KeyError, OSError):  # a uid without a passwd entry
         return f"uid{os.getuid()}" if hasattr(os, "getuid") else "eleve"
+
+
+def quiz_count(step: str) -> int:
+    """The number of quiz cells of step `step`'s notebook (0: a step the course does not list)."""
+    lesson = _BY_KEY.get(step)
+    return lesson.quizzes if lesson is not None else 0
 
 
 def lesson_of_quiz(ident: str) -> str | None:

@@ -413,31 +413,36 @@ class Bilan:
         self._record_total()
 
     @staticmethod
-    def _step() -> str | None:
-        """The step most of this kernel's quizzes belong to (None: the course's own none)."""
-        steps = [q.etape for q in notebook_quizzes() if q.etape]
-        return max(set(steps), key=steps.count) if steps else None
+    def _step_and_total() -> tuple[str | None, int]:
+        """The step most of this kernel's quizzes belong to (None: the course's own none), and
+        its notebook's number of quizzes: those run in this kernel, or the notebook's own count
+        when some were not (a restart, a partial run)."""
+        from . import progress
+
+        quizzes = notebook_quizzes()
+        steps = [q.etape for q in quizzes if q.etape]
+        if not steps:
+            return None, len(quizzes)
+        step = max(set(steps), key=steps.count)
+        return step, max(progress.quiz_count(step), sum(q.etape == step for q in quizzes))
 
     def _record_total(self) -> None:
         """The number of quizzes of this notebook, for the start page (once per change)."""
-        step = self._step()
+        step, total = self._step_and_total()
         if step is None:
             return
         from . import progress
 
-        total = progress.QUIZZES.get(step) or sum(1 for q in notebook_quizzes() if q.etape == step)
         if progress.quiz_total(step) != total:
             progress.record(step, "bilan", total=total)
 
     def resume(self) -> dict[str, Any]:
-        from . import progress
-
         quizzes = notebook_quizzes()
         to_review = [q for q in quizzes if q.repondu and not q.juste_du_premier_coup]
         unanswered = [q for q in quizzes if not q.repondu]
-        step = self._step()
-        # the notebook's quiz cells not run in this kernel (a restart, a partial run)
-        not_run = max(progress.QUIZZES.get(step, 0) - len(quizzes), 0) if step else 0
+        step, total = self._step_and_total()
+        # the notebook's quiz cells not run in this kernel
+        not_run = max(total - len(quizzes), 0) if step else 0
         return {
             "total": len(quizzes) + not_run,
             "right": sum(q.juste_du_premier_coup for q in quizzes),

@@ -183,16 +183,16 @@ def test_an_exercise_passed_counts_once_and_finishes_its_lesson(monkeypatch):
         progress.exercice_reussi("inexistant")
 
 
-def test_quizzes_counts_each_steps_quiz_cells():
-    """progress.QUIZZES, which a score run in a kernel with some quiz cells not run counts
-    from, is each notebook's own number of quiz cells."""
-    counted = {}
+def test_each_lessons_quiz_count_is_its_notebooks():
+    """Each step's `quizzes`, which a score run in a kernel with some quiz cells not run counts
+    from, is its notebook's own number of quiz cells."""
     for lesson in progress.LESSONS:
         path = SOLUTIONS / lesson.notebook
-        if lesson.quiz_prefix and path.exists():
-            cells = nbformat.read(path, as_version=4).cells
-            counted[lesson.key] = sum("quiz" in c.metadata.get("tags", []) for c in cells)
-    assert progress.QUIZZES == {k: n for k, n in counted.items() if n}
+        cells = nbformat.read(path, as_version=4).cells if path.exists() else []
+        counted = sum("quiz" in c.metadata.get("tags", []) for c in cells)
+        assert (lesson.key, lesson.quizzes) == (lesson.key, counted)
+        assert progress.quiz_count(lesson.key) == counted
+    assert progress.quiz_count("inconnue") == 0
 
 
 def test_a_score_run_after_a_restart_counts_the_quizzes_not_run_again(monkeypatch, tmp_path):
@@ -249,7 +249,7 @@ def test_a_read_only_home_gives_one_french_warning_and_the_lesson_goes_on(tmp_pa
         timeout=60,
     )
     assert read_only.returncode == 0, read_only.stderr
-    # lesson 1's quiz: its five others, not run here, are counted (progress.QUIZZES)
+    # lesson 1's quiz: its five others, not run here, are counted (its Lesson's quizzes)
     assert "Bilan\u00a0: 0 bonne réponse du premier coup sur 6 (1 question répondue)" in (
         read_only.stdout
     )

@@ -216,10 +216,13 @@ def _unvalidated(left: str) -> Callable[[ScenarioResult], str | None]:
     return explain
 
 
+_user_state_unvalidated = _unvalidated(USER_STATE_LEFT)
+
+
 def _explain_user_state(result: ScenarioResult) -> str | None:
     """As for the sessions; and with the sessions left too, never « supprimer ses sessions ne
     suffit pas » (a try/except that hid the error of a ``with`` block rolled both back)."""
-    if (why := _unvalidated(USER_STATE_LEFT)(result)) is not None:
+    if (why := _user_state_unvalidated(result)) is not None:
         return why
     if not _erased_sessions(result.first(Role.ERASE)):
         return USER_STATE_WITH_SESSIONS
