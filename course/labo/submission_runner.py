@@ -113,10 +113,23 @@ class _WatchedConnection(sqlite3.Connection):
 
     _watch: _Watch | None = None
     _closed_here = False
+    _validated = 0  # total_changes at its last commit or rollback
+
+    def commit(self) -> None:
+        super().commit()
+        self._validated = self.total_changes
+
+    def rollback(self) -> None:
+        super().rollback()
+        self._validated = self.total_changes
 
     def _note_unvalidated(self) -> None:
         with contextlib.suppress(Exception):  # closed already, or a student's subclass
-            if self._watch is not None and self.in_transaction:
+            # autocommit=False (Python 3.12+) begins the next transaction at each commit: one
+            # that changed nothing since loses nothing
+            off = getattr(self, "autocommit", None) is False  # the attribute is 3.12+
+            idle = off and self.total_changes == self._validated
+            if self._watch is not None and self.in_transaction and not idle:
                 self._watch.rolled_back = True
 
     def close(self) -> None:

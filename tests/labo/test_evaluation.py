@@ -771,3 +771,75 @@ def test_the_wal_emptied_by_anything_but_oublier_loses_criterion_7(
     assert "a fermé le service ou sa connexion (service.close()), ou supprimé son -wal" in (
         verdict.message
     )
+
+
+AUTOCOMMIT_OFF = """
+async def oublier(service, user_id):
+    reponse = await service.list_sessions(app_name=APP_NAME, user_id=user_id)
+    for session in reponse.sessions:
+        await service.delete_session(app_name=APP_NAME, user_id=user_id, session_id=session.id)
+    conn = sqlite3.connect(service.db_path, autocommit=False)
+    try:
+        conn.execute("DELETE FROM user_states WHERE app_name = ? AND user_id = ?",
+                     (APP_NAME, WHO))
+        TAIL
+    finally:
+        conn.close()
+"""
+WAL_EMPTIED = "conn.execute('PRAGMA wal_checkpoint(TRUNCATE)')"
+CHECK_IN_LEARNER_ENV = """
+import sqlite3, sys
+from pathlib import Path
+from course.labo import verifier
+path = Path(sys.argv[1])
+namespace = {}
+exec(compile(path.read_text(), str(path), "exec"), namespace)
+verifier(namespace["oublier"])
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("tail", "said"),
+    [
+        (["conn.commit()", "conn.autocommit = True", "conn.execute('VACUUM')", WAL_EMPTIED], "7/7"),
+        (["conn.commit()", "conn.execute('VACUUM')", WAL_EMPTIED], "autocommit"),
+        (["pass"], "not_committed"),
+        (["conn.commit()"], "not_erased"),
+    ],
+    ids=["commit_then_autocommit", "vacuum_in_its_transaction", "no_commit", "wrong_row"],
+)
+def test_autocommit_false_is_judged_as_python_runs_it(tmp_path, tail, said):
+    """Python 3.12+'s autocommit=False, the sqlite3 docs' advice, in the learner's Python:
+    a new transaction begins at each commit, so a committed erasure closed was told as rolled
+    back, and a VACUUM after commit() was told « validez-la d'abord (commit) », which they did.
+    Committed, it is judged right (a wrong row committed is not told as never validated); the
+    VACUUM refusal says what autocommit=False does; a transaction never committed still is."""
+    from learner_env import learner_env
+
+    source = AUTOCOMMIT_OFF.replace("TAIL", "\n        ".join(tail))
+    # the wrong row: nothing deleted, and committed: not a transaction never validated
+    source = source.replace("WHO", "user_id.upper()" if said == "not_erased" else "user_id")
+    (tmp_path / "autocommit.py").write_text(
+        "import sqlite3\nfrom course.tuteur import APP_NAME\n" + source, encoding="utf-8"
+    )
+    (tmp_path / "check.py").write_text(CHECK_IN_LEARNER_ENV, encoding="utf-8")
+    run = subprocess.run(
+        [str(learner_env().python), "check.py", "autocommit.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    out = run.stdout
+    assert run.returncode == 0, run.stderr[-2000:]
+    if said == "7/7":
+        assert "7/7 critères respectés" in out and "reste à corriger" not in out, out
+    elif said == "autocommit":
+        assert "une connexion ouverte avec autocommit=False en rouvre une à chaque commit" in out
+        assert criteria.USER_STATE_NOT_COMMITTED not in out, out
+    elif said == "not_erased":
+        assert "la ligne user_states de l'élève existe encore" in out, out
+        assert criteria.USER_STATE_NOT_COMMITTED not in out, out
+    else:
+        assert criteria.USER_STATE_NOT_COMMITTED in out, out
