@@ -60,9 +60,7 @@ _SQLITE = (
     ),
     (
         re.compile(r"cannot VACUUM from within a transaction"),
-        "VACUUM ne s'exécute pas dans une transaction ouverte\u00a0: validez-la d'abord (commit)"
-        "\u00a0; une connexion ouverte avec autocommit=False en rouvre une à chaque commit\u00a0: "
-        "passez-la alors en autocommit=True avant VACUUM",
+        "VACUUM ne s'exécute pas dans une transaction ouverte\u00a0: validez-la d'abord (commit)",
     ),
 )
 

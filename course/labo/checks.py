@@ -22,7 +22,7 @@ from ..readable_error import kernel_shell
 from .criteria import (
     CRITERIA,
     NOT_WRITTEN,
-    OPEN_TRANSACTION,
+    OPEN_TRANSACTION_START,
     TESTS,
     TITLES,
     Verdict,
@@ -174,7 +174,7 @@ def _evaluation(oublier: Any, backend: str = "course") -> Evaluation:
 
 
 # What _notes (criteria.py) appends to every failing criterion's message: said once, at the end
-_NOTE_STARTS = (" De plus, ", " " + OPEN_TRANSACTION)
+_NOTE_STARTS = (" De plus, ", " " + OPEN_TRANSACTION_START)
 
 
 def split_notes(message: str) -> tuple[str, str]:

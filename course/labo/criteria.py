@@ -389,11 +389,23 @@ NOT_ASYNC = (
     "De plus, oublier n'est pas une fonction asynchrone\u00a0: définissez-la avec async def "
     "(le tuteur l'appelle avec await)."
 )
+OPEN_TRANSACTION_START = "Votre connexion garde une transaction ouverte\u00a0: "
 OPEN_TRANSACTION = (
-    "Votre connexion garde une transaction ouverte\u00a0: ce qu'elle a supprimé n'est pas "
-    "validé, donc perdu, VACUUM refuse de s'exécuter dans une transaction, et elle bloque les "
-    "écritures suivantes. " + SEE_TRANSACTION
+    OPEN_TRANSACTION_START + "ce qu'elle a supprimé n'est pas validé, donc perdu, VACUUM refuse "
+    "de s'exécuter dans une transaction, et elle bloque les écritures suivantes. " + SEE_TRANSACTION
 )
+# after VACUUM's own refusal, quoted just before: VACUUM is not said twice
+OPEN_AFTER_VACUUM = (
+    OPEN_TRANSACTION_START + "ce qu'elle a supprimé n'est pas validé, donc perdu, et elle "
+    "bloque les écritures suivantes. " + SEE_TRANSACTION
+)
+# Python 3.12+'s autocommit=False begins a new transaction at each commit: VACUUM after commit()
+# is refused all the same, and « validez-la d'abord » is what the learner did
+AUTOCOMMIT_OFF = (
+    "Avec autocommit=False, une transaction se rouvre à chaque validation (commit)\u00a0: "
+    "passez la connexion en autocommit=True avant VACUUM."
+)
+VACUUM_REFUSED = "cannot VACUUM from within a transaction"  # SQLite's words
 MISSING_FUNCTION = "aucune fonction oublier n'est définie dans la cellule prévue."
 
 
@@ -536,6 +548,8 @@ def _raised(outcome: CallOutcome, hidden: bool) -> str:
     # the learner's most common slips, whatever the input: said even for the hidden ones
     no_await = NO_AWAIT if "'coroutine' object" in error.message else ""
     no_await += OTHER_CELL if error.type == "NameError" else ""
+    if outcome.autocommit_off and VACUUM_REFUSED in error.message:
+        no_await += " " + AUTOCOMMIT_OFF
     if hidden or not message:  # hidden inputs may appear in an exception's message
         return f"De plus, oublier a levé {name}.{no_await}"
     end = "" if message.endswith((".", "!", "?", "…")) else "."
@@ -556,7 +570,8 @@ def _notes(calls: list[CallResult], hidden: bool) -> str:
         if outcome.unawaited and not any(NO_AWAIT in part for part in parts):
             parts.append(UNAWAITED)
         if outcome.open_transaction:
-            parts.append(OPEN_TRANSACTION)
+            refused = outcome.error is not None and VACUUM_REFUSED in outcome.error.message
+            parts.append(OPEN_AFTER_VACUUM if refused else OPEN_TRANSACTION)
         elif outcome.unclosed:
             parts.append(UNCLOSED)
         if parts:
@@ -603,6 +618,13 @@ def load_problem(result: ScenarioResult) -> str | None:
     )
 
 
+def _with_notes(message: str, notes: str) -> str:
+    """A failing criterion's message and the notes about the call: where to look said once."""
+    if SEE_TRANSACTION in message:
+        notes = notes.replace(" " + SEE_TRANSACTION, "")
+    return message + notes
+
+
 def judge(criterion: Criterion, result: ScenarioResult) -> Verdict:
     """The verdict of one criterion on one scenario's run."""
     load = load_problem(result)
@@ -618,7 +640,7 @@ def judge(criterion: Criterion, result: ScenarioResult) -> Verdict:
     for call in calls:
         problem = _problem(call, result)
         if problem:
-            return Verdict(False, prefix + problem + notes)
+            return Verdict(False, _with_notes(prefix + problem, notes))
     gate_ok = _gate_holds(criterion, result)
     if gate_ok and criterion.holds(result):
         return Verdict(True, "réussi")
@@ -631,9 +653,9 @@ def judge(criterion: Criterion, result: ScenarioResult) -> Verdict:
         gate = GATE_MESSAGES[criterion.gate]
         if criterion.gate_role is Role.QUOTED and _erased_in_full(result.first(Role.ERASE)):
             gate = QUOTED_GATE  # the plain learner is erased: only the quoted one is not
-        return Verdict(False, prefix + gate + notes)
+        return Verdict(False, _with_notes(prefix + gate, notes))
     sharper = criterion.explain(result) if criterion.explain and gate_ok else None
-    return Verdict(False, prefix + (sharper or criterion.failure) + notes)
+    return Verdict(False, _with_notes(prefix + (sharper or criterion.failure), notes))
 
 
 def judge_scenario(result: ScenarioResult) -> dict[str, Verdict]:

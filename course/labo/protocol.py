@@ -161,6 +161,9 @@ class CallOutcome:
     unclosed: bool = False
     # a coroutine of the call never awaited (a hint from the call's process): wording only
     unawaited: bool = False
+    # a connection of the student's in autocommit=False (Python 3.12+), which begins a new
+    # transaction at each commit (a hint from the call's process): wording only
+    autocommit_off: bool = False
     # the service was closed (the call's process says so), or its -wal is gone after the call
     # (the supervisor sees it: submission_runner._wal_gone): only lowers
     service_closed: bool = False
@@ -259,6 +262,7 @@ def _decode(header: bytes) -> Record:
             "unclosed": bool,
             "service_closed": bool,
             "unawaited": bool,
+            "autocommit_off": bool,
         }.get(name)
         if expected is not None and type(value) is not expected:
             raise TypeError(name)

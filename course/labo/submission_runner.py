@@ -123,14 +123,21 @@ class _WatchedConnection(sqlite3.Connection):
         super().rollback()
         self._validated = self.total_changes
 
+    def autocommit_off(self) -> bool:
+        """autocommit=False (Python 3.12+: the attribute is absent before)."""
+        return getattr(self, "autocommit", None) is False
+
+    def unvalidated(self) -> bool:
+        """A transaction holds changes never validated. autocommit=False begins the next
+        transaction at each commit: one that changed nothing since loses nothing."""
+        idle = self.autocommit_off() and self.total_changes == self._validated
+        return self.in_transaction and not idle
+
     def _note_unvalidated(self) -> None:
         with contextlib.suppress(Exception):  # closed already, or a student's subclass
-            # autocommit=False (Python 3.12+) begins the next transaction at each commit: one
-            # that changed nothing since loses nothing
-            off = getattr(self, "autocommit", None) is False  # the attribute is 3.12+
-            idle = off and self.total_changes == self._validated
-            if self._watch is not None and self.in_transaction and not idle:
-                self._watch.rolled_back = True
+            if self._watch is not None:
+                self._watch.autocommit_off |= self.autocommit_off()
+                self._watch.rolled_back |= self.unvalidated()
 
     def close(self) -> None:
         self._note_unvalidated()
@@ -162,6 +169,7 @@ class _Watch:
         self._lock = threading.Lock()
         self.rolled_back = False  # a connection of the student's closed or freed unvalidated
         self.unclosed = False  # a connection of the student's freed without close()
+        self.autocommit_off = False  # a connection of the student's in autocommit=False
 
     def connect(self, *args, **kwargs):
         """sqlite3.connect, watched, with secure_delete OFF (upstream SQLite's default).
@@ -210,7 +218,8 @@ class _Watch:
             connections = list(self._connections)
         for conn in connections:
             try:
-                if conn.in_transaction:
+                self.autocommit_off |= conn.autocommit_off()
+                if conn.unvalidated():
                     return True
             except sqlite3.Error:
                 pass
@@ -408,6 +417,7 @@ def _call(
             "closed": closed,
             "tmp": made,
             "unawaited": unawaited,
+            "autocommit_off": watch.autocommit_off,
         }
 
     say({"result": asyncio.run(run())})
@@ -890,6 +900,7 @@ class _Supervisor:
                     rolled_back=result.get("rolled_back") is True,
                     unclosed=result.get("unclosed") is True,
                     unawaited=result.get("unawaited") is True,
+                    autocommit_off=result.get("autocommit_off") is True,
                     service_closed=result.get("closed") is True or self._wal_gone(database, wal),
                     # a -shm it cannot read (a folder, a link, too big) may hold anything
                     stray_files=_stray_files(folders, kept)

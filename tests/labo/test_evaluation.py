@@ -836,10 +836,23 @@ def test_autocommit_false_is_judged_as_python_runs_it(tmp_path, tail, said):
     if said == "7/7":
         assert "7/7 critères respectés" in out and "reste à corriger" not in out, out
     elif said == "autocommit":
-        assert "une connexion ouverte avec autocommit=False en rouvre une à chaque commit" in out
+        assert criteria.AUTOCOMMIT_OFF in out, out
         assert criteria.USER_STATE_NOT_COMMITTED not in out, out
     elif said == "not_erased":
         assert "la ligne user_states de l'élève existe encore" in out, out
         assert criteria.USER_STATE_NOT_COMMITTED not in out, out
     else:
         assert criteria.USER_STATE_NOT_COMMITTED in out, out
+
+
+def test_vacuum_before_commit_says_each_thing_once():
+    """The sample vacuum_avant_commit (a default connection): the VACUUM refusal is quoted, the
+    open transaction named without saying VACUUM again, the lesson section given once, and
+    nothing about autocommit=False, which it never used."""
+    source = (REPO / "grader" / "submissions" / "vacuum_avant_commit.py").read_text()
+    evaluation = evaluate_source("import sqlite3\nfrom course.tuteur import APP_NAME\n" + source)
+    message = evaluation.verdicts["user_states"].message
+    assert message.count("VACUUM") == 1, message
+    assert message.count(criteria.SEE_TRANSACTION) == 1, message
+    assert criteria.OPEN_AFTER_VACUUM.removesuffix(criteria.SEE_TRANSACTION).strip() in message
+    assert "autocommit" not in message, message
