@@ -501,6 +501,24 @@ def test_lesson_5_retention_check_runs_again_in_the_same_kernel(tmp_path: Path, 
     assert "s2 et s3" in wrong_says
 
 
+def test_lesson_1_restart_cell_run_again_gives_the_same_count(tmp_path: Path, run_notebook):
+    """Learner's walk, stop 59: lesson 1's restart experiment run a second time said « SQLite,
+    après redémarrage : 2 session », the first run's session still in the file, under a text
+    that says one. The cell starts from a fresh file: run three times, it says 1 each time."""
+    lesson = read(SOLUTIONS / LESSONS[0])
+    by_id = {c.id: c for c in lesson.cells}
+    setup = [c.source for c in lesson.cells if c.cell_type == "code" and "def dire" in c.source]
+    cells = [by_id["l1-c02"].source, *setup] + [by_id["l1-c15"].source] * 3
+    path = tmp_path / "lecon01_trois_fois.ipynb"
+    nbformat.write(
+        nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path
+    )
+    nb, _seconds = run_notebook(path, tmp_path)
+    for cell in nb.cells[-3:]:
+        said = "".join(o.get("text", "") for o in cell.outputs)
+        assert "SQLite, après redémarrage\u00a0: 1 session" in said, said
+
+
 def test_lesson_5_title_adds_no_empty_user_turn(executed_lessons):
     """The title was an `author="user"` event without content: an empty learner turn."""
     nb = executed_lessons[LESSONS[4]][0]
