@@ -519,6 +519,26 @@ def test_lesson_1_restart_cell_run_again_gives_the_same_count(tmp_path: Path, ru
         assert "SQLite, après redémarrage\u00a0: 1 session" in said, said
 
 
+def test_lesson_5_title_cell_run_again_says_what_to_do(tmp_path: Path, run_notebook):
+    """Learner's walk, stop 59: the title cell run a second time met the session it deletes
+    gone, and stopped on « 'NoneType' object has no attribute 'events' ». It says, in French,
+    that it ran already and to run the lesson from its first cell."""
+    lesson = read(SOLUTIONS / LESSONS[4])
+    code = [c for c in lesson.cells if c.cell_type == "code"]
+    upto = next(i for i, c in enumerate(code) if c.id == "l5-c19")
+    cells = [c.source for c in code[: upto + 1]] + [code[upto].source]
+    path = tmp_path / "lecon05_titre_deux_fois.ipynb"
+    nbformat.write(
+        nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path
+    )
+    nb, _seconds = run_notebook(path, tmp_path, allow_errors=True)
+    first, again = nb.cells[-2], nb.cells[-1]
+    assert not [o for o in first.outputs if o.output_type == "error"]
+    errors = [o for o in again.outputs if o.output_type == "error"]
+    assert [e.ename for e in errors] == ["LookupError"], again.outputs
+    assert "relancez la leçon depuis sa première cellule" in errors[0].evalue
+
+
 def test_lesson_5_title_adds_no_empty_user_turn(executed_lessons):
     """The title was an `author="user"` event without content: an empty learner turn."""
     nb = executed_lessons[LESSONS[4]][0]
