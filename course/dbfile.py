@@ -18,6 +18,8 @@ from pathlib import Path
 
 __all__ = [
     "COLUMNS",
+    "PAGE_SIDES",
+    "SIDES",
     "SQLITE_HEADER",
     "TABLES",
     "DbFileError",
@@ -30,6 +32,11 @@ __all__ = [
     "readonly_uri",
     "reading",
 ]
+
+# what SQLite keeps beside a database file: its pages as they were or will be (-wal, -journal:
+# a deleted row's bytes may be there), and the WAL's index (-shm, no row)
+PAGE_SIDES = ("-wal", "-journal")
+SIDES = (*PAGE_SIDES, "-shm")
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -125,7 +132,7 @@ def readonly_uri(path: str | os.PathLike[str]) -> str:
     too: plain ``mode=ro``, so the recent pages are seen.
     """
     path = Path(path).resolve()
-    for suffix in ("-wal", "-journal"):
+    for suffix in PAGE_SIDES:
         pending = path.with_name(path.name + suffix)
         if pending.exists() and pending.stat().st_size > 0:
             return f"{path.as_uri()}?mode=ro"

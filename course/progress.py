@@ -39,6 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from course.dbfile import PAGE_SIDES, SIDES
+
 from .readable_error import ReadableError
 from .system_reason import french_reason
 
@@ -258,7 +260,7 @@ def _prepare_file(path: Path) -> None:
         os.close(fd)
     if not hasattr(os, "getuid"):
         return
-    for file in (path, *(Path(f"{path}{suffix}") for suffix in ("-wal", "-shm", "-journal"))):
+    for file in (path, *(Path(f"{path}{suffix}") for suffix in SIDES)):
         try:
             found = file.stat()
         except FileNotFoundError:
@@ -578,7 +580,7 @@ def mon_parcours() -> Parcours:
 
 # what SQLite keeps beside a database file: a lesson's "lecon04.db*" is these, never the learner's
 # own "lecon04.db.sauvegarde" nor a folder of theirs
-SQLITE_SUFFIXES = ("", "-wal", "-shm", "-journal")
+SQLITE_SUFFIXES = ("", *SIDES)
 
 
 def _lesson_files(lesson: Lesson, folder: Path) -> list[Path]:
@@ -719,7 +721,7 @@ def _bytes_found(path: Path, text: str) -> int:
     """Occurrences of `text` in the file and in what SQLite keeps beside it: the -wal, and the
     -journal that journal_mode=PERSIST leaves full of the pages as they were before."""
     pattern = text.encode()
-    beside = (path, *(Path(f"{path}{suffix}") for suffix in ("-wal", "-journal")))
+    beside = (path, *(Path(f"{path}{suffix}") for suffix in PAGE_SIDES))
     return sum(p.read_bytes().count(pattern) for p in beside if p.is_file())
 
 

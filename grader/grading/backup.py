@@ -37,6 +37,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO
 
+from course.dbfile import SIDES
 from course.labo.french_number import french_number
 
 from .classroom.class_lock import RESTORE, RESTORING, class_lock, unfinished_restore
@@ -630,7 +631,6 @@ def restore(
 
 
 _TEMPORARY = re.compile(r"\.restauration-[0-9a-f]{8}")  # a file being restored, in its folder
-_SQLITE_SIDE = ("-journal", "-wal", "-shm")  # beside a database: its state in another run
 
 
 def _restore_file(
@@ -724,7 +724,7 @@ def _remove_left(places: dict[str, tuple[Path, tuple[str, ...]]], restored: set[
     erasing = {
         (root, names, left)
         for root, names, name in restored
-        for left in (temporary_name(name), *(name + side for side in _SQLITE_SIDE))
+        for left in (temporary_name(name), *(name + side for side in SIDES))
     }
     for root, names in {(root, names[:-1]) for root, names in places.values()}:
         fd = _folder_fd(root, names)

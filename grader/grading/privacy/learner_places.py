@@ -35,6 +35,8 @@ from pathlib import Path, PurePosixPath
 
 from nbgrader.utils import notebook_hash
 
+from course.dbfile import PAGE_SIDES, SIDES
+
 from ..classroom.class_places import (
     FAILURES_FILE,
     FAILURES_TMP,
@@ -507,7 +509,7 @@ class ErasureError(GradingError):
 
 
 def _raw_hits(path: Path, patterns: list[re.Pattern[bytes]]) -> int:
-    files = (Path(f"{path}{end}") for end in ("", "-wal", "-journal"))
+    files = (Path(f"{path}{end}") for end in ("", *PAGE_SIDES))
     datas = (file.read_bytes() for file in files if file.is_file())
     return sum(len(p.findall(data)) for data in datas for p in patterns)
 
@@ -983,7 +985,7 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     # the backups make sauvegarde names: _scan_pending (a copy or a renamed one is searched)
     skip |= {path.resolve() for _, path in backups_in(ctx.backups)}
     # a SQLite gradebook: _scan_gradebook, always first, refuses any other
-    skip |= {Path(f"{ctx.gradebook}{end}").resolve() for end in ("", "-wal", "-journal", "-shm")}
+    skip |= {Path(f"{ctx.gradebook}{end}").resolve() for end in ("", *SIDES)}
     # the erasure register's own files, by their place: a student's file or folder of that name
     # elsewhere (in an archive they sent) is searched like any other
     registers = class_registers(ctx.dirs.db_url, ctx.dirs.grader_dir)
