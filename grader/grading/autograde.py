@@ -16,7 +16,7 @@ from course.labo.sandbox import sandbox_problem
 from .classroom.class_lock import class_lock
 from .classroom.gradebook import gradebook_problem, sqlite_path
 from .classroom.ids import normalize_id, quoted
-from .classroom.paths import CourseDirs, course_dirs, load_config
+from .classroom.paths import CourseDirs, course_dirs
 from .classroom.schema_stamp import stamp_in_process
 from .french.french_args import FrenchParser
 from .french.system_reason import GradingError, french_message
@@ -89,7 +89,7 @@ def autograde(
     # and nbgrader then deletes its graded copy: refused first, nothing graded; the files' and
     # the command line's (--PointsPerDayLate.points_per_day=-1, which nbgrader reads too)
     try:
-        configured_plugin(load_config(dirs.grader_dir), extra_args)
+        configured_plugin(dirs.config, extra_args)
     except GradingError as exc:
         raise GradingError(f"Rien n'a été noté\u00a0: {exc}") from None
     force, extra_args = nbgrader_run.with_force(tuple(extra_args), force)

@@ -152,8 +152,12 @@ def _check_gradebook(gradebook: Path, dest_dir: Path, damaged: dict[Path, str]) 
         return
 
 
-def _dirs(grader_dir: Path | None) -> tuple[CourseDirs, Path, dict[str, Path]]:
-    """The class's folders, its gradebook file, and the backed-up places (class_places) by key."""
+Located = tuple[CourseDirs, Path, dict[str, Path]]
+
+
+def _dirs(grader_dir: Path | None) -> Located:
+    """The class's folders, its gradebook file, and the backed-up places (class_places) by key:
+    read once by a command (the configuration, nbgrader_config.py, is the teacher's program)."""
     ctx = Context(Setup(grader_dir=grader_dir))
     dirs = ctx.dirs
     if ctx.gradebook is None:
@@ -277,13 +281,14 @@ def backup(
     confirm: bool = False,
     damaged: dict[Path, str] | None = None,
     not_saved: list[tuple[str, str]] | None = None,
+    located: Located | None = None,
 ) -> tuple[Path, dict[str, int], list[str]]:
     """Write one backup archive; (its path, files per part, graded copies left out). Refused
     (BackupError) when it would hold less than the last one, unless `confirm`. What it saves
     nothing of goes in `not_saved` (path in the backup, why): a link, a fifo, a folder too deep
     or unreadable, named; the rest of the class is saved (one student's trap folder refused
-    every backup of the class)."""
-    dirs, gradebook, folders = _dirs(grader_dir)
+    every backup of the class). `located`: `_dirs(grader_dir)`, when the caller has it."""
+    dirs, gradebook, folders = located or _dirs(grader_dir)
     if why := unfinished_restore(dirs.grader_dir):  # it would back up an erased learner again
         raise BackupError(f"{REFUSED}{why}")
     dest_dir = dest_dir or dirs.backups
@@ -917,12 +922,12 @@ def _say_erased(erased: ErasedOnRestore) -> int:
 _FAILED = (TOO_DEEP, TOO_LONG, "illisible")  # what holds data the backup could not read
 
 
-def _say_unsaved(unsaved: list[tuple[str, str]], grader_dir: Path | None) -> None:
+def _say_unsaved(unsaved: list[tuple[str, str]], report: Path) -> None:
     """Name what the backup holds nothing of: links and fifos are never followed nor read (skipped),
     a folder too deep or unreadable is data not saved (failed: exit status 1). The whole list
     goes to rapport/sauvegarde.log (a hostile submission can hold thousands)."""
     items = [shown(f"{name} ({why})") for name, why in unsaved]
-    log: Path | None = _dirs(grader_dir)[0].report / "sauvegarde.log"
+    log: Path | None = report / "sauvegarde.log"
     if not items:
         with suppress(OSError):
             log.unlink(missing_ok=True)  # an earlier backup's list, no longer true
@@ -1012,12 +1017,22 @@ def main(argv: list[str] | None = None) -> int:
             if told:
                 print(*told, sep="\n", file=sys.stderr)
             return _say_erased(erased)
-        folder = args.dossier or _dirs(args.grader_dir)[0].backups
+        # a purge with its folder given reads no class (its gradebook may be on a server)
+        saving = args.command == "sauvegarder"
+        located = _dirs(args.grader_dir) if saving or not args.dossier else None
+        folder = args.dossier or located[0].backups
         passed: dict[Path, str] = {}  # damaged backups the check passed over
         unsaved: list[tuple[str, str]] = []
         if args.command == "sauvegarder":
             path, counts, left_out = backup(
-                folder, args.eleves, args.hub_db, args.grader_dir, args.confirmer, passed, unsaved
+                folder,
+                args.eleves,
+                args.hub_db,
+                args.grader_dir,
+                args.confirmer,
+                passed,
+                unsaved,
+                located,
             )
             print(f"Sauvegarde écrite\u00a0: {path} ({_summary(counts)}).")
             if left_out:
@@ -1025,7 +1040,7 @@ def main(argv: list[str] | None = None) -> int:
                     "Laissées de côté (notées après la copie du carnet de notes, refaites par "
                     f"le prochain make grade, puis make feedback)\u00a0: {', '.join(left_out)}."
                 )
-            _say_unsaved(unsaved, args.grader_dir)
+            _say_unsaved(unsaved, located[0].report)
         if args.garder is not None and args.garder < 1:
             raise BackupError("GARDER doit valoir au moins 1 (la sauvegarde la plus récente).")
         days = RETENTION_DAYS if args.garder_jours is None else args.garder_jours

@@ -16,7 +16,7 @@ from nbgrader.api import Gradebook
 
 from .classroom.class_lock import class_lock
 from .classroom.gradebook import RESTORE, gradebook_problem, gradebook_rows
-from .classroom.paths import CourseDirs, course_dirs, load_config
+from .classroom.paths import CourseDirs, course_dirs
 from .french.french_args import FrenchParser
 from .french.french_format import seconds_text
 from .french.system_reason import GradingError, french_message
@@ -102,7 +102,7 @@ def generate_feedback(
             "d'abord make grade."
         )
     with Gradebook(dirs.db_url) as gradebook:  # the late rule on the hand grades given since
-        refresh_penalties(gradebook, load_config(dirs.grader_dir))
+        refresh_penalties(gradebook, dirs.config)
     shown = grades_shown(dirs.db_url, assignment)
     # nbgrader empties a page's folder before it writes it, and fails on a copy the gradebook
     # does not hold: a replaced gradebook would cost every page already released, or show an

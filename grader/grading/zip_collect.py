@@ -44,7 +44,7 @@ from .classroom.ids import (
     shown,
     stored_id_problem,
 )
-from .classroom.paths import course_dirs, load_config, not_regular, tree
+from .classroom.paths import course_dirs, not_regular, tree
 from .french.french_args import FrenchParser
 from .french.french_format import COURSE_TIME_ZONE, collation_key, french_datetime, listed
 from .french.system_reason import GradingError, french_message, french_reason
@@ -228,7 +228,7 @@ def zip_collect(
     dirs = course_dirs(grader_dir)
     if why := gradebook_problem(dirs, missing_ok=True):  # else a traceback, after copies
         raise ValueError(f"Rien n'a été ramassé\u00a0: {why}.")
-    config = load_config(dirs.grader_dir)
+    config = dirs.config
     base = dirs.downloaded / assignment
     archive_dir = base / config.ZipCollectApp.get("archive_directory", "archive")
     if not (regexp := config.FileNameCollectorPlugin.get("named_regexp", "")):

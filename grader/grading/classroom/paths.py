@@ -13,7 +13,7 @@ import os
 import stat
 from collections.abc import Iterable
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -100,6 +100,9 @@ class CourseDirs:
     release: Path
     downloaded: Path  # ZipCollectApp.downloaded_directory
     quarantine: Path  # OwnerCheckedCollect.quarantine_directory
+    # the configuration these were read from (load_config), read once: the teacher's
+    # nbgrader_config.py is a program, run again by every second reading
+    config: Config | None = field(default=None, repr=False, compare=False)
 
     @property
     def report(self) -> Path:  # reports and nbgrader's logs
@@ -313,4 +316,5 @@ def course_dirs(grader_dir: str | os.PathLike[str] | None = None) -> CourseDirs:
         **{key: root / getattr(coursedir, f"{key}_directory") for key in own},
         downloaded=root / config.ZipCollectApp.get("downloaded_directory", "downloaded"),
         quarantine=root / config.OwnerCheckedCollect.get("quarantine_directory", QUARANTINE),
+        config=config,
     )

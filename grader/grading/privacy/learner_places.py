@@ -73,7 +73,6 @@ from ..classroom.paths import (
     course_dirs,
     files_under,
     is_demo,
-    load_config,
     tree,
 )
 from ..classroom.schema_stamp import stamp_in_process
@@ -197,7 +196,7 @@ class Context:
         self.setup = setup
         self._mentions: dict[tuple, Mentions] = {}
         self.dirs = course_dirs(setup.grader_dir)
-        self.config = load_config(self.dirs.grader_dir)
+        self.config = self.dirs.config
         self.gradebook = sqlite_path(self.dirs.db_url)
         self.archive_name = self.config.ZipCollectApp.get("archive_directory", "archive")
         self.regexp = self.config.FileNameCollectorPlugin.get("named_regexp", "")

@@ -330,3 +330,26 @@ def test_a_mistyped_server_url_never_shows_its_password(course_folder):
     shown = [url for url, text in said.items() if "S3cret" in text]
     assert "postgresql://prof:S3cret@localhost:54x/cours" not in shown, said  # the control
     assert shown == [], said
+
+
+@pytest.mark.slow
+def test_a_command_runs_the_teacher_s_configuration_once(course_folder):
+    """nbgrader_config.py is the teacher's program: a data export, an erasure's scan and a
+    backup read it through course_dirs, which keeps what it read (CourseDirs.config); each of
+    them ran it a second time to read one more setting."""
+    config = course_folder / "grader" / "nbgrader_config.py"
+    runs = course_folder / "lectures.txt"
+    with config.open("a", encoding="utf-8") as fh:
+        fh.write(f"\nwith open({str(runs)!r}, 'a') as _fh:\n    _fh.write('lu\\n')\n")
+    roster = course_folder / "eleves.csv"
+    roster.write_text("id,nom\nana,Exemple\nben,Exemple\n", encoding="utf-8")
+    commands = (
+        ("grading.learner_export", "ana", "--eleves", roster),
+        ("grading.erase_learner", "ana", "--eleves", roster),
+        ("grading.backup", "sauvegarder", "--eleves", roster),
+    )
+    for module, *args in commands:
+        runs.unlink(missing_ok=True)
+        (proc,) = _run_each((course_folder, module, *args))
+        assert proc.returncode == 0, (module, proc.stdout[-2000:], proc.stderr[-2000:])
+        assert runs.read_text(encoding="utf-8") == "lu\n", module
