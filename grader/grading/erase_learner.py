@@ -24,7 +24,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from .classroom.class_lock import class_lock
+from .classroom.class_lock import ERASING, class_lock
 from .classroom.class_places import FAILURES_FILE, FAILURES_TMP, own_folders, registered_ids
 from .classroom.ids import closest, normalize_id, quoted, read_roster
 from .classroom.kept_columns import read_table, restore_hand_edits
@@ -36,7 +36,7 @@ from .nbgrader_ext.late_penalty import rule_of_config
 from .nbgrader_ext.safe_export import SafeCsvExport
 from .privacy import learner_places as places
 from .privacy.backup_files import RETENTION_DAYS, retention_days
-from .privacy.erasure_register import erased_on, record_erasure, registers_of
+from .privacy.erasure_register import erased_on, record_erasure, registers_of, write_private
 from .privacy.learner_places import Context, ErasureError, Found, Scan, Setup, scan
 
 __all__ = ["Result", "Setup", "erase", "main", "scan", "temporary_name"]
@@ -46,9 +46,79 @@ READERS_WAIT_MS = 20_000  # how long the final checkpoint waits for another prog
 
 def temporary_name(name: str) -> str:
     """The name of the next version of the file `name` while the erasure writes it, beside it,
-    before it replaces it. One a kill -9 left is no learner's: a restore run again removes it
-    (backup._remove_left), as its proof would otherwise count it."""
+    before it replaces it. One a kill -9 left is no learner's: the erasure run again removes it
+    (``ERASING`` names it), and so does a restore run again (backup._remove_left), as their
+    proof would otherwise count it."""
     return f".{name}.oubli"
+
+
+def _next_versions(ctx: Context, found: list[Found]) -> list[Path]:
+    """Where the erasure of `found` writes the next version of each file it rewrites: the logs,
+    the mentions and the archives, the roster, and the reports (their folder's new version)."""
+    files = {Path(f.target[0]) for f in found if f.action in ("log", "mention", "zip")}
+    files |= {ctx.setup.roster for f in found if f.action == "roster"}
+    reports = {Path(f.target) for f in found if f.action == "report"}
+    files |= reports | ({ctx.dirs.report} if reports else set())
+    return sorted(p.with_name(temporary_name(p.name)) for p in files)
+
+
+def _unfinished(ctx: Context) -> list[Path]:
+    """The next versions an erasure of this class was writing when it stopped (``ERASING``)."""
+    top = ctx.dirs.grader_dir
+    try:
+        marked = json.loads((top / ERASING).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    # relative to grader/: a copy of the class (a restore elsewhere) never names the original's
+    return [top / m for m in marked if isinstance(m, str)] if isinstance(marked, list) else []
+
+
+def _mark_unfinished(ctx: Context, paths: list[Path]) -> None:
+    """``ERASING`` naming `paths` (removed when none is left)."""
+    top = ctx.dirs.grader_dir
+    marker = top / ERASING
+    names = {str(p.relative_to(top)) if p.is_relative_to(top) else str(p) for p in paths}
+    if names:
+        write_private(marker, json.dumps(sorted(names), ensure_ascii=False).encode())
+    else:
+        marker.unlink(missing_ok=True)
+
+
+def _left(path: Path) -> bool:
+    return path.exists() or path.is_symlink()
+
+
+def _remove_left(ctx: Context) -> list[Path]:
+    """The next versions a stopped erasure (kill -9, Ctrl-C, a machine off) left beside the
+    files it rewrote, removed: only those ``ERASING`` names by their exact place, each written
+    by it (``_claim``), and only a file or a folder, never through a link."""
+    removed = []
+    for left in _unfinished(ctx):
+        if not left.is_symlink() and (left.is_file() or left.is_dir()):
+            _rm(left)
+            removed.append(left)
+    _mark_unfinished(ctx, [p for p in _unfinished(ctx) if _left(p)])
+    return removed
+
+
+def _claim(ctx: Context, found: list[Found]) -> None:
+    """Where the erasure of `found` writes its next versions, named in ``ERASING`` before it
+    writes any; refused if a file is there already: not one it wrote, never overwritten."""
+    mine = _next_versions(ctx, found)
+    for left in mine:
+        if _left(left):
+            of = left.name.removeprefix(".").removesuffix(".oubli")
+            raise ErasureError(
+                f"Rien n'a été effacé\u00a0: {left} existe déjà, et cette commande ne l'a pas "
+                f"écrit (elle y écrirait la nouvelle version de «\u00a0{of}\u00a0»)\u00a0: "
+                "déplacez-le (ou, s'il n'est à personne, supprimez-le), puis relancez."
+            )
+    _mark_unfinished(ctx, [*_unfinished(ctx), *mine])
+
+
+def _release(ctx: Context) -> None:
+    """The next versions that replaced their files (or were removed) out of ``ERASING``."""
+    _mark_unfinished(ctx, [p for p in _unfinished(ctx) if _left(p)])
 
 
 def _rm(path: Path) -> None:
@@ -133,8 +203,12 @@ def _redact(file: Path, member: str | None, pattern) -> None:
     if member is not None:
         return _rewrite_zip(file, [], (member, clean))
     tmp = file.with_name(temporary_name(file.name))
-    tmp.write_bytes(clean(file.read_bytes()))
-    shutil.copystat(file, tmp)
+    try:
+        tmp.write_bytes(clean(file.read_bytes()))
+        shutil.copystat(file, tmp)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # the file stays as it was; the failure is named
+        raise
     os.replace(tmp, file)
 
 
@@ -164,13 +238,16 @@ def _erase_roster(ctx: Context, who_sid: str, line: int) -> None:
 
 
 def _regenerate_reports(ctx: Context, sid: str, paths: set[Path]) -> list[str]:
-    """The reports without the learner, the teacher's hand edits kept; the French notes on them."""
+    """The reports without the learner, the teacher's hand edits kept; the French notes on them.
+    Each is written beside (temporary_name), its hand edits put back, then replaces its file: a
+    stop leaves every report whole, the old one (the learner in it: done again) or the new."""
     from .report import class_table, write_report  # pandas (1 to 2 s): only to rewrite one
 
     report = ctx.dirs.report
+    pages = {report / n for n in ("notes.csv", "notes-tableur.csv", "rapport.html")}
     csvs = {p for p in paths if p.suffix == ".csv"}
-    if report / "rapport.html" in paths:
-        csvs.add(report / "notes.csv")
+    if pages & paths:  # write_report writes the three: each one's hand edits kept
+        csvs |= {p for p in pages if p.suffix == ".csv" and p.is_file()}
     before, notes = {}, []
     for path in csvs:
         try:
@@ -178,20 +255,34 @@ def _regenerate_reports(ctx: Context, sid: str, paths: set[Path]) -> list[str]:
         except ValueError as exc:
             before[path] = None
             notes.append(f"{exc}\u00a0: ce qui y était ajouté à la main est perdu")
+    written = report.with_name(temporary_name(report.name))  # write_report's folder
+    new: dict[Path, Path] = {}  # each report: its next version
     with Gradebook(ctx.dirs.db_url) as gb:
-        if {report / n for n in ("notes.csv", "notes-tableur.csv", "rapport.html")} & paths:
+        if pages & paths:
             page = report / "rapport.html"
             title = places.TITLE.search(page.read_text()) if page.is_file() else None
             assignment = html.unescape(title.group(1)) if title else "oublier"
             df = class_table(gb, assignment, ctx.dirs.autograded)
-            write_report(df, report, assignment, rule_of_config(ctx.config))
-        for path in paths:
+            written.mkdir(mode=0o700)
+            write_report(df, written, assignment, rule_of_config(ctx.config))
+            new |= {report / p.name: p for p in written.iterdir()}
+        for path in paths - pages:
+            tmp = path.with_name(temporary_name(path.name))
             if path.name == "grades.csv":
-                SafeCsvExport(to=str(path)).export(gb)
+                SafeCsvExport(to=str(tmp)).export(gb)
             elif path.name == EXPORT_NAME:
-                write_export(SafeCsvExport().rows(gb), path)
+                write_export(SafeCsvExport().rows(gb), tmp)
+            else:
+                continue
+            new[path] = tmp
     for path in sorted(csvs):
-        notes += restore_hand_edits(path, before[path], sid)
+        notes += restore_hand_edits(new[path], before[path], sid, path)
+    for path, tmp in new.items():
+        with suppress(FileNotFoundError):  # a new report: as private as the class folder
+            shutil.copymode(path, tmp)
+        os.replace(tmp, path)
+    with suppress(FileNotFoundError):
+        written.rmdir()
     return notes
 
 
@@ -308,6 +399,7 @@ def erase(
         witness = min(others, key=lambda i: (not own_folders(submitted, i), i), default=None)
     if witness == sid:
         raise ErasureError("Le témoin doit être un autre élève que celui à effacer.")
+    left = _remove_left(ctx) if confirm else []  # a stopped erasure's: before any scan
     before = places.scan_in(ctx, sid)
     registers = registers_of(ctx.gradebook.parent, ctx.backups)  # scan_in refused any other
     erased = erased_on(sid, registers)
@@ -371,11 +463,13 @@ def erase(
             "l'effacement, son nom et son courriel ne sont plus connus)."
         )
     rows_before = _export_rows(ctx, sid)
-    notes: list[str] = []
+    notes = [f"version inachevée d'un effacement interrompu supprimée\u00a0: {p}" for p in left]
+    _claim(ctx, before.found)
     # recorded first: a restore, a roster import or a collect never brings them back unseen
     if record:
         record_erasure(sid, registers)
     failures = _apply(ctx, sid, before.found, notes)
+    _release(ctx)
     after = places.scan_in(ctx, sid, before.who)  # her names: no longer in roster or gradebook
     control_after = places.scan_in(ctx, witness)
     failures += [f"encore trouvé après l'effacement\u00a0: {_described(f)}" for f in after.found]

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 from graded_class import class_in
-from grading_course import copy_course, grading, nbgrader, tree_digest
+from grading_course import BIN, copy_course, grading, nbgrader, run_tool, tree_digest
 from nbgrader.api import Gradebook
 
 pytestmark = [pytest.mark.timeout(900)]
@@ -467,6 +467,101 @@ def test_a_failure_record_of_the_learner_is_dropped_whole(classe):
     after = json.loads(record.read_text(encoding="utf-8"))
     assert after == {"oublier": {"ana": before["ana"]}}, after
     assert before["ben"]["fingerprint"] not in record.read_text(encoding="utf-8")
+
+
+# the erasure as `make oublier-eleve` runs it, killed (`signal`) by its own process as it calls
+# `function` of `module` with a last argument named `name` (any, if None): a real process
+# stopped where a kill -9 or a Ctrl-C lands, at a chosen point
+KILLED_AT = """
+import os, runpy, signal, sys
+from pathlib import Path
+import {module} as module
+real = module.{function}
+def stopped(*args, **kwargs):
+    if {condition}:
+        os.kill(os.getpid(), signal.{signal})
+    return real(*args, **kwargs)
+module.{function} = stopped
+sys.argv = ["erase_learner", *sys.argv[1:]]
+runpy.run_module("grading.erase_learner", run_name="__main__")
+"""
+
+
+def _run_killed(classe, at: tuple[str, str, str | None], signal: str = "SIGKILL"):
+    module, function, name = at
+    condition = "True" if name is None else f"Path(args[-1]).name == {name!r}"
+    code = KILLED_AT.format(module=module, function=function, condition=condition, signal=signal)
+    args = ("ben", "--confirmer", "--temoin", "ana", "--eleves", str(classe["roster"]))
+    args += ("--echange", str(classe["exchange"]))
+    return run_tool(classe["grader"], str(BIN / "python"), "-c", code, *args)
+
+
+def _leftovers(classe) -> list[str]:
+    """The temporary files of an erasure anywhere in the class (course and exchange)."""
+    folders = (classe["grader"].parent, classe["exchange"])
+    return sorted(str(p) for f in folders for p in f.rglob("*") if p.name.endswith(".oubli"))
+
+
+@pytest.mark.parametrize(
+    "name", ["autograde.log", "classe.zip", "eleves.csv", "notes.csv", "grades.csv"]
+)
+def test_an_erasure_killed_while_it_rewrites_a_file_is_finished_by_running_it_again(classe, name):
+    """Attack (stop 60): `make oublier-eleve ID=ben CONFIRMER=1` killed (kill -9) as it
+    replaced a log, an archive, the roster or a report by its next version left that version
+    (« .<name>.oubli ») beside it; run again, it rewrote it, the control's copy in it was gone
+    and the proof failed (« le témoin n'est plus trouvé »), or the file was « à corriger à la
+    main ». Run again, it now removes its own leftover, finishes and proves the erasure."""
+    killed = _run_killed(classe, ("os", "replace", name))
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    # what names its next versions (« lot2/.ben.zip.oubli ») is no place of the learner
+    assert (classe["grader"] / ".effacement-en-cours").is_file()
+    dry = _run(classe, "ben")
+    assert dry.returncode == 0 and ".effacement-en-cours" not in dry.stdout, dry.stdout
+    proc = _run(classe, "ben", "--confirmer", "--temoin", "ana")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Preuve faite" in proc.stdout
+    assert _leftovers(classe) == []
+    assert not (classe["grader"] / ".effacement-en-cours").exists()
+    assert not _scan(classe, "ben").found
+    assert (proc := _run(classe, "ben", "--confirmer")).returncode == 0, proc.stderr
+
+
+def test_a_teachers_file_named_as_a_leftover_is_never_deleted(classe):
+    """A file that only has the name of the erasure's next version of a file (no erasure was
+    stopped): never deleted nor overwritten; the erasure refuses, nothing erased."""
+    mine = classe["grader"] / ".eleves.csv.oubli"
+    mine.write_text("mes notes à moi\n", encoding="utf-8")
+    roster = classe["roster"].read_bytes()
+    proc = _run(classe, "ben", "--confirmer", "--temoin", "ana")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"{mine} existe déjà" in proc.stderr and "Rien n'a été effacé" in proc.stderr
+    assert mine.read_text(encoding="utf-8") == "mes notes à moi\n"
+    assert classe["roster"].read_bytes() == roster
+    assert _scan(classe, "ben").found
+
+
+@pytest.mark.parametrize("signal", ["SIGKILL", "SIGINT"])
+def test_the_teachers_column_survives_an_erasure_stopped_in_the_report(classe, signal):
+    """Attack (stop 60): stopped (kill -9, Ctrl-C) after the report was written again without
+    the learner and before the teacher's own column (« oral ») was put back in it, the erasure
+    lost that column for good: run again, it found nothing of the learner and said all was
+    well. The new report now replaces the old one only with the teacher's column in it."""
+    notes = classe["grader"] / "rapport" / "notes.csv"
+    _report_now(classe["grader"])
+    _add_oral_column(notes)
+    killed = _run_killed(
+        classe, ("grading.classroom.kept_columns", "restore_hand_edits", None), signal
+    )
+    assert killed.returncode != 0, killed.stdout + killed.stderr
+    if signal == "SIGINT":  # Ctrl-C: said in French, with what to do
+        assert "interrompue (Ctrl-C)" in killed.stderr and "Relancez-la" in killed.stderr
+        assert "Traceback" not in killed.stderr, killed.stderr
+    proc = _run(classe, "ben", "--confirmer", "--temoin", "ana")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = _rows(notes)
+    assert [r["oral"] for r in rows] == [f"oral de {r['student_id']}" for r in rows]
+    assert {r["student_id"] for r in rows} == {"ana", "cyr", "dou"}
+    assert _leftovers(classe) == []
 
 
 VARIANT = "nom presque identique à son identifiant, à vérifier à la main"

@@ -25,10 +25,21 @@ from ..french.french_format import french_datetime
 from ..french.system_reason import GradingError
 from .paths import grader_path, no_course
 
-__all__ = ["LOCK_FILE", "RESTORE", "RESTORING", "class_lock", "held_fds", "unfinished_restore"]
+__all__ = [
+    "ERASING",
+    "LOCK_FILE",
+    "RESTORE",
+    "RESTORING",
+    "class_lock",
+    "held_fds",
+    "unfinished_restore",
+]
 
 LOCK_FILE = ".commande-en-cours"  # in grader/: which command holds the class, for the next one
 RESTORING = ".restauration-en-cours"  # in grader/: the archive of a restore not finished yet
+# in grader/: the next versions of files an erasure (make oublier-eleve) writes, until they
+# replace them; those a stopped one left, the erasure run again removes
+ERASING = ".effacement-en-cours"
 RESTORE = "make restauration"
 _READ_ONLY = {errno.EACCES, errno.EPERM, errno.EROFS}
 _FLAGS = os.O_NOFOLLOW | os.O_CLOEXEC

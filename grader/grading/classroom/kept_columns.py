@@ -67,9 +67,13 @@ def _listed(names: list[str]) -> str:
     return ", ".join(quoted(n) for n in names[:SHOWN]) + (", …" if len(names) > SHOWN else "")
 
 
-def restore_hand_edits(path: Path, before: Table | None, erased: str) -> list[str]:
+def restore_hand_edits(
+    path: Path, before: Table | None, erased: str, shown: Path | None = None
+) -> list[str]:
     """Put back into the regenerated `path` what the teacher added to `before`, except the
-    erased learner's row; the French notes for the teacher."""
+    erased learner's row; the French notes for the teacher, naming it `shown` (the file it is
+    the next version of), by default `path`."""
+    told = shown or path
     after = read_table(path)
     if before is None or after is None:
         return []
@@ -77,7 +81,7 @@ def restore_hand_edits(path: Path, before: Table | None, erased: str) -> list[st
     extra = [k for k, name in enumerate(before.header) if name not in after.header]
     added = _listed([before.header[k] for k in extra])
     if old_id is None or new_id is None:
-        return [f"{path}\u00a0: colonne(s) ajoutée(s) à la main perdue(s) {added}"] if extra else []
+        return [f"{told}\u00a0: colonne(s) ajoutée(s) à la main perdue(s) {added}"] if extra else []
     old_rows = {}
     loose = []  # rows without an id: a total, a remark
     for row in before.rows:
@@ -107,17 +111,17 @@ def restore_hand_edits(path: Path, before: Table | None, erased: str) -> list[st
         rows += [[c.get(name, "") for name in header] for c in cells]
         _write(path, after, header, rows)
         if extra:
-            notes.append(f"{path}\u00a0: colonne(s) ajoutée(s) à la main gardée(s) {added}")
+            notes.append(f"{told}\u00a0: colonne(s) ajoutée(s) à la main gardée(s) {added}")
         if loose:
-            notes.append(f"{path}\u00a0: {len(loose)} ligne(s) sans identifiant gardée(s) à la fin")
+            notes.append(f"{told}\u00a0: {len(loose)} ligne(s) sans identifiant gardée(s) à la fin")
     if gone:
         notes.append(
-            f"{path}\u00a0: ligne(s) d'élèves absents du carnet de notes non reprise(s)\u00a0: "
+            f"{told}\u00a0: ligne(s) d'élèves absents du carnet de notes non reprise(s)\u00a0: "
             f"{_listed(gone)}"
         )
     for column, ids in edited.items():
         notes.append(
-            f"{path}\u00a0: colonne {quoted(column)}, valeur(s) différente(s) du carnet de notes "
+            f"{told}\u00a0: colonne {quoted(column)}, valeur(s) différente(s) du carnet de notes "
             f"(modifiée(s) à la main\u00a0?) remplacée(s) pour {_listed(ids)}"
         )
     return notes

@@ -38,6 +38,7 @@ __all__ = [
     "Register",
     "erased_on",
     "merge_register",
+    "private_temporary",
     "registers_of",
     "record_erasure",
     "reenrol",
@@ -48,10 +49,15 @@ KEY_NAME = ".cle-effacements"
 REGISTER_NAME = "effacements.json"
 
 
+def private_temporary(path: Path) -> Path:
+    """Where ``write_private`` writes the next version of `path`, before it replaces it."""
+    return path.with_name(f".{path.name}.tmp")
+
+
 def write_private(path: Path, data: bytes) -> None:
     """Write `path` atomically, readable by its owner only (grades and ids are not public)."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new folder: private too
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = private_temporary(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)

@@ -37,6 +37,7 @@ from nbgrader.utils import notebook_hash
 
 from course.dbfile import PAGE_SIDES, SIDES
 
+from ..classroom.class_lock import ERASING
 from ..classroom.class_places import (
     FAILURES_FILE,
     FAILURES_TMP,
@@ -89,7 +90,7 @@ from .course_files import (
     digest,
     git_templates,
 )
-from .erasure_register import KEY_NAME, REGISTER_NAME, class_registers
+from .erasure_register import KEY_NAME, REGISTER_NAME, class_registers, private_temporary
 from .packed import (
     DAMAGED,
     MEMBER_MAX,
@@ -989,6 +990,9 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
     # elsewhere (in an archive they sent) is searched like any other
     registers = class_registers(ctx.dirs.db_url, ctx.dirs.grader_dir)
     skip |= {(r.folder / name).resolve() for r in registers for name in (REGISTER_NAME, KEY_NAME)}
+    # where an erasure names the next versions it writes (erase_learner._claim), their paths
+    marker = ctx.dirs.grader_dir / ERASING
+    skip |= {marker.resolve(), private_temporary(marker).resolve()}
     top = ctx.dirs.grader_dir
     data_places = {p.folder(ctx.dirs).resolve() for p in PLACES if p.key != "backups"}
     # the list of the course's files, this code's and the class folder's copy (--grader-dir)
