@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from course.hints import LADDERS, set_tp_cause
+from course.hints import LADDERS, S_ASYNC, set_tp_cause
 from course.readable_error import ReadableError
 from course.sessions.errors import ServiceClosedError
 from course.sql_messages import sql_in_french
@@ -46,6 +46,11 @@ _KEYWORDS_ONLY = re.compile(
     r"takes \d+ positional arguments{0,1} but \d+ (?:were|was) given"
     r"|missing \d+ required keyword-only arguments{0,1}"
 )
+
+
+# Python's words for awaiting what is not awaitable (3.14: « 'NoneType' object can't be
+# awaited »): in the check's own line, the learner's function was written without async def
+_NOT_AWAITABLE = re.compile(r"can't be (?:used in 'await' expression|awaited)")
 
 
 def _in_the_check(exc: BaseException) -> bool:
@@ -136,6 +141,12 @@ def _in_french(exc: Exception, exercice: str, hint: str) -> str | None:
                 "de l'appel de la ligne indiquée, sans en oublier."
             )
         return None
+    if isinstance(exc, TypeError) and _NOT_AWAITABLE.search(str(exc)):
+        return (
+            "votre fonction n'est pas asynchrone\u00a0: la vérification l'appelle avec await, "
+            f"définissez-la avec async def. Où regarder\u00a0: {S_ASYNC.text().replace('`', '')}."
+            f"{hint}"
+        )
     return (
         "ce que renvoie votre fonction ne convient pas à la vérification "
         f"({type(exc).__name__}\u00a0: {exc})\u00a0: relisez ce que l'énoncé demande de "

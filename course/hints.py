@@ -23,6 +23,7 @@ __all__ = [
     "TP_START",
     "Ladder",
     "Place",
+    "S_ASYNC",
     "current_tp_cause",
     "indice",
     "offer_hints",
@@ -73,6 +74,7 @@ S_TRANSACTION = Place(L4, "5. Valider ou annuler une transaction")
 S_GUARANTEE = Place(L4, "Ce que devra garantir `oublier`")
 S_CLOSE = Place(L5, "Fermer les connexions")
 S_SCOPES = Place(L3, "Une clé par portée")
+S_ASYNC = Place("00_commencer_ici.ipynb", "`async def` et `await` en trois minutes")
 S_TABLES = Place(L3, "Quatre tables")
 
 _LADDERS = (
@@ -243,7 +245,7 @@ _LADDERS = (
         "tp:async",
         "tp",
         "une fonction asynchrone",
-        (Place("00_commencer_ici.ipynb", "`async def` et `await` en trois minutes"),),
+        (S_ASYNC,),
         (
             "Deux oublis se ressemblent\u00a0: oublier définie sans async def (le tuteur "
             "l'appelle avec await), ou une méthode du service appelée sans await (elle ne fait "

@@ -213,6 +213,32 @@ def test_a_forgotten_await_is_said_in_french():
     assert "un appel sans await\u00a0: sql() a été appelée sans être attendue" in str(failed.value)
 
 
+def test_a_function_written_without_async_def_is_said_so():
+    """Fourth learner's walk (h60b): lesson 2's derniere_session_complete written with def,
+    not async def, was told « ce que renvoie votre fonction ne convient pas … (TypeError :
+    object NoneType can't be used in 'await' expression) : … (un return oublié ? un await ?
+    async def ?) »: Python's English, and two guesses that cannot be the cause (a forgotten
+    return or await inside an async def still gives something await accepts)."""
+    import asyncio
+
+    def derniere_session_complete(service, user_id):
+        return None
+
+    async def check() -> None:
+        with verification("derniere_session_complete"):
+            await derniere_session_complete(None, "alice")
+
+    with pytest.raises(ExerciceNonReussi) as failed:
+        asyncio.run(check())
+    said = str(failed.value)
+    assert said.startswith(
+        "votre fonction n'est pas asynchrone : la vérification l'appelle avec await, "
+        "définissez-la avec async def"
+    ), said
+    assert "can't be used" not in said and "return oublié" not in said
+    assert said.endswith("indice(3, 'derniere_session_complete').")
+
+
 def test_indice_without_a_name_climbs_the_exercise_last_checked_or_named(capsys):
     """Learner's walk, stop 58: after a lesson's check said « indice(1, 'x'), puis 2 et 3 »,
     indice(2) gave the graded TP's hint (its skeleton of oublier), counted against the TP. It
