@@ -203,8 +203,8 @@ _LADDERS = (
             "-wal. Il faut une commande qui réécrit le fichier, puis une qui recopie le -wal "
             "dans la base et le vide, après la validation des suppressions.",
             "Après le `with conn:` qui valide, deux `conn.execute(...)`\u00a0: la commande "
-            "qui réécrit le fichier (leçon 4, section 3, dernière étape), puis le PRAGMA de "
-            "point de contrôle en mode TRUNCATE\u00a0; et `conn.close()` à la fin.",
+            "qui réécrit le fichier (leçon 4, section 3, dernière étape), puis le PRAGMA du "
+            "checkpoint en mode TRUNCATE\u00a0; et `conn.close()` à la fin.",
         ),
     ),
     Ladder(

@@ -119,6 +119,8 @@ VOCABULARY: list[tuple[re.Pattern[str], str, bool]] = [
     (re.compile(_WORD.format(r"carnets?(?! de notes)"), re.I), "« notebook »", False),
     (re.compile(_WORD.format(r"(?<!make )(?<!jupyter )labo?s?"), re.I), "« TP »", False),
     (re.compile(_WORD.format(r"équilibreurs?"), re.I), "« répartiteur de charge »", False),
+    # the glossary's entry is « Checkpoint » (PRAGMA wal_checkpoint), as every lesson says it
+    (re.compile(_WORD.format(r"points? de contrôle"), re.I), "« checkpoint »", False),
     # a person's name takes a capital in prose (« Alice va écrire », issue 21); her user_id is
     # code, `alice`, and a quoted id ('bob' in SQL, "alice" in a call) is left alone
     (

@@ -128,13 +128,17 @@ def test_french_docstrings_are_checked_and_english_ones_are_not():
 
 
 def test_vocabulary_flags_the_replaced_words_and_allows_identifiers():
-    text = "Dans ce carnet, avant le lab et le Labo, derrière un équilibreur de charge, alice."
+    text = (
+        "Dans ce carnet, avant le lab et le Labo, derrière un équilibreur de charge, alice, "
+        "puis le PRAGMA de point de contrôle."
+    )
     assert [m.split(" → ")[0] for m in messages(check_markdown(text, "x"))] == [
         "vocabulaire : « carnet »",
         "vocabulaire : « lab »",
         "vocabulaire : « Labo »",
         "vocabulaire : « équilibreur »",
         "vocabulaire : « alice »",
+        "vocabulaire : « point de contrôle »",
     ]
     allowed = (
         "Tapez make lab ou jupyter lab dans JupyterLab, puis `make lab` ; voyez "

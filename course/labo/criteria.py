@@ -168,7 +168,7 @@ STRAY_FILES = (
 SERVICE_CLOSED = (
     "oublier a fermé le service ou sa connexion (service.close()), ou supprimé son -wal\u00a0: le "
     "tuteur, qui tourne encore, en a besoin, et ce n'est pas oublier qui a vidé le -wal. Ne "
-    "touchez ni au service ni au -wal\u00a0: videz-le avec le PRAGMA de point de contrôle. Où "
+    "touchez ni au service ni au -wal\u00a0: videz-le avec le PRAGMA du checkpoint. Où "
     "regarder\u00a0: leçon 4, section «\u00a03. Ce qui reste lisible dans le fichier\u00a0»."
 )
 
