@@ -524,6 +524,13 @@ UNCLOSED = (
     "qu'il choisit, et d'ici là elle garde le fichier ouvert, et son -wal avec. Où "
     "regarder\u00a0: leçon 5, section «\u00a0Fermer les connexions\u00a0»."
 )
+# the same, when the call raised: a close() after the line of the error never ran
+UNCLOSED_AFTER_ERROR = (
+    "De plus, arrêtée par cette erreur, oublier n'a pas fermé une connexion sqlite3 qu'elle "
+    "avait ouverte\u00a0: un close() écrit après la ligne de l'erreur ne s'exécute pas. "
+    "Fermez-la dans le finally d'un bloc try (comme compter() dans la leçon 4)\u00a0: il "
+    "s'exécute même après une erreur."
+)
 # a helper or an import of another cell: verifier and grading read the oublier cell alone
 OTHER_CELL = (
     " Un nom défini dans une autre cellule\u00a0? Seule la cellule oublier est lue, pour "
@@ -573,7 +580,7 @@ def _notes(calls: list[CallResult], hidden: bool) -> str:
             refused = outcome.error is not None and VACUUM_REFUSED in outcome.error.message
             parts.append(OPEN_AFTER_VACUUM if refused else OPEN_TRANSACTION)
         elif outcome.unclosed:
-            parts.append(UNCLOSED)
+            parts.append(UNCLOSED if outcome.error is None else UNCLOSED_AFTER_ERROR)
         if parts:
             return " " + " ".join(parts)
     return ""

@@ -269,6 +269,33 @@ def test_an_error_hidden_by_a_try_except_is_not_told_as_a_missing_delete(tmp_pat
     assert "supprimer ses sessions ne suffit pas" not in out, out
 
 
+# the DELETEs in a with block, the second table misspelt, conn.close() after the block
+CLOSE_AFTER_ERROR = """
+async def oublier(service, user_id):
+    conn = sqlite3.connect(service.db_path)
+    conn.execute("PRAGMA foreign_keys = ON")
+    with conn:
+        conn.execute("DELETE FROM sessions WHERE app_name = ? AND user_id = ?",
+                     (APP_NAME, user_id))
+        conn.execute("DELETE FROM user_state WHERE app_name = ? AND user_id = ?",
+                     (APP_NAME, user_id))
+    conn.close()
+"""
+
+
+def test_a_close_skipped_by_an_error_is_told_as_such(tmp_path, capsys):
+    """Fourth learner's walk (h60b): conn.close() written after the with block, the block
+    stopped by a misspelt table: the note said « oublier ne ferme pas une connexion sqlite3
+    qu'elle ouvre (un bloc with valide la transaction, il ne ferme pas la connexion) », to a
+    learner who wrote close(); the error skipped it. The note says so, and what runs anyway."""
+    verifier(_module_function(tmp_path, CLOSE_AFTER_ERROR, "ferme_apres"))
+    out = capsys.readouterr().out
+    assert criteria.UNCLOSED not in out, out
+    assert "un bloc with valide la transaction, il ne ferme pas la connexion" not in out, out
+    assert criteria.UNCLOSED_AFTER_ERROR in out, out
+    assert "la table «\u00a0user_state\u00a0» n'existe pas dans ce fichier" in out, out
+
+
 def test_a_connection_never_closed_is_told_even_when_every_criterion_holds(tmp_path, capsys):
     """Learner's walk, stop 59: the right erasure with its connection never closed (« with
     conn: » taken for a close) got 7/7 and no remark, while the TP asks to close every
