@@ -188,6 +188,11 @@ _ROLLED_BACK = (
     "suppression soit validée, et une transaction jamais validée est annulée, tout ce qu'elle "
     "avait supprimé compris. Corrigez d'abord cette erreur. "
 )
+# the call raised before any connection of the student's deleted a row: no transaction to tell
+_STOPPED_BEFORE = (
+    "{left}\u00a0: oublier s'est arrêtée sur l'erreur citée plus bas avant d'avoir rien "
+    "supprimé avec sqlite3. Corrigez d'abord cette erreur."
+)
 USER_STATE_NOT_COMMITTED = _NOT_COMMITTED.format(left=USER_STATE_LEFT) + SEE_TRANSACTION
 USER_STATE_ROLLED_BACK = _ROLLED_BACK.format(left=USER_STATE_LEFT) + SEE_TRANSACTION
 USER_STATE_WITH_SESSIONS = (
@@ -207,6 +212,8 @@ def _unvalidated(left: str) -> Callable[[ScenarioResult], str | None]:
         outcome = result.first(Role.ERASE).outcome
         if outcome is None:
             return None
+        if outcome.error is not None and outcome.nothing_deleted:
+            return _STOPPED_BEFORE.format(left=left)
         if outcome.error is not None:
             return _ROLLED_BACK.format(left=left) + SEE_TRANSACTION
         if outcome.open_transaction or outcome.rolled_back:

@@ -164,6 +164,10 @@ class CallOutcome:
     # a connection of the student's in autocommit=False (Python 3.12+), which begins a new
     # transaction at each commit (a hint from the call's process): wording only
     autocommit_off: bool = False
+    # no connection of the student's deleted or changed a row, kept or rolled back (a hint from
+    # the call's process): an error then stopped the call before any DELETE of theirs ran;
+    # wording only
+    nothing_deleted: bool = False
     # the service was closed (the call's process says so), or its -wal is gone after the call
     # (the supervisor sees it: submission_runner._wal_gone): only lowers
     service_closed: bool = False
@@ -263,6 +267,7 @@ def _decode(header: bytes) -> Record:
             "service_closed": bool,
             "unawaited": bool,
             "autocommit_off": bool,
+            "nothing_deleted": bool,
         }.get(name)
         if expected is not None and type(value) is not expected:
             raise TypeError(name)

@@ -138,6 +138,7 @@ class _WatchedConnection(sqlite3.Connection):
             if self._watch is not None:
                 self._watch.autocommit_off |= self.autocommit_off()
                 self._watch.rolled_back |= self.unvalidated()
+                self._watch.changed |= self.total_changes > 0
 
     def close(self) -> None:
         self._note_unvalidated()
@@ -170,6 +171,9 @@ class _Watch:
         self.rolled_back = False  # a connection of the student's closed or freed unvalidated
         self.unclosed = False  # a connection of the student's freed without close()
         self.autocommit_off = False  # a connection of the student's in autocommit=False
+        # a connection of the student's closed or freed after changing a row (total_changes
+        # counts rows a rollback took back too)
+        self.changed = False
 
     def connect(self, *args, **kwargs):
         """sqlite3.connect, watched, with secure_delete OFF (upstream SQLite's default).
@@ -211,6 +215,17 @@ class _Watch:
                 continue
             return True
         return self.unclosed
+
+    def changed_rows(self) -> bool:
+        """True if a connection of the student's deleted or changed a row, kept or rolled
+        back: still open, or closed or freed before."""
+        with self._lock:
+            connections = list(self._connections)
+        for conn in connections:
+            with contextlib.suppress(sqlite3.Error):
+                if conn.total_changes > 0:
+                    return True
+        return self.changed
 
     def open_transaction(self) -> bool:
         """True if a connection still open holds an uncommitted transaction."""
@@ -418,6 +433,7 @@ def _call(
             "tmp": made,
             "unawaited": unawaited,
             "autocommit_off": watch.autocommit_off,
+            "nothing_deleted": not watch.changed_rows(),
         }
 
     say({"result": asyncio.run(run())})
@@ -901,6 +917,7 @@ class _Supervisor:
                     unclosed=result.get("unclosed") is True,
                     unawaited=result.get("unawaited") is True,
                     autocommit_off=result.get("autocommit_off") is True,
+                    nothing_deleted=result.get("nothing_deleted") is True,
                     service_closed=result.get("closed") is True or self._wal_gone(database, wal),
                     # a -shm it cannot read (a folder, a link, too big) may hold anything
                     stray_files=_stray_files(folders, kept)

@@ -210,6 +210,10 @@ def test_a_misspelt_table_in_a_with_block_is_told_as_the_error_it_is(tmp_path, c
     source = (REPO / "grader" / "submissions" / "complete_vacuum.py").read_text()
     assert "DELETE FROM user_states" in source
     misspelt = source.replace("DELETE FROM user_states", "DELETE FROM user_state")
+    # the block's DELETEs erase the sessions (not the API before it): the error rolls them back
+    api = "    for session in reponse.sessions:\n"
+    assert api in misspelt
+    misspelt = misspelt.replace(api, "    for session in ():\n")
     verifier(_module_function(tmp_path, misspelt, "faute"))
     out = capsys.readouterr().out
     assert criteria.USER_STATE_ROLLED_BACK in out, out
@@ -281,6 +285,45 @@ async def oublier(service, user_id):
                      (APP_NAME, user_id))
     conn.close()
 """
+
+# the fourth learner's walk (h60b): an error before any row was deleted
+UNAWAITED_FIRST_LINE = """
+async def oublier(service, user_id):
+    sessions = service.list_sessions(app_name=APP_NAME, user_id=user_id)
+    for session in sessions.sessions:
+        await service.delete_session(app_name=APP_NAME, user_id=user_id, session_id=session.id)
+"""
+
+
+def test_an_error_before_any_delete_is_not_told_as_a_rolled_back_transaction(tmp_path, capsys):
+    """Fourth learner's walk (h60b): a service call without await on oublier's first line, or
+    a misspelt table in its first DELETE, stopped the call before any row was deleted; criteria
+    1 and 3 said « oublier s'est arrêtée sur l'erreur citée plus bas avant que cette suppression
+    soit validée, et une transaction jamais validée est annulée, tout ce qu'elle avait supprimé
+    compris » and sent the learner to the transactions (lesson 4, section 5), while the hints
+    sent her to async def: no transaction was ever opened. The error is said as the cause, and
+    where to look is the error's own note."""
+    first_misspelt = CLOSE_AFTER_ERROR.replace("user_state WHERE", "user_states WHERE")
+    first_misspelt = first_misspelt.replace("FROM sessions", "FROM event")
+    for name, answer in (("sans_await", UNAWAITED_FIRST_LINE), ("premiere", first_misspelt)):
+        verifier(_module_function(tmp_path, answer, name))
+        out = capsys.readouterr().out
+        assert criteria.USER_STATE_ROLLED_BACK not in out, out
+        assert "une transaction jamais validée est annulée" not in out, out
+        assert "5. Valider ou annuler une transaction" not in out, out
+        for left in (criteria.SESSIONS_LEFT, criteria.USER_STATE_LEFT):
+            stopped = f"{left}\u00a0: oublier s'est arrêtée sur l'erreur citée plus bas avant"
+            said = f"{stopped} d'avoir rien supprimé avec sqlite3. Corrigez d'abord cette erreur."
+            assert said in out, out
+    assert "la table «\u00a0event\u00a0» n'existe pas dans ce fichier" in out, out
+    # the sessions erased by the API, the block's DELETEs matching no row: none rolled back
+    source = (REPO / "grader" / "submissions" / "complete_vacuum.py").read_text()
+    misspelt = source.replace("DELETE FROM user_states", "DELETE FROM user_state")
+    verifier(_module_function(tmp_path, misspelt, "api_puis_faute"))
+    out = capsys.readouterr().out
+    assert "✔ 1. Toutes les sessions" in out, out
+    stopped = f"{criteria.USER_STATE_LEFT}\u00a0: oublier s'est arrêtée sur l'erreur citée"
+    assert f"{stopped} plus bas avant d'avoir rien supprimé avec sqlite3." in out, out
 
 
 def test_a_close_skipped_by_an_error_is_told_as_such(tmp_path, capsys):
