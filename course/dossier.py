@@ -16,7 +16,7 @@ import shlex
 import tempfile
 from pathlib import Path
 
-from course.readable_error import ReadableError, stop_in_french
+from course.readable_error import ReadableError, errors_in_french
 from course.skipping import skip_cells, stop_skipping
 from course.system_reason import french_reason
 from course.unawaited import say_unawaited
@@ -72,7 +72,7 @@ def copy_advice(folder: Path) -> str:
 def verifier_dossier(dossier: str | os.PathLike[str] = ".") -> Path:
     """Vérifie que la leçon peut écrire ses fichiers dans ``dossier`` (celui du notebook)\u00a0;
     sinon lève ``DossierEnLectureSeule``, qui dit quoi faire. Renvoie le dossier."""
-    stop_in_french()  # the lesson's first cell: where the lesson sets its kernel up
+    errors_in_french()  # the lesson's first cell: where the lesson sets its kernel up
     say_unawaited()
     folder = Path(dossier).resolve()
     err = folder_write_error(folder)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from course.hints import LADDERS, S_ASYNC, set_tp_cause
-from course.readable_error import ReadableError
+from course.readable_error import RUN_ABOVE, ReadableError
 from course.sessions.errors import ServiceClosedError
 from course.sql_messages import sql_in_french
 
@@ -30,14 +30,6 @@ def sqlite_en_francais(erreur: Exception) -> str:
     if (french := sql_in_french(message, postgres)) is not None:
         return french
     return f"{'PostgreSQL' if postgres else 'SQLite'} a répondu «\u00a0{message}\u00a0»"
-
-
-# what a check says to do when the lesson's state above it is not there (menu: JupyterLab's
-# French language pack spells it so)
-RUN_ABOVE = (
-    "sélectionnez cette cellule, exécutez tout ce qui la précède (menu Executer, «\u00a0Exécuter "
-    "tout au-dessus de la cellule sélectionnée\u00a0»), puis celle-ci."
-)
 
 
 # Python's words for a service method called with positional or missing arguments (every

@@ -1,14 +1,29 @@
 """What a learner reads in a notebook when a cell fails: one French line instead of a traceback,
 for the course's own errors (``ReadableError``: its class and message, without the frames of the
-course's package) and for a cell stopped while it awaited (Jupyter's Stop button)."""
+course's package) and for a cell stopped while it awaited (Jupyter's Stop button); a French line
+after the traceback for a connection used once closed (a cell run again, or out of order)."""
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from typing import Any
 
-__all__ = ["STOPPED", "ReadableError", "kernel_shell", "stop_in_french"]
+__all__ = ["CLOSED", "RUN_ABOVE", "STOPPED", "ReadableError", "errors_in_french", "kernel_shell"]
 
+# what to do when the lesson's state above a cell is not there (menu: JupyterLab's French language
+# pack spells it so)
+RUN_ABOVE = (
+    "sélectionnez cette cellule, exécutez tout ce qui la précède (menu Executer, «\u00a0Exécuter "
+    "tout au-dessus de la cellule sélectionnée\u00a0»), puis celle-ci."
+)
+
+CLOSED = (
+    "En français\u00a0: cette connexion est fermée (close()). Si c'est celle de la leçon, une "
+    "cellule plus bas la ferme, ou la première cellule, exécutée de nouveau, l'a fermée avec "
+    f"l'ancienne base\u00a0: {RUN_ABOVE}"
+)
+_CLOSED_DATABASE = "Cannot operate on a closed database."  # sqlite3's words
 STOPPED = (
     "CancelledError\u00a0: l'attente de la cellule a été annulée. C'est ce que fait le bouton "
     "■ (Interrompre le noyau) à une cellule arrêtée sur un await\u00a0; le noyau et ses "
@@ -34,19 +49,31 @@ def kernel_shell() -> Any:
     return get_ipython()
 
 
-def _stopped(shell: Any, etype: type, value: BaseException, _tb: Any, tb_offset=None) -> None:
-    """IPython's handler of a custom exception: it shows the error itself (the kernel's reply
+_HANDLED = (asyncio.CancelledError, sqlite3.ProgrammingError)
+
+
+def _in_french(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset=None) -> None:
+    """IPython's handler of the custom exceptions: it shows the error itself (the kernel's reply
     and « Exécuter tout » read what this shows)."""
-    shell._showtraceback(etype, value, [STOPPED])
+    if isinstance(value, asyncio.CancelledError):
+        shell._showtraceback(etype, value, [STOPPED])
+        return
+    shown = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
+    if str(value) == _CLOSED_DATABASE:  # its line in the learner's cell, then what to do
+        shown = [*shown, CLOSED]
+    shell._showtraceback(etype, value, shown)
 
 
-def stop_in_french() -> None:
-    """A cell stopped on an ``await`` (Stop cancels its task) says so in one French line: it
-    showed asyncio's CancelledError traceback, through the session service's frames, in
-    English. The cell still ends in error: « Exécuter tout » stops there as before."""
+def errors_in_french() -> None:
+    """Installed by the lesson's first cell. A cell stopped on an ``await`` (Stop cancels its
+    task) says so in one French line: it showed asyncio's CancelledError traceback, through the
+    session service's frames, in English. A connection used once closed (the lesson's, closed
+    by a later cell, or by its first cell run again) says what to run. Either cell still ends
+    in error: « Exécuter tout » stops there as before."""
     shell = kernel_shell()
     if shell is not None and getattr(shell, "custom_exceptions", ()) in (
         (),
         (asyncio.CancelledError,),
+        _HANDLED,
     ):
-        shell.set_custom_exc((asyncio.CancelledError,), _stopped)
+        shell.set_custom_exc(_HANDLED, _in_french)

@@ -519,6 +519,34 @@ def test_lesson_1_restart_cell_run_again_gives_the_same_count(tmp_path: Path, ru
         assert "SQLite, après redémarrage\u00a0: 1 session" in said, said
 
 
+def test_lesson_3_first_cell_run_again_and_last_cell_run_twice_say_what_to_run(
+    tmp_path: Path, run_notebook
+):
+    """Fourth learner's walk, stop 60: lesson 3's first cell run again (the base made anew) left
+    the read connection of the next cell on the old, deleted file: later cells printed empty
+    tables and « Identique à inspecter(DB) : False », no error; its last cell (which closes that
+    connection) run twice showed sqlite3's English « Cannot operate on a closed database ». Both
+    now stop on the cell's line, then a French line that says what to run."""
+    from course.readable_error import CLOSED
+
+    lesson = read(SOLUTIONS / LESSONS[2])
+    by_id = {c.id: c.source for c in lesson.cells}
+    order = ["l3-c02", "l3-c04", "l3-c02", "l3-c30", "l3-c04", "l3-c30", "l3-c24", "l3-c24"]
+    path = tmp_path / "lecon03_desordre.ipynb"
+    cells = [nbformat.v4.new_code_cell(by_id[i]) for i in order]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    nb, _seconds = run_notebook(path, tmp_path, allow_errors=True)
+    errors = [[o for o in c.outputs if o.output_type == "error"] for c in nb.cells]
+    failed = [i for i, e in enumerate(errors) if e]
+    assert failed == [3, 7], [(order[i], e) for i, e in enumerate(errors) if e]
+    for i in failed:
+        (error,) = errors[i]
+        assert error.ename == "ProgrammingError" and error.traceback[-1] == CLOSED, error
+    # the control: the read connection opened again, the same cell reads the new base
+    said = "".join(o.get("text", "") for o in nb.cells[5].outputs)
+    assert "Identique à inspecter(DB)\u00a0: True" in said, said
+
+
 def test_lesson_5_title_cell_run_again_says_what_to_do(tmp_path: Path, run_notebook):
     """Learner's walk, stop 59: the title cell run a second time met the session it deletes
     gone, and stopped on « 'NoneType' object has no attribute 'events' ». It says, in French,
