@@ -164,7 +164,7 @@ sauvegarde: setup
 ## sauvegarde), refusée sauf REGISTRE=son dossier ou CONFIRMER=1
 restauration: export COURSE_REENROL_ID = $(value REINSCRIRE)
 restauration: setup
-	@test -n $(call q,$(SAUVEGARDE)) || { echo "Donnez la sauvegarde : make restauration SAUVEGARDE=grader/sauvegardes/sauvegarde-….tar.gz" >&2; exit 2; }
+	@test -n $(call q,$(SAUVEGARDE)) || { echo "Donnez la sauvegarde : make restauration SAUVEGARDE=grader/sauvegardes/sauvegarde-….tar.gz" >&2; exit 2; }
 	$(GRADING)backup restaurer $(call q,$(call abs,$(SAUVEGARDE))) --eleves $(call q,$(call abs,$(ELEVES))) $(strip \
 	  $(if $(HUB_DB),--hub-db $(call q,$(call abs,$(HUB_DB)))) \
 	  $(if $(REGISTRE),--registre $(call q,$(call abs,$(REGISTRE)))) $(if $(CONFIRMER),--confirmer) \
@@ -180,7 +180,7 @@ purge-sauvegardes: setup
 ## un zip (grader/exports/ ; RGPD, articles 13, 15 et 20)
 donnees-eleve: export COURSE_LEARNER_ID = $(value ID)
 donnees-eleve: setup
-	@test -n "$$COURSE_LEARNER_ID" || { echo "Donnez l'identifiant : make donnees-eleve ID=chloe" >&2; exit 2; }
+	@test -n "$$COURSE_LEARNER_ID" || { echo "Donnez l'identifiant : make donnees-eleve ID=chloe" >&2; exit 2; }
 	$(GRADING)learner_export --eleves $(call q,$(call abs,$(ELEVES))) -- "$$COURSE_LEARNER_ID"
 
 ## make oublier-eleve ID=... [CONFIRMER=1] [CAVIARDER=1] [TEMOIN=...] : efface un élève de
@@ -203,7 +203,7 @@ ERASE_ARGS = $(strip $(if $(or $(wildcard $(ELEVES)),$(filter command line envir
 oublier-eleve: export COURSE_LEARNER_ID = $(value ID)
 oublier-eleve: export COURSE_CONTROL_ID = $(value TEMOIN)
 oublier-eleve: setup
-	@test -n "$$COURSE_LEARNER_ID" || { echo "Donnez l'identifiant : make oublier-eleve ID=chloe (CONFIRMER=1 pour effacer)" >&2; exit 2; }
+	@test -n "$$COURSE_LEARNER_ID" || { echo "Donnez l'identifiant : make oublier-eleve ID=chloe (CONFIRMER=1 pour effacer)" >&2; exit 2; }
 	$(GRADING)erase_learner $(ERASE_ARGS) -- "$$COURSE_LEARNER_ID"
 
 ## make paquet-eleve [TP=oublier] : le zip à donner aux élèves, build/paquet-eleve/memoire-tuteur-eleve.zip :

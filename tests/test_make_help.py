@@ -81,3 +81,20 @@ def test_make_help_is_french_for_the_course_and_the_learners_package(tmp_path):
             assert not check_text(text, strict=True), (name, text, check_text(text, strict=True))
     recommencer = dict(_help(package))["recommencer"]
     assert "notebooks/lecons et sa progression" in recommencer  # its second line, joined
+
+
+def test_every_message_a_recipe_echoes_has_french_typography():
+    """Teacher's walk, stop 60: `make donnees-eleve` without ID answered « Donnez l'identifiant
+    : … » with an ordinary space (so did `make oublier-eleve` and `make restauration` without
+    their variable), where `make help` and the tools' messages have U+00A0: the refusals the
+    Makefiles print themselves are checked as their `##` lines are."""
+    from french_text import check_text
+
+    makefiles = (*MAKEFILES, REPO / "grader" / "grading" / "student_package.mk")
+    found = []
+    for path in makefiles:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for said in re.findall(r'echo "([^"$]*)', line):
+                if check_text(said, strict=False):
+                    found.append(f"{path.name}:{number}: {said}")
+    assert not found, "\n".join(found)
