@@ -824,3 +824,22 @@ def test_a_gradebook_on_a_server_is_named_without_its_password(course):
         said = str(refused.value)
         assert "n'est pas un fichier SQLite" in said and "carnet" in said and "pg_dump" in said
         assert "S3cret" not in said, said
+
+
+def test_a_purge_of_a_folder_that_does_not_exist_says_so(tmp_path, capsys):
+    """Teacher's walk, stop 60: `make purge-sauvegardes DOSSIER=/media/cle/sauvegarde` (the key
+    not mounted, or « sauvegardes » misspelt) said « 0 sauvegarde(s) effacée(s), 0 gardée(s) dans
+    /media/cle/sauvegarde » and exit 0: the purge the teacher asked for did nothing, without a
+    word. The folder given is named, nothing is created, status 2; the control, an empty folder
+    that exists, is an empty purge."""
+    from grading.backup import main
+
+    missing = tmp_path / "cle" / "sauvegarde"
+    assert main(["purger", "--dossier", str(missing)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(f"✘ Aucun dossier de sauvegardes {missing}\u00a0:"), err
+    assert "DOSSIER=" in err and not missing.parent.exists()
+    missing.mkdir(parents=True)
+    assert main(["purger", "--dossier", str(missing)]) == 0
+    assert "0 sauvegarde(s) effacée(s), 0 gardée(s)" in capsys.readouterr().out
