@@ -78,6 +78,11 @@ def _not_final(dirs: CourseDirs, assignment: str, released: list[str]) -> list[s
     return lines
 
 
+def _has_page(dirs: CourseDirs, student: str, assignment: str) -> bool:
+    """Whether make feedback wrote a page for `student`'s copy of `assignment`."""
+    return any((dirs.feedback / student / assignment).glob("*.html"))
+
+
 def release_feedback(
     assignment: str, nbgrader_args: list[str], grader_dir: Path | None = None
 ) -> tuple[int, list[str]]:
@@ -87,7 +92,15 @@ def release_feedback(
     run = run_quiet(dirs.grader_dir, args, dirs.log_file("release-feedback"))
     released, unmatched, left_out = read_release_log(run.log)
     handed_in = submitted_students(dirs.submitted, assignment, nbgrader_args)
-    waiting = sorted(set(handed_in) - set(released) - set(left_out), key=collation_key)
+    # those make feedback has not written a page for yet (not those nbgrader failed to give back)
+    waiting = sorted(
+        (
+            s
+            for s in set(handed_in) - set(released) - set(left_out)
+            if not _has_page(dirs, s, assignment)
+        ),
+        key=collation_key,
+    )
     lines = [f"Retours de {quoted(assignment)} rendus dans l'échange de nbgrader\u00a0:"]
     given = ", ".join(map(quoted, released))
     given = f"{len(released)} page(s) de retour rendue(s)\u00a0: {given}" if released else ""

@@ -219,3 +219,31 @@ def test_collect_before_the_class_is_registered_makes_no_gradebook_on_a_server(
     finally:
         engine.dispose()
     assert "student" not in tables, f"make collect a créé un carnet de notes vide\u00a0: {tables}"
+
+
+def test_without_an_exchange_collect_and_release_feedback_say_why_in_french(tmp_path):
+    """Teacher's walk, stop 60: without a hub, `make release-feedback` said « nbgrader
+    release_feedback failed » (nbgrader's closing line, its reason « Unwritable directory,
+    please contact your instructor » left in the log) and named every collected student
+    « sans page de retour (make feedback d'abord) », those whose page make feedback had just
+    written included; `make collect` said « nbgrader collect failed ». Each says, in French, that
+    the exchange is missing and what to do without a hub; only a student without a page is
+    sent to make feedback."""
+    here = copy_course(tmp_path / "cours")
+    absent = tmp_path / "pas-d-echange"
+    for student in ("ana", "ben"):
+        (here / "submitted" / student / "oublier").mkdir(parents=True)
+        (here / "submitted" / student / "oublier" / "oublier.ipynb").write_text("{}")
+    (here / "feedback" / "ana" / "oublier").mkdir(parents=True)
+    (here / "feedback" / "ana" / "oublier" / "oublier.html").write_text("<p>retour</p>")
+    for module in ("collect", "release_feedback"):
+        proc = grading(here, module, "oublier", f"--Exchange.root={absent}")
+        said = _said(proc)
+        assert proc.returncode == 1, said
+        assert f"dossier de l'échange de nbgrader{NBSP}: {absent}" in said, said
+        assert "failed" not in said and "Unwritable" not in said, said
+        assert "make zip-collect" in said and "grader/hub/ADMIN.md" in said, said
+        if module == "release_feedback":
+            waiting = f"1 rendu(s) ramassé(s) sans page de retour (make feedback d'abord){NBSP}: "
+            assert waiting + q("ben") in said, said
+    assert not absent.exists()

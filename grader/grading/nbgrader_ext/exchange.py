@@ -34,7 +34,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
-from nbgrader.utils import check_mode, notebook_hash, parse_utc
+from nbgrader.utils import check_directory, check_mode, notebook_hash, parse_utc
 from traitlets import Bool, Unicode
 
 from ..classroom.class_places import DEPOSITED_BY
@@ -90,6 +90,24 @@ CONFINED = "Copie des rendus confinée : lecture de l'échange et écriture de 
 UNCONFINED_LEAD = "Copie des rendus NON confinée : "
 # the feedback release's failure: "<n> <LEFT_OUT> (les autres l'ont) :", then "- «id» : why"
 LEFT_OUT = "élève(s) sans page de retour rendue"
+# nbgrader's ensure_root says « Unwritable directory, please contact your instructor »: here the
+# instructor reads it, on a machine that may have no hub at all
+_NO_EXCHANGE = (
+    "pas de dossier de l'échange de nbgrader\u00a0: {root} (absent, ou pas accessible en "
+    "écriture). make collect et make release-feedback passent par l'échange d'un JupyterHub "
+    "(grader/hub/ADMIN.md)\u00a0; sans hub, les rendus se déposent dans grader/submitted/ ou "
+    "par make zip-collect, et vous donnez à chaque élève sa page de grader/feedback/"
+)
+
+
+class _ExchangeRoot:
+    """nbgrader's check of the exchange's root, its failure said in French."""
+
+    root: str
+
+    def ensure_root(self) -> None:
+        if not check_directory(self.root, write=True, execute=True):
+            self.fail(_NO_EXCHANGE.format(root=self.root))  # type: ignore[attr-defined]
 
 
 def _utc(seconds: float) -> datetime.datetime:
@@ -228,7 +246,7 @@ def _write_lines(path: Path, lines: Iterable[str]) -> None:
     path.write_text("".join(f"{shown(line)}\n" for line in lines), encoding="utf-8")
 
 
-class OwnerCheckedCollect(ExchangeCollect):
+class OwnerCheckedCollect(_ExchangeRoot, ExchangeCollect):
     """nbgrader's collect of the students' own copies: their notebooks, dated by the instructor."""
 
     quarantine_directory = Unicode(
@@ -498,7 +516,7 @@ class OwnerCheckedCollect(ExchangeCollect):
         self.fail("\n".join(lines))
 
 
-class CheckedReleaseFeedback(ExchangeReleaseFeedback):
+class CheckedReleaseFeedback(_ExchangeRoot, ExchangeReleaseFeedback):
     """nbgrader's feedback release of the notebooks' ``.html`` only, read without following links;
     a student without a usable ``submission_secret.txt`` is named, left out; the command fails."""
 

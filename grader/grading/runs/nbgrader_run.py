@@ -5,6 +5,7 @@ kept whole in ``rapport/`` (:func:`run_quiet`); none of it reaches the terminal 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -43,6 +44,8 @@ __all__ = [
 
 FORCE = "--force"
 _STUDENT = ("--student", "--CourseDirectory.student_id")
+# NbGrader.fail's last record, after the one that says why (nbgrader 0.9.6's apps)
+_CLOSING = re.compile(r"nbgrader \S+ failed")
 
 BIN = Path(sys.executable).parent
 
@@ -120,6 +123,8 @@ class QuietRun:
         inert: a kernel (a student's cell) writes to the same log."""
         records = filter(None, map(LOG_RECORD.match, self.log.splitlines()))
         errors = [m["text"] for m in records if m["level"] in ("ERROR", "CRITICAL")]
+        # nbgrader's closing « nbgrader collect failed » says nothing the line before it does not
+        errors = [e for e in errors if not _CLOSING.fullmatch(e)] or errors
         lines = [line for line in self.log.splitlines() if line.strip()]
         return shown((errors or lines or [""])[-1])
 

@@ -17,3 +17,17 @@ def test_a_failure_s_reason_forged_in_the_log_reaches_the_terminal_inert(tmp_pat
     assert "\x1b" not in said and "\x07" not in said and "\u2028" not in said
     assert "effacez tout" in said and said.startswith("✘ notation\u00a0: nbgrader")
     assert QuietRun(1, tmp_path / "x.log", "").failure("export").count("\u00a0:") == 2
+
+
+def test_a_failure_s_reason_is_nbgrader_s_reason_not_its_closing_line(tmp_path: Path):
+    """Teacher's walk, stop 60: `make release-feedback` without an exchange quoted « nbgrader
+    release_feedback failed », nbgrader's last ERROR line, and left the reason, the CRITICAL line
+    before it, in the log. The reason is quoted; the closing line only when it is alone."""
+    log = (
+        "[ReleaseFeedbackApp | CRITICAL] pas de dossier de l'échange\n"
+        "[ReleaseFeedbackApp | ERROR] nbgrader release_feedback failed\n"
+    )
+    said = QuietRun(1, tmp_path / "x.log", log).failure("retours")
+    assert "pas de dossier de l'échange" in said and "failed" not in said
+    alone = "[CollectApp | ERROR] nbgrader collect failed\n"
+    assert "nbgrader collect failed" in QuietRun(1, tmp_path / "x.log", alone).failure("ramassage")
