@@ -108,6 +108,7 @@ def test_a_command_whose_reader_leaves_ends_quietly_with_its_own_status(
     env["COURS_PROGRES_DB"] = str(tmp_path / "progres.db")  # the learner's progress, not ours
     with closing(sqlite3.connect(tmp_path / "inspectee.db")) as con:  # a base to inspect
         con.executescript(CREATE_SCHEMA_SQL)
+    (tmp_path / "sauvegardes").mkdir()  # a folder given to a purge exists (a key: mounted)
     process = subprocess.Popen(
         [sys.executable, *(a.format(tmp=tmp_path) for a in command)],
         cwd=REPO / "grader",  # where make starts a class command

@@ -1019,6 +1019,14 @@ def main(argv: list[str] | None = None) -> int:
             return _say_erased(erased)
         # a purge with its folder given reads no class (its gradebook may be on a server)
         saving = args.command == "sauvegarder"
+        if args.dossier and not args.dossier.is_dir():
+            # a key not mounted, a misspelt name: a backup would go to the local disk, under
+            # the mount point, unseen; a purge of nothing would say « 0 » and succeed
+            raise BackupError(
+                f"Aucun dossier de sauvegardes {args.dossier}\u00a0: rien n'a été "
+                f"{'sauvegardé' if saving else 'purgé'}. Vérifiez DOSSIER=… (le disque est-il "
+                "branché\u00a0?)\u00a0; un nouveau dossier se crée d'abord (mkdir)."
+            )
         located = _dirs(args.grader_dir) if saving or not args.dossier else None
         folder = args.dossier or located[0].backups
         passed: dict[Path, str] = {}  # damaged backups the check passed over
@@ -1041,12 +1049,6 @@ def main(argv: list[str] | None = None) -> int:
                     f"le prochain make grade, puis make feedback)\u00a0: {', '.join(left_out)}."
                 )
             _say_unsaved(unsaved, located[0].report)
-        if args.command == "purger" and args.dossier and not args.dossier.is_dir():
-            # a key not mounted, a misspelt name: a purge of nothing would say « 0 » and succeed
-            raise BackupError(
-                f"Aucun dossier de sauvegardes {args.dossier}\u00a0: rien n'a été purgé. "
-                "Vérifiez DOSSIER=… (le disque est-il branché\u00a0?)."
-            )
         if args.garder is not None and args.garder < 1:
             raise BackupError("GARDER doit valoir au moins 1 (la sauvegarde la plus récente).")
         days = RETENTION_DAYS if args.garder_jours is None else args.garder_jours

@@ -49,6 +49,7 @@ def test_a_deeply_nested_submission_does_not_stop_the_class_backup(course, tmp_p
     deep = json.dumps(nb).replace('"PLACEHOLDER"', "[" * 100_000 + "]" * 100_000)
     _put(course, "dan", deep)
     folder = tmp_path / "sauv"
+    folder.mkdir()
     proc = grading(course, "backup", "sauvegarder", "--dossier", str(folder))
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     assert proc.returncode == 0, proc.stdout + proc.stderr

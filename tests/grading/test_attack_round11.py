@@ -338,6 +338,7 @@ def test_the_second_backup_of_a_second_is_the_newer_one(course, tmp_path):
     register(course, "ana")
     submit(course, "ana", "complete_vacuum")
     folder = tmp_path / "sauv"
+    folder.mkdir()
     save = grading(course, "backup", "sauvegarder", "--dossier", str(folder))
     assert save.returncode == 0, save.stdout + save.stderr
     [(_, first)] = backups_in(folder)
@@ -436,6 +437,7 @@ def test_the_partial_file_of_a_killed_backup_is_purged_and_one_being_written_is_
     register(course, "ana")
     submit(course, "ana", "complete_vacuum")
     folder = tmp_path / "sauv"
+    folder.mkdir()
     saved = grading(course, "backup", "sauvegarder", "--dossier", str(folder))
     assert saved.returncode == 0, saved.stdout + saved.stderr
     stale, writing = (
@@ -471,6 +473,7 @@ def test_a_purge_waits_for_the_purge_already_at_work_on_the_folder(course, tmp_p
     register(course, "ana")
     submit(course, "ana", "complete_vacuum")
     folder = tmp_path / "sauv"
+    folder.mkdir()
     saved = grading(course, "backup", "sauvegarder", "--dossier", str(folder))
     assert saved.returncode == 0, saved.stdout + saved.stderr
     hold = "import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)\n"

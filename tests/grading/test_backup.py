@@ -74,6 +74,7 @@ def _export_here(grader) -> bytes:
 def test_a_backup_restores_into_a_fresh_clone(graded_class_copy, tmp_path):
     grader = graded_class_copy.grader  # its own: SQLite opens the gradebook to back it up
     roster = grader / "eleves.csv"
+    (tmp_path / "sauv").mkdir()  # a folder given is made by the teacher (a key: mounted)
     save = grading(
         grader,
         "backup",
@@ -451,6 +452,7 @@ def test_graded_copies_not_whole_in_the_gradebook_are_left_out(graded_class, tmp
         )
     con.close()
     (grader / "autograded" / "cyr" / "oublier" / "lien").symlink_to("/etc/passwd")
+    (tmp_path / "sauv").mkdir()
     save = grading(grader, "backup", "sauvegarder", "--dossier", str(tmp_path / "sauv"))
     assert save.returncode == 0, save.stdout + save.stderr
     assert "Laissées de côté" in save.stdout, save.stdout
@@ -482,6 +484,7 @@ def test_a_graded_copy_with_a_cell_the_gradebook_did_not_grade_is_left_out(grade
     graded[0]["metadata"]["nbgrader"]["grade_id"] = "cellule_d_une_autre_notation"
     copy.write_text(json.dumps(nb), encoding="utf-8")
     os.utime(copy, ns=(before.st_atime_ns, before.st_mtime_ns))
+    (tmp_path / "sauv").mkdir()
     save = grading(grader, "backup", "sauvegarder", "--dossier", str(tmp_path / "sauv"))
     assert save.returncode == 0, save.stdout + save.stderr
     [(_, archive)] = backups_in(tmp_path / "sauv")
@@ -491,6 +494,7 @@ def test_a_graded_copy_with_a_cell_the_gradebook_did_not_grade_is_left_out(grade
 
 
 def _save(grader: Path, folder: Path, *more: str) -> subprocess.CompletedProcess:
+    folder.mkdir(parents=True, exist_ok=True)  # a folder given is the teacher's to make
     return grading(grader, "backup", "sauvegarder", "--dossier", str(folder), *more)
 
 
@@ -830,16 +834,19 @@ def test_a_purge_of_a_folder_that_does_not_exist_says_so(tmp_path, capsys):
     """Teacher's walk, stop 60: `make purge-sauvegardes DOSSIER=/media/cle/sauvegarde` (the key
     not mounted, or « sauvegardes » misspelt) said « 0 sauvegarde(s) effacée(s), 0 gardée(s) dans
     /media/cle/sauvegarde » and exit 0: the purge the teacher asked for did nothing, without a
-    word. The folder given is named, nothing is created, status 2; the control, an empty folder
-    that exists, is an empty purge."""
+    word; `make sauvegarde` with the same folder made it, on the local disk, and wrote the backup
+    there. Both name the folder given, create nothing, status 2 (before reading any class); the
+    control, an empty folder that exists, is an empty purge."""
     from grading.backup import main
 
     missing = tmp_path / "cle" / "sauvegarde"
-    assert main(["purger", "--dossier", str(missing)]) == 2
-    out, err = capsys.readouterr()
-    assert out == ""
-    assert err.startswith(f"✘ Aucun dossier de sauvegardes {missing}\u00a0:"), err
-    assert "DOSSIER=" in err and not missing.parent.exists()
+    for command, done in (("purger", "purgé"), ("sauvegarder", "sauvegardé")):
+        assert main([command, "--dossier", str(missing)]) == 2
+        out, err = capsys.readouterr()
+        assert out == ""
+        said = f"✘ Aucun dossier de sauvegardes {missing}\u00a0: rien n'a été {done}."
+        assert err.startswith(said), err
+        assert "DOSSIER=" in err and not missing.parent.exists()
     missing.mkdir(parents=True)
     assert main(["purger", "--dossier", str(missing)]) == 0
     assert "0 sauvegarde(s) effacée(s), 0 gardée(s)" in capsys.readouterr().out
