@@ -181,7 +181,7 @@ def _header(row: list[str], source: str) -> list[str]:
         if not field and raw.strip():
             problems.append(
                 f"{source}, ligne 1\u00a0: colonne inconnue {_shown(raw.strip())} (colonnes "
-                "reconnues\u00a0: id ou identifiant, prénom, nom, courriel, rôle)."
+                "reconnues\u00a0: id ou identifiant, prénom, nom, courriel, rôle, lms_user_id)."
             )
         elif field and field in fields:
             problems.append(f"{source}, ligne 1\u00a0: colonne {_shown(raw.strip())} en double.")

@@ -172,3 +172,16 @@ def test_a_list_without_roles_is_a_list_of_students():
     ]
     french = parse_roster("id;rôle\nprof;Enseignant\ntom;assistant\nana;élève\n")
     assert [m.role for m in french] == ["instructor", "ta", "student"]
+
+
+def test_an_unknown_column_is_answered_with_every_column_read():
+    """Teacher's walk, stop 60: the refusal named « id ou identifiant, prénom, nom, courriel,
+    rôle », without lms_user_id, which the reader takes and grader/README.md documents."""
+    import roster
+
+    with pytest.raises(RosterError) as refused:
+        parse_roster("id,classe\nana,2nde\n", "classe.csv")
+    named = str(refused.value).split("reconnues\u00a0: ", 1)[1].removesuffix(").")
+    columns = named.replace(" ou ", ", ").split(", ")
+    fields = {roster._HEADERS[roster._fold(column)] for column in columns}
+    assert fields == set(roster._HEADERS.values()), named
