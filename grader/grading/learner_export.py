@@ -41,8 +41,8 @@ from .privacy.learner_places import EXPORT_CARD, Context, Setup, roster_students
 
 __all__ = ["ExportRefused", "export_learner", "main"]
 
-README = """Vos données dans le cours «\u00a0{course}\u00a0»
-=====================================
+README = """{title}
+{underline}
 
 Cette archive contient tout ce que le système de notation du cours garde à votre sujet
 (identifiant «\u00a0{sid}\u00a0»), exportée le {when} ({zone}), au titre des articles 13 et 15
@@ -76,8 +76,9 @@ Pourquoi ces données, qui les voit, combien de temps
   données ne sont ni vendues ni transmises à un tiers, et aucun service en ligne extérieur ne
   les reçoit pour la notation (elle se fait sur la machine du cours).
 - Durée de conservation\u00a0: le temps du cours et de ses notes, puis jusqu'à l'effacement
-  demandé par vous ou décidé par l'établissement. Les sauvegardes sont effacées
-  automatiquement après {retention} jours. Les archives reçues d'une plateforme (ENT, LMS)
+  demandé par vous ou décidé par l'établissement. Les sauvegardes de la classe sont gardées
+  {retention} jours (le réglage par défaut du cours), puis effacées par une sauvegarde
+  suivante. Les archives reçues d'une plateforme (ENT, LMS)
   contiennent aussi les rendus d'autres élèves et ne sont donc pas jointes\u00a0: votre rendu en a
   été extrait (rendus/).
 
@@ -268,7 +269,10 @@ def _write_export(
     with os.fdopen(fd, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as zf:
         when = french_datetime(now).replace(" ", " à ", 1)
         course, days, zone = ctx.course_id or "cours", f"{RETENTION_DAYS:g}", COURSE_TIME_ZONE
-        readme = README.format(course=course, sid=sid, when=when, zone=zone, retention=days)
+        title = f"Vos données dans le cours «\u00a0{course}\u00a0»"
+        readme = README.format(
+            title=title, underline="=" * len(title), sid=sid, when=when, zone=zone, retention=days
+        )
         zf.writestr("LISEZMOI.txt", readme)
         fiche = {
             "carnet_de_notes": record,

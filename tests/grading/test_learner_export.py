@@ -54,6 +54,8 @@ def test_the_archive_holds_the_learner_and_no_one_else(graded_class, tmp_path, s
     readme = members["LISEZMOI.txt"].decode()
     assert "(information et droit d'accès) et 20 (droit à la portabilité) du RGPD" in readme
     assert f"«\u00a0{sid}\u00a0»" in readme
+    title, underline, *_ = readme.splitlines()  # teacher's walk, stop 60: 37 « = » whatever
+    assert title.startswith("Vos données dans le cours") and underline == "=" * len(title)
     fiche = json.loads(members["eleve.json"])
     assert fiche["carnet_de_notes"]["identifiant"] == sid
     assert fiche["carnet_de_notes"]["nom"] == OTHERS[sid][0]
@@ -150,7 +152,7 @@ def test_the_copy_is_complete_and_readable(graded_class_copy, tmp_path):
     [hand] = [r for r in rows if r["points à la main"]]
     assert hand["points à la main"] == "1,5" and "." not in "".join(r["note"] for r in rows)
     readme = members["LISEZMOI.txt"].decode()
-    for words in ("Finalité", "Destinataires", "Durée de conservation", "après 30 jours",
+    for words in ("Finalité", "Destinataires", "Durée de conservation", "30 jours (le réglage",
                   "réclamation à la CNIL", "articles 13 et 15"):  # fmt: skip
         assert words in readme, words
 
