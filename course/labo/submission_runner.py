@@ -123,6 +123,12 @@ class _WatchedConnection(sqlite3.Connection):
         super().rollback()
         self._validated = self.total_changes
 
+    def __exit__(self, *exc: object) -> bool:
+        """``with conn:`` commits (or rolls back) without calling commit() above."""
+        result = super().__exit__(*exc)
+        self._validated = self.total_changes
+        return result
+
     def autocommit_off(self) -> bool:
         """autocommit=False (Python 3.12+: the attribute is absent before)."""
         return getattr(self, "autocommit", None) is False

@@ -926,3 +926,37 @@ def test_vacuum_before_commit_says_each_thing_once():
     assert message.count(criteria.SEE_TRANSACTION) == 1, message
     assert criteria.OPEN_AFTER_VACUUM.removesuffix(criteria.SEE_TRANSACTION).strip() in message
     assert "autocommit" not in message, message
+
+
+WATCHED_IN_LEARNER_ENV = """
+import sqlite3
+from course.labo.submission_runner import _WatchedConnection
+conn = sqlite3.connect(":memory:", factory=_WatchedConnection, autocommit=False)
+conn.execute("CREATE TABLE t (x)")
+said = []
+with conn:  # commits at its end, without calling commit()
+    conn.execute("INSERT INTO t VALUES (1)")
+said.append(conn.unvalidated())
+conn.execute("INSERT INTO t VALUES (2)")
+said.append(conn.unvalidated())
+conn.commit()
+said.append(conn.unvalidated())
+print(said)
+"""
+
+
+@pytest.mark.slow
+def test_a_with_block_validates_an_autocommit_false_connection(tmp_path):
+    """The review of stop 60: ``with conn:`` commits without calling commit(), so an
+    autocommit=False connection validated by a with block was still told as holding changes
+    never validated. In the learner's Python (autocommit is 3.12+)."""
+    from learner_env import learner_env
+
+    run = subprocess.run(
+        [str(learner_env().python), "-c", WATCHED_IN_LEARNER_ENV],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.stdout.strip() == "[False, True, False]", run.stdout + run.stderr[-2000:]
