@@ -46,9 +46,9 @@ _KERNEL_NAMES = {"In", "Out", "exit", "quit", "get_ipython"}
 _said = [False]  # whether this cell said a hint already: one per cell is enough
 
 
-def _call(coroutine: Any) -> str:
+def _call(qualname: str) -> str:
     """The called function's name, as the learner wrote it after the dot."""
-    return getattr(coroutine, "__qualname__", "?").rsplit(".", 1)[-1]
+    return qualname.rsplit(".", 1)[-1]
 
 
 def _freed(ref: weakref.ref, qualname: str) -> None:
@@ -78,11 +78,11 @@ def _waiting(value: Any) -> bool:
 def _shown(coroutine: Any, printer: Any, _cycle: bool) -> None:
     """IPython's text for a coroutine a cell shows (its last line): the hint, not its repr."""
     if inspect.getcoroutinestate(coroutine) == inspect.CORO_CREATED:
-        printer.text(SHOWN.format(call=_call(coroutine)))
+        printer.text(SHOWN.format(call=_call(coroutine.__qualname__)))
         if not _is_told(coroutine):
             _watch(coroutine)
     else:
-        printer.text(f"<coroutine {_call(coroutine)}>")
+        printer.text(f"<coroutine {_call(coroutine.__qualname__)}>")
 
 
 def _after_cell(result: Any) -> None:
@@ -94,7 +94,7 @@ def _after_cell(result: Any) -> None:
     for name, value in list(names.items()):
         if name.startswith("_") or name in _KERNEL_NAMES or not _waiting(value):
             continue
-        print(STORED.format(name=name, call=_call(value)), file=sys.stderr)
+        print(STORED.format(name=name, call=_call(value.__qualname__)), file=sys.stderr)
         _watch(value)
         stored = True
     error = getattr(result, "error_in_exec", None)
@@ -114,7 +114,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     elif _told[found[1]]:
         _told[found[1]] -= 1
     else:
-        print(DROPPED.format(call=found[1].rsplit(".", 1)[-1]), file=file or sys.stderr)
+        print(DROPPED.format(call=_call(found[1])), file=file or sys.stderr)
         _said[0] = True
 
 

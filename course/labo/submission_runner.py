@@ -206,13 +206,16 @@ class _Watch:
                 self._connections.add(conn)
         return conn
 
+    def _snapshot(self) -> list[_WatchedConnection]:
+        """The student's connections not freed yet (another thread may open one meanwhile)."""
+        with self._lock:
+            return list(self._connections)
+
     def left_open(self) -> bool:
         """True if a connection of the student's was freed without close(), or is still open:
         never closed, and not freed yet (a sqlite3 connection is in a reference cycle with its
         statement cache: only the cyclic collector frees it, at a time of its own)."""
-        with self._lock:
-            connections = list(self._connections)
-        for conn in connections:
+        for conn in self._snapshot():
             if getattr(conn, "_closed_here", False):
                 continue
             try:
@@ -225,9 +228,7 @@ class _Watch:
     def changed_rows(self) -> bool:
         """True if a connection of the student's deleted or changed a row, kept or rolled
         back: still open, or closed or freed before."""
-        with self._lock:
-            connections = list(self._connections)
-        for conn in connections:
+        for conn in self._snapshot():
             with contextlib.suppress(sqlite3.Error):
                 if conn.total_changes > 0:
                     return True
@@ -235,9 +236,7 @@ class _Watch:
 
     def open_transaction(self) -> bool:
         """True if a connection still open holds an uncommitted transaction."""
-        with self._lock:
-            connections = list(self._connections)
-        for conn in connections:
+        for conn in self._snapshot():
             try:
                 self.autocommit_off |= conn.autocommit_off()
                 if conn.unvalidated():

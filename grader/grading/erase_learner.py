@@ -97,7 +97,7 @@ def _remove_left(ctx: Context) -> list[Path]:
         if not left.is_symlink() and (left.is_file() or left.is_dir()):
             _rm(left)
             removed.append(left)
-    _mark_unfinished(ctx, [p for p in _unfinished(ctx) if _left(p)])
+    _release(ctx)
     return removed
 
 
