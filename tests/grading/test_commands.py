@@ -8,11 +8,19 @@ hand, named with its `python -m` line in grader/README.md."""
 from __future__ import annotations
 
 import ast
+import importlib.util
+import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
+import time
+from contextlib import suppress
 from pathlib import Path
 
+from grading.classroom.class_lock import INTERRUPTED_AT_START
+from grading_course import BIN, copy_course, run_tool, start_grading
 from helpers import REPO
 
 PACKAGE = REPO / "grader" / "grading"
@@ -142,3 +150,46 @@ def test_the_report_module_started_as_a_command_names_the_one_that_makes_the_rep
     )
     assert done.returncode == 1 and not done.stdout, done
     assert "make rapport (python -m grading.rapport" in done.stderr, done.stderr
+
+
+def _files(folder: Path) -> set[str]:
+    """What `folder` holds, but Python's compiled files."""
+    return {str(p.relative_to(folder)) for p in folder.rglob("*") if "__pycache__" not in p.parts}
+
+
+def test_ctrl_c_while_a_command_starts_is_one_french_line(tmp_path, monkeypatch):
+    """Ctrl-C in the first second of a class command, while Python still imports it (before its
+    main and its class lock): one French line and status 130, nothing written; it was Python's
+    English traceback. Every command, started as make starts it in a copy of the course, is
+    interrupted as soon as Python has located it: its compiled file appears then (runpy imports
+    `grading`, compiles the command, only then runs it), so the copy has no __pycache__ and
+    Python writes them, as a teacher's does."""
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    grader = copy_course(tmp_path)
+    before = _files(grader)
+    said = {}
+    for name in commands(PACKAGE):
+        for cache in list((grader / "grading").rglob("__pycache__")):
+            shutil.rmtree(cache)
+        located = Path(importlib.util.cache_from_source(str(grader / "grading" / f"{name}.py")))
+        proc = start_grading(grader, name)
+        try:
+            deadline = time.monotonic() + 60
+            while not located.exists() and proc.poll() is None and time.monotonic() < deadline:
+                pass
+            with suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGINT)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            with suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        said[name] = (proc.returncode, out, err)
+    expected = (130, "", f"✘ {INTERRUPTED_AT_START}\n")
+    assert {name: got for name, got in said.items() if got != expected} == {}
+    assert _files(grader) == before
+    # nbgrader's own processes import `grading` too (nbgrader_config.py), never by -m: their
+    # Ctrl-C stays theirs
+    hook = "import grading, sys; print(sys.excepthook is sys.__excepthook__)"
+    assert run_tool(grader, str(BIN / "python"), "-c", hook).stdout == "True\n"

@@ -27,6 +27,7 @@ from .paths import grader_path, no_course
 
 __all__ = [
     "ERASING",
+    "INTERRUPTED_AT_START",
     "LOCK_FILE",
     "RESTORE",
     "RESTORING",
@@ -41,6 +42,9 @@ RESTORING = ".restauration-en-cours"  # in grader/: the archive of a restore not
 # replace them; those a stopped one left, the erasure run again removes
 ERASING = ".effacement-en-cours"
 RESTORE = "make restauration"
+# Ctrl-C while the command still starts (Python importing, before its main and this lock): said
+# by grading/__init__.py's hook, status 130; Ctrl-C later, inside the lock: class_lock says it
+INTERRUPTED_AT_START = "Commande interrompue (Ctrl-C) avant de commencer\u00a0: rien n'a été fait."
 _READ_ONLY = {errno.EACCES, errno.EPERM, errno.EROFS}
 _FLAGS = os.O_NOFOLLOW | os.O_CLOEXEC
 _held: list[int] = []  # the descriptor of the lock this process holds, for its nbgrader
