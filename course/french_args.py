@@ -36,9 +36,10 @@ _MESSAGES: list[tuple[str, str]] = [
     (r"argument\s(.+?):\sexpected\sone\sargument", "l'option {0} attend une valeur"),
     (r"argument\s(.+?):\sexpected\sat\sleast\sone\sargument", "l'option {0} attend une valeur"),
     (
-        r"argument\s(.+?):\sinvalid\s(?:float|int)\svalue:\s(.*)",
-        "l'option {0} attend un nombre, pas {1}",
+        r"argument\s(.+?):\sinvalid\sint\svalue:\s(.*)",
+        "l'option {0} attend un nombre entier, pas {1}",
     ),
+    (r"argument\s(.+?):\sinvalid\sfloat\svalue:\s(.*)", "l'option {0} attend un nombre, pas {1}"),
     (r"argument\s(.+?):\sinvalid\s(\w+)\svalue:\s(.*)", "valeur invalide pour {0}\u00a0: {2}"),
     (
         r"argument\s(.+?):\sinvalid\schoice:\s(.*?)\s\(choose\sfrom\s(.*)\)",

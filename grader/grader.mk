@@ -11,10 +11,21 @@ NBGRADER = cd $(call q,$(NOTATION)) && $(NBG_ENV) $(call q,$(abspath $(BIN))/nbg
 # a NOTATION without grading/ (grader/demo, which make demo-grading makes): said in French, not
 # Python's English « No module named 'grading' » (checked as the recipe starts, shown only then)
 HAS_GRADING = $(shell test -d $(call q,$(NOTATION))/grading && echo 1)
-GRADING = $(if $(HAS_GRADING),cd $(call q,$(NOTATION)) && $(NBG_ENV) $(call q,$(abspath $(PY))) \
--m grading.,@echo "✘ NOTATION="$(call q,$(NOTATION))" n'a pas de dossier grading/ : donnez le \
+GRADING = $(if $(HAS_GRADING),cd $(call q,$(NOTATION)) && $(NBG_ENV) $(MAKE_OPTIONS_ENV) \
+$(call q,$(abspath $(PY))) -m grading.,@echo "✘ NOTATION="$(call q,$(NOTATION))" n'a pas de \
+dossier grading/ : donnez le \
 grader/ d'une copie du cours (la démonstration se lit avec make formgrader NOTATION=grader/demo, \
 son rapport est déjà dans grader/demo/rapport/)." >&2; exit 2; : )
+# The make variables that give a class command an option's value, VARIABLE=--option, one list:
+# `$(call option,JOBS)` is « --jobs $(JOBS) », nothing when JOBS is empty. The command is told
+# which of them this line gave (COURSE_MAKE_OPTIONS, names only) and names the variable typed in
+# a refusal (« GARDER_JOURS attend un nombre, pas « 7j » »), not its option:
+# grading.french.french_args. A path (DOSSIER, HUB_DB…) is checked by the command, in its words.
+MAKE_OPTIONS = JOBS=--jobs GARDER=--garder GARDER_JOURS=--garder-jours SANS_HEURE=--sans-heure \
+	EXEMPLES=--only TP=--tp HUB_URL=--hub-url PREFIXE_UNIX=--prefixe-unix HELM_RELEASE=--helm-release
+option = $(if $($(1)),$(patsubst $(1)=%,%,$(filter $(1)=%,$(MAKE_OPTIONS))) $($(1)))
+MAKE_OPTIONS_ENV = COURSE_MAKE_OPTIONS=$(call q,$(strip $(foreach pair,$(MAKE_OPTIONS),\
+	$(if $($(firstword $(subst =, ,$(pair)))),$(pair)))))
 # the assignment (A=lecons for another one), parallel workers, the class list, a due date
 A ?= oublier
 JOBS ?= 1
@@ -96,7 +107,7 @@ collect: setup
 ## n'efface jamais rien, nomme chaque fichier refusé (élève effacé compris) ;
 ## SANS_HEURE=a-l-heure|retard : la règle des copies dont aucune archive ne prouve l'heure de rendu
 zip-collect: setup
-	$(GRADING)zip_collect $(A) $(if $(SANS_HEURE),--sans-heure=$(SANS_HEURE)) $(ARGS)
+	$(GRADING)zip_collect $(A) $(call option,SANS_HEURE) $(ARGS)
 
 ## make duedate DATE="2025-03-14 18:00:00 Europe/Paris" : la date limite du devoir (au carnet de
 ## notes, en UTC ; formgrader l'affiche en UTC, le rapport dans le fuseau du cours)
@@ -107,7 +118,7 @@ duedate: setup
 ## make grade [JOBS=2] [FORCE=1] [ARGS=...] : la correction automatique (nbgrader autograde),
 ## avec barre de progression et bilan en français
 grade: setup
-	$(GRADING)autograde $(A) --jobs $(JOBS) $(if $(FORCE),--force) \
+	$(GRADING)autograde $(A) $(call option,JOBS) $(if $(FORCE),--force) \
 	  $(if $(SANS_BAC_A_SABLE),--sans-bac-a-sable) $(ARGS)
 
 ## make feedback [FORCE=1] : une page HTML de retour par élève dans grader/feedback/ (tests
@@ -137,15 +148,15 @@ formgrader: setup
 ## make demo-grading [EXEMPLES=...] : tout le cycle de notation sur les copies d'exemple, dans
 ## grader/demo/
 demo-grading: setup
-	cd grader && $(NBG_ENV) $(call q,$(abspath $(PY))) -m grading.demo \
-	  $(if $(EXEMPLES),--only $(EXEMPLES)) $(if $(SANS_BAC_A_SABLE),--sans-bac-a-sable)
+	cd grader && $(NBG_ENV) $(MAKE_OPTIONS_ENV) $(call q,$(abspath $(PY))) -m grading.demo \
+	  $(call option,EXEMPLES) $(if $(SANS_BAC_A_SABLE),--sans-bac-a-sable)
 
 ## make bench-grading : mesure ce TP contre un devoir trivial d'une cellule, 30 rendus chacun
 bench-grading: setup
 	$(GRADING)bench --submissions 30 --jobs 2
 
 BACKUP_PLACE = $(if $(DOSSIER),--dossier $(call q,$(call abs,$(DOSSIER)))) \
-	$(if $(GARDER),--garder $(GARDER)) $(if $(GARDER_JOURS),--garder-jours $(GARDER_JOURS))
+	$(call option,GARDER) $(call option,GARDER_JOURS)
 
 ## make sauvegarde [DOSSIER=...] [GARDER=N] [GARDER_JOURS=J] [HUB_DB=...] [CONFIRMER=1] : une
 ## archive .tar.gz dans grader/sauvegardes/ (carnet de notes copié sans risque pendant make grade,
@@ -192,13 +203,13 @@ donnees-eleve: setup
 # the erasure's options, on one line: make echoes its command without a line of bare `\`
 ERASE_ARGS = $(strip $(if $(or $(wildcard $(ELEVES)),$(filter command line environment,$(origin ELEVES))),--eleves $(call q,$(call abs,$(ELEVES)))) \
 	$(if $(CONFIRMER),--confirmer) $(if $(CAVIARDER),--caviarder) \
-	$(if $(value TEMOIN),--temoin="$$COURSE_CONTROL_ID") $(if $(HUB_URL),--hub-url $(HUB_URL)) \
+	$(if $(value TEMOIN),--temoin="$$COURSE_CONTROL_ID") $(call option,HUB_URL) \
 	$(if $(HUB_DB),--hub-db $(call q,$(call abs,$(HUB_DB)))) $(if $(ECHANGE),--echange $(call q,$(call abs,$(ECHANGE)))) \
 	$(if $(HOMES),--dossiers-personnels $(call q,$(call abs,$(HOMES)))) \
-	$(if $(PREFIXE_UNIX),--prefixe-unix $(PREFIXE_UNIX)) \
+	$(call option,PREFIXE_UNIX) \
 	$(if $(DOSSIER),--sauvegardes $(call q,$(call abs,$(DOSSIER)))) \
-	$(if $(GARDER_JOURS),--garder-jours $(GARDER_JOURS)) \
-	$(if $(HELM_RELEASE),--helm-release $(HELM_RELEASE)) \
+	$(call option,GARDER_JOURS) \
+	$(call option,HELM_RELEASE) \
 	$(if $(MOTS_DE_PASSE),--mots-de-passe-tljh $(call q,$(call abs,$(MOTS_DE_PASSE)))))
 oublier-eleve: export COURSE_LEARNER_ID = $(value ID)
 oublier-eleve: export COURSE_CONTROL_ID = $(value TEMOIN)
@@ -211,4 +222,4 @@ oublier-eleve: setup
 ## jamais solutions/ ni grader/ ; refusé si une solution, un test ou une entrée cachés s'y trouvent
 TP ?=
 paquet-eleve: notebooks
-	$(GRADING)student_package $(if $(TP),--tp $(TP)) $(ARGS)
+	$(GRADING)student_package $(call option,TP) $(ARGS)

@@ -1,10 +1,13 @@
 """The teacher's command line parser: French (``course.french_args``), with the class commands'
 rules on top: no abbreviated option, the command's help named in every error, the assignment
-and the grader/ folder as shared arguments.
+and the grader/ folder as shared arguments, and a refusal that names the make variable the
+teacher typed (``GARDER_JOURS``) rather than the option make gave in its place.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 from pathlib import Path
 from typing import NoReturn
@@ -12,6 +15,23 @@ from typing import NoReturn
 from course.french_args import EXIT_USAGE, FrenchArgumentParser, french_error
 
 __all__ = ["FrenchParser", "french_error"]
+
+# set by grader/grader.mk: the make variables that gave this command line an option's value,
+# « JOBS=--jobs GARDER_JOURS=--garder-jours » (its MAKE_OPTIONS, those not empty)
+MAKE_OPTIONS_ENV = "COURSE_MAKE_OPTIONS"
+
+
+def _as_typed(message: str) -> str:
+    """`message` naming the make variable in place of each option that one gave this command
+    line (``make grade JOBS=deux``: « JOBS attend un nombre entier… », not « l'option --jobs… »);
+    an option given twice (ARGS too) or typed by hand keeps its name."""
+    line = sys.argv[1:]
+    for pair in os.environ.get(MAKE_OPTIONS_ENV, "").split():
+        variable, _, option = pair.partition("=")
+        if sum(arg == option or arg.startswith(f"{option}=") for arg in line) == 1:
+            named = rf"(?:l'option )?(?<![\w-]){re.escape(option)}(?![\w-])"
+            message = re.sub(named, variable, message)
+    return message
 
 
 class FrenchParser(FrenchArgumentParser):
@@ -55,6 +75,7 @@ class FrenchParser(FrenchArgumentParser):
         """Stop on the command's own French `message` (no course here, a value the parser cannot
         check), status 2; with `usage`, after the usage line and before the help's name, as
         argparse's errors (`message` then without its full stop)."""
+        message = _as_typed(message)
         if usage:
             self.print_usage(sys.stderr)
             message = f"{message}. Aide\u00a0: {self.prog} --help"

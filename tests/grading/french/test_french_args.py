@@ -25,6 +25,9 @@ import grading
 import pytest
 from french_text import check_text
 from grading.french.french_args import FrenchParser
+from grading_course import copy_course, make
+from grading_course import grading as run_grading
+from helpers import REPO
 
 GRADING = Path(grading.__file__).parent
 
@@ -241,3 +244,46 @@ def test_no_command_builds_an_english_parser():
         if re.search(r"\bArgumentParser\(", line)
     ]
     assert not english, english
+
+
+def _refusal_line(done) -> str:  # noqa: ANN001
+    """The one « ✘ » line of a refused command line (status 2)."""
+    assert done.returncode == 2, done.stdout + done.stderr
+    return next(line for line in done.stderr.splitlines() if line.startswith("✘ "))
+
+
+def test_a_refused_make_variable_is_named_as_typed(tmp_path):
+    """``make grade JOBS=deux``, ``make sauvegarde GARDER_JOURS=7j``: the refusal names the
+    variable the teacher typed, not the option make gave the command in its place (it said
+    « l'option --jobs »). Typed by hand, the command still names its option, and so does make
+    when the option comes twice (JOBS and ARGS: which one is wrong is not known). Started by
+    make as typed, on a copy of the course (NOTATION)."""
+    grader = copy_course(tmp_path)
+    at = f"NOTATION={grader}"
+    autograde = "python -m grading.autograde"
+    help_ = f". Aide\u00a0: {autograde} --help"
+    backup = "python -m grading.backup sauvegarder"
+    assert _refusal_line(make(REPO, "grade", "JOBS=deux", at)) == (
+        f"✘ {autograde}\u00a0: JOBS attend un nombre entier, pas «\u00a0deux\u00a0»{help_}"
+    )
+    assert _refusal_line(make(REPO, "sauvegarde", "GARDER_JOURS=7j", at)) == (
+        f"✘ {backup}\u00a0: GARDER_JOURS attend un nombre, pas «\u00a07j\u00a0». "
+        f"Aide\u00a0: {backup} --help"
+    )
+    by_option = (
+        f"✘ {autograde}\u00a0: l'option --jobs attend un nombre entier, pas «\u00a0deux\u00a0»"
+    )
+    assert _refusal_line(run_grading(grader, "autograde", "--jobs", "deux")) == by_option + help_
+    twice = make(REPO, "grade", "JOBS=2", "ARGS=--jobs deux", at)
+    assert _refusal_line(twice) == by_option + help_
+
+
+def test_every_option_make_gives_from_a_variable_is_in_its_list():
+    """grader/grader.mk gives an option its value from a make variable through one function,
+    `$(call option,VARIABLE)`, whose list the command is told: an option written in a recipe
+    as « $(if $(X),--option $(X)) » would be refused under its own name, not X's."""
+    lines = (REPO / "grader" / "grader.mk").read_text(encoding="utf-8").splitlines()
+    text = "\n".join(line for line in lines if not line.startswith("#"))
+    assert re.findall(r"--[a-z-]+[ =]\$\((\w+)\)", text) == []
+    for variable in re.findall(r"\$\(call option,(\w+)\)", text):
+        assert re.search(rf"\b{variable}=--[a-z-]+\b", text), variable
