@@ -26,8 +26,8 @@ def _interrupted_at_start(kind: type[BaseException], value: BaseException, tb) -
     130 (128 + SIGINT, the shell's code for Ctrl-C); anything else to the hook before it."""
     reached_main, step = False, tb
     while step is not None and not reached_main:
-        frame = step.tb_frame
-        reached_main = frame.f_code.co_name == "main" and frame.f_globals["__name__"] == "__main__"
+        code, module = step.tb_frame.f_code, step.tb_frame.f_globals.get("__name__")
+        reached_main = code.co_name == "main" and module == "__main__"
         step = step.tb_next
     if not issubclass(kind, KeyboardInterrupt) or reached_main:
         _previous_hook(kind, value, tb)
