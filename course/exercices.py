@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from course.hints import LADDERS, S_ASYNC, set_tp_cause
-from course.readable_error import RUN_ABOVE, ReadableError
+from course.readable_error import RUN_ABOVE, ReadableError, missing_name
 from course.sessions.errors import ServiceClosedError
 from course.sql_messages import sql_in_french
 
@@ -112,10 +112,7 @@ def _in_french(exc: Exception, exercice: str, hint: str) -> str | None:
             f"changé la base)\u00a0: {RUN_ABOVE}"
         )
     if isinstance(exc, NameError) and _in_the_check(exc):  # a restarted kernel, cells skipped
-        return (
-            f"«\u00a0{exc.name}\u00a0» n'existe pas dans ce noyau (redémarré, ou des cellules "
-            f"au-dessus jamais exécutées)\u00a0: {RUN_ABOVE}"
-        )
+        return missing_name(exc.name)
     if isinstance(exc, sqlite3.Error) or type(exc).__module__.startswith("asyncpg"):
         return f"votre requête est refusée\u00a0: {sqlite_en_francais(exc)}.{hint}"
     if not isinstance(exc, (TypeError, AttributeError)):

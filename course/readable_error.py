@@ -1,7 +1,8 @@
 """What a learner reads in a notebook when a cell fails: one French line instead of a traceback,
 for the course's own errors (``ReadableError``: its class and message, without the frames of the
 course's package) and for a cell stopped while it awaited (Jupyter's Stop button); a French line
-after the traceback for a connection used once closed (a cell run again, or out of order)."""
+after the traceback for a connection used once closed and for a name the kernel does not know (a
+cell run again, or out of order)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ import asyncio
 import sqlite3
 from typing import Any
 
-__all__ = ["CLOSED", "RUN_ABOVE", "STOPPED", "ReadableError", "errors_in_french", "kernel_shell"]
+__all__ = [
+    "CLOSED",
+    "RUN_ABOVE",
+    "STOPPED",
+    "ReadableError",
+    "errors_in_french",
+    "kernel_shell",
+    "missing_name",
+]
 
 # what to do when the lesson's state above a cell is not there (menu: JupyterLab's French language
 # pack spells it so)
@@ -24,6 +33,17 @@ CLOSED = (
     f"l'ancienne base\u00a0: {RUN_ABOVE}"
 )
 _CLOSED_DATABASE = "Cannot operate on a closed database."  # sqlite3's words
+
+
+def missing_name(name: str | None) -> str:
+    """What to run when a cell uses a name that a cell above defines (the kernel restarted, or
+    the cell run before those above it)."""
+    return (
+        f"«\u00a0{name}\u00a0» n'existe pas dans ce noyau (redémarré, ou des cellules "
+        f"au-dessus jamais exécutées)\u00a0: {RUN_ABOVE}"
+    )
+
+
 STOPPED = (
     "CancelledError\u00a0: l'attente de la cellule a été annulée. C'est ce que fait le bouton "
     "■ (Interrompre le noyau) à une cellule arrêtée sur un await\u00a0; le noyau et ses "
@@ -49,7 +69,7 @@ def kernel_shell() -> Any:
     return get_ipython()
 
 
-_HANDLED = (asyncio.CancelledError, sqlite3.ProgrammingError)
+_HANDLED = (asyncio.CancelledError, sqlite3.ProgrammingError, NameError)
 
 
 def _in_french(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset=None) -> None:
@@ -58,9 +78,14 @@ def _in_french(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset
     if isinstance(value, asyncio.CancelledError):
         shell._showtraceback(etype, value, [STOPPED])
         return
+    if hasattr(value, "_render_traceback_"):  # the course's own (a ReadableError NameError)
+        shell._showtraceback(etype, value, value._render_traceback_())
+        return
     shown = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
     if str(value) == _CLOSED_DATABASE:  # its line in the learner's cell, then what to do
         shown = [*shown, CLOSED]
+    elif type(value) is NameError and value.name:  # Python's line names it, then what to run
+        shown = [*shown, f"En français\u00a0: {missing_name(value.name)}"]
     shell._showtraceback(etype, value, shown)
 
 
@@ -68,8 +93,9 @@ def errors_in_french() -> None:
     """Installed by the lesson's first cell. A cell stopped on an ``await`` (Stop cancels its
     task) says so in one French line: it showed asyncio's CancelledError traceback, through the
     session service's frames, in English. A connection used once closed (the lesson's, closed
-    by a later cell, or by its first cell run again) says what to run. Either cell still ends
-    in error: « Exécuter tout » stops there as before."""
+    by a later cell, or by its first cell run again) and a name no cell above has defined yet
+    (a cell run before them) say what to run. Every such cell still ends in error: « Exécuter
+    tout » stops there as before."""
     shell = kernel_shell()
     if shell is not None and getattr(shell, "custom_exceptions", ()) in (
         (),

@@ -405,6 +405,34 @@ def test_run_again_interrupted_checked_twice_then_killed_leaves_no_file_with_a_l
 
 
 @pytest.mark.slow
+def test_cells_run_out_of_order_or_again_say_what_to_run(tmp_path: Path, run_notebook):
+    """Learner's walk, stop 61: a cell run before the one that defines its names stopped on
+    Python's English « NameError: name 'dialogue' is not defined »; the base's cell run twice
+    met « createdb: database "tuteur" already exists », which passer_sans_postgres took for a
+    missing PostgreSQL: every later cell said the server was unavailable while it ran. The
+    first now adds a French line saying what to run; the second keeps the base."""
+    from course.readable_error import missing_name
+
+    by_id = {c.id: c.source for c in nbformat.read(SOURCE, as_version=4).cells}
+    order = ["l7-c02", "l7-c09", "l7-c03", "l7-c03", "l7-c05", "l7-c09", "l7-c36"]
+    path = tmp_path / "lecon07_desordre.ipynb"
+    cells = [nbformat.v4.new_code_cell(by_id[i]) for i in order]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    nb, _seconds = run_notebook(path, tmp_path, allow_errors=True, timeout=240)
+    errors = [[o for o in c.outputs if o.output_type == "error"] for c in nb.cells]
+    assert [i for i, e in enumerate(errors) if e] == [1], list(zip(order, errors, strict=True))
+    (error,) = errors[1]
+    assert error.ename == "NameError", error
+    assert error.traceback[-1] == f"En français{NBSP}: {missing_name('dialogue')}", error
+    said = ["".join(o.get("text", "") for o in c.outputs).replace(NBSP, " ") for c in nb.cells]
+    assert said[2] == said[3], said[3]  # run again, the same: the base kept, opened again
+    assert "Les trois instances du tuteur l'ont ouverte." in said[3], said[3]
+    shared = turns(said[5])
+    assert [i for i, _, _ in shared[:3]] == [1, 2, 3] and "niveau 3" in shared[1][2], said[5]
+    assert said[6] == "Serveur arrêté : oui\nRestent : aucun fichier\n", said[6]
+
+
+@pytest.mark.slow
 def test_after_ranger_going_back_up_says_what_is_true(tmp_path: Path):
     """ranger() (the last cell) stopped the instances and the server and erased the cluster: a
     cell run again above it says so, in French, instead of « vos données sont restées dans le
