@@ -376,14 +376,26 @@ def counts_line(text: str, who: str) -> tuple[int, int, int]:
     return tuple(int(x) for x in m.groups())
 
 
-def byte_steps(text: str) -> dict[str, tuple[dict, dict]]:
-    """Lesson 4's byte search: step -> (Bob's counts, the control's counts)."""
+def byte_steps(text: str) -> dict[str, tuple[dict, dict, int]]:
+    """Lesson 4's byte search: step -> (Bob's counts, the control's counts, free pages)."""
     steps = {}
-    for step, bob, control in re.findall(
-        r"^(\S.*?)\s*: Bob (\{.*?\}) ; témoin (\{.*?\})$", text, re.MULTILINE
+    for step, bob, control, free in re.findall(
+        r"^(\S.*?)\s*: Bob (\{.*?\}) ; témoin (\{.*?\}) ; pages libres : (\d+)$",
+        text,
+        re.MULTILINE,
     ):
-        steps[step] = (eval(bob), eval(control))  # noqa: S307 (printed dict literals)
+        steps[step] = (eval(bob), eval(control), int(free))  # noqa: S307 (printed dicts)
     return steps
+
+
+def assert_free_pages_explained(steps: dict[str, tuple[dict, dict, int]]) -> None:
+    """What lesson 4's text says of the free-page column: Bob's DELETE adds free pages, a
+    checkpoint keeps them, VACUUM leaves none, secure_delete keeps them free (zeroed)."""
+    free = {step: pages for step, (_bob, _control, pages) in steps.items()}
+    assert free["après DELETE"] > free["avant"], free
+    assert free["après checkpoint"] == free["après DELETE"], free
+    assert free["après VACUUM"] == free["après VACUUM + checkpoint"] == 0, free
+    assert free["secure_delete + checkpoint"] == free["après checkpoint"], free
 
 
 def test_lesson_4_claims(executed_lessons):
@@ -411,7 +423,9 @@ def test_lesson_4_claims(executed_lessons):
         "après VACUUM + checkpoint",
         "secure_delete + checkpoint",
     ]
-    assert all(sum(control.values()) > 0 for _bob, control in steps.values())  # control found
+    assert all(sum(control.values()) > 0 for _bob, control, _free in steps.values())
+    assert_free_pages_explained(steps)
+    assert steps["avant"][2] > 0  # the pages section 1 freed (Alice's), copied with the file
     assert sum(steps["avant"][0].values()) > 0
     assert steps["après DELETE"][0]["fichier"] > 0 and "SQL voit 0 événement de Bob" in pages
     assert steps["après checkpoint"][0]["fichier"] > 0  # free pages keep the text
@@ -545,6 +559,29 @@ def test_lesson_3_first_cell_run_again_and_last_cell_run_twice_say_what_to_run(
     # the control: the read connection opened again, the same cell reads the new base
     said = "".join(o.get("text", "") for o in nb.cells[5].outputs)
     assert "Identique à inspecter(DB)\u00a0: True" in said, said
+
+
+def test_lesson_4_free_pages_are_counted_at_each_step_when_cells_run_again(
+    tmp_path: Path, run_notebook
+):
+    """Learner's walk, stop 61: lesson 4 printed one « pages libres : 11 » after Bob's DELETE,
+    which counted the pages that section 1's erasure of Alice had freed too (the copy keeps the
+    original's free pages): 6 when the first cell was run again without section 1, and never a
+    count before the DELETE or after the VACUUM the text says removes them. Each step now counts
+    them, run twice or after the base is made anew."""
+    by_id = {c.id: c.source for c in read(SOLUTIONS / LESSONS[3]).cells}
+    order = "l4-c02 l4-c03 l4-c05 l4-c07 l4-c11 l4-c14 l4-c14 l4-c02 l4-c14".split()
+    path = tmp_path / "lecon04_desordre.ipynb"
+    cells = [nbformat.v4.new_code_cell(by_id[i]) for i in order]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    nb, _seconds = run_notebook(path, tmp_path)  # any error fails the run
+    said = ["".join(o.get("text", "") for o in c.outputs).replace("\u00a0", " ") for c in nb.cells]
+    runs = [byte_steps(said[i]) for i in (5, 6, 8)]
+    for steps in runs:
+        assert len(steps) == 6, steps
+        assert_free_pages_explained(steps)
+    assert runs[0] == runs[1], runs  # run again: the same copy, the same counts
+    assert runs[0]["avant"][2] > 0 and runs[2]["avant"][2] == 0, runs  # with, without Alice's
 
 
 def test_lesson_5_title_cell_run_again_says_what_to_do(tmp_path: Path, run_notebook):
