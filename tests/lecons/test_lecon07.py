@@ -404,6 +404,22 @@ def test_run_again_interrupted_checked_twice_then_killed_leaves_no_file_with_a_l
     assert lesson_processes(tmp_path, places["cluster"]) == []
 
 
+def run_in_order(order: list[str], failing: int, tmp_path: Path, run_notebook):
+    """Runs the lesson's cells of ids ``order`` in one kernel, as a learner clicks them: only
+    the cell at index ``failing`` fails. Returns its error and what each cell printed."""
+    by_id = {c.id: c.source for c in nbformat.read(SOURCE, as_version=4).cells}
+    path = tmp_path / "lecon07_desordre.ipynb"
+    cells = [nbformat.v4.new_code_cell(by_id[i]) for i in order]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    nb, _seconds = run_notebook(path, tmp_path, allow_errors=True, timeout=240)
+    errors = [[o for o in c.outputs if o.output_type == "error"] for c in nb.cells]
+    assert [i for i, e in enumerate(errors) if e] == [failing], list(
+        zip(order, errors, strict=True)
+    )
+    said = ["".join(o.get("text", "") for o in c.outputs).replace(NBSP, " ") for c in nb.cells]
+    return errors[failing][0], said
+
+
 @pytest.mark.slow
 def test_cells_run_out_of_order_or_again_say_what_to_run(tmp_path: Path, run_notebook):
     """Learner's walk, stop 61: a cell run before the one that defines its names stopped on
@@ -413,23 +429,34 @@ def test_cells_run_out_of_order_or_again_say_what_to_run(tmp_path: Path, run_not
     first now adds a French line saying what to run; the second keeps the base."""
     from course.readable_error import missing_name
 
-    by_id = {c.id: c.source for c in nbformat.read(SOURCE, as_version=4).cells}
     order = ["l7-c02", "l7-c09", "l7-c03", "l7-c03", "l7-c05", "l7-c09", "l7-c36"]
-    path = tmp_path / "lecon07_desordre.ipynb"
-    cells = [nbformat.v4.new_code_cell(by_id[i]) for i in order]
-    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
-    nb, _seconds = run_notebook(path, tmp_path, allow_errors=True, timeout=240)
-    errors = [[o for o in c.outputs if o.output_type == "error"] for c in nb.cells]
-    assert [i for i, e in enumerate(errors) if e] == [1], list(zip(order, errors, strict=True))
-    (error,) = errors[1]
+    error, said = run_in_order(order, 1, tmp_path, run_notebook)
     assert error.ename == "NameError", error
     assert error.traceback[-1] == f"En français{NBSP}: {missing_name('dialogue')}", error
-    said = ["".join(o.get("text", "") for o in c.outputs).replace(NBSP, " ") for c in nb.cells]
     assert said[2] == said[3], said[3]  # run again, the same: the base kept, opened again
     assert "Les trois instances du tuteur l'ont ouverte." in said[3], said[3]
     shared = turns(said[5])
     assert [i for i, _, _ in shared[:3]] == [1, 2, 3] and "niveau 3" in shared[1][2], said[5]
     assert said[6] == "Serveur arrêté : oui\nRestent : aucun fichier\n", said[6]
+
+
+@pytest.mark.slow
+def test_the_delete_cell_run_again_keeps_the_backup_that_holds_alice(tmp_path: Path, run_notebook):
+    """Learner's walk, stop 61: section 4's DELETE cell run a second time made a new backup,
+    after Alice's sessions were gone: « avant : {'Alice': 0 …} », then « Sauvegarde d'avant la
+    suppression : « Martin » 0 fois », against the text (a backup keeps the learner). Run
+    again, it stops before the backup and says which cell brings Alice back; once run, the
+    backup holds her again."""
+    order = ["l7-c02", "l7-c03", "l7-c05", "l7-c09", "l7-c21", "l7-c21", "l7-c09", "l7-c21"]
+    error, said = run_in_order([*order, "l7-c27", "l7-c36"], 5, tmp_path, run_notebook)
+    assert error.ename == "LookupError", error
+    assert error.evalue.startswith(f"cette cellule a déjà supprimé les sessions d'Alice{NBSP}:")
+    assert "Sauvegarde :" not in said[5], said[5]  # stopped before the backup
+    for i in (4, 7):  # the first run, and the run once Alice is back
+        assert counts(said[i], "avant")["Alice"] > 0, said[i]
+    backup = re.search(r"suppression : « Martin » (\d+) fois", said[8])
+    assert backup and int(backup.group(1)) > 0, said[8]
+    assert said[9] == "Serveur arrêté : oui\nRestent : aucun fichier\n", said[9]
 
 
 @pytest.mark.slow
