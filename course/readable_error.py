@@ -1,8 +1,8 @@
 """What a learner reads in a notebook when a cell fails: one French line instead of a traceback,
 for the course's own errors (``ReadableError``: its class and message, without the frames of the
 course's package) and for a cell stopped while it awaited (Jupyter's Stop button); a French line
-after the traceback for a connection used once closed and for a name the kernel does not know (a
-cell run again, or out of order)."""
+after the traceback for a connection used once closed, for a name the kernel does not know and
+for a lesson's base that is gone (a cell run again, or out of order)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,11 @@ import asyncio
 import sqlite3
 from typing import Any
 
+from course.sql_messages import sql_in_french
+
 __all__ = [
     "CLOSED",
+    "GONE",
     "RUN_ABOVE",
     "STOPPED",
     "ReadableError",
@@ -44,6 +47,24 @@ def missing_name(name: str | None) -> str:
     )
 
 
+# SQLite's words when a lesson's base is gone: its last section removed it, or it is not made yet
+_NO_TABLE = "no such table"  # then the table's name
+_CANNOT_OPEN = "unable to open database file"
+GONE = (
+    "Si c'est une base de la leçon, elle a été effacée (sa dernière section range ses "
+    f"fichiers) ou n'est pas encore créée\u00a0: {RUN_ABOVE}"
+)
+
+
+def _base_gone(message: str) -> str | None:
+    """The French line for SQLite's ``message`` when a lesson's base may be gone, else None."""
+    if message.startswith(_NO_TABLE):
+        return f"En français\u00a0: {sql_in_french(message)}. {GONE}"
+    if message == _CANNOT_OPEN:
+        return f"En français\u00a0: SQLite ne peut pas ouvrir ce fichier. {GONE}"
+    return None
+
+
 STOPPED = (
     "CancelledError\u00a0: l'attente de la cellule a été annulée. C'est ce que fait le bouton "
     "■ (Interrompre le noyau) à une cellule arrêtée sur un await\u00a0; le noyau et ses "
@@ -69,7 +90,7 @@ def kernel_shell() -> Any:
     return get_ipython()
 
 
-_HANDLED = (asyncio.CancelledError, sqlite3.ProgrammingError, NameError)
+_HANDLED = (asyncio.CancelledError, sqlite3.ProgrammingError, sqlite3.OperationalError, NameError)
 
 
 def _in_french(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset=None) -> None:
@@ -86,6 +107,8 @@ def _in_french(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset
         shown = [*shown, CLOSED]
     elif type(value) is NameError and value.name:  # Python's line names it, then what to run
         shown = [*shown, f"En français\u00a0: {missing_name(value.name)}"]
+    elif isinstance(value, sqlite3.OperationalError) and (gone := _base_gone(str(value))):
+        shown = [*shown, gone]
     shell._showtraceback(etype, value, shown)
 
 
@@ -93,9 +116,9 @@ def errors_in_french() -> None:
     """Installed by the lesson's first cell. A cell stopped on an ``await`` (Stop cancels its
     task) says so in one French line: it showed asyncio's CancelledError traceback, through the
     session service's frames, in English. A connection used once closed (the lesson's, closed
-    by a later cell, or by its first cell run again) and a name no cell above has defined yet
-    (a cell run before them) say what to run. Every such cell still ends in error: « Exécuter
-    tout » stops there as before."""
+    by a later cell, or by its first cell run again), a name no cell above has defined yet (a
+    cell run before them) and a base the lesson's last section removed say what to run. Every
+    such cell still ends in error: « Exécuter tout » stops there as before."""
     shell = kernel_shell()
     if shell is not None and getattr(shell, "custom_exceptions", ()) in (
         (),

@@ -584,6 +584,33 @@ def test_lesson_4_free_pages_are_counted_at_each_step_when_cells_run_again(
     assert runs[0]["avant"][2] > 0 and runs[2]["avant"][2] == 0, runs  # with, without Alice's
 
 
+def test_lesson_4_cells_run_again_after_its_files_are_removed_say_what_to_run(
+    tmp_path: Path, run_notebook
+):
+    """Learner's walk, stop 61: once lesson 4's last section removed its files, a cell above it
+    run again stopped on SQLite's English « unable to open database file » or « no such
+    table: sessions », with nothing saying why. A French line now says the lesson's base is
+    gone and what to run; the first cell run again brings it back."""
+    from course.readable_error import GONE
+
+    by_id = {c.id: c.source for c in read(SOLUTIONS / LESSONS[3]).cells}
+    order = "l4-c02 l4-c03 l4-c11 l4-c22 l4-c03 l4-c11 l4-c02 l4-c03".split()
+    path = tmp_path / "lecon04_apres_rangement.ipynb"
+    cells = [nbformat.v4.new_code_cell(by_id[i]) for i in order]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    nb, _seconds = run_notebook(path, tmp_path, allow_errors=True)
+    errors = [[o for o in c.outputs if o.output_type == "error"] for c in nb.cells]
+    assert [i for i, e in enumerate(errors) if e] == [4, 5], list(zip(order, errors, strict=True))
+    (cannot_open,), (no_table,) = errors[4], errors[5]
+    assert cannot_open.evalue == "unable to open database file", cannot_open
+    assert cannot_open.traceback[-1].endswith(f"SQLite ne peut pas ouvrir ce fichier. {GONE}")
+    assert no_table.evalue == "no such table: sessions", no_table
+    table = "la table «\u00a0sessions\u00a0» n'existe pas dans ce fichier"
+    assert no_table.traceback[-1] == f"En français\u00a0: {table}. {GONE}", no_table
+    said = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+    assert "bob\u00a0: 1 session(s)" in said, said  # the control: the base is back
+
+
 def test_lesson_5_title_cell_run_again_says_what_to_do(tmp_path: Path, run_notebook):
     """Learner's walk, stop 59: the title cell run a second time met the session it deletes
     gone, and stopped on « 'NoneType' object has no attribute 'events' ». It says, in French,
