@@ -404,20 +404,20 @@ def test_run_again_interrupted_checked_twice_then_killed_leaves_no_file_with_a_l
     assert lesson_processes(tmp_path, places["cluster"]) == []
 
 
-def run_in_order(order: list[str], failing: int, tmp_path: Path, run_notebook):
+def run_in_order(order: list[str], failing: list[int], tmp_path: Path, run_notebook):
     """Runs the lesson's cells of ids ``order`` in one kernel, as a learner clicks them: only
-    the cell at index ``failing`` fails. Returns its error and what each cell printed."""
+    the cells at the indexes ``failing`` fail. Returns their errors and what each cell
+    printed."""
     by_id = {c.id: c.source for c in nbformat.read(SOURCE, as_version=4).cells}
     path = tmp_path / "lecon07_desordre.ipynb"
     cells = [nbformat.v4.new_code_cell(by_id[i]) for i in order]
     nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
     nb, _seconds = run_notebook(path, tmp_path, allow_errors=True, timeout=240)
     errors = [[o for o in c.outputs if o.output_type == "error"] for c in nb.cells]
-    assert [i for i, e in enumerate(errors) if e] == [failing], list(
-        zip(order, errors, strict=True)
-    )
+    shown = list(zip(order, errors, strict=True))
+    assert [i for i, e in enumerate(errors) if e] == failing, shown
     said = ["".join(o.get("text", "") for o in c.outputs).replace(NBSP, " ") for c in nb.cells]
-    return errors[failing][0], said
+    return [errors[i][0] for i in failing], said
 
 
 @pytest.mark.slow
@@ -430,7 +430,7 @@ def test_cells_run_out_of_order_or_again_say_what_to_run(tmp_path: Path, run_not
     from course.readable_error import missing_name
 
     order = ["l7-c02", "l7-c09", "l7-c03", "l7-c03", "l7-c05", "l7-c09", "l7-c36"]
-    error, said = run_in_order(order, 1, tmp_path, run_notebook)
+    (error,), said = run_in_order(order, [1], tmp_path, run_notebook)
     assert error.ename == "NameError", error
     assert error.traceback[-1] == f"En français{NBSP}: {missing_name('dialogue')}", error
     assert said[2] == said[3], said[3]  # run again, the same: the base kept, opened again
@@ -448,7 +448,7 @@ def test_the_delete_cell_run_again_keeps_the_backup_that_holds_alice(tmp_path: P
     again, it stops before the backup and says which cell brings Alice back; once run, the
     backup holds her again."""
     order = ["l7-c02", "l7-c03", "l7-c05", "l7-c09", "l7-c21", "l7-c21", "l7-c09", "l7-c21"]
-    error, said = run_in_order([*order, "l7-c27", "l7-c36"], 5, tmp_path, run_notebook)
+    (error,), said = run_in_order([*order, "l7-c27", "l7-c36"], [5], tmp_path, run_notebook)
     assert error.ename == "LookupError", error
     assert error.evalue.startswith(f"cette cellule a déjà supprimé les sessions d'Alice{NBSP}:")
     assert "Sauvegarde :" not in said[5], said[5]  # stopped before the backup
@@ -457,6 +457,30 @@ def test_the_delete_cell_run_again_keeps_the_backup_that_holds_alice(tmp_path: P
     backup = re.search(r"suppression : « Martin » (\d+) fois", said[8])
     assert backup and int(backup.group(1)) > 0, said[8]
     assert said[9] == "Serveur arrêté : oui\nRestent : aucun fichier\n", said[9]
+
+
+@pytest.mark.slow
+def test_a_later_cell_run_first_says_which_cell_to_run(tmp_path: Path, run_notebook):
+    """Learner's walk, stop 61: section 2's cell run before section 1's dialogues printed
+    « Fichier SQLite d'une instance : [] » and all five tables « En plus sur PostgreSQL », the
+    text's claim contradicted with no error (sqlite3.connect had made an empty file); section
+    5's cell run before section 4's stopped on Python's English « No such file or directory:
+    'lecon07-sauvegarde.sql' ». Each now says, in French, which cell to run first."""
+    order = ["l7-c02", "l7-c03", "l7-c14", "l7-c27", "l7-c05", "l7-c07", "l7-c09", "l7-c21"]
+    order += ["l7-c14", "l7-c27", "l7-c36"]
+    (tables, backup), said = run_in_order(order, [2, 3], tmp_path, run_notebook)
+    assert tables.ename == "LookupError", tables
+    assert tables.evalue.startswith(f"lecon07-instances/instance1.db n'existe pas encore{NBSP}:")
+    assert "Un fichier SQLite par instance" in tables.evalue, tables
+    assert backup.ename == "FileNotFoundError", backup
+    assert backup.evalue.startswith(f"lecon07-sauvegarde.sql n'existe pas{NBSP}:"), backup
+    assert "WAL" not in said[3], said[3]  # stopped before it printed anything
+    # the controls: once the cells above have run, the same cells print their claims
+    four = "['app_states', 'events', 'sessions', 'user_states']"
+    assert f"Fichier SQLite d'une instance : {four}" in said[8], said[8]
+    found = re.search(r"suppression : « Martin » (\d+) fois", said[9])
+    assert found and int(found.group(1)) > 0, said[9]
+    assert said[10] == "Serveur arrêté : oui\nRestent : aucun fichier\n", said[10]
 
 
 @pytest.mark.slow
