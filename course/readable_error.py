@@ -38,9 +38,16 @@ CLOSED = (
 _CLOSED_DATABASE = "Cannot operate on a closed database."  # sqlite3's words
 
 
-def missing_name(name: str | None) -> str:
+def missing_name(name: str | None, *, typed: bool = False) -> str:
     """What to run when a cell uses a name that a cell above defines (the kernel restarted, or
-    the cell run before those above it)."""
+    the cell run before those above it). ``typed``: the name is in the learner's own cell, where
+    it may as well be misspelt (« pritn »), which running the cells above does not mend."""
+    if typed:
+        return (
+            f"«\u00a0{name}\u00a0» n'existe pas dans ce noyau. Vérifiez son orthographe\u00a0; "
+            f"s'il est défini plus haut (noyau redémarré, ou cellules au-dessus jamais "
+            f"exécutées), {RUN_ABOVE}"
+        )
     return (
         f"«\u00a0{name}\u00a0» n'existe pas dans ce noyau (redémarré, ou des cellules "
         f"au-dessus jamais exécutées)\u00a0: {RUN_ABOVE}"
@@ -106,7 +113,7 @@ def _in_french(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset
     if str(value) == _CLOSED_DATABASE:  # its line in the learner's cell, then what to do
         shown = [*shown, CLOSED]
     elif type(value) is NameError and value.name:  # Python's line names it, then what to run
-        shown = [*shown, f"En français\u00a0: {missing_name(value.name)}"]
+        shown = [*shown, f"En français\u00a0: {missing_name(value.name, typed=True)}"]
     elif isinstance(value, sqlite3.OperationalError) and (gone := _base_gone(str(value))):
         shown = [*shown, gone]
     shell._showtraceback(etype, value, shown)

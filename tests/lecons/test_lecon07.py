@@ -432,7 +432,9 @@ def test_cells_run_out_of_order_or_again_say_what_to_run(tmp_path: Path, run_not
     order = ["l7-c02", "l7-c09", "l7-c03", "l7-c03", "l7-c05", "l7-c09", "l7-c36"]
     (error,), said = run_in_order(order, [1], tmp_path, run_notebook)
     assert error.ename == "NameError", error
-    assert error.traceback[-1] == f"En français{NBSP}: {missing_name('dialogue')}", error
+    said_after = f"En français{NBSP}: {missing_name('dialogue', typed=True)}"
+    assert error.traceback[-1] == said_after, error
+    assert "Vérifiez son orthographe" in said_after  # a misspelt name is a cause too
     assert said[2] == said[3], said[3]  # run again, the same: the base kept, opened again
     assert "Les trois instances du tuteur l'ont ouverte." in said[3], said[3]
     shared = turns(said[5])
