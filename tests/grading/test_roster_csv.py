@@ -178,3 +178,21 @@ def test_default_roster_path_is_git_ignored():
     for path in ("grader/eleves.csv", "grader/sauvegardes/x.tar.gz", "grader/exports/ana.zip"):
         check = subprocess.run(["git", "check-ignore", "-q", path], cwd=REPO)
         assert check.returncode == 0, path
+
+
+@pytest.mark.slow
+def test_a_roster_readable_by_all_is_made_private(grader):
+    """A teacher's list saved with the usual umask (0644) holds the class's names and e-mails
+    for every account of the machine: `make students` takes the others' rights away (the
+    group's stay, for a course shared by a group) and says so; nothing said when already
+    private."""
+    roster = grader / "eleves.csv"
+    roster.write_bytes("identifiant;prénom;nom\r\nchloe;Chloé;Roux\r\n".encode("cp1252"))
+    roster.chmod(0o644)
+    proc = grading(grader, "roster_csv", str(roster))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert roster.stat().st_mode & 0o777 == 0o640
+    assert f"eleves.csv était lisible par tous les comptes de la machine{Q}:" in proc.stdout
+    proc = grading(grader, "roster_csv", str(roster))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "lisible par tous" not in proc.stdout
