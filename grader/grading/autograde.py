@@ -17,6 +17,7 @@ from .classroom.class_lock import class_lock
 from .classroom.gradebook import gradebook_problem, sqlite_path
 from .classroom.ids import normalize_id, quoted
 from .classroom.paths import CourseDirs, course_dirs
+from .classroom.private import make_private
 from .classroom.schema_stamp import stamp_in_process
 from .french.french_args import FrenchParser
 from .french.system_reason import GradingError, french_message
@@ -202,7 +203,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.sandboxed:
         print("⚠ Notation SANS bac à sable (--sans-bac-a-sable)\u00a0: à éviter.", file=sys.stderr)
     print("\n".join(summary.lines(args.assignment)))
-    return 0 if summary.ok else 1
+    # submissions copied by hand (from e-mails) into grader/submitted/ at the usual umask
+    rights, private = make_private(course_dirs(args.grader_dir).submitted, "travail des élèves")
+    if rights:
+        print(rights)
+    return 0 if summary.ok and private else 1
 
 
 if __name__ == "__main__":

@@ -6,9 +6,6 @@ so nothing is half-imported, then a clean copy of its students goes to stock nbg
 from __future__ import annotations
 
 import csv
-import os
-import shlex
-import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -19,6 +16,7 @@ from .classroom.class_lock import class_lock
 from .classroom.gradebook import gradebook_problem
 from .classroom.ids import Member, RosterError, decode_roster, normalize_id, parse_roster, quoted
 from .classroom.paths import course_dirs
+from .classroom.private import make_private
 from .classroom.schema_stamp import stamp_in_process
 from .french.french_args import FrenchParser
 from .french.french_format import french_day
@@ -107,29 +105,6 @@ def register(
     return [*lines, *lines_erased, f"Journal de nbgrader\u00a0: {log}"], skipped
 
 
-def make_private(path: Path) -> tuple[str | None, bool]:
-    """Take the other accounts' rights away from the class list at `path` (names, e-mails), as
-    the class's umask does for what the course writes (its group keeps them, for a course shared
-    by a group); (French line, or None when it was private already; whether it is private now)."""
-    mode = stat.S_IMODE(path.stat().st_mode)
-    if not mode & 0o007:
-        return None, True
-    command = f"chmod o-rwx {shlex.quote(str(path))}"
-    try:
-        os.chmod(path, mode & ~0o007)
-    except OSError as exc:
-        return (
-            f"✘ {path.name} est lisible par tous les comptes de la machine (noms, courriels) et "
-            f"ses droits n'ont pas pu être changés ({french_reason(exc)})\u00a0: {command}.",
-            False,
-        )
-    return (
-        f"{path.name} était lisible par tous les comptes de la machine\u00a0: droits des "
-        f"autres comptes retirés ({mode:o} → {mode & ~0o007:o}, comme {command}).",
-        True,
-    )
-
-
 def _registered(db_url: str) -> dict[str, tuple]:
     """Each registered student's id -> what the list sets (names, e-mail, LMS id)."""
     with Gradebook(db_url) as gb:
@@ -154,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with class_lock(args.grader_dir, "make students"):
             lines, skipped = register(args.roster, args.grader_dir, set(args.reinscrire))
-            rights, private = make_private(args.roster)
+            rights, private = make_private(args.roster, "noms, courriels")
     except RosterError as exc:
         for problem in exc.problems:
             print(f"✘ {problem}", file=sys.stderr)

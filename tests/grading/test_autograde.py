@@ -397,3 +397,23 @@ def test_a_submission_holding_a_link_is_refused_never_followed(course, tmp_path)
     said = "--student donné plusieurs fois («\u00a0ana\u00a0», puis «\u00a0cyr\u00a0»)"
     assert said in two.stderr
     assert sorted(p.name for p in (course / "autograded").iterdir()) == ["ana"]
+
+
+def test_submissions_copied_by_hand_readable_by_all_are_made_private(course):
+    """The README's class without a hub: the teacher copies a notebook received by e-mail into
+    grader/submitted/<id>/oublier/ from a shell at umask 022, so every account of the machine
+    read the learner's work; `make grade` takes the others' rights away from submitted/ (the
+    group's stay) and says so, once."""
+    register(course, "ana")
+    folder = submit(course, "ana", "complete")
+    for path in (course / "submitted", folder.parent, folder):
+        path.chmod(0o755)
+    (folder / "oublier.ipynb").chmod(0o644)
+    proc = grading(course, "autograde")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (course / "submitted").stat().st_mode & 0o777 == 0o750
+    said = "submitted était lisible par tous les comptes de la machine (travail des élèves)\u00a0:"
+    assert said in proc.stdout
+    proc = grading(course, "autograde")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "lisible par tous" not in proc.stdout

@@ -192,7 +192,8 @@ def test_a_roster_readable_by_all_is_made_private(grader):
     proc = grading(grader, "roster_csv", str(roster))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert roster.stat().st_mode & 0o777 == 0o640
-    assert f"eleves.csv était lisible par tous les comptes de la machine{Q}:" in proc.stdout
+    said = f"eleves.csv était lisible par tous les comptes de la machine (noms, courriels){Q}:"
+    assert said in proc.stdout
     proc = grading(grader, "roster_csv", str(roster))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "lisible par tous" not in proc.stdout
