@@ -45,6 +45,7 @@ from .classroom.ids import (
     stored_id_problem,
 )
 from .classroom.paths import course_dirs, not_regular, tree
+from .classroom.private import make_private
 from .french.french_args import FrenchParser
 from .french.french_format import COURSE_TIME_ZONE, collation_key, french_datetime, listed
 from .french.system_reason import GradingError, french_message, french_reason
@@ -471,10 +472,15 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError, GradingError) as exc:
         print(f"✘ {french_message(exc)}", file=sys.stderr)
         return 2
-    whole = course_dirs(args.grader_dir).log_file("zip-collect")
+    dirs = course_dirs(args.grader_dir)
+    whole = dirs.log_file("zip-collect")
     whole.write_text("\n".join(report.lines(args.assignment)) + "\n", encoding="utf-8")
     print("\n".join(report.lines(args.assignment, whole)))
-    return 1 if report.problems or report.undated else 0
+    # the teacher's archives, downloaded from the ENT and put there at the usual umask
+    rights, private = make_private(dirs.downloaded, "rendus de la classe")
+    if rights:
+        print(rights)
+    return 1 if report.problems or report.undated or not private else 0
 
 
 if __name__ == "__main__":

@@ -395,3 +395,22 @@ def test_an_archive_of_many_bad_members_is_summed_up_not_printed_whole(course):
     assert f"  … et 70 autre(s){Q}: liste complète dans {whole}" in out, out
     assert whole.read_text(encoding="utf-8").count("chemin qui sort du dossier") == len(members) - 1
     assert _answer(course, "ana") == _sample(course, "complete_vacuum")
+
+
+def test_archives_downloaded_readable_by_all_are_made_private(course):
+    """The README's step: the teacher puts the ENT's zip in grader/downloaded/oublier/archive/,
+    made from a shell at umask 022 (0755 folders, a 0644 zip holding the whole class's work);
+    `make zip-collect` takes the others' rights away from downloaded/ and says so, once."""
+    archive = course / "downloaded" / "oublier" / "archive"
+    _zip(archive / "rendus-ent.zip", {"rendus/ana/oublier.ipynb": _notebook(course, "complete")})
+    for path in (course / "downloaded", archive.parent, archive):
+        path.chmod(0o755)
+    (archive / "rendus-ent.zip").chmod(0o644)
+    proc = grading(course, "zip_collect", "oublier")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (course / "downloaded").stat().st_mode & 0o777 == 0o750
+    said = f"downloaded était lisible par tous les comptes de la machine (rendus de la classe){Q}:"
+    assert said in proc.stdout
+    proc = grading(course, "zip_collect", "oublier")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "lisible par tous" not in proc.stdout
