@@ -96,6 +96,9 @@ def autograde(
     force, extra_args = nbgrader_run.with_force(tuple(extra_args), force)
     students, ids, extra_args = _matched_students(dirs, assignment, extra_args)
     note = nbgrader_run.ensure_assignment(dirs, assignment)
+    # submissions copied by hand (from e-mails) into submitted/ at the usual umask: private
+    # before nbgrader reads them, under the class lock, with the configuration read once
+    rights, private = make_private(dirs.submitted, "travail des élèves")
     changed = [] if force else changed_submissions(dirs, assignment, students)
     log_path = dirs.log_file("autograde")
     # our parser needs nbgrader's INFO lines: this comes last so it wins over any --log-level
@@ -145,9 +148,9 @@ def autograde(
             stale.setdefault(student, DISAGREE)
         # hand grades nbgrader reset to "needs manual grade": put back where the answer is the same
         kept = manual_grades.restore(dirs.db_url, dirs.autograded, assignment, hand_grades)
-        note = "\n".join(filter(None, [note, kept])) or None
+        note = "\n".join(filter(None, [rights, note, kept])) or None
     seconds = time.monotonic() - start
-    return Summary(students, outcomes, stale, seconds, jobs, status, log_path, note, ids)
+    return Summary(students, outcomes, stale, seconds, jobs, status, log_path, note, ids, private)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -203,11 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.sandboxed:
         print("⚠ Notation SANS bac à sable (--sans-bac-a-sable)\u00a0: à éviter.", file=sys.stderr)
     print("\n".join(summary.lines(args.assignment)))
-    # submissions copied by hand (from e-mails) into grader/submitted/ at the usual umask
-    rights, private = make_private(course_dirs(args.grader_dir).submitted, "travail des élèves")
-    if rights:
-        print(rights)
-    return 0 if summary.ok and private else 1
+    return 0 if summary.ok else 1
 
 
 if __name__ == "__main__":

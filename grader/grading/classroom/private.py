@@ -18,8 +18,11 @@ def make_private(path: Path, holds: str) -> tuple[str | None, bool]:
     """Take the other accounts' rights away from the teacher's file or folder `path` (which
     `holds` personal data, said in French), as the class's umask does for what the course
     writes (its group keeps them, for a course shared by a group); (French line, or None when
-    it was private already; whether it is private now)."""
-    mode = stat.S_IMODE(path.stat().st_mode)
+    it was private already or is not there; whether it is private now)."""
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:  # no submission yet: nothing to close
+        return None, True
     if not mode & 0o007:
         return None, True
     command = f"chmod o-rwx {shlex.quote(str(path))}"

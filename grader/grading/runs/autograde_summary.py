@@ -53,11 +53,13 @@ class Summary:
     log_path: Path
     note: str | None  # the gradebook had to be completed first
     ids: IdReport  # folders of submitted/ not matched to the class
+    private: bool = True  # submitted/ is closed to the other accounts (classroom.private)
 
     @property
     def ok(self) -> bool:
         out = self.outcomes
-        return not out.failed and not self.stale and self.status == 0 and not self.ids.problems
+        failed = out.failed or self.stale or self.status != 0 or self.ids.problems
+        return not failed and self.private
 
     def lines(self, assignment: str) -> list[str]:
         out = self.outcomes
