@@ -242,10 +242,29 @@ RAISES_FOR_EVERYONE = (
 )
 
 
+# The apostrophe's learner was erased without an error, yet a later id erased others without
+# one: either the id enters SQL text quoted with "…", or it is compared by LIKE or GLOB, whose
+# wildcards match other learners even as a parameter. The run cannot tell which: both are said,
+# rather than only the first, which blames a parameterised query.
+MATCHES_OTHERS = (
+    "avec certains user_id, oublier efface aussi d'autres élèves, sans lever d'erreur\u00a0: "
+    "soit le user_id entre dans le texte SQL (entre guillemets doubles, une apostrophe passe mais "
+    "un guillemet en sort), soit la requête le compare avec LIKE ou GLOB, pour qui certains "
+    "caractères sont des jokers, même passé en paramètre. Passez-le en paramètre et comparez-le "
+    "avec =. Où regarder\u00a0: leçon 4, section «\u00a04. Des requêtes paramétrées\u00a0»."
+)
+
+
 def _explain_quoted(result: ScenarioResult) -> str | None:
-    """An error the plain learner's call raised too is not the quotes' fault."""
+    """An error the plain learner's call raised too is not the quotes' fault; ids that raised
+    nothing yet changed the base matched others (told only when the apostrophe's call was
+    clean, so a query built by formatting keeps the criterion's own message)."""
     if not _clean(result.first(Role.ERASE).outcome):
         return RAISES_FOR_EVERYONE
+    if _clean(result.first(Role.QUOTED).outcome) and all(
+        _clean(c.outcome) for c in result.of(Role.HOSTILE)
+    ):
+        return MATCHES_OTHERS
     return None
 
 

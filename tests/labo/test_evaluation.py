@@ -44,6 +44,11 @@ SAMPLES = [
     # one, so SQLite does not checkpoint the -wal for them, and closing the service is named
     "vacuum_sans_checkpoint",
     "service_ferme",
+    # correct answers written otherwise: zeroed by secure_delete without VACUUM, and aiosqlite
+    "secure_delete_sans_vacuum",
+    "aiosqlite_vacuum",
+    # parameterised, but compared by LIKE: told so, not that the id enters the SQL text
+    "like_parametre",
     "triche",
     # attacks on the grade itself (issue 18): their scores and the reason each one gets
     *GRADE_ATTACKS,
