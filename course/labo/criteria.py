@@ -255,6 +255,26 @@ MATCHES_OTHERS = (
 )
 
 
+RAISES_FROM_THE_FIRST_CALL = (
+    "oublier lève une erreur dès son premier appel, pas seulement quand on la rappelle\u00a0: "
+    "ce n'est pas une affaire de second appel. Corrigez d'abord cette erreur (citée ci-dessous)."
+)
+
+
+def _explain_again(result: ScenarioResult) -> str | None:
+    """The first call raised as well as the calls after it (a lock its own open transaction
+    holds, say): the error, not calling oublier again, is what to mend."""
+    first = result.first(Role.ERASE).outcome
+    later = [c.outcome for role in (Role.AGAIN, Role.UNKNOWN) for c in result.of(role)]
+    if (
+        first is not None
+        and first.error is not None
+        and any(o is not None and o.error is not None for o in later)
+    ):
+        return RAISES_FROM_THE_FIRST_CALL
+    return None
+
+
 def _explain_quoted(result: ScenarioResult) -> str | None:
     """An error the plain learner's call raised too is not the quotes' fault; ids that raised
     nothing yet changed the base matched others (told only when the apostrophe's call was
@@ -345,6 +365,7 @@ CRITERIA: tuple[Criterion, ...] = (
         "une erreur ou modifie encore la base\u00a0: oublier doit pouvoir être rappelée sans "
         "risque. Où regarder\u00a0: leçon 4, section «\u00a0Ce que devra garantir oublier\u00a0».",
         gate=Gate.CORRECT_ERASURE,
+        explain=_explain_again,
         hidden_test="deux_fois",
     ),
     Criterion(

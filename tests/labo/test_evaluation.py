@@ -49,6 +49,9 @@ SAMPLES = [
     "aiosqlite_vacuum",
     # parameterised, but compared by LIKE: told so, not that the id enters the SQL text
     "like_parametre",
+    # VACUUM on a second connection while the first holds its DELETE: every call raises, the
+    # first too, which is told rather than that a second call raises
+    "vacuum_autre_connexion",
     "triche",
     # attacks on the grade itself (issue 18): their scores and the reason each one gets
     *GRADE_ATTACKS,
