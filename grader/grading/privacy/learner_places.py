@@ -1060,6 +1060,8 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
             if folder == top and child.name == DEMO_FOLDER and is_demo(child):
                 demos.append(child)  # make demo-grading's course: the samples, none a learner's
                 continue
+            if not here and child.suffix == ".pyc" and _compiled_course_file(child, shipped):
+                continue  # the course's compiled code, its source as shipped; so is its name
             git_store = repository is not None and child.is_relative_to(repository / "objects")
             renamable = not (here or git_store or child.name in names)
             if renamable and pattern.in_name(child.name.encode()):
@@ -1075,8 +1077,6 @@ def _scan_class(ctx: Context, who: _Who, out: Scan) -> None:
                     skip.update((child / name).resolve() for name in _INSTALLED)
                 yield from walk(child, here, repository)
             elif child.is_file():
-                if not here and child.suffix == ".pyc" and _compiled_course_file(child, shipped):
-                    continue  # the course's compiled code, its source as shipped
                 if git_store:
                     strays.add(child)  # not git's own (an interrupted fetch's pack…)
                 yield child, here and repository is None

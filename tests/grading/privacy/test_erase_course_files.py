@@ -5,7 +5,9 @@ searched; the list of the course's files itself (written by ``make course-files`
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import py_compile
 import re
 import shutil
 
@@ -423,9 +425,16 @@ def test_the_class_s_own_copy_of_the_course_s_file_list_never_blocks_an_erasure(
     ``grading/privacy/course_files.txt`` (never in itself) is a teacher's file: it names
     ``grading/demo.py``, ``hub/…``, ``grading/rapport.py``, so the erasure of « demo » (the
     account a teacher makes to try the hub, enrolled as a learner) is refused on a file of
-    the course. Control: « cyr », whose id no file of the course holds, is erased."""
+    the course. Control: « cyr », whose id no file of the course holds, is erased.
+
+    Fresh-clone run, stop 61: ``grading/__pycache__/demo.cpython-311.pyc``, which Python writes
+    at the teacher's first ``make demo-grading``, refused it too (« nom à changer à la main »):
+    a compiled course file was left out of the search, not its name. Compiled here, as in a
+    teacher's folder, whatever the environment's PYTHONDONTWRITEBYTECODE."""
 
     c = petite_classe
+    demo = c["grader"] / "grading" / "demo.py"
+    py_compile.compile(str(demo), importlib.util.cache_from_source(str(demo)), doraise=True)
     _enrol(c, "demo", "Compte", "Démonstration")
     folder = c["grader"] / "submitted" / "demo" / "oublier"
     folder.mkdir(parents=True)
