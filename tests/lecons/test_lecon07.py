@@ -22,6 +22,7 @@ import nbformat
 import psutil
 import pytest
 from helpers import REPO, load_factor, network_free_env, processes_left
+from in_order import cells_in_order
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from notebook_text import text_of
@@ -408,12 +409,9 @@ def run_in_order(order: list[str], failing: list[int], tmp_path: Path, run_noteb
     """Runs the lesson's cells of ids ``order`` in one kernel, as a learner clicks them: only
     the cells at the indexes ``failing`` fail. Returns their errors and what each cell
     printed."""
-    by_id = {c.id: c.source for c in nbformat.read(SOURCE, as_version=4).cells}
-    path = tmp_path / "lecon07_desordre.ipynb"
-    cells = [nbformat.v4.new_code_cell(by_id[i]) for i in order]
-    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
-    nb, _seconds = run_notebook(path, tmp_path, allow_errors=True, timeout=240)
-    errors = [[o for o in c.outputs if o.output_type == "error"] for c in nb.cells]
+    nb, errors = cells_in_order(
+        SOURCE, order, tmp_path, run_notebook, allow_errors=True, timeout=240
+    )
     shown = list(zip(order, errors, strict=True))
     assert [i for i, e in enumerate(errors) if e] == failing, shown
     said = ["".join(o.get("text", "") for o in c.outputs).replace(NBSP, " ") for c in nb.cells]

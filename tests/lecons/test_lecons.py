@@ -17,6 +17,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from helpers import REPO, load_factor
+from in_order import cells_in_order
 from notebook_text import markdown, tags, text_of
 from parcours import GLOSSARY, PARCOURS, START
 
@@ -543,14 +544,9 @@ def test_lesson_3_first_cell_run_again_and_last_cell_run_twice_say_what_to_run(
     now stop on the cell's line, then a French line that says what to run."""
     from course.readable_error import CLOSED
 
-    lesson = read(SOLUTIONS / LESSONS[2])
-    by_id = {c.id: c.source for c in lesson.cells}
     order = ["l3-c02", "l3-c04", "l3-c02", "l3-c30", "l3-c04", "l3-c30", "l3-c24", "l3-c24"]
-    path = tmp_path / "lecon03_desordre.ipynb"
-    cells = [nbformat.v4.new_code_cell(by_id[i]) for i in order]
-    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
-    nb, _seconds = run_notebook(path, tmp_path, allow_errors=True)
-    errors = [[o for o in c.outputs if o.output_type == "error"] for c in nb.cells]
+    source = SOLUTIONS / LESSONS[2]
+    nb, errors = cells_in_order(source, order, tmp_path, run_notebook, allow_errors=True)
     failed = [i for i, e in enumerate(errors) if e]
     assert failed == [3, 7], [(order[i], e) for i, e in enumerate(errors) if e]
     for i in failed:
@@ -569,12 +565,8 @@ def test_lesson_4_free_pages_are_counted_at_each_step_when_cells_run_again(
     original's free pages): 6 when the first cell was run again without section 1, and never a
     count before the DELETE or after the VACUUM the text says removes them. Each step now counts
     them, run twice or after the base is made anew."""
-    by_id = {c.id: c.source for c in read(SOLUTIONS / LESSONS[3]).cells}
     order = "l4-c02 l4-c03 l4-c05 l4-c07 l4-c11 l4-c14 l4-c14 l4-c02 l4-c14".split()
-    path = tmp_path / "lecon04_desordre.ipynb"
-    cells = [nbformat.v4.new_code_cell(by_id[i]) for i in order]
-    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
-    nb, _seconds = run_notebook(path, tmp_path)  # any error fails the run
+    nb, _ = cells_in_order(SOLUTIONS / LESSONS[3], order, tmp_path, run_notebook)  # no error
     said = ["".join(o.get("text", "") for o in c.outputs).replace("\u00a0", " ") for c in nb.cells]
     runs = [byte_steps(said[i]) for i in (5, 6, 8)]
     for steps in runs:
@@ -593,13 +585,9 @@ def test_lesson_4_cells_run_again_after_its_files_are_removed_say_what_to_run(
     gone and what to run; the first cell run again brings it back."""
     from course.readable_error import GONE
 
-    by_id = {c.id: c.source for c in read(SOLUTIONS / LESSONS[3]).cells}
     order = "l4-c02 l4-c03 l4-c11 l4-c22 l4-c03 l4-c11 l4-c02 l4-c03".split()
-    path = tmp_path / "lecon04_apres_rangement.ipynb"
-    cells = [nbformat.v4.new_code_cell(by_id[i]) for i in order]
-    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
-    nb, _seconds = run_notebook(path, tmp_path, allow_errors=True)
-    errors = [[o for o in c.outputs if o.output_type == "error"] for c in nb.cells]
+    source = SOLUTIONS / LESSONS[3]
+    nb, errors = cells_in_order(source, order, tmp_path, run_notebook, allow_errors=True)
     assert [i for i, e in enumerate(errors) if e] == [4, 5], list(zip(order, errors, strict=True))
     (cannot_open,), (no_table,) = errors[4], errors[5]
     assert cannot_open.evalue == "unable to open database file", cannot_open
